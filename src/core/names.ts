@@ -1,0 +1,48 @@
+/**
+ * Names on the aggregated endpoint: `<upstream>___<name>`, kept within the
+ * `^[a-zA-Z0-9_-]{1,64}$` rule that clients enforce on tool names.
+ *
+ * A name that would be longer than 64 characters is cut and given an 8-hex-digit hash
+ * of the full name, so the result is deterministic: the same upstream tool always gets
+ * the same name, on every isolate, with no table to keep.
+ */
+
+export const NAME_SEPARATOR = "___";
+export const MAX_NAME_LENGTH = 64;
+const HASH_SUFFIX_LENGTH = 9; // "_" + 8 hex digits
+const HASHED_NAME = /_[0-9a-f]{8}$/;
+
+/** FNV-1a, 32 bits, over UTF-16 code units: cheap, stable, good enough to separate names. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, "0");
+}
+
+/** The aggregated name of an upstream's tool or prompt. */
+export function qualifyName(upstream: string, name: string): string {
+  const full = `${upstream}${NAME_SEPARATOR}${name}`;
+  if (full.length <= MAX_NAME_LENGTH) return full;
+  return `${full.slice(0, MAX_NAME_LENGTH - HASH_SUFFIX_LENGTH)}_${fnv1a(full)}`;
+}
+
+export type QualifiedName = {
+  readonly upstream: string;
+  readonly name: string;
+  /** True when the name may have been shortened: the upstream's list decides which tool it is. */
+  readonly maybeShortened: boolean;
+};
+
+/** Splits an aggregated name at its first separator; undefined when it has none. */
+export function splitName(qualified: string): QualifiedName | undefined {
+  const at = qualified.indexOf(NAME_SEPARATOR);
+  if (at <= 0) return undefined;
+  return {
+    upstream: qualified.slice(0, at),
+    name: qualified.slice(at + NAME_SEPARATOR.length),
+    maybeShortened: qualified.length === MAX_NAME_LENGTH && HASHED_NAME.test(qualified),
+  };
+}

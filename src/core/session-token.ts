@@ -1,0 +1,110 @@
+/**
+ * The session lives in the `Mcp-Session-Id` the gateway mints: an AES-GCM sealed token
+ * holding everything a later request needs (negotiated version, the client's
+ * capabilities, the principal, the route, each upstream's session). Any isolate holding
+ * the secret can open it, so no request depends on the memory of another.
+ */
+import { fail, ok, type Result } from "./errors";
+
+export const SESSION_TTL_S = 24 * 60 * 60;
+const TOKEN_PREFIX = "v1.";
+const IV_BYTES = 12;
+const HKDF_INFO = "mcp-edge-gateway session token v1";
+
+/** One upstream's side of a session. */
+export type UpstreamSession = {
+  /** The upstream's own `Mcp-Session-Id`, or null when it runs without sessions. */
+  readonly sessionId: string | null;
+  /** The protocol version the upstream agreed to. */
+  readonly protocolVersion: string;
+  /** The upstream's capability keys (tools, resources, prompts, logging, completions...). */
+  readonly capabilities: readonly string[];
+  /** True when the upstream supports resources/subscribe. */
+  readonly subscribe?: boolean;
+};
+
+export type SessionState = {
+  /** Random id of this session; what DELETE records as ended. */
+  readonly sid: string;
+  readonly protocolVersion: string;
+  readonly clientCapabilities: Record<string, unknown>;
+  readonly clientInfo: Record<string, unknown>;
+  /** Who the session belongs to; a request from anyone else does not find it. */
+  readonly principal: string;
+  /** "" for the aggregated endpoint, else the upstream name of `/mcp/<upstream>`. */
+  readonly route: string;
+  /** Upstreams that answered initialize; absent ones failed and are retried per request. */
+  readonly upstreams: Readonly<Record<string, UpstreamSession>>;
+  /** Expiry, seconds since the epoch. */
+  readonly exp: number;
+};
+
+export type SessionProblem = { reason: "malformed" | "expired" };
+
+const keys = new Map<string, Promise<CryptoKey>>();
+
+function sessionKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    key = (async () => {
+      const material = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), "HKDF", false, ["deriveKey"]);
+      return crypto.subtle.deriveKey(
+        { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: new TextEncoder().encode(HKDF_INFO) },
+        material,
+        { name: "AES-GCM", length: 256 },
+        false,
+        ["encrypt", "decrypt"],
+      );
+    })();
+    keys.set(secret, key);
+  }
+  return key;
+}
+
+function toBase64Url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function fromBase64Url(text: string): Uint8Array | undefined {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
+  try {
+    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A fresh random session id (128 bits, hex). */
+export function newSessionId(): string {
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Seals `state` into the opaque `Mcp-Session-Id` value. */
+export async function sealSession(state: SessionState, secret: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const plain = new TextEncoder().encode(JSON.stringify(state));
+  const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await sessionKey(secret), plain));
+  const out = new Uint8Array(IV_BYTES + sealed.length);
+  out.set(iv);
+  out.set(sealed, IV_BYTES);
+  return TOKEN_PREFIX + toBase64Url(out);
+}
+
+/** Opens a token minted by `sealSession`; anything altered or foreign is `malformed`. */
+export async function openSession(token: string, secret: string, now = Date.now()): Promise<Result<SessionState, SessionProblem>> {
+  if (!token.startsWith(TOKEN_PREFIX)) return fail({ reason: "malformed" });
+  const bytes = fromBase64Url(token.slice(TOKEN_PREFIX.length));
+  if (!bytes || bytes.length <= IV_BYTES) return fail({ reason: "malformed" });
+  let state: SessionState;
+  try {
+    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.slice(0, IV_BYTES) }, await sessionKey(secret), bytes.slice(IV_BYTES));
+    state = JSON.parse(new TextDecoder().decode(plain)) as SessionState;
+  } catch {
+    return fail({ reason: "malformed" });
+  }
+  if (state.exp * 1000 <= now) return fail({ reason: "expired" });
+  return ok(state);
+}

@@ -1,0 +1,171 @@
+/**
+ * The session lifecycle: initialize (negotiate, initialize each upstream with the
+ * client's capabilities, seal), find the session of a later request, end it on DELETE.
+ *
+ * Ended sessions are recorded in KV (and in this isolate at once), so a DELETE on one
+ * isolate ends the session on every other within KV's propagation delay.
+ */
+import type { UpstreamConfig } from "../upstream/config";
+import { describeFailure, failureError } from "../upstream/failures";
+import { handshake, type Handshake } from "../upstream/pool";
+import { exchange } from "../upstream/client";
+import { fail, GatewayError, ok, type Result } from "./errors";
+import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonObject, type JsonRpcRequest } from "./jsonrpc";
+import { negotiateVersion } from "./protocol";
+import { member, rootSpan, splice } from "./raw-json";
+import { newSessionId, openSession, sealSession, SESSION_TTL_S, type SessionState, type UpstreamSession } from "./session-token";
+
+const MIN_SECRET_LENGTH = 16;
+const ENDED_KEY_PREFIX = "session-ended/";
+/** KV's minimum expiration TTL. */
+const MIN_KV_TTL_S = 60;
+const ENDED_LOCAL_ENTRIES = 10_000;
+export const GATEWAY_INFO = { name: "mcp-edge-gateway", version: "0.1.0" } as const;
+
+export type SessionEnv = {
+  readonly env: Readonly<Record<string, unknown>>;
+  readonly kv: KVNamespace | undefined;
+  readonly route: string;
+  readonly principal: string;
+  readonly upstreams: readonly UpstreamConfig[];
+  readonly signal?: AbortSignal;
+};
+
+/** The secret that seals sessions; refusing to run without one is the safe default. */
+export function sessionSecret(env: Readonly<Record<string, unknown>>): string {
+  const secret = env["SESSION_SECRET"];
+  if (typeof secret !== "string" || secret.length < MIN_SECRET_LENGTH) {
+    throw new GatewayError(
+      500,
+      INTERNAL_ERROR,
+      `Gateway configuration error: the SESSION_SECRET secret is not set (or shorter than ${MIN_SECRET_LENGTH} characters); set one with \`openssl rand -hex 32 | wrangler secret put SESSION_SECRET\``,
+    );
+  }
+  return secret;
+}
+
+const endedHere = new Set<string>();
+
+function mergedCapabilities(handshakes: readonly Handshake[]): JsonObject {
+  const subscribe = handshakes.some((h) => h.session.subscribe === true);
+  return {
+    logging: {},
+    completions: {},
+    prompts: { listChanged: true },
+    resources: { subscribe, listChanged: true },
+    tools: { listChanged: true },
+  };
+}
+
+function aggregatedInstructions(handshakes: readonly [string, Handshake][]): string | undefined {
+  const parts = handshakes
+    .filter(([, h]) => typeof h.initializeResult["instructions"] === "string" && h.initializeResult["instructions"] !== "")
+    .map(([name, h]) => `## ${name} (tools and prompts named ${name}___*)\n${String(h.initializeResult["instructions"])}`);
+  return parts.length > 0 ? parts.join("\n\n") : undefined;
+}
+
+/** The initialize answer on /mcp/<upstream>: the upstream's own result, with the version we agreed with the client. */
+function transparentResult(id: JsonRpcRequest["id"], result: JsonObject, protocolVersion: string): string {
+  const text = JSON.stringify({ jsonrpc: "2.0", id, result });
+  const span = member(text, member(text, rootSpan(text), "result")!, "protocolVersion")!;
+  return splice(text, [{ span, raw: JSON.stringify(protocolVersion) }]);
+}
+
+/**
+ * Answers `initialize`: returns the response text and the new `Mcp-Session-Id`.
+ * On /mcp an upstream that fails is left out (and retried on later requests); on
+ * /mcp/<upstream> its failure is the answer.
+ */
+export async function initializeSession(request: JsonRpcRequest, where: SessionEnv): Promise<{ text: string; token: string }> {
+  const secret = sessionSecret(where.env);
+  const params = request.params ?? {};
+  if (params["capabilities"] !== undefined && !isObject(params["capabilities"])) {
+    throw new GatewayError(200, INVALID_PARAMS, "Invalid params: initialize needs params.capabilities to be an object", undefined, request.id);
+  }
+  const skeleton: SessionState = {
+    sid: newSessionId(),
+    protocolVersion: negotiateVersion(params["protocolVersion"]),
+    clientCapabilities: isObject(params["capabilities"]) ? params["capabilities"] : {},
+    clientInfo: isObject(params["clientInfo"]) ? params["clientInfo"] : {},
+    principal: where.principal,
+    route: where.route,
+    upstreams: {},
+    exp: Math.floor(Date.now() / 1000) + SESSION_TTL_S,
+  };
+  const results = await Promise.all(
+    where.upstreams.map(async (upstream) => [upstream, await handshake(upstream, { env: where.env, session: skeleton, signal: where.signal })] as const),
+  );
+  const upstreams: Record<string, UpstreamSession> = {};
+  const succeeded: [string, Handshake][] = [];
+  for (const [upstream, result] of results) {
+    if (result.ok) {
+      upstreams[upstream.name] = result.value.session;
+      succeeded.push([upstream.name, result.value]);
+    } else {
+      if (where.route !== "") throw failureError(result).withId(request.id);
+      console.warn(`mcp-edge-gateway: initialize: ${describeFailure(result)}; its tools are left out until it answers`);
+    }
+  }
+  const state: SessionState = { ...skeleton, upstreams };
+  const token = await sealSession(state, secret);
+  if (where.route !== "") return { text: transparentResult(request.id, succeeded[0]![1].initializeResult, state.protocolVersion), token };
+  const instructions = aggregatedInstructions(succeeded);
+  const result: JsonObject = {
+    protocolVersion: state.protocolVersion,
+    capabilities: mergedCapabilities(succeeded.map(([, h]) => h)),
+    serverInfo: GATEWAY_INFO,
+    ...(instructions ? { instructions } : {}),
+  };
+  return { text: JSON.stringify({ jsonrpc: "2.0", id: request.id, result }), token };
+}
+
+export type SessionLookupProblem = { reason: "missing" | "malformed" | "expired" | "ended" | "other-route" | "other-principal" };
+
+/** Finds the session a request belongs to. */
+export async function findSession(token: string | null, where: SessionEnv): Promise<Result<SessionState, SessionLookupProblem>> {
+  if (!token) return fail({ reason: "missing" });
+  const opened = await openSession(token, sessionSecret(where.env));
+  if (!opened.ok) return opened;
+  const state = opened.value;
+  // A session is scoped to its route and principal: to anyone else it does not exist.
+  if (state.route !== where.route) return fail({ reason: "other-route" });
+  if (state.principal !== where.principal) return fail({ reason: "other-principal" });
+  if (endedHere.has(state.sid)) return fail({ reason: "ended" });
+  if (where.kv && (await where.kv.get(ENDED_KEY_PREFIX + state.sid)) !== null) return fail({ reason: "ended" });
+  return ok(state);
+}
+
+/** The wire error for a session that cannot be used. */
+export function sessionError(problem: SessionLookupProblem): GatewayError {
+  switch (problem.reason) {
+    case "missing":
+      return new GatewayError(400, -32000, "Bad Request: Mcp-Session-Id header is required; send initialize first to start a session");
+    case "malformed":
+    case "other-route":
+    case "other-principal":
+      return new GatewayError(404, -32001, "Session not found: start a new session with initialize");
+    case "expired":
+      return new GatewayError(404, -32001, "Session expired: start a new session with initialize");
+    case "ended":
+      return new GatewayError(404, -32001, "Session ended: start a new session with initialize");
+    default: {
+      const never: never = problem.reason;
+      return never;
+    }
+  }
+}
+
+/** Ends a session: recorded as ended, and each upstream's session is closed too. */
+export async function endSession(state: SessionState, where: SessionEnv): Promise<void> {
+  if (endedHere.size >= ENDED_LOCAL_ENTRIES) endedHere.clear();
+  endedHere.add(state.sid);
+  const ttl = Math.max(MIN_KV_TTL_S, state.exp - Math.floor(Date.now() / 1000));
+  await Promise.all([
+    where.kv?.put(ENDED_KEY_PREFIX + state.sid, "1", { expirationTtl: ttl }),
+    ...where.upstreams.map(async (upstream) => {
+      const session = state.upstreams[upstream.name];
+      if (!session?.sessionId) return;
+      await exchange({ upstream, env: where.env, method: "DELETE", sessionId: session.sessionId, protocolVersion: session.protocolVersion });
+    }),
+  ]);
+}

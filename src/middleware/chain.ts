@@ -1,0 +1,35 @@
+/**
+ * The method middleware onion. A middleware wraps the next handler, intercepts the
+ * methods it cares about and passes every other one through unchanged. The order is
+ * the list in `src/middleware/index.ts`, outermost first: nothing is implied by
+ * registration side effects.
+ */
+import type { JsonRpcRequest, WireMessage } from "../core/jsonrpc";
+import type { SessionState } from "../core/session-token";
+import type { UpstreamConfig } from "../upstream/config";
+
+/** Everything a handler needs to serve one client request. */
+export type CallContext = {
+  readonly env: Readonly<Record<string, unknown>>;
+  /** The upstreams this route serves: all of them on /mcp, one on /mcp/<upstream>. */
+  readonly upstreams: readonly UpstreamConfig[];
+  /** True on /mcp, where names carry their upstream's prefix. */
+  readonly aggregated: boolean;
+  readonly session: SessionState;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+  /** Sends a message to the client ahead of the answer (progress, logs, server requests). */
+  readonly emit: (text: string) => void;
+  /** Keeps work running after the answer is sent (audit, cache fills). */
+  readonly waitUntil: (promise: Promise<unknown>) => void;
+};
+
+/** Answers one client request with the text of its JSON-RPC response. */
+export type MethodHandler = (ctx: CallContext, request: WireMessage<JsonRpcRequest>) => Promise<string>;
+
+export type Middleware = (next: MethodHandler) => MethodHandler;
+
+/** Wraps `handler` in `middleware`, the first of the list outermost. */
+export function composeMiddleware(middleware: readonly Middleware[], handler: MethodHandler): MethodHandler {
+  return middleware.reduceRight((next, wrap) => wrap(next), handler);
+}

@@ -1,0 +1,11 @@
+/**
+ * The order of the method middleware, outermost first, in one place.
+ *
+ * Policy layers (visibility, authorization, audit, output filters, offload) are added
+ * here as they land, in that order: visibility hides before anyone is authorized,
+ * audit sees the final outcome, filters run before offload so offload sees the
+ * filtered size. The relay to upstreams is always the centre.
+ */
+import type { Middleware } from "./chain";
+
+export const METHOD_MIDDLEWARE: readonly Middleware[] = [];

@@ -1,0 +1,92 @@
+/**
+ * The HTTP shell: routes, Origin check, configuration errors and status codes. MCP
+ * behaviour lives in the framework-free modules this adapter calls.
+ */
+import { Hono, type Context } from "hono";
+import { errorResponse, GatewayError } from "../core/errors";
+import { INTERNAL_ERROR } from "../core/jsonrpc";
+import { GATEWAY_INFO } from "../core/session";
+import { upstreamsFrom, type UpstreamConfig } from "../upstream/config";
+import { handleDelete, handleGet, handlePost, type EndpointRequest } from "./mcp-endpoint";
+import { allowedOrigins, checkOrigin, corsHeaders } from "./origin";
+
+/** Until authentication lands every caller is the same principal. */
+const ANONYMOUS_PRINCIPAL = "anonymous";
+
+export type GatewayBindings = {
+  UPSTREAMS?: unknown;
+  ALLOWED_ORIGINS?: unknown;
+  SESSION_SECRET?: string;
+  GATEWAY_KV?: KVNamespace;
+  [binding: string]: unknown;
+};
+
+type GatewayContext = Context<{ Bindings: GatewayBindings }>;
+
+function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
+  const parsed = upstreamsFrom(env.UPSTREAMS);
+  if (!parsed.ok) {
+    console.error(`mcp-edge-gateway: ${parsed.problems.join("; ")}`);
+    throw new GatewayError(500, INTERNAL_ERROR, `Gateway configuration error: ${parsed.problems.join("; ")}`);
+  }
+  return parsed.value;
+}
+
+function endpoint(c: GatewayContext, route: string): EndpointRequest {
+  const all = configuredUpstreams(c.env);
+  const upstreams = route === "" ? all : all.filter((u) => u.name === route);
+  if (upstreams.length === 0) {
+    const names = all.map((u) => u.name).join(", ") || "(none)";
+    throw new GatewayError(404, -32000, `Not Found: no upstream named "${route}"; this gateway serves: ${names}`);
+  }
+  return {
+    request: c.req.raw,
+    env: c.env,
+    kv: c.env.GATEWAY_KV,
+    route,
+    principal: ANONYMOUS_PRINCIPAL,
+    upstreams,
+    signal: c.req.raw.signal,
+    waitUntil: (promise) => c.executionCtx.waitUntil(promise),
+  };
+}
+
+function serve(c: GatewayContext, route: string): Promise<Response> | Response {
+  switch (c.req.method) {
+    case "POST":
+      return handlePost(endpoint(c, route));
+    case "GET":
+      return handleGet(endpoint(c, route));
+    case "DELETE":
+      return handleDelete(endpoint(c, route));
+    default:
+      throw new GatewayError(405, -32000, `Method Not Allowed: ${c.req.method}; use POST, GET or DELETE`, undefined, null, { allow: "GET, POST, DELETE" });
+  }
+}
+
+/** Builds the gateway's hono app. */
+export function createApp(): Hono<{ Bindings: GatewayBindings }> {
+  const app = new Hono<{ Bindings: GatewayBindings }>();
+
+  app.use("*", async function originGuard(c, next) {
+    const origin = checkOrigin(c.req.raw, allowedOrigins(c.env.ALLOWED_ORIGINS));
+    if (origin && c.req.method === "OPTIONS") return new Response(null, { status: 204, headers: corsHeaders(origin) });
+    await next();
+    if (origin) for (const [name, value] of Object.entries(corsHeaders(origin))) c.res.headers.set(name, value);
+  });
+
+  app.get("/", (c) => {
+    const parsed = upstreamsFrom(c.env.UPSTREAMS);
+    return c.json({
+      ...GATEWAY_INFO,
+      endpoints: { aggregated: "/mcp", perUpstream: "/mcp/<upstream>" },
+      upstreams: parsed.ok ? parsed.value.map((u) => u.name) : [],
+      ...(parsed.ok ? {} : { configurationErrors: parsed.problems }),
+    });
+  });
+  app.all("/mcp", (c) => serve(c, ""));
+  app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream")));
+  app.notFound(() => errorResponse(new GatewayError(404, -32000, "Not Found: the MCP endpoint is /mcp (all upstreams) or /mcp/<upstream>")));
+  app.onError((error) => errorResponse(error));
+  return app;
+}

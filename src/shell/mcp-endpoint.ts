@@ -1,0 +1,137 @@
+/**
+ * The Streamable HTTP endpoint, framework-free: POST (requests, notifications,
+ * responses), GET (the server stream) and DELETE (end the session) for one route.
+ * The hono adapter in app.ts only picks the route and calls these.
+ */
+import { GatewayError } from "../core/errors";
+import {
+  INVALID_REQUEST,
+  kindOf,
+  PARSE_ERROR,
+  validateMessage,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type WireMessage,
+} from "../core/jsonrpc";
+import { elements, rootSpan } from "../core/raw-json";
+import { allowsBatches, checkGetHeaders, checkPostHeaders, checkVersionHeader } from "../core/protocol";
+import { decodeServerRequestId, withMessageId } from "../core/server-requests";
+import { endSession, findSession, initializeSession, sessionError, type SessionEnv } from "../core/session";
+import type { SessionState } from "../core/session-token";
+import { composeMiddleware, type CallContext } from "../middleware/chain";
+import { METHOD_MIDDLEWARE } from "../middleware/index";
+import { failureError } from "../upstream/failures";
+import { sendToUpstream, upstreamMessages } from "../upstream/pool";
+import { relay, relayNotification } from "../upstream/relay";
+import { replyTo } from "./reply-stream";
+import { openServerStream } from "./server-stream";
+
+const handle = composeMiddleware(METHOD_MIDDLEWARE, relay);
+
+/** One route of the endpoint as the shell resolved it. */
+export type EndpointRequest = SessionEnv & {
+  readonly request: Request;
+  readonly waitUntil: (promise: Promise<unknown>) => void;
+};
+
+function parseBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new GatewayError(400, PARSE_ERROR, "Parse error: the body is not valid JSON");
+  }
+}
+
+async function requireSession(where: EndpointRequest): Promise<SessionState> {
+  const found = await findSession(where.request.headers.get("mcp-session-id"), where);
+  if (!found.ok) throw sessionError(found);
+  checkVersionHeader(where.request.headers.get("mcp-protocol-version"));
+  return found.value;
+}
+
+/** Routes the client's answer to a server-to-client request back to the upstream that asked. */
+async function relayClientResponse(ctx: CallContext, wire: WireMessage<JsonRpcResponse>): Promise<void> {
+  const id = wire.message.id;
+  let upstream = ctx.upstreams[0];
+  let text = wire.text;
+  if (ctx.aggregated) {
+    const origin = id === null ? undefined : decodeServerRequestId(id);
+    upstream = origin && ctx.upstreams.find((u) => u.name === origin.upstream);
+    if (!origin || !upstream) {
+      throw new GatewayError(400, INVALID_REQUEST, `Bad Request: the response id ${JSON.stringify(id)} does not answer a request this gateway sent`);
+    }
+    text = withMessageId(wire.text, origin.id);
+  }
+  const reply = await sendToUpstream(upstream!, text, ctx);
+  if (!reply.ok) throw failureError(reply);
+  for await (const item of upstreamMessages(reply.value, upstream!.name)) if (!item.ok) throw failureError(item);
+}
+
+/** POST: initialize, or any message of an existing session. */
+export async function handlePost(where: EndpointRequest): Promise<Response> {
+  const { request } = where;
+  checkPostHeaders(request.headers.get("accept"), request.headers.get("content-type"));
+  const raw = await request.text();
+  const body = parseBody(raw);
+
+  if (!Array.isArray(body)) {
+    const message = validateMessage(body);
+    if ("method" in message && message.method === "initialize" && "id" in message) {
+      const { text, token } = await initializeSession(message, where);
+      return new Response(text, { headers: { "content-type": "application/json", "mcp-session-id": token } });
+    }
+  }
+
+  const session = await requireSession(where);
+  let messages: unknown[];
+  if (Array.isArray(body)) {
+    if (!allowsBatches(session.protocolVersion)) {
+      throw new GatewayError(400, INVALID_REQUEST, `Invalid Request: JSON-RPC batches are not supported in protocol version ${session.protocolVersion}; send one message per POST`);
+    }
+    if (body.length === 0) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: an empty batch");
+    messages = body;
+  } else messages = [body];
+  // Each message keeps the client's own bytes (arguments may hold numbers JSON.parse would round).
+  const texts = Array.isArray(body) ? elements(raw, rootSpan(raw)).map((span) => raw.slice(span.start, span.end)) : [raw];
+  const wires: WireMessage[] = messages.map((value, index) => ({ text: texts[index]!, message: validateMessage(value) }));
+  if (wires.some((w) => "method" in w.message && w.message.method === "initialize")) {
+    throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: initialize must be sent alone, and only once per session");
+  }
+
+  const abort = new AbortController();
+  const ctx: Omit<CallContext, "emit"> = {
+    env: where.env,
+    upstreams: where.upstreams,
+    aggregated: where.route === "",
+    session,
+    signal: abort.signal,
+    waitUntil: where.waitUntil,
+  };
+  const requests: WireMessage<JsonRpcRequest>[] = [];
+  for (const wire of wires) {
+    const kind = kindOf(wire.message);
+    if (kind === "request") requests.push(wire as WireMessage<JsonRpcRequest>);
+    else if (kind === "response") await relayClientResponse({ ...ctx, emit: () => {} }, wire as WireMessage<JsonRpcResponse>);
+    else if (!("method" in wire.message) || wire.message.method !== "notifications/initialized") {
+      // The gateway initialized each upstream itself; other notifications go on.
+      where.waitUntil(relayNotification({ ...ctx, emit: () => {} }, wire.text));
+    }
+  }
+  if (requests.length === 0) return new Response(null, { status: 202 });
+  const jobs = requests.map((wire) => ({ id: wire.message.id, run: (emit: (text: string) => void) => handle({ ...ctx, emit }, wire) }));
+  return replyTo(jobs, Array.isArray(body), () => abort.abort());
+}
+
+/** GET: the server-to-client stream. */
+export async function handleGet(where: EndpointRequest): Promise<Response> {
+  checkGetHeaders(where.request.headers.get("accept"));
+  const session = await requireSession(where);
+  return openServerStream({ env: where.env, session, upstreams: where.upstreams, aggregated: where.route === "" });
+}
+
+/** DELETE: ends the session here and at every upstream. */
+export async function handleDelete(where: EndpointRequest): Promise<Response> {
+  const session = await requireSession(where);
+  await endSession(session, where);
+  return new Response(null, { status: 200 });
+}

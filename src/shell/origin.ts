@@ -1,0 +1,52 @@
+/**
+ * Origin validation (the MCP transport's defence against DNS rebinding) and CORS for
+ * browser clients whose origin the operator allowed.
+ *
+ * Requests without an Origin header come from non-browser clients and pass. A browser
+ * request passes when its Origin is the gateway's own or is listed in ALLOWED_ORIGINS.
+ */
+import { GatewayError } from "../core/errors";
+
+const CORS_ALLOWED_HEADERS = "content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id";
+const CORS_EXPOSED_HEADERS = "mcp-session-id, mcp-protocol-version";
+const CORS_MAX_AGE_S = 600;
+
+const parsed = new Map<string, readonly string[]>();
+
+/** The ALLOWED_ORIGINS var: a JSON list or a comma-separated list of origins. */
+export function allowedOrigins(raw: unknown): readonly string[] {
+  if (Array.isArray(raw)) return raw.filter((o): o is string => typeof o === "string");
+  if (typeof raw !== "string" || raw.trim() === "") return [];
+  let list = parsed.get(raw);
+  if (!list) {
+    let values: unknown;
+    try {
+      values = JSON.parse(raw);
+    } catch {
+      values = raw.split(",");
+    }
+    list = (Array.isArray(values) ? values : []).filter((o): o is string => typeof o === "string").map((o) => o.trim().replace(/\/+$/, ""));
+    parsed.set(raw, list);
+  }
+  return list;
+}
+
+/** Throws 403 for a browser origin that is neither the gateway's own nor allowed. */
+export function checkOrigin(request: Request, allowed: readonly string[]): string | null {
+  const origin = request.headers.get("origin");
+  if (origin === null) return null;
+  if (origin === new URL(request.url).origin || allowed.includes(origin) || allowed.includes("*")) return origin;
+  throw new GatewayError(403, -32000, `Forbidden: Origin ${origin} is not allowed; an operator can add it to ALLOWED_ORIGINS`);
+}
+
+/** CORS headers for an allowed browser origin. */
+export function corsHeaders(origin: string): Record<string, string> {
+  return {
+    "access-control-allow-origin": origin,
+    "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
+    "access-control-allow-headers": CORS_ALLOWED_HEADERS,
+    "access-control-expose-headers": CORS_EXPOSED_HEADERS,
+    "access-control-max-age": String(CORS_MAX_AGE_S),
+    vary: "origin",
+  };
+}

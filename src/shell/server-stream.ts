@@ -1,0 +1,75 @@
+/**
+ * The GET stream: messages upstreams send outside any request (list_changed, resource
+ * updates, server-to-client requests), merged from every upstream of the session into
+ * one SSE stream for the client.
+ */
+import { GatewayError } from "../core/errors";
+import type { SessionState } from "../core/session-token";
+import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../core/sse";
+import { exchange } from "../upstream/client";
+import type { UpstreamConfig } from "../upstream/config";
+import { toClient } from "../upstream/forward";
+import { upstreamMessages } from "../upstream/pool";
+import { SSE_KEEPALIVE_INTERVAL_MS } from "./reply-stream";
+
+export type ServerStreamRequest = {
+  readonly env: Readonly<Record<string, unknown>>;
+  readonly session: SessionState;
+  readonly upstreams: readonly UpstreamConfig[];
+  readonly aggregated: boolean;
+};
+
+/** Opens each upstream's GET stream and merges them; 405 when no upstream offers one. */
+export async function openServerStream(request: ServerStreamRequest): Promise<Response> {
+  const abort = new AbortController();
+  const opened = await Promise.all(
+    request.upstreams.map(async (upstream) => {
+      const session = request.session.upstreams[upstream.name];
+      // Without a session an upstream has no way to address messages to this client.
+      if (!session?.sessionId) return undefined;
+      const reply = await exchange({
+        upstream,
+        env: request.env,
+        method: "GET",
+        sessionId: session.sessionId,
+        protocolVersion: session.protocolVersion,
+        signal: abort.signal,
+      });
+      if (!reply.ok || reply.value.mode !== "sse") {
+        if (!reply.ok && reply.reason !== "http-status") console.warn(`mcp-edge-gateway: GET stream of "${upstream.name}": ${reply.reason}`);
+        return undefined;
+      }
+      return { upstream, reply: reply.value };
+    }),
+  );
+  const streams = opened.filter((entry) => entry !== undefined);
+  if (streams.length === 0) {
+    throw new GatewayError(405, -32000, "Method Not Allowed: no upstream of this session offers a server-to-client stream", undefined, null, { allow: "POST, DELETE" });
+  }
+
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      timer = setInterval(() => controller.enqueue(SSE_KEEPALIVE), SSE_KEEPALIVE_INTERVAL_MS);
+      let open = streams.length;
+      for (const { upstream, reply } of streams) {
+        void (async () => {
+          for await (const item of upstreamMessages(reply, upstream.name)) {
+            if (!item.ok) break;
+            controller.enqueue(sseFrame(toClient({ aggregated: request.aggregated }, upstream.name, item.value)));
+          }
+          open--;
+          if (open === 0 && !abort.signal.aborted) {
+            if (timer !== undefined) clearInterval(timer);
+            controller.close();
+          }
+        })();
+      }
+    },
+    cancel() {
+      if (timer !== undefined) clearInterval(timer);
+      abort.abort();
+    },
+  });
+  return new Response(body, { headers: SSE_HEADERS });
+}

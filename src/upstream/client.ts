@@ -1,0 +1,158 @@
+/**
+ * One HTTP exchange with an upstream MCP server: raw JSON-RPC text out, the upstream's
+ * messages back as they arrive (a JSON body or an SSE stream), failures as tagged values.
+ *
+ * Only headers the gateway chooses go upstream: the client's own headers (its
+ * Authorization above all) never leave the gateway.
+ */
+import { fail, ok, type Result } from "../core/errors";
+import { readUpstreamMessage, type WireMessage } from "../core/jsonrpc";
+import { readSse } from "../core/sse";
+import type { UpstreamConfig } from "./config";
+
+const MAX_ERROR_BODY_CHARS = 300;
+
+export type UpstreamFailure =
+  | { reason: "unreachable"; upstream: string; detail: string }
+  | { reason: "timeout"; upstream: string; timeoutMs: number }
+  | { reason: "http-status"; upstream: string; status: number; detail: string }
+  | { reason: "session-expired"; upstream: string }
+  | { reason: "bad-response"; upstream: string; detail: string }
+  | { reason: "missing-binding"; upstream: string; detail: string };
+
+export type UpstreamReply = {
+  /** "json" for one JSON body, "sse" for a stream, "accepted" for 202. */
+  readonly mode: "json" | "sse" | "accepted";
+  /** The session id the upstream assigned (initialize only). */
+  readonly sessionId: string | null;
+  /** The upstream's messages in arrival order. Ends when the upstream's body ends. */
+  readonly messages: AsyncIterable<WireMessage>;
+};
+
+export type UpstreamExchange = {
+  readonly upstream: UpstreamConfig;
+  readonly env: Readonly<Record<string, unknown>>;
+  readonly method: "POST" | "GET" | "DELETE";
+  readonly body?: string;
+  readonly sessionId?: string | null;
+  /** Omitted on initialize, where the version is being negotiated. */
+  readonly protocolVersion?: string;
+  /** Aborts the exchange (the client went away, or a fan-out gave up). */
+  readonly signal?: AbortSignal;
+};
+
+type Fetcher = { fetch: (input: Request | string, init?: RequestInit) => Promise<Response> };
+
+function isFetcher(value: unknown): value is Fetcher {
+  return typeof value === "object" && value !== null && typeof (value as Fetcher).fetch === "function";
+}
+
+function headersFor(exchange: UpstreamExchange): Result<Headers, UpstreamFailure> {
+  const { upstream, env } = exchange;
+  const headers = new Headers(upstream.headers);
+  if (exchange.method === "POST") {
+    headers.set("content-type", "application/json");
+    headers.set("accept", "application/json, text/event-stream");
+  } else if (exchange.method === "GET") {
+    headers.set("accept", "text/event-stream");
+  }
+  if (exchange.sessionId) headers.set("mcp-session-id", exchange.sessionId);
+  if (exchange.protocolVersion) headers.set("mcp-protocol-version", exchange.protocolVersion);
+  if (upstream.credential) {
+    const secret = env[upstream.credential.secret];
+    if (typeof secret !== "string" || secret === "") {
+      return fail({ reason: "missing-binding", upstream: upstream.name, detail: `secret ${upstream.credential.secret} is not set (wrangler secret put ${upstream.credential.secret})` });
+    }
+    headers.set(upstream.credential.header, upstream.credential.scheme ? `${upstream.credential.scheme} ${secret}` : secret);
+  }
+  return ok(headers);
+}
+
+async function* jsonMessages(response: Response, upstream: string): AsyncGenerator<WireMessage> {
+  const text = await response.text();
+  const message = readUpstreamMessage(text);
+  if (message) {
+    yield message;
+    return;
+  }
+  // A JSON array answers a batch (2025-03-26); relay each element.
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UpstreamProtocolError(upstream, `answered with a body that is not JSON: ${text.slice(0, MAX_ERROR_BODY_CHARS)}`);
+  }
+  if (!Array.isArray(parsed)) throw new UpstreamProtocolError(upstream, "answered with JSON that is not a JSON-RPC message");
+  for (const element of parsed) {
+    const wire = readUpstreamMessage(JSON.stringify(element));
+    if (wire) yield wire;
+  }
+}
+
+async function* sseMessages(response: Response, upstream: string): AsyncGenerator<WireMessage> {
+  if (!response.body) return;
+  for await (const event of readSse(response.body)) {
+    if (event.event !== "message") continue;
+    const message = readUpstreamMessage(event.data);
+    if (!message) throw new UpstreamProtocolError(upstream, `sent an SSE event that is not a JSON-RPC message: ${event.data.slice(0, MAX_ERROR_BODY_CHARS)}`);
+    yield message;
+  }
+}
+
+/** An upstream broke the protocol mid-stream; surfaces as a `bad-response` failure. */
+export class UpstreamProtocolError extends Error {
+  override readonly name = "UpstreamProtocolError";
+  constructor(
+    readonly upstream: string,
+    detail: string,
+  ) {
+    super(`upstream "${upstream}" ${detail}`);
+  }
+}
+
+/** Sends one message (or opens the GET stream, or ends the session) at an upstream. */
+export async function exchange(request: UpstreamExchange): Promise<Result<UpstreamReply, UpstreamFailure>> {
+  const { upstream } = request;
+  const headers = headersFor(request);
+  if (!headers.ok) return headers;
+  let fetcher: Fetcher | undefined;
+  if (upstream.service) {
+    const binding = request.env[upstream.service];
+    if (!isFetcher(binding)) return fail({ reason: "missing-binding", upstream: upstream.name, detail: `service binding ${upstream.service} is not configured in wrangler.toml` });
+    fetcher = binding;
+  }
+
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), upstream.timeoutMs);
+  const signal = request.signal ? AbortSignal.any([request.signal, timeout.signal]) : timeout.signal;
+  const init: RequestInit = { method: request.method, headers: headers.value, signal };
+  if (request.body !== undefined) init.body = request.body;
+  let response: Response;
+  try {
+    response = await (fetcher ? fetcher.fetch(upstream.url, init) : fetch(upstream.url, init));
+  } catch (error) {
+    if (timeout.signal.aborted) return fail({ reason: "timeout", upstream: upstream.name, timeoutMs: upstream.timeoutMs });
+    return fail({ reason: "unreachable", upstream: upstream.name, detail: error instanceof Error ? error.message : String(error) });
+  } finally {
+    clearTimeout(timer);
+  }
+
+  const sessionId = response.headers.get("mcp-session-id");
+  if (response.status === 404 && request.sessionId) {
+    await response.body?.cancel();
+    return fail({ reason: "session-expired", upstream: upstream.name });
+  }
+  if (response.status === 202 || (response.ok && request.method === "DELETE")) {
+    await response.body?.cancel();
+    return ok({ mode: "accepted", sessionId, messages: (async function* () {})() });
+  }
+  if (!response.ok) {
+    const detail = (await response.text().catch(() => "")).slice(0, MAX_ERROR_BODY_CHARS);
+    return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail });
+  }
+  const contentType = response.headers.get("content-type") ?? "";
+  if (contentType.includes("text/event-stream")) return ok({ mode: "sse", sessionId, messages: sseMessages(response, upstream.name) });
+  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: jsonMessages(response, upstream.name) });
+  await response.body?.cancel();
+  return fail({ reason: "bad-response", upstream: upstream.name, detail: `answered with content-type "${contentType}", expected JSON or an SSE stream` });
+}

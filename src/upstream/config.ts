@@ -1,0 +1,146 @@
+/**
+ * The upstream list: parsed from the `UPSTREAMS` var, validated, cached per isolate.
+ *
+ * `wrangler dev --var UPSTREAMS:'[...]'` delivers a JSON string while a `[vars]` table
+ * may deliver structured values, so both are accepted. A bad list is a value with every
+ * problem located (`UPSTREAMS[1].url: ...`), never an exception that takes the Worker down.
+ */
+import { fail, ok, type Result } from "../core/errors";
+import { isObject } from "../core/jsonrpc";
+
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+const MAX_UPSTREAM_TIMEOUT_MS = 15 * 60_000;
+/** Short, and never containing the `___` separator of aggregated names. */
+const UPSTREAM_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!__))*$/;
+const MAX_UPSTREAM_NAME_LENGTH = 32;
+const RESERVED_NAMES = new Set(["sys"]);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers the gateway owns on the upstream leg; configuring them would break the relay. */
+const GATEWAY_OWNED_HEADERS = new Set(["content-type", "accept", "mcp-session-id", "mcp-protocol-version", "content-length", "host"]);
+
+/** How the gateway authenticates to one upstream: a secret's value sent as a header. */
+export type UpstreamCredential = { readonly secret: string; readonly header: string; readonly scheme: string };
+
+export type UpstreamConfig = {
+  readonly name: string;
+  /** Absolute http(s) URL of the upstream's MCP endpoint; with `service`, the URL sent through the binding. */
+  readonly url: string;
+  /** Name of a service binding to another Worker, used instead of the public network. */
+  readonly service?: string;
+  readonly credential?: UpstreamCredential;
+  /** Static extra headers (not secrets: those go in `credential`). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** How long to wait for the upstream to start answering. */
+  readonly timeoutMs: number;
+};
+
+export type ConfigProblem = { reason: "invalid-upstreams"; problems: readonly string[] };
+
+function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: UpstreamConfig; problems: string[] } {
+  const at = `UPSTREAMS[${index}]`;
+  const problems: string[] = [];
+  if (!isObject(raw)) return { problems: [`${at}: must be an object like {"name":"github","url":"https://..."}`] };
+  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs"]);
+  for (const key of Object.keys(raw)) if (!known.has(key)) problems.push(`${at}.${key}: unknown field (known: ${[...known].join(", ")})`);
+
+  const name = raw["name"];
+  if (typeof name !== "string" || !UPSTREAM_NAME.test(name) || name.length > MAX_UPSTREAM_NAME_LENGTH) {
+    problems.push(`${at}.name: must be 1-${MAX_UPSTREAM_NAME_LENGTH} letters, digits, '-' or '_' (no '___'), got ${JSON.stringify(name)}`);
+  } else if (RESERVED_NAMES.has(name.toLowerCase())) {
+    problems.push(`${at}.name: "${name}" is reserved for the gateway's own tools`);
+  } else if (seen.has(name)) {
+    problems.push(`${at}.name: "${name}" is used by another upstream`);
+  }
+
+  const service = raw["service"];
+  if (service !== undefined && (typeof service !== "string" || service === "")) problems.push(`${at}.service: must be the name of a service binding`);
+  let url = raw["url"];
+  if (url === undefined && typeof service === "string") url = "https://upstream.internal/mcp";
+  if (typeof url !== "string" || !/^https?:\/\//i.test(url) || !URL.canParse(url)) {
+    problems.push(`${at}.url: must be an absolute http:// or https:// URL${service === undefined ? ' (or give "service")' : ""}`);
+  }
+
+  let credential: UpstreamCredential | undefined;
+  const rawCredential = raw["credential"];
+  if (rawCredential !== undefined) {
+    if (!isObject(rawCredential) || typeof rawCredential["secret"] !== "string" || rawCredential["secret"] === "") {
+      problems.push(`${at}.credential: must be {"secret":"NAME_OF_A_WORKER_SECRET","header"?: "Authorization","scheme"?: "Bearer"}`);
+    } else {
+      const header = rawCredential["header"] ?? "Authorization";
+      const scheme = rawCredential["scheme"] ?? (String(header).toLowerCase() === "authorization" ? "Bearer" : "");
+      if (typeof header !== "string" || !HEADER_NAME.test(header) || GATEWAY_OWNED_HEADERS.has(header.toLowerCase())) {
+        problems.push(`${at}.credential.header: must be an HTTP header name the gateway does not set itself`);
+      } else if (typeof scheme !== "string") {
+        problems.push(`${at}.credential.scheme: must be a string such as "Bearer" or ""`);
+      } else {
+        credential = { secret: rawCredential["secret"], header, scheme };
+      }
+    }
+  }
+
+  const headers: Record<string, string> = {};
+  const rawHeaders = raw["headers"];
+  if (rawHeaders !== undefined) {
+    if (!isObject(rawHeaders)) problems.push(`${at}.headers: must be an object of header names to string values`);
+    else
+      for (const [key, value] of Object.entries(rawHeaders)) {
+        if (!HEADER_NAME.test(key) || GATEWAY_OWNED_HEADERS.has(key.toLowerCase()) || typeof value !== "string") {
+          problems.push(`${at}.headers.${key}: must be a string value for a header the gateway does not set itself`);
+        } else headers[key] = value;
+      }
+  }
+
+  const timeoutMs = raw["timeoutMs"] ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  if (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_UPSTREAM_TIMEOUT_MS) {
+    problems.push(`${at}.timeoutMs: must be an integer number of milliseconds between 1 and ${MAX_UPSTREAM_TIMEOUT_MS}`);
+  }
+
+  if (problems.length > 0) return { problems };
+  seen.add(name as string);
+  const config: UpstreamConfig = {
+    name: name as string,
+    url: url as string,
+    headers,
+    timeoutMs: timeoutMs as number,
+    ...(typeof service === "string" ? { service } : {}),
+    ...(credential ? { credential } : {}),
+  };
+  return { config, problems };
+}
+
+/** Validates the `UPSTREAMS` var (a JSON string or an already structured list). */
+export function parseUpstreams(raw: unknown): Result<readonly UpstreamConfig[], ConfigProblem> {
+  let value = raw;
+  if (value === undefined || value === "") return fail({ reason: "invalid-upstreams", problems: ["UPSTREAMS: not set; give a JSON list such as [{\"name\":\"github\",\"url\":\"https://example.com/mcp\"}]"] });
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value);
+    } catch (error) {
+      return fail({ reason: "invalid-upstreams", problems: [`UPSTREAMS: not valid JSON (${(error as Error).message})`] });
+    }
+  }
+  if (!Array.isArray(value)) return fail({ reason: "invalid-upstreams", problems: ["UPSTREAMS: must be a JSON list of upstreams"] });
+  const seen = new Set<string>();
+  const configs: UpstreamConfig[] = [];
+  const problems: string[] = [];
+  value.forEach((entry, index) => {
+    const checked = problemsOf(entry, index, seen);
+    problems.push(...checked.problems);
+    if (checked.config) configs.push(checked.config);
+  });
+  return problems.length > 0 ? fail({ reason: "invalid-upstreams", problems }) : ok(configs);
+}
+
+const cache = new Map<unknown, Result<readonly UpstreamConfig[], ConfigProblem>>();
+
+/** `parseUpstreams`, computed once per distinct value per isolate. */
+export function upstreamsFrom(raw: unknown): Result<readonly UpstreamConfig[], ConfigProblem> {
+  const key = typeof raw === "string" ? raw : JSON.stringify(raw);
+  let parsed = cache.get(key);
+  if (!parsed) {
+    parsed = parseUpstreams(raw);
+    if (cache.size > 16) cache.clear();
+    cache.set(key, parsed);
+  }
+  return parsed;
+}

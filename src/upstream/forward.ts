@@ -1,0 +1,48 @@
+/**
+ * Forwarding one request to one upstream and streaming back what it says on the way:
+ * progress, log messages and server-to-client requests reach the client as they
+ * arrive; the upstream's answer is returned as its exact text.
+ */
+import { GatewayError } from "../core/errors";
+import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
+import { encodeServerRequestId, withMessageId } from "../core/server-requests";
+import type { CallContext } from "../middleware/chain";
+import type { UpstreamConfig } from "./config";
+import { failureError } from "./failures";
+import { sendToUpstream, upstreamMessages } from "./pool";
+
+/** A message from an upstream as the client must see it. */
+export function toClient(ctx: Pick<CallContext, "aggregated">, upstream: string, wire: WireMessage): string {
+  // Server-to-client requests get ids that say where the answer goes (aggregated only:
+  // on /mcp/<upstream> there is one place it can go, and ids pass unchanged).
+  if (ctx.aggregated && kindOf(wire.message) === "request") {
+    return withMessageId(wire.text, encodeServerRequestId(upstream, (wire.message as JsonRpcRequest).id));
+  }
+  return wire.text;
+}
+
+function sameId(a: JsonRpcId | null, b: JsonRpcId): boolean {
+  return a === b;
+}
+
+/**
+ * Sends `text` (a request with id `id`) to `upstream` and returns the text of its
+ * response. Failures become a `GatewayError` answering `id`.
+ */
+export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId): Promise<string> {
+  const reply = await sendToUpstream(upstream, text, ctx);
+  if (!reply.ok) throw failureError(reply).withId(id);
+  for await (const item of upstreamMessages(reply.value, upstream.name)) {
+    if (!item.ok) throw failureError(item).withId(id);
+    const wire = item.value;
+    if (kindOf(wire.message) === "response" && "id" in wire.message && sameId(wire.message.id, id)) return wire.text;
+    ctx.emit(toClient(ctx, upstream.name, wire));
+  }
+  throw new GatewayError(
+    200,
+    INTERNAL_ERROR,
+    `upstream "${upstream.name}" closed its stream without answering the request`,
+    { upstream: upstream.name, reason: "no-response" },
+    id,
+  );
+}

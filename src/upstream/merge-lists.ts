@@ -1,0 +1,149 @@
+/**
+ * Merged lists on the aggregated endpoint (tools, prompts, resources, templates).
+ *
+ * One page asks every upstream that still has more for its next page, in parallel, and
+ * joins the items as raw text: a tool's schemas are never re-serialised, only its
+ * `name` is replaced. An upstream that fails loses only its own items; the page says
+ * which in `_meta`, and the others keep their place.
+ */
+import { decodeCursor, encodeCursor, type MergedCursor } from "../core/cursor";
+import { GatewayError } from "../core/errors";
+import { isObject, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
+import { qualifyName } from "../core/names";
+import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span } from "../core/raw-json";
+import type { CallContext } from "../middleware/chain";
+import type { UpstreamConfig } from "./config";
+import { forward } from "./forward";
+
+/** Parallel upstream requests per page; Workers allow 6 open connections per request. */
+const MAX_PARALLEL_UPSTREAMS = 6;
+export const UNAVAILABLE_META_KEY = "mcp-edge-gateway/unavailable";
+export const DROPPED_META_KEY = "mcp-edge-gateway/duplicates-dropped";
+
+export type ListKind = { readonly method: string; readonly key: string; readonly capability: string; readonly renamed: boolean };
+
+export const LISTS: Readonly<Record<string, ListKind>> = {
+  "tools/list": { method: "tools/list", key: "tools", capability: "tools", renamed: true },
+  "prompts/list": { method: "prompts/list", key: "prompts", capability: "prompts", renamed: true },
+  "resources/list": { method: "resources/list", key: "resources", capability: "resources", renamed: false },
+  "resources/templates/list": { method: "resources/templates/list", key: "resourceTemplates", capability: "resources", renamed: false },
+};
+
+/** One upstream's page: item texts (renamed where needed) and its next cursor. */
+type UpstreamPage = { items: { text: string; name?: string; uri?: string }[]; nextCursor: string | null };
+
+/** Reads a list response's items as raw spans. */
+export function pageItems(text: string, key: string): { items: Span[]; nextCursor: string | null } {
+  const result = pathSpan(text, ["result"]);
+  if (!result) throw new Error("the response has no result");
+  const list = member(text, result, key);
+  const cursorSpan = member(text, result, "nextCursor");
+  const nextCursor = cursorSpan ? parseSpan(text, cursorSpan) : null;
+  return { items: list ? elements(text, list) : [], nextCursor: typeof nextCursor === "string" && nextCursor !== "" ? nextCursor : null };
+}
+
+async function upstreamPage(ctx: CallContext, upstream: UpstreamConfig, kind: ListKind, request: JsonRpcRequest, cursor: string | null): Promise<UpstreamPage> {
+  const params: Record<string, unknown> = { ...request.params };
+  delete params["cursor"];
+  if (cursor !== null) params["cursor"] = cursor;
+  const text = JSON.stringify({ jsonrpc: "2.0", id: request.id, method: kind.method, ...(Object.keys(params).length > 0 ? { params } : {}) });
+  const answer = await forward(ctx, upstream, text, request.id);
+  const root = rootSpan(answer);
+  const error = member(answer, root, "error");
+  if (error) {
+    const detail = parseSpan(answer, error);
+    throw new GatewayError(200, 0, `upstream "${upstream.name}" answered ${kind.method} with an error: ${isObject(detail) ? String(detail["message"]) : "unknown"}`);
+  }
+  const page = pageItems(answer, kind.key);
+  const items = page.items.map((span) => {
+    if (answer.charCodeAt(span.start) !== 0x7b) return { text: answer.slice(span.start, span.end) };
+    const nameSpan = member(answer, span, "name");
+    const uriSpan = member(answer, span, "uri");
+    const name = nameSpan ? parseSpan(answer, nameSpan) : undefined;
+    const uri = uriSpan ? parseSpan(answer, uriSpan) : undefined;
+    const item = answer.slice(span.start, span.end);
+    if (!kind.renamed || typeof name !== "string" || !nameSpan) return { text: item, ...(typeof uri === "string" ? { uri } : {}) };
+    const qualified = qualifyName(upstream.name, name);
+    const local = { start: nameSpan.start - span.start, end: nameSpan.end - span.start };
+    return { text: splice(item, [{ span: local, raw: JSON.stringify(qualified) }]), name: qualified };
+  });
+  return { items, nextCursor: page.nextCursor };
+}
+
+/** Runs `work` over `inputs` with at most `limit` in flight, keeping input order. */
+async function inParallel<I, O>(inputs: readonly I[], limit: number, work: (input: I) => Promise<O>): Promise<PromiseSettledResult<O>[]> {
+  const out: PromiseSettledResult<O>[] = new Array(inputs.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, inputs.length) }, async () => {
+    while (next < inputs.length) {
+      const index = next++;
+      try {
+        out[index] = { status: "fulfilled", value: await work(inputs[index]!) };
+      } catch (reason) {
+        out[index] = { status: "rejected", reason };
+      }
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+}
+
+/** Which upstreams a first page asks: those that advertised the capability, or that are not yet initialized. */
+function firstPage(ctx: CallContext, kind: ListKind): MergedCursor {
+  return ctx.upstreams
+    .filter((upstream) => {
+      const session = ctx.session.upstreams[upstream.name];
+      return !session || session.capabilities.includes(kind.capability);
+    })
+    .map((upstream) => [upstream.name, null] as const);
+}
+
+/** Answers a list request on the aggregated endpoint. `onItems` sees each upstream's items (URI routing learns from it). */
+export async function mergeList(
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  kind: ListKind,
+  onItems?: (upstream: string, items: UpstreamPage["items"]) => void,
+): Promise<string> {
+  const { id, params } = request.message;
+  const pending = params?.["cursor"] !== undefined ? decodeCursor(params["cursor"]).filter(([name]) => ctx.upstreams.some((u) => u.name === name)) : firstPage(ctx, kind);
+  const pages = await inParallel(pending, MAX_PARALLEL_UPSTREAMS, ([name, cursor]) =>
+    upstreamPage(ctx, ctx.upstreams.find((u) => u.name === name)!, kind, request.message, cursor),
+  );
+
+  const items: string[] = [];
+  const seen = new Set<string>();
+  const dropped: string[] = [];
+  const unavailable: { upstream: string; error: string }[] = [];
+  const next: [string, string | null][] = [];
+  pages.forEach((page, index) => {
+    const upstream = pending[index]![0];
+    if (page.status === "rejected") {
+      const error = page.reason instanceof GatewayError ? page.reason.message : String(page.reason);
+      unavailable.push({ upstream, error });
+      console.warn(`mcp-edge-gateway: ${kind.method}: ${error}`);
+      return;
+    }
+    onItems?.(upstream, page.value.items);
+    for (const item of page.value.items) {
+      if (item.name !== undefined) {
+        if (seen.has(item.name)) {
+          dropped.push(item.name);
+          continue;
+        }
+        seen.add(item.name);
+      }
+      items.push(item.text);
+    }
+    if (page.value.nextCursor !== null) next.push([upstream, page.value.nextCursor]);
+  });
+
+  const meta: Record<string, unknown> = {};
+  if (unavailable.length > 0) meta[UNAVAILABLE_META_KEY] = unavailable;
+  if (dropped.length > 0) meta[DROPPED_META_KEY] = dropped;
+  const tail =
+    (next.length > 0 ? `,"nextCursor":${JSON.stringify(encodeCursor(next))}` : "") +
+    (Object.keys(meta).length > 0 ? `,"_meta":${JSON.stringify(meta)}` : "");
+  const head = resultText(id, {}).slice(0, -2); // `{"jsonrpc":"2.0","id":…,"result":{`
+  return `${head}${JSON.stringify(kind.key)}:[${items.join(",")}]${tail}}}`;
+}

@@ -1,0 +1,157 @@
+/**
+ * The upstream pool: sends a client session's traffic to an upstream inside that
+ * upstream's own session.
+ *
+ * The upstream's session id normally comes from the sealed gateway session. When an
+ * upstream failed to initialize with the client, or has since forgotten the session
+ * (HTTP 404), the pool performs the handshake again and keeps the result in isolate
+ * memory as a cache: another isolate simply performs its own.
+ */
+import { fail, ok, type Result } from "../core/errors";
+import { isObject, type JsonObject, type WireMessage } from "../core/jsonrpc";
+import type { SessionState, UpstreamSession } from "../core/session-token";
+import { exchange, UpstreamProtocolError, type UpstreamFailure, type UpstreamReply } from "./client";
+import type { UpstreamConfig } from "./config";
+
+const HANDSHAKE_CACHE_ENTRIES = 1_000;
+const GATEWAY_CLIENT_INFO = { name: "mcp-edge-gateway", version: "0.1.0" };
+
+/** What a handshake learns; the `initialize` result is kept whole for transparent mode. */
+export type Handshake = { readonly session: UpstreamSession; readonly initializeResult: JsonObject };
+
+/** The parts of a session the pool needs. */
+export type PoolSession = Pick<SessionState, "sid" | "protocolVersion" | "clientCapabilities" | "clientInfo" | "upstreams">;
+
+export type PoolRequest = {
+  readonly env: Readonly<Record<string, unknown>>;
+  readonly session: PoolSession;
+  readonly signal?: AbortSignal;
+};
+
+const handshakes = new Map<string, Promise<Result<Handshake, UpstreamFailure>>>();
+
+function capabilityKeys(capabilities: unknown): { keys: string[]; subscribe: boolean } {
+  if (!isObject(capabilities)) return { keys: [], subscribe: false };
+  const resources = capabilities["resources"];
+  return { keys: Object.keys(capabilities), subscribe: isObject(resources) && resources["subscribe"] === true };
+}
+
+/**
+ * Initializes a session with `upstream` on behalf of the client: the client's own
+ * capabilities and info are passed on, since real servers register tools by them.
+ */
+export async function handshake(
+  upstream: UpstreamConfig,
+  request: PoolRequest,
+): Promise<Result<Handshake, UpstreamFailure>> {
+  const { session } = request;
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: {
+      protocolVersion: session.protocolVersion,
+      capabilities: session.clientCapabilities,
+      clientInfo: isObject(session.clientInfo) && typeof session.clientInfo["name"] === "string" ? session.clientInfo : GATEWAY_CLIENT_INFO,
+    },
+  });
+  const reply = await exchange({ upstream, env: request.env, method: "POST", body, signal: request.signal });
+  if (!reply.ok) return reply;
+  let result: JsonObject | undefined;
+  try {
+    for await (const wire of reply.value.messages) {
+      const message = wire.message;
+      if ("id" in message && !("method" in message)) {
+        if ("error" in message) {
+          return fail({ reason: "http-status", upstream: upstream.name, status: 200, detail: `initialize failed: ${message.error.message}` });
+        }
+        result = message.result;
+        break;
+      }
+    }
+  } catch (error) {
+    return fail({ reason: "bad-response", upstream: upstream.name, detail: error instanceof Error ? error.message : String(error) });
+  }
+  if (!result || typeof result["protocolVersion"] !== "string") {
+    return fail({ reason: "bad-response", upstream: upstream.name, detail: "initialize answered without a protocolVersion" });
+  }
+  const sessionId = reply.value.sessionId;
+  const protocolVersion = result["protocolVersion"];
+  const initialized = await exchange({
+    upstream,
+    env: request.env,
+    method: "POST",
+    body: '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    sessionId,
+    protocolVersion,
+    signal: request.signal,
+  });
+  if (!initialized.ok) return initialized;
+  for await (const _ of initialized.value.messages) {
+    // Drain: a notification has no answer, but the body must be consumed.
+  }
+  const { keys, subscribe } = capabilityKeys(result["capabilities"]);
+  return ok({ session: { sessionId, protocolVersion, capabilities: keys, ...(subscribe ? { subscribe } : {}) }, initializeResult: result });
+}
+
+function cachedHandshake(upstream: UpstreamConfig, request: PoolRequest, fresh: boolean): Promise<Result<Handshake, UpstreamFailure>> {
+  const key = `${request.session.sid}\u0000${upstream.name}`;
+  let pending = fresh ? undefined : handshakes.get(key);
+  if (!pending) {
+    pending = handshake(upstream, request).then((result) => {
+      if (!result.ok) handshakes.delete(key);
+      return result;
+    });
+    if (handshakes.size >= HANDSHAKE_CACHE_ENTRIES) handshakes.clear();
+    handshakes.set(key, pending);
+  }
+  return pending;
+}
+
+/** The upstream's session for this client session: from the token, else a (cached) handshake. */
+export async function upstreamSession(
+  upstream: UpstreamConfig,
+  request: PoolRequest,
+  fresh = false,
+): Promise<Result<UpstreamSession, UpstreamFailure>> {
+  const sealed = request.session.upstreams[upstream.name];
+  if (sealed && !fresh && !handshakes.has(`${request.session.sid}\u0000${upstream.name}`)) return ok(sealed);
+  const result = await cachedHandshake(upstream, request, fresh);
+  return result.ok ? ok(result.value.session) : result;
+}
+
+/**
+ * Sends one message text to `upstream` within the client's session. A forgotten
+ * upstream session is re-established once, transparently.
+ */
+export async function sendToUpstream(
+  upstream: UpstreamConfig,
+  text: string,
+  request: PoolRequest,
+): Promise<Result<UpstreamReply, UpstreamFailure>> {
+  for (const fresh of [false, true]) {
+    const session = await upstreamSession(upstream, request, fresh);
+    if (!session.ok) return session;
+    const reply = await exchange({
+      upstream,
+      env: request.env,
+      method: "POST",
+      body: text,
+      sessionId: session.value.sessionId,
+      protocolVersion: session.value.protocolVersion,
+      signal: request.signal,
+    });
+    if (reply.ok || reply.reason !== "session-expired" || fresh) return reply;
+  }
+  throw new Error("unreachable: the retry loop always returns");
+}
+
+/** Reads an upstream message stream to its end, turning protocol breaks into failures. */
+export async function* upstreamMessages(reply: UpstreamReply, upstream: string): AsyncGenerator<Result<WireMessage, UpstreamFailure>> {
+  try {
+    for await (const wire of reply.messages) yield ok(wire);
+  } catch (error) {
+    const detail = error instanceof UpstreamProtocolError ? error.message : error instanceof Error ? error.message : String(error);
+    yield fail({ reason: "bad-response", upstream, detail });
+  }
+}

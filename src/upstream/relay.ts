@@ -1,0 +1,177 @@
+/**
+ * The innermost method handler: sends each client request to the upstream that owns it.
+ *
+ * On /mcp/<upstream> every request is forwarded as it came. On /mcp, names are routed by
+ * their `<upstream>___` prefix (and rewritten to the upstream's own name), resource
+ * URIs by which upstream listed them, lists are merged, and a few methods are answered
+ * for all upstreams at once.
+ */
+import { GatewayError } from "../core/errors";
+import { INVALID_PARAMS, isObject, METHOD_NOT_FOUND, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
+import { qualifyName, splitName } from "../core/names";
+import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json";
+import type { CallContext, MethodHandler } from "../middleware/chain";
+import type { UpstreamConfig } from "./config";
+import { forward } from "./forward";
+import { LISTS, mergeList, pageItems } from "./merge-lists";
+import { sendToUpstream, upstreamMessages } from "./pool";
+
+const URI_OWNER_ENTRIES = 10_000;
+/** MCP's "resource not found". */
+const RESOURCE_NOT_FOUND = -32002;
+
+/** Which upstream listed each resource URI (an isolate cache; a miss asks every upstream). */
+const uriOwners = new Map<string, string>();
+
+function rememberUris(upstream: string, items: readonly { uri?: string }[]): void {
+  for (const item of items) {
+    if (item.uri === undefined) continue;
+    if (uriOwners.size >= URI_OWNER_ENTRIES) uriOwners.clear();
+    uriOwners.set(item.uri, upstream);
+  }
+}
+
+/** Replaces the string at `path` in the request text with `value`, keeping every other byte. */
+function rewriteString(text: string, path: readonly string[], value: string): string {
+  const span = pathSpan(text, path);
+  if (!span) return text;
+  return splice(text, [{ span, raw: JSON.stringify(value) }]);
+}
+
+/** Finds the upstream tool or prompt behind a shortened aggregated name by listing the upstream. */
+async function resolveShortened(ctx: CallContext, upstream: UpstreamConfig, qualified: string, listMethod: string, key: string): Promise<string | undefined> {
+  let cursor: string | null = null;
+  for (let page = 0; page < 100; page++) {
+    const params = cursor === null ? "" : `,"params":${JSON.stringify({ cursor })}`;
+    const answer = await forward(ctx, upstream, `{"jsonrpc":"2.0","id":"gw-resolve","method":"${listMethod}"${params}}`, "gw-resolve");
+    if (member(answer, rootSpan(answer), "error")) return undefined;
+    const { items, nextCursor } = pageItems(answer, key);
+    for (const span of items) {
+      const nameSpan = answer.charCodeAt(span.start) === 0x7b ? member(answer, span, "name") : undefined;
+      const name = nameSpan ? parseSpan(answer, nameSpan) : undefined;
+      if (typeof name === "string" && qualifyName(upstream.name, name) === qualified) return name;
+    }
+    if (nextCursor === null) return undefined;
+    cursor = nextCursor;
+  }
+  return undefined;
+}
+
+async function routeByName(
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  path: readonly string[],
+  list: { method: string; key: string; label: string },
+): Promise<string> {
+  const { id } = request.message;
+  let value: unknown = request.message.params;
+  for (const key of path) value = isObject(value) ? value[key] : undefined;
+  const unknown = (name: string) => new GatewayError(200, INVALID_PARAMS, `Unknown ${list.label}: ${name}`, undefined, id);
+  if (typeof value !== "string") throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
+  const parsed = splitName(value);
+  const upstream = parsed && ctx.upstreams.find((u) => u.name === parsed.upstream);
+  if (!parsed || !upstream) throw unknown(value);
+  let name: string | undefined = parsed.name;
+  if (parsed.maybeShortened) name = (await resolveShortened(ctx, upstream, value, list.method, list.key)) ?? parsed.name;
+  return forward(ctx, upstream, rewriteString(request.text, ["params", ...path], name), id);
+}
+
+function isResourceNotFound(answer: string): boolean {
+  const error = pathSpan(answer, ["error"]);
+  if (!error) return false;
+  const detail = parseSpan(answer, error);
+  return isObject(detail) && (detail["code"] === RESOURCE_NOT_FOUND || detail["code"] === INVALID_PARAMS);
+}
+
+async function routeByUri(ctx: CallContext, request: WireMessage<JsonRpcRequest>, path: readonly string[]): Promise<string> {
+  const { id } = request.message;
+  let uri: unknown = request.message.params;
+  for (const key of path) uri = isObject(uri) ? uri[key] : undefined;
+  if (typeof uri !== "string") throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
+  const owner = ctx.upstreams.find((u) => u.name === uriOwners.get(uri));
+  const candidates = ctx.upstreams.filter((upstream) => {
+    const session = ctx.session.upstreams[upstream.name];
+    return upstream !== owner && (!session || session.capabilities.includes("resources"));
+  });
+  let firstAnswer: string | undefined;
+  for (const upstream of owner ? [owner, ...candidates] : candidates) {
+    let answer: string;
+    try {
+      answer = await forward(ctx, upstream, request.text, id);
+    } catch (error) {
+      if (upstream === owner) throw error;
+      continue; // an upstream that is down cannot own the URI for this request
+    }
+    if (!isResourceNotFound(answer)) {
+      if (!pathSpan(answer, ["error"])) uriOwners.set(uri, upstream.name);
+      return answer;
+    }
+    firstAnswer ??= answer;
+  }
+  if (firstAnswer !== undefined) return firstAnswer;
+  throw new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${uri} (no upstream serves it)`, { uri }, id);
+}
+
+/** Sends `logging/setLevel` to every upstream that logs; the level applies gateway-wide for the session. */
+async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
+  const targets = ctx.upstreams.filter((upstream) => ctx.session.upstreams[upstream.name]?.capabilities.includes("logging"));
+  await Promise.all(
+    targets.map(async (upstream) => {
+      try {
+        await forward(ctx, upstream, request.text, request.message.id);
+      } catch (error) {
+        console.warn(`mcp-edge-gateway: logging/setLevel: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }),
+  );
+  return resultText(request.message.id, {});
+}
+
+async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
+  const { method, id, params } = request.message;
+  const list = LISTS[method];
+  if (list) return mergeList(ctx, request, list, list.method === "resources/list" ? rememberUris : undefined);
+  switch (method) {
+    case "ping":
+      return resultText(id, {});
+    case "tools/call":
+      return routeByName(ctx, request, ["name"], { method: "tools/list", key: "tools", label: "tool" });
+    case "prompts/get":
+      return routeByName(ctx, request, ["name"], { method: "prompts/list", key: "prompts", label: "prompt" });
+    case "resources/read":
+    case "resources/subscribe":
+    case "resources/unsubscribe":
+      return routeByUri(ctx, request, ["uri"]);
+    case "completion/complete": {
+      const ref = params?.["ref"];
+      if (isObject(ref) && ref["type"] === "ref/prompt") return routeByName(ctx, request, ["ref", "name"], { method: "prompts/list", key: "prompts", label: "prompt" });
+      if (isObject(ref) && ref["type"] === "ref/resource") return routeByUri(ctx, request, ["ref", "uri"]);
+      throw new GatewayError(200, INVALID_PARAMS, 'Invalid params: ref.type must be "ref/prompt" or "ref/resource"', undefined, id);
+    }
+    case "logging/setLevel":
+      return broadcastLevel(ctx, request);
+    default:
+      throw new GatewayError(200, METHOD_NOT_FOUND, `Method not found: ${method}`, undefined, id);
+  }
+}
+
+/** The relay handler at the centre of the middleware onion. */
+export const relay: MethodHandler = (ctx, request) => {
+  if (ctx.aggregated) return aggregatedRelay(ctx, request);
+  return forward(ctx, ctx.upstreams[0]!, request.text, request.message.id);
+};
+
+/**
+ * Forwards a client notification (cancellation, roots changed, progress) to the
+ * upstreams of the route. Each upstream ignores what is not its own.
+ */
+export async function relayNotification(ctx: CallContext, text: string): Promise<void> {
+  const initialized = ctx.upstreams.filter((upstream) => ctx.session.upstreams[upstream.name]);
+  await Promise.all(
+    initialized.map(async (upstream) => {
+      const reply = await sendToUpstream(upstream, text, ctx);
+      if (!reply.ok) return;
+      for await (const item of upstreamMessages(reply.value, upstream.name)) if (!item.ok) break;
+    }),
+  );
+}

@@ -1,0 +1,27 @@
+/**
+ * Starts the upstream MCP servers the Worker tests talk to (real servers on loopback)
+ * and hands their URLs to the Worker's bindings and to the tests through `provide`.
+ */
+import type { TestProject } from "vitest/node";
+import { startRawUpstream } from "./fixtures/raw-upstream.ts";
+import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    upstreams: { name: string; url: string }[];
+    fixtureUrls: { alpha: string; beta: string; raw: string };
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const [alpha, beta, raw] = await Promise.all([startAlpha(), startBeta(), startRawUpstream()]);
+  project.provide("fixtureUrls", { alpha: alpha.url, beta: beta.url, raw: raw.url });
+  project.provide("upstreams", [
+    { name: "alpha", url: alpha.url },
+    { name: "beta", url: beta.url },
+    { name: "raw", url: raw.url },
+  ]);
+  return async () => {
+    await Promise.all([alpha.close(), beta.close(), raw.close()]);
+  };
+}
