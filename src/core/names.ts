@@ -39,7 +39,7 @@ export type QualifiedName = {
 /** Splits an aggregated name at its first separator; undefined when it has none. */
 export function splitName(qualified: string): QualifiedName | undefined {
   const at = qualified.indexOf(NAME_SEPARATOR);
-  if (at <= 0) return undefined;
+  if (at <= 0 || at + NAME_SEPARATOR.length === qualified.length) return undefined;
   return {
     upstream: qualified.slice(0, at),
     name: qualified.slice(at + NAME_SEPARATOR.length),

@@ -54,9 +54,13 @@ export async function openServerStream(request: ServerStreamRequest): Promise<Re
       let open = streams.length;
       for (const { upstream, reply } of streams) {
         void (async () => {
-          for await (const item of upstreamMessages(reply, upstream.name)) {
-            if (!item.ok) break;
-            controller.enqueue(sseFrame(toClient({ aggregated: request.aggregated }, upstream.name, item.value)));
+          try {
+            for await (const item of upstreamMessages(reply, upstream.name)) {
+              if (!item.ok || abort.signal.aborted) break;
+              controller.enqueue(sseFrame(toClient({ aggregated: request.aggregated }, upstream.name, item.value)));
+            }
+          } catch {
+            // The client went away while a message was in flight; nothing to deliver it to.
           }
           open--;
           if (open === 0 && !abort.signal.aborted) {

@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+/**
+ * `npm start`: runs the gateway and the demo upstream in one local `wrangler dev` session.
+ *
+ *   npm start                          # http://127.0.0.1:8787/mcp, relaying to the demo upstream
+ *   npm start -- --port 9000 --ip 0.0.0.0
+ *   npm start -- --var UPSTREAMS:'[{"name":"x","url":"https://example.com/mcp"}]'
+ *   npm start -- --persist-to .wrangler/other-state
+ *
+ * It runs `wrangler dev -c wrangler.toml -c demo/wrangler.toml`: the first config is the
+ * gateway (the primary Worker, the one listening on --ip/--port), the second the demo
+ * upstream, which the gateway reaches through its DEMO_UPSTREAM service binding. Every
+ * argument after `--` is passed on to wrangler; `--ip 127.0.0.1` and `--port 8787` are
+ * only defaults. Wrangler applies `--var`, `--persist-to` and `--env-file` to the
+ * primary Worker only.
+ *
+ * Session key: the gateway signs its session tokens with the SESSION_SECRET secret. When
+ * the user supplies none (not in `--var SESSION_SECRET:...`, not in the environment, not
+ * in the .dev.vars / .env file wrangler would load), a random 32-byte key is generated
+ * once into .wrangler/dev-session-secret and passed with `--var`, so sessions survive a
+ * restart of `npm start` with no setup. A SESSION_SECRET in the environment is passed
+ * with `--var` too, because wrangler does not read secrets from the environment by default.
+ *
+ * Wrangler runs from node_modules with this Node (wrangler needs Node >= 22), with the
+ * terminal inherited; SIGINT/SIGTERM (and SIGHUP, as SIGTERM) are forwarded and its exit code
+ * returned. Wrangler runs in the repository root, so relative paths in arguments are taken
+ * from there (as they are under `npm start`, which always runs in the package root).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { constants } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
+const SECRET_FILE = path.join(ROOT, '.wrangler', 'dev-session-secret');
+const DEFAULTS = { ip: '127.0.0.1', port: '8787' };
+
+/** True when `args` contains `--name` or `--name=...` (or `--no-name` for booleans). */
+function hasFlag(args, name) {
+  return args.some((a) => a === `--${name}` || a.startsWith(`--${name}=`) || a === `--no-${name}`);
+}
+
+/** Values of an option that may repeat and, like wrangler's array options, take several values. */
+function flagValues(args, names) {
+  const values = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const eq = arg.indexOf('=');
+    const key = eq === -1 ? arg : arg.slice(0, eq);
+    if (!names.includes(key)) continue;
+    if (eq !== -1) {
+      values.push(arg.slice(eq + 1));
+      continue;
+    }
+    while (i + 1 < args.length && !args[i + 1].startsWith('-')) values.push(args[++i]);
+  }
+  return values;
+}
+
+/** True when the dotenv-style file sets SESSION_SECRET to a non-empty value. */
+function fileSetsSecret(file) {
+  if (!existsSync(file)) return false;
+  const match = /^\s*(?:export\s+)?SESSION_SECRET\s*(?:=|:\s)[ \t]*(.*)$/m.exec(readFileSync(file, 'utf8'));
+  const value = match?.[1]?.replace(/\s+#.*$/, '').trim().replace(/^(['"`])(.*)\1$/, '$2');
+  return Boolean(value);
+}
+
+/** Whether the secrets file wrangler loads for the gateway (same rules as wrangler) sets SESSION_SECRET. */
+function devVarsSetSecret(args) {
+  const env = flagValues(args, ['--env', '-e']).at(-1);
+  const envFiles = flagValues(args, ['--env-file']);
+  if (envFiles.length > 0) return envFiles.some((f) => fileSetsSecret(path.resolve(ROOT, f)));
+  for (const name of env ? [`.dev.vars.${env}`, '.dev.vars'] : ['.dev.vars']) {
+    if (existsSync(path.join(ROOT, name))) return fileSetsSecret(path.join(ROOT, name));
+  }
+  if (process.env.CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV === 'false') return false;
+  const dotEnv = ['.env', '.env.local', ...(env ? [`.env.${env}`, `.env.${env}.local`] : [])];
+  return dotEnv.some((name) => fileSetsSecret(path.join(ROOT, name)));
+}
+
+/** The persistent dev session key, generated on first use (safe when several starts race). */
+function devSessionSecret() {
+  const read = () => {
+    const saved = existsSync(SECRET_FILE) ? readFileSync(SECRET_FILE, 'utf8').trim() : '';
+    return /^[0-9a-f]{64}$/i.test(saved) ? saved : undefined;
+  };
+  const saved = read();
+  if (saved) return saved;
+  const secret = randomBytes(32).toString('hex');
+  const temp = `${SECRET_FILE}.${process.pid}.tmp`;
+  mkdirSync(path.dirname(SECRET_FILE), { recursive: true });
+  writeFileSync(temp, `${secret}\n`, { mode: 0o600 });
+  try {
+    linkSync(temp, SECRET_FILE); // atomic, and fails if another start created the file meanwhile
+  } catch (error) {
+    const winner = error.code === 'EEXIST' ? read() : undefined;
+    if (winner) return winner;
+    renameSync(temp, SECRET_FILE); // no valid key there, or no hard links on this file system
+  } finally {
+    rmSync(temp, { force: true });
+  }
+  console.log(`[start] Generated a dev session key in ${path.relative(ROOT, SECRET_FILE)}`);
+  return secret;
+}
+
+/** The full wrangler argument list for the given user arguments. */
+export function wranglerArgs(userArgs) {
+  const args = ['dev', '-c', 'wrangler.toml', '-c', path.join('demo', 'wrangler.toml')];
+  if (!hasFlag(userArgs, 'show-interactive-dev-session')) args.push('--show-interactive-dev-session=false');
+  if (!hasFlag(userArgs, 'ip')) args.push('--ip', DEFAULTS.ip);
+  if (!hasFlag(userArgs, 'port')) args.push('--port', DEFAULTS.port);
+  const userSetsVar = flagValues(userArgs, ['--var']).some((v) => v.startsWith('SESSION_SECRET:'));
+  if (!userSetsVar) {
+    if (process.env.SESSION_SECRET) args.push('--var', `SESSION_SECRET:${process.env.SESSION_SECRET}`);
+    else if (!devVarsSetSecret(userArgs)) args.push('--var', `SESSION_SECRET:${devSessionSecret()}`);
+  }
+  // Defaults first: wrangler's array options (--var) swallow the plain words that follow them.
+  return [...args, ...userArgs];
+}
+
+function main() {
+  if (!existsSync(WRANGLER)) {
+    console.error(`[start] ${path.relative(ROOT, WRANGLER)} not found: run \`npm install\` first.`);
+    process.exit(1);
+  }
+  const child = spawn(process.execPath, [WRANGLER, ...wranglerArgs(process.argv.slice(2))], { cwd: ROOT, stdio: 'inherit' });
+  // wrangler's launcher shuts down cleanly on SIGINT and SIGTERM only, so a hangup becomes SIGTERM.
+  const forward = (signal) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal === 'SIGHUP' ? 'SIGTERM' : signal);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, forward);
+  child.on('error', (error) => {
+    console.error(`[start] Could not run wrangler: ${error.message}`);
+    process.exit(1);
+  });
+  child.on('exit', (code, signal) => process.exit(code ?? 128 + (constants.signals[signal] ?? 0)));
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
