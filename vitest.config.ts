@@ -3,6 +3,7 @@
 // servers started on loopback by test/global-setup.ts; their URLs reach the Worker's
 // bindings through `inject`.
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { fetch as miniflareFetch, type Request as MiniflareRequest } from "miniflare";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -15,8 +16,13 @@ export default defineConfig({
           UPSTREAMS: JSON.stringify(inject<unknown[]>("upstreams")),
           SESSION_SECRET: "test-session-secret-0123456789abcdef",
         },
-        // The demo upstream is a separate Worker; tests use SDK upstreams on loopback.
-        serviceBindings: { DEMO_UPSTREAM: () => new Response("demo upstream not started in tests", { status: 503 }) },
+        serviceBindings: {
+          // The demo upstream is a separate Worker; tests use SDK upstreams on loopback.
+          DEMO_UPSTREAM: () => new Response("demo upstream not started in tests", { status: 503 }),
+          // A service binding whose Worker forwards to the raw upstream: an upstream reached by binding.
+          RAW_SERVICE: async (request: MiniflareRequest) =>
+            miniflareFetch(inject<{ raw: string }>("fixtureUrls").raw, { method: request.method, headers: request.headers, body: await request.text() }),
+        },
       },
     })),
   ],

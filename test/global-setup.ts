@@ -1,3 +1,4 @@
+/// <reference path="./provided-context.d.ts" />
 /**
  * Starts the upstream MCP servers the Worker tests talk to (real servers on loopback)
  * and hands their URLs to the Worker's bindings and to the tests through `provide`.
@@ -5,13 +6,6 @@
 import type { TestProject } from "vitest/node";
 import { startRawUpstream } from "./fixtures/raw-upstream.ts";
 import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
-
-declare module "vitest" {
-  export interface ProvidedContext {
-    upstreams: { name: string; url: string }[];
-    fixtureUrls: { alpha: string; beta: string; raw: string };
-  }
-}
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw] = await Promise.all([startAlpha(), startBeta(), startRawUpstream()]);

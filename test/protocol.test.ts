@@ -162,15 +162,23 @@ describe("notifications and responses", () => {
 describe("Origin", () => {
   it.each([
     ["no Origin (a non-browser client)", undefined, 200],
-    ["the gateway's own origin", "http://gateway.test", 200],
+    ["the gateway's own origin on a public host name (DNS rebinding)", "http://gateway.test", 403],
     ["an allowed origin", "http://localhost:6274", 200],
     ["a foreign origin", "https://evil.example", 403],
   ])("%s", async (_label, origin, status) => {
     const { session } = await initialize();
     const response = await post("/mcp", PING, { session, headers: origin ? { origin } : {} });
     expect(response.status).toBe(status);
-    if (status === 403) expect(await response.text()).toMatch(/Origin https:\/\/evil.example is not allowed/);
+    if (status === 403) expect(await response.text()).toMatch(new RegExp(`Origin ${origin} is not allowed`));
     if (origin && status === 200) expect(response.headers.get("access-control-expose-headers")).toMatch(/mcp-session-id/);
+  });
+
+  it("trusts the gateway's own origin on a loopback host", async () => {
+    const { session } = await initialize();
+    const response = await post("http://127.0.0.1:8787/mcp", PING, { session, headers: { origin: "http://127.0.0.1:8787" } });
+    expect(response.status).toBe(200);
+    const rebound = await post("http://evil.example:8787/mcp", PING, { session, headers: { origin: "http://evil.example:8787" } });
+    expect(rebound.status).toBe(403);
   });
 
   it("answers a CORS preflight from an allowed origin", async () => {

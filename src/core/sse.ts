@@ -6,15 +6,22 @@
  * lines, which a reader joins back with "\n" into the same text.
  */
 
-export type SseEvent = { readonly event: string; readonly data: string; readonly id?: string };
+/** One event; `id` and `retry` are the stream's values in force when it was dispatched. */
+export type SseEvent = { readonly event: string; readonly data: string; readonly id?: string; readonly retry?: number };
 
-/** Yields each event of an SSE body as soon as its terminating blank line arrives. */
+/**
+ * Yields each event of an SSE body as soon as its terminating blank line arrives.
+ * Events without data (a "priming" event that only sets `id` and `retry`) are yielded
+ * too, with empty `data`, so a reader can resume from their id.
+ */
 export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   let data: string[] = [];
   let event = "";
   let id: string | undefined;
+  let retry: number | undefined;
+  let fields = 0;
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -25,9 +32,10 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
         let line = buffer.slice(0, newline);
         buffer = buffer.slice(buffer.charCodeAt(newline) === 0x0d && buffer.charCodeAt(newline + 1) === 0x0a ? newline + 2 : newline + 1);
         if (line === "") {
-          if (data.length > 0) yield { event: event || "message", data: data.join("\n"), ...(id !== undefined ? { id } : {}) };
+          if (fields > 0) yield { event: event || "message", data: data.join("\n"), ...(id !== undefined ? { id } : {}), ...(retry !== undefined ? { retry } : {}) };
           data = [];
           event = "";
+          fields = 0;
           continue;
         }
         if (line.startsWith(":")) continue;
@@ -35,9 +43,11 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
         const field = colon < 0 ? line : line.slice(0, colon);
         line = colon < 0 ? "" : line.slice(colon + 1);
         if (line.startsWith(" ")) line = line.slice(1);
+        fields++;
         if (field === "data") data.push(line);
         else if (field === "event") event = line;
         else if (field === "id") id = line;
+        else if (field === "retry" && /^\d+$/.test(line)) retry = Number(line);
       }
     }
   } finally {

@@ -3,7 +3,10 @@
  * browser clients whose origin the operator allowed.
  *
  * Requests without an Origin header come from non-browser clients and pass. A browser
- * request passes when its Origin is the gateway's own or is listed in ALLOWED_ORIGINS.
+ * request passes when its Origin is listed in ALLOWED_ORIGINS, or is the gateway's own
+ * origin on a loopback host. Same-origin alone proves nothing under DNS rebinding
+ * (evil.example resolving to 127.0.0.1 makes Host and Origin agree), so it is trusted
+ * only where the host name cannot be an attacker's.
  */
 import { GatewayError } from "../core/errors";
 
@@ -12,6 +15,7 @@ const CORS_EXPOSED_HEADERS = "mcp-session-id, mcp-protocol-version";
 const CORS_MAX_AGE_S = 600;
 
 const parsed = new Map<string, readonly string[]>();
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** The ALLOWED_ORIGINS var: a JSON list or a comma-separated list of origins. */
 export function allowedOrigins(raw: unknown): readonly string[] {
@@ -35,7 +39,9 @@ export function allowedOrigins(raw: unknown): readonly string[] {
 export function checkOrigin(request: Request, allowed: readonly string[]): string | null {
   const origin = request.headers.get("origin");
   if (origin === null) return null;
-  if (origin === new URL(request.url).origin || allowed.includes(origin) || allowed.includes("*")) return origin;
+  if (allowed.includes(origin) || allowed.includes("*")) return origin;
+  const own = new URL(request.url);
+  if (origin === own.origin && LOOPBACK_HOSTS.has(own.hostname)) return origin;
   throw new GatewayError(403, -32000, `Forbidden: Origin ${origin} is not allowed; an operator can add it to ALLOWED_ORIGINS`);
 }
 

@@ -20,6 +20,9 @@ export type UpstreamFailure =
   | { reason: "bad-response"; upstream: string; detail: string }
   | { reason: "missing-binding"; upstream: string; detail: string };
 
+/** Where an SSE stream can be resumed from: its last event id and the retry delay it asked for. */
+export type ResumePoint = { lastEventId?: string; retryMs?: number };
+
 export type UpstreamReply = {
   /** "json" for one JSON body, "sse" for a stream, "accepted" for 202. */
   readonly mode: "json" | "sse" | "accepted";
@@ -27,6 +30,8 @@ export type UpstreamReply = {
   readonly sessionId: string | null;
   /** The upstream's messages in arrival order. Ends when the upstream's body ends. */
   readonly messages: AsyncIterable<WireMessage>;
+  /** Updated while `messages` is read; lets a cut stream be resumed with Last-Event-ID. */
+  readonly resume: ResumePoint;
 };
 
 export type UpstreamExchange = {
@@ -39,6 +44,8 @@ export type UpstreamExchange = {
   readonly protocolVersion?: string;
   /** Aborts the exchange (the client went away, or a fan-out gave up). */
   readonly signal?: AbortSignal;
+  /** With GET: resume a cut stream after this event. */
+  readonly lastEventId?: string;
 };
 
 type Fetcher = { fetch: (input: Request | string, init?: RequestInit) => Promise<Response> };
@@ -58,6 +65,7 @@ function headersFor(exchange: UpstreamExchange): Result<Headers, UpstreamFailure
   }
   if (exchange.sessionId) headers.set("mcp-session-id", exchange.sessionId);
   if (exchange.protocolVersion) headers.set("mcp-protocol-version", exchange.protocolVersion);
+  if (exchange.lastEventId !== undefined) headers.set("last-event-id", exchange.lastEventId);
   if (upstream.credential) {
     const secret = env[upstream.credential.secret];
     if (typeof secret !== "string" || secret === "") {
@@ -89,10 +97,13 @@ async function* jsonMessages(response: Response, upstream: string): AsyncGenerat
   }
 }
 
-async function* sseMessages(response: Response, upstream: string): AsyncGenerator<WireMessage> {
+async function* sseMessages(response: Response, upstream: string, resume: ResumePoint): AsyncGenerator<WireMessage> {
   if (!response.body) return;
   for await (const event of readSse(response.body)) {
-    if (event.event !== "message") continue;
+    if (event.id !== undefined) resume.lastEventId = event.id;
+    if (event.retry !== undefined) resume.retryMs = event.retry;
+    // Priming events (an id and a retry delay, no data) only mark a resume point.
+    if (event.event !== "message" || event.data === "") continue;
     const message = readUpstreamMessage(event.data);
     if (!message) throw new UpstreamProtocolError(upstream, `sent an SSE event that is not a JSON-RPC message: ${event.data.slice(0, MAX_ERROR_BODY_CHARS)}`);
     yield message;
@@ -144,15 +155,16 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   }
   if (response.status === 202 || (response.ok && request.method === "DELETE")) {
     await response.body?.cancel();
-    return ok({ mode: "accepted", sessionId, messages: (async function* () {})() });
+    return ok({ mode: "accepted", sessionId, messages: (async function* () {})(), resume: {} });
   }
   if (!response.ok) {
     const detail = (await response.text().catch(() => "")).slice(0, MAX_ERROR_BODY_CHARS);
     return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail });
   }
   const contentType = response.headers.get("content-type") ?? "";
-  if (contentType.includes("text/event-stream")) return ok({ mode: "sse", sessionId, messages: sseMessages(response, upstream.name) });
-  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: jsonMessages(response, upstream.name) });
+  const resume: ResumePoint = {};
+  if (contentType.includes("text/event-stream")) return ok({ mode: "sse", sessionId, messages: sseMessages(response, upstream.name, resume), resume });
+  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: jsonMessages(response, upstream.name), resume });
   await response.body?.cancel();
   return fail({ reason: "bad-response", upstream: upstream.name, detail: `answered with content-type "${contentType}", expected JSON or an SSE stream` });
 }

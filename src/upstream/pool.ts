@@ -146,6 +146,25 @@ export async function sendToUpstream(
   throw new Error("unreachable: the retry loop always returns");
 }
 
+/** Reopens a cut SSE stream of this session's upstream after `lastEventId` (GET with Last-Event-ID). */
+export async function resumeFromUpstream(
+  upstream: UpstreamConfig,
+  lastEventId: string,
+  request: PoolRequest,
+): Promise<Result<UpstreamReply, UpstreamFailure>> {
+  const session = await upstreamSession(upstream, request);
+  if (!session.ok) return session;
+  return exchange({
+    upstream,
+    env: request.env,
+    method: "GET",
+    sessionId: session.value.sessionId,
+    protocolVersion: session.value.protocolVersion,
+    signal: request.signal,
+    lastEventId,
+  });
+}
+
 /** Reads an upstream message stream to its end, turning protocol breaks into failures. */
 export async function* upstreamMessages(reply: UpstreamReply, upstream: string): AsyncGenerator<Result<WireMessage, UpstreamFailure>> {
   try {

@@ -15,7 +15,7 @@ export type Vars = Record<string, unknown>;
 /** Sends one HTTP request to the gateway with the test bindings (plus `vars`). */
 export async function gatewayFetch(path: string, init: RequestInit = {}, vars: Vars = {}): Promise<Response> {
   const ctx = createExecutionContext();
-  const response = await worker.fetch(new Request(`http://gateway.test${path}`, init), { ...env, ...vars }, ctx);
+  const response = await worker.fetch(new Request(path.startsWith("http") ? path : `http://gateway.test${path}`, init), { ...env, ...vars }, ctx);
   void waitOnExecutionContext(ctx);
   return response;
 }

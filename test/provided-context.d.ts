@@ -1,0 +1,9 @@
+// What test/global-setup.ts provides to the Worker's bindings and to the tests.
+import "vitest";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    upstreams: { name: string; url: string }[];
+    fixtureUrls: { alpha: string; beta: string; raw: string };
+  }
+}

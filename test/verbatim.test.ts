@@ -1,0 +1,84 @@
+/**
+ * Byte-for-byte relay, read off the wire (never through an SDK client, which
+ * re-parses): tool schemas with every trap, whole tool objects on /mcp/<upstream>,
+ * results no policy changes, and the client's arguments on the way up.
+ */
+import { describe, expect, inject, it } from "vitest";
+import { rawEnvelope, SECOND_TOOL, TRAP_INPUT_SCHEMA, TRAP_OUTPUT_SCHEMA, TRAP_RESULT, TRAP_TOOL } from "./fixtures/raw-upstream-bytes";
+import { initialize, messageTexts, post } from "./helpers/gateway";
+
+const { raw } = inject("fixtureUrls");
+const SSE_URL = raw.replace(/\/mcp$/, "/sse/mcp");
+const VARS = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw }, { name: "rawsse", url: SSE_URL }]) };
+
+async function postText(path: string, session: string, body: string): Promise<string> {
+  const texts = await messageTexts(await post(path, body, { session, vars: VARS }));
+  return texts[texts.length - 1]!;
+}
+
+/** What the upstream itself answers, fetched directly from inside workerd. */
+async function upstreamText(url: string, body: string): Promise<string> {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body });
+  const text = await response.text();
+  if (!url.includes("/sse/")) return text;
+  return text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6)).join("\n");
+}
+
+describe.each([
+  ["JSON", "raw", raw],
+  ["SSE", "rawsse", SSE_URL],
+])("an upstream answering %s", (_mode, name, url) => {
+  const sse = url === SSE_URL;
+
+  it("reaches the client byte for byte on /mcp/<upstream>, whole tool objects included", async () => {
+    const { session } = await initialize(`/mcp/${name}`, { vars: VARS });
+    for (const body of ['{"jsonrpc":"2.0","id":1,"method":"tools/list"}', '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"page-2"}}']) {
+      const relayed = await postText(`/mcp/${name}`, session, body);
+      expect(relayed).toBe(await upstreamText(url, body));
+    }
+    const page = await postText(`/mcp/${name}`, session, '{"jsonrpc":"2.0","id":3,"method":"tools/list"}');
+    expect(page).toBe(rawEnvelope(3, `{"tools":[${TRAP_TOOL}],"nextCursor":"page-2"}`, sse));
+  });
+
+  it("keeps every schema byte on /mcp, where only the name changes", async () => {
+    const { session } = await initialize("/mcp", { vars: VARS });
+    const first = await postText("/mcp", session, '{"jsonrpc":"2.0","id":"p1","method":"tools/list"}');
+    expect(first).toContain(TRAP_TOOL.replace('"name":"trap"', `"name":"${name}___trap"`));
+    expect(first).toContain(`"inputSchema":${TRAP_INPUT_SCHEMA}`);
+    expect(first).toContain(`"outputSchema":${TRAP_OUTPUT_SCHEMA}`);
+    const cursor = (JSON.parse(first) as { result: { nextCursor: string } }).result.nextCursor;
+    const second = await postText("/mcp", session, JSON.stringify({ jsonrpc: "2.0", id: "p2", method: "tools/list", params: { cursor } }));
+    expect(second).toContain(SECOND_TOOL.replace('"name":"second"', `"name":"${name}___second"`));
+  });
+
+  it("relays results as bytes on both routes", async () => {
+    for (const path of [`/mcp/${name}`, "/mcp"]) {
+      const { session } = await initialize(path, { vars: VARS });
+      const tool = path === "/mcp" ? `${name}___trap` : "trap";
+      const relayed = await postText(path, session, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"${tool}","arguments":{}}}`);
+      expect(relayed).toBe(rawEnvelope(7, TRAP_RESULT, sse));
+    }
+  });
+});
+
+describe("the client's bytes on the way up", () => {
+  it("keeps the arguments' numbers and key order, changing only the name on /mcp", async () => {
+    const args = '{"big":12345678901234567890,"f":1.50,"2":"b","1":"a","e":"\\u00e9"}';
+    for (const [path, name] of [["/mcp/raw", "body"], ["/mcp", "raw___body"]] as const) {
+      const { session } = await initialize(path, { vars: VARS });
+      const answer = JSON.parse(await postText(path, session, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`)) as { result: { content: { text: string }[] } };
+      expect(answer.result.content[0]!.text).toBe(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"body","arguments":${args}}}`);
+    }
+  });
+});
+
+describe("a stream cut before the answer", () => {
+  it("is resumed with Last-Event-ID and the answer still arrives", async () => {
+    const { session } = await initialize("/mcp", { vars: VARS });
+    const texts = await messageTexts(await post("/mcp", '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"rawsse___cut","arguments":{}}}', { session, vars: VARS }));
+    expect(texts.map((t) => JSON.parse(t) as { method?: string; result?: unknown })).toMatchObject([
+      { method: "notifications/message" },
+      { result: { content: [{ text: "resumed" }] } },
+    ]);
+  });
+});
