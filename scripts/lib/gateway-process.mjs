@@ -19,6 +19,7 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
 const READY_TIMEOUT_MS = 60_000;
 const POLL_INTERVAL_MS = 200;
 const KILL_GRACE_MS = 5_000;
+const START_ATTEMPTS = 3;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -61,7 +62,19 @@ export async function freePort() {
  * @returns {Promise<GatewayProcess>}
  * @throws {Error} When the process exits or is not ready within 60 s; the message includes its logs.
  */
-export async function startGateway({ port, vars = {}, persistTo, extraArgs = [], cwd = REPO_ROOT }) {
+export async function startGateway(options) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startGatewayOnce(options);
+    } catch (error) {
+      // wrangler picks free ports for its internal sockets by probing; two instances
+      // starting at the same moment can pick the same one. Starting again settles it.
+      if (attempt >= START_ATTEMPTS || !String(error.message).includes('Address already in use')) throw error;
+    }
+  }
+}
+
+async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cwd = REPO_ROOT }) {
   const args = [path.join(cwd, 'scripts', 'start.mjs'), '--port', String(port)];
   for (const [key, value] of Object.entries(vars)) {
     args.push('--var', `${key}:${typeof value === 'string' ? value : JSON.stringify(value)}`);
