@@ -197,6 +197,13 @@ describe("the server stream (GET)", () => {
 });
 
 describe("failing upstreams", () => {
+  it("starts a new upstream session, transparently, when the upstream forgot the old one", async () => {
+    const { session } = await initialize();
+    await request("/mcp", session, "tools/call", { name: "alpha___forget_session", arguments: {} });
+    const after = await request("/mcp", session, "tools/call", { name: "alpha___echo", arguments: { text: "again" } });
+    expect(after.result.content[0].text).toBe("alpha: again");
+  });
+
   const { alpha } = inject("fixtureUrls");
 
   it("keeps the others working when one is down", async () => {

@@ -1,0 +1,154 @@
+/**
+ * Table tests for the framework-free pieces: raw JSON spans, SSE reading and framing,
+ * aggregated names, merged cursors, sealed session tokens, server-request ids.
+ */
+import { describe, expect, it } from "vitest";
+import { decodeCursor, encodeCursor } from "../src/core/cursor";
+import { qualifyName, splitName } from "../src/core/names";
+import { elements, members, RawJsonError, rootSpan, splice } from "../src/core/raw-json";
+import { decodeServerRequestId, encodeServerRequestId, withMessageId } from "../src/core/server-requests";
+import { openSession, sealSession, type SessionState } from "../src/core/session-token";
+import { readSse, sseFrame } from "../src/core/sse";
+
+describe("raw JSON spans", () => {
+  it.each([
+    ['{"a":1e3,"b":"x\\"y","c":[1,{"d":-0}]}', ["a", "b", "c"], ["1e3", '"x\\"y"', '[1,{"d":-0}]']],
+    ['  { "2" : 10.0 , "1":null }  ', ["2", "1"], ["10.0", "null"]],
+    ['{"\\u00e9":12345678901234567890}', ["é"], ["12345678901234567890"]],
+    ["{}", [], []],
+  ])("reads the members of %s as they are written", (text, keys, values) => {
+    const found = members(text, rootSpan(text));
+    expect(found.map((m) => m.key)).toEqual(keys);
+    expect(found.map((m) => text.slice(m.value.start, m.value.end))).toEqual(values);
+  });
+
+  it("reads array elements and splices one without touching the rest", () => {
+    const text = '[ {"name":"a","x":1.50}, "s", [] ]';
+    const spans = elements(text, rootSpan(text));
+    expect(spans.map((s) => text.slice(s.start, s.end))).toEqual(['{"name":"a","x":1.50}', '"s"', "[]"]);
+    const name = members(text, spans[0]!)[0]!.value;
+    expect(splice(text, [{ span: name, raw: '"b"' }])).toBe('[ {"name":"b","x":1.50}, "s", [] ]');
+  });
+
+  it.each([["{"], ['{"a" 1}'], ["[1,]x"], ['"open'], [""]])("rejects %j", (text) => {
+    expect(() => members(text, rootSpan(text))).toThrow(RawJsonError);
+  });
+});
+
+describe("SSE", () => {
+  function streamOf(...chunks: string[]): ReadableStream<Uint8Array> {
+    const encoder = new TextEncoder();
+    return new ReadableStream({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(encoder.encode(chunk));
+        controller.close();
+      },
+    });
+  }
+
+  it.each([
+    ["one event", ["event: message\ndata: {}\n\n"], [{ event: "message", data: "{}" }]],
+    ["split across chunks and CRLF", ["data: {\"a\"", ":1}\r", "\n\r\n"], [{ event: "message", data: '{"a":1}' }]],
+    ["multi-line data", ["data: {\ndata:  \"a\": 1\ndata: }\n\n"], [{ event: "message", data: '{\n "a": 1\n}' }]],
+    ["comments and a priming event", [": keepalive\n\nid: 7\nretry: 300\ndata: \n\n"], [{ event: "message", data: "", id: "7", retry: 300 }]],
+  ])("reads %s", async (_label, chunks, expected) => {
+    const events = [];
+    for await (const event of readSse(streamOf(...chunks))) events.push(event);
+    expect(events).toEqual(expected);
+  });
+
+  it("frames text with line breaks so a reader gets the same bytes back", async () => {
+    const text = '{\n  "a": "x",\n  "b": 1.0\n}';
+    const [event] = await (async () => {
+      const out = [];
+      for await (const e of readSse(streamOf(new TextDecoder().decode(sseFrame(text))))) out.push(e);
+      return out;
+    })();
+    expect(event?.data).toBe(text);
+  });
+});
+
+describe("aggregated names", () => {
+  it.each([
+    ["github", "get_user", "github___get_user"],
+    ["a", "x".repeat(60), `a___${"x".repeat(60)}`],
+  ])("qualifies %s / %s", (upstream, name, expected) => {
+    expect(qualifyName(upstream, name)).toBe(expected);
+  });
+
+  it("shortens past 64 characters, deterministically and distinctly", () => {
+    const one = qualifyName("upstream", "y".repeat(80));
+    const two = qualifyName("upstream", `${"y".repeat(79)}z`);
+    expect(one).toHaveLength(64);
+    expect(one).toMatch(/^upstream___y+_[0-9a-f]{8}$/);
+    expect(one).toBe(qualifyName("upstream", "y".repeat(80)));
+    expect(one).not.toBe(two);
+    expect(splitName(one)).toMatchObject({ upstream: "upstream", maybeShortened: true });
+  });
+
+  it.each([["no-separator"], ["___leading"], ["trailing___"]])("does not split %s", (name) => {
+    expect(splitName(name)).toBeUndefined();
+  });
+
+  it("splits at the first separator", () => {
+    expect(splitName("a___b___c")).toEqual({ upstream: "a", name: "b___c", maybeShortened: false });
+  });
+});
+
+describe("merged cursors", () => {
+  it("round-trips each upstream's cursor", () => {
+    const pending = [["a", "opaque/cursor+=="], ["b", null]] as const;
+    expect(decodeCursor(encodeCursor(pending))).toEqual(pending);
+  });
+
+  it.each([["!!"], ["e30"], [42], ["W10x"]])("rejects %j", (cursor) => {
+    expect(() => decodeCursor(cursor)).toThrow(/cursor was not issued by this gateway/);
+  });
+});
+
+describe("session tokens", () => {
+  const state: SessionState = {
+    sid: "0123456789abcdef0123456789abcdef",
+    protocolVersion: "2025-11-25",
+    clientCapabilities: { sampling: {} },
+    clientInfo: { name: "c", version: "1" },
+    principal: "anonymous",
+    route: "",
+    upstreams: { a: { sessionId: "s-1", protocolVersion: "2025-06-18", capabilities: ["tools"] } },
+    exp: Math.floor(Date.now() / 1000) + 60,
+  };
+  const secret = "unit-test-secret-0123456789";
+
+  it("opens what it sealed, and hides the contents", async () => {
+    const token = await sealSession(state, secret);
+    expect(token).not.toContain("s-1");
+    const opened = await openSession(token, secret);
+    expect(opened.ok && opened.value).toEqual(state);
+  });
+
+  it.each([
+    ["another secret", async (t: string) => openSession(t, "some-other-secret-0123"), "malformed"],
+    ["a flipped character", async (t: string) => openSession(t.slice(0, 20) + (t[20] === "A" ? "B" : "A") + t.slice(21), secret), "malformed"],
+    ["after expiry", async (t: string) => openSession(t, secret, (state.exp + 1) * 1000), "expired"],
+  ])("refuses a token with %s", async (_label, open, reason) => {
+    const result = await open(await sealSession(state, secret));
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.reason).toBe(reason);
+  });
+});
+
+describe("server-to-client request ids", () => {
+  it.each([[0], [17], ["abc"], ["with \"quotes\""]])("round-trips %j", (id) => {
+    const encoded = encodeServerRequestId("alpha", id);
+    expect(decodeServerRequestId(encoded)).toEqual({ upstream: "alpha", id });
+  });
+
+  it("rewrites only the id of a message", () => {
+    const text = '{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"x":1.0}}';
+    expect(withMessageId(text, "gw.x")).toBe('{"jsonrpc":"2.0","id":"gw.x","method":"sampling/createMessage","params":{"x":1.0}}');
+  });
+
+  it.each([["plain"], [5], ["gw.!!!"]])("does not decode %j", (id) => {
+    expect(decodeServerRequestId(id)).toBeUndefined();
+  });
+});
