@@ -11,8 +11,8 @@
 /** A value inside `text`, as the half-open range [start, end). */
 export type Span = { readonly start: number; readonly end: number };
 
-/** One member of an object: its decoded key and the span of its value. */
-export type Member = { readonly key: string; readonly value: Span };
+/** One member of an object: its decoded key, where the key starts, and the span of its value. */
+export type Member = { readonly key: string; readonly keyStart: number; readonly value: Span };
 
 /** Thrown for text that is not JSON; callers at the boundary turn it into a parse error. */
 export class RawJsonError extends Error {
@@ -80,13 +80,14 @@ export function members(text: string, span: Span): Member[] {
   if (text.charCodeAt(at) === 0x7d) return out;
   for (;;) {
     if (text.charCodeAt(at) !== 0x22) throw new RawJsonError(`expected a key at offset ${at}`);
+    const keyStart = at;
     const keyEnd = skipString(text, at);
     const key = JSON.parse(text.slice(at, keyEnd)) as string;
     at = skipWhitespace(text, keyEnd);
     if (text.charCodeAt(at) !== 0x3a) throw new RawJsonError(`expected ':' at offset ${at}`);
     const valueStart = skipWhitespace(text, at + 1);
     const valueEnd = skipValue(text, valueStart);
-    out.push({ key, value: { start: valueStart, end: valueEnd } });
+    out.push({ key, keyStart, value: { start: valueStart, end: valueEnd } });
     at = skipWhitespace(text, valueEnd);
     const c = text.charCodeAt(at);
     if (c === 0x7d) return out;
@@ -145,4 +146,22 @@ export function pathSpan(text: string, keys: readonly string[], from: Span = roo
     span = member(text, span, key);
   }
   return span;
+}
+
+/** The splice that removes member `key` (with its separating comma) from the object at `span`. */
+export function removeMemberSplice(text: string, span: Span, key: string): Splice | undefined {
+  const all = members(text, span);
+  const index = all.findIndex((m) => m.key === key);
+  if (index < 0) return undefined;
+  // With the comma before it; the first member takes the comma after it instead.
+  if (index > 0) return { span: { start: all[index - 1]!.value.end, end: all[index]!.value.end }, raw: "" };
+  const end = all.length > 1 ? all[1]!.keyStart : all[0]!.value.end;
+  return { span: { start: all[0]!.keyStart, end }, raw: "" };
+}
+
+/** The splice that adds member `key` with raw value `raw` at the end of the object at `span`. */
+export function appendMemberSplice(text: string, span: Span, key: string, raw: string): Splice {
+  const empty = members(text, span).length === 0;
+  const at = span.end - 1; // the closing brace
+  return { span: { start: at, end: at }, raw: `${empty ? "" : ","}${JSON.stringify(key)}:${raw}` };
 }

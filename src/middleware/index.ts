@@ -7,5 +7,6 @@
  * filtered size. The relay to upstreams is always the centre.
  */
 import type { Middleware } from "./chain";
+import { outputFilters } from "./output-filters";
 
-export const METHOD_MIDDLEWARE: readonly Middleware[] = [];
+export const METHOD_MIDDLEWARE: readonly Middleware[] = [outputFilters()];

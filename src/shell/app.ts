@@ -6,6 +6,7 @@ import { Hono, type Context } from "hono";
 import { errorResponse, GatewayError } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
 import { GATEWAY_INFO } from "../core/session";
+import { createAdminApp } from "../admin/app";
 import { upstreamsFrom, type UpstreamConfig } from "../upstream/config";
 import { handleDelete, handleGet, handlePost, type EndpointRequest } from "./mcp-endpoint";
 import { allowedOrigins, checkOrigin, corsHeaders } from "./origin";
@@ -17,6 +18,7 @@ export type GatewayBindings = {
   UPSTREAMS?: unknown;
   ALLOWED_ORIGINS?: unknown;
   SESSION_SECRET?: string;
+  ADMIN_TOKEN?: string;
   GATEWAY_KV?: KVNamespace;
   [binding: string]: unknown;
 };
@@ -84,6 +86,7 @@ export function createApp(): Hono<{ Bindings: GatewayBindings }> {
       ...(parsed.ok ? {} : { configurationErrors: parsed.problems }),
     });
   });
+  app.route("/admin", createAdminApp());
   app.all("/mcp", (c) => serve(c, ""));
   app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream")));
   app.notFound(() => errorResponse(new GatewayError(404, -32000, "Not Found: the MCP endpoint is /mcp (all upstreams) or /mcp/<upstream>")));

@@ -1,0 +1,172 @@
+/**
+ * The admin API under /admin/: filter sets and the plan, edited while the gateway runs.
+ * Bearer `ADMIN_TOKEN`; with the secret unset the whole surface answers 404, as if it
+ * did not exist. Every write is validated and nothing invalid is stored; the answer
+ * lists each error with its location in the document.
+ *
+ *   GET    /admin/filter-sets                 names of the stored sets
+ *   PUT    /admin/filter-sets/<name>          body: JSON or YAML
+ *   GET    /admin/filter-sets/<name>
+ *   DELETE /admin/filter-sets/<name>
+ *   POST   /admin/filter-sets/<name>/preview  body: {"tool": "...", "result": <a tool result>, "set"?: <an unsaved set>}
+ *   PUT    /admin/plan, GET /admin/plan
+ */
+import { Hono, type Context } from "hono";
+import { applyToolFilter, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
+import { checkFilterSet, checkPlan, FILTER_SET_NAME, parseDocument, type Checked, type DocumentProblem, type FilterSet } from "../policy/filter-set";
+import { FILTER_SET_KEY_PREFIX, forgetCached, PLAN_KEY } from "../policy/filter-store";
+import { isObject } from "../core/jsonrpc";
+
+/** Rough tokens per byte of JSON, for estimates. */
+const BYTES_PER_TOKEN = 4;
+const MAX_DOCUMENT_BYTES = 512 * 1024;
+
+type AdminBindings = { ADMIN_TOKEN?: string; GATEWAY_KV?: KVNamespace };
+type AdminContext = Context<{ Bindings: AdminBindings }>;
+
+async function sameSecret(given: string, expected: string): Promise<boolean> {
+  const encoder = new TextEncoder();
+  const [a, b] = await Promise.all([crypto.subtle.digest("SHA-256", encoder.encode(given)), crypto.subtle.digest("SHA-256", encoder.encode(expected))]);
+  return crypto.subtle.timingSafeEqual(a, b);
+}
+
+function problemsResponse(c: AdminContext, error: string, problems: readonly DocumentProblem[]): Response {
+  return c.json({ error, problems }, 400);
+}
+
+function kvOf(c: AdminContext): KVNamespace {
+  const kv = c.env.GATEWAY_KV;
+  if (!kv) throw new Error("the GATEWAY_KV binding is missing from wrangler.toml");
+  return kv;
+}
+
+async function readDocument(c: AdminContext): Promise<Checked<unknown>> {
+  const text = await c.req.text();
+  if (text.length > MAX_DOCUMENT_BYTES) return { ok: false, problems: [{ path: "", message: `larger than ${MAX_DOCUMENT_BYTES} bytes` }] };
+  if (text.trim() === "") return { ok: false, problems: [{ path: "", message: "the body is empty; send the document as JSON or YAML" }] };
+  return parseDocument(text);
+}
+
+async function storedSet(c: AdminContext, name: string): Promise<FilterSet | undefined> {
+  const text = await kvOf(c).get(FILTER_SET_KEY_PREFIX + name);
+  if (text === null) return undefined;
+  const parsed = parseDocument(text);
+  const checked = parsed.ok ? checkFilterSet(name, parsed.value) : parsed;
+  return checked.ok ? checked.value : undefined;
+}
+
+function byteLength(value: unknown): number {
+  return new TextEncoder().encode(JSON.stringify(value)).length;
+}
+
+/** Builds the admin sub-app, mounted at /admin. */
+export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
+  const admin = new Hono<{ Bindings: AdminBindings }>();
+
+  admin.use("*", async function adminAuth(c, next) {
+    const token = c.env.ADMIN_TOKEN;
+    if (typeof token !== "string" || token === "") return c.json({ error: "Not Found" }, 404);
+    const header = c.req.header("authorization") ?? "";
+    const given = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
+    if (!(await sameSecret(given, token))) {
+      return c.json({ error: "Unauthorized: send Authorization: Bearer <ADMIN_TOKEN>" }, 401, { "www-authenticate": 'Bearer realm="mcp-edge-gateway admin"' });
+    }
+    await next();
+  });
+
+  admin.use("/filter-sets/:name/*", async function checkName(c, next) {
+    if (!FILTER_SET_NAME.test(c.req.param("name") ?? "")) return problemsResponse(c, "invalid filter set name", [{ path: "", message: "a set name is 1-64 letters, digits, '-' or '_'" }]);
+    await next();
+  });
+  admin.use("/filter-sets/:name", async function checkName(c, next) {
+    if (!FILTER_SET_NAME.test(c.req.param("name") ?? "")) return problemsResponse(c, "invalid filter set name", [{ path: "", message: "a set name is 1-64 letters, digits, '-' or '_'" }]);
+    await next();
+  });
+
+  admin.get("/filter-sets", async (c) => {
+    const names: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page: KVNamespaceListResult<unknown, string> = await kvOf(c).list({ prefix: FILTER_SET_KEY_PREFIX, ...(cursor ? { cursor } : {}) });
+      names.push(...page.keys.map((key) => key.name.slice(FILTER_SET_KEY_PREFIX.length)));
+      cursor = page.list_complete ? undefined : page.cursor;
+    } while (cursor);
+    return c.json({ filterSets: names });
+  });
+
+  admin.put("/filter-sets/:name", async (c) => {
+    const name = c.req.param("name");
+    const parsed = await readDocument(c);
+    const checked = parsed.ok ? checkFilterSet(name, parsed.value) : parsed;
+    if (!checked.ok) return problemsResponse(c, `invalid filter set "${name}"; nothing was stored`, checked.problems);
+    const key = FILTER_SET_KEY_PREFIX + name;
+    await kvOf(c).put(key, JSON.stringify(parsed.ok ? parsed.value : null));
+    forgetCached(key);
+    return c.json({ name, stored: parsed.ok ? parsed.value : null });
+  });
+
+  admin.get("/filter-sets/:name", async (c) => {
+    const text = await kvOf(c).get(FILTER_SET_KEY_PREFIX + c.req.param("name"));
+    if (text === null) return c.json({ error: `no filter set named "${c.req.param("name")}"` }, 404);
+    const parsed = parseDocument(text);
+    return parsed.ok ? c.json(parsed.value as object) : c.text(text, 200, { "content-type": "text/plain; charset=utf-8" });
+  });
+
+  admin.delete("/filter-sets/:name", async (c) => {
+    const key = FILTER_SET_KEY_PREFIX + c.req.param("name");
+    if ((await kvOf(c).get(key)) === null) return c.json({ error: `no filter set named "${c.req.param("name")}"` }, 404);
+    await kvOf(c).delete(key);
+    forgetCached(key);
+    return c.json({ deleted: c.req.param("name") });
+  });
+
+  admin.post("/filter-sets/:name/preview", async (c) => {
+    const name = c.req.param("name");
+    const body = parseDocument(await c.req.text());
+    if (!body.ok || !isObject(body.value) || typeof body.value["tool"] !== "string" || !("result" in body.value)) {
+      return problemsResponse(c, "a preview needs {\"tool\": \"<upstream>___<tool>\", \"result\": <a tool result>}", body.ok ? [] : body.problems);
+    }
+    let set: FilterSet | undefined;
+    if (body.value["set"] !== undefined) {
+      const checked = checkFilterSet(name, body.value["set"]);
+      if (!checked.ok) return problemsResponse(c, `invalid filter set "${name}"`, checked.problems);
+      set = checked.value;
+    } else set = await storedSet(c, name);
+    if (!set) return c.json({ error: `no valid filter set named "${name}"` }, 404);
+    const tool = body.value["tool"];
+    const result = body.value["result"];
+    const selected = selectFilter(set, tool);
+    if (!selected) return c.json({ tool, rule: null, filtered: result, bytesBefore: byteLength(result), bytesAfter: byteLength(result), bytesSaved: 0 });
+    const label = `filter set "${set.name}", rule "${selected.key}"`;
+    try {
+      // A tool result (content / structuredContent) is filtered as the gateway would; any other JSON as one value.
+      const isToolResult = isObject(result) && (Array.isArray(result["content"]) || "structuredContent" in result);
+      const filtered = isToolResult ? (filterToolResult(result, selected.filter, label) ?? result) : (applyToolFilter(result, selected.filter, label)?.value ?? result);
+      const before = byteLength(result);
+      const after = byteLength(filtered);
+      return c.json({ tool, rule: selected.key, mode: set.mode, filtered, bytesBefore: before, bytesAfter: after, bytesSaved: before - after, tokensSavedEstimate: Math.round((before - after) / BYTES_PER_TOKEN) });
+    } catch (error) {
+      if (!(error instanceof FilterError)) throw error;
+      return c.json({ tool, rule: selected.key, error: `${error.message}; the gateway would answer this call with a tool error` }, 422);
+    }
+  });
+
+  admin.put("/plan", async (c) => {
+    const parsed = await readDocument(c);
+    const checked = parsed.ok ? checkPlan(parsed.value) : parsed;
+    if (!checked.ok) return problemsResponse(c, "invalid plan; nothing was stored", checked.problems);
+    await kvOf(c).put(PLAN_KEY, JSON.stringify(parsed.ok ? parsed.value : null));
+    forgetCached(PLAN_KEY);
+    return c.json({ stored: parsed.ok ? parsed.value : null });
+  });
+
+  admin.get("/plan", async (c) => {
+    const text = await kvOf(c).get(PLAN_KEY);
+    if (text === null) return c.json({ error: "no plan is stored; every call uses the filter set named \"default\", if there is one" }, 404);
+    const parsed = parseDocument(text);
+    return parsed.ok ? c.json(parsed.value as object) : c.text(text, 200, { "content-type": "text/plain; charset=utf-8" });
+  });
+
+  admin.notFound((c) => c.json({ error: "Not Found: see README for the admin API's paths" }, 404));
+  return admin;
+}

@@ -1,0 +1,137 @@
+/**
+ * Output filters: applies the filter set chosen by the plan to tools/call results, and
+ * keeps tools/list honest about it (a filtered tool's `outputSchema` no longer describes
+ * what the client receives, so it is removed, and the tool's `_meta` says why).
+ *
+ * Fails closed: a set that is broken, or a rule that fails on a result, turns the call
+ * into a tool error naming the set and rule; the unfiltered data never goes out. In
+ * shadow mode nothing changes; what the set would save is logged.
+ */
+import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/jsonrpc";
+import { qualifyName, splitName } from "../core/names";
+import { appendMemberSplice, elements, member, members, parseSpan, pathSpan, removeMemberSplice, splice, type Splice } from "../core/raw-json";
+import { filterToolResult, FilterError, matchesGlob, selectFilter } from "../policy/apply-filter";
+import { activeFilters, DEFAULT_FILTER_CACHE_TTL_MS, type ActiveFilters } from "../policy/filter-store";
+import type { CallContext, Middleware } from "./chain";
+
+const SYS_PREFIX = "sys___";
+export const FILTERED_META_KEY = "mcp-edge-gateway/output-filter";
+/** Rough tokens per byte of JSON, for the shadow-mode estimate. */
+const BYTES_PER_TOKEN = 4;
+
+export type OutputFilterOptions = { readonly cacheTtlMs?: number };
+
+function ttlOf(ctx: CallContext, fallback: number): number {
+  const raw = Number(ctx.env["FILTER_CACHE_TTL_MS"]);
+  return Number.isFinite(raw) && raw >= 0 ? raw : fallback;
+}
+
+/** The upstream and the `<upstream>___<tool>` key a call or listed tool is filtered under. */
+function toolKey(ctx: CallContext, name: string): { upstream: string; key: string } | undefined {
+  if (ctx.aggregated) {
+    const split = splitName(name);
+    return split && { upstream: split.upstream, key: name };
+  }
+  const upstream = ctx.upstreams[0]!.name;
+  return { upstream, key: qualifyName(upstream, name) };
+}
+
+function toolError(id: JsonRpcId, message: string): string {
+  return resultText(id, { content: [{ type: "text", text: message }], isError: true });
+}
+
+function affects(active: ActiveFilters, key: string): boolean {
+  if (active.state !== "broken") return false;
+  return !active.toolKeys || active.toolKeys.some((glob) => matchesGlob(glob, key));
+}
+
+async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: ActiveFilters, answer: () => Promise<string>): Promise<string> {
+  if (active.state === "broken") {
+    return toolError(id, `The gateway withheld this call: ${active.message}.`);
+  }
+  if (active.state !== "active") return answer();
+  const { set } = active;
+  const selected = selectFilter(set, key);
+  if (!selected) return answer();
+  const text = await answer();
+  const response: unknown = JSON.parse(text);
+  if (!isObject(response) || !isObject(response["result"])) return text; // a JSON-RPC error passes as it is
+  const label = `filter set "${set.name}", rule "${selected.key}"`;
+  let filtered: JsonObject | undefined;
+  try {
+    filtered = filterToolResult(response["result"], selected.filter, label);
+  } catch (error) {
+    if (!(error instanceof FilterError)) throw error;
+    if (set.mode === "shadow") {
+      console.log(JSON.stringify({ event: "output-filter-shadow", set: set.name, tool: key, rule: selected.key, wouldFail: error.message }));
+      return text;
+    }
+    console.warn(`mcp-edge-gateway: ${error.message}`);
+    return toolError(id, `The gateway withheld this result: ${error.message}.`);
+  }
+  if (!filtered) return text;
+  const out = resultText(id, filtered);
+  if (set.mode === "shadow") {
+    const saved = text.length - out.length;
+    console.log(JSON.stringify({ event: "output-filter-shadow", set: set.name, tool: key, rule: selected.key, bytesBefore: text.length, bytesAfter: out.length, bytesSaved: saved, tokensSavedEstimate: Math.round(saved / BYTES_PER_TOKEN) }));
+    return text;
+  }
+  return out;
+}
+
+/**
+ * Removes `outputSchema` from listed tools whose results an enforced set changes, saying
+ * why in `_meta`. On /mcp each tool is judged by the set of its own upstream.
+ */
+async function rewriteList(ctx: CallContext, text: string, setFor: (upstream: string) => Promise<ActiveFilters>): Promise<string> {
+  const tools = pathSpan(text, ["result", "tools"]);
+  if (!tools || text.charCodeAt(tools.start) !== 0x5b) return text;
+  const edits: Splice[] = [];
+  for (const tool of elements(text, tools)) {
+    if (text.charCodeAt(tool.start) !== 0x7b || !member(text, tool, "outputSchema")) continue;
+    const nameSpan = member(text, tool, "name");
+    const name = nameSpan ? parseSpan(text, nameSpan) : undefined;
+    const key = typeof name === "string" ? toolKey(ctx, name) : undefined;
+    if (!key || key.key.startsWith(SYS_PREFIX)) continue;
+    const active = await setFor(key.upstream);
+    if (active.state !== "active" || active.set.mode !== "enforce" || !selectFilter(active.set, key.key)) continue;
+    const note = { set: active.set.name, outputSchema: "removed: this tool's results are filtered by the gateway, so the upstream's schema no longer describes them" };
+    const meta = members(text, tool).find((m) => m.key === "_meta");
+    edits.push(removeMemberSplice(text, tool, "outputSchema")!);
+    if (!meta) edits.push(appendMemberSplice(text, tool, "_meta", JSON.stringify({ [FILTERED_META_KEY]: note })));
+    else if (text.charCodeAt(meta.value.start) === 0x7b) edits.push(appendMemberSplice(text, meta.value, FILTERED_META_KEY, JSON.stringify(note)));
+  }
+  return edits.length > 0 ? splice(text, edits) : text;
+}
+
+/**
+ * The output-filter middleware.
+ *
+ * @example
+ * const handler = composeMiddleware([outputFilters({ cacheTtlMs: 30_000 })], relay);
+ */
+export function outputFilters({ cacheTtlMs = DEFAULT_FILTER_CACHE_TTL_MS }: OutputFilterOptions = {}): Middleware {
+  return (next) =>
+    async function outputFilters(ctx, request) {
+      const { method, id, params } = request.message;
+      if (method !== "tools/call" && method !== "tools/list") return next(ctx, request);
+      const kv = ctx.env["GATEWAY_KV"] as KVNamespace | undefined;
+      const ttl = ttlOf(ctx, cacheTtlMs);
+      const route = ctx.aggregated ? "" : ctx.upstreams[0]!.name;
+      if (method === "tools/list") {
+        const text = await next(ctx, request);
+        const sets = new Map<string, Promise<ActiveFilters>>();
+        return rewriteList(ctx, text, (upstream) => {
+          let active = sets.get(upstream);
+          if (!active) sets.set(upstream, (active = activeFilters(kv, route, upstream, ttl)));
+          return active;
+        });
+      }
+      const name = params?.["name"];
+      const key = typeof name === "string" ? toolKey(ctx, name) : undefined;
+      if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
+      const active = await activeFilters(kv, route, key.upstream, ttl);
+      if (active.state === "broken" && !affects(active, key.key)) return next(ctx, request);
+      return filterCall(ctx, id, key.key, active, () => next(ctx, request));
+    };
+}

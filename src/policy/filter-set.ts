@@ -1,0 +1,180 @@
+/**
+ * Filter sets and plans: the documents users write (JSON or YAML), their validation
+ * with the location of every error, and nothing else. A document that has one error is
+ * rejected whole: a set is never half-applied.
+ */
+import { validate as validatePatch, type Operation } from "fast-json-patch";
+import { parse as parseYaml } from "yaml";
+import { isObject } from "../core/jsonrpc";
+import { pointerProblem } from "./json-pointer";
+
+export const FILTER_SET_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const TOOL_KEY = /^[A-Za-z0-9_*?-][A-Za-z0-9_*?.-]{0,127}$/;
+const MAX_VARIANTS = 32;
+
+export type FilterRule = { readonly retain?: readonly string[]; readonly patches?: readonly Operation[] };
+export type FilterVariant = FilterRule & { readonly test: { readonly path: string; readonly value: unknown } };
+/** One rule, or variants tried in order (the first whose test holds applies). */
+export type ToolFilter = FilterRule | readonly FilterVariant[];
+
+export type FilterSet = {
+  readonly name: string;
+  /** `shadow`: measure what the set would remove, change nothing. */
+  readonly mode: "enforce" | "shadow";
+  readonly description?: string;
+  /** Keys: `<upstream>___<tool>`, with `*` and `?` globs. */
+  readonly tools: Readonly<Record<string, ToolFilter>>;
+};
+
+/** Which filter set a call uses. The most specific entry wins: route, then upstream, then `default`. */
+export type FilterPlan = {
+  readonly default?: string | null;
+  readonly routes?: Readonly<Record<string, string | null>>;
+  readonly upstreams?: Readonly<Record<string, string | null>>;
+};
+
+/** One problem, located by a JSON Pointer into the document. */
+export type DocumentProblem = { readonly path: string; readonly message: string };
+
+export type Checked<T> = { ok: true; value: T } | { ok: false; problems: DocumentProblem[] };
+
+/** Reads a document written as JSON or YAML (JSON first: it is also YAML, but faster). */
+export function parseDocument(text: string): Checked<unknown> {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    // Not JSON; try YAML.
+  }
+  try {
+    return { ok: true, value: parseYaml(text, { maxAliasCount: 100 }) };
+  } catch (error) {
+    return { ok: false, problems: [{ path: "", message: `neither JSON nor YAML: ${(error as Error).message.split("\n")[0]}` }] };
+  }
+}
+
+function checkPointerList(value: unknown, at: string, problems: DocumentProblem[]): void {
+  if (!Array.isArray(value)) {
+    problems.push({ path: at, message: "must be a list of JSON Pointers, such as [\"/user/name\"]" });
+    return;
+  }
+  value.forEach((pointer, index) => {
+    const problem = pointerProblem(pointer);
+    if (problem) problems.push({ path: `${at}/${index}`, message: problem });
+  });
+}
+
+function checkPatches(value: unknown, at: string, problems: DocumentProblem[]): void {
+  if (!Array.isArray(value)) {
+    problems.push({ path: at, message: "must be a list of JSON Patch operations (RFC 6902)" });
+    return;
+  }
+  value.forEach((operation, index) => {
+    if (!isObject(operation)) {
+      problems.push({ path: `${at}/${index}`, message: 'must be an operation such as {"op":"remove","path":"/a"}' });
+      return;
+    }
+    const error = validatePatch([operation as unknown as Operation]);
+    if (error) problems.push({ path: `${at}/${index}`, message: `${error.name}: ${error.message.split("\n")[0]}` });
+    for (const field of ["path", "from"] as const) {
+      if (operation[field] === undefined) continue;
+      const problem = pointerProblem(operation[field]);
+      if (problem) problems.push({ path: `${at}/${index}/${field}`, message: problem });
+    }
+  });
+}
+
+function checkRule(value: unknown, at: string, problems: DocumentProblem[], variant: boolean): void {
+  if (!isObject(value)) {
+    problems.push({ path: at, message: variant ? "must be a variant {test, retain?, patches?}" : "must be a rule {retain?, patches?} or a list of variants" });
+    return;
+  }
+  const known = variant ? ["test", "retain", "patches"] : ["retain", "patches"];
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) problems.push({ path: `${at}/${key}`, message: `unknown field (known: ${known.join(", ")})` });
+  }
+  if (value["retain"] === undefined && value["patches"] === undefined) problems.push({ path: at, message: "needs retain, patches or both" });
+  if (value["retain"] !== undefined) checkPointerList(value["retain"], `${at}/retain`, problems);
+  if (value["patches"] !== undefined) checkPatches(value["patches"], `${at}/patches`, problems);
+  if (variant) {
+    const test = value["test"];
+    if (!isObject(test) || !("value" in test)) {
+      problems.push({ path: `${at}/test`, message: 'must be {"path": "/a/pointer", "value": <what it must equal>}' });
+    } else {
+      const problem = pointerProblem(test["path"]);
+      if (problem) problems.push({ path: `${at}/test/path`, message: problem });
+    }
+  }
+}
+
+function escapeKey(key: string): string {
+  return key.replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+/** Validates a filter set document; `name` comes from where it is stored. */
+export function checkFilterSet(name: string, value: unknown): Checked<FilterSet> {
+  const problems: DocumentProblem[] = [];
+  if (!FILTER_SET_NAME.test(name)) problems.push({ path: "", message: `the set name "${name}" must be 1-64 letters, digits, '-' or '_'` });
+  if (!isObject(value)) return { ok: false, problems: [...problems, { path: "", message: "must be an object with a \"tools\" map" }] };
+  for (const key of Object.keys(value)) {
+    if (!["version", "mode", "description", "tools"].includes(key)) problems.push({ path: `/${escapeKey(key)}`, message: "unknown field (known: version, mode, description, tools)" });
+  }
+  if (value["version"] !== undefined && value["version"] !== 1) problems.push({ path: "/version", message: "must be 1" });
+  const mode = value["mode"] ?? "enforce";
+  if (mode !== "enforce" && mode !== "shadow") problems.push({ path: "/mode", message: 'must be "enforce" or "shadow"' });
+  if (value["description"] !== undefined && typeof value["description"] !== "string") problems.push({ path: "/description", message: "must be a string" });
+  const tools = value["tools"];
+  if (!isObject(tools)) {
+    problems.push({ path: "/tools", message: "must map tool names (<upstream>___<tool>, globs * and ? allowed) to rules" });
+  } else {
+    for (const [key, rule] of Object.entries(tools)) {
+      const at = `/tools/${escapeKey(key)}`;
+      if (!TOOL_KEY.test(key)) problems.push({ path: at, message: "a tool key is <upstream>___<tool>, with * and ? as wildcards" });
+      if (Array.isArray(rule)) {
+        if (rule.length === 0 || rule.length > MAX_VARIANTS) problems.push({ path: at, message: `needs 1 to ${MAX_VARIANTS} variants` });
+        rule.forEach((variant, index) => checkRule(variant, `${at}/${index}`, problems, true));
+      } else checkRule(rule, at, problems, false);
+    }
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    value: {
+      name,
+      mode: mode as FilterSet["mode"],
+      ...(typeof value["description"] === "string" ? { description: value["description"] } : {}),
+      tools: tools as FilterSet["tools"],
+    },
+  };
+}
+
+function checkNameMap(value: unknown, at: string, problems: DocumentProblem[]): void {
+  if (value === undefined) return;
+  if (!isObject(value)) {
+    problems.push({ path: at, message: "must map names to a filter set name (or null for none)" });
+    return;
+  }
+  for (const [key, set] of Object.entries(value)) {
+    if (set !== null && (typeof set !== "string" || !FILTER_SET_NAME.test(set))) problems.push({ path: `${at}/${escapeKey(key)}`, message: "must be a filter set name or null" });
+  }
+}
+
+/** Validates the plan document. */
+export function checkPlan(value: unknown): Checked<FilterPlan> {
+  const problems: DocumentProblem[] = [];
+  if (!isObject(value)) return { ok: false, problems: [{ path: "", message: "must be an object {default?, routes?, upstreams?}" }] };
+  for (const key of Object.keys(value)) {
+    if (!["version", "default", "routes", "upstreams"].includes(key)) problems.push({ path: `/${escapeKey(key)}`, message: "unknown field (known: version, default, routes, upstreams)" });
+  }
+  const fallback = value["default"];
+  if (fallback !== undefined && fallback !== null && (typeof fallback !== "string" || !FILTER_SET_NAME.test(fallback))) {
+    problems.push({ path: "/default", message: "must be a filter set name or null" });
+  }
+  checkNameMap(value["routes"], "/routes", problems);
+  checkNameMap(value["upstreams"], "/upstreams", problems);
+  if (isObject(value["routes"])) {
+    for (const route of Object.keys(value["routes"])) {
+      if (!/^\/mcp(\/[A-Za-z0-9_-]+)?$/.test(route)) problems.push({ path: `/routes/${escapeKey(route)}`, message: 'a route is "/mcp" or "/mcp/<upstream>"' });
+    }
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: value as FilterPlan };
+}

@@ -1,0 +1,156 @@
+/**
+ * The filter language as tables: every patch op, retain (indices, escapes, missing
+ * branches, the root, overlaps, wildcards), variants, rule selection, fail-closed errors
+ * and document validation with locations.
+ */
+import { describe, expect, it } from "vitest";
+import { applyToolFilter, filterToolResult, FilterError, selectFilter } from "../src/policy/apply-filter";
+import { checkFilterSet, checkPlan, parseDocument, type FilterSet, type ToolFilter } from "../src/policy/filter-set";
+import { retain } from "../src/policy/retain";
+
+const USER = { userInfo: { login: "ada", type: "PhysicalPerson", city: "Paris", bioHTML: "<p/>", tags: ["a", "b", "c"] }, "a/b": { "c~d": 1, e: 2 }, total: 3 };
+
+describe("patch operations", () => {
+  it.each([
+    ["add", [{ op: "add", path: "/userInfo/country", value: "France" }], (v: typeof USER) => ({ ...v, userInfo: { ...v.userInfo, country: "France" } })],
+    ["remove", [{ op: "remove", path: "/userInfo/bioHTML" }], (v: typeof USER) => ({ ...v, userInfo: { login: "ada", type: "PhysicalPerson", city: "Paris", tags: ["a", "b", "c"] } })],
+    ["replace", [{ op: "replace", path: "/userInfo/city", value: "Parigné-le-Pôlin" }], (v: typeof USER) => ({ ...v, userInfo: { ...v.userInfo, city: "Parigné-le-Pôlin" } })],
+    ["copy", [{ op: "copy", from: "/userInfo/login", path: "/login" }], (v: typeof USER) => ({ ...v, login: "ada" })],
+    ["move", [{ op: "move", from: "/total", path: "/count" }], (v: typeof USER) => ({ userInfo: v.userInfo, "a/b": v["a/b"], count: 3 })],
+    ["a passing test", [{ op: "test", path: "/userInfo/type", value: "PhysicalPerson" }, { op: "remove", path: "/total" }], (v: typeof USER) => ({ userInfo: v.userInfo, "a/b": v["a/b"] })],
+    ["an escaped path", [{ op: "remove", path: "/a~1b/c~0d" }], (v: typeof USER) => ({ ...v, "a/b": { e: 2 } })],
+    ["an array element", [{ op: "remove", path: "/userInfo/tags/1" }], (v: typeof USER) => ({ ...v, userInfo: { ...v.userInfo, tags: ["a", "c"] } })],
+  ])("%s", (_label, patches, expected) => {
+    const out = applyToolFilter(structuredClone(USER), { patches } as ToolFilter, "set, rule");
+    expect(out?.value).toEqual(expected(structuredClone(USER)));
+  });
+
+  it.each([
+    ["a failing test", [{ op: "test", path: "/userInfo/type", value: "MoralPerson" }], /rule: patch 0 \(test \/userInfo\/type\): test failed/],
+    ["removing what is not there", [{ op: "remove", path: "/userInfo/age" }], /patch 0 \(remove \/userInfo\/age\)/],
+    ["replacing under a missing parent", [{ op: "replace", path: "/nope/x", value: 1 }], /patch 0 \(replace \/nope\/x\)/],
+  ])("fails closed on %s", (_label, patches, message) => {
+    expect(() => applyToolFilter(structuredClone(USER), { patches } as ToolFilter, "rule")).toThrow(FilterError);
+    expect(() => applyToolFilter(structuredClone(USER), { patches } as ToolFilter, "rule")).toThrow(message);
+  });
+});
+
+describe("retain", () => {
+  it.each([
+    ["one branch", ["/userInfo/login"], { userInfo: { login: "ada" } }],
+    ["the root pointer", [""], USER],
+    ["overlapping pointers (the wider wins)", ["/userInfo/city", "/userInfo"], { userInfo: USER.userInfo }],
+    ["array indices, packed in order", ["/userInfo/tags/2", "/userInfo/tags/0"], { userInfo: { tags: ["a", "c"] } }],
+    ["~1 and ~0 escapes", ["/a~1b/c~0d"], { "a/b": { "c~d": 1 } }],
+    ["several branches", ["/total", "/userInfo/type"], { userInfo: { type: "PhysicalPerson" }, total: 3 }],
+    ["a wildcard over an array", ["/items/*/id"], { items: [{ id: 1 }, { id: 2 }, {}] }],
+  ])("%s", (_label, pointers, expected) => {
+    const value = _label.includes("wildcard") ? { items: [{ id: 1, x: 1 }, { id: 2 }, { x: 3 }], other: 1 } : USER;
+    expect(retain(structuredClone(value), pointers)).toEqual(expected);
+  });
+
+  it.each([
+    ["a missing member", ["/userInfo/age"], /nothing at \/userInfo\/age/],
+    ["an index past the end", ["/userInfo/tags/9"], /nothing at \/userInfo\/tags\/9/],
+    ["descending into a string", ["/userInfo/login/x"], /value there is string/],
+  ])("fails closed on %s", (_label, pointers, message) => {
+    expect(() => applyToolFilter(structuredClone(USER), { retain: pointers }, "set x, rule y")).toThrow(message);
+  });
+
+  it("runs before the patches", () => {
+    const out = applyToolFilter(structuredClone(USER), { retain: ["/userInfo"], patches: [{ op: "remove", path: "/userInfo/bioHTML" }] }, "r");
+    expect(out?.value).toEqual({ userInfo: { login: "ada", type: "PhysicalPerson", city: "Paris", tags: ["a", "b", "c"] } });
+  });
+});
+
+describe("variants", () => {
+  const variants: ToolFilter = [
+    { test: { path: "/userInfo/type", value: "MoralPerson" }, retain: ["/userInfo/login"] },
+    { test: { path: "/userInfo/type", value: "PhysicalPerson" }, retain: ["/userInfo/city"] },
+  ];
+
+  it("applies the first variant whose test holds", () => {
+    expect(applyToolFilter(structuredClone(USER), variants, "r")?.value).toEqual({ userInfo: { city: "Paris" } });
+  });
+
+  it("passes the result unchanged when no test holds", () => {
+    expect(applyToolFilter({ userInfo: { type: "Robot" } }, variants, "r")).toBeUndefined();
+    expect(applyToolFilter({ other: 1 }, variants, "r")).toBeUndefined();
+  });
+
+  it("compares test values deeply", () => {
+    const deep: ToolFilter = [{ test: { path: "/userInfo/tags", value: ["a", "b", "c"] }, retain: ["/total"] }];
+    expect(applyToolFilter(structuredClone(USER), deep, "r")?.value).toEqual({ total: 3 });
+  });
+
+  it("names the variant in a failure", () => {
+    const failing: ToolFilter = [{ test: { path: "/total", value: 3 }, patches: [{ op: "remove", path: "/missing" }] }];
+    expect(() => applyToolFilter(structuredClone(USER), failing, 'filter set "s", rule "k"')).toThrow(/rule "k" variant 0: patch 0/);
+  });
+});
+
+describe("tool results", () => {
+  it("filters structuredContent and JSON text blocks, and leaves other blocks alone", () => {
+    const result = { content: [{ type: "text", text: JSON.stringify(USER) }, { type: "text", text: "not json" }, { type: "image", data: "x", mimeType: "image/png" }], structuredContent: USER };
+    const out = filterToolResult(result, { retain: ["/total"] }, "r");
+    expect(out).toEqual({ content: [{ type: "text", text: '{"total":3}' }, { type: "text", text: "not json" }, { type: "image", data: "x", mimeType: "image/png" }], structuredContent: { total: 3 } });
+  });
+
+  it("says nothing changed when there is no JSON", () => {
+    expect(filterToolResult({ content: [{ type: "text", text: "plain" }] }, { retain: ["/a"] }, "r")).toBeUndefined();
+  });
+});
+
+describe("rule selection", () => {
+  const set: FilterSet = { name: "s", mode: "enforce", tools: { "github___*": { retain: ["/a"] }, "github___get_*": { retain: ["/b"] }, github___get_user: { retain: ["/c"] }, "*": { retain: ["/d"] } } };
+  it.each([
+    ["github___get_user", "github___get_user"],
+    ["github___get_repo", "github___get_*"],
+    ["github___list", "github___*"],
+    ["jira___x", "*"],
+  ])("%s uses %s", (tool, key) => {
+    expect(selectFilter(set, tool)?.key).toBe(key);
+  });
+});
+
+describe("documents", () => {
+  it("reads YAML as well as JSON", () => {
+    const yaml = "tools:\n  github___get_user_with_latest_followers:\n    retain: [/userInfo]\n    patches:\n      - { op: remove, path: /userInfo/bioHTML }\n      - { op: replace, path: /userInfo/city, value: \"Parigné-le-Pôlin\" }\n";
+    const parsed = parseDocument(yaml);
+    expect(parsed.ok && checkFilterSet("partner", parsed.value).ok).toBe(true);
+  });
+
+  it.each([
+    ["not an object", [], "", /must be an object/],
+    ["no tools", {}, "/tools", /must map tool names/],
+    ["an unknown field", { tools: {}, mdoe: "shadow" }, "/mdoe", /unknown field/],
+    ["a bad mode", { tools: {}, mode: "loud" }, "/mode", /"enforce" or "shadow"/],
+    ["a rule with nothing", { tools: { a___b: {} } }, "/tools/a___b", /needs retain, patches or both/],
+    ["a pointer without a slash", { tools: { a___b: { retain: ["userInfo"] } } }, "/tools/a___b/retain/0", /must be "" \(the whole result\) or start with "\/"/],
+    ["a bad escape", { tools: { a___b: { retain: ["/a~2b"] } } }, "/tools/a___b/retain/0", /"~0" \(for ~\) or "~1"/],
+    ["an unknown op", { tools: { a___b: { patches: [{ op: "delete", path: "/a" }] } } }, "/tools/a___b/patches/0", /OPERATION_OP_INVALID/],
+    ["an add without value", { tools: { a___b: { patches: [{ op: "add", path: "/a" }] } } }, "/tools/a___b/patches/0", /OPERATION_VALUE_REQUIRED/],
+    ["a move without from", { tools: { a___b: { patches: [{ op: "move", path: "/a" }] } } }, "/tools/a___b/patches/0", /OPERATION_FROM_REQUIRED/],
+    ["a variant without test", { tools: { a___b: [{ retain: ["/a"] }] } }, "/tools/a___b/0/test", /must be \{"path"/],
+    ["no variants", { tools: { a___b: [] } }, "/tools/a___b", /needs 1 to 32 variants/],
+    ["a tool key with a space", { tools: { "a b": { retain: ["/a"] } } }, "/tools/a b", /a tool key is/],
+  ])("rejects %s at %j", (_label, document, path, message) => {
+    const checked = checkFilterSet("s", document);
+    expect(checked.ok).toBe(false);
+    if (!checked.ok) expect(checked.problems).toContainEqual({ path, message: expect.stringMatching(message) });
+  });
+
+  it("reports every error of a document at once", () => {
+    const checked = checkFilterSet("s", { tools: { a___b: { retain: ["x"], patches: [{ op: "nope", path: "/a" }] }, c___d: [] } });
+    expect(!checked.ok && checked.problems.map((p) => p.path)).toEqual(["/tools/a___b/retain/0", "/tools/a___b/patches/0", "/tools/c___d"]);
+  });
+
+  it.each([
+    [{ default: "base", routes: { "/mcp/github": "partner" }, upstreams: { jira: null } }, true],
+    [{ routes: { "/other": "x" } }, false],
+    [{ default: 3 }, false],
+    [{ upstreams: { a: "bad name!" } }, false],
+  ])("checks the plan %j", (plan, ok) => {
+    expect(checkPlan(plan).ok).toBe(ok);
+  });
+});
