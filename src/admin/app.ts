@@ -9,7 +9,7 @@
  *   GET    /admin/filter-sets/<name>
  *   DELETE /admin/filter-sets/<name>
  *   POST   /admin/filter-sets/<name>/preview  body: {"tool": "...", "result": <a tool result>, "set"?: <an unsaved set>}
- *   PUT    /admin/plan, GET /admin/plan
+ *   PUT    /admin/plan, GET /admin/plan, DELETE /admin/plan
  */
 import { Hono, type Context } from "hono";
 import { applyToolFilter, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
@@ -158,6 +158,12 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
     await kvOf(c).put(PLAN_KEY, JSON.stringify(parsed.ok ? parsed.value : null));
     forgetCached(PLAN_KEY);
     return c.json({ stored: parsed.ok ? parsed.value : null });
+  });
+
+  admin.delete("/plan", async (c) => {
+    await kvOf(c).delete(PLAN_KEY);
+    forgetCached(PLAN_KEY);
+    return c.json({ deleted: "plan" });
   });
 
   admin.get("/plan", async (c) => {
