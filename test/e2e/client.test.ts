@@ -47,7 +47,7 @@ describe("a session across gateway processes", () => {
 
   beforeAll(async () => {
     alpha = await startAlpha();
-    vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }] };
+    vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }], ADMIN_TOKEN: "e2e-admin-token" };
     // No SESSION_SECRET: `npm start` supplies the same stable development key to both.
     first = await startGateway({ port: await freePort(), vars, persistTo: ".wrangler/e2e-first" });
     second = await startGateway({ port: await freePort(), vars, persistTo: ".wrangler/e2e-second" });
@@ -98,5 +98,22 @@ describe("a session across gateway processes", () => {
     expect(textOf(await client.callTool({ name: "alpha___echo", arguments: { text: "after" } }))).toBe("alpha: after");
     expect(transport.sessionId).toBe(sessionId);
     await client.close();
+  });
+
+  it("keeps a client that validates structuredContent working when a filter reshapes it", async () => {
+    const put = await fetch(`${first.url}/admin/filter-sets/default`, {
+      method: "PUT",
+      headers: { authorization: "Bearer e2e-admin-token", "content-type": "application/yaml" },
+      body: "tools:\n  alpha___get_user:\n    retain: [/userInfo/login]\n",
+    });
+    expect(put.status).toBe(200);
+    const client = new Client({ name: "e2e", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${first.url}/mcp`)));
+    const { tools } = await client.listTools(); // the SDK caches output schemas from here and validates against them
+    expect(tools.find((t) => t.name === "alpha___get_user")?.outputSchema).toBeUndefined();
+    const result = await client.callTool({ name: "alpha___get_user", arguments: { login: "ada" } });
+    expect(result.structuredContent).toEqual({ userInfo: { login: "ada" } });
+    await client.close();
+    await fetch(`${first.url}/admin/filter-sets/default`, { method: "DELETE", headers: { authorization: "Bearer e2e-admin-token" } });
   });
 });
