@@ -57,6 +57,14 @@ describe("retain", () => {
     expect(() => applyToolFilter(structuredClone(USER), { retain: pointers }, "set x, rule y")).toThrow(message);
   });
 
+  it("keeps a \"__proto__\" member as data, not as a prototype", () => {
+    const value: unknown = JSON.parse('{"__proto__":{"polluted":true},"a":1}');
+    const out = retain(value, ["/__proto__"]) as Record<string, unknown>;
+    expect(Object.keys(out)).toEqual(["__proto__"]);
+    expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+    expect(JSON.stringify(out)).toBe('{"__proto__":{"polluted":true}}');
+  });
+
   it("runs before the patches", () => {
     const out = applyToolFilter(structuredClone(USER), { retain: ["/userInfo"], patches: [{ op: "remove", path: "/userInfo/bioHTML" }] }, "r");
     expect(out?.value).toEqual({ userInfo: { login: "ada", type: "PhysicalPerson", city: "Paris", tags: ["a", "b", "c"] } });

@@ -48,31 +48,52 @@ function buildTree(pointers: readonly string[]): Keep {
   return tree;
 }
 
-function project(value: unknown, keep: Keep, at: string, strict: boolean): { found: boolean; value: unknown } {
+/** The pointer to where `project` is, built only for an error message. */
+function here(path: readonly string[]): string {
+  return path.length === 0 ? '""' : `/${path.join("/")}`;
+}
+
+function project(value: unknown, keep: Keep, path: string[], strict: boolean): { found: boolean; value: unknown } {
   if (keep === true) return { found: true, value };
   if (typeof value !== "object" || value === null) {
-    if (strict) throw new RetainError(`nothing at ${at || '""'} to descend into: the value there is ${value === null ? "null" : typeof value}`);
+    if (strict) throw new RetainError(`nothing at ${here(path)} to descend into: the value there is ${value === null ? "null" : typeof value}`);
     return { found: false, value: undefined };
   }
-  const entries: [string, unknown][] = [];
   const wildcard = keep.get(WILDCARD);
-  const keys = Array.isArray(value) ? value.map((_, index) => String(index)) : Object.keys(value);
-  for (const key of keys) {
-    const sub = keep.get(key) ?? wildcard;
-    if (sub === undefined) continue;
-    const viaWildcard = !keep.has(key);
-    const picked = project(child(value, key).value, sub, `${at}/${key}`, strict && !viaWildcard);
-    if (picked.found) entries.push([key, picked.value]);
-  }
   if (strict) {
     for (const token of keep.keys()) {
-      if (token !== WILDCARD && !child(value, token).found) throw new RetainError(`the result has nothing at ${at}/${token}`);
+      if (token !== WILDCARD && !child(value, token).found) throw new RetainError(`the result has nothing at ${here([...path, token])}`);
     }
   }
-  return { found: true, value: Array.isArray(value) ? entries.map(([, v]) => v) : Object.fromEntries(entries) };
+  const visit = (key: string, item: unknown): { found: boolean; value: unknown } | undefined => {
+    const named = keep.get(key);
+    const sub = named ?? wildcard;
+    if (sub === undefined) return undefined;
+    path.push(key);
+    const picked = project(item, sub, path, strict && named !== undefined);
+    path.pop();
+    return picked.found ? picked : undefined;
+  };
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (let index = 0; index < value.length; index++) {
+      const picked = visit(String(index), value[index]);
+      if (picked) out.push(picked.value);
+    }
+    return { found: true, value: out };
+  }
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const picked = visit(key, (value as Record<string, unknown>)[key]);
+    if (!picked) continue;
+    // JSON may carry a "__proto__" member; assigning it would set the prototype instead.
+    if (key === "__proto__") Object.defineProperty(out, key, { value: picked.value, enumerable: true, writable: true, configurable: true });
+    else out[key] = picked.value;
+  }
+  return { found: true, value: out };
 }
 
 /** Applies `retain` to `value`; throws `RetainError` when a pointer does not resolve. */
 export function retain(value: unknown, pointers: readonly string[]): unknown {
-  return project(value, buildTree(pointers), "", true).value;
+  return project(value, buildTree(pointers), [], true).value;
 }
