@@ -3,6 +3,7 @@
  * upstream that still has more; the cursor carries each such upstream's own cursor, so
  * the next page can be asked of any isolate.
  */
+import { decodeJson, encodeJson } from "./base64url";
 import { GatewayError } from "./errors";
 import { INVALID_PARAMS } from "./jsonrpc";
 
@@ -10,22 +11,13 @@ import { INVALID_PARAMS } from "./jsonrpc";
 export type MergedCursor = ReadonlyArray<readonly [upstream: string, cursor: string | null]>;
 
 export function encodeCursor(pending: MergedCursor): string {
-  const bytes = new TextEncoder().encode(JSON.stringify(pending));
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return encodeJson(pending);
 }
 
 export function decodeCursor(cursor: unknown): MergedCursor {
   const invalid = new GatewayError(200, INVALID_PARAMS, "Invalid params: the cursor was not issued by this gateway; list again without a cursor");
-  if (typeof cursor !== "string" || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid;
-  let value: unknown;
-  try {
-    const binary = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-    value = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))));
-  } catch {
-    throw invalid;
-  }
+  if (typeof cursor !== "string" || cursor === "") throw invalid;
+  const value = decodeJson(cursor);
   const valid =
     Array.isArray(value) &&
     value.every((entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === "string" && (entry[1] === null || typeof entry[1] === "string"));

@@ -3,36 +3,25 @@
  * endpoint. The client answers with a separate POST that may reach another isolate, so
  * the id itself says which upstream asked and what id that upstream used.
  */
+import { decodeJson, encodeJson } from "./base64url";
 import type { JsonRpcId } from "./jsonrpc";
 import { member, rootSpan, splice } from "./raw-json";
 
 const ID_PREFIX = "gw.";
 
-function toBase64Url(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
 /** The id the client sees for request `id` from `upstream`. */
 export function encodeServerRequestId(upstream: string, id: JsonRpcId): string {
-  return ID_PREFIX + toBase64Url(JSON.stringify([upstream, id]));
+  return ID_PREFIX + encodeJson([upstream, id]);
 }
 
 /** The upstream and original id behind an id from `encodeServerRequestId`, or undefined. */
 export function decodeServerRequestId(id: JsonRpcId): { upstream: string; id: JsonRpcId } | undefined {
   if (typeof id !== "string" || !id.startsWith(ID_PREFIX)) return undefined;
-  try {
-    const binary = atob(id.slice(ID_PREFIX.length).replace(/-/g, "+").replace(/_/g, "/"));
-    const value: unknown = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))));
-    if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== "string") return undefined;
-    const original: unknown = value[1];
-    if (typeof original !== "string" && typeof original !== "number") return undefined;
-    return { upstream: value[0], id: original };
-  } catch {
-    return undefined;
-  }
+  const value = decodeJson(id.slice(ID_PREFIX.length));
+  if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== "string") return undefined;
+  const original: unknown = value[1];
+  if (typeof original !== "string" && typeof original !== "number") return undefined;
+  return { upstream: value[0], id: original };
 }
 
 /** Replaces the top-level `id` of a message text, leaving every other byte alone. */

@@ -4,6 +4,8 @@
  * capabilities, the principal, the route, each upstream's session). Any isolate holding
  * the secret can open it, so no request depends on the memory of another.
  */
+import { base64UrlToBytes, bytesToBase64Url } from "./base64url";
+import { derivedKey } from "./derived-keys";
 import { fail, ok, type Result } from "./errors";
 
 export const SESSION_TTL_S = 24 * 60 * 60;
@@ -41,40 +43,8 @@ export type SessionState = {
 
 export type SessionProblem = { reason: "malformed" | "expired" };
 
-const keys = new Map<string, Promise<CryptoKey>>();
-
 function sessionKey(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (!key) {
-    key = (async () => {
-      const material = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), "HKDF", false, ["deriveKey"]);
-      return crypto.subtle.deriveKey(
-        { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: new TextEncoder().encode(HKDF_INFO) },
-        material,
-        { name: "AES-GCM", length: 256 },
-        false,
-        ["encrypt", "decrypt"],
-      );
-    })();
-    keys.set(secret, key);
-  }
-  return key;
-}
-
-function toBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function fromBase64Url(text: string): Uint8Array | undefined {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
-  try {
-    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
-  } catch {
-    return undefined;
-  }
+  return derivedKey(secret, HKDF_INFO, { name: "AES-GCM", length: 256 }, ["encrypt", "decrypt"]);
 }
 
 /** A fresh random session id (128 bits, hex). */
@@ -90,13 +60,13 @@ export async function sealSession(state: SessionState, secret: string): Promise<
   const out = new Uint8Array(IV_BYTES + sealed.length);
   out.set(iv);
   out.set(sealed, IV_BYTES);
-  return TOKEN_PREFIX + toBase64Url(out);
+  return TOKEN_PREFIX + bytesToBase64Url(out);
 }
 
 /** Opens a token minted by `sealSession`; anything altered or foreign is `malformed`. */
 export async function openSession(token: string, secret: string, now = Date.now()): Promise<Result<SessionState, SessionProblem>> {
   if (!token.startsWith(TOKEN_PREFIX)) return fail({ reason: "malformed" });
-  const bytes = fromBase64Url(token.slice(TOKEN_PREFIX.length));
+  const bytes = base64UrlToBytes(token.slice(TOKEN_PREFIX.length));
   if (!bytes || bytes.length <= IV_BYTES) return fail({ reason: "malformed" });
   let state: SessionState;
   try {

@@ -1,0 +1,98 @@
+/**
+ * Oversized payloads in R2: stored under a random 128-bit id with who may read them
+ * and until when, read back only by their owner before they expire.
+ *
+ * Expiry is checked on every read (an expired payload is "not found" even before the
+ * bucket's lifecycle rule deletes it). Access is checked against the metadata; a payload
+ * that belongs to someone else is "not found" too, so ids reveal nothing.
+ */
+
+export const PAYLOAD_KEY_PREFIX = "payloads/";
+export const DEFAULT_PAYLOAD_TTL_S = 24 * 60 * 60;
+const ID_PATTERN = /^[0-9a-f]{32}$/;
+
+/** Who caused an offload: the only one who may read it back. */
+export type PayloadOwner = { readonly principal: string; readonly session: string };
+
+export type PayloadMetadata = PayloadOwner & {
+  readonly upstream: string;
+  readonly tool: string;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+  readonly size: number;
+  readonly contentType: string;
+};
+
+/** A fresh payload id: 32 hex characters from `crypto.getRandomValues`. */
+export function newPayloadId(): string {
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export function isPayloadId(id: unknown): id is string {
+  return typeof id === "string" && ID_PATTERN.test(id);
+}
+
+function toCustomMetadata(metadata: PayloadMetadata): Record<string, string> {
+  return Object.fromEntries(Object.entries(metadata).map(([key, value]) => [key, String(value)]));
+}
+
+function fromCustomMetadata(custom: Record<string, string> | undefined): PayloadMetadata | undefined {
+  if (!custom || !custom["principal"] || !custom["expiresAt"]) return undefined;
+  return {
+    principal: custom["principal"],
+    session: custom["session"] ?? "",
+    upstream: custom["upstream"] ?? "",
+    tool: custom["tool"] ?? "",
+    createdAt: custom["createdAt"] ?? "",
+    expiresAt: custom["expiresAt"],
+    size: Number(custom["size"] ?? 0),
+    contentType: custom["contentType"] ?? "application/json",
+  };
+}
+
+/** Metadata for a payload stored now. */
+export function payloadMetadata(owner: PayloadOwner, fields: { upstream: string; tool: string; size: number; contentType: string; ttlSeconds: number }, now = Date.now()): PayloadMetadata {
+  return {
+    ...owner,
+    upstream: fields.upstream,
+    tool: fields.tool,
+    size: fields.size,
+    contentType: fields.contentType,
+    createdAt: new Date(now).toISOString(),
+    expiresAt: new Date(now + fields.ttlSeconds * 1000).toISOString(),
+  };
+}
+
+/** Stores a payload whose bytes are all at hand. */
+export async function putPayload(bucket: R2Bucket, id: string, body: string | Uint8Array, metadata: PayloadMetadata): Promise<void> {
+  await bucket.put(PAYLOAD_KEY_PREFIX + id, body, { httpMetadata: { contentType: metadata.contentType }, customMetadata: toCustomMetadata(metadata) });
+}
+
+/** Starts a multipart upload for a payload streamed in parts. */
+export function startPayloadUpload(bucket: R2Bucket, id: string, metadata: PayloadMetadata): Promise<R2MultipartUpload> {
+  return bucket.createMultipartUpload(PAYLOAD_KEY_PREFIX + id, { httpMetadata: { contentType: metadata.contentType }, customMetadata: toCustomMetadata(metadata) });
+}
+
+/** Who is asking: the owner's principal and session, or a signed URL (which proves access by itself). */
+export type PayloadReader = { readonly owner: PayloadOwner } | { readonly signed: true };
+
+export type PayloadLookup = { readonly state: "found"; readonly metadata: PayloadMetadata } | { readonly state: "not-found" };
+
+function readable(metadata: PayloadMetadata | undefined, reader: PayloadReader, now: number): metadata is PayloadMetadata {
+  if (!metadata || Date.parse(metadata.expiresAt) <= now) return false;
+  if ("signed" in reader) return true;
+  return metadata.principal === reader.owner.principal && metadata.session === reader.owner.session;
+}
+
+/** The payload's metadata, when `reader` may read it. */
+export async function findPayload(bucket: R2Bucket, id: string, reader: PayloadReader, now = Date.now()): Promise<PayloadLookup> {
+  if (!isPayloadId(id)) return { state: "not-found" };
+  const head = await bucket.head(PAYLOAD_KEY_PREFIX + id);
+  const metadata = fromCustomMetadata(head?.customMetadata);
+  return readable(metadata, reader, now) ? { state: "found", metadata } : { state: "not-found" };
+}
+
+/** Reads a payload (or a byte range of it) that `findPayload` allowed. */
+export async function readPayload(bucket: R2Bucket, id: string, range?: { offset: number; length: number }): Promise<R2ObjectBody | null> {
+  return bucket.get(PAYLOAD_KEY_PREFIX + id, range ? { range } : undefined);
+}
