@@ -100,7 +100,7 @@ describe("what reaches the upstream", () => {
     const vars = { UPSTREAMS: JSON.stringify([{ name: "svc", service: "RAW_SERVICE" }]) };
     const { session } = await initialize("/mcp", { vars });
     const list = await request("/mcp", session, "tools/list", undefined, { vars });
-    expect(list.result.tools.map((t: { name: string }) => t.name)).toEqual(["svc___trap"]);
+    expect(list.result.tools.map((t: { name: string }) => t.name)).toEqual(["svc___trap", "sys___read_payload"]);
     const missing = { UPSTREAMS: JSON.stringify([{ name: "svc", service: "NO_SUCH_BINDING" }]) };
     const response = await post("/mcp/svc", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }, { vars: missing });
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/service binding NO_SUCH_BINDING is not configured/);

@@ -16,6 +16,8 @@ export type CallContext = {
   /** True on /mcp, where names carry their upstream's prefix. */
   readonly aggregated: boolean;
   readonly session: SessionState;
+  /** The gateway's own origin as the client reached it (for URLs handed to the client). */
+  readonly origin: string;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
   /** Sends a message to the client ahead of the answer (progress, logs, server requests). */

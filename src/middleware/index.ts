@@ -1,12 +1,14 @@
 /**
  * The order of the method middleware, outermost first, in one place.
  *
- * Policy layers (visibility, authorization, audit, output filters, offload) are added
- * here as they land, in that order: visibility hides before anyone is authorized,
- * audit sees the final outcome, filters run before offload so offload sees the
- * filtered size. The relay to upstreams is always the centre.
+ * A response travels from the relay outwards, so the list reads backwards for results:
+ * output filters shape a result first, then offload sees the filtered size and stores
+ * the filtered data, and the gateway's own tools answer before anything is forwarded.
+ * Later layers (visibility, authorization, audit) go in front, in that order.
  */
 import type { Middleware } from "./chain";
+import { offload } from "./offload";
 import { outputFilters } from "./output-filters";
+import { sysTools } from "./sys-tools";
 
-export const METHOD_MIDDLEWARE: readonly Middleware[] = [outputFilters()];
+export const METHOD_MIDDLEWARE: readonly Middleware[] = [sysTools(), offload(), outputFilters()];

@@ -7,6 +7,7 @@ import { validate as validatePatch, type Operation } from "fast-json-patch";
 import { parse as parseYaml } from "yaml";
 import { isObject } from "../core/jsonrpc";
 import { pointerProblem } from "./json-pointer";
+import { checkOffloadOverride, type OffloadConfig } from "./offload-config";
 
 export const FILTER_SET_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const TOOL_KEY = /^[A-Za-z0-9_*?-][A-Za-z0-9_*?.-]{0,127}$/;
@@ -28,6 +29,8 @@ export type FilterSet = {
 
 /** Which filter set a call uses. The most specific entry wins: route, then upstream, then `default`. */
 export type FilterPlan = {
+  /** Overrides of the offload settings for this gateway (see offload-config.ts). */
+  readonly offload?: Partial<OffloadConfig>;
   readonly default?: string | null;
   readonly routes?: Readonly<Record<string, string | null>>;
   readonly upstreams?: Readonly<Record<string, string | null>>;
@@ -163,12 +166,13 @@ export function checkPlan(value: unknown): Checked<FilterPlan> {
   const problems: DocumentProblem[] = [];
   if (!isObject(value)) return { ok: false, problems: [{ path: "", message: "must be an object {default?, routes?, upstreams?}" }] };
   for (const key of Object.keys(value)) {
-    if (!["version", "default", "routes", "upstreams"].includes(key)) problems.push({ path: `/${escapeKey(key)}`, message: "unknown field (known: version, default, routes, upstreams)" });
+    if (!["version", "default", "routes", "upstreams", "offload"].includes(key)) problems.push({ path: `/${escapeKey(key)}`, message: "unknown field (known: version, default, routes, upstreams, offload)" });
   }
   const fallback = value["default"];
   if (fallback !== undefined && fallback !== null && (typeof fallback !== "string" || !FILTER_SET_NAME.test(fallback))) {
     problems.push({ path: "/default", message: "must be a filter set name or null" });
   }
+  if (value["offload"] !== undefined) problems.push(...checkOffloadOverride(value["offload"], "/offload").problems);
   checkNameMap(value["routes"], "/routes", problems);
   checkNameMap(value["upstreams"], "/upstreams", problems);
   if (isObject(value["routes"])) {

@@ -10,6 +10,7 @@ import { createAdminApp } from "../admin/app";
 import { upstreamsFrom, type UpstreamConfig } from "../upstream/config";
 import { handleDelete, handleGet, handlePost, type EndpointRequest } from "./mcp-endpoint";
 import { allowedOrigins, checkOrigin, corsHeaders } from "./origin";
+import { downloadPayload } from "./payload-download";
 
 /** Until authentication lands every caller is the same principal. */
 const ANONYMOUS_PRINCIPAL = "anonymous";
@@ -87,6 +88,7 @@ export function createApp(): Hono<{ Bindings: GatewayBindings }> {
     });
   });
   app.route("/admin", createAdminApp());
+  app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id")));
   app.all("/mcp", (c) => serve(c, ""));
   app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream")));
   app.notFound(() => errorResponse(new GatewayError(404, -32000, "Not Found: the MCP endpoint is /mcp (all upstreams) or /mcp/<upstream>")));

@@ -104,6 +104,7 @@ export async function handlePost(where: EndpointRequest): Promise<Response> {
     upstreams: where.upstreams,
     aggregated: where.route === "",
     session,
+    origin: new URL(where.request.url).origin,
     signal: abort.signal,
     waitUntil: where.waitUntil,
   };

@@ -1,0 +1,136 @@
+/**
+ * Offload: a tools/call result larger than the threshold is stored whole in R2, and the
+ * client gets a compact answer instead — the start of the data, its inferred structure,
+ * and three ways to read the rest (sys___read_payload, resources/read on the payload
+ * URI, a signed URL).
+ *
+ * It runs outside the output filters, so it sees (and stores) the filtered result.
+ * Tools that answer with `structuredContent` (those with an `outputSchema`) get the
+ * compact answer as a tool error: a result without `structuredContent`, or with one
+ * that does not match, would break clients that validate it, while error results are
+ * exempt from validation. Their schemas stay byte for byte as the upstream sent them.
+ */
+import { isObject, resultText, type JsonObject } from "../core/jsonrpc";
+import { qualifyName, splitName } from "../core/names";
+import { member, pathSpan, rootSpan } from "../core/raw-json";
+import { sessionSecret } from "../core/session";
+import { matchesGlob } from "../policy/apply-filter";
+import { loadPlan, DEFAULT_FILTER_CACHE_TTL_MS } from "../policy/filter-store";
+import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "../policy/offload-config";
+import { inferSchema, type InferredSchema } from "../policy/schema-inference";
+import { newPayloadId, payloadMetadata, putPayload } from "../storage/payload-store";
+import { signPayloadToken, SIGNED_URL_TTL_S } from "../storage/signed-url";
+import type { CallContext, Middleware } from "./chain";
+
+const SYS_PREFIX = "sys___";
+export const PAYLOAD_URI_PREFIX = "mcp-edge-gateway://payloads/";
+export const OFFLOAD_META_KEY = "mcp-edge-gateway/offload";
+export const READ_PAYLOAD_TOOL = "sys___read_payload";
+
+/** The data a result carries, and how to read its shape. */
+type Payload = { text: string; contentType: string; schema: InferredSchema };
+
+function byteLength(text: string): number {
+  return new TextEncoder().encode(text).length;
+}
+
+/** The tool's data: `structuredContent`, else the JSON (or text) of its first text block, else the whole result. */
+function payloadOf(answer: string, result: JsonObject): Payload {
+  const structured = pathSpan(answer, ["result", "structuredContent"]);
+  if (structured && "structuredContent" in result) {
+    return { text: answer.slice(structured.start, structured.end), contentType: "application/json", schema: inferSchema(result["structuredContent"]) };
+  }
+  const blocks = Array.isArray(result["content"]) ? result["content"] : [];
+  const text = blocks.find((block): block is { type: "text"; text: string } => isObject(block) && block["type"] === "text" && typeof block["text"] === "string");
+  if (text) {
+    const first = text.text.trimStart()[0];
+    if (first === "{" || first === "[") {
+      try {
+        return { text: text.text, contentType: "application/json", schema: inferSchema(JSON.parse(text.text)) };
+      } catch {
+        // Not JSON after all: stored as text.
+      }
+    }
+    return { text: text.text, contentType: "text/plain; charset=utf-8", schema: "string" };
+  }
+  const whole = pathSpan(answer, ["result"])!;
+  return { text: answer.slice(whole.start, whole.end), contentType: "application/json", schema: inferSchema(result) };
+}
+
+/** The settings for this call: defaults, the OFFLOAD var, then the plan's `offload` in KV. */
+export async function offloadSettings(ctx: CallContext): Promise<OffloadConfig> {
+  const kv = ctx.env["GATEWAY_KV"] as KVNamespace | undefined;
+  const ttl = Number(ctx.env["FILTER_CACHE_TTL_MS"] ?? DEFAULT_FILTER_CACHE_TTL_MS);
+  const plan = kv ? await loadPlan(kv, Number.isFinite(ttl) ? ttl : DEFAULT_FILTER_CACHE_TTL_MS) : undefined;
+  return { ...DEFAULT_OFFLOAD, ...offloadFromVar(ctx.env["OFFLOAD"]), ...(plan?.state === "valid" ? plan.value.offload : {}) };
+}
+
+function applies(config: OffloadConfig, key: string): boolean {
+  return config.include.some((glob) => matchesGlob(glob, key)) && !config.exclude.some((glob) => matchesGlob(glob, key));
+}
+
+function instructions(id: string, size: number): string {
+  return (
+    `The result was too large for an MCP response (${size} bytes), so the gateway stored it whole under payloadId. ` +
+    "payloadSchema shows the structure and types of the data (not its values); payloadPreview shows its first characters. " +
+    `To read the rest, call the tool ${READ_PAYLOAD_TOOL} with {"id": "${id}"} and a JSON Pointer ("pointer": "/items") with "offset"/"limit" for array items, ` +
+    'or "byteOffset"/"byteLength" for raw bytes; follow "nextCursor" for more. ' +
+    "The same data is at payloadUri (resources/read) and, over HTTP without MCP, at payloadUrl until it expires."
+  );
+}
+
+/**
+ * The offload middleware.
+ *
+ * @example
+ * composeMiddleware([offload(), outputFilters()], relay); // offload sees filtered results
+ */
+export function offload(): Middleware {
+  return (next) =>
+    async function offload(ctx, request) {
+      const { method, id, params } = request.message;
+      const bucket = ctx.env["PAYLOADS"] as R2Bucket | undefined;
+      const name = params?.["name"];
+      if (method !== "tools/call" || !bucket || typeof name !== "string" || name.startsWith(SYS_PREFIX)) return next(ctx, request);
+      const upstream = ctx.aggregated ? splitName(name)?.upstream : ctx.upstreams[0]!.name;
+      if (!upstream) return next(ctx, request);
+      const key = ctx.aggregated ? name : qualifyName(upstream, name);
+      const answer = await next(ctx, request);
+      const config = await offloadSettings(ctx);
+      // Cheap first: a UTF-16 length that cannot reach the threshold in UTF-8 bytes.
+      if (answer.length * 3 <= config.thresholdBytes || !applies(config, key)) return answer;
+      const size = byteLength(answer);
+      if (size <= config.thresholdBytes) return answer;
+      if (!member(answer, rootSpan(answer), "result")) return answer; // errors pass as they are
+      const result = (JSON.parse(answer) as { result: JsonObject }).result;
+
+      const payload = payloadOf(answer, result);
+      const payloadId = newPayloadId();
+      const metadata = payloadMetadata(
+        { principal: ctx.session.principal, session: ctx.session.sid },
+        { upstream, tool: key, size: byteLength(payload.text), contentType: payload.contentType, ttlSeconds: config.ttlSeconds },
+      );
+      await putPayload(bucket, payloadId, payload.text, metadata);
+      const urlExpiry = Math.min(Math.floor(Date.parse(metadata.expiresAt) / 1000), Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_S);
+      const token = await signPayloadToken(payloadId, urlExpiry, sessionSecret(ctx.env));
+      const envelope = {
+        agentInstructions: instructions(payloadId, metadata.size),
+        payloadId,
+        payloadUri: `${PAYLOAD_URI_PREFIX}${payloadId}`,
+        payloadUrl: `${ctx.origin}/payloads/${payloadId}?token=${encodeURIComponent(token)}`,
+        payloadPreview: payload.text.slice(0, config.previewChars),
+        payloadSchema: payload.schema,
+        originalSize: metadata.size,
+        truncated: true,
+        contentType: payload.contentType,
+        expiresAt: metadata.expiresAt,
+      };
+      const structured = "structuredContent" in result;
+      const link = { type: "resource_link", uri: envelope.payloadUri, name: `payload-${payloadId}`, mimeType: payload.contentType, size: metadata.size, description: `The full result of ${key}` };
+      return resultText(id, {
+        content: [{ type: "text", text: JSON.stringify(envelope) }, link],
+        ...(structured ? { isError: true } : { structuredContent: envelope }),
+        _meta: { [OFFLOAD_META_KEY]: { payloadId, originalSize: metadata.size } },
+      });
+    };
+}

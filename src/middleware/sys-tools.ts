@@ -1,0 +1,127 @@
+/**
+ * The gateway's own tools and resources (the virtual upstream `sys`): reading back what
+ * offload stored. `sys___read_payload` is listed on /mcp; payload URIs
+ * (`mcp-edge-gateway://payloads/{id}`) answer resources/read on every route, and their
+ * template is listed on /mcp. /mcp/<upstream> lists nothing of its own, so that route
+ * stays a byte-for-byte image of its upstream. None of this is ever forwarded.
+ */
+import { GatewayError } from "../core/errors";
+import { isObject, resultText, type JsonRpcId } from "../core/jsonrpc";
+import { elements, pathSpan, splice } from "../core/raw-json";
+import { findPayload, readPayload } from "../storage/payload-store";
+import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../storage/payload-reader";
+import type { CallContext, Middleware } from "./chain";
+import { PAYLOAD_URI_PREFIX, READ_PAYLOAD_TOOL } from "./offload";
+
+/** A payload read whole by resources/read (without slice parameters) up to this size. */
+const RESOURCE_WHOLE_MAX_BYTES = MAX_SLICE_BYTES;
+const RESOURCE_NOT_FOUND = -32002;
+
+const READ_PAYLOAD_DEFINITION = {
+  name: READ_PAYLOAD_TOOL,
+  title: "Read a stored payload",
+  description:
+    "Reads a slice of a tool result that was too large to return and was stored by the gateway (see payloadId in that result). " +
+    "Give a JSON Pointer with offset/limit to page through an array (or a long string), or byteOffset/byteLength for raw bytes. " +
+    "Pass nextCursor from an answer as cursor to continue.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      id: { type: "string", pattern: "^[0-9a-f]{32}$", description: "payloadId of the stored result" },
+      pointer: { type: "string", description: 'JSON Pointer into the payload, e.g. "/items" (default: the whole payload)' },
+      offset: { type: "integer", minimum: 0, description: "first array item (or string character) to return" },
+      limit: { type: "integer", minimum: 1, maximum: 1000, description: "how many items to return (default 50)" },
+      byteOffset: { type: "integer", minimum: 0, description: "read raw bytes from here instead" },
+      byteLength: { type: "integer", minimum: 1, maximum: MAX_SLICE_BYTES },
+      cursor: { type: "string", description: "nextCursor from a previous answer" },
+    },
+    required: ["id"],
+    additionalProperties: false,
+  },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+};
+
+const PAYLOAD_TEMPLATE = {
+  uriTemplate: `${PAYLOAD_URI_PREFIX}{id}{?pointer,offset,limit,byteOffset,byteLength,cursor}`,
+  name: "payload",
+  title: "A stored oversized result",
+  description: "A tool result the gateway stored because it was too large; slice it with the query parameters of sys___read_payload.",
+  mimeType: "application/json",
+};
+
+/** Appends `item` to the list at result.<key> of a response text (first pages only). */
+function appendToList(text: string, key: string, item: unknown): string {
+  const list = pathSpan(text, ["result", key]);
+  if (!list || text.charCodeAt(list.start) !== 0x5b) return text;
+  const at = list.end - 1;
+  return splice(text, [{ span: { start: at, end: at }, raw: `${elements(text, list).length > 0 ? "," : ""}${JSON.stringify(item)}` }]);
+}
+
+function owner(ctx: CallContext): { principal: string; session: string } {
+  return { principal: ctx.session.principal, session: ctx.session.sid };
+}
+
+async function readPayloadTool(ctx: CallContext, bucket: R2Bucket, id: JsonRpcId, args: unknown): Promise<string> {
+  const fail = (message: string) => resultText(id, { content: [{ type: "text", text: message }], isError: true });
+  if (!isObject(args) || typeof args["id"] !== "string") return fail(`${READ_PAYLOAD_TOOL} needs {"id": "<payloadId>"}`);
+  const request = sliceRequest(args);
+  if (typeof request === "string") return fail(`${READ_PAYLOAD_TOOL}: ${request}`);
+  const answer = await readSlice(bucket, args["id"], owner(ctx), request);
+  if (!answer.ok) return fail(answer.message);
+  return resultText(id, { content: [{ type: "text", text: JSON.stringify(answer.slice) }], structuredContent: answer.slice });
+}
+
+async function readPayloadResource(ctx: CallContext, bucket: R2Bucket, id: JsonRpcId, uri: string): Promise<string> {
+  const url = new URL(uri);
+  const payloadId = url.pathname.replace(/^\//, "");
+  const params = Object.fromEntries(url.searchParams);
+  const notFound = () => new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${uri} (no such payload for this session, or it expired)`, { uri }, id);
+  if (Object.keys(params).length === 0) {
+    const found = await findPayload(bucket, payloadId, { owner: owner(ctx) });
+    if (found.state !== "found") throw notFound();
+    if (found.metadata.size <= RESOURCE_WHOLE_MAX_BYTES) {
+      const object = await readPayload(bucket, payloadId);
+      if (!object) throw notFound();
+      return resultText(id, { contents: [{ uri, mimeType: found.metadata.contentType, text: await object.text() }] });
+    }
+  }
+  const request = sliceRequest(params);
+  if (typeof request === "string") throw new GatewayError(200, -32602, `Invalid params: ${request}`, undefined, id);
+  const answer = await readSlice(bucket, payloadId, owner(ctx), request);
+  if (!answer.ok) {
+    if (answer.reason === "not-found") throw notFound();
+    throw new GatewayError(200, -32602, `Invalid params: ${answer.message}`, undefined, id);
+  }
+  return resultText(id, { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(answer.slice) }] });
+}
+
+/**
+ * The sys-tools middleware: answers what belongs to the gateway itself.
+ *
+ * @example
+ * composeMiddleware([sysTools(), offload(), outputFilters()], relay);
+ */
+export function sysTools(): Middleware {
+  return (next) =>
+    async function sysTools(ctx, request) {
+      const bucket = ctx.env["PAYLOADS"] as R2Bucket | undefined;
+      if (!bucket) return next(ctx, request);
+      const { method, id, params } = request.message;
+      const firstPage = params?.["cursor"] === undefined;
+      switch (method) {
+        case "tools/call":
+          if (params?.["name"] === READ_PAYLOAD_TOOL) return readPayloadTool(ctx, bucket, id, params["arguments"]);
+          break;
+        case "resources/read":
+          if (typeof params?.["uri"] === "string" && params["uri"].startsWith(PAYLOAD_URI_PREFIX)) return readPayloadResource(ctx, bucket, id, params["uri"]);
+          break;
+        case "tools/list":
+          if (ctx.aggregated && firstPage) return appendToList(await next(ctx, request), "tools", READ_PAYLOAD_DEFINITION);
+          break;
+        case "resources/templates/list":
+          if (ctx.aggregated && firstPage) return appendToList(await next(ctx, request), "resourceTemplates", PAYLOAD_TEMPLATE);
+          break;
+      }
+      return next(ctx, request);
+    };
+}
