@@ -84,8 +84,9 @@ export class SchemaBuilder {
       this.skipping++;
       return;
     }
-    const node = this.stack.length >= MAX_DEPTH ? undefined : this.target();
-    if (!node) {
+    // Past the depth bound the value still gets its place (rendered "…"), not its content.
+    const node = this.target();
+    if (!node || this.stack.length >= MAX_DEPTH) {
       this.skipping = 1;
       return;
     }

@@ -1,0 +1,178 @@
+/**
+ * Offload through the gateway, inside workerd with the real R2 binding: threshold
+ * edges, the compact answer, each way to read the rest, and who may read it.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { signPayloadToken } from "../src/storage/signed-url";
+import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
+
+const SECRET = "test-session-secret-0123456789abcdef";
+
+async function bigCall(vars: Record<string, unknown>, tool = "alpha___big_list", count = 200, session?: string): Promise<{ session: string; result: Json; bytes: number }> {
+  const started = session ?? (await initialize("/mcp", { vars })).session;
+  const response = await post("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: { count } } }, { session: started, vars });
+  const text = await response.text();
+  return { session: started, result: (JSON.parse(text) as Json).result, bytes: new TextEncoder().encode(text).length };
+}
+
+function envelopeOf(result: Json): Json {
+  return JSON.parse(result.content[0].text);
+}
+
+async function readTool(session: string, args: Record<string, unknown>, vars: Record<string, unknown>): Promise<Json> {
+  return (await request("/mcp", session, "tools/call", { name: "sys___read_payload", arguments: args }, { vars })).result;
+}
+
+describe("the threshold", () => {
+  it("offloads a result one byte over it, not one at it", async () => {
+    const { bytes, result } = await bigCall({ OFFLOAD: JSON.stringify({ thresholdBytes: 100 * 1024 * 1024 }) });
+    expect(result.content[0].text).toContain('"total":200');
+    const at = await bigCall({ OFFLOAD: JSON.stringify({ thresholdBytes: bytes }) });
+    expect(at.bytes).toBe(bytes);
+    const over = await bigCall({ OFFLOAD: JSON.stringify({ thresholdBytes: bytes - 1 }) });
+    expect(envelopeOf(over.result).truncated).toBe(true);
+  });
+
+  it("offloads nothing by default for small results, and never the gateway's own tools", async () => {
+    const small = await bigCall({}, "alpha___big_list", 3);
+    expect(JSON.parse(small.result.content[0].text).total).toBe(3);
+    const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }) };
+    const { session, result } = await bigCall(vars);
+    const slice = await readTool(session, { id: envelopeOf(result).payloadId, pointer: "/items", limit: 100 }, vars);
+    expect(slice.isError).toBeUndefined();
+    expect(slice.structuredContent.count).toBeGreaterThan(1);
+  });
+
+  it("honours include and exclude globs", async () => {
+    const excluded = await bigCall({ OFFLOAD: JSON.stringify({ thresholdBytes: 1000, exclude: ["alpha___big_*"] }) });
+    expect(JSON.parse(excluded.result.content[0].text).total).toBe(200);
+    const other = await bigCall({ OFFLOAD: JSON.stringify({ thresholdBytes: 1000, include: ["beta___*"] }) });
+    expect(JSON.parse(other.result.content[0].text).total).toBe(200);
+  });
+});
+
+describe("the compact answer", () => {
+  const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 4096, previewChars: 120 }) };
+
+  it("keeps the reference fields, adds payloadId, payloadUri and a resource_link", async () => {
+    const { result } = await bigCall(vars);
+    const envelope = envelopeOf(result);
+    expect(envelope).toMatchObject({ truncated: true, contentType: "application/json", payloadUri: `mcp-edge-gateway://payloads/${envelope.payloadId}` });
+    expect(envelope.payloadId).toMatch(/^[0-9a-f]{32}$/);
+    expect(envelope.agentInstructions).toContain("sys___read_payload");
+    expect(envelope.payloadPreview).toHaveLength(120);
+    expect(envelope.payloadPreview.startsWith('{"total":200,"items":[{"id":0')).toBe(true);
+    expect(envelope.payloadSchema).toEqual({ items: [{ "email?": "string", id: "number", name: "string", score: "number|string", tags: ["string"] }], total: "number" });
+    expect(result.content[1]).toMatchObject({ type: "resource_link", uri: envelope.payloadUri, mimeType: "application/json", size: envelope.originalSize });
+    expect(result.structuredContent).toEqual(envelope);
+    const stored = await env.PAYLOADS.head(`payloads/${envelope.payloadId}`);
+    expect(stored?.customMetadata).toMatchObject({ tool: "alpha___big_list", upstream: "alpha", size: String(envelope.originalSize) });
+  });
+
+  it("answers a tool with an outputSchema with an error result, never contradicting its schema", async () => {
+    const { result } = await bigCall(vars, "alpha___big_structured");
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toBeUndefined();
+    expect(envelopeOf(result).payloadSchema.total).toBe("number");
+  });
+
+  it("sees the filtered result, since filters run first", async () => {
+    const filtered = { ...vars, ADMIN_TOKEN: "t" };
+    await gatewayFetch("/admin/filter-sets/default", { method: "PUT", headers: { authorization: "Bearer t" }, body: '{"tools":{"alpha___big_list":{"retain":["/total"]}}}' }, filtered);
+    const { result } = await bigCall(filtered);
+    expect(JSON.parse(result.content[0].text)).toEqual({ total: 200 });
+    await gatewayFetch("/admin/filter-sets/default", { method: "DELETE", headers: { authorization: "Bearer t" } }, filtered);
+  });
+});
+
+describe("reading the rest", () => {
+  const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 4096 }) };
+
+  it("pages through items with sys___read_payload and its cursor", async () => {
+    const { session, result } = await bigCall(vars, "alpha___big_list", 500);
+    const id = envelopeOf(result).payloadId;
+    const items: Json[] = [];
+    let args: Record<string, unknown> = { id, pointer: "/items", limit: 120 };
+    for (let page = 0; page < 20; page++) {
+      const slice = (await readTool(session, args, vars)).structuredContent;
+      items.push(...slice.items);
+      if (!slice.nextCursor) break;
+      args = { id, cursor: slice.nextCursor };
+    }
+    expect(items).toHaveLength(500);
+    expect(items[499]).toMatchObject({ id: 499 });
+    const one = (await readTool(session, { id, pointer: "/items/7/name" }, vars)).structuredContent;
+    expect(one.value).toBe("item 7 — ünïcödé");
+  });
+
+  it("reads byte ranges that join into the original", async () => {
+    const { session, result } = await bigCall(vars, "alpha___big_list", 300);
+    const envelope = envelopeOf(result);
+    let text = "";
+    let args: Record<string, unknown> = { id: envelope.payloadId, byteOffset: 0, byteLength: 5000 };
+    for (let page = 0; page < 100; page++) {
+      const slice = (await readTool(session, args, vars)).structuredContent;
+      text += slice.text;
+      if (!slice.nextCursor) break;
+      args = { id: envelope.payloadId, cursor: slice.nextCursor };
+    }
+    expect(JSON.parse(text).items).toHaveLength(300);
+    expect(text.startsWith(envelope.payloadPreview)).toBe(true);
+  });
+
+  it("answers resources/read on the payload URI, whole or sliced", async () => {
+    const { session, result } = await bigCall(vars, "alpha___big_list", 100);
+    const { payloadUri } = envelopeOf(result);
+    const whole = await request("/mcp", session, "resources/read", { uri: payloadUri }, { vars });
+    expect(JSON.parse(whole.result.contents[0].text).items).toHaveLength(100);
+    const sliced = await request("/mcp", session, "resources/read", { uri: `${payloadUri}?pointer=/items&offset=10&limit=5` }, { vars });
+    expect(JSON.parse(sliced.result.contents[0].text).items.map((i: Json) => i.id)).toEqual([10, 11, 12, 13, 14]);
+    const templates = await request("/mcp", session, "resources/templates/list", undefined, { vars });
+    expect(templates.result.resourceTemplates.map((t: Json) => t.uriTemplate)).toContain("mcp-edge-gateway://payloads/{id}{?pointer,offset,limit,byteOffset,byteLength,cursor}");
+  });
+
+  it("serves the payload at its signed URL, and nothing for a wrong or expired token", async () => {
+    const { result } = await bigCall(vars, "alpha___big_list", 100);
+    const envelope = envelopeOf(result);
+    const url = new URL(envelope.payloadUrl);
+    const response = await gatewayFetch(`${url.pathname}${url.search}`);
+    expect(response.status).toBe(200);
+    const body = await response.text();
+    expect(JSON.parse(body).total).toBe(100);
+    expect(body.startsWith(envelope.payloadPreview)).toBe(true);
+    const ranged = await gatewayFetch(`${url.pathname}${url.search}`, { headers: { range: "bytes=0-9" } });
+    expect(ranged.status).toBe(206);
+    expect(await ranged.text()).toBe(body.slice(0, 10));
+    expect((await gatewayFetch(`${url.pathname}?token=1999999999.AAAA`)).status).toBe(404);
+    const expired = await signPayloadToken(envelope.payloadId, Math.floor(Date.now() / 1000) - 1, SECRET);
+    expect((await gatewayFetch(`${url.pathname}?token=${expired}`)).status).toBe(404);
+    const other = await signPayloadToken("0".repeat(32), Math.floor(Date.now() / 1000) + 60, SECRET);
+    expect((await gatewayFetch(`/payloads/${envelope.payloadId}?token=${other}`)).status).toBe(404);
+  });
+});
+
+describe("who may read", () => {
+  const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 4096 }) };
+
+  it("refuses another session", async () => {
+    const { result } = await bigCall(vars);
+    const { payloadId, payloadUri } = envelopeOf(result);
+    const other = (await initialize("/mcp", { vars })).session;
+    const slice = await readTool(other, { id: payloadId }, vars);
+    expect(slice.isError).toBe(true);
+    expect(slice.content[0].text).toMatch(/no payload .* for this session/);
+    const read = await request("/mcp", other, "resources/read", { uri: payloadUri }, { vars });
+    expect(read.error.code).toBe(-32002);
+  });
+
+  it("refuses after expiry", async () => {
+    const { session, result } = await bigCall(vars);
+    const { payloadId } = envelopeOf(result);
+    const key = `payloads/${payloadId}`;
+    const object = await env.PAYLOADS.get(key);
+    await env.PAYLOADS.put(key, await object!.text(), { customMetadata: { ...object!.customMetadata, expiresAt: new Date(Date.now() - 1000).toISOString() } });
+    const slice = await readTool(session, { id: payloadId }, vars);
+    expect(slice.isError).toBe(true);
+  });
+});
