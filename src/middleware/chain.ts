@@ -22,9 +22,17 @@ export type CallContext = {
   readonly signal: AbortSignal;
   /** Sends a message to the client ahead of the answer (progress, logs, server requests). */
   readonly emit: (text: string) => void;
+  /**
+   * Set by offload for a call it may offload: takes an upstream answer too large to hold
+   * (as a byte stream) and returns the text that answers the call instead.
+   */
+  readonly largeAnswer?: LargeAnswerConsumer;
   /** Keeps work running after the answer is sent (audit, cache fills). */
   readonly waitUntil: (promise: Promise<unknown>) => void;
 };
+
+/** Takes answers of at least `minBytes` as a byte stream, and returns the text that answers the call instead. */
+export type LargeAnswerConsumer = { readonly minBytes: number; readonly take: (body: ReadableStream<Uint8Array>) => Promise<string> };
 
 /** Answers one client request with the text of its JSON-RPC response. */
 export type MethodHandler = (ctx: CallContext, request: WireMessage<JsonRpcRequest>) => Promise<string>;

@@ -10,7 +10,7 @@
  * that does not match, would break clients that validate it, while error results are
  * exempt from validation. Their schemas stay byte for byte as the upstream sent them.
  */
-import { isObject, resultText, type JsonObject } from "../core/jsonrpc";
+import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
 import { member, pathSpan, rootSpan } from "../core/raw-json";
 import { sessionSecret } from "../core/session";
@@ -20,12 +20,15 @@ import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "../policy/o
 import { inferSchema, type InferredSchema } from "../policy/schema-inference";
 import { newPayloadId, payloadMetadata, putPayload } from "../storage/payload-store";
 import { signPayloadToken, SIGNED_URL_TTL_S } from "../storage/signed-url";
-import type { CallContext, Middleware } from "./chain";
+import { offloadStream } from "../storage/stream-offload";
+import type { CallContext, LargeAnswerConsumer, Middleware } from "./chain";
 
 const SYS_PREFIX = "sys___";
 export const PAYLOAD_URI_PREFIX = "mcp-edge-gateway://payloads/";
 export const OFFLOAD_META_KEY = "mcp-edge-gateway/offload";
 export const READ_PAYLOAD_TOOL = "sys___read_payload";
+/** Answers longer than this (and than the threshold) are streamed to R2 instead of held in memory. */
+export const STREAM_ABOVE_BYTES = 8 * 1024 * 1024;
 
 /** The data a result carries, and how to read its shape. */
 type Payload = { text: string; contentType: string; schema: InferredSchema };
@@ -79,6 +82,32 @@ function instructions(id: string, size: number): string {
   );
 }
 
+/** What the compact answer is built from, however the payload was stored. */
+type Stored = { payloadId: string; size: number; contentType: string; preview: string; schema: InferredSchema; structured: boolean; expiresAt: string };
+
+async function compactAnswer(ctx: CallContext, id: JsonRpcId, key: string, stored: Stored): Promise<string> {
+  const urlExpiry = Math.min(Math.floor(Date.parse(stored.expiresAt) / 1000), Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_S);
+  const token = await signPayloadToken(stored.payloadId, urlExpiry, sessionSecret(ctx.env));
+  const envelope = {
+    agentInstructions: instructions(stored.payloadId, stored.size),
+    payloadId: stored.payloadId,
+    payloadUri: `${PAYLOAD_URI_PREFIX}${stored.payloadId}`,
+    payloadUrl: `${ctx.origin}/payloads/${stored.payloadId}?token=${encodeURIComponent(token)}`,
+    payloadPreview: stored.preview,
+    payloadSchema: stored.schema,
+    originalSize: stored.size,
+    truncated: true,
+    contentType: stored.contentType,
+    expiresAt: stored.expiresAt,
+  };
+  const link = { type: "resource_link", uri: envelope.payloadUri, name: `payload-${stored.payloadId}`, mimeType: stored.contentType, size: stored.size, description: `The full result of ${key}` };
+  return resultText(id, {
+    content: [{ type: "text", text: JSON.stringify(envelope) }, link],
+    ...(stored.structured ? { isError: true } : { structuredContent: envelope }),
+    _meta: { [OFFLOAD_META_KEY]: { payloadId: stored.payloadId, originalSize: stored.size } },
+  });
+}
+
 /**
  * The offload middleware.
  *
@@ -95,42 +124,45 @@ export function offload(): Middleware {
       const upstream = ctx.aggregated ? splitName(name)?.upstream : ctx.upstreams[0]!.name;
       if (!upstream) return next(ctx, request);
       const key = ctx.aggregated ? name : qualifyName(upstream, name);
-      const answer = await next(ctx, request);
       const config = await offloadSettings(ctx);
+      if (!applies(config, key)) return next(ctx, request);
+      const owner = { principal: ctx.session.principal, session: ctx.session.sid };
+      const metadataFor = (size: number, contentType: string) => payloadMetadata(owner, { upstream, tool: key, size, contentType, ttlSeconds: config.ttlSeconds });
+
+      // Answers too large to hold are streamed to R2 as they arrive.
+      const largeAnswer: LargeAnswerConsumer = {
+        minBytes: Math.max(config.thresholdBytes, STREAM_ABOVE_BYTES),
+        take: async (body) => {
+          const payloadId = newPayloadId();
+          let expiresAt = "";
+          const streamed = await offloadStream(body, bucket, payloadId, (contentType) => {
+            const metadata = metadataFor(-1, contentType);
+            expiresAt = metadata.expiresAt;
+            return metadata;
+          }, config.previewChars);
+          return compactAnswer(ctx, id, key, { payloadId, ...streamed, expiresAt });
+        },
+      };
+      const answer = await next({ ...ctx, largeAnswer }, request);
       // Cheap first: a UTF-16 length that cannot reach the threshold in UTF-8 bytes.
-      if (answer.length * 3 <= config.thresholdBytes || !applies(config, key)) return answer;
+      if (answer.length * 3 <= config.thresholdBytes) return answer;
       const size = byteLength(answer);
       if (size <= config.thresholdBytes) return answer;
       if (!member(answer, rootSpan(answer), "result")) return answer; // errors pass as they are
+      if (pathSpan(answer, ["result", "_meta", OFFLOAD_META_KEY])) return answer; // already offloaded while streaming
       const result = (JSON.parse(answer) as { result: JsonObject }).result;
-
       const payload = payloadOf(answer, result);
       const payloadId = newPayloadId();
-      const metadata = payloadMetadata(
-        { principal: ctx.session.principal, session: ctx.session.sid },
-        { upstream, tool: key, size: byteLength(payload.text), contentType: payload.contentType, ttlSeconds: config.ttlSeconds },
-      );
+      const metadata = metadataFor(byteLength(payload.text), payload.contentType);
       await putPayload(bucket, payloadId, payload.text, metadata);
-      const urlExpiry = Math.min(Math.floor(Date.parse(metadata.expiresAt) / 1000), Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_S);
-      const token = await signPayloadToken(payloadId, urlExpiry, sessionSecret(ctx.env));
-      const envelope = {
-        agentInstructions: instructions(payloadId, metadata.size),
+      return compactAnswer(ctx, id, key, {
         payloadId,
-        payloadUri: `${PAYLOAD_URI_PREFIX}${payloadId}`,
-        payloadUrl: `${ctx.origin}/payloads/${payloadId}?token=${encodeURIComponent(token)}`,
-        payloadPreview: payload.text.slice(0, config.previewChars),
-        payloadSchema: payload.schema,
-        originalSize: metadata.size,
-        truncated: true,
+        size: metadata.size,
         contentType: payload.contentType,
+        preview: payload.text.slice(0, config.previewChars),
+        schema: payload.schema,
+        structured: "structuredContent" in result,
         expiresAt: metadata.expiresAt,
-      };
-      const structured = "structuredContent" in result;
-      const link = { type: "resource_link", uri: envelope.payloadUri, name: `payload-${payloadId}`, mimeType: payload.contentType, size: metadata.size, description: `The full result of ${key}` };
-      return resultText(id, {
-        content: [{ type: "text", text: JSON.stringify(envelope) }, link],
-        ...(structured ? { isError: true } : { structuredContent: envelope }),
-        _meta: { [OFFLOAD_META_KEY]: { payloadId, originalSize: metadata.size } },
       });
     };
 }

@@ -12,10 +12,15 @@ import { qualifyName, splitName } from "../core/names";
 import { appendMemberSplice, elements, member, members, parseSpan, pathSpan, removeMemberSplice, splice, type Splice } from "../core/raw-json";
 import { filterToolResult, FilterError, matchesGlob, selectFilter } from "../policy/apply-filter";
 import { activeFilters, DEFAULT_FILTER_CACHE_TTL_MS, type ActiveFilters } from "../policy/filter-store";
-import type { CallContext, Middleware } from "./chain";
+import type { CallContext, LargeAnswerConsumer, Middleware } from "./chain";
+import { OFFLOAD_META_KEY } from "./offload";
 
 const SYS_PREFIX = "sys___";
 export const FILTERED_META_KEY = "mcp-edge-gateway/output-filter";
+/** Answers larger than this are not filtered in memory: the call fails closed. */
+export const MAX_FILTERED_ANSWER_BYTES = 16 * 1024 * 1024;
+/** Marks, between the relay and this middleware, an answer withheld for its size. */
+const WITHHELD_AS_TOO_LARGE = "\u0000withheld: too large to filter";
 /** Rough tokens per byte of JSON, for the shadow-mode estimate. */
 const BYTES_PER_TOKEN = 4;
 
@@ -45,15 +50,25 @@ function affects(active: ActiveFilters, key: string): boolean {
   return !active.toolKeys || active.toolKeys.some((glob) => matchesGlob(glob, key));
 }
 
-async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: ActiveFilters, answer: () => Promise<string>): Promise<string> {
+async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: ActiveFilters, answer: (ctx: CallContext) => Promise<string>): Promise<string> {
   if (active.state === "broken") {
     return toolError(id, `The gateway withheld this call: ${active.message}.`);
   }
-  if (active.state !== "active") return answer();
+  if (active.state !== "active") return answer(ctx);
   const { set } = active;
   const selected = selectFilter(set, key);
-  if (!selected) return answer();
-  const text = await answer();
+  if (!selected) return answer(ctx);
+  const enforced: LargeAnswerConsumer = {
+    minBytes: MAX_FILTERED_ANSWER_BYTES,
+    take: async (body) => {
+      await body.cancel();
+      return WITHHELD_AS_TOO_LARGE;
+    },
+  };
+  const text = await answer(set.mode === "enforce" ? { ...ctx, largeAnswer: enforced } : ctx);
+  // An answer too large to filter in memory is withheld, never passed on unfiltered.
+  if (text === WITHHELD_AS_TOO_LARGE) return toolError(id, `The gateway withheld this result: it is larger than ${MAX_FILTERED_ANSWER_BYTES} bytes, too large for filter set "${set.name}" to filter.`);
+  if (pathSpan(text, ["result", "_meta", OFFLOAD_META_KEY])) return text; // offloaded whole while streaming (shadow mode only)
   const response: unknown = JSON.parse(text);
   if (!isObject(response) || !isObject(response["result"])) return text; // a JSON-RPC error passes as it is
   const label = `filter set "${set.name}", rule "${selected.key}"`;
@@ -132,6 +147,6 @@ export function outputFilters({ cacheTtlMs = DEFAULT_FILTER_CACHE_TTL_MS }: Outp
       if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
       const active = await activeFilters(kv, route, key.upstream, ttl);
       if (active.state === "broken" && !affects(active, key.key)) return next(ctx, request);
-      return filterCall(ctx, id, key.key, active, () => next(ctx, request));
+      return filterCall(ctx, id, key.key, active, (inner) => next(inner, request));
     };
 }

@@ -36,7 +36,8 @@ function toCustomMetadata(metadata: PayloadMetadata): Record<string, string> {
   return Object.fromEntries(Object.entries(metadata).map(([key, value]) => [key, String(value)]));
 }
 
-function fromCustomMetadata(custom: Record<string, string> | undefined): PayloadMetadata | undefined {
+/** The size is the stored object's: a streamed payload's was not known when its metadata was written. */
+function fromCustomMetadata(custom: Record<string, string> | undefined, size: number): PayloadMetadata | undefined {
   if (!custom || !custom["principal"] || !custom["expiresAt"]) return undefined;
   return {
     principal: custom["principal"],
@@ -45,13 +46,14 @@ function fromCustomMetadata(custom: Record<string, string> | undefined): Payload
     tool: custom["tool"] ?? "",
     createdAt: custom["createdAt"] ?? "",
     expiresAt: custom["expiresAt"],
-    size: Number(custom["size"] ?? 0),
+    size,
     contentType: custom["contentType"] ?? "application/json",
   };
 }
 
 /** Metadata for a payload stored now. */
 export function payloadMetadata(owner: PayloadOwner, fields: { upstream: string; tool: string; size: number; contentType: string; ttlSeconds: number }, now = Date.now()): PayloadMetadata {
+  // `size` is informational in R2 (-1 while streaming); reads use the object's own size.
   return {
     ...owner,
     upstream: fields.upstream,
@@ -88,7 +90,7 @@ function readable(metadata: PayloadMetadata | undefined, reader: PayloadReader, 
 export async function findPayload(bucket: R2Bucket, id: string, reader: PayloadReader, now = Date.now()): Promise<PayloadLookup> {
   if (!isPayloadId(id)) return { state: "not-found" };
   const head = await bucket.head(PAYLOAD_KEY_PREFIX + id);
-  const metadata = fromCustomMetadata(head?.customMetadata);
+  const metadata = head ? fromCustomMetadata(head.customMetadata, head.size) : undefined;
   return readable(metadata, reader, now) ? { state: "found", metadata } : { state: "not-found" };
 }
 

@@ -32,6 +32,8 @@ export type UpstreamReply = {
   readonly messages: AsyncIterable<WireMessage>;
   /** Updated while `messages` is read; lets a cut stream be resumed with Last-Event-ID. */
   readonly resume: ResumePoint;
+  /** Set when a JSON body passed `largeBodyBytes`: the whole body, unread, for a streaming consumer. */
+  large?: ReadableStream<Uint8Array>;
 };
 
 export type UpstreamExchange = {
@@ -46,6 +48,8 @@ export type UpstreamExchange = {
   readonly signal?: AbortSignal;
   /** With GET: resume a cut stream after this event. */
   readonly lastEventId?: string;
+  /** A JSON body longer than this is not read into memory but handed over as `large`. */
+  readonly largeBodyBytes?: number;
 };
 
 type Fetcher = { fetch: (input: Request | string, init?: RequestInit) => Promise<Response> };
@@ -76,8 +80,55 @@ function headersFor(exchange: UpstreamExchange): Result<Headers, UpstreamFailure
   return ok(headers);
 }
 
-async function* jsonMessages(response: Response, upstream: string): AsyncGenerator<WireMessage> {
-  const text = await response.text();
+/**
+ * Reads a body up to `limit` bytes. Past the limit, returns a stream of the whole body
+ * (what was read, then the rest) instead of holding it.
+ */
+async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Promise<{ text: string } | { stream: ReadableStream<Uint8Array> }> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    length += value.length;
+    if (length > limit) {
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const chunk of chunks.splice(0)) controller.enqueue(chunk);
+        },
+        async pull(controller) {
+          const next = await reader.read();
+          if (next.done) controller.close();
+          else controller.enqueue(next.value);
+        },
+        cancel(reason) {
+          return reader.cancel(reason);
+        },
+      });
+      return { stream };
+    }
+  }
+  const all = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.length;
+  }
+  return { text: new TextDecoder().decode(all) };
+}
+
+async function* jsonMessages(response: Response, upstream: string, reply: { large?: ReadableStream<Uint8Array> }, largeBodyBytes?: number): AsyncGenerator<WireMessage> {
+  let text: string;
+  if (largeBodyBytes !== undefined && response.body) {
+    const read = await readBounded(response.body, largeBodyBytes);
+    if ("stream" in read) {
+      reply.large = read.stream;
+      return;
+    }
+    text = read.text;
+  } else text = await response.text();
   const message = readUpstreamMessage(text);
   if (message) {
     yield message;
@@ -164,7 +215,11 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   const contentType = response.headers.get("content-type") ?? "";
   const resume: ResumePoint = {};
   if (contentType.includes("text/event-stream")) return ok({ mode: "sse", sessionId, messages: sseMessages(response, upstream.name, resume), resume });
-  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: jsonMessages(response, upstream.name), resume });
+  if (contentType.includes("json")) {
+    const reply: { -readonly [K in keyof UpstreamReply]: UpstreamReply[K] } = { mode: "json", sessionId, messages: (async function* () {})(), resume };
+    reply.messages = jsonMessages(response, upstream.name, reply, request.largeBodyBytes);
+    return ok(reply);
+  }
   await response.body?.cancel();
   return fail({ reason: "bad-response", upstream: upstream.name, detail: `answered with content-type "${contentType}", expected JSON or an SSE stream` });
 }

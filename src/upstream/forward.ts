@@ -16,6 +16,7 @@ const MAX_RESUMPTIONS = 10;
 const MAX_RESUME_DELAY_MS = 5_000;
 const DEFAULT_RESUME_DELAY_MS = 100;
 
+
 /** A message from an upstream as the client must see it. */
 export function toClient(ctx: Pick<CallContext, "aggregated">, upstream: string, wire: WireMessage): string {
   // Server-to-client requests get ids that say where the answer goes (aggregated only:
@@ -35,7 +36,8 @@ function sameId(a: JsonRpcId | null, b: JsonRpcId): boolean {
  * response. Failures become a `GatewayError` answering `id`.
  */
 export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId): Promise<string> {
-  let reply = await sendToUpstream(upstream, text, ctx);
+  // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it.
+  let reply = await sendToUpstream(upstream, text, ctx, ctx.largeAnswer?.minBytes);
   for (let resumed = 0; ; resumed++) {
     if (!reply.ok) throw failureError(reply).withId(id);
     for await (const item of upstreamMessages(reply.value, upstream.name)) {
@@ -44,6 +46,7 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: 
       if (kindOf(wire.message) === "response" && "id" in wire.message && sameId(wire.message.id, id)) return wire.text;
       ctx.emit(toClient(ctx, upstream.name, wire));
     }
+    if (reply.value.large && ctx.largeAnswer) return ctx.largeAnswer.take(reply.value.large);
     // The stream ended before the answer: an upstream that gave event ids may be polled
     // for the rest (Streamable HTTP resumability), after the delay it asked for.
     const { lastEventId, retryMs } = reply.value.resume;

@@ -128,6 +128,7 @@ export async function sendToUpstream(
   upstream: UpstreamConfig,
   text: string,
   request: PoolRequest,
+  largeBodyBytes?: number,
 ): Promise<Result<UpstreamReply, UpstreamFailure>> {
   for (const fresh of [false, true]) {
     const session = await upstreamSession(upstream, request, fresh);
@@ -140,6 +141,7 @@ export async function sendToUpstream(
       sessionId: session.value.sessionId,
       protocolVersion: session.value.protocolVersion,
       signal: request.signal,
+      ...(largeBodyBytes !== undefined ? { largeBodyBytes } : {}),
     });
     if (reply.ok || reply.reason !== "session-expired" || fresh) return reply;
   }

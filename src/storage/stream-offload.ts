@@ -1,0 +1,257 @@
+/**
+ * Offloading a result larger than the isolate can hold: the upstream's JSON-RPC answer
+ * is read as it arrives, its payload copied to R2 in multipart parts while the preview
+ * and the inferred schema are computed on the way. Memory stays at about one part.
+ *
+ * The payload is `result.structuredContent` (its raw text) or, when a text block comes
+ * first and is large, that block's decoded text (for SDK servers, the same JSON). A text
+ * candidate is held back until it passes `TEXT_COMMIT_CHARS`, so a short "see
+ * structuredContent" text never wins over the data.
+ */
+import { JsonStreamTokenizer, type JsonStreamHandler } from "../core/json-stream";
+import { SchemaBuilder, type InferredSchema, type ScalarType } from "../policy/schema-inference";
+import { startPayloadUpload, type PayloadMetadata } from "./payload-store";
+
+/** R2 multipart parts: all but the last the same size, at least 5 MiB. */
+export const PART_BYTES = 8 * 1024 * 1024;
+const TEXT_COMMIT_CHARS = 64 * 1024;
+const JSON_TYPE = "application/json";
+const TEXT_TYPE = "text/plain; charset=utf-8";
+
+export type StreamedPayload = {
+  readonly size: number;
+  readonly contentType: string;
+  readonly preview: string;
+  readonly schema: InferredSchema;
+  /** True when the payload was `structuredContent`. */
+  readonly structured: boolean;
+};
+
+/** Uploads text in fixed-size parts as it comes; the upload starts with the first part. */
+class PartUploader {
+  private pieces: Uint8Array[] = [];
+  private buffered = 0;
+  private readonly parts: R2UploadedPart[] = [];
+  private upload: R2MultipartUpload | undefined;
+  private readonly encoder = new TextEncoder();
+  size = 0;
+
+  constructor(private readonly start: () => Promise<R2MultipartUpload>) {}
+
+  write(text: string): void {
+    if (text === "") return;
+    const bytes = this.encoder.encode(text);
+    this.pieces.push(bytes);
+    this.buffered += bytes.length;
+    this.size += bytes.length;
+  }
+
+  private take(length: number): Uint8Array {
+    const part = new Uint8Array(length);
+    let filled = 0;
+    while (filled < length) {
+      const piece = this.pieces[0]!;
+      const take = Math.min(piece.length, length - filled);
+      part.set(piece.subarray(0, take), filled);
+      filled += take;
+      if (take === piece.length) this.pieces.shift();
+      else this.pieces[0] = piece.subarray(take);
+    }
+    this.buffered -= length;
+    return part;
+  }
+
+  /** Sends every full part and waits for it: the upstream is read no faster than R2 stores. */
+  async flush(final = false): Promise<void> {
+    while (this.buffered >= PART_BYTES || (final && this.buffered > 0)) {
+      this.upload ??= await this.start();
+      const part = this.take(Math.min(PART_BYTES, this.buffered));
+      this.parts.push(await this.upload.uploadPart(this.parts.length + 1, part));
+    }
+  }
+
+  async complete(): Promise<void> {
+    await this.flush(true);
+    await this.upload?.complete(this.parts);
+  }
+
+  async abort(): Promise<void> {
+    await this.upload?.abort().catch(() => {});
+  }
+}
+
+type Frame = { kind: "object" | "array"; key: string | undefined };
+type TextCandidate = { held: string; committed: boolean; inner: JsonStreamTokenizer | null; json: boolean | null };
+
+/** Follows where the tokenizer is, and copies the payload out. */
+class PayloadCapture implements JsonStreamHandler {
+  private readonly frames: Frame[] = [];
+  private chunk = "";
+  /** Raw capture of structuredContent: the depth of its container, and where it resumes in the chunk. */
+  private raw: { depth: number; from: number } | null = null;
+  private text: TextCandidate | null = null;
+  readonly builder = new SchemaBuilder();
+  preview = "";
+  kind: "structured" | "text" | null = null;
+  contentType = JSON_TYPE;
+  finished = false;
+
+  constructor(
+    private readonly previewChars: number,
+    private readonly uploader: PartUploader,
+  ) {}
+
+  setChunk(chunk: string): void {
+    this.chunk = chunk;
+    if (this.raw) this.raw.from = 0;
+  }
+
+  endChunk(): void {
+    if (this.raw) this.emit(this.chunk.slice(this.raw.from));
+  }
+
+  private emit(text: string): void {
+    if (this.preview.length < this.previewChars) this.preview += text.slice(0, this.previewChars - this.preview.length);
+    this.uploader.write(text);
+  }
+
+  private path(): string {
+    return this.frames.map((f) => (f.kind === "array" ? "[]" : (f.key ?? ""))).join("/");
+  }
+
+  valueStart(index: number): void {
+    if (!this.kind && this.frames.length === 2 && this.path() === "result/structuredContent") {
+      this.kind = "structured";
+      this.raw = { depth: this.frames.length, from: index };
+    }
+  }
+
+  valueEnd(index: number): void {
+    if (this.raw && this.frames.length === this.raw.depth) {
+      this.emit(this.chunk.slice(this.raw.from, index));
+      this.raw = null;
+      this.finished = true;
+    }
+  }
+
+  startObject(): void {
+    if (this.raw) this.builder.startObject();
+    this.frames.push({ kind: "object", key: undefined });
+  }
+  endObject(): void {
+    this.frames.pop();
+    if (this.raw) this.builder.endObject();
+  }
+  startArray(): void {
+    if (this.raw) this.builder.startArray();
+    this.frames.push({ kind: "array", key: undefined });
+  }
+  endArray(): void {
+    this.frames.pop();
+    if (this.raw) this.builder.endArray();
+  }
+  key(name: string): void {
+    this.frames[this.frames.length - 1]!.key = name;
+    if (this.raw && this.frames.length > this.raw.depth) this.builder.key(name);
+  }
+  scalar(type: ScalarType): void {
+    if (this.raw) this.builder.scalar(type);
+  }
+
+  /** Collects `result.content[i].text` while no payload is chosen yet. */
+  wantString(): boolean {
+    if (this.kind) return false;
+    const wanted = this.frames.length === 4 && this.path() === "result/content/[]/text";
+    if (wanted) this.text = { held: "", committed: false, inner: null, json: null };
+    return wanted;
+  }
+
+  stringChunk(piece: string): void {
+    const text = this.text;
+    if (!text) return;
+    if (!text.committed) {
+      text.held += piece;
+      if (text.held.length < TEXT_COMMIT_CHARS) return;
+      // Large enough: this block is the payload. Its first character says whether it is JSON.
+      text.committed = true;
+      this.kind = "text";
+      piece = text.held;
+      text.held = "";
+      const first = piece.trimStart()[0];
+      text.json = first === "{" || first === "[";
+      this.contentType = text.json ? JSON_TYPE : TEXT_TYPE;
+      if (text.json) text.inner = new JsonStreamTokenizer(this.builderEvents());
+    }
+    this.emit(piece);
+    if (text.inner) {
+      try {
+        text.inner.write(piece);
+      } catch {
+        text.inner = null; // not JSON after all: stored as text
+        text.json = false;
+      }
+    }
+  }
+
+  stringEnd(): void {
+    const text = this.text;
+    this.text = null;
+    if (!text?.committed) return;
+    try {
+      text.inner?.end();
+    } catch {
+      text.json = false;
+    }
+    if (!text.json) this.contentType = TEXT_TYPE;
+    this.finished = true;
+  }
+
+  private builderEvents(): JsonStreamHandler {
+    const b = this.builder;
+    return {
+      startObject: () => b.startObject(),
+      endObject: () => b.endObject(),
+      startArray: () => b.startArray(),
+      endArray: () => b.endArray(),
+      key: (name) => b.key(name),
+      scalar: (type) => b.scalar(type),
+    };
+  }
+}
+
+/**
+ * Reads a JSON-RPC answer from `body` and stores its payload under `id`. Resolves with
+ * what the compact answer needs; rejects when the answer holds no single large payload.
+ */
+export async function offloadStream(
+  body: ReadableStream<Uint8Array>,
+  bucket: R2Bucket,
+  id: string,
+  metadataFor: (contentType: string) => PayloadMetadata,
+  previewChars: number,
+): Promise<StreamedPayload> {
+  let capture: PayloadCapture | undefined;
+  const uploader = new PartUploader(() => startPayloadUpload(bucket, id, metadataFor(capture!.contentType)));
+  capture = new PayloadCapture(previewChars, uploader);
+  const tokenizer = new JsonStreamTokenizer(capture);
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      capture.setChunk(value);
+      tokenizer.write(value);
+      capture.endChunk();
+      await uploader.flush();
+    }
+    tokenizer.end();
+    if (!capture.finished) throw new Error("the answer is larger than the gateway can hold and has no single large payload (structuredContent or a text block) to store");
+    await uploader.complete();
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    await uploader.abort();
+    throw error;
+  }
+  const json = capture.contentType === JSON_TYPE;
+  return { size: uploader.size, contentType: capture.contentType, preview: capture.preview, schema: json ? capture.builder.schema() : "string", structured: capture.kind === "structured" };
+}
