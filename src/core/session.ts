@@ -3,7 +3,8 @@
  * client's capabilities, seal), find the session of a later request, end it on DELETE.
  *
  * Ended sessions are recorded in KV (and in this isolate at once), so a DELETE on one
- * isolate ends the session on every other within KV's propagation delay.
+ * isolate ends the session on every other within KV's propagation delay (plus up to
+ * ENDED_CHECK_CACHE_MS, for which an isolate trusts its last look).
  */
 import type { UpstreamConfig } from "../upstream/config";
 import { describeFailure, failureError } from "../upstream/failures";
@@ -45,6 +46,13 @@ export function sessionSecret(env: Readonly<Record<string, unknown>>): string {
 }
 
 const endedHere = new Set<string>();
+/**
+ * Sessions this isolate found not ended in KV, and when: KV is asked again only after
+ * `ENDED_CHECK_CACHE_MS`. KV itself takes up to a minute to carry a DELETE everywhere,
+ * so this adds little delay and saves a KV read on nearly every request.
+ */
+const liveChecked = new Map<string, number>();
+const ENDED_CHECK_CACHE_MS = 10_000;
 
 function mergedCapabilities(handshakes: readonly Handshake[]): JsonObject {
   const subscribe = handshakes.some((h) => h.session.subscribe === true);
@@ -131,7 +139,12 @@ export async function findSession(token: string | null, where: SessionEnv): Prom
   if (state.route !== where.route) return fail({ reason: "other-route" });
   if (state.principal !== where.principal) return fail({ reason: "other-principal" });
   if (endedHere.has(state.sid)) return fail({ reason: "ended" });
-  if (where.kv && (await where.kv.get(ENDED_KEY_PREFIX + state.sid)) !== null) return fail({ reason: "ended" });
+  const checked = liveChecked.get(state.sid);
+  if (where.kv && (checked === undefined || Date.now() - checked > ENDED_CHECK_CACHE_MS)) {
+    if ((await where.kv.get(ENDED_KEY_PREFIX + state.sid)) !== null) return fail({ reason: "ended" });
+    if (liveChecked.size >= ENDED_LOCAL_ENTRIES) liveChecked.clear();
+    liveChecked.set(state.sid, Date.now());
+  }
   return ok(state);
 }
 
@@ -159,6 +172,7 @@ export function sessionError(problem: SessionLookupProblem): GatewayError {
 export async function endSession(state: SessionState, where: SessionEnv): Promise<void> {
   if (endedHere.size >= ENDED_LOCAL_ENTRIES) endedHere.clear();
   endedHere.add(state.sid);
+  liveChecked.delete(state.sid);
   const ttl = Math.max(MIN_KV_TTL_S, state.exp - Math.floor(Date.now() / 1000));
   await Promise.all([
     where.kv?.put(ENDED_KEY_PREFIX + state.sid, "1", { expirationTtl: ttl }),
