@@ -11,12 +11,9 @@
  *   npm run bench:filters
  *   npm run bench:filters -- --runs 50 --mb 1
  */
-import { build } from "esbuild";
-import { mkdtempSync, rmSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { loadSource } from "./lib/bundle-src.ts";
+import { githubLikePayload } from "./lib/payloads.ts";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
   const at = args.indexOf(`--${name}`);
@@ -25,56 +22,10 @@ const option = (name, fallback) => {
 const RUNS = option("runs", 30);
 const TARGET_MB = option("mb", 1);
 
-async function loadFilters() {
-  // Inside node_modules, so that the bundle's external packages resolve.
-  const dir = mkdtempSync(path.join(ROOT, "node_modules", ".bench-"));
-  const outfile = path.join(dir, "filters.mjs");
-  await build({
-    stdin: {
-      contents: 'export { filterToolResult, selectFilter } from "./src/policy/apply-filter.ts"; export { checkFilterSet } from "./src/policy/filter-set.ts";',
-      resolveDir: ROOT,
-      loader: "ts",
-    },
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    external: ["yaml"],
-    mainFields: ["module", "main"],
-    outfile,
-    logLevel: "error",
-  });
-  const module = await import(pathToFileURL(outfile).href);
-  rmSync(dir, { recursive: true, force: true });
-  return module;
-}
-
-/** A GitHub-like "search issues" answer: many fields per item, nested users and labels, long URLs. */
-function githubLikePayload(targetBytes) {
-  const items = [];
-  const user = (i) => ({
-    login: `user${i}`, id: 1000 + i, node_id: `MDQ6VXNlcj${i}`, avatar_url: `https://avatars.githubusercontent.com/u/${1000 + i}?v=4`,
-    gravatar_id: "", url: `https://api.github.com/users/user${i}`, html_url: `https://github.com/user${i}`,
-    followers_url: `https://api.github.com/users/user${i}/followers`, following_url: `https://api.github.com/users/user${i}/following{/other_user}`,
-    gists_url: `https://api.github.com/users/user${i}/gists{/gist_id}`, starred_url: `https://api.github.com/users/user${i}/starred{/owner}{/repo}`,
-    subscriptions_url: `https://api.github.com/users/user${i}/subscriptions`, organizations_url: `https://api.github.com/users/user${i}/orgs`,
-    repos_url: `https://api.github.com/users/user${i}/repos`, events_url: `https://api.github.com/users/user${i}/events{/privacy}`,
-    received_events_url: `https://api.github.com/users/user${i}/received_events`, type: "User", site_admin: false,
-  });
-  for (let i = 0; JSON.stringify(items).length < targetBytes; i++) {
-    items.push({
-      url: `https://api.github.com/repos/acme/widgets/issues/${i}`, repository_url: "https://api.github.com/repos/acme/widgets",
-      labels_url: `https://api.github.com/repos/acme/widgets/issues/${i}/labels{/name}`, comments_url: `https://api.github.com/repos/acme/widgets/issues/${i}/comments`,
-      events_url: `https://api.github.com/repos/acme/widgets/issues/${i}/events`, html_url: `https://github.com/acme/widgets/issues/${i}`,
-      id: 5_000_000 + i, node_id: `I_kwDOA${i}`, number: i, title: `Widget ${i} breaks when the gadget is rotated`,
-      user: user(i % 50), labels: [{ id: 1, node_id: "LA_1", url: "https://api.github.com/repos/acme/widgets/labels/bug", name: "bug", color: "d73a4a", default: true, description: "Something isn't working" }],
-      state: i % 3 === 0 ? "closed" : "open", locked: false, assignee: null, assignees: [], milestone: null, comments: i % 7,
-      created_at: "2026-10-01T12:00:00Z", updated_at: "2026-11-01T12:00:00Z", closed_at: null, author_association: "CONTRIBUTOR",
-      active_lock_reason: null, body: `Steps to reproduce issue ${i}: rotate the gadget by ninety degrees and watch the widget fall over. `.repeat(3),
-      reactions: { url: `https://api.github.com/repos/acme/widgets/issues/${i}/reactions`, total_count: 0, "+1": 0, "-1": 0, laugh: 0, hooray: 0, confused: 0, heart: 0, rocket: 0, eyes: 0 },
-      timeline_url: `https://api.github.com/repos/acme/widgets/issues/${i}/timeline`, performed_via_github_app: null, state_reason: null, score: 1.0,
-    });
-  }
-  return { total_count: items.length, incomplete_results: false, items };
+function loadFilters() {
+  return loadSource(
+    'export { filterToolResult, selectFilter } from "./src/policy/apply-filter.ts"; export { checkFilterSet } from "./src/policy/filter-set.ts";',
+  );
 }
 
 /** What a user keeps of a search: number, title, state, author, label names. */
