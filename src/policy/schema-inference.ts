@@ -25,22 +25,64 @@ export type ScalarType = "string" | "number" | "boolean" | "null";
 /** What the inferred schema is made of. */
 export type InferredSchema = string | InferredSchema[] | { [key: string]: InferredSchema };
 
+const STRING = 1;
+const NUMBER = 2;
+const BOOLEAN = 4;
+const NULL = 8;
+const SCALAR_BITS: Readonly<Record<ScalarType, number>> = { string: STRING, number: NUMBER, boolean: BOOLEAN, null: NULL };
+/** Bit order is alphabetical, so a union renders sorted. */
+const SCALAR_NAMES: readonly [number, ScalarType][] = [
+  [BOOLEAN, "boolean"],
+  [NULL, "null"],
+  [NUMBER, "number"],
+  [STRING, "string"],
+];
+
+type Entry = { node: Node; seen: number; stamp: number };
 type Node = {
-  scalars: Set<ScalarType>;
-  object?: { keys: Map<string, { node: Node; seen: number }>; seen: number; overflow: boolean };
+  /** Scalar types seen here, as bits. */
+  scalars: number;
+  object?: { keys: Map<string, Entry>; seen: number; overflow: boolean };
   array?: { element?: Node };
 };
 
 function newNode(): Node {
-  return { scalars: new Set() };
+  return { scalars: 0 };
+}
+
+/** Each object read gets a stamp, so a key counts once per object however often it appears. */
+let stamps = 0;
+
+function objectShape(node: Node): NonNullable<Node["object"]> {
+  node.object ??= { keys: new Map(), seen: 0, overflow: false };
+  node.object.seen++;
+  return node.object;
+}
+
+/** The entry of `key` in an object being read (stamped `stamp`), or undefined past MAX_KEYS. */
+function keyEntry(shape: NonNullable<Node["object"]>, key: string, stamp: number): Entry | undefined {
+  let entry = shape.keys.get(key);
+  if (!entry) {
+    if (shape.keys.size >= MAX_KEYS) {
+      shape.overflow = true;
+      return undefined;
+    }
+    entry = { node: newNode(), seen: 0, stamp: 0 };
+    shape.keys.set(key, entry);
+  }
+  if (entry.stamp !== stamp) {
+    entry.stamp = stamp;
+    entry.seen++;
+  }
+  return entry;
 }
 
 /** One container being read: the node it fills, and what the next value belongs to. */
 type Frame =
-  | { kind: "object"; node: Node; present: Set<string>; key?: string }
+  | { kind: "object"; node: Node; shape: NonNullable<Node["object"]>; stamp: number; key?: string }
   | { kind: "array"; node: Node; merged: number };
 
-/** Builds a schema from a sequence of JSON events. */
+/** Builds a schema from a sequence of JSON events (for a payload read as a stream). */
 export class SchemaBuilder {
   private readonly root = newNode();
   private readonly stack: Frame[] = [];
@@ -61,22 +103,7 @@ export class SchemaBuilder {
       frame.node.array!.element ??= newNode();
       return frame.node.array!.element;
     }
-    const key = frame.key ?? "";
-    const object = frame.node.object!;
-    let entry = object.keys.get(key);
-    if (!entry) {
-      if (object.keys.size >= MAX_KEYS) {
-        object.overflow = true;
-        return undefined;
-      }
-      entry = { node: newNode(), seen: 0 };
-      object.keys.set(key, entry);
-    }
-    if (!frame.present.has(key)) {
-      frame.present.add(key);
-      entry.seen++;
-    }
-    return entry.node;
+    return keyEntry(frame.shape, frame.key ?? "", frame.stamp)?.node;
   }
 
   private open(kind: "object" | "array"): void {
@@ -90,22 +117,16 @@ export class SchemaBuilder {
       this.skipping = 1;
       return;
     }
-    if (kind === "object") {
-      node.object ??= { keys: new Map(), seen: 0, overflow: false };
-      node.object.seen++;
-      this.stack.push({ kind, node, present: new Set() });
-    } else {
+    if (kind === "object") this.stack.push({ kind, node, shape: objectShape(node), stamp: ++stamps });
+    else {
       node.array ??= {};
       this.stack.push({ kind, node, merged: 0 });
     }
   }
 
   private close(): void {
-    if (this.skipping > 0) {
-      this.skipping--;
-      return;
-    }
-    this.stack.pop();
+    if (this.skipping > 0) this.skipping--;
+    else this.stack.pop();
   }
 
   startObject(): void {
@@ -128,7 +149,8 @@ export class SchemaBuilder {
   }
   scalar(type: ScalarType): void {
     if (this.skipping > 0) return;
-    this.target()?.scalars.add(type);
+    const node = this.target();
+    if (node) node.scalars |= SCALAR_BITS[type];
   }
 
   /** The schema of everything seen so far. */
@@ -144,7 +166,7 @@ function render(node: Node, depth: number): InferredSchema {
     const out: { [key: string]: InferredSchema } = {};
     const keys = [...node.object.keys.keys()].sort();
     for (const key of keys) {
-      const entry: { node: Node; seen: number } = node.object.keys.get(key)!;
+      const entry: Entry = node.object.keys.get(key)!;
       const name = entry.seen < node.object.seen ? `${key}?` : key;
       out[name] = render(entry.node, depth + 1);
     }
@@ -152,35 +174,54 @@ function render(node: Node, depth: number): InferredSchema {
     alternatives.push(out);
   }
   if (node.array) alternatives.push(node.array.element ? [render(node.array.element, depth + 1)] : []);
-  const scalars = [...node.scalars].sort();
+  const scalars = SCALAR_NAMES.filter(([bit]) => (node.scalars & bit) !== 0).map(([, name]) => name);
   if (alternatives.length === 0) return scalars.length > 0 ? scalars.join("|") : MORE;
   if (scalars.length > 0) alternatives.push(scalars.join("|"));
   return alternatives.length === 1 ? alternatives[0]! : { "|": alternatives };
 }
 
-function walk(value: unknown, builder: SchemaBuilder): void {
-  if (value === null) builder.scalar("null");
-  else if (Array.isArray(value)) {
-    builder.startArray();
+/** Merges a parsed value into `node`: the same result as the builder's events, without them. */
+function merge(node: Node, value: unknown, depth: number): void {
+  if (value === null) {
+    node.scalars |= NULL;
+    return;
+  }
+  switch (typeof value) {
+    case "string":
+      node.scalars |= STRING;
+      return;
+    case "number":
+      node.scalars |= NUMBER;
+      return;
+    case "boolean":
+      node.scalars |= BOOLEAN;
+      return;
+    case "object":
+      break;
+    default:
+      return;
+  }
+  if (depth >= MAX_DEPTH) return;
+  if (Array.isArray(value)) {
+    const array = (node.array ??= {});
     const end = Math.min(value.length, ARRAY_MERGE_LIMIT);
-    for (let i = 0; i < end; i++) walk(value[i], builder);
-    builder.endArray();
-  } else if (typeof value === "object") {
-    builder.startObject();
-    for (const key of Object.keys(value)) {
-      builder.key(key);
-      walk((value as Record<string, unknown>)[key], builder);
-    }
-    builder.endObject();
-  } else {
-    const type = typeof value;
-    builder.scalar(type === "string" || type === "number" || type === "boolean" ? type : "null");
+    if (end === 0) return;
+    const element = (array.element ??= newNode());
+    for (let i = 0; i < end; i++) merge(element, value[i], depth + 1);
+    return;
+  }
+  const shape = objectShape(node);
+  const stamp = ++stamps;
+  const object = value as Record<string, unknown>;
+  for (const key in object) {
+    const entry = keyEntry(shape, key, stamp);
+    if (entry) merge(entry.node, object[key], depth + 1);
   }
 }
 
 /** Infers the schema of a parsed JSON value. */
 export function inferSchema(value: unknown): InferredSchema {
-  const builder = new SchemaBuilder();
-  walk(value, builder);
-  return builder.schema();
+  const root = newNode();
+  merge(root, value, 0);
+  return render(root, 0);
 }

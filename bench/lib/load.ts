@@ -1,0 +1,48 @@
+/**
+ * The benchmark's load patterns: interleaved sequential calls for latency, a fixed
+ * number of calls with several in flight for throughput, and a batch of calls to one
+ * target alone for CPU accounting.
+ */
+import { performance } from "node:perf_hooks";
+import type { Target } from "./target.ts";
+
+/**
+ * `iterations` rounds in which every target gets one call, one at a time; each round
+ * starts at the next target, so drift and ordering effects hit all targets alike.
+ * The first `warmup` rounds are not recorded. Returns each target's latencies (ms).
+ */
+export async function interleavedLatency(targets: readonly Target[], iterations: number, warmup: number): Promise<Map<string, number[]>> {
+  const samples = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < warmup + iterations; round++) {
+    for (let k = 0; k < targets.length; k++) {
+      const target = targets[(round + k) % targets.length]!;
+      const start = performance.now();
+      await target.call();
+      const elapsed = performance.now() - start;
+      if (round >= warmup) samples.get(target.name)!.push(elapsed);
+    }
+  }
+  return samples;
+}
+
+export type Throughput = { readonly requests: number; readonly inFlight: number; readonly seconds: number; readonly perSecond: number };
+
+/** Sends exactly `requests` calls to `target` with `inFlight` of them outstanding at a time. */
+export async function concurrentCalls(target: Target, requests: number, inFlight: number): Promise<Throughput> {
+  let started = 0;
+  const worker = async () => {
+    while (started < requests) {
+      started++;
+      await target.call();
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: Math.min(inFlight, requests) }, worker));
+  const seconds = (performance.now() - start) / 1000;
+  return { requests, inFlight, seconds, perSecond: requests / seconds };
+}
+
+/** `count` calls to `target`, one after another. */
+export async function sequentialCalls(target: Target, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) await target.call();
+}

@@ -1,0 +1,74 @@
+/**
+ * Linux /proc readings for the benchmark: the process tree below a pid, which of it is
+ * `workerd` (where wrangler dev runs the Worker), and the CPU time a process has used.
+ * The gateway helper does not hand out its pid, so its root is found by command line.
+ */
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+/** Clock ticks per second, the unit of utime and stime in /proc/<pid>/stat. */
+export const CLOCK_TICKS: number = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+
+function readOrEmpty(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return ""; // the process (or thread) is gone
+  }
+}
+
+/** Direct children of `pid`, from every thread's children list. */
+export function childPids(pid: number): number[] {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const children = tasks.flatMap((task) => readOrEmpty(`/proc/${pid}/task/${task}/children`).split(" ").filter(Boolean).map(Number));
+  return [...new Set(children)];
+}
+
+/** Every process below `pid` (not `pid` itself), depth-first; at most 10 levels deep. */
+export function descendantPids(pid: number, depth = 0): number[] {
+  if (depth >= 10) return [];
+  return childPids(pid).flatMap((child) => [child, ...descendantPids(child, depth + 1)]);
+}
+
+/** The executable name of `pid` (`/proc/<pid>/comm`), "" when it is gone. */
+export function commandName(pid: number): string {
+  return readOrEmpty(`/proc/${pid}/comm`).trim();
+}
+
+/** The workerd processes below `rootPid`: wrangler dev runs one for its proxy and one for the Workers. */
+export function workerdPids(rootPid: number): number[] {
+  return descendantPids(rootPid).filter((pid) => commandName(pid) === "workerd");
+}
+
+/** The argument list of `pid` ([] when it is gone). */
+export function processArgs(pid: number): string[] {
+  return readOrEmpty(`/proc/${pid}/cmdline`).split("\0").filter(Boolean);
+}
+
+/** The first process whose argument list satisfies `matches`, or undefined. */
+export function findProcess(matches: (args: readonly string[]) => boolean): number | undefined {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const args = processArgs(Number(entry));
+    if (args.length > 0 && matches(args)) return Number(entry);
+  }
+  return undefined;
+}
+
+/** utime + stime of `pid` in clock ticks (all its threads, living and ended); 0 when it is gone. */
+export function cpuTicks(pid: number): number {
+  const stat = readOrEmpty(`/proc/${pid}/stat`);
+  // Fields after the ")" that closes the command name start at field 3 (state); utime is 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+}
+
+/** Total CPU ticks of several processes. */
+export function totalTicks(pids: readonly number[]): number {
+  return pids.reduce((sum, pid) => sum + cpuTicks(pid), 0);
+}

@@ -1,0 +1,390 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench:relay` (and the first half of `npm run bench`): what relaying a small
+ * tools/call through the gateway costs, compared with calling the upstream directly and
+ * with the cheapest possible Worker relay.
+ *
+ * It starts the upstream(s) in child processes (raw: test/fixtures/raw-upstream.ts, the
+ * cheapest; beta: the stateless SDK server), the gateway (`npm start`, i.e. wrangler dev,
+ * via scripts/lib/gateway-process.mjs, run in a copy of the working tree taken at start,
+ * lib/snapshot.ts, so edits meanwhile do not reload it) and one pass-through Worker per upstream
+ * (bench/passthrough/, also wrangler dev), all on 127.0.0.1, and sends the same
+ * tools/call to every target: direct, pass-through, gateway /mcp/<name>, gateway /mcp.
+ *
+ *   1. latency: calls one at a time, interleaved round-robin (every round calls each
+ *      target once, starting at the next one) after a warm-up; median, p90, p99;
+ *   2. throughput: a fixed number of calls per target with several in flight (req/s);
+ *   3. CPU: batches of calls to one target alone, reading utime+stime of that target's
+ *      wrangler dev processes (lib/cpu.ts) and of the upstream before and after.
+ *
+ *   npm run bench:relay
+ *   npm run bench:relay -- --upstreams raw --iterations 1000 --cpu-calls 2000
+ *   BENCH_ITERATIONS=1000 npm run bench:relay
+ *   npm run bench:relay -- --gateway-dir ../other-checkout   # the gateway of another tree
+ *
+ * Options (flag, or env var): --upstreams raw,beta (BENCH_UPSTREAMS), --iterations 200
+ * measured rounds (BENCH_ITERATIONS), --warmup 30 rounds (BENCH_WARMUP), --requests 200
+ * calls per target in the throughput phase (BENCH_REQUESTS), --concurrency 8 in flight
+ * (BENCH_CONCURRENCY), --cpu-calls 300 calls per target in the CPU phase
+ * (BENCH_CPU_CALLS), --gateway-dir . (BENCH_GATEWAY_DIR: the git working tree whose gateway
+ * is measured, e.g. another worktree, for A/B comparisons), --out bench/results
+ * (BENCH_OUT). Results are printed and written to <out>/relay-<timestamp>.json.
+ * About a minute on an idle 2-core machine. Linux only (/proc). Hard limit: 10 minutes.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
+import { addTicks, readTicks, relayProcesses, ZERO_TICKS } from './lib/cpu.ts';
+import { concurrentCalls, interleavedLatency, sequentialCalls } from './lib/load.ts';
+import { startPassthrough } from './lib/passthrough-process.ts';
+import { snapshotTree } from './lib/snapshot.ts';
+import { CLOCK_TICKS, findProcess } from './lib/proc.ts';
+import { section, table } from './lib/report.ts';
+import { summarize } from './lib/stats.ts';
+import { openTarget } from './lib/target.ts';
+import { isUpstreamKind } from './lib/upstream-server.ts';
+import { startUpstream } from './lib/upstream-process.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const HARD_LIMIT_MS = 10 * 60_000;
+const TARGET_RATIO = 1.3;
+const CPU_ROUNDS = 4;
+/** The small tools/call each upstream answers. */
+const CALLS = {
+  raw: { tool: 'trap', args: { n: 1 } },
+  beta: { tool: 'echo', args: { text: 'hello' } },
+};
+
+// ---- options ------------------------------------------------------------------------
+
+const OPTIONS = {
+  upstreams: ['BENCH_UPSTREAMS', 'raw,beta'],
+  iterations: ['BENCH_ITERATIONS', '200'],
+  warmup: ['BENCH_WARMUP', '30'],
+  requests: ['BENCH_REQUESTS', '200'],
+  concurrency: ['BENCH_CONCURRENCY', '8'],
+  'cpu-calls': ['BENCH_CPU_CALLS', '300'],
+  'gateway-dir': ['BENCH_GATEWAY_DIR', ROOT],
+  out: ['BENCH_OUT', path.join(ROOT, 'bench', 'results')],
+};
+
+function parseOptions(argv) {
+  const raw = Object.fromEntries(Object.entries(OPTIONS).map(([key, [env, fallback]]) => [key, process.env[env] || fallback]));
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split(/=(.*)/s);
+    if (flag === '--help' || flag === '-h') usage();
+    const key = flag.replace(/^--/, '');
+    if (!flag.startsWith('--') || !(key in OPTIONS)) usage(`unknown option ${argv[i]}`);
+    raw[key] = inline ?? argv[++i];
+    if (raw[key] === undefined) usage(`${flag} needs a value`);
+  }
+  const count = (key, min) => {
+    const n = Number(raw[key]);
+    if (!Number.isInteger(n) || n < min) usage(`--${key} must be an integer >= ${min}, got "${raw[key]}"`);
+    return n;
+  };
+  const upstreams = [...new Set(raw.upstreams.split(',').map((s) => s.trim()).filter(Boolean))];
+  if (upstreams.length === 0 || !upstreams.every(isUpstreamKind)) usage(`--upstreams must list raw and/or beta, got "${raw.upstreams}"`);
+  return {
+    upstreams,
+    iterations: count('iterations', 1),
+    warmup: count('warmup', 0),
+    requests: count('requests', 1),
+    concurrency: count('concurrency', 1),
+    cpuCalls: count('cpu-calls', CPU_ROUNDS),
+    gatewayDir: path.resolve(raw['gateway-dir']),
+    out: path.resolve(raw.out),
+  };
+}
+
+function usage(problem) {
+  if (problem) console.error(`[bench] ${problem}`);
+  console.error(`usage: npm run bench:relay -- ${Object.keys(OPTIONS).map((k) => `[--${k} ${OPTIONS[k][1].includes('/') ? 'DIR' : OPTIONS[k][1]}]`).join(' ')}`);
+  process.exit(problem ? 2 : 0);
+}
+
+// ---- setup: processes and targets -----------------------------------------------------
+
+/** `start()`, once more when a port it picked was taken meanwhile (another wrangler dev on this machine). */
+async function withPortRetry(start) {
+  try {
+    return await start();
+  } catch (error) {
+    if (!String(error).includes('Address already in use')) throw error;
+    console.error('[bench] a port was taken meanwhile; starting again');
+    return start();
+  }
+}
+
+/** Starts everything; `stops` collects what to stop, even when a later start fails. */
+async function startAll(options, stops) {
+  const upstreams = await Promise.all(
+    options.upstreams.map(async (kind) => {
+      const upstream = await startUpstream(kind);
+      stops.push(upstream.stop);
+      return upstream;
+    }),
+  );
+  const gatewayState = mkdtempSync(path.join(os.tmpdir(), 'bench-gateway-'));
+  stops.push(async () => rmSync(gatewayState, { recursive: true, force: true }));
+  const snapshot = snapshotTree(options.gatewayDir);
+  stops.push(async () => snapshot.remove());
+  const vars = { UPSTREAMS: upstreams.map((u) => ({ name: u.kind, url: u.url })), SESSION_SECRET: randomBytes(32).toString('hex') };
+  // One wrangler dev at a time: concurrent starts race for the internal ports each picks.
+  const gateway = await withPortRetry(async () => startGateway({ port: await freePort(), vars, persistTo: gatewayState, cwd: snapshot.dir }));
+  stops.push(gateway.stop);
+  const passthroughs = [];
+  for (const u of upstreams) {
+    const passthrough = await withPortRetry(async () => startPassthrough(await freePort(), u.url));
+    stops.push(passthrough.stop);
+    passthroughs.push(passthrough);
+  }
+  // The helper does not say which pid it spawned: find `scripts/start.mjs --port <port>`.
+  const isGateway = (args) => args.some((a) => a.endsWith(path.join('scripts', 'start.mjs'))) && args[args.indexOf('--port') + 1] === String(gateway.port);
+  const gatewayPid = findProcess(isGateway);
+  if (gatewayPid === undefined) throw new Error(`could not find the gateway's process (scripts/start.mjs --port ${gateway.port})`);
+  const source = { dir: snapshot.source, commit: snapshot.commit, changes: snapshot.changes };
+  return { upstreams, gateway: { ...gateway, pid: gatewayPid, source }, passthroughs };
+}
+
+/** The four targets of each upstream, sessions opened; `relay` says whose processes a call runs through. */
+async function openTargets({ upstreams, gateway, passthroughs }) {
+  const specs = upstreams.flatMap((u, i) => {
+    const { tool, args } = CALLS[u.kind];
+    const pass = passthroughs[i];
+    const viaGateway = { root: gateway.pid, port: gateway.port };
+    return [
+      { name: `${u.kind} direct`, via: 'direct', url: u.url, tool },
+      { name: `${u.kind} pass-through`, via: 'passthrough', url: `${pass.url}/`, tool, relay: { root: pass.pid, port: Number(new URL(pass.url).port) } },
+      { name: `${u.kind} gateway /mcp/${u.kind}`, via: 'gateway', url: `${gateway.url}/mcp/${u.kind}`, tool, relay: viaGateway },
+      { name: `${u.kind} gateway /mcp`, via: 'gateway-aggregated', url: `${gateway.url}/mcp`, tool: `${u.kind}___${tool}`, relay: viaGateway },
+    ].map((spec) => ({ ...spec, upstream: u.kind, args, upstreamPid: u.pid }));
+  });
+  return Promise.all(specs.map(async ({ relay, upstreamPid, ...spec }) => ({ ...(await openTarget(spec)), relay, upstreamPid })));
+}
+
+// ---- phases ----------------------------------------------------------------------------
+
+/** Throughput in two rounds (the second in reverse order) so drift hits all targets alike. */
+async function throughputPhase(targets, options) {
+  const totals = new Map(targets.map((t) => [t.name, { requests: 0, seconds: 0 }]));
+  for (const order of [targets, [...targets].reverse()]) {
+    for (const target of order) {
+      const total = totals.get(target.name);
+      const requests = Math.min(Math.ceil(options.requests / 2), options.requests - total.requests);
+      if (requests === 0) continue;
+      const run = await concurrentCalls(target, requests, options.concurrency);
+      total.requests += run.requests;
+      total.seconds += run.seconds;
+    }
+  }
+  return Object.fromEntries([...totals].map(([name, t]) => [name, { ...t, inFlight: options.concurrency, perSecond: t.requests / t.seconds }]));
+}
+
+/**
+ * CPU per call: each target alone, in rounds (alternately reversed) so drift hits all
+ * targets alike. A relay target is charged the ticks of its wrangler dev tree by role
+ * (lib/cpu.ts); every target also shows the upstream's.
+ */
+async function cpuPhase(targets, options) {
+  const rows = new Map(targets.map((t) => [t.name, { calls: 0, ticks: ZERO_TICKS }]));
+  for (let round = 0; round < CPU_ROUNDS; round++) {
+    for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
+      const row = rows.get(target.name);
+      const calls = Math.min(Math.ceil(options.cpuCalls / CPU_ROUNDS), options.cpuCalls - row.calls);
+      if (calls === 0) continue;
+      const before = readTicks(target.relay && relayProcesses(target.relay), target.upstreamPid);
+      await sequentialCalls(target, calls);
+      row.ticks = addTicks(row.ticks, before, readTicks(before.roles, target.upstreamPid));
+      row.calls += calls;
+    }
+  }
+  const ms = (ticks, calls) => (ticks * 1000) / CLOCK_TICKS / calls;
+  return Object.fromEntries(
+    targets.map((t) => {
+      const { calls, ticks } = rows.get(t.name);
+      const relay = t.relay && { workerd: ms(ticks.proxy + ticks.runtime, calls), proxy: ms(ticks.proxy, calls), runtime: ms(ticks.runtime, calls), wrangler: ms(ticks.wrangler, calls) };
+      return [t.name, { calls, ticks, relayMsPerCall: relay ?? null, upstreamMsPerCall: ms(ticks.upstream, calls) }];
+    }),
+  );
+}
+
+/** Ticks each relay's workerd processes use in one second without traffic (their background). */
+async function idleWorkerdTicks(targets) {
+  const relays = new Map(targets.filter((t) => t.relay).map((t) => [t.relay.root, t]));
+  const before = [...relays.values()].map((t) => readTicks(relayProcesses(t.relay), t.upstreamPid));
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  return Object.fromEntries(
+    [...relays.values()].map((t, i) => {
+      const used = addTicks(ZERO_TICKS, before[i], readTicks(before[i].roles, t.upstreamPid));
+      return [t.via === 'passthrough' ? t.name : 'gateway', used.proxy + used.runtime];
+    }),
+  );
+}
+
+// ---- results ----------------------------------------------------------------------------
+
+function addedLatency(upstreams, latency) {
+  return upstreams.map((u) => {
+    const direct = latency[`${u.kind} direct`].median;
+    const added = (name) => latency[`${u.kind} ${name}`].median - direct;
+    const passthrough = added('pass-through');
+    const gateway = added(`gateway /mcp/${u.kind}`);
+    const aggregated = added('gateway /mcp');
+    return { upstream: u.kind, directMedianMs: direct, passthroughAddedMs: passthrough, gatewayAddedMs: gateway, gatewayAggregatedAddedMs: aggregated, ratio: gateway / passthrough, ratioAggregated: aggregated / passthrough };
+  });
+}
+
+function cpuAdded(targets, cpu) {
+  return targets
+    .filter((t) => t.via === 'gateway' || t.via === 'gateway-aggregated')
+    .map((t) => {
+      const gateway = cpu[t.name].relayMsPerCall;
+      const floor = cpu[`${t.upstream} pass-through`].relayMsPerCall;
+      return { target: t.name, workerdMs: gateway.workerd - floor.workerd, runtimeMs: gateway.runtime - floor.runtime, proxyMs: gateway.proxy - floor.proxy, ratio: gateway.workerd / floor.workerd };
+    });
+}
+
+function render(result) {
+  const { settings, machine } = result;
+  const verdict = (ratio) => `${ratio.toFixed(2)}${ratio <= TARGET_RATIO ? '' : `  (over the ${TARGET_RATIO} target)`}`;
+  const fixed = (x) => x.toFixed(3);
+  return [
+    `mcp-edge-gateway relay benchmark, ${result.startedAt} (${result.durationSeconds.toFixed(0)} s)`,
+    `machine: ${machine.cpus} cores (${machine.model}), ${machine.platform}, node ${machine.node}; load average ${machine.loadAvgAtStart.join(' ')} at start, ${machine.loadAvgAtEnd.join(' ')} at end`,
+    ...(machine.busy ? [`WARNING: the machine was busy (1-min load average above half the cores): other work competed for the CPU, so latencies and throughput are noisy; compare within this run only.`] : []),
+    `call: a small tools/call (${settings.upstreams.map((u) => `${u}: ${CALLS[u].tool}`).join(', ')}) from node fetch on this machine; everything on 127.0.0.1; the relays run under wrangler dev.`,
+    `gateway: a copy of ${result.gateway.dir} taken at start (commit ${result.gateway.commit.slice(0, 12)}${result.gateway.changes.length > 0 ? `, ${result.gateway.changes.length} changed/untracked files` : ''})`,
+    '',
+    section(
+      `Latency, ms: one call at a time, ${settings.iterations} interleaved rounds after ${settings.warmup} warm-up rounds`,
+      table(['target', 'median', 'p90', 'p99', 'min', 'n'], Object.entries(result.latency).map(([name, s]) => [name, s.median, s.p90, s.p99, s.min, s.n])),
+    ),
+    section(
+      `Added median latency, ms (target - direct), and as a multiple of the pass-through's (target <= ${TARGET_RATIO})`,
+      table(
+        ['relay', 'added ms', 'x pass-through'],
+        result.added.flatMap((a) => [
+          [`${a.upstream} pass-through`, a.passthroughAddedMs, '1 (the floor)'],
+          [`${a.upstream} gateway /mcp/${a.upstream}`, a.gatewayAddedMs, verdict(a.ratio)],
+          [`${a.upstream} gateway /mcp`, a.gatewayAggregatedAddedMs, verdict(a.ratioAggregated)],
+        ]),
+      ),
+    ),
+    section(
+      `Throughput: ${settings.requests} calls per target, ${settings.concurrency} in flight`,
+      table(['target', 'req/s', 'calls', 'seconds'], Object.entries(result.throughput).map(([name, t]) => [name, t.perSecond, t.requests, t.seconds])),
+    ),
+    section(
+      `CPU per call, ms: ${settings.cpuCalls} calls per target, one at a time, that target alone (1 tick = ${1000 / CLOCK_TICKS} ms over a batch).\n` +
+        `workerd = both workerd processes of the relay's wrangler dev: its dev proxy + the runtime running the Worker (whole runtime: HTTP parsing, fetch, JS, local KV; not only our code).\n` +
+        `wrangler = wrangler's node and esbuild (request logging). upstream = the upstream process.`,
+      table(
+        ['target', 'workerd', 'dev proxy', 'runtime', 'wrangler', 'upstream', 'calls'],
+        Object.entries(result.cpu.targets).map(([name, c]) => {
+          const r = c.relayMsPerCall;
+          return [name, r ? fixed(r.workerd) : '-', r ? fixed(r.proxy) : '-', r ? fixed(r.runtime) : '-', r ? fixed(r.wrangler) : '-', fixed(c.upstreamMsPerCall), c.calls];
+        }),
+      ),
+    ),
+    section(
+      'CPU the gateway adds over the pass-through, ms per call (gateway - pass-through, same upstream)',
+      table(['gateway route', 'workerd', 'of which runtime', 'x pass-through'], result.cpu.gatewayMinusPassthrough.map((d) => [d.target, fixed(d.workerdMs), fixed(d.runtimeMs), d.ratio.toFixed(2)])),
+    ),
+    `workerd background, ticks in 1 s without traffic: ${Object.entries(result.cpu.idleTicksPerSecond).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+  ].join('\n');
+}
+
+// ---- main --------------------------------------------------------------------------------
+
+async function main() {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major < 22 || (major === 22 && minor < 18)) {
+    console.error(`[bench] needs Node >= 22.18 (for the .ts helpers, and wrangler); this is ${process.version}. Use \`npm run bench\` or node_modules/.bin/node.`);
+    process.exit(1);
+  }
+  if (process.platform !== 'linux') {
+    console.error('[bench] needs Linux: CPU time is read from /proc.');
+    process.exit(1);
+  }
+  const options = parseOptions(process.argv.slice(2));
+  process.env.WRANGLER_SEND_METRICS ??= 'false';
+  process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false'; // no download of the Request.cf placeholder: stay on loopback
+  const stops = [];
+  let stopped;
+  // Last started, first stopped, one at a time: a directory goes only after the process using it.
+  const stopAll = () =>
+    (stopped ??= (async () => {
+      for (const stop of stops.reverse()) await stop().catch((error) => console.error(`[bench] while stopping: ${error}`));
+    })());
+  const abort = (why, code) => {
+    console.error(`[bench] ${why}; stopping everything`);
+    void stopAll().then(() => process.exit(code));
+  };
+  process.once('SIGINT', () => abort('interrupted', 130));
+  process.once('SIGTERM', () => abort('terminated', 143));
+  const limit = setTimeout(() => abort(`still running after ${HARD_LIMIT_MS / 60_000} minutes`, 1), HARD_LIMIT_MS);
+  limit.unref();
+
+  const started = Date.now();
+  const loadAvg = () => os.loadavg().map((x) => Number(x.toFixed(2)));
+  const loadAvgAtStart = loadAvg();
+  const progress = (text) => console.error(`[bench] ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s: ${text}`);
+  try {
+    progress(`starting upstream(s) ${options.upstreams.join(', ')}, the gateway and the pass-through(s)`);
+    const setup = await startAll(options, stops);
+    const targets = await openTargets(setup);
+    progress(`${targets.length} targets ready; latency phase`);
+    const samples = await interleavedLatency(targets, options.iterations, options.warmup);
+    const latency = Object.fromEntries([...samples].map(([name, s]) => [name, summarize(s)]));
+    progress('throughput phase');
+    const throughput = await throughputPhase(targets, options);
+    progress('CPU phase');
+    const idleTicksPerSecond = await idleWorkerdTicks(targets);
+    const cpuTargets = await cpuPhase(targets, options);
+
+    const cpus = os.cpus();
+    const loadAvgAtEnd = loadAvg();
+    const result = {
+      startedAt: new Date(started).toISOString(),
+      durationSeconds: (Date.now() - started) / 1000,
+      machine: {
+        cpus: cpus.length,
+        model: cpus[0]?.model ?? 'unknown',
+        platform: `${os.type()} ${os.release()} ${os.arch()}`,
+        node: process.version,
+        loadAvgAtStart,
+        loadAvgAtEnd,
+        busy: Math.max(loadAvgAtStart[0], loadAvgAtEnd[0]) > cpus.length / 2,
+      },
+      settings: { ...options, clockTicksPerSecond: CLOCK_TICKS, cpuRounds: CPU_ROUNDS, calls: CALLS },
+      gateway: setup.gateway.source,
+      targets: targets.map((t) => ({ name: t.name, upstream: t.upstream, via: t.via, url: t.url, tool: t.tool })),
+      latency,
+      added: addedLatency(setup.upstreams, latency),
+      throughput,
+      cpu: {
+        note: 'ms per call; workerd = whole-runtime CPU of the relay (dev proxy + Worker runtime), not only its JavaScript',
+        idleTicksPerSecond,
+        targets: cpuTargets,
+        gatewayMinusPassthrough: cpuAdded(targets, cpuTargets),
+      },
+    };
+    console.log(render(result));
+    mkdirSync(options.out, { recursive: true });
+    const file = path.join(options.out, `relay-${result.startedAt.replace(/[:.]/g, '-')}.json`);
+    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+    console.log(`results: ${path.relative(process.cwd(), file)}`);
+  } finally {
+    clearTimeout(limit);
+    await stopAll();
+  }
+}
+
+await main().catch((error) => {
+  console.error(`[bench] failed: ${error instanceof Error ? error.stack : String(error)}`);
+  process.exitCode = 1;
+});
