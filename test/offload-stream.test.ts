@@ -11,8 +11,12 @@ import { initialize, request, type Json } from "./helpers/gateway";
 const HUGE_MB = 300;
 
 describe("an answer larger than the isolate", () => {
-  it(`offloads ${HUGE_MB} MiB while it streams`, { timeout: 300_000 }, async () => {
-    const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: inject("fixtureUrls").raw, timeoutMs: 60_000 }]) };
+  const { raw } = inject("fixtureUrls");
+  it.each([
+    ["a JSON body", HUGE_MB, raw],
+    ["an SSE event", 40, raw.replace(/\/mcp$/, "/sse/mcp")],
+  ])(`offloads %s of %i MiB while it streams`, { timeout: 300_000 }, async (_label, HUGE_MB, url) => {
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url, timeoutMs: 60_000 }]) };
     const { session } = await initialize("/mcp", { vars });
     const answer = await request("/mcp", session, "tools/call", { name: "raw___huge", arguments: { mb: HUGE_MB } }, { vars });
     const envelope = JSON.parse(answer.result.content[0].text) as Json;

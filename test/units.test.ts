@@ -152,3 +152,31 @@ describe("server-to-client request ids", () => {
     expect(decodeServerRequestId(id)).toBeUndefined();
   });
 });
+
+describe("SSE events too large to hold", () => {
+  function streamOf(text: string, size: number): ReadableStream<Uint8Array> {
+    const bytes = new TextEncoder().encode(text);
+    let at = 0;
+    return new ReadableStream({
+      pull(controller) {
+        if (at >= bytes.length) return controller.close();
+        controller.enqueue(bytes.slice(at, at + size));
+        at += size;
+      },
+    });
+  }
+
+  it.each([
+    ["one long data line", "data: " + "x".repeat(200) + "\n\n", "x".repeat(200)],
+    ["lines joined with \\n", "data: a" + "y".repeat(100) + "\ndata: b" + "z".repeat(100) + "\n\n", "a" + "y".repeat(100) + "\nb" + "z".repeat(100)],
+    ["CRLF line ends", "data: " + "w".repeat(150) + "\r\n\r\n", "w".repeat(150)],
+  ])("streams %s, then goes on to the next event", async (_label, first, expected) => {
+    for (const size of [1, 7, 40]) { // chunks smaller than the bound, as a real stream of a huge event arrives
+      const seen: string[] = [];
+      for await (const event of readSse(streamOf(`${first}event: message\ndata: after\n\n`, size), 50)) {
+        seen.push(event.large ? `large:${await new Response(event.large).text()}` : event.data);
+      }
+      expect(seen).toEqual([`large:${expected}`, "after"]);
+    }
+  });
+});

@@ -6,7 +6,10 @@
  */
 import type { JsonRpcRequest, WireMessage } from "../core/jsonrpc";
 import type { SessionState } from "../core/session-token";
+import type { LargeAnswerConsumer } from "../upstream/client";
 import type { UpstreamConfig } from "../upstream/config";
+
+export type { LargeAnswerConsumer };
 
 /** Everything a handler needs to serve one client request. */
 export type CallContext = {
@@ -30,9 +33,6 @@ export type CallContext = {
   /** Keeps work running after the answer is sent (audit, cache fills). */
   readonly waitUntil: (promise: Promise<unknown>) => void;
 };
-
-/** Takes answers of at least `minBytes` as a byte stream, and returns the text that answers the call instead. */
-export type LargeAnswerConsumer = { readonly minBytes: number; readonly take: (body: ReadableStream<Uint8Array>) => Promise<string> };
 
 /** Answers one client request with the text of its JSON-RPC response. */
 export type MethodHandler = (ctx: CallContext, request: WireMessage<JsonRpcRequest>) => Promise<string>;

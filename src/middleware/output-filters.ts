@@ -19,8 +19,6 @@ const SYS_PREFIX = "sys___";
 export const FILTERED_META_KEY = "mcp-edge-gateway/output-filter";
 /** Answers larger than this are not filtered in memory: the call fails closed. */
 export const MAX_FILTERED_ANSWER_BYTES = 16 * 1024 * 1024;
-/** Marks, between the relay and this middleware, an answer withheld for its size. */
-const WITHHELD_AS_TOO_LARGE = "\u0000withheld: too large to filter";
 /** Rough tokens per byte of JSON, for the shadow-mode estimate. */
 const BYTES_PER_TOKEN = 4;
 
@@ -60,14 +58,13 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
   if (!selected) return answer(ctx);
   const enforced: LargeAnswerConsumer = {
     minBytes: MAX_FILTERED_ANSWER_BYTES,
+    // An answer too large to filter in memory is withheld, never passed on unfiltered.
     take: async (body) => {
       await body.cancel();
-      return WITHHELD_AS_TOO_LARGE;
+      return toolError(id, `The gateway withheld this result: it is larger than ${MAX_FILTERED_ANSWER_BYTES} bytes, too large for filter set "${set.name}" to filter.`);
     },
   };
   const text = await answer(set.mode === "enforce" ? { ...ctx, largeAnswer: enforced } : ctx);
-  // An answer too large to filter in memory is withheld, never passed on unfiltered.
-  if (text === WITHHELD_AS_TOO_LARGE) return toolError(id, `The gateway withheld this result: it is larger than ${MAX_FILTERED_ANSWER_BYTES} bytes, too large for filter set "${set.name}" to filter.`);
   if (pathSpan(text, ["result", "_meta", OFFLOAD_META_KEY])) return text; // offloaded whole while streaming (shadow mode only)
   const response: unknown = JSON.parse(text);
   if (!isObject(response) || !isObject(response["result"])) return text; // a JSON-RPC error passes as it is

@@ -32,9 +32,13 @@ export type UpstreamReply = {
   readonly messages: AsyncIterable<WireMessage>;
   /** Updated while `messages` is read; lets a cut stream be resumed with Last-Event-ID. */
   readonly resume: ResumePoint;
-  /** Set when a JSON body passed `largeBodyBytes`: the whole body, unread, for a streaming consumer. */
-  large?: ReadableStream<Uint8Array>;
 };
+
+/**
+ * Takes a message of at least `minBytes` as a byte stream instead of holding it, and
+ * returns the text of the message that stands for it (offload's compact answer).
+ */
+export type LargeAnswerConsumer = { readonly minBytes: number; readonly take: (body: ReadableStream<Uint8Array>) => Promise<string> };
 
 export type UpstreamExchange = {
   readonly upstream: UpstreamConfig;
@@ -48,8 +52,8 @@ export type UpstreamExchange = {
   readonly signal?: AbortSignal;
   /** With GET: resume a cut stream after this event. */
   readonly lastEventId?: string;
-  /** A JSON body longer than this is not read into memory but handed over as `large`. */
-  readonly largeBodyBytes?: number;
+  /** Messages longer than `large.minBytes` are not read into memory but handed to `large`. */
+  readonly large?: LargeAnswerConsumer;
 };
 
 type Fetcher = { fetch: (input: Request | string, init?: RequestInit) => Promise<Response> };
@@ -119,15 +123,11 @@ async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Pro
   return { text: new TextDecoder().decode(all) };
 }
 
-async function* jsonMessages(response: Response, upstream: string, reply: { large?: ReadableStream<Uint8Array> }, largeBodyBytes?: number): AsyncGenerator<WireMessage> {
+async function* jsonMessages(response: Response, upstream: string, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
   let text: string;
-  if (largeBodyBytes !== undefined && response.body) {
-    const read = await readBounded(response.body, largeBodyBytes);
-    if ("stream" in read) {
-      reply.large = read.stream;
-      return;
-    }
-    text = read.text;
+  if (large && response.body) {
+    const read = await readBounded(response.body, large.minBytes);
+    text = "stream" in read ? await large.take(read.stream) : read.text;
   } else text = await response.text();
   const message = readUpstreamMessage(text);
   if (message) {
@@ -148,14 +148,14 @@ async function* jsonMessages(response: Response, upstream: string, reply: { larg
   }
 }
 
-async function* sseMessages(response: Response, upstream: string, resume: ResumePoint): AsyncGenerator<WireMessage> {
+async function* sseMessages(response: Response, upstream: string, resume: ResumePoint, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
   if (!response.body) return;
-  for await (const event of readSse(response.body)) {
+  for await (const event of readSse(response.body, large?.minBytes)) {
     if (event.id !== undefined) resume.lastEventId = event.id;
     if (event.retry !== undefined) resume.retryMs = event.retry;
     // Priming events (an id and a retry delay, no data) only mark a resume point.
-    if (event.event !== "message" || event.data === "") continue;
-    const message = readUpstreamMessage(event.data);
+    if (event.event !== "message" || (event.data === "" && !event.large)) continue;
+    const message = readUpstreamMessage(event.large ? await large!.take(event.large) : event.data);
     if (!message) throw new UpstreamProtocolError(upstream, `sent an SSE event that is not a JSON-RPC message: ${event.data.slice(0, MAX_ERROR_BODY_CHARS)}`);
     yield message;
   }
@@ -214,12 +214,8 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   }
   const contentType = response.headers.get("content-type") ?? "";
   const resume: ResumePoint = {};
-  if (contentType.includes("text/event-stream")) return ok({ mode: "sse", sessionId, messages: sseMessages(response, upstream.name, resume), resume });
-  if (contentType.includes("json")) {
-    const reply: { -readonly [K in keyof UpstreamReply]: UpstreamReply[K] } = { mode: "json", sessionId, messages: (async function* () {})(), resume };
-    reply.messages = jsonMessages(response, upstream.name, reply, request.largeBodyBytes);
-    return ok(reply);
-  }
+  if (contentType.includes("text/event-stream")) return ok({ mode: "sse", sessionId, messages: sseMessages(response, upstream.name, resume, request.large), resume });
+  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: jsonMessages(response, upstream.name, request.large), resume });
   await response.body?.cancel();
   return fail({ reason: "bad-response", upstream: upstream.name, detail: `answered with content-type "${contentType}", expected JSON or an SSE stream` });
 }

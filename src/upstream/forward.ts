@@ -37,7 +37,7 @@ function sameId(a: JsonRpcId | null, b: JsonRpcId): boolean {
  */
 export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId): Promise<string> {
   // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it.
-  let reply = await sendToUpstream(upstream, text, ctx, ctx.largeAnswer?.minBytes);
+  let reply = await sendToUpstream(upstream, text, ctx, ctx.largeAnswer);
   for (let resumed = 0; ; resumed++) {
     if (!reply.ok) throw failureError(reply).withId(id);
     for await (const item of upstreamMessages(reply.value, upstream.name)) {
@@ -46,7 +46,6 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: 
       if (kindOf(wire.message) === "response" && "id" in wire.message && sameId(wire.message.id, id)) return wire.text;
       ctx.emit(toClient(ctx, upstream.name, wire));
     }
-    if (reply.value.large && ctx.largeAnswer) return ctx.largeAnswer.take(reply.value.large);
     // The stream ended before the answer: an upstream that gave event ids may be polled
     // for the rest (Streamable HTTP resumability), after the delay it asked for.
     const { lastEventId, retryMs } = reply.value.resume;

@@ -10,7 +10,7 @@
 import { fail, ok, type Result } from "../core/errors";
 import { isObject, type JsonObject, type WireMessage } from "../core/jsonrpc";
 import type { SessionState, UpstreamSession } from "../core/session-token";
-import { exchange, UpstreamProtocolError, type UpstreamFailure, type UpstreamReply } from "./client";
+import { exchange, UpstreamProtocolError, type LargeAnswerConsumer, type UpstreamFailure, type UpstreamReply } from "./client";
 import type { UpstreamConfig } from "./config";
 
 const HANDSHAKE_CACHE_ENTRIES = 1_000;
@@ -128,7 +128,7 @@ export async function sendToUpstream(
   upstream: UpstreamConfig,
   text: string,
   request: PoolRequest,
-  largeBodyBytes?: number,
+  large?: LargeAnswerConsumer,
 ): Promise<Result<UpstreamReply, UpstreamFailure>> {
   for (const fresh of [false, true]) {
     const session = await upstreamSession(upstream, request, fresh);
@@ -141,7 +141,7 @@ export async function sendToUpstream(
       sessionId: session.value.sessionId,
       protocolVersion: session.value.protocolVersion,
       signal: request.signal,
-      ...(largeBodyBytes !== undefined ? { largeBodyBytes } : {}),
+      ...(large ? { large } : {}),
     });
     if (reply.ok || reply.reason !== "session-expired" || fresh) return reply;
   }
