@@ -17,7 +17,7 @@ import jq from "jq-wasm";
 import { freePort, startGateway } from "../scripts/lib/gateway-process.mjs";
 import { loadSource } from "./lib/bundle-src.ts";
 import { githubLikePayload } from "./lib/payloads.ts";
-import { descendantPids, findProcess } from "./lib/proc.ts";
+import { workerdPids } from "./lib/proc.ts";
 import { table } from "./lib/report.ts";
 import { startUpstream } from "./lib/upstream-process.ts";
 
@@ -97,9 +97,7 @@ async function streamingMemory(): Promise<Memory> {
   const port = await freePort();
   const gateway = await startGateway({ port, vars: { UPSTREAMS: [{ name: "raw", url: upstream.url, timeoutMs: 120_000 }] }, persistTo: state });
   try {
-    const root = findProcess((a) => a.some((x) => x.endsWith(path.join("scripts", "start.mjs"))) && a[a.indexOf("--port") + 1] === String(port));
-    if (root === undefined) throw new Error("could not find the gateway's process");
-    const workerd = () => descendantPids(root).filter((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd");
+    const workerd = () => workerdPids(gateway.pid);
     const post = async (body: unknown, session?: string) =>
       fetch(`${gateway.url}/mcp`, {
         method: "POST",

@@ -41,7 +41,7 @@ import { addTicks, readTicks, relayProcesses, ZERO_TICKS } from './lib/cpu.ts';
 import { concurrentCalls, interleavedLatency, sequentialCalls } from './lib/load.ts';
 import { startPassthrough } from './lib/passthrough-process.ts';
 import { snapshotTree } from './lib/snapshot.ts';
-import { CLOCK_TICKS, findProcess } from './lib/proc.ts';
+import { CLOCK_TICKS } from './lib/proc.ts';
 import { section, table } from './lib/report.ts';
 import { summarize } from './lib/stats.ts';
 import { openTarget } from './lib/target.ts';
@@ -142,10 +142,7 @@ async function startAll(options, stops) {
     stops.push(passthrough.stop);
     passthroughs.push(passthrough);
   }
-  // The helper does not say which pid it spawned: find `scripts/start.mjs --port <port>`.
-  const isGateway = (args) => args.some((a) => a.endsWith(path.join('scripts', 'start.mjs'))) && args[args.indexOf('--port') + 1] === String(gateway.port);
-  const gatewayPid = findProcess(isGateway);
-  if (gatewayPid === undefined) throw new Error(`could not find the gateway's process (scripts/start.mjs --port ${gateway.port})`);
+  const gatewayPid = gateway.pid;
   const source = { dir: snapshot.source, commit: snapshot.commit, changes: snapshot.changes };
   return { upstreams, gateway: { ...gateway, pid: gatewayPid, source }, passthroughs };
 }

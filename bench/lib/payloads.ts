@@ -14,8 +14,9 @@ export function githubLikePayload(targetBytes: number): { total_count: number; i
     repos_url: `https://api.github.com/users/user${i}/repos`, events_url: `https://api.github.com/users/user${i}/events{/privacy}`,
     received_events_url: `https://api.github.com/users/user${i}/received_events`, type: "User", site_admin: false,
   });
-  for (let i = 0; JSON.stringify(items).length < targetBytes; i++) {
-    items.push({
+  // Sizes are summed item by item: stringifying the growing list each time would be quadratic.
+  for (let i = 0, size = 0; size < targetBytes; i++) {
+    const item = {
       url: `https://api.github.com/repos/acme/widgets/issues/${i}`, repository_url: "https://api.github.com/repos/acme/widgets",
       labels_url: `https://api.github.com/repos/acme/widgets/issues/${i}/labels{/name}`, comments_url: `https://api.github.com/repos/acme/widgets/issues/${i}/comments`,
       events_url: `https://api.github.com/repos/acme/widgets/issues/${i}/events`, html_url: `https://github.com/acme/widgets/issues/${i}`,
@@ -26,7 +27,9 @@ export function githubLikePayload(targetBytes: number): { total_count: number; i
       active_lock_reason: null, body: `Steps to reproduce issue ${i}: rotate the gadget by ninety degrees and watch the widget fall over. `.repeat(3),
       reactions: { url: `https://api.github.com/repos/acme/widgets/issues/${i}/reactions`, total_count: 0, "+1": 0, "-1": 0, laugh: 0, hooray: 0, confused: 0, heart: 0, rocket: 0, eyes: 0 },
       timeline_url: `https://api.github.com/repos/acme/widgets/issues/${i}/timeline`, performed_via_github_app: null, state_reason: null, score: 1.0,
-    });
+    };
+    items.push(item);
+    size += JSON.stringify(item).length + 1;
   }
   return { total_count: items.length, incomplete_results: false, items };
 }

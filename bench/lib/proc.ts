@@ -1,7 +1,6 @@
 /**
  * Linux /proc readings for the benchmark: the process tree below a pid, which of it is
  * `workerd` (where wrangler dev runs the Worker), and the CPU time a process has used.
- * The gateway helper does not hand out its pid, so its root is found by command line.
  */
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -48,16 +47,6 @@ export function workerdPids(rootPid: number): number[] {
 /** The argument list of `pid` ([] when it is gone). */
 export function processArgs(pid: number): string[] {
   return readOrEmpty(`/proc/${pid}/cmdline`).split("\0").filter(Boolean);
-}
-
-/** The first process whose argument list satisfies `matches`, or undefined. */
-export function findProcess(matches: (args: readonly string[]) => boolean): number | undefined {
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const args = processArgs(Number(entry));
-    if (args.length > 0 && matches(args)) return Number(entry);
-  }
-  return undefined;
 }
 
 /** utime + stime of `pid` in clock ticks (all its threads, living and ended); 0 when it is gone. */

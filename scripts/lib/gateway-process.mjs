@@ -45,6 +45,7 @@ export async function freePort() {
  * @typedef {object} GatewayProcess
  * @property {string} url      Base URL, `http://127.0.0.1:<port>` (the MCP endpoint is `${url}/mcp`).
  * @property {number} port     The port the gateway listens on.
+ * @property {number} pid      The pid of `node scripts/start.mjs`, the root of the process group (wrangler, workerd).
  * @property {() => Promise<void>} stop  Ends the whole process group (SIGTERM, SIGKILL after 5 s); resolves once it exited.
  * @property {() => string} logs         Everything the process wrote to stdout and stderr so far.
  */
@@ -131,7 +132,7 @@ async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cw
     }
     try {
       await fetch(`${url}/`, { signal: AbortSignal.timeout(Math.max(1, Math.min(10_000, deadline - Date.now()))) }).then((response) => response.body?.cancel());
-      return { url, port, stop, logs };
+      return { url, port, pid: child.pid, stop, logs };
     } catch {
       // Not listening yet.
     }
