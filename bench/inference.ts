@@ -136,7 +136,7 @@ console.log(
     await throughput(inference),
   ),
 );
-console.log("  infer+preview: JSON.parse, then the merged inference and the preview (offload of a payload it holds).");
+console.log("  infer+preview: the merged inference and the preview on the parsed payload (what offload adds to a payload it holds).");
 console.log("  streaming infer: the push tokenizer and the same inference, for payloads too large to hold.");
 if (!args.includes("--no-stream")) {
   // The path alone, in Node with the old generation capped well under an isolate's 128 MB.
