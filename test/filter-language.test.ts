@@ -98,14 +98,33 @@ describe("variants", () => {
 });
 
 describe("tool results", () => {
-  it("filters structuredContent and JSON text blocks, and leaves other blocks alone", () => {
-    const result = { content: [{ type: "text", text: JSON.stringify(USER) }, { type: "text", text: "not json" }, { type: "image", data: "x", mimeType: "image/png" }], structuredContent: USER };
+  it("filters structuredContent and JSON text blocks, and lets images pass", () => {
+    const result = { content: [{ type: "text", text: JSON.stringify(USER) }, { type: "image", data: "x", mimeType: "image/png" }], structuredContent: USER };
     const out = filterToolResult(result, { retain: ["/total"] }, "r");
-    expect(out).toEqual({ content: [{ type: "text", text: '{"total":3}' }, { type: "text", text: "not json" }, { type: "image", data: "x", mimeType: "image/png" }], structuredContent: { total: 3 } });
+    expect(out).toEqual({ content: [{ type: "text", text: '{"total":3}' }, { type: "image", data: "x", mimeType: "image/png" }], structuredContent: { total: 3 } });
   });
 
-  it("says nothing changed when there is no JSON", () => {
-    expect(filterToolResult({ content: [{ type: "text", text: "plain" }] }, { retain: ["/a"] }, "r")).toBeUndefined();
+  it("fails closed when the result holds no JSON for the rule", () => {
+    expect(() => filterToolResult({ content: [{ type: "text", text: "name: Ada\ncity: Paris" }] }, { retain: ["/a"] }, "r")).toThrow(/holds no JSON/);
+  });
+
+  it("replaces a text block that is not JSON with the filtered structuredContent", () => {
+    const out = filterToolResult({ content: [{ type: "text", text: "Ada lives in Paris, born 1815" }], structuredContent: USER }, { retain: ["/total"] }, "r");
+    expect(out.content).toEqual([{ type: "text", text: '{"total":3}' }]);
+  });
+
+  it("chooses the variant once and applies it to every JSON part", () => {
+    const variants: ToolFilter = [{ test: { path: "/total", value: 3 }, retain: ["/total"] }];
+    // The text block has another shape: the same rule fails on it, so the call fails closed.
+    expect(() => filterToolResult({ content: [{ type: "text", text: '{"other":1}' }], structuredContent: USER }, variants, "r")).toThrow(/content 0/);
+    const result = { content: [{ type: "text", text: '{"total":9}' }] };
+    expect(filterToolResult(result, variants, "r")).toBe(result); // no variant holds: unchanged
+  });
+
+  it("filters embedded resources and refuses binary ones", () => {
+    const text = filterToolResult({ content: [{ type: "resource", resource: { uri: "x://1", text: JSON.stringify(USER) } }] }, { retain: ["/total"] }, "r");
+    expect(text.content).toEqual([{ type: "resource", resource: { uri: "x://1", text: '{"total":3}' } }]);
+    expect(() => filterToolResult({ content: [{ type: "resource", resource: { uri: "x://1", blob: "AAAA" } }], structuredContent: USER }, { retain: ["/total"] }, "r")).toThrow(/binary/);
   });
 });
 

@@ -141,7 +141,7 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
     try {
       // A tool result (content / structuredContent) is filtered as the gateway would; any other JSON as one value.
       const isToolResult = isObject(result) && (Array.isArray(result["content"]) || "structuredContent" in result);
-      const filtered = isToolResult ? (filterToolResult(result, selected.filter, label) ?? result) : (applyToolFilter(result, selected.filter, label)?.value ?? result);
+      const filtered = isToolResult ? filterToolResult(result, selected.filter, label) : (applyToolFilter(result, selected.filter, label)?.value ?? result);
       const before = byteLength(result);
       const after = byteLength(filtered);
       return c.json({ tool, rule: selected.key, mode: set.mode, filtered, bytesBefore: before, bytesAfter: after, bytesSaved: before - after, tokensSavedEstimate: Math.round((before - after) / BYTES_PER_TOKEN) });

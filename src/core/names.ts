@@ -36,10 +36,14 @@ export type QualifiedName = {
   readonly maybeShortened: boolean;
 };
 
-/** Splits an aggregated name at its first separator; undefined when it has none. */
+/**
+ * Splits an aggregated name at its first separator; undefined when it has none, or when
+ * it is longer than any name the gateway lists (a long tool is only known by its
+ * shortened name, so filters and offload rules have one key for it on every route).
+ */
 export function splitName(qualified: string): QualifiedName | undefined {
   const at = qualified.indexOf(NAME_SEPARATOR);
-  if (at <= 0 || at + NAME_SEPARATOR.length === qualified.length) return undefined;
+  if (at <= 0 || at + NAME_SEPARATOR.length === qualified.length || qualified.length > MAX_NAME_LENGTH) return undefined;
   return {
     upstream: qualified.slice(0, at),
     name: qualified.slice(at + NAME_SEPARATOR.length),

@@ -32,6 +32,13 @@ export type SessionEnv = {
   readonly signal?: AbortSignal;
 };
 
+function clientIdentity(info: unknown): Record<string, unknown> {
+  if (!isObject(info)) return {};
+  const out: Record<string, unknown> = {};
+  for (const key of ["name", "version", "title"]) if (typeof info[key] === "string") out[key] = info[key];
+  return out;
+}
+
 /** The secret that seals sessions; refusing to run without one is the safe default. */
 export function sessionSecret(env: Readonly<Record<string, unknown>>): string {
   const secret = env["SESSION_SECRET"];
@@ -94,7 +101,8 @@ export async function initializeSession(request: JsonRpcRequest, where: SessionE
     sid: newSessionId(),
     protocolVersion: negotiateVersion(params["protocolVersion"]),
     clientCapabilities: isObject(params["capabilities"]) ? params["capabilities"] : {},
-    clientInfo: isObject(params["clientInfo"]) ? params["clientInfo"] : {},
+    // Only what an upstream needs: icons and the like would bloat the Mcp-Session-Id header.
+    clientInfo: clientIdentity(params["clientInfo"]),
     principal: where.principal,
     route: where.route,
     upstreams: {},

@@ -65,11 +65,12 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
     },
   };
   const text = await answer(set.mode === "enforce" ? { ...ctx, largeAnswer: enforced } : ctx);
-  if (pathSpan(text, ["result", "_meta", OFFLOAD_META_KEY])) return text; // offloaded whole while streaming (shadow mode only)
+  // In shadow mode offload may have taken the answer while it streamed; there is nothing to measure.
+  if (set.mode === "shadow" && pathSpan(text, ["result", "_meta", OFFLOAD_META_KEY])) return text;
   const response: unknown = JSON.parse(text);
   if (!isObject(response) || !isObject(response["result"])) return text; // a JSON-RPC error passes as it is
   const label = `filter set "${set.name}", rule "${selected.key}"`;
-  let filtered: JsonObject | undefined;
+  let filtered: JsonObject;
   try {
     filtered = filterToolResult(response["result"], selected.filter, label);
   } catch (error) {
@@ -81,7 +82,7 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
     console.warn(`mcp-edge-gateway: ${error.message}`);
     return toolError(id, `The gateway withheld this result: ${error.message}.`);
   }
-  if (!filtered) return text;
+  if (filtered === response["result"]) return text; // no variant's test held: not a result this set is about
   const out = resultText(id, filtered);
   if (set.mode === "shadow") {
     const saved = text.length - out.length;

@@ -84,13 +84,18 @@ function applyRule(value: unknown, rule: FilterRule, label: string): unknown {
   return out;
 }
 
-/** Applies one tool's filter to a JSON value; `undefined` when no variant's test holds. */
-export function applyToolFilter(value: unknown, filter: ToolFilter, label: string): { value: unknown } | undefined {
-  if (!Array.isArray(filter)) return { value: applyRule(value, filter as FilterRule, label) };
+/** The rule that applies to `value` (the first variant whose test holds), with its label; undefined when none holds. */
+function chooseRule(value: unknown, filter: ToolFilter, label: string): { rule: FilterRule; label: string } | undefined {
+  if (!Array.isArray(filter)) return { rule: filter as FilterRule, label };
   const variants = filter as readonly FilterVariant[];
   const index = variants.findIndex((variant) => testHolds(value, variant.test));
-  if (index < 0) return undefined;
-  return { value: applyRule(value, variants[index]!, `${label} variant ${index}`) };
+  return index < 0 ? undefined : { rule: variants[index]!, label: `${label} variant ${index}` };
+}
+
+/** Applies one tool's filter to a JSON value; `undefined` when no variant's test holds. */
+export function applyToolFilter(value: unknown, filter: ToolFilter, label: string): { value: unknown } | undefined {
+  const chosen = chooseRule(value, filter, label);
+  return chosen && { value: applyRule(value, chosen.rule, chosen.label) };
 }
 
 function parseJsonText(text: string): { value: unknown } | undefined {
@@ -104,29 +109,48 @@ function parseJsonText(text: string): { value: unknown } | undefined {
 }
 
 /**
- * Filters a tools/call result. Returns the new result, or undefined when nothing in it
- * was subject to the filter (no JSON, no variant matched).
+ * Filters a tools/call result, fail closed. The rule (or variant) is chosen once, on
+ * `structuredContent` or else the first text (or embedded resource) holding JSON, and applied to every
+ * JSON part: `structuredContent`, text blocks, embedded resources' text. A text block
+ * that is not JSON is replaced by the filtered `structuredContent` (or, without one,
+ * fails the call); an embedded binary resource fails the call. Images, audio and
+ * resource links pass. Returns undefined when no variant's test holds: the result is
+ * not one the set is about, and passes unchanged.
  */
-export function filterToolResult(result: JsonObject, filter: ToolFilter, label: string): JsonObject | undefined {
-  let changed = false;
+export function filterToolResult(result: JsonObject, filter: ToolFilter, label: string): JsonObject {
+  const blocks: unknown[] = Array.isArray(result["content"]) ? result["content"] : [];
+  const hasStructured = "structuredContent" in result;
+  let probe: { value: unknown } | undefined = hasStructured ? { value: result["structuredContent"] } : undefined;
+  for (const block of blocks) {
+    if (probe) break;
+    if (!isObject(block)) continue;
+    if (block["type"] === "text" && typeof block["text"] === "string") probe = parseJsonText(block["text"]);
+    else if (block["type"] === "resource" && isObject(block["resource"]) && typeof block["resource"]["text"] === "string") probe = parseJsonText(block["resource"]["text"]);
+  }
+  if (!probe) throw new FilterError(`${label}: the result holds no JSON for the rule to apply to`);
+  const chosen = chooseRule(probe.value, filter, label);
+  if (!chosen) return result;
   const out: JsonObject = { ...result };
-  if ("structuredContent" in result) {
-    const filtered = applyToolFilter(result["structuredContent"], filter, `${label} (structuredContent)`);
-    if (filtered) {
-      out["structuredContent"] = filtered.value;
-      changed = true;
+  let structuredText: string | undefined;
+  if (hasStructured) {
+    out["structuredContent"] = applyRule(result["structuredContent"], chosen.rule, `${chosen.label} (structuredContent)`);
+    structuredText = JSON.stringify(out["structuredContent"]);
+  }
+  const filterText = (text: string, where: string): string => {
+    const parsed = parseJsonText(text);
+    if (parsed) return JSON.stringify(applyRule(parsed.value, chosen.rule, `${chosen.label} (${where})`));
+    if (structuredText !== undefined) return structuredText;
+    throw new FilterError(`${chosen.label} (${where}): the text is not JSON, so the rule cannot apply to it`);
+  };
+  out["content"] = blocks.map((block, index) => {
+    if (!isObject(block)) return block;
+    if (block["type"] === "text" && typeof block["text"] === "string") return { ...block, text: filterText(block["text"], `content ${index}`) };
+    if (block["type"] === "resource" && isObject(block["resource"])) {
+      const resource = block["resource"];
+      if (typeof resource["text"] === "string") return { ...block, resource: { ...resource, text: filterText(resource["text"], `content ${index} resource`) } };
+      throw new FilterError(`${chosen.label} (content ${index}): an embedded binary resource cannot be filtered`);
     }
-  }
-  if (Array.isArray(result["content"])) {
-    out["content"] = result["content"].map((block: unknown, index: number) => {
-      if (!isObject(block) || block["type"] !== "text" || typeof block["text"] !== "string") return block;
-      const parsed = parseJsonText(block["text"]);
-      if (!parsed) return block;
-      const filtered = applyToolFilter(parsed.value, filter, `${label} (content ${index})`);
-      if (!filtered) return block;
-      changed = true;
-      return { ...block, text: JSON.stringify(filtered.value) };
-    });
-  }
-  return changed ? out : undefined;
+    return block;
+  });
+  return out;
 }

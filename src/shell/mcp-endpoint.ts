@@ -99,6 +99,7 @@ export async function handlePost(where: EndpointRequest): Promise<Response> {
   }
 
   const abort = new AbortController();
+  where.signal?.addEventListener("abort", () => abort.abort(), { once: true });
   const ctx: Omit<CallContext, "emit"> = {
     env: where.env,
     upstreams: where.upstreams,

@@ -187,7 +187,8 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), upstream.timeoutMs);
   const signal = request.signal ? AbortSignal.any([request.signal, timeout.signal]) : timeout.signal;
-  const init: RequestInit = { method: request.method, headers: headers.value, signal };
+  // Redirects are not followed: they would carry credentials and the body to another host.
+  const init: RequestInit = { method: request.method, headers: headers.value, signal, redirect: "manual" };
   if (request.body !== undefined) init.body = request.body;
   let response: Response;
   try {
@@ -207,6 +208,10 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   if (response.status === 202 || (response.ok && request.method === "DELETE")) {
     await response.body?.cancel();
     return ok({ mode: "accepted", sessionId, messages: (async function* () {})(), resume: {} });
+  }
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel();
+    return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail: `redirects to ${response.headers.get("location") ?? "elsewhere"}; configure the final URL` });
   }
   if (!response.ok) {
     const detail = (await response.text().catch(() => "")).slice(0, MAX_ERROR_BODY_CHARS);
