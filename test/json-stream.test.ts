@@ -77,6 +77,7 @@ describe("offloadStream", () => {
   it.each([
     ["structuredContent", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"see structuredContent"}],"structuredContent":${payload}}}`, true],
     ["a text block", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":${JSON.stringify(payload)}}]}}`, false],
+    ["the text copy an SDK server sends first", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":${JSON.stringify(payload)}}],"structuredContent":${payload}}}`, true],
   ])("stores %s in parts, with preview and schema", async (_label, response, structured) => {
     expect(new TextEncoder().encode(payload).length).toBeGreaterThan(PART_BYTES);
     const id = crypto.randomUUID().replace(/-/g, "");

@@ -118,6 +118,7 @@ describe("reading the rest", () => {
       args = { id: envelope.payloadId, cursor: slice.nextCursor };
     }
     expect(JSON.parse(text).items).toHaveLength(300);
+    expect(text).not.toContain("\uFFFD"); // no character was cut between slices
     expect(text.startsWith(envelope.payloadPreview)).toBe(true);
   });
 
@@ -144,6 +145,11 @@ describe("reading the rest", () => {
     const ranged = await gatewayFetch(`${url.pathname}${url.search}`, { headers: { range: "bytes=0-9" } });
     expect(ranged.status).toBe(206);
     expect(await ranged.text()).toBe(body.slice(0, 10));
+    const suffix = await gatewayFetch(`${url.pathname}${url.search}`, { headers: { range: "bytes=-5" } });
+    const bytes = new TextEncoder().encode(body).length;
+    expect(suffix.headers.get("content-range")).toBe(`bytes ${bytes - 5}-${bytes - 1}/${bytes}`);
+    expect(await suffix.text()).toBe(body.slice(-5));
+    expect((await gatewayFetch(`${url.pathname}${url.search}`, { headers: { range: "bytes=999999999-" } })).status).toBe(416);
     expect((await gatewayFetch(`${url.pathname}?token=1999999999.AAAA`)).status).toBe(404);
     const expired = await signPayloadToken(envelope.payloadId, Math.floor(Date.now() / 1000) - 1, SECRET);
     expect((await gatewayFetch(`${url.pathname}?token=${expired}`)).status).toBe(404);

@@ -37,6 +37,8 @@ describe("malformed JSON-RPC", () => {
     ["id is an object", '{"jsonrpc":"2.0","id":{},"method":"ping"}', 400, -32600],
     ["params is a list", '{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}', 400, -32600],
     ["neither method nor result", '{"jsonrpc":"2.0","id":1}', 400, -32600],
+    ["a duplicated params key", '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha___echo","name":"alpha___whoami","arguments":{"text":"x"}}}', 400, -32600],
+    ["a duplicated method", '{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"}', 400, -32600],
   ])("%s answers %i with code %i", async (_label, body, status, code) => {
     const { session } = await initialize();
     const response = await post("/mcp", body, { session });

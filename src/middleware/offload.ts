@@ -37,24 +37,29 @@ function byteLength(text: string): number {
   return new TextEncoder().encode(text).length;
 }
 
-/** The tool's data: `structuredContent`, else the JSON (or text) of its first text block, else the whole result. */
+/**
+ * The tool's data: `structuredContent` when the blocks beside it are only text (for SDK
+ * servers, the same JSON again); the text of a lone text block; otherwise the whole
+ * result, so that no image, resource or further block is lost.
+ */
 function payloadOf(answer: string, result: JsonObject): Payload {
+  const blocks = Array.isArray(result["content"]) ? result["content"] : [];
+  const onlyText = blocks.every((block) => isObject(block) && block["type"] === "text");
   const structured = pathSpan(answer, ["result", "structuredContent"]);
-  if (structured && "structuredContent" in result) {
+  if (structured && "structuredContent" in result && onlyText) {
     return { text: answer.slice(structured.start, structured.end), contentType: "application/json", schema: inferSchema(result["structuredContent"]) };
   }
-  const blocks = Array.isArray(result["content"]) ? result["content"] : [];
-  const text = blocks.find((block): block is { type: "text"; text: string } => isObject(block) && block["type"] === "text" && typeof block["text"] === "string");
-  if (text) {
-    const first = text.text.trimStart()[0];
+  const lone = blocks.length === 1 && !("structuredContent" in result) && onlyText ? (blocks[0] as { text?: unknown }).text : undefined;
+  if (typeof lone === "string") {
+    const first = lone.trimStart()[0];
     if (first === "{" || first === "[") {
       try {
-        return { text: text.text, contentType: "application/json", schema: inferSchema(JSON.parse(text.text)) };
+        return { text: lone, contentType: "application/json", schema: inferSchema(JSON.parse(lone)) };
       } catch {
         // Not JSON after all: stored as text.
       }
     }
-    return { text: text.text, contentType: "text/plain; charset=utf-8", schema: "string" };
+    return { text: lone, contentType: "text/plain; charset=utf-8", schema: "string" };
   }
   const whole = pathSpan(answer, ["result"])!;
   return { text: answer.slice(whole.start, whole.end), contentType: "application/json", schema: inferSchema(result) };

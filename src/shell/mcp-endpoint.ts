@@ -13,7 +13,7 @@ import {
   type JsonRpcResponse,
   type WireMessage,
 } from "../core/jsonrpc";
-import { elements, rootSpan } from "../core/raw-json";
+import { elements, member, members, rootSpan } from "../core/raw-json";
 import { allowsBatches, checkGetHeaders, checkPostHeaders, checkVersionHeader } from "../core/protocol";
 import { decodeServerRequestId, withMessageId } from "../core/server-requests";
 import { endSession, findSession, initializeSession, sessionError, type SessionEnv } from "../core/session";
@@ -33,6 +33,20 @@ export type EndpointRequest = SessionEnv & {
   readonly request: Request;
   readonly waitUntil: (promise: Promise<unknown>) => void;
 };
+
+/**
+ * Refuses duplicate keys at the top of a message and of its params: JSON.parse keeps the
+ * last, the relayed bytes hold both, and an upstream may read the first, so policy could
+ * judge one tool while another runs.
+ */
+function checkDuplicateKeys(text: string): void {
+  const root = rootSpan(text);
+  const params = member(text, root, "params");
+  for (const span of params && text.charCodeAt(params.start) === 0x7b ? [root, params] : [root]) {
+    const keys = members(text, span).map((m) => m.key);
+    if (new Set(keys).size !== keys.length) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: a key appears twice in the message or its params");
+  }
+}
 
 function parseBody(text: string): unknown {
   try {
@@ -94,6 +108,7 @@ export async function handlePost(where: EndpointRequest): Promise<Response> {
   // Each message keeps the client's own bytes (arguments may hold numbers JSON.parse would round).
   const texts = Array.isArray(body) ? elements(raw, rootSpan(raw)).map((span) => raw.slice(span.start, span.end)) : [raw];
   const wires: WireMessage[] = messages.map((value, index) => ({ text: texts[index]!, message: validateMessage(value) }));
+  for (const wire of wires) checkDuplicateKeys(wire.text);
   if (wires.some((w) => "method" in w.message && w.message.method === "initialize")) {
     throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: initialize must be sent alone, and only once per session");
   }

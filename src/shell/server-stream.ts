@@ -35,8 +35,12 @@ export async function openServerStream(request: ServerStreamRequest): Promise<Re
         protocolVersion: session.protocolVersion,
         signal: abort.signal,
       });
-      if (!reply.ok || reply.value.mode !== "sse") {
-        if (!reply.ok && reply.reason !== "http-status") console.warn(`mcp-edge-gateway: GET stream of "${upstream.name}": ${reply.reason}`);
+      if (!reply.ok) {
+        if (reply.reason !== "http-status") console.warn(`mcp-edge-gateway: GET stream of "${upstream.name}": ${reply.reason}`);
+        return undefined;
+      }
+      if (reply.value.mode !== "sse") {
+        for await (const _ of reply.value.messages) break; // not a stream: read (and so release) its body
         return undefined;
       }
       return { upstream, reply: reply.value };

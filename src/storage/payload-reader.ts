@@ -16,6 +16,8 @@ export const DEFAULT_BYTE_LENGTH = 16 * 1024;
 /** Payloads up to this size can be addressed by pointer (they are parsed); larger ones by byte range. */
 export const MAX_PARSED_PAYLOAD_BYTES = 32 * 1024 * 1024;
 const PARSED_CACHE_ENTRIES = 2;
+/** Only small payloads stay parsed between reads: parsed JSON takes several times its size. */
+const MAX_CACHED_PAYLOAD_BYTES = 4 * 1024 * 1024;
 
 export type SliceRequest =
   | { readonly mode: "json"; readonly pointer: string; readonly offset: number; readonly limit: number }
@@ -56,10 +58,11 @@ export function sliceRequest(args: Record<string, unknown>): SliceRequest | stri
 
 const parsedCache = new Map<string, Promise<unknown>>();
 
-function parsedPayload(bucket: R2Bucket, id: string): Promise<unknown> {
+function parsedPayload(bucket: R2Bucket, id: string, size: number): Promise<unknown> {
   let parsed = parsedCache.get(id);
   if (!parsed) {
     parsed = readPayload(bucket, id).then(async (object) => (object ? JSON.parse(await object.text()) : undefined));
+    if (size > MAX_CACHED_PAYLOAD_BYTES) return parsed;
     parsed.catch(() => parsedCache.delete(id));
     if (parsedCache.size >= PARSED_CACHE_ENTRIES) parsedCache.delete(parsedCache.keys().next().value!);
     parsedCache.set(id, parsed);
@@ -88,6 +91,10 @@ function jsonSlice(id: string, value: unknown, request: Extract<SliceRequest, { 
   if (Array.isArray(value)) {
     const items = request.offset < value.length ? fitItems(value, request.offset, request.limit) : [];
     const end = request.offset + items.length;
+    if (items.length === 1 && size(items) > MAX_SLICE_BYTES) {
+      // One item larger than an answer may be: say where it is instead of sending it.
+      return { ...base, type: "array", total: value.length, offset: request.offset, count: 0, items: [], note: `item ${request.offset} is larger than ${MAX_SLICE_BYTES} bytes; read inside it with the pointer "${request.pointer}/${request.offset}"`, ...(end < value.length ? { nextCursor: next(end) } : {}) };
+    }
     return { ...base, type: "array", total: value.length, offset: request.offset, count: items.length, items, ...(end < value.length ? { nextCursor: next(end) } : {}) };
   }
   if (typeof value === "string") {
@@ -112,6 +119,17 @@ function jsonSlice(id: string, value: unknown, request: Extract<SliceRequest, { 
   return { ...base, type: value === null ? "null" : Array.isArray(value) ? "array" : typeof value, value };
 }
 
+/** How many leading bytes of `bytes` end on a character boundary (a cut multi-byte sequence is left out). */
+function completeUtf8Length(bytes: Uint8Array): number {
+  for (let back = 1; back <= Math.min(4, bytes.length); back++) {
+    const byte = bytes[bytes.length - back]!;
+    if ((byte & 0xc0) === 0x80) continue; // a continuation byte: keep looking for the lead
+    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return needed > back ? bytes.length - back : bytes.length;
+  }
+  return bytes.length;
+}
+
 /** Reads one slice of payload `id` for `owner` (or for a signed URL's bearer). */
 export async function readSlice(bucket: R2Bucket, id: string, owner: PayloadOwner, request: SliceRequest): Promise<SliceAnswer> {
   const found = await findPayload(bucket, id, { owner });
@@ -119,9 +137,12 @@ export async function readSlice(bucket: R2Bucket, id: string, owner: PayloadOwne
   const { metadata } = found;
   if (request.mode === "bytes") {
     if (request.byteOffset >= metadata.size) return { ok: true, slice: { id, size: metadata.size, byteOffset: request.byteOffset, byteLength: 0, text: "" } };
-    const length = Math.min(request.byteLength, metadata.size - request.byteOffset);
-    const object = await readPayload(bucket, id, { offset: request.byteOffset, length });
-    const text = object ? new TextDecoder().decode(await object.arrayBuffer()) : "";
+    const asked = Math.min(request.byteLength, metadata.size - request.byteOffset);
+    const object = await readPayload(bucket, id, { offset: request.byteOffset, length: asked });
+    const bytes = object ? new Uint8Array(await object.arrayBuffer()) : new Uint8Array(0);
+    // Whole characters only: a character cut by the range is left to the next slice.
+    const length = bytes.length === asked && request.byteOffset + asked < metadata.size ? completeUtf8Length(bytes) : bytes.length;
+    const text = new TextDecoder().decode(bytes.subarray(0, length));
     const end = request.byteOffset + length;
     return {
       ok: true,
@@ -132,7 +153,7 @@ export async function readSlice(bucket: R2Bucket, id: string, owner: PayloadOwne
   if (metadata.size > MAX_PARSED_PAYLOAD_BYTES) {
     return { ok: false, reason: "bad-request", message: `payload ${id} is ${metadata.size} bytes, too large to address by pointer here; read it with byteOffset/byteLength (up to ${MAX_SLICE_BYTES} bytes a slice)` };
   }
-  let value = await parsedPayload(bucket, id);
+  let value = await parsedPayload(bucket, id, metadata.size);
   for (const token of parsePointer(request.pointer)) {
     const next = child(value, token);
     if (!next.found) return { ok: false, reason: "bad-request", message: `payload ${id} has nothing at ${request.pointer}; its payloadSchema shows what is there` };

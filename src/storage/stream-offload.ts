@@ -23,7 +23,7 @@ export type StreamedPayload = {
   readonly contentType: string;
   readonly preview: string;
   readonly schema: InferredSchema;
-  /** True when the payload was `structuredContent`. */
+  /** True when the answer had `structuredContent` (whichever part was stored). */
   readonly structured: boolean;
 };
 
@@ -93,6 +93,8 @@ class PayloadCapture implements JsonStreamHandler {
   readonly builder = new SchemaBuilder();
   preview = "";
   kind: "structured" | "text" | null = null;
+  /** Whether the answer has `result.structuredContent` at all (its tool then has an outputSchema). */
+  sawStructured = false;
   contentType = JSON_TYPE;
   finished = false;
 
@@ -152,6 +154,7 @@ class PayloadCapture implements JsonStreamHandler {
   }
   key(name: string): void {
     this.frames[this.frames.length - 1]!.key = name;
+    if (name === "structuredContent" && this.frames.length === 2 && this.frames[0]!.key === "result") this.sawStructured = true;
     if (this.raw && this.frames.length > this.raw.depth) this.builder.key(name);
   }
   scalar(type: ScalarType): void {
@@ -253,5 +256,5 @@ export async function offloadStream(
     throw error;
   }
   const json = capture.contentType === JSON_TYPE;
-  return { size: uploader.size, contentType: capture.contentType, preview: capture.preview, schema: json ? capture.builder.schema() : "string", structured: capture.kind === "structured" };
+  return { size: uploader.size, contentType: capture.contentType, preview: capture.preview, schema: json ? capture.builder.schema() : "string", structured: capture.sawStructured };
 }

@@ -153,6 +153,7 @@ export async function resumeFromUpstream(
   upstream: UpstreamConfig,
   lastEventId: string,
   request: PoolRequest,
+  large?: LargeAnswerConsumer,
 ): Promise<Result<UpstreamReply, UpstreamFailure>> {
   const session = await upstreamSession(upstream, request);
   if (!session.ok) return session;
@@ -164,6 +165,7 @@ export async function resumeFromUpstream(
     protocolVersion: session.value.protocolVersion,
     signal: request.signal,
     lastEventId,
+    ...(large ? { large } : {}),
   });
 }
 
