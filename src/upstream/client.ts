@@ -125,7 +125,9 @@ async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Pro
 
 async function* jsonMessages(response: Response, upstream: string, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
   let text: string;
-  if (large && response.body) {
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  // A body that says it is small is read the plain way; one that is (or may be) large, chunk by chunk.
+  if (large && response.body && !(declared <= large.minBytes)) {
     const read = await readBounded(response.body, large.minBytes);
     text = "stream" in read ? await large.take(read.stream) : read.text;
   } else text = await response.text();
