@@ -11,14 +11,12 @@
  *   POST   /admin/filter-sets/<name>/preview  body: {"tool": "...", "result": <a tool result>, "set"?: <an unsaved set>}
  *   PUT    /admin/plan, GET /admin/plan, DELETE /admin/plan
  */
-import { Hono, type Context } from "hono";
-import { applyToolFilter, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { applyToolFilter, BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
 import { checkFilterSet, checkPlan, FILTER_SET_NAME, parseDocument, type Checked, type DocumentProblem, type FilterSet } from "../policy/filter-set";
 import { FILTER_SET_KEY_PREFIX, forgetCached, PLAN_KEY } from "../policy/filter-store";
 import { isObject } from "../core/jsonrpc";
 
-/** Rough tokens per byte of JSON, for estimates. */
-const BYTES_PER_TOKEN = 4;
 const MAX_DOCUMENT_BYTES = 512 * 1024;
 
 type AdminBindings = { ADMIN_TOKEN?: string; GATEWAY_KV?: KVNamespace };
@@ -74,14 +72,12 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
     await next();
   });
 
-  admin.use("/filter-sets/:name/*", async function checkName(c, next) {
+  const checkName: MiddlewareHandler<{ Bindings: AdminBindings }> = async function checkName(c, next) {
     if (!FILTER_SET_NAME.test(c.req.param("name") ?? "")) return problemsResponse(c, "invalid filter set name", [{ path: "", message: "a set name is 1-64 letters, digits, '-' or '_'" }]);
     await next();
-  });
-  admin.use("/filter-sets/:name", async function checkName(c, next) {
-    if (!FILTER_SET_NAME.test(c.req.param("name") ?? "")) return problemsResponse(c, "invalid filter set name", [{ path: "", message: "a set name is 1-64 letters, digits, '-' or '_'" }]);
-    await next();
-  });
+  };
+  admin.use("/filter-sets/:name", checkName);
+  admin.use("/filter-sets/:name/*", checkName);
 
   admin.get("/filter-sets", async (c) => {
     const names: string[] = [];

@@ -5,6 +5,7 @@
  * registration side effects.
  */
 import type { JsonRpcRequest, WireMessage } from "../core/jsonrpc";
+import { qualifyName, splitName } from "../core/names";
 import type { SessionState } from "../core/session-token";
 import type { LargeAnswerConsumer } from "../upstream/client";
 import type { UpstreamConfig } from "../upstream/config";
@@ -38,6 +39,20 @@ export type CallContext = {
 export type MethodHandler = (ctx: CallContext, request: WireMessage<JsonRpcRequest>) => Promise<string>;
 
 export type Middleware = (next: MethodHandler) => MethodHandler;
+
+/**
+ * The upstream and the `<upstream>___<tool>` key a tool is known by for policy (filters,
+ * offload), the same whichever route the call came through; undefined for a name that
+ * names no upstream.
+ */
+export function toolKey(ctx: Pick<CallContext, "aggregated" | "upstreams">, name: string): { upstream: string; key: string } | undefined {
+  if (ctx.aggregated) {
+    const split = splitName(name);
+    return split && { upstream: split.upstream, key: name };
+  }
+  const upstream = ctx.upstreams[0]!.name;
+  return { upstream, key: qualifyName(upstream, name) };
+}
 
 /** Wraps `handler` in `middleware`, the first of the list outermost. */
 export function composeMiddleware(middleware: readonly Middleware[], handler: MethodHandler): MethodHandler {

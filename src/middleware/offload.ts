@@ -11,7 +11,6 @@
  * exempt from validation. Their schemas stay byte for byte as the upstream sent them.
  */
 import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/jsonrpc";
-import { qualifyName, splitName } from "../core/names";
 import { member, pathSpan, rootSpan } from "../core/raw-json";
 import { sessionSecret } from "../core/session";
 import { matchesGlob } from "../policy/apply-filter";
@@ -21,7 +20,7 @@ import { inferSchema, type InferredSchema } from "../policy/schema-inference";
 import { newPayloadId, payloadMetadata, putPayload } from "../storage/payload-store";
 import { signPayloadToken, SIGNED_URL_TTL_S } from "../storage/signed-url";
 import { offloadStream } from "../storage/stream-offload";
-import type { CallContext, LargeAnswerConsumer, Middleware } from "./chain";
+import { toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "./chain";
 
 const SYS_PREFIX = "sys___";
 export const PAYLOAD_URI_PREFIX = "mcp-edge-gateway://payloads/";
@@ -126,9 +125,9 @@ export function offload(): Middleware {
       const bucket = ctx.env["PAYLOADS"] as R2Bucket | undefined;
       const name = params?.["name"];
       if (method !== "tools/call" || !bucket || typeof name !== "string" || name.startsWith(SYS_PREFIX)) return next(ctx, request);
-      const upstream = ctx.aggregated ? splitName(name)?.upstream : ctx.upstreams[0]!.name;
-      if (!upstream) return next(ctx, request);
-      const key = ctx.aggregated ? name : qualifyName(upstream, name);
+      const tool = toolKey(ctx, name);
+      if (!tool) return next(ctx, request);
+      const { upstream, key } = tool;
       const config = await offloadSettings(ctx);
       if (!applies(config, key)) return next(ctx, request);
       const owner = { principal: ctx.session.principal, session: ctx.session.sid };

@@ -8,35 +8,22 @@
  * shadow mode nothing changes; what the set would save is logged.
  */
 import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/jsonrpc";
-import { qualifyName, splitName } from "../core/names";
 import { appendMemberSplice, elements, member, members, parseSpan, pathSpan, removeMemberSplice, splice, type Splice } from "../core/raw-json";
-import { filterToolResult, FilterError, matchesGlob, selectFilter } from "../policy/apply-filter";
+import { BYTES_PER_TOKEN, filterToolResult, FilterError, matchesGlob, selectFilter } from "../policy/apply-filter";
 import { activeFilters, DEFAULT_FILTER_CACHE_TTL_MS, type ActiveFilters } from "../policy/filter-store";
-import type { CallContext, LargeAnswerConsumer, Middleware } from "./chain";
+import { toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "./chain";
 import { OFFLOAD_META_KEY } from "./offload";
 
 const SYS_PREFIX = "sys___";
 export const FILTERED_META_KEY = "mcp-edge-gateway/output-filter";
 /** Answers larger than this are not filtered in memory: the call fails closed. */
 export const MAX_FILTERED_ANSWER_BYTES = 16 * 1024 * 1024;
-/** Rough tokens per byte of JSON, for the shadow-mode estimate. */
-const BYTES_PER_TOKEN = 4;
 
 export type OutputFilterOptions = { readonly cacheTtlMs?: number };
 
 function ttlOf(ctx: CallContext, fallback: number): number {
   const raw = Number(ctx.env["FILTER_CACHE_TTL_MS"]);
   return Number.isFinite(raw) && raw >= 0 ? raw : fallback;
-}
-
-/** The upstream and the `<upstream>___<tool>` key a call or listed tool is filtered under. */
-function toolKey(ctx: CallContext, name: string): { upstream: string; key: string } | undefined {
-  if (ctx.aggregated) {
-    const split = splitName(name);
-    return split && { upstream: split.upstream, key: name };
-  }
-  const upstream = ctx.upstreams[0]!.name;
-  return { upstream, key: qualifyName(upstream, name) };
 }
 
 function toolError(id: JsonRpcId, message: string): string {

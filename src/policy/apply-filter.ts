@@ -12,6 +12,9 @@ import type { FilterRule, FilterSet, FilterVariant, ToolFilter } from "./filter-
 import { child, parsePointer } from "./json-pointer";
 import { retain, RetainError } from "./retain";
 
+/** Rough bytes of JSON per token, for the estimates of what a filter saves. */
+export const BYTES_PER_TOKEN = 4;
+
 export class FilterError extends Error {
   override readonly name = "FilterError";
 }
