@@ -88,26 +88,23 @@ export async function handlePost(where: EndpointRequest): Promise<Response> {
   const raw = await request.text();
   const body = parseBody(raw);
 
-  if (!Array.isArray(body)) {
-    const message = validateMessage(body);
-    if ("method" in message && message.method === "initialize" && "id" in message) {
-      const { text, token } = await initializeSession(message, where);
-      return new Response(text, { headers: { "content-type": "application/json", "mcp-session-id": token } });
-    }
+  const single = Array.isArray(body) ? undefined : validateMessage(body);
+  if (single && "method" in single && single.method === "initialize" && "id" in single) {
+    const { text, token } = await initializeSession(single, where);
+    return new Response(text, { headers: { "content-type": "application/json", "mcp-session-id": token } });
   }
 
   const session = await requireSession(where);
-  let messages: unknown[];
+  let wires: WireMessage[];
   if (Array.isArray(body)) {
     if (!allowsBatches(session.protocolVersion)) {
       throw new GatewayError(400, INVALID_REQUEST, `Invalid Request: JSON-RPC batches are not supported in protocol version ${session.protocolVersion}; send one message per POST`);
     }
     if (body.length === 0) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: an empty batch");
-    messages = body;
-  } else messages = [body];
-  // Each message keeps the client's own bytes (arguments may hold numbers JSON.parse would round).
-  const texts = Array.isArray(body) ? elements(raw, rootSpan(raw)).map((span) => raw.slice(span.start, span.end)) : [raw];
-  const wires: WireMessage[] = messages.map((value, index) => ({ text: texts[index]!, message: validateMessage(value) }));
+    // Each message keeps the client's own bytes (arguments may hold numbers JSON.parse would round).
+    const texts = elements(raw, rootSpan(raw)).map((span) => raw.slice(span.start, span.end));
+    wires = body.map((value: unknown, index) => ({ text: texts[index]!, message: validateMessage(value) }));
+  } else wires = [{ text: raw, message: single! }];
   for (const wire of wires) checkDuplicateKeys(wire.text);
   if (wires.some((w) => "method" in w.message && w.message.method === "initialize")) {
     throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: initialize must be sent alone, and only once per session");
