@@ -89,8 +89,8 @@ export async function handlePost(where: EndpointRequest): Promise<Response> {
   const body = parseBody(raw);
 
   const single = Array.isArray(body) ? undefined : validateMessage(body);
-  if (single && "method" in single && single.method === "initialize" && "id" in single) {
-    const { text, token } = await initializeSession(single, where);
+  if (single && kindOf(single) === "request" && (single as JsonRpcRequest).method === "initialize") {
+    const { text, token } = await initializeSession(single as JsonRpcRequest, where);
     return new Response(text, { headers: { "content-type": "application/json", "mcp-session-id": token } });
   }
 
