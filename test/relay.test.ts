@@ -3,6 +3,7 @@
  * server-to-client requests answered by a separate POST, the GET stream, and the
  * aggregated endpoint's naming, pagination and routing.
  */
+import { env } from "cloudflare:workers";
 import { inject, describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
 import { gatewayFetch, initialize, messages, post, request, type Json } from "./helpers/gateway";
@@ -200,8 +201,14 @@ describe("failing upstreams", () => {
   it("starts a new upstream session, transparently, when the upstream forgot the old one", async () => {
     const { session } = await initialize();
     await request("/mcp", session, "tools/call", { name: "alpha___forget_session", arguments: {} });
+    const before = (await env.GATEWAY_KV.list({ prefix: "upstream-session/" })).keys.length;
     const after = await request("/mcp", session, "tools/call", { name: "alpha___echo", arguments: { text: "again" } });
     expect(after.result.content[0].text).toBe("alpha: again");
+    // The new upstream session is in KV, where any isolate finds it (and DELETE closes it).
+    const stored = (await env.GATEWAY_KV.list({ prefix: "upstream-session/" })).keys.filter((k) => k.name.endsWith("/alpha"));
+    expect(stored.length).toBe(before + 1);
+    const value = JSON.parse((await env.GATEWAY_KV.get(stored.at(-1)!.name))!) as { sessionId: string };
+    expect(value.sessionId).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   const { alpha } = inject("fixtureUrls");

@@ -8,7 +8,7 @@
  */
 import type { UpstreamConfig } from "../upstream/config";
 import { describeFailure, failureError } from "../upstream/failures";
-import { handshake, type Handshake } from "../upstream/pool";
+import { handshake, laterSessions, type Handshake } from "../upstream/pool";
 import { exchange } from "../upstream/client";
 import { fail, GatewayError, ok, type Result } from "./errors";
 import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonObject, type JsonRpcRequest } from "./jsonrpc";
@@ -185,9 +185,12 @@ export async function endSession(state: SessionState, where: SessionEnv): Promis
   await Promise.all([
     where.kv?.put(ENDED_KEY_PREFIX + state.sid, "1", { expirationTtl: ttl }),
     ...where.upstreams.map(async (upstream) => {
-      const session = state.upstreams[upstream.name];
-      if (!session?.sessionId) return;
-      await exchange({ upstream, env: where.env, method: "DELETE", sessionId: session.sessionId, protocolVersion: session.protocolVersion });
+      const sealed = state.upstreams[upstream.name];
+      const later = await laterSessions(upstream, { env: where.env, session: state });
+      const sessions = [...(sealed ? [sealed] : []), ...later.filter((s) => s.sessionId !== sealed?.sessionId)];
+      for (const session of sessions) {
+        if (session.sessionId) await exchange({ upstream, env: where.env, method: "DELETE", sessionId: session.sessionId, protocolVersion: session.protocolVersion });
+      }
     }),
   ]);
 }

@@ -4,8 +4,8 @@
  *
  * The upstream's session id normally comes from the sealed gateway session. When an
  * upstream failed to initialize with the client, or has since forgotten the session
- * (HTTP 404), the pool performs the handshake again and keeps the result in isolate
- * memory as a cache: another isolate simply performs its own.
+ * (HTTP 404), the pool performs the handshake again and records the new session in KV,
+ * so every isolate continues in it (and DELETE closes it); isolate memory only caches it.
  */
 import { fail, ok, type Result } from "../core/errors";
 import { isObject, type JsonObject, type WireMessage } from "../core/jsonrpc";
@@ -20,7 +20,7 @@ const GATEWAY_CLIENT_INFO = { name: "mcp-edge-gateway", version: "0.1.0" };
 export type Handshake = { readonly session: UpstreamSession; readonly initializeResult: JsonObject };
 
 /** The parts of a session the pool needs. */
-export type PoolSession = Pick<SessionState, "sid" | "protocolVersion" | "clientCapabilities" | "clientInfo" | "upstreams">;
+export type PoolSession = Pick<SessionState, "sid" | "protocolVersion" | "clientCapabilities" | "clientInfo" | "upstreams" | "exp">;
 
 export type PoolRequest = {
   readonly env: Readonly<Record<string, unknown>>;
@@ -28,7 +28,9 @@ export type PoolRequest = {
   readonly signal?: AbortSignal;
 };
 
-const handshakes = new Map<string, Promise<Result<Handshake, UpstreamFailure>>>();
+/** Upstream sessions established after initialize, per client session and upstream (a cache of KV). */
+const handshakes = new Map<string, Promise<Result<UpstreamSession, UpstreamFailure>>>();
+const UPSTREAM_SESSION_KEY_PREFIX = "upstream-session/";
 
 function capabilityKeys(capabilities: unknown): { keys: string[]; subscribe: boolean } {
   if (!isObject(capabilities)) return { keys: [], subscribe: false };
@@ -94,30 +96,69 @@ export async function handshake(
   return ok({ session: { sessionId, protocolVersion, capabilities: keys, ...(subscribe ? { subscribe } : {}) }, initializeResult: result });
 }
 
-function cachedHandshake(upstream: UpstreamConfig, request: PoolRequest, fresh: boolean): Promise<Result<Handshake, UpstreamFailure>> {
+function kvOf(request: PoolRequest): KVNamespace | undefined {
+  return request.env["GATEWAY_KV"] as KVNamespace | undefined;
+}
+
+function storedKey(request: PoolRequest, upstream: UpstreamConfig): string {
+  return `${UPSTREAM_SESSION_KEY_PREFIX}${request.session.sid}/${upstream.name}`;
+}
+
+/** An upstream session established after initialize (by any isolate), from KV. */
+async function storedSession(request: PoolRequest, upstream: UpstreamConfig): Promise<UpstreamSession | undefined> {
+  const text = await kvOf(request)?.get(storedKey(request, upstream));
+  return text ? (JSON.parse(text) as UpstreamSession) : undefined;
+}
+
+/**
+ * A new upstream session for this client session: made by a handshake, kept in KV so
+ * other isolates use it too (and DELETE can close it), and cached here.
+ */
+async function establish(upstream: UpstreamConfig, request: PoolRequest, avoid: string | null | undefined): Promise<Result<UpstreamSession, UpstreamFailure>> {
+  const stored = await storedSession(request, upstream);
+  if (stored && (avoid === undefined || stored.sessionId !== avoid)) return ok(stored);
+  const result = await handshake(upstream, request);
+  if (!result.ok) return result;
+  // Kept as long as the client session lives (KV wants an expiry at least 60 s ahead).
+  const expiration = Math.max(request.session.exp, Math.floor(Date.now() / 1000) + 60);
+  await kvOf(request)?.put(storedKey(request, upstream), JSON.stringify(result.value.session), { expiration });
+  return ok(result.value.session);
+}
+
+/**
+ * The upstream's session for this client session: this isolate's latest, else the one
+ * sealed in the token, else one established now. `avoid` names a session the upstream
+ * just refused (404): a replacement is found in KV or made.
+ */
+export async function upstreamSession(upstream: UpstreamConfig, request: PoolRequest, avoid?: string | null): Promise<Result<UpstreamSession, UpstreamFailure>> {
   const key = `${request.session.sid}\u0000${upstream.name}`;
-  let pending = fresh ? undefined : handshakes.get(key);
-  if (!pending) {
-    pending = handshake(upstream, request).then((result) => {
-      if (!result.ok) handshakes.delete(key);
-      return result;
-    });
-    if (handshakes.size >= HANDSHAKE_CACHE_ENTRIES) handshakes.clear();
-    handshakes.set(key, pending);
+  const local = handshakes.get(key);
+  if (avoid === undefined) {
+    if (local) return local;
+    const sealed = request.session.upstreams[upstream.name];
+    if (sealed) return ok(sealed);
+  } else if (local) {
+    const known = await local;
+    if (known.ok && known.value.sessionId !== avoid) return known;
   }
+  const pending = establish(upstream, request, avoid).then((result) => {
+    if (!result.ok) handshakes.delete(key);
+    return result;
+  });
+  if (handshakes.size >= HANDSHAKE_CACHE_ENTRIES) handshakes.clear();
+  handshakes.set(key, pending);
   return pending;
 }
 
-/** The upstream's session for this client session: from the token, else a (cached) handshake. */
-export async function upstreamSession(
-  upstream: UpstreamConfig,
-  request: PoolRequest,
-  fresh = false,
-): Promise<Result<UpstreamSession, UpstreamFailure>> {
-  const sealed = request.session.upstreams[upstream.name];
-  if (sealed && !fresh && !handshakes.has(`${request.session.sid}\u0000${upstream.name}`)) return ok(sealed);
-  const result = await cachedHandshake(upstream, request, fresh);
-  return result.ok ? ok(result.value.session) : result;
+/** Every upstream session this client session has had past its token: what DELETE must close too. */
+export async function laterSessions(upstream: UpstreamConfig, request: PoolRequest): Promise<UpstreamSession[]> {
+  const found = [await storedSession(request, upstream), await handshakes.get(`${request.session.sid}\u0000${upstream.name}`)];
+  const sessions: UpstreamSession[] = [];
+  for (const item of found) {
+    const session = item && "ok" in item ? (item.ok ? item.value : undefined) : item;
+    if (session?.sessionId && !sessions.some((s) => s.sessionId === session.sessionId)) sessions.push(session);
+  }
+  return sessions;
 }
 
 /**
@@ -130,8 +171,9 @@ export async function sendToUpstream(
   request: PoolRequest,
   large?: LargeAnswerConsumer,
 ): Promise<Result<UpstreamReply, UpstreamFailure>> {
-  for (const fresh of [false, true]) {
-    const session = await upstreamSession(upstream, request, fresh);
+  let refused: string | null | undefined;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const session = await upstreamSession(upstream, request, refused);
     if (!session.ok) return session;
     const reply = await exchange({
       upstream,
@@ -143,7 +185,8 @@ export async function sendToUpstream(
       signal: request.signal,
       ...(large ? { large } : {}),
     });
-    if (reply.ok || reply.reason !== "session-expired" || fresh) return reply;
+    if (reply.ok || reply.reason !== "session-expired" || attempt > 0) return reply;
+    refused = session.value.sessionId;
   }
   throw new Error("unreachable: the retry loop always returns");
 }
