@@ -53,6 +53,7 @@ describe("retain", () => {
     ["a missing member", ["/userInfo/age"], /nothing at \/userInfo\/age/],
     ["an index past the end", ["/userInfo/tags/9"], /nothing at \/userInfo\/tags\/9/],
     ["descending into a string", ["/userInfo/login/x"], /value there is string/],
+    ["a missing member under an escaped key", ["/a~1b/zz"], /nothing at \/a~1b\/zz/],
   ])("fails closed on %s", (_label, pointers, message) => {
     expect(() => applyToolFilter(structuredClone(USER), { retain: pointers }, "set x, rule y")).toThrow(message);
   });

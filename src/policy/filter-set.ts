@@ -6,7 +6,7 @@
 import { validate as validatePatch, type Operation } from "fast-json-patch";
 import { parse as parseYaml } from "yaml";
 import { isObject } from "../core/jsonrpc";
-import { pointerProblem } from "./json-pointer";
+import { escapeToken, pointerProblem } from "./json-pointer";
 import { checkOffloadOverride, type OffloadConfig } from "./offload-config";
 
 export const FILTER_SET_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -109,17 +109,13 @@ function checkRule(value: unknown, at: string, problems: DocumentProblem[], vari
   }
 }
 
-function escapeKey(key: string): string {
-  return key.replace(/~/g, "~0").replace(/\//g, "~1");
-}
-
 /** Validates a filter set document; `name` comes from where it is stored. */
 export function checkFilterSet(name: string, value: unknown): Checked<FilterSet> {
   const problems: DocumentProblem[] = [];
   if (!FILTER_SET_NAME.test(name)) problems.push({ path: "", message: `the set name "${name}" must be 1-64 letters, digits, '-' or '_'` });
   if (!isObject(value)) return { ok: false, problems: [...problems, { path: "", message: "must be an object with a \"tools\" map" }] };
   for (const key of Object.keys(value)) {
-    if (!["version", "mode", "description", "tools"].includes(key)) problems.push({ path: `/${escapeKey(key)}`, message: "unknown field (known: version, mode, description, tools)" });
+    if (!["version", "mode", "description", "tools"].includes(key)) problems.push({ path: `/${escapeToken(key)}`, message: "unknown field (known: version, mode, description, tools)" });
   }
   if (value["version"] !== undefined && value["version"] !== 1) problems.push({ path: "/version", message: "must be 1" });
   const mode = value["mode"] ?? "enforce";
@@ -130,7 +126,7 @@ export function checkFilterSet(name: string, value: unknown): Checked<FilterSet>
     problems.push({ path: "/tools", message: "must map tool names (<upstream>___<tool>, globs * and ? allowed) to rules" });
   } else {
     for (const [key, rule] of Object.entries(tools)) {
-      const at = `/tools/${escapeKey(key)}`;
+      const at = `/tools/${escapeToken(key)}`;
       if (!TOOL_KEY.test(key)) problems.push({ path: at, message: "a tool key is <upstream>___<tool>, with * and ? as wildcards" });
       if (Array.isArray(rule)) {
         if (rule.length === 0 || rule.length > MAX_VARIANTS) problems.push({ path: at, message: `needs 1 to ${MAX_VARIANTS} variants` });
@@ -157,7 +153,7 @@ function checkNameMap(value: unknown, at: string, problems: DocumentProblem[]): 
     return;
   }
   for (const [key, set] of Object.entries(value)) {
-    if (set !== null && (typeof set !== "string" || !FILTER_SET_NAME.test(set))) problems.push({ path: `${at}/${escapeKey(key)}`, message: "must be a filter set name or null" });
+    if (set !== null && (typeof set !== "string" || !FILTER_SET_NAME.test(set))) problems.push({ path: `${at}/${escapeToken(key)}`, message: "must be a filter set name or null" });
   }
 }
 
@@ -166,7 +162,7 @@ export function checkPlan(value: unknown): Checked<FilterPlan> {
   const problems: DocumentProblem[] = [];
   if (!isObject(value)) return { ok: false, problems: [{ path: "", message: "must be an object {default?, routes?, upstreams?}" }] };
   for (const key of Object.keys(value)) {
-    if (!["version", "default", "routes", "upstreams", "offload"].includes(key)) problems.push({ path: `/${escapeKey(key)}`, message: "unknown field (known: version, default, routes, upstreams, offload)" });
+    if (!["version", "default", "routes", "upstreams", "offload"].includes(key)) problems.push({ path: `/${escapeToken(key)}`, message: "unknown field (known: version, default, routes, upstreams, offload)" });
   }
   const fallback = value["default"];
   if (fallback !== undefined && fallback !== null && (typeof fallback !== "string" || !FILTER_SET_NAME.test(fallback))) {
@@ -177,7 +173,7 @@ export function checkPlan(value: unknown): Checked<FilterPlan> {
   checkNameMap(value["upstreams"], "/upstreams", problems);
   if (isObject(value["routes"])) {
     for (const route of Object.keys(value["routes"])) {
-      if (!/^\/mcp(\/[A-Za-z0-9_-]+)?$/.test(route)) problems.push({ path: `/routes/${escapeKey(route)}`, message: 'a route is "/mcp" or "/mcp/<upstream>"' });
+      if (!/^\/mcp(\/[A-Za-z0-9_-]+)?$/.test(route)) problems.push({ path: `/routes/${escapeToken(route)}`, message: 'a route is "/mcp" or "/mcp/<upstream>"' });
     }
   }
   return problems.length > 0 ? { ok: false, problems } : { ok: true, value: value as FilterPlan };

@@ -13,7 +13,7 @@
  * - A pointer without `*` that does not resolve is an error: the result does not have
  *   the shape the rule was written for, and the call fails closed.
  */
-import { child, parsePointer } from "./json-pointer";
+import { child, escapeToken, parsePointer } from "./json-pointer";
 
 const WILDCARD = "*";
 
@@ -50,7 +50,7 @@ function buildTree(pointers: readonly string[]): Keep {
 
 /** The pointer to where `project` is, built only for an error message. */
 function here(path: readonly string[]): string {
-  return path.length === 0 ? '""' : `/${path.join("/")}`;
+  return path.length === 0 ? '""' : `/${path.map(escapeToken).join("/")}`;
 }
 
 function project(value: unknown, keep: Keep, path: string[], strict: boolean): { found: boolean; value: unknown } {
