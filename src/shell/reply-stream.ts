@@ -2,7 +2,9 @@
  * Chooses the shape of the answer to a POST as the handlers run: plain JSON when the
  * answers come before anything else, an SSE stream as soon as a message must reach the
  * client ahead of its answer (progress, a log line, a sampling request the upstream is
- * waiting on). Nothing is buffered once streaming has begun.
+ * waiting on). Messages go at the client's pace: a handler's `emit` resolves once the
+ * client's stream has taken the message, so a client that stops reading holds the
+ * upstream back instead of the gateway buffering for it.
  */
 import { errorResponse, GatewayError } from "../core/errors";
 import { errorText, INTERNAL_ERROR, type JsonRpcId } from "../core/jsonrpc";
@@ -12,23 +14,40 @@ export const SSE_KEEPALIVE_INTERVAL_MS = 15_000;
 
 type ReplyEvent = { readonly final: boolean; readonly text: string };
 
-/** A single-consumer queue whose reader waits for the next push. */
+/**
+ * A single-consumer queue whose reader waits for the next push, and whose writers can
+ * wait until what they pushed has been taken: so a producer runs at the consumer's pace.
+ */
 export class MessageQueue<T> {
-  private readonly items: T[] = [];
+  private readonly items: { readonly item: T; readonly taken: () => void }[] = [];
   private waiter: ((item: T) => void) | undefined;
+  private closed = false;
 
-  push(item: T): void {
+  /** Adds `item`; resolves once the consumer has taken it (at once after `close`). */
+  push(item: T): Promise<void> {
+    if (this.closed) return Promise.resolve();
     const waiter = this.waiter;
     if (waiter) {
       this.waiter = undefined;
       waiter(item);
-    } else this.items.push(item);
+      return Promise.resolve();
+    }
+    return new Promise((taken) => this.items.push({ item, taken }));
   }
 
   next(): Promise<T> {
-    const item = this.items.shift();
-    if (item !== undefined) return Promise.resolve(item);
+    const entry = this.items.shift();
+    if (entry !== undefined) {
+      entry.taken();
+      return Promise.resolve(entry.item);
+    }
     return new Promise((resolve) => (this.waiter = resolve));
+  }
+
+  /** The consumer is gone: what is queued is dropped and no producer waits any longer. */
+  close(): void {
+    this.closed = true;
+    for (const entry of this.items.splice(0)) entry.taken();
   }
 }
 
@@ -38,7 +57,10 @@ function errorAsText(error: unknown, id: JsonRpcId): string {
   return errorText(id, INTERNAL_ERROR, "Internal error in the gateway; the operator's logs have the details");
 }
 
-export type ReplyJob = { readonly id: JsonRpcId; readonly run: (emit: (text: string) => void) => Promise<string> };
+/** Sends a message ahead of the answer; resolves when the client's stream has taken it. */
+export type Emit = (text: string) => Promise<void>;
+
+export type ReplyJob = { readonly id: JsonRpcId; readonly run: (emit: Emit) => Promise<string> };
 
 /**
  * Runs the handlers of one POST and answers with their responses. `batch` answers with
@@ -46,14 +68,14 @@ export type ReplyJob = { readonly id: JsonRpcId; readonly run: (emit: (text: str
  */
 export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCancel: () => void): Promise<Response> {
   const queue = new MessageQueue<ReplyEvent>();
-  const emit = (text: string) => queue.push({ final: false, text });
+  const emit: Emit = (text) => queue.push({ final: false, text });
   const failures = new Map<number, unknown>();
   jobs.forEach((job, index) =>
     job.run(emit).then(
-      (text) => queue.push({ final: true, text }),
+      (text) => void queue.push({ final: true, text }),
       (error: unknown) => {
         failures.set(index, error);
-        queue.push({ final: true, text: errorAsText(error, job.id) });
+        void queue.push({ final: true, text: errorAsText(error, job.id) });
       },
     ),
   );
@@ -102,6 +124,7 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
     },
     cancel() {
       if (timer !== undefined) clearInterval(timer);
+      queue.close();
       onCancel();
     },
   });

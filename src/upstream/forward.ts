@@ -54,7 +54,7 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: 
       idle = 0;
       const wire = item.value;
       if (kindOf(wire.message) === "response" && "id" in wire.message && sameId(wire.message.id, id)) return wire.text;
-      ctx.emit(toClient(ctx, upstream.name, wire));
+      await ctx.emit(toClient(ctx, upstream.name, wire)); // at the client's pace
     }
     // The stream ended before the answer: an upstream that gave event ids may be polled
     // for the rest (Streamable HTTP resumability), after the delay it asked for.
