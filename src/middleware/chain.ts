@@ -31,6 +31,11 @@ export type CallContext = {
    */
   readonly emit: (text: string) => Promise<void> | void;
   /**
+   * Told when an upstream answered with an SSE stream. On /mcp/<upstream> the client's
+   * answer then comes as SSE too: the gateway keeps the framing the upstream chose.
+   */
+  readonly streamed?: () => void;
+  /**
    * Set by offload for a call it may offload: takes an upstream answer too large to hold
    * (as a byte stream) and returns the text that answers the call instead.
    */

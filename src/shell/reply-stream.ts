@@ -60,18 +60,22 @@ function errorAsText(error: unknown, id: JsonRpcId): string {
 /** Sends a message ahead of the answer; resolves when the client's stream has taken it. */
 export type Emit = (text: string) => Promise<void>;
 
-export type ReplyJob = { readonly id: JsonRpcId; readonly run: (emit: Emit) => Promise<string> };
+/** `streamed` asks for an SSE answer even if no message goes ahead of the response. */
+export type ReplyJob = { readonly id: JsonRpcId; readonly run: (emit: Emit, streamed: () => void) => Promise<string> };
 
 /**
  * Runs the handlers of one POST and answers with their responses. `batch` answers with
- * a JSON array (2025-03-26 batches) when no message had to go first.
+ * a JSON array (2025-03-26 batches) when no message had to go first. A handler whose
+ * upstream chose SSE (and called `streamed`) gets an SSE answer even so.
  */
 export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCancel: () => void): Promise<Response> {
   const queue = new MessageQueue<ReplyEvent>();
   const emit: Emit = (text) => queue.push({ final: false, text });
   const failures = new Map<number, unknown>();
+  let sse = false;
+  const streamed = () => void (sse = true);
   jobs.forEach((job, index) =>
-    job.run(emit).then(
+    job.run(emit, streamed).then(
       (text) => void queue.push({ final: true, text }),
       (error: unknown) => {
         failures.set(index, error);
@@ -95,9 +99,8 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
       const failure = failures.get(0);
       // A request-level failure with its own HTTP status (a 5xx from a bug) keeps it.
       if (failures.size === 1 && !(failure instanceof GatewayError && failure.status === 200)) return errorResponse(failure, jobs[0]!.id);
-      return new Response(finals[0], { headers: { "content-type": "application/json" } });
     }
-    return new Response(`[${finals.join(",")}]`, { headers: { "content-type": "application/json" } });
+    if (!sse) return new Response(batch ? `[${finals.join(",")}]` : finals[0], { headers: { "content-type": "application/json" } });
   }
 
   let written = finals.length;
@@ -105,8 +108,8 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       for (const text of finals) controller.enqueue(sseFrame(text));
-      controller.enqueue(sseFrame(first.text));
-      timer = setInterval(() => controller.enqueue(SSE_KEEPALIVE), SSE_KEEPALIVE_INTERVAL_MS);
+      if (first) controller.enqueue(sseFrame(first.text));
+      if (written < jobs.length) timer = setInterval(() => controller.enqueue(SSE_KEEPALIVE), SSE_KEEPALIVE_INTERVAL_MS);
     },
     async pull(controller) {
       if (written === jobs.length) {

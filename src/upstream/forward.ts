@@ -49,6 +49,7 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: 
   // stream after each event) may take as long as the call does.
   for (let idle = 0; ; idle++) {
     if (!reply.ok) throw failureError(reply).withId(id);
+    if (reply.value.mode === "sse") ctx.streamed?.();
     for await (const item of upstreamMessages(reply.value, upstream.name)) {
       if (!item.ok) throw failureError(item).withId(id);
       idle = 0;
