@@ -4,6 +4,7 @@
  * and hands their URLs to the Worker's bindings and to the tests through `provide`.
  */
 import type { TestProject } from "vitest/node";
+import { startFloodUpstream } from "./fixtures/flood-upstream.ts";
 import { startRawUpstream } from "./fixtures/raw-upstream.ts";
 import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
 
@@ -15,7 +16,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     { name: "beta", url: beta.url },
     { name: "raw", url: raw.url },
   ]);
+  const flood = await startFloodUpstream();
+  project.provide("floodUrl", flood.url);
   return async () => {
-    await Promise.all([alpha.close(), beta.close(), raw.close()]);
+    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close()]);
   };
 }

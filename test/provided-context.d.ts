@@ -5,5 +5,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     upstreams: { name: string; url: string }[];
     fixtureUrls: { alpha: string; beta: string; raw: string };
+    /** test/fixtures/flood-upstream.ts: floods its answers, counting what the reader took. */
+    floodUrl: string;
   }
 }

@@ -14,21 +14,130 @@
  */
 export type SseEvent = { readonly event: string; readonly data: string; readonly id?: string; readonly retry?: number; readonly large?: ReadableStream<Uint8Array> };
 
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** A piece of the line being read: up to its end (`end`), or as much of it as has arrived. */
+type LinePiece = { readonly text: string; readonly end: boolean };
+
+/**
+ * Splits decoded text into lines (ended by CRLF, LF or CR) in time linear in its length:
+ * each chunk is searched once, from where the last line ended, and the pieces of a line
+ * that spans chunks are joined once, when it ends.
+ */
+class LineSplitter {
+  private chunk = "";
+  private at = 0;
+  /** The next CR and LF of `chunk` at or after `at`; `chunk.length` when there is none. */
+  private cr = -1;
+  private lf = -1;
+  /** The last line ended with a CR at the end of a chunk: a LF opening the next is part of that break. */
+  private afterCr = false;
+  /** Pieces of the line in progress, from earlier chunks. */
+  private parts: string[] = [];
+  private partsChars = 0;
+  ended = false;
+  private readonly reader: ReadableStreamDefaultReader<string>;
+
+  constructor(reader: ReadableStreamDefaultReader<string>) {
+    this.reader = reader;
+  }
+
+  /** Reads the next chunk; false at the end of the body. */
+  async fill(): Promise<boolean> {
+    const { value, done } = await this.reader.read();
+    if (done) {
+      this.ended = true;
+      return false;
+    }
+    this.chunk = value;
+    this.at = 0;
+    this.cr = -1;
+    this.lf = -1;
+    return true;
+  }
+
+  /** The next piece of the line in progress from the chunk in hand; undefined once the chunk is used up. */
+  piece(): LinePiece | undefined {
+    const { chunk } = this;
+    if (this.afterCr && this.at < chunk.length) {
+      if (chunk.charCodeAt(this.at) === LF) this.at++;
+      this.afterCr = false;
+    }
+    if (this.at >= chunk.length) return undefined;
+    if (this.cr < this.at) this.cr = indexOrEnd(chunk, "\r", this.at);
+    if (this.lf < this.at) this.lf = indexOrEnd(chunk, "\n", this.at);
+    const end = Math.min(this.cr, this.lf);
+    const text = chunk.slice(this.at, end);
+    if (end === chunk.length) {
+      this.at = end;
+      return { text, end: false };
+    }
+    this.at = end + 1;
+    if (chunk.charCodeAt(end) === CR) {
+      if (this.at === chunk.length) this.afterCr = true;
+      else if (chunk.charCodeAt(this.at) === LF) this.at++;
+    }
+    return { text, end: true };
+  }
+
+  /** The next whole line from the chunk in hand; undefined when it has none (its rest is kept). */
+  line(): string | undefined {
+    for (let piece = this.piece(); piece; piece = this.piece()) {
+      if (piece.end) {
+        if (this.parts.length === 0) return piece.text;
+        this.parts.push(piece.text);
+        return this.takePending();
+      }
+      this.parts.push(piece.text);
+      this.partsChars += piece.text.length;
+    }
+    return undefined;
+  }
+
+  /** Characters of the unfinished line held so far. */
+  get pendingChars(): number {
+    return this.partsChars;
+  }
+
+  /** Whether the unfinished line held so far starts with `prefix`. */
+  pendingStartsWith(prefix: string): boolean {
+    let head = "";
+    for (const part of this.parts) {
+      if (head.length >= prefix.length) break;
+      head += part.slice(0, prefix.length);
+    }
+    return head.startsWith(prefix);
+  }
+
+  /** The unfinished line held so far, no longer held. */
+  takePending(): string {
+    const text = this.parts.join("");
+    this.parts = [];
+    this.partsChars = 0;
+    return text;
+  }
+}
+
+function indexOrEnd(text: string, search: string, from: number): number {
+  const at = text.indexOf(search, from);
+  return at < 0 ? text.length : at;
+}
+
+function dataValue(line: string): string {
+  return line.slice(line.startsWith("data: ") ? 6 : 5);
+}
+
 /**
  * Yields each event of an SSE body as soon as its terminating blank line arrives.
  * Events without data (a "priming" event that only sets `id` and `retry`) are yielded
  * too, with empty `data`, so a reader can resume from their id. A data line longer than
  * `largeChars` is not collected: the event is yielded with `large` as soon as that is known.
+ * Work is linear in the body's length, however it is cut into chunks.
  */
 export async function* readSse(body: ReadableStream<Uint8Array>, largeChars = Number.POSITIVE_INFINITY): AsyncGenerator<SseEvent> {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  const state = { buffer: "", ended: false };
-  const more = async (): Promise<boolean> => {
-    const { value, done } = await reader.read();
-    if (done) state.ended = true;
-    else state.buffer += value;
-    return !done;
-  };
+  const lines = new LineSplitter(reader);
   let data: string[] = [];
   let dataChars = 0;
   let event = "";
@@ -43,10 +152,8 @@ export async function* readSse(body: ReadableStream<Uint8Array>, largeChars = Nu
   };
   try {
     for (;;) {
-      let newline: number;
-      while ((newline = nextLineBreak(state.buffer)) >= 0) {
-        let line = state.buffer.slice(0, newline);
-        state.buffer = state.buffer.slice(lineBreakEnd(state.buffer, newline));
+      let line: string | undefined;
+      while ((line = lines.line()) !== undefined) {
         if (line === "") {
           if (fields > 0) yield { event: event || "message", data: data.join("\n"), ...(id !== undefined ? { id } : {}), ...(retry !== undefined ? { retry } : {}) };
           reset();
@@ -55,34 +162,31 @@ export async function* readSse(body: ReadableStream<Uint8Array>, largeChars = Nu
         if (line.startsWith(":")) continue;
         const colon = line.indexOf(":");
         const field = colon < 0 ? line : line.slice(0, colon);
-        line = colon < 0 ? "" : line.slice(colon + 1);
-        if (line.startsWith(" ")) line = line.slice(1);
+        let value = colon < 0 ? "" : line.slice(colon + 1);
+        if (value.startsWith(" ")) value = value.slice(1);
         fields++;
         if (field === "data") {
-          data.push(line);
-          dataChars += line.length;
-        } else if (field === "event") event = line;
-        else if (field === "id") id = line;
-        else if (field === "retry" && /^\d+$/.test(line)) retry = Number(line);
+          data.push(value);
+          dataChars += value.length;
+        } else if (field === "event") event = value;
+        else if (field === "id") id = value;
+        else if (field === "retry" && /^\d+$/.test(value)) retry = Number(value);
       }
-      if (state.buffer.startsWith("data:") && state.buffer.length + dataChars > largeChars) {
-        const done = { finished: false, cancelled: false };
-        const large = largeDataStream(state, more, data, done);
+      // "data: " and one character at least: the prefix is known whole.
+      if (lines.pendingChars > 5 && lines.pendingChars + dataChars > largeChars && lines.pendingStartsWith("data:")) {
+        const done = { finished: false };
+        const large = largeDataStream(lines, data, done);
         yield { event: event || "message", data: "", large, ...(id !== undefined ? { id } : {}), ...(retry !== undefined ? { retry } : {}) };
         if (!done.finished) return; // the consumer gave up on it: the connection is no use now
         reset();
         continue;
       }
-      if (state.ended || !(await more())) break;
+      if (lines.ended || !(await lines.fill())) break;
     }
   } finally {
-    if (state.ended) reader.releaseLock();
+    if (lines.ended) reader.releaseLock();
     else await reader.cancel().catch(() => {});
   }
-}
-
-function lineBreakEnd(buffer: string, at: number): number {
-  return buffer.charCodeAt(at) === 0x0d && buffer.charCodeAt(at + 1) === 0x0a ? at + 2 : at + 1;
 }
 
 /**
@@ -90,81 +194,63 @@ function lineBreakEnd(buffer: string, at: number): number {
  * through the line in progress to the event's end: further `data:` lines are joined
  * with "\n" as a reader would, other fields are skipped, a blank line ends it.
  */
-function largeDataStream(
-  state: { buffer: string; ended: boolean },
-  more: () => Promise<boolean>,
-  before: readonly string[],
-  done: { finished: boolean; cancelled: boolean },
-): ReadableStream<Uint8Array> {
+function largeDataStream(lines: LineSplitter, before: readonly string[], done: { finished: boolean }): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
-  let inData = true; // inside a data line (else between lines)
-  let head = before.map((line) => `${line}\n`).join("");
-  state.buffer = state.buffer.slice(state.buffer.startsWith("data: ") ? 6 : 5);
+  let first: string | undefined = before.map((line) => `${line}\n`).join("") + dataValue(lines.takePending());
+  /** Inside a data line, at the start of a line (its first characters in `head`), or inside another field's line. */
+  let where: "data" | "start" | "skip" = "data";
+  let head = "";
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
+      if (first !== undefined) {
+        const text = first;
+        first = undefined;
+        if (text !== "") return controller.enqueue(encoder.encode(text));
+      }
       for (;;) {
-        if (inData) {
-          const newline = nextLineBreak(state.buffer);
-          if (newline >= 0) {
-            const text = head + state.buffer.slice(0, newline);
-            head = "";
-            state.buffer = state.buffer.slice(lineBreakEnd(state.buffer, newline));
-            inData = false;
-            if (text !== "") return controller.enqueue(encoder.encode(text));
-            continue;
+        const piece = lines.piece();
+        if (!piece) {
+          if (lines.ended || !(await lines.fill())) {
+            // The body ended inside the event: what was read is all there is.
+            done.finished = true;
+            return controller.close();
           }
-          // Keep a lone trailing CR: it may be half of a CRLF.
-          const keep = state.buffer.endsWith("\r") ? 1 : 0;
-          const text = head + state.buffer.slice(0, state.buffer.length - keep);
-          head = "";
-          state.buffer = state.buffer.slice(state.buffer.length - keep);
-          if (text !== "") return controller.enqueue(encoder.encode(text));
-        } else {
-          const newline = nextLineBreak(state.buffer);
-          if (newline >= 0) {
-            const line = state.buffer.slice(0, newline);
-            if (line === "") {
-              state.buffer = state.buffer.slice(lineBreakEnd(state.buffer, newline));
-              done.finished = true;
-              return controller.close();
-            }
-            if (line.startsWith("data:")) {
-              state.buffer = state.buffer.slice(line.startsWith("data: ") ? 6 : 5);
-              inData = true;
-              head = "\n";
-              continue;
-            }
-            state.buffer = state.buffer.slice(lineBreakEnd(state.buffer, newline)); // another field: not data
-            continue;
-          }
-          if (state.buffer.length > 5 && state.buffer.startsWith("data:")) {
-            state.buffer = state.buffer.slice(state.buffer.startsWith("data: ") ? 6 : 5);
-            inData = true;
-            head = "\n";
-            continue;
-          }
+          continue;
         }
-        if (state.ended || !(await more())) {
-          // The body ended inside the event: what was read is all there is.
-          done.finished = true;
-          if (head !== "") controller.enqueue(encoder.encode(head));
-          return controller.close();
+        if (where === "skip") {
+          if (piece.end) where = "start";
+          continue;
+        }
+        if (where === "data") {
+          if (piece.end) where = "start";
+          if (piece.text !== "") return controller.enqueue(encoder.encode(piece.text));
+          continue;
+        }
+        head += piece.text;
+        if (piece.end) {
+          const line = head;
+          head = "";
+          if (line === "") {
+            done.finished = true;
+            return controller.close();
+          }
+          if (line.startsWith("data:")) return controller.enqueue(encoder.encode(`\n${dataValue(line)}`));
+          continue; // another field: not data
+        }
+        // "data: " and one character at least, or enough to know it is another field.
+        if (head.length > 5) {
+          const line = head;
+          head = "";
+          if (!line.startsWith("data:")) {
+            where = "skip";
+            continue;
+          }
+          where = "data";
+          return controller.enqueue(encoder.encode(`\n${dataValue(line)}`));
         }
       }
     },
-    cancel() {
-      done.cancelled = true;
-    },
   });
-}
-
-function nextLineBreak(buffer: string): number {
-  const lf = buffer.indexOf("\n");
-  const cr = buffer.indexOf("\r");
-  if (cr < 0) return lf;
-  // A lone trailing CR may be the first half of CRLF still in flight.
-  if (cr === buffer.length - 1) return lf;
-  return lf < 0 ? cr : Math.min(lf, cr);
 }
 
 const encoder = new TextEncoder();
@@ -172,6 +258,8 @@ const encoder = new TextEncoder();
 /** One `message` event carrying a JSON-RPC message's text. */
 export function sseFrame(text: string, id?: string): Uint8Array {
   const idLine = id === undefined ? "" : `id: ${id}\n`;
+  // JSON text seldom has a raw line break: one copy instead of split, map and join.
+  if (!/[\r\n]/.test(text)) return encoder.encode(`event: message\n${idLine}data: ${text}\n\n`);
   const dataLines = text.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`).join("");
   return encoder.encode(`event: message\n${idLine}${dataLines}\n`);
 }

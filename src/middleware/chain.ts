@@ -24,8 +24,17 @@ export type CallContext = {
   readonly origin: string;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
-  /** Sends a message to the client ahead of the answer (progress, logs, server requests). */
-  readonly emit: (text: string) => void;
+  /**
+   * Sends a message to the client ahead of the answer (progress, logs, server requests).
+   * Await it: it resolves when the client's stream has taken the message, which is how
+   * a slow client slows the upstream down.
+   */
+  readonly emit: (text: string) => Promise<void> | void;
+  /**
+   * Told when an upstream answered with an SSE stream. On /mcp/<upstream> the client's
+   * answer then comes as SSE too: the gateway keeps the framing the upstream chose.
+   */
+  readonly streamed?: () => void;
   /**
    * Set by offload for a call it may offload: takes an upstream answer too large to hold
    * (as a byte stream) and returns the text that answers the call instead.

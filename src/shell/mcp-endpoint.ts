@@ -23,7 +23,7 @@ import { METHOD_MIDDLEWARE } from "../middleware/index";
 import { failureError } from "../upstream/failures";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { relay, relayNotification } from "../upstream/relay";
-import { replyTo } from "./reply-stream";
+import { replyTo, type Emit } from "./reply-stream";
 import { openServerStream } from "./server-stream";
 
 const handle = composeMiddleware(METHOD_MIDDLEWARE, relay);
@@ -132,7 +132,11 @@ export async function handlePost(where: EndpointRequest): Promise<Response> {
     }
   }
   if (requests.length === 0) return new Response(null, { status: 202 });
-  const jobs = requests.map((wire) => ({ id: wire.message.id, run: (emit: (text: string) => void) => handle({ ...ctx, emit }, wire) }));
+  // On /mcp/<upstream> the answer keeps the framing the upstream chose; /mcp merges, so the gateway chooses.
+  const jobs = requests.map((wire) => ({
+    id: wire.message.id,
+    run: (emit: Emit, streamed: () => void) => handle({ ...ctx, emit, ...(ctx.aggregated ? {} : { streamed }) }, wire),
+  }));
   return replyTo(jobs, Array.isArray(body), () => abort.abort());
 }
 

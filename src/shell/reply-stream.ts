@@ -2,7 +2,9 @@
  * Chooses the shape of the answer to a POST as the handlers run: plain JSON when the
  * answers come before anything else, an SSE stream as soon as a message must reach the
  * client ahead of its answer (progress, a log line, a sampling request the upstream is
- * waiting on). Nothing is buffered once streaming has begun.
+ * waiting on). Messages go at the client's pace: a handler's `emit` resolves once the
+ * client's stream has taken the message, so a client that stops reading holds the
+ * upstream back instead of the gateway buffering for it.
  */
 import { errorResponse, GatewayError } from "../core/errors";
 import { errorText, INTERNAL_ERROR, type JsonRpcId } from "../core/jsonrpc";
@@ -12,23 +14,40 @@ export const SSE_KEEPALIVE_INTERVAL_MS = 15_000;
 
 type ReplyEvent = { readonly final: boolean; readonly text: string };
 
-/** A single-consumer queue whose reader waits for the next push. */
+/**
+ * A single-consumer queue whose reader waits for the next push, and whose writers can
+ * wait until what they pushed has been taken: so a producer runs at the consumer's pace.
+ */
 export class MessageQueue<T> {
-  private readonly items: T[] = [];
+  private readonly items: { readonly item: T; readonly taken: () => void }[] = [];
   private waiter: ((item: T) => void) | undefined;
+  private closed = false;
 
-  push(item: T): void {
+  /** Adds `item`; resolves once the consumer has taken it (at once after `close`). */
+  push(item: T): Promise<void> {
+    if (this.closed) return Promise.resolve();
     const waiter = this.waiter;
     if (waiter) {
       this.waiter = undefined;
       waiter(item);
-    } else this.items.push(item);
+      return Promise.resolve();
+    }
+    return new Promise((taken) => this.items.push({ item, taken }));
   }
 
   next(): Promise<T> {
-    const item = this.items.shift();
-    if (item !== undefined) return Promise.resolve(item);
+    const entry = this.items.shift();
+    if (entry !== undefined) {
+      entry.taken();
+      return Promise.resolve(entry.item);
+    }
     return new Promise((resolve) => (this.waiter = resolve));
+  }
+
+  /** The consumer is gone: what is queued is dropped and no producer waits any longer. */
+  close(): void {
+    this.closed = true;
+    for (const entry of this.items.splice(0)) entry.taken();
   }
 }
 
@@ -38,22 +57,29 @@ function errorAsText(error: unknown, id: JsonRpcId): string {
   return errorText(id, INTERNAL_ERROR, "Internal error in the gateway; the operator's logs have the details");
 }
 
-export type ReplyJob = { readonly id: JsonRpcId; readonly run: (emit: (text: string) => void) => Promise<string> };
+/** Sends a message ahead of the answer; resolves when the client's stream has taken it. */
+export type Emit = (text: string) => Promise<void>;
+
+/** `streamed` asks for an SSE answer even if no message goes ahead of the response. */
+export type ReplyJob = { readonly id: JsonRpcId; readonly run: (emit: Emit, streamed: () => void) => Promise<string> };
 
 /**
  * Runs the handlers of one POST and answers with their responses. `batch` answers with
- * a JSON array (2025-03-26 batches) when no message had to go first.
+ * a JSON array (2025-03-26 batches) when no message had to go first. A handler whose
+ * upstream chose SSE (and called `streamed`) gets an SSE answer even so.
  */
 export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCancel: () => void): Promise<Response> {
   const queue = new MessageQueue<ReplyEvent>();
-  const emit = (text: string) => queue.push({ final: false, text });
+  const emit: Emit = (text) => queue.push({ final: false, text });
   const failures = new Map<number, unknown>();
+  let sse = false;
+  const streamed = () => void (sse = true);
   jobs.forEach((job, index) =>
-    job.run(emit).then(
-      (text) => queue.push({ final: true, text }),
+    job.run(emit, streamed).then(
+      (text) => void queue.push({ final: true, text }),
       (error: unknown) => {
         failures.set(index, error);
-        queue.push({ final: true, text: errorAsText(error, job.id) });
+        void queue.push({ final: true, text: errorAsText(error, job.id) });
       },
     ),
   );
@@ -73,9 +99,8 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
       const failure = failures.get(0);
       // A request-level failure with its own HTTP status (a 5xx from a bug) keeps it.
       if (failures.size === 1 && !(failure instanceof GatewayError && failure.status === 200)) return errorResponse(failure, jobs[0]!.id);
-      return new Response(finals[0], { headers: { "content-type": "application/json" } });
     }
-    return new Response(`[${finals.join(",")}]`, { headers: { "content-type": "application/json" } });
+    if (!sse) return new Response(batch ? `[${finals.join(",")}]` : finals[0], { headers: { "content-type": "application/json" } });
   }
 
   let written = finals.length;
@@ -83,8 +108,8 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       for (const text of finals) controller.enqueue(sseFrame(text));
-      controller.enqueue(sseFrame(first.text));
-      timer = setInterval(() => controller.enqueue(SSE_KEEPALIVE), SSE_KEEPALIVE_INTERVAL_MS);
+      if (first) controller.enqueue(sseFrame(first.text));
+      if (written < jobs.length) timer = setInterval(() => controller.enqueue(SSE_KEEPALIVE), SSE_KEEPALIVE_INTERVAL_MS);
     },
     async pull(controller) {
       if (written === jobs.length) {
@@ -102,6 +127,7 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
     },
     cancel() {
       if (timer !== undefined) clearInterval(timer);
+      queue.close();
       onCancel();
     },
   });

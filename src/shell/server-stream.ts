@@ -1,7 +1,8 @@
 /**
  * The GET stream: messages upstreams send outside any request (list_changed, resource
  * updates, server-to-client requests), merged from every upstream of the session into
- * one SSE stream for the client.
+ * one SSE stream for the client, read from the upstreams only as fast as the client
+ * reads.
  */
 import { GatewayError } from "../core/errors";
 import type { SessionState } from "../core/session-token";
@@ -11,6 +12,9 @@ import type { UpstreamConfig } from "../upstream/config";
 import { toClient } from "../upstream/forward";
 import { upstreamMessages } from "../upstream/pool";
 import { SSE_KEEPALIVE_INTERVAL_MS } from "./reply-stream";
+
+/** Messages held for a client that is not reading before the upstreams are read no further. */
+const STREAM_BUFFER_MESSAGES = 4;
 
 export type ServerStreamRequest = {
   readonly env: Readonly<Record<string, unknown>>;
@@ -52,32 +56,53 @@ export async function openServerStream(request: ServerStreamRequest): Promise<Re
   }
 
   let timer: ReturnType<typeof setInterval> | undefined;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      timer = setInterval(() => controller.enqueue(SSE_KEEPALIVE), SSE_KEEPALIVE_INTERVAL_MS);
-      let open = streams.length;
-      for (const { upstream, reply } of streams) {
-        void (async () => {
-          try {
-            for await (const item of upstreamMessages(reply, upstream.name)) {
-              if (!item.ok || abort.signal.aborted) break;
-              controller.enqueue(sseFrame(toClient({ aggregated: request.aggregated }, upstream.name, item.value)));
+  // Each upstream is read only while the client's stream wants more: when its buffer is
+  // full, the readers wait for the next pull (the client reading) before reading on.
+  let demand: (() => void) | undefined;
+  let wanted = Promise.resolve();
+  const waitForDemand = (controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> => {
+    if ((controller.desiredSize ?? 0) > 0 || abort.signal.aborted) return Promise.resolve();
+    if (!demand) wanted = new Promise((resolve) => (demand = resolve));
+    return wanted;
+  };
+  const release = () => {
+    demand?.();
+    demand = undefined;
+  };
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        timer = setInterval(() => controller.enqueue(SSE_KEEPALIVE), SSE_KEEPALIVE_INTERVAL_MS);
+        let open = streams.length;
+        for (const { upstream, reply } of streams) {
+          void (async () => {
+            try {
+              for await (const item of upstreamMessages(reply, upstream.name)) {
+                if (!item.ok || abort.signal.aborted) break;
+                controller.enqueue(sseFrame(toClient({ aggregated: request.aggregated }, upstream.name, item.value)));
+                while ((controller.desiredSize ?? 0) <= 0 && !abort.signal.aborted) await waitForDemand(controller);
+              }
+            } catch {
+              // The client went away while a message was in flight; nothing to deliver it to.
             }
-          } catch {
-            // The client went away while a message was in flight; nothing to deliver it to.
-          }
-          open--;
-          if (open === 0 && !abort.signal.aborted) {
-            if (timer !== undefined) clearInterval(timer);
-            controller.close();
-          }
-        })();
-      }
+            open--;
+            if (open === 0 && !abort.signal.aborted) {
+              if (timer !== undefined) clearInterval(timer);
+              controller.close();
+            }
+          })();
+        }
+      },
+      pull() {
+        release();
+      },
+      cancel() {
+        if (timer !== undefined) clearInterval(timer);
+        abort.abort();
+        release();
+      },
     },
-    cancel() {
-      if (timer !== undefined) clearInterval(timer);
-      abort.abort();
-    },
-  });
+    { highWaterMark: STREAM_BUFFER_MESSAGES },
+  );
   return new Response(body, { headers: SSE_HEADERS });
 }

@@ -49,12 +49,13 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: 
   // stream after each event) may take as long as the call does.
   for (let idle = 0; ; idle++) {
     if (!reply.ok) throw failureError(reply).withId(id);
+    if (reply.value.mode === "sse") ctx.streamed?.();
     for await (const item of upstreamMessages(reply.value, upstream.name)) {
       if (!item.ok) throw failureError(item).withId(id);
       idle = 0;
       const wire = item.value;
       if (kindOf(wire.message) === "response" && "id" in wire.message && sameId(wire.message.id, id)) return wire.text;
-      ctx.emit(toClient(ctx, upstream.name, wire));
+      await ctx.emit(toClient(ctx, upstream.name, wire)); // at the client's pace
     }
     // The stream ended before the answer: an upstream that gave event ids may be polled
     // for the rest (Streamable HTTP resumability), after the delay it asked for.
