@@ -136,14 +136,14 @@ describe("tool results", () => {
 describe("what a filtered result keeps", () => {
   const JSON_TEXT = JSON.stringify({ keep: 1, drop: 2 });
   it.each([
-    ["the result's _meta", { content: [], structuredContent: { keep: 1 }, _meta: { leak: 1 } }, { content: [], structuredContent: { keep: 1 } }],
-    ["an unknown result member", { content: [], structuredContent: { keep: 1 }, extra: "leak" }, { content: [], structuredContent: { keep: 1 } }],
-    ["isError, kept", { content: [{ type: "text", text: JSON_TEXT }], isError: true }, { content: [{ type: "text", text: '{"keep":1}' }], isError: true }],
-    ["a text block's annotations, _meta and extras", { content: [{ type: "text", text: JSON_TEXT, annotations: { audience: ["user"] }, _meta: { leak: 1 }, extra: 1 }] }, { content: [{ type: "text", text: '{"keep":1}' }] }],
-    ["a resource's annotations and _meta", { content: [{ type: "resource", resource: { uri: "x://1", mimeType: "application/json", text: JSON_TEXT, _meta: { leak: 1 } }, annotations: { priority: 1 } }] }, { content: [{ type: "resource", resource: { uri: "x://1", mimeType: "application/json", text: '{"keep":1}' } }] }],
-    ["an image's annotations and extras", { content: [{ type: "text", text: JSON_TEXT }, { type: "image", data: "AAAA", mimeType: "image/png", annotations: { priority: 1 }, extra: 1 }] }, { content: [{ type: "text", text: '{"keep":1}' }, { type: "image", data: "AAAA", mimeType: "image/png" }] }],
-    ["a resource link's _meta", { content: [{ type: "text", text: JSON_TEXT }, { type: "resource_link", uri: "x://2", name: "two", _meta: { leak: 1 } }] }, { content: [{ type: "text", text: '{"keep":1}' }, { type: "resource_link", uri: "x://2", name: "two" }] }],
-  ])("drops %s", (_label, result, expected) => {
+    ["drops the result's _meta", { content: [], structuredContent: { keep: 1 }, _meta: { leak: 1 } }, { content: [], structuredContent: { keep: 1 } }],
+    ["drops an unknown result member", { content: [], structuredContent: { keep: 1 }, extra: "leak" }, { content: [], structuredContent: { keep: 1 } }],
+    ["keeps isError", { content: [{ type: "text", text: JSON_TEXT }], isError: true }, { content: [{ type: "text", text: '{"keep":1}' }], isError: true }],
+    ["drops a text block's annotations, _meta and extras", { content: [{ type: "text", text: JSON_TEXT, annotations: { audience: ["user"] }, _meta: { leak: 1 }, extra: 1 }] }, { content: [{ type: "text", text: '{"keep":1}' }] }],
+    ["drops a resource's annotations and _meta", { content: [{ type: "resource", resource: { uri: "x://1", mimeType: "application/json", text: JSON_TEXT, _meta: { leak: 1 } }, annotations: { priority: 1 } }] }, { content: [{ type: "resource", resource: { uri: "x://1", mimeType: "application/json", text: '{"keep":1}' } }] }],
+    ["drops an image's annotations and extras", { content: [{ type: "text", text: JSON_TEXT }, { type: "image", data: "AAAA", mimeType: "image/png", annotations: { priority: 1 }, extra: 1 }] }, { content: [{ type: "text", text: '{"keep":1}' }, { type: "image", data: "AAAA", mimeType: "image/png" }] }],
+    ["drops a resource link's _meta", { content: [{ type: "text", text: JSON_TEXT }, { type: "resource_link", uri: "x://2", name: "two", _meta: { leak: 1 } }] }, { content: [{ type: "text", text: '{"keep":1}' }, { type: "resource_link", uri: "x://2", name: "two" }] }],
+  ])("%s", (_label, result, expected) => {
     expect(filterToolResult(result as JsonObject, { retain: ["/keep"] }, "r")).toEqual(expected);
   });
 
