@@ -7,6 +7,10 @@ import { describe, expect, it } from "vitest";
 import { applyToolFilter, filterToolResult, FilterError, selectFilter } from "../src/policy/apply-filter";
 import { checkFilterSet, checkPlan, parseDocument, type FilterSet, type ToolFilter } from "../src/policy/filter-set";
 import { retain } from "../src/policy/retain";
+import type { JsonObject } from "../src/core/jsonrpc";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read deep into JSON
+type Json = any;
 
 const USER = { userInfo: { login: "ada", type: "PhysicalPerson", city: "Paris", bioHTML: "<p/>", tags: ["a", "b", "c"] }, "a/b": { "c~d": 1, e: 2 }, total: 3 };
 
@@ -126,6 +130,42 @@ describe("tool results", () => {
     const text = filterToolResult({ content: [{ type: "resource", resource: { uri: "x://1", text: JSON.stringify(USER) } }] }, { retain: ["/total"] }, "r");
     expect(text.content).toEqual([{ type: "resource", resource: { uri: "x://1", text: '{"total":3}' } }]);
     expect(() => filterToolResult({ content: [{ type: "resource", resource: { uri: "x://1", blob: "AAAA" } }], structuredContent: USER }, { retain: ["/total"] }, "r")).toThrow(/binary/);
+  });
+});
+
+describe("what a filtered result keeps", () => {
+  const JSON_TEXT = JSON.stringify({ keep: 1, drop: 2 });
+  it.each([
+    ["drops the result's _meta", { content: [], structuredContent: { keep: 1 }, _meta: { leak: 1 } }, { content: [], structuredContent: { keep: 1 } }],
+    ["drops an unknown result member", { content: [], structuredContent: { keep: 1 }, extra: "leak" }, { content: [], structuredContent: { keep: 1 } }],
+    ["keeps isError", { content: [{ type: "text", text: JSON_TEXT }], isError: true }, { content: [{ type: "text", text: '{"keep":1}' }], isError: true }],
+    ["drops a text block's annotations, _meta and extras", { content: [{ type: "text", text: JSON_TEXT, annotations: { audience: ["user"] }, _meta: { leak: 1 }, extra: 1 }] }, { content: [{ type: "text", text: '{"keep":1}' }] }],
+    ["drops a resource's annotations and _meta", { content: [{ type: "resource", resource: { uri: "x://1", mimeType: "application/json", text: JSON_TEXT, _meta: { leak: 1 } }, annotations: { priority: 1 } }] }, { content: [{ type: "resource", resource: { uri: "x://1", mimeType: "application/json", text: '{"keep":1}' } }] }],
+    ["drops an image's annotations and extras", { content: [{ type: "text", text: JSON_TEXT }, { type: "image", data: "AAAA", mimeType: "image/png", annotations: { priority: 1 }, extra: 1 }] }, { content: [{ type: "text", text: '{"keep":1}' }, { type: "image", data: "AAAA", mimeType: "image/png" }] }],
+    ["drops a resource link's _meta", { content: [{ type: "text", text: JSON_TEXT }, { type: "resource_link", uri: "x://2", name: "two", _meta: { leak: 1 } }] }, { content: [{ type: "text", text: '{"keep":1}' }, { type: "resource_link", uri: "x://2", name: "two" }] }],
+  ])("%s", (_label, result, expected) => {
+    expect(filterToolResult(result as JsonObject, { retain: ["/keep"] }, "r")).toEqual(expected);
+  });
+
+  it.each([
+    ["a block of an unknown type", { type: "hologram", data: "leak" }, /a "hologram" block cannot be filtered/],
+    ["a block that is not an object", "leak", /not a content block/],
+  ])("fails closed on %s", (_label, block, message) => {
+    expect(() => filterToolResult({ content: [{ type: "text", text: JSON_TEXT }, block] }, { retain: ["/keep"] }, "r")).toThrow(message);
+  });
+});
+
+describe("a set is immutable configuration", () => {
+  it("gives each application its own copy of patch values, and stays frozen", () => {
+    const checked = checkFilterSet("s", { tools: { a___b: { patches: [{ op: "add", path: "/seen", value: [] }, { op: "copy", from: "/login", path: "/seen/-" }, { op: "replace", path: "/login", value: { hidden: true } }] } } });
+    if (!checked.ok) throw new Error("the set is valid");
+    const filter = checked.value.tools["a___b"]!;
+    const first = applyToolFilter({ login: "ada" }, filter, "r")?.value as Json;
+    const second = applyToolFilter({ login: "grace" }, filter, "r")?.value as Json;
+    expect(second).toEqual({ login: { hidden: true }, seen: ["grace"] });
+    first.login.hidden = false;
+    expect((applyToolFilter({ login: "alan" }, filter, "r")?.value as Json).login).toEqual({ hidden: true });
+    expect(Object.isFrozen((filter as Json).patches[0].value)).toBe(true);
   });
 });
 

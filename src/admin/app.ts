@@ -1,8 +1,10 @@
 /**
  * The admin API under /admin/: filter sets and the plan, edited while the gateway runs.
- * Bearer `ADMIN_TOKEN`; with the secret unset the whole surface answers 404, as if it
- * did not exist. Every write is validated and nothing invalid is stored; the answer
- * lists each error with its location in the document.
+ * Bearer `ADMIN_TOKEN`; with the secret unset every path under /admin answers 404 with
+ * a message saying the API is off and how to turn it on (a bare 404 would look like a
+ * wrong path). Every write is validated and nothing invalid is stored; the answer lists
+ * each error with its location in the document (a JSON Pointer), including documents
+ * nested too deep and patches that would reach an object's prototype.
  *
  *   GET    /admin/filter-sets                 names of the stored sets
  *   PUT    /admin/filter-sets/<name>          body: JSON or YAML
@@ -15,9 +17,13 @@ import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { applyToolFilter, BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
 import { checkFilterSet, checkPlan, FILTER_SET_NAME, parseDocument, type Checked, type DocumentProblem, type FilterSet } from "../policy/filter-set";
 import { FILTER_SET_KEY_PREFIX, forgetCached, PLAN_KEY } from "../policy/filter-store";
+import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../policy/document-limits";
 import { isObject } from "../core/jsonrpc";
 
 const MAX_DOCUMENT_BYTES = 512 * 1024;
+const ADMIN_OFF_MESSAGE =
+  "The admin API is off: it is turned on by the ADMIN_TOKEN secret. Deployed: npx wrangler secret put ADMIN_TOKEN. " +
+  "Locally: ADMIN_TOKEN=<token> in .dev.vars, or npm start -- --var ADMIN_TOKEN:<token>. See README, \"Live editing\".";
 
 type AdminBindings = { ADMIN_TOKEN?: string; GATEWAY_KV?: KVNamespace };
 type AdminContext = Context<{ Bindings: AdminBindings }>;
@@ -63,7 +69,7 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
 
   admin.use("*", async function adminAuth(c, next) {
     const token = c.env.ADMIN_TOKEN;
-    if (typeof token !== "string" || token === "") return c.json({ error: "Not Found" }, 404);
+    if (typeof token !== "string" || token === "") return c.json({ error: ADMIN_OFF_MESSAGE }, 404);
     const header = c.req.header("authorization") ?? "";
     const given = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
     if (!(await sameSecret(given, token))) {
@@ -119,6 +125,8 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
   admin.post("/filter-sets/:name/preview", async (c) => {
     const name = c.req.param("name");
     const body = parseDocument(await c.req.text());
+    const tooDeep = body.ok ? tooDeepAt(body.value) : undefined;
+    if (tooDeep !== undefined) return problemsResponse(c, "invalid preview request", [{ path: tooDeep, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels of objects and arrays` }]);
     if (!body.ok || !isObject(body.value) || typeof body.value["tool"] !== "string" || !("result" in body.value)) {
       return problemsResponse(c, "a preview needs {\"tool\": \"<upstream>___<tool>\", \"result\": <a tool result>}", body.ok ? [] : body.problems);
     }

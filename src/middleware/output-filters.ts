@@ -9,7 +9,8 @@
  */
 import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/jsonrpc";
 import { appendMemberSplice, elements, member, members, parseSpan, pathSpan, removeMemberSplice, splice, type Splice } from "../core/raw-json";
-import { BYTES_PER_TOKEN, filterToolResult, FilterError, matchesGlob, selectFilter } from "../policy/apply-filter";
+import { BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
+import { matchesGlob } from "../policy/glob";
 import { activeFilters, DEFAULT_FILTER_CACHE_TTL_MS, type ActiveFilters } from "../policy/filter-store";
 import { toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "./chain";
 import { OFFLOAD_META_KEY } from "./offload";
@@ -43,15 +44,18 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
   const { set } = active;
   const selected = selectFilter(set, key);
   if (!selected) return answer(ctx);
+  let withheld: string | undefined;
   const enforced: LargeAnswerConsumer = {
     minBytes: MAX_FILTERED_ANSWER_BYTES,
     // An answer too large to filter in memory is withheld, never passed on unfiltered.
     take: async (body) => {
       await body.cancel();
-      return toolError(id, `The gateway withheld this result: it is larger than ${MAX_FILTERED_ANSWER_BYTES} bytes, too large for filter set "${set.name}" to filter.`);
+      withheld = toolError(id, `The gateway withheld this result: it is larger than ${MAX_FILTERED_ANSWER_BYTES} bytes, too large for filter set "${set.name}" to filter.`);
+      return withheld;
     },
   };
   const text = await answer(set.mode === "enforce" ? { ...ctx, largeAnswer: enforced } : ctx);
+  if (withheld !== undefined) return withheld;
   // In shadow mode offload may have taken the answer while it streamed; there is nothing to measure.
   if (set.mode === "shadow" && pathSpan(text, ["result", "_meta", OFFLOAD_META_KEY])) return text;
   const response: unknown = JSON.parse(text);

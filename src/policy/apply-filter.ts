@@ -9,6 +9,7 @@
 import { _areEquals, applyPatch, JsonPatchError, type Operation } from "fast-json-patch";
 import { isObject, type JsonObject } from "../core/jsonrpc";
 import type { FilterRule, FilterSet, FilterVariant, ToolFilter } from "./filter-set";
+import { isGlob, literalLength, matchesGlob } from "./glob";
 import { child, parsePointer } from "./json-pointer";
 import { retain, RetainError } from "./retain";
 
@@ -19,22 +20,8 @@ export class FilterError extends Error {
   override readonly name = "FilterError";
 }
 
-const globs = new Map<string, RegExp>();
-
-function globToRegExp(glob: string): RegExp {
-  let re = globs.get(glob);
-  if (!re) {
-    re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`);
-    if (globs.size > 1_000) globs.clear();
-    globs.set(glob, re);
-  }
-  return re;
-}
-
-/** True when `name` matches `glob` (`*`: any run of characters, `?`: one character). */
-export function matchesGlob(glob: string, name: string): boolean {
-  return globToRegExp(glob).test(name);
-}
+/** Re-exported: offload's include/exclude lists match tool keys with the same globs. */
+export { matchesGlob };
 
 /** The rule for `tool` in `set`: its exact key, else the matching glob with the most literal characters. */
 export function selectFilter(set: FilterSet, tool: string): { key: string; filter: ToolFilter } | undefined {
@@ -42,8 +29,8 @@ export function selectFilter(set: FilterSet, tool: string): { key: string; filte
   if (exact !== undefined && Object.prototype.hasOwnProperty.call(set.tools, tool)) return { key: tool, filter: exact };
   let best: { key: string; filter: ToolFilter; literal: number } | undefined;
   for (const [key, filter] of Object.entries(set.tools)) {
-    if (!/[*?]/.test(key) || !matchesGlob(key, tool)) continue;
-    const literal = key.replace(/[*?]/g, "").length;
+    if (!isGlob(key) || !matchesGlob(key, tool)) continue;
+    const literal = literalLength(key);
     if (!best || literal > best.literal) best = { key, filter, literal };
   }
   return best && { key: best.key, filter: best.filter };
@@ -62,7 +49,31 @@ function describePatch(operation: Operation): string {
   return `${operation.op} ${operation.path}`;
 }
 
+/**
+ * The rule's operations for one application. A value in a set is configuration shared
+ * by every call: `add`/`replace` would store it by reference in this result, where a
+ * later operation (`copy … → /seen/-`) could change it for the next call. Object values
+ * are copied each time; primitives and the operation list itself are shared safely.
+ */
+function operationsFor(patches: readonly Operation[]): Operation[] {
+  return patches.map((operation) =>
+    (operation.op === "add" || operation.op === "replace") && typeof operation.value === "object" && operation.value !== null
+      ? { ...operation, value: structuredClone(operation.value) }
+      : operation,
+  );
+}
+
 function applyRule(value: unknown, rule: FilterRule, label: string): unknown {
+  try {
+    return applyRuleOnce(value, rule, label);
+  } catch (error) {
+    // retain and JSON Patch recurse: an upstream value nested deep enough overflows the stack.
+    if (error instanceof RangeError) throw new FilterError(`${label}: the result is nested too deep to filter`);
+    throw error;
+  }
+}
+
+function applyRuleOnce(value: unknown, rule: FilterRule, label: string): unknown {
   let out = value;
   if (rule.retain) {
     try {
@@ -74,7 +85,7 @@ function applyRule(value: unknown, rule: FilterRule, label: string): unknown {
   }
   if (rule.patches && rule.patches.length > 0) {
     try {
-      out = applyPatch(out, rule.patches, true, true, true).newDocument;
+      out = applyPatch(out, operationsFor(rule.patches), true, true, true).newDocument;
     } catch (error) {
       if (error instanceof JsonPatchError) {
         const operation = rule.patches[error.index ?? 0];
@@ -112,13 +123,34 @@ function parseJsonText(text: string): { value: unknown } | undefined {
 }
 
 /**
+ * What a filtered result keeps of the blocks a rule cannot address (they hold no JSON):
+ * the members that make the block, never `annotations`, `_meta` or unknown members.
+ */
+const OPAQUE_BLOCK_MEMBERS: Readonly<Record<string, readonly string[]>> = {
+  image: ["type", "data", "mimeType"],
+  audio: ["type", "data", "mimeType"],
+  resource_link: ["type", "uri", "name", "title", "description", "mimeType", "size"],
+};
+
+function pick(source: JsonObject, keys: readonly string[]): JsonObject {
+  const out: JsonObject = {};
+  for (const key of keys) if (source[key] !== undefined) out[key] = source[key];
+  return out;
+}
+
+/**
  * Filters a tools/call result, fail closed. The rule (or variant) is chosen once, on
  * `structuredContent` or else the first text (or embedded resource) holding JSON, and applied to every
  * JSON part: `structuredContent`, text blocks, embedded resources' text. A text block
  * that is not JSON is replaced by the filtered `structuredContent` (or, without one,
- * fails the call); an embedded binary resource fails the call. Images, audio and
- * resource links pass. Returns undefined when no variant's test holds: the result is
- * not one the set is about, and passes unchanged.
+ * fails the call); an embedded binary resource or a block of an unknown type fails the
+ * call. Images, audio and resource links pass.
+ *
+ * A filtered result carries nothing the rule did not keep: it is rebuilt from
+ * `content`, `structuredContent` and `isError` alone; the upstream's `_meta`, unknown
+ * result members, and every block's `annotations`, `_meta` and unknown members are
+ * dropped. Returns `result` itself when no variant's test holds: the result is not one
+ * the set is about, and passes unchanged.
  */
 export function filterToolResult(result: JsonObject, filter: ToolFilter, label: string): JsonObject {
   const blocks: unknown[] = Array.isArray(result["content"]) ? result["content"] : [];
@@ -133,11 +165,11 @@ export function filterToolResult(result: JsonObject, filter: ToolFilter, label: 
   if (!probe) throw new FilterError(`${label}: the result holds no JSON for the rule to apply to`);
   const chosen = chooseRule(probe.value, filter, label);
   if (!chosen) return result;
-  const out: JsonObject = { ...result };
+  let structured: { value: unknown } | undefined;
   let structuredText: string | undefined;
   if (hasStructured) {
-    out["structuredContent"] = applyRule(result["structuredContent"], chosen.rule, `${chosen.label} (structuredContent)`);
-    structuredText = JSON.stringify(out["structuredContent"]);
+    structured = { value: applyRule(result["structuredContent"], chosen.rule, `${chosen.label} (structuredContent)`) };
+    structuredText = JSON.stringify(structured.value);
   }
   const filterText = (text: string, where: string): string => {
     const parsed = parseJsonText(text);
@@ -145,15 +177,22 @@ export function filterToolResult(result: JsonObject, filter: ToolFilter, label: 
     if (structuredText !== undefined) return structuredText;
     throw new FilterError(`${chosen.label} (${where}): the text is not JSON, so the rule cannot apply to it`);
   };
-  out["content"] = blocks.map((block, index) => {
-    if (!isObject(block)) return block;
-    if (block["type"] === "text" && typeof block["text"] === "string") return { ...block, text: filterText(block["text"], `content ${index}`) };
-    if (block["type"] === "resource" && isObject(block["resource"])) {
+  const content = blocks.map((block, index): JsonObject => {
+    const type = isObject(block) ? block["type"] : undefined;
+    if (!isObject(block) || typeof type !== "string") throw new FilterError(`${chosen.label} (content ${index}): not a content block`);
+    if (type === "text" && typeof block["text"] === "string") return { type, text: filterText(block["text"], `content ${index}`) };
+    if (type === "resource" && isObject(block["resource"])) {
       const resource = block["resource"];
-      if (typeof resource["text"] === "string") return { ...block, resource: { ...resource, text: filterText(resource["text"], `content ${index} resource`) } };
-      throw new FilterError(`${chosen.label} (content ${index}): an embedded binary resource cannot be filtered`);
+      if (typeof resource["text"] !== "string") throw new FilterError(`${chosen.label} (content ${index}): an embedded binary resource cannot be filtered`);
+      return { type, resource: { ...pick(resource, ["uri", "mimeType"]), text: filterText(resource["text"], `content ${index} resource`) } };
     }
-    return block;
+    const kept = Object.prototype.hasOwnProperty.call(OPAQUE_BLOCK_MEMBERS, type) ? OPAQUE_BLOCK_MEMBERS[type] : undefined;
+    if (!kept) throw new FilterError(`${chosen.label} (content ${index}): a "${type}" block cannot be filtered`);
+    return pick(block, kept);
   });
-  return out;
+  return {
+    content,
+    ...(structured ? { structuredContent: structured.value as JsonObject[string] } : {}),
+    ...(typeof result["isError"] === "boolean" ? { isError: result["isError"] } : {}),
+  };
 }

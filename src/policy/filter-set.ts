@@ -6,7 +6,8 @@
 import { validate as validatePatch, type Operation } from "fast-json-patch";
 import { parse as parseYaml } from "yaml";
 import { isObject } from "../core/jsonrpc";
-import { escapeToken, pointerProblem } from "./json-pointer";
+import { deepFreeze, MAX_DOCUMENT_DEPTH, tooDeepAt } from "./document-limits";
+import { escapeToken, parsePointer, pointerProblem } from "./json-pointer";
 import { checkOffloadOverride, type OffloadConfig } from "./offload-config";
 
 export const FILTER_SET_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -66,6 +67,25 @@ function checkPointerList(value: unknown, at: string, problems: DocumentProblem[
   });
 }
 
+/**
+ * JSON Patch resolves a path by plain property access, so `__proto__` (or
+ * `constructor/prototype`) would reach an object's prototype; fast-json-patch refuses
+ * such a path at run time with an exception. Refused here, where it can be located.
+ */
+function prototypeProblem(pointer: string): string | undefined {
+  const tokens = parsePointer(pointer);
+  const bad = tokens.findIndex((token, i) => token === "__proto__" || (token === "prototype" && tokens[i - 1] === "constructor"));
+  if (bad < 0) return undefined;
+  const through = tokens[bad] === "__proto__" ? "__proto__" : "constructor/prototype";
+  return `"${pointer}" goes through ${through}: a patch may not reach an object's prototype`;
+}
+
+/** A problem for a document nested deeper than the bound, located at the first place too deep. */
+function depthProblem(value: unknown): DocumentProblem | undefined {
+  const at = tooDeepAt(value);
+  return at === undefined ? undefined : { path: at, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels of objects and arrays` };
+}
+
 function checkPatches(value: unknown, at: string, problems: DocumentProblem[]): void {
   if (!Array.isArray(value)) {
     problems.push({ path: at, message: "must be a list of JSON Patch operations (RFC 6902)" });
@@ -80,7 +100,7 @@ function checkPatches(value: unknown, at: string, problems: DocumentProblem[]): 
     if (error) problems.push({ path: `${at}/${index}`, message: `${error.name}: ${error.message.split("\n")[0]}` });
     for (const field of ["path", "from"] as const) {
       if (operation[field] === undefined) continue;
-      const problem = pointerProblem(operation[field]);
+      const problem = pointerProblem(operation[field]) ?? prototypeProblem(operation[field] as string);
       if (problem) problems.push({ path: `${at}/${index}/${field}`, message: problem });
     }
   });
@@ -114,6 +134,8 @@ export function checkFilterSet(name: string, value: unknown): Checked<FilterSet>
   const problems: DocumentProblem[] = [];
   if (!FILTER_SET_NAME.test(name)) problems.push({ path: "", message: `the set name "${name}" must be 1-64 letters, digits, '-' or '_'` });
   if (!isObject(value)) return { ok: false, problems: [...problems, { path: "", message: "must be an object with a \"tools\" map" }] };
+  const tooDeep = depthProblem(value);
+  if (tooDeep) return { ok: false, problems: [...problems, tooDeep] };
   for (const key of Object.keys(value)) {
     if (!["version", "mode", "description", "tools"].includes(key)) problems.push({ path: `/${escapeToken(key)}`, message: "unknown field (known: version, mode, description, tools)" });
   }
@@ -137,12 +159,13 @@ export function checkFilterSet(name: string, value: unknown): Checked<FilterSet>
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
-    value: {
+    // Frozen: the set is shared by every call while it is cached (see document-limits.ts).
+    value: deepFreeze({
       name,
       mode: mode as FilterSet["mode"],
       ...(typeof value["description"] === "string" ? { description: value["description"] } : {}),
-      tools: tools as FilterSet["tools"],
-    },
+      tools: structuredClone(tools) as FilterSet["tools"],
+    }),
   };
 }
 
@@ -161,6 +184,8 @@ function checkNameMap(value: unknown, at: string, problems: DocumentProblem[]): 
 export function checkPlan(value: unknown): Checked<FilterPlan> {
   const problems: DocumentProblem[] = [];
   if (!isObject(value)) return { ok: false, problems: [{ path: "", message: "must be an object {default?, routes?, upstreams?}" }] };
+  const tooDeep = depthProblem(value);
+  if (tooDeep) return { ok: false, problems: [tooDeep] };
   for (const key of Object.keys(value)) {
     if (!["version", "default", "routes", "upstreams", "offload"].includes(key)) problems.push({ path: `/${escapeToken(key)}`, message: "unknown field (known: version, default, routes, upstreams, offload)" });
   }
@@ -176,5 +201,5 @@ export function checkPlan(value: unknown): Checked<FilterPlan> {
       if (!/^\/mcp(\/[A-Za-z0-9_-]+)?$/.test(route)) problems.push({ path: `/routes/${escapeToken(route)}`, message: 'a route is "/mcp" or "/mcp/<upstream>"' });
     }
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: value as FilterPlan };
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: deepFreeze(structuredClone(value)) as FilterPlan };
 }

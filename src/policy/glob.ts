@@ -1,0 +1,51 @@
+/**
+ * Tool-name globs (`*`: any run of characters, `?`: one character), as filter-set keys
+ * and the offload include/exclude lists use them. The name is chosen by the client, so
+ * matching must not backtrack: a glob compiled to a regular expression such as
+ * `^.*_.*_.*_x$` takes exponential time on a long name that almost matches.
+ *
+ * The matcher keeps one backtrack point, the last `*` seen: when what follows it fails,
+ * that star swallows one more character and only the part after it is retried. Reaching
+ * the next `*` drops the previous point (what came before it never needs to be matched
+ * differently). Worst case O(name × glob), no recursion.
+ */
+
+/** True when `name` matches `glob` as a whole. */
+export function matchesGlob(glob: string, name: string): boolean {
+  let g = 0;
+  let n = 0;
+  // Where the last `*` was in the glob, and where in the name its run would end next.
+  let star = -1;
+  let resume = 0;
+  while (n < name.length) {
+    const c = glob.charCodeAt(g);
+    if (g < glob.length && c === 0x2a /* * */) {
+      star = g++;
+      resume = n;
+    } else if (g < glob.length && (c === 0x3f /* ? */ || c === name.charCodeAt(n))) {
+      g++;
+      n++;
+    } else if (star >= 0) {
+      // Let the last star swallow one more character and retry what follows it.
+      g = star + 1;
+      n = ++resume;
+    } else return false;
+  }
+  while (g < glob.length && glob.charCodeAt(g) === 0x2a) g++;
+  return g === glob.length;
+}
+
+/** True when `key` holds a wildcard, so that it is matched as a glob rather than by equality. */
+export function isGlob(key: string): boolean {
+  return key.includes("*") || key.includes("?");
+}
+
+/** How many characters of `glob` are literal: the more, the more specific the glob. */
+export function literalLength(glob: string): number {
+  let count = 0;
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob.charCodeAt(i);
+    if (c !== 0x2a && c !== 0x3f) count++;
+  }
+  return count;
+}

@@ -1,0 +1,71 @@
+/**
+ * Tool-name globs: a table of cases, and names a client chooses to make a backtracking
+ * matcher stall (`*_*_*_*_*_*_*_*_x` against 64 underscores took 31 s as a regular
+ * expression; 12 stars or a 10,000-character name, longer than anyone waits).
+ */
+import { describe, expect, it } from "vitest";
+import { selectFilter } from "../src/policy/apply-filter";
+import type { FilterSet } from "../src/policy/filter-set";
+import { matchesGlob } from "../src/policy/glob";
+
+/** A string-like name that counts how often the matcher reads a character of it. */
+function countingName(text: string): { name: string; reads: () => number } {
+  let reads = 0;
+  const name = { length: text.length, charCodeAt: (i: number) => (reads++, text.charCodeAt(i)) };
+  return { name: name as unknown as string, reads: () => reads };
+}
+
+const stars = (count: number, tail: string) => `${"*_".repeat(count)}${tail}`;
+
+describe("glob matching", () => {
+  it.each([
+    ["*", "", true],
+    ["*", "github___get_user", true],
+    ["github___*", "github___get_user", true],
+    ["github___*", "github___", true],
+    ["github___*", "gitlab___get_user", false],
+    ["github___get_*", "github___list", false],
+    ["*___get_user", "github___get_user", true],
+    ["*_user", "github___get_users", false],
+    ["?", "a", true],
+    ["?", "", false],
+    ["a?c", "abc", true],
+    ["a?c", "abbc", false],
+    ["a*b*c", "aXbYc", true],
+    ["a*b*c", "aXcYb", false],
+    ["a*b*c", "abcbc", true],
+    ["*a*", "bbb", false],
+    ["**", "x", true],
+    ["a.b", "a.b", true],
+    ["a.b", "axb", false],
+    ["(x)+[y]$", "(x)+[y]$", true],
+    ["", "", true],
+    ["", "a", false],
+    [stars(8, "x"), `${"_".repeat(63)}x`, true],
+    [stars(8, "x"), "_".repeat(64), false],
+    [stars(8, "x"), `${"_".repeat(7)}x`, false],
+  ])("%j against %j is %s", (glob, name, expected) => {
+    expect(matchesGlob(glob, name)).toBe(expected);
+  });
+
+  it.each([
+    [8, 64],
+    [12, 64],
+    [12, 10_000],
+    [30, 10_000],
+  ])("answers a glob of %i stars against a %i-character name after at most name × glob reads", (count, length) => {
+    const glob = stars(count, "x");
+    for (const [text, expected] of [["_".repeat(length), false], [`${"_".repeat(length - 1)}x`, true]] as const) {
+      const { name, reads } = countingName(text);
+      expect(matchesGlob(glob, name)).toBe(expected);
+      expect(reads()).toBeGreaterThanOrEqual(length);
+      expect(reads()).toBeLessThanOrEqual(length * glob.length);
+    }
+  });
+
+  it("selects rules with an adversarial tool name at once", () => {
+    const set: FilterSet = { name: "s", mode: "enforce", tools: { [stars(12, "x")]: { retain: [""] }, "*": { retain: ["/a"] } } };
+    expect(selectFilter(set, "_".repeat(10_000))?.key).toBe("*");
+    expect(selectFilter(set, `${"_".repeat(9_999)}x`)?.key).toBe(stars(12, "x"));
+  });
+});
