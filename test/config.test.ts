@@ -17,6 +17,9 @@ describe("parseUpstreams", () => {
     ["an entry that is not an object", "[1]", /UPSTREAMS\[0\]: must be an object/],
     ["the reserved name sys", '[{"name":"sys","url":"http://x/mcp"}]', /UPSTREAMS\[0\]\.name: "sys" is reserved/],
     ["a name with ___", '[{"name":"a___b","url":"http://x/mcp"}]', /UPSTREAMS\[0\]\.name: must be/],
+    ["a name ending in _ (svc_ + ___tool would read as svc + _tool)", '[{"name":"svc_","url":"http://x/mcp"}]', /UPSTREAMS\[0\]\.name: must be .*not ending in '_'/],
+    ["a name ending in __", '[{"name":"svc__","url":"http://x/mcp"}]', /UPSTREAMS\[0\]\.name: must be/],
+    ["a name starting with _", '[{"name":"_svc","url":"http://x/mcp"}]', /UPSTREAMS\[0\]\.name: must be/],
     ["a name with a dot", '[{"name":"a.b","url":"http://x/mcp"}]', /UPSTREAMS\[0\]\.name: must be/],
     ["a duplicate name", '[{"name":"a","url":"http://x/mcp"},{"name":"a","url":"http://y/mcp"}]', /UPSTREAMS\[1\]\.name: "a" is used by another upstream/],
     ["no url", '[{"name":"a"}]', /UPSTREAMS\[0\]\.url: must be an absolute http/],
@@ -41,6 +44,16 @@ describe("parseUpstreams", () => {
         { name: "svc", url: "https://upstream.internal/mcp", service: "OTHER", headers: {}, timeoutMs: 30000 },
       ]);
     }
+  });
+
+  it.each([["svc"], ["a_b"], ["a__b"], ["a-"], ["toString"]])("accepts the name %s", (name) => {
+    expect(parseUpstreams(JSON.stringify([{ name, url: "http://x/mcp" }])).ok).toBe(true);
+  });
+
+  it("never lets two upstreams' aggregated names split the same way", () => {
+    // With svc and svc_ both allowed, svc_'s tool "x" and svc's tool "_x" were one name.
+    const parsed = parseUpstreams('[{"name":"svc","url":"http://x/mcp"},{"name":"svc_","url":"http://y/mcp"}]');
+    expect(!parsed.ok && parsed.problems).toEqual([expect.stringMatching(/^UPSTREAMS\[1\]\.name: must be/)]);
   });
 
   it("reports every problem at once", () => {

@@ -86,6 +86,23 @@ describe("aggregated names", () => {
     expect(splitName(one)).toMatchObject({ upstream: "upstream", maybeShortened: true });
   });
 
+  it.each([
+    ["an emoji", "\u{1F600}"],
+    ["a CJK extension B character", "\u{20000}"],
+  ])("never cuts a surrogate pair when shortening a name with %s", (_label, character) => {
+    // Every offset, so the cut falls inside the pair for one of them.
+    for (let pad = 0; pad < 4; pad++) {
+      const name = `${"n".repeat(40 + pad)}${character.repeat(20)}`;
+      const short = qualifyName("svc", name);
+      expect(short).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+      expect(short.length).toBeGreaterThanOrEqual(63);
+      expect(short.length).toBeLessThanOrEqual(64);
+      expect(short).toBe(qualifyName("svc", name));
+      expect(short).toMatch(/_[0-9a-f]{8}$/);
+      expect(splitName(short)).toMatchObject({ upstream: "svc", maybeShortened: true });
+    }
+  });
+
   it.each([["no-separator"], ["___leading"], ["trailing___"]])("does not split %s", (name) => {
     expect(splitName(name)).toBeUndefined();
   });

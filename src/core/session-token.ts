@@ -41,6 +41,15 @@ export type SessionState = {
   readonly exp: number;
 };
 
+/**
+ * The session `state` holds with `upstream`, if it answered initialize. An own-property
+ * read: an upstream may be named `toString` or `constructor`, and the prototype's members
+ * are not sessions.
+ */
+export function sealedUpstream(state: Pick<SessionState, "upstreams">, upstream: string): UpstreamSession | undefined {
+  return Object.hasOwn(state.upstreams, upstream) ? state.upstreams[upstream] : undefined;
+}
+
 export type SessionProblem = { reason: "malformed" | "expired" };
 
 function sessionKey(secret: string): Promise<CryptoKey> {

@@ -14,7 +14,7 @@ import { fail, GatewayError, ok, type Result } from "./errors";
 import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonObject, type JsonRpcRequest } from "./jsonrpc";
 import { negotiateVersion } from "./protocol";
 import { member, rootSpan, splice } from "./raw-json";
-import { newSessionId, openSession, sealSession, SESSION_TTL_S, type SessionState, type UpstreamSession } from "./session-token";
+import { newSessionId, openSession, sealedUpstream, sealSession, SESSION_TTL_S, type SessionState, type UpstreamSession } from "./session-token";
 
 const MIN_SECRET_LENGTH = 16;
 const ENDED_KEY_PREFIX = "session-ended/";
@@ -185,7 +185,7 @@ export async function endSession(state: SessionState, where: SessionEnv): Promis
   await Promise.all([
     where.kv?.put(ENDED_KEY_PREFIX + state.sid, "1", { expirationTtl: ttl }),
     ...where.upstreams.map(async (upstream) => {
-      const sealed = state.upstreams[upstream.name];
+      const sealed = sealedUpstream(state, upstream.name);
       const later = await laterSessions(upstream, { env: where.env, session: state });
       const sessions = [...(sealed ? [sealed] : []), ...later.filter((s) => s.sessionId !== sealed?.sessionId)];
       for (const session of sessions) {

@@ -11,6 +11,7 @@ import { GatewayError } from "../core/errors";
 import { isObject, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName } from "../core/names";
 import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span } from "../core/raw-json";
+import { sealedUpstream } from "../core/session-token";
 import type { CallContext } from "../middleware/chain";
 import type { UpstreamConfig } from "./config";
 import { forward } from "./forward";
@@ -22,12 +23,15 @@ export const DROPPED_META_KEY = "mcp-edge-gateway/duplicates-dropped";
 
 export type ListKind = { readonly method: string; readonly key: string; readonly capability: string; readonly renamed: boolean };
 
-export const LISTS: Readonly<Record<string, ListKind>> = {
-  "tools/list": { method: "tools/list", key: "tools", capability: "tools", renamed: true },
-  "prompts/list": { method: "prompts/list", key: "prompts", capability: "prompts", renamed: true },
-  "resources/list": { method: "resources/list", key: "resources", capability: "resources", renamed: false },
-  "resources/templates/list": { method: "resources/templates/list", key: "resourceTemplates", capability: "resources", renamed: false },
-};
+/** The merged lists by method (a Map: a client's method name is never a prototype member here). */
+export const LISTS: ReadonlyMap<string, ListKind> = new Map(
+  [
+    { method: "tools/list", key: "tools", capability: "tools", renamed: true },
+    { method: "prompts/list", key: "prompts", capability: "prompts", renamed: true },
+    { method: "resources/list", key: "resources", capability: "resources", renamed: false },
+    { method: "resources/templates/list", key: "resourceTemplates", capability: "resources", renamed: false },
+  ].map((kind) => [kind.method, kind]),
+);
 
 /** One upstream's page: item texts (renamed where needed) and its next cursor. */
 type UpstreamPage = { items: { text: string; name?: string; uri?: string }[]; nextCursor: string | null };
@@ -92,7 +96,7 @@ async function inParallel<I, O>(inputs: readonly I[], limit: number, work: (inpu
 function firstPage(ctx: CallContext, kind: ListKind): MergedCursor {
   return ctx.upstreams
     .filter((upstream) => {
-      const session = ctx.session.upstreams[upstream.name];
+      const session = sealedUpstream(ctx.session, upstream.name);
       return !session || session.capabilities.includes(kind.capability);
     })
     .map((upstream) => [upstream.name, null] as const);

@@ -1,0 +1,64 @@
+/**
+ * Names a configuration or a client chooses, used as keys: upstream names that are
+ * `Object.prototype` members, methods that are, and plan entries that name them.
+ */
+import { describe, expect, inject, it } from "vitest";
+import { setNameFor } from "../src/policy/filter-store";
+import { initialize, request, type Json } from "./helpers/gateway";
+
+const { alpha, beta } = inject("fixtureUrls");
+
+describe("upstream names that are Object.prototype members", () => {
+  const vars = { UPSTREAMS: JSON.stringify([{ name: "toString", url: alpha }, { name: "constructor", url: beta }, { name: "hasOwnProperty", url: alpha }]) };
+
+  it("initialize, list and call on /mcp", async () => {
+    const { session } = await initialize("/mcp", { vars });
+    const list = await request("/mcp", session, "tools/list", undefined, { vars });
+    const names: string[] = list.result.tools.map((t: Json) => t.name);
+    expect(names).toEqual(expect.arrayContaining(["toString___echo", "constructor___echo", "hasOwnProperty___echo"]));
+    expect(list.result._meta).toBeUndefined();
+    for (const [name, owner] of [["toString", "alpha"], ["constructor", "beta"], ["hasOwnProperty", "alpha"]]) {
+      const call = await request("/mcp", session, "tools/call", { name: `${name}___echo`, arguments: { text: "hi" } }, { vars });
+      expect(call.result.content[0].text).toBe(`${owner}: hi`);
+    }
+    const resources = await request("/mcp", session, "resources/list", undefined, { vars });
+    expect(resources.result.resources.map((r: Json) => r.uri)).toEqual(expect.arrayContaining(["alpha://info", "beta://readme"]));
+  });
+
+  it("lists and calls when a prototype-named upstream is down", async () => {
+    const down = { UPSTREAMS: JSON.stringify([{ name: "toString", url: alpha }, { name: "constructor", url: "http://127.0.0.1:9/mcp", timeoutMs: 2000 }]) };
+    const { session } = await initialize("/mcp", { vars: down });
+    for (const method of ["tools/list", "prompts/list", "resources/list"]) {
+      const list = await request("/mcp", session, method, undefined, { vars: down });
+      expect(list.result._meta["mcp-edge-gateway/unavailable"]).toEqual([expect.objectContaining({ upstream: "constructor" })]);
+    }
+    const call = await request("/mcp", session, "tools/call", { name: "constructor___echo", arguments: {} }, { vars: down });
+    expect(call.error).toMatchObject({ code: -32010, data: { upstream: "constructor", reason: "unreachable" } });
+    const read = await request("/mcp", session, "resources/read", { uri: "alpha://info" }, { vars: down });
+    expect(read.result.contents[0].text).toBeDefined();
+    expect((await request("/mcp", session, "logging/setLevel", { level: "info" }, { vars: down })).result).toEqual({});
+  });
+
+  it.each([["toString", "alpha"], ["constructor", "beta"]])("initialize, list and call on /mcp/%s", async (name, owner) => {
+    const { session, result } = await initialize(`/mcp/${name}`, { vars });
+    expect(result.serverInfo.name).toBe(owner);
+    const list = await request(`/mcp/${name}`, session, "tools/list", undefined, { vars });
+    expect(list.result.tools.map((t: Json) => t.name)).toContain("echo");
+    const call = await request(`/mcp/${name}`, session, "tools/call", { name: "echo", arguments: { text: "x" } }, { vars });
+    expect(call.result.content[0].text).toBe(`${owner}: x`);
+  });
+
+  it.each([["toString"], ["constructor"], ["__proto__"], ["hasOwnProperty"]])("answers method-not-found for the method %s", async (method) => {
+    const { session } = await initialize("/mcp", { vars });
+    const answer = await request("/mcp", session, method, undefined, { vars });
+    expect(answer.error.code).toBe(-32601);
+  });
+});
+
+describe("the plan's entries", () => {
+  it.each([["constructor"], ["toString"], ["valueOf"]])("do not find a set for the upstream %s through the prototype", (upstream) => {
+    expect(setNameFor({ upstreams: {} }, "", upstream)).toEqual({ name: "default", explicit: false });
+    expect(setNameFor({ routes: {} }, upstream, upstream)).toEqual({ name: "default", explicit: false });
+    expect(setNameFor({ upstreams: { [upstream]: "mine" } }, "", upstream)).toEqual({ name: "mine", explicit: true });
+  });
+});
