@@ -5,10 +5,12 @@
  */
 import type { TestProject } from "vitest/node";
 import { startRawUpstream } from "./fixtures/raw-upstream.ts";
+import { startNamesUpstream } from "./fixtures/names-upstream.ts";
 import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [alpha, beta, raw] = await Promise.all([startAlpha(), startBeta(), startRawUpstream()]);
+  const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
+  project.provide("namesUpstream", names.url);
   project.provide("fixtureUrls", { alpha: alpha.url, beta: beta.url, raw: raw.url });
   project.provide("upstreams", [
     { name: "alpha", url: alpha.url },
@@ -16,6 +18,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
     { name: "raw", url: raw.url },
   ]);
   return async () => {
-    await Promise.all([alpha.close(), beta.close(), raw.close()]);
+    await Promise.all([alpha.close(), beta.close(), raw.close(), names.close()]);
   };
 }

@@ -3,10 +3,13 @@
  * `Object.prototype` members, methods that are, and plan entries that name them.
  */
 import { describe, expect, inject, it } from "vitest";
+import { qualifyName } from "../src/core/names";
 import { setNameFor } from "../src/policy/filter-store";
+import { LONG_NON_ASCII_TOOL } from "./fixtures/names-upstream";
 import { initialize, request, type Json } from "./helpers/gateway";
 
 const { alpha, beta } = inject("fixtureUrls");
+const base = inject("namesUpstream");
 
 describe("upstream names that are Object.prototype members", () => {
   const vars = { UPSTREAMS: JSON.stringify([{ name: "toString", url: alpha }, { name: "constructor", url: beta }, { name: "hasOwnProperty", url: alpha }]) };
@@ -39,6 +42,14 @@ describe("upstream names that are Object.prototype members", () => {
     expect((await request("/mcp", session, "logging/setLevel", { level: "info" }, { vars: down })).result).toEqual({});
   });
 
+  it("reaches a prototype-named upstream that failed at initialize once it answers", async () => {
+    const key = `late-${crypto.randomUUID()}`;
+    const late = { UPSTREAMS: JSON.stringify([{ name: "constructor", url: `${base}/fail-first-init/${key}/mcp` }, { name: "alpha", url: alpha }]) };
+    const { session } = await initialize("/mcp", { vars: late });
+    const call = await request("/mcp", session, "tools/call", { name: "constructor___echo", arguments: { text: "late" } }, { vars: late });
+    expect(call.result.content[0].text).toBe(`${key}: late`);
+  });
+
   it.each([["toString", "alpha"], ["constructor", "beta"]])("initialize, list and call on /mcp/%s", async (name, owner) => {
     const { session, result } = await initialize(`/mcp/${name}`, { vars });
     expect(result.serverInfo.name).toBe(owner);
@@ -60,5 +71,19 @@ describe("the plan's entries", () => {
     expect(setNameFor({ upstreams: {} }, "", upstream)).toEqual({ name: "default", explicit: false });
     expect(setNameFor({ routes: {} }, upstream, upstream)).toEqual({ name: "default", explicit: false });
     expect(setNameFor({ upstreams: { [upstream]: "mine" } }, "", upstream)).toEqual({ name: "mine", explicit: true });
+  });
+});
+
+describe("long non-ASCII tool names", () => {
+  it("are listed cut between whole characters and still routed", async () => {
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "svc", url: `${base}/plain/emoji/mcp` }]) };
+    const { session } = await initialize("/mcp", { vars });
+    const list = await request("/mcp", session, "tools/list", undefined, { vars });
+    const listed = list.result.tools.map((t: Json) => t.name).find((name: string) => name.startsWith("svc___nnn"));
+    expect(listed).toBe(qualifyName("svc", LONG_NON_ASCII_TOOL));
+    expect(listed).toHaveLength(63); // the cut stepped back over a pair
+    expect(listed).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    const call = await request("/mcp", session, "tools/call", { name: listed, arguments: {} }, { vars });
+    expect(call.result.content[0].text).toBe(`emoji: ${LONG_NON_ASCII_TOOL}`);
   });
 });

@@ -5,5 +5,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     upstreams: { name: string; url: string }[];
     fixtureUrls: { alpha: string; beta: string; raw: string };
+    /** Base URL of test/fixtures/names-upstream.ts (append `/<mode>/<key>/mcp`). */
+    namesUpstream: string;
   }
 }

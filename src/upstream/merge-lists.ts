@@ -8,6 +8,7 @@
  */
 import { decodeCursor, encodeCursor, type MergedCursor } from "../core/cursor";
 import { GatewayError } from "../core/errors";
+import { sessionSecret } from "../core/session";
 import { isObject, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName } from "../core/names";
 import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span } from "../core/raw-json";
@@ -102,6 +103,16 @@ function firstPage(ctx: CallContext, kind: ListKind): MergedCursor {
     .map((upstream) => [upstream.name, null] as const);
 }
 
+/** A cursor's upstreams that are still configured, each once: one page asks each upstream at most once. */
+function pendingOf(ctx: CallContext, cursor: MergedCursor): MergedCursor {
+  const seen = new Set<string>();
+  return cursor.filter(([name]) => {
+    if (seen.has(name) || !ctx.upstreams.some((u) => u.name === name)) return false;
+    seen.add(name);
+    return true;
+  });
+}
+
 /** Answers a list request on the aggregated endpoint. `onItems` sees each upstream's items (URI routing learns from it). */
 export async function mergeList(
   ctx: CallContext,
@@ -110,7 +121,8 @@ export async function mergeList(
   onItems?: (upstream: string, items: UpstreamPage["items"]) => void,
 ): Promise<string> {
   const { id, params } = request.message;
-  const pending = params?.["cursor"] !== undefined ? decodeCursor(params["cursor"]).filter(([name]) => ctx.upstreams.some((u) => u.name === name)) : firstPage(ctx, kind);
+  const binding = { secret: sessionSecret(ctx.env), sid: ctx.session.sid, method: kind.method };
+  const pending = params?.["cursor"] !== undefined ? pendingOf(ctx, await decodeCursor(params["cursor"], binding)) : firstPage(ctx, kind);
   const pages = await inParallel(pending, MAX_PARALLEL_UPSTREAMS, ([name, cursor]) =>
     upstreamPage(ctx, ctx.upstreams.find((u) => u.name === name)!, kind, request.message, cursor),
   );
@@ -146,7 +158,7 @@ export async function mergeList(
   if (unavailable.length > 0) meta[UNAVAILABLE_META_KEY] = unavailable;
   if (dropped.length > 0) meta[DROPPED_META_KEY] = dropped;
   const tail =
-    (next.length > 0 ? `,"nextCursor":${JSON.stringify(encodeCursor(next))}` : "") +
+    (next.length > 0 ? `,"nextCursor":${JSON.stringify(await encodeCursor(next, binding))}` : "") +
     (Object.keys(meta).length > 0 ? `,"_meta":${JSON.stringify(meta)}` : "");
   const head = resultText(id, {}).slice(0, -2); // `{"jsonrpc":"2.0","id":…,"result":{`
   return `${head}${JSON.stringify(kind.key)}:[${items.join(",")}]${tail}}}`;
