@@ -87,3 +87,23 @@ describe("long non-ASCII tool names", () => {
     expect(call.result.content[0].text).toBe(`emoji: ${LONG_NON_ASCII_TOOL}`);
   });
 });
+
+describe("one resource URI listed by two upstreams", () => {
+  it("is served by the first in UPSTREAMS, and the list says so", async () => {
+    // Config order (zeta first) differs from name order and from the order of the answers.
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "zeta", url: `${base}/plain/zeta/mcp` }, { name: "able", url: `${base}/plain/able/mcp` }]) };
+    const { session } = await initialize("/mcp", { vars });
+    const read = async () => (await request("/mcp", session, "resources/read", { uri: "shared://doc" }, { vars })).result.contents[0].text;
+    expect(await read()).toBe("zeta"); // before any list: asked in UPSTREAMS order
+    for (let round = 0; round < 2; round++) {
+      const list = await request("/mcp", session, "resources/list", undefined, { vars });
+      const uris: string[] = list.result.resources.map((r: Json) => r.uri);
+      expect(uris.filter((uri) => uri === "shared://doc")).toHaveLength(1);
+      expect(list.result.resources.find((r: Json) => r.uri === "shared://doc").name).toBe("shared doc of zeta");
+      expect(uris).toEqual(expect.arrayContaining(["zeta://own", "able://own"]));
+      expect(list.result._meta["mcp-edge-gateway/uri-collisions"]).toEqual([{ uri: "shared://doc", servedBy: "zeta", hidden: "able" }]);
+      expect(await read()).toBe("zeta");
+    }
+    expect((await request("/mcp", session, "resources/read", { uri: "able://own" }, { vars })).result.contents[0].text).toBe("able");
+  });
+});

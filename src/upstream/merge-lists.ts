@@ -21,6 +21,8 @@ import { forward } from "./forward";
 const MAX_PARALLEL_UPSTREAMS = 6;
 export const UNAVAILABLE_META_KEY = "mcp-edge-gateway/unavailable";
 export const DROPPED_META_KEY = "mcp-edge-gateway/duplicates-dropped";
+/** Resources listed by two upstreams under one URI: which one serves it, which one is hidden. */
+export const URI_COLLISIONS_META_KEY = "mcp-edge-gateway/uri-collisions";
 
 export type ListKind = { readonly method: string; readonly key: string; readonly capability: string; readonly renamed: boolean };
 
@@ -130,6 +132,9 @@ export async function mergeList(
   const items: string[] = [];
   const seen = new Set<string>();
   const dropped: string[] = [];
+  // Pages are in UPSTREAMS order, so the first upstream in the configuration keeps a URI.
+  const uriServers = new Map<string, string>();
+  const collisions: { uri: string; servedBy: string; hidden: string }[] = [];
   const unavailable: { upstream: string; error: string }[] = [];
   const next: [string, string | null][] = [];
   pages.forEach((page, index) => {
@@ -140,8 +145,17 @@ export async function mergeList(
       console.warn(`mcp-edge-gateway: ${kind.method}: ${error}`);
       return;
     }
-    onItems?.(upstream, page.value.items);
+    const kept: UpstreamPage["items"] = [];
     for (const item of page.value.items) {
+      if (kind.method === "resources/list" && item.uri !== undefined) {
+        const servedBy = uriServers.get(item.uri);
+        if (servedBy !== undefined && servedBy !== upstream) {
+          collisions.push({ uri: item.uri, servedBy, hidden: upstream });
+          console.warn(`mcp-edge-gateway: resources/list: "${upstream}" lists ${JSON.stringify(item.uri)}, which "${servedBy}" (earlier in UPSTREAMS) serves; reads go to "${servedBy}"`);
+          continue;
+        }
+        uriServers.set(item.uri, upstream);
+      }
       if (item.name !== undefined) {
         if (seen.has(item.name)) {
           dropped.push(item.name);
@@ -150,13 +164,16 @@ export async function mergeList(
         seen.add(item.name);
       }
       items.push(item.text);
+      kept.push(item);
     }
+    onItems?.(upstream, kept);
     if (page.value.nextCursor !== null) next.push([upstream, page.value.nextCursor]);
   });
 
   const meta: Record<string, unknown> = {};
   if (unavailable.length > 0) meta[UNAVAILABLE_META_KEY] = unavailable;
   if (dropped.length > 0) meta[DROPPED_META_KEY] = dropped;
+  if (collisions.length > 0) meta[URI_COLLISIONS_META_KEY] = collisions;
   const tail =
     (next.length > 0 ? `,"nextCursor":${JSON.stringify(await encodeCursor(next, binding))}` : "") +
     (Object.keys(meta).length > 0 ? `,"_meta":${JSON.stringify(meta)}` : "");

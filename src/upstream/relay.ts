@@ -24,9 +24,16 @@ const RESOURCE_NOT_FOUND = -32002;
 /** Which upstream listed each resource URI (an isolate cache; a miss asks every upstream). */
 const uriOwners = new Map<string, string>();
 
-function rememberUris(upstream: string, items: readonly { uri?: string }[]): void {
+/**
+ * Records who serves the URIs an upstream listed. Where two upstreams list one URI, the
+ * first in UPSTREAMS keeps it, whichever page or list showed it last.
+ */
+function rememberUris(ctx: CallContext, upstream: string, items: readonly { uri?: string }[]): void {
+  const rank = (name: string | undefined) => ctx.upstreams.findIndex((u) => u.name === name);
   for (const item of items) {
     if (item.uri === undefined) continue;
+    const owner = rank(uriOwners.get(item.uri));
+    if (owner !== -1 && owner < rank(upstream)) continue;
     if (uriOwners.size >= URI_OWNER_ENTRIES) uriOwners.clear();
     uriOwners.set(item.uri, upstream);
   }
@@ -131,7 +138,7 @@ async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequ
 async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
   const { method, id, params } = request.message;
   const list = LISTS.get(method);
-  if (list) return mergeList(ctx, request, list, list.method === "resources/list" ? rememberUris : undefined);
+  if (list) return mergeList(ctx, request, list, list.method === "resources/list" ? (upstream, items) => rememberUris(ctx, upstream, items) : undefined);
   switch (method) {
     case "ping":
       return resultText(id, {});
