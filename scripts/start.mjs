@@ -17,9 +17,15 @@
  * Session key: the gateway signs its session tokens with the SESSION_SECRET secret. When
  * the user supplies none (not in `--var SESSION_SECRET:...`, not in the environment, not
  * in the .dev.vars / .env file wrangler would load), a random 32-byte key is generated
- * once into .wrangler/dev-session-secret and passed with `--var`, so sessions survive a
- * restart of `npm start` with no setup. A SESSION_SECRET in the environment is passed
- * with `--var` too, because wrangler does not read secrets from the environment by default.
+ * once into .wrangler/dev-session-secret, so sessions survive a restart of `npm start`
+ * with no setup. A SESSION_SECRET in the environment is handed on too, because wrangler
+ * does not read secrets from the environment by default.
+ *
+ * Neither ever goes on a command line (`ps` shows those to every user of the machine):
+ * the key is written to a file only this user can read, `.wrangler/start-<pid>.env`
+ * (removed on exit), and given to wrangler with `--env-file`. Since wrangler loads no
+ * .dev.vars or .env file of its own once `--env-file` is given, the files it would have
+ * loaded are named before it, so they apply as before.
  *
  * Wrangler runs from node_modules with this Node (wrangler needs Node >= 22), with the
  * terminal inherited; SIGINT/SIGTERM (and SIGHUP, as SIGTERM) are forwarded and its exit code
@@ -28,7 +34,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +43,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 const SECRET_FILE = path.join(ROOT, '.wrangler', 'dev-session-secret');
 const DEFAULTS = { ip: '127.0.0.1', port: '8787' };
+/** Characters a secret may hold to be written unquoted-safe in a dotenv file (no quotes, `$`, `#`, `\\`, spaces). */
+const DOTENV_SAFE = /^[A-Za-z0-9_\-+/=.:,@%^*~!?()[\]{}<>|;&]+$/;
 
 /** True when `args` contains `--name` or `--name=...` (or `--no-name` for booleans). */
 function hasFlag(args, name) {
@@ -81,6 +89,55 @@ function devVarsSetSecret(args) {
   return dotEnv.some((name) => fileSetsSecret(path.join(ROOT, name)));
 }
 
+/**
+ * The env files wrangler would load for the gateway by itself (the same rules as
+ * wrangler: `.dev.vars[.<env>]`, else `.env` files), as absolute paths; none when the
+ * user gave `--env-file` (those stay among the user's arguments).
+ */
+function defaultEnvFiles(args) {
+  if (flagValues(args, ['--env-file']).length > 0) return [];
+  const env = flagValues(args, ['--env', '-e']).at(-1);
+  for (const name of env ? [`.dev.vars.${env}`, '.dev.vars'] : ['.dev.vars']) {
+    if (existsSync(path.join(ROOT, name))) return [path.join(ROOT, name)];
+  }
+  if (process.env.CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV === 'false') return [];
+  // Only files that exist: Node itself also reads `--env-file` anywhere in its arguments, and exits on a missing one.
+  return ['.env', '.env.local', ...(env ? [`.env.${env}`, `.env.${env}.local`] : [])].map((name) => path.join(ROOT, name)).filter((file) => existsSync(file));
+}
+
+/** The SESSION_SECRET start.mjs must hand to wrangler, or undefined when wrangler finds the user's own. */
+function sessionSecretToPass(args) {
+  if (flagValues(args, ['--var']).some((v) => v.startsWith('SESSION_SECRET:'))) return undefined;
+  if (process.env.SESSION_SECRET) return process.env.SESSION_SECRET;
+  if (devVarsSetSecret(args)) return undefined;
+  return devSessionSecret();
+}
+
+/** Writes `SESSION_SECRET=<secret>` to a file only this user can read; returns its path. */
+function writeSecretFile(secret) {
+  if (!DOTENV_SAFE.test(secret)) {
+    throw new Error("SESSION_SECRET in the environment holds spaces, quotes, '$', '#' or '\\'; put it in .dev.vars instead, or use `openssl rand -hex 32`");
+  }
+  const file = path.join(ROOT, '.wrangler', `start-${process.pid}.env`);
+  mkdirSync(path.dirname(file), { recursive: true });
+  // Files of earlier runs that ended without cleaning up (SIGKILL).
+  for (const name of readdirSync(path.dirname(file))) {
+    const pid = /^start-(\d+)\.env$/.exec(name)?.[1];
+    if (pid && Number(pid) !== process.pid && !isRunning(Number(pid))) rmSync(path.join(path.dirname(file), name), { force: true });
+  }
+  writeFileSync(file, `SESSION_SECRET=${secret}\n`, { mode: 0o600 });
+  return file;
+}
+
+function isRunning(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
 /** The persistent dev session key, generated on first use (safe when several starts race). */
 function devSessionSecret() {
   const read = () => {
@@ -106,18 +163,17 @@ function devSessionSecret() {
   return secret;
 }
 
-/** The full wrangler argument list for the given user arguments. */
-export function wranglerArgs(userArgs) {
+/**
+ * The full wrangler argument list for the given user arguments; `secretFile` is an env
+ * file holding SESSION_SECRET, loaded after the files wrangler would have loaded itself.
+ */
+export function wranglerArgs(userArgs, secretFile) {
   const args = ['dev', '-c', 'wrangler.toml', '-c', path.join('demo', 'wrangler.toml')];
   if (!hasFlag(userArgs, 'show-interactive-dev-session')) args.push('--show-interactive-dev-session=false');
   if (!hasFlag(userArgs, 'ip')) args.push('--ip', DEFAULTS.ip);
   if (!hasFlag(userArgs, 'port')) args.push('--port', DEFAULTS.port);
-  const userSetsVar = flagValues(userArgs, ['--var']).some((v) => v.startsWith('SESSION_SECRET:'));
-  if (!userSetsVar) {
-    if (process.env.SESSION_SECRET) args.push('--var', `SESSION_SECRET:${process.env.SESSION_SECRET}`);
-    else if (!devVarsSetSecret(userArgs)) args.push('--var', `SESSION_SECRET:${devSessionSecret()}`);
-  }
-  // Defaults first: wrangler's array options (--var) swallow the plain words that follow them.
+  if (secretFile !== undefined) for (const file of [...defaultEnvFiles(userArgs), secretFile]) args.push('--env-file', file);
+  // Defaults first: wrangler's array options (--var, --env-file) swallow the plain words that follow them.
   return [...args, ...userArgs];
 }
 
@@ -126,7 +182,21 @@ function main() {
     console.error(`[start] ${path.relative(ROOT, WRANGLER)} not found: run \`npm install\` first.`);
     process.exit(1);
   }
-  const child = spawn(process.execPath, [WRANGLER, ...wranglerArgs(process.argv.slice(2))], { cwd: ROOT, stdio: 'inherit' });
+  const userArgs = process.argv.slice(2);
+  const secret = sessionSecretToPass(userArgs);
+  let secretFile;
+  try {
+    secretFile = secret === undefined ? undefined : writeSecretFile(secret);
+  } catch (error) {
+    console.error(`[start] ${error.message}`);
+    process.exit(1);
+  }
+  if (secretFile !== undefined) process.on('exit', () => rmSync(secretFile, { force: true }));
+  // With --env-file, wrangler reads env files only when this is not "false"; the list above already honours it.
+  // The secret is in the file now; wrangler and workerd need not carry it in their environment.
+  const { SESSION_SECRET: _passedInFile, ...inherited } = process.env;
+  const env = secretFile === undefined ? process.env : { ...inherited, CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: 'true' };
+  const child = spawn(process.execPath, [WRANGLER, ...wranglerArgs(userArgs, secretFile)], { cwd: ROOT, stdio: 'inherit', env });
   // wrangler's launcher shuts down cleanly on SIGINT and SIGTERM only, so a hangup becomes SIGTERM.
   const forward = (signal) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal === 'SIGHUP' ? 'SIGTERM' : signal);

@@ -3,7 +3,7 @@
  * configuration error, credentials from secrets, service bindings, and the client's own
  * Authorization header never leaving the gateway.
  */
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import { parseUpstreams } from "../src/upstream/config";
 import { gatewayFetch, initialize, post, request } from "./helpers/gateway";
 
@@ -17,6 +17,9 @@ describe("parseUpstreams", () => {
     ["an entry that is not an object", "[1]", /UPSTREAMS\[0\]: must be an object/],
     ["the reserved name sys", '[{"name":"sys","url":"http://x/mcp"}]', /UPSTREAMS\[0\]\.name: "sys" is reserved/],
     ["a name with ___", '[{"name":"a___b","url":"http://x/mcp"}]', /UPSTREAMS\[0\]\.name: must be/],
+    ["a name ending in _ (svc_ + ___tool would read as svc + _tool)", '[{"name":"svc_","url":"http://x/mcp"}]', /UPSTREAMS\[0\]\.name: must be .*not ending in '_'/],
+    ["a name ending in __", '[{"name":"svc__","url":"http://x/mcp"}]', /UPSTREAMS\[0\]\.name: must be/],
+    ["a name starting with _", '[{"name":"_svc","url":"http://x/mcp"}]', /UPSTREAMS\[0\]\.name: must be/],
     ["a name with a dot", '[{"name":"a.b","url":"http://x/mcp"}]', /UPSTREAMS\[0\]\.name: must be/],
     ["a duplicate name", '[{"name":"a","url":"http://x/mcp"},{"name":"a","url":"http://y/mcp"}]', /UPSTREAMS\[1\]\.name: "a" is used by another upstream/],
     ["no url", '[{"name":"a"}]', /UPSTREAMS\[0\]\.url: must be an absolute http/],
@@ -43,6 +46,16 @@ describe("parseUpstreams", () => {
     }
   });
 
+  it.each([["svc"], ["a_b"], ["a__b"], ["a-"], ["toString"]])("accepts the name %s", (name) => {
+    expect(parseUpstreams(JSON.stringify([{ name, url: "http://x/mcp" }])).ok).toBe(true);
+  });
+
+  it("never lets two upstreams' aggregated names split the same way", () => {
+    // With svc and svc_ both allowed, svc_'s tool "x" and svc's tool "_x" were one name.
+    const parsed = parseUpstreams('[{"name":"svc","url":"http://x/mcp"},{"name":"svc_","url":"http://y/mcp"}]');
+    expect(!parsed.ok && parsed.problems).toEqual([expect.stringMatching(/^UPSTREAMS\[1\]\.name: must be/)]);
+  });
+
   it("reports every problem at once", () => {
     const parsed = parseUpstreams('[{"name":"sys"},{"name":"ok","url":"http://x/mcp","timeoutMs":-1}]');
     expect(!parsed.ok && parsed.problems.length).toBe(3);
@@ -55,11 +68,35 @@ describe("a bad UPSTREAMS", () => {
     const response = await post("/mcp", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }, { vars });
     expect(response.status).toBe(500);
     const body = (await response.json()) as { error: { message: string } };
-    expect(body.error.message).toMatch(/^Gateway configuration error: UPSTREAMS\[0\]\.name: "sys" is reserved/);
+    expect(body.error.message).toMatch(/^Gateway configuration error: UPSTREAMS is invalid \(2 problems\); the gateway's log/);
     const info = (await (await gatewayFetch("/", {}, vars)).json()) as { configurationErrors: string[] };
-    expect(info.configurationErrors.length).toBe(2);
+    expect(info.configurationErrors).toEqual([body.error.message]);
     // The same isolate still serves a good configuration.
     expect((await initialize()).session).toMatch(/^v1\./);
+  });
+});
+
+describe("a bad UPSTREAMS holding a secret", () => {
+  const SECRET = "ghp_s3cr3tTok3nValue0123456789";
+  it.each([
+    ["in a header (an unknown field beside it)", JSON.stringify([{ name: "gh", url: "https://example.com/mcp", headers: { Authorization: `Bearer ${SECRET}` }, tiemout: 1 }])],
+    ["in a header name", JSON.stringify([{ name: "gh", url: "https://example.com/mcp", headers: { [SECRET]: 1 } }])],
+    ["in a URL", JSON.stringify([{ name: "gh", url: `ftp://user:${SECRET}@example.com/mcp` }])],
+    ["in the name", JSON.stringify([{ name: `x.${SECRET}`, url: "https://example.com/mcp" }])],
+    ["in JSON that does not parse", `[{"name":"gh","url":"https://example.com/mcp","headers":{"Authorization":"Bearer ${SECRET}"}}`],
+  ])("does not echo it %s on GET / or to clients, and logs the details", async (_label, upstreams) => {
+    const logged: string[] = [];
+    const spy = vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void logged.push(args.join(" ")));
+    try {
+      const page = await (await gatewayFetch("/", {}, { UPSTREAMS: upstreams })).text();
+      expect(page).toMatch(/UPSTREAMS is invalid/);
+      expect(page).not.toContain("s3cr3t");
+      const response = await post("/mcp", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }, { vars: { UPSTREAMS: upstreams } });
+      expect(await response.text()).not.toContain("s3cr3t");
+      expect(logged.join("\n")).toMatch(/UPSTREAMS/);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 

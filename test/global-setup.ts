@@ -6,10 +6,12 @@
 import type { TestProject } from "vitest/node";
 import { startFloodUpstream } from "./fixtures/flood-upstream.ts";
 import { startRawUpstream } from "./fixtures/raw-upstream.ts";
+import { startNamesUpstream } from "./fixtures/names-upstream.ts";
 import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [alpha, beta, raw] = await Promise.all([startAlpha(), startBeta(), startRawUpstream()]);
+  const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
+  project.provide("namesUpstream", names.url);
   project.provide("fixtureUrls", { alpha: alpha.url, beta: beta.url, raw: raw.url });
   project.provide("upstreams", [
     { name: "alpha", url: alpha.url },
@@ -19,6 +21,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const flood = await startFloodUpstream();
   project.provide("floodUrl", flood.url);
   return async () => {
-    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close()]);
+    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close()]);
   };
 }

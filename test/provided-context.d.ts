@@ -7,5 +7,7 @@ declare module "vitest" {
     fixtureUrls: { alpha: string; beta: string; raw: string };
     /** test/fixtures/flood-upstream.ts: floods its answers, counting what the reader took. */
     floodUrl: string;
+    /** Base URL of test/fixtures/names-upstream.ts (append `/<mode>/<key>/mcp`). */
+    namesUpstream: string;
   }
 }

@@ -3,6 +3,7 @@
  * aggregated names, merged cursors, sealed session tokens, server-request ids.
  */
 import { describe, expect, it } from "vitest";
+import { encodeJson } from "../src/core/base64url";
 import { decodeCursor, encodeCursor } from "../src/core/cursor";
 import { qualifyName, splitName } from "../src/core/names";
 import { elements, members, RawJsonError, rootSpan, splice } from "../src/core/raw-json";
@@ -86,6 +87,23 @@ describe("aggregated names", () => {
     expect(splitName(one)).toMatchObject({ upstream: "upstream", maybeShortened: true });
   });
 
+  it.each([
+    ["an emoji", "\u{1F600}"],
+    ["a CJK extension B character", "\u{20000}"],
+  ])("never cuts a surrogate pair when shortening a name with %s", (_label, character) => {
+    // Every offset, so the cut falls inside the pair for one of them.
+    for (let pad = 0; pad < 4; pad++) {
+      const name = `${"n".repeat(40 + pad)}${character.repeat(20)}`;
+      const short = qualifyName("svc", name);
+      expect(short).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+      expect(short.length).toBeGreaterThanOrEqual(63);
+      expect(short.length).toBeLessThanOrEqual(64);
+      expect(short).toBe(qualifyName("svc", name));
+      expect(short).toMatch(/_[0-9a-f]{8}$/);
+      expect(splitName(short)).toMatchObject({ upstream: "svc", maybeShortened: true });
+    }
+  });
+
   it.each([["no-separator"], ["___leading"], ["trailing___"]])("does not split %s", (name) => {
     expect(splitName(name)).toBeUndefined();
   });
@@ -96,13 +114,30 @@ describe("aggregated names", () => {
 });
 
 describe("merged cursors", () => {
-  it("round-trips each upstream's cursor", () => {
+  const binding = { secret: "unit-test-secret-0123456789", sid: "s1", method: "tools/list" };
+
+  it("round-trips each upstream's cursor", async () => {
     const pending = [["a", "opaque/cursor+=="], ["b", null]] as const;
-    expect(decodeCursor(encodeCursor(pending))).toEqual(pending);
+    expect(await decodeCursor(await encodeCursor(pending, binding), binding)).toEqual(pending);
   });
 
-  it.each([["!!"], ["e30"], [42], ["W10x"]])("rejects %j", (cursor) => {
-    expect(() => decodeCursor(cursor)).toThrow(/cursor was not issued by this gateway/);
+  it.each([["!!"], ["e30"], [42], ["W10x"], ["W10.AAAA"], [`${encodeJson(Array(2000).fill(["a", null]))}.AAAA`]])("rejects %j", async (cursor) => {
+    await expect(decodeCursor(cursor, binding)).rejects.toThrow(/cursor was not issued by this gateway/);
+  });
+
+  it.each([
+    ["another session", { ...binding, sid: "s2" }],
+    ["another list", { ...binding, method: "prompts/list" }],
+    ["another secret", { ...binding, secret: "another-secret-0123456789" }],
+  ])("rejects a cursor issued for %s", async (_label, other) => {
+    const cursor = await encodeCursor([["a", null]], binding);
+    await expect(decodeCursor(cursor, other)).rejects.toThrow(/cursor was not issued by this gateway/);
+  });
+
+  it("rejects a cursor whose upstreams were changed", async () => {
+    const cursor = await encodeCursor([["a", null]], binding);
+    const forged = `${encodeJson([["a", null], ["a", null]])}${cursor.slice(cursor.indexOf("."))}`;
+    await expect(decodeCursor(forged, binding)).rejects.toThrow(/cursor was not issued by this gateway/);
   });
 });
 

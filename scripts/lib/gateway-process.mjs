@@ -60,6 +60,7 @@ export async function freePort() {
  * @param {string} [options.persistTo]           Directory for local KV/R2/queue state (`--persist-to`).
  * @param {string[]} [options.extraArgs]         Further arguments for wrangler dev, appended last.
  * @param {string} [options.cwd]                 Repository root to run in (default: this repository).
+ * @param {Record<string, string>} [options.env] Extra environment variables for `npm start` (e.g. SESSION_SECRET).
  * @returns {Promise<GatewayProcess>}
  * @throws {Error} When the process exits or is not ready within 60 s; the message includes its logs.
  */
@@ -75,7 +76,7 @@ export async function startGateway(options) {
   }
 }
 
-async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cwd = REPO_ROOT }) {
+async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cwd = REPO_ROOT, env = {} }) {
   const args = [path.join(cwd, 'scripts', 'start.mjs'), '--port', String(port)];
   for (const [key, value] of Object.entries(vars)) {
     args.push('--var', `${key}:${typeof value === 'string' ? value : JSON.stringify(value)}`);
@@ -84,7 +85,7 @@ async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cw
   args.push(...extraArgs);
 
   let output = '';
-  const child = spawn(process.execPath, args, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   child.stdout.setEncoding('utf8').on('data', (chunk) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk) => (output += chunk));
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));

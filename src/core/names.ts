@@ -4,7 +4,8 @@
  *
  * A name that would be longer than 64 characters is cut and given an 8-hex-digit hash
  * of the full name, so the result is deterministic: the same upstream tool always gets
- * the same name, on every isolate, with no table to keep.
+ * the same name, on every isolate, with no table to keep. The cut falls between whole
+ * characters: a surrogate pair is never split (such a name is then 63 units long).
  */
 
 export const NAME_SEPARATOR = "___";
@@ -22,11 +23,17 @@ function fnv1a(text: string): string {
   return hash.toString(16).padStart(8, "0");
 }
 
+function isHighSurrogate(unit: number): boolean {
+  return unit >= 0xd800 && unit <= 0xdbff;
+}
+
 /** The aggregated name of an upstream's tool or prompt. */
 export function qualifyName(upstream: string, name: string): string {
   const full = `${upstream}${NAME_SEPARATOR}${name}`;
   if (full.length <= MAX_NAME_LENGTH) return full;
-  return `${full.slice(0, MAX_NAME_LENGTH - HASH_SUFFIX_LENGTH)}_${fnv1a(full)}`;
+  let cut = MAX_NAME_LENGTH - HASH_SUFFIX_LENGTH;
+  if (isHighSurrogate(full.charCodeAt(cut - 1))) cut--;
+  return `${full.slice(0, cut)}_${fnv1a(full)}`;
 }
 
 export type QualifiedName = {
@@ -47,6 +54,7 @@ export function splitName(qualified: string): QualifiedName | undefined {
   return {
     upstream: qualified.slice(0, at),
     name: qualified.slice(at + NAME_SEPARATOR.length),
-    maybeShortened: qualified.length === MAX_NAME_LENGTH && HASHED_NAME.test(qualified),
+    // 63 when the cut stepped back over a surrogate pair.
+    maybeShortened: qualified.length >= MAX_NAME_LENGTH - 1 && HASHED_NAME.test(qualified),
   };
 }

@@ -12,6 +12,17 @@ export const SESSION_TTL_S = 24 * 60 * 60;
 const TOKEN_PREFIX = "v1.";
 const IV_BYTES = 12;
 const HKDF_INFO = "mcp-edge-gateway session token v1";
+/**
+ * The client's capabilities and info, as JSON, at most this many UTF-8 bytes: they travel
+ * in every request's `Mcp-Session-Id`. Real clients send a few hundred bytes.
+ */
+export const MAX_CLIENT_STATE_BYTES = 4 * 1024;
+/**
+ * The whole `Mcp-Session-Id`, at most this many characters: 8 KiB is the header line
+ * many proxies and servers accept (nginx's default buffer; Node allows 16 KiB for all
+ * headers together).
+ */
+export const MAX_SESSION_TOKEN_CHARS = 8 * 1024;
 
 /** One upstream's side of a session. */
 export type UpstreamSession = {
@@ -41,6 +52,15 @@ export type SessionState = {
   readonly exp: number;
 };
 
+/**
+ * The session `state` holds with `upstream`, if it answered initialize. An own-property
+ * read: an upstream may be named `toString` or `constructor`, and the prototype's members
+ * are not sessions.
+ */
+export function sealedUpstream(state: Pick<SessionState, "upstreams">, upstream: string): UpstreamSession | undefined {
+  return Object.hasOwn(state.upstreams, upstream) ? state.upstreams[upstream] : undefined;
+}
+
 export type SessionProblem = { reason: "malformed" | "expired" };
 
 function sessionKey(secret: string): Promise<CryptoKey> {
@@ -52,7 +72,15 @@ export function newSessionId(): string {
   return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Seals `state` into the opaque `Mcp-Session-Id` value. */
+export type ClientStateProblem = { reason: "client-state-too-large"; bytes: number };
+
+/** Checks that the client's capabilities and info fit in a session id (see MAX_CLIENT_STATE_BYTES). */
+export function checkClientState(state: Pick<SessionState, "clientCapabilities" | "clientInfo">): Result<void, ClientStateProblem> {
+  const bytes = new TextEncoder().encode(JSON.stringify([state.clientCapabilities, state.clientInfo])).length;
+  return bytes > MAX_CLIENT_STATE_BYTES ? fail({ reason: "client-state-too-large", bytes }) : ok(undefined);
+}
+
+/** Seals `state` into the opaque `Mcp-Session-Id` value; throws past MAX_SESSION_TOKEN_CHARS. */
 export async function sealSession(state: SessionState, secret: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
   const plain = new TextEncoder().encode(JSON.stringify(state));
@@ -60,7 +88,12 @@ export async function sealSession(state: SessionState, secret: string): Promise<
   const out = new Uint8Array(IV_BYTES + sealed.length);
   out.set(iv);
   out.set(sealed, IV_BYTES);
-  return TOKEN_PREFIX + bytesToBase64Url(out);
+  const token = TOKEN_PREFIX + bytesToBase64Url(out);
+  // Only reachable through upstreams (their session ids, their number): the client's part is bounded before.
+  if (token.length > MAX_SESSION_TOKEN_CHARS) {
+    throw new Error(`the session of ${Object.keys(state.upstreams).length} upstreams needs a ${token.length}-character Mcp-Session-Id, past the ${MAX_SESSION_TOKEN_CHARS} allowed`);
+  }
+  return token;
 }
 
 /** Opens a token minted by `sealSession`; anything altered or foreign is `malformed`. */

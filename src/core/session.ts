@@ -14,7 +14,7 @@ import { fail, GatewayError, ok, type Result } from "./errors";
 import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonObject, type JsonRpcRequest } from "./jsonrpc";
 import { negotiateVersion } from "./protocol";
 import { member, rootSpan, splice } from "./raw-json";
-import { newSessionId, openSession, sealSession, SESSION_TTL_S, type SessionState, type UpstreamSession } from "./session-token";
+import { checkClientState, MAX_CLIENT_STATE_BYTES, newSessionId, openSession, sealedUpstream, sealSession, SESSION_TTL_S, type SessionState, type UpstreamSession } from "./session-token";
 
 const MIN_SECRET_LENGTH = 16;
 const ENDED_KEY_PREFIX = "session-ended/";
@@ -108,6 +108,11 @@ export async function initializeSession(request: JsonRpcRequest, where: SessionE
     upstreams: {},
     exp: Math.floor(Date.now() / 1000) + SESSION_TTL_S,
   };
+  const bounded = checkClientState(skeleton);
+  if (!bounded.ok) {
+    const message = `Invalid params: params.capabilities and params.clientInfo take ${bounded.bytes} bytes as JSON; the gateway carries at most ${MAX_CLIENT_STATE_BYTES} in the session id`;
+    throw new GatewayError(400, INVALID_PARAMS, message, undefined, request.id);
+  }
   const results = await Promise.all(
     where.upstreams.map(async (upstream) => [upstream, await handshake(upstream, { env: where.env, session: skeleton, signal: where.signal })] as const),
   );
@@ -185,7 +190,7 @@ export async function endSession(state: SessionState, where: SessionEnv): Promis
   await Promise.all([
     where.kv?.put(ENDED_KEY_PREFIX + state.sid, "1", { expirationTtl: ttl }),
     ...where.upstreams.map(async (upstream) => {
-      const sealed = state.upstreams[upstream.name];
+      const sealed = sealedUpstream(state, upstream.name);
       const later = await laterSessions(upstream, { env: where.env, session: state });
       const sessions = [...(sealed ? [sealed] : []), ...later.filter((s) => s.sessionId !== sealed?.sessionId)];
       for (const session of sessions) {

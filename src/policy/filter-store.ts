@@ -65,7 +65,9 @@ export function loadFilterSet(kv: KVNamespace, name: string, ttlMs: number): Pro
 /** The set a call uses: the plan's entry for its route, else for its upstream, else the plan's default, else `default`. */
 export function setNameFor(plan: FilterPlan | undefined, route: string, upstream: string): { name: string | null; explicit: boolean } {
   const routeKey = route === "" ? "/mcp" : `/mcp/${route}`;
-  for (const chosen of [plan?.routes?.[routeKey], plan?.upstreams?.[upstream], plan?.default]) {
+  // Own entries only: an upstream named `constructor` must not find `Object` in a plan.
+  const entry = (table: Readonly<Record<string, string | null>> | undefined, key: string) => (table && Object.hasOwn(table, key) ? table[key] : undefined);
+  for (const chosen of [entry(plan?.routes, routeKey), entry(plan?.upstreams, upstream), plan?.default]) {
     if (chosen !== undefined) return { name: chosen, explicit: true };
   }
   return { name: DEFAULT_FILTER_SET, explicit: false };

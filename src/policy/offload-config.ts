@@ -42,7 +42,7 @@ export function checkOffloadOverride(value: unknown, at: string): { config?: Par
   const problems: DocumentProblem[] = [];
   if (!isObject(value)) return { problems: [{ path: at, message: "must be an object {thresholdBytes?, previewChars?, include?, exclude?, ttlSeconds?}" }] };
   for (const [key, field] of Object.entries(value)) {
-    if (key in LIMITS) {
+    if (Object.hasOwn(LIMITS, key)) {
       const [min, max] = LIMITS[key as keyof typeof LIMITS];
       if (typeof field !== "number" || !Number.isInteger(field) || field < min || field > max) problems.push({ path: `${at}/${key}`, message: `must be an integer from ${min} to ${max}` });
     } else if (key === "include" || key === "exclude") {

@@ -26,11 +26,20 @@ export type GatewayBindings = {
 
 type GatewayContext = Context<{ Bindings: GatewayBindings }>;
 
+/**
+ * What clients and `GET /` learn of a bad UPSTREAMS: that it is bad, and where the
+ * details are. The problems quote the value (a header, a URL, a JSON parse error's
+ * excerpt), which may hold a credential, so they go to the operator's log only.
+ */
+function publicConfigurationError(problems: readonly string[]): string {
+  return `Gateway configuration error: UPSTREAMS is invalid (${problems.length} problem${problems.length === 1 ? "" : "s"}); the gateway's log (wrangler tail, or the wrangler dev terminal) lists each one`;
+}
+
 function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
   const parsed = upstreamsFrom(env.UPSTREAMS);
   if (!parsed.ok) {
     console.error(`mcp-edge-gateway: ${parsed.problems.join("; ")}`);
-    throw new GatewayError(500, INTERNAL_ERROR, `Gateway configuration error: ${parsed.problems.join("; ")}`);
+    throw new GatewayError(500, INTERNAL_ERROR, publicConfigurationError(parsed.problems));
   }
   return parsed.value;
 }
@@ -80,11 +89,12 @@ export function createApp(): Hono<{ Bindings: GatewayBindings }> {
 
   app.get("/", (c) => {
     const parsed = upstreamsFrom(c.env.UPSTREAMS);
+    if (!parsed.ok) console.error(`mcp-edge-gateway: ${parsed.problems.join("; ")}`);
     return c.json({
       ...GATEWAY_INFO,
       endpoints: { aggregated: "/mcp", perUpstream: "/mcp/<upstream>" },
       upstreams: parsed.ok ? parsed.value.map((u) => u.name) : [],
-      ...(parsed.ok ? {} : { configurationErrors: parsed.problems }),
+      ...(parsed.ok ? {} : { configurationErrors: [publicConfigurationError(parsed.problems)] }),
     });
   });
   app.route("/admin", createAdminApp());

@@ -27,6 +27,8 @@ import { replyTo, type Emit } from "./reply-stream";
 import { openServerStream } from "./server-stream";
 
 const handle = composeMiddleware(METHOD_MIDDLEWARE, relay);
+/** Messages in one JSON-RPC batch: each may fan out to every upstream, so one POST is bounded. */
+export const MAX_BATCH_MESSAGES = 100;
 
 /** One route of the endpoint as the shell resolved it. */
 export type EndpointRequest = SessionEnv & {
@@ -101,6 +103,9 @@ export async function handlePost(where: EndpointRequest): Promise<Response> {
       throw new GatewayError(400, INVALID_REQUEST, `Invalid Request: JSON-RPC batches are not supported in protocol version ${session.protocolVersion}; send one message per POST`);
     }
     if (body.length === 0) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: an empty batch");
+    if (body.length > MAX_BATCH_MESSAGES) {
+      throw new GatewayError(400, INVALID_REQUEST, `Invalid Request: a batch of ${body.length} messages; the gateway takes at most ${MAX_BATCH_MESSAGES} per POST`);
+    }
     // Each message keeps the client's own bytes (arguments may hold numbers JSON.parse would round).
     const texts = elements(raw, rootSpan(raw)).map((span) => raw.slice(span.start, span.end));
     wires = body.map((value: unknown, index) => ({ text: texts[index]!, message: validateMessage(value) }));
@@ -122,12 +127,14 @@ export async function handlePost(where: EndpointRequest): Promise<Response> {
     waitUntil: where.waitUntil,
   };
   const requests: WireMessage<JsonRpcRequest>[] = [];
+  const relayed = new Set<string>();
   for (const wire of wires) {
     const kind = kindOf(wire.message);
     if (kind === "request") requests.push(wire as WireMessage<JsonRpcRequest>);
     else if (kind === "response") await relayClientResponse({ ...ctx, emit: () => {} }, wire as WireMessage<JsonRpcResponse>);
-    else if (!("method" in wire.message) || wire.message.method !== "notifications/initialized") {
-      // The gateway initialized each upstream itself; other notifications go on.
+    else if ((!("method" in wire.message) || wire.message.method !== "notifications/initialized") && !relayed.has(wire.text)) {
+      // The gateway initialized each upstream itself; other notifications go on, each distinct one once per batch.
+      relayed.add(wire.text);
       where.waitUntil(relayNotification({ ...ctx, emit: () => {} }, wire.text));
     }
   }

@@ -5,7 +5,7 @@
  * reads.
  */
 import { GatewayError } from "../core/errors";
-import type { SessionState } from "../core/session-token";
+import { sealedUpstream, type SessionState } from "../core/session-token";
 import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../core/sse";
 import { exchange } from "../upstream/client";
 import type { UpstreamConfig } from "../upstream/config";
@@ -28,7 +28,7 @@ export async function openServerStream(request: ServerStreamRequest): Promise<Re
   const abort = new AbortController();
   const opened = await Promise.all(
     request.upstreams.map(async (upstream) => {
-      const session = request.session.upstreams[upstream.name];
+      const session = sealedUpstream(request.session, upstream.name);
       // Without a session an upstream has no way to address messages to this client.
       if (!session?.sessionId) return undefined;
       const reply = await exchange({

@@ -10,8 +10,12 @@ import { isObject } from "../core/jsonrpc";
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 const MAX_UPSTREAM_TIMEOUT_MS = 15 * 60_000;
-/** Short, and never containing the `___` separator of aggregated names. */
-const UPSTREAM_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!__))*$/;
+/**
+ * Short, never containing the `___` separator of aggregated names, and not ending in `_`:
+ * `svc_` + `___` + `tool` would read as `svc` + `___` + `_tool`, so the first `___` of an
+ * aggregated name must always be where the upstream's name ends.
+ */
+const UPSTREAM_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!__))*(?<!_)$/;
 const MAX_UPSTREAM_NAME_LENGTH = 32;
 const RESERVED_NAMES = new Set(["sys"]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -45,7 +49,7 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
 
   const name = raw["name"];
   if (typeof name !== "string" || !UPSTREAM_NAME.test(name) || name.length > MAX_UPSTREAM_NAME_LENGTH) {
-    problems.push(`${at}.name: must be 1-${MAX_UPSTREAM_NAME_LENGTH} letters, digits, '-' or '_' (no '___'), got ${JSON.stringify(name)}`);
+    problems.push(`${at}.name: must be 1-${MAX_UPSTREAM_NAME_LENGTH} letters, digits, '-' or '_', starting with a letter or digit, not ending in '_' and without '___' (so <name>___<tool> splits one way only), got ${JSON.stringify(name)}`);
   } else if (RESERVED_NAMES.has(name.toLowerCase())) {
     problems.push(`${at}.name: "${name}" is reserved for the gateway's own tools`);
   } else if (seen.has(name)) {

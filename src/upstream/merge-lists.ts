@@ -8,9 +8,11 @@
  */
 import { decodeCursor, encodeCursor, type MergedCursor } from "../core/cursor";
 import { GatewayError } from "../core/errors";
+import { sessionSecret } from "../core/session";
 import { isObject, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName } from "../core/names";
 import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span } from "../core/raw-json";
+import { sealedUpstream } from "../core/session-token";
 import type { CallContext } from "../middleware/chain";
 import type { UpstreamConfig } from "./config";
 import { forward } from "./forward";
@@ -19,15 +21,20 @@ import { forward } from "./forward";
 const MAX_PARALLEL_UPSTREAMS = 6;
 export const UNAVAILABLE_META_KEY = "mcp-edge-gateway/unavailable";
 export const DROPPED_META_KEY = "mcp-edge-gateway/duplicates-dropped";
+/** Resources listed by two upstreams under one URI: which one serves it, which one is hidden. */
+export const URI_COLLISIONS_META_KEY = "mcp-edge-gateway/uri-collisions";
 
 export type ListKind = { readonly method: string; readonly key: string; readonly capability: string; readonly renamed: boolean };
 
-export const LISTS: Readonly<Record<string, ListKind>> = {
-  "tools/list": { method: "tools/list", key: "tools", capability: "tools", renamed: true },
-  "prompts/list": { method: "prompts/list", key: "prompts", capability: "prompts", renamed: true },
-  "resources/list": { method: "resources/list", key: "resources", capability: "resources", renamed: false },
-  "resources/templates/list": { method: "resources/templates/list", key: "resourceTemplates", capability: "resources", renamed: false },
-};
+/** The merged lists by method (a Map: a client's method name is never a prototype member here). */
+export const LISTS: ReadonlyMap<string, ListKind> = new Map(
+  [
+    { method: "tools/list", key: "tools", capability: "tools", renamed: true },
+    { method: "prompts/list", key: "prompts", capability: "prompts", renamed: true },
+    { method: "resources/list", key: "resources", capability: "resources", renamed: false },
+    { method: "resources/templates/list", key: "resourceTemplates", capability: "resources", renamed: false },
+  ].map((kind) => [kind.method, kind]),
+);
 
 /** One upstream's page: item texts (renamed where needed) and its next cursor. */
 type UpstreamPage = { items: { text: string; name?: string; uri?: string }[]; nextCursor: string | null };
@@ -92,10 +99,20 @@ async function inParallel<I, O>(inputs: readonly I[], limit: number, work: (inpu
 function firstPage(ctx: CallContext, kind: ListKind): MergedCursor {
   return ctx.upstreams
     .filter((upstream) => {
-      const session = ctx.session.upstreams[upstream.name];
+      const session = sealedUpstream(ctx.session, upstream.name);
       return !session || session.capabilities.includes(kind.capability);
     })
     .map((upstream) => [upstream.name, null] as const);
+}
+
+/** A cursor's upstreams that are still configured, each once: one page asks each upstream at most once. */
+function pendingOf(ctx: CallContext, cursor: MergedCursor): MergedCursor {
+  const seen = new Set<string>();
+  return cursor.filter(([name]) => {
+    if (seen.has(name) || !ctx.upstreams.some((u) => u.name === name)) return false;
+    seen.add(name);
+    return true;
+  });
 }
 
 /** Answers a list request on the aggregated endpoint. `onItems` sees each upstream's items (URI routing learns from it). */
@@ -106,7 +123,8 @@ export async function mergeList(
   onItems?: (upstream: string, items: UpstreamPage["items"]) => void,
 ): Promise<string> {
   const { id, params } = request.message;
-  const pending = params?.["cursor"] !== undefined ? decodeCursor(params["cursor"]).filter(([name]) => ctx.upstreams.some((u) => u.name === name)) : firstPage(ctx, kind);
+  const binding = { secret: sessionSecret(ctx.env), sid: ctx.session.sid, method: kind.method };
+  const pending = params?.["cursor"] !== undefined ? pendingOf(ctx, await decodeCursor(params["cursor"], binding)) : firstPage(ctx, kind);
   const pages = await inParallel(pending, MAX_PARALLEL_UPSTREAMS, ([name, cursor]) =>
     upstreamPage(ctx, ctx.upstreams.find((u) => u.name === name)!, kind, request.message, cursor),
   );
@@ -114,6 +132,9 @@ export async function mergeList(
   const items: string[] = [];
   const seen = new Set<string>();
   const dropped: string[] = [];
+  // Pages are in UPSTREAMS order, so the first upstream in the configuration keeps a URI.
+  const uriServers = new Map<string, string>();
+  const collisions: { uri: string; servedBy: string; hidden: string }[] = [];
   const unavailable: { upstream: string; error: string }[] = [];
   const next: [string, string | null][] = [];
   pages.forEach((page, index) => {
@@ -124,8 +145,17 @@ export async function mergeList(
       console.warn(`mcp-edge-gateway: ${kind.method}: ${error}`);
       return;
     }
-    onItems?.(upstream, page.value.items);
+    const kept: UpstreamPage["items"] = [];
     for (const item of page.value.items) {
+      if (kind.method === "resources/list" && item.uri !== undefined) {
+        const servedBy = uriServers.get(item.uri);
+        if (servedBy !== undefined && servedBy !== upstream) {
+          collisions.push({ uri: item.uri, servedBy, hidden: upstream });
+          console.warn(`mcp-edge-gateway: resources/list: "${upstream}" lists ${JSON.stringify(item.uri)}, which "${servedBy}" (earlier in UPSTREAMS) serves; reads go to "${servedBy}"`);
+          continue;
+        }
+        uriServers.set(item.uri, upstream);
+      }
       if (item.name !== undefined) {
         if (seen.has(item.name)) {
           dropped.push(item.name);
@@ -134,15 +164,18 @@ export async function mergeList(
         seen.add(item.name);
       }
       items.push(item.text);
+      kept.push(item);
     }
+    onItems?.(upstream, kept);
     if (page.value.nextCursor !== null) next.push([upstream, page.value.nextCursor]);
   });
 
   const meta: Record<string, unknown> = {};
   if (unavailable.length > 0) meta[UNAVAILABLE_META_KEY] = unavailable;
   if (dropped.length > 0) meta[DROPPED_META_KEY] = dropped;
+  if (collisions.length > 0) meta[URI_COLLISIONS_META_KEY] = collisions;
   const tail =
-    (next.length > 0 ? `,"nextCursor":${JSON.stringify(encodeCursor(next))}` : "") +
+    (next.length > 0 ? `,"nextCursor":${JSON.stringify(await encodeCursor(next, binding))}` : "") +
     (Object.keys(meta).length > 0 ? `,"_meta":${JSON.stringify(meta)}` : "");
   const head = resultText(id, {}).slice(0, -2); // `{"jsonrpc":"2.0","id":…,"result":{`
   return `${head}${JSON.stringify(kind.key)}:[${items.join(",")}]${tail}}}`;

@@ -9,7 +9,7 @@
  */
 import { fail, ok, type Result } from "../core/errors";
 import { isObject, type JsonObject, type WireMessage } from "../core/jsonrpc";
-import type { SessionState, UpstreamSession } from "../core/session-token";
+import { sealedUpstream, type SessionState, type UpstreamSession } from "../core/session-token";
 import { exchange, UpstreamProtocolError, type LargeAnswerConsumer, type UpstreamFailure, type UpstreamReply } from "./client";
 import type { UpstreamConfig } from "./config";
 
@@ -135,7 +135,7 @@ export async function upstreamSession(upstream: UpstreamConfig, request: PoolReq
   const local = handshakes.get(key);
   if (avoid === undefined) {
     if (local) return local;
-    const sealed = request.session.upstreams[upstream.name];
+    const sealed = sealedUpstream(request.session, upstream.name);
     if (sealed) return ok(sealed);
   } else if (local) {
     const known = await local;

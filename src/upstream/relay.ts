@@ -10,6 +10,7 @@ import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, METHOD_NOT_FOUND, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
 import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json";
+import { sealedUpstream } from "../core/session-token";
 import type { CallContext, MethodHandler } from "../middleware/chain";
 import type { UpstreamConfig } from "./config";
 import { forward } from "./forward";
@@ -23,9 +24,16 @@ const RESOURCE_NOT_FOUND = -32002;
 /** Which upstream listed each resource URI (an isolate cache; a miss asks every upstream). */
 const uriOwners = new Map<string, string>();
 
-function rememberUris(upstream: string, items: readonly { uri?: string }[]): void {
+/**
+ * Records who serves the URIs an upstream listed. Where two upstreams list one URI, the
+ * first in UPSTREAMS keeps it, whichever page or list showed it last.
+ */
+function rememberUris(ctx: CallContext, upstream: string, items: readonly { uri?: string }[]): void {
+  const rank = (name: string | undefined) => ctx.upstreams.findIndex((u) => u.name === name);
   for (const item of items) {
     if (item.uri === undefined) continue;
+    const owner = rank(uriOwners.get(item.uri));
+    if (owner !== -1 && owner < rank(upstream)) continue;
     if (uriOwners.size >= URI_OWNER_ENTRIES) uriOwners.clear();
     uriOwners.set(item.uri, upstream);
   }
@@ -90,7 +98,7 @@ async function routeByUri(ctx: CallContext, request: WireMessage<JsonRpcRequest>
   if (typeof uri !== "string") throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
   const owner = ctx.upstreams.find((u) => u.name === uriOwners.get(uri));
   const candidates = ctx.upstreams.filter((upstream) => {
-    const session = ctx.session.upstreams[upstream.name];
+    const session = sealedUpstream(ctx.session, upstream.name);
     return upstream !== owner && (!session || session.capabilities.includes("resources"));
   });
   let firstAnswer: string | undefined;
@@ -114,7 +122,7 @@ async function routeByUri(ctx: CallContext, request: WireMessage<JsonRpcRequest>
 
 /** Sends `logging/setLevel` to every upstream that logs; the level applies gateway-wide for the session. */
 async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
-  const targets = ctx.upstreams.filter((upstream) => ctx.session.upstreams[upstream.name]?.capabilities.includes("logging"));
+  const targets = ctx.upstreams.filter((upstream) => sealedUpstream(ctx.session, upstream.name)?.capabilities.includes("logging"));
   await Promise.all(
     targets.map(async (upstream) => {
       try {
@@ -129,8 +137,8 @@ async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequ
 
 async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
   const { method, id, params } = request.message;
-  const list = LISTS[method];
-  if (list) return mergeList(ctx, request, list, list.method === "resources/list" ? rememberUris : undefined);
+  const list = LISTS.get(method);
+  if (list) return mergeList(ctx, request, list, list.method === "resources/list" ? (upstream, items) => rememberUris(ctx, upstream, items) : undefined);
   switch (method) {
     case "ping":
       return resultText(id, {});
@@ -166,7 +174,7 @@ export const relay: MethodHandler = (ctx, request) => {
  * upstreams of the route. Each upstream ignores what is not its own.
  */
 export async function relayNotification(ctx: CallContext, text: string): Promise<void> {
-  const initialized = ctx.upstreams.filter((upstream) => ctx.session.upstreams[upstream.name]);
+  const initialized = ctx.upstreams.filter((upstream) => sealedUpstream(ctx.session, upstream.name) !== undefined);
   await Promise.all(
     initialized.map(async (upstream) => {
       const reply = await sendToUpstream(upstream, text, ctx);
