@@ -4,6 +4,7 @@
  * and hands their URLs to the Worker's bindings and to the tests through `provide`.
  */
 import type { TestProject } from "vitest/node";
+import { startFaultyUpstream } from "./fixtures/faulty-upstream.ts";
 import { startRawUpstream } from "./fixtures/raw-upstream.ts";
 import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
 
@@ -15,7 +16,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     { name: "beta", url: beta.url },
     { name: "raw", url: raw.url },
   ]);
+  const faulty = await startFaultyUpstream();
+  project.provide("faultyUpstreamUrl", faulty.url);
   return async () => {
-    await Promise.all([alpha.close(), beta.close(), raw.close()]);
+    await Promise.all([alpha.close(), beta.close(), raw.close(), faulty.close()]);
   };
 }

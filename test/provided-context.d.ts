@@ -5,5 +5,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     upstreams: { name: string; url: string }[];
     fixtureUrls: { alpha: string; beta: string; raw: string };
+    /** Origin of test/fixtures/faulty-upstream.ts; append `/<mode>/<tag>`. */
+    faultyUpstreamUrl: string;
   }
 }
