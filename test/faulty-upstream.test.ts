@@ -73,6 +73,16 @@ describe("an upstream that stalls after its headers", () => {
   });
 });
 
+it("ends a client's answer to a server request that the upstream never acknowledges", async () => {
+  // Only the answer deadline can end this: the stream is never silent for idleTimeoutMs.
+  const vars = upstreams({ name: "trickle", url: faultyUrl("trickle-response"), timeoutMs: 500, idleTimeoutMs: 60_000 });
+  const { session } = await initialize("/mcp/trickle", { vars });
+  const response = await post("/mcp/trickle", { jsonrpc: "2.0", id: "server-asked-1", result: {} }, { session, vars });
+  const body = (await response.json()) as Json;
+  expect(body.error).toMatchObject({ code: -32010, data: { upstream: "trickle", reason: "timeout" } });
+  expect(body.error.message).toMatch(/did not finish its answer within 500 ms/);
+});
+
 describe("a response on a call's stream that answers another request", () => {
   it.each(["/mcp", "/mcp/foreign"])("is dropped on %s, and only the call's own answer reaches the client", async (path) => {
     const vars = upstreams({ name: "foreign", url: faultyUrl("foreign-id") });

@@ -170,6 +170,11 @@ export async function laterSessions(upstream: UpstreamConfig, request: PoolReque
 
 /** How one message is sent: see `UpstreamExchange`. */
 export type SendOptions = { readonly large?: LargeAnswerConsumer; readonly answerWithinTimeout?: boolean };
+/**
+ * Without options (a notification, the client's answer to a server request), the
+ * upstream owes nothing but an acknowledgement: the whole answer within `timeoutMs`.
+ */
+const ACKNOWLEDGEMENT: SendOptions = { answerWithinTimeout: true };
 
 /**
  * Sends one message text to `upstream` within the client's session. A forgotten
@@ -180,7 +185,7 @@ export async function sendToUpstream(
   upstream: UpstreamConfig,
   text: string,
   request: PoolRequest,
-  options: SendOptions = {},
+  options: SendOptions = ACKNOWLEDGEMENT,
 ): Promise<Result<UpstreamReply, UpstreamFailure>> {
   let refused: string | null | undefined;
   for (let attempt = 0; attempt < 2; attempt++) {
