@@ -26,6 +26,7 @@ describe("parseUpstreams", () => {
     ["a relative url", '[{"name":"a","url":"/mcp"}]', /UPSTREAMS\[0\]\.url/],
     ["a file url", '[{"name":"a","url":"file:///etc/passwd"}]', /UPSTREAMS\[0\]\.url/],
     ["a zero timeout", '[{"name":"a","url":"http://x/mcp","timeoutMs":0}]', /UPSTREAMS\[0\]\.timeoutMs/],
+    ["a fractional idle timeout", '[{"name":"a","url":"http://x/mcp","idleTimeoutMs":1.5}]', /UPSTREAMS\[0\]\.idleTimeoutMs/],
     ["a credential without secret", '[{"name":"a","url":"http://x/mcp","credential":{}}]', /UPSTREAMS\[0\]\.credential/],
     ["a credential in a gateway-owned header", '[{"name":"a","url":"http://x/mcp","credential":{"secret":"S","header":"Mcp-Session-Id"}}]', /credential\.header/],
     ["an unknown field", '[{"name":"a","url":"http://x/mcp","tiemout":5}]', /UPSTREAMS\[0\]\.tiemout: unknown field/],
@@ -36,12 +37,12 @@ describe("parseUpstreams", () => {
   });
 
   it("accepts a JSON string and a structured list alike", () => {
-    const list = [{ name: "gh", url: "https://example.com/mcp", credential: { secret: "GH_TOKEN" }, timeoutMs: 5000 }, { name: "svc", service: "OTHER" }];
+    const list = [{ name: "gh", url: "https://example.com/mcp", credential: { secret: "GH_TOKEN" }, timeoutMs: 5000, idleTimeoutMs: 9000 }, { name: "svc", service: "OTHER" }];
     for (const value of [JSON.stringify(list), list]) {
       const parsed = parseUpstreams(value);
       expect(parsed.ok && parsed.value).toEqual([
-        { name: "gh", url: "https://example.com/mcp", headers: {}, timeoutMs: 5000, credential: { secret: "GH_TOKEN", header: "Authorization", scheme: "Bearer" } },
-        { name: "svc", url: "https://upstream.internal/mcp", service: "OTHER", headers: {}, timeoutMs: 30000 },
+        { name: "gh", url: "https://example.com/mcp", headers: {}, timeoutMs: 5000, idleTimeoutMs: 9000, credential: { secret: "GH_TOKEN", header: "Authorization", scheme: "Bearer" } },
+        { name: "svc", url: "https://upstream.internal/mcp", service: "OTHER", headers: {}, timeoutMs: 30000, idleTimeoutMs: 300000 },
       ]);
     }
   });

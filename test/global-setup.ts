@@ -5,6 +5,7 @@
  */
 import type { TestProject } from "vitest/node";
 import { startFloodUpstream } from "./fixtures/flood-upstream.ts";
+import { startFaultyUpstream } from "./fixtures/faulty-upstream.ts";
 import { startRawUpstream } from "./fixtures/raw-upstream.ts";
 import { startNamesUpstream } from "./fixtures/names-upstream.ts";
 import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
@@ -20,7 +21,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   ]);
   const flood = await startFloodUpstream();
   project.provide("floodUrl", flood.url);
+  const faulty = await startFaultyUpstream();
+  project.provide("faultyUpstreamUrl", faulty.url);
   return async () => {
-    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close()]);
+    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close()]);
   };
 }

@@ -9,5 +9,7 @@ declare module "vitest" {
     floodUrl: string;
     /** Base URL of test/fixtures/names-upstream.ts (append `/<mode>/<key>/mcp`). */
     namesUpstream: string;
+    /** Origin of test/fixtures/faulty-upstream.ts; append `/<mode>/<tag>`. */
+    faultyUpstreamUrl: string;
   }
 }

@@ -7,7 +7,8 @@
  * ENDED_CHECK_CACHE_MS, for which an isolate trusts its last look).
  */
 import type { UpstreamConfig } from "../upstream/config";
-import { describeFailure, failureError } from "../upstream/failures";
+import { failureError } from "../upstream/failures";
+import { UNAVAILABLE_META_KEY } from "../upstream/merge-lists";
 import { handshake, laterSessions, type Handshake } from "../upstream/pool";
 import { exchange } from "../upstream/client";
 import { fail, GatewayError, ok, type Result } from "./errors";
@@ -88,7 +89,8 @@ function transparentResult(id: JsonRpcRequest["id"], result: JsonObject, protoco
 
 /**
  * Answers `initialize`: returns the response text and the new `Mcp-Session-Id`.
- * On /mcp an upstream that fails is left out (and retried on later requests); on
+ * On /mcp an upstream that fails (down, or stalled past its deadline) is left out, named
+ * in `_meta` as a merged list names it, and retried on later requests; on
  * /mcp/<upstream> its failure is the answer.
  */
 export async function initializeSession(request: JsonRpcRequest, where: SessionEnv): Promise<{ text: string; token: string }> {
@@ -118,13 +120,16 @@ export async function initializeSession(request: JsonRpcRequest, where: SessionE
   );
   const upstreams: Record<string, UpstreamSession> = {};
   const succeeded: [string, Handshake][] = [];
+  const unavailable: { upstream: string; error: string }[] = [];
   for (const [upstream, result] of results) {
     if (result.ok) {
       upstreams[upstream.name] = result.value.session;
       succeeded.push([upstream.name, result.value]);
     } else {
-      if (where.route !== "") throw failureError(result).withId(request.id);
-      console.warn(`mcp-edge-gateway: initialize: ${describeFailure(result)}; its tools are left out until it answers`);
+      if (where.route !== "") throw failureError(result, where.env).withId(request.id);
+      const error = failureError(result, where.env).message;
+      unavailable.push({ upstream: upstream.name, error });
+      console.warn(`mcp-edge-gateway: initialize: ${error}; its tools are left out until it answers`);
     }
   }
   const state: SessionState = { ...skeleton, upstreams };
@@ -136,6 +141,8 @@ export async function initializeSession(request: JsonRpcRequest, where: SessionE
     capabilities: mergedCapabilities(succeeded.map(([, h]) => h)),
     serverInfo: GATEWAY_INFO,
     ...(instructions ? { instructions } : {}),
+    // Named as a merged list names them: the client learns which upstreams are missing and why.
+    ...(unavailable.length > 0 ? { _meta: { [UNAVAILABLE_META_KEY]: unavailable } } : {}),
   };
   return { text: JSON.stringify({ jsonrpc: "2.0", id: request.id, result }), token };
 }

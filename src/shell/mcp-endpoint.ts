@@ -79,8 +79,8 @@ async function relayClientResponse(ctx: CallContext, wire: WireMessage<JsonRpcRe
     text = withMessageId(wire.text, origin.id);
   }
   const reply = await sendToUpstream(upstream!, text, ctx);
-  if (!reply.ok) throw failureError(reply);
-  for await (const item of upstreamMessages(reply.value, upstream!.name)) if (!item.ok) throw failureError(item);
+  if (!reply.ok) throw failureError(reply, ctx.env);
+  for await (const item of upstreamMessages(reply.value, upstream!.name)) if (!item.ok) throw failureError(item, ctx.env);
 }
 
 /** POST: initialize, or any message of an existing session. */

@@ -7,16 +7,40 @@
  */
 import { fail, ok, type Result } from "../core/errors";
 import { readUpstreamMessage, type WireMessage } from "../core/jsonrpc";
+import { redactSecrets } from "../core/redact-secrets";
 import { readSse } from "../core/sse";
 import type { UpstreamConfig } from "./config";
+import { AnswerDeadline, guardBody, UpstreamBreak, type BodyGuard } from "./deadlines";
 
+/** How much of an upstream's unreadable or error body goes to the log (never to the client). */
 const MAX_ERROR_BODY_CHARS = 300;
+/** Bytes of an error body read for the log before the rest is cancelled. */
+const MAX_ERROR_BODY_BYTES = 4 * 1024;
+/** Reasons for the statuses an upstream commonly refuses with; the body itself only goes to the log. */
+const STATUS_REASONS: Readonly<Record<number, string>> = {
+  400: "bad request",
+  401: "unauthorized: check the upstream's credential",
+  403: "forbidden: check the upstream's credential",
+  404: "not found: check the upstream's URL",
+  405: "method not allowed: check the upstream's URL",
+  406: "not acceptable",
+  408: "request timeout",
+  413: "request too large",
+  415: "unsupported media type",
+  429: "too many requests",
+  500: "internal server error",
+  502: "bad gateway",
+  503: "service unavailable",
+  504: "gateway timeout",
+};
 
 export type UpstreamFailure =
   | { reason: "unreachable"; upstream: string; detail: string }
-  | { reason: "timeout"; upstream: string; timeoutMs: number }
+  /** `waited` for: the headers, the end of an answer with a deadline, the next byte of a stream. */
+  | { reason: "timeout"; upstream: string; timeoutMs: number; waited: "headers" | "answer" | "silence" }
   | { reason: "http-status"; upstream: string; status: number; detail: string }
-  | { reason: "session-expired"; upstream: string }
+  /** The upstream refused the session id (HTTP 404, or 400 as some servers answer). */
+  | { reason: "session-expired"; upstream: string; status: 400 | 404 }
   | { reason: "bad-response"; upstream: string; detail: string }
   | { reason: "missing-binding"; upstream: string; detail: string };
 
@@ -54,7 +78,20 @@ export type UpstreamExchange = {
   readonly lastEventId?: string;
   /** Messages longer than `large.minBytes` are not read into memory but handed to `large`. */
   readonly large?: LargeAnswerConsumer;
+  /**
+   * The whole answer, even a stream, must arrive within the upstream's `timeoutMs`
+   * (initialize, lists: answers never long in coming). Otherwise only a JSON body has to;
+   * a stream answering a request may run as long as it is never silent for `idleTimeoutMs`.
+   */
+  readonly answerWithinTimeout?: boolean;
 };
+
+/** Where upstream text may be logged: the upstream's name, and the env whose secrets are redacted. */
+type LogContext = { readonly upstream: string; readonly env: Readonly<Record<string, unknown>> };
+
+function logUpstreamText(where: LogContext, what: string, text: string): void {
+  console.warn(`mcp-edge-gateway: upstream "${where.upstream}" ${what}: ${redactSecrets(text.slice(0, MAX_ERROR_BODY_CHARS), where.env)}`);
+}
 
 type Fetcher = { fetch: (input: Request | string, init?: RequestInit) => Promise<Response> };
 
@@ -123,14 +160,39 @@ async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Pro
   return { text: new TextDecoder().decode(all) };
 }
 
-async function* jsonMessages(response: Response, upstream: string, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
+/** A protocol break as the error that `upstreamMessages` turns into a `bad-response` failure. */
+function badResponse(upstream: string, detail: string): UpstreamBreak {
+  return new UpstreamBreak({ reason: "bad-response", upstream, detail });
+}
+
+/**
+ * Runs `read`, reporting a deadline that ended the body as its `timeout` failure whatever
+ * error the reader saw (a pipe may hand on its own error instead of the guard's).
+ */
+async function* deadlineAware(read: AsyncGenerator<WireMessage>, guard: BodyGuard): AsyncGenerator<WireMessage> {
+  try {
+    yield* read;
+  } catch (error) {
+    if (guard.broke.failure) throw new UpstreamBreak(guard.broke.failure);
+    throw error;
+  }
+}
+
+async function* jsonMessages(response: Response, body: ReadableStream<Uint8Array>, guard: BodyGuard, where: LogContext, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
   let text: string;
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-  // A body that says it is small is read the plain way; one that is (or may be) large, chunk by chunk.
-  if (large && response.body && !(declared <= large.minBytes)) {
-    const read = await readBounded(response.body, large.minBytes);
-    text = "stream" in read ? await large.take(read.stream) : read.text;
-  } else text = await response.text();
+  // A body that says it is small is read whole; one that is (or may be) large, chunk by chunk.
+  if (large && !(declared <= large.minBytes)) {
+    const read = await readBounded(body, large.minBytes);
+    if ("stream" in read) {
+      // Handed on as a stream (offload): from here only the idle deadline applies.
+      guard.deadline?.disarm();
+      text = await large.take(read.stream);
+    } else text = read.text;
+  } else {
+    const read = await readBounded(body, Number.POSITIVE_INFINITY);
+    text = "text" in read ? read.text : "";
+  }
   const message = readUpstreamMessage(text);
   if (message) {
     yield message;
@@ -141,37 +203,55 @@ async function* jsonMessages(response: Response, upstream: string, large?: Large
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new UpstreamProtocolError(upstream, `answered with a body that is not JSON: ${text.slice(0, MAX_ERROR_BODY_CHARS)}`);
+    logUpstreamText(where, "answered with a body that is not JSON", text);
+    throw badResponse(where.upstream, "answered with a body that is not JSON (the gateway's log has its start)");
   }
-  if (!Array.isArray(parsed)) throw new UpstreamProtocolError(upstream, "answered with JSON that is not a JSON-RPC message");
+  if (!Array.isArray(parsed)) throw badResponse(where.upstream, "answered with JSON that is not a JSON-RPC message");
   for (const element of parsed) {
     const wire = readUpstreamMessage(JSON.stringify(element));
     if (wire) yield wire;
   }
 }
 
-async function* sseMessages(response: Response, upstream: string, resume: ResumePoint, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
-  if (!response.body) return;
-  for await (const event of readSse(response.body, large?.minBytes)) {
+async function* sseMessages(body: ReadableStream<Uint8Array>, where: LogContext, resume: ResumePoint, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
+  for await (const event of readSse(body, large?.minBytes)) {
     if (event.id !== undefined) resume.lastEventId = event.id;
     if (event.retry !== undefined) resume.retryMs = event.retry;
     // Priming events (an id and a retry delay, no data) only mark a resume point.
     if (event.event !== "message" || (event.data === "" && !event.large)) continue;
     const message = readUpstreamMessage(event.large ? await large!.take(event.large) : event.data);
-    if (!message) throw new UpstreamProtocolError(upstream, `sent an SSE event that is not a JSON-RPC message: ${event.data.slice(0, MAX_ERROR_BODY_CHARS)}`);
+    if (!message) {
+      logUpstreamText(where, "sent an SSE event that is not a JSON-RPC message", event.data);
+      throw badResponse(where.upstream, "sent an SSE event that is not a JSON-RPC message (the gateway's log has its start)");
+    }
     yield message;
   }
 }
 
-/** An upstream broke the protocol mid-stream; surfaces as a `bad-response` failure. */
-export class UpstreamProtocolError extends Error {
-  override readonly name = "UpstreamProtocolError";
-  constructor(
-    readonly upstream: string,
-    detail: string,
-  ) {
-    super(`upstream "${upstream}" ${detail}`);
+/** The start of an error body, for the log; the rest is cancelled. */
+async function errorBodyStart(body: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  try {
+    while (length < MAX_ERROR_BODY_BYTES) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      length += value.length;
+    }
+  } catch {
+    // A body that breaks off (or misses its deadline) has said what it will say.
+  } finally {
+    reader.cancel().catch(() => {});
   }
+  const all = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.length;
+  }
+  return new TextDecoder().decode(all);
 }
 
 /** Sends one message (or opens the GET stream, or ends the session) at an upstream. */
@@ -187,7 +267,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   }
 
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(), upstream.timeoutMs);
+  const deadline = new AnswerDeadline(upstream.timeoutMs, () => timeout.abort());
   const signal = request.signal ? AbortSignal.any([request.signal, timeout.signal]) : timeout.signal;
   // Redirects are not followed: they would carry credentials and the body to another host.
   const init: RequestInit = { method: request.method, headers: headers.value, signal, redirect: "manual" };
@@ -196,33 +276,58 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   try {
     response = await (fetcher ? fetcher.fetch(upstream.url, init) : fetch(upstream.url, init));
   } catch (error) {
-    if (timeout.signal.aborted) return fail({ reason: "timeout", upstream: upstream.name, timeoutMs: upstream.timeoutMs });
+    deadline.disarm();
+    if (deadline.fired) return fail({ reason: "timeout", upstream: upstream.name, timeoutMs: upstream.timeoutMs, waited: "headers" });
     return fail({ reason: "unreachable", upstream: upstream.name, detail: error instanceof Error ? error.message : String(error) });
-  } finally {
-    clearTimeout(timer);
   }
 
+  const where: LogContext = { upstream: upstream.name, env: request.env };
   const sessionId = response.headers.get("mcp-session-id");
-  if (response.status === 404 && request.sessionId) {
-    await response.body?.cancel();
-    return fail({ reason: "session-expired", upstream: upstream.name });
+  const contentType = response.headers.get("content-type") ?? "";
+  const stream = response.ok && contentType.includes("text/event-stream");
+  // The answer deadline stays on a JSON body (and on every answer that must come whole);
+  // a stream answering a request gets the idle deadline instead. The GET stream of
+  // server messages may be quiet for hours: it has neither.
+  if (stream && !request.answerWithinTimeout) deadline.disarm();
+  const guard: BodyGuard = {
+    upstream: upstream.name,
+    deadline,
+    ...(request.method === "GET" && request.lastEventId === undefined ? {} : { idleMs: upstream.idleTimeoutMs }),
+    broke: {},
+  };
+  const body = response.body ? guardBody(response.body, guard) : undefined;
+  if (!body) deadline.disarm();
+  const discard = async () => {
+    deadline.disarm();
+    await body?.cancel();
+  };
+
+  // A refused session id: 404 as the spec says, or 400 as some servers answer (server-everything).
+  if ((response.status === 404 || response.status === 400) && request.sessionId) {
+    if (response.status === 400 && body) logUpstreamText(where, "answered HTTP 400 to a session id (taken as a forgotten session)", await errorBodyStart(body));
+    else await discard();
+    deadline.disarm();
+    return fail({ reason: "session-expired", upstream: upstream.name, status: response.status });
   }
   if (response.status === 202 || (response.ok && request.method === "DELETE")) {
-    await response.body?.cancel();
+    await discard();
     return ok({ mode: "accepted", sessionId, messages: (async function* () {})(), resume: {} });
   }
   if (response.status >= 300 && response.status < 400) {
-    await response.body?.cancel();
+    await discard();
     return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail: `redirects to ${response.headers.get("location") ?? "elsewhere"}; configure the final URL` });
   }
   if (!response.ok) {
-    const detail = (await response.text().catch(() => "")).slice(0, MAX_ERROR_BODY_CHARS);
-    return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail });
+    // The body may echo anything, a credential included: the log gets it, the client a reason.
+    if (body) logUpstreamText(where, `answered HTTP ${response.status}`, await errorBodyStart(body));
+    deadline.disarm();
+    const reason = STATUS_REASONS[response.status] ?? (response.status >= 500 ? "server error" : "client error");
+    return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail: `${reason} (the gateway's log has the body)` });
   }
-  const contentType = response.headers.get("content-type") ?? "";
   const resume: ResumePoint = {};
-  if (contentType.includes("text/event-stream")) return ok({ mode: "sse", sessionId, messages: sseMessages(response, upstream.name, resume, request.large), resume });
-  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: jsonMessages(response, upstream.name, request.large), resume });
-  await response.body?.cancel();
+  const none = (async function* (): AsyncGenerator<WireMessage> {})();
+  if (stream) return ok({ mode: "sse", sessionId, messages: body ? deadlineAware(sseMessages(body, where, resume, request.large), guard) : none, resume });
+  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: body ? deadlineAware(jsonMessages(response, body, guard, where, request.large), guard) : none, resume });
+  await discard();
   return fail({ reason: "bad-response", upstream: upstream.name, detail: `answered with content-type "${contentType}", expected JSON or an SSE stream` });
 }

@@ -9,6 +9,12 @@ import { fail, ok, type Result } from "../core/errors";
 import { isObject } from "../core/jsonrpc";
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+/**
+ * How long a stream (an SSE answer) may stay silent. Longer than the SDK clients' own
+ * request timeout (60 s), so a client with defaults gives up first; long tools that say
+ * nothing for longer need a larger `idleTimeoutMs` (or progress notifications).
+ */
+export const DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS = 5 * 60_000;
 const MAX_UPSTREAM_TIMEOUT_MS = 15 * 60_000;
 /**
  * Short, never containing the `___` separator of aggregated names, and not ending in `_`:
@@ -34,8 +40,13 @@ export type UpstreamConfig = {
   readonly credential?: UpstreamCredential;
   /** Static extra headers (not secrets: those go in `credential`). */
   readonly headers: Readonly<Record<string, string>>;
-  /** How long to wait for the upstream to start answering. */
+  /**
+   * How long an answer may take: to its headers; for a JSON body, to its last byte; for
+   * the answer to initialize, a list and other quick methods, to the answer however framed.
+   */
   readonly timeoutMs: number;
+  /** How long a stream answering a request (tools/call over SSE, say) may send nothing. */
+  readonly idleTimeoutMs: number;
 };
 
 export type ConfigProblem = { reason: "invalid-upstreams"; problems: readonly string[] };
@@ -44,7 +55,7 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
   const at = `UPSTREAMS[${index}]`;
   const problems: string[] = [];
   if (!isObject(raw)) return { problems: [`${at}: must be an object like {"name":"github","url":"https://..."}`] };
-  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs"]);
+  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs"]);
   for (const key of Object.keys(raw)) if (!known.has(key)) problems.push(`${at}.${key}: unknown field (known: ${[...known].join(", ")})`);
 
   const name = raw["name"];
@@ -95,8 +106,11 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
   }
 
   const timeoutMs = raw["timeoutMs"] ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
-  if (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_UPSTREAM_TIMEOUT_MS) {
-    problems.push(`${at}.timeoutMs: must be an integer number of milliseconds between 1 and ${MAX_UPSTREAM_TIMEOUT_MS}`);
+  const idleTimeoutMs = raw["idleTimeoutMs"] ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS;
+  for (const [field, value] of [["timeoutMs", timeoutMs], ["idleTimeoutMs", idleTimeoutMs]] as const) {
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_UPSTREAM_TIMEOUT_MS) {
+      problems.push(`${at}.${field}: must be an integer number of milliseconds between 1 and ${MAX_UPSTREAM_TIMEOUT_MS}`);
+    }
   }
 
   if (problems.length > 0) return { problems };
@@ -106,6 +120,7 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     url: url as string,
     headers,
     timeoutMs: timeoutMs as number,
+    idleTimeoutMs: idleTimeoutMs as number,
     ...(typeof service === "string" ? { service } : {}),
     ...(credential ? { credential } : {}),
   };

@@ -4,6 +4,7 @@
  * and what to check; the other upstreams keep working.
  */
 import { GatewayError } from "../core/errors";
+import { redactSecrets } from "../core/redact-secrets";
 import type { UpstreamFailure } from "./client";
 
 /** JSON-RPC code for "the upstream behind this name could not answer". */
@@ -15,7 +16,18 @@ export function describeFailure(failure: UpstreamFailure): string {
     case "unreachable":
       return `upstream "${failure.upstream}" is unreachable: ${failure.detail}`;
     case "timeout":
-      return `upstream "${failure.upstream}" did not answer within ${failure.timeoutMs} ms`;
+      switch (failure.waited) {
+        case "headers":
+          return `upstream "${failure.upstream}" did not answer within ${failure.timeoutMs} ms`;
+        case "answer":
+          return `upstream "${failure.upstream}" did not finish its answer within ${failure.timeoutMs} ms`;
+        case "silence":
+          return `upstream "${failure.upstream}" sent nothing for ${failure.timeoutMs} ms`;
+        default: {
+          const never: never = failure.waited;
+          return never;
+        }
+      }
     case "http-status":
       return `upstream "${failure.upstream}" answered HTTP ${failure.status}${failure.detail ? `: ${failure.detail}` : ""}`;
     case "session-expired":
@@ -31,9 +43,12 @@ export function describeFailure(failure: UpstreamFailure): string {
   }
 }
 
-/** The boundary error for a failed upstream exchange. */
-export function failureError(failure: UpstreamFailure): GatewayError {
+/**
+ * The boundary error for a failed upstream exchange. Its message never holds a configured
+ * secret's value (`env` says which those are), whatever an upstream put in the failure.
+ */
+export function failureError(failure: UpstreamFailure, env: Readonly<Record<string, unknown>>): GatewayError {
   // JSON-RPC errors ride on HTTP 200: the client's request reached the gateway fine, and
   // SDK clients surface a JSON-RPC error message to the user but only a status for a 5xx.
-  return new GatewayError(200, UPSTREAM_ERROR, describeFailure(failure), { upstream: failure.upstream, reason: failure.reason });
+  return new GatewayError(200, UPSTREAM_ERROR, redactSecrets(describeFailure(failure), env), { upstream: failure.upstream, reason: failure.reason });
 }

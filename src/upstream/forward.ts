@@ -5,18 +5,39 @@
  */
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
-import { pathSpan, splice } from "../core/raw-json";
+import { parseSpan, pathSpan, splice } from "../core/raw-json";
 import { encodeServerRequestId, withMessageId } from "../core/server-requests";
 import type { CallContext } from "../middleware/chain";
 import type { UpstreamConfig } from "./config";
 import { failureError } from "./failures";
-import { resumeFromUpstream, sendToUpstream, upstreamMessages } from "./pool";
+import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "./pool";
 
 /** How often in a row a cut stream may be resumed with nothing new on it, and the longest wait asked for. */
 const MAX_RESUMPTIONS = 10;
 const MAX_RESUME_DELAY_MS = 5_000;
 const DEFAULT_RESUME_DELAY_MS = 100;
-
+/** How much of a stray response's id goes to the log. */
+const MAX_LOGGED_ID_CHARS = 80;
+/**
+ * Methods whose answer is never long in coming: it must arrive whole within the upstream's
+ * `timeoutMs` even as a stream (a stalled upstream must not hold a merged list). Tool
+ * calls, reads and prompts may take long; their streams only have to keep talking.
+ */
+const QUICK_METHODS = new Set([
+  "initialize",
+  "ping",
+  "tools/list",
+  "prompts/list",
+  "resources/list",
+  "resources/templates/list",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "logging/setLevel",
+  "completion/complete",
+  "tasks/get",
+  "tasks/list",
+  "tasks/cancel",
+]);
 
 /** A message from an upstream as the client must see it. */
 export function toClient(ctx: Pick<CallContext, "aggregated">, upstream: string, wire: WireMessage): string {
@@ -38,23 +59,41 @@ function sameId(a: JsonRpcId | null, b: JsonRpcId): boolean {
   return a === b;
 }
 
+function methodOf(text: string): unknown {
+  const span = pathSpan(text, ["method"]);
+  return span ? parseSpan(text, span) : undefined;
+}
+
 /**
  * Sends `text` (a request with id `id`) to `upstream` and returns the text of its
- * response. Failures become a `GatewayError` answering `id`.
+ * response. Failures become a `GatewayError` answering `id`. Only the response with
+ * that id completes the call: a response to anything else is dropped (and logged).
  */
 export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId): Promise<string> {
-  // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it.
-  let reply = await sendToUpstream(upstream, text, ctx, ctx.largeAnswer);
+  const options: SendOptions = {
+    // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it.
+    ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
+    answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
+  };
+  let reply = await sendToUpstream(upstream, text, ctx, options);
   // Resumptions count only while nothing arrives: an upstream that polls (closing its
   // stream after each event) may take as long as the call does.
   for (let idle = 0; ; idle++) {
-    if (!reply.ok) throw failureError(reply).withId(id);
+    if (!reply.ok) throw failureError(reply, ctx.env).withId(id);
     if (reply.value.mode === "sse") ctx.streamed?.();
     for await (const item of upstreamMessages(reply.value, upstream.name)) {
-      if (!item.ok) throw failureError(item).withId(id);
+      if (!item.ok) throw failureError(item, ctx.env).withId(id);
       idle = 0;
       const wire = item.value;
-      if (kindOf(wire.message) === "response" && "id" in wire.message && sameId(wire.message.id, id)) return wire.text;
+      if (kindOf(wire.message) === "response") {
+        const answered = "id" in wire.message ? wire.message.id : null;
+        if (sameId(answered, id)) return wire.text;
+        // Not this call's answer (another upstream's id, a stale one): never the client's to see.
+        console.warn(
+          `mcp-edge-gateway: upstream "${upstream.name}" sent a response to id ${JSON.stringify(answered)?.slice(0, MAX_LOGGED_ID_CHARS)} on the stream of request ${JSON.stringify(id).slice(0, MAX_LOGGED_ID_CHARS)}; dropped`,
+        );
+        continue;
+      }
       await ctx.emit(toClient(ctx, upstream.name, wire)); // at the client's pace
     }
     // The stream ended before the answer: an upstream that gave event ids may be polled
@@ -62,7 +101,7 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: 
     const { lastEventId, retryMs } = reply.value.resume;
     if (lastEventId === undefined || idle >= MAX_RESUMPTIONS || ctx.signal.aborted) break;
     await new Promise((resolve) => setTimeout(resolve, Math.min(retryMs ?? DEFAULT_RESUME_DELAY_MS, MAX_RESUME_DELAY_MS)));
-    reply = await resumeFromUpstream(upstream, lastEventId, ctx, ctx.largeAnswer);
+    reply = await resumeFromUpstream(upstream, lastEventId, ctx, options);
   }
   throw new GatewayError(
     200,

@@ -11,6 +11,7 @@ import { GatewayError } from "../core/errors";
 import { sessionSecret } from "../core/session";
 import { isObject, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName } from "../core/names";
+import { redactSecrets } from "../core/redact-secrets";
 import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span } from "../core/raw-json";
 import { sealedUpstream } from "../core/session-token";
 import type { CallContext } from "../middleware/chain";
@@ -59,7 +60,7 @@ async function upstreamPage(ctx: CallContext, upstream: UpstreamConfig, kind: Li
   const error = member(answer, root, "error");
   if (error) {
     const detail = parseSpan(answer, error);
-    throw new GatewayError(200, 0, `upstream "${upstream.name}" answered ${kind.method} with an error: ${isObject(detail) ? String(detail["message"]) : "unknown"}`);
+    throw new GatewayError(200, 0, `upstream "${upstream.name}" answered ${kind.method} with an error: ${redactSecrets(isObject(detail) ? String(detail["message"]) : "unknown", ctx.env)}`);
   }
   const page = pageItems(answer, kind.key);
   const items = page.items.map((span) => {

@@ -4,14 +4,15 @@
  *
  * The upstream's session id normally comes from the sealed gateway session. When an
  * upstream failed to initialize with the client, or has since forgotten the session
- * (HTTP 404), the pool performs the handshake again and records the new session in KV,
+ * (HTTP 404, or 400 as some servers answer), the pool performs the handshake again and records the new session in KV,
  * so every isolate continues in it (and DELETE closes it); isolate memory only caches it.
  */
 import { fail, ok, type Result } from "../core/errors";
 import { isObject, type JsonObject, type WireMessage } from "../core/jsonrpc";
 import { sealedUpstream, type SessionState, type UpstreamSession } from "../core/session-token";
-import { exchange, UpstreamProtocolError, type LargeAnswerConsumer, type UpstreamFailure, type UpstreamReply } from "./client";
+import { exchange, type LargeAnswerConsumer, type UpstreamFailure, type UpstreamReply } from "./client";
 import type { UpstreamConfig } from "./config";
+import { UpstreamBreak } from "./deadlines";
 
 const HANDSHAKE_CACHE_ENTRIES = 1_000;
 const GATEWAY_CLIENT_INFO = { name: "mcp-edge-gateway", version: "0.1.0" };
@@ -57,7 +58,8 @@ export async function handshake(
       clientInfo: isObject(session.clientInfo) && typeof session.clientInfo["name"] === "string" ? session.clientInfo : GATEWAY_CLIENT_INFO,
     },
   });
-  const reply = await exchange({ upstream, env: request.env, method: "POST", body, signal: request.signal });
+  // Initialize is never long in coming: the whole answer, however framed, within timeoutMs.
+  const reply = await exchange({ upstream, env: request.env, method: "POST", body, signal: request.signal, answerWithinTimeout: true });
   if (!reply.ok) return reply;
   let result: JsonObject | undefined;
   try {
@@ -72,7 +74,7 @@ export async function handshake(
       }
     }
   } catch (error) {
-    return fail({ reason: "bad-response", upstream: upstream.name, detail: error instanceof Error ? error.message : String(error) });
+    return fail(breakFailure(error, upstream.name));
   }
   if (!result || typeof result["protocolVersion"] !== "string") {
     return fail({ reason: "bad-response", upstream: upstream.name, detail: "initialize answered without a protocolVersion" });
@@ -87,10 +89,15 @@ export async function handshake(
     sessionId,
     protocolVersion,
     signal: request.signal,
+    answerWithinTimeout: true,
   });
   if (!initialized.ok) return initialized;
-  for await (const _ of initialized.value.messages) {
-    // Drain: a notification has no answer, but the body must be consumed.
+  try {
+    for await (const _ of initialized.value.messages) {
+      // Drain: a notification has no answer, but the body must be consumed.
+    }
+  } catch (error) {
+    return fail(breakFailure(error, upstream.name));
   }
   const { keys, subscribe } = capabilityKeys(result["capabilities"]);
   return ok({ session: { sessionId, protocolVersion, capabilities: keys, ...(subscribe ? { subscribe } : {}) }, initializeResult: result });
@@ -161,15 +168,24 @@ export async function laterSessions(upstream: UpstreamConfig, request: PoolReque
   return sessions;
 }
 
+/** How one message is sent: see `UpstreamExchange`. */
+export type SendOptions = { readonly large?: LargeAnswerConsumer; readonly answerWithinTimeout?: boolean };
+/**
+ * Without options (a notification, the client's answer to a server request), the
+ * upstream owes nothing but an acknowledgement: the whole answer within `timeoutMs`.
+ */
+const ACKNOWLEDGEMENT: SendOptions = { answerWithinTimeout: true };
+
 /**
  * Sends one message text to `upstream` within the client's session. A forgotten
- * upstream session is re-established once, transparently.
+ * upstream session (HTTP 404, or 400 to a session id) is re-established once per
+ * message, transparently.
  */
 export async function sendToUpstream(
   upstream: UpstreamConfig,
   text: string,
   request: PoolRequest,
-  large?: LargeAnswerConsumer,
+  options: SendOptions = ACKNOWLEDGEMENT,
 ): Promise<Result<UpstreamReply, UpstreamFailure>> {
   let refused: string | null | undefined;
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -183,9 +199,13 @@ export async function sendToUpstream(
       sessionId: session.value.sessionId,
       protocolVersion: session.value.protocolVersion,
       signal: request.signal,
-      ...(large ? { large } : {}),
+      ...options,
     });
-    if (reply.ok || reply.reason !== "session-expired" || attempt > 0) return reply;
+    if (reply.ok || reply.reason !== "session-expired") return reply;
+    if (attempt > 0) {
+      // Refused again in a fresh session: a 400 was about the request, not the session.
+      return reply.status === 400 ? fail({ reason: "http-status", upstream: upstream.name, status: 400, detail: "bad request (the gateway's log has the body)" }) : reply;
+    }
     refused = session.value.sessionId;
   }
   throw new Error("unreachable: the retry loop always returns");
@@ -196,7 +216,7 @@ export async function resumeFromUpstream(
   upstream: UpstreamConfig,
   lastEventId: string,
   request: PoolRequest,
-  large?: LargeAnswerConsumer,
+  options: SendOptions = {},
 ): Promise<Result<UpstreamReply, UpstreamFailure>> {
   const session = await upstreamSession(upstream, request);
   if (!session.ok) return session;
@@ -208,16 +228,21 @@ export async function resumeFromUpstream(
     protocolVersion: session.value.protocolVersion,
     signal: request.signal,
     lastEventId,
-    ...(large ? { large } : {}),
+    ...options,
   });
 }
 
-/** Reads an upstream message stream to its end, turning protocol breaks into failures. */
+/** The failure behind an error thrown while an upstream's answer was read. */
+function breakFailure(error: unknown, upstream: string): UpstreamFailure {
+  if (error instanceof UpstreamBreak) return error.failure;
+  return { reason: "bad-response", upstream, detail: `its answer broke off: ${error instanceof Error ? error.message : String(error)}` };
+}
+
+/** Reads an upstream message stream to its end, turning protocol breaks and missed deadlines into failures. */
 export async function* upstreamMessages(reply: UpstreamReply, upstream: string): AsyncGenerator<Result<WireMessage, UpstreamFailure>> {
   try {
     for await (const wire of reply.messages) yield ok(wire);
   } catch (error) {
-    const detail = error instanceof UpstreamProtocolError ? error.message : error instanceof Error ? error.message : String(error);
-    yield fail({ reason: "bad-response", upstream, detail });
+    yield fail(breakFailure(error, upstream));
   }
 }

@@ -1,0 +1,118 @@
+/**
+ * Deadlines on an upstream's answer after its headers: an upstream that sends headers
+ * and then nothing must not hold a client request (or a whole aggregated answer) forever.
+ *
+ * Two clocks guard a body. The answer deadline runs from the request to the answer's
+ * last byte (a JSON body; a stream answering initialize or a list). The idle deadline
+ * restarts with every chunk and fires when the upstream has been silent too long (a
+ * stream answering a long tool call). Either one cancels the body and errors it with an
+ * `UpstreamBreak` carrying a `timeout` failure.
+ */
+import type { UpstreamFailure } from "./client";
+
+/** An upstream broke off its answer or broke the protocol mid-answer; carries the failure. */
+export class UpstreamBreak extends Error {
+  override readonly name = "UpstreamBreak";
+  constructor(readonly failure: UpstreamFailure) {
+    super(`upstream "${failure.upstream}" broke off its answer (${failure.reason})`);
+  }
+}
+
+/** One timer for a whole answer, armed when the request is sent. */
+export class AnswerDeadline {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private fire: () => void = () => {};
+  /** Resolves when the deadline passes; never, once disarmed. */
+  readonly expired: Promise<void>;
+  fired = false;
+
+  /** `onExpire` runs when the deadline passes (it aborts the fetch). */
+  constructor(
+    readonly timeoutMs: number,
+    onExpire: () => void,
+  ) {
+    this.expired = new Promise<void>((resolve) => (this.fire = resolve));
+    this.timer = setTimeout(() => {
+      this.fired = true;
+      this.fire();
+      onExpire();
+    }, timeoutMs);
+  }
+
+  /** Still running: neither passed nor disarmed. */
+  get armed(): boolean {
+    return this.timer !== undefined && !this.fired;
+  }
+
+  /** The answer is complete, or is no longer bound by this deadline. */
+  disarm(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+export type BodyGuard = {
+  readonly upstream: string;
+  /** The whole body must arrive before this deadline (when given). */
+  readonly deadline?: AnswerDeadline;
+  /** The upstream may be silent this long between chunks (when given). */
+  readonly idleMs?: number;
+  /** Set to the failure when a deadline ends the body, for readers that see another error. */
+  readonly broke: { failure?: UpstreamFailure };
+};
+
+/**
+ * The body, read only when its reader asks (nothing is read ahead), failing with an
+ * `UpstreamBreak` when a deadline passes first.
+ */
+export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  const stop = () => {
+    if (idleTimer !== undefined) clearTimeout(idleTimer);
+    guard.deadline?.disarm();
+  };
+  const breakOff = (failure: UpstreamFailure, controller: ReadableStreamDefaultController<Uint8Array>) => {
+    stop();
+    guard.broke.failure = failure;
+    reader.cancel(new UpstreamBreak(failure)).catch(() => {});
+    controller.error(new UpstreamBreak(failure));
+  };
+  const answerLate = (): UpstreamFailure => ({ reason: "timeout", upstream: guard.upstream, timeoutMs: guard.deadline!.timeoutMs, waited: "answer" });
+  const answerTimer = guard.deadline?.expired.then(answerLate);
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const timers: Promise<UpstreamFailure>[] = [];
+        // Raced only while armed: a disarmed deadline's promise never settles, and would
+        // keep one reaction per chunk.
+        if (answerTimer && (guard.deadline!.armed || guard.deadline!.fired)) timers.push(answerTimer);
+        if (guard.idleMs !== undefined) {
+          const idleMs = guard.idleMs;
+          timers.push(new Promise((resolve) => (idleTimer = setTimeout(() => resolve({ reason: "timeout", upstream: guard.upstream, timeoutMs: idleMs, waited: "silence" }), idleMs))));
+        }
+        let next: ReadableStreamReadResult<Uint8Array> | UpstreamFailure;
+        try {
+          next = await Promise.race([reader.read(), ...timers]);
+        } catch (error) {
+          // The fetch was aborted by the answer deadline: report that, not the abort.
+          if (guard.deadline?.fired) return breakOff(answerLate(), controller);
+          stop();
+          throw error;
+        } finally {
+          if (idleTimer !== undefined) clearTimeout(idleTimer);
+        }
+        if ("reason" in next) return breakOff(next, controller);
+        if (next.done) {
+          stop();
+          controller.close();
+        } else controller.enqueue(next.value);
+      },
+      cancel(reason) {
+        stop();
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
