@@ -17,6 +17,7 @@ import { matchesGlob } from "../policy/apply-filter";
 import { loadPlan, DEFAULT_FILTER_CACHE_TTL_MS } from "../policy/filter-store";
 import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "../policy/offload-config";
 import { inferSchema, type InferredSchema } from "../policy/schema-inference";
+import { indexPayloadText, putPayloadIndex } from "../storage/payload-index";
 import { newPayloadId, payloadMetadata, putPayload } from "../storage/payload-store";
 import { signPayloadToken, SIGNED_URL_TTL_S } from "../storage/signed-url";
 import { offloadStream } from "../storage/stream-offload";
@@ -159,6 +160,9 @@ export function offload(): Middleware {
       const payloadId = newPayloadId();
       const metadata = metadataFor(byteLength(payload.text), payload.contentType);
       await putPayload(bucket, payloadId, payload.text, metadata);
+      // The index lets pointer reads fetch byte ranges instead of the whole payload.
+      const index = payload.contentType === "application/json" ? indexPayloadText(payload.text, metadata.size) : undefined;
+      if (index) await putPayloadIndex(bucket, payloadId, index);
       return compactAnswer(ctx, id, key, {
         payloadId,
         size: metadata.size,

@@ -16,6 +16,8 @@ import { PAYLOAD_URI_PREFIX, READ_PAYLOAD_TOOL } from "./offload";
 /** A payload read whole by resources/read (without slice parameters) up to this size. */
 const RESOURCE_WHOLE_MAX_BYTES = MAX_SLICE_BYTES;
 const RESOURCE_NOT_FOUND = -32002;
+/** `_meta` of a pointer read: what it fetched from R2 (`fetchedBytes`, `ranges`). */
+export const READ_META_KEY = "mcp-edge-gateway/read";
 
 const READ_PAYLOAD_DEFINITION = {
   name: READ_PAYLOAD_TOOL,
@@ -68,7 +70,8 @@ async function readPayloadTool(ctx: CallContext, bucket: R2Bucket, id: JsonRpcId
   if (typeof request === "string") return fail(`${READ_PAYLOAD_TOOL}: ${request}`);
   const answer = await readSlice(bucket, args["id"], owner(ctx), request);
   if (!answer.ok) return fail(answer.message);
-  return resultText(id, { content: [{ type: "text", text: JSON.stringify(answer.slice) }], structuredContent: answer.slice });
+  const meta = answer.stats ? { _meta: { [READ_META_KEY]: answer.stats } } : {};
+  return resultText(id, { content: [{ type: "text", text: JSON.stringify(answer.slice) }], structuredContent: answer.slice, ...meta });
 }
 
 async function readPayloadResource(ctx: CallContext, bucket: R2Bucket, id: JsonRpcId, uri: string): Promise<string> {

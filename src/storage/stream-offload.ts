@@ -6,10 +6,12 @@
  * The payload is `result.structuredContent` (its raw text) or, when a text block comes
  * first and is large, that block's decoded text (for SDK servers, the same JSON). A text
  * candidate is held back until it passes `TEXT_COMMIT_CHARS`, so a short "see
- * structuredContent" text never wins over the data.
+ * structuredContent" text never wins over the data. The pointer-read index of the
+ * payload (payload-index.ts) is built from the same pieces and stored after it.
  */
 import { JsonStreamTokenizer, type JsonStreamHandler } from "../core/json-stream";
 import { SchemaBuilder, type InferredSchema, type ScalarType } from "../policy/schema-inference";
+import { PayloadIndexer, putPayloadIndex } from "./payload-index";
 import { startPayloadUpload, type PayloadMetadata } from "./payload-store";
 
 /** R2 multipart parts: all but the last the same size, at least 5 MiB. */
@@ -91,6 +93,8 @@ class PayloadCapture implements JsonStreamHandler {
   private raw: { depth: number; from: number } | null = null;
   private text: TextCandidate | null = null;
   readonly builder = new SchemaBuilder();
+  /** The pointer-read index of the stored text, built from the same pieces. */
+  readonly indexer = new PayloadIndexer();
   preview = "";
   kind: "structured" | "text" | null = null;
   /** Whether the answer has `result.structuredContent` at all (its tool then has an outputSchema). */
@@ -115,6 +119,7 @@ class PayloadCapture implements JsonStreamHandler {
   private emit(text: string): void {
     if (this.preview.length < this.previewChars) this.preview += text.slice(0, this.previewChars - this.preview.length);
     this.uploader.write(text);
+    this.indexer.write(text);
   }
 
   private path(): string {
@@ -250,6 +255,8 @@ export async function offloadStream(
     tokenizer.end();
     if (!capture.finished) throw new Error("the answer is larger than the gateway can hold and has no single large payload (structuredContent or a text block) to store");
     await uploader.complete();
+    const index = capture.contentType === JSON_TYPE ? capture.indexer.end(uploader.size) : undefined;
+    if (index) await putPayloadIndex(bucket, id, index);
   } catch (error) {
     await reader.cancel().catch(() => {});
     await uploader.abort();
