@@ -182,3 +182,34 @@ describe("who may read", () => {
     expect(slice.isError).toBe(true);
   });
 });
+
+describe("the read path on /mcp/<upstream>", () => {
+  const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 4096 }) };
+
+  it("lists sys___read_payload and the payload template, and answers both, where answers are offloaded", async () => {
+    const { session } = await initialize("/mcp/alpha", { vars });
+    const tools = await request("/mcp/alpha", session, "tools/list", undefined, { vars });
+    expect(tools.result.tools.map((t: Json) => t.name)).toContain("sys___read_payload");
+    const templates = await request("/mcp/alpha", session, "resources/templates/list", undefined, { vars });
+    expect(templates.result.resourceTemplates.map((t: Json) => t.uriTemplate)).toContain("mcp-edge-gateway://payloads/{id}{?pointer,offset,limit,byteOffset,byteLength,cursor}");
+    const call = await request("/mcp/alpha", session, "tools/call", { name: "big_list", arguments: { count: 200 } }, { vars });
+    const envelope = envelopeOf(call.result);
+    expect(envelope.agentInstructions).toContain("sys___read_payload");
+    const slice = await request("/mcp/alpha", session, "tools/call", { name: "sys___read_payload", arguments: { id: envelope.payloadId, pointer: "/items", offset: 5, limit: 2 } }, { vars });
+    expect(slice.result.structuredContent.items.map((i: Json) => i.id)).toEqual([5, 6]);
+    const read = await request("/mcp/alpha", session, "resources/read", { uri: `${envelope.payloadUri}?pointer=/total` }, { vars });
+    expect(JSON.parse(read.result.contents[0].text).value).toBe(200);
+  });
+
+  it("lists neither where no answer of that upstream can be offloaded", async () => {
+    const excluded = { OFFLOAD: JSON.stringify({ thresholdBytes: 4096, exclude: ["alpha___*"] }) };
+    const { session } = await initialize("/mcp/alpha", { vars: excluded });
+    const tools = await request("/mcp/alpha", session, "tools/list", undefined, { vars: excluded });
+    expect(tools.result.tools.map((t: Json) => t.name)).not.toContain("sys___read_payload");
+    const templates = await request("/mcp/alpha", session, "resources/templates/list", undefined, { vars: excluded });
+    expect(JSON.stringify(templates)).not.toContain("mcp-edge-gateway://payloads/");
+    const aggregated = await initialize("/mcp", { vars: excluded });
+    const listed = await request("/mcp", aggregated.session, "tools/list", undefined, { vars: excluded });
+    expect(listed.result.tools.map((t: Json) => t.name)).toContain("sys___read_payload");
+  });
+});
