@@ -3,7 +3,8 @@
  * edges, the compact answer, each way to read the rest, and who may read it.
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { instructions, payloadOf } from "../src/middleware/offload";
 import { signPayloadToken } from "../src/storage/signed-url";
 import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
 
@@ -211,5 +212,43 @@ describe("the read path on /mcp/<upstream>", () => {
     const aggregated = await initialize("/mcp", { vars: excluded });
     const listed = await request("/mcp", aggregated.session, "tools/list", undefined, { vars: excluded });
     expect(listed.result.tools.map((t: Json) => t.name)).toContain("sys___read_payload");
+  });
+});
+
+describe("the envelope of a real server's answer", () => {
+  const rows = Array.from({ length: 3 }, (_, i) => ({ id: i, title: `t${i}` }));
+  const inner = JSON.stringify({ data: { rows, cursor: null } });
+  const text = (t: string) => ({ type: "text", text: t });
+  // [label, result, stored text, content type, schema, pointer the instructions name (null: none)]
+  it.each([
+    ["structuredContent wrapping JSON text in one member", { content: [text(inner)], structuredContent: { content: inner } }, inner, "application/json", { data: { cursor: "null", rows: [{ id: "number", title: "string" }] } }, "/data/rows"],
+    ["FastMCP's {result: <json>}", { content: [text(inner)], structuredContent: { result: inner } }, inner, "application/json", { data: { cursor: "null", rows: [{ id: "number", title: "string" }] } }, "/data/rows"],
+    ["a lone text block of JSON", { content: [text(inner)] }, inner, "application/json", { data: { cursor: "null", rows: [{ id: "number", title: "string" }] } }, "/data/rows"],
+    ["a top-level array", { content: [text(JSON.stringify(rows))] }, JSON.stringify(rows), "application/json", [{ id: "number", title: "string" }], ""],
+    ["the longest of several arrays", { content: [], structuredContent: { a: [1], b: { c: [1, 2, 3] } } }, '{"a":[1],"b":{"c":[1,2,3]}}', "application/json", { a: ["number"], b: { c: ["number"] } }, "/b/c"],
+    ["JSON without arrays", { content: [text('{"k":"v"}')] }, '{"k":"v"}', "application/json", { k: "string" }, null],
+    ["a member holding plain text", { content: [], structuredContent: { content: "plain words" } }, '{"content":"plain words"}', "application/json", { content: "string" }, null],
+    ["plain text", { content: [text("just words")] }, "just words", "text/plain; charset=utf-8", "string", null],
+  ])("%s", (_label, result, stored, contentType, schema, pointer) => {
+    const answer = JSON.stringify({ jsonrpc: "2.0", id: 1, result });
+    const payload = payloadOf(answer, result as Json);
+    expect(payload).toMatchObject({ text: stored, contentType, schema });
+    // The preview is a raw excerpt of the stored text: JSON inside a string is not escaped again.
+    expect(payload.text.slice(0, 20)).toBe(stored.slice(0, 20));
+    const said = instructions("0".repeat(32), 1, payload.contentType, payload.array);
+    if (pointer === null) expect(said).not.toMatch(/"pointer": "/);
+    else expect(said).toContain(`"pointer": ${JSON.stringify(pointer)}`);
+    if (pointer !== "/items") expect(said).not.toContain('"/items"');
+    if (contentType.startsWith("text/")) expect(said).toContain('"byteOffset": 0');
+  });
+
+  it("names the real array of a payload streamed to R2", { timeout: 60_000 }, async () => {
+    const { raw } = inject("fixtureUrls");
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 60_000 }]) };
+    const { session } = await initialize("/mcp", { vars });
+    const answer = await request("/mcp", session, "tools/call", { name: "raw___huge", arguments: { mb: 9 } }, { vars });
+    const envelope = JSON.parse(answer.result.content[0].text);
+    expect(envelope.agentInstructions).toContain(`"pointer": "/items", "offset": 0`);
+    expect(envelope.agentInstructions).toContain(`${Math.floor((9 * 1024 * 1024) / 100)} items`);
   });
 });

@@ -232,6 +232,15 @@ export class PayloadIndexer implements JsonStreamHandler {
   }
 }
 
+/** The indexed array with the most elements (the shallowest among equals), as a JSON Pointer and count. */
+export function largestIndexedArray(index: PayloadIndex): { pointer: string; count: number } | undefined {
+  let best: IndexedValue | undefined;
+  for (const value of index.values) {
+    if (value.t === "a" && (!best || value.n > best.n || (value.n === best.n && value.p.length < best.p.length))) best = value;
+  }
+  return best && { pointer: best.p.map((t) => `/${t.replace(/~/g, "~0").replace(/\//g, "~1")}`).join(""), count: best.n };
+}
+
 /** Indexes a payload whose whole text is at hand. */
 export function indexPayloadText(text: string, size: number): PayloadIndex | undefined {
   const indexer = new PayloadIndexer();

@@ -11,7 +11,7 @@
  */
 import { JsonStreamTokenizer, type JsonStreamHandler } from "../core/json-stream";
 import { SchemaBuilder, type InferredSchema, type ScalarType } from "../policy/schema-inference";
-import { PayloadIndexer, putPayloadIndex } from "./payload-index";
+import { largestIndexedArray, PayloadIndexer, putPayloadIndex, type PayloadIndex } from "./payload-index";
 import { startPayloadUpload, type PayloadMetadata } from "./payload-store";
 
 /** R2 multipart parts: all but the last the same size, at least 5 MiB. */
@@ -27,6 +27,8 @@ export type StreamedPayload = {
   readonly schema: InferredSchema;
   /** True when the answer had `structuredContent` (whichever part was stored). */
   readonly structured: boolean;
+  /** The longest indexed array (large ones only), for the instructions. */
+  readonly array?: { readonly pointer: string; readonly count: number } | undefined;
 };
 
 /** Uploads text in fixed-size parts as it comes; the upload starts with the first part. */
@@ -243,6 +245,7 @@ export async function offloadStream(
   capture = new PayloadCapture(previewChars, uploader);
   const tokenizer = new JsonStreamTokenizer(capture);
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let index: PayloadIndex | undefined;
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -255,7 +258,7 @@ export async function offloadStream(
     tokenizer.end();
     if (!capture.finished) throw new Error("the answer is larger than the gateway can hold and has no single large payload (structuredContent or a text block) to store");
     await uploader.complete();
-    const index = capture.contentType === JSON_TYPE ? capture.indexer.end(uploader.size) : undefined;
+    index = capture.contentType === JSON_TYPE ? capture.indexer.end(uploader.size) : undefined;
     if (index) await putPayloadIndex(bucket, id, index);
   } catch (error) {
     await reader.cancel().catch(() => {});
@@ -263,5 +266,5 @@ export async function offloadStream(
     throw error;
   }
   const json = capture.contentType === JSON_TYPE;
-  return { size: uploader.size, contentType: capture.contentType, preview: capture.preview, schema: json ? capture.builder.schema() : "string", structured: capture.sawStructured };
+  return { size: uploader.size, contentType: capture.contentType, preview: capture.preview, schema: json ? capture.builder.schema() : "string", structured: capture.sawStructured, array: index && largestIndexedArray(index) };
 }
