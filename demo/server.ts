@@ -12,7 +12,9 @@
  * are no server-initiated messages to stream). Any other path answers 404.
  *
  * Capabilities: tools `echo`, `add` (structured output), `get_forecast` (fake,
- * deterministic), `count_slowly` (progress notifications); resource `demo://readme`,
+ * deterministic), `count_slowly` (progress notifications), `big_report` (a JSON text of a
+ * chosen size, by default just above the gateway's 512 KiB offload threshold, to see
+ * offload at work); resource `demo://readme`,
  * resource template `demo://notes/{id}`; prompt `summarize`.
  *
  * Runtime note: the SDK's Server builds an Ajv JSON Schema validator by default. Ajv only
@@ -32,7 +34,7 @@ export const DEMO_SERVER_INFO = { name: 'mcp-edge-gateway-demo', version: '0.1.0
 const README = `# Demo upstream
 
 This is the demo MCP server that ships with mcp-edge-gateway. Try the tools
-\`echo\`, \`add\`, \`get_forecast\` and \`count_slowly\`, read \`demo://notes/{id}\`
+\`echo\`, \`add\`, \`get_forecast\`, \`count_slowly\` and \`big_report\`, read \`demo://notes/{id}\`
 (ids 1-3) and get the \`summarize\` prompt, all through the gateway.
 `;
 
@@ -41,6 +43,26 @@ const NOTES: Readonly<Record<string, string>> = {
   '2': 'The gateway relays tools, resources and prompts from its upstreams.',
   '3': 'Progress notifications travel back over the same SSE stream as the result.',
 };
+
+/** `big_report`'s default size: just above the gateway's default offload threshold (512 KiB). */
+const BIG_REPORT_DEFAULT_KB = 520;
+const BIG_REPORT_MAX_KB = 8 * 1024;
+const REGIONS = ['north', 'south', 'east', 'west'] as const;
+const PRODUCTS = ['anvil', 'rocket skates', 'giant magnet', 'earthquake pills', 'tornado seeds'] as const;
+
+/** A fake, deterministic sales report whose JSON text is at least `kb` KiB: the same `kb` always gives the same bytes. */
+export function bigReport(kb: number): { report: string; currency: 'EUR'; total: number; rows: { id: number; region: string; product: string; units: number; revenue: number; note: string }[] } {
+  const rows: { id: number; region: string; product: string; units: number; revenue: number; note: string }[] = [];
+  // Each row is about 130 bytes of JSON; enough rows to pass the size asked.
+  const wanted = kb * 1024;
+  for (let id = 0, bytes = 60; bytes < wanted; id++) {
+    const h = hash(`row:${id}`);
+    const row = { id, region: REGIONS[h % REGIONS.length]!, product: PRODUCTS[(h >>> 4) % PRODUCTS.length]!, units: 1 + (h % 97), revenue: ((h >>> 8) % 100_000) / 100, note: `order ${id} shipped` };
+    rows.push(row);
+    bytes += JSON.stringify(row).length + 1;
+  }
+  return { report: 'quarterly sales', currency: 'EUR', total: rows.length, rows };
+}
 
 const CONDITIONS = ['sunny', 'partly cloudy', 'cloudy', 'light rain', 'showers', 'windy', 'snow'] as const;
 
@@ -143,6 +165,17 @@ export function createDemoServer(): McpServer {
       }
       return { content: [{ type: 'text', text: `Counted to ${total}.` }] };
     },
+  );
+
+  server.registerTool(
+    'big_report',
+    {
+      title: 'Big report',
+      description: `A fake, deterministic sales report as JSON text, about size_kb KiB (default ${BIG_REPORT_DEFAULT_KB}, just above the gateway's offload threshold): a result large enough to be offloaded.`,
+      inputSchema: { size_kb: z.number().int().min(1).max(BIG_REPORT_MAX_KB).optional().describe(`Approximate size in KiB (1-${BIG_REPORT_MAX_KB}, default ${BIG_REPORT_DEFAULT_KB})`) },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ size_kb }) => ({ content: [{ type: 'text', text: JSON.stringify(bigReport(size_kb ?? BIG_REPORT_DEFAULT_KB)) }] }),
   );
 
   server.registerResource(

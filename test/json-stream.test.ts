@@ -27,6 +27,30 @@ function schemaByChunks(text: string, size: number): unknown {
 }
 
 describe("JsonStreamTokenizer", () => {
+  it.each([
+    ["inside an array, at an element", '{"x":1}, [2, 3], "four"] trailing', { container: "array", at: "value" }, ["object", "array", "string"]],
+    ["inside an object, at a member value", '[1], "k": {"a": 1} } trailing', { container: "object", at: "value" }, ["array", "object"]],
+    ["inside an object, after a value", ', "k": 2, "l": null } trailing', { container: "object", at: "after-value" }, ["number", "null"]],
+    ["just after an opening bracket", ' "k": "v" } trailing', { container: "object", at: "start" }, ["string"]],
+  ] as const)("resumes %s, and ends with that container", (_label, text, resume, kinds) => {
+    const seen: string[] = [];
+    let depth = 0;
+    let closed = false;
+    const tokenizer: JsonStreamTokenizer = new JsonStreamTokenizer(
+      {
+        startObject: () => (depth++ === 0 ? seen.push("object") : 0),
+        startArray: () => (depth++ === 0 ? seen.push("array") : 0),
+        endObject: () => (depth-- === 0 ? ((closed = true), tokenizer.stop()) : 0),
+        endArray: () => (depth-- === 0 ? ((closed = true), tokenizer.stop()) : 0),
+        scalar: (type) => (depth === 0 ? seen.push(type) : 0),
+      },
+      resume,
+    );
+    for (const char of text) tokenizer.write(char); // stopped: " trailing" is never read
+    expect(seen).toEqual(kinds);
+    expect(closed).toBe(true);
+  });
+
   it.each(TEXTS)("gives the schema of JSON.parse for %s, in chunks of every size", (text) => {
     const expected = inferSchema(JSON.parse(text));
     for (let size = 1; size <= text.length; size++) expect(schemaByChunks(text, size)).toEqual(expected);

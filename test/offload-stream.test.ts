@@ -30,4 +30,16 @@ describe("an answer larger than the isolate", () => {
     const tail = await request("/mcp", session, "tools/call", { name: "sys___read_payload", arguments: { id: envelope.payloadId, byteOffset: expected - 40, byteLength: 40 } }, { vars });
     expect(tail.result.structuredContent.text.endsWith(`],"total":${Math.floor((HUGE_MB * 1024 * 1024) / 100)}}`)).toBe(true);
   });
+
+  it("offloads an answer once: the compact answer of a streamed payload is not offloaded again, however low the threshold", { timeout: 60_000 }, async () => {
+    // The compact answer (a few KB) is above this threshold; only the "already offloaded" check keeps it from being stored in turn.
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 60_000 }]), OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }) };
+    const { session } = await initialize("/mcp", { vars });
+    const answer = await request("/mcp", session, "tools/call", { name: "raw___huge", arguments: { mb: 9 } }, { vars });
+    expect(new TextEncoder().encode(JSON.stringify(answer)).length).toBeGreaterThan(1000);
+    const envelope = JSON.parse(answer.result.content[0].text) as Json;
+    expect(envelope.originalSize).toBe(hugePayloadBytes(9));
+    expect(envelope.payloadSchema.items).toBeDefined();
+    expect(answer.result._meta["mcp-edge-gateway/offload"].originalSize).toBe(hugePayloadBytes(9));
+  });
 });

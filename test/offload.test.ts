@@ -3,7 +3,8 @@
  * edges, the compact answer, each way to read the rest, and who may read it.
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { instructions, payloadOf } from "../src/middleware/offload";
 import { signPayloadToken } from "../src/storage/signed-url";
 import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
 
@@ -180,5 +181,74 @@ describe("who may read", () => {
     await env.PAYLOADS.put(key, await object!.text(), { customMetadata: { ...object!.customMetadata, expiresAt: new Date(Date.now() - 1000).toISOString() } });
     const slice = await readTool(session, { id: payloadId }, vars);
     expect(slice.isError).toBe(true);
+  });
+});
+
+describe("the read path on /mcp/<upstream>", () => {
+  const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 4096 }) };
+
+  it("lists sys___read_payload and the payload template, and answers both, where answers are offloaded", async () => {
+    const { session } = await initialize("/mcp/alpha", { vars });
+    const tools = await request("/mcp/alpha", session, "tools/list", undefined, { vars });
+    expect(tools.result.tools.map((t: Json) => t.name)).toContain("sys___read_payload");
+    const templates = await request("/mcp/alpha", session, "resources/templates/list", undefined, { vars });
+    expect(templates.result.resourceTemplates.map((t: Json) => t.uriTemplate)).toContain("mcp-edge-gateway://payloads/{id}{?pointer,offset,limit,byteOffset,byteLength,cursor}");
+    const call = await request("/mcp/alpha", session, "tools/call", { name: "big_list", arguments: { count: 200 } }, { vars });
+    const envelope = envelopeOf(call.result);
+    expect(envelope.agentInstructions).toContain("sys___read_payload");
+    const slice = await request("/mcp/alpha", session, "tools/call", { name: "sys___read_payload", arguments: { id: envelope.payloadId, pointer: "/items", offset: 5, limit: 2 } }, { vars });
+    expect(slice.result.structuredContent.items.map((i: Json) => i.id)).toEqual([5, 6]);
+    const read = await request("/mcp/alpha", session, "resources/read", { uri: `${envelope.payloadUri}?pointer=/total` }, { vars });
+    expect(JSON.parse(read.result.contents[0].text).value).toBe(200);
+  });
+
+  it("lists neither where no answer of that upstream can be offloaded", async () => {
+    const excluded = { OFFLOAD: JSON.stringify({ thresholdBytes: 4096, exclude: ["alpha___*"] }) };
+    const { session } = await initialize("/mcp/alpha", { vars: excluded });
+    const tools = await request("/mcp/alpha", session, "tools/list", undefined, { vars: excluded });
+    expect(tools.result.tools.map((t: Json) => t.name)).not.toContain("sys___read_payload");
+    const templates = await request("/mcp/alpha", session, "resources/templates/list", undefined, { vars: excluded });
+    expect(JSON.stringify(templates)).not.toContain("mcp-edge-gateway://payloads/");
+    const aggregated = await initialize("/mcp", { vars: excluded });
+    const listed = await request("/mcp", aggregated.session, "tools/list", undefined, { vars: excluded });
+    expect(listed.result.tools.map((t: Json) => t.name)).toContain("sys___read_payload");
+  });
+});
+
+describe("the envelope of a real server's answer", () => {
+  const rows = Array.from({ length: 3 }, (_, i) => ({ id: i, title: `t${i}` }));
+  const inner = JSON.stringify({ data: { rows, cursor: null } });
+  const text = (t: string) => ({ type: "text", text: t });
+  // [label, result, stored text, content type, schema, pointer the instructions name (null: none)]
+  it.each([
+    ["structuredContent wrapping JSON text in one member", { content: [text(inner)], structuredContent: { content: inner } }, inner, "application/json", { data: { cursor: "null", rows: [{ id: "number", title: "string" }] } }, "/data/rows"],
+    ["FastMCP's {result: <json>}", { content: [text(inner)], structuredContent: { result: inner } }, inner, "application/json", { data: { cursor: "null", rows: [{ id: "number", title: "string" }] } }, "/data/rows"],
+    ["a lone text block of JSON", { content: [text(inner)] }, inner, "application/json", { data: { cursor: "null", rows: [{ id: "number", title: "string" }] } }, "/data/rows"],
+    ["a top-level array", { content: [text(JSON.stringify(rows))] }, JSON.stringify(rows), "application/json", [{ id: "number", title: "string" }], ""],
+    ["the longest of several arrays", { content: [], structuredContent: { a: [1], b: { c: [1, 2, 3] } } }, '{"a":[1],"b":{"c":[1,2,3]}}', "application/json", { a: ["number"], b: { c: ["number"] } }, "/b/c"],
+    ["JSON without arrays", { content: [text('{"k":"v"}')] }, '{"k":"v"}', "application/json", { k: "string" }, null],
+    ["a member holding plain text", { content: [], structuredContent: { content: "plain words" } }, '{"content":"plain words"}', "application/json", { content: "string" }, null],
+    ["plain text", { content: [text("just words")] }, "just words", "text/plain; charset=utf-8", "string", null],
+  ])("%s", (_label, result, stored, contentType, schema, pointer) => {
+    const answer = JSON.stringify({ jsonrpc: "2.0", id: 1, result });
+    const payload = payloadOf(answer, result as Json);
+    expect(payload).toMatchObject({ text: stored, contentType, schema });
+    // The preview is a raw excerpt of the stored text: JSON inside a string is not escaped again.
+    expect(payload.text.slice(0, 20)).toBe(stored.slice(0, 20));
+    const said = instructions("0".repeat(32), 1, payload.contentType, payload.array);
+    if (pointer === null) expect(said).not.toMatch(/"pointer": "/);
+    else expect(said).toContain(`"pointer": ${JSON.stringify(pointer)}`);
+    if (pointer !== "/items") expect(said).not.toContain('"/items"');
+    if (contentType.startsWith("text/")) expect(said).toContain('"byteOffset": 0');
+  });
+
+  it("names the real array of a payload streamed to R2", { timeout: 60_000 }, async () => {
+    const { raw } = inject("fixtureUrls");
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 60_000 }]) };
+    const { session } = await initialize("/mcp", { vars });
+    const answer = await request("/mcp", session, "tools/call", { name: "raw___huge", arguments: { mb: 9 } }, { vars });
+    const envelope = JSON.parse(answer.result.content[0].text);
+    expect(envelope.agentInstructions).toContain(`"pointer": "/items", "offset": 0`);
+    expect(envelope.agentInstructions).toContain(`${Math.floor((9 * 1024 * 1024) / 100)} items`);
   });
 });

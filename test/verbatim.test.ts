@@ -6,13 +6,16 @@
 import { describe, expect, inject, it } from "vitest";
 import { rawEnvelope, SECOND_TOOL, TRAP_INPUT_SCHEMA, TRAP_OUTPUT_SCHEMA, TRAP_RESULT, TRAP_TOOL } from "./fixtures/raw-upstream-bytes";
 import { initialize, messageTexts, post } from "./helpers/gateway";
+import { READ_PAYLOAD_DEFINITION } from "../src/middleware/sys-tools";
 
 const { raw } = inject("fixtureUrls");
 const SSE_URL = raw.replace(/\/mcp$/, "/sse/mcp");
 const VARS = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw }, { name: "rawsse", url: SSE_URL }]) };
+/** No answer of these upstreams is offloaded: /mcp/<upstream> then lists nothing of the gateway's own. */
+const NO_OFFLOAD = { ...VARS, OFFLOAD: JSON.stringify({ exclude: ["raw___*", "rawsse___*"] }) };
 
-async function postText(path: string, session: string, body: string): Promise<string> {
-  const texts = await messageTexts(await post(path, body, { session, vars: VARS }));
+async function postText(path: string, session: string, body: string, vars: Record<string, unknown> = VARS): Promise<string> {
+  const texts = await messageTexts(await post(path, body, { session, vars }));
   return texts[texts.length - 1]!;
 }
 
@@ -31,13 +34,21 @@ describe.each([
   const sse = url === SSE_URL;
 
   it("reaches the client byte for byte on /mcp/<upstream>, whole tool objects included", async () => {
-    const { session } = await initialize(`/mcp/${name}`, { vars: VARS });
+    const { session } = await initialize(`/mcp/${name}`, { vars: NO_OFFLOAD });
     for (const body of ['{"jsonrpc":"2.0","id":1,"method":"tools/list"}', '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"page-2"}}']) {
-      const relayed = await postText(`/mcp/${name}`, session, body);
+      const relayed = await postText(`/mcp/${name}`, session, body, NO_OFFLOAD);
       expect(relayed).toBe(await upstreamText(url, body));
     }
-    const page = await postText(`/mcp/${name}`, session, '{"jsonrpc":"2.0","id":3,"method":"tools/list"}');
+    const page = await postText(`/mcp/${name}`, session, '{"jsonrpc":"2.0","id":3,"method":"tools/list"}', NO_OFFLOAD);
     expect(page).toBe(rawEnvelope(3, `{"tools":[${TRAP_TOOL}],"nextCursor":"page-2"}`, sse));
+  });
+
+  it("keeps every upstream byte on /mcp/<upstream> where answers may be offloaded, the read tool appended to the first page", async () => {
+    const { session } = await initialize(`/mcp/${name}`, { vars: VARS });
+    const page = await postText(`/mcp/${name}`, session, '{"jsonrpc":"2.0","id":3,"method":"tools/list"}');
+    expect(page).toBe(rawEnvelope(3, `{"tools":[${TRAP_TOOL},${JSON.stringify(READ_PAYLOAD_DEFINITION)}],"nextCursor":"page-2"}`, sse));
+    const body = '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"page-2"}}';
+    expect(await postText(`/mcp/${name}`, session, body)).toBe(await upstreamText(url, body));
   });
 
   it("keeps every schema byte on /mcp, where only the name changes", async () => {

@@ -36,7 +36,15 @@ export class JsonStreamError extends Error {
 const MAX_COLLECTED_STRING = 1024 * 1024;
 const MAX_DEPTH = 10_000;
 
-type Container = "object" | "array";
+export type Container = "object" | "array";
+
+/**
+ * Where a tokenizer starts when it resumes inside a container (a payload read from a
+ * byte offset): just after its opening bracket, at the start of an element or member
+ * value, or just after one. Once
+ * that container closes the text counts as ended.
+ */
+export type ResumePoint = { readonly container: Container; readonly at: "start" | "value" | "after-value" };
 /** What the tokenizer expects next. */
 type Expect = "value" | "value-or-end" | "key-or-end" | "key" | "colon" | "comma-or-end" | "done";
 
@@ -50,15 +58,30 @@ export class JsonStreamTokenizer {
   private inString: { key: boolean; collect: boolean; text: string; escape: string | null; total: number } | null = null;
   /** Inside a number or literal: its text so far. */
   private literal: string | null = null;
+  private stopped = false;
 
-  constructor(private readonly handler: JsonStreamHandler) {}
+  constructor(
+    private readonly handler: JsonStreamHandler,
+    resume?: ResumePoint,
+  ) {
+    if (resume) {
+      this.stack.push(resume.container);
+      const start = resume.container === "object" ? "key-or-end" : "value-or-end";
+      this.expect = resume.at === "start" ? start : resume.at === "value" ? "value" : "comma-or-end";
+    }
+  }
+
+  /** Stops reading: the rest of the current chunk (and any later one) is ignored. A handler may call it. */
+  stop(): void {
+    this.stopped = true;
+  }
 
   /** Feeds the next piece of text. */
   write(chunk: string): void {
     const h = this.handler;
     let i = 0;
     const n = chunk.length;
-    while (i < n) {
+    while (i < n && !this.stopped) {
       if (this.inString) {
         i = this.readString(chunk, i);
         continue;

@@ -16,7 +16,8 @@ import { sessionSecret } from "../core/session";
 import { matchesGlob } from "../policy/apply-filter";
 import { loadPlan, DEFAULT_FILTER_CACHE_TTL_MS } from "../policy/filter-store";
 import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "../policy/offload-config";
-import { inferSchema, type InferredSchema } from "../policy/schema-inference";
+import { inferSchema, largestArray, type ArrayLocation, type InferredSchema } from "../policy/schema-inference";
+import { indexPayloadText, putPayloadIndex } from "../storage/payload-index";
 import { newPayloadId, payloadMetadata, putPayload } from "../storage/payload-store";
 import { signPayloadToken, SIGNED_URL_TTL_S } from "../storage/signed-url";
 import { offloadStream } from "../storage/stream-offload";
@@ -29,8 +30,26 @@ export const READ_PAYLOAD_TOOL = "sys___read_payload";
 /** Answers longer than this (and than the threshold) are streamed to R2 instead of held in memory. */
 export const STREAM_ABOVE_BYTES = 8 * 1024 * 1024;
 
-/** The data a result carries, and how to read its shape. */
-type Payload = { text: string; contentType: string; schema: InferredSchema };
+/** The data a result carries, how to read its shape, and its longest array. */
+export type Payload = { text: string; contentType: string; schema: InferredSchema; array?: ArrayLocation | undefined };
+
+const JSON_TYPE = "application/json";
+
+/** The JSON a string holds, when it holds an object or an array; undefined otherwise. */
+function jsonInside(text: string): { value: unknown } | undefined {
+  const first = text.trimStart()[0];
+  if (first !== "{" && first !== "[") return undefined;
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A JSON payload: its text as it came, and what is read off its parsed value. */
+function jsonPayload(text: string, value: unknown): Payload {
+  return { text, contentType: JSON_TYPE, schema: inferSchema(value), array: largestArray(value) };
+}
 
 function byteLength(text: string): number {
   return new TextEncoder().encode(text).length;
@@ -41,27 +60,26 @@ function byteLength(text: string): number {
  * servers, the same JSON again); the text of a lone text block; otherwise the whole
  * result, so that no image, resource or further block is lost.
  */
-function payloadOf(answer: string, result: JsonObject): Payload {
+export function payloadOf(answer: string, result: JsonObject): Payload {
   const blocks = Array.isArray(result["content"]) ? result["content"] : [];
   const onlyText = blocks.every((block) => isObject(block) && block["type"] === "text");
   const structured = pathSpan(answer, ["result", "structuredContent"]);
+  const content = result["structuredContent"];
   if (structured && "structuredContent" in result && onlyText) {
-    return { text: answer.slice(structured.start, structured.end), contentType: "application/json", schema: inferSchema(result["structuredContent"]) };
+    // A lone string member holding JSON (`{"result": "<json>"}`, as some servers wrap a JSON text) is that JSON.
+    const members = isObject(content) ? Object.values(content) : [];
+    const wrapped = members.length === 1 && typeof members[0] === "string" ? jsonInside(members[0]) : undefined;
+    if (wrapped) return jsonPayload(members[0] as string, wrapped.value);
+    return jsonPayload(answer.slice(structured.start, structured.end), content);
   }
   const lone = blocks.length === 1 && !("structuredContent" in result) && onlyText ? (blocks[0] as { text?: unknown }).text : undefined;
   if (typeof lone === "string") {
-    const first = lone.trimStart()[0];
-    if (first === "{" || first === "[") {
-      try {
-        return { text: lone, contentType: "application/json", schema: inferSchema(JSON.parse(lone)) };
-      } catch {
-        // Not JSON after all: stored as text.
-      }
-    }
+    const inside = jsonInside(lone);
+    if (inside) return jsonPayload(lone, inside.value);
     return { text: lone, contentType: "text/plain; charset=utf-8", schema: "string" };
   }
   const whole = pathSpan(answer, ["result"])!;
-  return { text: answer.slice(whole.start, whole.end), contentType: "application/json", schema: inferSchema(result) };
+  return jsonPayload(answer.slice(whole.start, whole.end), result);
 }
 
 /** The settings for this call: defaults, the OFFLOAD var, then the plan's `offload` in KV. */
@@ -76,24 +94,33 @@ function applies(config: OffloadConfig, key: string): boolean {
   return config.include.some((glob) => matchesGlob(glob, key)) && !config.exclude.some((glob) => matchesGlob(glob, key));
 }
 
-function instructions(id: string, size: number): string {
+/** How to read the rest, said with the payload's own structure: its longest array by its real pointer. */
+export function instructions(id: string, size: number, contentType: string, array: ArrayLocation | undefined): string {
+  const json = contentType.startsWith(JSON_TYPE);
+  const how = !json
+    ? `To read the rest, call the tool ${READ_PAYLOAD_TOOL} with {"id": "${id}", "byteOffset": 0, "byteLength": 16384} (the data is text, read by bytes); `
+    : array
+      ? `To read the rest, call the tool ${READ_PAYLOAD_TOOL} with {"id": "${id}", "pointer": ${JSON.stringify(array.pointer)}, "offset": 0, "limit": 50}: ` +
+        `the longest array, ${array.count} items, is at the JSON Pointer ${JSON.stringify(array.pointer)}${array.pointer === "" ? " (the whole payload)" : ""}. ` +
+        'Any other JSON Pointer into payloadSchema works too ("offset"/"limit" page through arrays), or "byteOffset"/"byteLength" for raw bytes; '
+      : `To read the rest, call the tool ${READ_PAYLOAD_TOOL} with {"id": "${id}"} and a "pointer" (a JSON Pointer to a member that payloadSchema shows; "offset"/"limit" page through arrays), or "byteOffset"/"byteLength" for raw bytes; `;
   return (
     `The result was too large for an MCP response (${size} bytes), so the gateway stored it whole under payloadId. ` +
-    "payloadSchema shows the structure and types of the data (not its values); payloadPreview shows its first characters. " +
-    `To read the rest, call the tool ${READ_PAYLOAD_TOOL} with {"id": "${id}"} and a JSON Pointer ("pointer": "/items") with "offset"/"limit" for array items, ` +
-    'or "byteOffset"/"byteLength" for raw bytes; follow "nextCursor" for more. ' +
+    `payloadSchema shows the structure and types of the data (not its values); payloadPreview shows its first characters${json ? " as raw JSON text" : ""}. ` +
+    how +
+    'follow "nextCursor" for more. ' +
     "The same data is at payloadUri (resources/read) and, over HTTP without MCP, at payloadUrl until it expires."
   );
 }
 
 /** What the compact answer is built from, however the payload was stored. */
-type Stored = { payloadId: string; size: number; contentType: string; preview: string; schema: InferredSchema; structured: boolean; expiresAt: string };
+type Stored = { payloadId: string; size: number; contentType: string; preview: string; schema: InferredSchema; structured: boolean; expiresAt: string; array?: ArrayLocation | undefined };
 
 async function compactAnswer(ctx: CallContext, id: JsonRpcId, key: string, stored: Stored): Promise<string> {
   const urlExpiry = Math.min(Math.floor(Date.parse(stored.expiresAt) / 1000), Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_S);
   const token = await signPayloadToken(stored.payloadId, urlExpiry, sessionSecret(ctx.env));
   const envelope = {
-    agentInstructions: instructions(stored.payloadId, stored.size),
+    agentInstructions: instructions(stored.payloadId, stored.size, stored.contentType, stored.array),
     payloadId: stored.payloadId,
     payloadUri: `${PAYLOAD_URI_PREFIX}${stored.payloadId}`,
     payloadUrl: `${ctx.origin}/payloads/${stored.payloadId}?token=${encodeURIComponent(token)}`,
@@ -159,6 +186,9 @@ export function offload(): Middleware {
       const payloadId = newPayloadId();
       const metadata = metadataFor(byteLength(payload.text), payload.contentType);
       await putPayload(bucket, payloadId, payload.text, metadata);
+      // The index lets pointer reads fetch byte ranges instead of the whole payload.
+      const index = payload.contentType === JSON_TYPE ? indexPayloadText(payload.text, metadata.size) : undefined;
+      if (index) await putPayloadIndex(bucket, payloadId, index);
       return compactAnswer(ctx, id, key, {
         payloadId,
         size: metadata.size,
@@ -167,6 +197,7 @@ export function offload(): Middleware {
         schema: payload.schema,
         structured: "structuredContent" in result,
         expiresAt: metadata.expiresAt,
+        array: payload.array,
       });
     };
 }

@@ -1,9 +1,13 @@
 /**
  * The gateway's own tools and resources (the virtual upstream `sys`): reading back what
- * offload stored. `sys___read_payload` is listed on /mcp; payload URIs
- * (`mcp-edge-gateway://payloads/{id}`) answer resources/read on every route, and their
- * template is listed on /mcp. /mcp/<upstream> lists nothing of its own, so that route
- * stays a byte-for-byte image of its upstream. None of this is ever forwarded.
+ * offload stored. `sys___read_payload` answers on every route, and so do payload URIs
+ * (`mcp-edge-gateway://payloads/{id}`) in resources/read. Each route lists the read path
+ * its own answers name: /mcp always lists the tool (under the same name, which the
+ * `sys` prefix keeps apart from upstream names) and the payload template; /mcp/<upstream>
+ * lists them only when offload can happen on that route (R2 bound, and the offload
+ * settings' include/exclude globs can take tools of that upstream), so a route whose
+ * answers are never offloaded stays a byte-for-byte image of its upstream. None of this
+ * is ever forwarded.
  */
 import { GatewayError } from "../core/errors";
 import { isObject, resultText, type JsonRpcId } from "../core/jsonrpc";
@@ -11,13 +15,17 @@ import { elements, pathSpan, splice } from "../core/raw-json";
 import { findPayload, readPayload } from "../storage/payload-store";
 import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../storage/payload-reader";
 import type { CallContext, Middleware } from "./chain";
-import { PAYLOAD_URI_PREFIX, READ_PAYLOAD_TOOL } from "./offload";
+import { offloadSettings, PAYLOAD_URI_PREFIX, READ_PAYLOAD_TOOL } from "./offload";
+import type { OffloadConfig } from "../policy/offload-config";
 
 /** A payload read whole by resources/read (without slice parameters) up to this size. */
 const RESOURCE_WHOLE_MAX_BYTES = MAX_SLICE_BYTES;
 const RESOURCE_NOT_FOUND = -32002;
+/** `_meta` of a pointer read: what it fetched from R2 (`fetchedBytes`, `ranges`). */
+export const READ_META_KEY = "mcp-edge-gateway/read";
 
-const READ_PAYLOAD_DEFINITION = {
+/** The read tool as listed. */
+export const READ_PAYLOAD_DEFINITION = {
   name: READ_PAYLOAD_TOOL,
   title: "Read a stored payload",
   description:
@@ -57,6 +65,24 @@ function appendToList(text: string, key: string, item: unknown): string {
   return splice(text, [{ span: { start: at, end: at }, raw: `${elements(text, list).length > 0 ? "," : ""}${JSON.stringify(item)}` }]);
 }
 
+/** Whether some tool key `<upstream>___...` may match `glob` (judged by the glob's literal start). */
+function mayMatchUpstream(glob: string, prefix: string): boolean {
+  const literal = glob.split(/[*?]/)[0]!;
+  return literal.startsWith(prefix) || prefix.startsWith(literal);
+}
+
+/** Whether a result of `upstream` can be offloaded under `config`: an include may take its tools and no exclude takes them all. */
+export function mayOffloadUpstream(config: OffloadConfig, upstream: string): boolean {
+  const prefix = `${upstream}___`;
+  const excludedAll = config.exclude.some((glob) => glob.indexOf("*") === glob.length - 1 && !glob.includes("?") && prefix.startsWith(glob.slice(0, -1)));
+  return !excludedAll && config.include.some((glob) => mayMatchUpstream(glob, prefix));
+}
+
+/** Whether this route lists the read tool and the payload template. */
+async function listsReadPath(ctx: CallContext): Promise<boolean> {
+  return ctx.aggregated || mayOffloadUpstream(await offloadSettings(ctx), ctx.upstreams[0]!.name);
+}
+
 function owner(ctx: CallContext): { principal: string; session: string } {
   return { principal: ctx.session.principal, session: ctx.session.sid };
 }
@@ -68,7 +94,8 @@ async function readPayloadTool(ctx: CallContext, bucket: R2Bucket, id: JsonRpcId
   if (typeof request === "string") return fail(`${READ_PAYLOAD_TOOL}: ${request}`);
   const answer = await readSlice(bucket, args["id"], owner(ctx), request);
   if (!answer.ok) return fail(answer.message);
-  return resultText(id, { content: [{ type: "text", text: JSON.stringify(answer.slice) }], structuredContent: answer.slice });
+  const meta = answer.stats ? { _meta: { [READ_META_KEY]: answer.stats } } : {};
+  return resultText(id, { content: [{ type: "text", text: JSON.stringify(answer.slice) }], structuredContent: answer.slice, ...meta });
 }
 
 async function readPayloadResource(ctx: CallContext, bucket: R2Bucket, id: JsonRpcId, uri: string): Promise<string> {
@@ -116,10 +143,10 @@ export function sysTools(): Middleware {
           if (typeof params?.["uri"] === "string" && params["uri"].startsWith(PAYLOAD_URI_PREFIX)) return readPayloadResource(ctx, bucket, id, params["uri"]);
           break;
         case "tools/list":
-          if (ctx.aggregated && firstPage) return appendToList(await next(ctx, request), "tools", READ_PAYLOAD_DEFINITION);
+          if (firstPage && (await listsReadPath(ctx))) return appendToList(await next(ctx, request), "tools", READ_PAYLOAD_DEFINITION);
           break;
         case "resources/templates/list":
-          if (ctx.aggregated && firstPage) return appendToList(await next(ctx, request), "resourceTemplates", PAYLOAD_TEMPLATE);
+          if (firstPage && (await listsReadPath(ctx))) return appendToList(await next(ctx, request), "resourceTemplates", PAYLOAD_TEMPLATE);
           break;
       }
       return next(ctx, request);

@@ -225,3 +225,32 @@ export function inferSchema(value: unknown): InferredSchema {
   merge(root, value, 0);
   return render(root, 0);
 }
+
+/** How far `largestArray` looks: levels, and values visited. */
+const LARGEST_ARRAY_MAX_DEPTH = 8;
+const LARGEST_ARRAY_MAX_VISITS = 10_000;
+
+/** Where the longest array of a payload is (a JSON Pointer) and how many items it has; undefined when there is none. */
+export type ArrayLocation = { readonly pointer: string; readonly count: number };
+
+/**
+ * The longest array in `value` (the shallowest among equals), looked for down to
+ * `LARGEST_ARRAY_MAX_DEPTH` levels and across `LARGEST_ARRAY_MAX_VISITS` values: what an
+ * agent most likely wants to page through.
+ */
+export function largestArray(value: unknown): ArrayLocation | undefined {
+  let best: ArrayLocation | undefined;
+  let visits = 0;
+  const queue: { value: unknown; pointer: string; depth: number }[] = [{ value, pointer: "", depth: 0 }];
+  for (let at = 0; at < queue.length && visits < LARGEST_ARRAY_MAX_VISITS; at++) {
+    const { value: here, pointer, depth } = queue[at]!;
+    visits++;
+    if (typeof here !== "object" || here === null) continue;
+    if (Array.isArray(here) && here.length > (best?.count ?? 0)) best = { pointer, count: here.length };
+    if (depth >= LARGEST_ARRAY_MAX_DEPTH) continue;
+    // Arrays: the first element stands for the others (their shape was merged into the schema).
+    const entries: [string, unknown][] = Array.isArray(here) ? (here.length > 0 ? [["0", here[0]]] : []) : Object.entries(here);
+    for (const [token, child] of entries) if (queue.length < LARGEST_ARRAY_MAX_VISITS) queue.push({ value: child, pointer: `${pointer}/${token.replace(/~/g, "~0").replace(/\//g, "~1")}`, depth: depth + 1 });
+  }
+  return best;
+}

@@ -5,25 +5,34 @@
  */
 import { decodeJson, encodeJson } from "../core/base64url";
 import { isObject } from "../core/jsonrpc";
-import { child, parsePointer, pointerProblem } from "../policy/json-pointer";
-import { findPayload, readPayload, type PayloadOwner } from "./payload-store";
+import { pointerProblem } from "../policy/json-pointer";
+import { MAX_SLICE_BYTES } from "./json-slice";
+import { loadPayloadIndex, PayloadIndexer, putPayloadIndex, type PayloadIndex } from "./payload-index";
+import { ScanLimitError, type ScanSource } from "./payload-scan";
+import { findPayload, PAYLOAD_KEY_PREFIX, readPayload, type PayloadOwner } from "./payload-store";
+import { readByPointer, viewOf, type IndexView } from "./pointer-read";
 
-/** Largest slice an answer carries. */
-export const MAX_SLICE_BYTES = 64 * 1024;
+export { MAX_SLICE_BYTES };
 export const DEFAULT_ITEM_LIMIT = 50;
 export const MAX_ITEM_LIMIT = 1_000;
 export const DEFAULT_BYTE_LENGTH = 16 * 1024;
-/** Payloads up to this size can be addressed by pointer (they are parsed); larger ones by byte range. */
-export const MAX_PARSED_PAYLOAD_BYTES = 32 * 1024 * 1024;
-const PARSED_CACHE_ENTRIES = 2;
-/** Only small payloads stay parsed between reads: parsed JSON takes several times its size. */
-const MAX_CACHED_PAYLOAD_BYTES = 4 * 1024 * 1024;
+/** The most one pointer read fetches from R2, whatever the payload's size. */
+export const MAX_SCANNED_BYTES_PER_READ = 4 * 1024 * 1024;
+/** A payload stored without an index (before indexes existed) gets one on its first pointer read, up to this size. */
+export const MAX_LATE_INDEXED_PAYLOAD_BYTES = 32 * 1024 * 1024;
+/** Parsed indexes kept between reads (each at most MAX_INDEX_BYTES of JSON). */
+const INDEX_CACHE_ENTRIES = 8;
 
 export type SliceRequest =
   | { readonly mode: "json"; readonly pointer: string; readonly offset: number; readonly limit: number }
   | { readonly mode: "bytes"; readonly byteOffset: number; readonly byteLength: number };
 
-export type SliceAnswer = { readonly ok: true; readonly slice: Record<string, unknown> } | { readonly ok: false; readonly reason: "not-found" | "bad-request"; readonly message: string };
+export type SliceAnswer =
+  | { readonly ok: true; readonly slice: Record<string, unknown>; readonly stats?: ReadStats }
+  | { readonly ok: false; readonly reason: "not-found" | "bad-request"; readonly message: string };
+
+/** What a pointer read fetched from R2 (byte ranges of the payload, not counting its index). */
+export type ReadStats = { readonly fetchedBytes: number; readonly ranges: number };
 
 function integer(value: unknown, name: string, min: number, max: number, fallback: number): number | string {
   if (value === undefined) return fallback;
@@ -56,67 +65,37 @@ export function sliceRequest(args: Record<string, unknown>): SliceRequest | stri
   return { mode: "json", pointer: pointer as string, offset, limit };
 }
 
-const parsedCache = new Map<string, Promise<unknown>>();
+const indexCache = new Map<string, IndexView>();
 
-function parsedPayload(bucket: R2Bucket, id: string, size: number): Promise<unknown> {
-  let parsed = parsedCache.get(id);
-  if (!parsed) {
-    parsed = readPayload(bucket, id).then(async (object) => (object ? JSON.parse(await object.text()) : undefined));
-    if (size > MAX_CACHED_PAYLOAD_BYTES) return parsed;
-    parsed.catch(() => parsedCache.delete(id));
-    if (parsedCache.size >= PARSED_CACHE_ENTRIES) parsedCache.delete(parsedCache.keys().next().value!);
-    parsedCache.set(id, parsed);
+/** Indexes a payload stored without an index by streaming it once, and stores the index. */
+async function lateIndex(bucket: R2Bucket, id: string, size: number): Promise<PayloadIndex | undefined> {
+  const object = await readPayload(bucket, id);
+  if (!object) return undefined;
+  const indexer = new PayloadIndexer();
+  const reader = object.body.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    indexer.write(value);
   }
-  return parsed;
+  const index = indexer.end(size);
+  if (index) await putPayloadIndex(bucket, id, index);
+  return index;
 }
 
-function size(value: unknown): number {
-  return new TextEncoder().encode(JSON.stringify(value)).length;
-}
-
-/** Array items from `offset`, as many as `limit` allows and fit in `MAX_SLICE_BYTES` (always at least one). */
-function fitItems(items: readonly unknown[], offset: number, limit: number): unknown[] {
-  let count = Math.min(limit, items.length - offset);
-  let slice = items.slice(offset, offset + count);
-  while (count > 1 && size(slice) > MAX_SLICE_BYTES) {
-    count = Math.max(1, Math.floor(count / 2));
-    slice = items.slice(offset, offset + count);
+async function indexView(bucket: R2Bucket, id: string, size: number): Promise<IndexView | "unindexed" | "not-json"> {
+  const cached = indexCache.get(id);
+  if (cached) return cached;
+  let index = await loadPayloadIndex(bucket, id);
+  if (!index) {
+    if (size > MAX_LATE_INDEXED_PAYLOAD_BYTES) return "unindexed";
+    index = await lateIndex(bucket, id, size);
+    if (!index) return "not-json";
   }
-  return slice;
-}
-
-function jsonSlice(id: string, value: unknown, request: Extract<SliceRequest, { mode: "json" }>): Record<string, unknown> {
-  const base = { id, pointer: request.pointer };
-  const next = (offset: number) => encodeJson({ pointer: request.pointer, offset, limit: request.limit });
-  if (Array.isArray(value)) {
-    const items = request.offset < value.length ? fitItems(value, request.offset, request.limit) : [];
-    const end = request.offset + items.length;
-    if (items.length === 1 && size(items) > MAX_SLICE_BYTES) {
-      // One item larger than an answer may be: say where it is instead of sending it.
-      return { ...base, type: "array", total: value.length, offset: request.offset, count: 0, items: [], note: `item ${request.offset} is larger than ${MAX_SLICE_BYTES} bytes; read inside it with the pointer "${request.pointer}/${request.offset}"`, ...(end < value.length ? { nextCursor: next(end) } : {}) };
-    }
-    return { ...base, type: "array", total: value.length, offset: request.offset, count: items.length, items, ...(end < value.length ? { nextCursor: next(end) } : {}) };
-  }
-  if (typeof value === "string") {
-    const chars = Math.min(request.limit * 100, MAX_SLICE_BYTES / 4);
-    const end = Math.min(value.length, request.offset + chars);
-    return { ...base, type: "string", total: value.length, offset: request.offset, value: value.slice(request.offset, end), ...(end < value.length ? { nextCursor: next(end) } : {}) };
-  }
-  if (isObject(value) && size(value) > MAX_SLICE_BYTES) {
-    const keys = Object.keys(value);
-    const page = keys.slice(request.offset, request.offset + request.limit);
-    const end = request.offset + page.length;
-    return {
-      ...base,
-      type: "object",
-      total: keys.length,
-      offset: request.offset,
-      keys: page,
-      note: `this object is larger than ${MAX_SLICE_BYTES} bytes; read a member with a longer pointer, e.g. "${request.pointer}/${page[0] ?? ""}"`,
-      ...(end < keys.length ? { nextCursor: next(end) } : {}),
-    };
-  }
-  return { ...base, type: value === null ? "null" : Array.isArray(value) ? "array" : typeof value, value };
+  const view = viewOf(index);
+  if (indexCache.size >= INDEX_CACHE_ENTRIES) indexCache.delete(indexCache.keys().next().value!);
+  indexCache.set(id, view);
+  return view;
 }
 
 /** How many leading bytes of `bytes` end on a character boundary (a cut multi-byte sequence is left out). */
@@ -150,14 +129,19 @@ export async function readSlice(bucket: R2Bucket, id: string, owner: PayloadOwne
     };
   }
   if (!metadata.contentType.startsWith("application/json")) return { ok: false, reason: "bad-request", message: `payload ${id} is ${metadata.contentType}, not JSON; read it with byteOffset/byteLength` };
-  if (metadata.size > MAX_PARSED_PAYLOAD_BYTES) {
-    return { ok: false, reason: "bad-request", message: `payload ${id} is ${metadata.size} bytes, too large to address by pointer here; read it with byteOffset/byteLength (up to ${MAX_SLICE_BYTES} bytes a slice)` };
+  const byBytes = `read it with byteOffset/byteLength (up to ${MAX_SLICE_BYTES} bytes a slice)`;
+  const view = await indexView(bucket, id, metadata.size);
+  if (view === "unindexed") return { ok: false, reason: "bad-request", message: `payload ${id} is ${metadata.size} bytes and was stored without an index, too large to address by pointer; ${byBytes}` };
+  if (view === "not-json") return { ok: false, reason: "bad-request", message: `payload ${id} is not valid JSON; ${byBytes}` };
+  const source: ScanSource = { bucket, key: PAYLOAD_KEY_PREFIX + id, size: metadata.size, budget: { fetched: 0, ranges: 0, limit: MAX_SCANNED_BYTES_PER_READ } };
+  try {
+    const answer = await readByPointer(source, view, id, request);
+    const stats = { fetchedBytes: source.budget.fetched, ranges: source.budget.ranges };
+    if (answer.ok) return { ok: true, slice: answer.slice, stats };
+    if (answer.reason === "missing") return { ok: false, reason: "bad-request", message: `payload ${id} has nothing at ${request.pointer}; its payloadSchema shows what is there` };
+    return { ok: false, reason: "bad-request", message: `the value at "${answer.at}" in payload ${id} is too large to read by pointer without an index entry; read inside it with a longer pointer, or ${byBytes}` };
+  } catch (error) {
+    if (!(error instanceof ScanLimitError)) throw error;
+    return { ok: false, reason: "bad-request", message: `reading "${request.pointer}" of payload ${id} would fetch more than ${MAX_SCANNED_BYTES_PER_READ} bytes; ${byBytes}` };
   }
-  let value = await parsedPayload(bucket, id, metadata.size);
-  for (const token of parsePointer(request.pointer)) {
-    const next = child(value, token);
-    if (!next.found) return { ok: false, reason: "bad-request", message: `payload ${id} has nothing at ${request.pointer}; its payloadSchema shows what is there` };
-    value = next.value;
-  }
-  return { ok: true, slice: jsonSlice(id, value, request) };
 }

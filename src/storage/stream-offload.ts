@@ -6,10 +6,12 @@
  * The payload is `result.structuredContent` (its raw text) or, when a text block comes
  * first and is large, that block's decoded text (for SDK servers, the same JSON). A text
  * candidate is held back until it passes `TEXT_COMMIT_CHARS`, so a short "see
- * structuredContent" text never wins over the data.
+ * structuredContent" text never wins over the data. The pointer-read index of the
+ * payload (payload-index.ts) is built from the same pieces and stored after it.
  */
 import { JsonStreamTokenizer, type JsonStreamHandler } from "../core/json-stream";
 import { SchemaBuilder, type InferredSchema, type ScalarType } from "../policy/schema-inference";
+import { largestIndexedArray, PayloadIndexer, putPayloadIndex, type PayloadIndex } from "./payload-index";
 import { startPayloadUpload, type PayloadMetadata } from "./payload-store";
 
 /** R2 multipart parts: all but the last the same size, at least 5 MiB. */
@@ -25,6 +27,8 @@ export type StreamedPayload = {
   readonly schema: InferredSchema;
   /** True when the answer had `structuredContent` (whichever part was stored). */
   readonly structured: boolean;
+  /** The longest indexed array (large ones only), for the instructions. */
+  readonly array?: { readonly pointer: string; readonly count: number } | undefined;
 };
 
 /** Uploads text in fixed-size parts as it comes; the upload starts with the first part. */
@@ -91,6 +95,8 @@ class PayloadCapture implements JsonStreamHandler {
   private raw: { depth: number; from: number } | null = null;
   private text: TextCandidate | null = null;
   readonly builder = new SchemaBuilder();
+  /** The pointer-read index of the stored text, built from the same pieces. */
+  readonly indexer = new PayloadIndexer();
   preview = "";
   kind: "structured" | "text" | null = null;
   /** Whether the answer has `result.structuredContent` at all (its tool then has an outputSchema). */
@@ -115,6 +121,7 @@ class PayloadCapture implements JsonStreamHandler {
   private emit(text: string): void {
     if (this.preview.length < this.previewChars) this.preview += text.slice(0, this.previewChars - this.preview.length);
     this.uploader.write(text);
+    this.indexer.write(text);
   }
 
   private path(): string {
@@ -238,6 +245,7 @@ export async function offloadStream(
   capture = new PayloadCapture(previewChars, uploader);
   const tokenizer = new JsonStreamTokenizer(capture);
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let index: PayloadIndex | undefined;
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -250,11 +258,13 @@ export async function offloadStream(
     tokenizer.end();
     if (!capture.finished) throw new Error("the answer is larger than the gateway can hold and has no single large payload (structuredContent or a text block) to store");
     await uploader.complete();
+    index = capture.contentType === JSON_TYPE ? capture.indexer.end(uploader.size) : undefined;
+    if (index) await putPayloadIndex(bucket, id, index);
   } catch (error) {
     await reader.cancel().catch(() => {});
     await uploader.abort();
     throw error;
   }
   const json = capture.contentType === JSON_TYPE;
-  return { size: uploader.size, contentType: capture.contentType, preview: capture.preview, schema: json ? capture.builder.schema() : "string", structured: capture.sawStructured };
+  return { size: uploader.size, contentType: capture.contentType, preview: capture.preview, schema: json ? capture.builder.schema() : "string", structured: capture.sawStructured, array: index && largestIndexedArray(index) };
 }

@@ -1,0 +1,259 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench:payload-reads` (and part of `npm run bench`): what pointer reads of a
+ * large offloaded payload cost the gateway in memory, and what they do to another
+ * client meanwhile.
+ *
+ * It starts the raw upstream (test/fixtures/raw-upstream.ts) in a child process and the
+ * gateway the way README says (`npm start`, scripts/lib/gateway-process.mjs, in a copy
+ * of the working tree taken at start, lib/snapshot.ts), all on 127.0.0.1. One session
+ * calls `raw___huge` for a 30 MiB answer, which the gateway offloads to (local) R2;
+ * then, in rounds, eight `sys___read_payload` pointer reads of it run at once (pages of
+ * `/items` and single deep elements), while another session calls a small tool one
+ * call at a time. Measured: the RSS of the gateway's process tree (wrangler dev: node,
+ * workerd), sampled every 20 ms, peak minus the level just before the reads; and the
+ * other client's latency before and during the reads.
+ *
+ *   npm run bench:payload-reads
+ *   npm run bench:payload-reads -- --mb 30 --rounds 3 --readers 8 --gateway-dir ../other
+ *
+ * Target: under 64 MB of extra RSS. Results are printed and written to
+ * <out>/payload-reads-<timestamp>.json. Linux only (/proc). Hard limit: 10 minutes.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
+import { descendantPids, commandName } from './lib/proc.ts';
+import { section, table } from './lib/report.ts';
+import { snapshotTree } from './lib/snapshot.ts';
+import { summarize } from './lib/stats.ts';
+import { PROTOCOL_VERSION } from './lib/target.ts';
+import { startUpstream } from './lib/upstream-process.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const HARD_LIMIT_MS = 10 * 60_000;
+const TARGET_EXTRA_MB = 64;
+const SAMPLE_INTERVAL_MS = 20;
+const READ_TIMEOUT_MS = 120_000;
+/** Items of the raw upstream's huge answer are 100 bytes each. */
+const ITEM_BYTES = 100;
+
+const OPTIONS = {
+  mb: ['BENCH_PAYLOAD_MB', '30'],
+  readers: ['BENCH_READERS', '8'],
+  rounds: ['BENCH_READ_ROUNDS', '3'],
+  'gateway-dir': ['BENCH_GATEWAY_DIR', ROOT],
+  out: ['BENCH_OUT', path.join(ROOT, 'bench', 'results')],
+};
+
+function parseOptions(argv) {
+  const raw = Object.fromEntries(Object.entries(OPTIONS).map(([key, [env, fallback]]) => [key, process.env[env] || fallback]));
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split(/=(.*)/s);
+    const key = flag.replace(/^--/, '');
+    if (!flag.startsWith('--') || !(key in OPTIONS)) {
+      console.error(`[bench] unknown option ${argv[i]}; usage: npm run bench:payload-reads -- [--mb 30] [--readers 8] [--rounds 3] [--gateway-dir DIR] [--out DIR]`);
+      process.exit(2);
+    }
+    raw[key] = inline ?? argv[++i];
+  }
+  const count = (key) => {
+    const n = Number(raw[key]);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${key} must be a positive integer, got "${raw[key]}"`);
+    return n;
+  };
+  return { mb: count('mb'), readers: count('readers'), rounds: count('rounds'), gatewayDir: path.resolve(raw['gateway-dir']), out: path.resolve(raw.out) };
+}
+
+// ---- memory ----------------------------------------------------------------------------
+
+/** Resident set size of `pid` in bytes (0 when it is gone). */
+function rssBytes(pid) {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** RSS of the gateway's whole process tree, and of its workerd processes alone. */
+function gatewayRss(rootPid) {
+  const pids = [rootPid, ...descendantPids(rootPid)];
+  let total = 0;
+  let workerd = 0;
+  for (const pid of pids) {
+    const rss = rssBytes(pid);
+    total += rss;
+    if (commandName(pid) === 'workerd') workerd += rss;
+  }
+  return { total, workerd };
+}
+
+/** Samples the tree's RSS until `stop()`; returns the peaks. */
+function sampleRss(rootPid) {
+  let peak = gatewayRss(rootPid);
+  const timer = setInterval(() => {
+    const now = gatewayRss(rootPid);
+    peak = { total: Math.max(peak.total, now.total), workerd: Math.max(peak.workerd, now.workerd) };
+  }, SAMPLE_INTERVAL_MS);
+  return () => {
+    clearInterval(timer);
+    return peak;
+  };
+}
+
+// ---- an MCP session over plain fetch ------------------------------------------------------
+
+let nextId = 1;
+
+async function openSession(url) {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'bench-payload-reads', version: '0' } } }),
+  });
+  const text = await init.text();
+  if (!init.ok) throw new Error(`initialize answered ${init.status}: ${text.slice(0, 300)}`);
+  headers['mcp-session-id'] = init.headers.get('mcp-session-id');
+  headers['mcp-protocol-version'] = PROTOCOL_VERSION;
+  await (await fetch(url, { method: 'POST', headers, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).body?.cancel();
+  return async (name, args) => {
+    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }), signal: AbortSignal.timeout(READ_TIMEOUT_MS) });
+    const body = await response.text();
+    // An SSE answer: the last data line is the response.
+    const json = response.headers.get('content-type')?.includes('text/event-stream') ? body.split('\n').filter((l) => l.startsWith('data: ')).pop()?.slice(6) : body;
+    const message = JSON.parse(json ?? 'null');
+    if (!message?.result) throw new Error(`${name} answered ${response.status}: ${body.slice(0, 300)}`);
+    return message.result;
+  };
+}
+
+// ---- the run ------------------------------------------------------------------------------
+
+async function run(options, stops) {
+  const upstream = await startUpstream('raw');
+  stops.push(upstream.stop);
+  const state = mkdtempSync(path.join(os.tmpdir(), 'bench-payload-reads-'));
+  stops.push(async () => rmSync(state, { recursive: true, force: true }));
+  const snapshot = snapshotTree(options.gatewayDir);
+  stops.push(async () => snapshot.remove());
+  const vars = { UPSTREAMS: [{ name: 'raw', url: upstream.url, timeoutMs: READ_TIMEOUT_MS }], SESSION_SECRET: randomBytes(32).toString('hex') };
+  const gateway = await startGateway({ port: await freePort(), vars, persistTo: state, cwd: snapshot.dir });
+  stops.push(gateway.stop);
+  const mcp = `${gateway.url}/mcp`;
+
+  const reader = await openSession(mcp);
+  const other = await openSession(mcp);
+  console.error(`[bench] offloading a ${options.mb} MiB answer`);
+  const started = performance.now();
+  const offloaded = await reader('raw___huge', { mb: options.mb });
+  const envelope = JSON.parse(offloaded.content[0].text);
+  const offloadSeconds = (performance.now() - started) / 1000;
+  if (!/^[0-9a-f]{32}$/.test(envelope.payloadId ?? '')) throw new Error(`no payload: ${offloaded.content[0].text.slice(0, 300)}`);
+  const items = Math.floor((options.mb * 1024 * 1024) / ITEM_BYTES);
+
+  // The other client's latency alone, then the level the reads start from.
+  const idle = [];
+  for (let i = 0; i < 30; i++) {
+    const t = performance.now();
+    await other('raw___trap', { n: 1 });
+    idle.push(performance.now() - t);
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const before = gatewayRss(gateway.pid);
+
+  const stopSampling = sampleRss(gateway.pid);
+  let reading = true;
+  const during = [];
+  const otherClient = (async () => {
+    while (reading) {
+      const t = performance.now();
+      await other('raw___trap', { n: 1 });
+      during.push(performance.now() - t);
+    }
+  })();
+  const reads = [];
+  const failures = [];
+  for (let round = 0; round < options.rounds; round++) {
+    await Promise.all(
+      Array.from({ length: options.readers }, async (_, k) => {
+        // Half read a page of items, half one deep element; all at different places.
+        const at = Math.floor(((round * options.readers + k + 1) / (options.rounds * options.readers + 1)) * items);
+        const args = k % 2 === 0 ? { id: envelope.payloadId, pointer: '/items', offset: at, limit: 100 } : { id: envelope.payloadId, pointer: `/items/${at}/name` };
+        const t = performance.now();
+        const result = await reader('sys___read_payload', args);
+        reads.push(performance.now() - t);
+        if (result.isError) failures.push(result.content[0].text);
+      }),
+    );
+  }
+  reading = false;
+  await otherClient;
+  const peak = stopSampling();
+  const mb = (bytes) => bytes / 1024 / 1024;
+  return {
+    gateway: { dir: snapshot.source, commit: snapshot.commit, changes: snapshot.changes },
+    payloadMiB: options.mb,
+    payloadBytes: envelope.originalSize,
+    offloadSeconds,
+    readers: options.readers,
+    rounds: options.rounds,
+    failedReads: failures.length,
+    firstFailure: failures[0],
+    rssBeforeMB: { total: mb(before.total), workerd: mb(before.workerd) },
+    rssPeakMB: { total: mb(peak.total), workerd: mb(peak.workerd) },
+    extraMB: { total: mb(peak.total - before.total), workerd: mb(peak.workerd - before.workerd) },
+    readLatencyMs: summarize(reads),
+    otherClientMs: { idle: summarize(idle), duringReads: { ...summarize(during), max: Math.max(...during) } },
+  };
+}
+
+async function main() {
+  const options = parseOptions(process.argv.slice(2));
+  const stops = [];
+  const cleanup = async () => {
+    for (const stop of stops.reverse()) await stop().catch((error) => console.error(`[bench] while stopping: ${error}`));
+  };
+  const limit = setTimeout(() => {
+    console.error(`[bench] still running after ${HARD_LIMIT_MS / 60_000} minutes`);
+    void cleanup().then(() => process.exit(1));
+  }, HARD_LIMIT_MS);
+  try {
+    const result = await run(options, stops);
+    const pass = result.failedReads === 0 && result.extraMB.total < TARGET_EXTRA_MB;
+    console.log(
+      section(
+        `Pointer reads of a ${result.payloadMiB} MiB offloaded payload: ${result.readers} at once, ${result.rounds} rounds (gateway ${result.gateway.commit.slice(0, 10)}${result.gateway.changes.length ? ' + changes' : ''})`,
+        table(
+          ['measure', 'value'],
+          [
+            ['offload of the answer (s)', result.offloadSeconds],
+            ['reads failed', result.failedReads],
+            ['RSS before reads, tree / workerd (MB)', `${result.rssBeforeMB.total.toFixed(1)} / ${result.rssBeforeMB.workerd.toFixed(1)}`],
+            ['extra RSS at peak, tree / workerd (MB)', `${result.extraMB.total.toFixed(1)} / ${result.extraMB.workerd.toFixed(1)}`],
+            ['read latency median / p99 (ms)', `${result.readLatencyMs.median.toFixed(1)} / ${result.readLatencyMs.p99.toFixed(1)}`],
+            ['other client idle median / p99 (ms)', `${result.otherClientMs.idle.median.toFixed(1)} / ${result.otherClientMs.idle.p99.toFixed(1)}`],
+            ['other client during reads median / max (ms)', `${result.otherClientMs.duringReads.median.toFixed(1)} / ${result.otherClientMs.duringReads.max.toFixed(1)}`],
+            [`target: extra RSS < ${TARGET_EXTRA_MB} MB`, pass ? 'met' : 'NOT met'],
+          ],
+        ),
+      ),
+    );
+    if (result.firstFailure) console.log(`first failed read: ${result.firstFailure.slice(0, 300)}`);
+    mkdirSync(options.out, { recursive: true });
+    const file = path.join(options.out, `payload-reads-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+    console.log(`written to ${path.relative(process.cwd(), file)}`);
+  } finally {
+    clearTimeout(limit);
+    await cleanup();
+  }
+}
+
+await main();
