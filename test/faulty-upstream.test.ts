@@ -139,6 +139,15 @@ describe("an upstream that echoes the gateway's credential in an error", () => {
     expect(body.error.message).toMatch(/initialize failed: token Bearer \[redacted\] refused/);
     expect(JSON.stringify(body)).not.toContain(SECRET);
   });
+
+  it("redacts it from the merged list's note about a failing upstream", async () => {
+    const vars = { ...credentialed("echo-auth-list"), ...upstreams({ name: "alpha", url: alpha }, { name: "leaky", url: faultyUrl("echo-auth-list"), credential: { secret: "LEAKY_TOKEN" } }) };
+    const { session } = await initialize("/mcp", { vars });
+    const list = await request("/mcp", session, "tools/list", {}, { vars });
+    expect(list.result.tools.map((t: Json) => t.name)).toContain("alpha___echo");
+    expect(JSON.stringify(list.result._meta)).toMatch(/token Bearer \[redacted\] refused/);
+    expect(JSON.stringify(list)).not.toContain(SECRET);
+  });
 });
 
 describe("an upstream that answers a forgotten session with HTTP 400", () => {
