@@ -5,15 +5,41 @@
 // over HTTP to the gateway started the way README says (`npm start`).
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { fetch as miniflareFetch, type Request as MiniflareRequest } from "miniflare";
+import type { Logger, Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 
+/**
+ * Drops Vite's warning that the SDK's published sourcemaps point at sources the package
+ * does not ship: it is about node_modules, not this project, and reads like a failure.
+ */
+function quietSdkSourcemaps(): Plugin {
+  const quiet = (logger: Logger) => {
+    const warnOnce = logger.warnOnce.bind(logger);
+    logger.warnOnce = (message, options) => {
+      if (!message.includes("points to missing source files")) warnOnce(message, options);
+    };
+  };
+  return {
+    name: "quiet-sdk-sourcemaps",
+    configResolved: (config) => quiet(config.logger),
+    configureServer: (server) => Object.values(server.environments).forEach((environment) => quiet(environment.logger)),
+  };
+}
+
 export default defineConfig({
+  plugins: [quietSdkSourcemaps()],
   test: {
+    // Logs of Node tests (e2e) are shown for a failing test, not for passing ones.
+    silent: "passed-only",
     projects: [
       {
         plugins: [
           cloudflareTest(({ inject }) => ({
             main: "./src/index.ts",
+            // workerd's own diagnostics (it reports every refused connection to a "down"
+            // upstream as an uncaught exception, even when the gateway catches it) stay out of
+            // the test output; failures are reported by the tests themselves.
+            verbose: false,
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: {

@@ -119,6 +119,19 @@ describe("the admin API refuses what would end in HTTP 500", () => {
   });
 
   it.each([
+    ["a filter set", "PUT", "/filter-sets/default", 512 * 1024],
+    ["a plan", "PUT", "/plan", 512 * 1024],
+    ["a preview", "POST", "/filter-sets/default/preview", 4 * 1024 * 1024],
+  ])("refuses %s body larger than its limit, naming the limit", async (_label, method, path, limit) => {
+    await admin("PUT", "/filter-sets/default", '{"tools":{"alpha___get_user":{"retain":[""]}}}');
+    // Valid JSON, so only the size can be what is refused.
+    const body = `{"tool":"alpha___get_user","result":{"content":[],"pad":"${"x".repeat(limit)}"}}`;
+    const response = await admin(method, path, body);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as Json).problems).toEqual([{ path: "", message: `larger than ${limit} bytes` }]);
+  });
+
+  it.each([
     ["a __proto__ patch", '{"tools":{"alpha___get_user":{"patches":[{"op":"add","path":"/__proto__/polluted","value":1}]}}}', /patches\/0\/path: .*__proto__/],
     ["a value nested 100,000 deep", `{"tools":{"alpha___get_user":{"patches":[{"op":"add","path":"/x","value":${nestedText(100_000)}}]}}}`, /nested deeper than 64/],
   ])("fails calls closed with a located problem for a set written straight to KV with %s", async (_label, document, message) => {

@@ -19,8 +19,11 @@ import { checkFilterSet, checkPlan, FILTER_SET_NAME, parseDocument, type Checked
 import { FILTER_SET_KEY_PREFIX, forgetCached, PLAN_KEY } from "../policy/filter-store";
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../policy/document-limits";
 import { isObject } from "../core/jsonrpc";
+import { readBodyText } from "./read-body";
 
 const MAX_DOCUMENT_BYTES = 512 * 1024;
+/** A preview carries a sample tool result beside the set, so it may be larger than a document. */
+const MAX_PREVIEW_BYTES = 4 * 1024 * 1024;
 const ADMIN_OFF_MESSAGE =
   "The admin API is off: it is turned on by the ADMIN_TOKEN secret. Deployed: npx wrangler secret put ADMIN_TOKEN. " +
   "Locally: ADMIN_TOKEN=<token> in .dev.vars, or npm start -- --var ADMIN_TOKEN:<token>. See README, \"Live editing\".";
@@ -45,8 +48,8 @@ function kvOf(c: AdminContext): KVNamespace {
 }
 
 async function readDocument(c: AdminContext): Promise<Checked<unknown>> {
-  const text = await c.req.text();
-  if (text.length > MAX_DOCUMENT_BYTES) return { ok: false, problems: [{ path: "", message: `larger than ${MAX_DOCUMENT_BYTES} bytes` }] };
+  const text = await readBodyText(c.req.raw, MAX_DOCUMENT_BYTES);
+  if (text === undefined) return { ok: false, problems: [{ path: "", message: `larger than ${MAX_DOCUMENT_BYTES} bytes` }] };
   if (text.trim() === "") return { ok: false, problems: [{ path: "", message: "the body is empty; send the document as JSON or YAML" }] };
   return parseDocument(text);
 }
@@ -124,7 +127,9 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
 
   admin.post("/filter-sets/:name/preview", async (c) => {
     const name = c.req.param("name");
-    const body = parseDocument(await c.req.text());
+    const text = await readBodyText(c.req.raw, MAX_PREVIEW_BYTES);
+    if (text === undefined) return problemsResponse(c, "invalid preview request", [{ path: "", message: `larger than ${MAX_PREVIEW_BYTES} bytes` }]);
+    const body = parseDocument(text);
     const tooDeep = body.ok ? tooDeepAt(body.value) : undefined;
     if (tooDeep !== undefined) return problemsResponse(c, "invalid preview request", [{ path: tooDeep, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels of objects and arrays` }]);
     if (!body.ok || !isObject(body.value) || typeof body.value["tool"] !== "string" || !("result" in body.value)) {
