@@ -4,7 +4,7 @@
  * tasks/result, tasks/cancel and tasks/list reach the upstream that owns each task; on
  * /mcp/<upstream> ids pass unchanged.
  */
-import { inject, describe, expect, it } from "vitest";
+import { afterEach, inject, describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
 import { encodeTaskId } from "../src/core/task-ids";
 import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
@@ -12,7 +12,10 @@ import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway"
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 const base = inject("tasksUpstreamUrl");
 const { beta } = inject("fixtureUrls");
+const ADMIN_TOKEN = "admin-token-for-tests";
 const vars = {
+  ADMIN_TOKEN,
+  FILTER_CACHE_TTL_MS: "0",
   UPSTREAMS: JSON.stringify([
     { name: "ta", url: `${base}/ta/mcp` },
     { name: "tb", url: `${base}/tb/mcp` },
@@ -62,10 +65,10 @@ describe("tasks on /mcp", () => {
 
     // Each result comes from the upstream that ran the task (the text names it).
     const resultB = await call("tasks/result", { taskId: idB });
-    expect(resultB.result.content).toEqual([{ type: "text", text: "tb: two" }]);
+    expect(resultB.result.content).toEqual([{ type: "text", text: '{"from":"tb","text":"two"}' }]);
     expect(resultB.result._meta[RELATED_TASK]).toEqual({ taskId: idB });
     const resultA = await call("tasks/result", { taskId: idA });
-    expect(resultA.result.content).toEqual([{ type: "text", text: "ta: one" }]);
+    expect(resultA.result.content).toEqual([{ type: "text", text: '{"from":"ta","text":"one"}' }]);
 
     const got = await call("tasks/get", { taskId: idA });
     expect(got.result).toMatchObject({ taskId: idA, status: "completed" });
@@ -145,8 +148,42 @@ describe("tasks on /mcp/<upstream>", () => {
     const id: string = created.result.task.taskId;
     expect(id).toMatch(/^[0-9a-f]{32}$/); // the SDK's in-memory store's own form
     const payload = await call("tasks/result", { taskId: id });
-    expect(payload.result.content).toEqual([{ type: "text", text: "tb: direct" }]);
+    expect(payload.result.content).toEqual([{ type: "text", text: '{"from":"tb","text":"direct"}' }]);
     expect(payload.result._meta[RELATED_TASK]).toEqual({ taskId: id });
     expect((await allTasks(call)).map((task) => task.taskId)).toEqual([id]);
+  });
+});
+
+describe("tasks and output filters", () => {
+  const putDefault = (body: string) =>
+    gatewayFetch("/admin/filter-sets/default", { method: "PUT", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body }, vars);
+  afterEach(async () => {
+    await gatewayFetch("/admin/filter-sets/default", { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }, vars);
+  });
+
+  it.each([
+    ["/mcp", "tb___echo_task"],
+    ["/mcp/tb", "echo_task"],
+  ])("withholds on %s a task result a filter set may be about, since it cannot say which tool it is from", async (path, name) => {
+    const { call } = await start(path);
+    const created = await call("tools/call", { name, arguments: { text: "secret" }, task: {} });
+    const id: string = created.result.task.taskId;
+    // A filter added while the task runs (or a task created some other way) must not let its result pass.
+    expect((await putDefault('{"tools":{"tb___echo_*":{"retain":["/from"]}}}')).status).toBe(200);
+    const payload = await call("tasks/result", { taskId: id });
+    expect(payload.result.isError).toBe(true);
+    expect(JSON.stringify(payload)).not.toContain("secret");
+    expect(payload.result.content[0].text).toContain("withheld");
+    expect(payload.result._meta[RELATED_TASK]).toEqual({ taskId: id });
+    // Status and listing still work.
+    expect((await call("tasks/get", { taskId: id })).result.status).toBe("completed");
+  });
+
+  it("passes the task results of upstreams no rule names", async () => {
+    const { call } = await start();
+    expect((await putDefault('{"tools":{"tb___*":{"retain":["/from"]}}}')).status).toBe(200);
+    const created = await call("tools/call", { name: "ta___echo_task", arguments: { text: "open" }, task: {} });
+    const payload = await call("tasks/result", { taskId: created.result.task.taskId });
+    expect(payload.result.content).toEqual([{ type: "text", text: '{"from":"ta","text":"open"}' }]);
   });
 });
