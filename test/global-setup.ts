@@ -9,6 +9,7 @@ import { startFaultyUpstream } from "./fixtures/faulty-upstream.ts";
 import { startRawUpstream } from "./fixtures/raw-upstream.ts";
 import { startNamesUpstream } from "./fixtures/names-upstream.ts";
 import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
+import { startTasksUpstream } from "./fixtures/tasks-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -23,7 +24,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("floodUrl", flood.url);
   const faulty = await startFaultyUpstream();
   project.provide("faultyUpstreamUrl", faulty.url);
+  const tasks = await startTasksUpstream();
+  project.provide("tasksUpstreamUrl", tasks.url);
   return async () => {
-    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close()]);
+    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close()]);
   };
 }

@@ -11,5 +11,7 @@ declare module "vitest" {
     namesUpstream: string;
     /** Origin of test/fixtures/faulty-upstream.ts; append `/<mode>/<tag>`. */
     faultyUpstreamUrl: string;
+    /** Origin of test/fixtures/tasks-upstream.ts; append `/<label>/mcp`. */
+    tasksUpstreamUrl: string;
   }
 }

@@ -62,14 +62,37 @@ const endedHere = new Set<string>();
 const liveChecked = new Map<string, number>();
 const ENDED_CHECK_CACHE_MS = 10_000;
 
+/**
+ * The `tasks` capability on /mcp: task-augmented tool calls, `tasks/list` and
+ * `tasks/cancel` where any upstream offers them (each task is served by its own
+ * upstream; the merged list asks only those that list). Absent when no upstream has tasks.
+ */
+function mergedTasks(handshakes: readonly Handshake[]): JsonObject | undefined {
+  const tasks = handshakes.map((h) => (isObject(h.initializeResult["capabilities"]) ? h.initializeResult["capabilities"]["tasks"] : undefined)).filter(isObject);
+  if (tasks.length === 0) return undefined;
+  const offered = (has: (t: JsonObject) => unknown) => tasks.some((t) => isObject(has(t)));
+  const toolCalls = offered((t) => {
+    const requests = t["requests"];
+    const tools = isObject(requests) ? requests["tools"] : undefined;
+    return isObject(tools) ? tools["call"] : undefined;
+  });
+  return {
+    ...(offered((t) => t["list"]) ? { list: {} } : {}),
+    ...(offered((t) => t["cancel"]) ? { cancel: {} } : {}),
+    ...(toolCalls ? { requests: { tools: { call: {} } } } : {}),
+  };
+}
+
 function mergedCapabilities(handshakes: readonly Handshake[]): JsonObject {
   const subscribe = handshakes.some((h) => h.session.subscribe === true);
+  const tasks = mergedTasks(handshakes);
   return {
     logging: {},
     completions: {},
     prompts: { listChanged: true },
     resources: { subscribe, listChanged: true },
     tools: { listChanged: true },
+    ...(tasks ? { tasks } : {}),
   };
 }
 

@@ -16,6 +16,7 @@ import {
 import { elements, member, members, rootSpan } from "../core/raw-json";
 import { allowsBatches, checkGetHeaders, checkPostHeaders, checkVersionHeader } from "../core/protocol";
 import { decodeServerRequestId, withMessageId } from "../core/server-requests";
+import { toUpstreamTaskIds } from "../core/task-ids";
 import { endSession, findSession, initializeSession, sessionError, type SessionEnv } from "../core/session";
 import type { SessionState } from "../core/session-token";
 import { composeMiddleware, type CallContext } from "../middleware/chain";
@@ -76,7 +77,8 @@ async function relayClientResponse(ctx: CallContext, wire: WireMessage<JsonRpcRe
     if (!origin || !upstream) {
       throw new GatewayError(400, INVALID_REQUEST, `Bad Request: the response id ${JSON.stringify(id)} does not answer a request this gateway sent`);
     }
-    text = withMessageId(wire.text, origin.id);
+    // An answer to a task's elicitation names that task by the id the client knows.
+    text = toUpstreamTaskIds(withMessageId(wire.text, origin.id), upstream.name);
   }
   const reply = await sendToUpstream(upstream!, text, ctx);
   if (!reply.ok) throw failureError(reply, ctx.env);

@@ -7,6 +7,7 @@ import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { parseSpan, pathSpan, splice } from "../core/raw-json";
 import { encodeServerRequestId, withMessageId } from "../core/server-requests";
+import { toGatewayTaskIds } from "../core/task-ids";
 import type { CallContext } from "../middleware/chain";
 import type { UpstreamConfig } from "./config";
 import { failureError } from "./failures";
@@ -41,6 +42,12 @@ const QUICK_METHODS = new Set([
 
 /** A message from an upstream as the client must see it. */
 export function toClient(ctx: Pick<CallContext, "aggregated">, upstream: string, wire: WireMessage): string {
+  const text = withIdsToClient(ctx, upstream, wire);
+  // Task ids (a status notification, a task's related-task `_meta`) say which upstream owns the task.
+  return ctx.aggregated ? toGatewayTaskIds(text, upstream) : text;
+}
+
+function withIdsToClient(ctx: Pick<CallContext, "aggregated">, upstream: string, wire: WireMessage): string {
   // Server-to-client requests get ids that say where the answer goes (aggregated only:
   // on /mcp/<upstream> there is one place it can go, and ids pass unchanged).
   if (ctx.aggregated && kindOf(wire.message) === "request") {

@@ -1,5 +1,5 @@
 /**
- * Merged lists on the aggregated endpoint (tools, prompts, resources, templates).
+ * Merged lists on the aggregated endpoint (tools, prompts, resources, templates, tasks).
  *
  * One page asks every upstream that still has more for its next page, in parallel, and
  * joins the items as raw text: a tool's schemas are never re-serialised, only its
@@ -14,9 +14,11 @@ import { qualifyName } from "../core/names";
 import { redactSecrets } from "../core/redact-secrets";
 import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span } from "../core/raw-json";
 import { sealedUpstream } from "../core/session-token";
+import { toGatewayTaskIds } from "../core/task-ids";
 import type { CallContext } from "../middleware/chain";
 import type { UpstreamConfig } from "./config";
 import { forward } from "./forward";
+import { TASKS_LIST_CAPABILITY } from "./pool";
 
 /** Parallel upstream requests per page; Workers allow 6 open connections per request. */
 const MAX_PARALLEL_UPSTREAMS = 6;
@@ -25,7 +27,12 @@ export const DROPPED_META_KEY = "mcp-edge-gateway/duplicates-dropped";
 /** Resources listed by two upstreams under one URI: which one serves it, which one is hidden. */
 export const URI_COLLISIONS_META_KEY = "mcp-edge-gateway/uri-collisions";
 
-export type ListKind = { readonly method: string; readonly key: string; readonly capability: string; readonly renamed: boolean };
+/**
+ * A merged list: its method, the result member holding the items, the sealed capability
+ * key of upstreams that serve it, whether item names get the `<upstream>___` prefix, and
+ * whether item task ids get the upstream (tasks, see core/task-ids).
+ */
+export type ListKind = { readonly method: string; readonly key: string; readonly capability: string; readonly renamed: boolean; readonly taskIds?: boolean };
 
 /** The merged lists by method (a Map: a client's method name is never a prototype member here). */
 export const LISTS: ReadonlyMap<string, ListKind> = new Map(
@@ -34,6 +41,7 @@ export const LISTS: ReadonlyMap<string, ListKind> = new Map(
     { method: "prompts/list", key: "prompts", capability: "prompts", renamed: true },
     { method: "resources/list", key: "resources", capability: "resources", renamed: false },
     { method: "resources/templates/list", key: "resourceTemplates", capability: "resources", renamed: false },
+    { method: "tasks/list", key: "tasks", capability: TASKS_LIST_CAPABILITY, renamed: false, taskIds: true },
   ].map((kind) => [kind.method, kind]),
 );
 
@@ -55,7 +63,8 @@ async function upstreamPage(ctx: CallContext, upstream: UpstreamConfig, kind: Li
   delete params["cursor"];
   if (cursor !== null) params["cursor"] = cursor;
   const text = JSON.stringify({ jsonrpc: "2.0", id: request.id, method: kind.method, ...(Object.keys(params).length > 0 ? { params } : {}) });
-  const answer = await forward(ctx, upstream, text, request.id);
+  const sent = await forward(ctx, upstream, text, request.id);
+  const answer = kind.taskIds ? toGatewayTaskIds(sent, upstream.name, kind.method) : sent;
   const root = rootSpan(answer);
   const error = member(answer, root, "error");
   if (error) {

@@ -32,11 +32,20 @@ export type PoolRequest = {
 /** Upstream sessions established after initialize, per client session and upstream (a cache of KV). */
 const handshakes = new Map<string, Promise<Result<UpstreamSession, UpstreamFailure>>>();
 const UPSTREAM_SESSION_KEY_PREFIX = "upstream-session/";
+/** The sealed capability key of an upstream that supports `tasks/list`. */
+export const TASKS_LIST_CAPABILITY = "tasks.list";
 
+/**
+ * The capability keys sealed into the session; `tasks.list` is added when the upstream
+ * answers `tasks/list`, so a merged task list on /mcp asks only those upstreams.
+ */
 function capabilityKeys(capabilities: unknown): { keys: string[]; subscribe: boolean } {
   if (!isObject(capabilities)) return { keys: [], subscribe: false };
   const resources = capabilities["resources"];
-  return { keys: Object.keys(capabilities), subscribe: isObject(resources) && resources["subscribe"] === true };
+  const tasks = capabilities["tasks"];
+  const keys = Object.keys(capabilities);
+  if (isObject(tasks) && isObject(tasks["list"])) keys.push(TASKS_LIST_CAPABILITY);
+  return { keys, subscribe: isObject(resources) && resources["subscribe"] === true };
 }
 
 /**

@@ -3,19 +3,21 @@
  *
  * On /mcp/<upstream> every request is forwarded as it came. On /mcp, names are routed by
  * their `<upstream>___` prefix (and rewritten to the upstream's own name), resource
- * URIs by which upstream listed them, lists are merged, and a few methods are answered
- * for all upstreams at once.
+ * URIs by which upstream listed them, tasks by the upstream their id names, lists are
+ * merged, and a few methods are answered for all upstreams at once.
  */
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, METHOD_NOT_FOUND, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
 import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json";
 import { sealedUpstream } from "../core/session-token";
+import { toGatewayTaskIds } from "../core/task-ids";
 import type { CallContext, MethodHandler } from "../middleware/chain";
 import type { UpstreamConfig } from "./config";
 import { forward } from "./forward";
 import { LISTS, mergeList, pageItems } from "./merge-lists";
 import { sendToUpstream, upstreamMessages } from "./pool";
+import { routeTask } from "./tasks";
 
 const URI_OWNER_ENTRIES = 10_000;
 /** MCP's "resource not found". */
@@ -81,7 +83,10 @@ async function routeByName(
   if (!parsed || !upstream) throw unknown(value);
   let name: string | undefined = parsed.name;
   if (parsed.maybeShortened) name = (await resolveShortened(ctx, upstream, value, list.method, list.key)) ?? parsed.name;
-  return forward(ctx, upstream, rewriteString(request.text, ["params", ...path], name), id);
+  const answer = await forward(ctx, upstream, rewriteString(request.text, ["params", ...path], name), id);
+  // A task-augmented call answers with a task: its id must say which upstream runs it.
+  const { method, params } = request.message;
+  return method === "tools/call" && isObject(params?.["task"]) ? toGatewayTaskIds(answer, upstream.name, method) : answer;
 }
 
 function isResourceNotFound(answer: string): boolean {
@@ -158,6 +163,10 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
     }
     case "logging/setLevel":
       return broadcastLevel(ctx, request);
+    case "tasks/get":
+    case "tasks/result":
+    case "tasks/cancel":
+      return routeTask(ctx, request);
     default:
       throw new GatewayError(200, METHOD_NOT_FOUND, `Method not found: ${method}`, undefined, id);
   }

@@ -1,0 +1,72 @@
+/**
+ * Task results and output filters. A task-augmented tools/call answers with a task; the
+ * tool's result comes later by `tasks/result`, which names the task, not the tool, so
+ * the gateway cannot tell which rule of a filter set applies. Rather than let a result
+ * pass a filter that way, a `tasks/result` from an upstream whose enforced (or broken)
+ * set has a rule that may apply to one of its tools is withheld: the client gets a tool
+ * error. Status, listing and cancellation are unaffected, and so are upstreams no rule names.
+ */
+import { resultText, type JsonRpcId } from "../core/jsonrpc";
+import { pathSpan } from "../core/raw-json";
+import { decodeTaskId, RELATED_TASK_META_KEY } from "../core/task-ids";
+import { isGlob } from "../policy/glob";
+import { activeFilters, DEFAULT_FILTER_CACHE_TTL_MS, type ActiveFilters } from "../policy/filter-store";
+import type { CallContext, Middleware } from "./chain";
+
+export type TaskResultOptions = { readonly cacheTtlMs?: number };
+
+/** True when rule key `key` (`<upstream>___<tool>`, maybe a glob) may match a tool of `upstream`. */
+function mayName(key: string, upstream: string): boolean {
+  const prefix = `${upstream}___`;
+  if (!isGlob(key)) return key.startsWith(prefix);
+  const literal = key.split(/[*?]/)[0]!;
+  return literal.startsWith(prefix) || prefix.startsWith(literal);
+}
+
+/** Why a task result of `upstream` is withheld, or undefined when it may pass. */
+function withheldBecause(active: ActiveFilters, upstream: string): string | undefined {
+  if (active.state === "broken") return !active.toolKeys || active.toolKeys.some((key) => mayName(key, upstream)) ? active.message : undefined;
+  if (active.state !== "active" || active.set.mode !== "enforce") return undefined;
+  const keys = Object.keys(active.set.tools).filter((key) => mayName(key, upstream));
+  if (keys.length === 0) return undefined;
+  return `filter set "${active.set.name}" filters tools of "${upstream}" (${keys.slice(0, 3).join(", ")}), and a task's result does not say which tool it comes from; call the tool without a task`;
+}
+
+function ttlOf(ctx: CallContext, fallback: number): number {
+  const raw = Number(ctx.env["FILTER_CACHE_TTL_MS"]);
+  return Number.isFinite(raw) && raw >= 0 ? raw : fallback;
+}
+
+function withheld(id: JsonRpcId, taskId: unknown, reason: string): string {
+  return resultText(id, {
+    content: [{ type: "text", text: `The gateway withheld this result: ${reason}.` }],
+    isError: true,
+    _meta: { [RELATED_TASK_META_KEY]: { taskId } },
+  });
+}
+
+/**
+ * The task-result middleware: withholds `tasks/result` answers a filter set may be about.
+ *
+ * @example
+ * const handler = composeMiddleware([taskResults({ cacheTtlMs: 30_000 })], relay);
+ */
+export function taskResults({ cacheTtlMs = DEFAULT_FILTER_CACHE_TTL_MS }: TaskResultOptions = {}): Middleware {
+  return (next) =>
+    async function taskResults(ctx, request) {
+      const { method, id, params } = request.message;
+      if (method !== "tasks/result") return next(ctx, request);
+      const taskId = params?.["taskId"];
+      const upstream = ctx.aggregated ? decodeTaskId(taskId)?.upstream : ctx.upstreams[0]!.name;
+      // An id naming no upstream is refused by the relay.
+      if (upstream === undefined) return next(ctx, request);
+      const route = ctx.aggregated ? "" : upstream;
+      const active = await activeFilters(ctx.env["GATEWAY_KV"] as KVNamespace | undefined, route, upstream, ttlOf(ctx, cacheTtlMs));
+      const reason = withheldBecause(active, upstream);
+      // Asked all the same: the answer still waits for the task to end, and an unknown task is still an error.
+      const answer = await next(ctx, request);
+      if (reason === undefined || !pathSpan(answer, ["result"])) return answer;
+      console.warn(`mcp-edge-gateway: tasks/result withheld: ${reason}`);
+      return withheld(id, taskId, reason);
+    };
+}
