@@ -4,8 +4,11 @@
  * contradicts it, learns of the change on its GET stream, and gets the filtered result
  * once it listed again. Inside workerd with the real KV binding and the SDK upstream.
  */
+import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
+import type { SessionState } from "../src/core/session-token";
 import { readSse } from "../src/core/sse";
+import { LISTED_KEY_PREFIX, listedShapes, MIXED_SHAPE, recordListing } from "../src/policy/listed-shapes";
 import { gatewayFetch, initialize, LATEST, request, type Json } from "./helpers/gateway";
 
 const ADMIN_TOKEN = "admin-token-for-tests";
@@ -99,5 +102,28 @@ describe("the GET stream", () => {
     while (message.method !== "notifications/tools/list_changed");
     expect(message).toEqual({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
     await events.return(undefined);
+  });
+});
+
+describe("the record of what a session listed", () => {
+  const session = (sid: string): SessionState => ({
+    sid, protocolVersion: LATEST, clientCapabilities: {}, clientInfo: {}, principal: "anonymous", route: "", upstreams: {},
+    exp: Math.floor(Date.now() / 1000) + 3600, filterShapes: { alpha: "A" },
+  });
+
+  it("writes nothing while the lists match the session's start", async () => {
+    await recordListing(env.GATEWAY_KV, session("same"), ["alpha", "beta"], { alpha: "A" }, false);
+    expect(await env.GATEWAY_KV.get(LISTED_KEY_PREFIX + "same")).toBeNull();
+    expect(await listedShapes(env.GATEWAY_KV, session("same"))).toEqual({ alpha: "A" });
+  });
+
+  it("takes a first page as the new list, and marks a later page of another shape as mixed", async () => {
+    const state = session("paged");
+    await recordListing(env.GATEWAY_KV, state, ["alpha", "beta"], { alpha: "B" }, false);
+    expect(await listedShapes(env.GATEWAY_KV, state)).toEqual({ alpha: "B" });
+    await recordListing(env.GATEWAY_KV, state, ["alpha", "beta"], { alpha: "B", beta: "C" }, true);
+    expect(await listedShapes(env.GATEWAY_KV, state)).toEqual({ alpha: "B", beta: MIXED_SHAPE });
+    await recordListing(env.GATEWAY_KV, state, ["alpha", "beta"], { alpha: "A" }, false); // a new walk, back to the start's shapes
+    expect(await listedShapes(env.GATEWAY_KV, state)).toEqual({ alpha: "A" });
   });
 });
