@@ -111,12 +111,17 @@ function transparentResult(id: JsonRpcRequest["id"], result: JsonObject, protoco
 }
 
 /**
- * Answers `initialize`: returns the response text and the new `Mcp-Session-Id`.
+ * Answers `initialize`: returns the response text and the new `Mcp-Session-Id`, which
+ * seals `filterShapes` (what the output filters reshape now, see policy/listed-shapes.ts).
  * On /mcp an upstream that fails (down, or stalled past its deadline) is left out, named
  * in `_meta` as a merged list names it, and retried on later requests; on
  * /mcp/<upstream> its failure is the answer.
  */
-export async function initializeSession(request: JsonRpcRequest, where: SessionEnv): Promise<{ text: string; token: string }> {
+export async function initializeSession(
+  request: JsonRpcRequest,
+  where: SessionEnv,
+  filterShapes: Readonly<Record<string, string>> = {},
+): Promise<{ text: string; token: string }> {
   const secret = sessionSecret(where.env);
   const params = request.params ?? {};
   if (params["capabilities"] !== undefined && !isObject(params["capabilities"])) {
@@ -155,7 +160,7 @@ export async function initializeSession(request: JsonRpcRequest, where: SessionE
       console.warn(`mcp-edge-gateway: initialize: ${error}; its tools are left out until it answers`);
     }
   }
-  const state: SessionState = { ...skeleton, upstreams };
+  const state: SessionState = { ...skeleton, upstreams, ...(Object.keys(filterShapes).length > 0 ? { filterShapes } : {}) };
   const token = await sealSession(state, secret);
   if (where.route !== "") return { text: transparentResult(request.id, succeeded[0]![1].initializeResult, state.protocolVersion), token };
   const instructions = aggregatedInstructions(succeeded);

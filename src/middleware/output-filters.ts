@@ -3,6 +3,11 @@
  * keeps tools/list honest about it (a filtered tool's `outputSchema` no longer describes
  * what the client receives, so it is removed, and the tool's `_meta` says why).
  *
+ * A client that listed tools under other filters than a call's may hold the tool's
+ * upstream `outputSchema`; such a call of a filtered tool is answered with a tool error
+ * saying to list tools again (policy/listed-shapes.ts), never with a result that
+ * contradicts the schema.
+ *
  * Fails closed: a set that is broken, or a rule that fails on a result, turns the call
  * into a tool error naming the set and rule; the unfiltered data never goes out. In
  * shadow mode nothing changes; what the set would save is logged.
@@ -11,7 +16,8 @@ import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/j
 import { appendMemberSplice, elements, member, members, parseSpan, pathSpan, removeMemberSplice, splice, type Splice } from "../core/raw-json";
 import { BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
 import { matchesGlob } from "../policy/glob";
-import { activeFilters, DEFAULT_FILTER_CACHE_TTL_MS, type ActiveFilters } from "../policy/filter-store";
+import { activeFilters, DEFAULT_FILTER_CACHE_TTL_MS, filterCacheTtlMs, type ActiveFilters } from "../policy/filter-store";
+import { currentShapes, mayHoldUpstreamSchema, recordListing } from "../policy/listed-shapes";
 import { toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "./chain";
 import { OFFLOAD_META_KEY } from "./offload";
 
@@ -22,11 +28,6 @@ export const MAX_FILTERED_ANSWER_BYTES = 16 * 1024 * 1024;
 
 export type OutputFilterOptions = { readonly cacheTtlMs?: number };
 
-function ttlOf(ctx: CallContext, fallback: number): number {
-  const raw = Number(ctx.env["FILTER_CACHE_TTL_MS"]);
-  return Number.isFinite(raw) && raw >= 0 ? raw : fallback;
-}
-
 function toolError(id: JsonRpcId, message: string): string {
   return resultText(id, { content: [{ type: "text", text: message }], isError: true });
 }
@@ -34,6 +35,18 @@ function toolError(id: JsonRpcId, message: string): string {
 function affects(active: ActiveFilters, key: string): boolean {
   if (active.state !== "broken") return false;
   return !active.toolKeys || active.toolKeys.some((glob) => matchesGlob(glob, key));
+}
+
+/** True when `active` filters `key` and so removes its `outputSchema` from tools/list. */
+function reshapes(active: ActiveFilters, key: string): active is Extract<ActiveFilters, { state: "active" }> {
+  return active.state === "active" && active.set.mode === "enforce" && selectFilter(active.set, key) !== undefined;
+}
+
+function staleListMessage(name: string): string {
+  return (
+    `The gateway's output filter for ${name} changed since this session listed tools, so the result would not match the ` +
+    `outputSchema you may hold for it. The tool was not called. List tools again (tools/list) and retry the call.`
+  );
 }
 
 async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: ActiveFilters, answer: (ctx: CallContext) => Promise<string>): Promise<string> {
@@ -98,7 +111,7 @@ async function rewriteList(ctx: CallContext, text: string, setFor: (upstream: st
     const key = typeof name === "string" ? toolKey(ctx, name) : undefined;
     if (!key || key.key.startsWith(SYS_PREFIX)) continue;
     const active = await setFor(key.upstream);
-    if (active.state !== "active" || active.set.mode !== "enforce" || !selectFilter(active.set, key.key)) continue;
+    if (!reshapes(active, key.key)) continue;
     const note = { set: active.set.name, outputSchema: "removed: this tool's results are filtered by the gateway, so the upstream's schema no longer describes them" };
     const meta = members(text, tool).find((m) => m.key === "_meta");
     edits.push(removeMemberSplice(text, tool, "outputSchema")!);
@@ -120,22 +133,33 @@ export function outputFilters({ cacheTtlMs = DEFAULT_FILTER_CACHE_TTL_MS }: Outp
       const { method, id, params } = request.message;
       if (method !== "tools/call" && method !== "tools/list") return next(ctx, request);
       const kv = ctx.env["GATEWAY_KV"] as KVNamespace | undefined;
-      const ttl = ttlOf(ctx, cacheTtlMs);
+      const ttl = filterCacheTtlMs(ctx.env, cacheTtlMs);
       const route = ctx.aggregated ? "" : ctx.upstreams[0]!.name;
       if (method === "tools/list") {
         const text = await next(ctx, request);
         const sets = new Map<string, Promise<ActiveFilters>>();
-        return rewriteList(ctx, text, (upstream) => {
+        const setFor = (upstream: string) => {
           let active = sets.get(upstream);
           if (!active) sets.set(upstream, (active = activeFilters(kv, route, upstream, ttl)));
           return active;
-        });
+        };
+        const listed = await rewriteList(ctx, text, setFor);
+        if (pathSpan(listed, ["result", "tools"])) {
+          // What the client now holds is what the call path compares with (see listed-shapes.ts).
+          const names = ctx.upstreams.map((upstream) => upstream.name);
+          await recordListing(kv, ctx.session, names, await currentShapes(names, setFor), params?.["cursor"] !== undefined);
+        }
+        return listed;
       }
       const name = params?.["name"];
       const key = typeof name === "string" ? toolKey(ctx, name) : undefined;
       if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
       const active = await activeFilters(kv, route, key.upstream, ttl);
       if (active.state === "broken" && !affects(active, key.key)) return next(ctx, request);
+      if (reshapes(active, key.key) && (await mayHoldUpstreamSchema(kv, ctx.session, key.upstream, active))) {
+        // Checked before forwarding: a retry after listing again must not run the tool twice.
+        return toolError(id, staleListMessage(name as string));
+      }
       return filterCall(ctx, id, key.key, active, (inner) => next(inner, request));
     };
 }

@@ -17,6 +17,12 @@ export type Stored<T> =
   | { readonly state: "valid"; readonly value: T }
   | { readonly state: "broken"; readonly problems: readonly DocumentProblem[]; readonly toolKeys?: readonly string[] };
 
+/** The cache TTL of filter documents: the `FILTER_CACHE_TTL_MS` var, else `fallback`. */
+export function filterCacheTtlMs(env: Readonly<Record<string, unknown>>, fallback = DEFAULT_FILTER_CACHE_TTL_MS): number {
+  const raw = Number(env["FILTER_CACHE_TTL_MS"]);
+  return env["FILTER_CACHE_TTL_MS"] !== undefined && Number.isFinite(raw) && raw >= 0 ? raw : fallback;
+}
+
 type CacheEntry = { readonly at: number; readonly value: Promise<Stored<unknown>> };
 const cache = new Map<string, CacheEntry>();
 

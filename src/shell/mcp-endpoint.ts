@@ -21,6 +21,7 @@ import { endSession, findSession, initializeSession, sessionError, type SessionE
 import type { SessionState } from "../core/session-token";
 import { composeMiddleware, type CallContext } from "../middleware/chain";
 import { METHOD_MIDDLEWARE } from "../middleware/index";
+import { routeShapes } from "../policy/listed-shapes";
 import { failureError } from "../upstream/failures";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { relay, relayNotification } from "../upstream/relay";
@@ -94,7 +95,8 @@ export async function handlePost(where: EndpointRequest): Promise<Response> {
 
   const single = Array.isArray(body) ? undefined : validateMessage(body);
   if (single && kindOf(single) === "request" && (single as JsonRpcRequest).method === "initialize") {
-    const { text, token } = await initializeSession(single as JsonRpcRequest, where);
+    const filterShapes = await routeShapes(where.env, where.route, where.upstreams.map((upstream) => upstream.name));
+    const { text, token } = await initializeSession(single as JsonRpcRequest, where, filterShapes);
     return new Response(text, { headers: { "content-type": "application/json", "mcp-session-id": token } });
   }
 

@@ -2,7 +2,8 @@
  * The GET stream: messages upstreams send outside any request (list_changed, resource
  * updates, server-to-client requests), merged from every upstream of the session into
  * one SSE stream for the client, read from the upstreams only as fast as the client
- * reads.
+ * reads. The gateway adds its own `notifications/tools/list_changed` when the output
+ * filters change what the session's tool list shows (filter-watch.ts).
  */
 import { GatewayError } from "../core/errors";
 import { sealedUpstream, type SessionState } from "../core/session-token";
@@ -11,6 +12,7 @@ import { exchange } from "../upstream/client";
 import type { UpstreamConfig } from "../upstream/config";
 import { toClient } from "../upstream/forward";
 import { upstreamMessages } from "../upstream/pool";
+import { TOOLS_LIST_CHANGED, watchFilterShapes } from "./filter-watch";
 import { SSE_KEEPALIVE_INTERVAL_MS } from "./reply-stream";
 
 /** Messages held for a client that is not reading before the upstreams are read no further. */
@@ -56,6 +58,7 @@ export async function openServerStream(request: ServerStreamRequest): Promise<Re
   }
 
   let timer: ReturnType<typeof setInterval> | undefined;
+  let stopWatching: (() => void) | undefined;
   // Each upstream is read only while the client's stream wants more: when its buffer is
   // full, the readers wait for the next pull (the client reading) before reading on.
   let demand: (() => void) | undefined;
@@ -73,6 +76,13 @@ export async function openServerStream(request: ServerStreamRequest): Promise<Re
     {
       start(controller) {
         timer = setInterval(() => controller.enqueue(SSE_KEEPALIVE), SSE_KEEPALIVE_INTERVAL_MS);
+        // At most one message per check interval: bounded whatever the client's pace.
+        stopWatching = watchFilterShapes({
+          env: request.env,
+          session: request.session,
+          upstreams: request.upstreams.map((upstream) => upstream.name),
+          notify: () => controller.enqueue(sseFrame(TOOLS_LIST_CHANGED)),
+        });
         let open = streams.length;
         for (const { upstream, reply } of streams) {
           void (async () => {
@@ -88,6 +98,7 @@ export async function openServerStream(request: ServerStreamRequest): Promise<Re
             open--;
             if (open === 0 && !abort.signal.aborted) {
               if (timer !== undefined) clearInterval(timer);
+              stopWatching?.();
               controller.close();
             }
           })();
@@ -98,6 +109,7 @@ export async function openServerStream(request: ServerStreamRequest): Promise<Re
       },
       cancel() {
         if (timer !== undefined) clearInterval(timer);
+        stopWatching?.();
         abort.abort();
         release();
       },
