@@ -6,7 +6,7 @@
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SessionState } from "../src/core/session-token";
+import type { SessionState } from "../src/front/legacy/session-token";
 import { readSse } from "../src/core/sse";
 import { LISTED_KEY_PREFIX, listedShapes, MIXED_SHAPE, recordListing } from "../src/policy/listed-shapes";
 import { gatewayFetch, initialize, LATEST, request, type Json } from "./helpers/gateway";

@@ -12,16 +12,16 @@
  */
 import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/jsonrpc";
 import { member, pathSpan, rootSpan } from "../core/raw-json";
-import { sessionSecret } from "../core/session";
+import { sessionSecret } from "../front/legacy/session";
 import { matchesGlob } from "../policy/apply-filter";
 import { loadPlan, DEFAULT_FILTER_CACHE_TTL_MS } from "../policy/filter-store";
 import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "../policy/offload-config";
-import { inferSchema, largestArray, type ArrayLocation, type InferredSchema } from "../policy/schema-inference";
+import { inferSchema, largestArray, type ArrayLocation, type InferredSchema } from "../core/schema-inference";
 import { indexPayloadText, putPayloadIndex } from "../storage/payload-index";
 import { newPayloadId, payloadMetadata, putPayload } from "../storage/payload-store";
 import { signPayloadToken, SIGNED_URL_TTL_S } from "../storage/signed-url";
 import { offloadStream } from "../storage/stream-offload";
-import { toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "./chain";
+import { toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
 
 const SYS_PREFIX = "sys___";
 export const PAYLOAD_URI_PREFIX = "mcp-edge-gateway://payloads/";

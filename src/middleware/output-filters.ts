@@ -18,7 +18,7 @@ import { BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "..
 import { matchesGlob } from "../policy/glob";
 import { activeFilters, DEFAULT_FILTER_CACHE_TTL_MS, filterCacheTtlMs, type ActiveFilters } from "../policy/filter-store";
 import { currentShapes, mayHoldUpstreamSchema, recordListing } from "../policy/listed-shapes";
-import { toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "./chain";
+import { toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
 import { OFFLOAD_META_KEY } from "./offload";
 
 const SYS_PREFIX = "sys___";

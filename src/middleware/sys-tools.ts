@@ -14,7 +14,7 @@ import { isObject, resultText, type JsonRpcId } from "../core/jsonrpc";
 import { elements, pathSpan, splice } from "../core/raw-json";
 import { findPayload, readPayload } from "../storage/payload-store";
 import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../storage/payload-reader";
-import type { CallContext, Middleware } from "./chain";
+import type { CallContext, Middleware } from "../context/call-context";
 import { offloadSettings, PAYLOAD_URI_PREFIX, READ_PAYLOAD_TOOL } from "./offload";
 import type { OffloadConfig } from "../policy/offload-config";
 

@@ -8,10 +8,10 @@
  */
 import { resultText, type JsonRpcId } from "../core/jsonrpc";
 import { pathSpan } from "../core/raw-json";
-import { decodeTaskId, RELATED_TASK_META_KEY } from "../core/task-ids";
+import { decodeTaskId, RELATED_TASK_META_KEY } from "../relay/task-ids";
 import { isGlob } from "../policy/glob";
 import { activeFilters, DEFAULT_FILTER_CACHE_TTL_MS, type ActiveFilters } from "../policy/filter-store";
-import type { CallContext, Middleware } from "./chain";
+import type { CallContext, Middleware } from "../context/call-context";
 
 export type TaskResultOptions = { readonly cacheTtlMs?: number };
 

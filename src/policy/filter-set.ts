@@ -7,7 +7,7 @@ import { validate as validatePatch, type Operation } from "fast-json-patch";
 import { parse as parseYaml } from "yaml";
 import { isObject } from "../core/jsonrpc";
 import { deepFreeze, MAX_DOCUMENT_DEPTH, tooDeepAt } from "./document-limits";
-import { escapeToken, parsePointer, pointerProblem } from "./json-pointer";
+import { escapeToken, parsePointer, pointerProblem } from "../core/json-pointer";
 import { checkOffloadOverride, type OffloadConfig } from "./offload-config";
 
 export const FILTER_SET_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;

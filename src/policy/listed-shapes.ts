@@ -16,7 +16,7 @@
  * eventually consistent (README, "Live editing"): see there for the window this leaves.
  */
 import { bytesToBase64Url } from "../core/base64url";
-import type { SessionState } from "../core/session-token";
+import type { SessionState } from "../front/legacy/session-token";
 import type { FilterSet } from "./filter-set";
 import { activeFilters, filterCacheTtlMs, type ActiveFilters } from "./filter-store";
 

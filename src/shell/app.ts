@@ -5,10 +5,10 @@
 import { Hono, type Context } from "hono";
 import { errorResponse, GatewayError } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
-import { GATEWAY_INFO } from "../core/session";
+import { GATEWAY_INFO } from "../front/legacy/session";
 import { createAdminApp } from "../admin/app";
-import { upstreamsFrom, type UpstreamConfig } from "../upstream/config";
-import { handleDelete, handleGet, handlePost, type EndpointRequest } from "./mcp-endpoint";
+import { upstreamsFrom, type UpstreamConfig } from "../config/upstreams";
+import { handleDelete, handleGet, handlePost, type EndpointRequest } from "../front/legacy/endpoint";
 import { allowedOrigins, checkOrigin, corsHeaders } from "./origin";
 import { downloadPayload } from "./payload-download";
 

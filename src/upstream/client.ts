@@ -7,9 +7,9 @@
  */
 import { fail, ok, type Result } from "../core/errors";
 import { readUpstreamMessage, type WireMessage } from "../core/jsonrpc";
-import { redactSecrets } from "../core/redact-secrets";
+import { redactSecrets } from "../config/secrets";
 import { readSse } from "../core/sse";
-import type { UpstreamConfig } from "./config";
+import type { UpstreamConfig } from "../config/upstreams";
 import { AnswerDeadline, guardBody, UpstreamBreak, type BodyGuard } from "./deadlines";
 
 /** How much of an upstream's unreadable or error body goes to the log (never to the client). */

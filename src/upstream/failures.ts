@@ -4,7 +4,7 @@
  * and what to check; the other upstreams keep working.
  */
 import { GatewayError } from "../core/errors";
-import { redactSecrets } from "../core/redact-secrets";
+import { redactSecrets } from "../config/secrets";
 import type { UpstreamFailure } from "./client";
 
 /** JSON-RPC code for "the upstream behind this name could not answer". */

@@ -9,9 +9,9 @@
  */
 import { fail, ok, type Result } from "../core/errors";
 import { isObject, type JsonObject, type WireMessage } from "../core/jsonrpc";
-import { sealedUpstream, type SessionState, type UpstreamSession } from "../core/session-token";
+import { sealedUpstream, type SessionState, type UpstreamSession } from "../front/legacy/session-token";
 import { exchange, type LargeAnswerConsumer, type UpstreamFailure, type UpstreamReply } from "./client";
-import type { UpstreamConfig } from "./config";
+import type { UpstreamConfig } from "../config/upstreams";
 import { UpstreamBreak } from "./deadlines";
 
 const HANDSHAKE_CACHE_ENTRIES = 1_000;

@@ -6,9 +6,9 @@
  * client's stream has taken the message, so a client that stops reading holds the
  * upstream back instead of the gateway buffering for it.
  */
-import { errorResponse, GatewayError } from "../core/errors";
-import { errorText, INTERNAL_ERROR, type JsonRpcId } from "../core/jsonrpc";
-import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../core/sse";
+import { errorResponse, GatewayError } from "../../core/errors";
+import { errorText, INTERNAL_ERROR, type JsonRpcId } from "../../core/jsonrpc";
+import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../../core/sse";
 
 export const SSE_KEEPALIVE_INTERVAL_MS = 15_000;
 

@@ -5,7 +5,7 @@
  * this catches what slips through (an upstream's own JSON-RPC error message, a network
  * error that quotes a header).
  */
-import { upstreamsFrom } from "../upstream/config";
+import { upstreamsFrom } from "./upstreams";
 
 const REDACTED = "[redacted]";
 /** Worker secrets of the gateway itself; upstream credentials are named in UPSTREAMS. */

@@ -6,15 +6,15 @@
  * isolate ends the session on every other within KV's propagation delay (plus up to
  * ENDED_CHECK_CACHE_MS, for which an isolate trusts its last look).
  */
-import type { UpstreamConfig } from "../upstream/config";
-import { failureError } from "../upstream/failures";
-import { UNAVAILABLE_META_KEY } from "../upstream/merge-lists";
-import { handshake, laterSessions, type Handshake } from "../upstream/pool";
-import { exchange } from "../upstream/client";
-import { fail, GatewayError, ok, type Result } from "./errors";
-import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonObject, type JsonRpcRequest } from "./jsonrpc";
+import type { UpstreamConfig } from "../../config/upstreams";
+import { failureError } from "../../upstream/failures";
+import { UNAVAILABLE_META_KEY } from "../../relay/merge-lists";
+import { handshake, laterSessions, type Handshake } from "../../upstream/pool";
+import { exchange } from "../../upstream/client";
+import { fail, GatewayError, ok, type Result } from "../../core/errors";
+import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonObject, type JsonRpcRequest } from "../../core/jsonrpc";
 import { negotiateVersion } from "./protocol";
-import { member, rootSpan, splice } from "./raw-json";
+import { member, rootSpan, splice } from "../../core/raw-json";
 import { checkClientState, MAX_CLIENT_STATE_BYTES, newSessionId, openSession, sealedUpstream, sealSession, SESSION_TTL_S, type SessionState, type UpstreamSession } from "./session-token";
 
 const MIN_SECRET_LENGTH = 16;

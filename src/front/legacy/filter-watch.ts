@@ -5,9 +5,9 @@
  * through the same cached documents calls read, so an open stream costs at most one KV
  * read per document and TTL.
  */
-import type { SessionState } from "../core/session-token";
-import { filterCacheTtlMs } from "../policy/filter-store";
-import { listedShapes, routeShapes, shapeFor, type Shapes } from "../policy/listed-shapes";
+import type { SessionState } from "./session-token";
+import { filterCacheTtlMs } from "../../policy/filter-store";
+import { listedShapes, routeShapes, shapeFor, type Shapes } from "../../policy/listed-shapes";
 
 /** The shortest interval between two checks, whatever FILTER_CACHE_TTL_MS says. */
 export const MIN_FILTER_WATCH_INTERVAL_MS = 1_000;

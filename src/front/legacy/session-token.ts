@@ -4,9 +4,9 @@
  * capabilities, the principal, the route, each upstream's session). Any isolate holding
  * the secret can open it, so no request depends on the memory of another.
  */
-import { base64UrlToBytes, bytesToBase64Url } from "./base64url";
-import { derivedKey } from "./derived-keys";
-import { fail, ok, type Result } from "./errors";
+import { base64UrlToBytes, bytesToBase64Url } from "../../core/base64url";
+import { derivedKey } from "../../core/derived-keys";
+import { fail, ok, type Result } from "../../core/errors";
 
 export const SESSION_TTL_S = 24 * 60 * 60;
 const TOKEN_PREFIX = "v1.";

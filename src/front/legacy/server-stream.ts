@@ -5,13 +5,13 @@
  * reads. The gateway adds its own `notifications/tools/list_changed` when the output
  * filters change what the session's tool list shows (filter-watch.ts).
  */
-import { GatewayError } from "../core/errors";
-import { sealedUpstream, type SessionState } from "../core/session-token";
-import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../core/sse";
-import { exchange } from "../upstream/client";
-import type { UpstreamConfig } from "../upstream/config";
-import { toClient } from "../upstream/forward";
-import { upstreamMessages } from "../upstream/pool";
+import { GatewayError } from "../../core/errors";
+import { sealedUpstream, type SessionState } from "./session-token";
+import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../../core/sse";
+import { exchange } from "../../upstream/client";
+import type { UpstreamConfig } from "../../config/upstreams";
+import { toClient } from "../../relay/forward";
+import { upstreamMessages } from "../../upstream/pool";
 import { TOOLS_LIST_CHANGED, watchFilterShapes } from "./filter-watch";
 import { SSE_KEEPALIVE_INTERVAL_MS } from "./reply-stream";
 

@@ -6,12 +6,12 @@
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { parseSpan, pathSpan, splice } from "../core/raw-json";
-import { encodeServerRequestId, withMessageId } from "../core/server-requests";
-import { toGatewayTaskIds } from "../core/task-ids";
-import type { CallContext } from "../middleware/chain";
-import type { UpstreamConfig } from "./config";
-import { failureError } from "./failures";
-import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "./pool";
+import { encodeServerRequestId, withMessageId } from "./server-requests";
+import { toGatewayTaskIds } from "./task-ids";
+import type { CallContext } from "../context/call-context";
+import type { UpstreamConfig } from "../config/upstreams";
+import { failureError } from "../upstream/failures";
+import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "../upstream/pool";
 
 /** How often in a row a cut stream may be resumed with nothing new on it, and the longest wait asked for. */
 const MAX_RESUMPTIONS = 10;

@@ -7,8 +7,8 @@
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { pathSpan, splice } from "../core/raw-json";
-import { decodeTaskId, toGatewayTaskIds } from "../core/task-ids";
-import type { CallContext } from "../middleware/chain";
+import { decodeTaskId, toGatewayTaskIds } from "./task-ids";
+import type { CallContext } from "../context/call-context";
 import { forward } from "./forward";
 
 /** The methods that name one task by `params.taskId`. */

@@ -10,13 +10,13 @@ import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, METHOD_NOT_FOUND, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
 import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json";
-import { sealedUpstream } from "../core/session-token";
-import { toGatewayTaskIds } from "../core/task-ids";
-import type { CallContext, MethodHandler } from "../middleware/chain";
-import type { UpstreamConfig } from "./config";
+import { sealedUpstream } from "../front/legacy/session-token";
+import { toGatewayTaskIds } from "./task-ids";
+import type { CallContext, MethodHandler } from "../context/call-context";
+import type { UpstreamConfig } from "../config/upstreams";
 import { forward } from "./forward";
 import { LISTS, mergeList, pageItems } from "./merge-lists";
-import { sendToUpstream, upstreamMessages } from "./pool";
+import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { routeTask } from "./tasks";
 
 const URI_OWNER_ENTRIES = 10_000;

@@ -3,7 +3,7 @@
  * responses), GET (the server stream) and DELETE (end the session) for one route.
  * The hono adapter in app.ts only picks the route and calls these.
  */
-import { GatewayError } from "../core/errors";
+import { GatewayError } from "../../core/errors";
 import {
   INVALID_REQUEST,
   kindOf,
@@ -12,19 +12,19 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type WireMessage,
-} from "../core/jsonrpc";
-import { elements, member, members, rootSpan } from "../core/raw-json";
-import { allowsBatches, checkGetHeaders, checkPostHeaders, checkVersionHeader } from "../core/protocol";
-import { decodeServerRequestId, withMessageId } from "../core/server-requests";
-import { toUpstreamTaskIds } from "../core/task-ids";
-import { endSession, findSession, initializeSession, sessionError, type SessionEnv } from "../core/session";
-import type { SessionState } from "../core/session-token";
-import { composeMiddleware, type CallContext } from "../middleware/chain";
-import { METHOD_MIDDLEWARE } from "../middleware/index";
-import { routeShapes } from "../policy/listed-shapes";
-import { failureError } from "../upstream/failures";
-import { sendToUpstream, upstreamMessages } from "../upstream/pool";
-import { relay, relayNotification } from "../upstream/relay";
+} from "../../core/jsonrpc";
+import { elements, member, members, rootSpan } from "../../core/raw-json";
+import { allowsBatches, checkGetHeaders, checkPostHeaders, checkVersionHeader } from "./protocol";
+import { decodeServerRequestId, withMessageId } from "../../relay/server-requests";
+import { toUpstreamTaskIds } from "../../relay/task-ids";
+import { endSession, findSession, initializeSession, sessionError, type SessionEnv } from "./session";
+import type { SessionState } from "./session-token";
+import { composeMiddleware, type CallContext } from "../../context/call-context";
+import { METHOD_MIDDLEWARE } from "../../pipeline/index";
+import { routeShapes } from "../../policy/listed-shapes";
+import { failureError } from "../../upstream/failures";
+import { sendToUpstream, upstreamMessages } from "../../upstream/pool";
+import { relay, relayNotification } from "../../relay/relay";
 import { replyTo, type Emit } from "./reply-stream";
 import { openServerStream } from "./server-stream";
 

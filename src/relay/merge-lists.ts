@@ -6,19 +6,19 @@
  * `name` is replaced. An upstream that fails loses only its own items; the page says
  * which in `_meta`, and the others keep their place.
  */
-import { decodeCursor, encodeCursor, type MergedCursor } from "../core/cursor";
+import { decodeCursor, encodeCursor, type MergedCursor } from "./cursor";
 import { GatewayError } from "../core/errors";
-import { sessionSecret } from "../core/session";
+import { sessionSecret } from "../front/legacy/session";
 import { isObject, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName } from "../core/names";
-import { redactSecrets } from "../core/redact-secrets";
+import { redactSecrets } from "../config/secrets";
 import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span } from "../core/raw-json";
-import { sealedUpstream } from "../core/session-token";
-import { toGatewayTaskIds } from "../core/task-ids";
-import type { CallContext } from "../middleware/chain";
-import type { UpstreamConfig } from "./config";
+import { sealedUpstream } from "../front/legacy/session-token";
+import { toGatewayTaskIds } from "./task-ids";
+import type { CallContext } from "../context/call-context";
+import type { UpstreamConfig } from "../config/upstreams";
 import { forward } from "./forward";
-import { TASKS_LIST_CAPABILITY } from "./pool";
+import { TASKS_LIST_CAPABILITY } from "../upstream/pool";
 
 /** Parallel upstream requests per page; Workers allow 6 open connections per request. */
 const MAX_PARALLEL_UPSTREAMS = 6;

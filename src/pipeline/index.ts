@@ -7,10 +7,10 @@
  * Task results, which no filter can be chosen for, are withheld where a set may apply.
  * Later layers (visibility, authorization, audit) go in front, in that order.
  */
-import type { Middleware } from "./chain";
-import { offload } from "./offload";
-import { outputFilters } from "./output-filters";
-import { sysTools } from "./sys-tools";
-import { taskResults } from "./task-results";
+import type { Middleware } from "../context/call-context";
+import { offload } from "../middleware/offload";
+import { outputFilters } from "../middleware/output-filters";
+import { sysTools } from "../middleware/sys-tools";
+import { taskResults } from "../middleware/task-results";
 
 export const METHOD_MIDDLEWARE: readonly Middleware[] = [sysTools(), offload(), outputFilters(), taskResults()];

@@ -6,9 +6,9 @@
  */
 import type { JsonRpcRequest, WireMessage } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
-import type { SessionState } from "../core/session-token";
+import type { SessionState } from "../front/legacy/session-token";
 import type { LargeAnswerConsumer } from "../upstream/client";
-import type { UpstreamConfig } from "../upstream/config";
+import type { UpstreamConfig } from "../config/upstreams";
 
 export type { LargeAnswerConsumer };
 
