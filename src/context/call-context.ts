@@ -1,33 +1,84 @@
 /**
- * The method middleware onion. A middleware wraps the next handler, intercepts the
- * methods it cares about and passes every other one through unchanged. The order is
- * the list in `src/middleware/index.ts`, outermost first: nothing is implied by
- * registration side effects.
+ * What every handler of the pipeline is given for one message, whatever the protocol
+ * era it came in: who is calling (identity), which route serves it, typed services, the
+ * upstream side of the client, and the call record that layers annotate with values.
+ * A protocol front produces it; middleware and the relay only read it (and write the
+ * record). Nothing here is a 2025 session: a session is one way a front fills it.
  */
-import type { JsonRpcRequest, WireMessage } from "../core/jsonrpc";
+import type { JsonObject, JsonRpcRequest, WireMessage } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
-import type { SessionState } from "../front/legacy/session-token";
-import type { LargeAnswerConsumer } from "../upstream/client";
+import type { GatewayConfig } from "../config/gateway-config";
 import type { UpstreamConfig } from "../config/upstreams";
+import type { LargeAnswerConsumer } from "../upstream/client";
+import type { PoolRequest } from "../upstream/pool";
+import type { UpstreamClient } from "../upstream/upstream-session";
+import type { CallRecord } from "./call-record";
 
 export type { LargeAnswerConsumer };
 
-/** Everything a handler needs to serve one client request. */
-export type CallContext = {
-  readonly env: Readonly<Record<string, unknown>>;
-  /** The upstreams this route serves: all of them on /mcp, one on /mcp/<upstream>. */
-  readonly upstreams: readonly UpstreamConfig[];
+/** A conversation the client's protocol era keeps across requests (2025 sessions). */
+export type ClientSession = {
+  /** The session's random id (never the sealed token the client holds). */
+  readonly id: string;
+  /** Seconds since the epoch. */
+  readonly expiresAt: number;
+  /** Which tools the output filters reshaped when the session began (policy/listed-shapes.ts). */
+  readonly filterShapes?: Readonly<Record<string, string>>;
+};
+
+/** Who is calling, as the front established it. */
+export type Identity = {
+  /** The authenticated caller ("anonymous" until authentication is configured). */
+  readonly principal: string;
+  /** The protocol revision the client speaks. */
+  readonly protocolVersion: string;
+  readonly clientCapabilities: JsonObject;
+  readonly clientInfo: JsonObject;
+  /** Present when the client's era keeps a session. */
+  readonly session?: ClientSession;
+};
+
+/** The endpoint a message came to. */
+export type Route = {
+  /** "" for /mcp, else the upstream of /mcp/<upstream>. */
+  readonly name: string;
   /** True on /mcp, where names carry their upstream's prefix. */
   readonly aggregated: boolean;
-  readonly session: SessionState;
+  /** The upstreams this route serves: all of them on /mcp, one on /mcp/<upstream>. */
+  readonly upstreams: readonly UpstreamConfig[];
   /** The gateway's own origin as the client reached it (for URLs handed to the client). */
   readonly origin: string;
+};
+
+/** The bindings and configuration a call may use, typed once at the shell. */
+export type Services = {
+  /** Parsed configuration (vars). */
+  readonly config: GatewayConfig;
+  /** Filter sets, plans and session records. */
+  readonly kv: KVNamespace | undefined;
+  /** Offloaded payloads. */
+  readonly payloads: R2Bucket | undefined;
+  /** Seals sessions, signs cursors and payload URLs. */
+  readonly sessionSecret: string;
+  /** The Worker's bindings, for what is named in configuration (upstream service bindings, credential secrets). */
+  readonly env: Readonly<Record<string, unknown>>;
+};
+
+/** Everything a handler needs to serve one client message. */
+export type CallContext = {
+  readonly identity: Identity;
+  readonly route: Route;
+  readonly services: Services;
+  /** On whose behalf upstream sessions are opened and kept. */
+  readonly upstreamClient: UpstreamClient;
+  /** What happened to this call, as values: annotated on the way, read by audit. */
+  readonly record: CallRecord;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
   /**
-   * Sends a message to the client ahead of the answer (progress, logs, server requests).
-   * Await it: it resolves when the client's stream has taken the message, which is how
-   * a slow client slows the upstream down.
+   * Sends a message to the client ahead of the answer (progress, logs, server requests,
+   * stream events). Await it: it resolves when the client's stream has taken the
+   * message, which is how a slow client slows the upstream down.
    */
   readonly emit: (text: string) => Promise<void> | void;
   /**
@@ -54,16 +105,16 @@ export type Middleware = (next: MethodHandler) => MethodHandler;
  * offload), the same whichever route the call came through; undefined for a name that
  * names no upstream.
  */
-export function toolKey(ctx: Pick<CallContext, "aggregated" | "upstreams">, name: string): { upstream: string; key: string } | undefined {
-  if (ctx.aggregated) {
+export function toolKey(route: Pick<Route, "aggregated" | "upstreams">, name: string): { upstream: string; key: string } | undefined {
+  if (route.aggregated) {
     const split = splitName(name);
     return split && { upstream: split.upstream, key: name };
   }
-  const upstream = ctx.upstreams[0]!.name;
+  const upstream = route.upstreams[0]!.name;
   return { upstream, key: qualifyName(upstream, name) };
 }
 
-/** Wraps `handler` in `middleware`, the first of the list outermost. */
-export function composeMiddleware(middleware: readonly Middleware[], handler: MethodHandler): MethodHandler {
-  return middleware.reduceRight((next, wrap) => wrap(next), handler);
+/** What the upstream pool needs of a call. */
+export function poolRequest(ctx: CallContext): PoolRequest {
+  return { env: ctx.services.env, session: ctx.upstreamClient, signal: ctx.signal };
 }

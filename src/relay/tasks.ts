@@ -23,7 +23,7 @@ export async function routeTask(ctx: CallContext, request: WireMessage<JsonRpcRe
   const { id, method } = request.message;
   const taskId = request.message.params?.["taskId"];
   const decoded = decodeTaskId(taskId);
-  const upstream = decoded && ctx.upstreams.find((u) => u.name === decoded.upstream);
+  const upstream = decoded && ctx.route.upstreams.find((u) => u.name === decoded.upstream);
   const span = pathSpan(request.text, ["params", "taskId"]);
   if (!decoded || !upstream || !span) {
     const shown = typeof taskId === "string" ? JSON.stringify(taskId.slice(0, 80)) : "params.taskId";

@@ -7,9 +7,11 @@ import { errorResponse, GatewayError } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
 import { GATEWAY_INFO } from "../front/legacy/session";
 import { createAdminApp } from "../admin/app";
-import { upstreamsFrom, type UpstreamConfig } from "../config/upstreams";
+import { gatewayConfig } from "../config/gateway-config";
+import type { UpstreamConfig } from "../config/upstreams";
+import { servicesFor } from "../context/services";
 import { handleDelete, handleGet, handlePost, type EndpointRequest } from "../front/legacy/endpoint";
-import { allowedOrigins, checkOrigin, corsHeaders } from "./origin";
+import { checkOrigin, corsHeaders } from "./origin";
 import { downloadPayload } from "./payload-download";
 
 /** Until authentication lands every caller is the same principal. */
@@ -36,7 +38,7 @@ function publicConfigurationError(problems: readonly string[]): string {
 }
 
 function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
-  const parsed = upstreamsFrom(env.UPSTREAMS);
+  const parsed = gatewayConfig(env).upstreams;
   if (!parsed.ok) {
     console.error(`mcp-edge-gateway: ${parsed.problems.join("; ")}`);
     throw new GatewayError(500, INTERNAL_ERROR, publicConfigurationError(parsed.problems));
@@ -54,6 +56,7 @@ function endpoint(c: GatewayContext, route: string): EndpointRequest {
   return {
     request: c.req.raw,
     env: c.env,
+    services: servicesFor(c.env),
     kv: c.env.GATEWAY_KV,
     route,
     principal: ANONYMOUS_PRINCIPAL,
@@ -81,14 +84,14 @@ export function createApp(): Hono<{ Bindings: GatewayBindings }> {
   const app = new Hono<{ Bindings: GatewayBindings }>();
 
   app.use("*", async function originGuard(c, next) {
-    const origin = checkOrigin(c.req.raw, allowedOrigins(c.env.ALLOWED_ORIGINS));
+    const origin = checkOrigin(c.req.raw, gatewayConfig(c.env).allowedOrigins);
     if (origin && c.req.method === "OPTIONS") return new Response(null, { status: 204, headers: corsHeaders(origin) });
     await next();
     if (origin) for (const [name, value] of Object.entries(corsHeaders(origin))) c.res.headers.set(name, value);
   });
 
   app.get("/", (c) => {
-    const parsed = upstreamsFrom(c.env.UPSTREAMS);
+    const parsed = gatewayConfig(c.env).upstreams;
     if (!parsed.ok) console.error(`mcp-edge-gateway: ${parsed.problems.join("; ")}`);
     return c.json({
       ...GATEWAY_INFO,

@@ -7,6 +7,8 @@
  * that belongs to someone else is "not found" too, so ids reveal nothing.
  */
 
+/** The URI prefix under which MCP clients read stored payloads (resources/read). */
+export const PAYLOAD_URI_PREFIX = "mcp-edge-gateway://payloads/";
 export const PAYLOAD_KEY_PREFIX = "payloads/";
 export const DEFAULT_PAYLOAD_TTL_S = 24 * 60 * 60;
 const ID_PATTERN = /^[0-9a-f]{32}$/;

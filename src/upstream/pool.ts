@@ -9,9 +9,9 @@
  */
 import { fail, ok, type Result } from "../core/errors";
 import { isObject, type JsonObject, type WireMessage } from "../core/jsonrpc";
-import { sealedUpstream, type SessionState, type UpstreamSession } from "../front/legacy/session-token";
 import { exchange, type LargeAnswerConsumer, type UpstreamFailure, type UpstreamReply } from "./client";
 import type { UpstreamConfig } from "../config/upstreams";
+import { heldSession, type UpstreamClient, type UpstreamSession } from "./upstream-session";
 import { UpstreamBreak } from "./deadlines";
 
 const HANDSHAKE_CACHE_ENTRIES = 1_000;
@@ -20,12 +20,10 @@ const GATEWAY_CLIENT_INFO = { name: "mcp-edge-gateway", version: "0.1.0" };
 /** What a handshake learns; the `initialize` result is kept whole for transparent mode. */
 export type Handshake = { readonly session: UpstreamSession; readonly initializeResult: JsonObject };
 
-/** The parts of a session the pool needs. */
-export type PoolSession = Pick<SessionState, "sid" | "protocolVersion" | "clientCapabilities" | "clientInfo" | "upstreams" | "exp">;
 
 export type PoolRequest = {
   readonly env: Readonly<Record<string, unknown>>;
-  readonly session: PoolSession;
+  readonly session: UpstreamClient;
   readonly signal?: AbortSignal;
 };
 
@@ -151,7 +149,7 @@ export async function upstreamSession(upstream: UpstreamConfig, request: PoolReq
   const local = handshakes.get(key);
   if (avoid === undefined) {
     if (local) return local;
-    const sealed = sealedUpstream(request.session, upstream.name);
+    const sealed = heldSession(request.session, upstream.name);
     if (sealed) return ok(sealed);
   } else if (local) {
     const known = await local;

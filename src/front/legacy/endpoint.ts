@@ -19,22 +19,23 @@ import { decodeServerRequestId, withMessageId } from "../../relay/server-request
 import { toUpstreamTaskIds } from "../../relay/task-ids";
 import { endSession, findSession, initializeSession, sessionError, type SessionEnv } from "./session";
 import type { SessionState } from "./session-token";
-import { composeMiddleware, type CallContext } from "../../context/call-context";
-import { METHOD_MIDDLEWARE } from "../../pipeline/index";
+import { poolRequest, type CallContext, type Identity, type Services } from "../../context/call-context";
+import { newCallRecord } from "../../context/call-record";
+import { pipelineFor } from "../../pipeline/index";
 import { routeShapes } from "../../policy/listed-shapes";
 import { failureError } from "../../upstream/failures";
 import { sendToUpstream, upstreamMessages } from "../../upstream/pool";
-import { relay, relayNotification } from "../../relay/relay";
+import { relayNotification } from "../../relay/relay";
 import { replyTo, type Emit } from "./reply-stream";
 import { openServerStream } from "./server-stream";
 
-const handle = composeMiddleware(METHOD_MIDDLEWARE, relay);
 /** Messages in one JSON-RPC batch: each may fan out to every upstream, so one POST is bounded. */
 export const MAX_BATCH_MESSAGES = 100;
 
 /** One route of the endpoint as the shell resolved it. */
 export type EndpointRequest = SessionEnv & {
   readonly request: Request;
+  readonly services: Services;
   readonly waitUntil: (promise: Promise<unknown>) => void;
 };
 
@@ -67,23 +68,46 @@ async function requireSession(where: EndpointRequest): Promise<SessionState> {
   return found.value;
 }
 
+/** Who is calling, as the sealed session says. */
+function identityOf(session: SessionState): Identity {
+  return {
+    principal: session.principal,
+    protocolVersion: session.protocolVersion,
+    clientCapabilities: session.clientCapabilities,
+    clientInfo: session.clientInfo,
+    session: { id: session.sid, expiresAt: session.exp, ...(session.filterShapes ? { filterShapes: session.filterShapes } : {}) },
+  };
+}
+
+/** The call context of a message in `session` (emit and record are per message). */
+function contextOf(where: EndpointRequest, session: SessionState, signal: AbortSignal): Omit<CallContext, "emit" | "record"> {
+  return {
+    identity: identityOf(session),
+    route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin },
+    services: where.services,
+    upstreamClient: session,
+    signal,
+    waitUntil: where.waitUntil,
+  };
+}
+
 /** Routes the client's answer to a server-to-client request back to the upstream that asked. */
 async function relayClientResponse(ctx: CallContext, wire: WireMessage<JsonRpcResponse>): Promise<void> {
   const id = wire.message.id;
-  let upstream = ctx.upstreams[0];
+  let upstream = ctx.route.upstreams[0];
   let text = wire.text;
-  if (ctx.aggregated) {
+  if (ctx.route.aggregated) {
     const origin = id === null ? undefined : decodeServerRequestId(id);
-    upstream = origin && ctx.upstreams.find((u) => u.name === origin.upstream);
+    upstream = origin && ctx.route.upstreams.find((u) => u.name === origin.upstream);
     if (!origin || !upstream) {
       throw new GatewayError(400, INVALID_REQUEST, `Bad Request: the response id ${JSON.stringify(id)} does not answer a request this gateway sent`);
     }
     // An answer to a task's elicitation names that task by the id the client knows.
     text = toUpstreamTaskIds(withMessageId(wire.text, origin.id), upstream.name);
   }
-  const reply = await sendToUpstream(upstream!, text, ctx);
-  if (!reply.ok) throw failureError(reply, ctx.env);
-  for await (const item of upstreamMessages(reply.value, upstream!.name)) if (!item.ok) throw failureError(item, ctx.env);
+  const reply = await sendToUpstream(upstream!, text, poolRequest(ctx));
+  if (!reply.ok) throw failureError(reply, ctx.services.env);
+  for await (const item of upstreamMessages(reply.value, upstream!.name)) if (!item.ok) throw failureError(item, ctx.services.env);
 }
 
 /** POST: initialize, or any message of an existing session. */
@@ -121,32 +145,25 @@ export async function handlePost(where: EndpointRequest): Promise<Response> {
 
   const abort = new AbortController();
   where.signal?.addEventListener("abort", () => abort.abort(), { once: true });
-  const ctx: Omit<CallContext, "emit"> = {
-    env: where.env,
-    upstreams: where.upstreams,
-    aggregated: where.route === "",
-    session,
-    origin: new URL(where.request.url).origin,
-    signal: abort.signal,
-    waitUntil: where.waitUntil,
-  };
+  const ctx = contextOf(where, session, abort.signal);
+  const handle = pipelineFor(where.services.config);
   const requests: WireMessage<JsonRpcRequest>[] = [];
   const relayed = new Set<string>();
   for (const wire of wires) {
     const kind = kindOf(wire.message);
     if (kind === "request") requests.push(wire as WireMessage<JsonRpcRequest>);
-    else if (kind === "response") await relayClientResponse({ ...ctx, emit: () => {} }, wire as WireMessage<JsonRpcResponse>);
+    else if (kind === "response") await relayClientResponse({ ...ctx, emit: () => {}, record: newCallRecord() }, wire as WireMessage<JsonRpcResponse>);
     else if ((!("method" in wire.message) || wire.message.method !== "notifications/initialized") && !relayed.has(wire.text)) {
       // The gateway initialized each upstream itself; other notifications go on, each distinct one once per batch.
       relayed.add(wire.text);
-      where.waitUntil(relayNotification({ ...ctx, emit: () => {} }, wire.text));
+      where.waitUntil(relayNotification({ ...ctx, emit: () => {}, record: newCallRecord() }, wire.text));
     }
   }
   if (requests.length === 0) return new Response(null, { status: 202 });
   // On /mcp/<upstream> the answer keeps the framing the upstream chose; /mcp merges, so the gateway chooses.
   const jobs = requests.map((wire) => ({
     id: wire.message.id,
-    run: (emit: Emit, streamed: () => void) => handle({ ...ctx, emit, ...(ctx.aggregated ? {} : { streamed }) }, wire),
+    run: (emit: Emit, streamed: () => void) => handle({ ...ctx, emit, record: newCallRecord(), ...(ctx.route.aggregated ? {} : { streamed }) }, wire),
   }));
   return replyTo(jobs, Array.isArray(body), () => abort.abort());
 }

@@ -35,7 +35,7 @@ export function watchFilterShapes({ env, session, upstreams, notify }: FilterWat
   let known: Shapes | undefined;
   const check = async () => {
     try {
-      known ??= await listedShapes(kv, session);
+      known ??= await listedShapes(kv, { id: session.sid, ...(session.filterShapes ? { filterShapes: session.filterShapes } : {}) });
       const now = await routeShapes(env, session.route, upstreams);
       if (!stopped && upstreams.some((upstream) => shapeFor(known!, upstream) !== shapeFor(now, upstream))) {
         known = now;

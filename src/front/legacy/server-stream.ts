@@ -6,7 +6,8 @@
  * filters change what the session's tool list shows (filter-watch.ts).
  */
 import { GatewayError } from "../../core/errors";
-import { sealedUpstream, type SessionState } from "./session-token";
+import type { SessionState } from "./session-token";
+import { heldSession } from "../../upstream/upstream-session";
 import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../../core/sse";
 import { exchange } from "../../upstream/client";
 import type { UpstreamConfig } from "../../config/upstreams";
@@ -30,7 +31,7 @@ export async function openServerStream(request: ServerStreamRequest): Promise<Re
   const abort = new AbortController();
   const opened = await Promise.all(
     request.upstreams.map(async (upstream) => {
-      const session = sealedUpstream(request.session, upstream.name);
+      const session = heldSession(request.session, upstream.name);
       // Without a session an upstream has no way to address messages to this client.
       if (!session?.sessionId) return undefined;
       const reply = await exchange({

@@ -7,6 +7,7 @@
 import { base64UrlToBytes, bytesToBase64Url } from "../../core/base64url";
 import { derivedKey } from "../../core/derived-keys";
 import { fail, ok, type Result } from "../../core/errors";
+import type { UpstreamSession } from "../../upstream/upstream-session";
 
 export const SESSION_TTL_S = 24 * 60 * 60;
 const TOKEN_PREFIX = "v1.";
@@ -23,18 +24,6 @@ export const MAX_CLIENT_STATE_BYTES = 4 * 1024;
  * headers together).
  */
 export const MAX_SESSION_TOKEN_CHARS = 8 * 1024;
-
-/** One upstream's side of a session. */
-export type UpstreamSession = {
-  /** The upstream's own `Mcp-Session-Id`, or null when it runs without sessions. */
-  readonly sessionId: string | null;
-  /** The protocol version the upstream agreed to. */
-  readonly protocolVersion: string;
-  /** The upstream's capability keys (tools, resources, prompts, logging, completions...). */
-  readonly capabilities: readonly string[];
-  /** True when the upstream supports resources/subscribe. */
-  readonly subscribe?: boolean;
-};
 
 export type SessionState = {
   /** Random id of this session; what DELETE records as ended. */
@@ -57,15 +46,6 @@ export type SessionState = {
    */
   readonly filterShapes?: Readonly<Record<string, string>>;
 };
-
-/**
- * The session `state` holds with `upstream`, if it answered initialize. An own-property
- * read: an upstream may be named `toString` or `constructor`, and the prototype's members
- * are not sessions.
- */
-export function sealedUpstream(state: Pick<SessionState, "upstreams">, upstream: string): UpstreamSession | undefined {
-  return Object.hasOwn(state.upstreams, upstream) ? state.upstreams[upstream] : undefined;
-}
 
 export type SessionProblem = { reason: "malformed" | "expired" };
 

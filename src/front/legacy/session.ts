@@ -12,12 +12,13 @@ import { UNAVAILABLE_META_KEY } from "../../relay/merge-lists";
 import { handshake, laterSessions, type Handshake } from "../../upstream/pool";
 import { exchange } from "../../upstream/client";
 import { fail, GatewayError, ok, type Result } from "../../core/errors";
-import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonObject, type JsonRpcRequest } from "../../core/jsonrpc";
+import { sessionSecret } from "../../config/secrets";
+import { INVALID_PARAMS, isObject, type JsonObject, type JsonRpcRequest } from "../../core/jsonrpc";
 import { negotiateVersion } from "./protocol";
 import { member, rootSpan, splice } from "../../core/raw-json";
-import { checkClientState, MAX_CLIENT_STATE_BYTES, newSessionId, openSession, sealedUpstream, sealSession, SESSION_TTL_S, type SessionState, type UpstreamSession } from "./session-token";
+import { checkClientState, MAX_CLIENT_STATE_BYTES, newSessionId, openSession, sealSession, SESSION_TTL_S, type SessionState } from "./session-token";
+import { heldSession, type UpstreamSession } from "../../upstream/upstream-session";
 
-const MIN_SECRET_LENGTH = 16;
 const ENDED_KEY_PREFIX = "session-ended/";
 /** KV's minimum expiration TTL. */
 const MIN_KV_TTL_S = 60;
@@ -38,19 +39,6 @@ function clientIdentity(info: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of ["name", "version", "title"]) if (typeof info[key] === "string") out[key] = info[key];
   return out;
-}
-
-/** The secret that seals sessions; refusing to run without one is the safe default. */
-export function sessionSecret(env: Readonly<Record<string, unknown>>): string {
-  const secret = env["SESSION_SECRET"];
-  if (typeof secret !== "string" || secret.length < MIN_SECRET_LENGTH) {
-    throw new GatewayError(
-      500,
-      INTERNAL_ERROR,
-      `Gateway configuration error: the SESSION_SECRET secret is not set (or shorter than ${MIN_SECRET_LENGTH} characters); set one with \`openssl rand -hex 32 | wrangler secret put SESSION_SECRET\``,
-    );
-  }
-  return secret;
 }
 
 const endedHere = new Set<string>();
@@ -225,7 +213,7 @@ export async function endSession(state: SessionState, where: SessionEnv): Promis
   await Promise.all([
     where.kv?.put(ENDED_KEY_PREFIX + state.sid, "1", { expirationTtl: ttl }),
     ...where.upstreams.map(async (upstream) => {
-      const sealed = sealedUpstream(state, upstream.name);
+      const sealed = heldSession(state, upstream.name);
       const later = await laterSessions(upstream, { env: where.env, session: state });
       const sessions = [...(sealed ? [sealed] : []), ...later.filter((s) => s.sessionId !== sealed?.sessionId)];
       for (const session of sessions) {
