@@ -5,13 +5,13 @@
  * A protocol front produces it; middleware and the relay only read it (and write the
  * record). Nothing here is a 2025 session: a session is one way a front fills it.
  */
-import type { JsonObject, JsonRpcRequest, WireMessage } from "../core/jsonrpc";
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, WireMessage } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
 import type { GatewayConfig } from "../config/gateway-config";
 import type { UpstreamConfig } from "../config/upstreams";
 import type { LargeAnswerConsumer } from "../upstream/client";
 import type { PoolRequest } from "../upstream/pool";
-import type { UpstreamClient } from "../upstream/upstream-session";
+import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
 import type { CallRecord } from "./call-record";
 
 export type { LargeAnswerConsumer };
@@ -93,12 +93,49 @@ export type CallContext = {
   readonly largeAnswer?: LargeAnswerConsumer;
   /** Keeps work running after the answer is sent (audit, cache fills). */
   readonly waitUntil: (promise: Promise<unknown>) => void;
+  /**
+   * Told of the upstream sessions a handshake opened (initialize): the front that keeps
+   * sessions seals them for the client's later requests.
+   */
+  readonly opened?: (sessions: Readonly<Record<string, UpstreamSession>>) => void;
 };
+
+/**
+ * A message from the client, of every kind the pipeline sees. Messages from upstreams
+ * toward the client are the answers handlers return and what they `emit` (results,
+ * notifications, server requests, stream events), so a middleware sees those by
+ * wrapping `next` and `ctx.emit`.
+ */
+export type ClientMessage =
+  /** A request, initialize included; answered with the text of its response. */
+  | { readonly kind: "request"; readonly wire: WireMessage<JsonRpcRequest> }
+  | { readonly kind: "notification"; readonly wire: WireMessage<JsonRpcNotification> }
+  /** The client's answer to a request an upstream sent it. */
+  | { readonly kind: "response"; readonly wire: WireMessage<JsonRpcResponse> }
+  /** The client opened the stream of messages sent outside any request (the 2025 GET stream). */
+  | { readonly kind: "listen" };
+
+/** Handles one client message: the response text for a request, nothing for the other kinds. */
+export type Handler = (ctx: CallContext, message: ClientMessage) => Promise<string | undefined>;
+
+export type Middleware = (next: Handler) => Handler;
 
 /** Answers one client request with the text of its JSON-RPC response. */
 export type MethodHandler = (ctx: CallContext, request: WireMessage<JsonRpcRequest>) => Promise<string>;
 
-export type Middleware = (next: MethodHandler) => MethodHandler;
+/**
+ * A middleware that handles requests only: every other kind of message passes through
+ * unchanged. `wrap` sees requests as `MethodHandler`s.
+ *
+ * @example
+ * export const pingCounter = (): Middleware => onRequests((next) => async function pingCounter(ctx, request) { return next(ctx, request); });
+ */
+export function onRequests(wrap: (next: MethodHandler) => MethodHandler): Middleware {
+  return (next) => {
+    const handle = wrap(async (ctx, request) => (await next(ctx, { kind: "request", wire: request }))!);
+    return (ctx, message) => (message.kind === "request" ? handle(ctx, message.wire) : next(ctx, message));
+  };
+}
 
 /**
  * The upstream and the `<upstream>___<tool>` key a tool is known by for policy (filters,

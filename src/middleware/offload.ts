@@ -22,7 +22,7 @@ import { indexPayloadText, putPayloadIndex } from "../storage/payload-index";
 import { newPayloadId, PAYLOAD_URI_PREFIX, payloadMetadata, putPayload } from "../storage/payload-store";
 import { signPayloadToken, SIGNED_URL_TTL_S } from "../storage/signed-url";
 import { offloadStream } from "../storage/stream-offload";
-import { toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
+import { onRequests, toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
 
 export const OFFLOAD_META_KEY = "mcp-edge-gateway/offload";
 /** Answers longer than this (and than the threshold) are streamed to R2 instead of held in memory. */
@@ -143,7 +143,7 @@ export type OffloadOptions = {
  * composeMiddleware([offload({ defaults: config.offload }), outputFilters()], relay); // offload sees filtered results
  */
 export function offload({ defaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: OffloadOptions = {}): Middleware {
-  return (next) =>
+  return onRequests((next) =>
     async function offload(ctx, request) {
       const { method, id, params } = request.message;
       const bucket = ctx.services.payloads;
@@ -198,5 +198,5 @@ export function offload({ defaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUM
         expiresAt: metadata.expiresAt,
         array: payload.array,
       });
-    };
+    });
 }

@@ -18,8 +18,9 @@ import { BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "..
 import { matchesGlob } from "../policy/glob";
 import { activeFilters, type ActiveFilters } from "../policy/filter-store";
 import { currentShapes, mayHoldUpstreamSchema, recordListing } from "../policy/listed-shapes";
-import { toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
+import { onRequests, toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
 import { SYS_PREFIX } from "../core/names";
+import { TOOLS_LIST_CHANGED, watchFilterShapes } from "./filter-watch";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 
 export const FILTERED_META_KEY = "mcp-edge-gateway/output-filter";
@@ -129,7 +130,7 @@ async function rewriteList(ctx: CallContext, text: string, setFor: (upstream: st
  * const handler = composeMiddleware([outputFilters({ cacheTtlMs: 30_000 })], relay);
  */
 export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: OutputFilterOptions = {}): Middleware {
-  return (next) =>
+  const requests = onRequests((next) =>
     async function outputFilters(ctx, request) {
       const { method, id, params } = request.message;
       if (method !== "tools/call" && method !== "tools/list") return next(ctx, request);
@@ -165,5 +166,25 @@ export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Ou
         return toolError(id, staleListMessage(name as string));
       }
       return filterCall(ctx, id, key.key, active, (inner) => next(inner, request));
+    });
+  return (next) => {
+    const handleRequests = requests(next);
+    return async function outputFilters(ctx, message) {
+      if (message.kind !== "listen" || !ctx.identity.session) return handleRequests(ctx, message);
+      // While the client's stream is open, a filter edit that changes what tools/list shows is announced on it.
+      const stop = watchFilterShapes({
+        kv: ctx.services.kv,
+        cacheTtlMs,
+        session: ctx.identity.session,
+        route: ctx.route.name,
+        upstreams: ctx.route.upstreams.map((upstream) => upstream.name),
+        notify: () => void ctx.emit(TOOLS_LIST_CHANGED),
+      });
+      try {
+        return await next(ctx, message);
+      } finally {
+        stop();
+      }
     };
+  };
 }

@@ -14,7 +14,7 @@ import { isObject, resultText, type JsonRpcId } from "../core/jsonrpc";
 import { elements, pathSpan, splice } from "../core/raw-json";
 import { findPayload, PAYLOAD_URI_PREFIX, readPayload } from "../storage/payload-store";
 import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../storage/payload-reader";
-import type { CallContext, Middleware } from "../context/call-context";
+import { onRequests, type CallContext, type Middleware } from "../context/call-context";
 import { READ_PAYLOAD_TOOL } from "../core/names";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { DEFAULT_OFFLOAD, type OffloadConfig } from "../policy/offload-config";
@@ -140,7 +140,7 @@ export type SysToolOptions = {
  */
 export function sysTools({ offloadDefaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: SysToolOptions = {}): Middleware {
   const options = { offloadDefaults, cacheTtlMs };
-  return (next) =>
+  return onRequests((next) =>
     async function sysTools(ctx, request) {
       const bucket = ctx.services.payloads;
       if (!bucket) return next(ctx, request);
@@ -161,5 +161,5 @@ export function sysTools({ offloadDefaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAU
           break;
       }
       return next(ctx, request);
-    };
+    });
 }

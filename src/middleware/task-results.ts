@@ -12,7 +12,7 @@ import { decodeTaskId, RELATED_TASK_META_KEY } from "../relay/task-ids";
 import { isGlob } from "../policy/glob";
 import { activeFilters, type ActiveFilters } from "../policy/filter-store";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
-import type { CallContext, Middleware } from "../context/call-context";
+import { onRequests, type CallContext, type Middleware } from "../context/call-context";
 
 export type TaskResultOptions = { readonly cacheTtlMs?: number };
 
@@ -48,7 +48,7 @@ function withheld(id: JsonRpcId, taskId: unknown, reason: string): string {
  * const handler = composeMiddleware([taskResults({ cacheTtlMs: 30_000 })], relay);
  */
 export function taskResults({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: TaskResultOptions = {}): Middleware {
-  return (next) =>
+  return onRequests((next) =>
     async function taskResults(ctx, request) {
       const { method, id, params } = request.message;
       if (method !== "tasks/result") return next(ctx, request);
@@ -64,5 +64,5 @@ export function taskResults({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Task
       if (reason === undefined || !pathSpan(answer, ["result"])) return answer;
       console.warn(`mcp-edge-gateway: tasks/result withheld: ${reason}`);
       return withheld(id, taskId, reason);
-    };
+    });
 }

@@ -2,7 +2,7 @@
  * Composing the pipeline: a middleware wraps the next handler, intercepts the messages
  * it cares about and passes every other one through unchanged.
  */
-import type { MethodHandler, Middleware } from "../context/call-context";
+import type { Handler, Middleware } from "../context/call-context";
 
 /**
  * Wraps `handler` in `middleware`, the first of the list outermost.
@@ -10,6 +10,6 @@ import type { MethodHandler, Middleware } from "../context/call-context";
  * @example
  * const handle = composeMiddleware([sysTools(), offload()], relay);
  */
-export function composeMiddleware(middleware: readonly Middleware[], handler: MethodHandler): MethodHandler {
+export function composeMiddleware(middleware: readonly Middleware[], handler: Handler): Handler {
   return middleware.reduceRight((next, wrap) => wrap(next), handler);
 }

@@ -17,7 +17,7 @@
  */
 import { bytesToBase64Url } from "../core/base64url";
 import type { FilterSet } from "./filter-set";
-import { activeFilters, filterCacheTtlMs, type ActiveFilters } from "./filter-store";
+import { activeFilters, type ActiveFilters } from "./filter-store";
 
 export const LISTED_KEY_PREFIX = "tools-listed/";
 /** An upstream whose tools the client got under more than one shape (pages of one walk): matches nothing. */
@@ -84,9 +84,7 @@ export async function currentShapes(upstreams: readonly string[], setFor: (upstr
  * The shapes of a route's upstreams now, read as calls read them (through this isolate's
  * cache of filter documents); UNKNOWN_SHAPES when the documents cannot be read.
  */
-export async function routeShapes(env: Readonly<Record<string, unknown>>, route: string, upstreams: readonly string[]): Promise<Shapes> {
-  const kv = env["GATEWAY_KV"] as KVNamespace | undefined;
-  const ttl = filterCacheTtlMs(env);
+export async function routeShapes(kv: KVNamespace | undefined, ttl: number, route: string, upstreams: readonly string[]): Promise<Shapes> {
   try {
     return await currentShapes(upstreams, (upstream) => activeFilters(kv, route, upstream, ttl));
   } catch (error) {

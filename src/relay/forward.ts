@@ -82,26 +82,33 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: 
     ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };
+  const { record } = ctx;
+  record.upstream = upstream.name;
   let reply = await sendToUpstream(upstream, text, poolRequest(ctx), options);
   // Resumptions count only while nothing arrives: an upstream that polls (closing its
   // stream after each event) may take as long as the call does.
   for (let idle = 0; ; idle++) {
     if (!reply.ok) throw failureError(reply, ctx.services.env).withId(id);
+    record.upstreamStatus = reply.value.status;
     if (reply.value.mode === "sse") ctx.streamed?.();
-    for await (const item of upstreamMessages(reply.value, upstream.name)) {
-      if (!item.ok) throw failureError(item, ctx.services.env).withId(id);
-      idle = 0;
-      const wire = item.value;
-      if (kindOf(wire.message) === "response") {
-        const answered = "id" in wire.message ? wire.message.id : null;
-        if (sameId(answered, id)) return wire.text;
-        // Not this call's answer (another upstream's id, a stale one): never the client's to see.
-        console.warn(
-          `mcp-edge-gateway: upstream "${upstream.name}" sent a response to id ${JSON.stringify(answered)?.slice(0, MAX_LOGGED_ID_CHARS)} on the stream of request ${JSON.stringify(id).slice(0, MAX_LOGGED_ID_CHARS)}; dropped`,
-        );
-        continue;
+    try {
+      for await (const item of upstreamMessages(reply.value, upstream.name)) {
+        if (!item.ok) throw failureError(item, ctx.services.env).withId(id);
+        idle = 0;
+        const wire = item.value;
+        if (kindOf(wire.message) === "response") {
+          const answered = "id" in wire.message ? wire.message.id : null;
+          if (sameId(answered, id)) return wire.text;
+          // Not this call's answer (another upstream's id, a stale one): never the client's to see.
+          console.warn(
+            `mcp-edge-gateway: upstream "${upstream.name}" sent a response to id ${JSON.stringify(answered)?.slice(0, MAX_LOGGED_ID_CHARS)} on the stream of request ${JSON.stringify(id).slice(0, MAX_LOGGED_ID_CHARS)}; dropped`,
+          );
+          continue;
+        }
+        await ctx.emit(toClient(ctx.route, upstream.name, wire)); // at the client's pace
       }
-      await ctx.emit(toClient(ctx.route, upstream.name, wire)); // at the client's pace
+    } finally {
+      record.bytesFromUpstream = (record.bytesFromUpstream ?? 0) + reply.value.received.bytes;
     }
     // The stream ended before the answer: an upstream that gave event ids may be polled
     // for the rest (Streamable HTTP resumability), after the delay it asked for.

@@ -172,8 +172,8 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
   }
 }
 
-/** The relay handler at the centre of the middleware onion. */
-export const relay: MethodHandler = (ctx, request) => {
+/** Relays a client request to the upstream (or upstreams) that serve it. */
+export const relayRequest: MethodHandler = (ctx, request) => {
   if (ctx.route.aggregated) return aggregatedRelay(ctx, request);
   return forward(ctx, ctx.route.upstreams[0]!, request.text, request.message.id);
 };

@@ -56,6 +56,10 @@ export type UpstreamReply = {
   readonly messages: AsyncIterable<WireMessage>;
   /** Updated while `messages` is read; lets a cut stream be resumed with Last-Event-ID. */
   readonly resume: ResumePoint;
+  /** The HTTP status of the upstream's answer. */
+  readonly status: number;
+  /** Bytes of the body read so far (updated while `messages` is read). */
+  readonly received: { readonly bytes: number };
 };
 
 /**
@@ -294,6 +298,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
     deadline,
     ...(request.method === "GET" && request.lastEventId === undefined ? {} : { idleMs: upstream.idleTimeoutMs }),
     broke: {},
+    received: { bytes: 0 },
   };
   const body = response.body ? guardBody(response.body, guard) : undefined;
   if (!body) deadline.disarm();
@@ -311,7 +316,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   }
   if (response.status === 202 || (response.ok && request.method === "DELETE")) {
     await discard();
-    return ok({ mode: "accepted", sessionId, messages: (async function* () {})(), resume: {} });
+    return ok({ mode: "accepted", sessionId, messages: (async function* () {})(), resume: {}, status: response.status, received: guard.received });
   }
   if (response.status >= 300 && response.status < 400) {
     await discard();
@@ -326,8 +331,9 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   }
   const resume: ResumePoint = {};
   const none = (async function* (): AsyncGenerator<WireMessage> {})();
-  if (stream) return ok({ mode: "sse", sessionId, messages: body ? deadlineAware(sseMessages(body, where, resume, request.large), guard) : none, resume });
-  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: body ? deadlineAware(jsonMessages(response, body, guard, where, request.large), guard) : none, resume });
+  const { status } = response;
+  if (stream) return ok({ mode: "sse", sessionId, messages: body ? deadlineAware(sseMessages(body, where, resume, request.large), guard) : none, resume, status, received: guard.received });
+  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: body ? deadlineAware(jsonMessages(response, body, guard, where, request.large), guard) : none, resume, status, received: guard.received });
   await discard();
   return fail({ reason: "bad-response", upstream: upstream.name, detail: `answered with content-type "${contentType}", expected JSON or an SSE stream` });
 }

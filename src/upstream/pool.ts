@@ -8,6 +8,7 @@
  * so every isolate continues in it (and DELETE closes it); isolate memory only caches it.
  */
 import { fail, ok, type Result } from "../core/errors";
+import { GATEWAY_INFO } from "../core/gateway-info";
 import { isObject, type JsonObject, type WireMessage } from "../core/jsonrpc";
 import { exchange, type LargeAnswerConsumer, type UpstreamFailure, type UpstreamReply } from "./client";
 import type { UpstreamConfig } from "../config/upstreams";
@@ -15,7 +16,6 @@ import { heldSession, type UpstreamClient, type UpstreamSession } from "./upstre
 import { UpstreamBreak } from "./deadlines";
 
 const HANDSHAKE_CACHE_ENTRIES = 1_000;
-const GATEWAY_CLIENT_INFO = { name: "mcp-edge-gateway", version: "0.1.0" };
 
 /** What a handshake learns; the `initialize` result is kept whole for transparent mode. */
 export type Handshake = { readonly session: UpstreamSession; readonly initializeResult: JsonObject };
@@ -62,7 +62,7 @@ export async function handshake(
     params: {
       protocolVersion: session.protocolVersion,
       capabilities: session.clientCapabilities,
-      clientInfo: isObject(session.clientInfo) && typeof session.clientInfo["name"] === "string" ? session.clientInfo : GATEWAY_CLIENT_INFO,
+      clientInfo: isObject(session.clientInfo) && typeof session.clientInfo["name"] === "string" ? session.clientInfo : GATEWAY_INFO,
     },
   });
   // Initialize is never long in coming: the whole answer, however framed, within timeoutMs.

@@ -1,33 +1,24 @@
 /**
- * The Streamable HTTP endpoint, framework-free: POST (requests, notifications,
- * responses), GET (the server stream) and DELETE (end the session) for one route.
- * The hono adapter in app.ts only picks the route and calls these.
+ * The 2025 front (protocol revisions 2025-03-26 to 2025-11-25): the Streamable HTTP
+ * endpoint, framework-free. POST carries requests (initialize included), notifications
+ * and the client's answers to server requests; GET opens the stream of server messages;
+ * DELETE ends the session. The front turns each into client messages for the pipeline,
+ * with an identity taken from the sealed session, and turns what comes back into HTTP:
+ * JSON or SSE, and the `Mcp-Session-Id` it seals. The hono adapter in shell/app.ts only
+ * picks the route and calls these.
  */
 import { GatewayError } from "../../core/errors";
-import {
-  INVALID_REQUEST,
-  kindOf,
-  PARSE_ERROR,
-  validateMessage,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-  type WireMessage,
-} from "../../core/jsonrpc";
+import { INVALID_REQUEST, kindOf, PARSE_ERROR, validateMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
 import { elements, member, members, rootSpan } from "../../core/raw-json";
-import { allowsBatches, checkGetHeaders, checkPostHeaders, checkVersionHeader } from "./protocol";
-import { decodeServerRequestId, withMessageId } from "../../relay/server-requests";
-import { toUpstreamTaskIds } from "../../relay/task-ids";
-import { endSession, findSession, initializeSession, sessionError, type SessionEnv } from "./session";
-import type { SessionState } from "./session-token";
-import { poolRequest, type CallContext, type Identity, type Services } from "../../context/call-context";
+import type { CallContext, ClientMessage, Handler, Identity, Services } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
-import { pipelineFor } from "../../pipeline/index";
 import { routeShapes } from "../../policy/listed-shapes";
-import { failureError } from "../../upstream/failures";
-import { sendToUpstream, upstreamMessages } from "../../upstream/pool";
-import { relayNotification } from "../../relay/relay";
+import type { UpstreamSession } from "../../upstream/upstream-session";
+import { allowsBatches, checkGetHeaders, checkPostHeaders, checkVersionHeader } from "./protocol";
 import { replyTo, type Emit } from "./reply-stream";
-import { openServerStream } from "./server-stream";
+import { streamToClient } from "./server-stream";
+import { beginSession, endSession, findSession, sessionError, type SessionEnv } from "./session";
+import { sealSession, type SessionState } from "./session-token";
 
 /** Messages in one JSON-RPC batch: each may fan out to every upstream, so one POST is bounded. */
 export const MAX_BATCH_MESSAGES = 100;
@@ -36,6 +27,8 @@ export const MAX_BATCH_MESSAGES = 100;
 export type EndpointRequest = SessionEnv & {
   readonly request: Request;
   readonly services: Services;
+  /** The pipeline every client message goes through. */
+  readonly pipeline: Handler;
   readonly waitUntil: (promise: Promise<unknown>) => void;
 };
 
@@ -79,35 +72,34 @@ function identityOf(session: SessionState): Identity {
   };
 }
 
-/** The call context of a message in `session` (emit and record are per message). */
-function contextOf(where: EndpointRequest, session: SessionState, signal: AbortSignal): Omit<CallContext, "emit" | "record"> {
+/** The call context of a message in `session`, less what each message brings (emit, record). */
+type SessionContext = Omit<CallContext, "emit" | "record">;
+
+function contextOf(where: EndpointRequest, session: SessionState, signal: AbortSignal | undefined): SessionContext {
   return {
     identity: identityOf(session),
     route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin },
     services: where.services,
     upstreamClient: session,
-    signal,
+    signal: signal ?? new AbortController().signal,
     waitUntil: where.waitUntil,
   };
 }
 
-/** Routes the client's answer to a server-to-client request back to the upstream that asked. */
-async function relayClientResponse(ctx: CallContext, wire: WireMessage<JsonRpcResponse>): Promise<void> {
-  const id = wire.message.id;
-  let upstream = ctx.route.upstreams[0];
-  let text = wire.text;
-  if (ctx.route.aggregated) {
-    const origin = id === null ? undefined : decodeServerRequestId(id);
-    upstream = origin && ctx.route.upstreams.find((u) => u.name === origin.upstream);
-    if (!origin || !upstream) {
-      throw new GatewayError(400, INVALID_REQUEST, `Bad Request: the response id ${JSON.stringify(id)} does not answer a request this gateway sent`);
-    }
-    // An answer to a task's elicitation names that task by the id the client knows.
-    text = toUpstreamTaskIds(withMessageId(wire.text, origin.id), upstream.name);
-  }
-  const reply = await sendToUpstream(upstream!, text, poolRequest(ctx));
-  if (!reply.ok) throw failureError(reply, ctx.services.env);
-  for await (const item of upstreamMessages(reply.value, upstream!.name)) if (!item.ok) throw failureError(item, ctx.services.env);
+/** Runs one message that answers nothing (a notification, the client's answer) through the pipeline. */
+function runQuietly(where: EndpointRequest, ctx: SessionContext, message: ClientMessage): Promise<string | undefined> {
+  return where.pipeline({ ...ctx, emit: () => {}, record: newCallRecord() }, message);
+}
+
+/** initialize: a new session, the upstreams initialized through the pipeline, then sealed. */
+async function initialize(where: EndpointRequest, request: WireMessage<JsonRpcRequest>): Promise<Response> {
+  const secret = where.services.sessionSecret;
+  const filterShapes = await routeShapes(where.services.kv, where.services.config.documentCacheTtlMs, where.route, where.upstreams.map((upstream) => upstream.name));
+  let state = beginSession(request.message, where, filterShapes);
+  const opened = (upstreams: Readonly<Record<string, UpstreamSession>>) => void (state = { ...state, upstreams });
+  const text = (await where.pipeline({ ...contextOf(where, state, where.signal), emit: () => {}, record: newCallRecord(), opened }, { kind: "request", wire: request }))!;
+  const token = await sealSession(state, secret);
+  return new Response(text, { headers: { "content-type": "application/json", "mcp-session-id": token } });
 }
 
 /** POST: initialize, or any message of an existing session. */
@@ -119,9 +111,7 @@ export async function handlePost(where: EndpointRequest): Promise<Response> {
 
   const single = Array.isArray(body) ? undefined : validateMessage(body);
   if (single && kindOf(single) === "request" && (single as JsonRpcRequest).method === "initialize") {
-    const filterShapes = await routeShapes(where.env, where.route, where.upstreams.map((upstream) => upstream.name));
-    const { text, token } = await initializeSession(single as JsonRpcRequest, where, filterShapes);
-    return new Response(text, { headers: { "content-type": "application/json", "mcp-session-id": token } });
+    return initialize(where, { text: raw, message: single as JsonRpcRequest });
   }
 
   const session = await requireSession(where);
@@ -146,33 +136,42 @@ export async function handlePost(where: EndpointRequest): Promise<Response> {
   const abort = new AbortController();
   where.signal?.addEventListener("abort", () => abort.abort(), { once: true });
   const ctx = contextOf(where, session, abort.signal);
-  const handle = pipelineFor(where.services.config);
   const requests: WireMessage<JsonRpcRequest>[] = [];
   const relayed = new Set<string>();
   for (const wire of wires) {
-    const kind = kindOf(wire.message);
-    if (kind === "request") requests.push(wire as WireMessage<JsonRpcRequest>);
-    else if (kind === "response") await relayClientResponse({ ...ctx, emit: () => {}, record: newCallRecord() }, wire as WireMessage<JsonRpcResponse>);
-    else if ((!("method" in wire.message) || wire.message.method !== "notifications/initialized") && !relayed.has(wire.text)) {
-      // The gateway initialized each upstream itself; other notifications go on, each distinct one once per batch.
-      relayed.add(wire.text);
-      where.waitUntil(relayNotification({ ...ctx, emit: () => {}, record: newCallRecord() }, wire.text));
+    const message = wire.message;
+    switch (kindOf(message)) {
+      case "request":
+        requests.push(wire as WireMessage<JsonRpcRequest>);
+        break;
+      case "response":
+        await runQuietly(where, ctx, { kind: "response", wire: wire as WireMessage<JsonRpcResponse> });
+        break;
+      case "notification":
+        // Each distinct notification once per batch: a batch cannot multiply upstream POSTs.
+        if (relayed.has(wire.text)) break;
+        relayed.add(wire.text);
+        where.waitUntil(runQuietly(where, ctx, { kind: "notification", wire: wire as WireMessage<JsonRpcNotification> }));
+        break;
     }
   }
   if (requests.length === 0) return new Response(null, { status: 202 });
   // On /mcp/<upstream> the answer keeps the framing the upstream chose; /mcp merges, so the gateway chooses.
   const jobs = requests.map((wire) => ({
     id: wire.message.id,
-    run: (emit: Emit, streamed: () => void) => handle({ ...ctx, emit, record: newCallRecord(), ...(ctx.route.aggregated ? {} : { streamed }) }, wire),
+    run: async (emit: Emit, streamed: () => void) =>
+      (await where.pipeline({ ...ctx, emit, record: newCallRecord(), ...(ctx.route.aggregated ? {} : { streamed }) }, { kind: "request", wire }))!,
   }));
   return replyTo(jobs, Array.isArray(body), () => abort.abort());
 }
 
-/** GET: the server-to-client stream. */
+/** GET: the stream of server messages, from the upstreams through the pipeline. */
 export async function handleGet(where: EndpointRequest): Promise<Response> {
   checkGetHeaders(where.request.headers.get("accept"));
   const session = await requireSession(where);
-  return openServerStream({ env: where.env, session, upstreams: where.upstreams, aggregated: where.route === "" });
+  const abort = new AbortController();
+  const ctx = contextOf(where, session, abort.signal);
+  return streamToClient((emit, opened) => where.pipeline({ ...ctx, emit, streamed: opened, record: newCallRecord() }, { kind: "listen" }), () => abort.abort());
 }
 
 /** DELETE: ends the session here and at every upstream. */

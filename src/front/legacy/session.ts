@@ -1,29 +1,26 @@
 /**
- * The session lifecycle: initialize (negotiate, initialize each upstream with the
- * client's capabilities, seal), find the session of a later request, end it on DELETE.
+ * The session lifecycle: begin one at initialize (negotiate, bound what it carries; the
+ * relay then initializes each upstream and the front seals), find the session of a later
+ * request, end it on DELETE.
  *
  * Ended sessions are recorded in KV (and in this isolate at once), so a DELETE on one
  * isolate ends the session on every other within KV's propagation delay (plus up to
  * ENDED_CHECK_CACHE_MS, for which an isolate trusts its last look).
  */
 import type { UpstreamConfig } from "../../config/upstreams";
-import { failureError } from "../../upstream/failures";
-import { UNAVAILABLE_META_KEY } from "../../relay/merge-lists";
-import { handshake, laterSessions, type Handshake } from "../../upstream/pool";
+import { laterSessions } from "../../upstream/pool";
 import { exchange } from "../../upstream/client";
 import { fail, GatewayError, ok, type Result } from "../../core/errors";
 import { sessionSecret } from "../../config/secrets";
-import { INVALID_PARAMS, isObject, type JsonObject, type JsonRpcRequest } from "../../core/jsonrpc";
+import { INVALID_PARAMS, isObject, type JsonRpcRequest } from "../../core/jsonrpc";
 import { negotiateVersion } from "./protocol";
-import { member, rootSpan, splice } from "../../core/raw-json";
-import { checkClientState, MAX_CLIENT_STATE_BYTES, newSessionId, openSession, sealSession, SESSION_TTL_S, type SessionState } from "./session-token";
-import { heldSession, type UpstreamSession } from "../../upstream/upstream-session";
+import { checkClientState, MAX_CLIENT_STATE_BYTES, newSessionId, openSession, SESSION_TTL_S, type SessionState } from "./session-token";
+import { heldSession } from "../../upstream/upstream-session";
 
 const ENDED_KEY_PREFIX = "session-ended/";
 /** KV's minimum expiration TTL. */
 const MIN_KV_TTL_S = 60;
 const ENDED_LOCAL_ENTRIES = 10_000;
-export const GATEWAY_INFO = { name: "mcp-edge-gateway", version: "0.1.0" } as const;
 
 export type SessionEnv = {
   readonly env: Readonly<Record<string, unknown>>;
@@ -51,71 +48,16 @@ const liveChecked = new Map<string, number>();
 const ENDED_CHECK_CACHE_MS = 10_000;
 
 /**
- * The `tasks` capability on /mcp: task-augmented tool calls, `tasks/list` and
- * `tasks/cancel` where any upstream offers them (each task is served by its own
- * upstream; the merged list asks only those that list). Absent when no upstream has tasks.
+ * Starts a session for `initialize`: the negotiated version, the client's capabilities
+ * and identity (bounded: they travel in every request's `Mcp-Session-Id`), no upstream
+ * sessions yet. The relay opens those, and `sealSession` seals the result.
  */
-function mergedTasks(handshakes: readonly Handshake[]): JsonObject | undefined {
-  const tasks = handshakes.map((h) => (isObject(h.initializeResult["capabilities"]) ? h.initializeResult["capabilities"]["tasks"] : undefined)).filter(isObject);
-  if (tasks.length === 0) return undefined;
-  const offered = (has: (t: JsonObject) => unknown) => tasks.some((t) => isObject(has(t)));
-  const toolCalls = offered((t) => {
-    const requests = t["requests"];
-    const tools = isObject(requests) ? requests["tools"] : undefined;
-    return isObject(tools) ? tools["call"] : undefined;
-  });
-  return {
-    ...(offered((t) => t["list"]) ? { list: {} } : {}),
-    ...(offered((t) => t["cancel"]) ? { cancel: {} } : {}),
-    ...(toolCalls ? { requests: { tools: { call: {} } } } : {}),
-  };
-}
-
-function mergedCapabilities(handshakes: readonly Handshake[]): JsonObject {
-  const subscribe = handshakes.some((h) => h.session.subscribe === true);
-  const tasks = mergedTasks(handshakes);
-  return {
-    logging: {},
-    completions: {},
-    prompts: { listChanged: true },
-    resources: { subscribe, listChanged: true },
-    tools: { listChanged: true },
-    ...(tasks ? { tasks } : {}),
-  };
-}
-
-function aggregatedInstructions(handshakes: readonly [string, Handshake][]): string | undefined {
-  const parts = handshakes
-    .filter(([, h]) => typeof h.initializeResult["instructions"] === "string" && h.initializeResult["instructions"] !== "")
-    .map(([name, h]) => `## ${name} (tools and prompts named ${name}___*)\n${String(h.initializeResult["instructions"])}`);
-  return parts.length > 0 ? parts.join("\n\n") : undefined;
-}
-
-/** The initialize answer on /mcp/<upstream>: the upstream's own result, with the version we agreed with the client. */
-function transparentResult(id: JsonRpcRequest["id"], result: JsonObject, protocolVersion: string): string {
-  const text = JSON.stringify({ jsonrpc: "2.0", id, result });
-  const span = member(text, member(text, rootSpan(text), "result")!, "protocolVersion")!;
-  return splice(text, [{ span, raw: JSON.stringify(protocolVersion) }]);
-}
-
-/**
- * Answers `initialize`: returns the response text and the new `Mcp-Session-Id`, which
- * seals `filterShapes` (what the output filters reshape now, see policy/listed-shapes.ts).
- * On /mcp an upstream that fails (down, or stalled past its deadline) is left out, named
- * in `_meta` as a merged list names it, and retried on later requests; on
- * /mcp/<upstream> its failure is the answer.
- */
-export async function initializeSession(
-  request: JsonRpcRequest,
-  where: SessionEnv,
-  filterShapes: Readonly<Record<string, string>> = {},
-): Promise<{ text: string; token: string }> {
-  const secret = sessionSecret(where.env);
+export function beginSession(request: JsonRpcRequest, where: SessionEnv, filterShapes: Readonly<Record<string, string>> = {}): SessionState {
   const params = request.params ?? {};
   if (params["capabilities"] !== undefined && !isObject(params["capabilities"])) {
     throw new GatewayError(200, INVALID_PARAMS, "Invalid params: initialize needs params.capabilities to be an object", undefined, request.id);
   }
-  const skeleton: SessionState = {
+  const state: SessionState = {
     sid: newSessionId(),
     protocolVersion: negotiateVersion(params["protocolVersion"]),
     clientCapabilities: isObject(params["capabilities"]) ? params["capabilities"] : {},
@@ -125,42 +67,14 @@ export async function initializeSession(
     route: where.route,
     upstreams: {},
     exp: Math.floor(Date.now() / 1000) + SESSION_TTL_S,
+    ...(Object.keys(filterShapes).length > 0 ? { filterShapes } : {}),
   };
-  const bounded = checkClientState(skeleton);
+  const bounded = checkClientState(state);
   if (!bounded.ok) {
     const message = `Invalid params: params.capabilities and params.clientInfo take ${bounded.bytes} bytes as JSON; the gateway carries at most ${MAX_CLIENT_STATE_BYTES} in the session id`;
     throw new GatewayError(400, INVALID_PARAMS, message, undefined, request.id);
   }
-  const results = await Promise.all(
-    where.upstreams.map(async (upstream) => [upstream, await handshake(upstream, { env: where.env, session: skeleton, signal: where.signal })] as const),
-  );
-  const upstreams: Record<string, UpstreamSession> = {};
-  const succeeded: [string, Handshake][] = [];
-  const unavailable: { upstream: string; error: string }[] = [];
-  for (const [upstream, result] of results) {
-    if (result.ok) {
-      upstreams[upstream.name] = result.value.session;
-      succeeded.push([upstream.name, result.value]);
-    } else {
-      if (where.route !== "") throw failureError(result, where.env).withId(request.id);
-      const error = failureError(result, where.env).message;
-      unavailable.push({ upstream: upstream.name, error });
-      console.warn(`mcp-edge-gateway: initialize: ${error}; its tools are left out until it answers`);
-    }
-  }
-  const state: SessionState = { ...skeleton, upstreams, ...(Object.keys(filterShapes).length > 0 ? { filterShapes } : {}) };
-  const token = await sealSession(state, secret);
-  if (where.route !== "") return { text: transparentResult(request.id, succeeded[0]![1].initializeResult, state.protocolVersion), token };
-  const instructions = aggregatedInstructions(succeeded);
-  const result: JsonObject = {
-    protocolVersion: state.protocolVersion,
-    capabilities: mergedCapabilities(succeeded.map(([, h]) => h)),
-    serverInfo: GATEWAY_INFO,
-    ...(instructions ? { instructions } : {}),
-    // Named as a merged list names them: the client learns which upstreams are missing and why.
-    ...(unavailable.length > 0 ? { _meta: { [UNAVAILABLE_META_KEY]: unavailable } } : {}),
-  };
-  return { text: JSON.stringify({ jsonrpc: "2.0", id: request.id, result }), token };
+  return state;
 }
 
 export type SessionLookupProblem = { reason: "missing" | "malformed" | "expired" | "ended" | "other-route" | "other-principal" };
