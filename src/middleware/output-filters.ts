@@ -20,6 +20,7 @@ import { activeFilters, type ActiveFilters } from "../policy/filter-store";
 import { currentShapes, mayHoldUpstreamSchema, recordListing } from "../policy/listed-shapes";
 import { onRequests, toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
 import { SYS_PREFIX } from "../core/names";
+import { utf8Length } from "../core/utf8-position";
 import { TOOLS_LIST_CHANGED, watchFilterShapes } from "./filter-watch";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 
@@ -89,10 +90,11 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
   }
   if (filtered === response["result"]) return text; // no variant's test held: not a result this set is about
   const out = resultText(id, filtered);
-  const saved = text.length - out.length;
+  const [before, after] = [utf8Length(text), utf8Length(out)];
+  const saved = before - after;
   Object.assign(ctx.record, { filterSet: set.name, filterRule: selected.key, bytesSaved: saved, filterShadow: set.mode === "shadow" });
   if (set.mode === "shadow") {
-    console.log(JSON.stringify({ event: "output-filter-shadow", set: set.name, tool: key, rule: selected.key, bytesBefore: text.length, bytesAfter: out.length, bytesSaved: saved, tokensSavedEstimate: Math.round(saved / BYTES_PER_TOKEN) }));
+    console.log(JSON.stringify({ event: "output-filter-shadow", set: set.name, tool: key, rule: selected.key, bytesBefore: before, bytesAfter: after, bytesSaved: saved, tokensSavedEstimate: Math.round(saved / BYTES_PER_TOKEN) }));
     return text;
   }
   return out;
