@@ -6,11 +6,15 @@
  * Authorization above all) never leave the gateway.
  */
 import { fail, ok, type Result } from "../core/errors";
-import { readUpstreamMessage, type WireMessage } from "../core/jsonrpc";
+import type { WireMessage } from "../core/jsonrpc";
+import { readUpstreamMessage } from "../core/validate-message";
 import { redactSecrets } from "../config/secrets";
 import { readSse } from "../core/sse";
 import type { UpstreamConfig } from "../config/upstreams";
 import { AnswerDeadline, guardBody, UpstreamBreak, type BodyGuard } from "./deadlines";
+import type { UpstreamFailure } from "./failures";
+
+export type { UpstreamFailure };
 
 /** How much of an upstream's unreadable or error body goes to the log (never to the client). */
 const MAX_ERROR_BODY_CHARS = 300;
@@ -34,15 +38,6 @@ const STATUS_REASONS: Readonly<Record<number, string>> = {
   504: "gateway timeout",
 };
 
-export type UpstreamFailure =
-  | { reason: "unreachable"; upstream: string; detail: string }
-  /** `waited` for: the headers, the end of an answer with a deadline, the next byte of a stream. */
-  | { reason: "timeout"; upstream: string; timeoutMs: number; waited: "headers" | "answer" | "silence" }
-  | { reason: "http-status"; upstream: string; status: number; detail: string }
-  /** The upstream refused the session id (HTTP 404, or 400 as some servers answer). */
-  | { reason: "session-expired"; upstream: string; status: 400 | 404 }
-  | { reason: "bad-response"; upstream: string; detail: string }
-  | { reason: "missing-binding"; upstream: string; detail: string };
 
 /** Where an SSE stream can be resumed from: its last event id and the retry delay it asked for. */
 export type ResumePoint = { lastEventId?: string; retryMs?: number };

@@ -8,7 +8,7 @@
  * stream answering a long tool call). Either one cancels the body and errors it with an
  * `UpstreamBreak` carrying a `timeout` failure.
  */
-import type { UpstreamFailure } from "./client";
+import type { UpstreamFailure } from "./failures";
 
 /** An upstream broke off its answer or broke the protocol mid-answer; carries the failure. */
 export class UpstreamBreak extends Error {

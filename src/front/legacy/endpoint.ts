@@ -8,7 +8,8 @@
  * picks the route and calls these.
  */
 import { GatewayError } from "../../core/errors";
-import { INVALID_REQUEST, kindOf, PARSE_ERROR, validateMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
+import { validateMessage } from "../../core/validate-message";
+import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
 import { elements, member, members, rootSpan } from "../../core/raw-json";
 import type { CallContext, ClientMessage, Handler, Identity, Services } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";

@@ -4,6 +4,7 @@
  * capabilities, the principal, the route, each upstream's session). Any isolate holding
  * the secret can open it, so no request depends on the memory of another.
  */
+import { randomHexId } from "../../core/ids";
 import { base64UrlToBytes, bytesToBase64Url } from "../../core/base64url";
 import { derivedKey } from "../../core/derived-keys";
 import { fail, ok, type Result } from "../../core/errors";
@@ -54,9 +55,7 @@ function sessionKey(secret: string): Promise<CryptoKey> {
 }
 
 /** A fresh random session id (128 bits, hex). */
-export function newSessionId(): string {
-  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+export const newSessionId = randomHexId;
 
 export type ClientStateProblem = { reason: "client-state-too-large"; bytes: number };
 
