@@ -4,7 +4,7 @@
  * Authorization header never leaving the gateway.
  */
 import { describe, expect, inject, it, vi } from "vitest";
-import { parseUpstreams } from "../src/upstream/config";
+import { parseUpstreams } from "../src/config/upstreams";
 import { gatewayFetch, initialize, post, request } from "./helpers/gateway";
 
 const { raw } = inject("fixtureUrls");

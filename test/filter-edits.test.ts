@@ -6,9 +6,8 @@
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SessionState } from "../src/core/session-token";
 import { readSse } from "../src/core/sse";
-import { LISTED_KEY_PREFIX, listedShapes, MIXED_SHAPE, recordListing } from "../src/policy/listed-shapes";
+import { LISTED_KEY_PREFIX, listedShapes, MIXED_SHAPE, recordListing, type ListingSession } from "../src/policy/listed-shapes";
 import { gatewayFetch, initialize, LATEST, request, type Json } from "./helpers/gateway";
 
 const ADMIN_TOKEN = "admin-token-for-tests";
@@ -106,10 +105,7 @@ describe("the GET stream", () => {
 });
 
 describe("the record of what a session listed", () => {
-  const session = (sid: string): SessionState => ({
-    sid, protocolVersion: LATEST, clientCapabilities: {}, clientInfo: {}, principal: "anonymous", route: "", upstreams: {},
-    exp: Math.floor(Date.now() / 1000) + 3600, filterShapes: { alpha: "A" },
-  });
+  const session = (id: string): ListingSession => ({ id, expiresAt: Math.floor(Date.now() / 1000) + 3600, filterShapes: { alpha: "A" } });
 
   it("writes nothing while the lists match the session's start", async () => {
     await recordListing(env.GATEWAY_KV, session("same"), ["alpha", "beta"], { alpha: "A" }, false);

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { applyToolFilter, filterToolResult, FilterError, selectFilter } from "../src/policy/apply-filter";
-import { checkFilterSet, checkPlan, parseDocument, type FilterSet, type ToolFilter } from "../src/policy/filter-set";
+import { checkFilterSet, checkPlan, type FilterSet, type ToolFilter } from "../src/policy/filter-set";
+import { parseDocument } from "../src/storage/document-store";
 import { retain } from "../src/policy/retain";
 import type { JsonObject } from "../src/core/jsonrpc";
 

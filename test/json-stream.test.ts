@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { JsonStreamError, JsonStreamTokenizer } from "../src/core/json-stream";
-import { inferSchema, SchemaBuilder } from "../src/policy/schema-inference";
+import { inferSchema, SchemaBuilder } from "../src/core/schema-inference";
 import { payloadMetadata } from "../src/storage/payload-store";
 import { offloadStream, PART_BYTES } from "../src/storage/stream-offload";
 

@@ -7,7 +7,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { encodeJson } from "../src/core/base64url";
-import { child, parsePointer } from "../src/policy/json-pointer";
+import { child, parsePointer } from "../src/core/json-pointer";
 import { readSlice, sliceRequest, type SliceRequest } from "../src/storage/payload-reader";
 import { indexKey, indexPayloadText, putPayloadIndex } from "../src/storage/payload-index";
 import { payloadMetadata, putPayload } from "../src/storage/payload-store";

@@ -4,7 +4,7 @@
  * keys, unions), with its bounds.
  */
 import { describe, expect, it } from "vitest";
-import { ARRAY_MERGE_LIMIT, inferSchema, MAX_DEPTH, MAX_KEYS } from "../src/policy/schema-inference";
+import { ARRAY_MERGE_LIMIT, inferSchema, MAX_DEPTH, MAX_KEYS } from "../src/core/schema-inference";
 
 describe("inferSchema", () => {
   it.each([

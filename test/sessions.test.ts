@@ -4,8 +4,8 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { findSession } from "../src/core/session";
-import { MAX_SESSION_TOKEN_CHARS, sealSession, type SessionState } from "../src/core/session-token";
+import { findSession } from "../src/front/legacy/session";
+import { MAX_SESSION_TOKEN_CHARS, sealSession, type SessionState } from "../src/front/legacy/session-token";
 import { LATEST, post, type Json } from "./helpers/gateway";
 
 function initializeWith(capabilities: unknown, clientInfo: unknown = { name: "t", version: "1" }): Promise<Response> {

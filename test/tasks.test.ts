@@ -6,7 +6,7 @@
  */
 import { afterEach, inject, describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
-import { encodeTaskId } from "../src/core/task-ids";
+import { encodeTaskId } from "../src/relay/task-ids";
 import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";

@@ -15,7 +15,8 @@
  */
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { applyToolFilter, BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
-import { checkFilterSet, checkPlan, FILTER_SET_NAME, parseDocument, type Checked, type DocumentProblem, type FilterSet } from "../policy/filter-set";
+import { checkFilterSet, checkPlan, FILTER_SET_NAME, type FilterSet } from "../policy/filter-set";
+import { parseDocument, type Checked, type DocumentProblem } from "../storage/document-store";
 import { FILTER_SET_KEY_PREFIX, forgetCached, PLAN_KEY } from "../policy/filter-store";
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../policy/document-limits";
 import { isObject } from "../core/jsonrpc";

@@ -5,7 +5,7 @@
  * `GatewayError` by an exhaustive switch where they meet the wire. Anything else that
  * is thrown is a bug: it becomes a 500 with a generic message, and is logged.
  */
-import type { JsonRpcId } from "./jsonrpc";
+import { errorText, INTERNAL_ERROR, type JsonRpcId } from "./jsonrpc";
 
 /** A value-or-failure for expected failures, tagged by `reason`. */
 export type Result<T, E extends { reason: string }> = { ok: true; value: T } | ({ ok: false } & E);
@@ -40,15 +40,23 @@ export class GatewayError extends Error {
 
 const GENERIC_INTERNAL_MESSAGE = "Internal error in the gateway; the operator's logs have the details";
 
+/** What any thrown value is on the wire: a `GatewayError` as it is; anything else (a bug) logged and generic. */
+export function asGatewayError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  console.error("mcp-edge-gateway: unexpected error", error);
+  return new GatewayError(500, INTERNAL_ERROR, GENERIC_INTERNAL_MESSAGE);
+}
+
+/** The JSON-RPC error text of any thrown value, answering `id` unless the error names its own. */
+export function errorTextOf(error: unknown, id: JsonRpcId | null = null): string {
+  const wire = asGatewayError(error);
+  return errorText(wire.id ?? id, wire.code, wire.message, wire.data);
+}
+
 /** Writes any thrown value as a JSON-RPC error response. Unknown errors are logged, never shown. */
 export function errorResponse(error: unknown, id: JsonRpcId | null = null): Response {
-  const wire =
-    error instanceof GatewayError
-      ? error
-      : (console.error("mcp-edge-gateway: unexpected error", error), new GatewayError(500, -32603, GENERIC_INTERNAL_MESSAGE));
-  const body: { code: number; message: string; data?: unknown } = { code: wire.code, message: wire.message };
-  if (wire.data !== undefined) body.data = wire.data;
-  return new Response(JSON.stringify({ jsonrpc: "2.0", id: wire.id ?? id, error: body }), {
+  const wire = asGatewayError(error);
+  return new Response(errorText(wire.id ?? id, wire.code, wire.message, wire.data), {
     status: wire.status,
     headers: { "content-type": "application/json", ...wire.headers },
   });

@@ -8,7 +8,7 @@
  * raw text out chunk by chunk. String contents are only collected when the handler asks
  * for them (`wantString`), so a 300 MB string costs nothing to skip.
  */
-import type { ScalarType } from "../policy/schema-inference";
+import type { ScalarType } from "./schema-inference";
 
 export type JsonStreamHandler = {
   /** A value starts at `index` of the current chunk (before its first character). */

@@ -9,6 +9,12 @@
  */
 
 export const NAME_SEPARATOR = "___";
+/** The virtual upstream of the gateway's own tools; never a configured upstream's name. */
+export const SYS_UPSTREAM = "sys";
+/** The prefix of the gateway's own tools: never filtered, offloaded or forwarded. */
+export const SYS_PREFIX = `${SYS_UPSTREAM}${NAME_SEPARATOR}`;
+/** The gateway's tool that reads back what offload stored. */
+export const READ_PAYLOAD_TOOL = `${SYS_PREFIX}read_payload`;
 export const MAX_NAME_LENGTH = 64;
 const HASH_SUFFIX_LENGTH = 9; // "_" + 8 hex digits
 const HASHED_NAME = /_[0-9a-f]{8}$/;

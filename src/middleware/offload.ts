@@ -12,21 +12,19 @@
  */
 import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/jsonrpc";
 import { member, pathSpan, rootSpan } from "../core/raw-json";
-import { sessionSecret } from "../core/session";
 import { matchesGlob } from "../policy/apply-filter";
-import { loadPlan, DEFAULT_FILTER_CACHE_TTL_MS } from "../policy/filter-store";
-import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "../policy/offload-config";
-import { inferSchema, largestArray, type ArrayLocation, type InferredSchema } from "../policy/schema-inference";
+import { DEFAULT_OFFLOAD, type OffloadConfig } from "../policy/offload-config";
+import { offloadSettings } from "../policy/offload-settings";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
+import { READ_PAYLOAD_TOOL, SYS_PREFIX } from "../core/names";
+import { inferSchema, largestArray, type ArrayLocation, type InferredSchema } from "../core/schema-inference";
 import { indexPayloadText, putPayloadIndex } from "../storage/payload-index";
-import { newPayloadId, payloadMetadata, putPayload } from "../storage/payload-store";
+import { newPayloadId, PAYLOAD_URI_PREFIX, payloadMetadata, putPayload } from "../storage/payload-store";
 import { signPayloadToken, SIGNED_URL_TTL_S } from "../storage/signed-url";
 import { offloadStream } from "../storage/stream-offload";
-import { toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "./chain";
+import { onRequests, toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
 
-const SYS_PREFIX = "sys___";
-export const PAYLOAD_URI_PREFIX = "mcp-edge-gateway://payloads/";
 export const OFFLOAD_META_KEY = "mcp-edge-gateway/offload";
-export const READ_PAYLOAD_TOOL = "sys___read_payload";
 /** Answers longer than this (and than the threshold) are streamed to R2 instead of held in memory. */
 export const STREAM_ABOVE_BYTES = 8 * 1024 * 1024;
 
@@ -82,14 +80,6 @@ export function payloadOf(answer: string, result: JsonObject): Payload {
   return jsonPayload(answer.slice(whole.start, whole.end), result);
 }
 
-/** The settings for this call: defaults, the OFFLOAD var, then the plan's `offload` in KV. */
-export async function offloadSettings(ctx: CallContext): Promise<OffloadConfig> {
-  const kv = ctx.env["GATEWAY_KV"] as KVNamespace | undefined;
-  const ttl = Number(ctx.env["FILTER_CACHE_TTL_MS"] ?? DEFAULT_FILTER_CACHE_TTL_MS);
-  const plan = kv ? await loadPlan(kv, Number.isFinite(ttl) ? ttl : DEFAULT_FILTER_CACHE_TTL_MS) : undefined;
-  return { ...DEFAULT_OFFLOAD, ...offloadFromVar(ctx.env["OFFLOAD"]), ...(plan?.state === "valid" ? plan.value.offload : {}) };
-}
-
 function applies(config: OffloadConfig, key: string): boolean {
   return config.include.some((glob) => matchesGlob(glob, key)) && !config.exclude.some((glob) => matchesGlob(glob, key));
 }
@@ -118,12 +108,12 @@ type Stored = { payloadId: string; size: number; contentType: string; preview: s
 
 async function compactAnswer(ctx: CallContext, id: JsonRpcId, key: string, stored: Stored): Promise<string> {
   const urlExpiry = Math.min(Math.floor(Date.parse(stored.expiresAt) / 1000), Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_S);
-  const token = await signPayloadToken(stored.payloadId, urlExpiry, sessionSecret(ctx.env));
+  const token = await signPayloadToken(stored.payloadId, urlExpiry, ctx.services.sessionSecret);
   const envelope = {
     agentInstructions: instructions(stored.payloadId, stored.size, stored.contentType, stored.array),
     payloadId: stored.payloadId,
     payloadUri: `${PAYLOAD_URI_PREFIX}${stored.payloadId}`,
-    payloadUrl: `${ctx.origin}/payloads/${stored.payloadId}?token=${encodeURIComponent(token)}`,
+    payloadUrl: `${ctx.route.origin}/payloads/${stored.payloadId}?token=${encodeURIComponent(token)}`,
     payloadPreview: stored.preview,
     payloadSchema: stored.schema,
     originalSize: stored.size,
@@ -139,25 +129,32 @@ async function compactAnswer(ctx: CallContext, id: JsonRpcId, key: string, store
   });
 }
 
+export type OffloadOptions = {
+  /** Settings under the plan's (the configured OFFLOAD var over the built-in defaults). */
+  readonly defaults?: OffloadConfig;
+  /** How long an isolate trusts its copy of the plan. */
+  readonly cacheTtlMs?: number;
+};
+
 /**
  * The offload middleware.
  *
  * @example
- * composeMiddleware([offload(), outputFilters()], relay); // offload sees filtered results
+ * composeMiddleware([offload({ defaults: config.offload }), outputFilters()], relay); // offload sees filtered results
  */
-export function offload(): Middleware {
-  return (next) =>
+export function offload({ defaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: OffloadOptions = {}): Middleware {
+  return onRequests((next) =>
     async function offload(ctx, request) {
       const { method, id, params } = request.message;
-      const bucket = ctx.env["PAYLOADS"] as R2Bucket | undefined;
+      const bucket = ctx.services.payloads;
       const name = params?.["name"];
       if (method !== "tools/call" || !bucket || typeof name !== "string" || name.startsWith(SYS_PREFIX)) return next(ctx, request);
-      const tool = toolKey(ctx, name);
+      const tool = toolKey(ctx.route, name);
       if (!tool) return next(ctx, request);
       const { upstream, key } = tool;
-      const config = await offloadSettings(ctx);
+      const config = await offloadSettings(ctx.services.kv, defaults, cacheTtlMs);
       if (!applies(config, key)) return next(ctx, request);
-      const owner = { principal: ctx.session.principal, session: ctx.session.sid };
+      const owner = { principal: ctx.identity.principal, session: ctx.upstreamClient.sid };
       const metadataFor = (size: number, contentType: string) => payloadMetadata(owner, { upstream, tool: key, size, contentType, ttlSeconds: config.ttlSeconds });
 
       // Answers too large to hold are streamed to R2 as they arrive.
@@ -171,6 +168,7 @@ export function offload(): Middleware {
             expiresAt = metadata.expiresAt;
             return metadata;
           }, config.previewChars);
+          ctx.record.payloadId = payloadId;
           return compactAnswer(ctx, id, key, { payloadId, ...streamed, expiresAt });
         },
       };
@@ -180,12 +178,13 @@ export function offload(): Middleware {
       const size = byteLength(answer);
       if (size <= config.thresholdBytes) return answer;
       if (!member(answer, rootSpan(answer), "result")) return answer; // errors pass as they are
-      if (pathSpan(answer, ["result", "_meta", OFFLOAD_META_KEY])) return answer; // already offloaded while streaming
+      if (ctx.record.payloadId !== undefined) return answer; // already offloaded while streaming
       const result = (JSON.parse(answer) as { result: JsonObject }).result;
       const payload = payloadOf(answer, result);
       const payloadId = newPayloadId();
       const metadata = metadataFor(byteLength(payload.text), payload.contentType);
       await putPayload(bucket, payloadId, payload.text, metadata);
+      ctx.record.payloadId = payloadId;
       // The index lets pointer reads fetch byte ranges instead of the whole payload.
       const index = payload.contentType === JSON_TYPE ? indexPayloadText(payload.text, metadata.size) : undefined;
       if (index) await putPayloadIndex(bucket, payloadId, index);
@@ -199,5 +198,5 @@ export function offload(): Middleware {
         expiresAt: metadata.expiresAt,
         array: payload.array,
       });
-    };
+    });
 }

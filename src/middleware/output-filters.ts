@@ -16,12 +16,14 @@ import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/j
 import { appendMemberSplice, elements, member, members, parseSpan, pathSpan, removeMemberSplice, splice, type Splice } from "../core/raw-json";
 import { BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
 import { matchesGlob } from "../policy/glob";
-import { activeFilters, DEFAULT_FILTER_CACHE_TTL_MS, filterCacheTtlMs, type ActiveFilters } from "../policy/filter-store";
+import { activeFilters, type ActiveFilters } from "../policy/filter-store";
 import { currentShapes, mayHoldUpstreamSchema, recordListing } from "../policy/listed-shapes";
-import { toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "./chain";
-import { OFFLOAD_META_KEY } from "./offload";
+import { onRequests, toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
+import { SYS_PREFIX } from "../core/names";
+import { utf8Length } from "../core/utf8-position";
+import { TOOLS_LIST_CHANGED, watchFilterShapes } from "./filter-watch";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 
-const SYS_PREFIX = "sys___";
 export const FILTERED_META_KEY = "mcp-edge-gateway/output-filter";
 /** Answers larger than this are not filtered in memory: the call fails closed. */
 export const MAX_FILTERED_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -70,7 +72,7 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
   const text = await answer(set.mode === "enforce" ? { ...ctx, largeAnswer: enforced } : ctx);
   if (withheld !== undefined) return withheld;
   // In shadow mode offload may have taken the answer while it streamed; there is nothing to measure.
-  if (set.mode === "shadow" && pathSpan(text, ["result", "_meta", OFFLOAD_META_KEY])) return text;
+  if (set.mode === "shadow" && ctx.record.payloadId !== undefined) return text;
   const response: unknown = JSON.parse(text);
   if (!isObject(response) || !isObject(response["result"])) return text; // a JSON-RPC error passes as it is
   const label = `filter set "${set.name}", rule "${selected.key}"`;
@@ -88,9 +90,11 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
   }
   if (filtered === response["result"]) return text; // no variant's test held: not a result this set is about
   const out = resultText(id, filtered);
+  const [before, after] = [utf8Length(text), utf8Length(out)];
+  const saved = before - after;
+  Object.assign(ctx.record, { filterSet: set.name, filterRule: selected.key, bytesSaved: saved, filterShadow: set.mode === "shadow" });
   if (set.mode === "shadow") {
-    const saved = text.length - out.length;
-    console.log(JSON.stringify({ event: "output-filter-shadow", set: set.name, tool: key, rule: selected.key, bytesBefore: text.length, bytesAfter: out.length, bytesSaved: saved, tokensSavedEstimate: Math.round(saved / BYTES_PER_TOKEN) }));
+    console.log(JSON.stringify({ event: "output-filter-shadow", set: set.name, tool: key, rule: selected.key, bytesBefore: before, bytesAfter: after, bytesSaved: saved, tokensSavedEstimate: Math.round(saved / BYTES_PER_TOKEN) }));
     return text;
   }
   return out;
@@ -108,7 +112,7 @@ async function rewriteList(ctx: CallContext, text: string, setFor: (upstream: st
     if (text.charCodeAt(tool.start) !== 0x7b || !member(text, tool, "outputSchema")) continue;
     const nameSpan = member(text, tool, "name");
     const name = nameSpan ? parseSpan(text, nameSpan) : undefined;
-    const key = typeof name === "string" ? toolKey(ctx, name) : undefined;
+    const key = typeof name === "string" ? toolKey(ctx.route, name) : undefined;
     if (!key || key.key.startsWith(SYS_PREFIX)) continue;
     const active = await setFor(key.upstream);
     if (!reshapes(active, key.key)) continue;
@@ -127,14 +131,14 @@ async function rewriteList(ctx: CallContext, text: string, setFor: (upstream: st
  * @example
  * const handler = composeMiddleware([outputFilters({ cacheTtlMs: 30_000 })], relay);
  */
-export function outputFilters({ cacheTtlMs = DEFAULT_FILTER_CACHE_TTL_MS }: OutputFilterOptions = {}): Middleware {
-  return (next) =>
+export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: OutputFilterOptions = {}): Middleware {
+  const requests = onRequests((next) =>
     async function outputFilters(ctx, request) {
       const { method, id, params } = request.message;
       if (method !== "tools/call" && method !== "tools/list") return next(ctx, request);
-      const kv = ctx.env["GATEWAY_KV"] as KVNamespace | undefined;
-      const ttl = filterCacheTtlMs(ctx.env, cacheTtlMs);
-      const route = ctx.aggregated ? "" : ctx.upstreams[0]!.name;
+      const kv = ctx.services.kv;
+      const ttl = cacheTtlMs;
+      const route = ctx.route.aggregated ? "" : ctx.route.upstreams[0]!.name;
       if (method === "tools/list") {
         const text = await next(ctx, request);
         const sets = new Map<string, Promise<ActiveFilters>>();
@@ -146,20 +150,43 @@ export function outputFilters({ cacheTtlMs = DEFAULT_FILTER_CACHE_TTL_MS }: Outp
         const listed = await rewriteList(ctx, text, setFor);
         if (pathSpan(listed, ["result", "tools"])) {
           // What the client now holds is what the call path compares with (see listed-shapes.ts).
-          const names = ctx.upstreams.map((upstream) => upstream.name);
-          await recordListing(kv, ctx.session, names, await currentShapes(names, setFor), params?.["cursor"] !== undefined);
+          const names = ctx.route.upstreams.map((upstream) => upstream.name);
+          const session = ctx.identity.session;
+          if (session) await recordListing(kv, session, names, await currentShapes(names, setFor), params?.["cursor"] !== undefined);
         }
         return listed;
       }
       const name = params?.["name"];
-      const key = typeof name === "string" ? toolKey(ctx, name) : undefined;
+      const key = typeof name === "string" ? toolKey(ctx.route, name) : undefined;
       if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
       const active = await activeFilters(kv, route, key.upstream, ttl);
       if (active.state === "broken" && !affects(active, key.key)) return next(ctx, request);
-      if (reshapes(active, key.key) && (await mayHoldUpstreamSchema(kv, ctx.session, key.upstream, active))) {
+      // Clients without a session (none yet) would need another way to say what they hold.
+      const session = ctx.identity.session;
+      if (session && reshapes(active, key.key) && (await mayHoldUpstreamSchema(kv, session, key.upstream, active))) {
         // Checked before forwarding: a retry after listing again must not run the tool twice.
         return toolError(id, staleListMessage(name as string));
       }
       return filterCall(ctx, id, key.key, active, (inner) => next(inner, request));
+    });
+  return (next) => {
+    const handleRequests = requests(next);
+    return async function outputFilters(ctx, message) {
+      if (message.kind !== "listen" || !ctx.identity.session) return handleRequests(ctx, message);
+      // While the client's stream is open, a filter edit that changes what tools/list shows is announced on it.
+      const stop = watchFilterShapes({
+        kv: ctx.services.kv,
+        cacheTtlMs,
+        session: ctx.identity.session,
+        route: ctx.route.name,
+        upstreams: ctx.route.upstreams.map((upstream) => upstream.name),
+        notify: () => void ctx.emit(TOOLS_LIST_CHANGED),
+      });
+      try {
+        return await next(ctx, message);
+      } finally {
+        stop();
+      }
     };
+  };
 }

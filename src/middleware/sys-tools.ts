@@ -12,11 +12,13 @@
 import { GatewayError } from "../core/errors";
 import { isObject, resultText, type JsonRpcId } from "../core/jsonrpc";
 import { elements, pathSpan, splice } from "../core/raw-json";
-import { findPayload, readPayload } from "../storage/payload-store";
+import { findPayload, PAYLOAD_URI_PREFIX, readPayload } from "../storage/payload-store";
 import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../storage/payload-reader";
-import type { CallContext, Middleware } from "./chain";
-import { offloadSettings, PAYLOAD_URI_PREFIX, READ_PAYLOAD_TOOL } from "./offload";
-import type { OffloadConfig } from "../policy/offload-config";
+import { onRequests, type CallContext, type Middleware } from "../context/call-context";
+import { READ_PAYLOAD_TOOL } from "../core/names";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
+import { DEFAULT_OFFLOAD, type OffloadConfig } from "../policy/offload-config";
+import { offloadSettings } from "../policy/offload-settings";
 
 /** A payload read whole by resources/read (without slice parameters) up to this size. */
 const RESOURCE_WHOLE_MAX_BYTES = MAX_SLICE_BYTES;
@@ -79,12 +81,13 @@ export function mayOffloadUpstream(config: OffloadConfig, upstream: string): boo
 }
 
 /** Whether this route lists the read tool and the payload template. */
-async function listsReadPath(ctx: CallContext): Promise<boolean> {
-  return ctx.aggregated || mayOffloadUpstream(await offloadSettings(ctx), ctx.upstreams[0]!.name);
+async function listsReadPath(ctx: CallContext, options: Required<SysToolOptions>): Promise<boolean> {
+  if (ctx.route.aggregated) return true;
+  return mayOffloadUpstream(await offloadSettings(ctx.services.kv, options.offloadDefaults, options.cacheTtlMs), ctx.route.upstreams[0]!.name);
 }
 
 function owner(ctx: CallContext): { principal: string; session: string } {
-  return { principal: ctx.session.principal, session: ctx.session.sid };
+  return { principal: ctx.identity.principal, session: ctx.upstreamClient.sid };
 }
 
 async function readPayloadTool(ctx: CallContext, bucket: R2Bucket, id: JsonRpcId, args: unknown): Promise<string> {
@@ -122,16 +125,24 @@ async function readPayloadResource(ctx: CallContext, bucket: R2Bucket, id: JsonR
   return resultText(id, { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(answer.slice) }] });
 }
 
+export type SysToolOptions = {
+  /** Offload settings under the plan's: they decide whether /mcp/<upstream> lists the read path. */
+  readonly offloadDefaults?: OffloadConfig;
+  /** How long an isolate trusts its copy of the plan. */
+  readonly cacheTtlMs?: number;
+};
+
 /**
  * The sys-tools middleware: answers what belongs to the gateway itself.
  *
  * @example
- * composeMiddleware([sysTools(), offload(), outputFilters()], relay);
+ * composeMiddleware([sysTools({ offloadDefaults: config.offload }), offload(), outputFilters()], relay);
  */
-export function sysTools(): Middleware {
-  return (next) =>
+export function sysTools({ offloadDefaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: SysToolOptions = {}): Middleware {
+  const options = { offloadDefaults, cacheTtlMs };
+  return onRequests((next) =>
     async function sysTools(ctx, request) {
-      const bucket = ctx.env["PAYLOADS"] as R2Bucket | undefined;
+      const bucket = ctx.services.payloads;
       if (!bucket) return next(ctx, request);
       const { method, id, params } = request.message;
       const firstPage = params?.["cursor"] === undefined;
@@ -143,12 +154,12 @@ export function sysTools(): Middleware {
           if (typeof params?.["uri"] === "string" && params["uri"].startsWith(PAYLOAD_URI_PREFIX)) return readPayloadResource(ctx, bucket, id, params["uri"]);
           break;
         case "tools/list":
-          if (firstPage && (await listsReadPath(ctx))) return appendToList(await next(ctx, request), "tools", READ_PAYLOAD_DEFINITION);
+          if (firstPage && (await listsReadPath(ctx, options))) return appendToList(await next(ctx, request), "tools", READ_PAYLOAD_DEFINITION);
           break;
         case "resources/templates/list":
-          if (firstPage && (await listsReadPath(ctx))) return appendToList(await next(ctx, request), "resourceTemplates", PAYLOAD_TEMPLATE);
+          if (firstPage && (await listsReadPath(ctx, options))) return appendToList(await next(ctx, request), "resourceTemplates", PAYLOAD_TEMPLATE);
           break;
       }
       return next(ctx, request);
-    };
+    });
 }

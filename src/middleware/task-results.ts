@@ -8,10 +8,11 @@
  */
 import { resultText, type JsonRpcId } from "../core/jsonrpc";
 import { pathSpan } from "../core/raw-json";
-import { decodeTaskId, RELATED_TASK_META_KEY } from "../core/task-ids";
+import { decodeTaskId, RELATED_TASK_META_KEY } from "../relay/task-ids";
 import { isGlob } from "../policy/glob";
-import { activeFilters, DEFAULT_FILTER_CACHE_TTL_MS, type ActiveFilters } from "../policy/filter-store";
-import type { CallContext, Middleware } from "./chain";
+import { activeFilters, type ActiveFilters } from "../policy/filter-store";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
+import { onRequests, type CallContext, type Middleware } from "../context/call-context";
 
 export type TaskResultOptions = { readonly cacheTtlMs?: number };
 
@@ -32,11 +33,6 @@ function withheldBecause(active: ActiveFilters, upstream: string): string | unde
   return `filter set "${active.set.name}" filters tools of "${upstream}" (${keys.slice(0, 3).join(", ")}), and a task's result does not say which tool it comes from; call the tool without a task`;
 }
 
-function ttlOf(ctx: CallContext, fallback: number): number {
-  const raw = Number(ctx.env["FILTER_CACHE_TTL_MS"]);
-  return Number.isFinite(raw) && raw >= 0 ? raw : fallback;
-}
-
 function withheld(id: JsonRpcId, taskId: unknown, reason: string): string {
   return resultText(id, {
     content: [{ type: "text", text: `The gateway withheld this result: ${reason}.` }],
@@ -51,22 +47,22 @@ function withheld(id: JsonRpcId, taskId: unknown, reason: string): string {
  * @example
  * const handler = composeMiddleware([taskResults({ cacheTtlMs: 30_000 })], relay);
  */
-export function taskResults({ cacheTtlMs = DEFAULT_FILTER_CACHE_TTL_MS }: TaskResultOptions = {}): Middleware {
-  return (next) =>
+export function taskResults({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: TaskResultOptions = {}): Middleware {
+  return onRequests((next) =>
     async function taskResults(ctx, request) {
       const { method, id, params } = request.message;
       if (method !== "tasks/result") return next(ctx, request);
       const taskId = params?.["taskId"];
-      const upstream = ctx.aggregated ? decodeTaskId(taskId)?.upstream : ctx.upstreams[0]!.name;
+      const upstream = ctx.route.aggregated ? decodeTaskId(taskId)?.upstream : ctx.route.upstreams[0]!.name;
       // An id naming no upstream is refused by the relay.
       if (upstream === undefined) return next(ctx, request);
-      const route = ctx.aggregated ? "" : upstream;
-      const active = await activeFilters(ctx.env["GATEWAY_KV"] as KVNamespace | undefined, route, upstream, ttlOf(ctx, cacheTtlMs));
+      const route = ctx.route.aggregated ? "" : upstream;
+      const active = await activeFilters(ctx.services.kv, route, upstream, cacheTtlMs);
       const reason = withheldBecause(active, upstream);
       // Asked all the same: the answer still waits for the task to end, and an unknown task is still an error.
       const answer = await next(ctx, request);
       if (reason === undefined || !pathSpan(answer, ["result"])) return answer;
       console.warn(`mcp-edge-gateway: tasks/result withheld: ${reason}`);
       return withheld(id, taskId, reason);
-    };
+    });
 }

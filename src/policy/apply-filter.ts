@@ -10,7 +10,7 @@ import { _areEquals, applyPatch, JsonPatchError, type Operation } from "fast-jso
 import { isObject, type JsonObject } from "../core/jsonrpc";
 import type { FilterRule, FilterSet, FilterVariant, ToolFilter } from "./filter-set";
 import { isGlob, literalLength, matchesGlob } from "./glob";
-import { child, parsePointer } from "./json-pointer";
+import { child, parsePointer } from "../core/json-pointer";
 import { retain, RetainError } from "./retain";
 
 /** Rough bytes of JSON per token, for the estimates of what a filter saves. */

@@ -11,7 +11,7 @@
  * cached, so it is frozen: nothing may change it, and a bug that tried would throw
  * instead of leaking one call's data into the next.
  */
-import { escapeToken } from "./json-pointer";
+import { escapeToken } from "../core/json-pointer";
 
 /** The deepest nesting of objects and arrays a configuration document (or a preview body) may have. */
 export const MAX_DOCUMENT_DEPTH = 64;

@@ -4,10 +4,10 @@
  * rejected whole: a set is never half-applied.
  */
 import { validate as validatePatch, type Operation } from "fast-json-patch";
-import { parse as parseYaml } from "yaml";
 import { isObject } from "../core/jsonrpc";
+import type { Checked, DocumentProblem } from "../storage/document-store";
 import { deepFreeze, MAX_DOCUMENT_DEPTH, tooDeepAt } from "./document-limits";
-import { escapeToken, parsePointer, pointerProblem } from "./json-pointer";
+import { escapeToken, parsePointer, pointerProblem } from "../core/json-pointer";
 import { checkOffloadOverride, type OffloadConfig } from "./offload-config";
 
 export const FILTER_SET_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -36,25 +36,6 @@ export type FilterPlan = {
   readonly routes?: Readonly<Record<string, string | null>>;
   readonly upstreams?: Readonly<Record<string, string | null>>;
 };
-
-/** One problem, located by a JSON Pointer into the document. */
-export type DocumentProblem = { readonly path: string; readonly message: string };
-
-export type Checked<T> = { ok: true; value: T } | { ok: false; problems: DocumentProblem[] };
-
-/** Reads a document written as JSON or YAML (JSON first: it is also YAML, but faster). */
-export function parseDocument(text: string): Checked<unknown> {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    // Not JSON; try YAML.
-  }
-  try {
-    return { ok: true, value: parseYaml(text, { maxAliasCount: 100 }) };
-  } catch (error) {
-    return { ok: false, problems: [{ path: "", message: `neither JSON nor YAML: ${(error as Error).message.split("\n")[0]}` }] };
-  }
-}
 
 function checkPointerList(value: unknown, at: string, problems: DocumentProblem[]): void {
   if (!Array.isArray(value)) {

@@ -16,9 +16,8 @@
  * eventually consistent (README, "Live editing"): see there for the window this leaves.
  */
 import { bytesToBase64Url } from "../core/base64url";
-import type { SessionState } from "../core/session-token";
 import type { FilterSet } from "./filter-set";
-import { activeFilters, filterCacheTtlMs, type ActiveFilters } from "./filter-store";
+import { activeFilters, type ActiveFilters } from "./filter-store";
 
 export const LISTED_KEY_PREFIX = "tools-listed/";
 /** An upstream whose tools the client got under more than one shape (pages of one walk): matches nothing. */
@@ -36,6 +35,14 @@ export type Shapes = Readonly<Record<string, string>>;
 const EVERY_UPSTREAM = "*";
 /** Shapes that match none: sealed when the filters cannot be read at initialize, and read from a damaged record. */
 export const UNKNOWN_SHAPES: Shapes = { [EVERY_UPSTREAM]: MIXED_SHAPE };
+
+/** The client session whose listings are recorded (the call context's `identity.session`). */
+export type ListingSession = {
+  readonly id: string;
+  /** Seconds since the epoch. */
+  readonly expiresAt: number;
+  readonly filterShapes?: Shapes;
+};
 
 const digests = new WeakMap<FilterSet, Map<string, Promise<string | undefined>>>();
 
@@ -77,9 +84,7 @@ export async function currentShapes(upstreams: readonly string[], setFor: (upstr
  * The shapes of a route's upstreams now, read as calls read them (through this isolate's
  * cache of filter documents); UNKNOWN_SHAPES when the documents cannot be read.
  */
-export async function routeShapes(env: Readonly<Record<string, unknown>>, route: string, upstreams: readonly string[]): Promise<Shapes> {
-  const kv = env["GATEWAY_KV"] as KVNamespace | undefined;
-  const ttl = filterCacheTtlMs(env);
+export async function routeShapes(kv: KVNamespace | undefined, ttl: number, route: string, upstreams: readonly string[]): Promise<Shapes> {
   try {
     return await currentShapes(upstreams, (upstream) => activeFilters(kv, route, upstream, ttl));
   } catch (error) {
@@ -110,14 +115,14 @@ function parseShapes(text: string): Shapes | undefined {
   }
 }
 
-async function recorded(kv: KVNamespace | undefined, session: Pick<SessionState, "sid">): Promise<Shapes | undefined> {
-  const text = kv ? await kv.get(LISTED_KEY_PREFIX + session.sid) : null;
+async function recorded(kv: KVNamespace | undefined, session: Pick<ListingSession, "id">): Promise<Shapes | undefined> {
+  const text = kv ? await kv.get(LISTED_KEY_PREFIX + session.id) : null;
   if (text === null) return undefined;
   // A record that cannot be read says only that the client listed under something else.
   return parseShapes(text) ?? UNKNOWN_SHAPES;
 }
 
-function sealedShapes(session: Pick<SessionState, "filterShapes">): Shapes {
+function sealedShapes(session: Pick<ListingSession, "filterShapes">): Shapes {
   return session.filterShapes ?? {};
 }
 
@@ -126,7 +131,7 @@ function sealedShapes(session: Pick<SessionState, "filterShapes">): Shapes {
  * other shapes than the session's start, else the shapes sealed at initialize (also when
  * the client never listed tools in this session).
  */
-export async function listedShapes(kv: KVNamespace | undefined, session: Pick<SessionState, "sid" | "filterShapes">): Promise<Shapes> {
+export async function listedShapes(kv: KVNamespace | undefined, session: Pick<ListingSession, "id" | "filterShapes">): Promise<Shapes> {
   return (await recorded(kv, session)) ?? sealedShapes(session);
 }
 
@@ -136,7 +141,7 @@ export async function listedShapes(kv: KVNamespace | undefined, session: Pick<Se
  * that differ `mixed`. Written only when it changes what `listedShapes` answers; awaited,
  * so the client's next call finds it (a failed write fails the list, never the check).
  */
-export async function recordListing(kv: KVNamespace | undefined, session: SessionState, upstreams: readonly string[], now: Shapes, continued: boolean): Promise<void> {
+export async function recordListing(kv: KVNamespace | undefined, session: ListingSession, upstreams: readonly string[], now: Shapes, continued: boolean): Promise<void> {
   if (!kv) return;
   const record = await recorded(kv, session);
   const held = record ?? sealedShapes(session);
@@ -148,8 +153,8 @@ export async function recordListing(kv: KVNamespace | undefined, session: Sessio
     if (chosen !== undefined) next[upstream] = chosen;
   }
   if (sameShapes(held, next, upstreams)) return;
-  const ttl = Math.max(MIN_KV_TTL_S, session.exp - Math.floor(Date.now() / 1000));
-  await kv.put(LISTED_KEY_PREFIX + session.sid, JSON.stringify(next), { expirationTtl: ttl });
+  const ttl = Math.max(MIN_KV_TTL_S, session.expiresAt - Math.floor(Date.now() / 1000));
+  await kv.put(LISTED_KEY_PREFIX + session.id, JSON.stringify(next), { expirationTtl: ttl });
 }
 
 /**
@@ -157,7 +162,7 @@ export async function recordListing(kv: KVNamespace | undefined, session: Sessio
  * filters than `active` (which reshapes the tool being called): the call must not be
  * answered with a filtered result.
  */
-export async function mayHoldUpstreamSchema(kv: KVNamespace | undefined, session: SessionState, upstream: string, active: ActiveFilters): Promise<boolean> {
+export async function mayHoldUpstreamSchema(kv: KVNamespace | undefined, session: ListingSession, upstream: string, active: ActiveFilters): Promise<boolean> {
   const [listed, current] = await Promise.all([listedShapes(kv, session), shapeOf(active, upstream)]);
   return shapeFor(listed, upstream) !== current;
 }

@@ -13,7 +13,7 @@
  * - A pointer without `*` that does not resolve is an error: the result does not have
  *   the shape the rule was written for, and the call fails closed.
  */
-import { child, escapeToken, parsePointer } from "./json-pointer";
+import { child, escapeToken, parsePointer } from "../core/json-pointer";
 
 const WILDCARD = "*";
 

@@ -5,11 +5,15 @@
 import { Hono, type Context } from "hono";
 import { errorResponse, GatewayError } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
-import { GATEWAY_INFO } from "../core/session";
+import { GATEWAY_INFO } from "../core/gateway-info";
 import { createAdminApp } from "../admin/app";
-import { upstreamsFrom, type UpstreamConfig } from "../upstream/config";
-import { handleDelete, handleGet, handlePost, type EndpointRequest } from "./mcp-endpoint";
-import { allowedOrigins, checkOrigin, corsHeaders } from "./origin";
+import { gatewayConfig, type GatewayConfig } from "../config/gateway-config";
+import type { Handler } from "../context/call-context";
+import { buildPipeline, pipelineFor, type PipelineOptions } from "../pipeline/index";
+import type { UpstreamConfig } from "../config/upstreams";
+import { servicesFor } from "../context/services";
+import { handleDelete, handleGet, handlePost, type EndpointRequest } from "../front/legacy/endpoint";
+import { checkOrigin, corsHeaders } from "./origin";
 import { downloadPayload } from "./payload-download";
 
 /** Until authentication lands every caller is the same principal. */
@@ -36,7 +40,7 @@ function publicConfigurationError(problems: readonly string[]): string {
 }
 
 function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
-  const parsed = upstreamsFrom(env.UPSTREAMS);
+  const parsed = gatewayConfig(env).upstreams;
   if (!parsed.ok) {
     console.error(`mcp-edge-gateway: ${parsed.problems.join("; ")}`);
     throw new GatewayError(500, INTERNAL_ERROR, publicConfigurationError(parsed.problems));
@@ -44,16 +48,19 @@ function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
   return parsed.value;
 }
 
-function endpoint(c: GatewayContext, route: string): EndpointRequest {
+function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): EndpointRequest {
   const all = configuredUpstreams(c.env);
   const upstreams = route === "" ? all : all.filter((u) => u.name === route);
   if (upstreams.length === 0) {
     const names = all.map((u) => u.name).join(", ") || "(none)";
     throw new GatewayError(404, -32000, `Not Found: no upstream named "${route}"; this gateway serves: ${names}`);
   }
+  const services = servicesFor(c.env);
   return {
     request: c.req.raw,
     env: c.env,
+    services,
+    pipeline: pipelines(services.config),
     kv: c.env.GATEWAY_KV,
     route,
     principal: ANONYMOUS_PRINCIPAL,
@@ -63,32 +70,46 @@ function endpoint(c: GatewayContext, route: string): EndpointRequest {
   };
 }
 
-function serve(c: GatewayContext, route: string): Promise<Response> | Response {
+function serve(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> | Response {
   switch (c.req.method) {
     case "POST":
-      return handlePost(endpoint(c, route));
+      return handlePost(endpoint(c, route, pipelines));
     case "GET":
-      return handleGet(endpoint(c, route));
+      return handleGet(endpoint(c, route, pipelines));
     case "DELETE":
-      return handleDelete(endpoint(c, route));
+      return handleDelete(endpoint(c, route, pipelines));
     default:
       throw new GatewayError(405, -32000, `Method Not Allowed: ${c.req.method}; use POST, GET or DELETE`, undefined, null, { allow: "GET, POST, DELETE" });
   }
 }
 
-/** Builds the gateway's hono app. */
-export function createApp(): Hono<{ Bindings: GatewayBindings }> {
+/**
+ * Builds the gateway's hono app. `pipeline` options (a rearranged middleware list, call
+ * observers) give an app whose pipeline differs from the Worker's; without them each
+ * configuration's default pipeline is used.
+ *
+ * @example
+ * const app = createApp({ observers: [(record) => records.push(record)] });
+ */
+export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayBindings }> {
   const app = new Hono<{ Bindings: GatewayBindings }>();
+  const custom = new WeakMap<GatewayConfig, Handler>();
+  const pipelines = (config: GatewayConfig): Handler => {
+    if (!pipeline) return pipelineFor(config);
+    let handler = custom.get(config);
+    if (!handler) custom.set(config, (handler = buildPipeline(config, pipeline)));
+    return handler;
+  };
 
   app.use("*", async function originGuard(c, next) {
-    const origin = checkOrigin(c.req.raw, allowedOrigins(c.env.ALLOWED_ORIGINS));
+    const origin = checkOrigin(c.req.raw, gatewayConfig(c.env).allowedOrigins);
     if (origin && c.req.method === "OPTIONS") return new Response(null, { status: 204, headers: corsHeaders(origin) });
     await next();
     if (origin) for (const [name, value] of Object.entries(corsHeaders(origin))) c.res.headers.set(name, value);
   });
 
   app.get("/", (c) => {
-    const parsed = upstreamsFrom(c.env.UPSTREAMS);
+    const parsed = gatewayConfig(c.env).upstreams;
     if (!parsed.ok) console.error(`mcp-edge-gateway: ${parsed.problems.join("; ")}`);
     return c.json({
       ...GATEWAY_INFO,
@@ -99,8 +120,8 @@ export function createApp(): Hono<{ Bindings: GatewayBindings }> {
   });
   app.route("/admin", createAdminApp());
   app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id")));
-  app.all("/mcp", (c) => serve(c, ""));
-  app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream")));
+  app.all("/mcp", (c) => serve(c, "", pipelines));
+  app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), pipelines));
   app.notFound(() => errorResponse(new GatewayError(404, -32000, "Not Found: the MCP endpoint is /mcp (all upstreams) or /mcp/<upstream>")));
   app.onError((error) => errorResponse(error));
   return app;

@@ -14,26 +14,7 @@ const CORS_ALLOWED_HEADERS = "content-type, accept, authorization, mcp-session-i
 const CORS_EXPOSED_HEADERS = "mcp-session-id, mcp-protocol-version";
 const CORS_MAX_AGE_S = 600;
 
-const parsed = new Map<string, readonly string[]>();
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
-/** The ALLOWED_ORIGINS var: a JSON list or a comma-separated list of origins. */
-export function allowedOrigins(raw: unknown): readonly string[] {
-  if (Array.isArray(raw)) return raw.filter((o): o is string => typeof o === "string");
-  if (typeof raw !== "string" || raw.trim() === "") return [];
-  let list = parsed.get(raw);
-  if (!list) {
-    let values: unknown;
-    try {
-      values = JSON.parse(raw);
-    } catch {
-      values = raw.split(",");
-    }
-    list = (Array.isArray(values) ? values : []).filter((o): o is string => typeof o === "string").map((o) => o.trim().replace(/\/+$/, ""));
-    parsed.set(raw, list);
-  }
-  return list;
-}
 
 /** Throws 403 for a browser origin that is neither the gateway's own nor allowed. */
 export function checkOrigin(request: Request, allowed: readonly string[]): string | null {

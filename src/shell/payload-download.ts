@@ -4,7 +4,7 @@
  * ranges (`Range: bytes=a-b`, `a-`, `-n`) are served from R2.
  */
 import { GatewayError } from "../core/errors";
-import { sessionSecret } from "../core/session";
+import { sessionSecret } from "../config/secrets";
 import { findPayload, readPayload } from "../storage/payload-store";
 import { verifyPayloadToken } from "../storage/signed-url";
 

@@ -5,7 +5,7 @@
  */
 import { decodeJson, encodeJson } from "../core/base64url";
 import { isObject } from "../core/jsonrpc";
-import { pointerProblem } from "../policy/json-pointer";
+import { pointerProblem } from "../core/json-pointer";
 import { MAX_SLICE_BYTES } from "./json-slice";
 import { loadPayloadIndex, PayloadIndexer, putPayloadIndex, type PayloadIndex } from "./payload-index";
 import { ScanLimitError, type ScanSource } from "./payload-scan";

@@ -6,7 +6,10 @@
  * bucket's lifecycle rule deletes it). Access is checked against the metadata; a payload
  * that belongs to someone else is "not found" too, so ids reveal nothing.
  */
+import { randomHexId } from "../core/ids";
 
+/** The URI prefix under which MCP clients read stored payloads (resources/read). */
+export const PAYLOAD_URI_PREFIX = "mcp-edge-gateway://payloads/";
 export const PAYLOAD_KEY_PREFIX = "payloads/";
 export const DEFAULT_PAYLOAD_TTL_S = 24 * 60 * 60;
 const ID_PATTERN = /^[0-9a-f]{32}$/;
@@ -24,9 +27,7 @@ export type PayloadMetadata = PayloadOwner & {
 };
 
 /** A fresh payload id: 32 hex characters from `crypto.getRandomValues`. */
-export function newPayloadId(): string {
-  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+export const newPayloadId = randomHexId;
 
 export function isPayloadId(id: unknown): id is string {
   return typeof id === "string" && ID_PATTERN.test(id);

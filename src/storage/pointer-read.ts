@@ -6,7 +6,7 @@
  * needs. The answers are those of `jsonSlice` over the parsed payload; no read fetches
  * more than its budget of bytes, whatever the payload's size.
  */
-import { child, parsePointer } from "../policy/json-pointer";
+import { child, parsePointer } from "../core/json-pointer";
 import { arraySlice, fittedCount, jsonSize, jsonSlice, keysSlice, MAX_SLICE_BYTES, stringChars, stringSlice, type JsonSliceRequest } from "./json-slice";
 import type { Checkpoint, IndexedValue, PayloadIndex } from "./payload-index";
 import { fetchRange, readString, walkChildren, type ChildStart, type ScanSource, type WalkStart } from "./payload-scan";

@@ -10,7 +10,7 @@
  * payload (payload-index.ts) is built from the same pieces and stored after it.
  */
 import { JsonStreamTokenizer, type JsonStreamHandler } from "../core/json-stream";
-import { SchemaBuilder, type InferredSchema, type ScalarType } from "../policy/schema-inference";
+import { SchemaBuilder, type InferredSchema, type ScalarType } from "../core/schema-inference";
 import { largestIndexedArray, PayloadIndexer, putPayloadIndex, type PayloadIndex } from "./payload-index";
 import { startPayloadUpload, type PayloadMetadata } from "./payload-store";
 

@@ -6,11 +6,15 @@
  * Authorization above all) never leave the gateway.
  */
 import { fail, ok, type Result } from "../core/errors";
-import { readUpstreamMessage, type WireMessage } from "../core/jsonrpc";
-import { redactSecrets } from "../core/redact-secrets";
+import type { WireMessage } from "../core/jsonrpc";
+import { readUpstreamMessage } from "../core/validate-message";
+import { redactSecrets } from "../config/secrets";
 import { readSse } from "../core/sse";
-import type { UpstreamConfig } from "./config";
+import type { UpstreamConfig } from "../config/upstreams";
 import { AnswerDeadline, guardBody, UpstreamBreak, type BodyGuard } from "./deadlines";
+import type { UpstreamFailure } from "./failures";
+
+export type { UpstreamFailure };
 
 /** How much of an upstream's unreadable or error body goes to the log (never to the client). */
 const MAX_ERROR_BODY_CHARS = 300;
@@ -34,15 +38,6 @@ const STATUS_REASONS: Readonly<Record<number, string>> = {
   504: "gateway timeout",
 };
 
-export type UpstreamFailure =
-  | { reason: "unreachable"; upstream: string; detail: string }
-  /** `waited` for: the headers, the end of an answer with a deadline, the next byte of a stream. */
-  | { reason: "timeout"; upstream: string; timeoutMs: number; waited: "headers" | "answer" | "silence" }
-  | { reason: "http-status"; upstream: string; status: number; detail: string }
-  /** The upstream refused the session id (HTTP 404, or 400 as some servers answer). */
-  | { reason: "session-expired"; upstream: string; status: 400 | 404 }
-  | { reason: "bad-response"; upstream: string; detail: string }
-  | { reason: "missing-binding"; upstream: string; detail: string };
 
 /** Where an SSE stream can be resumed from: its last event id and the retry delay it asked for. */
 export type ResumePoint = { lastEventId?: string; retryMs?: number };
@@ -56,6 +51,10 @@ export type UpstreamReply = {
   readonly messages: AsyncIterable<WireMessage>;
   /** Updated while `messages` is read; lets a cut stream be resumed with Last-Event-ID. */
   readonly resume: ResumePoint;
+  /** The HTTP status of the upstream's answer. */
+  readonly status: number;
+  /** Bytes of the body read so far (updated while `messages` is read). */
+  readonly received: { readonly bytes: number };
 };
 
 /**
@@ -294,6 +293,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
     deadline,
     ...(request.method === "GET" && request.lastEventId === undefined ? {} : { idleMs: upstream.idleTimeoutMs }),
     broke: {},
+    received: { bytes: 0 },
   };
   const body = response.body ? guardBody(response.body, guard) : undefined;
   if (!body) deadline.disarm();
@@ -311,7 +311,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   }
   if (response.status === 202 || (response.ok && request.method === "DELETE")) {
     await discard();
-    return ok({ mode: "accepted", sessionId, messages: (async function* () {})(), resume: {} });
+    return ok({ mode: "accepted", sessionId, messages: (async function* () {})(), resume: {}, status: response.status, received: guard.received });
   }
   if (response.status >= 300 && response.status < 400) {
     await discard();
@@ -326,8 +326,9 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   }
   const resume: ResumePoint = {};
   const none = (async function* (): AsyncGenerator<WireMessage> {})();
-  if (stream) return ok({ mode: "sse", sessionId, messages: body ? deadlineAware(sseMessages(body, where, resume, request.large), guard) : none, resume });
-  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: body ? deadlineAware(jsonMessages(response, body, guard, where, request.large), guard) : none, resume });
+  const { status } = response;
+  if (stream) return ok({ mode: "sse", sessionId, messages: body ? deadlineAware(sseMessages(body, where, resume, request.large), guard) : none, resume, status, received: guard.received });
+  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: body ? deadlineAware(jsonMessages(response, body, guard, where, request.large), guard) : none, resume, status, received: guard.received });
   await discard();
   return fail({ reason: "bad-response", upstream: upstream.name, detail: `answered with content-type "${contentType}", expected JSON or an SSE stream` });
 }

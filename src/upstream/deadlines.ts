@@ -8,7 +8,7 @@
  * stream answering a long tool call). Either one cancels the body and errors it with an
  * `UpstreamBreak` carrying a `timeout` failure.
  */
-import type { UpstreamFailure } from "./client";
+import type { UpstreamFailure } from "./failures";
 
 /** An upstream broke off its answer or broke the protocol mid-answer; carries the failure. */
 export class UpstreamBreak extends Error {
@@ -59,6 +59,8 @@ export type BodyGuard = {
   readonly idleMs?: number;
   /** Set to the failure when a deadline ends the body, for readers that see another error. */
   readonly broke: { failure?: UpstreamFailure };
+  /** Counts the body's bytes as they are read. */
+  readonly received: { bytes: number };
 };
 
 /**
@@ -106,7 +108,10 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
         if (next.done) {
           stop();
           controller.close();
-        } else controller.enqueue(next.value);
+        } else {
+          guard.received.bytes += next.value.byteLength;
+          controller.enqueue(next.value);
+        }
       },
       cancel(reason) {
         stop();

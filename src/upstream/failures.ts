@@ -4,8 +4,18 @@
  * and what to check; the other upstreams keep working.
  */
 import { GatewayError } from "../core/errors";
-import { redactSecrets } from "../core/redact-secrets";
-import type { UpstreamFailure } from "./client";
+import { redactSecrets } from "../config/secrets";
+
+/** Why an exchange with an upstream failed, as a tagged value. */
+export type UpstreamFailure =
+  | { reason: "unreachable"; upstream: string; detail: string }
+  /** `waited` for: the headers, the end of an answer with a deadline, the next byte of a stream. */
+  | { reason: "timeout"; upstream: string; timeoutMs: number; waited: "headers" | "answer" | "silence" }
+  | { reason: "http-status"; upstream: string; status: number; detail: string }
+  /** The upstream refused the session id (HTTP 404, or 400 as some servers answer). */
+  | { reason: "session-expired"; upstream: string; status: 400 | 404 }
+  | { reason: "bad-response"; upstream: string; detail: string }
+  | { reason: "missing-binding"; upstream: string; detail: string };
 
 /** JSON-RPC code for "the upstream behind this name could not answer". */
 export const UPSTREAM_ERROR = -32010;

@@ -8,24 +8,22 @@
  * so every isolate continues in it (and DELETE closes it); isolate memory only caches it.
  */
 import { fail, ok, type Result } from "../core/errors";
+import { GATEWAY_INFO } from "../core/gateway-info";
 import { isObject, type JsonObject, type WireMessage } from "../core/jsonrpc";
-import { sealedUpstream, type SessionState, type UpstreamSession } from "../core/session-token";
 import { exchange, type LargeAnswerConsumer, type UpstreamFailure, type UpstreamReply } from "./client";
-import type { UpstreamConfig } from "./config";
+import type { UpstreamConfig } from "../config/upstreams";
+import { heldSession, type UpstreamClient, type UpstreamSession } from "./upstream-session";
 import { UpstreamBreak } from "./deadlines";
 
 const HANDSHAKE_CACHE_ENTRIES = 1_000;
-const GATEWAY_CLIENT_INFO = { name: "mcp-edge-gateway", version: "0.1.0" };
 
 /** What a handshake learns; the `initialize` result is kept whole for transparent mode. */
 export type Handshake = { readonly session: UpstreamSession; readonly initializeResult: JsonObject };
 
-/** The parts of a session the pool needs. */
-export type PoolSession = Pick<SessionState, "sid" | "protocolVersion" | "clientCapabilities" | "clientInfo" | "upstreams" | "exp">;
 
 export type PoolRequest = {
   readonly env: Readonly<Record<string, unknown>>;
-  readonly session: PoolSession;
+  readonly session: UpstreamClient;
   readonly signal?: AbortSignal;
 };
 
@@ -64,7 +62,7 @@ export async function handshake(
     params: {
       protocolVersion: session.protocolVersion,
       capabilities: session.clientCapabilities,
-      clientInfo: isObject(session.clientInfo) && typeof session.clientInfo["name"] === "string" ? session.clientInfo : GATEWAY_CLIENT_INFO,
+      clientInfo: isObject(session.clientInfo) && typeof session.clientInfo["name"] === "string" ? session.clientInfo : GATEWAY_INFO,
     },
   });
   // Initialize is never long in coming: the whole answer, however framed, within timeoutMs.
@@ -151,7 +149,7 @@ export async function upstreamSession(upstream: UpstreamConfig, request: PoolReq
   const local = handshakes.get(key);
   if (avoid === undefined) {
     if (local) return local;
-    const sealed = sealedUpstream(request.session, upstream.name);
+    const sealed = heldSession(request.session, upstream.name);
     if (sealed) return ok(sealed);
   } else if (local) {
     const known = await local;

@@ -12,22 +12,25 @@ export const LATEST = "2025-11-25";
 
 export type Vars = Record<string, unknown>;
 
-/** Sends one HTTP request to the gateway with the test bindings (plus `vars`). */
-export async function gatewayFetch(path: string, init: RequestInit = {}, vars: Vars = {}): Promise<Response> {
+/** What a request is sent to: the Worker itself, or an app built with other pipeline options. */
+export type GatewayTarget = { fetch: (request: Request, env: Vars, ctx: ExecutionContext) => Response | Promise<Response> };
+
+/** Sends one HTTP request to the gateway (or `target`) with the test bindings (plus `vars`). */
+export async function gatewayFetch(path: string, init: RequestInit = {}, vars: Vars = {}, target: GatewayTarget = worker as GatewayTarget): Promise<Response> {
   const ctx = createExecutionContext();
-  const response = await worker.fetch(new Request(path.startsWith("http") ? path : `http://gateway.test${path}`, init), { ...env, ...vars }, ctx);
+  const response = await target.fetch(new Request(path.startsWith("http") ? path : `http://gateway.test${path}`, init), { ...env, ...vars }, ctx);
   void waitOnExecutionContext(ctx);
   return response;
 }
 
-export type PostOptions = { session?: string; headers?: Record<string, string>; vars?: Vars; version?: string | null };
+export type PostOptions = { session?: string; headers?: Record<string, string>; vars?: Vars; version?: string | null; target?: GatewayTarget };
 
 /** POSTs a JSON-RPC body (object, array or raw text). */
 export function post(path: string, body: unknown, options: PostOptions = {}): Promise<Response> {
   const headers: Record<string, string> = { "content-type": "application/json", accept: ACCEPT_BOTH, ...options.headers };
   if (options.session) headers["mcp-session-id"] = options.session;
   if (options.session && options.version !== null) headers["mcp-protocol-version"] = options.version ?? LATEST;
-  return gatewayFetch(path, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) }, options.vars);
+  return gatewayFetch(path, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) }, options.vars, options.target);
 }
 
 /** The raw JSON-RPC message texts of a response, whether JSON or SSE. */
@@ -57,7 +60,7 @@ export async function answer(response: Response): Promise<Json> {
 /** Starts a session on `path`; returns its id and the initialize result. */
 export async function initialize(
   path = "/mcp",
-  options: { capabilities?: Record<string, unknown>; version?: string; vars?: Vars } = {},
+  options: { capabilities?: Record<string, unknown>; version?: string; vars?: Vars; target?: GatewayTarget } = {},
 ): Promise<{ session: string; result: Json }> {
   const response = await post(
     path,
@@ -67,13 +70,13 @@ export async function initialize(
       method: "initialize",
       params: { protocolVersion: options.version ?? LATEST, capabilities: options.capabilities ?? {}, clientInfo: { name: "test", version: "1" } },
     },
-    { vars: options.vars },
+    { vars: options.vars, target: options.target },
   );
   if (response.status !== 200) throw new Error(`initialize failed: ${response.status} ${await response.text()}`);
   const session = response.headers.get("mcp-session-id");
   if (!session) throw new Error("initialize answered without Mcp-Session-Id");
   const result = (await response.json()) as Json;
-  await post(path, { jsonrpc: "2.0", method: "notifications/initialized" }, { session, vars: options.vars, version: options.version });
+  await post(path, { jsonrpc: "2.0", method: "notifications/initialized" }, { session, vars: options.vars, version: options.version, target: options.target });
   return { session, result: result.result };
 }
 

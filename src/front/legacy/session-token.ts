@@ -4,9 +4,11 @@
  * capabilities, the principal, the route, each upstream's session). Any isolate holding
  * the secret can open it, so no request depends on the memory of another.
  */
-import { base64UrlToBytes, bytesToBase64Url } from "./base64url";
-import { derivedKey } from "./derived-keys";
-import { fail, ok, type Result } from "./errors";
+import { randomHexId } from "../../core/ids";
+import { base64UrlToBytes, bytesToBase64Url } from "../../core/base64url";
+import { derivedKey } from "../../core/derived-keys";
+import { fail, ok, type Result } from "../../core/errors";
+import type { UpstreamSession } from "../../upstream/upstream-session";
 
 export const SESSION_TTL_S = 24 * 60 * 60;
 const TOKEN_PREFIX = "v1.";
@@ -23,18 +25,6 @@ export const MAX_CLIENT_STATE_BYTES = 4 * 1024;
  * headers together).
  */
 export const MAX_SESSION_TOKEN_CHARS = 8 * 1024;
-
-/** One upstream's side of a session. */
-export type UpstreamSession = {
-  /** The upstream's own `Mcp-Session-Id`, or null when it runs without sessions. */
-  readonly sessionId: string | null;
-  /** The protocol version the upstream agreed to. */
-  readonly protocolVersion: string;
-  /** The upstream's capability keys (tools, resources, prompts, logging, completions...). */
-  readonly capabilities: readonly string[];
-  /** True when the upstream supports resources/subscribe. */
-  readonly subscribe?: boolean;
-};
 
 export type SessionState = {
   /** Random id of this session; what DELETE records as ended. */
@@ -58,15 +48,6 @@ export type SessionState = {
   readonly filterShapes?: Readonly<Record<string, string>>;
 };
 
-/**
- * The session `state` holds with `upstream`, if it answered initialize. An own-property
- * read: an upstream may be named `toString` or `constructor`, and the prototype's members
- * are not sessions.
- */
-export function sealedUpstream(state: Pick<SessionState, "upstreams">, upstream: string): UpstreamSession | undefined {
-  return Object.hasOwn(state.upstreams, upstream) ? state.upstreams[upstream] : undefined;
-}
-
 export type SessionProblem = { reason: "malformed" | "expired" };
 
 function sessionKey(secret: string): Promise<CryptoKey> {
@@ -74,9 +55,7 @@ function sessionKey(secret: string): Promise<CryptoKey> {
 }
 
 /** A fresh random session id (128 bits, hex). */
-export function newSessionId(): string {
-  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+export const newSessionId = randomHexId;
 
 export type ClientStateProblem = { reason: "client-state-too-large"; bytes: number };
 

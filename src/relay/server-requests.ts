@@ -3,9 +3,9 @@
  * endpoint. The client answers with a separate POST that may reach another isolate, so
  * the id itself says which upstream asked and what id that upstream used.
  */
-import { decodeJson, encodeJson } from "./base64url";
-import type { JsonRpcId } from "./jsonrpc";
-import { member, rootSpan, splice } from "./raw-json";
+import { decodeJson, encodeJson } from "../core/base64url";
+import type { JsonRpcId } from "../core/jsonrpc";
+import { member, rootSpan, splice } from "../core/raw-json";
 
 const ID_PREFIX = "gw.";
 

@@ -7,10 +7,10 @@
  * its session and list method: a client cannot forge one that names an upstream 2,000
  * times (2,000 upstream requests for one page), nor replay one in another session.
  */
-import { base64UrlToBytes, bytesToBase64Url, decodeJson, encodeJson } from "./base64url";
-import { derivedKey } from "./derived-keys";
-import { GatewayError } from "./errors";
-import { INVALID_PARAMS } from "./jsonrpc";
+import { base64UrlToBytes, bytesToBase64Url, decodeJson, encodeJson } from "../core/base64url";
+import { derivedKey } from "../core/derived-keys";
+import { GatewayError } from "../core/errors";
+import { INVALID_PARAMS } from "../core/jsonrpc";
 
 const HMAC_PURPOSE = "mcp-edge-gateway list cursor v1";
 const SEPARATOR = ".";

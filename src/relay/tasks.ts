@@ -7,8 +7,8 @@
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { pathSpan, splice } from "../core/raw-json";
-import { decodeTaskId, toGatewayTaskIds } from "../core/task-ids";
-import type { CallContext } from "../middleware/chain";
+import { decodeTaskId, toGatewayTaskIds } from "./task-ids";
+import type { CallContext } from "../context/call-context";
 import { forward } from "./forward";
 
 /** The methods that name one task by `params.taskId`. */
@@ -23,7 +23,7 @@ export async function routeTask(ctx: CallContext, request: WireMessage<JsonRpcRe
   const { id, method } = request.message;
   const taskId = request.message.params?.["taskId"];
   const decoded = decodeTaskId(taskId);
-  const upstream = decoded && ctx.upstreams.find((u) => u.name === decoded.upstream);
+  const upstream = decoded && ctx.route.upstreams.find((u) => u.name === decoded.upstream);
   const span = pathSpan(request.text, ["params", "taskId"]);
   if (!decoded || !upstream || !span) {
     const shown = typeof taskId === "string" ? JSON.stringify(taskId.slice(0, 80)) : "params.taskId";

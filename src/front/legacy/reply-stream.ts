@@ -6,9 +6,9 @@
  * client's stream has taken the message, so a client that stops reading holds the
  * upstream back instead of the gateway buffering for it.
  */
-import { errorResponse, GatewayError } from "../core/errors";
-import { errorText, INTERNAL_ERROR, type JsonRpcId } from "../core/jsonrpc";
-import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../core/sse";
+import { errorResponse, errorTextOf, GatewayError } from "../../core/errors";
+import type { JsonRpcId } from "../../core/jsonrpc";
+import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../../core/sse";
 
 export const SSE_KEEPALIVE_INTERVAL_MS = 15_000;
 
@@ -51,12 +51,6 @@ export class MessageQueue<T> {
   }
 }
 
-function errorAsText(error: unknown, id: JsonRpcId): string {
-  if (error instanceof GatewayError) return errorText(error.id ?? id, error.code, error.message, error.data);
-  console.error("mcp-edge-gateway: unexpected error", error);
-  return errorText(id, INTERNAL_ERROR, "Internal error in the gateway; the operator's logs have the details");
-}
-
 /** Sends a message ahead of the answer; resolves when the client's stream has taken it. */
 export type Emit = (text: string) => Promise<void>;
 
@@ -79,7 +73,7 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
       (text) => void queue.push({ final: true, text }),
       (error: unknown) => {
         failures.set(index, error);
-        void queue.push({ final: true, text: errorAsText(error, job.id) });
+        void queue.push({ final: true, text: errorTextOf(error, job.id) });
       },
     ),
   );

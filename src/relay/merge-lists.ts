@@ -6,19 +6,18 @@
  * `name` is replaced. An upstream that fails loses only its own items; the page says
  * which in `_meta`, and the others keep their place.
  */
-import { decodeCursor, encodeCursor, type MergedCursor } from "../core/cursor";
+import { decodeCursor, encodeCursor, type MergedCursor } from "./cursor";
 import { GatewayError } from "../core/errors";
-import { sessionSecret } from "../core/session";
 import { isObject, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName } from "../core/names";
-import { redactSecrets } from "../core/redact-secrets";
+import { redactSecrets } from "../config/secrets";
 import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span } from "../core/raw-json";
-import { sealedUpstream } from "../core/session-token";
-import { toGatewayTaskIds } from "../core/task-ids";
-import type { CallContext } from "../middleware/chain";
-import type { UpstreamConfig } from "./config";
+import { heldSession } from "../upstream/upstream-session";
+import { toGatewayTaskIds } from "./task-ids";
+import type { CallContext } from "../context/call-context";
+import type { UpstreamConfig } from "../config/upstreams";
 import { forward } from "./forward";
-import { TASKS_LIST_CAPABILITY } from "./pool";
+import { TASKS_LIST_CAPABILITY } from "../upstream/pool";
 
 /** Parallel upstream requests per page; Workers allow 6 open connections per request. */
 const MAX_PARALLEL_UPSTREAMS = 6;
@@ -69,7 +68,7 @@ async function upstreamPage(ctx: CallContext, upstream: UpstreamConfig, kind: Li
   const error = member(answer, root, "error");
   if (error) {
     const detail = parseSpan(answer, error);
-    throw new GatewayError(200, 0, `upstream "${upstream.name}" answered ${kind.method} with an error: ${redactSecrets(isObject(detail) ? String(detail["message"]) : "unknown", ctx.env)}`);
+    throw new GatewayError(200, 0, `upstream "${upstream.name}" answered ${kind.method} with an error: ${redactSecrets(isObject(detail) ? String(detail["message"]) : "unknown", ctx.services.env)}`);
   }
   const page = pageItems(answer, kind.key);
   const items = page.items.map((span) => {
@@ -107,9 +106,9 @@ async function inParallel<I, O>(inputs: readonly I[], limit: number, work: (inpu
 
 /** Which upstreams a first page asks: those that advertised the capability, or that are not yet initialized. */
 function firstPage(ctx: CallContext, kind: ListKind): MergedCursor {
-  return ctx.upstreams
+  return ctx.route.upstreams
     .filter((upstream) => {
-      const session = sealedUpstream(ctx.session, upstream.name);
+      const session = heldSession(ctx.upstreamClient, upstream.name);
       return !session || session.capabilities.includes(kind.capability);
     })
     .map((upstream) => [upstream.name, null] as const);
@@ -119,7 +118,7 @@ function firstPage(ctx: CallContext, kind: ListKind): MergedCursor {
 function pendingOf(ctx: CallContext, cursor: MergedCursor): MergedCursor {
   const seen = new Set<string>();
   return cursor.filter(([name]) => {
-    if (seen.has(name) || !ctx.upstreams.some((u) => u.name === name)) return false;
+    if (seen.has(name) || !ctx.route.upstreams.some((u) => u.name === name)) return false;
     seen.add(name);
     return true;
   });
@@ -133,10 +132,10 @@ export async function mergeList(
   onItems?: (upstream: string, items: UpstreamPage["items"]) => void,
 ): Promise<string> {
   const { id, params } = request.message;
-  const binding = { secret: sessionSecret(ctx.env), sid: ctx.session.sid, method: kind.method };
+  const binding = { secret: ctx.services.sessionSecret, sid: ctx.upstreamClient.sid, method: kind.method };
   const pending = params?.["cursor"] !== undefined ? pendingOf(ctx, await decodeCursor(params["cursor"], binding)) : firstPage(ctx, kind);
   const pages = await inParallel(pending, MAX_PARALLEL_UPSTREAMS, ([name, cursor]) =>
-    upstreamPage(ctx, ctx.upstreams.find((u) => u.name === name)!, kind, request.message, cursor),
+    upstreamPage(ctx, ctx.route.upstreams.find((u) => u.name === name)!, kind, request.message, cursor),
   );
 
   const items: string[] = [];

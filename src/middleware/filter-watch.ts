@@ -1,21 +1,23 @@
 /**
- * Tells a client with an open GET stream that its tool list changed when the output
- * filters change what `tools/list` shows (a tool's `outputSchema` removed or given back).
- * Checked at most once per filter cache TTL (and never more often than once a second),
- * through the same cached documents calls read, so an open stream costs at most one KV
- * read per document and TTL.
+ * Tells a client with an open stream of server messages that its tool list changed when
+ * the output filters change what `tools/list` shows (a tool's `outputSchema` removed or
+ * given back). Checked at most once per document cache TTL (and never more often than
+ * once a second), through the same cached documents calls read, so an open stream costs
+ * at most one KV read per document and TTL.
  */
-import type { SessionState } from "../core/session-token";
-import { filterCacheTtlMs } from "../policy/filter-store";
-import { listedShapes, routeShapes, shapeFor, type Shapes } from "../policy/listed-shapes";
+import { listedShapes, routeShapes, shapeFor, type ListingSession, type Shapes } from "../policy/listed-shapes";
 
 /** The shortest interval between two checks, whatever FILTER_CACHE_TTL_MS says. */
 export const MIN_FILTER_WATCH_INTERVAL_MS = 1_000;
 export const TOOLS_LIST_CHANGED = JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
 
 export type FilterWatchOptions = {
-  readonly env: Readonly<Record<string, unknown>>;
-  readonly session: SessionState;
+  readonly kv: KVNamespace | undefined;
+  /** How long an isolate trusts its copy of a filter document. */
+  readonly cacheTtlMs: number;
+  readonly session: ListingSession;
+  /** The route ("" for /mcp) and its upstreams. */
+  readonly route: string;
   readonly upstreams: readonly string[];
   /** Called once per change; the first check compares with what the client last listed. */
   readonly notify: () => void;
@@ -25,18 +27,17 @@ export type FilterWatchOptions = {
  * Starts watching; returns the function that stops it.
  *
  * @example
- * const stop = watchFilterShapes({ env, session, upstreams: ["alpha"], notify: () => controller.enqueue(sseFrame(TOOLS_LIST_CHANGED)) });
+ * const stop = watchFilterShapes({ kv, cacheTtlMs, session, route: "", upstreams: ["alpha"], notify: () => void ctx.emit(TOOLS_LIST_CHANGED) });
  */
-export function watchFilterShapes({ env, session, upstreams, notify }: FilterWatchOptions): () => void {
-  const interval = Math.max(filterCacheTtlMs(env), MIN_FILTER_WATCH_INTERVAL_MS);
-  const kv = env["GATEWAY_KV"] as KVNamespace | undefined;
+export function watchFilterShapes({ kv, cacheTtlMs, session, route, upstreams, notify }: FilterWatchOptions): () => void {
+  const interval = Math.max(cacheTtlMs, MIN_FILTER_WATCH_INTERVAL_MS);
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let known: Shapes | undefined;
   const check = async () => {
     try {
       known ??= await listedShapes(kv, session);
-      const now = await routeShapes(env, session.route, upstreams);
+      const now = await routeShapes(kv, cacheTtlMs, route, upstreams);
       if (!stopped && upstreams.some((upstream) => shapeFor(known!, upstream) !== shapeFor(now, upstream))) {
         known = now;
         notify();

@@ -10,8 +10,8 @@
  * The rewrites below touch only the id strings, splicing the message text: every other
  * byte of an upstream's answer passes as it came.
  */
-import { decodeJson, encodeJson } from "./base64url";
-import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span, type Splice } from "./raw-json";
+import { decodeJson, encodeJson } from "../core/base64url";
+import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span, type Splice } from "../core/raw-json";
 
 const TASK_ID_PREFIX = "gwt.";
 /** The `_meta` key that ties a message to its task (a request, notification or `tasks/result` answer). */

@@ -6,12 +6,12 @@
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { parseSpan, pathSpan, splice } from "../core/raw-json";
-import { encodeServerRequestId, withMessageId } from "../core/server-requests";
-import { toGatewayTaskIds } from "../core/task-ids";
-import type { CallContext } from "../middleware/chain";
-import type { UpstreamConfig } from "./config";
-import { failureError } from "./failures";
-import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "./pool";
+import { encodeServerRequestId, withMessageId } from "./server-requests";
+import { toGatewayTaskIds } from "./task-ids";
+import { poolRequest, type CallContext, type Route } from "../context/call-context";
+import type { UpstreamConfig } from "../config/upstreams";
+import { failureError } from "../upstream/failures";
+import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "../upstream/pool";
 
 /** How often in a row a cut stream may be resumed with nothing new on it, and the longest wait asked for. */
 const MAX_RESUMPTIONS = 10;
@@ -41,21 +41,21 @@ const QUICK_METHODS = new Set([
 ]);
 
 /** A message from an upstream as the client must see it. */
-export function toClient(ctx: Pick<CallContext, "aggregated">, upstream: string, wire: WireMessage): string {
-  const text = withIdsToClient(ctx, upstream, wire);
+export function toClient(route: Pick<Route, "aggregated">, upstream: string, wire: WireMessage): string {
+  const text = withIdsToClient(route, upstream, wire);
   // Task ids (a status notification, a task's related-task `_meta`) say which upstream owns the task.
-  return ctx.aggregated ? toGatewayTaskIds(text, upstream) : text;
+  return route.aggregated ? toGatewayTaskIds(text, upstream) : text;
 }
 
-function withIdsToClient(ctx: Pick<CallContext, "aggregated">, upstream: string, wire: WireMessage): string {
+function withIdsToClient(route: Pick<Route, "aggregated">, upstream: string, wire: WireMessage): string {
   // Server-to-client requests get ids that say where the answer goes (aggregated only:
   // on /mcp/<upstream> there is one place it can go, and ids pass unchanged).
-  if (ctx.aggregated && kindOf(wire.message) === "request") {
+  if (route.aggregated && kindOf(wire.message) === "request") {
     return withMessageId(wire.text, encodeServerRequestId(upstream, (wire.message as JsonRpcRequest).id));
   }
   // An upstream cancelling one of its own requests names it by the id the client knows.
   const requestId = "method" in wire.message && wire.message.method === "notifications/cancelled" ? wire.message.params?.["requestId"] : undefined;
-  if (ctx.aggregated && (typeof requestId === "string" || typeof requestId === "number")) {
+  if (route.aggregated && (typeof requestId === "string" || typeof requestId === "number")) {
     const span = pathSpan(wire.text, ["params", "requestId"]);
     if (span) return splice(wire.text, [{ span, raw: JSON.stringify(encodeServerRequestId(upstream, requestId)) }]);
   }
@@ -82,33 +82,40 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: 
     ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };
-  let reply = await sendToUpstream(upstream, text, ctx, options);
+  const { record } = ctx;
+  record.upstream = upstream.name;
+  let reply = await sendToUpstream(upstream, text, poolRequest(ctx), options);
   // Resumptions count only while nothing arrives: an upstream that polls (closing its
   // stream after each event) may take as long as the call does.
   for (let idle = 0; ; idle++) {
-    if (!reply.ok) throw failureError(reply, ctx.env).withId(id);
+    if (!reply.ok) throw failureError(reply, ctx.services.env).withId(id);
+    record.upstreamStatus = reply.value.status;
     if (reply.value.mode === "sse") ctx.streamed?.();
-    for await (const item of upstreamMessages(reply.value, upstream.name)) {
-      if (!item.ok) throw failureError(item, ctx.env).withId(id);
-      idle = 0;
-      const wire = item.value;
-      if (kindOf(wire.message) === "response") {
-        const answered = "id" in wire.message ? wire.message.id : null;
-        if (sameId(answered, id)) return wire.text;
-        // Not this call's answer (another upstream's id, a stale one): never the client's to see.
-        console.warn(
-          `mcp-edge-gateway: upstream "${upstream.name}" sent a response to id ${JSON.stringify(answered)?.slice(0, MAX_LOGGED_ID_CHARS)} on the stream of request ${JSON.stringify(id).slice(0, MAX_LOGGED_ID_CHARS)}; dropped`,
-        );
-        continue;
+    try {
+      for await (const item of upstreamMessages(reply.value, upstream.name)) {
+        if (!item.ok) throw failureError(item, ctx.services.env).withId(id);
+        idle = 0;
+        const wire = item.value;
+        if (kindOf(wire.message) === "response") {
+          const answered = "id" in wire.message ? wire.message.id : null;
+          if (sameId(answered, id)) return wire.text;
+          // Not this call's answer (another upstream's id, a stale one): never the client's to see.
+          console.warn(
+            `mcp-edge-gateway: upstream "${upstream.name}" sent a response to id ${JSON.stringify(answered)?.slice(0, MAX_LOGGED_ID_CHARS)} on the stream of request ${JSON.stringify(id).slice(0, MAX_LOGGED_ID_CHARS)}; dropped`,
+          );
+          continue;
+        }
+        await ctx.emit(toClient(ctx.route, upstream.name, wire)); // at the client's pace
       }
-      await ctx.emit(toClient(ctx, upstream.name, wire)); // at the client's pace
+    } finally {
+      record.bytesFromUpstream = (record.bytesFromUpstream ?? 0) + reply.value.received.bytes;
     }
     // The stream ended before the answer: an upstream that gave event ids may be polled
     // for the rest (Streamable HTTP resumability), after the delay it asked for.
     const { lastEventId, retryMs } = reply.value.resume;
     if (lastEventId === undefined || idle >= MAX_RESUMPTIONS || ctx.signal.aborted) break;
     await new Promise((resolve) => setTimeout(resolve, Math.min(retryMs ?? DEFAULT_RESUME_DELAY_MS, MAX_RESUME_DELAY_MS)));
-    reply = await resumeFromUpstream(upstream, lastEventId, ctx, options);
+    reply = await resumeFromUpstream(upstream, lastEventId, poolRequest(ctx), options);
   }
   throw new GatewayError(
     200,

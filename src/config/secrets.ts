@@ -1,11 +1,18 @@
 /**
+ * The gateway's secrets: the one that seals sessions, and the redaction of every
+ * configured secret value from text that leaves the gateway.
+ *
  * Defence in depth for error text: whatever an upstream echoed (its credential in an
  * error, say), no configured secret value leaves the gateway in a client-visible message
  * or a log line. Error texts are written without upstream bodies in the first place;
  * this catches what slips through (an upstream's own JSON-RPC error message, a network
  * error that quotes a header).
  */
-import { upstreamsFrom } from "../upstream/config";
+import { GatewayError } from "../core/errors";
+import { INTERNAL_ERROR } from "../core/jsonrpc";
+import { upstreamsFrom } from "./upstreams";
+
+const MIN_SESSION_SECRET_LENGTH = 16;
 
 const REDACTED = "[redacted]";
 /** Worker secrets of the gateway itself; upstream credentials are named in UPSTREAMS. */
@@ -36,4 +43,17 @@ export function redactSecrets(text: string, env: Readonly<Record<string, unknown
   let out = text;
   for (const value of secretValues(env)) if (out.includes(value)) out = out.split(value).join(REDACTED);
   return out;
+}
+
+/** The secret that seals sessions and signs cursors and URLs; refusing to run without one is the safe default. */
+export function sessionSecret(env: Readonly<Record<string, unknown>>): string {
+  const secret = env["SESSION_SECRET"];
+  if (typeof secret !== "string" || secret.length < MIN_SESSION_SECRET_LENGTH) {
+    throw new GatewayError(
+      500,
+      INTERNAL_ERROR,
+      `Gateway configuration error: the SESSION_SECRET secret is not set (or shorter than ${MIN_SESSION_SECRET_LENGTH} characters); set one with \`openssl rand -hex 32 | wrangler secret put SESSION_SECRET\``,
+    );
+  }
+  return secret;
 }

@@ -7,6 +7,7 @@
  */
 import { fail, ok, type Result } from "../core/errors";
 import { isObject } from "../core/jsonrpc";
+import { SYS_UPSTREAM } from "../core/names";
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 /**
@@ -23,7 +24,7 @@ const MAX_UPSTREAM_TIMEOUT_MS = 15 * 60_000;
  */
 const UPSTREAM_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!__))*(?<!_)$/;
 const MAX_UPSTREAM_NAME_LENGTH = 32;
-const RESERVED_NAMES = new Set(["sys"]);
+const RESERVED_NAMES = new Set([SYS_UPSTREAM]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the gateway owns on the upstream leg; configuring them would break the relay. */
 const GATEWAY_OWNED_HEADERS = new Set(["content-type", "accept", "mcp-session-id", "mcp-protocol-version", "content-length", "host"]);

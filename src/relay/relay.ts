@@ -10,13 +10,13 @@ import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, METHOD_NOT_FOUND, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
 import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json";
-import { sealedUpstream } from "../core/session-token";
-import { toGatewayTaskIds } from "../core/task-ids";
-import type { CallContext, MethodHandler } from "../middleware/chain";
-import type { UpstreamConfig } from "./config";
+import { heldSession } from "../upstream/upstream-session";
+import { toGatewayTaskIds } from "./task-ids";
+import { poolRequest, type CallContext, type MethodHandler } from "../context/call-context";
+import type { UpstreamConfig } from "../config/upstreams";
 import { forward } from "./forward";
 import { LISTS, mergeList, pageItems } from "./merge-lists";
-import { sendToUpstream, upstreamMessages } from "./pool";
+import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { routeTask } from "./tasks";
 
 const URI_OWNER_ENTRIES = 10_000;
@@ -31,7 +31,7 @@ const uriOwners = new Map<string, string>();
  * first in UPSTREAMS keeps it, whichever page or list showed it last.
  */
 function rememberUris(ctx: CallContext, upstream: string, items: readonly { uri?: string }[]): void {
-  const rank = (name: string | undefined) => ctx.upstreams.findIndex((u) => u.name === name);
+  const rank = (name: string | undefined) => ctx.route.upstreams.findIndex((u) => u.name === name);
   for (const item of items) {
     if (item.uri === undefined) continue;
     const owner = rank(uriOwners.get(item.uri));
@@ -79,7 +79,7 @@ async function routeByName(
   const unknown = (name: string) => new GatewayError(200, INVALID_PARAMS, `Unknown ${list.label}: ${name}`, undefined, id);
   if (typeof value !== "string") throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
   const parsed = splitName(value);
-  const upstream = parsed && ctx.upstreams.find((u) => u.name === parsed.upstream);
+  const upstream = parsed && ctx.route.upstreams.find((u) => u.name === parsed.upstream);
   if (!parsed || !upstream) throw unknown(value);
   let name: string | undefined = parsed.name;
   if (parsed.maybeShortened) name = (await resolveShortened(ctx, upstream, value, list.method, list.key)) ?? parsed.name;
@@ -101,9 +101,9 @@ async function routeByUri(ctx: CallContext, request: WireMessage<JsonRpcRequest>
   let uri: unknown = request.message.params;
   for (const key of path) uri = isObject(uri) ? uri[key] : undefined;
   if (typeof uri !== "string") throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
-  const owner = ctx.upstreams.find((u) => u.name === uriOwners.get(uri));
-  const candidates = ctx.upstreams.filter((upstream) => {
-    const session = sealedUpstream(ctx.session, upstream.name);
+  const owner = ctx.route.upstreams.find((u) => u.name === uriOwners.get(uri));
+  const candidates = ctx.route.upstreams.filter((upstream) => {
+    const session = heldSession(ctx.upstreamClient, upstream.name);
     return upstream !== owner && (!session || session.capabilities.includes("resources"));
   });
   let firstAnswer: string | undefined;
@@ -127,7 +127,7 @@ async function routeByUri(ctx: CallContext, request: WireMessage<JsonRpcRequest>
 
 /** Sends `logging/setLevel` to every upstream that logs; the level applies gateway-wide for the session. */
 async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
-  const targets = ctx.upstreams.filter((upstream) => sealedUpstream(ctx.session, upstream.name)?.capabilities.includes("logging"));
+  const targets = ctx.route.upstreams.filter((upstream) => heldSession(ctx.upstreamClient, upstream.name)?.capabilities.includes("logging"));
   await Promise.all(
     targets.map(async (upstream) => {
       try {
@@ -172,10 +172,10 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
   }
 }
 
-/** The relay handler at the centre of the middleware onion. */
-export const relay: MethodHandler = (ctx, request) => {
-  if (ctx.aggregated) return aggregatedRelay(ctx, request);
-  return forward(ctx, ctx.upstreams[0]!, request.text, request.message.id);
+/** Relays a client request to the upstream (or upstreams) that serve it. */
+export const relayRequest: MethodHandler = (ctx, request) => {
+  if (ctx.route.aggregated) return aggregatedRelay(ctx, request);
+  return forward(ctx, ctx.route.upstreams[0]!, request.text, request.message.id);
 };
 
 /**
@@ -183,10 +183,10 @@ export const relay: MethodHandler = (ctx, request) => {
  * upstreams of the route. Each upstream ignores what is not its own.
  */
 export async function relayNotification(ctx: CallContext, text: string): Promise<void> {
-  const initialized = ctx.upstreams.filter((upstream) => sealedUpstream(ctx.session, upstream.name) !== undefined);
+  const initialized = ctx.route.upstreams.filter((upstream) => heldSession(ctx.upstreamClient, upstream.name) !== undefined);
   await Promise.all(
     initialized.map(async (upstream) => {
-      const reply = await sendToUpstream(upstream, text, ctx);
+      const reply = await sendToUpstream(upstream, text, poolRequest(ctx));
       if (!reply.ok) return;
       for await (const item of upstreamMessages(reply.value, upstream.name)) if (!item.ok) break;
     }),

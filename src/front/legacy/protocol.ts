@@ -2,8 +2,8 @@
  * Streamable HTTP rules that do not depend on upstreams: which protocol versions the
  * gateway speaks, what the headers must say, and how a version is negotiated.
  */
-import { GatewayError } from "./errors";
-import { INVALID_REQUEST } from "./jsonrpc";
+import { GatewayError } from "../../core/errors";
+import { INVALID_REQUEST } from "../../core/jsonrpc";
 
 /** Newest first; the first is offered when a client asks for one we do not speak. */
 export const SUPPORTED_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const;

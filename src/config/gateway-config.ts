@@ -1,0 +1,70 @@
+/**
+ * The gateway's configuration from its vars, parsed once per isolate and per version of
+ * the vars, typed. Layers take what they need from it as options; none reads a var of
+ * its own. A new deploy (or a test with other vars) brings other raw strings, so another
+ * entry; an isolate only ever sees a handful.
+ */
+import type { Result } from "../core/errors";
+import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "../policy/offload-config";
+import { upstreamsFrom, type ConfigProblem, type UpstreamConfig } from "./upstreams";
+
+/** How long an isolate trusts its copy of a KV document (filter sets, plan) by default. */
+export const DEFAULT_DOCUMENT_CACHE_TTL_MS = 30_000;
+/** Parsed configurations kept per isolate (one per version of the vars). */
+const MAX_CACHED_CONFIGS = 16;
+/** The vars the configuration is parsed from. */
+const CONFIG_VARS = ["UPSTREAMS", "ALLOWED_ORIGINS", "FILTER_CACHE_TTL_MS", "OFFLOAD"] as const;
+
+export type GatewayConfig = {
+  /** The upstream list, or why it is invalid (details for the log only). */
+  readonly upstreams: Result<readonly UpstreamConfig[], ConfigProblem>;
+  /** Browser origins allowed besides the gateway's own on loopback. */
+  readonly allowedOrigins: readonly string[];
+  /** How long an isolate trusts its copy of a KV document (FILTER_CACHE_TTL_MS). */
+  readonly documentCacheTtlMs: number;
+  /** Offload settings: the defaults under the OFFLOAD var (the plan in KV may override them). */
+  readonly offload: OffloadConfig;
+};
+
+const parsed = new Map<string, GatewayConfig>();
+
+/** The ALLOWED_ORIGINS var: a JSON list or a comma-separated list of origins. */
+function originsFrom(raw: unknown): readonly string[] {
+  if (Array.isArray(raw)) return raw.filter((o): o is string => typeof o === "string");
+  if (typeof raw !== "string" || raw.trim() === "") return [];
+  let values: unknown;
+  try {
+    values = JSON.parse(raw);
+  } catch {
+    values = raw.split(",");
+  }
+  return (Array.isArray(values) ? values : []).filter((o): o is string => typeof o === "string").map((o) => o.trim().replace(/\/+$/, ""));
+}
+
+function ttlFrom(raw: unknown): number {
+  const value = Number(raw);
+  return raw !== undefined && Number.isFinite(value) && value >= 0 ? value : DEFAULT_DOCUMENT_CACHE_TTL_MS;
+}
+
+/**
+ * The configuration of these vars, parsed on first use.
+ *
+ * @example
+ * const config = gatewayConfig(env);
+ * if (!config.upstreams.ok) console.error(config.upstreams.problems);
+ */
+export function gatewayConfig(env: Readonly<Record<string, unknown>>): GatewayConfig {
+  const key = JSON.stringify(CONFIG_VARS.map((name) => env[name] ?? null));
+  let config = parsed.get(key);
+  if (!config) {
+    config = {
+      upstreams: upstreamsFrom(env["UPSTREAMS"]),
+      allowedOrigins: originsFrom(env["ALLOWED_ORIGINS"]),
+      documentCacheTtlMs: ttlFrom(env["FILTER_CACHE_TTL_MS"]),
+      offload: { ...DEFAULT_OFFLOAD, ...offloadFromVar(env["OFFLOAD"]) },
+    };
+    if (parsed.size >= MAX_CACHED_CONFIGS) parsed.clear();
+    parsed.set(key, config);
+  }
+  return config;
+}

@@ -1,0 +1,157 @@
+/**
+ * What every handler of the pipeline is given for one message, whatever the protocol
+ * era it came in: who is calling (identity), which route serves it, typed services, the
+ * upstream side of the client, and the call record that layers annotate with values.
+ * A protocol front produces it; middleware and the relay only read it (and write the
+ * record). Nothing here is a 2025 session: a session is one way a front fills it.
+ */
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, WireMessage } from "../core/jsonrpc";
+import { qualifyName, splitName } from "../core/names";
+import type { GatewayConfig } from "../config/gateway-config";
+import type { UpstreamConfig } from "../config/upstreams";
+import type { LargeAnswerConsumer } from "../upstream/client";
+import type { PoolRequest } from "../upstream/pool";
+import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
+import type { CallRecord } from "./call-record";
+
+export type { LargeAnswerConsumer };
+
+/** A conversation the client's protocol era keeps across requests (2025 sessions). */
+export type ClientSession = {
+  /** The session's random id (never the sealed token the client holds). */
+  readonly id: string;
+  /** Seconds since the epoch. */
+  readonly expiresAt: number;
+  /** Which tools the output filters reshaped when the session began (policy/listed-shapes.ts). */
+  readonly filterShapes?: Readonly<Record<string, string>>;
+};
+
+/** Who is calling, as the front established it. */
+export type Identity = {
+  /** The authenticated caller ("anonymous" until authentication is configured). */
+  readonly principal: string;
+  /** The protocol revision the client speaks. */
+  readonly protocolVersion: string;
+  readonly clientCapabilities: JsonObject;
+  readonly clientInfo: JsonObject;
+  /** Present when the client's era keeps a session. */
+  readonly session?: ClientSession;
+};
+
+/** The endpoint a message came to. */
+export type Route = {
+  /** "" for /mcp, else the upstream of /mcp/<upstream>. */
+  readonly name: string;
+  /** True on /mcp, where names carry their upstream's prefix. */
+  readonly aggregated: boolean;
+  /** The upstreams this route serves: all of them on /mcp, one on /mcp/<upstream>. */
+  readonly upstreams: readonly UpstreamConfig[];
+  /** The gateway's own origin as the client reached it (for URLs handed to the client). */
+  readonly origin: string;
+};
+
+/** The bindings and configuration a call may use, typed once at the shell. */
+export type Services = {
+  /** Parsed configuration (vars). */
+  readonly config: GatewayConfig;
+  /** Filter sets, plans and session records. */
+  readonly kv: KVNamespace | undefined;
+  /** Offloaded payloads. */
+  readonly payloads: R2Bucket | undefined;
+  /** Seals sessions, signs cursors and payload URLs. */
+  readonly sessionSecret: string;
+  /** The Worker's bindings, for what is named in configuration (upstream service bindings, credential secrets). */
+  readonly env: Readonly<Record<string, unknown>>;
+};
+
+/** Everything a handler needs to serve one client message. */
+export type CallContext = {
+  readonly identity: Identity;
+  readonly route: Route;
+  readonly services: Services;
+  /** On whose behalf upstream sessions are opened and kept. */
+  readonly upstreamClient: UpstreamClient;
+  /** What happened to this call, as values: annotated on the way, read by audit. */
+  readonly record: CallRecord;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+  /**
+   * Sends a message to the client ahead of the answer (progress, logs, server requests,
+   * stream events). Await it: it resolves when the client's stream has taken the
+   * message, which is how a slow client slows the upstream down.
+   */
+  readonly emit: (text: string) => Promise<void> | void;
+  /**
+   * Told when an upstream answered with an SSE stream. On /mcp/<upstream> the client's
+   * answer then comes as SSE too: the gateway keeps the framing the upstream chose.
+   */
+  readonly streamed?: () => void;
+  /**
+   * Set by offload for a call it may offload: takes an upstream answer too large to hold
+   * (as a byte stream) and returns the text that answers the call instead.
+   */
+  readonly largeAnswer?: LargeAnswerConsumer;
+  /** Keeps work running after the answer is sent (audit, cache fills). */
+  readonly waitUntil: (promise: Promise<unknown>) => void;
+  /**
+   * Told of the upstream sessions a handshake opened (initialize): the front that keeps
+   * sessions seals them for the client's later requests.
+   */
+  readonly opened?: (sessions: Readonly<Record<string, UpstreamSession>>) => void;
+};
+
+/**
+ * A message from the client, of every kind the pipeline sees. Messages from upstreams
+ * toward the client are the answers handlers return and what they `emit` (results,
+ * notifications, server requests, stream events), so a middleware sees those by
+ * wrapping `next` and `ctx.emit`.
+ */
+export type ClientMessage =
+  /** A request, initialize included; answered with the text of its response. */
+  | { readonly kind: "request"; readonly wire: WireMessage<JsonRpcRequest> }
+  | { readonly kind: "notification"; readonly wire: WireMessage<JsonRpcNotification> }
+  /** The client's answer to a request an upstream sent it. */
+  | { readonly kind: "response"; readonly wire: WireMessage<JsonRpcResponse> }
+  /** The client opened the stream of messages sent outside any request (the 2025 GET stream). */
+  | { readonly kind: "listen" };
+
+/** Handles one client message: the response text for a request, nothing for the other kinds. */
+export type Handler = (ctx: CallContext, message: ClientMessage) => Promise<string | undefined>;
+
+export type Middleware = (next: Handler) => Handler;
+
+/** Answers one client request with the text of its JSON-RPC response. */
+export type MethodHandler = (ctx: CallContext, request: WireMessage<JsonRpcRequest>) => Promise<string>;
+
+/**
+ * A middleware that handles requests only: every other kind of message passes through
+ * unchanged. `wrap` sees requests as `MethodHandler`s.
+ *
+ * @example
+ * export const pingCounter = (): Middleware => onRequests((next) => async function pingCounter(ctx, request) { return next(ctx, request); });
+ */
+export function onRequests(wrap: (next: MethodHandler) => MethodHandler): Middleware {
+  return (next) => {
+    const handle = wrap(async (ctx, request) => (await next(ctx, { kind: "request", wire: request }))!);
+    return (ctx, message) => (message.kind === "request" ? handle(ctx, message.wire) : next(ctx, message));
+  };
+}
+
+/**
+ * The upstream and the `<upstream>___<tool>` key a tool is known by for policy (filters,
+ * offload), the same whichever route the call came through; undefined for a name that
+ * names no upstream.
+ */
+export function toolKey(route: Pick<Route, "aggregated" | "upstreams">, name: string): { upstream: string; key: string } | undefined {
+  if (route.aggregated) {
+    const split = splitName(name);
+    return split && { upstream: split.upstream, key: name };
+  }
+  const upstream = route.upstreams[0]!.name;
+  return { upstream, key: qualifyName(upstream, name) };
+}
+
+/** What the upstream pool needs of a call. */
+export function poolRequest(ctx: CallContext): PoolRequest {
+  return { env: ctx.services.env, session: ctx.upstreamClient, signal: ctx.signal };
+}

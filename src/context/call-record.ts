@@ -1,0 +1,40 @@
+/**
+ * The call record: what happened to one client message, as values that the layers which
+ * know them write down on the way (the relay: upstream, status, bytes, failure; output
+ * filters: set and bytes saved; offload: payload id) and the pipeline completes (bytes
+ * to the client, duration). Audit reads it; no layer parses another's text to learn it.
+ */
+
+/** Why a call did not get an upstream's answer, as the relay saw it. */
+export type CallFailure = "unreachable" | "timeout" | "http-status" | "session-expired" | "bad-response" | "missing-binding" | "no-response" | "gateway-error";
+
+export type CallRecord = {
+  /** When the pipeline took the message (ms since the epoch). */
+  readonly startedAt: number;
+  /** The upstream that served the call (the last one asked, for routes that try several). */
+  upstream?: string;
+  /** HTTP status of the upstream's answer. */
+  upstreamStatus?: number;
+  /** UTF-8 bytes of the messages the upstream sent for this call (an offloaded answer counted as stored). */
+  bytesFromUpstream?: number;
+  /** UTF-8 bytes of the messages sent to the client for this call. */
+  bytesToClient?: number;
+  /** The filter set applied (or, in shadow mode, measured) and the rule chosen. */
+  filterSet?: string;
+  filterRule?: string;
+  /** Bytes the filter removed; in shadow mode, what it would have removed. */
+  bytesSaved?: number;
+  /** True when the filter set runs in shadow mode (nothing was changed). */
+  filterShadow?: boolean;
+  /** The id of the payload offload stored instead of the answer. */
+  payloadId?: string;
+  /** Why the call failed, when it did. */
+  failure?: CallFailure;
+  /** How long the pipeline took, ms. */
+  durationMs?: number;
+};
+
+/** A fresh record for a message taken now. */
+export function newCallRecord(now = Date.now()): CallRecord {
+  return { startedAt: now };
+}

@@ -1,0 +1,183 @@
+/**
+ * The 2025 front (protocol revisions 2025-03-26 to 2025-11-25): the Streamable HTTP
+ * endpoint, framework-free. POST carries requests (initialize included), notifications
+ * and the client's answers to server requests; GET opens the stream of server messages;
+ * DELETE ends the session. The front turns each into client messages for the pipeline,
+ * with an identity taken from the sealed session, and turns what comes back into HTTP:
+ * JSON or SSE, and the `Mcp-Session-Id` it seals. The hono adapter in shell/app.ts only
+ * picks the route and calls these.
+ */
+import { GatewayError } from "../../core/errors";
+import { validateMessage } from "../../core/validate-message";
+import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
+import { elements, member, members, rootSpan } from "../../core/raw-json";
+import type { CallContext, ClientMessage, Handler, Identity, Services } from "../../context/call-context";
+import { newCallRecord } from "../../context/call-record";
+import { routeShapes } from "../../policy/listed-shapes";
+import type { UpstreamSession } from "../../upstream/upstream-session";
+import { allowsBatches, checkGetHeaders, checkPostHeaders, checkVersionHeader } from "./protocol";
+import { replyTo, type Emit } from "./reply-stream";
+import { streamToClient } from "./server-stream";
+import { beginSession, endSession, findSession, sessionError, type SessionEnv } from "./session";
+import { sealSession, type SessionState } from "./session-token";
+
+/** Messages in one JSON-RPC batch: each may fan out to every upstream, so one POST is bounded. */
+export const MAX_BATCH_MESSAGES = 100;
+
+/** One route of the endpoint as the shell resolved it. */
+export type EndpointRequest = SessionEnv & {
+  readonly request: Request;
+  readonly services: Services;
+  /** The pipeline every client message goes through. */
+  readonly pipeline: Handler;
+  readonly waitUntil: (promise: Promise<unknown>) => void;
+};
+
+/**
+ * Refuses duplicate keys at the top of a message and of its params: JSON.parse keeps the
+ * last, the relayed bytes hold both, and an upstream may read the first, so policy could
+ * judge one tool while another runs.
+ */
+function checkDuplicateKeys(text: string): void {
+  const root = rootSpan(text);
+  const params = member(text, root, "params");
+  for (const span of params && text.charCodeAt(params.start) === 0x7b ? [root, params] : [root]) {
+    const keys = members(text, span).map((m) => m.key);
+    if (new Set(keys).size !== keys.length) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: a key appears twice in the message or its params");
+  }
+}
+
+function parseBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new GatewayError(400, PARSE_ERROR, "Parse error: the body is not valid JSON");
+  }
+}
+
+async function requireSession(where: EndpointRequest): Promise<SessionState> {
+  const found = await findSession(where.request.headers.get("mcp-session-id"), where);
+  if (!found.ok) throw sessionError(found);
+  checkVersionHeader(where.request.headers.get("mcp-protocol-version"));
+  return found.value;
+}
+
+/** Who is calling, as the sealed session says. */
+function identityOf(session: SessionState): Identity {
+  return {
+    principal: session.principal,
+    protocolVersion: session.protocolVersion,
+    clientCapabilities: session.clientCapabilities,
+    clientInfo: session.clientInfo,
+    session: { id: session.sid, expiresAt: session.exp, ...(session.filterShapes ? { filterShapes: session.filterShapes } : {}) },
+  };
+}
+
+/** The call context of a message in `session`, less what each message brings (emit, record). */
+type SessionContext = Omit<CallContext, "emit" | "record">;
+
+function contextOf(where: EndpointRequest, session: SessionState, signal: AbortSignal | undefined): SessionContext {
+  return {
+    identity: identityOf(session),
+    route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin },
+    services: where.services,
+    upstreamClient: session,
+    signal: signal ?? new AbortController().signal,
+    waitUntil: where.waitUntil,
+  };
+}
+
+/** Runs one message that answers nothing (a notification, the client's answer) through the pipeline. */
+function runQuietly(where: EndpointRequest, ctx: SessionContext, message: ClientMessage): Promise<string | undefined> {
+  return where.pipeline({ ...ctx, emit: () => {}, record: newCallRecord() }, message);
+}
+
+/** initialize: a new session, the upstreams initialized through the pipeline, then sealed. */
+async function initialize(where: EndpointRequest, request: WireMessage<JsonRpcRequest>): Promise<Response> {
+  const secret = where.services.sessionSecret;
+  const filterShapes = await routeShapes(where.services.kv, where.services.config.documentCacheTtlMs, where.route, where.upstreams.map((upstream) => upstream.name));
+  let state = beginSession(request.message, where, filterShapes);
+  const opened = (upstreams: Readonly<Record<string, UpstreamSession>>) => void (state = { ...state, upstreams });
+  const text = (await where.pipeline({ ...contextOf(where, state, where.signal), emit: () => {}, record: newCallRecord(), opened }, { kind: "request", wire: request }))!;
+  const token = await sealSession(state, secret);
+  return new Response(text, { headers: { "content-type": "application/json", "mcp-session-id": token } });
+}
+
+/** POST: initialize, or any message of an existing session. */
+export async function handlePost(where: EndpointRequest): Promise<Response> {
+  const { request } = where;
+  checkPostHeaders(request.headers.get("accept"), request.headers.get("content-type"));
+  const raw = await request.text();
+  const body = parseBody(raw);
+
+  const single = Array.isArray(body) ? undefined : validateMessage(body);
+  if (single && kindOf(single) === "request" && (single as JsonRpcRequest).method === "initialize") {
+    return initialize(where, { text: raw, message: single as JsonRpcRequest });
+  }
+
+  const session = await requireSession(where);
+  let wires: WireMessage[];
+  if (Array.isArray(body)) {
+    if (!allowsBatches(session.protocolVersion)) {
+      throw new GatewayError(400, INVALID_REQUEST, `Invalid Request: JSON-RPC batches are not supported in protocol version ${session.protocolVersion}; send one message per POST`);
+    }
+    if (body.length === 0) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: an empty batch");
+    if (body.length > MAX_BATCH_MESSAGES) {
+      throw new GatewayError(400, INVALID_REQUEST, `Invalid Request: a batch of ${body.length} messages; the gateway takes at most ${MAX_BATCH_MESSAGES} per POST`);
+    }
+    // Each message keeps the client's own bytes (arguments may hold numbers JSON.parse would round).
+    const texts = elements(raw, rootSpan(raw)).map((span) => raw.slice(span.start, span.end));
+    wires = body.map((value: unknown, index) => ({ text: texts[index]!, message: validateMessage(value) }));
+  } else wires = [{ text: raw, message: single! }];
+  for (const wire of wires) checkDuplicateKeys(wire.text);
+  if (wires.some((w) => "method" in w.message && w.message.method === "initialize")) {
+    throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: initialize must be sent alone, and only once per session");
+  }
+
+  const abort = new AbortController();
+  where.signal?.addEventListener("abort", () => abort.abort(), { once: true });
+  const ctx = contextOf(where, session, abort.signal);
+  const requests: WireMessage<JsonRpcRequest>[] = [];
+  const relayed = new Set<string>();
+  for (const wire of wires) {
+    const message = wire.message;
+    switch (kindOf(message)) {
+      case "request":
+        requests.push(wire as WireMessage<JsonRpcRequest>);
+        break;
+      case "response":
+        await runQuietly(where, ctx, { kind: "response", wire: wire as WireMessage<JsonRpcResponse> });
+        break;
+      case "notification":
+        // Each distinct notification once per batch: a batch cannot multiply upstream POSTs.
+        if (relayed.has(wire.text)) break;
+        relayed.add(wire.text);
+        where.waitUntil(runQuietly(where, ctx, { kind: "notification", wire: wire as WireMessage<JsonRpcNotification> }));
+        break;
+    }
+  }
+  if (requests.length === 0) return new Response(null, { status: 202 });
+  // On /mcp/<upstream> the answer keeps the framing the upstream chose; /mcp merges, so the gateway chooses.
+  const jobs = requests.map((wire) => ({
+    id: wire.message.id,
+    run: async (emit: Emit, streamed: () => void) =>
+      (await where.pipeline({ ...ctx, emit, record: newCallRecord(), ...(ctx.route.aggregated ? {} : { streamed }) }, { kind: "request", wire }))!,
+  }));
+  return replyTo(jobs, Array.isArray(body), () => abort.abort());
+}
+
+/** GET: the stream of server messages, from the upstreams through the pipeline. */
+export async function handleGet(where: EndpointRequest): Promise<Response> {
+  checkGetHeaders(where.request.headers.get("accept"));
+  const session = await requireSession(where);
+  const abort = new AbortController();
+  const ctx = contextOf(where, session, abort.signal);
+  return streamToClient((emit, opened) => where.pipeline({ ...ctx, emit, streamed: opened, record: newCallRecord() }, { kind: "listen" }), () => abort.abort());
+}
+
+/** DELETE: ends the session here and at every upstream. */
+export async function handleDelete(where: EndpointRequest): Promise<Response> {
+  const session = await requireSession(where);
+  await endSession(session, where);
+  return new Response(null, { status: 200 });
+}

@@ -1,0 +1,58 @@
+/**
+ * The pipeline: the middleware order, outermost first, in one place, built once per
+ * configuration (middleware take their options from it, never from raw vars). Every
+ * client message goes through it, whatever its kind and protocol era (see
+ * context/call-context.ts, `ClientMessage`).
+ *
+ * A response travels from the relay outwards, so the list reads backwards for results:
+ * output filters shape a result first, then offload sees the filtered size and stores
+ * the filtered data, and the gateway's own tools answer before anything is forwarded.
+ * Task results, which no filter can be chosen for, are withheld where a set may apply.
+ * Later layers (visibility, authorization, rate limits, audit) go in front, in that order.
+ */
+import type { GatewayConfig } from "../config/gateway-config";
+import type { Handler, Middleware } from "../context/call-context";
+import { offload } from "../middleware/offload";
+import { outputFilters } from "../middleware/output-filters";
+import { sysTools } from "../middleware/sys-tools";
+import { taskResults } from "../middleware/task-results";
+import { relay } from "../relay/index";
+import { composeMiddleware } from "./compose";
+import { recordCalls, type CallObserver } from "./record-calls";
+
+export type { CallObserver };
+
+/** The middleware of a configuration, outermost first. */
+export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
+  const cacheTtlMs = config.documentCacheTtlMs;
+  return [sysTools({ offloadDefaults: config.offload, cacheTtlMs }), offload({ defaults: config.offload, cacheTtlMs }), outputFilters({ cacheTtlMs }), taskResults({ cacheTtlMs })];
+}
+
+export type PipelineOptions = {
+  /** Rearranges the middleware list (a test adds a recorder to it). */
+  readonly arrange?: (middleware: readonly Middleware[]) => readonly Middleware[];
+  /** Told of each message's completed call record. */
+  readonly observers?: readonly CallObserver[];
+};
+
+/**
+ * The whole pipeline for a configuration: the record layer, the middleware, the relay.
+ *
+ * @example
+ * const handle = buildPipeline(gatewayConfig(env), { observers: [(record) => console.log(record)] });
+ */
+export function buildPipeline(config: GatewayConfig, { arrange = (list) => list, observers = [] }: PipelineOptions = {}): Handler {
+  return recordCalls(composeMiddleware(arrange(methodMiddleware(config)), relay), observers);
+}
+
+const built = new WeakMap<GatewayConfig, Handler>();
+
+/** The default pipeline of a configuration, built once per configuration per isolate. */
+export function pipelineFor(config: GatewayConfig): Handler {
+  let handler = built.get(config);
+  if (!handler) {
+    handler = buildPipeline(config);
+    built.set(config, handler);
+  }
+  return handler;
+}

@@ -1,0 +1,50 @@
+/**
+ * The pipeline's outermost layer: completes each message's call record (bytes sent to
+ * the client, duration, the failure that ended it) and hands it to the observers (audit)
+ * once the message is done. Observers run after the answer is decided and cannot change it.
+ */
+import { GatewayError } from "../core/errors";
+import { isObject } from "../core/jsonrpc";
+import { utf8Length } from "../core/utf8-position";
+import type { CallContext, ClientMessage, Handler } from "../context/call-context";
+import type { CallFailure, CallRecord } from "../context/call-record";
+
+/** Told of each message's completed record. */
+export type CallObserver = (record: Readonly<CallRecord>, ctx: CallContext, message: ClientMessage) => void;
+
+const RELAY_FAILURES: ReadonlySet<string> = new Set<CallFailure>(["unreachable", "timeout", "http-status", "session-expired", "bad-response", "missing-binding", "no-response"]);
+
+function failureOf(error: unknown): CallFailure {
+  const reason = error instanceof GatewayError && isObject(error.data) ? error.data["reason"] : undefined;
+  return typeof reason === "string" && RELAY_FAILURES.has(reason) ? (reason as CallFailure) : "gateway-error";
+}
+
+/** Wraps `next` so that every message's record is completed and observed. */
+export function recordCalls(next: Handler, observers: readonly CallObserver[]): Handler {
+  return async function recordCalls(ctx, message) {
+    const { record } = ctx;
+    let sent = 0;
+    const emit = (text: string) => {
+      sent += utf8Length(text);
+      return ctx.emit(text);
+    };
+    try {
+      const answer = await next({ ...ctx, emit }, message);
+      if (answer !== undefined) sent += utf8Length(answer);
+      return answer;
+    } catch (error) {
+      record.failure ??= failureOf(error);
+      throw error;
+    } finally {
+      record.bytesToClient = sent;
+      record.durationMs = Date.now() - record.startedAt;
+      for (const observe of observers) {
+        try {
+          observe(record, ctx, message);
+        } catch (error) {
+          console.error("mcp-edge-gateway: a call observer failed", error);
+        }
+      }
+    }
+  };
+}

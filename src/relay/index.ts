@@ -1,0 +1,34 @@
+/**
+ * The relay: the innermost handler of the pipeline, where every kind of client message
+ * meets the upstreams. Requests are routed (relay.ts), initialize opens the upstream
+ * sessions (initialize.ts), the client's answers go back to the upstream that asked
+ * (client-response.ts), notifications to every upstream of the route, and a listening
+ * client gets the upstreams' own streams (listen.ts).
+ */
+import type { Handler } from "../context/call-context";
+import { relayClientResponse } from "./client-response";
+import { initializeUpstreams } from "./initialize";
+import { listen } from "./listen";
+import { relayNotification, relayRequest } from "./relay";
+
+/** The relay handler at the centre of the pipeline. */
+export const relay: Handler = async (ctx, message) => {
+  switch (message.kind) {
+    case "request":
+      return message.wire.message.method === "initialize" ? initializeUpstreams(ctx, message.wire) : relayRequest(ctx, message.wire);
+    case "response":
+      await relayClientResponse(ctx, message.wire);
+      return undefined;
+    case "notification":
+      // The gateway initialized each upstream itself, and told it so.
+      if (message.wire.message.method !== "notifications/initialized") await relayNotification(ctx, message.wire.text);
+      return undefined;
+    case "listen":
+      await listen(ctx);
+      return undefined;
+    default: {
+      const never: never = message;
+      return never;
+    }
+  }
+};

@@ -1,0 +1,41 @@
+/**
+ * The upstream side of a client: the sessions the gateway holds with upstreams on a
+ * client's behalf, and what a handshake needs to open one. A protocol front produces it
+ * (the 2025 front from its sealed session); the pool reads it and nothing else.
+ */
+import type { JsonObject } from "../core/jsonrpc";
+
+/** One upstream's side of a client's session. */
+export type UpstreamSession = {
+  /** The upstream's own `Mcp-Session-Id`, or null when it runs without sessions. */
+  readonly sessionId: string | null;
+  /** The protocol version the upstream agreed to. */
+  readonly protocolVersion: string;
+  /** The upstream's capability keys (tools, resources, prompts, logging, completions...). */
+  readonly capabilities: readonly string[];
+  /** True when the upstream supports resources/subscribe. */
+  readonly subscribe?: boolean;
+};
+
+/** The client on whose behalf upstream sessions are opened and kept. */
+export type UpstreamClient = {
+  /** The key its later upstream sessions are kept under (a random id, never a token). */
+  readonly sid: string;
+  /** The protocol version to speak to upstreams for it. */
+  readonly protocolVersion: string;
+  readonly clientCapabilities: JsonObject;
+  readonly clientInfo: JsonObject;
+  /** Sessions opened when the client connected, by upstream name. */
+  readonly upstreams: Readonly<Record<string, UpstreamSession>>;
+  /** Seconds since the epoch after which nothing is kept for it. */
+  readonly exp: number;
+};
+
+/**
+ * The session `client` holds with `upstream`, if it was opened when the client
+ * connected. An own-property read: an upstream may be named `toString` or `constructor`,
+ * and the prototype's members are not sessions.
+ */
+export function heldSession(client: Pick<UpstreamClient, "upstreams">, upstream: string): UpstreamSession | undefined {
+  return Object.hasOwn(client.upstreams, upstream) ? client.upstreams[upstream] : undefined;
+}
