@@ -27,7 +27,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
-import { descendantPids, commandName } from './lib/proc.ts';
+import { gatewayMemory, sampleMemory } from './lib/memory.ts';
 import { section, table } from './lib/report.ts';
 import { snapshotTree } from './lib/snapshot.ts';
 import { summarize } from './lib/stats.ts';
@@ -67,44 +67,6 @@ function parseOptions(argv) {
     return n;
   };
   return { mb: count('mb'), readers: count('readers'), rounds: count('rounds'), gatewayDir: path.resolve(raw['gateway-dir']), out: path.resolve(raw.out) };
-}
-
-// ---- memory ----------------------------------------------------------------------------
-
-/** Resident set size of `pid` in bytes (0 when it is gone). */
-function rssBytes(pid) {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** RSS of the gateway's whole process tree, and of its workerd processes alone. */
-function gatewayRss(rootPid) {
-  const pids = [rootPid, ...descendantPids(rootPid)];
-  let total = 0;
-  let workerd = 0;
-  for (const pid of pids) {
-    const rss = rssBytes(pid);
-    total += rss;
-    if (commandName(pid) === 'workerd') workerd += rss;
-  }
-  return { total, workerd };
-}
-
-/** Samples the tree's RSS until `stop()`; returns the peaks. */
-function sampleRss(rootPid) {
-  let peak = gatewayRss(rootPid);
-  const timer = setInterval(() => {
-    const now = gatewayRss(rootPid);
-    peak = { total: Math.max(peak.total, now.total), workerd: Math.max(peak.workerd, now.workerd) };
-  }, SAMPLE_INTERVAL_MS);
-  return () => {
-    clearInterval(timer);
-    return peak;
-  };
 }
 
 // ---- an MCP session over plain fetch ------------------------------------------------------
@@ -166,9 +128,9 @@ async function run(options, stops) {
     idle.push(performance.now() - t);
   }
   await new Promise((resolve) => setTimeout(resolve, 1_000));
-  const before = gatewayRss(gateway.pid);
+  const before = gatewayMemory(gateway.pid);
 
-  const stopSampling = sampleRss(gateway.pid);
+  const stopSampling = sampleMemory(gateway.pid, SAMPLE_INTERVAL_MS);
   let reading = true;
   const during = [];
   const otherClient = (async () => {
@@ -206,9 +168,9 @@ async function run(options, stops) {
     rounds: options.rounds,
     failedReads: failures.length,
     firstFailure: failures[0],
-    rssBeforeMB: { total: mb(before.total), workerd: mb(before.workerd) },
-    rssPeakMB: { total: mb(peak.total), workerd: mb(peak.workerd) },
-    extraMB: { total: mb(peak.total - before.total), workerd: mb(peak.workerd - before.workerd) },
+    rssBeforeMB: { total: mb(before.tree), workerd: mb(before.workerd) },
+    rssPeakMB: { total: mb(peak.tree), workerd: mb(peak.workerd) },
+    extraMB: { total: mb(peak.tree - before.tree), workerd: mb(peak.workerd - before.workerd) },
     readLatencyMs: summarize(reads),
     otherClientMs: { idle: summarize(idle), duringReads: { ...summarize(during), max: Math.max(...during) } },
   };

@@ -28,7 +28,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { startFloodUpstream } from '../test/fixtures/flood-upstream.ts';
-import { descendantPids, workerdPids } from './lib/proc.ts';
+import { gatewayMemory, sampleMemory } from './lib/memory.ts';
 import { section, table } from './lib/report.ts';
 import { snapshotTree } from './lib/snapshot.ts';
 
@@ -68,36 +68,6 @@ function usage(problem) {
   process.exit(2);
 }
 
-/** Resident memory of `pid` in bytes (0 when it is gone). */
-function rssBytes(pid) {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** RSS of the gateway's workerd processes, and of its whole process tree (wrangler, esbuild too). */
-function memory(rootPid) {
-  const workerd = workerdPids(rootPid).reduce((sum, pid) => sum + rssBytes(pid), 0);
-  const tree = [rootPid, ...descendantPids(rootPid)].reduce((sum, pid) => sum + rssBytes(pid), 0);
-  return { workerd, tree };
-}
-
-/** Samples memory every 100 ms until stopped; returns the peak. */
-function sampler(rootPid) {
-  let peak = memory(rootPid);
-  const timer = setInterval(() => {
-    const now = memory(rootPid);
-    peak = { workerd: Math.max(peak.workerd, now.workerd), tree: Math.max(peak.tree, now.tree) };
-  }, SAMPLE_INTERVAL_MS);
-  return () => {
-    clearInterval(timer);
-    const now = memory(rootPid);
-    return { workerd: Math.max(peak.workerd, now.workerd), tree: Math.max(peak.tree, now.tree) };
-  };
-}
 
 async function rpc(url, session, body) {
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -160,24 +130,24 @@ async function main() {
 
     const url = `${gateway.url}/mcp/flood`;
     const session = await openSession(url);
-    const before = memory(gateway.pid);
+    const before = gatewayMemory(gateway.pid);
     const started = Date.now();
     const response = await rpc(url, session, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flood', arguments: {} } });
     const reader = response.body.getReader();
     const first = await reader.read();
-    const pausePeak = sampler(gateway.pid);
+    const pausePeak = sampleMemory(gateway.pid, SAMPLE_INTERVAL_MS);
     await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
     const duringPause = pausePeak();
     const statsUrl = new URL('/stats', upstream.url);
     statsUrl.searchParams.set('key', key);
     statsUrl.searchParams.set('quietMs', '0');
     const paused = await (await fetch(statsUrl)).json();
-    const readPeak = sampler(gateway.pid);
+    const readPeak = sampleMemory(gateway.pid, SAMPLE_INTERVAL_MS);
     const read = await readAll(reader, first.value);
     const duringRead = readPeak();
     const seconds = (Date.now() - started) / 1000;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const after = memory(gateway.pid);
+    const after = gatewayMemory(gateway.pid);
 
     const growth = { pause: (duringPause.workerd - before.workerd) / MB, read: (duringRead.workerd - before.workerd) / MB };
     const intact = read.answered && read.bytes >= paused.total;
