@@ -25,6 +25,13 @@ describe("inferSchema", () => {
     expect(inferSchema(value)).toEqual(expected);
   });
 
+  it('keeps a "__proto__" member of the payload as a key of the schema', () => {
+    const schema = inferSchema(JSON.parse('{"__proto__":{"a":1},"b":"x"}')) as Record<string, unknown>;
+    expect(Object.keys(schema)).toEqual(["__proto__", "b"]);
+    expect(JSON.stringify(schema)).toBe('{"__proto__":{"a":"number"},"b":"string"}');
+    expect(Object.getPrototypeOf(schema)).toBe(Object.prototype);
+  });
+
   it("bounds depth", () => {
     let deep: unknown = 1;
     for (let i = 0; i < MAX_DEPTH + 10; i++) deep = { d: deep };

@@ -168,7 +168,8 @@ function render(node: Node, depth: number): InferredSchema {
     for (const key of keys) {
       const entry: Entry = node.object.keys.get(key)!;
       const name = entry.seen < node.object.seen ? `${key}?` : key;
-      out[name] = render(entry.node, depth + 1);
+      // JSON may carry a "__proto__" member; assigning it would set the prototype instead.
+      Object.defineProperty(out, name, { value: render(entry.node, depth + 1), enumerable: true, writable: true, configurable: true });
     }
     if (node.object.overflow) out[MORE] = `more than ${MAX_KEYS} distinct keys`;
     alternatives.push(out);
