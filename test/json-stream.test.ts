@@ -9,6 +9,7 @@ import { JsonStreamError, JsonStreamTokenizer } from "../src/core/json-stream";
 import { inferSchema, SchemaBuilder } from "../src/core/schema-inference";
 import { payloadMetadata } from "../src/storage/payload-store";
 import { offloadStream, PART_BYTES } from "../src/storage/stream-offload";
+import { readSlice } from "../src/storage/payload-reader";
 
 const TEXTS = [
   '{"a":1,"b":[true,false,null],"c":{"d":"x\\"y","e":-1.5e+3},"f":[]}',
@@ -110,6 +111,23 @@ describe("offloadStream", () => {
     expect(stored.schema).toEqual(inferSchema(JSON.parse(payload)));
     const object = await env.PAYLOADS.get(`payloads/${id}`);
     expect(await object!.text()).toBe(payload);
+  });
+
+  it("keeps a surrogate pair whose two escapes arrive in different chunks", async () => {
+    const emoji = "\u{1F600}";
+    const rows = Array.from({ length: 40_000 }, (_, id) => ({ id, mood: `${emoji}${emoji} ${id}` }));
+    const payload = JSON.stringify({ rows });
+    // The upstream escapes the pair (as JSON may): each chunk boundary between the escapes splits the pair.
+    const literal = JSON.stringify(payload).replaceAll(emoji, "\\ud83d\\ude00");
+    const response = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":${literal}}]}}`;
+    const id = crypto.randomUUID().replace(/-/g, "");
+    await offloadStream(streamOf(response, 997), env.PAYLOADS, id, (contentType) => payloadMetadata(owner, { upstream: "u", tool: "u___t", size: -1, contentType, ttlSeconds: 60 }), 100);
+    const stored = await (await env.PAYLOADS.get(`payloads/${id}`))!.text();
+    expect(stored).not.toContain("\uFFFD");
+    expect(stored).toBe(payload);
+    // The index written on the way counts the same bytes: a read near the end lands on its row.
+    const last = await readSlice(env.PAYLOADS, id, owner, { mode: "json", pointer: "/rows/39999", offset: 0, limit: 50 });
+    expect(last.ok && last.slice).toMatchObject({ value: { id: 39999, mood: `${emoji}${emoji} 39999` } });
   });
 
   it("refuses an answer without a single large payload, and leaves nothing behind", async () => {

@@ -55,7 +55,8 @@ export class JsonStreamTokenizer {
   private readonly stack: Container[] = [];
   private expect: Expect = "value";
   /** Inside a string: is it a key, is it collected, what was collected, a pending escape. */
-  private inString: { key: boolean; collect: boolean; text: string; escape: string | null; total: number } | null = null;
+  /** `pending`: a high surrogate that ended the last piece, held so that a pair is never split between two pieces. */
+  private inString: { key: boolean; collect: boolean; text: string; escape: string | null; total: number; pending: string } | null = null;
   /** Inside a number or literal: its text so far. */
   private literal: string | null = null;
   private stopped = false;
@@ -118,7 +119,7 @@ export class JsonStreamTokenizer {
             this.expect = "value-or-end";
           } else if (c === '"') {
             const collect = h.wantString?.() ?? false;
-            this.inString = { key: false, collect, text: "", escape: null, total: 0 };
+            this.inString = { key: false, collect, text: "", escape: null, total: 0, pending: "" };
           } else if (LITERAL_START.has(c)) {
             this.literal = c;
           } else throw new JsonStreamError(`unexpected "${c}" where a value should start`);
@@ -129,7 +130,7 @@ export class JsonStreamTokenizer {
           if (c === "}" && this.expect === "key-or-end") {
             this.closeContainer("object", i);
           } else if (c === '"') {
-            this.inString = { key: true, collect: true, text: "", escape: null, total: 0 };
+            this.inString = { key: true, collect: true, text: "", escape: null, total: 0, pending: "" };
           } else throw new JsonStreamError(`unexpected "${c}" where a key should start`);
           i++;
           break;
@@ -210,7 +211,7 @@ export class JsonStreamTokenizer {
         continue;
       }
       if (c === 0x22) {
-        this.deliver(state, out);
+        this.deliver(state, out, true);
         this.inString = null;
         if (state.key) {
           this.handler.key?.(state.text);
@@ -232,12 +233,25 @@ export class JsonStreamTokenizer {
       if (state.collect) out += chunk.slice(i, j);
       i = j;
     }
-    this.deliver(state, out);
+    this.deliver(state, out, false);
     return i;
   }
 
-  private deliver(state: NonNullable<JsonStreamTokenizer["inString"]>, text: string): void {
-    if (text === "" || !state.collect) return;
+  /**
+   * Hands a decoded piece on. A piece that ends with a high surrogate (an escaped pair
+   * whose two escapes arrive in different chunks) keeps it for the next one: a consumer
+   * that encodes pieces one by one would turn each half into U+FFFD.
+   */
+  private deliver(state: NonNullable<JsonStreamTokenizer["inString"]>, piece: string, last: boolean): void {
+    if (!state.collect) return;
+    let text = state.pending + piece;
+    state.pending = "";
+    const end = text.charCodeAt(text.length - 1);
+    if (!last && end >= 0xd800 && end <= 0xdbff) {
+      state.pending = text.slice(-1);
+      text = text.slice(0, -1);
+    }
+    if (text === "") return;
     state.total += text.length;
     if (state.key && state.total > MAX_COLLECTED_STRING) throw new JsonStreamError("a key longer than 1 MiB");
     if (state.total <= MAX_COLLECTED_STRING) state.text += text;
