@@ -26,6 +26,9 @@ export type ClientSession = {
   readonly filterShapes?: Readonly<Record<string, string>>;
 };
 
+/** The principal of every caller until authentication is configured. */
+export const ANONYMOUS_PRINCIPAL = "anonymous";
+
 /** Who is calling, as the front established it. */
 export type Identity = {
   /** The authenticated caller ("anonymous" until authentication is configured). */

@@ -36,7 +36,8 @@ function mergedTasks(handshakes: readonly Handshake[]): JsonObject | undefined {
   };
 }
 
-function mergedCapabilities(handshakes: readonly Handshake[]): JsonObject {
+/** The capabilities the gateway declares on /mcp, merged from the upstreams that answered. */
+export function mergedCapabilities(handshakes: readonly Handshake[]): JsonObject {
   const subscribe = handshakes.some((h) => h.session.subscribe === true);
   const tasks = mergedTasks(handshakes);
   return {
@@ -49,7 +50,8 @@ function mergedCapabilities(handshakes: readonly Handshake[]): JsonObject {
   };
 }
 
-function aggregatedInstructions(handshakes: readonly [string, Handshake][]): string | undefined {
+/** The instructions of every upstream on /mcp, each under its name. */
+export function aggregatedInstructions(handshakes: readonly [string, Handshake][]): string | undefined {
   const parts = handshakes
     .filter(([, h]) => typeof h.initializeResult["instructions"] === "string" && h.initializeResult["instructions"] !== "")
     .map(([name, h]) => `## ${name} (tools and prompts named ${name}___*)\n${String(h.initializeResult["instructions"])}`);

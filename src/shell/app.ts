@@ -13,6 +13,8 @@ import { buildPipeline, pipelineFor, type PipelineOptions } from "../pipeline/in
 import type { UpstreamConfig } from "../config/upstreams";
 import { servicesFor } from "../context/services";
 import { handleDelete, handleGet, handlePost, type EndpointRequest } from "../front/legacy/endpoint";
+import { classifyPost } from "../front/modern/classify";
+import { handleModernPost } from "../front/modern/endpoint";
 import { checkOrigin, corsHeaders } from "./origin";
 import { downloadPayload } from "./payload-download";
 
@@ -48,7 +50,7 @@ function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
   return parsed.value;
 }
 
-function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): EndpointRequest {
+function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler, request: Request = c.req.raw): EndpointRequest {
   const all = configuredUpstreams(c.env);
   const upstreams = route === "" ? all : all.filter((u) => u.name === route);
   if (upstreams.length === 0) {
@@ -57,7 +59,7 @@ function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayC
   }
   const services = servicesFor(c.env);
   return {
-    request: c.req.raw,
+    request,
     env: c.env,
     services,
     pipeline: pipelines(services.config),
@@ -70,10 +72,18 @@ function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayC
   };
 }
 
+/** A POST goes to the front of its era: 2026-07-28 (`_meta` protocol version) or 2025 (everything else). */
+async function post(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> {
+  const text = await c.req.raw.text();
+  const modern = classifyPost(c.req.raw.headers, text);
+  if (modern) return handleModernPost(endpoint(c, route, pipelines), modern);
+  return handlePost(endpoint(c, route, pipelines, new Request(c.req.raw, { body: text })));
+}
+
 function serve(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> | Response {
   switch (c.req.method) {
     case "POST":
-      return handlePost(endpoint(c, route, pipelines));
+      return post(c, route, pipelines);
     case "GET":
       return handleGet(endpoint(c, route, pipelines));
     case "DELETE":

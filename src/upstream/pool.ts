@@ -164,6 +164,49 @@ export async function upstreamSession(upstream: UpstreamConfig, request: PoolReq
   return pending;
 }
 
+const UPSTREAM_HANDSHAKE_KEY_PREFIX = "upstream-handshake/";
+/** What upstreams declared at the handshake, per client and upstream (a cache of KV). */
+const declared = new Map<string, Promise<Result<Handshake, UpstreamFailure>>>();
+
+/**
+ * The whole handshake of this client with `upstream` (what it declared: capabilities,
+ * instructions), made once and kept like its session: in this isolate and in KV until
+ * the client's expiry. The session it opened becomes the client's session with the
+ * upstream, so a later request sends no second handshake. For clients that keep no
+ * session of their own (2026-07-28 clients, whose `server/discover` reports what
+ * upstreams declared).
+ *
+ * @example
+ * const found = await upstreamHandshake(upstream, { env, session: client });
+ * if (found.ok) console.log(found.value.initializeResult["capabilities"]);
+ */
+export function upstreamHandshake(upstream: UpstreamConfig, request: PoolRequest): Promise<Result<Handshake, UpstreamFailure>> {
+  const key = `${request.session.sid}\u0000${upstream.name}`;
+  const local = declared.get(key);
+  if (local) return local;
+  const pending = (async (): Promise<Result<Handshake, UpstreamFailure>> => {
+    const kv = kvOf(request);
+    const storedKeyOfHandshake = `${UPSTREAM_HANDSHAKE_KEY_PREFIX}${request.session.sid}/${upstream.name}`;
+    const text = await kv?.get(storedKeyOfHandshake);
+    if (text) return ok(JSON.parse(text) as Handshake);
+    const result = await handshake(upstream, request);
+    if (!result.ok) return result;
+    const expiration = Math.max(request.session.exp, Math.floor(Date.now() / 1000) + 60);
+    await kv?.put(storedKeyOfHandshake, JSON.stringify(result.value), { expiration });
+    if (!(await storedSession(request, upstream))) {
+      await kv?.put(storedKey(request, upstream), JSON.stringify(result.value.session), { expiration });
+      handshakes.set(key, Promise.resolve(ok(result.value.session)));
+    }
+    return result;
+  })().then((result) => {
+    if (!result.ok) declared.delete(key);
+    return result;
+  });
+  if (declared.size >= HANDSHAKE_CACHE_ENTRIES) declared.clear();
+  declared.set(key, pending);
+  return pending;
+}
+
 /** Every upstream session this client session has had past its token: what DELETE must close too. */
 export async function laterSessions(upstream: UpstreamConfig, request: PoolRequest): Promise<UpstreamSession[]> {
   const found = [await storedSession(request, upstream), await handshakes.get(`${request.session.sid}\u0000${upstream.name}`)];

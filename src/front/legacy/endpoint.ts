@@ -38,7 +38,7 @@ export type EndpointRequest = SessionEnv & {
  * last, the relayed bytes hold both, and an upstream may read the first, so policy could
  * judge one tool while another runs.
  */
-function checkDuplicateKeys(text: string): void {
+export function checkDuplicateKeys(text: string): void {
   const root = rootSpan(text);
   const params = member(text, root, "params");
   for (const span of params && text.charCodeAt(params.start) === 0x7b ? [root, params] : [root]) {

@@ -1,0 +1,151 @@
+/**
+ * The 2026-07-28 front: a modern POST, stateless, framework-free. Each request is
+ * checked (envelope and headers), answered here when the gateway owns the method
+ * (`server/discover`, removed and unbridged methods), and otherwise run through the same
+ * pipeline as a 2025 client's, with an identity taken from its `_meta` and the upstream
+ * sessions the gateway keeps for its principal, route and capabilities
+ * (upstream-client.ts). Results gain `resultType` and caching hints (caching.ts).
+ *
+ * Not bridged yet: a 2025 upstream's requests to the client (sampling, elicitation,
+ * roots) during a modern call, which need multi-round-trip requests: the upstream is
+ * told the client cannot answer, and the client gets -32021 (capability not declared) or
+ * -32603 naming the limitation. `subscriptions/listen` is answered as an unknown method.
+ */
+import { GatewayError } from "../../core/errors";
+import { INTERNAL_ERROR, INVALID_REQUEST, isObject, kindOf, METHOD_NOT_FOUND, PARSE_ERROR, type JsonObject, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
+import { readUpstreamMessage, validateMessage } from "../../core/validate-message";
+import type { CallContext, Identity } from "../../context/call-context";
+import { newCallRecord } from "../../context/call-record";
+import { checkDuplicateKeys, type EndpointRequest } from "../legacy/endpoint";
+import { checkPostHeaders } from "../legacy/protocol";
+import { replyTo, type Emit } from "../legacy/reply-stream";
+import type { ModernBody } from "./classify";
+import { completeResult } from "./caching";
+import { discover } from "./discover";
+import { checkEnvelope, envelopeError, type Envelope } from "./envelope";
+import { MISSING_REQUIRED_CLIENT_CAPABILITY, REMOVED_METHODS, UNBRIDGED_METHODS } from "./protocol";
+import { modernUpstreamClient } from "./upstream-client";
+
+/** The client capability each server-to-client request of a 2025 upstream needs. */
+const CAPABILITY_OF_SERVER_REQUEST: ReadonlyMap<string, string> = new Map([
+  ["sampling/createMessage", "sampling"],
+  ["elicitation/create", "elicitation"],
+  ["roots/list", "roots"],
+]);
+
+/** Name, version and title only: clientInfo is self-reported and goes to upstreams. */
+function clientIdentity(info: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const key of ["name", "version", "title"]) if (typeof info[key] === "string") out[key] = info[key];
+  return out;
+}
+
+async function contextOf(where: EndpointRequest, envelope: Envelope, signal: AbortSignal): Promise<Omit<CallContext, "emit" | "record">> {
+  const clientInfo = clientIdentity(envelope.clientInfo);
+  const identity: Identity = { principal: where.principal, protocolVersion: envelope.protocolVersion, clientCapabilities: envelope.clientCapabilities, clientInfo };
+  return {
+    identity,
+    route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin },
+    services: where.services,
+    upstreamClient: await modernUpstreamClient({ principal: where.principal, route: where.route, clientCapabilities: envelope.clientCapabilities, clientInfo }),
+    signal,
+    waitUntil: where.waitUntil,
+  };
+}
+
+/** The error a modern client gets when an upstream asked it something mid-call. */
+function unbridgedServerRequest(method: string, capabilities: JsonObject): GatewayError {
+  const capability = CAPABILITY_OF_SERVER_REQUEST.get(method);
+  if (capability && !isObject(capabilities[capability])) {
+    return new GatewayError(400, MISSING_REQUIRED_CLIENT_CAPABILITY, `Missing required client capability: the upstream sent ${method}, which needs "${capability}"`, {
+      requiredCapabilities: { [capability]: {} },
+    });
+  }
+  return new GatewayError(
+    200,
+    INTERNAL_ERROR,
+    `The upstream sent ${method} during this call; the gateway does not yet bridge requests of a 2025 upstream to 2026-07-28 clients (multi-round-trip requests), so the call was ended`,
+  );
+}
+
+/** The message of a "method not found" answer (2026-07-28 wants HTTP 404 for it), else undefined. */
+function methodNotFound(text: string): string | undefined {
+  if (!text.includes(String(METHOD_NOT_FOUND))) return undefined;
+  const message = readUpstreamMessage(text)?.message;
+  if (!message || !("error" in message) || message.error.code !== METHOD_NOT_FOUND) return undefined;
+  return message.error.message;
+}
+
+/** Runs one modern request through the pipeline, answering at the client's pace (JSON, or SSE once something goes first). */
+async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Response> {
+  const abort = new AbortController();
+  where.signal?.addEventListener("abort", () => abort.abort(), { once: true });
+  const ctx = await contextOf(where, envelope, abort.signal);
+  const { wire } = envelope;
+  return replyTo(
+    [
+      {
+        id: wire.message.id,
+        run: async (clientEmit: Emit) => {
+          let asked: string | undefined;
+          const emit = async (text: string): Promise<void> => {
+            const message = readUpstreamMessage(text)?.message;
+            if (message && "method" in message && "id" in message) {
+              asked ??= message.method;
+              // Told at once, so the upstream ends the call instead of waiting for an answer no one will send.
+              const answer = JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: METHOD_NOT_FOUND, message: `The gateway's client cannot answer ${message.method} (not bridged to 2026-07-28 clients)` } });
+              await where.pipeline({ ...ctx, emit: () => {}, record: newCallRecord() }, { kind: "response", wire: { text: answer, message: JSON.parse(answer) as JsonRpcResponse } });
+              return;
+            }
+            // Log messages only for a request that asked for them (basic/index, logLevel).
+            if (message && "method" in message && message.method === "notifications/message" && envelope.logLevel === undefined) return;
+            await clientEmit(text);
+          };
+          const text = (await where.pipeline({ ...ctx, emit, record: newCallRecord() }, { kind: "request", wire }))!;
+          if (asked) throw unbridgedServerRequest(asked, envelope.clientCapabilities).withId(wire.message.id);
+          const unknown = methodNotFound(text);
+          if (unknown) throw new GatewayError(404, METHOD_NOT_FOUND, unknown, undefined, wire.message.id);
+          return completeResult(text, wire.message.method, ctx.identity);
+        },
+      },
+    ],
+    false,
+    () => abort.abort(),
+  );
+}
+
+/**
+ * A modern POST (see classify.ts): one request, or a notification (accepted and not
+ * relayed: 2026-07-28 defines none a client sends over HTTP).
+ *
+ * @example
+ * const modern = classifyPost(request.headers, text);
+ * if (modern) return handleModernPost(where, modern);
+ */
+export async function handleModernPost(where: EndpointRequest, modern: ModernBody): Promise<Response> {
+  const { request } = where;
+  checkPostHeaders(request.headers.get("accept"), request.headers.get("content-type"));
+  if (modern.body === undefined) throw new GatewayError(400, PARSE_ERROR, "Parse error: the body is not valid JSON");
+  if (Array.isArray(modern.body)) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: 2026-07-28 has no JSON-RPC batches; send one message per POST");
+  const message = validateMessage(modern.body);
+  const kind = kindOf(message);
+  if (kind === "response") throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: a 2026-07-28 client sends no JSON-RPC responses (input goes in a retry's inputResponses)");
+  if (kind === "notification") return new Response(null, { status: 202 });
+  const wire: WireMessage<JsonRpcRequest> = { text: modern.text, message: message as JsonRpcRequest };
+  const { id, method } = wire.message;
+  try {
+    checkDuplicateKeys(wire.text);
+  } catch (error) {
+    throw error instanceof GatewayError ? error.withId(id) : error;
+  }
+  const envelope = checkEnvelope(request.headers, wire);
+  if (!envelope.ok) throw envelopeError(envelope);
+  const gone = REMOVED_METHODS.get(method) ?? UNBRIDGED_METHODS.get(method);
+  if (gone) throw new GatewayError(404, METHOD_NOT_FOUND, `Method not found: ${method}: ${gone}`, undefined, id);
+  if (method === "server/discover") {
+    const ctx = await contextOf(where, envelope.value, where.signal ?? new AbortController().signal);
+    const text = await discover({ ...ctx, emit: () => {}, record: newCallRecord() }, id);
+    return new Response(text, { headers: { "content-type": "application/json" } });
+  }
+  return relayed(where, envelope.value);
+}

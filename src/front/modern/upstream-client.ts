@@ -1,0 +1,52 @@
+/**
+ * The upstream side of a modern client. A 2026-07-28 client keeps no session, but the
+ * 2025 upstreams behind the gateway need one: the gateway holds one per principal,
+ * route and capability set, under a key derived from the three, so every request of the
+ * same client (on any isolate) continues in the same upstream session and no request
+ * pays for a handshake once the first has made it (upstream/pool.ts keeps them in
+ * isolate memory and in KV).
+ */
+import { bytesToBase64Url } from "../../core/base64url";
+import type { JsonObject } from "../../core/jsonrpc";
+import type { UpstreamClient } from "../../upstream/upstream-session";
+import { UPSTREAM_PROTOCOL_VERSION } from "./protocol";
+
+/** How long the gateway keeps a modern client's upstream sessions after it made them. */
+export const MODERN_UPSTREAM_SESSION_TTL_S = 24 * 60 * 60;
+/** Keys start with this, so a modern client's key never collides with a 2025 session id. */
+const KEY_PREFIX = "m1.";
+
+/** JSON with object keys sorted, so equal capability sets give equal digests whatever their order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as JsonObject).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+async function digest(text: string): Promise<string> {
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return bytesToBase64Url(bytes);
+}
+
+/**
+ * The `UpstreamClient` of a modern request. The expiry is rounded to a day boundary so
+ * it is the same for every request of the day (what the pool stores is keyed by it).
+ *
+ * @example
+ * const client = await modernUpstreamClient({ principal: "anonymous", route: "", clientCapabilities: {}, clientInfo: {} });
+ */
+export async function modernUpstreamClient(input: { principal: string; route: string; clientCapabilities: JsonObject; clientInfo: JsonObject }, nowS = Math.floor(Date.now() / 1000)): Promise<UpstreamClient> {
+  const period = Math.floor(nowS / MODERN_UPSTREAM_SESSION_TTL_S);
+  const sid = KEY_PREFIX + (await digest(canonicalJson([input.principal, input.route, input.clientCapabilities, period])));
+  return {
+    sid,
+    protocolVersion: UPSTREAM_PROTOCOL_VERSION,
+    clientCapabilities: input.clientCapabilities,
+    clientInfo: input.clientInfo,
+    upstreams: {},
+    exp: (period + 2) * MODERN_UPSTREAM_SESSION_TTL_S,
+  };
+}
