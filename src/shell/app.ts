@@ -50,7 +50,7 @@ function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
   return parsed.value;
 }
 
-function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler, request: Request = c.req.raw): EndpointRequest {
+function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): EndpointRequest {
   const all = configuredUpstreams(c.env);
   const upstreams = route === "" ? all : all.filter((u) => u.name === route);
   if (upstreams.length === 0) {
@@ -59,7 +59,7 @@ function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayC
   }
   const services = servicesFor(c.env);
   return {
-    request,
+    request: c.req.raw,
     env: c.env,
     services,
     pipeline: pipelines(services.config),
@@ -77,7 +77,7 @@ async function post(c: GatewayContext, route: string, pipelines: (config: Gatewa
   const text = await c.req.raw.text();
   const modern = classifyPost(c.req.raw.headers, text);
   if (modern) return handleModernPost(endpoint(c, route, pipelines), modern);
-  return handlePost(endpoint(c, route, pipelines, new Request(c.req.raw, { body: text })));
+  return handlePost(endpoint(c, route, pipelines), text);
 }
 
 function serve(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> | Response {

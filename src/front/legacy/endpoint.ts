@@ -104,10 +104,11 @@ async function initialize(where: EndpointRequest, request: WireMessage<JsonRpcRe
 }
 
 /** POST: initialize, or any message of an existing session. */
-export async function handlePost(where: EndpointRequest): Promise<Response> {
+export async function handlePost(where: EndpointRequest, preread?: string): Promise<Response> {
   const { request } = where;
   checkPostHeaders(request.headers.get("accept"), request.headers.get("content-type"));
-  const raw = await request.text();
+  // The shell may have read the body already (to choose the protocol era).
+  const raw = preread ?? (await request.text());
   const body = parseBody(raw);
 
   const single = Array.isArray(body) ? undefined : validateMessage(body);
