@@ -18,8 +18,11 @@ import { auditEventOf, isAudited } from "./audit-event";
 const MAX_BATCH_MESSAGES = 100;
 const MAX_BATCH_BYTES = 240 * 1024;
 
-/** The events of one HTTP request's messages that are still running or waiting to be sent. */
-type PendingBatch = { running: number; events: Promise<AuditEvent | undefined>[] };
+/** The events of one HTTP request's messages that are still running or waiting to be sent (built when sent). */
+type PendingBatch = { running: number; events: (() => Promise<AuditEvent | undefined>)[] };
+
+/** Lets the answer go out before any audit work: a timer yields to the runtime's I/O, a microtask would not. */
+const afterTheAnswer = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 let failedEvents = 0;
 
@@ -47,8 +50,9 @@ export function sendBatches(events: readonly AuditEvent[]): AuditEvent[][] {
   return groups;
 }
 
-async function send(queue: Queue | undefined, pending: readonly Promise<AuditEvent | undefined>[]): Promise<void> {
-  const events = (await Promise.all(pending)).filter((e): e is AuditEvent => e !== undefined);
+async function send(queue: Queue | undefined, pending: readonly (() => Promise<AuditEvent | undefined>)[]): Promise<void> {
+  await afterTheAnswer();
+  const events = (await Promise.all(pending.map((build) => build()))).filter((e): e is AuditEvent => e !== undefined);
   for (const group of sendBatches(events)) {
     try {
       if (!queue) throw new Error("the AUDIT_QUEUE binding is missing from wrangler.toml");
@@ -91,7 +95,7 @@ export function auditTrail(next: Handler, { config }: AuditTrailOptions): Handle
       answer = await next(ctx, message);
       return answer;
     } finally {
-      batch.events.push(event(ctx, message, answer));
+      batch.events.push(() => event(ctx, message, answer));
       if (--batch.running === 0) {
         batches.delete(ctx.waitUntil);
         ctx.waitUntil(send(ctx.services.auditQueue, batch.events));
