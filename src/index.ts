@@ -1,10 +1,13 @@
 /**
- * mcp-edge-gateway: the Worker entry point.
+ * mcp-edge-gateway: the Worker entry point. `fetch` serves clients and the admin API;
+ * `queue` consumes the audit Queue into R2.
  */
+import { consumeAuditBatch } from "./shell/audit-consumer";
 import { createApp, type GatewayBindings } from "./shell/app";
 
 const app = createApp();
 
 export default {
   fetch: app.fetch,
+  queue: (batch, env) => consumeAuditBatch(batch, env),
 } satisfies ExportedHandler<GatewayBindings>;

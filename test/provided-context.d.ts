@@ -13,5 +13,7 @@ declare module "vitest" {
     faultyUpstreamUrl: string;
     /** Origin of test/fixtures/tasks-upstream.ts; append `/<label>/mcp`. */
     tasksUpstreamUrl: string;
+    /** test/fixtures/trace-upstream.ts: answers with the trace context that reached it. */
+    traceUpstreamUrl: string;
   }
 }

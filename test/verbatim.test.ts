@@ -73,12 +73,16 @@ describe.each([
 });
 
 describe("the client's bytes on the way up", () => {
-  it("keeps the arguments' numbers and key order, changing only the name on /mcp", async () => {
+  it("keeps the arguments' numbers and key order, changing only the name on /mcp (and adding the trace context)", async () => {
     const args = '{"big":12345678901234567890,"f":1.50,"2":"b","1":"a","e":"\\u00e9"}';
     for (const [path, name] of [["/mcp/raw", "body"], ["/mcp", "raw___body"]] as const) {
       const { session } = await initialize(path, { vars: VARS });
       const answer = JSON.parse(await postText(path, session, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`)) as { result: { content: { text: string }[] } };
-      expect(answer.result.content[0]!.text).toBe(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"body","arguments":${args}}}`);
+      // Byte for byte, but for the name and the gateway's trace context added to params._meta.
+      const sent = answer.result.content[0]!.text;
+      const start = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"body","arguments":${args}`;
+      expect(sent.slice(0, start.length)).toBe(start);
+      expect(sent.slice(start.length)).toMatch(/^,"_meta":\{"traceparent":"00-[0-9a-f]{32}-[0-9a-f]{16}-01"\}\}\}$/);
     }
   });
 });

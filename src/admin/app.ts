@@ -12,6 +12,7 @@
  *   DELETE /admin/filter-sets/<name>
  *   POST   /admin/filter-sets/<name>/preview  body: {"tool": "...", "result": <a tool result>, "set"?: <an unsaved set>}
  *   PUT    /admin/plan, GET /admin/plan, DELETE /admin/plan
+ *   GET    /admin/audit?from=&to=&tool=&user=&upstream=&outcome=&limit=   the audit trail as NDJSON (admin/audit.ts)
  */
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { applyToolFilter, BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
@@ -21,6 +22,7 @@ import { FILTER_SET_KEY_PREFIX, forgetCached, PLAN_KEY } from "../policy/filter-
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../policy/document-limits";
 import { isObject } from "../core/jsonrpc";
 import { readBodyText } from "./read-body";
+import { addAuditRoutes } from "./audit";
 
 const MAX_DOCUMENT_BYTES = 512 * 1024;
 /** A preview carries a sample tool result beside the set, so it may be larger than a document. */
@@ -29,7 +31,7 @@ const ADMIN_OFF_MESSAGE =
   "The admin API is off: it is turned on by the ADMIN_TOKEN secret. Deployed: npx wrangler secret put ADMIN_TOKEN. " +
   "Locally: ADMIN_TOKEN=<token> in .dev.vars, or npm start -- --var ADMIN_TOKEN:<token>. See README, \"Live editing\".";
 
-type AdminBindings = { ADMIN_TOKEN?: string; GATEWAY_KV?: KVNamespace };
+type AdminBindings = { ADMIN_TOKEN?: string; GATEWAY_KV?: KVNamespace; PAYLOADS?: R2Bucket };
 type AdminContext = Context<{ Bindings: AdminBindings }>;
 
 async function sameSecret(given: string, expected: string): Promise<boolean> {
@@ -182,6 +184,8 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
     const parsed = parseDocument(text);
     return parsed.ok ? c.json(parsed.value as object) : c.text(text, 200, { "content-type": "text/plain; charset=utf-8" });
   });
+
+  addAuditRoutes(admin);
 
   admin.notFound((c) => c.json({ error: "Not Found: see README for the admin API's paths" }, 404));
   return admin;

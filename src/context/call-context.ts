@@ -13,6 +13,7 @@ import type { LargeAnswerConsumer } from "../upstream/client";
 import type { PoolRequest } from "../upstream/pool";
 import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
 import type { CallRecord } from "./call-record";
+import type { TraceContext } from "../core/traceparent";
 
 export type { LargeAnswerConsumer };
 
@@ -63,6 +64,8 @@ export type Services = {
   readonly payloads: R2Bucket | undefined;
   /** Seals sessions, signs cursors and payload URLs. */
   readonly sessionSecret: string;
+  /** The Queue audit events are sent to (AUDIT_QUEUE). */
+  readonly auditQueue: Queue | undefined;
   /** The Worker's bindings, for what is named in configuration (upstream service bindings, credential secrets). */
   readonly env: Readonly<Record<string, unknown>>;
 };
@@ -94,6 +97,10 @@ export type CallContext = {
    * (as a byte stream) and returns the text that answers the call instead.
    */
   readonly largeAnswer?: LargeAnswerConsumer;
+  /** The W3C `traceparent` header of the HTTP request that carried the message, when its transport has headers. */
+  readonly incomingTraceparent?: string;
+  /** The trace this message continues (set by the trace-context middleware); sent to upstreams. */
+  readonly trace?: TraceContext;
   /** Keeps work running after the answer is sent (audit, cache fills). */
   readonly waitUntil: (promise: Promise<unknown>) => void;
   /**

@@ -4,6 +4,7 @@
  * filters: set and bytes saved; offload: payload id) and the pipeline completes (bytes
  * to the client, duration). Audit reads it; no layer parses another's text to learn it.
  */
+import type { TraceContext } from "../core/traceparent";
 
 /** Why a call did not get an upstream's answer, as the relay saw it. */
 export type CallFailure = "unreachable" | "timeout" | "http-status" | "session-expired" | "bad-response" | "missing-binding" | "no-response" | "gateway-error";
@@ -32,6 +33,11 @@ export type CallRecord = {
   failure?: CallFailure;
   /** How long the pipeline took, ms. */
   durationMs?: number;
+  /** The trace the call continued (trace-context middleware): what the upstream was sent as its parent. */
+  trace?: TraceContext;
+  /** The JSON-RPC error a thrown gateway error answered the call with (the record layer). */
+  errorCode?: number;
+  errorMessage?: string;
 };
 
 /** A fresh record for a message taken now. */

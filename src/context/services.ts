@@ -1,6 +1,6 @@
 /**
  * The services of a call, typed once from the Worker's bindings: parsed configuration,
- * KV, R2 and the session secret. Layers below the shell never read a binding by name.
+ * KV, R2, the audit Queue and the session secret. Layers below the shell never read a binding by name.
  */
 import { gatewayConfig } from "../config/gateway-config";
 import { sessionSecret } from "../config/secrets";
@@ -15,6 +15,7 @@ export function servicesFor(env: Readonly<Record<string, unknown>>): Services {
     config: gatewayConfig(env),
     kv: env["GATEWAY_KV"] as KVNamespace | undefined,
     payloads: env["PAYLOADS"] as R2Bucket | undefined,
+    auditQueue: env["AUDIT_QUEUE"] as Queue | undefined,
     get sessionSecret() {
       return sessionSecret(env);
     },

@@ -8,7 +8,8 @@
  * output filters shape a result first, then offload sees the filtered size and stores
  * the filtered data, and the gateway's own tools answer before anything is forwarded.
  * Task results, which no filter can be chosen for, are withheld where a set may apply.
- * Later layers (visibility, authorization, rate limits, audit) go in front, in that order.
+ * Trace context comes first, so every layer and the audit event see the same trace.
+ * Later layers (visibility, authorization, rate limits) go in front of sys-tools, in that order.
  */
 import type { GatewayConfig } from "../config/gateway-config";
 import type { Handler, Middleware } from "../context/call-context";
@@ -19,13 +20,15 @@ import { taskResults } from "../middleware/task-results";
 import { relay } from "../relay/index";
 import { composeMiddleware } from "./compose";
 import { recordCalls, type CallObserver } from "./record-calls";
+import { auditTrail } from "./audit-trail";
+import { traceContext } from "../middleware/trace-context";
 
 export type { CallObserver };
 
 /** The middleware of a configuration, outermost first. */
 export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
   const cacheTtlMs = config.documentCacheTtlMs;
-  return [sysTools({ offloadDefaults: config.offload, cacheTtlMs }), offload({ defaults: config.offload, cacheTtlMs }), outputFilters({ cacheTtlMs }), taskResults({ cacheTtlMs })];
+  return [traceContext(), sysTools({ offloadDefaults: config.offload, cacheTtlMs }), offload({ defaults: config.offload, cacheTtlMs }), outputFilters({ cacheTtlMs }), taskResults({ cacheTtlMs })];
 }
 
 export type PipelineOptions = {
@@ -36,13 +39,18 @@ export type PipelineOptions = {
 };
 
 /**
- * The whole pipeline for a configuration: the record layer, the middleware, the relay.
+ * The whole pipeline for a configuration: the audit trail (when on), the record layer,
+ * the middleware, the relay. Audit wraps the record layer rather than sitting in the
+ * list: it needs the completed record (bytes to the client, duration) and the answer the
+ * client got, and must see where each message begins and ends to send one request's
+ * events in one batch.
  *
  * @example
  * const handle = buildPipeline(gatewayConfig(env), { observers: [(record) => console.log(record)] });
  */
 export function buildPipeline(config: GatewayConfig, { arrange = (list) => list, observers = [] }: PipelineOptions = {}): Handler {
-  return recordCalls(composeMiddleware(arrange(methodMiddleware(config)), relay), observers);
+  const recorded = recordCalls(composeMiddleware(arrange(methodMiddleware(config)), relay), observers);
+  return config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;
 }
 
 const built = new WeakMap<GatewayConfig, Handler>();

@@ -4,7 +4,7 @@
  * once the message is done. Observers run after the answer is decided and cannot change it.
  */
 import { GatewayError } from "../core/errors";
-import { isObject } from "../core/jsonrpc";
+import { INTERNAL_ERROR, isObject } from "../core/jsonrpc";
 import { utf8Length } from "../core/utf8-position";
 import type { CallContext, ClientMessage, Handler } from "../context/call-context";
 import type { CallFailure, CallRecord } from "../context/call-record";
@@ -34,6 +34,11 @@ export function recordCalls(next: Handler, observers: readonly CallObserver[]): 
       return answer;
     } catch (error) {
       record.failure ??= failureOf(error);
+      // What the client is answered with: a gateway error as it is, anything else as the generic internal error.
+      if (error instanceof GatewayError) {
+        record.errorCode = error.code;
+        record.errorMessage = error.message;
+      } else record.errorCode = INTERNAL_ERROR;
       throw error;
     } finally {
       record.bytesToClient = sent;

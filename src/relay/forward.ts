@@ -8,6 +8,8 @@ import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireM
 import { parseSpan, pathSpan, splice } from "../core/raw-json";
 import { encodeServerRequestId, withMessageId } from "./server-requests";
 import { toGatewayTaskIds } from "./task-ids";
+import { withTraceMeta } from "./trace-meta";
+import { traceparentOf } from "../core/traceparent";
 import { poolRequest, type CallContext, type Route } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
@@ -76,8 +78,11 @@ function methodOf(text: string): unknown {
  * response. Failures become a `GatewayError` answering `id`. Only the response with
  * that id completes the call: a response to anything else is dropped (and logged).
  */
-export async function forward(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId): Promise<string> {
+export async function forward(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
+  const traceparent = ctx.trace && traceparentOf(ctx.trace);
+  const text = traceparent ? withTraceMeta(request, traceparent) : request;
   const options: SendOptions = {
+    ...(traceparent ? { traceparent } : {}),
     // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it.
     ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),

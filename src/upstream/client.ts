@@ -83,6 +83,8 @@ export type UpstreamExchange = {
    * a stream answering a request may run as long as it is never silent for `idleTimeoutMs`.
    */
   readonly answerWithinTimeout?: boolean;
+  /** The W3C traceparent of the gateway's span for this call (sent as the `traceparent` header). */
+  readonly traceparent?: string;
 };
 
 /** Where upstream text may be logged: the upstream's name, and the env whose secrets are redacted. */
@@ -110,6 +112,7 @@ function headersFor(exchange: UpstreamExchange): Result<Headers, UpstreamFailure
   if (exchange.sessionId) headers.set("mcp-session-id", exchange.sessionId);
   if (exchange.protocolVersion) headers.set("mcp-protocol-version", exchange.protocolVersion);
   if (exchange.lastEventId !== undefined) headers.set("last-event-id", exchange.lastEventId);
+  if (exchange.traceparent !== undefined) headers.set("traceparent", exchange.traceparent);
   if (upstream.credential) {
     const secret = env[upstream.credential.secret];
     if (typeof secret !== "string" || secret === "") {

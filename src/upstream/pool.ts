@@ -219,7 +219,7 @@ export async function laterSessions(upstream: UpstreamConfig, request: PoolReque
 }
 
 /** How one message is sent: see `UpstreamExchange`. */
-export type SendOptions = { readonly large?: LargeAnswerConsumer; readonly answerWithinTimeout?: boolean };
+export type SendOptions = { readonly large?: LargeAnswerConsumer; readonly answerWithinTimeout?: boolean; readonly traceparent?: string };
 /**
  * Without options (a notification, the client's answer to a server request), the
  * upstream owes nothing but an acknowledgement: the whole answer within `timeoutMs`.

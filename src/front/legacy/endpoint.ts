@@ -73,6 +73,12 @@ function identityOf(session: SessionState): Identity {
   };
 }
 
+/** The client's W3C trace context header, passed to the pipeline (which continues the trace). */
+function traceHeader(request: Request): { incomingTraceparent?: string } {
+  const header = request.headers.get("traceparent");
+  return header === null ? {} : { incomingTraceparent: header };
+}
+
 /** The call context of a message in `session`, less what each message brings (emit, record). */
 type SessionContext = Omit<CallContext, "emit" | "record">;
 
@@ -84,6 +90,7 @@ function contextOf(where: EndpointRequest, session: SessionState, signal: AbortS
     upstreamClient: session,
     signal: signal ?? new AbortController().signal,
     waitUntil: where.waitUntil,
+    ...traceHeader(where.request),
   };
 }
 

@@ -1,0 +1,209 @@
+/**
+ * Builds the audit event of one completed client message from its call record, its
+ * context (identity, route, trace) and the answer the client got: parameters redacted
+ * by key, strings bounded, and the whole event trimmed to fit one Queue message
+ * (parameters cut with a marker: an event is never dropped for its size).
+ */
+import type { JsonObject } from "../core/jsonrpc";
+import { elements, member, members, rootSpan, type Span } from "../core/raw-json";
+import { randomHexId } from "../core/ids";
+import { utf8Length } from "../core/utf8-position";
+import type { AuditConfig } from "../config/audit-config";
+import { redactSecrets } from "../config/secrets";
+import type { CallContext, ClientMessage } from "../context/call-context";
+import type { CallRecord } from "../context/call-record";
+import { redactParameters, secretKeyMatcher } from "../policy/redact-parameters";
+import type { AuditEvent, AuditOutcome } from "../storage/audit-event";
+
+/** A Queue message holds at most 128 KB; the rest is headroom for the Queue's own framing. */
+export const MAX_EVENT_BYTES = 120 * 1024;
+/** Names, ids and URIs come from the client: each is cut at this many characters. */
+const MAX_FIELD_CHARS = 1024;
+/** How much of an error's text is kept. */
+const MAX_ERROR_CHARS = 1024;
+/** Raw characters of a tool error's text read from the answer (the rest is never decoded). */
+const MAX_ERROR_RAW_CHARS = 4 * MAX_ERROR_CHARS;
+export const TRIMMED_MARKER = "…[trimmed to fit the Queue's 128 KB message limit]";
+
+function bounded(value: unknown, max = MAX_FIELD_CHARS): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** The decoded start of a JSON string at `span`, without decoding more than `MAX_ERROR_RAW_CHARS` of it. */
+function stringStart(text: string, span: Span): string | undefined {
+  if (text.charCodeAt(span.start) !== 0x22) return undefined;
+  if (span.end - span.start <= MAX_ERROR_RAW_CHARS) return JSON.parse(text.slice(span.start, span.end)) as string;
+  // Cut, then drop a partial escape at the cut, and close the string.
+  const raw = text.slice(span.start, span.start + MAX_ERROR_RAW_CHARS).replace(/\\u[0-9a-fA-F]{0,3}$/, "").replace(/(?<!\\)(\\\\)*\\$/, "$1");
+  try {
+    return JSON.parse(`${raw}"`) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+type Ending = { outcome: AuditOutcome; code?: number; message?: string };
+
+/** How the answer ended: reads only the top of the response and of its result, never the whole text. */
+function endingOf(record: Readonly<CallRecord>, answer: string | undefined): Ending {
+  if (record.errorCode !== undefined) return { outcome: "error", code: record.errorCode, message: record.errorMessage };
+  if (answer === undefined) return record.failure ? { outcome: "error" } : { outcome: "success" };
+  try {
+    const root = rootSpan(answer);
+    const top = members(answer, root);
+    const error = top.find((m) => m.key === "error")?.value;
+    if (error) {
+      const code = member(answer, error, "code");
+      const message = member(answer, error, "message");
+      const parsedCode = code ? Number(answer.slice(code.start, code.end)) : Number.NaN;
+      return { outcome: "error", ...(Number.isInteger(parsedCode) ? { code: parsedCode } : {}), ...(message ? { message: stringStart(answer, message) } : {}) };
+    }
+    const result = top.find((m) => m.key === "result")?.value;
+    if (!result || answer.charCodeAt(result.start) !== 0x7b) return { outcome: "success" };
+    const fields = members(answer, result);
+    const isError = fields.find((m) => m.key === "isError")?.value;
+    if (!isError || answer.slice(isError.start, isError.end) !== "true") return { outcome: "success" };
+    const content = fields.find((m) => m.key === "content")?.value;
+    const first = content && answer.charCodeAt(content.start) === 0x5b ? elements(answer, content)[0] : undefined;
+    const text = first && answer.charCodeAt(first.start) === 0x7b ? member(answer, first, "text") : undefined;
+    return { outcome: "tool_error", ...(text ? { message: stringStart(answer, text) } : {}) };
+  } catch {
+    return { outcome: "success" };
+  }
+}
+
+/** A field of the identity that authentication may add (email, roles, persona); absent until it does. */
+function identityField(ctx: CallContext, key: string): unknown {
+  return (ctx.identity as Readonly<Record<string, unknown>>)[key];
+}
+
+async function hashedSessionId(id: string | undefined): Promise<string | undefined> {
+  if (id === undefined) return undefined;
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(id)));
+  return [...digest.subarray(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The method, the names and the parameters a message carries. */
+function callOf(message: ClientMessage): { method: string; id?: string; params?: JsonObject } {
+  switch (message.kind) {
+    case "request":
+      return { method: message.wire.message.method, id: JSON.stringify(message.wire.message.id), ...(message.wire.message.params ? { params: message.wire.message.params } : {}) };
+    case "notification":
+      return { method: message.wire.message.method, ...(message.wire.message.params ? { params: message.wire.message.params } : {}) };
+    case "response":
+      return { method: "(response)" };
+    case "listen":
+      return { method: "(listen)" };
+    default: {
+      const never: never = message;
+      return never;
+    }
+  }
+}
+
+function withoutMeta(params: JsonObject): JsonObject {
+  const { _meta: _, ...rest } = params;
+  return rest;
+}
+
+/** Drops undefined fields, so the NDJSON line holds only what is known. */
+function compact<T extends object>(event: T): T {
+  return Object.fromEntries(Object.entries(event).filter(([, v]) => v !== undefined)) as T;
+}
+
+function sizeOf(event: object): number {
+  return utf8Length(JSON.stringify(event));
+}
+
+/**
+ * `event` cut to `MAX_EVENT_BYTES`: its parameters become the start of their JSON text
+ * followed by a marker, shortened until the event fits.
+ */
+export function trimEvent(event: AuditEvent): AuditEvent {
+  if (sizeOf(event) <= MAX_EVENT_BYTES) return event;
+  const key = event["gen_ai.tool.call.arguments"] !== undefined ? "gen_ai.tool.call.arguments" : "gateway.params";
+  const whole = JSON.stringify(event[key] ?? null);
+  let keep = MAX_EVENT_BYTES;
+  for (;;) {
+    const trimmed: AuditEvent = { ...event, [key]: `${whole.slice(0, keep)}${TRIMMED_MARKER}`, "gateway.params_trimmed": true, "gateway.params_bytes": utf8Length(whole) };
+    if (sizeOf(trimmed) <= MAX_EVENT_BYTES || keep === 0) return trimmed;
+    keep = Math.floor(keep / 2);
+  }
+}
+
+/**
+ * The audit event of a completed message.
+ *
+ * @example
+ * const event = await auditEventOf(ctx.record, ctx, message, answer, config.audit);
+ */
+export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContext, message: ClientMessage, answer: string | undefined, config: AuditConfig): Promise<AuditEvent> {
+  const { method, id, params } = callOf(message);
+  const isSecret = secretKeyMatcher(config.redactKeys);
+  const redact = (value: unknown) => (config.redact ? redactParameters(value, isSecret) : value);
+  const ending = endingOf(record, answer);
+  const env = ctx.services.env;
+  const roles = identityField(ctx, "roles");
+  const toolCall = method === "tools/call";
+  const errorType = ending.outcome === "success" ? undefined : (record.failure ?? (ending.code !== undefined ? String(ending.code) : ending.outcome === "tool_error" ? "tool_error" : "error"));
+  const event: AuditEvent = compact({
+    "gateway.event_id": randomHexId(),
+    timestamp: new Date(record.startedAt).toISOString(),
+    trace_id: record.trace?.traceId,
+    span_id: record.trace?.spanId,
+    parent_span_id: record.trace?.parentSpanId,
+    "mcp.method.name": bounded(method)!,
+    "gen_ai.operation.name": toolCall ? "execute_tool" : undefined,
+    "gen_ai.tool.name": toolCall ? bounded(params?.["name"]) : undefined,
+    "gen_ai.prompt.name": method === "prompts/get" ? bounded(params?.["name"]) : undefined,
+    "mcp.resource.uri": method.startsWith("resources/") ? bounded(params?.["uri"]) : undefined,
+    "gen_ai.tool.call.arguments": toolCall ? redact(params?.["arguments"] ?? {}) : undefined,
+    "gateway.params": !toolCall && params && Object.keys(withoutMeta(params)).length > 0 ? redact(withoutMeta(params)) : undefined,
+    "jsonrpc.request.id": bounded(id),
+    "mcp.protocol.version": ctx.identity.protocolVersion,
+    "mcp.session.id": await hashedSessionId(ctx.identity.session?.id),
+    "user.id": ctx.identity.principal,
+    "user.email": bounded(identityField(ctx, "email")),
+    "user.roles": Array.isArray(roles) ? roles.filter((r): r is string => typeof r === "string").map((r) => bounded(r)!) : undefined,
+    "gateway.persona": bounded(identityField(ctx, "persona")),
+    "gateway.route": ctx.route.aggregated ? "/mcp" : `/mcp/${ctx.route.name}`,
+    "gateway.upstream": record.upstream,
+    "gateway.upstream.status_code": record.upstreamStatus,
+    "gateway.bytes_from_upstream": record.bytesFromUpstream,
+    "gateway.bytes_to_client": record.bytesToClient,
+    "gateway.filter.set": record.filterSet,
+    "gateway.filter.rule": record.filterRule,
+    "gateway.filter.bytes_saved": record.bytesSaved,
+    "gateway.filter.shadow": record.filterShadow,
+    "gateway.payload_id": record.payloadId,
+    "gateway.outcome": ending.outcome,
+    "error.type": errorType,
+    "rpc.response.status_code": ending.code !== undefined ? String(ending.code) : undefined,
+    // Upstreams write these texts: no configured secret leaves in them.
+    "gateway.error.message": ending.message === undefined ? undefined : bounded(redactSecrets(ending.message, env), MAX_ERROR_CHARS),
+    "gateway.failure": record.failure,
+    "gateway.duration_ms": record.durationMs ?? Date.now() - record.startedAt,
+  });
+  return trimEvent(event);
+}
+
+/** True for a message the configuration asks to record. */
+export function isAudited(message: ClientMessage, config: AuditConfig): boolean {
+  if (!config.enabled) return false;
+  switch (config.record) {
+    case "all":
+      return true;
+    case "requests":
+      return message.kind === "request";
+    case "tools/call":
+      return message.kind === "request" && message.wire.message.method === "tools/call";
+    default: {
+      const never: never = config.record;
+      return never;
+    }
+  }
+}
+
+

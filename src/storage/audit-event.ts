@@ -1,0 +1,82 @@
+/**
+ * The audit event: one line of the audit trail, as it travels through the Queue and lies
+ * in R2 (NDJSON). Field names follow the OpenTelemetry semantic conventions where one
+ * exists (MCP: `mcp.*`, `jsonrpc.*`; GenAI: `gen_ai.*`; general: `error.type`, `user.*`,
+ * the log data model's `trace_id`/`span_id`); what only this gateway knows is under
+ * `gateway.`. README ("Audit trail") maps them to the reference audit fields.
+ */
+
+/** How a call ended for the client. */
+export type AuditOutcome = "success" | "tool_error" | "error";
+
+export type AuditEvent = {
+  /** Unique, and the same on every delivery of the event: readers deduplicate by it. */
+  readonly "gateway.event_id": string;
+  /** When the gateway took the message (ISO 8601, UTC, ms). */
+  readonly timestamp: string;
+  readonly trace_id?: string;
+  /** The gateway's span: the parent the upstream was sent. */
+  readonly span_id?: string;
+  /** The client's span, when it sent a traceparent. */
+  readonly parent_span_id?: string;
+  /** The JSON-RPC method, or `(response)` for the client's answer to a server request, `(listen)` for the GET stream. */
+  readonly "mcp.method.name": string;
+  /** `execute_tool` for tools/call. */
+  readonly "gen_ai.operation.name"?: string;
+  readonly "gen_ai.tool.name"?: string;
+  readonly "gen_ai.prompt.name"?: string;
+  readonly "mcp.resource.uri"?: string;
+  /** The tool call's arguments, redacted; a string ending in a marker when trimmed. */
+  readonly "gen_ai.tool.call.arguments"?: unknown;
+  /** Params of other methods (less `_meta`), redacted; a string ending in a marker when trimmed. */
+  readonly "gateway.params"?: unknown;
+  /** True when parameters were cut to fit the Queue's message limit; their size before. */
+  readonly "gateway.params_trimmed"?: boolean;
+  readonly "gateway.params_bytes"?: number;
+  readonly "jsonrpc.request.id"?: string;
+  readonly "mcp.protocol.version": string;
+  /** SHA-256 of the session's id (hex, 32 digits): never the sealed token, never the id itself. */
+  readonly "mcp.session.id"?: string;
+  readonly "user.id": string;
+  readonly "user.email"?: string;
+  readonly "user.roles"?: readonly string[];
+  readonly "gateway.persona"?: string;
+  /** `/mcp` or `/mcp/<upstream>`. */
+  readonly "gateway.route": string;
+  readonly "gateway.upstream"?: string;
+  readonly "gateway.upstream.status_code"?: number;
+  readonly "gateway.bytes_from_upstream"?: number;
+  readonly "gateway.bytes_to_client"?: number;
+  readonly "gateway.filter.set"?: string;
+  readonly "gateway.filter.rule"?: string;
+  /** Bytes the filter removed; in shadow mode what it would have removed. */
+  readonly "gateway.filter.bytes_saved"?: number;
+  readonly "gateway.filter.shadow"?: boolean;
+  readonly "gateway.payload_id"?: string;
+  readonly "gateway.outcome": AuditOutcome;
+  /** The failure's class: the gateway's failure reason, else the JSON-RPC error code, else `tool_error`. */
+  readonly "error.type"?: string;
+  /** The JSON-RPC error code of an error response, as a string. */
+  readonly "rpc.response.status_code"?: string;
+  /** The error's text (configured secrets redacted, cut at 1 KB). */
+  readonly "gateway.error.message"?: string;
+  readonly "gateway.failure"?: string;
+  readonly "gateway.duration_ms": number;
+};
+
+/** What a reader asks for (GET /admin/audit). */
+export type AuditQuery = {
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly tool?: string;
+  readonly user?: string;
+  readonly upstream?: string;
+  readonly outcome?: AuditOutcome;
+};
+
+/** True for a value read back from the Queue or R2 that has the fields every event has. */
+export function isAuditEvent(value: unknown): value is AuditEvent {
+  if (typeof value !== "object" || value === null) return false;
+  const event = value as Record<string, unknown>;
+  return typeof event["gateway.event_id"] === "string" && typeof event["timestamp"] === "string" && !Number.isNaN(Date.parse(event["timestamp"]));
+}

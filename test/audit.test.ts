@@ -1,0 +1,268 @@
+/**
+ * The audit trail through the real Queue and R2 inside workerd: calls through the
+ * Worker produce events on AUDIT_QUEUE, the Worker's own queue() consumer (wrangler.toml
+ * [[queues.consumers]]) writes them to R2, and GET /admin/audit reads them back. The
+ * upstream is a real server on loopback that reports the trace context it received.
+ * Only the test of a failing Queue binds a fake queue object: a send that throws is a
+ * platform failure that cannot be produced for real.
+ */
+import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, inject, it, vi } from "vitest";
+import worker from "../src/index";
+import { auditSendFailures } from "../src/pipeline/audit-trail";
+import { MAX_EVENT_BYTES, TRIMMED_MARKER } from "../src/pipeline/audit-event";
+import { hourPrefix } from "../src/storage/audit-log";
+import { answer, gatewayFetch, initialize, post, type GatewayTarget, type Json, type Vars } from "./helpers/gateway";
+
+const ADMIN_TOKEN = "audit-test-admin-token";
+const CONSUMER_DEADLINE_MS = 15_000;
+const POLL_MS = 100;
+
+/** Vars with one upstream of a fresh name (so this test's events are told apart from every other test's). */
+function upstreamVars(extra: Vars = {}): { name: string; vars: Vars } {
+  const name = `audit${crypto.randomUUID().slice(0, 8)}`;
+  return { name, vars: { ADMIN_TOKEN, UPSTREAMS: JSON.stringify([{ name, url: inject("traceUpstreamUrl") }]), ...extra } };
+}
+
+async function readAudit(query: string, vars: Vars = { ADMIN_TOKEN }): Promise<{ status: number; events: Json[]; headers: Headers }> {
+  const response = await gatewayFetch(`/admin/audit?${query}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }, vars);
+  const text = await response.text();
+  if (response.status !== 200) return { status: response.status, events: [JSON.parse(text)], headers: response.headers };
+  return { status: 200, events: text.split("\n").filter(Boolean).map((line) => JSON.parse(line)), headers: response.headers };
+}
+
+/** The events of `query` once the consumer has written at least `count` (it runs on its own schedule, so R2 is asked until then). */
+async function eventsOnceWritten(query: string, count: number): Promise<Json[]> {
+  const deadline = Date.now() + CONSUMER_DEADLINE_MS;
+  for (;;) {
+    const { events } = await readAudit(query);
+    if (events.length >= count || Date.now() > deadline) return events;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+function call(path: string, session: string, name: string, args: unknown, vars: Vars, headers: Record<string, string> = {}, meta?: Json) {
+  const params = { name, arguments: args, ...(meta ? { _meta: meta } : {}) };
+  return post(path, { jsonrpc: "2.0", id: Math.floor(Math.random() * 1e9), method: "tools/call", params }, { session, vars, headers });
+}
+
+/** Runs one request through the Worker and waits for its waitUntil work (the audit send). */
+async function fetchAndSettle(request: Request, vars: Vars): Promise<{ response: Response; text: string }> {
+  const ctx = createExecutionContext();
+  const response = await (worker as GatewayTarget).fetch(request, { ...env, ...vars }, ctx);
+  const text = await response.text();
+  await waitOnExecutionContext(ctx);
+  return { response, text };
+}
+
+describe("the audit trail", () => {
+  it("N = 200 concurrent calls give exactly 200 distinct events in /admin/audit, and a batch delivered twice doubles none", async () => {
+    const N = 200;
+    const { name, vars } = upstreamVars();
+    const { session } = await initialize(`/mcp`, { vars });
+    const answers = await Promise.all(Array.from({ length: N }, (_, i) => call("/mcp", session, `${name}___whoami`, { i }, vars).then(answer)));
+    expect(answers.every((a) => a.result?.structuredContent?.header)).toBe(true);
+
+    const query = `upstream=${name}&limit=1000`;
+    const events = await eventsOnceWritten(query, N);
+    expect(events).toHaveLength(N);
+    expect(new Set(events.map((e) => e["gateway.event_id"])).size).toBe(N);
+    expect(events.map((e) => e["gen_ai.tool.call.arguments"].i).sort((a, b) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i));
+    // Newest last.
+    const times = events.map((e) => e.timestamp);
+    expect([...times].sort()).toEqual(times);
+
+    // Deliver the same events to the consumer again: once as a new batch (other message
+    // ids: new objects in R2), and that batch a second time (same ids: its objects rewritten).
+    const redelivered = createMessageBatch("mcp-edge-gateway-audit", events.map((body, i) => ({ id: `again-${name}-${i}`, timestamp: Date.now(), attempts: 2, body })));
+    for (let delivery = 0; delivery < 2; delivery++) {
+      const ctx = createExecutionContext();
+      await worker.queue(redelivered, { ...env });
+      const result = await getQueueResult(redelivered, ctx);
+      expect(result.explicitAcks).toHaveLength(N);
+    }
+    // R2 now holds each event twice; the reader still gives each once.
+    const stored = await env.PAYLOADS.list({ prefix: hourPrefix(Date.parse(events[0].timestamp)) });
+    let copies = 0;
+    for (const object of stored.objects) copies += ((await (await env.PAYLOADS.get(object.key))!.text()).match(new RegExp(`"gateway.upstream":"${name}"`, "g")) ?? []).length;
+    expect(copies).toBeGreaterThanOrEqual(2 * N);
+    const again = (await readAudit(query)).events;
+    expect(again).toHaveLength(N);
+    expect(new Set(again.map((e) => e["gateway.event_id"]))).toEqual(new Set(events.map((e) => e["gateway.event_id"])));
+  });
+
+  it("records who called what with which result: identity, route, upstream, bytes, trace, hashed session", async () => {
+    const { name, vars } = upstreamVars();
+    const { session } = await initialize(`/mcp/${name}`, { vars });
+    const text = await (await call(`/mcp/${name}`, session, "whoami", { q: 1 }, vars)).text();
+    const [event] = await eventsOnceWritten(`upstream=${name}`, 1);
+    expect(event).toMatchObject({
+      "mcp.method.name": "tools/call",
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": "whoami",
+      "gen_ai.tool.call.arguments": { q: 1 },
+      "mcp.protocol.version": "2025-11-25",
+      "user.id": "anonymous",
+      "gateway.route": `/mcp/${name}`,
+      "gateway.upstream": name,
+      "gateway.upstream.status_code": 200,
+      "gateway.outcome": "success",
+      "gateway.bytes_to_client": new TextEncoder().encode(text).length,
+    });
+    expect(event["gateway.bytes_from_upstream"]).toBeGreaterThan(0);
+    expect(event["gateway.duration_ms"]).toBeGreaterThanOrEqual(0);
+    expect(event["jsonrpc.request.id"]).toBe(String(JSON.parse(text).id));
+    expect(event["mcp.session.id"]).toMatch(/^[0-9a-f]{32}$/);
+    // Neither the sealed token nor anything of it.
+    expect(JSON.stringify(event)).not.toContain(session.slice(0, 24));
+    expect(event.trace_id).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it("redacts parameters by key at any depth, by the default patterns and by AUDIT's own", async () => {
+    const { name, vars } = upstreamVars();
+    const { session } = await initialize("/mcp", { vars });
+    const args = {
+      user: "ada",
+      password: "hunter2-secret-value",
+      nested: { list: [{ deeper: { "X-Api-Key": "k-123-secret", access_token: "t-456-secret", note: "kept" } }], Authorization: "Bearer b-789-secret" },
+      ssn: "078-05-1120",
+    };
+    await (await call("/mcp", session, `${name}___whoami`, args, vars)).text();
+    const custom = { ...vars, AUDIT: JSON.stringify({ redactKeys: ["ssn", "*_note"] }) };
+    await (await call("/mcp", session, `${name}___whoami`, { ssn: "078-05-1120", password: "not-a-default-now", my_note: "x", notes: "y" }, custom)).text();
+    const events = await eventsOnceWritten(`upstream=${name}`, 2);
+    expect(events[0]["gen_ai.tool.call.arguments"]).toEqual({
+      user: "ada",
+      password: "[redacted]",
+      nested: { list: [{ deeper: { "X-Api-Key": "[redacted]", access_token: "[redacted]", note: "kept" } }], Authorization: "[redacted]" },
+      ssn: "078-05-1120",
+    });
+    expect(events[1]["gen_ai.tool.call.arguments"]).toEqual({ ssn: "[redacted]", password: "not-a-default-now", my_note: "[redacted]", notes: "y" });
+    // Nothing of the secret values reached R2.
+    const listed = await env.PAYLOADS.list({ prefix: hourPrefix(Date.parse(events[0].timestamp)) });
+    for (const object of listed.objects) expect(await (await env.PAYLOADS.get(object.key))!.text()).not.toMatch(/hunter2|k-123|t-456|b-789/);
+  });
+
+  it("trims an event over the Queue's message limit (parameters cut with a marker), never drops it", async () => {
+    const { name, vars } = upstreamVars();
+    const { session } = await initialize("/mcp", { vars });
+    const big = "é".repeat(200_000); // 400 KB of UTF-8
+    const text = await (await call("/mcp", session, `${name}___whoami`, { big, small: 1 }, vars)).text();
+    expect(JSON.parse(text).result).toBeDefined();
+    const [event] = await eventsOnceWritten(`upstream=${name}`, 1);
+    expect(event["gateway.params_trimmed"]).toBe(true);
+    expect(event["gateway.params_bytes"]).toBeGreaterThan(400_000);
+    expect(event["gen_ai.tool.call.arguments"]).toMatch(new RegExp(`^\\{"big":"é+${TRIMMED_MARKER.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
+    expect(new TextEncoder().encode(JSON.stringify(event)).length).toBeLessThanOrEqual(MAX_EVENT_BYTES);
+    expect(event).toMatchObject({ "gen_ai.tool.name": `${name}___whoami`, "gateway.outcome": "success" });
+  });
+
+  it("a Queue whose send throws leaves the answer intact; the failure is logged with the event id and counted", async () => {
+    const { name, vars } = upstreamVars();
+    const sent: unknown[] = [];
+    const failing = { send: () => Promise.reject(new Error("queue down")), sendBatch: (batch: unknown) => (sent.push(batch), Promise.reject(new Error("queue down"))) };
+    const failingVars = { ...vars, AUDIT_QUEUE: failing };
+    const { session } = await initialize("/mcp", { vars });
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const before = auditSendFailures();
+    try {
+      const body = JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: `${name}___whoami`, arguments: {} } });
+      const request = new Request("http://gateway.test/mcp", { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }, body });
+      const { response, text } = await fetchAndSettle(request, failingVars);
+      expect(response.status).toBe(200);
+      expect(JSON.parse(text)).toMatchObject({ id: 5, result: { structuredContent: { meta: expect.any(String) } } });
+      expect(sent).toHaveLength(1);
+      expect(auditSendFailures()).toBe(before + 1);
+      const logged = errors.mock.calls.map((args) => String(args[0])).find((line) => line.includes("not queued"));
+      const eventId = (sent[0] as { body: Json }[])[0]!.body["gateway.event_id"];
+      expect(logged).toContain(eventId);
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
+  it("sends the events of one HTTP request in one sendBatch", async () => {
+    const { name, vars } = upstreamVars();
+    const batches: { body: Json }[][] = [];
+    const recording = { send: async () => {}, sendBatch: async (batch: { body: Json }[]) => void batches.push(batch) };
+    const { session } = await initialize("/mcp", { vars, version: "2025-03-26" });
+    const body = JSON.stringify([1, 2, 3].map((id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: `${name}___whoami`, arguments: { id } } })));
+    const request = new Request("http://gateway.test/mcp", { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-03-26" }, body });
+    const { response } = await fetchAndSettle(request, { ...vars, AUDIT_QUEUE: recording });
+    expect(response.status).toBe(200);
+    expect(batches).toHaveLength(1);
+    expect(batches[0]!.map((m) => m.body["gen_ai.tool.call.arguments"].id).sort()).toEqual([1, 2, 3]);
+  });
+
+  it("continues the client's trace (header or _meta), mints one otherwise, and sends it upstream in header and _meta", async () => {
+    const { name, vars } = upstreamVars();
+    const { session } = await initialize("/mcp", { vars });
+    const clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const fromHeader = await answer(await call("/mcp", session, `${name}___whoami`, { via: "header" }, vars, { traceparent: `00-${clientTrace}-00f067aa0ba902b7-01` }));
+    const fromMeta = await answer(await call("/mcp", session, `${name}___whoami`, { via: "meta" }, vars, {}, { traceparent: `00-${clientTrace}-1111111111111111-00` }));
+    const minted = await answer(await call("/mcp", session, `${name}___whoami`, { via: "none" }, vars));
+    const events = await eventsOnceWritten(`upstream=${name}`, 3);
+    const byVia = Object.fromEntries(events.map((e) => [e["gen_ai.tool.call.arguments"].via, e]));
+
+    for (const [seen, event, parent, flags] of [
+      [fromHeader, byVia["header"], "00f067aa0ba902b7", "01"],
+      [fromMeta, byVia["meta"], "1111111111111111", "00"],
+    ] as const) {
+      expect(event).toMatchObject({ trace_id: clientTrace, parent_span_id: parent });
+      expect(event.span_id).not.toBe(parent);
+      const sentUp = `00-${clientTrace}-${event.span_id}-${flags}`;
+      expect(seen.result.structuredContent).toEqual({ header: sentUp, meta: sentUp });
+    }
+    const mintedEvent = byVia["none"];
+    expect(mintedEvent.trace_id).toMatch(/^[0-9a-f]{32}$/);
+    expect(mintedEvent.trace_id).not.toBe(clientTrace);
+    expect(mintedEvent.parent_span_id).toBeUndefined();
+    expect(minted.result.structuredContent).toEqual({ header: `00-${mintedEvent.trace_id}-${mintedEvent.span_id}-01`, meta: `00-${mintedEvent.trace_id}-${mintedEvent.span_id}-01` });
+  });
+
+  it("records tool errors, JSON-RPC errors and unreachable upstreams; the admin filters and limit select among them", async () => {
+    const { name, vars } = upstreamVars();
+    const down = `${name}down`;
+    const withDown = { ...vars, UPSTREAMS: JSON.stringify([...JSON.parse(vars["UPSTREAMS"] as string), { name: down, url: "http://127.0.0.1:9/mcp", timeoutMs: 2000 }]) };
+    const { session } = await initialize("/mcp", { vars: withDown });
+    for (const tool of ["whoami", "fail", "refuse"]) await (await call("/mcp", session, `${name}___${tool}`, {}, withDown)).text();
+    await (await call("/mcp", session, `${down}___whoami`, {}, withDown)).text();
+    await eventsOnceWritten(`tool=${name}*`, 4);
+
+    const one = async (query: string) => (await readAudit(`tool=${name}*&${query}`)).events;
+    expect(await one("outcome=tool_error")).toEqual([expect.objectContaining({ "gen_ai.tool.name": `${name}___fail`, "error.type": "tool_error", "gateway.error.message": "the tool failed: disk full" })]);
+    const errors = await one("outcome=error");
+    expect(errors).toEqual([
+      expect.objectContaining({ "gen_ai.tool.name": `${name}___refuse`, "error.type": "-32602", "rpc.response.status_code": "-32602", "gateway.error.message": "refused: bad arguments" }),
+      expect.objectContaining({ "gen_ai.tool.name": `${down}___whoami`, "gateway.upstream": down, "error.type": "unreachable", "gateway.failure": "unreachable" }),
+    ]);
+    expect(await one(`upstream=${down}`)).toHaveLength(1);
+    expect(await one("outcome=success&user=anonymous")).toEqual([expect.objectContaining({ "gen_ai.tool.name": `${name}___whoami` })]);
+    expect(await one("user=someone-else")).toEqual([]);
+    // limit keeps the latest: the last call made.
+    expect((await one("limit=1")).map((e) => e["gen_ai.tool.name"])).toEqual([`${down}___whoami`]);
+    expect(await one(`to=${Date.now() - 3_600_000}`)).toEqual([]);
+  });
+
+  it("records every request with AUDIT record=requests, and nothing with enabled=false", async () => {
+    const { name, vars } = upstreamVars();
+    const requests = { ...vars, AUDIT: JSON.stringify({ record: "requests" }) };
+    const { session } = await initialize(`/mcp/${name}`, { vars: requests });
+    await post(`/mcp/${name}`, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { session, vars: requests }).then((r) => r.text());
+    await (await call(`/mcp/${name}`, session, "whoami", { n: 1 }, { ...vars, AUDIT: JSON.stringify({ enabled: false }) })).text();
+    await (await call(`/mcp/${name}`, session, "whoami", { n: 2 }, vars)).text();
+    const events = await eventsOnceWritten(`upstream=${name}`, 3);
+    expect(events.map((e) => e["mcp.method.name"])).toEqual(["initialize", "tools/list", "tools/call"]);
+    expect(events[2]["gen_ai.tool.call.arguments"]).toEqual({ n: 2 });
+  });
+
+  it("admin: bearer token required; bad queries refused with a reason", async () => {
+    expect((await gatewayFetch("/admin/audit", {}, { ADMIN_TOKEN })).status).toBe(401);
+    for (const query of ["limit=0", "limit=1001", "limit=x", "outcome=maybe", "from=yesterday", `from=${Date.now() - 8 * 86_400_000}`]) {
+      const { status, events } = await readAudit(query);
+      expect(status).toBe(400);
+      expect(events[0].error).toMatch(/invalid audit query/);
+    }
+  });
+});
