@@ -21,6 +21,7 @@ import { FILTER_SET_KEY_PREFIX, forgetCached, PLAN_KEY } from "../policy/filter-
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../policy/document-limits";
 import { isObject } from "../core/jsonrpc";
 import { readBodyText } from "./read-body";
+import { createShapingAdmin } from "./shaping";
 
 const MAX_DOCUMENT_BYTES = 512 * 1024;
 /** A preview carries a sample tool result beside the set, so it may be larger than a document. */
@@ -183,6 +184,7 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
     return parsed.ok ? c.json(parsed.value as object) : c.text(text, 200, { "content-type": "text/plain; charset=utf-8" });
   });
 
+  admin.route("/", createShapingAdmin());
   admin.notFound((c) => c.json({ error: "Not Found: see README for the admin API's paths" }, 404));
   return admin;
 }

@@ -8,11 +8,17 @@
  * output filters shape a result first, then offload sees the filtered size and stores
  * the filtered data, and the gateway's own tools answer before anything is forwarded.
  * Task results, which no filter can be chosen for, are withheld where a set may apply.
+ * Rules append their guidance to the final result (filtered, or offload's envelope);
+ * icons and text overrides shape the upstreams' lists (the gateway's own tools are
+ * appended outside them, by sys-tools).
  * Later layers (visibility, authorization, rate limits, audit) go in front, in that order.
  */
 import type { GatewayConfig } from "../config/gateway-config";
 import type { Handler, Middleware } from "../context/call-context";
+import { icons } from "../middleware/icons";
 import { offload } from "../middleware/offload";
+import { rules } from "../middleware/rules";
+import { textOverrides } from "../middleware/text-overrides";
 import { outputFilters } from "../middleware/output-filters";
 import { sysTools } from "../middleware/sys-tools";
 import { taskResults } from "../middleware/task-results";
@@ -25,7 +31,14 @@ export type { CallObserver };
 /** The middleware of a configuration, outermost first. */
 export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
   const cacheTtlMs = config.documentCacheTtlMs;
-  return [sysTools({ offloadDefaults: config.offload, cacheTtlMs }), offload({ defaults: config.offload, cacheTtlMs }), outputFilters({ cacheTtlMs }), taskResults({ cacheTtlMs })];
+  return [
+    sysTools({ offloadDefaults: config.offload, cacheTtlMs }),
+    icons({ cacheTtlMs }),
+    textOverrides({ cacheTtlMs }),
+    rules({ cacheTtlMs }),
+    offload({ defaults: config.offload, cacheTtlMs }), outputFilters({ cacheTtlMs }),
+    taskResults({ cacheTtlMs }),
+  ];
 }
 
 export type PipelineOptions = {

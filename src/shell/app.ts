@@ -15,6 +15,7 @@ import { servicesFor } from "../context/services";
 import { handleDelete, handleGet, handlePost, type EndpointRequest } from "../front/legacy/endpoint";
 import { checkOrigin, corsHeaders } from "./origin";
 import { downloadPayload } from "./payload-download";
+import { downloadIcon } from "./icon-download";
 
 /** Until authentication lands every caller is the same principal. */
 const ANONYMOUS_PRINCIPAL = "anonymous";
@@ -119,6 +120,7 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
     });
   });
   app.route("/admin", createAdminApp());
+  app.get("/icons/:name", (c) => downloadIcon(c.req.raw, c.env, c.req.param("name")));
   app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id")));
   app.all("/mcp", (c) => serve(c, "", pipelines));
   app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), pipelines));
