@@ -8,6 +8,7 @@
  * output filters shape a result first, then offload sees the filtered size and stores
  * the filtered data, and the gateway's own tools answer before anything is forwarded.
  * Task results, which no filter can be chosen for, are withheld where a set may apply.
+ * Client logging is outermost, so it reports what every layer inside decided.
  * Rules append their guidance to the final result (filtered, or offload's envelope);
  * icons and text overrides shape the upstreams' lists (the gateway's own tools are
  * appended outside them, by sys-tools).
@@ -15,6 +16,7 @@
  */
 import type { GatewayConfig } from "../config/gateway-config";
 import type { Handler, Middleware } from "../context/call-context";
+import { clientLogging } from "../middleware/client-logging";
 import { icons } from "../middleware/icons";
 import { offload } from "../middleware/offload";
 import { rules } from "../middleware/rules";
@@ -32,6 +34,7 @@ export type { CallObserver };
 export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
   const cacheTtlMs = config.documentCacheTtlMs;
   return [
+    clientLogging(),
     sysTools({ offloadDefaults: config.offload, cacheTtlMs }),
     icons({ cacheTtlMs }),
     textOverrides({ cacheTtlMs }),
