@@ -22,6 +22,7 @@ import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../policy/document-limits";
 import { isObject } from "../core/jsonrpc";
 import { readBodyText } from "./read-body";
 import { createShapingAdmin } from "./shaping";
+import { createUpstreamsAdmin } from "./upstreams";
 
 const MAX_DOCUMENT_BYTES = 512 * 1024;
 /** A preview carries a sample tool result beside the set, so it may be larger than a document. */
@@ -185,6 +186,7 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
   });
 
   admin.route("/", createShapingAdmin());
+  admin.route("/", createUpstreamsAdmin());
   admin.notFound((c) => c.json({ error: "Not Found: see README for the admin API's paths" }, 404));
   return admin;
 }

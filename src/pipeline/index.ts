@@ -27,6 +27,7 @@ import { taskResults } from "../middleware/task-results";
 import { relay } from "../relay/index";
 import { composeMiddleware } from "./compose";
 import { recordCalls, type CallObserver } from "./record-calls";
+import { upstreamHealth } from "./upstream-health";
 
 export type { CallObserver };
 
@@ -44,10 +45,13 @@ export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
   ];
 }
 
+/** Observers every pipeline has: upstream health, measured on real traffic. */
+const DEFAULT_OBSERVERS: readonly CallObserver[] = [upstreamHealth];
+
 export type PipelineOptions = {
   /** Rearranges the middleware list (a test adds a recorder to it). */
   readonly arrange?: (middleware: readonly Middleware[]) => readonly Middleware[];
-  /** Told of each message's completed call record. */
+  /** Told of each message's completed call record, after the default observers (upstream health). */
   readonly observers?: readonly CallObserver[];
 };
 
@@ -58,7 +62,7 @@ export type PipelineOptions = {
  * const handle = buildPipeline(gatewayConfig(env), { observers: [(record) => console.log(record)] });
  */
 export function buildPipeline(config: GatewayConfig, { arrange = (list) => list, observers = [] }: PipelineOptions = {}): Handler {
-  return recordCalls(composeMiddleware(arrange(methodMiddleware(config)), relay), observers);
+  return recordCalls(composeMiddleware(arrange(methodMiddleware(config)), relay), [...DEFAULT_OBSERVERS, ...observers]);
 }
 
 const built = new WeakMap<GatewayConfig, Handler>();

@@ -119,6 +119,8 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
       ...(parsed.ok ? {} : { configurationErrors: [publicConfigurationError(parsed.problems)] }),
     });
   });
+  // Liveness: answers without calling any upstream, and says nothing secret.
+  app.get("/health", (c) => c.json({ status: "ok", ...GATEWAY_INFO }, 200, { "cache-control": "no-store" }));
   app.route("/admin", createAdminApp());
   app.get("/icons/:name", (c) => downloadIcon(c.req.raw, c.env, c.req.param("name")));
   app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id")));
