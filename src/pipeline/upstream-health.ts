@@ -24,8 +24,8 @@ const UPSTREAM_FAILURES: ReadonlySet<string> = new Set(["unreachable", "timeout"
  */
 const MERGED_METHODS: ReadonlySet<string> = new Set(["initialize", "ping", "logging/setLevel", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "tasks/list"]);
 
-/** This isolate's name on the windows it writes. */
-const ISOLATE_ID = randomHexId().slice(0, 12);
+/** This isolate's name on the windows it writes (made on first use: Workers refuse random values at global scope). */
+let isolateId: string | undefined;
 const windows = new Map<string, HealthWindow>();
 const lastFlush = new Map<string, number>();
 
@@ -59,5 +59,5 @@ export const upstreamHealth: CallObserver = function upstreamHealth(record, ctx,
   if (!kv || now - (lastFlush.get(upstream) ?? 0) < HEALTH_FLUSH_INTERVAL_MS) return;
   lastFlush.set(upstream, now);
   windows.delete(upstream);
-  ctx.waitUntil(writeWindow(kv, window, ISOLATE_ID).catch((error: unknown) => console.warn("mcp-edge-gateway: an upstream health window was not written", error)));
+  ctx.waitUntil(writeWindow(kv, window, (isolateId ??= randomHexId().slice(0, 12))).catch((error: unknown) => console.warn("mcp-edge-gateway: an upstream health window was not written", error)));
 };
