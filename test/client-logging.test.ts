@@ -9,6 +9,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
 import { initialize, messages, post, request, type Json } from "./helpers/gateway";
 import { upstreamsVar } from "./helpers/upstreams";
+import type { CallContext } from "../src/context/call-context";
+import { requestLevel } from "../src/middleware/client-logging";
 
 const OFFLOAD = JSON.stringify({ thresholdBytes: 2000, include: ["alpha___big_list"] });
 
@@ -77,5 +79,17 @@ describe("a failed call", () => {
     const all = await messages(await post("/mcp", { jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "down___x", arguments: {} } }, { session, vars }));
     expect(all[all.length - 1].error).toBeDefined();
     expect(gatewayLogs(all)).toEqual([expect.objectContaining({ level: "error", data: expect.objectContaining({ event: "failure", failure: "unreachable", upstream: "down" }) })]);
+  });
+});
+
+describe("the 2026 hook", () => {
+  it.each([
+    ["2026-07-28", { _meta: { logLevel: "debug" } }, "debug"],
+    ["2026-07-28", { _meta: { logLevel: "loud" } }, undefined],
+    ["2026-07-28", {}, undefined],
+    ["2025-11-25", { _meta: { logLevel: "debug" } }, undefined],
+  ])("reads the level a %s request carries in _meta (%j)", (protocolVersion, params, expected) => {
+    const ctx = { identity: { protocolVersion } } as unknown as CallContext;
+    expect(requestLevel(ctx, { jsonrpc: "2.0", id: 1, method: "tools/call", params })).toBe(expected);
   });
 });
