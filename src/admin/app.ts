@@ -23,6 +23,8 @@ import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../policy/document-limits";
 import { isObject } from "../core/jsonrpc";
 import { readBodyText } from "./read-body";
 import { addAuditRoutes } from "./audit";
+import { createShapingAdmin } from "./shaping";
+import { createUpstreamsAdmin } from "./upstreams";
 
 const MAX_DOCUMENT_BYTES = 512 * 1024;
 /** A preview carries a sample tool result beside the set, so it may be larger than a document. */
@@ -187,6 +189,8 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
 
   addAuditRoutes(admin);
 
+  admin.route("/", createShapingAdmin());
+  admin.route("/", createUpstreamsAdmin());
   admin.notFound((c) => c.json({ error: "Not Found: see README for the admin API's paths" }, 404));
   return admin;
 }

@@ -1,7 +1,7 @@
 /**
  * The call record: what happened to one client message, as values that the layers which
  * know them write down on the way (the relay: upstream, status, bytes, failure; output
- * filters: set and bytes saved; offload: payload id) and the pipeline completes (bytes
+ * filters: set and bytes saved; offload: payload id; rules: the rules fired) and the pipeline completes (bytes
  * to the client, duration). Audit reads it; no layer parses another's text to learn it.
  */
 import type { TraceContext } from "../core/traceparent";
@@ -29,6 +29,8 @@ export type CallRecord = {
   filterShadow?: boolean;
   /** The id of the payload offload stored instead of the answer. */
   payloadId?: string;
+  /** The rules whose guidance was appended to the result (middleware/rules.ts), by name. */
+  rulesFired?: string[];
   /** Why the call failed, when it did. */
   failure?: CallFailure;
   /** How long the pipeline took, ms. */

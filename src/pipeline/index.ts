@@ -8,12 +8,20 @@
  * output filters shape a result first, then offload sees the filtered size and stores
  * the filtered data, and the gateway's own tools answer before anything is forwarded.
  * Task results, which no filter can be chosen for, are withheld where a set may apply.
- * Trace context comes first, so every layer and the audit event see the same trace.
+ * Trace context comes first, so every layer and the audit event see the same trace;
+ * client logging next, so it reports what every layer inside decided.
+ * Rules append their guidance to the final result (filtered, or offload's envelope);
+ * icons and text overrides shape the upstreams' lists (the gateway's own tools are
+ * appended outside them, by sys-tools).
  * Later layers (visibility, authorization, rate limits) go in front of sys-tools, in that order.
  */
 import type { GatewayConfig } from "../config/gateway-config";
 import type { Handler, Middleware } from "../context/call-context";
+import { clientLogging } from "../middleware/client-logging";
+import { icons } from "../middleware/icons";
 import { offload } from "../middleware/offload";
+import { rules } from "../middleware/rules";
+import { textOverrides } from "../middleware/text-overrides";
 import { outputFilters } from "../middleware/output-filters";
 import { sysTools } from "../middleware/sys-tools";
 import { taskResults } from "../middleware/task-results";
@@ -22,19 +30,33 @@ import { composeMiddleware } from "./compose";
 import { recordCalls, type CallObserver } from "./record-calls";
 import { auditTrail } from "./audit-trail";
 import { traceContext } from "../middleware/trace-context";
+import { upstreamHealth } from "./upstream-health";
 
 export type { CallObserver };
 
 /** The middleware of a configuration, outermost first. */
 export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
   const cacheTtlMs = config.documentCacheTtlMs;
-  return [traceContext(), sysTools({ offloadDefaults: config.offload, cacheTtlMs }), offload({ defaults: config.offload, cacheTtlMs }), outputFilters({ cacheTtlMs }), taskResults({ cacheTtlMs })];
+  return [
+    traceContext(),
+    clientLogging(),
+    sysTools({ offloadDefaults: config.offload, cacheTtlMs }),
+    icons({ cacheTtlMs }),
+    textOverrides({ cacheTtlMs }),
+    rules({ cacheTtlMs }),
+    offload({ defaults: config.offload, cacheTtlMs }),
+    outputFilters({ cacheTtlMs }),
+    taskResults({ cacheTtlMs }),
+  ];
 }
+
+/** Observers every pipeline has: upstream health, measured on real traffic. */
+const DEFAULT_OBSERVERS: readonly CallObserver[] = [upstreamHealth];
 
 export type PipelineOptions = {
   /** Rearranges the middleware list (a test adds a recorder to it). */
   readonly arrange?: (middleware: readonly Middleware[]) => readonly Middleware[];
-  /** Told of each message's completed call record. */
+  /** Told of each message's completed call record, after the default observers (upstream health). */
   readonly observers?: readonly CallObserver[];
 };
 
@@ -49,7 +71,7 @@ export type PipelineOptions = {
  * const handle = buildPipeline(gatewayConfig(env), { observers: [(record) => console.log(record)] });
  */
 export function buildPipeline(config: GatewayConfig, { arrange = (list) => list, observers = [] }: PipelineOptions = {}): Handler {
-  const recorded = recordCalls(composeMiddleware(arrange(methodMiddleware(config)), relay), observers);
+  const recorded = recordCalls(composeMiddleware(arrange(methodMiddleware(config)), relay), [...DEFAULT_OBSERVERS, ...observers]);
   return config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;
 }
 

@@ -50,12 +50,23 @@ export function mergedCapabilities(handshakes: readonly Handshake[]): JsonObject
   };
 }
 
+/** Between two upstreams' parts of the instructions on /mcp. */
+export const INSTRUCTIONS_SEPARATOR = "\n\n";
+
+/** The heading of an upstream's part of the instructions on /mcp. */
+export function instructionsHeading(upstream: string): string {
+  return `## ${upstream} (tools and prompts named ${upstream}___*)\n`;
+}
+
+/** Joins the upstreams' instructions on /mcp, each under its heading, in the order given. */
+export function joinInstructions(parts: readonly (readonly [string, string])[]): string | undefined {
+  const texts = parts.filter(([, text]) => text !== "").map(([name, text]) => `${instructionsHeading(name)}${text}`);
+  return texts.length > 0 ? texts.join(INSTRUCTIONS_SEPARATOR) : undefined;
+}
+
 /** The instructions of every upstream on /mcp, each under its name. */
 export function aggregatedInstructions(handshakes: readonly [string, Handshake][]): string | undefined {
-  const parts = handshakes
-    .filter(([, h]) => typeof h.initializeResult["instructions"] === "string" && h.initializeResult["instructions"] !== "")
-    .map(([name, h]) => `## ${name} (tools and prompts named ${name}___*)\n${String(h.initializeResult["instructions"])}`);
-  return parts.length > 0 ? parts.join("\n\n") : undefined;
+  return joinInstructions(handshakes.map(([name, h]) => [name, typeof h.initializeResult["instructions"] === "string" ? h.initializeResult["instructions"] : ""] as const));
 }
 
 /** The initialize answer on /mcp/<upstream>: the upstream's own result, with the version we agreed with the client. */

@@ -17,6 +17,7 @@ import { classifyPost } from "../front/modern/classify";
 import { handleModernPost } from "../front/modern/endpoint";
 import { checkOrigin, corsHeaders } from "./origin";
 import { downloadPayload } from "./payload-download";
+import { downloadIcon } from "./icon-download";
 
 /** Until authentication lands every caller is the same principal. */
 const ANONYMOUS_PRINCIPAL = "anonymous";
@@ -128,7 +129,10 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
       ...(parsed.ok ? {} : { configurationErrors: [publicConfigurationError(parsed.problems)] }),
     });
   });
+  // Liveness: answers without calling any upstream, and says nothing secret.
+  app.get("/health", (c) => c.json({ status: "ok", ...GATEWAY_INFO }, 200, { "cache-control": "no-store" }));
   app.route("/admin", createAdminApp());
+  app.get("/icons/:name", (c) => downloadIcon(c.req.raw, c.env, c.req.param("name")));
   app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id")));
   app.all("/mcp", (c) => serve(c, "", pipelines));
   app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), pipelines));
