@@ -45,6 +45,8 @@ export default defineConfig({
               bindings: {
                 UPSTREAMS: JSON.stringify(inject<unknown[]>("upstreams")),
                 SESSION_SECRET: "test-session-secret-0123456789abcdef",
+                // Authentication off for the tests of everything else; test/auth-*.test.ts turn it on per request.
+                AUTH: '{"mode":"off"}',
               },
               serviceBindings: {
                 // The demo upstream is a separate Worker; these tests use SDK upstreams on loopback.

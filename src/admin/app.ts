@@ -12,6 +12,7 @@
  *   DELETE /admin/filter-sets/<name>
  *   POST   /admin/filter-sets/<name>/preview  body: {"tool": "...", "result": <a tool result>, "set"?: <an unsaved set>}
  *   PUT    /admin/plan, GET /admin/plan, DELETE /admin/plan
+ *   /admin/api-keys, /admin/personas, /admin/visibility: see api-keys.ts and access-documents.ts
  */
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { applyToolFilter, BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
@@ -21,6 +22,8 @@ import { FILTER_SET_KEY_PREFIX, forgetCached, PLAN_KEY } from "../policy/filter-
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../policy/document-limits";
 import { isObject } from "../core/jsonrpc";
 import { readBodyText } from "./read-body";
+import { createApiKeyRoutes } from "./api-keys";
+import { createAccessRoutes } from "./access-documents";
 
 const MAX_DOCUMENT_BYTES = 512 * 1024;
 /** A preview carries a sample tool result beside the set, so it may be larger than a document. */
@@ -182,6 +185,9 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
     const parsed = parseDocument(text);
     return parsed.ok ? c.json(parsed.value as object) : c.text(text, 200, { "content-type": "text/plain; charset=utf-8" });
   });
+
+  admin.route("/api-keys", createApiKeyRoutes());
+  admin.route("/", createAccessRoutes());
 
   admin.notFound((c) => c.json({ error: "Not Found: see README for the admin API's paths" }, 404));
   return admin;

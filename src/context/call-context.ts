@@ -26,10 +26,26 @@ export type ClientSession = {
   readonly filterShapes?: Readonly<Record<string, string>>;
 };
 
+/** How a caller proved who they are. */
+export type AuthMethod = "api-key" | "jwt" | "none";
+
+/** The caller an HTTP request authenticated as (the shell's verifier decides; "anonymous" with AUTH off). */
+export type Caller = {
+  readonly principal: string;
+  readonly email?: string;
+  /** Roles select personas (authorization). */
+  readonly roles: readonly string[];
+  readonly method: AuthMethod;
+};
+
 /** Who is calling, as the front established it. */
 export type Identity = {
-  /** The authenticated caller ("anonymous" until authentication is configured). */
+  /** The authenticated caller ("anonymous" when authentication is off). */
   readonly principal: string;
+  readonly email?: string;
+  /** The caller's roles, from this request's credential (not from the session). */
+  readonly roles: readonly string[];
+  readonly authMethod: AuthMethod;
   /** The protocol revision the client speaks. */
   readonly protocolVersion: string;
   readonly clientCapabilities: JsonObject;

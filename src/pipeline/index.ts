@@ -8,11 +8,14 @@
  * output filters shape a result first, then offload sees the filtered size and stores
  * the filtered data, and the gateway's own tools answer before anything is forwarded.
  * Task results, which no filter can be chosen for, are withheld where a set may apply.
- * Later layers (visibility, authorization, rate limits, audit) go in front, in that order.
+ * Visibility, authorization and rate limits go in front, in that order (audit after them).
  */
 import type { GatewayConfig } from "../config/gateway-config";
 import type { Handler, Middleware } from "../context/call-context";
+import { authorization } from "../middleware/authorization";
 import { offload } from "../middleware/offload";
+import { rateLimit } from "../middleware/rate-limit";
+import { visibility } from "../middleware/visibility";
 import { outputFilters } from "../middleware/output-filters";
 import { sysTools } from "../middleware/sys-tools";
 import { taskResults } from "../middleware/task-results";
@@ -25,7 +28,15 @@ export type { CallObserver };
 /** The middleware of a configuration, outermost first. */
 export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
   const cacheTtlMs = config.documentCacheTtlMs;
-  return [sysTools({ offloadDefaults: config.offload, cacheTtlMs }), offload({ defaults: config.offload, cacheTtlMs }), outputFilters({ cacheTtlMs }), taskResults({ cacheTtlMs })];
+  // An invalid AUTH never reaches the pipeline (the shell refuses the request); "missing" does not either.
+  const auth = config.auth.ok ? config.auth.value : ({ mode: "missing" } as const);
+  return [
+    visibility({ cacheTtlMs }),
+    authorization({ auth, cacheTtlMs }),
+    rateLimit({ auth, cacheTtlMs }),
+    sysTools({ offloadDefaults: config.offload, cacheTtlMs }), offload({ defaults: config.offload, cacheTtlMs }), outputFilters({ cacheTtlMs }),
+    taskResults({ cacheTtlMs }),
+  ];
 }
 
 export type PipelineOptions = {
