@@ -10,6 +10,7 @@ import { startRawUpstream } from "./fixtures/raw-upstream.ts";
 import { startNamesUpstream } from "./fixtures/names-upstream.ts";
 import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
 import { startTasksUpstream } from "./fixtures/tasks-upstream.ts";
+import { startJwksServer } from "./fixtures/jwks-server.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -26,7 +27,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("faultyUpstreamUrl", faulty.url);
   const tasks = await startTasksUpstream();
   project.provide("tasksUpstreamUrl", tasks.url);
+  const jwks = await startJwksServer();
+  project.provide("jwks", { url: jwks.url, fetchesUrl: jwks.fetchesUrl, keys: jwks.keys });
   return async () => {
-    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close()]);
+    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), jwks.close()]);
   };
 }

@@ -13,5 +13,7 @@ declare module "vitest" {
     faultyUpstreamUrl: string;
     /** Origin of test/fixtures/tasks-upstream.ts; append `/<label>/mcp`. */
     tasksUpstreamUrl: string;
+    /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
+    jwks: { url: string; fetchesUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }
 }
