@@ -23,7 +23,7 @@ const METADATA = 'Bearer resource_metadata="http://gateway.test/.well-known/oaut
 const now = () => Math.floor(Date.now() / 1000);
 
 function claims(overrides: JWTPayload = {}): JWTPayload {
-  return { iss: ISSUER, aud: AUDIENCE, sub: "user-1", email: "user1@example.com", realm_access: { roles: ["user"] }, iat: now(), exp: now() + 300, ...overrides };
+  return { iss: ISSUER, aud: AUDIENCE, sub: "user-1", email: "user1@example.com", realm_access: { roles: ["jwt-user"] }, iat: now(), exp: now() + 300, ...overrides };
 }
 
 async function sign(payload: JWTPayload, key: JWK = jwks.keys.rsa, header: Record<string, unknown> = {}): Promise<string> {
@@ -34,7 +34,7 @@ async function sign(payload: JWTPayload, key: JWK = jwks.keys.rsa, header: Recor
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 beforeAll(async () => {
-  expect((await admin("PUT", "/personas/jwt-users", { roles: ["user"], allow: ["alpha___*"] }, VARS)).status).toBe(200);
+  expect((await admin("PUT", "/personas/jwt-users", { roles: ["jwt-user"], allow: ["alpha___*"] }, VARS)).status).toBe(200);
 });
 afterAll(async () => {
   await admin("DELETE", "/personas/jwt-users", undefined, VARS);
