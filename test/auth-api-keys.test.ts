@@ -154,6 +154,17 @@ describe("principal binding", () => {
   });
 });
 
+describe("credentials toward upstreams", () => {
+  it("never forwards the client's key", async () => {
+    const made = await makeKey({ principal: "forwarded", roles: ["user"] }, VARS);
+    const { session } = await initialize("/mcp", { vars: VARS, headers: made.headers });
+    const seen = await request("/mcp", session, "tools/call", { name: "alpha___whoami", arguments: {} }, { vars: VARS, headers: made.headers });
+    const headers = JSON.parse(seen.result.content[0].text) as Record<string, string>;
+    expect(JSON.stringify(headers)).not.toContain(made.key);
+    expect(headers["authorization"]).toBeUndefined();
+  });
+});
+
 describe("protected resource metadata (RFC 9728)", () => {
   it("describes the gateway and each route", async () => {
     const vars = { AUTH: JSON.stringify({ apiKeys: true, scopes: ["mcp:tools"] }) };
