@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/shell/app";
-import type { CallRecord } from "../src/context/call-context";
+import type { CallRecord } from "../src/context/call-record";
 import { elements, member, parseSpan, pathSpan } from "../src/core/raw-json";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { initialize, messageTexts, post, request, type GatewayTarget, type Json } from "./helpers/gateway";

@@ -13,6 +13,7 @@ import type { LargeAnswerConsumer } from "../upstream/client";
 import type { PoolRequest } from "../upstream/pool";
 import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
 import type { CallRecord } from "./call-record";
+import { identityAssertion } from "../upstream/identity-assertion";
 
 export type { LargeAnswerConsumer };
 
@@ -167,7 +168,10 @@ export function toolKey(route: Pick<Route, "aggregated" | "upstreams">, name: st
   return { upstream, key: qualifyName(upstream, name) };
 }
 
-/** What the upstream pool needs of a call. */
+/** What the upstream pool needs of a call; upstreams that opted in are told who the caller is by a signed assertion. */
 export function poolRequest(ctx: CallContext): PoolRequest {
-  return { env: ctx.services.env, session: ctx.upstreamClient, signal: ctx.signal };
+  const { principal, email, roles } = ctx.identity;
+  const identity = (upstream: string) =>
+    identityAssertion(ctx.services.env, upstream, { principal, ...(email !== undefined ? { email } : {}), roles, ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}) });
+  return { env: ctx.services.env, session: ctx.upstreamClient, signal: ctx.signal, identity };
 }

@@ -17,6 +17,7 @@ import { checkOrigin, corsHeaders } from "./origin";
 import { authenticate, authError } from "../auth/authenticate";
 import type { Caller } from "../context/call-context";
 import { metadataUrl, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "../auth/protected-resource";
+import { identityJwks } from "../upstream/identity-assertion";
 import { downloadPayload } from "./payload-download";
 
 export type GatewayBindings = {
@@ -142,6 +143,8 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
     const auth = gatewayConfig(c.env).auth;
     return c.json(protectedResourceMetadata(auth.ok ? auth.value : { mode: "missing" }, new URL(c.req.url).origin, route), 200, { "cache-control": "public, max-age=300" });
   };
+  // The keys upstreams verify identity assertions with.
+  app.get("/.well-known/jwks.json", async (c) => c.json(await identityJwks(c.env), 200, { "cache-control": "public, max-age=300" }));
   app.get(PROTECTED_RESOURCE_PATH, (c) => metadata(c, ""));
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp`, (c) => metadata(c, ""));
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp/:upstream`, (c) => metadata(c, c.req.param("upstream")));

@@ -83,6 +83,8 @@ export type UpstreamExchange = {
    * a stream answering a request may run as long as it is never silent for `idleTimeoutMs`.
    */
   readonly answerWithinTimeout?: boolean;
+  /** Mints the identity assertion for an upstream that opted in (upstream/identity-assertion.ts); absent where no caller is at hand. */
+  readonly identity?: (upstream: string) => Promise<string>;
 };
 
 /** Where upstream text may be logged: the upstream's name, and the env whose secrets are redacted. */
@@ -258,6 +260,13 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   const { upstream } = request;
   const headers = headersFor(request);
   if (!headers.ok) return headers;
+  if (upstream.identity && request.identity) {
+    try {
+      headers.value.set(upstream.identity.header, await request.identity(upstream.name));
+    } catch (error) {
+      return fail({ reason: "missing-binding", upstream: upstream.name, detail: (error as Error).message });
+    }
+  }
   let fetcher: Fetcher | undefined;
   if (upstream.service) {
     const binding = request.env[upstream.service];
