@@ -105,6 +105,9 @@ describe("the persona matrix", () => {
     expect((await request("/mcp", session, "resources/read", { uri: "beta://readme" }, options)).error.code).toBe(-32002);
     const onBeta = await analyst.open("/mcp/beta");
     expect((await request("/mcp/beta", onBeta, "resources/read", { uri: "beta://readme" }, options)).error.code).toBe(-32002);
+    expect((await request("/mcp/beta", onBeta, "resources/list", undefined, options)).result.resources).toEqual([]);
+    const onAlphaAnalyst = await analyst.open("/mcp/alpha");
+    expect((await request("/mcp/alpha", onAlphaAnalyst, "resources/list", undefined, options)).result.resources.map((r: Json) => r.uri)).toContain("alpha://info");
     const echoer = await callerWith(["p-echoer"]);
     const onAlpha = await echoer.open("/mcp/alpha");
     const templates = await request("/mcp/alpha", onAlpha, "resources/templates/list", undefined, { vars: VARS, headers: echoer.headers });

@@ -17,6 +17,13 @@ const JWKS_MAX_AGE_MS = 10 * 60_000;
 const JWKS_REFRESH_COOLDOWN_MS = 30_000;
 const JWKS_TIMEOUT_MS = 5_000;
 const MAX_CACHED_JWKS = 8;
+/**
+ * A token whose signature and claims verified is trusted again, by its exact text, for
+ * this long (never past its own expiry): a client sends the same token with every
+ * request, and a signature check per request is most of what a JWT costs.
+ */
+const VERIFIED_TOKEN_CACHE_MS = 60_000;
+const MAX_CACHED_TOKENS = 1_000;
 
 export type VerifiedJwt = { readonly subject: string; readonly email?: string; readonly roles: readonly string[] };
 
@@ -25,6 +32,8 @@ export type JwtProblem = {
 };
 
 const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+/** Verified tokens by config identity and token text: until when they may be trusted, and what they said. */
+const verified = new Map<string, { readonly until: number; readonly value: VerifiedJwt }>();
 
 function keySet(url: string): ReturnType<typeof createRemoteJWKSet> {
   let set = keySets.get(url);
@@ -78,8 +87,13 @@ function problemOf(error: unknown): JwtProblem["reason"] {
  * const verified = await verifyJwt(token, config.jwt, "");
  * if (verified.ok) console.log(verified.value.subject, verified.value.roles);
  */
-export async function verifyJwt(token: string, config: JwtConfig, route: string): Promise<Result<VerifiedJwt, JwtProblem>> {
+export async function verifyJwt(token: string, config: JwtConfig, route: string, now = Date.now()): Promise<Result<VerifiedJwt, JwtProblem>> {
   const routeAudience = route === "" ? undefined : config.routeAudiences[route];
+  // The configuration is part of the key: a token verified for one issuer, audience or route says nothing for another.
+  const cacheKey = `${config.issuer}\n${config.jwksUrl}\n${config.rolesClaim}\n${config.emailClaim}\n${config.audience.join(" ")}\n${routeAudience ?? ""}\n${config.algorithms.join(" ")}\n${token}`;
+  const cached = verified.get(cacheKey);
+  if (cached && cached.until > now) return ok(cached.value);
+  if (cached) verified.delete(cacheKey);
   try {
     const { payload } = await jwtVerify(token, keySet(config.jwksUrl), {
       issuer: config.issuer,
@@ -89,7 +103,11 @@ export async function verifyJwt(token: string, config: JwtConfig, route: string)
       requiredClaims: ["exp", "sub"],
     });
     const email = claimAt(payload, config.emailClaim);
-    return ok({ subject: payload.sub!, ...(typeof email === "string" ? { email } : {}), roles: rolesFrom(claimAt(payload, config.rolesClaim)) });
+    const value: VerifiedJwt = { subject: payload.sub!, ...(typeof email === "string" ? { email } : {}), roles: rolesFrom(claimAt(payload, config.rolesClaim)) };
+    if (verified.size >= MAX_CACHED_TOKENS) verified.clear();
+    // Trusted again until it expires (by its own exp, with no skew), and no longer than the cache allows.
+    verified.set(cacheKey, { until: Math.min(now + VERIFIED_TOKEN_CACHE_MS, payload.exp! * 1000), value });
+    return ok(value);
   } catch (error) {
     const reason = problemOf(error);
     if (reason === "jwks-unavailable") console.error(`mcp-edge-gateway: the JWKS at ${config.jwksUrl} could not be used: ${(error as Error).message}`);

@@ -3,7 +3,8 @@
  * credential carries) let them see and call. Lists show only what the grant permits;
  * a call, prompt or completion of anything else is refused with the same error the relay
  * gives for a name nothing serves, so a refusal never says whether the tool exists.
- * `resources/read` follows the upstream of the URI. The persona goes on the call record.
+ * `resources/read` (and, on /mcp/<upstream>, `resources/list`) follows the upstream of the
+ * URI. The persona goes on the call record.
  *
  * Active only when authentication is on (AUTH); with no persona for the caller's roles
  * and no default persona, the caller may call nothing (default deny). A broken personas
@@ -81,6 +82,10 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
           // On /mcp templates keep their upstream's own names, so only the per-upstream route can judge them by name.
           if (ctx.route.aggregated) return next(ctx, request);
           return keepListed(await next(ctx, request), "resourceTemplates", (name) => name === "payload" || (name !== undefined && allowed(qualifyName(ctx.route.upstreams[0]!.name, name))));
+        case "resources/list":
+          // Resources are judged by upstream: on /mcp/<upstream> a persona that cannot reach it lists none (on /mcp reads are checked).
+          if (ctx.route.aggregated || permitsUpstream(grant, ctx.route.upstreams[0]!.name)) return next(ctx, request);
+          return keepListed(await next(ctx, request), "resources", () => false);
         case "tools/call":
           if (!allowed(typeof params?.["name"] === "string" ? nameKey(ctx, params["name"]) : undefined)) throw unknownName("tool", params?.["name"], id);
           return next(ctx, request);
