@@ -45,7 +45,11 @@ export default defineConfig({
               bindings: {
                 UPSTREAMS: JSON.stringify(inject<unknown[]>("upstreams")),
                 SESSION_SECRET: "test-session-secret-0123456789abcdef",
+                // Authentication off for the tests of everything else; test/auth-*.test.ts turn it on per request.
+                AUTH: '{"mode":"off"}',
               },
+              // A limit tight enough to reach in a test (test/auth-rate-limits.test.ts); wrangler.toml declares the real ones.
+              ratelimits: { RATE_LIMIT_TEST: { namespace_id: "9001", simple: { limit: 3, period: 60 } } },
               serviceBindings: {
                 // The demo upstream is a separate Worker; these tests use SDK upstreams on loopback.
                 DEMO_UPSTREAM: () => new Response("demo upstream not started in tests", { status: 503 }),

@@ -27,6 +27,10 @@
  * .dev.vars or .env file of its own once `--env-file` is given, the files it would have
  * loaded are named before it, so they apply as before.
  *
+ * Authentication: a deployed gateway without an AUTH var refuses MCP requests. Locally,
+ * unless AUTH is set (`--var AUTH:...`, the AUTH environment variable, or .dev.vars),
+ * `npm start` runs the gateway open (`AUTH={"mode":"off"}`) and says so.
+ *
  * Wrangler runs from node_modules with this Node (wrangler needs Node >= 22), with the
  * terminal inherited; SIGINT/SIGTERM (and SIGHUP, as SIGTERM) are forwarded and its exit code
  * returned. Wrangler runs in the repository root, so relative paths in arguments are taken
@@ -43,6 +47,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 const SECRET_FILE = path.join(ROOT, '.wrangler', 'dev-session-secret');
 const DEFAULTS = { ip: '127.0.0.1', port: '8787' };
+/** Authentication off, for local development only. */
+const OPEN_AUTH = '{"mode":"off"}';
 /** Characters a secret may hold to be written unquoted-safe in a dotenv file (no quotes, `$`, `#`, `\\`, spaces). */
 const DOTENV_SAFE = /^[A-Za-z0-9_\-+/=.:,@%^*~!?()[\]{}<>|;&]+$/;
 
@@ -163,12 +169,30 @@ function devSessionSecret() {
   return secret;
 }
 
+/** True when the dotenv-style file sets `name`. */
+function fileSets(file, name) {
+  return existsSync(file) && new RegExp(`^\\s*(?:export\\s+)?${name}\\s*(?:=|:\\s)`, 'm').test(readFileSync(file, 'utf8'));
+}
+
+/**
+ * The AUTH wrangler must be given: the environment's AUTH, else `{"mode":"off"}` when the
+ * user set none (in --var or the env files wrangler loads); undefined when the user did.
+ */
+export function authToPass(args, environment = process.env) {
+  if (flagValues(args, ['--var']).some((v) => v.startsWith('AUTH:'))) return undefined;
+  if (environment.AUTH) return environment.AUTH;
+  const files = flagValues(args, ['--env-file']).map((f) => path.resolve(ROOT, f));
+  if ([...files, ...defaultEnvFiles(args)].some((file) => fileSets(file, 'AUTH'))) return undefined;
+  return OPEN_AUTH;
+}
+
 /**
  * The full wrangler argument list for the given user arguments; `secretFile` is an env
  * file holding SESSION_SECRET, loaded after the files wrangler would have loaded itself.
  */
-export function wranglerArgs(userArgs, secretFile) {
+export function wranglerArgs(userArgs, secretFile, auth = undefined) {
   const args = ['dev', '-c', 'wrangler.toml', '-c', path.join('demo', 'wrangler.toml')];
+  if (auth !== undefined) args.push('--var', `AUTH:${auth}`);
   if (!hasFlag(userArgs, 'show-interactive-dev-session')) args.push('--show-interactive-dev-session=false');
   if (!hasFlag(userArgs, 'ip')) args.push('--ip', DEFAULTS.ip);
   if (!hasFlag(userArgs, 'port')) args.push('--port', DEFAULTS.port);
@@ -196,7 +220,11 @@ function main() {
   // The secret is in the file now; wrangler and workerd need not carry it in their environment.
   const { SESSION_SECRET: _passedInFile, ...inherited } = process.env;
   const env = secretFile === undefined ? process.env : { ...inherited, CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: 'true' };
-  const child = spawn(process.execPath, [WRANGLER, ...wranglerArgs(userArgs, secretFile)], { cwd: ROOT, stdio: 'inherit', env });
+  const auth = authToPass(userArgs);
+  if (auth === OPEN_AUTH) {
+    console.log('[start] Authentication is OFF (AUTH={"mode":"off"}): anyone who can reach this port can call the upstreams. Set AUTH to turn it on (README, "Authentication").');
+  }
+  const child = spawn(process.execPath, [WRANGLER, ...wranglerArgs(userArgs, secretFile, auth)], { cwd: ROOT, stdio: 'inherit', env });
   // wrangler's launcher shuts down cleanly on SIGINT and SIGTERM only, so a hangup becomes SIGTERM.
   const forward = (signal) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal === 'SIGHUP' ? 'SIGTERM' : signal);

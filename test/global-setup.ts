@@ -11,6 +11,7 @@ import { startNamesUpstream } from "./fixtures/names-upstream.ts";
 import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
 import { startTasksUpstream } from "./fixtures/tasks-upstream.ts";
 import { startTraceUpstream } from "./fixtures/trace-upstream.ts";
+import { startJwksServer } from "./fixtures/jwks-server.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -29,7 +30,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("tasksUpstreamUrl", tasks.url);
   const trace = await startTraceUpstream();
   project.provide("traceUpstreamUrl", trace.url);
+  const jwks = await startJwksServer();
+  project.provide("jwks", { url: jwks.url, fetchesUrl: jwks.fetchesUrl, keys: jwks.keys });
   return async () => {
-    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close()]);
+    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close()]);
   };
 }

@@ -17,6 +17,8 @@ export type TargetSpec = {
   readonly url: string;
   readonly tool: string;
   readonly args: Readonly<Record<string, unknown>>;
+  /** Extra request headers (an Authorization header for the gateway with AUTH on). */
+  readonly headers?: Readonly<Record<string, string>>;
 };
 
 export type Target = TargetSpec & {
@@ -36,7 +38,7 @@ function failure(spec: TargetSpec, what: string, response: Response, text: strin
 
 /** Opens the session at `spec.url` and returns the target ready to call. */
 export async function openTarget(spec: TargetSpec): Promise<Target> {
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream", ...spec.headers };
   const initialize = JSON.stringify({
     jsonrpc: "2.0",
     id: nextId++,

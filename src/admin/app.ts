@@ -13,6 +13,7 @@
  *   POST   /admin/filter-sets/<name>/preview  body: {"tool": "...", "result": <a tool result>, "set"?: <an unsaved set>}
  *   PUT    /admin/plan, GET /admin/plan, DELETE /admin/plan
  *   GET    /admin/audit?from=&to=&tool=&user=&upstream=&outcome=&limit=   the audit trail as NDJSON (admin/audit.ts)
+ *   /admin/api-keys, /admin/personas, /admin/visibility: see api-keys.ts and access-documents.ts
  */
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { applyToolFilter, BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
@@ -25,6 +26,8 @@ import { readBodyText } from "./read-body";
 import { addAuditRoutes } from "./audit";
 import { createShapingAdmin } from "./shaping";
 import { createUpstreamsAdmin } from "./upstreams";
+import { createApiKeyRoutes } from "./api-keys";
+import { createAccessRoutes } from "./access-documents";
 
 const MAX_DOCUMENT_BYTES = 512 * 1024;
 /** A preview carries a sample tool result beside the set, so it may be larger than a document. */
@@ -191,6 +194,9 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
 
   admin.route("/", createShapingAdmin());
   admin.route("/", createUpstreamsAdmin());
+  admin.route("/api-keys", createApiKeyRoutes());
+  admin.route("/", createAccessRoutes());
+
   admin.notFound((c) => c.json({ error: "Not Found: see README for the admin API's paths" }, 404));
   return admin;
 }

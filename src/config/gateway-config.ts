@@ -8,13 +8,14 @@ import type { Result } from "../core/errors";
 import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "../policy/offload-config";
 import { auditFromVar, type AuditConfig } from "./audit-config";
 import { upstreamsFrom, type ConfigProblem, type UpstreamConfig } from "./upstreams";
+import { parseAuthConfig, type AuthConfig, type AuthConfigProblem } from "./auth-config";
 
 /** How long an isolate trusts its copy of a KV document (filter sets, plan) by default. */
 export const DEFAULT_DOCUMENT_CACHE_TTL_MS = 30_000;
 /** Parsed configurations kept per isolate (one per version of the vars). */
 const MAX_CACHED_CONFIGS = 16;
 /** The vars the configuration is parsed from. */
-const CONFIG_VARS = ["UPSTREAMS", "ALLOWED_ORIGINS", "FILTER_CACHE_TTL_MS", "OFFLOAD", "AUDIT"] as const;
+const CONFIG_VARS = ["UPSTREAMS", "ALLOWED_ORIGINS", "FILTER_CACHE_TTL_MS", "OFFLOAD", "AUDIT", "AUTH"] as const;
 
 export type GatewayConfig = {
   /** The upstream list, or why it is invalid (details for the log only). */
@@ -27,6 +28,8 @@ export type GatewayConfig = {
   readonly offload: OffloadConfig;
   /** What the audit trail records (AUDIT). */
   readonly audit: AuditConfig;
+  /** How callers authenticate (AUTH), or why it is invalid (details for the log only). */
+  readonly auth: Result<AuthConfig, AuthConfigProblem>;
 };
 
 const parsed = new Map<string, GatewayConfig>();
@@ -66,6 +69,7 @@ export function gatewayConfig(env: Readonly<Record<string, unknown>>): GatewayCo
       documentCacheTtlMs: ttlFrom(env["FILTER_CACHE_TTL_MS"]),
       offload: { ...DEFAULT_OFFLOAD, ...offloadFromVar(env["OFFLOAD"]) },
       audit: auditFromVar(env["AUDIT"]),
+      auth: parseAuthConfig(env["AUTH"]),
     };
     if (parsed.size >= MAX_CACHED_CONFIGS) parsed.clear();
     parsed.set(key, config);

@@ -48,6 +48,8 @@ export type UpstreamConfig = {
   readonly timeoutMs: number;
   /** How long a stream answering a request (tools/call over SSE, say) may send nothing. */
   readonly idleTimeoutMs: number;
+  /** Opted in to identity assertions: a gateway-signed JWT naming the caller, sent in this header. */
+  readonly identity?: { readonly header: string };
 };
 
 export type ConfigProblem = { reason: "invalid-upstreams"; problems: readonly string[] };
@@ -56,7 +58,7 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
   const at = `UPSTREAMS[${index}]`;
   const problems: string[] = [];
   if (!isObject(raw)) return { problems: [`${at}: must be an object like {"name":"github","url":"https://..."}`] };
-  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs"]);
+  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs", "identity"]);
   for (const key of Object.keys(raw)) if (!known.has(key)) problems.push(`${at}.${key}: unknown field (known: ${[...known].join(", ")})`);
 
   const name = raw["name"];
@@ -106,6 +108,15 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
       }
   }
 
+  let identity: { header: string } | undefined;
+  const rawIdentity = raw["identity"];
+  if (rawIdentity !== undefined) {
+    const header = isObject(rawIdentity) ? rawIdentity["header"] : undefined;
+    if (typeof header !== "string" || !HEADER_NAME.test(header) || GATEWAY_OWNED_HEADERS.has(header.toLowerCase()) || header.toLowerCase() === credential?.header.toLowerCase()) {
+      problems.push(`${at}.identity: must be {"header": "X-MCP-Identity"}, a header the gateway and the credential do not use`);
+    } else identity = { header };
+  }
+
   const timeoutMs = raw["timeoutMs"] ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const idleTimeoutMs = raw["idleTimeoutMs"] ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS;
   for (const [field, value] of [["timeoutMs", timeoutMs], ["idleTimeoutMs", idleTimeoutMs]] as const) {
@@ -124,6 +135,7 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     idleTimeoutMs: idleTimeoutMs as number,
     ...(typeof service === "string" ? { service } : {}),
     ...(credential ? { credential } : {}),
+    ...(identity ? { identity } : {}),
   };
   return { config, problems };
 }

@@ -14,6 +14,7 @@ import type { PoolRequest } from "../upstream/pool";
 import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
 import type { CallRecord } from "./call-record";
 import type { TraceContext } from "../core/traceparent";
+import { identityAssertion } from "../upstream/identity-assertion";
 
 export type { LargeAnswerConsumer };
 
@@ -29,11 +30,26 @@ export type ClientSession = {
 
 /** The principal of every caller until authentication is configured. */
 export const ANONYMOUS_PRINCIPAL = "anonymous";
+/** How a caller proved who they are. */
+export type AuthMethod = "api-key" | "jwt" | "none";
+
+/** The caller an HTTP request authenticated as (the shell's verifier decides; "anonymous" with AUTH off). */
+export type Caller = {
+  readonly principal: string;
+  readonly email?: string;
+  /** Roles select personas (authorization). */
+  readonly roles: readonly string[];
+  readonly method: AuthMethod;
+};
 
 /** Who is calling, as the front established it. */
 export type Identity = {
-  /** The authenticated caller ("anonymous" until authentication is configured). */
+  /** The authenticated caller ("anonymous" when authentication is off). */
   readonly principal: string;
+  readonly email?: string;
+  /** The caller's roles, from this request's credential (not from the session). */
+  readonly roles: readonly string[];
+  readonly authMethod: AuthMethod;
   /** The protocol revision the client speaks. */
   readonly protocolVersion: string;
   readonly clientCapabilities: JsonObject;
@@ -161,7 +177,10 @@ export function toolKey(route: Pick<Route, "aggregated" | "upstreams">, name: st
   return { upstream, key: qualifyName(upstream, name) };
 }
 
-/** What the upstream pool needs of a call. */
+/** What the upstream pool needs of a call; upstreams that opted in are told who the caller is by a signed assertion. */
 export function poolRequest(ctx: CallContext): PoolRequest {
-  return { env: ctx.services.env, session: ctx.upstreamClient, signal: ctx.signal };
+  const { principal, email, roles } = ctx.identity;
+  const identity = (upstream: string) =>
+    identityAssertion(ctx.services.env, upstream, { principal, ...(email !== undefined ? { email } : {}), roles, ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}) });
+  return { env: ctx.services.env, session: ctx.upstreamClient, signal: ctx.signal, identity };
 }

@@ -12,6 +12,8 @@ export type CallFailure = "unreachable" | "timeout" | "http-status" | "session-e
 export type CallRecord = {
   /** When the pipeline took the message (ms since the epoch). */
   readonly startedAt: number;
+  /** The persona that authorized the call (authorization), for audit. */
+  persona?: string;
   /** The upstream that served the call (the last one asked, for routes that try several). */
   upstream?: string;
   /** HTTP status of the upstream's answer. */

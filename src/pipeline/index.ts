@@ -9,19 +9,22 @@
  * the filtered data, and the gateway's own tools answer before anything is forwarded.
  * Task results, which no filter can be chosen for, are withheld where a set may apply.
  * Trace context comes first, so every layer and the audit event see the same trace;
- * client logging next, so it reports what every layer inside decided.
+ * client logging next, so it reports what every layer inside decided. Visibility,
+ * authorization and rate limits come before anything answers or forwards.
  * Rules append their guidance to the final result (filtered, or offload's envelope);
  * icons and text overrides shape the upstreams' lists (the gateway's own tools are
  * appended outside them, by sys-tools).
- * Later layers (visibility, authorization, rate limits) go in front of sys-tools, in that order.
  */
 import type { GatewayConfig } from "../config/gateway-config";
 import type { Handler, Middleware } from "../context/call-context";
+import { authorization } from "../middleware/authorization";
 import { clientLogging } from "../middleware/client-logging";
 import { icons } from "../middleware/icons";
 import { offload } from "../middleware/offload";
+import { rateLimit } from "../middleware/rate-limit";
 import { rules } from "../middleware/rules";
 import { textOverrides } from "../middleware/text-overrides";
+import { visibility } from "../middleware/visibility";
 import { outputFilters } from "../middleware/output-filters";
 import { sysTools } from "../middleware/sys-tools";
 import { taskResults } from "../middleware/task-results";
@@ -37,9 +40,14 @@ export type { CallObserver };
 /** The middleware of a configuration, outermost first. */
 export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
   const cacheTtlMs = config.documentCacheTtlMs;
+  // An invalid AUTH never reaches the pipeline (the shell refuses the request); "missing" does not either.
+  const auth = config.auth.ok ? config.auth.value : ({ mode: "missing" } as const);
   return [
     traceContext(),
     clientLogging(),
+    visibility({ cacheTtlMs }),
+    authorization({ auth, cacheTtlMs }),
+    rateLimit({ auth, cacheTtlMs }),
     sysTools({ offloadDefaults: config.offload, cacheTtlMs }),
     icons({ cacheTtlMs }),
     textOverrides({ cacheTtlMs }),

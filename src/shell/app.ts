@@ -16,11 +16,12 @@ import { handleDelete, handleGet, handlePost, type EndpointRequest } from "../fr
 import { classifyPost } from "../front/modern/classify";
 import { handleModernPost } from "../front/modern/endpoint";
 import { checkOrigin, corsHeaders } from "./origin";
+import { authenticate, authError } from "../auth/authenticate";
+import type { Caller } from "../context/call-context";
+import { metadataUrl, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "../auth/protected-resource";
+import { identityJwks } from "../upstream/identity-assertion";
 import { downloadPayload } from "./payload-download";
 import { downloadIcon } from "./icon-download";
-
-/** Until authentication lands every caller is the same principal. */
-const ANONYMOUS_PRINCIPAL = "anonymous";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -51,7 +52,24 @@ function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
   return parsed.value;
 }
 
-function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): EndpointRequest {
+/** The caller of an MCP request, as the verifier AUTH configures says; a failure is thrown as its 401 (or 500). */
+async function callerOf(c: GatewayContext, route: string, config: GatewayConfig): Promise<Caller> {
+  if (!config.auth.ok) {
+    console.error(`mcp-edge-gateway: ${config.auth.problems.join("; ")}`);
+    throw new GatewayError(500, INTERNAL_ERROR, `Gateway configuration error: AUTH is invalid (${config.auth.problems.length} problem(s)); the gateway's log lists each one`);
+  }
+  const found = await authenticate({
+    authorization: c.req.header("authorization") ?? null,
+    auth: config.auth.value,
+    kv: c.env.GATEWAY_KV,
+    cacheTtlMs: config.documentCacheTtlMs,
+    route,
+  });
+  if (found.ok) return found.value;
+  throw authError(found, metadataUrl(new URL(c.req.url).origin, route === "" ? "/mcp" : `/mcp/${route}`));
+}
+
+async function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<EndpointRequest> {
   const all = configuredUpstreams(c.env);
   const upstreams = route === "" ? all : all.filter((u) => u.name === route);
   if (upstreams.length === 0) {
@@ -59,6 +77,7 @@ function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayC
     throw new GatewayError(404, -32000, `Not Found: no upstream named "${route}"; this gateway serves: ${names}`);
   }
   const services = servicesFor(c.env);
+  const caller = await callerOf(c, route, services.config);
   return {
     request: c.req.raw,
     env: c.env,
@@ -66,7 +85,8 @@ function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayC
     pipeline: pipelines(services.config),
     kv: c.env.GATEWAY_KV,
     route,
-    principal: ANONYMOUS_PRINCIPAL,
+    principal: caller.principal,
+    caller,
     upstreams,
     signal: c.req.raw.signal,
     waitUntil: (promise) => c.executionCtx.waitUntil(promise),
@@ -75,20 +95,22 @@ function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayC
 
 /** A POST goes to the front of its era: 2026-07-28 (`_meta` protocol version) or 2025 (everything else). */
 async function post(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> {
+  // Authenticated before the body is read: an unknown caller's body is never taken in.
+  const where = await endpoint(c, route, pipelines);
   const text = await c.req.raw.text();
   const modern = classifyPost(c.req.raw.headers, text);
-  if (modern) return handleModernPost(endpoint(c, route, pipelines), modern);
-  return handlePost(endpoint(c, route, pipelines), text);
+  if (modern) return handleModernPost(where, modern);
+  return handlePost(where, text);
 }
 
-function serve(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> | Response {
+async function serve(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> {
   switch (c.req.method) {
     case "POST":
       return post(c, route, pipelines);
     case "GET":
-      return handleGet(endpoint(c, route, pipelines));
+      return handleGet(await endpoint(c, route, pipelines));
     case "DELETE":
-      return handleDelete(endpoint(c, route, pipelines));
+      return handleDelete(await endpoint(c, route, pipelines));
     default:
       throw new GatewayError(405, -32000, `Method Not Allowed: ${c.req.method}; use POST, GET or DELETE`, undefined, null, { allow: "GET, POST, DELETE" });
   }
@@ -133,6 +155,15 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   app.get("/health", (c) => c.json({ status: "ok", ...GATEWAY_INFO }, 200, { "cache-control": "no-store" }));
   app.route("/admin", createAdminApp());
   app.get("/icons/:name", (c) => downloadIcon(c.req.raw, c.env, c.req.param("name")));
+  const metadata = (c: GatewayContext, route: string) => {
+    const auth = gatewayConfig(c.env).auth;
+    return c.json(protectedResourceMetadata(auth.ok ? auth.value : { mode: "missing" }, new URL(c.req.url).origin, route), 200, { "cache-control": "public, max-age=300" });
+  };
+  // The keys upstreams verify identity assertions with.
+  app.get("/.well-known/jwks.json", async (c) => c.json(await identityJwks(c.env), 200, { "cache-control": "public, max-age=300" }));
+  app.get(PROTECTED_RESOURCE_PATH, (c) => metadata(c, ""));
+  app.get(`${PROTECTED_RESOURCE_PATH}/mcp`, (c) => metadata(c, ""));
+  app.get(`${PROTECTED_RESOURCE_PATH}/mcp/:upstream`, (c) => metadata(c, c.req.param("upstream")));
   app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id")));
   app.all("/mcp", (c) => serve(c, "", pipelines));
   app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), pipelines));

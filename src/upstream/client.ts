@@ -85,6 +85,8 @@ export type UpstreamExchange = {
   readonly answerWithinTimeout?: boolean;
   /** The W3C traceparent of the gateway's span for this call (sent as the `traceparent` header). */
   readonly traceparent?: string;
+  /** Mints the identity assertion for an upstream that opted in (upstream/identity-assertion.ts); absent where no caller is at hand. */
+  readonly identity?: (upstream: string) => Promise<string>;
 };
 
 /** Where upstream text may be logged: the upstream's name, and the env whose secrets are redacted. */
@@ -261,6 +263,13 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   const { upstream } = request;
   const headers = headersFor(request);
   if (!headers.ok) return headers;
+  if (upstream.identity && request.identity) {
+    try {
+      headers.value.set(upstream.identity.header, await request.identity(upstream.name));
+    } catch (error) {
+      return fail({ reason: "missing-binding", upstream: upstream.name, detail: (error as Error).message });
+    }
+  }
   let fetcher: Fetcher | undefined;
   if (upstream.service) {
     const binding = request.env[upstream.service];

@@ -25,6 +25,8 @@ export type PoolRequest = {
   readonly env: Readonly<Record<string, unknown>>;
   readonly session: UpstreamClient;
   readonly signal?: AbortSignal;
+  /** Mints the identity assertion for upstreams that opted in. */
+  readonly identity?: (upstream: string) => Promise<string>;
 };
 
 /** Upstream sessions established after initialize, per client session and upstream (a cache of KV). */
@@ -66,7 +68,7 @@ export async function handshake(
     },
   });
   // Initialize is never long in coming: the whole answer, however framed, within timeoutMs.
-  const reply = await exchange({ upstream, env: request.env, method: "POST", body, signal: request.signal, answerWithinTimeout: true });
+  const reply = await exchange({ upstream, env: request.env, ...(request.identity ? { identity: request.identity } : {}), method: "POST", body, signal: request.signal, answerWithinTimeout: true });
   if (!reply.ok) return reply;
   let result: JsonObject | undefined;
   try {
@@ -91,6 +93,7 @@ export async function handshake(
   const initialized = await exchange({
     upstream,
     env: request.env,
+    ...(request.identity ? { identity: request.identity } : {}),
     method: "POST",
     body: '{"jsonrpc":"2.0","method":"notifications/initialized"}',
     sessionId,
@@ -244,6 +247,7 @@ export async function sendToUpstream(
     const reply = await exchange({
       upstream,
       env: request.env,
+    ...(request.identity ? { identity: request.identity } : {}),
       method: "POST",
       body: text,
       sessionId: session.value.sessionId,
@@ -273,6 +277,7 @@ export async function resumeFromUpstream(
   return exchange({
     upstream,
     env: request.env,
+    ...(request.identity ? { identity: request.identity } : {}),
     method: "GET",
     sessionId: session.value.sessionId,
     protocolVersion: session.value.protocolVersion,

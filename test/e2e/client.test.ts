@@ -37,6 +37,10 @@ describe("the demo upstream, with no configuration", () => {
     expect(sum.structuredContent).toEqual({ sum: 5 });
     await client.close();
   });
+
+  it("runs open, and says so, when AUTH is not set", () => {
+    expect(gateway.logs()).toContain('Authentication is OFF (AUTH={"mode":"off"})');
+  });
 });
 
 describe("a session across gateway processes", () => {

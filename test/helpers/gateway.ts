@@ -60,7 +60,7 @@ export async function answer(response: Response): Promise<Json> {
 /** Starts a session on `path`; returns its id and the initialize result. */
 export async function initialize(
   path = "/mcp",
-  options: { capabilities?: Record<string, unknown>; version?: string; vars?: Vars; target?: GatewayTarget } = {},
+  options: { capabilities?: Record<string, unknown>; version?: string; vars?: Vars; target?: GatewayTarget; headers?: Record<string, string> } = {},
 ): Promise<{ session: string; result: Json }> {
   const response = await post(
     path,
@@ -70,13 +70,13 @@ export async function initialize(
       method: "initialize",
       params: { protocolVersion: options.version ?? LATEST, capabilities: options.capabilities ?? {}, clientInfo: { name: "test", version: "1" } },
     },
-    { vars: options.vars, target: options.target },
+    { vars: options.vars, target: options.target, headers: options.headers },
   );
   if (response.status !== 200) throw new Error(`initialize failed: ${response.status} ${await response.text()}`);
   const session = response.headers.get("mcp-session-id");
   if (!session) throw new Error("initialize answered without Mcp-Session-Id");
   const result = (await response.json()) as Json;
-  await post(path, { jsonrpc: "2.0", method: "notifications/initialized" }, { session, vars: options.vars, version: options.version, target: options.target });
+  await post(path, { jsonrpc: "2.0", method: "notifications/initialized" }, { session, vars: options.vars, version: options.version, target: options.target, headers: options.headers });
   return { session, result: result.result };
 }
 

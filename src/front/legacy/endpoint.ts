@@ -11,7 +11,7 @@ import { GatewayError } from "../../core/errors";
 import { validateMessage } from "../../core/validate-message";
 import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
 import { elements, member, members, rootSpan } from "../../core/raw-json";
-import type { CallContext, ClientMessage, Handler, Identity, Services } from "../../context/call-context";
+import type { CallContext, Caller, ClientMessage, Handler, Identity, Services } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
 import { routeShapes } from "../../policy/listed-shapes";
 import type { UpstreamSession } from "../../upstream/upstream-session";
@@ -28,6 +28,8 @@ export const MAX_BATCH_MESSAGES = 100;
 export type EndpointRequest = SessionEnv & {
   readonly request: Request;
   readonly services: Services;
+  /** Who this HTTP request authenticated as (its principal is `principal`, which the session is bound to). */
+  readonly caller: Caller;
   /** The pipeline every client message goes through. */
   readonly pipeline: Handler;
   readonly waitUntil: (promise: Promise<unknown>) => void;
@@ -62,10 +64,13 @@ async function requireSession(where: EndpointRequest): Promise<SessionState> {
   return found.value;
 }
 
-/** Who is calling, as the sealed session says. */
-function identityOf(session: SessionState): Identity {
+/** Who is calling: the session's principal (which `findSession` matched to this request's), with this request's roles. */
+function identityOf(session: SessionState, caller: Caller): Identity {
   return {
     principal: session.principal,
+    ...(caller.email !== undefined ? { email: caller.email } : {}),
+    roles: caller.roles,
+    authMethod: caller.method,
     protocolVersion: session.protocolVersion,
     clientCapabilities: session.clientCapabilities,
     clientInfo: session.clientInfo,
@@ -84,7 +89,7 @@ type SessionContext = Omit<CallContext, "emit" | "record">;
 
 function contextOf(where: EndpointRequest, session: SessionState, signal: AbortSignal | undefined): SessionContext {
   return {
-    identity: identityOf(session),
+    identity: identityOf(session, where.caller),
     route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin },
     services: where.services,
     upstreamClient: session,

@@ -42,12 +42,21 @@ function clientIdentity(info: JsonObject): JsonObject {
 
 async function contextOf(where: EndpointRequest, envelope: Envelope, signal: AbortSignal): Promise<Omit<CallContext, "emit" | "record">> {
   const clientInfo = clientIdentity(envelope.clientInfo);
-  const identity: Identity = { principal: where.principal, protocolVersion: envelope.protocolVersion, clientCapabilities: envelope.clientCapabilities, clientInfo };
+  const { caller } = where;
+  const identity: Identity = {
+    principal: caller.principal,
+    ...(caller.email !== undefined ? { email: caller.email } : {}),
+    roles: caller.roles,
+    authMethod: caller.method,
+    protocolVersion: envelope.protocolVersion,
+    clientCapabilities: envelope.clientCapabilities,
+    clientInfo,
+  };
   return {
     identity,
     route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin },
     services: where.services,
-    upstreamClient: await modernUpstreamClient({ principal: where.principal, route: where.route, clientCapabilities: envelope.clientCapabilities, clientInfo }),
+    upstreamClient: await modernUpstreamClient({ principal: caller.principal, route: where.route, clientCapabilities: envelope.clientCapabilities, clientInfo }),
     signal,
     waitUntil: where.waitUntil,
   };

@@ -1,0 +1,130 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench:auth`: what authentication adds to relaying a small tools/call. Starts
+ * the raw upstream, a local JWKS (test/fixtures/jwks-server.ts), the pass-through Worker,
+ * and two gateways (`npm start`, from a snapshot of the tree): one with AUTH off, one
+ * with API keys and JWTs on (a persona allowing the tool, an API key made through the
+ * admin API, a JWT signed with the JWKS's key). Calls are interleaved round-robin after
+ * a warm-up; the added median latency over calling the upstream directly is compared
+ * with the pass-through's (target: <= 1.3x), with the key cached and the JWKS cached.
+ *
+ *   npm run bench:auth
+ *   npm run bench:auth -- --iterations 400 --warmup 50
+ *
+ * Results are printed and written to bench/results/auth-<timestamp>.json.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { importJWK, SignJWT } from 'jose';
+import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
+import { startJwksServer } from '../test/fixtures/jwks-server.ts';
+import { interleavedLatency } from './lib/load.ts';
+import { startPassthrough } from './lib/passthrough-process.ts';
+import { section, table } from './lib/report.ts';
+import { snapshotTree } from './lib/snapshot.ts';
+import { summarize } from './lib/stats.ts';
+import { openTarget } from './lib/target.ts';
+import { startUpstream } from './lib/upstream-process.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const TARGET_RATIO = 1.3;
+const HARD_LIMIT_MS = 10 * 60_000;
+const ADMIN_TOKEN = randomBytes(16).toString('hex');
+const ISSUER = 'https://idp.bench.local';
+
+function option(name, env, fallback) {
+  const at = process.argv.indexOf(`--${name}`);
+  const value = at === -1 ? process.env[env] ?? fallback : process.argv[at + 1];
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number, got ${value}`);
+  return n;
+}
+
+async function main() {
+  process.env.WRANGLER_SEND_METRICS ??= 'false';
+  process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
+  const iterations = option('iterations', 'BENCH_ITERATIONS', '200');
+  const warmup = option('warmup', 'BENCH_WARMUP', '30');
+  const stops = [];
+  const limit = setTimeout(() => {
+    console.error('[bench:auth] still running after 10 minutes; stopping');
+    process.exit(1);
+  }, HARD_LIMIT_MS);
+  limit.unref();
+  try {
+    const upstream = await startUpstream('raw');
+    stops.push(upstream.stop);
+    const jwks = await startJwksServer();
+    stops.push(jwks.close);
+    const snapshot = snapshotTree(ROOT);
+    stops.push(async () => snapshot.remove());
+    const state = mkdtempSync(path.join(os.tmpdir(), 'bench-auth-'));
+    stops.push(async () => rmSync(state, { recursive: true, force: true }));
+    const common = { UPSTREAMS: [{ name: 'raw', url: upstream.url }], SESSION_SECRET: randomBytes(32).toString('hex'), ADMIN_TOKEN };
+    const open = await startGateway({ port: await freePort(), vars: { ...common, AUTH: { mode: 'off' } }, persistTo: path.join(state, 'open'), cwd: snapshot.dir });
+    stops.push(open.stop);
+    const port = await freePort();
+    const auth = { apiKeys: true, jwt: { issuer: ISSUER, audience: `http://127.0.0.1:${port}/mcp`, jwksUrl: jwks.url, rolesClaim: 'roles' } };
+    const guarded = await startGateway({ port, vars: { ...common, AUTH: auth }, persistTo: path.join(state, 'auth'), cwd: snapshot.dir });
+    stops.push(guarded.stop);
+    const passthrough = await startPassthrough(await freePort(), upstream.url);
+    stops.push(passthrough.stop);
+
+    const admin = (method, route, body) =>
+      fetch(`${guarded.url}/admin${route}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if ((await admin('PUT', '/personas/bench', { roles: ['bench'], allow: ['raw___*'] })).status !== 200) throw new Error('could not store the persona');
+    const { key } = await (await admin('POST', '/api-keys', { principal: 'bench-key', roles: ['bench'] })).json();
+    const signing = jwks.keys.ec;
+    const jwt = await new SignJWT({ roles: ['bench'] })
+      .setProtectedHeader({ alg: 'ES256', kid: signing.kid })
+      .setIssuer(ISSUER)
+      .setAudience(auth.jwt.audience)
+      .setSubject('bench-jwt')
+      .setExpirationTime('1h')
+      .sign(await importJWK(signing, 'ES256'));
+
+    const call = { upstream: 'raw', tool: 'trap', args: { n: 1 } };
+    const targets = await Promise.all(
+      [
+        { name: 'direct', via: 'direct', url: upstream.url },
+        { name: 'pass-through', via: 'passthrough', url: `${passthrough.url}/` },
+        { name: 'gateway, AUTH off', via: 'gateway', url: `${open.url}/mcp/raw` },
+        { name: 'gateway, API key', via: 'gateway', url: `${guarded.url}/mcp/raw`, headers: { authorization: `Bearer ${key}` } },
+        { name: 'gateway, JWT', via: 'gateway', url: `${guarded.url}/mcp/raw`, headers: { authorization: `Bearer ${jwt}` } },
+      ].map((spec) => openTarget({ ...call, ...spec })),
+    );
+    const started = new Date().toISOString();
+    const samples = await interleavedLatency(targets, iterations, warmup);
+    const latency = Object.fromEntries([...samples].map(([name, values]) => [name, summarize(values)]));
+    const direct = latency['direct'].median;
+    const floor = latency['pass-through'].median - direct;
+    const added = targets.filter((t) => t.via === 'gateway').map((t) => ({ target: t.name, addedMs: latency[t.name].median - direct, ratio: (latency[t.name].median - direct) / floor }));
+    const result = { startedAt: started, iterations, warmup, machine: { cpus: os.cpus().length, loadAvg: os.loadavg() }, latency, passthroughAddedMs: floor, added };
+    console.log(
+      [
+        `mcp-edge-gateway auth benchmark, ${started}: raw upstream, small tools/call, ${iterations} interleaved rounds after ${warmup} warm-up; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`,
+        section('Latency, ms', table(['target', 'median', 'p90', 'p99', 'n'], Object.entries(latency).map(([name, s]) => [name, s.median, s.p90, s.p99, s.n]))),
+        section(
+          `Added median latency over direct, ms, and as a multiple of the pass-through's (target <= ${TARGET_RATIO})`,
+          table(['relay', 'added ms', 'x pass-through'], [['pass-through', floor, '1 (the floor)'], ...added.map((a) => [a.target, a.addedMs, `${a.ratio.toFixed(2)}${a.ratio <= TARGET_RATIO ? '' : ' (over target)'}`])]),
+        ),
+      ].join('\n'),
+    );
+    const out = path.join(ROOT, 'bench', 'results');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(path.join(out, `auth-${started.replace(/[:.]/g, '-')}.json`), JSON.stringify(result, null, 2));
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch((error) => console.error(`[bench:auth] while stopping: ${error}`));
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(`[bench:auth] ${error.stack ?? error}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,149 @@
+/**
+ * API keys: minted by the admin API, shown once, stored in KV only as a SHA-256 hash
+ * beside who they name (principal, email, roles) and when they expire. A key carries its
+ * record's id (`mgw_<id>_<secret>`), so checking one is one KV read (cached per isolate
+ * for the document TTL) and a constant-time comparison of hashes.
+ *
+ * Revocation deletes the record: the isolate that served the delete forgets it at once,
+ * every other within the cache TTL. Only records that exist are cached (bounded), so
+ * made-up ids cost a KV read each and never fill the isolate's memory.
+ */
+import { bytesToBase64Url } from "../core/base64url";
+import { fail, ok, type Result } from "../core/errors";
+import { randomHexId } from "../core/ids";
+import { isObject } from "../core/jsonrpc";
+
+export const API_KEY_PREFIX = "api-keys/";
+const KEY_PREFIX = "mgw_";
+const SECRET_BYTES = 32;
+const KEY_PATTERN = /^mgw_([0-9a-f]{32})_([A-Za-z0-9_-]{43})$/;
+/** Records kept per isolate. */
+const MAX_CACHED_KEYS = 1_000;
+const MAX_PRINCIPAL_LENGTH = 256;
+const MAX_ROLES = 64;
+
+/** What a key stands for, as stored (never the key itself). */
+export type ApiKeyRecord = {
+  readonly id: string;
+  readonly principal: string;
+  readonly email?: string;
+  readonly roles: readonly string[];
+  readonly createdAt: string;
+  readonly expiresAt?: string;
+  /** SHA-256 of the whole key, base64url. */
+  readonly hash: string;
+};
+
+export type NewApiKey = { readonly principal: string; readonly email?: string; readonly roles: readonly string[]; readonly expiresAt?: string };
+
+export type ApiKeyProblem = { reason: "malformed" | "unknown" | "expired" };
+
+type CacheEntry = { readonly at: number; readonly record: ApiKeyRecord };
+const cache = new Map<string, CacheEntry>();
+
+/** True when a bearer token has the shape of a gateway API key (so it is not tried as a JWT). */
+export function looksLikeApiKey(token: string): boolean {
+  return token.startsWith(KEY_PREFIX);
+}
+
+async function sha256(text: string): Promise<ArrayBuffer> {
+  return crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+}
+
+/** Checks what the admin API was sent for a new key; problems name the field. */
+export function checkNewApiKey(value: unknown, now = Date.now()): Result<NewApiKey, { reason: "invalid"; problems: readonly string[] }> {
+  const problems: string[] = [];
+  if (!isObject(value)) return fail({ reason: "invalid", problems: ["the body: an object with principal and roles"] });
+  const { principal, email, roles, expiresAt } = value;
+  if (typeof principal !== "string" || principal === "" || principal.length > MAX_PRINCIPAL_LENGTH) problems.push(`principal: a string of 1-${MAX_PRINCIPAL_LENGTH} characters`);
+  if (email !== undefined && typeof email !== "string") problems.push("email: a string");
+  if (!Array.isArray(roles) || roles.length > MAX_ROLES || !roles.every((role) => typeof role === "string" && role !== "")) problems.push(`roles: a list of up to ${MAX_ROLES} non-empty strings`);
+  if (expiresAt !== undefined && (typeof expiresAt !== "string" || Number.isNaN(Date.parse(expiresAt)) || Date.parse(expiresAt) <= now)) problems.push("expiresAt: a date in the future (ISO 8601)");
+  for (const key of Object.keys(value)) if (!["principal", "email", "roles", "expiresAt"].includes(key)) problems.push(`${key}: not a field of an API key`);
+  if (problems.length > 0) return fail({ reason: "invalid", problems });
+  return ok({
+    principal: principal as string,
+    ...(typeof email === "string" ? { email } : {}),
+    roles: roles as string[],
+    ...(typeof expiresAt === "string" ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
+  });
+}
+
+function recordFrom(text: string | null): ApiKeyRecord | undefined {
+  if (text === null) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (!isObject(value) || typeof value["id"] !== "string" || typeof value["principal"] !== "string" || typeof value["hash"] !== "string" || !Array.isArray(value["roles"])) return undefined;
+    return value as ApiKeyRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Mints a key and stores its record; the key is returned once and never stored.
+ *
+ * @example
+ * const { id, key } = await createApiKey(kv, { principal: "alice", roles: ["analyst"] });
+ */
+export async function createApiKey(kv: KVNamespace, fields: NewApiKey, now = Date.now()): Promise<{ id: string; key: string; record: ApiKeyRecord }> {
+  const id = randomHexId();
+  const key = `${KEY_PREFIX}${id}_${bytesToBase64Url(crypto.getRandomValues(new Uint8Array(SECRET_BYTES)))}`;
+  const record: ApiKeyRecord = { id, ...fields, createdAt: new Date(now).toISOString(), hash: bytesToBase64Url(new Uint8Array(await sha256(key))) };
+  await kv.put(API_KEY_PREFIX + id, JSON.stringify(record));
+  return { id, key, record };
+}
+
+/** Every stored key's record, without hashes. */
+export async function listApiKeys(kv: KVNamespace): Promise<Omit<ApiKeyRecord, "hash">[]> {
+  const out: Omit<ApiKeyRecord, "hash">[] = [];
+  let cursor: string | undefined;
+  do {
+    const page: KVNamespaceListResult<unknown, string> = await kv.list({ prefix: API_KEY_PREFIX, ...(cursor ? { cursor } : {}) });
+    const records = await Promise.all(page.keys.map(async (entry) => recordFrom(await kv.get(entry.name))));
+    for (const record of records) {
+      if (!record) continue;
+      const { hash: _hash, ...shown } = record;
+      out.push(shown);
+    }
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor);
+  return out;
+}
+
+/** Revokes a key: gone from KV, and from this isolate's cache at once. False when there was none. */
+export async function revokeApiKey(kv: KVNamespace, id: string): Promise<boolean> {
+  cache.delete(id);
+  if (!/^[0-9a-f]{32}$/.test(id) || (await kv.get(API_KEY_PREFIX + id)) === null) return false;
+  await kv.delete(API_KEY_PREFIX + id);
+  return true;
+}
+
+async function lookup(kv: KVNamespace, id: string, ttlMs: number, now: number): Promise<ApiKeyRecord | undefined> {
+  const entry = cache.get(id);
+  if (entry && now - entry.at < ttlMs) return entry.record;
+  const record = recordFrom(await kv.get(API_KEY_PREFIX + id));
+  if (!record) {
+    cache.delete(id);
+    return undefined;
+  }
+  if (cache.size >= MAX_CACHED_KEYS) cache.clear();
+  cache.set(id, { at: now, record });
+  return record;
+}
+
+/**
+ * The record a presented key stands for, or why it stands for none. The hash of the
+ * whole key is compared in constant time with the stored one.
+ */
+export async function verifyApiKey(kv: KVNamespace, key: string, ttlMs: number, now = Date.now()): Promise<Result<ApiKeyRecord, ApiKeyProblem>> {
+  const match = KEY_PATTERN.exec(key);
+  if (!match) return fail({ reason: "malformed" });
+  const record = await lookup(kv, match[1]!, ttlMs, now);
+  const given = new Uint8Array(await sha256(key));
+  const stored = record ? new TextEncoder().encode(record.hash) : new Uint8Array(0);
+  const presented = new TextEncoder().encode(bytesToBase64Url(given));
+  if (!record || stored.byteLength !== presented.byteLength || !crypto.subtle.timingSafeEqual(stored, presented)) return fail({ reason: "unknown" });
+  if (record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now) return fail({ reason: "expired" });
+  return ok(record);
+}

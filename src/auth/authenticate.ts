@@ -1,0 +1,135 @@
+/**
+ * Who an MCP request comes from: the pluggable verifier the shell calls before the front
+ * sees the request. `Authorization: Bearer <credential>` holds a gateway API key
+ * (`mgw_...`) or an OAuth access token (a JWT); each kind is checked only when AUTH turns
+ * it on. Failures are tagged values; `authError` maps each to its wire form: 401 with a
+ * `WWW-Authenticate` challenge naming the protected-resource metadata (RFC 9728, RFC
+ * 6750 §3), or a 500/503 when the fault is the gateway's.
+ */
+import { fail, GatewayError, ok, type Result } from "../core/errors";
+import { INTERNAL_ERROR } from "../core/jsonrpc";
+import type { AuthConfig } from "../config/auth-config";
+import type { Caller } from "../context/call-context";
+import { looksLikeApiKey, verifyApiKey } from "./api-keys";
+import { verifyJwt, type JwtProblem } from "./jwt";
+
+/** The principal of every caller while authentication is off. */
+export const ANONYMOUS_CALLER: Caller = { principal: "anonymous", roles: [], method: "none" };
+const UNAUTHORIZED = -32001;
+const BEARER = /^Bearer +([^\s]+) *$/i;
+
+export type AuthProblem =
+  | { reason: "not-configured" }
+  | { reason: "missing" }
+  | { reason: "wrong-scheme" }
+  | { reason: "malformed" }
+  | { reason: "api-keys-off" }
+  | { reason: "unknown-key" }
+  | { reason: "expired-key" }
+  | { reason: "jwt"; problem: JwtProblem["reason"] };
+
+export type AuthRequest = {
+  readonly authorization: string | null;
+  readonly auth: AuthConfig;
+  readonly kv: KVNamespace | undefined;
+  /** How long an isolate trusts its copy of an API key record. */
+  readonly cacheTtlMs: number;
+  /** "" for /mcp. */
+  readonly route: string;
+};
+
+/**
+ * The caller of a request, or why there is none.
+ *
+ * @example
+ * const caller = await authenticate({ authorization: request.headers.get("authorization"), auth, kv, cacheTtlMs: 30_000, route: "" });
+ */
+export async function authenticate({ authorization, auth, kv, cacheTtlMs, route }: AuthRequest): Promise<Result<Caller, AuthProblem>> {
+  if (auth.mode === "off") return ok(ANONYMOUS_CALLER);
+  if (auth.mode === "missing") return fail({ reason: "not-configured" });
+  if (authorization === null || authorization.trim() === "") return fail({ reason: "missing" });
+  if (!/^Bearer(\s|$)/i.test(authorization)) return fail({ reason: "wrong-scheme" });
+  const token = BEARER.exec(authorization)?.[1];
+  if (!token) return fail({ reason: "malformed" });
+  if (looksLikeApiKey(token)) {
+    if (!auth.apiKeys || !kv) return fail({ reason: "api-keys-off" });
+    const verified = await verifyApiKey(kv, token, cacheTtlMs);
+    if (!verified.ok) return fail({ reason: verified.reason === "expired" ? "expired-key" : verified.reason === "malformed" ? "malformed" : "unknown-key" });
+    const { principal, email, roles } = verified.value;
+    return ok({ principal, ...(email !== undefined ? { email } : {}), roles, method: "api-key" });
+  }
+  // Neither an API key nor, where JWTs are off or it has not three parts, a JWT.
+  if (!auth.jwt || token.split(".").length !== 3) return fail({ reason: "malformed" });
+  const verified = await verifyJwt(token, auth.jwt, route);
+  if (!verified.ok) return fail({ reason: "jwt", problem: verified.reason });
+  const { subject, email, roles } = verified.value;
+  return ok({ principal: subject, ...(email !== undefined ? { email } : {}), roles, method: "jwt" });
+}
+
+function jwtDescription(problem: JwtProblem["reason"]): string {
+  switch (problem) {
+    case "malformed":
+      return "the token is not a well-formed JWT";
+    case "signature":
+      return "the token's signature does not verify";
+    case "algorithm":
+      return "the token's algorithm is not allowed";
+    case "unknown-key":
+      return "the token is signed with a key the issuer does not publish";
+    case "issuer":
+      return "the token is from another issuer";
+    case "audience":
+      return "the token is for another audience (resource)";
+    case "expired":
+      return "the token expired";
+    case "not-yet-valid":
+      return "the token is not valid yet";
+    case "claims":
+      return "the token lacks a required claim (sub, exp) or a claim is invalid";
+    case "jwks-unavailable":
+      return "the issuer's keys could not be fetched";
+    default: {
+      const never: never = problem;
+      return never;
+    }
+  }
+}
+
+/** `Bearer resource_metadata="..."`, with an RFC 6750 error when the credential itself was bad. */
+function challenge(metadataUrl: string, description?: string): Record<string, string> {
+  const error = description === undefined ? "" : `, error="invalid_token", error_description="${description}"`;
+  return { "www-authenticate": `Bearer resource_metadata="${metadataUrl}"${error}` };
+}
+
+/** The wire error for a request that did not authenticate. `metadataUrl` is the route's RFC 9728 document. */
+export function authError(problem: AuthProblem, metadataUrl: string): GatewayError {
+  const unauthorized = (message: string, description?: string) => new GatewayError(401, UNAUTHORIZED, `Unauthorized: ${message}`, undefined, null, challenge(metadataUrl, description));
+  switch (problem.reason) {
+    case "not-configured":
+      return new GatewayError(
+        500,
+        INTERNAL_ERROR,
+        'Gateway configuration error: authentication is not configured (the AUTH var is not set); set AUTH to {"apiKeys": true} and create keys with POST /admin/api-keys, ' +
+          'configure an OAuth issuer under AUTH.jwt, or set AUTH to {"mode": "off"} to serve anyone (see README, "Authentication")',
+      );
+    case "missing":
+      return unauthorized("send Authorization: Bearer <API key or access token>");
+    case "wrong-scheme":
+      return unauthorized("the Authorization header must use the Bearer scheme");
+    case "malformed":
+      return unauthorized("the bearer credential is malformed", "the credential is malformed");
+    case "api-keys-off":
+      return unauthorized("API keys are not accepted by this gateway", "API keys are not accepted");
+    case "unknown-key":
+      return unauthorized("the API key is not valid (unknown or revoked)", "the API key is unknown or revoked");
+    case "expired-key":
+      return unauthorized("the API key expired", "the API key expired");
+    case "jwt":
+      if (problem.problem === "jwks-unavailable") return new GatewayError(503, INTERNAL_ERROR, "Service Unavailable: the identity provider's keys could not be fetched; retry later", undefined, null, { "retry-after": "30" });
+      return unauthorized(jwtDescription(problem.problem), jwtDescription(problem.problem));
+    default: {
+      const never: never = problem;
+      return never;
+    }
+  }
+}

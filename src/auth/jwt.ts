@@ -1,0 +1,116 @@
+/**
+ * OAuth 2.1 bearer JWTs, the gateway being the resource server: verified with `jose`
+ * against the issuer's JWKS (fetched once per isolate, refetched when a token names an
+ * unknown `kid`, at most once per JWKS_REFRESH_COOLDOWN_MS), for the configured issuer,
+ * an audience that is the gateway's resource URL (RFC 8707; a route's own when one is
+ * configured), expiry and not-before within a bounded skew, and only the configured
+ * asymmetric algorithms (`none` and HMAC never verify: a JWKS key is public).
+ */
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from "jose";
+import { fail, ok, type Result } from "../core/errors";
+import { isObject } from "../core/jsonrpc";
+import type { JwtConfig } from "../config/auth-config";
+
+/** How long a fetched JWKS is used before it is fetched again. */
+const JWKS_MAX_AGE_MS = 10 * 60_000;
+/** An unknown `kid` refetches the JWKS at most this often (a flood of made-up kids costs one fetch). */
+const JWKS_REFRESH_COOLDOWN_MS = 30_000;
+const JWKS_TIMEOUT_MS = 5_000;
+const MAX_CACHED_JWKS = 8;
+/**
+ * A token whose signature and claims verified is trusted again, by its exact text, for
+ * this long (never past its own expiry): a client sends the same token with every
+ * request, and a signature check per request is most of what a JWT costs.
+ */
+const VERIFIED_TOKEN_CACHE_MS = 60_000;
+const MAX_CACHED_TOKENS = 1_000;
+
+export type VerifiedJwt = { readonly subject: string; readonly email?: string; readonly roles: readonly string[] };
+
+export type JwtProblem = {
+  reason: "malformed" | "signature" | "algorithm" | "unknown-key" | "issuer" | "audience" | "expired" | "not-yet-valid" | "claims" | "jwks-unavailable";
+};
+
+const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+/** Verified tokens by config identity and token text: until when they may be trusted, and what they said. */
+const verified = new Map<string, { readonly until: number; readonly value: VerifiedJwt }>();
+
+function keySet(url: string): ReturnType<typeof createRemoteJWKSet> {
+  let set = keySets.get(url);
+  if (!set) {
+    set = createRemoteJWKSet(new URL(url), { cacheMaxAge: JWKS_MAX_AGE_MS, cooldownDuration: JWKS_REFRESH_COOLDOWN_MS, timeoutDuration: JWKS_TIMEOUT_MS });
+    if (keySets.size >= MAX_CACHED_JWKS) keySets.clear();
+    keySets.set(url, set);
+  }
+  return set;
+}
+
+/** The value at a dotted path of the claims ("realm_access.roles"). */
+function claimAt(payload: JWTPayload, path: string): unknown {
+  let value: unknown = payload;
+  for (const key of path.split(".")) value = isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
+  return value;
+}
+
+function rolesFrom(value: unknown): string[] {
+  if (typeof value === "string") return value.split(" ").filter((role) => role !== "");
+  return Array.isArray(value) ? value.filter((role): role is string => typeof role === "string") : [];
+}
+
+function problemOf(error: unknown): JwtProblem["reason"] {
+  if (error instanceof errors.JWTExpired) return "expired";
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    switch (error.claim) {
+      case "iss":
+        return "issuer";
+      case "aud":
+        return "audience";
+      case "nbf":
+        return error.reason === "check_failed" ? "not-yet-valid" : "claims";
+      default:
+        return "claims";
+    }
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) return "algorithm";
+  if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) return "unknown-key";
+  if (error instanceof errors.JWSSignatureVerificationFailed) return "signature";
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) return "jwks-unavailable";
+  if (error instanceof errors.JOSEError) return "malformed";
+  // fetch itself failed (the issuer is down): not the caller's fault.
+  return "jwks-unavailable";
+}
+
+/**
+ * Verifies a bearer JWT for `route` ("" for /mcp).
+ *
+ * @example
+ * const verified = await verifyJwt(token, config.jwt, "");
+ * if (verified.ok) console.log(verified.value.subject, verified.value.roles);
+ */
+export async function verifyJwt(token: string, config: JwtConfig, route: string, now = Date.now()): Promise<Result<VerifiedJwt, JwtProblem>> {
+  const routeAudience = route === "" ? undefined : config.routeAudiences[route];
+  // The configuration is part of the key: a token verified for one issuer, audience or route says nothing for another.
+  const cacheKey = `${config.issuer}\n${config.jwksUrl}\n${config.rolesClaim}\n${config.emailClaim}\n${config.audience.join(" ")}\n${routeAudience ?? ""}\n${config.algorithms.join(" ")}\n${token}`;
+  const cached = verified.get(cacheKey);
+  if (cached && cached.until > now) return ok(cached.value);
+  if (cached) verified.delete(cacheKey);
+  try {
+    const { payload } = await jwtVerify(token, keySet(config.jwksUrl), {
+      issuer: config.issuer,
+      audience: routeAudience ? [...config.audience, routeAudience] : [...config.audience],
+      algorithms: [...config.algorithms],
+      clockTolerance: config.clockToleranceS,
+      requiredClaims: ["exp", "sub"],
+    });
+    const email = claimAt(payload, config.emailClaim);
+    const value: VerifiedJwt = { subject: payload.sub!, ...(typeof email === "string" ? { email } : {}), roles: rolesFrom(claimAt(payload, config.rolesClaim)) };
+    if (verified.size >= MAX_CACHED_TOKENS) verified.clear();
+    // Trusted again until it expires (by its own exp, with no skew), and no longer than the cache allows.
+    verified.set(cacheKey, { until: Math.min(now + VERIFIED_TOKEN_CACHE_MS, payload.exp! * 1000), value });
+    return ok(value);
+  } catch (error) {
+    const reason = problemOf(error);
+    if (reason === "jwks-unavailable") console.error(`mcp-edge-gateway: the JWKS at ${config.jwksUrl} could not be used: ${(error as Error).message}`);
+    return fail({ reason });
+  }
+}

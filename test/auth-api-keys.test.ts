@@ -1,0 +1,176 @@
+/**
+ * API keys and secure-by-default, through the Worker with the real KV: keys made,
+ * listed and revoked through the admin API; every way a request fails to authenticate,
+ * with its status, challenge and body; sessions and payloads bound to the principal.
+ */
+import { env } from "cloudflare:workers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey } from "../src/auth/api-keys";
+import { admin, authVars, makeKey } from "./helpers/auth";
+import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
+
+const VARS = authVars({ apiKeys: true }, { OFFLOAD: JSON.stringify({ thresholdBytes: 4096 }) });
+const INIT = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+const METADATA = 'Bearer resource_metadata="http://gateway.test/.well-known/oauth-protected-resource/mcp"';
+
+beforeAll(async () => {
+  // Authorization is default-deny: one persona lets every role-holder call everything here.
+  expect((await admin("PUT", "/personas/everything", { roles: ["user"], allow: ["*"] }, VARS)).status).toBe(200);
+});
+afterAll(async () => {
+  await admin("DELETE", "/personas/everything", undefined, VARS);
+});
+
+describe("secure by default", () => {
+  it("refuses MCP requests with a 500 naming the fix when AUTH is not set", async () => {
+    const response = await post("/mcp", INIT, { vars: { AUTH: undefined } });
+    expect(response.status).toBe(500);
+    const body = (await response.json()) as Json;
+    expect(body.error.message).toContain("the AUTH var is not set");
+    expect(body.error.message).toContain('{"mode": "off"}');
+    expect((await gatewayFetch("/mcp", { method: "GET", headers: { accept: "text/event-stream" } }, { AUTH: "" })).status).toBe(500);
+  });
+
+  it("refuses an invalid AUTH without quoting it", async () => {
+    const response = await post("/mcp", INIT, { vars: { AUTH: '{"apiKeys": "yes please", "jwt": {"jwksUrl": "not a url"}}' } });
+    expect(response.status).toBe(500);
+    expect(((await response.json()) as Json).error.message).toMatch(/AUTH is invalid \(\d+ problem/);
+  });
+
+  it("serves anyone, as one anonymous principal, with AUTH off", async () => {
+    const { session } = await initialize("/mcp", { vars: { AUTH: '{"mode":"off"}' } });
+    expect((await request("/mcp", session, "tools/list", undefined, { vars: { AUTH: '{"mode":"off"}' } })).result.tools.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the admin API for keys", () => {
+  it("shows a key once, lists keys without secrets, revokes at once", async () => {
+    const made = await makeKey({ principal: "lister", roles: ["user"], email: "l@example.com" }, VARS);
+    expect(made.key).toMatch(/^mgw_[0-9a-f]{32}_[A-Za-z0-9_-]{43}$/);
+    const stored = await env.GATEWAY_KV.get(`api-keys/${made.id}`);
+    expect(stored).not.toContain(made.key);
+    expect(stored).not.toContain(made.key.split("_").at(-1));
+    const listed = (await (await admin("GET", "/api-keys", undefined, VARS)).json()) as Json;
+    const entry = listed.apiKeys.find((k: Json) => k.id === made.id);
+    expect(entry).toMatchObject({ principal: "lister", roles: ["user"], email: "l@example.com" });
+    expect(entry.createdAt).toBeTypeOf("string");
+    expect(JSON.stringify(listed)).not.toContain(made.key.slice(40));
+    expect(entry.hash).toBeUndefined();
+    expect((await post("/mcp", INIT, { vars: VARS, headers: made.headers })).status).toBe(200);
+    expect((await admin("DELETE", `/api-keys/${made.id}`, undefined, VARS)).status).toBe(200);
+    expect((await post("/mcp", INIT, { vars: VARS, headers: made.headers })).status).toBe(401);
+    expect((await admin("DELETE", `/api-keys/${made.id}`, undefined, VARS)).status).toBe(404);
+  });
+
+  it.each([
+    [{ roles: [] }, "principal"],
+    [{ principal: "x" }, "roles"],
+    [{ principal: "x", roles: ["a"], expiresAt: "2001-01-01T00:00:00Z" }, "expiresAt"],
+    [{ principal: "x", roles: ["a"], secret: "mine" }, "secret"],
+  ])("refuses %j", async (body, field) => {
+    const response = await admin("POST", "/api-keys", body, VARS);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as Json).problems.join(" ")).toContain(field);
+  });
+
+  it("needs the admin token", async () => {
+    const response = await gatewayFetch("/admin/api-keys", { method: "POST", body: "{}" }, VARS);
+    expect(response.status).toBe(401);
+  });
+});
+
+describe("authentication failures", () => {
+  let revoked: string;
+  let expired: string;
+  beforeAll(async () => {
+    const made = await makeKey({ principal: "gone", roles: ["user"] }, VARS);
+    await admin("DELETE", `/api-keys/${made.id}`, undefined, VARS);
+    revoked = made.key;
+    // Made straight in the store: the admin API refuses dates in the past.
+    expired = (await createApiKey(env.GATEWAY_KV, { principal: "old", roles: ["user"], expiresAt: new Date(Date.now() - 1000).toISOString() })).key;
+  });
+
+  const cases: [string, () => Record<string, string>, string | undefined, RegExp][] = [
+    ["no Authorization header", () => ({}), undefined, /send Authorization: Bearer/],
+    ["another scheme", () => ({ authorization: "Basic dXNlcjpwYXNz" }), undefined, /must use the Bearer scheme/],
+    ["an empty bearer", () => ({ authorization: "Bearer " }), "the credential is malformed", /malformed/],
+    ["a malformed key", () => ({ authorization: "Bearer mgw_nothex_short" }), "the credential is malformed", /malformed/],
+    ["a string that is neither key nor JWT", () => ({ authorization: "Bearer hello" }), "the credential is malformed", /malformed/],
+    ["an unknown key", () => ({ authorization: `Bearer mgw_${"0".repeat(32)}_${"A".repeat(43)}` }), "the API key is unknown or revoked", /unknown or revoked/],
+    ["a revoked key", () => ({ authorization: `Bearer ${revoked}` }), "the API key is unknown or revoked", /unknown or revoked/],
+    ["an expired key", () => ({ authorization: `Bearer ${expired}` }), "the API key expired", /expired/],
+  ];
+
+  it.each(cases)("%s: 401 with the challenge", async (_, headers, description, message) => {
+    const response = await post("/mcp", INIT, { vars: VARS, headers: headers() });
+    expect(response.status).toBe(401);
+    const challenge = response.headers.get("www-authenticate");
+    expect(challenge).toBe(description === undefined ? METADATA : `${METADATA}, error="invalid_token", error_description="${description}"`);
+    const body = (await response.json()) as Json;
+    expect(body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32001 } });
+    expect(body.error.message).toMatch(message);
+  });
+
+  it("names the route's own metadata on /mcp/<upstream>", async () => {
+    const response = await post("/mcp/alpha", INIT, { vars: VARS });
+    expect(response.headers.get("www-authenticate")).toBe('Bearer resource_metadata="http://gateway.test/.well-known/oauth-protected-resource/mcp/alpha"');
+  });
+
+  it("a key with the right id and a wrong secret is unknown", async () => {
+    const made = await makeKey({ principal: "twin", roles: ["user"] }, VARS);
+    const forged = made.key.slice(0, -4) + (made.key.endsWith("AAAA") ? "BBBB" : "AAAA");
+    expect((await post("/mcp", INIT, { vars: VARS, headers: { authorization: `Bearer ${forged}` } })).status).toBe(401);
+  });
+});
+
+describe("principal binding", () => {
+  it("refuses a session presented with another principal's key", async () => {
+    const alice = await makeKey({ principal: "alice", roles: ["user"] }, VARS);
+    const bob = await makeKey({ principal: "bob", roles: ["user"] }, VARS);
+    const { session } = await initialize("/mcp", { vars: VARS, headers: alice.headers });
+    expect((await request("/mcp", session, "tools/list", undefined, { vars: VARS, headers: alice.headers })).result.tools.length).toBeGreaterThan(0);
+    const stolen = await post("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/list" }, { vars: VARS, session, headers: bob.headers });
+    expect(stolen.status).toBe(404);
+    expect(((await stolen.json()) as Json).error.message).toMatch(/Session not found/);
+    // A second key of the same principal is the same principal.
+    const alice2 = await makeKey({ principal: "alice", roles: ["user"] }, VARS);
+    expect((await post("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/list" }, { vars: VARS, session, headers: alice2.headers })).status).toBe(200);
+  });
+
+  it("refuses a payload read by another principal", async () => {
+    const alice = await makeKey({ principal: "alice-payloads", roles: ["user"] }, VARS);
+    const bob = await makeKey({ principal: "bob-payloads", roles: ["user"] }, VARS);
+    const mine = await initialize("/mcp", { vars: VARS, headers: alice.headers });
+    const big = await request("/mcp", mine.session, "tools/call", { name: "alpha___big_list", arguments: { count: 200 } }, { vars: VARS, headers: alice.headers });
+    const { payloadId, payloadUri } = JSON.parse(big.result.content[0].text);
+    expect(payloadId).toMatch(/^[0-9a-f]{32}$/);
+    const own = await request("/mcp", mine.session, "tools/call", { name: "sys___read_payload", arguments: { id: payloadId, pointer: "/items", limit: 2 } }, { vars: VARS, headers: alice.headers });
+    expect(own.result.structuredContent.items).toHaveLength(2);
+    const theirs = await initialize("/mcp", { vars: VARS, headers: bob.headers });
+    const read = await request("/mcp", theirs.session, "tools/call", { name: "sys___read_payload", arguments: { id: payloadId } }, { vars: VARS, headers: bob.headers });
+    expect(read.result.isError).toBe(true);
+    const resource = await request("/mcp", theirs.session, "resources/read", { uri: payloadUri }, { vars: VARS, headers: bob.headers });
+    expect(resource.error.code).toBe(-32002);
+  });
+});
+
+describe("credentials toward upstreams", () => {
+  it("never forwards the client's key", async () => {
+    const made = await makeKey({ principal: "forwarded", roles: ["user"] }, VARS);
+    const { session } = await initialize("/mcp", { vars: VARS, headers: made.headers });
+    const seen = await request("/mcp", session, "tools/call", { name: "alpha___whoami", arguments: {} }, { vars: VARS, headers: made.headers });
+    const headers = JSON.parse(seen.result.content[0].text) as Record<string, string>;
+    expect(JSON.stringify(headers)).not.toContain(made.key);
+    expect(headers["authorization"]).toBeUndefined();
+  });
+});
+
+describe("protected resource metadata (RFC 9728)", () => {
+  it("describes the gateway and each route", async () => {
+    const vars = { AUTH: JSON.stringify({ apiKeys: true, scopes: ["mcp:tools"] }) };
+    const root = (await (await gatewayFetch("/.well-known/oauth-protected-resource/mcp", {}, vars)).json()) as Json;
+    expect(root).toMatchObject({ resource: "http://gateway.test/mcp", authorization_servers: [], scopes_supported: ["mcp:tools"], bearer_methods_supported: ["header"] });
+    const route = (await (await gatewayFetch("/.well-known/oauth-protected-resource/mcp/alpha", {}, vars)).json()) as Json;
+    expect(route.resource).toBe("http://gateway.test/mcp/alpha");
+  });
+});

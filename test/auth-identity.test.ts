@@ -1,0 +1,70 @@
+/**
+ * Identity to upstreams: an upstream that opted in receives a gateway-signed JWT naming
+ * the caller (verified here with jose against the gateway's /.well-known/jwks.json, the
+ * way an upstream would), and its own credential; never the client's key. An upstream
+ * that did not opt in receives no assertion.
+ */
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { admin, authVars, makeKey } from "./helpers/auth";
+import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
+
+const alphaUrl = inject("fixtureUrls").alpha;
+const UPSTREAMS = JSON.stringify([
+  { name: "alpha", url: alphaUrl, identity: { header: "X-MCP-Identity" }, credential: { secret: "ALPHA_TOKEN" } },
+  { name: "plain", url: alphaUrl },
+]);
+let vars: Record<string, unknown>;
+
+async function signingKey(): Promise<string> {
+  const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+  return JSON.stringify({ ...((await crypto.subtle.exportKey("jwk", pair.privateKey)) as object), kid: "test-gateway-1" });
+}
+
+async function headersSeen(upstream: string, headers: Record<string, string>, withVars = vars): Promise<Json> {
+  const { session } = await initialize("/mcp", { vars: withVars, headers });
+  const answer = await request("/mcp", session, "tools/call", { name: `${upstream}___whoami`, arguments: {} }, { vars: withVars, headers });
+  return answer.result.isError ? answer.result : JSON.parse(answer.result.content[0].text);
+}
+
+beforeAll(async () => {
+  vars = authVars({ apiKeys: true }, { UPSTREAMS, ALPHA_TOKEN: "alpha-own-credential", IDENTITY_SIGNING_KEY: await signingKey() });
+  expect((await admin("PUT", "/personas/identity", { roles: ["r-identity"], allow: ["*___whoami"] }, vars)).status).toBe(200);
+});
+afterAll(async () => {
+  await admin("DELETE", "/personas/identity", undefined, vars);
+});
+
+describe("identity assertions", () => {
+  it("tells an upstream that opted in who calls, verifiably, beside its own credential only", async () => {
+    const { key, headers } = await makeKey({ principal: "carol", email: "carol@example.com", roles: ["r-identity"] }, vars);
+    const seen = await headersSeen("alpha", headers);
+    expect(seen["authorization"]).toBe("Bearer alpha-own-credential");
+    expect(JSON.stringify(seen)).not.toContain(key);
+    const jwks = (await (await gatewayFetch("/.well-known/jwks.json", {}, vars)).json()) as JSONWebKeySet;
+    expect(jwks.keys).toHaveLength(1);
+    expect(jwks.keys[0]).not.toHaveProperty("d");
+    const { payload, protectedHeader } = await jwtVerify(seen["x-mcp-identity"], createLocalJWKSet(jwks), { issuer: "mcp-edge-gateway", audience: "alpha" });
+    expect(protectedHeader).toMatchObject({ alg: "ES256", kid: "test-gateway-1" });
+    expect(payload).toMatchObject({ sub: "carol", email: "carol@example.com", roles: ["r-identity"], persona: "identity" });
+    expect(payload.exp! - payload.iat!).toBe(300);
+    // Meant for alpha only: another audience does not verify.
+    await expect(jwtVerify(seen["x-mcp-identity"], createLocalJWKSet(jwks), { audience: "plain" })).rejects.toThrow();
+  });
+
+  it("sends nothing to an upstream that did not opt in", async () => {
+    const { headers } = await makeKey({ principal: "dave", roles: ["r-identity"] }, vars);
+    const seen = await headersSeen("plain", headers);
+    expect(seen["x-mcp-identity"]).toBeUndefined();
+    expect(seen["authorization"]).toBeUndefined();
+  });
+
+  it("refuses to call an upstream that opted in when the signing key is missing", async () => {
+    const without = { ...vars, IDENTITY_SIGNING_KEY: undefined };
+    const { headers } = await makeKey({ principal: "erin", roles: ["r-identity"] }, without);
+    const response = await initialize("/mcp", { vars: without, headers });
+    const answer = await request("/mcp", response.session, "tools/call", { name: "alpha___whoami", arguments: {} }, { vars: without, headers });
+    expect(JSON.stringify(answer)).toContain("IDENTITY_SIGNING_KEY secret is not set");
+    expect((await (await gatewayFetch("/.well-known/jwks.json", {}, without)).json()) as Json).toEqual({ keys: [] });
+  });
+});

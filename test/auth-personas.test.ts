@@ -1,0 +1,180 @@
+/**
+ * Personas and visibility through the Worker, on both routes: what each caller lists and
+ * may call (deny wins, several personas unite, default persona, default deny), prompts,
+ * resource templates and reads, the persona on the call record; and the visibility
+ * matrix of the reference middleware, keeping each listed tool's bytes.
+ */
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../src/shell/app";
+import type { CallRecord } from "../src/context/call-record";
+import { elements, member, parseSpan, pathSpan } from "../src/core/raw-json";
+import { admin, authVars, makeKey } from "./helpers/auth";
+import { initialize, messageTexts, post, request, type GatewayTarget, type Json } from "./helpers/gateway";
+
+const VARS = authVars({ apiKeys: true });
+const PERSONAS = {
+  analyst: { roles: ["p-analyst"], allow: ["alpha___*"], deny: ["alpha___big_*"] },
+  echoer: { roles: ["p-echoer"], allow: ["beta___echo", "alpha___big_list", "beta___haiku"] },
+};
+
+async function callerWith(roles: string[]): Promise<{ headers: Record<string, string>; open: (path: string) => Promise<string> }> {
+  const { headers } = await makeKey({ principal: `p-${roles.join("-") || "none"}`, roles }, VARS);
+  return { headers, open: async (path) => (await initialize(path, { vars: VARS, headers })).session };
+}
+
+async function toolNames(path: string, roles: string[]): Promise<string[]> {
+  const caller = await callerWith(roles);
+  const listed = await request(path, await caller.open(path), "tools/list", undefined, { vars: VARS, headers: caller.headers });
+  return listed.result.tools.map((t: Json) => t.name).sort();
+}
+
+async function call(path: string, roles: string[], name: string): Promise<Json> {
+  const caller = await callerWith(roles);
+  return request(path, await caller.open(path), "tools/call", { name, arguments: { text: "hi", count: 1 } }, { vars: VARS, headers: caller.headers });
+}
+
+beforeAll(async () => {
+  for (const [name, persona] of Object.entries(PERSONAS)) expect((await admin("PUT", `/personas/${name}`, persona, VARS)).status).toBe(200);
+});
+afterEach(async () => {
+  await admin("DELETE", "/personas/guest", undefined, VARS);
+  await admin("DELETE", "/visibility", undefined, VARS);
+});
+
+describe("the persona matrix", () => {
+  it.each([
+    ["/mcp", ["p-analyst"], ["alpha___add", "alpha___echo", "alpha___get_user"], ["alpha___big_list", "beta___echo"]],
+    ["/mcp", ["p-echoer"], ["alpha___big_list", "beta___echo"], ["alpha___add", "alpha___echo"]],
+    // Several personas: the union of allows minus the union of denies (analyst's deny takes echoer's big_list).
+    ["/mcp", ["p-analyst", "p-echoer"], ["alpha___echo", "beta___echo"], ["alpha___big_list", "alpha___big_structured"]],
+    ["/mcp/alpha", ["p-analyst"], ["add", "echo", "get_user"], ["big_list"]],
+    ["/mcp/beta", ["p-analyst"], [], ["echo"]],
+    ["/mcp/beta", ["p-echoer"], ["echo"], []],
+  ])("%s with roles %j lists %j and not %j", async (path, roles, shown, hidden) => {
+    const names = await toolNames(path, roles);
+    for (const name of shown) expect(names).toContain(name);
+    for (const name of hidden) expect(names).not.toContain(name);
+  });
+
+  it.each([
+    ["/mcp", ["p-analyst"], "alpha___echo", true],
+    ["/mcp", ["p-analyst"], "alpha___big_list", false],
+    ["/mcp", ["p-analyst"], "beta___echo", false],
+    ["/mcp", ["p-analyst", "p-echoer"], "beta___echo", true],
+    ["/mcp", ["p-analyst", "p-echoer"], "alpha___big_list", false],
+    ["/mcp/alpha", ["p-analyst"], "echo", true],
+    ["/mcp/alpha", ["p-analyst"], "big_list", false],
+    ["/mcp/beta", ["p-analyst"], "echo", false],
+    ["/mcp/beta", ["p-echoer"], "echo", true],
+  ])("%s with roles %j calls %s: allowed %s", async (path, roles, name, allowed) => {
+    const answer = await call(path, roles, name);
+    if (allowed) expect(answer.result.isError).toBeFalsy();
+    else expect(answer.error).toEqual({ code: -32602, message: `Unknown tool: ${name}` });
+  });
+
+  it("refuses a denied tool and a tool that does not exist alike", async () => {
+    const denied = await call("/mcp", ["p-analyst"], "beta___echo");
+    const missing = await call("/mcp", ["p-analyst"], "beta___no_such_tool");
+    expect(missing.error.message.replace("no_such_tool", "X")).toBe(denied.error.message.replace("echo", "X"));
+    expect(missing.error.code).toBe(denied.error.code);
+  });
+
+  it("denies everything to roles no persona names, without a default", async () => {
+    expect(await toolNames("/mcp", ["p-nobody"])).toEqual(["sys___read_payload"]);
+    expect((await call("/mcp", ["p-nobody"], "alpha___echo")).error.message).toBe("Unknown tool: alpha___echo");
+  });
+
+  it("gives the default persona to roles no persona names", async () => {
+    expect((await admin("PUT", "/personas/guest", { roles: [], allow: ["alpha___echo"], default: true }, VARS)).status).toBe(200);
+    expect(await toolNames("/mcp", ["p-nobody"])).toEqual(["alpha___echo", "sys___read_payload"]);
+    // A caller some persona names does not also get the default.
+    expect(await toolNames("/mcp", ["p-echoer"])).not.toContain("alpha___echo");
+    const second = await admin("PUT", "/personas/guest2", { roles: [], allow: ["*"], default: true }, VARS);
+    expect(second.status).toBe(400);
+  });
+
+  it("applies to prompts, resource templates and reads", async () => {
+    const analyst = await callerWith(["p-analyst"]);
+    const session = await analyst.open("/mcp");
+    const options = { vars: VARS, headers: analyst.headers };
+    const prompts = await request("/mcp", session, "prompts/list", undefined, options);
+    expect(prompts.result.prompts.map((p: Json) => p.name)).toEqual(["alpha___greet"]);
+    expect((await request("/mcp", session, "prompts/get", { name: "beta___haiku" }, options)).error.message).toBe("Unknown prompt: beta___haiku");
+    expect((await request("/mcp", session, "prompts/get", { name: "alpha___greet", arguments: { name: "Ada" } }, options)).result.messages).toHaveLength(1);
+    expect((await request("/mcp", session, "resources/read", { uri: "alpha://info" }, options)).result.contents[0].text).toBe("alpha info");
+    expect((await request("/mcp", session, "resources/read", { uri: "beta://readme" }, options)).error.code).toBe(-32002);
+    const onBeta = await analyst.open("/mcp/beta");
+    expect((await request("/mcp/beta", onBeta, "resources/read", { uri: "beta://readme" }, options)).error.code).toBe(-32002);
+    expect((await request("/mcp/beta", onBeta, "resources/list", undefined, options)).result.resources).toEqual([]);
+    const onAlphaAnalyst = await analyst.open("/mcp/alpha");
+    expect((await request("/mcp/alpha", onAlphaAnalyst, "resources/list", undefined, options)).result.resources.map((r: Json) => r.uri)).toContain("alpha://info");
+    const echoer = await callerWith(["p-echoer"]);
+    const onAlpha = await echoer.open("/mcp/alpha");
+    const templates = await request("/mcp/alpha", onAlpha, "resources/templates/list", undefined, { vars: VARS, headers: echoer.headers });
+    expect(templates.result.resourceTemplates.map((t: Json) => t.name)).not.toContain("item");
+    const analystAlpha = await analyst.open("/mcp/alpha");
+    const shown = await request("/mcp/alpha", analystAlpha, "resources/templates/list", undefined, options);
+    expect(shown.result.resourceTemplates.map((t: Json) => t.name)).toContain("item");
+  });
+
+  it("puts the persona on the call record", async () => {
+    const records: CallRecord[] = [];
+    const target = createApp({ observers: [(record) => records.push({ ...record })] }) as unknown as GatewayTarget;
+    const { headers } = await makeKey({ principal: "recorded", roles: ["p-analyst", "p-echoer"] }, VARS);
+    const { session } = await initialize("/mcp", { vars: VARS, headers, target });
+    await request("/mcp", session, "tools/call", { name: "beta___echo", arguments: { text: "x" } }, { vars: VARS, headers, target });
+    expect(records.at(-1)!.persona).toBe("analyst+echoer");
+  });
+});
+
+describe("the visibility matrix (reference semantics)", () => {
+  const OPEN = { AUTH: '{"mode":"off"}' };
+  const ALPHA = ["add", "big_list", "big_structured", "echo", "get_user"];
+
+  async function visible(path: string, document: unknown): Promise<string[]> {
+    if (document !== undefined) expect((await admin("PUT", "/visibility", document, VARS)).status).toBe(200);
+    const { session } = await initialize(path, { vars: OPEN });
+    return (await request(path, session, "tools/list", undefined, { vars: OPEN })).result.tools.map((t: Json) => t.name);
+  }
+
+  it.each([
+    ["no document", undefined, (name: string) => ALPHA.includes(name)],
+    ["no patterns", { allow: [], deny: [] }, (name: string) => ALPHA.includes(name)],
+    ["allow only", { allow: ["alpha___get_*", "alpha___echo"] }, (name: string) => ["get_user", "echo"].includes(name)],
+    ["deny only", { deny: ["alpha___big_*"] }, (name: string) => ALPHA.includes(name) && !name.startsWith("big_")],
+    ["both: allow, then deny", { allow: ["alpha___*"], deny: ["*___big_*", "alpha___add"] }, (name: string) => ["echo", "get_user"].includes(name)],
+  ])("%s", async (_, document, expected) => {
+    const names = await visible("/mcp/alpha", document);
+    for (const name of ALPHA) expect(names.includes(name)).toBe(expected(name));
+  });
+
+  it("trims the aggregated list too, and hides without refusing calls", async () => {
+    const names = await visible("/mcp", { allow: ["beta___*"] });
+    expect(names.some((name) => name.startsWith("alpha___"))).toBe(false);
+    expect(names).toContain("beta___echo");
+    const { session } = await initialize("/mcp", { vars: OPEN });
+    const answer = await request("/mcp", session, "tools/call", { name: "alpha___echo", arguments: { text: "still" } }, { vars: OPEN });
+    expect(answer.result.content[0].text).toBe("alpha: still");
+  });
+
+  it("keeps every listed tool's bytes", async () => {
+    const list = async () => {
+      const { session } = await initialize("/mcp/raw", { vars: OPEN });
+      const response = await post("/mcp/raw", { jsonrpc: "2.0", id: 7, method: "tools/list" }, { session, vars: OPEN });
+      return (await messageTexts(response)).at(-1)!;
+    };
+    const whole = await list();
+    const items = elements(whole, pathSpan(whole, ["result", "tools"])!).map((span) => ({ text: whole.slice(span.start, span.end), name: parseSpan(whole, member(whole, span, "name")!) as string }));
+    expect(items.length).toBeGreaterThan(1);
+    expect((await admin("PUT", "/visibility", { deny: [`raw___${items[0]!.name}`] }, VARS)).status).toBe(200);
+    const trimmed = await list();
+    expect(trimmed).not.toContain(items[0]!.text);
+    for (const item of items.slice(1)) expect(trimmed).toContain(item.text);
+  });
+
+  it("refuses an invalid document", async () => {
+    const response = await admin("PUT", "/visibility", { allow: "alpha___*", hide: [] }, VARS);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as Json).problems.map((p: Json) => p.path).sort()).toEqual(["/allow", "/hide"]);
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * Rate limits per principal through the rate-limiting binding (a tight one declared for
+ * the tests in vitest.config.ts): chosen by the persona, 429 with Retry-After for a
+ * request on its own, the JSON-RPC error inside a batch, other principals unaffected.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { admin, authVars, makeKey } from "./helpers/auth";
+import { initialize, post, type Json } from "./helpers/gateway";
+
+const VARS = authVars({ apiKeys: true, rateLimits: { tight: "RATE_LIMIT_TEST", missing: "RATE_LIMIT_NOT_BOUND" } });
+const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+
+beforeAll(async () => {
+  expect((await admin("PUT", "/personas/limited", { roles: ["r-limited"], allow: ["alpha___*"], rateLimit: "tight" }, VARS)).status).toBe(200);
+  expect((await admin("PUT", "/personas/misconfigured", { roles: ["r-misconfigured"], allow: ["alpha___*"], rateLimit: "missing" }, VARS)).status).toBe(200);
+  expect((await admin("PUT", "/personas/unlimited", { roles: ["r-unlimited"], allow: ["alpha___*"] }, VARS)).status).toBe(200);
+});
+afterAll(async () => {
+  for (const name of ["limited", "misconfigured", "unlimited"]) await admin("DELETE", `/personas/${name}`, undefined, VARS);
+});
+
+describe("rate limits", () => {
+  it("answers 429 with Retry-After once the principal's limit is used up, as a JSON-RPC error in a batch", async () => {
+    const { headers } = await makeKey({ principal: `limited-${crypto.randomUUID()}`, roles: ["r-limited"] }, VARS);
+    const { session } = await initialize("/mcp", { vars: VARS, headers, version: "2025-03-26" }); // 1 (initialize)
+    const statuses: number[] = [];
+    let over: Response | undefined;
+    for (let i = 0; i < 4 && !over; i++) {
+      const response = await post("/mcp", LIST, { vars: VARS, session, headers, version: "2025-03-26" });
+      statuses.push(response.status);
+      if (response.status === 429) over = response;
+      else await response.text();
+    }
+    expect(statuses).toEqual([200, 200, 429]);
+    expect(over!.headers.get("retry-after")).toBe("60");
+    expect(((await over!.json()) as Json).error).toMatchObject({ code: -32029, message: expect.stringContaining('the rate limit "tight" is used up') });
+    // A batch (2025-03-26) answers each request in the body: the limit shows as JSON-RPC errors.
+    const batch = await post("/mcp", [LIST, { ...LIST, id: 2 }], { vars: VARS, session, headers, version: "2025-03-26" });
+    const answers = (await batch.json()) as Json[];
+    expect(answers.map((a) => a.error?.code)).toEqual([-32029, -32029]);
+  });
+
+  it("does not count other principals, or personas without a limit", async () => {
+    const other = await makeKey({ principal: `limited-${crypto.randomUUID()}`, roles: ["r-limited"] }, VARS);
+    expect((await post("/mcp", { ...LIST, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }, { vars: VARS, headers: other.headers })).status).toBe(200);
+    const free = await makeKey({ principal: `free-${crypto.randomUUID()}`, roles: ["r-unlimited"] }, VARS);
+    const { session } = await initialize("/mcp", { vars: VARS, headers: free.headers });
+    for (let i = 0; i < 5; i++) expect((await post("/mcp", LIST, { vars: VARS, session, headers: free.headers })).status).toBe(200);
+  });
+
+  it("fails closed when a persona names a limit without a binding", async () => {
+    const { headers } = await makeKey({ principal: "misconfigured", roles: ["r-misconfigured"] }, VARS);
+    const response = await post("/mcp", { ...LIST, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }, { vars: VARS, headers });
+    expect(response.status).toBe(500);
+    expect(((await response.json()) as Json).error.message).toContain('the rate limit "missing" is not configured');
+  });
+});
