@@ -9,12 +9,12 @@
 import { fail, GatewayError, ok, type Result } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
 import type { AuthConfig } from "../config/auth-config";
-import type { Caller } from "../context/call-context";
+import { ANONYMOUS_PRINCIPAL, type Caller } from "../context/call-context";
 import { looksLikeApiKey, verifyApiKey } from "./api-keys";
 import { verifyJwt, type JwtProblem } from "./jwt";
 
 /** The principal of every caller while authentication is off. */
-export const ANONYMOUS_CALLER: Caller = { principal: "anonymous", roles: [], method: "none" };
+export const ANONYMOUS_CALLER: Caller = { principal: ANONYMOUS_PRINCIPAL, roles: [], method: "none" };
 const UNAUTHORIZED = -32001;
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
