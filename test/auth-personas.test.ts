@@ -117,6 +117,23 @@ describe("the persona matrix", () => {
     expect(shown.result.resourceTemplates.map((t: Json) => t.name)).toContain("item");
   });
 
+  it("lists on /mcp only the resources and templates of upstreams the persona reaches", async () => {
+    const analyst = await callerWith(["p-analyst"]);
+    const session = await analyst.open("/mcp");
+    const options = { vars: VARS, headers: analyst.headers };
+    const resources = (await request("/mcp", session, "resources/list", undefined, options)).result.resources.map((r: Json) => r.uri);
+    expect(resources).toContain("alpha://info");
+    expect(resources).not.toContain("beta://readme");
+    const templates = (await request("/mcp", session, "resources/templates/list", undefined, options)).result.resourceTemplates.map((t: Json) => t.name);
+    expect(templates).toContain("item");
+    const echoer = await callerWith(["p-echoer"]);
+    const echoerSession = await echoer.open("/mcp");
+    const echoerOptions = { vars: VARS, headers: echoer.headers };
+    // The echoer reaches both upstreams (a tool of each): both lists show both.
+    const both = (await request("/mcp", echoerSession, "resources/list", undefined, echoerOptions)).result.resources.map((r: Json) => r.uri);
+    expect(both).toEqual(expect.arrayContaining(["alpha://info", "beta://readme"]));
+  });
+
   it("puts the persona on the call record", async () => {
     const records: CallRecord[] = [];
     const target = createApp({ observers: [(record) => records.push({ ...record })] }) as unknown as GatewayTarget;

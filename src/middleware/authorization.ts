@@ -58,6 +58,11 @@ function unknownName(label: string, name: unknown, id: JsonRpcId): GatewayError 
   return new GatewayError(200, INVALID_PARAMS, `Unknown ${label}: ${String(name)}`, undefined, id);
 }
 
+/** `ctx` with the route's upstreams narrowed to those the grant reaches (for lists merged on /mcp). */
+function withReachableUpstreams(ctx: CallContext, grant: Grant | undefined): CallContext {
+  return { ...ctx, route: { ...ctx.route, upstreams: ctx.route.upstreams.filter((upstream) => permitsUpstream(grant, upstream.name)) } };
+}
+
 /**
  * The authorization middleware.
  *
@@ -79,12 +84,14 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
         case "prompts/list":
           return keepListed(await next(ctx, request), "prompts", (name) => name !== undefined && allowed(nameKey(ctx, name)));
         case "resources/templates/list":
-          // On /mcp templates keep their upstream's own names, so only the per-upstream route can judge them by name.
-          if (ctx.route.aggregated) return next(ctx, request);
+          // On /mcp templates keep their upstream's own names: they are judged by upstream, as resources are.
+          if (ctx.route.aggregated) return next(withReachableUpstreams(ctx, grant), request);
           return keepListed(await next(ctx, request), "resourceTemplates", (name) => name === "payload" || (name !== undefined && allowed(qualifyName(ctx.route.upstreams[0]!.name, name))));
         case "resources/list":
-          // Resources are judged by upstream: on /mcp/<upstream> a persona that cannot reach it lists none (on /mcp reads are checked).
-          if (ctx.route.aggregated || permitsUpstream(grant, ctx.route.upstreams[0]!.name)) return next(ctx, request);
+          // Resources are judged by upstream: the merged list asks only the upstreams the persona reaches,
+          // and on /mcp/<upstream> a persona that cannot reach it lists none.
+          if (ctx.route.aggregated) return next(withReachableUpstreams(ctx, grant), request);
+          if (permitsUpstream(grant, ctx.route.upstreams[0]!.name)) return next(ctx, request);
           return keepListed(await next(ctx, request), "resources", () => false);
         case "tools/call":
           if (!allowed(typeof params?.["name"] === "string" ? nameKey(ctx, params["name"]) : undefined)) throw unknownName("tool", params?.["name"], id);
