@@ -27,7 +27,8 @@
  * calls per target in the throughput phase (BENCH_REQUESTS), --concurrency 8 in flight
  * (BENCH_CONCURRENCY), --cpu-calls 300 calls per target in the CPU phase
  * (BENCH_CPU_CALLS), --gateway-dir . (BENCH_GATEWAY_DIR: the git working tree whose gateway
- * is measured, e.g. another worktree, for A/B comparisons), --out bench/results
+ * is measured, e.g. another worktree, for A/B comparisons), --gateway-vars '{}'
+ * (BENCH_GATEWAY_VARS: more vars for the gateway, e.g. '{"AUDIT":{"enabled":false}}'), --out bench/results
  * (BENCH_OUT). Results are printed and written to <out>/relay-<timestamp>.json.
  * About a minute on an idle 2-core machine. Linux only (/proc). Hard limit: 10 minutes.
  */
@@ -68,6 +69,7 @@ const OPTIONS = {
   concurrency: ['BENCH_CONCURRENCY', '8'],
   'cpu-calls': ['BENCH_CPU_CALLS', '300'],
   'gateway-dir': ['BENCH_GATEWAY_DIR', ROOT],
+  'gateway-vars': ['BENCH_GATEWAY_VARS', '{}'],
   out: ['BENCH_OUT', path.join(ROOT, 'bench', 'results')],
 };
 
@@ -86,6 +88,15 @@ function parseOptions(argv) {
     if (!Number.isInteger(n) || n < min) usage(`--${key} must be an integer >= ${min}, got "${raw[key]}"`);
     return n;
   };
+  const jsonObject = (key) => {
+    try {
+      const value = JSON.parse(raw[key]);
+      if (value && typeof value === 'object' && !Array.isArray(value)) return value;
+    } catch {
+      // reported below
+    }
+    return usage(`--${key} must be a JSON object, got "${raw[key]}"`);
+  };
   const upstreams = [...new Set(raw.upstreams.split(',').map((s) => s.trim()).filter(Boolean))];
   if (upstreams.length === 0 || !upstreams.every(isUpstreamKind)) usage(`--upstreams must list raw and/or beta, got "${raw.upstreams}"`);
   return {
@@ -96,6 +107,7 @@ function parseOptions(argv) {
     concurrency: count('concurrency', 1),
     cpuCalls: count('cpu-calls', CPU_ROUNDS),
     gatewayDir: path.resolve(raw['gateway-dir']),
+    gatewayVars: jsonObject('gateway-vars'),
     out: path.resolve(raw.out),
   };
 }
@@ -132,7 +144,7 @@ async function startAll(options, stops) {
   stops.push(async () => rmSync(gatewayState, { recursive: true, force: true }));
   const snapshot = snapshotTree(options.gatewayDir);
   stops.push(async () => snapshot.remove());
-  const vars = { UPSTREAMS: upstreams.map((u) => ({ name: u.kind, url: u.url })), SESSION_SECRET: randomBytes(32).toString('hex') };
+  const vars = { ...options.gatewayVars, UPSTREAMS: upstreams.map((u) => ({ name: u.kind, url: u.url })), SESSION_SECRET: randomBytes(32).toString('hex') };
   // One wrangler dev at a time: concurrent starts race for the internal ports each picks.
   const gateway = await withPortRetry(async () => startGateway({ port: await freePort(), vars, persistTo: gatewayState, cwd: snapshot.dir }));
   stops.push(gateway.stop);
