@@ -63,7 +63,9 @@ async function main() {
     stops.push(async () => snapshot.remove());
     const state = mkdtempSync(path.join(os.tmpdir(), 'bench-auth-'));
     stops.push(async () => rmSync(state, { recursive: true, force: true }));
-    const common = { UPSTREAMS: [{ name: 'raw', url: upstream.url }], SESSION_SECRET: randomBytes(32).toString('hex'), ADMIN_TOKEN };
+    // BENCH_GATEWAY_VARS adds vars to both gateways (e.g. '{"AUDIT":{"enabled":false}}' to see authentication's own cost).
+    const extraVars = JSON.parse(process.env.BENCH_GATEWAY_VARS ?? '{}');
+    const common = { ...extraVars, UPSTREAMS: [{ name: 'raw', url: upstream.url }], SESSION_SECRET: randomBytes(32).toString('hex'), ADMIN_TOKEN };
     const open = await startGateway({ port: await freePort(), vars: { ...common, AUTH: { mode: 'off' } }, persistTo: path.join(state, 'open'), cwd: snapshot.dir });
     stops.push(open.stop);
     const port = await freePort();
