@@ -13,6 +13,7 @@ import worker from "../src/index";
 import { auditSendFailures } from "../src/pipeline/audit-trail";
 import { MAX_EVENT_BYTES, TRIMMED_MARKER } from "../src/pipeline/audit-event";
 import { hourPrefix } from "../src/storage/audit-log";
+import { admin, authVars, makeKey } from "./helpers/auth";
 import { answer, gatewayFetch, initialize, post, type GatewayTarget, type Json, type Vars } from "./helpers/gateway";
 
 const ADMIN_TOKEN = "audit-test-admin-token";
@@ -117,6 +118,18 @@ describe("the audit trail", () => {
     // Neither the sealed token nor anything of it.
     expect(JSON.stringify(event)).not.toContain(session.slice(0, 24));
     expect(event.trace_id).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it("records the caller's persona and principal when authentication is on", async () => {
+    const { name, vars: upstreamOnly } = upstreamVars();
+    const vars = { ...upstreamOnly, ...authVars({ apiKeys: true }) };
+    expect((await admin("PUT", "/personas/auditors", { roles: ["r-audit"], allow: ["*"] }, vars)).status).toBe(200);
+    const { headers } = await makeKey({ principal: "auditor-1", roles: ["r-audit"] }, vars);
+    const { session } = await initialize(`/mcp/${name}`, { vars, headers });
+    await (await call(`/mcp/${name}`, session, "whoami", {}, vars, headers)).text();
+    const [event] = await eventsOnceWritten(`upstream=${name}`, 1);
+    expect(event).toMatchObject({ "user.id": "auditor-1", "gateway.persona": "auditors" });
+    await admin("DELETE", "/personas/auditors", undefined, vars);
   });
 
   it("redacts parameters by key at any depth, by the default patterns and by AUDIT's own", async () => {

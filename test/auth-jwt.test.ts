@@ -92,6 +92,8 @@ describe("authentication failures", () => {
     ["alg none", async () => unsigned(), "the token's algorithm is not allowed"],
     ["HS256 signed with the public key", hmacWithPublicKey, "the token's algorithm is not allowed"],
     ["no subject", () => sign(claims({ sub: undefined })), "the token lacks a required claim (sub, exp) or a claim is invalid"],
+    ["an empty subject", () => sign(claims({ sub: "" })), "the token lacks a required claim (sub, exp) or a claim is invalid"],
+    ["a subject that is not a string", () => sign(claims({ sub: 42 as unknown as string })), "the token lacks a required claim (sub, exp) or a claim is invalid"],
     ["three parts that are not JWT", async () => "a.b.c", "the token is not a well-formed JWT"],
   ];
 

@@ -134,6 +134,33 @@ describe("the persona matrix", () => {
     expect(both).toEqual(expect.arrayContaining(["alpha://info", "beta://readme"]));
   });
 
+  it("refuses subscriptions and resource completions of an upstream the persona does not reach", async () => {
+    const echoerOnly = await callerWith(["p-betaonly"]);
+    await admin("PUT", "/personas/betaonly", { roles: ["p-betaonly"], allow: ["beta___*"] }, VARS);
+    const options = { vars: VARS, headers: echoerOnly.headers };
+    const onAlpha = await echoerOnly.open("/mcp/alpha");
+    expect((await request("/mcp/alpha", onAlpha, "resources/subscribe", { uri: "alpha://info" }, options)).error.code).toBe(-32002);
+    expect((await request("/mcp/alpha", onAlpha, "completion/complete", { ref: { type: "ref/resource", uri: "alpha://items/{id}" }, argument: { name: "id", value: "1" } }, options)).error.code).toBe(-32002);
+    // On /mcp alpha is never asked (it would subscribe and answer {}): only beta is, which does not serve the URI.
+    const aggregated = await echoerOnly.open("/mcp");
+    const subscribed = await request("/mcp", aggregated, "resources/subscribe", { uri: "alpha://info" }, options);
+    expect(subscribed.result).toBeUndefined();
+    expect(subscribed.error).toBeDefined();
+    await admin("DELETE", "/personas/betaonly", undefined, VARS);
+  });
+
+  it("always allows the gateway's own read tool, on both routes", async () => {
+    const caller = await callerWith(["p-echoer"]);
+    const options = { vars: VARS, headers: caller.headers };
+    for (const path of ["/mcp", "/mcp/alpha"]) {
+      const session = await caller.open(path);
+      const answer = await request(path, session, "tools/call", { name: "sys___read_payload", arguments: { id: "0".repeat(32) } }, options);
+      // Reaches the tool (which finds no such payload), instead of "Unknown tool".
+      expect(answer.result?.isError).toBe(true);
+      expect(JSON.stringify(answer)).not.toContain("Unknown tool");
+    }
+  });
+
   it("puts the persona on the call record", async () => {
     const records: CallRecord[] = [];
     const target = createApp({ observers: [(record) => records.push({ ...record })] }) as unknown as GatewayTarget;

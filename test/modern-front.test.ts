@@ -3,6 +3,7 @@
  * sessions on the same URLs, the envelope and header checks, `server/discover`, removed
  * methods, and tools through to real 2025 upstreams with `resultType` and caching hints.
  */
+import { completeResult } from "../src/front/modern/caching";
 import { describe, expect, inject, it } from "vitest";
 import { TRAP_INPUT_SCHEMA, TRAP_OUTPUT_SCHEMA, TRAP_TOOL } from "./fixtures/raw-upstream-bytes";
 import { answer, initialize, messageTexts, post, request, type Json, type Vars } from "./helpers/gateway";
@@ -136,10 +137,10 @@ describe("removed and unbridged methods", () => {
     expect(body.error.message).toContain(method);
   });
 
-  it("an unknown method the upstream refuses: HTTP 404 and -32601", async () => {
-    const response = await modernPost("/mcp/alpha", "no/such/method", {}, {}, 5);
+  it.each(["/mcp/alpha", "/mcp"])("an unknown method (refused by the upstream, or by the gateway on /mcp) on %s: HTTP 404 and -32601", async (path) => {
+    const response = await modernPost(path, "no/such/method", {}, {}, 5);
     expect(response.status).toBe(404);
-    expect(((await response.json()) as Json).error.code).toBe(-32601);
+    expect(((await response.json()) as Json).error).toMatchObject({ code: -32601 });
   });
 
   it("a 2025 upstream's elicitation during a modern call ends it with -32603 naming the limitation, and frees the upstream", async () => {
@@ -172,6 +173,9 @@ describe("results for modern clients", () => {
     const loud = await messageTexts(await modernPost("/mcp/alpha", "tools/call", { name: "count", arguments: { steps: 2 } }, { meta }));
     expect(loud.some((text) => text.includes("notifications/message"))).toBe(true);
     expect(JSON.parse(loud[loud.length - 1]!).result.resultType).toBe("complete");
+    // The upstream logs at "info": a request that asked for "error" and above gets none of it.
+    const strict = await messageTexts(await modernPost("/mcp/alpha", "tools/call", { name: "count", arguments: { steps: 2 } }, { meta: { ...meta, "io.modelcontextprotocol/logLevel": "error" } }));
+    expect(strict.some((text) => text.includes("notifications/message"))).toBe(false);
   });
 
   it("keeps every byte of the upstream's tool schemas, splicing in only the new members", async () => {
@@ -198,5 +202,17 @@ describe("upstream sessions for modern clients", () => {
     const other = { ...options, capabilities: { experimental: { probe: { id: client, other: true } } } };
     await modern("/mcp/raw", "tools/list", {}, other);
     expect(await count()).toBe(2);
+  });
+});
+
+describe("caching hints", () => {
+  it.each([
+    ["adds public hints for a gateway without authentication", "none", '{"tools":[]}', { cacheScope: "public", ttlMs: 0 }],
+    ["adds private hints for an authenticated caller", "api-key", '{"tools":[]}', { cacheScope: "private", ttlMs: 0 }],
+    ["narrows an upstream's own public scope and longer ttl for an authenticated caller", "jwt", '{"tools":[],"cacheScope":"public","ttlMs":600000}', { cacheScope: "private", ttlMs: 0 }],
+    ["keeps an upstream's private scope for anyone", "none", '{"tools":[],"cacheScope":"private","ttlMs":0}', { cacheScope: "private", ttlMs: 0 }],
+  ] as const)("%s", (_label, authMethod, result, expected) => {
+    const text = completeResult(`{"jsonrpc":"2.0","id":1,"result":${result}}`, "tools/list", { authMethod });
+    expect(JSON.parse(text).result).toMatchObject({ resultType: "complete", ...expected });
   });
 });

@@ -12,6 +12,8 @@ import { isObject } from "../core/jsonrpc";
 import type { JwtConfig } from "../config/auth-config";
 
 /** How long a fetched JWKS is used before it is fetched again. */
+/** The longest `sub` taken as a principal. */
+const MAX_SUBJECT_CHARS = 256;
 const JWKS_MAX_AGE_MS = 10 * 60_000;
 /** An unknown `kid` refetches the JWKS at most this often (a flood of made-up kids costs one fetch). */
 const JWKS_REFRESH_COOLDOWN_MS = 30_000;
@@ -102,8 +104,10 @@ export async function verifyJwt(token: string, config: JwtConfig, route: string,
       clockTolerance: config.clockToleranceS,
       requiredClaims: ["exp", "sub"],
     });
+    // jose checks that `sub` is present, not what it is: the principal is a bounded, non-empty string.
+    if (typeof payload.sub !== "string" || payload.sub === "" || payload.sub.length > MAX_SUBJECT_CHARS) return fail({ reason: "claims" });
     const email = claimAt(payload, config.emailClaim);
-    const value: VerifiedJwt = { subject: payload.sub!, ...(typeof email === "string" ? { email } : {}), roles: rolesFrom(claimAt(payload, config.rolesClaim)) };
+    const value: VerifiedJwt = { subject: payload.sub, ...(typeof email === "string" ? { email } : {}), roles: rolesFrom(claimAt(payload, config.rolesClaim)) };
     if (verified.size >= MAX_CACHED_TOKENS) verified.clear();
     // Trusted again until it expires (by its own exp, with no skew), and no longer than the cache allows.
     verified.set(cacheKey, { until: Math.min(now + VERIFIED_TOKEN_CACHE_MS, payload.exp! * 1000), value });

@@ -51,6 +51,8 @@ function isSys(key: string): boolean {
 
 /** The policy key of a prompt or template name on this route (names on /mcp carry their upstream already). */
 function nameKey(ctx: CallContext, name: string): string | undefined {
+  // The gateway's own tools keep their `sys___` name on every route.
+  if (isSys(name)) return name;
   return toolKey(ctx.route, name)?.key;
 }
 
@@ -61,6 +63,19 @@ function unknownName(label: string, name: unknown, id: JsonRpcId): GatewayError 
 /** `ctx` with the route's upstreams narrowed to those the grant reaches (for lists merged on /mcp). */
 function withReachableUpstreams(ctx: CallContext, grant: Grant | undefined): CallContext {
   return { ...ctx, route: { ...ctx.route, upstreams: ctx.route.upstreams.filter((upstream) => permitsUpstream(grant, upstream.name)) } };
+}
+
+/**
+ * A request about the resource `uri` (read, subscribe, completion): on /mcp/<upstream>
+ * refused unless the grant reaches that upstream; on /mcp `forward` asks only the
+ * upstreams it reaches, and an answer from any other is withheld.
+ */
+async function reachResource(ctx: CallContext, grant: Grant | undefined, uri: unknown, id: JsonRpcId, forward: () => Promise<string>): Promise<string> {
+  const notFound = () => new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${String(uri)} (no upstream serves it)`, { uri }, id);
+  if (!ctx.route.aggregated && !permitsUpstream(grant, ctx.route.upstreams[0]!.name)) throw notFound();
+  const answer = await forward();
+  if (ctx.record.upstream !== undefined && !permitsUpstream(grant, ctx.record.upstream)) throw notFound();
+  return answer;
 }
 
 /**
@@ -102,18 +117,19 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
         case "completion/complete": {
           const ref = params?.["ref"];
           if (isObject(ref) && ref["type"] === "ref/prompt" && !allowed(typeof ref["name"] === "string" ? nameKey(ctx, ref["name"]) : undefined)) throw unknownName("prompt", ref["name"], id);
+          if (isObject(ref) && ref["type"] === "ref/resource") return reachResource(ctx, grant, ref["uri"], id, () => next(withReachableUpstreams(ctx, grant), request));
           return next(ctx, request);
         }
         case "resources/read": {
           const uri = params?.["uri"];
           if (typeof uri === "string" && uri.startsWith(PAYLOAD_URI_PREFIX)) return next(ctx, request);
-          const notFound = () => new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${String(uri)} (no upstream serves it)`, { uri }, id);
-          if (!ctx.route.aggregated && !permitsUpstream(grant, ctx.route.upstreams[0]!.name)) throw notFound();
-          const answer = await next(ctx, request);
-          // On /mcp the relay finds the URI's upstream; an answer from one the grant does not reach is withheld.
-          if (ctx.record.upstream !== undefined && !permitsUpstream(grant, ctx.record.upstream)) throw notFound();
-          return answer;
+          // A read changes nothing: on /mcp the relay finds the URI's upstream, and an answer from one the grant does not reach is withheld.
+          return reachResource(ctx, grant, uri, id, () => next(ctx, request));
         }
+        case "resources/subscribe":
+        case "resources/unsubscribe":
+          // These act at the upstream: on /mcp only the upstreams the grant reaches are asked.
+          return reachResource(ctx, grant, params?.["uri"], id, () => next(withReachableUpstreams(ctx, grant), request));
         default:
           return next(ctx, request);
       }

@@ -10,14 +10,14 @@
  *
  * 2025 revisions: the level comes from `logging/setLevel` and holds for the session (it
  * is also relayed to the upstreams by the relay). 2026-07-28: the level travels in each
- * request's `_meta` (`logLevel`); `requestLevel` reads it, ready for the 2026 front.
+ * request's `_meta` (`io.modelcontextprotocol/logLevel`), read by `requestLevel`.
  */
 import { isObject, type JsonObject, type JsonRpcRequest } from "../core/jsonrpc";
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { GatewayError } from "../core/errors";
 import { onRequests, type CallContext, type Middleware } from "../context/call-context";
 import type { CallRecord } from "../context/call-record";
-import { atLeast, isLogLevel, loadLogLevel, saveLogLevel, type LogLevel } from "../storage/client-log-levels";
+import { atLeast, isLogLevel, loadLogLevel, LOG_LEVEL_META_KEY, saveLogLevel, type LogLevel } from "../storage/client-log-levels";
 
 export const GATEWAY_LOGGER = GATEWAY_INFO.name;
 /** The first revision whose requests carry their log level in `_meta`. */
@@ -35,7 +35,7 @@ type Decision = { readonly level: LogLevel; readonly message: string; readonly d
 export function requestLevel(ctx: CallContext, request: JsonRpcRequest): LogLevel | undefined {
   if (ctx.identity.protocolVersion < PER_REQUEST_LEVEL_SINCE) return undefined;
   const meta = request.params?.["_meta"];
-  const level = isObject(meta) ? meta["logLevel"] : undefined;
+  const level = isObject(meta) ? meta[LOG_LEVEL_META_KEY] : undefined;
   return isLogLevel(level) ? level : undefined;
 }
 

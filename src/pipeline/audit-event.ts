@@ -167,7 +167,7 @@ export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContex
     "user.id": ctx.identity.principal,
     "user.email": bounded(identityField(ctx, "email")),
     "user.roles": Array.isArray(roles) ? roles.filter((r): r is string => typeof r === "string").map((r) => bounded(r)!) : undefined,
-    "gateway.persona": bounded(identityField(ctx, "persona")),
+    "gateway.persona": bounded(record.persona),
     "gateway.route": ctx.route.aggregated ? "/mcp" : `/mcp/${ctx.route.name}`,
     "gateway.upstream": record.upstream,
     "gateway.upstream.status_code": record.upstreamStatus,

@@ -17,6 +17,9 @@ const MIN_KV_TTL_S = 60;
 export const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** Where a 2026-07-28 request asks for log messages: a key of its `params._meta`. */
+export const LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel";
+
 export function isLogLevel(value: unknown): value is LogLevel {
   return typeof value === "string" && (LOG_LEVELS as readonly string[]).includes(value);
 }

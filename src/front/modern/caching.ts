@@ -3,7 +3,7 @@
  * complete result carries (basic/index), spliced into the upstream's answer so every
  * other byte stays as the upstream wrote it. `tools/list` comes in a deterministic order.
  */
-import { ANONYMOUS_PRINCIPAL, type Identity } from "../../context/call-context";
+import type { Identity } from "../../context/call-context";
 import { isObject } from "../../core/jsonrpc";
 import { appendMemberSplice, elements, member, members, parseSpan, rootSpan, splice, type Span, type Splice } from "../../core/raw-json";
 import { CACHEABLE_METHODS } from "./protocol";
@@ -20,10 +20,10 @@ export const RESULT_TTL_MS = 0;
  * Only the anonymous caller of a gateway without authentication shares answers.
  *
  * @example
- * cachingHints({ principal: "anonymous", ... }); // { ttlMs: 0, cacheScope: "public" }
+ * cachingHints({ authMethod: "none", ... }); // { ttlMs: 0, cacheScope: "public" }
  */
-export function cachingHints(identity: Pick<Identity, "principal">): { ttlMs: number; cacheScope: "public" | "private" } {
-  return { ttlMs: RESULT_TTL_MS, cacheScope: identity.principal === ANONYMOUS_PRINCIPAL ? "public" : "private" };
+export function cachingHints(identity: Pick<Identity, "authMethod">): { ttlMs: number; cacheScope: "public" | "private" } {
+  return { ttlMs: RESULT_TTL_MS, cacheScope: identity.authMethod === "none" ? "public" : "private" };
 }
 
 function toolName(text: string, span: Span): string {
@@ -49,10 +49,11 @@ function sortedToolsSplice(text: string, result: Span): Splice | undefined {
  * @example
  * completeResult('{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}', "tools/list", identity);
  */
-export function completeResult(text: string, method: string, identity: Pick<Identity, "principal">): string {
+export function completeResult(text: string, method: string, identity: Pick<Identity, "authMethod">): string {
   const result = member(text, rootSpan(text), "result");
   if (!result || text.charCodeAt(result.start) !== 0x7b) return text;
-  const keys = new Set(members(text, result).map((m) => m.key));
+  const own = members(text, result);
+  const keys = new Set(own.map((m) => m.key));
   const edits: Splice[] = [];
   if (method === "tools/list") {
     const sort = sortedToolsSplice(text, result);
@@ -62,6 +63,12 @@ export function completeResult(text: string, method: string, identity: Pick<Iden
   if (!keys.has("resultType")) added.push('"resultType":"complete"');
   if (CACHEABLE_METHODS.has(method)) {
     const hints = cachingHints(identity);
+    // An upstream's own hints may only narrow the gateway's: the answer was shaped for this caller.
+    for (const { key, value } of own) {
+      const upstreamValue = parseSpan(text, value);
+      if (key === "cacheScope" && hints.cacheScope === "private" && upstreamValue !== "private") edits.push({ span: value, raw: '"private"' });
+      if (key === "ttlMs" && !(typeof upstreamValue === "number" && upstreamValue <= hints.ttlMs)) edits.push({ span: value, raw: String(hints.ttlMs) });
+    }
     if (!keys.has("ttlMs")) added.push(`"ttlMs":${hints.ttlMs}`);
     if (!keys.has("cacheScope")) added.push(`"cacheScope":${JSON.stringify(hints.cacheScope)}`);
   }

@@ -25,6 +25,7 @@ import { discover } from "./discover";
 import { checkEnvelope, envelopeError, type Envelope } from "./envelope";
 import { MISSING_REQUIRED_CLIENT_CAPABILITY, REMOVED_METHODS, UNBRIDGED_METHODS } from "./protocol";
 import { modernUpstreamClient } from "./upstream-client";
+import { atLeast, isLogLevel } from "../../storage/client-log-levels";
 
 /** The client capability each server-to-client request of a 2025 upstream needs. */
 const CAPABILITY_OF_SERVER_REQUEST: ReadonlyMap<string, string> = new Map([
@@ -106,11 +107,21 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
               await where.pipeline({ ...ctx, emit: () => {}, record: newCallRecord() }, { kind: "response", wire: { text: answer, message: JSON.parse(answer) as JsonRpcResponse } });
               return;
             }
-            // Log messages only for a request that asked for them (basic/index, logLevel).
-            if (message && "method" in message && message.method === "notifications/message" && envelope.logLevel === undefined) return;
+            // Log messages only for a request that asked for them, at or above its level (basic/index, logLevel).
+            if (message && "method" in message && message.method === "notifications/message") {
+              const level = message.params?.["level"];
+              if (!isLogLevel(envelope.logLevel) || (isLogLevel(level) && !atLeast(level, envelope.logLevel))) return;
+            }
             await clientEmit(text);
           };
-          const text = (await where.pipeline({ ...ctx, emit, record: newCallRecord() }, { kind: "request", wire }))!;
+          let text: string;
+          try {
+            text = (await where.pipeline({ ...ctx, emit, record: newCallRecord() }, { kind: "request", wire }))!;
+          } catch (error) {
+            // A method the gateway itself does not know (on /mcp): 2026-07-28 answers it with HTTP 404.
+            if (error instanceof GatewayError && error.code === METHOD_NOT_FOUND) throw new GatewayError(404, METHOD_NOT_FOUND, error.message, error.data, wire.message.id);
+            throw error;
+          }
           if (asked) throw unbridgedServerRequest(asked, envelope.clientCapabilities).withId(wire.message.id);
           const unknown = methodNotFound(text);
           if (unknown) throw new GatewayError(404, METHOD_NOT_FOUND, unknown, undefined, wire.message.id);

@@ -16,7 +16,7 @@ export const UPSTREAM_PROTOCOL_VERSION = "2025-11-25";
 export const PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion";
 export const CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities";
 export const CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo";
-export const LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel";
+export { LOG_LEVEL_META_KEY } from "../../storage/client-log-levels";
 export const SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo";
 
 /** The HTTP headers mirroring the body (basic/transports/streamable-http, "Request Metadata"). */
