@@ -6,6 +6,7 @@
 import { completeResult } from "../src/front/modern/caching";
 import { describe, expect, inject, it } from "vitest";
 import { TRAP_INPUT_SCHEMA, TRAP_OUTPUT_SCHEMA, TRAP_TOOL } from "./fixtures/raw-upstream-bytes";
+import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
 import { answer, initialize, messageTexts, post, request, type Json, type Vars } from "./helpers/gateway";
 
 const MODERN = "2026-07-28";
@@ -214,5 +215,18 @@ describe("caching hints", () => {
   ] as const)("%s", (_label, authMethod, result, expected) => {
     const text = completeResult(`{"jsonrpc":"2.0","id":1,"result":${result}}`, "tools/list", { authMethod });
     expect(JSON.parse(text).result).toMatchObject({ resultType: "complete", ...expected });
+  });
+});
+
+describe("server/discover goes through the pipeline", () => {
+  it("carries the operator's instruction override, as initialize does", async () => {
+    await putDocument("/overrides", { upstreams: { alpha: { instructions: "Overridden for 2026 clients." } } });
+    try {
+      const { result } = await modern("/mcp/alpha", "server/discover", {}, { vars: ADMIN_VARS });
+      expect(result.instructions).toBe("Overridden for 2026 clients.");
+      expect(result).toMatchObject({ resultType: "complete", supportedVersions: expect.arrayContaining([MODERN]) });
+    } finally {
+      await admin("DELETE", "/overrides");
+    }
   });
 });

@@ -82,7 +82,7 @@ function overrideInstructions(ctx: CallContext, text: string, document: Override
 }
 
 /**
- * The text-override middleware: tools/list, prompts/list and initialize answers.
+ * The text-override middleware: tools/list, prompts/list, initialize and server/discover answers.
  *
  * @example
  * const handler = composeMiddleware([textOverrides({ cacheTtlMs: 30_000 })], relay);
@@ -91,10 +91,10 @@ export function textOverrides({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Te
   return onRequests((next) =>
     async function textOverrides(ctx, request) {
       const { method } = request.message;
-      if (method !== "tools/list" && method !== "prompts/list" && method !== "initialize") return next(ctx, request);
+      if (method !== "tools/list" && method !== "prompts/list" && method !== "initialize" && method !== "server/discover") return next(ctx, request);
       const text = await next(ctx, request);
       const document = await overridesOf(ctx, cacheTtlMs);
       if (!document) return text;
-      return method === "initialize" ? overrideInstructions(ctx, text, document) : overrideList(ctx, method, text, document);
+      return method === "initialize" || method === "server/discover" ? overrideInstructions(ctx, text, document) : overrideList(ctx, method, text, document);
     });
 }

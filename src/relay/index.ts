@@ -1,12 +1,13 @@
 /**
  * The relay: the innermost handler of the pipeline, where every kind of client message
  * meets the upstreams. Requests are routed (relay.ts), initialize opens the upstream
- * sessions (initialize.ts), the client's answers go back to the upstream that asked
+ * sessions (initialize.ts), server/discover describes the route (discover.ts), the client's answers go back to the upstream that asked
  * (client-response.ts), notifications to every upstream of the route, and a listening
  * client gets the upstreams' own streams (listen.ts).
  */
 import type { Handler } from "../context/call-context";
 import { relayClientResponse } from "./client-response";
+import { describeRoute } from "./discover";
 import { initializeUpstreams } from "./initialize";
 import { listen } from "./listen";
 import { relayNotification, relayRequest } from "./relay";
@@ -15,7 +16,14 @@ import { relayNotification, relayRequest } from "./relay";
 export const relay: Handler = async (ctx, message) => {
   switch (message.kind) {
     case "request":
-      return message.wire.message.method === "initialize" ? initializeUpstreams(ctx, message.wire) : relayRequest(ctx, message.wire);
+      switch (message.wire.message.method) {
+        case "initialize":
+          return initializeUpstreams(ctx, message.wire);
+        case "server/discover":
+          return describeRoute(ctx, message.wire);
+        default:
+          return relayRequest(ctx, message.wire);
+      }
     case "response":
       await relayClientResponse(ctx, message.wire);
       return undefined;

@@ -1,18 +1,12 @@
 /**
- * `server/discover`, answered by the gateway itself (server/discover.mdx): the
- * revisions it serves, the capabilities of the route and instructions. On /mcp those
- * are merged from the upstreams as the 2025 initialize merges them (relay/initialize.ts);
- * on /mcp/<upstream> they are what that upstream declared. The handshakes behind it are
- * the client's own upstream sessions (upstream/pool.ts `upstreamHandshake`), so a
- * discover costs no handshake its later requests would not have made anyway.
+ * `server/discover` as 2026-07-28 answers it (server/discover.mdx): what the relay says
+ * of the route (relay/discover.ts, run through the pipeline) with the revisions the
+ * gateway serves, the capabilities a modern client may rely on, caching hints and the
+ * server info in `_meta`.
  */
-import { GATEWAY_INFO } from "../../core/gateway-info";
-import { isObject, type JsonObject, type JsonRpcId } from "../../core/jsonrpc";
-import { poolRequest, type CallContext } from "../../context/call-context";
-import { aggregatedInstructions, mergedCapabilities } from "../../relay/initialize";
+import { isObject, type JsonObject } from "../../core/jsonrpc";
 import { UNAVAILABLE_META_KEY } from "../../relay/merge-lists";
-import { failureError } from "../../upstream/failures";
-import { upstreamHandshake, type Handshake } from "../../upstream/pool";
+import type { Identity } from "../../context/call-context";
 import { cachingHints } from "./caching";
 import { SERVED_PROTOCOL_VERSIONS, SERVER_INFO_META_KEY } from "./protocol";
 
@@ -28,42 +22,24 @@ function modernCapabilities(capabilities: JsonObject): JsonObject {
 }
 
 /**
- * The `server/discover` response text for the route of `ctx`.
+ * The 2026-07-28 `server/discover` answer built from the route's description; an error
+ * answer passes unchanged.
  *
  * @example
- * const text = await discover(ctx, request.id);
+ * const text = discoverAnswer(await pipeline(ctx, { kind: "request", wire }), ctx.identity);
  */
-export async function discover(ctx: CallContext, id: JsonRpcId): Promise<string> {
-  const results = await Promise.all(ctx.route.upstreams.map(async (upstream) => [upstream.name, await upstreamHandshake(upstream, poolRequest(ctx))] as const));
-  const succeeded: [string, Handshake][] = [];
-  const unavailable: { upstream: string; error: string }[] = [];
-  for (const [name, result] of results) {
-    if (result.ok) succeeded.push([name, result.value]);
-    else {
-      const error = failureError(result, ctx.services.env);
-      if (!ctx.route.aggregated) throw error.withId(id);
-      unavailable.push({ upstream: name, error: error.message });
-    }
-  }
-  let capabilities: JsonObject;
-  let instructions: string | undefined;
-  let serverInfo: unknown = GATEWAY_INFO;
-  if (ctx.route.aggregated) {
-    capabilities = mergedCapabilities(succeeded.map(([, h]) => h));
-    instructions = aggregatedInstructions(succeeded);
-  } else {
-    const declared = succeeded[0]![1].initializeResult;
-    capabilities = isObject(declared["capabilities"]) ? declared["capabilities"] : {};
-    instructions = typeof declared["instructions"] === "string" ? declared["instructions"] : undefined;
-    serverInfo = isObject(declared["serverInfo"]) ? declared["serverInfo"] : GATEWAY_INFO;
-  }
+export function discoverAnswer(text: string, identity: Pick<Identity, "authMethod">): string {
+  const response: unknown = JSON.parse(text);
+  if (!isObject(response) || !isObject(response["result"])) return text;
+  const route = response["result"];
+  const meta = isObject(route["_meta"]) ? route["_meta"] : {};
   const result: JsonObject = {
     resultType: "complete",
     supportedVersions: [...SERVED_PROTOCOL_VERSIONS],
-    capabilities: modernCapabilities(capabilities),
-    ...(instructions ? { instructions } : {}),
-    ...cachingHints(ctx.identity),
-    _meta: { [SERVER_INFO_META_KEY]: serverInfo, ...(unavailable.length > 0 ? { [UNAVAILABLE_META_KEY]: unavailable } : {}) },
+    capabilities: modernCapabilities(isObject(route["capabilities"]) ? route["capabilities"] : {}),
+    ...(typeof route["instructions"] === "string" ? { instructions: route["instructions"] } : {}),
+    ...cachingHints(identity),
+    _meta: { [SERVER_INFO_META_KEY]: route["serverInfo"], ...(meta[UNAVAILABLE_META_KEY] !== undefined ? { [UNAVAILABLE_META_KEY]: meta[UNAVAILABLE_META_KEY] } : {}) },
   };
-  return JSON.stringify({ jsonrpc: "2.0", id, result });
+  return JSON.stringify({ jsonrpc: "2.0", id: response["id"], result });
 }

@@ -1,8 +1,8 @@
 /**
  * The 2026-07-28 front: a modern POST, stateless, framework-free. Each request is
- * checked (envelope and headers), answered here when the gateway owns the method
- * (`server/discover`, removed and unbridged methods), and otherwise run through the same
- * pipeline as a 2025 client's, with an identity taken from its `_meta` and the upstream
+ * checked (envelope and headers), refused here when the revision removed the method or
+ * the gateway does not bridge it, and otherwise run through the same pipeline as a 2025
+ * client's (`server/discover` included: the relay describes the route, discover.ts shapes the answer), with an identity taken from its `_meta` and the upstream
  * sessions the gateway keeps for its principal, route and capabilities
  * (upstream-client.ts). Results gain `resultType` and caching hints (caching.ts).
  *
@@ -21,7 +21,7 @@ import { checkPostHeaders } from "../legacy/protocol";
 import { replyTo, type Emit } from "../legacy/reply-stream";
 import type { ModernBody } from "./classify";
 import { completeResult } from "./caching";
-import { discover } from "./discover";
+import { discoverAnswer } from "./discover";
 import { checkEnvelope, envelopeError, type Envelope } from "./envelope";
 import { MISSING_REQUIRED_CLIENT_CAPABILITY, REMOVED_METHODS, UNBRIDGED_METHODS } from "./protocol";
 import { modernUpstreamClient } from "./upstream-client";
@@ -125,7 +125,8 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
           if (asked) throw unbridgedServerRequest(asked, envelope.clientCapabilities).withId(wire.message.id);
           const unknown = methodNotFound(text);
           if (unknown) throw new GatewayError(404, METHOD_NOT_FOUND, unknown, undefined, wire.message.id);
-          return completeResult(text, wire.message.method, ctx.identity);
+          // server/discover went through the pipeline like any request (overrides, authorization, audit); it is answered in the revision's own shape.
+          return wire.message.method === "server/discover" ? discoverAnswer(text, ctx.identity) : completeResult(text, wire.message.method, ctx.identity);
         },
       },
     ],
@@ -162,10 +163,5 @@ export async function handleModernPost(where: EndpointRequest, modern: ModernBod
   if (!envelope.ok) throw envelopeError(envelope);
   const gone = REMOVED_METHODS.get(method) ?? UNBRIDGED_METHODS.get(method);
   if (gone) throw new GatewayError(404, METHOD_NOT_FOUND, `Method not found: ${method}: ${gone}`, undefined, id);
-  if (method === "server/discover") {
-    const ctx = await contextOf(where, envelope.value, where.signal ?? new AbortController().signal);
-    const text = await discover({ ...ctx, emit: () => {}, record: newCallRecord() }, id);
-    return new Response(text, { headers: { "content-type": "application/json" } });
-  }
   return relayed(where, envelope.value);
 }
