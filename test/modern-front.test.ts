@@ -144,11 +144,11 @@ describe("removed and unbridged methods", () => {
     expect(((await response.json()) as Json).error).toMatchObject({ code: -32601 });
   });
 
-  it("a 2025 upstream's elicitation during a modern call ends it with -32603 naming the limitation, and frees the upstream", async () => {
+  it("a 2025 upstream is not told of capabilities the gateway cannot bridge: its tool answers without asking the client", async () => {
     const body = await modern("/mcp/alpha", "tools/call", { name: "ask_user", arguments: {} }, { capabilities: { elicitation: {} }, client: `elicit-${crypto.randomUUID()}` });
-    expect(body.error.code).toBe(-32603);
-    expect(body.error.message).toContain("elicitation/create");
-    expect(body.error.message).toContain("multi-round-trip");
+    // The SDK upstream refuses to elicit from a client that did not declare elicitation: a tool error, at once.
+    expect(body.result).toMatchObject({ isError: true, resultType: "complete" });
+    expect(JSON.stringify(body.result.content)).toMatch(/elicitation/i);
   });
 });
 
@@ -228,5 +228,17 @@ describe("server/discover goes through the pipeline", () => {
     } finally {
       await admin("DELETE", "/overrides");
     }
+  });
+});
+
+describe("offloaded payloads of a modern client", () => {
+  it("are its principal's: readable by a later request that declares other capabilities", async () => {
+    const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }) };
+    const call = await modern("/mcp", "tools/call", { name: "alpha___big_list", arguments: { count: 200 } }, { vars, capabilities: {} });
+    const envelope = JSON.parse(call.result.content[0].text) as Json;
+    expect(envelope.payloadId).toMatch(/^[0-9a-f]{32}$/);
+    const read = await modern("/mcp", "tools/call", { name: "sys___read_payload", arguments: { id: envelope.payloadId, byteOffset: 0, byteLength: 10 } }, { vars, capabilities: { experimental: { other: {} } } });
+    expect(read.result.isError).toBeUndefined();
+    expect(read.result.structuredContent).toBeDefined();
   });
 });

@@ -177,6 +177,15 @@ export function toolKey(route: Pick<Route, "aggregated" | "upstreams">, name: st
   return { upstream, key: qualifyName(upstream, name) };
 }
 
+/**
+ * Who owns what a call offloads, and who may read it back: the principal, within the
+ * client's session when its era keeps one (a stateless client's payloads are its
+ * principal's, whatever capabilities each request declares).
+ */
+export function payloadOwner(ctx: Pick<CallContext, "identity">): { principal: string; session: string } {
+  return { principal: ctx.identity.principal, session: ctx.identity.session?.id ?? "" };
+}
+
 /** What the upstream pool needs of a call; upstreams that opted in are told who the caller is by a signed assertion. */
 export function poolRequest(ctx: CallContext): PoolRequest {
   const { principal, email, roles } = ctx.identity;

@@ -22,7 +22,7 @@ import { indexPayloadText, putPayloadIndex } from "../storage/payload-index";
 import { newPayloadId, PAYLOAD_URI_PREFIX, payloadMetadata, putPayload } from "../storage/payload-store";
 import { signPayloadToken, SIGNED_URL_TTL_S } from "../storage/signed-url";
 import { offloadStream } from "../storage/stream-offload";
-import { onRequests, toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
+import { onRequests, payloadOwner, toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
 
 export const OFFLOAD_META_KEY = "mcp-edge-gateway/offload";
 /** Answers longer than this (and than the threshold) are streamed to R2 instead of held in memory. */
@@ -154,7 +154,7 @@ export function offload({ defaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUM
       const { upstream, key } = tool;
       const config = await offloadSettings(ctx.services.kv, defaults, cacheTtlMs);
       if (!applies(config, key)) return next(ctx, request);
-      const owner = { principal: ctx.identity.principal, session: ctx.upstreamClient.sid };
+      const owner = payloadOwner(ctx);
       const metadataFor = (size: number, contentType: string) => payloadMetadata(owner, { upstream, tool: key, size, contentType, ttlSeconds: config.ttlSeconds });
 
       // Answers too large to hold are streamed to R2 as they arrive.

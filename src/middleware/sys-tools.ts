@@ -14,7 +14,7 @@ import { isObject, resultText, type JsonRpcId } from "../core/jsonrpc";
 import { elements, pathSpan, splice } from "../core/raw-json";
 import { findPayload, PAYLOAD_URI_PREFIX, readPayload } from "../storage/payload-store";
 import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../storage/payload-reader";
-import { onRequests, type CallContext, type Middleware } from "../context/call-context";
+import { onRequests, payloadOwner, type CallContext, type Middleware } from "../context/call-context";
 import { READ_PAYLOAD_TOOL } from "../core/names";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { DEFAULT_OFFLOAD, type OffloadConfig } from "../policy/offload-config";
@@ -87,7 +87,7 @@ async function listsReadPath(ctx: CallContext, options: Required<SysToolOptions>
 }
 
 function owner(ctx: CallContext): { principal: string; session: string } {
-  return { principal: ctx.identity.principal, session: ctx.upstreamClient.sid };
+  return payloadOwner(ctx);
 }
 
 async function readPayloadTool(ctx: CallContext, bucket: R2Bucket, id: JsonRpcId, args: unknown): Promise<string> {

@@ -1,7 +1,7 @@
 /**
  * The upstream side of a modern client. A 2026-07-28 client keeps no session, but the
  * 2025 upstreams behind the gateway need one: the gateway holds one per principal,
- * route and capability set, under a key derived from the three, so every request of the
+ * route and capability set (less what is not bridged), under a key derived from the three, so every request of the
  * same client (on any isolate) continues in the same upstream session and no request
  * pays for a handshake once the first has made it (upstream/pool.ts keeps them in
  * isolate memory and in KV).
@@ -26,6 +26,18 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
+/**
+ * Capabilities that would invite a 2025 upstream to ask the client something mid-call
+ * (sampling, elicitation, roots): not bridged to 2026-07-28 clients yet, so not declared
+ * to upstreams on their behalf. An upstream then skips what it can do without them, or
+ * answers that it needs them, instead of asking a question no one will answer.
+ */
+const UNBRIDGED_CAPABILITIES: ReadonlySet<string> = new Set(["sampling", "elicitation", "roots"]);
+
+function forwardedCapabilities(capabilities: JsonObject): JsonObject {
+  return Object.fromEntries(Object.entries(capabilities).filter(([key]) => !UNBRIDGED_CAPABILITIES.has(key)));
+}
+
 async function digest(text: string): Promise<string> {
   const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
   return bytesToBase64Url(bytes);
@@ -40,11 +52,12 @@ async function digest(text: string): Promise<string> {
  */
 export async function modernUpstreamClient(input: { principal: string; route: string; clientCapabilities: JsonObject; clientInfo: JsonObject }, nowS = Math.floor(Date.now() / 1000)): Promise<UpstreamClient> {
   const period = Math.floor(nowS / MODERN_UPSTREAM_SESSION_TTL_S);
-  const sid = KEY_PREFIX + (await digest(canonicalJson([input.principal, input.route, input.clientCapabilities, period])));
+  const clientCapabilities = forwardedCapabilities(input.clientCapabilities);
+  const sid = KEY_PREFIX + (await digest(canonicalJson([input.principal, input.route, clientCapabilities, period])));
   return {
     sid,
     protocolVersion: UPSTREAM_PROTOCOL_VERSION,
-    clientCapabilities: input.clientCapabilities,
+    clientCapabilities,
     clientInfo: input.clientInfo,
     upstreams: {},
     exp: (period + 2) * MODERN_UPSTREAM_SESSION_TTL_S,
