@@ -36,6 +36,7 @@ import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { concurrentCalls, interleavedLatency } from './lib/load.ts';
 import { section, table } from './lib/report.ts';
 import { snapshotTree } from './lib/snapshot.ts';
+import { integerOption, readOptions } from './lib/options.ts';
 import { summarize } from './lib/stats.ts';
 import { openTarget } from './lib/target.ts';
 import { startUpstream } from './lib/upstream-process.ts';
@@ -56,19 +57,14 @@ const OPTIONS = {
 };
 
 function parseOptions(argv) {
-  const raw = Object.fromEntries(Object.entries(OPTIONS).map(([key, [env, fallback]]) => [key, process.env[env] || fallback]));
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split(/=(.*)/s);
-    const key = flag.replace(/^--/, '');
-    if (!flag.startsWith('--') || !(key in OPTIONS)) throw new Error(`unknown option ${argv[i]}; known: ${Object.keys(OPTIONS).map((k) => `--${k}`).join(' ')}`);
-    raw[key] = inline ?? argv[++i];
-  }
-  const count = (key, min, max = Infinity) => {
-    const n = Number(raw[key]);
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${key} must be an integer from ${min} to ${max}, got "${raw[key]}"`);
-    return n;
+  const raw = readOptions(OPTIONS, argv);
+  return {
+    iterations: integerOption(raw, 'iterations', 1),
+    warmup: integerOption(raw, 'warmup', 0),
+    events: integerOption(raw, 'events', 1, MAX_EVENTS),
+    concurrency: integerOption(raw, 'concurrency', 1),
+    out: path.resolve(raw.out),
   };
-  return { iterations: count('iterations', 1), warmup: count('warmup', 0), events: count('events', 1, MAX_EVENTS), concurrency: count('concurrency', 1), out: path.resolve(raw.out) };
 }
 
 /** The number of events /admin/audit holds for the raw upstream from `fromMs` on. */

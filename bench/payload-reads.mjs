@@ -28,6 +28,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { gatewayMemory, sampleMemory } from './lib/memory.ts';
+import { integerOption, readOptions } from './lib/options.ts';
 import { section, table } from './lib/report.ts';
 import { snapshotTree } from './lib/snapshot.ts';
 import { summarize } from './lib/stats.ts';
@@ -51,21 +52,8 @@ const OPTIONS = {
 };
 
 function parseOptions(argv) {
-  const raw = Object.fromEntries(Object.entries(OPTIONS).map(([key, [env, fallback]]) => [key, process.env[env] || fallback]));
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split(/=(.*)/s);
-    const key = flag.replace(/^--/, '');
-    if (!flag.startsWith('--') || !(key in OPTIONS)) {
-      console.error(`[bench] unknown option ${argv[i]}; usage: npm run bench:payload-reads -- [--mb 30] [--readers 8] [--rounds 3] [--gateway-dir DIR] [--out DIR]`);
-      process.exit(2);
-    }
-    raw[key] = inline ?? argv[++i];
-  }
-  const count = (key) => {
-    const n = Number(raw[key]);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${key} must be a positive integer, got "${raw[key]}"`);
-    return n;
-  };
+  const raw = readOptions(OPTIONS, argv);
+  const count = (key) => integerOption(raw, key, 1);
   return { mb: count('mb'), readers: count('readers'), rounds: count('rounds'), gatewayDir: path.resolve(raw['gateway-dir']), out: path.resolve(raw.out) };
 }
 

@@ -29,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { startFloodUpstream } from '../test/fixtures/flood-upstream.ts';
 import { gatewayMemory, sampleMemory } from './lib/memory.ts';
+import { integerOption, readOptions } from './lib/options.ts';
 import { section, table } from './lib/report.ts';
 import { snapshotTree } from './lib/snapshot.ts';
 
@@ -46,20 +47,12 @@ const OPTIONS = {
 };
 
 function parseOptions(argv) {
-  const raw = Object.fromEntries(Object.entries(OPTIONS).map(([key, [env, fallback]]) => [key, process.env[env] || fallback]));
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split(/=(.*)/s);
-    const key = flag.replace(/^--/, '');
-    if (!flag.startsWith('--') || !(key in OPTIONS)) usage(`unknown option ${argv[i]}`);
-    raw[key] = inline ?? argv[++i];
-    if (raw[key] === undefined) usage(`${flag} needs a value`);
+  try {
+    const raw = readOptions(OPTIONS, argv);
+    return { mb: integerOption(raw, 'mb', 1), pauseMs: integerOption(raw, 'pause-ms', 1), gatewayDir: path.resolve(raw['gateway-dir']), out: path.resolve(raw.out) };
+  } catch (error) {
+    return usage(error.message);
   }
-  const count = (key) => {
-    const n = Number(raw[key]);
-    if (!Number.isInteger(n) || n < 1) usage(`--${key} must be a positive integer, got "${raw[key]}"`);
-    return n;
-  };
-  return { mb: count('mb'), pauseMs: count('pause-ms'), gatewayDir: path.resolve(raw['gateway-dir']), out: path.resolve(raw.out) };
 }
 
 function usage(problem) {
