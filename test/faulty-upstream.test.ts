@@ -185,3 +185,15 @@ it("answers a client's request through the helpers", async () => {
     result: { content: [{ text: "ok" }] },
   });
 });
+
+describe("an upstream whose list is larger than the gateway holds in memory", () => {
+  it.each(["huge-list", "huge-list-sse"])("%s: the list fails with a clear reason, and the gateway keeps serving", async (mode) => {
+    const vars = upstreams({ name: "huge", url: faultyUrl(mode) });
+    const { session } = await initialize("/mcp/huge", { vars });
+    const list = await request("/mcp/huge", session, "tools/list", {}, { vars });
+    expect(list.error.data).toMatchObject({ upstream: "huge", reason: "bad-response" });
+    expect(list.error.message).toMatch(/larger than 16777216 bytes/);
+    const ok = await request("/mcp/huge", session, "tools/call", { name: "echo", arguments: {} }, { vars });
+    expect(ok.result).toBeDefined();
+  });
+});

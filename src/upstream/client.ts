@@ -17,6 +17,8 @@ import type { UpstreamFailure } from "./failures";
 export type { UpstreamFailure };
 
 /** How much of an upstream's unreadable or error body goes to the log (never to the client). */
+/** The largest upstream message held in memory whole (lists, reads, prompts; tool results past it go to offload). */
+export const MAX_HELD_MESSAGE_BYTES = 16 * 1024 * 1024;
 const MAX_ERROR_BODY_CHARS = 300;
 /** Bytes of an error body read for the log before the rest is cancelled. */
 const MAX_ERROR_BODY_BYTES = 4 * 1024;
@@ -169,6 +171,11 @@ function badResponse(upstream: string, detail: string): UpstreamBreak {
   return new UpstreamBreak({ reason: "bad-response", upstream, detail });
 }
 
+/** An answer the gateway would have to hold whole (one that offload cannot take) but is too large to. */
+function tooLarge(upstream: string): UpstreamBreak {
+  return badResponse(upstream, `sent a message larger than ${MAX_HELD_MESSAGE_BYTES} bytes, more than the gateway holds in memory (only tool results may be larger: they are offloaded)`);
+}
+
 /**
  * Runs `read`, reporting a deadline that ended the body as its `timeout` failure whatever
  * error the reader saw (a pipe may hand on its own error instead of the guard's).
@@ -194,8 +201,12 @@ async function* jsonMessages(response: Response, body: ReadableStream<Uint8Array
       text = await large.take(read.stream);
     } else text = read.text;
   } else {
-    const read = await readBounded(body, Number.POSITIVE_INFINITY);
-    text = "text" in read ? read.text : "";
+    const read = await readBounded(body, MAX_HELD_MESSAGE_BYTES);
+    if ("stream" in read) {
+      await read.stream.cancel();
+      throw tooLarge(where.upstream);
+    }
+    text = read.text;
   }
   const message = readUpstreamMessage(text);
   if (message) {
@@ -218,11 +229,15 @@ async function* jsonMessages(response: Response, body: ReadableStream<Uint8Array
 }
 
 async function* sseMessages(body: ReadableStream<Uint8Array>, where: LogContext, resume: ResumePoint, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
-  for await (const event of readSse(body, large?.minBytes)) {
+  for await (const event of readSse(body, large?.minBytes ?? MAX_HELD_MESSAGE_BYTES)) {
     if (event.id !== undefined) resume.lastEventId = event.id;
     if (event.retry !== undefined) resume.retryMs = event.retry;
     // Priming events (an id and a retry delay, no data) only mark a resume point.
     if (event.event !== "message" || (event.data === "" && !event.large)) continue;
+    if (event.large && !large) {
+      await event.large.cancel();
+      throw tooLarge(where.upstream);
+    }
     const message = readUpstreamMessage(event.large ? await large!.take(event.large) : event.data);
     if (!message) {
       logUpstreamText(where, "sent an SSE event that is not a JSON-RPC message", event.data);
