@@ -4,7 +4,7 @@
  * real hostile server on loopback (test/fixtures/faulty-upstream.ts).
  */
 import { inject, describe, expect, it, vi } from "vitest";
-import { answer, initialize, messages, post, request, type Json, type Vars } from "./helpers/gateway";
+import { answer, initialize, messages, messageTexts, post, request, type Json, type Vars } from "./helpers/gateway";
 
 const faulty = inject("faultyUpstreamUrl");
 const { alpha } = inject("fixtureUrls");
@@ -195,5 +195,16 @@ describe("an upstream whose list is larger than the gateway holds in memory", ()
     expect(list.error.message).toMatch(/larger than 16777216 bytes/);
     const ok = await request("/mcp/huge", session, "tools/call", { name: "echo", arguments: {} }, { vars });
     expect(ok.result).toBeDefined();
+  });
+});
+
+describe("an upstream that answers a call with a JSON array (a 2025-03-26 batch)", () => {
+  it("relays each element with the upstream's own bytes", async () => {
+    const vars = upstreams({ name: "batched", url: faultyUrl("batch-answer") });
+    const { session } = await initialize("/mcp/batched", { vars });
+    const response = await post("/mcp/batched", { jsonrpc: "2.0", id: 12, method: "tools/call", params: { name: "echo", arguments: {} } }, { session, vars });
+    const texts = await messageTexts(response);
+    expect(texts.at(-1)).toBe('{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"n"}],"structuredContent":{"ratio":1.0,"big":9223372036854775807}}}');
+    expect(texts.some((text) => text.includes('"data":"batched"'))).toBe(true);
   });
 });

@@ -8,6 +8,7 @@
 import { fail, ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
 import { readUpstreamMessage } from "../core/validate-message";
+import { elements, rootSpan } from "../core/raw-json";
 import { redactSecrets } from "../config/secrets";
 import { readSse } from "../core/sse";
 import type { UpstreamConfig } from "../config/upstreams";
@@ -222,8 +223,9 @@ async function* jsonMessages(response: Response, body: ReadableStream<Uint8Array
     throw badResponse(where.upstream, "answered with a body that is not JSON (the gateway's log has its start)");
   }
   if (!Array.isArray(parsed)) throw badResponse(where.upstream, "answered with JSON that is not a JSON-RPC message");
-  for (const element of parsed) {
-    const wire = readUpstreamMessage(JSON.stringify(element));
+  // Each element keeps the upstream's own bytes (re-serialised, `1.0` or a large integer would change).
+  for (const span of elements(text, rootSpan(text))) {
+    const wire = readUpstreamMessage(text.slice(span.start, span.end));
     if (wire) yield wire;
   }
 }
