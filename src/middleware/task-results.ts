@@ -12,7 +12,7 @@ import { decodeTaskId, RELATED_TASK_META_KEY } from "../relay/task-ids";
 import { isGlob } from "../policy/glob";
 import { activeFilters, type ActiveFilters } from "../policy/filter-store";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
-import { onRequests, type CallContext, type Middleware } from "../context/call-context";
+import { onRequests, type Middleware } from "../context/call-context";
 
 export type TaskResultOptions = { readonly cacheTtlMs?: number };
 
