@@ -8,7 +8,6 @@ import { inject, describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
 import { gatewayFetch, initialize, messages, post, request, type Json } from "./helpers/gateway";
 
-const LONG_TOOL_NAME = "summarize_the_quarterly_financial_statements_of_every_subsidiary_company";
 
 async function allTools(path: string, session: string): Promise<Json[]> {
   const tools: Json[] = [];
