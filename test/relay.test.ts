@@ -8,7 +8,6 @@ import { inject, describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
 import { gatewayFetch, initialize, messages, post, request, type Json } from "./helpers/gateway";
 
-
 async function allTools(path: string, session: string): Promise<Json[]> {
   const tools: Json[] = [];
   let cursor: string | undefined;
