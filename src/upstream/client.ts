@@ -7,22 +7,22 @@
  */
 import { fail, ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
-import { readUpstreamMessage } from "../core/validate-message";
-import { elements, rootSpan } from "../core/raw-json";
-import { redactSecrets } from "../config/secrets";
-import { readSse } from "../core/sse";
 import type { UpstreamConfig } from "../config/upstreams";
-import { AnswerDeadline, guardBody, UpstreamBreak, type BodyGuard } from "./deadlines";
+import { AnswerDeadline, guardBody, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
+import {
+  deadlineAware,
+  errorBodyStart,
+  jsonMessages,
+  logUpstreamText,
+  sseMessages,
+  type LargeAnswerConsumer,
+  type LogContext,
+  type ResumePoint,
+} from "./reply-body";
 
-export type { UpstreamFailure };
+export type { LargeAnswerConsumer, ResumePoint, UpstreamFailure };
 
-/** How much of an upstream's unreadable or error body goes to the log (never to the client). */
-/** The largest upstream message held in memory whole (lists, reads, prompts; tool results past it go to offload). */
-export const MAX_HELD_MESSAGE_BYTES = 16 * 1024 * 1024;
-const MAX_ERROR_BODY_CHARS = 300;
-/** Bytes of an error body read for the log before the rest is cancelled. */
-const MAX_ERROR_BODY_BYTES = 4 * 1024;
 /** Reasons for the statuses an upstream commonly refuses with; the body itself only goes to the log. */
 const STATUS_REASONS: Readonly<Record<number, string>> = {
   400: "bad request",
@@ -42,9 +42,6 @@ const STATUS_REASONS: Readonly<Record<number, string>> = {
 };
 
 
-/** Where an SSE stream can be resumed from: its last event id and the retry delay it asked for. */
-export type ResumePoint = { lastEventId?: string; retryMs?: number };
-
 export type UpstreamReply = {
   /** "json" for one JSON body, "sse" for a stream, "accepted" for 202. */
   readonly mode: "json" | "sse" | "accepted";
@@ -59,12 +56,6 @@ export type UpstreamReply = {
   /** Bytes of the body read so far (updated while `messages` is read). */
   readonly received: { readonly bytes: number };
 };
-
-/**
- * Takes a message of at least `minBytes` as a byte stream instead of holding it, and
- * returns the text of the message that stands for it (offload's compact answer).
- */
-export type LargeAnswerConsumer = { readonly minBytes: number; readonly take: (body: ReadableStream<Uint8Array>) => Promise<string> };
 
 export type UpstreamExchange = {
   readonly upstream: UpstreamConfig;
@@ -91,13 +82,6 @@ export type UpstreamExchange = {
   /** Mints the identity assertion for an upstream that opted in (upstream/identity-assertion.ts); absent where no caller is at hand. */
   readonly identity?: (upstream: string) => Promise<string>;
 };
-
-/** Where upstream text may be logged: the upstream's name, and the env whose secrets are redacted. */
-type LogContext = { readonly upstream: string; readonly env: Readonly<Record<string, unknown>> };
-
-function logUpstreamText(where: LogContext, what: string, text: string): void {
-  console.warn(`mcp-edge-gateway: upstream "${where.upstream}" ${what}: ${redactSecrets(text.slice(0, MAX_ERROR_BODY_CHARS), where.env)}`);
-}
 
 type Fetcher = { fetch: (input: Request | string, init?: RequestInit) => Promise<Response> };
 
@@ -126,153 +110,6 @@ function headersFor(exchange: UpstreamExchange): Result<Headers, UpstreamFailure
     headers.set(upstream.credential.header, upstream.credential.scheme ? `${upstream.credential.scheme} ${secret}` : secret);
   }
   return ok(headers);
-}
-
-/**
- * Reads a body up to `limit` bytes. Past the limit, returns a stream of the whole body
- * (what was read, then the rest) instead of holding it.
- */
-async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Promise<{ text: string } | { stream: ReadableStream<Uint8Array> }> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    length += value.length;
-    if (length > limit) {
-      const stream = new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (const chunk of chunks.splice(0)) controller.enqueue(chunk);
-        },
-        async pull(controller) {
-          const next = await reader.read();
-          if (next.done) controller.close();
-          else controller.enqueue(next.value);
-        },
-        cancel(reason) {
-          return reader.cancel(reason);
-        },
-      });
-      return { stream };
-    }
-  }
-  const all = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.length;
-  }
-  return { text: new TextDecoder().decode(all) };
-}
-
-/** A protocol break as the error that `upstreamMessages` turns into a `bad-response` failure. */
-function badResponse(upstream: string, detail: string): UpstreamBreak {
-  return new UpstreamBreak({ reason: "bad-response", upstream, detail });
-}
-
-/** An answer the gateway would have to hold whole (one that offload cannot take) but is too large to. */
-function tooLarge(upstream: string): UpstreamBreak {
-  return badResponse(upstream, `sent a message larger than ${MAX_HELD_MESSAGE_BYTES} bytes, more than the gateway holds in memory (only tool results may be larger: they are offloaded)`);
-}
-
-/**
- * Runs `read`, reporting a deadline that ended the body as its `timeout` failure whatever
- * error the reader saw (a pipe may hand on its own error instead of the guard's).
- */
-async function* deadlineAware(read: AsyncGenerator<WireMessage>, guard: BodyGuard): AsyncGenerator<WireMessage> {
-  try {
-    yield* read;
-  } catch (error) {
-    if (guard.broke.failure) throw new UpstreamBreak(guard.broke.failure);
-    throw error;
-  }
-}
-
-async function* jsonMessages(response: Response, body: ReadableStream<Uint8Array>, guard: BodyGuard, where: LogContext, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
-  let text: string;
-  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-  // A body that says it is small is read whole; one that is (or may be) large, chunk by chunk.
-  if (large && !(declared <= large.minBytes)) {
-    const read = await readBounded(body, large.minBytes);
-    if ("stream" in read) {
-      // Handed on as a stream (offload): from here only the idle deadline applies.
-      guard.deadline?.disarm();
-      text = await large.take(read.stream);
-    } else text = read.text;
-  } else {
-    const read = await readBounded(body, MAX_HELD_MESSAGE_BYTES);
-    if ("stream" in read) {
-      await read.stream.cancel();
-      throw tooLarge(where.upstream);
-    }
-    text = read.text;
-  }
-  const message = readUpstreamMessage(text);
-  if (message) {
-    yield message;
-    return;
-  }
-  // A JSON array answers a batch (2025-03-26); relay each element.
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    logUpstreamText(where, "answered with a body that is not JSON", text);
-    throw badResponse(where.upstream, "answered with a body that is not JSON (the gateway's log has its start)");
-  }
-  if (!Array.isArray(parsed)) throw badResponse(where.upstream, "answered with JSON that is not a JSON-RPC message");
-  // Each element keeps the upstream's own bytes (re-serialised, `1.0` or a large integer would change).
-  for (const span of elements(text, rootSpan(text))) {
-    const wire = readUpstreamMessage(text.slice(span.start, span.end));
-    if (wire) yield wire;
-  }
-}
-
-async function* sseMessages(body: ReadableStream<Uint8Array>, where: LogContext, resume: ResumePoint, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
-  for await (const event of readSse(body, large?.minBytes ?? MAX_HELD_MESSAGE_BYTES)) {
-    if (event.id !== undefined) resume.lastEventId = event.id;
-    if (event.retry !== undefined) resume.retryMs = event.retry;
-    // Priming events (an id and a retry delay, no data) only mark a resume point.
-    if (event.event !== "message" || (event.data === "" && !event.large)) continue;
-    if (event.large && !large) {
-      await event.large.cancel();
-      throw tooLarge(where.upstream);
-    }
-    const message = readUpstreamMessage(event.large ? await large!.take(event.large) : event.data);
-    if (!message) {
-      logUpstreamText(where, "sent an SSE event that is not a JSON-RPC message", event.data);
-      throw badResponse(where.upstream, "sent an SSE event that is not a JSON-RPC message (the gateway's log has its start)");
-    }
-    yield message;
-  }
-}
-
-/** The start of an error body, for the log; the rest is cancelled. */
-async function errorBodyStart(body: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  try {
-    while (length < MAX_ERROR_BODY_BYTES) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      length += value.length;
-    }
-  } catch {
-    // A body that breaks off (or misses its deadline) has said what it will say.
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  const all = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.length;
-  }
-  return new TextDecoder().decode(all);
 }
 
 /** Sends one message (or opens the GET stream, or ends the session) at an upstream. */
