@@ -27,14 +27,14 @@
  * to <out>/audit-<timestamp>.json. Hard limit: 10 minutes.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { concurrentCalls, interleavedLatency } from './lib/load.ts';
-import { section, table } from './lib/report.ts';
+import { section, table, saveResult } from './lib/report.ts';
 import { snapshotTree } from './lib/snapshot.ts';
 import { integerOption, readOptions } from './lib/options.ts';
 import { summarize } from './lib/stats.ts';
@@ -157,10 +157,7 @@ async function main() {
         ),
       ].join('\n'),
     );
-    mkdirSync(options.out, { recursive: true });
-    const file = path.join(options.out, `audit-${result.startedAt.replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-    console.log(`results: ${path.relative(process.cwd(), file)}`);
+    saveResult(options.out, 'audit', result, result.startedAt);
   } finally {
     clearTimeout(limit);
     await stopAll();

@@ -14,7 +14,7 @@
  * Results are printed and written to bench/results/auth-<timestamp>.json.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +23,7 @@ import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { startJwksServer } from '../test/fixtures/jwks-server.ts';
 import { interleavedLatency } from './lib/load.ts';
 import { startPassthrough } from './lib/passthrough-process.ts';
-import { section, table } from './lib/report.ts';
+import { section, table, saveResult } from './lib/report.ts';
 import { snapshotTree } from './lib/snapshot.ts';
 import { summarize } from './lib/stats.ts';
 import { openTarget } from './lib/target.ts';
@@ -115,9 +115,7 @@ async function main() {
         ),
       ].join('\n'),
     );
-    const out = path.join(ROOT, 'bench', 'results');
-    mkdirSync(out, { recursive: true });
-    writeFileSync(path.join(out, `auth-${started.replace(/[:.]/g, '-')}.json`), JSON.stringify(result, null, 2));
+    saveResult(path.join(ROOT, 'bench', 'results'), 'auth', result, started);
   } finally {
     for (const stop of stops.reverse()) await stop().catch((error) => console.error(`[bench:auth] while stopping: ${error}`));
   }

@@ -21,7 +21,7 @@
  * <out>/payload-reads-<timestamp>.json. Linux only (/proc). Hard limit: 10 minutes.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -29,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { gatewayMemory, sampleMemory } from './lib/memory.ts';
 import { integerOption, readOptions } from './lib/options.ts';
-import { section, table } from './lib/report.ts';
+import { section, table, saveResult } from './lib/report.ts';
 import { snapshotTree } from './lib/snapshot.ts';
 import { summarize } from './lib/stats.ts';
 import { PROTOCOL_VERSION } from './lib/target.ts';
@@ -196,10 +196,7 @@ async function main() {
       ),
     );
     if (result.firstFailure) console.log(`first failed read: ${result.firstFailure.slice(0, 300)}`);
-    mkdirSync(options.out, { recursive: true });
-    const file = path.join(options.out, `payload-reads-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-    console.log(`written to ${path.relative(process.cwd(), file)}`);
+    saveResult(options.out, 'payload-reads', result);
   } finally {
     clearTimeout(limit);
     await cleanup();

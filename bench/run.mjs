@@ -33,7 +33,7 @@
  * About a minute on an idle 2-core machine. Linux only (/proc). Hard limit: 10 minutes.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,7 +43,7 @@ import { concurrentCalls, interleavedLatency, sequentialCalls } from './lib/load
 import { startPassthrough } from './lib/passthrough-process.ts';
 import { snapshotTree } from './lib/snapshot.ts';
 import { CLOCK_TICKS } from './lib/proc.ts';
-import { section, table } from './lib/report.ts';
+import { section, table, saveResult } from './lib/report.ts';
 import { summarize } from './lib/stats.ts';
 import { openTarget } from './lib/target.ts';
 import { isUpstreamKind } from './lib/upstream-server.ts';
@@ -383,10 +383,7 @@ async function main() {
       },
     };
     console.log(render(result));
-    mkdirSync(options.out, { recursive: true });
-    const file = path.join(options.out, `relay-${result.startedAt.replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-    console.log(`results: ${path.relative(process.cwd(), file)}`);
+    saveResult(options.out, 'relay', result, result.startedAt);
   } finally {
     clearTimeout(limit);
     await stopAll();

@@ -22,7 +22,7 @@
  * Linux only (/proc). Hard limit: 5 minutes.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +30,7 @@ import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { startFloodUpstream } from '../test/fixtures/flood-upstream.ts';
 import { gatewayMemory, sampleMemory } from './lib/memory.ts';
 import { integerOption, readOptions } from './lib/options.ts';
-import { section, table } from './lib/report.ts';
+import { section, table, saveResult } from './lib/report.ts';
 import { snapshotTree } from './lib/snapshot.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -177,10 +177,7 @@ async function main() {
     const verdict = growth.pause < TARGET_GROWTH_MB ? 'within' : 'OVER';
     console.log(`workerd growth while the client paused: ${growth.pause.toFixed(1)} MiB (${verdict} the ${TARGET_GROWTH_MB} MiB target)`);
     console.log(`workerd peak growth while it then read at full speed: ${growth.read.toFixed(1)} MiB`);
-    mkdirSync(options.out, { recursive: true });
-    const file = path.join(options.out, `slow-client-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-    console.log(`[bench] results written to ${path.relative(process.cwd(), file)}`);
+    saveResult(options.out, 'slow-client', result);
     if (!intact || growth.pause >= TARGET_GROWTH_MB) process.exitCode = 1;
   } finally {
     clearTimeout(limit);

@@ -1,7 +1,10 @@
 /**
- * Renders the benchmark's results as plain-text tables for the terminal; the same
- * numbers go to the JSON file, so nothing here computes anything new.
+ * Renders the benchmarks' results as plain-text tables for the terminal, and writes the
+ * same numbers to a JSON file; nothing here computes anything new.
  */
+
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
 
 export type Cell = string | number;
 
@@ -24,4 +27,18 @@ export function table(headers: readonly string[], rows: readonly (readonly Cell[
 /** A section title followed by its body and a blank line. */
 export function section(title: string, body: string): string {
   return `${title}\n${body}\n`;
+}
+
+/**
+ * Writes a bench's result as `<dir>/<kind>-<timestamp>.json` and says where.
+ *
+ * @example
+ * saveResult("bench/results", "relay", result, result.startedAt);
+ */
+export function saveResult(dir: string, kind: string, result: unknown, startedAt = new Date().toISOString()): string {
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${kind}-${startedAt.replace(/[:.]/g, "-")}.json`);
+  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  console.log(`results: ${path.relative(process.cwd(), file)}`);
+  return file;
 }
