@@ -14,6 +14,12 @@ import { exchange, type LargeAnswerConsumer, type UpstreamFailure, type Upstream
 import type { UpstreamConfig } from "../config/upstreams";
 import { heldSession, type UpstreamClient, type UpstreamSession } from "./upstream-session";
 import { UpstreamBreak } from "./deadlines";
+import { forgetEra, upstreamEra } from "./era";
+import { initializeResultOf, modernSession, sendModern } from "./modern-send";
+import { MODERN_UPSTREAM_VERSION } from "./modern-wire";
+
+/** A 2026-07-28 server's answer to a version it does not speak (initialize, from a modern-only upstream). */
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
 const HANDSHAKE_CACHE_ENTRIES = 1_000;
 
@@ -27,6 +33,10 @@ export type PoolRequest = {
   readonly signal?: AbortSignal;
   /** Mints the identity assertion for upstreams that opted in. */
   readonly identity?: (upstream: string) => Promise<string>;
+  /** The revision the client itself speaks (a 2025 client gets 2026-07-28 results it can read). */
+  readonly clientVersion?: string;
+  /** A modern client's own `Mcp-Param-*` headers, forwarded to modern upstreams. */
+  readonly paramHeaders?: Readonly<Record<string, string>>;
 };
 
 /** Upstream sessions established after initialize, per client session and upstream (a cache of KV). */
@@ -52,10 +62,20 @@ function capabilityKeys(capabilities: unknown): { keys: string[]; subscribe: boo
  * Initializes a session with `upstream` on behalf of the client: the client's own
  * capabilities and info are passed on, since real servers register tools by them.
  */
-export async function handshake(
-  upstream: UpstreamConfig,
-  request: PoolRequest,
-): Promise<Result<Handshake, UpstreamFailure>> {
+export async function handshake(upstream: UpstreamConfig, request: PoolRequest): Promise<Result<Handshake, UpstreamFailure>> {
+  for (let attempt = 0; ; attempt++) {
+    const era = await upstreamEra(upstream, request.env, request.signal);
+    if (!era.ok) return era;
+    // A 2026-07-28 upstream has no handshake: what it declared at discovery stands in for one.
+    if (era.value.era === "modern") return ok({ session: modernSession(era.value.discover), initializeResult: initializeResultOf(upstream.name, era.value.discover) });
+    const result = await initializeUpstream(upstream, request);
+    // Remembered as 2025, but it now refuses initialize as a modern-only server does: probe again, once.
+    if (result.ok || result.reason !== "http-status" || result.modernOnly !== true || attempt > 0) return result;
+    await forgetEra(upstream, request.env);
+  }
+}
+
+async function initializeUpstream(upstream: UpstreamConfig, request: PoolRequest): Promise<Result<Handshake, UpstreamFailure>> {
   const { session } = request;
   const body = JSON.stringify({
     jsonrpc: "2.0",
@@ -68,7 +88,7 @@ export async function handshake(
     },
   });
   // Initialize is never long in coming: the whole answer, however framed, within timeoutMs.
-  const reply = await exchange({ upstream, env: request.env, ...(request.identity ? { identity: request.identity } : {}), method: "POST", body, signal: request.signal, answerWithinTimeout: true });
+  const reply = await exchange({ upstream, env: request.env, ...(request.identity ? { identity: request.identity } : {}), method: "POST", body, signal: request.signal, answerWithinTimeout: true, rpcErrorsInBody: true });
   if (!reply.ok) return reply;
   let result: JsonObject | undefined;
   try {
@@ -76,7 +96,8 @@ export async function handshake(
       const message = wire.message;
       if ("id" in message && !("method" in message)) {
         if ("error" in message) {
-          return fail({ reason: "http-status", upstream: upstream.name, status: 200, detail: `initialize failed: ${message.error.message}` });
+          const modernOnly = message.error.code === UNSUPPORTED_PROTOCOL_VERSION;
+          return fail({ reason: "http-status", upstream: upstream.name, status: reply.value.status, detail: `initialize failed: ${message.error.message}`, ...(modernOnly ? { modernOnly: true as const } : {}) });
         }
         result = message.result;
         break;
@@ -244,6 +265,14 @@ export async function sendToUpstream(
   for (let attempt = 0; attempt < 2; attempt++) {
     const session = await upstreamSession(upstream, request, refused);
     if (!session.ok) return session;
+    if (session.value.protocolVersion === MODERN_UPSTREAM_VERSION) {
+      const modern = await sendModern(upstream, text, request, options);
+      // Remembered as 2026-07-28, but it refuses modern requests now (HTTP 4xx without a modern error): probe again, once.
+      if (modern.ok || modern.reason !== "http-status" || modern.status >= 500 || attempt > 0) return modern;
+      await forgetEra(upstream, request.env);
+      refused = null;
+      continue;
+    }
     const reply = await exchange({
       upstream,
       env: request.env,
