@@ -106,11 +106,13 @@ describe("a 2026-07-28 client of a 2026-07-28-only upstream", () => {
 
   it("relays its own envelope and Mcp-Param headers as they came", async () => {
     const text = marker("own");
-    const reply = await answer(await modernPost("/mcp/modern", "tools/call", { name: "echo", arguments: { text } }, { "mcp-param-text": text }));
+    const reply = await answer(await modernPost("/mcp/modern", "tools/call", { name: "echo", arguments: { text } }, { "mcp-param-text": text, "mcp-param-unannotated": "kept" }));
     expect(reply.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: `modern: ${text}` }] });
     const [call] = await seen(text);
     expect(call!.meta).toMatchObject(meta);
     expect(call!.headers["mcp-param-text"]).toBe(text);
+    // One the gateway could not have made from the tool's schema: forwarded as it came.
+    expect(call!.headers["mcp-param-unannotated"]).toBe("kept");
   });
 
   it("gets an input_required result as the upstream sent it, and its retry completes the call", async () => {
@@ -161,6 +163,20 @@ describe("era discovery", () => {
     expect(result.serverInfo.name).toBe("modern");
     const key = `upstream-era/${name}/${suffix}`;
     expect(JSON.parse((await env.GATEWAY_KV.get(key))!).era).toBe("modern");
+  });
+
+  it("probes again when an upstream remembered as 2026-07-28 refuses modern requests", async () => {
+    const name = marker("was-modern").replace(/[^a-z0-9-]/g, "").slice(0, 30);
+    const upstreams = { UPSTREAMS: JSON.stringify([{ name: "probe-alpha", url: alpha }]) };
+    await initialize("/mcp", { vars: upstreams });
+    const listed = await env.GATEWAY_KV.list({ prefix: "upstream-era/probe-alpha/" });
+    const key = `upstream-era/${name}/${listed.keys[0]!.name.split("/")[2]}`;
+    await env.GATEWAY_KV.put(key, JSON.stringify({ era: "modern", discover: { supportedVersions: [MODERN], capabilities: { tools: {} } } }));
+    const own = { UPSTREAMS: JSON.stringify([{ name, url: alpha }]) };
+    const { session } = await initialize(`/mcp/${name}`, { vars: own });
+    const echo = await request(`/mcp/${name}`, session, "tools/call", { name: "echo", arguments: { text: "back to 2025" } }, { vars: own });
+    expect(echo.result.content[0].text).toBe("alpha: back to 2025");
+    expect(JSON.parse((await env.GATEWAY_KV.get(key))!)).toEqual({ era: "legacy" });
   });
 
   it("skips discovery for an upstream configured as 2025-11-25 (and so cannot reach a modern-only one)", async () => {
