@@ -115,3 +115,29 @@ describe("the client's answers", () => {
     expect(((await forged.json()) as Json).error.message).toContain("tampered");
   });
 });
+
+describe("an upstream that asks carelessly", () => {
+  const careless = { UPSTREAMS: JSON.stringify([{ name: "careless", url: new URL("/raw/careless", modernUrl).href }]) };
+
+  it("gets no server request the client did not declare: the call ends with an error naming the capability", async () => {
+    const { session } = await initialize("/mcp/careless", { vars: careless, capabilities: { elicitation: {} } });
+    const reply = await post("/mcp/careless", { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "ask", arguments: {} } }, { session, vars: careless });
+    const body = (await reply.json()) as Json;
+    expect(body.id).toBe(3);
+    expect(body.error.message).toContain('did not declare the "sampling" capability');
+    expect(body.error.data.requiredCapabilities).toEqual({ sampling: {} });
+  });
+
+  it("is retried a bounded number of rounds", async () => {
+    const { session } = await initialize("/mcp/careless", { vars: careless });
+    const marker = `loop-${Date.now()}`;
+    const reply = await post("/mcp/careless", { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "loop", arguments: { marker } } }, { session, vars: careless });
+    const body = (await reply.json()) as Json;
+    expect(body.error.message).toContain("still asked for input after 8 rounds");
+    const seen = (await (await fetch(new URL("/seen", modernUrl))).json()) as Json[];
+    const calls = seen.filter((entry) => entry.params?.arguments?.marker === marker);
+    // The call and 8 retries, each with the upstream's exact requestState and a new id.
+    expect(calls).toHaveLength(9);
+    expect(calls.slice(1).every((entry) => entry.params.requestState === "again")).toBe(true);
+  });
+});

@@ -5,7 +5,8 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
-import { parseUpstreams } from "../src/config/upstreams";
+import { parseUpstreams, type UpstreamConfig } from "../src/config/upstreams";
+import { discoverEra } from "../src/upstream/era";
 import { answer, initialize, post, request, type Json } from "./helpers/gateway";
 
 const MODERN = "2026-07-28";
@@ -190,5 +191,25 @@ describe("era discovery", () => {
     expect(parsed.ok && parsed.value[0]!.protocol).toBe("2026-07-28");
     const bad = parseUpstreams([{ name: "m", url: "https://example.com/mcp", protocol: "2024-11-05" }]);
     expect(!bad.ok && bad.problems[0]).toContain("UPSTREAMS[0].protocol: must be one of");
+  });
+});
+
+describe("server/discover answered as servers of each era do", () => {
+  const upstream = (mode: string): UpstreamConfig => ({ name: `raw-${mode}`, url: new URL(`/raw/${mode}`, modernUrl).href, headers: {}, timeoutMs: 5_000, idleTimeoutMs: 5_000 });
+  it.each([
+    ["careless", "modern"],
+    ["unsupported", "modern"],
+    ["not-found", "legacy"],
+    ["method-not-found", "legacy"],
+    ["plain-400", "legacy"],
+    ["unsupported-other", "legacy"],
+  ])("%s: %s", async (mode, era) => {
+    const verdict = await discoverEra(upstream(mode), env);
+    expect(verdict.ok && verdict.value.era).toBe(era);
+  });
+
+  it("is a failure, not a verdict, when the upstream cannot be reached", async () => {
+    const verdict = await discoverEra({ ...upstream("x"), url: "http://127.0.0.1:1/mcp" }, env);
+    expect(!verdict.ok && verdict.reason).toBe("unreachable");
   });
 });
