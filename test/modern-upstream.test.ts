@@ -204,12 +204,12 @@ describe("server/discover answered as servers of each era do", () => {
     ["plain-400", "legacy"],
     ["unsupported-other", "legacy"],
   ])("%s: %s", async (mode, era) => {
-    const verdict = await discoverEra(upstream(mode), env);
+    const verdict = await discoverEra(upstream(mode), env as unknown as Record<string, unknown>);
     expect(verdict.ok && verdict.value.era).toBe(era);
   });
 
   it("is a failure, not a verdict, when the upstream cannot be reached", async () => {
-    const verdict = await discoverEra({ ...upstream("x"), url: "http://127.0.0.1:1/mcp" }, env);
+    const verdict = await discoverEra({ ...upstream("x"), url: "http://127.0.0.1:1/mcp" }, env as unknown as Record<string, unknown>);
     expect(!verdict.ok && verdict.reason).toBe("unreachable");
   });
 });
