@@ -82,6 +82,12 @@ describe("a 2025 client of a 2026-07-28-only upstream", () => {
     expect(shape.result._meta["mcp-edge-gateway/downgraded"]).toEqual([{ member: "structuredContent", reason: expect.stringContaining("not an object") }]);
   });
 
+  it("gets ping answered by the gateway (2026-07-28 removed it)", async () => {
+    const { session } = await initialize("/mcp/modern", { vars: vars() });
+    const pong = await request("/mcp/modern", session, "ping", undefined, { vars: vars() });
+    expect(pong.result).toEqual({});
+  });
+
   it("mixes 2025 and 2026 upstreams on /mcp", async () => {
     const mixed = vars("modern", { alpha: true });
     const { session, result } = await initialize("/mcp", { vars: mixed });

@@ -134,6 +134,12 @@ async function readRefusal(reply: UpstreamReply): Promise<{ verdict: "mismatch" 
   return { verdict, replay: { ...reply, messages: (async function* () { yield* held; })() } };
 }
 
+/** A reply of one message the gateway itself makes. */
+function oneMessage(text: string): UpstreamReply {
+  const wire = readUpstreamMessage(text)!;
+  return { mode: "json", sessionId: null, messages: (async function* () { yield wire; })(), resume: {}, status: 200, received: { bytes: 0 } };
+}
+
 /** A reply whose response messages a 2025 client can read (downgrade.ts), everything else as it came. */
 function forClient(reply: UpstreamReply, method: string, request: ModernSendRequest): UpstreamReply {
   if (request.clientVersion === undefined || isModernVersion(request.clientVersion)) return reply;
@@ -163,7 +169,9 @@ export async function sendModern(upstream: UpstreamConfig, text: string, request
     // Notifications and answers have no 2026-07-28 meaning on HTTP: nothing to send.
     return ok({ mode: "accepted", sessionId: null, messages: (async function* () {})(), resume: {}, status: 202, received: { bytes: 0 } });
   }
-  const { method, params } = parsed as JsonRpcRequest;
+  const { method, params, id } = parsed as JsonRpcRequest;
+  // 2026-07-28 removed ping: the upstream is as alive as its last answer; the gateway answers for it.
+  if (method === "ping") return ok(oneMessage(JSON.stringify({ jsonrpc: "2.0", id, result: {} })));
   const body = withEnvelope(text, envelopeClient(request));
   const own = request.paramHeaders ?? {};
   const named = method === "tools/call" && typeof params?.["name"] === "string" ? params["name"] : undefined;
