@@ -7,7 +7,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { parseUpstreams, type UpstreamConfig } from "../src/config/upstreams";
 import { discoverEra } from "../src/upstream/era";
-import { answer, initialize, post, request, type Json } from "./helpers/gateway";
+import { readSse } from "../src/core/sse";
+import { answer, gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
 
 const MODERN = "2026-07-28";
 const modernUrl = inject("modernUpstreamUrl");
@@ -217,5 +218,21 @@ describe("server/discover answered as servers of each era do", () => {
   it("is a failure, not a verdict, when the upstream cannot be reached", async () => {
     const verdict = await discoverEra({ ...upstream("x"), url: "http://127.0.0.1:1/mcp" }, env as unknown as Record<string, unknown>);
     expect(!verdict.ok && verdict.reason).toBe("unreachable");
+  });
+});
+
+describe("a 2025 client's GET stream", () => {
+  it("carries a 2026-07-28 upstream's list changes, from its subscriptions/listen", async () => {
+    const { session } = await initialize("/mcp/modern", { vars: vars() });
+    const abort = new AbortController();
+    const stream = await gatewayFetch("/mcp/modern", { method: "GET", headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }, signal: abort.signal }, vars());
+    expect(stream.status).toBe(200);
+    const events = readSse(stream.body!)[Symbol.asyncIterator]();
+    const touched = await request("/mcp/modern", session, "tools/call", { name: "touch", arguments: {} }, { vars: vars() });
+    expect(touched.result.content[0].text).toBe("touched");
+    const event = JSON.parse((await events.next()).value.data) as Json;
+    expect(event.method).toBe("notifications/tools/list_changed");
+    abort.abort();
+    await events.return?.();
   });
 });
