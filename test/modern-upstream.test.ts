@@ -89,6 +89,16 @@ describe("a 2025 client of a 2026-07-28-only upstream", () => {
     expect(pong.result).toEqual({});
   });
 
+  it("sets its log level without logging/setLevel reaching the upstream: the level travels in each request's envelope", async () => {
+    const { session } = await initialize("/mcp/modern", { vars: vars() });
+    const set = await request("/mcp/modern", session, "logging/setLevel", { level: "debug" }, { vars: vars() });
+    expect(set.result).toEqual({});
+    const text = marker("logged");
+    await request("/mcp/modern", session, "tools/call", { name: "echo", arguments: { text } }, { vars: vars() });
+    const [call] = await seen(text);
+    expect(call!.meta["io.modelcontextprotocol/logLevel"]).toBe("debug");
+  });
+
   it("mixes 2025 and 2026 upstreams on /mcp", async () => {
     const mixed = vars("modern", { alpha: true });
     const { session, result } = await initialize("/mcp", { vars: mixed });
@@ -233,6 +243,6 @@ describe("a 2025 client's GET stream", () => {
     const event = JSON.parse((await events.next()).value.data) as Json;
     expect(event.method).toBe("notifications/tools/list_changed");
     abort.abort();
-    await events.return?.();
+    await events.return?.(undefined);
   });
 });

@@ -13,6 +13,7 @@ import { fail, ok, type Result } from "../core/errors";
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { isObject, type JsonObject, type JsonRpcRequest } from "../core/jsonrpc";
 import { readUpstreamMessage } from "../core/validate-message";
+import { loadLogLevel } from "../storage/client-log-levels";
 import type { UpstreamConfig } from "../config/upstreams";
 import { exchange, type UpstreamExchange, type UpstreamReply } from "./client";
 import { downgradeFor2025, isModernVersion } from "./downgrade";
@@ -170,9 +171,13 @@ export async function sendModern(upstream: UpstreamConfig, text: string, request
     return ok({ mode: "accepted", sessionId: null, messages: (async function* () {})(), resume: {}, status: 202, received: { bytes: 0 } });
   }
   const { method, params, id } = parsed as JsonRpcRequest;
-  // 2026-07-28 removed ping: the upstream is as alive as its last answer; the gateway answers for it.
-  if (method === "ping") return ok(oneMessage(JSON.stringify({ jsonrpc: "2.0", id, result: {} })));
-  const body = withEnvelope(text, envelopeClient(request));
+  // 2026-07-28 removed ping and logging/setLevel: the gateway answers them. A 2025 client's
+  // level (kept for its session by the client-logging middleware) goes in each request's envelope instead.
+  if (method === "ping" || method === "logging/setLevel") return ok(oneMessage(JSON.stringify({ jsonrpc: "2.0", id, result: {} })));
+  const kv = request.env["GATEWAY_KV"] as KVNamespace | undefined;
+  const legacyClient = request.clientVersion !== undefined && !isModernVersion(request.clientVersion);
+  const logLevel = legacyClient && kv ? await loadLogLevel(kv, request.session.sid) : null;
+  const body = withEnvelope(text, { ...envelopeClient(request), ...(logLevel ? { logLevel } : {}) });
   const own = request.paramHeaders ?? {};
   const named = method === "tools/call" && typeof params?.["name"] === "string" ? params["name"] : undefined;
   for (let attempt = 0; attempt < 2; attempt++) {

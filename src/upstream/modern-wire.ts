@@ -42,8 +42,10 @@ export function encodeHeaderValue(value: string): string {
   return `${BASE64_PREFIX}${btoa(binary)}${BASE64_SUFFIX}`;
 }
 
-/** What the envelope says about the client on whose behalf the gateway asks. */
-export type EnvelopeClient = { readonly clientCapabilities: JsonObject; readonly clientInfo: JsonObject };
+export const ENVELOPE_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel";
+
+/** What the envelope says about the client on whose behalf the gateway asks (and the log level it wants, if any). */
+export type EnvelopeClient = { readonly clientCapabilities: JsonObject; readonly clientInfo: JsonObject; readonly logLevel?: string };
 
 /**
  * The request text with the 2026-07-28 `_meta` envelope. A request that carries one
@@ -60,6 +62,7 @@ export function withEnvelope(text: string, client: EnvelopeClient): string {
     [ENVELOPE_VERSION_KEY]: MODERN_UPSTREAM_VERSION,
     [ENVELOPE_CAPABILITIES_KEY]: client.clientCapabilities,
     [ENVELOPE_CLIENT_INFO_KEY]: client.clientInfo,
+    ...(client.logLevel !== undefined ? { [ENVELOPE_LOG_LEVEL_KEY]: client.logLevel } : {}),
   };
   if (!params || text.charCodeAt(params.start) !== 0x7b) {
     const edit = appendMemberSplice(text, root, "params", JSON.stringify({ _meta: envelope }));
