@@ -225,6 +225,11 @@ describe("server/discover answered as servers of each era do", () => {
     expect(verdict.ok && verdict.value.era).toBe(era);
   });
 
+  it("is a failure, not a verdict, when the upstream refuses the gateway's credential", async () => {
+    const verdict = await discoverEra(upstream("unauthorized"), env as unknown as Record<string, unknown>);
+    expect(!verdict.ok && verdict.reason === "http-status" && verdict.status).toBe(401);
+  });
+
   it("is a failure, not a verdict, when the upstream cannot be reached", async () => {
     const verdict = await discoverEra({ ...upstream("x"), url: "http://127.0.0.1:1/mcp" }, env as unknown as Record<string, unknown>);
     expect(!verdict.ok && verdict.reason).toBe("unreachable");

@@ -26,6 +26,8 @@ const ERA_CACHE_ENTRIES = 1_000;
 /** The error codes only a 2026-07-28 server answers with (basic/index, "Error Codes"). */
 const MODERN_ERROR_CODES: ReadonlySet<number> = new Set([-32020, -32021, -32022]);
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+/** Statuses about the request's standing, not the server's era. */
+const NOT_A_VERDICT: ReadonlySet<number> = new Set([401, 403, 408, 429]);
 
 /** What the gateway knows of an upstream's era; a modern one keeps what it discovered. */
 export type UpstreamEra = { readonly era: "legacy" } | { readonly era: "modern"; readonly discover: JsonObject };
@@ -68,8 +70,9 @@ export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record
   const body = withEnvelope('{"jsonrpc":"2.0","id":"gw-discover","method":"server/discover"}', { clientCapabilities: {}, clientInfo: GATEWAY_INFO });
   const reply = await exchange({ upstream, env, method: "POST", body, extraHeaders: mirroredHeaders("server/discover", undefined), rpcErrorsInBody: true, answerWithinTimeout: true, ...(signal ? { signal } : {}) });
   if (!reply.ok) {
-    // A 2025 server refuses the stranger request in its own way: that is its answer.
-    if (reply.reason === "http-status" && reply.status >= 400 && reply.status < 500) return ok({ era: "legacy" });
+    // A 2025 server refuses the stranger request in its own way: that is its answer. A
+    // refused credential or a rate limit says nothing about the era.
+    if (reply.reason === "http-status" && reply.status >= 400 && reply.status < 500 && !NOT_A_VERDICT.has(reply.status)) return ok({ era: "legacy" });
     if (reply.reason === "session-expired" || reply.reason === "bad-response") return ok({ era: "legacy" });
     return reply;
   }
