@@ -16,7 +16,8 @@ describe("sealed state", () => {
     expect(await openState(SECRET, "server-request", "alice", token, now)).toMatchObject({ ok: false, reason: "malformed" });
     expect(await openState(SECRET + "x", "request-state", "alice", token, now)).toMatchObject({ ok: false, reason: "malformed" });
     expect(await openState(SECRET, "request-state", "alice", token, now + 60_000)).toMatchObject({ ok: false, reason: "expired" });
-    for (const at of [3, 10, token.length - 1]) {
+    // Not the last character: it carries base64url padding bits, so some changes to it decode to the same bytes.
+    for (const at of [3, 10, token.length - 2]) {
       const altered = token.slice(0, at) + (token[at] === "A" ? "B" : "A") + token.slice(at + 1);
       expect(await openState(SECRET, "request-state", "alice", altered, now)).toMatchObject({ ok: false });
     }
