@@ -197,6 +197,19 @@ describe("era discovery", () => {
     expect(JSON.parse((await env.GATEWAY_KV.get(key))!)).toEqual({ era: "legacy" });
   });
 
+  it("sends the identity assertion with the discovery probe of an upstream that opted in", async () => {
+    const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const key = JSON.stringify({ ...((await crypto.subtle.exportKey("jwk", pair.privateKey)) as object), kid: "k1" });
+    const name = marker("ident").replace(/[^a-z0-9-]/g, "").slice(0, 30);
+    const upstreams = { UPSTREAMS: JSON.stringify([{ name, url: modernUrl, identity: { header: "X-MCP-Identity" } }]), IDENTITY_SIGNING_KEY: key };
+    await initialize(`/mcp/${name}`, { vars: upstreams });
+    const all = (await (await fetch(seenUrl)).json()) as Seen[];
+    const audiences = all
+      .filter((entry) => entry.method === "server/discover" && entry.headers["x-mcp-identity"] !== undefined)
+      .map((entry) => JSON.parse(atob(entry.headers["x-mcp-identity"]!.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/"))).aud);
+    expect(audiences).toContain(name);
+  });
+
   it("skips discovery for an upstream configured as 2025-11-25 (and so cannot reach a modern-only one)", async () => {
     const response = await post("/mcp/pinned", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: marker("pinned"), version: "1" } } }, { vars: vars("pinned", { protocol: "2025-11-25" }) });
     const body = (await response.json()) as Json;

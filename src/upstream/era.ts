@@ -66,9 +66,9 @@ function verdictOf(message: JsonObject): UpstreamEra {
 }
 
 /** Probes `upstream` with `server/discover`. Failures to reach it are failures, not verdicts. */
-export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<Result<UpstreamEra, UpstreamFailure>> {
+export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
   const body = withEnvelope('{"jsonrpc":"2.0","id":"gw-discover","method":"server/discover"}', { clientCapabilities: {}, clientInfo: GATEWAY_INFO });
-  const reply = await exchange({ upstream, env, method: "POST", body, extraHeaders: mirroredHeaders("server/discover", undefined), rpcErrorsInBody: true, answerWithinTimeout: true, ...(signal ? { signal } : {}) });
+  const reply = await exchange({ upstream, env, method: "POST", body, extraHeaders: mirroredHeaders("server/discover", undefined), rpcErrorsInBody: true, answerWithinTimeout: true, ...(signal ? { signal } : {}), ...(identity ? { identity } : {}) });
   if (!reply.ok) {
     // A 2025 server refuses the stranger request in its own way: that is its answer. A
     // refused credential or a rate limit says nothing about the era.
@@ -94,7 +94,7 @@ export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record
  * const era = await upstreamEra(upstream, env);
  * if (era.ok && era.value.era === "modern") console.log(era.value.discover["capabilities"]);
  */
-export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<Result<UpstreamEra, UpstreamFailure>> {
+export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
   if (upstream.protocol === "2025-11-25") return ok({ era: "legacy" });
   const key = await eraKey(upstream);
   const now = Date.now();
@@ -109,7 +109,7 @@ export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record
       return ok(verdict);
     }
   }
-  const found = await discoverEra(upstream, env, signal);
+  const found = await discoverEra(upstream, env, signal, identity);
   if (!found.ok) return found;
   // A configured modern upstream is modern whatever its discover said, as long as it answered.
   const verdict: UpstreamEra = upstream.protocol === MODERN_UPSTREAM_VERSION && found.value.era === "legacy" ? { era: "modern", discover: {} } : found.value;

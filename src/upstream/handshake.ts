@@ -56,7 +56,7 @@ function capabilityKeys(capabilities: unknown): { keys: string[]; subscribe: boo
  */
 export async function handshake(upstream: UpstreamConfig, request: PoolRequest): Promise<Result<Handshake, UpstreamFailure>> {
   for (let attempt = 0; ; attempt++) {
-    const era = await upstreamEra(upstream, request.env, request.signal);
+    const era = await upstreamEra(upstream, request.env, request.signal, request.identity);
     if (!era.ok) return era;
     // A 2026-07-28 upstream has no handshake: what it declared at discovery stands in for one.
     if (era.value.era === "modern") return ok({ session: modernSession(era.value.discover), initializeResult: initializeResultOf(upstream.name, era.value.discover) });

@@ -66,7 +66,7 @@ export function initializeResultOf(upstream: string, discover: JsonObject): Json
   };
 }
 
-/** Per upstream: each tool's mirrored parameters (a cache of its tools/list). */
+/** Per upstream (name and address): each tool's mirrored parameters (a cache of its tools/list). */
 const annotations = new Map<string, Promise<ReadonlyMap<string, readonly ParamHeader[]>>>();
 
 async function readAnnotations(upstream: UpstreamConfig, request: ModernSendRequest): Promise<ReadonlyMap<string, readonly ParamHeader[]>> {
@@ -91,11 +91,12 @@ async function readAnnotations(upstream: UpstreamConfig, request: ModernSendRequ
 }
 
 function toolAnnotations(upstream: UpstreamConfig, request: ModernSendRequest, fresh: boolean): Promise<ReadonlyMap<string, readonly ParamHeader[]>> {
-  const cached = annotations.get(upstream.name);
+  const key = `${upstream.name}\u0000${upstream.service ?? ""}\u0000${upstream.url}`;
+  const cached = annotations.get(key);
   if (cached && !fresh) return cached;
   const pending = readAnnotations(upstream, request).catch(() => new Map<string, readonly ParamHeader[]>());
   if (annotations.size >= ANNOTATION_CACHE_UPSTREAMS) annotations.clear();
-  annotations.set(upstream.name, pending);
+  annotations.set(key, pending);
   return pending;
 }
 
