@@ -144,6 +144,16 @@ describe("a 2026-07-28 client of a 2026-07-28-only upstream", () => {
     expect(retry.result.content[0].text).toBe(`confirmed ${text}: true (state ${first.result.requestState})`);
   });
 
+  it("discovers the upstream through the gateway on both routes", async () => {
+    const own = await answer(await modernPost("/mcp/modern", "server/discover", {}));
+    expect(own.result._meta["io.modelcontextprotocol/serverInfo"]).toEqual({ name: "modern", version: "2.0.0" });
+    expect(own.result.instructions).toBe("Modern speaks only 2026-07-28.");
+    expect(own.result.capabilities.tools).toBeDefined();
+    const merged = await answer(await modernPost("/mcp", "server/discover", {}, {}, vars("modern", { alpha: true })));
+    expect(merged.result.instructions).toContain("Modern speaks only 2026-07-28.");
+    expect(merged.result.instructions).toContain("Alpha answers echo calls.");
+  });
+
   it("uses both eras of upstream on /mcp", async () => {
     const mixed = vars("modern", { alpha: true });
     const list = await answer(await modernPost("/mcp", "tools/list", {}, {}, mixed));
