@@ -50,7 +50,10 @@ function rendezvous(ctx: CallContext, round: string): Rendezvous {
   return namespace.get(namespace.idFromName(round)) as unknown as Rendezvous;
 }
 
-/** The `input_required` result of a response text, or undefined for any other answer. */
+/** The `input_required` result of a response text, or undefined for any other answer. *
+ * @example
+ * inputRequired('{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s"}}'); // { resultType: "input_required", requestState: "s" }
+ */
 export function inputRequired(text: string): JsonObject | undefined {
   if (!text.includes("input_required")) return undefined;
   const span = member(text, rootSpan(text), "result");
@@ -150,7 +153,10 @@ export async function bridgeInput(ctx: CallContext, upstream: string, request: s
   }
 }
 
-/** Whether a response id is one of the gateway's input requests (cheap: no decryption). */
+/** Whether a response id is one of the gateway's input requests (cheap: no decryption). *
+ * @example
+ * isInputRequestId("gw-input.s1.abc"); // true
+ */
 export function isInputRequestId(id: JsonRpcId | null): id is string {
   return typeof id === "string" && id.startsWith(INPUT_ID_PREFIX);
 }
@@ -158,6 +164,9 @@ export function isInputRequestId(id: JsonRpcId | null): id is string {
 /**
  * Leaves the client's answer to an input request where the waiting call picks it up.
  * Refuses an id the gateway did not seal for this principal, or one that expired.
+ *
+ * @example
+ * if (isInputRequestId(wire.message.id)) return deliverInput(ctx, wire);
  */
 export async function deliverInput(ctx: CallContext, wire: WireMessage<JsonRpcResponse>): Promise<void> {
   const id = wire.message.id;

@@ -65,7 +65,10 @@ function verdictOf(message: JsonObject): UpstreamEra {
   return { era: "legacy" };
 }
 
-/** Probes `upstream` with `server/discover`. Failures to reach it are failures, not verdicts. */
+/** Probes `upstream` with `server/discover`. Failures to reach it are failures, not verdicts. *
+ * @example
+ * const verdict = await discoverEra(upstream, env); // ok({ era: "legacy" }) for a 2025 server
+ */
 export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
   const body = withEnvelope('{"jsonrpc":"2.0","id":"gw-discover","method":"server/discover"}', { clientCapabilities: {}, clientInfo: GATEWAY_INFO });
   const reply = await exchange({ upstream, env, method: "POST", body, extraHeaders: mirroredHeaders("server/discover", undefined), rpcErrorsInBody: true, answerWithinTimeout: true, ...(signal ? { signal } : {}), ...(identity ? { identity } : {}) });
@@ -123,7 +126,10 @@ function remember(key: string, verdict: UpstreamEra, now: number): void {
   remembered.set(key, { verdict, until: now + UPSTREAM_ERA_TTL_S * 1000 });
 }
 
-/** Forgets the era of `upstream` (it refused the one remembered): the next use probes again. */
+/** Forgets the era of `upstream` (it refused the one remembered): the next use probes again. *
+ * @example
+ * await forgetEra(upstream, env);
+ */
 export async function forgetEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>): Promise<void> {
   if (upstream.protocol !== undefined) return;
   const key = await eraKey(upstream);

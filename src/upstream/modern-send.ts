@@ -40,7 +40,10 @@ export type ModernSendRequest = {
   readonly paramHeaders?: Readonly<Record<string, string>>;
 };
 
-/** The session-shaped record of a modern upstream: no session id, the modern version. */
+/** The session-shaped record of a modern upstream: no session id, the modern version. *
+ * @example
+ * modernSession({ capabilities: { tools: {} } }); // { sessionId: null, protocolVersion: "2026-07-28", capabilities: ["tools"] }
+ */
 export function modernSession(discover: JsonObject): UpstreamSession {
   const capabilities = isObject(discover["capabilities"]) ? discover["capabilities"] : {};
   const resources = capabilities["resources"];

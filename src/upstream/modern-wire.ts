@@ -113,6 +113,10 @@ function headerOfArgument(value: unknown): string | undefined {
  * The headers mirroring a request's body: `Mcp-Method`, `Mcp-Name` where the method has
  * one, and `Mcp-Param-*` for the tool's annotated arguments (`annotated`, from its
  * schema) or, when the client sent its own, those (`clientParams`).
+ *
+ * @example
+ * mirroredHeaders("tools/call", { name: "echo", arguments: { text: "hi" } }, [{ name: "Text", path: ["text"] }]);
+ * // { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo", "mcp-param-text": "hi" }
  */
 export function mirroredHeaders(method: string, params: JsonObject | undefined, annotated: readonly ParamHeader[] = [], clientParams: Readonly<Record<string, string>> = {}): Record<string, string> {
   const headers: Record<string, string> = { "mcp-protocol-version": MODERN_UPSTREAM_VERSION, "mcp-method": method };
