@@ -50,7 +50,9 @@ function rendezvous(ctx: CallContext, round: string): Rendezvous {
   return namespace.get(namespace.idFromName(round)) as unknown as Rendezvous;
 }
 
-/** The `input_required` result of a response text, or undefined for any other answer. *
+/**
+ * The `input_required` result of a response text, or undefined for any other answer.
+ *
  * @example
  * inputRequired('{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s"}}'); // { resultType: "input_required", requestState: "s" }
  */
@@ -153,7 +155,9 @@ export async function bridgeInput(ctx: CallContext, upstream: string, request: s
   }
 }
 
-/** Whether a response id is one of the gateway's input requests (cheap: no decryption). *
+/**
+ * Whether a response id is one of the gateway's input requests (cheap: no decryption).
+ *
  * @example
  * isInputRequestId("gw-input.s1.abc"); // true
  */

@@ -13,7 +13,9 @@ import { appendMemberSplice, elements, member, members, parseSpan, removeMemberS
 /** Where the gateway says what it removed for a 2025 client. */
 export const DOWNGRADED_META_KEY = "mcp-edge-gateway/downgraded";
 
-/** Whether `version` is a per-request (2026-07-28 or later) revision. *
+/**
+ * Whether `version` is a per-request (2026-07-28 or later) revision.
+ *
  * @example
  * isModernVersion("2025-11-25"); // false
  */

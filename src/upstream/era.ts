@@ -65,7 +65,9 @@ function verdictOf(message: JsonObject): UpstreamEra {
   return { era: "legacy" };
 }
 
-/** Probes `upstream` with `server/discover`. Failures to reach it are failures, not verdicts. *
+/**
+ * Probes `upstream` with `server/discover`. Failures to reach it are failures, not verdicts.
+ *
  * @example
  * const verdict = await discoverEra(upstream, env); // ok({ era: "legacy" }) for a 2025 server
  */
@@ -126,7 +128,9 @@ function remember(key: string, verdict: UpstreamEra, now: number): void {
   remembered.set(key, { verdict, until: now + UPSTREAM_ERA_TTL_S * 1000 });
 }
 
-/** Forgets the era of `upstream` (it refused the one remembered): the next use probes again. *
+/**
+ * Forgets the era of `upstream` (it refused the one remembered): the next use probes again.
+ *
  * @example
  * await forgetEra(upstream, env);
  */

@@ -40,7 +40,9 @@ export type ModernSendRequest = {
   readonly paramHeaders?: Readonly<Record<string, string>>;
 };
 
-/** The session-shaped record of a modern upstream: no session id, the modern version. *
+/**
+ * The session-shaped record of a modern upstream: no session id, the modern version.
+ *
  * @example
  * modernSession({ capabilities: { tools: {} } }); // { sessionId: null, protocolVersion: "2026-07-28", capabilities: ["tools"] }
  */
