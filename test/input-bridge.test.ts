@@ -6,7 +6,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, inject, it } from "vitest";
 import { createApp } from "../src/shell/app";
 import { readSse } from "../src/core/sse";
@@ -66,6 +66,15 @@ describe("a 2025 SDK client of a 2026-07-28-only upstream asking for input", () 
     const result = await client.callTool({ name: "ask", arguments: { text: "Capital of France?" } });
     expect(text(result)).toBe("model said: Paris");
     expect(asked).toEqual(["sample: Capital of France?"]);
+    await client.close();
+  });
+
+  it("answers roots/list for a client that declared roots", async () => {
+    const client = new Client({ name: "sdk-v1-roots", version: "1.0.0" }, { capabilities: { roots: {} } });
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///work", name: "work" }] }));
+    const fetchThroughGateway = (input: string | URL | Request, init?: RequestInit) => gatewayFetch(String(input instanceof Request ? input.url : input), init, ONLY_MODERN);
+    await client.connect(new StreamableHTTPClientTransport(new URL("http://gateway.test/mcp/modern"), { fetch: fetchThroughGateway }));
+    expect(text(await client.callTool({ name: "roots", arguments: {} }))).toBe("roots: file:///work");
     await client.close();
   });
 
