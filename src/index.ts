@@ -5,6 +5,9 @@
 import { consumeAuditBatch } from "./shell/audit-consumer";
 import { createApp, type GatewayBindings } from "./shell/app";
 
+/** Durable Object classes are Worker entry points too (wrangler.toml binds them). */
+export { InputRendezvous } from "./shell/input-rendezvous";
+
 const app = createApp();
 
 export default {

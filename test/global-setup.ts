@@ -12,6 +12,7 @@ import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
 import { startTasksUpstream } from "./fixtures/tasks-upstream.ts";
 import { startTraceUpstream } from "./fixtures/trace-upstream.ts";
 import { startJwksServer } from "./fixtures/jwks-server.ts";
+import { startModernUpstream } from "./fixtures/modern-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -32,7 +33,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("traceUpstreamUrl", trace.url);
   const jwks = await startJwksServer();
   project.provide("jwks", { url: jwks.url, fetchesUrl: jwks.fetchesUrl, keys: jwks.keys });
+  // The 2026-07-28-only upstream ("modern"): tests name it in their own UPSTREAMS, so /mcp of every other test is unchanged.
+  const modern = await startModernUpstream();
+  project.provide("modernUpstreamUrl", modern.url);
   return async () => {
+    await modern.close();
     await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close()]);
   };
 }

@@ -50,7 +50,13 @@ export type UpstreamConfig = {
   readonly idleTimeoutMs: number;
   /** Opted in to identity assertions: a gateway-signed JWT naming the caller, sent in this header. */
   readonly identity?: { readonly header: string };
+  /** The protocol revision the upstream speaks, when configured: the gateway then skips discovery (upstream/era.ts). */
+  readonly protocol?: UpstreamProtocol;
 };
+
+/** The revisions an upstream may be configured to speak: the last 2025 one, or 2026-07-28. */
+export const UPSTREAM_PROTOCOLS = ["2025-11-25", "2026-07-28"] as const;
+export type UpstreamProtocol = (typeof UPSTREAM_PROTOCOLS)[number];
 
 export type ConfigProblem = { reason: "invalid-upstreams"; problems: readonly string[] };
 
@@ -58,7 +64,7 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
   const at = `UPSTREAMS[${index}]`;
   const problems: string[] = [];
   if (!isObject(raw)) return { problems: [`${at}: must be an object like {"name":"github","url":"https://..."}`] };
-  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs", "identity"]);
+  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs", "identity", "protocol"]);
   for (const key of Object.keys(raw)) if (!known.has(key)) problems.push(`${at}.${key}: unknown field (known: ${[...known].join(", ")})`);
 
   const name = raw["name"];
@@ -117,6 +123,11 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     } else identity = { header };
   }
 
+  const protocol = raw["protocol"];
+  if (protocol !== undefined && !(UPSTREAM_PROTOCOLS as readonly unknown[]).includes(protocol)) {
+    problems.push(`${at}.protocol: must be one of ${UPSTREAM_PROTOCOLS.map((p) => JSON.stringify(p)).join(", ")} (or left out: the gateway discovers it)`);
+  }
+
   const timeoutMs = raw["timeoutMs"] ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const idleTimeoutMs = raw["idleTimeoutMs"] ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS;
   for (const [field, value] of [["timeoutMs", timeoutMs], ["idleTimeoutMs", idleTimeoutMs]] as const) {
@@ -136,6 +147,7 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     ...(typeof service === "string" ? { service } : {}),
     ...(credential ? { credential } : {}),
     ...(identity ? { identity } : {}),
+    ...(protocol !== undefined ? { protocol: protocol as UpstreamProtocol } : {}),
   };
   return { config, problems };
 }

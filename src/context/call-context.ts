@@ -82,6 +82,8 @@ export type Services = {
   readonly sessionSecret: string;
   /** The Queue audit events are sent to (AUDIT_QUEUE). */
   readonly auditQueue: Queue | undefined;
+  /** Where a 2025 client's answers meet a 2026-07-28 upstream's call (INPUT_RENDEZVOUS, shell/input-rendezvous.ts); absent when not bound. */
+  readonly inputRendezvous?: DurableObjectNamespace;
   /** The Worker's bindings, for what is named in configuration (upstream service bindings, credential secrets). */
   readonly env: Readonly<Record<string, unknown>>;
 };
@@ -113,6 +115,8 @@ export type CallContext = {
    * (as a byte stream) and returns the text that answers the call instead.
    */
   readonly largeAnswer?: LargeAnswerConsumer;
+  /** A 2026-07-28 client's own `Mcp-Param-*` headers (lower-case names), forwarded to 2026-07-28 upstreams. */
+  readonly paramHeaders?: Readonly<Record<string, string>>;
   /** The W3C `traceparent` header of the HTTP request that carried the message, when its transport has headers. */
   readonly incomingTraceparent?: string;
   /** The trace this message continues (set by the trace-context middleware); sent to upstreams. */
@@ -191,5 +195,12 @@ export function poolRequest(ctx: CallContext): PoolRequest {
   const { principal, email, roles } = ctx.identity;
   const identity = (upstream: string) =>
     identityAssertion(ctx.services.env, upstream, { principal, ...(email !== undefined ? { email } : {}), roles, ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}) });
-  return { env: ctx.services.env, session: ctx.upstreamClient, signal: ctx.signal, identity };
+  return {
+    env: ctx.services.env,
+    session: ctx.upstreamClient,
+    signal: ctx.signal,
+    identity,
+    clientVersion: ctx.identity.protocolVersion,
+    ...(ctx.paramHeaders ? { paramHeaders: ctx.paramHeaders } : {}),
+  };
 }

@@ -16,6 +16,7 @@ export function servicesFor(env: Readonly<Record<string, unknown>>): Services {
     kv: env["GATEWAY_KV"] as KVNamespace | undefined,
     payloads: env["PAYLOADS"] as R2Bucket | undefined,
     auditQueue: env["AUDIT_QUEUE"] as Queue | undefined,
+    ...(env["INPUT_RENDEZVOUS"] ? { inputRendezvous: env["INPUT_RENDEZVOUS"] as DurableObjectNamespace } : {}),
     get sessionSecret() {
       return sessionSecret(env);
     },

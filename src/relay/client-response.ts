@@ -10,10 +10,13 @@ import { failureError } from "../upstream/failures";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { decodeServerRequestId, withMessageId } from "./server-requests";
 import { toUpstreamTaskIds } from "./task-ids";
+import { deliverInput, isInputRequestId } from "./input-bridge";
 
 /** Sends the client's answer to the upstream that asked; refuses an id the gateway never sent. */
 export async function relayClientResponse(ctx: CallContext, wire: WireMessage<JsonRpcResponse>): Promise<void> {
   const id = wire.message.id;
+  // An answer to what a 2026-07-28 upstream asked through the gateway: left where its call waits.
+  if (isInputRequestId(id)) return deliverInput(ctx, wire);
   let upstream = ctx.route.upstreams[0];
   let text = wire.text;
   if (ctx.route.aggregated) {

@@ -14,6 +14,8 @@ import { poolRequest, type CallContext, type Route } from "../context/call-conte
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "../upstream/pool";
+import { isModernVersion } from "../upstream/downgrade";
+import { bridgeInput, inputRequired } from "./input-bridge";
 
 /** How often in a row a cut stream may be resumed with nothing new on it, and the longest wait asked for. */
 const MAX_RESUMPTIONS = 10;
@@ -77,8 +79,20 @@ function methodOf(text: string): unknown {
  * Sends `text` (a request with id `id`) to `upstream` and returns the text of its
  * response. Failures become a `GatewayError` answering `id`. Only the response with
  * that id completes the call: a response to anything else is dropped (and logged).
+ *
+ * A 2026-07-28 upstream may answer `input_required` (multi-round-trip requests). A 2025
+ * client cannot read that: the gateway asks it in its own era and retries for it
+ * (input-bridge.ts). A 2026-07-28 client gets the result as the upstream sent it, and its
+ * retry (with `requestState` and `inputResponses`) comes back here as a new request,
+ * forwarded unchanged: the seam where the modern front may wrap and unwrap `requestState`.
  */
 export async function forward(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
+  const answer = await forwardOnce(ctx, upstream, request, id);
+  if (isModernVersion(ctx.identity.protocolVersion) || !inputRequired(answer)) return answer;
+  return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) => forwardOnce(ctx, upstream, text, retryId));
+}
+
+async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
   const text = traceparent ? withTraceMeta(request, traceparent) : request;
   const options: SendOptions = {

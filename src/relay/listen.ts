@@ -10,6 +10,12 @@ import { exchange } from "../upstream/client";
 import { upstreamMessages } from "../upstream/pool";
 import { heldSession } from "../upstream/upstream-session";
 import { toClient } from "./forward";
+import { listenModern, type ListenFilter } from "../upstream/modern-listen";
+import { describeFailure } from "../upstream/failures";
+import { MODERN_UPSTREAM_VERSION } from "../upstream/modern-wire";
+
+/** What a 2025 client's GET stream carries from a 2026-07-28 upstream: its list changes. */
+const LIST_CHANGES: ListenFilter = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true };
 
 /**
  * Opens the route's upstream streams; calls `ctx.streamed` once one is open (405 when
@@ -19,6 +25,12 @@ export async function listen(ctx: CallContext): Promise<void> {
   const opened = await Promise.all(
     ctx.route.upstreams.map(async (upstream) => {
       const session = heldSession(ctx.upstreamClient, upstream.name);
+      // A 2026-07-28 upstream has no GET stream: its subscriptions/listen stands in for it.
+      if (session?.protocolVersion === MODERN_UPSTREAM_VERSION) {
+        const stream = await listenModern(upstream, { env: ctx.services.env, session: ctx.upstreamClient, signal: ctx.signal }, LIST_CHANGES);
+        if (!stream.ok) console.warn(`mcp-edge-gateway: ${describeFailure(stream)}`);
+        return stream.ok ? { upstream, reply: stream.value.reply } : undefined;
+      }
       // Without a session an upstream has no way to address messages to this client.
       if (!session?.sessionId) return undefined;
       const reply = await exchange({
@@ -50,6 +62,8 @@ export async function listen(ctx: CallContext): Promise<void> {
       try {
         for await (const item of upstreamMessages(reply, upstream.name)) {
           if (!item.ok || ctx.signal.aborted) break;
+          // A listen stream's own end (its response) is not a message of the 2025 GET stream.
+          if ("id" in item.value.message && !("method" in item.value.message)) break;
           await ctx.emit(toClient(ctx.route, upstream.name, item.value));
         }
       } catch {

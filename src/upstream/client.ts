@@ -7,6 +7,7 @@
  */
 import { fail, ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
+import { readUpstreamMessage } from "../core/validate-message";
 import type { UpstreamConfig } from "../config/upstreams";
 import { AnswerDeadline, guardBody, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
@@ -81,6 +82,13 @@ export type UpstreamExchange = {
   readonly traceparent?: string;
   /** Mints the identity assertion for an upstream that opted in (upstream/identity-assertion.ts); absent where no caller is at hand. */
   readonly identity?: (upstream: string) => Promise<string>;
+  /** More headers for this exchange (the 2026-07-28 `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`). */
+  readonly extraHeaders?: Readonly<Record<string, string>>;
+  /**
+   * A 2026-07-28 upstream answers protocol errors with HTTP 400 or 404 and a JSON-RPC
+   * error body: with this set, such a body is the answer (a JSON reply), not a failure.
+   */
+  readonly rpcErrorsInBody?: boolean;
 };
 
 type Fetcher = { fetch: (input: Request | string, init?: RequestInit) => Promise<Response> };
@@ -102,6 +110,7 @@ function headersFor(exchange: UpstreamExchange): Result<Headers, UpstreamFailure
   if (exchange.protocolVersion) headers.set("mcp-protocol-version", exchange.protocolVersion);
   if (exchange.lastEventId !== undefined) headers.set("last-event-id", exchange.lastEventId);
   if (exchange.traceparent !== undefined) headers.set("traceparent", exchange.traceparent);
+  for (const [name, value] of Object.entries(exchange.extraHeaders ?? {})) headers.set(name, value);
   if (upstream.credential) {
     const secret = env[upstream.credential.secret];
     if (typeof secret !== "string" || secret === "") {
@@ -182,6 +191,19 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   if (response.status >= 300 && response.status < 400) {
     await discard();
     return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail: `redirects to ${response.headers.get("location") ?? "elsewhere"}; configure the final URL` });
+  }
+  if (!response.ok && request.rpcErrorsInBody && (response.status === 400 || response.status === 404) && contentType.includes("json") && body) {
+    deadline.disarm();
+    const text = await errorBodyStart(body);
+    const wire = readUpstreamMessage(text);
+    if (wire && "error" in wire.message) {
+      const messages = (async function* (): AsyncGenerator<WireMessage> {
+        yield wire;
+      })();
+      return ok({ mode: "json", sessionId, messages, resume: {}, status: response.status, received: { bytes: text.length } });
+    }
+    logUpstreamText(where, `answered HTTP ${response.status}`, text);
+    return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail: `${STATUS_REASONS[response.status] ?? "client error"} (the gateway's log has the body)` });
   }
   if (!response.ok) {
     // The body may echo anything, a credential included: the log gets it, the client a reason.

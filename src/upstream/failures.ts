@@ -11,7 +11,8 @@ export type UpstreamFailure =
   | { reason: "unreachable"; upstream: string; detail: string }
   /** `waited` for: the headers, the end of an answer with a deadline, the next byte of a stream. */
   | { reason: "timeout"; upstream: string; timeoutMs: number; waited: "headers" | "answer" | "silence" }
-  | { reason: "http-status"; upstream: string; status: number; detail: string }
+  /** `modernOnly`: it refused a 2025 handshake as a 2026-07-28-only server does (-32022). */
+  | { reason: "http-status"; upstream: string; status: number; detail: string; modernOnly?: true }
   /** The upstream refused the session id (HTTP 404, or 400 as some servers answer). */
   | { reason: "session-expired"; upstream: string; status: 400 | 404 }
   | { reason: "bad-response"; upstream: string; detail: string }

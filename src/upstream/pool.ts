@@ -8,110 +8,22 @@
  * so every isolate continues in it (and DELETE closes it); isolate memory only caches it.
  */
 import { fail, ok, type Result } from "../core/errors";
-import { GATEWAY_INFO } from "../core/gateway-info";
-import { isObject, type JsonObject, type WireMessage } from "../core/jsonrpc";
+import type { WireMessage } from "../core/jsonrpc";
 import { exchange, type LargeAnswerConsumer, type UpstreamFailure, type UpstreamReply } from "./client";
 import type { UpstreamConfig } from "../config/upstreams";
-import { heldSession, type UpstreamClient, type UpstreamSession } from "./upstream-session";
-import { UpstreamBreak } from "./deadlines";
+import { heldSession, type UpstreamSession } from "./upstream-session";
+import { forgetEra } from "./era";
+import { breakFailure, handshake, type Handshake, type PoolRequest } from "./handshake";
+import { sendModern } from "./modern-send";
+import { MODERN_UPSTREAM_VERSION } from "./modern-wire";
+
+export { handshake, TASKS_LIST_CAPABILITY, type Handshake, type PoolRequest } from "./handshake";
 
 const HANDSHAKE_CACHE_ENTRIES = 1_000;
-
-/** What a handshake learns; the `initialize` result is kept whole for transparent mode. */
-export type Handshake = { readonly session: UpstreamSession; readonly initializeResult: JsonObject };
-
-
-export type PoolRequest = {
-  readonly env: Readonly<Record<string, unknown>>;
-  readonly session: UpstreamClient;
-  readonly signal?: AbortSignal;
-  /** Mints the identity assertion for upstreams that opted in. */
-  readonly identity?: (upstream: string) => Promise<string>;
-};
 
 /** Upstream sessions established after initialize, per client session and upstream (a cache of KV). */
 const handshakes = new Map<string, Promise<Result<UpstreamSession, UpstreamFailure>>>();
 const UPSTREAM_SESSION_KEY_PREFIX = "upstream-session/";
-/** The sealed capability key of an upstream that supports `tasks/list`. */
-export const TASKS_LIST_CAPABILITY = "tasks.list";
-
-/**
- * The capability keys sealed into the session; `tasks.list` is added when the upstream
- * answers `tasks/list`, so a merged task list on /mcp asks only those upstreams.
- */
-function capabilityKeys(capabilities: unknown): { keys: string[]; subscribe: boolean } {
-  if (!isObject(capabilities)) return { keys: [], subscribe: false };
-  const resources = capabilities["resources"];
-  const tasks = capabilities["tasks"];
-  const keys = Object.keys(capabilities);
-  if (isObject(tasks) && isObject(tasks["list"])) keys.push(TASKS_LIST_CAPABILITY);
-  return { keys, subscribe: isObject(resources) && resources["subscribe"] === true };
-}
-
-/**
- * Initializes a session with `upstream` on behalf of the client: the client's own
- * capabilities and info are passed on, since real servers register tools by them.
- */
-export async function handshake(
-  upstream: UpstreamConfig,
-  request: PoolRequest,
-): Promise<Result<Handshake, UpstreamFailure>> {
-  const { session } = request;
-  const body = JSON.stringify({
-    jsonrpc: "2.0",
-    id: 0,
-    method: "initialize",
-    params: {
-      protocolVersion: session.protocolVersion,
-      capabilities: session.clientCapabilities,
-      clientInfo: isObject(session.clientInfo) && typeof session.clientInfo["name"] === "string" ? session.clientInfo : GATEWAY_INFO,
-    },
-  });
-  // Initialize is never long in coming: the whole answer, however framed, within timeoutMs.
-  const reply = await exchange({ upstream, env: request.env, ...(request.identity ? { identity: request.identity } : {}), method: "POST", body, signal: request.signal, answerWithinTimeout: true });
-  if (!reply.ok) return reply;
-  let result: JsonObject | undefined;
-  try {
-    for await (const wire of reply.value.messages) {
-      const message = wire.message;
-      if ("id" in message && !("method" in message)) {
-        if ("error" in message) {
-          return fail({ reason: "http-status", upstream: upstream.name, status: 200, detail: `initialize failed: ${message.error.message}` });
-        }
-        result = message.result;
-        break;
-      }
-    }
-  } catch (error) {
-    return fail(breakFailure(error, upstream.name));
-  }
-  if (!result || typeof result["protocolVersion"] !== "string") {
-    return fail({ reason: "bad-response", upstream: upstream.name, detail: "initialize answered without a protocolVersion" });
-  }
-  const sessionId = reply.value.sessionId;
-  const protocolVersion = result["protocolVersion"];
-  const initialized = await exchange({
-    upstream,
-    env: request.env,
-    ...(request.identity ? { identity: request.identity } : {}),
-    method: "POST",
-    body: '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-    sessionId,
-    protocolVersion,
-    signal: request.signal,
-    answerWithinTimeout: true,
-  });
-  if (!initialized.ok) return initialized;
-  try {
-    for await (const _ of initialized.value.messages) {
-      // Drain: a notification has no answer, but the body must be consumed.
-    }
-  } catch (error) {
-    return fail(breakFailure(error, upstream.name));
-  }
-  const { keys, subscribe } = capabilityKeys(result["capabilities"]);
-  return ok({ session: { sessionId, protocolVersion, capabilities: keys, ...(subscribe ? { subscribe } : {}) }, initializeResult: result });
-}
 
 function kvOf(request: PoolRequest): KVNamespace | undefined {
   return request.env["GATEWAY_KV"] as KVNamespace | undefined;
@@ -244,6 +156,14 @@ export async function sendToUpstream(
   for (let attempt = 0; attempt < 2; attempt++) {
     const session = await upstreamSession(upstream, request, refused);
     if (!session.ok) return session;
+    if (session.value.protocolVersion === MODERN_UPSTREAM_VERSION) {
+      const modern = await sendModern(upstream, text, request, options);
+      // Remembered as 2026-07-28, but it refuses modern requests now (HTTP 4xx without a modern error): probe again, once.
+      if (modern.ok || modern.reason !== "http-status" || modern.status >= 500 || attempt > 0) return modern;
+      await forgetEra(upstream, request.env);
+      refused = null;
+      continue;
+    }
     const reply = await exchange({
       upstream,
       env: request.env,
@@ -285,12 +205,6 @@ export async function resumeFromUpstream(
     lastEventId,
     ...options,
   });
-}
-
-/** The failure behind an error thrown while an upstream's answer was read. */
-function breakFailure(error: unknown, upstream: string): UpstreamFailure {
-  if (error instanceof UpstreamBreak) return error.failure;
-  return { reason: "bad-response", upstream, detail: `its answer broke off: ${error instanceof Error ? error.message : String(error)}` };
 }
 
 /** Reads an upstream message stream to its end, turning protocol breaks and missed deadlines into failures. */

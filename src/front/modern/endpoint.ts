@@ -41,6 +41,13 @@ function clientIdentity(info: JsonObject): JsonObject {
   return out;
 }
 
+/** The client's own `Mcp-Param-*` headers: 2026-07-28 upstreams get them as they came (intermediaries forward them). */
+function paramHeadersOf(headers: Headers): { paramHeaders?: Record<string, string> } {
+  const found: Record<string, string> = {};
+  for (const [name, value] of headers) if (name.startsWith("mcp-param-")) found[name] = value;
+  return Object.keys(found).length > 0 ? { paramHeaders: found } : {};
+}
+
 async function contextOf(where: EndpointRequest, envelope: Envelope, signal: AbortSignal): Promise<Omit<CallContext, "emit" | "record">> {
   const clientInfo = clientIdentity(envelope.clientInfo);
   const { caller } = where;
@@ -58,6 +65,7 @@ async function contextOf(where: EndpointRequest, envelope: Envelope, signal: Abo
     route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin },
     services: where.services,
     upstreamClient: await modernUpstreamClient({ principal: caller.principal, route: where.route, clientCapabilities: envelope.clientCapabilities, clientInfo }),
+    ...paramHeadersOf(where.request.headers),
     signal,
     waitUntil: where.waitUntil,
   };

@@ -1,0 +1,142 @@
+/**
+ * Which protocol era an upstream speaks, found once and remembered: `server/discover`
+ * first (a 2026-07-28 request), falling back to the 2025 `initialize` as the revision's
+ * backward-compatibility section says (basic/transports/streamable-http, "Backward
+ * Compatibility"): a result, or a recognized modern error naming a version the gateway
+ * speaks, means modern; anything else (a 2025 server's 400 without a modern error, 404,
+ * 405, -32601) means legacy. A configured `protocol` skips the probe.
+ *
+ * The verdict is a property of the upstream, so it is kept per isolate and in KV
+ * (`upstream-era/<upstream>/<digest of its URL>`, UPSTREAM_ERA_TTL_S) and forgotten when
+ * the upstream refuses the era it was remembered by (`forgetEra`), so the next use probes again.
+ */
+import { ok, type Result } from "../core/errors";
+import { GATEWAY_INFO } from "../core/gateway-info";
+import { isObject, type JsonObject } from "../core/jsonrpc";
+import { bytesToBase64Url } from "../core/base64url";
+import type { UpstreamConfig } from "../config/upstreams";
+import { exchange } from "./client";
+import type { UpstreamFailure } from "./failures";
+import { mirroredHeaders, MODERN_UPSTREAM_VERSION, withEnvelope } from "./modern-wire";
+
+/** How long a discovered era is trusted before the upstream is probed again. */
+export const UPSTREAM_ERA_TTL_S = 60 * 60;
+const ERA_KEY_PREFIX = "upstream-era/";
+const ERA_CACHE_ENTRIES = 1_000;
+/** The error codes only a 2026-07-28 server answers with (basic/index, "Error Codes"). */
+const MODERN_ERROR_CODES: ReadonlySet<number> = new Set([-32020, -32021, -32022]);
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+/** Statuses about the request's standing, not the server's era. */
+const NOT_A_VERDICT: ReadonlySet<number> = new Set([401, 403, 408, 429]);
+
+/** What the gateway knows of an upstream's era; a modern one keeps what it discovered. */
+export type UpstreamEra = { readonly era: "legacy" } | { readonly era: "modern"; readonly discover: JsonObject };
+
+type Remembered = { readonly verdict: UpstreamEra; readonly until: number };
+const remembered = new Map<string, Remembered>();
+
+async function eraKey(upstream: UpstreamConfig): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${upstream.service ?? ""} ${upstream.url}`)));
+  return `${ERA_KEY_PREFIX}${upstream.name}/${bytesToBase64Url(digest.slice(0, 12))}`;
+}
+
+function isEra(value: unknown): value is UpstreamEra {
+  return isObject(value) && (value["era"] === "legacy" || (value["era"] === "modern" && isObject(value["discover"])));
+}
+
+/**
+ * Reads the answer to a `server/discover` probe: modern when it lists the revision the
+ * gateway speaks (or, answered with an unsupported-version error, offers it).
+ */
+function verdictOf(message: JsonObject): UpstreamEra {
+  const result = message["result"];
+  if (isObject(result)) {
+    const versions = result["supportedVersions"];
+    return Array.isArray(versions) && versions.includes(MODERN_UPSTREAM_VERSION) ? { era: "modern", discover: result } : { era: "legacy" };
+  }
+  const error = message["error"];
+  if (isObject(error) && typeof error["code"] === "number" && MODERN_ERROR_CODES.has(error["code"])) {
+    // A modern server that does not speak our modern revision: it is not one we can use
+    // the modern way, and it will refuse initialize too; legacy lets its error surface.
+    const data = error["data"];
+    const supported = isObject(data) ? data["supported"] : undefined;
+    if (error["code"] === UNSUPPORTED_PROTOCOL_VERSION && Array.isArray(supported) && supported.includes(MODERN_UPSTREAM_VERSION)) return { era: "modern", discover: {} };
+  }
+  return { era: "legacy" };
+}
+
+/**
+ * Probes `upstream` with `server/discover`. Failures to reach it are failures, not verdicts.
+ *
+ * @example
+ * const verdict = await discoverEra(upstream, env); // ok({ era: "legacy" }) for a 2025 server
+ */
+export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
+  const body = withEnvelope('{"jsonrpc":"2.0","id":"gw-discover","method":"server/discover"}', { clientCapabilities: {}, clientInfo: GATEWAY_INFO });
+  const reply = await exchange({ upstream, env, method: "POST", body, extraHeaders: mirroredHeaders("server/discover", undefined), rpcErrorsInBody: true, answerWithinTimeout: true, ...(signal ? { signal } : {}), ...(identity ? { identity } : {}) });
+  if (!reply.ok) {
+    // A 2025 server refuses the stranger request in its own way: that is its answer. A
+    // refused credential or a rate limit says nothing about the era.
+    if (reply.reason === "http-status" && reply.status >= 400 && reply.status < 500 && !NOT_A_VERDICT.has(reply.status)) return ok({ era: "legacy" });
+    if (reply.reason === "session-expired" || reply.reason === "bad-response") return ok({ era: "legacy" });
+    return reply;
+  }
+  try {
+    for await (const wire of reply.value.messages) {
+      if ("id" in wire.message && !("method" in wire.message)) return ok(verdictOf(wire.message as unknown as JsonObject));
+    }
+  } catch {
+    return ok({ era: "legacy" });
+  }
+  // A 202, or a stream that ended without an answer: not a modern server.
+  return ok({ era: "legacy" });
+}
+
+/**
+ * The era of `upstream`: configured, remembered (this isolate, then KV), or discovered now.
+ *
+ * @example
+ * const era = await upstreamEra(upstream, env);
+ * if (era.ok && era.value.era === "modern") console.log(era.value.discover["capabilities"]);
+ */
+export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
+  if (upstream.protocol === "2025-11-25") return ok({ era: "legacy" });
+  const key = await eraKey(upstream);
+  const now = Date.now();
+  const local = remembered.get(key);
+  if (local && local.until > now) return ok(local.verdict);
+  const kv = env["GATEWAY_KV"] as KVNamespace | undefined;
+  const stored = await kv?.get(key);
+  if (stored) {
+    const verdict: unknown = JSON.parse(stored);
+    if (isEra(verdict)) {
+      remember(key, verdict, now);
+      return ok(verdict);
+    }
+  }
+  const found = await discoverEra(upstream, env, signal, identity);
+  if (!found.ok) return found;
+  // A configured modern upstream is modern whatever its discover said, as long as it answered.
+  const verdict: UpstreamEra = upstream.protocol === MODERN_UPSTREAM_VERSION && found.value.era === "legacy" ? { era: "modern", discover: {} } : found.value;
+  remember(key, verdict, now);
+  await kv?.put(key, JSON.stringify(verdict), { expirationTtl: UPSTREAM_ERA_TTL_S });
+  return ok(verdict);
+}
+
+function remember(key: string, verdict: UpstreamEra, now: number): void {
+  if (remembered.size >= ERA_CACHE_ENTRIES) remembered.clear();
+  remembered.set(key, { verdict, until: now + UPSTREAM_ERA_TTL_S * 1000 });
+}
+
+/**
+ * Forgets the era of `upstream` (it refused the one remembered): the next use probes again.
+ *
+ * @example
+ * await forgetEra(upstream, env);
+ */
+export async function forgetEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>): Promise<void> {
+  if (upstream.protocol !== undefined) return;
+  const key = await eraKey(upstream);
+  remembered.delete(key);
+  await (env["GATEWAY_KV"] as KVNamespace | undefined)?.delete(key);
+}

@@ -1,0 +1,200 @@
+/**
+ * One message to a 2026-07-28 upstream: no session and no handshake. A request goes with
+ * the `_meta` envelope and the mirrored headers (modern-wire.ts); the client's own
+ * notifications have no 2026-07-28 meaning over HTTP and are not sent. What the upstream
+ * declared (`server/discover`) stands in for the 2025 handshake, so an `initialize` from
+ * a 2025 client is answered from it.
+ *
+ * `Mcp-Param-*` headers come from the tool's `x-mcp-header` annotations, read from the
+ * upstream's `tools/list` once per isolate and read again when the upstream says the
+ * headers do not match (-32020), or from a modern client's own headers when it sent them.
+ */
+import { fail, ok, type Result } from "../core/errors";
+import { GATEWAY_INFO } from "../core/gateway-info";
+import { isObject, type JsonObject, type JsonRpcRequest } from "../core/jsonrpc";
+import { readUpstreamMessage } from "../core/validate-message";
+import { loadLogLevel } from "../storage/client-log-levels";
+import type { UpstreamConfig } from "../config/upstreams";
+import { exchange, type UpstreamExchange, type UpstreamReply } from "./client";
+import { downgradeFor2025, isModernVersion } from "./downgrade";
+import type { UpstreamFailure } from "./failures";
+import { mirroredHeaders, MODERN_UPSTREAM_VERSION, paramHeaders, withEnvelope, type ParamHeader } from "./modern-wire";
+import type { UpstreamClient, UpstreamSession } from "./upstream-session";
+
+const SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo";
+const HEADER_MISMATCH = -32020;
+/** Codes a 2026-07-28 server answers HTTP 400 with: JSON-RPC's own and the revision's. */
+const MODERN_400_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022]);
+const ANNOTATION_CACHE_UPSTREAMS = 1_000;
+const MAX_TOOL_PAGES = 20;
+
+/** What a modern exchange needs of the pool's request (structurally `PoolRequest`). */
+export type ModernSendRequest = {
+  readonly env: Readonly<Record<string, unknown>>;
+  readonly session: UpstreamClient;
+  readonly signal?: AbortSignal;
+  readonly identity?: (upstream: string) => Promise<string>;
+  /** The revision the client itself speaks: a 2025 client gets results its schema accepts. */
+  readonly clientVersion?: string;
+  /** A modern client's own `Mcp-Param-*` headers, forwarded as they came. */
+  readonly paramHeaders?: Readonly<Record<string, string>>;
+};
+
+/**
+ * The session-shaped record of a modern upstream: no session id, the modern version.
+ *
+ * @example
+ * modernSession({ capabilities: { tools: {} } }); // { sessionId: null, protocolVersion: "2026-07-28", capabilities: ["tools"] }
+ */
+export function modernSession(discover: JsonObject): UpstreamSession {
+  const capabilities = isObject(discover["capabilities"]) ? discover["capabilities"] : {};
+  const resources = capabilities["resources"];
+  const subscribe = isObject(resources) && resources["subscribe"] === true;
+  return { sessionId: null, protocolVersion: MODERN_UPSTREAM_VERSION, capabilities: Object.keys(capabilities), ...(subscribe ? { subscribe } : {}) };
+}
+
+/**
+ * What a 2025 client's `initialize` learns of a modern upstream: its discovered
+ * capabilities, server info (from `_meta`) and instructions.
+ *
+ * @example
+ * initializeResultOf("modern", { supportedVersions: ["2026-07-28"], capabilities: { tools: {} } });
+ */
+export function initializeResultOf(upstream: string, discover: JsonObject): JsonObject {
+  const meta = discover["_meta"];
+  const serverInfo = isObject(meta) && isObject(meta[SERVER_INFO_KEY]) ? meta[SERVER_INFO_KEY] : { name: upstream, version: "unknown" };
+  return {
+    protocolVersion: MODERN_UPSTREAM_VERSION,
+    capabilities: isObject(discover["capabilities"]) ? discover["capabilities"] : {},
+    serverInfo,
+    ...(typeof discover["instructions"] === "string" ? { instructions: discover["instructions"] } : {}),
+  };
+}
+
+/** Per upstream (name and address): each tool's mirrored parameters (a cache of its tools/list). */
+const annotations = new Map<string, Promise<ReadonlyMap<string, readonly ParamHeader[]>>>();
+
+async function readAnnotations(upstream: UpstreamConfig, request: ModernSendRequest): Promise<ReadonlyMap<string, readonly ParamHeader[]>> {
+  const found = new Map<string, readonly ParamHeader[]>();
+  let cursor: unknown;
+  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    const text = JSON.stringify({ jsonrpc: "2.0", id: "gw-annotations", method: "tools/list", ...(typeof cursor === "string" ? { params: { cursor } } : {}) });
+    const reply = await post(upstream, withEnvelope(text, envelopeClient(request)), { "mcp-method": "tools/list" }, request);
+    if (!reply.ok) break;
+    let result: unknown;
+    for await (const wire of reply.value.messages) if ("result" in wire.message) result = wire.message.result;
+    const tools = isObject(result) && Array.isArray(result["tools"]) ? result["tools"] : [];
+    for (const tool of tools) {
+      if (!isObject(tool) || typeof tool["name"] !== "string") continue;
+      const headers = paramHeaders(tool["inputSchema"]);
+      if (headers.length > 0) found.set(tool["name"], headers);
+    }
+    cursor = isObject(result) ? result["nextCursor"] : undefined;
+    if (typeof cursor !== "string") break;
+  }
+  return found;
+}
+
+function toolAnnotations(upstream: UpstreamConfig, request: ModernSendRequest, fresh: boolean): Promise<ReadonlyMap<string, readonly ParamHeader[]>> {
+  const key = `${upstream.name}\u0000${upstream.service ?? ""}\u0000${upstream.url}`;
+  const cached = annotations.get(key);
+  if (cached && !fresh) return cached;
+  const pending = readAnnotations(upstream, request).catch(() => new Map<string, readonly ParamHeader[]>());
+  if (annotations.size >= ANNOTATION_CACHE_UPSTREAMS) annotations.clear();
+  annotations.set(key, pending);
+  return pending;
+}
+
+function envelopeClient(request: ModernSendRequest): { clientCapabilities: JsonObject; clientInfo: JsonObject } {
+  const info = request.session.clientInfo;
+  return { clientCapabilities: request.session.clientCapabilities, clientInfo: isObject(info) && typeof info["name"] === "string" ? info : GATEWAY_INFO };
+}
+
+type Options = Pick<UpstreamExchange, "large" | "answerWithinTimeout" | "traceparent">;
+
+function post(upstream: UpstreamConfig, body: string, headers: Record<string, string>, request: ModernSendRequest, options: Options = { answerWithinTimeout: true }): Promise<Result<UpstreamReply, UpstreamFailure>> {
+  return exchange({
+    upstream,
+    env: request.env,
+    ...(request.identity ? { identity: request.identity } : {}),
+    method: "POST",
+    body,
+    ...(request.signal ? { signal: request.signal } : {}),
+    extraHeaders: { "mcp-protocol-version": MODERN_UPSTREAM_VERSION, ...headers },
+    rpcErrorsInBody: true,
+    ...options,
+  });
+}
+
+/**
+ * Reads an HTTP 400 answer: a -32020 (the upstream's mirrored headers disagree with ours),
+ * a refusal of the modern request itself (a 2025 server's own error, such as "no
+ * session": not a JSON-RPC or 2026-07-28 code), or an answer to relay.
+ */
+async function readRefusal(reply: UpstreamReply): Promise<{ verdict: "mismatch" | "refused" | "answer"; replay: UpstreamReply }> {
+  if (reply.mode !== "json" || reply.status !== 400) return { verdict: "answer", replay: reply };
+  const held = [];
+  for await (const wire of reply.messages) held.push(wire);
+  const first = held[0]?.message;
+  const code = first !== undefined && "error" in first ? first.error.code : undefined;
+  const verdict = code === HEADER_MISMATCH ? "mismatch" : code !== undefined && !MODERN_400_CODES.has(code) ? "refused" : "answer";
+  return { verdict, replay: { ...reply, messages: (async function* () { yield* held; })() } };
+}
+
+/** A reply of one message the gateway itself makes. */
+function oneMessage(text: string): UpstreamReply {
+  const wire = readUpstreamMessage(text)!;
+  return { mode: "json", sessionId: null, messages: (async function* () { yield wire; })(), resume: {}, status: 200, received: { bytes: 0 } };
+}
+
+/** A reply whose response messages a 2025 client can read (downgrade.ts), everything else as it came. */
+function forClient(reply: UpstreamReply, method: string, request: ModernSendRequest): UpstreamReply {
+  if (request.clientVersion === undefined || isModernVersion(request.clientVersion)) return reply;
+  const source = reply.messages;
+  const messages = (async function* () {
+    for await (const wire of source) {
+      if (!("id" in wire.message) || "method" in wire.message) {
+        yield wire;
+        continue;
+      }
+      const text = downgradeFor2025(wire.text, method);
+      yield text === wire.text ? wire : (readUpstreamMessage(text) ?? wire);
+    }
+  })();
+  return { ...reply, messages };
+}
+
+/**
+ * Sends one message text to a modern upstream, as the revision wants it.
+ *
+ * @example
+ * const reply = await sendModern(upstream, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', request);
+ */
+export async function sendModern(upstream: UpstreamConfig, text: string, request: ModernSendRequest, options: Options = { answerWithinTimeout: true }): Promise<Result<UpstreamReply, UpstreamFailure>> {
+  const parsed = readUpstreamMessage(text)?.message;
+  if (!parsed || !("method" in parsed) || !("id" in parsed)) {
+    // Notifications and answers have no 2026-07-28 meaning on HTTP: nothing to send.
+    return ok({ mode: "accepted", sessionId: null, messages: (async function* () {})(), resume: {}, status: 202, received: { bytes: 0 } });
+  }
+  const { method, params, id } = parsed as JsonRpcRequest;
+  // 2026-07-28 removed ping and logging/setLevel: the gateway answers them. A 2025 client's
+  // level (kept for its session by the client-logging middleware) goes in each request's envelope instead.
+  if (method === "ping" || method === "logging/setLevel") return ok(oneMessage(JSON.stringify({ jsonrpc: "2.0", id, result: {} })));
+  const kv = request.env["GATEWAY_KV"] as KVNamespace | undefined;
+  const legacyClient = request.clientVersion !== undefined && !isModernVersion(request.clientVersion);
+  const logLevel = legacyClient && kv ? await loadLogLevel(kv, request.session.sid) : null;
+  const body = withEnvelope(text, { ...envelopeClient(request), ...(logLevel ? { logLevel } : {}) });
+  const own = request.paramHeaders ?? {};
+  const named = method === "tools/call" && typeof params?.["name"] === "string" ? params["name"] : undefined;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const annotated = named !== undefined && Object.keys(own).length === 0 ? ((await toolAnnotations(upstream, request, attempt > 0)).get(named) ?? []) : [];
+    const reply = await post(upstream, body, mirroredHeaders(method, params, annotated, own), request, options);
+    if (!reply.ok) return reply;
+    const checked = await readRefusal(reply.value);
+    if (checked.verdict === "refused") return fail({ reason: "http-status", upstream: upstream.name, status: 400, detail: "refused a 2026-07-28 request" });
+    // The tool's schema may have changed since it was read: read it again, and retry once.
+    if (checked.verdict === "mismatch" && named !== undefined && attempt === 0 && Object.keys(own).length === 0) continue;
+    return ok(forClient(checked.replay, method, request));
+  }
+  return fail({ reason: "bad-response", upstream: upstream.name, detail: "unreachable" });
+}

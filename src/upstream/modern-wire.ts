@@ -1,0 +1,135 @@
+/**
+ * How a request is spoken to a 2026-07-28 upstream: the `_meta` envelope in its params
+ * (protocol version, the client's capabilities as bridged, client info) and the headers
+ * mirroring the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`,
+ * basic/transports/streamable-http "Request Metadata"). No session, no handshake.
+ * Every byte of the request other than the envelope stays as the client wrote it.
+ */
+import { isObject, type JsonObject } from "../core/jsonrpc";
+import { appendMemberSplice, member, parseSpan, rootSpan, splice } from "../core/raw-json";
+
+/** The revision the gateway speaks to modern upstreams. */
+export const MODERN_UPSTREAM_VERSION = "2026-07-28";
+export const ENVELOPE_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
+export const ENVELOPE_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
+export const ENVELOPE_CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo";
+
+/** Methods whose `Mcp-Name` header mirrors `params.name` or `params.uri`. */
+const NAMED_METHODS: ReadonlyMap<string, "name" | "uri"> = new Map([
+  ["tools/call", "name"],
+  ["prompts/get", "name"],
+  ["resources/read", "uri"],
+]);
+
+const BASE64_PREFIX = "=?base64?";
+const BASE64_SUFFIX = "?=";
+/** Visible ASCII and inner spaces: what a header may carry as is. */
+const PLAIN_HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
+/**
+ * A value as a mirrored header carries it: as is when plain ASCII, else (or when it looks
+ * like the sentinel itself) `=?base64?<Base64 of its UTF-8>?=`.
+ *
+ * @example
+ * encodeHeaderValue("Hello, 世界"); // "=?base64?SGVsbG8sIOS4lueVjA==?="
+ */
+export function encodeHeaderValue(value: string): string {
+  const sentinel = value.startsWith(BASE64_PREFIX) && value.endsWith(BASE64_SUFFIX);
+  if (PLAIN_HEADER_VALUE.test(value) && !sentinel) return value;
+  const bytes = new TextEncoder().encode(value);
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return `${BASE64_PREFIX}${btoa(binary)}${BASE64_SUFFIX}`;
+}
+
+export const ENVELOPE_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel";
+
+/** What the envelope says about the client on whose behalf the gateway asks (and the log level it wants, if any). */
+export type EnvelopeClient = { readonly clientCapabilities: JsonObject; readonly clientInfo: JsonObject; readonly logLevel?: string };
+
+/**
+ * The request text with the 2026-07-28 `_meta` envelope. A request that carries one
+ * already (a modern client's own) is left byte for byte; otherwise the envelope keys are
+ * added to its `_meta` (made if absent), everything else untouched.
+ *
+ * @example
+ * withEnvelope('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', { clientCapabilities: {}, clientInfo: { name: "c", version: "1" } });
+ */
+export function withEnvelope(text: string, client: EnvelopeClient): string {
+  const root = rootSpan(text);
+  const params = member(text, root, "params");
+  const envelope = {
+    [ENVELOPE_VERSION_KEY]: MODERN_UPSTREAM_VERSION,
+    [ENVELOPE_CAPABILITIES_KEY]: client.clientCapabilities,
+    [ENVELOPE_CLIENT_INFO_KEY]: client.clientInfo,
+    ...(client.logLevel !== undefined ? { [ENVELOPE_LOG_LEVEL_KEY]: client.logLevel } : {}),
+  };
+  if (!params || text.charCodeAt(params.start) !== 0x7b) {
+    const edit = appendMemberSplice(text, root, "params", JSON.stringify({ _meta: envelope }));
+    return splice(text, [edit]);
+  }
+  const meta = member(text, params, "_meta");
+  if (!meta || text.charCodeAt(meta.start) !== 0x7b) {
+    if (meta) return splice(text, [{ span: meta, raw: JSON.stringify(envelope) }]);
+    return splice(text, [appendMemberSplice(text, params, "_meta", JSON.stringify(envelope))]);
+  }
+  const own = parseSpan(text, meta);
+  if (isObject(own) && own[ENVELOPE_VERSION_KEY] === MODERN_UPSTREAM_VERSION) return text;
+  // A 2025 client's own _meta (progressToken, trace context) stays; the envelope is added to it.
+  const merged = { ...(isObject(own) ? own : {}), ...envelope };
+  return splice(text, [{ span: meta, raw: JSON.stringify(merged) }]);
+}
+
+/** A parameter mirrored into a header: `Mcp-Param-<name>` from the argument at `path`. */
+export type ParamHeader = { readonly name: string; readonly path: readonly string[] };
+
+/**
+ * The `x-mcp-header` annotations of a tool's input schema: each statically reachable
+ * property (a chain of `properties` keys) that names a header.
+ *
+ * @example
+ * paramHeaders({ type: "object", properties: { region: { type: "string", "x-mcp-header": "Region" } } }); // [{ name: "Region", path: ["region"] }]
+ */
+export function paramHeaders(schema: unknown, path: readonly string[] = []): ParamHeader[] {
+  if (!isObject(schema) || !isObject(schema["properties"])) return [];
+  const found: ParamHeader[] = [];
+  for (const [key, property] of Object.entries(schema["properties"])) {
+    if (!isObject(property)) continue;
+    const header = property["x-mcp-header"];
+    if (typeof header === "string" && header !== "") found.push({ name: header, path: [...path, key] });
+    found.push(...paramHeaders(property, [...path, key]));
+  }
+  return found;
+}
+
+function headerOfArgument(value: unknown): string | undefined {
+  if (typeof value === "string") return encodeHeaderValue(value);
+  if (typeof value === "boolean") return String(value);
+  if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
+  return undefined;
+}
+
+/**
+ * The headers mirroring a request's body: `Mcp-Method`, `Mcp-Name` where the method has
+ * one, and `Mcp-Param-*` for the tool's annotated arguments (`annotated`, from its
+ * schema) or, when the client sent its own, those (`clientParams`).
+ *
+ * @example
+ * mirroredHeaders("tools/call", { name: "echo", arguments: { text: "hi" } }, [{ name: "Text", path: ["text"] }]);
+ * // { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo", "mcp-param-text": "hi" }
+ */
+export function mirroredHeaders(method: string, params: JsonObject | undefined, annotated: readonly ParamHeader[] = [], clientParams: Readonly<Record<string, string>> = {}): Record<string, string> {
+  const headers: Record<string, string> = { "mcp-protocol-version": MODERN_UPSTREAM_VERSION, "mcp-method": method };
+  const source = NAMED_METHODS.get(method);
+  const named = source ? params?.[source] : undefined;
+  if (typeof named === "string") headers["mcp-name"] = encodeHeaderValue(named);
+  if (Object.keys(clientParams).length > 0) return { ...headers, ...clientParams };
+  const args = params?.["arguments"];
+  for (const { name, path } of annotated) {
+    let value: unknown = args;
+    for (const key of path) value = isObject(value) ? value[key] : undefined;
+    const header = headerOfArgument(value);
+    if (header !== undefined) headers[`mcp-param-${name.toLowerCase()}`] = header;
+  }
+  return headers;
+}

@@ -1,0 +1,276 @@
+/**
+ * The gateway as a 2026-07-28 client: a modern-only upstream (SDK v2, `legacy: "reject"`)
+ * discovered and spoken to in its own revision (envelope, mirrored headers, no session),
+ * whatever the client speaks; 2025 clients get what their schema takes; /mcp mixes eras.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, inject, it } from "vitest";
+import { parseUpstreams, type UpstreamConfig } from "../src/config/upstreams";
+import { discoverEra } from "../src/upstream/era";
+import { readSse } from "../src/core/sse";
+import { answer, gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
+
+const MODERN = "2026-07-28";
+const modernUrl = inject("modernUpstreamUrl");
+const seenUrl = new URL("/seen", modernUrl).href;
+const { alpha } = inject("fixtureUrls");
+
+/** UPSTREAMS with the modern fixture (under `name`), and alpha when asked. */
+function vars(name = "modern", options: { alpha?: boolean; protocol?: string } = {}): { UPSTREAMS: string } {
+  const list: Record<string, unknown>[] = [{ name, url: modernUrl, ...(options.protocol ? { protocol: options.protocol } : {}) }];
+  if (options.alpha) list.unshift({ name: "alpha", url: alpha });
+  return { UPSTREAMS: JSON.stringify(list) };
+}
+
+type Seen = { headers: Record<string, string>; method: string; meta: Json; params: Json };
+
+/** What the fixture received whose params mention `marker` (tests share the fixture). */
+async function seen(marker: string): Promise<Seen[]> {
+  const all = (await (await fetch(seenUrl)).json()) as Seen[];
+  return all.filter((entry) => JSON.stringify(entry.params ?? {}).includes(marker));
+}
+
+let unique = 0;
+function marker(label: string): string {
+  return `${label}-${Date.now()}-${unique++}`;
+}
+
+describe("a 2025 client of a 2026-07-28-only upstream", () => {
+  it("initializes from the upstream's server/discover, and no handshake or session reaches it", async () => {
+    const client = marker("init");
+    const response = await post("/mcp/modern", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: { elicitation: {} }, clientInfo: { name: client, version: "1" } } }, { vars: vars() });
+    expect(response.status).toBe(200);
+    const { result } = (await response.json()) as Json;
+    expect(result.protocolVersion).toBe("2025-11-25");
+    expect(result.serverInfo).toEqual({ name: "modern", version: "2.0.0" });
+    expect(result.instructions).toBe("Modern speaks only 2026-07-28.");
+    expect(result.capabilities.tools).toEqual({ listChanged: true });
+    const all = (await (await fetch(seenUrl)).json()) as Seen[];
+    expect(all.some((entry) => entry.method === "initialize")).toBe(false);
+  });
+
+  it("sends each request with the envelope and mirrored headers (Mcp-Param from x-mcp-header), without a session", async () => {
+    const { session } = await initialize("/mcp/modern", { vars: vars(), capabilities: { sampling: {} } });
+    const text = marker("héllo wörld");
+    const echo = await request("/mcp/modern", session, "tools/call", { name: "echo", arguments: { text } }, { vars: vars() });
+    expect(echo.result.content[0].text).toBe(`modern: ${text}`);
+    const [call] = await seen(text);
+    // Its own _meta (the gateway's trace context) stays beside the envelope.
+    expect(call!.meta).toMatchObject({ "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": { sampling: {} }, "io.modelcontextprotocol/clientInfo": { name: "test", version: "1" } });
+    expect(call!.headers["mcp-protocol-version"]).toBe(MODERN);
+    expect(call!.headers["mcp-method"]).toBe("tools/call");
+    expect(call!.headers["mcp-name"]).toBe("echo");
+    // A non-ASCII value goes in the Base64 sentinel form.
+    expect(call!.headers["mcp-param-text"]).toBe(`=?base64?${btoa(String.fromCharCode(...new TextEncoder().encode(text)))}?=`);
+    expect(call!.headers["mcp-session-id"]).toBeUndefined();
+  });
+
+  it("relays lists and results byte for byte, downgrading only what the 2025 schema forbids, and says so", async () => {
+    const { session } = await initialize("/mcp/modern", { vars: vars() });
+    const list = await request("/mcp/modern", session, "tools/list", undefined, { vars: vars() });
+    const tools = Object.fromEntries(list.result.tools.map((tool: Json) => [tool.name, tool]));
+    expect(list.result.resultType).toBe("complete");
+    expect(tools.add.outputSchema).toEqual({ type: "object", properties: { sum: { type: "number" } }, required: ["sum"] });
+    expect(tools.echo.inputSchema.properties.text["x-mcp-header"]).toBe("Text");
+    expect(tools.shape.outputSchema).toBeUndefined();
+    expect(tools.shape._meta["mcp-edge-gateway/downgraded"]).toEqual([{ tool: "shape", member: "outputSchema", reason: expect.stringContaining("object schema") }]);
+    const sum = await request("/mcp/modern", session, "tools/call", { name: "add", arguments: { a: 2, b: 3 } }, { vars: vars() });
+    expect(sum.result.structuredContent).toEqual({ sum: 5 });
+    expect(sum.result._meta["mcp-edge-gateway/downgraded"]).toBeUndefined();
+    const shape = await request("/mcp/modern", session, "tools/call", { name: "shape", arguments: {} }, { vars: vars() });
+    expect(shape.result.structuredContent).toBeUndefined();
+    expect(shape.result.content[0].text).toBe("[1,2,3]");
+    expect(shape.result._meta["mcp-edge-gateway/downgraded"]).toEqual([{ member: "structuredContent", reason: expect.stringContaining("not an object") }]);
+  });
+
+  it("gets ping answered by the gateway (2026-07-28 removed it)", async () => {
+    const { session } = await initialize("/mcp/modern", { vars: vars() });
+    const pong = await request("/mcp/modern", session, "ping", undefined, { vars: vars() });
+    expect(pong.result).toEqual({});
+  });
+
+  it("sets its log level without logging/setLevel reaching the upstream: the level travels in each request's envelope", async () => {
+    const { session } = await initialize("/mcp/modern", { vars: vars() });
+    const set = await request("/mcp/modern", session, "logging/setLevel", { level: "debug" }, { vars: vars() });
+    expect(set.result).toEqual({});
+    const text = marker("logged");
+    await request("/mcp/modern", session, "tools/call", { name: "echo", arguments: { text } }, { vars: vars() });
+    const [call] = await seen(text);
+    expect(call!.meta["io.modelcontextprotocol/logLevel"]).toBe("debug");
+  });
+
+  it("mixes 2025 and 2026 upstreams on /mcp", async () => {
+    const mixed = vars("modern", { alpha: true });
+    const { session, result } = await initialize("/mcp", { vars: mixed });
+    expect(result.instructions).toContain("Modern speaks only 2026-07-28.");
+    expect(result.instructions).toContain("Alpha answers echo calls.");
+    const list = await request("/mcp", session, "tools/list", undefined, { vars: mixed });
+    const names = list.result.tools.map((tool: Json) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(["alpha___echo", "modern___echo", "modern___add"]));
+    const fromModern = await request("/mcp", session, "tools/call", { name: "modern___echo", arguments: { text: "to modern" } }, { vars: mixed });
+    const fromAlpha = await request("/mcp", session, "tools/call", { name: "alpha___echo", arguments: { text: "to alpha" } }, { vars: mixed });
+    expect(fromModern.result.content[0].text).toBe("modern: to modern");
+    expect(fromAlpha.result.content[0].text).toBe("alpha: to alpha");
+  });
+});
+
+describe("a 2026-07-28 client of a 2026-07-28-only upstream", () => {
+  const meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": { elicitation: {} }, "io.modelcontextprotocol/clientInfo": { name: "modern-client", version: "2" } };
+  function modernPost(path: string, method: string, params: Record<string, unknown>, headers: Record<string, string> = {}, upstreams = vars()): Promise<Response> {
+    const body = JSON.stringify({ jsonrpc: "2.0", id: unique++, method, params: { ...params, _meta: meta } });
+    const name: Record<string, string> = typeof params["name"] === "string" ? { "mcp-name": params["name"] } : {};
+    return post(path, body, { headers: { "mcp-protocol-version": MODERN, "mcp-method": method, ...name, ...headers }, vars: upstreams });
+  }
+
+  it("relays its own envelope and Mcp-Param headers as they came", async () => {
+    const text = marker("own");
+    const reply = await answer(await modernPost("/mcp/modern", "tools/call", { name: "echo", arguments: { text } }, { "mcp-param-text": text, "mcp-param-unannotated": "kept" }));
+    expect(reply.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: `modern: ${text}` }] });
+    const [call] = await seen(text);
+    expect(call!.meta).toMatchObject(meta);
+    expect(call!.headers["mcp-param-text"]).toBe(text);
+    // One the gateway could not have made from the tool's schema: forwarded as it came.
+    expect(call!.headers["mcp-param-unannotated"]).toBe("kept");
+  });
+
+  it("gets an input_required result as the upstream sent it, and its retry completes the call", async () => {
+    const text = marker("retry");
+    const first = await answer(await modernPost("/mcp/modern", "tools/call", { name: "confirm", arguments: { text } }, { "mcp-param-text": text }));
+    expect(first.result.resultType).toBe("input_required");
+    expect(first.result.inputRequests.confirm.method).toBe("elicitation/create");
+    const retry = await answer(
+      await modernPost("/mcp/modern", "tools/call", { name: "confirm", arguments: { text }, inputResponses: { confirm: { action: "accept", content: { ok: true } } }, requestState: first.result.requestState }, { "mcp-param-text": text }),
+    );
+    expect(retry.result.content[0].text).toBe(`confirmed ${text}: true (state ${first.result.requestState})`);
+  });
+
+  it("discovers the upstream through the gateway on both routes", async () => {
+    const own = await answer(await modernPost("/mcp/modern", "server/discover", {}));
+    expect(own.result._meta["io.modelcontextprotocol/serverInfo"]).toEqual({ name: "modern", version: "2.0.0" });
+    expect(own.result.instructions).toBe("Modern speaks only 2026-07-28.");
+    expect(own.result.capabilities.tools).toBeDefined();
+    const merged = await answer(await modernPost("/mcp", "server/discover", {}, {}, vars("modern", { alpha: true })));
+    expect(merged.result.instructions).toContain("Modern speaks only 2026-07-28.");
+    expect(merged.result.instructions).toContain("Alpha answers echo calls.");
+  });
+
+  it("uses both eras of upstream on /mcp", async () => {
+    const mixed = vars("modern", { alpha: true });
+    const list = await answer(await modernPost("/mcp", "tools/list", {}, {}, mixed));
+    const names = list.result.tools.map((tool: Json) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(["alpha___echo", "modern___add"]));
+    const sum = await answer(await modernPost("/mcp", "tools/call", { name: "modern___add", arguments: { a: 1, b: 2 } }, {}, mixed));
+    expect(sum.result.structuredContent).toEqual({ sum: 3 });
+    const echo = await answer(await modernPost("/mcp", "tools/call", { name: "alpha___echo", arguments: { text: "x" } }, {}, mixed));
+    expect(echo.result.content[0].text).toBe("alpha: x");
+  });
+});
+
+describe("era discovery", () => {
+  it("remembers each upstream's era in KV: 2026-07-28 from server/discover, 2025 when discover is refused", async () => {
+    const upstreams = vars("modern-kv", { alpha: true });
+    await initialize("/mcp", { vars: upstreams });
+    const listed = await env.GATEWAY_KV.list({ prefix: "upstream-era/" });
+    const verdict = async (name: string) => {
+      const key = listed.keys.find((k) => k.name.startsWith(`upstream-era/${name}/`));
+      return key ? JSON.parse((await env.GATEWAY_KV.get(key.name))!) : undefined;
+    };
+    expect((await verdict("modern-kv")).era).toBe("modern");
+    expect((await verdict("modern-kv")).discover.supportedVersions).toEqual([MODERN]);
+    expect(await verdict("alpha")).toEqual({ era: "legacy" });
+  });
+
+  it("probes again when an upstream refuses the era it was remembered by", async () => {
+    const name = marker("stale").replace(/[^a-z0-9-]/g, "").slice(0, 30);
+    // Another isolate once found it 2025 (KV says so): initialize is refused with -32022, discovery runs again.
+    await initialize("/mcp", { vars: vars("probe") }); // any upstream, to learn the key's shape
+    const listed = await env.GATEWAY_KV.list({ prefix: "upstream-era/probe/" });
+    const suffix = listed.keys[0]!.name.split("/")[2];
+    await env.GATEWAY_KV.put(`upstream-era/${name}/${suffix}`, JSON.stringify({ era: "legacy" }));
+    const { result } = await initialize(`/mcp/${name}`, { vars: vars(name) });
+    expect(result.serverInfo.name).toBe("modern");
+    const key = `upstream-era/${name}/${suffix}`;
+    expect(JSON.parse((await env.GATEWAY_KV.get(key))!).era).toBe("modern");
+  });
+
+  it("probes again when an upstream remembered as 2026-07-28 refuses modern requests", async () => {
+    const name = marker("was-modern").replace(/[^a-z0-9-]/g, "").slice(0, 30);
+    const upstreams = { UPSTREAMS: JSON.stringify([{ name: "probe-alpha", url: alpha }]) };
+    await initialize("/mcp", { vars: upstreams });
+    const listed = await env.GATEWAY_KV.list({ prefix: "upstream-era/probe-alpha/" });
+    const key = `upstream-era/${name}/${listed.keys[0]!.name.split("/")[2]}`;
+    await env.GATEWAY_KV.put(key, JSON.stringify({ era: "modern", discover: { supportedVersions: [MODERN], capabilities: { tools: {} } } }));
+    const own = { UPSTREAMS: JSON.stringify([{ name, url: alpha }]) };
+    const { session } = await initialize(`/mcp/${name}`, { vars: own });
+    const echo = await request(`/mcp/${name}`, session, "tools/call", { name: "echo", arguments: { text: "back to 2025" } }, { vars: own });
+    expect(echo.result.content[0].text).toBe("alpha: back to 2025");
+    expect(JSON.parse((await env.GATEWAY_KV.get(key))!)).toEqual({ era: "legacy" });
+  });
+
+  it("sends the identity assertion with the discovery probe of an upstream that opted in", async () => {
+    const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const key = JSON.stringify({ ...((await crypto.subtle.exportKey("jwk", pair.privateKey)) as object), kid: "k1" });
+    const name = marker("ident").replace(/[^a-z0-9-]/g, "").slice(0, 30);
+    const upstreams = { UPSTREAMS: JSON.stringify([{ name, url: modernUrl, identity: { header: "X-MCP-Identity" } }]), IDENTITY_SIGNING_KEY: key };
+    await initialize(`/mcp/${name}`, { vars: upstreams });
+    const all = (await (await fetch(seenUrl)).json()) as Seen[];
+    const audiences = all
+      .filter((entry) => entry.method === "server/discover" && entry.headers["x-mcp-identity"] !== undefined)
+      .map((entry) => JSON.parse(atob(entry.headers["x-mcp-identity"]!.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/"))).aud);
+    expect(audiences).toContain(name);
+  });
+
+  it("skips discovery for an upstream configured as 2025-11-25 (and so cannot reach a modern-only one)", async () => {
+    const response = await post("/mcp/pinned", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: marker("pinned"), version: "1" } } }, { vars: vars("pinned", { protocol: "2025-11-25" }) });
+    const body = (await response.json()) as Json;
+    expect(body.error.message).toContain("Unsupported protocol version");
+  });
+
+  it("takes protocol in UPSTREAMS, and refuses one it does not know", () => {
+    const parsed = parseUpstreams([{ name: "m", url: "https://example.com/mcp", protocol: "2026-07-28" }]);
+    expect(parsed.ok && parsed.value[0]!.protocol).toBe("2026-07-28");
+    const bad = parseUpstreams([{ name: "m", url: "https://example.com/mcp", protocol: "2024-11-05" }]);
+    expect(!bad.ok && bad.problems[0]).toContain("UPSTREAMS[0].protocol: must be one of");
+  });
+});
+
+describe("server/discover answered as servers of each era do", () => {
+  const upstream = (mode: string): UpstreamConfig => ({ name: `raw-${mode}`, url: new URL(`/raw/${mode}`, modernUrl).href, headers: {}, timeoutMs: 5_000, idleTimeoutMs: 5_000 });
+  it.each([
+    ["careless", "modern"],
+    ["unsupported", "modern"],
+    ["not-found", "legacy"],
+    ["method-not-found", "legacy"],
+    ["plain-400", "legacy"],
+    ["unsupported-other", "legacy"],
+  ])("%s: %s", async (mode, era) => {
+    const verdict = await discoverEra(upstream(mode), env as unknown as Record<string, unknown>);
+    expect(verdict.ok && verdict.value.era).toBe(era);
+  });
+
+  it("is a failure, not a verdict, when the upstream refuses the gateway's credential", async () => {
+    const verdict = await discoverEra(upstream("unauthorized"), env as unknown as Record<string, unknown>);
+    expect(!verdict.ok && verdict.reason === "http-status" && verdict.status).toBe(401);
+  });
+
+  it("is a failure, not a verdict, when the upstream cannot be reached", async () => {
+    const verdict = await discoverEra({ ...upstream("x"), url: "http://127.0.0.1:1/mcp" }, env as unknown as Record<string, unknown>);
+    expect(!verdict.ok && verdict.reason).toBe("unreachable");
+  });
+});
+
+describe("a 2025 client's GET stream", () => {
+  it("carries a 2026-07-28 upstream's list changes, from its subscriptions/listen", async () => {
+    const { session } = await initialize("/mcp/modern", { vars: vars() });
+    const abort = new AbortController();
+    const stream = await gatewayFetch("/mcp/modern", { method: "GET", headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }, signal: abort.signal }, vars());
+    expect(stream.status).toBe(200);
+    const events = readSse(stream.body!)[Symbol.asyncIterator]();
+    const touched = await request("/mcp/modern", session, "tools/call", { name: "touch", arguments: {} }, { vars: vars() });
+    expect(touched.result.content[0].text).toBe("touched");
+    const event = JSON.parse((await events.next()).value.data) as Json;
+    expect(event.method).toBe("notifications/tools/list_changed");
+    abort.abort();
+    await events.return?.(undefined);
+  });
+});

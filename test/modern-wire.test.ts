@@ -1,0 +1,78 @@
+/**
+ * The 2026-07-28 wire as the gateway speaks it to upstreams: header values in the Base64
+ * sentinel form where the transport page says so, the `_meta` envelope added without
+ * touching other bytes, `x-mcp-header` annotations read from a tool's schema, and the
+ * downgrade of what a 2025 client's schema forbids.
+ */
+import { describe, expect, it } from "vitest";
+import { downgradeFor2025 } from "../src/upstream/downgrade";
+import { encodeHeaderValue, mirroredHeaders, paramHeaders, withEnvelope } from "../src/upstream/modern-wire";
+
+const CLIENT = { clientCapabilities: { sampling: {} }, clientInfo: { name: "c", version: "1" } };
+
+describe("header values", () => {
+  it.each([
+    ["us-west1", "us-west1"],
+    ["Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="],
+    [" padded ", "=?base64?IHBhZGRlZCA=?="],
+    ["line1\nline2", "=?base64?bGluZTEKbGluZTI=?="],
+    ["=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="],
+  ])("encodes %j as the transport page's table says", (value, encoded) => {
+    expect(encodeHeaderValue(value)).toBe(encoded);
+  });
+
+  it("mirrors method, name and annotated arguments (strings, integers, booleans; never numbers or absent values)", () => {
+    const annotated = paramHeaders({
+      type: "object",
+      properties: { region: { type: "string", "x-mcp-header": "Region" }, opts: { type: "object", properties: { dry: { type: "boolean", "x-mcp-header": "Dry" } } }, n: { type: "integer", "x-mcp-header": "N" }, gone: { type: "string", "x-mcp-header": "Gone" } },
+    });
+    expect(annotated).toEqual([
+      { name: "Region", path: ["region"] },
+      { name: "Dry", path: ["opts", "dry"] },
+      { name: "N", path: ["n"] },
+      { name: "Gone", path: ["gone"] },
+    ]);
+    const headers = mirroredHeaders("tools/call", { name: "run sql", arguments: { region: "eu", opts: { dry: false }, n: 42 } }, annotated);
+    expect(headers).toEqual({ "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "run sql", "mcp-param-region": "eu", "mcp-param-dry": "false", "mcp-param-n": "42" });
+    expect(mirroredHeaders("resources/read", { uri: "file:///ä" })["mcp-name"]).toBe(encodeHeaderValue("file:///ä"));
+  });
+});
+
+describe("the envelope", () => {
+  it("is added to a request without params, without _meta, and beside a 2025 client's own _meta, every other byte kept", () => {
+    expect(JSON.parse(withEnvelope('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', CLIENT)).params._meta).toEqual({
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": { sampling: {} },
+      "io.modelcontextprotocol/clientInfo": { name: "c", version: "1" },
+    });
+    const big = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":{"n":12345678901234567890}}}';
+    const enveloped = withEnvelope(big, CLIENT);
+    expect(enveloped.startsWith('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":{"n":12345678901234567890},"_meta":{')).toBe(true);
+    const withProgress = withEnvelope('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":7}}}', CLIENT);
+    expect(JSON.parse(withProgress).params._meta).toMatchObject({ progressToken: 7, "io.modelcontextprotocol/protocolVersion": "2026-07-28" });
+  });
+
+  it("leaves a modern client's own envelope byte for byte", () => {
+    const own = '{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{ }}}}';
+    expect(withEnvelope(own, CLIENT)).toBe(own);
+  });
+});
+
+describe("the downgrade for 2025 clients", () => {
+  it("leaves object schemas and object structured content alone", () => {
+    const list = '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","outputSchema":{"type":"object"}}],"resultType":"complete"}}';
+    expect(downgradeFor2025(list, "tools/list")).toBe(list);
+    const call = '{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"x":1}}}';
+    expect(downgradeFor2025(call, "tools/call")).toBe(call);
+  });
+
+  it("removes a non-object output schema and structured content, naming them in the existing _meta", () => {
+    const list = '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","outputSchema":{"type":"array"},"_meta":{"k":1}},{"name":"b"}]}}';
+    const tool = JSON.parse(downgradeFor2025(list, "tools/list")).result.tools[0];
+    expect(tool.outputSchema).toBeUndefined();
+    expect(tool._meta.k).toBe(1);
+    expect(tool._meta["mcp-edge-gateway/downgraded"][0]).toMatchObject({ tool: "a", member: "outputSchema" });
+    const call = JSON.parse(downgradeFor2025('{"jsonrpc":"2.0","id":1,"result":{"structuredContent":"text","content":[]}}', "tools/call")).result;
+    expect(call).toEqual({ content: [], _meta: { "mcp-edge-gateway/downgraded": [{ member: "structuredContent", reason: expect.any(String) }] } });
+  });
+});
