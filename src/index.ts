@@ -5,6 +5,9 @@
 import { consumeAuditBatch } from "./shell/audit-consumer";
 import { createApp, type GatewayBindings } from "./shell/app";
 
+/** The Durable Object holding a 2025 upstream's call across a 2026-07-28 client's retries (BRIDGED_CALLS). */
+export { BridgedCall } from "./shell/bridged-call";
+
 const app = createApp();
 
 export default {

@@ -12,6 +12,7 @@ import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
 import { startTasksUpstream } from "./fixtures/tasks-upstream.ts";
 import { startTraceUpstream } from "./fixtures/trace-upstream.ts";
 import { startJwksServer } from "./fixtures/jwks-server.ts";
+import { startMrtrUpstream } from "./fixtures/mrtr-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -32,7 +33,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("traceUpstreamUrl", trace.url);
   const jwks = await startJwksServer();
   project.provide("jwks", { url: jwks.url, fetchesUrl: jwks.fetchesUrl, keys: jwks.keys });
+  const mrtr = await startMrtrUpstream();
+  project.provide("mrtrUpstreamUrl", mrtr.url);
   return async () => {
+    await mrtr.close();
     await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close()]);
   };
 }

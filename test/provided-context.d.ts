@@ -15,6 +15,8 @@ declare module "vitest" {
     tasksUpstreamUrl: string;
     /** test/fixtures/trace-upstream.ts: answers with the trace context that reached it. */
     traceUpstreamUrl: string;
+    /** test/fixtures/mrtr-upstream.ts: answers with input_required and checks its requestState comes back byte for byte. */
+    mrtrUpstreamUrl: string;
     /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
     jwks: { url: string; fetchesUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }

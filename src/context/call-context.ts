@@ -82,6 +82,8 @@ export type Services = {
   readonly sessionSecret: string;
   /** The Queue audit events are sent to (AUDIT_QUEUE). */
   readonly auditQueue: Queue | undefined;
+  /** Durable Objects holding a 2025 upstream's call across a modern client's retries (BRIDGED_CALLS); absent: not bridged. */
+  readonly bridgedCalls?: DurableObjectNamespace;
   /** The Worker's bindings, for what is named in configuration (upstream service bindings, credential secrets). */
   readonly env: Readonly<Record<string, unknown>>;
 };

@@ -16,6 +16,7 @@ export function servicesFor(env: Readonly<Record<string, unknown>>): Services {
     kv: env["GATEWAY_KV"] as KVNamespace | undefined,
     payloads: env["PAYLOADS"] as R2Bucket | undefined,
     auditQueue: env["AUDIT_QUEUE"] as Queue | undefined,
+    ...(env["BRIDGED_CALLS"] !== undefined ? { bridgedCalls: env["BRIDGED_CALLS"] as DurableObjectNamespace } : {}),
     get sessionSecret() {
       return sessionSecret(env);
     },
