@@ -1,0 +1,162 @@
+/**
+ * The bridge: a 2025 upstream (the SDK v1 "alpha" fixture) asks a 2026-07-28 client for
+ * elicitation, roots or sampling mid-call; the client gets input_required, and its retry
+ * completes the same upstream call, held by the BridgedCall Durable Object. The retry on
+ * another isolate is in test/e2e/bridge-isolates.test.ts.
+ */
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { openState } from "../src/core/sealed-state";
+import { createApp } from "../src/shell/app";
+import type { CallRecord } from "../src/context/call-record";
+import type { Json } from "./helpers/gateway";
+import { messages } from "./helpers/gateway";
+import { modern, modernPost } from "./helpers/modern";
+import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
+
+const bindings = env as unknown as { SESSION_SECRET: string; BRIDGED_CALLS: DurableObjectNamespace };
+
+/** The Durable Object a sealed bridge state names (opened with the test's secret, as the gateway would). */
+async function objectOf(requestState: string): Promise<DurableObjectStub> {
+  const opened = await openState(bindings.SESSION_SECRET, "request-state", "anonymous", requestState);
+  if (!opened.ok) throw new Error(`state did not open: ${opened.reason}`);
+  const handle = JSON.parse(JSON.parse((opened.value as { state: string }).state) as string) as { object: string };
+  return bindings.BRIDGED_CALLS.get(bindings.BRIDGED_CALLS.idFromString(handle.object));
+}
+
+describe.each(["/mcp/alpha", "/mcp"])("a 2025 upstream's questions on %s", (path) => {
+  const tool = (name: string) => (path === "/mcp" ? `alpha___${name}` : name);
+
+  it("elicitation: input_required with the question, the retry completes the same upstream call", async () => {
+    const capabilities = { elicitation: {} };
+    const first = await modern(path, "tools/call", { name: tool("ask_user"), arguments: {} }, { capabilities });
+    expect(first.result.resultType).toBe("input_required");
+    expect(first.result.inputRequests).toEqual({
+      "elicitation-1": {
+        method: "elicitation/create",
+        params: { mode: "form", message: "What is your name?", requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
+      },
+    });
+    expect(first.result.requestState).toMatch(/^s1\./);
+    const retry = await modern(
+      path,
+      "tools/call",
+      { name: tool("ask_user"), arguments: {}, inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState },
+      { capabilities },
+    );
+    expect(retry.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: 'accept: {"name":"Ada"}' }] });
+  });
+
+  it("roots: the client's roots reach the upstream", async () => {
+    const capabilities = { roots: {} };
+    const first = await modern(path, "tools/call", { name: tool("list_roots"), arguments: {} }, { capabilities });
+    expect(first.result.inputRequests).toEqual({ "roots-1": { method: "roots/list" } });
+    const roots = { roots: [{ uri: "file:///work/a" }, { uri: "file:///work/b" }] };
+    const retry = await modern(path, "tools/call", { name: tool("list_roots"), arguments: {}, inputResponses: { "roots-1": roots }, requestState: first.result.requestState }, { capabilities });
+    expect(retry.result.content[0].text).toBe("file:///work/a,file:///work/b");
+  });
+
+  it("sampling: the upstream registers its sampling tool for a client that can sample, and gets the client's completion", async () => {
+    const capabilities = { sampling: {} };
+    const first = await modern(path, "tools/call", { name: tool("ask_llm"), arguments: { question: "Capital of France?" } }, { capabilities });
+    expect(first.result.inputRequests["sampling-1"]).toMatchObject({ method: "sampling/createMessage", params: { messages: [{ role: "user", content: { type: "text", text: "Capital of France?" } }], maxTokens: 50 } });
+    const completion = { role: "assistant", content: { type: "text", text: "Paris" }, model: "test-model", stopReason: "endTurn" };
+    const retry = await modern(
+      path,
+      "tools/call",
+      { name: tool("ask_llm"), arguments: { question: "Capital of France?" }, inputResponses: { "sampling-1": completion }, requestState: first.result.requestState },
+      { capabilities },
+    );
+    expect(retry.result.content[0].text).toBe("model said: Paris");
+  });
+});
+
+describe("bridged calls and their bounds", () => {
+  const capabilities = { elicitation: {} };
+  const call = (extra: Record<string, unknown> = {}, id?: string) => modernPost("/mcp/alpha", "tools/call", { name: "ask_user", arguments: {}, ...extra }, { capabilities, ...(id ? { id } : {}) });
+
+  it("a retry without the answer is asked the same question again, and the call still completes", async () => {
+    const first = (await messages(await call()))[0] as Json;
+    const again = (await messages(await call({ inputResponses: {}, requestState: first.result.requestState })))[0] as Json;
+    expect(again.result.resultType).toBe("input_required");
+    expect(again.result.inputRequests).toEqual(first.result.inputRequests);
+    const done = (await messages(await call({ inputResponses: { "elicitation-1": { action: "decline" } }, requestState: again.result.requestState })))[0] as Json;
+    expect(done.result.content[0].text).toBe("decline: {}");
+  });
+
+  it("a state is used once: replaying it after the call completed is refused with -32602 and HTTP 400", async () => {
+    const first = (await messages(await call()))[0] as Json;
+    const answer = { inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState };
+    expect(((await messages(await call(answer)))[0] as Json).result.resultType).toBe("complete");
+    const replay = await call(answer, "replay-1");
+    expect(replay.status).toBe(400);
+    const body = (await replay.json()) as Json;
+    expect(body).toMatchObject({ id: "replay-1", error: { code: -32602, data: { reason: "unknown" } } });
+    expect(body.error.message).toContain("send the original request again");
+  });
+
+  it("the retry deadline: when it passes, the upstream call is cancelled and a late retry is told to start again", async () => {
+    const first = (await messages(await call()))[0] as Json;
+    expect(await runDurableObjectAlarm(await objectOf(first.result.requestState))).toBe(true);
+    const late = await call({ inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState }, "late-1");
+    expect(late.status).toBe(400);
+    expect(((await late.json()) as Json).error).toMatchObject({ code: -32602, data: { reason: "unknown" } });
+  });
+
+  it("the final answer goes through the pipeline's output side on the isolate of the retry (call record: upstream, status, bytes)", async () => {
+    const records: CallRecord[] = [];
+    const target = createApp({ observers: [(record) => void records.push(record)] });
+    const first = await modern("/mcp/alpha", "tools/call", { name: "ask_user", arguments: {} }, { capabilities, target });
+    expect(records.at(-1)).toMatchObject({ upstream: "alpha", bridgedCall: expect.any(String) });
+    const retry = await modern(
+      "/mcp/alpha",
+      "tools/call",
+      { name: "ask_user", arguments: {}, inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState },
+      { capabilities, target },
+    );
+    expect(retry.result.resultType).toBe("complete");
+    expect(records.at(-1)).toMatchObject({ upstream: "alpha", upstreamStatus: 200, bytesFromUpstream: expect.any(Number), bytesToClient: expect.any(Number) });
+  });
+});
+
+describe("the output side sees the final answer, not the question", () => {
+  it("rules append their hint to the completed result only; an input_required result passes as it is", async () => {
+    await putDocument("/rules", { hints: { alpha___ask_user: "Names are case-sensitive." } }, ADMIN_VARS);
+    try {
+      const capabilities = { elicitation: {} };
+      const first = await modern("/mcp/alpha", "tools/call", { name: "ask_user", arguments: {} }, { capabilities, vars: ADMIN_VARS });
+      expect(first.result.resultType).toBe("input_required");
+      expect(first.result.content).toBeUndefined();
+      const retry = await modern(
+        "/mcp/alpha",
+        "tools/call",
+        { name: "ask_user", arguments: {}, inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState },
+        { capabilities, vars: ADMIN_VARS },
+      );
+      expect(retry.result.content.map((block: { text: string }) => block.text)).toEqual(['accept: {"name":"Ada"}', "Names are case-sensitive."]);
+    } finally {
+      await admin("DELETE", "/rules");
+    }
+  });
+});
+
+describe("output filters", () => {
+  it("pass the question as it is, and apply to the retry's answer (fail closed: the non-JSON result is withheld)", async () => {
+    expect((await admin("PUT", "/filter-sets/default", '{"tools":{"alpha___ask_user":{"retain":[""]}}}')).status).toBe(200);
+    try {
+      const capabilities = { elicitation: {} };
+      const first = await modern("/mcp/alpha", "tools/call", { name: "ask_user", arguments: {} }, { capabilities, vars: ADMIN_VARS });
+      expect(first.result).toMatchObject({ resultType: "input_required", inputRequests: { "elicitation-1": { method: "elicitation/create" } } });
+      const retry = await modern(
+        "/mcp/alpha",
+        "tools/call",
+        { name: "ask_user", arguments: {}, inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState },
+        { capabilities, vars: ADMIN_VARS },
+      );
+      expect(retry.result).toMatchObject({ isError: true, content: [{ type: "text", text: expect.stringContaining("withheld") }] });
+    } finally {
+      await admin("DELETE", "/filter-sets/default");
+    }
+  });
+});
