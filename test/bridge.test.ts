@@ -6,7 +6,7 @@
  */
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { openState } from "../src/core/sealed-state";
 import { createApp } from "../src/shell/app";
 import type { CallRecord } from "../src/context/call-record";
@@ -158,5 +158,41 @@ describe("output filters", () => {
     } finally {
       await admin("DELETE", "/filter-sets/default");
     }
+  });
+});
+
+describe("what a bridged call says on the way", () => {
+  it("progress notifications reach the client (with the round's answer), then the result", async () => {
+    const response = await modernPost("/mcp/alpha", "tools/call", { name: "count", arguments: { steps: 3 } }, { capabilities: { elicitation: {} }, progressToken: "p-1" });
+    const all = await messages(response);
+    const progress = all.filter((m: Json) => m.method === "notifications/progress");
+    expect(progress.map((m: Json) => m.params)).toEqual([1, 2, 3].map((progress) => ({ progressToken: "p-1", progress, total: 3 })));
+    expect(all.at(-1).result).toMatchObject({ resultType: "complete", content: [{ text: "counted to 3" }] });
+  });
+});
+
+describe("a hand-written 2025 upstream asking on its call's stream", () => {
+  const MRTR_VARS = { UPSTREAMS: JSON.stringify([{ name: "mrtr", url: inject("mrtrUpstreamUrl") }]) };
+  const capabilities = { elicitation: {} };
+  const ask = (extra: Record<string, unknown> = {}, id?: string) =>
+    modernPost("/mcp/mrtr", "tools/call", { name: "two_questions", arguments: {}, ...extra }, { capabilities, vars: MRTR_VARS, ...(id ? { id } : {}) });
+
+  it("two questions, two rounds; a round's state is refused once the call has moved past it", async () => {
+    const first = (await messages(await ask()))[0] as Json;
+    expect(first.result.inputRequests["elicitation-1"].params.message).toBe("First?");
+    const second = (await messages(await ask({ inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState })))[0] as Json;
+    expect(second.result.resultType).toBe("input_required");
+    expect(second.result.inputRequests).toEqual({ "elicitation-2": { method: "elicitation/create", params: { mode: "form", message: "Second?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } } } });
+    const stale = await ask({ inputResponses: { "elicitation-1": { action: "accept", content: { name: "Eve" } } }, requestState: first.result.requestState }, "stale-1");
+    expect(stale.status).toBe(400);
+    expect(((await stale.json()) as Json).error).toMatchObject({ code: -32602, data: { reason: "stale-round" } });
+    const done = (await messages(await ask({ inputResponses: { "elicitation-2": { action: "accept", content: { name: "Grace" } } }, requestState: second.result.requestState })))[0] as Json;
+    expect(done.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "first=Ada second=Grace" }] });
+  });
+
+  it("a question the client did not declare it can answer is refused to the upstream, never put to the client", async () => {
+    const body = await modern("/mcp/mrtr", "tools/call", { name: "rude_sample", arguments: {} }, { capabilities, vars: MRTR_VARS });
+    expect(body.result.resultType).toBe("complete");
+    expect(body.result.content[0].text).toMatch(/^sampling: error .*sampling/);
   });
 });

@@ -131,18 +131,21 @@ export class BridgedExchange {
       }
       if (kind === "request") {
         const request = message as JsonRpcRequest;
-        if (BRIDGED_METHODS.has(request.method)) {
+        const capability = BRIDGED_METHODS.get(request.method);
+        // Only what the client declared it can answer becomes an input request (mrtr: servers MUST NOT ask otherwise).
+        if (capability !== undefined && isObject(this.call.client.clientCapabilities[capability])) {
           if (this.#round >= MAX_BRIDGE_ROUNDS) {
             await this.cancel(`the gateway bridges at most ${MAX_BRIDGE_ROUNDS} questions per call`);
             return { kind: "gone", reason: "too-many-rounds" };
           }
           this.#round++;
-          const pending: Pending = { key: `${BRIDGED_METHODS.get(request.method)}-${this.#round}`, upstreamId: request.id, request: inputRequest(request) };
+          const pending: Pending = { key: `${capability}-${this.#round}`, upstreamId: request.id, request: inputRequest(request) };
           this.#pending = pending;
           return { kind: "input", round: this.#round, key: pending.key, request: pending.request, notifications };
         }
-        // A ping is answered here; anything else the client of this era cannot be asked.
-        const reply = request.method === "ping" ? { result: {} } : { error: { code: -32601, message: `Method not found: ${request.method} (not bridged to 2026-07-28 clients)` } };
+        // A ping is answered here; anything else the client cannot be asked.
+        const why = capability !== undefined ? `the client did not declare the ${capability} capability` : "not bridged to 2026-07-28 clients";
+        const reply = request.method === "ping" ? { result: {} } : { error: { code: -32601, message: `Method not found: ${request.method} (${why})` } };
         const sent = await sendToUpstream(this.call.upstream, JSON.stringify({ jsonrpc: "2.0", id: request.id, ...reply }), this.#pool);
         if (sent.ok) for await (const ack of upstreamMessages(sent.value, upstream)) if (!ack.ok) break;
         continue;
