@@ -11,7 +11,7 @@ import { openState } from "../src/core/sealed-state";
 import { createApp } from "../src/shell/app";
 import type { CallRecord } from "../src/context/call-record";
 import type { Json } from "./helpers/gateway";
-import { messages } from "./helpers/gateway";
+import { gatewayFetch, messages } from "./helpers/gateway";
 import { modern, modernPost } from "./helpers/modern";
 import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
 
@@ -195,4 +195,23 @@ describe("a hand-written 2025 upstream asking on its call's stream", () => {
     expect(body.result.resultType).toBe("complete");
     expect(body.result.content[0].text).toMatch(/^sampling: error .*sampling/);
   });
+});
+
+it("a client that goes away during a bridged round cancels the upstream call", async () => {
+  const mrtr = inject("mrtrUpstreamUrl");
+  const events = new URL(mrtr).origin;
+  const started = fetch(`${events}/events/hang-started`).then((r) => r.json());
+  const abort = new AbortController();
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: "hang-1",
+    method: "tools/call",
+    params: { name: "hang", arguments: {}, _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } } },
+  });
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "hang" };
+  const pending = gatewayFetch("/mcp/mrtr", { method: "POST", headers, body, signal: abort.signal }, { UPSTREAMS: JSON.stringify([{ name: "mrtr", url: mrtr }]) }).catch(() => undefined);
+  expect(await started).toBe("hang-1");
+  abort.abort();
+  expect(await (await fetch(`${events}/events/cancelled`)).json()).toMatchObject({ requestId: "hang-1" });
+  await pending;
 });

@@ -62,4 +62,6 @@ export type BridgeOutcome =
 export interface BridgedCallRpc {
   start(input: BridgeStart): Promise<BridgeOutcome>;
   answer(input: BridgeAnswer): Promise<BridgeOutcome>;
+  /** The client went away mid-round: the upstream call is cancelled. */
+  cancel(input: { readonly principal: string }): Promise<void>;
 }

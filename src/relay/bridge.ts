@@ -57,6 +57,17 @@ function rpc(ctx: CallContext, object: DurableObjectId): BridgedCallRpc {
   return ctx.services.bridgedCalls!.get(object) as unknown as BridgedCallRpc;
 }
 
+/** Runs one round in the object; a client that goes away meanwhile cancels the upstream call. */
+async function round(ctx: CallContext, call: BridgedCallRpc, run: (call: BridgedCallRpc) => Promise<BridgeOutcome>): Promise<BridgeOutcome> {
+  const cancel = () => void call.cancel({ principal: ctx.identity.principal }).catch(() => {});
+  ctx.signal.addEventListener("abort", cancel, { once: true });
+  try {
+    return await run(call);
+  } finally {
+    ctx.signal.removeEventListener("abort", cancel);
+  }
+}
+
 function gone(reason: BridgeGone, id: JsonRpcId): GatewayError {
   const why = {
     unknown: "the upstream call it continues is no longer held (it ended, or the gateway restarted it)",
@@ -111,14 +122,14 @@ export async function bridgedForward(ctx: CallContext, upstream: UpstreamConfig,
   const object = namespace.newUniqueId();
   const { principal, email, roles } = ctx.identity;
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
-  const outcome = await rpc(ctx, object).start({
+  const outcome = await round(ctx, rpc(ctx, object), (call) => call.start({
     upstream,
     client: ctx.upstreamClient,
     caller: { principal, ...(email !== undefined ? { email } : {}), roles: [...roles], ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}) },
     text,
     id,
     ...(traceparent ? { traceparent } : {}),
-  });
+  }));
   return answerOf(ctx, upstream, object.toString(), outcome, id, toClient);
 }
 
@@ -151,6 +162,6 @@ export async function continueBridgedCall(ctx: CallContext, upstream: UpstreamCo
   } catch {
     throw gone("unknown", id);
   }
-  const outcome = await rpc(ctx, object).answer({ principal: ctx.identity.principal, round: handle.round, responses: params?.["inputResponses"] });
+  const outcome = await round(ctx, rpc(ctx, object), (call) => call.answer({ principal: ctx.identity.principal, round: handle.round, responses: params?.["inputResponses"] }));
   return answerOf(ctx, upstream, handle.object, outcome, id, toClient);
 }

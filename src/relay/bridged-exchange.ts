@@ -62,6 +62,11 @@ export class BridgedExchange {
     return this.#done;
   }
 
+  /** True when `principal` is the one the call is for. */
+  caller(principal: string): boolean {
+    return principal === this.call.caller.principal;
+  }
+
   /** Sends the request upstream and reads to its answer or first question. */
   async begin(): Promise<BridgeOutcome> {
     const reply = await sendToUpstream(this.call.upstream, this.call.text, this.#pool, { answerWithinTimeout: false, ...(this.call.traceparent ? { traceparent: this.call.traceparent } : {}) });

@@ -34,6 +34,14 @@ export class BridgedCall extends DurableObject<Record<string, unknown>> implemen
     return this.#settle(await exchange.answer(input));
   }
 
+  /** The client went away while a round ran: the upstream call is cancelled. */
+  async cancel(input: { readonly principal: string }): Promise<void> {
+    const exchange = this.#exchange;
+    if (!exchange || !exchange.caller(input.principal)) return;
+    this.#exchange = undefined;
+    await exchange.cancel("the client closed its request");
+  }
+
   /** The retry did not come in time: the upstream call is cancelled. */
   override async alarm(): Promise<void> {
     const exchange = this.#exchange;
