@@ -8,6 +8,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { openState } from "../src/core/sealed-state";
+import { hugePayloadBytes } from "./fixtures/raw-upstream-bytes";
 import { createApp } from "../src/shell/app";
 import type { CallRecord } from "../src/context/call-record";
 import type { Json } from "./helpers/gateway";
@@ -15,7 +16,7 @@ import { gatewayFetch, messages } from "./helpers/gateway";
 import { modern, modernPost } from "./helpers/modern";
 import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
 
-const bindings = env as unknown as { SESSION_SECRET: string; BRIDGED_CALLS: DurableObjectNamespace };
+const bindings = env as unknown as { SESSION_SECRET: string; BRIDGED_CALLS: DurableObjectNamespace; PAYLOADS: R2Bucket };
 
 /** The Durable Object a sealed bridge state names (opened with the test's secret, as the gateway would). */
 async function objectOf(requestState: string): Promise<DurableObjectStub> {
@@ -214,4 +215,14 @@ it("a client that goes away during a bridged round cancels the upstream call", a
   abort.abort();
   expect(await (await fetch(`${events}/events/cancelled`)).json()).toMatchObject({ requestId: "hang-1" });
   await pending;
+});
+
+it("an answer too large to hold is offloaded while it streams from the Durable Object, as on the direct path", { timeout: 120_000 }, async () => {
+  const { raw } = inject("fixtureUrls");
+  const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 60_000 }]) };
+  const MB = 20; // past the 16 MiB an isolate (or the object) holds whole
+  const body = await modern("/mcp/raw", "tools/call", { name: "huge", arguments: { mb: MB } }, { capabilities: { elicitation: {} }, vars });
+  const envelope = JSON.parse(body.result.content[0].text) as Json;
+  expect(envelope.originalSize).toBe(hugePayloadBytes(MB));
+  expect((await bindings.PAYLOADS.head(`payloads/${envelope.payloadId}`))?.size).toBe(hugePayloadBytes(MB));
 });

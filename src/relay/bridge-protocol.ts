@@ -7,6 +7,7 @@
 import type { JsonObject, JsonRpcId } from "../core/jsonrpc";
 import type { UpstreamConfig } from "../config/upstreams";
 import type { UpstreamFailure } from "../upstream/failures";
+import type { LargeAnswerConsumer } from "../upstream/client";
 import type { UpstreamClient } from "../upstream/upstream-session";
 
 /**
@@ -39,10 +40,15 @@ export type BridgeStart = {
   readonly text: string;
   readonly id: JsonRpcId;
   readonly traceparent?: string;
+  /**
+   * The isolate's consumer of answers too large to hold (offload), called back over RPC
+   * with the body as a stream while the round runs; without one, such an answer fails the call.
+   */
+  readonly large?: LargeAnswerConsumer;
 };
 
 /** A retry's input for the call's pending question. */
-export type BridgeAnswer = { readonly principal: string; readonly round: number; readonly responses: unknown };
+export type BridgeAnswer = { readonly principal: string; readonly round: number; readonly responses: unknown; readonly large?: LargeAnswerConsumer };
 
 /** One entry of `inputRequests`. */
 export type InputRequest = { readonly method: string; readonly params?: JsonObject };

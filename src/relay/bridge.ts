@@ -129,6 +129,7 @@ export async function bridgedForward(ctx: CallContext, upstream: UpstreamConfig,
     text,
     id,
     ...(traceparent ? { traceparent } : {}),
+    ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
   }));
   return answerOf(ctx, upstream, object.toString(), outcome, id, toClient);
 }
@@ -162,6 +163,8 @@ export async function continueBridgedCall(ctx: CallContext, upstream: UpstreamCo
   } catch {
     throw gone("unknown", id);
   }
-  const outcome = await round(ctx, rpc(ctx, object), (call) => call.answer({ principal: ctx.identity.principal, round: handle.round, responses: params?.["inputResponses"] }));
+  const outcome = await round(ctx, rpc(ctx, object), (call) =>
+    call.answer({ principal: ctx.identity.principal, round: handle.round, responses: params?.["inputResponses"], ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}) }),
+  );
   return answerOf(ctx, upstream, handle.object, outcome, id, toClient);
 }

@@ -12,12 +12,14 @@
  * call: the retry is told to start again); BRIDGE_RETRY_DEADLINE_MS per wait, then the
  * upstream call is cancelled; MAX_BRIDGE_ROUNDS questions; notifications are held up to
  * MAX_HELD_NOTIFICATION_CHARS per round and reach the client with the round's answer,
- * not as they happen; answers too large to hold are not offloaded (the bound of
- * upstream/reply-body.ts applies).
+ * not as they happen. An answer too large to hold goes, as a stream, to the offload
+ * consumer of the isolate serving the current round (called back over RPC); a round
+ * without one (not a tools/call) fails such an answer as the direct path does.
  */
 import { isObject, kindOf, type JsonObject, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
 import type { Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
+import type { LargeAnswerConsumer } from "../upstream/client";
 import type { UpstreamFailure } from "../upstream/failures";
 import { identityAssertion } from "../upstream/identity-assertion";
 import { sendToUpstream, upstreamMessages, type PoolRequest } from "../upstream/pool";
@@ -43,6 +45,8 @@ export class BridgedExchange {
   #round = 0;
   #busy = false;
   #done = false;
+  /** The offload consumer of the isolate serving the current round. */
+  #large: LargeAnswerConsumer | undefined;
 
   constructor(
     private readonly env: Readonly<Record<string, unknown>>,
@@ -69,7 +73,15 @@ export class BridgedExchange {
 
   /** Sends the request upstream and reads to its answer or first question. */
   async begin(): Promise<BridgeOutcome> {
-    const reply = await sendToUpstream(this.call.upstream, this.call.text, this.#pool, { answerWithinTimeout: false, ...(this.call.traceparent ? { traceparent: this.call.traceparent } : {}) });
+    this.#large = this.call.large;
+    const minBytes = this.call.large?.minBytes;
+    // Past the first round's bound, an answer goes to the current round's consumer (or breaks off, as with none).
+    const large: LargeAnswerConsumer | undefined = minBytes === undefined ? undefined : { minBytes, take: (body) => this.#takeLarge(body) };
+    const reply = await sendToUpstream(this.call.upstream, this.call.text, this.#pool, {
+      answerWithinTimeout: false,
+      ...(this.call.traceparent ? { traceparent: this.call.traceparent } : {}),
+      ...(large ? { large } : {}),
+    });
     if (!reply.ok) return this.#finish({ kind: "failed", failure: reply });
     this.#status = reply.value.status;
     const received = reply.value.received;
@@ -88,6 +100,7 @@ export class BridgedExchange {
     // Input missing: asked again (mrtr, "Error Handling"), the call still waiting.
     if (!isObject(response)) return { kind: "input", round: this.#round, key: pending.key, request: pending.request, notifications: [] };
     this.#busy = true;
+    this.#large = input.large;
     try {
       this.#pending = undefined;
       const sent = await sendToUpstream(this.call.upstream, JSON.stringify({ jsonrpc: "2.0", id: pending.upstreamId, result: response }), this.#pool);
@@ -110,6 +123,13 @@ export class BridgedExchange {
     } finally {
       this.#abort.abort();
     }
+  }
+
+  async #takeLarge(body: ReadableStream<Uint8Array>): Promise<string> {
+    const consumer = this.#large;
+    if (consumer) return consumer.take(body);
+    await body.cancel();
+    throw new Error("an answer too large to hold came in a round without offload");
   }
 
   #finish(outcome: BridgeOutcome): BridgeOutcome {
