@@ -4,10 +4,12 @@
  * completes the same upstream call, held by the BridgedCall Durable Object. The retry on
  * another isolate is in test/e2e/bridge-isolates.test.ts.
  */
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { openState } from "../src/core/sealed-state";
+import { BRIDGE_RETRY_DEADLINE_MS, MAX_CALLS_PER_OBJECT, type BridgeStart } from "../src/relay/bridge-protocol";
+import type { BridgedCall } from "../src/shell/bridged-call";
 import { hugePayloadBytes } from "./fixtures/raw-upstream-bytes";
 import { createApp } from "../src/shell/app";
 import type { CallRecord } from "../src/context/call-record";
@@ -16,10 +18,10 @@ import { gatewayFetch, messages } from "./helpers/gateway";
 import { modern, modernPost } from "./helpers/modern";
 import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
 
-const bindings = env as unknown as { SESSION_SECRET: string; BRIDGED_CALLS: DurableObjectNamespace; PAYLOADS: R2Bucket };
+const bindings = env as unknown as { SESSION_SECRET: string; BRIDGED_CALLS: DurableObjectNamespace<BridgedCall>; PAYLOADS: R2Bucket };
 
 /** The Durable Object a sealed bridge state names (opened with the test's secret, as the gateway would). */
-async function objectOf(requestState: string): Promise<DurableObjectStub> {
+async function objectOf(requestState: string): Promise<DurableObjectStub<BridgedCall>> {
   const opened = await openState(bindings.SESSION_SECRET, "request-state", "anonymous", requestState);
   if (!opened.ok) throw new Error(`state did not open: ${opened.reason}`);
   const handle = JSON.parse(JSON.parse((opened.value as { state: string }).state) as string) as { object: string };
@@ -99,10 +101,23 @@ describe("bridged calls and their bounds", () => {
 
   it("the retry deadline: when it passes, the upstream call is cancelled and a late retry is told to start again", async () => {
     const first = (await messages(await call()))[0] as Json;
-    expect(await runDurableObjectAlarm(await objectOf(first.result.requestState))).toBe(true);
-    const late = await call({ inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState }, "late-1");
+    const object = await objectOf(first.result.requestState);
+    // The alarm runs at the earliest deadline; before it, nothing is cancelled.
+    await runInDurableObject(object, (instance: BridgedCall) => instance.expire(Date.now()));
+    const second = (await messages(await call({ inputResponses: {}, requestState: first.result.requestState })))[0] as Json;
+    expect(second.result.resultType).toBe("input_required");
+    await runInDurableObject(object, (instance: BridgedCall) => instance.expire(Date.now() + BRIDGE_RETRY_DEADLINE_MS + 1));
+    const late = await call({ inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: second.result.requestState }, "late-1");
     expect(late.status).toBe(400);
     expect(((await late.json()) as Json).error).toMatchObject({ code: -32602, data: { reason: "unknown" } });
+  });
+
+  it("the alarm is set for the question's deadline", async () => {
+    const before = Date.now();
+    const first = (await messages(await call()))[0] as Json;
+    const alarm = await runInDurableObject(await objectOf(first.result.requestState), (_instance: BridgedCall, state) => state.storage.getAlarm());
+    expect(alarm).toBeGreaterThanOrEqual(before + BRIDGE_RETRY_DEADLINE_MS);
+    expect(alarm).toBeLessThanOrEqual(Date.now() + BRIDGE_RETRY_DEADLINE_MS);
   });
 
   it("the final answer goes through the pipeline's output side on the isolate of the retry (call record: upstream, status, bytes)", async () => {
@@ -225,4 +240,22 @@ it("an answer too large to hold is offloaded while it streams from the Durable O
   const envelope = JSON.parse(body.result.content[0].text) as Json;
   expect(envelope.originalSize).toBe(hugePayloadBytes(MB));
   expect((await bindings.PAYLOADS.head(`payloads/${envelope.payloadId}`))?.size).toBe(hugePayloadBytes(MB));
+});
+
+it("an object holds at most MAX_CALLS_PER_OBJECT calls; the next is refused as full (the isolate then tries the principal's next object)", async () => {
+  const url = inject("mrtrUpstreamUrl");
+  const object = bindings.BRIDGED_CALLS.get(bindings.BRIDGED_CALLS.idFromName(`full-test-${crypto.randomUUID()}`));
+  const start = (n: number): BridgeStart => ({
+    call: `call-${n}`,
+    upstream: { name: "mrtr", url, headers: {}, timeoutMs: 10_000, idleTimeoutMs: 10_000 },
+    client: { sid: `full-${n}`, protocolVersion: "2025-11-25", clientCapabilities: { elicitation: {} }, clientInfo: { name: "t" }, upstreams: {}, exp: Math.floor(Date.now() / 1000) + 3600 },
+    caller: { principal: "anonymous", roles: [] },
+    text: JSON.stringify({ jsonrpc: "2.0", id: n, method: "tools/call", params: { name: "two_questions", arguments: {} } }),
+    id: n,
+  });
+  const outcomes = await Promise.all(Array.from({ length: MAX_CALLS_PER_OBJECT }, (_, n) => object.start(start(n))));
+  expect(new Set(outcomes.map((outcome) => outcome.kind as string))).toEqual(new Set(["input"]));
+  expect(await object.start(start(MAX_CALLS_PER_OBJECT))).toEqual({ kind: "gone", reason: "full" });
+  await runInDurableObject(object, (instance: BridgedCall) => instance.expire(Date.now() + BRIDGE_RETRY_DEADLINE_MS + 1));
+  expect((await object.start(start(MAX_CALLS_PER_OBJECT + 1))).kind as string).toBe("input");
 });

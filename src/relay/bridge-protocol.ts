@@ -16,6 +16,14 @@ import type { UpstreamClient } from "../upstream/upstream-session";
  * (the upstream stream lives only there), and long enough for a person to answer a form.
  */
 export const BRIDGE_RETRY_DEADLINE_MS = 60_000;
+/**
+ * Objects per principal that hold its bridged calls (each call goes to one at random, the
+ * next if it is full): reusing objects spares each call an object's creation (see
+ * `npm run bench:bridge`), and several spread one principal's load.
+ */
+export const BRIDGE_OBJECTS_PER_PRINCIPAL = 8;
+/** Calls one object holds at once; a full object sends the call to the principal's next. */
+export const MAX_CALLS_PER_OBJECT = 32;
 /** Questions one bridged call may ask before the gateway cancels it (a loop of questions is a bug upstream). */
 export const MAX_BRIDGE_ROUNDS = 16;
 /** Notifications (progress, logs) held per round for the client, in UTF-16 code units of their text; later ones are dropped. */
@@ -33,6 +41,8 @@ export type BridgeCaller = { readonly principal: string; readonly email?: string
 
 /** Starts a bridged call: the upstream request the isolate would have sent itself. */
 export type BridgeStart = {
+  /** The call's id within its object (random, chosen by the isolate). */
+  readonly call: string;
   readonly upstream: UpstreamConfig;
   readonly client: UpstreamClient;
   readonly caller: BridgeCaller;
@@ -48,13 +58,13 @@ export type BridgeStart = {
 };
 
 /** A retry's input for the call's pending question. */
-export type BridgeAnswer = { readonly principal: string; readonly round: number; readonly responses: unknown; readonly large?: LargeAnswerConsumer };
+export type BridgeAnswer = { readonly call: string; readonly principal: string; readonly round: number; readonly responses: unknown; readonly large?: LargeAnswerConsumer };
 
 /** One entry of `inputRequests`. */
 export type InputRequest = { readonly method: string; readonly params?: JsonObject };
 
 /** Why a bridged call cannot take a retry. */
-export type BridgeGone = "unknown" | "other-principal" | "stale-round" | "busy" | "too-many-rounds";
+export type BridgeGone = "unknown" | "other-principal" | "stale-round" | "busy" | "too-many-rounds" | "full";
 
 export type BridgeOutcome =
   /** The upstream answered: its response text (id of the first request) and what it said on the way. */
@@ -69,5 +79,5 @@ export interface BridgedCallRpc {
   start(input: BridgeStart): Promise<BridgeOutcome>;
   answer(input: BridgeAnswer): Promise<BridgeOutcome>;
   /** The client went away mid-round: the upstream call is cancelled. */
-  cancel(input: { readonly principal: string }): Promise<void>;
+  cancel(input: { readonly call: string; readonly principal: string }): Promise<void>;
 }

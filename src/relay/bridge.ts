@@ -4,7 +4,7 @@
  * stream and waits; a 2026 client can only be asked by an `input_required` answer, and
  * retries later with a new request that may reach any isolate. So a call that may ask
  * (the client declared one of those capabilities, the gateway declared it upstream) runs
- * in a Durable Object of its own (`BRIDGED_CALLS`, class `BridgedCall`), which holds the
+ * in a Durable Object (`BRIDGED_CALLS`, class `BridgedCall`), which holds the
  * upstream stream between the client's requests (relay/bridged-exchange.ts). Here, in
  * place of forward.ts's direct exchange, the isolate starts that object or hands it a
  * retry's `inputResponses`, and turns what it reports into the client's answer: the
@@ -15,9 +15,10 @@
  * The choice and its limits: a Durable Object is the only place a fetch stream can
  * outlive the request that opened it and be reached from any isolate; the upstream's own
  * resumption (Last-Event-ID) does not help, since the call itself waits for the answer.
- * The object lives for one call; see bridge-protocol.ts for the retry deadline (60 s),
- * the number of questions (16) and the notifications held, and bridged-exchange.ts for
- * what a restart loses. Without the binding, nothing is bridged: the upstream is not told
+ * A principal's calls are held by a few objects of its own (reused: creating an object
+ * per call cost more than the call); see bridge-protocol.ts for the retry deadline (60 s),
+ * the number of questions (16), the calls per object and the notifications held, and
+ * bridged-exchange.ts for what a restart loses. Without the binding, nothing is bridged: the upstream is not told
  * the capabilities (front/modern/upstream-client.ts) and calls go direct.
  */
 import { GatewayError } from "../core/errors";
@@ -29,11 +30,11 @@ import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { withMessageId } from "./server-requests";
-import { BRIDGED_METHODS, type BridgedCallRpc, type BridgeGone, type BridgeOutcome } from "./bridge-protocol";
+import { BRIDGE_OBJECTS_PER_PRINCIPAL, BRIDGED_METHODS, type BridgedCallRpc, type BridgeGone, type BridgeOutcome, type BridgeStart } from "./bridge-protocol";
 import { MULTI_ROUND_TRIP_METHODS, statelessClient } from "./request-state";
 
 /** A bridged call's handle, the state sealed into the client's `requestState`. */
-type Handle = { readonly object: string; readonly round: number };
+type Handle = { readonly object: string; readonly call: string; readonly round: number };
 
 /** Turns an upstream message held by the object into what the client sees (ids of tasks on /mcp). */
 export type ToClient = (wire: WireMessage) => string;
@@ -57,9 +58,9 @@ function rpc(ctx: CallContext, object: DurableObjectId): BridgedCallRpc {
   return ctx.services.bridgedCalls!.get(object) as unknown as BridgedCallRpc;
 }
 
-/** Runs one round in the object; a client that goes away meanwhile cancels the upstream call. */
-async function round(ctx: CallContext, call: BridgedCallRpc, run: (call: BridgedCallRpc) => Promise<BridgeOutcome>): Promise<BridgeOutcome> {
-  const cancel = () => void call.cancel({ principal: ctx.identity.principal }).catch(() => {});
+/** Runs one round of call `id` in the object; a client that goes away meanwhile cancels the upstream call. */
+async function round(ctx: CallContext, call: BridgedCallRpc, id: string, run: (call: BridgedCallRpc) => Promise<BridgeOutcome>): Promise<BridgeOutcome> {
+  const cancel = () => void call.cancel({ call: id, principal: ctx.identity.principal }).catch(() => {});
   ctx.signal.addEventListener("abort", cancel, { once: true });
   try {
     return await run(call);
@@ -75,12 +76,13 @@ function gone(reason: BridgeGone, id: JsonRpcId): GatewayError {
     "stale-round": "it answers a question the call has moved past (a requestState is used once)",
     busy: "the same question is being answered by another request",
     "too-many-rounds": "the upstream asked more questions than the gateway bridges in one call; the call was cancelled",
+    full: "the gateway holds as many bridged calls for this caller as it may; try again when some have completed",
   }[reason];
   return new GatewayError(400, INVALID_PARAMS, `Invalid params: requestState cannot be used: ${why}; send the original request again without requestState`, { reason }, id);
 }
 
 /** The client's answer for an outcome of the object; input_required marks the record so its state is sealed as a bridge handle. */
-async function answerOf(ctx: CallContext, upstream: UpstreamConfig, object: string, outcome: BridgeOutcome, id: JsonRpcId, toClient: ToClient): Promise<string> {
+async function answerOf(ctx: CallContext, upstream: UpstreamConfig, where: Omit<Handle, "round">, outcome: BridgeOutcome, id: JsonRpcId, toClient: ToClient): Promise<string> {
   const { record } = ctx;
   record.upstream = upstream.name;
   switch (outcome.kind) {
@@ -99,8 +101,8 @@ async function answerOf(ctx: CallContext, upstream: UpstreamConfig, object: stri
         record.bytesFromUpstream = (record.bytesFromUpstream ?? 0) + outcome.bytesFromUpstream;
         return withMessageId(outcome.text, id);
       }
-      record.bridgedCall = object;
-      const handle: Handle = { object, round: outcome.round };
+      record.bridgedCall = where.object;
+      const handle: Handle = { ...where, round: outcome.round };
       return JSON.stringify({ jsonrpc: "2.0", id, result: { resultType: "input_required", inputRequests: { [outcome.key]: outcome.request }, requestState: JSON.stringify(handle) } });
     }
     default: {
@@ -119,10 +121,11 @@ async function answerOf(ctx: CallContext, upstream: UpstreamConfig, object: stri
  */
 export async function bridgedForward(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId, toClient: ToClient): Promise<string> {
   const namespace = ctx.services.bridgedCalls!;
-  const object = namespace.newUniqueId();
   const { principal, email, roles } = ctx.identity;
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
-  const outcome = await round(ctx, rpc(ctx, object), (call) => call.start({
+  const call = crypto.randomUUID();
+  const start: BridgeStart = {
+    call,
     upstream,
     client: ctx.upstreamClient,
     caller: { principal, ...(email !== undefined ? { email } : {}), roles: [...roles], ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}) },
@@ -130,14 +133,23 @@ export async function bridgedForward(ctx: CallContext, upstream: UpstreamConfig,
     id,
     ...(traceparent ? { traceparent } : {}),
     ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
-  }));
-  return answerOf(ctx, upstream, object.toString(), outcome, id, toClient);
+  };
+  // One of the principal's objects at random; the next one when it is full.
+  const first = Math.floor(Math.random() * BRIDGE_OBJECTS_PER_PRINCIPAL);
+  let outcome: BridgeOutcome = { kind: "gone", reason: "full" };
+  let object = namespace.idFromName(`${principal}\n${first}`);
+  for (let tried = 0; tried < BRIDGE_OBJECTS_PER_PRINCIPAL && outcome.kind === "gone" && outcome.reason === "full"; tried++) {
+    object = namespace.idFromName(`${principal}\n${(first + tried) % BRIDGE_OBJECTS_PER_PRINCIPAL}`);
+    outcome = await round(ctx, rpc(ctx, object), call, (stub) => stub.start(start));
+  }
+  return answerOf(ctx, upstream, { object: object.toString(), call }, outcome, id, toClient);
 }
 
 function handleOf(state: string | null): Handle | undefined {
   try {
     const value: unknown = state === null ? undefined : JSON.parse(JSON.parse(state) as string);
-    if (typeof value === "object" && value !== null && typeof (value as Handle).object === "string" && typeof (value as Handle).round === "number") return value as Handle;
+    const handle = value as Handle;
+    if (typeof value === "object" && value !== null && typeof handle.object === "string" && typeof handle.call === "string" && typeof handle.round === "number") return handle;
   } catch {
     // a sealed handle always parses; anything else is refused below
   }
@@ -163,8 +175,8 @@ export async function continueBridgedCall(ctx: CallContext, upstream: UpstreamCo
   } catch {
     throw gone("unknown", id);
   }
-  const outcome = await round(ctx, rpc(ctx, object), (call) =>
-    call.answer({ principal: ctx.identity.principal, round: handle.round, responses: params?.["inputResponses"], ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}) }),
+  const outcome = await round(ctx, rpc(ctx, object), handle.call, (call) =>
+    call.answer({ call: handle.call, principal: ctx.identity.principal, round: handle.round, responses: params?.["inputResponses"], ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}) }),
   );
-  return answerOf(ctx, upstream, handle.object, outcome, id, toClient);
+  return answerOf(ctx, upstream, { object: handle.object, call: handle.call }, outcome, id, toClient);
 }

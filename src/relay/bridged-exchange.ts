@@ -61,6 +61,11 @@ export class BridgedExchange {
     };
   }
 
+  /** True while a question waits for the client's retry (no round running). */
+  get waiting(): boolean {
+    return !this.#done && !this.#busy && this.#pending !== undefined;
+  }
+
   /** True once the call answered, failed or was cancelled. */
   get done(): boolean {
     return this.#done;

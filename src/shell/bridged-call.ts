@@ -1,58 +1,80 @@
 /**
- * `BridgedCall`, the Durable Object (binding BRIDGED_CALLS) that holds one 2025 upstream
- * call while a 2026-07-28 client answers the upstream's questions with retries that may
+ * `BridgedCall`, the Durable Object (binding BRIDGED_CALLS) that holds 2025 upstream
+ * calls while 2026-07-28 clients answer the upstreams' questions with retries that may
  * reach any isolate (relay/bridge.ts explains the bridge; relay/bridged-exchange.ts runs
- * the call). One object per call, from `newUniqueId`: nothing is stored, the upstream
- * stream lives in memory, and an alarm cancels the call when the client's retry does not
- * come within BRIDGE_RETRY_DEADLINE_MS.
+ * one call). A principal's calls go to BRIDGE_OBJECTS_PER_PRINCIPAL objects named after
+ * it, at most MAX_CALLS_PER_OBJECT each. Nothing is stored: the upstream streams live in
+ * memory, and an alarm cancels every call whose question waited past
+ * BRIDGE_RETRY_DEADLINE_MS for the client's retry.
  */
 import { DurableObject } from "cloudflare:workers";
-import { BRIDGE_RETRY_DEADLINE_MS, type BridgeAnswer, type BridgedCallRpc, type BridgeOutcome, type BridgeStart } from "../relay/bridge-protocol";
+import { BRIDGE_RETRY_DEADLINE_MS, MAX_CALLS_PER_OBJECT, type BridgeAnswer, type BridgedCallRpc, type BridgeOutcome, type BridgeStart } from "../relay/bridge-protocol";
 import { BridgedExchange } from "../relay/bridged-exchange";
+
+type Held = { readonly exchange: BridgedExchange; deadline: number };
 
 /**
  * The Durable Object class the Worker exports for BRIDGED_CALLS.
  *
  * @example
- * const outcome = await (env.BRIDGED_CALLS.get(env.BRIDGED_CALLS.newUniqueId()) as BridgedCallRpc).start(input);
+ * const outcome = await (env.BRIDGED_CALLS.get(env.BRIDGED_CALLS.idFromName(`${principal}\n0`)) as BridgedCallRpc).start(input);
  */
 export class BridgedCall extends DurableObject<Record<string, unknown>> implements BridgedCallRpc {
-  #exchange: BridgedExchange | undefined;
+  readonly #calls = new Map<string, Held>();
 
-  /** Starts the call (once per object). */
+  /** Starts a call; refused when this object holds as many as it may. */
   async start(input: BridgeStart): Promise<BridgeOutcome> {
-    if (this.#exchange) return { kind: "gone", reason: "busy" };
-    this.#exchange = new BridgedExchange(this.env, input);
-    return this.#settle(await this.#exchange.begin());
+    if (this.#calls.has(input.call)) return { kind: "gone", reason: "busy" };
+    if (this.#calls.size >= MAX_CALLS_PER_OBJECT) return { kind: "gone", reason: "full" };
+    const held: Held = { exchange: new BridgedExchange(this.env, input), deadline: Infinity };
+    this.#calls.set(input.call, held);
+    return this.#settle(input.call, held, await held.exchange.begin());
   }
 
-  /** Takes a retry's input for the pending question. */
+  /** Takes a retry's input for a call's pending question. */
   async answer(input: BridgeAnswer): Promise<BridgeOutcome> {
-    const exchange = this.#exchange;
-    if (!exchange || exchange.done) return { kind: "gone", reason: "unknown" };
-    await this.ctx.storage.deleteAlarm();
-    return this.#settle(await exchange.answer(input));
+    const held = this.#calls.get(input.call);
+    if (!held || held.exchange.done) return { kind: "gone", reason: "unknown" };
+    return this.#settle(input.call, held, await held.exchange.answer(input));
   }
 
   /** The client went away while a round ran: the upstream call is cancelled. */
-  async cancel(input: { readonly principal: string }): Promise<void> {
-    const exchange = this.#exchange;
-    if (!exchange || !exchange.caller(input.principal)) return;
-    this.#exchange = undefined;
-    await exchange.cancel("the client closed its request");
+  async cancel(input: { readonly call: string; readonly principal: string }): Promise<void> {
+    const held = this.#calls.get(input.call);
+    if (!held || !held.exchange.caller(input.principal)) return;
+    this.#calls.delete(input.call);
+    await held.exchange.cancel("the client closed its request");
   }
 
-  /** The retry did not come in time: the upstream call is cancelled. */
+  /** Runs when the earliest deadline passes. */
   override async alarm(): Promise<void> {
-    const exchange = this.#exchange;
-    this.#exchange = undefined;
-    await exchange?.cancel(`the client did not answer within ${BRIDGE_RETRY_DEADLINE_MS / 1000} s`);
+    await this.expire();
   }
 
-  /** After a question, the call waits for the retry until the deadline; after anything else it is over. */
-  async #settle(outcome: BridgeOutcome): Promise<BridgeOutcome> {
-    if (outcome.kind === "input") await this.ctx.storage.setAlarm(Date.now() + BRIDGE_RETRY_DEADLINE_MS);
-    else if (this.#exchange?.done) this.#exchange = undefined;
+  /**
+   * Cancels the calls whose question has waited past its deadline at `now` (a call whose
+   * round is running is never cancelled here), then sets the alarm for the next deadline.
+   */
+  async expire(now = Date.now()): Promise<void> {
+    const expired = [...this.#calls].filter(([, held]) => held.exchange.waiting && held.deadline <= now);
+    for (const [call] of expired) this.#calls.delete(call);
+    await Promise.all(expired.map(([, held]) => held.exchange.cancel(`the client did not answer within ${BRIDGE_RETRY_DEADLINE_MS / 1000} s`).catch(() => {})));
+    await this.#schedule();
+  }
+
+  async #schedule(): Promise<void> {
+    const next = Math.min(...[...this.#calls.values()].filter((held) => held.exchange.waiting).map((held) => held.deadline));
+    if (Number.isFinite(next)) await this.ctx.storage.setAlarm(next);
+    else await this.ctx.storage.deleteAlarm();
+  }
+
+  /** After a question the call waits for its retry until the deadline; once over, it is forgotten. */
+  async #settle(call: string, held: Held, outcome: BridgeOutcome): Promise<BridgeOutcome> {
+    if (held.exchange.done) this.#calls.delete(call);
+    else if (outcome.kind === "input") {
+      held.deadline = Date.now() + BRIDGE_RETRY_DEADLINE_MS;
+      await this.#schedule();
+    }
     return outcome;
   }
 }
