@@ -45,9 +45,10 @@ export type ToClient = (wire: WireMessage) => string;
  * upstream may ask for declared upstream, and the BRIDGED_CALLS binding present.
  *
  * @example
- * if (bridgeable(ctx, "tools/call", text)) return bridgedForward(ctx, upstream, text, id, toClientOf);
+ * if (bridgeable(ctx, upstream, "tools/call", text)) return bridgedForward(ctx, upstream, text, id, toClientOf);
  */
-export function bridgeable(ctx: CallContext, method: unknown, text: string): boolean {
+export function bridgeable(ctx: CallContext, _upstream: UpstreamConfig, method: unknown, text: string): boolean {
+  // Seam for 2026-07-28 upstreams (era discovery in upstream/): such an upstream asks with input_required itself and is never bridged.
   if (ctx.services.bridgedCalls === undefined || typeof method !== "string" || !MULTI_ROUND_TRIP_METHODS.has(method)) return false;
   if (!statelessClient(ctx.identity) || pathSpan(text, ["params", "task"]) !== undefined) return false;
   const declared = ctx.upstreamClient.clientCapabilities;

@@ -89,7 +89,7 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, reques
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };
   // A modern client's call that a 2025 upstream may interrupt with a question runs where it can wait for the retry.
-  if (bridgeable(ctx, methodOf(text), text)) return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx.route, upstream.name, wire));
+  if (bridgeable(ctx, upstream, methodOf(text), text)) return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx.route, upstream.name, wire));
   const { record } = ctx;
   record.upstream = upstream.name;
   let reply = await sendToUpstream(upstream, text, poolRequest(ctx), options);
