@@ -8,7 +8,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { openState } from "../src/core/sealed-state";
-import { BRIDGE_RETRY_DEADLINE_MS, MAX_CALLS_PER_OBJECT, type BridgeStart } from "../src/relay/bridge-protocol";
+import { BRIDGE_RETRY_DEADLINE_MS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT, type BridgeStart } from "../src/relay/bridge-protocol";
 import type { BridgedCall } from "../src/shell/bridged-call";
 import { hugePayloadBytes } from "./fixtures/raw-upstream-bytes";
 import { createApp } from "../src/shell/app";
@@ -228,7 +228,7 @@ it("a client that goes away during a bridged round cancels the upstream call", a
   const pending = gatewayFetch("/mcp/mrtr", { method: "POST", headers, body, signal: abort.signal }, { UPSTREAMS: JSON.stringify([{ name: "mrtr", url: mrtr }]) }).catch(() => undefined);
   expect(await started).toBe("hang-1");
   abort.abort();
-  expect(await (await fetch(`${events}/events/cancelled`)).json()).toMatchObject({ requestId: "hang-1" });
+  expect(await (await fetch(`${events}/events/cancelled/hang-1`)).json()).toMatchObject({ requestId: "hang-1" });
   await pending;
 });
 
@@ -258,4 +258,20 @@ it("an object holds at most MAX_CALLS_PER_OBJECT calls; the next is refused as f
   expect(await object.start(start(MAX_CALLS_PER_OBJECT))).toEqual({ kind: "gone", reason: "full" });
   await runInDurableObject(object, (instance: BridgedCall) => instance.expire(Date.now() + BRIDGE_RETRY_DEADLINE_MS + 1));
   expect((await object.start(start(MAX_CALLS_PER_OBJECT + 1))).kind as string).toBe("input");
+});
+
+it("an upstream that asks more than MAX_BRIDGE_ROUNDS questions has its call cancelled; the client is told why", async () => {
+  const mrtr = inject("mrtrUpstreamUrl");
+  const vars = { UPSTREAMS: JSON.stringify([{ name: "mrtr", url: mrtr }]) };
+  const capabilities = { elicitation: {} };
+  const cancelled = fetch(`${new URL(mrtr).origin}/events/cancelled/endless-1`).then((r) => r.json());
+  let answer = await modern("/mcp/mrtr", "tools/call", { name: "endless_questions", arguments: {} }, { capabilities, vars, id: "endless-1" });
+  for (let round = 1; round <= MAX_BRIDGE_ROUNDS; round++) {
+    expect(Object.keys(answer.result.inputRequests)).toEqual([`elicitation-${round}`]);
+    const inputResponses = { [`elicitation-${round}`]: { action: "accept", content: {} } };
+    answer = await modern("/mcp/mrtr", "tools/call", { name: "endless_questions", arguments: {}, inputResponses, requestState: answer.result.requestState }, { capabilities, vars });
+  }
+  expect(answer.error).toMatchObject({ code: -32603, data: { reason: "too-many-rounds" } });
+  expect(answer.error.message).toContain(`more than ${MAX_BRIDGE_ROUNDS} questions`);
+  expect(await cancelled).toMatchObject({ requestId: "endless-1" });
 });

@@ -18,11 +18,12 @@
  * A principal's calls are held by a few objects of its own (reused: creating an object
  * per call cost more than the call); see bridge-protocol.ts for the retry deadline (60 s),
  * the number of questions (16), the calls per object and the notifications held, and
- * bridged-exchange.ts for what a restart loses. Without the binding, nothing is bridged: the upstream is not told
- * the capabilities (front/modern/upstream-client.ts) and calls go direct.
+ * bridged-exchange.ts for what a restart loses. Without the binding, nothing is bridged:
+ * the upstream is not told the capabilities (front/modern/upstream-client.ts) and calls
+ * go direct.
  */
 import { GatewayError } from "../core/errors";
-import { INVALID_PARAMS, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
+import { INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { pathSpan } from "../core/raw-json";
 import { readUpstreamMessage } from "../core/validate-message";
 import { traceparentOf } from "../core/traceparent";
@@ -30,7 +31,7 @@ import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { withMessageId } from "./server-requests";
-import { BRIDGE_OBJECTS_PER_PRINCIPAL, BRIDGED_METHODS, type BridgedCallRpc, type BridgeGone, type BridgeOutcome, type BridgeStart } from "./bridge-protocol";
+import { BRIDGE_OBJECTS_PER_PRINCIPAL, BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT, type BridgedCallRpc, type BridgeGone, type BridgeOutcome, type BridgeStart } from "./bridge-protocol";
 import { MULTI_ROUND_TRIP_METHODS, statelessClient } from "./request-state";
 
 /** A bridged call's handle, the state sealed into the client's `requestState`. */
@@ -71,13 +72,14 @@ async function round(ctx: CallContext, call: BridgedCallRpc, id: string, run: (c
 }
 
 function gone(reason: BridgeGone, id: JsonRpcId): GatewayError {
+  // Not about the client's state: the call could not be held, or the upstream asked too much.
+  if (reason === "full") return new GatewayError(200, INTERNAL_ERROR, `The gateway holds as many bridged calls for this caller as it may (${BRIDGE_OBJECTS_PER_PRINCIPAL} × ${MAX_CALLS_PER_OBJECT}); try again when some have completed`, { reason }, id);
+  if (reason === "too-many-rounds") return new GatewayError(200, INTERNAL_ERROR, `The upstream asked more than ${MAX_BRIDGE_ROUNDS} questions in one call; the gateway cancelled the call`, { reason }, id);
   const why = {
     unknown: "the upstream call it continues is no longer held (it ended, or the gateway restarted it)",
     "other-principal": "it continues another caller's call",
     "stale-round": "it answers a question the call has moved past (a requestState is used once)",
     busy: "the same question is being answered by another request",
-    "too-many-rounds": "the upstream asked more questions than the gateway bridges in one call; the call was cancelled",
-    full: "the gateway holds as many bridged calls for this caller as it may; try again when some have completed",
   }[reason];
   return new GatewayError(400, INVALID_PARAMS, `Invalid params: requestState cannot be used: ${why}; send the original request again without requestState`, { reason }, id);
 }
@@ -86,6 +88,7 @@ function gone(reason: BridgeGone, id: JsonRpcId): GatewayError {
 async function answerOf(ctx: CallContext, upstream: UpstreamConfig, where: Omit<Handle, "round">, outcome: BridgeOutcome, id: JsonRpcId, toClient: ToClient): Promise<string> {
   const { record } = ctx;
   record.upstream = upstream.name;
+  record.bridgedCall = where.object;
   switch (outcome.kind) {
     case "failed":
       throw failureError(outcome.failure, ctx.services.env).withId(id);
@@ -102,7 +105,6 @@ async function answerOf(ctx: CallContext, upstream: UpstreamConfig, where: Omit<
         record.bytesFromUpstream = (record.bytesFromUpstream ?? 0) + outcome.bytesFromUpstream;
         return withMessageId(outcome.text, id);
       }
-      record.bridgedCall = where.object;
       const handle: Handle = { ...where, round: outcome.round };
       return JSON.stringify({ jsonrpc: "2.0", id, result: { resultType: "input_required", inputRequests: { [outcome.key]: outcome.request }, requestState: JSON.stringify(handle) } });
     }
