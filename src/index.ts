@@ -7,6 +7,8 @@ import { createApp, type GatewayBindings } from "./shell/app";
 
 /** Durable Object classes are Worker entry points too (wrangler.toml binds them). */
 export { InputRendezvous } from "./shell/input-rendezvous";
+/** The Durable Object holding a 2025 upstream's call across a 2026-07-28 client's retries (BRIDGED_CALLS). */
+export { BridgedCall } from "./shell/bridged-call";
 
 const app = createApp();
 

@@ -13,6 +13,7 @@ import { startTasksUpstream } from "./fixtures/tasks-upstream.ts";
 import { startTraceUpstream } from "./fixtures/trace-upstream.ts";
 import { startJwksServer } from "./fixtures/jwks-server.ts";
 import { startModernUpstream } from "./fixtures/modern-upstream.ts";
+import { startMrtrUpstream } from "./fixtures/mrtr-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -36,8 +37,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // The 2026-07-28-only upstream ("modern"): tests name it in their own UPSTREAMS, so /mcp of every other test is unchanged.
   const modern = await startModernUpstream();
   project.provide("modernUpstreamUrl", modern.url);
+  const mrtr = await startMrtrUpstream();
+  project.provide("mrtrUpstreamUrl", mrtr.url);
   return async () => {
     await modern.close();
+    await mrtr.close();
     await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close()]);
   };
 }

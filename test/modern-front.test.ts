@@ -144,8 +144,8 @@ describe("removed and unbridged methods", () => {
     expect(((await response.json()) as Json).error).toMatchObject({ code: -32601 });
   });
 
-  it("a 2025 upstream is not told of capabilities the gateway cannot bridge: its tool answers without asking the client", async () => {
-    const body = await modern("/mcp/alpha", "tools/call", { name: "ask_user", arguments: {} }, { capabilities: { elicitation: {} }, client: `elicit-${crypto.randomUUID()}` });
+  it("without the BRIDGED_CALLS binding, a 2025 upstream is not told of capabilities the gateway cannot bridge: its tool answers without asking the client", async () => {
+    const body = await modern("/mcp/alpha", "tools/call", { name: "ask_user", arguments: {} }, { capabilities: { elicitation: {} }, client: `elicit-${crypto.randomUUID()}`, vars: { BRIDGED_CALLS: undefined } });
     // The SDK upstream refuses to elicit from a client that did not declare elicitation: a tool error, at once.
     expect(body.result).toMatchObject({ isError: true, resultType: "complete" });
     expect(JSON.stringify(body.result.content)).toMatch(/elicitation/i);

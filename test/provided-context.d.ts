@@ -15,6 +15,8 @@ declare module "vitest" {
     tasksUpstreamUrl: string;
     /** test/fixtures/trace-upstream.ts: answers with the trace context that reached it. */
     traceUpstreamUrl: string;
+    /** test/fixtures/mrtr-upstream.ts: answers with input_required and checks its requestState comes back byte for byte. */
+    mrtrUpstreamUrl: string;
     /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
     /** test/fixtures/modern-upstream.ts: a 2026-07-28-only SDK v2 upstream (`legacy: "reject"`); `<origin>/seen` lists the headers it received. */
     modernUpstreamUrl: string;

@@ -84,6 +84,8 @@ export type Services = {
   readonly auditQueue: Queue | undefined;
   /** Where a 2025 client's answers meet a 2026-07-28 upstream's call (INPUT_RENDEZVOUS, shell/input-rendezvous.ts); absent when not bound. */
   readonly inputRendezvous?: DurableObjectNamespace;
+  /** Durable Objects holding a 2025 upstream's call across a modern client's retries (BRIDGED_CALLS); absent: not bridged. */
+  readonly bridgedCalls?: DurableObjectNamespace;
   /** The Worker's bindings, for what is named in configuration (upstream service bindings, credential secrets). */
   readonly env: Readonly<Record<string, unknown>>;
 };

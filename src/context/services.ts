@@ -17,6 +17,7 @@ export function servicesFor(env: Readonly<Record<string, unknown>>): Services {
     payloads: env["PAYLOADS"] as R2Bucket | undefined,
     auditQueue: env["AUDIT_QUEUE"] as Queue | undefined,
     ...(env["INPUT_RENDEZVOUS"] ? { inputRendezvous: env["INPUT_RENDEZVOUS"] as DurableObjectNamespace } : {}),
+    ...(env["BRIDGED_CALLS"] !== undefined ? { bridgedCalls: env["BRIDGED_CALLS"] as DurableObjectNamespace } : {}),
     get sessionSecret() {
       return sessionSecret(env);
     },

@@ -75,6 +75,7 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
   if (set.mode === "shadow" && ctx.record.payloadId !== undefined) return text;
   const response: unknown = JSON.parse(text);
   if (!isObject(response) || !isObject(response["result"])) return text; // a JSON-RPC error passes as it is
+  if (response["result"]["resultType"] === "input_required") return text; // a question for the client; its retry's answer is filtered
   const label = `filter set "${set.name}", rule "${selected.key}"`;
   let filtered: JsonObject;
   try {

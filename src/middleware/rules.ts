@@ -4,7 +4,8 @@
  * block added after the result's own blocks; the original blocks, `structuredContent`
  * and every other byte of the answer stay as they were, so a tool with an
  * `outputSchema` still validates. JSON-RPC errors have no content to add to and pass
- * unchanged. The rules fired are written on the call record.
+ * unchanged, and so do input_required answers (the question is not the result). The
+ * rules fired are written on the call record.
  */
 import { isObject } from "../core/jsonrpc";
 import { appendMemberSplice, elements, member, pathSpan, splice, type Splice } from "../core/raw-json";
@@ -12,6 +13,7 @@ import { SYS_PREFIX } from "../core/names";
 import { onRequests, toolKey, type Middleware } from "../context/call-context";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { loadDocument } from "../storage/document-store";
+import { isInputRequired } from "../relay/request-state";
 import { checkRules, conditionHolds, hintsFor, RULES_KEY, rulesFor, type Rule } from "../policy/rules";
 
 export type RuleOptions = { readonly cacheTtlMs?: number };
@@ -49,6 +51,8 @@ export function rules({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: RuleOption
       const key = method === "tools/call" && typeof name === "string" ? toolKey(ctx.route, name) : undefined;
       if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
       const answer = await next(ctx, request);
+      // A question for the client (multi-round-trip) is not the tool's result: guidance goes on the answer to its retry.
+      if (isInputRequired(answer)) return answer;
       const kv = ctx.services.kv;
       const stored = kv ? await loadDocument(kv, RULES_KEY, cacheTtlMs, checkRules) : undefined;
       if (stored?.state !== "valid") return answer;

@@ -8,6 +8,7 @@ import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireM
 import { parseSpan, pathSpan, splice } from "../core/raw-json";
 import { encodeServerRequestId, withMessageId } from "./server-requests";
 import { toGatewayTaskIds } from "./task-ids";
+import { bridgeable, bridgedForward } from "./bridge";
 import { withTraceMeta } from "./trace-meta";
 import { traceparentOf } from "../core/traceparent";
 import { poolRequest, type CallContext, type Route } from "../context/call-context";
@@ -101,6 +102,8 @@ async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: 
     ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };
+  // A modern client's call that a 2025 upstream may interrupt with a question runs where it can wait for the retry.
+  if (bridgeable(ctx, upstream, methodOf(text), text)) return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx.route, upstream.name, wire));
   const { record } = ctx;
   record.upstream = upstream.name;
   let reply = await sendToUpstream(upstream, text, poolRequest(ctx), options);

@@ -18,6 +18,7 @@ import { forward } from "./forward";
 import { LISTS, mergeList, pageItems } from "./merge-lists";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { routeTask } from "./tasks";
+import { multiRoundTrip, type RouteRequest } from "./multi-round-trip";
 
 const URI_OWNER_ENTRIES = 10_000;
 /** MCP's "resource not found". */
@@ -172,11 +173,15 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
   }
 }
 
-/** Relays a client request to the upstream (or upstreams) that serve it. */
-export const relayRequest: MethodHandler = (ctx, request) => {
+/** Routes a request; a multi-round-trip retry's resource read goes straight to the upstream that asked. */
+const routeRequest: RouteRequest = (ctx, request, pinned) => {
+  if (pinned && request.message.method === "resources/read") return forward(ctx, pinned, request.text, request.message.id);
   if (ctx.route.aggregated) return aggregatedRelay(ctx, request);
   return forward(ctx, ctx.route.upstreams[0]!, request.text, request.message.id);
 };
+
+/** Relays a client request to the upstream (or upstreams) that serve it; input_required answers and their retries pass multi-round-trip.ts. */
+export const relayRequest: MethodHandler = (ctx, request) => multiRoundTrip(ctx, request, routeRequest);
 
 /**
  * Forwards a client notification (cancellation, roots changed, progress) to the

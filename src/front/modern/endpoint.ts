@@ -6,10 +6,11 @@
  * sessions the gateway keeps for its principal, route and capabilities
  * (upstream-client.ts). Results gain `resultType` and caching hints (caching.ts).
  *
- * Not bridged yet: a 2025 upstream's requests to the client (sampling, elicitation,
- * roots) during a modern call, which need multi-round-trip requests: the upstream is
- * told the client cannot answer, and the client gets -32021 (capability not declared) or
- * -32603 naming the limitation. `subscriptions/listen` is answered as an unknown method.
+ * A 2025 upstream's requests to the client (sampling, elicitation, roots) during a
+ * modern call become input_required answers in the relay (relay/bridge.ts) when the
+ * BRIDGED_CALLS binding is present; one that still reaches this front (no binding, or a
+ * call the bridge does not cover) is told the client cannot answer, and the client gets
+ * -32021 (capability not declared) or -32603 naming the limitation. `subscriptions/listen` is answered as an unknown method.
  */
 import { GatewayError } from "../../core/errors";
 import { INTERNAL_ERROR, INVALID_REQUEST, isObject, kindOf, METHOD_NOT_FOUND, PARSE_ERROR, type JsonObject, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
@@ -64,7 +65,7 @@ async function contextOf(where: EndpointRequest, envelope: Envelope, signal: Abo
     identity,
     route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin },
     services: where.services,
-    upstreamClient: await modernUpstreamClient({ principal: caller.principal, route: where.route, clientCapabilities: envelope.clientCapabilities, clientInfo }),
+    upstreamClient: await modernUpstreamClient({ principal: caller.principal, route: where.route, clientCapabilities: envelope.clientCapabilities, clientInfo, bridging: where.services.bridgedCalls !== undefined }),
     ...paramHeadersOf(where.request.headers),
     signal,
     waitUntil: where.waitUntil,

@@ -1,12 +1,12 @@
 /**
  * The upstream side of a modern client. A 2026-07-28 client keeps no session, but the
  * 2025 upstreams behind the gateway need one: the gateway holds one per principal,
- * route and capability set (less what is not bridged), under a key derived from the three, so every request of the
+ * route and capability set (less what cannot be bridged), under a key derived from the three, so every request of the
  * same client (on any isolate) continues in the same upstream session and no request
  * pays for a handshake once the first has made it (upstream/pool.ts keeps them in
  * isolate memory and in KV).
  */
-import { bytesToBase64Url } from "../../core/base64url";
+import { canonicalDigest } from "../../core/canonical-json";
 import type { JsonObject } from "../../core/jsonrpc";
 import type { UpstreamClient } from "../../upstream/upstream-session";
 import { UPSTREAM_PROTOCOL_VERSION } from "./protocol";
@@ -16,31 +16,17 @@ export const MODERN_UPSTREAM_SESSION_TTL_S = 24 * 60 * 60;
 /** Keys start with this, so a modern client's key never collides with a 2025 session id. */
 const KEY_PREFIX = "m1.";
 
-/** JSON with object keys sorted, so equal capability sets give equal digests whatever their order. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as JsonObject).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
-
 /**
- * Capabilities that would invite a 2025 upstream to ask the client something mid-call
- * (sampling, elicitation, roots): not bridged to 2026-07-28 clients yet, so not declared
- * to upstreams on their behalf. An upstream then skips what it can do without them, or
- * answers that it needs them, instead of asking a question no one will answer.
+ * Capabilities that invite a 2025 upstream to ask the client something mid-call
+ * (sampling, elicitation, roots). Declared upstream on a modern client's behalf only when
+ * the gateway can bridge the question (relay/bridge.ts: the BRIDGED_CALLS binding);
+ * otherwise left out, so an upstream skips what it can do without them, or answers that
+ * it needs them, instead of asking a question no one will answer.
  */
-const UNBRIDGED_CAPABILITIES: ReadonlySet<string> = new Set(["sampling", "elicitation", "roots"]);
+const BRIDGED_CAPABILITIES: ReadonlySet<string> = new Set(["sampling", "elicitation", "roots"]);
 
-function forwardedCapabilities(capabilities: JsonObject): JsonObject {
-  return Object.fromEntries(Object.entries(capabilities).filter(([key]) => !UNBRIDGED_CAPABILITIES.has(key)));
-}
-
-async function digest(text: string): Promise<string> {
-  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  return bytesToBase64Url(bytes);
+function forwardedCapabilities(capabilities: JsonObject, bridging: boolean): JsonObject {
+  return bridging ? capabilities : Object.fromEntries(Object.entries(capabilities).filter(([key]) => !BRIDGED_CAPABILITIES.has(key)));
 }
 
 /**
@@ -50,10 +36,10 @@ async function digest(text: string): Promise<string> {
  * @example
  * const client = await modernUpstreamClient({ principal: "anonymous", route: "", clientCapabilities: {}, clientInfo: {} });
  */
-export async function modernUpstreamClient(input: { principal: string; route: string; clientCapabilities: JsonObject; clientInfo: JsonObject }, nowS = Math.floor(Date.now() / 1000)): Promise<UpstreamClient> {
+export async function modernUpstreamClient(input: { principal: string; route: string; clientCapabilities: JsonObject; clientInfo: JsonObject; bridging?: boolean }, nowS = Math.floor(Date.now() / 1000)): Promise<UpstreamClient> {
   const period = Math.floor(nowS / MODERN_UPSTREAM_SESSION_TTL_S);
-  const clientCapabilities = forwardedCapabilities(input.clientCapabilities);
-  const sid = KEY_PREFIX + (await digest(canonicalJson([input.principal, input.route, clientCapabilities, period])));
+  const clientCapabilities = forwardedCapabilities(input.clientCapabilities, input.bridging === true);
+  const sid = KEY_PREFIX + (await canonicalDigest([input.principal, input.route, clientCapabilities, period]));
   return {
     sid,
     protocolVersion: UPSTREAM_PROTOCOL_VERSION,

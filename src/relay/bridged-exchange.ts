@@ -1,0 +1,189 @@
+/**
+ * One 2025 upstream call held for a modern (2026-07-28) client across its retries: what
+ * the `BridgedCall` Durable Object runs (shell/bridged-call.ts). The upstream call is an
+ * ordinary 2025 exchange (upstream/pool.ts, the modern client's upstream session); its
+ * stream is read until the answer, or until the upstream asks the client something
+ * (sampling, elicitation, roots), which ends the round: the question goes back to the
+ * isolate as an input request and the stream waits, unread, for the retry. The retry's
+ * input is sent to the upstream as the 2025 client's answer (a JSON-RPC response POSTed
+ * in the same upstream session) and the stream is read on.
+ *
+ * Limits: the stream lives only in this object's memory (a restart or eviction loses the
+ * call: the retry is told to start again); BRIDGE_RETRY_DEADLINE_MS per wait, then the
+ * upstream call is cancelled; MAX_BRIDGE_ROUNDS questions; notifications are held up to
+ * MAX_HELD_NOTIFICATION_CHARS per round and reach the client with the round's answer,
+ * not as they happen. An answer too large to hold goes, as a stream, to the offload
+ * consumer of the isolate serving the current round (called back over RPC); a round
+ * without one (not a tools/call) fails such an answer as the direct path does.
+ */
+import { isObject, kindOf, type JsonObject, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
+import type { Result } from "../core/errors";
+import type { WireMessage } from "../core/jsonrpc";
+import type { LargeAnswerConsumer } from "../upstream/client";
+import type { UpstreamFailure } from "../upstream/failures";
+import { identityAssertion } from "../upstream/identity-assertion";
+import { sendToUpstream, upstreamMessages, type PoolRequest } from "../upstream/pool";
+import { BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_HELD_NOTIFICATION_CHARS, type BridgeAnswer, type BridgeOutcome, type BridgeStart, type InputRequest } from "./bridge-protocol";
+
+type Pending = { readonly key: string; readonly upstreamId: JsonRpcId; readonly request: InputRequest };
+
+/** A 2025 question as a 2026-07-28 input request (elicitation gains the `mode` 2026 requires). */
+function inputRequest(message: JsonRpcRequest): InputRequest {
+  const params: JsonObject | undefined = message.params;
+  if (message.method === "elicitation/create" && params && params["mode"] === undefined) return { method: message.method, params: { mode: "form", ...params } };
+  return { method: message.method, ...(params ? { params } : {}) };
+}
+
+/** A bridged upstream call. `begin` once, then `answer` per retry; `cancel` ends it. */
+export class BridgedExchange {
+  readonly #abort = new AbortController();
+  readonly #pool: PoolRequest;
+  #messages: AsyncIterator<Result<WireMessage, UpstreamFailure>> | undefined;
+  #status = 0;
+  #bytes: () => number = () => 0;
+  #pending: Pending | undefined;
+  #round = 0;
+  #busy = false;
+  #done = false;
+  /** The offload consumer of the isolate serving the current round. */
+  #large: LargeAnswerConsumer | undefined;
+
+  constructor(
+    private readonly env: Readonly<Record<string, unknown>>,
+    private readonly call: BridgeStart,
+  ) {
+    const { caller } = call;
+    this.#pool = {
+      env,
+      session: call.client,
+      signal: this.#abort.signal,
+      identity: (upstream) => identityAssertion(env, upstream, caller),
+    };
+  }
+
+  /** True while a question waits for the client's retry (no round running). */
+  get waiting(): boolean {
+    return !this.#done && !this.#busy && this.#pending !== undefined;
+  }
+
+  /** True once the call answered, failed or was cancelled. */
+  get done(): boolean {
+    return this.#done;
+  }
+
+  /** True when `principal` is the one the call is for. */
+  caller(principal: string): boolean {
+    return principal === this.call.caller.principal;
+  }
+
+  /** Sends the request upstream and reads to its answer or first question. */
+  async begin(): Promise<BridgeOutcome> {
+    this.#large = this.call.large;
+    const minBytes = this.call.large?.minBytes;
+    // Past the first round's bound, an answer goes to the current round's consumer (or breaks off, as with none).
+    const large: LargeAnswerConsumer | undefined = minBytes === undefined ? undefined : { minBytes, take: (body) => this.#takeLarge(body) };
+    const reply = await sendToUpstream(this.call.upstream, this.call.text, this.#pool, {
+      answerWithinTimeout: false,
+      ...(this.call.traceparent ? { traceparent: this.call.traceparent } : {}),
+      ...(large ? { large } : {}),
+    });
+    if (!reply.ok) return this.#finish({ kind: "failed", failure: reply });
+    this.#status = reply.value.status;
+    const received = reply.value.received;
+    this.#bytes = () => received.bytes;
+    this.#messages = upstreamMessages(reply.value, this.call.upstream.name)[Symbol.asyncIterator]();
+    return this.#advance();
+  }
+
+  /** Takes a retry's input for the pending question, answers the upstream and reads on. */
+  async answer(input: BridgeAnswer): Promise<BridgeOutcome> {
+    if (input.principal !== this.call.caller.principal) return { kind: "gone", reason: "other-principal" };
+    const pending = this.#pending;
+    if (!pending || input.round !== this.#round) return { kind: "gone", reason: "stale-round" };
+    if (this.#busy) return { kind: "gone", reason: "busy" };
+    const response = isObject(input.responses) ? input.responses[pending.key] : undefined;
+    // Input missing: asked again (mrtr, "Error Handling"), the call still waiting.
+    if (!isObject(response)) return { kind: "input", round: this.#round, key: pending.key, request: pending.request, notifications: [] };
+    this.#busy = true;
+    this.#large = input.large;
+    try {
+      this.#pending = undefined;
+      const sent = await sendToUpstream(this.call.upstream, JSON.stringify({ jsonrpc: "2.0", id: pending.upstreamId, result: response }), this.#pool);
+      if (!sent.ok) return this.#finish({ kind: "failed", failure: sent });
+      for await (const item of upstreamMessages(sent.value, this.call.upstream.name)) if (!item.ok) return this.#finish({ kind: "failed", failure: item });
+      return await this.#advance();
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  /** Ends the call: the upstream is told (best effort) and its stream is closed. */
+  async cancel(reason: string): Promise<void> {
+    if (this.#done) return;
+    this.#done = true;
+    const notice = JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: this.call.id, reason } });
+    try {
+      const sent = await sendToUpstream(this.call.upstream, notice, { ...this.#pool, signal: AbortSignal.timeout(this.call.upstream.timeoutMs) });
+      if (sent.ok) for await (const item of upstreamMessages(sent.value, this.call.upstream.name)) if (!item.ok) break;
+    } finally {
+      this.#abort.abort();
+    }
+  }
+
+  async #takeLarge(body: ReadableStream<Uint8Array>): Promise<string> {
+    const consumer = this.#large;
+    if (consumer) return consumer.take(body);
+    await body.cancel();
+    throw new Error("an answer too large to hold came in a round without offload");
+  }
+
+  #finish(outcome: BridgeOutcome): BridgeOutcome {
+    this.#done = true;
+    this.#abort.abort();
+    return outcome;
+  }
+
+  /** Reads the upstream's stream to the call's answer or its next question. */
+  async #advance(): Promise<BridgeOutcome> {
+    const notifications: string[] = [];
+    let held = 0;
+    const upstream = this.call.upstream.name;
+    for (;;) {
+      const next = await this.#messages!.next();
+      if (next.done) return this.#finish({ kind: "failed", failure: { reason: "bad-response", upstream, detail: "its stream ended without answering the request" } });
+      const item = next.value;
+      if (!item.ok) return this.#finish({ kind: "failed", failure: item });
+      const { message, text } = item.value;
+      const kind = kindOf(message);
+      if (kind === "response") {
+        if ("id" in message && message.id === this.call.id) return this.#finish({ kind: "complete", text, notifications, status: this.#status, bytesFromUpstream: this.#bytes() });
+        continue; // not this call's answer
+      }
+      if (kind === "request") {
+        const request = message as JsonRpcRequest;
+        const capability = BRIDGED_METHODS.get(request.method);
+        // Only what the client declared it can answer becomes an input request (mrtr: servers MUST NOT ask otherwise).
+        if (capability !== undefined && isObject(this.call.client.clientCapabilities[capability])) {
+          if (this.#round >= MAX_BRIDGE_ROUNDS) {
+            await this.cancel(`the gateway bridges at most ${MAX_BRIDGE_ROUNDS} questions per call`);
+            return { kind: "gone", reason: "too-many-rounds" };
+          }
+          this.#round++;
+          const pending: Pending = { key: `${capability}-${this.#round}`, upstreamId: request.id, request: inputRequest(request) };
+          this.#pending = pending;
+          return { kind: "input", round: this.#round, key: pending.key, request: pending.request, notifications };
+        }
+        // A ping is answered here; anything else the client cannot be asked.
+        const why = capability !== undefined ? `the client did not declare the ${capability} capability` : "not bridged to 2026-07-28 clients";
+        const reply = request.method === "ping" ? { result: {} } : { error: { code: -32601, message: `Method not found: ${request.method} (${why})` } };
+        const sent = await sendToUpstream(this.call.upstream, JSON.stringify({ jsonrpc: "2.0", id: request.id, ...reply }), this.#pool);
+        if (sent.ok) for await (const ack of upstreamMessages(sent.value, upstream)) if (!ack.ok) break;
+        continue;
+      }
+      if (held + text.length <= MAX_HELD_NOTIFICATION_CHARS) {
+        notifications.push(text);
+        held += text.length;
+      }
+    }
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The `requestState` of a multi-round-trip request (2026-07-28 basic/patterns/mrtr) as a
+ * modern client holds it: never the upstream's own string, but a token sealed by the
+ * gateway (core/sealed-state.ts, AES-GCM) that carries the upstream that asked and its
+ * state byte for byte, bound to the principal, an expiry and a digest of the request
+ * (route, method, tool/prompt name or resource URI, arguments in canonical form). A retry
+ * is trusted only once its token opens for this caller and this request; the upstream
+ * then gets exactly the state it issued (or none, when it issued none), so no client can
+ * hand an upstream a state it did not write, nor another caller's, nor one of another call.
+ */
+import { canonicalDigest } from "../core/canonical-json";
+import { GatewayError } from "../core/errors";
+import { INVALID_PARAMS, isObject, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
+import { appendMemberSplice, member, pathSpan, removeMemberSplice, rootSpan, splice, type Span } from "../core/raw-json";
+import { openState, sealState, type SealedProblem } from "../core/sealed-state";
+
+/** The sealed-state purpose of wrapped request states. */
+const PURPOSE = "request-state";
+/** How long a client may take to retry a relayed input_required result (the upstream's own state may expire sooner). */
+export const REQUEST_STATE_TTL_MS = 10 * 60_000;
+
+/** What a wrapped state carries. `state` is the upstream's raw JSON string (null: it sent none). */
+export type WrappedState = {
+  readonly digest: string;
+  readonly upstream: string;
+  readonly state: string | null;
+  /** Set when the state is a bridged call's handle (relay/bridge.ts), never an upstream's. */
+  readonly bridged?: true;
+};
+
+/** The first stateless revision: clients at or after it keep no session and retry with `requestState`. */
+const FIRST_STATELESS_REVISION = "2026-07-28";
+
+/**
+ * True for a client of the stateless revisions (no session, `_meta` on every request).
+ *
+ * @example
+ * if (statelessClient(ctx.identity)) { ... }
+ */
+export function statelessClient(identity: { readonly session?: unknown; readonly protocolVersion: string }): boolean {
+  return identity.session === undefined && identity.protocolVersion >= FIRST_STATELESS_REVISION;
+}
+
+/** Methods that may answer input_required (mrtr, "Supported Requests"). */
+export const MULTI_ROUND_TRIP_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"]);
+
+/**
+ * The digest a wrapped state is bound to: what identifies the request apart from its id,
+ * its `_meta`, and the input it carries.
+ *
+ * @example
+ * await requestDigest("alpha", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: {} } });
+ */
+export function requestDigest(route: string, request: Pick<JsonRpcRequest, "method" | "params">): Promise<string> {
+  const params = request.params ?? {};
+  const target = request.method === "resources/read" ? params["uri"] : params["name"];
+  return canonicalDigest([route, request.method, target ?? null, params["arguments"] ?? null]);
+}
+
+/** True for a result text whose `resultType` is `input_required`. */
+export function isInputRequired(text: string): boolean {
+  const span = pathSpan(text, ["result", "resultType"]);
+  return span !== undefined && text.slice(span.start, span.end) === '"input_required"';
+}
+
+/**
+ * `text` (an input_required response) with its `requestState` replaced by a sealed token
+ * for `principal` (added when the upstream sent none).
+ *
+ * @example
+ * const wrapped = await wrapRequestState(text, secret, "alice", { digest, upstream: "alpha" });
+ */
+export async function wrapRequestState(text: string, secret: string, principal: string, wrap: { digest: string; upstream: string; bridged?: true; ttlMs?: number }): Promise<string> {
+  const result = member(text, rootSpan(text), "result")!;
+  const own = member(text, result, "requestState");
+  const state = own && text.charCodeAt(own.start) === 0x22 ? text.slice(own.start, own.end) : null;
+  const value: WrappedState = { digest: wrap.digest, upstream: wrap.upstream, state, ...(wrap.bridged ? { bridged: true as const } : {}) };
+  const token = JSON.stringify(await sealState(secret, PURPOSE, principal, wrap.ttlMs ?? REQUEST_STATE_TTL_MS, value));
+  return splice(text, [own ? { span: own, raw: token } : appendMemberSplice(text, result, "requestState", token)]);
+}
+
+function isWrappedState(value: unknown): value is WrappedState {
+  return (
+    isObject(value) &&
+    typeof value["digest"] === "string" &&
+    typeof value["upstream"] === "string" &&
+    (value["state"] === null || typeof value["state"] === "string") &&
+    (value["bridged"] === undefined || value["bridged"] === true)
+  );
+}
+
+const RETRY_AFRESH = "send the original request again without requestState and inputResponses";
+
+function refusal(problem: SealedProblem["reason"] | "other-request", id: JsonRpcId): GatewayError {
+  const why = {
+    malformed: "requestState was not issued by this gateway, or was altered",
+    expired: "requestState has expired",
+    "other-principal": "requestState was issued to another caller",
+    "other-request": "requestState belongs to another request (the method, name, URI or arguments differ from the request that received it)",
+  }[problem];
+  return new GatewayError(400, INVALID_PARAMS, `Invalid params: ${why}; ${RETRY_AFRESH}`, { reason: problem }, id);
+}
+
+/**
+ * Opens the `requestState` of a modern client's retry: the wrapped state, or a -32602
+ * (HTTP 400) error saying what is wrong and what to do.
+ *
+ * @example
+ * const wrapped = await openRequestState(request.message, { secret, principal, route: "" });
+ */
+export async function openRequestState(request: JsonRpcRequest, binding: { secret: string; principal: string; route: string }): Promise<WrappedState> {
+  const token = request.params?.["requestState"];
+  const opened = await openState(binding.secret, PURPOSE, binding.principal, token);
+  if (!opened.ok) throw refusal(opened.reason, request.id);
+  if (!isWrappedState(opened.value)) throw refusal("malformed", request.id);
+  if (opened.value.digest !== (await requestDigest(binding.route, request))) throw refusal("other-request", request.id);
+  return opened.value;
+}
+
+/**
+ * The request text with the upstream's own state back in `params.requestState` (its raw
+ * bytes), or without the member when the upstream sent none.
+ *
+ * @example
+ * const upstreamText = restoreRequestState(retry.text, wrapped.state);
+ */
+export function restoreRequestState(text: string, state: string | null): string {
+  const params = member(text, rootSpan(text), "params") as Span;
+  const span = member(text, params, "requestState")!;
+  if (state !== null) return splice(text, [{ span, raw: state }]);
+  const removal = removeMemberSplice(text, params, "requestState");
+  return removal ? splice(text, [removal]) : text;
+}

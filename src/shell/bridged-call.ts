@@ -1,0 +1,80 @@
+/**
+ * `BridgedCall`, the Durable Object (binding BRIDGED_CALLS) that holds 2025 upstream
+ * calls while 2026-07-28 clients answer the upstreams' questions with retries that may
+ * reach any isolate (relay/bridge.ts explains the bridge; relay/bridged-exchange.ts runs
+ * one call). A principal's calls go to BRIDGE_OBJECTS_PER_PRINCIPAL objects named after
+ * it, at most MAX_CALLS_PER_OBJECT each. Nothing is stored: the upstream streams live in
+ * memory, and an alarm cancels every call whose question waited past
+ * BRIDGE_RETRY_DEADLINE_MS for the client's retry.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { BRIDGE_RETRY_DEADLINE_MS, MAX_CALLS_PER_OBJECT, type BridgeAnswer, type BridgedCallRpc, type BridgeOutcome, type BridgeStart } from "../relay/bridge-protocol";
+import { BridgedExchange } from "../relay/bridged-exchange";
+
+type Held = { readonly exchange: BridgedExchange; deadline: number };
+
+/**
+ * The Durable Object class the Worker exports for BRIDGED_CALLS.
+ *
+ * @example
+ * const outcome = await (env.BRIDGED_CALLS.get(env.BRIDGED_CALLS.idFromName(`${principal}\n0`)) as BridgedCallRpc).start(input);
+ */
+export class BridgedCall extends DurableObject<Record<string, unknown>> implements BridgedCallRpc {
+  readonly #calls = new Map<string, Held>();
+
+  /** Starts a call; refused when this object holds as many as it may. */
+  async start(input: BridgeStart): Promise<BridgeOutcome> {
+    if (this.#calls.has(input.call)) return { kind: "gone", reason: "busy" };
+    if (this.#calls.size >= MAX_CALLS_PER_OBJECT) return { kind: "gone", reason: "full" };
+    const held: Held = { exchange: new BridgedExchange(this.env, input), deadline: Infinity };
+    this.#calls.set(input.call, held);
+    return this.#settle(input.call, held, await held.exchange.begin());
+  }
+
+  /** Takes a retry's input for a call's pending question. */
+  async answer(input: BridgeAnswer): Promise<BridgeOutcome> {
+    const held = this.#calls.get(input.call);
+    if (!held || held.exchange.done) return { kind: "gone", reason: "unknown" };
+    return this.#settle(input.call, held, await held.exchange.answer(input));
+  }
+
+  /** The client went away while a round ran: the upstream call is cancelled. */
+  async cancel(input: { readonly call: string; readonly principal: string }): Promise<void> {
+    const held = this.#calls.get(input.call);
+    if (!held || !held.exchange.caller(input.principal)) return;
+    this.#calls.delete(input.call);
+    await held.exchange.cancel("the client closed its request");
+  }
+
+  /** Runs when the earliest deadline passes. */
+  override async alarm(): Promise<void> {
+    await this.expire();
+  }
+
+  /**
+   * Cancels the calls whose question has waited past its deadline at `now` (a call whose
+   * round is running is never cancelled here), then sets the alarm for the next deadline.
+   */
+  async expire(now = Date.now()): Promise<void> {
+    const expired = [...this.#calls].filter(([, held]) => held.exchange.waiting && held.deadline <= now);
+    for (const [call] of expired) this.#calls.delete(call);
+    await Promise.all(expired.map(([, held]) => held.exchange.cancel(`the client did not answer within ${BRIDGE_RETRY_DEADLINE_MS / 1000} s`).catch(() => {})));
+    await this.#schedule();
+  }
+
+  async #schedule(): Promise<void> {
+    const next = Math.min(...[...this.#calls.values()].filter((held) => held.exchange.waiting).map((held) => held.deadline));
+    if (Number.isFinite(next)) await this.ctx.storage.setAlarm(next);
+    else await this.ctx.storage.deleteAlarm();
+  }
+
+  /** After a question the call waits for its retry until the deadline; once over, it is forgotten. */
+  async #settle(call: string, held: Held, outcome: BridgeOutcome): Promise<BridgeOutcome> {
+    if (held.exchange.done) this.#calls.delete(call);
+    else if (outcome.kind === "input") {
+      held.deadline = Date.now() + BRIDGE_RETRY_DEADLINE_MS;
+      await this.#schedule();
+    }
+    return outcome;
+  }
+}

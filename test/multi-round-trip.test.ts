@@ -1,0 +1,103 @@
+/**
+ * Multi-round-trip requests toward 2026-07-28 clients: an upstream's input_required answer
+ * reaches the client with a requestState sealed by the gateway, the retry gets the
+ * upstream's own state back byte for byte (test/fixtures/mrtr-upstream.ts checks the raw
+ * text), and every state the gateway did not issue for this caller and this request is
+ * refused with -32602 and HTTP 400.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, inject, it } from "vitest";
+import { sealState } from "../src/core/sealed-state";
+import { requestDigest } from "../src/relay/request-state";
+import type { Json } from "./helpers/gateway";
+import { modern, modernPost } from "./helpers/modern";
+import { STATE_RAW } from "./fixtures/mrtr-upstream";
+
+const mrtr = inject("mrtrUpstreamUrl");
+const { alpha } = inject("fixtureUrls");
+const VARS = { UPSTREAMS: JSON.stringify([{ name: "mrtr", url: mrtr }, { name: "alpha", url: alpha }]) };
+const SECRET = (env as unknown as { SESSION_SECRET: string }).SESSION_SECRET;
+const ANSWER = { name: { action: "accept", content: { name: "Ada" } } };
+
+describe.each([
+  ["/mcp/mrtr", "ask", "ask_stateless"],
+  ["/mcp", "mrtr___ask", "mrtr___ask_stateless"],
+])("input_required on %s", (path, ask, askStateless) => {
+  it("is relayed with the upstream's questions and a sealed state; the retry gives the upstream its own state byte for byte", async () => {
+    const first = await modern(path, "tools/call", { name: ask, arguments: { x: 1 } }, { vars: VARS });
+    expect(first.result.resultType).toBe("input_required");
+    expect(first.result.inputRequests.name.method).toBe("elicitation/create");
+    expect(first.result.requestState).toMatch(/^s1\./);
+    expect(first.result.requestState).not.toContain("t\u00e9te");
+    const retry = await modern(path, "tools/call", { name: ask, arguments: { x: 1 }, inputResponses: ANSWER, requestState: first.result.requestState }, { vars: VARS });
+    expect(retry.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "name=Ada state=exact" }] });
+  });
+
+  it("an upstream that sent no requestState gets none back, though the client holds the gateway's", async () => {
+    const first = await modern(path, "tools/call", { name: askStateless, arguments: {} }, { vars: VARS });
+    expect(first.result.requestState).toMatch(/^s1\./);
+    const retry = await modern(path, "tools/call", { name: askStateless, arguments: {}, inputResponses: ANSWER, requestState: first.result.requestState }, { vars: VARS });
+    expect(retry.result.content[0].text).toBe("state=absent");
+  });
+});
+
+it("a resource read's retry on /mcp goes to the upstream that asked", async () => {
+  const first = await modern("/mcp", "resources/read", { uri: "mrtr://doc" }, { vars: VARS });
+  expect(first.result.resultType).toBe("input_required");
+  const retry = await modern("/mcp", "resources/read", { uri: "mrtr://doc", inputResponses: ANSWER, requestState: first.result.requestState }, { vars: VARS });
+  expect(retry.result.contents[0].text).toBe("name=Ada state=exact");
+});
+
+describe("refused states: -32602, HTTP 400, the retry's id, and what to do", () => {
+  async function refused(params: Record<string, unknown>, path = "/mcp/mrtr"): Promise<Json> {
+    const response = await modernPost(path, "tools/call", params, { vars: VARS, id: "retry-7" });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as Json;
+    expect(body).toMatchObject({ id: "retry-7", error: { code: -32602 } });
+    expect(body.error.message).toContain("send the original request again");
+    return body.error;
+  }
+
+  async function issued(): Promise<string> {
+    return (await modern("/mcp/mrtr", "tools/call", { name: "ask", arguments: { x: 1 } }, { vars: VARS })).result.requestState;
+  }
+
+  it("tampered", async () => {
+    const token = await issued();
+    const at = token.length - 5;
+    const tampered = token.slice(0, at) + (token[at] === "A" ? "B" : "A") + token.slice(at + 1);
+    const error = await refused({ name: "ask", arguments: { x: 1 }, inputResponses: ANSWER, requestState: tampered });
+    expect(error.data.reason).toBe("malformed");
+  });
+
+  it("the upstream's own state, handed back unsealed", async () => {
+    const error = await refused({ name: "ask", arguments: { x: 1 }, inputResponses: ANSWER, requestState: JSON.parse(STATE_RAW) });
+    expect(error.data.reason).toBe("malformed");
+  });
+
+  it("another request: other arguments, another tool, another route", async () => {
+    const token = await issued();
+    expect((await refused({ name: "ask", arguments: { x: 2 }, inputResponses: ANSWER, requestState: token })).data.reason).toBe("other-request");
+    expect((await refused({ name: "ask_stateless", arguments: { x: 1 }, inputResponses: ANSWER, requestState: token })).data.reason).toBe("other-request");
+    expect((await refused({ name: "mrtr___ask", arguments: { x: 1 }, inputResponses: ANSWER, requestState: token }, "/mcp")).data.reason).toBe("other-request");
+  });
+
+  it("issued to another principal", async () => {
+    const digest = await requestDigest("mrtr", { method: "tools/call", params: { name: "ask", arguments: { x: 1 } } });
+    const token = await sealState(SECRET, "request-state", "mallory", 60_000, { digest, upstream: "mrtr", state: STATE_RAW });
+    expect((await refused({ name: "ask", arguments: { x: 1 }, inputResponses: ANSWER, requestState: token })).data.reason).toBe("other-principal");
+  });
+
+  it("expired", async () => {
+    const digest = await requestDigest("mrtr", { method: "tools/call", params: { name: "ask", arguments: { x: 1 } } });
+    const token = await sealState(SECRET, "request-state", "anonymous", 60_000, { digest, upstream: "mrtr", state: STATE_RAW }, Date.now() - 61_000);
+    expect((await refused({ name: "ask", arguments: { x: 1 }, inputResponses: ANSWER, requestState: token })).data.reason).toBe("expired");
+  });
+
+  it("the control: the same token built the same way but current opens", async () => {
+    const digest = await requestDigest("mrtr", { method: "tools/call", params: { name: "ask", arguments: { x: 1 } } });
+    const token = await sealState(SECRET, "request-state", "anonymous", 60_000, { digest, upstream: "mrtr", state: STATE_RAW });
+    const retry = await modern("/mcp/mrtr", "tools/call", { name: "ask", arguments: { x: 1 }, inputResponses: ANSWER, requestState: token }, { vars: VARS });
+    expect(retry.result.content[0].text).toBe("name=Ada state=exact");
+  });
+});
