@@ -129,7 +129,7 @@ describe("the envelope and the headers, checked on every request", () => {
 });
 
 describe("removed and unbridged methods", () => {
-  it.each(["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "subscriptions/listen"])("%s in a modern request: HTTP 404 and -32601", async (method) => {
+  it.each(["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"])("%s in a modern request: HTTP 404 and -32601", async (method) => {
     const params = method === "resources/subscribe" || method === "resources/unsubscribe" ? { uri: "alpha://info" } : {};
     const response = await modernPost("/mcp", method, params, {}, 42);
     expect(response.status).toBe(404);

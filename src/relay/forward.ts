@@ -9,6 +9,7 @@ import { parseSpan, pathSpan, splice } from "../core/raw-json";
 import { encodeServerRequestId, withMessageId } from "./server-requests";
 import { toGatewayTaskIds } from "./task-ids";
 import { withTraceMeta } from "./trace-meta";
+import { cancelWhenClientGoes } from "./cancel-upstream";
 import { traceparentOf } from "../core/traceparent";
 import { poolRequest, type CallContext, type Route } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
@@ -89,6 +90,16 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, reques
   };
   const { record } = ctx;
   record.upstream = upstream.name;
+  const stopWatching = cancelWhenClientGoes(ctx, upstream, id);
+  try {
+    return await exchangeWith(ctx, upstream, text, id, options);
+  } finally {
+    stopWatching();
+  }
+}
+
+async function exchangeWith(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId, options: SendOptions): Promise<string> {
+  const { record } = ctx;
   let reply = await sendToUpstream(upstream, text, poolRequest(ctx), options);
   // Resumptions count only while nothing arrives: an upstream that polls (closing its
   // stream after each event) may take as long as the call does.

@@ -9,7 +9,9 @@
  * Not bridged yet: a 2025 upstream's requests to the client (sampling, elicitation,
  * roots) during a modern call, which need multi-round-trip requests: the upstream is
  * told the client cannot answer, and the client gets -32021 (capability not declared) or
- * -32603 naming the limitation. `subscriptions/listen` is answered as an unknown method.
+ * -32603 naming the limitation. `subscriptions/listen` runs through the pipeline like
+ * any request (relay/subscriptions.ts answers it as a stream); closing any response
+ * stream cancels the request at the upstream (`cancelsOnClose`).
  */
 import { GatewayError } from "../../core/errors";
 import { INTERNAL_ERROR, INVALID_REQUEST, isObject, kindOf, METHOD_NOT_FOUND, PARSE_ERROR, type JsonObject, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
@@ -59,6 +61,8 @@ async function contextOf(where: EndpointRequest, envelope: Envelope, signal: Abo
     services: where.services,
     upstreamClient: await modernUpstreamClient({ principal: caller.principal, route: where.route, clientCapabilities: envelope.clientCapabilities, clientInfo }),
     signal,
+    // Closing the response stream is this revision's cancellation (basic/patterns/cancellation).
+    cancelsOnClose: true,
     waitUntil: where.waitUntil,
   };
 }
