@@ -10,6 +10,7 @@ import { describe, expect, inject, it, vi } from "vitest";
 import { readSse, type SseEvent } from "../src/core/sse";
 import { MAX_LISTEN_URIS } from "../src/relay/subscription-filter";
 import { MAX_LISTEN_UPSTREAMS } from "../src/relay/subscriptions";
+import { FLOOD_EVENT_BYTES, type FloodStats } from "./fixtures/flood-upstream";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { answer, post, type Json, type Vars } from "./helpers/gateway";
 
@@ -179,5 +180,36 @@ describe("closing a modern request's response stream", () => {
     expect(progress.method).toBe("notifications/progress");
     await events.return(undefined);
     await vi.waitFor(async () => expect((await stats(options)).cancelled).toEqual([id]), { timeout: 5_000, interval: 50 });
+  });
+});
+
+describe("a listener that stops reading", () => {
+  const FLOOD_MB = 32;
+  const FLOOD_EVENTS = (FLOOD_MB * 1024 * 1024) / FLOOD_EVENT_BYTES;
+  /** Loopback socket buffers and the gateway's small buffer stay well under this; without backpressure all 32 MiB go. */
+  const MAX_WRITTEN_WHILE_PAUSED_BYTES = 16 * 1024 * 1024;
+
+  it("holds the upstream's stream back to its pace, then gets every notification", { timeout: 120_000 }, async () => {
+    const key = `listen-bp-${crypto.randomUUID()}`;
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "flood", url: `${inject("floodUrl")}?key=${key}&mb=${FLOOD_MB}&listChanged=1` }]) };
+    const listening = await listen("/mcp/flood", { toolsListChanged: true }, { ...client("paused"), vars }, "bp");
+    expect((await listening.next()).params.notifications).toEqual({ toolsListChanged: true });
+    // The flood fixture answers once its writes have waited 1 s in a row for the reader (or once it is done).
+    const statsUrl = new URL("/stats", inject("floodUrl"));
+    statsUrl.searchParams.set("key", key);
+    const paused = (await (await fetch(statsUrl)).json()) as FloodStats;
+    expect(paused.done).toBe(false);
+    expect(paused.written).toBeLessThan(MAX_WRITTEN_WHILE_PAUSED_BYTES);
+    const indexes: number[] = [];
+    let last: Json;
+    for (;;) {
+      last = await listening.next();
+      if (last.method !== "notifications/tools/list_changed") break;
+      expect(last.params._meta[SUBSCRIPTION_ID]).toBe("bp");
+      indexes.push(last.params.data.index);
+    }
+    expect(indexes).toEqual(Array.from({ length: FLOOD_EVENTS }, (_, i) => i));
+    // The upstream ended its stream: the listen ends with an error saying to listen again.
+    expect(last).toMatchObject({ id: "bp", error: { code: -32603, message: expect.stringContaining("listen again") } });
   });
 });
