@@ -8,6 +8,7 @@
  */
 import { describe, expect, inject, it, vi } from "vitest";
 import { readSse, type SseEvent } from "../src/core/sse";
+import { completeResult, LIST_TTL_MS } from "../src/front/modern/caching";
 import { MAX_LISTEN_URIS } from "../src/relay/subscription-filter";
 import { MAX_LISTEN_UPSTREAMS } from "../src/relay/subscriptions";
 import { FLOOD_EVENT_BYTES, type FloodStats } from "./fixtures/flood-upstream";
@@ -211,5 +212,28 @@ describe("a listener that stops reading", () => {
     expect(indexes).toEqual(Array.from({ length: FLOOD_EVENTS }, (_, i) => i));
     // The upstream ended its stream: the listen ends with an error saying to listen again.
     expect(last).toMatchObject({ id: "bp", error: { code: -32603, message: expect.stringContaining("listen again") } });
+  });
+});
+
+describe("ttlMs now that list changes reach listeners", () => {
+  const hints = (method: string, result: string) => JSON.parse(completeResult(`{"jsonrpc":"2.0","id":1,"result":${result}}`, method, { authMethod: "none" })).result.ttlMs;
+
+  it.each(["tools/list", "prompts/list", "resources/list", "resources/templates/list"])("a complete %s page is fresh for LIST_TTL_MS", (method) => {
+    expect(LIST_TTL_MS).toBeGreaterThan(0);
+    expect(hints(method, "{}")).toBe(LIST_TTL_MS);
+  });
+
+  it("a merged list that lacks an unavailable upstream promises nothing", () => {
+    expect(hints("tools/list", '{"tools":[],"_meta":{"mcp-edge-gateway/unavailable":[{"upstream":"down","error":"unreachable"}]}}')).toBe(0);
+  });
+
+  it("a read and server/discover promise nothing; an upstream's shorter ttl is kept", () => {
+    expect(hints("resources/read", '{"contents":[]}')).toBe(0);
+    expect(hints("tools/list", '{"tools":[],"ttlMs":5000}')).toBe(5000);
+  });
+
+  it("through the gateway: tools/list of a live upstream carries LIST_TTL_MS", async () => {
+    const listed = await answer(await modernPost("/mcp/alpha", "tools/list", {}, client("ttl"), 1));
+    expect(listed.result.ttlMs).toBe(LIST_TTL_MS);
   });
 });
