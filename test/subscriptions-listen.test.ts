@@ -9,7 +9,7 @@
 import { describe, expect, inject, it, vi } from "vitest";
 import { readSse, type SseEvent } from "../src/core/sse";
 import { completeResult, LIST_TTL_MS } from "../src/front/modern/caching";
-import { MAX_LISTEN_URIS } from "../src/relay/subscription-filter";
+import { MAX_LISTEN_URIS, withSubscriptionId } from "../src/relay/subscription-filter";
 import { MAX_LISTEN_UPSTREAMS } from "../src/relay/subscriptions";
 import { FLOOD_EVENT_BYTES, type FloodStats } from "./fixtures/flood-upstream";
 import { admin, authVars, makeKey } from "./helpers/auth";
@@ -235,5 +235,19 @@ describe("ttlMs now that list changes reach listeners", () => {
   it("through the gateway: tools/list of a live upstream carries LIST_TTL_MS", async () => {
     const listed = await answer(await modernPost("/mcp/alpha", "tools/list", {}, client("ttl"), 1));
     expect(listed.result.ttlMs).toBe(LIST_TTL_MS);
+  });
+});
+
+describe("the subscription id on a notification", () => {
+  const KEY = JSON.stringify(SUBSCRIPTION_ID);
+  it.each([
+    ["no params", '{"jsonrpc":"2.0","method":"m"}', `{"jsonrpc":"2.0","method":"m","params":{"_meta":{${KEY}:"s"}}}`],
+    ["params without _meta", '{"jsonrpc":"2.0","method":"m","params":{"uri":"a://é"}}', `{"jsonrpc":"2.0","method":"m","params":{"uri":"a://é","_meta":{${KEY}:"s"}}}`],
+    ["an empty _meta", '{"jsonrpc":"2.0","method":"m","params":{"_meta":{}}}', `{"jsonrpc":"2.0","method":"m","params":{"_meta":{${KEY}:"s"}}}`],
+    ["another _meta key kept", '{"jsonrpc":"2.0","method":"m","params":{"_meta":{"x":1.50}}}', `{"jsonrpc":"2.0","method":"m","params":{"_meta":{"x":1.50,${KEY}:"s"}}}`],
+    ["the upstream's own id replaced", `{"jsonrpc":"2.0","method":"m","params":{"_meta":{${KEY}:99}}}`, `{"jsonrpc":"2.0","method":"m","params":{"_meta":{${KEY}:"s"}}}`],
+    ["a _meta that is not an object", '{"jsonrpc":"2.0","method":"m","params":{"_meta":null}}', `{"jsonrpc":"2.0","method":"m","params":{"_meta":{${KEY}:"s"}}}`],
+  ])("%s: stamped, every other byte kept", (_label, text, expected) => {
+    expect(withSubscriptionId(text, "s")).toBe(expected);
   });
 });

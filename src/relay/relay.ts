@@ -41,7 +41,12 @@ function rememberUris(ctx: CallContext, upstream: string, items: readonly { uri?
   }
 }
 
-/** The upstream this isolate last saw serve `uri` (by listing or reading it), if any. */
+/**
+ * The upstream this isolate last saw serve `uri` (by listing or reading it), if any.
+ *
+ * @example
+ * knownUriOwner("alpha://info"); // "alpha" once a resources/list or read showed it
+ */
 export function knownUriOwner(uri: string): string | undefined {
   return uriOwners.get(uri);
 }

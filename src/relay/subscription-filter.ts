@@ -59,12 +59,22 @@ export function readFilter(request: JsonRpcRequest): SubscriptionFilter {
   return filter;
 }
 
-/** True when `filter` asks for nothing at all. */
+/**
+ * True when `filter` asks for nothing at all.
+ *
+ * @example
+ * isEmptyFilter({ resourceSubscriptions: [] }); // true
+ */
 export function isEmptyFilter(filter: SubscriptionFilter): boolean {
   return !filter.toolsListChanged && !filter.promptsListChanged && !filter.resourcesListChanged && (filter.resourceSubscriptions?.length ?? 0) === 0;
 }
 
-/** The union of what several upstreams agreed to, as the acknowledgement reports it. */
+/**
+ * The union of what several upstreams agreed to, as the acknowledgement reports it.
+ *
+ * @example
+ * unionOf([{ toolsListChanged: true }, { resourceSubscriptions: ["a://x"] }]); // { toolsListChanged: true, resourceSubscriptions: ["a://x"] }
+ */
 export function unionOf(filters: readonly SubscriptionFilter[]): SubscriptionFilter {
   const out: { -readonly [K in keyof SubscriptionFilter]: SubscriptionFilter[K] } = {};
   for (const key of ["toolsListChanged", "promptsListChanged", "resourcesListChanged"] as const) if (filters.some((f) => f[key])) out[key] = true;
@@ -125,6 +135,9 @@ export function withSubscriptionId(text: string, id: JsonRpcId): string {
 /**
  * The acknowledgement that opens every listen stream: what the gateway agreed to honour,
  * and (gateway `_meta`) the upstreams it could not listen to and why.
+ *
+ * @example
+ * acknowledgement("listen:0", { toolsListChanged: true });
  */
 export function acknowledgement(id: JsonRpcId, agreed: SubscriptionFilter, meta: JsonObject = {}): string {
   return JSON.stringify({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { _meta: { ...meta, [SUBSCRIPTION_ID_META_KEY]: id }, notifications: agreed } });

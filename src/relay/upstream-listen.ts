@@ -162,6 +162,9 @@ export const legacyUpstreamListener: UpstreamListener = {
  * legacy client should see of a modern upstream. A gateway that wants to could open the
  * upstream's `subscriptions/listen` with every list_changed flag and relay what comes,
  * the subscription id removed, on the 2025 client's GET stream (relay/listen.ts).
+ *
+ * @example
+ * const opened = await upstreamListener(upstream).open(ctx, upstream, { toolsListChanged: true }, signal);
  */
 export function upstreamListener(_upstream: UpstreamConfig): UpstreamListener {
   return legacyUpstreamListener;
