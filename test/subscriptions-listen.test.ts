@@ -13,6 +13,7 @@ import { MAX_LISTEN_URIS, withSubscriptionId } from "../src/relay/subscription-f
 import { MAX_LISTEN_UPSTREAMS } from "../src/relay/subscriptions";
 import { FLOOD_EVENT_BYTES, type FloodStats } from "./fixtures/flood-upstream";
 import { admin, authVars, makeKey } from "./helpers/auth";
+import { admin as shapingAdmin, ADMIN_VARS } from "./helpers/admin";
 import { answer, post, type Json, type Vars } from "./helpers/gateway";
 
 const MODERN = "2026-07-28";
@@ -249,5 +250,22 @@ describe("the subscription id on a notification", () => {
     ["a _meta that is not an object", '{"jsonrpc":"2.0","method":"m","params":{"_meta":null}}', `{"jsonrpc":"2.0","method":"m","params":{"_meta":{${KEY}:"s"}}}`],
   ])("%s: stamped, every other byte kept", (_label, text, expected) => {
     expect(withSubscriptionId(text, "s")).toBe(expected);
+  });
+});
+
+describe("the gateway's own list changes", () => {
+  it("an output-filter edit that changes what tools/list shows reaches a listener that asked for toolsListChanged", async () => {
+    const options = { ...client("filter-edit"), vars: ADMIN_VARS };
+    const listening = await listen("/mcp/alpha", { toolsListChanged: true }, options, "edits");
+    expect((await listening.next()).params.notifications).toEqual({ toolsListChanged: true });
+    const put = await shapingAdmin("PUT", "/filter-sets/default", '{"tools":{"alpha___get_user":{"retain":["/userInfo/login"]}}}', { contentType: "application/json" });
+    try {
+      expect(put.status).toBe(200);
+      // Checked once a second (FILTER_CACHE_TTL_MS is 0 here); the test's timeout bounds the wait.
+      expect(await listening.next()).toEqual({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [SUBSCRIPTION_ID]: "edits" } } });
+    } finally {
+      await listening.close();
+      await shapingAdmin("DELETE", "/filter-sets/default");
+    }
   });
 });
