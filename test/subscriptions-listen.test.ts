@@ -111,6 +111,19 @@ describe("subscriptions/listen", () => {
     await listening.close();
   });
 
+  it("on /mcp subscribes a URI only at the upstream known to serve it", async () => {
+    // Two upstreams serving the same URIs: the first in UPSTREAMS serves alpha://info (as resources/read would find it).
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "first", url: alpha }, { name: "second", url: alpha }]) };
+    const options = { ...client("owner"), vars };
+    const listed = await answer(await modernPost("/mcp", "resources/list", {}, options, nextId++));
+    expect(listed.result.resources.map((r: Json) => r.uri)).toContain("alpha://info");
+    const listening = await listen("/mcp", { resourceSubscriptions: ["alpha://info", "alpha://items/3"] }, options);
+    expect((await listening.next()).params.notifications).toEqual({ resourceSubscriptions: ["alpha://info", "alpha://items/3"] });
+    // alpha://info at its owner only; alpha://items/3 (a template, listed by no one) at each upstream that supports subscriptions.
+    expect((await stats({ client: options.client })).subscribed.sort()).toEqual(["alpha://info", "alpha://items/3", "alpha://items/3"]);
+    await listening.close();
+  });
+
   it("closing the stream cancels the upstream's stream, undoes its subscriptions and ends its session", async () => {
     const options = client("close");
     const listening = await listen("/mcp/alpha", { toolsListChanged: true, resourceSubscriptions: ["alpha://info", "alpha://items/2"] }, options);

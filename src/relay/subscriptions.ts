@@ -77,7 +77,8 @@ export async function subscriptionsListen(ctx: CallContext, request: WireMessage
 
   const abort = new AbortController();
   const stop = () => abort.abort();
-  ctx.signal.addEventListener("abort", stop, { once: true });
+  if (ctx.signal.aborted) stop();
+  else ctx.signal.addEventListener("abort", stop, { once: true });
   const open: { upstream: UpstreamConfig; listen: UpstreamListen }[] = [];
   try {
     const opened = await Promise.all(able.slice(0, MAX_LISTEN_UPSTREAMS).map(async ({ upstream, listener, honours }) => ({ upstream, result: await listener.open(ctx, upstream, honours, abort.signal) })));
