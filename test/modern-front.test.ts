@@ -3,7 +3,7 @@
  * sessions on the same URLs, the envelope and header checks, `server/discover`, removed
  * methods, and tools through to real 2025 upstreams with `resultType` and caching hints.
  */
-import { completeResult } from "../src/front/modern/caching";
+import { completeResult, LIST_TTL_MS } from "../src/front/modern/caching";
 import { describe, expect, inject, it } from "vitest";
 import { TRAP_INPUT_SCHEMA, TRAP_OUTPUT_SCHEMA, TRAP_TOOL } from "./fixtures/raw-upstream-bytes";
 import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
@@ -129,7 +129,7 @@ describe("the envelope and the headers, checked on every request", () => {
 });
 
 describe("removed and unbridged methods", () => {
-  it.each(["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "subscriptions/listen"])("%s in a modern request: HTTP 404 and -32601", async (method) => {
+  it.each(["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"])("%s in a modern request: HTTP 404 and -32601", async (method) => {
     const params = method === "resources/subscribe" || method === "resources/unsubscribe" ? { uri: "alpha://info" } : {};
     const response = await modernPost("/mcp", method, params, {}, 42);
     expect(response.status).toBe(404);
@@ -155,7 +155,7 @@ describe("removed and unbridged methods", () => {
 describe("results for modern clients", () => {
   it("tools/list through a real SDK upstream: resultType, caching hints, sorted by name", async () => {
     const { result } = await modern("/mcp", "tools/list");
-    expect(result).toMatchObject({ resultType: "complete", ttlMs: 0, cacheScope: "public" });
+    expect(result).toMatchObject({ resultType: "complete", ttlMs: LIST_TTL_MS, cacheScope: "public" });
     const names = (result.tools as { name: string }[]).map((t) => t.name);
     expect(names.length).toBeGreaterThan(3);
     expect(names).toEqual([...names].sort());
@@ -181,7 +181,7 @@ describe("results for modern clients", () => {
 
   it("keeps every byte of the upstream's tool schemas, splicing in only the new members", async () => {
     const text = (await messageTexts(await modernPost("/mcp/raw", "tools/list", {}, { vars: RAW_VARS }, 9)))[0]!;
-    expect(text).toBe(`{"jsonrpc":"2.0","id":9,"result":{"tools":[${TRAP_TOOL}],"nextCursor":"page-2","resultType":"complete","ttlMs":0,"cacheScope":"public"}}`);
+    expect(text).toBe(`{"jsonrpc":"2.0","id":9,"result":{"tools":[${TRAP_TOOL}],"nextCursor":"page-2","resultType":"complete","ttlMs":${LIST_TTL_MS},"cacheScope":"public"}}`);
     expect(text).toContain(`"inputSchema":${TRAP_INPUT_SCHEMA}`);
     expect(text).toContain(`"outputSchema":${TRAP_OUTPUT_SCHEMA}`);
   });
@@ -208,9 +208,9 @@ describe("upstream sessions for modern clients", () => {
 
 describe("caching hints", () => {
   it.each([
-    ["adds public hints for a gateway without authentication", "none", '{"tools":[]}', { cacheScope: "public", ttlMs: 0 }],
-    ["adds private hints for an authenticated caller", "api-key", '{"tools":[]}', { cacheScope: "private", ttlMs: 0 }],
-    ["narrows an upstream's own public scope and longer ttl for an authenticated caller", "jwt", '{"tools":[],"cacheScope":"public","ttlMs":600000}', { cacheScope: "private", ttlMs: 0 }],
+    ["adds public hints for a gateway without authentication", "none", '{"tools":[]}', { cacheScope: "public", ttlMs: LIST_TTL_MS }],
+    ["adds private hints for an authenticated caller", "api-key", '{"tools":[]}', { cacheScope: "private", ttlMs: LIST_TTL_MS }],
+    ["narrows an upstream's own public scope and longer ttl for an authenticated caller", "jwt", '{"tools":[],"cacheScope":"public","ttlMs":600000}', { cacheScope: "private", ttlMs: LIST_TTL_MS }],
     ["keeps an upstream's private scope for anyone", "none", '{"tools":[],"cacheScope":"private","ttlMs":0}', { cacheScope: "private", ttlMs: 0 }],
   ] as const)("%s", (_label, authMethod, result, expected) => {
     const text = completeResult(`{"jsonrpc":"2.0","id":1,"result":${result}}`, "tools/list", { authMethod });

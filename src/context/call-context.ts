@@ -102,6 +102,11 @@ export type CallContext = {
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
   /**
+   * True when the client's era cancels a request by closing its stream (2026-07-28): the
+   * relay then tells the upstream serving it (`notifications/cancelled` to a 2025 upstream).
+   */
+  readonly cancelsOnClose?: boolean;
+  /**
    * Sends a message to the client ahead of the answer (progress, logs, server requests,
    * stream events). Await it: it resolves when the client's stream has taken the
    * message, which is how a slow client slows the upstream down.

@@ -126,6 +126,9 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
           // A read changes nothing: on /mcp the relay finds the URI's upstream, and an answer from one the grant does not reach is withheld.
           return reachResource(ctx, grant, uri, id, () => next(ctx, request));
         }
+        case "subscriptions/listen":
+          // Notifications come only from the upstreams the grant reaches, on either route.
+          return next(withReachableUpstreams(ctx, grant), request);
         case "resources/subscribe":
         case "resources/unsubscribe":
           // These act at the upstream: on /mcp only the upstreams the grant reaches are asked.

@@ -11,6 +11,9 @@
  * Fails closed: a set that is broken, or a rule that fails on a result, turns the call
  * into a tool error naming the set and rule; the unfiltered data never goes out. In
  * shadow mode nothing changes; what the set would save is logged.
+ *
+ * A client listening (a 2025 GET stream, or a 2026-07-28 `subscriptions/listen` that
+ * asked for `toolsListChanged`) is told when a filter edit changes what `tools/list` shows.
  */
 import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/jsonrpc";
 import { appendMemberSplice, elements, member, members, parseSpan, pathSpan, removeMemberSplice, splice, type Splice } from "../core/raw-json";
@@ -21,7 +24,7 @@ import { currentShapes, mayHoldUpstreamSchema, recordListing } from "../policy/l
 import { onRequests, toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
 import { SYS_PREFIX } from "../core/names";
 import { utf8Length } from "../core/utf8-position";
-import { TOOLS_LIST_CHANGED, watchFilterShapes } from "./filter-watch";
+import { announceFilterEditsDuringListen, TOOLS_LIST_CHANGED, watchFilterShapes } from "./filter-watch";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 
 export const FILTERED_META_KEY = "mcp-edge-gateway/output-filter";
@@ -173,6 +176,9 @@ export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Ou
   return (next) => {
     const handleRequests = requests(next);
     return async function outputFilters(ctx, message) {
+      if (message.kind === "request" && message.wire.message.method === "subscriptions/listen" && !ctx.identity.session) {
+        return announceFilterEditsDuringListen(ctx, message.wire.message.id, cacheTtlMs, (inner) => handleRequests(inner, message));
+      }
       if (message.kind !== "listen" || !ctx.identity.session) return handleRequests(ctx, message);
       // While the client's stream is open, a filter edit that changes what tools/list shows is announced on it.
       const stop = watchFilterShapes({

@@ -10,6 +10,7 @@ import { encodeServerRequestId, withMessageId } from "./server-requests";
 import { toGatewayTaskIds } from "./task-ids";
 import { bridgeable, bridgedForward } from "./bridge";
 import { withTraceMeta } from "./trace-meta";
+import { cancelWhenClientGoes } from "./cancel-upstream";
 import { traceparentOf } from "../core/traceparent";
 import { poolRequest, type CallContext, type Route } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
@@ -106,6 +107,16 @@ async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: 
   if (bridgeable(ctx, upstream, methodOf(text), text)) return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx.route, upstream.name, wire));
   const { record } = ctx;
   record.upstream = upstream.name;
+  const stopWatching = cancelWhenClientGoes(ctx, upstream, id);
+  try {
+    return await exchangeWith(ctx, upstream, text, id, options);
+  } finally {
+    stopWatching();
+  }
+}
+
+async function exchangeWith(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId, options: SendOptions): Promise<string> {
+  const { record } = ctx;
   let reply = await sendToUpstream(upstream, text, poolRequest(ctx), options);
   // Resumptions count only while nothing arrives: an upstream that polls (closing its
   // stream after each event) may take as long as the call does.

@@ -3,7 +3,8 @@
  * meets the upstreams. Requests are routed (relay.ts), initialize opens the upstream
  * sessions (initialize.ts), server/discover describes the route (discover.ts), the client's answers go back to the upstream that asked
  * (client-response.ts), notifications to every upstream of the route, and a listening
- * client gets the upstreams' own streams (listen.ts).
+ * client gets the upstreams' own streams (listen.ts); a 2026-07-28 client's
+ * `subscriptions/listen` gets the notifications it opted in to (subscriptions.ts).
  */
 import type { Handler } from "../context/call-context";
 import { relayClientResponse } from "./client-response";
@@ -11,6 +12,7 @@ import { describeRoute } from "./discover";
 import { initializeUpstreams } from "./initialize";
 import { listen } from "./listen";
 import { relayNotification, relayRequest } from "./relay";
+import { LISTEN_SINCE_REVISION, subscriptionsListen } from "./subscriptions";
 
 /** The relay handler at the centre of the pipeline. */
 export const relay: Handler = async (ctx, message) => {
@@ -21,6 +23,10 @@ export const relay: Handler = async (ctx, message) => {
           return initializeUpstreams(ctx, message.wire);
         case "server/discover":
           return describeRoute(ctx, message.wire);
+        case "subscriptions/listen":
+          // Older revisions have no such method: their clients' requests go to the upstreams as any other.
+          if (ctx.identity.protocolVersion >= LISTEN_SINCE_REVISION) return subscriptionsListen(ctx, message.wire);
+          return relayRequest(ctx, message.wire);
         default:
           return relayRequest(ctx, message.wire);
       }

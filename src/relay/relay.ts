@@ -42,6 +42,16 @@ function rememberUris(ctx: CallContext, upstream: string, items: readonly { uri?
   }
 }
 
+/**
+ * The upstream this isolate last saw serve `uri` (by listing or reading it), if any.
+ *
+ * @example
+ * knownUriOwner("alpha://info"); // "alpha" once a resources/list or read showed it
+ */
+export function knownUriOwner(uri: string): string | undefined {
+  return uriOwners.get(uri);
+}
+
 /** Replaces the string at `path` in the request text with `value`, keeping every other byte. */
 function rewriteString(text: string, path: readonly string[], value: string): string {
   const span = pathSpan(text, path);

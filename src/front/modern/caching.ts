@@ -6,14 +6,30 @@
 import type { Identity } from "../../context/call-context";
 import { isObject } from "../../core/jsonrpc";
 import { appendMemberSplice, elements, member, members, parseSpan, rootSpan, splice, type Span, type Splice } from "../../core/raw-json";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
+import { UNAVAILABLE_META_KEY } from "../../relay/merge-lists";
 import { CACHEABLE_METHODS } from "./protocol";
 
 /**
- * How long a client may keep a list or read result. The gateway cannot know when an
- * upstream's lists change and does not yet relay list-changed notifications to modern
- * clients (no `subscriptions/listen`), so it promises no freshness: 0, "re-fetch when needed".
+ * How long a client may keep a read or `server/discover` result: 0, "re-fetch when
+ * needed". A 2025 upstream gives no freshness for a resource's content (updates are
+ * announced only for URIs a listen subscribed to), and discover reflects which upstreams
+ * answer right now.
  */
 export const RESULT_TTL_MS = 0;
+
+/**
+ * How long a client may keep a complete list page (tools, prompts, resources,
+ * templates). Upstream list changes reach a client that listens
+ * (`subscriptions/listen` relays each upstream's list_changed, which invalidates the
+ * cache at once, as server/utilities/caching says); the gateway's own documents
+ * (personas, visibility, overrides, filters) reach lists within the same time, the
+ * document cache of an isolate (`FILTER_CACHE_TTL_MS`, default 30 s). A merged list
+ * that lacks an unavailable upstream gets 0: it should not outlive the outage.
+ */
+export const LIST_TTL_MS = DEFAULT_DOCUMENT_CACHE_TTL_MS;
+
+const LIST_METHODS: ReadonlySet<string> = new Set(["tools/list", "prompts/list", "resources/list", "resources/templates/list"]);
 
 /**
  * `private` whenever the answer may depend on who asks: any authenticated principal.
@@ -22,8 +38,16 @@ export const RESULT_TTL_MS = 0;
  * @example
  * cachingHints({ authMethod: "none", ... }); // { ttlMs: 0, cacheScope: "public" }
  */
-export function cachingHints(identity: Pick<Identity, "authMethod">): { ttlMs: number; cacheScope: "public" | "private" } {
-  return { ttlMs: RESULT_TTL_MS, cacheScope: identity.authMethod === "none" ? "public" : "private" };
+export function cachingHints(identity: Pick<Identity, "authMethod">, ttlMs = RESULT_TTL_MS): { ttlMs: number; cacheScope: "public" | "private" } {
+  return { ttlMs, cacheScope: identity.authMethod === "none" ? "public" : "private" };
+}
+
+/** The freshness a result of `method` may promise: a complete list keeps LIST_TTL_MS, anything else 0. */
+function ttlFor(text: string, result: Span, method: string): number {
+  if (!LIST_METHODS.has(method)) return RESULT_TTL_MS;
+  const meta = member(text, result, "_meta");
+  const incomplete = meta !== undefined && text.charCodeAt(meta.start) === 0x7b && member(text, meta, UNAVAILABLE_META_KEY) !== undefined;
+  return incomplete ? RESULT_TTL_MS : LIST_TTL_MS;
 }
 
 function toolName(text: string, span: Span): string {
@@ -62,7 +86,7 @@ export function completeResult(text: string, method: string, identity: Pick<Iden
   const added: string[] = [];
   if (!keys.has("resultType")) added.push('"resultType":"complete"');
   if (CACHEABLE_METHODS.has(method)) {
-    const hints = cachingHints(identity);
+    const hints = cachingHints(identity, ttlFor(text, result, method));
     // An upstream's own hints may only narrow the gateway's: the answer was shaped for this caller.
     for (const { key, value } of own) {
       const upstreamValue = parseSpan(text, value);

@@ -10,7 +10,9 @@
  * modern call become input_required answers in the relay (relay/bridge.ts) when the
  * BRIDGED_CALLS binding is present; one that still reaches this front (no binding, or a
  * call the bridge does not cover) is told the client cannot answer, and the client gets
- * -32021 (capability not declared) or -32603 naming the limitation. `subscriptions/listen` is answered as an unknown method.
+ * -32021 (capability not declared) or -32603 naming the limitation. `subscriptions/listen`
+ * runs through the pipeline like any request (relay/subscriptions.ts answers it as a
+ * stream); closing any response stream cancels the request at the upstream (`cancelsOnClose`).
  */
 import { GatewayError } from "../../core/errors";
 import { INTERNAL_ERROR, INVALID_REQUEST, isObject, kindOf, METHOD_NOT_FOUND, PARSE_ERROR, type JsonObject, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
@@ -68,6 +70,8 @@ async function contextOf(where: EndpointRequest, envelope: Envelope, signal: Abo
     upstreamClient: await modernUpstreamClient({ principal: caller.principal, route: where.route, clientCapabilities: envelope.clientCapabilities, clientInfo, bridging: where.services.bridgedCalls !== undefined }),
     ...paramHeadersOf(where.request.headers),
     signal,
+    // Closing the response stream is this revision's cancellation (basic/patterns/cancellation).
+    cancelsOnClose: true,
     waitUntil: where.waitUntil,
   };
 }

@@ -51,9 +51,7 @@ export const REMOVED_METHODS: ReadonlyMap<string, string> = new Map([
 ]);
 
 /** Methods of 2026-07-28 this gateway does not serve yet, with why. */
-export const UNBRIDGED_METHODS: ReadonlyMap<string, string> = new Map([
-  ["subscriptions/listen", "subscriptions/listen is not served by this gateway yet; re-fetch lists when their ttlMs has passed"],
-]);
+export const UNBRIDGED_METHODS: ReadonlyMap<string, string> = new Map();
 
 /** Results that carry caching hints (server/utilities/caching). */
 export const CACHEABLE_METHODS: ReadonlySet<string> = new Set(["server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"]);

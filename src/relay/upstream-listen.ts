@@ -1,0 +1,171 @@
+/**
+ * One upstream's side of a `subscriptions/listen`: what it can honour of the listener's
+ * filter, and its notification stream. This is the seam between the listen (relay/
+ * subscriptions.ts, protocol-neutral) and each upstream's era:
+ *
+ * - a **2025 upstream** (this file): a session of the listen's own (so concurrent listens
+ *   of one principal never share a GET stream or each other's subscriptions), its GET
+ *   stream, and `resources/subscribe` for the URIs asked for; on close the stream is
+ *   cancelled, each URI unsubscribed and the session DELETEd.
+ * - **SEAM — a 2026-07-28 upstream** plugs in at `upstreamListener`: an `UpstreamListener`
+ *   whose `open` sends the upstream its own `subscriptions/listen` with the agreed filter
+ *   and yields what that stream carries (the listen strips and re-stamps the
+ *   subscription id, so the upstream's own id never reaches the client).
+ */
+import { fail, ok, type Result } from "../core/errors";
+import { isObject, type WireMessage } from "../core/jsonrpc";
+import { poolRequest, type CallContext } from "../context/call-context";
+import type { UpstreamConfig } from "../config/upstreams";
+import { exchange, type UpstreamFailure } from "../upstream/client";
+import { describeFailure } from "../upstream/failures";
+import { handshake, upstreamHandshake, upstreamMessages, type PoolRequest } from "../upstream/pool";
+import type { UpstreamSession } from "../upstream/upstream-session";
+import { knownUriOwner } from "./relay";
+import { isEmptyFilter, type SubscriptionFilter } from "./subscription-filter";
+
+/** An upstream being listened to. */
+export type UpstreamListen = {
+  /** What it agreed to send (the listen delivers nothing else from it). */
+  readonly agreed: SubscriptionFilter;
+  /** Everything it sends, read only as fast as the listener takes what it admits; ends with its stream. */
+  readonly messages: AsyncIterable<Result<WireMessage, UpstreamFailure>>;
+  /** Ends the listen at the upstream (stream cancelled, subscriptions undone). Never rejects. */
+  readonly close: () => Promise<void>;
+};
+
+/** Why an upstream is not listened to (reported in the acknowledgement's gateway `_meta`). */
+export type ListenRefusal = { readonly reason: "no-stream" | "failed"; readonly detail: string };
+
+/** How the listen reaches one era of upstream. */
+export type UpstreamListener = {
+  /** What the upstream can honour of `wanted`, from what it declared; holds no connection. */
+  readonly honours: (ctx: CallContext, upstream: UpstreamConfig, wanted: SubscriptionFilter) => Promise<SubscriptionFilter>;
+  /** Opens the upstream's notification stream for (at most) `agreed`; `signal` ends it. */
+  readonly open: (ctx: CallContext, upstream: UpstreamConfig, agreed: SubscriptionFilter, signal: AbortSignal) => Promise<Result<UpstreamListen, ListenRefusal>>;
+};
+
+/** What a declared capability set lets a 2025 upstream honour of `wanted`. */
+function honouredBy(capabilities: unknown, wanted: SubscriptionFilter): SubscriptionFilter {
+  const declared = (key: string, flag: string) => {
+    const capability = isObject(capabilities) ? capabilities[key] : undefined;
+    return isObject(capability) && capability[flag] === true;
+  };
+  const uris = declared("resources", "subscribe") ? (wanted.resourceSubscriptions ?? []) : [];
+  return {
+    ...(wanted.toolsListChanged && declared("tools", "listChanged") ? { toolsListChanged: true } : {}),
+    ...(wanted.promptsListChanged && declared("prompts", "listChanged") ? { promptsListChanged: true } : {}),
+    ...(wanted.resourcesListChanged && declared("resources", "listChanged") ? { resourcesListChanged: true } : {}),
+    ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}),
+  };
+}
+
+/** Sends one request in `session` and tells whether the upstream answered it with a result. */
+async function succeeded(upstream: UpstreamConfig, request: PoolRequest, session: UpstreamSession, body: string): Promise<boolean> {
+  const reply = await exchange({
+    upstream,
+    env: request.env,
+    ...(request.identity ? { identity: request.identity } : {}),
+    method: "POST",
+    body,
+    sessionId: session.sessionId,
+    protocolVersion: session.protocolVersion,
+    ...(request.signal ? { signal: request.signal } : {}),
+    answerWithinTimeout: true,
+  });
+  if (!reply.ok) return false;
+  let answered = false;
+  for await (const item of upstreamMessages(reply.value, upstream.name)) {
+    if (!item.ok) return false;
+    const message = item.value.message;
+    if ("id" in message && !("method" in message)) answered = "result" in message;
+  }
+  return answered;
+}
+
+function subscribeBody(method: "resources/subscribe" | "resources/unsubscribe", uri: string, index: number): string {
+  return JSON.stringify({ jsonrpc: "2.0", id: `gw-listen-${index}`, method, params: { uri } });
+}
+
+/** Unsubscribes `uris` and ends the session; failures are logged (the session's expiry at the upstream is the backstop). */
+async function cleanUp(upstream: UpstreamConfig, request: PoolRequest, session: UpstreamSession, uris: readonly string[]): Promise<void> {
+  try {
+    await Promise.all(uris.map((uri, index) => succeeded(upstream, request, session, subscribeBody("resources/unsubscribe", uri, index))));
+    const ended = await exchange({ upstream, env: request.env, ...(request.identity ? { identity: request.identity } : {}), method: "DELETE", sessionId: session.sessionId, protocolVersion: session.protocolVersion });
+    if (!ended.ok && ended.reason !== "http-status") console.warn(`mcp-edge-gateway: ending the listen session of "${upstream.name}": ${describeFailure(ended)}`);
+  } catch (error) {
+    console.warn(`mcp-edge-gateway: ending the listen session of "${upstream.name}": ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/**
+ * A 2025 upstream: its own session for this listen, the GET stream, `resources/subscribe`
+ * per URI (on /mcp only at the upstream known to serve it, when one is known).
+ */
+export const legacyUpstreamListener: UpstreamListener = {
+  async honours(ctx, upstream, wanted) {
+    const declared = await upstreamHandshake(upstream, poolRequest(ctx));
+    return declared.ok ? honouredBy(declared.value.initializeResult["capabilities"], wanted) : {};
+  },
+
+  async open(ctx, upstream, agreed, signal) {
+    const pool: PoolRequest = { ...poolRequest(ctx), signal };
+    // Cleanup runs after the listener has gone (its signal aborted): without a signal, within the upstream's own deadlines.
+    const { signal: _signal, ...unbound } = pool;
+    const made = await handshake(upstream, pool);
+    if (!made.ok) return fail({ reason: "failed", detail: describeFailure(made) });
+    const session = made.value.session;
+    if (!session.sessionId) return fail({ reason: "no-stream", detail: `upstream "${upstream.name}" keeps no sessions, so it has no stream of its own messages` });
+    // Its own switch, so closing this upstream's listen cancels its GET whatever the listener does.
+    const closer = new AbortController();
+    signal.addEventListener("abort", () => closer.abort(), { once: true });
+    const stream = await exchange({ upstream, env: pool.env, ...(pool.identity ? { identity: pool.identity } : {}), method: "GET", sessionId: session.sessionId, protocolVersion: session.protocolVersion, signal: closer.signal });
+    if (!stream.ok || stream.value.mode !== "sse") {
+      if (stream.ok) for await (const _ of stream.value.messages) break; // not a stream: read (and so release) its body
+      ctx.waitUntil(cleanUp(upstream, unbound, session, []));
+      return fail({ reason: "no-stream", detail: stream.ok ? `upstream "${upstream.name}" answered its GET without a stream` : describeFailure(stream) });
+    }
+    // Subscribed once the stream is open, so no update between the two is lost.
+    const wanted = (agreed.resourceSubscriptions ?? []).filter((uri) => !ctx.route.aggregated || (knownUriOwner(uri) ?? upstream.name) === upstream.name);
+    const subscribed: string[] = [];
+    await Promise.all(
+      wanted.map(async (uri, index) => {
+        if (await succeeded(upstream, pool, session, subscribeBody("resources/subscribe", uri, index))) subscribed.push(uri);
+      }),
+    );
+    const kept: SubscriptionFilter = {
+      ...(agreed.toolsListChanged ? { toolsListChanged: true } : {}),
+      ...(agreed.promptsListChanged ? { promptsListChanged: true } : {}),
+      ...(agreed.resourcesListChanged ? { resourcesListChanged: true } : {}),
+      ...(subscribed.length > 0 ? { resourceSubscriptions: wanted.filter((uri) => subscribed.includes(uri)) } : {}),
+    };
+    let closing: Promise<void> | undefined;
+    const close = () => {
+      closing ??= (async () => {
+        closer.abort();
+        await cleanUp(upstream, unbound, session, subscribed);
+      })().catch(() => {});
+      return closing;
+    };
+    if (isEmptyFilter(kept)) {
+      ctx.waitUntil(close());
+      return fail({ reason: "failed", detail: `upstream "${upstream.name}" refused every subscription asked of it` });
+    }
+    return ok({ agreed: kept, messages: upstreamMessages(stream.value, upstream.name), close });
+  },
+};
+
+/**
+ * SEAM: the listener for `upstream`'s era. Every upstream is a 2025 one today; helper
+ * "up26"'s era discovery returns a 2026-07-28 listener here for upstreams that speak it.
+ *
+ * A 2025 client's GET stream is not fed from here: 2026-07-28 says nothing of what a
+ * legacy client should see of a modern upstream. A gateway that wants to could open the
+ * upstream's `subscriptions/listen` with every list_changed flag and relay what comes,
+ * the subscription id removed, on the 2025 client's GET stream (relay/listen.ts).
+ *
+ * @example
+ * const opened = await upstreamListener(upstream).open(ctx, upstream, { toolsListChanged: true }, signal);
+ */
+export function upstreamListener(_upstream: UpstreamConfig): UpstreamListener {
+  return legacyUpstreamListener;
+}
