@@ -12,6 +12,7 @@ import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
 import { startTasksUpstream } from "./fixtures/tasks-upstream.ts";
 import { startTraceUpstream } from "./fixtures/trace-upstream.ts";
 import { startJwksServer } from "./fixtures/jwks-server.ts";
+import { startConformanceUpstream2026 } from "./fixtures/conformance-upstream-2026.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -32,7 +33,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("traceUpstreamUrl", trace.url);
   const jwks = await startJwksServer();
   project.provide("jwks", { url: jwks.url, fetchesUrl: jwks.fetchesUrl, keys: jwks.keys });
+  const dualEra = await startConformanceUpstream2026();
+  project.provide("dualEraUpstreamUrl", dualEra.url);
   return async () => {
-    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close()]);
+    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), dualEra.close()]);
   };
 }

@@ -15,6 +15,8 @@ declare module "vitest" {
     tasksUpstreamUrl: string;
     /** test/fixtures/trace-upstream.ts: answers with the trace context that reached it. */
     traceUpstreamUrl: string;
+    /** test/fixtures/conformance-upstream-2026.ts: SDK v2, serves 2026-07-28 and (statelessly) 2025 requests. */
+    dualEraUpstreamUrl: string;
     /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
     jwks: { url: string; fetchesUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }
