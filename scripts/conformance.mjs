@@ -283,6 +283,7 @@ async function main() {
 
   // ---- report
   const regressions = [];
+  const moreWarnings = [];
   const gaps = [];
   const stale = [];
   const summary = { conformance: { '2025': cli2025.version, '2026': cli2026.version }, suite: options.suite, legs: {} };
@@ -309,6 +310,7 @@ async function main() {
         const gap = legGaps[r.scenario];
         if (expected && !r.passed) (gap ? gaps : regressions).push({ ...r, leg: leg.label, gap });
         if (gap && r.passed) stale.push(`${leg.label} ${r.scenario}`);
+        if (expected && r.passed && r.warnings > reference[i].warnings) moreWarnings.push(`${leg.label} ${r.scenario}: ${reference[i].warnings} -> ${r.warnings}`);
       });
     }
   }
@@ -320,6 +322,7 @@ async function main() {
       console.log(`\n${label}: failing even directly, so not compared (the fixture's or the suite's, not the gateway's) — ${failing.length}: ${failing.map((r) => r.scenario).join(', ')}`);
     }
   }
+  if (moreWarnings.length > 0) console.log(`\nPassing, but with more warnings than on the reference leg (see their checks.json):\n  ${moreWarnings.join('\n  ')}`);
   if (gaps.length > 0) {
     console.log(`\nKnown gaps (scripts/conformance-known-gaps.json; not failing the run) — ${gaps.length}:`);
     for (const g of gaps) console.log(`  ${g.leg} ${g.scenario}: ${g.gap}`);
