@@ -5,6 +5,8 @@
  * whose body still claims 2026-07-28, and the SDK v1 upstreams of sdk-upstream.ts.
  */
 import { describe, expect, inject, it } from "vitest";
+import type { JsonRpcRequest } from "../src/core/jsonrpc";
+import { withoutEnvelope } from "../src/front/modern/upstream-request";
 import { answer, messageTexts, post, type Json, type Vars } from "./helpers/gateway";
 
 const MODERN = "2026-07-28";
@@ -48,5 +50,24 @@ describe("a 2026 client's request relayed to an upstream the gateway speaks 2025
     const { result } = (await answer(await modernPost("/mcp", "tools/list"))) as Json;
     expect(result).toMatchObject({ resultType: "complete", cacheScope: "public" });
     expect((result.tools as { name: string }[]).map((t) => t.name)).toContain("dual___test_simple_text");
+  });
+});
+
+describe("withoutEnvelope", () => {
+  const wire = (text: string) => ({ text, message: JSON.parse(text) as JsonRpcRequest });
+  it("removes the four envelope keys wherever they sit in _meta, every other byte kept (but the separator after a removed member)", () => {
+    const text =
+      '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{ "_meta" : {"io.modelcontextprotocol/protocolVersion":"2026-07-28", "progressToken" : 1.50,' +
+      '"io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"c"},"traceparent":"00-x","io.modelcontextprotocol/logLevel":"info"},"name":"t"}}';
+    const out = withoutEnvelope(wire(text));
+    expect(out.text).toBe('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{ "_meta" : {"progressToken" : 1.50,"traceparent":"00-x"},"name":"t"}}');
+    expect(out.message.params?.["_meta"]).toEqual({ progressToken: 1.5, traceparent: "00-x" });
+  });
+
+  it("leaves an emptied _meta as {}, and a request without _meta as it was (the same object)", () => {
+    const only = withoutEnvelope(wire('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'));
+    expect(only.text).toBe('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{}}}');
+    const plain = wire('{"jsonrpc":"2.0","id":2,"method":"tools/list"}');
+    expect(withoutEnvelope(plain)).toBe(plain);
   });
 });
