@@ -98,7 +98,7 @@ function parseOptions(argv) {
     return usage(`--${key} must be a JSON object, got "${raw[key]}"`);
   };
   const upstreams = [...new Set(raw.upstreams.split(',').map((s) => s.trim()).filter(Boolean))];
-  if (upstreams.length === 0 || !upstreams.every(isUpstreamKind)) usage(`--upstreams must list raw and/or beta, got "${raw.upstreams}"`);
+  if (upstreams.length === 0 || !upstreams.every((u) => isUpstreamKind(u) && u in CALLS)) usage(`--upstreams must list raw and/or beta, got "${raw.upstreams}"`);
   return {
     upstreams,
     iterations: count('iterations', 1),

@@ -14,6 +14,7 @@ import { startTraceUpstream } from "./fixtures/trace-upstream.ts";
 import { startJwksServer } from "./fixtures/jwks-server.ts";
 import { startModernUpstream } from "./fixtures/modern-upstream.ts";
 import { startMrtrUpstream } from "./fixtures/mrtr-upstream.ts";
+import { startConformanceUpstream2026 } from "./fixtures/conformance-upstream-2026.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -39,9 +40,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("modernUpstreamUrl", modern.url);
   const mrtr = await startMrtrUpstream();
   project.provide("mrtrUpstreamUrl", mrtr.url);
+  const dualEra = await startConformanceUpstream2026();
+  project.provide("dualEraUpstreamUrl", dualEra.url);
   return async () => {
-    await modern.close();
-    await mrtr.close();
-    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close()]);
+    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close()]);
   };
 }

@@ -17,9 +17,11 @@ declare module "vitest" {
     traceUpstreamUrl: string;
     /** test/fixtures/mrtr-upstream.ts: answers with input_required and checks its requestState comes back byte for byte. */
     mrtrUpstreamUrl: string;
-    /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
+    /** test/fixtures/conformance-upstream-2026.ts: SDK v2, serves 2026-07-28 and (statelessly) 2025 requests. */
+    dualEraUpstreamUrl: string;
     /** test/fixtures/modern-upstream.ts: a 2026-07-28-only SDK v2 upstream (`legacy: "reject"`); `<origin>/seen` lists the headers it received. */
     modernUpstreamUrl: string;
+    /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
     jwks: { url: string; fetchesUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }
 }

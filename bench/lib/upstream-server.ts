@@ -1,29 +1,31 @@
 /**
  * Entry point of one upstream child process of the benchmark:
  *
- *   node bench/lib/upstream-server.ts raw|beta
+ *   node bench/lib/upstream-server.ts raw|beta|dual
  *
  * Serves the test fixture on 127.0.0.1 (raw: test/fixtures/raw-upstream.ts, the cheapest
- * upstream; beta: the stateless SDK server of test/fixtures/sdk-upstream.ts), prints
+ * upstream; beta: the stateless SDK server of test/fixtures/sdk-upstream.ts; dual: the
+ * SDK v2 server of test/fixtures/conformance-upstream-2026.ts, 2026-07-28 and 2025), prints
  * `READY <url>`, and exits on SIGTERM or when its stdin closes (the benchmark is gone).
  * A process of its own so the upstream neither shares an event loop with the load
  * generator nor hides in its CPU time.
  */
 import { startRawUpstream } from "../../test/fixtures/raw-upstream.ts";
 import { startBeta } from "../../test/fixtures/sdk-upstream.ts";
+import { startConformanceUpstream2026 } from "../../test/fixtures/conformance-upstream-2026.ts";
 
-export type UpstreamKind = "raw" | "beta";
+export type UpstreamKind = "raw" | "beta" | "dual";
 
 export function isUpstreamKind(value: unknown): value is UpstreamKind {
-  return value === "raw" || value === "beta";
+  return value === "raw" || value === "beta" || value === "dual";
 }
 
 async function main(kind: string | undefined): Promise<void> {
   if (!isUpstreamKind(kind)) {
-    console.error("usage: node bench/lib/upstream-server.ts raw|beta");
+    console.error("usage: node bench/lib/upstream-server.ts raw|beta|dual");
     process.exit(2);
   }
-  const server = kind === "raw" ? await startRawUpstream() : await startBeta();
+  const server = kind === "raw" ? await startRawUpstream() : kind === "beta" ? await startBeta() : await startConformanceUpstream2026();
   const shutdown = () => void server.close().then(() => process.exit(0));
   process.once("SIGTERM", shutdown);
   process.stdin.on("end", shutdown).resume();

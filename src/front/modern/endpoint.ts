@@ -28,6 +28,7 @@ import { discoverAnswer } from "./discover";
 import { checkEnvelope, envelopeError, type Envelope } from "./envelope";
 import { MISSING_REQUIRED_CLIENT_CAPABILITY, REMOVED_METHODS, UNBRIDGED_METHODS } from "./protocol";
 import { modernUpstreamClient } from "./upstream-client";
+import { withoutEnvelope } from "./upstream-request";
 import { atLeast, isLogLevel } from "../../storage/client-log-levels";
 
 /** The client capability each server-to-client request of a 2025 upstream needs. */
@@ -104,7 +105,7 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
   const abort = new AbortController();
   where.signal?.addEventListener("abort", () => abort.abort(), { once: true });
   const ctx = await contextOf(where, envelope, abort.signal);
-  const { wire } = envelope;
+  const wire = withoutEnvelope(envelope.wire);
   return replyTo(
     [
       {
