@@ -117,7 +117,7 @@ describe("a 2025 client of a 2026-07-28-only upstream", () => {
 describe("a 2026-07-28 client of a 2026-07-28-only upstream", () => {
   const meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": { elicitation: {} }, "io.modelcontextprotocol/clientInfo": { name: "modern-client", version: "2" } };
   function modernPost(path: string, method: string, params: Record<string, unknown>, headers: Record<string, string> = {}, upstreams = vars()): Promise<Response> {
-    const body = JSON.stringify({ jsonrpc: "2.0", id: unique++, method, params: { ...params, _meta: meta } });
+    const body = JSON.stringify({ jsonrpc: "2.0", id: unique++, method, params: { ...params, _meta: { ...meta, ...(params["_meta"] as object | undefined) } } });
     const name: Record<string, string> = typeof params["name"] === "string" ? { "mcp-name": params["name"] } : {};
     return post(path, body, { headers: { "mcp-protocol-version": MODERN, "mcp-method": method, ...name, ...headers }, vars: upstreams });
   }
@@ -133,7 +133,16 @@ describe("a 2026-07-28 client of a 2026-07-28-only upstream", () => {
     expect(call!.headers["mcp-param-unannotated"]).toBe("kept");
   });
 
-  it("gets an input_required result as the upstream sent it, and its retry completes the call", async () => {
+  it("sends a modern client's log level on in the upstream's envelope, and none when it set none", async () => {
+    const text = marker("level");
+    await answer(await modernPost("/mcp/modern", "tools/call", { name: "echo", arguments: { text }, _meta: { "io.modelcontextprotocol/logLevel": "debug" } }, { "mcp-param-text": text }));
+    const quiet = marker("quiet");
+    await answer(await modernPost("/mcp/modern", "tools/call", { name: "echo", arguments: { text: quiet } }, { "mcp-param-text": quiet }));
+    expect((await seen(text))[0]!.meta["io.modelcontextprotocol/logLevel"]).toBe("debug");
+    expect((await seen(quiet))[0]!.meta).not.toHaveProperty(["io.modelcontextprotocol/logLevel"]);
+  });
+
+  it("gets the upstream's input_required result with its requestState sealed by the gateway, and its retry completes the call", async () => {
     const text = marker("retry");
     const first = await answer(await modernPost("/mcp/modern", "tools/call", { name: "confirm", arguments: { text } }, { "mcp-param-text": text }));
     expect(first.result.resultType).toBe("input_required");
@@ -141,7 +150,9 @@ describe("a 2026-07-28 client of a 2026-07-28-only upstream", () => {
     const retry = await answer(
       await modernPost("/mcp/modern", "tools/call", { name: "confirm", arguments: { text }, inputResponses: { confirm: { action: "accept", content: { ok: true } } }, requestState: first.result.requestState }, { "mcp-param-text": text }),
     );
-    expect(retry.result.content[0].text).toBe(`confirmed ${text}: true (state ${first.result.requestState})`);
+    // The client holds the gateway's sealed state (multi-round-trip.ts); the upstream got its own back.
+    expect(first.result.requestState).toMatch(/^s1\./);
+    expect(retry.result.content[0].text).toBe(`confirmed ${text}: true (state confirm:${text})`);
   });
 
   it("discovers the upstream through the gateway on both routes", async () => {

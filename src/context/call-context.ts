@@ -54,6 +54,8 @@ export type Identity = {
   readonly protocolVersion: string;
   readonly clientCapabilities: JsonObject;
   readonly clientInfo: JsonObject;
+  /** The level of log messages a modern client asked for in this request (`io.modelcontextprotocol/logLevel`); absent: none. */
+  readonly logLevel?: string;
   /** Present when the client's era keeps a session. */
   readonly session?: ClientSession;
 };
@@ -209,5 +211,6 @@ export function poolRequest(ctx: CallContext): PoolRequest {
     identity,
     clientVersion: ctx.identity.protocolVersion,
     ...(ctx.paramHeaders ? { paramHeaders: ctx.paramHeaders } : {}),
+    ...(ctx.identity.logLevel !== undefined ? { logLevel: ctx.identity.logLevel } : {}),
   };
 }

@@ -17,6 +17,7 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "../upstream/pool";
 import { isModernVersion } from "../upstream/downgrade";
+import { upstreamEra } from "../upstream/era";
 import { bridgeInput, inputRequired } from "./input-bridge";
 
 /** How often in a row a cut stream may be resumed with nothing new on it, and the longest wait asked for. */
@@ -94,6 +95,13 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, reques
   return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) => forwardOnce(ctx, upstream, text, retryId));
 }
 
+/** Whether `upstream` speaks 2026-07-28 (its remembered or discovered era); a failed discovery is left to the exchange to report. */
+async function speaksModern(ctx: CallContext, upstream: UpstreamConfig): Promise<boolean> {
+  const pool = poolRequest(ctx);
+  const era = await upstreamEra(upstream, ctx.services.env, ctx.signal, pool.identity);
+  return era.ok && era.value.era === "modern";
+}
+
 async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
   const text = traceparent ? withTraceMeta(request, traceparent) : request;
@@ -104,7 +112,8 @@ async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: 
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };
   // A modern client's call that a 2025 upstream may interrupt with a question runs where it can wait for the retry.
-  if (bridgeable(ctx, upstream, methodOf(text), text)) return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx.route, upstream.name, wire));
+  // A 2026-07-28 upstream asks with input_required itself (wrapped by multi-round-trip.ts): only a 2025 upstream is bridged.
+  if (bridgeable(ctx, upstream, methodOf(text), text) && !(await speaksModern(ctx, upstream))) return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx.route, upstream.name, wire));
   const { record } = ctx;
   record.upstream = upstream.name;
   const stopWatching = cancelWhenClientGoes(ctx, upstream, id);

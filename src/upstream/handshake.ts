@@ -32,6 +32,8 @@ export type PoolRequest = {
   readonly clientVersion?: string;
   /** A modern client's own `Mcp-Param-*` headers, forwarded to modern upstreams. */
   readonly paramHeaders?: Readonly<Record<string, string>>;
+  /** A modern client's `io.modelcontextprotocol/logLevel`, sent on to modern upstreams in the envelope. */
+  readonly logLevel?: string;
 };
 
 /** The sealed capability key of an upstream that supports `tasks/list`. */

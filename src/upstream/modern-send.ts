@@ -38,6 +38,8 @@ export type ModernSendRequest = {
   readonly clientVersion?: string;
   /** A modern client's own `Mcp-Param-*` headers, forwarded as they came. */
   readonly paramHeaders?: Readonly<Record<string, string>>;
+  /** A modern client's own log level (its envelope is not forwarded; the gateway writes the upstream's). */
+  readonly logLevel?: string;
 };
 
 /**
@@ -182,7 +184,7 @@ export async function sendModern(upstream: UpstreamConfig, text: string, request
   if (method === "ping" || method === "logging/setLevel") return ok(oneMessage(JSON.stringify({ jsonrpc: "2.0", id, result: {} })));
   const kv = request.env["GATEWAY_KV"] as KVNamespace | undefined;
   const legacyClient = request.clientVersion !== undefined && !isModernVersion(request.clientVersion);
-  const logLevel = legacyClient && kv ? await loadLogLevel(kv, request.session.sid) : null;
+  const logLevel = legacyClient ? (kv ? await loadLogLevel(kv, request.session.sid) : null) : (request.logLevel ?? null);
   const body = withEnvelope(text, { ...envelopeClient(request), ...(logLevel ? { logLevel } : {}) });
   const own = request.paramHeaders ?? {};
   const named = method === "tools/call" && typeof params?.["name"] === "string" ? params["name"] : undefined;

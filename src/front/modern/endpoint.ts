@@ -63,6 +63,7 @@ async function contextOf(where: EndpointRequest, envelope: Envelope, signal: Abo
     protocolVersion: envelope.protocolVersion,
     clientCapabilities: envelope.clientCapabilities,
     clientInfo,
+    ...(isLogLevel(envelope.logLevel) ? { logLevel: envelope.logLevel } : {}),
   };
   return {
     identity,
