@@ -133,6 +133,14 @@ describe("a 2026-07-28 client of a 2026-07-28-only upstream", () => {
     expect(call!.headers["mcp-param-unannotated"]).toBe("kept");
   });
 
+  it("answers an upstream's missing-capability error with HTTP 400, as 2026-07-28 requires", async () => {
+    // The client declared elicitation only; `ask` needs sampling.
+    const refused = await modernPost("/mcp/modern", "tools/call", { name: "ask", arguments: { text: marker("cap") } });
+    expect(refused.status).toBe(400);
+    const body = await answer(refused);
+    expect(body.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });
+  });
+
   it("sends a modern client's log level on in the upstream's envelope, and none when it set none", async () => {
     const text = marker("level");
     await answer(await modernPost("/mcp/modern", "tools/call", { name: "echo", arguments: { text }, _meta: { "io.modelcontextprotocol/logLevel": "debug" } }, { "mcp-param-text": text }));

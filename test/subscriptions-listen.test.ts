@@ -165,6 +165,27 @@ describe("subscriptions/listen", () => {
   });
 });
 
+describe("subscriptions/listen fed by a 2026-07-28 upstream's own listen", () => {
+  const modernUrl = inject("modernUpstreamUrl");
+  it.each([
+    ["/mcp/modern", "touch", [{ name: "modern", url: modernUrl }]],
+    ["/mcp", "modern___touch", [{ name: "modern", url: modernUrl }, { name: "alpha", url: alpha }]],
+  ])("on %s: acknowledged with what the upstream agreed to, and its list_changed stamped with this listen's id", async (path, tool, upstreams) => {
+    const options = { ...client("listen-modern"), vars: { UPSTREAMS: JSON.stringify(upstreams) } };
+    const listening = await listen(path, { toolsListChanged: true }, options, "listen:modern");
+    const ack = await listening.next();
+    expect(ack.method).toBe("notifications/subscriptions/acknowledged");
+    expect(ack.params.notifications).toMatchObject({ toolsListChanged: true });
+    const touched = await answer(await modernPost(path, "tools/call", { name: tool, arguments: {} }, options, nextId++));
+    expect(touched.result.content[0].text).toBe("touched");
+    let changed: Json;
+    do changed = await listening.next();
+    while (changed.method !== "notifications/tools/list_changed");
+    expect(changed.params._meta[SUBSCRIPTION_ID]).toBe("listen:modern");
+    await listening.close();
+  });
+});
+
 describe("subscriptions/listen and personas", () => {
   const VARS = authVars({ apiKeys: true });
 

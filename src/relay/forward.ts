@@ -19,8 +19,12 @@ import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions 
 import { isModernVersion } from "../upstream/downgrade";
 import { upstreamEra } from "../upstream/era";
 import { bridgeInput, inputRequired } from "./input-bridge";
+import { statelessClient } from "./request-state";
+import { randomHexId } from "../core/ids";
 
 /** How often in a row a cut stream may be resumed with nothing new on it, and the longest wait asked for. */
+/** Ids the gateway gives a stateless client's requests upstream (see `forward`). */
+const UPSTREAM_ID_PREFIX = "gw-req-";
 const MAX_RESUMPTIONS = 10;
 const MAX_RESUME_DELAY_MS = 5_000;
 const DEFAULT_RESUME_DELAY_MS = 100;
@@ -90,6 +94,19 @@ function methodOf(text: string): unknown {
  * forwarded unchanged: the seam where the modern front may wrap and unwrap `requestState`.
  */
 export async function forward(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
+  if (!statelessClient(ctx.identity)) return forwardAs(ctx, upstream, request, id);
+  // Stateless clients share upstream sessions (front/modern/upstream-client.ts), and each
+  // numbers its requests from its own start: two of them may send the same id at once.
+  // The upstream sees an id of the gateway's, unique per request; the client gets its own back.
+  const upstreamId = `${UPSTREAM_ID_PREFIX}${randomHexId()}`;
+  try {
+    return withMessageId(await forwardAs(ctx, upstream, withMessageId(request, upstreamId), upstreamId), id);
+  } catch (error) {
+    throw error instanceof GatewayError && error.id === upstreamId ? error.withId(id) : error;
+  }
+}
+
+async function forwardAs(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
   const answer = await forwardOnce(ctx, upstream, request, id);
   if (isModernVersion(ctx.identity.protocolVersion) || !inputRequired(answer)) return answer;
   return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) => forwardOnce(ctx, upstream, text, retryId));

@@ -65,7 +65,7 @@ export async function subscriptionsListen(ctx: CallContext, request: WireMessage
     ? []
     : await Promise.all(
         ctx.route.upstreams.map(async (upstream) => {
-          const listener = upstreamListener(upstream);
+          const listener = await upstreamListener(ctx, upstream);
           const honours = await listener.honours(ctx, upstream, wanted).catch(() => ({}));
           return { upstream, listener, honours };
         }),

@@ -7,9 +7,8 @@
  *   of one principal never share a GET stream or each other's subscriptions), its GET
  *   stream, and `resources/subscribe` for the URIs asked for; on close the stream is
  *   cancelled, each URI unsubscribed and the session DELETEd.
- * - **SEAM — a 2026-07-28 upstream** plugs in at `upstreamListener`: an `UpstreamListener`
- *   whose `open` sends the upstream its own `subscriptions/listen` with the agreed filter
- *   and yields what that stream carries (the listen strips and re-stamps the
+ * - a **2026-07-28 upstream** (`modernUpstreamListener`): its own `subscriptions/listen`
+ *   with the agreed filter, and what that stream carries (the listen re-stamps the
  *   subscription id, so the upstream's own id never reaches the client).
  */
 import { fail, ok, type Result } from "../core/errors";
@@ -22,6 +21,8 @@ import { handshake, upstreamHandshake, upstreamMessages, type PoolRequest } from
 import type { UpstreamSession } from "../upstream/upstream-session";
 import { knownUriOwner } from "./relay";
 import { isEmptyFilter, type SubscriptionFilter } from "./subscription-filter";
+import { upstreamEra } from "../upstream/era";
+import { listenModern } from "../upstream/modern-listen";
 
 /** An upstream being listened to. */
 export type UpstreamListen = {
@@ -154,18 +155,57 @@ export const legacyUpstreamListener: UpstreamListener = {
   },
 };
 
+/** Narrows `filter` to the flags and URIs a listen filter may carry (what an upstream's acknowledgement says it agreed to). */
+function agreedOf(notifications: unknown): SubscriptionFilter {
+  if (!isObject(notifications)) return {};
+  const uris = Array.isArray(notifications["resourceSubscriptions"]) ? notifications["resourceSubscriptions"].filter((uri): uri is string => typeof uri === "string") : [];
+  return {
+    ...(notifications["toolsListChanged"] === true ? { toolsListChanged: true } : {}),
+    ...(notifications["promptsListChanged"] === true ? { promptsListChanged: true } : {}),
+    ...(notifications["resourcesListChanged"] === true ? { resourcesListChanged: true } : {}),
+    ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}),
+  };
+}
+
 /**
- * SEAM: the listener for `upstream`'s era. Every upstream is a 2025 one today; helper
- * "up26"'s era discovery returns a 2026-07-28 listener here for upstreams that speak it.
+ * A 2026-07-28 upstream: its own `subscriptions/listen` (upstream/modern-listen.ts) with
+ * the agreed filter; what it acknowledges is what this listen agrees to for it. Its
+ * subscription id is replaced by the listener's when the listen stamps each notification.
+ */
+export const modernUpstreamListener: UpstreamListener = {
+  async honours(ctx, upstream, wanted) {
+    const era = await upstreamEra(upstream, ctx.services.env, ctx.signal, poolRequest(ctx).identity);
+    return era.ok && era.value.era === "modern" ? honouredBy(era.value.discover["capabilities"], wanted) : {};
+  },
+
+  async open(ctx, upstream, agreed, signal) {
+    const closer = new AbortController();
+    signal.addEventListener("abort", () => closer.abort(), { once: true });
+    const uris = (agreed.resourceSubscriptions ?? []).filter((uri) => !ctx.route.aggregated || (knownUriOwner(uri) ?? upstream.name) === upstream.name);
+    const asked: SubscriptionFilter = { ...agreed, ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}) };
+    if (uris.length === 0) delete (asked as { resourceSubscriptions?: unknown }).resourceSubscriptions;
+    const stream = await listenModern(upstream, { env: ctx.services.env, session: ctx.upstreamClient, signal: closer.signal }, asked);
+    if (!stream.ok) return fail({ reason: "failed", detail: describeFailure(stream) });
+    const kept = agreedOf(stream.value.acknowledged["notifications"]);
+    const close = async () => closer.abort();
+    if (isEmptyFilter(kept)) {
+      closer.abort();
+      return fail({ reason: "failed", detail: `upstream "${upstream.name}" agreed to none of the notifications asked of it` });
+    }
+    return ok({ agreed: kept, messages: upstreamMessages(stream.value.reply, upstream.name), close });
+  },
+};
+
+/**
+ * The listener for `upstream`'s era: a 2026-07-28 upstream's own listen, else the 2025
+ * session, GET stream and subscriptions above.
  *
- * A 2025 client's GET stream is not fed from here: 2026-07-28 says nothing of what a
- * legacy client should see of a modern upstream. A gateway that wants to could open the
- * upstream's `subscriptions/listen` with every list_changed flag and relay what comes,
- * the subscription id removed, on the 2025 client's GET stream (relay/listen.ts).
+ * A 2025 client's GET stream is fed from a 2026-07-28 upstream's listen in relay/listen.ts.
  *
  * @example
- * const opened = await upstreamListener(upstream).open(ctx, upstream, { toolsListChanged: true }, signal);
+ * const opened = await (await upstreamListener(ctx, upstream)).open(ctx, upstream, { toolsListChanged: true }, signal);
  */
-export function upstreamListener(_upstream: UpstreamConfig): UpstreamListener {
-  return legacyUpstreamListener;
+export async function upstreamListener(ctx: CallContext, upstream: UpstreamConfig): Promise<UpstreamListener> {
+  const era = await upstreamEra(upstream, ctx.services.env, ctx.signal, poolRequest(ctx).identity);
+  return era.ok && era.value.era === "modern" ? modernUpstreamListener : legacyUpstreamListener;
 }

@@ -93,12 +93,21 @@ function unbridgedServerRequest(method: string, capabilities: JsonObject): Gatew
   );
 }
 
-/** The message of a "method not found" answer (2026-07-28 wants HTTP 404 for it), else undefined. */
-function methodNotFound(text: string): string | undefined {
-  if (!text.includes(String(METHOD_NOT_FOUND))) return undefined;
+/**
+ * The HTTP status 2026-07-28 gives an upstream's error answer: 404 for "method not found",
+ * 400 for a missing client capability (basic/index); undefined for every other answer.
+ */
+const ERROR_STATUSES: ReadonlyMap<number, number> = new Map([
+  [METHOD_NOT_FOUND, 404],
+  [MISSING_REQUIRED_CLIENT_CAPABILITY, 400],
+]);
+
+function statusedError(text: string, id: JsonRpcRequest["id"]): GatewayError | undefined {
+  if (![...ERROR_STATUSES.keys()].some((code) => text.includes(String(code)))) return undefined;
   const message = readUpstreamMessage(text)?.message;
-  if (!message || !("error" in message) || message.error.code !== METHOD_NOT_FOUND) return undefined;
-  return message.error.message;
+  if (!message || !("error" in message)) return undefined;
+  const status = ERROR_STATUSES.get(message.error.code);
+  return status === undefined ? undefined : new GatewayError(status, message.error.code, message.error.message, message.error.data, id);
 }
 
 /** Runs one modern request through the pipeline, answering at the client's pace (JSON, or SSE once something goes first). */
@@ -138,8 +147,8 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
             throw error;
           }
           if (asked) throw unbridgedServerRequest(asked, envelope.clientCapabilities).withId(wire.message.id);
-          const unknown = methodNotFound(text);
-          if (unknown) throw new GatewayError(404, METHOD_NOT_FOUND, unknown, undefined, wire.message.id);
+          const refused = statusedError(text, wire.message.id);
+          if (refused) throw refused;
           // server/discover went through the pipeline like any request (overrides, authorization, audit); it is answered in the revision's own shape.
           return wire.message.method === "server/discover" ? discoverAnswer(text, ctx.identity) : completeResult(text, wire.message.method, ctx.identity);
         },

@@ -1,0 +1,26 @@
+/**
+ * Stateless clients of one principal, route and capability set share the gateway's
+ * upstream session (front/modern/upstream-client.ts), and each numbers its requests from
+ * its own start. Two of them sending the same id at once must each get their own answer:
+ * a 2025 upstream routes answers by id within a session.
+ */
+import { describe, expect, it } from "vitest";
+import { modern } from "./helpers/modern";
+
+describe("two stateless clients sending the same request id at once", () => {
+  it("each get their own answer from the one upstream session they share", async () => {
+    // Same principal (anonymous), route and capabilities: one upstream session.
+    const capabilities = { experimental: { sharedSessionTest: {} } };
+    const slow = modern("/mcp/alpha", "tools/call", { name: "count", arguments: { steps: 10 } }, { id: 7, capabilities });
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    const quick = await modern("/mcp/alpha", "tools/call", { name: "echo", arguments: { text: "second" } }, { id: 7, capabilities });
+    expect(quick).toMatchObject({ id: 7, result: { content: [{ type: "text", text: "alpha: second" }] } });
+    expect(await slow).toMatchObject({ id: 7, result: { content: [{ type: "text", text: "counted to 10" }] } });
+  });
+
+  it("keeps the client's id on errors the gateway answers for the upstream", async () => {
+    const missing = await modern("/mcp/alpha", "tools/call", { name: "no_such_tool", arguments: {} }, { id: "mine-1" });
+    expect(missing.id).toBe("mine-1");
+    expect(JSON.stringify(missing)).not.toContain("gw-req-");
+  });
+});
