@@ -4,7 +4,8 @@
  * its own start. Two of them sending the same id at once must each get their own answer:
  * a 2025 upstream routes answers by id within a session.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { hugePayloadBytes } from "./fixtures/raw-upstream-bytes";
 import { modern } from "./helpers/modern";
 
 describe("two stateless clients sending the same request id at once", () => {
@@ -16,6 +17,14 @@ describe("two stateless clients sending the same request id at once", () => {
     const quick = await modern("/mcp/alpha", "tools/call", { name: "echo", arguments: { text: "second" } }, { id: 7, capabilities });
     expect(quick).toMatchObject({ id: 7, result: { content: [{ type: "text", text: "alpha: second" }] } });
     expect(await slow).toMatchObject({ id: 7, result: { content: [{ type: "text", text: "counted to 10" }] } });
+  });
+
+  it("keeps the client's id on an answer offloaded while it streams", { timeout: 120_000 }, async () => {
+    const { raw } = inject("fixtureUrls");
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 60_000 }]) };
+    const body = await modern("/mcp/raw", "tools/call", { name: "huge", arguments: { mb: 20 } }, { id: "big-1", vars });
+    expect(body.id).toBe("big-1");
+    expect(JSON.parse(body.result.content[0].text).originalSize).toBe(hugePayloadBytes(20));
   });
 
   it("keeps the client's id on errors the gateway answers for the upstream", async () => {

@@ -214,8 +214,11 @@ describe("closing a modern request's response stream", () => {
     const events = readSse(response.body!);
     const progress = JSON.parse((await events.next()).value!.data);
     expect(progress.method).toBe("notifications/progress");
+    // The upstream knows the call by the gateway's own id for it (forward.ts), never the client's.
+    const upstreamId = progress.params.message as string;
+    expect(upstreamId).toMatch(/^gw-req-/);
     await events.return(undefined);
-    await vi.waitFor(async () => expect((await stats(options)).cancelled).toEqual([id]), { timeout: 5_000, interval: 50 });
+    await vi.waitFor(async () => expect((await stats(options)).cancelled).toEqual([upstreamId]), { timeout: 5_000, interval: 50 });
   });
 });
 

@@ -99,8 +99,11 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, reques
   // numbers its requests from its own start: two of them may send the same id at once.
   // The upstream sees an id of the gateway's, unique per request; the client gets its own back.
   const upstreamId = `${UPSTREAM_ID_PREFIX}${randomHexId()}`;
+  const { largeAnswer } = ctx;
+  // An answer taken while it streams (offload) is made for the client's id: it must answer the upstream's here.
+  const relabelled = largeAnswer ? { ...ctx, largeAnswer: { ...largeAnswer, take: async (body: ReadableStream<Uint8Array>) => withMessageId(await largeAnswer.take(body), upstreamId) } } : ctx;
   try {
-    return withMessageId(await forwardAs(ctx, upstream, withMessageId(request, upstreamId), upstreamId), id);
+    return withMessageId(await forwardAs(relabelled, upstream, withMessageId(request, upstreamId), upstreamId), id);
   } catch (error) {
     throw error instanceof GatewayError && error.id === upstreamId ? error.withId(id) : error;
   }
