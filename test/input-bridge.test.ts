@@ -10,7 +10,7 @@ import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema
 import { describe, expect, inject, it } from "vitest";
 import { createApp } from "../src/shell/app";
 import { readSse } from "../src/core/sse";
-import { gatewayFetch, initialize, post, type Json } from "./helpers/gateway";
+import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
 
 const modernUrl = inject("modernUpstreamUrl");
 const { alpha } = inject("fixtureUrls");
@@ -59,6 +59,24 @@ describe("a 2025 SDK client of a 2026-07-28-only upstream asking for input", () 
     expect(text(result)).toBe("confirmed deploy: true (state confirm:deploy)");
     expect(asked).toEqual(["elicit: Confirm deploy?"]);
     await client.close();
+  });
+
+  it("gets an answer too large to hold, offloaded while it streams, after a round of input", { timeout: 120_000 }, async () => {
+    const { client, asked } = await sdkClient("/mcp/modern", ONLY_MODERN);
+    const result = await client.callTool({ name: "confirm_big", arguments: { mb: 10 } });
+    expect(asked).toEqual(["elicit: Send it all?"]);
+    const envelope = JSON.parse(text(result)) as Json;
+    expect(envelope.payloadId).toMatch(/^[0-9a-f]{32}$/);
+    expect(envelope.originalSize).toBeGreaterThan(10 * 1024 * 1024);
+    await client.close();
+  });
+
+  it("never forwards a 2025 client's own requestState or inputResponses (its revision has none: they can only be forged)", async () => {
+    // No elicitation declared: the upstream's question cannot be put to this client.
+    const { session } = await initialize("/mcp/modern", { vars: ONLY_MODERN, capabilities: {} });
+    const forged = await request("/mcp/modern", session, "tools/call", { name: "confirm", arguments: { text: "forged" }, requestState: "confirm:forged", inputResponses: { confirm: { action: "accept", content: { ok: true } } } }, { vars: ONLY_MODERN });
+    expect(JSON.stringify(forged)).not.toContain("confirmed forged");
+    expect(JSON.stringify(forged)).toContain("elicitation");
   });
 
   it("answers a sampling request", async () => {

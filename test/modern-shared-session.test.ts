@@ -6,17 +6,23 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { hugePayloadBytes } from "./fixtures/raw-upstream-bytes";
-import { modern } from "./helpers/modern";
+import { readSse } from "../src/core/sse";
+import type { Json } from "./helpers/gateway";
+import { modern, modernPost } from "./helpers/modern";
 
 describe("two stateless clients sending the same request id at once", () => {
   it("each get their own answer from the one upstream session they share", async () => {
     // Same principal (anonymous), route and capabilities: one upstream session.
     const capabilities = { experimental: { sharedSessionTest: {} } };
-    const slow = modern("/mcp/alpha", "tools/call", { name: "count", arguments: { steps: 10 } }, { id: 7, capabilities });
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    const slow = await modernPost("/mcp/alpha", "tools/call", { name: "count", arguments: { steps: 10 } }, { id: 7, capabilities, progressToken: "slow" });
+    const events = readSse(slow.body!);
+    // The first progress event: the slow call is under way at the upstream.
+    expect(JSON.parse((await events.next()).value!.data).method).toBe("notifications/progress");
     const quick = await modern("/mcp/alpha", "tools/call", { name: "echo", arguments: { text: "second" } }, { id: 7, capabilities });
     expect(quick).toMatchObject({ id: 7, result: { content: [{ type: "text", text: "alpha: second" }] } });
-    expect(await slow).toMatchObject({ id: 7, result: { content: [{ type: "text", text: "counted to 10" }] } });
+    let last: Json = {};
+    for await (const event of events) last = JSON.parse(event.data) as Json;
+    expect(last).toMatchObject({ id: 7, result: { content: [{ type: "text", text: "counted to 10" }] } });
   });
 
   it("keeps the client's id on an answer offloaded while it streams", { timeout: 120_000 }, async () => {

@@ -46,6 +46,13 @@ it("a resource read's retry on /mcp goes to the upstream that asked", async () =
   expect(first.result.resultType).toBe("input_required");
   const retry = await modern("/mcp", "resources/read", { uri: "mrtr://doc", inputResponses: ANSWER, requestState: first.result.requestState }, { vars: VARS });
   expect(retry.result.contents[0].text).toBe("name=Ada state=exact");
+  // server/utilities/caching: an interim result carries no hints; a retry's result must not be cached.
+  expect(first.result).not.toHaveProperty("ttlMs");
+  expect(first.result).not.toHaveProperty("cacheScope");
+  expect(retry.result).not.toHaveProperty("ttlMs");
+  expect(retry.result).not.toHaveProperty("cacheScope");
+  const plain = await modern("/mcp", "resources/list", {}, { vars: VARS });
+  expect(plain.result).toHaveProperty("ttlMs");
 });
 
 describe("refused states: -32602, HTTP 400, the retry's id, and what to do", () => {

@@ -11,6 +11,7 @@ import { readSse, type SseEvent } from "../src/core/sse";
 import { completeResult, LIST_TTL_MS } from "../src/front/modern/caching";
 import { MAX_LISTEN_URIS, withSubscriptionId } from "../src/relay/subscription-filter";
 import { MAX_LISTEN_UPSTREAMS } from "../src/relay/subscriptions";
+import { agreedOf } from "../src/relay/upstream-listen";
 import { FLOOD_EVENT_BYTES, type FloodStats } from "./fixtures/flood-upstream";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { admin as shapingAdmin, ADMIN_VARS } from "./helpers/admin";
@@ -183,6 +184,18 @@ describe("subscriptions/listen fed by a 2026-07-28 upstream's own listen", () =>
     while (changed.method !== "notifications/tools/list_changed");
     expect(changed.params._meta[SUBSCRIPTION_ID]).toBe("listen:modern");
     await listening.close();
+  });
+});
+
+describe("what a 2026-07-28 upstream's acknowledgement may agree to", () => {
+  it.each([
+    ["exactly what was asked", { toolsListChanged: true, resourceSubscriptions: ["a://1"] }, { toolsListChanged: true, resourceSubscriptions: ["a://1"] }],
+    ["more flags than asked", { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }, { toolsListChanged: true }],
+    ["URIs never asked for", { toolsListChanged: true, resourceSubscriptions: ["a://1", "b://secret"] }, { toolsListChanged: true, resourceSubscriptions: ["a://1"] }],
+    ["less than asked", { resourceSubscriptions: [] }, {}],
+    ["nothing readable", "yes", {}],
+  ])("%s: only what was asked and acknowledged", (_label, acknowledged, agreed) => {
+    expect(agreedOf(acknowledged, { toolsListChanged: true, resourceSubscriptions: ["a://1"] })).toEqual(agreed);
   });
 });
 

@@ -19,7 +19,7 @@ import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions 
 import { isModernVersion } from "../upstream/downgrade";
 import { upstreamEra } from "../upstream/era";
 import { bridgeInput, inputRequired } from "./input-bridge";
-import { statelessClient } from "./request-state";
+import { statelessClient, withoutRetryFields } from "./request-state";
 import { randomHexId } from "../core/ids";
 
 /** How often in a row a cut stream may be resumed with nothing new on it, and the longest wait asked for. */
@@ -94,25 +94,32 @@ function methodOf(text: string): unknown {
  * forwarded unchanged: the seam where the modern front may wrap and unwrap `requestState`.
  */
 export async function forward(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
-  if (!statelessClient(ctx.identity)) return forwardAs(ctx, upstream, request, id);
+  if (!statelessClient(ctx.identity)) return forwardAs(ctx, upstream, withoutRetryFields(request), id);
   // Stateless clients share upstream sessions (front/modern/upstream-client.ts), and each
   // numbers its requests from its own start: two of them may send the same id at once.
   // The upstream sees an id of the gateway's, unique per request; the client gets its own back.
   const upstreamId = `${UPSTREAM_ID_PREFIX}${randomHexId()}`;
-  const { largeAnswer } = ctx;
-  // An answer taken while it streams (offload) is made for the client's id: it must answer the upstream's here.
-  const relabelled = largeAnswer ? { ...ctx, largeAnswer: { ...largeAnswer, take: async (body: ReadableStream<Uint8Array>) => withMessageId(await largeAnswer.take(body), upstreamId) } } : ctx;
   try {
-    return withMessageId(await forwardAs(relabelled, upstream, withMessageId(request, upstreamId), upstreamId), id);
+    return withMessageId(await forwardAs(answering(ctx, upstreamId), upstream, withMessageId(request, upstreamId), upstreamId), id);
   } catch (error) {
     throw error instanceof GatewayError && error.id === upstreamId ? error.withId(id) : error;
   }
 }
 
+/**
+ * `ctx` for a request sent upstream as `id`: an answer taken while it streams (offload)
+ * is made for the client's id, and must answer `id` to complete the exchange (the
+ * caller puts the client's id back).
+ */
+function answering(ctx: CallContext, id: JsonRpcId): CallContext {
+  const { largeAnswer } = ctx;
+  return largeAnswer ? { ...ctx, largeAnswer: { ...largeAnswer, take: async (body: ReadableStream<Uint8Array>) => withMessageId(await largeAnswer.take(body), id) } } : ctx;
+}
+
 async function forwardAs(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
   const answer = await forwardOnce(ctx, upstream, request, id);
   if (isModernVersion(ctx.identity.protocolVersion) || !inputRequired(answer)) return answer;
-  return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) => forwardOnce(ctx, upstream, text, retryId));
+  return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) => forwardOnce(answering(ctx, retryId), upstream, text, retryId));
 }
 
 /** Whether `upstream` speaks 2026-07-28 (its remembered or discovered era); a failed discovery is left to the exchange to report. */

@@ -6,7 +6,8 @@
  * (route, method, tool/prompt name or resource URI, arguments in canonical form). A retry
  * is trusted only once its token opens for this caller and this request; the upstream
  * then gets exactly the state it issued (or none, when it issued none), so no client can
- * hand an upstream a state it did not write, nor another caller's, nor one of another call.
+ * hand an upstream a state it did not write, nor another caller's, nor one of another call
+ * (a 2025 client's own `requestState`/`inputResponses` are removed: `withoutRetryFields`).
  */
 import { canonicalDigest } from "../core/canonical-json";
 import { GatewayError } from "../core/errors";
@@ -124,6 +125,26 @@ export async function openRequestState(request: JsonRpcRequest, binding: { secre
  * @example
  * const upstreamText = restoreRequestState(retry.text, wrapped.state);
  */
+/**
+ * A 2025 client's request without `requestState` and `inputResponses`: its revision has
+ * no multi-round-trip requests, so these can only be forged (the gateway answers a 2026
+ * upstream's questions for it, input-bridge.ts, and writes them itself).
+ *
+ * @example
+ * withoutRetryFields('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","requestState":"x"}}'); // …"params":{"name":"a"}}
+ */
+export function withoutRetryFields(text: string): string {
+  // Both fronts refuse a key twice in params (checkDuplicateKeys), so one removal each is all.
+  let out = text;
+  for (const key of ["requestState", "inputResponses"]) {
+    const params = member(out, rootSpan(out), "params");
+    if (!params || out.charCodeAt(params.start) !== 0x7b) return out;
+    const removal = removeMemberSplice(out, params, key);
+    if (removal) out = splice(out, [removal]);
+  }
+  return out;
+}
+
 export function restoreRequestState(text: string, state: string | null): string {
   const params = member(text, rootSpan(text), "params") as Span;
   const span = member(text, params, "requestState")!;

@@ -155,14 +155,22 @@ export const legacyUpstreamListener: UpstreamListener = {
   },
 };
 
-/** Narrows `filter` to the flags and URIs a listen filter may carry (what an upstream's acknowledgement says it agreed to). */
-function agreedOf(notifications: unknown): SubscriptionFilter {
+/**
+ * What an upstream's acknowledgement says it agreed to, within what it was asked: an
+ * upstream that acknowledges more (other flags, other URIs) never widens the listen.
+ *
+ * @example
+ * agreedOf({ toolsListChanged: true, promptsListChanged: true }, { toolsListChanged: true }); // { toolsListChanged: true }
+ */
+export function agreedOf(notifications: unknown, asked: SubscriptionFilter): SubscriptionFilter {
   if (!isObject(notifications)) return {};
-  const uris = Array.isArray(notifications["resourceSubscriptions"]) ? notifications["resourceSubscriptions"].filter((uri): uri is string => typeof uri === "string") : [];
+  const acknowledged = new Set(Array.isArray(notifications["resourceSubscriptions"]) ? notifications["resourceSubscriptions"] : []);
+  const uris = (asked.resourceSubscriptions ?? []).filter((uri) => acknowledged.has(uri));
+  const flag = (key: "toolsListChanged" | "promptsListChanged" | "resourcesListChanged") => (asked[key] === true && notifications[key] === true ? { [key]: true } : {});
   return {
-    ...(notifications["toolsListChanged"] === true ? { toolsListChanged: true } : {}),
-    ...(notifications["promptsListChanged"] === true ? { promptsListChanged: true } : {}),
-    ...(notifications["resourcesListChanged"] === true ? { resourcesListChanged: true } : {}),
+    ...flag("toolsListChanged"),
+    ...flag("promptsListChanged"),
+    ...flag("resourcesListChanged"),
     ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}),
   };
 }
@@ -186,7 +194,7 @@ export const modernUpstreamListener: UpstreamListener = {
     if (uris.length === 0) delete (asked as { resourceSubscriptions?: unknown }).resourceSubscriptions;
     const stream = await listenModern(upstream, { env: ctx.services.env, session: ctx.upstreamClient, signal: closer.signal }, asked);
     if (!stream.ok) return fail({ reason: "failed", detail: describeFailure(stream) });
-    const kept = agreedOf(stream.value.acknowledged["notifications"]);
+    const kept = agreedOf(stream.value.acknowledged["notifications"], asked);
     const close = async () => closer.abort();
     if (isEmptyFilter(kept)) {
       closer.abort();

@@ -67,13 +67,14 @@ function sortedToolsSplice(text: string, result: Span): Splice | undefined {
 
 /**
  * The response text a modern client gets for `method`: a complete result gains
- * `resultType`, a cacheable one `ttlMs` and `cacheScope` (unless the upstream set them),
- * tools/list is sorted by name. Errors pass unchanged.
+ * `resultType`, a cacheable one `ttlMs` and `cacheScope` (unless the upstream set them;
+ * never on an input_required result nor on the result of a multi-round-trip retry,
+ * `retried`), tools/list is sorted by name. Errors pass unchanged.
  *
  * @example
  * completeResult('{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}', "tools/list", identity);
  */
-export function completeResult(text: string, method: string, identity: Pick<Identity, "authMethod">): string {
+export function completeResult(text: string, method: string, identity: Pick<Identity, "authMethod">, retried = false): string {
   const result = member(text, rootSpan(text), "result");
   if (!result || text.charCodeAt(result.start) !== 0x7b) return text;
   const own = members(text, result);
@@ -85,7 +86,10 @@ export function completeResult(text: string, method: string, identity: Pick<Iden
   }
   const added: string[] = [];
   if (!keys.has("resultType")) added.push('"resultType":"complete"');
-  if (CACHEABLE_METHODS.has(method)) {
+  // Interim (input_required) results carry no hints, and a retry's result depends on inputs outside the cache key (server/utilities/caching).
+  const resultType = own.find((m) => m.key === "resultType");
+  const interim = resultType !== undefined && parseSpan(text, resultType.value) !== "complete";
+  if (CACHEABLE_METHODS.has(method) && !interim && !retried) {
     const hints = cachingHints(identity, ttlFor(text, result, method));
     // An upstream's own hints may only narrow the gateway's: the answer was shaped for this caller.
     for (const { key, value } of own) {

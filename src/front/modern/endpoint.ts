@@ -110,6 +110,11 @@ function statusedError(text: string, id: JsonRpcRequest["id"]): GatewayError | u
   return status === undefined ? undefined : new GatewayError(status, message.error.code, message.error.message, message.error.data, id);
 }
 
+/** A multi-round-trip retry: a request carrying `inputResponses` or `requestState` (basic/patterns/mrtr). */
+function isRetry(message: JsonRpcRequest): boolean {
+  return message.params?.["inputResponses"] !== undefined || message.params?.["requestState"] !== undefined;
+}
+
 /** Runs one modern request through the pipeline, answering at the client's pace (JSON, or SSE once something goes first). */
 async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Response> {
   const abort = new AbortController();
@@ -150,7 +155,7 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
           const refused = statusedError(text, wire.message.id);
           if (refused) throw refused;
           // server/discover went through the pipeline like any request (overrides, authorization, audit); it is answered in the revision's own shape.
-          return wire.message.method === "server/discover" ? discoverAnswer(text, ctx.identity) : completeResult(text, wire.message.method, ctx.identity);
+          return wire.message.method === "server/discover" ? discoverAnswer(text, ctx.identity) : completeResult(text, wire.message.method, ctx.identity, isRetry(wire.message));
         },
       },
     ],
