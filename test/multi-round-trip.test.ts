@@ -101,3 +101,15 @@ describe("refused states: -32602, HTTP 400, the retry's id, and what to do", () 
     expect(retry.result.content[0].text).toBe("name=Ada state=exact");
   });
 });
+
+it("on /mcp, a read that a bridged 2025 upstream answered 'not found' before a 2026-07-28 upstream asked: the retry reaches the one that asked", async () => {
+  // alpha (2025, bridged for a client that can answer elicitations) is tried first and has no such resource; careless asks.
+  const careless = new URL("/raw/careless", inject("modernUpstreamUrl")).href;
+  const vars = { UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha }, { name: "careless", url: careless }]) };
+  const capabilities = { elicitation: {} };
+  const uri = `careless://doc/${crypto.randomUUID()}`;
+  const first = await modern("/mcp", "resources/read", { uri }, { vars, capabilities });
+  expect(first.result).toMatchObject({ resultType: "input_required", inputRequests: { ok: { method: "elicitation/create" } } });
+  const retry = await modern("/mcp", "resources/read", { uri, inputResponses: { ok: { action: "accept", content: {} } }, requestState: first.result.requestState }, { vars, capabilities, id: "read-retry" });
+  expect(retry).toMatchObject({ id: "read-retry", result: { resultType: "complete", contents: [{ uri, text: "read after asking" }] } });
+});

@@ -136,6 +136,7 @@ async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: 
   if (bridgeable(ctx, upstream, methodOf(text), text) && !(await speaksModern(ctx, upstream))) return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx.route, upstream.name, wire));
   const { record } = ctx;
   record.upstream = upstream.name;
+  delete record.bridgedCall; // this answer is the upstream's own, whatever an earlier upstream of the request said
   const stopWatching = cancelWhenClientGoes(ctx, upstream, id);
   try {
     return await exchangeWith(ctx, upstream, text, id, options);
