@@ -7,7 +7,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
-import { sealState } from "../src/core/sealed-state";
+import { MAX_SEALED_TOKEN_CHARS, sealState } from "../src/core/sealed-state";
 import { requestDigest } from "../src/relay/request-state";
 import type { Json } from "./helpers/gateway";
 import { modern, modernPost } from "./helpers/modern";
@@ -112,4 +112,13 @@ it("on /mcp, a read that a bridged 2025 upstream answered 'not found' before a 2
   expect(first.result).toMatchObject({ resultType: "input_required", inputRequests: { ok: { method: "elicitation/create" } } });
   const retry = await modern("/mcp", "resources/read", { uri, inputResponses: { ok: { action: "accept", content: {} } }, requestState: first.result.requestState }, { vars, capabilities, id: "read-retry" });
   expect(retry).toMatchObject({ id: "read-retry", result: { resultType: "complete", contents: [{ uri, text: "read after asking" }] } });
+});
+
+it("an upstream state too large to come back sealed ends the call with -32603 instead of a requestState every retry of which is refused", async () => {
+  const fits = await modern("/mcp/mrtr", "tools/call", { name: "ask_big", arguments: { chars: 40_000 } }, { vars: VARS });
+  expect(fits.result.resultType).toBe("input_required");
+  expect(fits.result.requestState.length).toBeLessThanOrEqual(MAX_SEALED_TOKEN_CHARS);
+  const big = await modern("/mcp/mrtr", "tools/call", { name: "ask_big", arguments: { chars: 60_000 } }, { vars: VARS, id: "big-1" });
+  expect(big).toMatchObject({ id: "big-1", error: { code: -32603, data: { upstream: "mrtr", reason: "request-state-too-large" } } });
+  expect(big.error.message).toContain(`past the ${MAX_SEALED_TOKEN_CHARS} a retry may bring back`);
 });
