@@ -278,3 +278,24 @@ it("an upstream that asks more than MAX_BRIDGE_ROUNDS questions has its call can
   expect(answer.error.message).toContain(`more than ${MAX_BRIDGE_ROUNDS} questions`);
   expect(await cancelled).toMatchObject({ requestId: await started });
 });
+
+it("a retry without the answer does not extend the question's deadline: one request a minute cannot hold a call forever", async () => {
+  const url = inject("mrtrUpstreamUrl");
+  const object = bindings.BRIDGED_CALLS.get(bindings.BRIDGED_CALLS.idFromName(`deadline-test-${crypto.randomUUID()}`));
+  const start: BridgeStart = {
+    call: "held",
+    upstream: { name: "mrtr", url, headers: {}, timeoutMs: 10_000, idleTimeoutMs: 10_000 },
+    client: { sid: "deadline", protocolVersion: "2025-11-25", clientCapabilities: { elicitation: {} }, clientInfo: { name: "t" }, upstreams: {}, exp: Math.floor(Date.now() / 1000) + 3600 },
+    caller: { principal: "anonymous", roles: [] },
+    text: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "two_questions", arguments: {} } }),
+    id: 1,
+  };
+  expect((await object.start(start)).kind as string).toBe("input");
+  const deadline = (await runInDurableObject(object, (_instance: BridgedCall, state) => state.storage.getAlarm()))!;
+  // The object's clock moves past the question's time, so a deadline set anew would be later.
+  while ((await runInDurableObject(object, () => Date.now())) <= deadline - BRIDGE_RETRY_DEADLINE_MS);
+  expect(await object.answer({ call: "held", principal: "anonymous", round: 1, responses: {} })).toMatchObject({ kind: "input", round: 1 });
+  expect(await runInDurableObject(object, (_instance: BridgedCall, state) => state.storage.getAlarm())).toBe(deadline);
+  await runInDurableObject(object, (instance: BridgedCall) => instance.expire(deadline));
+  expect(await object.answer({ call: "held", principal: "anonymous", round: 1, responses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } } })).toEqual({ kind: "gone", reason: "unknown" });
+});

@@ -11,8 +11,8 @@ import type { LargeAnswerConsumer } from "../upstream/client";
 import type { UpstreamClient } from "../upstream/upstream-session";
 
 /**
- * How long the Durable Object waits for the client's retry after answering input_required,
- * then cancels the upstream call. Below the 70 s an idle Durable Object is kept in memory
+ * How long the Durable Object waits for the client's retry after a question is first asked
+ * (retries without the answer do not extend it), then cancels the upstream call. Below the 70 s an idle Durable Object is kept in memory
  * (the upstream stream lives only there), and long enough for a person to answer a form.
  */
 export const BRIDGE_RETRY_DEADLINE_MS = 60_000;

@@ -9,7 +9,8 @@
  * in the same upstream session) and the stream is read on.
  *
  * Limits: the stream lives only in this object's memory (a restart or eviction loses the
- * call: the retry is told to start again); BRIDGE_RETRY_DEADLINE_MS per wait, then the
+ * call: the retry is told to start again); BRIDGE_RETRY_DEADLINE_MS per question (from
+ * when it is first asked; retries without the answer do not extend it), then the
  * upstream call is cancelled; MAX_BRIDGE_ROUNDS questions; notifications are held up to
  * MAX_HELD_NOTIFICATION_CHARS per round and reach the client with the round's answer,
  * not as they happen. An answer too large to hold goes, as a stream, to the offload

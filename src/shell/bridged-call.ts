@@ -5,13 +5,16 @@
  * one call). A principal's calls go to BRIDGE_OBJECTS_PER_PRINCIPAL objects named after
  * it, at most MAX_CALLS_PER_OBJECT each. Nothing is stored: the upstream streams live in
  * memory, and an alarm cancels every call whose question waited past
- * BRIDGE_RETRY_DEADLINE_MS for the client's retry.
+ * BRIDGE_RETRY_DEADLINE_MS for the client's retry (counted from when it was first asked:
+ * retries without the answer do not extend it, so a call lives at most
+ * MAX_BRIDGE_ROUNDS × BRIDGE_RETRY_DEADLINE_MS plus the upstream's own time).
  */
 import { DurableObject } from "cloudflare:workers";
 import { BRIDGE_RETRY_DEADLINE_MS, MAX_CALLS_PER_OBJECT, type BridgeAnswer, type BridgedCallRpc, type BridgeOutcome, type BridgeStart } from "../relay/bridge-protocol";
 import { BridgedExchange } from "../relay/bridged-exchange";
 
-type Held = { readonly exchange: BridgedExchange; deadline: number };
+/** A call, the round of its pending question, and when that question's wait ends. */
+type Held = { readonly exchange: BridgedExchange; round: number; deadline: number };
 
 /**
  * The Durable Object class the Worker exports for BRIDGED_CALLS.
@@ -26,7 +29,7 @@ export class BridgedCall extends DurableObject<Record<string, unknown>> implemen
   async start(input: BridgeStart): Promise<BridgeOutcome> {
     if (this.#calls.has(input.call)) return { kind: "gone", reason: "busy" };
     if (this.#calls.size >= MAX_CALLS_PER_OBJECT) return { kind: "gone", reason: "full" };
-    const held: Held = { exchange: new BridgedExchange(this.env, input), deadline: Infinity };
+    const held: Held = { exchange: new BridgedExchange(this.env, input), round: 0, deadline: Infinity };
     this.#calls.set(input.call, held);
     return this.#settle(input.call, held, await held.exchange.begin());
   }
@@ -68,10 +71,15 @@ export class BridgedCall extends DurableObject<Record<string, unknown>> implemen
     else await this.ctx.storage.deleteAlarm();
   }
 
-  /** After a question the call waits for its retry until the deadline; once over, it is forgotten. */
+  /**
+   * After a question the call waits for its retry until the deadline, set when the question
+   * is first asked: a retry without the answer (asked again) does not extend it. Once over,
+   * the call is forgotten.
+   */
   async #settle(call: string, held: Held, outcome: BridgeOutcome): Promise<BridgeOutcome> {
     if (held.exchange.done) this.#calls.delete(call);
-    else if (outcome.kind === "input") {
+    else if (outcome.kind === "input" && outcome.round !== held.round) {
+      held.round = outcome.round;
       held.deadline = Date.now() + BRIDGE_RETRY_DEADLINE_MS;
       await this.#schedule();
     }
