@@ -299,3 +299,37 @@ it("a retry without the answer does not extend the question's deadline: one requ
   await runInDurableObject(object, (instance: BridgedCall) => instance.expire(deadline));
   expect(await object.answer({ call: "held", principal: "anonymous", round: 1, responses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } } })).toEqual({ kind: "gone", reason: "unknown" });
 });
+
+describe("a round that throws (rather than reporting a failure) frees its call's slot", () => {
+  const url = inject("mrtrUpstreamUrl");
+  const startOf = (call: string): BridgeStart => ({
+    call,
+    upstream: { name: "mrtr", url, headers: {}, timeoutMs: 10_000, idleTimeoutMs: 10_000 },
+    client: { sid: `throws-${call}`, protocolVersion: "2025-11-25", clientCapabilities: { elicitation: {} }, clientInfo: { name: "t" }, upstreams: {}, exp: Math.floor(Date.now() / 1000) + 3600 },
+    caller: { principal: "anonymous", roles: [] },
+    text: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "two_questions", arguments: {} } }),
+    id: 1,
+  });
+  const fresh = () => bindings.BRIDGED_CALLS.get(bindings.BRIDGED_CALLS.idFromName(`throws-test-${crypto.randomUUID()}`));
+  // Called inside the object (no RPC, so nothing is cloned): values that throw when the round uses them.
+  const throwing = { toJSON: () => { throw new Error("boom"); } };
+
+  it("in answer, after it took the question: the call is forgotten, not left neither waiting nor done", async () => {
+    const object = fresh();
+    expect((await object.start(startOf("c"))).kind as string).toBe("input");
+    await runInDurableObject(object, async (instance: BridgedCall) => {
+      await expect(instance.answer({ call: "c", principal: "anonymous", round: 1, responses: { "elicitation-1": throwing } })).rejects.toThrow("boom");
+    });
+    expect(await object.answer({ call: "c", principal: "anonymous", round: 1, responses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } } })).toEqual({ kind: "gone", reason: "unknown" });
+  });
+
+  it("in start: the call's id and slot are free again", async () => {
+    const object = fresh();
+    const start = startOf("c");
+    await runInDurableObject(object, async (instance: BridgedCall) => {
+      const large = { take: async () => "", get minBytes(): number { throw new Error("boom"); } };
+      await expect(instance.start({ ...start, large })).rejects.toThrow("boom");
+    });
+    expect((await object.start(start)).kind as string).toBe("input");
+  });
+});

@@ -31,14 +31,14 @@ export class BridgedCall extends DurableObject<Record<string, unknown>> implemen
     if (this.#calls.size >= MAX_CALLS_PER_OBJECT) return { kind: "gone", reason: "full" };
     const held: Held = { exchange: new BridgedExchange(this.env, input), round: 0, deadline: Infinity };
     this.#calls.set(input.call, held);
-    return this.#settle(input.call, held, await held.exchange.begin());
+    return this.#round(input.call, held, () => held.exchange.begin());
   }
 
   /** Takes a retry's input for a call's pending question. */
   async answer(input: BridgeAnswer): Promise<BridgeOutcome> {
     const held = this.#calls.get(input.call);
     if (!held || held.exchange.done) return { kind: "gone", reason: "unknown" };
-    return this.#settle(input.call, held, await held.exchange.answer(input));
+    return this.#round(input.call, held, () => held.exchange.answer(input));
   }
 
   /** The client went away while a round ran: the upstream call is cancelled. */
@@ -69,6 +69,23 @@ export class BridgedCall extends DurableObject<Record<string, unknown>> implemen
     const next = Math.min(...[...this.#calls.values()].filter((held) => held.exchange.waiting).map((held) => held.deadline));
     if (Number.isFinite(next)) await this.ctx.storage.setAlarm(next);
     else await this.ctx.storage.deleteAlarm();
+  }
+
+  /**
+   * Runs a round of `call`. A round that throws (rather than reporting a failure) leaves the
+   * call neither waiting nor done, where no alarm would ever free its slot: it is cancelled
+   * and forgotten, and the error goes to the isolate.
+   */
+  async #round(call: string, held: Held, run: () => Promise<BridgeOutcome>): Promise<BridgeOutcome> {
+    let outcome: BridgeOutcome;
+    try {
+      outcome = await run();
+    } catch (error) {
+      this.#calls.delete(call);
+      await held.exchange.cancel("the gateway failed while running the call").catch(() => {});
+      throw error;
+    }
+    return this.#settle(call, held, outcome);
   }
 
   /**
