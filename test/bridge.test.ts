@@ -333,3 +333,11 @@ describe("a round that throws (rather than reporting a failure) frees its call's
     expect((await object.start(start)).kind as string).toBe("input");
   });
 });
+
+it("a bridged call's stream cut before the answer is resumed with Last-Event-ID, as on the direct path", async () => {
+  const { raw } = inject("fixtureUrls");
+  const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw }]) };
+  // A client that can answer elicitations: its call to this 2025 upstream runs in the Durable Object.
+  const response = await modernPost("/mcp/raw", "tools/call", { name: "cut", arguments: {} }, { capabilities: { elicitation: {} }, vars });
+  expect((await messages(response)).at(-1).result).toMatchObject({ content: [{ type: "text", text: "resumed" }] });
+});
