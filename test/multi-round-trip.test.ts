@@ -11,6 +11,7 @@ import { MAX_SEALED_TOKEN_CHARS, sealState } from "../src/core/sealed-state";
 import { requestDigest } from "../src/relay/request-state";
 import type { Json } from "./helpers/gateway";
 import { modern, modernPost } from "./helpers/modern";
+import { admin, authVars, makeKey } from "./helpers/auth";
 import { STATE_RAW } from "./fixtures/mrtr-upstream";
 
 const mrtr = inject("mrtrUpstreamUrl");
@@ -121,4 +122,23 @@ it("an upstream state too large to come back sealed ends the call with -32603 in
   const big = await modern("/mcp/mrtr", "tools/call", { name: "ask_big", arguments: { chars: 60_000 } }, { vars: VARS, id: "big-1" });
   expect(big).toMatchObject({ id: "big-1", error: { code: -32603, data: { upstream: "mrtr", reason: "request-state-too-large" } } });
   expect(big.error.message).toContain(`past the ${MAX_SEALED_TOKEN_CHARS} a retry may bring back`);
+});
+
+it("a read's retry on /mcp never carries the client's input to an upstream its persona no longer reaches", async () => {
+  const vars = authVars({ apiKeys: true }, VARS);
+  for (const [name, allow] of [["mrtr-reader", ["mrtr___*"]], ["alpha-only", ["alpha___*"]]] as const) {
+    expect((await admin("PUT", `/personas/${name}`, { roles: [`r-${name}`], allow }, vars)).status).toBe(200);
+  }
+  // One principal, two keys: its roles changed between the rounds.
+  const principal = `reader-${crypto.randomUUID()}`;
+  const before = await makeKey({ principal, roles: ["r-mrtr-reader"] }, vars);
+  const after = await makeKey({ principal, roles: ["r-alpha-only"] }, vars);
+  const first = await modern("/mcp", "resources/read", { uri: "mrtr://doc" }, { vars, headers: before.headers });
+  expect(first.result.resultType).toBe("input_required");
+  const retry = { uri: "mrtr://doc", inputResponses: ANSWER, requestState: first.result.requestState };
+  const refused = await modernPost("/mcp", "resources/read", retry, { vars, headers: after.headers, id: "read-2" });
+  expect(refused.status).toBe(400);
+  expect(await refused.json()).toMatchObject({ id: "read-2", error: { code: -32602, message: expect.stringContaining('names upstream "mrtr", which this route no longer serves') } });
+  // The control: the same retry under the roles that reached mrtr completes.
+  expect((await modern("/mcp", "resources/read", retry, { vars, headers: before.headers })).result.contents[0].text).toBe("name=Ada state=exact");
 });
