@@ -8,7 +8,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { openState } from "../src/core/sealed-state";
-import { BRIDGE_RETRY_DEADLINE_MS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT, type BridgeStart } from "../src/relay/bridge-protocol";
+import { BRIDGE_OBJECT_MEMORY_BUDGET_BYTES, BRIDGE_RETRY_DEADLINE_MS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT, MAX_HELD_NOTIFICATION_CHARS, type BridgeStart } from "../src/relay/bridge-protocol";
+import { MAX_HELD_MESSAGE_BYTES } from "../src/upstream/reply-body";
 import type { BridgedCall } from "../src/shell/bridged-call";
 import { hugePayloadBytes } from "./fixtures/raw-upstream-bytes";
 import { createApp } from "../src/shell/app";
@@ -340,4 +341,10 @@ it("a bridged call's stream cut before the answer is resumed with Last-Event-ID,
   // A client that can answer elicitations: its call to this 2025 upstream runs in the Durable Object.
   const response = await modernPost("/mcp/raw", "tools/call", { name: "cut", arguments: {} }, { capabilities: { elicitation: {} }, vars });
   expect((await messages(response)).at(-1).result).toMatchObject({ content: [{ type: "text", text: "resumed" }] });
+});
+
+it("what an object's calls may hold at once stays within its memory budget, below a Durable Object's 128 MB", () => {
+  const perCall = MAX_HELD_MESSAGE_BYTES + 2 * MAX_HELD_NOTIFICATION_CHARS;
+  expect(MAX_CALLS_PER_OBJECT * perCall).toBeLessThanOrEqual(BRIDGE_OBJECT_MEMORY_BUDGET_BYTES);
+  expect(BRIDGE_OBJECT_MEMORY_BUDGET_BYTES).toBeLessThan(128 * 1000 * 1000);
 });
