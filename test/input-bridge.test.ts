@@ -102,7 +102,9 @@ describe("a 2025 SDK client of a 2026-07-28-only upstream asking for input", () 
 });
 
 describe("the client's answers", () => {
-  it("may come through another instance of the Worker: the call waits for them in the Durable Object", async () => {
+  // createApp() here is another app in the same isolate: what it shows is that the answer travels by the Durable Object,
+  // not by the request that waits. Separate isolates: test/e2e/bridge-isolates.test.ts.
+  it("may come through another app instance, as a separate POST: the call waits for them in the Durable Object", async () => {
     const { session } = await initialize("/mcp/modern", { vars: ONLY_MODERN, capabilities: { elicitation: {} } });
     const call = await post("/mcp/modern", { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "confirm", arguments: { text: "elsewhere" } } }, { session, vars: ONLY_MODERN });
     expect(call.headers.get("content-type")).toContain("text/event-stream");

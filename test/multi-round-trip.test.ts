@@ -142,3 +142,12 @@ it("a read's retry on /mcp never carries the client's input to an upstream its p
   // The control: the same retry under the roles that reached mrtr completes.
   expect((await modern("/mcp", "resources/read", retry, { vars, headers: before.headers })).result.contents[0].text).toBe("name=Ada state=exact");
 });
+
+it("a state naming an upstream the route no longer serves (the configuration changed between rounds) is refused with -32602 and HTTP 400", async () => {
+  const first = await modern("/mcp", "tools/call", { name: "mrtr___ask", arguments: { x: 1 } }, { vars: VARS });
+  expect(first.result.resultType).toBe("input_required");
+  const withoutMrtr = { UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha }]) };
+  const retry = await modernPost("/mcp", "tools/call", { name: "mrtr___ask", arguments: { x: 1 }, inputResponses: ANSWER, requestState: first.result.requestState }, { vars: withoutMrtr, id: "gone-1" });
+  expect(retry.status).toBe(400);
+  expect(await retry.json()).toMatchObject({ id: "gone-1", error: { code: -32602, message: expect.stringContaining('names upstream "mrtr", which this route no longer serves; send the original request again without requestState') } });
+});
