@@ -8,7 +8,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { openState } from "../src/core/sealed-state";
-import { BRIDGE_RETRY_DEADLINE_MS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT, type BridgeStart } from "../src/relay/bridge-protocol";
+import { BRIDGE_OBJECT_MEMORY_BUDGET_BYTES, BRIDGE_RETRY_DEADLINE_MS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT, MAX_HELD_NOTIFICATION_CHARS, type BridgeStart } from "../src/relay/bridge-protocol";
+import { MAX_HELD_MESSAGE_BYTES } from "../src/upstream/reply-body";
 import type { BridgedCall } from "../src/shell/bridged-call";
 import { hugePayloadBytes } from "./fixtures/raw-upstream-bytes";
 import { createApp } from "../src/shell/app";
@@ -277,4 +278,73 @@ it("an upstream that asks more than MAX_BRIDGE_ROUNDS questions has its call can
   expect(answer.error).toMatchObject({ code: -32603, data: { reason: "too-many-rounds" } });
   expect(answer.error.message).toContain(`more than ${MAX_BRIDGE_ROUNDS} questions`);
   expect(await cancelled).toMatchObject({ requestId: await started });
+});
+
+it("a retry without the answer does not extend the question's deadline: one request a minute cannot hold a call forever", async () => {
+  const url = inject("mrtrUpstreamUrl");
+  const object = bindings.BRIDGED_CALLS.get(bindings.BRIDGED_CALLS.idFromName(`deadline-test-${crypto.randomUUID()}`));
+  const start: BridgeStart = {
+    call: "held",
+    upstream: { name: "mrtr", url, headers: {}, timeoutMs: 10_000, idleTimeoutMs: 10_000 },
+    client: { sid: "deadline", protocolVersion: "2025-11-25", clientCapabilities: { elicitation: {} }, clientInfo: { name: "t" }, upstreams: {}, exp: Math.floor(Date.now() / 1000) + 3600 },
+    caller: { principal: "anonymous", roles: [] },
+    text: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "two_questions", arguments: {} } }),
+    id: 1,
+  };
+  expect((await object.start(start)).kind as string).toBe("input");
+  const deadline = (await runInDurableObject(object, (_instance: BridgedCall, state) => state.storage.getAlarm()))!;
+  // The object's clock moves past the question's time, so a deadline set anew would be later.
+  while ((await runInDurableObject(object, () => Date.now())) <= deadline - BRIDGE_RETRY_DEADLINE_MS);
+  expect(await object.answer({ call: "held", principal: "anonymous", round: 1, responses: {} })).toMatchObject({ kind: "input", round: 1 });
+  expect(await runInDurableObject(object, (_instance: BridgedCall, state) => state.storage.getAlarm())).toBe(deadline);
+  await runInDurableObject(object, (instance: BridgedCall) => instance.expire(deadline));
+  expect(await object.answer({ call: "held", principal: "anonymous", round: 1, responses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } } })).toEqual({ kind: "gone", reason: "unknown" });
+});
+
+describe("a round that throws (rather than reporting a failure) frees its call's slot", () => {
+  const url = inject("mrtrUpstreamUrl");
+  const startOf = (call: string): BridgeStart => ({
+    call,
+    upstream: { name: "mrtr", url, headers: {}, timeoutMs: 10_000, idleTimeoutMs: 10_000 },
+    client: { sid: `throws-${call}`, protocolVersion: "2025-11-25", clientCapabilities: { elicitation: {} }, clientInfo: { name: "t" }, upstreams: {}, exp: Math.floor(Date.now() / 1000) + 3600 },
+    caller: { principal: "anonymous", roles: [] },
+    text: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "two_questions", arguments: {} } }),
+    id: 1,
+  });
+  const fresh = () => bindings.BRIDGED_CALLS.get(bindings.BRIDGED_CALLS.idFromName(`throws-test-${crypto.randomUUID()}`));
+  // Called inside the object (no RPC, so nothing is cloned): values that throw when the round uses them.
+  const throwing = { toJSON: () => { throw new Error("boom"); } };
+
+  it("in answer, after it took the question: the call is forgotten, not left neither waiting nor done", async () => {
+    const object = fresh();
+    expect((await object.start(startOf("c"))).kind as string).toBe("input");
+    await runInDurableObject(object, async (instance: BridgedCall) => {
+      await expect(instance.answer({ call: "c", principal: "anonymous", round: 1, responses: { "elicitation-1": throwing } })).rejects.toThrow("boom");
+    });
+    expect(await object.answer({ call: "c", principal: "anonymous", round: 1, responses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } } })).toEqual({ kind: "gone", reason: "unknown" });
+  });
+
+  it("in start: the call's id and slot are free again", async () => {
+    const object = fresh();
+    const start = startOf("c");
+    await runInDurableObject(object, async (instance: BridgedCall) => {
+      const large = { take: async () => "", get minBytes(): number { throw new Error("boom"); } };
+      await expect(instance.start({ ...start, large })).rejects.toThrow("boom");
+    });
+    expect((await object.start(start)).kind as string).toBe("input");
+  });
+});
+
+it("a bridged call's stream cut before the answer is resumed with Last-Event-ID, as on the direct path", async () => {
+  const { raw } = inject("fixtureUrls");
+  const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw }]) };
+  // A client that can answer elicitations: its call to this 2025 upstream runs in the Durable Object.
+  const response = await modernPost("/mcp/raw", "tools/call", { name: "cut", arguments: {} }, { capabilities: { elicitation: {} }, vars });
+  expect((await messages(response)).at(-1).result).toMatchObject({ content: [{ type: "text", text: "resumed" }] });
+});
+
+it("what an object's calls may hold at once stays within its memory budget, below a Durable Object's 128 MB", () => {
+  const perCall = MAX_HELD_MESSAGE_BYTES + 2 * MAX_HELD_NOTIFICATION_CHARS;
+  expect(MAX_CALLS_PER_OBJECT * perCall).toBeLessThanOrEqual(BRIDGE_OBJECT_MEMORY_BUDGET_BYTES);
+  expect(BRIDGE_OBJECT_MEMORY_BUDGET_BYTES).toBeLessThan(128 * 1000 * 1000);
 });

@@ -10,6 +10,7 @@ import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema
 import { describe, expect, inject, it } from "vitest";
 import { createApp } from "../src/shell/app";
 import { readSse } from "../src/core/sse";
+import { MAX_INPUT_ANSWER_CHARS, MAX_INPUT_REQUESTS_PER_ROUND } from "../src/relay/input-bridge";
 import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
 
 const modernUrl = inject("modernUpstreamUrl");
@@ -119,7 +120,9 @@ describe("a 2025 SDK client of a 2026-07-28-only upstream asking for input", () 
 });
 
 describe("the client's answers", () => {
-  it("may come through another instance of the Worker: the call waits for them in the Durable Object", async () => {
+  // createApp() here is another app in the same isolate: what it shows is that the answer travels by the Durable Object,
+  // not by the request that waits. Separate isolates: test/e2e/bridge-isolates.test.ts.
+  it("may come through another app instance, as a separate POST: the call waits for them in the Durable Object", async () => {
     const { session } = await initialize("/mcp/modern", { vars: ONLY_MODERN, capabilities: { elicitation: {} } });
     const call = await post("/mcp/modern", { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "confirm", arguments: { text: "elsewhere" } } }, { session, vars: ONLY_MODERN });
     expect(call.headers.get("content-type")).toContain("text/event-stream");
@@ -166,5 +169,31 @@ describe("an upstream that asks carelessly", () => {
     // The call and 8 retries, each with the upstream's exact requestState and a new id.
     expect(calls).toHaveLength(9);
     expect(calls.slice(1).every((entry) => entry.params.requestState === "again")).toBe(true);
+  });
+});
+
+describe("bounds an upstream or a client cannot push past", () => {
+  const careless = { UPSTREAMS: JSON.stringify([{ name: "careless", url: new URL("/raw/careless", modernUrl).href }]) };
+
+  it(`a round of more than ${MAX_INPUT_REQUESTS_PER_ROUND} input requests ends the call with an error before the client is asked anything`, async () => {
+    const { session } = await initialize("/mcp/careless", { vars: careless, capabilities: { elicitation: {} } });
+    const reply = await post("/mcp/careless", { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "many", arguments: { count: MAX_INPUT_REQUESTS_PER_ROUND + 1 } } }, { session, vars: careless });
+    // The first message is the answer: no server request went out.
+    const first = (reply.headers.get("content-type")?.includes("text/event-stream") ? JSON.parse((await readSse(reply.body!)[Symbol.asyncIterator]().next()).value.data) : await reply.json()) as Json;
+    expect(first).toMatchObject({ id: 5, error: { code: -32603 } });
+    expect(first.error.message).toContain(`asked for ${MAX_INPUT_REQUESTS_PER_ROUND + 1} inputs in one round`);
+  });
+
+  it("an answer too large to carry is refused with HTTP 413, and the call ends at once with the reason", async () => {
+    const { session } = await initialize("/mcp/modern", { vars: ONLY_MODERN, capabilities: { elicitation: {} } });
+    const call = await post("/mcp/modern", { jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "confirm", arguments: { text: "big" } } }, { session, vars: ONLY_MODERN });
+    const events = readSse(call.body!)[Symbol.asyncIterator]();
+    const asked = JSON.parse((await events.next()).value.data) as Json;
+    expect(asked.method).toBe("elicitation/create");
+    const delivered = await post("/mcp/modern", { jsonrpc: "2.0", id: asked.id, result: { action: "accept", content: { ok: true, note: "x".repeat(MAX_INPUT_ANSWER_CHARS) } } }, { session, vars: ONLY_MODERN });
+    expect(delivered.status).toBe(413);
+    const final = JSON.parse((await events.next()).value.data) as Json;
+    expect(final).toMatchObject({ id: 8, error: { code: -32603 } });
+    expect(final.error.message).toContain(`past the ${MAX_INPUT_ANSWER_CHARS} the gateway carries`);
   });
 });

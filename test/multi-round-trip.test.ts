@@ -7,10 +7,11 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
-import { sealState } from "../src/core/sealed-state";
+import { MAX_SEALED_TOKEN_CHARS, sealState } from "../src/core/sealed-state";
 import { requestDigest } from "../src/relay/request-state";
 import type { Json } from "./helpers/gateway";
 import { modern, modernPost } from "./helpers/modern";
+import { admin, authVars, makeKey } from "./helpers/auth";
 import { STATE_RAW } from "./fixtures/mrtr-upstream";
 
 const mrtr = inject("mrtrUpstreamUrl");
@@ -107,4 +108,53 @@ describe("refused states: -32602, HTTP 400, the retry's id, and what to do", () 
     const retry = await modern("/mcp/mrtr", "tools/call", { name: "ask", arguments: { x: 1 }, inputResponses: ANSWER, requestState: token }, { vars: VARS });
     expect(retry.result.content[0].text).toBe("name=Ada state=exact");
   });
+});
+
+it("on /mcp, a read that a bridged 2025 upstream answered 'not found' before a 2026-07-28 upstream asked: the retry reaches the one that asked", async () => {
+  // alpha (2025, bridged for a client that can answer elicitations) is tried first and has no such resource; careless asks.
+  const careless = new URL("/raw/careless", inject("modernUpstreamUrl")).href;
+  const vars = { UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha }, { name: "careless", url: careless }]) };
+  const capabilities = { elicitation: {} };
+  const uri = `careless://doc/${crypto.randomUUID()}`;
+  const first = await modern("/mcp", "resources/read", { uri }, { vars, capabilities });
+  expect(first.result).toMatchObject({ resultType: "input_required", inputRequests: { ok: { method: "elicitation/create" } } });
+  const retry = await modern("/mcp", "resources/read", { uri, inputResponses: { ok: { action: "accept", content: {} } }, requestState: first.result.requestState }, { vars, capabilities, id: "read-retry" });
+  expect(retry).toMatchObject({ id: "read-retry", result: { resultType: "complete", contents: [{ uri, text: "read after asking" }] } });
+});
+
+it("an upstream state too large to come back sealed ends the call with -32603 instead of a requestState every retry of which is refused", async () => {
+  const fits = await modern("/mcp/mrtr", "tools/call", { name: "ask_big", arguments: { chars: 40_000 } }, { vars: VARS });
+  expect(fits.result.resultType).toBe("input_required");
+  expect(fits.result.requestState.length).toBeLessThanOrEqual(MAX_SEALED_TOKEN_CHARS);
+  const big = await modern("/mcp/mrtr", "tools/call", { name: "ask_big", arguments: { chars: 60_000 } }, { vars: VARS, id: "big-1" });
+  expect(big).toMatchObject({ id: "big-1", error: { code: -32603, data: { upstream: "mrtr", reason: "request-state-too-large" } } });
+  expect(big.error.message).toContain(`past the ${MAX_SEALED_TOKEN_CHARS} a retry may bring back`);
+});
+
+it("a read's retry on /mcp never carries the client's input to an upstream its persona no longer reaches", async () => {
+  const vars = authVars({ apiKeys: true }, VARS);
+  for (const [name, allow] of [["mrtr-reader", ["mrtr___*"]], ["alpha-only", ["alpha___*"]]] as const) {
+    expect((await admin("PUT", `/personas/${name}`, { roles: [`r-${name}`], allow }, vars)).status).toBe(200);
+  }
+  // One principal, two keys: its roles changed between the rounds.
+  const principal = `reader-${crypto.randomUUID()}`;
+  const before = await makeKey({ principal, roles: ["r-mrtr-reader"] }, vars);
+  const after = await makeKey({ principal, roles: ["r-alpha-only"] }, vars);
+  const first = await modern("/mcp", "resources/read", { uri: "mrtr://doc" }, { vars, headers: before.headers });
+  expect(first.result.resultType).toBe("input_required");
+  const retry = { uri: "mrtr://doc", inputResponses: ANSWER, requestState: first.result.requestState };
+  const refused = await modernPost("/mcp", "resources/read", retry, { vars, headers: after.headers, id: "read-2" });
+  expect(refused.status).toBe(400);
+  expect(await refused.json()).toMatchObject({ id: "read-2", error: { code: -32602, message: expect.stringContaining('names upstream "mrtr", which this route no longer serves') } });
+  // The control: the same retry under the roles that reached mrtr completes.
+  expect((await modern("/mcp", "resources/read", retry, { vars, headers: before.headers })).result.contents[0].text).toBe("name=Ada state=exact");
+});
+
+it("a state naming an upstream the route no longer serves (the configuration changed between rounds) is refused with -32602 and HTTP 400", async () => {
+  const first = await modern("/mcp", "tools/call", { name: "mrtr___ask", arguments: { x: 1 } }, { vars: VARS });
+  expect(first.result.resultType).toBe("input_required");
+  const withoutMrtr = { UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha }]) };
+  const retry = await modernPost("/mcp", "tools/call", { name: "mrtr___ask", arguments: { x: 1 }, inputResponses: ANSWER, requestState: first.result.requestState }, { vars: withoutMrtr, id: "gone-1" });
+  expect(retry.status).toBe(400);
+  expect(await retry.json()).toMatchObject({ id: "gone-1", error: { code: -32602, message: expect.stringContaining('names upstream "mrtr", which this route no longer serves; send the original request again without requestState') } });
 });

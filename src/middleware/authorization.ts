@@ -124,7 +124,9 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
           const uri = params?.["uri"];
           if (typeof uri === "string" && uri.startsWith(PAYLOAD_URI_PREFIX)) return next(ctx, request);
           // A read changes nothing: on /mcp the relay finds the URI's upstream, and an answer from one the grant does not reach is withheld.
-          return reachResource(ctx, grant, uri, id, () => next(ctx, request));
+          // A retry (requestState) carries the client's input to the upstream that asked: only one the grant still reaches may get it.
+          const retry = ctx.route.aggregated && params?.["requestState"] !== undefined;
+          return reachResource(ctx, grant, uri, id, () => next(retry ? withReachableUpstreams(ctx, grant) : ctx, request));
         }
         case "subscriptions/listen":
           // Notifications come only from the upstreams the grant reaches, on either route.

@@ -84,11 +84,17 @@ function gone(reason: BridgeGone, id: JsonRpcId): GatewayError {
   return new GatewayError(400, INVALID_PARAMS, `Invalid params: requestState cannot be used: ${why}; send the original request again without requestState`, { reason }, id);
 }
 
-/** The client's answer for an outcome of the object; input_required marks the record so its state is sealed as a bridge handle. */
+/**
+ * The client's answer for an outcome of the object. Only the object's question marks the
+ * record, so that multi-round-trip.ts seals that answer's state as a bridge handle; any
+ * other outcome clears the mark (on /mcp, a read may try a bridged upstream before the
+ * one that asks, whose own state must not be taken for a handle).
+ */
 async function answerOf(ctx: CallContext, upstream: UpstreamConfig, where: Omit<Handle, "round">, outcome: BridgeOutcome, id: JsonRpcId, toClient: ToClient): Promise<string> {
   const { record } = ctx;
   record.upstream = upstream.name;
-  record.bridgedCall = where.object;
+  if (outcome.kind === "input") record.bridgedCall = where.object;
+  else delete record.bridgedCall;
   switch (outcome.kind) {
     case "failed":
       throw failureError(outcome.failure, ctx.services.env).withId(id);

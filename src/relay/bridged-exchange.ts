@@ -9,20 +9,25 @@
  * in the same upstream session) and the stream is read on.
  *
  * Limits: the stream lives only in this object's memory (a restart or eviction loses the
- * call: the retry is told to start again); BRIDGE_RETRY_DEADLINE_MS per wait, then the
+ * call: the retry is told to start again); BRIDGE_RETRY_DEADLINE_MS per question (from
+ * when it is first asked; retries without the answer do not extend it), then the
  * upstream call is cancelled; MAX_BRIDGE_ROUNDS questions; notifications are held up to
  * MAX_HELD_NOTIFICATION_CHARS per round and reach the client with the round's answer,
- * not as they happen. An answer too large to hold goes, as a stream, to the offload
+ * not as they happen. A stream that ends before the answer is resumed with Last-Event-ID
+ * (stream-resumption.ts, as on the direct path), also between a question and its retry.
+ * An answer too large to hold goes, as a stream, to the offload
  * consumer of the isolate serving the current round (called back over RPC); a round
  * without one (not a tools/call) fails such an answer as the direct path does.
  */
 import { isObject, kindOf, type JsonObject, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
-import type { Result } from "../core/errors";
+import { ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
 import type { LargeAnswerConsumer } from "../upstream/client";
 import type { UpstreamFailure } from "../upstream/failures";
 import { identityAssertion } from "../upstream/identity-assertion";
-import { sendToUpstream, upstreamMessages, type PoolRequest } from "../upstream/pool";
+import type { UpstreamReply } from "../upstream/client";
+import { resumeFromUpstream, sendToUpstream, upstreamMessages, type PoolRequest, type SendOptions } from "../upstream/pool";
+import { MAX_RESUMPTIONS, resumeDelay } from "./stream-resumption";
 import { BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_HELD_NOTIFICATION_CHARS, type BridgeAnswer, type BridgeOutcome, type BridgeStart, type InputRequest } from "./bridge-protocol";
 
 type Pending = { readonly key: string; readonly upstreamId: JsonRpcId; readonly request: InputRequest };
@@ -39,8 +44,14 @@ export class BridgedExchange {
   readonly #abort = new AbortController();
   readonly #pool: PoolRequest;
   #messages: AsyncIterator<Result<WireMessage, UpstreamFailure>> | undefined;
+  /** The stream being read (the call's, or its latest resumption) and how it was asked for. */
+  #reply: UpstreamReply | undefined;
+  #options: SendOptions = {};
+  /** Resumptions in a row with nothing new on the stream. */
+  #idle = 0;
   #status = 0;
-  #bytes: () => number = () => 0;
+  /** Bytes of the streams read before the current one. */
+  #bytesBefore = 0;
   #pending: Pending | undefined;
   #round = 0;
   #busy = false;
@@ -82,17 +93,41 @@ export class BridgedExchange {
     const minBytes = this.call.large?.minBytes;
     // Past the first round's bound, an answer goes to the current round's consumer (or breaks off, as with none).
     const large: LargeAnswerConsumer | undefined = minBytes === undefined ? undefined : { minBytes, take: (body) => this.#takeLarge(body) };
+    this.#options = { answerWithinTimeout: false, ...(large ? { large } : {}) };
     const reply = await sendToUpstream(this.call.upstream, this.call.text, this.#pool, {
-      answerWithinTimeout: false,
+      ...this.#options,
       ...(this.call.traceparent ? { traceparent: this.call.traceparent } : {}),
-      ...(large ? { large } : {}),
     });
     if (!reply.ok) return this.#finish({ kind: "failed", failure: reply });
     this.#status = reply.value.status;
-    const received = reply.value.received;
-    this.#bytes = () => received.bytes;
-    this.#messages = upstreamMessages(reply.value, this.call.upstream.name)[Symbol.asyncIterator]();
+    this.#read(reply.value);
     return this.#advance();
+  }
+
+  #read(reply: UpstreamReply): void {
+    if (this.#reply) this.#bytesBefore += this.#reply.received.bytes;
+    this.#reply = reply;
+    this.#messages = upstreamMessages(reply, this.call.upstream.name)[Symbol.asyncIterator]();
+  }
+
+  #bytes(): number {
+    return this.#bytesBefore + (this.#reply?.received.bytes ?? 0);
+  }
+
+  /**
+   * Reopens the call's stream after it ended before the answer, as forward.ts does: when the
+   * upstream gave event ids, after the delay it asked for, at most MAX_RESUMPTIONS times in
+   * a row with nothing new. False when it cannot be resumed.
+   */
+  async #resume(): Promise<Result<true, UpstreamFailure> | false> {
+    const { lastEventId, retryMs } = this.#reply?.resume ?? {};
+    if (lastEventId === undefined || this.#idle >= MAX_RESUMPTIONS || this.#abort.signal.aborted) return false;
+    this.#idle++;
+    await resumeDelay(retryMs);
+    const reply = await resumeFromUpstream(this.call.upstream, lastEventId, this.#pool, this.#options);
+    if (!reply.ok) return reply;
+    this.#read(reply.value);
+    return ok(true);
   }
 
   /** Takes a retry's input for the pending question, answers the upstream and reads on. */
@@ -150,9 +185,15 @@ export class BridgedExchange {
     const upstream = this.call.upstream.name;
     for (;;) {
       const next = await this.#messages!.next();
-      if (next.done) return this.#finish({ kind: "failed", failure: { reason: "bad-response", upstream, detail: "its stream ended without answering the request" } });
+      if (next.done) {
+        const resumed = await this.#resume();
+        if (resumed === false) return this.#finish({ kind: "failed", failure: { reason: "bad-response", upstream, detail: "its stream ended without answering the request" } });
+        if (!resumed.ok) return this.#finish({ kind: "failed", failure: resumed });
+        continue;
+      }
       const item = next.value;
       if (!item.ok) return this.#finish({ kind: "failed", failure: item });
+      this.#idle = 0;
       const { message, text } = item.value;
       const kind = kindOf(message);
       if (kind === "response") {

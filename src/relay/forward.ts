@@ -21,13 +21,10 @@ import { upstreamEra } from "../upstream/era";
 import { bridgeInput, inputRequired } from "./input-bridge";
 import { statelessClient, withoutRetryFields } from "./request-state";
 import { randomHexId } from "../core/ids";
+import { MAX_RESUMPTIONS, resumeDelay } from "./stream-resumption";
 
-/** How often in a row a cut stream may be resumed with nothing new on it, and the longest wait asked for. */
 /** Ids the gateway gives a stateless client's requests upstream (see `forward`). */
 const UPSTREAM_ID_PREFIX = "gw-req-";
-const MAX_RESUMPTIONS = 10;
-const MAX_RESUME_DELAY_MS = 5_000;
-const DEFAULT_RESUME_DELAY_MS = 100;
 /** How much of a stray response's id goes to the log. */
 const MAX_LOGGED_ID_CHARS = 80;
 /**
@@ -143,6 +140,7 @@ async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: 
   if (bridgeable(ctx, upstream, methodOf(text), text) && !(await speaksModern(ctx, upstream))) return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx.route, upstream.name, wire));
   const { record } = ctx;
   record.upstream = upstream.name;
+  delete record.bridgedCall; // this answer is the upstream's own, whatever an earlier upstream of the request said
   const stopWatching = cancelWhenClientGoes(ctx, upstream, id);
   try {
     return await exchangeWith(ctx, upstream, text, id, options);
@@ -183,7 +181,7 @@ async function exchangeWith(ctx: CallContext, upstream: UpstreamConfig, text: st
     // for the rest (Streamable HTTP resumability), after the delay it asked for.
     const { lastEventId, retryMs } = reply.value.resume;
     if (lastEventId === undefined || idle >= MAX_RESUMPTIONS || ctx.signal.aborted) break;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(retryMs ?? DEFAULT_RESUME_DELAY_MS, MAX_RESUME_DELAY_MS)));
+    await resumeDelay(retryMs);
     reply = await resumeFromUpstream(upstream, lastEventId, poolRequest(ctx), options);
   }
   throw new GatewayError(

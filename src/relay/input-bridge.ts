@@ -11,7 +11,9 @@
  * the round and the key) and names the round's Durable Object (`INPUT_RENDEZVOUS`,
  * shell/input-rendezvous.ts) where the answer is left and the waiting call picks it up.
  * Bounded: MAX_INPUT_ROUNDS rounds, INPUT_ROUND_TIMEOUT_MS for the client to answer a
- * round, INPUT_BRIDGE_DEADLINE_MS for the whole call.
+ * round, INPUT_BRIDGE_DEADLINE_MS for the whole call, MAX_INPUT_REQUESTS_PER_ROUND
+ * requests in a round (more end the call with -32603), MAX_INPUT_ANSWER_CHARS per answer
+ * (a larger one is refused with HTTP 413 and ends the call at once, never left to time out).
  */
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, INVALID_REQUEST, isObject, type JsonObject, type JsonRpcId, type JsonRpcResponse, type WireMessage } from "../core/jsonrpc";
@@ -23,6 +25,10 @@ import { withMessageId } from "./server-requests";
 export const MAX_INPUT_ROUNDS = 8;
 export const INPUT_ROUND_TIMEOUT_MS = 10 * 60_000;
 export const INPUT_BRIDGE_DEADLINE_MS = 30 * 60_000;
+/** Input requests one round may put to the client (each costs a sealed id, a server request and a stored answer). */
+export const MAX_INPUT_REQUESTS_PER_ROUND = 32;
+/** The longest answer to one input request, in UTF-16 code units: it is stored whole in the round's Durable Object (values up to 2 MB). */
+export const MAX_INPUT_ANSWER_CHARS = 512 * 1024;
 /** Ids of the server requests the gateway sends on an upstream's behalf start with this. */
 const INPUT_ID_PREFIX = "gw-input.";
 const INPUT_PURPOSE = "input-request";
@@ -94,6 +100,9 @@ function bridgeError(id: JsonRpcId, message: string, data?: JsonObject): Gateway
 async function askClient(ctx: CallContext, upstream: string, id: JsonRpcId, requests: JsonObject, deadline: number): Promise<JsonObject> {
   const declared = ctx.identity.clientCapabilities;
   const keys = Object.keys(requests);
+  if (keys.length > MAX_INPUT_REQUESTS_PER_ROUND) {
+    throw bridgeError(id, `upstream "${upstream}" asked for ${keys.length} inputs in one round; the gateway relays at most ${MAX_INPUT_REQUESTS_PER_ROUND}`, { upstream });
+  }
   for (const key of keys) {
     const asked = requests[key];
     const method = isObject(asked) ? asked["method"] : undefined;
@@ -181,5 +190,12 @@ export async function deliverInput(ctx: CallContext, wire: WireMessage<JsonRpcRe
     throw new GatewayError(400, INVALID_REQUEST, "Bad Request: the response answers no input request of this gateway (unknown, tampered or expired id)");
   }
   if (!ctx.services.inputRendezvous) throw new GatewayError(500, INTERNAL_ERROR, "The INPUT_RENDEZVOUS Durable Object binding is not configured");
-  await rendezvous(ctx, ticket["round"]).answer(ticket["key"], wire.text);
+  const meeting = rendezvous(ctx, ticket["round"]);
+  if (wire.text.length > MAX_INPUT_ANSWER_CHARS) {
+    // The waiting call is told at once (it would otherwise wait out its round for an answer never stored).
+    const why = `its answer has ${wire.text.length} characters, past the ${MAX_INPUT_ANSWER_CHARS} the gateway carries`;
+    await meeting.answer(ticket["key"], JSON.stringify({ jsonrpc: "2.0", id, error: { code: INTERNAL_ERROR, message: why } }));
+    throw new GatewayError(413, INVALID_REQUEST, `Request too large: the answer to an input request has ${wire.text.length} characters; the gateway carries at most ${MAX_INPUT_ANSWER_CHARS}`);
+  }
+  await meeting.answer(ticket["key"], wire.text);
 }

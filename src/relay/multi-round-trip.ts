@@ -57,6 +57,7 @@ export async function multiRoundTrip(ctx: CallContext, request: WireMessage<Json
   return wrapRequestState(answer, binding.secret, binding.principal, {
     digest: await requestDigest(binding.route, request.message),
     upstream,
+    id,
     ...(bridged ? { bridged: true as const, ttlMs: BRIDGE_RETRY_DEADLINE_MS } : {}),
   });
 }

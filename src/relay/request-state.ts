@@ -8,12 +8,14 @@
  * then gets exactly the state it issued (or none, when it issued none), so no client can
  * hand an upstream a state it did not write, nor another caller's, nor one of another call
  * (a 2025 client's own `requestState`/`inputResponses` are removed: `withoutRetryFields`).
+ * Limit: an upstream state of more than about 47 KB would seal past the 64 Ki characters
+ * a retry may bring back (MAX_SEALED_TOKEN_CHARS); such a call ends with -32603.
  */
 import { canonicalDigest } from "../core/canonical-json";
 import { GatewayError } from "../core/errors";
-import { INVALID_PARAMS, isObject, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
+import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
 import { appendMemberSplice, member, pathSpan, removeMemberSplice, rootSpan, splice, type Span } from "../core/raw-json";
-import { openState, sealState, type SealedProblem } from "../core/sealed-state";
+import { MAX_SEALED_TOKEN_CHARS, openState, sealState, type SealedProblem } from "../core/sealed-state";
 
 /** The sealed-state purpose of wrapped request states. */
 const PURPOSE = "request-state";
@@ -66,17 +68,24 @@ export function isInputRequired(text: string): boolean {
 
 /**
  * `text` (an input_required response) with its `requestState` replaced by a sealed token
- * for `principal` (added when the upstream sent none).
+ * for `principal` (added when the upstream sent none). A token longer than a retry may
+ * bring back (MAX_SEALED_TOKEN_CHARS: an upstream state of about 47 KB) is never issued:
+ * the call ends with -32603 instead, answering `wrap.id`.
  *
  * @example
- * const wrapped = await wrapRequestState(text, secret, "alice", { digest, upstream: "alpha" });
+ * const wrapped = await wrapRequestState(text, secret, "alice", { digest, upstream: "alpha", id: 1 });
  */
-export async function wrapRequestState(text: string, secret: string, principal: string, wrap: { digest: string; upstream: string; bridged?: true; ttlMs?: number }): Promise<string> {
+export async function wrapRequestState(text: string, secret: string, principal: string, wrap: { digest: string; upstream: string; id: JsonRpcId; bridged?: true; ttlMs?: number }): Promise<string> {
   const result = member(text, rootSpan(text), "result")!;
   const own = member(text, result, "requestState");
   const state = own && text.charCodeAt(own.start) === 0x22 ? text.slice(own.start, own.end) : null;
   const value: WrappedState = { digest: wrap.digest, upstream: wrap.upstream, state, ...(wrap.bridged ? { bridged: true as const } : {}) };
-  const token = JSON.stringify(await sealState(secret, PURPOSE, principal, wrap.ttlMs ?? REQUEST_STATE_TTL_MS, value));
+  const sealed = await sealState(secret, PURPOSE, principal, wrap.ttlMs ?? REQUEST_STATE_TTL_MS, value);
+  if (sealed.length > MAX_SEALED_TOKEN_CHARS) {
+    const message = `upstream "${wrap.upstream}" asked for input with a requestState of ${state?.length ?? 0} characters; sealed by the gateway it would take ${sealed.length}, past the ${MAX_SEALED_TOKEN_CHARS} a retry may bring back, so the call cannot continue (the upstream must keep its state smaller)`;
+    throw new GatewayError(200, INTERNAL_ERROR, message, { upstream: wrap.upstream, reason: "request-state-too-large" }, wrap.id);
+  }
+  const token = JSON.stringify(sealed);
   return splice(text, [own ? { span: own, raw: token } : appendMemberSplice(text, result, "requestState", token)]);
 }
 

@@ -5,13 +5,16 @@
  * one call). A principal's calls go to BRIDGE_OBJECTS_PER_PRINCIPAL objects named after
  * it, at most MAX_CALLS_PER_OBJECT each. Nothing is stored: the upstream streams live in
  * memory, and an alarm cancels every call whose question waited past
- * BRIDGE_RETRY_DEADLINE_MS for the client's retry.
+ * BRIDGE_RETRY_DEADLINE_MS for the client's retry (counted from when it was first asked:
+ * retries without the answer do not extend it, so a call lives at most
+ * MAX_BRIDGE_ROUNDS × BRIDGE_RETRY_DEADLINE_MS plus the upstream's own time).
  */
 import { DurableObject } from "cloudflare:workers";
 import { BRIDGE_RETRY_DEADLINE_MS, MAX_CALLS_PER_OBJECT, type BridgeAnswer, type BridgedCallRpc, type BridgeOutcome, type BridgeStart } from "../relay/bridge-protocol";
 import { BridgedExchange } from "../relay/bridged-exchange";
 
-type Held = { readonly exchange: BridgedExchange; deadline: number };
+/** A call, the round of its pending question, and when that question's wait ends. */
+type Held = { readonly exchange: BridgedExchange; round: number; deadline: number };
 
 /**
  * The Durable Object class the Worker exports for BRIDGED_CALLS.
@@ -26,16 +29,16 @@ export class BridgedCall extends DurableObject<Record<string, unknown>> implemen
   async start(input: BridgeStart): Promise<BridgeOutcome> {
     if (this.#calls.has(input.call)) return { kind: "gone", reason: "busy" };
     if (this.#calls.size >= MAX_CALLS_PER_OBJECT) return { kind: "gone", reason: "full" };
-    const held: Held = { exchange: new BridgedExchange(this.env, input), deadline: Infinity };
+    const held: Held = { exchange: new BridgedExchange(this.env, input), round: 0, deadline: Infinity };
     this.#calls.set(input.call, held);
-    return this.#settle(input.call, held, await held.exchange.begin());
+    return this.#round(input.call, held, () => held.exchange.begin());
   }
 
   /** Takes a retry's input for a call's pending question. */
   async answer(input: BridgeAnswer): Promise<BridgeOutcome> {
     const held = this.#calls.get(input.call);
     if (!held || held.exchange.done) return { kind: "gone", reason: "unknown" };
-    return this.#settle(input.call, held, await held.exchange.answer(input));
+    return this.#round(input.call, held, () => held.exchange.answer(input));
   }
 
   /** The client went away while a round ran: the upstream call is cancelled. */
@@ -68,10 +71,32 @@ export class BridgedCall extends DurableObject<Record<string, unknown>> implemen
     else await this.ctx.storage.deleteAlarm();
   }
 
-  /** After a question the call waits for its retry until the deadline; once over, it is forgotten. */
+  /**
+   * Runs a round of `call`. A round that throws (rather than reporting a failure) leaves the
+   * call neither waiting nor done, where no alarm would ever free its slot: it is cancelled
+   * and forgotten, and the error goes to the isolate.
+   */
+  async #round(call: string, held: Held, run: () => Promise<BridgeOutcome>): Promise<BridgeOutcome> {
+    let outcome: BridgeOutcome;
+    try {
+      outcome = await run();
+    } catch (error) {
+      this.#calls.delete(call);
+      await held.exchange.cancel("the gateway failed while running the call").catch(() => {});
+      throw error;
+    }
+    return this.#settle(call, held, outcome);
+  }
+
+  /**
+   * After a question the call waits for its retry until the deadline, set when the question
+   * is first asked: a retry without the answer (asked again) does not extend it. Once over,
+   * the call is forgotten.
+   */
   async #settle(call: string, held: Held, outcome: BridgeOutcome): Promise<BridgeOutcome> {
     if (held.exchange.done) this.#calls.delete(call);
-    else if (outcome.kind === "input") {
+    else if (outcome.kind === "input" && outcome.round !== held.round) {
+      held.round = outcome.round;
       held.deadline = Date.now() + BRIDGE_RETRY_DEADLINE_MS;
       await this.#schedule();
     }
