@@ -86,9 +86,9 @@ function methodOf(text: string): unknown {
  *
  * A 2026-07-28 upstream may answer `input_required` (multi-round-trip requests). A 2025
  * client cannot read that: the gateway asks it in its own era and retries for it
- * (input-bridge.ts). A 2026-07-28 client gets the result as the upstream sent it, and its
- * retry (with `requestState` and `inputResponses`) comes back here as a new request,
- * forwarded unchanged: the seam where the modern front may wrap and unwrap `requestState`.
+ * (input-bridge.ts); the client's own `requestState`/`inputResponses` are never sent on.
+ * A 2026-07-28 client gets the result back, its `requestState` sealed on the way out by
+ * multi-round-trip.ts, which also opens the state of its retry before it comes here.
  */
 export async function forward(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
   if (!statelessClient(ctx.identity)) return forwardAs(ctx, upstream, withoutRetryFields(request), id);
