@@ -30,6 +30,19 @@ async function seen(marker: string): Promise<Seen[]> {
   return all.filter((entry) => JSON.stringify(entry.params ?? {}).includes(marker));
 }
 
+/** What the fixture's hand-written modes received at `path` (`/raw/<mode>/<tag>`), method by method. */
+async function rawSeen(path: string): Promise<string[]> {
+  const all = (await (await fetch(seenUrl)).json()) as (Seen & { path?: string })[];
+  return all.filter((entry) => entry.path === path).map((entry) => entry.method);
+}
+
+/** UPSTREAMS with one hand-written mode of the fixture, under a name and path of its own; `extra` joins its config. */
+function rawUpstream(mode: string, extra: Record<string, unknown> = {}): { name: string; path: string; vars: { UPSTREAMS: string } } {
+  const name = marker(mode).replace(/[^a-z0-9-]/g, "").slice(0, 40);
+  const path = `/raw/${mode}/${name}`;
+  return { name, path, vars: { UPSTREAMS: JSON.stringify([{ name, url: new URL(path, modernUrl).href, ...extra }]) } };
+}
+
 let unique = 0;
 function marker(label: string): string {
   return `${label}-${Date.now()}-${unique++}`;
@@ -224,6 +237,18 @@ describe("era discovery", () => {
     const echo = await request(`/mcp/${name}`, session, "tools/call", { name: "echo", arguments: { text: "back to 2025" } }, { vars: own });
     expect(echo.result.content[0].text).toBe("alpha: back to 2025");
     expect(JSON.parse((await env.GATEWAY_KV.get(key))!)).toEqual({ era: "legacy" });
+  });
+
+  it("keeps the era when a 2026-07-28 upstream refuses one caller (403): no forgetting, no probe per request", async () => {
+    const raw = rawUpstream("forbidden-call");
+    const { session } = await initialize(`/mcp/${raw.name}`, { vars: raw.vars });
+    for (let call = 0; call < 2; call++) {
+      const refused = await post(`/mcp/${raw.name}`, { jsonrpc: "2.0", id: call + 1, method: "tools/call", params: { name: "any", arguments: {} } }, { session, vars: raw.vars });
+      expect(JSON.stringify(await refused.json())).toContain("403");
+    }
+    const methods = await rawSeen(raw.path);
+    expect(methods.filter((method) => method === "server/discover")).toHaveLength(1);
+    expect(methods.filter((method) => method === "tools/call")).toHaveLength(2);
   });
 
   it("sends the identity assertion with the discovery probe of an upstream that opted in", async () => {
