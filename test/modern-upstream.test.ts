@@ -4,9 +4,9 @@
  * whatever the client speaks; 2025 clients get what their schema takes; /mcp mixes eras.
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import { parseUpstreams, type UpstreamConfig } from "../src/config/upstreams";
-import { discoverEra } from "../src/upstream/era";
+import { discoverEra, upstreamEra } from "../src/upstream/era";
 import { readSse } from "../src/core/sse";
 import { answer, gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
 
@@ -295,6 +295,21 @@ describe("server/discover answered as servers of each era do", () => {
   it("is a failure, not a verdict, when the upstream refuses the gateway's credential", async () => {
     const verdict = await discoverEra(upstream("unauthorized"), env as unknown as Record<string, unknown>);
     expect(!verdict.ok && verdict.reason === "http-status" && verdict.status).toBe(401);
+  });
+
+  it("is probed once for concurrent lookups in a cold isolate, and a refused KV write fails no request", async () => {
+    const raw = rawUpstream("careless");
+    const config = { ...upstream("careless"), name: raw.name, url: new URL(raw.path, modernUrl).href };
+    // KV refuses writes to a key written more than about once a second; the stand-in refuses them all.
+    const kv = { get: (key: string) => env.GATEWAY_KV.get(key), put: () => Promise.reject(new Error("KV PUT failed: 429 Too Many Requests")), delete: () => Promise.resolve() };
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const verdicts = await Promise.all(Array.from({ length: 5 }, () => upstreamEra(config, { ...(env as unknown as Record<string, unknown>), GATEWAY_KV: kv })));
+      expect(verdicts.map((verdict) => verdict.ok && verdict.value.era)).toEqual(Array(5).fill("modern"));
+    } finally {
+      warn.mockRestore();
+    }
+    expect(await rawSeen(raw.path)).toEqual(["server/discover"]);
   });
 
   it("is a failure, not a verdict, when the upstream cannot be reached", async () => {

@@ -7,7 +7,8 @@
  * 405, -32601) means legacy. A configured `protocol` skips the probe.
  *
  * The verdict is a property of the upstream, so it is kept per isolate and in KV
- * (`upstream-era/<upstream>/<digest of its URL>`, UPSTREAM_ERA_TTL_S) and forgotten when
+ * (`upstream-era/<upstream>/<digest of its URL>`, UPSTREAM_ERA_TTL_S; concurrent lookups in
+ * one isolate share one probe and one write) and forgotten when
  * the upstream refuses the era it was remembered by (`forgetEra`), so the next use probes again.
  */
 import { ok, type Result } from "../core/errors";
@@ -102,11 +103,30 @@ export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record
 export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
   if (upstream.protocol === "2025-11-25") return ok({ era: "legacy" });
   const key = await eraKey(upstream);
-  const now = Date.now();
   const local = remembered.get(key);
-  if (local && local.until > now) return ok(local.verdict);
+  if (local && local.until > Date.now()) return ok(local.verdict);
+  // One lookup per upstream at a time in this isolate: a cold isolate's concurrent requests share it.
+  const shared = lookups.get(key);
+  if (shared) {
+    const found = await shared;
+    // A failure is the first caller's (its credential, its abort): this caller asks on its own.
+    if (found.ok) return found;
+  }
+  const pending = lookUp(upstream, key, env, signal, identity);
+  if (!shared) {
+    lookups.set(key, pending);
+    pending.finally(() => lookups.delete(key)).catch(() => {});
+  }
+  return pending;
+}
+
+/** Lookups under way, per era key. */
+const lookups = new Map<string, Promise<Result<UpstreamEra, UpstreamFailure>>>();
+
+async function lookUp(upstream: UpstreamConfig, key: string, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
+  const now = Date.now();
   const kv = env["GATEWAY_KV"] as KVNamespace | undefined;
-  const stored = await kv?.get(key);
+  const stored = await kv?.get(key).catch(logKvFailure);
   if (stored) {
     const verdict: unknown = JSON.parse(stored);
     if (isEra(verdict)) {
@@ -119,8 +139,14 @@ export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record
   // A configured modern upstream is modern whatever its discover said, as long as it answered.
   const verdict: UpstreamEra = upstream.protocol === MODERN_UPSTREAM_VERSION && found.value.era === "legacy" ? { era: "modern", discover: {} } : found.value;
   remember(key, verdict, now);
-  await kv?.put(key, JSON.stringify(verdict), { expirationTtl: UPSTREAM_ERA_TTL_S });
+  // KV takes about one write a second per key: a refused write costs the next isolate a probe, not this request.
+  await kv?.put(key, JSON.stringify(verdict), { expirationTtl: UPSTREAM_ERA_TTL_S }).catch(logKvFailure);
   return ok(verdict);
+}
+
+function logKvFailure(error: unknown): undefined {
+  console.warn(`mcp-edge-gateway: upstream era in KV: ${error instanceof Error ? error.message : String(error)}`);
+  return undefined;
 }
 
 function remember(key: string, verdict: UpstreamEra, now: number): void {
