@@ -318,6 +318,46 @@ describe("server/discover answered as servers of each era do", () => {
   });
 });
 
+describe("a 2026-07-28 upstream's listen stream", () => {
+  async function identityVars(label: string): Promise<{ name: string; vars: Record<string, string> }> {
+    const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const key = JSON.stringify({ ...((await crypto.subtle.exportKey("jwk", pair.privateKey)) as object), kid: "k1" });
+    const name = marker(label).replace(/[^a-z0-9-]/g, "").slice(0, 30);
+    return { name, vars: { UPSTREAMS: JSON.stringify([{ name, url: modernUrl, identity: { header: "X-MCP-Identity" } }]), IDENTITY_SIGNING_KEY: key } };
+  }
+  async function listenAudiences(): Promise<unknown[]> {
+    const all = (await (await fetch(seenUrl)).json()) as Seen[];
+    return all
+      .filter((entry) => entry.method === "subscriptions/listen" && entry.headers["x-mcp-identity"] !== undefined)
+      .map((entry) => JSON.parse(atob(entry.headers["x-mcp-identity"]!.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/"))).aud);
+  }
+
+  it("is opened with the identity assertion for a 2025 client's GET stream", async () => {
+    const { name, vars: upstreams } = await identityVars("get-ident");
+    const { session } = await initialize(`/mcp/${name}`, { vars: upstreams });
+    const abort = new AbortController();
+    const stream = await gatewayFetch(`/mcp/${name}`, { method: "GET", headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }, signal: abort.signal }, upstreams);
+    expect(stream.status).toBe(200);
+    expect(await listenAudiences()).toContain(name);
+    abort.abort();
+    await stream.body?.cancel().catch(() => {});
+  });
+
+  it("is opened with the identity assertion for a 2026-07-28 client's subscriptions/listen", async () => {
+    const { name, vars: upstreams } = await identityVars("listen-ident");
+    const meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "listener", version: "2" } };
+    const abort = new AbortController();
+    const body = JSON.stringify({ jsonrpc: "2.0", id: "l1", method: "subscriptions/listen", params: { notifications: { toolsListChanged: true }, _meta: meta } });
+    const response = await gatewayFetch(`/mcp/${name}`, { method: "POST", body, headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": MODERN, "mcp-method": "subscriptions/listen" }, signal: abort.signal }, upstreams);
+    const events = readSse(response.body!)[Symbol.asyncIterator]();
+    const ack = JSON.parse((await events.next()).value.data) as Json;
+    expect(ack.params.notifications).toMatchObject({ toolsListChanged: true });
+    expect(await listenAudiences()).toContain(name);
+    abort.abort();
+    await events.return?.(undefined);
+  });
+});
+
 describe("a 2025 client's GET stream", () => {
   it("carries a 2026-07-28 upstream's list changes, from its subscriptions/listen", async () => {
     const { session } = await initialize("/mcp/modern", { vars: vars() });

@@ -39,7 +39,7 @@ export type ListenStream = { readonly acknowledged: JsonObject; readonly reply: 
  */
 export async function listenModern(
   upstream: UpstreamConfig,
-  request: { readonly env: Readonly<Record<string, unknown>>; readonly session: UpstreamClient; readonly signal?: AbortSignal },
+  request: { readonly env: Readonly<Record<string, unknown>>; readonly session: UpstreamClient; readonly signal?: AbortSignal; readonly identity?: (upstream: string) => Promise<string> },
   filter: ListenFilter,
 ): Promise<Result<ListenStream, UpstreamFailure>> {
   const info = request.session.clientInfo;
@@ -48,6 +48,7 @@ export async function listenModern(
   const reply = await exchange({
     upstream,
     env: request.env,
+    ...(request.identity ? { identity: request.identity } : {}),
     method: "POST",
     body,
     extraHeaders: mirroredHeaders("subscriptions/listen", undefined),
