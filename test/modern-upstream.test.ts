@@ -198,6 +198,27 @@ describe("a 2026-07-28 client of a 2026-07-28-only upstream", () => {
   });
 });
 
+describe("x-mcp-header annotations the transport page forbids", () => {
+  it("leave their tools out of a 2025 client's list, and a call of one still reaches the upstream", async () => {
+    const raw = rawUpstream("bad-header");
+    const { session } = await initialize(`/mcp/${raw.name}`, { vars: raw.vars });
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const list = await request(`/mcp/${raw.name}`, session, "tools/list", undefined, { vars: raw.vars });
+      // The gateway's own tools (sys___*) aside.
+      expect(list.result.tools.map((tool: Json) => tool.name).filter((name: string) => !name.startsWith("sys___"))).toEqual(["good"]);
+      expect(list.result._meta["mcp-edge-gateway/downgraded"].map((note: Json) => note.tool)).toEqual(["spaced", "twice", "numeric"]);
+      expect(warn.mock.calls.map((call) => call.join(" ")).join("\n")).toContain('tool "spaced" left out');
+      for (const tool of ["spaced", "twice", "numeric"]) {
+        const called = await request(`/mcp/${raw.name}`, session, "tools/call", { name: tool, arguments: { region: "eu", a: "x", b: "y", n: 1 } }, { vars: raw.vars });
+        expect(called.result.content[0].text).toBe(`called ${tool}`);
+      }
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
+
 describe("era discovery", () => {
   it("remembers each upstream's era in KV: 2026-07-28 from server/discover, 2025 when discover is refused", async () => {
     const upstreams = vars("modern-kv", { alpha: true });

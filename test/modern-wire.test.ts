@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { downgradeFor2025 } from "../src/upstream/downgrade";
-import { encodeHeaderValue, mirroredHeaders, paramHeaders, withEnvelope } from "../src/upstream/modern-wire";
+import { annotationProblem, encodeHeaderValue, mirroredHeaders, paramHeaders, withEnvelope } from "../src/upstream/modern-wire";
 
 const CLIENT = { clientCapabilities: { sampling: {} }, clientInfo: { name: "c", version: "1" } };
 
@@ -35,6 +35,23 @@ describe("header values", () => {
     const headers = mirroredHeaders("tools/call", { name: "run sql", arguments: { region: "eu", opts: { dry: false }, n: 42 } }, annotated);
     expect(headers).toEqual({ "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "run sql", "mcp-param-region": "eu", "mcp-param-dry": "false", "mcp-param-n": "42" });
     expect(mirroredHeaders("resources/read", { uri: "file:///ä" })["mcp-name"]).toBe(encodeHeaderValue("file:///ä"));
+  });
+});
+
+describe("invalid x-mcp-header annotations", () => {
+  const schema = (properties: Record<string, unknown>) => ({ type: "object", properties });
+  it.each([
+    ["a name with a space", schema({ r: { type: "string", "x-mcp-header": "Bad Name" } }), /not an HTTP token/],
+    ["a name with a colon", schema({ r: { type: "string", "x-mcp-header": "a:b" } }), /not an HTTP token/],
+    ["a non-ASCII name", schema({ r: { type: "string", "x-mcp-header": "Régión" } }), /not an HTTP token/],
+    ["an empty name", schema({ r: { type: "string", "x-mcp-header": "" } }), /not an HTTP token/],
+    ["names equal but for case", schema({ a: { type: "string", "x-mcp-header": "Zone" }, b: { type: "string", "x-mcp-header": "ZONE" } }), /declared twice/],
+    ["a number-typed parameter", schema({ n: { type: "number", "x-mcp-header": "N" } }), /not a string, integer or boolean/],
+    ["an object-typed parameter", schema({ o: { type: "object", "x-mcp-header": "O" } }), /not a string, integer or boolean/],
+  ])("are refused: %s, and the tool mirrors no header (never a throw)", (_label, input, problem) => {
+    expect(annotationProblem(input)).toMatch(problem);
+    expect(paramHeaders(input)).toEqual([]);
+    expect(() => mirroredHeaders("tools/call", { name: "t", arguments: { r: "x", a: "x", b: "y", n: 1 } }, paramHeaders(input))).not.toThrow();
   });
 });
 

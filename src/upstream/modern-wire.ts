@@ -83,23 +83,56 @@ export function withEnvelope(text: string, client: EnvelopeClient): string {
 /** A parameter mirrored into a header: `Mcp-Param-<name>` from the argument at `path`. */
 export type ParamHeader = { readonly name: string; readonly path: readonly string[] };
 
+/** An HTTP field name (RFC 9110 `token`): what `<name>` in `Mcp-Param-<name>` must be. */
+const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** The parameter types an annotation may sit on (a number may not be, nor a structure). */
+const ANNOTATABLE_TYPES: ReadonlySet<unknown> = new Set(["string", "integer", "boolean"]);
+
+type Annotation = ParamHeader & { readonly header: unknown; readonly type: unknown };
+
+function annotations(schema: unknown, path: readonly string[]): Annotation[] {
+  if (!isObject(schema) || !isObject(schema["properties"])) return [];
+  const found: Annotation[] = [];
+  for (const [key, property] of Object.entries(schema["properties"])) {
+    if (!isObject(property)) continue;
+    const header = property["x-mcp-header"];
+    if (header !== undefined) found.push({ name: typeof header === "string" ? header : "", path: [...path, key], header, type: property["type"] });
+    found.push(...annotations(property, [...path, key]));
+  }
+  return found;
+}
+
+/**
+ * What makes a tool's `x-mcp-header` annotations invalid (basic/transports/streamable-http,
+ * "Custom Headers from Tool Parameters"): a name that is not an HTTP token, two names equal
+ * but for case, an annotated parameter that is not a string, integer or boolean. A client
+ * MUST leave such a tool out of its list. Undefined when they are valid (or absent).
+ *
+ * @example
+ * annotationProblem({ type: "object", properties: { r: { type: "string", "x-mcp-header": "Bad Name" } } }); // 'x-mcp-header "Bad Name" is not an HTTP token'
+ */
+export function annotationProblem(schema: unknown): string | undefined {
+  const seen = new Set<string>();
+  for (const { header, type, path } of annotations(schema, [])) {
+    if (typeof header !== "string" || !HEADER_TOKEN.test(header)) return `x-mcp-header ${JSON.stringify(header)} is not an HTTP token`;
+    if (seen.has(header.toLowerCase())) return `x-mcp-header "${header}" is declared twice`;
+    seen.add(header.toLowerCase());
+    if (!ANNOTATABLE_TYPES.has(type)) return `x-mcp-header "${header}" annotates ${path.join(".")}, of type ${JSON.stringify(type)}, not a string, integer or boolean`;
+  }
+  return undefined;
+}
+
 /**
  * The `x-mcp-header` annotations of a tool's input schema: each statically reachable
- * property (a chain of `properties` keys) that names a header.
+ * property (a chain of `properties` keys) that names a header. None when they are
+ * invalid (`annotationProblem`): such a tool has no headers to mirror.
  *
  * @example
  * paramHeaders({ type: "object", properties: { region: { type: "string", "x-mcp-header": "Region" } } }); // [{ name: "Region", path: ["region"] }]
  */
-export function paramHeaders(schema: unknown, path: readonly string[] = []): ParamHeader[] {
-  if (!isObject(schema) || !isObject(schema["properties"])) return [];
-  const found: ParamHeader[] = [];
-  for (const [key, property] of Object.entries(schema["properties"])) {
-    if (!isObject(property)) continue;
-    const header = property["x-mcp-header"];
-    if (typeof header === "string" && header !== "") found.push({ name: header, path: [...path, key] });
-    found.push(...paramHeaders(property, [...path, key]));
-  }
-  return found;
+export function paramHeaders(schema: unknown): ParamHeader[] {
+  if (annotationProblem(schema) !== undefined) return [];
+  return annotations(schema, []).map(({ name, path }) => ({ name, path }));
 }
 
 function headerOfArgument(value: unknown): string | undefined {
