@@ -219,6 +219,20 @@ describe("x-mcp-header annotations the transport page forbids", () => {
   });
 });
 
+describe("an upstream that refuses every call's headers (-32020)", () => {
+  it("has its tool list read at most once per ANNOTATION_REFRESH_MS, however often calls are refused", async () => {
+    const raw = rawUpstream("mismatch");
+    const { session } = await initialize(`/mcp/${raw.name}`, { vars: raw.vars });
+    for (let call = 0; call < 3; call++) {
+      const refused = await post(`/mcp/${raw.name}`, { jsonrpc: "2.0", id: call + 1, method: "tools/call", params: { name: "pinned", arguments: { region: 1.5 } } }, { session, vars: raw.vars });
+      expect(JSON.stringify(await refused.json())).toContain("-32020");
+    }
+    const methods = await rawSeen(raw.path);
+    expect(methods.filter((method) => method === "tools/call")).toHaveLength(3);
+    expect(methods.filter((method) => method === "tools/list")).toHaveLength(1);
+  });
+});
+
 describe("era discovery", () => {
   it("remembers each upstream's era in KV: 2026-07-28 from server/discover, 2025 when discover is refused", async () => {
     const upstreams = vars("modern-kv", { alpha: true });
