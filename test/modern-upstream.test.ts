@@ -233,6 +233,19 @@ describe("an upstream that refuses every call's headers (-32020)", () => {
   });
 });
 
+describe("a 2026-07-28 upstream's HTTP 400 error answer", () => {
+  it("reaches the client with the gateway's configured secrets redacted", async () => {
+    const secret = `s3cret-${crypto.randomUUID()}`;
+    const raw = rawUpstream("echo-auth-400", { credential: { secret: "LEAKY_TOKEN" } });
+    const upstreams = { ...raw.vars, LEAKY_TOKEN: secret };
+    const { session } = await initialize(`/mcp/${raw.name}`, { vars: upstreams });
+    const response = await post(`/mcp/${raw.name}`, { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "any", arguments: {} } }, { session, vars: upstreams });
+    const text = await response.text();
+    expect(text).toContain("token Bearer [redacted] refused");
+    expect(text).not.toContain(secret);
+  });
+});
+
 describe("era discovery", () => {
   it("remembers each upstream's era in KV: 2026-07-28 from server/discover, 2025 when discover is refused", async () => {
     const upstreams = vars("modern-kv", { alpha: true });

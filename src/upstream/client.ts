@@ -9,6 +9,7 @@ import { fail, ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
 import { readUpstreamMessage } from "../core/validate-message";
 import type { UpstreamConfig } from "../config/upstreams";
+import { redactSecrets } from "../config/secrets";
 import { AnswerDeadline, guardBody, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
 import {
@@ -194,7 +195,8 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   }
   if (!response.ok && request.rpcErrorsInBody && (response.status === 400 || response.status === 404) && contentType.includes("json") && body) {
     deadline.disarm();
-    const text = await errorBodyStart(body);
+    // The error is the answer, relayed: it may echo anything, a credential included.
+    const text = redactSecrets(await errorBodyStart(body), request.env);
     const wire = readUpstreamMessage(text);
     if (wire && "error" in wire.message) {
       const messages = (async function* (): AsyncGenerator<WireMessage> {
