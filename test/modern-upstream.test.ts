@@ -406,6 +406,23 @@ describe("a 2026-07-28 upstream's listen stream", () => {
   });
 });
 
+describe("a 2026-07-28 upstream's quiet listen stream", () => {
+  it("stays open past the upstream's idleTimeoutMs (it is not an answer being awaited)", async () => {
+    // The fixture is silent for 400 ms after the acknowledgement; the idle deadline is 100 ms.
+    const raw = rawUpstream("slow-listen", { idleTimeoutMs: 100 });
+    const { session } = await initialize(`/mcp/${raw.name}`, { vars: raw.vars });
+    const abort = new AbortController();
+    const stream = await gatewayFetch(`/mcp/${raw.name}`, { method: "GET", headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }, signal: abort.signal }, raw.vars);
+    expect(stream.status).toBe(200);
+    const events = readSse(stream.body!)[Symbol.asyncIterator]();
+    const first = await events.next();
+    expect(first.done).toBe(false);
+    expect(JSON.parse(first.value.data).method).toBe("notifications/tools/list_changed");
+    abort.abort();
+    await events.return?.(undefined);
+  });
+});
+
 describe("a 2025 client's GET stream", () => {
   it("carries a 2026-07-28 upstream's list changes, from its subscriptions/listen", async () => {
     const { session } = await initialize("/mcp/modern", { vars: vars() });
