@@ -96,6 +96,13 @@ describe("a 2025 client of a 2026-07-28-only upstream", () => {
     expect(shape.result._meta["mcp-edge-gateway/downgraded"]).toEqual([{ member: "structuredContent", reason: expect.stringContaining("not an object") }]);
   });
 
+  it.each(["own", "merged"])("is not offered resource subscriptions (2026-07-28 removed them) on the %s route", async (route) => {
+    const raw = rawUpstream("subscribable");
+    const { result } = await initialize(route === "own" ? `/mcp/${raw.name}` : "/mcp", { vars: raw.vars });
+    expect(result.capabilities.resources?.subscribe ?? false).toBe(false);
+    if (route === "own") expect(result.capabilities.resources).toEqual({ listChanged: true });
+  });
+
   it("gets ping answered by the gateway (2026-07-28 removed it)", async () => {
     const { session } = await initialize("/mcp/modern", { vars: vars() });
     const pong = await request("/mcp/modern", session, "ping", undefined, { vars: vars() });

@@ -47,21 +47,29 @@ export type ModernSendRequest = {
 };
 
 /**
- * The session-shaped record of a modern upstream: no session id, the modern version.
+ * The session-shaped record of a modern upstream: no session id, the modern version, and
+ * never `subscribe` (2026-07-28 removed resources/subscribe; its listen stands in for it).
  *
  * @example
  * modernSession({ capabilities: { tools: {} } }); // { sessionId: null, protocolVersion: "2026-07-28", capabilities: ["tools"] }
  */
 export function modernSession(discover: JsonObject): UpstreamSession {
   const capabilities = isObject(discover["capabilities"]) ? discover["capabilities"] : {};
+  return { sessionId: null, protocolVersion: MODERN_UPSTREAM_VERSION, capabilities: Object.keys(capabilities) };
+}
+
+/** `capabilities` without `resources.subscribe`: a 2026-07-28 upstream answers resources/subscribe with -32601. */
+function withoutSubscribe(capabilities: JsonObject): JsonObject {
   const resources = capabilities["resources"];
-  const subscribe = isObject(resources) && resources["subscribe"] === true;
-  return { sessionId: null, protocolVersion: MODERN_UPSTREAM_VERSION, capabilities: Object.keys(capabilities), ...(subscribe ? { subscribe } : {}) };
+  if (!isObject(resources) || !("subscribe" in resources)) return capabilities;
+  const { subscribe: _subscribe, ...rest } = resources;
+  return { ...capabilities, resources: rest };
 }
 
 /**
  * What a 2025 client's `initialize` learns of a modern upstream: its discovered
- * capabilities, server info (from `_meta`) and instructions.
+ * capabilities (less resource subscriptions, which 2026-07-28 removed), server info (from
+ * `_meta`) and instructions.
  *
  * @example
  * initializeResultOf("modern", { supportedVersions: ["2026-07-28"], capabilities: { tools: {} } });
@@ -71,7 +79,7 @@ export function initializeResultOf(upstream: string, discover: JsonObject): Json
   const serverInfo = isObject(meta) && isObject(meta[SERVER_INFO_KEY]) ? meta[SERVER_INFO_KEY] : { name: upstream, version: "unknown" };
   return {
     protocolVersion: MODERN_UPSTREAM_VERSION,
-    capabilities: isObject(discover["capabilities"]) ? discover["capabilities"] : {},
+    capabilities: isObject(discover["capabilities"]) ? withoutSubscribe(discover["capabilities"]) : {},
     serverInfo,
     ...(typeof discover["instructions"] === "string" ? { instructions: discover["instructions"] } : {}),
   };
