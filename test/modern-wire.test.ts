@@ -36,6 +36,10 @@ describe("header values", () => {
     expect(headers).toEqual({ "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "run sql", "mcp-param-region": "eu", "mcp-param-dry": "false", "mcp-param-n": "42" });
     expect(mirroredHeaders("resources/read", { uri: "file:///ä" })["mcp-name"]).toBe(encodeHeaderValue("file:///ä"));
   });
+
+  it.each(["tasks/get", "tasks/update", "tasks/cancel"])("mirrors %s's taskId in Mcp-Name", (method) => {
+    expect(mirroredHeaders(method, { taskId: "task-7" })["mcp-name"]).toBe("task-7");
+  });
 });
 
 describe("invalid x-mcp-header annotations", () => {

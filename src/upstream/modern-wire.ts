@@ -14,11 +14,18 @@ export const ENVELOPE_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
 export const ENVELOPE_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
 export const ENVELOPE_CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo";
 
-/** Methods whose `Mcp-Name` header mirrors `params.name` or `params.uri`. */
-const NAMED_METHODS: ReadonlyMap<string, "name" | "uri"> = new Map([
+/**
+ * Methods whose `Mcp-Name` header mirrors `params.name`, `params.uri` or `params.taskId`
+ * (the transport page's "Standard Request Headers"; the tasks rows from the tasks
+ * extension's HTTP binding, as SDK v2 servers check them).
+ */
+const NAMED_METHODS: ReadonlyMap<string, "name" | "uri" | "taskId"> = new Map([
   ["tools/call", "name"],
   ["prompts/get", "name"],
   ["resources/read", "uri"],
+  ["tasks/get", "taskId"],
+  ["tasks/update", "taskId"],
+  ["tasks/cancel", "taskId"],
 ]);
 
 const BASE64_PREFIX = "=?base64?";
