@@ -103,6 +103,17 @@ describe("a 2025 client of a 2026-07-28-only upstream", () => {
     if (route === "own") expect(result.capabilities.resources).toEqual({ listChanged: true });
   });
 
+  it("cannot write the upstream's envelope itself: an envelope key in its own _meta does not reach the upstream", async () => {
+    // (One naming 2026-07-28 makes the request a modern one, which its session header contradicts: refused by the front.)
+    const { session } = await initialize("/mcp/modern", { vars: vars() });
+    const text = marker("claimed");
+    await request("/mcp/modern", session, "tools/call", { name: "echo", arguments: { text }, _meta: { "io.modelcontextprotocol/logLevel": "debug" } }, { vars: vars() });
+    const [call] = await seen(text);
+    // It never set a level (logging/setLevel): the gateway's envelope has none, and its own key is gone.
+    expect(call!.meta).not.toHaveProperty(["io.modelcontextprotocol/logLevel"]);
+    expect(call!.meta["io.modelcontextprotocol/protocolVersion"]).toBe(MODERN);
+  });
+
   it("gets ping answered by the gateway (2026-07-28 removed it)", async () => {
     const { session } = await initialize("/mcp/modern", { vars: vars() });
     const pong = await request("/mcp/modern", session, "ping", undefined, { vars: vars() });

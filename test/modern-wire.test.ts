@@ -5,6 +5,8 @@
  * downgrade of what a 2025 client's schema forbids.
  */
 import { describe, expect, it } from "vitest";
+import type { JsonRpcRequest, WireMessage } from "../src/core/jsonrpc";
+import { withoutEnvelope } from "../src/front/modern/upstream-request";
 import { downgradeFor2025 } from "../src/upstream/downgrade";
 import { annotationProblem, encodeHeaderValue, mirroredHeaders, paramHeaders, withEnvelope } from "../src/upstream/modern-wire";
 
@@ -73,9 +75,18 @@ describe("the envelope", () => {
     expect(JSON.parse(withProgress).params._meta).toMatchObject({ progressToken: 7, "io.modelcontextprotocol/protocolVersion": "2026-07-28" });
   });
 
-  it("leaves a modern client's own envelope byte for byte", () => {
-    const own = '{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{ }}}}';
-    expect(withEnvelope(own, CLIENT)).toBe(own);
+  it("replaces an envelope the request already carries (a 2025 client cannot claim capabilities it never declared)", () => {
+    const own = '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{},"elicitation":{}},"io.modelcontextprotocol/logLevel":"debug","progressToken":1}}}';
+    const meta = JSON.parse(withEnvelope(own, CLIENT)).params._meta;
+    expect(meta).toEqual({ progressToken: 1, "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": { sampling: {} }, "io.modelcontextprotocol/clientInfo": { name: "c", version: "1" } });
+  });
+
+  it("is removed from a modern client's request entirely, a key written twice included", () => {
+    const text = '{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"progressToken":2,"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}';
+    const wire = { text, message: JSON.parse(text) } as WireMessage<JsonRpcRequest>;
+    const stripped = withoutEnvelope(wire);
+    expect(stripped.text).not.toContain("clientCapabilities");
+    expect(JSON.parse(stripped.text).params._meta).toEqual({ progressToken: 2 });
   });
 });
 

@@ -54,10 +54,14 @@ export const ENVELOPE_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel";
 /** What the envelope says about the client on whose behalf the gateway asks (and the log level it wants, if any). */
 export type EnvelopeClient = { readonly clientCapabilities: JsonObject; readonly clientInfo: JsonObject; readonly logLevel?: string };
 
+/** The reserved keys of the 2026-07-28 request envelope. */
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set([ENVELOPE_VERSION_KEY, ENVELOPE_CAPABILITIES_KEY, ENVELOPE_CLIENT_INFO_KEY, ENVELOPE_LOG_LEVEL_KEY]);
+
 /**
- * The request text with the 2026-07-28 `_meta` envelope. A request that carries one
- * already (a modern client's own) is left byte for byte; otherwise the envelope keys are
- * added to its `_meta` (made if absent), everything else untouched.
+ * The request text with the gateway's 2026-07-28 `_meta` envelope, made from `client`:
+ * envelope keys already in the request (a 2025 client may write any `_meta`) are
+ * replaced, never forwarded; they are added to its `_meta` (made if absent), every other
+ * byte untouched.
  *
  * @example
  * withEnvelope('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', { clientCapabilities: {}, clientInfo: { name: "c", version: "1" } });
@@ -80,11 +84,10 @@ export function withEnvelope(text: string, client: EnvelopeClient): string {
     if (meta) return splice(text, [{ span: meta, raw: JSON.stringify(envelope) }]);
     return splice(text, [appendMemberSplice(text, params, "_meta", JSON.stringify(envelope))]);
   }
+  // A 2025 client's own _meta (progressToken, trace context) stays; the envelope replaces its envelope keys.
   const own = parseSpan(text, meta);
-  if (isObject(own) && own[ENVELOPE_VERSION_KEY] === MODERN_UPSTREAM_VERSION) return text;
-  // A 2025 client's own _meta (progressToken, trace context) stays; the envelope is added to it.
-  const merged = { ...(isObject(own) ? own : {}), ...envelope };
-  return splice(text, [{ span: meta, raw: JSON.stringify(merged) }]);
+  const kept = isObject(own) ? Object.fromEntries(Object.entries(own).filter(([key]) => !ENVELOPE_KEYS.has(key))) : {};
+  return splice(text, [{ span: meta, raw: JSON.stringify({ ...kept, ...envelope }) }]);
 }
 
 /** A parameter mirrored into a header: `Mcp-Param-<name>` from the argument at `path`. */
