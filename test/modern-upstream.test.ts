@@ -378,6 +378,18 @@ describe("server/discover answered as servers of each era do", () => {
     expect(await rawSeen(raw.path)).toEqual(["server/discover"]);
   });
 
+  it("is a failure, not a verdict, when the answer is cut short (its deadline passed mid-body)", async () => {
+    const verdict = await discoverEra({ ...upstream("stall-discover"), timeoutMs: 200 }, env as unknown as Record<string, unknown>);
+    expect(!verdict.ok && verdict.reason).toBe("timeout");
+  });
+
+  it("is a failure, not an empty verdict, for an upstream configured as 2026-07-28 that does not answer as one", async () => {
+    const raw = rawUpstream("not-found");
+    const config: UpstreamConfig = { ...upstream("not-found"), name: raw.name, url: new URL(raw.path, modernUrl).href, protocol: "2026-07-28" };
+    const verdict = await upstreamEra(config, env as unknown as Record<string, unknown>);
+    expect(!verdict.ok && verdict.reason).toBe("bad-response");
+  });
+
   it("is a failure, not a verdict, when the upstream cannot be reached", async () => {
     const verdict = await discoverEra({ ...upstream("x"), url: "http://127.0.0.1:1/mcp" }, env as unknown as Record<string, unknown>);
     expect(!verdict.ok && verdict.reason).toBe("unreachable");
