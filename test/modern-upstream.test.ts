@@ -4,9 +4,9 @@
  * whatever the client speaks; 2025 clients get what their schema takes; /mcp mixes eras.
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import { parseUpstreams, type UpstreamConfig } from "../src/config/upstreams";
-import { discoverEra } from "../src/upstream/era";
+import { discoverEra, upstreamEra } from "../src/upstream/era";
 import { readSse } from "../src/core/sse";
 import { answer, gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
 
@@ -28,6 +28,19 @@ type Seen = { headers: Record<string, string>; method: string; meta: Json; param
 async function seen(marker: string): Promise<Seen[]> {
   const all = (await (await fetch(seenUrl)).json()) as Seen[];
   return all.filter((entry) => JSON.stringify(entry.params ?? {}).includes(marker));
+}
+
+/** What the fixture's hand-written modes received at `path` (`/raw/<mode>/<tag>`), method by method. */
+async function rawSeen(path: string): Promise<string[]> {
+  const all = (await (await fetch(seenUrl)).json()) as (Seen & { path?: string })[];
+  return all.filter((entry) => entry.path === path).map((entry) => entry.method);
+}
+
+/** UPSTREAMS with one hand-written mode of the fixture, under a name and path of its own; `extra` joins its config. */
+function rawUpstream(mode: string, extra: Record<string, unknown> = {}): { name: string; path: string; vars: { UPSTREAMS: string } } {
+  const name = marker(mode).replace(/[^a-z0-9-]/g, "").slice(0, 40);
+  const path = `/raw/${mode}/${name}`;
+  return { name, path, vars: { UPSTREAMS: JSON.stringify([{ name, url: new URL(path, modernUrl).href, ...extra }]) } };
 }
 
 let unique = 0;
@@ -81,6 +94,24 @@ describe("a 2025 client of a 2026-07-28-only upstream", () => {
     expect(shape.result.structuredContent).toBeUndefined();
     expect(shape.result.content[0].text).toBe("[1,2,3]");
     expect(shape.result._meta["mcp-edge-gateway/downgraded"]).toEqual([{ member: "structuredContent", reason: expect.stringContaining("not an object") }]);
+  });
+
+  it.each(["own", "merged"])("is not offered resource subscriptions (2026-07-28 removed them) on the %s route", async (route) => {
+    const raw = rawUpstream("subscribable");
+    const { result } = await initialize(route === "own" ? `/mcp/${raw.name}` : "/mcp", { vars: raw.vars });
+    expect(result.capabilities.resources?.subscribe ?? false).toBe(false);
+    if (route === "own") expect(result.capabilities.resources).toEqual({ listChanged: true });
+  });
+
+  it("cannot write the upstream's envelope itself: an envelope key in its own _meta does not reach the upstream", async () => {
+    // (One naming 2026-07-28 makes the request a modern one, which its session header contradicts: refused by the front.)
+    const { session } = await initialize("/mcp/modern", { vars: vars() });
+    const text = marker("claimed");
+    await request("/mcp/modern", session, "tools/call", { name: "echo", arguments: { text }, _meta: { "io.modelcontextprotocol/logLevel": "debug" } }, { vars: vars() });
+    const [call] = await seen(text);
+    // It never set a level (logging/setLevel): the gateway's envelope has none, and its own key is gone.
+    expect(call!.meta).not.toHaveProperty(["io.modelcontextprotocol/logLevel"]);
+    expect(call!.meta["io.modelcontextprotocol/protocolVersion"]).toBe(MODERN);
   });
 
   it("gets ping answered by the gateway (2026-07-28 removed it)", async () => {
@@ -185,6 +216,54 @@ describe("a 2026-07-28 client of a 2026-07-28-only upstream", () => {
   });
 });
 
+describe("x-mcp-header annotations the transport page forbids", () => {
+  it("leave their tools out of a 2025 client's list, and a call of one still reaches the upstream", async () => {
+    const raw = rawUpstream("bad-header");
+    const { session } = await initialize(`/mcp/${raw.name}`, { vars: raw.vars });
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const list = await request(`/mcp/${raw.name}`, session, "tools/list", undefined, { vars: raw.vars });
+      // The gateway's own tools (sys___*) aside.
+      expect(list.result.tools.map((tool: Json) => tool.name).filter((name: string) => !name.startsWith("sys___"))).toEqual(["good"]);
+      expect(list.result._meta["mcp-edge-gateway/downgraded"].map((note: Json) => note.tool)).toEqual(["spaced", "twice", "numeric"]);
+      expect(warn.mock.calls.map((call) => call.join(" ")).join("\n")).toContain('tool "spaced" left out');
+      for (const tool of ["spaced", "twice", "numeric"]) {
+        const called = await request(`/mcp/${raw.name}`, session, "tools/call", { name: tool, arguments: { region: "eu", a: "x", b: "y", n: 1 } }, { vars: raw.vars });
+        expect(called.result.content[0].text).toBe(`called ${tool}`);
+      }
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
+
+describe("an upstream that refuses every call's headers (-32020)", () => {
+  it("has its tool list read at most once per ANNOTATION_REFRESH_MS, however often calls are refused", async () => {
+    const raw = rawUpstream("mismatch");
+    const { session } = await initialize(`/mcp/${raw.name}`, { vars: raw.vars });
+    for (let call = 0; call < 3; call++) {
+      const refused = await post(`/mcp/${raw.name}`, { jsonrpc: "2.0", id: call + 1, method: "tools/call", params: { name: "pinned", arguments: { region: 1.5 } } }, { session, vars: raw.vars });
+      expect(JSON.stringify(await refused.json())).toContain("-32020");
+    }
+    const methods = await rawSeen(raw.path);
+    expect(methods.filter((method) => method === "tools/call")).toHaveLength(3);
+    expect(methods.filter((method) => method === "tools/list")).toHaveLength(1);
+  });
+});
+
+describe("a 2026-07-28 upstream's HTTP 400 error answer", () => {
+  it("reaches the client with the gateway's configured secrets redacted", async () => {
+    const secret = `s3cret-${crypto.randomUUID()}`;
+    const raw = rawUpstream("echo-auth-400", { credential: { secret: "LEAKY_TOKEN" } });
+    const upstreams = { ...raw.vars, LEAKY_TOKEN: secret };
+    const { session } = await initialize(`/mcp/${raw.name}`, { vars: upstreams });
+    const response = await post(`/mcp/${raw.name}`, { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "any", arguments: {} } }, { session, vars: upstreams });
+    const text = await response.text();
+    expect(text).toContain("token Bearer [redacted] refused");
+    expect(text).not.toContain(secret);
+  });
+});
+
 describe("era discovery", () => {
   it("remembers each upstream's era in KV: 2026-07-28 from server/discover, 2025 when discover is refused", async () => {
     const upstreams = vars("modern-kv", { alpha: true });
@@ -224,6 +303,18 @@ describe("era discovery", () => {
     const echo = await request(`/mcp/${name}`, session, "tools/call", { name: "echo", arguments: { text: "back to 2025" } }, { vars: own });
     expect(echo.result.content[0].text).toBe("alpha: back to 2025");
     expect(JSON.parse((await env.GATEWAY_KV.get(key))!)).toEqual({ era: "legacy" });
+  });
+
+  it("keeps the era when a 2026-07-28 upstream refuses one caller (403): no forgetting, no probe per request", async () => {
+    const raw = rawUpstream("forbidden-call");
+    const { session } = await initialize(`/mcp/${raw.name}`, { vars: raw.vars });
+    for (let call = 0; call < 2; call++) {
+      const refused = await post(`/mcp/${raw.name}`, { jsonrpc: "2.0", id: call + 1, method: "tools/call", params: { name: "any", arguments: {} } }, { session, vars: raw.vars });
+      expect(JSON.stringify(await refused.json())).toContain("403");
+    }
+    const methods = await rawSeen(raw.path);
+    expect(methods.filter((method) => method === "server/discover")).toHaveLength(1);
+    expect(methods.filter((method) => method === "tools/call")).toHaveLength(2);
   });
 
   it("sends the identity assertion with the discovery probe of an upstream that opted in", async () => {
@@ -272,9 +363,93 @@ describe("server/discover answered as servers of each era do", () => {
     expect(!verdict.ok && verdict.reason === "http-status" && verdict.status).toBe(401);
   });
 
+  it("is probed once for concurrent lookups in a cold isolate, and a refused KV write fails no request", async () => {
+    const raw = rawUpstream("careless");
+    const config = { ...upstream("careless"), name: raw.name, url: new URL(raw.path, modernUrl).href };
+    // KV refuses writes to a key written more than about once a second; the stand-in refuses them all.
+    const kv = { get: (key: string) => env.GATEWAY_KV.get(key), put: () => Promise.reject(new Error("KV PUT failed: 429 Too Many Requests")), delete: () => Promise.resolve() };
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const verdicts = await Promise.all(Array.from({ length: 5 }, () => upstreamEra(config, { ...(env as unknown as Record<string, unknown>), GATEWAY_KV: kv })));
+      expect(verdicts.map((verdict) => verdict.ok && verdict.value.era)).toEqual(Array(5).fill("modern"));
+    } finally {
+      warn.mockRestore();
+    }
+    expect(await rawSeen(raw.path)).toEqual(["server/discover"]);
+  });
+
+  it("is a failure, not a verdict, when the answer is cut short (its deadline passed mid-body)", async () => {
+    const verdict = await discoverEra({ ...upstream("stall-discover"), timeoutMs: 200 }, env as unknown as Record<string, unknown>);
+    expect(!verdict.ok && verdict.reason).toBe("timeout");
+  });
+
+  it("is a failure, not an empty verdict, for an upstream configured as 2026-07-28 that does not answer as one", async () => {
+    const raw = rawUpstream("not-found");
+    const config: UpstreamConfig = { ...upstream("not-found"), name: raw.name, url: new URL(raw.path, modernUrl).href, protocol: "2026-07-28" };
+    const verdict = await upstreamEra(config, env as unknown as Record<string, unknown>);
+    expect(!verdict.ok && verdict.reason).toBe("bad-response");
+  });
+
   it("is a failure, not a verdict, when the upstream cannot be reached", async () => {
     const verdict = await discoverEra({ ...upstream("x"), url: "http://127.0.0.1:1/mcp" }, env as unknown as Record<string, unknown>);
     expect(!verdict.ok && verdict.reason).toBe("unreachable");
+  });
+});
+
+describe("a 2026-07-28 upstream's listen stream", () => {
+  async function identityVars(label: string): Promise<{ name: string; vars: Record<string, string> }> {
+    const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const key = JSON.stringify({ ...((await crypto.subtle.exportKey("jwk", pair.privateKey)) as object), kid: "k1" });
+    const name = marker(label).replace(/[^a-z0-9-]/g, "").slice(0, 30);
+    return { name, vars: { UPSTREAMS: JSON.stringify([{ name, url: modernUrl, identity: { header: "X-MCP-Identity" } }]), IDENTITY_SIGNING_KEY: key } };
+  }
+  async function listenAudiences(): Promise<unknown[]> {
+    const all = (await (await fetch(seenUrl)).json()) as Seen[];
+    return all
+      .filter((entry) => entry.method === "subscriptions/listen" && entry.headers["x-mcp-identity"] !== undefined)
+      .map((entry) => JSON.parse(atob(entry.headers["x-mcp-identity"]!.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/"))).aud);
+  }
+
+  it("is opened with the identity assertion for a 2025 client's GET stream", async () => {
+    const { name, vars: upstreams } = await identityVars("get-ident");
+    const { session } = await initialize(`/mcp/${name}`, { vars: upstreams });
+    const abort = new AbortController();
+    const stream = await gatewayFetch(`/mcp/${name}`, { method: "GET", headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }, signal: abort.signal }, upstreams);
+    expect(stream.status).toBe(200);
+    expect(await listenAudiences()).toContain(name);
+    abort.abort();
+    await stream.body?.cancel().catch(() => {});
+  });
+
+  it("is opened with the identity assertion for a 2026-07-28 client's subscriptions/listen", async () => {
+    const { name, vars: upstreams } = await identityVars("listen-ident");
+    const meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "listener", version: "2" } };
+    const abort = new AbortController();
+    const body = JSON.stringify({ jsonrpc: "2.0", id: "l1", method: "subscriptions/listen", params: { notifications: { toolsListChanged: true }, _meta: meta } });
+    const response = await gatewayFetch(`/mcp/${name}`, { method: "POST", body, headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": MODERN, "mcp-method": "subscriptions/listen" }, signal: abort.signal }, upstreams);
+    const events = readSse(response.body!)[Symbol.asyncIterator]();
+    const ack = JSON.parse((await events.next()).value.data) as Json;
+    expect(ack.params.notifications).toMatchObject({ toolsListChanged: true });
+    expect(await listenAudiences()).toContain(name);
+    abort.abort();
+    await events.return?.(undefined);
+  });
+});
+
+describe("a 2026-07-28 upstream's quiet listen stream", () => {
+  it("stays open past the upstream's idleTimeoutMs (it is not an answer being awaited)", async () => {
+    // The fixture is silent for 400 ms after the acknowledgement; the idle deadline is 100 ms.
+    const raw = rawUpstream("slow-listen", { idleTimeoutMs: 100 });
+    const { session } = await initialize(`/mcp/${raw.name}`, { vars: raw.vars });
+    const abort = new AbortController();
+    const stream = await gatewayFetch(`/mcp/${raw.name}`, { method: "GET", headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }, signal: abort.signal }, raw.vars);
+    expect(stream.status).toBe(200);
+    const events = readSse(stream.body!)[Symbol.asyncIterator]();
+    const first = await events.next();
+    expect(first.done).toBe(false);
+    expect(JSON.parse(first.value.data).method).toBe("notifications/tools/list_changed");
+    abort.abort();
+    await events.return?.(undefined);
   });
 });
 

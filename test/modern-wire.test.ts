@@ -5,8 +5,10 @@
  * downgrade of what a 2025 client's schema forbids.
  */
 import { describe, expect, it } from "vitest";
+import type { JsonRpcRequest, WireMessage } from "../src/core/jsonrpc";
+import { withoutEnvelope } from "../src/front/modern/upstream-request";
 import { downgradeFor2025 } from "../src/upstream/downgrade";
-import { encodeHeaderValue, mirroredHeaders, paramHeaders, withEnvelope } from "../src/upstream/modern-wire";
+import { annotationProblem, encodeHeaderValue, mirroredHeaders, paramHeaders, withEnvelope } from "../src/upstream/modern-wire";
 
 const CLIENT = { clientCapabilities: { sampling: {} }, clientInfo: { name: "c", version: "1" } };
 
@@ -36,6 +38,27 @@ describe("header values", () => {
     expect(headers).toEqual({ "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "run sql", "mcp-param-region": "eu", "mcp-param-dry": "false", "mcp-param-n": "42" });
     expect(mirroredHeaders("resources/read", { uri: "file:///ä" })["mcp-name"]).toBe(encodeHeaderValue("file:///ä"));
   });
+
+  it.each(["tasks/get", "tasks/update", "tasks/cancel"])("mirrors %s's taskId in Mcp-Name", (method) => {
+    expect(mirroredHeaders(method, { taskId: "task-7" })["mcp-name"]).toBe("task-7");
+  });
+});
+
+describe("invalid x-mcp-header annotations", () => {
+  const schema = (properties: Record<string, unknown>) => ({ type: "object", properties });
+  it.each([
+    ["a name with a space", schema({ r: { type: "string", "x-mcp-header": "Bad Name" } }), /not an HTTP token/],
+    ["a name with a colon", schema({ r: { type: "string", "x-mcp-header": "a:b" } }), /not an HTTP token/],
+    ["a non-ASCII name", schema({ r: { type: "string", "x-mcp-header": "Régión" } }), /not an HTTP token/],
+    ["an empty name", schema({ r: { type: "string", "x-mcp-header": "" } }), /not an HTTP token/],
+    ["names equal but for case", schema({ a: { type: "string", "x-mcp-header": "Zone" }, b: { type: "string", "x-mcp-header": "ZONE" } }), /declared twice/],
+    ["a number-typed parameter", schema({ n: { type: "number", "x-mcp-header": "N" } }), /not a string, integer or boolean/],
+    ["an object-typed parameter", schema({ o: { type: "object", "x-mcp-header": "O" } }), /not a string, integer or boolean/],
+  ])("are refused: %s, and the tool mirrors no header (never a throw)", (_label, input, problem) => {
+    expect(annotationProblem(input)).toMatch(problem);
+    expect(paramHeaders(input)).toEqual([]);
+    expect(() => mirroredHeaders("tools/call", { name: "t", arguments: { r: "x", a: "x", b: "y", n: 1 } }, paramHeaders(input))).not.toThrow();
+  });
 });
 
 describe("the envelope", () => {
@@ -52,9 +75,18 @@ describe("the envelope", () => {
     expect(JSON.parse(withProgress).params._meta).toMatchObject({ progressToken: 7, "io.modelcontextprotocol/protocolVersion": "2026-07-28" });
   });
 
-  it("leaves a modern client's own envelope byte for byte", () => {
-    const own = '{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{ }}}}';
-    expect(withEnvelope(own, CLIENT)).toBe(own);
+  it("replaces an envelope the request already carries (a 2025 client cannot claim capabilities it never declared)", () => {
+    const own = '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{},"elicitation":{}},"io.modelcontextprotocol/logLevel":"debug","progressToken":1}}}';
+    const meta = JSON.parse(withEnvelope(own, CLIENT)).params._meta;
+    expect(meta).toEqual({ progressToken: 1, "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": { sampling: {} }, "io.modelcontextprotocol/clientInfo": { name: "c", version: "1" } });
+  });
+
+  it("is removed from a modern client's request entirely, a key written twice included", () => {
+    const text = '{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"progressToken":2,"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}';
+    const wire = { text, message: JSON.parse(text) } as WireMessage<JsonRpcRequest>;
+    const stripped = withoutEnvelope(wire);
+    expect(stripped.text).not.toContain("clientCapabilities");
+    expect(JSON.parse(stripped.text).params._meta).toEqual({ progressToken: 2 });
   });
 });
 

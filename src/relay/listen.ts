@@ -5,7 +5,7 @@
  * read only once the client's stream has taken it.
  */
 import { GatewayError } from "../core/errors";
-import type { CallContext } from "../context/call-context";
+import { poolRequest, type CallContext } from "../context/call-context";
 import { exchange } from "../upstream/client";
 import { upstreamMessages } from "../upstream/pool";
 import { heldSession } from "../upstream/upstream-session";
@@ -27,7 +27,7 @@ export async function listen(ctx: CallContext): Promise<void> {
       const session = heldSession(ctx.upstreamClient, upstream.name);
       // A 2026-07-28 upstream has no GET stream: its subscriptions/listen stands in for it.
       if (session?.protocolVersion === MODERN_UPSTREAM_VERSION) {
-        const stream = await listenModern(upstream, { env: ctx.services.env, session: ctx.upstreamClient, signal: ctx.signal }, LIST_CHANGES);
+        const stream = await listenModern(upstream, { env: ctx.services.env, session: ctx.upstreamClient, signal: ctx.signal, identity: poolRequest(ctx).identity }, LIST_CHANGES);
         if (!stream.ok) console.warn(`mcp-edge-gateway: ${describeFailure(stream)}`);
         return stream.ok ? { upstream, reply: stream.value.reply } : undefined;
       }

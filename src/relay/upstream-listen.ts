@@ -192,7 +192,7 @@ export const modernUpstreamListener: UpstreamListener = {
     const uris = (agreed.resourceSubscriptions ?? []).filter((uri) => !ctx.route.aggregated || (knownUriOwner(uri) ?? upstream.name) === upstream.name);
     const asked: SubscriptionFilter = { ...agreed, ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}) };
     if (uris.length === 0) delete (asked as { resourceSubscriptions?: unknown }).resourceSubscriptions;
-    const stream = await listenModern(upstream, { env: ctx.services.env, session: ctx.upstreamClient, signal: closer.signal }, asked);
+    const stream = await listenModern(upstream, { env: ctx.services.env, session: ctx.upstreamClient, signal: closer.signal, identity: poolRequest(ctx).identity }, asked);
     if (!stream.ok) return fail({ reason: "failed", detail: describeFailure(stream) });
     const kept = agreedOf(stream.value.acknowledged["notifications"], asked);
     const close = async () => closer.abort();

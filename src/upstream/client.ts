@@ -9,6 +9,7 @@ import { fail, ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
 import { readUpstreamMessage } from "../core/validate-message";
 import type { UpstreamConfig } from "../config/upstreams";
+import { redactSecrets } from "../config/secrets";
 import { AnswerDeadline, guardBody, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
 import {
@@ -82,6 +83,11 @@ export type UpstreamExchange = {
   readonly traceparent?: string;
   /** Mints the identity assertion for an upstream that opted in (upstream/identity-assertion.ts); absent where no caller is at hand. */
   readonly identity?: (upstream: string) => Promise<string>;
+  /**
+   * A stream that may rightly be silent for hours (a 2026-07-28 `subscriptions/listen`,
+   * like the 2025 GET stream): no idle deadline. Its caller bounds the wait for its start.
+   */
+  readonly quiet?: boolean;
   /** More headers for this exchange (the 2026-07-28 `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`). */
   readonly extraHeaders?: Readonly<Record<string, string>>;
   /**
@@ -166,7 +172,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   const guard: BodyGuard = {
     upstream: upstream.name,
     deadline,
-    ...(request.method === "GET" && request.lastEventId === undefined ? {} : { idleMs: upstream.idleTimeoutMs }),
+    ...((request.method === "GET" && request.lastEventId === undefined) || request.quiet ? {} : { idleMs: upstream.idleTimeoutMs }),
     broke: {},
     received: { bytes: 0 },
   };
@@ -194,7 +200,8 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   }
   if (!response.ok && request.rpcErrorsInBody && (response.status === 400 || response.status === 404) && contentType.includes("json") && body) {
     deadline.disarm();
-    const text = await errorBodyStart(body);
+    // The error is the answer, relayed: it may echo anything, a credential included.
+    const text = redactSecrets(await errorBodyStart(body), request.env);
     const wire = readUpstreamMessage(text);
     if (wire && "error" in wire.message) {
       const messages = (async function* (): AsyncGenerator<WireMessage> {

@@ -6,9 +6,14 @@
  * and the result's `_meta` names what went (`DOWNGRADED_META_KEY`). Every other byte —
  * `resultType`, caching hints, unknown members — stays as the upstream wrote it: the
  * 2025 schema lets results carry more.
+ *
+ * A tool whose `x-mcp-header` annotations are invalid is left out of a 2025 client's list
+ * (the transport page says an HTTP client MUST exclude it; for a 2025 client the gateway is
+ * that client), with a warning in the log and a note in the list's `_meta`.
  */
 import { isObject } from "../core/jsonrpc";
 import { appendMemberSplice, elements, member, members, parseSpan, removeMemberSplice, rootSpan, splice, type Span, type Splice } from "../core/raw-json";
+import { annotationProblem } from "./modern-wire";
 
 /** Where the gateway says what it removed for a 2025 client. */
 export const DOWNGRADED_META_KEY = "mcp-edge-gateway/downgraded";
@@ -23,7 +28,7 @@ export function isModernVersion(version: string): boolean {
   return version >= "2026-07-28";
 }
 
-type Removed = { readonly tool?: string; readonly member: "outputSchema" | "structuredContent"; readonly reason: string };
+type Removed = { readonly tool?: string; readonly member: "outputSchema" | "structuredContent" | "tool"; readonly reason: string };
 
 function isObjectSchema(schema: unknown): boolean {
   return isObject(schema) && schema["type"] === "object";
@@ -37,7 +42,30 @@ function metaSplice(text: string, span: Span, removed: readonly Removed[]): Spli
   return appendMemberSplice(text, span, "_meta", JSON.stringify({ [DOWNGRADED_META_KEY]: removed }));
 }
 
-function downgradeToolList(text: string, result: Span): string {
+/** The list without the tools whose `x-mcp-header` annotations are invalid. */
+function withoutInvalidTools(text: string, result: Span): string {
+  const tools = member(text, result, "tools");
+  if (!tools || text.charCodeAt(tools.start) !== 0x5b) return text;
+  const kept: string[] = [];
+  const removed: Removed[] = [];
+  for (const tool of elements(text, tools)) {
+    const value = parseSpan(text, tool);
+    const problem = isObject(value) ? annotationProblem(value["inputSchema"]) : undefined;
+    if (problem === undefined) {
+      kept.push(text.slice(tool.start, tool.end));
+      continue;
+    }
+    const name = isObject(value) && typeof value["name"] === "string" ? value["name"] : "?";
+    console.warn(`mcp-edge-gateway: tool "${name}" left out of a 2025 client's tools/list: ${problem}`);
+    removed.push({ tool: name, member: "tool", reason: `invalid x-mcp-header annotation: ${problem}` });
+  }
+  if (removed.length === 0) return text;
+  return splice(text, [{ span: tools, raw: `[${kept.join(",")}]` }, metaSplice(text, result, removed)]);
+}
+
+function downgradeToolList(original: string, at: Span): string {
+  const text = withoutInvalidTools(original, at);
+  const result = text === original ? at : member(text, rootSpan(text), "result")!;
   const tools = member(text, result, "tools");
   if (!tools || text.charCodeAt(tools.start) !== 0x5b) return text;
   const edits: Splice[] = [];

@@ -4,18 +4,21 @@
  * backward-compatibility section says (basic/transports/streamable-http, "Backward
  * Compatibility"): a result, or a recognized modern error naming a version the gateway
  * speaks, means modern; anything else (a 2025 server's 400 without a modern error, 404,
- * 405, -32601) means legacy. A configured `protocol` skips the probe.
+ * 405, -32601) means legacy; an answer cut short is no verdict. A configured `protocol`
+ * 2025-11-25 skips the probe; an upstream configured as 2026-07-28 must answer it as one.
  *
  * The verdict is a property of the upstream, so it is kept per isolate and in KV
- * (`upstream-era/<upstream>/<digest of its URL>`, UPSTREAM_ERA_TTL_S) and forgotten when
+ * (`upstream-era/<upstream>/<digest of its URL>`, UPSTREAM_ERA_TTL_S; concurrent lookups in
+ * one isolate share one probe and one write) and forgotten when
  * the upstream refuses the era it was remembered by (`forgetEra`), so the next use probes again.
  */
-import { ok, type Result } from "../core/errors";
+import { fail, ok, type Result } from "../core/errors";
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { isObject, type JsonObject } from "../core/jsonrpc";
 import { bytesToBase64Url } from "../core/base64url";
 import type { UpstreamConfig } from "../config/upstreams";
 import { exchange } from "./client";
+import { UpstreamBreak } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
 import { mirroredHeaders, MODERN_UPSTREAM_VERSION, withEnvelope } from "./modern-wire";
 
@@ -85,8 +88,10 @@ export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record
     for await (const wire of reply.value.messages) {
       if ("id" in wire.message && !("method" in wire.message)) return ok(verdictOf(wire.message as unknown as JsonObject));
     }
-  } catch {
-    return ok({ era: "legacy" });
+  } catch (error) {
+    // An answer that is not MCP is a 2025 server's own; one cut short (a deadline, the caller gone) says nothing.
+    if (error instanceof UpstreamBreak && error.failure.reason === "bad-response") return ok({ era: "legacy" });
+    return fail(error instanceof UpstreamBreak ? error.failure : { reason: "unreachable", upstream: upstream.name, detail: `its server/discover answer broke off: ${error instanceof Error ? error.message : String(error)}` });
   }
   // A 202, or a stream that ended without an answer: not a modern server.
   return ok({ era: "legacy" });
@@ -102,11 +107,30 @@ export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record
 export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
   if (upstream.protocol === "2025-11-25") return ok({ era: "legacy" });
   const key = await eraKey(upstream);
-  const now = Date.now();
   const local = remembered.get(key);
-  if (local && local.until > now) return ok(local.verdict);
+  if (local && local.until > Date.now()) return ok(local.verdict);
+  // One lookup per upstream at a time in this isolate: a cold isolate's concurrent requests share it.
+  const shared = lookups.get(key);
+  if (shared) {
+    const found = await shared;
+    // A failure is the first caller's (its credential, its abort): this caller asks on its own.
+    if (found.ok) return found;
+  }
+  const pending = lookUp(upstream, key, env, signal, identity);
+  if (!shared) {
+    lookups.set(key, pending);
+    pending.finally(() => lookups.delete(key)).catch(() => {});
+  }
+  return pending;
+}
+
+/** Lookups under way, per era key. */
+const lookups = new Map<string, Promise<Result<UpstreamEra, UpstreamFailure>>>();
+
+async function lookUp(upstream: UpstreamConfig, key: string, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
+  const now = Date.now();
   const kv = env["GATEWAY_KV"] as KVNamespace | undefined;
-  const stored = await kv?.get(key);
+  const stored = await kv?.get(key).catch(logKvFailure);
   if (stored) {
     const verdict: unknown = JSON.parse(stored);
     if (isEra(verdict)) {
@@ -116,11 +140,20 @@ export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record
   }
   const found = await discoverEra(upstream, env, signal, identity);
   if (!found.ok) return found;
-  // A configured modern upstream is modern whatever its discover said, as long as it answered.
-  const verdict: UpstreamEra = upstream.protocol === MODERN_UPSTREAM_VERSION && found.value.era === "legacy" ? { era: "modern", discover: {} } : found.value;
+  // A configured modern upstream that does not answer server/discover as one cannot be used (it declared nothing): a failure, not a verdict.
+  if (upstream.protocol === MODERN_UPSTREAM_VERSION && found.value.era === "legacy") {
+    return fail({ reason: "bad-response", upstream: upstream.name, detail: `configured as ${MODERN_UPSTREAM_VERSION}, but its server/discover did not answer as a ${MODERN_UPSTREAM_VERSION} server` });
+  }
+  const verdict = found.value;
   remember(key, verdict, now);
-  await kv?.put(key, JSON.stringify(verdict), { expirationTtl: UPSTREAM_ERA_TTL_S });
+  // KV takes about one write a second per key: a refused write costs the next isolate a probe, not this request.
+  await kv?.put(key, JSON.stringify(verdict), { expirationTtl: UPSTREAM_ERA_TTL_S }).catch(logKvFailure);
   return ok(verdict);
+}
+
+function logKvFailure(error: unknown): undefined {
+  console.warn(`mcp-edge-gateway: upstream era in KV: ${error instanceof Error ? error.message : String(error)}`);
+  return undefined;
 }
 
 function remember(key: string, verdict: UpstreamEra, now: number): void {

@@ -3,12 +3,13 @@
  * (basic/patterns/subscriptions), a POST whose SSE answer stays open. It stands where a
  * 2025 upstream's GET stream stood: the gateway opens it for a 2025 client's GET stream,
  * and it is the seam where a 2026-07-28 client's own `subscriptions/listen` can be fed
- * from a 2026-07-28 upstream. The upstream's acknowledgement is awaited before the
- * stream is handed over, so nothing published after it opens is missed.
+ * from a 2026-07-28 upstream. The upstream's acknowledgement is awaited (within the
+ * upstream's `timeoutMs`) before the stream is handed over, so nothing published after it
+ * opens is missed; after it the stream may be quiet for as long as nothing changes (no idle deadline).
  */
 import { fail, ok, type Result } from "../core/errors";
 import { GATEWAY_INFO } from "../core/gateway-info";
-import { isObject, type JsonObject } from "../core/jsonrpc";
+import { isObject, type JsonObject, type WireMessage } from "../core/jsonrpc";
 import type { UpstreamConfig } from "../config/upstreams";
 import { exchange, type UpstreamReply } from "./client";
 import type { UpstreamFailure } from "./failures";
@@ -39,28 +40,39 @@ export type ListenStream = { readonly acknowledged: JsonObject; readonly reply: 
  */
 export async function listenModern(
   upstream: UpstreamConfig,
-  request: { readonly env: Readonly<Record<string, unknown>>; readonly session: UpstreamClient; readonly signal?: AbortSignal },
+  request: { readonly env: Readonly<Record<string, unknown>>; readonly session: UpstreamClient; readonly signal?: AbortSignal; readonly identity?: (upstream: string) => Promise<string> },
   filter: ListenFilter,
 ): Promise<Result<ListenStream, UpstreamFailure>> {
   const info = request.session.clientInfo;
   const text = JSON.stringify({ jsonrpc: "2.0", id: "gw-listen", method: "subscriptions/listen", params: { notifications: filter } });
   const body = withEnvelope(text, { clientCapabilities: request.session.clientCapabilities, clientInfo: isObject(info) && typeof info["name"] === "string" ? info : GATEWAY_INFO });
-  const reply = await exchange({
-    upstream,
-    env: request.env,
-    method: "POST",
-    body,
-    extraHeaders: mirroredHeaders("subscriptions/listen", undefined),
-    rpcErrorsInBody: true,
-    ...(request.signal ? { signal: request.signal } : {}),
-  });
-  if (!reply.ok) return reply;
-  const iterator = reply.value.messages[Symbol.asyncIterator]();
-  let first: Awaited<ReturnType<typeof iterator.next>>;
+  // Until the acknowledgement, the upstream's timeoutMs bounds the wait.
+  const unacknowledged = new AbortController();
+  const timer = setTimeout(() => unacknowledged.abort(), upstream.timeoutMs);
+  const signal = request.signal ? AbortSignal.any([request.signal, unacknowledged.signal]) : unacknowledged.signal;
+  let first: IteratorResult<WireMessage>;
+  let reply: Result<UpstreamReply, UpstreamFailure>;
+  let iterator: AsyncIterator<WireMessage>;
   try {
+    reply = await exchange({
+      upstream,
+      env: request.env,
+      ...(request.identity ? { identity: request.identity } : {}),
+      method: "POST",
+      body,
+      extraHeaders: mirroredHeaders("subscriptions/listen", undefined),
+      rpcErrorsInBody: true,
+      quiet: true,
+      signal,
+    });
+    if (!reply.ok) return reply;
+    iterator = reply.value.messages[Symbol.asyncIterator]();
     first = await iterator.next();
   } catch (error) {
-    return fail({ reason: "bad-response", upstream: upstream.name, detail: `its listen stream broke off: ${error instanceof Error ? error.message : String(error)}` });
+    const why = unacknowledged.signal.aborted ? `no acknowledgement within ${upstream.timeoutMs} ms` : error instanceof Error ? error.message : String(error);
+    return fail({ reason: "bad-response", upstream: upstream.name, detail: `its listen stream broke off: ${why}` });
+  } finally {
+    clearTimeout(timer);
   }
   const message = first.done ? undefined : first.value.message;
   if (!message || !("method" in message) || message.method !== LISTEN_ACKNOWLEDGED) {

@@ -7,7 +7,9 @@
  *
  * `Mcp-Param-*` headers come from the tool's `x-mcp-header` annotations, read from the
  * upstream's `tools/list` once per isolate and read again when the upstream says the
- * headers do not match (-32020), or from a modern client's own headers when it sent them.
+ * headers do not match (-32020) — at most once per ANNOTATION_REFRESH_MS, one read shared
+ * by every caller and run without any caller's signal, a failed read kept as no answer,
+ * not as an empty one — or from a modern client's own headers when it sent them.
  */
 import { fail, ok, type Result } from "../core/errors";
 import { GATEWAY_INFO } from "../core/gateway-info";
@@ -27,6 +29,8 @@ const HEADER_MISMATCH = -32020;
 const MODERN_400_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022]);
 const ANNOTATION_CACHE_UPSTREAMS = 1_000;
 const MAX_TOOL_PAGES = 20;
+/** The least time between two reads of one upstream's tool annotations (a -32020 may ask for one on every call). */
+export const ANNOTATION_REFRESH_MS = 10_000;
 
 /** What a modern exchange needs of the pool's request (structurally `PoolRequest`). */
 export type ModernSendRequest = {
@@ -43,21 +47,29 @@ export type ModernSendRequest = {
 };
 
 /**
- * The session-shaped record of a modern upstream: no session id, the modern version.
+ * The session-shaped record of a modern upstream: no session id, the modern version, and
+ * never `subscribe` (2026-07-28 removed resources/subscribe; its listen stands in for it).
  *
  * @example
  * modernSession({ capabilities: { tools: {} } }); // { sessionId: null, protocolVersion: "2026-07-28", capabilities: ["tools"] }
  */
 export function modernSession(discover: JsonObject): UpstreamSession {
   const capabilities = isObject(discover["capabilities"]) ? discover["capabilities"] : {};
+  return { sessionId: null, protocolVersion: MODERN_UPSTREAM_VERSION, capabilities: Object.keys(capabilities) };
+}
+
+/** `capabilities` without `resources.subscribe`: a 2026-07-28 upstream answers resources/subscribe with -32601. */
+function withoutSubscribe(capabilities: JsonObject): JsonObject {
   const resources = capabilities["resources"];
-  const subscribe = isObject(resources) && resources["subscribe"] === true;
-  return { sessionId: null, protocolVersion: MODERN_UPSTREAM_VERSION, capabilities: Object.keys(capabilities), ...(subscribe ? { subscribe } : {}) };
+  if (!isObject(resources) || !("subscribe" in resources)) return capabilities;
+  const { subscribe: _subscribe, ...rest } = resources;
+  return { ...capabilities, resources: rest };
 }
 
 /**
  * What a 2025 client's `initialize` learns of a modern upstream: its discovered
- * capabilities, server info (from `_meta`) and instructions.
+ * capabilities (less resource subscriptions, which 2026-07-28 removed), server info (from
+ * `_meta`) and instructions.
  *
  * @example
  * initializeResultOf("modern", { supportedVersions: ["2026-07-28"], capabilities: { tools: {} } });
@@ -67,22 +79,26 @@ export function initializeResultOf(upstream: string, discover: JsonObject): Json
   const serverInfo = isObject(meta) && isObject(meta[SERVER_INFO_KEY]) ? meta[SERVER_INFO_KEY] : { name: upstream, version: "unknown" };
   return {
     protocolVersion: MODERN_UPSTREAM_VERSION,
-    capabilities: isObject(discover["capabilities"]) ? discover["capabilities"] : {},
+    capabilities: isObject(discover["capabilities"]) ? withoutSubscribe(discover["capabilities"]) : {},
     serverInfo,
     ...(typeof discover["instructions"] === "string" ? { instructions: discover["instructions"] } : {}),
   };
 }
 
+type ToolHeaders = ReadonlyMap<string, readonly ParamHeader[]>;
+/** One read of a tool list's annotations: undefined when it failed. */
+type AnnotationRead = { readonly headers: Promise<ToolHeaders | undefined>; readonly at: number };
 /** Per upstream (name and address): each tool's mirrored parameters (a cache of its tools/list). */
-const annotations = new Map<string, Promise<ReadonlyMap<string, readonly ParamHeader[]>>>();
+const annotations = new Map<string, AnnotationRead>();
+const NO_HEADERS: ToolHeaders = new Map();
 
-async function readAnnotations(upstream: UpstreamConfig, request: ModernSendRequest): Promise<ReadonlyMap<string, readonly ParamHeader[]>> {
+async function readAnnotations(upstream: UpstreamConfig, request: ModernSendRequest): Promise<ToolHeaders | undefined> {
   const found = new Map<string, readonly ParamHeader[]>();
   let cursor: unknown;
   for (let page = 0; page < MAX_TOOL_PAGES; page++) {
     const text = JSON.stringify({ jsonrpc: "2.0", id: "gw-annotations", method: "tools/list", ...(typeof cursor === "string" ? { params: { cursor } } : {}) });
     const reply = await post(upstream, withEnvelope(text, envelopeClient(request)), { "mcp-method": "tools/list" }, request);
-    if (!reply.ok) break;
+    if (!reply.ok) return page === 0 ? undefined : found;
     let result: unknown;
     for await (const wire of reply.value.messages) if ("result" in wire.message) result = wire.message.result;
     const tools = isObject(result) && Array.isArray(result["tools"]) ? result["tools"] : [];
@@ -97,14 +113,24 @@ async function readAnnotations(upstream: UpstreamConfig, request: ModernSendRequ
   return found;
 }
 
-function toolAnnotations(upstream: UpstreamConfig, request: ModernSendRequest, fresh: boolean): Promise<ReadonlyMap<string, readonly ParamHeader[]>> {
+/**
+ * The tools' annotations: cached, or read now when none were read (or the last read
+ * failed) or `fresh` is asked, and the last read is older than ANNOTATION_REFRESH_MS.
+ * `read` tells whether this call read them.
+ */
+async function toolAnnotations(upstream: UpstreamConfig, request: ModernSendRequest, fresh: boolean): Promise<{ headers: ToolHeaders; read: boolean }> {
   const key = `${upstream.name}\u0000${upstream.service ?? ""}\u0000${upstream.url}`;
   const cached = annotations.get(key);
-  if (cached && !fresh) return cached;
-  const pending = readAnnotations(upstream, request).catch(() => new Map<string, readonly ParamHeader[]>());
+  const now = Date.now();
+  if (cached && now - cached.at < ANNOTATION_REFRESH_MS) return { headers: (await cached.headers) ?? NO_HEADERS, read: false };
+  const known = cached ? await cached.headers : undefined;
+  if (cached && known && !fresh) return { headers: known, read: false };
+  // Shared by every caller of this isolate: no caller's going away cuts it short.
+  const { signal: _signal, ...unbound } = request;
+  const headers = readAnnotations(upstream, unbound).catch(() => undefined);
   if (annotations.size >= ANNOTATION_CACHE_UPSTREAMS) annotations.clear();
-  annotations.set(key, pending);
-  return pending;
+  annotations.set(key, { headers, at: now });
+  return { headers: (await headers) ?? known ?? NO_HEADERS, read: true };
 }
 
 function envelopeClient(request: ModernSendRequest): { clientCapabilities: JsonObject; clientInfo: JsonObject } {
@@ -188,14 +214,15 @@ export async function sendModern(upstream: UpstreamConfig, text: string, request
   const body = withEnvelope(text, { ...envelopeClient(request), ...(logLevel ? { logLevel } : {}) });
   const own = request.paramHeaders ?? {};
   const named = method === "tools/call" && typeof params?.["name"] === "string" ? params["name"] : undefined;
+  let annotated: readonly ParamHeader[] = [];
   for (let attempt = 0; attempt < 2; attempt++) {
-    const annotated = named !== undefined && Object.keys(own).length === 0 ? ((await toolAnnotations(upstream, request, attempt > 0)).get(named) ?? []) : [];
+    if (named !== undefined && Object.keys(own).length === 0) annotated = (await toolAnnotations(upstream, request, false)).headers.get(named) ?? [];
     const reply = await post(upstream, body, mirroredHeaders(method, params, annotated, own), request, options);
     if (!reply.ok) return reply;
     const checked = await readRefusal(reply.value);
     if (checked.verdict === "refused") return fail({ reason: "http-status", upstream: upstream.name, status: 400, detail: "refused a 2026-07-28 request" });
-    // The tool's schema may have changed since it was read: read it again, and retry once.
-    if (checked.verdict === "mismatch" && named !== undefined && attempt === 0 && Object.keys(own).length === 0) continue;
+    // The tool's schema may have changed since it was read: read it again (unless it was read just now), and retry once.
+    if (checked.verdict === "mismatch" && named !== undefined && attempt === 0 && Object.keys(own).length === 0 && (await toolAnnotations(upstream, request, true)).read) continue;
     return ok(forClient(checked.replay, method, request));
   }
   return fail({ reason: "bad-response", upstream: upstream.name, detail: "unreachable" });

@@ -14,11 +14,18 @@ export const ENVELOPE_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
 export const ENVELOPE_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
 export const ENVELOPE_CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo";
 
-/** Methods whose `Mcp-Name` header mirrors `params.name` or `params.uri`. */
-const NAMED_METHODS: ReadonlyMap<string, "name" | "uri"> = new Map([
+/**
+ * Methods whose `Mcp-Name` header mirrors `params.name`, `params.uri` or `params.taskId`
+ * (the transport page's "Standard Request Headers"; the tasks rows from the tasks
+ * extension's HTTP binding, as SDK v2 servers check them).
+ */
+const NAMED_METHODS: ReadonlyMap<string, "name" | "uri" | "taskId"> = new Map([
   ["tools/call", "name"],
   ["prompts/get", "name"],
   ["resources/read", "uri"],
+  ["tasks/get", "taskId"],
+  ["tasks/update", "taskId"],
+  ["tasks/cancel", "taskId"],
 ]);
 
 const BASE64_PREFIX = "=?base64?";
@@ -47,10 +54,14 @@ export const ENVELOPE_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel";
 /** What the envelope says about the client on whose behalf the gateway asks (and the log level it wants, if any). */
 export type EnvelopeClient = { readonly clientCapabilities: JsonObject; readonly clientInfo: JsonObject; readonly logLevel?: string };
 
+/** The reserved keys of the 2026-07-28 request envelope. */
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set([ENVELOPE_VERSION_KEY, ENVELOPE_CAPABILITIES_KEY, ENVELOPE_CLIENT_INFO_KEY, ENVELOPE_LOG_LEVEL_KEY]);
+
 /**
- * The request text with the 2026-07-28 `_meta` envelope. A request that carries one
- * already (a modern client's own) is left byte for byte; otherwise the envelope keys are
- * added to its `_meta` (made if absent), everything else untouched.
+ * The request text with the gateway's 2026-07-28 `_meta` envelope, made from `client`:
+ * envelope keys already in the request (a 2025 client may write any `_meta`) are
+ * replaced, never forwarded; they are added to its `_meta` (made if absent), every other
+ * byte untouched.
  *
  * @example
  * withEnvelope('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', { clientCapabilities: {}, clientInfo: { name: "c", version: "1" } });
@@ -73,33 +84,65 @@ export function withEnvelope(text: string, client: EnvelopeClient): string {
     if (meta) return splice(text, [{ span: meta, raw: JSON.stringify(envelope) }]);
     return splice(text, [appendMemberSplice(text, params, "_meta", JSON.stringify(envelope))]);
   }
+  // A 2025 client's own _meta (progressToken, trace context) stays; the envelope replaces its envelope keys.
   const own = parseSpan(text, meta);
-  if (isObject(own) && own[ENVELOPE_VERSION_KEY] === MODERN_UPSTREAM_VERSION) return text;
-  // A 2025 client's own _meta (progressToken, trace context) stays; the envelope is added to it.
-  const merged = { ...(isObject(own) ? own : {}), ...envelope };
-  return splice(text, [{ span: meta, raw: JSON.stringify(merged) }]);
+  const kept = isObject(own) ? Object.fromEntries(Object.entries(own).filter(([key]) => !ENVELOPE_KEYS.has(key))) : {};
+  return splice(text, [{ span: meta, raw: JSON.stringify({ ...kept, ...envelope }) }]);
 }
 
 /** A parameter mirrored into a header: `Mcp-Param-<name>` from the argument at `path`. */
 export type ParamHeader = { readonly name: string; readonly path: readonly string[] };
 
+/** An HTTP field name (RFC 9110 `token`): what `<name>` in `Mcp-Param-<name>` must be. */
+const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** The parameter types an annotation may sit on (a number may not be, nor a structure). */
+const ANNOTATABLE_TYPES: ReadonlySet<unknown> = new Set(["string", "integer", "boolean"]);
+
+type Annotation = ParamHeader & { readonly header: unknown; readonly type: unknown };
+
+function annotations(schema: unknown, path: readonly string[]): Annotation[] {
+  if (!isObject(schema) || !isObject(schema["properties"])) return [];
+  const found: Annotation[] = [];
+  for (const [key, property] of Object.entries(schema["properties"])) {
+    if (!isObject(property)) continue;
+    const header = property["x-mcp-header"];
+    if (header !== undefined) found.push({ name: typeof header === "string" ? header : "", path: [...path, key], header, type: property["type"] });
+    found.push(...annotations(property, [...path, key]));
+  }
+  return found;
+}
+
+/**
+ * What makes a tool's `x-mcp-header` annotations invalid (basic/transports/streamable-http,
+ * "Custom Headers from Tool Parameters"): a name that is not an HTTP token, two names equal
+ * but for case, an annotated parameter that is not a string, integer or boolean. A client
+ * MUST leave such a tool out of its list. Undefined when they are valid (or absent).
+ *
+ * @example
+ * annotationProblem({ type: "object", properties: { r: { type: "string", "x-mcp-header": "Bad Name" } } }); // 'x-mcp-header "Bad Name" is not an HTTP token'
+ */
+export function annotationProblem(schema: unknown): string | undefined {
+  const seen = new Set<string>();
+  for (const { header, type, path } of annotations(schema, [])) {
+    if (typeof header !== "string" || !HEADER_TOKEN.test(header)) return `x-mcp-header ${JSON.stringify(header)} is not an HTTP token`;
+    if (seen.has(header.toLowerCase())) return `x-mcp-header "${header}" is declared twice`;
+    seen.add(header.toLowerCase());
+    if (!ANNOTATABLE_TYPES.has(type)) return `x-mcp-header "${header}" annotates ${path.join(".")}, of type ${JSON.stringify(type)}, not a string, integer or boolean`;
+  }
+  return undefined;
+}
+
 /**
  * The `x-mcp-header` annotations of a tool's input schema: each statically reachable
- * property (a chain of `properties` keys) that names a header.
+ * property (a chain of `properties` keys) that names a header. None when they are
+ * invalid (`annotationProblem`): such a tool has no headers to mirror.
  *
  * @example
  * paramHeaders({ type: "object", properties: { region: { type: "string", "x-mcp-header": "Region" } } }); // [{ name: "Region", path: ["region"] }]
  */
-export function paramHeaders(schema: unknown, path: readonly string[] = []): ParamHeader[] {
-  if (!isObject(schema) || !isObject(schema["properties"])) return [];
-  const found: ParamHeader[] = [];
-  for (const [key, property] of Object.entries(schema["properties"])) {
-    if (!isObject(property)) continue;
-    const header = property["x-mcp-header"];
-    if (typeof header === "string" && header !== "") found.push({ name: header, path: [...path, key] });
-    found.push(...paramHeaders(property, [...path, key]));
-  }
-  return found;
+export function paramHeaders(schema: unknown): ParamHeader[] {
+  if (annotationProblem(schema) !== undefined) return [];
+  return annotations(schema, []).map(({ name, path }) => ({ name, path }));
 }
 
 function headerOfArgument(value: unknown): string | undefined {

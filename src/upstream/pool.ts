@@ -20,6 +20,11 @@ import { MODERN_UPSTREAM_VERSION } from "./modern-wire";
 export { handshake, TASKS_LIST_CAPABILITY, type Handshake, type PoolRequest } from "./handshake";
 
 const HANDSHAKE_CACHE_ENTRIES = 1_000;
+/**
+ * The statuses with which a server refuses the era of a request (a 2025 server's answer
+ * to a modern one); the others (401, 403, 413, 429, ...) are about this request or caller.
+ */
+const ERA_REFUSALS: ReadonlySet<number> = new Set([400, 404, 405]);
 
 /** Upstream sessions established after initialize, per client session and upstream (a cache of KV). */
 const handshakes = new Map<string, Promise<Result<UpstreamSession, UpstreamFailure>>>();
@@ -158,8 +163,8 @@ export async function sendToUpstream(
     if (!session.ok) return session;
     if (session.value.protocolVersion === MODERN_UPSTREAM_VERSION) {
       const modern = await sendModern(upstream, text, request, options);
-      // Remembered as 2026-07-28, but it refuses modern requests now (HTTP 4xx without a modern error): probe again, once.
-      if (modern.ok || modern.reason !== "http-status" || modern.status >= 500 || attempt > 0) return modern;
+      // Remembered as 2026-07-28, but it refuses modern requests now (HTTP 400/404/405 without a modern error): probe again, once.
+      if (modern.ok || modern.reason !== "http-status" || !ERA_REFUSALS.has(modern.status) || attempt > 0) return modern;
       await forgetEra(upstream, request.env);
       refused = null;
       continue;

@@ -32,11 +32,13 @@ function metaSpan(text: string) {
  */
 export function withoutEnvelope(wire: WireMessage<JsonRpcRequest>): WireMessage<JsonRpcRequest> {
   let text = wire.text;
+  // Every occurrence: a key written twice would otherwise survive its first removal.
   for (const key of ENVELOPE_KEYS) {
-    const meta = metaSpan(text);
-    if (!meta) break;
-    const removal = removeMemberSplice(text, meta, key);
-    if (removal) text = splice(text, [removal]);
+    for (let meta = metaSpan(text); meta; meta = metaSpan(text)) {
+      const removal = removeMemberSplice(text, meta, key);
+      if (!removal) break;
+      text = splice(text, [removal]);
+    }
   }
   if (text === wire.text) return wire;
   const meta = wire.message.params?.["_meta"];
