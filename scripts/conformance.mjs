@@ -15,8 +15,7 @@
  *
  * Rule (exit 1 otherwise): every scenario that passes on a leg's reference passes on the
  * leg — 2025/gateway and 2026/gateway against their direct legs; 2026/bridge against
- * 2026/direct, except the scenarios that need tools only the 2026 fixture has
- * (FIXTURE_DEPENDENT below). Scenarios failing even directly are reported, not compared.
+ * 2026/direct, except the checks only a 2026 upstream can pass (BRIDGE_EXCUSED below). Scenarios failing even directly are reported, not compared.
  * scripts/conformance-known-gaps.json lists regressions that belong to parts of the
  * work not merged yet (each with its reason): they are reported, not failed — and a
  * listed scenario that passes fails the run until its entry is removed, so the list
@@ -55,13 +54,41 @@ const TOTAL_TIMEOUT_MS = 15 * 60_000;
 const DISCOVERY_TIMEOUT_MS = 60_000;
 
 /**
- * 2026 scenarios the 2025-only fixture cannot pass through any gateway: they call tools
- * or prompts that exist only on the 2026 fixture (test_input_required_result_*,
- * test_missing_capability, test_logging_tool, test_trigger_*_change), or are the tasks
- * extension and pending scenarios no fixture here implements.
+ * What the 2026/bridge leg is excused, and why: the 2026 checks a 2025-only upstream cannot
+ * pass through any gateway. The 2025 fixture has the 2026 scenarios' tools and prompt,
+ * asking the 2025 way (test/fixtures/conformance-2025-bridge-tools.ts), so everything
+ * else must pass as on 2026/direct. Per scenario, the checks it may fail (`checks`), or
+ * the whole scenario (`all`); a scenario failing any other check is a regression.
  */
-const FIXTURE_DEPENDENT = (scenario) =>
-  scenario.startsWith('input-required-result-') || scenario.startsWith('tasks-') || scenario === 'server-stateless' || scenario === 'json-schema-2020-12' || scenario === 'http-custom-header-server-validation';
+const BRIDGE_EXCUSED = {
+  // The -32021 MissingRequiredClientCapabilityError exists only in 2026-07-28: a 2025 server
+  // cannot answer it (SDK v1 turns whatever a tool throws into an isError result), and the
+  // gateway cannot know which tool needs which capability. So the 2025 fixture has no
+  // test_missing_capability; the scenario's other 28 checks must pass.
+  'server-stateless': { checks: ['sep-2575-server-rejects-undeclared-capability', 'sep-2575-missing-capability-http-400'] },
+  // Asserts the input request's key "user_name", a name the 2026 fixture chooses; a 2025
+  // question has no key, the bridge names it (elicitation-1). The same tool's other
+  // scenarios (result-type, missing-input-response, validate-input) and the keyless
+  // sampling / roots / multi-round ones pass. Its second check only runs after the first.
+  'input-required-result-basic-elicitation': { checks: ['sep-2322-elicitation-incomplete'] },
+  // Wants elicitation, sampling and roots in ONE input_required result; a 2025 server asks
+  // one question and waits for its answer before the next, so the bridge relays them one
+  // round each (test/bridge.test.ts "three kinds of question in one call"); the scenario's
+  // second check only runs after the first.
+  'input-required-result-multiple-input-requests': { checks: ['sep-2322-multiple-inputs-incomplete'] },
+  // Needs a tool annotated x-mcp-header, which neither fixture has (it fails directly too).
+  'http-custom-header-server-validation': { all: true },
+};
+/** The tasks extension: no fixture implements it (every tasks-* scenario fails directly too). */
+const TASKS_EXTENSION = 'tasks-';
+
+/** True when a 2026/bridge result fails only where BRIDGE_EXCUSED says it may. */
+function bridgeExcused(result) {
+  if (result.scenario.startsWith(TASKS_EXTENSION)) return true;
+  const excuse = BRIDGE_EXCUSED[result.scenario];
+  if (!excuse) return false;
+  return excuse.all === true || result.failedChecks.every((check) => excuse.checks.includes(check.name));
+}
 
 // ---- options ------------------------------------------------------------------------
 
@@ -247,7 +274,7 @@ async function main() {
       legs: [
         { label: '2026/direct', cli: cli2026, url: fixture2026.url, extraArgs: at2026 },
         { label: '2026/gateway', cli: cli2026, route: UPSTREAM_2026, reference: '2026/direct', extraArgs: at2026 },
-        { label: '2026/bridge', cli: cli2026, route: UPSTREAM_2025, reference: '2026/direct', extraArgs: at2026, skip: FIXTURE_DEPENDENT },
+        { label: '2026/bridge', cli: cli2026, route: UPSTREAM_2025, reference: '2026/direct', extraArgs: at2026, excused: bridgeExcused },
       ],
     });
   }
@@ -286,6 +313,7 @@ async function main() {
   const moreWarnings = [];
   const gaps = [];
   const stale = [];
+  const excusedFailures = [];
   const summary = { conformance: { '2025': cli2025.version, '2026': cli2026.version }, suite: options.suite, legs: {} };
   for (const suite of suites) {
     console.log(`\n== ${suite.name}\n`);
@@ -306,7 +334,9 @@ async function main() {
       const reference = results[leg.reference];
       const legGaps = knownGaps[leg.label] ?? {};
       legResults.forEach((r, i) => {
-        const expected = reference[i].passed && !(leg.skip?.(r.scenario) ?? false);
+        const excused = leg.excused?.(r) ?? false;
+        const expected = reference[i].passed && !excused;
+        if (reference[i].passed && excused && !r.passed) excusedFailures.push(`${leg.label} ${r.scenario}: ${r.failedChecks.map((c) => c.name).join(', ')}`);
         const gap = legGaps[r.scenario];
         if (expected && !r.passed) (gap ? gaps : regressions).push({ ...r, leg: leg.label, gap });
         if (gap && r.passed) stale.push(`${leg.label} ${r.scenario}`);
@@ -322,6 +352,7 @@ async function main() {
       console.log(`\n${label}: failing even directly, so not compared (the fixture's or the suite's, not the gateway's) — ${failing.length}: ${failing.map((r) => r.scenario).join(', ')}`);
     }
   }
+  if (excusedFailures.length > 0) console.log(`\nExcused (BRIDGE_EXCUSED in scripts/conformance.mjs: only a 2026 upstream can pass these checks) — ${excusedFailures.length}:\n  ${excusedFailures.join('\n  ')}`);
   if (moreWarnings.length > 0) console.log(`\nPassing, but with more warnings than on the reference leg (see their checks.json):\n  ${moreWarnings.join('\n  ')}`);
   if (gaps.length > 0) {
     console.log(`\nKnown gaps (scripts/conformance-known-gaps.json; not failing the run) — ${gaps.length}:`);

@@ -74,6 +74,24 @@ describe.each(["/mcp/alpha", "/mcp"])("a 2025 upstream's questions on %s", (path
     );
     expect(retry.result.content[0].text).toBe("model said: Paris");
   });
+
+  it("three kinds of question in one call: one round each, in the order asked, then the call's result", async () => {
+    const capabilities = { elicitation: {}, sampling: {}, roots: {} };
+    const answers: Record<string, unknown> = {
+      "elicitation/create": { action: "accept", content: { name: "Ada" } },
+      "sampling/createMessage": { role: "assistant", content: { type: "text", text: "Hi" }, model: "test-model", stopReason: "endTurn" },
+      "roots/list": { roots: [{ uri: "file:///a" }, { uri: "file:///b" }] },
+    };
+    const asked: string[] = [];
+    let answer = await modern(path, "tools/call", { name: tool("ask_all"), arguments: {} }, { capabilities });
+    while (answer.result?.resultType === "input_required") {
+      const [key, request] = Object.entries(answer.result.inputRequests as Record<string, { method: string }>)[0]!;
+      asked.push(`${key} ${request.method}`);
+      answer = await modern(path, "tools/call", { name: tool("ask_all"), arguments: {}, inputResponses: { [key]: answers[request.method] }, requestState: answer.result.requestState }, { capabilities });
+    }
+    expect(asked).toEqual(["elicitation-1 elicitation/create", "sampling-2 sampling/createMessage", "roots-3 roots/list"]);
+    expect(answer.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "name=Ada greeting=Hi roots=2" }] });
+  });
 });
 
 describe("bridged calls and their bounds", () => {
