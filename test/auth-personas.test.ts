@@ -9,12 +9,13 @@ import { createApp } from "../src/shell/app";
 import type { CallRecord } from "../src/context/call-record";
 import { elements, member, parseSpan, pathSpan } from "../src/core/raw-json";
 import { admin, authVars, makeKey } from "./helpers/auth";
-import { initialize, messageTexts, post, request, type GatewayTarget, type Json } from "./helpers/gateway";
+import { gatewayFetch, initialize, LATEST, messageTexts, post, request, type GatewayTarget, type Json } from "./helpers/gateway";
 
 const VARS = authVars({ apiKeys: true });
 const PERSONAS = {
   analyst: { roles: ["p-analyst"], allow: ["alpha___*"], deny: ["alpha___big_*"] },
   echoer: { roles: ["p-echoer"], allow: ["beta___echo", "alpha___big_list", "beta___haiku"] },
+  betaonly: { roles: ["p-betaonly"], allow: ["beta___*"] },
 };
 
 async function callerWith(roles: string[]): Promise<{ headers: Record<string, string>; open: (path: string) => Promise<string> }> {
@@ -220,5 +221,37 @@ describe("the visibility matrix (reference semantics)", () => {
     const response = await admin("PUT", "/visibility", { allow: "alpha___*", hide: [] }, VARS);
     expect(response.status).toBe(400);
     expect(((await response.json()) as Json).problems.map((p: Json) => p.path).sort()).toEqual(["/allow", "/hide"]);
+  });
+});
+
+describe("a 2025 client's GET stream", () => {
+  /** Opens a session named `client` (alpha counts GET streams per client name) and its GET stream on /mcp. */
+  async function openStream(roles: string[], client: string): Promise<Response> {
+    const { headers } = await makeKey({ principal: `stream-${client}`, roles }, VARS);
+    const init = await post("/mcp", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: client, version: "1" } } }, { vars: VARS, headers });
+    const session = init.headers.get("mcp-session-id")!;
+    await post("/mcp", { jsonrpc: "2.0", method: "notifications/initialized" }, { session, vars: VARS, headers });
+    return gatewayFetch("/mcp", { method: "GET", headers: { ...headers, accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LATEST } }, VARS);
+  }
+
+  async function alphaStreams(client: string): Promise<number> {
+    const caller = await callerWith(["p-analyst"]);
+    const stats = await request("/mcp", await caller.open("/mcp"), "tools/call", { name: "alpha___listen_stats", arguments: { client } }, { vars: VARS, headers: caller.headers });
+    return (JSON.parse(stats.result.content[0].text) as { openStreams: number }).openStreams;
+  }
+
+  it("listens only to the upstreams the caller's personas reach", async () => {
+    const allowed = `stream-allowed-${crypto.randomUUID()}`;
+    const seen = await openStream(["p-analyst"], allowed);
+    expect(seen.status).toBe(200);
+    expect(await alphaStreams(allowed)).toBe(1);
+    await seen.body?.cancel();
+
+    const denied = `stream-denied-${crypto.randomUUID()}`;
+    const other = await openStream(["p-betaonly"], denied);
+    // beta keeps no sessions, so it has no stream: with alpha out of reach there is nothing to listen to.
+    expect(other.status).toBe(405);
+    expect(await alphaStreams(denied)).toBe(0);
+    await other.body?.cancel();
   });
 });

@@ -86,7 +86,7 @@ async function reachResource(ctx: CallContext, grant: Grant | undefined, uri: un
  */
 export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: AuthorizationOptions): Middleware {
   if (auth.mode !== "on") return (next) => next;
-  return onRequests((next) =>
+  const requests = onRequests((next) =>
     async function authorization(ctx, request) {
       const { method, id, params } = request.message;
       if (method === "initialize" || method === "ping") return next(ctx, request);
@@ -139,4 +139,13 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
           return next(ctx, request);
       }
     });
+  return (next) => {
+    const handleRequests = requests(next);
+    return async function authorizationOfStreams(ctx, message) {
+      if (message.kind !== "listen") return handleRequests(ctx, message);
+      // A 2025 client's GET stream: only the upstreams the grant reaches are listened to, as for subscriptions/listen.
+      const grant = await callerGrant(ctx, cacheTtlMs);
+      return next(withReachableUpstreams(ctx, grant), message);
+    };
+  };
 }
