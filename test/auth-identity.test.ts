@@ -7,7 +7,7 @@
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { admin, authVars, makeKey } from "./helpers/auth";
-import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
+import { gatewayFetch, initialize, LATEST, post, request, type Json } from "./helpers/gateway";
 
 const alphaUrl = inject("fixtureUrls").alpha;
 const UPSTREAMS = JSON.stringify([
@@ -29,7 +29,7 @@ async function headersSeen(upstream: string, headers: Record<string, string>, wi
 
 beforeAll(async () => {
   vars = authVars({ apiKeys: true }, { UPSTREAMS, ALPHA_TOKEN: "alpha-own-credential", IDENTITY_SIGNING_KEY: await signingKey() });
-  expect((await admin("PUT", "/personas/identity", { roles: ["r-identity"], allow: ["*___whoami"] }, vars)).status).toBe(200);
+  expect((await admin("PUT", "/personas/identity", { roles: ["r-identity"], allow: ["*___whoami", "alpha___listen_stats"] }, vars)).status).toBe(200);
 });
 afterAll(async () => {
   await admin("DELETE", "/personas/identity", undefined, vars);
@@ -66,5 +66,21 @@ describe("identity assertions", () => {
     const answer = await request("/mcp", response.session, "tools/call", { name: "alpha___whoami", arguments: {} }, { vars: without, headers });
     expect(JSON.stringify(answer)).toContain("IDENTITY_SIGNING_KEY secret is not set");
     expect((await (await gatewayFetch("/.well-known/jwks.json", {}, without)).json()) as Json).toEqual({ keys: [] });
+  });
+});
+
+describe("identity assertions on a 2025 client's GET stream", () => {
+  it("are sent to the upstream that opted in, and only to it", async () => {
+    const { headers } = await makeKey({ principal: "erin", roles: ["r-identity"] }, vars);
+    const client = `identity-stream-${crypto.randomUUID()}`;
+    const init = await post("/mcp", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: client, version: "1" } } }, { vars, headers });
+    const session = init.headers.get("mcp-session-id")!;
+    await post("/mcp", { jsonrpc: "2.0", method: "notifications/initialized" }, { session, vars, headers });
+    const stream = await gatewayFetch("/mcp", { method: "GET", headers: { ...headers, accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LATEST } }, vars);
+    expect(stream.status).toBe(200);
+    // Both routes of the list are the same alpha server: "alpha" opted in, "plain" did not.
+    const stats = await request("/mcp", session, "tools/call", { name: "alpha___listen_stats", arguments: { client } }, { vars, headers });
+    expect(JSON.parse(stats.result.content[0].text)).toMatchObject({ openStreams: 2, identifiedStreams: 1 });
+    await stream.body?.cancel();
   });
 });

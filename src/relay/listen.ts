@@ -40,6 +40,8 @@ export async function listen(ctx: CallContext): Promise<void> {
         sessionId: session.sessionId,
         protocolVersion: session.protocolVersion,
         signal: ctx.signal,
+        // An upstream that opted in to identity assertions is told who listens, as on every other request.
+        identity: poolRequest(ctx).identity,
       });
       if (!reply.ok) {
         if (reply.reason !== "http-status") console.warn(`mcp-edge-gateway: GET stream of "${upstream.name}": ${reply.reason}`);
