@@ -13,28 +13,15 @@ import { exchange, type UpstreamFailure } from "./client";
 import { UpstreamBreak } from "./deadlines";
 import { forgetEra, upstreamEra } from "./era";
 import { initializeResultOf, modernSession } from "./modern-send";
-import type { UpstreamClient, UpstreamSession } from "./upstream-session";
+import type { PoolRequest, UpstreamClient, UpstreamSession } from "./upstream-session";
+
+export type { PoolRequest };
 
 /** A 2026-07-28 server's answer to a version it does not speak (initialize, from a modern-only upstream). */
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
 /** What a handshake learns; the `initialize` result is kept whole for transparent mode. */
 export type Handshake = { readonly session: UpstreamSession; readonly initializeResult: JsonObject };
-
-/** What the pool needs of a call: on whose behalf, and how to reach the upstream. */
-export type PoolRequest = {
-  readonly env: Readonly<Record<string, unknown>>;
-  readonly session: UpstreamClient;
-  readonly signal?: AbortSignal;
-  /** Mints the identity assertion for upstreams that opted in. */
-  readonly identity?: (upstream: string) => Promise<string>;
-  /** The revision the client itself speaks (a 2025 client gets 2026-07-28 results it can read). */
-  readonly clientVersion?: string;
-  /** A modern client's own `Mcp-Param-*` headers, forwarded to modern upstreams. */
-  readonly paramHeaders?: Readonly<Record<string, string>>;
-  /** A modern client's `io.modelcontextprotocol/logLevel`, sent on to modern upstreams in the envelope. */
-  readonly logLevel?: string;
-};
 
 /** The sealed capability key of an upstream that supports `tasks/list`. */
 export const TASKS_LIST_CAPABILITY = "tasks.list";

@@ -21,7 +21,7 @@ import { exchange, type UpstreamExchange, type UpstreamReply } from "./client";
 import { downgradeFor2025, isModernVersion } from "./downgrade";
 import type { UpstreamFailure } from "./failures";
 import { mirroredHeaders, MODERN_UPSTREAM_VERSION, paramHeaders, withEnvelope, type ParamHeader } from "./modern-wire";
-import type { UpstreamClient, UpstreamSession } from "./upstream-session";
+import type { PoolRequest, UpstreamClient, UpstreamSession } from "./upstream-session";
 
 const SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo";
 const HEADER_MISMATCH = -32020;
@@ -32,19 +32,8 @@ const MAX_TOOL_PAGES = 20;
 /** The least time between two reads of one upstream's tool annotations (a -32020 may ask for one on every call). */
 export const ANNOTATION_REFRESH_MS = 10_000;
 
-/** What a modern exchange needs of the pool's request (structurally `PoolRequest`). */
-export type ModernSendRequest = {
-  readonly env: Readonly<Record<string, unknown>>;
-  readonly session: UpstreamClient;
-  readonly signal?: AbortSignal;
-  readonly identity?: (upstream: string) => Promise<string>;
-  /** The revision the client itself speaks: a 2025 client gets results its schema accepts. */
-  readonly clientVersion?: string;
-  /** A modern client's own `Mcp-Param-*` headers, forwarded as they came. */
-  readonly paramHeaders?: Readonly<Record<string, string>>;
-  /** A modern client's own log level (its envelope is not forwarded; the gateway writes the upstream's). */
-  readonly logLevel?: string;
-};
+/** What a modern exchange needs of the pool's request. */
+export type ModernSendRequest = PoolRequest;
 
 /**
  * The session-shaped record of a modern upstream: no session id, the modern version, and

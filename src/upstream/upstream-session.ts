@@ -39,3 +39,18 @@ export type UpstreamClient = {
 export function heldSession(client: Pick<UpstreamClient, "upstreams">, upstream: string): UpstreamSession | undefined {
   return Object.hasOwn(client.upstreams, upstream) ? client.upstreams[upstream] : undefined;
 }
+
+/** What the pool needs of a call: on whose behalf, and how to reach the upstream. */
+export type PoolRequest = {
+  readonly env: Readonly<Record<string, unknown>>;
+  readonly session: UpstreamClient;
+  readonly signal?: AbortSignal;
+  /** Mints the identity assertion for upstreams that opted in. */
+  readonly identity?: (upstream: string) => Promise<string>;
+  /** The revision the client itself speaks (a 2025 client gets 2026-07-28 results it can read). */
+  readonly clientVersion?: string;
+  /** A modern client's own `Mcp-Param-*` headers, forwarded to modern upstreams. */
+  readonly paramHeaders?: Readonly<Record<string, string>>;
+  /** A modern client's `io.modelcontextprotocol/logLevel`, sent on to modern upstreams in the envelope. */
+  readonly logLevel?: string;
+};
