@@ -263,6 +263,20 @@ it("an answer too large to hold is offloaded while it streams from the Durable O
   expect((await bindings.PAYLOADS.head(`payloads/${envelope.payloadId}`))?.size).toBe(hugePayloadBytes(MB));
 });
 
+it("an answer too large to hold after a question is offloaded on the retry's isolate, and answers the retry", { timeout: 120_000 }, async () => {
+  const mrtr = inject("mrtrUpstreamUrl");
+  const vars = { UPSTREAMS: JSON.stringify([{ name: "mrtr", url: mrtr, timeoutMs: 60_000 }]) };
+  const capabilities = { elicitation: {} };
+  const first = await modern("/mcp/mrtr", "tools/call", { name: "ask_then_huge", arguments: {} }, { capabilities, vars, id: "huge-1" });
+  expect(first.result.resultType).toBe("input_required");
+  const [key] = Object.keys(first.result.inputRequests);
+  const retry = await modern("/mcp/mrtr", "tools/call", { name: "ask_then_huge", arguments: {}, inputResponses: { [key!]: { action: "accept", content: {} } }, requestState: first.result.requestState }, { capabilities, vars, id: "huge-2" });
+  expect(retry.id).toBe("huge-2");
+  const envelope = JSON.parse(retry.result.content[0].text) as Json;
+  expect(envelope.originalSize).toBeGreaterThan(MAX_HELD_MESSAGE_BYTES);
+  expect((await bindings.PAYLOADS.head(`payloads/${envelope.payloadId}`))?.size).toBe(envelope.originalSize);
+});
+
 it("an object holds at most MAX_CALLS_PER_OBJECT calls; the next is refused as full (the isolate then tries the principal's next object)", async () => {
   const url = inject("mrtrUpstreamUrl");
   const object = bindings.BRIDGED_CALLS.get(bindings.BRIDGED_CALLS.idFromName(`full-test-${crypto.randomUUID()}`));

@@ -33,9 +33,12 @@ describe("two stateless clients sending the same request id at once", () => {
     expect(JSON.parse(body.result.content[0].text).originalSize).toBe(hugePayloadBytes(20));
   });
 
-  it("keeps the client's id on errors the gateway answers for the upstream", async () => {
-    const missing = await modern("/mcp/alpha", "tools/call", { name: "no_such_tool", arguments: {} }, { id: "mine-1" });
-    expect(missing.id).toBe("mine-1");
-    expect(JSON.stringify(missing)).not.toContain("gw-req-");
+  it("keeps the client's id on errors the gateway answers for an upstream that failed", async () => {
+    // Nothing listens on port 9 of loopback: the exchange fails with the gateway's own error.
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "down", url: "http://127.0.0.1:9/mcp", timeoutMs: 2_000 }]) };
+    const failed = await modern("/mcp/down", "tools/call", { name: "anything", arguments: {} }, { id: "mine-1", vars });
+    expect(failed.id).toBe("mine-1");
+    expect(failed.error).toBeDefined();
+    expect(JSON.stringify(failed)).not.toContain("gw-req-");
   });
 });

@@ -28,6 +28,7 @@ import { identityAssertion } from "../upstream/identity-assertion";
 import type { UpstreamReply } from "../upstream/client";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type PoolRequest, type SendOptions } from "../upstream/pool";
 import { MAX_RESUMPTIONS, resumeDelay } from "./stream-resumption";
+import { withMessageId } from "./server-requests";
 import { BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_HELD_NOTIFICATION_CHARS, type BridgeAnswer, type BridgeOutcome, type BridgeStart, type InputRequest } from "./bridge-protocol";
 
 type Pending = { readonly key: string; readonly upstreamId: JsonRpcId; readonly request: InputRequest };
@@ -167,7 +168,8 @@ export class BridgedExchange {
 
   async #takeLarge(body: ReadableStream<Uint8Array>): Promise<string> {
     const consumer = this.#large;
-    if (consumer) return consumer.take(body);
+    // The consumer (the isolate's offload) answers the client's id; the upstream call is known by its own.
+    if (consumer) return withMessageId(await consumer.take(body), this.call.id);
     await body.cancel();
     throw new Error("an answer too large to hold came in a round without offload");
   }

@@ -8,7 +8,8 @@
  * instead of reaching the upstream afresh.
  *
  * Only stateless (2026-07-28) clients are concerned: a 2025 client never sees
- * input_required, and a `requestState` in its requests is passed on as it came.
+ * input_required, and a `requestState` or `inputResponses` in its requests is removed
+ * before any upstream sees it (forward.ts, `withoutRetryFields`).
  */
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";

@@ -128,13 +128,6 @@ export async function openRequestState(request: JsonRpcRequest, binding: { secre
 }
 
 /**
- * The request text with the upstream's own state back in `params.requestState` (its raw
- * bytes), or without the member when the upstream sent none.
- *
- * @example
- * const upstreamText = restoreRequestState(retry.text, wrapped.state);
- */
-/**
  * A 2025 client's request without `requestState` and `inputResponses`: its revision has
  * no multi-round-trip requests, so these can only be forged (the gateway answers a 2026
  * upstream's questions for it, input-bridge.ts, and writes them itself).
@@ -154,6 +147,13 @@ export function withoutRetryFields(text: string): string {
   return out;
 }
 
+/**
+ * The request text with the upstream's own state back in `params.requestState` (its raw
+ * bytes), or without the member when the upstream sent none.
+ *
+ * @example
+ * const upstreamText = restoreRequestState(retry.text, wrapped.state);
+ */
 export function restoreRequestState(text: string, state: string | null): string {
   const params = member(text, rootSpan(text), "params") as Span;
   const span = member(text, params, "requestState")!;

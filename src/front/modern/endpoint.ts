@@ -110,9 +110,13 @@ function statusedError(text: string, id: JsonRpcRequest["id"]): GatewayError | u
   return status === undefined ? undefined : new GatewayError(status, message.error.code, message.error.message, message.error.data, id);
 }
 
-/** A multi-round-trip retry: a request carrying `inputResponses` or `requestState` (basic/patterns/mrtr). */
+/**
+ * A multi-round-trip retry: a request carrying the `requestState` of an earlier answer
+ * (basic/patterns/mrtr). `inputResponses` alone, with no state, answer nothing the server
+ * asked (they are ignored), so such a request is a first one.
+ */
 function isRetry(message: JsonRpcRequest): boolean {
-  return message.params?.["inputResponses"] !== undefined || message.params?.["requestState"] !== undefined;
+  return message.params?.["requestState"] !== undefined;
 }
 
 /** Runs one modern request through the pipeline, answering at the client's pace (JSON, or SSE once something goes first). */
