@@ -89,7 +89,7 @@ function unbridgedServerRequest(method: string, capabilities: JsonObject): Gatew
   return new GatewayError(
     200,
     INTERNAL_ERROR,
-    `The upstream sent ${method} during this call; the gateway does not yet bridge requests of a 2025 upstream to 2026-07-28 clients (multi-round-trip requests), so the call was ended`,
+    `The upstream sent ${method} during this call, which the gateway could not bridge to a 2026-07-28 client (it bridges them only for tools/call, prompts/get and resources/read, with the BRIDGED_CALLS Durable Object binding configured), so the call was ended`,
   );
 }
 
