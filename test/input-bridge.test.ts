@@ -184,6 +184,21 @@ describe("bounds an upstream or a client cannot push past", () => {
     expect(first.error.message).toContain(`asked for ${MAX_INPUT_REQUESTS_PER_ROUND + 1} inputs in one round`);
   });
 
+  it("a refused question ends a round of several at once, though the others are still unanswered", async () => {
+    const { session } = await initialize("/mcp/careless", { vars: careless, capabilities: { elicitation: {} } });
+    const call = await post("/mcp/careless", { jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "many", arguments: { count: 2 } } }, { session, vars: careless });
+    const events = readSse(call.body!)[Symbol.asyncIterator]();
+    const first = JSON.parse((await events.next()).value.data) as Json;
+    const second = JSON.parse((await events.next()).value.data) as Json;
+    expect([first.method, second.method]).toEqual(["elicitation/create", "elicitation/create"]);
+    // Only the first is answered, with a refusal; the second never is.
+    const refused = await post("/mcp/careless", { jsonrpc: "2.0", id: first.id, error: { code: -1, message: "user declined to look" } }, { session, vars: careless });
+    expect(refused.status).toBe(202);
+    const final = JSON.parse((await events.next()).value.data) as Json;
+    expect(final).toMatchObject({ id: 6, error: { code: -32603 } });
+    expect(final.error.message).toContain("user declined to look");
+  });
+
   it("an answer too large to carry is refused with HTTP 413, and the call ends at once with the reason", async () => {
     const { session } = await initialize("/mcp/modern", { vars: ONLY_MODERN, capabilities: { elicitation: {} } });
     const call = await post("/mcp/modern", { jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "confirm", arguments: { text: "big" } } }, { session, vars: ONLY_MODERN });

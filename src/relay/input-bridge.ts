@@ -128,14 +128,18 @@ async function askClient(ctx: CallContext, upstream: string, id: JsonRpcId, requ
     const answers = await meeting.wait(keys, Math.min(INPUT_ROUND_TIMEOUT_MS, ttlMs));
     if (!answers) throw bridgeError(id, `the client did not answer upstream "${upstream}"'s request for input in time`, { upstream });
     const results: JsonObject = {};
+    // An error answer ends the round before the others are in (the rendezvous returns what it has).
     for (const key of keys) {
-      const response: unknown = JSON.parse(answers[key]!);
+      const text = answers[key];
+      if (text === undefined) continue;
+      const response: unknown = JSON.parse(text);
       if (!isObject(response) || !isObject(response["result"])) {
         const error = isObject(response) && isObject(response["error"]) ? response["error"]["message"] : undefined;
         throw bridgeError(id, `the client refused upstream "${upstream}"'s ${String((requests[key] as JsonObject)["method"])}: ${typeof error === "string" ? error : "no result"}`, { upstream });
       }
       results[key] = response["result"];
     }
+    if (keys.some((key) => results[key] === undefined)) throw bridgeError(id, `the client did not answer upstream "${upstream}"'s request for input in time`, { upstream });
     return results;
   } finally {
     ctx.waitUntil(meeting.finish().catch(() => {}));

@@ -17,23 +17,42 @@ export const MAX_RENDEZVOUS_WAIT_MS = 15 * 60_000;
 export const RENDEZVOUS_RETENTION_MS = 20 * 60_000;
 const ANSWER_PREFIX = "answer/";
 
+/** Where the key of a round's first error answer is kept. */
+const FAILED_KEY = "failed";
+
+/** Whether a client's answer is a JSON-RPC error (a refusal, or the gateway's note of an answer it could not carry). */
+function isErrorAnswer(text: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === "object" && parsed !== null && "error" in parsed;
+  } catch {
+    return true;
+  }
+}
+
 export class InputRendezvous extends DurableObject {
   private readonly wakers = new Set<() => void>();
 
   /** Stores the client's answer (a JSON-RPC response text) to the round's request `key`. */
   async answer(key: string, text: string): Promise<void> {
     await this.ctx.storage.put(ANSWER_PREFIX + key, text);
+    // An error answer ends the round: the waiting call fails on it, whatever else is still unanswered.
+    if (isErrorAnswer(text)) await this.ctx.storage.put(FAILED_KEY, key);
     await this.ctx.storage.setAlarm(Date.now() + RENDEZVOUS_RETENTION_MS);
     for (const wake of this.wakers) wake();
     this.wakers.clear();
   }
 
-  /** The answers to `keys` once all are in, by key; undefined when `timeoutMs` passed first. */
+  /**
+   * The answers to `keys` once all are in, or as soon as one of them is an error (then
+   * only those in so far), by key; undefined when `timeoutMs` passed first.
+   */
   async wait(keys: readonly string[], timeoutMs: number): Promise<Record<string, string> | undefined> {
     const deadline = Date.now() + Math.min(timeoutMs, MAX_RENDEZVOUS_WAIT_MS);
     for (;;) {
-      const stored = await this.ctx.storage.get<string>(keys.map((key) => ANSWER_PREFIX + key));
-      if (keys.every((key) => stored.has(ANSWER_PREFIX + key))) return Object.fromEntries(keys.map((key) => [key, stored.get(ANSWER_PREFIX + key)!]));
+      const stored = await this.ctx.storage.get<string>([...keys.map((key) => ANSWER_PREFIX + key), FAILED_KEY]);
+      const present = keys.filter((key) => stored.has(ANSWER_PREFIX + key));
+      if (present.length === keys.length || stored.has(FAILED_KEY)) return Object.fromEntries(present.map((key) => [key, stored.get(ANSWER_PREFIX + key)!]));
       const remaining = deadline - Date.now();
       if (remaining <= 0) return undefined;
       await new Promise<void>((resolve) => {
