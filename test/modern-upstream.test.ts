@@ -7,6 +7,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, inject, it, vi } from "vitest";
 import { parseUpstreams, type UpstreamConfig } from "../src/config/upstreams";
 import { discoverEra, upstreamEra } from "../src/upstream/era";
+import { ANNOTATION_REFRESH_MS } from "../src/upstream/modern-send";
 import { readSse } from "../src/core/sse";
 import { answer, gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
 
@@ -248,6 +249,25 @@ describe("an upstream that refuses every call's headers (-32020)", () => {
     const methods = await rawSeen(raw.path);
     expect(methods.filter((method) => method === "tools/call")).toHaveLength(3);
     expect(methods.filter((method) => method === "tools/list")).toHaveLength(1);
+  });
+});
+
+describe("an upstream whose tool list cannot be read again", () => {
+  it("keeps the annotations it read before: calls still carry their Mcp-Param headers", async () => {
+    const raw = rawUpstream("flaky-list");
+    const { session } = await initialize(`/mcp/${raw.name}`, { vars: raw.vars });
+    const callIn = async (region: string) => answer(await post(`/mcp/${raw.name}`, { jsonrpc: "2.0", id: unique++, method: "tools/call", params: { name: "pinned", arguments: { region } } }, { session, vars: raw.vars }));
+    expect((await callIn("eu")).result.content[0].text).toBe("called in eu");
+    // Past the refresh interval (only Date moves: no waiting), a refused call makes the gateway read the list again, which fails.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + ANNOTATION_REFRESH_MS + 1_000 });
+    try {
+      expect(JSON.stringify(await callIn("refused"))).toContain("-32020");
+      expect((await rawSeen(raw.path)).filter((method) => method === "tools/list")).toHaveLength(2);
+      // The failed read did not make the gateway forget the annotations it had.
+      expect((await callIn("us")).result.content[0].text).toBe("called in us");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -116,7 +116,8 @@ async function toolAnnotations(upstream: UpstreamConfig, request: ModernSendRequ
   if (cached && known && !fresh) return { headers: known, read: false };
   // Shared by every caller of this isolate: no caller's going away cuts it short.
   const { signal: _signal, ...unbound } = request;
-  const headers = readAnnotations(upstream, unbound).catch(() => undefined);
+  // A read that fails keeps what was known: callers go on mirroring the last annotations read.
+  const headers = readAnnotations(upstream, unbound).then((read) => read ?? known, () => known);
   if (annotations.size >= ANNOTATION_CACHE_UPSTREAMS) annotations.clear();
   annotations.set(key, { headers, at: now });
   return { headers: (await headers) ?? known ?? NO_HEADERS, read: true };
