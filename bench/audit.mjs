@@ -36,6 +36,7 @@ import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { concurrentCalls, interleavedLatency } from './lib/load.ts';
 import { section, table, saveResult } from './lib/report.ts';
 import { snapshotTree } from './lib/snapshot.ts';
+import { hardLimit } from './lib/hard-limit.ts';
 import { integerOption, readOptions } from './lib/options.ts';
 import { summarize } from './lib/stats.ts';
 import { openTarget } from './lib/target.ts';
@@ -82,11 +83,7 @@ async function main() {
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch((error) => console.error(`[bench] while stopping: ${error}`));
   };
-  const limit = setTimeout(() => {
-    console.error('[bench] still running after 10 minutes; stopping');
-    void stopAll().then(() => process.exit(1));
-  }, HARD_LIMIT_MS);
-  limit.unref();
+  const disarm = hardLimit('bench:audit', HARD_LIMIT_MS, stopAll);
   const started = Date.now();
   const progress = (text) => console.error(`[bench] ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s: ${text}`);
   try {
@@ -159,7 +156,7 @@ async function main() {
     );
     saveResult(options.out, 'audit', result, result.startedAt);
   } finally {
-    clearTimeout(limit);
+    disarm();
     await stopAll();
   }
 }

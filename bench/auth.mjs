@@ -23,6 +23,8 @@ import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { startJwksServer } from '../test/fixtures/jwks-server.ts';
 import { interleavedLatency } from './lib/load.ts';
 import { startPassthrough } from './lib/passthrough-process.ts';
+import { hardLimit } from './lib/hard-limit.ts';
+import { integerOption, readOptions } from './lib/options.ts';
 import { section, table, saveResult } from './lib/report.ts';
 import { snapshotTree } from './lib/snapshot.ts';
 import { summarize } from './lib/stats.ts';
@@ -35,25 +37,16 @@ const HARD_LIMIT_MS = 10 * 60_000;
 const ADMIN_TOKEN = randomBytes(16).toString('hex');
 const ISSUER = 'https://idp.bench.local';
 
-function option(name, env, fallback) {
-  const at = process.argv.indexOf(`--${name}`);
-  const value = at === -1 ? process.env[env] ?? fallback : process.argv[at + 1];
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number, got ${value}`);
-  return n;
-}
+const OPTIONS = { iterations: ['BENCH_ITERATIONS', '200'], warmup: ['BENCH_WARMUP', '30'] };
 
 async function main() {
   process.env.WRANGLER_SEND_METRICS ??= 'false';
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
-  const iterations = option('iterations', 'BENCH_ITERATIONS', '200');
-  const warmup = option('warmup', 'BENCH_WARMUP', '30');
+  const raw = readOptions(OPTIONS, process.argv.slice(2));
+  const iterations = integerOption(raw, 'iterations', 1);
+  const warmup = integerOption(raw, 'warmup', 0);
   const stops = [];
-  const limit = setTimeout(() => {
-    console.error('[bench:auth] still running after 10 minutes; stopping');
-    process.exit(1);
-  }, HARD_LIMIT_MS);
-  limit.unref();
+  const disarm = hardLimit('bench:auth', HARD_LIMIT_MS);
   try {
     const upstream = await startUpstream('raw');
     stops.push(upstream.stop);
@@ -117,6 +110,7 @@ async function main() {
     );
     saveResult(path.join(ROOT, 'bench', 'results'), 'auth', result, started);
   } finally {
+    disarm();
     for (const stop of stops.reverse()) await stop().catch((error) => console.error(`[bench:auth] while stopping: ${error}`));
   }
 }

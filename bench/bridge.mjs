@@ -23,6 +23,8 @@ import { fileURLToPath } from 'node:url';
 import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { startAlpha } from '../test/fixtures/sdk-upstream.ts';
 import { interleavedLatency } from './lib/load.ts';
+import { hardLimit } from './lib/hard-limit.ts';
+import { integerOption, readOptions } from './lib/options.ts';
 import { section, table, saveResult } from './lib/report.ts';
 import { summarize } from './lib/stats.ts';
 
@@ -30,13 +32,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MODERN = '2026-07-28';
 const HARD_LIMIT_MS = 10 * 60_000;
 
-function option(name, env, fallback) {
-  const at = process.argv.indexOf(`--${name}`);
-  const value = at === -1 ? process.env[env] ?? fallback : process.argv[at + 1];
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number, got ${value}`);
-  return n;
-}
+const OPTIONS = { iterations: ['BENCH_ITERATIONS', '200'], warmup: ['BENCH_WARMUP', '30'] };
 
 let nextId = 1;
 
@@ -63,14 +59,11 @@ async function modernCall(url, name, args, capabilities, extra = {}) {
 async function main() {
   process.env.WRANGLER_SEND_METRICS ??= 'false';
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
-  const iterations = option('iterations', 'BENCH_ITERATIONS', '200');
-  const warmup = option('warmup', 'BENCH_WARMUP', '30');
+  const raw = readOptions(OPTIONS, process.argv.slice(2));
+  const iterations = integerOption(raw, 'iterations', 1);
+  const warmup = integerOption(raw, 'warmup', 0);
   const stops = [];
-  const limit = setTimeout(() => {
-    console.error('[bench:bridge] still running after 10 minutes; stopping');
-    process.exit(1);
-  }, HARD_LIMIT_MS);
-  limit.unref();
+  const disarm = hardLimit('bench:bridge', HARD_LIMIT_MS);
   try {
     const alpha = await startAlpha();
     stops.push(alpha.close);
@@ -107,6 +100,7 @@ async function main() {
     );
     saveResult(path.join(ROOT, 'bench', 'results'), 'bridge', result, started);
   } finally {
+    disarm();
     for (const stop of stops.reverse()) await stop().catch((error) => console.error(`[bench:bridge] while stopping: ${error}`));
   }
 }

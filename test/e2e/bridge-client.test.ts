@@ -7,21 +7,11 @@
  * answers as a 2025 client's.
  */
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
-import { startAlpha } from "../fixtures/sdk-upstream.ts";
+import { describe, expect, it } from "vitest";
+import { alphaBehindGateway } from "./alpha-behind-gateway.ts";
 
 describe("an SDK v2 client answers a 2025 upstream's questions through the bridge", () => {
-  let alpha: Awaited<ReturnType<typeof startAlpha>>;
-  let gateway: Awaited<ReturnType<typeof startGateway>>;
-  beforeAll(async () => {
-    alpha = await startAlpha();
-    gateway = await startGateway({ port: await freePort(), vars: { UPSTREAMS: [{ name: "alpha", url: alpha.url }] }, persistTo: ".wrangler/e2e-bridge" });
-  });
-  afterAll(async () => {
-    await gateway?.stop();
-    await alpha?.close();
-  });
+  const gateway = alphaBehindGateway(".wrangler/e2e-bridge");
 
   it.each([
     ["/mcp", "alpha___"],
@@ -44,7 +34,7 @@ describe("an SDK v2 client answers a 2025 upstream's questions through the bridg
       rounds.push(request.method);
       return { roots: [{ uri: "file:///work/project" }] };
     });
-    await client.connect(new ModernTransport(new URL(`${gateway.url}${path}`)));
+    await client.connect(new ModernTransport(new URL(`${gateway.url()}${path}`)));
     const text = (result: { content?: unknown }) => (result.content as { text: string }[])[0]!.text;
     expect(text(await client.callTool({ name: `${prefix}ask_user`, arguments: {} }))).toBe('accept: {"name":"Ada"}');
     expect(text(await client.callTool({ name: `${prefix}ask_llm`, arguments: { question: "Capital of France?" } }))).toBe("model said: Paris");

@@ -6,21 +6,11 @@
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
-import { startAlpha } from "../fixtures/sdk-upstream.ts";
+import { describe, expect, it } from "vitest";
+import { alphaBehindGateway } from "./alpha-behind-gateway.ts";
 
 describe("an SDK v2 client pinned to 2026-07-28", () => {
-  let alpha: Awaited<ReturnType<typeof startAlpha>>;
-  let gateway: Awaited<ReturnType<typeof startGateway>>;
-  beforeAll(async () => {
-    alpha = await startAlpha();
-    gateway = await startGateway({ port: await freePort(), vars: { UPSTREAMS: [{ name: "alpha", url: alpha.url }] }, persistTo: ".wrangler/e2e-modern" });
-  });
-  afterAll(async () => {
-    await gateway?.stop();
-    await alpha?.close();
-  });
+  const gateway = alphaBehindGateway(".wrangler/e2e-modern");
 
   it.each([
     ["/mcp", "alpha___"],
@@ -34,9 +24,9 @@ describe("an SDK v2 client pinned to 2026-07-28", () => {
       }
       return fetch(input, init);
     };
-    await modern.connect(new ModernTransport(new URL(`${gateway.url}${path}`), { fetch: recording }));
+    await modern.connect(new ModernTransport(new URL(`${gateway.url()}${path}`), { fetch: recording }));
     const legacy = new Client({ name: "e2e-legacy", version: "1.0.0" });
-    await legacy.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}${path}`)));
+    await legacy.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url()}${path}`)));
 
     const { tools } = await modern.listTools();
     expect(tools.map((t) => t.name)).toContain(`${prefix}add`);

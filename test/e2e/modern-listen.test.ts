@@ -7,21 +7,11 @@
  * does not reach the Worker, neither as a cancelled body nor as `request.signal`.)
  */
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
-import { startAlpha } from "../fixtures/sdk-upstream.ts";
+import { describe, expect, it } from "vitest";
+import { alphaBehindGateway } from "./alpha-behind-gateway.ts";
 
 describe("an SDK v2 client listening through the gateway", () => {
-  let alpha: Awaited<ReturnType<typeof startAlpha>>;
-  let gateway: Awaited<ReturnType<typeof startGateway>>;
-  beforeAll(async () => {
-    alpha = await startAlpha();
-    gateway = await startGateway({ port: await freePort(), vars: { UPSTREAMS: [{ name: "alpha", url: alpha.url }] }, persistTo: ".wrangler/e2e-modern-listen" });
-  });
-  afterAll(async () => {
-    await gateway?.stop();
-    await alpha?.close();
-  });
+  const gateway = alphaBehindGateway(".wrangler/e2e-modern-listen");
 
   it.each([
     ["/mcp", "alpha___"],
@@ -29,7 +19,7 @@ describe("an SDK v2 client listening through the gateway", () => {
   ])("on %s: acknowledged, then told of a list change", async (path, prefix) => {
     const name = `e2e-listen-${crypto.randomUUID()}`;
     const modern = new ModernClient({ name, version: "2.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
-    await modern.connect(new ModernTransport(new URL(`${gateway.url}${path}`)));
+    await modern.connect(new ModernTransport(new URL(`${gateway.url()}${path}`)));
     let changed!: () => void;
     const toldOfChange = new Promise<void>((resolve) => (changed = resolve));
     modern.setNotificationHandler("notifications/tools/list_changed", () => changed());
