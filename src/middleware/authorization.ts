@@ -21,6 +21,7 @@ import { onRequests, toolKey, type CallContext, type MethodHandler, type Middlew
 import { grantFor, permits, permitsUpstream, PERSONAS_KEY, checkPersonas, type Grant } from "../policy/persona";
 import { loadDocument } from "../storage/document-store";
 import { PAYLOAD_URI_PREFIX } from "../storage/payload-store";
+import { TASK_METHODS, unknownTask } from "../relay/tasks";
 
 const RESOURCE_NOT_FOUND = -32002;
 /** Shown on the call record when no persona applies. */
@@ -146,7 +147,16 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
         case "resources/unsubscribe":
           // These act at the upstream: on /mcp only the upstreams the grant reaches are asked.
           return reachResource(ctx, grant, params?.["uri"], request, next);
+        case "tasks/list":
+          // Only the upstreams the grant reaches are asked (and each shows only the caller's own tasks: relay/tasks.ts).
+          if (outOfReach(ctx, grant)) return emptyList(id, "tasks");
+          return next(withReachableUpstreams(ctx, grant), request);
         default:
+          if (TASK_METHODS.has(method)) {
+            // A task of an upstream the grant does not reach answers as no task at all; on /mcp the relay finds none there.
+            if (outOfReach(ctx, grant)) throw unknownTask(params?.["taskId"], id);
+            return next(withReachableUpstreams(ctx, grant), request);
+          }
           return next(ctx, request);
       }
     });
