@@ -17,10 +17,11 @@ const KEYS = { good: `good${RUN}`, near: `near${RUN}`, far: `far${RUN}` };
 const VARS = authVars(
   { apiKeys: true },
   {
+    // far first: a URI routed on /mcp without regard to the persona would be asked of far first (these upstreams read any URI).
     UPSTREAMS: JSON.stringify([
+      { name: "far", url: `${names}/plain/${KEYS.far}/mcp` },
       { name: "good", url: `${names}/sys-names/${KEYS.good}/mcp` },
       { name: "near", url: `${names}/plain/${KEYS.near}/mcp` },
-      { name: "far", url: `${names}/plain/${KEYS.far}/mcp` },
       { name: "alpha", url: alpha },
     ]),
   },
@@ -164,6 +165,17 @@ describe("initialize and server/discover on /mcp", () => {
   });
 });
 
+describe("initialize and server/discover on /mcp/<upstream>", () => {
+  it("keep the instructions of an upstream the persona does not reach to themselves", async () => {
+    const near = await caller(["r-near"]);
+    expect((await initialize("/mcp/alpha", { vars: VARS, headers: near.headers })).result.instructions).toBeUndefined();
+    expect((await stateless(near, "/mcp/alpha", "server/discover")).result.instructions).toBeUndefined();
+    const all = await caller(["r-all"]);
+    expect((await initialize("/mcp/alpha", { vars: VARS, headers: all.headers })).result.instructions).toBe("Alpha answers echo calls.");
+    expect((await stateless(all, "/mcp/alpha", "server/discover")).result.instructions).toBe("Alpha answers echo calls.");
+  });
+});
+
 describe("URI-routed requests to an upstream the persona does not reach", () => {
   const farUri = `${KEYS.far}://own`;
 
@@ -182,6 +194,17 @@ describe("URI-routed requests to an upstream the persona does not reach", () => 
     expect(completions).toBe(0);
     // What it does reach still answers.
     expect((await send(who, "/mcp", "resources/read", { uri: `${KEYS.near}://own` })).result.contents[0].text).toBe(KEYS.near);
+  });
+
+  it("never reaches it on /mcp with a payload URI when no bucket is bound", async () => {
+    // far first in UPSTREAMS, so that an unnarrowed read would ask it first; no R2, so the read is not the gateway's own.
+    const vars = { ...VARS, PAYLOADS: undefined, UPSTREAMS: JSON.stringify([{ name: "far", url: `${names}/plain/${KEYS.far}/mcp` }, { name: "near", url: `${names}/plain/${KEYS.near}/mcp` }]) };
+    const who = await caller(["r-near"]);
+    const reads = await sentDuring(KEYS.far, "resources/read", async () => {
+      const answer = await modern("/mcp", "resources/read", { uri: `mcp-edge-gateway://payloads/${"0".repeat(32)}` }, { vars, headers: who.headers });
+      expect(answer.result?.contents[0].text).not.toBe(KEYS.far);
+    });
+    expect(reads).toBe(0);
   });
 
   it("never reaches it on /mcp with a 2025 subscription either", async () => {

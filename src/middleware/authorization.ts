@@ -15,6 +15,7 @@ import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName, READ_PAYLOAD_TOOL } from "../core/names";
 import { keepListed } from "../core/raw-json-lists";
+import { pathSpan, removeMemberSplice, splice } from "../core/raw-json";
 import type { AuthConfig } from "../config/auth-config";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { onRequests, toolKey, type CallContext, type MethodHandler, type Middleware } from "../context/call-context";
@@ -83,6 +84,13 @@ async function reachResource(ctx: CallContext, grant: Grant | undefined, uri: un
   return answer;
 }
 
+/** An answer to initialize or server/discover without the upstream's `instructions`. */
+function withoutInstructions(text: string): string {
+  const result = pathSpan(text, ["result"]);
+  const edit = result && text.charCodeAt(result.start) === 0x7b ? removeMemberSplice(text, result, "instructions") : undefined;
+  return edit ? splice(text, [edit]) : text;
+}
+
 /** An empty first page of the list at `key`, for /mcp/<upstream> when the grant does not reach its upstream (nothing is asked). */
 function emptyList(id: JsonRpcId, key: string): string {
   return resultText(id, { [key]: [] });
@@ -106,8 +114,10 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
       switch (method) {
         case "initialize":
         case "server/discover":
-          // On /mcp only the upstreams the grant reaches are opened and speak (their instructions, overridden or not).
-          return next(ctx.route.aggregated ? withReachableUpstreams(ctx, grant) : ctx, request);
+          // On /mcp only the upstreams the grant reaches are opened and speak (their instructions, overridden or not);
+          // on /mcp/<upstream> one it does not reach keeps its instructions to itself.
+          if (ctx.route.aggregated) return next(withReachableUpstreams(ctx, grant), request);
+          return outOfReach(ctx, grant) ? withoutInstructions(await next(ctx, request)) : next(ctx, request);
         case "tools/list":
           return keepListed(await next(ctx, request), "tools", (name) => name !== undefined && allowed(nameKey(ctx, name)));
         case "prompts/list":
@@ -136,7 +146,8 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
         }
         case "resources/read": {
           const uri = params?.["uri"];
-          if (typeof uri === "string" && uri.startsWith(PAYLOAD_URI_PREFIX)) return next(ctx, request);
+          // A payload of the caller's own is read by sys-tools; without a bucket, only reachable upstreams are asked, as for any URI.
+          if (typeof uri === "string" && uri.startsWith(PAYLOAD_URI_PREFIX)) return next(withReachableUpstreams(ctx, grant), request);
           // Fresh or a retry (requestState, which carries the client's input to the upstream that asked): only an upstream the grant reaches is ever sent it.
           return reachResource(ctx, grant, uri, request, next);
         }

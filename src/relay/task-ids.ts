@@ -28,9 +28,14 @@ export const RELATED_TASK_META_KEY = "io.modelcontextprotocol/related-task";
 /** Whom task ids are bound to: the key's secret and the principal they are handed to. */
 export type TaskIdBinding = { readonly secret: string; readonly principal: string };
 
-/** The binding of the caller of `ctx`. */
+/** The binding of the caller of `ctx` (the secret is read only when an id is made or read: most messages name no task). */
 export function taskIdBinding(ctx: Pick<CallContext, "services" | "identity">): TaskIdBinding {
-  return { secret: ctx.services.sessionSecret, principal: ctx.identity.principal };
+  return {
+    get secret() {
+      return ctx.services.sessionSecret;
+    },
+    principal: ctx.identity.principal,
+  };
 }
 
 function taskIdKey(secret: string): Promise<CryptoKey> {
