@@ -3,13 +3,16 @@
  * credential carries) let them see and call. Lists show only what the grant permits;
  * a call, prompt or completion of anything else is refused with the same error the relay
  * gives for a name nothing serves, so a refusal never says whether the tool exists.
- * `resources/read` (and, on /mcp/<upstream>, `resources/list`) follows the upstream of the
- * URI. The persona goes on the call record.
+ * What is judged by upstream (resources and their templates, subscriptions, tasks, the
+ * upstreams' instructions at `initialize` and `server/discover`) only ever reaches, and
+ * is only heard from, the upstreams the grant reaches: no other upstream is sent the
+ * request. The persona goes on the call record.
  *
  * Active only when authentication is on (AUTH); with no persona for the caller's roles
  * and no default persona, the caller may call nothing (default deny). A broken personas
- * document fails closed the same way. The gateway's own tools (`sys___`) read only what
- * the caller's own calls stored, and are always allowed.
+ * document fails closed the same way. The gateway's own tool (`sys___read_payload`) reads
+ * only what the caller's own calls stored, and is always allowed; no other name is exempt
+ * (an upstream's `sys___` names never pass for the gateway's: middleware/sys-tools.ts).
  */
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
