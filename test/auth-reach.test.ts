@@ -97,6 +97,11 @@ describe("an upstream's sys___ names on /mcp/<upstream>", () => {
         expect(answer.error, era).toEqual({ code: -32602, message: "Unknown prompt: sys___greet" });
       });
       expect(gets, era).toBe(0);
+      const completions = await sentDuring(KEYS.good, "completion/complete", async () => {
+        const answer = await send(who, "/mcp/good", "completion/complete", { ref: { type: "ref/prompt", name: "sys___greet" }, argument: { name: "x", value: "" } });
+        expect(answer.error, era).toEqual({ code: -32602, message: "Unknown prompt: sys___greet" });
+      });
+      expect(completions, era).toBe(0);
     }
   });
 
