@@ -103,7 +103,11 @@ describe("the persona matrix", () => {
     expect((await request("/mcp", session, "prompts/get", { name: "beta___haiku" }, options)).error.message).toBe("Unknown prompt: beta___haiku");
     expect((await request("/mcp", session, "prompts/get", { name: "alpha___greet", arguments: { name: "Ada" } }, options)).result.messages).toHaveLength(1);
     expect((await request("/mcp", session, "resources/read", { uri: "alpha://info" }, options)).result.contents[0].text).toBe("alpha info");
-    expect((await request("/mcp", session, "resources/read", { uri: "beta://readme" }, options)).error.code).toBe(-32002);
+    // beta is never asked: the denied read answers as a read of a URI nothing serves does.
+    const denied = await request("/mcp", session, "resources/read", { uri: "beta://readme" }, options);
+    const missing = await request("/mcp", session, "resources/read", { uri: "beta://no-such-resource" }, options);
+    expect(denied.result).toBeUndefined();
+    expect(denied.error.code).toBe(missing.error.code);
     const onBeta = await analyst.open("/mcp/beta");
     expect((await request("/mcp/beta", onBeta, "resources/read", { uri: "beta://readme" }, options)).error.code).toBe(-32002);
     expect((await request("/mcp/beta", onBeta, "resources/list", undefined, options)).result.resources).toEqual([]);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { selectFilter } from "../src/policy/apply-filter";
 import type { FilterSet } from "../src/policy/filter-set";
-import { matchesGlob } from "../src/policy/glob";
+import { foldName, matchesGlob, matchesGlobLoosely } from "../src/policy/glob";
 
 /** A string-like name that counts how often the matcher reads a character of it. */
 function countingName(text: string): { name: string; reads: () => number } {
@@ -61,6 +61,27 @@ describe("glob matching", () => {
       expect(reads()).toBeGreaterThanOrEqual(length);
       expect(reads()).toBeLessThanOrEqual(length * glob.length);
     }
+  });
+
+  it.each([
+    ["good___delete_*", "good___delete_all", true],
+    ["good___delete_*", "good___DELETE_all", true],
+    ["good___delete_*", "GOOD___Delete_All", true],
+    ["good___delete_*", "good___\uff24\uff25\uff2c\uff25\uff34\uff25_all", true], // fullwidth letters
+    ["good___pass*", "good___PA\u00df", true], // ß folds to ss
+    ["good___s*", "good___\u017fecret", true], // long s
+    ["good___k*", "good___\u212aill", true], // Kelvin sign
+    ["good___delete_*", "good___remove_all", false],
+    ["good___delete_*", "good___delet_all", false],
+  ])("loosely, %j against %j is %s", (glob, name, expected) => {
+    expect(matchesGlobLoosely(glob, name)).toBe(expected);
+  });
+
+  it("folds names in one pass: an adversarial name stays a name of the same order of length", () => {
+    const name = "\uff3f".repeat(10_000); // fullwidth low lines fold to 10,000 underscores
+    expect(foldName(name)).toBe("_".repeat(10_000));
+    expect(matchesGlobLoosely(stars(30, "x"), name)).toBe(false);
+    expect(matchesGlobLoosely(stars(30, "x"), `${name}X`)).toBe(true);
   });
 
   it("selects rules with an adversarial tool name at once", () => {

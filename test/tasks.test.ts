@@ -1,18 +1,22 @@
 /**
  * Tasks (MCP 2025-11-25) through the gateway, against real SDK upstreams with task
- * support: on /mcp the task ids a client sees carry their upstream, and tasks/get,
- * tasks/result, tasks/cancel and tasks/list reach the upstream that owns each task; on
- * /mcp/<upstream> ids pass unchanged.
+ * support: the task ids a client sees carry their upstream and are bound to its principal
+ * (on both routes), and tasks/get, tasks/result, tasks/cancel and tasks/list reach the
+ * upstream that owns each task. Personas and other principals: test/tasks-personas.test.ts.
  */
+import { env } from "cloudflare:workers";
 import { afterEach, inject, describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
-import { encodeTaskId } from "../src/relay/task-ids";
+import { ANONYMOUS_PRINCIPAL } from "../src/context/call-context";
+import { encodeTaskId, type TaskIdBinding } from "../src/relay/task-ids";
 import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 const base = inject("tasksUpstreamUrl");
 const { beta } = inject("fixtureUrls");
 const ADMIN_TOKEN = "admin-token-for-tests";
+/** What the gateway binds the ids of these (unauthenticated) tests to. */
+const ANONYMOUS: TaskIdBinding = { secret: (env as unknown as { SESSION_SECRET: string }).SESSION_SECRET, principal: ANONYMOUS_PRINCIPAL };
 const vars = {
   ADMIN_TOKEN,
   FILTER_CACHE_TTL_MS: "0",
@@ -26,6 +30,21 @@ const vars = {
 async function start(path = "/mcp"): Promise<{ call: (method: string, params?: unknown) => Promise<Json>; session: string; result: Json }> {
   const { session, result } = await initialize(path, { vars });
   return { session, result, call: (method, params) => request(path, session, method, params, { vars }) };
+}
+
+/** A task id as the tasks upstream itself hands it out: a task made in a session of our own with it, not through the gateway. */
+async function upstreamOwnId(): Promise<string> {
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+  const rpc = async (body: unknown, session?: string) => {
+    const response = await fetch(`${base}/tb/mcp`, { method: "POST", headers: { ...headers, ...(session ? { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } : {}) }, body: JSON.stringify(body) });
+    const text = await response.text();
+    const data = text.startsWith("{") ? text : text.split("\n").find((line) => line.startsWith("data: "))!.slice(6);
+    return { session: response.headers.get("mcp-session-id") ?? session, message: JSON.parse(data) as Json };
+  };
+  const { session } = await rpc({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "direct", version: "1" } } });
+  await fetch(`${base}/tb/mcp`, { method: "POST", headers: { ...headers, "mcp-session-id": session!, "mcp-protocol-version": "2025-11-25" }, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' });
+  const created = await rpc({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "hold_task", arguments: {}, task: {} } }, session!);
+  return created.message.result.task.taskId as string;
 }
 
 async function allTasks(call: (method: string, params?: unknown) => Promise<Json>): Promise<Json[]> {
@@ -114,19 +133,20 @@ describe("tasks on /mcp", () => {
   });
 
   it.each([
-    ["an upstream's own id", (own: string) => own],
-    ["a number", () => 7],
-    ["an id that is not base64url", () => "gwt.!!!"],
-    ["an id naming an upstream this route does not serve", (own: string) => encodeTaskId("elsewhere", own)],
-    ["an id naming a task its upstream does not have", () => encodeTaskId("tb", "0123456789abcdef0123456789abcdef")],
+    ["an upstream's own id", async (own: string) => own],
+    ["a number", async () => 7],
+    ["an id that is not base64url", async () => "gwt.!!!"],
+    ["an id naming an upstream this route does not serve", (own: string) => encodeTaskId(ANONYMOUS, "elsewhere", own)],
+    ["an id naming a task its upstream does not have", () => encodeTaskId(ANONYMOUS, "tb", "0123456789abcdef0123456789abcdef")],
+    ["an id bound to another principal", (own: string) => encodeTaskId({ ...ANONYMOUS, principal: "someone-else" }, "tb", own)],
+    ["an id whose tag was altered", async (own: string) => `${(await encodeTaskId(ANONYMOUS, "tb", own)).slice(0, -2)}AA`],
   ])("refuses %s with -32602", async (_label, forge) => {
     const { call } = await start();
     await call("tools/call", { name: "tb___hold_task", arguments: {}, task: {} });
-    // The id the upstream itself uses, as /mcp/tb would show it.
-    const direct = await start("/mcp/tb");
-    const own: string = (await direct.call("tools/call", { name: "hold_task", arguments: {}, task: {} })).result.task.taskId;
+    // The id the upstream itself uses (the tb session of /mcp/tb shares nothing with this one, so it is taken from the task list of a direct upstream session).
+    const own = await upstreamOwnId();
     for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
-      const answer = await call(method, { taskId: forge(own) });
+      const answer = await call(method, { taskId: await forge(own) });
       expect(answer.error?.code, method).toBe(-32602);
     }
   });
@@ -141,12 +161,13 @@ describe("tasks on /mcp", () => {
 });
 
 describe("tasks on /mcp/<upstream>", () => {
-  it("passes the upstream's task ids unchanged", async () => {
+  it("gives the upstream's tasks ids of the gateway's, bound to the caller, and refuses the upstream's own", async () => {
     const { result, call } = await start("/mcp/tb");
     expect(result.capabilities.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
     const created = await call("tools/call", { name: "echo_task", arguments: { text: "direct" }, task: {} });
     const id: string = created.result.task.taskId;
-    expect(id).toMatch(/^[0-9a-f]{32}$/); // the SDK's in-memory store's own form
+    expect(id.startsWith("gwt.")).toBe(true);
+    expect((await call("tasks/get", { taskId: await upstreamOwnId() })).error.code).toBe(-32602);
     const payload = await call("tasks/result", { taskId: id });
     expect(payload.result.content).toEqual([{ type: "text", text: '{"from":"tb","text":"direct"}' }]);
     expect(payload.result._meta[RELATED_TASK]).toEqual({ taskId: id });

@@ -3,24 +3,29 @@
  * credential carries) let them see and call. Lists show only what the grant permits;
  * a call, prompt or completion of anything else is refused with the same error the relay
  * gives for a name nothing serves, so a refusal never says whether the tool exists.
- * `resources/read` (and, on /mcp/<upstream>, `resources/list`) follows the upstream of the
- * URI. The persona goes on the call record.
+ * What is judged by upstream (resources and their templates, subscriptions, tasks, the
+ * upstreams' instructions at `initialize` and `server/discover`) only ever reaches, and
+ * is only heard from, the upstreams the grant reaches: no other upstream is sent the
+ * request. The persona goes on the call record.
  *
  * Active only when authentication is on (AUTH); with no persona for the caller's roles
  * and no default persona, the caller may call nothing (default deny). A broken personas
- * document fails closed the same way. The gateway's own tools (`sys___`) read only what
- * the caller's own calls stored, and are always allowed.
+ * document fails closed the same way. The gateway's own tool (`sys___read_payload`) reads
+ * only what the caller's own calls stored, and is always allowed; no other name is exempt
+ * (an upstream's `sys___` names never pass for the gateway's: middleware/sys-tools.ts).
  */
 import { GatewayError } from "../core/errors";
-import { INVALID_PARAMS, isObject, type JsonRpcId } from "../core/jsonrpc";
-import { qualifyName, SYS_PREFIX } from "../core/names";
+import { INVALID_PARAMS, isObject, resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
+import { qualifyName, READ_PAYLOAD_TOOL } from "../core/names";
 import { keepListed } from "../core/raw-json-lists";
+import { pathSpan, removeMemberSplice, splice } from "../core/raw-json";
 import type { AuthConfig } from "../config/auth-config";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
-import { onRequests, toolKey, type CallContext, type Middleware } from "../context/call-context";
+import { onRequests, toolKey, type CallContext, type MethodHandler, type Middleware } from "../context/call-context";
 import { grantFor, permits, permitsUpstream, PERSONAS_KEY, checkPersonas, type Grant } from "../policy/persona";
 import { loadDocument } from "../storage/document-store";
 import { PAYLOAD_URI_PREFIX } from "../storage/payload-store";
+import { TASK_METHODS, unknownTask } from "../relay/tasks";
 
 const RESOURCE_NOT_FOUND = -32002;
 /** Shown on the call record when no persona applies. */
@@ -45,14 +50,13 @@ export async function callerGrant(ctx: CallContext, cacheTtlMs: number): Promise
   return stored.state === "valid" ? grantFor(stored.value, ctx.identity.roles) : undefined;
 }
 
-function isSys(key: string): boolean {
-  return key.startsWith(SYS_PREFIX);
-}
+/** The gateway's own tools, allowed to every caller: exactly these names, nothing else under `sys___`. */
+const GATEWAY_TOOLS: ReadonlySet<string> = new Set([READ_PAYLOAD_TOOL]);
 
-/** The policy key of a prompt or template name on this route (names on /mcp carry their upstream already). */
+/** The policy key of a tool or prompt name on this route (names on /mcp carry their upstream already). */
 function nameKey(ctx: CallContext, name: string): string | undefined {
-  // The gateway's own tools keep their `sys___` name on every route.
-  if (isSys(name)) return name;
+  // The gateway's own tools keep their name on every route.
+  if (GATEWAY_TOOLS.has(name)) return name;
   return toolKey(ctx.route, name)?.key;
 }
 
@@ -65,17 +69,34 @@ function withReachableUpstreams(ctx: CallContext, grant: Grant | undefined): Cal
   return { ...ctx, route: { ...ctx.route, upstreams: ctx.route.upstreams.filter((upstream) => permitsUpstream(grant, upstream.name)) } };
 }
 
+/** True on /mcp/<upstream> when the grant does not reach its upstream. */
+function outOfReach(ctx: CallContext, grant: Grant | undefined): boolean {
+  return !ctx.route.aggregated && !permitsUpstream(grant, ctx.route.upstreams[0]!.name);
+}
+
 /**
  * A request about the resource `uri` (read, subscribe, completion): on /mcp/<upstream>
- * refused unless the grant reaches that upstream; on /mcp `forward` asks only the
- * upstreams it reaches, and an answer from any other is withheld.
+ * refused unless the grant reaches that upstream; on /mcp only the upstreams it reaches
+ * are asked (and an answer from any other would be withheld).
  */
-async function reachResource(ctx: CallContext, grant: Grant | undefined, uri: unknown, id: JsonRpcId, forward: () => Promise<string>): Promise<string> {
-  const notFound = () => new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${String(uri)} (no upstream serves it)`, { uri }, id);
-  if (!ctx.route.aggregated && !permitsUpstream(grant, ctx.route.upstreams[0]!.name)) throw notFound();
-  const answer = await forward();
+async function reachResource(ctx: CallContext, grant: Grant | undefined, uri: unknown, request: WireMessage<JsonRpcRequest>, next: MethodHandler): Promise<string> {
+  const notFound = () => new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${String(uri)} (no upstream serves it)`, { uri }, request.message.id);
+  if (outOfReach(ctx, grant)) throw notFound();
+  const answer = await next(withReachableUpstreams(ctx, grant), request);
   if (ctx.record.upstream !== undefined && !permitsUpstream(grant, ctx.record.upstream)) throw notFound();
   return answer;
+}
+
+/** An answer to initialize or server/discover without the upstream's `instructions`. */
+function withoutInstructions(text: string): string {
+  const result = pathSpan(text, ["result"]);
+  const edit = result && text.charCodeAt(result.start) === 0x7b ? removeMemberSplice(text, result, "instructions") : undefined;
+  return edit ? splice(text, [edit]) : text;
+}
+
+/** An empty first page of the list at `key`, for /mcp/<upstream> when the grant does not reach its upstream (nothing is asked). */
+function emptyList(id: JsonRpcId, key: string): string {
+  return resultText(id, { [key]: [] });
 }
 
 /**
@@ -89,11 +110,17 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
   const requests = onRequests((next) =>
     async function authorization(ctx, request) {
       const { method, id, params } = request.message;
-      if (method === "initialize" || method === "ping") return next(ctx, request);
+      if (method === "ping") return next(ctx, request);
       const grant = await callerGrant(ctx, cacheTtlMs);
       ctx.record.persona = grant?.persona ?? NO_PERSONA;
-      const allowed = (key: string | undefined) => key !== undefined && (isSys(key) || permits(grant, key));
+      const allowed = (key: string | undefined) => key !== undefined && (GATEWAY_TOOLS.has(key) || permits(grant, key));
       switch (method) {
+        case "initialize":
+        case "server/discover":
+          // On /mcp only the upstreams the grant reaches are opened and speak (their instructions, overridden or not);
+          // on /mcp/<upstream> one it does not reach keeps its instructions to itself.
+          if (ctx.route.aggregated) return next(withReachableUpstreams(ctx, grant), request);
+          return outOfReach(ctx, grant) ? withoutInstructions(await next(ctx, request)) : next(ctx, request);
         case "tools/list":
           return keepListed(await next(ctx, request), "tools", (name) => name !== undefined && allowed(nameKey(ctx, name)));
         case "prompts/list":
@@ -101,13 +128,13 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
         case "resources/templates/list":
           // On /mcp templates keep their upstream's own names: they are judged by upstream, as resources are.
           if (ctx.route.aggregated) return next(withReachableUpstreams(ctx, grant), request);
+          if (outOfReach(ctx, grant)) return emptyList(id, "resourceTemplates");
           return keepListed(await next(ctx, request), "resourceTemplates", (name) => name === "payload" || (name !== undefined && allowed(qualifyName(ctx.route.upstreams[0]!.name, name))));
         case "resources/list":
           // Resources are judged by upstream: the merged list asks only the upstreams the persona reaches,
-          // and on /mcp/<upstream> a persona that cannot reach it lists none.
-          if (ctx.route.aggregated) return next(withReachableUpstreams(ctx, grant), request);
-          if (permitsUpstream(grant, ctx.route.upstreams[0]!.name)) return next(ctx, request);
-          return keepListed(await next(ctx, request), "resources", () => false);
+          // and on /mcp/<upstream> a persona that cannot reach it lists none (the upstream is not asked).
+          if (outOfReach(ctx, grant)) return emptyList(id, "resources");
+          return next(withReachableUpstreams(ctx, grant), request);
         case "tools/call":
           if (!allowed(typeof params?.["name"] === "string" ? nameKey(ctx, params["name"]) : undefined)) throw unknownName("tool", params?.["name"], id);
           return next(ctx, request);
@@ -117,16 +144,15 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
         case "completion/complete": {
           const ref = params?.["ref"];
           if (isObject(ref) && ref["type"] === "ref/prompt" && !allowed(typeof ref["name"] === "string" ? nameKey(ctx, ref["name"]) : undefined)) throw unknownName("prompt", ref["name"], id);
-          if (isObject(ref) && ref["type"] === "ref/resource") return reachResource(ctx, grant, ref["uri"], id, () => next(withReachableUpstreams(ctx, grant), request));
+          if (isObject(ref) && ref["type"] === "ref/resource") return reachResource(ctx, grant, ref["uri"], request, next);
           return next(ctx, request);
         }
         case "resources/read": {
           const uri = params?.["uri"];
-          if (typeof uri === "string" && uri.startsWith(PAYLOAD_URI_PREFIX)) return next(ctx, request);
-          // A read changes nothing: on /mcp the relay finds the URI's upstream, and an answer from one the grant does not reach is withheld.
-          // A retry (requestState) carries the client's input to the upstream that asked: only one the grant still reaches may get it.
-          const retry = ctx.route.aggregated && params?.["requestState"] !== undefined;
-          return reachResource(ctx, grant, uri, id, () => next(retry ? withReachableUpstreams(ctx, grant) : ctx, request));
+          // A payload of the caller's own is read by sys-tools; without a bucket, only reachable upstreams are asked, as for any URI.
+          if (typeof uri === "string" && uri.startsWith(PAYLOAD_URI_PREFIX)) return next(withReachableUpstreams(ctx, grant), request);
+          // Fresh or a retry (requestState, which carries the client's input to the upstream that asked): only an upstream the grant reaches is ever sent it.
+          return reachResource(ctx, grant, uri, request, next);
         }
         case "subscriptions/listen":
           // Notifications come only from the upstreams the grant reaches, on either route.
@@ -134,8 +160,17 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
         case "resources/subscribe":
         case "resources/unsubscribe":
           // These act at the upstream: on /mcp only the upstreams the grant reaches are asked.
-          return reachResource(ctx, grant, params?.["uri"], id, () => next(withReachableUpstreams(ctx, grant), request));
+          return reachResource(ctx, grant, params?.["uri"], request, next);
+        case "tasks/list":
+          // Only the upstreams the grant reaches are asked (and each shows only the caller's own tasks: relay/tasks.ts).
+          if (outOfReach(ctx, grant)) return emptyList(id, "tasks");
+          return next(withReachableUpstreams(ctx, grant), request);
         default:
+          if (TASK_METHODS.has(method)) {
+            // A task of an upstream the grant does not reach answers as no task at all; on /mcp the relay finds none there.
+            if (outOfReach(ctx, grant)) throw unknownTask(params?.["taskId"], id);
+            return next(withReachableUpstreams(ctx, grant), request);
+          }
           return next(ctx, request);
       }
     });

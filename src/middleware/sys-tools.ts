@@ -8,14 +8,21 @@
  * settings' include/exclude globs can take tools of that upstream), so a route whose
  * answers are never offloaded stays a byte-for-byte image of its upstream. None of this
  * is ever forwarded.
+ *
+ * The `sys___` names are the gateway's alone. On /mcp an upstream's names carry its own
+ * prefix, but on /mcp/<upstream> they pass unchanged, so an upstream tool or prompt named
+ * `sys___…` would pass for one of the gateway's (and be exempt from personas): it is
+ * hidden from lists (with a warning in the log) and never called; a call or prompt of a
+ * `sys___` name the gateway does not answer itself is an unknown tool or prompt.
  */
 import { GatewayError } from "../core/errors";
-import { isObject, resultText, type JsonRpcId } from "../core/jsonrpc";
+import { INVALID_PARAMS, isObject, resultText, type JsonRpcId } from "../core/jsonrpc";
+import { keepListed } from "../core/raw-json-lists";
 import { elements, pathSpan, splice } from "../core/raw-json";
 import { findPayload, PAYLOAD_URI_PREFIX, readPayload } from "../storage/payload-store";
 import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../storage/payload-reader";
 import { onRequests, payloadOwner, type CallContext, type Middleware } from "../context/call-context";
-import { READ_PAYLOAD_TOOL } from "../core/names";
+import { READ_PAYLOAD_TOOL, SYS_PREFIX } from "../core/names";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { DEFAULT_OFFLOAD, type OffloadConfig } from "../policy/offload-config";
 import { offloadSettings } from "../policy/offload-settings";
@@ -125,6 +132,26 @@ async function readPayloadResource(ctx: CallContext, bucket: R2Bucket, id: JsonR
   return resultText(id, { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(answer.slice) }] });
 }
 
+/** True for a name in the gateway's own namespace (`sys___…`). */
+function isSysName(name: unknown): name is string {
+  return typeof name === "string" && name.startsWith(SYS_PREFIX);
+}
+
+/** A `sys___` name the gateway does not answer: refused as the relay refuses a name nothing serves, never forwarded. */
+function unknownSysName(label: "tool" | "prompt", name: string, id: JsonRpcId): GatewayError {
+  return new GatewayError(200, INVALID_PARAMS, `Unknown ${label}: ${name}`, undefined, id);
+}
+
+/** A list of /mcp/<upstream> without the upstream's `sys___` items (on /mcp every upstream name carries its upstream's prefix). */
+function withoutUpstreamSysNames(ctx: CallContext, text: string, key: "tools" | "prompts"): string {
+  if (ctx.route.aggregated) return text;
+  return keepListed(text, key, (name) => {
+    if (!isSysName(name)) return true;
+    console.warn(`mcp-edge-gateway: ${key}/list: upstream "${ctx.route.upstreams[0]!.name}" lists ${JSON.stringify(name.slice(0, 80))}, a name of the gateway's own; hidden, and never called`);
+    return false;
+  });
+}
+
 export type SysToolOptions = {
   /** Offload settings under the plan's: they decide whether /mcp/<upstream> lists the read path. */
   readonly offloadDefaults?: OffloadConfig;
@@ -143,21 +170,32 @@ export function sysTools({ offloadDefaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAU
   return onRequests((next) =>
     async function sysTools(ctx, request) {
       const bucket = ctx.services.payloads;
-      if (!bucket) return next(ctx, request);
       const { method, id, params } = request.message;
       const firstPage = params?.["cursor"] === undefined;
       switch (method) {
         case "tools/call":
-          if (params?.["name"] === READ_PAYLOAD_TOOL) return readPayloadTool(ctx, bucket, id, params["arguments"]);
+          if (bucket && params?.["name"] === READ_PAYLOAD_TOOL) return readPayloadTool(ctx, bucket, id, params["arguments"]);
+          if (isSysName(params?.["name"])) throw unknownSysName("tool", params["name"], id);
           break;
+        case "prompts/get":
+          if (isSysName(params?.["name"])) throw unknownSysName("prompt", params["name"], id);
+          break;
+        case "completion/complete": {
+          const ref = params?.["ref"];
+          if (isObject(ref) && ref["type"] === "ref/prompt" && isSysName(ref["name"])) throw unknownSysName("prompt", ref["name"], id);
+          break;
+        }
         case "resources/read":
-          if (typeof params?.["uri"] === "string" && params["uri"].startsWith(PAYLOAD_URI_PREFIX)) return readPayloadResource(ctx, bucket, id, params["uri"]);
+          if (bucket && typeof params?.["uri"] === "string" && params["uri"].startsWith(PAYLOAD_URI_PREFIX)) return readPayloadResource(ctx, bucket, id, params["uri"]);
           break;
-        case "tools/list":
-          if (firstPage && (await listsReadPath(ctx, options))) return appendToList(await next(ctx, request), "tools", READ_PAYLOAD_DEFINITION);
-          break;
+        case "tools/list": {
+          const text = withoutUpstreamSysNames(ctx, await next(ctx, request), "tools");
+          return bucket && firstPage && (await listsReadPath(ctx, options)) ? appendToList(text, "tools", READ_PAYLOAD_DEFINITION) : text;
+        }
+        case "prompts/list":
+          return withoutUpstreamSysNames(ctx, await next(ctx, request), "prompts");
         case "resources/templates/list":
-          if (firstPage && (await listsReadPath(ctx, options))) return appendToList(await next(ctx, request), "resourceTemplates", PAYLOAD_TEMPLATE);
+          if (bucket && firstPage && (await listsReadPath(ctx, options))) return appendToList(await next(ctx, request), "resourceTemplates", PAYLOAD_TEMPLATE);
           break;
       }
       return next(ctx, request);

@@ -8,7 +8,7 @@
  */
 import { resultText, type JsonRpcId } from "../core/jsonrpc";
 import { pathSpan } from "../core/raw-json";
-import { decodeTaskId, RELATED_TASK_META_KEY } from "../relay/task-ids";
+import { RELATED_TASK_META_KEY, taskIdUpstream } from "../relay/task-ids";
 import { isGlob } from "../policy/glob";
 import { activeFilters, type ActiveFilters } from "../policy/filter-store";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
@@ -53,7 +53,8 @@ export function taskResults({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Task
       const { method, id, params } = request.message;
       if (method !== "tasks/result") return next(ctx, request);
       const taskId = params?.["taskId"];
-      const upstream = ctx.route.aggregated ? decodeTaskId(taskId)?.upstream : ctx.route.upstreams[0]!.name;
+      // Unverified: an id that is not the caller's is refused by the relay, and nothing is withheld from an error.
+      const upstream = ctx.route.aggregated ? taskIdUpstream(taskId) : ctx.route.upstreams[0]!.name;
       // An id naming no upstream is refused by the relay.
       if (upstream === undefined) return next(ctx, request);
       const route = ctx.route.aggregated ? "" : upstream;

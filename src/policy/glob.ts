@@ -8,6 +8,10 @@
  * that star swallows one more character and only the part after it is retried. Reaching
  * the next `*` drops the previous point (what came before it never needs to be matched
  * differently). Worst case O(name × glob), no recursion.
+ *
+ * A deny must also hold for the spellings an upstream may resolve to the same name
+ * (case-insensitive lookups, compatibility forms such as fullwidth letters):
+ * `matchesGlobLoosely` compares both sides folded (NFKC, then case-folded), still linear.
  */
 
 /** True when `name` matches `glob` as a whole. */
@@ -48,4 +52,27 @@ export function literalLength(glob: string): number {
     if (c !== 0x2a && c !== 0x3f) count++;
   }
   return count;
+}
+
+/**
+ * `text` folded as a loose name lookup may take it: compatibility-normalized (NFKC: fullwidth
+ * `Ａ` is `A`, `ﬁ` is `fi`) and case-folded (lower, upper, lower again, so that `ß` is `ss`
+ * and `ſ`, `K` (Kelvin) and `ı` meet their ASCII letters), then normalized again. Linear time.
+ *
+ * @example
+ * foldName("ＤＥＬＥＴＥ_All") // "delete_all"
+ */
+export function foldName(text: string): string {
+  return text.normalize("NFKC").toLowerCase().toUpperCase().toLowerCase().normalize("NFKC");
+}
+
+/**
+ * True when `name` matches `glob` in any spelling a loose lookup treats as the same
+ * (both folded by `foldName`): what a deny pattern must hold for.
+ *
+ * @example
+ * matchesGlobLoosely("gh___delete_*", "gh___DELETE_repo") // true
+ */
+export function matchesGlobLoosely(glob: string, name: string): boolean {
+  return matchesGlob(foldName(glob), foldName(name));
 }

@@ -14,7 +14,7 @@
  */
 import { isObject } from "../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../storage/document-store";
-import { matchesGlob } from "./glob";
+import { foldName, matchesGlob, matchesGlobLoosely } from "./glob";
 
 export const PERSONAS_KEY = "personas";
 export const PERSONA_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -114,10 +114,15 @@ export function grantFor(personas: Personas, roles: readonly string[]): Grant | 
   };
 }
 
-/** True when the grant lets the caller use `key` (`<upstream>___<name>`): some allow matches and no deny does. */
+/**
+ * True when the grant lets the caller use `key` (`<upstream>___<name>`): some allow matches
+ * exactly and no deny matches any spelling of it (an upstream may resolve `DELETE_all`, or
+ * its fullwidth form, to the tool denied as `delete_*`: see `matchesGlobLoosely`).
+ */
 export function permits(grant: Grant | undefined, key: string): boolean {
   if (!grant) return false;
-  return grant.allow.some((glob) => matchesGlob(glob, key)) && !grant.deny.some((glob) => matchesGlob(glob, key));
+  if (!grant.allow.some((glob) => matchesGlob(glob, key))) return false;
+  return !grant.deny.some((glob) => matchesGlobLoosely(glob, key));
 }
 
 /**
@@ -130,6 +135,6 @@ export function permitsUpstream(grant: Grant | undefined, upstream: string): boo
   const prefix = `${upstream}___`;
   const literal = (glob: string) => glob.split(/[*?]/)[0]!;
   const allowed = grant.allow.some((glob) => literal(glob).startsWith(prefix) || prefix.startsWith(literal(glob)));
-  const deniedAll = grant.deny.some((glob) => glob.indexOf("*") === glob.length - 1 && !glob.includes("?") && prefix.startsWith(glob.slice(0, -1)));
+  const deniedAll = grant.deny.some((glob) => glob.indexOf("*") === glob.length - 1 && !glob.includes("?") && foldName(prefix).startsWith(foldName(glob.slice(0, -1))));
   return allowed && !deniedAll;
 }

@@ -38,7 +38,7 @@ import { MULTI_ROUND_TRIP_METHODS, statelessClient } from "./request-state";
 type Handle = { readonly object: string; readonly call: string; readonly round: number };
 
 /** Turns an upstream message held by the object into what the client sees (ids of tasks on /mcp). */
-export type ToClient = (wire: WireMessage) => string;
+export type ToClient = (wire: WireMessage) => Promise<string>;
 
 /**
  * True when a request to a 2025 upstream runs in a bridged call: a modern client's
@@ -104,7 +104,7 @@ async function answerOf(ctx: CallContext, upstream: UpstreamConfig, where: Omit<
     case "input": {
       for (const text of outcome.notifications) {
         const wire = readUpstreamMessage(text);
-        if (wire) await ctx.emit(toClient(wire));
+        if (wire) await ctx.emit(await toClient(wire));
       }
       if (outcome.kind === "complete") {
         record.upstreamStatus = outcome.status;
@@ -126,7 +126,7 @@ async function answerOf(ctx: CallContext, upstream: UpstreamConfig, where: Omit<
  * upstream's answer, or an input_required result for its first question.
  *
  * @example
- * return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx.route, upstream.name, wire));
+ * return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx, upstream.name, wire));
  */
 export async function bridgedForward(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId, toClient: ToClient): Promise<string> {
   const namespace = ctx.services.bridgedCalls!;

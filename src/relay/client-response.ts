@@ -9,7 +9,7 @@ import { poolRequest, type CallContext } from "../context/call-context";
 import { failureError } from "../upstream/failures";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { decodeServerRequestId, withMessageId } from "./server-requests";
-import { toUpstreamTaskIds } from "./task-ids";
+import { taskIdBinding, toUpstreamTaskIds } from "./task-ids";
 import { deliverInput, isInputRequestId } from "./input-bridge";
 
 /** Sends the client's answer to the upstream that asked; refuses an id the gateway never sent. */
@@ -25,9 +25,10 @@ export async function relayClientResponse(ctx: CallContext, wire: WireMessage<Js
     if (!origin || !upstream) {
       throw new GatewayError(400, INVALID_REQUEST, `Bad Request: the response id ${JSON.stringify(id)} does not answer a request this gateway sent`);
     }
-    // An answer to a task's elicitation names that task by the id the client knows.
-    text = toUpstreamTaskIds(withMessageId(wire.text, origin.id), upstream.name);
+    text = withMessageId(wire.text, origin.id);
   }
+  // An answer to a task's elicitation names that task by the id the client knows (the gateway's, on both routes).
+  text = await toUpstreamTaskIds(text, upstream!.name, taskIdBinding(ctx));
   ctx.record.upstream = upstream!.name;
   const reply = await sendToUpstream(upstream!, text, poolRequest(ctx));
   if (!reply.ok) throw failureError(reply, ctx.services.env);

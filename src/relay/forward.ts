@@ -7,7 +7,7 @@ import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { parseSpan, pathSpan, splice } from "../core/raw-json";
 import { encodeServerRequestId, withMessageId } from "./server-requests";
-import { toGatewayTaskIds } from "./task-ids";
+import { taskIdBinding, toGatewayTaskIds } from "./task-ids";
 import { bridgeable, bridgedForward } from "./bridge";
 import { withTraceMeta } from "./trace-meta";
 import { cancelWhenClientGoes } from "./cancel-upstream";
@@ -48,11 +48,11 @@ const QUICK_METHODS = new Set([
   "tasks/cancel",
 ]);
 
-/** A message from an upstream as the client must see it. */
-export function toClient(route: Pick<Route, "aggregated">, upstream: string, wire: WireMessage): string {
-  const text = withIdsToClient(route, upstream, wire);
-  // Task ids (a status notification, a task's related-task `_meta`) say which upstream owns the task.
-  return route.aggregated ? toGatewayTaskIds(text, upstream) : text;
+/** A message from an upstream as the client of `ctx` must see it. */
+export function toClient(ctx: Pick<CallContext, "route" | "services" | "identity">, upstream: string, wire: WireMessage): Promise<string> {
+  const text = withIdsToClient(ctx.route, upstream, wire);
+  // Task ids (a status notification, a task's related-task `_meta`) are the gateway's, on both routes (task-ids.ts).
+  return toGatewayTaskIds(text, upstream, taskIdBinding(ctx));
 }
 
 function withIdsToClient(route: Pick<Route, "aggregated">, upstream: string, wire: WireMessage): string {
@@ -137,7 +137,7 @@ async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: 
   };
   // A modern client's call that a 2025 upstream may interrupt with a question runs where it can wait for the retry.
   // A 2026-07-28 upstream asks with input_required itself (wrapped by multi-round-trip.ts): only a 2025 upstream is bridged.
-  if (bridgeable(ctx, upstream, methodOf(text), text) && !(await speaksModern(ctx, upstream))) return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx.route, upstream.name, wire));
+  if (bridgeable(ctx, upstream, methodOf(text), text) && !(await speaksModern(ctx, upstream))) return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx, upstream.name, wire));
   const { record } = ctx;
   record.upstream = upstream.name;
   delete record.bridgedCall; // this answer is the upstream's own, whatever an earlier upstream of the request said
@@ -172,7 +172,7 @@ async function exchangeWith(ctx: CallContext, upstream: UpstreamConfig, text: st
           );
           continue;
         }
-        await ctx.emit(toClient(ctx.route, upstream.name, wire)); // at the client's pace
+        await ctx.emit(await toClient(ctx, upstream.name, wire)); // at the client's pace
       }
     } finally {
       record.bytesFromUpstream = (record.bytesFromUpstream ?? 0) + reply.value.received.bytes;

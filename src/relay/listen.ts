@@ -66,7 +66,7 @@ export async function listen(ctx: CallContext): Promise<void> {
           if (!item.ok || ctx.signal.aborted) break;
           // A listen stream's own end (its response) is not a message of the 2025 GET stream.
           if ("id" in item.value.message && !("method" in item.value.message)) break;
-          await ctx.emit(toClient(ctx.route, upstream.name, item.value));
+          await ctx.emit(await toClient(ctx, upstream.name, item.value));
         }
       } catch {
         // The client went away while a message was in flight; nothing to deliver it to.

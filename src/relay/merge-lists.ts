@@ -13,7 +13,7 @@ import { qualifyName } from "../core/names";
 import { redactSecrets } from "../config/secrets";
 import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span } from "../core/raw-json";
 import { heldSession } from "../upstream/upstream-session";
-import { toGatewayTaskIds } from "./task-ids";
+import { ownTaskList, ownTasksOf } from "./tasks";
 import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { forward } from "./forward";
@@ -29,7 +29,7 @@ export const URI_COLLISIONS_META_KEY = "mcp-edge-gateway/uri-collisions";
 /**
  * A merged list: its method, the result member holding the items, the sealed capability
  * key of upstreams that serve it, whether item names get the `<upstream>___` prefix, and
- * whether item task ids get the upstream (tasks, see core/task-ids).
+ * whether items are tasks (only the caller's own are kept, with the ids it knows: tasks.ts).
  */
 export type ListKind = { readonly method: string; readonly key: string; readonly capability: string; readonly renamed: boolean; readonly taskIds?: boolean };
 
@@ -57,13 +57,14 @@ export function pageItems(text: string, key: string): { items: Span[]; nextCurso
   return { items: list ? elements(text, list) : [], nextCursor: typeof nextCursor === "string" && nextCursor !== "" ? nextCursor : null };
 }
 
-async function upstreamPage(ctx: CallContext, upstream: UpstreamConfig, kind: ListKind, request: JsonRpcRequest, cursor: string | null): Promise<UpstreamPage> {
+async function upstreamPage(ctx: CallContext, upstream: UpstreamConfig, kind: ListKind, request: JsonRpcRequest, cursor: string | null, ownTasks: () => Promise<ReadonlySet<string>>): Promise<UpstreamPage> {
   const params: Record<string, unknown> = { ...request.params };
   delete params["cursor"];
   if (cursor !== null) params["cursor"] = cursor;
   const text = JSON.stringify({ jsonrpc: "2.0", id: request.id, method: kind.method, ...(Object.keys(params).length > 0 ? { params } : {}) });
   const sent = await forward(ctx, upstream, text, request.id);
-  const answer = kind.taskIds ? toGatewayTaskIds(sent, upstream.name, kind.method) : sent;
+  // Tasks: only the caller's own, with the ids the caller knows (tasks.ts).
+  const answer = kind.taskIds ? await ownTaskList(ctx, upstream.name, sent, ownTasks) : sent;
   const root = rootSpan(answer);
   const error = member(answer, root, "error");
   if (error) {
@@ -134,8 +135,9 @@ export async function mergeList(
   const { id, params } = request.message;
   const binding = { secret: ctx.services.sessionSecret, sid: ctx.upstreamClient.sid, method: kind.method };
   const pending = params?.["cursor"] !== undefined ? pendingOf(ctx, await decodeCursor(params["cursor"], binding)) : firstPage(ctx, kind);
+  const ownTasks = ownTasksOf(ctx);
   const pages = await inParallel(pending, MAX_PARALLEL_UPSTREAMS, ([name, cursor]) =>
-    upstreamPage(ctx, ctx.route.upstreams.find((u) => u.name === name)!, kind, request.message, cursor),
+    upstreamPage(ctx, ctx.route.upstreams.find((u) => u.name === name)!, kind, request.message, cursor, ownTasks),
   );
 
   const items: string[] = [];

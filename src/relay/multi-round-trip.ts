@@ -48,7 +48,7 @@ export async function multiRoundTrip(ctx: CallContext, request: WireMessage<Json
     const wrapped = await openRequestState(request.message, binding);
     const upstream = ctx.route.upstreams.find((u) => u.name === wrapped.upstream);
     if (!upstream) throw new GatewayError(400, INVALID_PARAMS, `Invalid params: requestState names upstream "${wrapped.upstream}", which this route no longer serves; send the original request again without requestState`, undefined, id);
-    answer = wrapped.bridged ? await continueBridgedCall(ctx, upstream, request, wrapped.state, (wire) => toClient(ctx.route, upstream.name, wire)) : await route(ctx, restored(request, wrapped.state), upstream);
+    answer = wrapped.bridged ? await continueBridgedCall(ctx, upstream, request, wrapped.state, (wire) => toClient(ctx, upstream.name, wire)) : await route(ctx, restored(request, wrapped.state), upstream);
   } else {
     answer = await route(ctx, request);
   }

@@ -1,23 +1,23 @@
 /**
  * The innermost method handler: sends each client request to the upstream that owns it.
  *
- * On /mcp/<upstream> every request is forwarded as it came. On /mcp, names are routed by
- * their `<upstream>___` prefix (and rewritten to the upstream's own name), resource
- * URIs by which upstream listed them, tasks by the upstream their id names, lists are
- * merged, and a few methods are answered for all upstreams at once.
+ * On /mcp/<upstream> every request is forwarded as it came, but for task ids (the
+ * gateway's, bound to the caller: tasks.ts). On /mcp, names are routed by their
+ * `<upstream>___` prefix (and rewritten to the upstream's own name), resource URIs by
+ * which upstream listed them, tasks by the upstream their id names, lists are merged,
+ * and a few methods are answered for all upstreams at once.
  */
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, METHOD_NOT_FOUND, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
 import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json";
 import { heldSession } from "../upstream/upstream-session";
-import { toGatewayTaskIds } from "./task-ids";
 import { poolRequest, type CallContext, type MethodHandler } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { forward } from "./forward";
 import { LISTS, mergeList, pageItems } from "./merge-lists";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
-import { routeTask } from "./tasks";
+import { createdTask, ownTaskList, ownTasksOf, routeTask, TASK_METHODS } from "./tasks";
 import { multiRoundTrip, type RouteRequest } from "./multi-round-trip";
 
 const URI_OWNER_ENTRIES = 10_000;
@@ -95,9 +95,9 @@ async function routeByName(
   let name: string | undefined = parsed.name;
   if (parsed.maybeShortened) name = (await resolveShortened(ctx, upstream, value, list.method, list.key)) ?? parsed.name;
   const answer = await forward(ctx, upstream, rewriteString(request.text, ["params", ...path], name), id);
-  // A task-augmented call answers with a task: its id must say which upstream runs it.
+  // A task-augmented call answers with a task: the caller's, and its id must say which upstream runs it.
   const { method, params } = request.message;
-  return method === "tools/call" && isObject(params?.["task"]) ? toGatewayTaskIds(answer, upstream.name, method) : answer;
+  return method === "tools/call" && isObject(params?.["task"]) ? createdTask(ctx, upstream.name, answer) : answer;
 }
 
 function isResourceNotFound(answer: string): boolean {
@@ -174,20 +174,26 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
     }
     case "logging/setLevel":
       return broadcastLevel(ctx, request);
-    case "tasks/get":
-    case "tasks/result":
-    case "tasks/cancel":
-      return routeTask(ctx, request);
     default:
+      if (TASK_METHODS.has(method)) return routeTask(ctx, request);
       throw new GatewayError(200, METHOD_NOT_FOUND, `Method not found: ${method}`, undefined, id);
   }
+}
+
+/** A request on /mcp/<upstream>: as it came, but that task ids are the gateway's (bound to the caller) and task lists the caller's own. */
+async function transparentRelay(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
+  const upstream = ctx.route.upstreams[0]!;
+  const { method, params, id } = request.message;
+  if (TASK_METHODS.has(method)) return routeTask(ctx, request);
+  const answer = await forward(ctx, upstream, request.text, id);
+  if (method === "tasks/list") return ownTaskList(ctx, upstream.name, answer, ownTasksOf(ctx));
+  return method === "tools/call" && isObject(params?.["task"]) ? createdTask(ctx, upstream.name, answer) : answer;
 }
 
 /** Routes a request; a multi-round-trip retry's resource read goes straight to the upstream that asked. */
 const routeRequest: RouteRequest = (ctx, request, pinned) => {
   if (pinned && request.message.method === "resources/read") return forward(ctx, pinned, request.text, request.message.id);
-  if (ctx.route.aggregated) return aggregatedRelay(ctx, request);
-  return forward(ctx, ctx.route.upstreams[0]!, request.text, request.message.id);
+  return ctx.route.aggregated ? aggregatedRelay(ctx, request) : transparentRelay(ctx, request);
 };
 
 /** Relays a client request to the upstream (or upstreams) that serve it; input_required answers and their retries pass multi-round-trip.ts. */
