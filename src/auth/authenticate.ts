@@ -69,6 +69,37 @@ export async function authenticate({ authorization, auth, kv, cacheTtlMs, route 
   return ok({ principal: subject, ...(email !== undefined ? { email } : {}), roles, method: "jwt" });
 }
 
+/**
+ * The name of a failed authentication in the audit trail (never the credential), or
+ * `undefined` for a configuration error, which is the operator's log's business.
+ */
+export function authFailureName(problem: AuthProblem): string | undefined {
+  switch (problem.reason) {
+    case "not-configured":
+      return undefined;
+    case "missing":
+      return "missing-credentials";
+    case "wrong-scheme":
+      return "wrong-scheme";
+    case "malformed":
+      return "malformed-credential";
+    case "api-keys-off":
+      return "api-keys-off";
+    case "unknown-key":
+      return "unknown-or-revoked-api-key";
+    case "expired-key":
+      return "expired-api-key";
+    case "jwt":
+      return `token-${problem.problem}`;
+    case "idp-unavailable":
+      return "idp-unavailable";
+    default: {
+      const never: never = problem;
+      return never;
+    }
+  }
+}
+
 function jwtDescription(problem: TokenProblem): string {
   switch (problem) {
     case "malformed":
