@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { admin, authVars, makeKey } from "./helpers/auth";
-import { post, type Json, type Vars } from "./helpers/gateway";
+import { gatewayFetch, post, type Json, type Vars } from "./helpers/gateway";
 import { bearer, claims, INIT, jwtAuth, sign, strangerToken } from "./helpers/jwt";
 
 const jwks = inject("jwks");
@@ -90,6 +90,17 @@ describe("a failed authentication", () => {
     });
     expect(event["gateway.error.message"]).toBe(((await response.json()) as Json).error.message);
     if (secret) expect(JSON.stringify(event)).not.toContain(secret);
+  });
+
+  it("a wrong admin token: recorded on /admin, without the token tried", async () => {
+    const source = newSource();
+    const tried = "guessed-admin-token-123";
+    const response = await gatewayFetch("/admin/api-keys", { headers: { authorization: `Bearer ${tried}`, "cf-connecting-ip": source } }, VARS);
+    expect(response.status).toBe(401);
+    const [event] = await eventsOf(source, 1);
+    expect(event).toMatchObject({ "gateway.route": "/admin", "gateway.auth.failure": "wrong-admin-token", "http.request.method": "GET", "http.response.status_code": 401 });
+    expect(event["rpc.response.status_code"]).toBeUndefined();
+    expect(JSON.stringify(event)).not.toContain(tried);
   });
 
   it("an identity-provider outage (503) is recorded as such", async () => {

@@ -16,13 +16,13 @@ import { handleDelete, handleGet, handlePost, type EndpointRequest } from "../fr
 import { classifyPost } from "../front/modern/classify";
 import { handleModernPost } from "../front/modern/endpoint";
 import { checkOrigin, corsHeaders } from "./origin";
-import { authenticate, authError } from "../auth/authenticate";
+import { authenticate, authError, authFailureName } from "../auth/authenticate";
 import type { Caller } from "../context/call-context";
 import { metadataUrl, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "../auth/protected-resource";
 import { identityJwks } from "../upstream/identity-assertion";
 import { downloadPayload } from "./payload-download";
 import { downloadIcon } from "./icon-download";
-import { recordFailedAuthentication } from "./auth-failure-audit";
+import { recordFailedAuthentication } from "../auth/failure-audit";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -74,7 +74,11 @@ async function callerOf(c: GatewayContext, route: string, services: Services): P
   if (found.ok) return found.value;
   const path = route === "" ? "/mcp" : `/mcp/${route}`;
   const error = authError(found, metadataUrl(new URL(c.req.url).origin, path));
-  recordFailedAuthentication({ request: c.req.raw, route: path, problem: found, error, startedAt, audit: config.audit, queue: services.auditQueue, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
+  const reason = authFailureName(found);
+  if (reason !== undefined) {
+    const answer = { status: error.status, code: error.code, message: error.message };
+    recordFailedAuthentication({ request: c.req.raw, route: path, reason, answer, startedAt, audit: config.audit, queue: services.auditQueue, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
+  }
   throw error;
 }
 

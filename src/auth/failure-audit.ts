@@ -1,17 +1,16 @@
 /**
  * Failed authentications as audit events: a request refused with 401 (or 503 while the
- * identity provider's keys cannot be fetched) leaves an event on the audit Queue saying
- * why, on which route, from which source (CF-Connecting-IP), never the credential. The
- * events are bounded per source and isolate by auth/failure-budget.ts, with a summary
- * of what was left out, so a flood of bad credentials cannot fill the trail.
+ * identity provider's keys cannot be fetched), on an MCP route or the admin API, leaves
+ * an event on the audit Queue saying why, on which route, from which source
+ * (CF-Connecting-IP), never the credential. The events are bounded per source and
+ * isolate by failure-budget.ts, with a summary of what was left out, so a flood of bad
+ * credentials cannot fill the trail.
  */
-import { authFailureName, type AuthProblem } from "../auth/authenticate";
-import { FailureBudget, type SuppressedFailures } from "../auth/failure-budget";
 import type { AuditConfig } from "../config/audit-config";
-import type { GatewayError } from "../core/errors";
 import { randomHexId } from "../core/ids";
 import { queueAuditEvents } from "../pipeline/audit-trail";
 import type { AuditEvent } from "../storage/audit-event";
+import { FailureBudget, type SuppressedFailures } from "./failure-budget";
 
 /** The `mcp.method.name` of these events: the request's body is never read before authentication. */
 export const AUTHENTICATION_METHOD = "(authentication)";
@@ -27,11 +26,12 @@ const budget = new FailureBudget();
 
 export type FailedAuthentication = {
   readonly request: Request;
-  /** `/mcp` or `/mcp/<upstream>`. */
+  /** `/mcp`, `/mcp/<upstream>` or `/admin`. */
   readonly route: string;
-  readonly problem: AuthProblem;
-  /** What the caller was answered. */
-  readonly error: GatewayError;
+  /** Why it failed (authenticate.ts's `authFailureName`, `wrong-admin-token`, ...): never the credential. */
+  readonly reason: string;
+  /** What the caller was answered: HTTP status, JSON-RPC code (MCP routes), message (the gateway's own text). */
+  readonly answer: { readonly status: number; readonly code?: number; readonly message: string };
   readonly startedAt: number;
   readonly audit: AuditConfig;
   readonly queue: Queue | undefined;
@@ -74,11 +74,10 @@ function summaryEvent(summary: SuppressedFailures, now: number): AuditEvent {
  * from `waitUntil`: the answer never waits for them. Nothing when auditing is off.
  *
  * @example
- * recordFailedAuthentication({ request, route: "/mcp", problem, error, startedAt, audit, queue, waitUntil });
+ * recordFailedAuthentication({ request, route: "/mcp", reason: "token-expired", answer: { status: 401, code: -32001, message }, startedAt, audit, queue, waitUntil });
  */
-export function recordFailedAuthentication({ request, route, problem, error, startedAt, audit, queue, waitUntil }: FailedAuthentication): void {
-  const reason = authFailureName(problem);
-  if (!audit.enabled || reason === undefined) return;
+export function recordFailedAuthentication({ request, route, reason, answer, startedAt, audit, queue, waitUntil }: FailedAuthentication): void {
+  if (!audit.enabled) return;
   const now = Date.now();
   const source = header(request, "cf-connecting-ip", MAX_SOURCE_CHARS) || UNKNOWN;
   const verdict = budget.admit(source, reason, route, now);
@@ -90,11 +89,11 @@ export function recordFailedAuthentication({ request, route, problem, error, sta
       "mcp.protocol.version": header(request, "mcp-protocol-version", MAX_PROTOCOL_VERSION_CHARS) || UNKNOWN,
       "error.type": reason,
       "gateway.auth.failure": reason,
-      "rpc.response.status_code": String(error.code),
+      ...(answer.code !== undefined ? { "rpc.response.status_code": String(answer.code) } : {}),
       // The gateway's own text: it names the fault, never the credential.
-      "gateway.error.message": error.message,
+      "gateway.error.message": answer.message,
       "http.request.method": request.method,
-      "http.response.status_code": error.status,
+      "http.response.status_code": answer.status,
       ...(userAgent ? { "user_agent.original": userAgent } : {}),
       "gateway.duration_ms": now - startedAt,
     });
