@@ -6,7 +6,10 @@
  * callers must not be able to drive the identity provider, so here:
  *
  * - one fetch in flight per key set and isolate: concurrent callers wait for it (each
- *   for at most JWKS_FETCH_TIMEOUT_MS, so none hangs on a fetch another request began);
+ *   for at most JWKS_FETCH_TIMEOUT_MS). workerd runs each waiter's continuation in its
+ *   own request (compatibility date 2024-10-14 on), and a fetch whose request was
+ *   cancelled never settles: the timeout frees its waiters, and a fetch older than it
+ *   no longer counts as in flight;
  * - after every fetch, good or failed, none for JWKS_REFETCH_COOLDOWN_MS;
  * - a key set is used for JWKS_MAX_AGE_MS, then refetched when next needed; a refetch
  *   that fails keeps the last good set in use;
