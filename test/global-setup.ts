@@ -34,7 +34,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const trace = await startTraceUpstream();
   project.provide("traceUpstreamUrl", trace.url);
   const jwks = await startJwksServer();
-  project.provide("jwks", { url: jwks.url, fetchesUrl: jwks.fetchesUrl, keys: jwks.keys });
+  project.provide("jwks", { url: jwks.url, fetchesUrl: jwks.fetchesUrl, idpUrl: jwks.idpUrl, keys: jwks.keys });
   // The 2026-07-28-only upstream ("modern"): tests name it in their own UPSTREAMS, so /mcp of every other test is unchanged.
   const modern = await startModernUpstream();
   project.provide("modernUpstreamUrl", modern.url);

@@ -22,6 +22,6 @@ declare module "vitest" {
     /** test/fixtures/modern-upstream.ts: a 2026-07-28-only SDK v2 upstream (`legacy: "reject"`); `<origin>/seen` lists the headers it received. */
     modernUpstreamUrl: string;
     /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
-    jwks: { url: string; fetchesUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
+    jwks: { url: string; fetchesUrl: string; /** `<origin>/idp`: an issuer per tag whose JWKS a test can break (see the fixture). */ idpUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }
 }

@@ -28,6 +28,8 @@ import { createShapingAdmin } from "./shaping";
 import { createUpstreamsAdmin } from "./upstreams";
 import { createApiKeyRoutes } from "./api-keys";
 import { createAccessRoutes } from "./access-documents";
+import { recordFailedAuthentication } from "../auth/failure-audit";
+import { gatewayConfig } from "../config/gateway-config";
 
 const MAX_DOCUMENT_BYTES = 512 * 1024;
 /** A preview carries a sample tool result beside the set, so it may be larger than a document. */
@@ -36,7 +38,8 @@ const ADMIN_OFF_MESSAGE =
   "The admin API is off: it is turned on by the ADMIN_TOKEN secret. Deployed: npx wrangler secret put ADMIN_TOKEN. " +
   "Locally: ADMIN_TOKEN=<token> in .dev.vars, or npm start -- --var ADMIN_TOKEN:<token>. See README, \"Live editing\".";
 
-type AdminBindings = { ADMIN_TOKEN?: string; GATEWAY_KV?: KVNamespace; PAYLOADS?: R2Bucket };
+type AdminBindings = { ADMIN_TOKEN?: string; GATEWAY_KV?: KVNamespace; PAYLOADS?: R2Bucket; AUDIT_QUEUE?: Queue };
+const ADMIN_UNAUTHORIZED = "Unauthorized: send Authorization: Bearer <ADMIN_TOKEN>";
 type AdminContext = Context<{ Bindings: AdminBindings }>;
 
 async function sameSecret(given: string, expected: string): Promise<boolean> {
@@ -81,10 +84,22 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
   admin.use("*", async function adminAuth(c, next) {
     const token = c.env.ADMIN_TOKEN;
     if (typeof token !== "string" || token === "") return c.json({ error: ADMIN_OFF_MESSAGE }, 404);
+    const startedAt = Date.now();
     const header = c.req.header("authorization") ?? "";
     const given = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
     if (!(await sameSecret(given, token))) {
-      return c.json({ error: "Unauthorized: send Authorization: Bearer <ADMIN_TOKEN>" }, 401, { "www-authenticate": 'Bearer realm="mcp-edge-gateway admin"' });
+      // Someone guessing the admin token is the failed authentication most worth a trace.
+      recordFailedAuthentication({
+        request: c.req.raw,
+        route: "/admin",
+        reason: given === "" ? "missing-admin-token" : "wrong-admin-token",
+        answer: { status: 401, message: ADMIN_UNAUTHORIZED },
+        startedAt,
+        audit: gatewayConfig(c.env).audit,
+        queue: c.env.AUDIT_QUEUE,
+        waitUntil: (promise) => c.executionCtx.waitUntil(promise),
+      });
+      return c.json({ error: ADMIN_UNAUTHORIZED }, 401, { "www-authenticate": 'Bearer realm="mcp-edge-gateway admin"' });
     }
     await next();
   });

@@ -2,22 +2,9 @@
  * Reads an admin request body as UTF-8 text, up to a limit: a body past the limit is
  * refused after reading `limit + 1` bytes, never held whole, whatever Content-Length says.
  */
+import { readTextUpTo } from "../core/bounded-text";
 
 /** The body's text, or `undefined` when it holds more than `limitBytes` bytes. */
-export async function readBodyText(request: Request, limitBytes: number): Promise<string | undefined> {
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  let length = 0;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return text + decoder.decode();
-    length += value.byteLength;
-    if (length > limitBytes) {
-      await reader.cancel();
-      return undefined;
-    }
-    text += decoder.decode(value, { stream: true });
-  }
+export function readBodyText(request: Request, limitBytes: number): Promise<string | undefined> {
+  return readTextUpTo(request.body, limitBytes);
 }

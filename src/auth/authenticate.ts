@@ -4,14 +4,15 @@
  * (`mgw_...`) or an OAuth access token (a JWT); each kind is checked only when AUTH turns
  * it on. Failures are tagged values; `authError` maps each to its wire form: 401 with a
  * `WWW-Authenticate` challenge naming the protected-resource metadata (RFC 9728, RFC
- * 6750 §3), or a 500/503 when the fault is the gateway's.
+ * 6750 §3), or a 500/503 when the fault is the gateway's (no AUTH; the identity
+ * provider's keys unavailable, with `Retry-After`).
  */
 import { fail, GatewayError, ok, type Result } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
 import type { AuthConfig } from "../config/auth-config";
 import { ANONYMOUS_PRINCIPAL, type Caller } from "../context/call-context";
 import { looksLikeApiKey, verifyApiKey } from "./api-keys";
-import { verifyJwt, type JwtProblem } from "./jwt";
+import { verifyJwt, type TokenProblem } from "./jwt";
 
 /** The principal of every caller while authentication is off. */
 export const ANONYMOUS_CALLER: Caller = { principal: ANONYMOUS_PRINCIPAL, roles: [], method: "none" };
@@ -26,7 +27,9 @@ export type AuthProblem =
   | { reason: "api-keys-off" }
   | { reason: "unknown-key" }
   | { reason: "expired-key" }
-  | { reason: "jwt"; problem: JwtProblem["reason"] };
+  | { reason: "jwt"; problem: TokenProblem }
+  /** The issuer's keys could not be fetched: the gateway's fault, retried after `retryAfterS`. */
+  | { reason: "idp-unavailable"; retryAfterS: number };
 
 export type AuthRequest = {
   readonly authorization: string | null;
@@ -61,12 +64,43 @@ export async function authenticate({ authorization, auth, kv, cacheTtlMs, route 
   // Neither an API key nor, where JWTs are off or it has not three parts, a JWT.
   if (!auth.jwt || token.split(".").length !== 3) return fail({ reason: "malformed" });
   const verified = await verifyJwt(token, auth.jwt, route);
-  if (!verified.ok) return fail({ reason: "jwt", problem: verified.reason });
+  if (!verified.ok) return fail(verified.reason === "jwks-unavailable" ? { reason: "idp-unavailable", retryAfterS: verified.retryAfterS } : { reason: "jwt", problem: verified.reason });
   const { subject, email, roles } = verified.value;
   return ok({ principal: subject, ...(email !== undefined ? { email } : {}), roles, method: "jwt" });
 }
 
-function jwtDescription(problem: JwtProblem["reason"]): string {
+/**
+ * The name of a failed authentication in the audit trail (never the credential), or
+ * `undefined` for a configuration error, which is the operator's log's business.
+ */
+export function authFailureName(problem: AuthProblem): string | undefined {
+  switch (problem.reason) {
+    case "not-configured":
+      return undefined;
+    case "missing":
+      return "missing-credentials";
+    case "wrong-scheme":
+      return "wrong-scheme";
+    case "malformed":
+      return "malformed-credential";
+    case "api-keys-off":
+      return "api-keys-off";
+    case "unknown-key":
+      return "unknown-or-revoked-api-key";
+    case "expired-key":
+      return "expired-api-key";
+    case "jwt":
+      return `token-${problem.problem}`;
+    case "idp-unavailable":
+      return "idp-unavailable";
+    default: {
+      const never: never = problem;
+      return never;
+    }
+  }
+}
+
+function jwtDescription(problem: TokenProblem): string {
   switch (problem) {
     case "malformed":
       return "the token is not a well-formed JWT";
@@ -86,8 +120,6 @@ function jwtDescription(problem: JwtProblem["reason"]): string {
       return "the token is not valid yet";
     case "claims":
       return "the token lacks a required claim (sub, exp) or a claim is invalid";
-    case "jwks-unavailable":
-      return "the issuer's keys could not be fetched";
     default: {
       const never: never = problem;
       return never;
@@ -125,8 +157,18 @@ export function authError(problem: AuthProblem, metadataUrl: string): GatewayErr
     case "expired-key":
       return unauthorized("the API key expired", "the API key expired");
     case "jwt":
-      if (problem.problem === "jwks-unavailable") return new GatewayError(503, INTERNAL_ERROR, "Service Unavailable: the identity provider's keys could not be fetched; retry later", undefined, null, { "retry-after": "30" });
       return unauthorized(jwtDescription(problem.problem), jwtDescription(problem.problem));
+    case "idp-unavailable":
+      // No URL and no cause here: the JWKS URL may carry a credential; the log has the cause.
+      return new GatewayError(
+        503,
+        INTERNAL_ERROR,
+        `Service Unavailable: the gateway cannot check access tokens right now (its identity provider's signing keys could not be fetched); retry in ${problem.retryAfterS} s. ` +
+          "If this persists, the gateway's operator should check AUTH.jwt.jwksUrl and the identity provider (the gateway's log has the cause)",
+        undefined,
+        null,
+        { "retry-after": String(problem.retryAfterS) },
+      );
     default: {
       const never: never = problem;
       return never;

@@ -1,24 +1,19 @@
 /**
  * OAuth 2.1 bearer JWTs, the gateway being the resource server: verified with `jose`
- * against the issuer's JWKS (fetched once per isolate, refetched when a token names an
- * unknown `kid`, at most once per JWKS_REFRESH_COOLDOWN_MS), for the configured issuer,
+ * against the issuer's JWKS (kept per isolate by key-set.ts: one fetch in flight, a
+ * cooldown after every fetch, the last good set kept through an outage), for the configured issuer,
  * an audience that is the gateway's resource URL (RFC 8707; a route's own when one is
  * configured), expiry and not-before within a bounded skew, and only the configured
  * asymmetric algorithms (`none` and HMAC never verify: a JWKS key is public).
  */
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from "jose";
+import { errors, jwtVerify, type JWTPayload } from "jose";
 import { fail, ok, type Result } from "../core/errors";
 import { isObject } from "../core/jsonrpc";
 import type { JwtConfig } from "../config/auth-config";
+import { issuerKeys, KeySetUnavailable } from "./key-set";
 
-/** How long a fetched JWKS is used before it is fetched again. */
 /** The longest `sub` taken as a principal. */
 const MAX_SUBJECT_CHARS = 256;
-const JWKS_MAX_AGE_MS = 10 * 60_000;
-/** An unknown `kid` refetches the JWKS at most this often (a flood of made-up kids costs one fetch). */
-const JWKS_REFRESH_COOLDOWN_MS = 30_000;
-const JWKS_TIMEOUT_MS = 5_000;
-const MAX_CACHED_JWKS = 8;
 /**
  * A token whose signature and claims verified is trusted again, by its exact text, for
  * this long (never past its own expiry): a client sends the same token with every
@@ -29,23 +24,14 @@ const MAX_CACHED_TOKENS = 1_000;
 
 export type VerifiedJwt = { readonly subject: string; readonly email?: string; readonly roles: readonly string[] };
 
-export type JwtProblem = {
-  reason: "malformed" | "signature" | "algorithm" | "unknown-key" | "issuer" | "audience" | "expired" | "not-yet-valid" | "claims" | "jwks-unavailable";
-};
+/** What is wrong with a token (the caller's fault, a 401). */
+export type TokenProblem = "malformed" | "signature" | "algorithm" | "unknown-key" | "issuer" | "audience" | "expired" | "not-yet-valid" | "claims";
 
-const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+/** Why a token did not verify: the token, or the issuer's keys (unavailable until `retryAfterS`: the gateway's fault). */
+export type JwtProblem = { reason: TokenProblem } | { reason: "jwks-unavailable"; retryAfterS: number };
+
 /** Verified tokens by config identity and token text: until when they may be trusted, and what they said. */
 const verified = new Map<string, { readonly until: number; readonly value: VerifiedJwt }>();
-
-function keySet(url: string): ReturnType<typeof createRemoteJWKSet> {
-  let set = keySets.get(url);
-  if (!set) {
-    set = createRemoteJWKSet(new URL(url), { cacheMaxAge: JWKS_MAX_AGE_MS, cooldownDuration: JWKS_REFRESH_COOLDOWN_MS, timeoutDuration: JWKS_TIMEOUT_MS });
-    if (keySets.size >= MAX_CACHED_JWKS) keySets.clear();
-    keySets.set(url, set);
-  }
-  return set;
-}
 
 /** The value at a dotted path of the claims ("realm_access.roles"). */
 function claimAt(payload: JWTPayload, path: string): unknown {
@@ -59,7 +45,14 @@ function rolesFrom(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((role): role is string => typeof role === "string") : [];
 }
 
-function problemOf(error: unknown): JwtProblem["reason"] {
+/** The problem of a failed verification; anything neither jose nor the key set threw is a bug, rethrown. */
+function problemOf(error: unknown): JwtProblem {
+  if (error instanceof KeySetUnavailable) return { reason: "jwks-unavailable", retryAfterS: error.retryAfterS };
+  if (error instanceof errors.JOSEError) return { reason: tokenProblemOf(error) };
+  throw error;
+}
+
+function tokenProblemOf(error: errors.JOSEError): TokenProblem {
   if (error instanceof errors.JWTExpired) return "expired";
   if (error instanceof errors.JWTClaimValidationFailed) {
     switch (error.claim) {
@@ -76,10 +69,7 @@ function problemOf(error: unknown): JwtProblem["reason"] {
   if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) return "algorithm";
   if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) return "unknown-key";
   if (error instanceof errors.JWSSignatureVerificationFailed) return "signature";
-  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) return "jwks-unavailable";
-  if (error instanceof errors.JOSEError) return "malformed";
-  // fetch itself failed (the issuer is down): not the caller's fault.
-  return "jwks-unavailable";
+  return "malformed";
 }
 
 /**
@@ -97,7 +87,7 @@ export async function verifyJwt(token: string, config: JwtConfig, route: string,
   if (cached && cached.until > now) return ok(cached.value);
   if (cached) verified.delete(cacheKey);
   try {
-    const { payload } = await jwtVerify(token, keySet(config.jwksUrl), {
+    const { payload } = await jwtVerify(token, issuerKeys(config.jwksUrl), {
       issuer: config.issuer,
       audience: routeAudience ? [...config.audience, routeAudience] : [...config.audience],
       algorithms: [...config.algorithms],
@@ -113,8 +103,7 @@ export async function verifyJwt(token: string, config: JwtConfig, route: string,
     verified.set(cacheKey, { until: Math.min(now + VERIFIED_TOKEN_CACHE_MS, payload.exp! * 1000), value });
     return ok(value);
   } catch (error) {
-    const reason = problemOf(error);
-    if (reason === "jwks-unavailable") console.error(`mcp-edge-gateway: the JWKS at ${config.jwksUrl} could not be used: ${(error as Error).message}`);
-    return fail({ reason });
+    // The key set logged why it has no keys (once per failed fetch, not once per request).
+    return fail(problemOf(error));
   }
 }

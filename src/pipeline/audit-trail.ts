@@ -52,7 +52,18 @@ export function sendBatches(events: readonly AuditEvent[]): AuditEvent[][] {
 
 async function send(queue: Queue | undefined, pending: readonly (() => Promise<AuditEvent | undefined>)[]): Promise<void> {
   await afterTheAnswer();
-  const events = (await Promise.all(pending.map((build) => build()))).filter((e): e is AuditEvent => e !== undefined);
+  await queueAuditEvents(queue, (await Promise.all(pending.map((build) => build()))).filter((e): e is AuditEvent => e !== undefined));
+}
+
+/**
+ * Sends built events to the Queue in `sendBatch`-sized groups; a failure is logged with
+ * the events' ids and counted, never thrown. For events of no pipeline message (failed
+ * authentications) too.
+ *
+ * @example
+ * ctx.waitUntil(queueAuditEvents(env.AUDIT_QUEUE, [event]));
+ */
+export async function queueAuditEvents(queue: Queue | undefined, events: readonly AuditEvent[]): Promise<void> {
   for (const group of sendBatches(events)) {
     try {
       if (!queue) throw new Error("the AUDIT_QUEUE binding is missing from wrangler.toml");

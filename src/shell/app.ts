@@ -8,7 +8,7 @@ import { INTERNAL_ERROR } from "../core/jsonrpc";
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { createAdminApp } from "../admin/app";
 import { gatewayConfig, type GatewayConfig } from "../config/gateway-config";
-import type { Handler } from "../context/call-context";
+import type { Handler, Services } from "../context/call-context";
 import { buildPipeline, pipelineFor, type PipelineOptions } from "../pipeline/index";
 import type { UpstreamConfig } from "../config/upstreams";
 import { servicesFor } from "../context/services";
@@ -16,12 +16,13 @@ import { handleDelete, handleGet, handlePost, type EndpointRequest } from "../fr
 import { classifyPost } from "../front/modern/classify";
 import { handleModernPost } from "../front/modern/endpoint";
 import { checkOrigin, corsHeaders } from "./origin";
-import { authenticate, authError } from "../auth/authenticate";
+import { authenticate, authError, authFailureName } from "../auth/authenticate";
 import type { Caller } from "../context/call-context";
 import { metadataUrl, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "../auth/protected-resource";
 import { identityJwks } from "../upstream/identity-assertion";
 import { downloadPayload } from "./payload-download";
 import { downloadIcon } from "./icon-download";
+import { recordFailedAuthentication } from "../auth/failure-audit";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -52,12 +53,17 @@ function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
   return parsed.value;
 }
 
-/** The caller of an MCP request, as the verifier AUTH configures says; a failure is thrown as its 401 (or 500). */
-async function callerOf(c: GatewayContext, route: string, config: GatewayConfig): Promise<Caller> {
+/**
+ * The caller of an MCP request, as the verifier AUTH configures says; a failure is
+ * thrown as its 401 (or 500, 503), and recorded in the audit trail (bounded per source).
+ */
+async function callerOf(c: GatewayContext, route: string, services: Services): Promise<Caller> {
+  const config = services.config;
   if (!config.auth.ok) {
     console.error(`mcp-edge-gateway: ${config.auth.problems.join("; ")}`);
     throw new GatewayError(500, INTERNAL_ERROR, `Gateway configuration error: AUTH is invalid (${config.auth.problems.length} problem(s)); the gateway's log lists each one`);
   }
+  const startedAt = Date.now();
   const found = await authenticate({
     authorization: c.req.header("authorization") ?? null,
     auth: config.auth.value,
@@ -66,7 +72,14 @@ async function callerOf(c: GatewayContext, route: string, config: GatewayConfig)
     route,
   });
   if (found.ok) return found.value;
-  throw authError(found, metadataUrl(new URL(c.req.url).origin, route === "" ? "/mcp" : `/mcp/${route}`));
+  const path = route === "" ? "/mcp" : `/mcp/${route}`;
+  const error = authError(found, metadataUrl(new URL(c.req.url).origin, path));
+  const reason = authFailureName(found);
+  if (reason !== undefined) {
+    const answer = { status: error.status, code: error.code, message: error.message };
+    recordFailedAuthentication({ request: c.req.raw, route: path, reason, answer, startedAt, audit: config.audit, queue: services.auditQueue, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
+  }
+  throw error;
 }
 
 async function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<EndpointRequest> {
@@ -77,7 +90,7 @@ async function endpoint(c: GatewayContext, route: string, pipelines: (config: Ga
     throw new GatewayError(404, -32000, `Not Found: no upstream named "${route}"; this gateway serves: ${names}`);
   }
   const services = servicesFor(c.env);
-  const caller = await callerOf(c, route, services.config);
+  const caller = await callerOf(c, route, services);
   return {
     request: c.req.raw,
     env: c.env,

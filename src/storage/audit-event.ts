@@ -62,6 +62,23 @@ export type AuditEvent = {
   readonly "gateway.error.message"?: string;
   readonly "gateway.failure"?: string;
   readonly "gateway.duration_ms": number;
+  /**
+   * A failed authentication (`mcp.method.name` "(authentication)", `user.id`
+   * "(unauthenticated)"): why it failed (`missing-credentials`, `token-expired`, ...,
+   * `idp-unavailable`); in a summary of failures left out, `suppressed`.
+   */
+  readonly "gateway.auth.failure"?: string;
+  /** Where a failed authentication came from: CF-Connecting-IP (`unknown` without it), or `(other sources)` in a summary. */
+  readonly "client.address"?: string;
+  readonly "user_agent.original"?: string;
+  readonly "http.request.method"?: string;
+  /** The HTTP status the caller got (401, 503). */
+  readonly "http.response.status_code"?: number;
+  /** In a summary: how many failures of the source were counted and not recorded, why, and when the first and last were. */
+  readonly "gateway.auth.suppressed"?: number;
+  readonly "gateway.auth.suppressed_reasons"?: Readonly<Record<string, number>>;
+  readonly "gateway.auth.suppressed_from"?: string;
+  readonly "gateway.auth.suppressed_to"?: string;
 };
 
 /** What a reader asks for (GET /admin/audit). */
