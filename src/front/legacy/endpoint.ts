@@ -148,13 +148,14 @@ export async function handlePost(where: EndpointRequest, preread?: string): Prom
   const abort = new AbortController();
   where.signal?.addEventListener("abort", () => abort.abort(), { once: true });
   const ctx = contextOf(where, session, abort.signal);
-  const requests: WireMessage<JsonRpcRequest>[] = [];
+  const requests = wires.filter((wire): wire is WireMessage<JsonRpcRequest> => kindOf(wire.message) === "request");
   const relayed = new Set<string>();
+  // Why a notification was not accepted (over the rate limit): the POST's answer when it has no request to answer.
+  let refused: unknown;
   for (const wire of wires) {
     const message = wire.message;
     switch (kindOf(message)) {
       case "request":
-        requests.push(wire as WireMessage<JsonRpcRequest>);
         break;
       case "response":
         await runQuietly(where, ctx, { kind: "response", wire: wire as WireMessage<JsonRpcResponse> });
@@ -163,11 +164,20 @@ export async function handlePost(where: EndpointRequest, preread?: string): Prom
         // Each distinct notification once per batch: a batch cannot multiply upstream POSTs.
         if (relayed.has(wire.text)) break;
         relayed.add(wire.text);
-        where.waitUntil(runQuietly(where, ctx, { kind: "notification", wire: wire as WireMessage<JsonRpcNotification> }));
+        // The pipeline returns once every layer accepted it (the relay delivers it later):
+        // a refusal is this POST's status, which is all a notification can be told.
+        try {
+          await runQuietly(where, ctx, { kind: "notification", wire: wire as WireMessage<JsonRpcNotification> });
+        } catch (error) {
+          refused ??= error;
+        }
         break;
     }
   }
-  if (requests.length === 0) return new Response(null, { status: 202 });
+  if (requests.length === 0) {
+    if (refused !== undefined) throw refused;
+    return new Response(null, { status: 202 });
+  }
   // On /mcp/<upstream> the answer keeps the framing the upstream chose; /mcp merges, so the gateway chooses.
   const jobs = requests.map((wire) => ({
     id: wire.message.id,
