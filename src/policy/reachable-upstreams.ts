@@ -3,7 +3,6 @@
  * itself (`GET /`, the 404 of an unknown `/mcp/<upstream>`): an authenticated caller learns
  * the names it may use, never the others.
  */
-import type { UpstreamConfig } from "../config/upstreams";
 import { loadDocument } from "../storage/document-store";
 import { checkPersonas, grantFor, permitsUpstream, PERSONAS_KEY } from "./persona";
 
@@ -14,7 +13,7 @@ import { checkPersonas, grantFor, permitsUpstream, PERSONAS_KEY } from "./person
  * @example
  * const names = (await reachableUpstreams(kv, 30_000, caller.roles, upstreams)).map((u) => u.name);
  */
-export async function reachableUpstreams(kv: KVNamespace | undefined, cacheTtlMs: number, roles: readonly string[], upstreams: readonly UpstreamConfig[]): Promise<UpstreamConfig[]> {
+export async function reachableUpstreams<U extends { readonly name: string }>(kv: KVNamespace | undefined, cacheTtlMs: number, roles: readonly string[], upstreams: readonly U[]): Promise<U[]> {
   if (!kv) return [];
   const stored = await loadDocument(kv, PERSONAS_KEY, cacheTtlMs, checkPersonas);
   const grant = stored.state === "valid" ? grantFor(stored.value, roles) : undefined;
