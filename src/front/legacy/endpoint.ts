@@ -7,7 +7,7 @@
  * JSON or SSE, and the `Mcp-Session-Id` it seals. The hono adapter in shell/app.ts only
  * picks the route and calls these.
  */
-import { GatewayError } from "../../core/errors";
+import { asGatewayError, GatewayError } from "../../core/errors";
 import { validateMessage } from "../../core/validate-message";
 import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
 import { structureProblem, structureProblemText } from "../../core/duplicate-keys";
@@ -178,6 +178,8 @@ export async function handlePost(where: EndpointRequest, preread?: string): Prom
     if (refused !== undefined) throw refused;
     return new Response(null, { status: 202 });
   }
+  // A batch with requests answers them: a refused notification in it is dropped (a bug is still logged).
+  if (refused !== undefined) asGatewayError(refused);
   // On /mcp/<upstream> the answer keeps the framing the upstream chose; /mcp merges, so the gateway chooses.
   const jobs = requests.map((wire) => ({
     id: wire.message.id,
