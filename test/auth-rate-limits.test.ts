@@ -64,6 +64,20 @@ describe("rate limits", () => {
     expect(count.result.content[0].text).toBe("2");
   });
 
+  it("drops an over-limit notification inside a batch and answers the batch's requests", async () => {
+    const { headers } = await makeKey({ principal: `limited-raw-${crypto.randomUUID()}`, roles: ["r-limited-raw"] }, VARS);
+    const options = { vars: VARS, headers, version: "2025-03-26", settle: true };
+    const { session } = await initialize("/mcp/raw", { vars: VARS, headers, version: "2025-03-26" }); // request 1, notification 1
+    const marker = `marker-${crypto.randomUUID()}`;
+    const notification = { jsonrpc: "2.0", method: "notifications/roots/list_changed", params: { _meta: { marker } } };
+    for (let i = 0; i < 2; i++) expect((await post("/mcp/raw", notification, { ...options, session })).status).toBe(202); // notifications 2, 3
+    const batch = await post("/mcp/raw", [{ jsonrpc: "2.0", id: 5, method: "ping" }, notification], { ...options, session }); // request 2; the notification is over
+    expect(batch.status).toBe(200);
+    expect(((await batch.json()) as Json[]).map((a) => [a.id, a.result])).toEqual([[5, {}]]);
+    const count = (await answer(await post("/mcp/raw", { jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "notifications", arguments: { marker } } }, { ...options, session }))) as Json;
+    expect(count.result.content[0].text).toBe("2");
+  });
+
   it("does not count other principals, or personas without a limit", async () => {
     const other = await makeKey({ principal: `limited-${crypto.randomUUID()}`, roles: ["r-limited"] }, VARS);
     expect((await post("/mcp", { ...LIST, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }, { vars: VARS, headers: other.headers })).status).toBe(200);
