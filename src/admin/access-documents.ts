@@ -10,15 +10,18 @@
  *   PUT    /admin/visibility            {"allow"?: [...], "deny"?: [...]}
  *   GET    /admin/visibility, DELETE /admin/visibility
  *
- * All personas are one KV document ("personas"), so a caller's grant is one cached read;
- * two admins writing personas at the same moment may lose one write (KV has no
- * compare-and-swap), which is why each write answers with the persona as stored.
+ * All personas are one KV document ("personas"), so a caller's grant is one cached read.
+ * Every GET answers the document's ETag and every write takes If-Match (412 when the
+ * document changed since: document-versions.ts), so two admins editing personas at once
+ * do not lose one write silently; without If-Match a write stays unconditional.
  */
 import { Hono, type Context } from "hono";
 import { checkPersona, checkPersonas, PERSONA_NAME, PERSONAS_KEY, type Persona } from "../policy/persona";
 import { checkVisibility, VISIBILITY_KEY } from "../policy/visibility";
 import { forgetDocument, parseDocument, type Checked } from "../storage/document-store";
 import { readBodyText } from "./read-body";
+import { documentResponse } from "./document-routes";
+import { conditionalWrite, deleteDocument, etagHeaders, storeDocument, type DocumentShape } from "./document-versions";
 
 const MAX_DOCUMENT_BYTES = 256 * 1024;
 
@@ -36,18 +39,31 @@ async function readBody(c: AccessContext): Promise<Checked<unknown>> {
   return parseDocument(text);
 }
 
-/** The stored personas; an unreadable document reads as none (PUT then replaces it whole). */
-async function storedPersonas(c: AccessContext): Promise<Record<string, Persona>> {
-  const text = await kvOf(c).get(PERSONAS_KEY);
+/** The personas in the document's stored text; an unreadable document reads as none (PUT then replaces it whole). */
+function personasIn(text: string | null): Record<string, Persona> {
   const parsed = text === null ? undefined : parseDocument(text);
   const checked = parsed?.ok ? checkPersonas(parsed.value) : undefined;
   return checked?.ok ? { ...checked.value } : {};
 }
 
-async function writePersonas(c: AccessContext, personas: Record<string, Persona>): Promise<void> {
-  if (Object.keys(personas).length === 0) await kvOf(c).delete(PERSONAS_KEY);
-  else await kvOf(c).put(PERSONAS_KEY, JSON.stringify(personas));
+/** The personas document always has a representation (none stored reads as `{}`); `If-Match: *` asks for the named persona. */
+function personasShape(name?: string): DocumentShape {
+  return { absentHasEtag: true, exists: (stored) => name === undefined || Object.hasOwn(personasIn(stored), name) };
+}
+
+/** Stores `personas` (deleting the document when none is left); the stored text, null when deleted. */
+async function writePersonas(c: AccessContext, personas: Record<string, Persona>): Promise<string | null> {
+  const text = Object.keys(personas).length === 0 ? null : JSON.stringify(personas);
+  if (text === null) await kvOf(c).delete(PERSONAS_KEY);
+  else await kvOf(c).put(PERSONAS_KEY, text);
   forgetDocument(PERSONAS_KEY);
+  return text;
+}
+
+/** A GET of the personas document (or of one persona in it), with the document's ETag. */
+async function readPersonas(c: AccessContext): Promise<{ personas: Record<string, Persona>; headers: Record<string, string> }> {
+  const text = await kvOf(c).get(PERSONAS_KEY);
+  return { personas: personasIn(text), headers: await etagHeaders(text, personasShape()) };
 }
 
 /**
@@ -59,7 +75,10 @@ async function writePersonas(c: AccessContext, personas: Record<string, Persona>
 export function createAccessRoutes(): Hono<{ Bindings: Bindings }> {
   const routes = new Hono<{ Bindings: Bindings }>();
 
-  routes.get("/personas", async (c) => c.json({ personas: await storedPersonas(c) }));
+  routes.get("/personas", async (c) => {
+    const { personas, headers } = await readPersonas(c);
+    return c.json({ personas }, 200, headers);
+  });
 
   routes.put("/personas/:name", async (c) => {
     const name = c.req.param("name");
@@ -67,49 +86,40 @@ export function createAccessRoutes(): Hono<{ Bindings: Bindings }> {
     const body = await readBody(c);
     const checked = body.ok ? checkPersona(body.value) : body;
     if (!checked.ok) return c.json({ error: `invalid persona "${name}"; nothing was stored`, problems: checked.problems }, 400);
-    const personas = { ...(await storedPersonas(c)), [name]: checked.value };
-    const all = checkPersonas(personas);
-    if (!all.ok) return c.json({ error: `persona "${name}" conflicts with the others; nothing was stored`, problems: all.problems }, 400);
-    await writePersonas(c, personas);
-    return c.json({ name, stored: checked.value });
+    return conditionalWrite(c, kvOf(c), PERSONAS_KEY, personasShape(name), async (stored) => {
+      const personas = { ...personasIn(stored), [name]: checked.value };
+      const all = checkPersonas(personas);
+      if (!all.ok) return { response: c.json({ error: `persona "${name}" conflicts with the others; nothing was stored`, problems: all.problems }, 400) };
+      return { response: c.json({ name, stored: checked.value }), stored: await writePersonas(c, personas) };
+    });
   });
 
   routes.get("/personas/:name", async (c) => {
     const name = c.req.param("name");
-    const personas = await storedPersonas(c);
-    return Object.hasOwn(personas, name) ? c.json(personas[name]!) : c.json({ error: `no persona named "${name}"` }, 404);
+    const { personas, headers } = await readPersonas(c);
+    return Object.hasOwn(personas, name) ? c.json(personas[name]!, 200, headers) : c.json({ error: `no persona named "${name}"` }, 404, headers);
   });
 
   routes.delete("/personas/:name", async (c) => {
     const name = c.req.param("name");
-    const personas = await storedPersonas(c);
-    if (!Object.hasOwn(personas, name)) return c.json({ error: `no persona named "${name}"` }, 404);
-    delete personas[name];
-    await writePersonas(c, personas);
-    return c.json({ deleted: name });
+    return conditionalWrite(c, kvOf(c), PERSONAS_KEY, personasShape(name), async (stored) => {
+      const personas = personasIn(stored);
+      if (!Object.hasOwn(personas, name)) return { response: c.json({ error: `no persona named "${name}"` }, 404) };
+      delete personas[name];
+      return { response: c.json({ deleted: name }), stored: await writePersonas(c, personas) };
+    });
   });
 
   routes.put("/visibility", async (c) => {
     const body = await readBody(c);
     const checked = body.ok ? checkVisibility(body.value) : body;
     if (!checked.ok) return c.json({ error: "invalid visibility; nothing was stored", problems: checked.problems }, 400);
-    await kvOf(c).put(VISIBILITY_KEY, JSON.stringify(checked.value));
-    forgetDocument(VISIBILITY_KEY);
-    return c.json({ stored: checked.value });
+    return storeDocument(c, kvOf(c), VISIBILITY_KEY, checked.value, forgetDocument);
   });
 
-  routes.get("/visibility", async (c) => {
-    const text = await kvOf(c).get(VISIBILITY_KEY);
-    if (text === null) return c.json({ error: "no visibility is stored; tools/list shows every tool" }, 404);
-    const parsed = parseDocument(text);
-    return parsed.ok ? c.json(parsed.value as object) : c.text(text);
-  });
+  routes.get("/visibility", async (c) => documentResponse(c, await kvOf(c).get(VISIBILITY_KEY), "no visibility is stored; tools/list shows every tool"));
 
-  routes.delete("/visibility", async (c) => {
-    await kvOf(c).delete(VISIBILITY_KEY);
-    forgetDocument(VISIBILITY_KEY);
-    return c.json({ deleted: "visibility" });
-  });
+  routes.delete("/visibility", async (c) => deleteDocument(c, kvOf(c), VISIBILITY_KEY, { label: "visibility", forget: forgetDocument }));
 
   return routes;
 }

@@ -3,10 +3,12 @@
  *
  *   POST   /admin/api-keys        {"principal", "email"?, "roles", "expiresAt"?} -> {"id", "key"} (the key is shown once)
  *   GET    /admin/api-keys        ids, principals, emails, roles and dates; never keys or hashes
+ *                                  (?limit=1..1000, default 1000; "cursor" in the answer when more follow: ?cursor=<it>)
  *   DELETE /admin/api-keys/<id>   revokes: at once on this isolate, on every other within the cache TTL
  */
 import { Hono } from "hono";
-import { checkNewApiKey, createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
+import { checkNewApiKey, createApiKey, revokeApiKey } from "../auth/api-keys";
+import { listApiKeyPage, MAX_PAGE_KEYS } from "../auth/api-key-listing";
 import { parseDocument } from "../storage/document-store";
 import { readBodyText } from "./read-body";
 
@@ -40,7 +42,14 @@ export function createApiKeyRoutes(): Hono<{ Bindings: Bindings }> {
     });
   });
 
-  routes.get("/", async (c) => c.json({ apiKeys: await listApiKeys(kvOf(c.env)) }));
+  routes.get("/", async (c) => {
+    const limitParam = c.req.query("limit");
+    const limit = limitParam === undefined ? MAX_PAGE_KEYS : Number(limitParam);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_KEYS) return c.json({ error: `limit: an integer from 1 to ${MAX_PAGE_KEYS}` }, 400);
+    const page = await listApiKeyPage(kvOf(c.env), { limit, cursor: c.req.query("cursor") });
+    if (!page.ok) return c.json({ error: "cursor: not one this listing gave; start again without it" }, 400);
+    return c.json(page.value);
+  });
 
   routes.delete("/:id", async (c) => {
     const id = c.req.param("id");

@@ -23,6 +23,8 @@ import { FILTER_SET_KEY_PREFIX, forgetCached, PLAN_KEY } from "../policy/filter-
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../policy/document-limits";
 import { isObject } from "../core/jsonrpc";
 import { readBodyText } from "./read-body";
+import { documentResponse } from "./document-routes";
+import { deleteDocument, storeDocument } from "./document-versions";
 import { addAuditRoutes } from "./audit";
 import { createShapingAdmin } from "./shaping";
 import { createUpstreamsAdmin } from "./upstreams";
@@ -128,24 +130,14 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
     const checked = parsed.ok ? checkFilterSet(name, parsed.value) : parsed;
     if (!checked.ok) return problemsResponse(c, `invalid filter set "${name}"; nothing was stored`, checked.problems);
     const key = FILTER_SET_KEY_PREFIX + name;
-    await kvOf(c).put(key, JSON.stringify(parsed.ok ? parsed.value : null));
-    forgetCached(key);
-    return c.json({ name, stored: parsed.ok ? parsed.value : null });
+    return storeDocument(c, kvOf(c), key, parsed.ok ? parsed.value : null, forgetCached, { name });
   });
 
-  admin.get("/filter-sets/:name", async (c) => {
-    const text = await kvOf(c).get(FILTER_SET_KEY_PREFIX + c.req.param("name"));
-    if (text === null) return c.json({ error: `no filter set named "${c.req.param("name")}"` }, 404);
-    const parsed = parseDocument(text);
-    return parsed.ok ? c.json(parsed.value as object) : c.text(text, 200, { "content-type": "text/plain; charset=utf-8" });
-  });
+  admin.get("/filter-sets/:name", async (c) => documentResponse(c, await kvOf(c).get(FILTER_SET_KEY_PREFIX + c.req.param("name")), `no filter set named "${c.req.param("name")}"`));
 
   admin.delete("/filter-sets/:name", async (c) => {
-    const key = FILTER_SET_KEY_PREFIX + c.req.param("name");
-    if ((await kvOf(c).get(key)) === null) return c.json({ error: `no filter set named "${c.req.param("name")}"` }, 404);
-    await kvOf(c).delete(key);
-    forgetCached(key);
-    return c.json({ deleted: c.req.param("name") });
+    const name = c.req.param("name");
+    return deleteDocument(c, kvOf(c), FILTER_SET_KEY_PREFIX + name, { label: name, forget: forgetCached, missing: `no filter set named "${name}"` });
   });
 
   admin.post("/filter-sets/:name/preview", async (c) => {
@@ -187,23 +179,12 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
     const parsed = await readDocument(c);
     const checked = parsed.ok ? checkPlan(parsed.value) : parsed;
     if (!checked.ok) return problemsResponse(c, "invalid plan; nothing was stored", checked.problems);
-    await kvOf(c).put(PLAN_KEY, JSON.stringify(parsed.ok ? parsed.value : null));
-    forgetCached(PLAN_KEY);
-    return c.json({ stored: parsed.ok ? parsed.value : null });
+    return storeDocument(c, kvOf(c), PLAN_KEY, parsed.ok ? parsed.value : null, forgetCached);
   });
 
-  admin.delete("/plan", async (c) => {
-    await kvOf(c).delete(PLAN_KEY);
-    forgetCached(PLAN_KEY);
-    return c.json({ deleted: "plan" });
-  });
+  admin.delete("/plan", async (c) => deleteDocument(c, kvOf(c), PLAN_KEY, { label: "plan", forget: forgetCached }));
 
-  admin.get("/plan", async (c) => {
-    const text = await kvOf(c).get(PLAN_KEY);
-    if (text === null) return c.json({ error: "no plan is stored; every call uses the filter set named \"default\", if there is one" }, 404);
-    const parsed = parseDocument(text);
-    return parsed.ok ? c.json(parsed.value as object) : c.text(text, 200, { "content-type": "text/plain; charset=utf-8" });
-  });
+  admin.get("/plan", async (c) => documentResponse(c, await kvOf(c).get(PLAN_KEY), 'no plan is stored; every call uses the filter set named "default", if there is one'));
 
   addAuditRoutes(admin);
 

@@ -3,10 +3,12 @@
  * rules, and any later one): the body is JSON or YAML, checked by the document's own
  * checker before anything is stored, the problems listed with their JSON Pointers; this
  * isolate's cached copy is dropped after a write (other isolates pick it up within the
- * document cache TTL).
+ * document cache TTL). GET answers an ETag; a write with If-Match is refused with 412
+ * when it no longer holds (document-versions.ts).
  */
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import { forgetDocument, parseDocument, type Checked } from "../storage/document-store";
+import { deleteDocument, etagHeaders, storeDocument } from "./document-versions";
 import { readBodyText } from "./read-body";
 
 const MAX_DOCUMENT_BYTES = 512 * 1024;
@@ -17,6 +19,17 @@ function kvOf(env: Bindings): KVNamespace {
   const kv = env.GATEWAY_KV;
   if (!kv) throw new Error("the GATEWAY_KV binding is missing from wrangler.toml");
   return kv;
+}
+
+/**
+ * A GET's answer for a document's stored text: the document as JSON (as text when it does
+ * not parse), with its ETag; 404 with `missing` when nothing is stored.
+ */
+export async function documentResponse(c: Context, text: string | null, missing: string): Promise<Response> {
+  if (text === null) return c.json({ error: missing }, 404);
+  const parsed = parseDocument(text);
+  const headers = await etagHeaders(text);
+  return parsed.ok ? c.json(parsed.value as object, 200, headers) : c.text(text, 200, { ...headers, "content-type": "text/plain; charset=utf-8" });
 }
 
 /**
@@ -36,19 +49,8 @@ export function documentRoutes<B extends Bindings>(app: Hono<{ Bindings: B }>, p
           : parseDocument(text);
     const checked = parsed.ok ? check(parsed.value) : parsed;
     if (!parsed.ok || !checked.ok) return c.json({ error: `invalid ${label}; nothing was stored`, problems: checked.ok ? [] : checked.problems }, 400);
-    await kvOf(c.env).put(key, JSON.stringify(parsed.value));
-    forgetDocument(key);
-    return c.json({ stored: parsed.value });
+    return storeDocument(c, kvOf(c.env), key, parsed.value, forgetDocument);
   });
-  app.get(path, async (c) => {
-    const text = await kvOf(c.env).get(key);
-    if (text === null) return c.json({ error: `no ${label} is stored` }, 404);
-    const parsed = parseDocument(text);
-    return parsed.ok ? c.json(parsed.value as object) : c.text(text, 200, { "content-type": "text/plain; charset=utf-8" });
-  });
-  app.delete(path, async (c) => {
-    await kvOf(c.env).delete(key);
-    forgetDocument(key);
-    return c.json({ deleted: label });
-  });
+  app.get(path, async (c) => documentResponse(c, await kvOf(c.env).get(key), `no ${label} is stored`));
+  app.delete(path, async (c) => deleteDocument(c, kvOf(c.env), key, { label, forget: forgetDocument }));
 }

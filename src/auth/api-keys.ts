@@ -4,6 +4,9 @@
  * record's id (`mgw_<id>_<secret>`), so checking one is one KV read (cached per isolate
  * for the document TTL) and a constant-time comparison of hashes.
  *
+ * Each record's listing (never the hash) is also its KV metadata, so the admin listing
+ * reads one KV list per page (api-key-listing.ts).
+ *
  * Revocation deletes the record: the isolate that served the delete forgets it at once,
  * every other within the cache TTL. Only records that exist are cached (bounded), so
  * made-up ids cost a KV read each and never fill the isolate's memory.
@@ -33,6 +36,26 @@ export type ApiKeyRecord = {
   /** SHA-256 of the whole key, base64url. */
   readonly hash: string;
 };
+
+/** What a key's listing shows: its record without the hash. */
+export type ApiKeyListing = Omit<ApiKeyRecord, "hash">;
+
+/**
+ * What a key's KV metadata holds, so that listing keys is one KV list per page and no read
+ * per key: the listing itself, or (when that would pass KV's metadata limit) a marker that
+ * the listing must read the record. Never the key or its hash.
+ */
+export type ApiKeyMetadata = { readonly v: 1; readonly listing: ApiKeyListing } | { readonly v: 1; readonly partial: true };
+
+/** KV keeps at most 1024 bytes of metadata per key (serialised as JSON). */
+export const MAX_METADATA_BYTES = 1024;
+
+/** The metadata stored with `record`: its listing when it fits under MAX_METADATA_BYTES. */
+export function metadataOf(record: ApiKeyRecord): ApiKeyMetadata {
+  const { hash: _hash, ...listing } = record;
+  const full: ApiKeyMetadata = { v: 1, listing };
+  return new TextEncoder().encode(JSON.stringify(full)).byteLength <= MAX_METADATA_BYTES ? full : { v: 1, partial: true };
+}
 
 export type NewApiKey = { readonly principal: string; readonly email?: string; readonly roles: readonly string[]; readonly expiresAt?: string };
 
@@ -69,7 +92,8 @@ export function checkNewApiKey(value: unknown, now = Date.now()): Result<NewApiK
   });
 }
 
-function recordFrom(text: string | null): ApiKeyRecord | undefined {
+/** The record in a key's stored text; undefined when there is none or it is not a record. */
+export function recordFrom(text: string | null): ApiKeyRecord | undefined {
   if (text === null) return undefined;
   try {
     const value: unknown = JSON.parse(text);
@@ -90,25 +114,8 @@ export async function createApiKey(kv: KVNamespace, fields: NewApiKey, now = Dat
   const id = randomHexId();
   const key = `${KEY_PREFIX}${id}_${bytesToBase64Url(crypto.getRandomValues(new Uint8Array(SECRET_BYTES)))}`;
   const record: ApiKeyRecord = { id, ...fields, createdAt: new Date(now).toISOString(), hash: bytesToBase64Url(new Uint8Array(await sha256(key))) };
-  await kv.put(API_KEY_PREFIX + id, JSON.stringify(record));
+  await kv.put(API_KEY_PREFIX + id, JSON.stringify(record), { metadata: metadataOf(record) });
   return { id, key, record };
-}
-
-/** Every stored key's record, without hashes. */
-export async function listApiKeys(kv: KVNamespace): Promise<Omit<ApiKeyRecord, "hash">[]> {
-  const out: Omit<ApiKeyRecord, "hash">[] = [];
-  let cursor: string | undefined;
-  do {
-    const page: KVNamespaceListResult<unknown, string> = await kv.list({ prefix: API_KEY_PREFIX, ...(cursor ? { cursor } : {}) });
-    const records = await Promise.all(page.keys.map(async (entry) => recordFrom(await kv.get(entry.name))));
-    for (const record of records) {
-      if (!record) continue;
-      const { hash: _hash, ...shown } = record;
-      out.push(shown);
-    }
-    cursor = page.list_complete ? undefined : page.cursor;
-  } while (cursor);
-  return out;
 }
 
 /** Revokes a key: gone from KV, and from this isolate's cache at once. False when there was none. */

@@ -34,8 +34,11 @@ export const relay: Handler = async (ctx, message) => {
       await relayClientResponse(ctx, message.wire);
       return undefined;
     case "notification":
-      // The gateway initialized each upstream itself, and told it so.
-      if (message.wire.message.method !== "notifications/initialized") await relayNotification(ctx, message.wire.text);
+      // The gateway initialized each upstream itself, and told it so. Delivery goes on after
+      // the pipeline returns: the front answers 202 once every layer accepted the notification.
+      if (message.wire.message.method !== "notifications/initialized") {
+        ctx.waitUntil(relayNotification(ctx, message.wire.text).catch((error: unknown) => console.error("mcp-edge-gateway: relaying a notification failed", error)));
+      }
       return undefined;
     case "listen":
       await listen(ctx);

@@ -18,6 +18,7 @@ import { handleModernPost } from "../front/modern/endpoint";
 import { checkOrigin, corsHeaders } from "./origin";
 import { authenticate, authError, authFailureName } from "../auth/authenticate";
 import type { Caller } from "../context/call-context";
+import { reachableUpstreams } from "../policy/reachable-upstreams";
 import { metadataUrl, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "../auth/protected-resource";
 import { identityJwks } from "../upstream/identity-assertion";
 import { downloadPayload } from "./payload-download";
@@ -82,15 +83,27 @@ async function callerOf(c: GatewayContext, route: string, services: Services): P
   throw error;
 }
 
+/** True when AUTH is off on purpose: the only case where anyone may learn every upstream's name. */
+function authOff(config: GatewayConfig): boolean {
+  return config.auth.ok && config.auth.value.mode === "off";
+}
+
+/** The upstreams a caller may learn the names of: every one with AUTH off, else those its persona reaches. */
+async function upstreamsShownTo(caller: Caller, services: Services, all: readonly UpstreamConfig[]): Promise<readonly UpstreamConfig[]> {
+  return authOff(services.config) ? all : reachableUpstreams(services.kv, services.config.documentCacheTtlMs, caller.roles, all);
+}
+
 async function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<EndpointRequest> {
   const all = configuredUpstreams(c.env);
+  const services = servicesFor(c.env);
+  // Who calls is known before anything is said about upstreams: with authentication on, an
+  // unauthenticated caller gets the same 401 whether the upstream exists or not.
+  const caller = await callerOf(c, route, services);
   const upstreams = route === "" ? all : all.filter((u) => u.name === route);
   if (upstreams.length === 0) {
-    const names = all.map((u) => u.name).join(", ") || "(none)";
-    throw new GatewayError(404, -32000, `Not Found: no upstream named "${route}"; this gateway serves: ${names}`);
+    const names = (await upstreamsShownTo(caller, services, all)).map((u) => u.name).join(", ") || "(none)";
+    throw new GatewayError(404, -32000, `Not Found: no upstream named "${route}"; ${authOff(services.config) ? "this gateway serves" : "you may reach"}: ${names}`);
   }
-  const services = servicesFor(c.env);
-  const caller = await callerOf(c, route, services);
   return {
     request: c.req.raw,
     env: c.env,
@@ -104,6 +117,21 @@ async function endpoint(c: GatewayContext, route: string, pipelines: (config: Ga
     signal: c.req.raw.signal,
     waitUntil: (promise) => c.executionCtx.waitUntil(promise),
   };
+}
+
+/**
+ * What `GET /` says about upstreams: every name with AUTH off; with authentication on, the
+ * names a caller's persona reaches when its credentials are good, else only that
+ * authentication is required and where its metadata is (nothing about upstreams).
+ */
+async function upstreamsOfHome(c: GatewayContext, config: GatewayConfig, all: readonly UpstreamConfig[]): Promise<Record<string, unknown>> {
+  if (authOff(config)) return { upstreams: all.map((u) => u.name) };
+  const authorization = c.req.header("authorization");
+  if (config.auth.ok && authorization !== undefined) {
+    const found = await authenticate({ authorization, auth: config.auth.value, kv: c.env.GATEWAY_KV, cacheTtlMs: config.documentCacheTtlMs, route: "" });
+    if (found.ok) return { upstreams: (await upstreamsShownTo(found.value, servicesFor(c.env), all)).map((u) => u.name) };
+  }
+  return { authentication: "required: send Authorization: Bearer <token> (an API key or an access token); with it, this page lists the upstreams you may reach", resourceMetadata: metadataUrl(new URL(c.req.url).origin, "/mcp") };
 }
 
 /** A POST goes to the front of its era: 2026-07-28 (`_meta` protocol version) or 2025 (everything else). */
@@ -154,13 +182,14 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
     if (origin) for (const [name, value] of Object.entries(corsHeaders(origin))) c.res.headers.set(name, value);
   });
 
-  app.get("/", (c) => {
-    const parsed = gatewayConfig(c.env).upstreams;
+  app.get("/", async (c) => {
+    const config = gatewayConfig(c.env);
+    const parsed = config.upstreams;
     if (!parsed.ok) console.error(`mcp-edge-gateway: ${parsed.problems.join("; ")}`);
     return c.json({
       ...GATEWAY_INFO,
       endpoints: { aggregated: "/mcp", perUpstream: "/mcp/<upstream>" },
-      upstreams: parsed.ok ? parsed.value.map((u) => u.name) : [],
+      ...(await upstreamsOfHome(c, config, parsed.ok ? parsed.value : [])),
       ...(parsed.ok ? {} : { configurationErrors: [publicConfigurationError(parsed.problems)] }),
     });
   });

@@ -9,8 +9,8 @@ export const TEST_ADMIN_TOKEN = "admin-token-for-shaping-tests";
 export const ADMIN_VARS: Vars = { ADMIN_TOKEN: TEST_ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "0" };
 
 /** Sends `method path` to the admin API; `body` as JSON unless it is a string or bytes. */
-export function admin(method: string, path: string, body?: unknown, options: { vars?: Vars; contentType?: string; target?: GatewayTarget } = {}): Promise<Response> {
-  const headers: Record<string, string> = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+export function admin(method: string, path: string, body?: unknown, options: { vars?: Vars; contentType?: string; target?: GatewayTarget; headers?: Record<string, string> } = {}): Promise<Response> {
+  const headers: Record<string, string> = { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...options.headers };
   let payload: BodyInit | undefined;
   if (body instanceof Uint8Array) payload = body;
   else if (typeof body === "string") payload = body;

@@ -15,22 +15,27 @@ export type Vars = Record<string, unknown>;
 /** What a request is sent to: the Worker itself, or an app built with other pipeline options. */
 export type GatewayTarget = { fetch: (request: Request, env: Vars, ctx: ExecutionContext) => Response | Promise<Response> };
 
-/** Sends one HTTP request to the gateway (or `target`) with the test bindings (plus `vars`). */
-export async function gatewayFetch(path: string, init: RequestInit = {}, vars: Vars = {}, target: GatewayTarget = worker as GatewayTarget): Promise<Response> {
+/**
+ * Sends one HTTP request to the gateway (or `target`) with the test bindings (plus `vars`).
+ * With `settle`, returns only once the work the Worker left to `waitUntil` is done (a
+ * notification's delivery to the upstreams, for one).
+ */
+export async function gatewayFetch(path: string, init: RequestInit = {}, vars: Vars = {}, target: GatewayTarget = worker as GatewayTarget, settle = false): Promise<Response> {
   const ctx = createExecutionContext();
   const response = await target.fetch(new Request(path.startsWith("http") ? path : `http://gateway.test${path}`, init), { ...env, ...vars }, ctx);
-  void waitOnExecutionContext(ctx);
+  if (settle) await waitOnExecutionContext(ctx);
+  else void waitOnExecutionContext(ctx);
   return response;
 }
 
-export type PostOptions = { session?: string; headers?: Record<string, string>; vars?: Vars; version?: string | null; target?: GatewayTarget };
+export type PostOptions = { session?: string; headers?: Record<string, string>; vars?: Vars; version?: string | null; target?: GatewayTarget; settle?: boolean };
 
 /** POSTs a JSON-RPC body (object, array or raw text). */
 export function post(path: string, body: unknown, options: PostOptions = {}): Promise<Response> {
   const headers: Record<string, string> = { "content-type": "application/json", accept: ACCEPT_BOTH, ...options.headers };
   if (options.session) headers["mcp-session-id"] = options.session;
   if (options.session && options.version !== null) headers["mcp-protocol-version"] = options.version ?? LATEST;
-  return gatewayFetch(path, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) }, options.vars, options.target);
+  return gatewayFetch(path, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) }, options.vars, options.target, options.settle);
 }
 
 /** The raw JSON-RPC message texts of a response, whether JSON or SSE. */

@@ -7,10 +7,11 @@
  * JSON or SSE, and the `Mcp-Session-Id` it seals. The hono adapter in shell/app.ts only
  * picks the route and calls these.
  */
-import { GatewayError } from "../../core/errors";
+import { asGatewayError, GatewayError } from "../../core/errors";
 import { validateMessage } from "../../core/validate-message";
-import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
-import { elements, member, members, rootSpan } from "../../core/raw-json";
+import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
+import { structureProblem, structureProblemText } from "../../core/duplicate-keys";
+import { elements, rootSpan } from "../../core/raw-json";
 import type { CallContext, Caller, ClientMessage, Handler, Identity, Services } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
 import { routeShapes } from "../../policy/listed-shapes";
@@ -36,17 +37,13 @@ export type EndpointRequest = SessionEnv & {
 };
 
 /**
- * Refuses duplicate keys at the top of a message and of its params: JSON.parse keeps the
- * last, the relayed bytes hold both, and an upstream may read the first, so policy could
- * judge one tool while another runs.
+ * Refuses a key twice in any object of a message (or batch), at any depth, and nesting past
+ * MAX_MESSAGE_DEPTH: JSON.parse keeps the last of two keys, the relayed bytes hold both,
+ * and an upstream may read the first, so policy could judge one tool while another runs.
  */
-export function checkDuplicateKeys(text: string): void {
-  const root = rootSpan(text);
-  const params = member(text, root, "params");
-  for (const span of params && text.charCodeAt(params.start) === 0x7b ? [root, params] : [root]) {
-    const keys = members(text, span).map((m) => m.key);
-    if (new Set(keys).size !== keys.length) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: a key appears twice in the message or its params");
-  }
+export function checkDuplicateKeys(text: string, id: JsonRpcId | null = null): void {
+  const problem = structureProblem(text);
+  if (problem) throw new GatewayError(400, INVALID_REQUEST, structureProblemText(problem), undefined, id);
 }
 
 function parseBody(text: string): unknown {
@@ -124,6 +121,8 @@ export async function handlePost(where: EndpointRequest, preread?: string): Prom
   const body = parseBody(raw);
 
   const single = Array.isArray(body) ? undefined : validateMessage(body);
+  // Every message kind, initialize and each element of a batch included, in one pass.
+  checkDuplicateKeys(raw, single && "id" in single ? single.id : null);
   if (single && kindOf(single) === "request" && (single as JsonRpcRequest).method === "initialize") {
     return initialize(where, { text: raw, message: single as JsonRpcRequest });
   }
@@ -142,7 +141,6 @@ export async function handlePost(where: EndpointRequest, preread?: string): Prom
     const texts = elements(raw, rootSpan(raw)).map((span) => raw.slice(span.start, span.end));
     wires = body.map((value: unknown, index) => ({ text: texts[index]!, message: validateMessage(value) }));
   } else wires = [{ text: raw, message: single! }];
-  for (const wire of wires) checkDuplicateKeys(wire.text);
   if (wires.some((w) => "method" in w.message && w.message.method === "initialize")) {
     throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: initialize must be sent alone, and only once per session");
   }
@@ -150,13 +148,14 @@ export async function handlePost(where: EndpointRequest, preread?: string): Prom
   const abort = new AbortController();
   where.signal?.addEventListener("abort", () => abort.abort(), { once: true });
   const ctx = contextOf(where, session, abort.signal);
-  const requests: WireMessage<JsonRpcRequest>[] = [];
+  const requests = wires.filter((wire): wire is WireMessage<JsonRpcRequest> => kindOf(wire.message) === "request");
   const relayed = new Set<string>();
+  // Why a notification was not accepted (over the rate limit): the POST's answer when it has no request to answer.
+  let refused: unknown;
   for (const wire of wires) {
     const message = wire.message;
     switch (kindOf(message)) {
       case "request":
-        requests.push(wire as WireMessage<JsonRpcRequest>);
         break;
       case "response":
         await runQuietly(where, ctx, { kind: "response", wire: wire as WireMessage<JsonRpcResponse> });
@@ -165,11 +164,22 @@ export async function handlePost(where: EndpointRequest, preread?: string): Prom
         // Each distinct notification once per batch: a batch cannot multiply upstream POSTs.
         if (relayed.has(wire.text)) break;
         relayed.add(wire.text);
-        where.waitUntil(runQuietly(where, ctx, { kind: "notification", wire: wire as WireMessage<JsonRpcNotification> }));
+        // The pipeline returns once every layer accepted it (the relay delivers it later):
+        // a refusal is this POST's status, which is all a notification can be told.
+        try {
+          await runQuietly(where, ctx, { kind: "notification", wire: wire as WireMessage<JsonRpcNotification> });
+        } catch (error) {
+          refused ??= error;
+        }
         break;
     }
   }
-  if (requests.length === 0) return new Response(null, { status: 202 });
+  if (requests.length === 0) {
+    if (refused !== undefined) throw refused;
+    return new Response(null, { status: 202 });
+  }
+  // A batch with requests answers them: a refused notification in it is dropped (a bug is still logged).
+  if (refused !== undefined) asGatewayError(refused);
   // On /mcp/<upstream> the answer keeps the framing the upstream chose; /mcp merges, so the gateway chooses.
   const jobs = requests.map((wire) => ({
     id: wire.message.id,

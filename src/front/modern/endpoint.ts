@@ -182,16 +182,13 @@ export async function handleModernPost(where: EndpointRequest, modern: ModernBod
   if (modern.body === undefined) throw new GatewayError(400, PARSE_ERROR, "Parse error: the body is not valid JSON");
   if (Array.isArray(modern.body)) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: 2026-07-28 has no JSON-RPC batches; send one message per POST");
   const message = validateMessage(modern.body);
+  // Every message kind, before anything reads it (a notification is not relayed, but is refused the same).
+  checkDuplicateKeys(modern.text, "id" in message ? message.id : null);
   const kind = kindOf(message);
   if (kind === "response") throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: a 2026-07-28 client sends no JSON-RPC responses (input goes in a retry's inputResponses)");
   if (kind === "notification") return new Response(null, { status: 202 });
   const wire: WireMessage<JsonRpcRequest> = { text: modern.text, message: message as JsonRpcRequest };
   const { id, method } = wire.message;
-  try {
-    checkDuplicateKeys(wire.text);
-  } catch (error) {
-    throw error instanceof GatewayError ? error.withId(id) : error;
-  }
   const envelope = checkEnvelope(request.headers, wire);
   if (!envelope.ok) throw envelopeError(envelope);
   const gone = REMOVED_METHODS.get(method) ?? UNBRIDGED_METHODS.get(method);

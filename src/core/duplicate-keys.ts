@@ -1,0 +1,96 @@
+/**
+ * Duplicate keys and nesting depth of a client's message, found in one pass over its text.
+ *
+ * JSON.parse keeps the last of two equal keys, but the gateway relays the client's bytes
+ * and an upstream may act on the first: policy would judge one value (a tool name, a
+ * completion's `ref.name`) while another runs. So a key twice in any object of a message
+ * is refused, at any depth. The scan is linear in the text (each character is looked at
+ * once, each key decoded once) and iterative; its stack holds one frame per open
+ * container and is bounded by `MAX_MESSAGE_DEPTH`, so a 10 MB body of brackets neither
+ * recurses nor keeps millions of frames. Deeper messages are refused: nothing the gateway
+ * or an upstream does with a message needs more, and walks over deeper values elsewhere
+ * (serialisers, redaction) would have to be bounded one by one.
+ */
+
+/** Containers (objects and arrays) a client message may nest; the root is level 1. */
+export const MAX_MESSAGE_DEPTH = 128;
+
+/** Characters of a duplicated key quoted back in an error. */
+const MAX_QUOTED_KEY_CHARS = 64;
+
+/** Why a message's structure is refused. */
+export type StructureProblem =
+  | { readonly reason: "duplicate-key"; readonly key: string; readonly offset: number }
+  | { readonly reason: "too-deep"; readonly offset: number };
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+
+/** The end offset (exclusive) of the string opening at `at`, and whether it holds an escape. */
+function scanString(text: string, at: number): { end: number; escaped: boolean } {
+  let escaped = false;
+  for (let i = at + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === BACKSLASH) {
+      escaped = true;
+      i++;
+    } else if (c === QUOTE) return { end: i + 1, escaped };
+  }
+  return { end: text.length, escaped };
+}
+
+/**
+ * The first structural problem of `text` (valid JSON, already parsed by the caller): a key
+ * twice in one object (compared after unescaping, so `"a"` and `"\u0061"` are the same), or
+ * nesting past `MAX_MESSAGE_DEPTH`. Undefined when there is none.
+ *
+ * @example
+ * const problem = structureProblem('{"a":{"b":1,"b":2}}'); // { reason: "duplicate-key", key: "b", ... }
+ */
+export function structureProblem(text: string): StructureProblem | undefined {
+  // One frame per open container: the keys seen so far for an object, null for an array.
+  const frames: (Set<string> | null)[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const { end, escaped } = scanString(text, i);
+      if (expectKey) {
+        const raw = text.slice(i + 1, end - 1);
+        const key = escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
+        const seen = frames[frames.length - 1]!;
+        if (seen.has(key)) return { reason: "duplicate-key", key, offset: i };
+        seen.add(key);
+        expectKey = false;
+      }
+      i = end - 1;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (frames.length >= MAX_MESSAGE_DEPTH) return { reason: "too-deep", offset: i };
+      frames.push(c === OPEN_OBJECT ? new Set() : null);
+      expectKey = c === OPEN_OBJECT;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      frames.pop();
+      expectKey = false;
+    } else if (c === COMMA) {
+      expectKey = frames.length > 0 && frames[frames.length - 1] !== null;
+    }
+  }
+  return undefined;
+}
+
+/** The sentence a client reads for `problem`. */
+export function structureProblemText(problem: StructureProblem): string {
+  switch (problem.reason) {
+    case "duplicate-key": {
+      const quoted = problem.key.length > MAX_QUOTED_KEY_CHARS ? `${problem.key.slice(0, MAX_QUOTED_KEY_CHARS)}…` : problem.key;
+      return `Invalid Request: the key ${JSON.stringify(quoted)} appears twice in one object (at offset ${problem.offset}); send each key once`;
+    }
+    case "too-deep":
+      return `Invalid Request: the message nests objects and arrays deeper than ${MAX_MESSAGE_DEPTH} levels (at offset ${problem.offset})`;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * A key twice in any object of a client's message is refused with 400, at any depth and in
+ * every message kind of both eras: JSON.parse keeps the last, the relayed bytes hold both,
+ * and a first-wins upstream would act on the value policy never judged. The scan is
+ * bounded: a message nested past MAX_MESSAGE_DEPTH is refused, even a 10 MB one.
+ */
+import { describe, expect, it } from "vitest";
+import { MAX_MESSAGE_DEPTH } from "../src/core/duplicate-keys";
+import { initialize, post, request } from "./helpers/gateway";
+import { MODERN } from "./helpers/modern";
+
+const COMPLETE_TWICE = '{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"alpha___greet","name":"alpha___other"},"argument":{"name":"name","value":"A"}}}';
+
+async function refused(response: Response, id: number | null): Promise<string> {
+  expect(response.status).toBe(400);
+  const body = (await response.json()) as { id: unknown; error: { code: number; message: string } };
+  expect(body.error.code).toBe(-32600);
+  expect(body.id).toBe(id);
+  return body.error.message;
+}
+
+describe("duplicate keys below params (2025 front)", () => {
+  it.each([
+    ["ref.name twice in completion/complete", COMPLETE_TWICE, 5],
+    ["a key twice deep in tool arguments", '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"alpha___echo","arguments":{"text":"x","deep":[{"a":{"b":1,"b":2}}]}}}', 6],
+    ["the same key spelled with an escape", '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"alpha___echo","arguments":{"text":"x","\\u0074ext":"y"}}}', 7],
+    ["a notification", '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1,"_meta":{"k":1,"k":2}}}', null],
+    ["a response to a server request", '{"jsonrpc":"2.0","id":"s-1","result":{"action":"accept","content":{"name":"a","name":"b"}}}', "s-1"],
+  ])("%s answers 400", async (_label, body, id) => {
+    const { session } = await initialize();
+    const message = await refused(await post("/mcp", body, { session }), id as number | null);
+    expect(message).toMatch(/appears twice/);
+  });
+
+  it("refuses initialize with a key twice in its capabilities", async () => {
+    const body = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"roots":{"listChanged":true}},"clientInfo":{"name":"t","version":"1"}}}`;
+    expect(await refused(await post("/mcp", body), 0)).toMatch(/"roots" appears twice/);
+  });
+
+  it("refuses a batch whose second element has a key twice below params", async () => {
+    const { session } = await initialize("/mcp", { version: "2025-03-26" });
+    const batch = `[{"jsonrpc":"2.0","id":1,"method":"ping"},${COMPLETE_TWICE}]`;
+    expect(await refused(await post("/mcp", batch, { session, version: "2025-03-26" }), null)).toMatch(/"name" appears twice/);
+  });
+
+  it("accepts the same key in sibling objects", async () => {
+    const { session } = await initialize();
+    const answer = await request("/mcp", session, "tools/call", { name: "alpha___echo", arguments: { text: "ok", a: { k: 1 }, b: { k: 2 }, c: [{ k: 3 }, { k: 4 }] } });
+    expect(answer.error).toBeUndefined();
+  });
+});
+
+describe("duplicate keys below params (2026-07-28 front)", () => {
+  const envelope = `"_meta":{"io.modelcontextprotocol/protocolVersion":"${MODERN}","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"2"}}`;
+  const headers = (method: string, name?: string) => ({ "mcp-protocol-version": MODERN, "mcp-method": method, ...(name ? { "mcp-name": name } : {}) });
+
+  it("refuses ref.name twice in completion/complete", async () => {
+    const body = `{"jsonrpc":"2.0","id":9,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"alpha___greet","name":"alpha___other"},"argument":{"name":"name","value":"A"},${envelope}}}`;
+    expect(await refused(await post("/mcp", body, { headers: headers("completion/complete") }), 9)).toMatch(/"name" appears twice/);
+  });
+
+  it("refuses a notification with a key twice", async () => {
+    const body = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"a","reason":"b",${envelope}}}`;
+    expect(await refused(await post("/mcp", body, { headers: headers("notifications/cancelled") }), null)).toMatch(/"reason" appears twice/);
+  });
+});
+
+describe("nesting is bounded", () => {
+  it("refuses a 10 MB message nested far past the bound, and keeps serving", async () => {
+    const levels = 5 * 1024 * 1024;
+    const deep = `${"[".repeat(levels)}${"]".repeat(levels)}`;
+    const { session } = await initialize();
+    const body = `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"alpha___echo","arguments":{"text":"x","deep":${deep}}}}`;
+    expect(await refused(await post("/mcp", body, { session }), 11)).toMatch(new RegExp(`deeper than ${MAX_MESSAGE_DEPTH} levels`));
+    expect((await request("/mcp", session, "ping")).result).toEqual({});
+  });
+
+  it("accepts a message nested up to the bound", async () => {
+    const { session } = await initialize();
+    // The root, params and arguments are three levels; the rest fills up to the bound.
+    const inner = MAX_MESSAGE_DEPTH - 3;
+    const body = `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"alpha___echo","arguments":{"text":"x","deep":${"[".repeat(inner)}${"]".repeat(inner)}}}}`;
+    const response = await post("/mcp", body, { session });
+    expect(response.status).toBe(200);
+  });
+});
