@@ -14,6 +14,7 @@
  *   PUT    /admin/plan, GET /admin/plan, DELETE /admin/plan
  *   GET    /admin/audit?from=&to=&tool=&user=&upstream=&outcome=&limit=   the audit trail as NDJSON (admin/audit.ts)
  *   /admin/api-keys, /admin/personas, /admin/visibility: see api-keys.ts and access-documents.ts
+ *   /admin/pins: tool pinning, see pins.ts
  */
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { applyToolFilter, BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
@@ -26,6 +27,7 @@ import { readBodyText } from "./read-body";
 import { addAuditRoutes } from "./audit";
 import { createShapingAdmin } from "./shaping";
 import { createUpstreamsAdmin } from "./upstreams";
+import { createPinsAdmin } from "./pins";
 import { createApiKeyRoutes } from "./api-keys";
 import { createAccessRoutes } from "./access-documents";
 
@@ -194,6 +196,7 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
 
   admin.route("/", createShapingAdmin());
   admin.route("/", createUpstreamsAdmin());
+  admin.route("/", createPinsAdmin());
   admin.route("/api-keys", createApiKeyRoutes());
   admin.route("/", createAccessRoutes());
 
