@@ -232,6 +232,44 @@ describe("routes, eras, prompts, logs", () => {
   });
 });
 
+describe("audit", () => {
+  test("one event per change: old and new digest, the members that changed, the findings; the baseline list sends none", async () => {
+    const name = "p-audit";
+    const sent: Json[] = [];
+    let changed: () => void = () => {};
+    const arrived = new Promise<void>((resolve) => (changed = resolve));
+    const queue = {
+      send: async () => {},
+      sendBatch: async (messages: { body: Json }[]) => {
+        const pins = messages.map((m) => m.body).filter((e) => e["mcp.method.name"] === "(pin-change)");
+        sent.push(...pins);
+        if (pins.some((e) => e["gateway.pin.change"] === "changed")) changed();
+      },
+    };
+    const vars = { ...pinVars({ name, pinning: "warn" }), AUDIT_QUEUE: queue };
+    const client = await pinClient(`/mcp/${name}`, vars);
+    await client.tools();
+    await client.prompts();
+    expect(sent).toEqual([]);
+    await switchVariant(name, "rug-pull");
+    await client.tools();
+    await arrived;
+    const pin = definition(await pinsOf(name), "add");
+    expect(sent).toEqual([
+      expect.objectContaining({
+        "gateway.upstream": name,
+        "gateway.pin.change": "changed",
+        "gateway.pin.name": "add",
+        "gateway.pin.old_digest": pin.approved.digest,
+        "gateway.pin.new_digest": pin.pending.digest,
+        "gateway.pin.changed_members": ["description"],
+        "gateway.pin.status": "pending",
+        "gateway.pin.findings": expect.arrayContaining([expect.objectContaining({ rule: "instruction-tag", severity: "high" })]),
+      }),
+    ]);
+  });
+});
+
 describe("cost", () => {
   test("KV reads and writes per list: the first list of an upstream reads its two documents and writes once; the next reads and writes nothing", async () => {
     const name = "p-cost";

@@ -53,7 +53,7 @@ export type UpstreamConfig = {
   readonly identity?: { readonly header: string };
   /** The protocol revision the upstream speaks, when configured: the gateway then skips discovery (upstream/era.ts). */
   readonly protocol?: UpstreamProtocol;
-  /** Tool pinning (policy/pins.ts): "off", "warn" (the default) or "enforce". */
+  /** Tool pinning (policy/pins.ts): "off", "warn" or "enforce"; absent: warn (`pinningOf`). */
   readonly pinning?: PinningMode;
   /** Pinning: a definition seen for the first time waits for an operator's approval instead of being trusted on first use. */
   readonly approveNew?: boolean;
@@ -134,10 +134,10 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     problems.push(`${at}.protocol: must be one of ${UPSTREAM_PROTOCOLS.map((p) => JSON.stringify(p)).join(", ")} (or left out: the gateway discovers it)`);
   }
 
-  const pinning = raw["pinning"] ?? DEFAULT_PINNING_MODE;
-  if (!(PINNING_MODES as readonly unknown[]).includes(pinning)) problems.push(`${at}.pinning: must be one of ${PINNING_MODES.map((m) => JSON.stringify(m)).join(", ")} (default "${DEFAULT_PINNING_MODE}")`);
-  const approveNew = raw["approveNew"] ?? false;
-  if (typeof approveNew !== "boolean") problems.push(`${at}.approveNew: must be true or false`);
+  const pinning = raw["pinning"];
+  if (pinning !== undefined && !(PINNING_MODES as readonly unknown[]).includes(pinning)) problems.push(`${at}.pinning: must be one of ${PINNING_MODES.map((m) => JSON.stringify(m)).join(", ")} (default "${DEFAULT_PINNING_MODE}")`);
+  const approveNew = raw["approveNew"];
+  if (approveNew !== undefined && typeof approveNew !== "boolean") problems.push(`${at}.approveNew: must be true or false`);
 
   const timeoutMs = raw["timeoutMs"] ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const idleTimeoutMs = raw["idleTimeoutMs"] ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS;
@@ -155,8 +155,8 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     headers,
     timeoutMs: timeoutMs as number,
     idleTimeoutMs: idleTimeoutMs as number,
-    pinning: pinning as PinningMode,
-    approveNew: approveNew as boolean,
+    ...(pinning !== undefined ? { pinning: pinning as PinningMode } : {}),
+    ...(approveNew === true ? { approveNew: true } : {}),
     ...(typeof service === "string" ? { service } : {}),
     ...(credential ? { credential } : {}),
     ...(identity ? { identity } : {}),

@@ -98,7 +98,10 @@ export function observeList(options: ObserveOptions): Promise<Observation> {
       console.warn(`mcp-edge-gateway: pins: ${change.kind} "${change.name}" of "${upstream.name}": ${change.change} (${change.oldDigest ?? "-"} → ${change.newDigest ?? "-"}), ${change.status}`);
     }
     if (options.audit && options.auditQueue) {
-      const events = await Promise.all(reported.map((change) => pinEvent(change, mode, options.observer, now)));
+      // The first list of an upstream is its baseline: only what is held or has findings is worth an event there.
+      const baseline = !Object.values(state.pins.entries).some((pin) => pin.kind === kind);
+      const worth = reported.filter((change) => !baseline || change.status !== "pinned" || (change.findings?.length ?? 0) > 0);
+      const events = await Promise.all(worth.map((change) => pinEvent(change, mode, options.observer, now)));
       options.waitUntil(sendPinEvents(options.auditQueue, events));
     }
     return { state: next, changes: reported };
