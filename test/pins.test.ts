@@ -4,12 +4,13 @@
  * enforce, approval and rejection by digest, an approval of an older digest refused,
  * both routes and both client eras, and what a list costs in KV reads.
  */
-import { describe, expect, test } from "vitest";
+import { describe, expect, inject, test } from "vitest";
 import { env } from "cloudflare:workers";
 import { admin } from "./helpers/admin";
 import { initialize, messages, post, request, type Json } from "./helpers/gateway";
 import { modern } from "./helpers/modern";
 import { pinClient, pinVars, switchVariant, tool } from "./helpers/pins";
+import { admin as authAdmin, authVars, makeKey } from "./helpers/auth";
 
 type Attack = {
   variant: string;
@@ -232,6 +233,26 @@ describe("routes, eras, prompts, logs", () => {
   });
 });
 
+describe("personas", () => {
+  test("a changed definition is shown to no persona as the upstream now serves it, however much the persona allows", async () => {
+    const name = "p-personas";
+    const vars = { ...pinVars({ name, pinning: "enforce", approveNew: false }), ...authVars() };
+    expect((await authAdmin("PUT", "/personas/pins-all", { roles: ["pins-all"], allow: ["*"] }, vars)).status).toBe(200);
+    expect((await authAdmin("PUT", "/personas/pins-add", { roles: ["pins-add"], allow: [`${name}___add`] }, vars)).status).toBe(200);
+    const listAs = async (role: string) => {
+      const { headers } = await makeKey({ principal: `pins-${role}`, roles: [role] }, vars);
+      const { session } = await initialize(`/mcp/${name}`, { vars, headers });
+      return (await request(`/mcp/${name}`, session, "tools/list", {}, { vars, headers })).result.tools as Json[];
+    };
+    const before = tool(await listAs("pins-all"), "add");
+    await switchVariant(name, "rug-pull");
+    expect(tool(await listAs("pins-all"), "add")).toEqual(before);
+    const narrow = await listAs("pins-add");
+    expect(narrow.map((t) => t.name).filter((n) => !n.startsWith("sys___"))).toEqual(["add"]);
+    expect(tool(narrow, "add")).toEqual(before);
+  });
+});
+
 describe("audit", () => {
   test("one event per change: old and new digest, the members that changed, the findings; the baseline list sends none", async () => {
     const name = "p-audit";
@@ -270,25 +291,32 @@ describe("audit", () => {
   });
 });
 
+/** The test KV, counting the reads and writes of pins documents. */
+function countingKv() {
+  const counts = { reads: 0, writes: 0 };
+  const kv = env.GATEWAY_KV;
+  const pins = (key: string) => key.startsWith("pins/") || key.startsWith("pin-decisions/");
+  const counting = {
+    get: (key: string, ...rest: unknown[]) => {
+      if (pins(key)) counts.reads++;
+      return (kv.get as (...args: unknown[]) => unknown)(key, ...rest);
+    },
+    put: (key: string, ...rest: unknown[]) => {
+      if (pins(key)) counts.writes++;
+      return (kv.put as (...args: unknown[]) => unknown)(key, ...rest);
+    },
+    delete: kv.delete.bind(kv),
+    list: kv.list.bind(kv),
+    getWithMetadata: kv.getWithMetadata.bind(kv),
+  };
+  return { counts, kv: counting };
+}
+
 describe("cost", () => {
   test("KV reads and writes per list: the first list of an upstream reads its two documents and writes once; the next reads and writes nothing", async () => {
     const name = "p-cost";
-    const counts = { reads: 0, writes: 0 };
-    const kv = env.GATEWAY_KV;
-    const counting = {
-      get: (key: string, ...rest: unknown[]) => {
-        if (key.startsWith("pins/") || key.startsWith("pin-decisions/")) counts.reads++;
-        return (kv.get as (...args: unknown[]) => unknown)(key, ...rest);
-      },
-      put: (key: string, ...rest: unknown[]) => {
-        if (key.startsWith("pins/")) counts.writes++;
-        return (kv.put as (...args: unknown[]) => unknown)(key, ...rest);
-      },
-      delete: kv.delete.bind(kv),
-      list: kv.list.bind(kv),
-      getWithMetadata: kv.getWithMetadata.bind(kv),
-    };
-    const vars = { ...pinVars({ name, pinning: "enforce" }), GATEWAY_KV: counting };
+    const { counts, kv } = countingKv();
+    const vars = { ...pinVars({ name, pinning: "enforce" }), GATEWAY_KV: kv };
     const client = await pinClient(`/mcp/${name}`, vars);
     await client.tools();
     expect(counts).toEqual({ reads: 2, writes: 1 });
@@ -298,5 +326,17 @@ describe("cost", () => {
     await switchVariant(name, "rug-pull");
     await client.tools();
     expect(counts).toEqual({ reads: 2, writes: 2 });
+  });
+
+  test("a 2026-07-28 upstream listed by 2025 and 2026-07-28 clients in turn: pins are written once, not at every switch of era", async () => {
+    const { counts, kv } = countingKv();
+    const name = "p-eras";
+    const vars = { UPSTREAMS: JSON.stringify([{ name, url: inject("modernUpstreamUrl"), pinning: "warn" }]), GATEWAY_KV: kv };
+    const client = await pinClient(`/mcp/${name}`, vars);
+    for (let round = 0; round < 3; round++) {
+      expect(tool(await client.tools(), "shape").outputSchema).toBeUndefined(); // what a 2025 client cannot read is left out
+      expect(tool((await modern(`/mcp/${name}`, "tools/list", {}, { vars })).result.tools, "shape").outputSchema).toBeDefined();
+    }
+    expect(counts.writes).toBe(1);
   });
 });

@@ -25,6 +25,8 @@ import { listedEntries, setMemberSplice, type ListedEntry } from "./list-items";
 import { observeList, pinningOf, type Observation } from "./pin-observation";
 import { unsettledMessage, type ReportedChange, type Unsettled } from "./pin-reports";
 import { atLeast } from "../storage/client-log-levels";
+import { isModernVersion } from "../upstream/downgrade";
+import { upstreamEra } from "../upstream/era";
 
 export type PinningOptions = {
   /** How long an isolate trusts its copy of an upstream's pins. */
@@ -49,6 +51,13 @@ function unavailableOf(text: string): Set<string> {
   return new Set(Array.isArray(value) ? value.filter(isObject).map((item) => String(item["upstream"])) : []);
 }
 
+/** True when this client's list of `upstream` went through the 2026-to-2025 downgrade. */
+async function downgradedFor(ctx: CallContext, upstream: UpstreamConfig): Promise<boolean> {
+  if (isModernVersion(ctx.identity.protocolVersion)) return false;
+  const era = await upstreamEra(upstream, ctx.services.env, ctx.signal); // answered from the cache the relay just filled
+  return era.ok && era.value.era === "modern";
+}
+
 async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: string, kind: PinKind, pinned: readonly UpstreamConfig[], options: Required<PinningOptions>) {
   const entries = listedEntries(ctx.route, request.method, text);
   const unavailable = unavailableOf(text);
@@ -58,6 +67,12 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
     pinned
       .filter((upstream) => !unavailable.has(upstream.name))
       .map(async (upstream) => {
+        if (await downgradedFor(ctx, upstream)) {
+          // A 2025 client's list of a 2026-07-28 upstream may lack what that client cannot read (upstream/downgrade.ts):
+          // it is shaped by the pins, never recorded into them (they would flip between the two eras' lists).
+          observations.set(upstream.name, { state: await loadPins(ctx.services.kv!, upstream.name, options.cacheTtlMs), changes: [] });
+          return;
+        }
         const own = entries.filter((entry) => entry.upstream === upstream.name);
         const others = entries.filter((entry) => entry.upstream !== upstream.name);
         const observation = await observeList({
@@ -118,7 +133,7 @@ async function pinList(ctx: CallContext, request: JsonRpcRequest, text: string, 
   return shaped.text;
 }
 
-function heldCall(ctx: CallContext, request: JsonRpcRequest, kind: PinKind, message: string): string {
+function heldCall(request: JsonRpcRequest, kind: PinKind, message: string): string {
   if (kind === "tool") return resultText(request.id, { content: [{ type: "text", text: message }], isError: true });
   return JSON.stringify({ jsonrpc: "2.0", id: request.id, error: { code: -32602, message } });
 }
@@ -136,14 +151,14 @@ async function checkCall(ctx: CallContext, request: JsonRpcRequest, kind: PinKin
   const label = `${kind} ${JSON.stringify(name)}`;
   if (!pin) {
     if (upstream.approveNew !== true) return undefined;
-    return heldCall(ctx, request, kind, `${label} has not been listed and approved yet (pinning: enforce, approveNew); list it, then ask an operator to approve it`);
+    return heldCall(request, kind, `${label} has not been listed and approved yet (pinning: enforce, approveNew); list it, then ask an operator to approve it`);
   }
   const decision = state.decisions.entries[id];
   const status = pinStatus(pin, decision, "enforce", upstream.approveNew === true);
   if (status === "pinned") return undefined;
   ctx.record.pinHeld = pin.latest.digest;
   const approved = approvedVersion(pin, decision, "enforce", upstream.approveNew === true);
-  if (!approved) return heldCall(ctx, request, kind, `${label} is held for an operator's approval (digest ${pin.latest.digest}); the call was not sent`);
+  if (!approved) return heldCall(request, kind, `${label} is held for an operator's approval (digest ${pin.latest.digest}); the call was not sent`);
   const before = definitionObject(approved.definition);
   const after = definitionObject(pin.latest.definition);
   const args = request.params?.["arguments"];
@@ -154,7 +169,7 @@ async function checkCall(ctx: CallContext, request: JsonRpcRequest, kind: PinKin
     return undefined;
   }
   const change = status === "rejected" ? "a change an operator rejected" : "a pending change an operator has not approved";
-  return heldCall(ctx, request, kind, `${label} has ${change} (approved ${approved.digest}, upstream now serves ${pin.latest.digest}); the arguments do not fit ${misfit}; the call was not sent`);
+  return heldCall(request, kind, `${label} has ${change} (approved ${approved.digest}, upstream now serves ${pin.latest.digest}); the arguments do not fit ${misfit}; the call was not sent`);
 }
 
 /**
