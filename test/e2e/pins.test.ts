@@ -2,7 +2,8 @@
  * End to end: tool pinning in `enforce` with the SDK's Client, against the gateway started
  * as README says. After the upstream rug-pulls a tool (its description gains orders for
  * the model), the client still lists the approved definition and its calls still work;
- * the operator sees the pending change and approves it by digest.
+ * the operator sees the pending change and approves it by digest. The Cron Trigger, run
+ * by wrangler dev on GET /__scheduled, sees the next change with no client traffic.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -22,7 +23,8 @@ describe("a rug pull in enforce mode", () => {
   beforeAll(async () => {
     upstream = await startPinsUpstream();
     const vars = { UPSTREAMS: [{ name: UPSTREAM, url: `${upstream.url}/${UPSTREAM}/mcp`, pinning: "enforce" }], ADMIN_TOKEN };
-    gateway = await startGateway({ port: await freePort(), vars, persistTo: ".wrangler/e2e-pins" });
+    // --test-scheduled: wrangler dev runs the Cron Trigger's handler on GET /__scheduled.
+    gateway = await startGateway({ port: await freePort(), vars, persistTo: ".wrangler/e2e-pins", extraArgs: ["--test-scheduled"] });
     await adminFetch("DELETE", `/pins/${UPSTREAM}`); // local state persists between runs
   });
   afterAll(async () => {
@@ -50,5 +52,14 @@ describe("a rug pull in enforce mode", () => {
     expect((await adminFetch("POST", `/pins/${UPSTREAM}/add/approve`, { digest: add.pending!.digest })).status).toBe(200);
     expect((await client.listTools()).tools.find((t) => t.name === `${UPSTREAM}___add`)?.description).toContain("<IMPORTANT>");
     await client.close();
+  });
+
+  it("the Cron Trigger sees the next change with no client listing", async () => {
+    await fetch(`${upstream.url}/${UPSTREAM}/variant/schema`, { method: "POST" });
+    const run = await fetch(`${gateway.url}/__scheduled?cron=${encodeURIComponent("*/5 * * * *")}`);
+    expect(run.status).toBe(200);
+    const pins = (await (await adminFetch("GET", "/pins")).json()) as { upstreams: { upstream: string; pending: number }[]; lastSweep: { checked: { upstream: string }[] } };
+    expect(pins.lastSweep.checked.map((c) => c.upstream)).toContain(UPSTREAM);
+    expect(pins.upstreams.find((u) => u.upstream === UPSTREAM)?.pending).toBe(1);
   });
 });
