@@ -7,6 +7,7 @@
 import type { UpstreamConfig } from "../config/upstreams";
 import { DEFAULT_PINNING_MODE, type PinningMode } from "../policy/pins";
 import type { JsonObject } from "../core/jsonrpc";
+import { bytesToBase64Url } from "../core/base64url";
 import { definitionObject, fingerprint, type PinKind } from "../policy/pin-definition";
 import { changedMembers } from "../policy/pin-diff";
 import { scanDefinition, type ScanContext } from "../policy/pin-findings";
@@ -39,6 +40,18 @@ export type ObserveOptions = {
   readonly audit: boolean;
   readonly waitUntil: (promise: Promise<unknown>) => void;
 };
+
+/**
+ * The last list each upstream and kind showed this isolate, by digest, with the pins it
+ * left: the same bytes against the same pins change nothing, so an unchanged list costs
+ * one SHA-256 over its text instead of a parse and a canonical digest per definition.
+ */
+const lastSeen = new Map<string, { readonly digest: string; readonly complete: boolean; readonly pins: UpstreamPins["pins"] }>();
+
+async function listDigest(listed: readonly ListedDefinition[]): Promise<string> {
+  const text = listed.map((item) => `${item.name}\n${item.raw}`).join("\n\u0000");
+  return bytesToBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
+}
 
 function knownVersion(state: UpstreamPins, kind: PinKind, name: string, digest: string): PinVersion | undefined {
   const pin = state.pins.entries[pinId(kind, name)];
@@ -77,9 +90,14 @@ export function observeList(options: ObserveOptions): Promise<Observation> {
   const { kv, upstream, kind } = options;
   return serialized(upstream.name, async () => {
     const state = await loadPins(kv, upstream.name, options.cacheTtlMs);
+    const memoKey = `${upstream.name}\n${kind}`;
+    const digest = await listDigest(options.listed);
+    const last = lastSeen.get(memoKey);
+    if (last && last.digest === digest && last.pins === state.pins && last.complete === options.complete) return { state, changes: [] };
     const seen = await seenOf(state, kind, options.listed, options.scan);
     const now = new Date().toISOString();
     const { document, changes } = observePins(state.pins, seen, { kind, complete: options.complete, now });
+    lastSeen.set(memoKey, { digest, complete: options.complete, pins: document });
     if (document === state.pins) return { state, changes: [] };
     const next: UpstreamPins = { ...state, pins: document };
     // Awaited: a change is rare, and an operator reading GET /admin/pins right after must find it stored.
