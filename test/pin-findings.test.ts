@@ -3,10 +3,10 @@
  * definition that trips the rule, and one close to it that does not.
  */
 import { describe, expect, test } from "vitest";
-import { MAX_DESCRIPTION_CHARS, PIN_RULES, scanDefinition } from "../src/policy/pin-findings";
+import { MAX_DESCRIPTION_CHARS, PIN_RULES, scanContext, scanDefinition } from "../src/policy/pin-findings";
 
 const TAG = (text: string) => [...text].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join("");
-const scan = { otherUpstreams: ["beta"], otherNames: ["send_email", "echo"] };
+const scan = scanContext(["beta"], ["send_email", "echo"]);
 
 type Row = { rule: string; hit: Record<string, unknown>; miss: Record<string, unknown> };
 

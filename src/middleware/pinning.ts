@@ -16,6 +16,7 @@ import { pathSpan, parseSpan, rootSpan, splice, type Splice } from "../core/raw-
 import { keepListed } from "../core/raw-json-lists";
 import { onRequests, toolKey, type CallContext, type Middleware } from "../context/call-context";
 import { argumentsMisfit } from "../policy/pin-arguments";
+import { scanContext } from "../policy/pin-findings";
 import { definitionObject, type PinKind } from "../policy/pin-definition";
 import { approvedVersion, pinId, pinStatus } from "../policy/pins";
 import { loadPins } from "../storage/pin-store";
@@ -63,6 +64,7 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
   const unavailable = unavailableOf(text);
   const paged = request.params?.["cursor"] !== undefined || pathSpan(text, ["result", "nextCursor"]) !== undefined;
   const observations = new Map<string, Observation>();
+  const configured = ctx.services.config.upstreams.ok ? ctx.services.config.upstreams.value.map((u) => u.name) : [];
   await Promise.all(
     pinned
       .filter((upstream) => !unavailable.has(upstream.name))
@@ -81,7 +83,10 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
           kind,
           listed: own.map((entry) => ({ name: pinName(entry), raw: text.slice(entry.span.start, entry.span.end) })),
           complete: !paged,
-          scan: { otherUpstreams: ctx.services.config.upstreams.ok ? ctx.services.config.upstreams.value.map((u) => u.name).filter((name) => name !== upstream.name) : [], otherNames: others.map(pinName) },
+          scan: scanContext(
+            configured.filter((name) => name !== upstream.name),
+            others.map(pinName),
+          ),
           cacheTtlMs: options.cacheTtlMs,
           observer: { principal: ctx.identity.principal, route: ctx.route.aggregated ? "/mcp" : `/mcp/${ctx.route.name}`, protocolVersion: ctx.identity.protocolVersion },
           auditQueue: ctx.services.auditQueue,

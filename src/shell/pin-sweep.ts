@@ -20,6 +20,7 @@ import { observeList, pinningOf, type ListedDefinition } from "../middleware/pin
 import { relay } from "../relay/index";
 import { SWEEP_REPORT_KEY } from "../storage/pin-store";
 import type { PinKind } from "../policy/pin-definition";
+import { scanContext } from "../policy/pin-findings";
 
 /** Upstreams one run lists (each costs a handshake when its session is not kept, and a request per page). */
 export const SWEEP_MAX_UPSTREAMS = 8;
@@ -123,7 +124,7 @@ export async function sweepPins(env: Readonly<Record<string, unknown>>, executio
         kind,
         listed: outcome.listed,
         complete: outcome.complete,
-        scan: { otherUpstreams: names.filter((name) => name !== upstream.name), otherNames: [] },
+        scan: scanContext(names.filter((name) => name !== upstream.name), []),
         cacheTtlMs: 0,
         observer: { principal: SWEEP_PRINCIPAL, route: `/mcp/${upstream.name}`, protocolVersion: SWEEP_REVISION },
         auditQueue: services.auditQueue,
