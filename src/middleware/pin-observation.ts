@@ -8,6 +8,8 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { DEFAULT_PINNING_MODE, type PinningMode } from "../policy/pins";
 import type { JsonObject } from "../core/jsonrpc";
 import { bytesToBase64Url } from "../core/base64url";
+import { NAME_SEPARATOR } from "../core/names";
+import type { ListedEntry } from "./list-items";
 import { definitionObject, fingerprint, type PinKind } from "../policy/pin-definition";
 import { changedMembers } from "../policy/pin-diff";
 import { scanDefinition, type ScanContext } from "../policy/pin-findings";
@@ -18,6 +20,11 @@ import { pinEvent, sendPinEvents, type Observer, type ReportedChange } from "./p
 /** The pinning mode of an upstream. */
 export function pinningOf(upstream: UpstreamConfig): PinningMode {
   return upstream.pinning ?? DEFAULT_PINNING_MODE;
+}
+
+/** The upstream's own name of a listed tool or prompt (the tail of its `<upstream>___<name>` key). */
+export function listedPinName(entry: Pick<ListedEntry, "key" | "upstream">): string {
+  return entry.key!.slice(entry.upstream!.length + NAME_SEPARATOR.length);
 }
 
 /** A listed definition: its pin name (the upstream's own) and its bytes as listed. */

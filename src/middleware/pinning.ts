@@ -23,7 +23,7 @@ import { loadPins } from "../storage/pin-store";
 import { UNAVAILABLE_META_KEY } from "../relay/merge-lists";
 import { levelFor } from "./client-logging";
 import { listedEntries, setMemberSplice, type ListedEntry } from "./list-items";
-import { observeList, pinningOf, type Observation } from "./pin-observation";
+import { listedPinName, observeList, pinningOf, type Observation } from "./pin-observation";
 import { unsettledMessage, type ReportedChange, type Unsettled } from "./pin-reports";
 import { atLeast } from "../storage/client-log-levels";
 import { isModernVersion } from "../upstream/downgrade";
@@ -40,11 +40,6 @@ const LISTS: ReadonlyMap<string, PinKind> = new Map([
   ["tools/list", "tool"],
   ["prompts/list", "prompt"],
 ]);
-
-/** The upstream's own name of a listed entry (the tail of its `<upstream>___<name>` key). */
-function pinName(entry: ListedEntry): string {
-  return entry.key!.slice(entry.upstream!.length + 3);
-}
 
 function unavailableOf(text: string): Set<string> {
   const meta = pathSpan(text, ["result", "_meta", UNAVAILABLE_META_KEY]);
@@ -81,12 +76,9 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
           kv: ctx.services.kv!,
           upstream,
           kind,
-          listed: own.map((entry) => ({ name: pinName(entry), raw: text.slice(entry.span.start, entry.span.end) })),
+          listed: own.map((entry) => ({ name: listedPinName(entry), raw: text.slice(entry.span.start, entry.span.end) })),
           complete: !paged,
-          scan: scanContext(
-            configured.filter((name) => name !== upstream.name),
-            others.map(pinName),
-          ),
+          scan: scanContext(configured.filter((name) => name !== upstream.name), others.map(listedPinName)),
           cacheTtlMs: options.cacheTtlMs,
           observer: { principal: ctx.identity.principal, route: ctx.route.aggregated ? "/mcp" : `/mcp/${ctx.route.name}`, protocolVersion: ctx.identity.protocolVersion },
           auditQueue: ctx.services.auditQueue,
@@ -107,7 +99,7 @@ function shapeList(text: string, key: string, kind: PinKind, entries: readonly L
   for (const entry of entries) {
     const upstream = pinned.find((u) => u.name === entry.upstream);
     const observation = upstream && observations.get(upstream.name);
-    const id = pinId(kind, pinName(entry));
+    const id = pinId(kind, listedPinName(entry));
     const pin = observation?.state.pins.entries[id];
     if (!upstream || !pin) continue;
     const mode = pinningOf(upstream);
@@ -149,7 +141,7 @@ async function checkCall(ctx: CallContext, request: JsonRpcRequest, kind: PinKin
   const key = typeof name === "string" ? toolKey(ctx.route, name) : undefined;
   const upstream = key && ctx.route.upstreams.find((u) => u.name === key.upstream);
   if (!key || !upstream || pinningOf(upstream) !== "enforce") return undefined;
-  const own = key.key.slice(upstream.name.length + 3);
+  const own = listedPinName(key);
   const state = await loadPins(ctx.services.kv!, upstream.name, cacheTtlMs);
   const id = pinId(kind, own);
   const pin = state.pins.entries[id];

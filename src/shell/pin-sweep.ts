@@ -9,6 +9,7 @@
  */
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { GatewayError } from "../core/errors";
+import { isObject, METHOD_NOT_FOUND } from "../core/jsonrpc";
 import { member, pathSpan, rootSpan, parseSpan } from "../core/raw-json";
 import { servicesFor } from "../context/services";
 import type { CallContext, Identity } from "../context/call-context";
@@ -16,9 +17,10 @@ import { newCallRecord } from "../context/call-record";
 import type { UpstreamConfig } from "../config/upstreams";
 import { modernUpstreamClient } from "../front/modern/upstream-client";
 import { listedEntries } from "../middleware/list-items";
-import { observeList, pinningOf, type ListedDefinition } from "../middleware/pin-observation";
+import { listedPinName, observeList, pinningOf, type ListedDefinition } from "../middleware/pin-observation";
 import { relay } from "../relay/index";
 import { SWEEP_REPORT_KEY } from "../storage/pin-store";
+import { redactSecrets } from "../config/secrets";
 import type { PinKind } from "../policy/pin-definition";
 import { scanContext } from "../policy/pin-findings";
 
@@ -32,7 +34,6 @@ export const SWEEP_DEADLINE_MS = 25_000;
 export const SWEEP_PRINCIPAL = "mcp-edge-gateway/pin-sweep";
 const SWEEP_REVISION = "2026-07-28";
 const SWEEP_CLIENT_INFO = { name: GATEWAY_INFO.name, version: GATEWAY_INFO.version };
-const METHOD_NOT_FOUND = -32601;
 
 /** What one run did. */
 export type SweepReport = {
@@ -65,11 +66,12 @@ async function listAll(ctx: CallContext, kind: PinKind): Promise<ListOutcome> {
     }
     const failed = member(text, rootSpan(text), "error");
     if (failed) {
-      const detail = parseSpan(text, failed) as { code?: number; message?: string };
-      return { ok: false, error: `${method}: ${detail.message ?? "error"}`, absent: detail.code === METHOD_NOT_FOUND };
+      const detail = parseSpan(text, failed);
+      const message = isObject(detail) && typeof detail["message"] === "string" ? detail["message"] : "error";
+      return { ok: false, error: `${method}: ${message}`, absent: isObject(detail) && detail["code"] === METHOD_NOT_FOUND };
     }
     for (const entry of listedEntries(ctx.route, method, text)) {
-      if (entry.key !== undefined && entry.upstream !== undefined) listed.push({ name: entry.key.slice(entry.upstream.length + 3), raw: text.slice(entry.span.start, entry.span.end) });
+      if (entry.key !== undefined && entry.upstream !== undefined) listed.push({ name: listedPinName(entry), raw: text.slice(entry.span.start, entry.span.end) });
     }
     const next = pathSpan(text, ["result", "nextCursor"]);
     const value = next ? parseSpan(text, next) : undefined;
@@ -113,8 +115,8 @@ export async function sweepPins(env: Readonly<Record<string, unknown>>, executio
     for (const kind of ["tool", "prompt"] as const) {
       const outcome = await listAll(ctx, kind);
       if (!outcome.ok) {
-        if (outcome.absent || (kind === "prompt" && reached)) continue; // an upstream without prompts has nothing to pin
-        report.unreachable.push({ upstream: upstream.name, error: outcome.error });
+        if (outcome.absent) continue; // an upstream without prompts has nothing to pin
+        report.unreachable.push({ upstream: upstream.name, error: redactSecrets(outcome.error, env) });
         break;
       }
       reached = true;
