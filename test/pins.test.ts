@@ -114,6 +114,24 @@ describe.each(["warn", "enforce"] as const)("pinning %s", (mode) => {
   });
 });
 
+test.each(["warn", "enforce"] as const)("first sight with a high-severity finding: %s", async (mode) => {
+  const name = `p-first-finding-${mode}`;
+  const vars = pinVars({ name, pinning: mode });
+  await switchVariant(name, "unicode"); // echo's very first version hides tag characters
+  const client = await pinClient(`/mcp/${name}`, vars);
+  const echo = tool(await client.tools(), "echo");
+  const pin = definition(await pinsOf(name, vars), "echo");
+  expect((pin.pending ?? pin.approved).findings.map((f: Json) => f.rule)).toContain("unicode-tag-characters");
+  if (mode === "warn") {
+    expect(pin.status).toBe("pinned");
+    expect(echo).toBeDefined();
+  } else {
+    expect(pin.status).toBe("held"); // held like a change: never listed, never called
+    expect(echo).toBeUndefined();
+    expect((await client.call("echo", { text: "hi" })).result.content[0].text).toContain("held for an operator's approval");
+  }
+});
+
 describe("decisions by digest", () => {
   test("approve: the changed definition becomes what clients see and call", async () => {
     const name = "p-approve";
