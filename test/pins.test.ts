@@ -225,6 +225,11 @@ describe("routes, eras, prompts, logs", () => {
     const pin = pins.definitions.find((d: Json) => d.kind === "prompt");
     expect(pin).toMatchObject({ status: "pending" });
     expect(pin.pending.findings.map((f: Json) => f.rule)).toContain("override-instructions");
+    // Its arguments fit both versions: the prompt is served; an argument neither declares is refused, naming the change.
+    const got = await request(`/mcp/${name}`, client.session, "prompts/get", { name: "greet", arguments: { name: "Ada" } }, { vars });
+    expect(got.result.messages[0].content.text).toBe("Hello Ada");
+    const refused = await request(`/mcp/${name}`, client.session, "prompts/get", { name: "greet", arguments: { name: "Ada", extra: "x" } }, { vars });
+    expect(refused.error).toMatchObject({ code: -32602, message: expect.stringContaining(pin.pending.digest) });
   });
 
   test("a client that asked for log messages is told which definitions are not approved", async () => {
