@@ -1,9 +1,11 @@
 /**
  * mcp-edge-gateway: the Worker entry point. `fetch` serves clients and the admin API;
- * `queue` consumes the audit Queue into R2.
+ * `queue` consumes the audit Queue into R2; `scheduled` (the Cron Trigger of wrangler.toml)
+ * re-lists every pinned upstream, so a changed tool is seen with no client traffic.
  */
 import { consumeAuditBatch } from "./shell/audit-consumer";
 import { createApp, type GatewayBindings } from "./shell/app";
+import { sweepPins } from "./shell/pin-sweep";
 
 /** Durable Object classes are Worker entry points too (wrangler.toml binds them). */
 export { InputRendezvous } from "./shell/input-rendezvous";
@@ -15,4 +17,7 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   queue: (batch, env) => consumeAuditBatch(batch, env),
+  scheduled: async (_controller, env, ctx) => {
+    await sweepPins(env as unknown as Readonly<Record<string, unknown>>, ctx);
+  },
 } satisfies ExportedHandler<GatewayBindings>;

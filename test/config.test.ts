@@ -30,6 +30,8 @@ describe("parseUpstreams", () => {
     ["a credential without secret", '[{"name":"a","url":"http://x/mcp","credential":{}}]', /UPSTREAMS\[0\]\.credential/],
     ["a credential in a gateway-owned header", '[{"name":"a","url":"http://x/mcp","credential":{"secret":"S","header":"Mcp-Session-Id"}}]', /credential\.header/],
     ["an unknown field", '[{"name":"a","url":"http://x/mcp","tiemout":5}]', /UPSTREAMS\[0\]\.tiemout: unknown field/],
+    ["an unknown pinning mode", '[{"name":"a","url":"http://x/mcp","pinning":"strict"}]', /UPSTREAMS\[0\]\.pinning: must be one of "off", "warn", "enforce"/],
+    ["approveNew that is not a boolean", '[{"name":"a","url":"http://x/mcp","approveNew":"yes"}]', /UPSTREAMS\[0\]\.approveNew: must be true or false/],
   ])("rejects %s", (_label, value, message) => {
     const parsed = parseUpstreams(value);
     expect(parsed.ok).toBe(false);

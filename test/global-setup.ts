@@ -15,6 +15,7 @@ import { startJwksServer } from "./fixtures/jwks-server.ts";
 import { startModernUpstream } from "./fixtures/modern-upstream.ts";
 import { startMrtrUpstream } from "./fixtures/mrtr-upstream.ts";
 import { startConformanceUpstream2026 } from "./fixtures/conformance-upstream-2026.ts";
+import { startPinsUpstream } from "./fixtures/pins-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -42,7 +43,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("mrtrUpstreamUrl", mrtr.url);
   const dualEra = await startConformanceUpstream2026();
   project.provide("dualEraUpstreamUrl", dualEra.url);
+  // Changes its definitions between calls (tool pinning): tests name it in their own UPSTREAMS.
+  const pins = await startPinsUpstream();
+  project.provide("pinsUpstreamUrl", pins.url);
   return async () => {
-    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close()]);
+    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), pins.close()]);
   };
 }

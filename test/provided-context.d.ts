@@ -21,6 +21,8 @@ declare module "vitest" {
     dualEraUpstreamUrl: string;
     /** test/fixtures/modern-upstream.ts: a 2026-07-28-only SDK v2 upstream (`legacy: "reject"`); `<origin>/seen` lists the headers it received. */
     modernUpstreamUrl: string;
+    /** Origin of test/fixtures/pins-upstream.ts: `/<label>/mcp` serves, `POST /<label>/variant/<variant>` changes its definitions. */
+    pinsUpstreamUrl: string;
     /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
     jwks: { url: string; fetchesUrl: string; /** `<origin>/idp`: an issuer per tag whose JWKS a test can break (see the fixture). */ idpUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }

@@ -14,6 +14,7 @@
  *   PUT    /admin/plan, GET /admin/plan, DELETE /admin/plan
  *   GET    /admin/audit?from=&to=&tool=&user=&upstream=&outcome=&limit=   the audit trail as NDJSON (admin/audit.ts)
  *   /admin/api-keys, /admin/personas, /admin/visibility: see api-keys.ts and access-documents.ts
+ *   /admin/pins: tool pinning, see pins.ts
  */
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { applyToolFilter, BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
@@ -28,6 +29,7 @@ import { deleteDocument, storeDocument } from "./document-versions";
 import { addAuditRoutes } from "./audit";
 import { createShapingAdmin } from "./shaping";
 import { createUpstreamsAdmin } from "./upstreams";
+import { createPinsAdmin } from "./pins";
 import { createApiKeyRoutes } from "./api-keys";
 import { createAccessRoutes } from "./access-documents";
 import { recordFailedAuthentication } from "../auth/failure-audit";
@@ -190,6 +192,7 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
 
   admin.route("/", createShapingAdmin());
   admin.route("/", createUpstreamsAdmin());
+  admin.route("/", createPinsAdmin());
   admin.route("/api-keys", createApiKeyRoutes());
   admin.route("/", createAccessRoutes());
 

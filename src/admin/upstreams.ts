@@ -4,7 +4,8 @@
  *   GET  /admin/upstreams                each upstream's protocol revision, last success,
  *                                        last failure, and over the recent windows its
  *                                        calls, error rate and latency percentiles, measured
- *                                        on real traffic (pipeline/upstream-health.ts)
+ *                                        on real traffic (pipeline/upstream-health.ts), and its
+ *                                        pins: mode, counts, definitions not approved (admin/pins.ts)
  *   POST /admin/upstreams/<name>/probe   an initialize and a ping now, timed; the probe's
  *                                        upstream session is closed again
  *
@@ -22,6 +23,9 @@ import { exchange } from "../upstream/client";
 import { handshake } from "../upstream/pool";
 import { pendingWindows, HEALTH_FLUSH_INTERVAL_MS } from "../pipeline/upstream-health";
 import { HEALTH_RETENTION_S, readWindows, summarize } from "../storage/upstream-health";
+import { readPins } from "../storage/pin-store";
+import { pinningOf } from "../middleware/pin-observation";
+import { describeUpstreamPins } from "./pins";
 
 type UpstreamBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
 
@@ -80,7 +84,8 @@ export function createUpstreamsAdmin(): Hono<{ Bindings: UpstreamBindings }> {
     const upstreams = await Promise.all(
       configured(c.env).map(async (upstream) => {
         const windows = [...(kv ? await readWindows(kv, upstream.name) : []), ...pendingWindows(upstream.name)];
-        return { name: upstream.name, ...summarize(windows) };
+        const pins = kv && pinningOf(upstream) !== "off" ? describeUpstreamPins(upstream, await readPins(kv, upstream.name), false) : { mode: "off" };
+        return { name: upstream.name, ...summarize(windows), pins };
       }),
     );
     return c.json({ upstreams, note: NOTE }, 200, { "cache-control": "no-store" });

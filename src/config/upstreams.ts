@@ -8,6 +8,7 @@
 import { fail, ok, type Result } from "../core/errors";
 import { isObject } from "../core/jsonrpc";
 import { SYS_UPSTREAM } from "../core/names";
+import { DEFAULT_PINNING_MODE, PINNING_MODES, type PinningMode } from "../policy/pins";
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 /**
@@ -52,7 +53,12 @@ export type UpstreamConfig = {
   readonly identity?: { readonly header: string };
   /** The protocol revision the upstream speaks, when configured: the gateway then skips discovery (upstream/era.ts). */
   readonly protocol?: UpstreamProtocol;
+  /** Tool pinning (policy/pins.ts): "off", "warn" or "enforce"; absent: warn (`pinningOf`). */
+  readonly pinning?: PinningMode;
+  /** Pinning: a definition seen for the first time waits for an operator's approval instead of being trusted on first use. */
+  readonly approveNew?: boolean;
 };
+
 
 /** The revisions an upstream may be configured to speak: the last 2025 one, or 2026-07-28. */
 export const UPSTREAM_PROTOCOLS = ["2025-11-25", "2026-07-28"] as const;
@@ -64,7 +70,7 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
   const at = `UPSTREAMS[${index}]`;
   const problems: string[] = [];
   if (!isObject(raw)) return { problems: [`${at}: must be an object like {"name":"github","url":"https://..."}`] };
-  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs", "identity", "protocol"]);
+  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs", "identity", "protocol", "pinning", "approveNew"]);
   for (const key of Object.keys(raw)) if (!known.has(key)) problems.push(`${at}.${key}: unknown field (known: ${[...known].join(", ")})`);
 
   const name = raw["name"];
@@ -128,6 +134,11 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     problems.push(`${at}.protocol: must be one of ${UPSTREAM_PROTOCOLS.map((p) => JSON.stringify(p)).join(", ")} (or left out: the gateway discovers it)`);
   }
 
+  const pinning = raw["pinning"];
+  if (pinning !== undefined && !(PINNING_MODES as readonly unknown[]).includes(pinning)) problems.push(`${at}.pinning: must be one of ${PINNING_MODES.map((m) => JSON.stringify(m)).join(", ")} (default "${DEFAULT_PINNING_MODE}")`);
+  const approveNew = raw["approveNew"];
+  if (approveNew !== undefined && typeof approveNew !== "boolean") problems.push(`${at}.approveNew: must be true or false`);
+
   const timeoutMs = raw["timeoutMs"] ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const idleTimeoutMs = raw["idleTimeoutMs"] ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS;
   for (const [field, value] of [["timeoutMs", timeoutMs], ["idleTimeoutMs", idleTimeoutMs]] as const) {
@@ -144,6 +155,8 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     headers,
     timeoutMs: timeoutMs as number,
     idleTimeoutMs: idleTimeoutMs as number,
+    ...(pinning !== undefined ? { pinning: pinning as PinningMode } : {}),
+    ...(approveNew === true ? { approveNew: true } : {}),
     ...(typeof service === "string" ? { service } : {}),
     ...(credential ? { credential } : {}),
     ...(identity ? { identity } : {}),

@@ -37,6 +37,8 @@ export type CallRecord = {
   bridgedCall?: string;
   /** Why the call failed, when it did. */
   failure?: CallFailure;
+  /** The digest of the pending change that kept a call from the upstream (middleware/pinning.ts, enforce). */
+  pinHeld?: string;
   /** How long the pipeline took, ms. */
   durationMs?: number;
   /** The trace the call continued (trace-context middleware): what the upstream was sent as its parent. */

@@ -39,7 +39,8 @@ export function requestLevel(ctx: CallContext, request: JsonRpcRequest): LogLeve
   return isLogLevel(level) ? level : undefined;
 }
 
-async function levelFor(ctx: CallContext, request: JsonRpcRequest): Promise<LogLevel | null> {
+/** The level of log messages the client of `ctx` asked for (its request's own, else its session's); null: none. */
+export async function levelFor(ctx: CallContext, request: JsonRpcRequest): Promise<LogLevel | null> {
   const own = requestLevel(ctx, request);
   if (own) return own;
   const { session } = ctx.identity;

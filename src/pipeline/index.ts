@@ -13,7 +13,8 @@
  * authorization and rate limits come before anything answers or forwards.
  * Rules append their guidance to the final result (filtered, or offload's envelope);
  * icons and text overrides shape the upstreams' lists (the gateway's own tools are
- * appended outside them, by sys-tools).
+ * appended outside them, by sys-tools). Pinning sits inside them: it judges the
+ * upstreams' own definitions, and what it lets through is then shaped like any other.
  */
 import type { GatewayConfig } from "../config/gateway-config";
 import type { Handler, Middleware } from "../context/call-context";
@@ -21,6 +22,7 @@ import { authorization } from "../middleware/authorization";
 import { clientLogging } from "../middleware/client-logging";
 import { icons } from "../middleware/icons";
 import { offload } from "../middleware/offload";
+import { pinning } from "../middleware/pinning";
 import { rateLimit } from "../middleware/rate-limit";
 import { rules } from "../middleware/rules";
 import { textOverrides } from "../middleware/text-overrides";
@@ -52,6 +54,7 @@ export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
     icons({ cacheTtlMs }),
     textOverrides({ cacheTtlMs }),
     rules({ cacheTtlMs }),
+    pinning({ cacheTtlMs, audit: config.audit.enabled }),
     offload({ defaults: config.offload, cacheTtlMs }),
     outputFilters({ cacheTtlMs }),
     taskResults({ cacheTtlMs }),

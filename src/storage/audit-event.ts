@@ -79,6 +79,18 @@ export type AuditEvent = {
   readonly "gateway.auth.suppressed_reasons"?: Readonly<Record<string, number>>;
   readonly "gateway.auth.suppressed_from"?: string;
   readonly "gateway.auth.suppressed_to"?: string;
+  /** Pin events (`mcp.method.name` "(pin-change)", middleware/pin-reports.ts): what a list showed that was not seen before. */
+  readonly "gateway.pin.change"?: "new" | "changed" | "removed" | "returned";
+  readonly "gateway.pin.kind"?: "tool" | "prompt";
+  readonly "gateway.pin.name"?: string;
+  readonly "gateway.pin.old_digest"?: string;
+  readonly "gateway.pin.new_digest"?: string;
+  /** The fingerprinted members that differ (title, description, inputSchema, ...). */
+  readonly "gateway.pin.changed_members"?: readonly string[];
+  /** pinned, pending, rejected or held: what clients are shown under the upstream's mode. */
+  readonly "gateway.pin.status"?: string;
+  readonly "gateway.pin.mode"?: string;
+  readonly "gateway.pin.findings"?: readonly { rule: string; severity: string; at: string; match: string }[];
 };
 
 /** What a reader asks for (GET /admin/audit). */

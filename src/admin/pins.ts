@@ -1,0 +1,155 @@
+/**
+ * Pins for operators (mounted under /admin, behind its bearer check):
+ *
+ *   GET    /admin/pins                              every pinned upstream: definitions, status, findings, pending changes with a diff
+ *   GET    /admin/pins/<upstream>                   one upstream
+ *   POST   /admin/pins/<upstream>/<name>/approve    body {"digest": "sha256:…", "kind"?: "tool"|"prompt"}
+ *   POST   /admin/pins/<upstream>/<name>/reject     body {"digest": "sha256:…", "kind"?: …}
+ *   DELETE /admin/pins/<upstream>/<name>?kind=      forget one definition (its next sight is a first sight)
+ *   DELETE /admin/pins/<upstream>                   forget all of an upstream's
+ *
+ * Approval and rejection are by digest: the digest must be the version the upstream
+ * serves now, so an approval never covers a change newer than the one its author saw
+ * (an older digest is refused with 409, naming the current one).
+ */
+import { Hono, type Context } from "hono";
+import { gatewayConfig } from "../config/gateway-config";
+import type { UpstreamConfig } from "../config/upstreams";
+import { isObject } from "../core/jsonrpc";
+import { definitionObject, type PinKind } from "../policy/pin-definition";
+import { definitionDiff } from "../policy/pin-diff";
+import { ruleTable } from "../policy/pin-findings";
+import { approve, approvedVersion, EMPTY_DECISIONS, EMPTY_PINS, pinId, pinStatus, reject, withoutEntries, type ObservedPin, type PinDecision } from "../policy/pins";
+import { readPins, saveBoth, saveDecisions, SWEEP_REPORT_KEY, type UpstreamPins } from "../storage/pin-store";
+import { pinningOf } from "../middleware/pin-observation";
+import { readBodyText } from "./read-body";
+
+type PinBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
+type PinContext = Context<{ Bindings: PinBindings }>;
+
+const MAX_BODY_BYTES = 4 * 1024;
+
+function configured(env: PinBindings): readonly UpstreamConfig[] {
+  const parsed = gatewayConfig(env).upstreams;
+  return parsed.ok ? parsed.value : [];
+}
+
+function describePin(pin: ObservedPin, decision: PinDecision | undefined, upstream: UpstreamConfig): Record<string, unknown> {
+  const mode = pinningOf(upstream);
+  const approved = approvedVersion(pin, decision, mode, upstream.approveNew === true);
+  const status = pinStatus(pin, decision, mode, upstream.approveNew === true);
+  const out: Record<string, unknown> = {
+    kind: pin.kind,
+    name: pin.name,
+    status,
+    ...(pin.removedAt !== undefined ? { removedAt: pin.removedAt } : {}),
+    approved: approved ? { digest: approved.digest, seenAt: approved.seenAt, findings: approved.findings, definition: definitionObject(approved.definition) ?? approved.definition } : null,
+    ...(decision?.rejected ? { rejected: decision.rejected } : {}),
+  };
+  if (status !== "pinned") {
+    const before = approved ? definitionObject(approved.definition) : undefined;
+    const after = definitionObject(pin.latest.definition);
+    out["pending"] = {
+      digest: pin.latest.digest,
+      seenAt: pin.latest.seenAt,
+      findings: pin.latest.findings,
+      definition: after ?? pin.latest.definition,
+      diff: after ? definitionDiff(pin.kind, before ?? {}, after) : null,
+    };
+  }
+  return out;
+}
+
+/** What GET /admin/pins says of one upstream, also the pins part of GET /admin/upstreams (`full: false`). */
+export function describeUpstreamPins(upstream: UpstreamConfig, state: UpstreamPins, full = true): Record<string, unknown> {
+  const pins = Object.entries(state.pins.entries).map(([id, pin]) => describePin(pin, state.decisions.entries[id], upstream));
+  const count = (status: string) => pins.filter((pin) => pin.status === status).length;
+  const summary = {
+    mode: pinningOf(upstream),
+    approveNew: upstream.approveNew === true,
+    pinned: count("pinned"),
+    pending: count("pending"),
+    rejected: count("rejected"),
+    held: count("held"),
+    removed: pins.filter((pin) => pin.removedAt !== undefined).length,
+    withFindings: Object.values(state.pins.entries).filter((pin) => pin.latest.findings.length > 0).length,
+  };
+  if (!full) return { ...summary, changes: pins.filter((pin) => pin.status !== "pinned" || pin.removedAt !== undefined).map((pin) => ({ kind: pin.kind, name: pin.name, status: pin.status, ...(pin.removedAt !== undefined ? { removedAt: pin.removedAt } : {}) })) };
+  return { upstream: upstream.name, ...summary, definitions: pins };
+}
+
+function kvOf(c: PinContext): KVNamespace {
+  const kv = c.env.GATEWAY_KV;
+  if (!kv) throw new Error("the GATEWAY_KV binding is missing from wrangler.toml");
+  return kv;
+}
+
+function kindOf(value: unknown): PinKind | undefined {
+  return value === undefined || value === "tool" ? "tool" : value === "prompt" ? "prompt" : undefined;
+}
+
+async function decide(c: PinContext, verdict: "approve" | "reject"): Promise<Response> {
+  const upstream = configured(c.env).find((u) => u.name === c.req.param("upstream"));
+  if (!upstream) return c.json({ error: `no upstream named "${c.req.param("upstream")}"` }, 404);
+  const text = await readBodyText(c.req.raw, MAX_BODY_BYTES);
+  let body: unknown;
+  try {
+    body = text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const kind = isObject(body) ? kindOf(body["kind"]) : undefined;
+  if (!isObject(body) || typeof body["digest"] !== "string" || !kind) {
+    return c.json({ error: `send {"digest": "sha256:…"} (and "kind": "prompt" for a prompt): the digest of the version to ${verdict}, from GET /admin/pins/${upstream.name}` }, 400);
+  }
+  const digest = body["digest"];
+  const name = c.req.param("name")!;
+  const kv = kvOf(c);
+  const state = await readPins(kv, upstream.name);
+  const id = pinId(kind, name);
+  const pin = state.pins.entries[id];
+  if (!pin) return c.json({ error: `no ${kind} "${name}" is pinned for upstream "${upstream.name}"` }, 404);
+  if (pin.latest.digest !== digest) {
+    return c.json({ error: `${digest} is not the version upstream "${upstream.name}" serves now: ${kind} "${name}" is at ${pin.latest.digest}; review that one (GET /admin/pins/${upstream.name}) and ${verdict} it by its digest`, current: pin.latest.digest }, 409);
+  }
+  const decisions = verdict === "approve" ? approve(state.decisions, id, pin.latest) : reject(state.decisions, id, digest);
+  await saveDecisions(kv, upstream.name, decisions);
+  return c.json(describePin(pin, decisions.entries[id], upstream));
+}
+
+/** Builds the pin routes, mounted at /admin. */
+export function createPinsAdmin(): Hono<{ Bindings: PinBindings }> {
+  const admin = new Hono<{ Bindings: PinBindings }>();
+  const noStore = { "cache-control": "no-store" };
+  admin.get("/pins", async (c) => {
+    const kv = kvOf(c);
+    const upstreams = configured(c.env).filter((u) => pinningOf(u) !== "off");
+    const described = await Promise.all(upstreams.map(async (u) => describeUpstreamPins(u, await readPins(kv, u.name))));
+    const sweep = await kv.get(SWEEP_REPORT_KEY, "json");
+    return c.json({ upstreams: described, lastSweep: sweep ?? null, rules: ruleTable() }, 200, noStore);
+  });
+  admin.get("/pins/:upstream", async (c) => {
+    const upstream = configured(c.env).find((u) => u.name === c.req.param("upstream"));
+    if (!upstream) return c.json({ error: `no upstream named "${c.req.param("upstream")}"` }, 404);
+    return c.json(describeUpstreamPins(upstream, await readPins(kvOf(c), upstream.name)), 200, noStore);
+  });
+  admin.post("/pins/:upstream/:name/approve", (c) => decide(c, "approve"));
+  admin.post("/pins/:upstream/:name/reject", (c) => decide(c, "reject"));
+  admin.delete("/pins/:upstream/:name", async (c) => {
+    const upstreamName = c.req.param("upstream");
+    const kind = kindOf(c.req.query("kind"));
+    if (!kind) return c.json({ error: 'kind must be "tool" or "prompt"' }, 400);
+    const kv = kvOf(c);
+    const state = await readPins(kv, upstreamName);
+    const id = pinId(kind, c.req.param("name"));
+    if (!Object.hasOwn(state.pins.entries, id) && !Object.hasOwn(state.decisions.entries, id)) return c.json({ error: `no ${kind} "${c.req.param("name")}" is pinned for upstream "${upstreamName}"` }, 404);
+    await saveBoth(kv, upstreamName, { pins: withoutEntries(state.pins, (e) => e === id), decisions: withoutEntries(state.decisions, (e) => e === id) });
+    return c.json({ forgotten: { upstream: upstreamName, kind, name: c.req.param("name") } });
+  });
+  admin.delete("/pins/:upstream", async (c) => {
+    const upstreamName = c.req.param("upstream");
+    await saveBoth(kvOf(c), upstreamName, { pins: EMPTY_PINS, decisions: EMPTY_DECISIONS });
+    return c.json({ forgotten: { upstream: upstreamName } });
+  });
+  return admin;
+}

@@ -1,0 +1,193 @@
+/**
+ * Tool pinning on the request path: every tools/list and prompts/list answer is told to
+ * its upstreams' pins (pin-observation.ts); under `enforce` the list shows the approved
+ * definition of a changed tool (its stored bytes, so schemas stay the upstream's) and
+ * leaves out one never approved, and a call of a changed tool goes through only while
+ * its arguments fit both versions. `warn` serves what the upstream serves and reports.
+ * A client that asked for log messages is told which definitions are not approved.
+ *
+ * Sits inside text overrides and icons (it sees the upstream's own text) and outside
+ * the relay; the gateway's own `sys___` tools are never pinned.
+ */
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
+import type { UpstreamConfig } from "../config/upstreams";
+import { isObject, resultText, type JsonObject, type JsonRpcRequest } from "../core/jsonrpc";
+import { pathSpan, parseSpan, rootSpan, splice, type Splice } from "../core/raw-json";
+import { keepListed } from "../core/raw-json-lists";
+import { onRequests, toolKey, type CallContext, type Middleware } from "../context/call-context";
+import { argumentsMisfit } from "../policy/pin-arguments";
+import { scanContext } from "../policy/pin-findings";
+import { definitionObject, type PinKind } from "../policy/pin-definition";
+import { approvedVersion, pinId, pinStatus } from "../policy/pins";
+import { loadPins } from "../storage/pin-store";
+import { UNAVAILABLE_META_KEY } from "../relay/merge-lists";
+import { levelFor } from "./client-logging";
+import { listedEntries, setMemberSplice, type ListedEntry } from "./list-items";
+import { listedPinName, observeList, pinningOf, type Observation } from "./pin-observation";
+import { unsettledMessage, type ReportedChange, type Unsettled } from "./pin-reports";
+import { atLeast } from "../storage/client-log-levels";
+import { isModernVersion } from "../upstream/downgrade";
+import { upstreamEra } from "../upstream/era";
+
+export type PinningOptions = {
+  /** How long an isolate trusts its copy of an upstream's pins. */
+  readonly cacheTtlMs?: number;
+  /** Whether pin changes go to the audit Queue (AUDIT enabled). */
+  readonly audit?: boolean;
+};
+
+const LISTS: ReadonlyMap<string, PinKind> = new Map([
+  ["tools/list", "tool"],
+  ["prompts/list", "prompt"],
+]);
+
+function unavailableOf(text: string): Set<string> {
+  const meta = pathSpan(text, ["result", "_meta", UNAVAILABLE_META_KEY]);
+  const value = meta ? parseSpan(text, meta) : undefined;
+  return new Set(Array.isArray(value) ? value.filter(isObject).map((item) => String(item["upstream"])) : []);
+}
+
+/** True when this client's list of `upstream` went through the 2026-to-2025 downgrade. */
+async function downgradedFor(ctx: CallContext, upstream: UpstreamConfig): Promise<boolean> {
+  if (isModernVersion(ctx.identity.protocolVersion)) return false;
+  const era = await upstreamEra(upstream, ctx.services.env, ctx.signal); // answered from the cache the relay just filled
+  return era.ok && era.value.era === "modern";
+}
+
+async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: string, kind: PinKind, pinned: readonly UpstreamConfig[], options: Required<PinningOptions>) {
+  const entries = listedEntries(ctx.route, request.method, text);
+  const unavailable = unavailableOf(text);
+  const paged = request.params?.["cursor"] !== undefined || pathSpan(text, ["result", "nextCursor"]) !== undefined;
+  const observations = new Map<string, Observation>();
+  const configured = ctx.services.config.upstreams.ok ? ctx.services.config.upstreams.value.map((u) => u.name) : [];
+  await Promise.all(
+    pinned
+      .filter((upstream) => !unavailable.has(upstream.name))
+      .map(async (upstream) => {
+        if (await downgradedFor(ctx, upstream)) {
+          // A 2025 client's list of a 2026-07-28 upstream may lack what that client cannot read (upstream/downgrade.ts):
+          // it is shaped by the pins, never recorded into them (they would flip between the two eras' lists).
+          observations.set(upstream.name, { state: await loadPins(ctx.services.kv!, upstream.name, options.cacheTtlMs), changes: [] });
+          return;
+        }
+        const own = entries.filter((entry) => entry.upstream === upstream.name);
+        const others = entries.filter((entry) => entry.upstream !== upstream.name);
+        const observation = await observeList({
+          kv: ctx.services.kv!,
+          upstream,
+          kind,
+          listed: own.map((entry) => ({ name: listedPinName(entry), raw: text.slice(entry.span.start, entry.span.end) })),
+          complete: !paged,
+          scan: scanContext(configured.filter((name) => name !== upstream.name), others.map(listedPinName)),
+          cacheTtlMs: options.cacheTtlMs,
+          observer: { principal: ctx.identity.principal, route: ctx.route.aggregated ? "/mcp" : `/mcp/${ctx.route.name}`, protocolVersion: ctx.identity.protocolVersion },
+          auditQueue: ctx.services.auditQueue,
+          audit: options.audit,
+          waitUntil: ctx.waitUntil,
+        });
+        observations.set(upstream.name, observation);
+      }),
+  );
+  return { entries, observations };
+}
+
+/** The list as clients may see it, and what in it is not approved. */
+function shapeList(text: string, key: string, kind: PinKind, entries: readonly ListedEntry[], pinned: readonly UpstreamConfig[], observations: ReadonlyMap<string, Observation>) {
+  const edits: Splice[] = [];
+  const hidden = new Set<string>();
+  const unsettled: Unsettled[] = [];
+  for (const entry of entries) {
+    const upstream = pinned.find((u) => u.name === entry.upstream);
+    const observation = upstream && observations.get(upstream.name);
+    const id = pinId(kind, listedPinName(entry));
+    const pin = observation?.state.pins.entries[id];
+    if (!upstream || !pin) continue;
+    const mode = pinningOf(upstream);
+    const decision = observation.state.decisions.entries[id];
+    const status = pinStatus(pin, decision, mode, upstream.approveNew === true);
+    if (status === "pinned") continue;
+    unsettled.push({ upstream: upstream.name, kind, listedName: entry.name!, status, digest: pin.latest.digest, mode });
+    if (mode !== "enforce") continue;
+    const approved = approvedVersion(pin, decision, mode, upstream.approveNew === true);
+    if (!approved) hidden.add(entry.name!);
+    else edits.push({ span: entry.span, raw: splice(approved.definition, [setMemberSplice(approved.definition, rootSpan(approved.definition), "name", JSON.stringify(entry.name))]) });
+  }
+  const shown = edits.length > 0 ? splice(text, edits) : text;
+  return { text: hidden.size > 0 ? keepListed(shown, key, (name) => name === undefined || !hidden.has(name)) : shown, unsettled };
+}
+
+async function pinList(ctx: CallContext, request: JsonRpcRequest, text: string, kind: PinKind, pinned: readonly UpstreamConfig[], options: Required<PinningOptions>): Promise<string> {
+  const key = kind === "tool" ? "tools" : "prompts";
+  const list = pathSpan(text, ["result", key]);
+  if (!list || text.charCodeAt(list.start) !== 0x5b) return text; // an error, or no list: nothing to tell the pins
+  const { entries, observations } = await observeAnswer(ctx, request, text, kind, pinned, options);
+  const shaped = shapeList(text, key, kind, entries, pinned, observations);
+  const removed: ReportedChange[] = [...observations.values()].flatMap((o) => o.changes.filter((change) => change.change === "removed"));
+  if (shaped.unsettled.length > 0 || removed.length > 0) {
+    const threshold = await levelFor(ctx, request);
+    if (threshold !== null && atLeast("warning", threshold)) await ctx.emit(unsettledMessage(shaped.unsettled, removed));
+  }
+  return shaped.text;
+}
+
+function heldCall(request: JsonRpcRequest, kind: PinKind, message: string): string {
+  if (kind === "tool") return resultText(request.id, { content: [{ type: "text", text: message }], isError: true });
+  return JSON.stringify({ jsonrpc: "2.0", id: request.id, error: { code: -32602, message } });
+}
+
+/** A call of a definition under `enforce`: undefined when it may go to the upstream, else the answer that refuses it. */
+async function checkCall(ctx: CallContext, request: JsonRpcRequest, kind: PinKind, cacheTtlMs: number): Promise<string | undefined> {
+  const name = request.params?.["name"];
+  const key = typeof name === "string" ? toolKey(ctx.route, name) : undefined;
+  const upstream = key && ctx.route.upstreams.find((u) => u.name === key.upstream);
+  if (!key || !upstream || pinningOf(upstream) !== "enforce") return undefined;
+  const own = listedPinName(key);
+  const state = await loadPins(ctx.services.kv!, upstream.name, cacheTtlMs);
+  const id = pinId(kind, own);
+  const pin = state.pins.entries[id];
+  const label = `${kind} ${JSON.stringify(name)}`;
+  if (!pin) {
+    if (upstream.approveNew !== true) return undefined;
+    return heldCall(request, kind, `${label} has not been listed and approved yet (pinning: enforce, approveNew); list it, then ask an operator to approve it`);
+  }
+  const decision = state.decisions.entries[id];
+  const status = pinStatus(pin, decision, "enforce", upstream.approveNew === true);
+  if (status === "pinned") return undefined;
+  ctx.record.pinHeld = pin.latest.digest;
+  const approved = approvedVersion(pin, decision, "enforce", upstream.approveNew === true);
+  if (!approved) return heldCall(request, kind, `${label} is held for an operator's approval (digest ${pin.latest.digest}); the call was not sent`);
+  const before = definitionObject(approved.definition);
+  const after = definitionObject(pin.latest.definition);
+  const args = request.params?.["arguments"];
+  const given: JsonObject = isObject(args) ? args : {};
+  const misfit = before && after ? argumentsMisfit(kind, before, after, given) : "a stored definition could not be read";
+  if (misfit === undefined) {
+    delete ctx.record.pinHeld;
+    return undefined;
+  }
+  const change = status === "rejected" ? "a change an operator rejected" : "a pending change an operator has not approved";
+  return heldCall(request, kind, `${label} has ${change} (approved ${approved.digest}, upstream now serves ${pin.latest.digest}); the arguments do not fit ${misfit}; the call was not sent`);
+}
+
+/**
+ * The pinning middleware.
+ *
+ * @example
+ * composeMiddleware([pinning({ cacheTtlMs: 30_000, audit: true })], relay);
+ */
+export function pinning({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS, audit = true }: PinningOptions = {}): Middleware {
+  const options = { cacheTtlMs, audit };
+  return onRequests((next) =>
+    async function pinning(ctx, request) {
+      const { method } = request.message;
+      const pinned = ctx.route.upstreams.filter((upstream) => pinningOf(upstream) !== "off");
+      if (!ctx.services.kv || pinned.length === 0) return next(ctx, request);
+      const listKind = LISTS.get(method);
+      if (listKind) return pinList(ctx, request.message, await next(ctx, request), listKind, pinned, options);
+      if (method === "tools/call" || method === "prompts/get") {
+        const refused = await checkCall(ctx, request.message, method === "tools/call" ? "tool" : "prompt", cacheTtlMs);
+        if (refused !== undefined) return refused;
+      }
+      return next(ctx, request);
+    });
+}
