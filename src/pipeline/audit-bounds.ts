@@ -20,6 +20,8 @@ export const MAX_FIELD_BYTES = 1024;
 export const MAX_AUDIT_ROLES = 100;
 export const MAX_ROLE_BYTES = 256;
 export const MAX_ROLES_BYTES = 8 * 1024;
+/** What ends parameters cut to fit. */
+export const TRIMMED_MARKER = "…[trimmed to fit the Queue's 128 KB message limit]";
 /** What ends a cut string. */
 const ELLIPSIS = "…";
 const ELLIPSIS_BYTES = 3;
@@ -99,10 +101,9 @@ export class FieldBounds {
   text(field: string, value: unknown, maxBytes = MAX_FIELD_BYTES): string | undefined {
     if (value === undefined || value === null) return undefined;
     const text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
-    const kept = cutToBytes(text, maxBytes);
-    if (kept.length === text.length) return text;
+    if (cutToBytes(text, maxBytes).length === text.length) return text;
     this.cut.add(field);
-    return `${cutToBytes(kept, maxBytes - ELLIPSIS_BYTES)}${ELLIPSIS}`;
+    return `${cutToBytes(text, maxBytes - ELLIPSIS_BYTES)}${ELLIPSIS}`;
   }
 
   /** The string roles of `value`, in order, within the role bounds; `total` (how many there were) when some were left out. */
@@ -155,9 +156,6 @@ export function minimalEvent(event: AuditEvent): AuditEvent {
 function parameterKey(event: AuditEvent): "gen_ai.tool.call.arguments" | "gateway.params" {
   return event["gen_ai.tool.call.arguments"] !== undefined ? "gen_ai.tool.call.arguments" : "gateway.params";
 }
-
-/** What ends parameters cut to fit. */
-export const TRIMMED_MARKER = "…[trimmed to fit the Queue's 128 KB message limit]";
 
 /**
  * `event` cut to `MAX_EVENT_BYTES`: first its parameters become the start of their
