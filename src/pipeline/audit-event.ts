@@ -1,8 +1,8 @@
 /**
  * Builds the audit event of one completed client message from its call record, its
  * context (identity, route, trace) and the answer the client got: parameters redacted
- * by key, strings bounded, and the whole event trimmed to fit one Queue message
- * (parameters cut with a marker: an event is never dropped for its size).
+ * by key, every field bounded, and the whole event trimmed to fit one Queue message
+ * (pipeline/audit-bounds.ts: an event is never dropped for its size).
  */
 import type { JsonObject } from "../core/jsonrpc";
 import { elements, member, members, rootSpan, type Span } from "../core/raw-json";
@@ -17,6 +17,7 @@ import { secretKeyMatcher } from "../policy/secret-keys";
 import type { AuditEvent, AuditOutcome } from "../storage/audit-event";
 import { FieldBounds, trimEvent } from "./audit-bounds";
 
+// Where these lived before audit-bounds.ts: importers of this module keep working.
 export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "./audit-bounds";
 
 /** How much of an error's text is kept (bytes of JSON text). */
