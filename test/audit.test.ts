@@ -8,45 +8,14 @@
  */
 import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, inject, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
 import { auditSendFailures } from "../src/pipeline/audit-trail";
 import { MAX_EVENT_BYTES, TRIMMED_MARKER } from "../src/pipeline/audit-event";
 import { hourPrefix } from "../src/storage/audit-log";
+import { AUDIT_ADMIN_TOKEN as ADMIN_TOKEN, call, eventsOnceWritten, readAudit, upstreamVars } from "./helpers/audit";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { answer, gatewayFetch, initialize, post, type GatewayTarget, type Json, type Vars } from "./helpers/gateway";
-
-const ADMIN_TOKEN = "audit-test-admin-token";
-const CONSUMER_DEADLINE_MS = 15_000;
-const POLL_MS = 100;
-
-/** Vars with one upstream of a fresh name (so this test's events are told apart from every other test's). */
-function upstreamVars(extra: Vars = {}): { name: string; vars: Vars } {
-  const name = `audit${crypto.randomUUID().slice(0, 8)}`;
-  return { name, vars: { ADMIN_TOKEN, UPSTREAMS: JSON.stringify([{ name, url: inject("traceUpstreamUrl") }]), ...extra } };
-}
-
-async function readAudit(query: string, vars: Vars = { ADMIN_TOKEN }): Promise<{ status: number; events: Json[]; headers: Headers }> {
-  const response = await gatewayFetch(`/admin/audit?${query}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }, vars);
-  const text = await response.text();
-  if (response.status !== 200) return { status: response.status, events: [JSON.parse(text)], headers: response.headers };
-  return { status: 200, events: text.split("\n").filter(Boolean).map((line) => JSON.parse(line)), headers: response.headers };
-}
-
-/** The events of `query` once the consumer has written at least `count` (it runs on its own schedule, so R2 is asked until then). */
-async function eventsOnceWritten(query: string, count: number): Promise<Json[]> {
-  const deadline = Date.now() + CONSUMER_DEADLINE_MS;
-  for (;;) {
-    const { events } = await readAudit(query);
-    if (events.length >= count || Date.now() > deadline) return events;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-}
-
-function call(path: string, session: string, name: string, args: unknown, vars: Vars, headers: Record<string, string> = {}, meta?: Json) {
-  const params = { name, arguments: args, ...(meta ? { _meta: meta } : {}) };
-  return post(path, { jsonrpc: "2.0", id: Math.floor(Math.random() * 1e9), method: "tools/call", params }, { session, vars, headers });
-}
 
 /** Runs one request through the Worker and waits for its waitUntil work (the audit send). */
 async function fetchAndSettle(request: Request, vars: Vars): Promise<{ response: Response; text: string }> {

@@ -4,7 +4,8 @@
  *   GET /admin/audit?from=&to=&tool=&user=&upstream=&outcome=&limit=
  *
  * `from`/`to`: ISO 8601 or ms since the epoch (default: the 24 hours up to now; at most
- * 7 days). `tool`: a tool name or glob (`alpha___*`); `user`, `upstream`: exact;
+ * 7 days). `tool`: a tool name or glob (`alpha___*`), matched against the name the
+ * client used and the qualified name `<upstream>___<name>`; `user`, `upstream`: exact;
  * `outcome`: success, tool_error or error; `limit`: 1 to 1000 (default 100): the latest
  * `limit` matching events of the range.
  *
@@ -18,6 +19,7 @@ import type { Hono } from "hono";
 import { isAuditEvent, type AuditEvent, type AuditOutcome, type AuditQuery } from "../storage/audit-event";
 import { eventsOfObject, hourPrefixesNewestFirst, keysOfHour } from "../storage/audit-log";
 import { isGlob, matchesGlob } from "../policy/glob";
+import { qualifyName, SYS_PREFIX } from "../core/names";
 
 export const DEFAULT_AUDIT_LIMIT = 100;
 export const MAX_AUDIT_LIMIT = 1000;
@@ -58,6 +60,24 @@ export function parseAuditQuery(params: URLSearchParams, now = Date.now()): Pars
   return { ok: true, limit, query: { fromMs, toMs, ...optional("tool"), ...optional("user"), ...optional("upstream"), ...(outcome ? { outcome: outcome as AuditOutcome } : {}) } };
 }
 
+const ROUTE_PREFIX = "/mcp/";
+
+/**
+ * The names a tool call's event is found by: the name the client used and the qualified
+ * name (stored since it was recorded; for an older event on `/mcp/<upstream>`, made from
+ * its route as the gateway makes it).
+ */
+function toolNames(event: AuditEvent): string[] {
+  // Read back from R2: a line may hold anything.
+  const name: unknown = event["gen_ai.tool.name"];
+  if (typeof name !== "string") return [];
+  const qualified: unknown = event["gateway.tool.qualified_name"];
+  if (typeof qualified === "string") return [name, qualified];
+  const route: unknown = event["gateway.route"];
+  if (typeof route !== "string" || !route.startsWith(ROUTE_PREFIX) || name.startsWith(SYS_PREFIX)) return [name];
+  return [name, qualifyName(route.slice(ROUTE_PREFIX.length), name)];
+}
+
 /** True when `event` is in the query's range and matches each filter given. */
 export function matchesQuery(event: AuditEvent, query: AuditQuery): boolean {
   const at = Date.parse(event.timestamp);
@@ -66,8 +86,9 @@ export function matchesQuery(event: AuditEvent, query: AuditQuery): boolean {
   if (query.upstream !== undefined && event["gateway.upstream"] !== query.upstream) return false;
   if (query.outcome !== undefined && event["gateway.outcome"] !== query.outcome) return false;
   if (query.tool !== undefined) {
-    const tool = event["gen_ai.tool.name"] ?? "";
-    if (!(isGlob(query.tool) ? matchesGlob(query.tool, tool) : tool === query.tool)) return false;
+    const wanted = query.tool;
+    const matches = isGlob(wanted) ? (name: string) => matchesGlob(wanted, name) : (name: string) => name === wanted;
+    if (!toolNames(event).some(matches)) return false;
   }
   return true;
 }

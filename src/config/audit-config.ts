@@ -16,11 +16,12 @@ export type AuditConfig = {
   readonly record: AuditScope;
   /** Redact parameter values whose key matches a pattern (at any depth). */
   readonly redact: boolean;
-  /** Case-insensitive: a pattern with `*` or `?` is a glob over the whole key, else a substring of it (`-` and `_` alike). */
+  /** Compared as words, in any case and spelling (policy/secret-keys.ts): a pattern with `*` or `?` is a glob over the whole key in snake_case, else words the key ends a word with. */
   readonly redactKeys: readonly string[];
 };
 
-export const DEFAULT_REDACT_KEYS: readonly string[] = ["password", "passwd", "secret", "token", "authorization", "api_key", "apikey", "cookie", "credential", "private_key"];
+/** Compared as words (policy/secret-keys.ts): `private_key` also catches `privateKey` and `sshPrivateKey`, `auth` catches `basicAuth` but not `author`. */
+export const DEFAULT_REDACT_KEYS: readonly string[] = ["password", "passwd", "pwd", "passphrase", "secret", "token", "authorization", "auth", "bearer", "api_key", "cookie", "credential", "private_key", "session_key"];
 
 export const DEFAULT_AUDIT: AuditConfig = { enabled: true, record: "tools/call", redact: true, redactKeys: DEFAULT_REDACT_KEYS };
 
@@ -65,5 +66,5 @@ export function auditFromVar(raw: unknown): AuditConfig {
     return DEFAULT_AUDIT;
   }
   const given = value as Partial<AuditConfig>;
-  return { ...DEFAULT_AUDIT, ...given, redactKeys: (given.redactKeys ?? DEFAULT_REDACT_KEYS).map((k) => k.toLowerCase().replaceAll("-", "_")) };
+  return { ...DEFAULT_AUDIT, ...given, redactKeys: given.redactKeys ?? DEFAULT_REDACT_KEYS };
 }

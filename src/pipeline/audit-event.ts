@@ -1,35 +1,29 @@
 /**
  * Builds the audit event of one completed client message from its call record, its
  * context (identity, route, trace) and the answer the client got: parameters redacted
- * by key, strings bounded, and the whole event trimmed to fit one Queue message
- * (parameters cut with a marker: an event is never dropped for its size).
+ * by key, every field bounded, and the whole event trimmed to fit one Queue message
+ * (pipeline/audit-bounds.ts: an event is never dropped for its size).
  */
 import type { JsonObject } from "../core/jsonrpc";
 import { elements, member, members, rootSpan, type Span } from "../core/raw-json";
 import { randomHexId } from "../core/ids";
-import { utf8Length } from "../core/utf8-position";
+import { SYS_PREFIX } from "../core/names";
 import type { AuditConfig } from "../config/audit-config";
 import { redactSecrets } from "../config/secrets";
-import type { CallContext, ClientMessage } from "../context/call-context";
+import { toolKey, type CallContext, type ClientMessage } from "../context/call-context";
 import type { CallRecord } from "../context/call-record";
-import { redactParameters, secretKeyMatcher } from "../policy/redact-parameters";
+import { redactParameters } from "../policy/redact-parameters";
+import { secretKeyMatcher } from "../policy/secret-keys";
 import type { AuditEvent, AuditOutcome } from "../storage/audit-event";
+import { FieldBounds, trimEvent } from "./audit-bounds";
 
-/** A Queue message holds at most 128 KB; the rest is headroom for the Queue's own framing. */
-export const MAX_EVENT_BYTES = 120 * 1024;
-/** Names, ids and URIs come from the client: each is cut at this many characters. */
-const MAX_FIELD_CHARS = 1024;
-/** How much of an error's text is kept. */
-const MAX_ERROR_CHARS = 1024;
+// Where these lived before audit-bounds.ts: importers of this module keep working.
+export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "./audit-bounds";
+
+/** How much of an error's text is kept (bytes of JSON text). */
+const MAX_ERROR_BYTES = 1024;
 /** Raw characters of a tool error's text read from the answer (the rest is never decoded). */
-const MAX_ERROR_RAW_CHARS = 4 * MAX_ERROR_CHARS;
-export const TRIMMED_MARKER = "…[trimmed to fit the Queue's 128 KB message limit]";
-
-function bounded(value: unknown, max = MAX_FIELD_CHARS): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
+const MAX_ERROR_RAW_CHARS = 4 * MAX_ERROR_BYTES;
 
 /** The decoded start of a JSON string at `span`, without decoding more than `MAX_ERROR_RAW_CHARS` of it. */
 function stringStart(text: string, span: Span): string | undefined {
@@ -113,24 +107,10 @@ function compact<T extends object>(event: T): T {
   return Object.fromEntries(Object.entries(event).filter(([, v]) => v !== undefined)) as T;
 }
 
-function sizeOf(event: object): number {
-  return utf8Length(JSON.stringify(event));
-}
-
-/**
- * `event` cut to `MAX_EVENT_BYTES`: its parameters become the start of their JSON text
- * followed by a marker, shortened until the event fits.
- */
-export function trimEvent(event: AuditEvent): AuditEvent {
-  if (sizeOf(event) <= MAX_EVENT_BYTES) return event;
-  const key = event["gen_ai.tool.call.arguments"] !== undefined ? "gen_ai.tool.call.arguments" : "gateway.params";
-  const whole = JSON.stringify(event[key] ?? null);
-  let keep = MAX_EVENT_BYTES;
-  for (;;) {
-    const trimmed: AuditEvent = { ...event, [key]: `${whole.slice(0, keep)}${TRIMMED_MARKER}`, "gateway.params_trimmed": true, "gateway.params_bytes": utf8Length(whole) };
-    if (sizeOf(trimmed) <= MAX_EVENT_BYTES || keep === 0) return trimmed;
-    keep = Math.floor(keep / 2);
-  }
+/** The name policy knows a called tool by (`<upstream>___<name>` on every route; a gateway tool keeps its own). */
+function qualifiedToolName(ctx: CallContext, name: unknown): string | undefined {
+  if (typeof name !== "string") return undefined;
+  return name.startsWith(SYS_PREFIX) ? name : toolKey(ctx.route, name)?.key;
 }
 
 /**
@@ -145,7 +125,9 @@ export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContex
   const redact = (value: unknown) => (config.redact ? redactParameters(value, isSecret) : value);
   const ending = endingOf(record, answer);
   const env = ctx.services.env;
-  const roles = identityField(ctx, "roles");
+  const bounds = new FieldBounds();
+  const text = bounds.text.bind(bounds);
+  const roles = bounds.roles("user.roles", identityField(ctx, "roles"));
   const toolCall = method === "tools/call";
   const errorType = ending.outcome === "success" ? undefined : (record.failure ?? (ending.code !== undefined ? String(ending.code) : ending.outcome === "tool_error" ? "tool_error" : "error"));
   const event: AuditEvent = compact({
@@ -154,39 +136,41 @@ export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContex
     trace_id: record.trace?.traceId,
     span_id: record.trace?.spanId,
     parent_span_id: record.trace?.parentSpanId,
-    "mcp.method.name": bounded(method)!,
+    "mcp.method.name": text("mcp.method.name", method)!,
     "gen_ai.operation.name": toolCall ? "execute_tool" : undefined,
-    "gen_ai.tool.name": toolCall ? bounded(params?.["name"]) : undefined,
-    "gen_ai.prompt.name": method === "prompts/get" ? bounded(params?.["name"]) : undefined,
-    "mcp.resource.uri": method.startsWith("resources/") ? bounded(params?.["uri"]) : undefined,
+    "gen_ai.tool.name": toolCall ? text("gen_ai.tool.name", params?.["name"]) : undefined,
+    "gateway.tool.qualified_name": toolCall ? text("gateway.tool.qualified_name", qualifiedToolName(ctx, params?.["name"])) : undefined,
+    "gen_ai.prompt.name": method === "prompts/get" ? text("gen_ai.prompt.name", params?.["name"]) : undefined,
+    "mcp.resource.uri": method.startsWith("resources/") ? text("mcp.resource.uri", params?.["uri"]) : undefined,
     "gen_ai.tool.call.arguments": toolCall ? redact(params?.["arguments"] ?? {}) : undefined,
     "gateway.params": !toolCall && params && Object.keys(withoutMeta(params)).length > 0 ? redact(withoutMeta(params)) : undefined,
-    "jsonrpc.request.id": bounded(id),
-    "mcp.protocol.version": ctx.identity.protocolVersion,
+    "jsonrpc.request.id": text("jsonrpc.request.id", id),
+    "mcp.protocol.version": text("mcp.protocol.version", ctx.identity.protocolVersion)!,
     "mcp.session.id": await hashedSessionId(ctx.identity.session?.id),
-    "user.id": ctx.identity.principal,
-    "user.email": bounded(identityField(ctx, "email")),
-    "user.roles": Array.isArray(roles) ? roles.filter((r): r is string => typeof r === "string").map((r) => bounded(r)!) : undefined,
-    "gateway.persona": bounded(record.persona),
-    "gateway.route": ctx.route.aggregated ? "/mcp" : `/mcp/${ctx.route.name}`,
-    "gateway.upstream": record.upstream,
+    "user.id": text("user.id", ctx.identity.principal)!,
+    "user.email": text("user.email", identityField(ctx, "email")),
+    "user.roles": roles.roles,
+    "gateway.user.roles_count": roles.total,
+    "gateway.persona": text("gateway.persona", record.persona),
+    "gateway.route": ctx.route.aggregated ? "/mcp" : text("gateway.route", `/mcp/${ctx.route.name}`)!,
+    "gateway.upstream": text("gateway.upstream", record.upstream),
     "gateway.upstream.status_code": record.upstreamStatus,
     "gateway.bytes_from_upstream": record.bytesFromUpstream,
     "gateway.bytes_to_client": record.bytesToClient,
-    "gateway.filter.set": record.filterSet,
-    "gateway.filter.rule": record.filterRule,
+    "gateway.filter.set": text("gateway.filter.set", record.filterSet),
+    "gateway.filter.rule": text("gateway.filter.rule", record.filterRule),
     "gateway.filter.bytes_saved": record.bytesSaved,
     "gateway.filter.shadow": record.filterShadow,
-    "gateway.payload_id": record.payloadId,
+    "gateway.payload_id": text("gateway.payload_id", record.payloadId),
     "gateway.outcome": ending.outcome,
     "error.type": errorType,
     "rpc.response.status_code": ending.code !== undefined ? String(ending.code) : undefined,
     // Upstreams write these texts: no configured secret leaves in them.
-    "gateway.error.message": ending.message === undefined ? undefined : bounded(redactSecrets(ending.message, env), MAX_ERROR_CHARS),
+    "gateway.error.message": ending.message === undefined ? undefined : text("gateway.error.message", redactSecrets(ending.message, env), MAX_ERROR_BYTES),
     "gateway.failure": record.failure,
     "gateway.duration_ms": record.durationMs ?? Date.now() - record.startedAt,
   });
-  return trimEvent(event);
+  return trimEvent({ ...event, ...bounds.markers() });
 }
 
 /** True for a message the configuration asks to record. */

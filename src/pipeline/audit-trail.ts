@@ -14,9 +14,15 @@ import { utf8Length } from "../core/utf8-position";
 import type { AuditEvent } from "../storage/audit-event";
 import { auditEventOf, isAudited } from "./audit-event";
 
-/** Queue limits of one `sendBatch`: messages, and bytes in all (with headroom for framing). */
-const MAX_BATCH_MESSAGES = 100;
-const MAX_BATCH_BYTES = 240 * 1024;
+/**
+ * Queue limits of one `sendBatch`: 100 messages and 256 KB in all (read as 256,000 bytes,
+ * as the local Queue counts them), each message counted with an allowance for its
+ * framing. Every event is at most MAX_EVENT_BYTES (pipeline/audit-bounds.ts), so two
+ * of the largest still fit one batch.
+ */
+export const MAX_BATCH_MESSAGES = 100;
+export const MAX_BATCH_BYTES = 250_000;
+const MESSAGE_FRAMING_BYTES = 100;
 
 /** The events of one HTTP request's messages that are still running or waiting to be sent (built when sent). */
 type PendingBatch = { running: number; events: (() => Promise<AuditEvent | undefined>)[] };
@@ -37,7 +43,7 @@ export function sendBatches(events: readonly AuditEvent[]): AuditEvent[][] {
   let group: AuditEvent[] = [];
   let bytes = 0;
   for (const event of events) {
-    const size = utf8Length(JSON.stringify(event));
+    const size = utf8Length(JSON.stringify(event)) + MESSAGE_FRAMING_BYTES;
     if (group.length > 0 && (group.length >= MAX_BATCH_MESSAGES || bytes + size > MAX_BATCH_BYTES)) {
       groups.push(group);
       group = [];

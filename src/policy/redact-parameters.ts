@@ -1,48 +1,64 @@
 /**
  * Redaction of call parameters before they leave the request in an audit event: every
- * value whose key matches a pattern is replaced, at any depth of objects and arrays.
- * Keys are compared lower-cased with `-` read as `_` (so `api_key` also catches
- * `X-Api-Key`); a pattern without wildcards matches anywhere in the key (`token` catches
- * `access_token`), one with `*` or `?` must match the whole key.
+ * value whose key names a secret (policy/secret-keys.ts) is replaced, at any depth of
+ * objects and arrays. Secrets also travel as name/value pairs, where the key is the
+ * value of another member: `{"name": "Authorization", "value": "Bearer …"}`,
+ * `{"key": "X-Api-Key", "value": "…"}`, `{"header": "Cookie", "content": "…"}`, and the
+ * `["Authorization", "Bearer …"]` entries of a header list: the value of such a pair is
+ * redacted when its name names a secret.
+ *
+ * One pass over the value, at most `MAX_REDACTION_DEPTH` deep.
  */
-import { isGlob, matchesGlob } from "./glob";
 
 /** What stands in for a redacted value. */
 export const REDACTED_VALUE = "[redacted]";
 /** Deeper than this the parameters are not walked but replaced (a hostile client's nesting must not exhaust the stack). */
 export const MAX_REDACTION_DEPTH = 64;
 export const TOO_DEEP_VALUE = "[nested too deep to audit]";
+/** Members that name the pair's value (lower-case), and the members that hold it. */
+const PAIR_NAME_KEYS: ReadonlySet<string> = new Set(["name", "key", "header", "field", "param", "parameter", "variable"]);
+const PAIR_VALUE_KEYS: ReadonlySet<string> = new Set(["value", "values", "content"]);
 
-function normalized(key: string): string {
-  return key.toLowerCase().replaceAll("-", "_");
+/** True when `object` is a name/value pair whose name `isSecret` says is secret. */
+function isSecretPair(object: Readonly<Record<string, unknown>>, isSecret: (key: string) => boolean): boolean {
+  let named = false;
+  let valued = false;
+  for (const [key, field] of Object.entries(object)) {
+    const k = key.toLowerCase();
+    if (PAIR_NAME_KEYS.has(k) && typeof field === "string" && isSecret(field)) named = true;
+    else if (PAIR_VALUE_KEYS.has(k)) valued = true;
+  }
+  return named && valued;
 }
 
-/** A key matcher for `patterns` (already lower-case, `-` as `_`). */
-export function secretKeyMatcher(patterns: readonly string[]): (key: string) => boolean {
-  const globs = patterns.filter(isGlob);
-  const words = patterns.filter((p) => !isGlob(p));
-  return (key) => {
-    const k = normalized(key);
-    return words.some((w) => k.includes(w)) || globs.some((g) => matchesGlob(g, k));
-  };
+function member(out: Record<string, unknown>, key: string, value: unknown): void {
+  // defineProperty: a "__proto__" key stays a plain member, never the copy's prototype.
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /**
  * `value` with every member whose key `isSecret` says is secret replaced by
- * `[redacted]`, at any depth; the input is not changed.
+ * `[redacted]`, and the value of every secret name/value pair, at any depth; the input
+ * is not changed.
  *
  * @example
- * redactParameters({ user: "ada", auth: { api_key: "k" } }, secretKeyMatcher(["api_key"]))
- * // { user: "ada", auth: { api_key: "[redacted]" } }
+ * redactParameters({ user: "ada", headers: [{ name: "Authorization", value: "Bearer t" }] }, secretKeyMatcher(["authorization"]))
+ * // { user: "ada", headers: [{ name: "Authorization", value: "[redacted]" }] }
  */
 export function redactParameters(value: unknown, isSecret: (key: string) => boolean, depth = 0): unknown {
   if (typeof value !== "object" || value === null) return value;
   if (depth >= MAX_REDACTION_DEPTH) return TOO_DEEP_VALUE;
-  if (Array.isArray(value)) return value.map((item) => redactParameters(item, isSecret, depth + 1));
+  if (Array.isArray(value)) {
+    // A header list's entry: [name, value].
+    if (value.length === 2 && typeof value[0] === "string" && typeof value[1] === "string" && isSecret(value[0])) return [value[0], REDACTED_VALUE];
+    return value.map((item) => redactParameters(item, isSecret, depth + 1));
+  }
+  const object = value as Readonly<Record<string, unknown>>;
+  const pair = isSecretPair(object, isSecret);
   const out: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(value)) {
-    // defineProperty: a "__proto__" key stays a plain member, never the copy's prototype.
-    Object.defineProperty(out, key, { value: isSecret(key) ? REDACTED_VALUE : redactParameters(field, isSecret, depth + 1), enumerable: true, writable: true, configurable: true });
+  for (const [key, field] of Object.entries(object)) {
+    const secret = isSecret(key) || (pair && PAIR_VALUE_KEYS.has(key.toLowerCase()));
+    member(out, key, secret ? REDACTED_VALUE : redactParameters(field, isSecret, depth + 1));
   }
   return out;
 }

@@ -23,7 +23,10 @@ export type AuditEvent = {
   readonly "mcp.method.name": string;
   /** `execute_tool` for tools/call. */
   readonly "gen_ai.operation.name"?: string;
+  /** As the client named it: unchanged on `/mcp/<upstream>`, `<upstream>___<name>` on `/mcp`. */
   readonly "gen_ai.tool.name"?: string;
+  /** The name policy knows the tool by on every route: `<upstream>___<name>` (a `sys___` tool keeps its own). */
+  readonly "gateway.tool.qualified_name"?: string;
   readonly "gen_ai.prompt.name"?: string;
   readonly "mcp.resource.uri"?: string;
   /** The tool call's arguments, redacted; a string ending in a marker when trimmed. */
@@ -39,7 +42,10 @@ export type AuditEvent = {
   readonly "mcp.session.id"?: string;
   readonly "user.id": string;
   readonly "user.email"?: string;
+  /** The caller's roles, at most 100 (and 8 KB) of them. */
   readonly "user.roles"?: readonly string[];
+  /** How many roles the caller had, when `user.roles` holds fewer. */
+  readonly "gateway.user.roles_count"?: number;
   readonly "gateway.persona"?: string;
   /** `/mcp` or `/mcp/<upstream>`. */
   readonly "gateway.route": string;
@@ -91,6 +97,9 @@ export type AuditEvent = {
   readonly "gateway.pin.status"?: string;
   readonly "gateway.pin.mode"?: string;
   readonly "gateway.pin.findings"?: readonly { rule: string; severity: string; at: string; match: string }[];
+  /** True when a field was cut to its bound, or dropped to fit the Queue's message limit; `truncated_fields` names them. */
+  readonly "gateway.truncated"?: boolean;
+  readonly "gateway.truncated_fields"?: readonly string[];
 };
 
 /** What a reader asks for (GET /admin/audit). */
