@@ -9,8 +9,8 @@
 import { env } from "cloudflare:workers";
 import { importJWK, SignJWT, type JWTPayload } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { cutToBytes, jsonBytes, MAX_AUDIT_ROLES, MAX_EVENT_BYTES, MAX_FIELD_BYTES, TRIMMED_MARKER, trimEvent } from "../src/pipeline/audit-bounds";
-import { MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, sendBatches } from "../src/pipeline/audit-trail";
+import { cutToBytes, jsonBytes, MAX_AUDIT_ROLES, MAX_EVENT_BYTES, MAX_FIELD_BYTES, TRIMMED_MARKER, trimEvent } from "../src/storage/audit-bounds";
+import { MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, sendBatches } from "../src/storage/audit-queue";
 import { secretKeyMatcher } from "../src/policy/secret-keys";
 import { DEFAULT_REDACT_KEYS } from "../src/config/audit-config";
 import type { AuditEvent } from "../src/storage/audit-event";

@@ -10,7 +10,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecu
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
-import { auditSendFailures } from "../src/pipeline/audit-trail";
+import { auditSendFailures } from "../src/storage/audit-queue";
 import { MAX_EVENT_BYTES, TRIMMED_MARKER } from "../src/pipeline/audit-event";
 import { hourPrefix } from "../src/storage/audit-log";
 import { AUDIT_ADMIN_TOKEN as ADMIN_TOKEN, call, eventsOnceWritten, readAudit, upstreamVars } from "./helpers/audit";

@@ -8,7 +8,7 @@
  */
 import type { AuditConfig } from "../config/audit-config";
 import { randomHexId } from "../core/ids";
-import { queueAuditEvents } from "../pipeline/audit-trail";
+import { queueAuditEvents } from "../storage/audit-queue";
 import type { AuditEvent } from "../storage/audit-event";
 import { FailureBudget, type SuppressedFailures } from "./failure-budget";
 

@@ -7,6 +7,7 @@
  */
 import { canonicalDigest } from "../core/canonical-json";
 import type { AuditEvent } from "../storage/audit-event";
+import { queueAuditEvents } from "../storage/audit-queue";
 import type { PinChange, PinningMode, PinStatus } from "../policy/pins";
 import { GATEWAY_LOGGER } from "./client-logging";
 
@@ -42,14 +43,9 @@ export async function pinEvent(change: ReportedChange, mode: PinningMode, observ
   };
 }
 
-/** Sends pin events to the audit Queue (from waitUntil); a Queue failure is logged, never the caller's. */
+/** Sends pin events to the audit Queue (from waitUntil), bounded and batched like every audit event; a Queue failure is logged, never the caller's. */
 export async function sendPinEvents(queue: Queue | undefined, events: readonly AuditEvent[]): Promise<void> {
-  if (!queue || events.length === 0) return;
-  try {
-    await queue.sendBatch(events.map((body) => ({ body })));
-  } catch (error) {
-    console.error(`mcp-edge-gateway: pins: ${events.length} audit event(s) not queued: ${error instanceof Error ? error.message : String(error)}`);
-  }
+  if (events.length > 0) await queueAuditEvents(queue, events);
 }
 
 /** A definition a client's list did not show as the upstream serves it. */

@@ -2,7 +2,7 @@
  * Builds the audit event of one completed client message from its call record, its
  * context (identity, route, trace) and the answer the client got: parameters redacted
  * by key, every field bounded, and the whole event trimmed to fit one Queue message
- * (pipeline/audit-bounds.ts: an event is never dropped for its size).
+ * (storage/audit-bounds.ts: an event is never dropped for its size).
  */
 import type { JsonObject } from "../core/jsonrpc";
 import { elements, member, members, rootSpan, type Span } from "../core/raw-json";
@@ -15,10 +15,10 @@ import type { CallRecord } from "../context/call-record";
 import { redactParameters } from "../policy/redact-parameters";
 import { secretKeyMatcher } from "../policy/secret-keys";
 import type { AuditEvent, AuditOutcome } from "../storage/audit-event";
-import { FieldBounds, trimEvent } from "./audit-bounds";
+import { FieldBounds, trimEvent } from "../storage/audit-bounds";
 
 // Where these lived before audit-bounds.ts: importers of this module keep working.
-export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "./audit-bounds";
+export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "../storage/audit-bounds";
 
 /** How much of an error's text is kept (bytes of JSON text). */
 const MAX_ERROR_BYTES = 1024;

@@ -10,7 +10,7 @@
  * `gateway.truncated: true`.
  */
 import { utf8Length } from "../core/utf8-position";
-import type { AuditEvent } from "../storage/audit-event";
+import type { AuditEvent } from "./audit-event";
 
 /** A Queue message holds at most 128 KB; the rest is headroom for the Queue's own framing. */
 export const MAX_EVENT_BYTES = 120 * 1024;
