@@ -21,6 +21,10 @@ declare module "vitest" {
     dualEraUpstreamUrl: string;
     /** test/fixtures/modern-upstream.ts: a 2026-07-28-only SDK v2 upstream (`legacy: "reject"`); `<origin>/seen` lists the headers it received. */
     modernUpstreamUrl: string;
+    /** test/fixtures/fastmcp-upstream.ts: a fastmcp httpStream server whose tools elicit and sample (asked on the GET stream). */
+    fastmcpUpstreamUrl: string;
+    /** test/fixtures/everything-upstream.ts: @modelcontextprotocol/server-everything over Streamable HTTP (roots asked on the GET stream). */
+    everythingUpstreamUrl: string;
     /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
     jwks: { url: string; fetchesUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }
