@@ -8,7 +8,7 @@
  * `@ai-sdk/mcp` answers form elicitation only (it refuses any other input request).
  */
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
-import { createMCPClient } from "@ai-sdk/mcp";
+import { createMCPClient, ElicitationRequestSchema } from "@ai-sdk/mcp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
 import { startFastMcpUpstream } from "../fixtures/fastmcp-upstream.ts";
@@ -45,8 +45,9 @@ const ROUTES = [
   ["/mcp", "fm"],
 ] as const;
 
-function textOf(result: { content?: unknown }): string {
-  return (result.content as { type: string; text: string }[]).map((part) => part.text).join("\n");
+function textOf(result: unknown): string {
+  const content = (result as { content?: { text?: string }[] }).content ?? [];
+  return content.map((part) => part.text ?? "").join("\n");
 }
 
 /** An SDK v2 client declaring every capability a 2025 server may ask for, answering each. */
@@ -119,13 +120,10 @@ describe("@ai-sdk/mcp", () => {
     const { url, prefix } = routeOf(path, upstream);
     const client = await createMCPClient({ transport: { type: "http", url: url.href }, capabilities: { elicitation: {} } });
     const asked: string[] = [];
-    client.onElicitationRequest(
-      (await import("@ai-sdk/mcp")).ElicitationRequestSchema,
-      async (request) => {
-        asked.push(request.method);
-        return { action: "accept", content: { name: "Ada" } };
-      },
-    );
+    client.onElicitationRequest(ElicitationRequestSchema, async (request) => {
+      asked.push(request.method);
+      return { action: "accept", content: { name: "Ada" } };
+    });
     try {
       const result = await client.callTool({ name: `${prefix}${tool}`, arguments: {}, options: { timeout: CALL_TIMEOUT_MS } });
       expect(textOf(result)).toContain("Ada");
