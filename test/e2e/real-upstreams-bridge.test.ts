@@ -54,7 +54,9 @@ function textOf(result: unknown): string {
 async function sdkClient(url: URL, mode: "auto" | "pinned", asked: string[]): Promise<ModernClient> {
   const client = new ModernClient(
     { name: "e2e-real-upstreams", version: "2.0.0" },
-    { capabilities: { elicitation: { form: {} }, sampling: {}, roots: {} }, versionNegotiation: { mode: mode === "auto" ? "auto" : { pin: "2026-07-28" } } },
+    // The gateway keeps upstream sessions per principal, route and capabilities, and server-everything
+    // remembers a session's roots: the two modes differ in `roots` so each is asked for its own.
+    { capabilities: { elicitation: { form: {} }, sampling: {}, roots: mode === "auto" ? { listChanged: true } : {} }, versionNegotiation: { mode: mode === "auto" ? "auto" : { pin: "2026-07-28" } } },
   );
   client.setRequestHandler("elicitation/create", async (request) => {
     asked.push(request.method);
@@ -66,7 +68,7 @@ async function sdkClient(url: URL, mode: "auto" | "pinned", asked: string[]): Pr
   });
   client.setRequestHandler("roots/list", async (request) => {
     asked.push(request.method);
-    return { roots: [{ uri: "file:///work/project", name: "project" }] };
+    return { roots: [{ uri: `file:///work/${mode}`, name: mode }] };
   });
   await client.connect(new ModernTransport(url));
   expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
@@ -97,7 +99,7 @@ describe.each(["pinned", "auto"] as const)("the SDK v2 client (%s)", (mode) => {
     const client = await sdkClient(url, mode, asked);
     try {
       const options = { timeout: CALL_TIMEOUT_MS };
-      expect(textOf(await client.callTool({ name: `${prefix}get-roots-list`, arguments: {} }, options))).toContain("URI: file:///work/project");
+      expect(textOf(await client.callTool({ name: `${prefix}get-roots-list`, arguments: {} }, options))).toContain(`URI: file:///work/${mode}`);
       expect(asked).toContain("roots/list");
       const elicited = textOf(await client.callTool({ name: `${prefix}trigger-elicitation-request`, arguments: {} }, options));
       expect(elicited).toContain("Ada");
