@@ -77,3 +77,17 @@ describe.each([
     expect(result.content[0].text).toContain("URI: file:///work/project");
   });
 });
+
+it("a question on the GET stream of a bridged call's session while no call waits there is refused to the upstream at once", async () => {
+  const { url, origin } = inject("getStreamUpstream");
+  const vars = { UPSTREAMS: JSON.stringify([{ name: "gs", url }]) };
+  const body = await modern("/mcp/gs", "tools/call", { name: "quick", arguments: {} }, { capabilities: { roots: {} }, vars });
+  expect(body.result).toMatchObject({ resultType: "complete", content: [{ text: "quick answer" }] });
+  // The call is over; its session (kept for the next call) still has its GET stream open.
+  const asked = (await (await fetch(`${origin}/ask`, { method: "POST" })).json()) as { streams: number };
+  expect(asked.streams).toBeGreaterThan(0);
+  const answer = (await (await fetch(`${origin}/events/answer`)).json()) as Json;
+  expect(answer.error).toMatchObject({ code: -32601 });
+  expect(answer.error.message).toMatch(/roots\/list.*no call/);
+});
+

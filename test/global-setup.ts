@@ -17,6 +17,7 @@ import { startMrtrUpstream } from "./fixtures/mrtr-upstream.ts";
 import { startConformanceUpstream2026 } from "./fixtures/conformance-upstream-2026.ts";
 import { startFastMcpUpstream } from "./fixtures/fastmcp-upstream.ts";
 import { startEverythingUpstream } from "./fixtures/everything-upstream.ts";
+import { startGetStreamUpstream } from "./fixtures/get-stream-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -45,10 +46,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const dualEra = await startConformanceUpstream2026();
   project.provide("dualEraUpstreamUrl", dualEra.url);
   // Real 2025 servers that ask their questions on the session's GET stream (test/bridge-get-stream.test.ts).
-  const [fastmcp, everything] = await Promise.all([startFastMcpUpstream(), startEverythingUpstream()]);
+  const [fastmcp, everything, getStream] = await Promise.all([startFastMcpUpstream(), startEverythingUpstream(), startGetStreamUpstream()]);
   project.provide("fastmcpUpstreamUrl", fastmcp.url);
   project.provide("everythingUpstreamUrl", everything.url);
+  project.provide("getStreamUpstream", { url: getStream.url, origin: getStream.origin });
   return async () => {
-    await Promise.all([fastmcp.close(), everything.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close()]);
+    await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close()]);
   };
 }

@@ -25,6 +25,8 @@ declare module "vitest" {
     fastmcpUpstreamUrl: string;
     /** test/fixtures/everything-upstream.ts: @modelcontextprotocol/server-everything over Streamable HTTP (roots asked on the GET stream). */
     everythingUpstreamUrl: string;
+    /** test/fixtures/get-stream-upstream.ts: asks `roots/list` on its sessions' GET streams when `<origin>/ask` is POSTed. */
+    getStreamUpstream: { url: string; origin: string };
     /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
     jwks: { url: string; fetchesUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }
