@@ -24,7 +24,7 @@ import { ok, type Result } from "../core/errors";
 import { kindOf, METHOD_NOT_FOUND, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import type { UpstreamConfig } from "../config/upstreams";
 import { exchange, type UpstreamFailure } from "../upstream/client";
-import { handshake, sendToUpstream, upstreamMessages, upstreamSession, type PoolRequest } from "../upstream/pool";
+import { handshake, sendToUpstream, upstreamMessages, type PoolRequest } from "../upstream/pool";
 import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
 import { MAX_CALLS_PER_OBJECT } from "./bridge-protocol";
 
@@ -73,8 +73,11 @@ export class BridgeSession {
     return !this.#ended;
   }
 
-  /** Opens the GET stream and reads it until the session ends; false when the upstream offers none. */
-  async listen(): Promise<boolean> {
+  /**
+   * Opens the GET stream and reads it until the session ends: "open", or "refused" when
+   * the upstream offers none (405, or an answer that is not a stream), or "failed".
+   */
+  async listen(): Promise<"open" | "refused" | "failed"> {
     const reply = await exchange({
       upstream: this.upstream,
       env: this.pool.env,
@@ -86,10 +89,10 @@ export class BridgeSession {
     });
     if (!reply.ok || reply.value.mode !== "sse") {
       this.#end();
-      return false;
+      return reply.ok || (reply.reason === "http-status" && reply.status === 405) ? "refused" : "failed";
     }
     void this.#pump(reply.value.messages);
-    return true;
+    return "open";
   }
 
   async #pump(messages: AsyncIterable<WireMessage>): Promise<void> {
@@ -181,21 +184,26 @@ export class BridgeSessions {
         reused.lease();
         return ok(reused);
       }
+      void reused.close().catch(() => {});
     }
-    const shared = await upstreamSession(upstream, request);
-    if (!shared.ok) return shared;
-    if (shared.value.sessionId === null) return ok(undefined);
     const made = await handshake(upstream, request);
     if (!made.ok) return made;
-    if (made.value.session.sessionId === null) return ok(undefined);
+    if (made.value.session.sessionId === null) return ok(this.#withoutStream(key));
     const client: UpstreamClient = { ...request.session, sid: `${request.session.sid}/bridge/${crypto.randomUUID()}`, upstreams: { [upstream.name]: made.value.session } };
     const session = new BridgeSession(key, upstream, { env: request.env, session: client, ...(request.identity ? { identity: request.identity } : {}) }, made.value.session);
     session.lease();
-    if (await session.listen()) return ok(session);
+    const listening = await session.listen();
+    if (listening === "open") return ok(session);
+    await session.close().catch(() => {});
+    // Without a GET stream the call can still run in the shared session (questions on its own stream reach the client).
+    return ok(listening === "refused" ? this.#withoutStream(key) : undefined);
+  }
+
+  /** Remembers that `key`'s upstream has no GET stream to read: its calls run in the shared session. */
+  #withoutStream(key: string): undefined {
     if (this.#streamless.size >= MAX_STREAMLESS_ENTRIES) this.#streamless.clear();
     this.#streamless.add(key);
-    await session.close().catch(() => {});
-    return ok(undefined);
+    return undefined;
   }
 
   /** Takes a session back from a call that ended well; one that ended otherwise is closed. */
