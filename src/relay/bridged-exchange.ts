@@ -1,10 +1,11 @@
 /**
  * One 2025 upstream call held for a modern (2026-07-28) client across its retries: what
  * the `BridgedCall` Durable Object runs (shell/bridged-call.ts). The upstream call is an
- * ordinary 2025 exchange (upstream/pool.ts, the modern client's upstream session); its
- * stream is read until the answer, or until the upstream asks the client something
- * (sampling, elicitation, roots), which ends the round: the question goes back to the
- * isolate as an input request and the stream waits, unread, for the retry. The retry's
+ * ordinary 2025 exchange (upstream/pool.ts) in an upstream session of the call's own
+ * (bridge-sessions.ts); its stream, and the session's GET stream, are read until the
+ * answer, or until the upstream asks the client something on either (sampling,
+ * elicitation, roots), which ends the round: the question goes back to the isolate as an
+ * input request and the streams wait for the retry. The retry's
  * input is sent to the upstream as the 2025 client's answer (a JSON-RPC response POSTed
  * in the same upstream session) and the stream is read on.
  *
