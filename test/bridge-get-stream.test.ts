@@ -59,6 +59,12 @@ describe.each([
     expect(result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: 'accept: {"name":"Ada"}' }] });
   });
 
+  it("a client that cannot sample gets the tool's error at once, never a hang or a question it cannot answer", async () => {
+    const body = await modern(path, "tools/call", { name: `${prefix}ask_llm`, arguments: { question: "Capital of France?" } }, { capabilities: { elicitation: {} }, vars: VARS });
+    expect(body.result).toMatchObject({ resultType: "complete", isError: true });
+    expect(JSON.stringify(body.result.content)).toMatch(/sampling/i);
+  });
+
   it("sampling asked on the GET stream: the client's completion reaches the tool", async () => {
     const { result, asked } = await callAnswering(path, `${prefix}ask_llm`, { question: "Capital of France?" }, { sampling: {} }, ANSWERS);
     expect(asked).toEqual([["sampling/createMessage"]]);
