@@ -16,6 +16,9 @@ import { startModernUpstream } from "./fixtures/modern-upstream.ts";
 import { startMrtrUpstream } from "./fixtures/mrtr-upstream.ts";
 import { startConformanceUpstream2026 } from "./fixtures/conformance-upstream-2026.ts";
 import { startPinsUpstream } from "./fixtures/pins-upstream.ts";
+import { startFastMcpUpstream } from "./fixtures/fastmcp-upstream.ts";
+import { startEverythingUpstream } from "./fixtures/everything-upstream.ts";
+import { startGetStreamUpstream } from "./fixtures/get-stream-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -46,7 +49,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Changes its definitions between calls (tool pinning): tests name it in their own UPSTREAMS.
   const pins = await startPinsUpstream();
   project.provide("pinsUpstreamUrl", pins.url);
+  // Real 2025 servers that ask their questions on the session's GET stream (test/bridge-get-stream.test.ts).
+  const [fastmcp, everything, getStream] = await Promise.all([startFastMcpUpstream(), startEverythingUpstream(), startGetStreamUpstream()]);
+  project.provide("fastmcpUpstreamUrl", fastmcp.url);
+  project.provide("everythingUpstreamUrl", everything.url);
+  project.provide("getStreamUpstream", { url: getStream.url, origin: getStream.origin });
   return async () => {
-    await Promise.all([alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), pins.close()]);
+    await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), pins.close()]);
   };
 }

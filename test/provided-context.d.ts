@@ -23,6 +23,12 @@ declare module "vitest" {
     modernUpstreamUrl: string;
     /** Origin of test/fixtures/pins-upstream.ts: `/<label>/mcp` serves, `POST /<label>/variant/<variant>` changes its definitions. */
     pinsUpstreamUrl: string;
+    /** test/fixtures/fastmcp-upstream.ts: a fastmcp httpStream server whose tools elicit and sample (asked on the GET stream). */
+    fastmcpUpstreamUrl: string;
+    /** test/fixtures/everything-upstream.ts: @modelcontextprotocol/server-everything over Streamable HTTP (roots asked on the GET stream). */
+    everythingUpstreamUrl: string;
+    /** test/fixtures/get-stream-upstream.ts: asks `roots/list` on its sessions' GET streams when `<origin>/ask` is POSTed. */
+    getStreamUpstream: { url: string; origin: string };
     /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
     jwks: { url: string; fetchesUrl: string; /** `<origin>/idp`: an issuer per tag whose JWKS a test can break (see the fixture). */ idpUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }

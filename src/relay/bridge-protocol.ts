@@ -17,9 +17,10 @@ import type { UpstreamClient } from "../upstream/upstream-session";
  */
 export const BRIDGE_RETRY_DEADLINE_MS = 60_000;
 /**
- * Objects per principal that hold its bridged calls (each call goes to one at random, the
- * next if it is full): reusing objects spares each call an object's creation (see
- * `npm run bench:bridge`), and several spread one principal's load. With MAX_CALLS_PER_OBJECT,
+ * Objects per principal that hold its bridged calls (each call goes to the first that is
+ * not full): reusing objects spares each call an object's creation (see
+ * `npm run bench:bridge`) and, filled in order, a handshake (an object keeps the upstream
+ * sessions its calls ran in); several hold one principal's concurrent calls. With MAX_CALLS_PER_OBJECT,
  * 96 calls at once per principal (without authentication, every caller is one principal).
  */
 export const BRIDGE_OBJECTS_PER_PRINCIPAL = 16;

@@ -16,7 +16,9 @@
  * outlive the request that opened it and be reached from any isolate; the upstream's own
  * resumption (Last-Event-ID) does not help, since the call itself waits for the answer.
  * A principal's calls are held by a few objects of its own (reused: creating an object
- * per call cost more than the call); see bridge-protocol.ts for the retry deadline (60 s),
+ * per call cost more than the call), filled in order, and each call runs in an upstream
+ * session of its object's (bridge-sessions.ts: questions a server sends on the session's
+ * GET stream rather than the call's are the call's); see bridge-protocol.ts for the retry deadline (60 s),
  * the number of questions (16), the calls per object and the notifications held, and
  * bridged-exchange.ts for what a restart loses. Without the binding, nothing is bridged:
  * the upstream is not told the capabilities (front/modern/upstream-client.ts) and calls
@@ -143,12 +145,12 @@ export async function bridgedForward(ctx: CallContext, upstream: UpstreamConfig,
     ...(traceparent ? { traceparent } : {}),
     ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
   };
-  // One of the principal's objects at random; the next one when it is full.
-  const first = Math.floor(Math.random() * BRIDGE_OBJECTS_PER_PRINCIPAL);
+  // The principal's first object that is not full: one after another, its calls find the
+  // upstream sessions the object keeps (bridge-sessions.ts) instead of paying a handshake each.
   let outcome: BridgeOutcome = { kind: "gone", reason: "full" };
-  let object = namespace.idFromName(`${principal}\n${first}`);
+  let object = namespace.idFromName(`${principal}\n0`);
   for (let tried = 0; tried < BRIDGE_OBJECTS_PER_PRINCIPAL && outcome.kind === "gone" && outcome.reason === "full"; tried++) {
-    object = namespace.idFromName(`${principal}\n${(first + tried) % BRIDGE_OBJECTS_PER_PRINCIPAL}`);
+    object = namespace.idFromName(`${principal}\n${tried}`);
     outcome = await round(ctx, rpc(ctx, object), call, (stub) => stub.start(start));
   }
   return answerOf(ctx, upstream, { object: object.toString(), call }, outcome, id, toClient);

@@ -1,10 +1,11 @@
 /**
  * One 2025 upstream call held for a modern (2026-07-28) client across its retries: what
  * the `BridgedCall` Durable Object runs (shell/bridged-call.ts). The upstream call is an
- * ordinary 2025 exchange (upstream/pool.ts, the modern client's upstream session); its
- * stream is read until the answer, or until the upstream asks the client something
- * (sampling, elicitation, roots), which ends the round: the question goes back to the
- * isolate as an input request and the stream waits, unread, for the retry. The retry's
+ * ordinary 2025 exchange (upstream/pool.ts) in an upstream session of the call's own
+ * (bridge-sessions.ts); its stream, and the session's GET stream, are read until the
+ * answer, or until the upstream asks the client something on either (sampling,
+ * elicitation, roots), which ends the round: the question goes back to the isolate as an
+ * input request and the streams wait for the retry. The retry's
  * input is sent to the upstream as the 2025 client's answer (a JSON-RPC response POSTed
  * in the same upstream session) and the stream is read on.
  *
@@ -27,6 +28,7 @@ import type { UpstreamFailure } from "../upstream/failures";
 import { identityAssertion } from "../upstream/identity-assertion";
 import type { UpstreamReply } from "../upstream/client";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type PoolRequest, type SendOptions } from "../upstream/pool";
+import { refuseQuestion, type BridgeSession, type BridgeSessions } from "./bridge-sessions";
 import { MAX_RESUMPTIONS, resumeDelay } from "./stream-resumption";
 import { withMessageId } from "./server-requests";
 import { BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_HELD_NOTIFICATION_CHARS, type BridgeAnswer, type BridgeOutcome, type BridgeStart, type InputRequest } from "./bridge-protocol";
@@ -43,8 +45,13 @@ function inputRequest(message: JsonRpcRequest): InputRequest {
 /** A bridged upstream call. `begin` once, then `answer` per retry; `cancel` ends it. */
 export class BridgedExchange {
   readonly #abort = new AbortController();
-  readonly #pool: PoolRequest;
+  #pool: PoolRequest;
   #messages: AsyncIterator<Result<WireMessage, UpstreamFailure>> | undefined;
+  /** The call's own upstream session (bridge-sessions.ts), whose GET stream's questions are this call's. */
+  #own: BridgeSession | undefined;
+  /** The pending reads of the call's stream and of its session's questions (the round reads whichever comes first). */
+  #fromCall: Promise<IteratorResult<Result<WireMessage, UpstreamFailure>>> | undefined;
+  #fromSession: Promise<WireMessage<JsonRpcRequest> | undefined> | undefined;
   /** The stream being read (the call's, or its latest resumption) and how it was asked for. */
   #reply: UpstreamReply | undefined;
   #options: SendOptions = {};
@@ -63,6 +70,7 @@ export class BridgedExchange {
   constructor(
     private readonly env: Readonly<Record<string, unknown>>,
     private readonly call: BridgeStart,
+    private readonly sessions: BridgeSessions,
   ) {
     const { caller } = call;
     this.#pool = {
@@ -95,6 +103,12 @@ export class BridgedExchange {
     // Past the first round's bound, an answer goes to the current round's consumer (or breaks off, as with none).
     const large: LargeAnswerConsumer | undefined = minBytes === undefined ? undefined : { minBytes, take: (body) => this.#takeLarge(body) };
     this.#options = { answerWithinTimeout: false, ...(large ? { large } : {}) };
+    const own = await this.sessions.lease(this.call.upstream, this.#pool);
+    if (!own.ok) return this.#finish({ kind: "failed", failure: own });
+    if (own.value) {
+      this.#own = own.value;
+      this.#pool = { ...this.#pool, session: own.value.pool.session };
+    }
     const reply = await sendToUpstream(this.call.upstream, this.call.text, this.#pool, {
       ...this.#options,
       ...(this.call.traceparent ? { traceparent: this.call.traceparent } : {}),
@@ -109,6 +123,22 @@ export class BridgedExchange {
     if (this.#reply) this.#bytesBefore += this.#reply.received.bytes;
     this.#reply = reply;
     this.#messages = upstreamMessages(reply, this.call.upstream.name)[Symbol.asyncIterator]();
+    this.#fromCall = undefined;
+  }
+
+  /** The call's next message: from its own stream, or a question from its session's GET stream, whichever comes first. */
+  async #next(): Promise<IteratorResult<Result<WireMessage, UpstreamFailure>>> {
+    this.#fromCall ??= this.#messages!.next();
+    while (this.#own?.open || this.#fromSession) {
+      this.#fromSession ??= this.#own!.next();
+      const first = await Promise.race([this.#fromCall.then((call) => ({ call })), this.#fromSession.then((question) => ({ question }))]);
+      if ("call" in first) break;
+      this.#fromSession = undefined;
+      if (first.question) return { done: false, value: ok(first.question) };
+    }
+    const next = await this.#fromCall;
+    this.#fromCall = undefined;
+    return next;
   }
 
   #bytes(): number {
@@ -163,6 +193,7 @@ export class BridgedExchange {
       if (sent.ok) for await (const item of upstreamMessages(sent.value, this.call.upstream.name)) if (!item.ok) break;
     } finally {
       this.#abort.abort();
+      this.#giveBack(false);
     }
   }
 
@@ -177,7 +208,15 @@ export class BridgedExchange {
   #finish(outcome: BridgeOutcome): BridgeOutcome {
     this.#done = true;
     this.#abort.abort();
+    this.#giveBack(outcome.kind === "complete");
     return outcome;
+  }
+
+  /** Returns the call's own session: for the next call when this one answered, closed otherwise. */
+  #giveBack(reusable: boolean): void {
+    const own = this.#own;
+    this.#own = undefined;
+    if (own) void this.sessions.release(own, reusable).catch(() => {});
   }
 
   /** Reads the upstream's stream to the call's answer or its next question. */
@@ -186,7 +225,7 @@ export class BridgedExchange {
     let held = 0;
     const upstream = this.call.upstream.name;
     for (;;) {
-      const next = await this.#messages!.next();
+      const next = await this.#next();
       if (next.done) {
         const resumed = await this.#resume();
         if (resumed === false) return this.#finish({ kind: "failed", failure: { reason: "bad-response", upstream, detail: "its stream ended without answering the request" } });
@@ -218,9 +257,7 @@ export class BridgedExchange {
         }
         // A ping is answered here; anything else the client cannot be asked.
         const why = capability !== undefined ? `the client did not declare the ${capability} capability` : "not bridged to 2026-07-28 clients";
-        const reply = request.method === "ping" ? { result: {} } : { error: { code: -32601, message: `Method not found: ${request.method} (${why})` } };
-        const sent = await sendToUpstream(this.call.upstream, JSON.stringify({ jsonrpc: "2.0", id: request.id, ...reply }), this.#pool);
-        if (sent.ok) for await (const ack of upstreamMessages(sent.value, upstream)) if (!ack.ok) break;
+        await refuseQuestion(this.call.upstream, request, why, this.#pool);
         continue;
       }
       if (held + text.length <= MAX_HELD_NOTIFICATION_CHARS) {

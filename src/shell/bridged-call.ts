@@ -3,7 +3,8 @@
  * calls while 2026-07-28 clients answer the upstreams' questions with retries that may
  * reach any isolate (relay/bridge.ts explains the bridge; relay/bridged-exchange.ts runs
  * one call). A principal's calls go to BRIDGE_OBJECTS_PER_PRINCIPAL objects named after
- * it, at most MAX_CALLS_PER_OBJECT each. Nothing is stored: the upstream streams live in
+ * it, at most MAX_CALLS_PER_OBJECT each, each call in an upstream session of its own
+ * (reused by the object's next call). Nothing is stored: the upstream streams live in
  * memory, and an alarm cancels every call whose question waited past
  * BRIDGE_RETRY_DEADLINE_MS for the client's retry (counted from when it was first asked:
  * retries without the answer do not extend it, so a call lives at most
@@ -12,6 +13,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { BRIDGE_RETRY_DEADLINE_MS, MAX_CALLS_PER_OBJECT, type BridgeAnswer, type BridgedCallRpc, type BridgeOutcome, type BridgeStart } from "../relay/bridge-protocol";
 import { BridgedExchange } from "../relay/bridged-exchange";
+import { BridgeSessions } from "../relay/bridge-sessions";
 
 /** A call, the round of its pending question, and when that question's wait ends. */
 type Held = { readonly exchange: BridgedExchange; round: number; deadline: number };
@@ -24,12 +26,14 @@ type Held = { readonly exchange: BridgedExchange; round: number; deadline: numbe
  */
 export class BridgedCall extends DurableObject<Record<string, unknown>> implements BridgedCallRpc {
   readonly #calls = new Map<string, Held>();
+  /** The upstream sessions its calls run in, one call at a time each (relay/bridge-sessions.ts). */
+  readonly #sessions = new BridgeSessions();
 
   /** Starts a call; refused when this object holds as many as it may. */
   async start(input: BridgeStart): Promise<BridgeOutcome> {
     if (this.#calls.has(input.call)) return { kind: "gone", reason: "busy" };
     if (this.#calls.size >= MAX_CALLS_PER_OBJECT) return { kind: "gone", reason: "full" };
-    const held: Held = { exchange: new BridgedExchange(this.env, input), round: 0, deadline: Infinity };
+    const held: Held = { exchange: new BridgedExchange(this.env, input, this.#sessions), round: 0, deadline: Infinity };
     this.#calls.set(input.call, held);
     return this.#round(input.call, held, () => held.exchange.begin());
   }
