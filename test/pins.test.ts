@@ -10,6 +10,7 @@ import { admin } from "./helpers/admin";
 import { initialize, messages, post, request, type Json } from "./helpers/gateway";
 import { modern } from "./helpers/modern";
 import { pinClient, pinVars, switchVariant, tool } from "./helpers/pins";
+import { AUDIT_ADMIN_TOKEN, eventsOnceWritten } from "./helpers/audit";
 import { admin as authAdmin, authVars, makeKey } from "./helpers/auth";
 
 type Attack = {
@@ -311,6 +312,23 @@ describe("audit", () => {
         "gateway.pin.findings": expect.arrayContaining([expect.objectContaining({ rule: "instruction-tag", severity: "high" })]),
       }),
     ]);
+  });
+});
+
+/** The tools the fixture's `many-new` variant adds (MANY_NEW_TOOLS of test/fixtures/pins-upstream.ts, a Node module). */
+const MANY_NEW_TOOLS = 120;
+
+describe("audit through the real Queue", () => {
+  test("a list with more changes than one sendBatch takes reports every one (they were sent in one batch, refused whole)", async () => {
+    const name = "p-audit-many";
+    const vars = { ...pinVars({ name, pinning: "warn" }), ADMIN_TOKEN: AUDIT_ADMIN_TOKEN };
+    const client = await pinClient(`/mcp/${name}`, vars);
+    await client.tools();
+    await switchVariant(name, "many-new");
+    expect((await client.tools()).filter((t) => t.name.startsWith("extra_"))).toHaveLength(MANY_NEW_TOOLS);
+    const events = await eventsOnceWritten(`upstream=${name}&limit=1000`, MANY_NEW_TOOLS);
+    const added = events.filter((e) => e["mcp.method.name"] === "(pin-change)" && e["gateway.pin.change"] === "new");
+    expect(new Set(added.map((e) => e["gateway.pin.name"])).size).toBe(MANY_NEW_TOOLS);
   });
 });
 
