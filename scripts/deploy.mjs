@@ -14,8 +14,8 @@
  *    `{"mode":"off"}` (anyone may call), unless `--open`. Nothing is touched before this.
  * 2. `wrangler whoami`: logged in?
  * 3. Resources the config binds: KV namespaces (looked up by title `<worker>-<binding>`,
- *    created when missing, their id written into the config in place of the placeholder),
- *    R2 buckets, Queues and dead-letter queues (`info`, then `create` when missing).
+ *    or by the binding's name as the manual steps created it; created when missing; the id
+ *    written into the config in place of the placeholder), R2 buckets, Queues and dead-letter queues (`info`, then `create` when missing).
  *    Nothing that exists is created again, so a second run creates nothing.
  * 4. Secrets: the ones the config needs (SESSION_SECRET; IDENTITY_SIGNING_KEY when an
  *    upstream asks for identity assertions; every upstream's credential secret) against
@@ -172,7 +172,8 @@ function ensureKv(config, configFile, text) {
       continue;
     }
     const title = `${config.name}-${binding}`;
-    let found = namespaces.find((ns) => ns.title === title);
+    // `wrangler kv namespace create GATEWAY_KV`, as the manual steps used to say, titles it by the binding alone.
+    let found = namespaces.find((ns) => ns.title === title) ?? namespaces.find((ns) => ns.title === binding);
     if (found) say(`KV ${binding}: found namespace "${title}" (${found.id})`);
     else {
       wranglerOrExit(['kv', 'namespace', 'create', title, '-c', configFile], `Creating KV namespace "${title}"`);

@@ -99,6 +99,13 @@ describe("npm run deploy", () => {
     expect(second.calls.map(commandOf).filter((command) => command.startsWith("deploy"))).toHaveLength(2);
   });
 
+  it("finds a KV namespace titled by its binding, as the manual steps created it", () => {
+    const { status, output, calls } = run({ ...FRESH, kv: [{ id: "b".repeat(32), title: "GATEWAY_KV" }], secrets: ["SESSION_SECRET"] });
+    expect(status, output).toBe(0);
+    expect(calls.map(commandOf)).not.toContain("kv namespace create mcp-edge-gateway-GATEWAY_KV");
+    expect(readFileSync(config, "utf8")).toContain(`id = "${"b".repeat(32)}"`);
+  });
+
   it("names each missing secret with its command and deploys nothing", () => {
     writeConfig({ extraVars: [`UPSTREAMS = '[{"name":"gh","url":"https://example.com/mcp","credential":{"secret":"GH_TOKEN"},"identity":{"header":"X-MCP-Identity"}}]'`] });
     // [vars] now holds two UPSTREAMS lines; keep the one this test wrote.
