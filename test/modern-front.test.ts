@@ -5,6 +5,7 @@
  */
 import { completeResult, LIST_TTL_MS } from "../src/front/modern/caching";
 import { describe, expect, inject, it } from "vitest";
+import { version as packageVersion } from "../package.json";
 import { TRAP_INPUT_SCHEMA, TRAP_OUTPUT_SCHEMA, TRAP_TOOL } from "./fixtures/raw-upstream-bytes";
 import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
 import { answer, initialize, messageTexts, post, request, type Json, type Vars } from "./helpers/gateway";
@@ -76,7 +77,7 @@ describe("server/discover", () => {
     expect(result.capabilities.tasks).toBeUndefined();
     expect(result.instructions).toContain("## alpha");
     expect(result).toMatchObject({ ttlMs: 0, cacheScope: "public" });
-    expect(result._meta["io.modelcontextprotocol/serverInfo"].name).toBe("mcp-edge-gateway");
+    expect(result._meta["io.modelcontextprotocol/serverInfo"]).toEqual({ name: "mcp-edge-gateway", version: packageVersion });
   });
 
   it("on /mcp/<upstream>: what that upstream declared", async () => {

@@ -4,6 +4,7 @@
  * and a message a person can act on.
  */
 import { describe, expect, it } from "vitest";
+import { version as packageVersion } from "../package.json";
 import { ACCEPT_BOTH, gatewayFetch, initialize, LATEST, post, request } from "./helpers/gateway";
 
 const PING = { jsonrpc: "2.0", id: 7, method: "ping" };
@@ -99,6 +100,11 @@ describe("protocol versions", () => {
   it.each(["2025-03-26", "2025-06-18", "2025-11-25"])("agrees to %s", async (version) => {
     const { result } = await initialize("/mcp", { version });
     expect(result.protocolVersion).toBe(version);
+  });
+
+  it("names itself with the version of package.json (the one CHANGELOG.md names)", async () => {
+    const { result } = await initialize("/mcp");
+    expect(result.serverInfo).toEqual({ name: "mcp-edge-gateway", version: packageVersion });
   });
 
   it("offers its latest version for one it does not speak", async () => {

@@ -1,0 +1,323 @@
+#!/usr/bin/env node
+/**
+ * `npm run deploy`: from a fresh Cloudflare account to a deployed gateway in one command.
+ *
+ *   npm run deploy                          # check, create what is missing, deploy
+ *   npm run deploy -- --generate-secrets    # also generate SESSION_SECRET, ADMIN_TOKEN, IDENTITY_SIGNING_KEY where missing
+ *   npm run deploy -- --open                # deploy although AUTH is unset or off (anyone may call the upstreams)
+ *   npm run deploy -- --dry-run             # no account needed: config checks, then `wrangler deploy --dry-run` and the bundle budget
+ *   npm run deploy -- --config prod.toml    # another wrangler config
+ *
+ * What it does, in order, each step through `wrangler` (found on PATH; `npm run` puts
+ * node_modules/.bin first):
+ * 1. Refuses a gateway that would be open: AUTH unset (every MCP request refused) or
+ *    `{"mode":"off"}` (anyone may call), unless `--open`. Nothing is touched before this.
+ * 2. `wrangler whoami`: logged in?
+ * 3. Resources the config binds: KV namespaces (looked up by title `<worker>-<binding>`,
+ *    or by the binding's name as the manual steps created it; created when missing; the id
+ *    written into the config in place of the placeholder), R2 buckets, Queues and dead-letter queues (`info`, then `create` when missing).
+ *    Nothing that exists is created again, so a second run creates nothing.
+ * 4. Secrets: the ones the config needs (SESSION_SECRET; IDENTITY_SIGNING_KEY when an
+ *    upstream asks for identity assertions; every upstream's credential secret) against
+ *    `wrangler secret list`. Missing ones are named with the exact command that sets each,
+ *    and nothing is deployed, unless `--generate-secrets` may generate them: generated
+ *    values go to `wrangler deploy --secrets-file` through a file only this user can read,
+ *    removed afterwards, and are never printed (but ADMIN_TOKEN, which the operator needs,
+ *    printed once). ADMIN_TOKEN is recommended, not required (without it the admin API is off).
+ * 5. The demo upstream (demo/wrangler.toml) first when UPSTREAMS still uses it, then
+ *    `wrangler deploy`.
+ *
+ * `--dry-run` does steps 1 and 4 from the config alone (warning instead of refusing) and
+ * runs `wrangler deploy --dry-run --outdir <tmp>`; it fails when the bundle is over
+ * `--bundle-budget-kib` (default BUNDLE_BUDGET_KIB). CI runs it.
+ */
+import { spawnSync } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { parse as parseToml } from 'smol-toml';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Largest bundle (uncompressed `index.js`) the dry run lets through. Issue 18 aims at 600 KiB. */
+export const BUNDLE_BUDGET_KIB = 900;
+const PLACEHOLDER = /^REPLACE_WITH_/;
+const DEMO_SERVICE = 'mcp-edge-gateway-demo';
+
+const USAGE = `Usage: npm run deploy -- [--dry-run] [--open] [--generate-secrets] [--config <wrangler.toml>] [--bundle-budget-kib <n>]`;
+
+/** Runs wrangler with `args`; its output is returned, not shown (callers print what matters). */
+function wrangler(args, { input } = {}) {
+  const run = spawnSync('wrangler', args, { cwd: ROOT, encoding: 'utf8', input, env: process.env, maxBuffer: 64 * 1024 * 1024 });
+  if (run.error) throw new Error(`could not run wrangler (${run.error.message}); run this through \`npm run deploy\` so node_modules/.bin is on PATH`);
+  return { ok: run.status === 0, stdout: run.stdout ?? '', stderr: run.stderr ?? '' };
+}
+
+/** Like {@link wrangler}, but a failure ends the script with wrangler's own words. */
+function wranglerOrExit(args, what) {
+  const run = wrangler(args);
+  if (!run.ok) fail(`${what} failed:\n${(run.stderr || run.stdout).trim()}`);
+  return run;
+}
+
+function fail(message) {
+  console.error(`[deploy] ${message}`);
+  process.exit(1);
+}
+
+const say = (message) => console.log(`[deploy] ${message}`);
+
+/** Why deploying this AUTH would leave the gateway closed or open; undefined when it is fine. */
+export function authProblem(raw) {
+  if (raw === undefined || raw === '') {
+    return 'AUTH is not set, so the deployed gateway would refuse every MCP request. Set AUTH in [vars] (README, "Authentication"), e.g. AUTH = \'{"apiKeys": true}\'.';
+  }
+  let value;
+  try {
+    value = typeof raw === 'string' ? JSON.parse(raw) : raw;
+  } catch {
+    return 'AUTH is not valid JSON; the deployed gateway would refuse every request.';
+  }
+  if (value && typeof value === 'object' && value.mode === 'off') {
+    return 'AUTH is {"mode":"off"}: anyone who finds the URL could call every upstream. Turn authentication on.';
+  }
+  return undefined;
+}
+
+/** The upstream list in the config's vars (empty when absent or unreadable: the Worker reports that itself). */
+function upstreamsOf(config) {
+  try {
+    const list = JSON.parse(config.vars?.UPSTREAMS ?? '[]');
+    return Array.isArray(list) ? list : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The secrets the config needs: `required` ones block a deploy when missing; `generate`
+ * makes a value for the ones that are the gateway's own.
+ */
+export function secretsNeeded(config) {
+  const upstreams = upstreamsOf(config);
+  const needed = [
+    { name: 'SESSION_SECRET', why: 'seals sessions and request state', required: true, generate: () => randomBytes(32).toString('hex') },
+    { name: 'ADMIN_TOKEN', why: 'turns the admin API on; it is off without it', required: false, generate: () => randomBytes(32).toString('base64url'), show: true },
+  ];
+  if (upstreams.some((upstream) => upstream?.identity)) {
+    needed.push({ name: 'IDENTITY_SIGNING_KEY', why: 'signs identity assertions to upstreams', required: true, generate: identitySigningKey });
+  }
+  for (const upstream of upstreams) {
+    const secret = upstream?.credential?.secret;
+    if (typeof secret === 'string' && !needed.some((s) => s.name === secret)) {
+      needed.push({ name: secret, why: `credential of upstream "${upstream.name}"`, required: true });
+    }
+  }
+  return needed;
+}
+
+/** A private P-256 JWK, the form IDENTITY_SIGNING_KEY takes. */
+function identitySigningKey() {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return JSON.stringify({ ...privateKey.export({ format: 'jwk' }), kid: `gateway-${randomBytes(4).toString('hex')}` });
+}
+
+/** The KV namespaces, R2 buckets and queues the config binds. */
+export function resourcesOf(config) {
+  const queues = new Set();
+  for (const producer of config.queues?.producers ?? []) queues.add(producer.queue);
+  for (const consumer of config.queues?.consumers ?? []) {
+    queues.add(consumer.queue);
+    if (consumer.dead_letter_queue) queues.add(consumer.dead_letter_queue);
+  }
+  return {
+    kv: (config.kv_namespaces ?? []).map((kv) => ({ binding: kv.binding, id: kv.id })),
+    buckets: (config.r2_buckets ?? []).map((bucket) => bucket.bucket_name),
+    queues: [...queues],
+  };
+}
+
+/** `text` (a wrangler.toml) with the `id` of the KV binding `binding` set to `id`; comments and layout kept. */
+export function withKvId(text, binding, id) {
+  const blocks = text.split(/^(?=\[)/m);
+  const index = blocks.findIndex((block) => /^\[\[kv_namespaces\]\]/.test(block) && new RegExp(`^\\s*binding\\s*=\\s*"${binding}"`, 'm').test(block));
+  if (index === -1) throw new Error(`no [[kv_namespaces]] block with binding "${binding}"`);
+  const block = blocks[index];
+  blocks[index] = /^\s*id\s*=.*$/m.test(block)
+    ? block.replace(/^(\s*id\s*=\s*).*$/m, `$1"${id}"`)
+    : block.replace(new RegExp(`^(\\s*binding\\s*=\\s*"${binding}".*)$`, 'm'), `$1\nid = "${id}"`);
+  return blocks.join('');
+}
+
+function kvNamespaces(configFile) {
+  const run = wranglerOrExit(['kv', 'namespace', 'list', '-c', configFile], 'Listing KV namespaces');
+  try {
+    return JSON.parse(run.stdout);
+  } catch {
+    fail(`could not read the KV namespace list wrangler printed:\n${run.stdout.slice(0, 500)}`);
+  }
+}
+
+/** Makes sure each KV binding names a namespace of the account; returns the config text with ids filled in. */
+function ensureKv(config, configFile, text) {
+  const bindings = resourcesOf(config).kv;
+  if (bindings.length === 0) return text;
+  let namespaces = kvNamespaces(configFile);
+  for (const { binding, id } of bindings) {
+    if (id && !PLACEHOLDER.test(id)) {
+      if (!namespaces.some((ns) => ns.id === id)) fail(`KV namespace ${id} (binding ${binding}) is not in this account: fix its id in the config, or replace it by REPLACE_WITH_YOUR_KV_NAMESPACE_ID to have one created`);
+      say(`KV ${binding}: ${id} exists`);
+      continue;
+    }
+    const title = `${config.name}-${binding}`;
+    // `wrangler kv namespace create GATEWAY_KV`, as the manual steps used to say, titles it by the binding alone.
+    let found = namespaces.find((ns) => ns.title === title) ?? namespaces.find((ns) => ns.title === binding);
+    if (found) say(`KV ${binding}: found namespace "${title}" (${found.id})`);
+    else {
+      wranglerOrExit(['kv', 'namespace', 'create', title, '-c', configFile], `Creating KV namespace "${title}"`);
+      namespaces = kvNamespaces(configFile);
+      found = namespaces.find((ns) => ns.title === title);
+      if (!found) fail(`KV namespace "${title}" was created but does not appear in the list`);
+      say(`KV ${binding}: created namespace "${title}" (${found.id})`);
+    }
+    text = withKvId(text, binding, found.id);
+  }
+  return text;
+}
+
+/** `info`, then `create` when missing, for each R2 bucket and queue. */
+function ensureBucketsAndQueues(config, configFile) {
+  const { buckets, queues } = resourcesOf(config);
+  for (const bucket of buckets) {
+    if (wrangler(['r2', 'bucket', 'info', bucket, '-c', configFile]).ok) say(`R2 bucket ${bucket}: exists`);
+    else {
+      wranglerOrExit(['r2', 'bucket', 'create', bucket, '-c', configFile], `Creating R2 bucket "${bucket}"`);
+      say(`R2 bucket ${bucket}: created`);
+    }
+  }
+  for (const queue of queues) {
+    if (wrangler(['queues', 'info', queue, '-c', configFile]).ok) say(`Queue ${queue}: exists`);
+    else {
+      wranglerOrExit(['queues', 'create', queue, '-c', configFile], `Creating queue "${queue}"`);
+      say(`Queue ${queue}: created`);
+    }
+  }
+}
+
+/** Names of the Worker's secrets (none when the Worker does not exist yet). */
+function secretNames(configFile) {
+  const run = wrangler(['secret', 'list', '--format', 'json', '-c', configFile]);
+  if (!run.ok) return [];
+  try {
+    return JSON.parse(run.stdout).map((secret) => secret.name);
+  } catch {
+    return [];
+  }
+}
+
+/** True when UPSTREAMS reaches the demo upstream through a service binding to it. */
+function usesDemo(config) {
+  const bindings = (config.services ?? []).filter((service) => service.service === DEMO_SERVICE).map((service) => service.binding);
+  return upstreamsOf(config).some((upstream) => bindings.includes(upstream?.service));
+}
+
+function dryRun(config, configFile, budgetKib) {
+  const auth = authProblem(config.vars?.AUTH);
+  if (auth) say(`warning: a real deploy would stop here unless given --open: ${auth}`);
+  for (const secret of secretsNeeded(config)) say(`secret ${secret.name}: ${secret.why} (${secret.required ? 'required' : 'recommended'})`);
+  const outdir = mkdtempSync(path.join(tmpdir(), 'gateway-bundle-'));
+  try {
+    wranglerOrExit(['deploy', '--dry-run', '-c', configFile, '--outdir', outdir], 'wrangler deploy --dry-run');
+    const bytes = statSync(path.join(outdir, 'index.js')).size;
+    const kib = bytes / 1024;
+    say(`bundle: ${kib.toFixed(1)} KiB (budget ${budgetKib} KiB)`);
+    if (kib > budgetKib) fail(`the bundle is ${kib.toFixed(1)} KiB, over its budget of ${budgetKib} KiB: find what grew (wrangler deploy --dry-run --outdir dist --metafile) before raising the budget`);
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+function deploy(config, configFile, text, { open, generateSecrets }) {
+  const auth = authProblem(config.vars?.AUTH);
+  if (auth && !open) fail(`refusing to deploy: ${auth} To deploy anyway, pass --open.`);
+  if (auth) say(`warning: ${auth} (deploying anyway: --open)`);
+  if (!wrangler(['whoami', '--json', '-c', configFile]).ok) fail('wrangler is not logged in to a Cloudflare account: run `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), then run this again');
+
+  const filled = ensureKv(config, configFile, text);
+  if (filled !== text) {
+    writeFileSync(configFile, filled);
+    say(`wrote the KV namespace id into ${path.relative(process.cwd(), configFile) || configFile}`);
+  }
+  ensureBucketsAndQueues(config, configFile);
+
+  const present = new Set(secretNames(configFile));
+  const generated = {};
+  const missing = [];
+  for (const secret of secretsNeeded(config)) {
+    if (present.has(secret.name)) continue;
+    if (generateSecrets && secret.generate) generated[secret.name] = secret.generate();
+    else if (secret.required) missing.push(secret);
+    else say(`secret ${secret.name} is not set: ${secret.why}. Set it with: npx wrangler secret put ${secret.name}`);
+  }
+  if (missing.length > 0) {
+    const lines = missing.map((secret) => `  npx wrangler secret put ${secret.name}    # ${secret.why}${secret.generate ? ' (or rerun with --generate-secrets)' : ''}`);
+    fail(`not deployed: ${missing.length} required secret(s) missing. Set each, then run this again:\n${lines.join('\n')}`);
+  }
+
+  if (usesDemo(config)) {
+    say('UPSTREAMS still uses the demo upstream: deploying it first (replace UPSTREAMS with your own servers)');
+    wranglerOrExit(['deploy', '-c', path.join(ROOT, 'demo', 'wrangler.toml')], 'Deploying the demo upstream');
+  }
+  const args = ['deploy', '-c', configFile];
+  const secretDir = Object.keys(generated).length > 0 ? mkdtempSync(path.join(tmpdir(), 'gateway-secrets-')) : undefined;
+  try {
+    if (secretDir) {
+      const file = path.join(secretDir, 'secrets.json');
+      writeFileSync(file, JSON.stringify(generated), { mode: 0o600 });
+      args.push('--secrets-file', file);
+      say(`uploading generated secret(s): ${Object.keys(generated).join(', ')}`);
+    }
+    const run = wranglerOrExit(args, 'wrangler deploy');
+    process.stdout.write(run.stdout);
+  } finally {
+    if (secretDir) rmSync(secretDir, { recursive: true, force: true });
+  }
+  if (generated.ADMIN_TOKEN) say(`ADMIN_TOKEN (shown once, keep it in your password manager): ${generated.ADMIN_TOKEN}`);
+  say('deployed');
+}
+
+function main() {
+  let options;
+  try {
+    ({ values: options } = parseArgs({
+      options: {
+        'dry-run': { type: 'boolean', default: false },
+        open: { type: 'boolean', default: false },
+        'generate-secrets': { type: 'boolean', default: false },
+        config: { type: 'string', default: path.join(ROOT, 'wrangler.toml') },
+        'bundle-budget-kib': { type: 'string', default: String(BUNDLE_BUDGET_KIB) },
+        help: { type: 'boolean', default: false },
+      },
+    }));
+  } catch (error) {
+    fail(`${error.message}\n${USAGE}`);
+  }
+  if (options.help) return console.log(USAGE);
+  const budget = Number(options['bundle-budget-kib']);
+  if (!Number.isFinite(budget) || budget <= 0) fail(`--bundle-budget-kib must be a positive number\n${USAGE}`);
+  const configFile = path.resolve(options.config);
+  let text;
+  let config;
+  try {
+    text = readFileSync(configFile, 'utf8');
+    config = parseToml(text);
+  } catch (error) {
+    fail(`cannot read ${configFile}: ${error.message}`);
+  }
+  if (options['dry-run']) dryRun(config, configFile, budget);
+  else deploy(config, configFile, text, { open: options.open, generateSecrets: options['generate-secrets'] });
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

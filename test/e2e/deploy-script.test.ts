@@ -1,0 +1,155 @@
+/**
+ * `npm run deploy` (scripts/deploy.mjs) against a fake `wrangler` on PATH that plays a
+ * Cloudflare account (test/fixtures/fake-wrangler.mjs): what it creates, in which order,
+ * what it refuses, and that a dry run needs no account. Each test works on a copy of
+ * the repository's wrangler.toml in a temporary directory.
+ */
+import { spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+const ROOT = path.resolve(import.meta.dirname, "..", "..");
+const AUTH_LINE = `AUTH = '{"apiKeys": true}'`;
+
+type Account = { loggedIn: boolean; kv: { id: string; title: string }[]; buckets: string[]; queues: string[]; secrets: string[]; bundleBytes?: number };
+type Call = { args: string[]; secretNames?: string[]; secretsFileMode?: string };
+
+let dir: string;
+let config: string;
+
+/** The repository's wrangler.toml, with `AUTH` set unless `auth` is false, and `extraVars` lines in [vars]. */
+function writeConfig({ auth = true, extraVars = [] as string[] } = {}): void {
+  const lines = [...(auth ? [AUTH_LINE] : []), ...extraVars].join("\n");
+  writeFileSync(config, readFileSync(path.join(ROOT, "wrangler.toml"), "utf8").replace(/^\[vars\]$/m, `[vars]\n${lines}`));
+}
+
+function run(account: Account, args: string[] = []): { status: number | null; output: string; calls: Call[]; account: Account } {
+  const state = path.join(dir, "account.json");
+  const log = path.join(dir, "calls.ndjson");
+  writeFileSync(state, JSON.stringify(account));
+  writeFileSync(log, "");
+  const result = spawnSync(process.execPath, [path.join(ROOT, "scripts", "deploy.mjs"), "--config", config, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, PATH: `${path.join(dir, "bin")}${path.delimiter}${process.env["PATH"]}`, FAKE_WRANGLER_STATE: state, FAKE_WRANGLER_LOG: log },
+  });
+  const calls = readFileSync(log, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as Call);
+  return { status: result.status, output: `${result.stdout}${result.stderr}`, calls, account: JSON.parse(readFileSync(state, "utf8")) as Account };
+}
+
+/** A call's arguments as one line without the `-c <config>` every call about the gateway carries. */
+const commandOf = (call: Call) => call.args.filter((arg, i, all) => !(arg === "-c" && all[i + 1] === config) && !(arg === config && all[i - 1] === "-c")).join(" ");
+const FRESH: Account = { loggedIn: true, kv: [], buckets: [], queues: [], secrets: [] };
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), "deploy-test-"));
+  config = path.join(dir, "wrangler.toml");
+  const bin = path.join(dir, "bin");
+  spawnSync("mkdir", [bin]);
+  copyFileSync(path.join(ROOT, "test", "fixtures", "fake-wrangler.mjs"), path.join(bin, "wrangler"));
+  chmodSync(path.join(bin, "wrangler"), 0o755);
+  writeConfig();
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("npm run deploy", () => {
+  it("on a fresh account creates everything in order, writes the KV id into the config and deploys with generated secrets", () => {
+    const { status, output, calls, account } = run(FRESH, ["--generate-secrets"]);
+    expect(status, output).toBe(0);
+    expect(calls.map(commandOf)).toEqual([
+      "whoami --json",
+      "kv namespace list",
+      "kv namespace create mcp-edge-gateway-GATEWAY_KV",
+      "kv namespace list",
+      "r2 bucket info mcp-edge-gateway-payloads",
+      "r2 bucket create mcp-edge-gateway-payloads",
+      "queues info mcp-edge-gateway-audit",
+      "queues create mcp-edge-gateway-audit",
+      "queues info mcp-edge-gateway-audit-dlq",
+      "queues create mcp-edge-gateway-audit-dlq",
+      "secret list --format json",
+      `deploy -c ${path.join(ROOT, "demo", "wrangler.toml")}`,
+      expect.stringMatching(/^deploy --secrets-file .*secrets\.json$/),
+    ]);
+    const kvId = account.kv[0]!.id;
+    expect(readFileSync(config, "utf8")).toContain(`id = "${kvId}"`);
+    expect(readFileSync(config, "utf8")).not.toContain("REPLACE_WITH_YOUR_KV_NAMESPACE_ID");
+    const deploy = calls.at(-1)!;
+    expect(deploy.secretNames?.sort()).toEqual(["ADMIN_TOKEN", "SESSION_SECRET"]);
+    expect(deploy.secretsFileMode).toBe("600");
+    // The file of generated secrets is gone, and no generated secret but the admin token is printed.
+    expect(existsSync(deploy.args[deploy.args.indexOf("--secrets-file") + 1]!)).toBe(false);
+    expect(output).toMatch(/ADMIN_TOKEN \(shown once/);
+    expect(output).not.toMatch(/SESSION_SECRET[^\n]*[0-9a-f]{64}/);
+  });
+
+  it("on a partly set-up account creates only what is missing, and a second run creates nothing", () => {
+    const account: Account = { loggedIn: true, kv: [{ id: "a".repeat(32), title: "mcp-edge-gateway-GATEWAY_KV" }], buckets: ["mcp-edge-gateway-payloads"], queues: ["mcp-edge-gateway-audit"], secrets: ["SESSION_SECRET", "ADMIN_TOKEN"] };
+    const first = run(account);
+    expect(first.status, first.output).toBe(0);
+    const creates = (calls: Call[]) => calls.map(commandOf).filter((command) => command.includes("create"));
+    expect(creates(first.calls)).toEqual(["queues create mcp-edge-gateway-audit-dlq"]);
+    expect(readFileSync(config, "utf8")).toContain(`id = "${"a".repeat(32)}"`);
+    expect(first.calls.at(-1)!.args).not.toContain("--secrets-file");
+
+    const second = run(first.account);
+    expect(second.status, second.output).toBe(0);
+    expect(creates(second.calls)).toEqual([]);
+    expect(second.calls.map(commandOf).filter((command) => command.startsWith("deploy"))).toHaveLength(2);
+  });
+
+  it("finds a KV namespace titled by its binding, as the manual steps created it", () => {
+    const { status, output, calls } = run({ ...FRESH, kv: [{ id: "b".repeat(32), title: "GATEWAY_KV" }], secrets: ["SESSION_SECRET"] });
+    expect(status, output).toBe(0);
+    expect(calls.map(commandOf)).not.toContain("kv namespace create mcp-edge-gateway-GATEWAY_KV");
+    expect(readFileSync(config, "utf8")).toContain(`id = "${"b".repeat(32)}"`);
+  });
+
+  it("names each missing secret with its command and deploys nothing", () => {
+    writeConfig({ extraVars: [`UPSTREAMS = '[{"name":"gh","url":"https://example.com/mcp","credential":{"secret":"GH_TOKEN"},"identity":{"header":"X-MCP-Identity"}}]'`] });
+    // [vars] now holds two UPSTREAMS lines; keep the one this test wrote.
+    writeFileSync(config, readFileSync(config, "utf8").replace(/^UPSTREAMS = '\[\{"name":"demo".*$/m, ""));
+    const { status, output, calls } = run(FRESH);
+    expect(status).toBe(1);
+    for (const name of ["SESSION_SECRET", "IDENTITY_SIGNING_KEY", "GH_TOKEN"]) expect(output).toContain(`npx wrangler secret put ${name}`);
+    expect(output).toMatch(/ADMIN_TOKEN is not set/);
+    expect(calls.map(commandOf).some((command) => command.startsWith("deploy"))).toBe(false);
+  });
+
+  it.each([
+    ["unset", false, [] as string[]],
+    ["off", false, [`AUTH = '{"mode":"off"}'`]],
+  ])("refuses with AUTH %s before touching the account, unless --open", (_, auth, extraVars) => {
+    writeConfig({ auth, extraVars });
+    const refused = run(FRESH, ["--generate-secrets"]);
+    expect(refused.status).toBe(1);
+    expect(refused.output).toMatch(/refusing to deploy: AUTH/);
+    expect(refused.output).toContain("--open");
+    expect(refused.calls).toEqual([]);
+
+    const open = run(FRESH, ["--generate-secrets", "--open"]);
+    expect(open.status, open.output).toBe(0);
+    expect(open.calls.at(-1)!.args[0]).toBe("deploy");
+  });
+
+  it("stops when wrangler is not logged in", () => {
+    const { status, output, calls } = run({ ...FRESH, loggedIn: false });
+    expect(status).toBe(1);
+    expect(output).toContain("npx wrangler login");
+    expect(calls.map(commandOf)).toEqual(["whoami --json"]);
+  });
+
+  it("--dry-run makes no account call, builds the bundle and holds it to its budget", () => {
+    writeConfig({ auth: false });
+    const within = run({ ...FRESH, loggedIn: false, bundleBytes: 100 * 1024 }, ["--dry-run"]);
+    expect(within.status, within.output).toBe(0);
+    expect(within.calls.map(commandOf)).toEqual([expect.stringMatching(/^deploy --dry-run --outdir /)]);
+    expect(within.output).toMatch(/a real deploy would stop here/);
+    expect(within.output).toMatch(/bundle: 100\.0 KiB/);
+
+    const over = run({ ...FRESH, bundleBytes: 2000 * 1024 }, ["--dry-run", "--bundle-budget-kib", "1000"]);
+    expect(over.status).toBe(1);
+    expect(over.output).toMatch(/over its budget of 1000 KiB/);
+  });
+});
