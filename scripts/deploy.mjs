@@ -72,7 +72,7 @@ const say = (message) => console.log(`[deploy] ${message}`);
 /** Why deploying this AUTH would leave the gateway closed or open; undefined when it is fine. */
 export function authProblem(raw) {
   if (raw === undefined || raw === '') {
-    return 'AUTH is not set, so the deployed gateway would refuse every MCP request. Set AUTH in [vars] (README, "Authentication"), e.g. AUTH = \'{"apiKeys": true}\'.';
+    return 'AUTH is not set, so the deployed gateway would refuse every MCP request. Set AUTH in [vars] (docs/authentication.md), e.g. AUTH = \'{"apiKeys": true}\'.';
   }
   let value;
   try {

@@ -222,7 +222,7 @@ function main() {
   const env = secretFile === undefined ? process.env : { ...inherited, CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: 'true' };
   const auth = authToPass(userArgs);
   if (auth === OPEN_AUTH) {
-    console.log('[start] Authentication is OFF (AUTH={"mode":"off"}): anyone who can reach this port can call the upstreams. Set AUTH to turn it on (README, "Authentication").');
+    console.log('[start] Authentication is OFF (AUTH={"mode":"off"}): anyone who can reach this port can call the upstreams. Set AUTH to turn it on (docs/authentication.md).');
   }
   const child = spawn(process.execPath, [WRANGLER, ...wranglerArgs(userArgs, secretFile, auth)], { cwd: ROOT, stdio: 'inherit', env });
   // wrangler's launcher shuts down cleanly on SIGINT and SIGTERM only, so a hangup becomes SIGTERM.

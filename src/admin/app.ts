@@ -40,7 +40,7 @@ const MAX_DOCUMENT_BYTES = 512 * 1024;
 const MAX_PREVIEW_BYTES = 4 * 1024 * 1024;
 const ADMIN_OFF_MESSAGE =
   "The admin API is off: it is turned on by the ADMIN_TOKEN secret. Deployed: npx wrangler secret put ADMIN_TOKEN. " +
-  "Locally: ADMIN_TOKEN=<token> in .dev.vars, or npm start -- --var ADMIN_TOKEN:<token>. See README, \"Live editing\".";
+  "Locally: ADMIN_TOKEN=<token> in .dev.vars, or npm start -- --var ADMIN_TOKEN:<token>. See docs/filters.md, \"Live editing\".";
 
 type AdminBindings = { ADMIN_TOKEN?: string; GATEWAY_KV?: KVNamespace; PAYLOADS?: R2Bucket; AUDIT_QUEUE?: Queue };
 const ADMIN_UNAUTHORIZED = "Unauthorized: send Authorization: Bearer <ADMIN_TOKEN>";
@@ -196,6 +196,6 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
   admin.route("/api-keys", createApiKeyRoutes());
   admin.route("/", createAccessRoutes());
 
-  admin.notFound((c) => c.json({ error: "Not Found: see README for the admin API's paths" }, 404));
+  admin.notFound((c) => c.json({ error: "Not Found: see docs/admin-api.md for the admin API's paths" }, 404));
   return admin;
 }

@@ -8,7 +8,7 @@
  * write is visible at once where it was made, elsewhere within about a minute), and
  * read-check-write of one key is serialised inside this isolate, so two admins whose
  * writes land on the same isolate never lose one. Two writes landing at the same moment on
- * different isolates or locations can both pass; README says so.
+ * different isolates or locations can both pass; docs/admin-api.md says so.
  */
 import type { Context } from "hono";
 

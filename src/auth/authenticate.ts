@@ -142,7 +142,7 @@ export function authError(problem: AuthProblem, metadataUrl: string): GatewayErr
         500,
         INTERNAL_ERROR,
         'Gateway configuration error: authentication is not configured (the AUTH var is not set); set AUTH to {"apiKeys": true} and create keys with POST /admin/api-keys, ' +
-          'configure an OAuth issuer under AUTH.jwt, or set AUTH to {"mode": "off"} to serve anyone (see README, "Authentication")',
+          'configure an OAuth issuer under AUTH.jwt, or set AUTH to {"mode": "off"} to serve anyone (see docs/authentication.md)',
       );
     case "missing":
       return unauthorized("send Authorization: Bearer <API key or access token>");

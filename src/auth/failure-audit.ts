@@ -64,7 +64,7 @@ function summaryEvent(summary: SuppressedFailures, now: number): AuditEvent {
     "gateway.auth.suppressed_reasons": summary.reasons,
     "gateway.auth.suppressed_from": new Date(summary.fromMs).toISOString(),
     "gateway.auth.suppressed_to": new Date(summary.toMs).toISOString(),
-    "gateway.error.message": `${summary.count} more failed authentication(s) from ${summary.source} within a minute were counted, not recorded one by one (see README, "Failed authentications")`,
+    "gateway.error.message": `${summary.count} more failed authentication(s) from ${summary.source} within a minute were counted, not recorded one by one (see docs/audit.md, "Failed authentications")`,
     "gateway.duration_ms": 0,
   };
 }

@@ -13,7 +13,7 @@
  * Stateless: the shapes at initialize are sealed into the session; a later `tools/list`
  * under other shapes records them in KV (`tools-listed/<sid>`, until the session
  * expires), so a write happens only when filters changed during the session. KV is
- * eventually consistent (README, "Live editing"): see there for the window this leaves.
+ * eventually consistent (docs/filters.md, "Live editing"): see there for the window this leaves.
  */
 import { bytesToBase64Url } from "../core/base64url";
 import type { FilterSet } from "./filter-set";

@@ -15,7 +15,7 @@ import type { DecisionsDocument, Finding, ObservedPin, PinDecision, PinKind, Pin
 export type { DecisionsDocument, ObservedPin, PinDecision, PinsDocument, PinVersion };
 export { EMPTY_DECISIONS, EMPTY_PINS } from "../storage/pin-store";
 
-/** How an upstream's tool and prompt definitions are pinned (README, "Tool pinning"). */
+/** How an upstream's tool and prompt definitions are pinned (docs/pinning.md). */
 export const PINNING_MODES = ["off", "warn", "enforce"] as const;
 export type PinningMode = (typeof PINNING_MODES)[number];
 export const DEFAULT_PINNING_MODE: PinningMode = "warn";

@@ -3,7 +3,7 @@
  * any patch runs (JSON Patch can only say what to remove, which is impractical when a
  * small part of a broad answer matters).
  *
- * Semantics, with examples in README:
+ * Semantics, with examples in docs/filters.md:
  * - `""` retains the whole value; `/a` retains `a` whole, so `/a` and `/a/b` together
  *   keep all of `a`.
  * - Containers on the way keep their kind. Retained array elements keep their order

@@ -3,7 +3,7 @@
  * in R2 (NDJSON). Field names follow the OpenTelemetry semantic conventions where one
  * exists (MCP: `mcp.*`, `jsonrpc.*`; GenAI: `gen_ai.*`; general: `error.type`, `user.*`,
  * the log data model's `trace_id`/`span_id`); what only this gateway knows is under
- * `gateway.`. README ("Audit trail") maps them to the reference audit fields.
+ * `gateway.`. docs/audit.md maps them to the reference audit fields.
  */
 
 /** How a call ended for the client. */

@@ -33,14 +33,14 @@ function signingKey(env: Readonly<Record<string, unknown>>): Promise<SigningKey>
   let key = keys.get(raw);
   if (!key) {
     key = (async () => {
-      const invalid = () => new Error(`${IDENTITY_KEY_SECRET} must be a private P-256 JWK (see README, "Identity to upstreams")`);
+      const invalid = () => new Error(`${IDENTITY_KEY_SECRET} must be a private P-256 JWK (see docs/authentication.md, "Identity to upstreams")`);
       let jwk: unknown;
       try {
         jwk = JSON.parse(raw);
       } catch {
         throw invalid(); // JSON.parse's message would quote the start of the secret
       }
-      if (!isObject(jwk) || jwk["kty"] !== "EC" || jwk["crv"] !== "P-256" || typeof jwk["d"] !== "string") throw new Error(`${IDENTITY_KEY_SECRET} must be a private P-256 JWK (see README, "Identity to upstreams")`);
+      if (!isObject(jwk) || jwk["kty"] !== "EC" || jwk["crv"] !== "P-256" || typeof jwk["d"] !== "string") throw new Error(`${IDENTITY_KEY_SECRET} must be a private P-256 JWK (see docs/authentication.md, "Identity to upstreams")`);
       const { d: _d, key_ops: _ops, ...publicJwk } = jwk as JWK;
       const kid = typeof jwk["kid"] === "string" ? jwk["kid"] : "gateway-1";
       return { key: (await importJWK(jwk as JWK, ALG)) as CryptoKey, kid, publicJwk: { ...publicJwk, kid, alg: ALG, use: "sig" } };
