@@ -82,6 +82,8 @@ describe("every page", () => {
     expect(csp).toContain("default-src 'none'");
     expect(csp).not.toContain("unsafe-inline");
     expect(response.headers.get("cache-control")).toBe("no-store");
+    // Not no-referrer: Chromium then sends a form's POST with `Origin: null`, and the console refuses it.
+    expect(response.headers.get("referrer-policy")).toBe("same-origin");
     const html = await response.text();
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/\son[a-z]+=/i);
@@ -104,16 +106,25 @@ describe("changes", () => {
     expect(Object.keys(await storedPersonas())).toContain(PERSONA.name);
   });
 
+  it("are made without an Origin header when the Referer is the console's own page", async () => {
+    const session = await signIn();
+    const response = await consolePost("/personas/save", PERSONA, session, { origin: null, referer: `${CONSOLE_ORIGIN}/admin/console/personas` });
+    expect(response.status).toBe(303);
+    expect(Object.keys(await storedPersonas())).toContain(PERSONA.name);
+  });
+
   it.each([
-    ["without a CSRF token", "none", CONSOLE_ORIGIN],
-    ["with another session's CSRF token", "other", CONSOLE_ORIGIN],
-    ["from another origin", "own", "https://evil.example"],
-    ["from the null origin", "own", "null"],
-  ])("are refused %s, and nothing is stored", async (_, token, origin) => {
+    ["without a CSRF token", "none", CONSOLE_ORIGIN, undefined],
+    ["with another session's CSRF token", "other", CONSOLE_ORIGIN, undefined],
+    ["from another origin", "own", "https://evil.example", undefined],
+    ["from the null origin", "own", "null", undefined],
+    ["without an Origin, from another site's page", "own", null, "https://evil.example/page"],
+    ["with neither Origin nor Referer", "own", null, undefined],
+  ])("are refused %s, and nothing is stored", async (_, token, origin, referer) => {
     const session = await signIn();
     const other = await signIn();
     const csrf = token === "other" ? other.csrf : token === "own" ? session.csrf : "";
-    const response = await consolePost("/personas/save", { ...PERSONA, csrf }, session, { origin });
+    const response = await consolePost("/personas/save", { ...PERSONA, csrf }, session, { origin, ...(referer ? { referer } : {}) });
     expect(response.status).toBe(403);
     expect(await response.text()).toMatch(/Forbidden: (the form(?:'|&#39;)s CSRF token|a change to the console must come from its own pages)/);
     expect(Object.keys(await storedPersonas())).not.toContain(PERSONA.name);

@@ -11,12 +11,15 @@ export const CONSOLE_ORIGIN = "http://gateway.test";
 /** A signed-in console session: its cookie (name=value) and CSRF token. */
 export type ConsoleSignIn = { cookie: string; csrf: string; setCookie: string };
 
-/** The request a browser on `origin` sends for a console form. */
-export function formInit(fields: Record<string, string>, cookie: string | undefined, origin: string = CONSOLE_ORIGIN): RequestInit {
+/**
+ * The request a browser on `origin` sends for a console form; `origin` null sends no
+ * Origin header (some browsers send none on a same-origin fetch), `referer` a Referer.
+ */
+export function formInit(fields: Record<string, string>, cookie: string | undefined, origin: string | null = CONSOLE_ORIGIN, referer?: string): RequestInit {
   return {
     method: "POST",
     redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", origin, ...(cookie ? { cookie } : {}) },
+    headers: { "content-type": "application/x-www-form-urlencoded", ...(origin !== null ? { origin } : {}), ...(referer ? { referer } : {}), ...(cookie ? { cookie } : {}) },
     body: new URLSearchParams(fields).toString(),
   };
 }
@@ -44,7 +47,7 @@ export function consoleGet(path: string, session: ConsoleSignIn | undefined, var
 }
 
 /** POSTs a console form with the session's cookie (and, unless given otherwise, its CSRF token). */
-export function consolePost(path: string, fields: Record<string, string>, session: ConsoleSignIn | undefined, options: { origin?: string; vars?: Vars } = {}): Promise<Response> {
+export function consolePost(path: string, fields: Record<string, string>, session: ConsoleSignIn | undefined, options: { origin?: string | null; referer?: string; vars?: Vars } = {}): Promise<Response> {
   const withCsrf = session && !("csrf" in fields) ? { csrf: session.csrf, ...fields } : fields;
-  return gatewayFetch(`${CONSOLE_ORIGIN}/admin/console${path}`, formInit(withCsrf, session?.cookie, options.origin), { ...ADMIN_VARS, ...options.vars });
+  return gatewayFetch(`${CONSOLE_ORIGIN}/admin/console${path}`, formInit(withCsrf, session?.cookie, options.origin, options.referer), { ...ADMIN_VARS, ...options.vars });
 }

@@ -1,7 +1,7 @@
 /**
  * What every console response and every state-changing console request must pass:
  * security headers (a strict Content-Security-Policy with no inline script and
- * `frame-ancestors 'none'`, no caching, no referrer), and for anything but GET and HEAD
+ * `frame-ancestors 'none'`, no caching, no referrer to other sites), and for anything but GET and HEAD
  * the browser's Origin equal to the console's own and the session's CSRF token, sent
  * as a form field (`csrf`) or the `x-csrf-token` header.
  *
@@ -19,7 +19,8 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": CONSOLE_CSP,
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
+  // "same-origin", not "no-referrer": with no-referrer Chromium sends a form POST with `Origin: null`, which the origin check refuses.
+  "referrer-policy": "same-origin",
   "cache-control": "no-store",
   "cross-origin-opener-policy": "same-origin",
 };
@@ -27,9 +28,23 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 /** Why a state-changing request is refused. */
 export type Refusal = { reason: "foreign-origin" | "csrf"; message: string };
 
-/** Undefined when the request comes from the console's own pages; else why not. */
+function refererOrigin(referer: string | null): string | null {
+  if (referer === null) return null;
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Undefined when the request comes from the console's own pages; else why not. The
+ * Origin header decides; a browser that sends none (some do for a same-origin fetch)
+ * is judged by the origin of its Referer, which the console's Referrer-Policy keeps for
+ * same-origin requests. A request with neither is refused.
+ */
 export function checkOrigin(request: Request): Refusal | undefined {
-  const origin = request.headers.get("origin");
+  const origin = request.headers.get("origin") ?? refererOrigin(request.headers.get("referer"));
   const site = request.headers.get("sec-fetch-site");
   const own = new URL(request.url).origin;
   if (origin !== own || (site !== null && site !== "same-origin")) {

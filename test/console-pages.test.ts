@@ -1,0 +1,59 @@
+/**
+ * The admin console's pages through the Worker's fetch: each goes through the admin API
+ * (same validation, same errors, shown next to the field they are about), the filter
+ * preview answers the console's script with JSON, and text from upstreams and callers is
+ * escaped wherever it is shown.
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import { admin } from "./helpers/admin";
+import { consoleGet, consolePost, signIn, type ConsoleSignIn } from "./helpers/console";
+import { gatewayFetch } from "./helpers/gateway";
+import { ADMIN_VARS } from "./helpers/admin";
+
+const USER = { userInfo: { login: "ada", type: "PhysicalPerson", bio: "x".repeat(200) } };
+const RESULT = { content: [{ type: "text", text: JSON.stringify(USER) }], structuredContent: USER };
+const SET = "tools:\n  alpha___get_user:\n    retain: [/userInfo/login]\n";
+
+let session: ConsoleSignIn;
+beforeEach(async () => {
+  session = await signIn();
+  await admin("DELETE", "/filter-sets/console-test");
+  await admin("DELETE", "/personas/console-test");
+});
+
+describe("the filter preview", () => {
+  it("answers the console's script with the output, the bytes saved and the rule that fired", async () => {
+    const response = await gatewayFetch("http://gateway.test/admin/console/filters/preview", {
+      method: "POST",
+      headers: { origin: "http://gateway.test", cookie: session.cookie, "x-csrf-token": session.csrf, accept: "application/json", "content-type": "application/x-www-form-urlencoded;charset=UTF-8" },
+      body: new URLSearchParams({ name: "", document: SET, tool: "alpha___get_user", result: JSON.stringify(RESULT) }).toString(),
+    }, ADMIN_VARS);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ rule: "alpha___get_user", filtered: { structuredContent: { userInfo: { login: "ada" } } } });
+    expect(body["bytesSaved"]).toBeGreaterThan(200);
+  });
+
+  it("shows the same preview on the page without script", async () => {
+    const response = await consolePost("/filters/preview", { name: "console-test", "is-new": "1", document: SET, tool: "alpha___get_user", result: JSON.stringify(RESULT) }, session);
+    const html = await response.text();
+    expect(html).toMatch(/<output id="preview-rule">alpha___get_user<\/output>/);
+    expect(html).toMatch(/<output id="preview-bytes">\d+ bytes saved/);
+  });
+});
+
+describe("a refused change", () => {
+  it("shows the filter set's problems under the document, with their JSON Pointers, and stores nothing", async () => {
+    const response = await consolePost("/filters/save", { name: "console-test", "is-new": "1", document: "tools:\n  alpha___get_user:\n    retain: [nope]\n" }, session);
+    expect(response.status).toBe(400);
+    const html = await response.text();
+    expect(html).toMatch(/<div id="set-problems" class="problems" role="alert"><p>invalid filter set &quot;console-test&quot;; nothing was stored<\/p><ul><li><code>\/tools\/alpha___get_user\/retain\/0<\/code>/);
+    expect((await admin("GET", "/filter-sets/console-test")).status).toBe(404);
+  });
+
+  it("shows a persona's problem under the field it is about", async () => {
+    const response = await consolePost("/personas/save", { name: "console-test", roles: "r", allow: "bad pattern!", deny: "" }, session);
+    expect(response.status).toBe(400);
+    expect(await response.text()).toMatch(/<span id="persona-allow-problems" class="problems">\/allow\/0: a pattern/);
+  });
+});
