@@ -57,3 +57,11 @@ describe("a refused change", () => {
     expect(await response.text()).toMatch(/<span id="persona-allow-problems" class="problems">\/allow\/0: a pattern/);
   });
 });
+
+describe("the audit query", () => {
+  it("shows the admin API's error about a bad time next to the query form", async () => {
+    const response = await consoleGet("/audit?from=yesterday-ish", session);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toMatch(/<div id="audit-errors" class="problems" role="alert"><p>invalid audit query: from and to are ISO 8601 times or ms since the epoch<\/p>/);
+  });
+});

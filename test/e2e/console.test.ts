@@ -5,7 +5,8 @@
  * a persona and watch the tools it reaches change; write a filter set from a captured
  * result with the live preview, then see a real SDK client get the filtered result;
  * create an API key, call with it, find the call in Audit, revoke it and see the next
- * call refused; upload an icon. The screenshots in README are taken here, at the end.
+ * call refused; upload an icon. The screenshots in README are taken here, at the end
+ * (written to docs/console/ with UPDATE_CONSOLE_SCREENSHOTS=1).
  */
 import { mkdtemp, mkdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -20,7 +21,8 @@ import { startAlpha } from "../fixtures/sdk-upstream.ts";
 import { launchChromium, reloadUntil, signIn } from "./console-browser.ts";
 
 const ADMIN_TOKEN = "e2e-console-admin-token";
-const SCREENSHOTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "docs", "console");
+/** README's screenshots are rewritten only when asked (UPDATE_CONSOLE_SCREENSHOTS=1): a plain test run leaves the tree clean. */
+const README_SCREENSHOTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "docs", "console");
 /** A 1×1 PNG. */
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
 const FILTER = "tools:\n  alpha___get_user:\n    retain: [/userInfo/login]\n";
@@ -178,7 +180,8 @@ describe("the admin console in Chromium", () => {
   });
 
   it("takes one screenshot per main page for README, and every page fits 375 px", async () => {
-    await mkdir(SCREENSHOTS, { recursive: true });
+    const screenshots = process.env["UPDATE_CONSOLE_SCREENSHOTS"] ? README_SCREENSHOTS : path.join(state, "screenshots");
+    await mkdir(screenshots, { recursive: true });
     for (const [file, p] of [
       ["overview", "/"],
       ["upstreams", "/upstreams"],
@@ -193,7 +196,7 @@ describe("the admin console in Chromium", () => {
       await page.goto(at(p));
       expect(await page.evaluate(() => document.documentElement.scrollWidth), `${p} at 375 px`).toBeLessThanOrEqual(375);
       await page.setViewportSize({ width: 960, height: 640 });
-      await page.screenshot({ path: path.join(SCREENSHOTS, `${file}.png`) });
+      expect((await page.screenshot({ path: path.join(screenshots, `${file}.png`) })).length).toBeGreaterThan(0);
     }
   });
 });

@@ -57,14 +57,14 @@ function NewKey({ created }: { created: Created }) {
   );
 }
 
-async function apiKeysPage(c: ConsoleContext, extra: { created?: Created; form?: NewKeyForm; error?: string; problems?: ApiProblem[] } = {}, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
+async function apiKeysPage(c: ConsoleContext, extra: { created?: Created; form?: NewKeyForm; error?: string; problems?: ApiProblem[]; revokeError?: string } = {}, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
   const answer = await c.var.call("GET", "/api-keys");
   const keys = (isObject(answer.body) && Array.isArray(answer.body["apiKeys"]) ? answer.body["apiKeys"] : []).filter(isObject);
   const csrf = c.var.session.csrf;
   const body = (
     <>
       {extra.created && <NewKey created={extra.created} />}
-      <Problems id="api-keys-errors" error={answer.ok ? undefined : errorOf(answer).error} />
+      <Problems id="api-keys-errors" error={extra.revokeError ?? (answer.ok ? undefined : errorOf(answer).error)} />
       <h2>Keys</h2>
       {keys.length === 0 ? (
         <Empty>No API keys yet — create one below.</Empty>
@@ -124,7 +124,7 @@ export function registerApiKeys(app: ConsoleApp): void {
 
   app.post("/api-keys/:id/revoke", async (c) => {
     const answer = await c.var.call("DELETE", `/api-keys/${encodeURIComponent(c.req.param("id"))}`);
-    if (!answer.ok) return apiKeysPage(c, { error: errorOf(answer).error }, statusOf(answer.status));
+    if (!answer.ok) return apiKeysPage(c, { revokeError: errorOf(answer).error }, statusOf(answer.status));
     return c.redirect(href("/api-keys"), 303);
   });
 }

@@ -49,7 +49,7 @@ export const CONSOLE_SCRIPT = `"use strict";
         .then(function (answer) {
           if (mine !== sequence) return;
           set("preview-error", answer.error ? answer.error + (answer.problems || []).map(function (p) { return "\\n" + (p.path || "(the document)") + ": " + p.message; }).join("") : "");
-          set("preview-rule", answer.rule == null ? "none (no rule of the set matches this tool)" : answer.rule);
+          set("preview-rule", answer.rule == null ? "none (no rule of the set matches this tool)" : answer.rule + (answer.mode === "shadow" ? " (shadow: measured, not applied)" : ""));
           set("preview-bytes", answer.bytesSaved == null ? "" : answer.bytesSaved + " bytes saved (" + answer.bytesBefore + " → " + answer.bytesAfter + ")");
           set("preview-output", answer.filtered === undefined ? "" : JSON.stringify(answer.filtered, null, 2));
         })

@@ -21,6 +21,8 @@ const RANGES: readonly (readonly [string, string, number])[] = [
   ["7d", "last 7 days", 7 * 24 * 60 * 60_000],
 ];
 const FILTERS = [
+  ["from", "From (ISO 8601, e.g. 2026-11-24T09:00Z; empty: the range)"],
+  ["to", "To (ISO 8601; empty: now)"],
   ["tool", "Tool (name or glob, e.g. alpha___*)"],
   ["user", "User (principal)"],
   ["upstream", "Upstream"],
@@ -64,7 +66,7 @@ export function registerAudit(app: ConsoleApp): void {
     const toMs = q("to") === "" ? Date.now() : /^\d+$/.test(q("to")) ? Number(q("to")) : Date.parse(q("to"));
     const fromMs = q("from") === "" ? toMs - range[2] : /^\d+$/.test(q("from")) ? Number(q("from")) : Date.parse(q("from"));
     const params = new URLSearchParams({ from: Number.isFinite(fromMs) ? String(fromMs) : q("from"), to: Number.isFinite(toMs) ? String(toMs) : q("to"), limit: String(PAGE_SIZE) });
-    for (const [name] of FILTERS) if (q(name) !== "") params.set(name, q(name));
+    for (const [name] of FILTERS) if (q(name) !== "" && name !== "from" && name !== "to") params.set(name, q(name));
     if (q("outcome") !== "") params.set("outcome", q("outcome"));
     const read = await readAudit(c.var.call, params);
     const events = read.ok ? [...read.events].reverse() : [];
@@ -110,7 +112,11 @@ export function registerAudit(app: ConsoleApp): void {
         <Problems id="audit-errors" error={read.ok ? undefined : read.error} />
         {read.ok && read.truncated && <p class="muted">{`The search stopped early: ${read.truncated}`}</p>}
         <h2>Calls and errors over time</h2>
-        <MinuteChart calls={bars.calls} errors={bars.errors} label={`Audit events from ${new Date(fromMs).toISOString()} to ${new Date(toMs).toISOString()}`} />
+        {Number.isFinite(fromMs) && Number.isFinite(toMs) && fromMs <= toMs ? (
+          <MinuteChart calls={bars.calls} errors={bars.errors} label={`Audit events from ${new Date(fromMs).toISOString()} to ${new Date(toMs).toISOString()}`} />
+        ) : (
+          <Empty>No chart: the range is not valid.</Empty>
+        )}
         <h2>Events, newest first</h2>
         {read.ok && events.length === 0 ? (
           <Empty>No audit events match in this range. Events reach the trail within seconds of a call.</Empty>

@@ -180,7 +180,7 @@ export function registerFilters(app: ConsoleApp): void {
     const bytes = typeof body["bytesSaved"] === "number" ? `${body["bytesSaved"]} bytes saved (${String(body["bytesBefore"])} → ${String(body["bytesAfter"])})` : "";
     const preview = {
       ...(typeof body["error"] === "string" ? { error: `${body["error"]}${problems.map((p) => `\n${p.path || "(the document)"}: ${p.message}`).join("")}` } : {}),
-      rule: body["rule"] === null ? "none (no rule of the set matches this tool)" : String(body["rule"] ?? ""),
+      rule: body["rule"] === null ? "none (no rule of the set matches this tool)" : `${String(body["rule"] ?? "")}${body["mode"] === "shadow" ? " (shadow: measured, not applied)" : ""}`,
       bytes,
       output: "filtered" in body ? JSON.stringify(body["filtered"], null, 2) : "",
     };

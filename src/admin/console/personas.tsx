@@ -128,7 +128,7 @@ async function personasPage(c: ConsoleContext, form: unknown, status: Parameters
     <>
       <Problems id="personas-errors" error={error} />
       {names.length === 0 ? (
-        <Empty>No personas yet — create one below. Without personas every authenticated caller may call every tool.</Empty>
+        <Empty>No personas yet — create one below. With authentication on, a caller whose roles select no persona may call nothing.</Empty>
       ) : (
         <table>
           <caption class="muted">Stored personas</caption>
