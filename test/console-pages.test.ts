@@ -65,3 +65,29 @@ describe("the audit query", () => {
     expect(await response.text()).toMatch(/<div id="audit-errors" class="problems" role="alert"><p>invalid audit query: from and to are ISO 8601 times or ms since the epoch<\/p>/);
   });
 });
+
+describe.each([
+  ["the plan", "/plan", "/plan", "plan-document", "default: [1, 2]", "default: narrow"],
+  ["visibility", "/personas/visibility", "/visibility", "visibility-document", "allow: 5", "allow: [alpha___*]"],
+  ["the rules", "/shaping/rules", "/rules", "doc-rules", "rules: 5", "hints:\n  alpha___add: Both numbers must be finite.\n"],
+])("%s, edited in the console", (_, action, apiPath, id, bad, good) => {
+  beforeEach(async () => {
+    await admin("DELETE", apiPath);
+  });
+
+  it("shows the admin API's problems under the document, keeps the text, and stores nothing", async () => {
+    const response = await consolePost(action, { document: bad }, session);
+    expect(response.status).toBe(400);
+    const html = await response.text();
+    expect(html).toMatch(new RegExp(`<div id="${id}-problems" class="problems" role="alert"><p>invalid [^<]*; nothing was stored</p><ul><li><code>/`));
+    expect(html).toContain(`aria-invalid="true">${bad}</textarea>`);
+    expect((await admin("GET", apiPath)).status).toBe(404);
+  });
+
+  it("stores a valid document, and deletes it when saved empty", async () => {
+    expect((await consolePost(action, { document: good }, session)).status).toBe(303);
+    expect((await admin("GET", apiPath)).status).toBe(200);
+    expect((await consolePost(action, { document: "" }, session)).status).toBe(303);
+    expect((await admin("GET", apiPath)).status).toBe(404);
+  });
+});

@@ -13,6 +13,7 @@ import type { ConsoleApp, ConsoleContext } from "./context";
 import { errorOf, type ApiProblem } from "./admin-client";
 import { CsrfField, Empty, href, PostButton, Problems } from "./layout";
 import { renderPage, statusOf } from "./render";
+import { DocumentForm, prettyDocument, saveDocument, type RefusedDocument } from "./document-form";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 const NEW_SET_TEMPLATE = "# A filter set: which parts of each tool's result reach the client.\ntools:\n  \"<upstream>___<tool>\":\n    retain: [/structuredContent/id]\n";
@@ -30,10 +31,6 @@ type Editor = {
   preview?: { error?: string; rule?: string; bytes?: string; output?: string } | undefined;
 };
 
-function pretty(text: string): string {
-  const parsed = parseDocument(text);
-  return parsed.ok ? JSON.stringify(parsed.value, null, 2) : text;
-}
 
 function FilterEditor({ editor, csrf }: { editor: Editor; csrf: string }) {
   const preview = editor.preview ?? {};
@@ -125,7 +122,7 @@ function editorPage(c: ConsoleContext, editor: Editor, status: Parameters<typeof
 
 /** Adds the Filters pages: list and plan, editor, preview, save, delete. */
 export function registerFilters(app: ConsoleApp): void {
-  app.get("/filters", async (c) => {
+  const filtersPage = async (c: ConsoleContext, refused?: RefusedDocument, status: Parameters<typeof renderPage>[4] = 200) => {
     const [sets, plan] = await Promise.all([c.var.call("GET", "/filter-sets"), c.var.call("GET", "/plan")]);
     const names = (isObject(sets.body) && Array.isArray(sets.body["filterSets"]) ? sets.body["filterSets"] : []).map(String);
     const body = (
@@ -150,26 +147,19 @@ export function registerFilters(app: ConsoleApp): void {
         </p>
         <h2>Plan</h2>
         <p class="muted">Which set each route or upstream uses; without a plan every call uses the set named "default", if there is one.</p>
-        <form method="post" action={href("/plan")} class="stack">
-          <CsrfField csrf={c.var.session.csrf} />
-          <label for="plan-document">Plan (YAML or JSON; empty to delete it)</label>
-          <textarea id="plan-document" name="document" rows={6} aria-describedby="plan-problems">
-            {plan.ok ? pretty(plan.text) : ""}
-          </textarea>
-          <Problems id="plan-problems" />
-          <button type="submit">Save plan</button>
-        </form>
+        <DocumentForm id="plan-document" label="Plan" action={href("/plan")} csrf={c.var.session.csrf} stored={plan} refused={refused} rows={6} />
       </>
     );
-    return renderPage(c, "Filters", "/filters", body);
-  });
+    return renderPage(c, "Filters", "/filters", body, status);
+  };
+  app.get("/filters", (c) => filtersPage(c));
 
   app.get("/filters/new", (c) => editorPage(c, { name: "", isNew: true, document: NEW_SET_TEMPLATE, tool: "", result: "" }));
   app.get("/filters/edit/:name", async (c) => {
     const name = c.req.param("name");
     const answer = await c.var.call("GET", `/filter-sets/${encodeURIComponent(name)}`);
     if (!answer.ok) return renderPage(c, "Filter set", "/filters", <Problems id="filters-errors" error={errorOf(answer).error} />, statusOf(answer.status));
-    return editorPage(c, { name, isNew: false, document: pretty(answer.text), tool: "", result: "" });
+    return editorPage(c, { name, isNew: false, document: prettyDocument(answer.text), tool: "", result: "" });
   });
 
   app.post("/filters/preview", async (c) => {
@@ -201,24 +191,7 @@ export function registerFilters(app: ConsoleApp): void {
   });
 
   app.post("/plan", async (c) => {
-    const text = c.var.form.get("document");
-    const answer = text.trim() === "" ? await c.var.call("DELETE", "/plan") : await c.var.call("PUT", "/plan", text, "application/yaml");
-    if (answer.ok) return c.redirect(href("/filters"), 303);
-    const { error, problems } = errorOf(answer);
-    return renderPage(
-      c,
-      "Filters",
-      "/filters",
-      <form method="post" action={href("/plan")} class="stack">
-        <CsrfField csrf={c.var.session.csrf} />
-        <label for="plan-document">Plan (YAML or JSON; empty to delete it)</label>
-        <textarea id="plan-document" name="document" rows={6} aria-describedby="plan-problems" aria-invalid="true">
-          {text}
-        </textarea>
-        <Problems id="plan-problems" error={error} problems={problems} />
-        <button type="submit">Save plan</button>
-      </form>,
-      statusOf(answer.status),
-    );
+    const saved = await saveDocument(c, "/plan");
+    return saved ? filtersPage(c, saved.refused, statusOf(saved.status)) : c.redirect(href("/filters"), 303);
   });
 }

@@ -12,6 +12,7 @@ import { upstreamCatalog } from "./catalog";
 import { appliedTo, grantOf, readPolicy } from "./policy-view";
 import { CsrfField, Empty, href, PostButton, Problems, TableHead } from "./layout";
 import { renderPage, statusOf } from "./render";
+import { DocumentForm, saveDocument, type RefusedDocument } from "./document-form";
 
 type Draft = { name: string; roles: string; allow: string; deny: string; isDefault: boolean; rateLimit: string };
 
@@ -120,8 +121,8 @@ async function storedPersonas(c: ConsoleContext): Promise<{ personas: Record<str
   return { personas: ((answer.body as { personas?: Record<string, Persona> }).personas ?? {}) };
 }
 
-async function personasPage(c: ConsoleContext, form: unknown, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
-  const { personas, error } = await storedPersonas(c);
+async function personasPage(c: ConsoleContext, form: unknown, status: Parameters<typeof renderPage>[4] = 200, visibilityRefused?: RefusedDocument): Promise<Response> {
+  const [{ personas, error }, visibility] = await Promise.all([storedPersonas(c), c.var.call("GET", "/visibility")]);
   const names = Object.keys(personas).sort();
   const csrf = c.var.session.csrf;
   const body = (
@@ -158,6 +159,9 @@ async function personasPage(c: ConsoleContext, form: unknown, status: Parameters
         </table>
       )}
       {form ?? <PersonaForm draft={draftOf(c.req.query("edit") ?? "", personas[c.req.query("edit") ?? ""])} csrf={csrf} />}
+      <h2>Visibility</h2>
+      <p class="muted">Which tools tools/list shows at all, for every caller ({"{allow?: [globs], deny?: [globs]}"}); a persona narrows it further.</p>
+      <DocumentForm id="visibility-document" label="Visibility" action={href("/personas/visibility")} csrf={csrf} stored={visibility} refused={visibilityRefused} rows={5} />
     </>
   );
   return renderPage(c, "Personas", "/personas", body, status);
@@ -196,6 +200,11 @@ export function registerPersonas(app: ConsoleApp): void {
       return personasPage(c, <PersonaForm draft={draft} csrf={c.var.session.csrf} error={error} problems={problems} />, statusOf(answer.status));
     }
     return c.redirect(href("/personas"), 303);
+  });
+
+  app.post("/personas/visibility", async (c) => {
+    const saved = await saveDocument(c, "/visibility");
+    return saved ? personasPage(c, undefined, statusOf(saved.status), saved.refused) : c.redirect(href("/personas"), 303);
   });
 
   app.post("/personas/:name/delete", async (c) => {

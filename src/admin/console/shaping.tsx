@@ -5,9 +5,9 @@
  * JSON with the admin API's problems shown under it.
  */
 import { isObject } from "../../core/jsonrpc";
-import { parseDocument } from "../../storage/document-store";
 import type { ConsoleApp, ConsoleContext } from "./context";
-import { errorOf, type ApiProblem } from "./admin-client";
+import { errorOf } from "./admin-client";
+import { DocumentForm, saveDocument, type RefusedDocument } from "./document-form";
 import { CsrfField, Empty, href, PostButton, Problems } from "./layout";
 import { renderPage, statusOf } from "./render";
 
@@ -18,12 +18,7 @@ const DOCUMENTS = [
 ] as const;
 type DocumentName = (typeof DOCUMENTS)[number][0];
 
-type Shown = { name?: DocumentName; text?: string; error?: string; problems?: ApiProblem[]; iconError?: string };
-
-function pretty(text: string): string {
-  const parsed = parseDocument(text);
-  return parsed.ok ? JSON.stringify(parsed.value, null, 2) : text;
-}
+type Shown = { name?: DocumentName; refused?: RefusedDocument; iconError?: string };
 
 async function shapingPage(c: ConsoleContext, shown: Shown = {}, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
   const [files, ...documents] = await Promise.all([c.var.call("GET", "/icons/files"), ...DOCUMENTS.map(([name]) => c.var.call("GET", `/${name}`))]);
@@ -58,23 +53,13 @@ async function shapingPage(c: ConsoleContext, shown: Shown = {}, status: Paramet
         <Problems id="icon-upload-errors" error={shown.iconError} />
         <button type="submit">Upload icon</button>
       </form>
-      {DOCUMENTS.map(([name, title, about], index) => {
-        const answer = documents[index]!;
-        const mine = shown.name === name;
-        return (
-          <form method="post" action={href(`/shaping/${name}`)} class="stack" aria-labelledby={`doc-${name}-title`}>
-            <h2 id={`doc-${name}-title`}>{title}</h2>
-            <p class="muted">{about}</p>
-            <CsrfField csrf={csrf} />
-            <label for={`doc-${name}`}>{`${title} (YAML or JSON; empty to delete it)`}</label>
-            <textarea id={`doc-${name}`} name="document" rows={8} aria-describedby={`doc-${name}-problems`} aria-invalid={mine && shown.error ? "true" : undefined}>
-              {mine && shown.text !== undefined ? shown.text : answer.ok ? pretty(answer.text) : ""}
-            </textarea>
-            <Problems id={`doc-${name}-problems`} error={mine ? shown.error : undefined} problems={mine ? shown.problems : undefined} />
-            <button type="submit">Save {title.toLowerCase()}</button>
-          </form>
-        );
-      })}
+      {DOCUMENTS.map(([name, title, about], index) => (
+        <section aria-labelledby={`doc-${name}-title`}>
+          <h2 id={`doc-${name}-title`}>{title}</h2>
+          <p class="muted">{about}</p>
+          <DocumentForm id={`doc-${name}`} label={title} action={href(`/shaping/${name}`)} csrf={csrf} stored={documents[index]!} refused={shown.name === name ? shown.refused : undefined} />
+        </section>
+      ))}
     </>
   );
   return renderPage(c, "Shaping", "/shaping", body, status);
@@ -102,9 +87,8 @@ export function registerShaping(app: ConsoleApp): void {
   app.post("/shaping/:document", async (c) => {
     const name = DOCUMENTS.find(([known]) => known === c.req.param("document"))?.[0];
     if (!name) return c.notFound();
-    const text = c.var.form.get("document");
-    const answer = text.trim() === "" ? await c.var.call("DELETE", `/${name}`) : await c.var.call("PUT", `/${name}`, text, "application/yaml");
-    if (answer.ok) return c.redirect(href("/shaping"), 303);
-    return shapingPage(c, { name, text, ...errorOf(answer) }, statusOf(answer.status));
+    const saved = await saveDocument(c, `/${name}`);
+    if (!saved) return c.redirect(href("/shaping"), 303);
+    return shapingPage(c, { name, refused: saved.refused }, statusOf(saved.status));
   });
 }

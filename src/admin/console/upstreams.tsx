@@ -12,8 +12,13 @@ import { errorOf } from "./admin-client";
 import { Empty, href, PostButton, Problems, Time } from "./layout";
 import { renderPage } from "./render";
 import { eraOf, rateText, readHealth, type UpstreamHealth } from "./upstream-health";
+import { readAudit } from "./audit-data";
+import type { AuditEvent } from "../../storage/audit-event";
 
 type ProbeShown = { name: string; ok: boolean; text: string };
+/** Errors listed per upstream, newest first, from the last 24 hours of the audit trail. */
+const LAST_ERRORS = 5;
+const LAST_ERRORS_QUERY = new URLSearchParams({ outcome: "error", limit: "200" });
 
 /** The URL without its query and fragment (where a token might hide), secrets redacted. */
 function shownUrl(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>): string {
@@ -25,7 +30,9 @@ function shownUrl(upstream: UpstreamConfig, env: Readonly<Record<string, unknown
   }
 }
 
-function UpstreamCard({ upstream, health, probe, csrf, env }: { upstream: UpstreamConfig; health: UpstreamHealth | undefined; probe: ProbeShown | undefined; csrf: string; env: Readonly<Record<string, unknown>> }) {
+type CardProps = { upstream: UpstreamConfig; health: UpstreamHealth | undefined; errors: readonly AuditEvent[]; probe: ProbeShown | undefined; csrf: string; env: Readonly<Record<string, unknown>> };
+
+function UpstreamCard({ upstream, health, errors, probe, csrf, env }: CardProps) {
   return (
     <section class="card" aria-labelledby={`cfg-${upstream.name}`}>
       <h2 id={`cfg-${upstream.name}`}>{upstream.name}</h2>
@@ -59,6 +66,18 @@ function UpstreamCard({ upstream, health, probe, csrf, env }: { upstream: Upstre
           )}
         </dd>
       </dl>
+      <h3>Last errors in the audit trail (24 h)</h3>
+      {errors.length === 0 ? (
+        <Empty>none</Empty>
+      ) : (
+        <ul>
+          {errors.map((event) => (
+            <li>
+              <Time iso={event.timestamp} /> <code>{event["gen_ai.tool.name"] ?? event["mcp.method.name"]}</code>: {event["gateway.error.message"] ?? event["error.type"] ?? "error"}
+            </li>
+          ))}
+        </ul>
+      )}
       <PostButton action={href(`/upstreams/${encodeURIComponent(upstream.name)}/probe`)} csrf={csrf}>
         Probe {upstream.name}
       </PostButton>
@@ -71,15 +90,16 @@ function UpstreamCard({ upstream, health, probe, csrf, env }: { upstream: Upstre
 
 async function upstreamsPage(c: ConsoleContext, probe?: ProbeShown): Promise<Response> {
   const parsed = gatewayConfig(c.env).upstreams;
-  const health = await readHealth(c.var.call);
+  const [health, audit] = await Promise.all([readHealth(c.var.call), readAudit(c.var.call, LAST_ERRORS_QUERY)]);
+  const errorsOf = (name: string) => (audit.ok ? audit.events.filter((event) => event["gateway.upstream"] === name).reverse().slice(0, LAST_ERRORS) : []);
   const byName = new Map((health.ok ? health.upstreams : []).map((h) => [h.name, h]));
   const body = (
     <>
-      <Problems id="upstreams-errors" error={!parsed.ok ? "UPSTREAMS is invalid; the gateway's log lists each problem" : !health.ok ? health.error : undefined} />
+      <Problems id="upstreams-errors" error={!parsed.ok ? "UPSTREAMS is invalid; the gateway's log lists each problem" : !health.ok ? health.error : !audit.ok ? audit.error : undefined} />
       {parsed.ok && parsed.value.length === 0 && <Empty>No upstreams are configured: add one to UPSTREAMS in wrangler.toml.</Empty>}
       <div class="cards">
         {(parsed.ok ? parsed.value : []).map((upstream) => (
-          <UpstreamCard upstream={upstream} health={byName.get(upstream.name)} probe={probe?.name === upstream.name ? probe : undefined} csrf={c.var.session.csrf} env={c.env} />
+          <UpstreamCard upstream={upstream} health={byName.get(upstream.name)} errors={errorsOf(upstream.name)} probe={probe?.name === upstream.name ? probe : undefined} csrf={c.var.session.csrf} env={c.env} />
         ))}
       </div>
     </>
