@@ -31,8 +31,12 @@ export function errorOf(answer: ApiAnswer): { error: string; problems: ApiProble
   return { error, problems };
 }
 
-/** Calls the admin API on behalf of a signed-in console user. */
-export type AdminCall = (method: string, path: string, body?: BodyInit, contentType?: string) => Promise<ApiAnswer>;
+/**
+ * Calls the admin API on behalf of a signed-in console user; `ifMatch` makes a write
+ * conditional on the ETag the page was rendered with (the API answers 412 when the
+ * document changed since, once it keeps ETags).
+ */
+export type AdminCall = (method: string, path: string, body?: BodyInit, contentType?: string, ifMatch?: string) => Promise<ApiAnswer>;
 
 /**
  * An `AdminCall` bound to this request's environment and execution context.
@@ -43,9 +47,10 @@ export type AdminCall = (method: string, path: string, body?: BodyInit, contentT
  */
 export function adminCaller(admin: AdminApi, env: { ADMIN_TOKEN?: string }, executionCtx: Parameters<AdminApi["fetch"]>[2], requestUrl: string): AdminCall {
   const origin = new URL(requestUrl).origin;
-  return async (method, path, body, contentType = "application/json") => {
+  return async (method, path, body, contentType = "application/json", ifMatch) => {
     const headers: Record<string, string> = { authorization: `Bearer ${env.ADMIN_TOKEN ?? ""}` };
     if (body !== undefined) headers["content-type"] = contentType;
+    if (ifMatch) headers["if-match"] = ifMatch;
     const response = await admin.fetch(new Request(`${origin}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) }), env as never, executionCtx);
     const text = await response.text();
     let parsed: unknown = text;

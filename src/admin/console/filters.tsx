@@ -22,6 +22,8 @@ const DRAFT_NAME = "draft";
 
 type Editor = {
   name: string;
+  /** The ETag the stored set was read with (empty for a new set, or an API without ETags). */
+  etag: string;
   isNew: boolean;
   document: string;
   tool: string;
@@ -38,6 +40,7 @@ function FilterEditor({ editor, csrf }: { editor: Editor; csrf: string }) {
     <form id="preview-form" method="post" action={href("/filters/preview")} class="stack">
       <CsrfField csrf={csrf} />
       {editor.isNew && <input type="hidden" name="is-new" value="1" />}
+      <input type="hidden" name="etag" value={editor.etag} />
       <label for="set-name">Filter set name</label>
       <input id="set-name" name="name" value={editor.name} required pattern="[A-Za-z0-9_-]{1,64}" readonly={!editor.isNew} aria-describedby="set-name-hint" />
       <span id="set-name-hint" class="muted">
@@ -96,7 +99,7 @@ async function runPreview(c: ConsoleContext): Promise<{ status: number; body: Re
 
 function editorOf(c: ConsoleContext): Editor {
   const form = c.var.form;
-  return { name: form.get("name"), isNew: form.get("is-new") === "1", document: form.get("document"), tool: form.get("tool"), result: form.get("result") };
+  return { name: form.get("name"), etag: form.get("etag"), isNew: form.get("is-new") === "1", document: form.get("document"), tool: form.get("tool"), result: form.get("result") };
 }
 
 function editorPage(c: ConsoleContext, editor: Editor, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
@@ -154,12 +157,12 @@ export function registerFilters(app: ConsoleApp): void {
   };
   app.get("/filters", (c) => filtersPage(c));
 
-  app.get("/filters/new", (c) => editorPage(c, { name: "", isNew: true, document: NEW_SET_TEMPLATE, tool: "", result: "" }));
+  app.get("/filters/new", (c) => editorPage(c, { name: "", etag: "", isNew: true, document: NEW_SET_TEMPLATE, tool: "", result: "" }));
   app.get("/filters/edit/:name", async (c) => {
     const name = c.req.param("name");
     const answer = await c.var.call("GET", `/filter-sets/${encodeURIComponent(name)}`);
     if (!answer.ok) return renderPage(c, "Filter set", "/filters", <Problems id="filters-errors" error={errorOf(answer).error} />, statusOf(answer.status));
-    return editorPage(c, { name, isNew: false, document: prettyDocument(answer.text), tool: "", result: "" });
+    return editorPage(c, { name, etag: answer.headers.get("etag") ?? "", isNew: false, document: prettyDocument(answer.text), tool: "", result: "" });
   });
 
   app.post("/filters/preview", async (c) => {
@@ -179,7 +182,7 @@ export function registerFilters(app: ConsoleApp): void {
 
   app.post("/filters/save", async (c) => {
     const editor = editorOf(c);
-    const answer = await c.var.call("PUT", `/filter-sets/${encodeURIComponent(editor.name)}`, editor.document, "application/yaml");
+    const answer = await c.var.call("PUT", `/filter-sets/${encodeURIComponent(editor.name)}`, editor.document, "application/yaml", editor.etag);
     if (!answer.ok) return editorPage(c, { ...editor, ...errorOf(answer) }, statusOf(answer.status));
     return c.redirect(href(`/filters/edit/${encodeURIComponent(editor.name)}`), 303);
   });
