@@ -41,9 +41,9 @@ export async function signIn(vars: Vars = {}, base = CONSOLE_ORIGIN): Promise<Co
   return { cookie, csrf: csrfOf(await page.text()), setCookie };
 }
 
-/** GETs a console page with the session's cookie. */
-export function consoleGet(path: string, session: ConsoleSignIn | undefined, vars: Vars = {}): Promise<Response> {
-  return gatewayFetch(`${CONSOLE_ORIGIN}/admin/console${path}`, { redirect: "manual", headers: session ? { cookie: session.cookie } : {} }, { ...ADMIN_VARS, ...vars });
+/** GETs a console page with the session's cookie (and any other `headers`). */
+export function consoleGet(path: string, session: ConsoleSignIn | undefined, vars: Vars = {}, headers: Record<string, string> = {}): Promise<Response> {
+  return gatewayFetch(`${CONSOLE_ORIGIN}/admin/console${path}`, { redirect: "manual", headers: { ...headers, ...(session ? { cookie: session.cookie } : {}) } }, { ...ADMIN_VARS, ...vars });
 }
 
 /** POSTs a console form with the session's cookie (and, unless given otherwise, its CSRF token). */

@@ -14,6 +14,7 @@ import { Hono } from "hono";
 import { sessionSecret } from "../../config/secrets";
 import { GatewayError } from "../../core/errors";
 import { readBodyBytes } from "../read-body";
+import { accessSetting, checkAccess } from "./access";
 import { adminCaller, type AdminApi } from "./admin-client";
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from "./assets";
 import { submittedForm, type ConsoleBindings, type ConsoleContext, type ConsoleEnv } from "./context";
@@ -100,6 +101,14 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
 
   app.use("*", async function consoleIsOn(c, next) {
     if (typeof c.env.ADMIN_TOKEN !== "string" || c.env.ADMIN_TOKEN === "") return renderBare(c, "Console off", <p>{OFF_MESSAGE}</p>, 404);
+    await next();
+  });
+
+  app.use("*", async function behindAccess(c, next) {
+    const access = accessSetting(c.env["CONSOLE_ACCESS"]);
+    if (!access.ok) return renderBare(c, "Console closed", <p role="alert">{`Gateway configuration error: ${access.problem}; the console stays closed until it is fixed`}</p>, 500);
+    const refused = access.jwt ? await checkAccess(c.req.raw, access.jwt) : undefined;
+    if (refused) return renderBare(c, "Refused", <p role="alert">{refused}</p>, 403);
     await next();
   });
 
