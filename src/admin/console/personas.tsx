@@ -125,9 +125,16 @@ async function personasPage(c: ConsoleContext, form: unknown, status: Parameters
   const [{ personas, error }, visibility] = await Promise.all([storedPersonas(c), c.var.call("GET", "/visibility")]);
   const names = Object.keys(personas).sort();
   const csrf = c.var.session.csrf;
+  const auth = gatewayConfig(c.env).auth;
+  const limits = auth.ok && auth.value.mode === "on" ? Object.entries(auth.value.rateLimits) : [];
   const body = (
     <>
       <Problems id="personas-errors" error={error} />
+      <p class="muted">
+        {auth.ok && auth.value.mode === "on"
+          ? `Authentication is on: personas apply. Rate limits a persona may name (AUTH.rateLimits): ${limits.length === 0 ? "none configured" : limits.map(([name, binding]) => `${name} (${binding})`).join(", ")}.`
+          : "Authentication is off (AUTH): personas are stored but not applied until it is on."}
+      </p>
       {names.length === 0 ? (
         <Empty>No personas yet — create one below. With authentication on, a caller whose roles select no persona may call nothing.</Empty>
       ) : (
