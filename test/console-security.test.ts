@@ -64,6 +64,14 @@ describe("sign-in", () => {
     expect(await response.text()).toContain('role="alert"');
   });
 
+  it("answers a configuration error as a page that says what to fix", async () => {
+    const response = await consoleGet("/sign-in", undefined, { SESSION_SECRET: "" });
+    expect(response.status).toBe(500);
+    expect(response.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(response.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(await response.text()).toContain("the SESSION_SECRET secret is not set");
+  });
+
   it("says the console is off while ADMIN_TOKEN is unset", async () => {
     const response = await consoleGet("/", undefined, { ADMIN_TOKEN: "" });
     expect(response.status).toBe(404);

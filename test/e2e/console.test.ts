@@ -25,6 +25,7 @@ const ADMIN_TOKEN = "e2e-console-admin-token";
 const README_SCREENSHOTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "docs", "console");
 /** A 1×1 PNG. */
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+const VIEWER_TIME_ZONE = "Asia/Tokyo";
 const FILTER = "tools:\n  alpha___get_user:\n    retain: [/userInfo/login]\n";
 
 describe("the admin console in Chromium", () => {
@@ -61,7 +62,8 @@ describe("the admin console in Chromium", () => {
     state = await mkdtemp(path.join(tmpdir(), "e2e-console-"));
     const vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }], ADMIN_TOKEN, AUTH: { apiKeys: true } };
     [gateway, browser] = await Promise.all([startGateway({ port: await freePort(), vars, persistTo: state }), launchChromium()]);
-    context = await browser.newContext({ viewport: { width: 960, height: 640 } });
+    // A viewer far from UTC: times must be shown in the viewer's zone.
+    context = await browser.newContext({ viewport: { width: 960, height: 640 }, locale: "en-US", timezoneId: VIEWER_TIME_ZONE });
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gateway.url });
     page = await context.newPage();
   });
@@ -163,6 +165,9 @@ describe("the admin console in Chromium", () => {
     await reloadUntil(page, async () => (await row.count()) >= 2);
     await row.first().getByText(/^Event /).click();
     expect(JSON.parse((await row.first().locator("pre").textContent()) ?? "")).toMatchObject({ "user.id": "console-user", "gen_ai.tool.name": "alpha___get_user", "gateway.filter.set": "default" });
+    const time = row.first().locator("time");
+    const iso = (await time.getAttribute("datetime")) ?? "";
+    expect(await time.textContent()).toBe(new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "medium", timeZone: VIEWER_TIME_ZONE }).format(new Date(iso)));
 
     await page.goto(at("/api-keys"));
     await page.getByRole("button", { name: `Revoke key ${apiKeyId} of console-user` }).click();

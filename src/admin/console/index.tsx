@@ -87,7 +87,6 @@ export function mountConsole(app: Hono<{ Bindings: ConsoleBindings }>, admin: Ad
  * Builds the console, to be mounted at /admin/console in front of the shell's Origin
  * guard (the console checks origins itself; see guard.ts). `admin` is the admin API app
  * every page reads and writes through.
- *
  */
 function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> {
   const app = new Hono<ConsoleEnv>();
