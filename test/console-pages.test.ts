@@ -91,3 +91,29 @@ describe.each([
     expect((await admin("GET", apiPath)).status).toBe(404);
   });
 });
+
+describe("the probe button", () => {
+  it("shows the probe's answer beside the upstream probed", async () => {
+    const html = await (await consolePost("/upstreams/alpha/probe", {}, session)).text();
+    expect(html).toMatch(/<output id="probe-alpha" class="notice" role="status">Answered: 2025-11-25, initialize \d+ ms, ping \d+ ms<\/output>/);
+    expect(html).toMatch(/<output id="probe-beta" class="notice"><\/output>/);
+  });
+
+  it("shows the admin API's error for an upstream it does not know", async () => {
+    const response = await consolePost("/upstreams/nope/probe", {}, session);
+    expect(response.status).toBe(404);
+    expect(await response.text()).toContain('<div id="upstreams-errors" class="problems" role="alert"><p>no upstream named &quot;nope&quot;</p>');
+  });
+});
+
+describe("an API key the admin API refuses", () => {
+  it("shows each problem under its field and makes no key", async () => {
+    const before = ((await (await admin("GET", "/api-keys")).json()) as { apiKeys: unknown[] }).apiKeys.length;
+    const response = await consolePost("/api-keys", { principal: "", roles: "a", email: "", expiresAt: "2001-01-01T00:00:00Z" }, session);
+    expect(response.status).toBe(400);
+    const html = await response.text();
+    expect(html).toMatch(/<span id="key-principal-problems" class="problems">principal: a string of 1-\d+ characters<\/span>/);
+    expect(html).toMatch(/<span id="key-expiresAt-problems" class="problems">expiresAt: a date in the future/);
+    expect(((await (await admin("GET", "/api-keys")).json()) as { apiKeys: unknown[] }).apiKeys.length).toBe(before);
+  });
+});

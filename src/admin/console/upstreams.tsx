@@ -10,7 +10,7 @@ import { redactSecrets } from "../../config/secrets";
 import type { ConsoleApp, ConsoleContext } from "./context";
 import { errorOf } from "./admin-client";
 import { Empty, href, PostButton, Problems, Time } from "./layout";
-import { renderPage } from "./render";
+import { renderPage, statusOf } from "./render";
 import { eraOf, rateText, readHealth, type UpstreamHealth } from "./upstream-health";
 import { readAudit } from "./audit-data";
 import type { AuditEvent } from "../../storage/audit-event";
@@ -88,14 +88,24 @@ function UpstreamCard({ upstream, health, errors, probe, csrf, env }: CardProps)
   );
 }
 
-async function upstreamsPage(c: ConsoleContext, probe?: ProbeShown): Promise<Response> {
+async function upstreamsPage(c: ConsoleContext, probe?: ProbeShown, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
   const parsed = gatewayConfig(c.env).upstreams;
   const [health, audit] = await Promise.all([readHealth(c.var.call), readAudit(c.var.call, LAST_ERRORS_QUERY)]);
   const errorsOf = (name: string) => (audit.ok ? audit.events.filter((event) => event["gateway.upstream"] === name).reverse().slice(0, LAST_ERRORS) : []);
   const byName = new Map((health.ok ? health.upstreams : []).map((h) => [h.name, h]));
   const body = (
     <>
-      <Problems id="upstreams-errors" error={!parsed.ok ? "UPSTREAMS is invalid; the gateway's log lists each problem" : !health.ok ? health.error : !audit.ok ? audit.error : undefined} />
+      <Problems id="upstreams-errors" error={
+          !parsed.ok
+            ? "UPSTREAMS is invalid; the gateway's log lists each problem"
+            : probe && !parsed.value.some((u) => u.name === probe.name)
+              ? probe.text
+              : !health.ok
+                ? health.error
+                : !audit.ok
+                  ? audit.error
+                  : undefined
+        } />
       {parsed.ok && parsed.value.length === 0 && <Empty>No upstreams are configured: add one to UPSTREAMS in wrangler.toml.</Empty>}
       <div class="cards">
         {(parsed.ok ? parsed.value : []).map((upstream) => (
@@ -104,7 +114,7 @@ async function upstreamsPage(c: ConsoleContext, probe?: ProbeShown): Promise<Res
       </div>
     </>
   );
-  return renderPage(c, "Upstreams", "/upstreams", body);
+  return renderPage(c, "Upstreams", "/upstreams", body, status);
 }
 
 /** Adds the Upstreams page and its probe button. */
@@ -119,6 +129,6 @@ export function registerUpstreams(app: ConsoleApp): void {
       : result["ok"] === true
         ? `Answered: ${String(result["protocolVersion"])}, initialize ${String(result["initializeMs"])} ms, ping ${String(result["pingMs"])} ms`
         : `Failed at ${String(result["stage"])}: ${String(result["error"])}`;
-    return upstreamsPage(c, { name, ok: answer.ok && result["ok"] === true, text });
+    return upstreamsPage(c, { name, ok: answer.ok && result["ok"] === true, text }, answer.ok ? 200 : statusOf(answer.status));
   });
 }
