@@ -100,7 +100,7 @@ label { font-weight: 600; display: block; }
 .row { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; }
 .row > div { display: flex; flex-direction: column; }
 .problems { color: var(--bad); border-left: 4px solid var(--bad); padding: .25rem .75rem; white-space: pre-wrap; }
-.problems:empty { display: none; }
+.problems:empty, .notice:empty { display: none; }
 .notice { border-left: 4px solid var(--good); padding: .25rem .75rem; }
 .empty { color: var(--muted); font-style: italic; }
 .muted { color: var(--muted); }
@@ -109,8 +109,12 @@ code { word-break: break-word; }
 .badge { display: inline-block; padding: 0 .4rem; border-radius: 4px; border: 1px solid var(--line); font-size: 13px; }
 .badge.ok { color: var(--good); border-color: var(--good); }
 .badge.bad { color: var(--bad); border-color: var(--bad); }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(16rem, 1fr)); gap: 1rem; }
-.card { border: 1px solid var(--line); border-radius: 6px; padding: .75rem; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 22rem), 1fr)); gap: 1rem; }
+.card { border: 1px solid var(--line); border-radius: 6px; padding: .75rem; min-width: 0; }
+.card h2 { margin-top: 0; }
+dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .15rem .75rem; }
+dt { color: var(--muted); }
+dd { margin: 0; overflow-wrap: anywhere; }
 svg.chart { width: 100%; height: 48px; color: var(--accent); }
 svg.chart .errors { color: var(--bad); }
 .icon-preview { width: 32px; height: 32px; object-fit: contain; }
