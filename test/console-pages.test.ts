@@ -117,3 +117,22 @@ describe("an API key the admin API refuses", () => {
     expect(((await (await admin("GET", "/api-keys")).json()) as { apiKeys: unknown[] }).apiKeys.length).toBe(before);
   });
 });
+
+describe("the Tools page", () => {
+  const DOWN = JSON.stringify([{ name: "alpha", url: "http://127.0.0.1:9/mcp" }]);
+
+  it("shows what a persona lists and may call", async () => {
+    await admin("PUT", "/personas/console-test", { roles: ["t"], allow: ["alpha___a*"], deny: ["alpha___ask_*"] });
+    const html = await (await consoleGet("/tools?persona=console-test&upstream=alpha", session)).text();
+    const row = (key: string) => new RegExp(`<tr data-key="${key}" data-listed="(yes|no)">(?:<td>[^]*?</td>){3}<td>(yes|no)</td><td>(yes|no)</td>`).exec(html)?.slice(1, 4);
+    expect(row("alpha___add")).toEqual(["yes", "yes", "yes"]);
+    expect(row("alpha___ask_user")).toEqual(["no", "no", "no"]);
+    expect(row("alpha___echo")).toEqual(["no", "no", "no"]);
+    expect(html).toContain("As persona console-test sees alpha");
+  });
+
+  it("shows an upstream it cannot list with the reason, in place", async () => {
+    const html = await (await consoleGet("/tools", session, { UPSTREAMS: DOWN })).text();
+    expect(html).toMatch(/<div id="tools-alpha-error" class="problems" role="alert"><p>Listing alpha failed: [^<]+<\/p>/);
+  });
+});

@@ -15,6 +15,8 @@ import { sendToUpstream, upstreamMessages } from "../../upstream/pool";
 import type { UpstreamClient } from "../../upstream/upstream-session";
 
 const MAX_PAGES = 10;
+/** A page of the console waits this long for an upstream's lists; a slow or down upstream shows as an error. */
+const CATALOG_TIMEOUT_MS = 10_000;
 const CLIENT_TTL_S = 60 * 60;
 
 /** One tool, prompt or resource as an upstream lists it (its own name; `key` is `<upstream>___<name>`, or a resource's URI). */
@@ -33,9 +35,9 @@ function consoleClient(): UpstreamClient {
   return client;
 }
 
-async function listPage(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, method: string, cursor: string | undefined): Promise<{ ok: true; result: JsonObject } | { ok: false; error: string }> {
+async function listPage(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, method: string, cursor: string | undefined, signal: AbortSignal): Promise<{ ok: true; result: JsonObject } | { ok: false; error: string }> {
   const request = { jsonrpc: "2.0", id: `console-${method}`, method, ...(cursor ? { params: { cursor } } : {}) };
-  const reply = await sendToUpstream(upstream, JSON.stringify(request), { env, session: consoleClient() }, { answerWithinTimeout: true });
+  const reply = await sendToUpstream(upstream, JSON.stringify(request), { env, session: consoleClient(), signal }, { answerWithinTimeout: true });
   if (!reply.ok) return { ok: false, error: describeFailure(reply) };
   for await (const item of upstreamMessages(reply.value, upstream.name)) {
     if (!item.ok) return { ok: false, error: describeFailure(item) };
@@ -56,10 +58,11 @@ const LISTS = [
 /** Lists one upstream's tools, prompts and resources (a list it does not offer is skipped). */
 export async function upstreamCatalog(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>): Promise<UpstreamCatalog> {
   const entries: CatalogEntry[] = [];
+  const signal = AbortSignal.timeout(CATALOG_TIMEOUT_MS);
   for (const [method, field, kind] of LISTS) {
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const listed = await listPage(upstream, env, method, cursor);
+      const listed = await listPage(upstream, env, method, cursor, signal);
       if (!listed.ok) {
         if (kind === "tool") return { upstream: upstream.name, entries, error: redactSecrets(listed.error, env) };
         break; // an upstream without prompts or resources answers "method not found"
