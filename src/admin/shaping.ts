@@ -13,32 +13,9 @@ import { checkOverrides, OVERRIDES_KEY } from "../policy/overrides";
 import { checkRules, RULES_KEY } from "../policy/rules";
 import { deleteIconFile, ICON_FILE_NAME, ICON_TYPES, iconType, listIconFiles, MAX_ICON_BYTES, putIconFile } from "../storage/icon-files";
 import { documentRoutes } from "./document-routes";
+import { readBodyBytes } from "./read-body";
 
 type ShapingBindings = { GATEWAY_KV?: KVNamespace; PAYLOADS?: R2Bucket };
-
-async function readBytes(request: Request, limit: number): Promise<ArrayBuffer | undefined> {
-  if (!request.body) return new ArrayBuffer(0);
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    length += value.byteLength;
-    if (length > limit) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out.buffer;
-}
 
 /** Builds the shaping admin routes, mounted at /admin. */
 export function createShapingAdmin(): Hono<{ Bindings: ShapingBindings }> {
@@ -57,7 +34,7 @@ export function createShapingAdmin(): Hono<{ Bindings: ShapingBindings }> {
     if (!ICON_FILE_NAME.test(name)) return c.json({ error: "an icon file name is 1-128 letters, digits, '.', '-' or '_', starting with a letter or digit" }, 400);
     const type = iconType(c.req.header("content-type") ?? null);
     if (!type) return c.json({ error: `Content-Type must be an image type icons may have: ${[...ICON_TYPES].join(", ")}` }, 415);
-    const body = await readBytes(c.req.raw, MAX_ICON_BYTES);
+    const body = await readBodyBytes(c.req.raw, MAX_ICON_BYTES);
     if (body === undefined) return c.json({ error: `an icon file is at most ${MAX_ICON_BYTES} bytes` }, 413);
     if (body.byteLength === 0) return c.json({ error: "the body is empty; send the image" }, 400);
     const { etag } = await putIconFile(bucketOf(c.env), name, body, type);

@@ -7,6 +7,7 @@ import { errorResponse, GatewayError } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { createAdminApp } from "../admin/app";
+import { mountConsole } from "../admin/console/index";
 import { gatewayConfig, type GatewayConfig } from "../config/gateway-config";
 import type { Handler, Services } from "../context/call-context";
 import { buildPipeline, pipelineFor, type PipelineOptions } from "../pipeline/index";
@@ -175,6 +176,10 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
     return handler;
   };
 
+  const admin = createAdminApp();
+  // The admin console checks origins itself (its own origin only, with a CSRF token), so it is routed before the MCP Origin guard.
+  mountConsole(app, admin);
+
   app.use("*", async function originGuard(c, next) {
     const origin = checkOrigin(c.req.raw, gatewayConfig(c.env).allowedOrigins);
     if (origin && c.req.method === "OPTIONS") return new Response(null, { status: 204, headers: corsHeaders(origin) });
@@ -195,7 +200,7 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   });
   // Liveness: answers without calling any upstream, and says nothing secret.
   app.get("/health", (c) => c.json({ status: "ok", ...GATEWAY_INFO }, 200, { "cache-control": "no-store" }));
-  app.route("/admin", createAdminApp());
+  app.route("/admin", admin);
   app.get("/icons/:name", (c) => downloadIcon(c.req.raw, c.env, c.req.param("name")));
   const metadata = (c: GatewayContext, route: string) => {
     const auth = gatewayConfig(c.env).auth;

@@ -1,0 +1,54 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * A live-edited KV document (the plan, visibility, icons, overrides, rules) as a form:
+ * its text as stored (pretty JSON), or as submitted when the admin API refused it, with
+ * the API's problems under it. Saving an empty text deletes the document. The form
+ * carries the ETag the document was read with (when the API gives one), so a save made
+ * over someone else's newer edit is refused (412) rather than overwriting it. One form
+ * and one save handler for all of them.
+ */
+import { parseDocument } from "../../storage/document-store";
+import type { ConsoleContext } from "./context";
+import { errorOf, type ApiAnswer, type ApiProblem } from "./admin-client";
+import { CsrfField, Problems } from "./layout";
+
+/** The text of a stored document for editing: pretty JSON, or the text as stored when it is not JSON. */
+export function prettyDocument(text: string): string {
+  const parsed = parseDocument(text);
+  return parsed.ok ? JSON.stringify(parsed.value, null, 2) : text;
+}
+
+/** What a refused save shows again: the submitted text and the API's error. */
+export type RefusedDocument = { text: string; error: string; problems: ApiProblem[]; etag: string };
+
+type Props = { id: string; label: string; action: string; csrf: string; stored: ApiAnswer; refused?: RefusedDocument | undefined; rows?: number };
+
+/** The form of one document. */
+export function DocumentForm({ id, label, action, csrf, stored, refused, rows = 8 }: Props) {
+  return (
+    <form method="post" action={action} class="stack">
+      <CsrfField csrf={csrf} />
+      <input type="hidden" name="etag" value={refused ? refused.etag : (stored.headers.get("etag") ?? "")} />
+      <label for={id}>{`${label} (YAML or JSON; empty to delete it)`}</label>
+      <textarea id={id} name="document" rows={rows} aria-describedby={`${id}-problems`} aria-invalid={refused ? "true" : undefined}>
+        {refused ? refused.text : stored.ok ? prettyDocument(stored.text) : ""}
+      </textarea>
+      <Problems id={`${id}-problems`} error={refused?.error} problems={refused?.problems} />
+      <button type="submit">{`Save ${label.toLowerCase()}`}</button>
+    </form>
+  );
+}
+
+/**
+ * Saves the submitted document at the admin API's `path` (PUT, or DELETE when empty):
+ * undefined when stored, else what to show again.
+ */
+export async function saveDocument(c: ConsoleContext, path: string): Promise<{ refused: RefusedDocument; status: number } | undefined> {
+  const text = c.var.form.get("document");
+  const etag = c.var.form.get("etag");
+  const answer = text.trim() === "" ? await c.var.call("DELETE", path, undefined, undefined, etag) : await c.var.call("PUT", path, text, "application/yaml", etag);
+  if (answer.ok) return undefined;
+  const refused = { text, etag, ...errorOf(answer) };
+  if (answer.status === 412) refused.error = `${refused.error} (someone changed it after this page was loaded: reload the page, then make your change again)`;
+  return { refused, status: answer.status };
+}

@@ -1,0 +1,169 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * The admin console at /admin/console/: server-rendered pages over the admin API, for
+ * operators who would rather not steer the gateway with curl. This file is the console's
+ * shell: security headers on every answer, its script and style files, sign-in (the
+ * admin token exchanged for a sealed session cookie), sign-out, and the checks every
+ * other request passes (a live session; for a change, the console's own origin and the
+ * session's CSRF token). The pages live one per file beside it.
+ *
+ * The admin token is read from a POSTed form field only: never from a URL, never stored
+ * in the browser, never logged.
+ */
+import { Hono } from "hono";
+import { sessionSecret } from "../../config/secrets";
+import { GatewayError } from "../../core/errors";
+import { readBodyBytes } from "../read-body";
+import { accessSetting, checkAccess } from "./access";
+import { adminCaller, type AdminApi } from "./admin-client";
+import { CONSOLE_SCRIPT, CONSOLE_STYLE } from "./assets";
+import { submittedForm, type ConsoleBindings, type ConsoleContext, type ConsoleEnv } from "./context";
+import { checkCsrf, checkOrigin, SECURITY_HEADERS } from "./guard";
+import { href } from "./layout";
+import { renderBare } from "./render";
+import { CONSOLE_PATH, endSession, openSession, sameSecret, sealSession, sessionCookie, sessionCookieValue } from "./session";
+import { registerApiKeys } from "./api-keys";
+import { registerAudit } from "./audit";
+import { registerFilters } from "./filters";
+import { registerOverview } from "./overview";
+import { registerPersonas } from "./personas";
+import { registerShaping } from "./shaping";
+import { registerTools } from "./tools";
+import { registerUpstreams } from "./upstreams";
+
+/** A form carries at most a filter preview's sample (4 MiB) or an icon file (1 MiB), with room for the other fields. */
+const MAX_FORM_BYTES = 5 * 1024 * 1024;
+const OFF_MESSAGE = "The admin console is off: it is turned on with the admin API, by the ADMIN_TOKEN secret (see README, \"Console\").";
+
+function SignInForm({ error }: { error?: string }) {
+  return (
+    <form method="post" action={href("/sign-in")} class="stack">
+      <label for="token">Admin token</label>
+      <input id="token" name="token" type="password" autocomplete="current-password" required aria-describedby={error ? "token-error" : undefined} aria-invalid={error ? "true" : undefined} />
+      {error && (
+        <p id="token-error" class="problems" role="alert">
+          {error}
+        </p>
+      )}
+      <button type="submit">Sign in</button>
+    </form>
+  );
+}
+
+function signInPage(c: ConsoleContext, error?: string, status: 200 | 401 | 403 = 200): Promise<Response> {
+  return renderBare(c, "Sign in", <SignInForm {...(error ? { error } : {})} />, status);
+}
+
+async function readForm(request: Request): Promise<FormData | URLSearchParams | undefined> {
+  const type = request.headers.get("content-type") ?? "";
+  const bytes = await readBodyBytes(request, MAX_FORM_BYTES);
+  if (bytes === undefined) return undefined;
+  if (type.startsWith("multipart/form-data")) return new Request("http://form/", { method: "POST", headers: { "content-type": type }, body: bytes }).formData();
+  if (type.startsWith("application/x-www-form-urlencoded")) return new URLSearchParams(new TextDecoder().decode(bytes));
+  return new URLSearchParams();
+}
+
+function executionContextOf(c: ConsoleContext): Parameters<AdminApi["fetch"]>[2] {
+  try {
+    return c.executionCtx as Parameters<AdminApi["fetch"]>[2];
+  } catch {
+    return undefined; // app.request() in tests has none
+  }
+}
+
+/**
+ * Mounts the console on the gateway's app at /admin/console/ (and sends /admin/console
+ * there). Call it before the MCP Origin guard is added: the console checks origins itself.
+ *
+ * @example
+ * mountConsole(app, admin);
+ */
+export function mountConsole(app: Hono<{ Bindings: ConsoleBindings }>, admin: AdminApi): void {
+  app.get(CONSOLE_PATH, (c) => c.redirect(`${CONSOLE_PATH}/`, 308));
+  app.route(`${CONSOLE_PATH}/`, createConsoleApp(admin));
+}
+
+/**
+ * Builds the console, to be mounted at /admin/console in front of the shell's Origin
+ * guard (the console checks origins itself; see guard.ts). `admin` is the admin API app
+ * every page reads and writes through.
+ */
+function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> {
+  const app = new Hono<ConsoleEnv>();
+
+  app.use("*", async function securityHeaders(c, next) {
+    await next();
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(name, value);
+  });
+  app.get("/console.js", (c) => c.body(CONSOLE_SCRIPT, 200, { "content-type": "text/javascript; charset=utf-8" }));
+  app.get("/console.css", (c) => c.body(CONSOLE_STYLE, 200, { "content-type": "text/css; charset=utf-8" }));
+
+  app.use("*", async function consoleIsOn(c, next) {
+    if (typeof c.env.ADMIN_TOKEN !== "string" || c.env.ADMIN_TOKEN === "") return renderBare(c, "Console off", <p>{OFF_MESSAGE}</p>, 404);
+    await next();
+  });
+
+  app.use("*", async function behindAccess(c, next) {
+    const access = accessSetting(c.env["CONSOLE_ACCESS"]);
+    if (!access.ok) return renderBare(c, "Console closed", <p role="alert">{`Gateway configuration error: ${access.problem}; the console stays closed until it is fixed`}</p>, 500);
+    const refused = access.jwt ? await checkAccess(c.req.raw, access.jwt) : undefined;
+    if (refused) return renderBare(c, "Refused", <p role="alert">{refused}</p>, 403);
+    await next();
+  });
+
+  app.get("/sign-in", async (c) => {
+    const session = await openSession(sessionSecret(c.env), c.env.ADMIN_TOKEN!, sessionCookieValue(c.req.header("cookie") ?? null), c.env.GATEWAY_KV);
+    return session ? c.redirect(href("/"), 303) : signInPage(c);
+  });
+  app.post("/sign-in", async (c) => {
+    const refused = checkOrigin(c.req.raw);
+    if (refused) return signInPage(c, refused.message, 403);
+    const form = await readForm(c.req.raw);
+    const token = form ? submittedForm(form).get("token") : "";
+    if (token === "" || !(await sameSecret(token, c.env.ADMIN_TOKEN!))) return signInPage(c, "That is not the admin token (ADMIN_TOKEN); try again", 401);
+    const cookie = sessionCookie(c.req.url, await sealSession(sessionSecret(c.env), c.env.ADMIN_TOKEN!));
+    return c.body(null, 303, { location: href("/"), "set-cookie": cookie });
+  });
+
+  app.use("*", async function signedIn(c, next) {
+    const session = await openSession(sessionSecret(c.env), c.env.ADMIN_TOKEN!, sessionCookieValue(c.req.header("cookie") ?? null), c.env.GATEWAY_KV);
+    const changes = c.req.method !== "GET" && c.req.method !== "HEAD";
+    if (!session) return changes ? signInPage(c, "Your console session has ended; sign in again", 401) : c.redirect(href("/sign-in"), 303);
+    if (changes) {
+      const foreign = checkOrigin(c.req.raw);
+      if (foreign) return renderBare(c, "Refused", <p role="alert">{foreign.message}</p>, 403);
+      const form = await readForm(c.req.raw);
+      if (!form) return renderBare(c, "Too large", <p role="alert">{`A form is at most ${MAX_FORM_BYTES} bytes`}</p>, 413);
+      const fields = submittedForm(form);
+      const stale = checkCsrf(session.csrf, c.req.header("x-csrf-token") ?? fields.get("csrf"));
+      if (stale) return renderBare(c, "Refused", <p role="alert">{stale.message}</p>, 403);
+      c.set("form", fields);
+    }
+    c.set("session", session);
+    c.set("call", adminCaller(admin, c.env, executionContextOf(c), c.req.url));
+    await next();
+  });
+
+  app.post("/sign-out", async (c) => {
+    await endSession(c.env.GATEWAY_KV, c.var.session);
+    return c.body(null, 303, { location: href("/sign-in"), "set-cookie": sessionCookie(c.req.url, "") });
+  });
+
+  registerOverview(app);
+  registerUpstreams(app);
+  registerTools(app);
+  registerFilters(app);
+  registerPersonas(app);
+  registerApiKeys(app);
+  registerAudit(app);
+  registerShaping(app);
+
+  // Mounted in the gateway's app, an unknown console path would fall through to the next routes (the admin API): it ends here.
+  app.all("*", (c) => renderBare(c, "Not found", <p>{"No console page here; the console starts at "}<a href={href("/")}>{CONSOLE_PATH}/</a></p>, 404));
+  app.onError((error, c) => {
+    const message = error instanceof GatewayError ? error.message : "The console failed to build this page; the gateway's log has the details";
+    if (!(error instanceof GatewayError)) console.error(`mcp-edge-gateway console: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return renderBare(c, "Error", <p role="alert">{message}</p>, 500);
+  });
+  return app as unknown as Hono<{ Bindings: ConsoleBindings }>;
+}

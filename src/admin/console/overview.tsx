@@ -1,0 +1,66 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * Overview: each upstream with its health, era and error rate, and its calls per minute
+ * over the last hour (from the audit trail) as a small chart.
+ */
+import type { ConsoleApp } from "./context";
+import { perSlot, readAudit } from "./audit-data";
+import { MinuteChart } from "./chart";
+import { Empty, href, Problems, Time } from "./layout";
+import { renderPage } from "./render";
+import { eraOf, rateText, readHealth } from "./upstream-health";
+
+const CHART_MINUTES = 60;
+
+/** Adds the Overview page (the console's start). */
+export function registerOverview(app: ConsoleApp): void {
+  app.get("/", async (c) => {
+    const now = Date.now();
+    const [health, audit] = await Promise.all([
+      readHealth(c.var.call),
+      readAudit(c.var.call, new URLSearchParams({ from: String(now - CHART_MINUTES * 60_000), to: String(now), limit: "1000" })),
+    ]);
+    const events = audit.ok ? audit.events : [];
+    const body = (
+      <>
+        <Problems id="overview-errors" error={!health.ok ? health.error : !audit.ok ? audit.error : undefined} />
+        {health.ok && health.upstreams.length === 0 && <Empty>No upstreams are configured: add one to UPSTREAMS in wrangler.toml (see README, "Configuration").</Empty>}
+        <div class="cards">
+          {(health.ok ? health.upstreams : []).map((upstream) => {
+            const minutes = perSlot(
+              events.filter((event) => event["gateway.upstream"] === upstream.name),
+              now - CHART_MINUTES * 60_000,
+              now,
+              CHART_MINUTES,
+            );
+            const healthy = upstream.lastFailure === null || (upstream.lastSuccess !== null && upstream.lastSuccess > upstream.lastFailure.at);
+            return (
+              <section class="card" aria-labelledby={`up-${upstream.name}`}>
+                <h2 id={`up-${upstream.name}`}>
+                  <a href={href(`/tools?upstream=${encodeURIComponent(upstream.name)}`)}>{upstream.name}</a>{" "}
+                  <span class={`badge ${upstream.calls === 0 ? "" : healthy ? "ok" : "bad"}`}>{upstream.calls === 0 && upstream.lastFailure === null ? "no recent calls" : healthy ? "healthy" : "failing"}</span>
+                </h2>
+                <dl>
+                  <dt>Era</dt>
+                  <dd>{eraOf(upstream.protocolVersion)}</dd>
+                  <dt>Error rate (recent)</dt>
+                  <dd>
+                    {rateText(upstream.errorRate)} of {upstream.calls} calls
+                  </dd>
+                  <dt>Last success</dt>
+                  <dd>
+                    <Time iso={upstream.lastSuccess} />
+                  </dd>
+                </dl>
+                <h3>Calls per minute, last hour</h3>
+                <MinuteChart calls={minutes.calls} errors={minutes.errors} label={`${upstream.name}, last hour`} />
+              </section>
+            );
+          })}
+        </div>
+        {health.ok && health.note && <p class="muted">{health.note}</p>}
+      </>
+    );
+    return renderPage(c, "Overview", "/", body);
+  });
+}

@@ -1,0 +1,102 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * Tools: every tool, prompt and resource of each upstream, and what applies to each on
+ * /mcp; with "view as persona", exactly what that persona lists and may call.
+ */
+import { gatewayConfig } from "../../config/gateway-config";
+import type { ConsoleApp } from "./context";
+import { upstreamCatalog, type UpstreamCatalog } from "./catalog";
+import { appliedTo, grantOf, readPolicy, type PolicyDocuments } from "./policy-view";
+import type { Grant } from "../../policy/persona";
+import { Empty, href, Problems, TableHead } from "./layout";
+import { renderPage } from "./render";
+
+/** Yes / no as text (never colour alone). */
+function yesNo(value: boolean): string {
+  return value ? "yes" : "no";
+}
+
+/** The table of one upstream's entries, as `grant` (if any) sees them. */
+export function CatalogTable({ catalog, policy, grant, caption }: { catalog: UpstreamCatalog; policy: PolicyDocuments; grant: Grant | undefined; caption: string }) {
+  if (catalog.entries.length === 0) return <Empty>{catalog.error ? "Nothing could be listed." : `${catalog.upstream} offers no tools, prompts or resources.`}</Empty>;
+  return (
+    <table>
+      <caption class="muted">{caption}</caption>
+      <TableHead columns={["Kind", "Name on /mcp", "Title and description", "Listed", grant && "May call", "Filter", "Icons, overrides, rules"]} />
+      <tbody>
+        {catalog.entries.map((entry) => {
+          const applied = appliedTo(entry, catalog.upstream, policy, grant);
+          const shaping = [applied.icons > 0 ? `${applied.icons} icon entr${applied.icons === 1 ? "y" : "ies"}` : "", applied.override ? "text override" : "", ...applied.rules].filter(Boolean);
+          return (
+            <tr data-key={entry.key} data-listed={yesNo(applied.listed)}>
+              <td>{entry.kind}</td>
+              <td>
+                <code>{entry.key}</code>
+              </td>
+              <td>
+                {entry.title && <strong>{entry.title}</strong>}
+                {entry.title && entry.description ? " — " : ""}
+                {entry.description ?? ""}
+              </td>
+              <td>{yesNo(applied.listed)}</td>
+              {grant && <td>{yesNo(applied.callable === true)}</td>}
+              <td>{applied.filter ?? "none"}</td>
+              <td>{shaping.length === 0 ? "none" : shaping.join(", ")}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+/** Adds the Tools page. */
+export function registerTools(app: ConsoleApp): void {
+  app.get("/tools", async (c) => {
+    const parsed = gatewayConfig(c.env).upstreams;
+    const configured = parsed.ok ? parsed.value : [];
+    const only = c.req.query("upstream") ?? "";
+    const upstreams = only === "" ? configured : configured.filter((upstream) => upstream.name === only);
+    const [catalogs, policy] = await Promise.all([Promise.all(upstreams.map((upstream) => upstreamCatalog(upstream, c.env))), readPolicy(c.var.call, upstreams.map((u) => u.name))]);
+    const personaName = c.req.query("persona") ?? "";
+    const persona = personaName !== "" && Object.hasOwn(policy.personas, personaName) ? policy.personas[personaName] : undefined;
+    const grant = persona ? grantOf(personaName, persona) : undefined;
+    const personaNames = Object.keys(policy.personas).sort();
+    const body = (
+      <>
+        <form method="get" action={href("/tools")} class="row">
+          <div>
+            <label for="persona">View as persona</label>
+            <select id="persona" name="persona">
+              <option value="" selected={!persona}>
+                (no persona: what the gateway offers)
+              </option>
+              {personaNames.map((name) => (
+                <option value={name} selected={name === personaName}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </div>
+          {only !== "" && <input type="hidden" name="upstream" value={only} />}
+          <button type="submit">View</button>
+        </form>
+        <Problems id="tools-errors" error={personaName !== "" && !persona ? `No persona named "${personaName}"` : !parsed.ok ? "UPSTREAMS is invalid; the gateway's log lists each problem" : undefined} />
+        {personaNames.length === 0 && (
+          <p class="muted">
+            No personas yet: <a href={href("/personas")}>create one</a> to see what its callers reach.
+          </p>
+        )}
+        {upstreams.length === 0 && <Empty>No upstreams{only ? ` named "${only}"` : ""} are configured.</Empty>}
+        {catalogs.map((catalog) => (
+          <section aria-labelledby={`tools-${catalog.upstream}`}>
+            <h2 id={`tools-${catalog.upstream}`}>{catalog.upstream}</h2>
+            <Problems id={`tools-${catalog.upstream}-error`} error={catalog.error ? `Listing ${catalog.upstream} failed: ${catalog.error}` : undefined} />
+            <CatalogTable catalog={catalog} policy={policy} grant={grant} caption={grant ? `As persona ${personaName} sees ${catalog.upstream}` : `Everything ${catalog.upstream} offers`} />
+          </section>
+        ))}
+      </>
+    );
+    return renderPage(c, "Tools", "/tools", body);
+  });
+}
