@@ -41,8 +41,8 @@ import { parseArgs } from 'node:util';
 import { parse as parseToml } from 'smol-toml';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** Largest bundle (uncompressed `index.js`) the dry run lets through. Issue 18 aims at 600 KiB. */
-export const BUNDLE_BUDGET_KIB = 900;
+/** Largest bundle (uncompressed, minified `index.js`) the dry run lets through: the size issue 18 asked for. */
+export const BUNDLE_BUDGET_KIB = 600;
 const PLACEHOLDER = /^REPLACE_WITH_/;
 const DEMO_SERVICE = 'mcp-edge-gateway-demo';
 
