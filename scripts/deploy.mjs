@@ -174,7 +174,7 @@ function ensureKv(config, configFile, text) {
     const title = `${config.name}-${binding}`;
     // `wrangler kv namespace create GATEWAY_KV`, as the manual steps used to say, titles it by the binding alone.
     let found = namespaces.find((ns) => ns.title === title) ?? namespaces.find((ns) => ns.title === binding);
-    if (found) say(`KV ${binding}: found namespace "${title}" (${found.id})`);
+    if (found) say(`KV ${binding}: found namespace "${found.title}" (${found.id})`);
     else {
       wranglerOrExit(['kv', 'namespace', 'create', title, '-c', configFile], `Creating KV namespace "${title}"`);
       namespaces = kvNamespaces(configFile);
