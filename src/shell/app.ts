@@ -100,9 +100,14 @@ async function endpoint(c: GatewayContext, route: string, pipelines: (config: Ga
   // unauthenticated caller gets the same 401 whether the upstream exists or not.
   const caller = await callerOf(c, route, services);
   const upstreams = route === "" ? all : all.filter((u) => u.name === route);
-  if (upstreams.length === 0) {
-    const names = (await upstreamsShownTo(caller, services, all)).map((u) => u.name).join(", ") || "(none)";
-    throw new GatewayError(404, -32000, `Not Found: no upstream named "${route}"; ${authOff(services.config) ? "this gateway serves" : "you may reach"}: ${names}`);
+  if (route !== "") {
+    // An upstream the caller's persona does not reach answers as one that does not exist: no
+    // session, no handshake, nothing said about it (for every verb and both eras).
+    const shown = await upstreamsShownTo(caller, services, all);
+    if (!shown.some((u) => u.name === route)) {
+      const names = shown.map((u) => u.name).join(", ") || "(none)";
+      throw new GatewayError(404, -32000, `Not Found: no upstream named "${route}"; ${authOff(services.config) ? "this gateway serves" : "you may reach"}: ${names}`);
+    }
   }
   return {
     request: c.req.raw,
