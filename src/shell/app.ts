@@ -24,6 +24,7 @@ import { identityJwks } from "../upstream/identity-assertion";
 import { downloadPayload } from "./payload-download";
 import { downloadIcon } from "./icon-download";
 import { recordFailedAuthentication } from "../auth/failure-audit";
+import { readMessageBody } from "./message-body";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -143,7 +144,7 @@ async function upstreamsOfHome(c: GatewayContext, config: GatewayConfig, all: re
 async function post(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> {
   // Authenticated before the body is read: an unknown caller's body is never taken in.
   const where = await endpoint(c, route, pipelines);
-  const text = await c.req.raw.text();
+  const text = await readMessageBody(c.req.raw, where.services.config.maxMessageBytes);
   const modern = classifyPost(c.req.raw.headers, text);
   if (modern) return handleModernPost(where, modern);
   return handlePost(where, text);
