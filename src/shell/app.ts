@@ -6,7 +6,7 @@ import { Hono, type Context } from "hono";
 import { errorResponse, GatewayError } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
 import { GATEWAY_INFO } from "../core/gateway-info";
-import { createAdminApp } from "../admin/app";
+import { ADMIN_BASE, createAdminApp } from "../admin/app";
 import { gatewayConfig, type GatewayConfig } from "../config/gateway-config";
 import type { Handler, Services } from "../context/call-context";
 import { buildPipeline, pipelineFor, type PipelineOptions } from "../pipeline/index";
@@ -201,7 +201,7 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   });
   // Liveness: answers without calling any upstream, and says nothing secret.
   app.get("/health", (c) => c.json({ status: "ok", ...GATEWAY_INFO }, 200, { "cache-control": "no-store" }));
-  app.route("/admin", createAdminApp());
+  app.route(ADMIN_BASE, createAdminApp());
   app.get("/icons/:name", (c) => downloadIcon(c.req.raw, c.env, c.req.param("name")));
   const metadata = (c: GatewayContext, route: string) => {
     const auth = gatewayConfig(c.env).auth;
