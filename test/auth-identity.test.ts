@@ -6,6 +6,7 @@
  */
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { redactSecrets } from "../src/config/secrets";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { gatewayFetch, initialize, LATEST, post, request, type Json } from "./helpers/gateway";
 
@@ -16,9 +17,15 @@ const UPSTREAMS = JSON.stringify([
 ]);
 let vars: Record<string, unknown>;
 
-async function signingKey(): Promise<string> {
+async function signingKey(kid = "test-gateway-1"): Promise<string> {
   const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
-  return JSON.stringify({ ...((await crypto.subtle.exportKey("jwk", pair.privateKey)) as object), kid: "test-gateway-1" });
+  return JSON.stringify({ ...((await crypto.subtle.exportKey("jwk", pair.privateKey)) as object), kid });
+}
+
+async function publishedKeys(withVars: Record<string, unknown>): Promise<JSONWebKeySet> {
+  const response = await gatewayFetch("/.well-known/jwks.json", {}, withVars);
+  expect(response.status).toBe(200);
+  return (await response.json()) as JSONWebKeySet;
 }
 
 async function headersSeen(upstream: string, headers: Record<string, string>, withVars = vars): Promise<Json> {
@@ -66,6 +73,41 @@ describe("identity assertions", () => {
     const answer = await request("/mcp", response.session, "tools/call", { name: "alpha___whoami", arguments: {} }, { vars: without, headers });
     expect(JSON.stringify(answer)).toContain("IDENTITY_SIGNING_KEY secret is not set");
     expect((await (await gatewayFetch("/.well-known/jwks.json", {}, without)).json()) as Json).toEqual({ keys: [] });
+  });
+});
+
+describe("rotating the identity signing key", () => {
+  it("keeps the previous key published (never signing with it) while IDENTITY_SIGNING_KEY_PREVIOUS is set", async () => {
+    const [oldKey, newKey] = [await signingKey("rotate-old"), await signingKey("rotate-new")];
+    const { headers } = await makeKey({ principal: "rotating", roles: ["r-identity"] }, vars);
+    const before = { ...vars, IDENTITY_SIGNING_KEY: oldKey };
+    const oldToken = (await headersSeen("alpha", headers, before))["x-mcp-identity"] as string;
+
+    const during = { ...vars, IDENTITY_SIGNING_KEY: newKey, IDENTITY_SIGNING_KEY_PREVIOUS: oldKey };
+    const jwks = await publishedKeys(during);
+    expect(jwks.keys.map((key) => key.kid)).toEqual(["rotate-new", "rotate-old"]);
+    for (const key of jwks.keys) expect(key).not.toHaveProperty("d");
+    // An upstream holding a token of the old key still verifies it against what is published now.
+    await jwtVerify(oldToken, createLocalJWKSet(jwks), { issuer: "mcp-edge-gateway", audience: "alpha" });
+    // New tokens are signed with the new key only.
+    const newToken = (await headersSeen("alpha", headers, during))["x-mcp-identity"] as string;
+    const { protectedHeader } = await jwtVerify(newToken, createLocalJWKSet(jwks), { issuer: "mcp-edge-gateway", audience: "alpha" });
+    expect(protectedHeader.kid).toBe("rotate-new");
+    await expect(jwtVerify(newToken, createLocalJWKSet({ keys: jwks.keys.filter((key) => key.kid === "rotate-old") }))).rejects.toThrow();
+
+    // Once the previous secret is removed, the old key is gone.
+    const after = { ...vars, IDENTITY_SIGNING_KEY: newKey };
+    const rest = await publishedKeys(after);
+    expect(rest.keys.map((key) => key.kid)).toEqual(["rotate-new"]);
+    await expect(jwtVerify(oldToken, createLocalJWKSet(rest))).rejects.toThrow();
+  });
+
+  it("publishes the current key alone when the previous one is not a P-256 private key, and redacts it", async () => {
+    const newKey = await signingKey("rotate-only");
+    const broken = "not-a-jwk-but-a-secret-all-the-same";
+    const jwks = await publishedKeys({ ...vars, IDENTITY_SIGNING_KEY: newKey, IDENTITY_SIGNING_KEY_PREVIOUS: broken });
+    expect(jwks.keys.map((key) => key.kid)).toEqual(["rotate-only"]);
+    expect(redactSecrets(`upstream said ${broken}`, { IDENTITY_SIGNING_KEY_PREVIOUS: broken })).toBe("upstream said [redacted]");
   });
 });
 

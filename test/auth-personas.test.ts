@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/shell/app";
 import type { CallRecord } from "../src/context/call-record";
 import { elements, member, parseSpan, pathSpan } from "../src/core/raw-json";
-import { admin, authVars, makeKey } from "./helpers/auth";
+import { admin, authVars, expectNoSuchUpstream, makeKey } from "./helpers/auth";
 import { gatewayFetch, initialize, LATEST, messageTexts, post, request, type GatewayTarget, type Json } from "./helpers/gateway";
 
 const VARS = authVars({ apiKeys: true });
@@ -49,7 +49,6 @@ describe("the persona matrix", () => {
     // Several personas: the union of allows minus the union of denies (analyst's deny takes echoer's big_list).
     ["/mcp", ["p-analyst", "p-echoer"], ["alpha___echo", "beta___echo"], ["alpha___big_list", "alpha___big_structured"]],
     ["/mcp/alpha", ["p-analyst"], ["add", "echo", "get_user"], ["big_list"]],
-    ["/mcp/beta", ["p-analyst"], [], ["echo"]],
     ["/mcp/beta", ["p-echoer"], ["echo"], []],
   ])("%s with roles %j lists %j and not %j", async (path, roles, shown, hidden) => {
     const names = await toolNames(path, roles);
@@ -65,12 +64,19 @@ describe("the persona matrix", () => {
     ["/mcp", ["p-analyst", "p-echoer"], "alpha___big_list", false],
     ["/mcp/alpha", ["p-analyst"], "echo", true],
     ["/mcp/alpha", ["p-analyst"], "big_list", false],
-    ["/mcp/beta", ["p-analyst"], "echo", false],
     ["/mcp/beta", ["p-echoer"], "echo", true],
   ])("%s with roles %j calls %s: allowed %s", async (path, roles, name, allowed) => {
     const answer = await call(path, roles, name);
     if (allowed) expect(answer.result.isError).toBeFalsy();
     else expect(answer.error).toEqual({ code: -32602, message: `Unknown tool: ${name}` });
+  });
+
+  it("answers /mcp/<upstream> of an upstream no persona of the caller reaches as an unknown upstream: no session, no list, no call", async () => {
+    const { headers } = await makeKey({ principal: "p-analyst-beta", roles: ["p-analyst"] }, VARS);
+    const options = { vars: VARS, headers };
+    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: "t", version: "1" } } }, options), "beta", "initialize");
+    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { ...options, session: "made-up" }), "beta", "tools/list");
+    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } }, { ...options, session: "made-up" }), "beta", "tools/call");
   });
 
   it("refuses a denied tool and a tool that does not exist alike", async () => {
@@ -108,9 +114,9 @@ describe("the persona matrix", () => {
     const missing = await request("/mcp", session, "resources/read", { uri: "beta://no-such-resource" }, options);
     expect(denied.result).toBeUndefined();
     expect(denied.error.code).toBe(missing.error.code);
-    const onBeta = await analyst.open("/mcp/beta");
-    expect((await request("/mcp/beta", onBeta, "resources/read", { uri: "beta://readme" }, options)).error.code).toBe(-32002);
-    expect((await request("/mcp/beta", onBeta, "resources/list", undefined, options)).result.resources).toEqual([]);
+    // On /mcp/beta, which the analyst does not reach, there is no beta at all.
+    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "beta://readme" } }, { ...options, session: "made-up" }), "beta", "resources/read");
+    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 2, method: "resources/list" }, { ...options, session: "made-up" }), "beta", "resources/list");
     const onAlphaAnalyst = await analyst.open("/mcp/alpha");
     expect((await request("/mcp/alpha", onAlphaAnalyst, "resources/list", undefined, options)).result.resources.map((r: Json) => r.uri)).toContain("alpha://info");
     const echoer = await callerWith(["p-echoer"]);
@@ -143,9 +149,9 @@ describe("the persona matrix", () => {
     const echoerOnly = await callerWith(["p-betaonly"]);
     await admin("PUT", "/personas/betaonly", { roles: ["p-betaonly"], allow: ["beta___*"] }, VARS);
     const options = { vars: VARS, headers: echoerOnly.headers };
-    const onAlpha = await echoerOnly.open("/mcp/alpha");
-    expect((await request("/mcp/alpha", onAlpha, "resources/subscribe", { uri: "alpha://info" }, options)).error.code).toBe(-32002);
-    expect((await request("/mcp/alpha", onAlpha, "completion/complete", { ref: { type: "ref/resource", uri: "alpha://items/{id}" }, argument: { name: "id", value: "1" } }, options)).error.code).toBe(-32002);
+    // On /mcp/alpha there is no alpha for it at all.
+    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 1, method: "resources/subscribe", params: { uri: "alpha://info" } }, { ...options, session: "made-up" }), "alpha", "resources/subscribe");
+    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 2, method: "completion/complete", params: { ref: { type: "ref/resource", uri: "alpha://items/{id}" }, argument: { name: "id", value: "1" } } }, { ...options, session: "made-up" }), "alpha", "completion/complete");
     // On /mcp alpha is never asked (it would subscribe and answer {}): only beta is, which does not serve the URI.
     const aggregated = await echoerOnly.open("/mcp");
     const subscribed = await request("/mcp", aggregated, "resources/subscribe", { uri: "alpha://info" }, options);

@@ -2,13 +2,14 @@
  * Personas that cannot be walked around, on both routes and in both eras: an upstream's
  * `sys___` names pass for nothing of the gateway's, a deny holds for every spelling an
  * upstream may resolve to the denied name, only reachable upstreams speak at `initialize`
- * and `server/discover`, and a URI-routed request never reaches an upstream the persona
- * does not reach (counted at the upstream: test/fixtures/names-upstream.ts).
+ * and `server/discover`, a URI-routed request never reaches an upstream the persona
+ * does not reach, and `/mcp/<upstream>` of such an upstream is no upstream at all
+ * (counted at the upstream: test/fixtures/names-upstream.ts).
  */
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { admin, authVars, makeKey } from "./helpers/auth";
-import { initialize, request, type Json } from "./helpers/gateway";
-import { modern } from "./helpers/modern";
+import { admin, authVars, expectNoSuchUpstream, makeKey } from "./helpers/auth";
+import { initialize, LATEST, post, request, type Json } from "./helpers/gateway";
+import { modern, modernPost } from "./helpers/modern";
 
 const names = inject("namesUpstream");
 const { alpha } = inject("fixtureUrls");
@@ -55,6 +56,12 @@ const ERAS = [
   ["2026-07-28", stateless],
 ] as const;
 
+/** The same request, as raw HTTP, in each era (a 2025 one with a session id, which is never reached). */
+const RAW_ERAS = [
+  ["2025-11-25", (who: Caller, path: string, method: string, params: Record<string, unknown> = {}) => post(path, { jsonrpc: "2.0", id: 1, method, params }, { vars: VARS, headers: who.headers, session: "made-up" })],
+  ["2026-07-28", (who: Caller, path: string, method: string, params: Record<string, unknown> = {}) => modernPost(path, method, params, { vars: VARS, headers: who.headers })],
+] as const;
+
 /** How many requests of `method` the upstream behind `key` received. */
 async function received(key: string, method: string): Promise<number> {
   const counts = (await (await fetch(`${names}/counts/${key}`)).json()) as { byMethod: Record<string, number> };
@@ -73,8 +80,20 @@ beforeAll(async () => {
 });
 
 describe("an upstream's sys___ names on /mcp/<upstream>", () => {
+  it("are never called with no persona (default deny): the route is an unknown upstream's", async () => {
+    const who = await caller([]);
+    for (const [era, send] of RAW_ERAS) {
+      const sent = await sentDuring(KEYS.good, "tools/call", async () => {
+        await expectNoSuchUpstream((path) => send(who, path, "tools/list"), "good", `${era} tools/list`);
+        await expectNoSuchUpstream((path) => send(who, path, "prompts/list"), "good", `${era} prompts/list`);
+        await expectNoSuchUpstream((path) => send(who, path, "tools/call", { name: "sys___wipe", arguments: {} }), "good", `${era} tools/call`);
+        await expectNoSuchUpstream((path) => send(who, path, "prompts/get", { name: "sys___greet" }), "good", `${era} prompts/get`);
+      });
+      expect(sent, era).toBe(0);
+    }
+  });
+
   it.each([
-    ["no persona (default deny)", [] as string[]],
     ["a persona allowing one tool", ["r-echo"]],
     ["a persona allowing everything", ["r-all"]],
   ])("are hidden and never called, with %s", async (_label, roles) => {
@@ -171,10 +190,15 @@ describe("initialize and server/discover on /mcp", () => {
 });
 
 describe("initialize and server/discover on /mcp/<upstream>", () => {
-  it("keep the instructions of an upstream the persona does not reach to themselves", async () => {
+  it("say nothing of an upstream the persona does not reach, and never open it", async () => {
     const near = await caller(["r-near"]);
-    expect((await initialize("/mcp/alpha", { vars: VARS, headers: near.headers })).result.instructions).toBeUndefined();
-    expect((await stateless(near, "/mcp/alpha", "server/discover")).result.instructions).toBeUndefined();
+    const initializeBody = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+    const handshakes = await sentDuring(KEYS.far, "initialize", async () => {
+      await expectNoSuchUpstream((path) => post(path, initializeBody, { vars: VARS, headers: near.headers }), "far", "initialize");
+      await expectNoSuchUpstream((path) => modernPost(path, "server/discover", {}, { vars: VARS, headers: near.headers }), "far", "server/discover");
+    });
+    expect(handshakes).toBe(0);
+    await expectNoSuchUpstream((path) => post(path, initializeBody, { vars: VARS, headers: near.headers }), "alpha", "initialize of alpha");
     const all = await caller(["r-all"]);
     expect((await initialize("/mcp/alpha", { vars: VARS, headers: all.headers })).result.instructions).toBe("Alpha answers echo calls.");
     expect((await stateless(all, "/mcp/alpha", "server/discover")).result.instructions).toBe("Alpha answers echo calls.");
@@ -218,14 +242,14 @@ describe("URI-routed requests to an upstream the persona does not reach", () => 
     expect(sent).toBe(0);
   });
 
-  it.each(ERAS)("never reach it on /mcp/<upstream>: lists are empty and reads refused without asking (%s)", async (_era, send) => {
+  it.each(RAW_ERAS)("never reach it on /mcp/<upstream>: the route is an unknown upstream's, and nothing is asked (%s)", async (_era, send) => {
     const who = await caller(["r-near"]);
-    for (const [method, params, check] of [
-      ["resources/list", {}, (answer: Json) => expect(answer.result.resources).toEqual([])],
-      ["resources/templates/list", {}, (answer: Json) => expect(answer.result.resourceTemplates).toEqual([])],
-      ["resources/read", { uri: farUri }, (answer: Json) => expect(answer.error.code).toBe(-32002)],
+    for (const [method, params] of [
+      ["resources/list", {}],
+      ["resources/templates/list", {}],
+      ["resources/read", { uri: farUri }],
     ] as const) {
-      const sent = await sentDuring(KEYS.far, method, async () => check(await send(who, "/mcp/far", method, params)));
+      const sent = await sentDuring(KEYS.far, method, () => expectNoSuchUpstream((path) => send(who, path, method, params), "far", method));
       expect(sent, method).toBe(0);
     }
   });

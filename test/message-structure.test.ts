@@ -69,10 +69,12 @@ describe("nesting is bounded", () => {
   it("refuses a 10 MB message nested far past the bound, and keeps serving", async () => {
     const levels = 5 * 1024 * 1024;
     const deep = `${"[".repeat(levels)}${"]".repeat(levels)}`;
-    const { session } = await initialize();
+    // A body limit above the message's size, so that the nesting bound is what refuses it.
+    const vars = { MAX_MESSAGE_BYTES: String(16 * 1024 * 1024) };
+    const { session } = await initialize("/mcp", { vars });
     const body = `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"alpha___echo","arguments":{"text":"x","deep":${deep}}}}`;
-    expect(await refused(await post("/mcp", body, { session }), 11)).toMatch(new RegExp(`deeper than ${MAX_MESSAGE_DEPTH} levels`));
-    expect((await request("/mcp", session, "ping")).result).toEqual({});
+    expect(await refused(await post("/mcp", body, { session, vars }), 11)).toMatch(new RegExp(`deeper than ${MAX_MESSAGE_DEPTH} levels`));
+    expect((await request("/mcp", session, "ping", undefined, { vars })).result).toEqual({});
   });
 
   it("accepts a message nested up to the bound", async () => {

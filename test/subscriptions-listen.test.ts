@@ -13,7 +13,7 @@ import { MAX_LISTEN_URIS, withSubscriptionId } from "../src/relay/subscription-f
 import { MAX_LISTEN_UPSTREAMS } from "../src/relay/subscriptions";
 import { agreedOf } from "../src/relay/upstream-listen";
 import { FLOOD_EVENT_BYTES, type FloodStats } from "./fixtures/flood-upstream";
-import { admin, authVars, makeKey } from "./helpers/auth";
+import { admin, authVars, expectNoSuchUpstream, makeKey } from "./helpers/auth";
 import { admin as shapingAdmin, ADMIN_VARS } from "./helpers/admin";
 import { answer, post, type Json, type Vars } from "./helpers/gateway";
 
@@ -202,11 +202,19 @@ describe("what a 2026-07-28 upstream's acknowledgement may agree to", () => {
 describe("subscriptions/listen and personas", () => {
   const VARS = authVars({ apiKeys: true });
 
-  it.each(["/mcp", "/mcp/alpha"])("on %s, a caller whose personas do not reach alpha hears nothing from it", async (path) => {
+  it("on /mcp/alpha, a caller whose personas do not reach alpha finds no such upstream, and alpha is not listened to", async () => {
     expect((await admin("PUT", "/personas/beta-only", { roles: ["listen-beta-only"], allow: ["beta___*"] }, VARS)).status).toBe(200);
     const { headers } = await makeKey({ principal: `listener-${crypto.randomUUID()}`, roles: ["listen-beta-only"] }, VARS);
     const options = { ...client("persona"), vars: VARS, headers };
-    const response = await modernPost(path, "subscriptions/listen", { notifications: { toolsListChanged: true } }, options, 9);
+    await expectNoSuchUpstream((path) => modernPost(path, "subscriptions/listen", { notifications: { toolsListChanged: true } }, options, 9), "alpha");
+    expect((await stats({ client: options.client })).openStreams).toBe(0);
+  });
+
+  it("on /mcp, a caller whose personas do not reach alpha hears nothing from it", async () => {
+    expect((await admin("PUT", "/personas/beta-only", { roles: ["listen-beta-only"], allow: ["beta___*"] }, VARS)).status).toBe(200);
+    const { headers } = await makeKey({ principal: `listener-${crypto.randomUUID()}`, roles: ["listen-beta-only"] }, VARS);
+    const options = { ...client("persona"), vars: VARS, headers };
+    const response = await modernPost("/mcp", "subscriptions/listen", { notifications: { toolsListChanged: true } }, options, 9);
     const events: Json[] = [];
     for await (const event of readSse(response.body!)) events.push(JSON.parse(event.data));
     // alpha was never listened to: an empty acknowledgement, and the listen ends at once.

@@ -7,9 +7,9 @@
  */
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { decodeJson } from "../src/core/base64url";
-import { admin, authVars, makeKey } from "./helpers/auth";
-import { initialize, request, type Json } from "./helpers/gateway";
-import { modern } from "./helpers/modern";
+import { admin, authVars, expectNoSuchUpstream, makeKey } from "./helpers/auth";
+import { initialize, post, request, type Json } from "./helpers/gateway";
+import { modern, modernPost } from "./helpers/modern";
 
 const base = inject("tasksUpstreamUrl");
 const { beta } = inject("fixtureUrls");
@@ -134,9 +134,17 @@ describe("a task is reached only through a persona that reaches its upstream", (
     const made = await makeTasks(await caller(principal, ["t-tasker"]));
     // The same principal, with a credential whose persona reaches only beta.
     const elsewhere = await caller(principal, ["t-beta"]);
-    for (const path of ["/mcp", "/mcp/open"]) expect(await listed(elsewhere, path), path).toEqual([]);
+    expect(await listed(elsewhere, "/mcp")).toEqual([]);
     for (const { path, hold, echo } of made) {
       for (const id of [hold, echo]) {
+        if (path === "/mcp/open") {
+          // /mcp/open is no upstream at all to a persona that does not reach it.
+          const options = { vars: VARS, headers: elsewhere.headers };
+          await expectNoSuchUpstream((route) => post(route, { jsonrpc: "2.0", id: 1, method: "tasks/list" }, { ...options, session: "made-up" }), "open", "2025 tasks/list");
+          for (const method of TASK_METHODS) await expectNoSuchUpstream((route) => post(route, { jsonrpc: "2.0", id: 1, method, params: { taskId: id } }, { ...options, session: "made-up" }), "open", `2025 ${method}`);
+          for (const method of ["tasks/get", "tasks/cancel"]) await expectNoSuchUpstream((route) => modernPost(route, method, { taskId: id }, options), "open", `2026 ${method}`);
+          continue;
+        }
         for (const method of TASK_METHODS) expectUnknownTask(await legacy(elsewhere, path, method, { taskId: id }), `2025 ${method} on ${path}`);
         for (const method of ["tasks/get", "tasks/cancel"]) expectUnknownTask(await stateless(elsewhere, path, method, { taskId: id }), `2026 ${method} on ${path}`);
       }

@@ -4,6 +4,7 @@
  * is stored; a write drops this isolate's cached copy at once (others within the TTL).
  *
  *   GET    /admin/personas              every persona
+ *   PUT    /admin/personas              {"personas": {<name>: {...}, ...}}: the whole document, replaced
  *   PUT    /admin/personas/<name>       {"roles": [...], "allow": [...], "deny"?: [...], "default"?: false, "rateLimit"?: "..."}
  *   GET    /admin/personas/<name>
  *   DELETE /admin/personas/<name>
@@ -13,12 +14,16 @@
  * All personas are one KV document ("personas"), so a caller's grant is one cached read.
  * Every GET answers the document's ETag and every write takes If-Match (412 when the
  * document changed since: document-versions.ts), so two admins editing personas at once
- * do not lose one write silently; without If-Match a write stays unconditional.
+ * do not lose one write silently; without If-Match a write stays unconditional. A stored
+ * document that is invalid (written straight into KV) is never edited one persona at a
+ * time: that would keep only the persona written. Such a write is refused (409) until the
+ * whole document is replaced.
  */
 import { Hono, type Context } from "hono";
+import { isObject } from "../core/jsonrpc";
 import { checkPersona, checkPersonas, PERSONA_NAME, PERSONAS_KEY, type Persona } from "../policy/persona";
 import { checkVisibility, VISIBILITY_KEY } from "../policy/visibility";
-import { forgetDocument, parseDocument, type Checked } from "../storage/document-store";
+import { forgetDocument, formatProblems, parseDocument, type Checked } from "../storage/document-store";
 import { readBodyText } from "./read-body";
 import { documentResponse } from "./document-routes";
 import { conditionalWrite, deleteDocument, etagHeaders, storeDocument, type DocumentShape } from "./document-versions";
@@ -39,11 +44,29 @@ async function readBody(c: AccessContext): Promise<Checked<unknown>> {
   return parseDocument(text);
 }
 
-/** The personas in the document's stored text; an unreadable document reads as none (PUT then replaces it whole). */
+/** The personas in the document's stored text (none stored: none), or why the stored text is invalid. */
+function storedPersonas(text: string | null): Checked<Record<string, Persona>> {
+  if (text === null) return { ok: true, value: {} };
+  const parsed = parseDocument(text);
+  const checked = parsed.ok ? checkPersonas(parsed.value) : parsed;
+  return checked.ok ? { ok: true, value: { ...checked.value } } : checked;
+}
+
+/** The personas in the document's stored text; an invalid document reads as none (callers that write check `storedPersonas` first). */
 function personasIn(text: string | null): Record<string, Persona> {
-  const parsed = text === null ? undefined : parseDocument(text);
-  const checked = parsed?.ok ? checkPersonas(parsed.value) : undefined;
-  return checked?.ok ? { ...checked.value } : {};
+  const stored = storedPersonas(text);
+  return stored.ok ? stored.value : {};
+}
+
+/** The 409 of a one-persona write while the stored document is invalid: editing it would drop every other persona. */
+function invalidStoredDocument(c: AccessContext, problems: Checked<unknown> & { ok: false }): Response {
+  return c.json(
+    {
+      error: `the stored personas document (KV "${PERSONAS_KEY}") is invalid (${formatProblems(problems.problems)}), so one persona cannot be written without losing the others; nothing was changed. Replace the whole document: PUT /admin/personas with {"personas": {<name>: {...}, ...}} (GET /admin/personas shows what is stored)`,
+      problems: problems.problems,
+    },
+    409,
+  );
 }
 
 /** The personas document always has a representation (none stored reads as `{}`); `If-Match: *` asks for the named persona. */
@@ -76,8 +99,21 @@ export function createAccessRoutes(): Hono<{ Bindings: Bindings }> {
   const routes = new Hono<{ Bindings: Bindings }>();
 
   routes.get("/personas", async (c) => {
-    const { personas, headers } = await readPersonas(c);
-    return c.json({ personas }, 200, headers);
+    const text = await kvOf(c).get(PERSONAS_KEY);
+    const stored = storedPersonas(text);
+    const headers = await etagHeaders(text, personasShape());
+    if (stored.ok) return c.json({ personas: stored.value }, 200, headers);
+    // Nothing of an invalid document applies (every caller is denied): say so, and show what is stored.
+    return c.json({ personas: {}, invalid: { problems: stored.problems, stored: text } }, 200, headers);
+  });
+
+  routes.put("/personas", async (c) => {
+    const body = await readBody(c);
+    const document = body.ok && isObject(body.value) && Object.keys(body.value).length === 1 ? body.value["personas"] : undefined;
+    if (body.ok && document === undefined) return c.json({ error: 'send {"personas": {<name>: {...}, ...}} (what GET /admin/personas answers); nothing was stored', problems: [{ path: "", message: 'expected one member, "personas"' }] }, 400);
+    const checked = body.ok ? checkPersonas(document) : body;
+    if (!checked.ok) return c.json({ error: "invalid personas document; nothing was stored", problems: checked.problems.map((p) => ({ ...p, path: `/personas${p.path}` })) }, 400);
+    return conditionalWrite(c, kvOf(c), PERSONAS_KEY, personasShape(), async () => ({ response: c.json({ personas: checked.value }), stored: await writePersonas(c, { ...checked.value }) }));
   });
 
   routes.put("/personas/:name", async (c) => {
@@ -86,8 +122,10 @@ export function createAccessRoutes(): Hono<{ Bindings: Bindings }> {
     const body = await readBody(c);
     const checked = body.ok ? checkPersona(body.value) : body;
     if (!checked.ok) return c.json({ error: `invalid persona "${name}"; nothing was stored`, problems: checked.problems }, 400);
-    return conditionalWrite(c, kvOf(c), PERSONAS_KEY, personasShape(name), async (stored) => {
-      const personas = { ...personasIn(stored), [name]: checked.value };
+    return conditionalWrite(c, kvOf(c), PERSONAS_KEY, personasShape(name), async (text) => {
+      const stored = storedPersonas(text);
+      if (!stored.ok) return { response: invalidStoredDocument(c, stored) };
+      const personas = { ...stored.value, [name]: checked.value };
       const all = checkPersonas(personas);
       if (!all.ok) return { response: c.json({ error: `persona "${name}" conflicts with the others; nothing was stored`, problems: all.problems }, 400) };
       return { response: c.json({ name, stored: checked.value }), stored: await writePersonas(c, personas) };
@@ -102,8 +140,10 @@ export function createAccessRoutes(): Hono<{ Bindings: Bindings }> {
 
   routes.delete("/personas/:name", async (c) => {
     const name = c.req.param("name");
-    return conditionalWrite(c, kvOf(c), PERSONAS_KEY, personasShape(name), async (stored) => {
-      const personas = personasIn(stored);
+    return conditionalWrite(c, kvOf(c), PERSONAS_KEY, personasShape(name), async (text) => {
+      const stored = storedPersonas(text);
+      if (!stored.ok) return { response: invalidStoredDocument(c, stored) };
+      const personas = stored.value;
       if (!Object.hasOwn(personas, name)) return { response: c.json({ error: `no persona named "${name}"` }, 404) };
       delete personas[name];
       return { response: c.json({ deleted: name }), stored: await writePersonas(c, personas) };

@@ -34,6 +34,10 @@ import { createApiKeyRoutes } from "./api-keys";
 import { createAccessRoutes } from "./access-documents";
 import { recordFailedAuthentication } from "../auth/failure-audit";
 import { gatewayConfig } from "../config/gateway-config";
+import { addUnmatchedRoute } from "./unmatched";
+
+/** Where the shell mounts the admin API. */
+export const ADMIN_BASE = "/admin";
 
 const MAX_DOCUMENT_BYTES = 512 * 1024;
 /** A preview carries a sample tool result beside the set, so it may be larger than a document. */
@@ -196,6 +200,6 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
   admin.route("/api-keys", createApiKeyRoutes());
   admin.route("/", createAccessRoutes());
 
-  admin.notFound((c) => c.json({ error: "Not Found: see docs/admin-api.md for the admin API's paths" }, 404));
+  addUnmatchedRoute(admin, ADMIN_BASE);
   return admin;
 }

@@ -106,6 +106,7 @@ async function decide(c: PinContext, verdict: "approve" | "reject"): Promise<Res
   const name = c.req.param("name")!;
   const kv = kvOf(c);
   const state = await readPins(kv, upstream.name);
+  if (state.invalid) return invalidPinDocuments(c, upstream.name, state.invalid);
   const id = pinId(kind, name);
   const pin = state.pins.entries[id];
   if (!pin) return c.json({ error: `no ${kind} "${name}" is pinned for upstream "${upstream.name}"` }, 404);
@@ -115,6 +116,20 @@ async function decide(c: PinContext, verdict: "approve" | "reject"): Promise<Res
   const decisions = verdict === "approve" ? approve(state.decisions, id, pin.latest) : reject(state.decisions, id, digest);
   await saveDecisions(kv, upstream.name, decisions);
   return c.json(describePin(pin, decisions.entries[id], upstream));
+}
+
+/**
+ * The 409 of a one-definition write while a stored pins document of the upstream is invalid
+ * (read as empty): writing it would keep only that one entry.
+ */
+function invalidPinDocuments(c: Context, upstream: string, keys: readonly string[]): Response {
+  return c.json(
+    {
+      error: `the stored pins of upstream "${upstream}" are invalid (KV ${keys.map((key) => `"${key}"`).join(" and ")} ${keys.length === 1 ? "is not a pins document" : "are not pins documents"}), so one definition cannot be decided or forgotten without losing the others; nothing was changed. Replace them whole: DELETE /admin/pins/${upstream} forgets the upstream's pins and decisions (its definitions are pinned afresh at the next list), or write valid documents to those keys`,
+      invalid: keys,
+    },
+    409,
+  );
 }
 
 /** Builds the pin routes, mounted at /admin. */
@@ -141,6 +156,7 @@ export function createPinsAdmin(): Hono<{ Bindings: PinBindings }> {
     if (!kind) return c.json({ error: 'kind must be "tool" or "prompt"' }, 400);
     const kv = kvOf(c);
     const state = await readPins(kv, upstreamName);
+    if (state.invalid) return invalidPinDocuments(c, upstreamName, state.invalid);
     const id = pinId(kind, c.req.param("name"));
     if (!Object.hasOwn(state.pins.entries, id) && !Object.hasOwn(state.decisions.entries, id)) return c.json({ error: `no ${kind} "${c.req.param("name")}" is pinned for upstream "${upstreamName}"` }, 404);
     await saveBoth(kv, upstreamName, { pins: withoutEntries(state.pins, (e) => e === id), decisions: withoutEntries(state.decisions, (e) => e === id) });

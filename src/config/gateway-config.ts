@@ -15,7 +15,13 @@ export const DEFAULT_DOCUMENT_CACHE_TTL_MS = 30_000;
 /** Parsed configurations kept per isolate (one per version of the vars). */
 const MAX_CACHED_CONFIGS = 16;
 /** The vars the configuration is parsed from. */
-const CONFIG_VARS = ["UPSTREAMS", "ALLOWED_ORIGINS", "FILTER_CACHE_TTL_MS", "OFFLOAD", "AUDIT", "AUTH"] as const;
+const CONFIG_VARS = ["UPSTREAMS", "ALLOWED_ORIGINS", "FILTER_CACHE_TTL_MS", "OFFLOAD", "AUDIT", "AUTH", "MAX_MESSAGE_BYTES"] as const;
+/**
+ * The largest MCP POST body read by default (MAX_MESSAGE_BYTES overrides it): room for a
+ * tool argument of a few megabytes (a file, a base64 image), while a handful of such
+ * requests at once stays well inside the isolate's 128 MB (the text is held and parsed).
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 export type GatewayConfig = {
   /** The upstream list, or why it is invalid (details for the log only). */
@@ -30,6 +36,8 @@ export type GatewayConfig = {
   readonly audit: AuditConfig;
   /** How callers authenticate (AUTH), or why it is invalid (details for the log only). */
   readonly auth: Result<AuthConfig, AuthConfigProblem>;
+  /** The largest MCP POST body the gateway reads, in bytes (MAX_MESSAGE_BYTES). */
+  readonly maxMessageBytes: number;
 };
 
 const parsed = new Map<string, GatewayConfig>();
@@ -45,6 +53,12 @@ function originsFrom(raw: unknown): readonly string[] {
     values = raw.split(",");
   }
   return (Array.isArray(values) ? values : []).filter((o): o is string => typeof o === "string").map((o) => o.trim().replace(/\/+$/, ""));
+}
+
+/** MAX_MESSAGE_BYTES: a positive whole number of bytes; anything else leaves the default. */
+function maxMessageBytesFrom(raw: unknown): number {
+  const value = Number(raw);
+  return raw !== undefined && raw !== "" && Number.isSafeInteger(value) && value > 0 ? value : DEFAULT_MAX_MESSAGE_BYTES;
 }
 
 function ttlFrom(raw: unknown): number {
@@ -70,6 +84,7 @@ export function gatewayConfig(env: Readonly<Record<string, unknown>>): GatewayCo
       offload: { ...DEFAULT_OFFLOAD, ...offloadFromVar(env["OFFLOAD"]) },
       audit: auditFromVar(env["AUDIT"]),
       auth: parseAuthConfig(env["AUTH"]),
+      maxMessageBytes: maxMessageBytesFrom(env["MAX_MESSAGE_BYTES"]),
     };
     if (parsed.size >= MAX_CACHED_CONFIGS) parsed.clear();
     parsed.set(key, config);

@@ -16,7 +16,7 @@ const MIN_SESSION_SECRET_LENGTH = 16;
 
 const REDACTED = "[redacted]";
 /** Worker secrets of the gateway itself; upstream credentials are named in UPSTREAMS. */
-const GATEWAY_SECRET_VARS = ["SESSION_SECRET", "ADMIN_TOKEN", "IDENTITY_SIGNING_KEY"] as const;
+const GATEWAY_SECRET_VARS = ["SESSION_SECRET", "ADMIN_TOKEN", "IDENTITY_SIGNING_KEY", "IDENTITY_SIGNING_KEY_PREVIOUS"] as const;
 
 /** The values of every configured secret, longest first (so one inside another goes whole). */
 function secretValues(env: Readonly<Record<string, unknown>>): string[] {

@@ -6,7 +6,8 @@
  * What is judged by upstream (resources and their templates, subscriptions, tasks, the
  * upstreams' instructions at `initialize` and `server/discover`) only ever reaches, and
  * is only heard from, the upstreams the grant reaches: no other upstream is sent the
- * request. The persona goes on the call record.
+ * request, nor the client's notifications and `logging/setLevel`. The persona goes on
+ * the call record.
  *
  * Active only when authentication is on (AUTH); with no persona for the caller's roles
  * and no default persona, the caller may call nothing (default deny). A broken personas
@@ -161,6 +162,9 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
         case "resources/unsubscribe":
           // These act at the upstream: on /mcp only the upstreams the grant reaches are asked.
           return reachResource(ctx, grant, params?.["uri"], request, next);
+        case "logging/setLevel":
+          // Sent on to each upstream that logs: only those the grant reaches.
+          return next(withReachableUpstreams(ctx, grant), request);
         case "tasks/list":
           // Only the upstreams the grant reaches are asked (and each shows only the caller's own tasks: relay/tasks.ts).
           if (outOfReach(ctx, grant)) return emptyList(id, "tasks");
@@ -177,8 +181,9 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
   return (next) => {
     const handleRequests = requests(next);
     return async function authorizationOfStreams(ctx, message) {
-      if (message.kind !== "listen") return handleRequests(ctx, message);
-      // A 2025 client's GET stream: only the upstreams the grant reaches are listened to, as for subscriptions/listen.
+      if (message.kind !== "listen" && message.kind !== "notification") return handleRequests(ctx, message);
+      // A 2025 client's GET stream: only the upstreams the grant reaches are listened to, as for subscriptions/listen;
+      // a client notification (cancelled, roots changed, progress) goes only to those upstreams too.
       const grant = await callerGrant(ctx, cacheTtlMs);
       return next(withReachableUpstreams(ctx, grant), message);
     };

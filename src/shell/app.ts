@@ -6,7 +6,7 @@ import { Hono, type Context } from "hono";
 import { errorResponse, GatewayError } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
 import { GATEWAY_INFO } from "../core/gateway-info";
-import { createAdminApp } from "../admin/app";
+import { ADMIN_BASE, createAdminApp } from "../admin/app";
 import { mountConsole } from "../admin/console/index";
 import { gatewayConfig, type GatewayConfig } from "../config/gateway-config";
 import type { Handler, Services } from "../context/call-context";
@@ -25,6 +25,7 @@ import { identityJwks } from "../upstream/identity-assertion";
 import { downloadPayload } from "./payload-download";
 import { downloadIcon } from "./icon-download";
 import { recordFailedAuthentication } from "../auth/failure-audit";
+import { readMessageBody } from "./message-body";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -101,9 +102,14 @@ async function endpoint(c: GatewayContext, route: string, pipelines: (config: Ga
   // unauthenticated caller gets the same 401 whether the upstream exists or not.
   const caller = await callerOf(c, route, services);
   const upstreams = route === "" ? all : all.filter((u) => u.name === route);
-  if (upstreams.length === 0) {
-    const names = (await upstreamsShownTo(caller, services, all)).map((u) => u.name).join(", ") || "(none)";
-    throw new GatewayError(404, -32000, `Not Found: no upstream named "${route}"; ${authOff(services.config) ? "this gateway serves" : "you may reach"}: ${names}`);
+  if (route !== "") {
+    // An upstream the caller's persona does not reach answers as one that does not exist: no
+    // session, no handshake, nothing said about it (for every verb and both eras).
+    const shown = await upstreamsShownTo(caller, services, all);
+    if (!shown.some((u) => u.name === route)) {
+      const names = shown.map((u) => u.name).join(", ") || "(none)";
+      throw new GatewayError(404, -32000, `Not Found: no upstream named "${route}"; ${authOff(services.config) ? "this gateway serves" : "you may reach"}: ${names}`);
+    }
   }
   return {
     request: c.req.raw,
@@ -139,7 +145,7 @@ async function upstreamsOfHome(c: GatewayContext, config: GatewayConfig, all: re
 async function post(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> {
   // Authenticated before the body is read: an unknown caller's body is never taken in.
   const where = await endpoint(c, route, pipelines);
-  const text = await c.req.raw.text();
+  const text = await readMessageBody(c.req.raw, where.services.config.maxMessageBytes);
   const modern = classifyPost(c.req.raw.headers, text);
   if (modern) return handleModernPost(where, modern);
   return handlePost(where, text);
@@ -200,7 +206,7 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   });
   // Liveness: answers without calling any upstream, and says nothing secret.
   app.get("/health", (c) => c.json({ status: "ok", ...GATEWAY_INFO }, 200, { "cache-control": "no-store" }));
-  app.route("/admin", admin);
+  app.route(ADMIN_BASE, admin);
   app.get("/icons/:name", (c) => downloadIcon(c.req.raw, c.env, c.req.param("name")));
   const metadata = (c: GatewayContext, route: string) => {
     const auth = gatewayConfig(c.env).auth;

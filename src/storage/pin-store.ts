@@ -57,14 +57,17 @@ export const SWEEP_REPORT_KEY = "pins-sweep/last";
 /** A pins document larger than this is not written (an upstream listing that much is logged instead). */
 export const MAX_PINS_DOCUMENT_BYTES = 8 * 1024 * 1024;
 
-/** Both documents of one upstream. */
-export type UpstreamPins = { readonly pins: PinsDocument; readonly decisions: DecisionsDocument };
+/**
+ * Both documents of one upstream. `invalid` names the KV keys whose stored text is not a
+ * document of theirs (each read as empty): an admin write of one entry must not replace them.
+ */
+export type UpstreamPins = { readonly pins: PinsDocument; readonly decisions: DecisionsDocument; readonly invalid?: readonly string[] };
 
 type Cached = { readonly at: number; readonly value: Promise<UpstreamPins> };
 const cache = new Map<string, Cached>();
 const locks = new Map<string, Promise<unknown>>();
 
-function asDocument<D extends PinsDocument | DecisionsDocument>(key: string, text: string | null, empty: D): D {
+function asDocument<D extends PinsDocument | DecisionsDocument>(key: string, text: string | null, empty: D): D | undefined {
   if (text === null) return empty;
   try {
     const value: unknown = JSON.parse(text);
@@ -73,13 +76,17 @@ function asDocument<D extends PinsDocument | DecisionsDocument>(key: string, tex
     // reported below
   }
   console.error(`mcp-edge-gateway: KV "${key}" is not a pins document; it is read as empty`);
-  return empty;
+  return undefined;
 }
 
 /** Both documents of `upstream`, straight from KV. */
 export async function readPins(kv: KVNamespace, upstream: string): Promise<UpstreamPins> {
   const [pins, decisions] = await Promise.all([kv.get(PINS_KEY_PREFIX + upstream), kv.get(DECISIONS_KEY_PREFIX + upstream)]);
-  return { pins: asDocument(PINS_KEY_PREFIX + upstream, pins, EMPTY_PINS), decisions: asDocument(DECISIONS_KEY_PREFIX + upstream, decisions, EMPTY_DECISIONS) };
+  const pinsKey = PINS_KEY_PREFIX + upstream;
+  const decisionsKey = DECISIONS_KEY_PREFIX + upstream;
+  const [pinsDocument, decisionsDocument] = [asDocument(pinsKey, pins, EMPTY_PINS), asDocument(decisionsKey, decisions, EMPTY_DECISIONS)];
+  const invalid = [...(pinsDocument ? [] : [pinsKey]), ...(decisionsDocument ? [] : [decisionsKey])];
+  return { pins: pinsDocument ?? EMPTY_PINS, decisions: decisionsDocument ?? EMPTY_DECISIONS, ...(invalid.length > 0 ? { invalid } : {}) };
 }
 
 /**

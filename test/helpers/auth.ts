@@ -2,6 +2,7 @@
  * Authentication in tests: vars that turn AUTH on, API keys made through the real admin
  * API (stored in the test's KV), and the Authorization header of a key.
  */
+import { expect } from "vitest";
 import { gatewayFetch, type Vars } from "./gateway";
 
 export const ADMIN_TOKEN = "admin-token-for-auth-tests";
@@ -26,4 +27,17 @@ export async function makeKey(fields: { principal: string; roles?: string[]; ema
   if (response.status !== 201) throw new Error(`POST /admin/api-keys: ${response.status} ${await response.text()}`);
   const { id, key } = (await response.json()) as { id: string; key: string };
   return { id, key, headers: { authorization: `Bearer ${key}` } };
+}
+
+/**
+ * Checks that what `send` gets on `/mcp/<upstream>` is exactly what it gets on a route
+ * naming no upstream at all: the same status and body (the 404 naming only the upstreams
+ * the caller may reach), the route's name aside.
+ */
+export async function expectNoSuchUpstream(send: (path: string) => Promise<Response>, upstream: string, label?: string): Promise<void> {
+  const ghost = `ghost${crypto.randomUUID().slice(0, 8)}`;
+  const [response, unknown] = [await send(`/mcp/${upstream}`), await send(`/mcp/${ghost}`)];
+  expect(unknown.status, label).toBe(404);
+  expect(response.status, label).toBe(404);
+  expect(await response.text(), label).toBe((await unknown.text()).replace(ghost, upstream));
 }

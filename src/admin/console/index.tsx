@@ -33,7 +33,7 @@ import { registerUpstreams } from "./upstreams";
 
 /** A form carries at most a filter preview's sample (4 MiB) or an icon file (1 MiB), with room for the other fields. */
 const MAX_FORM_BYTES = 5 * 1024 * 1024;
-const OFF_MESSAGE = "The admin console is off: it is turned on with the admin API, by the ADMIN_TOKEN secret (see README, \"Console\").";
+const OFF_MESSAGE = "The admin console is off: it is turned on with the admin API, by the ADMIN_TOKEN secret (see docs/console.md).";
 
 function SignInForm({ error }: { error?: string }) {
   return (

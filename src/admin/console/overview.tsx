@@ -24,7 +24,7 @@ export function registerOverview(app: ConsoleApp): void {
     const body = (
       <>
         <Problems id="overview-errors" error={!health.ok ? health.error : !audit.ok ? audit.error : undefined} />
-        {health.ok && health.upstreams.length === 0 && <Empty>No upstreams are configured: add one to UPSTREAMS in wrangler.toml (see README, "Configuration").</Empty>}
+        {health.ok && health.upstreams.length === 0 && <Empty>No upstreams are configured: add one to UPSTREAMS in wrangler.toml (see docs/configuration.md).</Empty>}
         <div class="cards">
           {(health.ok ? health.upstreams : []).map((upstream) => {
             const minutes = perSlot(

@@ -1,0 +1,39 @@
+/**
+ * The body of an MCP POST, read with a bound: the gateway never holds more than
+ * `limitBytes` of one client's message, whatever the platform would accept. A declared
+ * Content-Length past the bound is refused before anything is read; a chunked body is
+ * counted as it arrives and refused at the first byte past the bound (the rest is not
+ * read). Both eras' POSTs come through here; the bound is MAX_MESSAGE_BYTES
+ * (config/gateway-config.ts).
+ */
+import { readTextUpTo } from "../core/bounded-text";
+import { GatewayError } from "../core/errors";
+import { INVALID_REQUEST } from "../core/jsonrpc";
+
+/** The bound as a person reads it: "4 MiB (4194304 bytes)". */
+function describeLimit(limitBytes: number): string {
+  const mib = limitBytes / (1024 * 1024);
+  return Number.isInteger(mib) ? `${mib} MiB (${limitBytes} bytes)` : `${limitBytes} bytes`;
+}
+
+function tooLarge(limitBytes: number): GatewayError {
+  return new GatewayError(413, INVALID_REQUEST, `Payload Too Large: an MCP message body may hold at most ${describeLimit(limitBytes)}; send a smaller message (large content belongs in a resource or a file the tool fetches)`, { maxBytes: limitBytes });
+}
+
+/**
+ * The request's body as text, or a 413 `GatewayError` naming the limit when it holds
+ * more than `limitBytes` bytes.
+ *
+ * @example
+ * const text = await readMessageBody(c.req.raw, config.maxMessageBytes);
+ */
+export async function readMessageBody(request: Request, limitBytes: number): Promise<string> {
+  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > limitBytes) {
+    await request.body?.cancel();
+    throw tooLarge(limitBytes);
+  }
+  const text = await readTextUpTo(request.body, limitBytes);
+  if (text === undefined) throw tooLarge(limitBytes);
+  return text;
+}
