@@ -17,7 +17,7 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   queue: (batch, env) => consumeAuditBatch(batch, env),
-  scheduled: async (_controller, env, ctx) => {
-    await sweepPins(env as unknown as Readonly<Record<string, unknown>>, ctx);
+  scheduled: async (controller, env, ctx) => {
+    await sweepPins(env as unknown as Readonly<Record<string, unknown>>, ctx, controller.scheduledTime);
   },
 } satisfies ExportedHandler<GatewayBindings>;

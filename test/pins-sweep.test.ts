@@ -10,12 +10,55 @@ import worker from "../src/index";
 import { admin } from "./helpers/admin";
 import type { Json } from "./helpers/gateway";
 import { pinClient, pinVars, switchVariant, tool } from "./helpers/pins";
+import { SWEEP_REPORT_REFRESH_MS } from "../src/shell/pin-sweep";
+import { SWEEP_REPORT_KEY } from "../src/storage/pin-store";
 
-async function runCron(vars: Record<string, unknown>): Promise<void> {
+async function runCron(vars: Record<string, unknown>, scheduledTime = new Date()): Promise<void> {
   const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime: new Date(), cron: "*/5 * * * *" }), { ...env, ...vars } as never, ctx);
+  await worker.scheduled!(createScheduledController({ scheduledTime, cron: "*/5 * * * *" }), { ...env, ...vars } as never, ctx);
   await waitOnExecutionContext(ctx);
 }
+
+/** The test KV, counting writes of the sweep's report. */
+function countingReportWrites(): { kv: KVNamespace; writes: () => number } {
+  let writes = 0;
+  const kv = env.GATEWAY_KV;
+  const counting = new Proxy(kv, {
+    get(target, property) {
+      if (property === "put") {
+        return (key: string, ...rest: unknown[]) => {
+          if (key === SWEEP_REPORT_KEY) writes++;
+          return (target.put as (...args: unknown[]) => Promise<void>)(key, ...rest);
+        };
+      }
+      const value = Reflect.get(target, property) as unknown;
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { kv: counting, writes: () => writes };
+}
+
+test("a run whose report says what the stored one says writes nothing, until the stored one is an hour old; with nothing pinned, a run does nothing", async () => {
+  const name = "p-cron-quiet";
+  const { kv, writes } = countingReportWrites();
+  const vars = { ...pinVars({ name, pinning: "warn" }), GATEWAY_KV: kv };
+  const t0 = Date.parse("2026-11-24T10:00:00Z");
+  const at = (minutes: number) => new Date(t0 + minutes * 60_000);
+  await runCron(vars, at(0)); // first sight: the report counts three new definitions
+  await runCron(vars, at(5)); // no changes: a report that differs from the first
+  expect(writes()).toBe(2);
+  await runCron(vars, at(10)); // the same again: nothing written
+  expect(writes()).toBe(2);
+  await switchVariant(name, "rug-pull");
+  await runCron(vars, at(15)); // a change: written
+  await runCron(vars, at(20)); // steady again, but not the report stored: written
+  await runCron(vars, at(25)); // steady: nothing written
+  expect(writes()).toBe(4);
+  await runCron(vars, new Date(at(20).getTime() + SWEEP_REPORT_REFRESH_MS)); // the stored one is an hour old: written again
+  expect(writes()).toBe(5);
+  await runCron({ ...vars, UPSTREAMS: JSON.stringify([{ name, url: "http://127.0.0.1:9/mcp", pinning: "off" }]) }, new Date(t0 + 3 * SWEEP_REPORT_REFRESH_MS));
+  expect(writes()).toBe(5);
+});
 
 test("the scheduled re-check finds a rug pull that no client listed, and reports an upstream it cannot reach", async () => {
   const name = "p-cron";

@@ -189,6 +189,33 @@ describe("decisions by digest", () => {
     expect(definition(await pinsOf(name), "add")).toMatchObject({ status: "pinned", approved: { digest: current } });
   });
 
+  test("decisions about two definitions of one upstream at once both stand (each read, changed and wrote back the one document)", async () => {
+    const name = "p-two-decisions";
+    const vars = pinVars({ name, pinning: "enforce", approveNew: true });
+    await (await pinClient(`/mcp/${name}`, vars)).tools();
+    const held = await pinsOf(name, vars);
+    const [add, echo] = [definition(held, "add"), definition(held, "echo")];
+    expect([add.status, echo.status]).toEqual(["held", "held"]);
+    const answers = await Promise.all([
+      admin("POST", `/pins/${name}/add/approve`, { digest: add.pending.digest }, { vars }),
+      admin("POST", `/pins/${name}/echo/approve`, { digest: echo.pending.digest }, { vars }),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    const after = await pinsOf(name, vars);
+    expect(definition(after, "add").status).toBe("pinned");
+    expect(definition(after, "echo").status).toBe("pinned");
+  });
+
+  test("DELETE /admin/pins/<name> of a name neither configured nor pinned is 404; a removed upstream's pins can still be forgotten", async () => {
+    const name = "p-forget-removed";
+    const vars = pinVars({ name, pinning: "warn" });
+    await (await pinClient(`/mcp/${name}`, vars)).tools();
+    const without = { ...vars, UPSTREAMS: JSON.stringify([{ name: "beta", url: inject("fixtureUrls").beta }]) };
+    expect((await admin("DELETE", `/pins/p-typo-${name}`, undefined, { vars: without })).status).toBe(404);
+    expect((await admin("DELETE", `/pins/${name}`, undefined, { vars: without })).status).toBe(200);
+    expect((await admin("DELETE", `/pins/${name}`, undefined, { vars: without })).status).toBe(404);
+  });
+
   test("bad bodies are refused with 400, unknown definitions with 404; DELETE forgets", async () => {
     const name = "p-forget";
     const vars = pinVars({ name, pinning: "enforce" });

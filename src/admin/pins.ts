@@ -20,7 +20,7 @@ import { definitionObject, type PinKind } from "../policy/pin-definition";
 import { definitionDiff } from "../policy/pin-diff";
 import { ruleTable } from "../policy/pin-findings";
 import { approve, approvedVersion, EMPTY_DECISIONS, EMPTY_PINS, pinId, pinStatus, reject, withoutEntries, type ObservedPin, type PinDecision } from "../policy/pins";
-import { readPins, saveBoth, saveDecisions, SWEEP_REPORT_KEY, type UpstreamPins } from "../storage/pin-store";
+import { readPins, saveBoth, saveDecisions, serialized, SWEEP_REPORT_KEY, type UpstreamPins } from "../storage/pin-store";
 import { pinningOf } from "../middleware/pin-observation";
 import { readBodyText } from "./read-body";
 
@@ -105,17 +105,21 @@ async function decide(c: PinContext, verdict: "approve" | "reject"): Promise<Res
   const digest = body["digest"];
   const name = c.req.param("name")!;
   const kv = kvOf(c);
-  const state = await readPins(kv, upstream.name);
-  if (state.invalid) return invalidPinDocuments(c, upstream.name, state.invalid);
-  const id = pinId(kind, name);
-  const pin = state.pins.entries[id];
-  if (!pin) return c.json({ error: `no ${kind} "${name}" is pinned for upstream "${upstream.name}"` }, 404);
-  if (pin.latest.digest !== digest) {
-    return c.json({ error: `${digest} is not the version upstream "${upstream.name}" serves now: ${kind} "${name}" is at ${pin.latest.digest}; review that one (GET /admin/pins/${upstream.name}) and ${verdict} it by its digest`, current: pin.latest.digest }, 409);
-  }
-  const decisions = verdict === "approve" ? approve(state.decisions, id, pin.latest) : reject(state.decisions, id, digest);
-  await saveDecisions(kv, upstream.name, decisions);
-  return c.json(describePin(pin, decisions.entries[id], upstream));
+  // Decisions of one upstream are one document: read, change and write it one write at a
+  // time in this isolate (lists that record changes wait their turn too).
+  return serialized(upstream.name, async () => {
+    const state = await readPins(kv, upstream.name);
+    if (state.invalid) return invalidPinDocuments(c, upstream.name, state.invalid);
+    const id = pinId(kind, name);
+    const pin = state.pins.entries[id];
+    if (!pin) return c.json({ error: `no ${kind} "${name}" is pinned for upstream "${upstream.name}"` }, 404);
+    if (pin.latest.digest !== digest) {
+      return c.json({ error: `${digest} is not the version upstream "${upstream.name}" serves now: ${kind} "${name}" is at ${pin.latest.digest}; review that one (GET /admin/pins/${upstream.name}) and ${verdict} it by its digest`, current: pin.latest.digest }, 409);
+    }
+    const decisions = verdict === "approve" ? approve(state.decisions, id, pin.latest) : reject(state.decisions, id, digest);
+    await saveDecisions(kv, upstream.name, decisions);
+    return c.json(describePin(pin, decisions.entries[id], upstream));
+  });
 }
 
 /**
@@ -155,17 +159,28 @@ export function createPinsAdmin(): Hono<{ Bindings: PinBindings }> {
     const kind = kindOf(c.req.query("kind"));
     if (!kind) return c.json({ error: 'kind must be "tool" or "prompt"' }, 400);
     const kv = kvOf(c);
-    const state = await readPins(kv, upstreamName);
-    if (state.invalid) return invalidPinDocuments(c, upstreamName, state.invalid);
-    const id = pinId(kind, c.req.param("name"));
-    if (!Object.hasOwn(state.pins.entries, id) && !Object.hasOwn(state.decisions.entries, id)) return c.json({ error: `no ${kind} "${c.req.param("name")}" is pinned for upstream "${upstreamName}"` }, 404);
-    await saveBoth(kv, upstreamName, { pins: withoutEntries(state.pins, (e) => e === id), decisions: withoutEntries(state.decisions, (e) => e === id) });
-    return c.json({ forgotten: { upstream: upstreamName, kind, name: c.req.param("name") } });
+    return serialized(upstreamName, async () => {
+      const state = await readPins(kv, upstreamName);
+      if (state.invalid) return invalidPinDocuments(c, upstreamName, state.invalid);
+      const id = pinId(kind, c.req.param("name"));
+      if (!Object.hasOwn(state.pins.entries, id) && !Object.hasOwn(state.decisions.entries, id)) return c.json({ error: `no ${kind} "${c.req.param("name")}" is pinned for upstream "${upstreamName}"` }, 404);
+      await saveBoth(kv, upstreamName, { pins: withoutEntries(state.pins, (e) => e === id), decisions: withoutEntries(state.decisions, (e) => e === id) });
+      return c.json({ forgotten: { upstream: upstreamName, kind, name: c.req.param("name") } });
+    });
   });
   admin.delete("/pins/:upstream", async (c) => {
     const upstreamName = c.req.param("upstream");
-    await saveBoth(kvOf(c), upstreamName, { pins: EMPTY_PINS, decisions: EMPTY_DECISIONS });
-    return c.json({ forgotten: { upstream: upstreamName } });
+    const kv = kvOf(c);
+    return serialized(upstreamName, async () => {
+      // An upstream no longer configured may still have pins to forget; a name with neither is a typo.
+      if (!configured(c.env).some((u) => u.name === upstreamName)) {
+        const state = await readPins(kv, upstreamName);
+        const stored = state.invalid !== undefined || Object.keys(state.pins.entries).length > 0 || Object.keys(state.decisions.entries).length > 0;
+        if (!stored) return c.json({ error: `no upstream named "${upstreamName}" is configured or has pins` }, 404);
+      }
+      await saveBoth(kv, upstreamName, { pins: EMPTY_PINS, decisions: EMPTY_DECISIONS });
+      return c.json({ forgotten: { upstream: upstreamName } });
+    });
   });
   return admin;
 }

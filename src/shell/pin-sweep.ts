@@ -30,6 +30,12 @@ export const SWEEP_MAX_UPSTREAMS = 8;
 export const SWEEP_MAX_PAGES = 4;
 /** The whole run's deadline. */
 export const SWEEP_DEADLINE_MS = 25_000;
+/**
+ * How long an unchanged report stands before a run writes it again (its `at` then says the
+ * sweep still runs): a run whose report says what the stored one says writes nothing, so a
+ * steady gateway spends 24 KV writes a day on it, not one a run (288 at every 5 minutes).
+ */
+export const SWEEP_REPORT_REFRESH_MS = 60 * 60 * 1000;
 /** Who the sweep's requests are from, in logs and audit events. */
 export const SWEEP_PRINCIPAL = "mcp-edge-gateway/pin-sweep";
 const SWEEP_REVISION = "2026-07-28";
@@ -96,6 +102,7 @@ export async function sweepPins(env: Readonly<Record<string, unknown>>, executio
     return undefined;
   }
   const pinned = configured.value.filter((upstream) => pinningOf(upstream) !== "off");
+  if (pinned.length === 0) return undefined; // nothing to re-check: no subrequest, no write
   const offset = pinned.length > SWEEP_MAX_UPSTREAMS ? (Math.floor(nowMs / 60_000) * SWEEP_MAX_UPSTREAMS) % pinned.length : 0;
   const order = [...pinned.slice(offset), ...pinned.slice(0, offset)];
   const chosen = order.slice(0, SWEEP_MAX_UPSTREAMS);
@@ -139,6 +146,14 @@ export async function sweepPins(env: Readonly<Record<string, unknown>>, executio
     if (reached) report.checked.push(counts);
   }
   for (const { upstream, error } of report.unreachable) console.warn(`mcp-edge-gateway: pin sweep could not list "${upstream}": ${error}`);
-  await kv.put(SWEEP_REPORT_KEY, JSON.stringify(report));
+  await storeReport(kv, report, nowMs);
   return report;
+}
+
+/** Writes the run's report unless the stored one says the same and is younger than SWEEP_REPORT_REFRESH_MS. */
+async function storeReport(kv: KVNamespace, report: SweepReport, nowMs: number): Promise<void> {
+  const previous = await kv.get<SweepReport>(SWEEP_REPORT_KEY, "json").catch(() => null);
+  const outcome = (r: SweepReport) => JSON.stringify({ ...r, at: "" });
+  if (previous && outcome(previous) === outcome(report) && nowMs - Date.parse(previous.at) < SWEEP_REPORT_REFRESH_MS) return;
+  await kv.put(SWEEP_REPORT_KEY, JSON.stringify(report));
 }
