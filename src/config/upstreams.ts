@@ -9,6 +9,7 @@ import { fail, ok, type Result } from "../core/errors";
 import { isObject } from "../core/jsonrpc";
 import { SYS_UPSTREAM } from "../core/names";
 import { DEFAULT_PINNING_MODE, PINNING_MODES, type PinningMode } from "../policy/pins";
+import { LATEST_SESSION_REVISION, STATELESS_REVISION } from "../core/revisions";
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 /**
@@ -61,7 +62,7 @@ export type UpstreamConfig = {
 
 
 /** The revisions an upstream may be configured to speak: the last 2025 one, or 2026-07-28. */
-export const UPSTREAM_PROTOCOLS = ["2025-11-25", "2026-07-28"] as const;
+export const UPSTREAM_PROTOCOLS = [LATEST_SESSION_REVISION, STATELESS_REVISION] as const;
 export type UpstreamProtocol = (typeof UPSTREAM_PROTOCOLS)[number];
 
 export type ConfigProblem = { reason: "invalid-upstreams"; problems: readonly string[] };

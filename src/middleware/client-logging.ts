@@ -18,10 +18,11 @@ import { GatewayError } from "../core/errors";
 import { onRequests, type CallContext, type Middleware } from "../context/call-context";
 import type { CallRecord } from "../context/call-record";
 import { atLeast, isLogLevel, loadLogLevel, LOG_LEVEL_META_KEY, saveLogLevel, type LogLevel } from "../storage/client-log-levels";
+import { STATELESS_REVISION } from "../core/revisions";
 
 export const GATEWAY_LOGGER = GATEWAY_INFO.name;
 /** The first revision whose requests carry their log level in `_meta`. */
-const PER_REQUEST_LEVEL_SINCE = "2026-07-28";
+const PER_REQUEST_LEVEL_SINCE = STATELESS_REVISION;
 
 export type ClientLoggingOptions = {
   /** Which requests' decisions are reported (tools/call by default). */

@@ -16,6 +16,7 @@ import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
 import { appendMemberSplice, member, pathSpan, removeMemberSplice, rootSpan, splice, type Span } from "../core/raw-json";
 import { MAX_SEALED_TOKEN_CHARS, openState, sealState, type SealedProblem } from "../core/sealed-state";
+import { STATELESS_REVISION } from "../core/revisions";
 
 /** The sealed-state purpose of wrapped request states. */
 const PURPOSE = "request-state";
@@ -32,7 +33,7 @@ export type WrappedState = {
 };
 
 /** The first stateless revision: clients at or after it keep no session and retry with `requestState`. */
-const FIRST_STATELESS_REVISION = "2026-07-28";
+const FIRST_STATELESS_REVISION = STATELESS_REVISION;
 
 /**
  * True for a client of the stateless revisions (no session, `_meta` on every request).

@@ -7,9 +7,10 @@
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { appendMemberSplice, member, rootSpan, splice, type Span } from "../core/raw-json";
+import { META_KEYS } from "../core/revisions";
 
 /** The `_meta` key naming the subscription a message belongs to. */
-export const SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId";
+export const SUBSCRIPTION_ID_META_KEY = META_KEYS.subscriptionId;
 /** Resource URIs one listen may subscribe to (each costs a subscribe and an unsubscribe per upstream). */
 export const MAX_LISTEN_URIS = 32;
 /** The longest resource URI a listen may name, in UTF-16 code units. */

@@ -18,12 +18,13 @@ import { base64UrlToBytes, bytesToBase64Url, decodeJson, encodeJson } from "../c
 import { derivedKey } from "../core/derived-keys";
 import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span, type Splice } from "../core/raw-json";
 import type { CallContext } from "../context/call-context";
+import { META_KEYS } from "../core/revisions";
 
 const TASK_ID_PREFIX = "gwt.";
 const TAG_SEPARATOR = ".";
 const HMAC_PURPOSE = "mcp-edge-gateway task ids v1";
 /** The `_meta` key that ties a message to its task (a request, notification or `tasks/result` answer). */
-export const RELATED_TASK_META_KEY = "io.modelcontextprotocol/related-task";
+export const RELATED_TASK_META_KEY = META_KEYS.relatedTask;
 
 /** Whom task ids are bound to: the key's secret and the principal they are handed to. */
 export type TaskIdBinding = { readonly secret: string; readonly principal: string };

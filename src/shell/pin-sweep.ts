@@ -23,6 +23,7 @@ import { SWEEP_REPORT_KEY } from "../storage/pin-store";
 import { redactSecrets } from "../config/secrets";
 import type { PinKind } from "../policy/pin-definition";
 import { scanContext } from "../policy/pin-findings";
+import { STATELESS_REVISION } from "../core/revisions";
 
 /** Upstreams one run lists (each costs a handshake when its session is not kept, and a request per page). */
 export const SWEEP_MAX_UPSTREAMS = 8;
@@ -38,7 +39,7 @@ export const SWEEP_DEADLINE_MS = 25_000;
 export const SWEEP_REPORT_REFRESH_MS = 60 * 60 * 1000;
 /** Who the sweep's requests are from, in logs and audit events. */
 export const SWEEP_PRINCIPAL = "mcp-edge-gateway/pin-sweep";
-const SWEEP_REVISION = "2026-07-28";
+const SWEEP_REVISION = STATELESS_REVISION;
 const SWEEP_CLIENT_INFO = { name: GATEWAY_INFO.name, version: GATEWAY_INFO.version };
 
 /** What one run did. */

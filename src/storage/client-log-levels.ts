@@ -5,6 +5,7 @@
  * `LEVEL_CACHE_MS` (so a client that never asked costs one KV read per isolate per
  * that time, and nothing else); the level expires with the session.
  */
+import { META_KEYS } from "../core/revisions";
 
 const LOG_LEVEL_KEY_PREFIX = "log-level/";
 /** How long an isolate trusts its last look at a session's level. */
@@ -18,7 +19,7 @@ export const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "criti
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Where a 2026-07-28 request asks for log messages: a key of its `params._meta`. */
-export const LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel";
+export const LOG_LEVEL_META_KEY = META_KEYS.logLevel;
 
 export function isLogLevel(value: unknown): value is LogLevel {
   return typeof value === "string" && (LOG_LEVELS as readonly string[]).includes(value);

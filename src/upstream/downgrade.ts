@@ -14,6 +14,7 @@
 import { isObject } from "../core/jsonrpc";
 import { appendMemberSplice, elements, member, members, parseSpan, removeMemberSplice, rootSpan, splice, type Span, type Splice } from "../core/raw-json";
 import { annotationProblem } from "./modern-wire";
+import { isStatelessRevision } from "../core/revisions";
 
 /** Where the gateway says what it removed for a 2025 client. */
 export const DOWNGRADED_META_KEY = "mcp-edge-gateway/downgraded";
@@ -22,10 +23,10 @@ export const DOWNGRADED_META_KEY = "mcp-edge-gateway/downgraded";
  * Whether `version` is a per-request (2026-07-28 or later) revision.
  *
  * @example
- * isModernVersion("2025-11-25"); // false
+ * isModernVersion(LATEST_SESSION_REVISION); // false
  */
 export function isModernVersion(version: string): boolean {
-  return version >= "2026-07-28";
+  return isStatelessRevision(version);
 }
 
 type Removed = { readonly tool?: string; readonly member: "outputSchema" | "structuredContent" | "tool"; readonly reason: string };

@@ -21,6 +21,7 @@ import { exchange } from "./client";
 import { UpstreamBreak } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
 import { mirroredHeaders, MODERN_UPSTREAM_VERSION, withEnvelope } from "./modern-wire";
+import { LATEST_SESSION_REVISION } from "../core/revisions";
 
 /** How long a discovered era is trusted before the upstream is probed again. */
 export const UPSTREAM_ERA_TTL_S = 60 * 60;
@@ -105,7 +106,7 @@ export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record
  * if (era.ok && era.value.era === "modern") console.log(era.value.discover["capabilities"]);
  */
 export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
-  if (upstream.protocol === "2025-11-25") return ok({ era: "legacy" });
+  if (upstream.protocol === LATEST_SESSION_REVISION) return ok({ era: "legacy" });
   const key = await eraKey(upstream);
   const local = remembered.get(key);
   if (local && local.until > Date.now()) return ok(local.verdict);

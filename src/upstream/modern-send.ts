@@ -22,8 +22,9 @@ import { downgradeFor2025, isModernVersion } from "./downgrade";
 import type { UpstreamFailure } from "./failures";
 import { mirroredHeaders, MODERN_UPSTREAM_VERSION, paramHeaders, withEnvelope, type ParamHeader } from "./modern-wire";
 import type { PoolRequest, UpstreamClient, UpstreamSession } from "./upstream-session";
+import { META_KEYS } from "../core/revisions";
 
-const SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo";
+const SERVER_INFO_KEY = META_KEYS.serverInfo;
 const HEADER_MISMATCH = -32020;
 /** Codes a 2026-07-28 server answers HTTP 400 with: JSON-RPC's own and the revision's. */
 const MODERN_400_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022]);
@@ -40,7 +41,7 @@ export type ModernSendRequest = PoolRequest;
  * never `subscribe` (2026-07-28 removed resources/subscribe; its listen stands in for it).
  *
  * @example
- * modernSession({ capabilities: { tools: {} } }); // { sessionId: null, protocolVersion: "2026-07-28", capabilities: ["tools"] }
+ * modernSession({ capabilities: { tools: {} } }); // { sessionId: null, protocolVersion: STATELESS_REVISION, capabilities: ["tools"] }
  */
 export function modernSession(discover: JsonObject): UpstreamSession {
   const capabilities = isObject(discover["capabilities"]) ? discover["capabilities"] : {};
@@ -61,7 +62,7 @@ function withoutSubscribe(capabilities: JsonObject): JsonObject {
  * `_meta`) and instructions.
  *
  * @example
- * initializeResultOf("modern", { supportedVersions: ["2026-07-28"], capabilities: { tools: {} } });
+ * initializeResultOf("modern", { supportedVersions: [STATELESS_REVISION], capabilities: { tools: {} } });
  */
 export function initializeResultOf(upstream: string, discover: JsonObject): JsonObject {
   const meta = discover["_meta"];

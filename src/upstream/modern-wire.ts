@@ -7,12 +7,13 @@
  */
 import { isObject, type JsonObject } from "../core/jsonrpc";
 import { appendMemberSplice, member, parseSpan, rootSpan, splice } from "../core/raw-json";
+import { META_KEYS, STATELESS_REVISION } from "../core/revisions";
 
 /** The revision the gateway speaks to modern upstreams. */
-export const MODERN_UPSTREAM_VERSION = "2026-07-28";
-export const ENVELOPE_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
-export const ENVELOPE_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
-export const ENVELOPE_CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo";
+export const MODERN_UPSTREAM_VERSION = STATELESS_REVISION;
+export const ENVELOPE_VERSION_KEY = META_KEYS.protocolVersion;
+export const ENVELOPE_CAPABILITIES_KEY = META_KEYS.clientCapabilities;
+export const ENVELOPE_CLIENT_INFO_KEY = META_KEYS.clientInfo;
 
 /**
  * Methods whose `Mcp-Name` header mirrors `params.name`, `params.uri` or `params.taskId`
@@ -49,7 +50,7 @@ export function encodeHeaderValue(value: string): string {
   return `${BASE64_PREFIX}${btoa(binary)}${BASE64_SUFFIX}`;
 }
 
-export const ENVELOPE_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel";
+export const ENVELOPE_LOG_LEVEL_KEY = META_KEYS.logLevel;
 
 /** What the envelope says about the client on whose behalf the gateway asks (and the log level it wants, if any). */
 export type EnvelopeClient = { readonly clientCapabilities: JsonObject; readonly clientInfo: JsonObject; readonly logLevel?: string };
@@ -159,7 +160,7 @@ function headerOfArgument(value: unknown): string | undefined {
  *
  * @example
  * mirroredHeaders("tools/call", { name: "echo", arguments: { text: "hi" } }, [{ name: "Text", path: ["text"] }]);
- * // { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo", "mcp-param-text": "hi" }
+ * // { "mcp-protocol-version": STATELESS_REVISION, "mcp-method": "tools/call", "mcp-name": "echo", "mcp-param-text": "hi" }
  */
 export function mirroredHeaders(method: string, params: JsonObject | undefined, annotated: readonly ParamHeader[] = [], clientParams: Readonly<Record<string, string>> = {}): Record<string, string> {
   const headers: Record<string, string> = { "mcp-protocol-version": MODERN_UPSTREAM_VERSION, "mcp-method": method };

@@ -4,12 +4,13 @@
  */
 import { GatewayError } from "../../core/errors";
 import { INVALID_REQUEST } from "../../core/jsonrpc";
+import { BATCH_REVISION, LATEST_SESSION_REVISION, SESSION_REVISIONS } from "../../core/revisions";
 
 /** Newest first; the first is offered when a client asks for one we do not speak. */
-export const SUPPORTED_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const;
-export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
+export const SUPPORTED_PROTOCOL_VERSIONS = SESSION_REVISIONS;
+export const LATEST_PROTOCOL_VERSION = LATEST_SESSION_REVISION;
 /** Versions that still allow JSON-RPC batches (removed in 2025-06-18). */
-const BATCH_VERSIONS = new Set(["2025-03-26"]);
+const BATCH_VERSIONS = new Set<string>([BATCH_REVISION]);
 
 export function isSupportedVersion(version: unknown): version is string {
   return typeof version === "string" && (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(version);

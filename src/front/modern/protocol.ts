@@ -3,21 +3,22 @@
  * clients, the `_meta` keys every request carries, the error codes the revision defines,
  * and the methods it removed. Shared by the classifier, the envelope check and the endpoint.
  */
+import { LATEST_SESSION_REVISION, META_KEYS, SESSION_REVISIONS, STATELESS_REVISION } from "../../core/revisions";
 
 /** Modern (per-request `_meta`) revisions the gateway serves, newest first. */
-export const MODERN_PROTOCOL_VERSIONS = ["2026-07-28"] as const;
+export const MODERN_PROTOCOL_VERSIONS = [STATELESS_REVISION] as const;
 /** Legacy (handshake) revisions, served by front/legacy; listed by `server/discover` too. */
-export const LEGACY_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const;
+export const LEGACY_PROTOCOL_VERSIONS = SESSION_REVISIONS;
 /** Every revision the gateway serves, for `server/discover` and -32022 answers. */
 export const SERVED_PROTOCOL_VERSIONS: readonly string[] = [...MODERN_PROTOCOL_VERSIONS, ...LEGACY_PROTOCOL_VERSIONS];
 /** What the gateway speaks to a 2025 upstream on a modern client's behalf. */
-export const UPSTREAM_PROTOCOL_VERSION = "2025-11-25";
+export const UPSTREAM_PROTOCOL_VERSION = LATEST_SESSION_REVISION;
 
-export const PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion";
-export const CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities";
-export const CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo";
-export { LOG_LEVEL_META_KEY } from "../../storage/client-log-levels";
-export const SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo";
+export const PROTOCOL_VERSION_META_KEY = META_KEYS.protocolVersion;
+export const CLIENT_CAPABILITIES_META_KEY = META_KEYS.clientCapabilities;
+export const CLIENT_INFO_META_KEY = META_KEYS.clientInfo;
+export const LOG_LEVEL_META_KEY = META_KEYS.logLevel;
+export const SERVER_INFO_META_KEY = META_KEYS.serverInfo;
 
 /** The HTTP headers mirroring the body (basic/transports/streamable-http, "Request Metadata"). */
 export const PROTOCOL_VERSION_HEADER = "mcp-protocol-version";

@@ -27,7 +27,7 @@ function metaSpan(text: string) {
  * `wire` without the envelope keys in `params._meta` (an emptied `_meta` stays, as `{}`).
  *
  * @example
- * withoutEnvelope({ text: '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7}}}', message })
+ * withoutEnvelope({ text: '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"<revision>","progressToken":7}}}', message })
  * // text: '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":7}}}'
  */
 export function withoutEnvelope(wire: WireMessage<JsonRpcRequest>): WireMessage<JsonRpcRequest> {
