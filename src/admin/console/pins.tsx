@@ -1,0 +1,327 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * Pins: per pinned upstream, its pinning mode, the definitions it keeps, each pending
+ * change with the admin API's diff and findings, and the last Cron run's report. Approve
+ * and Reject send the digest shown on the page, so an approval never covers a change
+ * newer than the one the operator read: when the upstream changed again, the API's 409
+ * is shown next to the change with a prompt to reload. Forget drops a definition (its
+ * next sight is a first sight) or all of an upstream's.
+ *
+ * Everything here but the upstream names and the rules came from upstreams: descriptions,
+ * schemas, diffs, findings' matches, sweep errors. It is rendered as text with its
+ * invisible characters shown (visible-text.tsx).
+ */
+import { isObject } from "../../core/jsonrpc";
+import type { ConsoleApp, ConsoleContext } from "./context";
+import { errorOf } from "./admin-client";
+import { CsrfField, Empty, href, PostButton, Problems, TableHead, Time } from "./layout";
+import { renderPage, statusOf } from "./render";
+import { awaitsDecision, readPinsView, type PinFindingView, type PinsView, type PinView, type SweepView, type UpstreamPinsView } from "./pins-data";
+import { Visible, VisibleValue } from "./visible-text";
+
+/** An answer of the admin API shown next to the definition it was about. */
+type Shown = { upstream: string; kind: string; name: string; error: string };
+
+const MODE_TEXT: Readonly<Record<string, string>> = {
+  warn: "warn: changes are served and reported",
+  enforce: "enforce: clients keep the approved definition until a change is approved",
+};
+
+function sameDefinition(shown: Shown | undefined, upstream: string, pin: PinView): boolean {
+  return shown !== undefined && shown.upstream === upstream && shown.kind === pin.kind && shown.name === pin.name;
+}
+
+function describedText(definition: unknown): string {
+  if (!isObject(definition)) return "";
+  const title = typeof definition["title"] === "string" ? definition["title"] : "";
+  const description = typeof definition["description"] === "string" ? definition["description"] : "";
+  return title && description ? `${title} — ${description}` : title || description;
+}
+
+function Findings({ findings, id }: { findings: readonly PinFindingView[]; id?: string }) {
+  if (findings.length === 0) return <span class="muted">none</span>;
+  return (
+    <ul class="findings" id={id}>
+      {findings.map((finding) => (
+        <li data-rule={finding.rule}>
+          <span class={`badge severity-${finding.severity === "high" ? "high" : "other"}`}>{finding.severity}</span> {finding.rule} at <code>{finding.at || "/"}</code>: <code class="match"><Visible text={finding.match} /></code>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Diff({ pending, label }: { pending: NonNullable<PinView["pending"]>; label: string }) {
+  if (!pending.diff) return <p class="muted">No diff: the new definition is not a JSON object.</p>;
+  return (
+    <table class="diff">
+      <caption class="muted">{label}</caption>
+      <TableHead columns={["Where", "Change", "Before", "After"]} />
+      <tbody>
+        {pending.diff.changes.map((entry) => (
+          <tr>
+            <td>
+              <code><Visible text={entry.path} /></code>
+            </td>
+            <td>{entry.change}</td>
+            <td>{"before" in entry ? <pre><VisibleValue value={entry.before} /></pre> : <span class="muted">(absent)</span>}</td>
+            <td>{"after" in entry ? <pre><VisibleValue value={entry.after} /></pre> : <span class="muted">(absent)</span>}</td>
+          </tr>
+        ))}
+        {pending.diff.more > 0 && (
+          <tr>
+            <td colspan={4} class="muted">{`${pending.diff.more} more changes not listed`}</td>
+          </tr>
+        )}
+      </tbody>
+    </table>
+  );
+}
+
+const STATUS_TEXT: Readonly<Record<string, string>> = {
+  pending: "changed: awaiting approval",
+  held: "new: held until approved",
+  rejected: "rejected: clients keep the approved version until the upstream changes again",
+};
+
+/** A definition that is not simply pinned: what changed, its findings, and the decision buttons. */
+function PendingChange({ upstream, pin, csrf, shown, id }: { upstream: string; pin: PinView; csrf: string; shown: Shown | undefined; id: string }) {
+  const pending = pin.pending!;
+  const what = `${pin.kind} ${pin.name}`;
+  return (
+    <article class="card change" id={id} data-pin={`${upstream}/${pin.kind}/${pin.name}`} data-status={pin.status} aria-labelledby={`${id}-title`}>
+      <h4 id={`${id}-title`}>
+        {pin.kind} <code><Visible text={pin.name} /></code> <span class={`badge ${pin.status === "rejected" ? "" : "bad"}`}>{STATUS_TEXT[pin.status] ?? pin.status}</span>
+      </h4>
+      <dl>
+        <dt>Version shown</dt>
+        <dd>
+          <code class="digest">{pending.digest}</code>
+        </dd>
+        <dt>First seen</dt>
+        <dd>
+          <Time iso={pending.seenAt} />
+        </dd>
+        <dt>Approved version</dt>
+        <dd>{pin.approved ? <code class="digest">{pin.approved.digest}</code> : "none"}</dd>
+        <dt>Findings</dt>
+        <dd>
+          <Findings findings={pending.findings} />
+        </dd>
+      </dl>
+      <Diff pending={pending} label={`What changed in ${pin.kind} ${pin.name}${pin.approved ? " since the approved version" : " (no approved version)"}`} />
+      <form method="post" action={href("/pins/decide")} class="row">
+        <CsrfField csrf={csrf} />
+        <input type="hidden" name="upstream" value={upstream} />
+        <input type="hidden" name="kind" value={pin.kind} />
+        <input type="hidden" name="name" value={pin.name} />
+        <input type="hidden" name="digest" value={pending.digest} />
+        <button type="submit" name="verdict" value="approve" aria-label={`Approve ${what} of ${upstream}`} aria-describedby={`${id}-result`}>
+          Approve
+        </button>
+        <button type="submit" name="verdict" value="reject" class="danger" aria-label={`Reject ${what} of ${upstream}`} aria-describedby={`${id}-result`}>
+          Reject
+        </button>
+      </form>
+      <Decision id={`${id}-result`} shown={sameDefinition(shown, upstream, pin) ? shown : undefined} />
+    </article>
+  );
+}
+
+/** Where the API's answer to a decision or a forget about this definition is shown. */
+function Decision({ id, shown }: { id: string; shown: Shown | undefined }) {
+  if (!shown) return <div id={id}></div>;
+  return (
+    <div id={id} class="problems" role="alert">
+      <p>{shown.error}</p>
+      <p>
+        <a href={href("/pins")}>Reload the Pins page</a>
+      </p>
+    </div>
+  );
+}
+
+function DefinitionsTable({ upstream, pins, csrf, shown, prefix }: { upstream: string; pins: readonly PinView[]; csrf: string; shown: Shown | undefined; prefix: string }) {
+  return (
+    <table>
+      <caption class="muted">{`Definitions pinned for ${upstream}`}</caption>
+      <TableHead columns={["Kind", "Name", "Status", "Title and description (approved)", "Findings", "Approved digest", "Actions"]} />
+      <tbody>
+        {pins.map((pin, index) => {
+          const id = `${prefix}-def-${index}`;
+          const version = pin.approved ?? pin.pending;
+          return (
+            <tr data-pin={`${upstream}/${pin.kind}/${pin.name}`} data-status={pin.status}>
+              <td>{pin.kind}</td>
+              <td>
+                <code><Visible text={pin.name} /></code>
+              </td>
+              <td>
+                {pin.status}
+                {pin.removedAt && (
+                  <>
+                    , removed from the upstream's list <Time iso={pin.removedAt} />
+                  </>
+                )}
+              </td>
+              <td>
+                <Visible text={describedText(version?.definition)} />
+              </td>
+              <td>
+                <Findings findings={pin.approved?.findings ?? []} />
+              </td>
+              <td>{pin.approved ? <code class="digest">{pin.approved.digest}</code> : "none"}</td>
+              <td>
+                <form method="post" action={href("/pins/forget")}>
+                  <CsrfField csrf={csrf} />
+                  <input type="hidden" name="upstream" value={upstream} />
+                  <input type="hidden" name="kind" value={pin.kind} />
+                  <input type="hidden" name="name" value={pin.name} />
+                  <button type="submit" class="danger" aria-label={`Forget ${pin.kind} ${pin.name} of ${upstream}`} aria-describedby={`${id}-result`}>
+                    Forget
+                  </button>
+                </form>
+                {!pin.pending && <Decision id={`${id}-result`} shown={sameDefinition(shown, upstream, pin) ? shown : undefined} />}
+                {pin.pending && <div id={`${id}-result`}></div>}
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+function UpstreamPins({ entry, index, csrf, shown }: { entry: UpstreamPinsView; index: number; csrf: string; shown: Shown | undefined }) {
+  const prefix = `pins-${index}`;
+  const changes = entry.definitions.filter((pin) => pin.pending !== null);
+  const waiting = changes.filter(awaitsDecision).length;
+  return (
+    <section class="pins-upstream" id={`pinned-${entry.upstream}`} aria-labelledby={`${prefix}-title`}>
+      <h2 id={`${prefix}-title`}>{entry.upstream}</h2>
+      <dl>
+        <dt>Pinning</dt>
+        <dd>{MODE_TEXT[entry.mode] ?? entry.mode}</dd>
+        <dt>New definitions</dt>
+        <dd>{entry.approveNew ? "held until approved (approveNew)" : "trusted on first sight"}</dd>
+        <dt>Awaiting approval</dt>
+        <dd>{waiting}</dd>
+      </dl>
+      {entry.definitions.length === 0 ? (
+        <Empty>No pins yet for {entry.upstream} — they appear when its tools are first listed.</Empty>
+      ) : (
+        <>
+          <h3>Pending changes</h3>
+          {changes.length === 0 ? (
+            <Empty>none: every definition is the approved one</Empty>
+          ) : (
+            changes.map((pin) => <PendingChange upstream={entry.upstream} pin={pin} csrf={csrf} shown={shown} id={`${prefix}-change-${entry.definitions.indexOf(pin)}`} />)
+          )}
+          <h3>Pinned definitions</h3>
+          <DefinitionsTable upstream={entry.upstream} pins={entry.definitions} csrf={csrf} shown={shown} prefix={prefix} />
+          <PostButton action={href(`/pins/forget?upstream=${encodeURIComponent(entry.upstream)}`)} csrf={csrf} danger label={`Forget every pin of ${entry.upstream}`}>
+            Forget all of {entry.upstream}
+          </PostButton>
+        </>
+      )}
+    </section>
+  );
+}
+
+function LastSweep({ sweep }: { sweep: SweepView | null }) {
+  return (
+    <section aria-labelledby="sweep-title" id="sweep">
+      <h2 id="sweep-title">Last scheduled check</h2>
+      {!sweep ? (
+        <Empty>The Cron Trigger has not run yet (it lists every pinned upstream every few minutes).</Empty>
+      ) : (
+        <>
+          <p>
+            Ran <Time iso={sweep.at} />: checked {sweep.checked.length === 0 ? "no upstream" : sweep.checked.map((c) => `${c.upstream} (${c.tools} tools, ${c.prompts} prompts, ${c.changes} changes)`).join(", ")}
+            {sweep.deferred.length > 0 ? `; left for the next run: ${sweep.deferred.join(", ")}` : ""}.
+          </p>
+          <h3>Unreachable upstreams</h3>
+          {sweep.unreachable.length === 0 ? (
+            <Empty>none</Empty>
+          ) : (
+            <ul id="sweep-unreachable">
+              {sweep.unreachable.map((u) => (
+                <li>
+                  <strong>{u.upstream}</strong>: <Visible text={u.error} />
+                </li>
+              ))}
+            </ul>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+function Rules({ rules }: { rules: PinsView["rules"] }) {
+  return (
+    <details>
+      <summary>What the findings look for</summary>
+      <table>
+        <TableHead columns={["Rule", "Severity", "Why"]} />
+        <tbody>
+          {rules.map((rule) => (
+            <tr>
+              <td>{rule.rule}</td>
+              <td>{rule.severity}</td>
+              <td>{rule.why}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </details>
+  );
+}
+
+async function pinsPage(c: ConsoleContext, shown?: Shown & { where: "definition" | "page" }, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
+  const read = await readPinsView(c.var.call);
+  const csrf = c.var.session.csrf;
+  const upstreams = read.ok ? read.pins.upstreams : [];
+  const known = shown?.where === "definition" && upstreams.some((u) => u.upstream === shown.upstream && u.definitions.some((pin) => sameDefinition(shown, u.upstream, pin)));
+  const pageError = !read.ok ? read.error : shown && !known ? shown.error : undefined;
+  const body = (
+    <>
+      <Problems id="pins-errors" error={pageError} />
+      {read.ok && upstreams.length === 0 && <Empty>Pinning is off for every upstream (UPSTREAMS[].pinning is "off"): nothing is pinned.</Empty>}
+      {read.ok && upstreams.length > 0 && upstreams.every((u) => u.definitions.length === 0) && <Empty>No pins yet — pins appear when an upstream's tools are first listed.</Empty>}
+      {upstreams.map((entry, index) => (
+        <UpstreamPins entry={entry} index={index} csrf={csrf} shown={known ? shown : undefined} />
+      ))}
+      {read.ok && <LastSweep sweep={read.pins.lastSweep} />}
+      {read.ok && <Rules rules={read.pins.rules} />}
+    </>
+  );
+  return renderPage(c, "Pins", "/pins", body, status);
+}
+
+const STALE_NOTE = "the upstream changed this definition after the page was loaded, so nothing was decided: reload the page and review the version it serves now";
+
+/** Adds the Pins page: pins per upstream, approve and reject by digest, forget. */
+export function registerPins(app: ConsoleApp): void {
+  app.get("/pins", (c) => pinsPage(c));
+
+  app.post("/pins/decide", async (c) => {
+    const form = c.var.form;
+    const [upstream, kind, name, digest, verdict] = ["upstream", "kind", "name", "digest", "verdict"].map((field) => form.get(field)) as [string, string, string, string, string];
+    if (verdict !== "approve" && verdict !== "reject") return pinsPage(c, { upstream, kind, name, error: "Choose Approve or Reject", where: "definition" }, 400);
+    const answer = await c.var.call("POST", `/pins/${encodeURIComponent(upstream)}/${encodeURIComponent(name)}/${verdict}`, JSON.stringify({ digest, kind }));
+    if (answer.ok) return c.redirect(href("/pins"), 303);
+    const { error } = errorOf(answer);
+    return pinsPage(c, { upstream, kind, name, error: answer.status === 409 ? `Not ${verdict === "approve" ? "approved" : "rejected"}: ${STALE_NOTE}. The admin API said: ${error}` : error, where: "definition" }, statusOf(answer.status));
+  });
+
+  app.post("/pins/forget", async (c) => {
+    const form = c.var.form;
+    const upstream = c.req.query("upstream") ?? form.get("upstream");
+    const [kind, name] = [form.get("kind"), form.get("name")];
+    const path = name === "" ? `/pins/${encodeURIComponent(upstream)}` : `/pins/${encodeURIComponent(upstream)}/${encodeURIComponent(name)}?kind=${encodeURIComponent(kind)}`;
+    const answer = await c.var.call("DELETE", path);
+    if (answer.ok) return c.redirect(href("/pins"), 303);
+    return pinsPage(c, { upstream, kind, name, error: errorOf(answer).error, where: name === "" ? "page" : "definition" }, statusOf(answer.status));
+  });
+}
