@@ -219,7 +219,7 @@ function UpstreamPins({ entry, index, csrf, shown }: { entry: UpstreamPinsView; 
           )}
           <h3>Pinned definitions</h3>
           <DefinitionsTable upstream={entry.upstream} pins={entry.definitions} csrf={csrf} shown={shown} prefix={prefix} />
-          <PostButton action={href(`/pins/forget?upstream=${encodeURIComponent(entry.upstream)}`)} csrf={csrf} danger label={`Forget every pin of ${entry.upstream}`}>
+          <PostButton action={href(`/pins/forget?upstream=${encodeURIComponent(entry.upstream)}`)} csrf={csrf} danger>
             Forget all of {entry.upstream}
           </PostButton>
         </>
@@ -281,7 +281,9 @@ function Rules({ rules }: { rules: PinsView["rules"] }) {
 async function pinsPage(c: ConsoleContext, shown?: Shown & { where: "definition" | "page" }, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
   const read = await readPinsView(c.var.call);
   const csrf = c.var.session.csrf;
-  const upstreams = read.ok ? read.pins.upstreams : [];
+  // Upstreams with changes awaiting a decision first (most first); the others in configuration order.
+  const waiting = (entry: UpstreamPinsView) => entry.definitions.filter(awaitsDecision).length;
+  const upstreams = (read.ok ? read.pins.upstreams : []).slice().sort((a, b) => waiting(b) - waiting(a));
   const known = shown?.where === "definition" && upstreams.some((u) => u.upstream === shown.upstream && u.definitions.some((pin) => sameDefinition(shown, u.upstream, pin)));
   const pageError = !read.ok ? read.error : shown && !known ? shown.error : undefined;
   const body = (
