@@ -61,12 +61,6 @@ export function visibleParts(text: string): TextPart[] {
   return parts;
 }
 
-/** Whether `text` holds characters a reader would not see. */
-export function hasInvisible(text: string): boolean {
-  INVISIBLE_RUN.lastIndex = 0;
-  return INVISIBLE_RUN.test(text);
-}
-
 /** Upstream-provided text as text, its invisible characters shown as code points. */
 export function Visible({ text }: { text: string }) {
   return (
