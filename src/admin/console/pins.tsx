@@ -15,130 +15,21 @@ import { isObject } from "../../core/jsonrpc";
 import type { ConsoleApp, ConsoleContext } from "./context";
 import { errorOf } from "./admin-client";
 import { CsrfField, Empty, href, PostButton, Problems, TableHead, Time } from "./layout";
+import { Decision, Findings, PendingChange, sameDefinition, type Shown } from "./pins-change";
 import { renderPage, statusOf } from "./render";
-import { awaitsDecision, readPinsView, type PinFindingView, type PinsView, type PinView, type SweepView, type UpstreamPinsView } from "./pins-data";
-import { Visible, VisibleValue } from "./visible-text";
-
-/** An answer of the admin API shown next to the definition it was about. */
-type Shown = { upstream: string; kind: string; name: string; error: string };
+import { awaitsDecision, readPinsView, type PinsView, type PinView, type SweepView, type UpstreamPinsView } from "./pins-data";
+import { Visible } from "./visible-text";
 
 const MODE_TEXT: Readonly<Record<string, string>> = {
   warn: "warn: changes are served and reported",
   enforce: "enforce: clients keep the approved definition until a change is approved",
 };
 
-function sameDefinition(shown: Shown | undefined, upstream: string, pin: PinView): boolean {
-  return shown !== undefined && shown.upstream === upstream && shown.kind === pin.kind && shown.name === pin.name;
-}
-
 function describedText(definition: unknown): string {
   if (!isObject(definition)) return "";
   const title = typeof definition["title"] === "string" ? definition["title"] : "";
   const description = typeof definition["description"] === "string" ? definition["description"] : "";
   return title && description ? `${title} — ${description}` : title || description;
-}
-
-function Findings({ findings, id }: { findings: readonly PinFindingView[]; id?: string }) {
-  if (findings.length === 0) return <span class="muted">none</span>;
-  return (
-    <ul class="findings" id={id}>
-      {findings.map((finding) => (
-        <li data-rule={finding.rule}>
-          <span class={`badge severity-${finding.severity === "high" ? "high" : "other"}`}>{finding.severity}</span> {finding.rule} at <code>{finding.at || "/"}</code>: <code class="match"><Visible text={finding.match} /></code>
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-function Diff({ pending, label }: { pending: NonNullable<PinView["pending"]>; label: string }) {
-  if (!pending.diff) return <p class="muted">No diff: the new definition is not a JSON object.</p>;
-  return (
-    <table class="diff">
-      <caption class="muted">{label}</caption>
-      <TableHead columns={["Where", "Change", "Before", "After"]} />
-      <tbody>
-        {pending.diff.changes.map((entry) => (
-          <tr>
-            <td>
-              <code><Visible text={entry.path} /></code>
-            </td>
-            <td>{entry.change}</td>
-            <td>{"before" in entry ? <pre><VisibleValue value={entry.before} /></pre> : <span class="muted">(absent)</span>}</td>
-            <td>{"after" in entry ? <pre><VisibleValue value={entry.after} /></pre> : <span class="muted">(absent)</span>}</td>
-          </tr>
-        ))}
-        {pending.diff.more > 0 && (
-          <tr>
-            <td colspan={4} class="muted">{`${pending.diff.more} more changes not listed`}</td>
-          </tr>
-        )}
-      </tbody>
-    </table>
-  );
-}
-
-const STATUS_TEXT: Readonly<Record<string, string>> = {
-  pending: "changed: awaiting approval",
-  held: "new: held until approved",
-  rejected: "rejected: clients keep the approved version until the upstream changes again",
-};
-
-/** A definition that is not simply pinned: what changed, its findings, and the decision buttons. */
-function PendingChange({ upstream, pin, csrf, shown, id }: { upstream: string; pin: PinView; csrf: string; shown: Shown | undefined; id: string }) {
-  const pending = pin.pending!;
-  const what = `${pin.kind} ${pin.name}`;
-  return (
-    <article class="card change" id={id} data-pin={`${upstream}/${pin.kind}/${pin.name}`} data-status={pin.status} aria-labelledby={`${id}-title`}>
-      <h4 id={`${id}-title`}>
-        {pin.kind} <code><Visible text={pin.name} /></code> <span class={`badge ${pin.status === "rejected" ? "" : "bad"}`}>{STATUS_TEXT[pin.status] ?? pin.status}</span>
-      </h4>
-      <dl>
-        <dt>Version shown</dt>
-        <dd>
-          <code class="digest">{pending.digest}</code>
-        </dd>
-        <dt>First seen</dt>
-        <dd>
-          <Time iso={pending.seenAt} />
-        </dd>
-        <dt>Approved version</dt>
-        <dd>{pin.approved ? <code class="digest">{pin.approved.digest}</code> : "none"}</dd>
-        <dt>Findings</dt>
-        <dd>
-          <Findings findings={pending.findings} />
-        </dd>
-      </dl>
-      <Diff pending={pending} label={`What changed in ${pin.kind} ${pin.name}${pin.approved ? " since the approved version" : " (no approved version)"}`} />
-      <form method="post" action={href("/pins/decide")} class="row">
-        <CsrfField csrf={csrf} />
-        <input type="hidden" name="upstream" value={upstream} />
-        <input type="hidden" name="kind" value={pin.kind} />
-        <input type="hidden" name="name" value={pin.name} />
-        <input type="hidden" name="digest" value={pending.digest} />
-        <button type="submit" name="verdict" value="approve" aria-label={`Approve ${what} of ${upstream}`} aria-describedby={`${id}-result`}>
-          Approve
-        </button>
-        <button type="submit" name="verdict" value="reject" class="danger" aria-label={`Reject ${what} of ${upstream}`} aria-describedby={`${id}-result`}>
-          Reject
-        </button>
-      </form>
-      <Decision id={`${id}-result`} shown={sameDefinition(shown, upstream, pin) ? shown : undefined} />
-    </article>
-  );
-}
-
-/** Where the API's answer to a decision or a forget about this definition is shown. */
-function Decision({ id, shown }: { id: string; shown: Shown | undefined }) {
-  if (!shown) return <div id={id}></div>;
-  return (
-    <div id={id} class="problems" role="alert">
-      <p>{shown.error}</p>
-      <p>
-        <a href={href("/pins")}>Reload the Pins page</a>
-      </p>
-    </div>
-  );
 }
 
 function DefinitionsTable({ upstream, pins, csrf, shown, prefix }: { upstream: string; pins: readonly PinView[]; csrf: string; shown: Shown | undefined; prefix: string }) {
