@@ -1,8 +1,10 @@
 /**
  * The admin console in a real browser with hostile text around: an upstream whose tool
  * title and description and prompt description hold markup and script, and an audit
- * event whose arguments hold the same. They must render as text: the test fails if any
- * script runs, any element is injected or the page's CSP reports a violation. The same
+ * event whose arguments hold the same, and a pinned upstream whose changed description holds
+ * markup and invisible characters (on the Pins page: the markup as text, the invisible
+ * characters as code points). They must render as text: the test fails if any script
+ * runs, any element is injected or the page's CSP reports a violation. The same
  * pages pass axe-core with no serious or critical violation, and every page is reached
  * with the keyboard alone.
  */
@@ -16,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
 import { startAlpha } from "../fixtures/sdk-upstream.ts";
 import { HOSTILE_TEXT, startHostile } from "../fixtures/hostile-upstream.ts";
+import { MARKUP, startPinsUpstream } from "../fixtures/pins-upstream.ts";
 import { launchChromium, reloadUntil, seriousViolations, signIn } from "./console-browser.ts";
 
 const ADMIN_TOKEN = "e2e-console-hostile-admin-token";
@@ -28,7 +31,10 @@ const NAV = [
   ["API keys", "/api-keys"],
   ["Audit", "/audit"],
   ["Shaping", "/shaping"],
+  ["Pins", "/pins"],
 ] as const;
+/** A label of the pins fixture, pinned in enforce, whose echo tool changes to the `markup` variant. */
+const PINNED = "pinned-hostile";
 const MAX_TABS = 60;
 
 /** What the page did that hostile text could have made it do. */
@@ -37,6 +43,7 @@ type Harm = { injected: unknown; violations: string[]; elements: number; dialogs
 describe("the admin console with hostile text", () => {
   let alpha: Awaited<ReturnType<typeof startAlpha>>;
   let hostile: Awaited<ReturnType<typeof startHostile>>;
+  let pins: Awaited<ReturnType<typeof startPinsUpstream>>;
   let gateway: Awaited<ReturnType<typeof startGateway>>;
   let state: string;
   let browser: Browser;
@@ -54,9 +61,9 @@ describe("the admin console with hostile text", () => {
   }
 
   beforeAll(async () => {
-    [alpha, hostile] = await Promise.all([startAlpha(), startHostile()]);
+    [alpha, hostile, pins] = await Promise.all([startAlpha(), startHostile(), startPinsUpstream()]);
     state = await mkdtemp(path.join(tmpdir(), "e2e-console-hostile-"));
-    const vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }, { name: "hostile", url: hostile.url }], ADMIN_TOKEN };
+    const vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }, { name: "hostile", url: hostile.url }, { name: PINNED, url: `${pins.url}/${PINNED}/mcp`, pinning: "enforce" }], ADMIN_TOKEN };
     [gateway, browser] = await Promise.all([startGateway({ port: await freePort(), vars, persistTo: state }), launchChromium()]);
     const admin = (method: string, p: string, body: unknown) => fetch(`${gateway.url}/admin${p}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(body) });
     expect((await admin("PUT", "/personas/reader", { roles: ["reader"], allow: ["hostile___*"] })).status).toBe(200);
@@ -64,6 +71,9 @@ describe("the admin console with hostile text", () => {
     const client = new Client({ name: "e2e-console-hostile", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
     await client.callTool({ name: "hostile___render_me", arguments: { note: HOSTILE_TEXT } });
+    await client.listTools(); // pins every upstream's tools on first sight
+    await fetch(`${pins.url}/${PINNED}/variant/markup`, { method: "POST" });
+    await client.listTools(); // the pinned upstream's echo now holds markup and invisible characters: a pending change
     await client.close();
 
     const context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
@@ -82,7 +92,7 @@ describe("the admin console with hostile text", () => {
   afterAll(async () => {
     await browser?.close();
     await gateway?.stop();
-    await Promise.all([alpha?.close(), hostile?.close()]);
+    await Promise.all([alpha?.close(), hostile?.close(), pins?.close()]);
     if (state) await rm(state, { recursive: true, force: true });
   });
 
@@ -105,6 +115,18 @@ describe("the admin console with hostile text", () => {
     const event = JSON.parse((await row.first().locator("pre").textContent()) ?? "") as Record<string, unknown>;
     expect(event["gen_ai.tool.call.arguments"]).toEqual({ note: HOSTILE_TEXT });
     expect(await harm()).toEqual({ injected: undefined, violations: [], elements: 0, dialogs: [] });
+  });
+
+  it("shows a pinned upstream's hostile change on the Pins page as text, its invisible characters as code points", async () => {
+    await page.goto(at("/pins"));
+    expect(await harm()).toEqual({ injected: undefined, violations: [], elements: 0, dialogs: [] });
+    const change = page.locator(`article[data-pin="${PINNED}/tool/echo"]`);
+    const after = (await change.locator("table.diff td pre").last().textContent()) ?? "";
+    expect(after).toContain(MARKUP);
+    expect(after).toContain("zero[U+200B]width [U+202E]reversed");
+    expect(after).not.toMatch(/[\u200B\u202E]/);
+    expect(await change.locator("mark.invisible").count()).toBe(2);
+    expect(await page.locator('tr[data-pin="hostile/tool/render_me"]').textContent()).toContain(`Title ${HOSTILE_TEXT} — Description ${HOSTILE_TEXT}`);
   });
 
   it.each([...NAV.map(([, p]) => p), "/filters/new", "/personas?edit=reader"])("%s has no serious or critical accessibility violation", async (p) => {

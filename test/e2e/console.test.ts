@@ -5,8 +5,10 @@
  * a persona and watch the tools it reaches change; write a filter set from a captured
  * result with the live preview, then see a real SDK client get the filtered result;
  * create an API key, call with it, find the call in Audit, revoke it and see the next
- * call refused; upload an icon. The screenshots in README are taken here, at the end
- * (written to docs/console/ with UPDATE_CONSOLE_SCREENSHOTS=1).
+ * call refused; upload an icon; see a rug pull on an upstream pinned in enforce on the
+ * Pins page and approve it, after which clients list the new definition. The screenshots
+ * in README are taken here, at the end (written to docs/console/ with
+ * UPDATE_CONSOLE_SCREENSHOTS=1).
  */
 import { mkdtemp, mkdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -18,6 +20,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
 import { startAlpha } from "../fixtures/sdk-upstream.ts";
+import { startPinsUpstream } from "../fixtures/pins-upstream.ts";
 import { launchChromium, reloadUntil, signIn } from "./console-browser.ts";
 
 const ADMIN_TOKEN = "e2e-console-admin-token";
@@ -27,9 +30,12 @@ const README_SCREENSHOTS = path.resolve(path.dirname(fileURLToPath(import.meta.u
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
 const VIEWER_TIME_ZONE = "Asia/Tokyo";
 const FILTER = "tools:\n  alpha___get_user:\n    retain: [/userInfo/login]\n";
+/** The upstream pinned in enforce (a label of the pins fixture, which switches variants on POST /<label>/variant/<v>). */
+const PINNED = "pinned";
 
 describe("the admin console in Chromium", () => {
   let alpha: Awaited<ReturnType<typeof startAlpha>>;
+  let pins: Awaited<ReturnType<typeof startPinsUpstream>>;
   let gateway: Awaited<ReturnType<typeof startGateway>>;
   let state: string;
   let browser: Browser;
@@ -58,9 +64,9 @@ describe("the admin console in Chromium", () => {
   }
 
   beforeAll(async () => {
-    alpha = await startAlpha();
+    [alpha, pins] = await Promise.all([startAlpha(), startPinsUpstream()]);
     state = await mkdtemp(path.join(tmpdir(), "e2e-console-"));
-    const vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }], ADMIN_TOKEN, AUTH: { apiKeys: true } };
+    const vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }, { name: PINNED, url: `${pins.url}/${PINNED}/mcp`, pinning: "enforce" }], ADMIN_TOKEN, AUTH: { apiKeys: true } };
     [gateway, browser] = await Promise.all([startGateway({ port: await freePort(), vars, persistTo: state }), launchChromium()]);
     // A viewer far from UTC: times must be shown in the viewer's zone.
     context = await browser.newContext({ viewport: { width: 960, height: 640 }, locale: "en-US", timezoneId: VIEWER_TIME_ZONE });
@@ -70,7 +76,7 @@ describe("the admin console in Chromium", () => {
   afterAll(async () => {
     await browser?.close();
     await gateway?.stop();
-    await alpha?.close();
+    await Promise.all([alpha?.close(), pins?.close()]);
     if (state) await rm(state, { recursive: true, force: true });
   });
 
@@ -184,6 +190,36 @@ describe("the admin console in Chromium", () => {
     expect(await icon.evaluate((img: HTMLImageElement) => img.decode().then(() => img.naturalWidth))).toBe(1);
   });
 
+  it("shows a rug pull on the pinned upstream on the Pins page; Approve makes the new definition what clients list", async () => {
+    const adminFetch = (method: string, p: string, body: unknown) => fetch(`${gateway.url}/admin${p}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect((await adminFetch("PUT", "/personas/pins-reader", { roles: ["pins-reader"], allow: [`${PINNED}___*`] })).status).toBe(200);
+    const { key } = (await (await adminFetch("POST", "/api-keys", { principal: "pins-reader", roles: ["pins-reader"] })).json()) as { key: string };
+    const client = await sdkClient(key);
+    const described = async (tool: string) => (await client.listTools()).tools.find((t) => t.name === `${PINNED}___${tool}`)?.description;
+    expect(await described("add")).toBe("Adds two numbers"); // first sight: trusted
+    const variant = (v: string) => fetch(`${pins.url}/${PINNED}/variant/${v}`, { method: "POST" });
+    await variant("rug-pull");
+    expect(await described("add")).toBe("Adds two numbers"); // enforce: the approved definition
+
+    await page.goto(at("/pins"));
+    const change = page.locator(`article[data-pin="${PINNED}/tool/add"]`);
+    expect(await change.getAttribute("data-status")).toBe("pending");
+    expect(await change.locator("li[data-rule]").evaluateAll((items) => items.map((item) => item.getAttribute("data-rule")))).toContain("instruction-tag");
+    expect(await change.locator("table.diff td pre").last().textContent()).toContain("<IMPORTANT>Before using this tool");
+    await Promise.all([page.waitForURL(at("/pins")), page.getByRole("button", { name: `Approve tool add of ${PINNED}` }).click()]);
+    await page.getByRole("heading", { level: 1, name: "Pins" }).waitFor();
+    expect(await page.locator(`article[data-pin="${PINNED}/tool/add"]`).count()).toBe(0);
+    expect(await page.locator(`tr[data-pin="${PINNED}/tool/add"]`).getAttribute("data-status")).toBe("pinned");
+    expect(await described("add")).toContain("<IMPORTANT>");
+
+    // Two more changes wait for the screenshot: add back to its first text, echo with hidden tag characters.
+    await variant("unicode");
+    expect(await described("add")).toContain("<IMPORTANT>");
+    await client.close();
+    await page.goto(at("/"));
+    expect(await page.locator(`section[aria-labelledby="up-${PINNED}"] dd[data-pins-awaiting]`).getAttribute("data-pins-awaiting")).toBe("2");
+  });
+
   it("takes one screenshot per main page for README, and every page fits 375 px", async () => {
     const screenshots = process.env["UPDATE_CONSOLE_SCREENSHOTS"] ? README_SCREENSHOTS : path.join(state, "screenshots");
     await mkdir(screenshots, { recursive: true });
@@ -196,6 +232,7 @@ describe("the admin console in Chromium", () => {
       ["api-keys", "/api-keys"],
       ["audit", "/audit"],
       ["shaping", "/shaping"],
+      ["pins", "/pins"],
     ] as const) {
       await page.setViewportSize({ width: 375, height: 700 });
       await page.goto(at(p));

@@ -120,4 +120,11 @@ svg.chart .errors { color: var(--bad); }
 .icon-preview { width: 32px; height: 32px; object-fit: contain; }
 .key { width: 100%; font-family: ui-monospace, monospace; }
 details summary { cursor: pointer; }
+mark.invisible { background: var(--soft); color: var(--bad); border: 1px dashed var(--bad); border-radius: 3px; padding: 0 .2rem; font-family: ui-monospace, monospace; font-size: 13px; }
+.badge.severity-high { color: var(--bad); border-color: var(--bad); font-weight: 600; }
+.change { margin: .75rem 0; }
+.change h4 { margin: 0 0 .5rem; font-size: 1rem; }
+.findings { margin: 0; padding-left: 1.1rem; }
+.digest { font-size: 12px; }
+table.diff pre { margin: 0; max-width: 28rem; }
 `;

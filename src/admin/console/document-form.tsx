@@ -48,7 +48,11 @@ export async function saveDocument(c: ConsoleContext, path: string): Promise<{ r
   const etag = c.var.form.get("etag");
   const answer = text.trim() === "" ? await c.var.call("DELETE", path, undefined, undefined, etag) : await c.var.call("PUT", path, text, "application/yaml", etag);
   if (answer.ok) return undefined;
-  const refused = { text, etag, ...errorOf(answer) };
-  if (answer.status === 412) refused.error = `${refused.error} (someone changed it after this page was loaded: reload the page, then make your change again)`;
-  return { refused, status: answer.status };
+  const { error, problems } = errorOf(answer);
+  return { refused: { text, etag, error: explainStale(error, answer.status), problems }, status: answer.status };
+}
+
+/** The admin API's error, with what to do about it when it is a 412 (the document changed since the page was loaded). */
+export function explainStale(error: string, status: number): string {
+  return status === 412 ? `${error} (someone changed it after this page was loaded: your text is kept here; reload the page, then make your change again)` : error;
 }

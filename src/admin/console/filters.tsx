@@ -13,7 +13,7 @@ import type { ConsoleApp, ConsoleContext } from "./context";
 import { errorOf, type ApiProblem } from "./admin-client";
 import { CsrfField, Empty, href, PostButton, Problems } from "./layout";
 import { renderPage, statusOf } from "./render";
-import { DocumentForm, prettyDocument, saveDocument, type RefusedDocument } from "./document-form";
+import { DocumentForm, explainStale, prettyDocument, saveDocument, type RefusedDocument } from "./document-form";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 const NEW_SET_TEMPLATE = "# A filter set: which parts of each tool's result reach the client.\ntools:\n  \"<upstream>___<tool>\":\n    retain: [/structuredContent/id]\n";
@@ -183,7 +183,10 @@ export function registerFilters(app: ConsoleApp): void {
   app.post("/filters/save", async (c) => {
     const editor = editorOf(c);
     const answer = await c.var.call("PUT", `/filter-sets/${encodeURIComponent(editor.name)}`, editor.document, "application/yaml", editor.etag);
-    if (!answer.ok) return editorPage(c, { ...editor, ...errorOf(answer) }, statusOf(answer.status));
+    if (!answer.ok) {
+      const { error, problems } = errorOf(answer);
+      return editorPage(c, { ...editor, error: explainStale(error, answer.status), problems }, statusOf(answer.status));
+    }
     return c.redirect(href(`/filters/edit/${encodeURIComponent(editor.name)}`), 303);
   });
 

@@ -27,6 +27,7 @@ import { registerAudit } from "./audit";
 import { registerFilters } from "./filters";
 import { registerOverview } from "./overview";
 import { registerPersonas } from "./personas";
+import { registerPins } from "./pins";
 import { registerShaping } from "./shaping";
 import { registerTools } from "./tools";
 import { registerUpstreams } from "./upstreams";
@@ -157,6 +158,7 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
   registerApiKeys(app);
   registerAudit(app);
   registerShaping(app);
+  registerPins(app);
 
   // Mounted in the gateway's app, an unknown console path would fall through to the next routes (the admin API): it ends here.
   app.all("*", (c) => renderBare(c, "Not found", <p>{"No console page here; the console starts at "}<a href={href("/")}>{CONSOLE_PATH}/</a></p>, 404));

@@ -22,6 +22,7 @@ export const PAGES: readonly (readonly [string, string])[] = [
   ["/api-keys", "API keys"],
   ["/audit", "Audit"],
   ["/shaping", "Shaping"],
+  ["/pins", "Pins"],
 ];
 
 /** A console path: `href("/tools")` is `/admin/console/tools`. */

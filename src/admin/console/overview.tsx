@@ -1,7 +1,8 @@
 /** @jsxImportSource hono/jsx */
 /**
- * Overview: each upstream with its health, era and error rate, and its calls per minute
- * over the last hour (from the audit trail) as a small chart.
+ * Overview: each upstream with its health, era and error rate, its pin changes awaiting
+ * approval (a link to the Pins page), and its calls per minute over the last hour (from
+ * the audit trail) as a small chart.
  */
 import type { ConsoleApp } from "./context";
 import { perSlot, readAudit } from "./audit-data";
@@ -46,6 +47,16 @@ export function registerOverview(app: ConsoleApp): void {
                   <dt>Error rate (recent)</dt>
                   <dd>
                     {rateText(upstream.errorRate)} of {upstream.calls} calls
+                  </dd>
+                  <dt>Pin changes awaiting approval</dt>
+                  <dd data-pins-awaiting={upstream.pins ? String(upstream.pins.awaiting) : "off"}>
+                    {!upstream.pins ? (
+                      "pinning off"
+                    ) : upstream.pins.awaiting === 0 ? (
+                      `none (${upstream.pins.mode})`
+                    ) : (
+                      <a href={href(`/pins#pinned-${upstream.name}`)}>{`${upstream.pins.awaiting} (${upstream.pins.mode}): review them`}</a>
+                    )}
                   </dd>
                   <dt>Last success</dt>
                   <dd>

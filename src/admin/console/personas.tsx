@@ -12,9 +12,10 @@ import { upstreamCatalog } from "./catalog";
 import { appliedTo, grantOf, readPolicy } from "./policy-view";
 import { CsrfField, Empty, href, PostButton, Problems, TableHead } from "./layout";
 import { renderPage, statusOf } from "./render";
-import { DocumentForm, saveDocument, type RefusedDocument } from "./document-form";
+import { DocumentForm, explainStale, saveDocument, type RefusedDocument } from "./document-form";
 
-type Draft = { name: string; roles: string; allow: string; deny: string; isDefault: boolean; rateLimit: string };
+/** A persona as edited; `etag` is that of the personas document when the editor was opened, so a save over a newer edit is refused (412). */
+type Draft = { name: string; roles: string; allow: string; deny: string; isDefault: boolean; rateLimit: string; etag: string };
 
 const FIELDS = [
   ["roles", "Roles (comma-separated)", "analyst, support"],
@@ -33,8 +34,8 @@ function personaOf(draft: Draft): Record<string, unknown> {
   return { roles: list(draft.roles, /,/), allow: list(draft.allow, /\n/), deny: list(draft.deny, /\n/), default: draft.isDefault, ...(draft.rateLimit.trim() ? { rateLimit: draft.rateLimit.trim() } : {}) };
 }
 
-function draftOf(name: string, persona: Persona | undefined): Draft {
-  return { name, roles: persona?.roles.join(", ") ?? "", allow: persona?.allow.join("\n") ?? "", deny: persona?.deny.join("\n") ?? "", isDefault: persona?.default ?? false, rateLimit: persona?.rateLimit ?? "" };
+function draftOf(name: string, persona: Persona | undefined, etag: string): Draft {
+  return { etag, name, roles: persona?.roles.join(", ") ?? "", allow: persona?.allow.join("\n") ?? "", deny: persona?.deny.join("\n") ?? "", isDefault: persona?.default ?? false, rateLimit: persona?.rateLimit ?? "" };
 }
 
 function FieldProblems({ id, problems, field }: { id: string; problems: readonly ApiProblem[]; field: string }) {
@@ -52,6 +53,7 @@ function PersonaForm({ draft, csrf, error, problems = [] }: { draft: Draft; csrf
     <form method="post" action={href("/personas/preview")} class="stack" aria-labelledby="persona-form-title">
       <h2 id="persona-form-title">Create or change a persona</h2>
       <CsrfField csrf={csrf} />
+      <input type="hidden" name="etag" value={draft.etag} />
       <label for="persona-name">Persona name</label>
       <input id="persona-name" name="name" value={draft.name} required aria-describedby="persona-error" />
       {FIELDS.map(([field, label, placeholder]) =>
@@ -115,14 +117,14 @@ async function reachPreview(c: ConsoleContext, draft: Draft, stored: Persona | u
   );
 }
 
-async function storedPersonas(c: ConsoleContext): Promise<{ personas: Record<string, Persona>; error?: string }> {
+async function storedPersonas(c: ConsoleContext): Promise<{ personas: Record<string, Persona>; etag: string; error?: string }> {
   const answer = await c.var.call("GET", "/personas");
-  if (!answer.ok) return { personas: {}, error: errorOf(answer).error };
-  return { personas: ((answer.body as { personas?: Record<string, Persona> }).personas ?? {}) };
+  if (!answer.ok) return { personas: {}, etag: "", error: errorOf(answer).error };
+  return { personas: ((answer.body as { personas?: Record<string, Persona> }).personas ?? {}), etag: answer.headers.get("etag") ?? "" };
 }
 
 async function personasPage(c: ConsoleContext, form: unknown, status: Parameters<typeof renderPage>[4] = 200, visibilityRefused?: RefusedDocument): Promise<Response> {
-  const [{ personas, error }, visibility] = await Promise.all([storedPersonas(c), c.var.call("GET", "/visibility")]);
+  const [{ personas, etag, error }, visibility] = await Promise.all([storedPersonas(c), c.var.call("GET", "/visibility")]);
   const names = Object.keys(personas).sort();
   const csrf = c.var.session.csrf;
   const auth = gatewayConfig(c.env).auth;
@@ -165,7 +167,7 @@ async function personasPage(c: ConsoleContext, form: unknown, status: Parameters
           </tbody>
         </table>
       )}
-      {form ?? <PersonaForm draft={draftOf(c.req.query("edit") ?? "", personas[c.req.query("edit") ?? ""])} csrf={csrf} />}
+      {form ?? <PersonaForm draft={draftOf(c.req.query("edit") ?? "", personas[c.req.query("edit") ?? ""], etag)} csrf={csrf} />}
       <h2>Visibility</h2>
       <p class="muted">Which tools tools/list shows at all, for every caller ({"{allow?: [globs], deny?: [globs]}"}); a persona narrows it further.</p>
       <DocumentForm id="visibility-document" label="Visibility" action={href("/personas/visibility")} csrf={csrf} stored={visibility} refused={visibilityRefused} rows={5} />
@@ -176,7 +178,7 @@ async function personasPage(c: ConsoleContext, form: unknown, status: Parameters
 
 function submittedDraft(c: ConsoleContext): Draft {
   const form = c.var.form;
-  return { name: form.get("name").trim(), roles: form.get("roles"), allow: form.get("allow"), deny: form.get("deny"), isDefault: form.get("default") === "yes", rateLimit: form.get("rateLimit") };
+  return { name: form.get("name").trim(), roles: form.get("roles"), allow: form.get("allow"), deny: form.get("deny"), isDefault: form.get("default") === "yes", rateLimit: form.get("rateLimit"), etag: form.get("etag") };
 }
 
 /** Adds the Personas page: list, preview of a change, save, delete. */
@@ -201,10 +203,10 @@ export function registerPersonas(app: ConsoleApp): void {
 
   app.post("/personas/save", async (c) => {
     const draft = submittedDraft(c);
-    const answer = await c.var.call("PUT", `/personas/${encodeURIComponent(draft.name)}`, JSON.stringify(personaOf(draft)));
+    const answer = await c.var.call("PUT", `/personas/${encodeURIComponent(draft.name)}`, JSON.stringify(personaOf(draft)), "application/json", draft.etag);
     if (!answer.ok) {
       const { error, problems } = errorOf(answer);
-      return personasPage(c, <PersonaForm draft={draft} csrf={c.var.session.csrf} error={error} problems={problems} />, statusOf(answer.status));
+      return personasPage(c, <PersonaForm draft={draft} csrf={c.var.session.csrf} error={explainStale(error, answer.status)} problems={problems} />, statusOf(answer.status));
     }
     return c.redirect(href("/personas"), 303);
   });

@@ -1,6 +1,7 @@
 /**
  * GET /admin/upstreams as the console reads it: each upstream's revision, last success and
- * failure, and its recent calls and error rate.
+ * failure, its recent calls and error rate, and its pinning mode with the number of pin
+ * changes awaiting an operator.
  */
 import { isObject } from "../../core/jsonrpc";
 import type { AdminCall } from "./admin-client";
@@ -15,7 +16,15 @@ export type UpstreamHealth = {
   readonly calls: number;
   readonly errors: number;
   readonly errorRate: number | null;
+  /** Pinning mode and the definitions awaiting approval (changed or held); null when pinning is off. */
+  readonly pins: { readonly mode: string; readonly awaiting: number } | null;
 };
+
+function pinsOf(raw: unknown): UpstreamHealth["pins"] {
+  if (!isObject(raw) || typeof raw["mode"] !== "string" || raw["mode"] === "off") return null;
+  const count = (key: string) => (typeof raw[key] === "number" ? raw[key] : 0);
+  return { mode: raw["mode"], awaiting: count("pending") + count("held") };
+}
 
 /** Every configured upstream's health, or the admin API's error. */
 export async function readHealth(call: AdminCall): Promise<{ ok: true; upstreams: UpstreamHealth[]; note: string } | { ok: false; error: string }> {
@@ -32,6 +41,7 @@ export async function readHealth(call: AdminCall): Promise<{ ok: true; upstreams
       calls: typeof recent["calls"] === "number" ? recent["calls"] : 0,
       errors: typeof recent["errors"] === "number" ? recent["errors"] : 0,
       errorRate: typeof recent["errorRate"] === "number" ? recent["errorRate"] : null,
+      pins: pinsOf(raw["pins"]),
     };
   });
   return { ok: true, upstreams, note: typeof answer.body["note"] === "string" ? answer.body["note"] : "" };
