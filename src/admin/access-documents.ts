@@ -4,7 +4,7 @@
  * is stored; a write drops this isolate's cached copy at once (others within the TTL).
  *
  *   GET    /admin/personas              every persona
- *   PUT    /admin/personas/<name>       {"roles": [...], "allow": [...], "deny"?: [...], "default"?: false, "rateLimit"?: "..."}
+ *   PUT    /admin/personas/<name>       {"roles": [...], "allow": [...], "deny"?: [...], "default"?: false, "rateLimit"?: "...", "catalog"?: "full|compact|search"}
  *   GET    /admin/personas/<name>
  *   DELETE /admin/personas/<name>
  *   PUT    /admin/visibility            {"allow"?: [...], "deny"?: [...]}

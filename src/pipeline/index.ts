@@ -36,6 +36,7 @@ import { recordCalls, type CallObserver } from "./record-calls";
 import { auditTrail } from "./audit-trail";
 import { traceContext } from "../middleware/trace-context";
 import { upstreamHealth } from "./upstream-health";
+import { catalogModes } from "../catalog/catalog-modes";
 
 export type { CallObserver };
 
@@ -72,8 +73,9 @@ export type PipelineOptions = {
 };
 
 /**
- * The whole pipeline for a configuration: the audit trail (when on), the record layer,
- * the middleware, the relay. Audit wraps the record layer rather than sitting in the
+ * The whole pipeline for a configuration: the catalog modes (catalog/catalog-modes.ts:
+ * a call through `sys___call_tool` enters everything below as a direct call), the audit
+ * trail (when on), the record layer, the middleware, the relay. Audit wraps the record layer rather than sitting in the
  * list: it needs the completed record (bytes to the client, duration) and the answer the
  * client got, and must see where each message begins and ends to send one request's
  * events in one batch.
@@ -83,7 +85,8 @@ export type PipelineOptions = {
  */
 export function buildPipeline(config: GatewayConfig, { arrange = (list) => list, observers = [] }: PipelineOptions = {}): Handler {
   const recorded = recordCalls(composeMiddleware(arrange(methodMiddleware(config)), relay), [...DEFAULT_OBSERVERS, ...observers]);
-  return config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;
+  const audited = config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;
+  return catalogModes(audited, { auth: config.auth.ok ? config.auth.value : { mode: "missing" }, cacheTtlMs: config.documentCacheTtlMs });
 }
 
 const built = new WeakMap<GatewayConfig, Handler>();
