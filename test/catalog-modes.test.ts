@@ -217,6 +217,27 @@ describe("a call through sys___call_tool is the direct call", () => {
     expect(event).toMatchObject({ "mcp.method.name": "tools/call", "gen_ai.tool.name": "whoami", "gen_ai.tool.call.arguments": { q: 2 } });
   });
 
+  it("gives a 2026-07-28 client input_required during the call, and its retry completes it", async () => {
+    const capabilities = { elicitation: {} };
+    const path = "/mcp?catalog=search";
+    const inner = { name: "sys___call_tool", arguments: { name: "alpha___ask_user", arguments: {} } };
+    const first = await modern(path, "tools/call", inner, { capabilities });
+    expect(first.result.resultType).toBe("input_required");
+    expect(first.result.inputRequests["elicitation-1"].method).toBe("elicitation/create");
+    const retry = await modern(path, "tools/call", { ...inner, inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState }, { capabilities });
+    expect(retry.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: 'accept: {"name":"Ada"}' }] });
+  });
+
+  it("reports the inner tool's progress under the caller's token", async () => {
+    const { session } = await initialize("/mcp?catalog=search");
+    const response = await post("/mcp?catalog=search", { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "sys___call_tool", arguments: { name: "alpha___count", arguments: { steps: 2 } }, _meta: { progressToken: "p-1" } } }, { session });
+    const all = (await messageTexts(response)).map((text) => JSON.parse(text) as Json);
+    const progress = all.filter((m) => m.method === "notifications/progress");
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress.every((m) => m.params.progressToken === "p-1")).toBe(true);
+    expect(all.at(-1)).toMatchObject({ id: 4, result: { content: [{ type: "text" }] } });
+  });
+
   it("relays an elicitation during the call and routes the client's answer back", async () => {
     const { session } = await initialize("/mcp?catalog=search", { capabilities: { elicitation: { form: {} } } });
     const response = await post("/mcp?catalog=search", { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "sys___call_tool", arguments: { name: "alpha___ask_user" } } }, { session });

@@ -98,6 +98,10 @@ const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
   bill: ["invoice"],
   db: ["database", "table", "sql"],
   sql: ["sql", "query", "execute"],
+  rain: ["weather", "forecast"],
+  sunny: ["weather", "forecast"],
+  temperature: ["weather", "forecast"],
+  tomorrow: ["forecast"],
   watch: ["subscription", "watch"],
   subscribe: ["subscription", "subscribe"],
 };
