@@ -7,6 +7,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
+import { compactTool, firstSentence } from "../src/catalog/compact";
 import { elements, parseSpan, member, pathSpan } from "../src/core/raw-json";
 import { admin as shapingAdmin, ADMIN_VARS } from "./helpers/admin";
 import { admin as authAdmin, authVars, makeKey } from "./helpers/auth";
@@ -89,10 +90,12 @@ describe("compact", () => {
       expect(JSON.stringify(readPayload.inputSchema)).not.toContain("description");
     }
     expect(listed.map((t) => t.name)).toContain("sys___describe_tools");
-    // A tool compacting does not change keeps its bytes.
+    // A tool compacting does not change keeps its bytes; one it changes loses its schema's `$schema`.
+    const whoami = `${prefix}whoami`;
     const echo = `${prefix}echo`;
+    expect(listed.find((t) => t.name === echo).inputSchema).toEqual({ type: "object", properties: { text: { type: "string" } }, required: ["text"] });
     const compactText = await listText(`${path}?catalog=compact`, {}, {}, compact.session);
-    expect(rawTools(compactText).get(echo)).toBe(full.get(echo));
+    expect(rawTools(compactText).get(whoami)).toBe(full.get(whoami));
     const described = bodyOf((await compact.call("sys___describe_tools", { names: [echo, "nope"] })).result);
     expect(described.unknown).toEqual(["nope"]);
     expect(described.tools.map((t: Json) => t.name)).toEqual([echo]);
@@ -248,5 +251,29 @@ describe("a call through sys___call_tool is the direct call", () => {
     let final: Json;
     for await (const event of events) final = JSON.parse(event.data);
     expect(final).toMatchObject({ id: 9, result: { content: [{ text: 'accept: {"name":"Ada"}' }] } });
+  });
+});
+
+describe("compacting one definition", () => {
+  const DEFINITIONS = {
+    shared: { type: "object", description: "used", properties: { id: { type: "string", description: "an id" } } },
+    chained: { $ref: "#/$defs/shared" },
+    unused: { type: "string", description: "nobody refers to me" },
+  };
+  it.each([
+    ["drops annotations at every schema level", { type: "object", $schema: "x", properties: { a: { type: "array", title: "A", items: { type: "string", description: "d", examples: ["x"] } } } }, { type: "object", properties: { a: { type: "array", items: { type: "string" } } } }],
+    ["keeps data: default, const and enum values, and a property named description", { type: "object", properties: { description: { type: "string", default: { description: "kept" }, enum: [{ title: "kept" }] } } }, { type: "object", properties: { description: { type: "string", default: { description: "kept" }, enum: [{ title: "kept" }] } } }],
+    ["drops root definitions nothing refers to, following chains", { type: "object", properties: { x: { $ref: "#/$defs/chained" } }, $defs: DEFINITIONS }, { type: "object", properties: { x: { $ref: "#/$defs/chained" } }, $defs: { shared: { type: "object", properties: { id: { type: "string" } } }, chained: { $ref: "#/$defs/shared" } } }],
+    ["keeps every definition when a reference has another form", { type: "object", properties: { x: { $ref: "other.json#/a" } }, $defs: { unused: { type: "string" } } }, { type: "object", properties: { x: { $ref: "other.json#/a" } }, $defs: { unused: { type: "string" } } }],
+  ])("%s", (_label, inputSchema, expected) => {
+    expect(compactTool({ name: "t", inputSchema })?.["inputSchema"] ?? inputSchema).toEqual(expected);
+  });
+
+  it.each([
+    ["Creates an issue. Needs a token.", "Creates an issue."],
+    ["First line\nsecond line", "First line"],
+    [`${"word ".repeat(60)}end.`, `${"word ".repeat(31).trim()}…`],
+  ])("cuts %j to %j", (description, expected) => {
+    expect(firstSentence(description)).toBe(expected);
   });
 });
