@@ -60,7 +60,7 @@ function buildIndex(catalog: Catalog): MiniSearch<IndexedTool> {
       boost: FIELD_BOOST,
       tokenize: (value) => splitWords(joinPhrases(value)),
       processTerm: (word) => queryTermsOf(word),
-      prefix: (term) => term.length >= 4,
+      prefix: false,
       fuzzy: (term) => (term.length >= 6 ? 0.2 : false),
     },
   });
