@@ -77,6 +77,22 @@ describe("choosing a mode", () => {
   });
 });
 
+describe("every mode on both routes in both eras", () => {
+  /** What each mode lists beside or instead of the upstream's tools. */
+  const GATEWAY_TOOLS = { full: [], compact: ["sys___describe_tools"], search: ["sys___search_tools", "sys___call_tool"] } as const;
+  const cases = (["full", "compact", "search"] as const).flatMap((mode) => ["/mcp", "/mcp/alpha"].flatMap((path) => ["2025-11-25", "2026-07-28"].map((era) => [mode, path, era] as const)));
+  it.each(cases)("%s on %s for a %s client", async (mode, path, era) => {
+    const url = `${path}?catalog=${mode}`;
+    const listed: Json[] = era === "2026-07-28" ? (await modern(url, "tools/list")).result.tools : (await (await session2025(url)).list()).result.tools;
+    const names = listed.map((t) => t.name);
+    const echo = path === "/mcp" ? "alpha___echo" : "echo";
+    for (const name of GATEWAY_TOOLS[mode]) expect(names).toContain(name);
+    if (mode === "search") expect(names.every((name) => name.startsWith("sys___"))).toBe(true);
+    else expect(names).toContain(echo);
+    if (mode === "full") expect(names.filter((name) => name.startsWith("sys___") && name !== "sys___read_payload")).toEqual([]);
+  });
+});
+
 describe("compact", () => {
   it.each(["/mcp", "/mcp/alpha"])("on %s shortens descriptions, drops schema descriptions, and describes tools verbatim (2025)", async (path) => {
     const full = rawTools(await listText(path));
