@@ -11,7 +11,7 @@ import { compactTool, firstSentence } from "../src/catalog/compact";
 import { elements, parseSpan, member, pathSpan } from "../src/core/raw-json";
 import { admin as shapingAdmin, ADMIN_VARS } from "./helpers/admin";
 import { admin as authAdmin, authVars, makeKey } from "./helpers/auth";
-import { eventsOnceWritten, upstreamVars } from "./helpers/audit";
+import { eventsOnceWritten, readAudit, upstreamVars } from "./helpers/audit";
 import { initialize, messageTexts, post, request, type Json, type Vars } from "./helpers/gateway";
 import { modern } from "./helpers/modern";
 
@@ -255,6 +255,20 @@ describe("a call through sys___call_tool is the direct call", () => {
     expect(progress.length).toBeGreaterThanOrEqual(2);
     expect(progress.every((m) => m.params.progressToken === "p-1")).toBe(true);
     expect(all.at(-1)).toMatchObject({ id: 4, result: { content: [{ type: "text" }] } });
+  });
+
+  it("audits a search as a call of sys___search_tools, with its query", async () => {
+    const { name, vars } = upstreamVars();
+    const client = await session2025(`/mcp/${name}?catalog=search`, vars);
+    const query = `who am I ${name}`;
+    await client.call("sys___search_tools", { query });
+    const ours = (events: Json[]) => events.filter((e) => e["gen_ai.tool.call.arguments"]?.query === query);
+    let found: Json[] = [];
+    for (const deadline = Date.now() + 15_000; found.length === 0 && Date.now() < deadline; ) {
+      found = ours((await readAudit("tool=sys___search_tools&limit=1000")).events);
+      if (found.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(found[0]).toMatchObject({ "mcp.method.name": "tools/call", "gen_ai.tool.name": "sys___search_tools" });
   });
 
   it("relays an elicitation during the call and routes the client's answer back", async () => {

@@ -26,9 +26,9 @@ import { appendListed, keepListed } from "../core/raw-json-lists";
 import { pathSpan, removeMemberSplice, splice } from "../core/raw-json";
 import { SYS_PREFIX } from "../core/names";
 import type { AuthConfig } from "../config/auth-config";
-import type { CallContext, Handler } from "../context/call-context";
+import type { CallContext, ClientMessage, Handler } from "../context/call-context";
 import type { CatalogMode } from "../policy/catalog-mode";
-import { callerGrant } from "../middleware/authorization";
+import { callerGrant, NO_PERSONA } from "../middleware/authorization";
 import { compactList } from "./compact";
 import {
   CALL_TOOL,
@@ -53,6 +53,8 @@ export type CatalogModeOptions = {
   readonly auth: AuthConfig | { readonly mode: "missing" };
   /** How long an isolate trusts its copy of the personas document. */
   readonly cacheTtlMs: number;
+  /** Wraps the handler of the catalog tools in the record layer and the audit trail, as the pipeline is. */
+  readonly observe?: (handler: Handler) => Handler;
 };
 
 async function modeOf(ctx: CallContext, { auth, cacheTtlMs }: CatalogModeOptions): Promise<CatalogMode> {
@@ -156,6 +158,14 @@ function searchList(text: string): string {
  * const handle = catalogModes(auditTrail(recorded, { config: config.audit }), { auth, cacheTtlMs: 30_000 });
  */
 export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Handler {
+  const { observe = (handler: Handler) => handler } = options;
+  // Searches and descriptions are answered here, but recorded and audited like any call.
+  const catalogTools = observe(async function catalogTools(ctx, message) {
+    const { id, params } = (message as Extract<ClientMessage, { kind: "request" }>).wire.message;
+    if (options.auth.mode === "on") ctx.record.persona = (await callerGrant(ctx, options.cacheTtlMs))?.persona ?? NO_PERSONA;
+    const catalog = await visibleCatalog(pipeline, ctx, id);
+    return params?.["name"] === SEARCH_TOOLS ? search(id, catalog, params["arguments"]) : describe(id, catalog, params?.["arguments"]);
+  });
   return async function catalogModes(ctx, message) {
     if (message.kind !== "request") return pipeline(ctx, message);
     const request = message.wire;
@@ -170,8 +180,7 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
       return params?.["cursor"] === undefined ? appendListed(compact, "tools", DESCRIBE_TOOLS_DEFINITION) : compact;
     }
     const name = params?.["name"];
-    if (mode === "compact" && name === DESCRIBE_TOOLS) return describe(id, await visibleCatalog(pipeline, ctx, id), params?.["arguments"]);
-    if (mode === "search" && name === SEARCH_TOOLS) return search(id, await visibleCatalog(pipeline, ctx, id), params?.["arguments"]);
+    if ((mode === "compact" && name === DESCRIBE_TOOLS) || (mode === "search" && name === SEARCH_TOOLS)) return catalogTools(ctx, message);
     if (mode === "search" && name === CALL_TOOL) {
       const inner = innerCall(request);
       if (typeof inner === "string") return toolAnswer(id, inner, true);

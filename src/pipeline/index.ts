@@ -84,9 +84,12 @@ export type PipelineOptions = {
  * const handle = buildPipeline(gatewayConfig(env), { observers: [(record) => console.log(record)] });
  */
 export function buildPipeline(config: GatewayConfig, { arrange = (list) => list, observers = [] }: PipelineOptions = {}): Handler {
-  const recorded = recordCalls(composeMiddleware(arrange(methodMiddleware(config)), relay), [...DEFAULT_OBSERVERS, ...observers]);
-  const audited = config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;
-  return catalogModes(audited, { auth: config.auth.ok ? config.auth.value : { mode: "missing" }, cacheTtlMs: config.documentCacheTtlMs });
+  const observe = (handler: Handler): Handler => {
+    const recorded = recordCalls(handler, [...DEFAULT_OBSERVERS, ...observers]);
+    return config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;
+  };
+  const auth = config.auth.ok ? config.auth.value : ({ mode: "missing" } as const);
+  return catalogModes(observe(composeMiddleware(arrange(methodMiddleware(config)), relay)), { auth, cacheTtlMs: config.documentCacheTtlMs, observe });
 }
 
 const built = new WeakMap<GatewayConfig, Handler>();
