@@ -155,6 +155,11 @@ describe("search", () => {
     expect(called.result.content[0].text).toBe("alpha: hi");
   });
 
+  it("still takes a direct call of a tool it does not list", async () => {
+    const client = await session2025("/mcp?catalog=search");
+    expect((await client.call("alpha___add", { a: 1, b: 1 })).result.structuredContent).toEqual({ sum: 2 });
+  });
+
   it("answers an empty query with the first tools and a note, nonsense with none and a note", async () => {
     const client = await session2025("/mcp?catalog=search");
     const empty = bodyOf((await client.call("sys___search_tools", { query: "" })).result);
