@@ -125,16 +125,19 @@ function innerCall(request: WireMessage<JsonRpcRequest>): WireMessage<JsonRpcReq
   if (CATALOG_TOOLS.has(name)) return `${CALL_TOOL} runs the tools ${SEARCH_TOOLS} finds; call ${name} directly`;
   const inner = args["arguments"] ?? {};
   if (!isObject(inner)) return `${CALL_TOOL}: arguments is an object (the tool's arguments)`;
+  const message: JsonRpcRequest = { ...request.message, params: { ...request.message.params, name, arguments: inner } };
   const { text } = request;
-  const params = pathSpan(text, ["params"])!;
-  const nameSpan = pathSpan(text, ["name"], params)!;
-  const argsSpan = pathSpan(text, ["arguments"], params)!;
+  const params = pathSpan(text, ["params"]);
+  const nameSpan = params && pathSpan(text, ["name"], params);
+  const argsSpan = params && pathSpan(text, ["arguments"], params);
+  // The text always holds what the message does; a front that handed another shape gets it re-serialised.
+  if (!nameSpan || !argsSpan) return { text: JSON.stringify(message), message };
   const innerSpan = pathSpan(text, ["arguments"], argsSpan);
   const edits = [
     { span: nameSpan, raw: JSON.stringify(name) },
     { span: argsSpan, raw: innerSpan ? text.slice(innerSpan.start, innerSpan.end) : "{}" },
   ];
-  return { text: splice(text, edits), message: { ...request.message, params: { ...request.message.params, name, arguments: inner } } };
+  return { text: splice(text, edits), message };
 }
 
 /** An unknown tool's error from the inner call, pointing at the search tool. */
