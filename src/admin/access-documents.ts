@@ -5,7 +5,7 @@
  *
  *   GET    /admin/personas              every persona
  *   PUT    /admin/personas              {"personas": {<name>: {...}, ...}}: the whole document, replaced
- *   PUT    /admin/personas/<name>       {"roles": [...], "allow": [...], "deny"?: [...], "default"?: false, "rateLimit"?: "..."}
+ *   PUT    /admin/personas/<name>       {"roles": [...], "allow": [...], "deny"?: [...], "default"?: false, "rateLimit"?: "...", "catalog"?: "full|compact|search"}
  *   GET    /admin/personas/<name>
  *   DELETE /admin/personas/<name>
  *   PUT    /admin/visibility            {"allow"?: [...], "deny"?: [...]}

@@ -14,6 +14,7 @@ import type { PoolRequest } from "../upstream/pool";
 import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
 import type { CallRecord } from "./call-record";
 import type { TraceContext } from "../core/traceparent";
+import type { CatalogMode } from "../policy/catalog-mode";
 import { identityAssertion } from "../upstream/identity-assertion";
 
 export type { LargeAnswerConsumer };
@@ -70,6 +71,8 @@ export type Route = {
   readonly upstreams: readonly UpstreamConfig[];
   /** The gateway's own origin as the client reached it (for URLs handed to the client). */
   readonly origin: string;
+  /** The catalog mode the request URL asked for (`?catalog=`); absent: the persona's, else full. */
+  readonly catalog?: CatalogMode;
 };
 
 /** The bindings and configuration a call may use, typed once at the shell. */

@@ -25,3 +25,19 @@ export function keepListed(text: string, key: string, keep: (name: string | unde
   if (kept.length === items.length) return text;
   return splice(text, [{ span: list, raw: `[${kept.map((item) => text.slice(item.start, item.end)).join(",")}]` }]);
 }
+
+/**
+ * The answer with `items` appended to the list at `result.<key>` (their JSON written
+ * after the items already there); the text unchanged when there is no such list.
+ *
+ * @example
+ * appendListed('{"result":{"tools":[{"name":"a"}]}}', "tools", { name: "b" })
+ * // '{"result":{"tools":[{"name":"a"},{"name":"b"}]}}'
+ */
+export function appendListed(text: string, key: string, ...items: readonly unknown[]): string {
+  const list = pathSpan(text, ["result", key]);
+  if (!list || text.charCodeAt(list.start) !== 0x5b || items.length === 0) return text;
+  const at = list.end - 1;
+  const raw = items.map((item) => JSON.stringify(item)).join(",");
+  return splice(text, [{ span: { start: at, end: at }, raw: `${elements(text, list).length > 0 ? "," : ""}${raw}` }]);
+}

@@ -17,8 +17,7 @@
  */
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, resultText, type JsonRpcId } from "../core/jsonrpc";
-import { keepListed } from "../core/raw-json-lists";
-import { elements, pathSpan, splice } from "../core/raw-json";
+import { appendListed, keepListed } from "../core/raw-json-lists";
 import { findPayload, PAYLOAD_URI_PREFIX, readPayload } from "../storage/payload-store";
 import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../storage/payload-reader";
 import { onRequests, payloadOwner, type CallContext, type Middleware } from "../context/call-context";
@@ -65,14 +64,6 @@ const PAYLOAD_TEMPLATE = {
   description: "A tool result the gateway stored because it was too large; slice it with the query parameters of sys___read_payload.",
   mimeType: "application/json",
 };
-
-/** Appends `item` to the list at result.<key> of a response text (first pages only). */
-function appendToList(text: string, key: string, item: unknown): string {
-  const list = pathSpan(text, ["result", key]);
-  if (!list || text.charCodeAt(list.start) !== 0x5b) return text;
-  const at = list.end - 1;
-  return splice(text, [{ span: { start: at, end: at }, raw: `${elements(text, list).length > 0 ? "," : ""}${JSON.stringify(item)}` }]);
-}
 
 /** Whether some tool key `<upstream>___...` may match `glob` (judged by the glob's literal start). */
 function mayMatchUpstream(glob: string, prefix: string): boolean {
@@ -190,12 +181,12 @@ export function sysTools({ offloadDefaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAU
           break;
         case "tools/list": {
           const text = withoutUpstreamSysNames(ctx, await next(ctx, request), "tools");
-          return bucket && firstPage && (await listsReadPath(ctx, options)) ? appendToList(text, "tools", READ_PAYLOAD_DEFINITION) : text;
+          return bucket && firstPage && (await listsReadPath(ctx, options)) ? appendListed(text, "tools", READ_PAYLOAD_DEFINITION) : text;
         }
         case "prompts/list":
           return withoutUpstreamSysNames(ctx, await next(ctx, request), "prompts");
         case "resources/templates/list":
-          if (bucket && firstPage && (await listsReadPath(ctx, options))) return appendToList(await next(ctx, request), "resourceTemplates", PAYLOAD_TEMPLATE);
+          if (bucket && firstPage && (await listsReadPath(ctx, options))) return appendListed(await next(ctx, request), "resourceTemplates", PAYLOAD_TEMPLATE);
           break;
       }
       return next(ctx, request);

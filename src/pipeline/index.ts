@@ -36,6 +36,7 @@ import { recordCalls, type CallObserver } from "./record-calls";
 import { auditTrail } from "./audit-trail";
 import { traceContext } from "../middleware/trace-context";
 import { upstreamHealth } from "./upstream-health";
+import { catalogModes } from "../catalog/catalog-modes";
 
 export type { CallObserver };
 
@@ -72,8 +73,9 @@ export type PipelineOptions = {
 };
 
 /**
- * The whole pipeline for a configuration: the audit trail (when on), the record layer,
- * the middleware, the relay. Audit wraps the record layer rather than sitting in the
+ * The whole pipeline for a configuration: the catalog modes (catalog/catalog-modes.ts:
+ * a call through `sys___call_tool` enters everything below as a direct call), the audit
+ * trail (when on), the record layer, the middleware, the relay. Audit wraps the record layer rather than sitting in the
  * list: it needs the completed record (bytes to the client, duration) and the answer the
  * client got, and must see where each message begins and ends to send one request's
  * events in one batch.
@@ -82,8 +84,12 @@ export type PipelineOptions = {
  * const handle = buildPipeline(gatewayConfig(env), { observers: [(record) => console.log(record)] });
  */
 export function buildPipeline(config: GatewayConfig, { arrange = (list) => list, observers = [] }: PipelineOptions = {}): Handler {
-  const recorded = recordCalls(composeMiddleware(arrange(methodMiddleware(config)), relay), [...DEFAULT_OBSERVERS, ...observers]);
-  return config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;
+  const observe = (handler: Handler): Handler => {
+    const recorded = recordCalls(handler, [...DEFAULT_OBSERVERS, ...observers]);
+    return config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;
+  };
+  const auth = config.auth.ok ? config.auth.value : ({ mode: "missing" } as const);
+  return catalogModes(observe(composeMiddleware(arrange(methodMiddleware(config)), relay)), { auth, cacheTtlMs: config.documentCacheTtlMs, observe });
 }
 
 const built = new WeakMap<GatewayConfig, Handler>();

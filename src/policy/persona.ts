@@ -9,12 +9,16 @@
  * the union of their denies (deny wins). One persona may be the default, for principals
  * whose roles select none; with no default such a principal may call nothing.
  *
+ * A persona may also choose how its callers see the catalog of tools ("catalog": "full",
+ * "compact" or "search", catalog/mode.ts); a client's `?catalog=` overrides it per request.
+ *
  * All personas live in one KV document ("personas": name to persona), so resolving a
  * caller's grant is one cached read.
  */
 import { isObject } from "../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../storage/document-store";
 import { foldName, matchesGlob, matchesGlobLoosely } from "./glob";
+import { CATALOG_MODES, isCatalogMode, type CatalogMode } from "./catalog-mode";
 
 export const PERSONAS_KEY = "personas";
 export const PERSONA_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -29,6 +33,8 @@ export type Persona = {
   readonly default: boolean;
   /** A rate limit configured in AUTH.rateLimits. */
   readonly rateLimit?: string;
+  /** How the persona's callers see the tool catalog when their request names no mode. */
+  readonly catalog?: CatalogMode;
 };
 
 export type Personas = Readonly<Record<string, Persona>>;
@@ -40,6 +46,8 @@ export type Grant = {
   readonly allow: readonly string[];
   readonly deny: readonly string[];
   readonly rateLimit?: string;
+  /** The catalog mode of the first persona (by name) that chooses one. */
+  readonly catalog?: CatalogMode;
 };
 
 function patterns(value: unknown, at: string, problems: DocumentProblem[]): string[] {
@@ -59,7 +67,7 @@ export function checkPersona(value: unknown, base = ""): Checked<Persona> {
   const problems: DocumentProblem[] = [];
   if (!isObject(value)) return { ok: false, problems: [{ path: base, message: 'a persona: {"roles": [...], "allow": [...], "deny"?: [...], "default"?: false}' }] };
   for (const key of Object.keys(value)) {
-    if (!["roles", "allow", "deny", "default", "rateLimit"].includes(key)) problems.push({ path: `${base}/${key}`, message: "not a field of a persona (roles, allow, deny, default, rateLimit)" });
+    if (!["roles", "allow", "deny", "default", "rateLimit", "catalog"].includes(key)) problems.push({ path: `${base}/${key}`, message: "not a field of a persona (roles, allow, deny, default, rateLimit, catalog)" });
   }
   const roles = value["roles"];
   if (!Array.isArray(roles) || !roles.every((role) => typeof role === "string" && role !== "")) problems.push({ path: `${base}/roles`, message: "a list of role names" });
@@ -67,10 +75,19 @@ export function checkPersona(value: unknown, base = ""): Checked<Persona> {
   const deny = patterns(value["deny"], `${base}/deny`, problems);
   if (value["default"] !== undefined && typeof value["default"] !== "boolean") problems.push({ path: `${base}/default`, message: "true or false" });
   if (value["rateLimit"] !== undefined && (typeof value["rateLimit"] !== "string" || value["rateLimit"] === "")) problems.push({ path: `${base}/rateLimit`, message: "the name of a limit in AUTH.rateLimits" });
+  const catalog = value["catalog"];
+  if (catalog !== undefined && !isCatalogMode(catalog)) problems.push({ path: `${base}/catalog`, message: `one of ${CATALOG_MODES.join(", ")}` });
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
-    value: { roles: roles as string[], allow, deny, default: value["default"] === true, ...(typeof value["rateLimit"] === "string" ? { rateLimit: value["rateLimit"] } : {}) },
+    value: {
+      roles: roles as string[],
+      allow,
+      deny,
+      default: value["default"] === true,
+      ...(typeof value["rateLimit"] === "string" ? { rateLimit: value["rateLimit"] } : {}),
+      ...(isCatalogMode(catalog) ? { catalog } : {}),
+    },
   };
 }
 
@@ -106,11 +123,13 @@ export function grantFor(personas: Personas, roles: readonly string[]): Grant | 
   if (chosen.length === 0) chosen = names.filter((name) => personas[name]!.default);
   if (chosen.length === 0) return undefined;
   const rateLimit = chosen.map((name) => personas[name]!.rateLimit).find((limit) => limit !== undefined);
+  const catalog = chosen.map((name) => personas[name]!.catalog).find((mode) => mode !== undefined);
   return {
     persona: chosen.join("+"),
     allow: chosen.flatMap((name) => personas[name]!.allow),
     deny: chosen.flatMap((name) => personas[name]!.deny),
     ...(rateLimit !== undefined ? { rateLimit } : {}),
+    ...(catalog !== undefined ? { catalog } : {}),
   };
 }
 

@@ -4,7 +4,8 @@
  */
 import { Hono, type Context } from "hono";
 import { errorResponse, GatewayError } from "../core/errors";
-import { INTERNAL_ERROR } from "../core/jsonrpc";
+import { INTERNAL_ERROR, INVALID_REQUEST } from "../core/jsonrpc";
+import { requestedCatalog } from "../policy/catalog-mode";
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { ADMIN_BASE, createAdminApp } from "../admin/app";
 import { mountConsole } from "../admin/console/index";
@@ -111,11 +112,14 @@ async function endpoint(c: GatewayContext, route: string, pipelines: (config: Ga
       throw new GatewayError(404, -32000, `Not Found: no upstream named "${route}"; ${authOff(services.config) ? "this gateway serves" : "you may reach"}: ${names}`);
     }
   }
+  const catalog = requestedCatalog(c.req.url);
+  if (!catalog.ok) throw new GatewayError(400, INVALID_REQUEST, catalog.message);
   return {
     request: c.req.raw,
     env: c.env,
     services,
     pipeline: pipelines(services.config),
+    ...(catalog.value ? { catalog: catalog.value } : {}),
     kv: c.env.GATEWAY_KV,
     route,
     principal: caller.principal,

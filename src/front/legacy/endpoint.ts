@@ -13,6 +13,7 @@ import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcId, type JsonRpcNotif
 import { structureProblem, structureProblemText } from "../../core/duplicate-keys";
 import { elements, rootSpan } from "../../core/raw-json";
 import type { CallContext, Caller, ClientMessage, Handler, Identity, Services } from "../../context/call-context";
+import type { CatalogMode } from "../../policy/catalog-mode";
 import { newCallRecord } from "../../context/call-record";
 import { routeShapes } from "../../policy/listed-shapes";
 import type { UpstreamSession } from "../../upstream/upstream-session";
@@ -33,6 +34,8 @@ export type EndpointRequest = SessionEnv & {
   readonly caller: Caller;
   /** The pipeline every client message goes through. */
   readonly pipeline: Handler;
+  /** The catalog mode the URL asked for (`?catalog=`), checked by the shell. */
+  readonly catalog?: CatalogMode;
   readonly waitUntil: (promise: Promise<unknown>) => void;
 };
 
@@ -87,7 +90,7 @@ type SessionContext = Omit<CallContext, "emit" | "record">;
 function contextOf(where: EndpointRequest, session: SessionState, signal: AbortSignal | undefined): SessionContext {
   return {
     identity: identityOf(session, where.caller),
-    route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin },
+    route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin, ...(where.catalog ? { catalog: where.catalog } : {}) },
     services: where.services,
     upstreamClient: session,
     signal: signal ?? new AbortController().signal,

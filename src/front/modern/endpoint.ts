@@ -67,7 +67,7 @@ async function contextOf(where: EndpointRequest, envelope: Envelope, signal: Abo
   };
   return {
     identity,
-    route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin },
+    route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin, ...(where.catalog ? { catalog: where.catalog } : {}) },
     services: where.services,
     upstreamClient: await modernUpstreamClient({ principal: caller.principal, route: where.route, clientCapabilities: envelope.clientCapabilities, clientInfo, bridging: where.services.bridgedCalls !== undefined }),
     ...paramHeadersOf(where.request.headers),

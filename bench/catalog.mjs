@@ -1,0 +1,253 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench:catalog`: what the catalog modes save and how well tool search finds
+ * (issue 19, docs/tool-search.md).
+ *
+ * The catalog is real: MCP servers installed from npm at bench time and asked for their
+ * tools over stdio (bench/catalog/servers.mjs), served to the gateway (`npm start`, i.e.
+ * wrangler dev, so workerd) by fixture upstreams on 127.0.0.1. It reports:
+ *
+ *   - tokens of the tools/list answer on /mcp per mode (full, compact, search), counted
+ *     with gpt-tokenizer (o200k_base, the GPT-4o encoding);
+ *   - recall@1, recall@5 and MRR (within 20) of sys___search_tools over the labeled
+ *     tasks of bench/catalog/tasks.json, per half: a task's half is fixed by a hash of its
+ *     text (FNV-1a, even: tuning, odd: untuned), so it was decided before any tuning. The
+ *     untuned half is the figure that counts; only the tuning half's misses are printed;
+ *   - search latency at 100 and 1,000 tools: sys___search_tools through the gateway in
+ *     workerd (HTTP round trip on loopback, which includes the tools/list fan-out to the
+ *     fixture upstream that every search does), tools/list alone on the same route for
+ *     comparison, and the index query alone in Node (the same code, bundled by esbuild),
+ *     because workerd's clock does not advance during computation.
+ *
+ *   npm run bench:catalog
+ *   npm run bench:catalog -- --searches 100
+ *   npm run bench:catalog -- --skip-latency      (tokens and recall only)
+ *
+ * Results are printed and written to bench/results/catalog-<timestamp>.json.
+ */
+import { build } from 'esbuild';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { countTokens } from 'gpt-tokenizer';
+import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
+import { installServers, listServers, serveFixtures } from './catalog/servers.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const HARD_LIMIT_MS = 15 * 60_000;
+const RANK_DEPTH = 20;
+const LATENCY_SIZES = [100, 1_000];
+const { values: options } = parseArgs({ options: { searches: { type: 'string', default: '60' }, 'skip-latency': { type: 'boolean', default: false }, out: { type: 'string', default: path.join(ROOT, 'bench', 'results') } } });
+const SEARCHES = Number(options.searches);
+
+const hardLimit = setTimeout(() => {
+  console.error(`[catalog] over ${HARD_LIMIT_MS / 60_000} minutes: stopping`);
+  process.exit(1);
+}, HARD_LIMIT_MS);
+hardLimit.unref();
+
+/** FNV-1a of a text (32 bits): decides a task's half. */
+function fnv1a(text) {
+  let hash = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(text)) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return hash;
+}
+
+/** The last JSON-RPC message of an HTTP answer (JSON or SSE). */
+async function lastMessage(response) {
+  const text = await response.text();
+  if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) return { text, message: JSON.parse(text) };
+  const events = text.split(/\r?\n\r?\n/).map((event) => event.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart()).join('\n')).filter(Boolean);
+  const last = events.at(-1);
+  return { text: last, message: JSON.parse(last) };
+}
+
+/** A 2025 session on `url`; `send(method, params)` answers the final message and its text. */
+async function session(url) {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  let id = 0;
+  const post = (body) => fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+  const init = await post({ jsonrpc: '2.0', id: id++, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench-catalog', version: '1' } } });
+  if (init.status !== 200) throw new Error(`initialize on ${url}: ${init.status} ${await init.text()}`);
+  headers['mcp-session-id'] = init.headers.get('mcp-session-id');
+  headers['mcp-protocol-version'] = '2025-11-25';
+  await init.text();
+  await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).text();
+  return {
+    send: async (method, params) => {
+      const answer = await lastMessage(await post({ jsonrpc: '2.0', id: id++, method, ...(params ? { params } : {}) }));
+      if (answer.message.error) throw new Error(`${method}: ${answer.message.error.message}`);
+      return answer;
+    },
+  };
+}
+
+/** Every tool of a list (following nextCursor). */
+async function listAll(client) {
+  const tools = [];
+  let cursor;
+  do {
+    const { message } = await client.send('tools/list', cursor ? { cursor } : undefined);
+    tools.push(...message.result.tools);
+    cursor = message.result.nextCursor;
+  } while (cursor);
+  return tools;
+}
+
+const search = async (client, query, limit) => JSON.parse((await client.send('tools/call', { name: 'sys___search_tools', arguments: { query, limit } })).message.result.content[0].text);
+
+function percentile(samples, p) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function timed(fn) {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+async function tokensPerMode(base) {
+  const out = {};
+  for (const mode of ['full', 'compact', 'search']) {
+    const tools = await listAll(await session(`${base}/mcp?catalog=${mode}`));
+    const json = JSON.stringify({ tools });
+    out[mode] = { tools: tools.length, bytes: Buffer.byteLength(json), tokens: countTokens(json) };
+  }
+  for (const mode of ['compact', 'search']) out[mode].ofFull = out[mode].tokens / out.full.tokens;
+  return out;
+}
+
+async function accuracy(base, tasks) {
+  const client = await session(`${base}/mcp?catalog=search`);
+  const halves = { tuning: [], untuned: [] };
+  const misses = [];
+  for (const [task, expected] of tasks) {
+    const found = await search(client, task, RANK_DEPTH);
+    const names = found.tools.map((tool) => tool.name);
+    const rank = names.findIndex((name) => expected.includes(name)) + 1;
+    const half = fnv1a(task) % 2 === 0 ? 'tuning' : 'untuned';
+    halves[half].push(rank);
+    if (half === 'tuning' && rank !== 1) misses.push({ task, expected, rank: rank || `>${RANK_DEPTH}`, top: names.slice(0, 3) });
+  }
+  const score = (ranks) => ({
+    tasks: ranks.length,
+    recallAt1: ranks.filter((r) => r === 1).length / ranks.length,
+    recallAt5: ranks.filter((r) => r >= 1 && r <= 5).length / ranks.length,
+    mrr: ranks.reduce((sum, r) => sum + (r > 0 ? 1 / r : 0), 0) / ranks.length,
+  });
+  return { tuning: score(halves.tuning), untuned: score(halves.untuned), all: score([...halves.tuning, ...halves.untuned]), tuningMisses: misses };
+}
+
+/** `size` tools from the real ones, copied under new names where there are not enough. */
+function sized(catalog, size) {
+  const all = Object.entries(catalog).flatMap(([upstream, tools]) => tools.map((tool) => ({ ...tool, name: `${upstream}_${tool.name}` })));
+  return Array.from({ length: size }, (_, i) => {
+    const tool = all[i % all.length];
+    const copy = Math.floor(i / all.length);
+    return copy === 0 ? tool : { ...tool, name: `${tool.name}_${copy}` };
+  });
+}
+
+async function latencyInGateway(catalog, tasks) {
+  const fixtures = await serveFixtures(Object.fromEntries(LATENCY_SIZES.map((size) => [`size${size}`, sized(catalog, size)])));
+  const gateway = await startGateway({ port: await freePort(), vars: { UPSTREAMS: fixtures.upstreams } });
+  try {
+    const out = {};
+    for (const size of LATENCY_SIZES) {
+      const route = `${gateway.url}/mcp/size${size}`;
+      const searcher = await session(`${route}?catalog=search`);
+      const lister = await session(route);
+      const first = await timed(() => search(searcher, tasks[0][0], 5));
+      const searches = [];
+      const lists = [];
+      for (let i = 0; i < SEARCHES; i++) {
+        searches.push(await timed(() => search(searcher, tasks[(i + 1) % tasks.length][0], 5)));
+        lists.push(await timed(() => listAll(lister)));
+      }
+      out[size] = { firstSearchMs: first, searchP50Ms: percentile(searches, 50), searchP90Ms: percentile(searches, 90), listP50Ms: percentile(lists, 50) };
+    }
+    return out;
+  } finally {
+    await gateway.stop();
+    await fixtures.close();
+  }
+}
+
+/** The index query alone, in Node: src/catalog/search-index.ts bundled by esbuild. */
+async function latencyOfIndex(catalog, tasks) {
+  const dir = mkdtempSync(path.join(ROOT, 'node_modules', '.bench-catalog-'));
+  const outfile = path.join(dir, 'index.mjs');
+  try {
+    await build({ entryPoints: [path.join(ROOT, 'src', 'catalog', 'search-index.ts')], bundle: true, format: 'esm', platform: 'node', outfile, logLevel: 'error' });
+    const { searchCatalog } = await import(pathToFileURL(outfile).href);
+    const out = {};
+    for (const size of LATENCY_SIZES) {
+      const tools = sized(catalog, size).map((definition) => ({ name: definition.name, upstream: definition.name.split('_')[0], definition, raw: JSON.stringify(definition) }));
+      const indexed = { tools, digest: `bench-${size}`, truncated: false };
+      const buildMs = await timed(async () => searchCatalog(indexed, { query: 'warm up', limit: 5 }));
+      const samples = [];
+      for (let i = 0; i < Math.max(SEARCHES, 200); i++) samples.push(await timed(async () => searchCatalog(indexed, { query: tasks[i % tasks.length][0], limit: 5 })));
+      out[size] = { buildMs, queryP50Ms: percentile(samples, 50), queryP90Ms: percentile(samples, 90) };
+    }
+    return out;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const fixed = (n, digits = 3) => Number(n.toFixed(digits));
+
+async function main() {
+  const tasks = JSON.parse(readFileSync(path.join(ROOT, 'bench', 'catalog', 'tasks.json'), 'utf8')).tasks;
+  installServers();
+  const catalog = await listServers();
+  const counts = Object.fromEntries(Object.entries(catalog).map(([name, tools]) => [name, tools.length]));
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  console.log(`[catalog] ${total} tools from ${Object.keys(counts).length} servers: ${JSON.stringify(counts)}`);
+
+  const fixtures = await serveFixtures(catalog);
+  const gateway = await startGateway({ port: await freePort(), vars: { UPSTREAMS: fixtures.upstreams } });
+  let tokens;
+  let scores;
+  try {
+    tokens = await tokensPerMode(gateway.url);
+    scores = await accuracy(gateway.url, tasks);
+  } finally {
+    await gateway.stop();
+    await fixtures.close();
+  }
+  const skip = options['skip-latency'];
+  const inGateway = skip ? {} : await latencyInGateway(catalog, tasks);
+  const index = skip ? {} : await latencyOfIndex(catalog, tasks);
+
+  console.log('\n## tools/list on /mcp, per mode (o200k_base tokens)');
+  for (const [mode, t] of Object.entries(tokens)) console.log(`${mode.padEnd(8)} ${String(t.tools).padStart(4)} tools ${String(t.bytes).padStart(8)} bytes ${String(t.tokens).padStart(7)} tokens${t.ofFull !== undefined ? `  (${(t.ofFull * 100).toFixed(1)}% of full)` : ''}`);
+  console.log(`\n## sys___search_tools over ${tasks.length} labeled tasks`);
+  for (const half of ['untuned', 'tuning', 'all']) {
+    const s = scores[half];
+    console.log(`${half.padEnd(8)} ${String(s.tasks).padStart(4)} tasks  recall@1 ${s.recallAt1.toFixed(3)}  recall@5 ${s.recallAt5.toFixed(3)}  MRR ${s.mrr.toFixed(3)}`);
+  }
+  console.log(`\ntuning half, not first (${scores.tuningMisses.length}):`);
+  for (const miss of scores.tuningMisses) console.log(`  ${miss.rank}\t${miss.task}\t→ ${miss.top.join(', ')}`);
+  console.log('\n## search latency');
+  for (const size of skip ? [] : LATENCY_SIZES) {
+    const g = inGateway[size];
+    const i = index[size];
+    console.log(`${String(size).padStart(5)} tools: through the gateway p50 ${fixed(g.searchP50Ms, 1)} ms (p90 ${fixed(g.searchP90Ms, 1)}, first ${fixed(g.firstSearchMs, 1)}; tools/list alone p50 ${fixed(g.listP50Ms, 1)} ms); index query alone p50 ${fixed(i.queryP50Ms)} ms (p90 ${fixed(i.queryP90Ms)}, build ${fixed(i.buildMs, 1)} ms)`);
+  }
+  const result = { startedAt: new Date().toISOString(), servers: counts, tools: total, tokens, scores, latency: { inGateway, index }, searches: SEARCHES };
+  mkdirSync(options.out, { recursive: true });
+  const file = path.join(options.out, `catalog-${result.startedAt.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  console.log(`\n[catalog] written to ${path.relative(ROOT, file)}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
