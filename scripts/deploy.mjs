@@ -206,14 +206,20 @@ function ensureBucketsAndQueues(config, configFile) {
   }
 }
 
-/** Names of the Worker's secrets (none when the Worker does not exist yet). */
+/**
+ * Names of the Worker's secrets (none when the Worker does not exist yet). Any other
+ * failure ends the script: guessing "none" would make --generate-secrets overwrite the
+ * secrets a deployed gateway has (every session, sealed state and task id would end).
+ */
 function secretNames(configFile) {
   const run = wrangler(['secret', 'list', '--format', 'json', '-c', configFile]);
-  if (!run.ok) return [];
+  const output = `${run.stderr}${run.stdout}`;
+  if (!run.ok && /Worker "[^"]*"(?: \(env: [^)]*\))? not found/.test(output)) return [];
+  if (!run.ok) fail(`Listing the Worker's secrets failed, so which are missing is unknown (nothing was generated or deployed):\n${output.trim()}`);
   try {
     return JSON.parse(run.stdout).map((secret) => secret.name);
   } catch {
-    return [];
+    fail(`could not read the secret list wrangler printed (nothing was generated or deployed):\n${run.stdout.slice(0, 500)}`);
   }
 }
 

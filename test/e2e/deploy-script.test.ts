@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const AUTH_LINE = `AUTH = '{"apiKeys": true}'`;
 
-type Account = { loggedIn: boolean; kv: { id: string; title: string }[]; buckets: string[]; queues: string[]; secrets: string[]; bundleBytes?: number };
+type Account = { loggedIn: boolean; kv: { id: string; title: string }[]; buckets: string[]; queues: string[]; secrets: string[]; workerExists?: boolean; secretListError?: string; bundleBytes?: number };
 type Call = { args: string[]; secretNames?: string[]; secretsFileMode?: string };
 
 let dir: string;
@@ -40,7 +40,7 @@ function run(account: Account, args: string[] = []): { status: number | null; ou
 
 /** A call's arguments as one line without the `-c <config>` every call about the gateway carries. */
 const commandOf = (call: Call) => call.args.filter((arg, i, all) => !(arg === "-c" && all[i + 1] === config) && !(arg === config && all[i - 1] === "-c")).join(" ");
-const FRESH: Account = { loggedIn: true, kv: [], buckets: [], queues: [], secrets: [] };
+const FRESH: Account = { loggedIn: true, kv: [], buckets: [], queues: [], secrets: [], workerExists: false };
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), "deploy-test-"));
@@ -100,7 +100,7 @@ describe("npm run deploy", () => {
   });
 
   it("finds a KV namespace titled by its binding, as the manual steps created it", () => {
-    const { status, output, calls } = run({ ...FRESH, kv: [{ id: "b".repeat(32), title: "GATEWAY_KV" }], secrets: ["SESSION_SECRET"] });
+    const { status, output, calls } = run({ ...FRESH, kv: [{ id: "b".repeat(32), title: "GATEWAY_KV" }], secrets: ["SESSION_SECRET"], workerExists: true });
     expect(status, output).toBe(0);
     expect(calls.map(commandOf)).not.toContain("kv namespace create mcp-edge-gateway-GATEWAY_KV");
     expect(readFileSync(config, "utf8")).toContain(`id = "${"b".repeat(32)}"`);
@@ -131,6 +131,15 @@ describe("npm run deploy", () => {
     const open = run(FRESH, ["--generate-secrets", "--open"]);
     expect(open.status, open.output).toBe(0);
     expect(open.calls.at(-1)!.args[0]).toBe("deploy");
+  });
+
+  it("generates nothing and deploys nothing when the secret list fails for another reason than a new Worker", () => {
+    const deployed: Account = { loggedIn: true, kv: [{ id: "c".repeat(32), title: "mcp-edge-gateway-GATEWAY_KV" }], buckets: ["mcp-edge-gateway-payloads"], queues: ["mcp-edge-gateway-audit", "mcp-edge-gateway-audit-dlq"], secrets: ["SESSION_SECRET", "ADMIN_TOKEN"], workerExists: true, secretListError: "Authentication error [code: 10000]" };
+    const { status, output, calls } = run(deployed, ["--generate-secrets"]);
+    expect(status).toBe(1);
+    expect(output).toMatch(/Listing the Worker's secrets failed/);
+    expect(output).toContain("Authentication error [code: 10000]");
+    expect(calls.map(commandOf).some((command) => command.startsWith("deploy"))).toBe(false);
   });
 
   it("stops when wrangler is not logged in", () => {
