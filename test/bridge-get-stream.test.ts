@@ -97,3 +97,26 @@ it("a question on the GET stream of a bridged call's session while no call waits
   expect(answer.error.message).toMatch(/roots\/list.*no call/);
 });
 
+
+it("a question on the GET stream that comes with the call's answer is refused to the upstream, not lost with the call's session", async () => {
+  const { url, origin } = inject("getStreamUpstream");
+  const vars = { UPSTREAMS: JSON.stringify([{ name: "gs", url }]) };
+  const capabilities = { roots: {} };
+  const first = await modern("/mcp/gs", "tools/call", { name: "held", arguments: {} }, { capabilities, vars });
+  expect(first.result.resultType).toBe("input_required");
+  const requests = Object.entries(first.result.inputRequests as Record<string, { method: string }>);
+  expect(requests.map(([, request]) => request.method)).toEqual(["roots/list"]);
+  const key = requests[0]![0];
+  // While the call waits for its retry, the upstream asks again on the GET stream and answers the call.
+  const finished = (await (await fetch(`${origin}/finish`, { method: "POST" })).json()) as { finished: number };
+  expect(finished.finished).toBe(1);
+  const retry = await modern("/mcp/gs", "tools/call", { name: "held", arguments: {}, requestState: first.result.requestState, inputResponses: { [key]: ANSWERS["roots/list"] } }, { capabilities, vars });
+  expect(retry.result).toMatchObject({ resultType: "complete", content: [{ text: "held answer" }] });
+  const answered = (await (await fetch(`${origin}/events/answer`)).json()) as Json;
+  expect(answered).toMatchObject({ id: expect.stringMatching(/^held-/), result: ANSWERS["roots/list"] });
+  // The late question belongs to no call any more: the upstream is told so instead of waiting for ever
+  // (left unanswered, the fixture never has a second answer to give and this test times out).
+  const refused = (await (await fetch(`${origin}/events/answer`)).json()) as Json;
+  expect(refused).toMatchObject({ id: expect.stringMatching(/^late-/), error: { code: -32601 } });
+  expect(refused.error.message).toMatch(/roots\/list.*call/);
+});

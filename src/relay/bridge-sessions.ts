@@ -132,13 +132,20 @@ export class BridgeSession {
     this.#leased = true;
   }
 
-  /** The call is over: questions it left unanswered are refused, and the session waits for the next call until `onIdle`. */
-  async release(onIdle: () => void): Promise<void> {
+  /**
+   * The call is over: questions it left unanswered are refused, and the session waits for
+   * the next call until `onIdle`. `taken` is the call's last `next()`, which may hold a
+   * question it took off the stream but never read (its answer came at the same moment):
+   * it is refused too (a pending one ends here, with undefined).
+   */
+  async release(onIdle: () => void, taken?: Promise<WireMessage<JsonRpcRequest> | undefined>): Promise<void> {
     this.#leased = false;
     this.#waiter?.(undefined);
     this.#waiter = undefined;
     const left = this.#queue.splice(0);
     this.#idleTimer = setTimeout(onIdle, BRIDGE_SESSION_IDLE_MS);
+    const unread = await taken;
+    if (unread) left.unshift(unread);
     await Promise.all(left.map((question) => refuseQuestion(this.upstream, question.message, "the call that asked has ended", this.pool).catch(() => {})));
   }
 
@@ -206,8 +213,12 @@ export class BridgeSessions {
     return undefined;
   }
 
-  /** Takes a session back from a call that ended well; one that ended otherwise is closed. */
-  async release(session: BridgeSession, reusable: boolean): Promise<void> {
+  /**
+   * Takes a session back from a call that ended well (refusing the questions it left,
+   * `taken` included: see BridgeSession.release); one that ended otherwise is closed, its
+   * questions ending with it upstream.
+   */
+  async release(session: BridgeSession, reusable: boolean, taken?: Promise<WireMessage<JsonRpcRequest> | undefined>): Promise<void> {
     const { key } = session;
     const idle = this.#idle.get(key) ?? [];
     if (!reusable || !session.open || idle.length >= MAX_IDLE_BRIDGE_SESSIONS) return session.close();
@@ -219,6 +230,6 @@ export class BridgeSessions {
       if (at >= 0) still.splice(at, 1);
       if (still.length === 0) this.#idle.delete(key);
       void session.close().catch(() => {});
-    });
+    }, taken);
   }
 }

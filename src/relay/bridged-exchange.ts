@@ -212,11 +212,17 @@ export class BridgedExchange {
     return outcome;
   }
 
-  /** Returns the call's own session: for the next call when this one answered, closed otherwise. */
+  /**
+   * Returns the call's own session: for the next call when this one answered, closed
+   * otherwise. A question `#next` took off the session but lost the race to the call's
+   * answer is in `#fromSession`: it goes back with the session, to be refused there.
+   */
   #giveBack(reusable: boolean): void {
     const own = this.#own;
+    const taken = this.#fromSession;
     this.#own = undefined;
-    if (own) void this.sessions.release(own, reusable).catch(() => {});
+    this.#fromSession = undefined;
+    if (own) void this.sessions.release(own, reusable, taken).catch(() => {});
   }
 
   /** Reads the upstream's stream to the call's answer or its next question. */
