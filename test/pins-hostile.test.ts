@@ -13,6 +13,7 @@ import type { Json, Vars } from "./helpers/gateway";
 import { pinClient, pinVars, switchVariant, tool } from "./helpers/pins";
 import { SWEEP_MAX_UPSTREAMS, type SweepReport } from "../src/shell/pin-sweep";
 import { SWEEP_REPORT_KEY } from "../src/storage/pin-store";
+import { argumentsMisfit } from "../src/policy/pin-arguments";
 
 const CRON_PERIOD_MS = 5 * 60_000;
 
@@ -87,4 +88,20 @@ test("a pending schema change with a catastrophic `pattern`: the fit check does 
   // sends it on (the upstream, which owns the pattern, is the one to judge it).
   const answer = await client.call("echo", { text: "b" });
   expect(JSON.stringify(answer)).not.toContain("the call was not sent");
+});
+
+const EVIL = { type: "object", properties: { q: { type: "string", pattern: "^(a+)+$", format: "email" } }, patternProperties: { "^(b+)+$": { type: "number" } }, additionalProperties: false };
+const NAMED = { type: "object", properties: { format: { type: "string" }, pattern: { const: { pattern: "x" } } }, required: ["format"], additionalProperties: false };
+
+test.each([
+  { what: "a backtracking pattern is not run on the argument", schema: EVIL, args: { q: `${"a".repeat(40)}!` }, fits: true },
+  { what: "types are still checked", schema: EVIL, args: { q: 1 }, fits: false },
+  { what: "patternProperties (and the additionalProperties beside it) are not applied", schema: EVIL, args: { bbbb: "x" }, fits: true },
+  { what: "properties named format and pattern stay, const values are kept whole", schema: NAMED, args: { format: "x", pattern: { pattern: "x" } }, fits: true },
+  { what: "a required property named format is still required", schema: NAMED, args: {}, fits: false },
+])("the fit check: $what", ({ schema, args, fits }) => {
+  const approved = { name: "t", inputSchema: { type: "object" } };
+  const misfit = argumentsMisfit("tool", approved, { name: "t", inputSchema: schema }, args);
+  if (fits) expect(misfit).toBeUndefined();
+  else expect(misfit).toContain("the changed definition");
 });

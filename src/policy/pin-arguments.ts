@@ -15,6 +15,7 @@
 import { Validator, type Schema, type SchemaDraft } from "@cfworker/json-schema";
 import { isObject, type JsonObject } from "../core/jsonrpc";
 import { MAX_DEFINITION_DEPTH } from "./pin-findings";
+import { nestsDeeperThan } from "./pin-definition";
 
 /** Validation errors named in a refusal. */
 const MAX_REASONS = 3;
@@ -24,11 +25,12 @@ const MAX_SCHEMA_DEPTH = MAX_DEFINITION_DEPTH;
 const REGEX_KEYWORDS: ReadonlySet<string> = new Set(["pattern", "patternProperties", "format"]);
 
 /**
- * A copy of `schema` without the keywords that run upstream regular expressions; undefined
- * when it nests past MAX_SCHEMA_DEPTH. Keywords are dropped wherever they appear as a
- * member of an object (a property named "pattern" goes too: the check only loosens).
+ * A copy of `schema` without the keywords that run upstream regular expressions (TOO_DEEP
+ * when it nests past MAX_SCHEMA_DEPTH). The members of a map of names to schemas
+ * (`properties`, `$defs`, …) are names, not keywords: a property called "format" stays;
+ * `const`, `enum`, `default` and `examples` hold values, copied as they are.
  */
-function withoutRegexes(value: unknown, depth = 0): unknown {
+function withoutRegexes(value: unknown, depth = 0, names = false): unknown {
   if (value === null || typeof value !== "object") return value;
   if (depth >= MAX_SCHEMA_DEPTH) return TOO_DEEP;
   if (Array.isArray(value)) {
@@ -43,14 +45,20 @@ function withoutRegexes(value: unknown, depth = 0): unknown {
   const object = value as JsonObject;
   const out: JsonObject = {};
   for (const [key, item] of Object.entries(object)) {
-    if (REGEX_KEYWORDS.has(key)) continue;
-    if (key === "additionalProperties" && Object.hasOwn(object, "patternProperties")) continue;
-    const copy = withoutRegexes(item, depth + 1);
+    if (!names && REGEX_KEYWORDS.has(key)) continue;
+    if (!names && key === "additionalProperties" && Object.hasOwn(object, "patternProperties")) continue;
+    const data = !names && DATA_KEYWORDS.has(key); // values, not schemas: copied as they are
+    const copy = data ? (nestsDeeperThan(item, MAX_SCHEMA_DEPTH - depth) ? TOO_DEEP : item) : withoutRegexes(item, depth + 1, !names && NAME_MAPS.has(key));
     if (copy === TOO_DEEP) return TOO_DEEP;
     out[key] = copy as JsonObject[string];
   }
   return out;
 }
+
+/** Keywords whose value maps names to schemas. */
+const NAME_MAPS: ReadonlySet<string> = new Set(["properties", "$defs", "definitions", "dependentSchemas", "dependencies"]);
+/** Keywords whose value is an instance, not a schema. */
+const DATA_KEYWORDS: ReadonlySet<string> = new Set(["const", "enum", "default", "examples"]);
 
 /** withoutRegexes' answer for a schema nested too deep. */
 const TOO_DEEP: unique symbol = Symbol("too deep");
