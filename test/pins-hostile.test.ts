@@ -14,6 +14,7 @@ import { pinClient, pinVars, switchVariant, tool } from "./helpers/pins";
 import { SWEEP_MAX_UPSTREAMS, type SweepReport } from "../src/shell/pin-sweep";
 import { SWEEP_REPORT_KEY } from "../src/storage/pin-store";
 import { argumentsMisfit } from "../src/policy/pin-arguments";
+import { canonicalJson } from "../src/core/canonical-json";
 
 const CRON_PERIOD_MS = 5 * 60_000;
 
@@ -104,4 +105,13 @@ test.each([
   const misfit = argumentsMisfit("tool", approved, { name: "t", inputSchema: schema }, args);
   if (fits) expect(misfit).toBeUndefined();
   else expect(misfit).toContain("the changed definition");
+});
+
+test.each([
+  { value: { b: 1, a: [true, null] }, text: '{"a":[true,null],"b":1}' },
+  { value: { z: {}, y: [], x: [[{ "q\"": "\n" }], 2.5] }, text: '{"x":[[{"q\\"":"\\n"}],2.5],"y":[],"z":{}}' },
+  { value: [undefined, "s", { u: undefined }], text: '[null,"s",{"u":null}]' },
+  { value: JSON.parse(`${"[".repeat(20_000)}${"]".repeat(20_000)}`), text: `${"[".repeat(20_000)}${"]".repeat(20_000)}` },
+])("canonical JSON, without recursion: %#", ({ value, text }) => {
+  expect(canonicalJson(value)).toBe(text);
 });
