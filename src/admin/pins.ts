@@ -16,9 +16,9 @@ import { Hono, type Context } from "hono";
 import { gatewayConfig } from "../config/gateway-config";
 import type { UpstreamConfig } from "../config/upstreams";
 import { isObject } from "../core/jsonrpc";
-import { definitionObject, type PinKind } from "../policy/pin-definition";
+import { definitionObject, shownDefinition, type PinKind } from "../policy/pin-definition";
 import { definitionDiff } from "../policy/pin-diff";
-import { ruleTable } from "../policy/pin-findings";
+import { MAX_DEFINITION_DEPTH, ruleTable } from "../policy/pin-findings";
 import { approve, approvedVersion, EMPTY_DECISIONS, EMPTY_PINS, pinId, pinStatus, reject, withoutEntries, type ObservedPin, type PinDecision } from "../policy/pins";
 import { readPins, saveBoth, saveDecisions, serialized, SWEEP_REPORT_KEY, type UpstreamPins } from "../storage/pin-store";
 import { pinningOf } from "../middleware/pin-observation";
@@ -43,7 +43,7 @@ function describePin(pin: ObservedPin, decision: PinDecision | undefined, upstre
     name: pin.name,
     status,
     ...(pin.removedAt !== undefined ? { removedAt: pin.removedAt } : {}),
-    approved: approved ? { digest: approved.digest, seenAt: approved.seenAt, findings: approved.findings, definition: definitionObject(approved.definition) ?? approved.definition } : null,
+    approved: approved ? { digest: approved.digest, seenAt: approved.seenAt, findings: approved.findings, definition: shownDefinition(approved.definition, MAX_DEFINITION_DEPTH) } : null,
     ...(decision?.rejected ? { rejected: decision.rejected } : {}),
   };
   if (status !== "pinned") {
@@ -53,7 +53,7 @@ function describePin(pin: ObservedPin, decision: PinDecision | undefined, upstre
       digest: pin.latest.digest,
       seenAt: pin.latest.seenAt,
       findings: pin.latest.findings,
-      definition: after ?? pin.latest.definition,
+      definition: shownDefinition(pin.latest.definition, MAX_DEFINITION_DEPTH),
       diff: after ? definitionDiff(pin.kind, before ?? {}, after) : null,
     };
   }

@@ -12,12 +12,32 @@ import { bytesToBase64Url } from "./base64url";
  * canonicalJson({ b: 1, a: [true, null] }); // '{"a":[true,null],"b":1}'
  */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  // Iterative (an explicit stack of text pieces and values still to write), so a value
+  // nested tens of thousands of levels deep, as an upstream may send, cannot exhaust the call stack.
+  const out: string[] = [];
+  const todo: unknown[] = [value];
+  while (todo.length > 0) {
+    const item = todo.pop();
+    if (item instanceof Literal) out.push(item.text);
+    else if (Array.isArray(item)) {
+      const next: unknown[] = [new Literal("[")];
+      item.forEach((element, index) => next.push(...(index > 0 ? [new Literal(","), element] : [element])));
+      next.push(new Literal("]"));
+      for (let i = next.length - 1; i >= 0; i--) todo.push(next[i]);
+    } else if (item !== null && typeof item === "object") {
+      const entries = Object.entries(item as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const next: unknown[] = [new Literal("{")];
+      entries.forEach(([k, v], index) => next.push(new Literal(`${index > 0 ? "," : ""}${JSON.stringify(k)}:`), v));
+      next.push(new Literal("}"));
+      for (let i = next.length - 1; i >= 0; i--) todo.push(next[i]);
+    } else out.push(JSON.stringify(item) ?? "null");
   }
-  return JSON.stringify(value) ?? "null";
+  return out.join("");
+}
+
+/** A piece of text already written, on canonicalJson's stack. */
+class Literal {
+  constructor(readonly text: string) {}
 }
 
 /**

@@ -59,45 +59,58 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
   const unavailable = unavailableOf(text);
   const paged = request.params?.["cursor"] !== undefined || pathSpan(text, ["result", "nextCursor"]) !== undefined;
   const observations = new Map<string, Observation>();
+  const failed = new Set<string>();
   const configured = ctx.services.config.upstreams.ok ? ctx.services.config.upstreams.value.map((u) => u.name) : [];
   await Promise.all(
     pinned
       .filter((upstream) => !unavailable.has(upstream.name))
-      .map(async (upstream) => {
-        if (await downgradedFor(ctx, upstream)) {
-          // A 2025 client's list of a 2026-07-28 upstream may lack what that client cannot read (upstream/downgrade.ts):
-          // it is shaped by the pins, never recorded into them (they would flip between the two eras' lists).
-          observations.set(upstream.name, { state: await loadPins(ctx.services.kv!, upstream.name, options.cacheTtlMs), changes: [] });
-          return;
-        }
-        const own = entries.filter((entry) => entry.upstream === upstream.name);
-        const others = entries.filter((entry) => entry.upstream !== upstream.name);
-        const observation = await observeList({
-          kv: ctx.services.kv!,
-          upstream,
-          kind,
-          listed: own.map((entry) => ({ name: listedPinName(entry), raw: text.slice(entry.span.start, entry.span.end) })),
-          complete: !paged,
-          scan: scanContext(configured.filter((name) => name !== upstream.name), others.map(listedPinName)),
-          cacheTtlMs: options.cacheTtlMs,
-          observer: { principal: ctx.identity.principal, route: ctx.route.aggregated ? "/mcp" : `/mcp/${ctx.route.name}`, protocolVersion: ctx.identity.protocolVersion },
-          auditQueue: ctx.services.auditQueue,
-          audit: options.audit,
-          waitUntil: ctx.waitUntil,
-        });
-        observations.set(upstream.name, observation);
-      }),
+      .map((upstream) =>
+        observeOne(upstream).catch((error: unknown) => {
+          // One upstream's definitions that cannot be observed leave the others' lists whole.
+          failed.add(upstream.name);
+          console.error(`mcp-edge-gateway: pinning could not observe the ${kind}s of "${upstream.name}": ${error instanceof Error ? error.message : String(error)}`);
+        }),
+      ),
   );
-  return { entries, observations };
+  return { entries, observations, failed };
+
+  async function observeOne(upstream: UpstreamConfig): Promise<void> {
+    if (await downgradedFor(ctx, upstream)) {
+      // A 2025 client's list of a 2026-07-28 upstream may lack what that client cannot read (upstream/downgrade.ts):
+      // it is shaped by the pins, never recorded into them (they would flip between the two eras' lists).
+      observations.set(upstream.name, { state: await loadPins(ctx.services.kv!, upstream.name, options.cacheTtlMs), changes: [] });
+      return;
+    }
+    const own = entries.filter((entry) => entry.upstream === upstream.name);
+    const others = entries.filter((entry) => entry.upstream !== upstream.name);
+    const observation = await observeList({
+      kv: ctx.services.kv!,
+      upstream,
+      kind,
+      listed: own.map((entry) => ({ name: listedPinName(entry), raw: text.slice(entry.span.start, entry.span.end) })),
+      complete: !paged,
+      scan: scanContext(configured.filter((name) => name !== upstream.name), others.map(listedPinName)),
+      cacheTtlMs: options.cacheTtlMs,
+      observer: { principal: ctx.identity.principal, route: ctx.route.aggregated ? "/mcp" : `/mcp/${ctx.route.name}`, protocolVersion: ctx.identity.protocolVersion },
+      auditQueue: ctx.services.auditQueue,
+      audit: options.audit,
+      waitUntil: ctx.waitUntil,
+    });
+    observations.set(upstream.name, observation);
+  }
 }
 
 /** The list as clients may see it, and what in it is not approved. */
-function shapeList(text: string, key: string, kind: PinKind, entries: readonly ListedEntry[], pinned: readonly UpstreamConfig[], observations: ReadonlyMap<string, Observation>) {
+function shapeList(text: string, key: string, kind: PinKind, entries: readonly ListedEntry[], pinned: readonly UpstreamConfig[], observations: ReadonlyMap<string, Observation>, failed: ReadonlySet<string>) {
   const edits: Splice[] = [];
   const hidden = new Set<string>();
   const unsettled: Unsettled[] = [];
   for (const entry of entries) {
     const upstream = pinned.find((u) => u.name === entry.upstream);
+    if (upstream && failed.has(upstream.name) && pinningOf(upstream) === "enforce") {
+      hidden.add(entry.name!); // not observed, so not known approved: enforce shows none of it
+      continue;
+    }
     const observation = upstream && observations.get(upstream.name);
     const id = pinId(kind, listedPinName(entry));
     const pin = observation?.state.pins.entries[id];
@@ -120,8 +133,8 @@ async function pinList(ctx: CallContext, request: JsonRpcRequest, text: string, 
   const key = kind === "tool" ? "tools" : "prompts";
   const list = pathSpan(text, ["result", key]);
   if (!list || text.charCodeAt(list.start) !== 0x5b) return text; // an error, or no list: nothing to tell the pins
-  const { entries, observations } = await observeAnswer(ctx, request, text, kind, pinned, options);
-  const shaped = shapeList(text, key, kind, entries, pinned, observations);
+  const { entries, observations, failed } = await observeAnswer(ctx, request, text, kind, pinned, options);
+  const shaped = shapeList(text, key, kind, entries, pinned, observations, failed);
   const removed: ReportedChange[] = [...observations.values()].flatMap((o) => o.changes.filter((change) => change.change === "removed"));
   if (shaped.unsettled.length > 0 || removed.length > 0) {
     const threshold = await levelFor(ctx, request);

@@ -47,3 +47,25 @@ export function definitionObject(raw: string): JsonObject | undefined {
     return undefined;
   }
 }
+
+/**
+ * True when `value` nests containers more than `limit` levels deep (walked with an explicit
+ * stack, so any depth is measured safely): such a value is not handed to code that recurses,
+ * JSON.stringify included.
+ */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: item, depth } = stack.pop()!;
+    if (item === null || typeof item !== "object") continue;
+    if (depth >= limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push({ value: child, depth: depth + 1 });
+  }
+  return false;
+}
+
+/** A stored definition as an operator is shown it: its object, or its text when it cannot be read or nests too deep to serialise. */
+export function shownDefinition(raw: string, depthLimit: number): JsonObject | string {
+  const object = definitionObject(raw);
+  return object && !nestsDeeperThan(object, depthLimit) ? object : raw;
+}

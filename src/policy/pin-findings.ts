@@ -23,6 +23,12 @@ const MAX_FINDINGS = 20;
 const MAX_MATCH_CHARS = 80;
 /** Strings of a definition scanned (deeply nested schemas stop here). */
 const MAX_STRINGS = 2_000;
+/**
+ * Levels of nesting a definition is walked to; anything deeper is not scanned and is a
+ * high finding (`nesting-depth`): no real schema nests this far, and one that does could
+ * hide text from the scan (and, unbounded, would exhaust the stack of whoever walks it).
+ */
+export const MAX_DEFINITION_DEPTH = 64;
 
 /** What a rule is given besides the text: the names other upstreams are known by (build it once per list: `scanContext`). */
 export type ScanContext = {
@@ -46,8 +52,8 @@ type Rule = {
   readonly severity: FindingSeverity;
   /** The threat, as an operator reads it in GET /admin/pins. */
   readonly why: string;
-  /** The first match in `text` (a string of the definition at `at`), if any. */
-  readonly find: (text: string, at: string, scan: ScanContext) => string | undefined;
+  /** The first match in `text` (a string of the definition at `at`; `deep`: the walk stopped there, past MAX_DEFINITION_DEPTH), if any. */
+  readonly find: (text: string, at: string, scan: ScanContext, deep: boolean) => string | undefined;
 };
 
 function first(pattern: RegExp): (text: string) => string | undefined {
@@ -142,24 +148,42 @@ export const PIN_RULES: readonly Rule[] = [
     why: `a description past ${MAX_DESCRIPTION_CHARS} characters: room for instructions no one reads`,
     find: (text, at) => (at.endsWith("/description") && text.length > MAX_DESCRIPTION_CHARS ? `${text.length} characters` : undefined),
   },
+  {
+    rule: "nesting-depth",
+    severity: "high",
+    why: `a definition nested past ${MAX_DEFINITION_DEPTH} levels: what is deeper is not scanned, and no real schema needs it`,
+    find: (_text, _at, _scan, deep) => (deep ? `more than ${MAX_DEFINITION_DEPTH} levels` : undefined),
+  },
 ];
 
 function pointerToken(key: string): string {
   return key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
-/** Every string of `value` (keys of schema properties included, they are read too) with its JSON Pointer, breadth bounded. */
-function stringsOf(value: unknown, at: string, out: { at: string; text: string }[]): void {
+type Scanned = { at: string; text: string; deep: boolean };
+
+/**
+ * Every string of `value` (keys of schema properties included, they are read too) with its
+ * JSON Pointer, breadth bounded (MAX_STRINGS) and depth bounded (MAX_DEFINITION_DEPTH: the
+ * first container past it is one entry marked `deep`, and the walk does not enter it).
+ */
+function stringsOf(value: unknown, at: string, depth: number, out: Scanned[]): void {
   if (out.length >= MAX_STRINGS) return;
   if (typeof value === "string") {
-    if (!at.endsWith("/$schema")) out.push({ at, text: value }); // the JSON Schema dialect's URL says nothing to the model
+    if (!at.endsWith("/$schema")) out.push({ at, text: value, deep: false }); // the JSON Schema dialect's URL says nothing to the model
+    return;
   }
-  else if (Array.isArray(value)) value.forEach((item, index) => stringsOf(item, `${at}/${index}`, out));
-  else if (value !== null && typeof value === "object") {
+  if (value === null || typeof value !== "object") return;
+  if (depth >= MAX_DEFINITION_DEPTH) {
+    out.push({ at, text: "", deep: true });
+    return;
+  }
+  if (Array.isArray(value)) value.forEach((item, index) => stringsOf(item, `${at}/${index}`, depth + 1, out));
+  else {
     for (const [key, item] of Object.entries(value as JsonObject)) {
       if (key === "_meta" || key === "icons") continue;
-      if (out.length < MAX_STRINGS) out.push({ at: `${at}/${pointerToken(key)}`, text: key });
-      stringsOf(item, `${at}/${pointerToken(key)}`, out);
+      if (out.length < MAX_STRINGS) out.push({ at: `${at}/${pointerToken(key)}`, text: key, deep: false });
+      stringsOf(item, `${at}/${pointerToken(key)}`, depth + 1, out);
     }
   }
 }
@@ -173,14 +197,14 @@ function stringsOf(value: unknown, at: string, out: { at: string; text: string }
  * // [{ rule: "instruction-tag", severity: "high", at: "/description", match: "<IMPORTANT>" }, …]
  */
 export function scanDefinition(definition: JsonObject, scan: ScanContext): Finding[] {
-  const strings: { at: string; text: string }[] = [];
+  const strings: Scanned[] = [];
   const { name: _name, ...rest } = definition;
-  stringsOf(rest, "", strings);
+  stringsOf(rest, "", 0, strings);
   const out: Finding[] = [];
   for (const rule of PIN_RULES) {
-    for (const { at, text } of strings) {
+    for (const { at, text, deep } of strings) {
       // Key names are scanned for hidden characters and mentions only, not for the length of a description.
-      const match = rule.find(text, at, scan);
+      const match = rule.find(text, at, scan, deep);
       if (match === undefined) continue;
       out.push({ rule: rule.rule, severity: rule.severity, at, match: match.length > MAX_MATCH_CHARS ? `${match.slice(0, MAX_MATCH_CHARS)}…` : match });
       break; // one finding per rule and definition: the first place it matched

@@ -2,7 +2,8 @@
  * The Cron Trigger's re-check of pins: lists every pinned upstream's tools and prompts
  * (through the relay, as a stateless client of the gateway's own) and tells its pins, so
  * a rug pull is seen even when no client lists. Each run is bounded: at most
- * `SWEEP_MAX_UPSTREAMS` upstreams (the next run starts where this one stopped), at most
+ * `SWEEP_MAX_UPSTREAMS` upstreams (the next run starts where this one stopped: a cursor in KV,
+ * `pins-sweep/cursor`), at most
  * `SWEEP_MAX_PAGES` pages per list, one deadline for the run; what it checked and the
  * upstreams it could not reach are logged and kept in KV (`pins-sweep/last`, shown by
  * GET /admin/pins).
@@ -37,6 +38,11 @@ export const SWEEP_DEADLINE_MS = 25_000;
  * steady gateway spends 24 KV writes a day on it, not one a run (288 at every 5 minutes).
  */
 export const SWEEP_REPORT_REFRESH_MS = 60 * 60 * 1000;
+/**
+ * Where the next run starts, when more than SWEEP_MAX_UPSTREAMS upstreams are pinned: its
+ * own small key (`{ "next": <index> }`), written every such run, since the report is not.
+ */
+export const SWEEP_CURSOR_KEY = "pins-sweep/cursor";
 /** Who the sweep's requests are from, in logs and audit events. */
 export const SWEEP_PRINCIPAL = "mcp-edge-gateway/pin-sweep";
 const SWEEP_REVISION = STATELESS_REVISION;
@@ -104,7 +110,8 @@ export async function sweepPins(env: Readonly<Record<string, unknown>>, executio
   }
   const pinned = configured.value.filter((upstream) => pinningOf(upstream) !== "off");
   if (pinned.length === 0) return undefined; // nothing to re-check: no subrequest, no write
-  const offset = pinned.length > SWEEP_MAX_UPSTREAMS ? (Math.floor(nowMs / 60_000) * SWEEP_MAX_UPSTREAMS) % pinned.length : 0;
+  const rotating = pinned.length > SWEEP_MAX_UPSTREAMS;
+  const offset = rotating ? (await storedCursor(kv)) % pinned.length : 0;
   const order = [...pinned.slice(offset), ...pinned.slice(0, offset)];
   const chosen = order.slice(0, SWEEP_MAX_UPSTREAMS);
   const signal = AbortSignal.timeout(SWEEP_DEADLINE_MS);
@@ -116,39 +123,60 @@ export async function sweepPins(env: Readonly<Record<string, unknown>>, executio
       report.deferred.push(upstream.name);
       continue;
     }
-    const client = await modernUpstreamClient({ principal: SWEEP_PRINCIPAL, route: upstream.name, clientCapabilities: {}, clientInfo: SWEEP_CLIENT_INFO });
-    const ctx = contextFor(env, upstream, signal, waitUntil, client);
-    const counts = { upstream: upstream.name, tools: 0, prompts: 0, changes: 0 };
-    let reached = false;
-    for (const kind of ["tool", "prompt"] as const) {
-      const outcome = await listAll(ctx, kind);
-      if (!outcome.ok) {
-        if (outcome.absent) continue; // an upstream without prompts has nothing to pin
-        report.unreachable.push({ upstream: upstream.name, error: redactSecrets(outcome.error, env) });
-        break;
-      }
-      reached = true;
-      const observation = await observeList({
-        kv,
-        upstream,
-        kind,
-        listed: outcome.listed,
-        complete: outcome.complete,
-        scan: scanContext(names.filter((name) => name !== upstream.name), []),
-        cacheTtlMs: 0,
-        observer: { principal: SWEEP_PRINCIPAL, route: `/mcp/${upstream.name}`, protocolVersion: SWEEP_REVISION },
-        auditQueue: services.auditQueue,
-        audit: services.config.audit.enabled,
-        waitUntil,
-      });
-      counts[kind === "tool" ? "tools" : "prompts"] = outcome.listed.length;
-      counts.changes += observation.changes.length;
+    try {
+      const counts = await sweepOne(env, kv, upstream, signal, waitUntil, names, report);
+      if (counts) report.checked.push(counts);
+    } catch (error) {
+      // One upstream whose lists cannot be observed is reported; the run goes on with the next.
+      report.unreachable.push({ upstream: upstream.name, error: redactSecrets(`its definitions could not be observed: ${error instanceof Error ? error.message : String(error)}`, env) });
     }
-    if (reached) report.checked.push(counts);
   }
   for (const { upstream, error } of report.unreachable) console.warn(`mcp-edge-gateway: pin sweep could not list "${upstream}": ${error}`);
+  // The cursor moves on by what this run took, every run (the report may not be written).
+  if (rotating) await kv.put(SWEEP_CURSOR_KEY, JSON.stringify({ next: (offset + chosen.length) % pinned.length }));
   await storeReport(kv, report, nowMs);
   return report;
+}
+
+/** Where this run starts (0 when no cursor is stored or it is unreadable). */
+async function storedCursor(kv: KVNamespace): Promise<number> {
+  const stored = await kv.get<unknown>(SWEEP_CURSOR_KEY, "json").catch(() => null);
+  const next = isObject(stored) ? stored["next"] : undefined;
+  return typeof next === "number" && Number.isSafeInteger(next) && next >= 0 ? next : 0;
+}
+
+/** Lists and observes one upstream's tools and prompts; its counts when it was reached (failures to list go to `report.unreachable`). */
+async function sweepOne(env: Readonly<Record<string, unknown>>, kv: KVNamespace, upstream: UpstreamConfig, signal: AbortSignal, waitUntil: (p: Promise<unknown>) => void, names: readonly string[], report: SweepReport) {
+  const services = servicesFor(env);
+  const client = await modernUpstreamClient({ principal: SWEEP_PRINCIPAL, route: upstream.name, clientCapabilities: {}, clientInfo: SWEEP_CLIENT_INFO });
+  const ctx = contextFor(env, upstream, signal, waitUntil, client);
+  const counts = { upstream: upstream.name, tools: 0, prompts: 0, changes: 0 };
+  let reached = false;
+  for (const kind of ["tool", "prompt"] as const) {
+    const outcome = await listAll(ctx, kind);
+    if (!outcome.ok) {
+      if (outcome.absent) continue; // an upstream without prompts has nothing to pin
+      report.unreachable.push({ upstream: upstream.name, error: redactSecrets(outcome.error, env) });
+      break;
+    }
+    reached = true;
+    const observation = await observeList({
+      kv,
+      upstream,
+      kind,
+      listed: outcome.listed,
+      complete: outcome.complete,
+      scan: scanContext(names.filter((name) => name !== upstream.name), []),
+      cacheTtlMs: 0,
+      observer: { principal: SWEEP_PRINCIPAL, route: `/mcp/${upstream.name}`, protocolVersion: SWEEP_REVISION },
+      auditQueue: services.auditQueue,
+      audit: services.config.audit.enabled,
+      waitUntil,
+    });
+    counts[kind === "tool" ? "tools" : "prompts"] = outcome.listed.length;
+    counts.changes += observation.changes.length;
+  }
+  return reached ? counts : undefined;
 }
 
 /** Writes the run's report unless the stored one says the same and is younger than SWEEP_REPORT_REFRESH_MS. */
