@@ -1,8 +1,8 @@
 /**
  * Builds the audit event of one completed client message from its call record, its
  * context (identity, route, trace) and the answer the client got: parameters redacted
- * by key, every field bounded, and the whole event trimmed to fit one Queue message
- * (storage/audit-bounds.ts: an event is never dropped for its size).
+ * by key, every field bounded; the whole event is trimmed to fit one Queue message where it
+ * is queued (storage/audit-queue.ts with audit-bounds.ts: never dropped for its size).
  */
 import type { JsonObject } from "../core/jsonrpc";
 import { elements, member, members, rootSpan, type Span } from "../core/raw-json";
@@ -15,7 +15,7 @@ import type { CallRecord } from "../context/call-record";
 import { redactParameters } from "../policy/redact-parameters";
 import { secretKeyMatcher } from "../policy/secret-keys";
 import type { AuditEvent, AuditOutcome } from "../storage/audit-event";
-import { FieldBounds, trimEvent } from "../storage/audit-bounds";
+import { FieldBounds } from "../storage/audit-bounds";
 
 // Where these lived before audit-bounds.ts: importers of this module keep working.
 export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "../storage/audit-bounds";
@@ -170,7 +170,8 @@ export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContex
     "gateway.failure": record.failure,
     "gateway.duration_ms": record.durationMs ?? Date.now() - record.startedAt,
   });
-  return trimEvent({ ...event, ...bounds.markers() });
+  // Cut to fit one Queue message where it is queued (storage/audit-queue.ts), which measures it once.
+  return { ...event, ...bounds.markers() };
 }
 
 /** True for a message the configuration asks to record. */

@@ -63,6 +63,9 @@ export function jsonBytes(value: unknown): number {
   return utf8Length(JSON.stringify(value) ?? "");
 }
 
+/** Most UTF-8 bytes one UTF-16 unit takes in JSON text (a control character or lone surrogate as `\uXXXX`). */
+const MAX_ESCAPED_UNIT_BYTES = 6;
+
 /** Bytes of the JSON text of `text[i]` inside a string (and how many units it takes: 2 for a surrogate pair). */
 function escapedBytes(text: string, i: number): [bytes: number, units: number] {
   const c = text.charCodeAt(i);
@@ -101,7 +104,8 @@ export class FieldBounds {
   text(field: string, value: unknown, maxBytes = MAX_FIELD_BYTES): string | undefined {
     if (value === undefined || value === null) return undefined;
     const text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
-    if (cutToBytes(text, maxBytes).length === text.length) return text;
+    // A UTF-16 unit takes at most MAX_ESCAPED_UNIT_BYTES in JSON: short texts (nearly all) need no walk.
+    if (text.length * MAX_ESCAPED_UNIT_BYTES <= maxBytes || cutToBytes(text, maxBytes).length === text.length) return text;
     this.cut.add(field);
     return `${cutToBytes(text, maxBytes - ELLIPSIS_BYTES)}${ELLIPSIS}`;
   }

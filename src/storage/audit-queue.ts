@@ -5,8 +5,7 @@
  * Queue's limits, whoever built the events. A failed send is logged with the events' ids
  * and counted, never thrown: audit never changes a client's answer.
  */
-import { utf8Length } from "../core/utf8-position";
-import { trimEvent } from "./audit-bounds";
+import { jsonBytes, MAX_EVENT_BYTES, trimEvent } from "./audit-bounds";
 import type { AuditEvent } from "./audit-event";
 
 /**
@@ -31,13 +30,16 @@ export function countUnqueuedEvents(count: number): void {
   unqueuedEvents += count;
 }
 
-/** `events` in `sendBatch`-sized groups (count and bytes). */
-export function sendBatches(events: readonly AuditEvent[]): AuditEvent[][] {
+/**
+ * `events` in `sendBatch`-sized groups (count and bytes); `sizes[i]`, when given, is
+ * `jsonBytes(events[i])` already measured (each event's JSON is written once).
+ */
+export function sendBatches(events: readonly AuditEvent[], sizes?: readonly number[]): AuditEvent[][] {
   const groups: AuditEvent[][] = [];
   let group: AuditEvent[] = [];
   let bytes = 0;
-  for (const event of events) {
-    const size = utf8Length(JSON.stringify(event)) + MESSAGE_FRAMING_BYTES;
+  for (const [i, event] of events.entries()) {
+    const size = (sizes?.[i] ?? jsonBytes(event)) + MESSAGE_FRAMING_BYTES;
     if (group.length > 0 && (group.length >= MAX_BATCH_MESSAGES || bytes + size > MAX_BATCH_BYTES)) {
       groups.push(group);
       group = [];
@@ -58,7 +60,16 @@ export function sendBatches(events: readonly AuditEvent[]): AuditEvent[][] {
  * ctx.waitUntil(queueAuditEvents(env.AUDIT_QUEUE, [event]));
  */
 export async function queueAuditEvents(queue: Queue | undefined, events: readonly AuditEvent[]): Promise<void> {
-  for (const group of sendBatches(events.map(trimEvent))) {
+  // Each event's JSON measured once: an event within MAX_EVENT_BYTES (nearly all) is not trimmed nor measured again.
+  const bounded: AuditEvent[] = [];
+  const sizes: number[] = [];
+  for (const event of events) {
+    const size = jsonBytes(event);
+    const fitted = size <= MAX_EVENT_BYTES ? event : trimEvent(event);
+    bounded.push(fitted);
+    sizes.push(fitted === event ? size : jsonBytes(fitted));
+  }
+  for (const group of sendBatches(bounded, sizes)) {
     try {
       if (!queue) throw new Error("the AUDIT_QUEUE binding is missing from wrangler.toml");
       await queue.sendBatch(group.map((event) => ({ body: event, contentType: "json" as const })));

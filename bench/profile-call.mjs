@@ -1,0 +1,163 @@
+#!/usr/bin/env node
+/**
+ * `node bench/profile-call.mjs`: a CPU profile of the gateway relaying small tools/calls
+ * (issue 18: "profile a call"). Starts the raw upstream and the gateway (`npm start`, i.e.
+ * wrangler dev, with its inspector on a free port) on 127.0.0.1, opens a session, warms
+ * up, then records the Worker's CPU profile (the inspector's Profiler domain, over
+ * wrangler dev's inspector proxy) while it sends calls one at a time, and prints the
+ * functions with the most self time, per call.
+ *
+ *   node bench/profile-call.mjs [--gateway-dir DIR] [--route raw|""] [--calls 2000] [--top 30] [--out FILE.cpuprofile] [--vars JSON] [--no-minify]
+ *
+ * Only loopback; stops by itself (hard limit 5 minutes). The profile counts the Worker's
+ * JavaScript only (not the runtime's HTTP, KV or fetch work done outside it).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
+import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
+import { snapshotTree } from './lib/snapshot.ts';
+import { openTarget } from './lib/target.ts';
+import { startUpstream } from './lib/upstream-process.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const HARD_LIMIT_MS = 5 * 60_000;
+const WARMUP_CALLS = 300;
+const SAMPLING_INTERVAL_US = 50;
+
+const { values } = parseArgs({
+  options: {
+    'gateway-dir': { type: 'string', default: ROOT },
+    route: { type: 'string', default: 'raw' },
+    calls: { type: 'string', default: '2000' },
+    top: { type: 'string', default: '30' },
+    out: { type: 'string' },
+    vars: { type: 'string', default: '{}' },
+    'no-minify': { type: 'boolean', default: false },
+  },
+});
+const calls = Number(values.calls);
+const hardLimit = setTimeout(() => {
+  console.error('[profile] hard limit reached');
+  process.exit(1);
+}, HARD_LIMIT_MS);
+hardLimit.unref();
+
+/** One CDP session over a WebSocket: `send(method, params)` resolves with the result. */
+async function inspect(port) {
+  const targets = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
+  const target = targets.find((t) => t.webSocketDebuggerUrl) ?? targets[0];
+  // wrangler's inspector proxy takes connections from DevTools' origins and localhost only.
+  const ws = new WebSocket(target.webSocketDebuggerUrl, { headers: { origin: 'http://localhost' } });
+  await new Promise((resolve, reject) => {
+    ws.addEventListener('open', resolve, { once: true });
+    ws.addEventListener('error', (event) => reject(new Error(`inspector: ${event.message ?? event.error ?? 'connection failed'}`)), { once: true });
+  });
+  let next = 1;
+  const pending = new Map();
+  ws.addEventListener('message', (event) => {
+    const message = JSON.parse(String(event.data));
+    const waiter = pending.get(message.id);
+    if (!waiter) return;
+    pending.delete(message.id);
+    if (message.error) waiter.reject(new Error(`${message.error.message}`));
+    else waiter.resolve(message.result);
+  });
+  return {
+    send: (method, params = {}) =>
+      new Promise((resolve, reject) => {
+        const id = next++;
+        pending.set(id, { resolve, reject });
+        ws.send(JSON.stringify({ id, method, params }));
+      }),
+    close: () => ws.close(),
+  };
+}
+
+/** Self time per function (ms), from a V8 CPU profile's samples and time deltas. */
+function selfTimes(profile, map) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const perNode = new Map();
+  profile.samples.forEach((id, i) => perNode.set(id, (perNode.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0)));
+  const perFunction = new Map();
+  let active = 0;
+  for (const [id, us] of perNode) {
+    const { functionName, url, lineNumber, columnNumber } = byId.get(id).callFrame;
+    const name = functionName || '(anonymous)';
+    const original = map && url === 'index.js' ? originalPositionFor(map, { line: lineNumber + 1, column: columnNumber }) : undefined;
+    const where = original?.source ? `${original.source.replace(/^.*?src\//, 'src/').replace(/^.*node_modules\//, '')}:${original.line}${original.name ? ` ${original.name}` : ''}` : url ? `${path.basename(url)}:${lineNumber + 1}:${columnNumber + 1}` : '';
+    const key = `${name} ${where}`.trim();
+    perFunction.set(key, (perFunction.get(key) ?? 0) + us);
+    if (!['(idle)', '(program)', '(garbage collector)'].includes(name)) active += us;
+  }
+  // For each function without a script (the runtime's: fetch, sendBatch, KV), who called it.
+  const parentOf = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parentOf.set(c, n);
+  const callers = new Map();
+  for (const [id, us] of perNode) {
+    const node = byId.get(id);
+    if (node.callFrame.url) continue;
+    let parent = parentOf.get(id);
+    while (parent && !parent.callFrame.url && parent.callFrame.functionName !== '(root)') parent = parentOf.get(parent.id);
+    if (!parent || parent.callFrame.functionName === '(root)') continue;
+    const { lineNumber, columnNumber, functionName } = parent.callFrame;
+    const original = map ? originalPositionFor(map, { line: lineNumber + 1, column: columnNumber }) : undefined;
+    const where = original?.source ? `${original.source.replace(/^.*?src\//, 'src/').replace(/^.*node_modules\//, '')}:${original.line}` : `${lineNumber + 1}:${columnNumber + 1}`;
+    const key = `${node.callFrame.functionName} <- ${functionName} ${where}`;
+    callers.set(key, (callers.get(key) ?? 0) + us);
+  }
+  return { active, perFunction, callers };
+}
+
+/** The source map of the bundle wrangler dev serves (under .wrangler/tmp of the tree it runs in). */
+function bundleMap(dir) {
+  const tmp = path.join(dir, '.wrangler', 'tmp');
+  if (!existsSync(tmp)) return undefined;
+  for (const name of readdirSync(tmp)) {
+    const file = path.join(tmp, name, 'index.js.map');
+    if (existsSync(file)) return new TraceMap(readFileSync(file, 'utf8'));
+  }
+  return undefined;
+}
+
+const stops = [];
+try {
+  const upstream = await startUpstream('raw');
+  stops.push(upstream.stop);
+  const state = mkdtempSync(path.join(os.tmpdir(), 'profile-gateway-'));
+  stops.push(async () => rmSync(state, { recursive: true, force: true }));
+  const snapshot = snapshotTree(path.resolve(values['gateway-dir']));
+  stops.push(async () => snapshot.remove());
+  const inspectorPort = await freePort();
+  const vars = { ...JSON.parse(values.vars), UPSTREAMS: [{ name: 'raw', url: upstream.url }], SESSION_SECRET: randomBytes(32).toString('hex') };
+  const gateway = await startGateway({ port: await freePort(), vars, persistTo: state, cwd: snapshot.dir, extraArgs: ['--inspector-port', String(inspectorPort), ...(values['no-minify'] ? ['--no-minify'] : [])] });
+  stops.push(gateway.stop);
+  const route = values.route;
+  const target = await openTarget({ name: 'gateway', upstream: 'raw', via: route ? 'gateway' : 'gateway-aggregated', url: `${gateway.url}/mcp${route ? `/${route}` : ''}`, tool: route ? 'trap' : 'raw___trap', args: { n: 1 } });
+  for (let i = 0; i < WARMUP_CALLS; i++) await target.call();
+  const cdp = await inspect(inspectorPort);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
+  await cdp.send('Profiler.start');
+  const started = performance.now();
+  for (let i = 0; i < calls; i++) await target.call();
+  const wallMs = performance.now() - started;
+  const { profile } = await cdp.send('Profiler.stop');
+  cdp.close();
+  if (values.out) writeFileSync(values.out, JSON.stringify(profile));
+  const { active, perFunction, callers } = selfTimes(profile, bundleMap(snapshot.dir));
+  console.log(`gateway ${snapshot.source} (${snapshot.commit.slice(0, 7)}${snapshot.changes.length ? ', with changes' : ''}), route /mcp${route ? `/${route}` : ''}, ${calls} calls, ${(wallMs / calls).toFixed(3)} ms per call (wall), load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`JavaScript self time per call (samples outside idle/program/GC): ${(active / 1000 / calls).toFixed(3)} ms`);
+  console.log('us/call  %active  function');
+  const rows = [...perFunction].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top));
+  for (const [key, us] of rows) console.log(`${(us / calls).toFixed(1).padStart(7)}  ${((100 * us) / active).toFixed(1).padStart(6)}%  ${key}`);
+  console.log('\nthe runtime\'s functions by caller, us/call');
+  for (const [key, us] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${(us / calls).toFixed(1).padStart(7)}  ${key}`);
+} finally {
+  for (const stop of stops.reverse()) await stop().catch(() => {});
+}
