@@ -1,7 +1,7 @@
 /**
  * Opt-in concurrency control of the admin API's KV documents: GET answers an ETag, a
  * write with a stale If-Match is refused with 412 and stores nothing, `If-Match: *` asks
- * that the document (or persona) exists, and a write without If-Match stays
+ * that the document (or persona) exists, `If-None-Match: *` that it does not, and a write without If-Match stays
  * unconditional. Two admins writing personas at once on one isolate lose nothing.
  */
 import { afterAll, describe, expect, it } from "vitest";
@@ -65,6 +65,24 @@ describe.each(DOCUMENTS)("%s", (_label, path, first, second) => {
     expect(await stored(path)).toMatchObject(second as object);
     expect((await admin("PUT", path, first)).status).toBe(200);
     expect(await stored(path)).toMatchObject(first as object);
+  });
+
+  it("If-None-Match: * writes only where nothing exists: 412 with the current ETag when it does, and nothing stored", async () => {
+    await admin("DELETE", path);
+    const created = await admin("PUT", path, first, { headers: { "if-none-match": "*" } });
+    expect(created.status).toBe(200);
+    const etag = created.headers.get("etag")!;
+    // Another admin who also saw it absent: refused, the first creation kept.
+    const late = await admin("PUT", path, second, { headers: { "if-none-match": "*" } });
+    expect(late.status).toBe(412);
+    expect(late.headers.get("etag")).toBe(etag);
+    expect(((await late.json()) as { error: string }).error).toMatch(/^Precondition Failed: If-None-Match: \* needs it to be absent, and it exists/);
+    expect(await stored(path)).toMatchObject(first as object);
+    expect((await admin("DELETE", path, undefined, { headers: { "if-none-match": "*" } })).status).toBe(412);
+    // Listed tags: refused while one is the current version (weak comparison), else written.
+    expect((await admin("PUT", path, second, { headers: { "if-none-match": `W/${etag}` } })).status).toBe(412);
+    expect((await admin("PUT", path, second, { headers: { "if-none-match": `"${"0".repeat(32)}"` } })).status).toBe(200);
+    expect(await stored(path)).toMatchObject(second as object);
   });
 });
 

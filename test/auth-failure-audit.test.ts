@@ -9,6 +9,7 @@
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { gatewayFetch, post, type Json, type Vars } from "./helpers/gateway";
+import { CONSOLE_ORIGIN, formInit } from "./helpers/console";
 import { bearer, claims, INIT, jwtAuth, sign, strangerToken } from "./helpers/jwt";
 
 const jwks = inject("jwks");
@@ -40,6 +41,12 @@ async function eventsOf(source: string | ((address: string) => boolean), count: 
 
 function attempt(path: string, source: string, headers: Record<string, string>, vars: Vars = VARS): Promise<Response> {
   return post(path, INIT, { vars, headers: { "cf-connecting-ip": source, "user-agent": "probe/1.0", ...headers } });
+}
+
+/** A console sign-in with `token` from `source`. */
+function signInAttempt(token: string, source: string): Promise<Response> {
+  const init = formInit({ token }, undefined);
+  return gatewayFetch(`${CONSOLE_ORIGIN}/admin/console/sign-in`, { ...init, headers: { ...(init.headers as Record<string, string>), "cf-connecting-ip": source } }, VARS);
 }
 
 afterEach(() => {
@@ -103,6 +110,40 @@ describe("a failed authentication", () => {
     expect(JSON.stringify(event)).not.toContain(tried);
   });
 
+  it.each([
+    ["a wrong admin token", "guessed-console-token-456", "wrong-admin-token"],
+    ["no admin token", "", "missing-admin-token"],
+  ])("a console sign-in with %s: recorded on the sign-in route, without the token tried", async (_, tried, reason) => {
+    const source = newSource();
+    const response = await signInAttempt(tried, source);
+    expect(response.status).toBe(401);
+    expect(await response.text()).toContain("That is not the admin token");
+    const [event, ...more] = await eventsOf(source, 1);
+    expect(more).toEqual([]);
+    expect(event).toMatchObject({
+      "gateway.route": "/admin/console/sign-in",
+      "gateway.auth.failure": reason,
+      "http.request.method": "POST",
+      "http.response.status_code": 401,
+      "client.address": source,
+    });
+    if (tried !== "") expect(JSON.stringify(event)).not.toContain(tried);
+  });
+
+  it("GET / with a bad credential: it answers that authentication is required and records the failure", async () => {
+    const source = newSource();
+    const tried = "opaque-home-secret";
+    const response = await gatewayFetch("/", { headers: { ...bearer(tried), "cf-connecting-ip": source } }, VARS);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as Json;
+    expect(body.upstreams).toBeUndefined();
+    expect(body.authentication).toMatch(/^required/);
+    const [event, ...more] = await eventsOf(source, 1);
+    expect(more).toEqual([]);
+    expect(event).toMatchObject({ "gateway.route": "/", "gateway.auth.failure": "malformed-credential", "http.request.method": "GET", "http.response.status_code": 200, "gateway.error.message": body.authentication });
+    expect(JSON.stringify(event)).not.toContain(tried);
+  });
+
   it("an identity-provider outage (503) is recorded as such", async () => {
     const source = newSource();
     vi.spyOn(console, "error").mockImplementation(() => {});
@@ -149,5 +190,22 @@ describe("a flood of failed authentications", () => {
     const [summary] = await eventsOf("(other sources)", 1);
     expect(summary).toMatchObject({ "gateway.auth.failure": "suppressed", "gateway.auth.suppressed": 5, "gateway.auth.suppressed_reasons": { "missing-credentials": 5 } });
     expect(await eventsOf(ours, PER_ISOLATE)).toHaveLength(PER_ISOLATE);
+  });
+  it(`console sign-in guesses are bounded like the rest: ${PER_SOURCE} a minute from one source, then a summary`, async () => {
+    // A minute of its own, after the per-isolate test's: no other test's failures count towards it.
+    vi.setSystemTime(Date.now() + 3 * 3_600_000);
+    const source = newSource();
+    const flood = 15;
+    const answers = await Promise.all(Array.from({ length: flood }, (_, i) => signInAttempt(`guess-${i}`, source)));
+    expect(answers.every((r) => r.status === 401)).toBe(true);
+    const recorded = await eventsOf(source, PER_SOURCE);
+    expect(recorded).toHaveLength(PER_SOURCE);
+    expect(recorded.every((event) => event["gateway.auth.failure"] === "wrong-admin-token")).toBe(true);
+    vi.setSystemTime(Date.now() + 61_000);
+    expect((await signInAttempt("one-more-guess", newSource())).status).toBe(401);
+    const all = await eventsOf(source, PER_SOURCE + 1);
+    expect(all).toHaveLength(PER_SOURCE + 1);
+    const summary = all.find((event) => event["gateway.auth.failure"] === "suppressed");
+    expect(summary).toMatchObject({ "gateway.auth.suppressed": flood - PER_SOURCE, "gateway.route": "/admin/console/sign-in", "gateway.auth.suppressed_reasons": { "wrong-admin-token": flood - PER_SOURCE } });
   });
 });

@@ -2,7 +2,9 @@
  * A document edited in the console while someone else changed it: every editor sends the
  * ETag its page was loaded with in If-Match, so the admin API refuses the stale save (412);
  * the console shows that error next to the document, keeps the operator's text on screen,
- * and the other edit stays stored (nothing is lost on either side).
+ * and the other edit stays stored (nothing is lost on either side). A document absent when
+ * the page was loaded is saved with If-None-Match: *, so one created meanwhile is not
+ * overwritten either.
  */
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { admin } from "./helpers/admin";
@@ -94,6 +96,50 @@ describe.each(CASES)("$what, edited in the console after someone else changed it
     const etag = formEtag(await (await consoleGet(c.page, session)).text(), c.action);
     expect((await consolePost(saveAction(c), { ...c.mine, etag }, session)).status).toBe(303);
     expect(await (await admin("GET", c.api)).text()).not.toContain("theirs");
+    expect(await (await admin("GET", c.api)).text()).toContain("mine");
+  });
+});
+
+type AbsentCase = { what: string; page: string; action: string; save: string; api: string; problems: string; theirs: unknown; mine: Record<string, string>; kept: string };
+
+const ABSENT_CASES: AbsentCase[] = [
+  { what: "the plan", page: "/filters", action: "/plan", save: "/plan", api: "/plan", problems: "plan-document-problems", theirs: { default: "theirs" }, mine: { document: "default: mine\n" }, kept: "default: mine\n" },
+  { what: "the rules", page: "/shaping", action: "/shaping/rules", save: "/shaping/rules", api: "/rules", problems: "doc-rules-problems", theirs: { hints: { x___a: "theirs" } }, mine: { document: "hints:\n  x___a: mine\n" }, kept: "hints:\n  x___a: mine\n" },
+  {
+    what: "a new filter set",
+    page: "/filters/new",
+    action: "/filters/preview",
+    save: "/filters/save",
+    api: "/filter-sets/absent-set",
+    problems: "set-problems",
+    theirs: { tools: { x___a: { retain: ["/theirs"] } } },
+    mine: { name: "absent-set", "is-new": "1", document: "tools:\n  x___a:\n    retain: [/mine]\n", tool: "", result: "" },
+    kept: "tools:\n  x___a:\n    retain: [/mine]\n",
+  },
+];
+
+describe.each(ABSENT_CASES)("$what, absent when the page was loaded", (c) => {
+  beforeEach(async () => {
+    await admin("DELETE", c.api);
+    expect((await admin("GET", c.api)).status).toBe(404);
+  });
+
+  it("is not overwritten when someone created it meanwhile: the 412 is shown in place and the operator's text kept", async () => {
+    const etag = formEtag(await (await consoleGet(c.page, session)).text(), c.action);
+    expect((await admin("PUT", c.api, c.theirs)).status).toBe(200);
+    const theirs = await (await admin("GET", c.api)).text();
+
+    const response = await consolePost(c.save, { ...c.mine, etag }, session);
+    expect(response.status).toBe(412);
+    const html = await response.text();
+    expect(html).toMatch(new RegExp(`<(div|span) id="${c.problems}" class="problems"( role="alert")?><p>Precondition Failed: If-None-Match: \\* needs it to be absent, and it exists[^<]*\\(someone changed it after this page was loaded: your text is kept here`));
+    expect(html).toContain(c.kept);
+    expect(await (await admin("GET", c.api)).text()).toBe(theirs);
+  });
+
+  it("is created when it is still absent", async () => {
+    const etag = formEtag(await (await consoleGet(c.page, session)).text(), c.action);
+    expect((await consolePost(c.save, { ...c.mine, etag }, session)).status).toBe(303);
     expect(await (await admin("GET", c.api)).text()).toContain("mine");
   });
 });

@@ -2,7 +2,9 @@
  * Opt-in concurrency control for the admin API's KV documents (filter sets, the plan,
  * personas, visibility, icons, overrides, rules): GET answers an `ETag` (a digest of the
  * stored text), a write with `If-Match` is refused with 412 when the document changed
- * since, and a write without it stays unconditional (existing scripts keep working).
+ * since, one with `If-None-Match: *` when the document exists (so creating one never
+ * overwrites another's), and a write without either stays unconditional (existing scripts
+ * keep working).
  *
  * KV has no compare-and-swap. The check compares against what this location reads (a
  * write is visible at once where it was made, elsewhere within about a minute), and
@@ -32,9 +34,14 @@ export async function etagOf(stored: string | null): Promise<string> {
   return `"${hex}"`;
 }
 
-/** The entity tags an `If-Match` lists; weak ones (`W/"…"`) never match a strong comparison, so they are dropped. */
+/** The entity tags a header lists, weak ones (`W/"…"`) included. */
+function tagsIn(header: string): string[] {
+  return header.match(/(?:W\/)?"[^"]*"/g) ?? [];
+}
+
+/** The entity tags an `If-Match` lists; weak ones never match a strong comparison, so they are dropped. */
 function listedTags(header: string): string[] {
-  return (header.match(/(?:W\/)?"[^"]*"/g) ?? []).filter((tag) => !tag.startsWith("W/"));
+  return tagsIn(header).filter((tag) => !tag.startsWith("W/"));
 }
 
 /** Whether `If-Match` (RFC 9110 §13.1.1) holds for the stored text; no header always holds. */
@@ -44,6 +51,31 @@ async function ifMatchHolds(header: string | null, stored: string | null, shape:
   if (header.trim() === "*") return exists(stored);
   if (stored === null && !shape.absentHasEtag) return false;
   return listedTags(header).includes(await etagOf(stored));
+}
+
+/** Whether `If-None-Match` (RFC 9110 §13.1.2) holds for the stored text: `*` when nothing exists, tags when none is the current one (weak comparison); no header always holds. */
+async function ifNoneMatchHolds(header: string | null, stored: string | null, shape: DocumentShape): Promise<boolean> {
+  if (header === null) return true;
+  const exists = (shape.exists ?? ((text: string | null) => text !== null))(stored);
+  if (header.trim() === "*") return !exists;
+  if (stored === null && !shape.absentHasEtag) return true;
+  const current = await etagOf(stored);
+  return !tagsIn(header).some((tag) => tag.replace(/^W\//, "") === current);
+}
+
+/** Why a write's precondition failed, or undefined when both hold. */
+async function failedPrecondition(c: Context, stored: string | null, shape: DocumentShape): Promise<string | undefined> {
+  const ifMatch = c.req.header("if-match") ?? null;
+  if (!(await ifMatchHolds(ifMatch, stored, shape))) {
+    const why = ifMatch?.trim() === "*" ? "If-Match: * needs it to exist, and it does not" : stored === null && !shape.absentHasEtag ? "nothing is stored" : "it changed since you read it";
+    return `Precondition Failed: ${why}; nothing was stored. GET it again, apply your change and send its ETag in If-Match`;
+  }
+  const ifNoneMatch = c.req.header("if-none-match") ?? null;
+  if (!(await ifNoneMatchHolds(ifNoneMatch, stored, shape))) {
+    const why = ifNoneMatch?.trim() === "*" ? "If-None-Match: * needs it to be absent, and it exists (someone created it since you looked)" : "it is still the version If-None-Match names";
+    return `Precondition Failed: ${why}; nothing was stored. GET it, apply your change to what is there and send its ETag in If-Match`;
+  }
+  return undefined;
 }
 
 const keyQueues = new Map<string, Promise<unknown>>();
@@ -62,8 +94,8 @@ async function serialised<T>(key: string, task: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Reads KV `key`, checks the request's `If-Match` against it (412 with the current ETag when
- * it fails), then runs `write` with the stored text; the answer carries the new ETag. One
+ * Reads KV `key`, checks the request's `If-Match` and `If-None-Match` against it (412 with
+ * the current ETag when one fails), then runs `write` with the stored text; the answer carries the new ETag. One
  * key's read-check-write runs one at a time in this isolate.
  *
  * @example
@@ -75,11 +107,10 @@ async function serialised<T>(key: string, task: () => Promise<T>): Promise<T> {
 export function conditionalWrite(c: Context, kv: KVNamespace, key: string, shape: DocumentShape, write: (stored: string | null) => Promise<Written>): Promise<Response> {
   return serialised(key, async () => {
     const stored = await kv.get(key);
-    const ifMatch = c.req.header("if-match") ?? null;
-    if (!(await ifMatchHolds(ifMatch, stored, shape))) {
+    const failed = await failedPrecondition(c, stored, shape);
+    if (failed !== undefined) {
       const current = await etagHeaders(stored, shape);
-      const why = ifMatch?.trim() === "*" ? "If-Match: * needs it to exist, and it does not" : stored === null && !shape.absentHasEtag ? "nothing is stored" : "it changed since you read it";
-      return c.json({ error: `Precondition Failed: ${why}; nothing was stored. GET it again, apply your change and send its ETag in If-Match`, ...current }, 412, current);
+      return c.json({ error: failed, ...current }, 412, current);
     }
     const written = await write(stored);
     if (written.stored !== undefined && (written.stored !== null || shape.absentHasEtag)) written.response.headers.set("etag", await etagOf(written.stored));

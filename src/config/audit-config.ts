@@ -20,8 +20,8 @@ export type AuditConfig = {
   readonly redactKeys: readonly string[];
 };
 
-/** Compared as words (policy/secret-keys.ts): `private_key` also catches `privateKey` and `sshPrivateKey`, `auth` catches `basicAuth` but not `author`. */
-export const DEFAULT_REDACT_KEYS: readonly string[] = ["password", "passwd", "pwd", "passphrase", "secret", "token", "authorization", "auth", "bearer", "api_key", "cookie", "credential", "private_key", "session_key"];
+/** Compared as words (policy/secret-keys.ts): `private_key` also catches `privateKey` and `sshPrivateKey`, `auth` catches `basicAuth` but not `author`, `pass` catches `db_pass` but not `passage`, `compass` or `bypass`. */
+export const DEFAULT_REDACT_KEYS: readonly string[] = ["password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "authorization", "auth", "bearer", "api_key", "cookie", "credential", "private_key", "session_key"];
 
 export const DEFAULT_AUDIT: AuditConfig = { enabled: true, record: "tools/call", redact: true, redactKeys: DEFAULT_REDACT_KEYS };
 

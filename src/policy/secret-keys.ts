@@ -2,8 +2,9 @@
  * Which parameter keys name a secret. Keys are compared as words, however the client
  * spells them: `privateKey`, `PrivateKey`, `ssh_private_key`, `X-Private-Key` and
  * `privatekey` all hold the words (or the letters) of `private_key`. A key is split into
- * words at the separators `_`, `-`, `.` and spaces and at camelCase and acronym
- * boundaries (`APIKey` is `api key`), lower-cased; a pattern is read the same way and its
+ * words at the separators `_`, `-`, `.` and spaces, at camelCase and acronym
+ * boundaries (`APIKey` is `api key`) and where letters meet digits (`password1` is
+ * `password 1`, `token2` is `token 2`), lower-cased; a pattern is read the same way and its
  * words joined.
  *
  * A pattern without wildcards matches when its letters appear in the joined key ending
@@ -11,7 +12,9 @@
  * `access_token`, `accessToken` and `accesstoken`, not `tokenizer`. A pattern of fewer
  * than `MIN_ANYWHERE_CHARS` letters must also start where a word starts: `auth` catches
  * `auth`, `basicAuth` and `x-auth`, never `author`, `authority` or `oauth`. A pattern
- * with `*` or `?` is a glob over the whole key in snake_case (`myNote` is `my_note`).
+ * with `*` or `?` is a glob over the whole key in snake_case (`myNote` is `my_note`,
+ * `x2Token` is `x_2_token`); the glob's own letters and digits are split the same way
+ * (`secret1*` is `secret_1*`).
  *
  * Linear in the key's length for each pattern (patterns are bounded in number by the
  * AUDIT var); a key over `MAX_KEY_CHARS` is secret unread.
@@ -24,13 +27,18 @@ export const MIN_ANYWHERE_CHARS = 5;
 export const MAX_KEY_CHARS = 1024;
 
 const SEPARATOR = /[\s_.-]+/;
+/** Where letters meet digits, either way round (`password1`, `2fa`). */
+const LETTER_DIGIT = "(?<=\\p{L})(?=\\d)|(?<=\\d)(?=\\p{L})";
+/** Inside a part: camelCase (`aB`, `1B`), acronym end (`APIKey`) and letter/digit boundaries. */
+const WORD_BOUNDARY = new RegExp(`(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|${LETTER_DIGIT}`, "u");
+const LETTER_DIGIT_ALL = new RegExp(LETTER_DIGIT, "gu");
 
 /** The words of a key or pattern, lower-case: separators and camelCase / acronym boundaries split them. */
 export function keyWords(key: string): string[] {
   const words: string[] = [];
   for (const part of key.split(SEPARATOR)) {
-    // "sshPrivateKey" → ssh|Private|Key; "APIKey" → API|Key; "X2Token" → X2|Token.
-    for (const word of part.split(/(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/)) if (word !== "") words.push(word.toLowerCase());
+    // "sshPrivateKey" → ssh|Private|Key; "APIKey" → API|Key; "X2Token" → X|2|Token; "password1" → password|1.
+    for (const word of part.split(WORD_BOUNDARY)) if (word !== "") words.push(word.toLowerCase());
   }
   return words;
 }
@@ -67,7 +75,7 @@ function containsWord(key: ReturnType<typeof joinedWords>, word: string, atStart
  * isSecret("author") // false
  */
 export function secretKeyMatcher(patterns: readonly string[]): (key: string) => boolean {
-  const globs = patterns.filter(isGlob).map((p) => p.toLowerCase().replace(/[\s.-]/g, "_"));
+  const globs = patterns.filter(isGlob).map((p) => p.replace(LETTER_DIGIT_ALL, "_").toLowerCase().replace(/[\s.-]/g, "_"));
   const words = patterns
     .filter((p) => !isGlob(p))
     .map((p) => keyWords(p).join(""))

@@ -130,19 +130,29 @@ async function endpoint(c: GatewayContext, route: string, pipelines: (config: Ga
   };
 }
 
+const HOME_AUTHENTICATION_REQUIRED = "required: send Authorization: Bearer <token> (an API key or an access token); with it, this page lists the upstreams you may reach";
+
 /**
  * What `GET /` says about upstreams: every name with AUTH off; with authentication on, the
  * names a caller's persona reaches when its credentials are good, else only that
- * authentication is required and where its metadata is (nothing about upstreams).
+ * authentication is required and where its metadata is (nothing about upstreams). A credential
+ * that fails is recorded as a failed authentication (bounded per source), as on /mcp.
  */
 async function upstreamsOfHome(c: GatewayContext, config: GatewayConfig, all: readonly UpstreamConfig[]): Promise<Record<string, unknown>> {
   if (authOff(config)) return { upstreams: all.map((u) => u.name) };
   const authorization = c.req.header("authorization");
   if (config.auth.ok && authorization !== undefined) {
+    const startedAt = Date.now();
     const found = await authenticate({ authorization, auth: config.auth.value, kv: c.env.GATEWAY_KV, cacheTtlMs: config.documentCacheTtlMs, route: "" });
     if (found.ok) return { upstreams: (await upstreamsShownTo(found.value, servicesFor(c.env), all)).map((u) => u.name) };
+    // The page tells a good credential from a bad one, so a bad one is a failed authentication like any other.
+    const reason = authFailureName(found);
+    if (reason !== undefined) {
+      const answer = { status: 200, message: HOME_AUTHENTICATION_REQUIRED };
+      recordFailedAuthentication({ request: c.req.raw, route: "/", reason, answer, startedAt, audit: config.audit, queue: servicesFor(c.env).auditQueue, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
+    }
   }
-  return { authentication: "required: send Authorization: Bearer <token> (an API key or an access token); with it, this page lists the upstreams you may reach", resourceMetadata: metadataUrl(new URL(c.req.url).origin, "/mcp") };
+  return { authentication: HOME_AUTHENTICATION_REQUIRED, resourceMetadata: metadataUrl(new URL(c.req.url).origin, "/mcp") };
 }
 
 /** A POST goes to the front of its era: 2026-07-28 (`_meta` protocol version) or 2025 (everything else). */

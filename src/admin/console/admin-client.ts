@@ -32,9 +32,16 @@ export function errorOf(answer: ApiAnswer): { error: string; problems: ApiProble
 }
 
 /**
+ * What a console form carries instead of an ETag when the document was absent when the
+ * page was loaded: its save is sent with `If-None-Match: *`, so it never overwrites a
+ * document someone created since (412). Not an entity-tag (those are quoted).
+ */
+export const ABSENT_ETAG = "absent";
+
+/**
  * Calls the admin API on behalf of a signed-in console user; `ifMatch` makes a write
  * conditional on the ETag the page was rendered with (the API answers 412 when the
- * document changed since, once it keeps ETags).
+ * document changed since), or on the document still being absent (`ABSENT_ETAG`).
  */
 export type AdminCall = (method: string, path: string, body?: BodyInit, contentType?: string, ifMatch?: string) => Promise<ApiAnswer>;
 
@@ -50,7 +57,8 @@ export function adminCaller(admin: AdminApi, env: { ADMIN_TOKEN?: string }, exec
   return async (method, path, body, contentType = "application/json", ifMatch) => {
     const headers: Record<string, string> = { authorization: `Bearer ${env.ADMIN_TOKEN ?? ""}` };
     if (body !== undefined) headers["content-type"] = contentType;
-    if (ifMatch) headers["if-match"] = ifMatch;
+    if (ifMatch === ABSENT_ETAG) headers["if-none-match"] = "*";
+    else if (ifMatch) headers["if-match"] = ifMatch;
     const response = await admin.fetch(new Request(`${origin}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) }), env as never, executionCtx);
     const text = await response.text();
     let parsed: unknown = text;

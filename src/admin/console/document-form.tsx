@@ -4,12 +4,13 @@
  * its text as stored (pretty JSON), or as submitted when the admin API refused it, with
  * the API's problems under it. Saving an empty text deletes the document. The form
  * carries the ETag the document was read with (when the API gives one), so a save made
- * over someone else's newer edit is refused (412) rather than overwriting it. One form
+ * over someone else's newer edit is refused (412) rather than overwriting it; a document
+ * absent at load is saved only while it is still absent (`If-None-Match: *`). One form
  * and one save handler for all of them.
  */
 import { parseDocument } from "../../storage/document-store";
 import type { ConsoleContext } from "./context";
-import { errorOf, type ApiAnswer, type ApiProblem } from "./admin-client";
+import { ABSENT_ETAG, errorOf, type ApiAnswer, type ApiProblem } from "./admin-client";
 import { CsrfField, Problems } from "./layout";
 
 /** The text of a stored document for editing: pretty JSON, or the text as stored when it is not JSON. */
@@ -23,12 +24,17 @@ export type RefusedDocument = { text: string; error: string; problems: ApiProble
 
 type Props = { id: string; label: string; action: string; csrf: string; stored: ApiAnswer; refused?: RefusedDocument | undefined; rows?: number };
 
+/** The precondition of a save: the ETag the document was read with, `ABSENT_ETAG` when it was absent (404), else none. */
+function loadedEtag(stored: ApiAnswer): string {
+  return stored.headers.get("etag") ?? (stored.status === 404 ? ABSENT_ETAG : "");
+}
+
 /** The form of one document. */
 export function DocumentForm({ id, label, action, csrf, stored, refused, rows = 8 }: Props) {
   return (
     <form method="post" action={action} class="stack">
       <CsrfField csrf={csrf} />
-      <input type="hidden" name="etag" value={refused ? refused.etag : (stored.headers.get("etag") ?? "")} />
+      <input type="hidden" name="etag" value={refused ? refused.etag : loadedEtag(stored)} />
       <label for={id}>{`${label} (YAML or JSON; empty to delete it)`}</label>
       <textarea id={id} name="document" rows={rows} aria-describedby={`${id}-problems`} aria-invalid={refused ? "true" : undefined}>
         {refused ? refused.text : stored.ok ? prettyDocument(stored.text) : ""}

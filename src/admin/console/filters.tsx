@@ -10,7 +10,7 @@ import { parseDocument } from "../../storage/document-store";
 import { FILTER_SET_NAME } from "../../policy/filter-set";
 import { isObject } from "../../core/jsonrpc";
 import type { ConsoleApp, ConsoleContext } from "./context";
-import { errorOf, type ApiProblem } from "./admin-client";
+import { ABSENT_ETAG, errorOf, type ApiProblem } from "./admin-client";
 import { CsrfField, Empty, href, PostButton, Problems } from "./layout";
 import { renderPage, statusOf } from "./render";
 import { DocumentForm, explainStale, prettyDocument, saveDocument, type RefusedDocument } from "./document-form";
@@ -157,7 +157,7 @@ export function registerFilters(app: ConsoleApp): void {
   };
   app.get("/filters", (c) => filtersPage(c));
 
-  app.get("/filters/new", (c) => editorPage(c, { name: "", etag: "", isNew: true, document: NEW_SET_TEMPLATE, tool: "", result: "" }));
+  app.get("/filters/new", (c) => editorPage(c, { name: "", etag: ABSENT_ETAG, isNew: true, document: NEW_SET_TEMPLATE, tool: "", result: "" }));
   app.get("/filters/edit/:name", async (c) => {
     const name = c.req.param("name");
     const answer = await c.var.call("GET", `/filter-sets/${encodeURIComponent(name)}`);

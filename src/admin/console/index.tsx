@@ -11,6 +11,8 @@
  * in the browser, never logged.
  */
 import { Hono } from "hono";
+import { recordFailedAuthentication } from "../../auth/failure-audit";
+import { gatewayConfig } from "../../config/gateway-config";
 import { sessionSecret } from "../../config/secrets";
 import { GatewayError } from "../../core/errors";
 import { readBodyBytes } from "../read-body";
@@ -34,6 +36,9 @@ import { registerUpstreams } from "./upstreams";
 
 /** A form carries at most a filter preview's sample (4 MiB) or an icon file (1 MiB), with room for the other fields. */
 const MAX_FORM_BYTES = 5 * 1024 * 1024;
+const WRONG_TOKEN_MESSAGE = "That is not the admin token (ADMIN_TOKEN); try again";
+/** The `gateway.route` of a failed console sign-in in the audit trail. */
+const SIGN_IN_ROUTE = "/admin/console/sign-in";
 const OFF_MESSAGE = "The admin console is off: it is turned on with the admin API, by the ADMIN_TOKEN secret (see docs/console.md).";
 
 function SignInForm({ error }: { error?: string }) {
@@ -117,11 +122,25 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
     return session ? c.redirect(href("/"), 303) : signInPage(c);
   });
   app.post("/sign-in", async (c) => {
+    const startedAt = Date.now();
     const refused = checkOrigin(c.req.raw);
     if (refused) return signInPage(c, refused.message, 403);
     const form = await readForm(c.req.raw);
     const token = form ? submittedForm(form).get("token") : "";
-    if (token === "" || !(await sameSecret(token, c.env.ADMIN_TOKEN!))) return signInPage(c, "That is not the admin token (ADMIN_TOKEN); try again", 401);
+    if (token === "" || !(await sameSecret(token, c.env.ADMIN_TOKEN!))) {
+      // A guess at the admin token through the console leaves the same trace (and per-source bound) as one at the admin API.
+      recordFailedAuthentication({
+        request: c.req.raw,
+        route: SIGN_IN_ROUTE,
+        reason: token === "" ? "missing-admin-token" : "wrong-admin-token",
+        answer: { status: 401, message: WRONG_TOKEN_MESSAGE },
+        startedAt,
+        audit: gatewayConfig(c.env).audit,
+        queue: c.env["AUDIT_QUEUE"] as Queue | undefined,
+        waitUntil: (promise) => c.executionCtx.waitUntil(promise),
+      });
+      return signInPage(c, WRONG_TOKEN_MESSAGE, 401);
+    }
     const cookie = sessionCookie(c.req.url, await sealSession(sessionSecret(c.env), c.env.ADMIN_TOKEN!));
     return c.body(null, 303, { location: href("/"), "set-cookie": cookie });
   });
