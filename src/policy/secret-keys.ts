@@ -25,6 +25,10 @@ import { isGlob, matchesGlob } from "./glob";
 export const MIN_ANYWHERE_CHARS = 5;
 /** A key longer than this is treated as secret without being read: no real name is that long, and a hostile one costs nothing more. */
 export const MAX_KEY_CHARS = 1024;
+/** Keys whose verdict a matcher remembers (at most MAX_KEY_CHARS each: about 1 MiB at worst), forgotten all at once when full. */
+const MAX_REMEMBERED_KEYS = 1_024;
+/** One matcher per configured pattern list (parsed once per configuration, so the same array each call). */
+const matchers = new WeakMap<readonly string[], (key: string) => boolean>();
 
 const SEPARATOR = /[\s_.-]+/;
 /** Where letters meet digits, either way round (`password1`, `2fa`). */
@@ -75,17 +79,31 @@ function containsWord(key: ReturnType<typeof joinedWords>, word: string, atStart
  * isSecret("author") // false
  */
 export function secretKeyMatcher(patterns: readonly string[]): (key: string) => boolean {
+  const known = matchers.get(patterns);
+  if (known) return known;
   const globs = patterns.filter(isGlob).map((p) => p.replace(LETTER_DIGIT_ALL, "_").toLowerCase().replace(/[\s.-]/g, "_"));
   const words = patterns
     .filter((p) => !isGlob(p))
     .map((p) => keyWords(p).join(""))
     .filter((w) => w !== "");
-  return (key) => {
-    if (key.length > MAX_KEY_CHARS) return true;
+  const decide = (key: string): boolean => {
     const joined = joinedWords(key);
     if (words.some((w) => containsWord(joined, w, w.length < MIN_ANYWHERE_CHARS))) return true;
     if (globs.length === 0) return false;
     const snake = keyWords(key).join("_");
     return globs.some((g) => matchesGlob(g, snake));
   };
+  // Calls repeat the same few argument names: each is split into words once per isolate.
+  const decided = new Map<string, boolean>();
+  const matcher = (key: string): boolean => {
+    if (key.length > MAX_KEY_CHARS) return true;
+    const earlier = decided.get(key);
+    if (earlier !== undefined) return earlier;
+    const verdict = decide(key);
+    if (decided.size >= MAX_REMEMBERED_KEYS) decided.clear();
+    decided.set(key, verdict);
+    return verdict;
+  };
+  matchers.set(patterns, matcher);
+  return matcher;
 }
