@@ -25,7 +25,7 @@ import { isGlob, matchesGlob } from "./glob";
 export const MIN_ANYWHERE_CHARS = 5;
 /** A key longer than this is treated as secret without being read: no real name is that long, and a hostile one costs nothing more. */
 export const MAX_KEY_CHARS = 1024;
-/** Keys whose verdict a matcher remembers (at most MAX_KEY_CHARS each: about 1 MiB at worst), forgotten all at once when full. */
+/** Keys whose verdict a matcher remembers (at most MAX_KEY_CHARS characters each: 2 MiB of UTF-16 at worst), forgotten all at once when full. */
 const MAX_REMEMBERED_KEYS = 1_024;
 /** One matcher per configured pattern list (parsed once per configuration, so the same array each call). */
 const matchers = new WeakMap<readonly string[], (key: string) => boolean>();
