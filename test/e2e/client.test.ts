@@ -12,13 +12,10 @@ import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
 import { startAlpha } from "../fixtures/sdk-upstream.ts";
+import { textOf } from "./tool-result.ts";
 
 type Gateway = Awaited<ReturnType<typeof startGateway>>;
 
-function textOf(result: Awaited<ReturnType<Client["callTool"]>>): string {
-  const first = (result.content as { type: string; text?: string }[])[0];
-  return first?.text ?? "";
-}
 
 describe("the demo upstream, with no configuration", () => {
   let gateway: Gateway;

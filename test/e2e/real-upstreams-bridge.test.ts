@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
 import { startFastMcpUpstream } from "../fixtures/fastmcp-upstream.ts";
 import { startEverythingUpstream } from "../fixtures/everything-upstream.ts";
+import { textOf } from "./tool-result.ts";
 
 /** Longer than a bridged round takes here, far shorter than the client's own 60 s: a hang fails the test, not the file. */
 const CALL_TIMEOUT_MS = 20_000;
@@ -45,10 +46,6 @@ const ROUTES = [
   ["/mcp", "fm"],
 ] as const;
 
-function textOf(result: unknown): string {
-  const content = (result as { content?: { text?: string }[] }).content ?? [];
-  return content.map((part) => part.text ?? "").join("\n");
-}
 
 /** An SDK v2 client declaring every capability a 2025 server may ask for, answering each. */
 async function sdkClient(url: URL, mode: "auto" | "pinned", asked: string[]): Promise<ModernClient> {

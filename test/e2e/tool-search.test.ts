@@ -8,13 +8,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
+import { textOf } from "./tool-result.ts";
 
 type Gateway = Awaited<ReturnType<typeof startGateway>>;
 
-function textOf(result: Awaited<ReturnType<Client["callTool"]>>): string {
-  const first = (result.content as { type: string; text?: string }[])[0];
-  return first?.text ?? "";
-}
 
 describe("search mode with a real client", () => {
   let gateway: Gateway;
