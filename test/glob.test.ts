@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { selectFilter } from "../src/policy/apply-filter";
 import type { FilterSet } from "../src/policy/filter-set";
 import { foldName, matchesGlob, matchesGlobLoosely } from "../src/policy/glob";
+import { isVisible } from "../src/policy/visibility";
 
 /** A string-like name that counts how often the matcher reads a character of it. */
 function countingName(text: string): { name: string; reads: () => number } {
@@ -75,6 +76,15 @@ describe("glob matching", () => {
     ["good___delete_*", "good___delet_all", false],
   ])("loosely, %j against %j is %s", (glob, name, expected) => {
     expect(matchesGlobLoosely(glob, name)).toBe(expected);
+  });
+
+  it.each([
+    ["good___DELETE_all", false],
+    ["good___delete_all", false],
+    ["GOOD___get_all", false], // allow stays exact
+    ["good___get_all", true],
+  ])("visibility hides %j as a deny of any spelling would, allow exact: visible %s", (name, expected) => {
+    expect(isVisible({ allow: ["good___*"], deny: ["good___delete_*"] }, name)).toBe(expected);
   });
 
   it("folds names in one pass: an adversarial name stays a name of the same order of length", () => {

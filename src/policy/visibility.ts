@@ -2,14 +2,16 @@
  * Tool visibility: which tools `tools/list` shows, to keep lists (and the tokens a model
  * spends reading them) small. The reference semantics (MCPToolVisibilityMiddleware): no
  * patterns, everything is visible; allow only, only matches; deny only, all but matches;
- * both, allow first and then deny removes from that set. It trims lists and is not a
- * security boundary: personas gate calls on their own.
+ * both, allow first and then deny removes from that set. Like a persona's, a deny holds
+ * for every spelling an upstream may resolve to the same name (`policy/glob.ts`), allow
+ * stays exact. It trims lists and is not a security boundary: personas gate calls on
+ * their own.
  *
  *   {"allow": ["github___*"], "deny": ["*___delete_*"]}
  */
 import { isObject } from "../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../storage/document-store";
-import { matchesGlob } from "./glob";
+import { matchesGlob, matchesGlobLoosely } from "./glob";
 
 export const VISIBILITY_KEY = "visibility";
 const PATTERN = /^[A-Za-z0-9_*?.:/-]{1,256}$/;
@@ -46,5 +48,5 @@ export function checkVisibility(value: unknown): Checked<Visibility> {
  */
 export function isVisible(visibility: Visibility, key: string): boolean {
   if (visibility.allow.length > 0 && !visibility.allow.some((glob) => matchesGlob(glob, key))) return false;
-  return !visibility.deny.some((glob) => matchesGlob(glob, key));
+  return !visibility.deny.some((glob) => matchesGlobLoosely(glob, key));
 }
