@@ -6,7 +6,9 @@
  * Any failure throws a `FilterError` naming the set and rule: the caller fails closed
  * and never passes the unfiltered data on.
  */
-import { _areEquals, applyPatch, JsonPatchError, type Operation } from "fast-json-patch";
+// The core module, not the package root: the root's default export drags in observe/compare (unused here).
+import { _areEquals, applyPatch, JsonPatchError } from "fast-json-patch/module/core.mjs";
+import type { Operation } from "fast-json-patch";
 import { isObject, type JsonObject } from "../core/jsonrpc";
 import type { FilterRule, FilterSet, FilterVariant, ToolFilter } from "./filter-set";
 import { isGlob, literalLength, matchesGlob } from "./glob";

@@ -3,7 +3,8 @@
  * with the location of every error, and nothing else. A document that has one error is
  * rejected whole: a set is never half-applied.
  */
-import { validate as validatePatch, type Operation } from "fast-json-patch";
+import { validate as validatePatch } from "fast-json-patch/module/core.mjs";
+import type { Operation } from "fast-json-patch";
 import { isObject } from "../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../storage/document-store";
 import { deepFreeze, MAX_DOCUMENT_DEPTH, tooDeepAt } from "./document-limits";
