@@ -15,6 +15,7 @@
  * only what the caller's own calls stored, and is always allowed; no other name is exempt
  * (an upstream's `sys___` names never pass for the gateway's: middleware/sys-tools.ts).
  */
+import { PERSONAS_KEY } from "../storage/document-keys";
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName, READ_PAYLOAD_TOOL } from "../core/names";
@@ -23,7 +24,7 @@ import { pathSpan, removeMemberSplice, splice } from "../core/raw-json";
 import type { AuthConfig } from "../config/auth-config";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { onRequests, toolKey, type CallContext, type MethodHandler, type Middleware } from "../context/call-context";
-import { grantFor, permits, permitsUpstream, PERSONAS_KEY, checkPersonas, type Grant } from "../policy/persona";
+import { grantFor, permits, permitsUpstream, checkPersonas, type Grant } from "../policy/persona";
 import { loadDocument } from "../storage/document-store";
 import { PAYLOAD_URI_PREFIX } from "../storage/payload-store";
 import { TASK_METHODS, unknownTask } from "../relay/tasks";

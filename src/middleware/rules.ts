@@ -7,6 +7,7 @@
  * unchanged, and so do input_required answers (the question is not the result). The
  * rules fired are written on the call record.
  */
+import { RULES_KEY } from "../storage/document-keys";
 import { isObject } from "../core/jsonrpc";
 import { appendMemberSplice, elements, member, pathSpan, splice, type Splice } from "../core/raw-json";
 import { SYS_PREFIX } from "../core/names";
@@ -14,7 +15,7 @@ import { onRequests, toolKey, type Middleware } from "../context/call-context";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { loadDocument } from "../storage/document-store";
 import { isInputRequired } from "../relay/request-state";
-import { checkRules, conditionHolds, hintsFor, RULES_KEY, rulesFor, type Rule } from "../policy/rules";
+import { checkRules, conditionHolds, hintsFor, rulesFor, type Rule } from "../policy/rules";
 
 export type RuleOptions = { readonly cacheTtlMs?: number };
 

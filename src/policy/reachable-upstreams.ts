@@ -3,8 +3,9 @@
  * itself (`GET /`, the 404 of an unknown `/mcp/<upstream>`): an authenticated caller learns
  * the names it may use, never the others.
  */
+import { PERSONAS_KEY } from "../storage/document-keys";
 import { loadDocument } from "../storage/document-store";
-import { checkPersonas, grantFor, permitsUpstream, PERSONAS_KEY } from "./persona";
+import { checkPersonas, grantFor, permitsUpstream } from "./persona";
 
 /**
  * The upstreams of `upstreams` that the grant of a caller with `roles` reaches; none when

@@ -11,7 +11,6 @@ import { isObject } from "../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../storage/document-store";
 import { matchesGlob } from "./glob";
 
-export const VISIBILITY_KEY = "visibility";
 const PATTERN = /^[A-Za-z0-9_*?.:/-]{1,256}$/;
 const MAX_PATTERNS = 256;
 

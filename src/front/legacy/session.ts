@@ -16,10 +16,8 @@ import { INVALID_PARAMS, isObject, type JsonRpcRequest } from "../../core/jsonrp
 import { negotiateVersion } from "./protocol";
 import { checkClientState, MAX_CLIENT_STATE_BYTES, newSessionId, openSession, SESSION_TTL_S, type SessionState } from "./session-token";
 import { heldSession } from "../../upstream/upstream-session";
+import { isEnded, markEnded } from "../../storage/ended-marks";
 
-const ENDED_KEY_PREFIX = "session-ended/";
-/** KV's minimum expiration TTL. */
-const MIN_KV_TTL_S = 60;
 const ENDED_LOCAL_ENTRIES = 10_000;
 
 export type SessionEnv = {
@@ -91,7 +89,7 @@ export async function findSession(token: string | null, where: SessionEnv): Prom
   if (endedHere.has(state.sid)) return fail({ reason: "ended" });
   const checked = liveChecked.get(state.sid);
   if (where.kv && (checked === undefined || Date.now() - checked > ENDED_CHECK_CACHE_MS)) {
-    if ((await where.kv.get(ENDED_KEY_PREFIX + state.sid)) !== null) return fail({ reason: "ended" });
+    if (await isEnded(where.kv, "session", state.sid)) return fail({ reason: "ended" });
     if (liveChecked.size >= ENDED_LOCAL_ENTRIES) liveChecked.clear();
     liveChecked.set(state.sid, Date.now());
   }
@@ -123,9 +121,8 @@ export async function endSession(state: SessionState, where: SessionEnv): Promis
   if (endedHere.size >= ENDED_LOCAL_ENTRIES) endedHere.clear();
   endedHere.add(state.sid);
   liveChecked.delete(state.sid);
-  const ttl = Math.max(MIN_KV_TTL_S, state.exp - Math.floor(Date.now() / 1000));
   await Promise.all([
-    where.kv?.put(ENDED_KEY_PREFIX + state.sid, "1", { expirationTtl: ttl }),
+    where.kv && markEnded(where.kv, "session", state.sid, state.exp - Math.floor(Date.now() / 1000)),
     ...where.upstreams.map(async (upstream) => {
       const sealed = heldSession(state, upstream.name);
       const later = await laterSessions(upstream, { env: where.env, session: state });
