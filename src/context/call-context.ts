@@ -13,6 +13,7 @@ import type { LargeAnswerConsumer } from "../upstream/client";
 import type { PoolRequest } from "../upstream/pool";
 import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
 import type { CallRecord } from "./call-record";
+import type { BridgedCallRpc, InputRendezvousRpc, ObjectNamespace } from "./object-rpc";
 import type { TraceContext } from "../core/traceparent";
 import type { CatalogMode } from "../policy/catalog-mode";
 import { identityAssertion } from "../upstream/identity-assertion";
@@ -75,6 +76,9 @@ export type Route = {
   readonly catalog?: CatalogMode;
 };
 
+/** A rate-limiting binding (wrangler.toml `[[unsafe.bindings]]` of type ratelimit). */
+export type RateLimiter = { limit: (options: { key: string }) => Promise<{ success: boolean }> };
+
 /** The bindings and configuration a call may use, typed once at the shell. */
 export type Services = {
   /** Parsed configuration (vars). */
@@ -88,9 +92,11 @@ export type Services = {
   /** The Queue audit events are sent to (AUDIT_QUEUE). */
   readonly auditQueue: Queue | undefined;
   /** Where a 2025 client's answers meet a 2026-07-28 upstream's call (INPUT_RENDEZVOUS, shell/input-rendezvous.ts); absent when not bound. */
-  readonly inputRendezvous?: DurableObjectNamespace;
+  readonly inputRendezvous?: ObjectNamespace<InputRendezvousRpc>;
   /** Durable Objects holding a 2025 upstream's call across a modern client's retries (BRIDGED_CALLS); absent: not bridged. */
-  readonly bridgedCalls?: DurableObjectNamespace;
+  readonly bridgedCalls?: ObjectNamespace<BridgedCallRpc>;
+  /** The rate limiter bound under `name` (AUTH.rateLimits names them); undefined when no such binding is. */
+  readonly rateLimiter: (name: string) => RateLimiter | undefined;
   /** The Worker's bindings, for what is named in configuration (upstream service bindings, credential secrets). */
   readonly env: Readonly<Record<string, unknown>>;
 };

@@ -18,12 +18,6 @@ import { callerGrant } from "./authorization";
 export const RETRY_AFTER_S = 60;
 const TOO_MANY_REQUESTS = -32029;
 
-type RateLimitBinding = { limit: (options: { key: string }) => Promise<{ success: boolean }> };
-
-function isBinding(value: unknown): value is RateLimitBinding {
-  return typeof value === "object" && value !== null && typeof (value as { limit?: unknown }).limit === "function";
-}
-
 export type RateLimitOptions = {
   readonly auth: AuthConfig;
   readonly cacheTtlMs?: number;
@@ -53,8 +47,8 @@ export function rateLimit({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: 
     const name = (await callerGrant(ctx, cacheTtlMs))?.rateLimit;
     if (name === undefined) return;
     const bindingName = Object.hasOwn(limits, name) ? limits[name] : undefined;
-    const binding = bindingName === undefined ? undefined : ctx.services.env[bindingName];
-    if (!isBinding(binding)) {
+    const binding = bindingName === undefined ? undefined : ctx.services.rateLimiter(bindingName);
+    if (!binding) {
       // A persona naming a limit that is not configured fails closed: the operator meant to limit this caller.
       console.error(`mcp-edge-gateway: rate limit "${name}" is not configured (AUTH.rateLimits) or its binding is missing from wrangler.toml`);
       throw new GatewayError(500, -32603, `Gateway configuration error: the rate limit "${name}" is not configured`, undefined, id);

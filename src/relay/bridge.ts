@@ -33,7 +33,8 @@ import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { withMessageId } from "./server-requests";
-import { BRIDGE_OBJECTS_PER_PRINCIPAL, BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT, type BridgedCallRpc, type BridgeGone, type BridgeOutcome, type BridgeStart } from "./bridge-protocol";
+import { BRIDGE_OBJECTS_PER_PRINCIPAL, BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT } from "./bridge-protocol";
+import type { BridgedCallRpc, BridgeGone, BridgeOutcome, BridgeStart } from "../context/object-rpc";
 import { MULTI_ROUND_TRIP_METHODS, statelessClient } from "./request-state";
 
 /** A bridged call's handle, the state sealed into the client's `requestState`. */
@@ -59,7 +60,7 @@ export function bridgeable(ctx: CallContext, _upstream: UpstreamConfig, method: 
 }
 
 function rpc(ctx: CallContext, object: DurableObjectId): BridgedCallRpc {
-  return ctx.services.bridgedCalls!.get(object) as unknown as BridgedCallRpc;
+  return ctx.services.bridgedCalls!.get(object);
 }
 
 /** Runs one round of call `id` in the object; a client that goes away meanwhile cancels the upstream call. */

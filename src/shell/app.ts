@@ -13,7 +13,7 @@ import { gatewayConfig, type GatewayConfig } from "../config/gateway-config";
 import type { Handler, Services } from "../context/call-context";
 import { buildPipeline, pipelineFor, type PipelineOptions } from "../pipeline/index";
 import type { UpstreamConfig } from "../config/upstreams";
-import { servicesFor } from "../context/services";
+import { servicesFor } from "./services";
 import { handleDelete, handleGet, handlePost, type EndpointRequest } from "../front/legacy/endpoint";
 import { classifyPost } from "../front/modern/classify";
 import { handleModernPost } from "../front/modern/endpoint";

@@ -12,7 +12,7 @@ import { GATEWAY_INFO } from "../core/gateway-info";
 import { GatewayError } from "../core/errors";
 import { isObject, METHOD_NOT_FOUND } from "../core/jsonrpc";
 import { member, pathSpan, rootSpan, parseSpan } from "../core/raw-json";
-import { servicesFor } from "../context/services";
+import { servicesFor } from "./services";
 import type { CallContext, Identity } from "../context/call-context";
 import { newCallRecord } from "../context/call-record";
 import type { UpstreamConfig } from "../config/upstreams";
