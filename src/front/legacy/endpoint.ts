@@ -10,44 +10,21 @@
 import { asGatewayError, GatewayError } from "../../core/errors";
 import { validateMessage } from "../../core/validate-message";
 import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
-import { structureProblem, structureProblemText } from "../../core/duplicate-keys";
 import { elements, rootSpan } from "../../core/raw-json";
-import type { CallContext, Caller, ClientMessage, Handler, Identity, Services } from "../../context/call-context";
-import type { CatalogMode } from "../../policy/catalog-mode";
+import type { CallContext, Caller, ClientMessage, Identity } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
 import { routeShapes } from "../../policy/listed-shapes";
 import type { UpstreamSession } from "../../upstream/upstream-session";
-import { allowsBatches, checkGetHeaders, checkPostHeaders, checkVersionHeader } from "./protocol";
-import { replyTo, type Emit } from "./reply-stream";
+import { allowsBatches, checkVersionHeader } from "./protocol";
+import type { EndpointRequest } from "../http/endpoint-request";
+import { replyTo, type Emit } from "../http/reply-stream";
+import { checkDuplicateKeys, checkGetHeaders, checkPostHeaders } from "../http/request-checks";
 import { streamToClient } from "./server-stream";
 import { beginSession, endSession, findSession, sessionError, type SessionEnv } from "./session";
 import { sealSession, type SessionState } from "./session-token";
 
 /** Messages in one JSON-RPC batch: each may fan out to every upstream, so one POST is bounded. */
 export const MAX_BATCH_MESSAGES = 100;
-
-/** One route of the endpoint as the shell resolved it. */
-export type EndpointRequest = SessionEnv & {
-  readonly request: Request;
-  readonly services: Services;
-  /** Who this HTTP request authenticated as (its principal is `principal`, which the session is bound to). */
-  readonly caller: Caller;
-  /** The pipeline every client message goes through. */
-  readonly pipeline: Handler;
-  /** The catalog mode the URL asked for (`?catalog=`), checked by the shell. */
-  readonly catalog?: CatalogMode;
-  readonly waitUntil: (promise: Promise<unknown>) => void;
-};
-
-/**
- * Refuses a key twice in any object of a message (or batch), at any depth, and nesting past
- * MAX_MESSAGE_DEPTH: JSON.parse keeps the last of two keys, the relayed bytes hold both,
- * and an upstream may read the first, so policy could judge one tool while another runs.
- */
-export function checkDuplicateKeys(text: string, id: JsonRpcId | null = null): void {
-  const problem = structureProblem(text);
-  if (problem) throw new GatewayError(400, INVALID_REQUEST, structureProblemText(problem), undefined, id);
-}
 
 function parseBody(text: string): unknown {
   try {

@@ -17,17 +17,12 @@ import { negotiateVersion } from "./protocol";
 import { checkClientState, MAX_CLIENT_STATE_BYTES, newSessionId, openSession, SESSION_TTL_S, type SessionState } from "./session-token";
 import { heldSession } from "../../upstream/upstream-session";
 import { isEnded, markEnded } from "../../storage/ended-marks";
+import type { EndpointRequest } from "../http/endpoint-request";
 
 const ENDED_LOCAL_ENTRIES = 10_000;
 
-export type SessionEnv = {
-  readonly env: Readonly<Record<string, unknown>>;
-  readonly kv: KVNamespace | undefined;
-  readonly route: string;
-  readonly principal: string;
-  readonly upstreams: readonly UpstreamConfig[];
-  readonly signal?: AbortSignal;
-};
+/** What a session is found, begun and ended with: the route, the principal and the bindings of the request. */
+export type SessionEnv = Pick<EndpointRequest, "env" | "kv" | "route" | "principal" | "upstreams" | "signal">;
 
 function clientIdentity(info: unknown): Record<string, unknown> {
   if (!isObject(info)) return {};

@@ -19,9 +19,9 @@ import { INTERNAL_ERROR, INVALID_REQUEST, isObject, kindOf, METHOD_NOT_FOUND, PA
 import { readUpstreamMessage, validateMessage } from "../../core/validate-message";
 import type { CallContext, Identity } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
-import { checkDuplicateKeys, type EndpointRequest } from "../legacy/endpoint";
-import { checkPostHeaders } from "../legacy/protocol";
-import { replyTo, type Emit } from "../legacy/reply-stream";
+import type { EndpointRequest } from "../http/endpoint-request";
+import { replyTo, type Emit } from "../http/reply-stream";
+import { checkDuplicateKeys, checkPostHeaders } from "../http/request-checks";
 import type { ModernBody } from "./classify";
 import { completeResult } from "./caching";
 import { discoverAnswer } from "./discover";
