@@ -7,7 +7,6 @@
  * isolate ends the session on every other within KV's propagation delay (plus up to
  * ENDED_CHECK_CACHE_MS, for which an isolate trusts its last look).
  */
-import type { UpstreamConfig } from "../../config/upstreams";
 import { laterSessions } from "../../upstream/pool";
 import { exchange } from "../../upstream/client";
 import { fail, GatewayError, ok, type Result } from "../../core/errors";
