@@ -19,7 +19,7 @@ function recordingApp(): { target: GatewayTarget; seen: Seen[] } {
   const seen: Seen[] = [];
   const recorder: Middleware = (next) =>
     async function recorder(ctx, message) {
-      const who = { principal: ctx.identity.principal, route: ctx.route.name, version: ctx.identity.protocolVersion, aggregated: ctx.route.aggregated };
+      const who = { principal: ctx.identity.principal, route: ctx.route.name, version: ctx.identity.protocolVersion, aggregated: ctx.route.kind === "aggregated" };
       const label = message.kind === "listen" ? "listen" : (message.wire.message as { method?: string }).method ?? "response";
       seen.push({ what: `in ${label}`, kind: message.kind, ...who });
       const emit = (text: string) => {

@@ -62,19 +62,39 @@ export type Identity = {
   readonly session?: ClientSession;
 };
 
-/** The endpoint a message came to. */
-export type Route = {
+/**
+ * The endpoint a message came to: `aggregated` (/mcp, where names carry their upstream's
+ * prefix) or one `upstream` (/mcp/<upstream>, transparent). Set once by the front that
+ * classified the request (`routeFor`).
+ */
+export type Route = RouteEndpoint & {
   /** "" for /mcp, else the upstream of /mcp/<upstream>. */
   readonly name: string;
-  /** True on /mcp, where names carry their upstream's prefix. */
-  readonly aggregated: boolean;
-  /** The upstreams this route serves: all of them on /mcp, one on /mcp/<upstream>. */
+  /** The upstreams this route serves: all of them on /mcp (those the caller reaches, once authorization narrowed them), its one on /mcp/<upstream>. */
   readonly upstreams: readonly UpstreamConfig[];
   /** The gateway's own origin as the client reached it (for URLs handed to the client). */
   readonly origin: string;
   /** The catalog mode the request URL asked for (`?catalog=`); absent: the persona's, else full. */
   readonly catalog?: CatalogMode;
 };
+
+/** Which endpoint: every upstream behind one name space, or one upstream as it is. */
+export type RouteEndpoint = { readonly kind: "aggregated" } | { readonly kind: "upstream"; readonly upstream: UpstreamConfig };
+
+/**
+ * The route of a request to `name` ("" for /mcp) serving `upstreams` (the shell resolves
+ * /mcp/<upstream> to exactly its one upstream).
+ *
+ * @example
+ * routeFor("", all, "https://gw.example"); // { kind: "aggregated", name: "", upstreams: all, ... }
+ */
+export function routeFor(name: string, upstreams: readonly UpstreamConfig[], origin: string, catalog?: CatalogMode): Route {
+  const common = { name, upstreams, origin, ...(catalog ? { catalog } : {}) };
+  if (name === "") return { kind: "aggregated", ...common };
+  const upstream = upstreams[0];
+  if (upstreams.length !== 1 || upstream?.name !== name) throw new Error(`unreachable: the route /mcp/${name} must serve exactly its own upstream`);
+  return { kind: "upstream", upstream, ...common };
+}
 
 /** A rate-limiting binding (wrangler.toml `[[unsafe.bindings]]` of type ratelimit). */
 export type RateLimiter = { limit: (options: { key: string }) => Promise<{ success: boolean }> };
@@ -190,12 +210,12 @@ export function onRequests(wrap: (next: MethodHandler) => MethodHandler): Middle
  * offload), the same whichever route the call came through; undefined for a name that
  * names no upstream.
  */
-export function toolKey(route: Pick<Route, "aggregated" | "upstreams">, name: string): { upstream: string; key: string } | undefined {
-  if (route.aggregated) {
+export function toolKey(route: RouteEndpoint, name: string): { upstream: string; key: string } | undefined {
+  if (route.kind === "aggregated") {
     const split = splitName(name);
     return split && { upstream: split.upstream, key: name };
   }
-  const upstream = route.upstreams[0]!.name;
+  const upstream = route.upstream.name;
   return { upstream, key: qualifyName(upstream, name) };
 }
 

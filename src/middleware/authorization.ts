@@ -18,7 +18,7 @@
 import { PERSONAS_KEY } from "../storage/document-keys";
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
-import { qualifyName, READ_PAYLOAD_TOOL } from "../core/names";
+import { READ_PAYLOAD_TOOL } from "../core/names";
 import { keepListed } from "../core/raw-json-lists";
 import { pathSpan, removeMemberSplice, splice } from "../core/raw-json";
 import type { AuthConfig } from "../config/auth-config";
@@ -73,7 +73,7 @@ function withReachableUpstreams(ctx: CallContext, grant: Grant | undefined): Cal
 
 /** True on /mcp/<upstream> when the grant does not reach its upstream. */
 function outOfReach(ctx: CallContext, grant: Grant | undefined): boolean {
-  return !ctx.route.aggregated && !permitsUpstream(grant, ctx.route.upstreams[0]!.name);
+  return ctx.route.kind === "upstream" && !permitsUpstream(grant, ctx.route.upstream.name);
 }
 
 /**
@@ -121,7 +121,7 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
         case "server/discover":
           // On /mcp only the upstreams the grant reaches are opened and speak (their instructions, overridden or not);
           // on /mcp/<upstream> one it does not reach keeps its instructions to itself.
-          if (ctx.route.aggregated) return next(withReachableUpstreams(ctx, grant), request);
+          if (ctx.route.kind === "aggregated") return next(withReachableUpstreams(ctx, grant), request);
           return outOfReach(ctx, grant) ? withoutInstructions(await next(ctx, request)) : next(ctx, request);
         case "tools/list":
           return keepListed(await next(ctx, request), "tools", (name) => name !== undefined && allowed(nameKey(ctx, name)));
@@ -129,9 +129,9 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
           return keepListed(await next(ctx, request), "prompts", (name) => name !== undefined && allowed(nameKey(ctx, name)));
         case "resources/templates/list":
           // On /mcp templates keep their upstream's own names: they are judged by upstream, as resources are.
-          if (ctx.route.aggregated) return next(withReachableUpstreams(ctx, grant), request);
+          if (ctx.route.kind === "aggregated") return next(withReachableUpstreams(ctx, grant), request);
           if (outOfReach(ctx, grant)) return emptyList(id, "resourceTemplates");
-          return keepListed(await next(ctx, request), "resourceTemplates", (name) => name === "payload" || (name !== undefined && allowed(qualifyName(ctx.route.upstreams[0]!.name, name))));
+          return keepListed(await next(ctx, request), "resourceTemplates", (name) => name === "payload" || (name !== undefined && allowed(toolKey(ctx.route, name)?.key)));
         case "resources/list":
           // Resources are judged by upstream: the merged list asks only the upstreams the persona reaches,
           // and on /mcp/<upstream> a persona that cannot reach it lists none (the upstream is not asked).

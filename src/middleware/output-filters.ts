@@ -142,7 +142,7 @@ export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Ou
       if (method !== "tools/call" && method !== "tools/list") return next(ctx, request);
       const kv = ctx.services.kv;
       const ttl = cacheTtlMs;
-      const route = ctx.route.aggregated ? "" : ctx.route.upstreams[0]!.name;
+      const route = ctx.route.kind === "upstream" ? ctx.route.upstream.name : "";
       if (method === "tools/list") {
         const text = await next(ctx, request);
         const sets = new Map<string, Promise<ActiveFilters>>();

@@ -91,7 +91,7 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
       complete: !paged,
       scan: scanContext(configured.filter((name) => name !== upstream.name), others.map(listedPinName)),
       cacheTtlMs: options.cacheTtlMs,
-      observer: { principal: ctx.identity.principal, route: ctx.route.aggregated ? "/mcp" : `/mcp/${ctx.route.name}`, protocolVersion: ctx.identity.protocolVersion },
+      observer: { principal: ctx.identity.principal, route: ctx.route.kind === "aggregated" ? "/mcp" : `/mcp/${ctx.route.name}`, protocolVersion: ctx.identity.protocolVersion },
       auditQueue: ctx.services.auditQueue,
       audit: options.audit,
       waitUntil: ctx.waitUntil,

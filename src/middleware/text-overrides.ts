@@ -65,8 +65,8 @@ function overrideInstructions(ctx: CallContext, text: string, document: Override
   const value = current ? parseSpan(text, current) : undefined;
   const existing = typeof value === "string" ? value : "";
   let instructions: string | undefined;
-  if (!ctx.route.aggregated) {
-    instructions = own(document.upstreams, ctx.route.upstreams[0]!.name)?.instructions;
+  if (ctx.route.kind === "upstream") {
+    instructions = own(document.upstreams, ctx.route.upstream.name)?.instructions;
   } else {
     const parts = instructionParts(ctx, existing);
     let changed = false;

@@ -152,7 +152,7 @@ export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContex
     "user.roles": roles.roles,
     "gateway.user.roles_count": roles.total,
     "gateway.persona": text("gateway.persona", record.persona),
-    "gateway.route": ctx.route.aggregated ? "/mcp" : text("gateway.route", `/mcp/${ctx.route.name}`)!,
+    "gateway.route": ctx.route.kind === "aggregated" ? "/mcp" : text("gateway.route", `/mcp/${ctx.route.name}`)!,
     "gateway.upstream": text("gateway.upstream", record.upstream),
     "gateway.upstream.status_code": record.upstreamStatus,
     "gateway.bytes_from_upstream": record.bytesFromUpstream,

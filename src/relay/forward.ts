@@ -12,7 +12,7 @@ import { bridgeable, bridgedForward } from "./bridge";
 import { withTraceMeta } from "./trace-meta";
 import { cancelWhenClientGoes } from "./cancel-upstream";
 import { traceparentOf } from "../core/traceparent";
-import { poolRequest, type CallContext, type Route } from "../context/call-context";
+import { poolRequest, type CallContext, type RouteEndpoint } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "../upstream/pool";
@@ -55,15 +55,15 @@ export function toClient(ctx: Pick<CallContext, "route" | "services" | "identity
   return toGatewayTaskIds(text, upstream, taskIdBinding(ctx));
 }
 
-function withIdsToClient(route: Pick<Route, "aggregated">, upstream: string, wire: WireMessage): string {
+function withIdsToClient(route: RouteEndpoint, upstream: string, wire: WireMessage): string {
   // Server-to-client requests get ids that say where the answer goes (aggregated only:
   // on /mcp/<upstream> there is one place it can go, and ids pass unchanged).
-  if (route.aggregated && kindOf(wire.message) === "request") {
+  if (route.kind === "aggregated" && kindOf(wire.message) === "request") {
     return withMessageId(wire.text, encodeServerRequestId(upstream, (wire.message as JsonRpcRequest).id));
   }
   // An upstream cancelling one of its own requests names it by the id the client knows.
   const requestId = "method" in wire.message && wire.message.method === "notifications/cancelled" ? wire.message.params?.["requestId"] : undefined;
-  if (route.aggregated && (typeof requestId === "string" || typeof requestId === "number")) {
+  if (route.kind === "aggregated" && (typeof requestId === "string" || typeof requestId === "number")) {
     const span = pathSpan(wire.text, ["params", "requestId"]);
     if (span) return splice(wire.text, [{ span, raw: JSON.stringify(encodeServerRequestId(upstream, requestId)) }]);
   }

@@ -53,7 +53,9 @@ export async function multiRoundTrip(ctx: CallContext, request: WireMessage<Json
     answer = await route(ctx, request);
   }
   if (!isInputRequired(answer)) return answer;
-  const upstream = ctx.record.upstream ?? ctx.route.upstreams[0]!.name;
+  const upstream = ctx.record.upstream ?? (ctx.route.kind === "upstream" ? ctx.route.upstream.name : undefined);
+  // Only a forwarded answer asks for input, and forwarding records its upstream.
+  if (upstream === undefined) throw new Error("unreachable: an input_required answer with no upstream recorded");
   const bridged = ctx.record.bridgedCall !== undefined;
   return wrapRequestState(answer, binding.secret, binding.principal, {
     digest: await requestDigest(binding.route, request.message),

@@ -181,8 +181,7 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
 }
 
 /** A request on /mcp/<upstream>: as it came, but that task ids are the gateway's (bound to the caller) and task lists the caller's own. */
-async function transparentRelay(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
-  const upstream = ctx.route.upstreams[0]!;
+async function transparentRelay(ctx: CallContext, upstream: UpstreamConfig, request: WireMessage<JsonRpcRequest>): Promise<string> {
   const { method, params, id } = request.message;
   if (TASK_METHODS.has(method)) return routeTask(ctx, request);
   const answer = await forward(ctx, upstream, request.text, id);
@@ -193,7 +192,7 @@ async function transparentRelay(ctx: CallContext, request: WireMessage<JsonRpcRe
 /** Routes a request; a multi-round-trip retry's resource read goes straight to the upstream that asked. */
 const routeRequest: RouteRequest = (ctx, request, pinned) => {
   if (pinned && request.message.method === "resources/read") return forward(ctx, pinned, request.text, request.message.id);
-  return ctx.route.aggregated ? aggregatedRelay(ctx, request) : transparentRelay(ctx, request);
+  return ctx.route.kind === "upstream" ? transparentRelay(ctx, ctx.route.upstream, request) : aggregatedRelay(ctx, request);
 };
 
 /** Relays a client request to the upstream (or upstreams) that serve it; input_required answers and their retries pass multi-round-trip.ts. */

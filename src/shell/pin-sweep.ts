@@ -13,7 +13,7 @@ import { GatewayError } from "../core/errors";
 import { isObject, METHOD_NOT_FOUND } from "../core/jsonrpc";
 import { member, pathSpan, rootSpan, parseSpan } from "../core/raw-json";
 import { servicesFor } from "./services";
-import type { CallContext, Identity } from "../context/call-context";
+import { routeFor, type CallContext, type Identity } from "../context/call-context";
 import { newCallRecord } from "../context/call-record";
 import type { UpstreamConfig } from "../config/upstreams";
 import { modernUpstreamClient } from "../front/modern/upstream-client";
@@ -56,7 +56,7 @@ type ListOutcome = { ok: true; listed: ListedDefinition[]; complete: boolean } |
 
 function contextFor(env: Readonly<Record<string, unknown>>, upstream: UpstreamConfig, signal: AbortSignal, waitUntil: (p: Promise<unknown>) => void, client: CallContext["upstreamClient"]): CallContext {
   const identity: Identity = { principal: SWEEP_PRINCIPAL, roles: [], authMethod: "none", protocolVersion: SWEEP_REVISION, clientCapabilities: {}, clientInfo: SWEEP_CLIENT_INFO };
-  return { identity, route: { name: upstream.name, aggregated: false, upstreams: [upstream], origin: "https://gateway.internal" }, services: servicesFor(env), upstreamClient: client, record: newCallRecord(), signal, emit: () => {}, waitUntil };
+  return { identity, route: routeFor(upstream.name, [upstream], "https://gateway.internal"), services: servicesFor(env), upstreamClient: client, record: newCallRecord(), signal, emit: () => {}, waitUntil };
 }
 
 async function listAll(ctx: CallContext, kind: PinKind): Promise<ListOutcome> {

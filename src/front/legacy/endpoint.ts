@@ -11,7 +11,7 @@ import { asGatewayError, GatewayError } from "../../core/errors";
 import { validateMessage } from "../../core/validate-message";
 import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
 import { elements, rootSpan } from "../../core/raw-json";
-import type { CallContext, Caller, ClientMessage, Identity } from "../../context/call-context";
+import { routeFor, type CallContext, type Caller, type ClientMessage, type Identity } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
 import { routeShapes } from "../../policy/listed-shapes";
 import type { UpstreamSession } from "../../upstream/upstream-session";
@@ -67,7 +67,7 @@ type SessionContext = Omit<CallContext, "emit" | "record">;
 function contextOf(where: EndpointRequest, session: SessionState, signal: AbortSignal | undefined): SessionContext {
   return {
     identity: identityOf(session, where.caller),
-    route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin, ...(where.catalog ? { catalog: where.catalog } : {}) },
+    route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog),
     services: where.services,
     upstreamClient: session,
     signal: signal ?? new AbortController().signal,
@@ -164,7 +164,7 @@ export async function handlePost(where: EndpointRequest, preread?: string): Prom
   const jobs = requests.map((wire) => ({
     id: wire.message.id,
     run: async (emit: Emit, streamed: () => void) =>
-      (await where.pipeline({ ...ctx, emit, record: newCallRecord(), ...(ctx.route.aggregated ? {} : { streamed }) }, { kind: "request", wire }))!,
+      (await where.pipeline({ ...ctx, emit, record: newCallRecord(), ...(ctx.route.kind === "aggregated" ? {} : { streamed }) }, { kind: "request", wire }))!,
   }));
   return replyTo(jobs, Array.isArray(body), () => abort.abort());
 }

@@ -17,7 +17,7 @@
 import { GatewayError } from "../../core/errors";
 import { INTERNAL_ERROR, INVALID_REQUEST, isObject, kindOf, METHOD_NOT_FOUND, PARSE_ERROR, type JsonObject, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
 import { readUpstreamMessage, validateMessage } from "../../core/validate-message";
-import type { CallContext, Identity } from "../../context/call-context";
+import { routeFor, type CallContext, type Identity } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
 import type { EndpointRequest } from "../http/endpoint-request";
 import { replyTo, type Emit } from "../http/reply-stream";
@@ -67,7 +67,7 @@ async function contextOf(where: EndpointRequest, envelope: Envelope, signal: Abo
   };
   return {
     identity,
-    route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin, ...(where.catalog ? { catalog: where.catalog } : {}) },
+    route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog),
     services: where.services,
     upstreamClient: await modernUpstreamClient({ principal: caller.principal, route: where.route, clientCapabilities: envelope.clientCapabilities, clientInfo, bridging: where.services.bridgedCalls !== undefined }),
     ...paramHeadersOf(where.request.headers),
