@@ -44,6 +44,13 @@ export type Caller = {
   readonly method: AuthMethod;
 };
 
+/**
+ * A client's protocol era: `legacy` speaks a handshake revision (2025-03-26 to
+ * 2025-11-25: sessions, the GET stream, server requests on the call's stream); `modern`
+ * a stateless one (2026-07-28: the `_meta` envelope, `input_required`, `subscriptions/listen`).
+ */
+export type ClientEra = "legacy" | "modern";
+
 /** Who is calling, as the front established it. */
 export type Identity = {
   /** The authenticated caller ("anonymous" when authentication is off). */
@@ -54,6 +61,8 @@ export type Identity = {
   readonly authMethod: AuthMethod;
   /** The protocol revision the client speaks. */
   readonly protocolVersion: string;
+  /** The client's era, classified once by the front that took the request; nothing below re-derives it from the revision. */
+  readonly era: ClientEra;
   readonly clientCapabilities: JsonObject;
   readonly clientInfo: JsonObject;
   /** The level of log messages a modern client asked for in this request (`io.modelcontextprotocol/logLevel`); absent: none. */

@@ -26,7 +26,6 @@ import { listedEntries, setMemberSplice, type ListedEntry } from "./list-items";
 import { listedPinName, observeList, pinningOf, type Observation } from "./pin-observation";
 import { unsettledMessage, type ReportedChange, type Unsettled } from "./pin-reports";
 import { atLeast } from "../storage/client-log-levels";
-import { isModernVersion } from "../upstream/downgrade";
 import { upstreamEra } from "../upstream/era";
 
 export type PinningOptions = {
@@ -49,7 +48,7 @@ function unavailableOf(text: string): Set<string> {
 
 /** True when this client's list of `upstream` went through the 2026-to-2025 downgrade. */
 async function downgradedFor(ctx: CallContext, upstream: UpstreamConfig): Promise<boolean> {
-  if (isModernVersion(ctx.identity.protocolVersion)) return false;
+  if (ctx.identity.era === "modern") return false;
   const era = await upstreamEra(upstream, ctx.services.env, ctx.signal); // answered from the cache the relay just filled
   return era.ok && era.value.era === "modern";
 }

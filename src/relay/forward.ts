@@ -16,10 +16,9 @@ import { poolRequest, type CallContext, type RouteEndpoint } from "../context/ca
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "../upstream/pool";
-import { isModernVersion } from "../upstream/downgrade";
 import { upstreamEra } from "../upstream/era";
 import { bridgeInput, inputRequired } from "./input-bridge";
-import { statelessClient, withoutRetryFields } from "./request-state";
+import { withoutRetryFields } from "./request-state";
 import { randomHexId } from "../core/ids";
 import { MAX_RESUMPTIONS, resumeDelay } from "./stream-resumption";
 
@@ -91,7 +90,7 @@ function methodOf(text: string): unknown {
  * multi-round-trip.ts, which also opens the state of its retry before it comes here.
  */
 export async function forward(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
-  if (!statelessClient(ctx.identity)) return forwardAs(ctx, upstream, withoutRetryFields(request), id);
+  if (ctx.identity.era !== "modern") return forwardAs(ctx, upstream, withoutRetryFields(request), id);
   // Stateless clients share upstream sessions (front/modern/upstream-client.ts), and each
   // numbers its requests from its own start: two of them may send the same id at once.
   // The upstream sees an id of the gateway's, unique per request; the client gets its own back.
@@ -115,7 +114,7 @@ function answering(ctx: CallContext, id: JsonRpcId): CallContext {
 
 async function forwardAs(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
   const answer = await forwardOnce(ctx, upstream, request, id);
-  if (isModernVersion(ctx.identity.protocolVersion) || !inputRequired(answer)) return answer;
+  if (ctx.identity.era === "modern" || !inputRequired(answer)) return answer;
   return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) => forwardOnce(answering(ctx, retryId), upstream, text, retryId));
 }
 

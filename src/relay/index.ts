@@ -12,7 +12,7 @@ import { describeRoute } from "./discover";
 import { initializeUpstreams } from "./initialize";
 import { listen } from "./listen";
 import { relayNotification, relayRequest } from "./relay";
-import { LISTEN_SINCE_REVISION, subscriptionsListen } from "./subscriptions";
+import { subscriptionsListen } from "./subscriptions";
 
 /** The relay handler at the centre of the pipeline. */
 export const relay: Handler = async (ctx, message) => {
@@ -25,7 +25,7 @@ export const relay: Handler = async (ctx, message) => {
           return describeRoute(ctx, message.wire);
         case "subscriptions/listen":
           // Older revisions have no such method: their clients' requests go to the upstreams as any other.
-          if (ctx.identity.protocolVersion >= LISTEN_SINCE_REVISION) return subscriptionsListen(ctx, message.wire);
+          if (ctx.identity.era === "modern") return subscriptionsListen(ctx, message.wire);
           return relayRequest(ctx, message.wire);
         default:
           return relayRequest(ctx, message.wire);

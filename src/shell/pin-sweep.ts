@@ -55,7 +55,7 @@ export type SweepReport = {
 type ListOutcome = { ok: true; listed: ListedDefinition[]; complete: boolean } | { ok: false; error: string; absent?: boolean };
 
 function contextFor(env: Readonly<Record<string, unknown>>, upstream: UpstreamConfig, signal: AbortSignal, waitUntil: (p: Promise<unknown>) => void, client: CallContext["upstreamClient"]): CallContext {
-  const identity: Identity = { principal: SWEEP_PRINCIPAL, roles: [], authMethod: "none", protocolVersion: SWEEP_REVISION, clientCapabilities: {}, clientInfo: SWEEP_CLIENT_INFO };
+  const identity: Identity = { principal: SWEEP_PRINCIPAL, roles: [], authMethod: "none", protocolVersion: SWEEP_REVISION, era: "modern", clientCapabilities: {}, clientInfo: SWEEP_CLIENT_INFO };
   return { identity, route: routeFor(upstream.name, [upstream], "https://gateway.internal"), services: servicesFor(env), upstreamClient: client, record: newCallRecord(), signal, emit: () => {}, waitUntil };
 }
 

@@ -49,6 +49,7 @@ function identityOf(session: SessionState, caller: Caller): Identity {
     roles: caller.roles,
     authMethod: caller.method,
     protocolVersion: session.protocolVersion,
+    era: "legacy",
     clientCapabilities: session.clientCapabilities,
     clientInfo: session.clientInfo,
     session: { id: session.sid, expiresAt: session.exp, ...(session.filterShapes ? { filterShapes: session.filterShapes } : {}) },

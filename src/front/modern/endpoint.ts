@@ -61,6 +61,7 @@ async function contextOf(where: EndpointRequest, envelope: Envelope, signal: Abo
     roles: caller.roles,
     authMethod: caller.method,
     protocolVersion: envelope.protocolVersion,
+    era: "modern",
     clientCapabilities: envelope.clientCapabilities,
     clientInfo,
     ...(isLogLevel(envelope.logLevel) ? { logLevel: envelope.logLevel } : {}),
