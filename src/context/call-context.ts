@@ -16,6 +16,7 @@ import type { CallRecord } from "./call-record";
 import type { BridgedCallRpc, InputRendezvousRpc, ObjectNamespace } from "./object-rpc";
 import type { TraceContext } from "../core/traceparent";
 import type { CatalogMode } from "../policy/catalog-mode";
+import type { Grant } from "../policy/persona";
 import { identityAssertion } from "../upstream/identity-assertion";
 
 export type { LargeAnswerConsumer };
@@ -137,6 +138,11 @@ export type CallContext = {
   readonly services: Services;
   /** On whose behalf upstream sessions are opened and kept. */
   readonly upstreamClient: UpstreamClient;
+  /**
+   * The caller's persona grant (undefined: no persona applies), looked up once for all the
+   * layers that need it (authorization, rate limits, catalog modes); read only with AUTH on.
+   */
+  readonly grant: () => Promise<Grant | undefined>;
   /** What happened to this call, as values: annotated on the way, read by audit. */
   readonly record: CallRecord;
   /** Aborted when the client goes away. */

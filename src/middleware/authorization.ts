@@ -15,17 +15,14 @@
  * only what the caller's own calls stored, and is always allowed; no other name is exempt
  * (an upstream's `sys___` names never pass for the gateway's: middleware/sys-tools.ts).
  */
-import { PERSONAS_KEY } from "../storage/document-keys";
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { READ_PAYLOAD_TOOL } from "../core/names";
 import { keepListed } from "../core/raw-json-lists";
 import { pathSpan, removeMemberSplice, splice } from "../core/raw-json";
 import type { AuthConfig } from "../config/auth-config";
-import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { onRequests, toolKey, type CallContext, type MethodHandler, type Middleware } from "../context/call-context";
-import { grantFor, permits, permitsUpstream, checkPersonas, type Grant } from "../policy/persona";
-import { loadDocument } from "../storage/document-store";
+import { permits, permitsUpstream, type Grant } from "../policy/persona";
 import { PAYLOAD_URI_PREFIX } from "../storage/payload-store";
 import { TASK_METHODS, unknownTask } from "../relay/tasks";
 
@@ -35,22 +32,7 @@ export const NO_PERSONA = "(none)";
 
 export type AuthorizationOptions = {
   readonly auth: AuthConfig;
-  /** How long an isolate trusts its copy of the personas document. */
-  readonly cacheTtlMs?: number;
 };
-
-/**
- * The grant of the caller of `ctx`: undefined when none applies (default deny).
- *
- * @example
- * const grant = await callerGrant(ctx, 30_000);
- */
-export async function callerGrant(ctx: CallContext, cacheTtlMs: number): Promise<Grant | undefined> {
-  const kv = ctx.services.kv;
-  if (!kv) return undefined;
-  const stored = await loadDocument(kv, PERSONAS_KEY, cacheTtlMs, checkPersonas);
-  return stored.state === "valid" ? grantFor(stored.value, ctx.identity.roles) : undefined;
-}
 
 /** The gateway's own tools, allowed to every caller: exactly these names, nothing else under `sys___`. */
 const GATEWAY_TOOLS: ReadonlySet<string> = new Set([READ_PAYLOAD_TOOL]);
@@ -105,15 +87,15 @@ function emptyList(id: JsonRpcId, key: string): string {
  * The authorization middleware.
  *
  * @example
- * composeMiddleware([authorization({ auth: config.auth.value, cacheTtlMs: 30_000 }), sysTools()], relay);
+ * composeMiddleware([authorization({ auth: config.auth.value }), sysTools()], relay);
  */
-export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: AuthorizationOptions): Middleware {
+export function authorization({ auth }: AuthorizationOptions): Middleware {
   if (auth.mode !== "on") return (next) => next;
   const requests = onRequests((next) =>
     async function authorization(ctx, request) {
       const { method, id, params } = request.message;
       if (method === "ping") return next(ctx, request);
-      const grant = await callerGrant(ctx, cacheTtlMs);
+      const grant = await ctx.grant();
       ctx.record.persona = grant?.persona ?? NO_PERSONA;
       const allowed = (key: string | undefined) => key !== undefined && (GATEWAY_TOOLS.has(key) || permits(grant, key));
       switch (method) {
@@ -185,7 +167,7 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
       if (message.kind !== "listen" && message.kind !== "notification") return handleRequests(ctx, message);
       // A 2025 client's GET stream: only the upstreams the grant reaches are listened to, as for subscriptions/listen;
       // a client notification (cancelled, roots changed, progress) goes only to those upstreams too.
-      const grant = await callerGrant(ctx, cacheTtlMs);
+      const grant = await ctx.grant();
       return next(withReachableUpstreams(ctx, grant), message);
     };
   };

@@ -25,6 +25,7 @@ import { redactSecrets } from "../config/secrets";
 import type { PinKind } from "../policy/pin-definition";
 import { scanContext } from "../policy/pin-findings";
 import { STATELESS_REVISION } from "../core/revisions";
+import { grantOnce } from "../policy/persona-grant";
 
 /** Upstreams one run lists (each costs a handshake when its session is not kept, and a request per page). */
 export const SWEEP_MAX_UPSTREAMS = 8;
@@ -56,7 +57,8 @@ type ListOutcome = { ok: true; listed: ListedDefinition[]; complete: boolean } |
 
 function contextFor(env: Readonly<Record<string, unknown>>, upstream: UpstreamConfig, signal: AbortSignal, waitUntil: (p: Promise<unknown>) => void, client: CallContext["upstreamClient"]): CallContext {
   const identity: Identity = { principal: SWEEP_PRINCIPAL, roles: [], authMethod: "none", protocolVersion: SWEEP_REVISION, era: "modern", clientCapabilities: {}, clientInfo: SWEEP_CLIENT_INFO };
-  return { identity, route: routeFor(upstream.name, [upstream], "https://gateway.internal"), services: servicesFor(env), upstreamClient: client, record: newCallRecord(), signal, emit: () => {}, waitUntil };
+  const services = servicesFor(env);
+  return { identity, grant: grantOnce(services.kv, identity.roles, services.config.documentCacheTtlMs), route: routeFor(upstream.name, [upstream], "https://gateway.internal"), services, upstreamClient: client, record: newCallRecord(), signal, emit: () => {}, waitUntil };
 }
 
 async function listAll(ctx: CallContext, kind: PinKind): Promise<ListOutcome> {

@@ -9,18 +9,19 @@
  */
 import { asGatewayError, GatewayError } from "../../core/errors";
 import { validateMessage } from "../../core/validate-message";
-import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
+import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
 import { elements, rootSpan } from "../../core/raw-json";
 import { routeFor, type CallContext, type Caller, type ClientMessage, type Identity } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
 import { routeShapes } from "../../policy/listed-shapes";
+import { grantOnce } from "../../policy/persona-grant";
 import type { UpstreamSession } from "../../upstream/upstream-session";
 import { allowsBatches, checkVersionHeader } from "./protocol";
 import type { EndpointRequest } from "../http/endpoint-request";
 import { replyTo, type Emit } from "../http/reply-stream";
 import { checkDuplicateKeys, checkGetHeaders, checkPostHeaders } from "../http/request-checks";
 import { streamToClient } from "./server-stream";
-import { beginSession, endSession, findSession, sessionError, type SessionEnv } from "./session";
+import { beginSession, endSession, findSession, sessionError } from "./session";
 import { sealSession, type SessionState } from "./session-token";
 
 /** Messages in one JSON-RPC batch: each may fan out to every upstream, so one POST is bounded. */
@@ -68,6 +69,7 @@ type SessionContext = Omit<CallContext, "emit" | "record">;
 function contextOf(where: EndpointRequest, session: SessionState, signal: AbortSignal | undefined): SessionContext {
   return {
     identity: identityOf(session, where.caller),
+    grant: grantOnce(where.services.kv, where.caller.roles, where.services.config.documentCacheTtlMs),
     route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog),
     services: where.services,
     upstreamClient: session,
