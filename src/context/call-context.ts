@@ -8,15 +8,15 @@
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, WireMessage } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
 import type { GatewayConfig } from "../config/gateway-config";
-import type { UpstreamConfig } from "../config/upstreams";
 import type { LargeAnswerConsumer } from "../upstream/client";
 import type { PoolRequest } from "../upstream/pool";
 import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
 import type { CallRecord } from "./call-record";
+import type { Route, RouteEndpoint } from "./route";
 import type { BridgedCallRpc, InputRendezvousRpc, ObjectNamespace } from "./object-rpc";
 import type { TraceContext } from "../core/traceparent";
-import type { CatalogMode } from "../policy/catalog-mode";
 import type { Grant } from "../policy/persona";
+import type { CallTarget } from "./call-target";
 import { identityAssertion } from "../upstream/identity-assertion";
 
 export type { LargeAnswerConsumer };
@@ -72,40 +72,6 @@ export type Identity = {
   readonly session?: ClientSession;
 };
 
-/**
- * The endpoint a message came to: `aggregated` (/mcp, where names carry their upstream's
- * prefix) or one `upstream` (/mcp/<upstream>, transparent). Set once by the front that
- * classified the request (`routeFor`).
- */
-export type Route = RouteEndpoint & {
-  /** "" for /mcp, else the upstream of /mcp/<upstream>. */
-  readonly name: string;
-  /** The upstreams this route serves: all of them on /mcp (those the caller reaches, once authorization narrowed them), its one on /mcp/<upstream>. */
-  readonly upstreams: readonly UpstreamConfig[];
-  /** The gateway's own origin as the client reached it (for URLs handed to the client). */
-  readonly origin: string;
-  /** The catalog mode the request URL asked for (`?catalog=`); absent: the persona's, else full. */
-  readonly catalog?: CatalogMode;
-};
-
-/** Which endpoint: every upstream behind one name space, or one upstream as it is. */
-export type RouteEndpoint = { readonly kind: "aggregated" } | { readonly kind: "upstream"; readonly upstream: UpstreamConfig };
-
-/**
- * The route of a request to `name` ("" for /mcp) serving `upstreams` (the shell resolves
- * /mcp/<upstream> to exactly its one upstream).
- *
- * @example
- * routeFor("", all, "https://gw.example"); // { kind: "aggregated", name: "", upstreams: all, ... }
- */
-export function routeFor(name: string, upstreams: readonly UpstreamConfig[], origin: string, catalog?: CatalogMode): Route {
-  const common = { name, upstreams, origin, ...(catalog ? { catalog } : {}) };
-  if (name === "") return { kind: "aggregated", ...common };
-  const upstream = upstreams[0];
-  if (upstreams.length !== 1 || upstream?.name !== name) throw new Error(`unreachable: the route /mcp/${name} must serve exactly its own upstream`);
-  return { kind: "upstream", upstream, ...common };
-}
-
 /** A rate-limiting binding (wrangler.toml `[[unsafe.bindings]]` of type ratelimit). */
 export type RateLimiter = { limit: (options: { key: string }) => Promise<{ success: boolean }> };
 
@@ -143,6 +109,8 @@ export type CallContext = {
    * layers that need it (authorization, rate limits, catalog modes); read only with AUTH on.
    */
   readonly grant: () => Promise<Grant | undefined>;
+  /** What the request names (tool, prompt or resource), resolved once by the pipeline's classifier (pipeline/call-targets.ts); absent for other messages. */
+  readonly target?: CallTarget;
   /** What happened to this call, as values: annotated on the way, read by audit. */
   readonly record: CallRecord;
   /** Aborted when the client goes away. */

@@ -44,6 +44,13 @@ function nameKey(ctx: CallContext, name: string): string | undefined {
   return toolKey(ctx.route, name)?.key;
 }
 
+/** The policy key of the tool or prompt the request names (its target); a gateway tool keeps its own name. */
+function targetKey(ctx: CallContext): string | undefined {
+  const { target } = ctx;
+  if (target === undefined || target.kind === "resource") return undefined;
+  return GATEWAY_TOOLS.has(target.sent) ? target.sent : target.at?.key;
+}
+
 function unknownName(label: string, name: unknown, id: JsonRpcId): GatewayError {
   return new GatewayError(200, INVALID_PARAMS, `Unknown ${label}: ${String(name)}`, undefined, id);
 }
@@ -120,14 +127,14 @@ export function authorization({ auth }: AuthorizationOptions): Middleware {
           if (outOfReach(ctx, grant)) return emptyList(id, "resources");
           return next(withReachableUpstreams(ctx, grant), request);
         case "tools/call":
-          if (!allowed(typeof params?.["name"] === "string" ? nameKey(ctx, params["name"]) : undefined)) throw unknownName("tool", params?.["name"], id);
+          if (!allowed(targetKey(ctx))) throw unknownName("tool", params?.["name"], id);
           return next(ctx, request);
         case "prompts/get":
-          if (!allowed(typeof params?.["name"] === "string" ? nameKey(ctx, params["name"]) : undefined)) throw unknownName("prompt", params?.["name"], id);
+          if (!allowed(targetKey(ctx))) throw unknownName("prompt", params?.["name"], id);
           return next(ctx, request);
         case "completion/complete": {
           const ref = params?.["ref"];
-          if (isObject(ref) && ref["type"] === "ref/prompt" && !allowed(typeof ref["name"] === "string" ? nameKey(ctx, ref["name"]) : undefined)) throw unknownName("prompt", ref["name"], id);
+          if (isObject(ref) && ref["type"] === "ref/prompt" && !allowed(targetKey(ctx))) throw unknownName("prompt", ref["name"], id);
           if (isObject(ref) && ref["type"] === "ref/resource") return reachResource(ctx, grant, ref["uri"], request, next);
           return next(ctx, request);
         }

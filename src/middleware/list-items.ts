@@ -6,7 +6,8 @@
  */
 import { elements, member, members, parseSpan, pathSpan, type Span, type Splice, appendMemberSplice } from "../core/raw-json";
 import { SYS_PREFIX } from "../core/names";
-import { toolKey, type Route, type RouteEndpoint } from "../context/call-context";
+import { toolKey } from "../context/call-context";
+import type { Route, RouteEndpoint } from "../context/route";
 
 /** What a list holds. */
 export type ListedKind = "tool" | "prompt" | "resource" | "resourceTemplate";

@@ -14,7 +14,7 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { isObject, resultText, type JsonObject, type JsonRpcRequest } from "../core/jsonrpc";
 import { pathSpan, parseSpan, rootSpan, splice, type Splice } from "../core/raw-json";
 import { keepListed } from "../core/raw-json-lists";
-import { onRequests, toolKey, type CallContext, type Middleware } from "../context/call-context";
+import { onRequests, type CallContext, type Middleware } from "../context/call-context";
 import { argumentsMisfit } from "../policy/pin-arguments";
 import { scanContext } from "../policy/pin-findings";
 import { definitionObject, type PinKind } from "../policy/pin-definition";
@@ -27,6 +27,7 @@ import { listedPinName, observeList, pinningOf, type Observation } from "./pin-o
 import { unsettledMessage, type ReportedChange, type Unsettled } from "./pin-reports";
 import { atLeast } from "../storage/client-log-levels";
 import { upstreamEra } from "../upstream/era";
+import { namedAt } from "../context/call-target";
 
 export type PinningOptions = {
   /** How long an isolate trusts its copy of an upstream's pins. */
@@ -150,7 +151,7 @@ function heldCall(request: JsonRpcRequest, kind: PinKind, message: string): stri
 /** A call of a definition under `enforce`: undefined when it may go to the upstream, else the answer that refuses it. */
 async function checkCall(ctx: CallContext, request: JsonRpcRequest, kind: PinKind, cacheTtlMs: number): Promise<string | undefined> {
   const name = request.params?.["name"];
-  const key = typeof name === "string" ? toolKey(ctx.route, name) : undefined;
+  const key = namedAt(ctx.target);
   const upstream = key && ctx.route.upstreams.find((u) => u.name === key.upstream);
   if (!key || !upstream || pinningOf(upstream) !== "enforce") return undefined;
   const own = listedPinName(key);

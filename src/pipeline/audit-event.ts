@@ -10,12 +10,13 @@ import { randomHexId } from "../core/ids";
 import { SYS_PREFIX } from "../core/names";
 import type { AuditConfig } from "../config/audit-config";
 import { redactSecrets } from "../config/secrets";
-import { toolKey, type CallContext, type ClientMessage } from "../context/call-context";
+import type { CallContext, ClientMessage } from "../context/call-context";
 import type { CallRecord } from "../context/call-record";
 import { redactParameters } from "../policy/redact-parameters";
 import { secretKeyMatcher } from "../policy/secret-keys";
 import type { AuditEvent, AuditOutcome } from "../storage/audit-event";
 import { FieldBounds } from "../storage/audit-bounds";
+import { namedAt } from "../context/call-target";
 
 // Where these lived before audit-bounds.ts: importers of this module keep working.
 export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "../storage/audit-bounds";
@@ -110,7 +111,7 @@ function compact<T extends object>(event: T): T {
 /** The name policy knows a called tool by (`<upstream>___<name>` on every route; a gateway tool keeps its own). */
 function qualifiedToolName(ctx: CallContext, name: unknown): string | undefined {
   if (typeof name !== "string") return undefined;
-  return name.startsWith(SYS_PREFIX) ? name : toolKey(ctx.route, name)?.key;
+  return name.startsWith(SYS_PREFIX) ? name : namedAt(ctx.target)?.key;
 }
 
 /**

@@ -17,7 +17,8 @@
 import { GatewayError } from "../../core/errors";
 import { INTERNAL_ERROR, INVALID_REQUEST, isObject, kindOf, METHOD_NOT_FOUND, PARSE_ERROR, type JsonObject, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
 import { readUpstreamMessage, validateMessage } from "../../core/validate-message";
-import { routeFor, type CallContext, type Identity } from "../../context/call-context";
+import type { CallContext, Identity } from "../../context/call-context";
+import { routeFor } from "../../context/route";
 import { newCallRecord } from "../../context/call-record";
 import type { EndpointRequest } from "../http/endpoint-request";
 import { replyTo, type Emit } from "../http/reply-stream";
