@@ -164,7 +164,9 @@ export type ClientMessage =
   /** The client's answer to a request an upstream sent it. */
   | { readonly kind: "response"; readonly wire: WireMessage<JsonRpcResponse> }
   /** The client opened the stream of messages sent outside any request (the 2025 GET stream). */
-  | { readonly kind: "listen" };
+  | { readonly kind: "listen" }
+  /** The client ended its session (the 2025 DELETE): the upstream sessions held for it are closed. */
+  | { readonly kind: "end" };
 
 /** Handles one client message: the response text for a request, nothing for the other kinds. */
 export type Handler = (ctx: CallContext, message: ClientMessage) => Promise<string | undefined>;

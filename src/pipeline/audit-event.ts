@@ -91,6 +91,8 @@ function callOf(message: ClientMessage): { method: string; id?: string; params?:
       return { method: "(response)" };
     case "listen":
       return { method: "(listen)" };
+    case "end":
+      return { method: "(end)" };
     default: {
       const never: never = message;
       return never;

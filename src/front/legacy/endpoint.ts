@@ -185,6 +185,8 @@ export async function handleGet(where: EndpointRequest): Promise<Response> {
 /** DELETE: ends the session here and at every upstream. */
 export async function handleDelete(where: EndpointRequest): Promise<Response> {
   const session = await requireSession(where);
-  await endSession(session, where);
+  // The end passes the pipeline (traced, recorded, audited) while the session is marked ended; the relay closes the upstreams' sessions.
+  // No signal: a client that goes away mid-DELETE still ends its session.
+  await Promise.all([runQuietly(where, contextOf(where, session, undefined), { kind: "end" }), endSession(session, where)]);
   return new Response(null, { status: 200 });
 }

@@ -7,14 +7,11 @@
  * isolate ends the session on every other within KV's propagation delay (plus up to
  * ENDED_CHECK_CACHE_MS, for which an isolate trusts its last look).
  */
-import { laterSessions } from "../../upstream/pool";
-import { exchange } from "../../upstream/client";
 import { fail, GatewayError, ok, type Result } from "../../core/errors";
 import { sessionSecret } from "../../config/secrets";
 import { INVALID_PARAMS, isObject, type JsonRpcRequest } from "../../core/jsonrpc";
 import { negotiateVersion } from "./protocol";
 import { checkClientState, MAX_CLIENT_STATE_BYTES, newSessionId, openSession, SESSION_TTL_S, type SessionState } from "./session-token";
-import { heldSession } from "../../upstream/upstream-session";
 import { isEnded, markEnded } from "../../storage/ended-marks";
 import type { EndpointRequest } from "../http/endpoint-request";
 
@@ -110,20 +107,10 @@ export function sessionError(problem: SessionLookupProblem): GatewayError {
   }
 }
 
-/** Ends a session: recorded as ended, and each upstream's session is closed too. */
+/** Ends a session: recorded as ended, here at once and in KV (the relay closes the upstreams' sessions: relay/end-sessions.ts). */
 export async function endSession(state: SessionState, where: SessionEnv): Promise<void> {
   if (endedHere.size >= ENDED_LOCAL_ENTRIES) endedHere.clear();
   endedHere.add(state.sid);
   liveChecked.delete(state.sid);
-  await Promise.all([
-    where.kv && markEnded(where.kv, "session", state.sid, state.exp - Math.floor(Date.now() / 1000)),
-    ...where.upstreams.map(async (upstream) => {
-      const sealed = heldSession(state, upstream.name);
-      const later = await laterSessions(upstream, { env: where.env, session: state });
-      const sessions = [...(sealed ? [sealed] : []), ...later.filter((s) => s.sessionId !== sealed?.sessionId)];
-      for (const session of sessions) {
-        if (session.sessionId) await exchange({ upstream, env: where.env, method: "DELETE", sessionId: session.sessionId, protocolVersion: session.protocolVersion });
-      }
-    }),
-  ]);
+  if (where.kv) await markEnded(where.kv, "session", state.sid, state.exp - Math.floor(Date.now() / 1000));
 }
