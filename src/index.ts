@@ -18,6 +18,6 @@ export default {
   fetch: app.fetch,
   queue: (batch, env) => consumeAuditBatch(batch, env),
   scheduled: async (controller, env, ctx) => {
-    await sweepPins(env as unknown as Readonly<Record<string, unknown>>, ctx, controller.scheduledTime);
+    await sweepPins(env, ctx, controller.scheduledTime);
   },
 } satisfies ExportedHandler<GatewayBindings>;

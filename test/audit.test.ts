@@ -239,6 +239,19 @@ describe("the audit trail", () => {
     expect(events[2]["gen_ai.tool.call.arguments"]).toEqual({ n: 2 });
   });
 
+  it("records a session's end (DELETE) with AUDIT record=all: who ended which session on which route", async () => {
+    const { name, vars } = upstreamVars({ AUDIT: JSON.stringify({ record: "all" }) });
+    const { session } = await initialize(`/mcp/${name}`, { vars });
+    const ended = await gatewayFetch(`/mcp/${name}`, { method: "DELETE", headers: { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } }, vars);
+    expect(ended.status).toBe(200);
+    const events = await eventsOnceWritten(`upstream=${name}`, 2);
+    const started = events.find((e) => e["mcp.method.name"] === "initialize");
+    const end = events.find((e) => e["mcp.method.name"] === "(end)");
+    expect(end).toMatchObject({ "user.id": "anonymous", "gateway.route": `/mcp/${name}`, "gateway.upstream": name, "gateway.outcome": "success" });
+    expect(end?.["mcp.session.id"]).toMatch(/^[0-9a-f]{32}$/);
+    expect(end?.["mcp.session.id"]).toBe(started?.["mcp.session.id"]);
+  });
+
   it("admin: bearer token required; bad queries refused with a reason", async () => {
     expect((await gatewayFetch("/admin/audit", {}, { ADMIN_TOKEN })).status).toBe(401);
     for (const query of ["limit=0", "limit=1001", "limit=x", "outcome=maybe", "from=yesterday", `from=${Date.now() - 8 * 86_400_000}`]) {

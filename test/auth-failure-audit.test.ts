@@ -67,7 +67,8 @@ describe("a failed authentication", () => {
       async () => {
         const { id, key, headers } = await makeKey({ principal: "revoked-one" }, VARS);
         expect((await admin("DELETE", `/api-keys/${id}`, undefined, VARS)).status).toBe(200);
-        return { headers, secret: key.slice(key.lastIndexOf("_") + 1) };
+        // mgw_<32 hex>_<secret>: the secret is base64url, which may itself hold "_".
+        return { headers, secret: key.slice(key.indexOf("_", "mgw_".length) + 1) };
       },
       "unknown-or-revoked-api-key",
     ],

@@ -84,12 +84,12 @@ describe("a failed call", () => {
 
 describe("the 2026 hook", () => {
   it.each([
-    ["2026-07-28", { _meta: { "io.modelcontextprotocol/logLevel": "debug" } }, "debug"],
-    ["2026-07-28", { _meta: { "io.modelcontextprotocol/logLevel": "loud" } }, undefined],
-    ["2026-07-28", {}, undefined],
-    ["2025-11-25", { _meta: { "io.modelcontextprotocol/logLevel": "debug" } }, undefined],
-  ])("reads the level a %s request carries in _meta (%j)", (protocolVersion, params, expected) => {
-    const ctx = { identity: { protocolVersion } } as unknown as CallContext;
+    ["2026-07-28", "modern", { _meta: { "io.modelcontextprotocol/logLevel": "debug" } }, "debug"],
+    ["2026-07-28", "modern", { _meta: { "io.modelcontextprotocol/logLevel": "loud" } }, undefined],
+    ["2026-07-28", "modern", {}, undefined],
+    ["2025-11-25", "legacy", { _meta: { "io.modelcontextprotocol/logLevel": "debug" } }, undefined],
+  ])("reads the level a %s (%s era) request carries in _meta (%j)", (protocolVersion, era, params, expected) => {
+    const ctx = { identity: { protocolVersion, era } } as unknown as CallContext;
     expect(requestLevel(ctx, { jsonrpc: "2.0", id: 1, method: "tools/call", params })).toBe(expected);
   });
 });

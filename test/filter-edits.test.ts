@@ -7,7 +7,8 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
-import { LISTED_KEY_PREFIX, listedShapes, MIXED_SHAPE, recordListing, type ListingSession } from "../src/policy/listed-shapes";
+import { readListedShapes } from "../src/storage/listed-shapes-records";
+import { listedShapes, MIXED_SHAPE, recordListing, type ListingSession } from "../src/policy/listed-shapes";
 import { gatewayFetch, initialize, LATEST, request, type Json } from "./helpers/gateway";
 
 const ADMIN_TOKEN = "admin-token-for-tests";
@@ -109,7 +110,7 @@ describe("the record of what a session listed", () => {
 
   it("writes nothing while the lists match the session's start", async () => {
     await recordListing(env.GATEWAY_KV, session("same"), ["alpha", "beta"], { alpha: "A" }, false);
-    expect(await env.GATEWAY_KV.get(LISTED_KEY_PREFIX + "same")).toBeNull();
+    expect(await readListedShapes(env.GATEWAY_KV, "same")).toBeNull();
     expect(await listedShapes(env.GATEWAY_KV, session("same"))).toEqual({ alpha: "A" });
   });
 

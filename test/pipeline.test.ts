@@ -19,8 +19,8 @@ function recordingApp(): { target: GatewayTarget; seen: Seen[] } {
   const seen: Seen[] = [];
   const recorder: Middleware = (next) =>
     async function recorder(ctx, message) {
-      const who = { principal: ctx.identity.principal, route: ctx.route.name, version: ctx.identity.protocolVersion, aggregated: ctx.route.aggregated };
-      const label = message.kind === "listen" ? "listen" : (message.wire.message as { method?: string }).method ?? "response";
+      const who = { principal: ctx.identity.principal, route: ctx.route.name, version: ctx.identity.protocolVersion, aggregated: ctx.route.kind === "aggregated" };
+      const label = message.kind === "listen" || message.kind === "end" ? message.kind : (message.wire.message as { method?: string }).method ?? "response";
       seen.push({ what: `in ${label}`, kind: message.kind, ...who });
       const emit = (text: string) => {
         const out = JSON.parse(text) as Json;
@@ -65,6 +65,10 @@ describe.each([
     while (event.method !== "notifications/tools/list_changed");
     await pushed.return(undefined);
 
+    // DELETE ends the session: a message of its own through the pipeline.
+    const ended = await gatewayFetch(path, { method: "DELETE", headers: { "mcp-session-id": session, "mcp-protocol-version": LATEST } }, {}, target);
+    expect(ended.status).toBe(200);
+
     const whats = seen.map((s) => `${s.kind}: ${s.what}`);
     expect(whats).toEqual(
       expect.arrayContaining([
@@ -79,6 +83,7 @@ describe.each([
         "response: in response",
         "listen: in listen",
         "listen: emitted notifications/tools/list_changed",
+        "end: in end",
       ]),
     );
     for (const entry of seen) expect(entry).toMatchObject({ principal: "anonymous", route, version: LATEST, aggregated: route === "" });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { version as packageVersion } from "../package.json";
-import { ACCEPT_BOTH, gatewayFetch, initialize, LATEST, post, request } from "./helpers/gateway";
+import { ACCEPT_BOTH, answer, gatewayFetch, initialize, LATEST, post, request } from "./helpers/gateway";
 
 const PING = { jsonrpc: "2.0", id: 7, method: "ping" };
 
@@ -87,6 +87,23 @@ describe("sessions", () => {
     expect(await after.text()).toMatch(/Session ended/);
     const again = await gatewayFetch("/mcp", { method: "DELETE", headers: { "mcp-session-id": session } });
     expect(again.status).toBe(404);
+  });
+
+  it.each(["/mcp", "/mcp/alpha"])("closes the upstream's session when the client ends its own on %s", async (path) => {
+    const client = `ender-${crypto.randomUUID()}`;
+    const opened = await post(path, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: client, version: "1" } } });
+    expect(opened.status).toBe(200);
+    const session = opened.headers.get("mcp-session-id")!;
+    await opened.text();
+    const { session: observer } = await initialize("/mcp/alpha");
+    const closed = async () => {
+      const asked = await post("/mcp/alpha", { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "listen_stats", arguments: { client } } }, { session: observer });
+      const text = (await answer(asked)).result.content[0].text as string;
+      return (JSON.parse(text) as { closedSessions: number }).closedSessions;
+    };
+    expect(await closed()).toBe(0);
+    expect((await gatewayFetch(path, { method: "DELETE", headers: { "mcp-session-id": session, "mcp-protocol-version": LATEST } })).status).toBe(200);
+    expect(await closed()).toBe(1);
   });
 
   it("refuses to start sessions without a SESSION_SECRET", async () => {

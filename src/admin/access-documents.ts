@@ -19,10 +19,11 @@
  * time: that would keep only the persona written. Such a write is refused (409) until the
  * whole document is replaced.
  */
+import { PERSONAS_KEY, VISIBILITY_KEY } from "../storage/document-keys";
 import { Hono, type Context } from "hono";
 import { isObject } from "../core/jsonrpc";
-import { checkPersona, checkPersonas, PERSONA_NAME, PERSONAS_KEY, type Persona } from "../policy/persona";
-import { checkVisibility, VISIBILITY_KEY } from "../policy/visibility";
+import { checkPersona, checkPersonas, PERSONA_NAME, type Persona } from "../policy/persona";
+import { checkVisibility } from "../policy/visibility";
 import { forgetDocument, formatProblems, parseDocument, type Checked } from "../storage/document-store";
 import { readBodyText } from "./read-body";
 import { documentResponse } from "./document-routes";

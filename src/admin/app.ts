@@ -16,11 +16,12 @@
  *   /admin/api-keys, /admin/personas, /admin/visibility: see api-keys.ts and access-documents.ts
  *   /admin/pins: tool pinning, see pins.ts
  */
+import { PLAN_KEY, filterSetKey, listFilterSetNames } from "../storage/document-keys";
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { applyToolFilter, BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
 import { checkFilterSet, checkPlan, FILTER_SET_NAME, type FilterSet } from "../policy/filter-set";
 import { parseDocument, type Checked, type DocumentProblem } from "../storage/document-store";
-import { FILTER_SET_KEY_PREFIX, forgetCached, PLAN_KEY } from "../policy/filter-store";
+import { forgetCached } from "../policy/filter-store";
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../policy/document-limits";
 import { isObject } from "../core/jsonrpc";
 import { readBodyText } from "./read-body";
@@ -74,7 +75,7 @@ async function readDocument(c: AdminContext): Promise<Checked<unknown>> {
 }
 
 async function storedSet(c: AdminContext, name: string): Promise<FilterSet | undefined> {
-  const text = await kvOf(c).get(FILTER_SET_KEY_PREFIX + name);
+  const text = await kvOf(c).get(filterSetKey(name));
   if (text === null) return undefined;
   const parsed = parseDocument(text);
   const checked = parsed.ok ? checkFilterSet(name, parsed.value) : parsed;
@@ -120,14 +121,7 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
   admin.use("/filter-sets/:name/*", checkName);
 
   admin.get("/filter-sets", async (c) => {
-    const names: string[] = [];
-    let cursor: string | undefined;
-    do {
-      const page: KVNamespaceListResult<unknown, string> = await kvOf(c).list({ prefix: FILTER_SET_KEY_PREFIX, ...(cursor ? { cursor } : {}) });
-      names.push(...page.keys.map((key) => key.name.slice(FILTER_SET_KEY_PREFIX.length)));
-      cursor = page.list_complete ? undefined : page.cursor;
-    } while (cursor);
-    return c.json({ filterSets: names });
+    return c.json({ filterSets: await listFilterSetNames(kvOf(c)) });
   });
 
   admin.put("/filter-sets/:name", async (c) => {
@@ -135,15 +129,15 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
     const parsed = await readDocument(c);
     const checked = parsed.ok ? checkFilterSet(name, parsed.value) : parsed;
     if (!checked.ok) return problemsResponse(c, `invalid filter set "${name}"; nothing was stored`, checked.problems);
-    const key = FILTER_SET_KEY_PREFIX + name;
+    const key = filterSetKey(name);
     return storeDocument(c, kvOf(c), key, parsed.ok ? parsed.value : null, forgetCached, { name });
   });
 
-  admin.get("/filter-sets/:name", async (c) => documentResponse(c, await kvOf(c).get(FILTER_SET_KEY_PREFIX + c.req.param("name")), `no filter set named "${c.req.param("name")}"`));
+  admin.get("/filter-sets/:name", async (c) => documentResponse(c, await kvOf(c).get(filterSetKey(c.req.param("name"))), `no filter set named "${c.req.param("name")}"`));
 
   admin.delete("/filter-sets/:name", async (c) => {
     const name = c.req.param("name");
-    return deleteDocument(c, kvOf(c), FILTER_SET_KEY_PREFIX + name, { label: name, forget: forgetCached, missing: `no filter set named "${name}"` });
+    return deleteDocument(c, kvOf(c), filterSetKey(name), { label: name, forget: forgetCached, missing: `no filter set named "${name}"` });
   });
 
   admin.post("/filter-sets/:name/preview", async (c) => {

@@ -20,7 +20,7 @@ import { definitionObject, shownDefinition, type PinKind } from "../policy/pin-d
 import { definitionDiff } from "../policy/pin-diff";
 import { MAX_DEFINITION_DEPTH, ruleTable } from "../policy/pin-findings";
 import { approve, approvedVersion, EMPTY_DECISIONS, EMPTY_PINS, pinId, pinStatus, reject, withoutEntries, type ObservedPin, type PinDecision } from "../policy/pins";
-import { readPins, saveBoth, saveDecisions, serialized, SWEEP_REPORT_KEY, type UpstreamPins } from "../storage/pin-store";
+import { readPins, saveBoth, saveDecisions, readSweepReport, serialized, type UpstreamPins } from "../storage/pin-store";
 import { pinningOf } from "../middleware/pin-observation";
 import { readBodyText } from "./read-body";
 
@@ -144,7 +144,7 @@ export function createPinsAdmin(): Hono<{ Bindings: PinBindings }> {
     const kv = kvOf(c);
     const upstreams = configured(c.env).filter((u) => pinningOf(u) !== "off");
     const described = await Promise.all(upstreams.map(async (u) => describeUpstreamPins(u, await readPins(kv, u.name))));
-    const sweep = await kv.get(SWEEP_REPORT_KEY, "json");
+    const sweep = await readSweepReport<unknown>(kv);
     return c.json({ upstreams: described, lastSweep: sweep ?? null, rules: ruleTable() }, 200, noStore);
   });
   admin.get("/pins/:upstream", async (c) => {

@@ -7,10 +7,11 @@
  *   GET            /admin/icons/files      names of the icon files the gateway serves
  *   PUT|DELETE     /admin/icons/files/<name>  an icon file (body: the image; Content-Type: its image type)
  */
+import { ICONS_KEY, OVERRIDES_KEY, RULES_KEY } from "../storage/document-keys";
 import { Hono } from "hono";
-import { checkIcons, ICONS_KEY } from "../policy/icons";
-import { checkOverrides, OVERRIDES_KEY } from "../policy/overrides";
-import { checkRules, RULES_KEY } from "../policy/rules";
+import { checkIcons } from "../policy/icons";
+import { checkOverrides } from "../policy/overrides";
+import { checkRules } from "../policy/rules";
 import { deleteIconFile, ICON_FILE_NAME, ICON_TYPES, iconType, listIconFiles, MAX_ICON_BYTES, putIconFile } from "../storage/icon-files";
 import { documentRoutes } from "./document-routes";
 import { readBodyBytes } from "./read-body";

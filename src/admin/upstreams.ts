@@ -17,7 +17,7 @@ import { randomHexId } from "../core/ids";
 import { gatewayConfig } from "../config/gateway-config";
 import type { UpstreamConfig } from "../config/upstreams";
 import { redactSecrets } from "../config/secrets";
-import { LATEST_PROTOCOL_VERSION } from "../front/legacy/protocol";
+import { LATEST_SESSION_REVISION } from "../core/revisions";
 import { describeFailure } from "../upstream/failures";
 import { exchange } from "../upstream/client";
 import { handshake } from "../upstream/pool";
@@ -52,7 +52,7 @@ async function ping(upstream: UpstreamConfig, env: UpstreamBindings, sessionId: 
 
 async function probe(upstream: UpstreamConfig, env: UpstreamBindings): Promise<Record<string, unknown>> {
   const started = Date.now();
-  const client = { sid: `probe-${randomHexId()}`, protocolVersion: LATEST_PROTOCOL_VERSION, clientCapabilities: {}, clientInfo: { ...GATEWAY_INFO }, upstreams: {}, exp: Math.floor(started / 1000) + PROBE_SESSION_TTL_S };
+  const client = { sid: `probe-${randomHexId()}`, protocolVersion: LATEST_SESSION_REVISION, clientCapabilities: {}, clientInfo: { ...GATEWAY_INFO }, upstreams: {}, exp: Math.floor(started / 1000) + PROBE_SESSION_TTL_S };
   const opened = await handshake(upstream, { env, session: client });
   const initializeMs = Date.now() - started;
   if (!opened.ok) return { upstream: upstream.name, ok: false, stage: "initialize", error: redactSecrets(describeFailure(opened), env), initializeMs };

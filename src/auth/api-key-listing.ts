@@ -9,7 +9,8 @@
 import { decodeJson, encodeJson } from "../core/base64url";
 import { fail, ok, type Result } from "../core/errors";
 import { isObject } from "../core/jsonrpc";
-import { API_KEY_PREFIX, recordFrom, type ApiKeyListing, type ApiKeyRecord } from "./api-keys";
+import { listApiKeyRecords, readApiKeyRecordAt } from "../storage/api-key-records";
+import { recordFrom, type ApiKeyListing, type ApiKeyRecord } from "./api-keys";
 
 /** Keys a page lists at most (KV's own bound for one list). */
 export const MAX_PAGE_KEYS = 1000;
@@ -62,24 +63,24 @@ export async function listApiKeyPage(kv: KVNamespace, { limit = MAX_PAGE_KEYS, c
   if (!at) return fail({ reason: "bad-cursor" });
   // A page resumed mid-way lists the same KV page again (same cursor and size) and skips what it listed.
   const size = at.size ?? Math.min(Math.max(1, Math.floor(limit)), MAX_PAGE_KEYS);
-  const page: KVNamespaceListResult<unknown, string> = await kv.list({ prefix: API_KEY_PREFIX, limit: size, ...(at.kv !== undefined ? { cursor: at.kv } : {}) });
+  const page = await listApiKeyRecords(kv, size, at.kv);
   const taken: { readonly name: string; readonly listing?: ApiKeyListing }[] = [];
   let reads = 0;
   let full = false;
-  for (const entry of page.keys) {
-    if (at.after !== undefined && entry.name <= at.after) continue;
-    const listing = listingIn(entry.metadata, entry.name.slice(API_KEY_PREFIX.length));
+  for (const entry of page.records) {
+    if (at.after !== undefined && entry.position <= at.after) continue;
+    const listing = listingIn(entry.metadata, entry.id);
     if (!listing && reads++ === MAX_RECORD_READS_PER_PAGE) {
       full = true;
       break;
     }
-    taken.push({ name: entry.name, ...(listing ? { listing } : {}) });
+    taken.push({ name: entry.position, ...(listing ? { listing } : {}) });
   }
-  const listed = await Promise.all(taken.map(async ({ name, listing }) => listing ?? shown(recordFrom(await kv.get(name)))));
+  const listed = await Promise.all(taken.map(async ({ name, listing }) => listing ?? shown(recordFrom(await readApiKeyRecordAt(kv, name)))));
   const apiKeys = listed.filter((listing): listing is ApiKeyListing => listing !== undefined);
   if (full) {
     const after = taken.at(-1)?.name ?? at.after;
     return ok({ apiKeys, cursor: encodeJson({ ...(at.kv !== undefined ? { kv: at.kv } : {}), size, ...(after !== undefined ? { after } : {}) }) });
   }
-  return ok(page.list_complete ? { apiKeys } : { apiKeys, cursor: encodeJson({ kv: page.cursor }) });
+  return ok(page.complete ? { apiKeys } : { apiKeys, cursor: encodeJson({ kv: page.cursor }) });
 }

@@ -15,8 +15,8 @@ import { bytesToBase64Url } from "../core/base64url";
 import { fail, ok, type Result } from "../core/errors";
 import { randomHexId } from "../core/ids";
 import { isObject } from "../core/jsonrpc";
+import { deleteApiKeyRecord, readApiKeyRecord, writeApiKeyRecord } from "../storage/api-key-records";
 
-export const API_KEY_PREFIX = "api-keys/";
 const KEY_PREFIX = "mgw_";
 const SECRET_BYTES = 32;
 const KEY_PATTERN = /^mgw_([0-9a-f]{32})_([A-Za-z0-9_-]{43})$/;
@@ -114,22 +114,22 @@ export async function createApiKey(kv: KVNamespace, fields: NewApiKey, now = Dat
   const id = randomHexId();
   const key = `${KEY_PREFIX}${id}_${bytesToBase64Url(crypto.getRandomValues(new Uint8Array(SECRET_BYTES)))}`;
   const record: ApiKeyRecord = { id, ...fields, createdAt: new Date(now).toISOString(), hash: bytesToBase64Url(new Uint8Array(await sha256(key))) };
-  await kv.put(API_KEY_PREFIX + id, JSON.stringify(record), { metadata: metadataOf(record) });
+  await writeApiKeyRecord(kv, id, JSON.stringify(record), metadataOf(record));
   return { id, key, record };
 }
 
 /** Revokes a key: gone from KV, and from this isolate's cache at once. False when there was none. */
 export async function revokeApiKey(kv: KVNamespace, id: string): Promise<boolean> {
   cache.delete(id);
-  if (!/^[0-9a-f]{32}$/.test(id) || (await kv.get(API_KEY_PREFIX + id)) === null) return false;
-  await kv.delete(API_KEY_PREFIX + id);
+  if (!/^[0-9a-f]{32}$/.test(id) || (await readApiKeyRecord(kv, id)) === null) return false;
+  await deleteApiKeyRecord(kv, id);
   return true;
 }
 
 async function lookup(kv: KVNamespace, id: string, ttlMs: number, now: number): Promise<ApiKeyRecord | undefined> {
   const entry = cache.get(id);
   if (entry && now - entry.at < ttlMs) return entry.record;
-  const record = recordFrom(await kv.get(API_KEY_PREFIX + id));
+  const record = recordFrom(await readApiKeyRecord(kv, id));
   if (!record) {
     cache.delete(id);
     return undefined;

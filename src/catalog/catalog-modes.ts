@@ -28,7 +28,7 @@ import { SYS_PREFIX } from "../core/names";
 import type { AuthConfig } from "../config/auth-config";
 import type { CallContext, ClientMessage, Handler } from "../context/call-context";
 import type { CatalogMode } from "../policy/catalog-mode";
-import { callerGrant, NO_PERSONA } from "../middleware/authorization";
+import { NO_PERSONA } from "../middleware/authorization";
 import { compactList } from "./compact";
 import {
   CALL_TOOL,
@@ -51,16 +51,14 @@ const MAX_QUERY_CHARS = 1_000;
 export type CatalogModeOptions = {
   /** Personas choose a mode only when authentication is on. */
   readonly auth: AuthConfig | { readonly mode: "missing" };
-  /** How long an isolate trusts its copy of the personas document. */
-  readonly cacheTtlMs: number;
   /** Wraps the handler of the catalog tools in the record layer and the audit trail, as the pipeline is. */
   readonly observe?: (handler: Handler) => Handler;
 };
 
-async function modeOf(ctx: CallContext, { auth, cacheTtlMs }: CatalogModeOptions): Promise<CatalogMode> {
+async function modeOf(ctx: CallContext, { auth }: CatalogModeOptions): Promise<CatalogMode> {
   if (ctx.route.catalog) return ctx.route.catalog;
   if (auth.mode !== "on") return "full";
-  return (await callerGrant(ctx, cacheTtlMs))?.catalog ?? "full";
+  return (await ctx.grant())?.catalog ?? "full";
 }
 
 /** A tool result the model can read (bad arguments are told this way, not as protocol errors). */
@@ -158,14 +156,14 @@ function searchList(text: string): string {
  * Wraps the pipeline in the catalog modes.
  *
  * @example
- * const handle = catalogModes(auditTrail(recorded, { config: config.audit }), { auth, cacheTtlMs: 30_000 });
+ * const handle = catalogModes(auditTrail(recorded, { config: config.audit }), { auth });
  */
 export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Handler {
   const { observe = (handler: Handler) => handler } = options;
   // Searches and descriptions are answered here, but recorded and audited like any call.
   const catalogTools = observe(async function catalogTools(ctx, message) {
     const { id, params } = (message as Extract<ClientMessage, { kind: "request" }>).wire.message;
-    if (options.auth.mode === "on") ctx.record.persona = (await callerGrant(ctx, options.cacheTtlMs))?.persona ?? NO_PERSONA;
+    if (options.auth.mode === "on") ctx.record.persona = (await ctx.grant())?.persona ?? NO_PERSONA;
     const catalog = await visibleCatalog(pipeline, ctx, id);
     return params?.["name"] === SEARCH_TOOLS ? search(id, catalog, params["arguments"]) : describe(id, catalog, params?.["arguments"]);
   });

@@ -50,7 +50,7 @@ function listRequest(id: JsonRpcId, cursor: string | undefined): JsonRpcRequest 
  */
 export async function visibleCatalog(pipeline: Handler, ctx: CallContext, id: JsonRpcId): Promise<Catalog> {
   const tools: CatalogTool[] = [];
-  const route = ctx.route.aggregated ? undefined : ctx.route.upstreams[0]!.name;
+  const route = ctx.route.kind === "upstream" ? ctx.route.upstream.name : undefined;
   let cursor: string | undefined;
   let pages = 0;
   let truncated = false;

@@ -8,13 +8,15 @@
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, WireMessage } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
 import type { GatewayConfig } from "../config/gateway-config";
-import type { UpstreamConfig } from "../config/upstreams";
 import type { LargeAnswerConsumer } from "../upstream/client";
 import type { PoolRequest } from "../upstream/pool";
 import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
 import type { CallRecord } from "./call-record";
+import type { Route, RouteEndpoint } from "./route";
+import type { BridgedCallRpc, InputRendezvousRpc, ObjectNamespace } from "./object-rpc";
 import type { TraceContext } from "../core/traceparent";
-import type { CatalogMode } from "../policy/catalog-mode";
+import type { Grant } from "../policy/persona";
+import type { CallTarget } from "./call-target";
 import { identityAssertion } from "../upstream/identity-assertion";
 
 export type { LargeAnswerConsumer };
@@ -43,6 +45,13 @@ export type Caller = {
   readonly method: AuthMethod;
 };
 
+/**
+ * A client's protocol era: `legacy` speaks a handshake revision (2025-03-26 to
+ * 2025-11-25: sessions, the GET stream, server requests on the call's stream); `modern`
+ * a stateless one (2026-07-28: the `_meta` envelope, `input_required`, `subscriptions/listen`).
+ */
+export type ClientEra = "legacy" | "modern";
+
 /** Who is calling, as the front established it. */
 export type Identity = {
   /** The authenticated caller ("anonymous" when authentication is off). */
@@ -53,6 +62,8 @@ export type Identity = {
   readonly authMethod: AuthMethod;
   /** The protocol revision the client speaks. */
   readonly protocolVersion: string;
+  /** The client's era, classified once by the front that took the request; nothing below re-derives it from the revision. */
+  readonly era: ClientEra;
   readonly clientCapabilities: JsonObject;
   readonly clientInfo: JsonObject;
   /** The level of log messages a modern client asked for in this request (`io.modelcontextprotocol/logLevel`); absent: none. */
@@ -61,19 +72,8 @@ export type Identity = {
   readonly session?: ClientSession;
 };
 
-/** The endpoint a message came to. */
-export type Route = {
-  /** "" for /mcp, else the upstream of /mcp/<upstream>. */
-  readonly name: string;
-  /** True on /mcp, where names carry their upstream's prefix. */
-  readonly aggregated: boolean;
-  /** The upstreams this route serves: all of them on /mcp, one on /mcp/<upstream>. */
-  readonly upstreams: readonly UpstreamConfig[];
-  /** The gateway's own origin as the client reached it (for URLs handed to the client). */
-  readonly origin: string;
-  /** The catalog mode the request URL asked for (`?catalog=`); absent: the persona's, else full. */
-  readonly catalog?: CatalogMode;
-};
+/** A rate-limiting binding (wrangler.toml `[[unsafe.bindings]]` of type ratelimit). */
+export type RateLimiter = { limit: (options: { key: string }) => Promise<{ success: boolean }> };
 
 /** The bindings and configuration a call may use, typed once at the shell. */
 export type Services = {
@@ -88,9 +88,11 @@ export type Services = {
   /** The Queue audit events are sent to (AUDIT_QUEUE). */
   readonly auditQueue: Queue | undefined;
   /** Where a 2025 client's answers meet a 2026-07-28 upstream's call (INPUT_RENDEZVOUS, shell/input-rendezvous.ts); absent when not bound. */
-  readonly inputRendezvous?: DurableObjectNamespace;
+  readonly inputRendezvous?: ObjectNamespace<InputRendezvousRpc>;
   /** Durable Objects holding a 2025 upstream's call across a modern client's retries (BRIDGED_CALLS); absent: not bridged. */
-  readonly bridgedCalls?: DurableObjectNamespace;
+  readonly bridgedCalls?: ObjectNamespace<BridgedCallRpc>;
+  /** The rate limiter bound under `name` (AUTH.rateLimits names them); undefined when no such binding is. */
+  readonly rateLimiter: (name: string) => RateLimiter | undefined;
   /** The Worker's bindings, for what is named in configuration (upstream service bindings, credential secrets). */
   readonly env: Readonly<Record<string, unknown>>;
 };
@@ -102,6 +104,13 @@ export type CallContext = {
   readonly services: Services;
   /** On whose behalf upstream sessions are opened and kept. */
   readonly upstreamClient: UpstreamClient;
+  /**
+   * The caller's persona grant (undefined: no persona applies), looked up once for all the
+   * layers that need it (authorization, rate limits, catalog modes); read only with AUTH on.
+   */
+  readonly grant: () => Promise<Grant | undefined>;
+  /** What the request names (tool, prompt or resource), resolved once by the pipeline's classifier (pipeline/call-targets.ts); absent for other messages. */
+  readonly target?: CallTarget;
   /** What happened to this call, as values: annotated on the way, read by audit. */
   readonly record: CallRecord;
   /** Aborted when the client goes away. */
@@ -155,7 +164,9 @@ export type ClientMessage =
   /** The client's answer to a request an upstream sent it. */
   | { readonly kind: "response"; readonly wire: WireMessage<JsonRpcResponse> }
   /** The client opened the stream of messages sent outside any request (the 2025 GET stream). */
-  | { readonly kind: "listen" };
+  | { readonly kind: "listen" }
+  /** The client ended its session (the 2025 DELETE): the upstream sessions held for it are closed. */
+  | { readonly kind: "end" };
 
 /** Handles one client message: the response text for a request, nothing for the other kinds. */
 export type Handler = (ctx: CallContext, message: ClientMessage) => Promise<string | undefined>;
@@ -184,12 +195,12 @@ export function onRequests(wrap: (next: MethodHandler) => MethodHandler): Middle
  * offload), the same whichever route the call came through; undefined for a name that
  * names no upstream.
  */
-export function toolKey(route: Pick<Route, "aggregated" | "upstreams">, name: string): { upstream: string; key: string } | undefined {
-  if (route.aggregated) {
+export function toolKey(route: RouteEndpoint, name: string): { upstream: string; key: string } | undefined {
+  if (route.kind === "aggregated") {
     const split = splitName(name);
     return split && { upstream: split.upstream, key: name };
   }
-  const upstream = route.upstreams[0]!.name;
+  const upstream = route.upstream.name;
   return { upstream, key: qualifyName(upstream, name) };
 }
 

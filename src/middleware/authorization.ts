@@ -17,14 +17,12 @@
  */
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
-import { qualifyName, READ_PAYLOAD_TOOL } from "../core/names";
+import { READ_PAYLOAD_TOOL } from "../core/names";
 import { keepListed } from "../core/raw-json-lists";
 import { pathSpan, removeMemberSplice, splice } from "../core/raw-json";
 import type { AuthConfig } from "../config/auth-config";
-import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { onRequests, toolKey, type CallContext, type MethodHandler, type Middleware } from "../context/call-context";
-import { grantFor, permits, permitsUpstream, PERSONAS_KEY, checkPersonas, type Grant } from "../policy/persona";
-import { loadDocument } from "../storage/document-store";
+import { permits, permitsUpstream, type Grant } from "../policy/persona";
 import { PAYLOAD_URI_PREFIX } from "../storage/payload-store";
 import { TASK_METHODS, unknownTask } from "../relay/tasks";
 
@@ -34,22 +32,7 @@ export const NO_PERSONA = "(none)";
 
 export type AuthorizationOptions = {
   readonly auth: AuthConfig;
-  /** How long an isolate trusts its copy of the personas document. */
-  readonly cacheTtlMs?: number;
 };
-
-/**
- * The grant of the caller of `ctx`: undefined when none applies (default deny).
- *
- * @example
- * const grant = await callerGrant(ctx, 30_000);
- */
-export async function callerGrant(ctx: CallContext, cacheTtlMs: number): Promise<Grant | undefined> {
-  const kv = ctx.services.kv;
-  if (!kv) return undefined;
-  const stored = await loadDocument(kv, PERSONAS_KEY, cacheTtlMs, checkPersonas);
-  return stored.state === "valid" ? grantFor(stored.value, ctx.identity.roles) : undefined;
-}
 
 /** The gateway's own tools, allowed to every caller: exactly these names, nothing else under `sys___`. */
 const GATEWAY_TOOLS: ReadonlySet<string> = new Set([READ_PAYLOAD_TOOL]);
@@ -59,6 +42,13 @@ function nameKey(ctx: CallContext, name: string): string | undefined {
   // The gateway's own tools keep their name on every route.
   if (GATEWAY_TOOLS.has(name)) return name;
   return toolKey(ctx.route, name)?.key;
+}
+
+/** The policy key of the tool or prompt the request names (its target); a gateway tool keeps its own name. */
+function targetKey(ctx: CallContext): string | undefined {
+  const { target } = ctx;
+  if (target === undefined || target.kind === "resource") return undefined;
+  return GATEWAY_TOOLS.has(target.sent) ? target.sent : target.at?.key;
 }
 
 function unknownName(label: string, name: unknown, id: JsonRpcId): GatewayError {
@@ -72,7 +62,7 @@ function withReachableUpstreams(ctx: CallContext, grant: Grant | undefined): Cal
 
 /** True on /mcp/<upstream> when the grant does not reach its upstream. */
 function outOfReach(ctx: CallContext, grant: Grant | undefined): boolean {
-  return !ctx.route.aggregated && !permitsUpstream(grant, ctx.route.upstreams[0]!.name);
+  return ctx.route.kind === "upstream" && !permitsUpstream(grant, ctx.route.upstream.name);
 }
 
 /**
@@ -104,15 +94,15 @@ function emptyList(id: JsonRpcId, key: string): string {
  * The authorization middleware.
  *
  * @example
- * composeMiddleware([authorization({ auth: config.auth.value, cacheTtlMs: 30_000 }), sysTools()], relay);
+ * composeMiddleware([authorization({ auth: config.auth.value }), sysTools()], relay);
  */
-export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: AuthorizationOptions): Middleware {
+export function authorization({ auth }: AuthorizationOptions): Middleware {
   if (auth.mode !== "on") return (next) => next;
   const requests = onRequests((next) =>
     async function authorization(ctx, request) {
       const { method, id, params } = request.message;
       if (method === "ping") return next(ctx, request);
-      const grant = await callerGrant(ctx, cacheTtlMs);
+      const grant = await ctx.grant();
       ctx.record.persona = grant?.persona ?? NO_PERSONA;
       const allowed = (key: string | undefined) => key !== undefined && (GATEWAY_TOOLS.has(key) || permits(grant, key));
       switch (method) {
@@ -120,7 +110,7 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
         case "server/discover":
           // On /mcp only the upstreams the grant reaches are opened and speak (their instructions, overridden or not);
           // on /mcp/<upstream> one it does not reach keeps its instructions to itself.
-          if (ctx.route.aggregated) return next(withReachableUpstreams(ctx, grant), request);
+          if (ctx.route.kind === "aggregated") return next(withReachableUpstreams(ctx, grant), request);
           return outOfReach(ctx, grant) ? withoutInstructions(await next(ctx, request)) : next(ctx, request);
         case "tools/list":
           return keepListed(await next(ctx, request), "tools", (name) => name !== undefined && allowed(nameKey(ctx, name)));
@@ -128,23 +118,23 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
           return keepListed(await next(ctx, request), "prompts", (name) => name !== undefined && allowed(nameKey(ctx, name)));
         case "resources/templates/list":
           // On /mcp templates keep their upstream's own names: they are judged by upstream, as resources are.
-          if (ctx.route.aggregated) return next(withReachableUpstreams(ctx, grant), request);
+          if (ctx.route.kind === "aggregated") return next(withReachableUpstreams(ctx, grant), request);
           if (outOfReach(ctx, grant)) return emptyList(id, "resourceTemplates");
-          return keepListed(await next(ctx, request), "resourceTemplates", (name) => name === "payload" || (name !== undefined && allowed(qualifyName(ctx.route.upstreams[0]!.name, name))));
+          return keepListed(await next(ctx, request), "resourceTemplates", (name) => name === "payload" || (name !== undefined && allowed(toolKey(ctx.route, name)?.key)));
         case "resources/list":
           // Resources are judged by upstream: the merged list asks only the upstreams the persona reaches,
           // and on /mcp/<upstream> a persona that cannot reach it lists none (the upstream is not asked).
           if (outOfReach(ctx, grant)) return emptyList(id, "resources");
           return next(withReachableUpstreams(ctx, grant), request);
         case "tools/call":
-          if (!allowed(typeof params?.["name"] === "string" ? nameKey(ctx, params["name"]) : undefined)) throw unknownName("tool", params?.["name"], id);
+          if (!allowed(targetKey(ctx))) throw unknownName("tool", params?.["name"], id);
           return next(ctx, request);
         case "prompts/get":
-          if (!allowed(typeof params?.["name"] === "string" ? nameKey(ctx, params["name"]) : undefined)) throw unknownName("prompt", params?.["name"], id);
+          if (!allowed(targetKey(ctx))) throw unknownName("prompt", params?.["name"], id);
           return next(ctx, request);
         case "completion/complete": {
           const ref = params?.["ref"];
-          if (isObject(ref) && ref["type"] === "ref/prompt" && !allowed(typeof ref["name"] === "string" ? nameKey(ctx, ref["name"]) : undefined)) throw unknownName("prompt", ref["name"], id);
+          if (isObject(ref) && ref["type"] === "ref/prompt" && !allowed(targetKey(ctx))) throw unknownName("prompt", ref["name"], id);
           if (isObject(ref) && ref["type"] === "ref/resource") return reachResource(ctx, grant, ref["uri"], request, next);
           return next(ctx, request);
         }
@@ -184,7 +174,7 @@ export function authorization({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS
       if (message.kind !== "listen" && message.kind !== "notification") return handleRequests(ctx, message);
       // A 2025 client's GET stream: only the upstreams the grant reaches are listened to, as for subscriptions/listen;
       // a client notification (cancelled, roots changed, progress) goes only to those upstreams too.
-      const grant = await callerGrant(ctx, cacheTtlMs);
+      const grant = await ctx.grant();
       return next(withReachableUpstreams(ctx, grant), message);
     };
   };

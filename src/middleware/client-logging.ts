@@ -18,11 +18,8 @@ import { GatewayError } from "../core/errors";
 import { onRequests, type CallContext, type Middleware } from "../context/call-context";
 import type { CallRecord } from "../context/call-record";
 import { atLeast, isLogLevel, loadLogLevel, LOG_LEVEL_META_KEY, saveLogLevel, type LogLevel } from "../storage/client-log-levels";
-import { STATELESS_REVISION } from "../core/revisions";
 
 export const GATEWAY_LOGGER = GATEWAY_INFO.name;
-/** The first revision whose requests carry their log level in `_meta`. */
-const PER_REQUEST_LEVEL_SINCE = STATELESS_REVISION;
 
 export type ClientLoggingOptions = {
   /** Which requests' decisions are reported (tools/call by default). */
@@ -34,7 +31,8 @@ type Decision = { readonly level: LogLevel; readonly message: string; readonly d
 
 /** The level a 2026 request asks for in its own `_meta`, if any. */
 export function requestLevel(ctx: CallContext, request: JsonRpcRequest): LogLevel | undefined {
-  if (ctx.identity.protocolVersion < PER_REQUEST_LEVEL_SINCE) return undefined;
+  // Only a modern client's requests carry their log level in `_meta`.
+  if (ctx.identity.era !== "modern") return undefined;
   const meta = request.params?.["_meta"];
   const level = isObject(meta) ? meta[LOG_LEVEL_META_KEY] : undefined;
   return isLogLevel(level) ? level : undefined;

@@ -5,12 +5,13 @@
  * the origin the client reached it by. Only the `icons` member of a matched entry
  * changes; every other byte of the list stays as the upstream sent it.
  */
+import { ICONS_KEY } from "../storage/document-keys";
 import { elements, member, splice, type Splice } from "../core/raw-json";
 import { onRequests, type CallContext, type Middleware } from "../context/call-context";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { loadDocument } from "../storage/document-store";
 import { matchesGlob } from "../policy/glob";
-import { checkIcons, ICONS_KEY, type IconSpec, type IconsDocument } from "../policy/icons";
+import { checkIcons, type IconSpec, type IconsDocument } from "../policy/icons";
 import { listedEntries, SHAPED_LISTS, setMemberSplice, type ListedEntry } from "./list-items";
 
 export type IconOptions = { readonly cacheTtlMs?: number };

@@ -6,7 +6,8 @@
  */
 import { elements, member, members, parseSpan, pathSpan, type Span, type Splice, appendMemberSplice } from "../core/raw-json";
 import { SYS_PREFIX } from "../core/names";
-import { toolKey, type Route } from "../context/call-context";
+import { toolKey } from "../context/call-context";
+import type { Route, RouteEndpoint } from "../context/route";
 
 /** What a list holds. */
 export type ListedKind = "tool" | "prompt" | "resource" | "resourceTemplate";
@@ -47,7 +48,7 @@ function stringAt(text: string, span: Span, key: string): string | undefined {
  * @example
  * for (const entry of listedEntries(ctx.route, "tools/list", text)) console.log(entry.key);
  */
-export function listedEntries(route: Pick<Route, "aggregated" | "upstreams">, method: string, text: string): ListedEntry[] {
+export function listedEntries(route: RouteEndpoint & Pick<Route, "upstreams">, method: string, text: string): ListedEntry[] {
   const list = SHAPED_LISTS.get(method);
   const span = list && pathSpan(text, ["result", list.key]);
   if (!list || !span || text.charCodeAt(span.start) !== 0x5b) return [];

@@ -22,7 +22,8 @@ import { indexPayloadText, putPayloadIndex } from "../storage/payload-index";
 import { newPayloadId, PAYLOAD_URI_PREFIX, payloadMetadata, putPayload } from "../storage/payload-store";
 import { signPayloadToken, SIGNED_URL_TTL_S } from "../storage/signed-url";
 import { offloadStream } from "../storage/stream-offload";
-import { onRequests, payloadOwner, toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
+import { onRequests, payloadOwner, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
+import { namedAt } from "../context/call-target";
 
 export const OFFLOAD_META_KEY = "mcp-edge-gateway/offload";
 /** Answers longer than this (and than the threshold) are streamed to R2 instead of held in memory. */
@@ -149,7 +150,7 @@ export function offload({ defaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUM
       const bucket = ctx.services.payloads;
       const name = params?.["name"];
       if (method !== "tools/call" || !bucket || typeof name !== "string" || name.startsWith(SYS_PREFIX)) return next(ctx, request);
-      const tool = toolKey(ctx.route, name);
+      const tool = namedAt(ctx.target);
       if (!tool) return next(ctx, request);
       const { upstream, key } = tool;
       const config = await offloadSettings(ctx.services.kv, defaults, cacheTtlMs);

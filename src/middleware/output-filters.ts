@@ -26,6 +26,7 @@ import { SYS_PREFIX } from "../core/names";
 import { utf8Length } from "../core/utf8-position";
 import { announceFilterEditsDuringListen, TOOLS_LIST_CHANGED, watchFilterShapes } from "./filter-watch";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
+import { namedAt } from "../context/call-target";
 
 export const FILTERED_META_KEY = "mcp-edge-gateway/output-filter";
 /** Answers larger than this are not filtered in memory: the call fails closed. */
@@ -142,7 +143,7 @@ export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Ou
       if (method !== "tools/call" && method !== "tools/list") return next(ctx, request);
       const kv = ctx.services.kv;
       const ttl = cacheTtlMs;
-      const route = ctx.route.aggregated ? "" : ctx.route.upstreams[0]!.name;
+      const route = ctx.route.kind === "upstream" ? ctx.route.upstream.name : "";
       if (method === "tools/list") {
         const text = await next(ctx, request);
         const sets = new Map<string, Promise<ActiveFilters>>();
@@ -160,8 +161,7 @@ export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Ou
         }
         return listed;
       }
-      const name = params?.["name"];
-      const key = typeof name === "string" ? toolKey(ctx.route, name) : undefined;
+      const key = namedAt(ctx.target);
       if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
       const active = await activeFilters(kv, route, key.upstream, ttl);
       if (active.state === "broken" && !affects(active, key.key)) return next(ctx, request);
@@ -169,7 +169,7 @@ export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Ou
       const session = ctx.identity.session;
       if (session && reshapes(active, key.key) && (await mayHoldUpstreamSchema(kv, session, key.upstream, active))) {
         // Checked before forwarding: a retry after listing again must not run the tool twice.
-        return toolError(id, staleListMessage(name as string));
+        return toolError(id, staleListMessage(String(params?.["name"])));
       }
       return filterCall(ctx, id, key.key, active, (inner) => next(inner, request));
     });

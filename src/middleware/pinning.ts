@@ -14,7 +14,7 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { isObject, resultText, type JsonObject, type JsonRpcRequest } from "../core/jsonrpc";
 import { pathSpan, parseSpan, rootSpan, splice, type Splice } from "../core/raw-json";
 import { keepListed } from "../core/raw-json-lists";
-import { onRequests, toolKey, type CallContext, type Middleware } from "../context/call-context";
+import { onRequests, type CallContext, type Middleware } from "../context/call-context";
 import { argumentsMisfit } from "../policy/pin-arguments";
 import { scanContext } from "../policy/pin-findings";
 import { definitionObject, type PinKind } from "../policy/pin-definition";
@@ -26,8 +26,8 @@ import { listedEntries, setMemberSplice, type ListedEntry } from "./list-items";
 import { listedPinName, observeList, pinningOf, type Observation } from "./pin-observation";
 import { unsettledMessage, type ReportedChange, type Unsettled } from "./pin-reports";
 import { atLeast } from "../storage/client-log-levels";
-import { isModernVersion } from "../upstream/downgrade";
 import { upstreamEra } from "../upstream/era";
+import { namedAt } from "../context/call-target";
 
 export type PinningOptions = {
   /** How long an isolate trusts its copy of an upstream's pins. */
@@ -49,7 +49,7 @@ function unavailableOf(text: string): Set<string> {
 
 /** True when this client's list of `upstream` went through the 2026-to-2025 downgrade. */
 async function downgradedFor(ctx: CallContext, upstream: UpstreamConfig): Promise<boolean> {
-  if (isModernVersion(ctx.identity.protocolVersion)) return false;
+  if (ctx.identity.era === "modern") return false;
   const era = await upstreamEra(upstream, ctx.services.env, ctx.signal); // answered from the cache the relay just filled
   return era.ok && era.value.era === "modern";
 }
@@ -91,7 +91,7 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
       complete: !paged,
       scan: scanContext(configured.filter((name) => name !== upstream.name), others.map(listedPinName)),
       cacheTtlMs: options.cacheTtlMs,
-      observer: { principal: ctx.identity.principal, route: ctx.route.aggregated ? "/mcp" : `/mcp/${ctx.route.name}`, protocolVersion: ctx.identity.protocolVersion },
+      observer: { principal: ctx.identity.principal, route: ctx.route.kind === "aggregated" ? "/mcp" : `/mcp/${ctx.route.name}`, protocolVersion: ctx.identity.protocolVersion },
       auditQueue: ctx.services.auditQueue,
       audit: options.audit,
       waitUntil: ctx.waitUntil,
@@ -151,7 +151,7 @@ function heldCall(request: JsonRpcRequest, kind: PinKind, message: string): stri
 /** A call of a definition under `enforce`: undefined when it may go to the upstream, else the answer that refuses it. */
 async function checkCall(ctx: CallContext, request: JsonRpcRequest, kind: PinKind, cacheTtlMs: number): Promise<string | undefined> {
   const name = request.params?.["name"];
-  const key = typeof name === "string" ? toolKey(ctx.route, name) : undefined;
+  const key = namedAt(ctx.target);
   const upstream = key && ctx.route.upstreams.find((u) => u.name === key.upstream);
   if (!key || !upstream || pinningOf(upstream) !== "enforce") return undefined;
   const own = listedPinName(key);

@@ -9,24 +9,15 @@
  */
 import { GatewayError } from "../core/errors";
 import type { AuthConfig } from "../config/auth-config";
-import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import type { CallContext, Middleware } from "../context/call-context";
 import type { JsonRpcId } from "../core/jsonrpc";
-import { callerGrant } from "./authorization";
 
 /** The binding's longest period: a client that waits this long is counted afresh. */
 export const RETRY_AFTER_S = 60;
 const TOO_MANY_REQUESTS = -32029;
 
-type RateLimitBinding = { limit: (options: { key: string }) => Promise<{ success: boolean }> };
-
-function isBinding(value: unknown): value is RateLimitBinding {
-  return typeof value === "object" && value !== null && typeof (value as { limit?: unknown }).limit === "function";
-}
-
 export type RateLimitOptions = {
   readonly auth: AuthConfig;
-  readonly cacheTtlMs?: number;
 };
 
 /** What a message counts as: requests and notifications each have their own count per principal. */
@@ -45,16 +36,16 @@ type Counted = "request" | "notification";
  * @example
  * composeMiddleware([authorization({ auth }), rateLimit({ auth }), sysTools()], relay);
  */
-export function rateLimit({ auth, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: RateLimitOptions): Middleware {
+export function rateLimit({ auth }: RateLimitOptions): Middleware {
   if (auth.mode !== "on" || Object.keys(auth.rateLimits).length === 0) return (next) => next;
   const limits = auth.rateLimits;
   /** Counts one message; throws the 429 (or the 500 of a limit without a binding) that refuses it. */
   const count = async (ctx: CallContext, counted: Counted, id: JsonRpcId | null): Promise<void> => {
-    const name = (await callerGrant(ctx, cacheTtlMs))?.rateLimit;
+    const name = (await ctx.grant())?.rateLimit;
     if (name === undefined) return;
     const bindingName = Object.hasOwn(limits, name) ? limits[name] : undefined;
-    const binding = bindingName === undefined ? undefined : ctx.services.env[bindingName];
-    if (!isBinding(binding)) {
+    const binding = bindingName === undefined ? undefined : ctx.services.rateLimiter(bindingName);
+    if (!binding) {
       // A persona naming a limit that is not configured fails closed: the operator meant to limit this caller.
       console.error(`mcp-edge-gateway: rate limit "${name}" is not configured (AUTH.rateLimits) or its binding is missing from wrangler.toml`);
       throw new GatewayError(500, -32603, `Gateway configuration error: the rate limit "${name}" is not configured`, undefined, id);

@@ -7,14 +7,16 @@
  * unchanged, and so do input_required answers (the question is not the result). The
  * rules fired are written on the call record.
  */
+import { RULES_KEY } from "../storage/document-keys";
 import { isObject } from "../core/jsonrpc";
 import { appendMemberSplice, elements, member, pathSpan, splice, type Splice } from "../core/raw-json";
 import { SYS_PREFIX } from "../core/names";
-import { onRequests, toolKey, type Middleware } from "../context/call-context";
+import { onRequests, type Middleware } from "../context/call-context";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { loadDocument } from "../storage/document-store";
 import { isInputRequired } from "../relay/request-state";
-import { checkRules, conditionHolds, hintsFor, RULES_KEY, rulesFor, type Rule } from "../policy/rules";
+import { checkRules, conditionHolds, hintsFor, rulesFor, type Rule } from "../policy/rules";
+import { namedAt } from "../context/call-target";
 
 export type RuleOptions = { readonly cacheTtlMs?: number };
 
@@ -47,8 +49,7 @@ export function rules({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: RuleOption
   return onRequests((next) =>
     async function rules(ctx, request) {
       const { method, params } = request.message;
-      const name = params?.["name"];
-      const key = method === "tools/call" && typeof name === "string" ? toolKey(ctx.route, name) : undefined;
+      const key = method === "tools/call" ? namedAt(ctx.target) : undefined;
       if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
       const answer = await next(ctx, request);
       // A question for the client (multi-round-trip) is not the tool's result: guidance goes on the answer to its retry.

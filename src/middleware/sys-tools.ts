@@ -80,8 +80,8 @@ export function mayOffloadUpstream(config: OffloadConfig, upstream: string): boo
 
 /** Whether this route lists the read tool and the payload template. */
 async function listsReadPath(ctx: CallContext, options: Required<SysToolOptions>): Promise<boolean> {
-  if (ctx.route.aggregated) return true;
-  return mayOffloadUpstream(await offloadSettings(ctx.services.kv, options.offloadDefaults, options.cacheTtlMs), ctx.route.upstreams[0]!.name);
+  if (ctx.route.kind === "aggregated") return true;
+  return mayOffloadUpstream(await offloadSettings(ctx.services.kv, options.offloadDefaults, options.cacheTtlMs), ctx.route.upstream.name);
 }
 
 function owner(ctx: CallContext): { principal: string; session: string } {
@@ -135,10 +135,11 @@ function unknownSysName(label: "tool" | "prompt", name: string, id: JsonRpcId): 
 
 /** A list of /mcp/<upstream> without the upstream's `sys___` items (on /mcp every upstream name carries its upstream's prefix). */
 function withoutUpstreamSysNames(ctx: CallContext, text: string, key: "tools" | "prompts"): string {
-  if (ctx.route.aggregated) return text;
+  const { route } = ctx;
+  if (route.kind === "aggregated") return text;
   return keepListed(text, key, (name) => {
     if (!isSysName(name)) return true;
-    console.warn(`mcp-edge-gateway: ${key}/list: upstream "${ctx.route.upstreams[0]!.name}" lists ${JSON.stringify(name.slice(0, 80))}, a name of the gateway's own; hidden, and never called`);
+    console.warn(`mcp-edge-gateway: ${key}/list: upstream "${route.upstream.name}" lists ${JSON.stringify(name.slice(0, 80))}, a name of the gateway's own; hidden, and never called`);
     return false;
   });
 }

@@ -54,10 +54,10 @@ export function taskResults({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Task
       if (method !== "tasks/result") return next(ctx, request);
       const taskId = params?.["taskId"];
       // Unverified: an id that is not the caller's is refused by the relay, and nothing is withheld from an error.
-      const upstream = ctx.route.aggregated ? taskIdUpstream(taskId) : ctx.route.upstreams[0]!.name;
+      const upstream = ctx.route.kind === "upstream" ? ctx.route.upstream.name : taskIdUpstream(taskId);
       // An id naming no upstream is refused by the relay.
       if (upstream === undefined) return next(ctx, request);
-      const route = ctx.route.aggregated ? "" : upstream;
+      const route = ctx.route.kind === "upstream" ? upstream : "";
       const active = await activeFilters(ctx.services.kv, route, upstream, cacheTtlMs);
       const reason = withheldBecause(active, upstream);
       // Asked all the same: the answer still waits for the task to end, and an unknown task is still an error.

@@ -7,11 +7,12 @@
  * On /mcp the instructions are the gateway's own, one part per upstream under its
  * heading (relay/initialize.ts): an override replaces that upstream's part, or adds it.
  */
+import { OVERRIDES_KEY } from "../storage/document-keys";
 import { pathSpan, parseSpan, splice, type Splice } from "../core/raw-json";
 import { onRequests, type CallContext, type Middleware } from "../context/call-context";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { loadDocument } from "../storage/document-store";
-import { checkOverrides, OVERRIDES_KEY, type OverridesDocument, type TextOverride } from "../policy/overrides";
+import { checkOverrides, type OverridesDocument, type TextOverride } from "../policy/overrides";
 import { INSTRUCTIONS_SEPARATOR, instructionsHeading, joinInstructions } from "../relay/initialize";
 import { listedEntries, setMemberSplice } from "./list-items";
 
@@ -64,8 +65,8 @@ function overrideInstructions(ctx: CallContext, text: string, document: Override
   const value = current ? parseSpan(text, current) : undefined;
   const existing = typeof value === "string" ? value : "";
   let instructions: string | undefined;
-  if (!ctx.route.aggregated) {
-    instructions = own(document.upstreams, ctx.route.upstreams[0]!.name)?.instructions;
+  if (ctx.route.kind === "upstream") {
+    instructions = own(document.upstreams, ctx.route.upstream.name)?.instructions;
   } else {
     const parts = instructionParts(ctx, existing);
     let changed = false;

@@ -5,10 +5,11 @@
  * boundary (authorization gates calls). A broken document is logged by the store and
  * trims nothing.
  */
+import { VISIBILITY_KEY } from "../storage/document-keys";
 import { keepListed } from "../core/raw-json-lists";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { onRequests, toolKey, type Middleware } from "../context/call-context";
-import { checkVisibility, isVisible, VISIBILITY_KEY } from "../policy/visibility";
+import { checkVisibility, isVisible } from "../policy/visibility";
 import { loadDocument } from "../storage/document-store";
 
 export type VisibilityOptions = { readonly cacheTtlMs?: number };

@@ -10,12 +10,13 @@ import { randomHexId } from "../core/ids";
 import { SYS_PREFIX } from "../core/names";
 import type { AuditConfig } from "../config/audit-config";
 import { redactSecrets } from "../config/secrets";
-import { toolKey, type CallContext, type ClientMessage } from "../context/call-context";
+import type { CallContext, ClientMessage } from "../context/call-context";
 import type { CallRecord } from "../context/call-record";
 import { redactParameters } from "../policy/redact-parameters";
 import { secretKeyMatcher } from "../policy/secret-keys";
 import type { AuditEvent, AuditOutcome } from "../storage/audit-event";
 import { FieldBounds } from "../storage/audit-bounds";
+import { namedAt } from "../context/call-target";
 
 // Where these lived before audit-bounds.ts: importers of this module keep working.
 export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "../storage/audit-bounds";
@@ -90,6 +91,8 @@ function callOf(message: ClientMessage): { method: string; id?: string; params?:
       return { method: "(response)" };
     case "listen":
       return { method: "(listen)" };
+    case "end":
+      return { method: "(end)" };
     default: {
       const never: never = message;
       return never;
@@ -110,7 +113,7 @@ function compact<T extends object>(event: T): T {
 /** The name policy knows a called tool by (`<upstream>___<name>` on every route; a gateway tool keeps its own). */
 function qualifiedToolName(ctx: CallContext, name: unknown): string | undefined {
   if (typeof name !== "string") return undefined;
-  return name.startsWith(SYS_PREFIX) ? name : toolKey(ctx.route, name)?.key;
+  return name.startsWith(SYS_PREFIX) ? name : namedAt(ctx.target)?.key;
 }
 
 /**
@@ -152,7 +155,7 @@ export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContex
     "user.roles": roles.roles,
     "gateway.user.roles_count": roles.total,
     "gateway.persona": text("gateway.persona", record.persona),
-    "gateway.route": ctx.route.aggregated ? "/mcp" : text("gateway.route", `/mcp/${ctx.route.name}`)!,
+    "gateway.route": ctx.route.kind === "aggregated" ? "/mcp" : text("gateway.route", `/mcp/${ctx.route.name}`)!,
     "gateway.upstream": text("gateway.upstream", record.upstream),
     "gateway.upstream.status_code": record.upstreamStatus,
     "gateway.bytes_from_upstream": record.bytesFromUpstream,

@@ -32,6 +32,7 @@ import { sysTools } from "../middleware/sys-tools";
 import { taskResults } from "../middleware/task-results";
 import { relay } from "../relay/index";
 import { composeMiddleware } from "./compose";
+import { classifyTargets } from "./call-targets";
 import { recordCalls, type CallObserver } from "./record-calls";
 import { auditTrail } from "./audit-trail";
 import { traceContext } from "../middleware/trace-context";
@@ -49,8 +50,8 @@ export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
     traceContext(),
     clientLogging(),
     visibility({ cacheTtlMs }),
-    authorization({ auth, cacheTtlMs }),
-    rateLimit({ auth, cacheTtlMs }),
+    authorization({ auth }),
+    rateLimit({ auth }),
     sysTools({ offloadDefaults: config.offload, cacheTtlMs }),
     icons({ cacheTtlMs }),
     textOverrides({ cacheTtlMs }),
@@ -89,7 +90,7 @@ export function buildPipeline(config: GatewayConfig, { arrange = (list) => list,
     return config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;
   };
   const auth = config.auth.ok ? config.auth.value : ({ mode: "missing" } as const);
-  return catalogModes(observe(composeMiddleware(arrange(methodMiddleware(config)), relay)), { auth, cacheTtlMs: config.documentCacheTtlMs, observe });
+  return catalogModes(classifyTargets(observe(composeMiddleware(arrange(methodMiddleware(config)), relay))), { auth, observe });
 }
 
 const built = new WeakMap<GatewayConfig, Handler>();

@@ -44,7 +44,7 @@ export function pendingWindows(upstream: string): HealthWindow[] {
 export const upstreamHealth: CallObserver = function upstreamHealth(record, ctx, message) {
   const upstream = record.upstream;
   if (message.kind !== "request" || upstream === undefined) return;
-  if (ctx.route.aggregated && MERGED_METHODS.has(message.wire.message.method)) return;
+  if (ctx.route.kind === "aggregated" && MERGED_METHODS.has(message.wire.message.method)) return;
   const failure = record.failure !== undefined && UPSTREAM_FAILURES.has(record.failure) ? record.failure : undefined;
   if (record.failure !== undefined && failure === undefined) return; // the gateway's own error says nothing of the upstream
   let window = windows.get(upstream);

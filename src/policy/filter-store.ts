@@ -3,11 +3,10 @@
  * isolate, validated on every read), and which set applies to a call.
  */
 import { isObject } from "../core/jsonrpc";
+import { filterSetKey, PLAN_KEY } from "../storage/document-keys";
 import { forgetDocument, formatProblems, loadDocument, type DocumentProblem, type Stored as StoredDocument } from "../storage/document-store";
 import { checkFilterSet, checkPlan, type FilterPlan, type FilterSet } from "./filter-set";
 
-export const FILTER_SET_KEY_PREFIX = "filter-sets/";
-export const PLAN_KEY = "plan";
 export const DEFAULT_FILTER_SET = "default";
 /** A filter document as stored: broken ones name the tool keys they hold, when readable. */
 export type Stored<T> = Exclude<StoredDocument<T>, { state: "broken" }> | { readonly state: "broken"; readonly problems: readonly DocumentProblem[]; readonly toolKeys?: readonly string[] };
@@ -27,7 +26,7 @@ export async function loadPlan(kv: KVNamespace, ttlMs: number): Promise<Stored<F
 }
 
 export async function loadFilterSet(kv: KVNamespace, name: string, ttlMs: number): Promise<Stored<FilterSet>> {
-  return withToolKeys(await loadDocument(kv, FILTER_SET_KEY_PREFIX + name, ttlMs, (value) => checkFilterSet(name, value)));
+  return withToolKeys(await loadDocument(kv, filterSetKey(name), ttlMs, (value) => checkFilterSet(name, value)));
 }
 
 /** The set a call uses: the plan's entry for its route, else for its upstream, else the plan's default, else `default`. */

@@ -22,7 +22,6 @@ import { ICON_FILE_NAME } from "../storage/icon-files";
 import { deepFreeze } from "./document-limits";
 import { at, checkText, rootProblem, unknownFields } from "./document-checks";
 
-export const ICONS_KEY = "shaping/icons";
 const KINDS = ["tool", "prompt", "resource", "resourceTemplate"] as const;
 const MAX_ICON_ENTRIES = 1_000;
 const MAX_ICONS_PER_ENTRY = 8;

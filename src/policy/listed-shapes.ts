@@ -18,8 +18,8 @@
 import { bytesToBase64Url } from "../core/base64url";
 import type { FilterSet } from "./filter-set";
 import { activeFilters, type ActiveFilters } from "./filter-store";
+import { readListedShapes, writeListedShapes } from "../storage/listed-shapes-records";
 
-export const LISTED_KEY_PREFIX = "tools-listed/";
 /** An upstream whose tools the client got under more than one shape (pages of one walk): matches nothing. */
 export const MIXED_SHAPE = "mixed";
 /** KV's minimum expiration TTL. */
@@ -116,7 +116,7 @@ function parseShapes(text: string): Shapes | undefined {
 }
 
 async function recorded(kv: KVNamespace | undefined, session: Pick<ListingSession, "id">): Promise<Shapes | undefined> {
-  const text = kv ? await kv.get(LISTED_KEY_PREFIX + session.id) : null;
+  const text = kv ? await readListedShapes(kv, session.id) : null;
   if (text === null) return undefined;
   // A record that cannot be read says only that the client listed under something else.
   return parseShapes(text) ?? UNKNOWN_SHAPES;
@@ -154,7 +154,7 @@ export async function recordListing(kv: KVNamespace | undefined, session: Listin
   }
   if (sameShapes(held, next, upstreams)) return;
   const ttl = Math.max(MIN_KV_TTL_S, session.expiresAt - Math.floor(Date.now() / 1000));
-  await kv.put(LISTED_KEY_PREFIX + session.id, JSON.stringify(next), { expirationTtl: ttl });
+  await writeListedShapes(kv, session.id, JSON.stringify(next), ttl);
 }
 
 /**

@@ -18,7 +18,6 @@ import { deepFreeze } from "./document-limits";
 import type { Checked, DocumentProblem } from "../storage/document-store";
 import { at, checkText, rootProblem, unknownFields } from "./document-checks";
 
-export const OVERRIDES_KEY = "shaping/overrides";
 
 /** New texts for one tool or prompt. */
 export type TextOverride = { readonly title?: string; readonly description?: string };

@@ -20,7 +20,6 @@ import type { Checked, DocumentProblem } from "../storage/document-store";
 import { foldName, matchesGlob, matchesGlobLoosely } from "./glob";
 import { CATALOG_MODES, isCatalogMode, type CatalogMode } from "./catalog-mode";
 
-export const PERSONAS_KEY = "personas";
 export const PERSONA_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const PATTERN = /^[A-Za-z0-9_*?.:/-]{1,256}$/;
 const MAX_PATTERNS = 256;

@@ -3,8 +3,8 @@
  * itself (`GET /`, the 404 of an unknown `/mcp/<upstream>`): an authenticated caller learns
  * the names it may use, never the others.
  */
-import { loadDocument } from "../storage/document-store";
-import { checkPersonas, grantFor, permitsUpstream, PERSONAS_KEY } from "./persona";
+import { permitsUpstream } from "./persona";
+import { loadGrant } from "./persona-grant";
 
 /**
  * The upstreams of `upstreams` that the grant of a caller with `roles` reaches; none when
@@ -15,7 +15,6 @@ import { checkPersonas, grantFor, permitsUpstream, PERSONAS_KEY } from "./person
  */
 export async function reachableUpstreams<U extends { readonly name: string }>(kv: KVNamespace | undefined, cacheTtlMs: number, roles: readonly string[], upstreams: readonly U[]): Promise<U[]> {
   if (!kv) return [];
-  const stored = await loadDocument(kv, PERSONAS_KEY, cacheTtlMs, checkPersonas);
-  const grant = stored.state === "valid" ? grantFor(stored.value, roles) : undefined;
+  const grant = await loadGrant(kv, roles, cacheTtlMs);
   return upstreams.filter((upstream) => permitsUpstream(grant, upstream.name));
 }

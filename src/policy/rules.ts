@@ -25,7 +25,6 @@ import { deepFreeze } from "./document-limits";
 import { at, checkText, rootProblem, unknownFields } from "./document-checks";
 import { matchesGlob } from "./glob";
 
-export const RULES_KEY = "shaping/rules";
 const MAX_RULES = 1_000;
 const MAX_GLOB_CHARS = 256;
 

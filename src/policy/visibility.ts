@@ -13,7 +13,6 @@ import { isObject } from "../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../storage/document-store";
 import { matchesGlob, matchesGlobLoosely } from "./glob";
 
-export const VISIBILITY_KEY = "visibility";
 const PATTERN = /^[A-Za-z0-9_*?.:/-]{1,256}$/;
 const MAX_PATTERNS = 256;
 

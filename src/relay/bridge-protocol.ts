@@ -1,14 +1,8 @@
 /**
- * What the isolate serving a modern client and the Durable Object holding a bridged
- * call (relay/bridged-exchange.ts, run by shell/bridged-call.ts `BridgedCall`) say to
- * each other over Workers RPC, and the bounds of a bridged call. Plain data only: it is
- * structured-cloned between isolates.
+ * The bounds of a bridged call (relay/bridged-exchange.ts, run by shell/bridged-call.ts
+ * `BridgedCall`) and the capabilities it bridges. What the isolate and the object say to
+ * each other over Workers RPC is typed in context/object-rpc.ts.
  */
-import type { JsonObject, JsonRpcId } from "../core/jsonrpc";
-import type { UpstreamConfig } from "../config/upstreams";
-import type { UpstreamFailure } from "../upstream/failures";
-import type { LargeAnswerConsumer } from "../upstream/client";
-import type { UpstreamClient } from "../upstream/upstream-session";
 
 /**
  * How long the Durable Object waits for the client's retry after a question is first asked
@@ -47,49 +41,3 @@ export const BRIDGED_METHODS: ReadonlyMap<string, string> = new Map([
   ["elicitation/create", "elicitation"],
   ["roots/list", "roots"],
 ]);
-
-/** Who the call is for: the principal (checked on every retry) and what identity assertions say. */
-export type BridgeCaller = { readonly principal: string; readonly email?: string; readonly roles: readonly string[]; readonly persona?: string };
-
-/** Starts a bridged call: the upstream request the isolate would have sent itself. */
-export type BridgeStart = {
-  /** The call's id within its object (random, chosen by the isolate). */
-  readonly call: string;
-  readonly upstream: UpstreamConfig;
-  readonly client: UpstreamClient;
-  readonly caller: BridgeCaller;
-  /** The request text as the upstream gets it (names already routed), and its id. */
-  readonly text: string;
-  readonly id: JsonRpcId;
-  readonly traceparent?: string;
-  /**
-   * The isolate's consumer of answers too large to hold (offload), called back over RPC
-   * with the body as a stream while the round runs; without one, such an answer fails the call.
-   */
-  readonly large?: LargeAnswerConsumer;
-};
-
-/** A retry's input for the call's pending question. */
-export type BridgeAnswer = { readonly call: string; readonly principal: string; readonly round: number; readonly responses: unknown; readonly large?: LargeAnswerConsumer };
-
-/** One entry of `inputRequests`. */
-export type InputRequest = { readonly method: string; readonly params?: JsonObject };
-
-/** Why a bridged call cannot take a retry. */
-export type BridgeGone = "unknown" | "other-principal" | "stale-round" | "busy" | "too-many-rounds" | "full";
-
-export type BridgeOutcome =
-  /** The upstream answered: its response text (id of the first request) and what it said on the way. */
-  | { readonly kind: "complete"; readonly text: string; readonly notifications: readonly string[]; readonly status: number; readonly bytesFromUpstream: number }
-  /** The upstream asked the client something: the question under `key`, for round `round`. */
-  | { readonly kind: "input"; readonly round: number; readonly key: string; readonly request: InputRequest; readonly notifications: readonly string[] }
-  | { readonly kind: "failed"; readonly failure: UpstreamFailure }
-  | { readonly kind: "gone"; readonly reason: BridgeGone };
-
-/** The RPC surface of `BridgedCall`. */
-export interface BridgedCallRpc {
-  start(input: BridgeStart): Promise<BridgeOutcome>;
-  answer(input: BridgeAnswer): Promise<BridgeOutcome>;
-  /** The client went away mid-round: the upstream call is cancelled. */
-  cancel(input: { readonly call: string; readonly principal: string }): Promise<void>;
-}

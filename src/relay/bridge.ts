@@ -33,8 +33,9 @@ import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { withMessageId } from "./server-requests";
-import { BRIDGE_OBJECTS_PER_PRINCIPAL, BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT, type BridgedCallRpc, type BridgeGone, type BridgeOutcome, type BridgeStart } from "./bridge-protocol";
-import { MULTI_ROUND_TRIP_METHODS, statelessClient } from "./request-state";
+import { BRIDGE_OBJECTS_PER_PRINCIPAL, BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT } from "./bridge-protocol";
+import type { BridgedCallRpc, BridgeGone, BridgeOutcome, BridgeStart } from "../context/object-rpc";
+import { MULTI_ROUND_TRIP_METHODS } from "./request-state";
 
 /** A bridged call's handle, the state sealed into the client's `requestState`. */
 type Handle = { readonly object: string; readonly call: string; readonly round: number };
@@ -53,13 +54,13 @@ export type ToClient = (wire: WireMessage) => Promise<string>;
 export function bridgeable(ctx: CallContext, _upstream: UpstreamConfig, method: unknown, text: string): boolean {
   // Seam for 2026-07-28 upstreams (era discovery in upstream/): such an upstream asks with input_required itself and is never bridged.
   if (ctx.services.bridgedCalls === undefined || typeof method !== "string" || !MULTI_ROUND_TRIP_METHODS.has(method)) return false;
-  if (!statelessClient(ctx.identity) || pathSpan(text, ["params", "task"]) !== undefined) return false;
+  if (ctx.identity.era !== "modern" || pathSpan(text, ["params", "task"]) !== undefined) return false;
   const declared = ctx.upstreamClient.clientCapabilities;
   return [...BRIDGED_METHODS.values()].some((capability) => declared[capability] !== undefined);
 }
 
 function rpc(ctx: CallContext, object: DurableObjectId): BridgedCallRpc {
-  return ctx.services.bridgedCalls!.get(object) as unknown as BridgedCallRpc;
+  return ctx.services.bridgedCalls!.get(object);
 }
 
 /** Runs one round of call `id` in the object; a client that goes away meanwhile cancels the upstream call. */

@@ -31,7 +31,8 @@ import { resumeFromUpstream, sendToUpstream, upstreamMessages, type PoolRequest,
 import { refuseQuestion, type BridgeSession, type BridgeSessions } from "./bridge-sessions";
 import { MAX_RESUMPTIONS, resumeDelay } from "./stream-resumption";
 import { withMessageId } from "./server-requests";
-import { BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_HELD_NOTIFICATION_CHARS, type BridgeAnswer, type BridgeOutcome, type BridgeStart, type InputRequest } from "./bridge-protocol";
+import { BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_HELD_NOTIFICATION_CHARS } from "./bridge-protocol";
+import type { BridgeAnswer, BridgeOutcome, BridgeStart, InputRequest } from "../context/object-rpc";
 
 type Pending = { readonly key: string; readonly upstreamId: JsonRpcId; readonly request: InputRequest };
 

@@ -17,9 +17,9 @@ export async function relayClientResponse(ctx: CallContext, wire: WireMessage<Js
   const id = wire.message.id;
   // An answer to what a 2026-07-28 upstream asked through the gateway: left where its call waits.
   if (isInputRequestId(id)) return deliverInput(ctx, wire);
-  let upstream = ctx.route.upstreams[0];
+  let upstream = ctx.route.kind === "upstream" ? ctx.route.upstream : undefined;
   let text = wire.text;
-  if (ctx.route.aggregated) {
+  if (ctx.route.kind === "aggregated") {
     const origin = id === null ? undefined : decodeServerRequestId(id);
     upstream = origin && ctx.route.upstreams.find((u) => u.name === origin.upstream);
     if (!origin || !upstream) {

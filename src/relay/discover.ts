@@ -32,14 +32,14 @@ export async function describeRoute(ctx: CallContext, request: WireMessage<JsonR
     else {
       ctx.record.upstream = name;
       const error = failureError(result, ctx.services.env);
-      if (!ctx.route.aggregated) throw error.withId(id);
+      if (ctx.route.kind === "upstream") throw error.withId(id);
       unavailable.push({ upstream: name, error: error.message });
     }
   }
   let capabilities: JsonObject;
   let instructions: string | undefined;
   let serverInfo: unknown = GATEWAY_INFO;
-  if (ctx.route.aggregated) {
+  if (ctx.route.kind === "aggregated") {
     capabilities = mergedCapabilities(succeeded.map(([, h]) => h));
     instructions = aggregatedInstructions(succeeded);
   } else {

@@ -12,14 +12,14 @@ import { bridgeable, bridgedForward } from "./bridge";
 import { withTraceMeta } from "./trace-meta";
 import { cancelWhenClientGoes } from "./cancel-upstream";
 import { traceparentOf } from "../core/traceparent";
-import { poolRequest, type CallContext, type Route } from "../context/call-context";
+import { poolRequest, type CallContext } from "../context/call-context";
+import type { RouteEndpoint } from "../context/route";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "../upstream/pool";
-import { isModernVersion } from "../upstream/downgrade";
 import { upstreamEra } from "../upstream/era";
 import { bridgeInput, inputRequired } from "./input-bridge";
-import { statelessClient, withoutRetryFields } from "./request-state";
+import { withoutRetryFields } from "./request-state";
 import { randomHexId } from "../core/ids";
 import { MAX_RESUMPTIONS, resumeDelay } from "./stream-resumption";
 
@@ -55,15 +55,15 @@ export function toClient(ctx: Pick<CallContext, "route" | "services" | "identity
   return toGatewayTaskIds(text, upstream, taskIdBinding(ctx));
 }
 
-function withIdsToClient(route: Pick<Route, "aggregated">, upstream: string, wire: WireMessage): string {
+function withIdsToClient(route: RouteEndpoint, upstream: string, wire: WireMessage): string {
   // Server-to-client requests get ids that say where the answer goes (aggregated only:
   // on /mcp/<upstream> there is one place it can go, and ids pass unchanged).
-  if (route.aggregated && kindOf(wire.message) === "request") {
+  if (route.kind === "aggregated" && kindOf(wire.message) === "request") {
     return withMessageId(wire.text, encodeServerRequestId(upstream, (wire.message as JsonRpcRequest).id));
   }
   // An upstream cancelling one of its own requests names it by the id the client knows.
   const requestId = "method" in wire.message && wire.message.method === "notifications/cancelled" ? wire.message.params?.["requestId"] : undefined;
-  if (route.aggregated && (typeof requestId === "string" || typeof requestId === "number")) {
+  if (route.kind === "aggregated" && (typeof requestId === "string" || typeof requestId === "number")) {
     const span = pathSpan(wire.text, ["params", "requestId"]);
     if (span) return splice(wire.text, [{ span, raw: JSON.stringify(encodeServerRequestId(upstream, requestId)) }]);
   }
@@ -91,7 +91,7 @@ function methodOf(text: string): unknown {
  * multi-round-trip.ts, which also opens the state of its retry before it comes here.
  */
 export async function forward(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
-  if (!statelessClient(ctx.identity)) return forwardAs(ctx, upstream, withoutRetryFields(request), id);
+  if (ctx.identity.era !== "modern") return forwardAs(ctx, upstream, withoutRetryFields(request), id);
   // Stateless clients share upstream sessions (front/modern/upstream-client.ts), and each
   // numbers its requests from its own start: two of them may send the same id at once.
   // The upstream sees an id of the gateway's, unique per request; the client gets its own back.
@@ -115,7 +115,7 @@ function answering(ctx: CallContext, id: JsonRpcId): CallContext {
 
 async function forwardAs(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
   const answer = await forwardOnce(ctx, upstream, request, id);
-  if (isModernVersion(ctx.identity.protocolVersion) || !inputRequired(answer)) return answer;
+  if (ctx.identity.era === "modern" || !inputRequired(answer)) return answer;
   return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) => forwardOnce(answering(ctx, retryId), upstream, text, retryId));
 }
 

@@ -3,16 +3,18 @@
  * meets the upstreams. Requests are routed (relay.ts), initialize opens the upstream
  * sessions (initialize.ts), server/discover describes the route (discover.ts), the client's answers go back to the upstream that asked
  * (client-response.ts), notifications to every upstream of the route, and a listening
- * client gets the upstreams' own streams (listen.ts); a 2026-07-28 client's
+ * client gets the upstreams' own streams (listen.ts), a client that ends its session has
+ * the upstreams' sessions closed (end-sessions.ts); a 2026-07-28 client's
  * `subscriptions/listen` gets the notifications it opted in to (subscriptions.ts).
  */
 import type { Handler } from "../context/call-context";
 import { relayClientResponse } from "./client-response";
 import { describeRoute } from "./discover";
+import { endUpstreamSessions } from "./end-sessions";
 import { initializeUpstreams } from "./initialize";
 import { listen } from "./listen";
 import { relayNotification, relayRequest } from "./relay";
-import { LISTEN_SINCE_REVISION, subscriptionsListen } from "./subscriptions";
+import { subscriptionsListen } from "./subscriptions";
 
 /** The relay handler at the centre of the pipeline. */
 export const relay: Handler = async (ctx, message) => {
@@ -25,7 +27,7 @@ export const relay: Handler = async (ctx, message) => {
           return describeRoute(ctx, message.wire);
         case "subscriptions/listen":
           // Older revisions have no such method: their clients' requests go to the upstreams as any other.
-          if (ctx.identity.protocolVersion >= LISTEN_SINCE_REVISION) return subscriptionsListen(ctx, message.wire);
+          if (ctx.identity.era === "modern") return subscriptionsListen(ctx, message.wire);
           return relayRequest(ctx, message.wire);
         default:
           return relayRequest(ctx, message.wire);
@@ -42,6 +44,9 @@ export const relay: Handler = async (ctx, message) => {
       return undefined;
     case "listen":
       await listen(ctx);
+      return undefined;
+    case "end":
+      await endUpstreamSessions(ctx);
       return undefined;
     default: {
       const never: never = message;

@@ -89,7 +89,7 @@ export async function initializeUpstreams(ctx: CallContext, request: WireMessage
       succeeded.push([upstream.name, result.value]);
     } else {
       ctx.record.upstream = upstream.name;
-      if (!ctx.route.aggregated) throw failureError(result, ctx.services.env).withId(id);
+      if (ctx.route.kind === "upstream") throw failureError(result, ctx.services.env).withId(id);
       const error = failureError(result, ctx.services.env).message;
       unavailable.push({ upstream: upstream.name, error });
       console.warn(`mcp-edge-gateway: initialize: ${error}; its tools are left out until it answers`);
@@ -97,7 +97,7 @@ export async function initializeUpstreams(ctx: CallContext, request: WireMessage
   }
   ctx.opened?.(upstreams);
   const { protocolVersion } = ctx.identity;
-  if (!ctx.route.aggregated) {
+  if (ctx.route.kind === "upstream") {
     ctx.record.upstream = succeeded[0]![0];
     return transparentResult(id, succeeded[0]![1].initializeResult, protocolVersion);
   }

@@ -21,6 +21,7 @@ import { appendMemberSplice, member, members, parseSpan, rootSpan, splice, type 
 import { openState, sealState } from "../core/sealed-state";
 import type { CallContext } from "../context/call-context";
 import { withMessageId } from "./server-requests";
+import type { InputRendezvousRpc } from "../context/object-rpc";
 
 export const MAX_INPUT_ROUNDS = 8;
 export const INPUT_ROUND_TIMEOUT_MS = 10 * 60_000;
@@ -40,20 +41,14 @@ const CAPABILITY_OF: ReadonlyMap<string, string> = new Map([
   ["roots/list", "roots"],
 ]);
 
-/** What the round's Durable Object offers (shell/input-rendezvous.ts). */
-type Rendezvous = {
-  answer(key: string, text: string): Promise<void>;
-  wait(keys: readonly string[], timeoutMs: number): Promise<Record<string, string> | undefined>;
-  finish(): Promise<void>;
-};
 
 /** What a sealed server-request id carries: the round and the key of the request in it. */
 type InputTicket = { readonly round: string; readonly key: string };
 
-function rendezvous(ctx: CallContext, round: string): Rendezvous {
+function rendezvous(ctx: CallContext, round: string): InputRendezvousRpc {
   const namespace = ctx.services.inputRendezvous;
   if (!namespace) throw new Error("unreachable: checked by the caller");
-  return namespace.get(namespace.idFromName(round)) as unknown as Rendezvous;
+  return namespace.get(namespace.idFromName(round));
 }
 
 /**

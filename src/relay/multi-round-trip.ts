@@ -18,7 +18,7 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { continueBridgedCall } from "./bridge";
 import { BRIDGE_RETRY_DEADLINE_MS } from "./bridge-protocol";
 import { toClient } from "./forward";
-import { isInputRequired, MULTI_ROUND_TRIP_METHODS, statelessClient, openRequestState, requestDigest, restoreRequestState, wrapRequestState } from "./request-state";
+import { isInputRequired, MULTI_ROUND_TRIP_METHODS, openRequestState, requestDigest, restoreRequestState, wrapRequestState } from "./request-state";
 
 /** Routes a request to its upstream; `pinned` is the upstream a retry must reach. */
 export type RouteRequest = (ctx: CallContext, request: WireMessage<JsonRpcRequest>, pinned?: UpstreamConfig) => Promise<string>;
@@ -41,7 +41,7 @@ function restored(request: WireMessage<JsonRpcRequest>, state: string | null): W
  */
 export async function multiRoundTrip(ctx: CallContext, request: WireMessage<JsonRpcRequest>, route: RouteRequest): Promise<string> {
   const { method, params, id } = request.message;
-  if (!statelessClient(ctx.identity) || !MULTI_ROUND_TRIP_METHODS.has(method)) return route(ctx, request);
+  if (ctx.identity.era !== "modern" || !MULTI_ROUND_TRIP_METHODS.has(method)) return route(ctx, request);
   const binding = { secret: ctx.services.sessionSecret, principal: ctx.identity.principal, route: ctx.route.name };
   let answer: string;
   if (params?.["requestState"] !== undefined) {
@@ -53,7 +53,9 @@ export async function multiRoundTrip(ctx: CallContext, request: WireMessage<Json
     answer = await route(ctx, request);
   }
   if (!isInputRequired(answer)) return answer;
-  const upstream = ctx.record.upstream ?? ctx.route.upstreams[0]!.name;
+  const upstream = ctx.record.upstream ?? (ctx.route.kind === "upstream" ? ctx.route.upstream.name : undefined);
+  // Only a forwarded answer asks for input, and forwarding records its upstream.
+  if (upstream === undefined) throw new Error("unreachable: an input_required answer with no upstream recorded");
   const bridged = ctx.record.bridgedCall !== undefined;
   return wrapRequestState(answer, binding.secret, binding.principal, {
     digest: await requestDigest(binding.route, request.message),

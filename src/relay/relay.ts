@@ -9,7 +9,7 @@
  */
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, METHOD_NOT_FOUND, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
-import { qualifyName, splitName } from "../core/names";
+import { qualifyName } from "../core/names";
 import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json";
 import { heldSession } from "../upstream/upstream-session";
 import { poolRequest, type CallContext, type MethodHandler } from "../context/call-context";
@@ -85,15 +85,15 @@ async function routeByName(
   list: { method: string; key: string; label: string },
 ): Promise<string> {
   const { id } = request.message;
-  let value: unknown = request.message.params;
-  for (const key of path) value = isObject(value) ? value[key] : undefined;
+  const { target } = ctx;
   const unknown = (name: string) => new GatewayError(200, INVALID_PARAMS, `Unknown ${list.label}: ${name}`, undefined, id);
-  if (typeof value !== "string") throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
-  const parsed = splitName(value);
+  // The pipeline's classifier resolved the name (context/call-target.ts); no target: it was not a string.
+  if (target === undefined || target.kind === "resource") throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
+  const parsed = target.at;
   const upstream = parsed && ctx.route.upstreams.find((u) => u.name === parsed.upstream);
-  if (!parsed || !upstream) throw unknown(value);
+  if (!parsed || !upstream) throw unknown(target.sent);
   let name: string | undefined = parsed.name;
-  if (parsed.maybeShortened) name = (await resolveShortened(ctx, upstream, value, list.method, list.key)) ?? parsed.name;
+  if (parsed.maybeShortened) name = (await resolveShortened(ctx, upstream, target.sent, list.method, list.key)) ?? parsed.name;
   const answer = await forward(ctx, upstream, rewriteString(request.text, ["params", ...path], name), id);
   // A task-augmented call answers with a task: the caller's, and its id must say which upstream runs it.
   const { method, params } = request.message;
@@ -109,9 +109,10 @@ function isResourceNotFound(answer: string): boolean {
 
 async function routeByUri(ctx: CallContext, request: WireMessage<JsonRpcRequest>, path: readonly string[]): Promise<string> {
   const { id } = request.message;
-  let uri: unknown = request.message.params;
-  for (const key of path) uri = isObject(uri) ? uri[key] : undefined;
-  if (typeof uri !== "string") throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
+  const { target } = ctx;
+  // No target: the classifier found no URI string there (context/call-target.ts).
+  if (target?.kind !== "resource") throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
+  const { uri } = target;
   const owner = ctx.route.upstreams.find((u) => u.name === uriOwners.get(uri));
   const candidates = ctx.route.upstreams.filter((upstream) => {
     const session = heldSession(ctx.upstreamClient, upstream.name);
@@ -181,8 +182,7 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
 }
 
 /** A request on /mcp/<upstream>: as it came, but that task ids are the gateway's (bound to the caller) and task lists the caller's own. */
-async function transparentRelay(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
-  const upstream = ctx.route.upstreams[0]!;
+async function transparentRelay(ctx: CallContext, upstream: UpstreamConfig, request: WireMessage<JsonRpcRequest>): Promise<string> {
   const { method, params, id } = request.message;
   if (TASK_METHODS.has(method)) return routeTask(ctx, request);
   const answer = await forward(ctx, upstream, request.text, id);
@@ -193,7 +193,7 @@ async function transparentRelay(ctx: CallContext, request: WireMessage<JsonRpcRe
 /** Routes a request; a multi-round-trip retry's resource read goes straight to the upstream that asked. */
 const routeRequest: RouteRequest = (ctx, request, pinned) => {
   if (pinned && request.message.method === "resources/read") return forward(ctx, pinned, request.text, request.message.id);
-  return ctx.route.aggregated ? aggregatedRelay(ctx, request) : transparentRelay(ctx, request);
+  return ctx.route.kind === "upstream" ? transparentRelay(ctx, ctx.route.upstream, request) : aggregatedRelay(ctx, request);
 };
 
 /** Relays a client request to the upstream (or upstreams) that serve it; input_required answers and their retries pass multi-round-trip.ts. */

@@ -16,7 +16,6 @@ import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
 import { appendMemberSplice, member, pathSpan, removeMemberSplice, rootSpan, splice, type Span } from "../core/raw-json";
 import { MAX_SEALED_TOKEN_CHARS, openState, sealState, type SealedProblem } from "../core/sealed-state";
-import { STATELESS_REVISION } from "../core/revisions";
 
 /** The sealed-state purpose of wrapped request states. */
 const PURPOSE = "request-state";
@@ -31,19 +30,6 @@ export type WrappedState = {
   /** Set when the state is a bridged call's handle (relay/bridge.ts), never an upstream's. */
   readonly bridged?: true;
 };
-
-/** The first stateless revision: clients at or after it keep no session and retry with `requestState`. */
-const FIRST_STATELESS_REVISION = STATELESS_REVISION;
-
-/**
- * True for a client of the stateless revisions (no session, `_meta` on every request).
- *
- * @example
- * if (statelessClient(ctx.identity)) { ... }
- */
-export function statelessClient(identity: { readonly session?: unknown; readonly protocolVersion: string }): boolean {
-  return identity.session === undefined && identity.protocolVersion >= FIRST_STATELESS_REVISION;
-}
 
 /** Methods that may answer input_required (mrtr, "Supported Requests"). */
 export const MULTI_ROUND_TRIP_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"]);

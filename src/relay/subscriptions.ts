@@ -18,16 +18,12 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { UNAVAILABLE_META_KEY } from "./merge-lists";
 import { acknowledgement, admits, isEmptyFilter, readFilter, SUBSCRIPTION_ID_META_KEY, unionOf, withSubscriptionId } from "./subscription-filter";
 import { upstreamListener, type UpstreamListen } from "./upstream-listen";
-import { STATELESS_REVISION } from "../core/revisions";
 
 /**
  * Upstream streams one listen holds open. A Worker may have 6 connections open per
  * request; one stays free for the handshakes, subscribes and unsubscribes of the listen.
  */
 export const MAX_LISTEN_UPSTREAMS = 5;
-
-/** The revision that introduced `subscriptions/listen` (clients of older ones have the GET stream). */
-export const LISTEN_SINCE_REVISION = STATELESS_REVISION;
 
 /** The graceful end of a listen: the response to the `subscriptions/listen` request. */
 function closure(id: JsonRpcId): string {

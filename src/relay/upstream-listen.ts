@@ -126,7 +126,7 @@ export const legacyUpstreamListener: UpstreamListener = {
       return fail({ reason: "no-stream", detail: stream.ok ? `upstream "${upstream.name}" answered its GET without a stream` : describeFailure(stream) });
     }
     // Subscribed once the stream is open, so no update between the two is lost.
-    const wanted = (agreed.resourceSubscriptions ?? []).filter((uri) => !ctx.route.aggregated || (knownUriOwner(uri) ?? upstream.name) === upstream.name);
+    const wanted = (agreed.resourceSubscriptions ?? []).filter((uri) => ctx.route.kind === "upstream" || (knownUriOwner(uri) ?? upstream.name) === upstream.name);
     const subscribed: string[] = [];
     await Promise.all(
       wanted.map(async (uri, index) => {
@@ -189,7 +189,7 @@ export const modernUpstreamListener: UpstreamListener = {
   async open(ctx, upstream, agreed, signal) {
     const closer = new AbortController();
     signal.addEventListener("abort", () => closer.abort(), { once: true });
-    const uris = (agreed.resourceSubscriptions ?? []).filter((uri) => !ctx.route.aggregated || (knownUriOwner(uri) ?? upstream.name) === upstream.name);
+    const uris = (agreed.resourceSubscriptions ?? []).filter((uri) => ctx.route.kind === "upstream" || (knownUriOwner(uri) ?? upstream.name) === upstream.name);
     const asked: SubscriptionFilter = { ...agreed, ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}) };
     if (uris.length === 0) delete (asked as { resourceSubscriptions?: unknown }).resourceSubscriptions;
     const stream = await listenModern(upstream, { env: ctx.services.env, session: ctx.upstreamClient, signal: closer.signal, identity: poolRequest(ctx).identity }, asked);

@@ -11,7 +11,8 @@
  * MAX_BRIDGE_ROUNDS × BRIDGE_RETRY_DEADLINE_MS plus the upstream's own time).
  */
 import { DurableObject } from "cloudflare:workers";
-import { BRIDGE_RETRY_DEADLINE_MS, MAX_CALLS_PER_OBJECT, type BridgeAnswer, type BridgedCallRpc, type BridgeOutcome, type BridgeStart } from "../relay/bridge-protocol";
+import { BRIDGE_RETRY_DEADLINE_MS, MAX_CALLS_PER_OBJECT } from "../relay/bridge-protocol";
+import type { BridgeAnswer, BridgedCallRpc, BridgeOutcome, BridgeStart } from "../context/object-rpc";
 import { BridgedExchange } from "../relay/bridged-exchange";
 import { BridgeSessions } from "../relay/bridge-sessions";
 
@@ -22,7 +23,7 @@ type Held = { readonly exchange: BridgedExchange; round: number; deadline: numbe
  * The Durable Object class the Worker exports for BRIDGED_CALLS.
  *
  * @example
- * const outcome = await (env.BRIDGED_CALLS.get(env.BRIDGED_CALLS.idFromName(`${principal}\n0`)) as BridgedCallRpc).start(input);
+ * const outcome = await env.BRIDGED_CALLS.get(env.BRIDGED_CALLS.idFromName(`${principal}\n0`)).start(input);
  */
 export class BridgedCall extends DurableObject<Record<string, unknown>> implements BridgedCallRpc {
   readonly #calls = new Map<string, Held>();

@@ -10,6 +10,7 @@
  * The logic of the bridge is in relay/input-bridge.ts; this is only the meeting point.
  */
 import { DurableObject } from "cloudflare:workers";
+import type { InputRendezvousRpc } from "../context/object-rpc";
 
 /** The longest a waiter is held in one call, whatever it asks (a round's own deadline is shorter). */
 export const MAX_RENDEZVOUS_WAIT_MS = 15 * 60_000;
@@ -30,7 +31,7 @@ function isErrorAnswer(text: string): boolean {
   }
 }
 
-export class InputRendezvous extends DurableObject {
+export class InputRendezvous extends DurableObject implements InputRendezvousRpc {
   private readonly wakers = new Set<() => void>();
 
   /** Stores the client's answer (a JSON-RPC response text) to the round's request `key`. */

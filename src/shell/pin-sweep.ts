@@ -12,19 +12,21 @@ import { GATEWAY_INFO } from "../core/gateway-info";
 import { GatewayError } from "../core/errors";
 import { isObject, METHOD_NOT_FOUND } from "../core/jsonrpc";
 import { member, pathSpan, rootSpan, parseSpan } from "../core/raw-json";
-import { servicesFor } from "../context/services";
+import { servicesFor } from "./services";
 import type { CallContext, Identity } from "../context/call-context";
+import { routeFor } from "../context/route";
 import { newCallRecord } from "../context/call-record";
 import type { UpstreamConfig } from "../config/upstreams";
 import { modernUpstreamClient } from "../front/modern/upstream-client";
 import { listedEntries } from "../middleware/list-items";
 import { listedPinName, observeList, pinningOf, type ListedDefinition } from "../middleware/pin-observation";
 import { relay } from "../relay/index";
-import { SWEEP_REPORT_KEY } from "../storage/pin-store";
+import { readSweepCursor, readSweepReport, writeSweepCursor, writeSweepReport } from "../storage/pin-store";
 import { redactSecrets } from "../config/secrets";
 import type { PinKind } from "../policy/pin-definition";
 import { scanContext } from "../policy/pin-findings";
 import { STATELESS_REVISION } from "../core/revisions";
+import { grantOnce } from "../policy/persona-grant";
 
 /** Upstreams one run lists (each costs a handshake when its session is not kept, and a request per page). */
 export const SWEEP_MAX_UPSTREAMS = 8;
@@ -38,11 +40,6 @@ export const SWEEP_DEADLINE_MS = 25_000;
  * steady gateway spends 24 KV writes a day on it, not one a run (288 at every 5 minutes).
  */
 export const SWEEP_REPORT_REFRESH_MS = 60 * 60 * 1000;
-/**
- * Where the next run starts, when more than SWEEP_MAX_UPSTREAMS upstreams are pinned: its
- * own small key (`{ "next": <index> }`), written every such run, since the report is not.
- */
-export const SWEEP_CURSOR_KEY = "pins-sweep/cursor";
 /** Who the sweep's requests are from, in logs and audit events. */
 export const SWEEP_PRINCIPAL = "mcp-edge-gateway/pin-sweep";
 const SWEEP_REVISION = STATELESS_REVISION;
@@ -60,8 +57,9 @@ export type SweepReport = {
 type ListOutcome = { ok: true; listed: ListedDefinition[]; complete: boolean } | { ok: false; error: string; absent?: boolean };
 
 function contextFor(env: Readonly<Record<string, unknown>>, upstream: UpstreamConfig, signal: AbortSignal, waitUntil: (p: Promise<unknown>) => void, client: CallContext["upstreamClient"]): CallContext {
-  const identity: Identity = { principal: SWEEP_PRINCIPAL, roles: [], authMethod: "none", protocolVersion: SWEEP_REVISION, clientCapabilities: {}, clientInfo: SWEEP_CLIENT_INFO };
-  return { identity, route: { name: upstream.name, aggregated: false, upstreams: [upstream], origin: "https://gateway.internal" }, services: servicesFor(env), upstreamClient: client, record: newCallRecord(), signal, emit: () => {}, waitUntil };
+  const identity: Identity = { principal: SWEEP_PRINCIPAL, roles: [], authMethod: "none", protocolVersion: SWEEP_REVISION, era: "modern", clientCapabilities: {}, clientInfo: SWEEP_CLIENT_INFO };
+  const services = servicesFor(env);
+  return { identity, grant: grantOnce(services.kv, identity.roles, services.config.documentCacheTtlMs), route: routeFor(upstream.name, [upstream], "https://gateway.internal"), services, upstreamClient: client, record: newCallRecord(), signal, emit: () => {}, waitUntil };
 }
 
 async function listAll(ctx: CallContext, kind: PinKind): Promise<ListOutcome> {
@@ -133,14 +131,14 @@ export async function sweepPins(env: Readonly<Record<string, unknown>>, executio
   }
   for (const { upstream, error } of report.unreachable) console.warn(`mcp-edge-gateway: pin sweep could not list "${upstream}": ${error}`);
   // The cursor moves on by what this run took, every run (the report may not be written).
-  if (rotating) await kv.put(SWEEP_CURSOR_KEY, JSON.stringify({ next: (offset + chosen.length) % pinned.length }));
+  if (rotating) await writeSweepCursor(kv, (offset + chosen.length) % pinned.length);
   await storeReport(kv, report, nowMs);
   return report;
 }
 
 /** Where this run starts (0 when no cursor is stored or it is unreadable). */
 async function storedCursor(kv: KVNamespace): Promise<number> {
-  const stored = await kv.get<unknown>(SWEEP_CURSOR_KEY, "json").catch(() => null);
+  const stored = await readSweepCursor(kv);
   const next = isObject(stored) ? stored["next"] : undefined;
   return typeof next === "number" && Number.isSafeInteger(next) && next >= 0 ? next : 0;
 }
@@ -181,8 +179,8 @@ async function sweepOne(env: Readonly<Record<string, unknown>>, kv: KVNamespace,
 
 /** Writes the run's report unless the stored one says the same and is younger than SWEEP_REPORT_REFRESH_MS. */
 async function storeReport(kv: KVNamespace, report: SweepReport, nowMs: number): Promise<void> {
-  const previous = await kv.get<SweepReport>(SWEEP_REPORT_KEY, "json").catch(() => null);
+  const previous = await readSweepReport<SweepReport>(kv);
   const outcome = (r: SweepReport) => JSON.stringify({ ...r, at: "" });
   if (previous && outcome(previous) === outcome(report) && nowMs - Date.parse(previous.at) < SWEEP_REPORT_REFRESH_MS) return;
-  await kv.put(SWEEP_REPORT_KEY, JSON.stringify(report));
+  await writeSweepReport(kv, report);
 }

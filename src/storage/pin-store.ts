@@ -54,6 +54,8 @@ export const PINS_KEY_PREFIX = "pins/";
 export const DECISIONS_KEY_PREFIX = "pin-decisions/";
 /** The Cron Trigger's last run: what it checked, what it could not reach. */
 export const SWEEP_REPORT_KEY = "pins-sweep/last";
+/** Where the Cron Trigger's next run starts (`{ "next": <index> }`), when it cannot take every pinned upstream in one run. */
+const SWEEP_CURSOR_KEY = "pins-sweep/cursor";
 /** A pins document larger than this is not written (an upstream listing that much is logged instead). */
 export const MAX_PINS_DOCUMENT_BYTES = 8 * 1024 * 1024;
 
@@ -154,4 +156,24 @@ export async function saveDecisions(kv: KVNamespace, upstream: string, decisions
 export async function saveBoth(kv: KVNamespace, upstream: string, value: UpstreamPins): Promise<void> {
   await Promise.all([kv.put(PINS_KEY_PREFIX + upstream, JSON.stringify(value.pins)), kv.put(DECISIONS_KEY_PREFIX + upstream, JSON.stringify(value.decisions))]);
   forgetPins(upstream);
+}
+
+/** The Cron Trigger's last report as stored (JSON), null when none or unreadable. */
+export async function readSweepReport<T>(kv: KVNamespace): Promise<T | null> {
+  return kv.get<T>(SWEEP_REPORT_KEY, "json").catch(() => null);
+}
+
+/** Stores the Cron Trigger's report. */
+export async function writeSweepReport(kv: KVNamespace, report: unknown): Promise<void> {
+  await kv.put(SWEEP_REPORT_KEY, JSON.stringify(report));
+}
+
+/** The Cron Trigger's stored cursor (JSON), null when none or unreadable. */
+export async function readSweepCursor(kv: KVNamespace): Promise<unknown> {
+  return kv.get<unknown>(SWEEP_CURSOR_KEY, "json").catch(() => null);
+}
+
+/** Stores where the Cron Trigger's next run starts. */
+export async function writeSweepCursor(kv: KVNamespace, next: number): Promise<void> {
+  await kv.put(SWEEP_CURSOR_KEY, JSON.stringify({ next }));
 }

@@ -9,7 +9,7 @@ import { GATEWAY_INFO } from "../../core/gateway-info";
 import { isObject, type JsonObject } from "../../core/jsonrpc";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { redactSecrets } from "../../config/secrets";
-import { LATEST_PROTOCOL_VERSION } from "../../front/legacy/protocol";
+import { LATEST_SESSION_REVISION } from "../../core/revisions";
 import { describeFailure } from "../../upstream/failures";
 import { sendToUpstream, upstreamMessages } from "../../upstream/pool";
 import type { UpstreamClient } from "../../upstream/upstream-session";
@@ -30,7 +30,7 @@ let client: UpstreamClient | undefined;
 function consoleClient(): UpstreamClient {
   const now = Math.floor(Date.now() / 1000);
   if (!client || client.exp - now < 60) {
-    client = { sid: `console-${randomHexId()}`, protocolVersion: LATEST_PROTOCOL_VERSION, clientCapabilities: {}, clientInfo: { ...GATEWAY_INFO }, upstreams: {}, exp: now + CLIENT_TTL_S };
+    client = { sid: `console-${randomHexId()}`, protocolVersion: LATEST_SESSION_REVISION, clientCapabilities: {}, clientInfo: { ...GATEWAY_INFO }, upstreams: {}, exp: now + CLIENT_TTL_S };
   }
   return client;
 }

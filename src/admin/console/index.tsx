@@ -110,7 +110,7 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
   });
 
   app.use("*", async function behindAccess(c, next) {
-    const access = accessSetting(c.env["CONSOLE_ACCESS"]);
+    const access = accessSetting(c.env.CONSOLE_ACCESS);
     if (!access.ok) return renderBare(c, "Console closed", <p role="alert">{`Gateway configuration error: ${access.problem}; the console stays closed until it is fixed`}</p>, 500);
     const refused = access.jwt ? await checkAccess(c.req.raw, access.jwt) : undefined;
     if (refused) return renderBare(c, "Refused", <p role="alert">{refused}</p>, 403);
@@ -136,7 +136,7 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
         answer: { status: 401, message: WRONG_TOKEN_MESSAGE },
         startedAt,
         audit: gatewayConfig(c.env).audit,
-        queue: c.env["AUDIT_QUEUE"] as Queue | undefined,
+        queue: c.env.AUDIT_QUEUE,
         waitUntil: (promise) => c.executionCtx.waitUntil(promise),
       });
       return signInPage(c, WRONG_TOKEN_MESSAGE, 401);

@@ -11,6 +11,7 @@
  * have expired, so a copy of the cookie kept elsewhere opens nothing either.
  */
 import { openState, sealState } from "../../core/sealed-state";
+import { isEnded, markEnded } from "../../storage/ended-marks";
 
 /** How long a console session lasts after sign-in. */
 export const CONSOLE_SESSION_TTL_S = 30 * 60;
@@ -20,9 +21,6 @@ const SESSION_PURPOSE = "admin console session";
 const CSRF_TOKEN_BYTES = 32;
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
-const SIGNED_OUT_KEY_PREFIX = "console-signed-out/";
-/** KV keeps a key at least this long. */
-const MIN_KV_TTL_S = 60;
 
 /** What a session holds: its CSRF token (also what names it) and its expiry (ms since the epoch). */
 export type ConsoleSession = { readonly csrf: string; readonly exp: number };
@@ -55,8 +53,8 @@ export async function sealSession(secret: string, adminToken: string, ttlS = CON
   return sealState(secret, SESSION_PURPOSE, await principalOf(adminToken), ttlS * 1000, session, now);
 }
 
-async function signedOutKey(session: ConsoleSession): Promise<string> {
-  return SIGNED_OUT_KEY_PREFIX + hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(session.csrf)));
+async function signedOutId(session: ConsoleSession): Promise<string> {
+  return hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(session.csrf)));
 }
 
 /**
@@ -70,14 +68,14 @@ export async function openSession(secret: string, adminToken: string, value: str
   const { csrf, exp } = (opened.value ?? {}) as { csrf?: unknown; exp?: unknown };
   if (typeof csrf !== "string" || csrf.length !== CSRF_TOKEN_BYTES * 2 || typeof exp !== "number") return undefined;
   const session = { csrf, exp };
-  if (kv && (await kv.get(await signedOutKey(session))) !== null) return undefined;
+  if (kv && (await isEnded(kv, "console-session", await signedOutId(session)))) return undefined;
   return session;
 }
 
 /** Marks `session` ended until it would have expired. */
 export async function endSession(kv: KVNamespace | undefined, session: ConsoleSession, now = Date.now()): Promise<void> {
   if (!kv) return;
-  await kv.put(await signedOutKey(session), "1", { expirationTtl: Math.max(MIN_KV_TTL_S, Math.ceil((session.exp - now) / 1000)) });
+  await markEnded(kv, "console-session", await signedOutId(session), Math.ceil((session.exp - now) / 1000));
 }
 
 /** True when the request's host is loopback, where plain HTTP is all `npm start` serves. */

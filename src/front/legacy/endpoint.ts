@@ -9,45 +9,24 @@
  */
 import { asGatewayError, GatewayError } from "../../core/errors";
 import { validateMessage } from "../../core/validate-message";
-import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
-import { structureProblem, structureProblemText } from "../../core/duplicate-keys";
+import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
 import { elements, rootSpan } from "../../core/raw-json";
-import type { CallContext, Caller, ClientMessage, Handler, Identity, Services } from "../../context/call-context";
-import type { CatalogMode } from "../../policy/catalog-mode";
+import type { CallContext, Caller, ClientMessage, Identity } from "../../context/call-context";
+import { routeFor } from "../../context/route";
 import { newCallRecord } from "../../context/call-record";
 import { routeShapes } from "../../policy/listed-shapes";
+import { grantOnce } from "../../policy/persona-grant";
 import type { UpstreamSession } from "../../upstream/upstream-session";
-import { allowsBatches, checkGetHeaders, checkPostHeaders, checkVersionHeader } from "./protocol";
-import { replyTo, type Emit } from "./reply-stream";
+import { allowsBatches, checkVersionHeader } from "./protocol";
+import type { EndpointRequest } from "../http/endpoint-request";
+import { replyTo, type Emit } from "../http/reply-stream";
+import { checkDuplicateKeys, checkGetHeaders, checkPostHeaders } from "../http/request-checks";
 import { streamToClient } from "./server-stream";
-import { beginSession, endSession, findSession, sessionError, type SessionEnv } from "./session";
+import { beginSession, endSession, findSession, sessionError } from "./session";
 import { sealSession, type SessionState } from "./session-token";
 
 /** Messages in one JSON-RPC batch: each may fan out to every upstream, so one POST is bounded. */
 export const MAX_BATCH_MESSAGES = 100;
-
-/** One route of the endpoint as the shell resolved it. */
-export type EndpointRequest = SessionEnv & {
-  readonly request: Request;
-  readonly services: Services;
-  /** Who this HTTP request authenticated as (its principal is `principal`, which the session is bound to). */
-  readonly caller: Caller;
-  /** The pipeline every client message goes through. */
-  readonly pipeline: Handler;
-  /** The catalog mode the URL asked for (`?catalog=`), checked by the shell. */
-  readonly catalog?: CatalogMode;
-  readonly waitUntil: (promise: Promise<unknown>) => void;
-};
-
-/**
- * Refuses a key twice in any object of a message (or batch), at any depth, and nesting past
- * MAX_MESSAGE_DEPTH: JSON.parse keeps the last of two keys, the relayed bytes hold both,
- * and an upstream may read the first, so policy could judge one tool while another runs.
- */
-export function checkDuplicateKeys(text: string, id: JsonRpcId | null = null): void {
-  const problem = structureProblem(text);
-  if (problem) throw new GatewayError(400, INVALID_REQUEST, structureProblemText(problem), undefined, id);
-}
 
 function parseBody(text: string): unknown {
   try {
@@ -72,6 +51,7 @@ function identityOf(session: SessionState, caller: Caller): Identity {
     roles: caller.roles,
     authMethod: caller.method,
     protocolVersion: session.protocolVersion,
+    era: "legacy",
     clientCapabilities: session.clientCapabilities,
     clientInfo: session.clientInfo,
     session: { id: session.sid, expiresAt: session.exp, ...(session.filterShapes ? { filterShapes: session.filterShapes } : {}) },
@@ -90,7 +70,8 @@ type SessionContext = Omit<CallContext, "emit" | "record">;
 function contextOf(where: EndpointRequest, session: SessionState, signal: AbortSignal | undefined): SessionContext {
   return {
     identity: identityOf(session, where.caller),
-    route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin, ...(where.catalog ? { catalog: where.catalog } : {}) },
+    grant: grantOnce(where.services.kv, where.caller.roles, where.services.config.documentCacheTtlMs),
+    route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog),
     services: where.services,
     upstreamClient: session,
     signal: signal ?? new AbortController().signal,
@@ -187,7 +168,7 @@ export async function handlePost(where: EndpointRequest, preread?: string): Prom
   const jobs = requests.map((wire) => ({
     id: wire.message.id,
     run: async (emit: Emit, streamed: () => void) =>
-      (await where.pipeline({ ...ctx, emit, record: newCallRecord(), ...(ctx.route.aggregated ? {} : { streamed }) }, { kind: "request", wire }))!,
+      (await where.pipeline({ ...ctx, emit, record: newCallRecord(), ...(ctx.route.kind === "aggregated" ? {} : { streamed }) }, { kind: "request", wire }))!,
   }));
   return replyTo(jobs, Array.isArray(body), () => abort.abort());
 }
@@ -204,6 +185,8 @@ export async function handleGet(where: EndpointRequest): Promise<Response> {
 /** DELETE: ends the session here and at every upstream. */
 export async function handleDelete(where: EndpointRequest): Promise<Response> {
   const session = await requireSession(where);
-  await endSession(session, where);
+  // The end passes the pipeline (traced, recorded, audited) while the session is marked ended; the relay closes the upstreams' sessions.
+  // No signal: a client that goes away mid-DELETE still ends its session.
+  await Promise.all([runQuietly(where, contextOf(where, session, undefined), { kind: "end" }), endSession(session, where)]);
   return new Response(null, { status: 200 });
 }

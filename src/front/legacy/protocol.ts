@@ -1,6 +1,7 @@
 /**
- * Streamable HTTP rules that do not depend on upstreams: which protocol versions the
- * gateway speaks, what the headers must say, and how a version is negotiated.
+ * The 2025 revisions' own rules: which of them the gateway speaks, how a version is
+ * negotiated, which allow batches, what the MCP-Protocol-Version header may say (the
+ * Accept and Content-Type rules both fronts share are in front/http/request-checks.ts).
  */
 import { GatewayError } from "../../core/errors";
 import { INVALID_REQUEST } from "../../core/jsonrpc";
@@ -33,29 +34,5 @@ export function checkVersionHeader(header: string | null): void {
       INVALID_REQUEST,
       `Bad Request: unsupported MCP-Protocol-Version "${header}" (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
     );
-  }
-}
-
-function mediaTypes(header: string | null): string[] {
-  return (header ?? "").split(",").map((part) => part.split(";")[0]!.trim().toLowerCase());
-}
-
-/** A POST must accept both JSON and SSE answers, and carry JSON. */
-export function checkPostHeaders(accept: string | null, contentType: string | null): void {
-  const types = mediaTypes(accept);
-  const any = types.includes("*/*");
-  if (!any && !(types.includes("application/json") && types.includes("text/event-stream"))) {
-    throw new GatewayError(406, INVALID_REQUEST, "Not Acceptable: the Accept header must list both application/json and text/event-stream");
-  }
-  if (mediaTypes(contentType)[0] !== "application/json") {
-    throw new GatewayError(415, INVALID_REQUEST, "Unsupported Media Type: the Content-Type must be application/json");
-  }
-}
-
-/** The GET stream is SSE only. */
-export function checkGetHeaders(accept: string | null): void {
-  const types = mediaTypes(accept);
-  if (!types.includes("text/event-stream") && !types.includes("*/*")) {
-    throw new GatewayError(406, INVALID_REQUEST, "Not Acceptable: the Accept header must list text/event-stream to open the server stream");
   }
 }

@@ -7,7 +7,7 @@
  */
 import { GatewayError } from "../../core/errors";
 import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../../core/sse";
-import { MessageQueue, SSE_KEEPALIVE_INTERVAL_MS, type Emit } from "./reply-stream";
+import { MessageQueue, SSE_KEEPALIVE_INTERVAL_MS, type Emit } from "../http/reply-stream";
 
 /** Messages held for a client that is not reading before the upstreams are read no further. */
 const STREAM_BUFFER_MESSAGES = 4;

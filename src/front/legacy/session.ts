@@ -7,29 +7,18 @@
  * isolate ends the session on every other within KV's propagation delay (plus up to
  * ENDED_CHECK_CACHE_MS, for which an isolate trusts its last look).
  */
-import type { UpstreamConfig } from "../../config/upstreams";
-import { laterSessions } from "../../upstream/pool";
-import { exchange } from "../../upstream/client";
 import { fail, GatewayError, ok, type Result } from "../../core/errors";
 import { sessionSecret } from "../../config/secrets";
 import { INVALID_PARAMS, isObject, type JsonRpcRequest } from "../../core/jsonrpc";
 import { negotiateVersion } from "./protocol";
 import { checkClientState, MAX_CLIENT_STATE_BYTES, newSessionId, openSession, SESSION_TTL_S, type SessionState } from "./session-token";
-import { heldSession } from "../../upstream/upstream-session";
+import { isEnded, markEnded } from "../../storage/ended-marks";
+import type { EndpointRequest } from "../http/endpoint-request";
 
-const ENDED_KEY_PREFIX = "session-ended/";
-/** KV's minimum expiration TTL. */
-const MIN_KV_TTL_S = 60;
 const ENDED_LOCAL_ENTRIES = 10_000;
 
-export type SessionEnv = {
-  readonly env: Readonly<Record<string, unknown>>;
-  readonly kv: KVNamespace | undefined;
-  readonly route: string;
-  readonly principal: string;
-  readonly upstreams: readonly UpstreamConfig[];
-  readonly signal?: AbortSignal;
-};
+/** What a session is found, begun and ended with: the route, the principal and the bindings of the request. */
+export type SessionEnv = Pick<EndpointRequest, "env" | "kv" | "route" | "principal" | "upstreams" | "signal">;
 
 function clientIdentity(info: unknown): Record<string, unknown> {
   if (!isObject(info)) return {};
@@ -91,7 +80,7 @@ export async function findSession(token: string | null, where: SessionEnv): Prom
   if (endedHere.has(state.sid)) return fail({ reason: "ended" });
   const checked = liveChecked.get(state.sid);
   if (where.kv && (checked === undefined || Date.now() - checked > ENDED_CHECK_CACHE_MS)) {
-    if ((await where.kv.get(ENDED_KEY_PREFIX + state.sid)) !== null) return fail({ reason: "ended" });
+    if (await isEnded(where.kv, "session", state.sid)) return fail({ reason: "ended" });
     if (liveChecked.size >= ENDED_LOCAL_ENTRIES) liveChecked.clear();
     liveChecked.set(state.sid, Date.now());
   }
@@ -118,21 +107,10 @@ export function sessionError(problem: SessionLookupProblem): GatewayError {
   }
 }
 
-/** Ends a session: recorded as ended, and each upstream's session is closed too. */
+/** Ends a session: recorded as ended, here at once and in KV (the relay closes the upstreams' sessions: relay/end-sessions.ts). */
 export async function endSession(state: SessionState, where: SessionEnv): Promise<void> {
   if (endedHere.size >= ENDED_LOCAL_ENTRIES) endedHere.clear();
   endedHere.add(state.sid);
   liveChecked.delete(state.sid);
-  const ttl = Math.max(MIN_KV_TTL_S, state.exp - Math.floor(Date.now() / 1000));
-  await Promise.all([
-    where.kv?.put(ENDED_KEY_PREFIX + state.sid, "1", { expirationTtl: ttl }),
-    ...where.upstreams.map(async (upstream) => {
-      const sealed = heldSession(state, upstream.name);
-      const later = await laterSessions(upstream, { env: where.env, session: state });
-      const sessions = [...(sealed ? [sealed] : []), ...later.filter((s) => s.sessionId !== sealed?.sessionId)];
-      for (const session of sessions) {
-        if (session.sessionId) await exchange({ upstream, env: where.env, method: "DELETE", sessionId: session.sessionId, protocolVersion: session.protocolVersion });
-      }
-    }),
-  ]);
+  if (where.kv) await markEnded(where.kv, "session", state.sid, state.exp - Math.floor(Date.now() / 1000));
 }

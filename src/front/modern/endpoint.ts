@@ -18,10 +18,11 @@ import { GatewayError } from "../../core/errors";
 import { INTERNAL_ERROR, INVALID_REQUEST, isObject, kindOf, METHOD_NOT_FOUND, PARSE_ERROR, type JsonObject, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
 import { readUpstreamMessage, validateMessage } from "../../core/validate-message";
 import type { CallContext, Identity } from "../../context/call-context";
+import { routeFor } from "../../context/route";
 import { newCallRecord } from "../../context/call-record";
-import { checkDuplicateKeys, type EndpointRequest } from "../legacy/endpoint";
-import { checkPostHeaders } from "../legacy/protocol";
-import { replyTo, type Emit } from "../legacy/reply-stream";
+import type { EndpointRequest } from "../http/endpoint-request";
+import { replyTo, type Emit } from "../http/reply-stream";
+import { checkDuplicateKeys, checkPostHeaders } from "../http/request-checks";
 import type { ModernBody } from "./classify";
 import { completeResult } from "./caching";
 import { discoverAnswer } from "./discover";
@@ -30,6 +31,7 @@ import { MISSING_REQUIRED_CLIENT_CAPABILITY, REMOVED_METHODS, UNBRIDGED_METHODS 
 import { modernUpstreamClient } from "./upstream-client";
 import { withoutEnvelope } from "./upstream-request";
 import { atLeast, isLogLevel } from "../../storage/client-log-levels";
+import { grantOnce } from "../../policy/persona-grant";
 
 /** The client capability each server-to-client request of a 2025 upstream needs. */
 const CAPABILITY_OF_SERVER_REQUEST: ReadonlyMap<string, string> = new Map([
@@ -61,13 +63,15 @@ async function contextOf(where: EndpointRequest, envelope: Envelope, signal: Abo
     roles: caller.roles,
     authMethod: caller.method,
     protocolVersion: envelope.protocolVersion,
+    era: "modern",
     clientCapabilities: envelope.clientCapabilities,
     clientInfo,
     ...(isLogLevel(envelope.logLevel) ? { logLevel: envelope.logLevel } : {}),
   };
   return {
     identity,
-    route: { name: where.route, aggregated: where.route === "", upstreams: where.upstreams, origin: new URL(where.request.url).origin, ...(where.catalog ? { catalog: where.catalog } : {}) },
+    grant: grantOnce(where.services.kv, caller.roles, where.services.config.documentCacheTtlMs),
+    route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog),
     services: where.services,
     upstreamClient: await modernUpstreamClient({ principal: caller.principal, route: where.route, clientCapabilities: envelope.clientCapabilities, clientInfo, bridging: where.services.bridgedCalls !== undefined }),
     ...paramHeadersOf(where.request.headers),

@@ -1,0 +1,42 @@
+/**
+ * The route of a message as a value: which endpoint it came to (/mcp, every upstream
+ * behind one name space, or /mcp/<upstream>, one upstream as it is), the upstreams it
+ * serves and the origin the client reached. Built once by the front that classified
+ * the request; layers switch on `kind`.
+ */
+import type { UpstreamConfig } from "../config/upstreams";
+import type { CatalogMode } from "../policy/catalog-mode";
+
+/**
+ * The endpoint a message came to: `aggregated` (/mcp, where names carry their upstream's
+ * prefix) or one `upstream` (/mcp/<upstream>, transparent). Set once by the front that
+ * classified the request (`routeFor`).
+ */
+export type Route = RouteEndpoint & {
+  /** "" for /mcp, else the upstream of /mcp/<upstream>. */
+  readonly name: string;
+  /** The upstreams this route serves: all of them on /mcp (those the caller reaches, once authorization narrowed them), its one on /mcp/<upstream>. */
+  readonly upstreams: readonly UpstreamConfig[];
+  /** The gateway's own origin as the client reached it (for URLs handed to the client). */
+  readonly origin: string;
+  /** The catalog mode the request URL asked for (`?catalog=`); absent: the persona's, else full. */
+  readonly catalog?: CatalogMode;
+};
+
+/** Which endpoint: every upstream behind one name space, or one upstream as it is. */
+export type RouteEndpoint = { readonly kind: "aggregated" } | { readonly kind: "upstream"; readonly upstream: UpstreamConfig };
+
+/**
+ * The route of a request to `name` ("" for /mcp) serving `upstreams` (the shell resolves
+ * /mcp/<upstream> to exactly its one upstream).
+ *
+ * @example
+ * routeFor("", all, "https://gw.example"); // { kind: "aggregated", name: "", upstreams: all, ... }
+ */
+export function routeFor(name: string, upstreams: readonly UpstreamConfig[], origin: string, catalog?: CatalogMode): Route {
+  const common = { name, upstreams, origin, ...(catalog ? { catalog } : {}) };
+  if (name === "") return { kind: "aggregated", ...common };
+  const upstream = upstreams[0];
+  if (upstreams.length !== 1 || upstream?.name !== name) throw new Error(`unreachable: the route /mcp/${name} must serve exactly its own upstream`);
+  return { kind: "upstream", upstream, ...common };
+}

@@ -1,0 +1,31 @@
+/**
+ * What the shell hands a protocol front for one HTTP request on an MCP route: the
+ * request, the route as resolved, the caller, the services and the pipeline. Every era's
+ * front takes the same.
+ */
+import type { Caller, Handler, Services } from "../../context/call-context";
+import type { UpstreamConfig } from "../../config/upstreams";
+import type { CatalogMode } from "../../policy/catalog-mode";
+
+/** One route of the endpoint as the shell resolved it. */
+export type EndpointRequest = {
+  readonly env: Readonly<Record<string, unknown>>;
+  readonly kv: KVNamespace | undefined;
+  /** "" for /mcp, else the upstream of /mcp/<upstream>. */
+  readonly route: string;
+  /** The principal the request authenticated as. */
+  readonly principal: string;
+  /** The upstreams the route serves. */
+  readonly upstreams: readonly UpstreamConfig[];
+  /** Aborted when the client goes away. */
+  readonly signal?: AbortSignal;
+  readonly request: Request;
+  readonly services: Services;
+  /** Who this HTTP request authenticated as (its principal is `principal`, which the session is bound to). */
+  readonly caller: Caller;
+  /** The pipeline every client message goes through. */
+  readonly pipeline: Handler;
+  /** The catalog mode the URL asked for (`?catalog=`), checked by the shell. */
+  readonly catalog?: CatalogMode;
+  readonly waitUntil: (promise: Promise<unknown>) => void;
+};

@@ -1,0 +1,39 @@
+/**
+ * The persona grant of a caller: the personas document (KV, read through the cached
+ * document store) matched to the caller's roles. A call context carries it resolved at
+ * most once (`CallContext.grant`), so authorization, rate limits and catalog modes read
+ * the same grant; the shell uses the same lookup for the upstreams a caller reaches.
+ */
+import { PERSONAS_KEY } from "../storage/document-keys";
+import { loadDocument } from "../storage/document-store";
+import { checkPersonas, grantFor, type Grant } from "./persona";
+
+/**
+ * The grant of a caller with `roles`: undefined when no persona applies (default deny),
+ * the personas document is invalid, or there is no KV.
+ *
+ * @example
+ * const grant = await loadGrant(kv, caller.roles, 30_000);
+ */
+export async function loadGrant(kv: KVNamespace | undefined, roles: readonly string[], cacheTtlMs: number): Promise<Grant | undefined> {
+  if (!kv) return undefined;
+  const stored = await loadDocument(kv, PERSONAS_KEY, cacheTtlMs, checkPersonas);
+  return stored.state === "valid" ? grantFor(stored.value, roles) : undefined;
+}
+
+/**
+ * The grant of a caller with `roles`, looked up on first use and then remembered (a
+ * failed lookup is not: the next use tries again).
+ *
+ * @example
+ * const grant = grantOnce(kv, caller.roles, 30_000);
+ * const persona = (await grant())?.persona;
+ */
+export function grantOnce(kv: KVNamespace | undefined, roles: readonly string[], cacheTtlMs: number): () => Promise<Grant | undefined> {
+  let pending: Promise<Grant | undefined> | undefined;
+  return () =>
+    (pending ??= loadGrant(kv, roles, cacheTtlMs).catch((error: unknown) => {
+      pending = undefined;
+      throw error;
+    }));
+}

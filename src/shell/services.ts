@@ -1,0 +1,49 @@
+/**
+ * The services of a call, typed once from the Worker's bindings: parsed configuration,
+ * KV, R2, the audit Queue, the Durable Objects, the rate limiters and the session secret.
+ * The shell is the only place that reads a binding by its name; layers below get these
+ * typed values (`Services`, context/call-context.ts).
+ */
+import { gatewayConfig } from "../config/gateway-config";
+import { sessionSecret } from "../config/secrets";
+import type { RateLimiter, Services } from "../context/call-context";
+import type { BridgedCall } from "./bridged-call";
+import type { InputRendezvous } from "./input-rendezvous";
+
+/** The bindings this module reads, as wrangler.toml declares them. */
+type GatewayBindings = {
+  readonly GATEWAY_KV?: KVNamespace;
+  readonly PAYLOADS?: R2Bucket;
+  readonly AUDIT_QUEUE?: Queue;
+  readonly INPUT_RENDEZVOUS?: DurableObjectNamespace<InputRendezvous>;
+  readonly BRIDGED_CALLS?: DurableObjectNamespace<BridgedCall>;
+};
+
+function isRateLimiter(value: unknown): value is RateLimiter {
+  return typeof value === "object" && value !== null && typeof (value as { limit?: unknown }).limit === "function";
+}
+
+/**
+ * The services these bindings provide. The session secret is checked when first used, so
+ * a request that fails earlier (a bad header) keeps its own error.
+ */
+export function servicesFor(env: Readonly<Record<string, unknown>>): Services {
+  // The platform hands bindings untyped; wrangler.toml is what says what each name holds.
+  const bindings = env as GatewayBindings;
+  return {
+    config: gatewayConfig(env),
+    kv: bindings.GATEWAY_KV,
+    payloads: bindings.PAYLOADS,
+    auditQueue: bindings.AUDIT_QUEUE,
+    ...(bindings.INPUT_RENDEZVOUS ? { inputRendezvous: bindings.INPUT_RENDEZVOUS } : {}),
+    ...(bindings.BRIDGED_CALLS !== undefined ? { bridgedCalls: bindings.BRIDGED_CALLS } : {}),
+    rateLimiter: (name) => {
+      const binding = Object.hasOwn(env, name) ? env[name] : undefined;
+      return isRateLimiter(binding) ? binding : undefined;
+    },
+    get sessionSecret() {
+      return sessionSecret(env);
+    },
+    env,
+  };
+}
