@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { readSse } from "../src/core/sse";
-import { forgetHeldLists } from "../src/upstream/list-cache";
+import { forgetHeldLists, heldList, holdList, holdOf, LIST_CACHE_MAX_BYTES, listGeneration, type ListKeys } from "../src/upstream/list-cache";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { gatewayFetch, initialize, messageTexts, post, request, type Json, type Vars } from "./helpers/gateway";
 import { modern, modernPost } from "./helpers/modern";
@@ -197,5 +197,29 @@ describe("tool search", () => {
       expect(JSON.parse(found.result.content[0].text).tools[0].name).toBe("echo");
     }
     expect(await listsAt(up.tag)).toBe(requests);
+  });
+});
+
+describe("memory", () => {
+  const keysOf = (n: number): ListKeys => ({ upstream: "bounded", method: "tools/list", shared: `shared-${n}`, own: `own-${n}` });
+  /** A list answer of about `mib` MiB (UTF-16) that holds `private` for a minute. */
+  const answerOf = (n: number, mib: number) => `{"jsonrpc":"2.0","id":1,"result":{"tools":[],"pad":"${String(n).padEnd((mib * 1024 * 1024) / 2 - 64, "x")}","ttlMs":60000,"cacheScope":"private"}}`;
+
+  afterEach(() => forgetHeldLists());
+
+  it(`keeps at most ${LIST_CACHE_MAX_BYTES / 1024 / 1024} MiB, dropping the least recently used, and never one list past 2 MiB`, async () => {
+    const hold = (n: number, mib: number) => {
+      const answer = answerOf(n, mib);
+      holdList(keysOf(n), holdOf(answer), answer, listGeneration("bounded", "tools/list"), () => {});
+    };
+    for (let n = 0; n < 6; n++) hold(n, 1.5); // 9 MiB asked for
+    expect(await heldList(keysOf(0))).toBeUndefined();
+    expect(await heldList(keysOf(1))).toBe(answerOf(1, 1.5)); // now the most recently used
+    hold(6, 1.5);
+    expect(await heldList(keysOf(1))).toBeDefined();
+    expect(await heldList(keysOf(2))).toBeUndefined();
+    hold(7, 2.5);
+    expect(await heldList(keysOf(7))).toBeUndefined();
+    expect(await heldList(keysOf(6))).toBeDefined();
   });
 });

@@ -141,7 +141,8 @@ export async function heldList(keys: ListKeys, now = Date.now()): Promise<string
   const changed = changedAt.get(generationKey(keys.upstream, keys.method));
   if (!(expiresAt > now) || !Number.isFinite(writtenAt) || (changed !== undefined && writtenAt <= changed)) return undefined;
   rememberShared(url, keys.upstream, keys.method);
-  keep(`public:${keys.shared}`, { upstream: keys.upstream, method: keys.method, scope: "public", expiresAt, text, bytes: sizeOf(keys.shared, text) });
+  const bytes = sizeOf(keys.shared, text);
+  if (bytes <= MAX_HELD_LIST_BYTES) keep(`public:${keys.shared}`, { upstream: keys.upstream, method: keys.method, scope: "public", expiresAt, text, bytes });
   return text;
 }
 
