@@ -44,7 +44,7 @@ const SHARED_KEY_ORIGIN = "https://list-cache.mcp-edge-gateway.invalid/";
 const EXPIRES_HEADER = "x-list-expires-at";
 /** When a Cache API copy was written, ms since the epoch: one written before a list_changed seen here is stale. */
 const WRITTEN_HEADER = "x-list-written-at";
-/** Upstream-and-method pairs whose list changes are remembered (upstream names come from configuration; this only bounds it). */
+/** Upstream-and-method pairs whose list changes (and upstreams whose last scope) are remembered; names come from configuration, this only bounds them. */
 const MAX_CHANGE_RECORDS = 4_096;
 
 /** How long one answer may be held, and for whom. */
@@ -57,7 +57,7 @@ export type ListHold = { readonly ttlMs: number; readonly scope: ListCacheScope 
  */
 export type ListKeys = { readonly upstream: string; readonly method: string; readonly shared: string; readonly own: string };
 
-type Entry = { readonly upstream: string; readonly method: string; readonly scope: ListCacheScope; readonly expiresAt: number; readonly text: string; readonly bytes: number };
+type Entry = { readonly upstream: string; readonly method: string; readonly expiresAt: number; readonly text: string; readonly bytes: number };
 
 /** Held lists by key (`public:<digest>` or `private:<digest>`), least recently used first. */
 const entries = new Map<string, Entry>();
@@ -142,7 +142,7 @@ export async function heldList(keys: ListKeys, now = Date.now()): Promise<string
   if (!(expiresAt > now) || !Number.isFinite(writtenAt) || (changed !== undefined && writtenAt <= changed)) return undefined;
   rememberShared(url, keys.upstream, keys.method);
   const bytes = sizeOf(keys.shared, text);
-  if (bytes <= MAX_HELD_LIST_BYTES) keep(`public:${keys.shared}`, { upstream: keys.upstream, method: keys.method, scope: "public", expiresAt, text, bytes });
+  if (bytes <= MAX_HELD_LIST_BYTES) keep(`public:${keys.shared}`, { upstream: keys.upstream, method: keys.method, expiresAt, text, bytes });
   return text;
 }
 
@@ -182,13 +182,14 @@ export function holdOf(answer: string, configured?: UpstreamConfig["listCache"])
  * was taken. A public answer is also put in the Cache API, through `waitUntil`.
  */
 export function holdList(keys: ListKeys, hold: ListHold | undefined, answer: string, generation: number, waitUntil: (work: Promise<unknown>) => void, now = Date.now()): void {
+  if (lastScope.size >= MAX_CHANGE_RECORDS) lastScope.clear();
   lastScope.set(keys.upstream, hold?.scope ?? "none");
   if (!hold || listGeneration(keys.upstream, keys.method) !== generation) return;
   const key = hold.scope === "public" ? keys.shared : keys.own;
   const bytes = sizeOf(key, answer);
   if (bytes > MAX_HELD_LIST_BYTES) return;
   const expiresAt = now + hold.ttlMs;
-  keep(`${hold.scope}:${key}`, { upstream: keys.upstream, method: keys.method, scope: hold.scope, expiresAt, text: answer, bytes });
+  keep(`${hold.scope}:${key}`, { upstream: keys.upstream, method: keys.method, expiresAt, text: answer, bytes });
   const cache = sharedCache();
   if (hold.scope !== "public" || hold.ttlMs < MIN_SHARED_TTL_MS || !cache) return;
   const url = SHARED_KEY_ORIGIN + keys.shared;
