@@ -64,17 +64,6 @@ describe("a 2026-07-28 upstream's hints", () => {
     expect(upstreamTools(JSON.parse(second).result)).toHaveLength(3);
   });
 
-  it.each([
-    [`public-${TTL_MS}`, 1],
-    ["none", 5],
-  ])("with hint %s, five lists at once reach the upstream %i time(s)", async (hint, requests) => {
-    const up = upstream("modern", hint);
-    const client = await client2025(`/mcp/${up.name}`, up.vars);
-    const answers = await Promise.all(Array.from({ length: 5 }, () => client.names()));
-    for (const names of answers) expect(names).toEqual(["bump", "echo", "v1"]);
-    expect(await listsAt(up.tag)).toBe(requests);
-  });
-
   it("lists again once ttlMs has passed", async () => {
     const up = upstream("modern", `private-${TTL_MS}`);
     const client = await client2025(`/mcp/${up.name}`, up.vars);

@@ -8,10 +8,6 @@
  * capabilities declared for it (servers list tools by what the client can do). A private
  * answer's key names the principal too, with its roles and persona (identity assertions
  * tell the upstream all three).
- *
- * Requests for one list that arrive while it is being fetched (same key, principal
- * included) wait for that answer instead of asking the upstream too, and use it when it
- * could be held; if it fails or may not be held, each asks for itself.
  */
 import type { JsonObject, JsonRpcId } from "../core/jsonrpc";
 import { canonicalJson } from "../core/canonical-json";
@@ -21,9 +17,6 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { CACHED_LIST_METHODS, heldList, holdList, holdOf, listGeneration, type ListKeys } from "../upstream/list-cache";
 import { forward } from "./forward";
 import { withMessageId } from "./server-requests";
-
-/** Answers being fetched, by the key naming their principal: what a concurrent request for the same list waits for (undefined: ask for yourself). */
-const fetching = new Map<string, Promise<string | undefined>>();
 
 async function digest(text: string): Promise<string> {
   return bytesToBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
@@ -48,21 +41,13 @@ async function listKeys(ctx: CallContext, upstream: UpstreamConfig, method: stri
 export async function forwardList(ctx: CallContext, upstream: UpstreamConfig, method: string, params: JsonObject | undefined, text: string, id: JsonRpcId): Promise<string> {
   if (!CACHED_LIST_METHODS.has(method) || upstream.listCache?.ttlMs === 0) return forward(ctx, upstream, text, id);
   const keys = await listKeys(ctx, upstream, method, params);
-  const held = (await heldList(keys)) ?? (await fetching.get(keys.own));
+  const held = await heldList(keys);
   if (held !== undefined) {
     ctx.record.upstream = upstream.name;
     return withMessageId(held, id);
   }
   const generation = listGeneration(upstream.name, method);
-  const settled = forward(ctx, upstream, text, id).then((answer) => ({ answer, held: holdList(keys, holdOf(answer, upstream.listCache), answer, generation, (work) => ctx.waitUntil(work)) }));
-  const shared = settled.then(
-    (outcome) => (outcome.held ? outcome.answer : undefined),
-    () => undefined,
-  );
-  fetching.set(keys.own, shared);
-  try {
-    return (await settled).answer;
-  } finally {
-    if (fetching.get(keys.own) === shared) fetching.delete(keys.own);
-  }
+  const answer = await forward(ctx, upstream, text, id);
+  holdList(keys, holdOf(answer, upstream.listCache), answer, generation, (work) => ctx.waitUntil(work));
+  return answer;
 }

@@ -179,25 +179,23 @@ export function holdOf(answer: string, configured?: UpstreamConfig["listCache"])
 
 /**
  * Holds `answer` for `keys` as `hold` allows, unless the list changed since `generation`
- * was taken. A public answer is also put in the Cache API, through `waitUntil`. True when
- * the answer is held (so may answer others).
+ * was taken. A public answer is also put in the Cache API, through `waitUntil`.
  */
-export function holdList(keys: ListKeys, hold: ListHold | undefined, answer: string, generation: number, waitUntil: (work: Promise<unknown>) => void, now = Date.now()): boolean {
+export function holdList(keys: ListKeys, hold: ListHold | undefined, answer: string, generation: number, waitUntil: (work: Promise<unknown>) => void, now = Date.now()): void {
   if (lastScope.size >= MAX_CHANGE_RECORDS) lastScope.clear();
   lastScope.set(keys.upstream, hold?.scope ?? "none");
-  if (!hold || listGeneration(keys.upstream, keys.method) !== generation) return false;
+  if (!hold || listGeneration(keys.upstream, keys.method) !== generation) return;
   const key = hold.scope === "public" ? keys.shared : keys.own;
   const bytes = sizeOf(key, answer);
-  if (bytes > MAX_HELD_LIST_BYTES) return false;
+  if (bytes > MAX_HELD_LIST_BYTES) return;
   const expiresAt = now + hold.ttlMs;
   keep(`${hold.scope}:${key}`, { upstream: keys.upstream, method: keys.method, expiresAt, text: answer, bytes });
   const cache = sharedCache();
-  if (hold.scope !== "public" || hold.ttlMs < MIN_SHARED_TTL_MS || !cache) return true;
+  if (hold.scope !== "public" || hold.ttlMs < MIN_SHARED_TTL_MS || !cache) return;
   const url = SHARED_KEY_ORIGIN + keys.shared;
   rememberShared(url, keys.upstream, keys.method);
   const headers = { "content-type": "application/json", "cache-control": `max-age=${Math.floor(hold.ttlMs / 1000)}`, [EXPIRES_HEADER]: String(expiresAt), [WRITTEN_HEADER]: String(now) };
   waitUntil(cache.put(url, new Response(answer, { headers })).catch((error: unknown) => console.warn(`mcp-edge-gateway: list cache: ${error instanceof Error ? error.message : String(error)}`)));
-  return true;
 }
 
 /**
