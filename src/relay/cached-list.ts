@@ -14,7 +14,7 @@ import { canonicalJson } from "../core/canonical-json";
 import { bytesToBase64Url } from "../core/base64url";
 import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
-import { CACHED_LIST_METHODS, heldList, holdList, holdOf, listGeneration, type ListKeys } from "../upstream/list-cache";
+import { CACHED_LIST_METHODS, heldList, holdList, holdOf, listGeneration, mayBeHeld, noteHold, type ListKeys } from "../upstream/list-cache";
 import { forward } from "./forward";
 import { withMessageId } from "./server-requests";
 
@@ -40,14 +40,17 @@ async function listKeys(ctx: CallContext, upstream: UpstreamConfig, method: stri
  */
 export async function forwardList(ctx: CallContext, upstream: UpstreamConfig, method: string, params: JsonObject | undefined, text: string, id: JsonRpcId): Promise<string> {
   if (!CACHED_LIST_METHODS.has(method) || upstream.listCache?.ttlMs === 0) return forward(ctx, upstream, text, id);
-  const keys = await listKeys(ctx, upstream, method, params);
-  const held = await heldList(keys);
+  // An upstream whose last such list could not be held is asked straight away; its answer says whether this one can.
+  const keys = mayBeHeld(upstream.name, method) ? await listKeys(ctx, upstream, method, params) : undefined;
+  const held = keys && (await heldList(keys));
   if (held !== undefined) {
     ctx.record.upstream = upstream.name;
     return withMessageId(held, id);
   }
   const generation = listGeneration(upstream.name, method);
   const answer = await forward(ctx, upstream, text, id);
-  holdList(keys, holdOf(answer, upstream.listCache), answer, generation, (work) => ctx.waitUntil(work));
+  const hold = holdOf(answer, upstream.listCache);
+  if (!keys && !hold) noteHold(upstream.name, method, hold);
+  else holdList(keys ?? (await listKeys(ctx, upstream, method, params)), hold, answer, generation, (work) => ctx.waitUntil(work));
   return answer;
 }

@@ -68,7 +68,11 @@ const sharedCopies = new Map<string, { readonly upstream: string; readonly metho
 const generations = new Map<string, number>();
 /** Per upstream and method, when this isolate last saw its list change (ms since the epoch). */
 const changedAt = new Map<string, number>();
-/** The scope of each upstream's last answer here: an upstream known not to answer `public` is not looked up in the Cache API. */
+/**
+ * How each upstream's last answer to each list method here could be held: a list known
+ * not to be `public` is not looked up in the Cache API, one known not to be holdable at
+ * all (no hints, no `listCache`) not even in memory (`mayBeHeld`).
+ */
 const lastScope = new Map<string, ListCacheScope | "none">();
 
 function sharedCache(): Cache | undefined {
@@ -113,6 +117,23 @@ function generationKey(upstream: string, method: string): string {
   return `${upstream}\n${method}`;
 }
 
+/**
+ * Records how `upstream`'s last `method` answer could be held (undefined: not at all).
+ * `holdList` does it for the answers it is given.
+ */
+export function noteHold(upstream: string, method: string, hold: ListHold | undefined): void {
+  if (lastScope.size >= MAX_CHANGE_RECORDS) lastScope.clear();
+  lastScope.set(generationKey(upstream, method), hold?.scope ?? "none");
+}
+
+/**
+ * Whether a `method` list of `upstream` may be held here: false while its last answer
+ * here could not be held (no hints, no `listCache`), so such a list costs no key.
+ */
+export function mayBeHeld(upstream: string, method: string): boolean {
+  return lastScope.get(generationKey(upstream, method)) !== "none";
+}
+
 /** The list_changed count of `upstream`'s `method` lists seen here: take it before asking the upstream, give it to `holdList`. */
 export function listGeneration(upstream: string, method: string): number {
   return generations.get(generationKey(upstream, method)) ?? 0;
@@ -130,7 +151,7 @@ export async function heldList(keys: ListKeys, now = Date.now()): Promise<string
   const local = fresh(`private:${keys.own}`, now) ?? fresh(`public:${keys.shared}`, now);
   if (local) return local.text;
   const cache = sharedCache();
-  const scope = lastScope.get(keys.upstream);
+  const scope = lastScope.get(generationKey(keys.upstream, keys.method));
   if (!cache || (scope !== undefined && scope !== "public")) return undefined;
   const url = SHARED_KEY_ORIGIN + keys.shared;
   const copy = await cache.match(url);
@@ -182,8 +203,7 @@ export function holdOf(answer: string, configured?: UpstreamConfig["listCache"])
  * was taken. A public answer is also put in the Cache API, through `waitUntil`.
  */
 export function holdList(keys: ListKeys, hold: ListHold | undefined, answer: string, generation: number, waitUntil: (work: Promise<unknown>) => void, now = Date.now()): void {
-  if (lastScope.size >= MAX_CHANGE_RECORDS) lastScope.clear();
-  lastScope.set(keys.upstream, hold?.scope ?? "none");
+  noteHold(keys.upstream, keys.method, hold);
   if (!hold || listGeneration(keys.upstream, keys.method) !== generation) return;
   const key = hold.scope === "public" ? keys.shared : keys.own;
   const bytes = sizeOf(key, answer);
