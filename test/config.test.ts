@@ -32,6 +32,11 @@ describe("parseUpstreams", () => {
     ["an unknown field", '[{"name":"a","url":"http://x/mcp","tiemout":5}]', /UPSTREAMS\[0\]\.tiemout: unknown field/],
     ["an unknown pinning mode", '[{"name":"a","url":"http://x/mcp","pinning":"strict"}]', /UPSTREAMS\[0\]\.pinning: must be one of "off", "warn", "enforce"/],
     ["approveNew that is not a boolean", '[{"name":"a","url":"http://x/mcp","approveNew":"yes"}]', /UPSTREAMS\[0\]\.approveNew: must be true or false/],
+    ["a listCache that is a number", '[{"name":"a","url":"http://x/mcp","listCache":60000}]', /UPSTREAMS\[0\]\.listCache: must be \{"ttlMs"/],
+    ["a negative listCache.ttlMs", '[{"name":"a","url":"http://x/mcp","listCache":{"ttlMs":-1}}]', /UPSTREAMS\[0\]\.listCache\.ttlMs: must be an integer number of milliseconds from 0 \(hold none of its lists\) to 3600000/],
+    ["a listCache.ttlMs over an hour", '[{"name":"a","url":"http://x/mcp","listCache":{"ttlMs":3600001}}]', /UPSTREAMS\[0\]\.listCache\.ttlMs/],
+    ["an unknown listCache.cacheScope", '[{"name":"a","url":"http://x/mcp","listCache":{"ttlMs":1000,"cacheScope":"everyone"}}]', /UPSTREAMS\[0\]\.listCache\.cacheScope: must be "private"/],
+    ["an unknown listCache field", '[{"name":"a","url":"http://x/mcp","listCache":{"ttlMs":1000,"ttl":5}}]', /UPSTREAMS\[0\]\.listCache\.ttl: unknown field/],
   ])("rejects %s", (_label, value, message) => {
     const parsed = parseUpstreams(value);
     expect(parsed.ok).toBe(false);
@@ -47,6 +52,11 @@ describe("parseUpstreams", () => {
         { name: "svc", url: "https://upstream.internal/mcp", service: "OTHER", headers: {}, timeoutMs: 30000, idleTimeoutMs: 300000 },
       ]);
     }
+  });
+
+  it("takes listCache with cacheScope private unless it says public", () => {
+    const parsed = parseUpstreams('[{"name":"a","url":"http://x/mcp","listCache":{"ttlMs":60000}},{"name":"b","url":"http://y/mcp","listCache":{"ttlMs":0,"cacheScope":"public"}}]');
+    expect(parsed.ok && parsed.value.map((u) => u.listCache)).toEqual([{ ttlMs: 60000, cacheScope: "private" }, { ttlMs: 0, cacheScope: "public" }]);
   });
 
   it.each([["svc"], ["a_b"], ["a__b"], ["a-"], ["toString"]])("accepts the name %s", (name) => {

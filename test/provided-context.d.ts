@@ -29,6 +29,8 @@ declare module "vitest" {
     everythingUpstreamUrl: string;
     /** test/fixtures/get-stream-upstream.ts: asks `roots/list` on its sessions' GET streams when `<origin>/ask` is POSTed. */
     getStreamUpstream: { url: string; origin: string };
+    /** Origin of test/fixtures/list-cache-upstream.ts: `/modern/<hint>/<tag>/mcp`, `/legacy/<tag>/mcp`; `GET /count/<tag>` counts list requests. */
+    listCacheUpstream: string;
     /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
     jwks: { url: string; fetchesUrl: string; /** `<origin>/idp`: an issuer per tag whose JWKS a test can break (see the fixture). */ idpUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }

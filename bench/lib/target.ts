@@ -1,5 +1,5 @@
 /**
- * One place the benchmark sends its tools/call to (the upstream itself, the
+ * One place the benchmark sends its tools/call (or tools/list) to (the upstream itself, the
  * pass-through, or the gateway on /mcp/<name> or /mcp), with the MCP session opened
  * first the way a client would: initialize, then notifications/initialized, then every
  * call carries the Mcp-Session-Id (when the target gave one) and MCP-Protocol-Version.
@@ -17,12 +17,14 @@ export type TargetSpec = {
   readonly url: string;
   readonly tool: string;
   readonly args: Readonly<Record<string, unknown>>;
+  /** What each call sends: a tools/call of `tool` (the default), or a tools/list. */
+  readonly method?: "tools/call" | "tools/list";
   /** Extra request headers (an Authorization header for the gateway with AUTH on). */
   readonly headers?: Readonly<Record<string, string>>;
 };
 
 export type Target = TargetSpec & {
-  /** Sends one tools/call and reads the whole answer; throws unless it is a 200 with a result. */
+  /** Sends one tools/call (or tools/list) and reads the whole answer; throws unless it is a 200 with a result. */
   readonly call: () => Promise<void>;
 };
 
@@ -55,10 +57,11 @@ export async function openTarget(spec: TargetSpec): Promise<Target> {
   await initialized.body?.cancel();
 
   const call = async () => {
-    const body = JSON.stringify({ jsonrpc: "2.0", id: nextId++, method: "tools/call", params: { name: spec.tool, arguments: spec.args } });
+    const method = spec.method ?? "tools/call";
+    const body = JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, ...(method === "tools/call" ? { params: { name: spec.tool, arguments: spec.args } } : {}) });
     const response = await post(spec.url, headers, body);
     const text = await response.text();
-    if (response.status !== 200 || !text.includes('"result"')) throw failure(spec, "tools/call", response, text);
+    if (response.status !== 200 || !text.includes('"result"')) throw failure(spec, method, response, text);
   };
   await call(); // fails here, before any measurement, when the target is not usable
   return { ...spec, call };

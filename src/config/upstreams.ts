@@ -19,6 +19,8 @@ export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
  */
 export const DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS = 5 * 60_000;
 const MAX_UPSTREAM_TIMEOUT_MS = 15 * 60_000;
+/** The longest an upstream's list is held (the operator's `listCache.ttlMs`, and any hint an upstream gives). */
+export const MAX_LIST_CACHE_TTL_MS = 60 * 60_000;
 /**
  * Short, never containing the `___` separator of aggregated names, and not ending in `_`:
  * `svc_` + `___` + `tool` would read as `svc` + `___` + `_tool`, so the first `___` of an
@@ -30,6 +32,10 @@ const RESERVED_NAMES = new Set([SYS_UPSTREAM]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the gateway owns on the upstream leg; configuring them would break the relay. */
 const GATEWAY_OWNED_HEADERS = new Set(["content-type", "accept", "mcp-session-id", "mcp-protocol-version", "content-length", "host"]);
+
+/** Who may be answered from one held list: `private`, only the principal it was fetched for; `public`, anyone (2026-07-28's `cacheScope`). */
+export type ListCacheScope = "public" | "private";
+export const LIST_CACHE_SCOPES: readonly ListCacheScope[] = ["private", "public"];
 
 /** How the gateway authenticates to one upstream: a secret's value sent as a header. */
 export type UpstreamCredential = { readonly secret: string; readonly header: string; readonly scheme: string };
@@ -58,6 +64,13 @@ export type UpstreamConfig = {
   readonly pinning?: PinningMode;
   /** Pinning: a definition seen for the first time waits for an operator's approval instead of being trusted on first use. */
   readonly approveNew?: boolean;
+  /**
+   * Holding this upstream's lists (upstream/list-cache.ts) where its answers carry no
+   * caching hints (2025 upstreams): for `ttlMs`, shared across principals only when
+   * `cacheScope` is "public". `ttlMs` 0 holds none of its lists, hints or not. Absent: only
+   * what a 2026-07-28 upstream's own hints allow.
+   */
+  readonly listCache?: { readonly ttlMs: number; readonly cacheScope: ListCacheScope };
 };
 
 
@@ -71,7 +84,7 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
   const at = `UPSTREAMS[${index}]`;
   const problems: string[] = [];
   if (!isObject(raw)) return { problems: [`${at}: must be an object like {"name":"github","url":"https://..."}`] };
-  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs", "identity", "protocol", "pinning", "approveNew"]);
+  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs", "identity", "protocol", "pinning", "approveNew", "listCache"]);
   for (const key of Object.keys(raw)) if (!known.has(key)) problems.push(`${at}.${key}: unknown field (known: ${[...known].join(", ")})`);
 
   const name = raw["name"];
@@ -140,6 +153,8 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
   const approveNew = raw["approveNew"];
   if (approveNew !== undefined && typeof approveNew !== "boolean") problems.push(`${at}.approveNew: must be true or false`);
 
+  const listCache = listCacheOf(raw["listCache"], `${at}.listCache`, problems);
+
   const timeoutMs = raw["timeoutMs"] ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const idleTimeoutMs = raw["idleTimeoutMs"] ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS;
   for (const [field, value] of [["timeoutMs", timeoutMs], ["idleTimeoutMs", idleTimeoutMs]] as const) {
@@ -162,8 +177,25 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     ...(credential ? { credential } : {}),
     ...(identity ? { identity } : {}),
     ...(protocol !== undefined ? { protocol: protocol as UpstreamProtocol } : {}),
+    ...(listCache ? { listCache } : {}),
   };
   return { config, problems };
+}
+
+/** `UPSTREAMS[].listCache`, checked; problems are pushed to `problems`. */
+function listCacheOf(raw: unknown, at: string, problems: string[]): UpstreamConfig["listCache"] {
+  if (raw === undefined) return undefined;
+  const shape = `must be {"ttlMs": <0 to ${MAX_LIST_CACHE_TTL_MS}>, "cacheScope"?: "private" | "public"}`;
+  if (!isObject(raw)) {
+    problems.push(`${at}: ${shape}`);
+    return undefined;
+  }
+  const before = problems.length;
+  for (const key of Object.keys(raw)) if (key !== "ttlMs" && key !== "cacheScope") problems.push(`${at}.${key}: unknown field (known: ttlMs, cacheScope)`);
+  const { ttlMs, cacheScope = "private" } = raw;
+  if (typeof ttlMs !== "number" || !Number.isInteger(ttlMs) || ttlMs < 0 || ttlMs > MAX_LIST_CACHE_TTL_MS) problems.push(`${at}.ttlMs: must be an integer number of milliseconds from 0 (hold none of its lists) to ${MAX_LIST_CACHE_TTL_MS}`);
+  if (!(LIST_CACHE_SCOPES as readonly unknown[]).includes(cacheScope)) problems.push(`${at}.cacheScope: must be "private" (each principal its own copy, the default) or "public" (one copy for every caller)`);
+  return problems.length > before ? undefined : { ttlMs: ttlMs as number, cacheScope: cacheScope as ListCacheScope };
 }
 
 /** Validates the `UPSTREAMS` var (a JSON string or an already structured list). */

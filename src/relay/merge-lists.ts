@@ -16,7 +16,7 @@ import { heldSession } from "../upstream/upstream-session";
 import { ownTaskList, ownTasksOf } from "./tasks";
 import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
-import { forward } from "./forward";
+import { forwardList } from "./cached-list";
 import { TASKS_LIST_CAPABILITY } from "../upstream/pool";
 
 /** Parallel upstream requests per page; Workers allow 6 open connections per request. */
@@ -62,7 +62,7 @@ async function upstreamPage(ctx: CallContext, upstream: UpstreamConfig, kind: Li
   delete params["cursor"];
   if (cursor !== null) params["cursor"] = cursor;
   const text = JSON.stringify({ jsonrpc: "2.0", id: request.id, method: kind.method, ...(Object.keys(params).length > 0 ? { params } : {}) });
-  const sent = await forward(ctx, upstream, text, request.id);
+  const sent = await forwardList(ctx, upstream, kind.method, params, text, request.id);
   // Tasks: only the caller's own, with the ids the caller knows (tasks.ts).
   const answer = kind.taskIds ? await ownTaskList(ctx, upstream.name, sent, ownTasks) : sent;
   const root = rootSpan(answer);

@@ -15,6 +15,7 @@ import { heldSession } from "../upstream/upstream-session";
 import { poolRequest, type CallContext, type MethodHandler } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { forward } from "./forward";
+import { forwardList } from "./cached-list";
 import { LISTS, mergeList, pageItems } from "./merge-lists";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { createdTask, ownTaskList, ownTasksOf, routeTask, TASK_METHODS } from "./tasks";
@@ -64,7 +65,7 @@ async function resolveShortened(ctx: CallContext, upstream: UpstreamConfig, qual
   let cursor: string | null = null;
   for (let page = 0; page < 100; page++) {
     const params = cursor === null ? "" : `,"params":${JSON.stringify({ cursor })}`;
-    const answer = await forward(ctx, upstream, `{"jsonrpc":"2.0","id":"gw-resolve","method":"${listMethod}"${params}}`, "gw-resolve");
+    const answer = await forwardList(ctx, upstream, listMethod, cursor === null ? undefined : { cursor }, `{"jsonrpc":"2.0","id":"gw-resolve","method":"${listMethod}"${params}}`, "gw-resolve");
     if (member(answer, rootSpan(answer), "error")) return undefined;
     const { items, nextCursor } = pageItems(answer, key);
     for (const span of items) {
@@ -185,7 +186,7 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
 async function transparentRelay(ctx: CallContext, upstream: UpstreamConfig, request: WireMessage<JsonRpcRequest>): Promise<string> {
   const { method, params, id } = request.message;
   if (TASK_METHODS.has(method)) return routeTask(ctx, request);
-  const answer = await forward(ctx, upstream, request.text, id);
+  const answer = await forwardList(ctx, upstream, method, params, request.text, id);
   if (method === "tasks/list") return ownTaskList(ctx, upstream.name, answer, ownTasksOf(ctx));
   return method === "tools/call" && isObject(params?.["task"]) ? createdTask(ctx, upstream.name, answer) : answer;
 }

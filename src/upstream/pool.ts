@@ -16,6 +16,7 @@ import { forgetEra } from "./era";
 import { breakFailure, handshake, type Handshake, type PoolRequest } from "./handshake";
 import { sendModern } from "./modern-send";
 import { MODERN_UPSTREAM_VERSION } from "./modern-wire";
+import { noteListChange } from "./list-cache";
 
 export { handshake, TASKS_LIST_CAPABILITY, type Handshake, type PoolRequest } from "./handshake";
 
@@ -212,10 +213,13 @@ export async function resumeFromUpstream(
   });
 }
 
-/** Reads an upstream message stream to its end, turning protocol breaks and missed deadlines into failures. */
+/** Reads an upstream message stream to its end, turning protocol breaks and missed deadlines into failures; a list_changed drops the lists held for it (list-cache.ts). */
 export async function* upstreamMessages(reply: UpstreamReply, upstream: string): AsyncGenerator<Result<WireMessage, UpstreamFailure>> {
   try {
-    for await (const wire of reply.messages) yield ok(wire);
+    for await (const wire of reply.messages) {
+      noteListChange(upstream, wire.message);
+      yield ok(wire);
+    }
   } catch (error) {
     yield fail(breakFailure(error, upstream));
   }
