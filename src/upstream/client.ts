@@ -168,7 +168,8 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   // The answer deadline stays on a JSON body (and on every answer that must come whole);
   // a stream answering a request gets the idle deadline instead. The GET stream of
   // server messages may be quiet for hours: it has neither.
-  if (stream && !request.answerWithinTimeout) deadline.disarm();
+  // A quiet exchange (a listen) may be answered as newline-delimited JSON that stays open just the same.
+  if ((stream || request.quiet) && !request.answerWithinTimeout) deadline.disarm();
   const guard: BodyGuard = {
     upstream: upstream.name,
     deadline,
