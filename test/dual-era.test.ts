@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { env } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
-import { gatewayFetch, type Json } from "./helpers/gateway";
+import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
 import { modern, modernPost, MODERN } from "./helpers/modern";
 
 const sessionful = inject("sessionfulDualUpstream");
@@ -121,6 +121,17 @@ describe("a dual-era upstream with a sessionful 2025 side", () => {
     });
     expect(subscribed).toEqual({ legacy: 1, modern: 0 });
     await client.close();
+  });
+
+  it.each(routes("dual-task", sessionful.url))("runs a 2025 client's task call on %s at the 2025 side (tasks/result gives its outcome)", async (path, prefix, vars) => {
+    const { session } = await initialize(path, { vars });
+    const served = await servedBy(counts, "tools/call test_echo_task", async () => {
+      const created = await request(path, session, "tools/call", { name: `${prefix}test_echo_task`, arguments: { text: "hi" }, task: { ttl: 60_000 } }, { vars });
+      const taskId = created.result.task.taskId as string;
+      const outcome = await request(path, session, "tasks/result", { taskId }, { vars });
+      expect(outcome.result.content[0].text).toBe("task echo: hi");
+    });
+    expect(served).toEqual({ legacy: 1, modern: 0 });
   });
 
   it.each(routes("dual-v2-legacy", sessionful.url))("serves an SDK v2 client in legacy mode on %s from its 2025 side", async (path, prefix, vars) => {

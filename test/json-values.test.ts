@@ -38,6 +38,7 @@ describe("jsonValues", () => {
     ["back to back", [`${A}${B}`], [A, B]],
     ["pretty-printed over lines", ['{\n  "a": [\n 1,\n 2\n ]\n}\n'], ['{\n  "a": [\n 1,\n 2\n ]\n}']],
     ["nothing", [""], []],
+    ["a string of escapes, quotes escaped among them", [`{"s":"${'\\n\\"'.repeat(200)}"}\n[1]`], [`{"s":"${'\\n\\"'.repeat(200)}"}`, "[1]"]],
   ])("%s", async (_name, chunks, expected) => {
     expect(await split(chunks)).toEqual(expected);
   });

@@ -5,7 +5,8 @@
  * and a listen's body never ends: each message must be handed on as soon as it is whole.
  *
  * Each text is found by one pass over its characters (string and escape state, bracket
- * depth), so the work is linear in the body; only the text in progress is held, and one
+ * depth; inside strings by searching for the next quote or backslash), so the work is
+ * linear in the body; only the text in progress is held, and one
  * longer than its bound ends the read.
  */
 
@@ -28,9 +29,14 @@ const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 /** How much of unreadable text is kept for the log. */
 const SHOWN_CHARS = 300;
+
+/** Where `search` next occurs in `text` from `from`, or `text.length`. */
+function indexOrEnd(text: string, search: string, from: number): number {
+  const at = text.indexOf(search, from);
+  return at === -1 ? text.length : at;
+}
 
 function isSpace(code: number): boolean {
   return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
@@ -58,6 +64,8 @@ export async function* jsonValues(body: ReadableStream<Uint8Array>, maxChars: nu
       const { value, done } = await reader.read();
       const chunk = done ? decoder.decode() : decoder.decode(value, { stream: true });
       let start = depth > 0 ? 0 : -1;
+      let nextBackslash = -1;
+      let nextQuote = -1;
       for (let i = 0; i < chunk.length; i++) {
         const code = chunk.charCodeAt(i);
         if (depth === 0) {
@@ -68,9 +76,23 @@ export async function* jsonValues(body: ReadableStream<Uint8Array>, maxChars: nu
           continue;
         }
         if (inString) {
-          if (escaped) escaped = false;
-          else if (code === BACKSLASH) escaped = true;
-          else if (code === QUOTE) inString = false;
+          if (escaped) {
+            escaped = false;
+            continue;
+          }
+          // Inside a string only its closing quote and escapes matter: jump to the nearer.
+          // Each is found by a forward search kept until passed, so no text is searched twice.
+          if (nextBackslash < i) nextBackslash = indexOrEnd(chunk, "\\", i);
+          if (nextQuote < i) nextQuote = indexOrEnd(chunk, '"', i);
+          const quote = nextQuote;
+          if (nextBackslash < quote) {
+            i = nextBackslash;
+            escaped = true;
+          } else if (quote === chunk.length) i = chunk.length;
+          else {
+            i = quote;
+            inString = false;
+          }
           continue;
         }
         if (code === QUOTE) inString = true;
