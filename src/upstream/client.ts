@@ -224,7 +224,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   const none = (async function* (): AsyncGenerator<WireMessage> {})();
   const { status } = response;
   if (stream) return ok({ mode: "sse", sessionId, messages: body ? deadlineAware(sseMessages(body, where, resume, request.large), guard) : none, resume, status, received: guard.received });
-  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: body ? deadlineAware(jsonMessages(response, body, guard, where, request.large), guard) : none, resume, status, received: guard.received });
+  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: body ? deadlineAware(jsonMessages(response, body, guard, where, request.large, request.quiet), guard) : none, resume, status, received: guard.received });
   await discard();
   return fail({ reason: "bad-response", upstream: upstream.name, detail: `answered with content-type "${contentType}", expected JSON or an SSE stream` });
 }

@@ -100,13 +100,13 @@ export async function* deadlineAware(read: AsyncGenerator<WireMessage>, guard: B
 /**
  * The messages of an `application/json` body: one message, a batch's array (2025-03-26),
  * or messages one after another (newline-delimited, as a 2026-07-28 server may answer a
- * call or a listen). A body that declares its length is read whole (offload may take it
- * as a stream); one that does not is split as it arrives, so a listen's messages reach the
- * listener while its body stays open.
+ * call or a listen). An answer is read whole (offload may take it as a stream) and split
+ * only when it is not one message; a stream that stays open (`open`: a listen) is split as
+ * it arrives, so its messages reach the listener while its body goes on.
  */
-export async function* jsonMessages(response: Response, body: ReadableStream<Uint8Array>, guard: BodyGuard, where: LogContext, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
+export async function* jsonMessages(response: Response, body: ReadableStream<Uint8Array>, guard: BodyGuard, where: LogContext, large?: LargeAnswerConsumer, open = false): AsyncGenerator<WireMessage> {
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-  if (Number.isNaN(declared) && !large) {
+  if (open) {
     try {
       for await (const text of jsonValues(body, MAX_HELD_MESSAGE_BYTES)) yield* messagesOf(text, where);
     } catch (error) {
