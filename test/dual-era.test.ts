@@ -147,7 +147,7 @@ describe("a dual-era upstream with a sessionful 2025 side", () => {
   it.each([
     ...routes("dual-v2-pin", sessionful.url).map(([path, prefix, vars]) => [path, prefix, vars, { pin: MODERN }] as const),
     ...routes("dual-v2-auto", sessionful.url).map(([path, prefix, vars]) => [path, prefix, vars, "auto"] as const),
-  ])("serves an SDK v2 client on %s (%s) from its 2026-07-28 side: input_required natively, every round", async (path, prefix, vars, mode) => {
+  ])("serves an SDK v2 client on %s (%s) from its 2026-07-28 side: input_required natively, every round, and its own listen", async (path, prefix, vars, mode) => {
     const { client, asked } = await v2Client(path, vars, mode);
     const served = await servedBy(counts, "tools/call test_input_required_result_sampling", async () => {
       expect(text(await client.callTool({ name: `${prefix}test_input_required_result_sampling`, arguments: {} }))).toBe("Sampling result: Paris");
@@ -158,7 +158,17 @@ describe("a dual-era upstream with a sessionful 2025 side", () => {
       expect(text(await client.callTool({ name: `${prefix}test_input_required_result_list_roots`, arguments: {} }))).toBe("Found 1 root(s)");
     });
     expect(roots).toEqual({ legacy: 0, modern: 2 });
-    expect(asked).toEqual(["sampling", "roots"]);
+    expect(text(await client.callTool({ name: `${prefix}test_input_required_result_elicitation`, arguments: {} }))).toBe("Hello, Ada!");
+    expect(asked).toEqual(["sampling", "roots", "elicitation"]);
+    // subscriptions/listen: the 2026-07-28 side's own listen (newline-delimited JSON), acknowledged and then told of a change.
+    let changed!: () => void;
+    const toldOfChange = new Promise<void>((resolve) => (changed = resolve));
+    client.setNotificationHandler("notifications/tools/list_changed", () => changed());
+    const subscription = await client.listen({ toolsListChanged: true });
+    expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
+    await client.callTool({ name: `${prefix}test_trigger_tool_change`, arguments: {} });
+    await toldOfChange;
+    await subscription.close();
     await client.close();
   });
 
