@@ -17,7 +17,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { env } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
-import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
+import { readSse } from "../src/core/sse";
+import { gatewayFetch, initialize, LATEST, request, type Json } from "./helpers/gateway";
 import { modern, modernPost, MODERN } from "./helpers/modern";
 
 const sessionful = inject("sessionfulDualUpstream");
@@ -228,6 +229,17 @@ describe("an SDK v2 createMcpHandler upstream as it comes (its 2025 side statele
     });
     expect(served).toEqual({ legacy: 1, modern: 0 });
     await client.close();
+  });
+
+  it.each(routes("sdk-default-stream", stateless))("gives such a client's GET stream on %s the list changes of its 2026-07-28 side's listen (its stateless 2025 side has no stream)", async (path, prefix, vars) => {
+    const { session } = await initialize(path, { vars });
+    const stream = await gatewayFetch(path, { method: "GET", headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LATEST } }, vars);
+    expect(stream.status).toBe(200);
+    await request(path, session, "tools/call", { name: `${prefix}test_trigger_tool_change`, arguments: {} }, { vars });
+    const events = readSse(stream.body!)[Symbol.asyncIterator]();
+    let method: unknown;
+    while (method !== "notifications/tools/list_changed") method = (JSON.parse((await events.next()).value.data) as Json).method;
+    await events.return?.(undefined);
   });
 
   it.each(routes("sdk-default-v2", stateless))("serves an SDK v2 client (auto) on %s from its 2026-07-28 side", async (path, prefix, vars) => {

@@ -11,7 +11,7 @@ import { heldSession } from "../upstream/upstream-session";
 import { toClient } from "./forward";
 import type { ListenFilter } from "../upstream/modern-listen";
 import { describeFailure } from "../upstream/failures";
-import { transportOf } from "../upstream/select-transport";
+import { streamTransportFor } from "../upstream/select-transport";
 
 /** What a 2025 client's GET stream carries from a 2026-07-28 upstream: its list changes. */
 const LIST_CHANGES: ListenFilter = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true };
@@ -25,8 +25,10 @@ export async function listen(ctx: CallContext): Promise<void> {
     ctx.route.upstreams.map(async (upstream) => {
       const session = heldSession(ctx.upstreamClient, upstream.name);
       if (!session) return undefined;
-      // The session's own stream: a 2025 side's GET, or a 2026-07-28 side's subscriptions/listen standing in for it.
-      const stream = await transportOf(session).listen(upstream, poolRequest(ctx), session, LIST_CHANGES);
+      // The session's own stream: a 2025 side's GET, or a 2026-07-28 side's subscriptions/listen standing in for it
+      // (also for a stateless 2025 side of an upstream that speaks both: it has no stream of its own).
+      const request = poolRequest(ctx);
+      const stream = await (await streamTransportFor(upstream, request, session)).listen(upstream, request, session, LIST_CHANGES);
       if (!stream.ok) {
         if (stream.reason !== "http-status") console.warn(`mcp-edge-gateway: the stream of "${upstream.name}": ${describeFailure(stream)}`);
         return undefined;

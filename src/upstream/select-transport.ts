@@ -1,6 +1,7 @@
 /**
  * Picks the transport (transport.ts) of a call: from the upstream session it runs in, or,
- * for a client that keeps none, by the rule of era-choice.ts over what discovery learned.
+ * for a client that keeps none, by the rule of era-choice.ts over what discovery learned;
+ * and the one a session's stream of messages outside requests comes from.
  */
 import type { UpstreamConfig } from "../config/upstreams";
 import { upstreamEra } from "./era";
@@ -24,9 +25,20 @@ export function transportOf(session: Pick<UpstreamSession, "protocolVersion">): 
   return TRANSPORTS[session.protocolVersion === MODERN_UPSTREAM_VERSION ? "modern" : "legacy"];
 }
 
-/** The transport of one side. */
-export function transportOfSide(side: UpstreamSide): UpstreamTransport {
-  return TRANSPORTS[side];
+/**
+ * The transport whose stream of messages outside requests a client's `session` listens
+ * to: the session's own, except that a 2025 side without sessions has no stream to give
+ * (it cannot address anything to a client), so an upstream that also speaks 2026-07-28
+ * streams through its `subscriptions/listen` instead.
+ *
+ * @example
+ * const stream = await (await streamTransportFor(upstream, request, session)).listen(upstream, request, session, filter);
+ */
+export async function streamTransportFor(upstream: UpstreamConfig, request: PoolRequest, session: UpstreamSession): Promise<UpstreamTransport> {
+  const own = transportOf(session);
+  if (own.side === "modern" || session.sessionId) return own;
+  const era = await upstreamEra(upstream, request.env, request.signal, request.identity);
+  return era.ok && era.value.era === "modern" ? modernTransport : own;
 }
 
 /**
