@@ -2,7 +2,7 @@
 /**
  * `npm run conformance`: the official MCP conformance suite (server scenarios), for both
  * protocol eras, directly against fixture upstreams and through the gateway
- * (`wrangler dev`, scripts/lib/gateway-process.mjs). Five legs:
+ * (`wrangler dev`, scripts/lib/gateway-process.mjs). Nine legs:
  *
  *   2025/direct    0.1.x suite against test/fixtures/conformance-upstream.ts (SDK v1,
  *                  speaks only the 2025 revisions)
@@ -12,9 +12,14 @@
  *   2026/gateway   the same, through /mcp/fixture26
  *   2026/bridge    the 2026 set through /mcp/fixture: a 2026 client of the 2025-only
  *                  fixture, which only passes where the gateway bridges the eras
+ *   2025/dual-direct, 2025/dual   the 2025 suite against test/fixtures/dual-era-upstream.ts
+ *                  (the 2025 fixture's sessionful side and the 2026 fixture's stateless
+ *                  side on one URL, its streams answered as newline-delimited JSON), and
+ *                  through /mcp/dual: a 2025 client must be served by the sessionful side
+ *   2026/dual-direct, 2026/dual   the 2026 set against the same fixture, and through /mcp/dual
  *
  * Rule (exit 1 otherwise): every scenario that passes on a leg's reference passes on the
- * leg — 2025/gateway and 2026/gateway against their direct legs; 2026/bridge against
+ * leg — 2025/gateway, 2026/gateway and the dual legs against their direct legs; 2026/bridge against
  * 2026/direct, except the checks only a 2026 upstream can pass (BRIDGE_EXCUSED below). Scenarios failing even directly are reported, not compared.
  * scripts/conformance-known-gaps.json lists regressions that belong to parts of the
  * work not merged yet (each with its reason): they are reported, not failed — and a
@@ -44,11 +49,13 @@ import { conformanceCli, discoverScenarios, killChildren, requirementScenarios, 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE_2025 = path.join(ROOT, 'test', 'fixtures', 'conformance-upstream.ts');
 const FIXTURE_2026 = path.join(ROOT, 'test', 'fixtures', 'conformance-upstream-2026.ts');
+const FIXTURE_DUAL = path.join(ROOT, 'test', 'fixtures', 'dual-era-upstream.ts');
 const GATEWAY_HELPER = path.join(ROOT, 'scripts', 'lib', 'gateway-process.mjs');
 const SNAPSHOT_HELPER = path.join(ROOT, 'bench', 'lib', 'snapshot.ts');
 const KNOWN_GAPS = path.join(ROOT, 'scripts', 'conformance-known-gaps.json');
 const UPSTREAM_2025 = 'fixture';
 const UPSTREAM_2026 = 'fixture26';
+const UPSTREAM_DUAL = 'dual';
 const REVISION_2026 = '2026-07-28';
 const TOTAL_TIMEOUT_MS = 15 * 60_000;
 const DISCOVERY_TIMEOUT_MS = 60_000;
@@ -212,7 +219,10 @@ async function startFixtures(want2026) {
     fixture2026 = await startConformanceUpstream2026(0);
     cleanups.push(() => fixture2026.close());
   }
-  return { fixture2025, fixture2026 };
+  const { startDualEraUpstream } = await import(pathToFileURL(FIXTURE_DUAL).href);
+  const fixtureDual = await startDualEraUpstream(0);
+  cleanups.push(() => fixtureDual.close());
+  return { fixture2025, fixture2026, fixtureDual };
 }
 
 /** The gateway under wrangler dev, run from a copy of the tree taken now (an edit meanwhile would reload it mid-run). */
@@ -254,7 +264,7 @@ async function main() {
   const scored2026 = new Set(set2026.filter((s) => s.scored).map((s) => s.name));
   console.log(`MCP conformance ${cli2025.version}: ${scenarios2025.length} server scenarios; ${cli2026.version} requirements ${REVISION_2026}: ${scenarios2026.length} server scenarios (${scenarios2026.filter((s) => scored2026.has(s)).length} scored)`);
 
-  const { fixture2025, fixture2026 } = await startFixtures(want2026);
+  const { fixture2025, fixture2026, fixtureDual } = await startFixtures(want2026);
   const at2026 = ['--spec-version', REVISION_2026, '--force'];
   const suites = [];
   if (want2025) {
@@ -264,6 +274,8 @@ async function main() {
       legs: [
         { label: '2025/direct', cli: cli2025, url: fixture2025.url },
         { label: '2025/gateway', cli: cli2025, route: UPSTREAM_2025, reference: '2025/direct' },
+        { label: '2025/dual-direct', cli: cli2025, url: fixtureDual.url },
+        { label: '2025/dual', cli: cli2025, route: UPSTREAM_DUAL, reference: '2025/dual-direct' },
       ],
     });
   }
@@ -275,6 +287,8 @@ async function main() {
         { label: '2026/direct', cli: cli2026, url: fixture2026.url, extraArgs: at2026 },
         { label: '2026/gateway', cli: cli2026, route: UPSTREAM_2026, reference: '2026/direct', extraArgs: at2026 },
         { label: '2026/bridge', cli: cli2026, route: UPSTREAM_2025, reference: '2026/direct', extraArgs: at2026, excused: bridgeExcused },
+        { label: '2026/dual-direct', cli: cli2026, url: fixtureDual.url, extraArgs: at2026 },
+        { label: '2026/dual', cli: cli2026, route: UPSTREAM_DUAL, reference: '2026/dual-direct', extraArgs: at2026 },
       ],
     });
   }
@@ -288,7 +302,7 @@ async function main() {
     }
   }
 
-  const upstreams = [{ name: UPSTREAM_2025, url: fixture2025.url }];
+  const upstreams = [{ name: UPSTREAM_2025, url: fixture2025.url }, { name: UPSTREAM_DUAL, url: fixtureDual.url }];
   if (fixture2026) upstreams.push({ name: UPSTREAM_2026, url: fixture2026.url });
   let gateway;
   let gatewayProblem;
@@ -345,7 +359,7 @@ async function main() {
     }
   }
 
-  const direct = Object.keys(results).filter((label) => label.endsWith('/direct'));
+  const direct = Object.keys(results).filter((label) => label.endsWith('direct'));
   for (const label of direct) {
     const failing = results[label].filter((r) => !r.passed);
     if (failing.length > 0) {

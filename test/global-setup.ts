@@ -20,6 +20,7 @@ import { startFastMcpUpstream } from "./fixtures/fastmcp-upstream.ts";
 import { startEverythingUpstream } from "./fixtures/everything-upstream.ts";
 import { startGetStreamUpstream } from "./fixtures/get-stream-upstream.ts";
 import { startListCacheUpstream } from "./fixtures/list-cache-upstream.ts";
+import { startDualEraUpstream } from "./fixtures/dual-era-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -47,6 +48,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("mrtrUpstreamUrl", mrtr.url);
   const dualEra = await startConformanceUpstream2026();
   project.provide("dualEraUpstreamUrl", dualEra.url);
+  // Sessionful 2025 and stateless 2026-07-28 on one URL (the 2026 side answers NDJSON): test/dual-era.test.ts.
+  const sessionfulDual = await startDualEraUpstream();
+  project.provide("sessionfulDualUpstream", { url: sessionfulDual.url, origin: sessionfulDual.origin });
   // Changes its definitions between calls (tool pinning): tests name it in their own UPSTREAMS.
   const pins = await startPinsUpstream();
   project.provide("pinsUpstreamUrl", pins.url);
@@ -59,6 +63,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const listCache = await startListCacheUpstream();
   project.provide("listCacheUpstream", listCache.origin);
   return async () => {
-    await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), pins.close(), listCache.close()]);
+    await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), sessionfulDual.close(), pins.close(), listCache.close()]);
   };
 }

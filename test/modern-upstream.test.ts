@@ -59,8 +59,9 @@ describe("a 2025 client of a 2026-07-28-only upstream", () => {
     expect(result.serverInfo).toEqual({ name: "modern", version: "2.0.0" });
     expect(result.instructions).toBe("Modern speaks only 2026-07-28.");
     expect(result.capabilities.tools).toEqual({ listChanged: true });
-    const all = (await (await fetch(seenUrl)).json()) as Seen[];
-    expect(all.some((entry) => entry.method === "initialize")).toBe(false);
+    // Discovery probes its 2025 side once (with the gateway's own info; refused here): the client's initialize never reaches it.
+    const all = (await (await fetch(seenUrl)).json()) as (Seen & { params?: { clientInfo?: { name?: string } } })[];
+    expect(all.some((entry) => entry.method === "initialize" && entry.params?.clientInfo?.name === client)).toBe(false);
   });
 
   it("sends each request with the envelope and mirrored headers (Mcp-Param from x-mcp-header), without a session", async () => {
@@ -395,7 +396,8 @@ describe("server/discover answered as servers of each era do", () => {
     } finally {
       warn.mockRestore();
     }
-    expect(await rawSeen(raw.path)).toEqual(["server/discover"]);
+    // One server/discover, and one initialize asking whether it serves 2025 clients too.
+    expect(await rawSeen(raw.path)).toEqual(["server/discover", "initialize"]);
   });
 
   it("is a failure, not a verdict, when the answer is cut short (its deadline passed mid-body)", async () => {

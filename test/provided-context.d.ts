@@ -17,8 +17,10 @@ declare module "vitest" {
     traceUpstreamUrl: string;
     /** test/fixtures/mrtr-upstream.ts: answers with input_required and checks its requestState comes back byte for byte. */
     mrtrUpstreamUrl: string;
-    /** test/fixtures/conformance-upstream-2026.ts: SDK v2, serves 2026-07-28 and (statelessly) 2025 requests. */
+    /** test/fixtures/conformance-upstream-2026.ts: SDK v2 `createMcpHandler` default, serves 2026-07-28 and (statelessly) 2025 requests; `<origin>/counts` per era. */
     dualEraUpstreamUrl: string;
+    /** test/fixtures/dual-era-upstream.ts: sessionful 2025 (SDK v1) and stateless 2026-07-28 (SDK v2, NDJSON answers) on one URL; `<origin>/counts` per era. */
+    sessionfulDualUpstream: { url: string; origin: string };
     /** test/fixtures/modern-upstream.ts: a 2026-07-28-only SDK v2 upstream (`legacy: "reject"`); `<origin>/seen` lists the headers it received. */
     modernUpstreamUrl: string;
     /** Origin of test/fixtures/pins-upstream.ts: `/<label>/mcp` serves, `POST /<label>/variant/<variant>` changes its definitions. */

@@ -14,7 +14,7 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { isObject, resultText, type JsonObject, type JsonRpcRequest } from "../core/jsonrpc";
 import { pathSpan, parseSpan, rootSpan, splice, type Splice } from "../core/raw-json";
 import { keepListed } from "../core/raw-json-lists";
-import { onRequests, type CallContext, type Middleware } from "../context/call-context";
+import { onRequests, poolRequest, type CallContext, type Middleware } from "../context/call-context";
 import { argumentsMisfit } from "../policy/pin-arguments";
 import { scanContext } from "../policy/pin-findings";
 import { definitionObject, type PinKind } from "../policy/pin-definition";
@@ -26,8 +26,8 @@ import { listedEntries, setMemberSplice, type ListedEntry } from "./list-items";
 import { listedPinName, observeList, pinningOf, type Observation } from "./pin-observation";
 import { unsettledMessage, type ReportedChange, type Unsettled } from "./pin-reports";
 import { atLeast } from "../storage/client-log-levels";
-import { upstreamEra } from "../upstream/era";
 import { namedAt } from "../context/call-target";
+import { transportFor } from "../upstream/select-transport";
 
 export type PinningOptions = {
   /** How long an isolate trusts its copy of an upstream's pins. */
@@ -50,8 +50,8 @@ function unavailableOf(text: string): Set<string> {
 /** True when this client's list of `upstream` went through the 2026-to-2025 downgrade. */
 async function downgradedFor(ctx: CallContext, upstream: UpstreamConfig): Promise<boolean> {
   if (ctx.identity.era === "modern") return false;
-  const era = await upstreamEra(upstream, ctx.services.env, ctx.signal); // answered from the cache the relay just filled
-  return era.ok && era.value.era === "modern";
+  // Answered from the cache the relay just filled: the side that served this client's list.
+  return (await transportFor(upstream, poolRequest(ctx))).side === "modern";
 }
 
 async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: string, kind: PinKind, pinned: readonly UpstreamConfig[], options: Required<PinningOptions>) {

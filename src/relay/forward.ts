@@ -17,7 +17,7 @@ import type { RouteEndpoint } from "../context/route";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "../upstream/pool";
-import { upstreamEra } from "../upstream/era";
+import { transportFor } from "../upstream/select-transport";
 import { bridgeInput, inputRequired } from "./input-bridge";
 import { withoutRetryFields } from "./request-state";
 import { randomHexId } from "../core/ids";
@@ -119,13 +119,6 @@ async function forwardAs(ctx: CallContext, upstream: UpstreamConfig, request: st
   return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) => forwardOnce(answering(ctx, retryId), upstream, text, retryId));
 }
 
-/** Whether `upstream` speaks 2026-07-28 (its remembered or discovered era); a failed discovery is left to the exchange to report. */
-async function speaksModern(ctx: CallContext, upstream: UpstreamConfig): Promise<boolean> {
-  const pool = poolRequest(ctx);
-  const era = await upstreamEra(upstream, ctx.services.env, ctx.signal, pool.identity);
-  return era.ok && era.value.era === "modern";
-}
-
 async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
   const text = traceparent ? withTraceMeta(request, traceparent) : request;
@@ -135,9 +128,11 @@ async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: 
     ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };
-  // A modern client's call that a 2025 upstream may interrupt with a question runs where it can wait for the retry.
-  // A 2026-07-28 upstream asks with input_required itself (wrapped by multi-round-trip.ts): only a 2025 upstream is bridged.
-  if (bridgeable(ctx, upstream, methodOf(text), text) && !(await speaksModern(ctx, upstream))) return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx, upstream.name, wire));
+  // A modern client's call that the upstream may interrupt with a question on its stream runs where it can wait for the retry.
+  // A side that asks with input_required does so itself (wrapped by multi-round-trip.ts): only one asking by requests is bridged.
+  if (bridgeable(ctx, upstream, methodOf(text), text) && (await transportFor(upstream, poolRequest(ctx))).asks === "server-requests") {
+    return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx, upstream.name, wire));
+  }
   const { record } = ctx;
   record.upstream = upstream.name;
   delete record.bridgedCall; // this answer is the upstream's own, whatever an earlier upstream of the request said

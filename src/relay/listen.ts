@@ -6,13 +6,12 @@
  */
 import { GatewayError } from "../core/errors";
 import { poolRequest, type CallContext } from "../context/call-context";
-import { exchange } from "../upstream/client";
 import { upstreamMessages } from "../upstream/pool";
 import { heldSession } from "../upstream/upstream-session";
 import { toClient } from "./forward";
-import { listenModern, type ListenFilter } from "../upstream/modern-listen";
+import type { ListenFilter } from "../upstream/modern-listen";
 import { describeFailure } from "../upstream/failures";
-import { MODERN_UPSTREAM_VERSION } from "../upstream/modern-wire";
+import { streamTransportFor } from "../upstream/select-transport";
 
 /** What a 2025 client's GET stream carries from a 2026-07-28 upstream: its list changes. */
 const LIST_CHANGES: ListenFilter = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true };
@@ -25,33 +24,16 @@ export async function listen(ctx: CallContext): Promise<void> {
   const opened = await Promise.all(
     ctx.route.upstreams.map(async (upstream) => {
       const session = heldSession(ctx.upstreamClient, upstream.name);
-      // A 2026-07-28 upstream has no GET stream: its subscriptions/listen stands in for it.
-      if (session?.protocolVersion === MODERN_UPSTREAM_VERSION) {
-        const stream = await listenModern(upstream, { env: ctx.services.env, session: ctx.upstreamClient, signal: ctx.signal, identity: poolRequest(ctx).identity }, LIST_CHANGES);
-        if (!stream.ok) console.warn(`mcp-edge-gateway: ${describeFailure(stream)}`);
-        return stream.ok ? { upstream, reply: stream.value.reply } : undefined;
-      }
-      // Without a session an upstream has no way to address messages to this client.
-      if (!session?.sessionId) return undefined;
-      const reply = await exchange({
-        upstream,
-        env: ctx.services.env,
-        method: "GET",
-        sessionId: session.sessionId,
-        protocolVersion: session.protocolVersion,
-        signal: ctx.signal,
-        // An upstream that opted in to identity assertions is told who listens, as on every other request.
-        identity: poolRequest(ctx).identity,
-      });
-      if (!reply.ok) {
-        if (reply.reason !== "http-status") console.warn(`mcp-edge-gateway: GET stream of "${upstream.name}": ${reply.reason}`);
+      if (!session) return undefined;
+      // The session's own stream: a 2025 side's GET, or a 2026-07-28 side's subscriptions/listen standing in for it
+      // (also for a stateless 2025 side of an upstream that speaks both: it has no stream of its own).
+      const request = poolRequest(ctx);
+      const stream = await (await streamTransportFor(upstream, request, session)).listen(upstream, request, session, LIST_CHANGES);
+      if (!stream.ok) {
+        if (stream.reason !== "http-status") console.warn(`mcp-edge-gateway: the stream of "${upstream.name}": ${describeFailure(stream)}`);
         return undefined;
       }
-      if (reply.value.mode !== "sse") {
-        for await (const _ of reply.value.messages) break; // not a stream: read (and so release) its body
-        return undefined;
-      }
-      return { upstream, reply: reply.value };
+      return { upstream, reply: stream.value.reply };
     }),
   );
   const streams = opened.filter((entry) => entry !== undefined);

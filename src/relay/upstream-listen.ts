@@ -16,13 +16,17 @@ import { isObject, type WireMessage } from "../core/jsonrpc";
 import { poolRequest, type CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { exchange, type UpstreamFailure } from "../upstream/client";
+import type { UpstreamSide } from "../upstream/era-choice";
+import { legacyTransport } from "../upstream/legacy-transport";
+import { modernTransport } from "../upstream/modern-transport";
+import { modernSession } from "../upstream/modern-send";
+import { transportFor } from "../upstream/select-transport";
 import { describeFailure } from "../upstream/failures";
 import { handshake, upstreamHandshake, upstreamMessages, type PoolRequest } from "../upstream/pool";
 import type { UpstreamSession } from "../upstream/upstream-session";
 import { knownUriOwner } from "./relay";
 import { isEmptyFilter, type SubscriptionFilter } from "./subscription-filter";
 import { upstreamEra } from "../upstream/era";
-import { listenModern } from "../upstream/modern-listen";
 
 /** An upstream being listened to. */
 export type UpstreamListen = {
@@ -91,11 +95,10 @@ function subscribeBody(method: "resources/subscribe" | "resources/unsubscribe", 
 async function cleanUp(upstream: UpstreamConfig, request: PoolRequest, session: UpstreamSession, uris: readonly string[]): Promise<void> {
   try {
     await Promise.all(uris.map((uri, index) => succeeded(upstream, request, session, subscribeBody("resources/unsubscribe", uri, index))));
-    const ended = await exchange({ upstream, env: request.env, ...(request.identity ? { identity: request.identity } : {}), method: "DELETE", sessionId: session.sessionId, protocolVersion: session.protocolVersion });
-    if (!ended.ok && ended.reason !== "http-status") console.warn(`mcp-edge-gateway: ending the listen session of "${upstream.name}": ${describeFailure(ended)}`);
   } catch (error) {
     console.warn(`mcp-edge-gateway: ending the listen session of "${upstream.name}": ${error instanceof Error ? error.message : String(error)}`);
   }
+  await legacyTransport.close(upstream, request, session);
 }
 
 /**
@@ -119,11 +122,10 @@ export const legacyUpstreamListener: UpstreamListener = {
     // Its own switch, so closing this upstream's listen cancels its GET whatever the listener does.
     const closer = new AbortController();
     signal.addEventListener("abort", () => closer.abort(), { once: true });
-    const stream = await exchange({ upstream, env: pool.env, ...(pool.identity ? { identity: pool.identity } : {}), method: "GET", sessionId: session.sessionId, protocolVersion: session.protocolVersion, signal: closer.signal });
-    if (!stream.ok || stream.value.mode !== "sse") {
-      if (stream.ok) for await (const _ of stream.value.messages) break; // not a stream: read (and so release) its body
+    const stream = await legacyTransport.listen(upstream, { ...pool, signal: closer.signal }, session, agreed);
+    if (!stream.ok) {
       ctx.waitUntil(cleanUp(upstream, unbound, session, []));
-      return fail({ reason: "no-stream", detail: stream.ok ? `upstream "${upstream.name}" answered its GET without a stream` : describeFailure(stream) });
+      return fail({ reason: "no-stream", detail: describeFailure(stream) });
     }
     // Subscribed once the stream is open, so no update between the two is lost.
     const wanted = (agreed.resourceSubscriptions ?? []).filter((uri) => ctx.route.kind === "upstream" || (knownUriOwner(uri) ?? upstream.name) === upstream.name);
@@ -151,7 +153,7 @@ export const legacyUpstreamListener: UpstreamListener = {
       ctx.waitUntil(close());
       return fail({ reason: "failed", detail: `upstream "${upstream.name}" refused every subscription asked of it` });
     }
-    return ok({ agreed: kept, messages: upstreamMessages(stream.value, upstream.name), close });
+    return ok({ agreed: kept, messages: upstreamMessages(stream.value.reply, upstream.name), close });
   },
 };
 
@@ -192,9 +194,10 @@ export const modernUpstreamListener: UpstreamListener = {
     const uris = (agreed.resourceSubscriptions ?? []).filter((uri) => ctx.route.kind === "upstream" || (knownUriOwner(uri) ?? upstream.name) === upstream.name);
     const asked: SubscriptionFilter = { ...agreed, ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}) };
     if (uris.length === 0) delete (asked as { resourceSubscriptions?: unknown }).resourceSubscriptions;
-    const stream = await listenModern(upstream, { env: ctx.services.env, session: ctx.upstreamClient, signal: closer.signal, identity: poolRequest(ctx).identity }, asked);
+    const request: PoolRequest = { ...poolRequest(ctx), signal: closer.signal };
+    const stream = await modernTransport.listen(upstream, request, modernSession({}), asked);
     if (!stream.ok) return fail({ reason: "failed", detail: describeFailure(stream) });
-    const kept = agreedOf(stream.value.acknowledged["notifications"], asked);
+    const kept = agreedOf(stream.value.acknowledged?.["notifications"], asked);
     const close = async () => closer.abort();
     if (isEmptyFilter(kept)) {
       closer.abort();
@@ -205,8 +208,8 @@ export const modernUpstreamListener: UpstreamListener = {
 };
 
 /**
- * The listener for `upstream`'s era: a 2026-07-28 upstream's own listen, else the 2025
- * session, GET stream and subscriptions above.
+ * The listener for the side of `upstream` that serves this client (select-transport.ts): a
+ * 2026-07-28 side's own listen, else the 2025 session, GET stream and subscriptions above.
  *
  * A 2025 client's GET stream is fed from a 2026-07-28 upstream's listen in relay/listen.ts.
  *
@@ -214,6 +217,8 @@ export const modernUpstreamListener: UpstreamListener = {
  * const opened = await (await upstreamListener(ctx, upstream)).open(ctx, upstream, { toolsListChanged: true }, signal);
  */
 export async function upstreamListener(ctx: CallContext, upstream: UpstreamConfig): Promise<UpstreamListener> {
-  const era = await upstreamEra(upstream, ctx.services.env, ctx.signal, poolRequest(ctx).identity);
-  return era.ok && era.value.era === "modern" ? modernUpstreamListener : legacyUpstreamListener;
+  return LISTENERS[(await transportFor(upstream, poolRequest(ctx))).side];
 }
+
+/** The listener of each side of an upstream. */
+const LISTENERS: Readonly<Record<UpstreamSide, UpstreamListener>> = { legacy: legacyUpstreamListener, modern: modernUpstreamListener };

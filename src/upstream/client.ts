@@ -168,7 +168,8 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   // The answer deadline stays on a JSON body (and on every answer that must come whole);
   // a stream answering a request gets the idle deadline instead. The GET stream of
   // server messages may be quiet for hours: it has neither.
-  if (stream && !request.answerWithinTimeout) deadline.disarm();
+  // A quiet exchange (a listen) may be answered as newline-delimited JSON that stays open just the same.
+  if ((stream || request.quiet) && !request.answerWithinTimeout) deadline.disarm();
   const guard: BodyGuard = {
     upstream: upstream.name,
     deadline,
@@ -223,7 +224,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   const none = (async function* (): AsyncGenerator<WireMessage> {})();
   const { status } = response;
   if (stream) return ok({ mode: "sse", sessionId, messages: body ? deadlineAware(sseMessages(body, where, resume, request.large), guard) : none, resume, status, received: guard.received });
-  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: body ? deadlineAware(jsonMessages(response, body, guard, where, request.large), guard) : none, resume, status, received: guard.received });
+  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: body ? deadlineAware(jsonMessages(response, body, guard, where, request.large, request.quiet), guard) : none, resume, status, received: guard.received });
   await discard();
   return fail({ reason: "bad-response", upstream: upstream.name, detail: `answered with content-type "${contentType}", expected JSON or an SSE stream` });
 }

@@ -1,11 +1,19 @@
 /**
- * Which protocol era an upstream speaks, found once and remembered: `server/discover`
+ * Which protocol eras an upstream speaks, found once and remembered: `server/discover`
  * first (a 2026-07-28 request), falling back to the 2025 `initialize` as the revision's
  * backward-compatibility section says (basic/transports/streamable-http, "Backward
  * Compatibility"): a result, or a recognized modern error naming a version the gateway
- * speaks, means modern; anything else (a 2025 server's 400 without a modern error, 404,
- * 405, -32601) means legacy; an answer cut short is no verdict. A configured `protocol`
- * 2025-11-25 skips the probe; an upstream configured as 2026-07-28 must answer it as one.
+ * speaks, means it has a 2026-07-28 side; anything else (a 2025 server's 400 without a
+ * modern error, 404, 405, -32601) means 2025 only; an answer cut short is no verdict.
+ *
+ * An upstream with a 2026-07-28 side may serve 2025 clients on the same URL too (SDK v2's
+ * `createMcpHandler` does by default, statelessly; others keep a sessionful 2025 endpoint
+ * beside it): it is also sent an `initialize`, and what that learns is kept beside what
+ * `server/discover` declared (`legacy`: whether it answered with an `Mcp-Session-Id`, and
+ * its capabilities; the probe's session is ended at once). Which side serves a call is
+ * decided from both by era-choice.ts. A configured `protocol` pins one side: 2025-11-25
+ * skips the probes; an upstream configured as 2026-07-28 must answer `server/discover` as
+ * one and is never sent the `initialize` probe.
  *
  * The verdict is a property of the upstream, so it is kept per isolate and in KV
  * (`upstream-era/<upstream>/<digest of its URL>`, UPSTREAM_ERA_TTL_S; concurrent lookups in
@@ -33,8 +41,19 @@ const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 /** Statuses about the request's standing, not the server's era. */
 const NOT_A_VERDICT: ReadonlySet<number> = new Set([401, 403, 408, 429]);
 
-/** What the gateway knows of an upstream's era; a modern one keeps what it discovered. */
-export type UpstreamEra = { readonly era: "legacy" } | { readonly era: "modern"; readonly discover: JsonObject };
+/** What an `initialize` learned of the 2025 side of an upstream that also speaks 2026-07-28. */
+export type LegacySide = {
+  /** It answered with an `Mcp-Session-Id`: it can send a 2025 client requests (sampling, elicitation, roots) and stream notifications. */
+  readonly sessionful: boolean;
+  /** The capabilities its `initialize` declared. */
+  readonly capabilities: JsonObject;
+};
+
+/**
+ * What the gateway knows of an upstream's eras: 2025 only, or a 2026-07-28 side (what its
+ * `server/discover` declared) and, when it serves 2025 clients too, its 2025 side.
+ */
+export type UpstreamEra = { readonly era: "legacy" } | { readonly era: "modern"; readonly discover: JsonObject; readonly legacy?: LegacySide };
 
 type Remembered = { readonly verdict: UpstreamEra; readonly until: number };
 const remembered = new Map<string, Remembered>();
@@ -44,8 +63,12 @@ async function eraKey(upstream: UpstreamConfig): Promise<string> {
   return `${ERA_KEY_PREFIX}${upstream.name}/${bytesToBase64Url(digest.slice(0, 12))}`;
 }
 
+function isLegacySide(value: unknown): value is LegacySide {
+  return isObject(value) && typeof value["sessionful"] === "boolean" && isObject(value["capabilities"]);
+}
+
 function isEra(value: unknown): value is UpstreamEra {
-  return isObject(value) && (value["era"] === "legacy" || (value["era"] === "modern" && isObject(value["discover"])));
+  return isObject(value) && (value["era"] === "legacy" || (value["era"] === "modern" && isObject(value["discover"]) && (value["legacy"] === undefined || isLegacySide(value["legacy"]))));
 }
 
 /**
@@ -99,6 +122,37 @@ export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record
 }
 
 /**
+ * Sends `upstream` (found to speak 2026-07-28) a 2025 `initialize`: a result means it
+ * serves 2025 clients too, sessionful when it named a session (which is ended at once: the
+ * probe opens nothing a client uses). Anything else (a refusal, an error, no answer) means
+ * it has no 2025 side the gateway can use.
+ */
+async function probeLegacySide(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<LegacySide | undefined> {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: "gw-initialize", method: "initialize", params: { protocolVersion: LATEST_SESSION_REVISION, capabilities: {}, clientInfo: GATEWAY_INFO } });
+  const reach = { upstream, env, ...(signal ? { signal } : {}), ...(identity ? { identity } : {}) };
+  const reply = await exchange({ ...reach, method: "POST", body, rpcErrorsInBody: true, answerWithinTimeout: true });
+  if (!reply.ok) return undefined;
+  let result: unknown;
+  try {
+    for await (const wire of reply.value.messages) {
+      if ("id" in wire.message && !("method" in wire.message)) {
+        result = "result" in wire.message ? wire.message.result : undefined;
+        break;
+      }
+    }
+  } catch {
+    return undefined;
+  }
+  const { sessionId } = reply.value;
+  if (sessionId) {
+    const ended = await exchange({ ...reach, method: "DELETE", sessionId, protocolVersion: LATEST_SESSION_REVISION });
+    if (ended.ok) for await (const _ of ended.value.messages) break;
+  }
+  if (!isObject(result) || typeof result["protocolVersion"] !== "string") return undefined;
+  return { sessionful: sessionId !== null && sessionId !== "", capabilities: isObject(result["capabilities"]) ? result["capabilities"] : {} };
+}
+
+/**
  * The era of `upstream`: configured, remembered (this isolate, then KV), or discovered now.
  *
  * @example
@@ -145,7 +199,9 @@ async function lookUp(upstream: UpstreamConfig, key: string, env: Readonly<Recor
   if (upstream.protocol === MODERN_UPSTREAM_VERSION && found.value.era === "legacy") {
     return fail({ reason: "bad-response", upstream: upstream.name, detail: `configured as ${MODERN_UPSTREAM_VERSION}, but its server/discover did not answer as a ${MODERN_UPSTREAM_VERSION} server` });
   }
-  const verdict = found.value;
+  // A 2026-07-28 upstream may serve 2025 clients on the same URL: what its initialize says is kept beside (unless pinned to 2026-07-28).
+  const legacy = found.value.era === "modern" && upstream.protocol === undefined ? await probeLegacySide(upstream, env, signal, identity) : undefined;
+  const verdict: UpstreamEra = found.value.era === "modern" && legacy ? { ...found.value, legacy } : found.value;
   remember(key, verdict, now);
   // KV takes about one write a second per key: a refused write costs the next isolate a probe, not this request.
   await kv?.put(key, JSON.stringify(verdict), { expirationTtl: UPSTREAM_ERA_TTL_S }).catch(logKvFailure);

@@ -12,6 +12,7 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { exchange, type UpstreamFailure } from "./client";
 import { UpstreamBreak } from "./deadlines";
 import { forgetEra, upstreamEra } from "./era";
+import { clientNeeds, sideFor } from "./era-choice";
 import { initializeResultOf, modernSession } from "./modern-send";
 import type { PoolRequest, UpstreamClient, UpstreamSession } from "./upstream-session";
 
@@ -47,8 +48,10 @@ export async function handshake(upstream: UpstreamConfig, request: PoolRequest):
   for (let attempt = 0; ; attempt++) {
     const era = await upstreamEra(upstream, request.env, request.signal, request.identity);
     if (!era.ok) return era;
-    // A 2026-07-28 upstream has no handshake: what it declared at discovery stands in for one.
-    if (era.value.era === "modern") return ok({ session: modernSession(era.value.discover), initializeResult: initializeResultOf(upstream.name, era.value.discover) });
+    // The 2026-07-28 side has no handshake: what it declared at discovery stands in for one.
+    // Which side serves this client is the rule's (era-choice.ts): a dual-era upstream's
+    // sessionful 2025 side serves a 2025 client natively.
+    if (era.value.era === "modern" && sideFor(clientNeeds(request), era.value) === "modern") return ok({ session: modernSession(era.value.discover), initializeResult: initializeResultOf(upstream.name, era.value.discover) });
     const result = await initializeUpstream(upstream, request);
     // Remembered as 2025, but it now refuses initialize as a modern-only server does: probe again, once.
     if (result.ok || result.reason !== "http-status" || result.modernOnly !== true || attempt > 0) return result;

@@ -14,9 +14,9 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { heldSession, type UpstreamSession } from "./upstream-session";
 import { forgetEra } from "./era";
 import { breakFailure, handshake, type Handshake, type PoolRequest } from "./handshake";
-import { sendModern } from "./modern-send";
-import { MODERN_UPSTREAM_VERSION } from "./modern-wire";
 import { noteListChange } from "./list-cache";
+import { transportOf } from "./select-transport";
+import type { SendOptions } from "./transport";
 
 export { handshake, TASKS_LIST_CAPABILITY, type Handshake, type PoolRequest } from "./handshake";
 
@@ -139,8 +139,7 @@ export async function laterSessions(upstream: UpstreamConfig, request: PoolReque
   return sessions;
 }
 
-/** How one message is sent: see `UpstreamExchange`. */
-export type SendOptions = { readonly large?: LargeAnswerConsumer; readonly answerWithinTimeout?: boolean; readonly traceparent?: string };
+export type { SendOptions };
 /**
  * Without options (a notification, the client's answer to a server request), the
  * upstream owes nothing but an acknowledgement: the whole answer within `timeoutMs`.
@@ -148,9 +147,10 @@ export type SendOptions = { readonly large?: LargeAnswerConsumer; readonly answe
 const ACKNOWLEDGEMENT: SendOptions = { answerWithinTimeout: true };
 
 /**
- * Sends one message text to `upstream` within the client's session. A forgotten
- * upstream session (HTTP 404, or 400 to a session id) is re-established once per
- * message, transparently.
+ * Sends one message text to `upstream` within the client's session, through the session's
+ * transport (select-transport.ts). A forgotten upstream session (HTTP 404, or 400 to a
+ * session id) is re-established once per message, transparently; a 2026-07-28 side that
+ * now refuses the era it was remembered by is probed again, once.
  */
 export async function sendToUpstream(
   upstream: UpstreamConfig,
@@ -162,31 +162,21 @@ export async function sendToUpstream(
   for (let attempt = 0; attempt < 2; attempt++) {
     const session = await upstreamSession(upstream, request, refused);
     if (!session.ok) return session;
-    if (session.value.protocolVersion === MODERN_UPSTREAM_VERSION) {
-      const modern = await sendModern(upstream, text, request, options);
-      // Remembered as 2026-07-28, but it refuses modern requests now (HTTP 400/404/405 without a modern error): probe again, once.
-      if (modern.ok || modern.reason !== "http-status" || !ERA_REFUSALS.has(modern.status) || attempt > 0) return modern;
-      await forgetEra(upstream, request.env);
-      refused = null;
-      continue;
-    }
-    const reply = await exchange({
-      upstream,
-      env: request.env,
-    ...(request.identity ? { identity: request.identity } : {}),
-      method: "POST",
-      body: text,
-      sessionId: session.value.sessionId,
-      protocolVersion: session.value.protocolVersion,
-      signal: request.signal,
-      ...options,
-    });
-    if (reply.ok || reply.reason !== "session-expired") return reply;
+    const transport = transportOf(session.value);
+    const reply = await transport.send(upstream, text, request, session.value, options);
+    if (reply.ok) return reply;
     if (attempt > 0) {
       // Refused again in a fresh session: a 400 was about the request, not the session.
-      return reply.status === 400 ? fail({ reason: "http-status", upstream: upstream.name, status: 400, detail: "bad request (the gateway's log has the body)" }) : reply;
+      return reply.reason === "session-expired" && reply.status === 400 ? fail({ reason: "http-status", upstream: upstream.name, status: 400, detail: "bad request (the gateway's log has the body)" }) : reply;
     }
-    refused = session.value.sessionId;
+    if (reply.reason === "session-expired") {
+      refused = session.value.sessionId;
+      continue;
+    }
+    // Remembered as 2026-07-28, but it refuses modern requests now (HTTP 400/404/405 without a modern error): probe again, once.
+    if (transport.side !== "modern" || reply.reason !== "http-status" || !ERA_REFUSALS.has(reply.status)) return reply;
+    await forgetEra(upstream, request.env);
+    refused = null;
   }
   throw new Error("unreachable: the retry loop always returns");
 }

@@ -1,5 +1,6 @@
 /**
- * Reading an upstream's answer: a JSON body or an SSE stream turned into JSON-RPC
+ * Reading an upstream's answer: a JSON body (one message, a batch, or messages one per
+ * line) or an SSE stream turned into JSON-RPC
  * messages, each held whole only up to a bound (a larger one goes to the large-answer
  * consumer, offload, or fails the request); an upstream's unreadable or error text goes
  * to the log with secrets redacted, never to the client.
@@ -7,6 +8,7 @@
 import type { WireMessage } from "../core/jsonrpc";
 import { elements, rootSpan } from "../core/raw-json";
 import { readSse } from "../core/sse";
+import { jsonValues, JsonValuesError } from "../core/json-values";
 import { readUpstreamMessage } from "../core/validate-message";
 import { redactSecrets } from "../config/secrets";
 import { UpstreamBreak, type BodyGuard } from "./deadlines";
@@ -95,9 +97,26 @@ export async function* deadlineAware(read: AsyncGenerator<WireMessage>, guard: B
   }
 }
 
-export async function* jsonMessages(response: Response, body: ReadableStream<Uint8Array>, guard: BodyGuard, where: LogContext, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
-  let text: string;
+/**
+ * The messages of an `application/json` body: one message, a batch's array (2025-03-26),
+ * or messages one after another (newline-delimited, as a 2026-07-28 server may answer a
+ * call or a listen). An answer is read whole (offload may take it as a stream) and split
+ * only when it is not one message; a stream that stays open (`open`: a listen) is split as
+ * it arrives, so its messages reach the listener while its body goes on.
+ */
+export async function* jsonMessages(response: Response, body: ReadableStream<Uint8Array>, guard: BodyGuard, where: LogContext, large?: LargeAnswerConsumer, open = false): AsyncGenerator<WireMessage> {
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (open) {
+    try {
+      for await (const text of jsonValues(body, MAX_HELD_MESSAGE_BYTES)) yield* messagesOf(text, where);
+    } catch (error) {
+      if (!(error instanceof JsonValuesError)) throw error;
+      if (error.reason === "too-large") throw tooLarge(where.upstream);
+      throw notJson(where, error.text);
+    }
+    return;
+  }
+  let text: string;
   // A body that says it is small is read whole; one that is (or may be) large, chunk by chunk.
   if (large && !(declared <= large.minBytes)) {
     const read = await readBounded(body, large.minBytes);
@@ -119,13 +138,33 @@ export async function* jsonMessages(response: Response, body: ReadableStream<Uin
     yield message;
     return;
   }
-  // A JSON array answers a batch (2025-03-26); relay each element.
+  // Several messages in one whole body (newline-delimited, or a batch's array).
+  try {
+    for await (const value of jsonValues(new Blob([text]).stream(), MAX_HELD_MESSAGE_BYTES)) yield* messagesOf(value, where);
+  } catch (error) {
+    if (!(error instanceof JsonValuesError)) throw error;
+    throw notJson(where, text);
+  }
+}
+
+/** A body that is not JSON: its start goes to the log, a reason to the client. */
+function notJson(where: LogContext, text: string): UpstreamBreak {
+  logUpstreamText(where, "answered with a body that is not JSON", text);
+  return badResponse(where.upstream, "answered with a body that is not JSON (the gateway's log has its start)");
+}
+
+/** The messages of one JSON text: itself, or each element of a batch's array. */
+function* messagesOf(text: string, where: LogContext): Generator<WireMessage> {
+  const message = readUpstreamMessage(text);
+  if (message) {
+    yield message;
+    return;
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    logUpstreamText(where, "answered with a body that is not JSON", text);
-    throw badResponse(where.upstream, "answered with a body that is not JSON (the gateway's log has its start)");
+    throw notJson(where, text);
   }
   if (!Array.isArray(parsed)) throw badResponse(where.upstream, "answered with JSON that is not a JSON-RPC message");
   // Each element keeps the upstream's own bytes (re-serialised, `1.0` or a large integer would change).
