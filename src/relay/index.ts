@@ -10,6 +10,7 @@ import type { Handler } from "../context/call-context";
 import { relayClientResponse } from "./client-response";
 import { describeRoute } from "./discover";
 import { initializeUpstreams } from "./initialize";
+import { askToSignIn } from "./sign-in-required";
 import { listen } from "./listen";
 import { relayNotification, relayRequest } from "./relay";
 import { LISTEN_SINCE_REVISION, subscriptionsListen } from "./subscriptions";
@@ -20,7 +21,7 @@ export const relay: Handler = async (ctx, message) => {
     case "request":
       switch (message.wire.message.method) {
         case "initialize":
-          return initializeUpstreams(ctx, message.wire);
+          return askToSignIn(ctx, message.wire, () => initializeUpstreams(ctx, message.wire));
         case "server/discover":
           return describeRoute(ctx, message.wire);
         case "subscriptions/listen":

@@ -27,6 +27,7 @@ import { downloadPayload } from "./payload-download";
 import { downloadIcon } from "./icon-download";
 import { recordFailedAuthentication } from "../auth/failure-audit";
 import { readMessageBody } from "./message-body";
+import { addUpstreamSignInRoutes } from "./upstream-sign-in";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -231,6 +232,7 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   app.get(PROTECTED_RESOURCE_PATH, (c) => metadata(c, ""));
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp`, (c) => metadata(c, ""));
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp/:upstream`, (c) => metadata(c, c.req.param("upstream")));
+  addUpstreamSignInRoutes(app);
   app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id")));
   app.all("/mcp", (c) => serve(c, "", pipelines));
   app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), pipelines));

@@ -12,6 +12,7 @@
  * one isolate share one probe and one write) and forgotten when
  * the upstream refuses the era it was remembered by (`forgetEra`), so the next use probes again.
  */
+import type { CallerCredentials } from "./upstream-session";
 import { fail, ok, type Result } from "../core/errors";
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { isObject, type JsonObject } from "../core/jsonrpc";
@@ -75,7 +76,7 @@ function verdictOf(message: JsonObject): UpstreamEra {
  * @example
  * const verdict = await discoverEra(upstream, env); // ok({ era: "legacy" }) for a 2025 server
  */
-export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
+export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: CallerCredentials): Promise<Result<UpstreamEra, UpstreamFailure>> {
   const body = withEnvelope('{"jsonrpc":"2.0","id":"gw-discover","method":"server/discover"}', { clientCapabilities: {}, clientInfo: GATEWAY_INFO });
   const reply = await exchange({ upstream, env, method: "POST", body, extraHeaders: mirroredHeaders("server/discover", undefined), rpcErrorsInBody: true, answerWithinTimeout: true, ...(signal ? { signal } : {}), ...(identity ? { identity } : {}) });
   if (!reply.ok) {
@@ -105,7 +106,7 @@ export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record
  * const era = await upstreamEra(upstream, env);
  * if (era.ok && era.value.era === "modern") console.log(era.value.discover["capabilities"]);
  */
-export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
+export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: CallerCredentials): Promise<Result<UpstreamEra, UpstreamFailure>> {
   if (upstream.protocol === LATEST_SESSION_REVISION) return ok({ era: "legacy" });
   const key = await eraKey(upstream);
   const local = remembered.get(key);
@@ -128,7 +129,7 @@ export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record
 /** Lookups under way, per era key. */
 const lookups = new Map<string, Promise<Result<UpstreamEra, UpstreamFailure>>>();
 
-async function lookUp(upstream: UpstreamConfig, key: string, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
+async function lookUp(upstream: UpstreamConfig, key: string, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: CallerCredentials): Promise<Result<UpstreamEra, UpstreamFailure>> {
   const now = Date.now();
   const kv = env["GATEWAY_KV"] as KVNamespace | undefined;
   const stored = await kv?.get(key).catch(logKvFailure);

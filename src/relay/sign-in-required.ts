@@ -1,0 +1,68 @@
+/**
+ * Asking a caller to sign in to an upstream that acts as each user (UPSTREAMS[].auth):
+ * when a request fails because the caller has no usable token (none yet, refused, or too
+ * narrow a scope), the answer points the user at a fresh, single-use sign-in link
+ * (upstream/oauth/sign-in-link.ts) in the way the client can act on —
+ *
+ * - a 2026-07-28 client that declared URL elicitation: `input_required` with a URL-mode
+ *   `elicitation/create`; its retry (with the sealed `requestState`) runs the call again;
+ * - a 2025 client that declared URL elicitation (`elicitation.url`): the `-32042`
+ *   URL-elicitation-required error (2025-11-25); the client retries once the user is done;
+ * - any other client: a tool error (for tools/call) or an error naming the link and what to do.
+ *
+ * Both routes pass here (relay.ts), and so does a transparent route's initialize.
+ */
+import { GatewayError } from "../core/errors";
+import { isObject, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
+import type { CallContext } from "../context/call-context";
+import { UPSTREAM_ERROR } from "../upstream/failures";
+import { mintSignInLink } from "../upstream/oauth/sign-in-link";
+import type { Challenge } from "../upstream/oauth/discovery";
+import { MULTI_ROUND_TRIP_METHODS, statelessClient } from "./request-state";
+
+/** MCP's "URL elicitation required" (2025-11-25). */
+export const URL_ELICITATION_REQUIRED = -32042;
+/** The key of the sign-in question in an input_required answer. */
+export const SIGN_IN_INPUT_KEY = "sign-in";
+
+function signInData(error: unknown): { upstream: string; challenge: Challenge } | undefined {
+  if (!(error instanceof GatewayError) || !isObject(error.data) || error.data["reason"] !== "sign-in-required") return undefined;
+  const { upstream, challenge } = error.data;
+  return typeof upstream === "string" ? { upstream, challenge: isObject(challenge) ? (challenge as Challenge) : {} } : undefined;
+}
+
+/** True when the client declared URL-mode elicitation (`capabilities.elicitation.url`). */
+function asksByUrl(ctx: CallContext): boolean {
+  const elicitation = ctx.identity.clientCapabilities["elicitation"];
+  return isObject(elicitation) && isObject(elicitation["url"]);
+}
+
+/**
+ * Runs `route`; a sign-in-required failure becomes the question to the user.
+ *
+ * @example
+ * return askToSignIn(ctx, request, () => forward(ctx, upstream, request.text, id));
+ */
+export async function askToSignIn(ctx: CallContext, request: WireMessage<JsonRpcRequest>, route: () => Promise<string>): Promise<string> {
+  try {
+    return await route();
+  } catch (error) {
+    const needed = signInData(error);
+    const kv = ctx.services.kv;
+    if (!needed || !kv) throw error;
+    const { id, method } = request.message;
+    const { principal, roles } = ctx.identity;
+    const { url, nonce } = await mintSignInLink(kv, ctx.services.sessionSecret, ctx.route.origin, { principal, roles, upstream: needed.upstream, challenge: needed.challenge });
+    ctx.record.upstream = needed.upstream;
+    const wider = needed.challenge.error === "insufficient_scope";
+    const message = `${wider ? `Upstream "${needed.upstream}" needs more access (${needed.challenge.scope ?? "a wider scope"})` : `Sign in to upstream "${needed.upstream}" to use it`}: open the link in a browser and sign in; then retry.`;
+    const elicitation = { mode: "url", message, url, elicitationId: nonce };
+    if (asksByUrl(ctx) && statelessClient(ctx.identity) && MULTI_ROUND_TRIP_METHODS.has(method)) {
+      return resultText(id, { resultType: "input_required", inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params: elicitation } } });
+    }
+    if (asksByUrl(ctx)) throw new GatewayError(200, URL_ELICITATION_REQUIRED, message, { elicitations: [elicitation] }, id);
+    const instructions = `${message.slice(0, -"; then retry.".length)}: ${url} (the link works once, for 10 minutes); then call again.`;
+    if (method === "tools/call") return resultText(id, { content: [{ type: "text", text: instructions }], isError: true });
+    throw new GatewayError(200, UPSTREAM_ERROR, instructions, { upstream: needed.upstream, reason: "sign-in-required" }, id);
+  }
+}
