@@ -19,6 +19,7 @@ import { startPinsUpstream } from "./fixtures/pins-upstream.ts";
 import { startFastMcpUpstream } from "./fixtures/fastmcp-upstream.ts";
 import { startEverythingUpstream } from "./fixtures/everything-upstream.ts";
 import { startGetStreamUpstream } from "./fixtures/get-stream-upstream.ts";
+import { startOAuthUpstream } from "./fixtures/oauth-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -54,7 +55,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("fastmcpUpstreamUrl", fastmcp.url);
   project.provide("everythingUpstreamUrl", everything.url);
   project.provide("getStreamUpstream", { url: getStream.url, origin: getStream.origin });
+  // Upstreams that act as the signed-in user, and their authorization server (oidc-provider).
+  const oauth = await startOAuthUpstream();
+  project.provide("oauthUpstream", { origin: oauth.upstreamOrigin, issuer: oauth.issuer });
   return async () => {
-    await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), pins.close()]);
+    await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), pins.close(), oauth.close()]);
   };
 }

@@ -30,6 +30,8 @@ declare module "vitest" {
     /** test/fixtures/get-stream-upstream.ts: asks `roots/list` on its sessions' GET streams when `<origin>/ask` is POSTed. */
     getStreamUpstream: { url: string; origin: string };
     /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
+    /** test/fixtures/oauth-upstream.ts: `<origin>/<label>/mcp` upstreams that check users' tokens, `<origin>/stats`, and their authorization server's issuer. */
+    oauthUpstream: { origin: string; issuer: string };
     jwks: { url: string; fetchesUrl: string; /** `<origin>/idp`: an issuer per tag whose JWKS a test can break (see the fixture). */ idpUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }
 }

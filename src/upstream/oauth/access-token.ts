@@ -87,7 +87,7 @@ export async function forgetTokens(upstream: UpstreamConfig, principal: string, 
 
 /**
  * Revokes `principal`'s connection to `upstream`: at the authorization server when it has
- * a revocation endpoint (refresh token first, it ends the grant), then in the store.
+ * a revocation endpoint (the refresh token, which ends the grant; else the access token), then in the store.
  * Returns false when there was no connection.
  */
 export async function revokeConnection(upstream: UpstreamConfig | undefined, upstreamName: string, principal: string, services: OAuthServices): Promise<boolean> {
@@ -97,10 +97,9 @@ export async function revokeConnection(upstream: UpstreamConfig | undefined, ups
     try {
       const { as, client, auth } = await clientFor(upstream, tokens, services);
       if (as.revocation_endpoint !== undefined) {
-        const options = httpOptions(new URL(as.revocation_endpoint));
-        for (const token of [tokens.refreshToken, tokens.accessToken]) {
-          if (token !== undefined) await processRevocationResponse(await revocationRequest(as, client, auth, token, options));
-        }
+        // Revoking the refresh token ends the grant and the access tokens it issued (RFC 7009 §2.1).
+        const token = tokens.refreshToken ?? tokens.accessToken;
+        await processRevocationResponse(await revocationRequest(as, client, auth, token, httpOptions(new URL(as.revocation_endpoint))));
       }
     } catch (error) {
       console.warn(`mcp-edge-gateway: upstream "${upstreamName}": revoking at the authorization server failed (${(error as Error).message}); the gateway forgets the tokens anyway`);

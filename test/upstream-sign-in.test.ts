@@ -1,0 +1,296 @@
+/**
+ * Per-user sign-in to upstreams (UPSTREAMS[].auth = {"type": "oauth"}), through the Worker
+ * in workerd against a real authorization server (oidc-provider: PKCE, resource
+ * indicators, dynamic registration, rotation, revocation) and a real SDK upstream that
+ * checks each token's signature, issuer and audience (test/fixtures/oauth-upstream.ts).
+ * A scripted browser (test/helpers/sign-in.ts) opens the links the gateway hands out.
+ */
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { answer, gatewayFetch, initialize, post, request, type Json, type Vars } from "./helpers/gateway";
+import { admin, authVars, makeKey } from "./helpers/auth";
+import { modern } from "./helpers/modern";
+import { authorizationServerStats, Browser, oauthFixture } from "./helpers/sign-in";
+import { parseUpstreams } from "../src/config/upstreams";
+
+const { origin } = oauthFixture();
+const label = crypto.randomUUID().slice(0, 8);
+const UPSTREAMS = [
+  { name: "acme", url: `${origin}/acme${label}/mcp`, auth: { type: "oauth" } },
+  { name: "shorty", url: `${origin}/short${label}/mcp`, auth: { type: "oauth" } },
+];
+const VARS: Vars = authVars({ apiKeys: true }, { UPSTREAMS: JSON.stringify(UPSTREAMS), FILTER_CACHE_TTL_MS: "0" });
+const URL_ELICITATION = { elicitation: { url: {} } };
+const PERSONAS = { users: { roles: ["user"], allow: ["acme___*", "shorty___*"] } };
+
+type Who = { principal: string; headers: Record<string, string> };
+let counter = 0;
+
+/** A caller of its own (an API key for a fresh principal with the "user" role). */
+async function caller(roles = ["user"]): Promise<Who> {
+  const principal = `user-${label}-${counter++}`;
+  const { headers } = await makeKey({ principal, roles }, VARS);
+  return { principal, headers };
+}
+
+/** A 2025 session on `path` for `who` that declared `capabilities`. */
+async function session(who: Who, path = "/mcp", capabilities: Record<string, unknown> = URL_ELICITATION): Promise<string> {
+  return (await initialize(path, { capabilities, vars: VARS, headers: who.headers })).session;
+}
+
+function callTool(who: Who, sessionId: string, name: string, path = "/mcp"): Promise<Json> {
+  return request(path, sessionId, "tools/call", { name, arguments: {} }, { vars: VARS, headers: who.headers });
+}
+
+/** The sign-in link of a -32042 answer. */
+function linkOf(response: Json): string {
+  expect(response.error?.code, JSON.stringify(response)).toBe(-32042);
+  const [elicitation] = response.error.data.elicitations;
+  expect(elicitation.mode).toBe("url");
+  expect(typeof elicitation.elicitationId).toBe("string");
+  return elicitation.url as string;
+}
+
+/** What the upstream said of its caller (whoami / admin_action). */
+function callerSeen(response: Json): { sub: string; jti: string; scope: string } {
+  expect(response.result?.isError, JSON.stringify(response)).not.toBe(true);
+  return JSON.parse(response.result.content[0].text);
+}
+
+/** Signs `who` in to `upstream` (asking on /mcp), as the authorization server's user `user`; returns the session. */
+async function signedIn(who: Who, user: string, upstream = "acme"): Promise<string> {
+  const id = await session(who);
+  const link = linkOf(await callTool(who, id, `${upstream}___whoami`));
+  const done = await new Browser(VARS).signIn(link, user);
+  expect(done.status, await done.clone().text()).toBe(200);
+  return id;
+}
+
+beforeAll(async () => {
+  for (const [name, persona] of Object.entries(PERSONAS)) expect((await admin("PUT", `/personas/${name}`, persona, VARS)).status).toBe(200);
+});
+
+describe("signing in to an upstream that acts as the user", () => {
+  it("first call asks by URL elicitation (-32042); after the sign-in the retried call runs as that user", async () => {
+    const alice = await caller();
+    const id = await session(alice);
+    const first = await callTool(alice, id, "acme___whoami");
+    const link = linkOf(first);
+    expect(link).toMatch(/^http:\/\/gateway\.test\/oauth\/upstream\/acme\/start\?link=/);
+    expect(first.error.message).toContain('Sign in to upstream "acme"');
+    const done = await new Browser(VARS).signIn(link, "alice@idp");
+    expect(done.status).toBe(200);
+    expect(await done.text()).toContain("signed in to acme");
+    expect(callerSeen(await callTool(alice, id, "acme___whoami")).sub).toBe("alice@idp");
+  });
+
+  it("on /mcp/<upstream> too: initialize asks, and after the sign-in the client connects and calls", async () => {
+    const carol = await caller();
+    const refused = await answer(await post("/mcp/acme", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: URL_ELICITATION, clientInfo: { name: "t", version: "1" } } }, { vars: VARS, headers: carol.headers }));
+    expect((await new Browser(VARS).signIn(linkOf(refused), "carol@idp")).status).toBe(200);
+    const id = await session(carol, "/mcp/acme");
+    expect(callerSeen(await callTool(carol, id, "whoami", "/mcp/acme")).sub).toBe("carol@idp");
+  });
+
+  it("two principals get two different tokens, and each upstream call carries its caller's", async () => {
+    const [alice, bob] = [await caller(), await caller()];
+    const [aliceSession, bobSession] = [await signedIn(alice, "alice@idp"), await signedIn(bob, "bob@idp")];
+    const seen = [callerSeen(await callTool(alice, aliceSession, "acme___whoami")), callerSeen(await callTool(bob, bobSession, "acme___whoami")), callerSeen(await callTool(alice, aliceSession, "acme___whoami"))];
+    expect(seen.map((s) => s.sub)).toEqual(["alice@idp", "bob@idp", "alice@idp"]);
+    expect(seen[0]!.jti).not.toBe(seen[1]!.jti);
+    expect(seen[0]!.jti).toBe(seen[2]!.jti); // alice's stored token, used again
+  });
+
+  it("a 2026-07-28 client gets input_required with a URL-mode elicitation; its retry runs the call", async () => {
+    const dave = await caller();
+    const call = (extra: Record<string, unknown> = {}) => modern("/mcp/acme", "tools/call", { name: "whoami", arguments: {}, ...extra }, { vars: VARS, headers: dave.headers, capabilities: URL_ELICITATION });
+    const asked = await call();
+    expect(asked.result?.resultType, JSON.stringify(asked)).toBe("input_required");
+    const question = asked.result.inputRequests["sign-in"];
+    expect(question.method).toBe("elicitation/create");
+    expect(question.params.mode).toBe("url");
+    expect((await new Browser(VARS).signIn(question.params.url, "dave@idp")).status).toBe(200);
+    const retried = await call({ requestState: asked.result.requestState, inputResponses: { "sign-in": { action: "accept" } } });
+    expect(callerSeen(retried).sub).toBe("dave@idp");
+  });
+
+  it("a client without URL elicitation gets a tool error naming the link, and the link works", async () => {
+    const erin = await caller();
+    const id = await session(erin, "/mcp", {});
+    const first = await callTool(erin, id, "acme___whoami");
+    expect(first.result.isError).toBe(true);
+    const text: string = first.result.content[0].text;
+    const link = /(http:\/\/gateway\.test\/oauth\/upstream\/acme\/start\?link=\S+)/.exec(text)?.[1];
+    expect(link, text).toBeDefined();
+    expect((await new Browser(VARS).signIn(link!, "erin@idp")).status).toBe(200);
+    expect(callerSeen(await callTool(erin, id, "acme___whoami")).sub).toBe("erin@idp");
+  });
+
+  it("refreshes a token about to expire, storing the rotated refresh token each time", async () => {
+    const frank = await caller();
+    const id = await signedIn(frank, "frank@idp", "shorty");
+    const before = (await authorizationServerStats()).refreshes;
+    // The fixture issues 30 s tokens on "short" resources: inside the refresh margin, so every use refreshes.
+    const first = callerSeen(await callTool(frank, id, "shorty___whoami"));
+    const second = callerSeen(await callTool(frank, id, "shorty___whoami"));
+    expect(first.sub).toBe("frank@idp");
+    expect(second.sub).toBe("frank@idp");
+    expect(second.jti).not.toBe(first.jti);
+    // The second refresh used the refresh token the first one rotated in (oidc-provider refuses a spent one).
+    expect((await authorizationServerStats()).refreshes - before).toBeGreaterThanOrEqual(2);
+  });
+
+  it("asks for the wider scope when the upstream answers 403 insufficient_scope (step-up)", async () => {
+    const gina = await caller();
+    const id = await signedIn(gina, "gina@idp");
+    const refused = await callTool(gina, id, "acme___admin_action");
+    const link = linkOf(refused);
+    expect(refused.error.message).toContain("tools:admin");
+    const browser = new Browser(VARS);
+    const callback = await browser.signInUntilCallback(link, "gina@idp");
+    expect((await browser.request(callback)).status).toBe(200);
+    const seen = callerSeen(await callTool(gina, id, "acme___admin_action"));
+    expect(seen.scope.split(" ")).toContain("tools:admin");
+    expect(seen.sub).toBe("gina@idp");
+  });
+});
+
+describe("what a sign-in refuses", () => {
+  /** A fresh caller's sign-in link and a browser stopped at the callback. */
+  async function atCallback(user: string): Promise<{ who: Who; id: string; browser: Browser; callback: string }> {
+    const who = await caller();
+    const id = await session(who);
+    const browser = new Browser(VARS);
+    const callback = await browser.signInUntilCallback(linkOf(await callTool(who, id, "acme___whoami")), user);
+    return { who, id, browser, callback };
+  }
+
+  async function stillAsked(who: Who, id: string): Promise<void> {
+    expect((await callTool(who, id, "acme___whoami")).error?.code).toBe(-32042);
+  }
+
+  it("a tampered state", async () => {
+    const { who, id, browser, callback } = await atCallback("henry@idp");
+    const url = new URL(callback);
+    const state = url.searchParams.get("state")!;
+    url.searchParams.set("state", `${state.slice(0, -4)}${state.slice(-4) === "AAAA" ? "BBBB" : "AAAA"}`);
+    const refused = await browser.request(url.href);
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("not issued to this browser");
+    await stillAsked(who, id);
+  });
+
+  it("a replayed callback", async () => {
+    const { who, id, browser, callback } = await atCallback("ivy@idp");
+    expect((await browser.request(callback)).status).toBe(200);
+    const replayed = await browser.request(callback);
+    expect(replayed.status).toBe(400);
+    expect(await replayed.text()).toContain("already completed");
+    expect(callerSeen(await callTool(who, id, "acme___whoami")).sub).toBe("ivy@idp");
+  });
+
+  it("a callback for another principal (another browser's flow)", async () => {
+    const victim = await atCallback("jack@idp");
+    const attacker = await atCallback("mallory@idp");
+    // The attacker's code and state, opened in the victim's browser: refused, nothing stored for either.
+    const refused = await victim.browser.request(attacker.callback);
+    expect(refused.status).toBe(400);
+    await stillAsked(victim.who, victim.id);
+    await stillAsked(attacker.who, attacker.id);
+  });
+
+  it("a callback whose iss is not the authorization server's (RFC 9207)", async () => {
+    const { who, id, browser, callback } = await atCallback("kate@idp");
+    const url = new URL(callback);
+    expect(url.searchParams.get("iss")).toBe(oauthFixture().issuer);
+    url.searchParams.set("iss", "https://evil.example");
+    const refused = await browser.request(url.href);
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("refused");
+    await stillAsked(who, id);
+  });
+
+  it("a sign-in link used twice, or altered", async () => {
+    const who = await caller();
+    const id = await session(who);
+    const link = linkOf(await callTool(who, id, "acme___whoami"));
+    const first = await new Browser(VARS).request(link);
+    expect(first.status).toBe(302);
+    expect(new URL(first.headers.get("location")!).origin).toBe(oauthFixture().issuer);
+    expect((await new Browser(VARS).request(link)).status).toBe(410);
+    expect((await new Browser(VARS).request(link.replace("/acme/", "/shorty/"))).status).toBe(400);
+  });
+
+  it("a persona that no longer reaches the upstream never starts its sign-in", async () => {
+    const who = await caller();
+    const id = await session(who);
+    const link = linkOf(await callTool(who, id, "acme___whoami"));
+    expect((await admin("PUT", "/personas/users", { roles: ["user"], allow: ["shorty___*"] }, VARS)).status).toBe(200);
+    try {
+      const refused = await new Browser(VARS).request(link);
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get("location")).toBeNull();
+    } finally {
+      expect((await admin("PUT", "/personas/users", PERSONAS.users, VARS)).status).toBe(200);
+    }
+  });
+});
+
+describe("connections", () => {
+  it("are listed without tokens, kept encrypted, and revoked on DELETE (then the user is asked again)", async () => {
+    const lena = await caller();
+    const id = await signedIn(lena, "lena@idp");
+    const own = (await (await gatewayFetch("/oauth/upstream/connections", { headers: lena.headers }, VARS)).json()) as Json;
+    expect(own.connections).toHaveLength(1);
+    expect(Object.keys(own.connections[0]).sort()).toEqual(["connectedAt", "expiresAt", "principal", "scope", "upstream"]);
+    expect(own.connections[0]).toMatchObject({ principal: lena.principal, upstream: "acme" });
+    const listed = (await (await admin("GET", "/upstream-connections", undefined, VARS)).json()) as Json;
+    expect(listed.connections.some((c: Json) => c.principal === lena.principal && c.upstream === "acme")).toBe(true);
+    // At rest: sealed, no JWT in clear.
+    const keys = await env.GATEWAY_KV.list({ prefix: "upstream-token/" });
+    for (const key of keys.keys) {
+      const value = (await env.GATEWAY_KV.get(key.name))!;
+      expect(value.startsWith("s1.")).toBe(true);
+      expect(value).not.toContain("eyJ");
+    }
+    const revocations = (await authorizationServerStats()).revocations;
+    const deleted = await gatewayFetch("/oauth/upstream/connections?upstream=acme", { method: "DELETE", headers: lena.headers }, VARS, undefined, true);
+    expect(deleted.status).toBe(200);
+    expect((await authorizationServerStats()).revocations).toBeGreaterThan(revocations);
+    expect((await callTool(lena, id, "acme___whoami")).error?.code).toBe(-32042);
+    expect((await gatewayFetch("/oauth/upstream/connections?upstream=acme", { method: "DELETE", headers: lena.headers }, VARS)).status).toBe(404);
+  });
+
+  it("an operator revokes one through /admin/upstream-connections", async () => {
+    const mona = await caller();
+    const id = await signedIn(mona, "mona@idp");
+    const deleted = await admin("DELETE", `/upstream-connections?principal=${encodeURIComponent(mona.principal)}&upstream=acme`, undefined, VARS);
+    expect(deleted.status).toBe(200);
+    expect((await callTool(mona, id, "acme___whoami")).error?.code).toBe(-32042);
+  });
+});
+
+describe("UPSTREAMS[].auth", () => {
+  it.each([
+    [{ type: "basic" }, 'must be {"type": "oauth"}'],
+    [{ type: "oauth", clientSecret: "S" }, 'needs "clientId"'],
+    [{ type: "oauth", clientId: "c", clientSecret: "not a name!" }, "NAME of a Worker secret"],
+    [{ type: "oauth", scopes: "repo" }, "list of scope names"],
+    [{ type: "oauth", authorizationServer: "ftp://x" }, "issuer"],
+    [{ type: "oauth", extra: 1 }, "unknown field"],
+  ])("refuses %j", (auth, problem) => {
+    const parsed = parseUpstreams([{ name: "gh", url: "https://example.com/mcp", auth }]);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.problems.join("\n")).toContain(problem);
+  });
+
+  it("refuses a credential in Authorization beside it", () => {
+    const parsed = parseUpstreams([{ name: "gh", url: "https://example.com/mcp", auth: { type: "oauth" }, credential: { secret: "T" } }]);
+    expect(parsed.ok).toBe(false);
+  });
+
+  it("accepts the full form", () => {
+    const parsed = parseUpstreams([{ name: "gh", url: "https://example.com/mcp", auth: { type: "oauth", clientId: "c", clientSecret: "GH_CLIENT_SECRET", scopes: ["repo"], authorizationServer: "https://github.com/login/oauth" } }]);
+    expect(parsed.ok && parsed.value[0]!.auth).toEqual({ type: "oauth", clientId: "c", clientSecret: "GH_CLIENT_SECRET", scopes: ["repo"], authorizationServer: "https://github.com/login/oauth" });
+  });
+});
