@@ -210,15 +210,22 @@ describe("what a sign-in refuses", () => {
     await stillAsked(who, id);
   });
 
-  it("a sign-in link used twice, or altered", async () => {
+  it("a sign-in link used twice, or altered; opening it only shows whom it signs in", async () => {
     const who = await caller();
     const id = await session(who);
     const link = linkOf(await callTool(who, id, "acme___whoami"));
-    const first = await new Browser(VARS).request(link);
-    expect(first.status).toBe(302);
+    const shown = await new Browser(VARS).request(link);
+    expect(shown.status).toBe(200);
+    const page = await shown.text();
+    expect(page).toContain(who.principal);
+    expect(page).toContain("If someone sent you this link, close this page");
+    const first = await new Browser(VARS).start(link); // opened again: still unused
+    expect(first.status).toBe(303);
     expect(new URL(first.headers.get("location")!).origin).toBe(oauthFixture().issuer);
-    expect((await new Browser(VARS).request(link)).status).toBe(410);
+    expect((await new Browser(VARS).start(link)).status).toBe(410);
     expect((await new Browser(VARS).request(link.replace("/acme/", "/shorty/"))).status).toBe(400);
+    const crossSite = await new Browser(VARS).request(link, { method: "POST", body: new URLSearchParams({ link: new URL(link).searchParams.get("link")! }).toString(), headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example" } });
+    expect(crossSite.status).toBe(403);
   });
 
   it("a persona that no longer reaches the upstream never starts its sign-in", async () => {
@@ -227,7 +234,7 @@ describe("what a sign-in refuses", () => {
     const link = linkOf(await callTool(who, id, "acme___whoami"));
     expect((await admin("PUT", "/personas/users", { roles: ["user"], allow: ["shorty___*"] }, VARS)).status).toBe(200);
     try {
-      const refused = await new Browser(VARS).request(link);
+      const refused = await new Browser(VARS).start(link);
       expect(refused.status).toBe(403);
       expect(refused.headers.get("location")).toBeNull();
     } finally {

@@ -200,6 +200,8 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   const admin = createAdminApp();
   // The admin console checks origins itself (its own origin only, with a CSRF token), so it is routed before the MCP Origin guard.
   mountConsole(app, admin);
+  // Browser pages too: the sign-in form posts to its own origin, checked by the route itself.
+  addUpstreamSignInRoutes(app);
 
   app.use("*", async function originGuard(c, next) {
     const origin = checkOrigin(c.req.raw, gatewayConfig(c.env).allowedOrigins);
@@ -232,7 +234,6 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   app.get(PROTECTED_RESOURCE_PATH, (c) => metadata(c, ""));
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp`, (c) => metadata(c, ""));
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp/:upstream`, (c) => metadata(c, c.req.param("upstream")));
-  addUpstreamSignInRoutes(app);
   app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id")));
   app.all("/mcp", (c) => serve(c, "", pipelines));
   app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), pipelines));

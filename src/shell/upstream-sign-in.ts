@@ -2,7 +2,8 @@
  * The HTTP side of signing users in to upstreams (upstream/oauth/):
  *
  *   GET    /oauth/upstream/client-metadata.json   the gateway's Client ID Metadata Document
- *   GET    /oauth/upstream/<name>/start?link=…     a sign-in link opened: redirect to the authorization server
+ *   GET    /oauth/upstream/<name>/start?link=…     a sign-in link opened: says whom it signs in, asks to continue
+ *   POST   /oauth/upstream/<name>/start           continue: the link is used up, redirect to the authorization server
  *   GET    /oauth/upstream/callback               the authorization server's redirect back
  *   GET    /oauth/upstream/connections            the caller's own connections (same credential as /mcp)
  *   DELETE /oauth/upstream/connections?upstream=U revokes one of them
@@ -23,13 +24,29 @@ import { beginSignIn, finishSignIn } from "../upstream/oauth/authorization-flow"
 import { revokeConnection } from "../upstream/oauth/access-token";
 import { auditConnection } from "../upstream/oauth/connection-audit";
 import { clientMetadataDocument, CLIENT_METADATA_PATH } from "../upstream/oauth/registration";
-import { useSignInLink } from "../upstream/oauth/sign-in-link";
+import { readSignInLink, useSignInLink } from "../upstream/oauth/sign-in-link";
 
 type GatewayBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
 
 function page(status: number, title: string, text: string): Response {
   const body = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text}</p></body></html>`;
   return new Response(String(body), { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer" } });
+}
+
+function invalidLink(reason: "link-invalid" | "link-used"): Response {
+  return reason === "link-used"
+    ? page(410, "Link not valid", "This sign-in link was already used or has expired. Retry in your client for a new one.")
+    : page(400, "Link not valid", "This sign-in link is not valid (altered, expired, or for another upstream). Retry in your client for a new one.");
+}
+
+function confirmPage(upstream: string, principal: string, link: string): Response {
+  const body = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in to ${upstream}</title></head><body>
+<h1>Sign in to ${upstream}</h1>
+<p>This connects your account at <strong>${upstream}</strong> to the gateway user <strong>${principal}</strong>: calls that user makes through the gateway will act as you at ${upstream}.</p>
+<p>Continue only if you are ${principal} and asked for this in your MCP client. If someone sent you this link, close this page.</p>
+<form method="post" data-sign-in-confirm><input type="hidden" name="link" value="${link}"><button type="submit">Continue to ${upstream}</button></form>
+</body></html>`;
+  return new Response(String(body), { status: 200, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer", "x-frame-options": "DENY", "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'" } });
 }
 
 function oauthUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
@@ -81,26 +98,44 @@ export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>
     return c.json({ revoked: { upstream } });
   });
 
+  // Opening a link only shows whom it signs in, and for which upstream: a link someone else
+  // sent would connect *their* principal to the account signed in with (see docs/upstream-sign-in.md),
+  // and link previews that fetch it do not use it up. The sign-in starts with the form's POST.
   app.get("/oauth/upstream/:name/start", async (c) => {
     const kept = services(c.env);
     if (!kept) return page(503, "Sign-in unavailable", "The gateway has no KV namespace to keep sign-ins in.");
     const name = c.req.param("name");
     const upstream = oauthUpstreams(c.env).find((u) => u.name === name);
     if (!upstream) return page(404, "Unknown upstream", "No upstream of this name asks users to sign in.");
-    const link = await useSignInLink(kept.kv, kept.secret, name, c.req.query("link"));
-    if (!link.ok) return page(link.reason === "link-used" ? 410 : 400, "Link not valid", link.reason === "link-used" ? "This sign-in link was already used or has expired. Retry in your client for a new one." : "This sign-in link is not valid (altered, expired, or for another upstream). Retry in your client for a new one.");
+    const link = c.req.query("link");
+    const read = await readSignInLink(kept.secret, name, link);
+    if (!read.ok) return invalidLink(read.reason);
+    return confirmPage(name, read.value.principal, link!);
+  });
+  app.post("/oauth/upstream/:name/start", async (c) => {
+    const kept = services(c.env);
+    if (!kept) return page(503, "Sign-in unavailable", "The gateway has no KV namespace to keep sign-ins in.");
+    const origin = new URL(c.req.url).origin;
+    const from = c.req.header("origin");
+    if (from !== undefined && from !== origin) return page(403, "Not allowed", "A sign-in starts from the gateway's own page.");
+    const name = c.req.param("name");
+    const upstream = oauthUpstreams(c.env).find((u) => u.name === name);
+    if (!upstream) return page(404, "Unknown upstream", "No upstream of this name asks users to sign in.");
+    const form = await c.req.parseBody();
+    const link = await useSignInLink(kept.kv, kept.secret, name, typeof form["link"] === "string" ? form["link"] : undefined);
+    if (!link.ok) return invalidLink(link.reason);
     // A persona that cannot reach the upstream never starts its sign-in (its roles are the link's).
     const config = gatewayConfig(c.env);
     const open = config.auth.ok && config.auth.value.mode === "off";
     if (!open && (await reachableUpstreams(kept.kv, config.documentCacheTtlMs, link.value.roles, [upstream])).length === 0) {
       return page(403, "Not allowed", "Your persona does not reach this upstream.");
     }
-    const begun = await beginSignIn(upstream, link.value, new URL(c.req.url).origin, kept);
+    const begun = await beginSignIn(upstream, link.value, origin, kept);
     if (!begun.ok) {
       console.warn(`mcp-edge-gateway: upstream "${name}": sign-in could not start: ${begun.detail}`);
       return page(502, "Sign-in could not start", `The gateway could not reach the sign-in service of ${name}; the gateway's log has the cause.`);
     }
-    return new Response(null, { status: 302, headers: { location: begun.value.location, "set-cookie": begun.value.cookie, "cache-control": "no-store", "referrer-policy": "no-referrer" } });
+    return new Response(null, { status: 303, headers: { location: begun.value.location, "set-cookie": begun.value.cookie, "cache-control": "no-store", "referrer-policy": "no-referrer" } });
   });
 }
 

@@ -1,6 +1,7 @@
 /**
- * A browser-less user for the tests of per-user sign-in: opens a sign-in link, follows
- * the redirects with a cookie jar of its own (one per "browser"), signs in at the fixture
+ * A browser-less user for the tests of per-user sign-in: opens a sign-in link, confirms
+ * the gateway's page (it names whom the link signs in), follows the redirects with a
+ * cookie jar of its own (one per "browser"), signs in at the fixture
  * authorization server's login form as a given user, and stops at the gateway's callback
  * (so a test may alter it) or completes it.
  */
@@ -57,6 +58,14 @@ export class Browser {
         continue;
       }
       const text = await response.text();
+      if (response.status === 200 && text.includes("data-sign-in-confirm")) {
+        const posted = await this.confirm(next, text);
+        const to = posted.headers.get("location");
+        await posted.body?.cancel();
+        if (!to) throw new Error(`the gateway's sign-in page answered ${posted.status}`);
+        next = new URL(to, next).href;
+        continue;
+      }
       if (response.status === 200 && text.includes('name="login"')) {
         const posted = await this.request(next, { method: "POST", body: new URLSearchParams({ login: user }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
         const to = posted.headers.get("location");
@@ -68,6 +77,21 @@ export class Browser {
       throw new Error(`sign-in stopped at ${next}: HTTP ${response.status} ${text.slice(0, 300)}`);
     }
     throw new Error("sign-in did not reach the callback");
+  }
+
+  /** Submits the gateway's confirmation form (`page`, served at `url`), as a browser would: same-origin POST. */
+  confirm(url: string, page: string): Promise<Response> {
+    const link = /name="link" value="([^"]*)"/.exec(page)?.[1]?.replaceAll("&amp;", "&");
+    if (link === undefined) throw new Error("the sign-in page has no link field");
+    return this.request(url, { method: "POST", body: new URLSearchParams({ link }).toString(), headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(url).origin } });
+  }
+
+  /** Opens `link` (the gateway's page) and continues, returning the answer to the POST (303 to the authorization server). */
+  async start(link: string): Promise<Response> {
+    const shown = await this.request(link);
+    const text = await shown.text();
+    if (shown.status !== 200) return new Response(text, { status: shown.status, headers: shown.headers });
+    return this.confirm(link, text);
   }
 
   /** Signs in as `user` through `link`, completing the callback; returns the callback's answer. */

@@ -43,13 +43,20 @@ export async function mintSignInLink(kv: KVNamespace, secret: string, origin: st
   return { url: `${origin}/oauth/upstream/${encodeURIComponent(request.upstream)}/start?link=${encodeURIComponent(link)}`, nonce };
 }
 
-/** Opens a link for `upstream` and takes its single use. */
-export async function useSignInLink(kv: KVNamespace, secret: string, upstream: string, link: string | undefined): Promise<Result<SignInRequest, LinkProblem>> {
+/** Opens a link for `upstream` without using it (to show whom it signs in). */
+export async function readSignInLink(secret: string, upstream: string, link: string | undefined): Promise<Result<SignInRequest, LinkProblem>> {
   const opened = await openState(secret, PURPOSE, LINK_PRINCIPAL, link);
   const value = opened.ok ? opened.value : undefined;
   if (!isObject(value) || value["upstream"] !== upstream || typeof value["principal"] !== "string" || typeof value["nonce"] !== "string" || !Array.isArray(value["roles"]) || !isObject(value["challenge"])) {
     return fail({ reason: "link-invalid" });
   }
-  if (!(await takeFlow(kv, `link/${value["nonce"]}`))) return fail({ reason: "link-used" });
   return ok(value as SignInRequest);
+}
+
+/** Opens a link for `upstream` and takes its single use. */
+export async function useSignInLink(kv: KVNamespace, secret: string, upstream: string, link: string | undefined): Promise<Result<SignInRequest, LinkProblem>> {
+  const read = await readSignInLink(secret, upstream, link);
+  if (!read.ok) return read;
+  if (!(await takeFlow(kv, `link/${read.value.nonce}`))) return fail({ reason: "link-used" });
+  return read;
 }
