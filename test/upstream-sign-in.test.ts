@@ -277,6 +277,61 @@ describe("connections", () => {
   });
 });
 
+describe("tokens that no longer serve", () => {
+  /** VARS with `upstream` pointed at another resource of the fixture. */
+  function moved(upstream: string, path: string): Vars {
+    return { ...VARS, UPSTREAMS: JSON.stringify(UPSTREAMS.map((u) => (u.name === upstream ? { ...u, url: `${origin}/${path}/mcp` } : u))) };
+  }
+
+  it("a token the upstream refuses (401) is forgotten and the user asked again", async () => {
+    const nina = await caller();
+    const id = await signedIn(nina, "nina@idp");
+    callerSeen(await callTool(nina, id, "acme___whoami"));
+    expect((await fetch(`${origin}/acme${label}/reject-tokens`, { method: "POST" })).status).toBe(204);
+    expect((await callTool(nina, id, "acme___whoami")).error?.code).toBe(-32042);
+    const own = (await (await gatewayFetch("/oauth/upstream/connections", { headers: nina.headers }, VARS)).json()) as Json;
+    expect(own.connections).toEqual([]);
+  });
+
+  it("a token is never sent to another resource: an upstream re-pointed elsewhere asks again", async () => {
+    const otto = await caller();
+    const id = await signedIn(otto, "otto@idp");
+    const elsewhere = moved("acme", `elsewhere${label}`);
+    const asked = await request("/mcp", id, "tools/call", { name: "acme___whoami", arguments: {} }, { vars: elsewhere, headers: otto.headers });
+    expect(asked.error?.code).toBe(-32042);
+    // Still connected to the resource it signed in to.
+    expect(callerSeen(await callTool(otto, id, "acme___whoami")).sub).toBe("otto@idp");
+  });
+
+  it("connect, a failed refresh and a revocation are audit events, with no token in them", async () => {
+    const paul = await caller();
+    const id = await signedIn(paul, "paul@idp", "shorty");
+    expect(callerSeen(await callTool(paul, id, "shorty___whoami")).sub).toBe("paul@idp");
+    // The authorization server forgets paul's refresh tokens: the next refresh fails, and paul is asked again.
+    expect((await fetch(`${origin}/forget-refresh-tokens?account=paul@idp`, { method: "POST" })).status).toBe(204);
+    const asked = await request("/mcp", id, "tools/call", { name: "shorty___whoami", arguments: {} }, { vars: VARS, headers: paul.headers, settle: true });
+    expect(asked.error?.code).toBe(-32042);
+    await signedIn(paul, "paul@idp", "shorty");
+    expect((await gatewayFetch("/oauth/upstream/connections?upstream=shorty", { method: "DELETE", headers: paul.headers }, VARS, undefined, true)).status).toBe(200);
+    const methods = ["(upstream-connect)", "(upstream-connect)", "(upstream-refresh-failed)", "(upstream-revoke)"];
+    const events = await auditEventsOf(paul.principal, methods.length);
+    expect(events.map((e) => e["mcp.method.name"]).sort()).toEqual(methods);
+    expect(events.every((e) => e["gateway.upstream"] === "shorty")).toBe(true);
+    expect(JSON.stringify(events)).not.toMatch(/eyJ|"s1\./);
+  });
+});
+
+/** The connection audit events of `principal` once at least `count` are written (the Worker's own consumer writes them to R2). */
+async function auditEventsOf(principal: string, count: number): Promise<Json[]> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const text = await (await admin("GET", `/audit?user=${encodeURIComponent(principal)}`, undefined, VARS)).text();
+    const events = text.split("\n").filter(Boolean).map((line) => JSON.parse(line) as Json).filter((e) => String(e["mcp.method.name"]).startsWith("(upstream-"));
+    if (events.length >= count || Date.now() > deadline) return events;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 describe("UPSTREAMS[].auth", () => {
   it.each([
     [{ type: "basic" }, 'must be {"type": "oauth"}'],

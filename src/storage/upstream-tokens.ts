@@ -33,6 +33,8 @@ export type UpstreamTokens = {
   /** The authorization server that issued them, and the client they were issued to. */
   readonly issuer: string;
   readonly clientId: string;
+  /** The upstream URL (the resource, RFC 8707) they were issued for: never sent to another. */
+  readonly resource: string;
   /** The gateway origin the user signed in through (its redirect URI and client metadata URL). */
   readonly origin: string;
   readonly connectedAt: number;
@@ -54,7 +56,7 @@ async function tokenKey(principal: string, upstream: string): Promise<string> {
 }
 
 function isTokens(value: unknown): value is UpstreamTokens {
-  return isObject(value) && typeof value["accessToken"] === "string" && typeof value["issuer"] === "string" && typeof value["clientId"] === "string" && typeof value["origin"] === "string";
+  return isObject(value) && typeof value["accessToken"] === "string" && typeof value["issuer"] === "string" && typeof value["clientId"] === "string" && typeof value["origin"] === "string" && typeof value["resource"] === "string";
 }
 
 /** The tokens `principal` holds for `upstream`, or undefined (none, or a record that does not open for it). */

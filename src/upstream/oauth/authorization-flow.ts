@@ -134,6 +134,7 @@ export async function finishSignIn(url: URL, cookieHeader: string | null, upstre
       ...(tokens.scope !== undefined ? { scope: tokens.scope } : {}),
       issuer: as.issuer,
       clientId: flow.clientId,
+      resource: upstream.url,
       origin: flow.origin,
       connectedAt: Date.now(),
     });
