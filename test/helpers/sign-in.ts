@@ -1,102 +1,18 @@
 /**
- * A browser-less user for the tests of per-user sign-in: opens a sign-in link, confirms
- * the gateway's page (it names whom the link signs in), follows the redirects with a
- * cookie jar of its own (one per "browser"), signs in at the fixture
- * authorization server's login form as a given user, and stops at the gateway's callback
- * (so a test may alter it) or completes it.
+ * Sign-in in the workerd tests: the scripted browser (helpers/node/sign-in-browser.ts)
+ * reaching the gateway through the Worker's fetch and the fixture authorization server
+ * over loopback; the fixture's URLs and counters.
  */
 import { inject } from "vitest";
 import { gatewayFetch, type Vars } from "./gateway";
+import { SignInBrowser } from "./node/sign-in-browser";
 
 const GATEWAY_HOST = "gateway.test";
-const MAX_STEPS = 20;
 
-/** One browser: its cookies by host. */
-export class Browser {
-  private readonly jar = new Map<string, Map<string, string>>();
-
-  constructor(private readonly vars: Vars) {}
-
-  private cookieHeader(url: URL): Record<string, string> {
-    const cookies = this.jar.get(url.host);
-    return cookies && cookies.size > 0 ? { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join("; ") } : {};
-  }
-
-  private keep(url: URL, response: Response): void {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(";");
-      const at = pair!.indexOf("=");
-      let cookies = this.jar.get(url.host);
-      if (!cookies) this.jar.set(url.host, (cookies = new Map()));
-      cookies.set(pair!.slice(0, at).trim(), pair!.slice(at + 1));
-    }
-  }
-
-  /** One request as this browser (to the gateway inside workerd, or to a server on loopback). */
-  async request(href: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Response> {
-    const url = new URL(href);
-    const headers = { ...this.cookieHeader(url), ...init.headers };
-    const response = url.host === GATEWAY_HOST ? await gatewayFetch(href, { ...init, headers, redirect: "manual" }, this.vars, undefined, true) : await fetch(href, { ...init, headers, redirect: "manual" });
-    this.keep(url, response);
-    return response;
-  }
-
-  /**
-   * Opens `link` and signs in as `user`, following redirects until the authorization server
-   * sends the browser back to the gateway's callback; returns that callback URL (not yet opened).
-   */
-  async signInUntilCallback(link: string, user: string): Promise<string> {
-    let next = link;
-    for (let step = 0; step < MAX_STEPS; step++) {
-      const response = await this.request(next);
-      const location = response.headers.get("location");
-      if (response.status >= 300 && response.status < 400 && location) {
-        const target = new URL(location, next).href;
-        await response.body?.cancel();
-        if (target.includes("/oauth/upstream/callback")) return target;
-        next = target;
-        continue;
-      }
-      const text = await response.text();
-      if (response.status === 200 && text.includes("data-sign-in-confirm")) {
-        const posted = await this.confirm(next, text);
-        const to = posted.headers.get("location");
-        await posted.body?.cancel();
-        if (!to) throw new Error(`the gateway's sign-in page answered ${posted.status}`);
-        next = new URL(to, next).href;
-        continue;
-      }
-      if (response.status === 200 && text.includes('name="login"')) {
-        const posted = await this.request(next, { method: "POST", body: new URLSearchParams({ login: user }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
-        const to = posted.headers.get("location");
-        await posted.body?.cancel();
-        if (!to) throw new Error(`login at ${next} answered ${posted.status}`);
-        next = new URL(to, next).href;
-        continue;
-      }
-      throw new Error(`sign-in stopped at ${next}: HTTP ${response.status} ${text.slice(0, 300)}`);
-    }
-    throw new Error("sign-in did not reach the callback");
-  }
-
-  /** Submits the gateway's confirmation form (`page`, served at `url`), as a browser would: same-origin POST. */
-  confirm(url: string, page: string): Promise<Response> {
-    const link = /name="link" value="([^"]*)"/.exec(page)?.[1]?.replaceAll("&amp;", "&");
-    if (link === undefined) throw new Error("the sign-in page has no link field");
-    return this.request(url, { method: "POST", body: new URLSearchParams({ link }).toString(), headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(url).origin } });
-  }
-
-  /** Opens `link` (the gateway's page) and continues, returning the answer to the POST (303 to the authorization server). */
-  async start(link: string): Promise<Response> {
-    const shown = await this.request(link);
-    const text = await shown.text();
-    if (shown.status !== 200) return new Response(text, { status: shown.status, headers: shown.headers });
-    return this.confirm(link, text);
-  }
-
-  /** Signs in as `user` through `link`, completing the callback; returns the callback's answer. */
-  async signIn(link: string, user: string): Promise<Response> {
-    return this.request(await this.signInUntilCallback(link, user));
+/** A browser whose requests to gateway.test go to the Worker (with `vars`), the others to loopback. */
+export class Browser extends SignInBrowser {
+  constructor(vars: Vars) {
+    super((href, init) => (new URL(href).host === GATEWAY_HOST ? gatewayFetch(href, { ...init, redirect: "manual" }, vars, undefined, true) : fetch(href, { ...init, redirect: "manual" })));
   }
 }
 
@@ -105,7 +21,7 @@ export function oauthFixture(): { origin: string; issuer: string } {
   return inject("oauthUpstream");
 }
 
-/** What the fixture's authorization server counted (refresh grants, revocations). */
+/** What the fixture's authorization server counted (refresh grants, revoked grants). */
 export async function authorizationServerStats(): Promise<{ refreshes: number; revocations: number }> {
   return (await (await fetch(`${oauthFixture().origin}/stats`)).json()) as { refreshes: number; revocations: number };
 }

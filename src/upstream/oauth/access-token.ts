@@ -66,6 +66,8 @@ async function refresh(upstream: UpstreamConfig, principal: string, tokens: Upst
 export async function accessTokenFor(upstream: UpstreamConfig, principal: string, services: TokenServices): Promise<Result<string, TokenProblem>> {
   const tokens = await readTokens(services.kv, services.secret, principal, upstream.name);
   if (!tokens) return fail({ reason: "sign-in-required", detail: "not signed in" });
+  // Tokens go only to the resource they were issued for: an upstream re-pointed elsewhere asks again.
+  if (tokens.resource !== upstream.url) return fail({ reason: "sign-in-required", detail: "the upstream's URL changed since you signed in" });
   if (tokens.expiresAt === undefined || tokens.expiresAt - Date.now() > REFRESH_MARGIN_MS) return ok(tokens.accessToken);
   if (tokens.refreshToken === undefined) {
     await deleteTokens(services.kv, principal, upstream.name);
