@@ -74,6 +74,10 @@ describe("signing in to an upstream that acts as the user", () => {
   it("first call asks by URL elicitation (-32042); after the sign-in the retried call runs as that user", async () => {
     const alice = await caller();
     const id = await session(alice);
+    // Not signed in: the merged list leaves the upstream out and says why.
+    const listed = await request("/mcp", id, "tools/list", {}, { vars: VARS, headers: alice.headers });
+    expect(listed.result.tools.some((t: Json) => t.name.startsWith("acme___"))).toBe(false);
+    expect(JSON.stringify(listed.result._meta)).toContain('upstream \\"acme\\" needs you to sign in');
     const first = await callTool(alice, id, "acme___whoami");
     const link = linkOf(first);
     expect(link).toMatch(/^http:\/\/gateway\.test\/oauth\/upstream\/acme\/start\?link=/);
@@ -82,6 +86,8 @@ describe("signing in to an upstream that acts as the user", () => {
     expect(done.status).toBe(200);
     expect(await done.text()).toContain("signed in to acme");
     expect(callerSeen(await callTool(alice, id, "acme___whoami")).sub).toBe("alice@idp");
+    const relisted = await request("/mcp", id, "tools/list", {}, { vars: VARS, headers: alice.headers });
+    expect(relisted.result.tools.map((t: Json) => t.name)).toContain("acme___whoami");
   });
 
   it("on /mcp/<upstream> too: initialize asks, and after the sign-in the client connects and calls", async () => {
