@@ -8,6 +8,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { answer, gatewayFetch, initialize, post, request, type Json, type Vars } from "./helpers/gateway";
+import { readSse } from "../src/core/sse";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { modern } from "./helpers/modern";
 import { authorizationServerStats, Browser, oauthFixture } from "./helpers/sign-in";
@@ -33,8 +34,8 @@ async function caller(roles = ["user"]): Promise<Who> {
   return { principal, headers };
 }
 
-/** A 2025 session on `path` for `who` that declared `capabilities`. */
-async function session(who: Who, path = "/mcp", capabilities: Record<string, unknown> = URL_ELICITATION): Promise<string> {
+/** A 2025 session on `path` for `who` that declared `capabilities` (none: asked by a tool error). */
+async function session(who: Who, path = "/mcp", capabilities: Record<string, unknown> = {}): Promise<string> {
   return (await initialize(path, { capabilities, vars: VARS, headers: who.headers })).session;
 }
 
@@ -42,13 +43,29 @@ function callTool(who: Who, sessionId: string, name: string, path = "/mcp"): Pro
   return request(path, sessionId, "tools/call", { name, arguments: {} }, { vars: VARS, headers: who.headers });
 }
 
-/** The sign-in link of a -32042 answer. */
+/** What an answer asking to sign in says: a -32042 error's message, or a tool error's text. */
+function askText(response: Json): string {
+  if (response.error?.code === -32042) return response.error.message as string;
+  expect(response.result?.isError, JSON.stringify(response)).toBe(true);
+  return response.result.content[0].text as string;
+}
+
+/** True for an answer asking to sign in (a -32042 error, or a tool error with a sign-in link). */
+function asksToSignIn(response: Json): boolean {
+  return response.error?.code === -32042 || (response.result?.isError === true && String(response.result.content[0].text).includes("/oauth/upstream/"));
+}
+
+/** The sign-in link of a -32042 answer (its URL-mode elicitation) or of a tool error's text. */
 function linkOf(response: Json): string {
-  expect(response.error?.code, JSON.stringify(response)).toBe(-32042);
-  const [elicitation] = response.error.data.elicitations;
-  expect(elicitation.mode).toBe("url");
-  expect(typeof elicitation.elicitationId).toBe("string");
-  return elicitation.url as string;
+  if (response.error?.code === -32042) {
+    const [elicitation] = response.error.data.elicitations;
+    expect(elicitation.mode).toBe("url");
+    expect(typeof elicitation.elicitationId).toBe("string");
+    return elicitation.url as string;
+  }
+  const link = /(http:\/\/gateway\.test\/oauth\/upstream\/[^/]+\/start\?link=\S+)/.exec(askText(response))?.[1];
+  expect(link, JSON.stringify(response)).toBeDefined();
+  return link!;
 }
 
 /** What the upstream said of its caller (whoami / admin_action). */
@@ -71,23 +88,59 @@ beforeAll(async () => {
 });
 
 describe("signing in to an upstream that acts as the user", () => {
-  it("first call asks by URL elicitation (-32042); after the sign-in the retried call runs as that user", async () => {
+  it("a 2025 client with URL elicitation is asked by elicitation/create; the call waits for the sign-in and answers as that user", async () => {
     const alice = await caller();
-    const id = await session(alice);
+    const id = await session(alice, "/mcp", URL_ELICITATION);
     // Not signed in: the merged list leaves the upstream out and says why.
     const listed = await request("/mcp", id, "tools/list", {}, { vars: VARS, headers: alice.headers });
     expect(listed.result.tools.some((t: Json) => t.name.startsWith("acme___"))).toBe(false);
     expect(JSON.stringify(listed.result._meta)).toContain('upstream \\"acme\\" needs you to sign in');
-    const first = await callTool(alice, id, "acme___whoami");
-    const link = linkOf(first);
+    const call = await post("/mcp", { jsonrpc: "2.0", id: 41, method: "tools/call", params: { name: "acme___whoami", arguments: {} } }, { session: id, vars: VARS, headers: alice.headers });
+    expect(call.headers.get("content-type")).toContain("text/event-stream");
+    const events = readSse(call.body!)[Symbol.asyncIterator]();
+    const asked = JSON.parse((await events.next()).value.data) as Json;
+    expect(asked.method).toBe("elicitation/create");
+    expect(asked.params.mode).toBe("url");
+    expect(asked.params.message).toContain('Sign in to upstream "acme"');
+    const link: string = asked.params.url;
     expect(link).toMatch(/^http:\/\/gateway\.test\/oauth\/upstream\/acme\/start\?link=/);
-    expect(first.error.message).toContain('Sign in to upstream "acme"');
+    // The client shows the URL and the user accepts; then the user signs in in a browser.
+    expect((await post("/mcp", { jsonrpc: "2.0", id: asked.id, result: { action: "accept" } }, { session: id, vars: VARS, headers: alice.headers })).status).toBe(202);
     const done = await new Browser(VARS).signIn(link, "alice@idp");
     expect(done.status).toBe(200);
     expect(await done.text()).toContain("signed in to acme");
+    const complete = JSON.parse((await events.next()).value.data) as Json;
+    expect(complete).toEqual({ jsonrpc: "2.0", method: "notifications/elicitation/complete", params: { elicitationId: asked.params.elicitationId } });
+    const final = JSON.parse((await events.next()).value.data) as Json;
+    expect(final.id).toBe(41);
+    expect(callerSeen(final).sub).toBe("alice@idp");
     expect(callerSeen(await callTool(alice, id, "acme___whoami")).sub).toBe("alice@idp");
     const relisted = await request("/mcp", id, "tools/list", {}, { vars: VARS, headers: alice.headers });
     expect(relisted.result.tools.map((t: Json) => t.name)).toContain("acme___whoami");
+  });
+
+  it("a 2025 client with URL elicitation that declines gets a tool error, and is asked again next time", async () => {
+    const bea = await caller();
+    const id = await session(bea, "/mcp", URL_ELICITATION);
+    const call = await post("/mcp", { jsonrpc: "2.0", id: 42, method: "tools/call", params: { name: "acme___whoami", arguments: {} } }, { session: id, vars: VARS, headers: bea.headers });
+    const events = readSse(call.body!)[Symbol.asyncIterator]();
+    const asked = JSON.parse((await events.next()).value.data) as Json;
+    expect((await post("/mcp", { jsonrpc: "2.0", id: asked.id, result: { action: "decline" } }, { session: id, vars: VARS, headers: bea.headers })).status).toBe(202);
+    const final = JSON.parse((await events.next()).value.data) as Json;
+    expect(final.id).toBe(42);
+    expect(final.result.isError).toBe(true);
+    expect(final.result.content[0].text).toContain("declined");
+  });
+
+  it("without the rendezvous binding, a 2025 client with URL elicitation gets the -32042 error and retries", async () => {
+    const cleo = await caller();
+    const unbound = { ...VARS, INPUT_RENDEZVOUS: undefined };
+    const id = (await initialize("/mcp", { capabilities: URL_ELICITATION, vars: unbound, headers: cleo.headers })).session;
+    const first = await request("/mcp", id, "tools/call", { name: "acme___whoami", arguments: {} }, { vars: unbound, headers: cleo.headers });
+    expect(first.error?.code).toBe(-32042);
+    expect(first.error.message).toContain('Sign in to upstream "acme"');
+    expect((await new Browser(VARS).signIn(linkOf(first), "cleo@idp")).status).toBe(200);
+    expect(callerSeen(await request("/mcp", id, "tools/call", { name: "acme___whoami", arguments: {} }, { vars: unbound, headers: cleo.headers })).sub).toBe("cleo@idp");
   });
 
   it("on /mcp/<upstream> too: initialize asks, and after the sign-in the client connects and calls", async () => {
@@ -122,7 +175,7 @@ describe("signing in to an upstream that acts as the user", () => {
 
   it("a client without URL elicitation gets a tool error naming the link, and the link works", async () => {
     const erin = await caller();
-    const id = await session(erin, "/mcp", {});
+    const id = await session(erin);
     const first = await callTool(erin, id, "acme___whoami");
     expect(first.result.isError).toBe(true);
     const text: string = first.result.content[0].text;
@@ -151,7 +204,7 @@ describe("signing in to an upstream that acts as the user", () => {
     const id = await signedIn(gina, "gina@idp");
     const refused = await callTool(gina, id, "acme___admin_action");
     const link = linkOf(refused);
-    expect(refused.error.message).toContain("tools:admin");
+    expect(askText(refused)).toContain("tools:admin");
     const browser = new Browser(VARS);
     const callback = await browser.signInUntilCallback(link, "gina@idp");
     expect((await browser.request(callback)).status).toBe(200);
@@ -172,7 +225,7 @@ describe("what a sign-in refuses", () => {
   }
 
   async function stillAsked(who: Who, id: string): Promise<void> {
-    expect((await callTool(who, id, "acme___whoami")).error?.code).toBe(-32042);
+    expect(asksToSignIn(await callTool(who, id, "acme___whoami"))).toBe(true);
   }
 
   it("a tampered state", async () => {
@@ -270,7 +323,7 @@ describe("connections", () => {
     const deleted = await gatewayFetch("/oauth/upstream/connections?upstream=acme", { method: "DELETE", headers: lena.headers }, VARS, undefined, true);
     expect(deleted.status).toBe(200);
     expect((await authorizationServerStats()).revocations).toBeGreaterThan(revocations);
-    expect((await callTool(lena, id, "acme___whoami")).error?.code).toBe(-32042);
+    expect(asksToSignIn(await callTool(lena, id, "acme___whoami"))).toBe(true);
     expect((await gatewayFetch("/oauth/upstream/connections?upstream=acme", { method: "DELETE", headers: lena.headers }, VARS)).status).toBe(404);
   });
 
@@ -279,7 +332,7 @@ describe("connections", () => {
     const id = await signedIn(mona, "mona@idp");
     const deleted = await admin("DELETE", `/upstream-connections?principal=${encodeURIComponent(mona.principal)}&upstream=acme`, undefined, VARS);
     expect(deleted.status).toBe(200);
-    expect((await callTool(mona, id, "acme___whoami")).error?.code).toBe(-32042);
+    expect(asksToSignIn(await callTool(mona, id, "acme___whoami"))).toBe(true);
   });
 });
 
@@ -294,7 +347,7 @@ describe("tokens that no longer serve", () => {
     const id = await signedIn(nina, "nina@idp");
     callerSeen(await callTool(nina, id, "acme___whoami"));
     expect((await fetch(`${origin}/acme${label}/reject-tokens`, { method: "POST" })).status).toBe(204);
-    expect((await callTool(nina, id, "acme___whoami")).error?.code).toBe(-32042);
+    expect(asksToSignIn(await callTool(nina, id, "acme___whoami"))).toBe(true);
     const own = (await (await gatewayFetch("/oauth/upstream/connections", { headers: nina.headers }, VARS)).json()) as Json;
     expect(own.connections).toEqual([]);
   });
@@ -304,7 +357,7 @@ describe("tokens that no longer serve", () => {
     const id = await signedIn(otto, "otto@idp");
     const elsewhere = moved("acme", `elsewhere${label}`);
     const asked = await request("/mcp", id, "tools/call", { name: "acme___whoami", arguments: {} }, { vars: elsewhere, headers: otto.headers });
-    expect(asked.error?.code).toBe(-32042);
+    expect(asksToSignIn(asked)).toBe(true);
     // Still connected to the resource it signed in to.
     expect(callerSeen(await callTool(otto, id, "acme___whoami")).sub).toBe("otto@idp");
   });
@@ -316,7 +369,7 @@ describe("tokens that no longer serve", () => {
     // The authorization server forgets paul's refresh tokens: the next refresh fails, and paul is asked again.
     expect((await fetch(`${origin}/forget-refresh-tokens?account=paul@idp`, { method: "POST" })).status).toBe(204);
     const asked = await request("/mcp", id, "tools/call", { name: "shorty___whoami", arguments: {} }, { vars: VARS, headers: paul.headers, settle: true });
-    expect(asked.error?.code).toBe(-32042);
+    expect(asksToSignIn(asked)).toBe(true);
     await signedIn(paul, "paul@idp", "shorty");
     expect((await gatewayFetch("/oauth/upstream/connections?upstream=shorty", { method: "DELETE", headers: paul.headers }, VARS, undefined, true)).status).toBe(200);
     const methods = ["(upstream-connect)", "(upstream-connect)", "(upstream-refresh-failed)", "(upstream-revoke)"];

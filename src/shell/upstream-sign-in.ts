@@ -24,6 +24,7 @@ import { beginSignIn, finishSignIn } from "../upstream/oauth/authorization-flow"
 import { revokeConnection } from "../upstream/oauth/access-token";
 import { auditConnection } from "../upstream/oauth/connection-audit";
 import { clientMetadataDocument, CLIENT_METADATA_PATH } from "../upstream/oauth/registration";
+import { signalSignIn } from "../relay/sign-in-wait";
 import { readSignInLink, useSignInLink } from "../upstream/oauth/sign-in-link";
 
 type GatewayBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
@@ -77,6 +78,9 @@ export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>
       return page(400, "Sign-in failed", done.detail);
     }
     audit(c.env, (p) => c.executionCtx.waitUntil(p), { kind: "connect", principal: done.value.principal, upstream: done.value.upstream });
+    // A call that asked by elicitation/create waits for this sign-in: it runs again now.
+    const waiting = c.env["INPUT_RENDEZVOUS"] as DurableObjectNamespace | undefined;
+    if (waiting) await signalSignIn(waiting, done.value.link).catch((error: unknown) => console.warn(`mcp-edge-gateway: telling the waiting call of a sign-in failed: ${String(error)}`));
     return page(200, "Signed in", `You are signed in to ${done.value.upstream}. Close this tab and return to your client: it can retry now.`);
   });
 

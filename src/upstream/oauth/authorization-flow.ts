@@ -32,7 +32,17 @@ const STATE_PURPOSE = "upstream-sign-in-state";
 export const FLOW_COOKIE = "mcp_gw_upstream_signin";
 
 /** What the sealed `state` carries across the authorization server. */
-type FlowState = { readonly principal: string; readonly upstream: string; readonly verifier: string; readonly issuer: string; readonly clientId: string; readonly origin: string; readonly nonce: string };
+type FlowState = {
+  readonly principal: string;
+  readonly upstream: string;
+  readonly verifier: string;
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly origin: string;
+  readonly nonce: string;
+  /** The sign-in link's nonce: the elicitation a waiting call is told of. */
+  readonly link: string;
+};
 
 export type FlowProblem = {
   reason: "discovery-failed" | "registration-failed" | "state-invalid" | "state-replayed" | "authorization-failed" | "token-exchange-failed";
@@ -61,7 +71,7 @@ export async function beginSignIn(upstream: UpstreamConfig, request: SignInReque
   const verifier = generateRandomCodeVerifier();
   const cookie = randomHexId();
   const nonce = randomHexId();
-  const flow: FlowState = { principal: request.principal, upstream: upstream.name, verifier, issuer: as.issuer, clientId: client.value.client.client_id, origin, nonce };
+  const flow: FlowState = { principal: request.principal, upstream: upstream.name, verifier, issuer: as.issuer, clientId: client.value.client.client_id, origin, nonce, link: request.nonce };
   const state = await sealState(services.secret, STATE_PURPOSE, await browserBinding(cookie), SIGN_IN_FLOW_TTL_MS, flow);
   await openFlow(services.kv, `state/${nonce}`, SIGN_IN_FLOW_TTL_MS);
   const url = new URL(as.authorization_endpoint);
@@ -86,14 +96,14 @@ function cookieValue(header: string | null): string | undefined {
 }
 
 function isFlowState(value: unknown): value is FlowState {
-  return isObject(value) && ["principal", "upstream", "verifier", "issuer", "clientId", "origin", "nonce"].every((k) => typeof value[k] === "string");
+  return isObject(value) && ["principal", "upstream", "verifier", "issuer", "clientId", "origin", "nonce", "link"].every((k) => typeof value[k] === "string");
 }
 
 /**
  * Completes a sign-in at the callback: checks, exchanges the code, stores the tokens.
  * `upstreams` finds the upstream the state names (it may have left the configuration).
  */
-export async function finishSignIn(url: URL, cookieHeader: string | null, upstreams: (name: string) => UpstreamConfig | undefined, services: OAuthServices): Promise<Result<{ principal: string; upstream: string }, FlowProblem>> {
+export async function finishSignIn(url: URL, cookieHeader: string | null, upstreams: (name: string) => UpstreamConfig | undefined, services: OAuthServices): Promise<Result<{ principal: string; upstream: string; link: string }, FlowProblem>> {
   const stateParam = url.searchParams.get("state");
   const cookie = cookieValue(cookieHeader);
   if (stateParam === null || cookie === undefined) return fail({ reason: "state-invalid", detail: "this sign-in was not started in this browser (no state or no sign-in cookie); open the sign-in link again" });
@@ -142,5 +152,5 @@ export async function finishSignIn(url: URL, cookieHeader: string | null, upstre
     // oauth4webapi's messages name the failed check, never a token.
     return fail({ reason: "token-exchange-failed", detail: `the authorization code could not be exchanged: ${(error as Error).message}` });
   }
-  return ok({ principal: flow.principal, upstream: upstream.name });
+  return ok({ principal: flow.principal, upstream: upstream.name, link: flow.link });
 }
