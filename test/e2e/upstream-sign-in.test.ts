@@ -3,12 +3,12 @@
  * elicitation, over real HTTP against the gateway started the way README says
  * (`npm start`), with an upstream that checks each user's token and a real authorization
  * server (oidc-provider) on loopback (test/fixtures/oauth-upstream.ts). The first call
- * is refused with the URL-elicitation-required error; a scripted browser opens the link
- * and signs in; the client's retry runs as that user.
+ * asks the client with a URL-mode `elicitation/create`; the client's handler accepts and
+ * "opens" the link in a scripted browser, which signs in; the call then completes as that user.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError, UrlElicitationRequiredError } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
 import { startOAuthUpstream } from "../fixtures/oauth-upstream.ts";
@@ -30,8 +30,15 @@ describe("the SDK client with an upstream each user signs in to", () => {
     return ((await made.json()) as { key: string }).key;
   }
 
-  async function connect(key: string): Promise<Client> {
+  /** A client declaring URL elicitation whose handler accepts and opens each link in a browser signing in as `user`. */
+  async function connect(key: string, user: string, opened: { url: string; signedIn: Promise<Response> }[]): Promise<Client> {
     const client = new Client({ name: "e2e-sign-in", version: "1.0.0" }, { capabilities: { elicitation: { url: {} } } });
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      if (request.params.mode !== "url") return { action: "decline" };
+      // What a real client does after the user consents: open the URL in a browser, and accept.
+      opened.push({ url: request.params.url, signedIn: new SignInBrowser().signIn(request.params.url, user) });
+      return { action: "accept" };
+    });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
     return client;
   }
@@ -48,25 +55,18 @@ describe("the SDK client with an upstream each user signs in to", () => {
     await fixture?.close();
   });
 
-  it("is asked by URL elicitation, the user signs in, and the retried call runs as that user", async () => {
-    const client = await connect(await keyFor(`e2e-${crypto.randomUUID().slice(0, 8)}`));
+  it("is asked by URL elicitation, the user signs in, and the same call completes as that user", async () => {
+    const opened: { url: string; signedIn: Promise<Response> }[] = [];
+    const client = await connect(await keyFor(`e2e-${crypto.randomUUID().slice(0, 8)}`), "e2e-user@idp", opened);
     try {
-      const refused = await client.callTool({ name: "acme___whoami", arguments: {} }).then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-      expect(refused).toBeInstanceOf(McpError);
-      expect((refused as McpError).code).toBe(ErrorCode.UrlElicitationRequired);
-      const [elicitation] = (refused as UrlElicitationRequiredError).elicitations;
-      expect(elicitation!.mode).toBe("url");
-      expect(elicitation!.url.startsWith(`${gateway.url}/oauth/upstream/acme/start?link=`)).toBe(true);
-
-      const done = await new SignInBrowser().signIn(elicitation!.url, "e2e-user@idp");
-      expect(done.status).toBe(200);
-
       const result = await client.callTool({ name: "acme___whoami", arguments: {} });
+      expect(opened).toHaveLength(1);
+      expect(opened[0]!.url.startsWith(`${gateway.url}/oauth/upstream/acme/start?link=`)).toBe(true);
+      expect((await opened[0]!.signedIn).status).toBe(200);
       expect(JSON.parse(textOf(result)).sub).toBe("e2e-user@idp");
-      // Signed in, the upstream's tools are listed too.
+      // Signed in: the next call asks nothing, and the upstream's tools are listed too.
+      expect(JSON.parse(textOf(await client.callTool({ name: "acme___whoami", arguments: {} }))).sub).toBe("e2e-user@idp");
+      expect(opened).toHaveLength(1);
       expect((await client.listTools()).tools.map((t) => t.name)).toContain("acme___whoami");
     } finally {
       await client.close();
