@@ -63,7 +63,7 @@ function linkOf(response: Json): string {
     expect(typeof elicitation.elicitationId).toBe("string");
     return elicitation.url as string;
   }
-  const link = /(http:\/\/gateway\.test\/oauth\/upstream\/[^/]+\/start\?link=\S+)/.exec(askText(response))?.[1];
+  const link = /(https?:\/\/gateway\.test\/oauth\/upstream\/[^/]+\/start\?link=\S+)/.exec(askText(response))?.[1];
   expect(link, JSON.stringify(response)).toBeDefined();
   return link!;
 }
@@ -211,6 +211,34 @@ describe("signing in to an upstream that acts as the user", () => {
     const seen = callerSeen(await callTool(gina, id, "acme___admin_action"));
     expect(seen.scope.split(" ")).toContain("tools:admin");
     expect(seen.sub).toBe("gina@idp");
+  });
+});
+
+describe("a Client ID Metadata Document", () => {
+  it("is the gateway's client where the authorization server advertises it (no registration)", async () => {
+    const upstreams = [{ name: "docs", url: `${origin}/cimd${label}/mcp`, auth: { type: "oauth" } }];
+    const vars: Vars = { ...VARS, UPSTREAMS: JSON.stringify(upstreams) };
+    const gateway = "https://gateway.test";
+    const documentUrl = `${gateway}/oauth/upstream/client-metadata.json`;
+    const served = await gatewayFetch(documentUrl, {}, vars);
+    expect(served.status).toBe(200);
+    const document = await served.text();
+    expect(JSON.parse(document)).toMatchObject({ client_id: documentUrl, redirect_uris: [`${gateway}/oauth/upstream/callback`], token_endpoint_auth_method: "none" });
+    // The authorization server fetches the document at its URL: the fixture hands it over (gateway.test is not on the network).
+    expect((await fetch(`${origin}/client-documents`, { method: "POST", body: JSON.stringify({ url: documentUrl, document }) })).status).toBe(204);
+    expect((await admin("PUT", "/personas/docs-users", { roles: ["docs-user"], allow: ["docs___*"] }, vars)).status).toBe(200);
+    const who = await caller(["docs-user"]);
+    const id = (await initialize(`${gateway}/mcp`, { vars, headers: who.headers })).session;
+    const call = () => request(`${gateway}/mcp`, id, "tools/call", { name: "docs___whoami", arguments: {} }, { vars, headers: who.headers });
+    const link = linkOf(await call());
+    const browser = new Browser(vars);
+    const started = await browser.start(link);
+    expect(started.status).toBe(303);
+    expect(new URL(started.headers.get("location")!).searchParams.get("client_id")).toBe(documentUrl);
+    const again = linkOf(await call());
+    const done = await new Browser(vars).signIn(again, "quinn@idp");
+    expect(done.status, await done.clone().text()).toBe(200);
+    expect(callerSeen(await call()).sub).toBe("quinn@idp");
   });
 });
 
