@@ -19,7 +19,7 @@ import { startPinsUpstream } from "./fixtures/pins-upstream.ts";
 import { startFastMcpUpstream } from "./fixtures/fastmcp-upstream.ts";
 import { startEverythingUpstream } from "./fixtures/everything-upstream.ts";
 import { startGetStreamUpstream } from "./fixtures/get-stream-upstream.ts";
-import { startOAuthUpstream } from "./fixtures/oauth-upstream.ts";
+import { startOAuthUpstream, STATIC_CLIENT_ID, STATIC_CLIENT_SECRET } from "./fixtures/oauth-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -57,7 +57,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("getStreamUpstream", { url: getStream.url, origin: getStream.origin });
   // Upstreams that act as the signed-in user, and their authorization server (oidc-provider).
   const oauth = await startOAuthUpstream();
-  project.provide("oauthUpstream", { origin: oauth.upstreamOrigin, issuer: oauth.issuer });
+  project.provide("oauthUpstream", { origin: oauth.upstreamOrigin, issuer: oauth.issuer, staticClient: { id: STATIC_CLIENT_ID, secret: STATIC_CLIENT_SECRET } });
   return async () => {
     await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), pins.close(), oauth.close()]);
   };

@@ -14,7 +14,8 @@ import { modern } from "./helpers/modern";
 import { authorizationServerStats, Browser, oauthFixture } from "./helpers/sign-in";
 import { parseUpstreams } from "../src/config/upstreams";
 
-const { origin } = oauthFixture();
+const { origin, staticClient } = oauthFixture();
+const [STATIC_CLIENT_ID, STATIC_CLIENT_SECRET] = [staticClient.id, staticClient.secret];
 const label = crypto.randomUUID().slice(0, 8);
 const UPSTREAMS = [
   { name: "acme", url: `${origin}/acme${label}/mcp`, auth: { type: "oauth" } },
@@ -211,6 +212,30 @@ describe("signing in to an upstream that acts as the user", () => {
     const seen = callerSeen(await callTool(gina, id, "acme___admin_action"));
     expect(seen.scope.split(" ")).toContain("tools:admin");
     expect(seen.sub).toBe("gina@idp");
+  });
+});
+
+describe("a client registered by hand", () => {
+  const upstreams = [{ name: "byhand", url: `${origin}/byhand${label}/mcp`, auth: { type: "oauth", clientId: STATIC_CLIENT_ID, clientSecret: "BYHAND_CLIENT_SECRET" } }];
+
+  it.each([
+    ["its secret", STATIC_CLIENT_SECRET, 200],
+    ["a wrong secret", "not-the-secret-0123456789", 400],
+  ])("is used with %s (client_secret_basic)", async (_label, secret, status) => {
+    const vars: Vars = { ...VARS, UPSTREAMS: JSON.stringify(upstreams), BYHAND_CLIENT_SECRET: secret };
+    expect((await admin("PUT", "/personas/byhand-users", { roles: ["byhand-user"], allow: ["byhand___*"] }, vars)).status).toBe(200);
+    const who = await caller(["byhand-user"]);
+    const id = (await initialize("/mcp", { vars, headers: who.headers })).session;
+    const call = () => request("/mcp", id, "tools/call", { name: "byhand___whoami", arguments: {} }, { vars, headers: who.headers });
+    const browser = new Browser(vars);
+    const started = await browser.start(linkOf(await call()));
+    expect(new URL(started.headers.get("location")!).searchParams.get("client_id")).toBe(STATIC_CLIENT_ID);
+    const done = await new Browser(vars).signIn(linkOf(await call()), "rita@idp");
+    const page = await done.text();
+    expect(done.status, page).toBe(status);
+    expect(page).not.toContain(secret);
+    if (status === 200) expect(callerSeen(await call()).sub).toBe("rita@idp");
+    else expect(asksToSignIn(await call())).toBe(true);
   });
 });
 

@@ -17,7 +17,7 @@ export class Browser extends SignInBrowser {
 }
 
 /** The fixture: `<origin>/<label>/mcp` upstreams, their authorization server. */
-export function oauthFixture(): { origin: string; issuer: string } {
+export function oauthFixture(): { origin: string; issuer: string; staticClient: { id: string; secret: string } } {
   return inject("oauthUpstream");
 }
 
