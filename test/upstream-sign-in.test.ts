@@ -164,6 +164,9 @@ describe("signing in to an upstream that acts as the user", () => {
   it("a 2026-07-28 client gets input_required with a URL-mode elicitation; its retry runs the call", async () => {
     const dave = await caller();
     const call = (extra: Record<string, unknown> = {}) => modern("/mcp/acme", "tools/call", { name: "whoami", arguments: {}, ...extra }, { vars: VARS, headers: dave.headers, capabilities: URL_ELICITATION });
+    // server/discover cannot answer input_required: it gets the -32042 error.
+    const discover = await modern("/mcp/acme", "server/discover", {}, { vars: VARS, headers: dave.headers, capabilities: URL_ELICITATION });
+    expect(discover.error?.code, JSON.stringify(discover)).toBe(-32042);
     const asked = await call();
     expect(asked.result?.resultType, JSON.stringify(asked)).toBe("input_required");
     const question = asked.result.inputRequests["sign-in"];

@@ -23,7 +23,7 @@ export const relay: Handler = async (ctx, message) => {
         case "initialize":
           return askToSignIn(ctx, message.wire, () => initializeUpstreams(ctx, message.wire));
         case "server/discover":
-          return describeRoute(ctx, message.wire);
+          return askToSignIn(ctx, message.wire, () => describeRoute(ctx, message.wire));
         case "subscriptions/listen":
           // Older revisions have no such method: their clients' requests go to the upstreams as any other.
           if (ctx.identity.protocolVersion >= LISTEN_SINCE_REVISION) return subscriptionsListen(ctx, message.wire);

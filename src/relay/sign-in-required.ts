@@ -16,7 +16,7 @@
  *   the client retries once the user is done;
  * - any other client: a tool error (for tools/call) or an error naming the link and what to do.
  *
- * Both routes pass here (relay.ts), and so does a transparent route's initialize.
+ * Both routes pass here (relay.ts), and so do a transparent route's initialize and server/discover.
  */
 import { GatewayError } from "../core/errors";
 import { isObject, resultText, type JsonObject, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";

@@ -7,6 +7,7 @@
  * work (URLs, checks of `resource` and `issuer`) is oauth4webapi's.
  */
 import {
+  checkProtocol,
   discoveryRequest,
   processDiscoveryResponse,
   processResourceDiscoveryResponse,
@@ -17,7 +18,7 @@ import {
 } from "oauth4webapi";
 import { fail, ok, type Result } from "../../core/errors";
 import type { UpstreamConfig } from "../../config/upstreams";
-import { httpOptions } from "./http-options";
+import { httpOptions, isLoopback } from "./http-options";
 
 /** What an upstream's 401 or 403 said about signing in. */
 export type Challenge = { readonly resourceMetadata?: string; readonly scope?: string; readonly error?: string };
@@ -51,6 +52,7 @@ async function resourceMetadata(upstream: UpstreamConfig, hint: Challenge): Prom
   try {
     if (hint.resourceMetadata !== undefined) {
       const url = new URL(hint.resourceMetadata);
+      checkProtocol(url, !isLoopback(url)); // https, as resourceDiscoveryRequest requires of the URL it builds
       response = await fetch(url, { headers: { accept: "application/json" }, redirect: "manual", signal: httpOptions(url).signal });
     } else {
       response = await resourceDiscoveryRequest(resource, httpOptions(resource));
