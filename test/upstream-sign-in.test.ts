@@ -109,6 +109,18 @@ describe("signing in to an upstream that acts as the user", () => {
     expect(callerSeen(retried).sub).toBe("dave@idp");
   });
 
+  it("on /mcp too, a 2026-07-28 client's retry reaches the upstream it signed in to", async () => {
+    const fay = await caller();
+    const call = (extra: Record<string, unknown> = {}) => modern("/mcp", "tools/call", { name: "shorty___whoami", arguments: {}, ...extra }, { vars: VARS, headers: fay.headers, capabilities: URL_ELICITATION });
+    const asked = await call();
+    expect(asked.result?.resultType, JSON.stringify(asked)).toBe("input_required");
+    expect((await new Browser(VARS).signIn(asked.result.inputRequests["sign-in"].params.url, "fay@idp")).status).toBe(200);
+    // A retry with another call's state is refused: the state is bound to this request.
+    const foreign = await modern("/mcp", "tools/call", { name: "acme___whoami", arguments: {}, requestState: asked.result.requestState, inputResponses: {} }, { vars: VARS, headers: fay.headers, capabilities: URL_ELICITATION });
+    expect(foreign.error?.code, JSON.stringify(foreign)).toBe(-32602);
+    expect(callerSeen(await call({ requestState: asked.result.requestState, inputResponses: { "sign-in": { action: "accept" } } })).sub).toBe("fay@idp");
+  });
+
   it("a client without URL elicitation gets a tool error naming the link, and the link works", async () => {
     const erin = await caller();
     const id = await session(erin);
