@@ -21,6 +21,7 @@ import { startEverythingUpstream } from "./fixtures/everything-upstream.ts";
 import { startGetStreamUpstream } from "./fixtures/get-stream-upstream.ts";
 import { startListCacheUpstream } from "./fixtures/list-cache-upstream.ts";
 import { startDualEraUpstream } from "./fixtures/dual-era-upstream.ts";
+import { startOAuthUpstream, STATIC_CLIENT_ID, STATIC_CLIENT_SECRET } from "./fixtures/oauth-upstream.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -62,7 +63,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Counts the list requests reaching it, per tag (test/list-cache.test.ts).
   const listCache = await startListCacheUpstream();
   project.provide("listCacheUpstream", listCache.origin);
+  // Upstreams that act as the signed-in user, and their authorization server (oidc-provider).
+  const oauth = await startOAuthUpstream();
+  project.provide("oauthUpstream", { origin: oauth.upstreamOrigin, issuer: oauth.issuer, staticClient: { id: STATIC_CLIENT_ID, secret: STATIC_CLIENT_SECRET } });
   return async () => {
-    await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), sessionfulDual.close(), pins.close(), listCache.close()]);
+    await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), sessionfulDual.close(), pins.close(), listCache.close(), oauth.close()]);
   };
 }

@@ -33,6 +33,7 @@ import { createUpstreamsAdmin } from "./upstreams";
 import { createPinsAdmin } from "./pins";
 import { createApiKeyRoutes } from "./api-keys";
 import { createAccessRoutes } from "./access-documents";
+import { createUpstreamConnectionRoutes } from "./upstream-connections";
 import { recordFailedAuthentication } from "../auth/failure-audit";
 import { gatewayConfig } from "../config/gateway-config";
 import { addUnmatchedRoute } from "./unmatched";
@@ -192,6 +193,7 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
   admin.route("/", createUpstreamsAdmin());
   admin.route("/", createPinsAdmin());
   admin.route("/api-keys", createApiKeyRoutes());
+  admin.route("/upstream-connections", createUpstreamConnectionRoutes());
   admin.route("/", createAccessRoutes());
 
   addUnmatchedRoute(admin, ADMIN_BASE);

@@ -22,7 +22,11 @@ const GATEWAY_SECRET_VARS = ["SESSION_SECRET", "ADMIN_TOKEN", "IDENTITY_SIGNING_
 function secretValues(env: Readonly<Record<string, unknown>>): string[] {
   const names = new Set<string>(GATEWAY_SECRET_VARS);
   const upstreams = upstreamsFrom(env["UPSTREAMS"]);
-  if (upstreams.ok) for (const upstream of upstreams.value) if (upstream.credential) names.add(upstream.credential.secret);
+  if (upstreams.ok)
+    for (const upstream of upstreams.value) {
+      if (upstream.credential) names.add(upstream.credential.secret);
+      if (upstream.auth?.clientSecret) names.add(upstream.auth.clientSecret);
+    }
   const values: string[] = [];
   for (const name of names) {
     const value = env[name];

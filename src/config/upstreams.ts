@@ -10,6 +10,9 @@ import { isObject } from "../core/jsonrpc";
 import { SYS_UPSTREAM } from "../core/names";
 import { DEFAULT_PINNING_MODE, PINNING_MODES, type PinningMode } from "../policy/pins";
 import { LATEST_SESSION_REVISION, STATELESS_REVISION } from "../core/revisions";
+import { parseUpstreamAuth, type UpstreamAuth } from "./upstream-auth";
+
+export type { UpstreamAuth };
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 /**
@@ -71,6 +74,8 @@ export type UpstreamConfig = {
    * what a 2026-07-28 upstream's own hints allow.
    */
   readonly listCache?: { readonly ttlMs: number; readonly cacheScope: ListCacheScope };
+  /** Per-user sign-in (`{"type": "oauth"}`): each caller's own token goes upstream (upstream/oauth/). */
+  readonly auth?: UpstreamAuth;
 };
 
 
@@ -84,7 +89,7 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
   const at = `UPSTREAMS[${index}]`;
   const problems: string[] = [];
   if (!isObject(raw)) return { problems: [`${at}: must be an object like {"name":"github","url":"https://..."}`] };
-  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs", "identity", "protocol", "pinning", "approveNew", "listCache"]);
+  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs", "identity", "protocol", "pinning", "approveNew", "listCache", "auth"]);
   for (const key of Object.keys(raw)) if (!known.has(key)) problems.push(`${at}.${key}: unknown field (known: ${[...known].join(", ")})`);
 
   const name = raw["name"];
@@ -143,6 +148,15 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     } else identity = { header };
   }
 
+  let auth: UpstreamAuth | undefined;
+  if (raw["auth"] !== undefined) {
+    const checked = parseUpstreamAuth(raw["auth"], `${at}.auth`);
+    problems.push(...checked.problems);
+    auth = checked.auth;
+    if (auth && credential?.header.toLowerCase() === "authorization") problems.push(`${at}.auth: an upstream signed in to per user sends each user's token in Authorization; move "credential" to another header or remove it`);
+    if (auth && typeof service === "string") problems.push(`${at}.auth: per-user sign-in needs the upstream's public URL (its metadata and authorization server are reached over the network), not "service"`);
+  }
+
   const protocol = raw["protocol"];
   if (protocol !== undefined && !(UPSTREAM_PROTOCOLS as readonly unknown[]).includes(protocol)) {
     problems.push(`${at}.protocol: must be one of ${UPSTREAM_PROTOCOLS.map((p) => JSON.stringify(p)).join(", ")} (or left out: the gateway discovers it)`);
@@ -176,6 +190,7 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     ...(typeof service === "string" ? { service } : {}),
     ...(credential ? { credential } : {}),
     ...(identity ? { identity } : {}),
+    ...(auth ? { auth } : {}),
     ...(protocol !== undefined ? { protocol: protocol as UpstreamProtocol } : {}),
     ...(listCache ? { listCache } : {}),
   };

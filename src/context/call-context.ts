@@ -18,6 +18,8 @@ import type { TraceContext } from "../core/traceparent";
 import type { Grant } from "../policy/persona";
 import type { CallTarget } from "./call-target";
 import { identityAssertion } from "../upstream/identity-assertion";
+import type { CatalogMode } from "../policy/catalog-mode";
+import { callerCredentials } from "../upstream/caller-credentials";
 
 export type { LargeAnswerConsumer };
 
@@ -216,8 +218,10 @@ export function payloadOwner(ctx: Pick<CallContext, "identity">): { principal: s
 /** What the upstream pool needs of a call; upstreams that opted in are told who the caller is by a signed assertion. */
 export function poolRequest(ctx: CallContext): PoolRequest {
   const { principal, email, roles } = ctx.identity;
-  const identity = (upstream: string) =>
-    identityAssertion(ctx.services.env, upstream, { principal, ...(email !== undefined ? { email } : {}), roles, ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}) });
+  const identity = callerCredentials(
+    { env: ctx.services.env, ...(ctx.services.auditQueue && ctx.services.config.audit.enabled ? { auditQueue: ctx.services.auditQueue } : {}), waitUntil: ctx.waitUntil },
+    { principal, ...(email !== undefined ? { email } : {}), roles, ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}) },
+  );
   return {
     env: ctx.services.env,
     session: ctx.upstreamClient,

@@ -25,7 +25,7 @@ import { ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
 import type { LargeAnswerConsumer } from "../upstream/client";
 import type { UpstreamFailure } from "../upstream/failures";
-import { identityAssertion } from "../upstream/identity-assertion";
+import { callerCredentials } from "../upstream/caller-credentials";
 import type { UpstreamReply } from "../upstream/client";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type PoolRequest, type SendOptions } from "../upstream/pool";
 import { refuseQuestion, type BridgeSession, type BridgeSessions } from "./bridge-sessions";
@@ -78,7 +78,7 @@ export class BridgedExchange {
       env,
       session: call.client,
       signal: this.#abort.signal,
-      identity: (upstream) => identityAssertion(env, upstream, caller),
+      identity: callerCredentials({ env }, caller),
     };
   }
 

@@ -12,6 +12,7 @@ import { relayClientResponse } from "./client-response";
 import { describeRoute } from "./discover";
 import { endUpstreamSessions } from "./end-sessions";
 import { initializeUpstreams } from "./initialize";
+import { askToSignIn } from "./sign-in-required";
 import { listen } from "./listen";
 import { relayNotification, relayRequest } from "./relay";
 import { subscriptionsListen } from "./subscriptions";
@@ -22,9 +23,9 @@ export const relay: Handler = async (ctx, message) => {
     case "request":
       switch (message.wire.message.method) {
         case "initialize":
-          return initializeUpstreams(ctx, message.wire);
+          return askToSignIn(ctx, message.wire, () => initializeUpstreams(ctx, message.wire));
         case "server/discover":
-          return describeRoute(ctx, message.wire);
+          return askToSignIn(ctx, message.wire, () => describeRoute(ctx, message.wire));
         case "subscriptions/listen":
           // Older revisions have no such method: their clients' requests go to the upstreams as any other.
           if (ctx.identity.era === "modern") return subscriptionsListen(ctx, message.wire);

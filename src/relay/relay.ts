@@ -20,6 +20,7 @@ import { LISTS, mergeList, pageItems } from "./merge-lists";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { createdTask, ownTaskList, ownTasksOf, routeTask, TASK_METHODS } from "./tasks";
 import { multiRoundTrip, type RouteRequest } from "./multi-round-trip";
+import { askToSignIn } from "./sign-in-required";
 
 const URI_OWNER_ENTRIES = 10_000;
 /** MCP's "resource not found". */
@@ -192,10 +193,11 @@ async function transparentRelay(ctx: CallContext, upstream: UpstreamConfig, requ
 }
 
 /** Routes a request; a multi-round-trip retry's resource read goes straight to the upstream that asked. */
-const routeRequest: RouteRequest = (ctx, request, pinned) => {
-  if (pinned && request.message.method === "resources/read") return forward(ctx, pinned, request.text, request.message.id);
-  return ctx.route.kind === "upstream" ? transparentRelay(ctx, ctx.route.upstream, request) : aggregatedRelay(ctx, request);
-};
+const routeRequest: RouteRequest = (ctx, request, pinned) =>
+  askToSignIn(ctx, request, () => {
+    if (pinned && request.message.method === "resources/read") return forward(ctx, pinned, request.text, request.message.id);
+    return ctx.route.kind === "upstream" ? transparentRelay(ctx, ctx.route.upstream, request) : aggregatedRelay(ctx, request);
+  });
 
 /** Relays a client request to the upstream (or upstreams) that serve it; input_required answers and their retries pass multi-round-trip.ts. */
 export const relayRequest: MethodHandler = (ctx, request) => multiRoundTrip(ctx, request, routeRequest);

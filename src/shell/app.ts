@@ -28,6 +28,7 @@ import { downloadPayload } from "./payload-download";
 import { downloadIcon } from "./icon-download";
 import { recordFailedAuthentication } from "../auth/failure-audit";
 import { readMessageBody } from "./message-body";
+import { addUpstreamSignInRoutes } from "./upstream-sign-in";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -200,6 +201,8 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   const admin = createAdminApp();
   // The admin console checks origins itself (its own origin only, with a CSRF token), so it is routed before the MCP Origin guard.
   mountConsole(app, admin);
+  // Browser pages too: the sign-in form posts to its own origin, checked by the route itself.
+  addUpstreamSignInRoutes(app);
 
   app.use("*", async function originGuard(c, next) {
     const origin = checkOrigin(c.req.raw, gatewayConfig(c.env).allowedOrigins);

@@ -5,11 +5,13 @@
  * Only headers the gateway chooses go upstream: the client's own headers (its
  * Authorization above all) never leave the gateway.
  */
+import type { CallerCredentials } from "./upstream-session";
 import { fail, ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
 import { readUpstreamMessage } from "../core/validate-message";
 import type { UpstreamConfig } from "../config/upstreams";
 import { redactSecrets } from "../config/secrets";
+import { parseChallenge } from "./oauth/discovery";
 import { AnswerDeadline, guardBody, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
 import {
@@ -82,7 +84,7 @@ export type UpstreamExchange = {
   /** The W3C traceparent of the gateway's span for this call (sent as the `traceparent` header). */
   readonly traceparent?: string;
   /** Mints the identity assertion for an upstream that opted in (upstream/identity-assertion.ts); absent where no caller is at hand. */
-  readonly identity?: (upstream: string) => Promise<string>;
+  readonly identity?: CallerCredentials;
   /**
    * A stream that may rightly be silent for hours (a 2026-07-28 `subscriptions/listen`,
    * like the 2025 GET stream): no idle deadline. Its caller bounds the wait for its start.
@@ -96,6 +98,20 @@ export type UpstreamExchange = {
    */
   readonly rpcErrorsInBody?: boolean;
 };
+
+/**
+ * An upstream the caller signs in to refused the caller's token: 401 (the token is
+ * forgotten, the caller asked to sign in again) or 403 `insufficient_scope` (asked to sign
+ * in with the wider scope the challenge names: step-up). Another 403 is an ordinary refusal.
+ */
+async function refusedToken(upstream: UpstreamConfig, response: Response, identity: CallerCredentials | undefined): Promise<Result<never, UpstreamFailure> | undefined> {
+  const challenge = await parseChallenge(response.headers.get("www-authenticate"));
+  if (response.status === 403 && challenge.error !== "insufficient_scope") return undefined;
+  await response.body?.cancel();
+  if (response.status === 401) await identity?.rejected?.(upstream);
+  const detail = response.status === 401 ? "the upstream refused the token" : `the upstream needs a wider scope${challenge.scope ? ` (${challenge.scope})` : ""}`;
+  return fail({ reason: "sign-in-required", upstream: upstream.name, detail, challenge });
+}
 
 type Fetcher = { fetch: (input: Request | string, init?: RequestInit) => Promise<Response> };
 
@@ -134,10 +150,16 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   if (!headers.ok) return headers;
   if (upstream.identity && request.identity) {
     try {
-      headers.value.set(upstream.identity.header, await request.identity(upstream.name));
+      headers.value.set(upstream.identity.header, await request.identity.assertion(upstream.name));
     } catch (error) {
       return fail({ reason: "missing-binding", upstream: upstream.name, detail: (error as Error).message });
     }
+  }
+  if (upstream.auth) {
+    // Only the caller's own token, never another's, never the client's (upstream/oauth/).
+    const token = request.identity?.userToken ? await request.identity.userToken(upstream) : undefined;
+    if (!token?.ok) return fail({ reason: "sign-in-required", upstream: upstream.name, detail: token?.detail ?? "no caller to sign in", challenge: {} });
+    headers.value.set("authorization", `Bearer ${token.value}`);
   }
   let fetcher: Fetcher | undefined;
   if (upstream.service) {
@@ -162,6 +184,10 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   }
 
   const where: LogContext = { upstream: upstream.name, env: request.env };
+  if (upstream.auth && (response.status === 401 || response.status === 403)) {
+    const refused = await refusedToken(upstream, response, request.identity);
+    if (refused) return refused;
+  }
   const sessionId = response.headers.get("mcp-session-id");
   const contentType = response.headers.get("content-type") ?? "";
   const stream = response.ok && contentType.includes("text/event-stream");

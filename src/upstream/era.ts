@@ -20,6 +20,7 @@
  * one isolate share one probe and one write) and forgotten when
  * the upstream refuses the era it was remembered by (`forgetEra`), so the next use probes again.
  */
+import type { CallerCredentials } from "./upstream-session";
 import { fail, ok, type Result } from "../core/errors";
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { isObject, type JsonObject } from "../core/jsonrpc";
@@ -98,7 +99,7 @@ function verdictOf(message: JsonObject): UpstreamEra {
  * @example
  * const verdict = await discoverEra(upstream, env); // ok({ era: "legacy" }) for a 2025 server
  */
-export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
+export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: CallerCredentials): Promise<Result<UpstreamEra, UpstreamFailure>> {
   const body = withEnvelope('{"jsonrpc":"2.0","id":"gw-discover","method":"server/discover"}', { clientCapabilities: {}, clientInfo: GATEWAY_INFO });
   const reply = await exchange({ upstream, env, method: "POST", body, extraHeaders: mirroredHeaders("server/discover", undefined), rpcErrorsInBody: true, answerWithinTimeout: true, ...(signal ? { signal } : {}), ...(identity ? { identity } : {}) });
   if (!reply.ok) {
@@ -127,7 +128,7 @@ export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record
  * probe opens nothing a client uses). Anything else (a refusal, an error, no answer) means
  * it has no 2025 side the gateway can use.
  */
-async function probeLegacySide(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<LegacySide | undefined> {
+async function probeLegacySide(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: CallerCredentials): Promise<LegacySide | undefined> {
   const body = JSON.stringify({ jsonrpc: "2.0", id: "gw-initialize", method: "initialize", params: { protocolVersion: LATEST_SESSION_REVISION, capabilities: {}, clientInfo: GATEWAY_INFO } });
   const reach = { upstream, env, ...(signal ? { signal } : {}), ...(identity ? { identity } : {}) };
   const reply = await exchange({ ...reach, method: "POST", body, rpcErrorsInBody: true, answerWithinTimeout: true });
@@ -159,7 +160,7 @@ async function probeLegacySide(upstream: UpstreamConfig, env: Readonly<Record<st
  * const era = await upstreamEra(upstream, env);
  * if (era.ok && era.value.era === "modern") console.log(era.value.discover["capabilities"]);
  */
-export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
+export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: CallerCredentials): Promise<Result<UpstreamEra, UpstreamFailure>> {
   if (upstream.protocol === LATEST_SESSION_REVISION) return ok({ era: "legacy" });
   const key = await eraKey(upstream);
   const local = remembered.get(key);
@@ -182,7 +183,7 @@ export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record
 /** Lookups under way, per era key. */
 const lookups = new Map<string, Promise<Result<UpstreamEra, UpstreamFailure>>>();
 
-async function lookUp(upstream: UpstreamConfig, key: string, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: (upstream: string) => Promise<string>): Promise<Result<UpstreamEra, UpstreamFailure>> {
+async function lookUp(upstream: UpstreamConfig, key: string, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: CallerCredentials): Promise<Result<UpstreamEra, UpstreamFailure>> {
   const now = Date.now();
   const kv = env["GATEWAY_KV"] as KVNamespace | undefined;
   const stored = await kv?.get(key).catch(logKvFailure);

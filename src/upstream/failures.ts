@@ -5,6 +5,7 @@
  */
 import { GatewayError } from "../core/errors";
 import { redactSecrets } from "../config/secrets";
+import type { Challenge } from "./oauth/discovery";
 
 /** Why an exchange with an upstream failed, as a tagged value. */
 export type UpstreamFailure =
@@ -16,7 +17,9 @@ export type UpstreamFailure =
   /** The upstream refused the session id (HTTP 404, or 400 as some servers answer). */
   | { reason: "session-expired"; upstream: string; status: 400 | 404 }
   | { reason: "bad-response"; upstream: string; detail: string }
-  | { reason: "missing-binding"; upstream: string; detail: string };
+  | { reason: "missing-binding"; upstream: string; detail: string }
+  /** The upstream acts as each user: this caller must sign in to it (again, or with a wider scope). */
+  | { reason: "sign-in-required"; upstream: string; detail: string; challenge: Challenge };
 
 /** JSON-RPC code for "the upstream behind this name could not answer". */
 export const UPSTREAM_ERROR = -32010;
@@ -47,6 +50,8 @@ export function describeFailure(failure: UpstreamFailure): string {
       return `upstream "${failure.upstream}" sent an answer the gateway cannot read: ${failure.detail}`;
     case "missing-binding":
       return `upstream "${failure.upstream}" is misconfigured: ${failure.detail}`;
+    case "sign-in-required":
+      return `upstream "${failure.upstream}" needs you to sign in: ${failure.detail}`;
     default: {
       const never: never = failure;
       return never;
@@ -61,5 +66,5 @@ export function describeFailure(failure: UpstreamFailure): string {
 export function failureError(failure: UpstreamFailure, env: Readonly<Record<string, unknown>>): GatewayError {
   // JSON-RPC errors ride on HTTP 200: the client's request reached the gateway fine, and
   // SDK clients surface a JSON-RPC error message to the user but only a status for a 5xx.
-  return new GatewayError(200, UPSTREAM_ERROR, redactSecrets(describeFailure(failure), env), { upstream: failure.upstream, reason: failure.reason });
+  return new GatewayError(200, UPSTREAM_ERROR, redactSecrets(describeFailure(failure), env), { upstream: failure.upstream, reason: failure.reason, ...(failure.reason === "sign-in-required" ? { challenge: failure.challenge } : {}) });
 }

@@ -7,6 +7,7 @@
  * upstream's `timeoutMs`) before the stream is handed over, so nothing published after it
  * opens is missed; after it the stream may be quiet for as long as nothing changes (no idle deadline).
  */
+import type { CallerCredentials } from "./upstream-session";
 import { fail, ok, type Result } from "../core/errors";
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { isObject, type JsonObject, type WireMessage } from "../core/jsonrpc";
@@ -40,7 +41,7 @@ export type ListenStream = { readonly acknowledged: JsonObject; readonly reply: 
  */
 export async function listenModern(
   upstream: UpstreamConfig,
-  request: { readonly env: Readonly<Record<string, unknown>>; readonly session: UpstreamClient; readonly signal?: AbortSignal; readonly identity?: (upstream: string) => Promise<string> },
+  request: { readonly env: Readonly<Record<string, unknown>>; readonly session: UpstreamClient; readonly signal?: AbortSignal; readonly identity?: CallerCredentials },
   filter: ListenFilter,
 ): Promise<Result<ListenStream, UpstreamFailure>> {
   const info = request.session.clientInfo;

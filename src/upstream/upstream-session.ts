@@ -4,6 +4,21 @@
  * (the 2025 front from its sealed session); the pool reads it and nothing else.
  */
 import type { JsonObject } from "../core/jsonrpc";
+import type { Result } from "../core/errors";
+import type { UpstreamConfig } from "../config/upstreams";
+
+/**
+ * How a call proves to upstreams who it is for: the identity assertion (upstreams that
+ * opted in) and, for upstreams each user signs in to, the caller's own access token.
+ */
+export type CallerCredentials = {
+  /** Mints the identity assertion for `upstream`. */
+  readonly assertion: (upstream: string) => Promise<string>;
+  /** The caller's access token for an upstream with `auth` (refreshed when due), or why there is none. */
+  readonly userToken?: (upstream: UpstreamConfig) => Promise<Result<string, { readonly reason: string; readonly detail: string }>>;
+  /** The upstream answered the caller's token with 401: the token is forgotten. */
+  readonly rejected?: (upstream: UpstreamConfig) => Promise<void>;
+};
 
 /** One upstream's side of a client's session. */
 export type UpstreamSession = {
@@ -45,8 +60,8 @@ export type PoolRequest = {
   readonly env: Readonly<Record<string, unknown>>;
   readonly session: UpstreamClient;
   readonly signal?: AbortSignal;
-  /** Mints the identity assertion for upstreams that opted in. */
-  readonly identity?: (upstream: string) => Promise<string>;
+  /** The caller's credentials toward upstreams: identity assertions, per-user tokens. */
+  readonly identity?: CallerCredentials;
   /** The revision the client itself speaks (a 2025 client gets 2026-07-28 results it can read). */
   readonly clientVersion?: string;
   /** A modern client's own `Mcp-Param-*` headers, forwarded to modern upstreams. */

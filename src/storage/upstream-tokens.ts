@@ -1,0 +1,128 @@
+/**
+ * Each user's upstream OAuth tokens, in KV under principal + upstream, sealed with
+ * AES-GCM under a key derived from SESSION_SECRET for this purpose only (core/sealed-state.ts):
+ * KV holds ciphertext, and a record opens only for the principal it was written for. What
+ * a listing shows (who, which upstream, scope, expiry) is the entry's KV metadata, never a
+ * token. This module is the only one that knows these KV prefixes; it also keeps the
+ * gateway's client registrations per upstream and the single-use marks of sign-in flows.
+ */
+import { openState, sealState } from "../core/sealed-state";
+import { isObject } from "../core/jsonrpc";
+
+const TOKEN_PREFIX = "upstream-token/";
+const CLIENT_PREFIX = "upstream-oauth-client/";
+const FLOW_PREFIX = "upstream-oauth-flow/";
+const TOKEN_PURPOSE = "upstream-token";
+const CLIENT_PURPOSE = "upstream-oauth-client";
+/** Who a client registration is sealed for: it belongs to the gateway, not to a user. */
+const GATEWAY_PRINCIPAL = "(gateway)";
+/** How long a connection is kept without use once its refresh token (or access token) would allow: 90 days. */
+const TOKEN_RECORD_TTL_MS = 90 * 24 * 3600_000;
+const CLIENT_RECORD_TTL_MS = 30 * 24 * 3600_000;
+/** KV's shortest expiration, seconds. */
+const MIN_KV_TTL_S = 60;
+const MAX_LISTED = 1_000;
+
+/** One user's tokens for one upstream. */
+export type UpstreamTokens = {
+  readonly accessToken: string;
+  readonly refreshToken?: string;
+  /** Milliseconds since the epoch; absent when the server did not say. */
+  readonly expiresAt?: number;
+  readonly scope?: string;
+  /** The authorization server that issued them, and the client they were issued to. */
+  readonly issuer: string;
+  readonly clientId: string;
+  /** The upstream URL (the resource, RFC 8707) they were issued for: never sent to another. */
+  readonly resource: string;
+  /** The gateway origin the user signed in through (its redirect URI and client metadata URL). */
+  readonly origin: string;
+  readonly connectedAt: number;
+};
+
+/** What listings show of a connection: never a token. */
+export type UpstreamConnection = { readonly principal: string; readonly upstream: string; readonly scope?: string; readonly expiresAt?: number; readonly connectedAt: number };
+
+/** The gateway's registration with one upstream's authorization server. */
+export type ClientRegistration = { readonly issuer: string; readonly redirectUri: string; readonly client: Readonly<Record<string, unknown>> };
+
+async function tagOf(principal: string): Promise<string> {
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(principal)));
+  return [...bytes.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function tokenKey(principal: string, upstream: string): Promise<string> {
+  return `${TOKEN_PREFIX}${await tagOf(principal)}/${upstream}`;
+}
+
+function isTokens(value: unknown): value is UpstreamTokens {
+  return isObject(value) && typeof value["accessToken"] === "string" && typeof value["issuer"] === "string" && typeof value["clientId"] === "string" && typeof value["origin"] === "string" && typeof value["resource"] === "string";
+}
+
+/** The tokens `principal` holds for `upstream`, or undefined (none, or a record that does not open for it). */
+export async function readTokens(kv: KVNamespace, secret: string, principal: string, upstream: string): Promise<UpstreamTokens | undefined> {
+  const sealed = await kv.get(await tokenKey(principal, upstream));
+  if (sealed === null) return undefined;
+  const opened = await openState(secret, TOKEN_PURPOSE, principal, sealed);
+  return opened.ok && isTokens(opened.value) ? opened.value : undefined;
+}
+
+/** Stores (or replaces, after a refresh) `principal`'s tokens for `upstream`. */
+export async function writeTokens(kv: KVNamespace, secret: string, principal: string, upstream: string, tokens: UpstreamTokens): Promise<void> {
+  const sealed = await sealState(secret, TOKEN_PURPOSE, principal, TOKEN_RECORD_TTL_MS, tokens);
+  const metadata: UpstreamConnection = { principal, upstream, connectedAt: tokens.connectedAt, ...(tokens.scope !== undefined ? { scope: tokens.scope } : {}), ...(tokens.expiresAt !== undefined ? { expiresAt: tokens.expiresAt } : {}) };
+  await kv.put(await tokenKey(principal, upstream), sealed, { expirationTtl: TOKEN_RECORD_TTL_MS / 1000, metadata });
+}
+
+/** Forgets `principal`'s tokens for `upstream`. */
+export async function deleteTokens(kv: KVNamespace, principal: string, upstream: string): Promise<void> {
+  await kv.delete(await tokenKey(principal, upstream));
+}
+
+/** The connections of one principal, or of everyone (admin), from KV metadata only. */
+export async function listConnections(kv: KVNamespace, principal?: string): Promise<UpstreamConnection[]> {
+  const prefix = principal === undefined ? TOKEN_PREFIX : `${TOKEN_PREFIX}${await tagOf(principal)}/`;
+  const out: UpstreamConnection[] = [];
+  let cursor: string | undefined;
+  do {
+    const page: KVNamespaceListResult<unknown> = await kv.list({ prefix, ...(cursor ? { cursor } : {}) });
+    for (const key of page.keys) {
+      const meta = key.metadata;
+      if (isObject(meta) && typeof meta["principal"] === "string" && typeof meta["upstream"] === "string") out.push(meta as UpstreamConnection);
+    }
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor && out.length < MAX_LISTED);
+  return out;
+}
+
+/** The gateway's registered client for `upstream`, if one was made for this issuer and redirect URI. */
+export async function readClient(kv: KVNamespace, secret: string, upstream: string): Promise<ClientRegistration | undefined> {
+  const sealed = await kv.get(`${CLIENT_PREFIX}${upstream}`);
+  if (sealed === null) return undefined;
+  const opened = await openState(secret, CLIENT_PURPOSE, GATEWAY_PRINCIPAL, sealed);
+  const value = opened.ok ? opened.value : undefined;
+  return isObject(value) && typeof value["issuer"] === "string" && typeof value["redirectUri"] === "string" && isObject(value["client"]) ? (value as ClientRegistration) : undefined;
+}
+
+/** Keeps a dynamic registration (sealed: it may carry a client secret). */
+export async function writeClient(kv: KVNamespace, secret: string, upstream: string, registration: ClientRegistration): Promise<void> {
+  await kv.put(`${CLIENT_PREFIX}${upstream}`, await sealState(secret, CLIENT_PURPOSE, GATEWAY_PRINCIPAL, CLIENT_RECORD_TTL_MS, registration), { expirationTtl: CLIENT_RECORD_TTL_MS / 1000 });
+}
+
+/** Marks a sign-in flow (`nonce`) as open until `ttlMs` from now. */
+export async function openFlow(kv: KVNamespace, nonce: string, ttlMs: number): Promise<void> {
+  await kv.put(`${FLOW_PREFIX}${nonce}`, "open", { expirationTtl: Math.max(MIN_KV_TTL_S, Math.ceil(ttlMs / 1000)) });
+}
+
+/**
+ * Takes the open flow `nonce`: true once, false for a flow never opened, expired or
+ * already taken. KV is eventually consistent between locations, so two takes in
+ * different data centres within ~60 s could both succeed; the state is also sealed with
+ * an expiry and bound to one browser, which bounds what a replay could do.
+ */
+export async function takeFlow(kv: KVNamespace, nonce: string): Promise<boolean> {
+  const key = `${FLOW_PREFIX}${nonce}`;
+  if ((await kv.get(key)) !== "open") return false;
+  await kv.delete(key);
+  return true;
+}

@@ -1,0 +1,156 @@
+/**
+ * The browser's part of signing in to an upstream: `start` (a sign-in link was opened)
+ * redirects to the authorization server with PKCE (S256), `resource` (RFC 8707) and a
+ * `state` sealed by the gateway; `callback` checks that state (sealed, unexpired, taken
+ * once, made for this browser) and the `iss` of the response (RFC 9207, oauth4webapi),
+ * exchanges the code and stores the user's tokens. A cookie set at start binds the flow
+ * to the browser that began it: a callback carrying another flow's state (another
+ * principal's, say) is refused.
+ */
+import {
+  authorizationCodeGrantRequest,
+  calculatePKCECodeChallenge,
+  generateRandomCodeVerifier,
+  processAuthorizationCodeResponse,
+  validateAuthResponse,
+} from "oauth4webapi";
+import { fail, ok, type Result } from "../../core/errors";
+import { isObject } from "../../core/jsonrpc";
+import { randomHexId } from "../../core/ids";
+import { openState, sealState } from "../../core/sealed-state";
+import type { UpstreamConfig } from "../../config/upstreams";
+import { openFlow, takeFlow, writeTokens } from "../../storage/upstream-tokens";
+import { authorizationServerAt, discoverSignInServer } from "./discovery";
+import { CALLBACK_PATH, gatewayClient, type OAuthServices } from "./registration";
+import { httpOptions } from "./http-options";
+import type { SignInRequest } from "./sign-in-link";
+
+/** How long the user may take at the authorization server. */
+export const SIGN_IN_FLOW_TTL_MS = 10 * 60_000;
+const STATE_PURPOSE = "upstream-sign-in-state";
+/** The cookie binding a flow to its browser. */
+export const FLOW_COOKIE = "mcp_gw_upstream_signin";
+
+/** What the sealed `state` carries across the authorization server. */
+type FlowState = {
+  readonly principal: string;
+  readonly upstream: string;
+  readonly verifier: string;
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly origin: string;
+  readonly nonce: string;
+  /** The sign-in link's nonce: the elicitation a waiting call is told of. */
+  readonly link: string;
+};
+
+export type FlowProblem = {
+  reason: "discovery-failed" | "registration-failed" | "state-invalid" | "state-replayed" | "authorization-failed" | "token-exchange-failed";
+  detail: string;
+};
+
+async function browserBinding(cookie: string): Promise<string> {
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`browser:${cookie}`)));
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Where to send the browser for `request` (a link just taken), and the cookie to set.
+ *
+ * @example
+ * const begun = await beginSignIn(upstream, request, origin, services);
+ * if (begun.ok) return new Response(null, { status: 302, headers: { location: begun.value.location, "set-cookie": begun.value.cookie } });
+ */
+export async function beginSignIn(upstream: UpstreamConfig, request: SignInRequest, origin: string, services: OAuthServices): Promise<Result<{ location: string; cookie: string }, FlowProblem>> {
+  const server = await discoverSignInServer(upstream, request.challenge);
+  if (!server.ok) return server;
+  const { as, resource, scopes } = server.value;
+  const client = await gatewayClient(upstream, as, origin, services);
+  if (!client.ok) return client;
+  if (as.authorization_endpoint === undefined) return fail({ reason: "discovery-failed", detail: `the authorization server ${as.issuer} names no authorization endpoint` });
+  const verifier = generateRandomCodeVerifier();
+  const cookie = randomHexId();
+  const nonce = randomHexId();
+  const flow: FlowState = { principal: request.principal, upstream: upstream.name, verifier, issuer: as.issuer, clientId: client.value.client.client_id, origin, nonce, link: request.nonce };
+  const state = await sealState(services.secret, STATE_PURPOSE, await browserBinding(cookie), SIGN_IN_FLOW_TTL_MS, flow);
+  await openFlow(services.kv, `state/${nonce}`, SIGN_IN_FLOW_TTL_MS);
+  const url = new URL(as.authorization_endpoint);
+  url.searchParams.set("response_type", "code");
+  url.searchParams.set("client_id", client.value.client.client_id);
+  url.searchParams.set("redirect_uri", `${origin}${CALLBACK_PATH}`);
+  url.searchParams.set("code_challenge", await calculatePKCECodeChallenge(verifier));
+  url.searchParams.set("code_challenge_method", "S256");
+  url.searchParams.set("state", state);
+  url.searchParams.set("resource", resource);
+  if (scopes.length > 0) url.searchParams.set("scope", scopes.join(" "));
+  const secure = origin.startsWith("https:") ? "; Secure" : "";
+  return ok({ location: url.href, cookie: `${FLOW_COOKIE}=${cookie}; Path=/oauth/upstream/; HttpOnly; SameSite=Lax; Max-Age=${SIGN_IN_FLOW_TTL_MS / 1000}${secure}` });
+}
+
+function cookieValue(header: string | null): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const [name, value] = part.trim().split("=", 2);
+    if (name === FLOW_COOKIE && value) return value;
+  }
+  return undefined;
+}
+
+function isFlowState(value: unknown): value is FlowState {
+  return isObject(value) && ["principal", "upstream", "verifier", "issuer", "clientId", "origin", "nonce", "link"].every((k) => typeof value[k] === "string");
+}
+
+/**
+ * Completes a sign-in at the callback: checks, exchanges the code, stores the tokens.
+ * `upstreams` finds the upstream the state names (it may have left the configuration).
+ */
+export async function finishSignIn(url: URL, cookieHeader: string | null, upstreams: (name: string) => UpstreamConfig | undefined, services: OAuthServices): Promise<Result<{ principal: string; upstream: string; link: string }, FlowProblem>> {
+  const stateParam = url.searchParams.get("state");
+  const cookie = cookieValue(cookieHeader);
+  if (stateParam === null || cookie === undefined) return fail({ reason: "state-invalid", detail: "this sign-in was not started in this browser (no state or no sign-in cookie); open the sign-in link again" });
+  const opened = await openState(services.secret, STATE_PURPOSE, await browserBinding(cookie), stateParam);
+  if (!opened.ok || !isFlowState(opened.value)) {
+    return fail({ reason: "state-invalid", detail: opened.ok || opened.reason !== "expired" ? "this sign-in's state was not issued to this browser, or was altered; open the sign-in link again" : "this sign-in took too long; open the sign-in link again" });
+  }
+  const flow = opened.value;
+  if (!(await takeFlow(services.kv, `state/${flow.nonce}`))) return fail({ reason: "state-replayed", detail: "this sign-in was already completed (a callback is used once); open a new sign-in link if needed" });
+  const upstream = upstreams(flow.upstream);
+  if (!upstream?.auth) return fail({ reason: "state-invalid", detail: `upstream "${flow.upstream}" no longer asks users to sign in` });
+  let as;
+  try {
+    as = await authorizationServerAt(new URL(flow.issuer));
+  } catch (error) {
+    return fail({ reason: "discovery-failed", detail: `the authorization server ${flow.issuer} could not be reached: ${(error as Error).message}` });
+  }
+  const client = await gatewayClient(upstream, as, flow.origin, services);
+  if (!client.ok) return client;
+  if (client.value.client.client_id !== flow.clientId) return fail({ reason: "state-invalid", detail: "the gateway's client changed during this sign-in; open the sign-in link again" });
+  let params: URLSearchParams;
+  try {
+    params = validateAuthResponse(as, client.value.client, url.searchParams, stateParam);
+  } catch (error) {
+    return fail({ reason: "authorization-failed", detail: `the authorization server's answer was refused: ${(error as Error).message}` });
+  }
+  try {
+    const tokenUrl = new URL(as.token_endpoint ?? flow.issuer);
+    const response = await authorizationCodeGrantRequest(as, client.value.client, client.value.auth, params, `${flow.origin}${CALLBACK_PATH}`, flow.verifier, {
+      ...httpOptions(tokenUrl),
+      additionalParameters: { resource: upstream.url },
+    });
+    const tokens = await processAuthorizationCodeResponse(as, client.value.client, response);
+    await writeTokens(services.kv, services.secret, flow.principal, upstream.name, {
+      accessToken: tokens.access_token,
+      ...(tokens.refresh_token !== undefined ? { refreshToken: tokens.refresh_token } : {}),
+      ...(tokens.expires_in !== undefined ? { expiresAt: Date.now() + tokens.expires_in * 1000 } : {}),
+      ...(tokens.scope !== undefined ? { scope: tokens.scope } : {}),
+      issuer: as.issuer,
+      clientId: flow.clientId,
+      resource: upstream.url,
+      origin: flow.origin,
+      connectedAt: Date.now(),
+    });
+  } catch (error) {
+    // oauth4webapi's messages name the failed check, never a token.
+    return fail({ reason: "token-exchange-failed", detail: `the authorization code could not be exchanged: ${(error as Error).message}` });
+  }
+  return ok({ principal: flow.principal, upstream: upstream.name, link: flow.link });
+}
