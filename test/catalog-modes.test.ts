@@ -8,6 +8,8 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
 import { compactTool, firstSentence } from "../src/catalog/compact";
+import { catalogsParsed } from "../src/catalog/catalog-cache";
+import { indexesBuilt } from "../src/catalog/search-index";
 import { elements, parseSpan, member, pathSpan } from "../src/core/raw-json";
 import { admin as shapingAdmin, ADMIN_VARS } from "./helpers/admin";
 import { admin as authAdmin, authVars, makeKey } from "./helpers/auth";
@@ -189,6 +191,18 @@ describe("search", () => {
     const after = bodyOf((await client.call("sys___search_tools", { query: "frobnicate gizmos" })).result);
     expect(after.tools[0].name).toBe("frobnicate_gizmos");
     expect((await client.call("sys___call_tool", { name: "frobnicate_gizmos" })).result.content[0].text).toBe("frobnicate_gizmos ran");
+  });
+
+  it("reuses the parsed catalog and its index while the list is unchanged, and builds both anew after a list_changed", async () => {
+    const client = await session2025("/mcp/alpha?catalog=search");
+    await client.call("sys___search_tools", { query: "echo my text" });
+    const before = [catalogsParsed(), indexesBuilt()];
+    bodyOf((await client.call("sys___search_tools", { query: "add two numbers" })).result);
+    expect([catalogsParsed(), indexesBuilt()]).toEqual(before);
+    await client.call("sys___call_tool", { name: "add_tool", arguments: { name: "reindex_me" } });
+    const after = bodyOf((await client.call("sys___search_tools", { query: "reindex me" })).result);
+    expect(after.tools[0].name).toBe("reindex_me");
+    expect([catalogsParsed(), indexesBuilt()]).toEqual([before[0]! + 1, before[1]! + 1]);
   });
 });
 

@@ -2,9 +2,9 @@
  * Ranking tools for a task: a MiniSearch (BM25+) index over what a model searches by —
  * the name split into words, the title, the description, parameter names and their
  * descriptions, the upstream — with field weights, stems and the synonyms of
- * vocabulary.ts. One index per catalog version (its digest), built in this isolate when
- * first searched and kept for the next searches of the same version; a changed list has
- * another digest, so it gets a new index.
+ * vocabulary.ts. One index per catalog version, built in this isolate when first searched
+ * and kept beside the catalog (catalog-cache.ts) for the next searches of the same
+ * version; a changed list is another version, so it gets a new index.
  */
 import MiniSearch from "minisearch";
 import { isObject } from "../core/jsonrpc";
@@ -12,14 +12,6 @@ import { splitName } from "../core/names";
 import type { Catalog, CatalogTool } from "./visible-catalog";
 import { joinPhrases, queryTermsOf, splitWords, termOf } from "./vocabulary";
 
-/** Catalog versions whose index an isolate keeps (the least recently used goes first). */
-const MAX_CACHED_INDEXES = 8;
-/**
- * Tools the kept indexes hold together at most: an index takes about 2.6 MB per 1,000
- * real tools (measured with bench/catalog's servers), so this keeps them near 26 MB of
- * the isolate's 128 MB. The index being searched is always kept.
- */
-const MAX_CACHED_TOOLS = 10_000;
 /** Field weights: a word of the name says most about what a tool does. */
 const FIELD_BOOST = { name: 3, title: 2, description: 1, parameters: 0.5, upstream: 1.5 } as const;
 /** Longest text of a field that is indexed (characters); descriptions can be long. */
@@ -74,25 +66,24 @@ function buildIndex(catalog: Catalog): MiniSearch<IndexedTool> {
   return index;
 }
 
-const indexes = new Map<string, MiniSearch<IndexedTool>>();
-let cachedTools = 0;
+/** Each kept catalog's index: built at its first search, gone with the catalog (catalog-cache.ts). */
+const indexes = new WeakMap<Catalog, MiniSearch<IndexedTool>>();
+let built = 0;
 
-/** The index of a catalog version, built once per isolate (and again once evicted). */
+/** The index of a catalog version, built once per isolate while the catalog is kept. */
 function indexOf(catalog: Catalog): MiniSearch<IndexedTool> {
-  let index = indexes.get(catalog.digest);
-  if (index) indexes.delete(catalog.digest);
-  else {
+  let index = indexes.get(catalog);
+  if (!index) {
     index = buildIndex(catalog);
-    cachedTools += index.documentCount;
+    indexes.set(catalog, index);
+    built++;
   }
-  // Least recently used first; the one in use goes last and stays.
-  for (const [digest, old] of indexes) {
-    if (indexes.size < MAX_CACHED_INDEXES && cachedTools <= MAX_CACHED_TOOLS) break;
-    indexes.delete(digest);
-    cachedTools -= old.documentCount;
-  }
-  indexes.set(catalog.digest, index);
   return index;
+}
+
+/** How many indexes this isolate has built (a kept catalog's is not built again): for tests. */
+export function indexesBuilt(): number {
+  return built;
 }
 
 export type SearchRequest = {
