@@ -12,32 +12,14 @@ import { elements, member, parseSpan, pathSpan } from "../core/raw-json";
 import { bytesToBase64Url } from "../core/base64url";
 import type { CallContext, Handler } from "../context/call-context";
 import { newCallRecord } from "../context/call-record";
-import { cachedCatalog, keepCatalog } from "./catalog-cache";
+import { cachedCatalog, keepCatalog, type Catalog, type CatalogTool } from "./catalog-cache";
+
+export type { Catalog, CatalogTool } from "./catalog-cache";
 
 /** Pages of tools/list a catalog follows at most (each upstream pages on its own). */
 export const MAX_CATALOG_PAGES = 50;
 /** Tools a catalog holds at most; the rest are not searched (the answer says so). */
 export const MAX_CATALOG_TOOLS = 5_000;
-
-/** One tool as the caller's list gives it. */
-export type CatalogTool = {
-  /** The name the caller calls it by. */
-  readonly name: string;
-  /** The upstream serving it (the route's own on /mcp/<upstream>). */
-  readonly upstream: string;
-  /** Its definition, parsed (for the index). */
-  readonly definition: Readonly<Record<string, unknown>>;
-  /** Its definition as listed, byte for byte. */
-  readonly raw: string;
-};
-
-export type Catalog = {
-  readonly tools: readonly CatalogTool[];
-  /** SHA-256 (base64url) of every raw definition: the catalog's version. */
-  readonly digest: string;
-  /** True when the catalog stopped at MAX_CATALOG_TOOLS or MAX_CATALOG_PAGES. */
-  readonly truncated: boolean;
-};
 
 function listRequest(id: JsonRpcId, cursor: string | undefined): JsonRpcRequest {
   return { jsonrpc: "2.0", id, method: "tools/list", ...(cursor !== undefined ? { params: { cursor } } : {}) };
