@@ -99,7 +99,8 @@ function nameWordsOf(catalog: Catalog): string[][] {
   return catalog.tools.map((tool, id) => {
     const size = sizes.get(tool.upstream)!;
     const perUpstream = counts.get(tool.upstream)!;
-    const own = words[id]!.filter((word) => size < SHARED_NAME_MIN_TOOLS || perUpstream.get(word)! / size < SHARED_NAME_SHARE);
+    const upstream = new Set(splitWords(tool.upstream));
+    const own = words[id]!.filter((word) => !upstream.has(word) && (size < SHARED_NAME_MIN_TOOLS || perUpstream.get(word)! / size < SHARED_NAME_SHARE));
     return own.length > 0 ? own : words[id]!;
   });
 }
