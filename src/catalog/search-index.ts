@@ -75,7 +75,7 @@ type ToolIndex = {
   readonly search: MiniSearch<IndexedTool>;
   /** Per tool (by id): the words of its own name that say what it does, with their terms (see nameWordsOf). */
   readonly nameWords: readonly (readonly NameWord[])[];
-  /** Per tool: the action its name starts with. */
+  /** Per tool: the action its name (else its description) starts with. */
   readonly actions: readonly (Action | undefined)[];
   /** The upstreams' names, lower case. */
   readonly upstreams: ReadonlySet<string>;
@@ -124,7 +124,8 @@ function buildIndex(catalog: Catalog): ToolIndex {
   return {
     search,
     nameWords: nameWords.map((words) => words.flatMap((word) => [termOf(word)].flatMap((term) => (term !== undefined ? [{ word, term }] : [])))),
-    actions: nameWords.map(actionOfName),
+    // A name without a verb (`maps_geocode`) takes its description's first word ("Convert an address…").
+    actions: nameWords.map((words, id) => actionOfName(words) ?? actionOfName(splitWords(text(catalog.tools[id]!.definition["description"]).slice(0, 40)))),
     upstreams: new Set(catalog.tools.map((tool) => tool.upstream.toLowerCase())),
   };
 }

@@ -32,6 +32,11 @@ const PHRASES: readonly (readonly [RegExp, string])[] = [
   [/\b(?:https?:\/\/)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|app|co|edu|gov)\b\S*/gi, "$& url website"],
   [/(?:^|\s)\S*\/\S+|\b[\w-]+\.(?:txt|md|json|ya?ml|csv|pdf|png|jpe?g|js|ts|py|env|log|toml)\b/gi, "$& file"],
   [/(?:^|\s)#([a-z0-9_-]+)/gi, " $1 channel"],
+  // Telling the agent a fact to keep, or asking what it keeps.
+  [/\b(?:note|record|remember|keep\s+in\s+mind)\s+that\b/gi, "remember fact"],
+  [/\bwhat\s+do\s+you\s+(?:know|remember)\b/gi, "remember search"],
+  [/\b(?:api|network|http)\s+(?:calls|requests)\b/gi, "network requests"],
+  [/\bwhat\s+time\s+does\b/gi, "hours"],
 ];
 
 /** What a task or a tool does to its object: the classes of verbs that ranking compares. */
