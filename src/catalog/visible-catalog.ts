@@ -8,7 +8,7 @@
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
 import { SYS_PREFIX, splitName } from "../core/names";
-import { elements, member, parseSpan, pathSpan } from "../core/raw-json";
+import { elements, member, members, parseSpan, pathSpan } from "../core/raw-json";
 import { bytesToBase64Url } from "../core/base64url";
 import type { CallContext, Handler } from "../context/call-context";
 import { newCallRecord } from "../context/call-record";
@@ -41,7 +41,10 @@ export async function visibleCatalog(pipeline: Handler, ctx: CallContext, id: Js
   do {
     const message = listRequest(id, cursor);
     const text = (await pipeline({ ...ctx, record: newCallRecord(), emit: () => {} }, { kind: "request", wire: { text: JSON.stringify(message), message } }))!;
-    const list = pathSpan(text, ["result", "tools"]);
+    // One pass over the result finds both the list and the cursor (each path would walk the list again).
+    const result = pathSpan(text, ["result"]);
+    const fields = result && text.charCodeAt(result.start) === 0x7b ? members(text, result) : [];
+    const list = fields.find((field) => field.key === "tools")?.value;
     if (!list || text.charCodeAt(list.start) !== 0x5b) throw new GatewayError(200, INVALID_PARAMS, "The tool catalog could not be listed (tools/list gave no list); try again", undefined, id);
     for (const item of elements(text, list)) {
       const nameSpan = text.charCodeAt(item.start) === 0x7b ? member(text, item, "name") : undefined;
@@ -53,7 +56,7 @@ export async function visibleCatalog(pipeline: Handler, ctx: CallContext, id: Js
       }
       listed.push({ name, raw: text.slice(item.start, item.end) });
     }
-    const next = pathSpan(text, ["result", "nextCursor"]);
+    const next = fields.find((field) => field.key === "nextCursor")?.value;
     const value = next ? parseSpan(text, next) : undefined;
     cursor = typeof value === "string" && !truncated ? value : undefined;
     pages++;
