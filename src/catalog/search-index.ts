@@ -177,35 +177,49 @@ export type SearchAnswer = {
   readonly tools: readonly CatalogTool[];
 };
 
+/** A tool of a catalog (by its position) and its score for a task. */
+export type ScoredTool = { readonly id: number; readonly score: number };
+
 /**
- * The tools of `catalog` that best serve the task in `query`. A query naming a tool
- * exactly (as called, or as its upstream names it) puts that tool first.
- *
- * @example
- * searchCatalog(catalog, { query: "close the bug about the login page", limit: 5 })
+ * Every tool of `catalog` (within `upstream`) that matches the task in `query`, best
+ * first, with its lexical score.
  */
-export function searchCatalog(catalog: Catalog, { query, limit, upstream }: SearchRequest): SearchAnswer {
-  const inUpstream = (tool: CatalogTool) => upstream === undefined || tool.upstream === upstream;
+export function rankCatalog(catalog: Catalog, { query, upstream }: Omit<SearchRequest, "limit">): ScoredTool[] {
   const index = indexOf(catalog);
   const words = splitTaskWords(joinPhrases(query));
-  const hits = index.search.search(words.join(" "), { filter: (hit) => inUpstream(catalog.tools[hit.id as number]!) });
+  const hits = index.search.search(words.join(" "), { filter: (hit) => upstream === undefined || catalog.tools[hit.id as number]!.upstream === upstream });
   const said = new Set(words);
   const named = new Set(words.filter((word) => index.upstreams.has(word)));
   const bridged = bridgedWordsOf(words);
   const action = actionOfTask(words);
   const scored = hits.map((hit) => {
     const id = hit.id as number;
-    const tool = catalog.tools[id]!;
     const covered = nameCoverage(index.nameWords[id]!, hit.match, said, bridged);
-    const upstreamNamed = named.has(tool.upstream.toLowerCase()) ? UPSTREAM_NAMED_BOOST : 1;
+    const upstreamNamed = named.has(catalog.tools[id]!.upstream.toLowerCase()) ? UPSTREAM_NAMED_BOOST : 1;
     const toolAction = index.actions[id];
     const acting = action === undefined || toolAction === undefined ? 1 : action === toolAction ? ACTION_MATCH_BOOST : ACTION_MISMATCH_FACTOR;
-    return { tool, score: hit.score * (1 + NAME_COVERAGE_WEIGHT * covered) * upstreamNamed * acting };
+    return { id, score: hit.score * (1 + NAME_COVERAGE_WEIGHT * covered) * upstreamNamed * acting };
   });
-  scored.sort((a, b) => b.score - a.score);
-  const ranked = scored.map((hit) => hit.tool);
+  return scored.sort((a, b) => b.score - a.score);
+}
+
+/**
+ * The answer to a search from the tools it ranked (by position, best first): a query
+ * naming a tool exactly (as called, or as its upstream names it) puts that tool first.
+ */
+export function answerOf(catalog: Catalog, ranked: readonly number[], { query, limit, upstream }: SearchRequest): SearchAnswer {
   const wanted = query.trim();
-  const exact = catalog.tools.find((tool) => inUpstream(tool) && (tool.name === wanted || ownName(tool) === wanted));
-  const ordered = exact ? [exact, ...ranked.filter((tool) => tool !== exact)] : ranked;
-  return { matched: ordered.length, tools: ordered.slice(0, limit) };
+  const exact = catalog.tools.findIndex((tool) => (upstream === undefined || tool.upstream === upstream) && (tool.name === wanted || ownName(tool) === wanted));
+  const ordered = exact >= 0 ? [exact, ...ranked.filter((id) => id !== exact)] : ranked;
+  return { matched: ordered.length, tools: ordered.slice(0, limit).map((id) => catalog.tools[id]!) };
+}
+
+/**
+ * The tools of `catalog` that best serve the task in `query`, ranked by words alone.
+ *
+ * @example
+ * searchCatalog(catalog, { query: "close the bug about the login page", limit: 5 })
+ */
+export function searchCatalog(catalog: Catalog, request: SearchRequest): SearchAnswer {
+  return answerOf(catalog, rankCatalog(catalog, request).map((hit) => hit.id), request);
 }
