@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import type { Catalog } from "../src/catalog/visible-catalog";
 import { searchCatalog } from "../src/catalog/search-index";
 import { actionOfTask, bridgedWordsOf, splitTaskWords, splitWords } from "../src/catalog/vocabulary";
+import { SYNONYMS, TABLE_WORDS } from "../src/catalog/synonyms";
 
 /** A tool of the test catalog: upstream, own name, description. */
 const TOOLS: readonly (readonly [string, string, string])[] = [
@@ -75,6 +76,12 @@ describe("the words of a task", () => {
   it("keeps a camelCase word whole in a task, and splits it in a tool's text as well", () => {
     expect(splitTaskWords("open GitHub")).toEqual(["open", "github"]);
     expect(splitWords("listPullRequests on GitHub")).toEqual(["listpullrequests", "list", "pull", "requests", "on", "github", "git", "hub"]);
+  });
+
+  it("lists each word of the synonym table once, with at least one word it stands for", () => {
+    const words = TABLE_WORDS();
+    expect(words.filter((word, i) => words.indexOf(word) !== i)).toEqual([]);
+    expect([...SYNONYMS.values()].every((synonyms) => synonyms.length > 0 && synonyms.every((synonym) => /^[a-z]+$/.test(synonym)))).toBe(true);
   });
 
   it("bridges a plural to plurals", () => {

@@ -17,7 +17,7 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
 
 /** The words the vocabulary adds for one word of a task. */
 function synonymsOf(word: string): readonly string[] {
-  return SYNONYMS[word] ?? [];
+  return SYNONYMS.get(word) ?? [];
 }
 
 /**
