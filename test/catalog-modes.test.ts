@@ -8,6 +8,8 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
 import { compactTool, firstSentence } from "../src/catalog/compact";
+import { catalogsParsed } from "../src/catalog/catalog-cache";
+import { indexesBuilt } from "../src/catalog/search-index";
 import { elements, parseSpan, member, pathSpan } from "../src/core/raw-json";
 import { admin as shapingAdmin, ADMIN_VARS } from "./helpers/admin";
 import { admin as authAdmin, authVars, makeKey } from "./helpers/auth";
@@ -160,25 +162,45 @@ describe("search", () => {
     expect((await client.call("alpha___add", { a: 1, b: 1 })).result.structuredContent).toEqual({ sum: 2 });
   });
 
-  it("answers an empty query with the first tools and a note, nonsense with none and a note", async () => {
+  it("answers an empty query with the first tools and a note, nonsense (or no words at all) with none and a note naming the upstreams", async () => {
     const client = await session2025("/mcp?catalog=search");
     const empty = bodyOf((await client.call("sys___search_tools", { query: "" })).result);
     expect(empty.tools).toHaveLength(5);
     expect(empty.note).toMatch(/Describe the task/);
-    const nonsense = bodyOf((await client.call("sys___search_tools", { query: "qqzx vvbnm" })).result);
-    expect(nonsense).toMatchObject({ matched: 0, tools: [] });
-    expect(nonsense.note).toMatch(/Upstreams: alpha/);
+    expect(empty.matched).toBe(0);
+    expect(empty.total).toBeGreaterThan(5);
+    for (const query of ["qqzx vvbnm", "?!", "the of and"]) {
+      const nonsense = bodyOf((await client.call("sys___search_tools", { query })).result);
+      expect(nonsense).toMatchObject({ matched: 0, tools: [], total: empty.total });
+      expect(nonsense.note).toMatch(/No tool matched.*Upstreams: alpha \(\d+\)/);
+    }
     const bad = (await client.call("sys___search_tools", { query: "x", limit: 500 })).result;
     expect(bad.isError).toBe(true);
   });
 
-  it("names the search tool when a name is stale, and keeps upstream= to one upstream", async () => {
+  it("names the search tool when a name is stale, counts matches beyond the limit, and keeps upstream= to one upstream", async () => {
     const client = await session2025("/mcp?catalog=search");
     // A name no upstream serves; an upstream's own answer to a name it does not know passes as it would to a direct call.
     const stale = await client.call("sys___call_tool", { name: "gone___tool", arguments: {} });
     expect(stale.error.message).toMatch(/Unknown tool: gone___tool.*sys___search_tools/);
+    const both = bodyOf((await client.call("sys___search_tools", { query: "echo", limit: 1 })).result);
+    expect(both.tools).toHaveLength(1);
+    expect(both.matched).toBeGreaterThanOrEqual(2);
     const onlyBeta = bodyOf((await client.call("sys___search_tools", { query: "echo", upstream: "beta" })).result);
     expect(onlyBeta.tools.map((t: Json) => t.name)).toEqual(["beta___echo"]);
+  });
+
+  it.each(["/mcp", "/mcp/alpha"])("on %s searches tools only: prompts and resource templates are listed as in full mode, and never found", async (path) => {
+    const search = await session2025(`${path}?catalog=search`);
+    const full = await session2025(path);
+    for (const [method, key] of [["prompts/list", "prompts"], ["resources/templates/list", "resourceTemplates"]] as const) {
+      const inSearch = (await request(`${path}?catalog=search`, search.session, method)).result[key];
+      expect(inSearch.length).toBeGreaterThan(0);
+      expect(inSearch).toEqual((await request(path, full.session, method)).result[key]);
+    }
+    const found = bodyOf((await search.call("sys___search_tools", { query: "greet someone by name", limit: 20 })).result);
+    expect(found.tools.map((t: Json) => t.name)).not.toContain(path === "/mcp" ? "alpha___greet" : "greet");
+    expect(found.tools.every((t: Json) => t.inputSchema !== undefined)).toBe(true);
   });
 
   it("follows a list_changed: a tool added at run time is found at the next search", async () => {
@@ -189,6 +211,18 @@ describe("search", () => {
     const after = bodyOf((await client.call("sys___search_tools", { query: "frobnicate gizmos" })).result);
     expect(after.tools[0].name).toBe("frobnicate_gizmos");
     expect((await client.call("sys___call_tool", { name: "frobnicate_gizmos" })).result.content[0].text).toBe("frobnicate_gizmos ran");
+  });
+
+  it("reuses the parsed catalog and its index while the list is unchanged, and builds both anew after a list_changed", async () => {
+    const client = await session2025("/mcp/alpha?catalog=search");
+    await client.call("sys___search_tools", { query: "echo my text" });
+    const before = [catalogsParsed(), indexesBuilt()];
+    bodyOf((await client.call("sys___search_tools", { query: "add two numbers" })).result);
+    expect([catalogsParsed(), indexesBuilt()]).toEqual(before);
+    await client.call("sys___call_tool", { name: "add_tool", arguments: { name: "reindex_me" } });
+    const after = bodyOf((await client.call("sys___search_tools", { query: "reindex me" })).result);
+    expect(after.tools[0].name).toBe("reindex_me");
+    expect([catalogsParsed(), indexesBuilt()]).toEqual([before[0]! + 1, before[1]! + 1]);
   });
 });
 

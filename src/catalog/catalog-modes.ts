@@ -2,7 +2,8 @@
  * Catalog modes (policy/catalog-mode.ts) around the whole pipeline. In `full` nothing
  * changes. In `compact` tools/list is shortened (compact.ts) and `sys___describe_tools`
  * answers full definitions. In `search` tools/list holds only the gateway's own tools;
- * `sys___search_tools` ranks the caller's catalog (search-index.ts) and
+ * `sys___search_tools` ranks the caller's catalog (search-index.ts; by meaning too when
+ * the operator binds Workers AI as `AI`: semantic-ranking.ts) and
  * `sys___call_tool` runs a tool found there.
  *
  * This layer wraps the pipeline from outside (the audit trail included) because a call
@@ -43,6 +44,7 @@ import {
   SEARCH_TOOLS_DEFINITION,
 } from "./definitions";
 import { searchCatalog } from "./search-index";
+import { DEFAULT_EMBEDDINGS_MODEL, embeddingsBinding, searchByMeaning, type EmbeddingsBinding } from "./semantic-ranking";
 import { definitionsOf, visibleCatalog, type Catalog } from "./visible-catalog";
 
 /** Longest query a search takes, in characters. */
@@ -78,7 +80,8 @@ function upstreamsOf(catalog: Catalog): string {
   return [...counts].map(([name, count]) => `${name || "(gateway)"} (${count})`).join(", ");
 }
 
-function search(id: JsonRpcId, catalog: Catalog, args: unknown): string {
+/** Searches `catalog` for a call of sys___search_tools; by meaning too when `ai` (the operator's Workers AI binding) is there. */
+async function search(id: JsonRpcId, catalog: Catalog, args: unknown, ai: EmbeddingsBinding | undefined): Promise<string> {
   if (!isObject(args) || typeof args["query"] !== "string") return toolAnswer(id, `${SEARCH_TOOLS} needs {"query": "<the task, in words>"}`, true);
   const limit = args["limit"] ?? DEFAULT_SEARCH_LIMIT;
   if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) return toolAnswer(id, `${SEARCH_TOOLS}: limit is a whole number from 1 to ${MAX_SEARCH_LIMIT}`, true);
@@ -93,8 +96,10 @@ function search(id: JsonRpcId, catalog: Catalog, args: unknown): string {
     fields["note"] = `An empty query ranks nothing: these are the first ${first.length} of ${total} tools. Describe the task in words to find the tools that serve it. Upstreams: ${upstreamsOf(catalog)}.`;
     return toolAnswer(id, withDefinitions(fields, first.map((tool) => tool.raw)));
   }
-  const found = searchCatalog(catalog, { query, limit, ...(upstream !== undefined ? { upstream } : {}) });
+  const request = { query, limit, ...(upstream !== undefined ? { upstream } : {}) };
+  const found = ai ? await searchByMeaning(catalog, request, ai, DEFAULT_EMBEDDINGS_MODEL) : searchCatalog(catalog, request);
   fields["matched"] = found.matched;
+  if ("ranking" in found) fields["ranking"] = found.ranking;
   if (found.matched === 0) {
     fields["note"] = `No tool matched. Try other words: what to act on ("issue", "message", "page") and what to do ("create", "list", "close"). Upstreams: ${upstreamsOf(catalog) || "(none: you may use no tools)"}.`;
   } else {
@@ -165,7 +170,7 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
     const { id, params } = (message as Extract<ClientMessage, { kind: "request" }>).wire.message;
     if (options.auth.mode === "on") ctx.record.persona = (await ctx.grant())?.persona ?? NO_PERSONA;
     const catalog = await visibleCatalog(pipeline, ctx, id);
-    return params?.["name"] === SEARCH_TOOLS ? search(id, catalog, params["arguments"]) : describe(id, catalog, params?.["arguments"]);
+    return params?.["name"] === SEARCH_TOOLS ? search(id, catalog, params["arguments"], embeddingsBinding(ctx.services.env["AI"])) : describe(id, catalog, params?.["arguments"]);
   });
   return async function catalogModes(ctx, message) {
     if (message.kind !== "request") return pipeline(ctx, message);

@@ -2,26 +2,37 @@
  * Ranking tools for a task: a MiniSearch (BM25+) index over what a model searches by —
  * the name split into words, the title, the description, parameter names and their
  * descriptions, the upstream — with field weights, stems and the synonyms of
- * vocabulary.ts. One index per catalog version (its digest), built in this isolate when
- * first searched and kept for the next searches of the same version; a changed list has
- * another digest, so it gets a new index.
+ * vocabulary.ts, then ranked again by what BM25 does not see: how much of the tool's name
+ * the task says, whether the tool does what the task asks (read, create, update, delete)
+ * and whether the task names the tool's upstream. One index per catalog version, built in this isolate when first searched
+ * and kept beside the catalog (catalog-cache.ts) for the next searches of the same
+ * version; a changed list is another version, so it gets a new index.
  */
 import MiniSearch from "minisearch";
 import { isObject } from "../core/jsonrpc";
 import { splitName } from "../core/names";
 import type { Catalog, CatalogTool } from "./visible-catalog";
-import { joinPhrases, queryTermsOf, splitWords, termOf } from "./vocabulary";
+import { actionOfName, actionOfTask, joinPhrases, queryTermsOf, splitTaskWords, splitWords, bridgedWordsOf, termOf, type Action } from "./vocabulary";
 
-/** Catalog versions whose index an isolate keeps (the least recently used goes first). */
-const MAX_CACHED_INDEXES = 8;
-/**
- * Tools the kept indexes hold together at most: an index takes about 2.6 MB per 1,000
- * real tools (measured with bench/catalog's servers), so this keeps them near 26 MB of
- * the isolate's 128 MB. The index being searched is always kept.
- */
-const MAX_CACHED_TOOLS = 10_000;
 /** Field weights: a word of the name says most about what a tool does. */
 const FIELD_BOOST = { name: 3, title: 2, description: 1, parameters: 0.5, upstream: 1.5 } as const;
+/** A tool whose name's words the task says all is ranked up to (1 + this) times higher. */
+const NAME_COVERAGE_WEIGHT = 1;
+/** A task naming an upstream ("in Notion", "on GitHub") ranks that upstream's tools this many times higher. */
+const UPSTREAM_NAMED_BOOST = 2;
+/**
+ * A word at least this share of an upstream's tool names hold names the server, not the
+ * tool (`browser_` of `browser_click`), where the upstream has at least SHARED_NAME_MIN_TOOLS.
+ */
+const SHARED_NAME_SHARE = 0.5;
+const SHARED_NAME_MIN_TOOLS = 4;
+/** A name word the vocabulary says for the task counts this much of one the task says itself. */
+const BRIDGED_WEIGHT = 0.8;
+/** A name word the task says only by its stem counts this much of one it says as written. */
+const STEM_ONLY_WEIGHT = 0.6;
+/** A tool whose name's action is the task's ranks this many times higher, and one with another action this much lower. */
+const ACTION_MATCH_BOOST = 1.3;
+const ACTION_MISMATCH_FACTOR = 0.8;
 /** Longest text of a field that is indexed (characters); descriptions can be long. */
 const MAX_FIELD_CHARS = 4_000;
 
@@ -57,42 +68,99 @@ function documentOf(tool: CatalogTool, id: number): IndexedTool {
   };
 }
 
-function buildIndex(catalog: Catalog): MiniSearch<IndexedTool> {
-  const index = new MiniSearch<IndexedTool>({
+type NameWord = { readonly word: string; readonly term: string };
+
+/** A catalog's index and what the ranking knows of each tool beside it. */
+type ToolIndex = {
+  readonly search: MiniSearch<IndexedTool>;
+  /** Per tool (by id): the words of its own name that say what it does, with their terms (see nameWordsOf). */
+  readonly nameWords: readonly (readonly NameWord[])[];
+  /** Per tool: the action its name (else its description) starts with. */
+  readonly actions: readonly (Action | undefined)[];
+  /** The upstreams' names, lower case. */
+  readonly upstreams: ReadonlySet<string>;
+};
+
+/**
+ * The words of each tool's own name, without the words most of its upstream's names
+ * share (`browser_` of `browser_click`, `API-` of `API-post-page`, `slack_`): those
+ * name the server, not what the tool does.
+ */
+function nameWordsOf(catalog: Catalog): string[][] {
+  const words = catalog.tools.map((tool) => splitWords(ownName(tool)));
+  const counts = new Map<string, Map<string, number>>();
+  const sizes = new Map<string, number>();
+  catalog.tools.forEach((tool, id) => {
+    const perUpstream = counts.get(tool.upstream) ?? new Map<string, number>();
+    counts.set(tool.upstream, perUpstream);
+    sizes.set(tool.upstream, (sizes.get(tool.upstream) ?? 0) + 1);
+    for (const word of new Set(words[id])) perUpstream.set(word, (perUpstream.get(word) ?? 0) + 1);
+  });
+  return catalog.tools.map((tool, id) => {
+    const size = sizes.get(tool.upstream)!;
+    const perUpstream = counts.get(tool.upstream)!;
+    const upstream = new Set(splitWords(tool.upstream));
+    const own = words[id]!.filter((word) => !upstream.has(word) && (size < SHARED_NAME_MIN_TOOLS || perUpstream.get(word)! / size < SHARED_NAME_SHARE));
+    return own.length > 0 ? own : words[id]!;
+  });
+}
+
+function buildIndex(catalog: Catalog): ToolIndex {
+  const search = new MiniSearch<IndexedTool>({
     fields: ["name", "title", "description", "parameters", "upstream"],
     tokenize: (value) => splitWords(value),
     processTerm: (word) => termOf(word) ?? null,
     searchOptions: {
       boost: FIELD_BOOST,
-      tokenize: (value) => splitWords(joinPhrases(value)),
+      // searchCatalog hands the task's words, already split, joined by spaces.
+      tokenize: (value) => value.split(" ").filter((word) => word !== ""),
       processTerm: (word) => queryTermsOf(word),
       prefix: false,
       fuzzy: (term) => (term.length >= 6 ? 0.2 : false),
     },
   });
-  index.addAll(catalog.tools.map(documentOf));
+  search.addAll(catalog.tools.map(documentOf));
+  const nameWords = nameWordsOf(catalog);
+  return {
+    search,
+    nameWords: nameWords.map((words) => words.flatMap((word) => [termOf(word)].flatMap((term) => (term !== undefined ? [{ word, term }] : [])))),
+    // A name without a verb (`maps_geocode`) takes its description's first word ("Convert an address…").
+    actions: nameWords.map((words, id) => actionOfName(words) ?? actionOfName(splitWords(text(catalog.tools[id]!.definition["description"]).slice(0, 40)))),
+    upstreams: new Set(catalog.tools.map((tool) => tool.upstream.toLowerCase())),
+  };
+}
+
+/**
+ * How much of a tool's name the task says, from 0 to 1: each name word whose term
+ * matched counts fully when the task says the word itself, less when the vocabulary says
+ * it for the task, less again when only its stem matched (`issue` for `list_issues`).
+ */
+function nameCoverage(words: readonly NameWord[], match: Readonly<Record<string, readonly string[]>>, said: ReadonlySet<string>, bridged: ReadonlySet<string>): number {
+  let covered = 0;
+  for (const { word, term } of words) {
+    if (match[term]?.includes("name")) covered += said.has(word) ? 1 : bridged.has(word) ? BRIDGED_WEIGHT : STEM_ONLY_WEIGHT;
+  }
+  return words.length > 0 ? covered / words.length : 0;
+}
+
+/** Each kept catalog's index: built at its first search, gone with the catalog (catalog-cache.ts). */
+const indexes = new WeakMap<Catalog, ToolIndex>();
+let built = 0;
+
+/** The index of a catalog version, built once per isolate while the catalog is kept. */
+function indexOf(catalog: Catalog): ToolIndex {
+  let index = indexes.get(catalog);
+  if (!index) {
+    index = buildIndex(catalog);
+    indexes.set(catalog, index);
+    built++;
+  }
   return index;
 }
 
-const indexes = new Map<string, MiniSearch<IndexedTool>>();
-let cachedTools = 0;
-
-/** The index of a catalog version, built once per isolate (and again once evicted). */
-function indexOf(catalog: Catalog): MiniSearch<IndexedTool> {
-  let index = indexes.get(catalog.digest);
-  if (index) indexes.delete(catalog.digest);
-  else {
-    index = buildIndex(catalog);
-    cachedTools += index.documentCount;
-  }
-  // Least recently used first; the one in use goes last and stays.
-  for (const [digest, old] of indexes) {
-    if (indexes.size < MAX_CACHED_INDEXES && cachedTools <= MAX_CACHED_TOOLS) break;
-    indexes.delete(digest);
-    cachedTools -= old.documentCount;
-  }
-  indexes.set(catalog.digest, index);
-  return index;
+/** How many indexes this isolate has built (a kept catalog's is not built again): for tests. */
+export function indexesBuilt(): number {
+  return built;
 }
 
 export type SearchRequest = {
@@ -109,19 +177,49 @@ export type SearchAnswer = {
   readonly tools: readonly CatalogTool[];
 };
 
+/** A tool of a catalog (by its position) and its score for a task. */
+export type ScoredTool = { readonly id: number; readonly score: number };
+
 /**
- * The tools of `catalog` that best serve the task in `query`. A query naming a tool
- * exactly (as called, or as its upstream names it) puts that tool first.
+ * Every tool of `catalog` (within `upstream`) that matches the task in `query`, best
+ * first, with its lexical score.
+ */
+export function rankCatalog(catalog: Catalog, { query, upstream }: Omit<SearchRequest, "limit">): ScoredTool[] {
+  const index = indexOf(catalog);
+  const words = splitTaskWords(joinPhrases(query));
+  const hits = index.search.search(words.join(" "), { filter: (hit) => upstream === undefined || catalog.tools[hit.id as number]!.upstream === upstream });
+  const said = new Set(words);
+  const named = new Set(words.filter((word) => index.upstreams.has(word)));
+  const bridged = bridgedWordsOf(words);
+  const action = actionOfTask(words);
+  const scored = hits.map((hit) => {
+    const id = hit.id as number;
+    const covered = nameCoverage(index.nameWords[id]!, hit.match, said, bridged);
+    const upstreamNamed = named.has(catalog.tools[id]!.upstream.toLowerCase()) ? UPSTREAM_NAMED_BOOST : 1;
+    const toolAction = index.actions[id];
+    const acting = action === undefined || toolAction === undefined ? 1 : action === toolAction ? ACTION_MATCH_BOOST : ACTION_MISMATCH_FACTOR;
+    return { id, score: hit.score * (1 + NAME_COVERAGE_WEIGHT * covered) * upstreamNamed * acting };
+  });
+  return scored.sort((a, b) => b.score - a.score);
+}
+
+/**
+ * The answer to a search from the tools it ranked (by position, best first): a query
+ * naming a tool exactly (as called, or as its upstream names it) puts that tool first.
+ */
+export function answerOf(catalog: Catalog, ranked: readonly number[], { query, limit, upstream }: SearchRequest): SearchAnswer {
+  const wanted = query.trim();
+  const exact = catalog.tools.findIndex((tool) => (upstream === undefined || tool.upstream === upstream) && (tool.name === wanted || ownName(tool) === wanted));
+  const ordered = exact >= 0 ? [exact, ...ranked.filter((id) => id !== exact)] : ranked;
+  return { matched: ordered.length, tools: ordered.slice(0, limit).map((id) => catalog.tools[id]!) };
+}
+
+/**
+ * The tools of `catalog` that best serve the task in `query`, ranked by words alone.
  *
  * @example
  * searchCatalog(catalog, { query: "close the bug about the login page", limit: 5 })
  */
-export function searchCatalog(catalog: Catalog, { query, limit, upstream }: SearchRequest): SearchAnswer {
-  const inUpstream = (tool: CatalogTool) => upstream === undefined || tool.upstream === upstream;
-  const hits = indexOf(catalog).search(query, { filter: (hit) => inUpstream(catalog.tools[hit.id as number]!) });
-  const ranked = hits.map((hit) => catalog.tools[hit.id as number]!);
-  const wanted = query.trim();
-  const exact = catalog.tools.find((tool) => inUpstream(tool) && (tool.name === wanted || ownName(tool) === wanted));
-  const ordered = exact ? [exact, ...ranked.filter((tool) => tool !== exact)] : ranked;
-  return { matched: ordered.length, tools: ordered.slice(0, limit) };
+export function searchCatalog(catalog: Catalog, request: SearchRequest): SearchAnswer {
+  return answerOf(catalog, rankCatalog(catalog, request).map((hit) => hit.id), request);
 }

@@ -2,40 +2,24 @@
  * The catalog a caller sees: every page of tools/list asked through the whole pipeline
  * (visibility, personas, pins, icons, overrides apply as to the caller's own list), each
  * tool kept as its raw definition, and a digest of them all that names this version of
- * the catalog (the search index is cached per digest: search-index.ts).
+ * the catalog. A version this isolate has seen is not parsed again: its catalog, and the
+ * search index kept beside it, are reused (catalog-cache.ts).
  */
 import { GatewayError } from "../core/errors";
-import { INVALID_PARAMS, isObject, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
+import { INVALID_PARAMS, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
 import { SYS_PREFIX, splitName } from "../core/names";
-import { elements, parseSpan, pathSpan } from "../core/raw-json";
+import { elements, member, members, parseSpan, pathSpan } from "../core/raw-json";
 import { bytesToBase64Url } from "../core/base64url";
 import type { CallContext, Handler } from "../context/call-context";
 import { newCallRecord } from "../context/call-record";
+import { cachedCatalog, keepCatalog, type Catalog, type CatalogTool } from "./catalog-cache";
+
+export type { Catalog, CatalogTool } from "./catalog-cache";
 
 /** Pages of tools/list a catalog follows at most (each upstream pages on its own). */
 export const MAX_CATALOG_PAGES = 50;
 /** Tools a catalog holds at most; the rest are not searched (the answer says so). */
 export const MAX_CATALOG_TOOLS = 5_000;
-
-/** One tool as the caller's list gives it. */
-export type CatalogTool = {
-  /** The name the caller calls it by. */
-  readonly name: string;
-  /** The upstream serving it (the route's own on /mcp/<upstream>). */
-  readonly upstream: string;
-  /** Its definition, parsed (for the index). */
-  readonly definition: Readonly<Record<string, unknown>>;
-  /** Its definition as listed, byte for byte. */
-  readonly raw: string;
-};
-
-export type Catalog = {
-  readonly tools: readonly CatalogTool[];
-  /** SHA-256 (base64url) of every raw definition: the catalog's version. */
-  readonly digest: string;
-  /** True when the catalog stopped at MAX_CATALOG_TOOLS or MAX_CATALOG_PAGES. */
-  readonly truncated: boolean;
-};
 
 function listRequest(id: JsonRpcId, cursor: string | undefined): JsonRpcRequest {
   return { jsonrpc: "2.0", id, method: "tools/list", ...(cursor !== undefined ? { params: { cursor } } : {}) };
@@ -49,7 +33,7 @@ function listRequest(id: JsonRpcId, cursor: string | undefined): JsonRpcRequest 
  * const catalog = await visibleCatalog(pipeline, ctx, request.id);
  */
 export async function visibleCatalog(pipeline: Handler, ctx: CallContext, id: JsonRpcId): Promise<Catalog> {
-  const tools: CatalogTool[] = [];
+  const listed: { name: string; raw: string }[] = [];
   const route = ctx.route.kind === "upstream" ? ctx.route.upstream.name : undefined;
   let cursor: string | undefined;
   let pages = 0;
@@ -57,28 +41,36 @@ export async function visibleCatalog(pipeline: Handler, ctx: CallContext, id: Js
   do {
     const message = listRequest(id, cursor);
     const text = (await pipeline({ ...ctx, record: newCallRecord(), emit: () => {} }, { kind: "request", wire: { text: JSON.stringify(message), message } }))!;
-    const list = pathSpan(text, ["result", "tools"]);
+    // One pass over the result finds both the list and the cursor (each path would walk the list again).
+    const result = pathSpan(text, ["result"]);
+    const fields = result && text.charCodeAt(result.start) === 0x7b ? members(text, result) : [];
+    const list = fields.find((field) => field.key === "tools")?.value;
     if (!list || text.charCodeAt(list.start) !== 0x5b) throw new GatewayError(200, INVALID_PARAMS, "The tool catalog could not be listed (tools/list gave no list); try again", undefined, id);
     for (const item of elements(text, list)) {
-      const raw = text.slice(item.start, item.end);
-      const definition: unknown = JSON.parse(raw);
-      if (!isObject(definition) || typeof definition["name"] !== "string" || definition["name"].startsWith(SYS_PREFIX)) continue;
-      if (tools.length >= MAX_CATALOG_TOOLS) {
+      const nameSpan = text.charCodeAt(item.start) === 0x7b ? member(text, item, "name") : undefined;
+      const name = nameSpan && parseSpan(text, nameSpan);
+      if (typeof name !== "string" || name.startsWith(SYS_PREFIX)) continue;
+      if (listed.length >= MAX_CATALOG_TOOLS) {
         truncated = true;
         break;
       }
-      const name = definition["name"];
-      tools.push({ name, upstream: route ?? splitName(name)?.upstream ?? "", definition, raw });
+      listed.push({ name, raw: text.slice(item.start, item.end) });
     }
-    const next = pathSpan(text, ["result", "nextCursor"]);
+    const next = fields.find((field) => field.key === "nextCursor")?.value;
     const value = next ? parseSpan(text, next) : undefined;
     cursor = typeof value === "string" && !truncated ? value : undefined;
     pages++;
   } while (cursor !== undefined && pages < MAX_CATALOG_PAGES);
   if (cursor !== undefined) truncated = true;
-  const bytes = new TextEncoder().encode(tools.map((tool) => tool.raw).join("\n"));
-  const digest = bytesToBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
-  return { tools, digest, truncated };
+  // The route and truncation are part of the version: on /mcp/<upstream> the same list belongs to another upstream.
+  const version = [route ?? "", String(truncated), ...listed.map((tool) => tool.raw)].join("\n");
+  const digest = bytesToBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(version))));
+  const kept = cachedCatalog(digest);
+  if (kept) return kept;
+  const tools = listed.map(({ name, raw }): CatalogTool => ({ name, upstream: route ?? splitName(name)?.upstream ?? "", definition: JSON.parse(raw) as Readonly<Record<string, unknown>>, raw }));
+  const catalog: Catalog = { tools, digest, truncated };
+  keepCatalog(catalog);
+  return catalog;
 }
 
 /** The raw definitions of `names` in `catalog`, and the names it does not hold. */

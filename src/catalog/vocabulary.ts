@@ -5,6 +5,7 @@
  * The same terms on both sides: a tool's text when indexed, the caller's task when searched.
  */
 import { stemmer } from "stemmer";
+import { SYNONYMS } from "./synonyms";
 
 /** Words that say nothing about which tool serves a task. */
 const STOP_WORDS: ReadonlySet<string> = new Set(
@@ -14,130 +15,10 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
     .split(" "),
 );
 
-/**
- * What users say, and the words tools use for it. Keys are single lower-case words as
- * typed (before stemming); phrases are written as one word (see PHRASES).
- */
-const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
-  shipit: ["merge"],
-  ship: ["merge", "deploy"],
-  land: ["merge"],
-  bookmark: ["star"],
-  favorite: ["star"],
-  favourite: ["star"],
-  like: ["star"],
-  inbox: ["notification"],
-  notify: ["notification"],
-  alerts: ["notification"],
-  unread: ["notification"],
-  bug: ["issue"],
-  bugs: ["issue"],
-  ticket: ["issue"],
-  tickets: ["issue"],
-  pr: ["pull", "request"],
-  prs: ["pull", "request"],
-  mr: ["merge", "request"],
-  close: ["update", "state", "close"],
-  reopen: ["update", "state"],
-  rename: ["update", "edit", "move"],
-  change: ["update", "edit"],
-  modify: ["update", "edit"],
-  edit: ["update", "edit"],
-  make: ["create"],
-  new: ["create"],
-  add: ["create", "add", "sum"],
-  open: ["create", "open", "navigate"],
-  write: ["create", "write"],
-  remove: ["delete", "remove"],
-  erase: ["delete"],
-  drop: ["delete"],
-  show: ["get", "list", "read"],
-  see: ["get", "list", "read"],
-  view: ["get", "read"],
-  display: ["get", "list"],
-  fetch: ["get", "read"],
-  look: ["search", "get"],
-  find: ["search", "find"],
-  lookup: ["search", "get"],
-  reviewed: ["review"],
-  reviewer: ["review"],
-  approve: ["review", "approve"],
-  teammate: ["user", "member"],
-  colleague: ["user", "member"],
-  people: ["user", "member"],
-  member: ["user", "member"],
-  members: ["user", "member"],
-  account: ["user", "whoami"],
-  logged: ["whoami", "user"],
-  person: ["user"],
-  dm: ["message", "send"],
-  tell: ["message", "send", "post"],
-  say: ["message", "post"],
-  reply: ["reply", "thread"],
-  website: ["navigate", "browser", "page"],
-  site: ["navigate", "browser", "page"],
-  webpage: ["navigate", "browser", "page"],
-  url: ["navigate", "url"],
-  visit: ["navigate"],
-  go: ["navigate"],
-  press: ["click", "key", "press"],
-  tap: ["click"],
-  enter: ["type", "fill"],
-  picture: ["screenshot", "image"],
-  capture: ["screenshot"],
-  repo: ["repository", "repo"],
-  repos: ["repository", "repo"],
-  project: ["repository", "project"],
-  doc: ["page", "document"],
-  docs: ["page", "document"],
-  wiki: ["page"],
-  note: ["page", "comment"],
-  ci: ["workflow", "run", "action"],
-  pipeline: ["workflow", "run"],
-  build: ["workflow", "run"],
-  crash: ["error", "issue", "event"],
-  exception: ["error", "issue", "event"],
-  pay: ["payment"],
-  charge: ["payment", "charge"],
-  bill: ["invoice"],
-  db: ["database", "table", "sql"],
-  sql: ["sql", "query", "execute"],
-  rain: ["weather", "forecast"],
-  sunny: ["weather", "forecast"],
-  temperature: ["weather", "forecast"],
-  tomorrow: ["forecast"],
-  codebase: ["code"],
-  function: ["code"],
-  remember: ["memory", "observation", "entity"],
-  forget: ["delete", "entity"],
-  fact: ["observation"],
-  facts: ["observation"],
-  record: ["create", "observation"],
-  link: ["relation", "link"],
-  drive: ["directions", "driving"],
-  walk: ["directions", "walking"],
-  car: ["directions", "driving"],
-  far: ["distance"],
-  hours: ["place", "details"],
-  phone: ["place", "details"],
-  restaurant: ["place"],
-  folder: ["directory", "folder"],
-  folders: ["directory", "folder"],
-  biggest: ["size"],
-  largest: ["size"],
-  smallest: ["size"],
-  save: ["write", "create"],
-  paragraph: ["block"],
-  append: ["add", "children", "block"],
-  label: ["update", "label"],
-  key: ["dsn", "key"],
-  generate: ["create"],
-  list: ["list", "find"],
-  exist: ["find", "list"],
-  today: ["recent", "history"],
-  watch: ["subscription", "watch"],
-  subscribe: ["subscription", "subscribe"],
-};
+/** The words the vocabulary adds for one word of a task. */
+function synonymsOf(word: string): readonly string[] {
+  return SYNONYMS.get(word) ?? [];
+}
 
 /**
  * Multi-word phrases people say, and shapes of words (a URL, a file path, a #channel),
@@ -145,24 +26,85 @@ const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
  */
 const PHRASES: readonly (readonly [RegExp, string])[] = [
   [/\bship\s+it\b/gi, "shipit"],
+  [/\blook\s+up\b/gi, "lookup"],
   [/\b(?:who|which\s+\w+)\s+am\s+i\b/gi, "whoami self"],
   [/\brequest(?:ed|s)?\s+changes\b/gi, "review"],
   [/\b(?:https?:\/\/)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|app|co|edu|gov)\b\S*/gi, "$& url website"],
   [/(?:^|\s)\S*\/\S+|\b[\w-]+\.(?:txt|md|json|ya?ml|csv|pdf|png|jpe?g|js|ts|py|env|log|toml)\b/gi, "$& file"],
   [/(?:^|\s)#([a-z0-9_-]+)/gi, " $1 channel"],
+  // Telling the agent a fact to keep, or asking what it keeps.
+  [/\b(?:note|record|remember|keep\s+in\s+mind)\s+that\b/gi, "remember fact"],
+  [/\bwhat\s+do\s+you\s+(?:know|remember)\b/gi, "remember search"],
+  [/\b(?:api|network|http)\s+(?:calls|requests)\b/gi, "network requests"],
+  [/\bwhat\s+time\s+does\b/gi, "hours"],
 ];
 
+/** What a task or a tool does to its object: the classes of verbs that ranking compares. */
+export type Action = "read" | "create" | "update" | "delete";
+
 /**
- * Splits text into lower-case words: on anything but letters and digits, and between
- * a lower-case letter or digit and an upper-case one (`listPullRequests` → list pull requests).
+ * Verbs (and question words, which ask to read) by the action they name. A word missing
+ * here names none (`navigate`, `click`, `merge`): ranking then compares nothing.
+ */
+const ACTIONS: Readonly<Record<string, Action>> = Object.fromEntries(
+  (
+    [
+      ["read", "get list read retrieve find search query fetch show view see look lookup what which who whom whose how where when did does is are was were describe check count"],
+      ["create", "create add post make new write insert start leave put generate push send upload"],
+      ["update", "update patch edit modify change rename set close reopen resolve replace toggle"],
+      ["delete", "delete remove erase drop forget clear"],
+    ] as const
+  ).flatMap(([action, words]) => words.split(" ").map((word) => [word, action])),
+);
+/** Question words: they ask to read, unless the task also names another action ("how do I delete…"). */
+const QUESTION_ACTION: Action = "read";
+
+/**
+ * The action a task asks for: the first verb of creating, changing or deleting it names,
+ * else reading when it asks a question or names a verb of reading.
+ */
+export function actionOfTask(words: readonly string[]): Action | undefined {
+  const actions = words.flatMap((word) => ACTIONS[word] ?? []);
+  return actions.find((action) => action !== QUESTION_ACTION) ?? actions[0];
+}
+
+/** The action a tool's name starts with (`create_issue`: create), if its first word names one. */
+export function actionOfName(words: readonly string[]): Action | undefined {
+  return words[0] !== undefined ? ACTIONS[words[0]] : undefined;
+}
+
+/**
+ * The words the vocabulary adds for a task's words, unstemmed; in the plural for a word
+ * in the plural ("members" → users), so that they tell `get_users` from `get_user`.
+ */
+export function bridgedWordsOf(words: readonly string[]): Set<string> {
+  return new Set(
+    words.flatMap((word) => {
+      const plural = word.endsWith("s") && !word.endsWith("ss") && stemmer(word) !== word;
+      return synonymsOf(word).map((synonym) => (plural && !synonym.endsWith("s") ? `${synonym}s` : synonym));
+    }),
+  );
+}
+
+/**
+ * Splits a tool's text into lower-case words: on anything but letters and digits, and a
+ * word written in camelCase also into its parts (`listPullRequests` → listpullrequests
+ * list pull requests; `GitHub` → github git hub), so that it is found written either way.
  */
 export function splitWords(text: string): string[] {
-  return text
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((word) => word !== "");
+  return text.split(/[^\p{L}\p{N}]+/u).flatMap((token) => {
+    if (token === "") return [];
+    const parts = token.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2").toLowerCase().split(" ");
+    return parts.length > 1 ? [token.toLowerCase(), ...parts] : parts;
+  });
+}
+
+/**
+ * Splits a task into lower-case words, a camelCase word staying whole: in a person's
+ * words it is a proper name (`GitHub`, `TypeScript`), which the index holds whole too.
+ */
+export function splitTaskWords(task: string): string[] {
+  return task.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word !== "");
 }
 
 /** The index term of one word: undefined for a common word or a bare number. */
@@ -178,7 +120,7 @@ export function joinPhrases(query: string): string {
 
 /** The terms one word of a query searches for: its own stem and its synonyms' stems. */
 export function queryTermsOf(word: string): string[] {
-  const synonyms = SYNONYMS[word] ?? [];
+  const synonyms = synonymsOf(word);
   const own = termOf(word);
   const terms = new Set([...(own !== undefined ? [own] : []), ...synonyms.map(stemmer)]);
   return [...terms];

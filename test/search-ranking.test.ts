@@ -1,0 +1,91 @@
+/**
+ * The ranking of sys___search_tools over a small catalog written here (names shaped like
+ * real servers', descriptions our own): what BM25 alone gets wrong and the second ranking
+ * (search-index.ts) sets right — a tool doing what the task asks (read, create, update,
+ * delete), the tool whose name the task says rather than only its stem, the upstream the
+ * task names, a proper name written in camelCase kept whole. The recall on real servers'
+ * tools is measured by `npm run bench:catalog`, not here.
+ */
+import { describe, expect, it } from "vitest";
+import type { Catalog } from "../src/catalog/visible-catalog";
+import { searchCatalog } from "../src/catalog/search-index";
+import { actionOfTask, bridgedWordsOf, splitTaskWords, splitWords } from "../src/catalog/vocabulary";
+import { SYNONYMS, TABLE_WORDS } from "../src/catalog/synonyms";
+
+/** A tool of the test catalog: upstream, own name, description. */
+const TOOLS: readonly (readonly [string, string, string])[] = [
+  ["sentry", "create_project", "Create a project; projects hold the events of one app, and a project has keys."],
+  ["sentry", "find_projects", "Find the projects of an organization."],
+  ["sentry", "update_project", "Change a project's name, slug or platform."],
+  ["github", "create_branch", "Create a branch in a repository on GitHub."],
+  ["gitlab", "create_branch", "Create a branch in a project on GitLab."],
+  ["github", "list_issues", "List the issues of a repository; issues can be filtered by state and labels."],
+  ["github", "get_issue", "Get one issue."],
+  ["notion", "API-get-user", "Retrieve a user of the workspace by id; a user is a person or a bot."],
+  ["notion", "API-get-users", "List every user."],
+  ["notion", "API-get-self", "Retrieve the bot user of the token."],
+  ["slack", "slack_get_thread_replies", "Get the replies in a thread of messages."],
+  ["slack", "slack_reply_to_thread", "Reply to a thread of messages in a channel, a reply is a message."],
+  ["slack", "slack_post_message", "Post a message to a channel."],
+  ["slack", "slack_list_channels", "List the channels."],
+];
+
+function catalogOf(): Catalog {
+  const tools = TOOLS.map(([upstream, name, description]) => {
+    const definition = { name: `${upstream}___${name}`, description, inputSchema: { type: "object" } };
+    return { name: definition.name, upstream, definition, raw: JSON.stringify(definition) };
+  });
+  return { tools, digest: "search-ranking-test", truncated: false };
+}
+
+describe("ranking a catalog", () => {
+  const catalog = catalogOf();
+  it.each([
+    ["a question asks for a tool that reads", "which projects do we have", "sentry___find_projects"],
+    ["the upstream the task names, written as people write it", "create a branch in our GitLab project", "gitlab___create_branch"],
+    ["the plural the task says", "show me the issues of the api repo", "github___list_issues"],
+    ["the singular the task says", "show me issue 230", "github___get_issue"],
+    ["the plural the vocabulary says for a plural", "who are our members", "notion___API-get-users"],
+    ["reading over writing when the task reads", "read the replies under that thread", "slack___slack_get_thread_replies"],
+  ])("%s: %s → %s", (_label, query, expected) => {
+    expect(searchCatalog(catalog, { query, limit: 3 }).tools[0]?.name).toBe(expected);
+  });
+
+  it("counts every tool that matched, and answers at most the limit", () => {
+    const found = searchCatalog(catalog, { query: "project", limit: 2 });
+    expect(found.tools).toHaveLength(2);
+    expect(found.matched).toBeGreaterThanOrEqual(4);
+  });
+
+  it("answers nothing for a query of no words, without failing", () => {
+    expect(searchCatalog(catalog, { query: "?!", limit: 5 })).toEqual({ matched: 0, tools: [] });
+  });
+});
+
+describe("the words of a task", () => {
+  it.each([
+    ["which projects do we have", "read"],
+    ["how do I delete the page", "delete"],
+    ["make a branch", "create"],
+    ["rename the page", "update"],
+    ["merge it", undefined],
+  ])("%s asks to %s", (task, action) => {
+    expect(actionOfTask(splitTaskWords(task))).toBe(action);
+  });
+
+  it("keeps a camelCase word whole in a task, and splits it in a tool's text as well", () => {
+    expect(splitTaskWords("open GitHub")).toEqual(["open", "github"]);
+    expect(splitWords("listPullRequests on GitHub")).toEqual(["listpullrequests", "list", "pull", "requests", "on", "github", "git", "hub"]);
+  });
+
+  it("lists each word of the synonym table once, with at least one word it stands for", () => {
+    const words = TABLE_WORDS();
+    expect(words.filter((word, i) => words.indexOf(word) !== i)).toEqual([]);
+    expect([...SYNONYMS.values()].every((synonyms) => synonyms.length > 0 && synonyms.every((synonym) => /^[a-z]+$/.test(synonym)))).toBe(true);
+  });
+
+  it("bridges a plural to plurals", () => {
+    expect(bridgedWordsOf(["members"])).toEqual(new Set(["users", "members"]));
+    expect(bridgedWordsOf(["member"])).toEqual(new Set(["user", "member"]));
+  });
+});
