@@ -44,7 +44,7 @@ import {
   SEARCH_TOOLS_DEFINITION,
 } from "./definitions";
 import { searchCatalog } from "./search-index";
-import { DEFAULT_EMBEDDINGS_MODEL, embeddingsBinding, searchByMeaning, type EmbeddingsBinding } from "./semantic-ranking";
+import { DEFAULT_EMBEDDINGS_MODEL, searchByMeaning, type EmbeddingsBinding } from "./semantic-ranking";
 import { definitionsOf, visibleCatalog, type Catalog } from "./visible-catalog";
 
 /** Longest query a search takes, in characters. */
@@ -170,7 +170,7 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
     const { id, params } = (message as Extract<ClientMessage, { kind: "request" }>).wire.message;
     if (options.auth.mode === "on") ctx.record.persona = (await ctx.grant())?.persona ?? NO_PERSONA;
     const catalog = await visibleCatalog(pipeline, ctx, id);
-    return params?.["name"] === SEARCH_TOOLS ? search(id, catalog, params["arguments"], embeddingsBinding(ctx.services.env["AI"])) : describe(id, catalog, params?.["arguments"]);
+    return params?.["name"] === SEARCH_TOOLS ? search(id, catalog, params["arguments"], ctx.services.embeddings) : describe(id, catalog, params?.["arguments"]);
   });
   return async function catalogModes(ctx, message) {
     if (message.kind !== "request") return pipeline(ctx, message);

@@ -10,6 +10,7 @@
  * weight below is a starting point, not a tuned value.
  */
 import { isObject } from "../core/jsonrpc";
+import type { EmbeddingsBinding } from "../context/call-context";
 import type { Catalog } from "./catalog-cache";
 import { answerOf, rankCatalog, type SearchAnswer, type SearchRequest } from "./search-index";
 import { splitWords } from "./vocabulary";
@@ -26,12 +27,7 @@ const MEANING_WEIGHT = 0.5;
 const MEANING_CANDIDATES = 20;
 
 /** What the ranking needs of a Workers AI binding: `run(model, { text })`. */
-export type EmbeddingsBinding = { readonly run: (model: string, input: { text: string[] }) => Promise<unknown> };
-
-/** The binding in `value` when it can embed (has `run`), else undefined. */
-export function embeddingsBinding(value: unknown): EmbeddingsBinding | undefined {
-  return isObject(value) && typeof value["run"] === "function" ? (value as EmbeddingsBinding) : undefined;
-}
+export type { EmbeddingsBinding };
 
 /** The vectors of `texts`, in order; throws when the binding answers in another shape. */
 async function embed(ai: EmbeddingsBinding, model: string, texts: readonly string[]): Promise<Float32Array[]> {

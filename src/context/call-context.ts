@@ -78,6 +78,9 @@ export type Identity = {
 export type RateLimiter = { limit: (options: { key: string }) => Promise<{ success: boolean }> };
 
 /** The bindings and configuration a call may use, typed once at the shell. */
+/** What tool search needs of a Workers AI binding: `run(model, {text})` answering `{data: number[][]}`. */
+export type EmbeddingsBinding = { readonly run: (model: string, input: { text: string[] }) => Promise<unknown> };
+
 export type Services = {
   /** Parsed configuration (vars). */
   readonly config: GatewayConfig;
@@ -93,6 +96,8 @@ export type Services = {
   readonly inputRendezvous?: ObjectNamespace<InputRendezvousRpc>;
   /** Durable Objects holding a 2025 upstream's call across a modern client's retries (BRIDGED_CALLS); absent: not bridged. */
   readonly bridgedCalls?: ObjectNamespace<BridgedCallRpc>;
+  /** A Workers AI binding (AI) that can embed texts, for tool search's semantic ranking (catalog/semantic-ranking.ts); absent when not bound. */
+  readonly embeddings?: EmbeddingsBinding;
   /** The rate limiter bound under `name` (AUTH.rateLimits names them); undefined when no such binding is. */
   readonly rateLimiter: (name: string) => RateLimiter | undefined;
   /** The Worker's bindings, for what is named in configuration (upstream service bindings, credential secrets). */

@@ -6,7 +6,7 @@
  */
 import { gatewayConfig } from "../config/gateway-config";
 import { sessionSecret } from "../config/secrets";
-import type { RateLimiter, Services } from "../context/call-context";
+import type { EmbeddingsBinding, RateLimiter, Services } from "../context/call-context";
 import type { BridgedCall } from "./bridged-call";
 import type { InputRendezvous } from "./input-rendezvous";
 
@@ -18,6 +18,10 @@ type GatewayBindings = {
   readonly INPUT_RENDEZVOUS?: DurableObjectNamespace<InputRendezvous>;
   readonly BRIDGED_CALLS?: DurableObjectNamespace<BridgedCall>;
 };
+
+function isEmbeddings(value: unknown): value is EmbeddingsBinding {
+  return typeof value === "object" && value !== null && typeof (value as { run?: unknown }).run === "function";
+}
 
 function isRateLimiter(value: unknown): value is RateLimiter {
   return typeof value === "object" && value !== null && typeof (value as { limit?: unknown }).limit === "function";
@@ -37,6 +41,7 @@ export function servicesFor(env: Readonly<Record<string, unknown>>): Services {
     auditQueue: bindings.AUDIT_QUEUE,
     ...(bindings.INPUT_RENDEZVOUS ? { inputRendezvous: bindings.INPUT_RENDEZVOUS } : {}),
     ...(bindings.BRIDGED_CALLS !== undefined ? { bridgedCalls: bindings.BRIDGED_CALLS } : {}),
+    ...(isEmbeddings(env["AI"]) ? { embeddings: env["AI"] } : {}),
     rateLimiter: (name) => {
       const binding = Object.hasOwn(env, name) ? env[name] : undefined;
       return isRateLimiter(binding) ? binding : undefined;
