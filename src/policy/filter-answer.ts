@@ -182,14 +182,11 @@ function filterInOnePass(text: string, id: JsonRpcId, rule: FilterRule, keep: Pr
   const { content, json } = filterBlocks(text, result.content ?? [], same, structuredText, rule, label);
   if (!structured && !json) throw new NotHere(); // no JSON for the rule: filterToolResult says so
   const isError = result.isError && parse(text, result.isError);
-  return {
-    state: "filtered",
-    text: resultText(id, {
-      content,
-      ...(structured ? { structuredContent: structured.value as JsonObject[string] } : {}),
-      ...(typeof isError === "boolean" ? { isError } : {}),
-    }),
-  };
+  const tail = typeof isError === "boolean" ? `,"isError":${isError}` : "";
+  if (structured && structuredText === undefined) throw new NotHere(); // a patch left nothing: the parsed path writes that
+  // As resultText writes it, with the filtered structuredContent written once, not twice.
+  const written = structuredText === undefined ? "" : `,"structuredContent":${structuredText}`;
+  return { state: "filtered", text: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":${JSON.stringify(content)}${written}${tail}}}` };
 }
 
 /**

@@ -69,10 +69,19 @@ type Frame = {
   all: boolean;
 };
 
-/** Builds the index of a JSON text fed in pieces (the exact text that is stored). */
+/**
+ * Builds the index of a JSON text fed in pieces (the exact text that is stored): either
+ * tokenizing the pieces itself (`write`), or following the events of a tokenizer that
+ * reads a larger text the payload is part of (`follow`, then the handler methods), so
+ * that the payload is tokenized once for storing, inferring and indexing.
+ */
 export class PayloadIndexer implements JsonStreamHandler {
-  private readonly tokenizer = new JsonStreamTokenizer(this);
+  private readonly tokenizer: JsonStreamTokenizer;
   private readonly position = new Utf8Position();
+  /** Following: the byte offset, in the larger text, where the payload starts. */
+  private origin = 0;
+  private following = false;
+  private ended: boolean | undefined;
   /** Open containers; null for those deeper than indexed. */
   private readonly frames: (Frame | null)[] = [];
   private readonly values: IndexedValue[] = [];
@@ -86,6 +95,11 @@ export class PayloadIndexer implements JsonStreamHandler {
   private size = 0;
   private failed = false;
 
+  /** `also` hears the events of the text this indexer tokenizes itself (`write`): the schema builder, say. */
+  constructor(also?: JsonStreamHandler) {
+    this.tokenizer = new JsonStreamTokenizer(also ? bothHandlers(this, also) : this);
+  }
+
   /** Feeds the next piece of the payload's text. */
   write(text: string): void {
     if (this.failed || text === "") return;
@@ -97,14 +111,34 @@ export class PayloadIndexer implements JsonStreamHandler {
     }
   }
 
+  /**
+   * Follows another tokenizer: `chunk` is the piece it reads now. The first call gives
+   * `start`, where the payload begins in it; every later chunk comes whole. The caller
+   * then hands on the tokenizer's events for the payload's values, from its first.
+   */
+  follow(chunk: string, start?: number): void {
+    this.position.next(chunk);
+    if (start === undefined) return;
+    this.following = true;
+    this.origin = this.position.at(start);
+  }
+
+  /** Whether the text written was one whole JSON value (`write` only; asked once it has all been written). */
+  complete(): boolean {
+    if (this.ended === undefined) {
+      try {
+        if (!this.failed) this.tokenizer.end();
+        this.ended = !this.failed;
+      } catch {
+        this.ended = false;
+      }
+    }
+    return this.ended;
+  }
+
   /** The index, or undefined when the text was not one JSON value. */
   end(size: number): PayloadIndex | undefined {
-    if (this.failed) return undefined;
-    try {
-      this.tokenizer.end();
-    } catch {
-      return undefined;
-    }
+    if (!this.following && !this.complete()) return undefined;
     this.size = size;
     if (this.closing) this.finish(this.closing, size);
     return { v: INDEX_VERSION, size: this.size, values: this.values };
@@ -115,7 +149,7 @@ export class PayloadIndexer implements JsonStreamHandler {
   }
 
   valueStart(index: number): void {
-    const at = this.position.at(index);
+    const at = this.position.at(index) - this.origin;
     this.startByte = at;
     this.lastScalar = undefined;
     const parent = this.top();
@@ -180,7 +214,7 @@ export class PayloadIndexer implements JsonStreamHandler {
   }
 
   valueEnd(index: number): void {
-    const end = this.position.at(index);
+    const end = this.position.at(index) - this.origin;
     if (this.closing) {
       this.finish(this.closing, end);
       this.closing = null;
@@ -230,6 +264,20 @@ export class PayloadIndexer implements JsonStreamHandler {
     this.cost = this.values.reduce((sum, v) => sum + VALUE_COST_BYTES + v.p.reduce((s, t) => s + t.length + 3, 0) + v.c.reduce((s, c) => s + CHECKPOINT_COST_BYTES + (c[2]?.length ?? 0), 0), 0);
     this.cost += this.frames.reduce((sum, f) => sum + (f ? f.checkpoints.reduce((s, c) => s + CHECKPOINT_COST_BYTES + (c[2]?.length ?? 0), 0) : 0), 0);
   }
+}
+
+/** A handler that hands every event to `first`, then to `second`. */
+function bothHandlers(first: JsonStreamHandler, second: JsonStreamHandler): JsonStreamHandler {
+  return {
+    valueStart: (index) => (first.valueStart?.(index), second.valueStart?.(index)),
+    valueEnd: (index) => (first.valueEnd?.(index), second.valueEnd?.(index)),
+    startObject: () => (first.startObject?.(), second.startObject?.()),
+    endObject: () => (first.endObject?.(), second.endObject?.()),
+    startArray: () => (first.startArray?.(), second.startArray?.()),
+    endArray: () => (first.endArray?.(), second.endArray?.()),
+    key: (name) => (first.key?.(name), second.key?.(name)),
+    scalar: (type) => (first.scalar?.(type), second.scalar?.(type)),
+  };
 }
 
 /** The indexed array with the most elements (the shallowest among equals), as a JSON Pointer and count. */
