@@ -60,7 +60,9 @@ export function indexKey(id: string): string {
 
 type Frame = {
   readonly kind: "a" | "o";
-  readonly tokens: readonly string[];
+  /** Where it is: its parent's frame and its own token (the pointer is built only for a value indexed). */
+  readonly parent: Frame | undefined;
+  readonly token: string | number | undefined;
   readonly start: number;
   count: number;
   key: string | undefined;
@@ -89,7 +91,9 @@ export class PayloadIndexer implements JsonStreamHandler {
   private maxDepth = MAX_INDEXED_DEPTH;
   private cost = 0;
   private startByte = 0;
-  private valueTokens: readonly string[] = [];
+  /** The value being read: its parent's frame and its token (a member's key, an element's number). */
+  private valueParent: Frame | undefined;
+  private valueToken: string | number | undefined;
   private closing: Frame | null = null;
   private lastScalar: string | undefined;
   private size = 0;
@@ -154,17 +158,20 @@ export class PayloadIndexer implements JsonStreamHandler {
     this.lastScalar = undefined;
     const parent = this.top();
     if (parent === undefined) {
-      this.valueTokens = [];
+      this.valueParent = undefined;
+      this.valueToken = undefined;
       return;
     }
     if (parent === null) return;
     const number = parent.count++;
     if (parent.kind === "a") {
-      this.valueTokens = [...parent.tokens, String(number)];
+      this.valueParent = parent;
+      this.valueToken = number;
       if (number === 0 || at - parent.lastCheckpoint >= this.spacing) this.checkpoint(parent, [number, at]);
     } else {
       const key = parent.key ?? "";
-      this.valueTokens = [...parent.tokens, key];
+      this.valueParent = parent;
+      this.valueToken = key;
       const listable = key.length <= MAX_LISTED_KEY_CHARS;
       if (!listable || number >= DENSE_MEMBERS) parent.all = false;
       if (listable && (number < DENSE_MEMBERS || at - parent.lastCheckpoint >= this.spacing)) this.checkpoint(parent, [number, at, key]);
@@ -182,7 +189,7 @@ export class PayloadIndexer implements JsonStreamHandler {
       this.frames.push(null);
       return;
     }
-    this.frames.push({ kind, tokens: this.valueTokens, start: this.startByte, count: 0, key: undefined, lastCheckpoint: this.startByte, checkpoints: [], all: true });
+    this.frames.push({ kind, parent: this.valueParent, token: this.valueToken, start: this.startByte, count: 0, key: undefined, lastCheckpoint: this.startByte, checkpoints: [], all: true });
   }
 
   private close(): void {
@@ -219,13 +226,13 @@ export class PayloadIndexer implements JsonStreamHandler {
       this.finish(this.closing, end);
       this.closing = null;
     } else if (this.lastScalar === "string" && end - this.startByte >= INDEXED_VALUE_BYTES && this.top() !== null && this.frames.length < this.maxDepth) {
-      this.add({ p: this.valueTokens, t: "s", s: this.startByte, e: end, n: 0, c: [] });
+      this.add({ p: pointerTokens(this.valueParent, this.valueToken), t: "s", s: this.startByte, e: end, n: 0, c: [] });
     }
   }
 
   private finish(frame: Frame, end: number): void {
     if (end - frame.start < INDEXED_VALUE_BYTES) return;
-    this.add({ p: frame.tokens, t: frame.kind, s: frame.start, e: end, n: frame.count, c: frame.checkpoints, ...(frame.kind === "o" ? { all: frame.all } : {}) });
+    this.add({ p: pointerTokens(frame.parent, frame.token), t: frame.kind, s: frame.start, e: end, n: frame.count, c: frame.checkpoints, ...(frame.kind === "o" ? { all: frame.all } : {}) });
   }
 
   private add(value: IndexedValue): void {
@@ -264,6 +271,13 @@ export class PayloadIndexer implements JsonStreamHandler {
     this.cost = this.values.reduce((sum, v) => sum + VALUE_COST_BYTES + v.p.reduce((s, t) => s + t.length + 3, 0) + v.c.reduce((s, c) => s + CHECKPOINT_COST_BYTES + (c[2]?.length ?? 0), 0), 0);
     this.cost += this.frames.reduce((sum, f) => sum + (f ? f.checkpoints.reduce((s, c) => s + CHECKPOINT_COST_BYTES + (c[2]?.length ?? 0), 0) : 0), 0);
   }
+}
+
+/** The reference tokens of the value with `token` in `parent` (built for indexed values only: most values are not). */
+function pointerTokens(parent: Frame | undefined, token: string | number | undefined): string[] {
+  const tokens: string[] = [];
+  for (let frame = parent, own = token; own !== undefined; own = frame?.token, frame = frame?.parent) tokens.push(String(own));
+  return tokens.reverse();
 }
 
 /** A handler that hands every event to `first`, then to `second`. */
