@@ -100,7 +100,7 @@ function ruleFor(rnd: () => number, value: unknown): ToolFilter {
   return checked.value.tools["t"]!;
 }
 
-type Layout = "sdk" | "pretty text" | "text only" | "structured only" | "with image" | "text not json" | "resource" | "extras";
+type Layout = "sdk" | "pretty text" | "text only" | "structured only" | "with image" | "text not json" | "resource" | "extras" | "two texts";
 
 /** The result members (as JSON text) for a layout, around the document `doc`. */
 function resultOf(layout: Layout, doc: string, other: string): string {
@@ -120,6 +120,8 @@ function resultOf(layout: Layout, doc: string, other: string): string {
       return `{"content":[${text("see structuredContent")}],"structuredContent":${doc}}`;
     case "resource":
       return `{"content":[{"type":"resource","resource":{"uri":"file:///a","mimeType":"application/json","text":${JSON.stringify(doc)}}}],"structuredContent":${doc}}`;
+    case "two texts": // the first string does not end where the layout's end would be
+      return `{"content":[${text(doc)},${text(other)}],"structuredContent":${doc}}`;
     case "extras":
       return `{"_meta":{"k":1},"content":[${text(doc)}],"structuredContent":${doc},"isError":true,"other":[1,2]}`;
   }
@@ -149,7 +151,7 @@ function newPath(answer: string, filter: ToolFilter): string {
   }
 }
 
-const LAYOUTS: Layout[] = ["sdk", "pretty text", "text only", "structured only", "with image", "text not json", "resource", "extras"];
+const LAYOUTS: Layout[] = ["sdk", "pretty text", "text only", "structured only", "with image", "text not json", "resource", "extras", "two texts"];
 const CASES = 4000;
 
 describe("the one-pass filter answers as the parsed path does", () => {

@@ -30,6 +30,8 @@ type BlockSpans = { readonly spans: Map<string, Span>; text?: string };
 
 /** How an SDK server's answer goes on after its text block: `…"}],"structuredContent":`. */
 const SDK_TEXT_END = '"}],"structuredContent":';
+/** How an answer whose last member is `content`, and whose last block is text, ends. */
+const ANSWER_TEXT_END = '"}]}}';
 
 /** What one pass over `result` found. */
 type ResultSpans = { content: BlockSpans[] | undefined; structured: Span | undefined; retained: unknown; isError: Span | undefined; resultType: Span | undefined };
@@ -61,14 +63,28 @@ function eachUniqueMember(text: string, at: number, visit: (key: string, start: 
   });
 }
 
+/** Where a text block's string may end: followed by the SDK's `"}],"structuredContent":`, or the answer's last `"}]}}`. */
+function endCandidate(text: string, start: number): number {
+  const sdk = text.indexOf(SDK_TEXT_END, start + 1);
+  if (sdk > 0) return sdk;
+  const last = skipWhitespaceBack(text, text.length) - ANSWER_TEXT_END.length;
+  return last > start && text.startsWith(ANSWER_TEXT_END, last) ? last : -1;
+}
+
+/** The offset just past the last character of `text[0, end)` that is not JSON whitespace. */
+function skipWhitespaceBack(text: string, end: number): number {
+  while (end > 0 && " \t\n\r".includes(text[end - 1]!)) end--;
+  return end;
+}
+
 /**
  * The string at `start`, decoded, and where it ends. A text block's string is most of an
- * answer: in the SDK's layout its end is found with one `indexOf` and confirmed by
- * `JSON.parse` (which accepts nothing but one whole string there), instead of being read
- * once to find its end and again to decode it.
+ * answer: where the answer's layout says where it ends, that end is confirmed by
+ * `JSON.parse` (which accepts nothing but one whole string there), instead of reading the
+ * string once to find its end and again to decode it.
  */
 function readString(text: string, start: number): { value: string; end: number } {
-  const guess = text.indexOf(SDK_TEXT_END, start + 1);
+  const guess = endCandidate(text, start);
   if (guess > 0) {
     try {
       return { value: JSON.parse(text.slice(start, guess + 1)) as string, end: guess + 1 };
