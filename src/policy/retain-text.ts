@@ -121,7 +121,9 @@ class Projection {
     const text = this.text;
     const { names, subs, byName, wildcard } = node;
     const out: Record<string, unknown> = {};
-    const matched = new Uint8Array(names.length);
+    // Names met so far: a bit each for the first 31 (no allocation per object), a set past them.
+    let metBits = 0;
+    let metMore: Set<number> | undefined;
     const others = wildcard === undefined ? undefined : new Set<string>();
     let found = 0;
     let i = skipWhitespace(text, at + 1);
@@ -143,8 +145,14 @@ class Projection {
       const start = skipWhitespace(text, skipWhitespace(text, keyEnd) + 1); // past the colon
       let end: number;
       if (index >= 0) {
-        if (matched[index]) throw new GiveUp();
-        matched[index] = 1;
+        if (index < 31) {
+          if (metBits & (1 << index)) throw new GiveUp();
+          metBits |= 1 << index;
+        } else {
+          metMore ??= new Set();
+          if (metMore.has(index)) throw new GiveUp();
+          metMore.add(index);
+        }
         found++;
         const picked = this.value(start, subs[index]!, strict);
         if (picked !== MISSING) setMember(out, names[index]!, picked);
