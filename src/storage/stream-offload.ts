@@ -33,10 +33,17 @@ export type StreamedPayload = {
   readonly array?: { readonly pointer: string; readonly count: number } | undefined;
 };
 
-/** Uploads text in fixed-size parts as it comes; the upload starts with the first part. */
+/**
+ * Uploads text in fixed-size parts as it comes; the upload starts with the first part.
+ * Text is encoded straight into one part buffer, reused for every part (R2 has taken a
+ * part once `uploadPart` resolves): no encoded copy of each piece and no fresh 8 MiB
+ * array per part for the garbage collector to find late.
+ */
 class PartUploader {
-  private pieces: Uint8Array[] = [];
-  private buffered = 0;
+  private part: Uint8Array | undefined;
+  private filled = 0;
+  /** What did not fit in the full part before it was sent (always empty while the part has room). */
+  private overflow: Uint8Array[] = [];
   private readonly parts: R2UploadedPart[] = [];
   private upload: R2MultipartUpload | undefined;
   private readonly encoder = new TextEncoder();
@@ -46,33 +53,41 @@ class PartUploader {
 
   write(text: string): void {
     if (text === "") return;
+    if (this.overflow.length === 0) {
+      this.part ??= new Uint8Array(PART_BYTES);
+      // Whole characters only: a character that does not fit stays for the overflow.
+      const { read, written } = this.encoder.encodeInto(text, this.part.subarray(this.filled));
+      this.filled += written;
+      this.size += written;
+      if (read === text.length) return;
+      text = text.slice(read);
+    }
     const bytes = this.encoder.encode(text);
-    this.pieces.push(bytes);
-    this.buffered += bytes.length;
+    this.overflow.push(bytes);
     this.size += bytes.length;
   }
 
-  private take(length: number): Uint8Array {
-    const part = new Uint8Array(length);
-    let filled = 0;
-    while (filled < length) {
-      const piece = this.pieces[0]!;
-      const take = Math.min(piece.length, length - filled);
-      part.set(piece.subarray(0, take), filled);
-      filled += take;
-      if (take === piece.length) this.pieces.shift();
-      else this.pieces[0] = piece.subarray(take);
+  /** Moves what overflowed into the emptied part. */
+  private refill(): void {
+    const part = this.part!;
+    while (this.overflow.length > 0 && this.filled < PART_BYTES) {
+      const piece = this.overflow[0]!;
+      const take = Math.min(piece.length, PART_BYTES - this.filled);
+      part.set(piece.subarray(0, take), this.filled);
+      this.filled += take;
+      if (take === piece.length) this.overflow.shift();
+      else this.overflow[0] = piece.subarray(take);
     }
-    this.buffered -= length;
-    return part;
   }
 
   /** Sends every full part and waits for it: the upstream is read no faster than R2 stores. */
   async flush(final = false): Promise<void> {
-    while (this.buffered >= PART_BYTES || (final && this.buffered > 0)) {
+    while (this.part && (this.filled === PART_BYTES || (final && this.filled > 0))) {
       this.upload ??= await this.start();
-      const part = this.take(Math.min(PART_BYTES, this.buffered));
-      this.parts.push(await this.upload.uploadPart(this.parts.length + 1, part));
+      const body = this.filled === PART_BYTES ? this.part : this.part.subarray(0, this.filled);
+      this.parts.push(await this.upload.uploadPart(this.parts.length + 1, body));
+      this.filled = 0;
+      this.refill();
     }
   }
 
