@@ -11,6 +11,7 @@
  * tokenizer that finds structuredContent drives the index and the schema too, and a
  * text block's JSON is tokenized once, by the indexer, which feeds the schema.
  */
+import { textSlices } from "../core/text-slices";
 import { JsonStreamTokenizer, type JsonStreamHandler } from "../core/json-stream";
 import { SchemaBuilder, type InferredSchema, type ScalarType } from "../core/schema-inference";
 import { largestIndexedArray, PayloadIndexer, putPayloadIndex, type PayloadIndex } from "./payload-index";
@@ -19,8 +20,6 @@ import { startPayloadUpload, type PayloadMetadata } from "./payload-store";
 /** R2 multipart parts: all but the last the same size, at least 5 MiB. */
 export const PART_BYTES = 8 * 1024 * 1024;
 const TEXT_COMMIT_CHARS = 64 * 1024;
-/** Bytes of the upstream's answer decoded into one string (see offloadStream). */
-const DECODE_SLICE_BYTES = 32 * 1024;
 const JSON_TYPE = "application/json";
 const TEXT_TYPE = "text/plain; charset=utf-8";
 
@@ -278,26 +277,17 @@ export async function offloadStream(
   const uploader = new PartUploader(() => startPayloadUpload(bucket, id, metadataFor(capture!.contentType)));
   capture = new PayloadCapture(previewChars, uploader);
   const tokenizer = new JsonStreamTokenizer(capture);
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
+  const reader = textSlices(body);
   let index: PayloadIndex | undefined;
-  const take = (text: string) => {
-    if (text === "") return;
-    capture.setChunk(text);
-    tokenizer.write(text);
-    capture.endChunk();
-  };
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
-      // Decoded a slice at a time: strings past ~128 KB go to V8's large-object space, which
-      // only a full collection frees; an upstream writing 1 MB at once grew the isolate by
-      // ~95 MB reading alone.
-      for (let at = 0; at < value.length; at += DECODE_SLICE_BYTES) take(decoder.decode(value.subarray(at, at + DECODE_SLICE_BYTES), { stream: true }));
+      capture.setChunk(value);
+      tokenizer.write(value);
+      capture.endChunk();
       await uploader.flush();
     }
-    take(decoder.decode());
     tokenizer.end();
     if (!capture.finished) throw new Error("the answer is larger than the gateway can hold and has no single large payload (structuredContent or a text block) to store");
     await uploader.complete();
