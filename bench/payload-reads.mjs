@@ -12,7 +12,8 @@
  * `/items` and single deep elements), while another session calls a small tool one
  * call at a time. Measured: the RSS of the gateway's process tree (wrangler dev: node,
  * workerd), sampled every 20 ms, peak minus the level just before the reads; and the
- * other client's latency before and during the reads.
+ * other client's latency before and during the reads; and, for the offload itself, its
+ * time and the same RSS peak minus the level just before the call.
  *
  *   npm run bench:payload-reads
  *   npm run bench:payload-reads -- --mb 30 --rounds 3 --readers 8 --gateway-dir ../other
@@ -101,10 +102,13 @@ async function run(options, stops) {
   const reader = await openSession(mcp);
   const other = await openSession(mcp);
   console.error(`[bench] offloading a ${options.mb} MiB answer`);
+  const beforeOffload = gatewayMemory(gateway.pid);
+  const stopOffloadSampling = sampleMemory(gateway.pid, SAMPLE_INTERVAL_MS);
   const started = performance.now();
   const offloaded = await reader('raw___huge', { mb: options.mb });
   const envelope = JSON.parse(offloaded.content[0].text);
   const offloadSeconds = (performance.now() - started) / 1000;
+  const offloadPeak = stopOffloadSampling();
   if (!/^[0-9a-f]{32}$/.test(envelope.payloadId ?? '')) throw new Error(`no payload: ${offloaded.content[0].text.slice(0, 300)}`);
   const items = Math.floor((options.mb * 1024 * 1024) / ITEM_BYTES);
 
@@ -152,6 +156,7 @@ async function run(options, stops) {
     payloadMiB: options.mb,
     payloadBytes: envelope.originalSize,
     offloadSeconds,
+    offloadExtraMB: { total: (offloadPeak.tree - beforeOffload.tree) / 1024 / 1024, workerd: (offloadPeak.workerd - beforeOffload.workerd) / 1024 / 1024 },
     readers: options.readers,
     rounds: options.rounds,
     failedReads: failures.length,
@@ -184,6 +189,7 @@ async function main() {
           ['measure', 'value'],
           [
             ['offload of the answer (s)', result.offloadSeconds],
+            ['extra RSS while offloading, tree / workerd (MB)', `${result.offloadExtraMB.total.toFixed(1)} / ${result.offloadExtraMB.workerd.toFixed(1)}`],
             ['reads failed', result.failedReads],
             ['RSS before reads, tree / workerd (MB)', `${result.rssBeforeMB.total.toFixed(1)} / ${result.rssBeforeMB.workerd.toFixed(1)}`],
             ['extra RSS at peak, tree / workerd (MB)', `${result.extraMB.total.toFixed(1)} / ${result.extraMB.workerd.toFixed(1)}`],

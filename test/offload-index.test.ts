@@ -12,14 +12,9 @@ import { readSlice, sliceRequest, type SliceRequest } from "../src/storage/paylo
 import { indexKey, indexPayloadText, putPayloadIndex } from "../src/storage/payload-index";
 import { payloadMetadata, putPayload } from "../src/storage/payload-store";
 import { initialize, request, type Json } from "./helpers/gateway";
+import { hugeItem } from "./fixtures/raw-upstream-bytes";
 
 const OWNER = { principal: "p", session: "s" };
-
-/** Item `i` of the raw upstream's huge answer (test/fixtures/raw-upstream.ts). */
-function hugeItem(i: number): string {
-  const head = `{"id":${i},"name":"item ${i}","tags":["a","b"],"score":1.5,"pad":"`;
-  return `${head}${"x".repeat(100 - head.length - 2)}"}`;
-}
 
 /** The R2 binding, counting the bytes its `get`s return. */
 function countingBucket(bucket: R2Bucket): { bucket: R2Bucket; fetched: () => number; reset: () => void } {

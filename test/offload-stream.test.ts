@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
-import { hugePayloadBytes } from "./fixtures/raw-upstream-bytes";
+import { hugeItem, hugeItemOffset, hugePayloadBytes } from "./fixtures/raw-upstream-bytes";
 import { initialize, request, type Json } from "./helpers/gateway";
 
 const HUGE_MB = 300;
@@ -29,6 +29,12 @@ describe("an answer larger than the isolate", () => {
     expect(head?.size).toBe(expected);
     const tail = await request("/mcp", session, "tools/call", { name: "sys___read_payload", arguments: { id: envelope.payloadId, byteOffset: expected - 40, byteLength: 40 } }, { vars });
     expect(tail.result.structuredContent.text.endsWith(`],"total":${Math.floor((HUGE_MB * 1024 * 1024) / 100)}}`)).toBe(true);
+    // Every part holds what was sent (the parts are written from one reused buffer): items from the first part, a middle one, the last.
+    const count = Math.floor((HUGE_MB * 1024 * 1024) / 100);
+    for (const item of [1_000, Math.floor(count / 2), count - 1]) {
+      const read = await request("/mcp", session, "tools/call", { name: "sys___read_payload", arguments: { id: envelope.payloadId, byteOffset: hugeItemOffset(item), byteLength: 100 } }, { vars });
+      expect({ item, text: read.result.structuredContent.text }).toEqual({ item, text: hugeItem(item) });
+    }
   });
 
   it("offloads an answer once: the compact answer of a streamed payload is not offloaded again, however low the threshold", { timeout: 60_000 }, async () => {

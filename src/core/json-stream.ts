@@ -48,8 +48,20 @@ export type ResumePoint = { readonly container: Container; readonly at: "start" 
 /** What the tokenizer expects next. */
 type Expect = "value" | "value-or-end" | "key-or-end" | "key" | "colon" | "comma-or-end" | "done";
 
-const WHITESPACE = new Set([" ", "\t", "\n", "\r"]);
-const LITERAL_START = new Set(["t", "f", "n", "-", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]);
+/** Characters are compared as UTF-16 codes: no one-character strings, no set lookups per character. */
+function isWhitespace(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+}
+
+/** Where a number or literal (true, false, null) may start: t, f, n, "-", a digit. */
+function isLiteralStart(code: number): boolean {
+  return code === 0x74 || code === 0x66 || code === 0x6e || code === 0x2d || (code >= 0x30 && code <= 0x39);
+}
+
+/** What ends a number or literal: ",", "}", "]" or whitespace. */
+function endsLiteral(code: number): boolean {
+  return code === 0x2c || code === 0x7d || code === 0x5d || isWhitespace(code);
+}
 
 export class JsonStreamTokenizer {
   private readonly stack: Container[] = [];
@@ -60,6 +72,8 @@ export class JsonStreamTokenizer {
   /** Inside a number or literal: its text so far. */
   private literal: string | null = null;
   private stopped = false;
+  /** Where the next backslash of the current chunk is (see backslashAfter); -1 before it is searched. */
+  private backslash = -1;
 
   constructor(
     private readonly handler: JsonStreamHandler,
@@ -77,9 +91,22 @@ export class JsonStreamTokenizer {
     this.stopped = true;
   }
 
+  /**
+   * The next backslash at or after `from` in `chunk` (its length when there is none).
+   * Asked with increasing `from` within a chunk, so each character is searched once.
+   */
+  private backslashAfter(chunk: string, from: number): number {
+    if (this.backslash < from) {
+      const found = chunk.indexOf("\\", from);
+      this.backslash = found < 0 ? chunk.length : found;
+    }
+    return this.backslash;
+  }
+
   /** Feeds the next piece of text. */
   write(chunk: string): void {
     const h = this.handler;
+    this.backslash = -1;
     let i = 0;
     const n = chunk.length;
     while (i < n && !this.stopped) {
@@ -89,16 +116,17 @@ export class JsonStreamTokenizer {
       }
       if (this.literal !== null) {
         const start = i;
-        while (i < n && !",}] \t\n\r".includes(chunk[i]!)) i++;
+        while (i < n && !endsLiteral(chunk.charCodeAt(i))) i++;
         this.literal += chunk.slice(start, i);
         if (i < n) this.endLiteral(i);
         continue;
       }
-      const c = chunk[i]!;
-      if (WHITESPACE.has(c)) {
+      const code = chunk.charCodeAt(i);
+      if (isWhitespace(code)) {
         i++;
         continue;
       }
+      const c = chunk[i]!;
       switch (this.expect) {
         case "value-or-end":
           if (c === "]") {
@@ -120,7 +148,7 @@ export class JsonStreamTokenizer {
           } else if (c === '"') {
             const collect = h.wantString?.() ?? false;
             this.inString = { key: false, collect, text: "", escape: null, total: 0, pending: "" };
-          } else if (LITERAL_START.has(c)) {
+          } else if (isLiteralStart(code)) {
             this.literal = c;
           } else throw new JsonStreamError(`unexpected "${c}" where a value should start`);
           i++;
@@ -223,13 +251,9 @@ export class JsonStreamTokenizer {
         }
         return i + 1;
       }
-      // Plain characters up to the next quote or backslash, in one slice.
-      let j = i + 1;
-      while (j < n) {
-        const d = chunk.charCodeAt(j);
-        if (d === 0x22 || d === 0x5c) break;
-        j++;
-      }
+      // Plain characters up to the next quote or backslash, found with indexOf, in one slice.
+      const quote = chunk.indexOf('"', i + 1);
+      const j = Math.min(quote < 0 ? n : quote, this.backslashAfter(chunk, i + 1));
       if (state.collect) out += chunk.slice(i, j);
       i = j;
     }

@@ -19,25 +19,38 @@ export class RawJsonError extends Error {
   override readonly name = "RawJsonError";
 }
 
-const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+function isWhitespace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
 
-function skipWhitespace(text: string, at: number): number {
-  while (at < text.length && WHITESPACE.has(text.charCodeAt(at))) at++;
+/** The first offset from `at` that is not JSON whitespace. */
+export function skipWhitespace(text: string, at: number): number {
+  while (at < text.length && isWhitespace(text.charCodeAt(at))) at++;
   return at;
 }
 
-function skipString(text: string, at: number): number {
-  // `at` is on the opening quote.
-  for (let i = at + 1; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x5c) i++; // backslash: skip the escaped character
-    else if (c === 0x22) return i + 1;
-  }
-  throw new RawJsonError(`unterminated string at offset ${at}`);
+/** The rest of a string with escapes in it, up to and past its closing quote (runs without escapes in one step). */
+const STRING_REST = /[^"\\]*(?:\\[\s\S][^"\\]*)*"/y;
+
+/**
+ * The end of the string whose opening quote is at `at`: the next quote, found with
+ * `indexOf`, unless a backslash precedes it; then a sticky expression reads the rest.
+ */
+export function skipString(text: string, at: number): number {
+  const quote = text.indexOf('"', at + 1);
+  if (quote < 0) throw new RawJsonError(`unterminated string at offset ${at}`);
+  if (text.charCodeAt(quote - 1) !== 0x5c) return quote + 1;
+  STRING_REST.lastIndex = at + 1;
+  if (!STRING_REST.test(text)) throw new RawJsonError(`unterminated string at offset ${at}`);
+  return STRING_REST.lastIndex;
 }
 
-/** Returns the end offset of the value starting at `at` (which must not be whitespace). */
-function skipValue(text: string, at: number): number {
+/**
+ * Returns the end offset of the value starting at `at` (which must not be whitespace).
+ * The text is taken to be JSON (as every message is once read): containers are matched
+ * by their brackets, strings by their quotes, and nothing in between is validated.
+ */
+export function skipValue(text: string, at: number): number {
   const c = text.charCodeAt(at);
   if (c === 0x22) return skipString(text, at);
   if (c === 0x7b || c === 0x5b) {
@@ -56,7 +69,7 @@ function skipValue(text: string, at: number): number {
   let i = at;
   while (i < text.length) {
     const d = text.charCodeAt(i);
-    if (d === 0x2c || d === 0x7d || d === 0x5d || WHITESPACE.has(d)) break;
+    if (d === 0x2c || d === 0x7d || d === 0x5d || isWhitespace(d)) break;
     i++;
   }
   if (i === at) throw new RawJsonError(`unexpected character at offset ${at}`);
@@ -74,43 +87,24 @@ export function rootSpan(text: string): Span {
 
 /** The members of the object at `span`, in document order. */
 export function members(text: string, span: Span): Member[] {
-  if (text.charCodeAt(span.start) !== 0x7b) throw new RawJsonError(`expected an object at offset ${span.start}`);
   const out: Member[] = [];
-  let at = skipWhitespace(text, span.start + 1);
-  if (text.charCodeAt(at) === 0x7d) return out;
-  for (;;) {
-    if (text.charCodeAt(at) !== 0x22) throw new RawJsonError(`expected a key at offset ${at}`);
-    const keyStart = at;
-    const keyEnd = skipString(text, at);
-    const key = JSON.parse(text.slice(at, keyEnd)) as string;
-    at = skipWhitespace(text, keyEnd);
-    if (text.charCodeAt(at) !== 0x3a) throw new RawJsonError(`expected ':' at offset ${at}`);
-    const valueStart = skipWhitespace(text, at + 1);
-    const valueEnd = skipValue(text, valueStart);
-    out.push({ key, keyStart, value: { start: valueStart, end: valueEnd } });
-    at = skipWhitespace(text, valueEnd);
-    const c = text.charCodeAt(at);
-    if (c === 0x7d) return out;
-    if (c !== 0x2c) throw new RawJsonError(`expected ',' or '}' at offset ${at}`);
-    at = skipWhitespace(text, at + 1);
-  }
+  eachMember(text, span.start, (key, start, keyStart) => {
+    const end = skipValue(text, start);
+    out.push({ key, keyStart, value: { start, end } });
+    return end;
+  });
+  return out;
 }
 
 /** The elements of the array at `span`, in order. */
 export function elements(text: string, span: Span): Span[] {
-  if (text.charCodeAt(span.start) !== 0x5b) throw new RawJsonError(`expected an array at offset ${span.start}`);
   const out: Span[] = [];
-  let at = skipWhitespace(text, span.start + 1);
-  if (text.charCodeAt(at) === 0x5d) return out;
-  for (;;) {
-    const end = skipValue(text, at);
-    out.push({ start: at, end });
-    at = skipWhitespace(text, end);
-    const c = text.charCodeAt(at);
-    if (c === 0x5d) return out;
-    if (c !== 0x2c) throw new RawJsonError(`expected ',' or ']' at offset ${at}`);
-    at = skipWhitespace(text, at + 1);
-  }
+  eachElement(text, span.start, (_index, start) => {
+    const end = skipValue(text, start);
+    out.push({ start, end });
+    return end;
+  });
+  return out;
 }
 
 /** The span of member `key` of the object at `span`, or undefined. */
@@ -164,4 +158,43 @@ export function appendMemberSplice(text: string, span: Span, key: string, raw: s
   const empty = members(text, span).length === 0;
   const at = span.end - 1; // the closing brace
   return { span: { start: at, end: at }, raw: `${empty ? "" : ","}${JSON.stringify(key)}:${raw}` };
+}
+
+/**
+ * Walks the object at `at` in one pass: `visit` gets each member's decoded key, where
+ * its value starts (and where its key starts), and returns where that value ends (having read it or skipped it).
+ * Returns the end of the object.
+ */
+export function eachMember(text: string, at: number, visit: (key: string, valueStart: number, keyStart: number) => number): number {
+  if (text.charCodeAt(at) !== 0x7b) throw new RawJsonError(`expected an object at offset ${at}`);
+  let i = skipWhitespace(text, at + 1);
+  if (text.charCodeAt(i) === 0x7d) return i + 1;
+  for (;;) {
+    if (text.charCodeAt(i) !== 0x22) throw new RawJsonError(`expected a key at offset ${i}`);
+    const keyStart = i;
+    const keyEnd = skipString(text, i);
+    const raw = text.slice(i + 1, keyEnd - 1);
+    const key = raw.includes("\\") ? (JSON.parse(text.slice(i, keyEnd)) as string) : raw;
+    i = skipWhitespace(text, keyEnd);
+    if (text.charCodeAt(i) !== 0x3a) throw new RawJsonError(`expected ':' at offset ${i}`);
+    i = skipWhitespace(text, visit(key, skipWhitespace(text, i + 1), keyStart));
+    const c = text.charCodeAt(i);
+    if (c === 0x7d) return i + 1;
+    if (c !== 0x2c) throw new RawJsonError(`expected ',' or '}' at offset ${i}`);
+    i = skipWhitespace(text, i + 1);
+  }
+}
+
+/** Walks the array at `at` in one pass, as `eachMember` does an object's members (`visit` gets each element's index). */
+export function eachElement(text: string, at: number, visit: (index: number, valueStart: number) => number): number {
+  if (text.charCodeAt(at) !== 0x5b) throw new RawJsonError(`expected an array at offset ${at}`);
+  let i = skipWhitespace(text, at + 1);
+  if (text.charCodeAt(i) === 0x5d) return i + 1;
+  for (let index = 0; ; index++) {
+    i = skipWhitespace(text, visit(index, i));
+    const c = text.charCodeAt(i);
+    if (c === 0x5d) return i + 1;
+    if (c !== 0x2c) throw new RawJsonError(`expected ',' or ']' at offset ${i}`);
+    i = skipWhitespace(text, i + 1);
+  }
 }

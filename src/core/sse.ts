@@ -5,6 +5,7 @@
  * Framing keeps bytes: a data payload with line breaks is written as several `data:`
  * lines, which a reader joins back with "\n" into the same text.
  */
+import { textSlices, type TextSliceReader } from "./text-slices";
 
 /**
  * One event; `id` and `retry` are the stream's values in force when it was dispatched.
@@ -37,9 +38,9 @@ class LineSplitter {
   private parts: string[] = [];
   private partsChars = 0;
   ended = false;
-  private readonly reader: ReadableStreamDefaultReader<string>;
+  private readonly reader: TextSliceReader;
 
-  constructor(reader: ReadableStreamDefaultReader<string>) {
+  constructor(reader: TextSliceReader) {
     this.reader = reader;
   }
 
@@ -136,7 +137,7 @@ function dataValue(line: string): string {
  * Work is linear in the body's length, however it is cut into chunks.
  */
 export async function* readSse(body: ReadableStream<Uint8Array>, largeChars = Number.POSITIVE_INFINITY): AsyncGenerator<SseEvent> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = textSlices(body);
   const lines = new LineSplitter(reader);
   let data: string[] = [];
   let dataChars = 0;

@@ -15,9 +15,10 @@
  * A client listening (a 2025 GET stream, or a 2026-07-28 `subscriptions/listen` that
  * asked for `toolsListChanged`) is told when a filter edit changes what `tools/list` shows.
  */
-import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/jsonrpc";
+import { resultText, type JsonRpcId } from "../core/jsonrpc";
 import { appendMemberSplice, elements, member, members, parseSpan, pathSpan, removeMemberSplice, splice, type Splice } from "../core/raw-json";
-import { BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
+import { BYTES_PER_TOKEN, FilterError, selectFilter } from "../policy/apply-filter";
+import { filterAnswer, type AnswerFilterOutcome } from "../policy/filter-answer";
 import { matchesGlob } from "../policy/glob";
 import { activeFilters, type ActiveFilters } from "../policy/filter-store";
 import { currentShapes, mayHoldUpstreamSchema, recordListing } from "../policy/listed-shapes";
@@ -77,13 +78,10 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
   if (withheld !== undefined) return withheld;
   // In shadow mode offload may have taken the answer while it streamed; there is nothing to measure.
   if (set.mode === "shadow" && ctx.record.payloadId !== undefined) return text;
-  const response: unknown = JSON.parse(text);
-  if (!isObject(response) || !isObject(response["result"])) return text; // a JSON-RPC error passes as it is
-  if (response["result"]["resultType"] === "input_required") return text; // a question for the client; its retry's answer is filtered
   const label = `filter set "${set.name}", rule "${selected.key}"`;
-  let filtered: JsonObject;
+  let filtered: AnswerFilterOutcome;
   try {
-    filtered = filterToolResult(response["result"], selected.filter, label);
+    filtered = filterAnswer(text, id, selected.filter, label);
   } catch (error) {
     if (!(error instanceof FilterError)) throw error;
     if (set.mode === "shadow") {
@@ -93,8 +91,8 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
     console.warn(`mcp-edge-gateway: ${error.message}`);
     return toolError(id, `The gateway withheld this result: ${error.message}.`);
   }
-  if (filtered === response["result"]) return text; // no variant's test held: not a result this set is about
-  const out = resultText(id, filtered);
+  if (filtered.state === "unchanged") return text;
+  const out = filtered.text;
   const [before, after] = [utf8Length(text), utf8Length(out)];
   const saved = before - after;
   Object.assign(ctx.record, { filterSet: set.name, filterRule: selected.key, bytesSaved: saved, filterShadow: set.mode === "shadow" });

@@ -65,39 +65,51 @@ function operationsFor(patches: readonly Operation[]): Operation[] {
   );
 }
 
-function applyRule(value: unknown, rule: FilterRule, label: string): unknown {
+/**
+ * Applies `step` to `value` under `label`: retain and JSON Patch recurse, so an upstream
+ * value nested deep enough overflows the stack; that fails closed with a message.
+ */
+function guarded(step: (value: unknown, rule: FilterRule, label: string) => unknown, value: unknown, rule: FilterRule, label: string): unknown {
   try {
-    return applyRuleOnce(value, rule, label);
+    return step(value, rule, label);
   } catch (error) {
-    // retain and JSON Patch recurse: an upstream value nested deep enough overflows the stack.
     if (error instanceof RangeError) throw new FilterError(`${label}: the result is nested too deep to filter`);
     throw error;
   }
 }
 
-function applyRuleOnce(value: unknown, rule: FilterRule, label: string): unknown {
-  let out = value;
-  if (rule.retain) {
-    try {
-      out = retain(out, rule.retain);
-    } catch (error) {
-      if (error instanceof RetainError) throw new FilterError(`${label}: retain failed: ${error.message}`);
-      throw error;
-    }
+/** Applies a rule (its `retain`, then its patches) to one JSON value; throws `FilterError`. */
+export function applyRule(value: unknown, rule: FilterRule, label: string): unknown {
+  return guarded((v, r, l) => patchesOf(retainOf(v, r, l), r, l), value, rule, label);
+}
+
+/** Applies only a rule's patches, to a value already retained (retain-text.ts). */
+export function applyPatches(value: unknown, rule: FilterRule, label: string): unknown {
+  return guarded(patchesOf, value, rule, label);
+}
+
+function retainOf(value: unknown, rule: FilterRule, label: string): unknown {
+  if (!rule.retain) return value;
+  try {
+    return retain(value, rule.retain);
+  } catch (error) {
+    if (error instanceof RetainError) throw new FilterError(`${label}: retain failed: ${error.message}`);
+    throw error;
   }
-  if (rule.patches && rule.patches.length > 0) {
-    try {
-      out = applyPatch(out, operationsFor(rule.patches), true, true, true).newDocument;
-    } catch (error) {
-      if (error instanceof JsonPatchError) {
-        const operation = rule.patches[error.index ?? 0];
-        const what = error.name === "TEST_OPERATION_FAILED" ? "test failed" : error.message.split("\n")[0];
-        throw new FilterError(`${label}: patch ${error.index ?? 0}${operation ? ` (${describePatch(operation)})` : ""}: ${what}`);
-      }
-      throw error;
+}
+
+function patchesOf(value: unknown, rule: FilterRule, label: string): unknown {
+  if (!rule.patches || rule.patches.length === 0) return value;
+  try {
+    return applyPatch(value, operationsFor(rule.patches), true, true, true).newDocument;
+  } catch (error) {
+    if (error instanceof JsonPatchError) {
+      const operation = rule.patches[error.index ?? 0];
+      const what = error.name === "TEST_OPERATION_FAILED" ? "test failed" : error.message.split("\n")[0];
+      throw new FilterError(`${label}: patch ${error.index ?? 0}${operation ? ` (${describePatch(operation)})` : ""}: ${what}`);
     }
+    throw error;
   }
-  return out;
 }
 
 /** The rule that applies to `value` (the first variant whose test holds), with its label; undefined when none holds. */
@@ -114,7 +126,8 @@ export function applyToolFilter(value: unknown, filter: ToolFilter, label: strin
   return chosen && { value: applyRule(value, chosen.rule, chosen.label) };
 }
 
-function parseJsonText(text: string): { value: unknown } | undefined {
+/** The JSON a text block holds (an object or an array), or undefined. */
+export function parseJsonText(text: string): { value: unknown } | undefined {
   const first = text.trimStart()[0];
   if (first !== "{" && first !== "[") return undefined;
   try {
@@ -128,7 +141,7 @@ function parseJsonText(text: string): { value: unknown } | undefined {
  * What a filtered result keeps of the blocks a rule cannot address (they hold no JSON):
  * the members that make the block, never `annotations`, `_meta` or unknown members.
  */
-const OPAQUE_BLOCK_MEMBERS: Readonly<Record<string, readonly string[]>> = {
+export const OPAQUE_BLOCK_MEMBERS: Readonly<Record<string, readonly string[]>> = {
   image: ["type", "data", "mimeType"],
   audio: ["type", "data", "mimeType"],
   resource_link: ["type", "uri", "name", "title", "description", "mimeType", "size"],

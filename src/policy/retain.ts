@@ -15,10 +15,11 @@
  */
 import { child, escapeToken, parsePointer } from "../core/json-pointer";
 
-const WILDCARD = "*";
+/** The reference token that stands for every element or member. */
+export const WILDCARD = "*";
 
 /** A tree of what to keep: `true` keeps the whole value at that point. */
-type Keep = true | Map<string, Keep>;
+export type Keep = true | Map<string, Keep>;
 
 export class RetainError extends Error {
   override readonly name = "RetainError";
@@ -42,7 +43,8 @@ function addPath(tree: Map<string, Keep>, tokens: readonly string[]): Keep {
   return tree;
 }
 
-function buildTree(pointers: readonly string[]): Keep {
+/** The tree of what `pointers` keep (`true` when one of them is the whole value). */
+export function buildTree(pointers: readonly string[]): Keep {
   const tree = new Map<string, Keep>();
   for (const pointer of pointers) if (addPath(tree, parsePointer(pointer)) === true) return true;
   return tree;

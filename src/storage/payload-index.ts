@@ -60,7 +60,9 @@ export function indexKey(id: string): string {
 
 type Frame = {
   readonly kind: "a" | "o";
-  readonly tokens: readonly string[];
+  /** Where it is: its parent's frame and its own token (the pointer is built only for a value indexed). */
+  readonly parent: Frame | undefined;
+  readonly token: string | number | undefined;
   readonly start: number;
   count: number;
   key: string | undefined;
@@ -69,10 +71,19 @@ type Frame = {
   all: boolean;
 };
 
-/** Builds the index of a JSON text fed in pieces (the exact text that is stored). */
+/**
+ * Builds the index of a JSON text fed in pieces (the exact text that is stored): either
+ * tokenizing the pieces itself (`write`), or following the events of a tokenizer that
+ * reads a larger text the payload is part of (`follow`, then the handler methods), so
+ * that the payload is tokenized once for storing, inferring and indexing.
+ */
 export class PayloadIndexer implements JsonStreamHandler {
-  private readonly tokenizer = new JsonStreamTokenizer(this);
+  private readonly tokenizer: JsonStreamTokenizer;
   private readonly position = new Utf8Position();
+  /** Following: the byte offset, in the larger text, where the payload starts. */
+  private origin = 0;
+  private following = false;
+  private ended: boolean | undefined;
   /** Open containers; null for those deeper than indexed. */
   private readonly frames: (Frame | null)[] = [];
   private readonly values: IndexedValue[] = [];
@@ -80,11 +91,18 @@ export class PayloadIndexer implements JsonStreamHandler {
   private maxDepth = MAX_INDEXED_DEPTH;
   private cost = 0;
   private startByte = 0;
-  private valueTokens: readonly string[] = [];
+  /** The value being read: its parent's frame and its token (a member's key, an element's number). */
+  private valueParent: Frame | undefined;
+  private valueToken: string | number | undefined;
   private closing: Frame | null = null;
   private lastScalar: string | undefined;
   private size = 0;
   private failed = false;
+
+  /** `also` hears the events of the text this indexer tokenizes itself (`write`): the schema builder, say. */
+  constructor(also?: JsonStreamHandler) {
+    this.tokenizer = new JsonStreamTokenizer(also ? bothHandlers(this, also) : this);
+  }
 
   /** Feeds the next piece of the payload's text. */
   write(text: string): void {
@@ -97,14 +115,34 @@ export class PayloadIndexer implements JsonStreamHandler {
     }
   }
 
+  /**
+   * Follows another tokenizer: `chunk` is the piece it reads now. The first call gives
+   * `start`, where the payload begins in it; every later chunk comes whole. The caller
+   * then hands on the tokenizer's events for the payload's values, from its first.
+   */
+  follow(chunk: string, start?: number): void {
+    this.position.next(chunk);
+    if (start === undefined) return;
+    this.following = true;
+    this.origin = this.position.at(start);
+  }
+
+  /** Whether the text written was one whole JSON value (`write` only; asked once it has all been written). */
+  complete(): boolean {
+    if (this.ended === undefined) {
+      try {
+        if (!this.failed) this.tokenizer.end();
+        this.ended = !this.failed;
+      } catch {
+        this.ended = false;
+      }
+    }
+    return this.ended;
+  }
+
   /** The index, or undefined when the text was not one JSON value. */
   end(size: number): PayloadIndex | undefined {
-    if (this.failed) return undefined;
-    try {
-      this.tokenizer.end();
-    } catch {
-      return undefined;
-    }
+    if (!this.following && !this.complete()) return undefined;
     this.size = size;
     if (this.closing) this.finish(this.closing, size);
     return { v: INDEX_VERSION, size: this.size, values: this.values };
@@ -115,22 +153,25 @@ export class PayloadIndexer implements JsonStreamHandler {
   }
 
   valueStart(index: number): void {
-    const at = this.position.at(index);
+    const at = this.position.at(index) - this.origin;
     this.startByte = at;
     this.lastScalar = undefined;
     const parent = this.top();
     if (parent === undefined) {
-      this.valueTokens = [];
+      this.valueParent = undefined;
+      this.valueToken = undefined;
       return;
     }
     if (parent === null) return;
     const number = parent.count++;
     if (parent.kind === "a") {
-      this.valueTokens = [...parent.tokens, String(number)];
+      this.valueParent = parent;
+      this.valueToken = number;
       if (number === 0 || at - parent.lastCheckpoint >= this.spacing) this.checkpoint(parent, [number, at]);
     } else {
       const key = parent.key ?? "";
-      this.valueTokens = [...parent.tokens, key];
+      this.valueParent = parent;
+      this.valueToken = key;
       const listable = key.length <= MAX_LISTED_KEY_CHARS;
       if (!listable || number >= DENSE_MEMBERS) parent.all = false;
       if (listable && (number < DENSE_MEMBERS || at - parent.lastCheckpoint >= this.spacing)) this.checkpoint(parent, [number, at, key]);
@@ -148,7 +189,7 @@ export class PayloadIndexer implements JsonStreamHandler {
       this.frames.push(null);
       return;
     }
-    this.frames.push({ kind, tokens: this.valueTokens, start: this.startByte, count: 0, key: undefined, lastCheckpoint: this.startByte, checkpoints: [], all: true });
+    this.frames.push({ kind, parent: this.valueParent, token: this.valueToken, start: this.startByte, count: 0, key: undefined, lastCheckpoint: this.startByte, checkpoints: [], all: true });
   }
 
   private close(): void {
@@ -180,18 +221,18 @@ export class PayloadIndexer implements JsonStreamHandler {
   }
 
   valueEnd(index: number): void {
-    const end = this.position.at(index);
+    const end = this.position.at(index) - this.origin;
     if (this.closing) {
       this.finish(this.closing, end);
       this.closing = null;
     } else if (this.lastScalar === "string" && end - this.startByte >= INDEXED_VALUE_BYTES && this.top() !== null && this.frames.length < this.maxDepth) {
-      this.add({ p: this.valueTokens, t: "s", s: this.startByte, e: end, n: 0, c: [] });
+      this.add({ p: pointerTokens(this.valueParent, this.valueToken), t: "s", s: this.startByte, e: end, n: 0, c: [] });
     }
   }
 
   private finish(frame: Frame, end: number): void {
     if (end - frame.start < INDEXED_VALUE_BYTES) return;
-    this.add({ p: frame.tokens, t: frame.kind, s: frame.start, e: end, n: frame.count, c: frame.checkpoints, ...(frame.kind === "o" ? { all: frame.all } : {}) });
+    this.add({ p: pointerTokens(frame.parent, frame.token), t: frame.kind, s: frame.start, e: end, n: frame.count, c: frame.checkpoints, ...(frame.kind === "o" ? { all: frame.all } : {}) });
   }
 
   private add(value: IndexedValue): void {
@@ -230,6 +271,27 @@ export class PayloadIndexer implements JsonStreamHandler {
     this.cost = this.values.reduce((sum, v) => sum + VALUE_COST_BYTES + v.p.reduce((s, t) => s + t.length + 3, 0) + v.c.reduce((s, c) => s + CHECKPOINT_COST_BYTES + (c[2]?.length ?? 0), 0), 0);
     this.cost += this.frames.reduce((sum, f) => sum + (f ? f.checkpoints.reduce((s, c) => s + CHECKPOINT_COST_BYTES + (c[2]?.length ?? 0), 0) : 0), 0);
   }
+}
+
+/** The reference tokens of the value with `token` in `parent` (built for indexed values only: most values are not). */
+function pointerTokens(parent: Frame | undefined, token: string | number | undefined): string[] {
+  const tokens: string[] = [];
+  for (let frame = parent, own = token; own !== undefined; own = frame?.token, frame = frame?.parent) tokens.push(String(own));
+  return tokens.reverse();
+}
+
+/** A handler that hands every event to `first`, then to `second`. */
+function bothHandlers(first: JsonStreamHandler, second: JsonStreamHandler): JsonStreamHandler {
+  return {
+    valueStart: (index) => (first.valueStart?.(index), second.valueStart?.(index)),
+    valueEnd: (index) => (first.valueEnd?.(index), second.valueEnd?.(index)),
+    startObject: () => (first.startObject?.(), second.startObject?.()),
+    endObject: () => (first.endObject?.(), second.endObject?.()),
+    startArray: () => (first.startArray?.(), second.startArray?.()),
+    endArray: () => (first.endArray?.(), second.endArray?.()),
+    key: (name) => (first.key?.(name), second.key?.(name)),
+    scalar: (type) => (first.scalar?.(type), second.scalar?.(type)),
+  };
 }
 
 /** The indexed array with the most elements (the shallowest among equals), as a JSON Pointer and count. */

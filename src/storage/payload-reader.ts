@@ -3,6 +3,7 @@
  * (or character) window, or by byte range, each answer with a `nextCursor` for the
  * next slice. Shared by sys___read_payload and resources/read on payload URIs.
  */
+import { textSlices } from "../core/text-slices";
 import { decodeJson, encodeJson } from "../core/base64url";
 import { isObject } from "../core/jsonrpc";
 import { pointerProblem } from "../core/json-pointer";
@@ -72,7 +73,7 @@ async function lateIndex(bucket: R2Bucket, id: string, size: number): Promise<Pa
   const object = await readPayload(bucket, id);
   if (!object) return undefined;
   const indexer = new PayloadIndexer();
-  const reader = object.body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = textSlices(object.body);
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;

@@ -7,8 +7,11 @@
  * first and is large, that block's decoded text (for SDK servers, the same JSON). A text
  * candidate is held back until it passes `TEXT_COMMIT_CHARS`, so a short "see
  * structuredContent" text never wins over the data. The pointer-read index of the
- * payload (payload-index.ts) is built from the same pieces and stored after it.
+ * payload (payload-index.ts) is built in the same pass and stored after it: the
+ * tokenizer that finds structuredContent drives the index and the schema too, and a
+ * text block's JSON is tokenized once, by the indexer, which feeds the schema.
  */
+import { textSlices } from "../core/text-slices";
 import { JsonStreamTokenizer, type JsonStreamHandler } from "../core/json-stream";
 import { SchemaBuilder, type InferredSchema, type ScalarType } from "../core/schema-inference";
 import { largestIndexedArray, PayloadIndexer, putPayloadIndex, type PayloadIndex } from "./payload-index";
@@ -31,10 +34,17 @@ export type StreamedPayload = {
   readonly array?: { readonly pointer: string; readonly count: number } | undefined;
 };
 
-/** Uploads text in fixed-size parts as it comes; the upload starts with the first part. */
+/**
+ * Uploads text in fixed-size parts as it comes; the upload starts with the first part.
+ * Text is encoded straight into one part buffer, reused for every part (R2 has taken a
+ * part once `uploadPart` resolves): no encoded copy of each piece and no fresh 8 MiB
+ * array per part for the garbage collector to find late.
+ */
 class PartUploader {
-  private pieces: Uint8Array[] = [];
-  private buffered = 0;
+  private part: Uint8Array | undefined;
+  private filled = 0;
+  /** What did not fit in the full part before it was sent (always empty while the part has room). */
+  private overflow: Uint8Array[] = [];
   private readonly parts: R2UploadedPart[] = [];
   private upload: R2MultipartUpload | undefined;
   private readonly encoder = new TextEncoder();
@@ -44,33 +54,41 @@ class PartUploader {
 
   write(text: string): void {
     if (text === "") return;
+    if (this.overflow.length === 0) {
+      this.part ??= new Uint8Array(PART_BYTES);
+      // Whole characters only: a character that does not fit stays for the overflow.
+      const { read, written } = this.encoder.encodeInto(text, this.part.subarray(this.filled));
+      this.filled += written;
+      this.size += written;
+      if (read === text.length) return;
+      text = text.slice(read);
+    }
     const bytes = this.encoder.encode(text);
-    this.pieces.push(bytes);
-    this.buffered += bytes.length;
+    this.overflow.push(bytes);
     this.size += bytes.length;
   }
 
-  private take(length: number): Uint8Array {
-    const part = new Uint8Array(length);
-    let filled = 0;
-    while (filled < length) {
-      const piece = this.pieces[0]!;
-      const take = Math.min(piece.length, length - filled);
-      part.set(piece.subarray(0, take), filled);
-      filled += take;
-      if (take === piece.length) this.pieces.shift();
-      else this.pieces[0] = piece.subarray(take);
+  /** Moves what overflowed into the emptied part. */
+  private refill(): void {
+    const part = this.part!;
+    while (this.overflow.length > 0 && this.filled < PART_BYTES) {
+      const piece = this.overflow[0]!;
+      const take = Math.min(piece.length, PART_BYTES - this.filled);
+      part.set(piece.subarray(0, take), this.filled);
+      this.filled += take;
+      if (take === piece.length) this.overflow.shift();
+      else this.overflow[0] = piece.subarray(take);
     }
-    this.buffered -= length;
-    return part;
   }
 
   /** Sends every full part and waits for it: the upstream is read no faster than R2 stores. */
   async flush(final = false): Promise<void> {
-    while (this.buffered >= PART_BYTES || (final && this.buffered > 0)) {
+    while (this.part && (this.filled === PART_BYTES || (final && this.filled > 0))) {
       this.upload ??= await this.start();
-      const part = this.take(Math.min(PART_BYTES, this.buffered));
-      this.parts.push(await this.upload.uploadPart(this.parts.length + 1, part));
+      const body = this.filled === PART_BYTES ? this.part : this.part.subarray(0, this.filled);
+      this.parts.push(await this.upload.uploadPart(this.parts.length + 1, body));
+      this.filled = 0;
+      this.refill();
     }
   }
 
@@ -85,7 +103,7 @@ class PartUploader {
 }
 
 type Frame = { kind: "object" | "array"; key: string | undefined };
-type TextCandidate = { held: string; committed: boolean; inner: JsonStreamTokenizer | null; json: boolean | null };
+type TextCandidate = { held: string; committed: boolean; json: boolean | null };
 
 /** Follows where the tokenizer is, and copies the payload out. */
 class PayloadCapture implements JsonStreamHandler {
@@ -95,8 +113,12 @@ class PayloadCapture implements JsonStreamHandler {
   private raw: { depth: number; from: number } | null = null;
   private text: TextCandidate | null = null;
   readonly builder = new SchemaBuilder();
-  /** The pointer-read index of the stored text, built from the same pieces. */
-  readonly indexer = new PayloadIndexer();
+  /**
+   * The pointer-read index of the stored text. For structuredContent it follows this
+   * capture's own tokenizer; a text block's JSON it tokenizes itself, once, for the
+   * schema too.
+   */
+  readonly indexer = new PayloadIndexer(this.textSchemaEvents());
   preview = "";
   kind: "structured" | "text" | null = null;
   /** Whether the answer has `result.structuredContent` at all (its tool then has an outputSchema). */
@@ -111,7 +133,10 @@ class PayloadCapture implements JsonStreamHandler {
 
   setChunk(chunk: string): void {
     this.chunk = chunk;
-    if (this.raw) this.raw.from = 0;
+    if (this.raw) {
+      this.raw.from = 0;
+      this.indexer.follow(chunk);
+    }
   }
 
   endChunk(): void {
@@ -121,7 +146,7 @@ class PayloadCapture implements JsonStreamHandler {
   private emit(text: string): void {
     if (this.preview.length < this.previewChars) this.preview += text.slice(0, this.previewChars - this.preview.length);
     this.uploader.write(text);
-    this.indexer.write(text);
+    if (this.kind === "text") this.indexer.write(text);
   }
 
   private path(): string {
@@ -132,10 +157,13 @@ class PayloadCapture implements JsonStreamHandler {
     if (!this.kind && this.frames.length === 2 && this.path() === "result/structuredContent") {
       this.kind = "structured";
       this.raw = { depth: this.frames.length, from: index };
+      this.indexer.follow(this.chunk, index);
     }
+    if (this.raw) this.indexer.valueStart(index);
   }
 
   valueEnd(index: number): void {
+    if (this.raw) this.indexer.valueEnd(index);
     if (this.raw && this.frames.length === this.raw.depth) {
       this.emit(this.chunk.slice(this.raw.from, index));
       this.raw = null;
@@ -144,35 +172,53 @@ class PayloadCapture implements JsonStreamHandler {
   }
 
   startObject(): void {
-    if (this.raw) this.builder.startObject();
+    if (this.raw) {
+      this.builder.startObject();
+      this.indexer.startObject();
+    }
     this.frames.push({ kind: "object", key: undefined });
   }
   endObject(): void {
     this.frames.pop();
-    if (this.raw) this.builder.endObject();
+    if (this.raw) {
+      this.builder.endObject();
+      this.indexer.endObject();
+    }
   }
   startArray(): void {
-    if (this.raw) this.builder.startArray();
+    if (this.raw) {
+      this.builder.startArray();
+      this.indexer.startArray();
+    }
     this.frames.push({ kind: "array", key: undefined });
   }
   endArray(): void {
     this.frames.pop();
-    if (this.raw) this.builder.endArray();
+    if (this.raw) {
+      this.builder.endArray();
+      this.indexer.endArray();
+    }
   }
   key(name: string): void {
     this.frames[this.frames.length - 1]!.key = name;
     if (name === "structuredContent" && this.frames.length === 2 && this.frames[0]!.key === "result") this.sawStructured = true;
-    if (this.raw && this.frames.length > this.raw.depth) this.builder.key(name);
+    if (this.raw && this.frames.length > this.raw.depth) {
+      this.builder.key(name);
+      this.indexer.key(name);
+    }
   }
   scalar(type: ScalarType): void {
-    if (this.raw) this.builder.scalar(type);
+    if (this.raw) {
+      this.builder.scalar(type);
+      this.indexer.scalar(type);
+    }
   }
 
   /** Collects `result.content[i].text` while no payload is chosen yet. */
   wantString(): boolean {
     if (this.kind) return false;
     const wanted = this.frames.length === 4 && this.path() === "result/content/[]/text";
-    if (wanted) this.text = { held: "", committed: false, inner: null, json: null };
+    if (wanted) this.text = { held: "", committed: false, json: null };
     return wanted;
   }
 
@@ -190,41 +236,28 @@ class PayloadCapture implements JsonStreamHandler {
       const first = piece.trimStart()[0];
       text.json = first === "{" || first === "[";
       this.contentType = text.json ? JSON_TYPE : TEXT_TYPE;
-      if (text.json) text.inner = new JsonStreamTokenizer(this.builderEvents());
     }
-    this.emit(piece);
-    if (text.inner) {
-      try {
-        text.inner.write(piece);
-      } catch {
-        text.inner = null; // not JSON after all: stored as text
-        text.json = false;
-      }
-    }
+    this.emit(piece); // the indexer reads it, and feeds the schema builder while it is JSON
   }
 
   stringEnd(): void {
     const text = this.text;
     this.text = null;
     if (!text?.committed) return;
-    try {
-      text.inner?.end();
-    } catch {
-      text.json = false;
-    }
-    if (!text.json) this.contentType = TEXT_TYPE;
+    if (!text.json || !this.indexer.complete()) this.contentType = TEXT_TYPE; // not JSON after all: stored as text
     this.finished = true;
   }
 
-  private builderEvents(): JsonStreamHandler {
-    const b = this.builder;
+  /** The schema builder's events from a text block's JSON (the indexer tokenizes it); none for other text. */
+  private textSchemaEvents(): JsonStreamHandler {
+    const json = () => this.kind === "text" && this.text?.json === true;
     return {
-      startObject: () => b.startObject(),
-      endObject: () => b.endObject(),
-      startArray: () => b.startArray(),
-      endArray: () => b.endArray(),
-      key: (name) => b.key(name),
-      scalar: (type) => b.scalar(type),
+      startObject: () => json() && this.builder.startObject(),
+      endObject: () => json() && this.builder.endObject(),
+      startArray: () => json() && this.builder.startArray(),
+      endArray: () => json() && this.builder.endArray(),
+      key: (name) => json() && this.builder.key(name),
+      scalar: (type) => json() && this.builder.scalar(type),
     };
   }
 }
@@ -244,7 +277,7 @@ export async function offloadStream(
   const uploader = new PartUploader(() => startPayloadUpload(bucket, id, metadataFor(capture!.contentType)));
   capture = new PayloadCapture(previewChars, uploader);
   const tokenizer = new JsonStreamTokenizer(capture);
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = textSlices(body);
   let index: PayloadIndex | undefined;
   try {
     for (;;) {

@@ -1,0 +1,223 @@
+/**
+ * `retain` read off JSON text: the projection of retain.ts, made in one pass over the text
+ * of a value instead of over its parsed form, so a broad answer is never built whole.
+ * Members and elements no pointer reaches are skipped by their brackets and quotes
+ * (core/raw-json.ts); only retained values are parsed, each from its own slice; keys are
+ * compared where they stand in the text, without being cut out of it.
+ *
+ * It covers the path where retain succeeds. Wherever retain.ts would fail (a pointer
+ * that does not resolve, a value to descend into that is not a container), and where
+ * text and parsed form could disagree (a key twice in one object: `JSON.parse` keeps the
+ * last value at the first key's place), it gives up (`undefined`); the caller then runs
+ * retain.ts on the parsed value, which fails, or succeeds, exactly as before.
+ *
+ * The text must be JSON already read once (a message read from an upstream is parsed
+ * whole when it arrives): skipped parts are not validated again. Recursion follows the
+ * pointers, not the text: it is as deep as the longest pointer.
+ */
+import { RawJsonError, skipString, skipValue, skipWhitespace } from "../core/raw-json";
+import { WILDCARD, type Keep } from "./retain";
+
+/** A `Keep` tree prepared for reading text: its names in a list, with what each keeps. */
+type Node = true | Branch;
+type Branch = { readonly names: readonly string[]; readonly subs: readonly Node[]; readonly byName: ReadonlyMap<string, number>; readonly wildcard: Node | undefined };
+
+/** Thrown inside the walk where retain.ts would decide otherwise; caught at the top. */
+class GiveUp extends Error {
+  override readonly name = "GiveUp";
+}
+
+const MISSING: unique symbol = Symbol("missing");
+
+/** Prepares a `Keep` tree for `retainText` (once per rule). */
+export function prepareKeep(keep: Keep): Node {
+  if (keep === true) return true;
+  const names: string[] = [];
+  const subs: Node[] = [];
+  for (const [token, sub] of keep) {
+    if (token === WILDCARD) continue;
+    names.push(token);
+    subs.push(prepareKeep(sub));
+  }
+  const wildcard = keep.get(WILDCARD);
+  return { names, subs, byName: new Map(names.map((name, index) => [name, index])), wildcard: wildcard === undefined ? undefined : prepareKeep(wildcard) };
+}
+
+/** A retained value from its slice: strings without escapes and literals are read without `JSON.parse`. */
+function parseSlice(text: string, start: number, end: number): unknown {
+  const c = text.charCodeAt(start);
+  if (c === 0x22) {
+    const inner = text.slice(start + 1, end - 1);
+    return inner.includes("\\") ? JSON.parse(text.slice(start, end)) : inner;
+  }
+  if (c === 0x74) return true;
+  if (c === 0x66) return false;
+  if (c === 0x6e) return null;
+  if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return Number(text.slice(start, end));
+  return JSON.parse(text.slice(start, end));
+}
+
+/** Sets `key` on `out` as `JSON.parse` would own it (a "__proto__" member is data, not the prototype). */
+function setMember(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}
+
+/** The index in `names` of the key whose text is `text[from, to)` (no escapes in it), or -1. */
+function nameAt(text: string, from: number, to: number, names: readonly string[]): number {
+  const length = to - from;
+  for (let index = 0; index < names.length; index++) {
+    const name = names[index]!;
+    if (name.length === length && text.startsWith(name, from)) return index;
+  }
+  return -1;
+}
+
+/** After a member or element: the offset past its comma, or -1 at the container's closing bracket. */
+function next(text: string, at: number, close: number): number {
+  const i = skipWhitespace(text, at);
+  const c = text.charCodeAt(i);
+  if (c === 0x2c) return skipWhitespace(text, i + 1);
+  if (c === close) return -1;
+  throw new RawJsonError(`expected ',' at offset ${i}`);
+}
+
+class Projection {
+  /** Where the value last projected ends. */
+  end = 0;
+  /** The next backslash at or after where keys were last read (Infinity: none left). */
+  private backslash = -1;
+
+  constructor(private readonly text: string) {}
+
+  /**
+   * Whether `text[from, to)` holds a backslash. Keys are read in increasing order, so the
+   * next backslash is searched again only once passed: every character is searched once.
+   */
+  private escapeBefore(from: number, to: number): boolean {
+    if (this.backslash < from) {
+      const found = this.text.indexOf("\\", from);
+      this.backslash = found < 0 ? Infinity : found;
+    }
+    return this.backslash < to;
+  }
+
+  value(at: number, node: Node, strict: boolean): unknown {
+    const text = this.text;
+    if (node === true) {
+      const end = skipValue(text, at);
+      this.end = end;
+      return parseSlice(text, at, end);
+    }
+    const c = text.charCodeAt(at);
+    if (c === 0x7b) return this.object(at, node, strict);
+    if (c === 0x5b) return this.array(at, node, strict);
+    if (strict) throw new GiveUp();
+    this.end = skipValue(text, at);
+    return MISSING;
+  }
+
+  private object(at: number, node: Branch, strict: boolean): Record<string, unknown> {
+    const text = this.text;
+    const { names, subs, byName, wildcard } = node;
+    const out: Record<string, unknown> = {};
+    // Names met so far: a bit each for the first 31 (no allocation per object), a set past them.
+    let metBits = 0;
+    let metMore: Set<number> | undefined;
+    const others = wildcard === undefined ? undefined : new Set<string>();
+    let found = 0;
+    let i = skipWhitespace(text, at + 1);
+    if (text.charCodeAt(i) === 0x7d) {
+      this.end = i + 1;
+      i = -1;
+    }
+    while (i >= 0) {
+      // Most keys have no escapes: their closing quote is the next quote, and they are compared in place.
+      let close = text.indexOf('"', i + 1);
+      if (close < 0) throw new RawJsonError(`unterminated key at offset ${i}`);
+      let decoded: string | undefined;
+      if (this.escapeBefore(i + 1, close)) {
+        close = skipString(text, i) - 1;
+        decoded = JSON.parse(text.slice(i, close + 1)) as string;
+      }
+      const keyEnd = close + 1;
+      const index = decoded !== undefined ? (byName.get(decoded) ?? -1) : nameAt(text, i + 1, close, names);
+      const start = skipWhitespace(text, skipWhitespace(text, keyEnd) + 1); // past the colon
+      let end: number;
+      if (index >= 0) {
+        if (index < 31) {
+          if (metBits & (1 << index)) throw new GiveUp();
+          metBits |= 1 << index;
+        } else {
+          metMore ??= new Set();
+          if (metMore.has(index)) throw new GiveUp();
+          metMore.add(index);
+        }
+        found++;
+        const picked = this.value(start, subs[index]!, strict);
+        if (picked !== MISSING) setMember(out, names[index]!, picked);
+        end = this.end;
+      } else if (others) {
+        const key = decoded ?? text.slice(i + 1, close);
+        if (others.has(key)) throw new GiveUp();
+        others.add(key);
+        // A member named "*" is named by the pointer too: strict there, as in retain.ts.
+        const picked = this.value(start, wildcard!, strict && key === WILDCARD);
+        if (picked !== MISSING) setMember(out, key, picked);
+        end = this.end;
+      } else end = skipValue(text, start);
+      i = next(text, end, 0x7d);
+      if (i < 0) this.end = skipWhitespace(text, end) + 1;
+    }
+    if (strict && found !== names.length) throw new GiveUp();
+    return out;
+  }
+
+  private array(at: number, node: Branch, strict: boolean): unknown[] {
+    const text = this.text;
+    const { names, subs, byName, wildcard } = node;
+    const out: unknown[] = [];
+    let found = 0;
+    let i = skipWhitespace(text, at + 1);
+    if (text.charCodeAt(i) === 0x5d) {
+      this.end = i + 1;
+      i = -1;
+    }
+    for (let index = 0; i >= 0; index++) {
+      const named = names.length > 0 ? byName.get(String(index)) : undefined;
+      const sub = named === undefined ? wildcard : subs[named]!;
+      let end: number;
+      if (sub === undefined) end = skipValue(text, i);
+      else {
+        if (named !== undefined) found++;
+        const picked = this.value(i, sub, strict && named !== undefined);
+        if (picked !== MISSING) out.push(picked);
+        end = this.end;
+      }
+      i = next(text, end, 0x5d);
+      if (i < 0) this.end = skipWhitespace(text, end) + 1;
+    }
+    // A token that is no index of this array (past its end, "01", a name) resolves to nothing.
+    if (strict && found !== names.length) throw new GiveUp();
+    return out;
+  }
+}
+
+/**
+ * The retained part of the JSON value at `start` of `text`, and where that value ends;
+ * `undefined` where retain.ts must decide (see the header). `node` comes from
+ * `prepareKeep` of a tree that is not `true` (keeping everything needs no walk).
+ */
+export function retainText(text: string, start: number, node: Branch): { value: unknown; end: number } | undefined {
+  const projection = new Projection(text);
+  try {
+    const value = projection.value(start, node, true);
+    return { value, end: projection.end };
+  } catch (error) {
+    // RangeError: pointers as deep as the stack; retain.ts reports that in its own words.
+    if (error instanceof GiveUp || error instanceof RangeError) return undefined;
+    throw error;
+  }
+}
+
+export type { Branch as PreparedKeep };
