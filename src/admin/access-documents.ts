@@ -20,7 +20,8 @@
  * whole document is replaced.
  */
 import { PERSONAS_KEY, VISIBILITY_KEY } from "../storage/document-keys";
-import { Hono, type Context } from "hono";
+import type { Context } from "hono";
+import { Hono } from "./hono-app";
 import { isObject } from "../core/jsonrpc";
 import { checkPersona, checkPersonas, PERSONA_NAME, type Persona } from "../policy/persona";
 import { checkVisibility } from "../policy/visibility";

@@ -17,7 +17,8 @@
  *   /admin/pins: tool pinning, see pins.ts
  */
 import { PLAN_KEY, filterSetKey, listFilterSetNames } from "../storage/document-keys";
-import { Hono, type Context, type MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { Hono } from "./hono-app";
 import { applyToolFilter, BYTES_PER_TOKEN, filterToolResult, FilterError, selectFilter } from "../policy/apply-filter";
 import { checkFilterSet, checkPlan, FILTER_SET_NAME, type FilterSet } from "../policy/filter-set";
 import { parseDocument, type Checked, type DocumentProblem } from "../storage/document-store";

@@ -15,7 +15,7 @@
  * ids only (a copy of an event matches whenever the event does). What one hour holds is
  * listed by name (its keys), never read at once.
  */
-import type { Hono } from "hono";
+import type { Hono } from "./hono-app";
 import { isAuditEvent, type AuditEvent, type AuditOutcome, type AuditQuery } from "../storage/audit-event";
 import { eventsOfObject, hourPrefixesNewestFirst, keysOfHour } from "../storage/audit-log";
 import { isGlob, matchesGlob } from "../policy/glob";

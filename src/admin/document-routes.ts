@@ -6,7 +6,8 @@
  * document cache TTL). GET answers an ETag; a write with If-Match is refused with 412
  * when it no longer holds (document-versions.ts).
  */
-import type { Context, Hono } from "hono";
+import type { Context } from "hono";
+import type { Hono } from "./hono-app";
 import { forgetDocument, parseDocument, type Checked } from "../storage/document-store";
 import { deleteDocument, etagHeaders, storeDocument } from "./document-versions";
 import { readBodyText } from "./read-body";

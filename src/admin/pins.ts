@@ -12,7 +12,8 @@
  * serves now, so an approval never covers a change newer than the one its author saw
  * (an older digest is refused with 409, naming the current one).
  */
-import { Hono, type Context } from "hono";
+import type { Context } from "hono";
+import { Hono } from "./hono-app";
 import { gatewayConfig } from "../config/gateway-config";
 import type { UpstreamConfig } from "../config/upstreams";
 import { isObject } from "../core/jsonrpc";

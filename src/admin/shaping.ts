@@ -8,7 +8,7 @@
  *   PUT|DELETE     /admin/icons/files/<name>  an icon file (body: the image; Content-Type: its image type)
  */
 import { ICONS_KEY, OVERRIDES_KEY, RULES_KEY } from "../storage/document-keys";
-import { Hono } from "hono";
+import { Hono } from "./hono-app";
 import { checkIcons } from "../policy/icons";
 import { checkOverrides } from "../policy/overrides";
 import { checkRules } from "../policy/rules";

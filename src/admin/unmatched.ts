@@ -5,7 +5,8 @@
  * gateway's MCP 404 would answer; it runs after the admin token was checked, so an
  * unauthenticated caller learns nothing about which paths exist.
  */
-import type { Context, Hono } from "hono";
+import type { Context } from "hono";
+import type { Hono } from "./hono-app";
 
 /** One route's path pattern (`/personas/:name`, `*`) as a regular expression over a whole path. */
 function patternOf(path: string): RegExp {

@@ -4,7 +4,7 @@
  *   GET    /admin/upstream-connections                          who is connected to which upstream, scope, expiry; never a token
  *   DELETE /admin/upstream-connections?principal=P&upstream=U   revokes one (at the authorization server too, where it can)
  */
-import { Hono } from "hono";
+import { Hono } from "./hono-app";
 import { gatewayConfig } from "../config/gateway-config";
 import { sessionSecret } from "../config/secrets";
 import { listConnections } from "../storage/upstream-tokens";

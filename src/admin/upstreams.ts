@@ -11,7 +11,7 @@
  *
  * Errors are redacted of configured secrets, as everywhere else.
  */
-import { Hono } from "hono";
+import { Hono } from "./hono-app";
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { randomHexId } from "../core/ids";
 import { gatewayConfig } from "../config/gateway-config";

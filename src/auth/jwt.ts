@@ -6,7 +6,10 @@
  * configured), expiry and not-before within a bounded skew, and only the configured
  * asymmetric algorithms (`none` and HMAC never verify: a JWKS key is public).
  */
-import { errors, jwtVerify, type JWTPayload } from "jose";
+import { jwtVerify, type JWTPayload } from "jose";
+// The error classes through their own subpath: `errors` from "jose" is a namespace object
+// that keeps every class in the bundle; member accesses on this import keep only those named.
+import * as errors from "jose/errors";
 import { fail, ok, type Result } from "../core/errors";
 import { isObject } from "../core/jsonrpc";
 import type { JwtConfig } from "../config/auth-config";

@@ -18,7 +18,8 @@
  *
  * Tokens are verified with jose's local key set over the fetched document.
  */
-import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
+import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
+import { JWKSNoMatchingKey } from "jose/errors";
 import { readTextUpTo } from "../core/bounded-text";
 import { fail, ok, type Result } from "../core/errors";
 import { isObject } from "../core/jsonrpc";
@@ -165,7 +166,7 @@ export function issuerKeys(url: string): JWTVerifyGetKey {
     try {
       return await good.keys(header, token);
     } catch (error) {
-      if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
+      if (!(error instanceof JWKSNoMatchingKey)) throw error;
       await refresh(url, state);
       if (state.good && state.good !== good) return state.good.keys(header, token);
       if (state.last?.ok === false) throw unavailable(state);

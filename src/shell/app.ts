@@ -2,7 +2,8 @@
  * The HTTP shell: routes, Origin check, configuration errors and status codes. MCP
  * behaviour lives in the framework-free modules this adapter calls.
  */
-import { Hono, type Context } from "hono";
+import type { Context } from "hono";
+import { Hono } from "../admin/hono-app";
 import { errorResponse, GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, INVALID_REQUEST } from "../core/jsonrpc";
 import { requestedCatalog } from "../policy/catalog-mode";

@@ -10,7 +10,7 @@
  *
  * Pages for the browser are short HTML; nothing here ever shows a token or a code.
  */
-import type { Hono } from "hono";
+import type { Hono } from "../admin/hono-app";
 import { html } from "hono/html";
 import { gatewayConfig } from "../config/gateway-config";
 import { sessionSecret } from "../config/secrets";

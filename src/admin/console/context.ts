@@ -2,7 +2,8 @@
  * What each console page handler is given: the signed-in session (its CSRF token), the
  * admin API caller, the submitted form of a POST, and one way to answer with a page.
  */
-import type { Context, Hono } from "hono";
+import type { Context } from "hono";
+import type { Hono } from "../hono-app";
 import type { AdminCall } from "./admin-client";
 import type { ConsoleSession } from "./session";
 

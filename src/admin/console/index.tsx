@@ -10,7 +10,7 @@
  * The admin token is read from a POSTed form field only: never from a URL, never stored
  * in the browser, never logged.
  */
-import { Hono } from "hono";
+import { Hono } from "../hono-app";
 import { recordFailedAuthentication } from "../../auth/failure-audit";
 import { gatewayConfig } from "../../config/gateway-config";
 import { sessionSecret } from "../../config/secrets";
