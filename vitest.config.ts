@@ -28,6 +28,10 @@ function quietSdkSourcemaps(): Plugin {
 
 export default defineConfig({
   plugins: [quietSdkSourcemaps()],
+  // The console's pages use the classic JSX transform (src/admin/console/jsx.ts); its
+  // development mode would add `__source` and `__self` props, which Hono renders as
+  // attributes. Tests render what a deploy renders.
+  oxc: { jsx: { development: false } },
   test: {
     // Logs of Node tests (e2e) are shown for a failing test, not for passing ones.
     silent: "passed-only",

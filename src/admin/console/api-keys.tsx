@@ -1,8 +1,11 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
+/** @jsxFrag Fragment */
 /**
  * API keys: create one (shown once, with a copy button), list them (never keys or
  * hashes: the admin API has neither to give), revoke one.
  */
+import { Fragment, h } from "./jsx";
 import { isObject } from "../../core/jsonrpc";
 import type { ConsoleApp, ConsoleContext } from "./context";
 import { errorOf, type ApiProblem } from "./admin-client";

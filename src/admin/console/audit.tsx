@@ -1,10 +1,13 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
+/** @jsxFrag Fragment */
 /**
  * Audit: the audit trail queried by time, tool, user, upstream and outcome (GET
  * /admin/audit), calls and errors over the range as a chart, a page of events newest
  * first with each event's detail, and "Older events" for the page before. Arguments in
  * events are caller-provided: they are shown as text, like everything else.
  */
+import { Fragment, h } from "./jsx";
 import type { AuditEvent } from "../../storage/audit-event";
 import type { ConsoleApp } from "./context";
 import { perSlot, readAudit } from "./audit-data";

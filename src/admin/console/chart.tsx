@@ -1,9 +1,11 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
 /**
  * A small bar chart of calls (and errors) per minute, drawn as SVG on the server: no
  * script, no style attribute (the CSP forbids inline style), and a text equivalent for
  * screen readers.
  */
+import { h } from "./jsx";
 
 const BAR_WIDTH = 4;
 const CHART_HEIGHT = 40;

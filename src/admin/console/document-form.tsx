@@ -1,4 +1,5 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
 /**
  * A live-edited KV document (the plan, visibility, icons, overrides, rules) as a form:
  * its text as stored (pretty JSON), or as submitted when the admin API refused it, with
@@ -8,6 +9,7 @@
  * absent at load is saved only while it is still absent (`If-None-Match: *`). One form
  * and one save handler for all of them.
  */
+import { h } from "./jsx";
 import { parseDocument } from "../../storage/document-store";
 import type { ConsoleContext } from "./context";
 import { ABSENT_ETAG, errorOf, type ApiAnswer, type ApiProblem } from "./admin-client";

@@ -1,4 +1,6 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
+/** @jsxFrag Fragment */
 /**
  * Filters: the stored filter sets and the plan; a set's editor with the admin API's
  * validation problems shown under the document, and a preview: paste a captured tool
@@ -6,6 +8,7 @@
  * fired (POST /admin/filter-sets/<name>/preview, with the unsaved set). The console's
  * script runs the preview as the operator types; without script the Preview button does.
  */
+import { Fragment, h } from "./jsx";
 import { parseDocument } from "../../storage/document-store";
 import { FILTER_SET_NAME } from "../../policy/filter-set";
 import { isObject } from "../../core/jsonrpc";

@@ -1,4 +1,5 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
 /**
  * The admin console at /admin/console/: server-rendered pages over the admin API, for
  * operators who would rather not steer the gateway with curl. This file is the console's
@@ -10,6 +11,7 @@
  * The admin token is read from a POSTed form field only: never from a URL, never stored
  * in the browser, never logged.
  */
+import { h } from "./jsx";
 import { Hono } from "../hono-app";
 import { recordFailedAuthentication } from "../../auth/failure-audit";
 import { gatewayConfig } from "../../config/gateway-config";

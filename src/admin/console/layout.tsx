@@ -1,4 +1,5 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
 /**
  * The frame of every console page (navigation, sign-out, the CSRF token for the page's
  * script) and the small pieces pages share: times shown in the viewer's time zone, the
@@ -8,6 +9,7 @@
  * upstream- and caller-provided text (tool descriptions, audit arguments) is never
  * written as markup. Nothing here uses raw HTML.
  */
+import { h } from "./jsx";
 import type { Child } from "hono/jsx";
 import type { ApiProblem } from "./admin-client";
 import { CONSOLE_PATH } from "./session";

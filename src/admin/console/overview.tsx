@@ -1,9 +1,12 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
+/** @jsxFrag Fragment */
 /**
  * Overview: each upstream with its health, era and error rate, its pin changes awaiting
  * approval (a link to the Pins page), and its calls per minute over the last hour (from
  * the audit trail) as a small chart.
  */
+import { Fragment, h } from "./jsx";
 import type { ConsoleApp } from "./context";
 import { perSlot, readAudit } from "./audit-data";
 import { MinuteChart } from "./chart";

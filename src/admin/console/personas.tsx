@@ -1,9 +1,13 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
+/** @jsxFrag Fragment */
 /**
  * Personas: who may call what, by role; a persona's editor whose "Preview changes" shows
  * what the change does to the tools its callers reach before anything is saved, and
  * whose problems (from the admin API's checker) appear under the field they are about.
  */
+import { Fragment, h } from "./jsx";
+import type { Child } from "hono/jsx";
 import { gatewayConfig } from "../../config/gateway-config";
 import { checkPersona, type Persona } from "../../policy/persona";
 import type { ConsoleApp, ConsoleContext } from "./context";
@@ -123,7 +127,7 @@ async function storedPersonas(c: ConsoleContext): Promise<{ personas: Record<str
   return { personas: ((answer.body as { personas?: Record<string, Persona> }).personas ?? {}), etag: answer.headers.get("etag") ?? "" };
 }
 
-async function personasPage(c: ConsoleContext, form: unknown, status: Parameters<typeof renderPage>[4] = 200, visibilityRefused?: RefusedDocument): Promise<Response> {
+async function personasPage(c: ConsoleContext, form: Child, status: Parameters<typeof renderPage>[4] = 200, visibilityRefused?: RefusedDocument): Promise<Response> {
   const [{ personas, etag, error }, visibility] = await Promise.all([storedPersonas(c), c.var.call("GET", "/visibility")]);
   const names = Object.keys(personas).sort();
   const csrf = c.var.session.csrf;

@@ -1,4 +1,5 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
 /**
  * One pinned definition's change as the Pins page shows it: the version shown (its
  * digest), its findings with their severity, the admin API's diff against the approved
@@ -6,6 +7,7 @@
  * API's answer about the definition (a 409 when the upstream changed again) is shown.
  * All of it is upstream text, rendered as text with its invisible characters shown.
  */
+import { h } from "./jsx";
 import { CsrfField, href, TableHead, Time } from "./layout";
 import type { PinFindingView, PinView } from "./pins-data";
 import { Visible, VisibleValue } from "./visible-text";

@@ -1,4 +1,6 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
+/** @jsxFrag Fragment */
 /**
  * Pins: per pinned upstream, its pinning mode, the definitions it keeps, each pending
  * change with the admin API's diff and findings, and the last Cron run's report. Approve
@@ -11,6 +13,7 @@
  * schemas, diffs, findings' matches, sweep errors. It is rendered as text with its
  * invisible characters shown (visible-text.tsx).
  */
+import { Fragment, h } from "./jsx";
 import { isObject } from "../../core/jsonrpc";
 import type { ConsoleApp, ConsoleContext } from "./context";
 import { errorOf } from "./admin-client";

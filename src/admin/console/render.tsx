@@ -1,8 +1,10 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
 /**
  * Turns a page's content into the HTML answer: the document type, the layout around it,
  * the status. One place, so every page gets the same frame.
  */
+import { h } from "./jsx";
 import type { Child } from "hono/jsx";
 import type { ConsoleContext } from "./context";
 import { BarePage, Layout } from "./layout";

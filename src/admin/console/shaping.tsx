@@ -1,9 +1,12 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
+/** @jsxFrag Fragment */
 /**
  * Shaping: the icon files the gateway serves (upload with preview, delete) and the three
  * shaping documents (icons, text overrides, rules and hints), each edited as YAML or
  * JSON with the admin API's problems shown under it.
  */
+import { Fragment, h } from "./jsx";
 import { isObject } from "../../core/jsonrpc";
 import type { ConsoleApp, ConsoleContext } from "./context";
 import { errorOf } from "./admin-client";

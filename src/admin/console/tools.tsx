@@ -1,8 +1,11 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
+/** @jsxFrag Fragment */
 /**
  * Tools: every tool, prompt and resource of each upstream, and what applies to each on
  * /mcp; with "view as persona", exactly what that persona lists and may call.
  */
+import { Fragment, h } from "./jsx";
 import { gatewayConfig } from "../../config/gateway-config";
 import type { ConsoleApp } from "./context";
 import { upstreamCatalog, type UpstreamCatalog } from "./catalog";

@@ -1,9 +1,12 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
+/** @jsxFrag Fragment */
 /**
  * Upstreams: each upstream's configuration as the gateway parsed it (no header values, no
  * credentials: their names only), its last errors, and a probe button (POST
  * /admin/upstreams/<name>/probe) whose answer is shown beside the upstream probed.
  */
+import { Fragment, h } from "./jsx";
 import { gatewayConfig } from "../../config/gateway-config";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { redactSecrets } from "../../config/secrets";

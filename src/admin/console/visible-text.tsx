@@ -1,4 +1,6 @@
-/** @jsxImportSource hono/jsx */
+/** @jsxRuntime classic */
+/** @jsx h */
+/** @jsxFrag Fragment */
 /**
  * Text an upstream wrote, shown so an operator sees all of it. hono/jsx already escapes
  * markup; this also makes the characters a page would not show visible: Unicode tag
@@ -7,6 +9,7 @@
  * becomes a marked span of its code points (`U+E0073 U+E0065 …`), and a run of tag
  * characters also shows the text it spells. Linear in the text; bounded per run.
  */
+import { Fragment, h } from "./jsx";
 
 /**
  * Characters a reader does not see: C0/C1 controls other than tab, line feed and carriage
