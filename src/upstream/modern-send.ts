@@ -199,7 +199,7 @@ export async function sendModern(upstream: UpstreamConfig, text: string, request
   // 2026-07-28 removed ping and logging/setLevel: the gateway answers them. A 2025 client's
   // level (kept for its session by the client-logging middleware) goes in each request's envelope instead.
   if (method === "ping" || method === "logging/setLevel") return ok(oneMessage(JSON.stringify({ jsonrpc: "2.0", id, result: {} })));
-  const kv = request.env["GATEWAY_KV"] as KVNamespace | undefined;
+  const { kv } = request;
   const legacyClient = request.clientVersion !== undefined && !isModernVersion(request.clientVersion);
   const logLevel = legacyClient ? (kv ? await loadLogLevel(kv, request.session.sid) : null) : (request.logLevel ?? null);
   const body = withEnvelope(text, { ...envelopeClient(request), ...(logLevel ? { logLevel } : {}) });

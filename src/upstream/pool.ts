@@ -32,7 +32,7 @@ const handshakes = new Map<string, Promise<Result<UpstreamSession, UpstreamFailu
 const UPSTREAM_SESSION_KEY_PREFIX = "upstream-session/";
 
 function kvOf(request: PoolRequest): KVNamespace | undefined {
-  return request.env["GATEWAY_KV"] as KVNamespace | undefined;
+  return request.kv;
 }
 
 function storedKey(request: PoolRequest, upstream: UpstreamConfig): string {
@@ -175,7 +175,7 @@ export async function sendToUpstream(
     }
     // Remembered as 2026-07-28, but it refuses modern requests now (HTTP 400/404/405 without a modern error): probe again, once.
     if (transport.side !== "modern" || reply.reason !== "http-status" || !ERA_REFUSALS.has(reply.status)) return reply;
-    await forgetEra(upstream, request.env);
+    await forgetEra(upstream, request.kv);
     refused = null;
   }
   throw new Error("unreachable: the retry loop always returns");
