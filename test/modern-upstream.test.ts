@@ -391,7 +391,7 @@ describe("server/discover answered as servers of each era do", () => {
     const kv = { get: (key: string) => env.GATEWAY_KV.get(key), put: () => Promise.reject(new Error("KV PUT failed: 429 Too Many Requests")), delete: () => Promise.resolve() };
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     try {
-      const verdicts = await Promise.all(Array.from({ length: 5 }, () => upstreamEra(config, { ...(env as unknown as Record<string, unknown>), GATEWAY_KV: kv })));
+      const verdicts = await Promise.all(Array.from({ length: 5 }, () => upstreamEra(config, { env: env as unknown as Record<string, unknown>, kv: kv as unknown as KVNamespace })));
       expect(verdicts.map((verdict) => verdict.ok && verdict.value.era)).toEqual(Array(5).fill("modern"));
     } finally {
       warn.mockRestore();
@@ -408,7 +408,7 @@ describe("server/discover answered as servers of each era do", () => {
   it("is a failure, not an empty verdict, for an upstream configured as 2026-07-28 that does not answer as one", async () => {
     const raw = rawUpstream("not-found");
     const config: UpstreamConfig = { ...upstream("not-found"), name: raw.name, url: new URL(raw.path, modernUrl).href, protocol: "2026-07-28" };
-    const verdict = await upstreamEra(config, env as unknown as Record<string, unknown>);
+    const verdict = await upstreamEra(config, { env: env as unknown as Record<string, unknown>, kv: env.GATEWAY_KV });
     expect(!verdict.ok && verdict.reason).toBe("bad-response");
   });
 

@@ -11,7 +11,7 @@ import { listConnections } from "../storage/upstream-tokens";
 import { revokeConnection } from "../upstream/oauth/access-token";
 import { auditConnection } from "../upstream/oauth/connection-audit";
 
-type Bindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
+type Bindings = { GATEWAY_KV?: KVNamespace; AUDIT_QUEUE?: Queue; [binding: string]: unknown };
 
 /** The routes, to mount at `/upstream-connections` of the admin app. */
 export function createUpstreamConnectionRoutes(): Hono<{ Bindings: Bindings }> {
@@ -31,7 +31,7 @@ export function createUpstreamConnectionRoutes(): Hono<{ Bindings: Bindings }> {
     const upstreams = config.upstreams.ok ? config.upstreams.value : [];
     const revoked = await revokeConnection(upstreams.find((u) => u.name === upstream), upstream, principal, { kv, secret: sessionSecret(c.env), env: c.env });
     if (!revoked) return c.json({ error: `no connection of "${principal}" to "${upstream}"` }, 404);
-    if (config.audit.enabled) auditConnection(c.env["AUDIT_QUEUE"] as Queue | undefined, (p) => c.executionCtx.waitUntil(p), { kind: "revoke", principal, upstream, by: "admin" });
+    if (config.audit.enabled) auditConnection(c.env.AUDIT_QUEUE, (p) => c.executionCtx.waitUntil(p), { kind: "revoke", principal, upstream, by: "admin" });
     return c.json({ revoked: { principal, upstream } });
   });
   return routes;

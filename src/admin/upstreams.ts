@@ -53,7 +53,7 @@ async function ping(upstream: UpstreamConfig, env: UpstreamBindings, sessionId: 
 async function probe(upstream: UpstreamConfig, env: UpstreamBindings): Promise<Record<string, unknown>> {
   const started = Date.now();
   const client = { sid: `probe-${randomHexId()}`, protocolVersion: LATEST_SESSION_REVISION, clientCapabilities: {}, clientInfo: { ...GATEWAY_INFO }, upstreams: {}, exp: Math.floor(started / 1000) + PROBE_SESSION_TTL_S };
-  const opened = await handshake(upstream, { env, session: client });
+  const opened = await handshake(upstream, { env, kv: env.GATEWAY_KV, session: client });
   const initializeMs = Date.now() - started;
   if (!opened.ok) return { upstream: upstream.name, ok: false, stage: "initialize", error: redactSecrets(describeFailure(opened), env), initializeMs };
   const { session, initializeResult } = opened.value;

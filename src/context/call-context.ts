@@ -224,11 +224,12 @@ export function payloadOwner(ctx: Pick<CallContext, "identity">): { principal: s
 export function poolRequest(ctx: CallContext): PoolRequest {
   const { principal, email, roles } = ctx.identity;
   const identity = callerCredentials(
-    { env: ctx.services.env, ...(ctx.services.auditQueue && ctx.services.config.audit.enabled ? { auditQueue: ctx.services.auditQueue } : {}), waitUntil: ctx.waitUntil },
+    { env: ctx.services.env, kv: ctx.services.kv, ...(ctx.services.auditQueue && ctx.services.config.audit.enabled ? { auditQueue: ctx.services.auditQueue } : {}), waitUntil: ctx.waitUntil },
     { principal, ...(email !== undefined ? { email } : {}), roles, ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}) },
   );
   return {
     env: ctx.services.env,
+    kv: ctx.services.kv,
     session: ctx.upstreamClient,
     signal: ctx.signal,
     identity,

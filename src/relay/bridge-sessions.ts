@@ -197,7 +197,7 @@ export class BridgeSessions {
     if (!made.ok) return made;
     if (made.value.session.sessionId === null) return ok(this.#withoutStream(key));
     const client: UpstreamClient = { ...request.session, sid: `${request.session.sid}/bridge/${crypto.randomUUID()}`, upstreams: { [upstream.name]: made.value.session } };
-    const session = new BridgeSession(key, upstream, { env: request.env, session: client, ...(request.identity ? { identity: request.identity } : {}) }, made.value.session);
+    const session = new BridgeSession(key, upstream, { env: request.env, kv: request.kv, session: client, ...(request.identity ? { identity: request.identity } : {}) }, made.value.session);
     session.lease();
     const listening = await session.listen();
     if (listening === "open") return ok(session);

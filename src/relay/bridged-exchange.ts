@@ -68,17 +68,20 @@ export class BridgedExchange {
   /** The offload consumer of the isolate serving the current round. */
   #large: LargeAnswerConsumer | undefined;
 
+  /** `reach`: the Worker's bindings as the shell typed them (`env` for what configuration names, `kv`). */
   constructor(
-    private readonly env: Readonly<Record<string, unknown>>,
+    reach: Pick<PoolRequest, "env" | "kv">,
     private readonly call: BridgeStart,
     private readonly sessions: BridgeSessions,
   ) {
     const { caller } = call;
+    const { env, kv } = reach;
     this.#pool = {
       env,
+      kv,
       session: call.client,
       signal: this.#abort.signal,
-      identity: callerCredentials({ env }, caller),
+      identity: callerCredentials({ env, kv }, caller),
     };
   }
 

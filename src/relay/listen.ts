@@ -1,17 +1,16 @@
 /**
  * The stream of messages upstreams send outside any request (list_changed, resource
- * updates, server-to-client requests): each upstream's own stream, opened in the
- * client's upstream sessions and merged. Each message goes to `ctx.emit`, and the next is
- * read only once the client's stream has taken it.
+ * updates, server-to-client requests): each upstream's own stream, opened by the pool in
+ * the client's upstream sessions (upstream/pool.ts, `listenToUpstream`) and merged. Each
+ * message goes to `ctx.emit`, and the next is read only once the client's stream has
+ * taken it.
  */
 import { GatewayError } from "../core/errors";
 import { poolRequest, type CallContext } from "../context/call-context";
-import { upstreamMessages } from "../upstream/pool";
-import { heldSession } from "../upstream/upstream-session";
+import { listenToUpstream, upstreamMessages } from "../upstream/pool";
 import { toClient } from "./forward";
 import type { ListenFilter } from "../upstream/modern-listen";
 import { describeFailure } from "../upstream/failures";
-import { streamTransportFor } from "../upstream/select-transport";
 
 /** What a 2025 client's GET stream carries from a 2026-07-28 upstream: its list changes. */
 const LIST_CHANGES: ListenFilter = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true };
@@ -23,12 +22,10 @@ const LIST_CHANGES: ListenFilter = { toolsListChanged: true, promptsListChanged:
 export async function listen(ctx: CallContext): Promise<void> {
   const opened = await Promise.all(
     ctx.route.upstreams.map(async (upstream) => {
-      const session = heldSession(ctx.upstreamClient, upstream.name);
-      if (!session) return undefined;
       // The session's own stream: a 2025 side's GET, or a 2026-07-28 side's subscriptions/listen standing in for it
       // (also for a stateless 2025 side of an upstream that speaks both: it has no stream of its own).
-      const request = poolRequest(ctx);
-      const stream = await (await streamTransportFor(upstream, request, session)).listen(upstream, request, session, LIST_CHANGES);
+      const stream = await listenToUpstream(upstream, poolRequest(ctx), LIST_CHANGES);
+      if (!stream) return undefined;
       if (!stream.ok) {
         if (stream.reason !== "http-status") console.warn(`mcp-edge-gateway: the stream of "${upstream.name}": ${describeFailure(stream)}`);
         return undefined;

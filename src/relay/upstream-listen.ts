@@ -184,7 +184,7 @@ export function agreedOf(notifications: unknown, asked: SubscriptionFilter): Sub
  */
 export const modernUpstreamListener: UpstreamListener = {
   async honours(ctx, upstream, wanted) {
-    const era = await upstreamEra(upstream, ctx.services.env, ctx.signal, poolRequest(ctx).identity);
+    const era = await upstreamEra(upstream, poolRequest(ctx));
     return era.ok && era.value.era === "modern" ? honouredBy(era.value.discover["capabilities"], wanted) : {};
   },
 

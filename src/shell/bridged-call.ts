@@ -15,6 +15,7 @@ import { BRIDGE_RETRY_DEADLINE_MS, MAX_CALLS_PER_OBJECT } from "../relay/bridge-
 import type { BridgeAnswer, BridgedCallRpc, BridgeOutcome, BridgeStart } from "../context/object-rpc";
 import { BridgedExchange } from "../relay/bridged-exchange";
 import { BridgeSessions } from "../relay/bridge-sessions";
+import { servicesFor } from "./services";
 
 /** A call, the round of its pending question, and when that question's wait ends. */
 type Held = { readonly exchange: BridgedExchange; round: number; deadline: number };
@@ -34,7 +35,7 @@ export class BridgedCall extends DurableObject<Record<string, unknown>> implemen
   async start(input: BridgeStart): Promise<BridgeOutcome> {
     if (this.#calls.has(input.call)) return { kind: "gone", reason: "busy" };
     if (this.#calls.size >= MAX_CALLS_PER_OBJECT) return { kind: "gone", reason: "full" };
-    const held: Held = { exchange: new BridgedExchange(this.env, input, this.#sessions), round: 0, deadline: Infinity };
+    const held: Held = { exchange: new BridgedExchange({ env: this.env, kv: servicesFor(this.env).kv }, input, this.#sessions), round: 0, deadline: Infinity };
     this.#calls.set(input.call, held);
     return this.#round(input.call, held, () => held.exchange.begin());
   }

@@ -7,16 +7,16 @@
 import { gatewayConfig } from "../config/gateway-config";
 import { sessionSecret } from "../config/secrets";
 import type { EmbeddingsBinding, RateLimiter, Services } from "../context/call-context";
-import type { BridgedCall } from "./bridged-call";
-import type { InputRendezvous } from "./input-rendezvous";
+import type { BridgedCallRpc, InputRendezvousRpc, ObjectNamespace } from "../context/object-rpc";
 
 /** The bindings this module reads, as wrangler.toml declares them. */
 type GatewayBindings = {
   readonly GATEWAY_KV?: KVNamespace;
   readonly PAYLOADS?: R2Bucket;
   readonly AUDIT_QUEUE?: Queue;
-  readonly INPUT_RENDEZVOUS?: DurableObjectNamespace<InputRendezvous>;
-  readonly BRIDGED_CALLS?: DurableObjectNamespace<BridgedCall>;
+  /** Namespaces of shell/input-rendezvous.ts and shell/bridged-call.ts, whose classes implement these surfaces. */
+  readonly INPUT_RENDEZVOUS?: ObjectNamespace<InputRendezvousRpc>;
+  readonly BRIDGED_CALLS?: ObjectNamespace<BridgedCallRpc>;
 };
 
 function isEmbeddings(value: unknown): value is EmbeddingsBinding {

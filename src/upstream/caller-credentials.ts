@@ -10,9 +10,12 @@ import { identityAssertion, type AssertedIdentity } from "./identity-assertion";
 import { accessTokenFor, forgetTokens } from "./oauth/access-token";
 import type { CallerCredentials } from "./upstream-session";
 
-/** What the credentials need besides the caller: bindings, and where refresh failures are audited. */
+/** What the credentials need besides the caller: where tokens are kept, what configuration names, and where refresh failures are audited. */
 export type CredentialServices = {
+  /** The Worker's bindings, for the secrets configuration names (signing keys, OAuth client secrets). */
   readonly env: Readonly<Record<string, unknown>>;
+  /** Where users' tokens are kept; undefined when none is bound. */
+  readonly kv: KVNamespace | undefined;
   readonly auditQueue?: Queue;
   readonly waitUntil?: (promise: Promise<unknown>) => void;
 };
@@ -21,11 +24,10 @@ export type CredentialServices = {
  * The credentials of `caller` toward upstreams.
  *
  * @example
- * const identity = callerCredentials({ env }, { principal: "alice", roles: [] });
+ * const identity = callerCredentials({ env, kv }, { principal: "alice", roles: [] });
  */
 export function callerCredentials(services: CredentialServices, caller: AssertedIdentity): CallerCredentials {
-  const { env } = services;
-  const kv = env["GATEWAY_KV"] as KVNamespace | undefined;
+  const { env, kv } = services;
   return {
     assertion: (upstream) => identityAssertion(env, upstream, caller),
     userToken: async (upstream) => {

@@ -20,7 +20,7 @@
  * one isolate share one probe and one write) and forgotten when
  * the upstream refuses the era it was remembered by (`forgetEra`), so the next use probes again.
  */
-import type { CallerCredentials } from "./upstream-session";
+import type { CallerCredentials, PoolRequest } from "./upstream-session";
 import { fail, ok, type Result } from "../core/errors";
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { isObject, type JsonObject } from "../core/jsonrpc";
@@ -55,6 +55,9 @@ export type LegacySide = {
  * `server/discover` declared) and, when it serves 2025 clients too, its 2025 side.
  */
 export type UpstreamEra = { readonly era: "legacy" } | { readonly era: "modern"; readonly discover: JsonObject; readonly legacy?: LegacySide };
+
+/** What a lookup needs: how to reach the upstream (`env` for what configuration names, the caller's credentials) and where verdicts are kept. */
+export type EraLookup = Pick<PoolRequest, "env" | "kv" | "signal" | "identity">;
 
 type Remembered = { readonly verdict: UpstreamEra; readonly until: number };
 const remembered = new Map<string, Remembered>();
@@ -157,10 +160,10 @@ async function probeLegacySide(upstream: UpstreamConfig, env: Readonly<Record<st
  * The era of `upstream`: configured, remembered (this isolate, then KV), or discovered now.
  *
  * @example
- * const era = await upstreamEra(upstream, env);
+ * const era = await upstreamEra(upstream, { env, kv });
  * if (era.ok && era.value.era === "modern") console.log(era.value.discover["capabilities"]);
  */
-export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: CallerCredentials): Promise<Result<UpstreamEra, UpstreamFailure>> {
+export async function upstreamEra(upstream: UpstreamConfig, lookup: EraLookup): Promise<Result<UpstreamEra, UpstreamFailure>> {
   if (upstream.protocol === LATEST_SESSION_REVISION) return ok({ era: "legacy" });
   const key = await eraKey(upstream);
   const local = remembered.get(key);
@@ -172,7 +175,7 @@ export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record
     // A failure is the first caller's (its credential, its abort): this caller asks on its own.
     if (found.ok) return found;
   }
-  const pending = lookUp(upstream, key, env, signal, identity);
+  const pending = lookUp(upstream, key, lookup);
   if (!shared) {
     lookups.set(key, pending);
     pending.finally(() => lookups.delete(key)).catch(() => {});
@@ -183,9 +186,9 @@ export async function upstreamEra(upstream: UpstreamConfig, env: Readonly<Record
 /** Lookups under way, per era key. */
 const lookups = new Map<string, Promise<Result<UpstreamEra, UpstreamFailure>>>();
 
-async function lookUp(upstream: UpstreamConfig, key: string, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: CallerCredentials): Promise<Result<UpstreamEra, UpstreamFailure>> {
+async function lookUp(upstream: UpstreamConfig, key: string, lookup: EraLookup): Promise<Result<UpstreamEra, UpstreamFailure>> {
   const now = Date.now();
-  const kv = env["GATEWAY_KV"] as KVNamespace | undefined;
+  const { env, kv, signal, identity } = lookup;
   const stored = await kv?.get(key).catch(logKvFailure);
   if (stored) {
     const verdict: unknown = JSON.parse(stored);
@@ -223,11 +226,11 @@ function remember(key: string, verdict: UpstreamEra, now: number): void {
  * Forgets the era of `upstream` (it refused the one remembered): the next use probes again.
  *
  * @example
- * await forgetEra(upstream, env);
+ * await forgetEra(upstream, kv);
  */
-export async function forgetEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>): Promise<void> {
+export async function forgetEra(upstream: UpstreamConfig, kv: KVNamespace | undefined): Promise<void> {
   if (upstream.protocol !== undefined) return;
   const key = await eraKey(upstream);
   remembered.delete(key);
-  await (env["GATEWAY_KV"] as KVNamespace | undefined)?.delete(key);
+  await kv?.delete(key);
 }

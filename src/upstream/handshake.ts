@@ -46,7 +46,7 @@ function capabilityKeys(capabilities: unknown): { keys: string[]; subscribe: boo
  */
 export async function handshake(upstream: UpstreamConfig, request: PoolRequest): Promise<Result<Handshake, UpstreamFailure>> {
   for (let attempt = 0; ; attempt++) {
-    const era = await upstreamEra(upstream, request.env, request.signal, request.identity);
+    const era = await upstreamEra(upstream, request);
     if (!era.ok) return era;
     // The 2026-07-28 side has no handshake: what it declared at discovery stands in for one.
     // Which side serves this client is the rule's (era-choice.ts): a dual-era upstream's
@@ -55,7 +55,7 @@ export async function handshake(upstream: UpstreamConfig, request: PoolRequest):
     const result = await initializeUpstream(upstream, request);
     // Remembered as 2025, but it now refuses initialize as a modern-only server does: probe again, once.
     if (result.ok || result.reason !== "http-status" || result.modernOnly !== true || attempt > 0) return result;
-    await forgetEra(upstream, request.env);
+    await forgetEra(upstream, request.kv);
   }
 }
 

@@ -1,9 +1,10 @@
 /**
- * One message to a 2026-07-28 upstream: no session and no handshake. A request goes with
- * the `_meta` envelope and the mirrored headers (modern-wire.ts); the client's own
- * notifications have no 2026-07-28 meaning over HTTP and are not sent. What the upstream
- * declared (`server/discover`) stands in for the 2025 handshake, so an `initialize` from
- * a 2025 client is answered from it.
+ * One request to a 2026-07-28 upstream: no session and no handshake. It goes with the
+ * `_meta` envelope and the mirrored headers (modern-wire.ts). What is not sent at all
+ * (notifications, answers, `ping`, `logging/setLevel`) is the transport's decision
+ * (modern-transport.ts). What the upstream declared (`server/discover`) stands in for the
+ * 2025 handshake, so an `initialize` from a 2025 client is answered from it
+ * (`initializeResultOf`).
  *
  * `Mcp-Param-*` headers come from the tool's `x-mcp-header` annotations, read from the
  * upstream's `tools/list` once per isolate and read again when the upstream says the
@@ -160,12 +161,6 @@ async function readRefusal(reply: UpstreamReply): Promise<{ verdict: "mismatch" 
   return { verdict, replay: { ...reply, messages: (async function* () { yield* held; })() } };
 }
 
-/** A reply of one message the gateway itself makes. */
-function oneMessage(text: string): UpstreamReply {
-  const wire = readUpstreamMessage(text)!;
-  return { mode: "json", sessionId: null, messages: (async function* () { yield wire; })(), resume: {}, status: 200, received: { bytes: 0 } };
-}
-
 /** A reply whose response messages a 2025 client can read (downgrade.ts), everything else as it came. */
 function forClient(reply: UpstreamReply, method: string, request: ModernSendRequest): UpstreamReply {
   if (request.clientVersion === undefined || isModernVersion(request.clientVersion)) return reply;
@@ -184,22 +179,15 @@ function forClient(reply: UpstreamReply, method: string, request: ModernSendRequ
 }
 
 /**
- * Sends one message text to a modern upstream, as the revision wants it.
+ * Sends one request (`text`, read as `message`) to a modern upstream, as the revision wants it.
  *
  * @example
- * const reply = await sendModern(upstream, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', request);
+ * const reply = await sendModern(upstream, text, message, request); // message: the request `text` holds
  */
-export async function sendModern(upstream: UpstreamConfig, text: string, request: ModernSendRequest, options: Options = { answerWithinTimeout: true }): Promise<Result<UpstreamReply, UpstreamFailure>> {
-  const parsed = readUpstreamMessage(text)?.message;
-  if (!parsed || !("method" in parsed) || !("id" in parsed)) {
-    // Notifications and answers have no 2026-07-28 meaning on HTTP: nothing to send.
-    return ok({ mode: "accepted", sessionId: null, messages: (async function* () {})(), resume: {}, status: 202, received: { bytes: 0 } });
-  }
-  const { method, params, id } = parsed as JsonRpcRequest;
-  // 2026-07-28 removed ping and logging/setLevel: the gateway answers them. A 2025 client's
-  // level (kept for its session by the client-logging middleware) goes in each request's envelope instead.
-  if (method === "ping" || method === "logging/setLevel") return ok(oneMessage(JSON.stringify({ jsonrpc: "2.0", id, result: {} })));
-  const kv = request.env["GATEWAY_KV"] as KVNamespace | undefined;
+export async function sendModern(upstream: UpstreamConfig, text: string, message: JsonRpcRequest, request: ModernSendRequest, options: Options = { answerWithinTimeout: true }): Promise<Result<UpstreamReply, UpstreamFailure>> {
+  const { method, params } = message;
+  // A 2025 client's level (kept for its session by the client-logging middleware) goes in each request's envelope.
+  const { kv } = request;
   const legacyClient = request.clientVersion !== undefined && !isModernVersion(request.clientVersion);
   const logLevel = legacyClient ? (kv ? await loadLogLevel(kv, request.session.sid) : null) : (request.logLevel ?? null);
   const body = withEnvelope(text, { ...envelopeClient(request), ...(logLevel ? { logLevel } : {}) });

@@ -15,8 +15,9 @@ import { heldSession, type UpstreamSession } from "./upstream-session";
 import { forgetEra } from "./era";
 import { breakFailure, handshake, type Handshake, type PoolRequest } from "./handshake";
 import { noteListChange } from "./list-cache";
-import { transportOf } from "./select-transport";
-import type { SendOptions } from "./transport";
+import { streamTransportFor, transportOf } from "./select-transport";
+import type { ListenFilter } from "./modern-listen";
+import type { OpenedStream, SendOptions } from "./transport";
 
 export { handshake, TASKS_LIST_CAPABILITY, type Handshake, type PoolRequest } from "./handshake";
 
@@ -32,7 +33,7 @@ const handshakes = new Map<string, Promise<Result<UpstreamSession, UpstreamFailu
 const UPSTREAM_SESSION_KEY_PREFIX = "upstream-session/";
 
 function kvOf(request: PoolRequest): KVNamespace | undefined {
-  return request.env["GATEWAY_KV"] as KVNamespace | undefined;
+  return request.kv;
 }
 
 function storedKey(request: PoolRequest, upstream: UpstreamConfig): string {
@@ -175,10 +176,32 @@ export async function sendToUpstream(
     }
     // Remembered as 2026-07-28, but it refuses modern requests now (HTTP 400/404/405 without a modern error): probe again, once.
     if (transport.side !== "modern" || reply.reason !== "http-status" || !ERA_REFUSALS.has(reply.status)) return reply;
-    await forgetEra(upstream, request.env);
+    await forgetEra(upstream, request.kv);
     refused = null;
   }
   throw new Error("unreachable: the retry loop always returns");
+}
+
+/**
+ * Opens the stream of messages `upstream` sends the client outside requests, in the
+ * client's current session with it (the pool's: one made since the upstream forgot the
+ * sealed one counts, and a session the upstream refuses now is replaced once, as for a
+ * send), through the transport that streams for that session (`streamTransportFor`: a
+ * 2025 GET, or a 2026-07-28 `subscriptions/listen` for `filter`). Undefined for an
+ * upstream the client did not connect to: a stream alone opens no session.
+ *
+ * @example
+ * const stream = await listenToUpstream(upstream, request, { toolsListChanged: true });
+ */
+export async function listenToUpstream(upstream: UpstreamConfig, request: PoolRequest, filter: ListenFilter): Promise<Result<OpenedStream, UpstreamFailure> | undefined> {
+  if (!heldSession(request.session, upstream.name)) return undefined;
+  const open = async (avoid?: string | null): Promise<Result<OpenedStream, UpstreamFailure>> => {
+    const session = await upstreamSession(upstream, request, avoid);
+    if (!session.ok) return session;
+    const stream = await (await streamTransportFor(upstream, request, session.value)).listen(upstream, request, session.value, filter);
+    return stream.ok || stream.reason !== "session-expired" || avoid !== undefined ? stream : open(session.value.sessionId);
+  };
+  return open();
 }
 
 /** Reopens a cut SSE stream of this session's upstream after `lastEventId` (GET with Last-Event-ID). */

@@ -37,7 +37,7 @@ export function transportOf(session: Pick<UpstreamSession, "protocolVersion">): 
 export async function streamTransportFor(upstream: UpstreamConfig, request: PoolRequest, session: UpstreamSession): Promise<UpstreamTransport> {
   const own = transportOf(session);
   if (own.side === "modern" || session.sessionId) return own;
-  const era = await upstreamEra(upstream, request.env, request.signal, request.identity);
+  const era = await upstreamEra(upstream, request);
   return era.ok && era.value.era === "modern" ? modernTransport : own;
 }
 
@@ -50,6 +50,6 @@ export async function streamTransportFor(upstream: UpstreamConfig, request: Pool
  * if ((await transportFor(upstream, poolRequest(ctx))).asks === "server-requests") ...; // a stateless client needs the call bridge
  */
 export async function transportFor(upstream: UpstreamConfig, request: PoolRequest): Promise<UpstreamTransport> {
-  const era = await upstreamEra(upstream, request.env, request.signal, request.identity);
+  const era = await upstreamEra(upstream, request);
   return era.ok ? TRANSPORTS[sideFor(clientNeeds(request), era.value)] : legacyTransport;
 }

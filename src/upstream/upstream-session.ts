@@ -57,7 +57,10 @@ export function heldSession(client: Pick<UpstreamClient, "upstreams">, upstream:
 
 /** What the pool needs of a call: on whose behalf, and how to reach the upstream. */
 export type PoolRequest = {
+  /** The Worker's bindings, for what configuration names (an upstream's service binding, credential secrets). */
   readonly env: Readonly<Record<string, unknown>>;
+  /** Where upstream sessions, upstream eras and a 2025 client's log level are kept (typed by the shell); undefined when none is bound. */
+  readonly kv: KVNamespace | undefined;
   readonly session: UpstreamClient;
   readonly signal?: AbortSignal;
   /** The caller's credentials toward upstreams: identity assertions, per-user tokens. */

@@ -13,6 +13,7 @@ import { LATEST_SESSION_REVISION } from "../../core/revisions";
 import { describeFailure } from "../../upstream/failures";
 import { sendToUpstream, upstreamMessages } from "../../upstream/pool";
 import type { UpstreamClient } from "../../upstream/upstream-session";
+import type { ConsoleBindings } from "./context";
 
 const MAX_PAGES = 10;
 /** A page of the console waits this long for an upstream's lists; a slow or down upstream shows as an error. */
@@ -35,9 +36,9 @@ function consoleClient(): UpstreamClient {
   return client;
 }
 
-async function listPage(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, method: string, cursor: string | undefined, signal: AbortSignal): Promise<{ ok: true; result: JsonObject } | { ok: false; error: string }> {
+async function listPage(upstream: UpstreamConfig, env: ConsoleBindings, method: string, cursor: string | undefined, signal: AbortSignal): Promise<{ ok: true; result: JsonObject } | { ok: false; error: string }> {
   const request = { jsonrpc: "2.0", id: `console-${method}`, method, ...(cursor ? { params: { cursor } } : {}) };
-  const reply = await sendToUpstream(upstream, JSON.stringify(request), { env, session: consoleClient(), signal }, { answerWithinTimeout: true });
+  const reply = await sendToUpstream(upstream, JSON.stringify(request), { env, kv: env.GATEWAY_KV, session: consoleClient(), signal }, { answerWithinTimeout: true });
   if (!reply.ok) return { ok: false, error: describeFailure(reply) };
   for await (const item of upstreamMessages(reply.value, upstream.name)) {
     if (!item.ok) return { ok: false, error: describeFailure(item) };
@@ -56,7 +57,7 @@ const LISTS = [
 ] as const;
 
 /** Lists one upstream's tools, prompts and resources (a list it does not offer is skipped). */
-export async function upstreamCatalog(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>): Promise<UpstreamCatalog> {
+export async function upstreamCatalog(upstream: UpstreamConfig, env: ConsoleBindings): Promise<UpstreamCatalog> {
   const entries: CatalogEntry[] = [];
   const signal = AbortSignal.timeout(CATALOG_TIMEOUT_MS);
   for (const [method, field, kind] of LISTS) {
