@@ -170,6 +170,17 @@ describe("session tokens", () => {
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.reason).toBe(reason);
   });
+
+  // The isolate keeps tokens it opened: a kept one is still refused to another secret and after expiry.
+  it.each([
+    ["another secret", (t: string) => openSession(t, "some-other-secret-0123"), "malformed"],
+    ["after expiry", (t: string) => openSession(t, secret, (state.exp + 1) * 1000), "expired"],
+  ])("refuses a token it opened before: %s", async (_label, open, reason) => {
+    const token = await sealSession(state, secret);
+    expect((await openSession(token, secret)).ok).toBe(true);
+    expect(await open(token)).toEqual({ ok: false, reason });
+    expect(await openSession(token, secret)).toEqual({ ok: true, value: state });
+  });
 });
 
 describe("server-to-client request ids", () => {

@@ -41,6 +41,8 @@ export type GatewayConfig = {
 };
 
 const parsed = new Map<string, GatewayConfig>();
+/** The configuration each env object last gave, with the var values it was given for (compared by identity). */
+const lastOf = new WeakMap<object, { readonly values: readonly unknown[]; readonly config: GatewayConfig }>();
 
 /** The ALLOWED_ORIGINS var: a JSON list or a comma-separated list of origins. */
 function originsFrom(raw: unknown): readonly string[] {
@@ -74,6 +76,9 @@ function ttlFrom(raw: unknown): number {
  * if (!config.upstreams.ok) console.error(config.upstreams.problems);
  */
 export function gatewayConfig(env: Readonly<Record<string, unknown>>): GatewayConfig {
+  // The same env object with the same var values as last time (every request of an isolate): no JSON key to write.
+  const last = lastOf.get(env);
+  if (last && CONFIG_VARS.every((name, i) => env[name] === last.values[i])) return last.config;
   const key = JSON.stringify(CONFIG_VARS.map((name) => env[name] ?? null));
   let config = parsed.get(key);
   if (!config) {
@@ -89,5 +94,6 @@ export function gatewayConfig(env: Readonly<Record<string, unknown>>): GatewayCo
     if (parsed.size >= MAX_CACHED_CONFIGS) parsed.clear();
     parsed.set(key, config);
   }
+  lastOf.set(env, { values: CONFIG_VARS.map((name) => env[name]), config });
   return config;
 }

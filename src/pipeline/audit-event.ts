@@ -25,6 +25,8 @@ export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "../storage/audit-bou
 const MAX_ERROR_BYTES = 1024;
 /** Raw characters of a tool error's text read from the answer (the rest is never decoded). */
 const MAX_ERROR_RAW_CHARS = 4 * MAX_ERROR_BYTES;
+/** Session id hashes kept per isolate (session ids are at most a few dozen characters). */
+const HASHED_SESSIONS_KEPT = 1024;
 
 /** The decoded start of a JSON string at `span`, without decoding more than `MAX_ERROR_RAW_CHARS` of it. */
 function stringStart(text: string, span: Span): string | undefined {
@@ -74,10 +76,23 @@ function identityField(ctx: CallContext, key: string): unknown {
   return (ctx.identity as Readonly<Record<string, unknown>>)[key];
 }
 
-async function hashedSessionId(id: string | undefined): Promise<string | undefined> {
-  if (id === undefined) return undefined;
+/** Session ids whose hash this isolate computed, oldest first: a session's every event hashes the same id. */
+const hashedSessions = new Map<string, Promise<string>>();
+
+async function sessionHash(id: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(id)));
   return [...digest.subarray(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The first 128 bits of the SHA-256 of a session id, as hex: what the event says instead of the id. */
+function hashedSessionId(id: string | undefined): Promise<string> | undefined {
+  if (id === undefined) return undefined;
+  let hash = hashedSessions.get(id);
+  if (hash === undefined) {
+    if (hashedSessions.size >= HASHED_SESSIONS_KEPT) hashedSessions.delete(hashedSessions.keys().next().value!);
+    hashedSessions.set(id, (hash = sessionHash(id)));
+  }
+  return hash;
 }
 
 /** The method, the names and the parameters a message carries. */

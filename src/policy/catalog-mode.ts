@@ -25,7 +25,8 @@ export function isCatalogMode(value: unknown): value is CatalogMode {
  * requestedCatalog("https://gw.example/mcp?catalog=search") // { ok: true, value: "search" }
  */
 export function requestedCatalog(url: string): Result<CatalogMode | undefined, { reason: "bad-catalog"; message: string }> {
-  const values = new URL(url).searchParams.getAll(CATALOG_PARAM);
+  // Nearly every request URL has no query: no URL to parse then.
+  const values = url.includes("?") ? new URL(url).searchParams.getAll(CATALOG_PARAM) : [];
   if (values.length === 0) return ok(undefined);
   const [value] = values;
   if (values.length > 1 || !isCatalogMode(value)) {

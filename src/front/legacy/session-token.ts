@@ -3,6 +3,10 @@
  * holding everything a later request needs (negotiated version, the client's
  * capabilities, the principal, the route, each upstream's session). Any isolate holding
  * the secret can open it, so no request depends on the memory of another.
+ *
+ * An isolate keeps the tokens it opened (bounded, by their exact text and the secret), so
+ * a session's later requests skip the decryption and the parse: a cache, never the only
+ * copy; expiry is still checked on every request.
  */
 import { randomHexId } from "../../core/ids";
 import { base64UrlToBytes, bytesToBase64Url } from "../../core/base64url";
@@ -25,6 +29,9 @@ export const MAX_CLIENT_STATE_BYTES = 4 * 1024;
  * headers together).
  */
 export const MAX_SESSION_TOKEN_CHARS = 8 * 1024;
+/** Opened tokens this isolate keeps: at most this many, of at most this many characters together (about 1 MiB as UTF-16). */
+const OPENED_CACHE_ENTRIES = 512;
+const OPENED_CACHE_CHARS = 512 * 1024;
 
 export type SessionState = {
   /** Random id of this session; what DELETE records as ended. */
@@ -81,8 +88,32 @@ export async function sealSession(state: SessionState, secret: string): Promise<
   return token;
 }
 
+/** Tokens opened here, oldest first: the state each holds, under the secret that opened it (shared: `SessionState` is read-only). */
+const opened = new Map<string, { readonly secret: string; readonly state: SessionState }>();
+let openedChars = 0;
+
+function forget(token: string): void {
+  if (opened.delete(token)) openedChars -= token.length;
+}
+
+function remember(token: string, secret: string, state: SessionState): void {
+  forget(token);
+  opened.set(token, { secret, state });
+  openedChars += token.length;
+  for (const oldest of opened.keys()) {
+    if (opened.size <= OPENED_CACHE_ENTRIES && openedChars <= OPENED_CACHE_CHARS) break;
+    forget(oldest);
+  }
+}
+
 /** Opens a token minted by `sealSession`; anything altered or foreign is `malformed`. */
 export async function openSession(token: string, secret: string, now = Date.now()): Promise<Result<SessionState, SessionProblem>> {
+  const known = opened.get(token);
+  if (known?.secret === secret) {
+    if (known.state.exp * 1000 > now) return ok(known.state);
+    forget(token);
+    return fail({ reason: "expired" });
+  }
   if (!token.startsWith(TOKEN_PREFIX)) return fail({ reason: "malformed" });
   const bytes = base64UrlToBytes(token.slice(TOKEN_PREFIX.length));
   if (!bytes || bytes.length <= IV_BYTES) return fail({ reason: "malformed" });
@@ -94,5 +125,6 @@ export async function openSession(token: string, secret: string, now = Date.now(
     return fail({ reason: "malformed" });
   }
   if (state.exp * 1000 <= now) return fail({ reason: "expired" });
+  remember(token, secret, state);
   return ok(state);
 }
