@@ -14,7 +14,10 @@
  *   1. latency: calls one at a time, interleaved round-robin (every round calls each
  *      target once, starting at the next one) after a warm-up; median, p90, p99;
  *   2. throughput: a fixed number of calls per target with several in flight (req/s);
- *   3. CPU: batches of calls to one target alone, reading utime+stime of that target's
+ *   3. bursts: --burst calls sent to one target at once (all in flight together), a few
+ *      rounds per relay target (direct is not burst: it is not a relay); p99 of each call's
+ *      time from the burst's start, the gateway's beside its pass-through's;
+ *   4. CPU: batches of calls to one target alone, reading utime+stime of that target's
  *      wrangler dev processes (lib/cpu.ts) and of the upstream before and after.
  *
  *   npm run bench:relay
@@ -26,7 +29,8 @@
  * measured rounds (BENCH_ITERATIONS), --warmup 30 rounds (BENCH_WARMUP), --requests 200
  * calls per target in the throughput phase (BENCH_REQUESTS), --concurrency 8 in flight
  * (BENCH_CONCURRENCY), --cpu-calls 300 calls per target in the CPU phase
- * (BENCH_CPU_CALLS), --gateway-dir . (BENCH_GATEWAY_DIR: the git working tree whose gateway
+ * (BENCH_CPU_CALLS), --burst 1000 calls in flight at once (BENCH_BURST), --burst-rounds 3
+ * (BENCH_BURST_ROUNDS), --gateway-dir . (BENCH_GATEWAY_DIR: the git working tree whose gateway
  * is measured, e.g. another worktree, for A/B comparisons), --gateway-vars '{}'
  * (BENCH_GATEWAY_VARS: more vars for the gateway, e.g. '{"AUDIT":{"enabled":false}}'), --out bench/results
  * (BENCH_OUT). Results are printed and written to <out>/relay-<timestamp>.json.
@@ -39,7 +43,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { addTicks, readTicks, relayProcesses, ZERO_TICKS } from './lib/cpu.ts';
-import { concurrentCalls, interleavedLatency, sequentialCalls } from './lib/load.ts';
+import { burstLatency, concurrentCalls, interleavedLatency, sequentialCalls } from './lib/load.ts';
 import { startPassthrough } from './lib/passthrough-process.ts';
 import { snapshotTree } from './lib/snapshot.ts';
 import { CLOCK_TICKS } from './lib/proc.ts';
@@ -51,7 +55,9 @@ import { startUpstream } from './lib/upstream-process.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HARD_LIMIT_MS = 10 * 60_000;
-const TARGET_RATIO = 1.3;
+/** Issue 18's goals: added median latency, and p99 under a burst, as multiples of the pass-through's. */
+const TARGET_RATIO = 1.1;
+const TARGET_BURST_P99_RATIO = 1.2;
 const CPU_ROUNDS = 4;
 /** The small tools/call each upstream answers. */
 const CALLS = {
@@ -68,6 +74,8 @@ const OPTIONS = {
   requests: ['BENCH_REQUESTS', '200'],
   concurrency: ['BENCH_CONCURRENCY', '8'],
   'cpu-calls': ['BENCH_CPU_CALLS', '300'],
+  burst: ['BENCH_BURST', '1000'],
+  'burst-rounds': ['BENCH_BURST_ROUNDS', '3'],
   'gateway-dir': ['BENCH_GATEWAY_DIR', ROOT],
   'gateway-vars': ['BENCH_GATEWAY_VARS', '{}'],
   out: ['BENCH_OUT', path.join(ROOT, 'bench', 'results')],
@@ -106,6 +114,8 @@ function parseOptions(argv) {
     requests: count('requests', 1),
     concurrency: count('concurrency', 1),
     cpuCalls: count('cpu-calls', CPU_ROUNDS),
+    burst: count('burst', 1),
+    burstRounds: count('burst-rounds', 1),
     gatewayDir: path.resolve(raw['gateway-dir']),
     gatewayVars: jsonObject('gateway-vars'),
     out: path.resolve(raw.out),
@@ -191,6 +201,24 @@ async function throughputPhase(targets, options) {
     }
   }
   return Object.fromEntries([...totals].map(([name, t]) => [name, { ...t, inFlight: options.concurrency, perSecond: t.requests / t.seconds }]));
+}
+
+/**
+ * Tail latency under bursts: each relay target alone, `burst` calls at once, in rounds
+ * that alternate the targets' order (drift hits all alike); p99 per target, and the
+ * gateway's as a multiple of its pass-through's.
+ */
+async function burstPhase(targets, options) {
+  const relays = targets.filter((t) => t.relay);
+  const samples = new Map(relays.map((t) => [t.name, []]));
+  for (let round = 0; round < options.burstRounds; round++) {
+    for (const target of round % 2 === 0 ? relays : [...relays].reverse()) samples.get(target.name).push(...(await burstLatency(target, options.burst, 1)));
+  }
+  const latency = Object.fromEntries([...samples].map(([name, s]) => [name, summarize(s)]));
+  const ratios = relays
+    .filter((t) => t.via !== 'passthrough')
+    .map((t) => ({ target: t.name, p99Ratio: latency[t.name].p99 / latency[`${t.upstream} pass-through`].p99, medianRatio: latency[t.name].median / latency[`${t.upstream} pass-through`].median }));
+  return { latency, ratios };
 }
 
 /**
@@ -288,6 +316,14 @@ function render(result) {
       table(['target', 'req/s', 'calls', 'seconds'], Object.entries(result.throughput).map(([name, t]) => [name, t.perSecond, t.requests, t.seconds])),
     ),
     section(
+      `Bursts, ms: ${settings.burst} calls sent at once to one target, ${settings.burstRounds} rounds; each call's time from the burst's start`,
+      table(['target', 'median', 'p90', 'p99', 'n'], Object.entries(result.burst.latency).map(([name, s]) => [name, s.median, s.p90, s.p99, s.n])),
+    ),
+    section(
+      `p99 under a burst as a multiple of the pass-through's (target <= ${TARGET_BURST_P99_RATIO})`,
+      table(['gateway route', 'x pass-through p99', 'x pass-through median'], result.burst.ratios.map((r) => [r.target, `${r.p99Ratio.toFixed(2)}${r.p99Ratio <= TARGET_BURST_P99_RATIO ? '' : `  (over the ${TARGET_BURST_P99_RATIO} target)`}`, r.medianRatio.toFixed(2)])),
+    ),
+    section(
       `CPU per call, ms: ${settings.cpuCalls} calls per target, one at a time, that target alone (1 tick = ${1000 / CLOCK_TICKS} ms over a batch).\n` +
         `workerd = both workerd processes of the relay's wrangler dev: its dev proxy + the runtime running the Worker (whole runtime: HTTP parsing, fetch, JS, local KV; not only our code).\n` +
         `wrangler = wrangler's node and esbuild (request logging). upstream = the upstream process.`,
@@ -351,6 +387,8 @@ async function main() {
     const latency = Object.fromEntries([...samples].map(([name, s]) => [name, summarize(s)]));
     progress('throughput phase');
     const throughput = await throughputPhase(targets, options);
+    progress(`burst phase (${options.burst} at once)`);
+    const burst = await burstPhase(targets, options);
     progress('CPU phase');
     const idleTicksPerSecond = await idleWorkerdTicks(targets);
     const cpuTargets = await cpuPhase(targets, options);
@@ -375,6 +413,7 @@ async function main() {
       latency,
       added: addedLatency(setup.upstreams, latency),
       throughput,
+      burst,
       cpu: {
         note: 'ms per call; workerd = whole-runtime CPU of the relay (dev proxy + Worker runtime), not only its JavaScript',
         idleTicksPerSecond,

@@ -1,7 +1,7 @@
 /**
  * The benchmark's load patterns: interleaved sequential calls for latency, a fixed
- * number of calls with several in flight for throughput, and a batch of calls to one
- * target alone for CPU accounting.
+ * number of calls with several in flight for throughput, bursts of calls all in flight
+ * at once for tail latency, and a batch of calls to one target alone for CPU accounting.
  */
 import { performance } from "node:perf_hooks";
 import type { Target } from "./target.ts";
@@ -40,6 +40,24 @@ export async function concurrentCalls(target: Target, requests: number, inFlight
   await Promise.all(Array.from({ length: Math.min(inFlight, requests) }, worker));
   const seconds = (performance.now() - start) / 1000;
   return { requests, inFlight, seconds, perSecond: requests / seconds };
+}
+
+/**
+ * `size` calls to `target` sent at once (all of them in flight together), `rounds` times;
+ * each call's latency (ms), from the moment the burst starts to its answer.
+ */
+export async function burstLatency(target: Target, size: number, rounds: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: size }, async () => {
+        await target.call();
+        samples.push(performance.now() - start);
+      }),
+    );
+  }
+  return samples;
 }
 
 /** `count` calls to `target`, one after another. */
