@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bench:bridge`: what the bridge (relay/bridge.ts) costs a 2026-07-28 client.
+ * `npm run bench:bridge`: what the bridge (eras/call-bridge.ts) costs a 2026-07-28 client.
  * Starts the SDK v1 "alpha" upstream (test/fixtures/sdk-upstream.ts) and the gateway
  * (`npm start`), then interleaves, after a warm-up:
  * - a small tools/call (echo) from a client that declares no capability the upstream

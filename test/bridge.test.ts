@@ -8,7 +8,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { openState } from "../src/core/sealed-state";
-import { BRIDGE_OBJECT_MEMORY_BUDGET_BYTES, BRIDGE_RETRY_DEADLINE_MS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT, MAX_HELD_NOTIFICATION_CHARS } from "../src/relay/bridge-protocol";
+import { BRIDGE_OBJECT_MEMORY_BUDGET_BYTES, BRIDGE_RETRY_DEADLINE_MS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT, MAX_HELD_NOTIFICATION_CHARS } from "../src/eras/bridge-protocol";
 import type { BridgeStart } from "../src/context/object-rpc";
 import { MAX_HELD_MESSAGE_BYTES } from "../src/upstream/reply-body";
 import type { BridgedCall } from "../src/shell/bridged-call";

@@ -10,7 +10,7 @@ import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema
 import { describe, expect, inject, it } from "vitest";
 import { createApp } from "../src/shell/app";
 import { readSse } from "../src/core/sse";
-import { MAX_INPUT_ANSWER_CHARS, MAX_INPUT_REQUESTS_PER_ROUND } from "../src/relay/input-bridge";
+import { MAX_INPUT_ANSWER_CHARS, MAX_INPUT_REQUESTS_PER_ROUND } from "../src/eras/input-bridge";
 import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
 
 const modernUrl = inject("modernUpstreamUrl");

@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { MAX_SEALED_TOKEN_CHARS, sealState } from "../src/core/sealed-state";
-import { requestDigest } from "../src/relay/request-state";
+import { requestDigest } from "../src/eras/request-state";
 import type { Json } from "./helpers/gateway";
 import { modern, modernPost } from "./helpers/modern";
 import { admin, authVars, makeKey } from "./helpers/auth";

@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 import { encodeJson } from "../src/core/base64url";
 import { decodeCursor, encodeCursor } from "../src/relay/cursor";
 import { qualifyName, splitName } from "../src/core/names";
-import { elements, members, RawJsonError, rootSpan, splice } from "../src/core/raw-json";
-import { decodeServerRequestId, encodeServerRequestId, withMessageId } from "../src/relay/server-requests";
+import { elements, members, RawJsonError, rootSpan, splice, withMessageId } from "../src/core/raw-json";
+import { decodeServerRequestId, encodeServerRequestId } from "../src/relay/server-requests";
 import { openSession, sealSession, type SessionState } from "../src/front/legacy/session-token";
 import { readSse, sseFrame } from "../src/core/sse";
 

@@ -33,7 +33,7 @@ export type CallRecord = {
   payloadId?: string;
   /** The rules whose guidance was appended to the result (middleware/rules.ts), by name. */
   rulesFired?: string[];
-  /** The Durable Object (its id) holding a 2025 upstream's call whose question this answer is, for a modern client's retry (relay/bridge.ts). */
+  /** The Durable Object (its id) holding a 2025 upstream's call whose question this answer is, for a modern client's retry (eras/call-bridge.ts). */
   bridgedCall?: string;
   /** Why the call failed, when it did. */
   failure?: CallFailure;

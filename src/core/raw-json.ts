@@ -7,6 +7,7 @@
  * and elements as [start, end) ranges of the original text and splices only what it
  * rewrites (a tool name, a request id).
  */
+import type { JsonRpcId } from "./jsonrpc";
 
 /** A value inside `text`, as the half-open range [start, end). */
 export type Span = { readonly start: number; readonly end: number };
@@ -130,6 +131,12 @@ export function splice(text: string, edits: readonly Splice[]): string {
     at = edit.span.end;
   }
   return out + text.slice(at);
+}
+
+/** Replaces the top-level `id` of a message text, leaving every other byte alone. */
+export function withMessageId(text: string, id: JsonRpcId): string {
+  const span = member(text, rootSpan(text), "id");
+  return span ? splice(text, [{ span, raw: JSON.stringify(id) }]) : text;
 }
 
 /** Follows object keys from the root; undefined when any step is missing or not an object. */

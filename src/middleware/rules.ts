@@ -14,7 +14,7 @@ import { SYS_PREFIX } from "../core/names";
 import { onRequests, type Middleware } from "../context/call-context";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { loadDocument } from "../storage/document-store";
-import { isInputRequired } from "../relay/request-state";
+import { isInputRequired } from "../eras/request-state";
 import { checkRules, conditionHolds, hintsFor, rulesFor, type Rule } from "../policy/rules";
 import { namedAt } from "../context/call-target";
 

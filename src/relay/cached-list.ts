@@ -16,7 +16,7 @@ import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { CACHED_LIST_METHODS, heldList, holdList, holdOf, listGeneration, mayBeHeld, noteHold, type ListKeys } from "../upstream/list-cache";
 import { forward } from "./forward";
-import { withMessageId } from "./server-requests";
+import { withMessageId } from "../core/raw-json";
 
 async function digest(text: string): Promise<string> {
   return bytesToBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));

@@ -8,9 +8,10 @@ import { INVALID_REQUEST, type JsonRpcResponse, type WireMessage } from "../core
 import { poolRequest, type CallContext } from "../context/call-context";
 import { failureError } from "../upstream/failures";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
-import { decodeServerRequestId, withMessageId } from "./server-requests";
+import { decodeServerRequestId } from "./server-requests";
+import { withMessageId } from "../core/raw-json";
 import { taskIdBinding, toUpstreamTaskIds } from "./task-ids";
-import { deliverInput, isInputRequestId } from "./input-bridge";
+import { deliverInput, isInputRequestId } from "../eras/input-bridge";
 
 /** Sends the client's answer to the upstream that asked; refuses an id the gateway never sent. */
 export async function relayClientResponse(ctx: CallContext, wire: WireMessage<JsonRpcResponse>): Promise<void> {

@@ -5,10 +5,10 @@
  */
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
-import { parseSpan, pathSpan, splice } from "../core/raw-json";
-import { encodeServerRequestId, withMessageId } from "./server-requests";
+import { parseSpan, pathSpan, splice, withMessageId } from "../core/raw-json";
+import { encodeServerRequestId } from "./server-requests";
 import { taskIdBinding, toGatewayTaskIds } from "./task-ids";
-import { bridgeable, bridgedForward } from "./bridge";
+import { bridgeable, bridgedForward } from "../eras/call-bridge";
 import { withTraceMeta } from "./trace-meta";
 import { cancelWhenClientGoes } from "./cancel-upstream";
 import { traceparentOf } from "../core/traceparent";
@@ -18,10 +18,10 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "../upstream/pool";
 import { transportFor } from "../upstream/select-transport";
-import { bridgeInput, inputRequired } from "./input-bridge";
-import { withoutRetryFields } from "./request-state";
+import { bridgeInput, inputRequired } from "../eras/input-bridge";
+import { withoutRetryFields } from "../eras/request-state";
 import { randomHexId } from "../core/ids";
-import { MAX_RESUMPTIONS, resumeDelay } from "./stream-resumption";
+import { MAX_RESUMPTIONS, resumeDelay } from "../upstream/stream-resumption";
 
 /** Ids the gateway gives a stateless client's requests upstream (see `forward`). */
 const UPSTREAM_ID_PREFIX = "gw-req-";
@@ -86,9 +86,9 @@ function methodOf(text: string): unknown {
  *
  * A 2026-07-28 upstream may answer `input_required` (multi-round-trip requests). A 2025
  * client cannot read that: the gateway asks it in its own era and retries for it
- * (input-bridge.ts); the client's own `requestState`/`inputResponses` are never sent on.
+ * (eras/input-bridge.ts); the client's own `requestState`/`inputResponses` are never sent on.
  * A 2026-07-28 client gets the result back, its `requestState` sealed on the way out by
- * multi-round-trip.ts, which also opens the state of its retry before it comes here.
+ * eras/multi-round-trip.ts, which also opens the state of its retry before it comes here.
  */
 export async function forward(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
   if (ctx.identity.era !== "modern") return forwardAs(ctx, upstream, withoutRetryFields(request), id);
@@ -129,7 +129,7 @@ async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: 
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };
   // A modern client's call that the upstream may interrupt with a question on its stream runs where it can wait for the retry.
-  // A side that asks with input_required does so itself (wrapped by multi-round-trip.ts): only one asking by requests is bridged.
+  // A side that asks with input_required does so itself (wrapped by eras/multi-round-trip.ts): only one asking by requests is bridged.
   if (bridgeable(ctx, upstream, methodOf(text), text) && (await transportFor(upstream, poolRequest(ctx))).asks === "server-requests") {
     return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx, upstream.name, wire));
   }

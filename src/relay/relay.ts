@@ -14,12 +14,12 @@ import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json"
 import { heldSession } from "../upstream/upstream-session";
 import { poolRequest, type CallContext, type MethodHandler } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
-import { forward } from "./forward";
+import { forward, toClient } from "./forward";
 import { forwardList } from "./cached-list";
 import { LISTS, mergeList, pageItems } from "./merge-lists";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { createdTask, ownTaskList, ownTasksOf, routeTask, TASK_METHODS } from "./tasks";
-import { multiRoundTrip, type RouteRequest } from "./multi-round-trip";
+import { multiRoundTrip, type RouteRequest } from "../eras/multi-round-trip";
 import { askToSignIn } from "./sign-in-required";
 
 const URI_OWNER_ENTRIES = 10_000;
@@ -199,8 +199,8 @@ const routeRequest: RouteRequest = (ctx, request, pinned) =>
     return ctx.route.kind === "upstream" ? transparentRelay(ctx, ctx.route.upstream, request) : aggregatedRelay(ctx, request);
   });
 
-/** Relays a client request to the upstream (or upstreams) that serve it; input_required answers and their retries pass multi-round-trip.ts. */
-export const relayRequest: MethodHandler = (ctx, request) => multiRoundTrip(ctx, request, routeRequest);
+/** Relays a client request to the upstream (or upstreams) that serve it; input_required answers and their retries pass eras/multi-round-trip.ts. */
+export const relayRequest: MethodHandler = (ctx, request) => multiRoundTrip(ctx, request, routeRequest, toClient);
 
 /**
  * Forwards a client notification (cancellation, roots changed, progress) to the

@@ -5,7 +5,6 @@
  */
 import { decodeJson, encodeJson } from "../core/base64url";
 import type { JsonRpcId } from "../core/jsonrpc";
-import { member, rootSpan, splice } from "../core/raw-json";
 
 const ID_PREFIX = "gw.";
 
@@ -22,10 +21,4 @@ export function decodeServerRequestId(id: JsonRpcId): { upstream: string; id: Js
   const original: unknown = value[1];
   if (typeof original !== "string" && typeof original !== "number") return undefined;
   return { upstream: value[0], id: original };
-}
-
-/** Replaces the top-level `id` of a message text, leaving every other byte alone. */
-export function withMessageId(text: string, id: JsonRpcId): string {
-  const span = member(text, rootSpan(text), "id");
-  return span ? splice(text, [{ span, raw: JSON.stringify(id) }]) : text;
 }

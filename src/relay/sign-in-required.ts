@@ -6,7 +6,7 @@
  *
  * - a 2025 session whose client declared URL elicitation (`elicitation.url`), on a call
  *   (tools/call, prompts/get, resources/read): a URL-mode `elicitation/create` on the call's
- *   stream (through the input bridge, relay/input-bridge.ts); once the user accepted, the
+ *   stream (through the input bridge, eras/input-bridge.ts); once the user accepted, the
  *   call waits for the sign-in's callback (relay/sign-in-wait.ts), tells the client
  *   `notifications/elicitation/complete` and runs again, answering the original request;
  * - a 2026-07-28 client that declared URL elicitation: `input_required` with a URL-mode
@@ -24,10 +24,10 @@ import type { CallContext } from "../context/call-context";
 import { UPSTREAM_ERROR } from "../upstream/failures";
 import { mintSignInLink, SIGN_IN_LINK_TTL_MS } from "../upstream/oauth/sign-in-link";
 import { SIGN_IN_FLOW_TTL_MS } from "../upstream/oauth/authorization-flow";
-import { bridgeInput } from "./input-bridge";
+import { bridgeInput } from "../eras/input-bridge";
 import { awaitSignIn } from "./sign-in-wait";
 import type { Challenge } from "../upstream/oauth/discovery";
-import { MULTI_ROUND_TRIP_METHODS } from "./request-state";
+import { MULTI_ROUND_TRIP_METHODS } from "../eras/request-state";
 
 /** MCP's "URL elicitation required" (2025-11-25). */
 export const URL_ELICITATION_REQUIRED = -32042;

@@ -7,7 +7,7 @@
  * round is answered (or at its deadline), `answer` stores one answer and wakes the
  * waiter. Answers live in the object's storage, so an answer that comes before the
  * waiter, or to another instance of the Worker, is not lost; an alarm clears the round.
- * The logic of the bridge is in relay/input-bridge.ts; this is only the meeting point.
+ * The logic of the bridge is in eras/input-bridge.ts; this is only the meeting point.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { InputRendezvousRpc } from "../context/object-rpc";

@@ -16,15 +16,15 @@
  * one and is never sent the `initialize` probe.
  *
  * The verdict is a property of the upstream, so it is kept per isolate and in KV
- * (`upstream-era/<upstream>/<digest of its URL>`, UPSTREAM_ERA_TTL_S; concurrent lookups in
- * one isolate share one probe and one write) and forgotten when
+ * (storage/upstream-eras.ts, UPSTREAM_ERA_TTL_S; concurrent lookups in one isolate share
+ * one probe and one write) and forgotten when
  * the upstream refuses the era it was remembered by (`forgetEra`), so the next use probes again.
  */
 import type { CallerCredentials, PoolRequest } from "./upstream-session";
 import { fail, ok, type Result } from "../core/errors";
 import { GATEWAY_INFO } from "../core/gateway-info";
 import { isObject, type JsonObject } from "../core/jsonrpc";
-import { bytesToBase64Url } from "../core/base64url";
+import { deleteEraRecord, readEraRecord, writeEraRecord } from "../storage/upstream-eras";
 import type { UpstreamConfig } from "../config/upstreams";
 import { exchange } from "./client";
 import { UpstreamBreak } from "./deadlines";
@@ -34,7 +34,6 @@ import { LATEST_SESSION_REVISION } from "../core/revisions";
 
 /** How long a discovered era is trusted before the upstream is probed again. */
 export const UPSTREAM_ERA_TTL_S = 60 * 60;
-const ERA_KEY_PREFIX = "upstream-era/";
 const ERA_CACHE_ENTRIES = 1_000;
 /** The error codes only a 2026-07-28 server answers with (basic/index, "Error Codes"). */
 const MODERN_ERROR_CODES: ReadonlySet<number> = new Set([-32020, -32021, -32022]);
@@ -62,9 +61,9 @@ export type EraLookup = Pick<PoolRequest, "env" | "kv" | "signal" | "identity">;
 type Remembered = { readonly verdict: UpstreamEra; readonly until: number };
 const remembered = new Map<string, Remembered>();
 
-async function eraKey(upstream: UpstreamConfig): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${upstream.service ?? ""} ${upstream.url}`)));
-  return `${ERA_KEY_PREFIX}${upstream.name}/${bytesToBase64Url(digest.slice(0, 12))}`;
+/** Names an upstream in this isolate's memory: its name and where it is reached, as its KV record is named. */
+function eraKey(upstream: UpstreamConfig): string {
+  return `${upstream.name}\u0000${upstream.service ?? ""} ${upstream.url}`;
 }
 
 function isLegacySide(value: unknown): value is LegacySide {
@@ -165,7 +164,7 @@ async function probeLegacySide(upstream: UpstreamConfig, env: Readonly<Record<st
  */
 export async function upstreamEra(upstream: UpstreamConfig, lookup: EraLookup): Promise<Result<UpstreamEra, UpstreamFailure>> {
   if (upstream.protocol === LATEST_SESSION_REVISION) return ok({ era: "legacy" });
-  const key = await eraKey(upstream);
+  const key = eraKey(upstream);
   const local = remembered.get(key);
   if (local && local.until > Date.now()) return ok(local.verdict);
   // One lookup per upstream at a time in this isolate: a cold isolate's concurrent requests share it.
@@ -189,7 +188,7 @@ const lookups = new Map<string, Promise<Result<UpstreamEra, UpstreamFailure>>>()
 async function lookUp(upstream: UpstreamConfig, key: string, lookup: EraLookup): Promise<Result<UpstreamEra, UpstreamFailure>> {
   const now = Date.now();
   const { env, kv, signal, identity } = lookup;
-  const stored = await kv?.get(key).catch(logKvFailure);
+  const stored = kv ? await readEraRecord(kv, upstream).catch(logKvFailure) : undefined;
   if (stored) {
     const verdict: unknown = JSON.parse(stored);
     if (isEra(verdict)) {
@@ -208,7 +207,7 @@ async function lookUp(upstream: UpstreamConfig, key: string, lookup: EraLookup):
   const verdict: UpstreamEra = found.value.era === "modern" && legacy ? { ...found.value, legacy } : found.value;
   remember(key, verdict, now);
   // KV takes about one write a second per key: a refused write costs the next isolate a probe, not this request.
-  await kv?.put(key, JSON.stringify(verdict), { expirationTtl: UPSTREAM_ERA_TTL_S }).catch(logKvFailure);
+  if (kv) await writeEraRecord(kv, upstream, JSON.stringify(verdict), UPSTREAM_ERA_TTL_S).catch(logKvFailure);
   return ok(verdict);
 }
 
@@ -230,7 +229,6 @@ function remember(key: string, verdict: UpstreamEra, now: number): void {
  */
 export async function forgetEra(upstream: UpstreamConfig, kv: KVNamespace | undefined): Promise<void> {
   if (upstream.protocol !== undefined) return;
-  const key = await eraKey(upstream);
-  remembered.delete(key);
-  await kv?.delete(key);
+  remembered.delete(eraKey(upstream));
+  if (kv) await deleteEraRecord(kv, upstream);
 }

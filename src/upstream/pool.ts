@@ -4,8 +4,8 @@
  *
  * The upstream's session id normally comes from the sealed gateway session. When an
  * upstream failed to initialize with the client, or has since forgotten the session
- * (HTTP 404, or 400 as some servers answer), the pool performs the handshake again and records the new session in KV,
- * so every isolate continues in it (and DELETE closes it); isolate memory only caches it.
+ * (HTTP 404, or 400 as some servers answer), the pool performs the handshake again and records the new session in KV
+ * (storage/upstream-handshakes.ts), so every isolate continues in it (and DELETE closes it); isolate memory only caches it.
  */
 import { fail, ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
@@ -16,6 +16,7 @@ import { forgetEra } from "./era";
 import { breakFailure, handshake, type Handshake, type PoolRequest } from "./handshake";
 import { noteListChange } from "./list-cache";
 import { streamTransportFor, transportOf } from "./select-transport";
+import { readHandshakeRecord, writeHandshakeRecord } from "../storage/upstream-handshakes";
 import type { ListenFilter } from "./modern-listen";
 import type { OpenedStream, SendOptions } from "./transport";
 
@@ -30,20 +31,16 @@ const ERA_REFUSALS: ReadonlySet<number> = new Set([400, 404, 405]);
 
 /** Upstream sessions established after initialize, per client session and upstream (a cache of KV). */
 const handshakes = new Map<string, Promise<Result<UpstreamSession, UpstreamFailure>>>();
-const UPSTREAM_SESSION_KEY_PREFIX = "upstream-session/";
-
-function kvOf(request: PoolRequest): KVNamespace | undefined {
-  return request.kv;
-}
-
-function storedKey(request: PoolRequest, upstream: UpstreamConfig): string {
-  return `${UPSTREAM_SESSION_KEY_PREFIX}${request.session.sid}/${upstream.name}`;
-}
 
 /** An upstream session established after initialize (by any isolate), from KV. */
 async function storedSession(request: PoolRequest, upstream: UpstreamConfig): Promise<UpstreamSession | undefined> {
-  const text = await kvOf(request)?.get(storedKey(request, upstream));
+  const text = request.kv ? await readHandshakeRecord(request.kv, "session", request.session.sid, upstream.name) : null;
   return text ? (JSON.parse(text) as UpstreamSession) : undefined;
+}
+
+/** Keeps `session` in KV as this client session's with `upstream`, until `expiration`. */
+async function storeSession(request: PoolRequest, upstream: UpstreamConfig, session: UpstreamSession, expiration: number): Promise<void> {
+  if (request.kv) await writeHandshakeRecord(request.kv, "session", request.session.sid, upstream.name, JSON.stringify(session), expiration);
 }
 
 /**
@@ -57,7 +54,7 @@ async function establish(upstream: UpstreamConfig, request: PoolRequest, avoid: 
   if (!result.ok) return result;
   // Kept as long as the client session lives (KV wants an expiry at least 60 s ahead).
   const expiration = Math.max(request.session.exp, Math.floor(Date.now() / 1000) + 60);
-  await kvOf(request)?.put(storedKey(request, upstream), JSON.stringify(result.value.session), { expiration });
+  await storeSession(request, upstream, result.value.session, expiration);
   return ok(result.value.session);
 }
 
@@ -86,7 +83,6 @@ export async function upstreamSession(upstream: UpstreamConfig, request: PoolReq
   return pending;
 }
 
-const UPSTREAM_HANDSHAKE_KEY_PREFIX = "upstream-handshake/";
 /** What upstreams declared at the handshake, per client and upstream (a cache of KV). */
 const declared = new Map<string, Promise<Result<Handshake, UpstreamFailure>>>();
 
@@ -107,16 +103,15 @@ export function upstreamHandshake(upstream: UpstreamConfig, request: PoolRequest
   const local = declared.get(key);
   if (local) return local;
   const pending = (async (): Promise<Result<Handshake, UpstreamFailure>> => {
-    const kv = kvOf(request);
-    const storedKeyOfHandshake = `${UPSTREAM_HANDSHAKE_KEY_PREFIX}${request.session.sid}/${upstream.name}`;
-    const text = await kv?.get(storedKeyOfHandshake);
+    const { kv } = request;
+    const text = kv ? await readHandshakeRecord(kv, "handshake", request.session.sid, upstream.name) : null;
     if (text) return ok(JSON.parse(text) as Handshake);
     const result = await handshake(upstream, request);
     if (!result.ok) return result;
     const expiration = Math.max(request.session.exp, Math.floor(Date.now() / 1000) + 60);
-    await kv?.put(storedKeyOfHandshake, JSON.stringify(result.value), { expiration });
+    if (kv) await writeHandshakeRecord(kv, "handshake", request.session.sid, upstream.name, JSON.stringify(result.value), expiration);
     if (!(await storedSession(request, upstream))) {
-      await kv?.put(storedKey(request, upstream), JSON.stringify(result.value.session), { expiration });
+      await storeSession(request, upstream, result.value.session, expiration);
       handshakes.set(key, Promise.resolve(ok(result.value.session)));
     }
     return result;

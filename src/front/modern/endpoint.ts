@@ -7,7 +7,7 @@
  * (upstream-client.ts). Results gain `resultType` and caching hints (caching.ts).
  *
  * A 2025 upstream's requests to the client (sampling, elicitation, roots) during a
- * modern call become input_required answers in the relay (relay/bridge.ts) when the
+ * modern call become input_required answers in the relay (eras/call-bridge.ts) when the
  * BRIDGED_CALLS binding is present; one that still reaches this front (no binding, or a
  * call the bridge does not cover) is told the client cannot answer, and the client gets
  * -32021 (capability not declared) or -32603 naming the limitation. `subscriptions/listen`

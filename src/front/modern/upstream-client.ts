@@ -19,7 +19,7 @@ const KEY_PREFIX = "m1.";
 /**
  * Capabilities that invite a 2025 upstream to ask the client something mid-call
  * (sampling, elicitation, roots). Declared upstream on a modern client's behalf only when
- * the gateway can bridge the question (relay/bridge.ts: the BRIDGED_CALLS binding);
+ * the gateway can bridge the question (eras/call-bridge.ts: the BRIDGED_CALLS binding);
  * otherwise left out, so an upstream skips what it can do without them, or answers that
  * it needs them, instead of asking a question no one will answer.
  */

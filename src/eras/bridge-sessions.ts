@@ -1,5 +1,5 @@
 /**
- * The upstream sessions of bridged calls (relay/bridged-exchange.ts), held by a
+ * The upstream sessions of bridged calls (eras/bridged-exchange.ts), held by a
  * `BridgedCall` Durable Object: each serves one call at a time, with the session's GET
  * stream open, so that every question the upstream sends in that session belongs to that
  * call. Real 2025 servers do not all ask on the call's own stream: `fastmcp` sends

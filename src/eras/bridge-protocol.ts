@@ -1,6 +1,6 @@
 /**
- * The bounds of a bridged call (relay/bridged-exchange.ts, run by shell/bridged-call.ts
- * `BridgedCall`) and the capabilities it bridges. What the isolate and the object say to
+ * The bounds of a bridged call (bridged-exchange.ts, held by bridged-calls.ts in the
+ * `BridgedCall` Durable Object) and the capabilities it bridges. What the isolate and the object say to
  * each other over Workers RPC is typed in context/object-rpc.ts.
  */
 

@@ -1,7 +1,7 @@
 /**
  * The bounds of resuming an upstream stream that ended before its answer (Streamable HTTP
- * resumability: GET with Last-Event-ID), shared by the direct exchange (forward.ts) and a
- * bridged call's (bridged-exchange.ts), so that an upstream that polls (closes its stream
+ * resumability: GET with Last-Event-ID), shared by the direct exchange (relay/forward.ts) and a
+ * bridged call's (eras/bridged-exchange.ts), so that an upstream that polls (closes its stream
  * after each event) is followed the same way on both paths.
  */
 

@@ -27,7 +27,7 @@ export type WrappedState = {
   readonly digest: string;
   readonly upstream: string;
   readonly state: string | null;
-  /** Set when the state is a bridged call's handle (relay/bridge.ts), never an upstream's. */
+  /** Set when the state is a bridged call's handle (call-bridge.ts), never an upstream's. */
   readonly bridged?: true;
 };
 

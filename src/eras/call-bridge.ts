@@ -5,8 +5,8 @@
  * retries later with a new request that may reach any isolate. So a call that may ask
  * (the client declared one of those capabilities, the gateway declared it upstream) runs
  * in a Durable Object (`BRIDGED_CALLS`, class `BridgedCall`), which holds the
- * upstream stream between the client's requests (relay/bridged-exchange.ts). Here, in
- * place of forward.ts's direct exchange, the isolate starts that object or hands it a
+ * upstream stream between the client's requests (bridged-exchange.ts, held by
+ * bridged-calls.ts). Here, in place of relay/forward.ts's direct exchange, the isolate starts that object or hands it a
  * retry's `inputResponses`, and turns what it reports into the client's answer: the
  * final response (which then goes through the pipeline's output side like any answer)
  * or an input_required result whose `requestState` names the object and the round, and
@@ -26,13 +26,12 @@
  */
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
-import { pathSpan } from "../core/raw-json";
+import { pathSpan, withMessageId } from "../core/raw-json";
 import { readUpstreamMessage } from "../core/validate-message";
 import { traceparentOf } from "../core/traceparent";
 import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
-import { withMessageId } from "./server-requests";
 import { BRIDGE_OBJECTS_PER_PRINCIPAL, BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT } from "./bridge-protocol";
 import type { BridgedCallRpc, BridgeGone, BridgeOutcome, BridgeStart } from "../context/object-rpc";
 import { MULTI_ROUND_TRIP_METHODS } from "./request-state";

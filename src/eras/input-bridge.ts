@@ -17,10 +17,9 @@
  */
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, INVALID_REQUEST, isObject, type JsonObject, type JsonRpcId, type JsonRpcResponse, type WireMessage } from "../core/jsonrpc";
-import { appendMemberSplice, member, members, parseSpan, rootSpan, splice, type Splice } from "../core/raw-json";
+import { appendMemberSplice, member, members, parseSpan, rootSpan, splice, withMessageId, type Splice } from "../core/raw-json";
 import { openState, sealState } from "../core/sealed-state";
 import type { CallContext } from "../context/call-context";
-import { withMessageId } from "./server-requests";
 import type { InputRendezvousRpc } from "../context/object-rpc";
 
 export const MAX_INPUT_ROUNDS = 8;

@@ -1,27 +1,29 @@
 /**
  * Multi-round-trip requests (2026-07-28 basic/patterns/mrtr) toward modern clients, in
- * one place every route passes through (relay.ts `relayRequest`, /mcp and /mcp/<upstream>
+ * one place every route passes through (relay/relay.ts `relayRequest`, /mcp and /mcp/<upstream>
  * alike): an `input_required` answer leaves with its `requestState` sealed by the gateway
  * (request-state.ts), and a retry is opened, checked and sent to the upstream that asked
  * with that upstream's own state restored. A retry whose state is a bridged call's handle
- * (a 2025 upstream's question, relay/bridge.ts) continues that call in its Durable Object
+ * (a 2025 upstream's question, call-bridge.ts) continues that call in its Durable Object
  * instead of reaching the upstream afresh.
  *
  * Only stateless (2026-07-28) clients are concerned: a 2025 client never sees
  * input_required, and a `requestState` or `inputResponses` in its requests is removed
- * before any upstream sees it (forward.ts, `withoutRetryFields`).
+ * before any upstream sees it (relay/forward.ts, `withoutRetryFields`).
  */
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
-import { continueBridgedCall } from "./bridge";
+import { continueBridgedCall } from "./call-bridge";
 import { BRIDGE_RETRY_DEADLINE_MS } from "./bridge-protocol";
-import { toClient } from "./forward";
 import { isInputRequired, MULTI_ROUND_TRIP_METHODS, openRequestState, requestDigest, restoreRequestState, wrapRequestState } from "./request-state";
 
 /** Routes a request to its upstream; `pinned` is the upstream a retry must reach. */
 export type RouteRequest = (ctx: CallContext, request: WireMessage<JsonRpcRequest>, pinned?: UpstreamConfig) => Promise<string>;
+
+/** Turns a message from `upstream` into the text the client gets (relay/forward.ts `toClient`: ids the route gives them). */
+export type UpstreamToClient = (ctx: CallContext, upstream: string, wire: WireMessage) => Promise<string>;
 
 /** The retry as the upstream must see it: its own state back (or none), every other byte as the client sent it. */
 function restored(request: WireMessage<JsonRpcRequest>, state: string | null): WireMessage<JsonRpcRequest> {
@@ -34,12 +36,12 @@ function restored(request: WireMessage<JsonRpcRequest>, state: string | null): W
 
 /**
  * Runs `route` for a request, sealing the state of an `input_required` answer and
- * opening the state of a retry.
+ * opening the state of a retry; a bridged call's messages reach the client through `toClient`.
  *
  * @example
- * export const relayRequest: MethodHandler = (ctx, request) => multiRoundTrip(ctx, request, routeRequest);
+ * export const relayRequest: MethodHandler = (ctx, request) => multiRoundTrip(ctx, request, routeRequest, toClient);
  */
-export async function multiRoundTrip(ctx: CallContext, request: WireMessage<JsonRpcRequest>, route: RouteRequest): Promise<string> {
+export async function multiRoundTrip(ctx: CallContext, request: WireMessage<JsonRpcRequest>, route: RouteRequest, toClient: UpstreamToClient): Promise<string> {
   const { method, params, id } = request.message;
   if (ctx.identity.era !== "modern" || !MULTI_ROUND_TRIP_METHODS.has(method)) return route(ctx, request);
   const binding = { secret: ctx.services.sessionSecret, principal: ctx.identity.principal, route: ctx.route.name };

@@ -1,6 +1,6 @@
 /**
  * One 2025 upstream call held for a modern (2026-07-28) client across its retries: what
- * the `BridgedCall` Durable Object runs (shell/bridged-call.ts). The upstream call is an
+ * the `BridgedCall` Durable Object runs (bridged-calls.ts). The upstream call is an
  * ordinary 2025 exchange (upstream/pool.ts) in an upstream session of the call's own
  * (bridge-sessions.ts); its stream, and the session's GET stream, are read until the
  * answer, or until the upstream asks the client something on either (sampling,
@@ -15,7 +15,7 @@
  * upstream call is cancelled; MAX_BRIDGE_ROUNDS questions; notifications are held up to
  * MAX_HELD_NOTIFICATION_CHARS per round and reach the client with the round's answer,
  * not as they happen. A stream that ends before the answer is resumed with Last-Event-ID
- * (stream-resumption.ts, as on the direct path), also between a question and its retry.
+ * (upstream/stream-resumption.ts, as on the direct path), also between a question and its retry.
  * An answer too large to hold goes, as a stream, to the offload
  * consumer of the isolate serving the current round (called back over RPC); a round
  * without one (not a tools/call) fails such an answer as the direct path does.
@@ -29,8 +29,8 @@ import { callerCredentials } from "../upstream/caller-credentials";
 import type { UpstreamReply } from "../upstream/client";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type PoolRequest, type SendOptions } from "../upstream/pool";
 import { refuseQuestion, type BridgeSession, type BridgeSessions } from "./bridge-sessions";
-import { MAX_RESUMPTIONS, resumeDelay } from "./stream-resumption";
-import { withMessageId } from "./server-requests";
+import { MAX_RESUMPTIONS, resumeDelay } from "../upstream/stream-resumption";
+import { withMessageId } from "../core/raw-json";
 import { BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_HELD_NOTIFICATION_CHARS } from "./bridge-protocol";
 import type { BridgeAnswer, BridgeOutcome, BridgeStart, InputRequest } from "../context/object-rpc";
 
@@ -150,7 +150,7 @@ export class BridgedExchange {
   }
 
   /**
-   * Reopens the call's stream after it ended before the answer, as forward.ts does: when the
+   * Reopens the call's stream after it ended before the answer, as relay/forward.ts does: when the
    * upstream gave event ids, after the delay it asked for, at most MAX_RESUMPTIONS times in
    * a row with nothing new. False when it cannot be resumed.
    */
