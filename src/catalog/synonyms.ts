@@ -55,6 +55,7 @@ lookup search get find
 reviewed review
 reviewer review
 approve review approve
+approved review approve
 teammate user member
 colleague user member
 people user member
@@ -89,6 +90,8 @@ ci workflow run action
 pipeline workflow run
 build workflow run
 crash error issue event
+occurrence event
+occurrences event
 exception error issue event
 pay payment
 charge payment charge
@@ -104,6 +107,8 @@ function code
 remember memory observation entity
 forget delete entity
 fact observation
+entity entity node
+entities entity node
 facts observation
 record create observation
 link relation link
@@ -114,9 +119,13 @@ far distance
 hours place details
 phone place details
 restaurant place
+restaurants place local
+hotel place local
+hotels place local
 folder directory folder
 folders directory folder
 biggest size
+big size
 largest size
 smallest size
 save write create
@@ -230,6 +239,8 @@ package library
 framework library
 sdk library docs
 internet web search
+online web search
+news web search news
 google web search
 run run execute evaluate
 execute execute run evaluate

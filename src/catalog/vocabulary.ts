@@ -30,13 +30,17 @@ const PHRASES: readonly (readonly [RegExp, string])[] = [
   [/\b(?:who|which\s+\w+)\s+am\s+i\b/gi, "whoami self"],
   [/\brequest(?:ed|s)?\s+changes\b/gi, "review"],
   [/\b(?:https?:\/\/)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|app|co|edu|gov)\b\S*/gi, "$& url website"],
-  [/(?:^|\s)\S*\/\S+|\b[\w-]+\.(?:txt|md|json|ya?ml|csv|pdf|png|jpe?g|js|ts|py|env|log|toml)\b/gi, "$& file"],
+  [/(?:^|\s)\S*\/\S+|\b[\w-]+\.(?:txt|md|json|ya?ml|csv|pdf|png|jpe?g|gif|svg|webp|mp[34]|mov|wav|zip|gz|tar|html?|css|xml|js|ts|py|go|rs|rb|java|sh|sql|ini|env|log|toml)\b/gi, "$& file"],
   [/(?:^|\s)#([a-z0-9_-]+)/gi, " $1 channel"],
   // Telling the agent a fact to keep, or asking what it keeps.
   [/\b(?:note|record|remember|keep\s+in\s+mind)\s+that\b/gi, "remember fact"],
   [/\bwhat\s+do\s+you\s+(?:know|remember)\b/gi, "remember search"],
   [/\b(?:api|network|http)\s+(?:calls|requests)\b/gi, "network requests"],
   [/\bwhat\s+time\s+does\b/gi, "hours"],
+  // A key by its name: pressed, not typed as text.
+  [/\b(?:press|hit)\s+(?:the\s+)?(?:enter|return|escape|esc|tab|space|backspace|delete|arrow|up|down|left|right|home|end)\b/gi, "press key"],
+  // Something that stops being so.
+  [/\bno\s+longer\b|\bnot\s+any\s*more\b/gi, "remove"],
 ];
 
 /** What a task or a tool does to its object: the classes of verbs that ranking compares. */
