@@ -24,6 +24,7 @@ notify notification
 alerts notification
 unread notification
 bug issue
+report create issue
 bugs issue
 ticket issue
 tickets issue
@@ -62,12 +63,13 @@ people user member
 member user member
 members user member
 account user whoami
+accounts user
 logged whoami user
 person user
 dm message send
 tell message send post
 say message post
-reply reply thread
+reply reply thread comment
 website navigate browser page
 site navigate browser page
 webpage navigate browser page
@@ -115,11 +117,18 @@ link relation link
 drive directions driving
 walk directions walking
 car directions driving
+train directions transit
+bus directions transit
+transit directions transit
 far distance
 hours place details
 phone place details
 restaurant place
 restaurants place local
+station place local
+stations place local
+dentist place local
+dentists place local
 hotel place local
 hotels place local
 folder directory folder
@@ -127,6 +136,7 @@ folders directory folder
 biggest size
 big size
 largest size
+large size
 smallest size
 save write create
 paragraph block
@@ -170,6 +180,7 @@ attach upload attachment
 sort query sort
 filter query filter search
 combine merge
+commit push commit
 copy fork copy
 clone fork
 duplicate fork copy
@@ -214,10 +225,13 @@ defect issue
 failure error issue
 diff files commit diff
 checks status
+green status
+passing status
 tests status
 employee user member
 profile profile user
 org organization
+orgs organization
 company organization
 workspace organization user
 token key dsn
@@ -244,6 +258,7 @@ news web search news
 google web search
 run run execute evaluate
 execute execute run evaluate
+grep search code
 script code script
 `;
 
