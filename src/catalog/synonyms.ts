@@ -106,6 +106,8 @@ temperature weather forecast
 tomorrow forecast
 codebase code
 function code
+defined code definition
+definition code definition
 remember memory observation entity
 forget delete entity
 fact observation
@@ -139,6 +141,7 @@ largest size
 large size
 smallest size
 save write create
+overwrite write update
 paragraph block
 append add children block
 label update label
@@ -178,6 +181,8 @@ load navigate read
 download read get
 attach upload attachment
 sort query sort
+rows query
+row query
 filter query filter search
 combine merge
 commit push commit

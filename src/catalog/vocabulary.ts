@@ -36,7 +36,9 @@ const PHRASES: readonly (readonly [RegExp, string])[] = [
   [/\brequest(?:ed|s)?\s+changes\b/gi, "review"],
   [/\b(?:https?:\/\/)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|app|co|edu|gov)\b\S*/gi, "$& url website"],
   // Opening a file reads it (opening an issue creates one, opening a site navigates).
-  [new RegExp(`\\bopen(?=\\s+(?:the\\s+|this\\s+|that\\s+)?(?:file\\b|${FILE_NAME}))`, "gi"), "read"],
+  [new RegExp(`\\bopen(?=\\s+(?:\\w+\\s+){0,2}?(?:files?\\b|${FILE_NAME}))`, "gi"), "read"],
+  // "Open" after a determiner or a verb is a state ("any open PRs", "list open issues"), not opening.
+  [/\b(any|all|the|my|our|its|their|what|which|list|show|still|are|is)\s+open\b/gi, "$1 opened"],
   [new RegExp(`(?:^|\\s)\\S*\\/\\S+|${FILE_NAME}`, "gi"), "$& file"],
   [/(?:^|\s)#([a-z0-9_-]+)/gi, " $1 channel"],
   // Telling the agent a fact to keep, or asking what it keeps.
@@ -45,9 +47,12 @@ const PHRASES: readonly (readonly [RegExp, string])[] = [
   [/\b(?:api|network|http)\s+(?:calls|requests)\b/gi, "network requests"],
   [/\bwhat\s+time\s+does\b/gi, "hours"],
   // A key by its name: pressed, not typed as text.
-  [/\b(?:press|hit)\s+(?:the\s+)?(?:enter|return|escape|esc|tab|space|backspace|delete|arrow|up|down|left|right|home|end)\b/gi, "press key"],
+  [/\b(?:(?:press|hit|type)\s+(?:the\s+)?(?:enter|return|escape|esc|tab|space|backspace|delete|arrow|up|down|left|right|home|end)|(?:enter|return|escape|esc|tab|space|backspace|arrow|shift|ctrl|control|alt|cmd|command)\s+key)\b/gi, "press key"],
   // Something that stops being so.
-  [/\bno\s+longer\b|\bnot\s+any\s*more\b/gi, "remove"],
+  [/\bno\s+longer\b|\bany\s*more\b/gi, "remove"],
+  [/\badd\s+up\b/gi, "sum"],
+  // Pulling a file gets it ("pull the latest config"); a pull request is another thing.
+  [/^\s*pull\b(?!\s+requests?\b)/gi, "get"],
 ];
 
 /** What a task or a tool does to its object: the classes of verbs that ranking compares. */
