@@ -33,6 +33,11 @@ const STEM_ONLY_WEIGHT = 0.6;
 /** A tool whose name's action is the task's ranks this many times higher, and one with another action this much lower. */
 const ACTION_MATCH_BOOST = 1.3;
 const ACTION_MISMATCH_FACTOR = 0.8;
+/**
+ * BM25+ as MiniSearch's defaults, but with more weight on a field's length (b 0.9, not
+ * 0.7): descriptions run from a line to pages, and a long one matches many words by chance.
+ */
+const BM25 = { k: 1.2, b: 0.9, d: 0.5 } as const;
 /** Longest text of a field that is indexed (characters); descriptions can be long. */
 const MAX_FIELD_CHARS = 4_000;
 
@@ -117,6 +122,7 @@ function buildIndex(catalog: Catalog): ToolIndex {
       processTerm: (word) => queryTermsOf(word),
       prefix: false,
       fuzzy: (term) => (term.length >= 6 ? 0.2 : false),
+      bm25: BM25,
     },
   });
   search.addAll(catalog.tools.map(documentOf));

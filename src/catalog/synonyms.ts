@@ -24,6 +24,7 @@ notify notification
 alerts notification
 unread notification
 bug issue
+report create issue
 bugs issue
 ticket issue
 tickets issue
@@ -55,18 +56,20 @@ lookup search get find
 reviewed review
 reviewer review
 approve review approve
+approved review approve
 teammate user member
 colleague user member
 people user member
 member user member
 members user member
 account user whoami
+accounts user
 logged whoami user
 person user
 dm message send
 tell message send post
 say message post
-reply reply thread
+reply reply thread comment
 website navigate browser page
 site navigate browser page
 webpage navigate browser page
@@ -89,6 +92,8 @@ ci workflow run action
 pipeline workflow run
 build workflow run
 crash error issue event
+occurrence event
+occurrences event
 exception error issue event
 pay payment
 charge payment charge
@@ -101,25 +106,42 @@ temperature weather forecast
 tomorrow forecast
 codebase code
 function code
+defined code definition
+definition code definition
 remember memory observation entity
 forget delete entity
 fact observation
+entity entity node
+entities entity node
 facts observation
 record create observation
 link relation link
 drive directions driving
 walk directions walking
 car directions driving
+train directions transit
+bus directions transit
+transit directions transit
 far distance
 hours place details
 phone place details
 restaurant place
+restaurants place local
+station place local
+stations place local
+dentist place local
+dentists place local
+hotel place local
+hotels place local
 folder directory folder
 folders directory folder
 biggest size
+big size
 largest size
+large size
 smallest size
 save write create
+overwrite write update
 paragraph block
 append add children block
 label update label
@@ -159,8 +181,11 @@ load navigate read
 download read get
 attach upload attachment
 sort query sort
+rows query
+row query
 filter query filter search
 combine merge
+commit push commit
 copy fork copy
 clone fork
 duplicate fork copy
@@ -205,10 +230,13 @@ defect issue
 failure error issue
 diff files commit diff
 checks status
+green status
+passing status
 tests status
 employee user member
 profile profile user
 org organization
+orgs organization
 company organization
 workspace organization user
 token key dsn
@@ -230,9 +258,12 @@ package library
 framework library
 sdk library docs
 internet web search
+online web search
+news web search news
 google web search
 run run execute evaluate
 execute execute run evaluate
+grep search code
 script code script
 `;
 

@@ -20,6 +20,9 @@ function synonymsOf(word: string): readonly string[] {
   return SYNONYMS.get(word) ?? [];
 }
 
+/** A file's name: a word, a dot and an extension files have. */
+const FILE_NAME = String.raw`\b[\w-]+\.(?:txt|md|json|ya?ml|csv|pdf|png|jpe?g|gif|svg|webp|mp[34]|mov|wav|zip|gz|tar|html?|css|xml|js|ts|py|go|rs|rb|java|sh|sql|ini|env|log|toml)\b`;
+
 /**
  * Multi-word phrases people say, and shapes of words (a URL, a file path, a #channel),
  * rewritten into words the synonyms and tools know before the query is split.
@@ -27,16 +30,29 @@ function synonymsOf(word: string): readonly string[] {
 const PHRASES: readonly (readonly [RegExp, string])[] = [
   [/\bship\s+it\b/gi, "shipit"],
   [/\blook\s+up\b/gi, "lookup"],
+  [/\blook\s+(?:through|in|into)\b/gi, "search"],
+  [/\blook\s+at\b/gi, "view"],
   [/\b(?:who|which\s+\w+)\s+am\s+i\b/gi, "whoami self"],
   [/\brequest(?:ed|s)?\s+changes\b/gi, "review"],
   [/\b(?:https?:\/\/)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|app|co|edu|gov)\b\S*/gi, "$& url website"],
-  [/(?:^|\s)\S*\/\S+|\b[\w-]+\.(?:txt|md|json|ya?ml|csv|pdf|png|jpe?g|js|ts|py|env|log|toml)\b/gi, "$& file"],
+  // Opening a file reads it (opening an issue creates one, opening a site navigates).
+  [new RegExp(`\\bopen(?=\\s+(?:\\w+\\s+){0,2}?(?:files?\\b|${FILE_NAME}))`, "gi"), "read"],
+  // "Open" after a determiner or a verb is a state ("any open PRs", "list open issues"), not opening.
+  [/\b(any|all|the|my|our|its|their|what|which|list|show|still|are|is)\s+open\b/gi, "$1 opened"],
+  [new RegExp(`(?:^|\\s)\\S*\\/\\S+|${FILE_NAME}`, "gi"), "$& file"],
   [/(?:^|\s)#([a-z0-9_-]+)/gi, " $1 channel"],
   // Telling the agent a fact to keep, or asking what it keeps.
   [/\b(?:note|record|remember|keep\s+in\s+mind)\s+that\b/gi, "remember fact"],
   [/\bwhat\s+do\s+you\s+(?:know|remember)\b/gi, "remember search"],
   [/\b(?:api|network|http)\s+(?:calls|requests)\b/gi, "network requests"],
   [/\bwhat\s+time\s+does\b/gi, "hours"],
+  // A key by its name: pressed, not typed as text.
+  [/\b(?:(?:press|hit|type)\s+(?:the\s+)?(?:enter|return|escape|esc|tab|space|backspace|delete|arrow|up|down|left|right|home|end)|(?:enter|return|escape|esc|tab|space|backspace|arrow|shift|ctrl|control|alt|cmd|command)\s+key)\b/gi, "press key"],
+  // Something that stops being so.
+  [/\bno\s+longer\b|\bany\s*more\b/gi, "remove"],
+  [/\badd\s+up\b/gi, "sum"],
+  // Pulling a file gets it ("pull the latest config"); a pull request is another thing.
+  [/^\s*pull\b(?!\s+requests?\b)/gi, "get"],
 ];
 
 /** What a task or a tool does to its object: the classes of verbs that ranking compares. */
@@ -50,7 +66,7 @@ const ACTIONS: Readonly<Record<string, Action>> = Object.fromEntries(
   (
     [
       ["read", "get list read retrieve find search query fetch show view see look lookup what which who whom whose how where when did does is are was were describe check count"],
-      ["create", "create add post make new write insert start leave put generate push send upload"],
+      ["create", "create add post make write insert start leave put generate push send upload"],
       ["update", "update patch edit modify change rename set close reopen resolve replace toggle"],
       ["delete", "delete remove erase drop forget clear"],
     ] as const
