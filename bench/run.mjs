@@ -211,14 +211,21 @@ async function throughputPhase(targets, options) {
 async function burstPhase(targets, options) {
   const relays = targets.filter((t) => t.relay);
   const samples = new Map(relays.map((t) => [t.name, []]));
+  const failures = new Map(relays.map((t) => [t.name, { failed: 0, first: undefined }]));
   for (let round = 0; round < options.burstRounds; round++) {
-    for (const target of round % 2 === 0 ? relays : [...relays].reverse()) samples.get(target.name).push(...(await burstLatency(target, options.burst, 1)));
+    for (const target of round % 2 === 0 ? relays : [...relays].reverse()) {
+      const burst = await burstLatency(target, options.burst);
+      samples.get(target.name).push(...burst.samples);
+      const failure = failures.get(target.name);
+      failure.failed += burst.failed;
+      failure.first ??= burst.firstFailure;
+    }
   }
   const latency = Object.fromEntries([...samples].map(([name, s]) => [name, summarize(s)]));
   const ratios = relays
     .filter((t) => t.via !== 'passthrough')
     .map((t) => ({ target: t.name, p99Ratio: latency[t.name].p99 / latency[`${t.upstream} pass-through`].p99, medianRatio: latency[t.name].median / latency[`${t.upstream} pass-through`].median }));
-  return { latency, ratios };
+  return { latency, ratios, failures: Object.fromEntries(failures) };
 }
 
 /**
@@ -316,9 +323,12 @@ function render(result) {
       table(['target', 'req/s', 'calls', 'seconds'], Object.entries(result.throughput).map(([name, t]) => [name, t.perSecond, t.requests, t.seconds])),
     ),
     section(
-      `Bursts, ms: ${settings.burst} calls sent at once to one target, ${settings.burstRounds} rounds; each call's time from the burst's start`,
-      table(['target', 'median', 'p90', 'p99', 'n'], Object.entries(result.burst.latency).map(([name, s]) => [name, s.median, s.p90, s.p99, s.n])),
+      `Bursts, ms: ${settings.burst} calls sent at once to one target, ${settings.burstRounds} rounds; each answered call's time from the burst's start`,
+      table(['target', 'median', 'p90', 'p99', 'answered', 'failed'], Object.entries(result.burst.latency).map(([name, s]) => [name, s.median, s.p90, s.p99, s.n, result.burst.failures[name].failed])),
     ),
+    ...Object.entries(result.burst.failures)
+      .filter(([, f]) => f.failed > 0)
+      .map(([name, f]) => `burst failures of ${name}: ${f.failed}, the first: ${f.first}`),
     section(
       `p99 under a burst as a multiple of the pass-through's (target <= ${TARGET_BURST_P99_RATIO})`,
       table(['gateway route', 'x pass-through p99', 'x pass-through median'], result.burst.ratios.map((r) => [r.target, `${r.p99Ratio.toFixed(2)}${r.p99Ratio <= TARGET_BURST_P99_RATIO ? '' : `  (over the ${TARGET_BURST_P99_RATIO} target)`}`, r.medianRatio.toFixed(2)])),

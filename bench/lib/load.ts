@@ -43,21 +43,27 @@ export async function concurrentCalls(target: Target, requests: number, inFlight
 }
 
 /**
- * `size` calls to `target` sent at once (all of them in flight together), `rounds` times;
- * each call's latency (ms), from the moment the burst starts to its answer.
+ * `size` calls to `target` sent at once (all of them in flight together); each answered
+ * call's latency (ms) from the moment the burst starts to its answer, and the calls that
+ * failed (an error answer, a refused connection), with the first failure's message.
  */
-export async function burstLatency(target: Target, size: number, rounds: number): Promise<number[]> {
+export async function burstLatency(target: Target, size: number): Promise<{ samples: number[]; failed: number; firstFailure?: string }> {
   const samples: number[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const start = performance.now();
-    await Promise.all(
-      Array.from({ length: size }, async () => {
+  let failed = 0;
+  let firstFailure: string | undefined;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: size }, async () => {
+      try {
         await target.call();
         samples.push(performance.now() - start);
-      }),
-    );
-  }
-  return samples;
+      } catch (error) {
+        failed++;
+        firstFailure ??= String(error instanceof Error ? error.message : error).split("\n")[0];
+      }
+    }),
+  );
+  return { samples, failed, ...(firstFailure === undefined ? {} : { firstFailure }) };
 }
 
 /** `count` calls to `target`, one after another. */
