@@ -177,25 +177,33 @@ describe("the audit trail", () => {
     expect(batches[0]!.map((m) => m.body["gen_ai.tool.call.arguments"].id).sort()).toEqual([1, 2, 3]);
   });
 
-  it("sends the events of requests that end close together in one isolate in shared sendBatches, each request settled only once its events are sent", async () => {
+  /** `n` tools/calls at once, each its own request, with a Queue that records each sendBatch; every request settled. */
+  async function concurrentAuditedCalls(n: number): Promise<{ body: Json }[][]> {
     const { name, vars } = upstreamVars();
     const batches: { body: Json }[][] = [];
     const recording = { send: async () => {}, sendBatch: async (batch: { body: Json }[]) => void batches.push(batch) };
     const { session } = await initialize("/mcp", { vars });
-    const N = 20;
     await Promise.all(
-      Array.from({ length: N }, async (_, i) => {
+      Array.from({ length: n }, async (_, i) => {
         const body = JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: `${name}___whoami`, arguments: { i } } });
         const request = new Request("http://gateway.test/mcp", { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }, body });
-        const { response } = await fetchAndSettle(request, { ...vars, AUDIT_QUEUE: recording });
-        expect(response.status).toBe(200);
-        // This request's waitUntil has settled: its event is in a batch already sent.
-        expect(batches.flat().some((m) => m.body["gen_ai.tool.call.arguments"].i === i)).toBe(true);
+        expect((await fetchAndSettle(request, { ...vars, AUDIT_QUEUE: recording })).response.status).toBe(200);
       }),
     );
-    expect(batches.flat().map((m) => m.body["gen_ai.tool.call.arguments"].i).sort((a, b) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i));
+    expect(batches.flat().map((m) => m.body["gen_ai.tool.call.arguments"].i).sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i));
+    return batches;
+  }
+
+  it("sends the events of requests that end close together in one isolate in shared sendBatches, every event sent once the requests have settled", async () => {
+    const batches = await concurrentAuditedCalls(20);
     // One send per request before; together they share a few (50 ms windows, at most 50 events each).
-    expect(batches.length).toBeLessThan(N / 2);
+    expect(batches.length).toBeLessThan(10);
+  });
+
+  it("sends an outbox once it holds 50 events, by the request that filled it: no sendBatch carries more", async () => {
+    const batches = await concurrentAuditedCalls(120);
+    expect(Math.max(...batches.map((b) => b.length))).toBeLessThanOrEqual(50);
+    expect(batches.length).toBeGreaterThanOrEqual(3);
   });
 
   it("continues the client's trace (header or _meta), mints one otherwise, and sends it upstream in header and _meta", async () => {

@@ -214,6 +214,21 @@ describe("the server stream (GET)", () => {
     await events.return(undefined);
   });
 
+  it("keeps the client's upstream session when the upstream answers its GET with 400: only a 404 says the session is gone", async () => {
+    const { raw } = inject("fixtureUrls");
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "raw400", url: `${new URL(raw).origin}/sessions-get400/` }]) };
+    const handshakes = async (session: string) => Number((await request("/mcp/raw400", session, "tools/call", { name: "initializes", arguments: { client: "(sessions-get400)" } }, { vars })).result.content[0].text);
+    const { session } = await initialize("/mcp/raw400", { vars });
+    const before = await handshakes(session);
+    expect(before).toBeGreaterThan(0);
+    for (let i = 0; i < 2; i++) {
+      const stream = await gatewayFetch("/mcp/raw400", { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } }, vars);
+      await stream.body?.cancel();
+    }
+    // Taking each 400 as a forgotten session made a new handshake per GET.
+    expect(await handshakes(session)).toBe(before);
+  });
+
   it("answers 405 when no upstream offers a stream", async () => {
     const { session } = await initialize("/mcp/beta");
     const stream = await gatewayFetch("/mcp/beta", { headers: { accept: "text/event-stream", "mcp-session-id": session } });

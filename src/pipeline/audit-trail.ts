@@ -5,9 +5,8 @@
  * the events of the messages one HTTP request runs together (a JSON-RPC batch) go in
  * one `sendBatch`, sent when the last of them ends. The events of requests that end close
  * together in one isolate share a send too (an outbox per Queue, sent COALESCE_MS after
- * its first events, or at COALESCE_MAX_EVENTS): under load a call costs a fraction of a
- * `sendBatch`, not one. Each request's `waitUntil` holds until the send carrying its
- * events is done.
+ * its first events by the request that opened it, or at COALESCE_MAX_EVENTS): under load
+ * a call costs a fraction of a `sendBatch`, not one.
  *
  * Sending (in `sendBatch`-sized groups, each event bounded) is storage/audit-queue.ts's:
  * a failed send is logged and counted there; the client's answer is unaffected.
@@ -26,46 +25,59 @@ const afterTheAnswer = () => new Promise<void>((resolve) => setTimeout(resolve, 
 
 /** How long an outbox gathers events after its first ones (nobody waits on it: the answers have gone). */
 const COALESCE_MS = 50;
-/** An outbox holding this many events is sent at once (events are at most MAX_EVENT_BYTES each). */
+/**
+ * An outbox holding this many events is sent at once, by the request whose events filled
+ * it. Events are at most MAX_EVENT_BYTES each, so an outbox holds a few MB at the very worst
+ * (events are about a kilobyte as a rule).
+ */
 const COALESCE_MAX_EVENTS = 50;
+/**
+ * An outbox still open this long after it opened was not sent by the request that opened
+ * it (its context was torn down before its timer fired): the next request to find it
+ * takes it over and sends it, so events are late, never stuck.
+ */
+const ABANDONED_AFTER_MS = 20 * COALESCE_MS;
 
 /** Events of this isolate's requests waiting to go to one Queue together. */
-type Outbox = { readonly events: AuditEvent[]; readonly sendNow: () => void; readonly sent: Promise<void> };
+type Outbox = { readonly events: AuditEvent[]; readonly openedAt: number; sent: boolean };
 const outboxes = new WeakMap<Queue, Outbox>();
 
-function outboxOf(queue: Queue): Outbox {
-  const open = outboxes.get(queue);
-  if (open) return open;
-  let due!: () => void;
-  const whenDue = new Promise<void>((resolve) => (due = resolve));
-  const timer = setTimeout(due, COALESCE_MS);
-  const events: AuditEvent[] = [];
-  const outbox: Outbox = {
-    events,
-    sendNow: () => {
-      clearTimeout(timer);
-      due();
-    },
-    // Closed (later events open a new outbox) in the same turn as it is sent.
-    sent: whenDue.then(() => {
-      outboxes.delete(queue);
-      return queueAuditEvents(queue, events);
-    }),
-  };
-  outboxes.set(queue, outbox);
-  return outbox;
+/** Sends `outbox` (once: whoever closes it), counting and logging what could not be sent. */
+async function sendOutbox(queue: Queue, outbox: Outbox): Promise<void> {
+  if (outbox.sent) return;
+  outbox.sent = true;
+  if (outboxes.get(queue) === outbox) outboxes.delete(queue);
+  try {
+    await queueAuditEvents(queue, outbox.events);
+  } catch (error) {
+    countUnqueuedEvents(outbox.events.length);
+    console.error(`mcp-edge-gateway: audit: ${outbox.events.length} event(s) not queued: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
+/**
+ * Sends a request's events through this isolate's outbox for `queue`. Only the request
+ * that opens an outbox waits (COALESCE_MS, on its own timer) and sends it; a request that
+ * finds one open adds its events and is done, or sends it if its events filled it or it
+ * was abandoned. No request awaits a promise of another request's context.
+ */
 async function send(queue: Queue | undefined, pending: readonly (() => Promise<AuditEvent | undefined>)[]): Promise<void> {
   await afterTheAnswer();
   const events = (await Promise.all(pending.map((build) => build()))).filter((e): e is AuditEvent => e !== undefined);
   if (events.length === 0) return;
   // No binding: queueAuditEvents says so in the log, event ids included.
   if (!queue) return queueAuditEvents(queue, events);
-  const outbox = outboxOf(queue);
-  outbox.events.push(...events);
-  if (outbox.events.length >= COALESCE_MAX_EVENTS) outbox.sendNow();
-  await outbox.sent;
+  const now = Date.now();
+  const open = outboxes.get(queue);
+  if (open) {
+    open.events.push(...events);
+    if (open.events.length >= COALESCE_MAX_EVENTS || now - open.openedAt >= ABANDONED_AFTER_MS) await sendOutbox(queue, open);
+    return;
+  }
+  const outbox: Outbox = { events: [...events], openedAt: now, sent: false };
+  outboxes.set(queue, outbox);
+  await new Promise<void>((resolve) => setTimeout(resolve, COALESCE_MS));
+  await sendOutbox(queue, outbox);
 }
 
 export type AuditTrailOptions = { readonly config: AuditConfig };

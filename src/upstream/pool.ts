@@ -180,8 +180,8 @@ export async function sendToUpstream(
 /**
  * Opens the stream of messages `upstream` sends the client outside requests, in the
  * client's current session with it (the pool's: one made since the upstream forgot the
- * sealed one counts, and a session the upstream refuses now is replaced once, as for a
- * send), through the transport that streams for that session (`streamTransportFor`: a
+ * sealed one counts, and a session the upstream says is gone (404) is replaced once, as
+ * for a send), through the transport that streams for that session (`streamTransportFor`: a
  * 2025 GET, or a 2026-07-28 `subscriptions/listen` for `filter`). Undefined for an
  * upstream the client did not connect to: a stream alone opens no session.
  *
@@ -194,7 +194,10 @@ export async function listenToUpstream(upstream: UpstreamConfig, request: PoolRe
     const session = await upstreamSession(upstream, request, avoid);
     if (!session.ok) return session;
     const stream = await (await streamTransportFor(upstream, request, session.value)).listen(upstream, request, session.value, filter);
-    return stream.ok || stream.reason !== "session-expired" || avoid !== undefined ? stream : open(session.value.sessionId);
+    // Only a 404 says the session is gone: a 400 to a stream (an upstream that offers none
+    // that way) would otherwise replace the session the client's calls use on every reconnect.
+    const forgotten = !stream.ok && stream.reason === "session-expired" && stream.status === 404;
+    return forgotten && avoid === undefined ? open(session.value.sessionId) : stream;
   };
   return open();
 }
