@@ -7,6 +7,7 @@
  * documents.
  */
 import { parse as parseYaml } from "yaml";
+import { IsolateCopies } from "./isolate-copies";
 
 /** One problem, located by a JSON Pointer into the document. */
 export type DocumentProblem = { readonly path: string; readonly message: string };
@@ -19,15 +20,7 @@ export type Stored<T> =
   | { readonly state: "valid"; readonly value: T }
   | { readonly state: "broken"; readonly problems: readonly DocumentProblem[]; readonly parsed?: unknown };
 
-/** A document as this isolate last read it (a settled value: never a read still under way). */
-type CacheEntry = { readonly at: number; readonly value: Stored<unknown> };
-const cache = new Map<string, CacheEntry>();
-/** Keys whose stale copy one request is reading again, since when (ms). */
-const refreshing = new Map<string, number>();
-/** A refresh not done after this long (its request went away) no longer holds others to the stale copy. */
-const REFRESH_GIVE_UP_MS = 5_000;
-/** Bumped by `forgetDocument`: a read begun before a write through the admin API never stores what it read. */
-const generations = new Map<string, number>();
+const copies = new IsolateCopies<Stored<unknown>>();
 
 /** Reads a document written as JSON or YAML (JSON first: it is also YAML, but faster). */
 export function parseDocument(text: string): Checked<unknown> {
@@ -60,40 +53,16 @@ async function read<T>(kv: KVNamespace, key: string, check: (value: unknown) => 
 
 /**
  * The document at `key`, checked by `check`; this isolate's copy while it is younger
- * than `ttlMs`. Past that, one request reads it again while the others keep the copy;
- * with no copy yet, each request reads it. No request ever awaits a read another
- * request began: workerd cancels a request whose only pending work belongs to another
- * request's context as hung (a shared read at each expiry under load cancelled most of
- * the calls waiting on it, bench:relay with FILTER_CACHE_TTL_MS=5).
+ * than `ttlMs` (how copies are refreshed: isolate-copies.ts).
  *
  * @example
  * const plan = await loadDocument(kv, "plan", 30_000, checkPlan);
  */
-export async function loadDocument<T>(kv: KVNamespace, key: string, ttlMs: number, check: (value: unknown) => Checked<T>): Promise<Stored<T>> {
-  const now = Date.now();
-  const entry = cache.get(key);
-  if (entry && now - entry.at < ttlMs) return entry.value as Stored<T>;
-  // With a TTL of 0 every load reads: no copy is ever served.
-  const refresher = entry !== undefined && ttlMs > 0;
-  if (refresher) {
-    const since = refreshing.get(key);
-    if (since !== undefined && now - since < REFRESH_GIVE_UP_MS) return entry.value as Stored<T>;
-    refreshing.set(key, now);
-  }
-  const generation = generations.get(key) ?? 0;
-  try {
-    // A failed read (a KV outage) is not remembered: the next request tries again.
-    const value = await read(kv, key, check);
-    if ((generations.get(key) ?? 0) === generation) cache.set(key, { at: Date.now(), value });
-    return value;
-  } finally {
-    if (refresher && refreshing.get(key) === now) refreshing.delete(key);
-  }
+export function loadDocument<T>(kv: KVNamespace, key: string, ttlMs: number, check: (value: unknown) => Checked<T>): Promise<Stored<T>> {
+  return copies.load(key, ttlMs, () => read(kv, key, check)) as Promise<Stored<T>>;
 }
 
 /** Drops this isolate's copy of a document (after a write through the admin API). */
 export function forgetDocument(key: string): void {
-  cache.delete(key);
-  refreshing.delete(key);
-  generations.set(key, (generations.get(key) ?? 0) + 1);
+  copies.forget(key);
 }

@@ -8,6 +8,7 @@
  * only by the admin API).
  */
 import { isObject } from "../core/jsonrpc";
+import { IsolateCopies } from "./isolate-copies";
 
 /** What a pin is of. */
 export type PinKind = "tool" | "prompt";
@@ -65,8 +66,7 @@ export const MAX_PINS_DOCUMENT_BYTES = 8 * 1024 * 1024;
  */
 export type UpstreamPins = { readonly pins: PinsDocument; readonly decisions: DecisionsDocument; readonly invalid?: readonly string[] };
 
-type Cached = { readonly at: number; readonly value: Promise<UpstreamPins> };
-const cache = new Map<string, Cached>();
+const copies = new IsolateCopies<UpstreamPins>();
 const locks = new Map<string, Promise<unknown>>();
 
 function asDocument<D extends PinsDocument | DecisionsDocument>(key: string, text: string | null, empty: D): D | undefined {
@@ -98,25 +98,17 @@ export async function readPins(kv: KVNamespace, upstream: string): Promise<Upstr
  * const { pins, decisions } = await loadPins(kv, "alpha", 30_000);
  */
 export function loadPins(kv: KVNamespace, upstream: string, ttlMs: number): Promise<UpstreamPins> {
-  const now = Date.now();
-  const entry = cache.get(upstream);
-  if (entry && now - entry.at < ttlMs) return entry.value;
-  const value = readPins(kv, upstream).catch((error: unknown) => {
-    cache.delete(upstream); // a KV outage is not remembered for a whole TTL
-    throw error;
-  });
-  cache.set(upstream, { at: now, value });
-  return value;
+  return copies.load(upstream, ttlMs, () => readPins(kv, upstream));
 }
 
 /** Keeps `value` as this isolate's copy (after this isolate wrote it). */
 function remember(upstream: string, value: UpstreamPins): void {
-  cache.set(upstream, { at: Date.now(), value: Promise.resolve(value) });
+  copies.remember(upstream, value);
 }
 
 /** Drops this isolate's copy (after an admin write). */
 export function forgetPins(upstream: string): void {
-  cache.delete(upstream);
+  copies.forget(upstream);
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
  * End to end, under `npm start` (wrangler dev, so every request runs in a request context
- * of its own, as deployed): many calls in flight together in one isolate while the KV
- * documents every call reads (personas, filters, visibility, ...) expire every few
- * milliseconds. A call must never wait on a read another call began: workerd cancels a
+ * of its own, as deployed): many calls and lists in flight together in one isolate while
+ * the KV documents every call reads (personas, filters, visibility, ...) and the
+ * upstream's pins every list reads expire every few milliseconds. A call must never wait on a read another call began: workerd cancels a
  * request whose only pending work belongs to another request's context as hung ("the
  * Worker's code had hung"), which is what a read shared at each expiry did to most of the
  * calls waiting on it.
@@ -16,7 +16,7 @@ type Gateway = Awaited<ReturnType<typeof startGateway>>;
 const BURSTS = 3;
 const CALLS_PER_BURST = 300;
 
-describe("calls in flight together while documents expire", () => {
+describe("calls and lists in flight together while documents and pins expire", () => {
   let alpha: Awaited<ReturnType<typeof startAlpha>>;
   let gateway: Gateway;
 
@@ -42,10 +42,13 @@ describe("calls in flight together while documents expire", () => {
     for (let burst = 0; burst < BURSTS; burst++) {
       await Promise.all(
         Array.from({ length: CALLS_PER_BURST }, async (_, i) => {
+          // Every third a tools/list (which reads the upstream's pins from KV too), the rest calls.
           const text = `call ${burst}.${i}`;
-          const response = await fetch(url, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name: "echo", arguments: { text } } }) });
+          const message = i % 3 === 0 ? { method: "tools/list" } : { method: "tools/call", params: { name: "echo", arguments: { text } } };
+          const response = await fetch(url, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", id: i + 1, ...message }) });
           const body = await response.text();
-          if (response.status !== 200 || !body.includes(`alpha: ${text}`)) failures.push(`${response.status} ${body.slice(0, 160)}`);
+          const expected = i % 3 === 0 ? '"name":"echo"' : `alpha: ${text}`;
+          if (response.status !== 200 || !body.includes(expected)) failures.push(`${response.status} ${body.slice(0, 160)}`);
         }),
       );
     }
