@@ -188,30 +188,29 @@ describe("the server stream (GET)", () => {
     await events.return(undefined);
   });
 
+  /** Opens the GET stream of `session` on /mcp/alpha and waits there for the list change a `touch` call makes. */
+  async function streamCarriesListChange(session: string): Promise<void> {
+    const stream = await gatewayFetch("/mcp/alpha", { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } });
+    expect(stream.status).toBe(200);
+    const events = readSse(stream.body!);
+    await request("/mcp/alpha", session, "tools/call", { name: "touch", arguments: {} });
+    let method: string | undefined;
+    while (method !== "notifications/tools/list_changed") method = (JSON.parse((await events.next()).value!.data) as Json).method;
+    await events.return(undefined);
+  }
+
   it("opens in the session the pool holds now, when the upstream forgot the one the client connected with", async () => {
     const { session } = await initialize("/mcp/alpha");
     await request("/mcp/alpha", session, "tools/call", { name: "forget_session", arguments: {} });
     // The next call finds the session forgotten, and the pool opens a new one.
     expect((await request("/mcp/alpha", session, "tools/call", { name: "echo", arguments: { text: "again" } })).result.content[0].text).toBe("alpha: again");
-    const stream = await gatewayFetch("/mcp/alpha", { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } });
-    expect(stream.status).toBe(200);
-    const events = readSse(stream.body!);
-    await request("/mcp/alpha", session, "tools/call", { name: "touch", arguments: {} });
-    let method: string | undefined;
-    while (method !== "notifications/tools/list_changed") method = (JSON.parse((await events.next()).value!.data) as Json).method;
-    await events.return(undefined);
+    await streamCarriesListChange(session);
   });
 
   it("opens in a new session when the upstream forgot the client's, as a call would", async () => {
     const { session } = await initialize("/mcp/alpha");
     await request("/mcp/alpha", session, "tools/call", { name: "forget_session", arguments: {} });
-    const stream = await gatewayFetch("/mcp/alpha", { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } });
-    expect(stream.status).toBe(200);
-    const events = readSse(stream.body!);
-    await request("/mcp/alpha", session, "tools/call", { name: "touch", arguments: {} });
-    let method: string | undefined;
-    while (method !== "notifications/tools/list_changed") method = (JSON.parse((await events.next()).value!.data) as Json).method;
-    await events.return(undefined);
+    await streamCarriesListChange(session);
   });
 
   it("keeps the client's upstream session when the upstream answers its GET with 400: only a 404 says the session is gone", async () => {

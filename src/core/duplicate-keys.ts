@@ -11,6 +11,7 @@
  * or an upstream does with a message needs more, and walks over deeper values elsewhere
  * (serialisers, redaction) would have to be bounded one by one.
  */
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-chars";
 
 /** Containers (objects and arrays) a client message may nest; the root is level 1. */
 export const MAX_MESSAGE_DEPTH = 128;
@@ -23,13 +24,6 @@ export type StructureProblem =
   | { readonly reason: "duplicate-key"; readonly key: string; readonly offset: number }
   | { readonly reason: "too-deep"; readonly offset: number };
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
 
 /** The end offset (exclusive) of the string opening at `at`, and whether it holds an escape. */
 function scanString(text: string, at: number): { end: number; escaped: boolean } {

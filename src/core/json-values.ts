@@ -9,6 +9,7 @@
  * linear in the body; only the text in progress is held, and one
  * longer than its bound ends the read.
  */
+import { CLOSE_ARRAY, CLOSE_OBJECT, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-chars";
 
 /** Why a stream could not be split: a text longer than the bound, or something that is not a JSON object or array. */
 export class JsonValuesError extends Error {
@@ -24,11 +25,6 @@ export class JsonValuesError extends Error {
   }
 }
 
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const QUOTE = 0x22;
 /** How much of unreadable text is kept for the log. */
 const SHOWN_CHARS = 300;
 

@@ -32,6 +32,16 @@ function isRateLimiter(value: unknown): value is RateLimiter {
  * a request that fails earlier (a bad header) keeps its own error.
  */
 export function servicesFor(env: Readonly<Record<string, unknown>>): Services {
+  // The same env object (every request of an isolate) gives the same services: built once.
+  let services = built.get(env);
+  if (!services) built.set(env, (services = buildServices(env)));
+  return services;
+}
+
+/** The services built for each env object this isolate has seen. */
+const built = new WeakMap<object, Services>();
+
+function buildServices(env: Readonly<Record<string, unknown>>): Services {
   // The platform hands bindings untyped; wrangler.toml is what says what each name holds.
   const bindings = env as GatewayBindings;
   return {
