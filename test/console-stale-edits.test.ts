@@ -4,7 +4,8 @@
  * the console shows that error next to the document, keeps the operator's text on screen,
  * and the other edit stays stored (nothing is lost on either side). A document absent when
  * the page was loaded is saved with If-None-Match: *, so one created meanwhile is not
- * overwritten either.
+ * overwritten either. Deleting a filter set or a persona sends the ETag its page showed
+ * the same way.
  */
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { admin } from "./helpers/admin";
@@ -141,5 +142,36 @@ describe.each(ABSENT_CASES)("$what, absent when the page was loaded", (c) => {
     const etag = formEtag(await (await consoleGet(c.page, session)).text(), c.action);
     expect((await consolePost(c.save, { ...c.mine, etag }, session)).status).toBe(303);
     expect(await (await admin("GET", c.api)).text()).toContain("mine");
+  });
+});
+
+type DeleteCase = { what: string; page: string; action: string; api: string; problems: string; first: unknown; theirs: unknown };
+
+const DELETE_CASES: DeleteCase[] = [
+  { what: "a filter set", page: "/filters/edit/doomed-set", action: "/filters/doomed-set/delete", api: "/filter-sets/doomed-set", problems: "filters-errors", first: { tools: { x___a: { retain: ["/one"] } } }, theirs: { tools: { x___a: { retain: ["/theirs"] } } } },
+  { what: "a persona", page: "/personas", action: "/personas/doomed-persona/delete", api: "/personas/doomed-persona", problems: "personas-errors", first: { roles: ["r-doomed"], allow: ["x___one"] }, theirs: { roles: ["r-doomed"], allow: ["x___theirs"] } },
+];
+
+describe.each(DELETE_CASES)("$what, deleted in the console after someone else changed it", (c) => {
+  beforeEach(async () => {
+    expect((await admin("PUT", c.api, c.first)).status).toBe(200);
+  });
+
+  it("is not deleted: the 412 is shown with what to do, and the other edit stays stored", async () => {
+    const etag = formEtag(await (await consoleGet(c.page, session)).text(), c.action);
+    expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+    expect((await admin("PUT", c.api, c.theirs)).status).toBe(200);
+    const theirs = await (await admin("GET", c.api)).text();
+
+    const response = await consolePost(c.action, { etag }, session);
+    expect(response.status).toBe(412);
+    expect(await response.text()).toMatch(new RegExp(`<div id="${c.problems}" class="problems" role="alert"><p>Precondition Failed: it changed since you read it; nothing was stored[^<]*\\(someone changed it after this page was loaded`));
+    expect(await (await admin("GET", c.api)).text()).toBe(theirs);
+  });
+
+  it("is deleted when nothing changed since the page was loaded", async () => {
+    const etag = formEtag(await (await consoleGet(c.page, session)).text(), c.action);
+    expect((await consolePost(c.action, { etag }, session)).status).toBe(303);
+    expect((await admin("GET", c.api)).status).toBe(404);
   });
 });

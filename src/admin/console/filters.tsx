@@ -117,7 +117,7 @@ function editorPage(c: ConsoleContext, editor: Editor, status: Parameters<typeof
       </p>
       <FilterEditor editor={editor} csrf={c.var.session.csrf} />
       {!editor.isNew && (
-        <PostButton action={href(`/filters/${encodeURIComponent(editor.name)}/delete`)} csrf={c.var.session.csrf} danger>
+        <PostButton action={href(`/filters/${encodeURIComponent(editor.name)}/delete`)} csrf={c.var.session.csrf} etag={editor.etag} danger>
           Delete filter set {editor.name}
         </PostButton>
       )}
@@ -194,8 +194,8 @@ export function registerFilters(app: ConsoleApp): void {
   });
 
   app.post("/filters/:name/delete", async (c) => {
-    const answer = await c.var.call("DELETE", `/filter-sets/${encodeURIComponent(c.req.param("name"))}`);
-    if (!answer.ok) return renderPage(c, "Filter set", "/filters", <Problems id="filters-errors" error={errorOf(answer).error} />, statusOf(answer.status));
+    const answer = await c.var.call("DELETE", `/filter-sets/${encodeURIComponent(c.req.param("name"))}`, undefined, undefined, c.var.form.get("etag"));
+    if (!answer.ok) return renderPage(c, "Filter set", "/filters", <Problems id="filters-errors" error={explainStale(errorOf(answer).error, answer.status)} />, statusOf(answer.status));
     return c.redirect(href("/filters"), 303);
   });
 

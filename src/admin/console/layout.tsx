@@ -50,11 +50,16 @@ export function TableHead({ columns }: { columns: readonly (string | false | und
   );
 }
 
-/** A one-button form that changes something (a POST with the CSRF token): delete, revoke, probe. */
-export function PostButton({ action, csrf, label, danger = false, children }: { action: string; csrf: string; label?: string; danger?: boolean; children: Child }) {
+/**
+ * A one-button form that changes something (a POST with the CSRF token): delete, revoke,
+ * probe. `etag` is the version of the document the page showed, sent back so that the
+ * change is refused (412) when someone changed the document meanwhile.
+ */
+export function PostButton({ action, csrf, label, etag, danger = false, children }: { action: string; csrf: string; label?: string; etag?: string; danger?: boolean; children: Child }) {
   return (
     <form method="post" action={action}>
       <CsrfField csrf={csrf} />
+      {etag !== undefined && <input type="hidden" name="etag" value={etag} />}
       <button type="submit" class={danger ? "danger" : undefined} aria-label={label}>
         {children}
       </button>

@@ -127,7 +127,7 @@ async function storedPersonas(c: ConsoleContext): Promise<{ personas: Record<str
   return { personas: ((answer.body as { personas?: Record<string, Persona> }).personas ?? {}), etag: answer.headers.get("etag") ?? "" };
 }
 
-async function personasPage(c: ConsoleContext, form: Child, status: Parameters<typeof renderPage>[4] = 200, visibilityRefused?: RefusedDocument): Promise<Response> {
+async function personasPage(c: ConsoleContext, form: Child, status: Parameters<typeof renderPage>[4] = 200, visibilityRefused?: RefusedDocument, refused?: string): Promise<Response> {
   const [{ personas, etag, error }, visibility] = await Promise.all([storedPersonas(c), c.var.call("GET", "/visibility")]);
   const names = Object.keys(personas).sort();
   const csrf = c.var.session.csrf;
@@ -135,7 +135,7 @@ async function personasPage(c: ConsoleContext, form: Child, status: Parameters<t
   const limits = auth.ok && auth.value.mode === "on" ? Object.entries(auth.value.rateLimits) : [];
   const body = (
     <>
-      <Problems id="personas-errors" error={error} />
+      <Problems id="personas-errors" error={refused ?? error} />
       <p class="muted">
         {auth.ok && auth.value.mode === "on"
           ? `Authentication is on: personas apply. Rate limits a persona may name (AUTH.rateLimits): ${limits.length === 0 ? "none configured" : limits.map(([name, binding]) => `${name} (${binding})`).join(", ")}.`
@@ -161,7 +161,7 @@ async function personasPage(c: ConsoleContext, form: Child, status: Parameters<t
                   <td>
                     <a href={href(`/personas?edit=${encodeURIComponent(name)}`)}>Edit {name}</a>{" "}
                     <a href={href(`/tools?persona=${encodeURIComponent(name)}`)}>Tools of {name}</a>
-                    <PostButton action={href(`/personas/${encodeURIComponent(name)}/delete`)} csrf={csrf} danger>
+                    <PostButton action={href(`/personas/${encodeURIComponent(name)}/delete`)} csrf={csrf} etag={etag} danger>
                       Delete {name}
                     </PostButton>
                   </td>
@@ -221,8 +221,8 @@ export function registerPersonas(app: ConsoleApp): void {
   });
 
   app.post("/personas/:name/delete", async (c) => {
-    const answer = await c.var.call("DELETE", `/personas/${encodeURIComponent(c.req.param("name"))}`);
-    if (!answer.ok) return personasPage(c, undefined, statusOf(answer.status));
+    const answer = await c.var.call("DELETE", `/personas/${encodeURIComponent(c.req.param("name"))}`, undefined, undefined, c.var.form.get("etag"));
+    if (!answer.ok) return personasPage(c, undefined, statusOf(answer.status), undefined, explainStale(errorOf(answer).error, answer.status));
     return c.redirect(href("/personas"), 303);
   });
 }
