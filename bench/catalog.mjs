@@ -14,6 +14,8 @@
  *     text (FNV-1a, even: tuning, odd: untuned), so it was decided before any tuning. The
  *     untuned half is the figure that counts; only the tuning half's misses are printed,
  *     with those of bench/catalog/dev-tasks.json (more tasks tuned on, reported apart);
+ *     bench/catalog/validation-tasks.json is a held-out batch scored beside them, its
+ *     misses never printed (an estimate of how far a change carries, never tuned on);
  *   - search latency at 100 and 1,000 tools: sys___search_tools through the gateway in
  *     workerd (HTTP round trip on loopback, which includes the tools/list fan-out to the
  *     fixture upstream that every search does), tools/list alone on the same route for
@@ -23,6 +25,9 @@
  *   npm run bench:catalog
  *   npm run bench:catalog -- --searches 100
  *   npm run bench:catalog -- --skip-latency      (tokens and recall only)
+ *   npm run bench:catalog -- --set tuning,dev    (only these sets: untuned, tuning, dev,
+ *                                                 validation; while tuning, leave the
+ *                                                 untuned half and validation out)
  *
  * Results are printed and written to bench/results/catalog-<timestamp>.json.
  */
@@ -39,8 +44,14 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HARD_LIMIT_MS = 15 * 60_000;
 const RANK_DEPTH = 20;
 const LATENCY_SIZES = [100, 1_000];
-const { values: options } = parseArgs({ options: { searches: { type: 'string', default: '60' }, 'skip-latency': { type: 'boolean', default: false }, out: { type: 'string', default: path.join(ROOT, 'bench', 'results') } } });
+const SETS = ['untuned', 'tuning', 'dev', 'validation'];
+const { values: options } = parseArgs({ options: { searches: { type: 'string', default: '60' }, 'skip-latency': { type: 'boolean', default: false }, set: { type: 'string', default: SETS.join(',') }, out: { type: 'string', default: path.join(ROOT, 'bench', 'results') } } });
 const SEARCHES = Number(options.searches);
+/** The sets of tasks scored (all by default); misses are printed for the tuning half and dev tasks only. */
+const CHOSEN_SETS = new Set(options.set.split(',').map((set) => set.trim()));
+for (const set of CHOSEN_SETS) if (!SETS.includes(set)) throw new Error(`--set: ${set} is not one of ${SETS.join(', ')}`);
+/** The sets whose misses are printed: those tuned on. */
+const TUNED_SETS = new Set(['tuning', 'dev']);
 
 const hardLimit = setTimeout(() => {
   console.error(`[catalog] over ${HARD_LIMIT_MS / 60_000} minutes: stopping`);
@@ -120,17 +131,21 @@ async function tokensPerMode(base) {
   return out;
 }
 
-async function accuracy(base, tasks, devTasks) {
+async function accuracy(base, tasks, devTasks, validationTasks) {
   const client = await session(`${base}/mcp?catalog=search`);
-  const halves = { tuning: [], untuned: [], dev: [] };
+  const halves = { tuning: [], untuned: [], dev: [], validation: [] };
   const misses = [];
-  const labeled = [...tasks.map(([task, expected]) => [task, expected, fnv1a(task) % 2 === 0 ? 'tuning' : 'untuned']), ...devTasks.map(([task, expected]) => [task, expected, 'dev'])];
+  const labeled = [
+    ...tasks.map(([task, expected]) => [task, expected, fnv1a(task) % 2 === 0 ? 'tuning' : 'untuned']),
+    ...devTasks.map(([task, expected]) => [task, expected, 'dev']),
+    ...validationTasks.map(([task, expected]) => [task, expected, 'validation']),
+  ].filter(([, , half]) => CHOSEN_SETS.has(half));
   for (const [task, expected, half] of labeled) {
     const found = await search(client, task, RANK_DEPTH);
     const names = found.tools.map((tool) => tool.name);
     const rank = names.findIndex((name) => expected.includes(name)) + 1;
     halves[half].push(rank);
-    if (half !== 'untuned' && rank !== 1) misses.push({ task, expected, rank: rank || `>${RANK_DEPTH}`, top: names.slice(0, 3) });
+    if (TUNED_SETS.has(half) && rank !== 1) misses.push({ task, expected, rank: rank || `>${RANK_DEPTH}`, top: names.slice(0, 3) });
   }
   const score = (ranks) => ({
     tasks: ranks.length,
@@ -138,7 +153,9 @@ async function accuracy(base, tasks, devTasks) {
     recallAt5: ranks.filter((r) => r >= 1 && r <= 5).length / ranks.length,
     mrr: ranks.reduce((sum, r) => sum + (r > 0 ? 1 / r : 0), 0) / ranks.length,
   });
-  return { tuning: score(halves.tuning), untuned: score(halves.untuned), all: score([...halves.tuning, ...halves.untuned]), dev: score(halves.dev), tuningMisses: misses };
+  const scored = Object.fromEntries(Object.entries(halves).filter(([half]) => CHOSEN_SETS.has(half)).map(([half, ranks]) => [half, score(ranks)]));
+  const all = CHOSEN_SETS.has('tuning') && CHOSEN_SETS.has('untuned') ? { all: score([...halves.tuning, ...halves.untuned]) } : {};
+  return { ...scored, ...all, tuningMisses: misses };
 }
 
 /** `size` tools from the real ones, copied under new names where there are not enough. */
@@ -203,6 +220,7 @@ const fixed = (n, digits = 3) => Number(n.toFixed(digits));
 async function main() {
   const tasks = JSON.parse(readFileSync(path.join(ROOT, 'bench', 'catalog', 'tasks.json'), 'utf8')).tasks;
   const devTasks = JSON.parse(readFileSync(path.join(ROOT, 'bench', 'catalog', 'dev-tasks.json'), 'utf8')).tasks;
+  const validationTasks = JSON.parse(readFileSync(path.join(ROOT, 'bench', 'catalog', 'validation-tasks.json'), 'utf8')).tasks;
   installServers();
   const catalog = await listServers();
   const counts = Object.fromEntries(Object.entries(catalog).map(([name, tools]) => [name, tools.length]));
@@ -215,7 +233,7 @@ async function main() {
   let scores;
   try {
     tokens = await tokensPerMode(gateway.url);
-    scores = await accuracy(gateway.url, tasks, devTasks);
+    scores = await accuracy(gateway.url, tasks, devTasks, validationTasks);
   } finally {
     await gateway.stop();
     await fixtures.close();
@@ -226,10 +244,11 @@ async function main() {
 
   console.log('\n## tools/list on /mcp, per mode (o200k_base tokens)');
   for (const [mode, t] of Object.entries(tokens)) console.log(`${mode.padEnd(8)} ${String(t.tools).padStart(4)} tools ${String(t.bytes).padStart(8)} bytes ${String(t.tokens).padStart(7)} tokens${t.ofFull !== undefined ? `  (${(t.ofFull * 100).toFixed(1)}% of full)` : ''}`);
-  console.log(`\n## sys___search_tools over ${tasks.length} labeled tasks (and ${devTasks.length} more tuned on, dev-tasks.json)`);
-  for (const half of ['untuned', 'tuning', 'all', 'dev']) {
+  console.log(`\n## sys___search_tools over ${tasks.length} labeled tasks (and ${devTasks.length} more tuned on, dev-tasks.json; ${validationTasks.length} held out, validation-tasks.json)`);
+  for (const half of ['untuned', 'tuning', 'all', 'dev', 'validation']) {
     const s = scores[half];
-    console.log(`${half.padEnd(8)} ${String(s.tasks).padStart(4)} tasks  recall@1 ${s.recallAt1.toFixed(3)}  recall@5 ${s.recallAt5.toFixed(3)}  MRR ${s.mrr.toFixed(3)}`);
+    if (s === undefined) continue;
+    console.log(`${half.padEnd(10)} ${String(s.tasks).padStart(4)} tasks  recall@1 ${s.recallAt1.toFixed(3)}  recall@5 ${s.recallAt5.toFixed(3)}  MRR ${s.mrr.toFixed(3)}`);
   }
   console.log(`\ntuning half and dev tasks, not first (${scores.tuningMisses.length}):`);
   for (const miss of scores.tuningMisses) console.log(`  ${miss.rank}\t${miss.task}\t→ ${miss.top.join(', ')}`);

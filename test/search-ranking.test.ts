@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import type { Catalog } from "../src/catalog/visible-catalog";
 import { searchCatalog } from "../src/catalog/search-index";
-import { actionOfTask, bridgedWordsOf, splitTaskWords, splitWords } from "../src/catalog/vocabulary";
+import { MAX_QUERY_TERMS, actionOfTask, bridgedWordsOf, joinPhrases, splitTaskWords, splitWords, taskQueryOf } from "../src/catalog/vocabulary";
 import { SYNONYMS, TABLE_WORDS } from "../src/catalog/synonyms";
 
 /** A tool of the test catalog: upstream, own name, description. */
@@ -42,6 +42,7 @@ describe("ranking a catalog", () => {
   const catalog = catalogOf();
   it.each([
     ["a question asks for a tool that reads", "which projects do we have", "sentry___find_projects"],
+    ["a phrasal verb says the action (setting up creates)", "set up a project for the mobile app", "sentry___create_project"],
     ["the upstream the task names, written as people write it", "create a branch in our GitLab project", "gitlab___create_branch"],
     ["the plural the task says", "show me the issues of the api repo", "github___list_issues"],
     ["the singular the task says", "show me issue 230", "github___get_issue"],
@@ -87,5 +88,42 @@ describe("the words of a task", () => {
   it("bridges a plural to plurals", () => {
     expect(bridgedWordsOf(["members"])).toEqual(new Set(["users", "members"]));
     expect(bridgedWordsOf(["member"])).toEqual(new Set(["user", "member"]));
+    expect(bridgedWordsOf(["repos"])).toEqual(new Set(["repositories", "repos"]));
+  });
+
+  it.each([
+    ["set up a branch for the fix", "create"],
+    ["spin up a new environment", "create"],
+    ["get rid of the old tab", "delete"],
+    ["clean up the temp folder", "delete"],
+    ["turn it off", "update"],
+    ["pull up Lee's profile", "read"],
+    ["file a bug about the login page", "create"],
+  ])("reads the phrasal verb of %s as %s", (task, action) => {
+    expect(actionOfTask(splitTaskWords(joinPhrases(task)))).toBe(action);
+  });
+
+  it.each([
+    ["what's in /var/tmp", "var tmp directory"],
+    ["open notes/todo.md", "notes/todo.md file"],
+    ["which street is at 51.50, -0.12", "latitude longitude coordinates"],
+    ["add a paragraph to the end of the page", "append"],
+    ["what does the issue say", "what does the issue read"],
+  ])("rewrites the shape or idiom of %s (%s)", (task, rewritten) => {
+    expect(joinPhrases(task)).toContain(rewritten);
+  });
+
+  it("searches each term once, remembering every word that brings it", () => {
+    const { terms, wordsOf } = taskQueryOf(["show", "view", "issues"]);
+    expect(terms.filter((term) => term === "get")).toHaveLength(1);
+    expect(wordsOf.get("get")).toEqual([0, 1]);
+    expect(wordsOf.get("issu")).toEqual([2]);
+  });
+
+  it("searches at most MAX_QUERY_TERMS terms of a long task, the first", () => {
+    const words = Array.from({ length: 500 }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26) % 26)}`);
+    const { terms } = taskQueryOf(words);
+    expect(terms).toHaveLength(MAX_QUERY_TERMS);
+    expect(terms[0]).toBe("wordaa");
   });
 });

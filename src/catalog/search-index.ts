@@ -2,7 +2,8 @@
  * Ranking tools for a task: a MiniSearch (BM25+) index over what a model searches by —
  * the name split into words, the title, the description, parameter names and their
  * descriptions, the upstream — with field weights, stems and the synonyms of
- * vocabulary.ts, then ranked again by what BM25 does not see: how much of the tool's name
+ * vocabulary.ts (a task's word counts once in the match however many terms the vocabulary
+ * expands it into), then ranked again by what BM25 does not see: how much of the tool's name
  * the task says, whether the tool does what the task asks (read, create, update, delete)
  * and whether the task names the tool's upstream. One index per catalog version, built in this isolate when first searched
  * and kept beside the catalog (catalog-cache.ts) for the next searches of the same
@@ -12,7 +13,7 @@ import MiniSearch from "minisearch";
 import { isObject } from "../core/jsonrpc";
 import { splitName } from "../core/names";
 import type { Catalog, CatalogTool } from "./visible-catalog";
-import { actionOfName, actionOfTask, joinPhrases, queryTermsOf, splitTaskWords, splitWords, bridgedWordsOf, termOf, type Action } from "./vocabulary";
+import { actionOfName, actionOfTask, joinPhrases, splitTaskWords, splitWords, bridgedWordsOf, taskQueryOf, termOf, type Action, type TaskQuery } from "./vocabulary";
 
 /** Field weights: a word of the name says most about what a tool does. */
 const FIELD_BOOST = { name: 3, title: 2, description: 1, parameters: 0.5, upstream: 1.5 } as const;
@@ -117,9 +118,9 @@ function buildIndex(catalog: Catalog): ToolIndex {
     processTerm: (word) => termOf(word) ?? null,
     searchOptions: {
       boost: FIELD_BOOST,
-      // searchCatalog hands the task's words, already split, joined by spaces.
-      tokenize: (value) => value.split(" ").filter((word) => word !== ""),
-      processTerm: (word) => queryTermsOf(word),
+      // rankCatalog hands the task's terms, already stemmed and expanded (taskQueryOf), joined by spaces.
+      tokenize: (value) => value.split(" ").filter((term) => term !== ""),
+      processTerm: (term) => term,
       prefix: false,
       fuzzy: (term) => (term.length >= 6 ? 0.2 : false),
       bm25: BM25,
@@ -147,6 +148,17 @@ function nameCoverage(words: readonly NameWord[], match: Readonly<Record<string,
     if (match[term]?.includes("name")) covered += said.has(word) ? 1 : bridged.has(word) ? BRIDGED_WEIGHT : STEM_ONLY_WEIGHT;
   }
   return words.length > 0 ? covered / words.length : 0;
+}
+
+/**
+ * A hit's BM25 score with MiniSearch's coordination (its score times the number of query
+ * terms it matched) counted in the task's words instead: a word the vocabulary expands
+ * into three terms ("show": get, list, read) counts once, as a word said plainly does.
+ */
+function wordScore(hit: { readonly score: number; readonly queryTerms: readonly string[] }, { wordsOf }: TaskQuery): number {
+  const words = new Set<number>();
+  for (const term of hit.queryTerms) for (const position of wordsOf.get(term) ?? []) words.add(position);
+  return (hit.score / Math.max(1, hit.queryTerms.length)) * words.size;
 }
 
 /** Each kept catalog's index: built at its first search, gone with the catalog (catalog-cache.ts). */
@@ -193,7 +205,8 @@ export type ScoredTool = { readonly id: number; readonly score: number };
 export function rankCatalog(catalog: Catalog, { query, upstream }: Omit<SearchRequest, "limit">): ScoredTool[] {
   const index = indexOf(catalog);
   const words = splitTaskWords(joinPhrases(query));
-  const hits = index.search.search(words.join(" "), { filter: (hit) => upstream === undefined || catalog.tools[hit.id as number]!.upstream === upstream });
+  const task = taskQueryOf(words);
+  const hits = index.search.search(task.terms.join(" "), { filter: (hit) => upstream === undefined || catalog.tools[hit.id as number]!.upstream === upstream });
   const said = new Set(words);
   const named = new Set(words.filter((word) => index.upstreams.has(word)));
   const bridged = bridgedWordsOf(words);
@@ -204,7 +217,7 @@ export function rankCatalog(catalog: Catalog, { query, upstream }: Omit<SearchRe
     const upstreamNamed = named.has(catalog.tools[id]!.upstream.toLowerCase()) ? UPSTREAM_NAMED_BOOST : 1;
     const toolAction = index.actions[id];
     const acting = action === undefined || toolAction === undefined ? 1 : action === toolAction ? ACTION_MATCH_BOOST : ACTION_MISMATCH_FACTOR;
-    return { id, score: hit.score * (1 + NAME_COVERAGE_WEIGHT * covered) * upstreamNamed * acting };
+    return { id, score: wordScore(hit, task) * (1 + NAME_COVERAGE_WEIGHT * covered) * upstreamNamed * acting };
   });
   return scored.sort((a, b) => b.score - a.score);
 }

@@ -265,6 +265,22 @@ run run execute evaluate
 execute execute run evaluate
 grep search code
 script code script
+print get read
+dump read get list
+grab get read
+cat read
+bump update
+mark update
+trash delete
+discard delete
+purge delete
+wipe delete
+destroy delete
+draft create write
+compose create write
+setup create
+enable toggle update
+disable toggle update
 `;
 
 const LINES = TABLE.split("\n").filter((line) => line !== "");

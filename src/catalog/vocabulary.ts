@@ -24,10 +24,42 @@ function synonymsOf(word: string): readonly string[] {
 const FILE_NAME = String.raw`\b[\w-]+\.(?:txt|md|json|ya?ml|csv|pdf|png|jpe?g|gif|svg|webp|mp[34]|mov|wav|zip|gz|tar|html?|css|xml|js|ts|py|go|rs|rb|java|sh|sql|ini|env|log|toml)\b`;
 
 /**
+ * Phrasal verbs of software tasks, as one verb the vocabulary knows: a verb's forms, its
+ * particles and the verb it stands for ("set up a branch" creates it, "pull up a profile"
+ * shows it, "get rid of a tab" deletes it). A pronoun may stand between ("turn it off").
+ * General English, not words of particular tasks.
+ */
+const PHRASAL_VERBS: readonly (readonly [verb: string, particles: string, meaning: string])[] = [
+  ["set|sets|setting", "up", "create"],
+  ["spin|spins|spun|spinning", "up", "create"],
+  ["write|writes|wrote|writing|draw|draws|drew|drawn", "up", "create"],
+  ["put|puts|putting", "together", "create"],
+  ["kick|kicks|kicked|kicking", "off", "start"],
+  ["pull|pulls|pulled|pulling|bring|brings|brought|bringing|call|calls|called", "up", "get"],
+  ["find|finds|found", "out", "find"],
+  ["print|prints|printed", "out", "print"],
+  ["get|gets|got|getting", "rid\\s+of", "delete"],
+  ["throw|throws|threw|thrown", "away|out", "delete"],
+  ["take|takes|took|taken|tear|tears|tore|torn", "down", "delete"],
+  ["clean|cleans|cleaned|clear|clears|cleared|wipe|wipes|wiped", "up|out|away", "delete"],
+  ["turn|turns|turned|switch|switches|switched", "on|off", "toggle"],
+  ["fill|fills|filled", "in|out", "fill"],
+  ["shut|shuts|close|closes|closed", "down|off", "close"],
+  ["back|backs|backed", "up", "copy"],
+  ["hand|hands|handed", "over|off", "assign"],
+  ["hook|hooks|hooked|tie|ties|tied", "up|together", "link"],
+  ["catch|catches|caught", "up", "read history"],
+];
+const PHRASAL_PRONOUNS = "it|this|that|them|me|us|everything";
+
+/**
  * Multi-word phrases people say, and shapes of words (a URL, a file path, a #channel),
  * rewritten into words the synonyms and tools know before the query is split.
  */
-const PHRASES: readonly (readonly [RegExp, string])[] = [
+const PHRASES: readonly (readonly [RegExp, string | ((match: string, ...groups: string[]) => string)])[] = [
+  ...PHRASAL_VERBS.map(([verb, particles, meaning]) => [new RegExp(`\\b(?:${verb})\\s+(?:(?:${PHRASAL_PRONOUNS})\\s+)?(?:${particles})\\b`, "gi"), meaning] as const),
+  // Filing a bug or a ticket creates it.
+  [/\b(?:file|files|filed|log|logs|logged|raise|raises|raised|lodge|submit)\s+(?=(?:a|an|the|new)\s+(?:\w+\s+)?(?:bugs?|issues?|tickets?|reports?|complaints?)\b)/gi, "create "],
   [/\bship\s+it\b/gi, "shipit"],
   [/\blook\s+up\b/gi, "lookup"],
   [/\blook\s+(?:through|in|into)\b/gi, "search"],
@@ -39,6 +71,8 @@ const PHRASES: readonly (readonly [RegExp, string])[] = [
   [new RegExp(`\\bopen(?=\\s+(?:\\w+\\s+){0,2}?(?:files?\\b|${FILE_NAME}))`, "gi"), "read"],
   // "Open" after a determiner or a verb is a state ("any open PRs", "list open issues"), not opening.
   [/\b(any|all|the|my|our|its|their|what|which|list|show|still|are|is)\s+open\b/gi, "$1 opened"],
+  // An absolute path with no extension anywhere names a directory ("what's in /var/tmp"); any other path or file name, a file.
+  [/(?:^|\s)~?((?:\/[\w-]+)+)\/?(?=$|\s|[,;:!?]|\.(?:\s|$))/g, (_path: string, segments: string) => `${segments.replaceAll("/", " ")} directory`],
   [new RegExp(`(?:^|\\s)\\S*\\/\\S+|${FILE_NAME}`, "gi"), "$& file"],
   [/(?:^|\s)#([a-z0-9_-]+)/gi, " $1 channel"],
   // Telling the agent a fact to keep, or asking what it keeps.
@@ -51,6 +85,12 @@ const PHRASES: readonly (readonly [RegExp, string])[] = [
   // Something that stops being so.
   [/\bno\s+longer\b|\bany\s*more\b/gi, "remove"],
   [/\badd\s+up\b/gi, "sum"],
+  // Adding to the end of something appends to it.
+  [/\b(?:to|at|onto)\s+the\s+(?:very\s+)?(?:end|bottom)\b/gi, "append"],
+  // Asking what something says reads it ("what does the issue say"); saying something sends it.
+  [/\b(what\s+(?:does|did|do)\b.{0,60}?\b)says?\b/gi, "$1read"],
+  // A latitude and a longitude ("51.50, -0.12").
+  [/(?:^|\s)-?\d{1,2}\.\d+\s*,\s*-?\d{1,3}\.\d+\b/g, " latitude longitude coordinates"],
   // Pulling a file gets it ("pull the latest config"); a pull request is another thing.
   [/^\s*pull\b(?!\s+requests?\b)/gi, "get"],
 ];
@@ -65,10 +105,10 @@ export type Action = "read" | "create" | "update" | "delete";
 const ACTIONS: Readonly<Record<string, Action>> = Object.fromEntries(
   (
     [
-      ["read", "get list read retrieve find search query fetch show view see look lookup what which who whom whose how where when did does is are was were describe check count"],
-      ["create", "create add post make write insert start leave put generate push send upload"],
-      ["update", "update patch edit modify change rename set close reopen resolve replace toggle"],
-      ["delete", "delete remove erase drop forget clear"],
+      ["read", "get list read retrieve find search query fetch show view see look lookup what which who whom whose how where when did does is are was were describe check count display print dump grab inspect examine"],
+      ["create", "create add post make write insert start leave put generate push send upload setup draft compose register"],
+      ["update", "update patch edit modify change rename set close reopen resolve replace toggle bump mark enable disable assign"],
+      ["delete", "delete remove erase drop forget clear trash discard purge wipe destroy"],
     ] as const
   ).flatMap(([action, words]) => words.split(" ").map((word) => [word, action])),
 );
@@ -89,6 +129,11 @@ export function actionOfName(words: readonly string[]): Action | undefined {
   return words[0] !== undefined ? ACTIONS[words[0]] : undefined;
 }
 
+/** A noun's plural, as tools' names write it (repository → repositories, key → keys). */
+function pluralOf(word: string): string {
+  return /[^aeiou]y$/.test(word) ? `${word.slice(0, -1)}ies` : /(?:s|x|ch|sh)$/.test(word) ? `${word}es` : `${word}s`;
+}
+
 /**
  * The words the vocabulary adds for a task's words, unstemmed; in the plural for a word
  * in the plural ("members" → users), so that they tell `get_users` from `get_user`.
@@ -97,7 +142,7 @@ export function bridgedWordsOf(words: readonly string[]): Set<string> {
   return new Set(
     words.flatMap((word) => {
       const plural = word.endsWith("s") && !word.endsWith("ss") && stemmer(word) !== word;
-      return synonymsOf(word).map((synonym) => (plural && !synonym.endsWith("s") ? `${synonym}s` : synonym));
+      return synonymsOf(word).map((synonym) => (plural && !synonym.endsWith("s") ? pluralOf(synonym) : synonym));
     }),
   );
 }
@@ -131,7 +176,7 @@ export function termOf(word: string): string | undefined {
 
 /** Joins the phrases of PHRASES in a query, so that they reach SYNONYMS as one word. */
 export function joinPhrases(query: string): string {
-  return PHRASES.reduce((text, [pattern, joined]) => text.replace(pattern, joined), query);
+  return PHRASES.reduce((text, [pattern, joined]) => (typeof joined === "string" ? text.replace(pattern, joined) : text.replace(pattern, joined)), query);
 }
 
 /** The terms one word of a query searches for: its own stem and its synonyms' stems. */
@@ -140,4 +185,33 @@ export function queryTermsOf(word: string): string[] {
   const own = termOf(word);
   const terms = new Set([...(own !== undefined ? [own] : []), ...synonyms.map(stemmer)]);
   return [...terms];
+}
+
+/**
+ * Distinct terms a task searches for at most (its first ones): each costs a walk over the
+ * tools holding it, and tasks people write bring fewer than 20; a client's query is bounded
+ * in characters, not in words.
+ */
+export const MAX_QUERY_TERMS = 32;
+
+/** The terms a task searches for, each once, and for each term the task's words it stands for (by position). */
+export type TaskQuery = { readonly terms: readonly string[]; readonly wordsOf: ReadonlyMap<string, readonly number[]> };
+
+/**
+ * The terms of a task's words (queryTermsOf), each once however many words bring it
+ * ("show" and "view" both search for `get`), with the words each stands for: ranking
+ * counts how many of the task's words a tool matches, not how many terms the vocabulary
+ * expanded them into. At most MAX_QUERY_TERMS terms, the first.
+ */
+export function taskQueryOf(words: readonly string[]): TaskQuery {
+  const wordsOf = new Map<string, number[]>();
+  words.forEach((word, position) => {
+    for (const term of queryTermsOf(word)) {
+      const positions = wordsOf.get(term);
+      if (positions === undefined) {
+        if (wordsOf.size < MAX_QUERY_TERMS) wordsOf.set(term, [position]);
+      } else if (positions.at(-1) !== position) positions.push(position);
+    }
+  });
+  return { terms: [...wordsOf.keys()], wordsOf };
 }
