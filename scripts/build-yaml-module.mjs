@@ -2,7 +2,7 @@
 /**
  * Builds src/storage/yaml-module.mjs: the `yaml` package's `parse`, bundled into one
  * minified ES module that the Worker uploads beside its main module and imports only when
- * it reads a document that is not JSON (src/storage/yaml-documents.ts). yaml is 96 KiB
+ * it reads a document that is not JSON (src/storage/document-store.ts). yaml is 96 KiB
  * minified, about a sixth of the Worker; as a module of its own, a cold isolate that never
  * reads a YAML document never parses it (issue 18; docs/benchmarks.md).
  *
@@ -28,7 +28,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const YAML_MODULE = path.join(ROOT, 'src', 'storage', 'yaml-module.mjs');
-/** What the module exports: only what src/storage/yaml-documents.ts calls, so the rest of yaml is left out. */
+/**
+ * What the module exports: only what src/storage/document-store.ts calls. esbuild leaves out
+ * what `parse` cannot reach, which is little (95.5 KiB against 100.9 for all of yaml): a
+ * parsed document can be stringified again, so most of yaml is reachable from it.
+ */
 const ENTRY = 'export { parse } from "yaml";';
 
 /** The esbuild that wrangler bundles with. */
