@@ -3,6 +3,8 @@
 // SDK upstreams on loopback (started by test/global-setup.ts, their URLs reaching the
 // Worker's bindings through `inject`). "e2e": Node tests where the SDK's Client talks
 // over HTTP to the gateway started the way README says (`npm start`).
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { fetch as miniflareFetch, type Request as MiniflareRequest } from "miniflare";
 import type { Logger, Plugin } from "vite";
@@ -25,6 +27,11 @@ function quietSdkSourcemaps(): Plugin {
     configureServer: (server) => Object.values(server.environments).forEach((environment) => quiet(environment.logger)),
   };
 }
+
+// The yaml package as a module of its own (src/storage/yaml-module.mjs), which the Worker
+// imports on its first YAML document, is generated: wrangler's custom build makes it for
+// deploys and `wrangler dev`, but this integration runs no custom build, so it is made here.
+execFileSync(process.execPath, [fileURLToPath(new URL("./scripts/build-yaml-module.mjs", import.meta.url).href)], { stdio: ["ignore", "ignore", "inherit"] });
 
 export default defineConfig({
   plugins: [quietSdkSourcemaps()],

@@ -2,14 +2,16 @@
 /**
  * What the Worker's bundle is made of: builds it the way `npm run deploy -- --dry-run` does
  * (`wrangler deploy --dry-run --outdir <tmp>`) and prints, per npm package and per `src/`
- * folder, its minified bytes and what they gzip to, attributed through the bundle's source
- * map. The dry run only says the total; this says where to look when it grows.
+ * folder, the main module's minified bytes and what they gzip to, attributed through its
+ * source map; then each module uploaded beside it (yaml: scripts/build-yaml-module.mjs),
+ * whole, and the total. The dry run only says the totals; this says where to look when
+ * they grow.
  *
  *   node scripts/bundle-report.mjs              # build, then report
- *   node scripts/bundle-report.mjs --dir <dir>  # report on an existing --outdir (index.js and index.js.map)
+ *   node scripts/bundle-report.mjs --dir <dir>  # report on an existing --outdir (index.js, index.js.map, other modules)
  *
  * Each part's gzip figure is its own bytes compressed alone, so the parts add up to more
- * than the whole file's gzip (printed last).
+ * than the whole file's gzip (printed after them).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,12 +20,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
+import { bundleModules, MAIN_MODULE } from './lib/bundle-modules.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const DIGIT_OF = new Map([...BASE64].map((char, index) => [char, index]));
 /** Parts smaller than this are summed into one line. */
 const SMALL_PART_BYTES = 1_024;
+/** Width of the first column, in characters. */
+const NAME_COLUMN = 30;
 
 /** The numbers of one source-map segment (base64 VLQ). */
 function decodeSegment(segment) {
@@ -80,15 +85,18 @@ function kib(bytes) {
 }
 
 function report(dir) {
-  const code = readFileSync(path.join(dir, 'index.js'), 'utf8');
-  const map = JSON.parse(readFileSync(path.join(dir, 'index.js.map'), 'utf8'));
+  const code = readFileSync(path.join(dir, MAIN_MODULE), 'utf8');
+  const map = JSON.parse(readFileSync(path.join(dir, `${MAIN_MODULE}.map`), 'utf8'));
   const rows = [...textByPart(code, map)].map(([part, text]) => ({ part, bytes: Buffer.byteLength(text), gzip: gzipSync(text, { level: 9 }).length }));
   rows.sort((a, b) => b.bytes - a.bytes);
   const small = rows.filter((row) => row.bytes < SMALL_PART_BYTES);
-  console.log(`${'part'.padEnd(26)}${'minified'.padStart(10)}${'gzip'.padStart(10)}`);
-  for (const row of rows.filter((r) => r.bytes >= SMALL_PART_BYTES)) console.log(`${row.part.padEnd(26)}${kib(row.bytes)}${kib(row.gzip)}`);
-  if (small.length > 0) console.log(`${`(${small.length} smaller parts)`.padEnd(26)}${kib(small.reduce((sum, row) => sum + row.bytes, 0))}`);
-  console.log(`${'index.js'.padEnd(26)}${kib(Buffer.byteLength(code))}${kib(gzipSync(code, { level: 9 }).length)}`);
+  console.log(`${'part'.padEnd(NAME_COLUMN)}${'minified'.padStart(10)}${'gzip'.padStart(10)}`);
+  for (const row of rows.filter((r) => r.bytes >= SMALL_PART_BYTES)) console.log(`${row.part.padEnd(NAME_COLUMN)}${kib(row.bytes)}${kib(row.gzip)}`);
+  if (small.length > 0) console.log(`${`(${small.length} smaller parts)`.padEnd(NAME_COLUMN)}${kib(small.reduce((sum, row) => sum + row.bytes, 0))}`);
+  console.log(`${`${MAIN_MODULE} (main module)`.padEnd(NAME_COLUMN)}${kib(Buffer.byteLength(code))}${kib(gzipSync(code, { level: 9 }).length)}`);
+  const { modules, totalBytes } = bundleModules(dir);
+  for (const module of modules.slice(1)) console.log(`${`${module.name} (on demand)`.padEnd(NAME_COLUMN)}${kib(module.bytes)}${kib(gzipSync(readFileSync(module.path), { level: 9 }).length)}`);
+  if (modules.length > 1) console.log(`${'uploaded in all'.padEnd(NAME_COLUMN)}${kib(totalBytes)}`);
 }
 
 const { values: options } = parseArgs({ options: { dir: { type: 'string' } } });

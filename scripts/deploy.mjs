@@ -5,7 +5,7 @@
  *   npm run deploy                          # check, create what is missing, deploy
  *   npm run deploy -- --generate-secrets    # also generate SESSION_SECRET, ADMIN_TOKEN, IDENTITY_SIGNING_KEY where missing
  *   npm run deploy -- --open                # deploy although AUTH is unset or off (anyone may call the upstreams)
- *   npm run deploy -- --dry-run             # no account needed: config checks, then `wrangler deploy --dry-run` and the bundle budget
+ *   npm run deploy -- --dry-run             # no account needed: config checks, then `wrangler deploy --dry-run` and the bundle budgets
  *   npm run deploy -- --config prod.toml    # another wrangler config
  *
  * What it does, in order, each step through `wrangler` (found on PATH; `npm run` puts
@@ -28,31 +28,36 @@
  *    `wrangler deploy`.
  *
  * `--dry-run` does steps 1 and 4 from the config alone (warning instead of refusing) and
- * runs `wrangler deploy --dry-run --outdir <tmp>`; it fails when the bundle is over
- * `--bundle-budget-kib` (default BUNDLE_BUDGET_KIB). CI runs it.
+ * runs `wrangler deploy --dry-run --outdir <tmp>`; it fails when the main module is over
+ * `--bundle-budget-kib` (default MAIN_MODULE_BUDGET_KIB) or all the modules uploaded are
+ * over `--upload-budget-kib` (default UPLOAD_BUDGET_KIB). CI runs it.
  */
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseToml } from 'smol-toml';
+import { bundleModules } from './lib/bundle-modules.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /**
- * Largest bundle (uncompressed, minified `index.js`) the dry run lets through. Issue 18
- * asked for 600 KiB; per-user sign-in (oauth4webapi, 21 KiB) and tool search pushed the
- * bundle to 627 KiB, and what is left above 600 is mostly libraries the features need
- * (yaml 96 KiB, for KV documents written as YAML). Until that is decided, this guards
- * against growth: 640 KiB, the goal still 600 (docs/benchmarks.md).
+ * The dry run's budgets, in KiB of minified JavaScript as uploaded (uncompressed), from
+ * scripts/lib/bundle-modules.mjs. The one that counts is the main module's (`index.js`):
+ * every cold isolate parses and runs all of it before its first request, and issue 18 asks
+ * for 600 KiB. The modules uploaded beside it (yaml, src/storage/yaml-module.mjs) are
+ * imported only when needed, so an isolate that never needs one never parses it; they still
+ * count towards the whole upload, held to 640 KiB (the budget the single bundle had before
+ * yaml moved out), so that moving code out of the main module never hides growth.
  */
-export const BUNDLE_BUDGET_KIB = 640;
+export const MAIN_MODULE_BUDGET_KIB = 600;
+export const UPLOAD_BUDGET_KIB = 640;
 const PLACEHOLDER = /^REPLACE_WITH_/;
 const DEMO_SERVICE = 'mcp-edge-gateway-demo';
 
-const USAGE = `Usage: npm run deploy -- [--dry-run] [--open] [--generate-secrets] [--config <wrangler.toml>] [--bundle-budget-kib <n>]`;
+const USAGE = `Usage: npm run deploy -- [--dry-run] [--open] [--generate-secrets] [--config <wrangler.toml>] [--bundle-budget-kib <n>] [--upload-budget-kib <n>]`;
 
 /** Runs wrangler with `args`; its output is returned, not shown (callers print what matters). */
 function wrangler(args, { input } = {}) {
@@ -235,17 +240,21 @@ function usesDemo(config) {
   return upstreamsOf(config).some((upstream) => bindings.includes(upstream?.service));
 }
 
-function dryRun(config, configFile, budgetKib) {
+function dryRun(config, configFile, { mainBudgetKib, uploadBudgetKib }) {
   const auth = authProblem(config.vars?.AUTH);
   if (auth) say(`warning: a real deploy would stop here unless given --open: ${auth}`);
   for (const secret of secretsNeeded(config)) say(`secret ${secret.name}: ${secret.why} (${secret.required ? 'required' : 'recommended'})`);
   const outdir = mkdtempSync(path.join(tmpdir(), 'gateway-bundle-'));
   try {
     wranglerOrExit(['deploy', '--dry-run', '-c', configFile, '--outdir', outdir], 'wrangler deploy --dry-run');
-    const bytes = statSync(path.join(outdir, 'index.js')).size;
-    const kib = bytes / 1024;
-    say(`bundle: ${kib.toFixed(1)} KiB (budget ${budgetKib} KiB)`);
-    if (kib > budgetKib) fail(`the bundle is ${kib.toFixed(1)} KiB, over its budget of ${budgetKib} KiB: find what grew (wrangler deploy --dry-run --outdir dist --metafile) before raising the budget`);
+    const { main, modules, totalBytes } = bundleModules(outdir);
+    const mainKib = main.bytes / 1024;
+    const totalKib = totalBytes / 1024;
+    const each = modules.map((module) => `${module.name} ${(module.bytes / 1024).toFixed(1)}`).join(', ');
+    say(`bundle: ${mainKib.toFixed(1)} KiB main module (budget ${mainBudgetKib} KiB); ${totalKib.toFixed(1)} KiB uploaded in all (budget ${uploadBudgetKib} KiB): ${each}`);
+    const find = 'find what grew (node scripts/bundle-report.mjs) before raising the budget';
+    if (mainKib > mainBudgetKib) fail(`the main module is ${mainKib.toFixed(1)} KiB, over its budget of ${mainBudgetKib} KiB: ${find}`);
+    if (totalKib > uploadBudgetKib) fail(`the modules uploaded are ${totalKib.toFixed(1)} KiB in all, over their budget of ${uploadBudgetKib} KiB: ${find}`);
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
@@ -309,7 +318,8 @@ function main() {
         open: { type: 'boolean', default: false },
         'generate-secrets': { type: 'boolean', default: false },
         config: { type: 'string', default: path.join(ROOT, 'wrangler.toml') },
-        'bundle-budget-kib': { type: 'string', default: String(BUNDLE_BUDGET_KIB) },
+        'bundle-budget-kib': { type: 'string', default: String(MAIN_MODULE_BUDGET_KIB) },
+        'upload-budget-kib': { type: 'string', default: String(UPLOAD_BUDGET_KIB) },
         help: { type: 'boolean', default: false },
       },
     }));
@@ -317,8 +327,9 @@ function main() {
     fail(`${error.message}\n${USAGE}`);
   }
   if (options.help) return console.log(USAGE);
-  const budget = Number(options['bundle-budget-kib']);
-  if (!Number.isFinite(budget) || budget <= 0) fail(`--bundle-budget-kib must be a positive number\n${USAGE}`);
+  const budgets = { mainBudgetKib: Number(options['bundle-budget-kib']), uploadBudgetKib: Number(options['upload-budget-kib']) };
+  if (!Number.isFinite(budgets.mainBudgetKib) || budgets.mainBudgetKib <= 0) fail(`--bundle-budget-kib must be a positive number\n${USAGE}`);
+  if (!Number.isFinite(budgets.uploadBudgetKib) || budgets.uploadBudgetKib <= 0) fail(`--upload-budget-kib must be a positive number\n${USAGE}`);
   const configFile = path.resolve(options.config);
   let text;
   let config;
@@ -328,7 +339,7 @@ function main() {
   } catch (error) {
     fail(`cannot read ${configFile}: ${error.message}`);
   }
-  if (options['dry-run']) dryRun(config, configFile, budget);
+  if (options['dry-run']) dryRun(config, configFile, budgets);
   else deploy(config, configFile, text, { open: options.open, generateSecrets: options['generate-secrets'] });
 }
 

@@ -4,6 +4,7 @@
  * that the document (or persona) exists, `If-None-Match: *` that it does not, and a write without If-Match stays
  * unconditional. Two admins writing personas at once on one isolate lose nothing.
  */
+import { env } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
 import { admin } from "./helpers/admin";
 
@@ -115,5 +116,19 @@ describe("personas, one document", () => {
     const { personas } = (await stored("/personas")) as { personas: Record<string, { allow: string[] }> };
     expect(personas["etag-b"]?.allow).toEqual(["alpha___echo"]);
     expect(personas["etag-d"]?.allow).toEqual(["alpha___echo"]);
+  });
+
+  it("written as YAML straight into KV: If-Match: * finds its personas, and a write keeps them (as JSON)", async () => {
+    const kv = (env as unknown as { GATEWAY_KV: KVNamespace }).GATEWAY_KV;
+    const before = await kv.get("personas");
+    try {
+      await kv.put("personas", "etag-yaml:\n  roles: [r-etag-yaml]\n  allow: ['alpha___*']\n");
+      expect((await admin("PUT", "/personas/etag-absent", { roles: ["r-etag-absent"], allow: ["alpha___*"] }, { headers: { "if-match": "*" } })).status).toBe(412);
+      expect((await admin("PUT", "/personas/etag-yaml", { roles: ["r-etag-yaml"], allow: ["beta___*"] }, { headers: { "if-match": "*" } })).status).toBe(200);
+      expect(JSON.parse((await kv.get("personas"))!)).toMatchObject({ "etag-yaml": { roles: ["r-etag-yaml"], allow: ["beta___*"] } });
+    } finally {
+      if (before === null) await kv.delete("personas");
+      else await kv.put("personas", before);
+    }
   });
 });

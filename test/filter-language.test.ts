@@ -183,9 +183,9 @@ describe("rule selection", () => {
 });
 
 describe("documents", () => {
-  it("reads YAML as well as JSON", () => {
+  it("reads YAML as well as JSON", async () => {
     const yaml = "tools:\n  github___get_user_with_latest_followers:\n    retain: [/userInfo]\n    patches:\n      - { op: remove, path: /userInfo/bioHTML }\n      - { op: replace, path: /userInfo/city, value: \"Parigné-le-Pôlin\" }\n";
-    const parsed = parseDocument(yaml);
+    const parsed = await parseDocument(yaml);
     expect(parsed.ok && checkFilterSet("partner", parsed.value).ok).toBe(true);
   });
 

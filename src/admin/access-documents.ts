@@ -47,16 +47,16 @@ async function readBody(c: AccessContext): Promise<Checked<unknown>> {
 }
 
 /** The personas in the document's stored text (none stored: none), or why the stored text is invalid. */
-function storedPersonas(text: string | null): Checked<Record<string, Persona>> {
+async function storedPersonas(text: string | null): Promise<Checked<Record<string, Persona>>> {
   if (text === null) return { ok: true, value: {} };
-  const parsed = parseDocument(text);
+  const parsed = await parseDocument(text);
   const checked = parsed.ok ? checkPersonas(parsed.value) : parsed;
   return checked.ok ? { ok: true, value: { ...checked.value } } : checked;
 }
 
 /** The personas in the document's stored text; an invalid document reads as none (callers that write check `storedPersonas` first). */
-function personasIn(text: string | null): Record<string, Persona> {
-  const stored = storedPersonas(text);
+async function personasIn(text: string | null): Promise<Record<string, Persona>> {
+  const stored = await storedPersonas(text);
   return stored.ok ? stored.value : {};
 }
 
@@ -73,7 +73,7 @@ function invalidStoredDocument(c: AccessContext, problems: Checked<unknown> & { 
 
 /** The personas document always has a representation (none stored reads as `{}`); `If-Match: *` asks for the named persona. */
 function personasShape(name?: string): DocumentShape {
-  return { absentHasEtag: true, exists: (stored) => name === undefined || Object.hasOwn(personasIn(stored), name) };
+  return { absentHasEtag: true, exists: async (stored) => name === undefined || Object.hasOwn(await personasIn(stored), name) };
 }
 
 /** Stores `personas` (deleting the document when none is left); the stored text, null when deleted. */
@@ -88,7 +88,7 @@ async function writePersonas(c: AccessContext, personas: Record<string, Persona>
 /** A GET of the personas document (or of one persona in it), with the document's ETag. */
 async function readPersonas(c: AccessContext): Promise<{ personas: Record<string, Persona>; headers: Record<string, string> }> {
   const text = await kvOf(c).get(PERSONAS_KEY);
-  return { personas: personasIn(text), headers: await etagHeaders(text, personasShape()) };
+  return { personas: await personasIn(text), headers: await etagHeaders(text, personasShape()) };
 }
 
 /**
@@ -102,7 +102,7 @@ export function createAccessRoutes(): Hono<{ Bindings: Bindings }> {
 
   routes.get("/personas", async (c) => {
     const text = await kvOf(c).get(PERSONAS_KEY);
-    const stored = storedPersonas(text);
+    const stored = await storedPersonas(text);
     const headers = await etagHeaders(text, personasShape());
     if (stored.ok) return c.json({ personas: stored.value }, 200, headers);
     // Nothing of an invalid document applies (every caller is denied): say so, and show what is stored.
@@ -125,7 +125,7 @@ export function createAccessRoutes(): Hono<{ Bindings: Bindings }> {
     const checked = body.ok ? checkPersona(body.value) : body;
     if (!checked.ok) return c.json({ error: `invalid persona "${name}"; nothing was stored`, problems: checked.problems }, 400);
     return conditionalWrite(c, kvOf(c), PERSONAS_KEY, personasShape(name), async (text) => {
-      const stored = storedPersonas(text);
+      const stored = await storedPersonas(text);
       if (!stored.ok) return { response: invalidStoredDocument(c, stored) };
       const personas = { ...stored.value, [name]: checked.value };
       const all = checkPersonas(personas);
@@ -143,7 +143,7 @@ export function createAccessRoutes(): Hono<{ Bindings: Bindings }> {
   routes.delete("/personas/:name", async (c) => {
     const name = c.req.param("name");
     return conditionalWrite(c, kvOf(c), PERSONAS_KEY, personasShape(name), async (text) => {
-      const stored = storedPersonas(text);
+      const stored = await storedPersonas(text);
       if (!stored.ok) return { response: invalidStoredDocument(c, stored) };
       const personas = stored.value;
       if (!Object.hasOwn(personas, name)) return { response: c.json({ error: `no persona named "${name}"` }, 404) };

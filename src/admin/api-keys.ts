@@ -32,7 +32,7 @@ export function createApiKeyRoutes(): Hono<{ Bindings: Bindings }> {
 
   routes.post("/", async (c) => {
     const text = await readBodyText(c.req.raw, MAX_BODY_BYTES);
-    const parsed = text === undefined ? undefined : parseDocument(text);
+    const parsed = text === undefined ? undefined : await parseDocument(text);
     if (!parsed?.ok) return c.json({ error: "invalid API key request; send JSON", problems: [] }, 400);
     const checked = checkNewApiKey(parsed.value);
     if (!checked.ok) return c.json({ error: "invalid API key request; no key was made", problems: checked.problems }, 400);

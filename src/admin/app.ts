@@ -79,7 +79,7 @@ async function readDocument(c: AdminContext): Promise<Checked<unknown>> {
 async function storedSet(c: AdminContext, name: string): Promise<FilterSet | undefined> {
   const text = await kvOf(c).get(filterSetKey(name));
   if (text === null) return undefined;
-  const parsed = parseDocument(text);
+  const parsed = await parseDocument(text);
   const checked = parsed.ok ? checkFilterSet(name, parsed.value) : parsed;
   return checked.ok ? checked.value : undefined;
 }
@@ -146,7 +146,7 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
     const name = c.req.param("name");
     const text = await readBodyText(c.req.raw, MAX_PREVIEW_BYTES);
     if (text === undefined) return problemsResponse(c, "invalid preview request", [{ path: "", message: `larger than ${MAX_PREVIEW_BYTES} bytes` }]);
-    const body = parseDocument(text);
+    const body = await parseDocument(text);
     const tooDeep = body.ok ? tooDeepAt(body.value) : undefined;
     if (tooDeep !== undefined) return problemsResponse(c, "invalid preview request", [{ path: tooDeep, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels of objects and arrays` }]);
     if (!body.ok || !isObject(body.value) || typeof body.value["tool"] !== "string" || !("result" in body.value)) {

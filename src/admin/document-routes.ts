@@ -28,7 +28,7 @@ function kvOf(env: Bindings): KVNamespace {
  */
 export async function documentResponse(c: Context, text: string | null, missing: string): Promise<Response> {
   if (text === null) return c.json({ error: missing }, 404);
-  const parsed = parseDocument(text);
+  const parsed = await parseDocument(text);
   const headers = await etagHeaders(text);
   return parsed.ok ? c.json(parsed.value as object, 200, headers) : c.text(text, 200, { ...headers, "content-type": "text/plain; charset=utf-8" });
 }
@@ -47,7 +47,7 @@ export function documentRoutes<B extends Bindings>(app: Hono<{ Bindings: B }>, p
         ? { ok: false, problems: [{ path: "", message: `larger than ${MAX_DOCUMENT_BYTES} bytes` }] }
         : text.trim() === ""
           ? { ok: false, problems: [{ path: "", message: "the body is empty; send the document as JSON or YAML" }] }
-          : parseDocument(text);
+          : await parseDocument(text);
     const checked = parsed.ok ? check(parsed.value) : parsed;
     if (!parsed.ok || !checked.ok) return c.json({ error: `invalid ${label}; nothing was stored`, problems: checked.ok ? [] : checked.problems }, 400);
     return storeDocument(c, kvOf(c.env), key, parsed.value, forgetDocument);

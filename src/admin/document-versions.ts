@@ -17,7 +17,7 @@ import type { Context } from "hono";
 /** Where a document that is absent still has a representation (the personas collection reads as `{}`). */
 export type DocumentShape = {
   /** Whether the target of `If-Match: *` exists in the stored text (default: the document is stored). */
-  readonly exists?: (stored: string | null) => boolean;
+  readonly exists?: (stored: string | null) => boolean | Promise<boolean>;
   /** An absent document still answers GET (with this ETag): its writes answer one after deleting too. */
   readonly absentHasEtag?: boolean;
 };
@@ -48,7 +48,7 @@ function listedTags(header: string): string[] {
 async function ifMatchHolds(header: string | null, stored: string | null, shape: DocumentShape): Promise<boolean> {
   if (header === null) return true;
   const exists = shape.exists ?? ((text: string | null) => text !== null);
-  if (header.trim() === "*") return exists(stored);
+  if (header.trim() === "*") return await exists(stored);
   if (stored === null && !shape.absentHasEtag) return false;
   return listedTags(header).includes(await etagOf(stored));
 }
@@ -56,7 +56,7 @@ async function ifMatchHolds(header: string | null, stored: string | null, shape:
 /** Whether `If-None-Match` (RFC 9110 §13.1.2) holds for the stored text: `*` when nothing exists, tags when none is the current one (weak comparison); no header always holds. */
 async function ifNoneMatchHolds(header: string | null, stored: string | null, shape: DocumentShape): Promise<boolean> {
   if (header === null) return true;
-  const exists = (shape.exists ?? ((text: string | null) => text !== null))(stored);
+  const exists = await (shape.exists ?? ((text: string | null) => text !== null))(stored);
   if (header.trim() === "*") return !exists;
   if (stored === null && !shape.absentHasEtag) return true;
   const current = await etagOf(stored);

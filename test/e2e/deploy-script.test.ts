@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const AUTH_LINE = `AUTH = '{"apiKeys": true}'`;
 
-type Account = { loggedIn: boolean; kv: { id: string; title: string }[]; buckets: string[]; queues: string[]; secrets: string[]; workerExists?: boolean; secretListError?: string; bundleBytes?: number };
+type Account = { loggedIn: boolean; kv: { id: string; title: string }[]; buckets: string[]; queues: string[]; secrets: string[]; workerExists?: boolean; secretListError?: string; bundleBytes?: number; moduleBytes?: Record<string, number> };
 type Call = { args: string[]; secretNames?: string[]; secretsFileMode?: string };
 
 let dir: string;
@@ -155,10 +155,22 @@ describe("npm run deploy", () => {
     expect(within.status, within.output).toBe(0);
     expect(within.calls.map(commandOf)).toEqual([expect.stringMatching(/^deploy --dry-run --outdir /)]);
     expect(within.output).toMatch(/a real deploy would stop here/);
-    expect(within.output).toMatch(/bundle: 100\.0 KiB/);
+    expect(within.output).toMatch(/bundle: 100\.0 KiB main module \(budget 600 KiB\)/);
 
     const over = run({ ...FRESH, bundleBytes: 2000 * 1024 }, ["--dry-run", "--bundle-budget-kib", "1000"]);
     expect(over.status).toBe(1);
-    expect(over.output).toMatch(/over its budget of 1000 KiB/);
+    expect(over.output).toMatch(/the main module is 2000\.0 KiB, over its budget of 1000 KiB/);
+  });
+
+  it("--dry-run holds the main module and everything uploaded to budgets of their own, source maps not counted", () => {
+    writeConfig({ auth: false });
+    const split = { ...FRESH, loggedIn: false, bundleBytes: 500 * 1024, moduleBytes: { "yaml-module.mjs": 100 * 1024 } };
+    const within = run(split, ["--dry-run"]);
+    expect(within.status, within.output).toBe(0);
+    expect(within.output).toMatch(/bundle: 500\.0 KiB main module \(budget 600 KiB\); 600\.0 KiB uploaded in all \(budget 640 KiB\): index\.js 500\.0, yaml-module\.mjs 100\.0/);
+
+    const over = run(split, ["--dry-run", "--upload-budget-kib", "550"]);
+    expect(over.status).toBe(1);
+    expect(over.output).toMatch(/the modules uploaded are 600\.0 KiB in all, over their budget of 550 KiB/);
   });
 });

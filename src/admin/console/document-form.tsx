@@ -10,15 +10,21 @@
  * and one save handler for all of them.
  */
 import { h } from "./jsx";
-import { parseDocument } from "../../storage/document-store";
 import type { ConsoleContext } from "./context";
 import { ABSENT_ETAG, errorOf, type ApiAnswer, type ApiProblem } from "./admin-client";
 import { CsrfField, Problems } from "./layout";
 
-/** The text of a stored document for editing: pretty JSON, or the text as stored when it is not JSON. */
+/**
+ * The text of a stored document for editing: pretty JSON, or the text as stored when it is
+ * not JSON. `text` is the admin API's answer to a GET, which is JSON whenever the stored
+ * text parses (a YAML document written straight into KV included), so only JSON is tried.
+ */
 export function prettyDocument(text: string): string {
-  const parsed = parseDocument(text);
-  return parsed.ok ? JSON.stringify(parsed.value, null, 2) : text;
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
 }
 
 /** What a refused save shows again: the submitted text and the API's error. */

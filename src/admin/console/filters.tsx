@@ -92,9 +92,9 @@ function FilterEditor({ editor, csrf }: { editor: Editor; csrf: string }) {
 async function runPreview(c: ConsoleContext): Promise<{ status: number; body: Record<string, unknown> }> {
   const form = c.var.form;
   const name = FILTER_SET_NAME.test(form.get("name")) ? form.get("name") : DRAFT_NAME;
-  const set = parseDocument(form.get("document"));
+  const set = await parseDocument(form.get("document"));
   if (!set.ok) return { status: 400, body: { error: "The filter set is not valid JSON or YAML", problems: set.problems } };
-  const result = parseDocument(form.get("result"));
+  const result = await parseDocument(form.get("result"));
   if (form.get("result").trim() === "" || !result.ok) return { status: 400, body: { error: "Paste a tool result as JSON to preview", problems: result.ok ? [] : result.problems } };
   const answer = await c.var.call("POST", `/filter-sets/${encodeURIComponent(name)}/preview`, JSON.stringify({ tool: form.get("tool"), result: result.value, set: set.value }));
   return { status: answer.status, body: isObject(answer.body) ? answer.body : { error: answer.text } };
