@@ -189,7 +189,7 @@ export function queryTermsOf(word: string): string[] {
 
 /**
  * Distinct terms a task searches for at most (its first ones): each costs a walk over the
- * tools holding it, and tasks people write bring fewer than 20; a client's query is bounded
+ * tools holding it, and tasks people write bring at most 15; a client's query is bounded
  * in characters, not in words.
  */
 export const MAX_QUERY_TERMS = 32;
