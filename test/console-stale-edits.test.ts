@@ -165,7 +165,7 @@ describe.each(DELETE_CASES)("$what, deleted in the console after someone else ch
 
     const response = await consolePost(c.action, { etag }, session);
     expect(response.status).toBe(412);
-    expect(await response.text()).toMatch(new RegExp(`<div id="${c.problems}" class="problems" role="alert"><p>Precondition Failed: it changed since you read it; nothing was stored[^<]*\\(someone changed it after this page was loaded`));
+    expect(await response.text()).toMatch(new RegExp(`<div id="${c.problems}" class="problems" role="alert"><p>Precondition Failed: it changed since you read it; nothing was stored[^<]*\\(someone changed it after this page was loaded: nothing was deleted; reload the page`));
     expect(await (await admin("GET", c.api)).text()).toBe(theirs);
   });
 

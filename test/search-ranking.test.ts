@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Catalog } from "../src/catalog/visible-catalog";
-import { searchCatalog } from "../src/catalog/search-index";
+import { MAX_QUERY_CHARS, rankCatalog, searchCatalog } from "../src/catalog/search-index";
 import { MAX_QUERY_TERMS, actionOfTask, bridgedWordsOf, joinPhrases, splitTaskWords, splitWords, taskQueryOf } from "../src/catalog/vocabulary";
 import { SYNONYMS, TABLE_WORDS } from "../src/catalog/synonyms";
 
@@ -50,6 +50,13 @@ describe("ranking a catalog", () => {
     ["reading over writing when the task reads", "read the replies under that thread", "slack___slack_get_thread_replies"],
   ])("%s: %s → %s", (_label, query, expected) => {
     expect(searchCatalog(catalog, { query, limit: 3 }).tools[0]?.name).toBe(expected);
+  });
+
+  it("reads the first MAX_QUERY_CHARS characters of a query, whoever calls the ranking", () => {
+    // Past the cut, a task that would find Slack's channels; before it, filler that finds nothing.
+    const filler = "a-".repeat(MAX_QUERY_CHARS / 2);
+    expect(rankCatalog(catalog, { query: `${filler}list the slack channels` })).toEqual(rankCatalog(catalog, { query: filler }));
+    expect(rankCatalog(catalog, { query: "list the slack channels" })[0]?.id).toBe(TOOLS.findIndex(([, name]) => name === "slack_list_channels"));
   });
 
   it("counts every tool that matched, and answers at most the limit", () => {

@@ -43,12 +43,9 @@ import {
   SEARCH_TOOLS,
   SEARCH_TOOLS_DEFINITION,
 } from "./definitions";
-import { searchCatalog } from "./search-index";
+import { MAX_QUERY_CHARS, searchCatalog } from "./search-index";
 import { DEFAULT_EMBEDDINGS_MODEL, searchByMeaning, type EmbeddingsBinding } from "./semantic-ranking";
 import { definitionsOf, visibleCatalog, type Catalog } from "./visible-catalog";
-
-/** Longest query a search takes, in characters. */
-const MAX_QUERY_CHARS = 1_000;
 
 export type CatalogModeOptions = {
   /** Personas choose a mode only when authentication is on. */

@@ -15,6 +15,9 @@ import { splitName } from "../core/names";
 import type { Catalog, CatalogTool } from "./visible-catalog";
 import { actionOfName, actionOfTask, joinPhrases, splitTaskWords, splitWords, bridgedWordsOf, taskQueryOf, termOf, type Action, type TaskQuery } from "./vocabulary";
 
+/** Longest query a search takes, in characters. */
+export const MAX_QUERY_CHARS = 1_000;
+
 /** Field weights: a word of the name says most about what a tool does. */
 const FIELD_BOOST = { name: 3, title: 2, description: 1, parameters: 0.5, upstream: 1.5 } as const;
 /** A tool whose name's words the task says all is ranked up to (1 + this) times higher. */
@@ -204,7 +207,8 @@ export type ScoredTool = { readonly id: number; readonly score: number };
  */
 export function rankCatalog(catalog: Catalog, { query, upstream }: Omit<SearchRequest, "limit">): ScoredTool[] {
   const index = indexOf(catalog);
-  const words = splitTaskWords(joinPhrases(query));
+  // Cut here too, whoever calls: some of the vocabulary's patterns cost more than linear time on long runs of one shape.
+  const words = splitTaskWords(joinPhrases(query.slice(0, MAX_QUERY_CHARS)));
   const task = taskQueryOf(words);
   const hits = index.search.search(task.terms.join(" "), { filter: (hit) => upstream === undefined || catalog.tools[hit.id as number]!.upstream === upstream });
   const said = new Set(words);

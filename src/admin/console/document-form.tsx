@@ -66,7 +66,14 @@ export async function saveDocument(c: ConsoleContext, path: string): Promise<{ r
   return { refused: { text, etag, error: explainStale(error, answer.status), problems }, status: answer.status };
 }
 
-/** The admin API's error, with what to do about it when it is a 412 (the document changed since the page was loaded). */
-export function explainStale(error: string, status: number): string {
-  return status === 412 ? `${error} (someone changed it after this page was loaded: your text is kept here; reload the page, then make your change again)` : error;
+/**
+ * The admin API's error, with what to do about it when it is a 412 (the document changed
+ * since the page was loaded): a refused save keeps the operator's text on screen, a
+ * refused delete has none to keep.
+ */
+export function explainStale(error: string, status: number, change: "save" | "delete" = "save"): string {
+  if (status !== 412) return error;
+  return change === "save"
+    ? `${error} (someone changed it after this page was loaded: your text is kept here; reload the page, then make your change again)`
+    : `${error} (someone changed it after this page was loaded: nothing was deleted; reload the page to see their change, then delete it again if you still want to)`;
 }

@@ -195,7 +195,7 @@ export function registerFilters(app: ConsoleApp): void {
 
   app.post("/filters/:name/delete", async (c) => {
     const answer = await c.var.call("DELETE", `/filter-sets/${encodeURIComponent(c.req.param("name"))}`, undefined, undefined, c.var.form.get("etag"));
-    if (!answer.ok) return renderPage(c, "Filter set", "/filters", <Problems id="filters-errors" error={explainStale(errorOf(answer).error, answer.status)} />, statusOf(answer.status));
+    if (!answer.ok) return renderPage(c, "Filter set", "/filters", <Problems id="filters-errors" error={explainStale(errorOf(answer).error, answer.status, "delete")} />, statusOf(answer.status));
     return c.redirect(href("/filters"), 303);
   });
 

@@ -222,7 +222,7 @@ export function registerPersonas(app: ConsoleApp): void {
 
   app.post("/personas/:name/delete", async (c) => {
     const answer = await c.var.call("DELETE", `/personas/${encodeURIComponent(c.req.param("name"))}`, undefined, undefined, c.var.form.get("etag"));
-    if (!answer.ok) return personasPage(c, undefined, statusOf(answer.status), undefined, explainStale(errorOf(answer).error, answer.status));
+    if (!answer.ok) return personasPage(c, undefined, statusOf(answer.status), undefined, explainStale(errorOf(answer).error, answer.status, "delete"));
     return c.redirect(href("/personas"), 303);
   });
 }
