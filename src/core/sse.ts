@@ -5,6 +5,7 @@
  * Framing keeps bytes: a data payload with line breaks is written as several `data:`
  * lines, which a reader joins back with "\n" into the same text.
  */
+import type { OutgoingMessage } from "./jsonrpc";
 import { readSseEvents } from "./sse-bytes";
 
 /**
@@ -43,6 +44,24 @@ export function sseFrame(text: string, id?: string): Uint8Array {
   if (!/[\r\n]/.test(text)) return encoder.encode(`event: message\n${idLine}data: ${text}\n\n`);
   const dataLines = text.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`).join("");
   return encoder.encode(`event: message\n${idLine}${dataLines}\n`);
+}
+
+const EVENT_PREFIX = encoder.encode("event: message\ndata: ");
+const LF = 0x0a;
+
+/**
+ * One `message` event carrying a message toward the client: its text framed as
+ * `sseFrame` does, or a notification's JSON bytes (one line: they came as one data line)
+ * copied behind the same prefix, exactly as framing their text would write them.
+ */
+export function messageFrame(message: OutgoingMessage): Uint8Array {
+  if (typeof message === "string") return sseFrame(message);
+  const frame = new Uint8Array(EVENT_PREFIX.byteLength + message.bytes.byteLength + 2);
+  frame.set(EVENT_PREFIX);
+  frame.set(message.bytes, EVENT_PREFIX.byteLength);
+  frame[frame.length - 2] = LF;
+  frame[frame.length - 1] = LF;
+  return frame;
 }
 
 /** A comment line; keeps intermediaries from closing an idle stream. */

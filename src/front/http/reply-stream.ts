@@ -7,12 +7,13 @@
  * upstream back instead of the gateway buffering for it.
  */
 import { errorResponse, errorTextOf, GatewayError } from "../../core/errors";
-import type { JsonRpcId } from "../../core/jsonrpc";
-import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../../core/sse";
+import type { JsonRpcId, OutgoingMessage } from "../../core/jsonrpc";
+import { messageFrame, SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../../core/sse";
 
 export const SSE_KEEPALIVE_INTERVAL_MS = 15_000;
 
-type ReplyEvent = { readonly final: boolean; readonly text: string };
+/** A job's answer (its text), or a message ahead of it, framed when it was emitted (an upstream's bytes are valid only until then). */
+type ReplyEvent = { readonly final: true; readonly text: string } | { readonly final: false; readonly frame: Uint8Array };
 
 /**
  * A single-consumer queue whose reader waits for the next push, and whose writers can
@@ -52,7 +53,7 @@ export class MessageQueue<T> {
 }
 
 /** Sends a message ahead of the answer; resolves when the client's stream has taken it. */
-export type Emit = (text: string) => Promise<void>;
+export type Emit = (message: OutgoingMessage) => Promise<void>;
 
 /** `streamed` asks for an SSE answer even if no message goes ahead of the response. */
 export type ReplyJob = { readonly id: JsonRpcId; readonly run: (emit: Emit, streamed: () => void) => Promise<string> };
@@ -64,7 +65,7 @@ export type ReplyJob = { readonly id: JsonRpcId; readonly run: (emit: Emit, stre
  */
 export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCancel: () => void): Promise<Response> {
   const queue = new MessageQueue<ReplyEvent>();
-  const emit: Emit = (text) => queue.push({ final: false, text });
+  const emit: Emit = (message) => queue.push({ final: false, frame: messageFrame(message) });
   const failures = new Map<number, unknown>();
   let sse = false;
   const streamed = () => void (sse = true);
@@ -79,11 +80,11 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
   );
 
   const finals: string[] = [];
-  let first: ReplyEvent | undefined;
+  let first: Uint8Array | undefined;
   while (finals.length < jobs.length) {
     const event = await queue.next();
     if (!event.final) {
-      first = event;
+      first = event.frame;
       break;
     }
     finals.push(event.text);
@@ -102,7 +103,7 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       for (const text of finals) controller.enqueue(sseFrame(text));
-      if (first) controller.enqueue(sseFrame(first.text));
+      if (first) controller.enqueue(first);
       if (written < jobs.length) timer = setInterval(() => controller.enqueue(SSE_KEEPALIVE), SSE_KEEPALIVE_INTERVAL_MS);
     },
     async pull(controller) {
@@ -112,7 +113,7 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
         return;
       }
       const event = await queue.next();
-      controller.enqueue(sseFrame(event.text));
+      controller.enqueue(event.final ? sseFrame(event.text) : event.frame);
       if (event.final) written++;
       if (written === jobs.length) {
         if (timer !== undefined) clearInterval(timer);
