@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { readSse, type SseEvent } from "../src/core/sse";
+import { textSlices } from "../src/core/text-slices";
 
 const encoder = new TextEncoder();
 
@@ -57,10 +58,20 @@ function cutAt(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
   return edges.slice(1).map((end, i) => bytes.subarray(edges[i], end));
 }
 
-async function eventsOf(body: ReadableStream<Uint8Array>, largeChars?: number): Promise<Partial<SseEvent>[]> {
+/** The text of a stream read the way offload reads it: BYOB into a small buffer of its own (core/text-slices.ts). */
+async function slicedText(body: ReadableStream<Uint8Array>, sliceBytes: number): Promise<string> {
+  const reader = textSlices(body, sliceBytes);
+  let text = "";
+  for (let next = await reader.read(); !next.done; next = await reader.read()) text += next.value;
+  return text;
+}
+
+/** The events of `body`; a long event's data read whole, or in slices of `largeSlice` bytes (BYOB) when given. */
+async function eventsOf(body: ReadableStream<Uint8Array>, largeChars?: number, largeSlice?: number): Promise<Partial<SseEvent>[]> {
   const events: Partial<SseEvent>[] = [];
   for await (const event of readSse(body, largeChars)) {
-    events.push(event.large ? { ...event, large: undefined, data: `large:${await new Response(event.large).text()}` } : event);
+    const large = event.large && (largeSlice ? await slicedText(event.large, largeSlice) : await new Response(event.large).text());
+    events.push(event.large ? { ...event, large: undefined, data: `large:${large}` } : event);
   }
   return events.map((event) => Object.fromEntries(Object.entries(event).filter(([, value]) => value !== undefined)));
 }
@@ -109,6 +120,7 @@ describe("SSE framing", () => {
       expect((await eventsOf(chunked(text, size), 50)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
       const cuts = Array.from({ length: Math.ceil(bytes.length / size) - 1 }, (_, i) => (i + 1) * size);
       expect((await eventsOf(byteStreamOf(cutAt(bytes, cuts)), 50)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
+      expect((await eventsOf(byteStreamOf(cutAt(bytes, cuts)), 50, 3)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
     }
   });
 });

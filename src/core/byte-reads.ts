@@ -21,11 +21,36 @@ export type ByteReader = {
    * when the stream was cancelled; at its end it is empty.
    */
   readInto(into: Uint8Array): Promise<IntoResult>;
-  /** Reads a chunk the caller may keep (its own memory, no larger than what was read). */
+  /**
+   * Copies at most `into.length` bytes (at least one, unless the stream ended) into `into`,
+   * which stays the caller's (for a BYOB request's view, whose buffer may not be moved);
+   * resolves with the number of bytes, 0 at the end.
+   */
+  fill(into: Uint8Array): Promise<number>;
+  /** Reads a chunk the caller may keep and hand on (its own memory, no larger than what was read). */
   read(): Promise<ReadableStreamReadResult<Uint8Array>>;
   cancel(reason?: unknown): Promise<void>;
   releaseLock(): void;
 };
+
+/**
+ * Answers a pending BYOB request of a byte stream's `controller` from `reader` (the bytes
+ * copied into the request's view), or else enqueues a chunk of the reader's; closes the
+ * stream at the reader's end. For the `pull` of a byte stream that hands on another.
+ */
+export async function pullFrom(reader: ByteReader, controller: ReadableByteStreamController): Promise<void> {
+  const request = controller.byobRequest;
+  const view = request?.view;
+  if (request && view) {
+    const length = await reader.fill(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+    if (length > 0) return request.respond(length);
+    controller.close();
+    return request.respond(0);
+  }
+  const { done, value } = await reader.read();
+  if (done) controller.close();
+  else controller.enqueue(value);
+}
 
 /** Locks `body` to a reader that reads into the caller's memory (BYOB when `body` takes it). */
 export function byteReader(body: ReadableStream<Uint8Array>): ByteReader {
@@ -39,17 +64,28 @@ export function byteReader(body: ReadableStream<Uint8Array>): ByteReader {
 }
 
 function byobReads(reader: ReadableStreamBYOBReader): ByteReader {
-  let spare: ArrayBuffer | undefined = new ArrayBuffer(BYTE_READ_BYTES);
+  let spare: ArrayBufferLike | undefined;
+  /** The next bytes, read into the spare buffer (at most `max`): valid until the next read. */
+  const readSpare = async (max: number): Promise<Uint8Array | undefined> => {
+    const { done, value } = await reader.read(new Uint8Array(spare ?? new ArrayBuffer(BYTE_READ_BYTES), 0, Math.min(max, BYTE_READ_BYTES)));
+    spare = value?.buffer;
+    return done ? undefined : value;
+  };
   return {
     async readInto(into) {
       const { done, value } = await reader.read(into);
       return { done, value };
     },
+    async fill(into) {
+      const value = await readSpare(into.byteLength);
+      if (!value) return 0;
+      into.set(value);
+      return value.byteLength;
+    },
     async read() {
       // The bytes are copied out of one reused buffer: a chunk of the size read, not of the buffer's.
-      const { done, value } = await reader.read(new Uint8Array(spare ?? new ArrayBuffer(BYTE_READ_BYTES)));
-      spare = value?.buffer;
-      return done ? { done: true, value: undefined } : { done: false, value: value!.slice() };
+      const value = await readSpare(BYTE_READ_BYTES);
+      return value ? { done: false, value: value.slice() } : { done: true, value: undefined };
     },
     cancel: (reason) => reader.cancel(reason),
     releaseLock: () => reader.releaseLock(),
@@ -71,18 +107,24 @@ function chunkReads(reader: ReadableStreamDefaultReader<Uint8Array>): ByteReader
       if (value.byteLength > 0) return value;
     }
   };
+  const fill = async (into: Uint8Array): Promise<number> => {
+    const chunk = await next();
+    if (!chunk) return 0;
+    const length = Math.min(chunk.byteLength, into.byteLength);
+    into.set(chunk.subarray(0, length));
+    if (length < chunk.byteLength) rest = chunk.subarray(length);
+    return length;
+  };
   return {
     async readInto(into) {
-      const chunk = await next();
-      if (!chunk) return { done: true, value: into.subarray(0, 0) };
-      const length = Math.min(chunk.byteLength, into.byteLength);
-      into.set(chunk.subarray(0, length));
-      if (length < chunk.byteLength) rest = chunk.subarray(length);
-      return { done: false, value: into.subarray(0, length) };
+      const length = await fill(into);
+      return { done: length === 0, value: into.subarray(0, length) };
     },
+    fill,
     async read() {
+      // A copy: the stream's own chunk may be one it still uses (a view of a larger buffer).
       const chunk = await next();
-      return chunk ? { done: false, value: chunk } : { done: true, value: undefined };
+      return chunk ? { done: false, value: chunk.slice() } : { done: true, value: undefined };
     },
     cancel: (reason) => reader.cancel(reason),
     releaseLock: () => reader.releaseLock(),

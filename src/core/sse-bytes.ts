@@ -261,69 +261,84 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
 }
 
 /**
- * The data of the event being read, as bytes: the data already read (`before`, a copy),
+ * The data of the event being read, as bytes: the data already read (`before`, copies),
  * then the data line in progress to the event's end. Further `data:` lines are joined
- * with "\n" as a reader would, other fields are skipped, a blank line ends it.
+ * with "\n" as a reader would, other fields are skipped, a blank line ends it. A byte
+ * stream: a reader that brings its own buffer (offload's) gets the bytes copied into it
+ * straight from the reader's buffer.
  */
 function largeDataStream(buffer: SseBuffer, before: Uint8Array[], done: { finished: boolean }): ReadableStream<Uint8Array> {
   /** Inside a data line, at the start of a line (not yet known), or inside another field's line. */
   let where: "data" | "start" | "skip" = "data";
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const chunk = before.shift();
-      if (chunk) return controller.enqueue(chunk);
-      for (;;) {
-        const at = buffer.lineEnd();
-        const { bytes, lineStart } = buffer;
-        if (at < 0) {
-          buffer.pos = buffer.end;
-          if (where === "data" && buffer.end > lineStart) {
-            const piece = bytes.slice(lineStart, buffer.end);
-            buffer.dropLine();
-            return controller.enqueue(piece);
-          }
-          const length = buffer.end - lineStart;
-          if (where === "skip") buffer.dropLine();
-          else if (where === "start" && length > 5) {
-            // "data: " and one byte at least, or enough to know it is another field.
-            if (!bytesEqual(bytes, lineStart, "data:")) where = "skip";
-            else {
-              where = "data";
-              const piece = withNewline(bytes.subarray(lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5), buffer.end));
+  return new ReadableStream(
+    {
+      type: "bytes",
+      async pull(controller) {
+        /** Hands on `bytes`: into a BYOB request's view (what does not fit comes next), or as a chunk of its own. */
+        const hand = (bytes: Uint8Array, owned: boolean) => {
+          const request = controller.byobRequest;
+          const view = request?.view;
+          if (!request || !view) return controller.enqueue(owned ? bytes : bytes.slice());
+          const length = Math.min(bytes.byteLength, view.byteLength);
+          new Uint8Array(view.buffer, view.byteOffset, view.byteLength).set(bytes.subarray(0, length));
+          if (length < bytes.byteLength) before.unshift(bytes.slice(length));
+          request.respond(length);
+        };
+        const finish = () => {
+          done.finished = true;
+          controller.close();
+          controller.byobRequest?.respond(0);
+        };
+        const chunk = before.shift();
+        if (chunk) return hand(chunk, true);
+        for (;;) {
+          const at = buffer.lineEnd();
+          const { bytes, lineStart } = buffer;
+          if (at < 0) {
+            buffer.pos = buffer.end;
+            if (where === "data" && buffer.end > lineStart) {
+              const piece = bytes.subarray(lineStart, buffer.end);
               buffer.dropLine();
-              return controller.enqueue(piece);
+              return hand(piece, false);
             }
+            const length = buffer.end - lineStart;
+            if (where === "skip") buffer.dropLine();
+            else if (where === "start" && length > 5) {
+              // "data: " and one byte at least, or enough to know it is another field.
+              if (!bytesEqual(bytes, lineStart, "data:")) where = "skip";
+              else {
+                where = "data";
+                const piece = withNewline(bytes.subarray(lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5), buffer.end));
+                buffer.dropLine();
+                return hand(piece, true);
+              }
+              continue;
+            }
+            // The body ended inside the event: what was read is all there is.
+            if (buffer.ended || !(await buffer.fill(buffer.lineStart)).more) return finish();
             continue;
           }
-          if (buffer.ended || !(await buffer.fill(buffer.lineStart)).more) {
-            // The body ended inside the event: what was read is all there is.
-            done.finished = true;
-            return controller.close();
+          buffer.passBreak(at);
+          if (where === "skip") {
+            where = "start";
+            continue;
           }
-          continue;
+          if (where === "data") {
+            where = "start";
+            if (at > lineStart) return hand(bytes.subarray(lineStart, at), false);
+            continue;
+          }
+          if (at === lineStart) return finish();
+          if (at - lineStart >= 4 && bytesEqual(bytes, lineStart, "data") && (at - lineStart === 4 || bytes[lineStart + 4] === COLON)) {
+            const valueStart = Math.min(at, lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5));
+            return hand(withNewline(bytes.subarray(valueStart, at)), true);
+          }
+          // another field: not data
         }
-        buffer.passBreak(at);
-        if (where === "skip") {
-          where = "start";
-          continue;
-        }
-        if (where === "data") {
-          where = "start";
-          if (at > lineStart) return controller.enqueue(bytes.slice(lineStart, at));
-          continue;
-        }
-        if (at === lineStart) {
-          done.finished = true;
-          return controller.close();
-        }
-        if (at - lineStart >= 4 && bytesEqual(bytes, lineStart, "data") && (at - lineStart === 4 || bytes[lineStart + 4] === COLON)) {
-          const valueStart = Math.min(at, lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5));
-          return controller.enqueue(withNewline(bytes.subarray(valueStart, at)));
-        }
-        // another field: not data
-      }
+      },
     },
-  });
+    { highWaterMark: 0 },
+  );
 }
 
 /** "\n" and a copy of `value`: a data line after another. */

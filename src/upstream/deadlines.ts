@@ -8,7 +8,7 @@
  * stream answering a long tool call). Either one cancels the body and errors it with an
  * `UpstreamBreak` carrying a `timeout` failure.
  */
-import { BYTE_READ_BYTES, byteReader } from "../core/byte-reads";
+import { byteReader } from "../core/byte-reads";
 import type { UpstreamFailure } from "./failures";
 
 /** An upstream broke off its answer or broke the protocol mid-answer; carries the failure. */
@@ -73,7 +73,6 @@ export type BodyGuard = {
  */
 export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): ReadableStream<Uint8Array> {
   const reader = byteReader(body);
-  let spare: ArrayBufferLike | undefined;
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
   const stop = () => {
     if (idleTimer !== undefined) clearTimeout(idleTimer);
@@ -87,16 +86,11 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
   };
   const answerLate = (): UpstreamFailure => ({ reason: "timeout", upstream: guard.upstream, timeoutMs: guard.deadline!.timeoutMs, waited: "answer" });
   const answerTimer = guard.deadline?.expired.then(answerLate);
-  /** The next bytes: into the memory of `into` (a BYOB request's view) when given. */
+  /** The next bytes: copied into `into` (a BYOB request's view, whose buffer stays the request's) when given. */
   const read = async (into: Uint8Array | undefined): Promise<ReadableStreamReadResult<Uint8Array>> => {
     if (!into) return reader.read();
-    // Not read into `into` itself: a BYOB read would move its buffer away from the request.
-    spare ??= new ArrayBuffer(BYTE_READ_BYTES);
-    const { done, value } = await reader.readInto(new Uint8Array(spare, 0, Math.min(into.byteLength, spare.byteLength)));
-    spare = value?.buffer;
-    if (done || !value) return { done: true, value: undefined };
-    into.set(value);
-    return { done: false, value: into.subarray(0, value.byteLength) };
+    const length = await reader.fill(into);
+    return length === 0 ? { done: true, value: undefined } : { done: false, value: into.subarray(0, length) };
   };
   return new ReadableStream(
     {

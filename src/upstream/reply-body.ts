@@ -12,6 +12,7 @@ import { readSseEvents } from "../core/sse-bytes";
 import { notificationHead, type NotificationHead } from "../core/json-bytes";
 import { jsonValues, JsonValuesError } from "../core/json-values";
 import { readUpstreamMessage } from "../core/validate-message";
+import { byteReader, pullFrom } from "../core/byte-reads";
 import { redactSecrets } from "../config/secrets";
 import { UpstreamBreak, type BodyGuard } from "./deadlines";
 
@@ -49,7 +50,7 @@ export function logUpstreamText(where: LogContext, what: string, text: string): 
  * (what was read, then the rest) instead of holding it.
  */
 export async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Promise<{ text: string } | { stream: ReadableStream<Uint8Array> }> {
-  const reader = body.getReader();
+  const reader = byteReader(body);
   const chunks: Uint8Array[] = [];
   let length = 0;
   for (;;) {
@@ -58,19 +59,21 @@ export async function readBounded(body: ReadableStream<Uint8Array>, limit: numbe
     chunks.push(value);
     length += value.length;
     if (length > limit) {
-      const stream = new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (const chunk of chunks.splice(0)) controller.enqueue(chunk);
+      // A byte stream: a reader with its own buffer (offload's) gets the rest copied into it.
+      const stream = new ReadableStream(
+        {
+          type: "bytes",
+          async pull(controller) {
+            const held = chunks.shift();
+            if (held) return controller.enqueue(held);
+            return pullFrom(reader, controller);
+          },
+          cancel(reason) {
+            return reader.cancel(reason);
+          },
         },
-        async pull(controller) {
-          const next = await reader.read();
-          if (next.done) controller.close();
-          else controller.enqueue(next.value);
-        },
-        cancel(reason) {
-          return reader.cancel(reason);
-        },
-      });
+        { highWaterMark: 0 },
+      );
       return { stream };
     }
   }
