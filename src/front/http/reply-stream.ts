@@ -3,8 +3,8 @@
  * answers come before anything else, an SSE stream as soon as a message must reach the
  * client ahead of its answer (progress, a log line, a sampling request the upstream is
  * waiting on). Messages go at the client's pace: a handler's `emit` resolves once the
- * client's stream has taken the message, so a client that stops reading holds the
- * upstream back instead of the gateway buffering for it.
+ * client's stream has taken the message before it, so a client that stops reading holds
+ * the upstream back instead of the gateway buffering for it.
  */
 import { errorResponse, errorTextOf, GatewayError } from "../../core/errors";
 import type { JsonRpcId, OutgoingMessage } from "../../core/jsonrpc";
@@ -54,7 +54,7 @@ export class MessageQueue<T> {
   }
 }
 
-/** Sends a message ahead of the answer; resolves when the client's stream has taken it (its bytes, when it is an upstream's). */
+/** Sends a message ahead of the answer; resolves once the client has taken the one before and this one's bytes are copied. */
 export type Emit = (message: OutgoingMessage) => Promise<void>;
 
 /** `streamed` asks for an SSE answer even if no message goes ahead of the response. */
