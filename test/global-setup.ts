@@ -6,6 +6,7 @@
 import type { TestProject } from "vitest/node";
 import { startFloodUpstream } from "./fixtures/flood-upstream.ts";
 import { startFaultyUpstream } from "./fixtures/faulty-upstream.ts";
+import { startScriptUpstream } from "./fixtures/script-upstream.ts";
 import { startRawUpstream } from "./fixtures/raw-upstream.ts";
 import { startNamesUpstream } from "./fixtures/names-upstream.ts";
 import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
@@ -36,6 +37,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("floodUrl", flood.url);
   const faulty = await startFaultyUpstream();
   project.provide("faultyUpstreamUrl", faulty.url);
+  // Answers a call with the SSE bytes a test stored (test/relay-bytes.test.ts).
+  const script = await startScriptUpstream();
+  project.provide("scriptUpstream", script.origin);
   const tasks = await startTasksUpstream();
   project.provide("tasksUpstreamUrl", tasks.url);
   const trace = await startTraceUpstream();
@@ -67,6 +71,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const oauth = await startOAuthUpstream();
   project.provide("oauthUpstream", { origin: oauth.upstreamOrigin, issuer: oauth.issuer, staticClient: { id: STATIC_CLIENT_ID, secret: STATIC_CLIENT_SECRET } });
   return async () => {
-    await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), sessionfulDual.close(), pins.close(), listCache.close(), oauth.close()]);
+    await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), script.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), sessionfulDual.close(), pins.close(), listCache.close(), oauth.close()]);
   };
 }

@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
 import type { Middleware } from "../src/context/call-context";
+import type { OutgoingMessage } from "../src/core/jsonrpc";
 import { createApp } from "../src/shell/app";
 import { gatewayFetch, initialize, LATEST, post, type GatewayTarget, type Json } from "./helpers/gateway";
 
@@ -22,8 +23,8 @@ function recordingApp(): { target: GatewayTarget; seen: Seen[] } {
       const who = { principal: ctx.identity.principal, route: ctx.route.name, version: ctx.identity.protocolVersion, aggregated: ctx.route.kind === "aggregated" };
       const label = message.kind === "listen" || message.kind === "end" ? message.kind : (message.wire.message as { method?: string }).method ?? "response";
       seen.push({ what: `in ${label}`, kind: message.kind, ...who });
-      const emit = (text: string) => {
-        const out = JSON.parse(text) as Json;
+      const emit = (text: OutgoingMessage) => {
+        const out = (typeof text === "string" ? JSON.parse(text) : { method: text.method }) as Json;
         seen.push({ what: `emitted ${out.method ?? "response"}`, kind: message.kind, ...who });
         return ctx.emit(text);
       };

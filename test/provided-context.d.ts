@@ -11,6 +11,8 @@ declare module "vitest" {
     namesUpstream: string;
     /** Origin of test/fixtures/faulty-upstream.ts; append `/<mode>/<tag>`. */
     faultyUpstreamUrl: string;
+    /** Origin of test/fixtures/script-upstream.ts: `POST /scripts/<tag>?chunk=N` stores the SSE body a call to `/<tag>/mcp` is answered with. */
+    scriptUpstream: string;
     /** Origin of test/fixtures/tasks-upstream.ts; append `/<label>/mcp`. */
     tasksUpstreamUrl: string;
     /** test/fixtures/trace-upstream.ts: answers with the trace context that reached it. */

@@ -1,9 +1,11 @@
 /**
- * Reading SSE: the framing cases a rewrite of the line splitter must keep, and that its
- * work is linear in the body however the body is cut.
+ * Reading SSE: the framing cases a rewrite of the line splitter must keep, whatever
+ * byte the body is cut at and whether it is read into the reader's own buffer (BYOB) or
+ * in chunks; and that its work is linear in the body however the body is cut.
  */
 import { describe, expect, it } from "vitest";
 import { readSse, type SseEvent } from "../src/core/sse";
+import { textSlices } from "../src/core/text-slices";
 
 const encoder = new TextEncoder();
 
@@ -32,10 +34,44 @@ function chunked(text: string, size: number): ReadableStream<Uint8Array> {
   });
 }
 
-async function eventsOf(body: ReadableStream<Uint8Array>, largeChars?: number): Promise<Partial<SseEvent>[]> {
+/** A byte stream (it takes BYOB reads, as a fetch body does) of the given chunks (empty ones left out: a byte stream has none). */
+function byteStreamOf(all: readonly Uint8Array[]): ReadableStream<Uint8Array> {
+  const chunks = all.filter((chunk) => chunk.length > 0);
+  let next = 0;
+  return new ReadableStream({
+    type: "bytes",
+    pull(controller) {
+      const chunk = chunks[next++];
+      if (chunk === undefined) {
+        controller.close();
+        controller.byobRequest?.respond(0);
+        return;
+      }
+      controller.enqueue(chunk.slice());
+    },
+  });
+}
+
+/** `bytes` cut at each of `cuts` (ascending offsets). */
+function cutAt(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
+  const edges = [0, ...cuts, bytes.length];
+  return edges.slice(1).map((end, i) => bytes.subarray(edges[i], end));
+}
+
+/** The text of a stream read the way offload reads it: BYOB into a small buffer of its own (core/text-slices.ts). */
+async function slicedText(body: ReadableStream<Uint8Array>, sliceBytes: number): Promise<string> {
+  const reader = textSlices(body, sliceBytes);
+  let text = "";
+  for (let next = await reader.read(); !next.done; next = await reader.read()) text += next.value;
+  return text;
+}
+
+/** The events of `body`; a long event's data read whole, or in slices of `largeSlice` bytes (BYOB) when given. */
+async function eventsOf(body: ReadableStream<Uint8Array>, largeChars?: number, largeSlice?: number): Promise<Partial<SseEvent>[]> {
   const events: Partial<SseEvent>[] = [];
   for await (const event of readSse(body, largeChars)) {
-    events.push(event.large ? { ...event, large: undefined, data: `large:${await new Response(event.large).text()}` } : event);
+    const large = event.large && (largeSlice ? await slicedText(event.large, largeSlice) : await new Response(event.large).text());
+    events.push(event.large ? { ...event, large: undefined, data: `large:${large}` } : event);
   }
   return events.map((event) => Object.fromEntries(Object.entries(event).filter(([, value]) => value !== undefined)));
 }
@@ -78,9 +114,75 @@ describe("SSE framing", () => {
     ["CR", "data: " + "w".repeat(150) + "\r\r", "w".repeat(150)],
     ["data lines after the long one, other fields skipped", "data: a\ndata: " + "v".repeat(100) + "\nid: 9\ndata:b\ndata: " + "u".repeat(80) + "\n\n", `a\n${"v".repeat(100)}\nb\n${"u".repeat(80)}`],
   ])("hands a long data line over as a stream with %s", async (_label, first, expected) => {
+    const text = `${first}event: message\ndata: after\n\n`;
+    const bytes = encoder.encode(text);
     for (const size of [1, 5, 7, 40]) {
-      expect((await eventsOf(chunked(`${first}event: message\ndata: after\n\n`, size), 50)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
+      expect((await eventsOf(chunked(text, size), 50)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
+      const cuts = Array.from({ length: Math.ceil(bytes.length / size) - 1 }, (_, i) => (i + 1) * size);
+      expect((await eventsOf(byteStreamOf(cutAt(bytes, cuts)), 50)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
+      expect((await eventsOf(byteStreamOf(cutAt(bytes, cuts)), 50, 3)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
     }
+  });
+});
+
+/** Every framing case above at once: CRLF, CR, LF, a BOM, comments, id and retry, multi-line data, characters of 2 and 4 bytes. */
+const MIXED = "\uFEFF: c\r\nid: 1\r\nevent: message\r\ndata: {\"a\":\r\ndata: \"é😀\"}\r\n\r\nretry: 5\rdata: z\r\rdata:last\n: x\n\n";
+const MIXED_EVENTS = [
+  { event: "message", data: '{"a":\n"é😀"}', id: "1" },
+  { event: "message", data: "z", id: "1", retry: 5 },
+  { event: "message", data: "last", id: "1", retry: 5 },
+];
+
+describe("SSE framing on the bytes", () => {
+  const bytes = encoder.encode(MIXED);
+
+  it("reads the same events whatever byte the body is cut at, once or twice", async () => {
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      expect(await eventsOf(bodyOf(cutAt(bytes, [cut]))), `cut at ${cut}`).toEqual(MIXED_EVENTS);
+      expect(await eventsOf(byteStreamOf(cutAt(bytes, [cut]))), `cut at ${cut}, BYOB`).toEqual(MIXED_EVENTS);
+      for (const second of [cut + 1, cut + 2, cut + 5]) {
+        if (second < bytes.length) expect(await eventsOf(byteStreamOf(cutAt(bytes, [cut, second]))), `cut at ${cut} and ${second}`).toEqual(MIXED_EVENTS);
+      }
+    }
+  });
+
+  it("reads a body that takes BYOB reads byte by byte", async () => {
+    expect(await eventsOf(byteStreamOf(cutAt(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1))))).toEqual(MIXED_EVENTS);
+  });
+
+  it("reads from a fetch-like body (a Response's, which takes BYOB reads)", async () => {
+    expect(await eventsOf(new Response(bytes).body!)).toEqual(MIXED_EVENTS);
+  });
+
+  it("keeps a character whose bytes arrive in three chunks, and a BOM that is part of the data", async () => {
+    const text = encoder.encode("data: \uFEFF𝄞é\n\n");
+    for (const cuts of [[7], [8, 9, 10], [6, 12, 13]]) {
+      expect(await eventsOf(byteStreamOf(cutAt(text, cuts)))).toEqual([{ event: "message", data: "\uFEFF𝄞é" }]);
+    }
+  });
+
+  it("decodes bytes that are not UTF-8 as a stream decoder does (U+FFFD), before a line break too", async () => {
+    const text = new Uint8Array([...encoder.encode("data: a"), 0xe2, 0x82, 0x0a, ...encoder.encode("data: "), 0xff, 0x0a, 0x0a]);
+    expect(await eventsOf(byteStreamOf(cutAt(text, [8])))).toEqual([{ event: "message", data: "a\uFFFD\n\uFFFD" }]);
+  });
+
+  it.each([
+    ["events longer than the reader's first buffer", 3, 1, 200 * 1024, [4093, 65536, 1]],
+    ["many events across the buffer's end", 400, 1, 1000, [7, 65_521, 100_003]],
+    ["events of many data lines that outgrow the buffer", 6, 12, 9 * 1024, [3000, 61_440, 65_537]],
+  ])("reads %s, however the body is cut", async (_label, count, lines, size, chunkSizes) => {
+    const texts = Array.from({ length: count }, (_, i) => Array.from({ length: lines }, (_, j) => `{"i":${i},"j":${j},"pad":"${"é".repeat(size / 2)}"}`));
+    const frame = (values: string[], i: number) => (i % 2 ? `${values.map((v) => `data: ${v}\r\n`).join("")}\r\n` : `: note\nid: ${i}\n${values.map((v) => `data:${v}\n`).join("")}\n`);
+    const body = encoder.encode(texts.map(frame).join(""));
+    for (const chunk of chunkSizes) {
+      const cuts = Array.from({ length: Math.ceil(body.length / chunk) - 1 }, (_, i) => (i + 1) * chunk);
+      expect((await eventsOf(byteStreamOf(cutAt(body, cuts)))).map((e) => e.data)).toEqual(texts.map((values) => values.join("\n")));
+    }
+  });
+
+  it("skips a comment line longer than any buffer without holding it", async () => {
+    const body = `: ${"c".repeat(3 * 1024 * 1024)}\ndata: after\n\n${"x".repeat(10)}: y\n\n`;
+    expect(await eventsOf(chunked(body, 64 * 1024))).toEqual([{ event: "message", data: "after" }, { event: "message", data: "" }]);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * The benchmark's floor: a Worker that does nothing but forward each request (method,
- * headers, body) to the URL in its TARGET var and stream the answer back.
+ * headers, body, and its query when it has one) to the URL in its TARGET var and stream
+ * the answer back.
  *
  * Run under `wrangler dev` exactly like the gateway, it measures what any relay pays
  * for being a Worker on this machine (the dev proxy, workerd's HTTP parsing, one
@@ -11,10 +12,16 @@
 /** The bindings wrangler.toml and `--var TARGET:<url>` give this Worker. */
 export type PassthroughEnv = { readonly TARGET?: string };
 
-/** Forwards `request` to `target` unchanged and returns the target's response as it streams. */
+/**
+ * Forwards `request` to `target` unchanged and returns the target's response as it
+ * streams. The request's query parameters are set on the target's (bench:slow-client
+ * names its flood there).
+ */
 export function forwardTo(request: Request, target: string): Promise<Response> {
   const hasBody = request.method !== "GET" && request.method !== "HEAD";
-  return fetch(target, { method: request.method, headers: request.headers, body: hasBody ? request.body : null, redirect: "manual" });
+  const url = new URL(target);
+  for (const [name, value] of new URL(request.url).searchParams) url.searchParams.set(name, value);
+  return fetch(url, { method: request.method, headers: request.headers, body: hasBody ? request.body : null, redirect: "manual" });
 }
 
 // wrangler needs the module's default export to be the handler.

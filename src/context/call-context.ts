@@ -5,7 +5,7 @@
  * A protocol front produces it; middleware and the relay only read it (and write the
  * record). Nothing here is a 2025 session: a session is one way a front fills it.
  */
-import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, WireMessage } from "../core/jsonrpc";
+import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, OutgoingMessage, WireMessage } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
 import type { GatewayConfig } from "../config/gateway-config";
 import type { LargeAnswerConsumer } from "../upstream/client";
@@ -129,10 +129,12 @@ export type CallContext = {
   readonly cancelsOnClose?: boolean;
   /**
    * Sends a message to the client ahead of the answer (progress, logs, server requests,
-   * stream events). Await it: it resolves when the client's stream has taken the
-   * message, which is how a slow client slows the upstream down.
+   * stream events): its text, or a notification the relay passes on as the upstream's
+   * bytes (`NotificationBytes`, whose bytes are valid only until this resolves). Await it:
+   * it resolves when the client's stream has taken the message, which is how a slow
+   * client slows the upstream down.
    */
-  readonly emit: (text: string) => Promise<void> | void;
+  readonly emit: (message: OutgoingMessage) => Promise<void> | void;
   /**
    * Told when an upstream answered with an SSE stream. On /mcp/<upstream> the client's
    * answer then comes as SSE too: the gateway keeps the framing the upstream chose.

@@ -18,6 +18,17 @@ export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcRespo
 /** A message with the exact text it arrived as. `text` is what gets relayed. */
 export type WireMessage<M extends JsonRpcMessage = JsonRpcMessage> = { readonly text: string; readonly message: M };
 
+/**
+ * A notification relayed as the upstream's bytes, never decoded (upstream/reply-body.ts):
+ * its JSON text as UTF-8 on one line (it came as one SSE data line), a view of a buffer
+ * the reader reuses, so valid only until the `emit` that carries it resolves; with what
+ * was read of it.
+ */
+export type NotificationBytes = { readonly bytes: Uint8Array; readonly method: string; readonly level?: string };
+
+/** A message toward the client: its text, or a notification's bytes. */
+export type OutgoingMessage = string | NotificationBytes;
+
 export type MessageKind = "request" | "notification" | "response";
 
 export const PARSE_ERROR = -32700;

@@ -3,8 +3,10 @@
  * into one string, and a peer writing 1 MB at once makes strings past V8's large-object
  * threshold (~128 KB): those are freed only by a full collection, so a fast stream grew
  * the isolate by ~95 MB while nothing held them. Decoded a slice at a time, the strings
- * die young and are collected at once.
+ * die young and are collected at once; and read into one buffer kept for the whole body,
+ * the bytes cost no new ArrayBuffer per chunk (core/byte-reads.ts).
  */
+import { byteReader } from "./byte-reads";
 
 /** Bytes of the stream decoded into one string. */
 export const TEXT_SLICE_BYTES = 32 * 1024;
@@ -18,35 +20,28 @@ export type TextSliceReader = {
 
 /**
  * Reads `body` as UTF-8 text, at most `sliceBytes` bytes per string (a character split
- * between slices or chunks is kept whole). Empty strings are never handed out.
+ * between slices or chunks is kept whole). Empty strings are never handed out. The bytes
+ * are read into one buffer reused for the whole body (core/byte-reads.ts).
  */
 export function textSlices(body: ReadableStream<Uint8Array>, sliceBytes = TEXT_SLICE_BYTES): TextSliceReader {
-  const reader = body.getReader();
+  const reader = byteReader(body);
   const decoder = new TextDecoder();
-  let chunk: Uint8Array | undefined;
-  let at = 0;
+  let buffer = new Uint8Array(sliceBytes);
   let ended = false;
   return {
     async read() {
-      for (;;) {
-        if (chunk && at < chunk.length) {
-          const text = decoder.decode(chunk.subarray(at, at + sliceBytes), { stream: true });
-          at += sliceBytes;
-          if (text !== "") return { done: false, value: text };
-          continue;
-        }
-        if (ended) return { done: true };
-        const next = await reader.read();
-        if (next.done) {
+      while (!ended) {
+        const { done, value } = await reader.readInto(buffer);
+        if (done || !value) {
           ended = true;
-          chunk = undefined;
-          const rest = decoder.decode();
-          if (rest !== "") return { done: false, value: rest };
-          return { done: true };
+          break;
         }
-        chunk = next.value;
-        at = 0;
+        buffer = new Uint8Array(value.buffer as ArrayBuffer);
+        const text = decoder.decode(value, { stream: true });
+        if (text !== "") return { done: false, value: text };
       }
+      const rest = decoder.decode();
+      return rest !== "" ? { done: false, value: rest } : { done: true };
     },
     cancel: (reason) => reader.cancel(reason),
     releaseLock: () => reader.releaseLock(),

@@ -7,7 +7,7 @@
  * `toolsListChanged` is told the same way, once its acknowledgement has gone out
  * (`announceFilterEditsDuringListen`).
  */
-import { isObject } from "../core/jsonrpc";
+import { isObject, type OutgoingMessage } from "../core/jsonrpc";
 import type { CallContext } from "../context/call-context";
 import { listedShapes, routeShapes, shapeFor, type ListingSession, type Shapes } from "../policy/listed-shapes";
 import { withSubscriptionId } from "../relay/subscription-filter";
@@ -83,8 +83,9 @@ export async function announceFilterEditsDuringListen<T>(ctx: CallContext, id: s
   let stop: (() => void) | undefined;
   let ended = false;
   const upstreams = ctx.route.upstreams.map((upstream) => upstream.name);
-  const emit = async (text: string): Promise<void> => {
-    if (stop !== undefined || ended || !acknowledgesToolsListChanged(text)) return ctx.emit(text);
+  const emit = async (text: OutgoingMessage): Promise<void> => {
+    // An acknowledgement is the gateway's own text, never an upstream's bytes.
+    if (stop !== undefined || ended || typeof text !== "string" || !acknowledgesToolsListChanged(text)) return ctx.emit(text);
     // The shapes as the acknowledgement goes out: an edit made once the client has it is announced.
     const known = await routeShapes(ctx.services.kv, cacheTtlMs, ctx.route.name, upstreams);
     await ctx.emit(text);

@@ -4,7 +4,7 @@
  * once the message is done. Observers run after the answer is decided and cannot change it.
  */
 import { GatewayError } from "../core/errors";
-import { INTERNAL_ERROR, isObject } from "../core/jsonrpc";
+import { INTERNAL_ERROR, isObject, type OutgoingMessage } from "../core/jsonrpc";
 import { utf8Length } from "../core/utf8-position";
 import type { CallContext, ClientMessage, Handler } from "../context/call-context";
 import type { CallFailure, CallRecord } from "../context/call-record";
@@ -24,9 +24,9 @@ export function recordCalls(next: Handler, observers: readonly CallObserver[]): 
   return async function recordCalls(ctx, message) {
     const { record } = ctx;
     let sent = 0;
-    const emit = (text: string) => {
-      sent += utf8Length(text);
-      return ctx.emit(text);
+    const emit = (outgoing: OutgoingMessage) => {
+      sent += typeof outgoing === "string" ? utf8Length(outgoing) : outgoing.bytes.byteLength;
+      return ctx.emit(outgoing);
     };
     try {
       const answer = await next({ ...ctx, emit }, message);

@@ -17,6 +17,7 @@ import type { RouteEndpoint } from "../context/route";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "../upstream/pool";
+import type { NotificationPass } from "../upstream/client";
 import { transportFor } from "../upstream/select-transport";
 import { bridgeInput, inputRequired } from "../eras/input-bridge";
 import { withoutRetryFields } from "../eras/request-state";
@@ -47,6 +48,22 @@ const QUICK_METHODS = new Set([
   "tasks/list",
   "tasks/cancel",
 ]);
+
+/** The notifications `toClient` may rewrite whatever `_meta` they carry (ids: `withIdsToClient`; task ids: task-ids.ts). */
+const REWRITTEN_NOTIFICATIONS: ReadonlySet<string> = new Set(["notifications/cancelled", "notifications/tasks/status"]);
+
+/**
+ * Notifications of a call's stream that reach the client as the upstream's bytes, never
+ * decoded: those `toClient` passes unchanged (not one it rewrites, no `_meta` that may name
+ * a task). Any other goes through `toClient` as a message.
+ */
+function unchangedToClient(ctx: CallContext): NotificationPass {
+  return async (bytes, head) => {
+    if (head.meta || REWRITTEN_NOTIFICATIONS.has(head.method)) return false;
+    await ctx.emit({ bytes, method: head.method, ...(head.level !== undefined ? { level: head.level } : {}) }); // at the client's pace
+    return true;
+  };
+}
 
 /** A message from an upstream as the client of `ctx` must see it. */
 export function toClient(ctx: Pick<CallContext, "route" | "services" | "identity">, upstream: string, wire: WireMessage): Promise<string> {
@@ -126,6 +143,7 @@ async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: 
     ...(traceparent ? { traceparent } : {}),
     // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it.
     ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
+    notifications: unchangedToClient(ctx),
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };
   // A modern client's call that the upstream may interrupt with a question on its stream runs where it can wait for the retry.

@@ -22,10 +22,11 @@ import {
   sseMessages,
   type LargeAnswerConsumer,
   type LogContext,
+  type NotificationPass,
   type ResumePoint,
 } from "./reply-body";
 
-export type { LargeAnswerConsumer, ResumePoint, UpstreamFailure };
+export type { LargeAnswerConsumer, NotificationPass, ResumePoint, UpstreamFailure };
 
 /** Reasons for the statuses an upstream commonly refuses with; the body itself only goes to the log. */
 const STATUS_REASONS: Readonly<Record<number, string>> = {
@@ -75,6 +76,8 @@ export type UpstreamExchange = {
   readonly lastEventId?: string;
   /** Messages longer than `large.minBytes` are not read into memory but handed to `large`. */
   readonly large?: LargeAnswerConsumer;
+  /** Notifications of an SSE answer offered as the upstream's bytes (reply-body.ts). */
+  readonly notifications?: NotificationPass;
   /**
    * The whole answer, even a stream, must arrive within the upstream's `timeoutMs`
    * (initialize, lists: answers never long in coming). Otherwise only a JSON body has to;
@@ -249,7 +252,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   const resume: ResumePoint = {};
   const none = (async function* (): AsyncGenerator<WireMessage> {})();
   const { status } = response;
-  if (stream) return ok({ mode: "sse", sessionId, messages: body ? deadlineAware(sseMessages(body, where, resume, request.large), guard) : none, resume, status, received: guard.received });
+  if (stream) return ok({ mode: "sse", sessionId, messages: body ? deadlineAware(sseMessages(body, where, resume, request.large, request.notifications), guard) : none, resume, status, received: guard.received });
   if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: body ? deadlineAware(jsonMessages(response, body, guard, where, request.large, request.quiet), guard) : none, resume, status, received: guard.received });
   await discard();
   return fail({ reason: "bad-response", upstream: upstream.name, detail: `answered with content-type "${contentType}", expected JSON or an SSE stream` });

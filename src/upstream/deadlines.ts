@@ -8,6 +8,7 @@
  * stream answering a long tool call). Either one cancels the body and errors it with an
  * `UpstreamBreak` carrying a `timeout` failure.
  */
+import { byteReader } from "../core/byte-reads";
 import type { UpstreamFailure } from "./failures";
 
 /** An upstream broke off its answer or broke the protocol mid-answer; carries the failure. */
@@ -65,16 +66,19 @@ export type BodyGuard = {
 
 /**
  * The body, read only when its reader asks (nothing is read ahead), failing with an
- * `UpstreamBreak` when a deadline passes first.
+ * `UpstreamBreak` when a deadline passes first. It is a byte stream: a reader that brings
+ * its own buffer (the SSE reader, core/sse.ts) gets the body's bytes copied into it from
+ * one buffer kept for the whole body, so reading allocates nothing per chunk
+ * (core/byte-reads.ts); any other reader gets chunks of its own.
  */
 export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
+  const reader = byteReader(body);
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
   const stop = () => {
     if (idleTimer !== undefined) clearTimeout(idleTimer);
     guard.deadline?.disarm();
   };
-  const breakOff = (failure: UpstreamFailure, controller: ReadableStreamDefaultController<Uint8Array>) => {
+  const breakOff = (failure: UpstreamFailure, controller: ReadableByteStreamController) => {
     stop();
     guard.broke.failure = failure;
     reader.cancel(new UpstreamBreak(failure)).catch(() => {});
@@ -82,9 +86,17 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
   };
   const answerLate = (): UpstreamFailure => ({ reason: "timeout", upstream: guard.upstream, timeoutMs: guard.deadline!.timeoutMs, waited: "answer" });
   const answerTimer = guard.deadline?.expired.then(answerLate);
-  return new ReadableStream<Uint8Array>(
+  /** The next bytes: copied into `into` (a BYOB request's view, whose buffer stays the request's) when given. */
+  const read = async (into: Uint8Array | undefined): Promise<ReadableStreamReadResult<Uint8Array>> => {
+    if (!into) return reader.read();
+    const length = await reader.fill(into);
+    return length === 0 ? { done: true, value: undefined } : { done: false, value: into.subarray(0, length) };
+  };
+  return new ReadableStream(
     {
+      type: "bytes",
       async pull(controller) {
+        const request = controller.byobRequest;
         const timers: Promise<UpstreamFailure>[] = [];
         // Raced only while armed: a disarmed deadline's promise never settles, and would
         // keep one reaction per chunk.
@@ -95,7 +107,7 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
         }
         let next: ReadableStreamReadResult<Uint8Array> | UpstreamFailure;
         try {
-          next = await Promise.race([reader.read(), ...timers]);
+          next = await Promise.race([read(request?.view ? new Uint8Array(request.view.buffer, request.view.byteOffset, request.view.byteLength) : undefined), ...timers]);
         } catch (error) {
           // The fetch was aborted by the answer deadline: report that, not the abort.
           if (guard.deadline?.fired) return breakOff(answerLate(), controller);
@@ -108,9 +120,11 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
         if (next.done) {
           stop();
           controller.close();
+          request?.respond(0);
         } else {
           guard.received.bytes += next.value.byteLength;
-          controller.enqueue(next.value);
+          if (request) request.respond(next.value.byteLength);
+          else controller.enqueue(next.value);
         }
       },
       cancel(reason) {

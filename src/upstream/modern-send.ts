@@ -130,7 +130,7 @@ function envelopeClient(request: ModernSendRequest): { clientCapabilities: JsonO
   return { clientCapabilities: request.session.clientCapabilities, clientInfo: isObject(info) && typeof info["name"] === "string" ? info : GATEWAY_INFO };
 }
 
-type Options = Pick<UpstreamExchange, "large" | "answerWithinTimeout" | "traceparent">;
+type Options = Pick<UpstreamExchange, "large" | "notifications" | "answerWithinTimeout" | "traceparent">;
 
 function post(upstream: UpstreamConfig, body: string, headers: Record<string, string>, request: ModernSendRequest, options: Options = { answerWithinTimeout: true }): Promise<Result<UpstreamReply, UpstreamFailure>> {
   return exchange({

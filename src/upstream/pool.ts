@@ -159,7 +159,7 @@ export async function sendToUpstream(
     const session = await upstreamSession(upstream, request, refused);
     if (!session.ok) return session;
     const transport = transportOf(session.value);
-    const reply = await transport.send(upstream, text, request, session.value, options);
+    const reply = await transport.send(upstream, text, request, session.value, noticingListChanges(upstream.name, options));
     if (reply.ok) return reply;
     if (attempt > 0) {
       // Refused again in a fresh session: a 400 was about the request, not the session.
@@ -220,8 +220,24 @@ export async function resumeFromUpstream(
     protocolVersion: session.value.protocolVersion,
     signal: request.signal,
     lastEventId,
-    ...options,
+    ...noticingListChanges(upstream.name, options),
   });
+}
+
+/**
+ * `options` whose notifications passed on as bytes drop the lists a list_changed makes
+ * stale, before the client sees it, as `upstreamMessages` does for every other message.
+ */
+function noticingListChanges(upstream: string, options: SendOptions): SendOptions {
+  const pass = options.notifications;
+  if (!pass) return options;
+  return {
+    ...options,
+    notifications: (bytes, head) => {
+      noteListChange(upstream, { jsonrpc: "2.0", method: head.method });
+      return pass(bytes, head);
+    },
+  };
 }
 
 /** Reads an upstream message stream to its end, turning protocol breaks and missed deadlines into failures; a list_changed drops the lists held for it (list-cache.ts). */

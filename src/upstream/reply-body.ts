@@ -7,9 +7,12 @@
  */
 import type { WireMessage } from "../core/jsonrpc";
 import { elements, rootSpan } from "../core/raw-json";
-import { readSse } from "../core/sse";
+import { dataText } from "../core/sse";
+import { readSseEvents } from "../core/sse-bytes";
+import { notificationHead, type NotificationHead } from "../core/json-bytes";
 import { jsonValues, JsonValuesError } from "../core/json-values";
 import { readUpstreamMessage } from "../core/validate-message";
+import { byteReader, pullFrom } from "../core/byte-reads";
 import { redactSecrets } from "../config/secrets";
 import { UpstreamBreak, type BodyGuard } from "./deadlines";
 
@@ -28,6 +31,13 @@ export type ResumePoint = { lastEventId?: string; retryMs?: number };
  */
 export type LargeAnswerConsumer = { readonly minBytes: number; readonly take: (body: ReadableStream<Uint8Array>) => Promise<string> };
 
+/**
+ * Takes a notification of an SSE answer as the upstream's bytes, never decoded (`bytes`,
+ * its JSON text, are valid only until the returned promise settles), with what was read
+ * of it; answers false for one it wants read as a message after all (one it would change).
+ */
+export type NotificationPass = (bytes: Uint8Array, head: NotificationHead) => Promise<boolean>;
+
 /** Where upstream text may be logged: the upstream's name, and the env whose secrets are redacted. */
 export type LogContext = { readonly upstream: string; readonly env: Readonly<Record<string, unknown>> };
 
@@ -40,7 +50,7 @@ export function logUpstreamText(where: LogContext, what: string, text: string): 
  * (what was read, then the rest) instead of holding it.
  */
 export async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Promise<{ text: string } | { stream: ReadableStream<Uint8Array> }> {
-  const reader = body.getReader();
+  const reader = byteReader(body);
   const chunks: Uint8Array[] = [];
   let length = 0;
   for (;;) {
@@ -49,19 +59,21 @@ export async function readBounded(body: ReadableStream<Uint8Array>, limit: numbe
     chunks.push(value);
     length += value.length;
     if (length > limit) {
-      const stream = new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (const chunk of chunks.splice(0)) controller.enqueue(chunk);
+      // A byte stream: a reader with its own buffer (offload's) gets the rest copied into it.
+      const stream = new ReadableStream(
+        {
+          type: "bytes",
+          async pull(controller) {
+            const held = chunks.shift();
+            if (held) return controller.enqueue(held);
+            return pullFrom(reader, controller);
+          },
+          cancel(reason) {
+            return reader.cancel(reason);
+          },
         },
-        async pull(controller) {
-          const next = await reader.read();
-          if (next.done) controller.close();
-          else controller.enqueue(next.value);
-        },
-        cancel(reason) {
-          return reader.cancel(reason);
-        },
-      });
+        { highWaterMark: 0 },
+      );
       return { stream };
     }
   }
@@ -174,19 +186,28 @@ function* messagesOf(text: string, where: LogContext): Generator<WireMessage> {
   }
 }
 
-export async function* sseMessages(body: ReadableStream<Uint8Array>, where: LogContext, resume: ResumePoint, large?: LargeAnswerConsumer): AsyncGenerator<WireMessage> {
-  for await (const event of readSse(body, large?.minBytes ?? MAX_HELD_MESSAGE_BYTES)) {
+/**
+ * The messages of an SSE body. A notification on one data line goes to `pass` first, as
+ * the upstream's bytes, when it is a plain one (core/json-bytes.ts); it is read as a
+ * message only when `pass` does not take it.
+ */
+export async function* sseMessages(body: ReadableStream<Uint8Array>, where: LogContext, resume: ResumePoint, large?: LargeAnswerConsumer, pass?: NotificationPass): AsyncGenerator<WireMessage> {
+  for await (const event of readSseEvents(body, large?.minBytes ?? MAX_HELD_MESSAGE_BYTES)) {
     if (event.id !== undefined) resume.lastEventId = event.id;
     if (event.retry !== undefined) resume.retryMs = event.retry;
     // Priming events (an id and a retry delay, no data) only mark a resume point.
-    if (event.event !== "message" || (event.data === "" && !event.large)) continue;
+    if (event.event !== "message" || (!event.large && (event.data.length === 0 || (event.data.length === 1 && event.data[0]!.byteLength === 0)))) continue;
     if (event.large && !large) {
       await event.large.cancel();
       throw tooLarge(where.upstream);
     }
-    const message = readUpstreamMessage(event.large ? await large!.take(event.large) : event.data);
+    const line = event.data.length === 1 ? event.data[0]! : undefined;
+    const head = pass && line ? notificationHead(line) : undefined;
+    if (head && (await pass!(line!, head))) continue;
+    const text = event.large ? await large!.take(event.large) : dataText(event.data);
+    const message = readUpstreamMessage(text);
     if (!message) {
-      logUpstreamText(where, "sent an SSE event that is not a JSON-RPC message", event.data);
+      logUpstreamText(where, "sent an SSE event that is not a JSON-RPC message", text);
       throw badResponse(where.upstream, "sent an SSE event that is not a JSON-RPC message (the gateway's log has its start)");
     }
     yield message;

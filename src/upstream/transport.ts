@@ -13,14 +13,14 @@
 import type { Result } from "../core/errors";
 import type { JsonObject } from "../core/jsonrpc";
 import type { UpstreamConfig } from "../config/upstreams";
-import type { LargeAnswerConsumer, UpstreamReply } from "./client";
+import type { LargeAnswerConsumer, NotificationPass, UpstreamReply } from "./client";
 import type { UpstreamFailure } from "./failures";
 import type { UpstreamSide } from "./era-choice";
 import type { ListenFilter } from "./modern-listen";
 import type { PoolRequest, UpstreamSession } from "./upstream-session";
 
 /** How one message is sent: see `UpstreamExchange`. */
-export type SendOptions = { readonly large?: LargeAnswerConsumer; readonly answerWithinTimeout?: boolean; readonly traceparent?: string };
+export type SendOptions = { readonly large?: LargeAnswerConsumer; readonly notifications?: NotificationPass; readonly answerWithinTimeout?: boolean; readonly traceparent?: string };
 
 /** An upstream's stream of messages outside requests, as it was opened. */
 export type OpenedStream = {

@@ -3,16 +3,19 @@
  * answers come before anything else, an SSE stream as soon as a message must reach the
  * client ahead of its answer (progress, a log line, a sampling request the upstream is
  * waiting on). Messages go at the client's pace: a handler's `emit` resolves once the
- * client's stream has taken the message, so a client that stops reading holds the
- * upstream back instead of the gateway buffering for it.
+ * client's stream has taken the message before it, so a client that stops reading holds
+ * the upstream back instead of the gateway buffering for it.
  */
 import { errorResponse, errorTextOf, GatewayError } from "../../core/errors";
-import type { JsonRpcId } from "../../core/jsonrpc";
-import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../../core/sse";
+import type { JsonRpcId, OutgoingMessage } from "../../core/jsonrpc";
+import { SSE_HEADERS } from "../../core/sse";
+import { SseWriter } from "./sse-writer";
 
+/** How often a stream of server messages (the GET stream, server-stream.ts) sends a keepalive comment. */
 export const SSE_KEEPALIVE_INTERVAL_MS = 15_000;
 
-type ReplyEvent = { readonly final: boolean; readonly text: string };
+/** A job's answer (its text), or a message ahead of it; `framed` is called once its bytes are no longer needed (an upstream's bytes are valid until then). */
+type ReplyEvent = { readonly final: true; readonly text: string } | { readonly final: false; readonly message: OutgoingMessage; readonly framed: () => void };
 
 /**
  * A single-consumer queue whose reader waits for the next push, and whose writers can
@@ -51,8 +54,8 @@ export class MessageQueue<T> {
   }
 }
 
-/** Sends a message ahead of the answer; resolves when the client's stream has taken it. */
-export type Emit = (text: string) => Promise<void>;
+/** Sends a message ahead of the answer; resolves once the client has taken the one before and this one's bytes are copied. */
+export type Emit = (message: OutgoingMessage) => Promise<void>;
 
 /** `streamed` asks for an SSE answer even if no message goes ahead of the response. */
 export type ReplyJob = { readonly id: JsonRpcId; readonly run: (emit: Emit, streamed: () => void) => Promise<string> };
@@ -60,11 +63,18 @@ export type ReplyJob = { readonly id: JsonRpcId; readonly run: (emit: Emit, stre
 /**
  * Runs the handlers of one POST and answers with their responses. `batch` answers with
  * a JSON array (2025-03-26 batches) when no message had to go first. A handler whose
- * upstream chose SSE (and called `streamed`) gets an SSE answer even so.
+ * upstream chose SSE (and called `streamed`) gets an SSE answer even so. An SSE answer is
+ * written by an `SseWriter`: a message's bytes are copied into its buffer before the
+ * handler's `emit` resolves, and the next message is taken once the client has the last.
  */
 export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCancel: () => void): Promise<Response> {
   const queue = new MessageQueue<ReplyEvent>();
-  const emit: Emit = (text) => queue.push({ final: false, text });
+  /** The client no longer reads: messages are dropped, their handlers not held. */
+  let gone = false;
+  const emit: Emit = (message) =>
+    new Promise<void>((framed) => {
+      void queue.push({ final: false, message, framed }).then(() => gone && framed());
+    });
   const failures = new Map<number, unknown>();
   let sse = false;
   const streamed = () => void (sse = true);
@@ -97,33 +107,27 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
     if (!sse) return new Response(batch ? `[${finals.join(",")}]` : finals[0], { headers: { "content-type": "application/json" } });
   }
 
-  let written = finals.length;
-  let timer: ReturnType<typeof setInterval> | undefined;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const text of finals) controller.enqueue(sseFrame(text));
-      if (first) controller.enqueue(sseFrame(first.text));
-      if (written < jobs.length) timer = setInterval(() => controller.enqueue(SSE_KEEPALIVE), SSE_KEEPALIVE_INTERVAL_MS);
-    },
-    async pull(controller) {
-      if (written === jobs.length) {
-        if (timer !== undefined) clearInterval(timer);
-        controller.close();
-        return;
-      }
-      const event = await queue.next();
-      controller.enqueue(sseFrame(event.text));
-      if (event.final) written++;
-      if (written === jobs.length) {
-        if (timer !== undefined) clearInterval(timer);
-        controller.close();
-      }
-    },
-    cancel() {
-      if (timer !== undefined) clearInterval(timer);
-      queue.close();
-      onCancel();
-    },
+  const writer = new SseWriter(() => {
+    gone = true;
+    queue.close();
+    onCancel();
   });
-  return new Response(body, { headers: SSE_HEADERS });
+  const write = async (event: ReplyEvent) => (event.final ? writer.message(event.text) : writer.message(event.message, event.framed));
+  void (async () => {
+    let written = finals.length;
+    try {
+      for (const text of finals) await writer.message(text);
+      if (first) await write(first);
+      while (written < jobs.length) {
+        const event = await queue.next();
+        await write(event);
+        if (event.final) written++;
+      }
+      await writer.close();
+    } catch {
+      // The client went away (the writer said so), or the stream broke: nothing more to write.
+      writer.abandon();
+    }
+  })();
+  return new Response(writer.body, { headers: SSE_HEADERS });
 }

@@ -6,7 +6,7 @@
  * offers a stream) when the stream cannot be opened.
  */
 import { GatewayError } from "../../core/errors";
-import { SSE_HEADERS, SSE_KEEPALIVE, sseFrame } from "../../core/sse";
+import { messageFrame, SSE_HEADERS, SSE_KEEPALIVE } from "../../core/sse";
 import { MessageQueue, SSE_KEEPALIVE_INTERVAL_MS, type Emit } from "../http/reply-stream";
 
 /** Messages held for a client that is not reading before the upstreams are read no further. */
@@ -20,7 +20,7 @@ export async function streamToClient(listen: (emit: Emit, opened: () => void) =>
   const queue = new MessageQueue<Uint8Array | null>();
   let markOpen!: () => void;
   const open = new Promise<"open">((resolve) => (markOpen = () => resolve("open")));
-  const done = listen((text) => queue.push(sseFrame(text)), markOpen).then(
+  const done = listen((message) => queue.push(messageFrame(message)), markOpen).then(
     () => void queue.push(null),
     (error: unknown) => {
       void queue.push(null);

@@ -15,7 +15,7 @@
  * stream); closing any response stream cancels the request at the upstream (`cancelsOnClose`).
  */
 import { GatewayError } from "../../core/errors";
-import { INTERNAL_ERROR, INVALID_REQUEST, isObject, kindOf, METHOD_NOT_FOUND, PARSE_ERROR, type JsonObject, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
+import { INTERNAL_ERROR, INVALID_REQUEST, isObject, kindOf, METHOD_NOT_FOUND, PARSE_ERROR, type JsonObject, type JsonRpcRequest, type JsonRpcNotification, type JsonRpcResponse, type NotificationBytes, type OutgoingMessage, type WireMessage } from "../../core/jsonrpc";
 import { readUpstreamMessage, validateMessage } from "../../core/validate-message";
 import type { CallContext, Identity } from "../../context/call-context";
 import { routeFor } from "../../context/route";
@@ -123,6 +123,11 @@ function isRetry(message: JsonRpcRequest): boolean {
   return message.params?.["requestState"] !== undefined;
 }
 
+/** What was read of a notification the relay passes on as bytes: its method and level, as the text would have them. */
+function headOf(notification: NotificationBytes): JsonRpcNotification {
+  return { jsonrpc: "2.0", method: notification.method, ...(notification.level !== undefined ? { params: { level: notification.level } } : {}) };
+}
+
 /** Runs one modern request through the pipeline, answering at the client's pace (JSON, or SSE once something goes first). */
 async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Response> {
   const abort = new AbortController();
@@ -135,8 +140,8 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
         id: wire.message.id,
         run: async (clientEmit: Emit) => {
           let asked: string | undefined;
-          const emit = async (text: string): Promise<void> => {
-            const message = readUpstreamMessage(text)?.message;
+          const emit = async (outgoing: OutgoingMessage): Promise<void> => {
+            const message = typeof outgoing === "string" ? readUpstreamMessage(outgoing)?.message : headOf(outgoing);
             if (message && "method" in message && "id" in message) {
               asked ??= message.method;
               // Told at once, so the upstream ends the call instead of waiting for an answer no one will send.
@@ -149,7 +154,7 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
               const level = message.params?.["level"];
               if (!isLogLevel(envelope.logLevel) || (isLogLevel(level) && !atLeast(level, envelope.logLevel))) return;
             }
-            await clientEmit(text);
+            await clientEmit(outgoing);
           };
           let text: string;
           try {

@@ -1,0 +1,350 @@
+/**
+ * Reading an upstream's `text/event-stream` on its bytes. The body is read into one
+ * buffer kept for the whole stream (a BYOB read where the body takes one, see
+ * byte-reads.ts), lines and events are found on the bytes (the line breaks CR, LF and CRLF
+ * are single bytes no UTF-8 character contains), and an event's data lines are handed out
+ * as views of that buffer: nothing per event is decoded or copied unless its reader wants
+ * it so. core/sse.ts decodes them; the relay passes some on as they are
+ * (upstream/reply-body.ts).
+ *
+ * The buffer grows to hold the longest event read (up to the bound past which an event's
+ * data is handed over as a stream instead) and returns to its first size after it.
+ * Comments and unknown fields are skipped as they arrive, however long. Work is linear in
+ * the body's length however it is cut into chunks.
+ */
+import { byteReader, type ByteReader } from "./byte-reads";
+
+/** The buffer a stream is read into at first. */
+export const SSE_BUFFER_BYTES = 64 * 1024;
+/** A read is not started into less room than this: the buffer is compacted or grown first. */
+const MIN_READ_BYTES = 4 * 1024;
+
+const LF = 0x0a;
+const CR = 0x0d;
+const COLON = 0x3a;
+const SPACE = 0x20;
+/** The longest field name the reader knows ("event", "retry") is 5 bytes: a line with no colon in its first 6 is another field. */
+const KNOWN_FIELD_MAX = 5;
+const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
+
+/** Field values are decoded alone: a BOM at a value's start is a character of it, not a mark to drop. */
+const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+
+/**
+ * One event as bytes; `id` and `retry` are the stream's values in force when it was
+ * dispatched. `data` holds the values of its data lines (to be joined with "\n"), as views
+ * of the reader's buffer: valid only until the next event is asked for. An event whose
+ * data is too long to hold comes with `large`: its data (lines joined) as a byte stream
+ * read from the same connection, and `data` empty. The next event is read after it.
+ */
+export type SseRawEvent = { readonly event: string; readonly data: readonly Uint8Array[]; readonly id?: string; readonly retry?: number; readonly large?: ReadableStream<Uint8Array> };
+
+function bytesEqual(bytes: Uint8Array, at: number, text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (bytes[at + i] !== text.charCodeAt(i)) return false;
+  return true;
+}
+
+/** The body's bytes in one buffer, with the position of the line being read. */
+class SseBuffer {
+  bytes = new Uint8Array(SSE_BUFFER_BYTES);
+  /** Bytes read so far (the buffer holds `[0, end)`). */
+  end = 0;
+  ended = false;
+  /** Where the line being read starts, and where the search for its end goes on. */
+  lineStart = 0;
+  pos = 0;
+  /** The last line ended with a CR as the last byte read: a LF opening the next read is part of that break. */
+  afterCr = false;
+  /** The next CR and LF at or after `pos` (-1: none before `crScanned`/`lfScanned`, where the search goes on). */
+  private cr = -1;
+  private lf = -1;
+  private crScanned = 0;
+  private lfScanned = 0;
+  private readonly reader: ByteReader;
+
+  constructor(reader: ByteReader) {
+    this.reader = reader;
+  }
+
+  /** The next CR or LF in `[pos, end)`, or -1; each byte is searched once for each. */
+  lineEnd(): number {
+    if (this.afterCr && this.pos < this.end) {
+      if (this.bytes[this.pos] === LF) this.lineStart = ++this.pos;
+      this.afterCr = false;
+    }
+    if (this.cr < this.pos) {
+      const from = Math.max(this.pos, this.crScanned);
+      const at = this.bytes.subarray(from, this.end).indexOf(CR);
+      this.cr = at < 0 ? -1 : from + at;
+      this.crScanned = at < 0 ? this.end : this.cr + 1;
+    }
+    if (this.lf < this.pos) {
+      const from = Math.max(this.pos, this.lfScanned);
+      const at = this.bytes.subarray(from, this.end).indexOf(LF);
+      this.lf = at < 0 ? -1 : from + at;
+      this.lfScanned = at < 0 ? this.end : this.lf + 1;
+    }
+    if (this.cr < 0) return this.lf;
+    return this.lf < 0 ? this.cr : Math.min(this.cr, this.lf);
+  }
+
+  /** Moves past the line break at `at`: the next line starts after it. */
+  passBreak(at: number): void {
+    this.pos = at + 1;
+    if (this.bytes[at] === CR) {
+      if (this.pos === this.end) this.afterCr = true;
+      else if (this.bytes[this.pos] === LF) this.pos++;
+    }
+    this.lineStart = this.pos;
+  }
+
+  /**
+   * Reads more bytes, keeping those from `keep` on (which may move: the return value is
+   * how far they moved toward the start, to subtract from offsets into them). False at
+   * the body's end.
+   */
+  async fill(keep: number): Promise<{ moved: number; more: boolean }> {
+    let moved = 0;
+    if (this.bytes.byteLength - this.end < MIN_READ_BYTES) {
+      const kept = this.end - keep;
+      if (kept <= this.bytes.byteLength / 2) this.bytes.copyWithin(0, keep, this.end);
+      else {
+        const grown = new Uint8Array(this.bytes.byteLength * 2);
+        grown.set(this.bytes.subarray(keep, this.end));
+        this.bytes = grown;
+      }
+      moved = keep;
+      this.shift(moved);
+    }
+    const { done, value } = await this.reader.readInto(this.bytes.subarray(this.end));
+    if (!value) throw new Error("the SSE body was cancelled while it was read");
+    this.bytes = new Uint8Array(value.buffer as ArrayBuffer);
+    if (done) this.ended = true;
+    else this.end += value.byteLength;
+    return { moved, more: !done };
+  }
+
+  /** After an event: a buffer grown for a long one goes back to its first size. */
+  shrink(): void {
+    if (this.bytes.byteLength <= SSE_BUFFER_BYTES || this.end - this.lineStart > SSE_BUFFER_BYTES / 2) return;
+    const small = new Uint8Array(SSE_BUFFER_BYTES);
+    small.set(this.bytes.subarray(this.lineStart, this.end));
+    this.bytes = small;
+    this.shift(this.lineStart);
+  }
+
+  private shift(by: number): void {
+    this.end -= by;
+    this.lineStart -= by;
+    this.pos -= by;
+    this.cr = this.cr < 0 ? -1 : this.cr - by;
+    this.lf = this.lf < 0 ? -1 : this.lf - by;
+    this.crScanned = Math.max(0, this.crScanned - by);
+    this.lfScanned = Math.max(0, this.lfScanned - by);
+  }
+
+  /** Drops the line read so far (it is skipped): the buffer need not keep it. */
+  dropLine(): void {
+    this.lineStart = this.pos = this.end;
+  }
+
+  cancel(): Promise<void> {
+    return this.reader.cancel();
+  }
+
+  release(): void {
+    this.reader.releaseLock();
+  }
+}
+
+/** What the line being read is, once it is known before its end. */
+type Pending = "unknown" | "skip-comment" | "skip-field";
+
+/**
+ * Yields each event of an SSE body as soon as its terminating blank line arrives.
+ * Events without data (a "priming" event that only sets `id` and `retry`) are yielded
+ * too, with no data, so a reader can resume from their id. A data line that would take
+ * the event's data past `largeBytes` is not held: the event is yielded with `large` as
+ * soon as that is known.
+ */
+export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeBytes = Number.POSITIVE_INFINITY): AsyncGenerator<SseRawEvent> {
+  const buffer = new SseBuffer(byteReader(body));
+  /** Start and end offsets of the current event's data values, in pairs. */
+  let data: number[] = [];
+  let dataBytes = 0;
+  let event = "";
+  let fields = 0;
+  let id: string | undefined;
+  let retry: number | undefined;
+  let pending: Pending = "unknown";
+  const reset = () => {
+    data = [];
+    dataBytes = 0;
+    event = "";
+    fields = 0;
+  };
+  const stamped = (fieldsOf: { event: string; data: readonly Uint8Array[]; large?: ReadableStream<Uint8Array> }): SseRawEvent => ({
+    ...fieldsOf,
+    ...(id !== undefined ? { id } : {}),
+    ...(retry !== undefined ? { retry } : {}),
+  });
+  try {
+    // A byte order mark may open the stream (the SSE spec drops it).
+    while (buffer.end < UTF8_BOM.length && !buffer.ended) await buffer.fill(0);
+    if (UTF8_BOM.every((byte, i) => buffer.bytes[i] === byte) && buffer.end >= UTF8_BOM.length) buffer.lineStart = buffer.pos = UTF8_BOM.length;
+    for (;;) {
+      const at = buffer.lineEnd();
+      if (at < 0) {
+        buffer.pos = buffer.end;
+        if (buffer.ended) break; // an unfinished event at the end is not dispatched
+        const length = buffer.end - buffer.lineStart;
+        const { bytes, lineStart } = buffer;
+        if (pending === "unknown" && length > 0 && bytes[lineStart] === COLON) pending = "skip-comment";
+        if (pending === "unknown" && length > KNOWN_FIELD_MAX && bytes.subarray(lineStart, lineStart + KNOWN_FIELD_MAX + 1).indexOf(COLON) < 0) pending = "skip-field";
+        if (pending !== "unknown") buffer.dropLine();
+        // "data: " and one byte at least: the prefix is known whole.
+        else if (length > 5 && length + dataBytes > largeBytes && bytesEqual(bytes, lineStart, "data:")) {
+          const done = { finished: false };
+          const before = [];
+          for (let i = 0; i < data.length; i += 2) before.push(bytes.slice(data[i], data[i + 1]), Uint8Array.of(LF));
+          const valueStart = lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5);
+          before.push(bytes.slice(valueStart, buffer.end));
+          buffer.dropLine();
+          yield stamped({ event: event || "message", data: [], large: largeDataStream(buffer, before, done) });
+          if (!done.finished) return; // the consumer gave up on it: the connection is no use now
+          reset();
+          buffer.shrink();
+          continue;
+        }
+        const { moved } = await buffer.fill(data.length > 0 ? data[0]! : buffer.lineStart);
+        for (let i = 0; i < data.length; i++) data[i]! -= moved;
+        continue;
+      }
+      const { bytes, lineStart } = buffer;
+      buffer.passBreak(at);
+      if (pending !== "unknown") {
+        if (pending === "skip-field") fields++;
+        pending = "unknown";
+        continue;
+      }
+      if (at === lineStart) {
+        if (fields > 0) {
+          const views = [];
+          for (let i = 0; i < data.length; i += 2) views.push(bytes.subarray(data[i], data[i + 1]));
+          yield stamped({ event: event || "message", data: views });
+        }
+        reset();
+        buffer.shrink();
+        continue;
+      }
+      if (bytes[lineStart] === COLON) continue; // a comment
+      fields++;
+      let nameEnd = lineStart;
+      while (nameEnd < at && bytes[nameEnd] !== COLON) nameEnd++;
+      let valueStart = nameEnd < at ? nameEnd + 1 : at;
+      if (valueStart < at && bytes[valueStart] === SPACE) valueStart++;
+      const is = (name: string) => nameEnd - lineStart === name.length && bytesEqual(bytes, lineStart, name);
+      if (is("data")) {
+        data.push(valueStart, at);
+        dataBytes += at - valueStart;
+      } else if (is("event")) event = decoder.decode(bytes.subarray(valueStart, at));
+      else if (is("id")) id = decoder.decode(bytes.subarray(valueStart, at));
+      else if (is("retry")) {
+        const value = decoder.decode(bytes.subarray(valueStart, at));
+        if (/^\d+$/.test(value)) retry = Number(value);
+      }
+    }
+  } finally {
+    if (buffer.ended) buffer.release();
+    else await buffer.cancel().catch(() => {});
+  }
+}
+
+/**
+ * The data of the event being read, as bytes: the data already read (`before`, copies),
+ * then the data line in progress to the event's end. Further `data:` lines are joined
+ * with "\n" as a reader would, other fields are skipped, a blank line ends it. A byte
+ * stream: a reader that brings its own buffer (offload's) gets the bytes copied into it
+ * straight from the reader's buffer.
+ */
+function largeDataStream(buffer: SseBuffer, before: Uint8Array[], done: { finished: boolean }): ReadableStream<Uint8Array> {
+  /** Inside a data line, at the start of a line (not yet known), or inside another field's line. */
+  let where: "data" | "start" | "skip" = "data";
+  return new ReadableStream(
+    {
+      type: "bytes",
+      async pull(controller) {
+        /** Hands on `bytes`: into a BYOB request's view (what does not fit comes next), or as a chunk of its own. */
+        const hand = (bytes: Uint8Array, owned: boolean) => {
+          const request = controller.byobRequest;
+          const view = request?.view;
+          if (!request || !view) return controller.enqueue(owned ? bytes : bytes.slice());
+          const length = Math.min(bytes.byteLength, view.byteLength);
+          new Uint8Array(view.buffer, view.byteOffset, view.byteLength).set(bytes.subarray(0, length));
+          if (length < bytes.byteLength) before.unshift(bytes.slice(length));
+          request.respond(length);
+        };
+        const finish = () => {
+          done.finished = true;
+          controller.close();
+          controller.byobRequest?.respond(0);
+        };
+        const chunk = before.shift();
+        if (chunk) return hand(chunk, true);
+        for (;;) {
+          const at = buffer.lineEnd();
+          const { bytes, lineStart } = buffer;
+          if (at < 0) {
+            buffer.pos = buffer.end;
+            if (where === "data" && buffer.end > lineStart) {
+              const piece = bytes.subarray(lineStart, buffer.end);
+              buffer.dropLine();
+              return hand(piece, false);
+            }
+            const length = buffer.end - lineStart;
+            if (where === "skip") buffer.dropLine();
+            else if (where === "start" && length > 5) {
+              // "data: " and one byte at least, or enough to know it is another field.
+              if (!bytesEqual(bytes, lineStart, "data:")) where = "skip";
+              else {
+                where = "data";
+                const piece = withNewline(bytes.subarray(lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5), buffer.end));
+                buffer.dropLine();
+                return hand(piece, true);
+              }
+              continue;
+            }
+            // The body ended inside the event: what was read is all there is.
+            if (buffer.ended || !(await buffer.fill(buffer.lineStart)).more) return finish();
+            continue;
+          }
+          buffer.passBreak(at);
+          if (where === "skip") {
+            where = "start";
+            continue;
+          }
+          if (where === "data") {
+            where = "start";
+            if (at > lineStart) return hand(bytes.subarray(lineStart, at), false);
+            continue;
+          }
+          if (at === lineStart) return finish();
+          if (at - lineStart >= 4 && bytesEqual(bytes, lineStart, "data") && (at - lineStart === 4 || bytes[lineStart + 4] === COLON)) {
+            const valueStart = Math.min(at, lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5));
+            return hand(withNewline(bytes.subarray(valueStart, at)), true);
+          }
+          // another field: not data
+        }
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** "\n" and a copy of `value`: a data line after another. */
+function withNewline(value: Uint8Array): Uint8Array {
+  const all = new Uint8Array(value.byteLength + 1);
+  all[0] = LF;
+  all.set(value, 1);
+  return all;
+}
