@@ -7,6 +7,7 @@ import { describe, expect, inject, it } from "vitest";
 import { rawEnvelope, SECOND_TOOL, TRAP_INPUT_SCHEMA, TRAP_OUTPUT_SCHEMA, TRAP_RESULT, TRAP_TOOL } from "./fixtures/raw-upstream-bytes";
 import { initialize, messageTexts, post } from "./helpers/gateway";
 import { READ_PAYLOAD_DEFINITION } from "../src/middleware/sys-tools";
+import { MAX_RESUMPTIONS } from "../src/upstream/stream-resumption";
 
 const { raw } = inject("fixtureUrls");
 const SSE_URL = raw.replace(/\/mcp$/, "/sse/mcp");
@@ -95,5 +96,13 @@ describe("a stream cut before the answer", () => {
       { method: "notifications/message" },
       { result: { content: [{ text: "resumed" }] } },
     ]);
+  });
+
+  it("is followed as long as each stream brings something: an upstream that polls past the resumption limit still answers", async () => {
+    const { session } = await initialize("/mcp", { vars: VARS });
+    const texts = await messageTexts(await post("/mcp", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rawsse___poll","arguments":{"polls":${MAX_RESUMPTIONS + 5}}}}`, { session, vars: VARS }));
+    const messages = texts.map((t) => JSON.parse(t) as { method?: string; result?: unknown });
+    expect(messages.filter((m) => m.method === "notifications/message")).toHaveLength(MAX_RESUMPTIONS + 6);
+    expect(messages.at(-1)).toMatchObject({ result: { content: [{ text: "polled" }] } });
   });
 });

@@ -289,7 +289,9 @@ function largeDataStream(buffer: SseBuffer, before: Uint8Array[], done: { finish
           controller.close();
           controller.byobRequest?.respond(0);
         };
-        const chunk = before.shift();
+        // An empty data line, or a first line of "data: " alone, leaves an empty piece: a byte stream may not hand one on.
+        let chunk = before.shift();
+        while (chunk !== undefined && chunk.byteLength === 0) chunk = before.shift();
         if (chunk) return hand(chunk, true);
         for (;;) {
           const at = buffer.lineEnd();

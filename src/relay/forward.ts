@@ -162,8 +162,12 @@ async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: 
   }
 }
 
-async function exchangeWith(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId, options: SendOptions): Promise<string> {
+async function exchangeWith(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId, given: SendOptions): Promise<string> {
   const { record } = ctx;
+  // A notification handed on as bytes never reaches the loop below, but is something arriving all the same.
+  let passed = false;
+  const pass = given.notifications;
+  const options: SendOptions = pass ? { ...given, notifications: async (bytes, head) => (await pass(bytes, head)) && (passed = true) } : given;
   let reply = await sendToUpstream(upstream, text, poolRequest(ctx), options);
   // Resumptions count only while nothing arrives: an upstream that polls (closing its
   // stream after each event) may take as long as the call does.
@@ -190,6 +194,8 @@ async function exchangeWith(ctx: CallContext, upstream: UpstreamConfig, text: st
     } finally {
       record.bytesFromUpstream = (record.bytesFromUpstream ?? 0) + reply.value.received.bytes;
     }
+    if (passed) idle = 0;
+    passed = false;
     // The stream ended before the answer: an upstream that gave event ids may be polled
     // for the rest (Streamable HTTP resumability), after the delay it asked for.
     const { lastEventId, retryMs } = reply.value.resume;

@@ -35,6 +35,8 @@ export class SseWriter {
   private readonly timer: ReturnType<typeof setInterval>;
   /** A write is under way: a keepalive would only queue behind it (and that write fails if the client went away). */
   private busy = false;
+  /** A keepalive not yet taken: a client that stopped reading gets no second one queued behind it. */
+  private keepalivePending = false;
   private goneReported = false;
 
   /** `gone` is called once, when a write fails because the client no longer reads. */
@@ -43,7 +45,11 @@ export class SseWriter {
     this.body = readable;
     this.writer = writable.getWriter();
     this.timer = setInterval(() => {
-      if (!this.busy) void this.write(SSE_KEEPALIVE).catch(() => {});
+      if (this.busy || this.keepalivePending) return;
+      this.keepalivePending = true;
+      void this.write(SSE_KEEPALIVE)
+        .catch(() => {})
+        .finally(() => (this.keepalivePending = false));
     }, ANSWER_KEEPALIVE_INTERVAL_MS);
   }
 
