@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { readSse, type SseEvent } from "../src/core/sse";
+import { MAX_FIELD_LINE_BYTES } from "../src/core/sse-bytes";
 import { textSlices } from "../src/core/text-slices";
 
 const encoder = new TextEncoder();
@@ -180,6 +181,19 @@ describe("SSE framing on the bytes", () => {
       const cuts = Array.from({ length: Math.ceil(body.length / chunk) - 1 }, (_, i) => (i + 1) * chunk);
       expect((await eventsOf(byteStreamOf(cutAt(body, cuts)))).map((e) => e.data)).toEqual(texts.map((values) => values.join("\n")));
     }
+  });
+
+  it.each([
+    ["in one chunk", 1024 * 1024],
+    ["cut into 1 KiB chunks", 1024],
+  ])("skips an id, event or retry line longer than MAX_FIELD_LINE_BYTES (%s), keeping the event", async (_label, size) => {
+    const long = "i".repeat(MAX_FIELD_LINE_BYTES + 1);
+    const body = `id: 1\ndata: first\n\nid: ${long}\nevent: ${long}\nretry: ${"9".repeat(MAX_FIELD_LINE_BYTES + 1)}\ndata: second\n\nid: 3\ndata: third\n\n`;
+    expect(await eventsOf(chunked(body, size))).toEqual([
+      { event: "message", data: "first", id: "1" },
+      { event: "message", data: "second", id: "1" },
+      { event: "message", data: "third", id: "3" },
+    ]);
   });
 
   it("skips a comment line longer than any buffer without holding it", async () => {

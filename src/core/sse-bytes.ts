@@ -9,7 +9,8 @@
  *
  * The buffer grows to hold the longest event read (up to the bound past which an event's
  * data is handed over as a stream instead) and returns to its first size after it.
- * Comments and unknown fields are skipped as they arrive, however long. Work is linear in
+ * Comments, unknown fields and `id`, `event` or `retry` lines longer than
+ * MAX_FIELD_LINE_BYTES are skipped as they arrive, however long. Work is linear in
  * the body's length however it is cut into chunks.
  */
 import { byteReader, type ByteReader } from "./byte-reads";
@@ -26,6 +27,12 @@ const SPACE = 0x20;
 /** The longest field name the reader knows ("event", "retry") is 5 bytes: a line with no colon in its first 6 is another field. */
 const KNOWN_FIELD_MAX = 5;
 const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
+/**
+ * The longest line of another field than `data` that is read (an `id`, an `event` name, a
+ * `retry`): a longer one is skipped as it arrives, as an unknown field is, instead of held
+ * whole (an upstream could otherwise make the buffer hold a line of any length).
+ */
+export const MAX_FIELD_LINE_BYTES = 4 * 1024;
 
 /** Field values are decoded alone: a BOM at a value's start is a character of it, not a mark to drop. */
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
@@ -201,6 +208,7 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
         const { bytes, lineStart } = buffer;
         if (pending === "unknown" && length > 0 && bytes[lineStart] === COLON) pending = "skip-comment";
         if (pending === "unknown" && length > KNOWN_FIELD_MAX && bytes.subarray(lineStart, lineStart + KNOWN_FIELD_MAX + 1).indexOf(COLON) < 0) pending = "skip-field";
+        if (pending === "unknown" && length > MAX_FIELD_LINE_BYTES && !bytesEqual(bytes, lineStart, "data:")) pending = "skip-field";
         if (pending !== "unknown") buffer.dropLine();
         // "data: " and one byte at least: the prefix is known whole.
         else if (length > 5 && length + dataBytes > largeBytes && bytesEqual(bytes, lineStart, "data:")) {
@@ -247,6 +255,8 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
       if (is("data")) {
         data.push(valueStart, at);
         dataBytes += at - valueStart;
+      } else if (at - lineStart > MAX_FIELD_LINE_BYTES) {
+        // Skipped however it arrived (a line cut across reads is skipped as it arrives, above).
       } else if (is("event")) event = decoder.decode(bytes.subarray(valueStart, at));
       else if (is("id")) id = decoder.decode(bytes.subarray(valueStart, at));
       else if (is("retry")) {
