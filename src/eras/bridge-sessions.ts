@@ -68,6 +68,19 @@ export class BridgeSession {
     private readonly session: UpstreamSession,
   ) {}
 
+  /** A bodiless request of this session to its upstream (the GET stream, the DELETE that ends it). */
+  #inSession(method: "GET" | "DELETE", signal: AbortSignal) {
+    return exchange({
+      upstream: this.upstream,
+      env: this.pool.env,
+      ...(this.pool.identity ? { identity: this.pool.identity } : {}),
+      method,
+      sessionId: this.session.sessionId,
+      protocolVersion: this.session.protocolVersion,
+      signal,
+    });
+  }
+
   /** True while its GET stream may still bring questions. */
   get open(): boolean {
     return !this.#ended;
@@ -78,15 +91,7 @@ export class BridgeSession {
    * the upstream offers none (405, or an answer that is not a stream), or "failed".
    */
   async listen(): Promise<"open" | "refused" | "failed"> {
-    const reply = await exchange({
-      upstream: this.upstream,
-      env: this.pool.env,
-      ...(this.pool.identity ? { identity: this.pool.identity } : {}),
-      method: "GET",
-      sessionId: this.session.sessionId,
-      protocolVersion: this.session.protocolVersion,
-      signal: this.#abort.signal,
-    });
+    const reply = await this.#inSession("GET", this.#abort.signal);
     if (!reply.ok || reply.value.mode !== "sse") {
       this.#end();
       return reply.ok || (reply.reason === "http-status" && reply.status === 405) ? "refused" : "failed";
@@ -154,15 +159,7 @@ export class BridgeSession {
     clearTimeout(this.#idleTimer);
     this.#abort.abort();
     this.#end();
-    const ended = await exchange({
-      upstream: this.upstream,
-      env: this.pool.env,
-      ...(this.pool.identity ? { identity: this.pool.identity } : {}),
-      method: "DELETE",
-      sessionId: this.session.sessionId,
-      protocolVersion: this.session.protocolVersion,
-      signal: AbortSignal.timeout(this.upstream.timeoutMs),
-    });
+    const ended = await this.#inSession("DELETE", AbortSignal.timeout(this.upstream.timeoutMs));
     if (ended.ok) for await (const _ of upstreamMessages(ended.value, this.upstream.name)) break;
   }
 }
