@@ -192,6 +192,33 @@ describe("the Pins page", () => {
   });
 });
 
+describe("the Tools page", () => {
+  /** Listed, then the Pin cell, of the row of `key` on the Tools page. */
+  function rowOf(html: string, key: string): string[] | undefined {
+    return new RegExp(`<tr data-key="${key}" data-listed="(?:yes|no)">(?:<td>[^]*?</td>){3}<td>(yes|no)</td><td>([^]*?)</td>`).exec(html)?.slice(1, 3);
+  }
+
+  it("shows where each pin stands, and a definition held under enforce as not listed", async () => {
+    const name = "cp-tools-held";
+    const vars = pinVars({ name, pinning: "enforce", approveNew: true });
+    const client = await pinClient(`/mcp/${name}`, vars);
+    expect((await client.tools()).map((t) => t.name)).toEqual(["sys___read_payload"]); // every first sight is held: clients see none of the upstream's
+    const html = await (await consoleGet(`/tools?upstream=${name}`, session, vars)).text();
+    expect(rowOf(html, `${name}___add`)).toEqual(["no", '<a href="/admin/console/pins">held (enforce)</a>']);
+    expect(rowOf(html, `${name}___echo`)).toEqual(["no", '<a href="/admin/console/pins">held (enforce)</a>']);
+  });
+
+  it("shows a pending change under warn as still listed, and a definition no list has shown yet", async () => {
+    const name = "cp-tools-warn";
+    const { vars } = await changed(name, "rug-pull", "warn");
+    await switchVariant(name, "new-tool");
+    const html = await (await consoleGet(`/tools?upstream=${name}`, session, vars)).text();
+    expect(rowOf(html, `${name}___add`)).toEqual(["yes", '<a href="/admin/console/pins">pending (warn)</a>']);
+    expect(rowOf(html, `${name}___echo`)).toEqual(["yes", '<a href="/admin/console/pins">pinned (warn)</a>']);
+    expect(rowOf(html, `${name}___notes`)).toEqual(["yes", '<a href="/admin/console/pins">not seen yet</a>']);
+  });
+});
+
 describe("the Overview", () => {
   it("counts each upstream's pin changes awaiting approval, with a link to them", async () => {
     const name = "cp-overview";

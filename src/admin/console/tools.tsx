@@ -3,16 +3,35 @@
 /** @jsxFrag Fragment */
 /**
  * Tools: every tool, prompt and resource of each upstream, and what applies to each on
- * /mcp; with "view as persona", exactly what that persona lists and may call.
+ * /mcp (including where its pin stands: under `enforce`, a held definition is not listed
+ * or callable); with "view as persona", exactly what that persona lists and may call.
  */
 import { Fragment, h } from "./jsx";
 import { gatewayConfig } from "../../config/gateway-config";
 import type { ConsoleApp } from "./context";
-import { upstreamCatalog, type UpstreamCatalog } from "./catalog";
+import { upstreamCatalog, type CatalogEntry, type UpstreamCatalog } from "./catalog";
 import { appliedTo, grantOf, readPolicy, type PolicyDocuments } from "./policy-view";
 import type { Grant } from "../../policy/persona";
 import { Empty, href, Problems, TableHead } from "./layout";
 import { renderPage } from "./render";
+import { readPinsView, type PinsView } from "./pins-data";
+
+/** Where each pinned upstream's definitions stand: mode, and status by `<kind>:<name>`. */
+export type PinStatuses = ReadonlyMap<string, { readonly mode: string; readonly status: ReadonlyMap<string, string> }>;
+
+/** The statuses of a GET /admin/pins answer, by upstream. */
+export function pinStatuses(view: PinsView): PinStatuses {
+  return new Map(view.upstreams.map((u) => [u.upstream, { mode: u.mode, status: new Map(u.definitions.map((pin) => [`${pin.kind}:${pin.name}`, pin.status])) }]));
+}
+
+/** The Pin cell of an entry, and whether pinning keeps it from clients (held under enforce). */
+function pinOf(entry: CatalogEntry, upstream: string, pins: PinStatuses | undefined): { text: string; held: boolean } | undefined {
+  const pinned = pins?.get(upstream);
+  if (!pinned || entry.kind === "resource") return undefined;
+  const status = pinned.status.get(`${entry.kind}:${entry.name}`);
+  if (status === undefined) return { text: "not seen yet", held: false };
+  return { text: `${status} (${pinned.mode})`, held: status === "held" && pinned.mode === "enforce" };
+}
 
 /** Yes / no as text (never colour alone). */
 function yesNo(value: boolean): string {
@@ -20,18 +39,20 @@ function yesNo(value: boolean): string {
 }
 
 /** The table of one upstream's entries, as `grant` (if any) sees them. */
-export function CatalogTable({ catalog, policy, grant, caption }: { catalog: UpstreamCatalog; policy: PolicyDocuments; grant: Grant | undefined; caption: string }) {
+export function CatalogTable({ catalog, policy, grant, caption, pins }: { catalog: UpstreamCatalog; policy: PolicyDocuments; grant: Grant | undefined; caption: string; pins?: PinStatuses }) {
   if (catalog.entries.length === 0) return <Empty>{catalog.error ? "Nothing could be listed." : `${catalog.upstream} offers no tools, prompts or resources.`}</Empty>;
   return (
     <table>
       <caption class="muted">{caption}</caption>
-      <TableHead columns={["Kind", "Name on /mcp", "Title and description", "Listed", grant && "May call", "Filter", "Icons, overrides, rules"]} />
+      <TableHead columns={["Kind", "Name on /mcp", "Title and description", "Listed", grant && "May call", pins && "Pin", "Filter", "Icons, overrides, rules"]} />
       <tbody>
         {catalog.entries.map((entry) => {
           const applied = appliedTo(entry, catalog.upstream, policy, grant);
+          const pin = pinOf(entry, catalog.upstream, pins);
+          const listed = applied.listed && !pin?.held;
           const shaping = [applied.icons > 0 ? `${applied.icons} icon entr${applied.icons === 1 ? "y" : "ies"}` : "", applied.override ? "text override" : "", ...applied.rules].filter(Boolean);
           return (
-            <tr data-key={entry.key} data-listed={yesNo(applied.listed)}>
+            <tr data-key={entry.key} data-listed={yesNo(listed)}>
               <td>{entry.kind}</td>
               <td>
                 <code>{entry.key}</code>
@@ -41,8 +62,9 @@ export function CatalogTable({ catalog, policy, grant, caption }: { catalog: Ups
                 {entry.title && entry.description ? " — " : ""}
                 {entry.description ?? ""}
               </td>
-              <td>{yesNo(applied.listed)}</td>
-              {grant && <td>{yesNo(applied.callable === true)}</td>}
+              <td>{yesNo(listed)}</td>
+              {grant && <td>{yesNo(applied.callable === true && !pin?.held)}</td>}
+              {pins && <td>{pin ? <a href={href("/pins")}>{pin.text}</a> : "—"}</td>}
               <td>{applied.filter ?? "none"}</td>
               <td>{shaping.length === 0 ? "none" : shaping.join(", ")}</td>
             </tr>
@@ -60,7 +82,8 @@ export function registerTools(app: ConsoleApp): void {
     const configured = parsed.ok ? parsed.value : [];
     const only = c.req.query("upstream") ?? "";
     const upstreams = only === "" ? configured : configured.filter((upstream) => upstream.name === only);
-    const [catalogs, policy] = await Promise.all([Promise.all(upstreams.map((upstream) => upstreamCatalog(upstream, c.env))), readPolicy(c.var.call, upstreams.map((u) => u.name))]);
+    const [catalogs, policy, pinsRead] = await Promise.all([Promise.all(upstreams.map((upstream) => upstreamCatalog(upstream, c.env))), readPolicy(c.var.call, upstreams.map((u) => u.name)), readPinsView(c.var.call)]);
+    const pins = pinsRead.ok && pinsRead.pins.upstreams.length > 0 ? pinStatuses(pinsRead.pins) : undefined;
     const personaName = c.req.query("persona") ?? "";
     const persona = personaName !== "" && Object.hasOwn(policy.personas, personaName) ? policy.personas[personaName] : undefined;
     const grant = persona ? grantOf(personaName, persona) : undefined;
@@ -84,7 +107,7 @@ export function registerTools(app: ConsoleApp): void {
           {only !== "" && <input type="hidden" name="upstream" value={only} />}
           <button type="submit">View</button>
         </form>
-        <Problems id="tools-errors" error={personaName !== "" && !persona ? `No persona named "${personaName}"` : !parsed.ok ? "UPSTREAMS is invalid; the gateway's log lists each problem" : undefined} />
+        <Problems id="tools-errors" error={personaName !== "" && !persona ? `No persona named "${personaName}"` : !parsed.ok ? "UPSTREAMS is invalid; the gateway's log lists each problem" : !pinsRead.ok ? `Pins could not be read (${pinsRead.error}): the Listed column does not account for pinning` : undefined} />
         {personaNames.length === 0 && (
           <p class="muted">
             No personas yet: <a href={href("/personas")}>create one</a> to see what its callers reach.
@@ -95,7 +118,7 @@ export function registerTools(app: ConsoleApp): void {
           <section aria-labelledby={`tools-${catalog.upstream}`}>
             <h2 id={`tools-${catalog.upstream}`}>{catalog.upstream}</h2>
             <Problems id={`tools-${catalog.upstream}-error`} error={catalog.error ? `Listing ${catalog.upstream} failed: ${catalog.error}` : undefined} />
-            <CatalogTable catalog={catalog} policy={policy} grant={grant} caption={grant ? `As persona ${personaName} sees ${catalog.upstream}` : `Everything ${catalog.upstream} offers`} />
+            <CatalogTable catalog={catalog} policy={policy} grant={grant} pins={pins} caption={grant ? `As persona ${personaName} sees ${catalog.upstream}` : `Everything ${catalog.upstream} offers`} />
           </section>
         ))}
       </>
