@@ -42,6 +42,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { bundleModules } from '../scripts/lib/bundle-modules.mjs';
+import { gatewayWorkerOptions } from '../scripts/lib/worker-options.mjs';
 import { hardLimit } from './lib/hard-limit.ts';
 import { integerOption, readOptions } from './lib/options.ts';
 import { saveResult, section, table } from './lib/report.ts';
@@ -58,12 +59,12 @@ const ADMIN_TOKEN = 'bench-cold-start-admin-token';
 const YAML_SETS = ['bench-first', 'bench-next'];
 const yamlSet = (name) => `description: ${name}\ntools:\n  raw___echo:\n    retain: [/content]\n`;
 
-/** Builds the Worker of `config` (a wrangler.toml; its main module `mainModule`) as `wrangler deploy` would, into a new directory. */
+/** Builds the Worker of `config` (a wrangler.toml; its main module `mainModule`) as `wrangler deploy` would, into a new directory; with the Miniflare options its wrangler.toml gives. */
 async function build(cwd, config, mainModule) {
   const outdir = mkdtempSync(path.join(os.tmpdir(), 'cold-start-'));
   await promisify(execFile)(path.join(ROOT, 'node_modules', '.bin', 'wrangler'), ['deploy', '--dry-run', '--outdir', outdir, ...(config ? ['-c', config] : [])], { cwd });
   const { main, modules, totalBytes } = bundleModules(outdir, mainModule);
-  return { outdir, modules: modules.map(({ type, path }) => ({ type, path })), bytes: main.bytes, totalBytes };
+  return { outdir, modules: modules.map(({ type, path }) => ({ type, path })), bytes: main.bytes, totalBytes, config: gatewayWorkerOptions(path.join(cwd, config ?? 'wrangler.toml')) };
 }
 
 /** Times an admin GET of each YAML set stored in KV (before the isolate has read any YAML). */
@@ -122,14 +123,7 @@ try {
   if (baselineBundle) cleanUps.push(() => rmSync(baselineBundle.outdir, { recursive: true, force: true }));
   const passthroughBundle = await build(path.join(ROOT, 'bench', 'passthrough'), 'wrangler.toml', 'worker.js');
   cleanUps.push(() => rmSync(passthroughBundle.outdir, { recursive: true, force: true }));
-  const worker = ({ outdir, modules }, bindings, extra = {}) => ({
-    modules,
-    modulesRoot: outdir,
-    compatibilityDate: '2026-11-01',
-    compatibilityFlags: ['nodejs_compat'],
-    bindings,
-    ...extra,
-  });
+  const worker = ({ outdir, modules, config }, bindings) => ({ ...config, modules, modulesRoot: outdir, bindings });
   const gateway = (name, bundle) => ({
     name,
     bytes: bundle.bytes,
@@ -139,12 +133,6 @@ try {
     options: worker(
       bundle,
       { UPSTREAMS: JSON.stringify([{ name: 'raw', url: upstream.url }]), SESSION_SECRET: randomBytes(32).toString('hex'), AUTH: '{"mode":"off"}', ADMIN_TOKEN },
-      {
-        kvNamespaces: ['GATEWAY_KV'],
-        r2Buckets: ['PAYLOADS'],
-        queueProducers: { AUDIT_QUEUE: 'mcp-edge-gateway-audit' },
-        durableObjects: { BRIDGED_CALLS: { className: 'BridgedCall', useSQLite: true }, INPUT_RENDEZVOUS: { className: 'InputRendezvous', useSQLite: true } },
-      },
     ),
   });
   const targets = [

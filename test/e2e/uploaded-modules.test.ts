@@ -14,6 +14,7 @@ import { promisify } from "node:util";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleModules } from "../../scripts/lib/bundle-modules.mjs";
+import { gatewayWorkerOptions } from "../../scripts/lib/worker-options.mjs";
 import { startAlpha } from "../fixtures/sdk-upstream.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
@@ -63,15 +64,10 @@ describe("the modules wrangler uploads", () => {
         workers: [
           {
             name: "gateway",
+            ...gatewayWorkerOptions(),
             modules: modules.map((module) => ({ type: module.type, path: module.path })),
             modulesRoot: outdir,
-            compatibilityDate: "2026-11-01",
-            compatibilityFlags: ["nodejs_compat"],
             bindings: { UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha.url }]), SESSION_SECRET: "e2e-uploaded-modules-session-secret-0123", AUTH: '{"mode":"off"}', ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "0" },
-            kvNamespaces: ["GATEWAY_KV"],
-            r2Buckets: ["PAYLOADS"],
-            queueProducers: { AUDIT_QUEUE: "mcp-edge-gateway-audit" },
-            durableObjects: { BRIDGED_CALLS: { className: "BridgedCall", useSQLite: true }, INPUT_RENDEZVOUS: { className: "InputRendezvous", useSQLite: true } },
           },
         ],
       }),
