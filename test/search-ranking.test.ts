@@ -153,6 +153,27 @@ describe("a long task", () => {
   });
 });
 
+describe("what a description says first", () => {
+  /** Two tools of the same name and the same words, each saying first what the other says after. */
+  function pagesCatalog(): Catalog {
+    const tools = [
+      ["beta", "Read a page. Also archives pages and lists them."],
+      ["alpha", "Archive a page. Also reads pages and lists them."],
+    ].map(([upstream, description]) => {
+      const definition = { name: `${upstream}___pages`, description, inputSchema: { type: "object" } };
+      return { name: definition.name, upstream: upstream!, definition, raw: JSON.stringify(definition) };
+    });
+    return { tools, digest: "lead-test", truncated: false };
+  }
+
+  it.each([
+    ["archive the old page", "alpha___pages"],
+    ["read the old page", "beta___pages"],
+  ])("counts the first sentence again: %s → %s", (query, expected) => {
+    expect(searchCatalog(pagesCatalog(), { query, limit: 2 }).tools[0]?.name).toBe(expected);
+  });
+});
+
 describe("a thing the task names by number", () => {
   /** Two tools alike but for their parameters: beta's (listed first) finds issues by text, alpha's takes one by its number. */
   function issuesCatalog(): Catalog {

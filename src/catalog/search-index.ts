@@ -1,6 +1,7 @@
 /**
  * Ranking tools for a task: a MiniSearch (BM25+) index over what a model searches by —
- * the name split into words, the title, the description, parameter names and their
+ * the name split into words, the title, the description (its first sentence, which says
+ * what the tool does, once more as a field of its own), parameter names and their
  * descriptions, the upstream — with field weights, stems and the synonyms of
  * vocabulary.ts (a task's word counts once in the match however many terms the vocabulary
  * expands it into), then ranked again by what BM25 does not see: how much of the tool's name
@@ -15,14 +16,15 @@ import MiniSearch from "minisearch";
 import { isObject } from "../core/jsonrpc";
 import { splitName } from "../core/names";
 import type { Catalog, CatalogTool } from "./visible-catalog";
+import { firstSentence } from "./compact";
 import { identifiedTermsOf, referencedTermsOf, takesReference } from "./references";
 import { actionOfName, actionOfTask, joinPhrases, splitTaskWords, splitWords, bridgedWordsOf, taskQueryOf, termOf, type Action, type TaskQuery } from "./vocabulary";
 
 /** Longest query a search takes, in characters. */
 export const MAX_QUERY_CHARS = 1_000;
 
-/** Field weights: a word of the name says most about what a tool does. */
-const FIELD_BOOST = { name: 3, title: 2, description: 1, parameters: 0.5, upstream: 1.5 } as const;
+/** Field weights: a word of the name says most about what a tool does; `lead` is the description's first sentence. */
+const FIELD_BOOST = { name: 3, title: 2, lead: 1, description: 1, parameters: 0.5, upstream: 1.5 } as const;
 /** A tool whose name's words the task says all is ranked up to (1 + this) times higher. */
 const NAME_COVERAGE_WEIGHT = 1;
 /** A task naming an upstream ("in Notion", "on GitHub") ranks that upstream's tools this many times higher. */
@@ -47,10 +49,12 @@ const REFERENCE_BOOST = 1.5;
  * 0.7): descriptions run from a line to pages, and a long one matches many words by chance.
  */
 const BM25 = { k: 1.2, b: 0.9, d: 0.5 } as const;
+/** Longest first sentence of a description indexed as its lead (characters). */
+const LEAD_CHARS = 300;
 /** Longest text of a field that is indexed (characters); descriptions can be long. */
 const MAX_FIELD_CHARS = 4_000;
 
-type IndexedTool = { id: number; name: string; title: string; description: string; parameters: string; upstream: string };
+type IndexedTool = { id: number; name: string; title: string; lead: string; description: string; parameters: string; upstream: string };
 
 /** The name a tool has on its upstream (without `<upstream>___` on /mcp). */
 function ownName(tool: CatalogTool): string {
@@ -76,6 +80,7 @@ function documentOf(tool: CatalogTool, id: number): IndexedTool {
     id,
     name: ownName(tool),
     title: text(definition["title"]) || text(annotations["title"]),
+    lead: firstSentence(text(definition["description"]), LEAD_CHARS),
     description: text(definition["description"]),
     parameters: parametersOf(definition),
     upstream: tool.upstream,
@@ -128,7 +133,7 @@ function buildIndex(catalog: Catalog): ToolIndex {
   let terms = new Set<string>();
   const toolsHolding = new Map<string, number>();
   const search = new MiniSearch<IndexedTool>({
-    fields: ["name", "title", "description", "parameters", "upstream"],
+    fields: ["name", "title", "lead", "description", "parameters", "upstream"],
     tokenize: (value) => splitWords(value),
     processTerm: (word) => {
       const term = termOf(word);
