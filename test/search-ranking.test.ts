@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import type { Catalog } from "../src/catalog/visible-catalog";
 import { MAX_QUERY_CHARS, rankCatalog, searchCatalog } from "../src/catalog/search-index";
-import { referencedTermsOf } from "../src/catalog/references";
+import { MAX_REFERENCES, referencedTermsOf } from "../src/catalog/references";
 import { MAX_QUERY_TERMS, actionOfTask, bridgedWordsOf, joinPhrases, splitTaskWords, splitWords, taskQueryOf } from "../src/catalog/vocabulary";
 import { SYNONYMS, TABLE_WORDS } from "../src/catalog/synonyms";
 
@@ -203,5 +203,11 @@ describe("a thing the task names by number", () => {
     ["issue 1 issue 2 issue 3", ["issu"]],
   ])("reads the references of %s as %j", (task, terms) => {
     expect([...referencedTermsOf(task)].sort()).toEqual([...terms].sort());
+  });
+
+  it("reads at most MAX_REFERENCES references of a task", () => {
+    const word = (i: number) => `zq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`;
+    const task = Array.from({ length: 300 }, (_, i) => `${word(i)} ${i}`).join(" ");
+    expect([...referencedTermsOf(task)]).toEqual(Array.from({ length: MAX_REFERENCES }, (_, i) => word(i)));
   });
 });

@@ -18,7 +18,7 @@ const NUMBER_TOKEN = /^#?\d+[,;:!?)]?$/;
 /** A plain word, letters only. */
 const WORD_TOKEN = /^\p{L}+$/u;
 /** References a task brings at most (each is a few terms). */
-const MAX_REFERENCES = 8;
+export const MAX_REFERENCES = 8;
 
 /**
  * The terms of what a tool's parameters identify (`issue_number`: issu; `pull_number`:
