@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import type { Catalog } from "../src/catalog/visible-catalog";
 import { MAX_QUERY_CHARS, rankCatalog, searchCatalog } from "../src/catalog/search-index";
+import { MAX_REFERENCES, referencedTermsOf } from "../src/catalog/references";
 import { MAX_QUERY_TERMS, actionOfTask, bridgedWordsOf, joinPhrases, splitTaskWords, splitWords, taskQueryOf } from "../src/catalog/vocabulary";
 import { SYNONYMS, TABLE_WORDS } from "../src/catalog/synonyms";
 
@@ -127,10 +128,86 @@ describe("the words of a task", () => {
     expect(wordsOf.get("issu")).toEqual([2]);
   });
 
-  it("searches at most MAX_QUERY_TERMS terms of a long task, the first", () => {
+  it("searches at most MAX_QUERY_TERMS terms of a long task: the first when it knows no catalog, else the rarest in it", () => {
     const words = Array.from({ length: 500 }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26) % 26)}`);
     const { terms } = taskQueryOf(words);
     expect(terms).toHaveLength(MAX_QUERY_TERMS);
     expect(terms[0]).toBe("wordaa");
+    // The last word held by one tool, the first 26 (zqaax … zqzax) by five, the rest by none: those held come first, the rarest before.
+    const unstemmed = Array.from({ length: 500 }, (_, i) => `zq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26) % 26)}x`);
+    const rare = taskQueryOf([...unstemmed, "channels"], (term) => (term === "channel" ? 1 : term.endsWith("ax") ? 5 : 0)).terms;
+    expect(rare).toHaveLength(MAX_QUERY_TERMS);
+    expect(rare).toContain("channel");
+    expect(rare.filter((term) => term.endsWith("ax"))).toHaveLength(26);
+    expect(rare.filter((term) => term.endsWith("bx"))).toEqual(["zqabx", "zqbbx", "zqcbx", "zqdbx", "zqebx"]);
+  });
+});
+
+describe("a long task", () => {
+  const catalog = catalogOf();
+  it("keeps the request that follows a long preamble: the terms fewest tools hold, not the first", () => {
+    // More distinct words than MAX_QUERY_TERMS, none of which a tool uses, then the request.
+    const preamble = Array.from({ length: MAX_QUERY_TERMS + 8 }, (_, i) => `zq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`).join(" ");
+    const ranked = rankCatalog(catalog, { query: `${preamble} so please list the slack channels` });
+    expect(catalog.tools[ranked[0]!.id]!.name).toBe("slack___slack_list_channels");
+  });
+});
+
+describe("what a description says first", () => {
+  /** Two tools of the same name and the same words, each saying first what the other says after. */
+  function pagesCatalog(): Catalog {
+    const tools = [
+      ["beta", "Read a page. Also archives pages and lists them."],
+      ["alpha", "Archive a page. Also reads pages and lists them."],
+    ].map(([upstream, description]) => {
+      const definition = { name: `${upstream}___pages`, description, inputSchema: { type: "object" } };
+      return { name: definition.name, upstream: upstream!, definition, raw: JSON.stringify(definition) };
+    });
+    return { tools, digest: "lead-test", truncated: false };
+  }
+
+  it.each([
+    ["archive the old page", "alpha___pages"],
+    ["read the old page", "beta___pages"],
+  ])("counts the first sentence again: %s → %s", (query, expected) => {
+    expect(searchCatalog(pagesCatalog(), { query, limit: 2 }).tools[0]?.name).toBe(expected);
+  });
+});
+
+describe("a thing the task names by number", () => {
+  /** Two tools alike but for their parameters: beta's (listed first) finds issues by text, alpha's takes one by its number. */
+  function issuesCatalog(): Catalog {
+    const tools = [
+      ["beta", { issue_text: { type: "string" } }],
+      ["alpha", { issue_number: { type: "number" } }],
+    ].map(([upstream, properties]) => {
+      const definition = { name: `${String(upstream)}___issue_details`, description: "The details of an issue: title, state, labels.", inputSchema: { type: "object", properties } };
+      return { name: definition.name, upstream: String(upstream), definition, raw: JSON.stringify(definition) };
+    });
+    return { tools, digest: "references-test", truncated: false };
+  }
+
+  it.each([
+    ["the details of issue 61", "alpha___issue_details"],
+    ["what labels does issue #61 have?", "alpha___issue_details"],
+    ["what labels does the login issue have", "beta___issue_details"],
+    ["the details of the issue at example.com/issues/61", "beta___issue_details"],
+  ])("%s → %s", (query, expected) => {
+    expect(searchCatalog(issuesCatalog(), { query, limit: 2 }).tools[0]?.name).toBe(expected);
+  });
+
+  it.each([
+    ["show PR 40", ["pull", "request", "pr", "show"]],
+    ["what did pull request #71 change", ["request", "pull"]],
+    ["see sentry.io/issues/123 near 40.7, -74.0", []],
+    ["issue 1 issue 2 issue 3", ["issu"]],
+  ])("reads the references of %s as %j", (task, terms) => {
+    expect([...referencedTermsOf(task)].sort()).toEqual([...terms].sort());
+  });
+
+  it("reads at most MAX_REFERENCES references of a task", () => {
+    const word = (i: number) => `zq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`;
+    const task = Array.from({ length: 300 }, (_, i) => `${word(i)} ${i}`).join(" ");
+    expect([...referencedTermsOf(task)]).toEqual(Array.from({ length: MAX_REFERENCES }, (_, i) => word(i)));
   });
 });

@@ -1,25 +1,30 @@
 /**
  * Ranking tools for a task: a MiniSearch (BM25+) index over what a model searches by —
- * the name split into words, the title, the description, parameter names and their
+ * the name split into words, the title, the description (its first sentence, which says
+ * what the tool does, once more as a field of its own), parameter names and their
  * descriptions, the upstream — with field weights, stems and the synonyms of
  * vocabulary.ts (a task's word counts once in the match however many terms the vocabulary
  * expands it into), then ranked again by what BM25 does not see: how much of the tool's name
- * the task says, whether the tool does what the task asks (read, create, update, delete)
- * and whether the task names the tool's upstream. One index per catalog version, built in this isolate when first searched
- * and kept beside the catalog (catalog-cache.ts) for the next searches of the same
- * version; a changed list is another version, so it gets a new index.
+ * the task says, whether the tool does what the task asks (read, create, update, delete),
+ * whether it takes by number a thing the task names by number (references.ts) and whether
+ * the task names the tool's upstream. A long task searches the terms fewest tools hold.
+ * One index per catalog version, built in this isolate when first searched and kept
+ * beside the catalog (catalog-cache.ts) for the next searches of the same version; a
+ * changed list is another version, so it gets a new index.
  */
 import MiniSearch from "minisearch";
 import { isObject } from "../core/jsonrpc";
 import { splitName } from "../core/names";
 import type { Catalog, CatalogTool } from "./visible-catalog";
+import { firstSentence } from "./compact";
+import { identifiedTermsOf, referencedTermsOf, takesReference } from "./references";
 import { actionOfName, actionOfTask, joinPhrases, splitTaskWords, splitWords, bridgedWordsOf, taskQueryOf, termOf, type Action, type TaskQuery } from "./vocabulary";
 
 /** Longest query a search takes, in characters. */
 export const MAX_QUERY_CHARS = 1_000;
 
-/** Field weights: a word of the name says most about what a tool does. */
-const FIELD_BOOST = { name: 3, title: 2, description: 1, parameters: 0.5, upstream: 1.5 } as const;
+/** Field weights: a word of the name says most about what a tool does; `lead` is the description's first sentence. */
+const FIELD_BOOST = { name: 3, title: 2, lead: 1, description: 1, parameters: 0.5, upstream: 1.5 } as const;
 /** A tool whose name's words the task says all is ranked up to (1 + this) times higher. */
 const NAME_COVERAGE_WEIGHT = 1;
 /** A task naming an upstream ("in Notion", "on GitHub") ranks that upstream's tools this many times higher. */
@@ -37,15 +42,19 @@ const STEM_ONLY_WEIGHT = 0.6;
 /** A tool whose name's action is the task's ranks this many times higher, and one with another action this much lower. */
 const ACTION_MATCH_BOOST = 1.3;
 const ACTION_MISMATCH_FACTOR = 0.8;
+/** A tool taking by number or id a thing the task names by number ("issue 61") ranks this many times higher. */
+const REFERENCE_BOOST = 1.5;
 /**
  * BM25+ as MiniSearch's defaults, but with more weight on a field's length (b 0.9, not
  * 0.7): descriptions run from a line to pages, and a long one matches many words by chance.
  */
 const BM25 = { k: 1.2, b: 0.9, d: 0.5 } as const;
+/** Longest first sentence of a description indexed as its lead (characters). */
+const LEAD_CHARS = 300;
 /** Longest text of a field that is indexed (characters); descriptions can be long. */
 const MAX_FIELD_CHARS = 4_000;
 
-type IndexedTool = { id: number; name: string; title: string; description: string; parameters: string; upstream: string };
+type IndexedTool = { id: number; name: string; title: string; lead: string; description: string; parameters: string; upstream: string };
 
 /** The name a tool has on its upstream (without `<upstream>___` on /mcp). */
 function ownName(tool: CatalogTool): string {
@@ -71,6 +80,7 @@ function documentOf(tool: CatalogTool, id: number): IndexedTool {
     id,
     name: ownName(tool),
     title: text(definition["title"]) || text(annotations["title"]),
+    lead: firstSentence(text(definition["description"]), LEAD_CHARS),
     description: text(definition["description"]),
     parameters: parametersOf(definition),
     upstream: tool.upstream,
@@ -86,6 +96,10 @@ type ToolIndex = {
   readonly nameWords: readonly (readonly NameWord[])[];
   /** Per tool: the action its name (else its description) starts with. */
   readonly actions: readonly (Action | undefined)[];
+  /** Per tool: the terms of what its parameters identify (references.ts). */
+  readonly identified: readonly ReadonlySet<string>[];
+  /** Per term: how many tools hold it, in any field (a long task keeps its rarest terms: taskQueryOf). */
+  readonly toolsHolding: ReadonlyMap<string, number>;
   /** The upstreams' names, lower case. */
   readonly upstreams: ReadonlySet<string>;
 };
@@ -115,10 +129,18 @@ function nameWordsOf(catalog: Catalog): string[][] {
 }
 
 function buildIndex(catalog: Catalog): ToolIndex {
+  // The terms of the tool being added, gathered as MiniSearch reads its fields, counted once per tool.
+  let terms = new Set<string>();
+  const toolsHolding = new Map<string, number>();
   const search = new MiniSearch<IndexedTool>({
-    fields: ["name", "title", "description", "parameters", "upstream"],
+    fields: ["name", "title", "lead", "description", "parameters", "upstream"],
     tokenize: (value) => splitWords(value),
-    processTerm: (word) => termOf(word) ?? null,
+    processTerm: (word) => {
+      const term = termOf(word);
+      if (term === undefined) return null;
+      terms.add(term);
+      return term;
+    },
     searchOptions: {
       boost: FIELD_BOOST,
       // rankCatalog hands the task's terms, already stemmed and expanded (taskQueryOf), joined by spaces.
@@ -129,13 +151,19 @@ function buildIndex(catalog: Catalog): ToolIndex {
       bm25: BM25,
     },
   });
-  search.addAll(catalog.tools.map(documentOf));
+  catalog.tools.forEach((tool, id) => {
+    terms = new Set();
+    search.add(documentOf(tool, id));
+    for (const term of terms) toolsHolding.set(term, (toolsHolding.get(term) ?? 0) + 1);
+  });
   const nameWords = nameWordsOf(catalog);
   return {
     search,
     nameWords: nameWords.map((words) => words.flatMap((word) => [termOf(word)].flatMap((term) => (term !== undefined ? [{ word, term }] : [])))),
     // A name without a verb (`maps_geocode`) takes its description's first word ("Convert an address…").
     actions: nameWords.map((words, id) => actionOfName(words) ?? actionOfName(splitWords(text(catalog.tools[id]!.definition["description"]).slice(0, 40)))),
+    toolsHolding,
+    identified: catalog.tools.map((tool) => identifiedTermsOf(tool.definition)),
     upstreams: new Set(catalog.tools.map((tool) => tool.upstream.toLowerCase())),
   };
 }
@@ -209,19 +237,21 @@ export function rankCatalog(catalog: Catalog, { query, upstream }: Omit<SearchRe
   const index = indexOf(catalog);
   // Cut here too, whoever calls: some of the vocabulary's patterns cost more than linear time on long runs of one shape.
   const words = splitTaskWords(joinPhrases(query.slice(0, MAX_QUERY_CHARS)));
-  const task = taskQueryOf(words);
+  const task = taskQueryOf(words, (term) => index.toolsHolding.get(term) ?? 0);
   const hits = index.search.search(task.terms.join(" "), { filter: (hit) => upstream === undefined || catalog.tools[hit.id as number]!.upstream === upstream });
   const said = new Set(words);
   const named = new Set(words.filter((word) => index.upstreams.has(word)));
   const bridged = bridgedWordsOf(words);
   const action = actionOfTask(words);
+  const referenced = referencedTermsOf(query.slice(0, MAX_QUERY_CHARS));
   const scored = hits.map((hit) => {
     const id = hit.id as number;
     const covered = nameCoverage(index.nameWords[id]!, hit.match, said, bridged);
     const upstreamNamed = named.has(catalog.tools[id]!.upstream.toLowerCase()) ? UPSTREAM_NAMED_BOOST : 1;
     const toolAction = index.actions[id];
     const acting = action === undefined || toolAction === undefined ? 1 : action === toolAction ? ACTION_MATCH_BOOST : ACTION_MISMATCH_FACTOR;
-    return { id, score: wordScore(hit, task) * (1 + NAME_COVERAGE_WEIGHT * covered) * upstreamNamed * acting };
+    const referring = takesReference(index.identified[id]!, referenced) ? REFERENCE_BOOST : 1;
+    return { id, score: wordScore(hit, task) * (1 + NAME_COVERAGE_WEIGHT * covered) * upstreamNamed * acting * referring };
   });
   return scored.sort((a, b) => b.score - a.score);
 }

@@ -188,9 +188,10 @@ export function queryTermsOf(word: string): string[] {
 }
 
 /**
- * Distinct terms a task searches for at most (its first ones): each costs a walk over the
- * tools holding it, and tasks people write bring at most 15; a client's query is bounded
- * in characters, not in words.
+ * Distinct terms a task searches for at most: each costs a walk over the tools holding it,
+ * and tasks people write bring at most 15; a client's query is bounded in characters, not
+ * in words. A longer task keeps its most telling terms (taskQueryOf), so that a long
+ * preamble does not push out the request that follows it.
  */
 export const MAX_QUERY_TERMS = 32;
 
@@ -201,17 +202,26 @@ export type TaskQuery = { readonly terms: readonly string[]; readonly wordsOf: R
  * The terms of a task's words (queryTermsOf), each once however many words bring it
  * ("show" and "view" both search for `get`), with the words each stands for: ranking
  * counts how many of the task's words a tool matches, not how many terms the vocabulary
- * expanded them into. At most MAX_QUERY_TERMS terms, the first.
+ * expanded them into. At most MAX_QUERY_TERMS terms: when the task brings more, those
+ * fewest tools hold (`toolsHolding`, the catalog's document frequency) are kept, a term no
+ * tool holds coming last, ties by order in the task; without `toolsHolding`, the first.
  */
-export function taskQueryOf(words: readonly string[]): TaskQuery {
-  const wordsOf = new Map<string, number[]>();
+export function taskQueryOf(words: readonly string[], toolsHolding?: (term: string) => number): TaskQuery {
+  const all = new Map<string, number[]>();
   words.forEach((word, position) => {
     for (const term of queryTermsOf(word)) {
-      const positions = wordsOf.get(term);
-      if (positions === undefined) {
-        if (wordsOf.size < MAX_QUERY_TERMS) wordsOf.set(term, [position]);
-      } else if (positions.at(-1) !== position) positions.push(position);
+      const positions = all.get(term);
+      if (positions === undefined) all.set(term, [position]);
+      else if (positions.at(-1) !== position) positions.push(position);
     }
   });
+  if (all.size <= MAX_QUERY_TERMS) return { terms: [...all.keys()], wordsOf: all };
+  const order = [...all.keys()];
+  if (toolsHolding !== undefined) {
+    const rarity = new Map(order.map((term) => [term, toolsHolding(term) || Number.POSITIVE_INFINITY]));
+    order.sort((a, b) => rarity.get(a)! - rarity.get(b)!);
+  }
+  const kept = new Set(order.slice(0, MAX_QUERY_TERMS));
+  const wordsOf = new Map([...all].filter(([term]) => kept.has(term)));
   return { terms: [...wordsOf.keys()], wordsOf };
 }
