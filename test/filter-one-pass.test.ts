@@ -189,6 +189,8 @@ describe("the one-pass filter answers as the parsed path does", () => {
     ["an index past the end", '{"a":[1,2,3]}', ["/a/3"]],
     ["descending into a string", '{"a":"text"}', ["/a/b"]],
     ["a wildcard over scalars and objects", '{"a":[1,{"b":2},[3],{"c":4}]}', ["/a/*/b"]],
+    ["keys longer than the names indexed by length, two of one length", `{"${"k".repeat(70)}":1,"${"j".repeat(70)}":2,"${"k".repeat(69)}x":3,"k":4}`, [`/${"k".repeat(70)}`, `/${"k".repeat(69)}x`]],
+    ["names of one length among keys of that length", '{"ab":1,"cd":2,"ef":3,"a":4}', ["/cd", "/ab", "/a"]],
   ])("%s", (_label, doc, retain) => {
     const checked = checkFilterSet("s", { tools: { t: { retain } } });
     if (!checked.ok) throw new Error(JSON.stringify(checked.problems));
@@ -197,6 +199,15 @@ describe("the one-pass filter answers as the parsed path does", () => {
       const answer = `{"jsonrpc":"2.0","id":7,"result":${resultOf(layout, doc, JSON.stringify(JSON.parse(doc), null, 2))}}`;
       expect({ layout, answer: newPath(answer, filter) }).toEqual({ layout, answer: parsedPath(answer, filter) });
     }
+  });
+
+  it("takes in one pass keys longer than the names it finds by length", () => {
+    const long = "k".repeat(70);
+    const answer = `{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"${"j".repeat(70)}":1,"${long}":2,"${"k".repeat(69)}x":3}}}`;
+    const checked = checkFilterSet("s", { tools: { t: { retain: [`/${long}`, `/${"k".repeat(69)}x`] } } });
+    if (!checked.ok) throw new Error("bad set");
+    const out = filterAnswerText(answer, 7, checked.value.tools["t"]!, "label");
+    expect(out).toEqual({ state: "filtered", text: `{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"${long}":2,"${"k".repeat(69)}x":3}}}` });
   });
 
   it("takes in one pass a result whose skipped values are large", () => {

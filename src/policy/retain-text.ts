@@ -15,12 +15,25 @@
  * whole when it arrives): skipped parts are not validated again. Recursion follows the
  * pointers, not the text: it is as deep as the longest pointer.
  */
+import { CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, QUOTE } from "../core/json-chars";
 import { RawJsonError, skipString, skipValue, skipWhitespace } from "../core/raw-json";
 import { WILDCARD, type Keep } from "./retain";
 
 /** A `Keep` tree prepared for reading text: its names in a list, with what each keeps. */
 type Node = true | Branch;
-type Branch = { readonly names: readonly string[]; readonly subs: readonly Node[]; readonly byName: ReadonlyMap<string, number>; readonly wildcard: Node | undefined };
+type Branch = {
+  readonly names: readonly string[];
+  readonly subs: readonly Node[];
+  readonly byName: ReadonlyMap<string, number>;
+  /** By a key's length (up to `MAX_INDEXED_NAME_LENGTH`): the one name of that length, `SEVERAL`, or `NONE`. */
+  readonly byLength: Int32Array;
+  readonly wildcard: Node | undefined;
+};
+
+/** Names up to this length are found by their length first: most keys of a broad answer have a length no name has. */
+const MAX_INDEXED_NAME_LENGTH = 64;
+const NONE = -1;
+const SEVERAL = -2;
 
 /** Thrown inside the walk where retain.ts would decide otherwise; caught at the top. */
 class GiveUp extends Error {
@@ -40,7 +53,16 @@ export function prepareKeep(keep: Keep): Node {
     subs.push(prepareKeep(sub));
   }
   const wildcard = keep.get(WILDCARD);
-  return { names, subs, byName: new Map(names.map((name, index) => [name, index])), wildcard: wildcard === undefined ? undefined : prepareKeep(wildcard) };
+  return { names, subs, byName: new Map(names.map((name, index) => [name, index])), byLength: lengthIndex(names), wildcard: wildcard === undefined ? undefined : prepareKeep(wildcard) };
+}
+
+/** `Branch.byLength` of `names`: a key longer than the table is looked up by `nameAt`. */
+function lengthIndex(names: readonly string[]): Int32Array {
+  const table = new Int32Array(MAX_INDEXED_NAME_LENGTH + 1).fill(NONE);
+  names.forEach((name, index) => {
+    if (name.length <= MAX_INDEXED_NAME_LENGTH) table[name.length] = table[name.length] === NONE ? index : SEVERAL;
+  });
+  return table;
 }
 
 /** A retained value from its slice: strings without escapes and literals are read without `JSON.parse`. */
@@ -63,9 +85,15 @@ function setMember(out: Record<string, unknown>, key: string, value: unknown): v
   else out[key] = value;
 }
 
-/** The index in `names` of the key whose text is `text[from, to)` (no escapes in it), or -1. */
-function nameAt(text: string, from: number, to: number, names: readonly string[]): number {
+/** The index in `node.names` of the key whose text is `text[from, to)` (no escapes in it), or -1. */
+function nameAt(text: string, from: number, to: number, node: Branch): number {
   const length = to - from;
+  const names = node.names;
+  if (length <= MAX_INDEXED_NAME_LENGTH) {
+    const only = node.byLength[length]!;
+    if (only === NONE) return -1;
+    if (only !== SEVERAL) return text.startsWith(names[only]!, from) ? only : -1;
+  }
   for (let index = 0; index < names.length; index++) {
     const name = names[index]!;
     if (name.length === length && text.startsWith(name, from)) return index;
@@ -75,11 +103,17 @@ function nameAt(text: string, from: number, to: number, names: readonly string[]
 
 /** After a member or element: the offset past its comma, or -1 at the container's closing bracket. */
 function next(text: string, at: number, close: number): number {
-  const i = skipWhitespace(text, at);
+  const i = text.charCodeAt(at) === COMMA ? at : skipWhitespace(text, at);
   const c = text.charCodeAt(i);
-  if (c === 0x2c) return skipWhitespace(text, i + 1);
+  if (c === COMMA) return skipWhitespace(text, i + 1);
   if (c === close) return -1;
   throw new RawJsonError(`expected ',' at offset ${i}`);
+}
+
+/** Where the value of the member whose key ends (past its closing quote) at `keyEnd` starts. */
+function valueStart(text: string, keyEnd: number): number {
+  const colon = text.charCodeAt(keyEnd) === COLON ? keyEnd : skipWhitespace(text, keyEnd);
+  return skipWhitespace(text, colon + 1);
 }
 
 class Projection {
@@ -141,8 +175,8 @@ class Projection {
         decoded = JSON.parse(text.slice(i, close + 1)) as string;
       }
       const keyEnd = close + 1;
-      const index = decoded !== undefined ? (byName.get(decoded) ?? -1) : nameAt(text, i + 1, close, names);
-      const start = skipWhitespace(text, skipWhitespace(text, keyEnd) + 1); // past the colon
+      const index = decoded !== undefined ? (byName.get(decoded) ?? -1) : nameAt(text, i + 1, close, node);
+      const start = valueStart(text, keyEnd);
       let end: number;
       if (index >= 0) {
         if (index < 31) {
@@ -165,8 +199,8 @@ class Projection {
         const picked = this.value(start, wildcard!, strict && key === WILDCARD);
         if (picked !== MISSING) setMember(out, key, picked);
         end = this.end;
-      } else end = skipValue(text, start);
-      i = next(text, end, 0x7d);
+      } else end = text.charCodeAt(start) === QUOTE ? skipString(text, start) : skipValue(text, start);
+      i = next(text, end, CLOSE_OBJECT);
       if (i < 0) this.end = skipWhitespace(text, end) + 1;
     }
     if (strict && found !== names.length) throw new GiveUp();
@@ -194,7 +228,7 @@ class Projection {
         if (picked !== MISSING) out.push(picked);
         end = this.end;
       }
-      i = next(text, end, 0x5d);
+      i = next(text, end, CLOSE_ARRAY);
       if (i < 0) this.end = skipWhitespace(text, end) + 1;
     }
     // A token that is no index of this array (past its end, "01", a name) resolves to nothing.
