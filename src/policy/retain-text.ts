@@ -11,29 +11,18 @@
  * last value at the first key's place), it gives up (`undefined`); the caller then runs
  * retain.ts on the parsed value, which fails, or succeeds, exactly as before.
  *
+ * For a variant, the same walk reads the values its guard and the earlier variants'
+ * guards test (probes, retain-tree.ts), recorded before any patch runs.
+ *
  * The text must be JSON already read once (a message read from an upstream is parsed
  * whole when it arrives): skipped parts are not validated again. Recursion follows the
  * pointers, not the text: it is as deep as the longest pointer.
  */
 import { CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, QUOTE } from "../core/json-chars";
 import { RawJsonError, skipString, skipValue, skipWhitespace } from "../core/raw-json";
-import { WILDCARD, type Keep } from "./retain";
-
-/** A `Keep` tree prepared for reading text: its names in a list, with what each keeps. */
-type Node = true | Branch;
-type Branch = {
-  readonly names: readonly string[];
-  readonly subs: readonly Node[];
-  readonly byName: ReadonlyMap<string, number>;
-  /** By a key's length (up to `MAX_INDEXED_NAME_LENGTH`): the one name of that length, `SEVERAL`, or `NONE`. */
-  readonly byLength: Int32Array;
-  readonly wildcard: Node | undefined;
-};
-
-/** Names up to this length are found by their length first: most keys of a broad answer have a length no name has. */
-const MAX_INDEXED_NAME_LENGTH = 64;
-const NONE = -1;
-const SEVERAL = -2;
+import { child } from "../core/json-pointer";
+import { WILDCARD } from "./retain";
+import { MAX_INDEXED_NAME_LENGTH, NONE, SEVERAL, type Branch, type Node, type Probe } from "./retain-tree";
 
 /** Thrown inside the walk where retain.ts would decide otherwise; caught at the top. */
 class GiveUp extends Error {
@@ -41,29 +30,6 @@ class GiveUp extends Error {
 }
 
 const MISSING: unique symbol = Symbol("missing");
-
-/** Prepares a `Keep` tree for `retainText` (once per rule). */
-export function prepareKeep(keep: Keep): Node {
-  if (keep === true) return true;
-  const names: string[] = [];
-  const subs: Node[] = [];
-  for (const [token, sub] of keep) {
-    if (token === WILDCARD) continue;
-    names.push(token);
-    subs.push(prepareKeep(sub));
-  }
-  const wildcard = keep.get(WILDCARD);
-  return { names, subs, byName: new Map(names.map((name, index) => [name, index])), byLength: lengthIndex(names), wildcard: wildcard === undefined ? undefined : prepareKeep(wildcard) };
-}
-
-/** `Branch.byLength` of `names`: a key longer than the table is looked up by `nameAt`. */
-function lengthIndex(names: readonly string[]): Int32Array {
-  const table = new Int32Array(MAX_INDEXED_NAME_LENGTH + 1).fill(NONE);
-  names.forEach((name, index) => {
-    if (name.length <= MAX_INDEXED_NAME_LENGTH) table[name.length] = table[name.length] === NONE ? index : SEVERAL;
-  });
-  return table;
-}
 
 /** A retained value from its slice: strings without escapes and literals are read without `JSON.parse`. */
 function parseSlice(text: string, start: number, end: number): unknown {
@@ -119,6 +85,8 @@ function valueStart(text: string, keyEnd: number): number {
 class Projection {
   /** Where the value last projected ends. */
   end = 0;
+  /** The values of the tests probed, by id; a hole where a test's pointer leads nowhere. */
+  readonly tests: ({ value: unknown } | undefined)[] = [];
   /** The next backslash at or after where keys were last read (Infinity: none left). */
   private backslash = -1;
 
@@ -134,6 +102,15 @@ class Projection {
       this.backslash = found < 0 ? Infinity : found;
     }
     return this.backslash < to;
+  }
+
+  /** Records the tests' values within `value`, a member read whole, before any patch can change it. */
+  private record(probes: readonly Probe[], value: unknown): void {
+    for (const { id, rest } of probes) {
+      let at: { found: boolean; value: unknown } = { found: true, value };
+      for (const token of rest) if (at.found) at = child(at.value, token);
+      if (at.found) this.tests[id] = { value: at.value };
+    }
   }
 
   value(at: number, node: Node, strict: boolean): unknown {
@@ -187,9 +164,13 @@ class Projection {
           if (metMore.has(index)) throw new GiveUp();
           metMore.add(index);
         }
-        found++;
-        const picked = this.value(start, subs[index]!, strict);
-        if (picked !== MISSING) setMember(out, names[index]!, picked);
+        const kept = index < node.kept;
+        if (kept) found++;
+        const picked = this.value(start, subs[index]!, strict && kept);
+        if (picked !== MISSING) {
+          if (kept) setMember(out, names[index]!, picked);
+          if (node.probes?.[index]) this.record(node.probes[index]!, picked);
+        }
         end = this.end;
       } else if (others) {
         const key = decoded ?? text.slice(i + 1, close);
@@ -203,7 +184,7 @@ class Projection {
       i = next(text, end, CLOSE_OBJECT);
       if (i < 0) this.end = skipWhitespace(text, end) + 1;
     }
-    if (strict && found !== names.length) throw new GiveUp();
+    if (strict && found !== node.kept) throw new GiveUp();
     return out;
   }
 
@@ -223,30 +204,37 @@ class Projection {
       let end: number;
       if (sub === undefined) end = skipValue(text, i);
       else {
-        if (named !== undefined) found++;
-        const picked = this.value(i, sub, strict && named !== undefined);
-        if (picked !== MISSING) out.push(picked);
+        const kept = named === undefined || named < node.kept;
+        if (named !== undefined && kept) found++;
+        const picked = this.value(i, sub, strict && named !== undefined && kept);
+        if (picked !== MISSING) {
+          if (kept) out.push(picked);
+          if (named !== undefined && node.probes?.[named]) this.record(node.probes[named]!, picked);
+        }
         end = this.end;
       }
       i = next(text, end, CLOSE_ARRAY);
       if (i < 0) this.end = skipWhitespace(text, end) + 1;
     }
     // A token that is no index of this array (past its end, "01", a name) resolves to nothing.
-    if (strict && found !== names.length) throw new GiveUp();
+    if (strict && found !== node.kept) throw new GiveUp();
     return out;
   }
 }
 
+/** What `retainText` read: the retained value, where the text's value ends, and the values of the tests probed. */
+export type RetainedText = { readonly value: unknown; readonly end: number; readonly tests: readonly ({ value: unknown } | undefined)[] };
+
 /**
  * The retained part of the JSON value at `start` of `text`, and where that value ends;
  * `undefined` where retain.ts must decide (see the header). `node` comes from
- * `prepareKeep` of a tree that is not `true` (keeping everything needs no walk).
+ * retain-tree.ts, of a tree that is not `true` (keeping everything needs no walk).
  */
-export function retainText(text: string, start: number, node: Branch): { value: unknown; end: number } | undefined {
+export function retainText(text: string, start: number, node: Branch): RetainedText | undefined {
   const projection = new Projection(text);
   try {
     const value = projection.value(start, node, true);
-    return { value, end: projection.end };
+    return { value, end: projection.end, tests: projection.tests };
   } catch (error) {
     // RangeError: pointers as deep as the stack; retain.ts reports that in its own words.
     if (error instanceof GiveUp || error instanceof RangeError) return undefined;
