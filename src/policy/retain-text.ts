@@ -21,7 +21,7 @@
 import { CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, QUOTE } from "../core/json-chars";
 import { RawJsonError, skipString, skipValue, skipWhitespace } from "../core/raw-json";
 import { child } from "../core/json-pointer";
-import { WILDCARD } from "./retain";
+import { setOwn, WILDCARD } from "./retain";
 import { MAX_INDEXED_NAME_LENGTH, NONE, SEVERAL, type Branch, type Node, type Probe } from "./retain-tree";
 
 /** Thrown inside the walk where retain.ts would decide otherwise; caught at the top. */
@@ -43,12 +43,6 @@ function parseSlice(text: string, start: number, end: number): unknown {
   if (c === 0x6e) return null;
   if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return Number(text.slice(start, end));
   return JSON.parse(text.slice(start, end));
-}
-
-/** Sets `key` on `out` as `JSON.parse` would own it (a "__proto__" member is data, not the prototype). */
-function setMember(out: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-  else out[key] = value;
 }
 
 /** The index in `node.names` of the key whose text is `text[from, to)` (no escapes in it), or -1. */
@@ -168,7 +162,7 @@ class Projection {
         if (kept) found++;
         const picked = this.value(start, subs[index]!, strict && kept);
         if (picked !== MISSING) {
-          if (kept) setMember(out, names[index]!, picked);
+          if (kept) setOwn(out, names[index]!, picked);
           if (node.probes?.[index]) this.record(node.probes[index]!, picked);
         }
         end = this.end;
@@ -178,7 +172,7 @@ class Projection {
         others.add(key);
         // A member named "*" is named by the pointer too: strict there, as in retain.ts.
         const picked = this.value(start, wildcard!, strict && key === WILDCARD);
-        if (picked !== MISSING) setMember(out, key, picked);
+        if (picked !== MISSING) setOwn(out, key, picked);
         end = this.end;
       } else end = text.charCodeAt(start) === QUOTE ? skipString(text, start) : skipValue(text, start);
       i = next(text, end, CLOSE_OBJECT);
