@@ -18,7 +18,7 @@
  * whole when it arrives): skipped parts are not validated again. Recursion follows the
  * pointers, not the text: it is as deep as the longest pointer.
  */
-import { CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, QUOTE } from "../core/json-chars";
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, QUOTE } from "../core/json-chars";
 import { RawJsonError, skipString, skipValue, skipWhitespace } from "../core/raw-json";
 import { child } from "../core/json-pointer";
 import { setOwn, WILDCARD } from "./retain";
@@ -147,7 +147,7 @@ class Projection {
       }
       const keyEnd = close + 1;
       const index = decoded !== undefined ? (byName.get(decoded) ?? -1) : nameAt(text, i + 1, close, node);
-      const start = valueStart(text, keyEnd);
+      const start = text.charCodeAt(keyEnd) === COLON && text.charCodeAt(keyEnd + 1) > 0x20 ? keyEnd + 1 : valueStart(text, keyEnd);
       let end: number;
       if (index >= 0) {
         if (index < 31) {
@@ -174,7 +174,15 @@ class Projection {
         const picked = this.value(start, wildcard!, strict && key === WILDCARD);
         if (picked !== MISSING) setOwn(out, key, picked);
         end = this.end;
-      } else end = text.charCodeAt(start) === QUOTE ? skipString(text, start) : skipValue(text, start);
+      } else if (text.charCodeAt(start) === QUOTE) {
+        end = text.indexOf('"', start + 1) + 1;
+        if (end === 0 || text.charCodeAt(end - 2) === BACKSLASH) end = skipString(text, start);
+      } else end = skipValue(text, start);
+      // Compact JSON: the next key right after the comma.
+      if (text.charCodeAt(end) === COMMA && text.charCodeAt(end + 1) === QUOTE) {
+        i = end + 1;
+        continue;
+      }
       i = next(text, end, CLOSE_OBJECT);
       if (i < 0) this.end = skipWhitespace(text, end) + 1;
     }
