@@ -245,6 +245,20 @@ describe("the one-pass filter answers as the parsed path does", () => {
     expect(filterAnswerText(sdk, 7, filter, "label") !== undefined).toBe(oneSdkPass);
   });
 
+  it("chooses a variant over a value nested 100,000 deep, as the parsed path does", () => {
+    const deep = "[".repeat(100_000) + "]".repeat(100_000);
+    const doc = `{"deep":${deep},"type":"A","n":1}`;
+    const checked = checkFilterSet("s", { tools: { t: [variant("/deep/0/0", [], ["/deep/0/0/0"]), variant("/type", "A", ["/n", "/type"])] } });
+    if (!checked.ok) throw new Error(JSON.stringify(checked.problems));
+    const filter = checked.value.tools["t"]!;
+    for (const layout of ["sdk", "structured only"] as const) {
+      const answer = `{"jsonrpc":"2.0","id":7,"result":${resultOf(layout, doc, doc)}}`;
+      expect(newPath(answer, filter)).toBe(parsedPath(answer, filter));
+    }
+    const answer = `{"jsonrpc":"2.0","id":7,"result":${resultOf("structured only", doc, doc)}}`;
+    expect(filterAnswerText(answer, 7, filter, "label")).toEqual({ state: "filtered", text: '{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"type":"A","n":1}}}' });
+  });
+
   it("takes in one pass keys longer than the names it finds by length", () => {
     const long = "k".repeat(70);
     const answer = `{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"${"j".repeat(70)}":1,"${long}":2,"${"k".repeat(69)}x":3}}}`;
