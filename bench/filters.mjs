@@ -12,9 +12,18 @@
  * `JSON.parse` of the same answer, measured in the same run; both paths must answer the
  * same bytes.
  *
+ * With `--base <tree>` (a worktree of another commit, node_modules linked), that tree's
+ * `filterAnswer` is bundled too and timed in the same run, its blocks of runs alternating
+ * with this tree's: on a loaded machine an A/B in one process is the comparison that
+ * holds. Times are wall clock; the fastest block's CPU time (process.cpuUsage, which
+ * other processes do not inflate) is reported beside them as a ratio too.
+ *
  *   npm run bench:filters
  *   npm run bench:filters -- --runs 50 --mb 1
+ *   npm run bench:filters -- --runs 50 --base ../s8-filters-base
  */
+import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { loadSource } from "./lib/bundle-src.ts";
 import { githubLikePayload } from "./lib/payloads.ts";
 
@@ -25,11 +34,21 @@ const option = (name, fallback) => {
 };
 const RUNS = option("runs", 30);
 const TARGET_MB = option("mb", 1);
+const BASE = args.includes("--base") ? path.resolve(args[args.indexOf("--base") + 1]) : undefined;
+/** Runs timed back to back before the next path's turn: each path pays for its own garbage. */
+const BLOCK_RUNS = 5;
+
+const FILTERS_SOURCE =
+  'export { filterToolResult, selectFilter } from "./src/policy/apply-filter.ts"; export { filterAnswer, filterAnswerText } from "./src/policy/filter-answer.ts"; export { checkFilterSet } from "./src/policy/filter-set.ts";';
 
 function loadFilters() {
-  return loadSource(
-    'export { filterToolResult, selectFilter } from "./src/policy/apply-filter.ts"; export { filterAnswer, filterAnswerText } from "./src/policy/filter-answer.ts"; export { checkFilterSet } from "./src/policy/filter-set.ts";',
-  );
+  return loadSource(FILTERS_SOURCE);
+}
+
+/** The filter code of another tree, bundled by that tree's own loader (its src/, its node_modules). */
+async function loadBase(tree) {
+  const { loadSource: loadThere } = await import(pathToFileURL(path.join(tree, "bench/lib/bundle-src.ts")).href);
+  return loadThere(FILTERS_SOURCE);
 }
 
 /** What a user keeps of a search: number, title, state, author, label names. */
@@ -86,38 +105,59 @@ function parsedPath(response, filter) {
   return JSON.stringify({ jsonrpc: "2.0", id: 1, result: filterToolResult(parsed.result, filter, "bench") });
 }
 
+function cpuMs() {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
 /**
- * Median and fastest time of `fn` over RUNS runs (after 3 warm-up runs), run back to
- * back: each path pays for its own garbage. On a shared, loaded machine the fastest run
- * is the steadier figure (other processes only ever add time).
+ * Median and fastest time of each of `fns` over RUNS runs (after 3 warm-up runs each),
+ * in blocks of BLOCK_RUNS runs that take turns; and the fastest block's CPU time per run.
+ * On a shared, loaded machine the fastest figures are the steadier ones (other
+ * processes only ever add time).
  */
-function timesOf(fn) {
-  const times = [];
-  for (let run = 0; run < RUNS + 3; run++) {
-    const took = time(fn);
-    if (run >= 3) times.push(took);
+function timesOf(fns) {
+  const times = fns.map(() => []);
+  const cpu = fns.map(() => Infinity);
+  fns.forEach((fn) => {
+    for (let run = 0; run < 3; run++) fn();
+  });
+  for (let done = 0; done < RUNS; done += BLOCK_RUNS) {
+    fns.forEach((fn, index) => {
+      const start = cpuMs();
+      for (let run = 0; run < BLOCK_RUNS; run++) times[index].push(time(fn));
+      cpu[index] = Math.min(cpu[index], (cpuMs() - start) / BLOCK_RUNS);
+    });
   }
-  return { median: median(times), min: Math.min(...times) };
+  return times.map((all, index) => ({ median: median(all), min: Math.min(...all), cpu: cpu[index] }));
 }
 
-function measure(response, filter) {
-  let oldText = "", newText = "";
-  const parse = timesOf(() => JSON.parse(response));
-  const old = timesOf(() => (oldText = parsedPath(response, filter)));
-  const now = timesOf(() => (newText = filterAnswer(response, 1, filter, "bench").text));
+function measure(response, filter, baseFilter) {
+  let oldText = "", newText = "", baseText = "";
+  const fns = [() => JSON.parse(response), () => (oldText = parsedPath(response, filter)), () => (newText = filterAnswer(response, 1, filter, "bench").text)];
+  if (base) fns.push(() => (baseText = base.filterAnswer(response, 1, baseFilter, "bench").text));
+  const [parse, old, now, then] = timesOf(fns);
   if (oldText !== newText) throw new Error("the one-pass path answered differently from the parsed path");
+  if (base && baseText !== newText) throw new Error("the base tree answered differently");
   const payloadAfter = JSON.stringify(JSON.parse(newText).result.structuredContent ?? null).length;
-  return { responseBytes: response.length, payloadAfter, onePass: filterAnswerText(response, 1, filter, "bench") !== undefined, jsonParseMs: parse, parsedPathMs: old, newPathMs: now, parsedRatio: old.median / parse.median, newRatio: now.median / parse.median, parsedRatioMin: old.min / parse.min, newRatioMin: now.min / parse.min, bytesAfter: newText.length };
+  const ratios = (t) => t && { median: t.median / parse.median, min: t.min / parse.min, cpu: t.cpu / parse.cpu };
+  return { responseBytes: response.length, payloadAfter, onePass: filterAnswerText(response, 1, filter, "bench") !== undefined, jsonParseMs: parse, parsedPathMs: old, newPathMs: now, baseMs: then, parsedRatio: old.median / parse.median, newRatio: now.median / parse.median, parsedRatioMin: old.min / parse.min, newRatioMin: now.min / parse.min, ratios: { parsed: ratios(old), now: ratios(now), base: ratios(then) }, bytesAfter: newText.length };
 }
 
-const cases = CASES.map(([name, filter, shape]) => ({ name, shape, ...measure(SHAPES[shape], ruleFor(filter)) }));
-const results = { runs: RUNS, node: process.version, cases };
-console.log(`\nOutput filters on a GitHub-like search result (Node ${process.version}, ${RUNS} runs; ratio = time / JSON.parse of the same answer, of medians and of fastest runs)`);
-console.log("  case                                          answer MB  JSON.parse ms (median/min)  parsed path (med/min)  new path (med/min)  one-pass taken");
-const ratio = (median, min) => `${median.toFixed(2)}x / ${min.toFixed(2)}x`;
+const base = BASE ? await loadBase(BASE) : undefined;
+const baseRuleFor = (filter) => {
+  const checked = base.checkFilterSet("bench", { tools: { github___search_issues: filter } });
+  return base.selectFilter(checked.value, "github___search_issues").filter;
+};
+const cases = CASES.map(([name, filter, shape]) => ({ name, shape, ...measure(SHAPES[shape], ruleFor(filter), base && baseRuleFor(filter)) }));
+const results = { runs: RUNS, node: process.version, base: BASE, cases };
+console.log(`\nOutput filters on a GitHub-like search result (Node ${process.version}, ${RUNS} runs; ratio = time / JSON.parse of the same answer: of medians / of fastest runs / of fastest blocks' CPU time)`);
+if (BASE) console.log(`  base: the filter code of ${BASE}, timed in the same run`);
+console.log(`  case                                          answer MB  JSON.parse ms (med/min)  parsed path (med/min/cpu)  new path (med/min/cpu)${BASE ? "   base (med/min/cpu)" : ""}  one-pass taken`);
+const ratio = (r) => `${r.median.toFixed(2)}x / ${r.min.toFixed(2)}x / ${r.cpu.toFixed(2)}x`;
 for (const c of cases) {
   console.log(
-    `  ${c.name.padEnd(46)}${(c.responseBytes / 1024 / 1024).toFixed(2).padStart(9)}  ${`${c.jsonParseMs.median.toFixed(2)} / ${c.jsonParseMs.min.toFixed(2)}`.padStart(26)}  ${ratio(c.parsedRatio, c.parsedRatioMin).padStart(21)}  ${ratio(c.newRatio, c.newRatioMin).padStart(18)}  ${c.onePass ? "yes" : "no (parsed path)"}`,
+    `  ${c.name.padEnd(46)}${(c.responseBytes / 1024 / 1024).toFixed(2).padStart(9)}  ${`${c.jsonParseMs.median.toFixed(2)} / ${c.jsonParseMs.min.toFixed(2)}`.padStart(23)}  ${ratio(c.ratios.parsed).padStart(25)}  ${ratio(c.ratios.now).padStart(22)}${BASE ? `  ${ratio(c.ratios.base).padStart(19)}` : ""}  ${c.onePass ? "yes" : "no (parsed path)"}`,
   );
 }
 const first = cases[0];

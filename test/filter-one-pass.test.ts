@@ -92,9 +92,20 @@ function pointers(rnd: () => number, value: unknown): string[] {
   return out;
 }
 
+/** A test on the document: at a pointer into it (now and then one that leads nowhere), its value there or another. */
+function testFor(rnd: () => number, value: unknown): { path: string; value: unknown } {
+  const [pointer] = pointers(rnd, value);
+  let at: unknown = value;
+  for (const token of pointer!.split("/").slice(1)) at = typeof at === "object" && at !== null ? (at as Record<string, unknown>)[token.replace(/~1/g, "/").replace(/~0/g, "~")] : undefined;
+  const roll = rnd();
+  return { path: pointer!.replace(/\*/g, rnd() < 0.5 ? "0" : "id"), value: roll < 0.6 && at !== undefined ? at : roll < 0.8 ? "plain" : { other: 1 } };
+}
+
 function ruleFor(rnd: () => number, value: unknown): ToolFilter {
   const patches = rnd() < 0.3 ? [{ op: "add", path: "/added", value: { by: "gateway" } }] : rnd() < 0.1 ? [{ op: "remove", path: "/not-there" }] : undefined;
-  const rule = { retain: pointers(rnd, value), ...(patches ? { patches } : {}) };
+  const plain = { retain: pointers(rnd, value), ...(patches ? { patches } : {}) };
+  // A third of the rules are variants: one to three, each guarded by a test on the document.
+  const rule = rnd() < 0.35 ? Array.from({ length: 1 + Math.floor(rnd() * 3) }, (_, i) => ({ test: testFor(rnd, value), ...(i === 0 ? plain : { retain: pointers(rnd, value) }) })) : plain;
   const checked = checkFilterSet("generated", { tools: { t: rule } });
   if (!checked.ok) throw new Error(JSON.stringify(checked.problems));
   return checked.value.tools["t"]!;
@@ -157,6 +168,7 @@ const CASES = 4000;
 describe("the one-pass filter answers as the parsed path does", () => {
   it(`over ${CASES} generated answers and rules`, () => {
     let taken = 0;
+    let variantsTaken = 0;
     let failures = 0;
     for (let seed = 1; seed <= CASES; seed++) {
       const rnd = random(seed);
@@ -167,12 +179,16 @@ describe("the one-pass filter answers as the parsed path does", () => {
       const filter = ruleFor(rnd, JSON.parse(doc));
       const expected = parsedPath(answer, filter);
       expect({ seed, answer: newPath(answer, filter) }).toEqual({ seed, answer: expected });
-      if (filterAnswerText(answer, 7, filter, "label")) taken++;
+      if (filterAnswerText(answer, 7, filter, "label")) {
+        taken++;
+        if (Array.isArray(filter)) variantsTaken++;
+      }
       if (expected.startsWith("FilterError")) failures++;
     }
     // Not vacuous: most answers take the one-pass path, and failures are among the cases.
     expect(taken).toBeGreaterThan(CASES / 2);
     expect(failures).toBeGreaterThan(CASES / 50);
+    expect(variantsTaken).toBeGreaterThan(CASES / 40);
   });
 
   it.each([
@@ -189,6 +205,8 @@ describe("the one-pass filter answers as the parsed path does", () => {
     ["an index past the end", '{"a":[1,2,3]}', ["/a/3"]],
     ["descending into a string", '{"a":"text"}', ["/a/b"]],
     ["a wildcard over scalars and objects", '{"a":[1,{"b":2},[3],{"c":4}]}', ["/a/*/b"]],
+    ["keys longer than the names indexed by length, two of one length", `{"${"k".repeat(70)}":1,"${"j".repeat(70)}":2,"${"k".repeat(69)}x":3,"k":4}`, [`/${"k".repeat(70)}`, `/${"k".repeat(69)}x`]],
+    ["names of one length among keys of that length", '{"ab":1,"cd":2,"ef":3,"a":4}', ["/cd", "/ab", "/a"]],
   ])("%s", (_label, doc, retain) => {
     const checked = checkFilterSet("s", { tools: { t: { retain } } });
     if (!checked.ok) throw new Error(JSON.stringify(checked.problems));
@@ -197,6 +215,57 @@ describe("the one-pass filter answers as the parsed path does", () => {
       const answer = `{"jsonrpc":"2.0","id":7,"result":${resultOf(layout, doc, JSON.stringify(JSON.parse(doc), null, 2))}}`;
       expect({ layout, answer: newPath(answer, filter) }).toEqual({ layout, answer: parsedPath(answer, filter) });
     }
+  });
+
+  const variant = (path: string, value: unknown, retain: string[]) => ({ test: { path, value }, retain });
+  it.each([
+    ["the test's key twice: the last value chooses", '{"type":"A","x":1,"y":2,"type":"B"}', [variant("/type", "A", ["/x"]), variant("/type", "B", ["/y"])], false],
+    ["the test's key twice, deeper", '{"u":{"type":"A","type":"B"},"x":1,"y":2}', [variant("/u/type", "A", ["/x"]), variant("/u/type", "B", ["/y"])], false],
+    ["the test's key twice inside what the variant keeps whole", '{"user":{"type":"A","type":"B"},"n":1}', [variant("/user/type", "A", ["/user"]), variant("/user/type", "B", ["/n"])], false],
+    ["a test inside what the variant keeps whole", '{"user":{"type":"P","name":"n"},"org":{"type":"M"}}', [variant("/org/type", "P", ["/org"]), variant("/user/type", "P", ["/user"])], true],
+    ["a test on an array element", '{"items":[{"k":"a"},{"k":"b","v":1}],"n":2}', [variant("/items/1/k", "a", ["/n"]), variant("/items/1/k", "b", ["/items/1", "/n"])], true],
+    ["a test on an element a wildcard keeps", '{"items":[{"k":"a"},{"k":"b","v":1}],"n":2}', [variant("/items/1/k", "b", ["/items/*/v", "/n"])], false],
+    ["a test on a non-index token of an array", '{"items":[{"k":"a"}],"n":2}', [variant("/items/01/k", "a", ["/n"]), variant("/n", 2, ["/items"])], true],
+    ["a test on an object value (deep equality)", '{"meta":{"a":[1,{"b":2}]},"n":1}', [variant("/meta", { a: [1, { b: 2 }] }, ["/n"])], true],
+    ["a test through a scalar", '{"a":"text","n":1}', [variant("/a/b", "x", ["/n"]), variant("/n", 1, ["/a"])], true],
+    ["no test holds: the result passes", '{"type":"C","n":1}', [variant("/type", "A", ["/n"])], false],
+    ["a test on the whole value", '{"n":1}', [variant("", { n: 1 }, ["/n"])], false],
+    ["a test named * (a key, not a wildcard)", '{"*":1,"n":2}', [variant("/*", 1, ["/n"])], false],
+    ["a variant keeping part of what an earlier test reads", '{"u":{"t":"A","x":1},"n":2}', [variant("/u", "A", ["/n"]), variant("/u/t", "A", ["/u/x"])], false],
+  ])("variants: %s", (_label, doc, variants, oneSdkPass) => {
+    const checked = checkFilterSet("s", { tools: { t: variants } });
+    if (!checked.ok) throw new Error(JSON.stringify(checked.problems));
+    const filter = checked.value.tools["t"]!;
+    for (const layout of LAYOUTS) {
+      const answer = `{"jsonrpc":"2.0","id":7,"result":${resultOf(layout, doc, JSON.stringify(JSON.parse(doc), null, 2))}}`;
+      expect({ layout, answer: newPath(answer, filter) }).toEqual({ layout, answer: parsedPath(answer, filter) });
+    }
+    // Where the test can be read in the walk, the SDK layout is taken in one pass; elsewhere the parsed path decides.
+    const sdk = `{"jsonrpc":"2.0","id":7,"result":${resultOf("sdk", doc, doc)}}`;
+    expect(filterAnswerText(sdk, 7, filter, "label") !== undefined).toBe(oneSdkPass);
+  });
+
+  it("chooses a variant over a value nested 100,000 deep, as the parsed path does", () => {
+    const deep = "[".repeat(100_000) + "]".repeat(100_000);
+    const doc = `{"deep":${deep},"type":"A","n":1}`;
+    const checked = checkFilterSet("s", { tools: { t: [variant("/deep/0/0", [], ["/deep/0/0/0"]), variant("/type", "A", ["/n", "/type"])] } });
+    if (!checked.ok) throw new Error(JSON.stringify(checked.problems));
+    const filter = checked.value.tools["t"]!;
+    for (const layout of ["sdk", "structured only"] as const) {
+      const answer = `{"jsonrpc":"2.0","id":7,"result":${resultOf(layout, doc, doc)}}`;
+      expect(newPath(answer, filter)).toBe(parsedPath(answer, filter));
+    }
+    const answer = `{"jsonrpc":"2.0","id":7,"result":${resultOf("structured only", doc, doc)}}`;
+    expect(filterAnswerText(answer, 7, filter, "label")).toEqual({ state: "filtered", text: '{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"type":"A","n":1}}}' });
+  });
+
+  it("takes in one pass keys longer than the names it finds by length", () => {
+    const long = "k".repeat(70);
+    const answer = `{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"${"j".repeat(70)}":1,"${long}":2,"${"k".repeat(69)}x":3}}}`;
+    const checked = checkFilterSet("s", { tools: { t: { retain: [`/${long}`, `/${"k".repeat(69)}x`] } } });
+    if (!checked.ok) throw new Error("bad set");
+    const out = filterAnswerText(answer, 7, checked.value.tools["t"]!, "label");
+    expect(out).toEqual({ state: "filtered", text: `{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"${long}":2,"${"k".repeat(69)}x":3}}}` });
   });
 
   it("takes in one pass a result whose skipped values are large", () => {

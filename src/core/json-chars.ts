@@ -6,3 +6,4 @@ export const CLOSE_OBJECT = 0x7d;
 export const OPEN_ARRAY = 0x5b;
 export const CLOSE_ARRAY = 0x5d;
 export const COMMA = 0x2c;
+export const COLON = 0x3a;

@@ -5,11 +5,14 @@
  * part. A text block holding the same JSON text as `structuredContent` (what SDK servers
  * send) gets the filtered `structuredContent` without being read again.
  *
+ * Variants are chosen on `structuredContent` as the walk meets it (retain-variants.ts).
+ *
  * The answer is the same, byte for byte, as `filterToolResult` on the parsed answer gives:
  * this path only takes the answers it is sure of, and says `undefined` for every other,
  * where the caller runs `filterToolResult` (which also words every failure):
- * - a rule with variants (the variant is chosen on the parsed value), a rule without
- *   `retain` or retaining `""` (it needs the whole value anyway);
+ * - a rule without `retain` or retaining `""` (it needs the whole value anyway);
+ *   variants without `structuredContent` (chosen on a text block), or whose tests the
+ *   walk cannot read, or when no test holds;
  * - any failure of the rule (a pointer that does not resolve, a failing patch), a block
  *   the rule cannot filter, an answer without `result`, a key twice in an object read;
  * Text blocks whose JSON differs from `structuredContent` (pretty-printed, or with no
@@ -18,9 +21,11 @@
 import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/jsonrpc";
 import { eachElement, eachMember, skipValue, skipWhitespace, type Span } from "../core/raw-json";
 import { applyPatches, applyRule, filterToolResult, OPAQUE_BLOCK_MEMBERS, parseJsonText } from "./apply-filter";
-import type { FilterRule, ToolFilter } from "./filter-set";
+import type { FilterRule, FilterVariant, ToolFilter } from "./filter-set";
 import { buildTree } from "./retain";
-import { prepareKeep, retainText, type PreparedKeep } from "./retain-text";
+import { retainText, type RetainedText } from "./retain-text";
+import { prepareKeep } from "./retain-tree";
+import { confirmsVariant, guessVariant } from "./retain-variants";
 
 /** What the one-pass path made of an answer: its filtered text, or the answer unchanged (a question for the client). */
 export type AnswerFilterOutcome = { readonly state: "filtered"; readonly text: string } | { readonly state: "unchanged" };
@@ -30,11 +35,23 @@ type BlockSpans = { readonly spans: Map<string, Span>; text?: string };
 
 /** How an SDK server's answer goes on after its text block: `…"}],"structuredContent":`. */
 const SDK_TEXT_END = '"}],"structuredContent":';
+/** Where the `]` stands in `SDK_TEXT_END`. */
+const SDK_BRACKET_AT = SDK_TEXT_END.indexOf("]");
 /** How an answer whose last member is `content`, and whose last block is text, ends. */
 const ANSWER_TEXT_END = '"}]}}';
 
+/** The rule that applies, with the label its failures would carry. */
+type Pick = { readonly rule: FilterRule; readonly label: string };
+
+/**
+ * How the rule is picked and `structuredContent` retained: a plain rule is known before
+ * the answer is read (`fixed`); a variant is chosen on `structuredContent` when the walk
+ * meets it (retain-variants.ts).
+ */
+type Plan = { readonly fixed: Pick | undefined; retainAt(text: string, start: number): { retained: RetainedText; pick: Pick } };
+
 /** What one pass over `result` found. */
-type ResultSpans = { content: BlockSpans[] | undefined; structured: Span | undefined; retained: unknown; isError: Span | undefined; resultType: Span | undefined };
+type ResultSpans = { content: BlockSpans[] | undefined; structured: Span | undefined; retained: unknown; pick: Pick | undefined; isError: Span | undefined; resultType: Span | undefined };
 
 class NotHere extends Error {
   override readonly name = "NotHere";
@@ -63,10 +80,16 @@ function eachUniqueMember(text: string, at: number, visit: (key: string, start: 
   });
 }
 
-/** Where a text block's string may end: followed by the SDK's `"}],"structuredContent":`, or the answer's last `"}]}}`. */
+/**
+ * Where a text block's string may end: followed by the SDK's `"}],"structuredContent":`,
+ * or the answer's last `"}]}}`. The SDK's ending is found by its `]`, rare in JSON text,
+ * where `indexOf` of the whole ending stops at every quote of the escaped text (a tenth
+ * of the time on a GitHub-like answer). Each `]` is compared once: linear.
+ */
 function endCandidate(text: string, start: number): number {
-  const sdk = text.indexOf(SDK_TEXT_END, start + 1);
-  if (sdk > 0) return sdk;
+  for (let bracket = text.indexOf("]", start + 1 + SDK_BRACKET_AT); bracket >= 0; bracket = text.indexOf("]", bracket + 1)) {
+    if (text.startsWith(SDK_TEXT_END, bracket - SDK_BRACKET_AT)) return bracket - SDK_BRACKET_AT;
+  }
   const last = skipWhitespaceBack(text, text.length) - ANSWER_TEXT_END.length;
   return last > start && text.startsWith(ANSWER_TEXT_END, last) ? last : -1;
 }
@@ -117,15 +140,15 @@ function readBlocks(text: string, at: number, blocks: BlockSpans[]): number {
 }
 
 /** What the `result` object at `at` holds (`structuredContent` retained on the way), and where it ends. */
-function readResult(text: string, at: number, keep: PreparedKeep, found: ResultSpans): number {
+function readResult(text: string, at: number, plan: Plan, found: ResultSpans): number {
   if (text.charCodeAt(at) !== 0x7b) throw new NotHere();
   return eachUniqueMember(text, at, (key, start) => {
     if (key === "content" && text.charCodeAt(start) === 0x5b) return readBlocks(text, start, (found.content = []));
     if (key === "structuredContent") {
-      const retained = retainText(text, start, keep);
-      if (!retained) throw new NotHere();
+      const { retained, pick } = plan.retainAt(text, start);
       found.structured = { start, end: retained.end };
       found.retained = retained.value;
+      found.pick = pick;
       return retained.end;
     }
     const end = skipValue(text, start);
@@ -175,18 +198,21 @@ function filterBlocks(text: string, blocks: readonly BlockSpans[], same: string 
   return { content, json };
 }
 
-function filterInOnePass(text: string, id: JsonRpcId, rule: FilterRule, keep: PreparedKeep, label: string): AnswerFilterOutcome {
-  const result: ResultSpans = { content: undefined, structured: undefined, retained: undefined, isError: undefined, resultType: undefined };
+function filterInOnePass(text: string, id: JsonRpcId, plan: Plan): AnswerFilterOutcome {
+  const result: ResultSpans = { content: undefined, structured: undefined, retained: undefined, pick: undefined, isError: undefined, resultType: undefined };
   let hasResult = false;
   const root = skipWhitespace(text, 0);
   if (text.charCodeAt(root) !== 0x7b) throw new NotHere();
   eachUniqueMember(text, root, (key, start) => {
     if (key !== "result") return skipValue(text, start);
     hasResult = true;
-    return readResult(text, start, keep, result);
+    return readResult(text, start, plan, result);
   });
   if (!hasResult) throw new NotHere();
   if (result.resultType && parse(text, result.resultType) === "input_required") return { state: "unchanged" };
+  const pick = result.pick ?? plan.fixed;
+  if (!pick) throw new NotHere(); // variants, chosen on a text block: the parsed path chooses
+  const { rule, label } = pick;
   let structured: { value: unknown } | undefined;
   let structuredText: string | undefined;
   let same: string | undefined;
@@ -210,17 +236,42 @@ function filterInOnePass(text: string, id: JsonRpcId, rule: FilterRule, keep: Pr
  * header); `undefined` for every other, which the caller filters with `filterToolResult`.
  */
 export function filterAnswerText(text: string, id: JsonRpcId, filter: ToolFilter, label: string): AnswerFilterOutcome | undefined {
-  if (Array.isArray(filter)) return undefined;
-  const rule = filter as FilterRule;
-  if (!rule.retain) return undefined;
-  const keep = treeOf(rule, rule.retain);
-  if (keep === true) return undefined;
+  const plan = planOf(filter, label);
+  if (!plan) return undefined;
   try {
-    return filterInOnePass(text, id, rule, keep, label);
+    return filterInOnePass(text, id, plan);
   } catch {
     // Whatever this path cannot take (and every failure of the rule) is decided by filterToolResult.
     return undefined;
   }
+}
+
+/** How `filter` is applied in one pass, or `undefined` when it is not (a rule without `retain`, or retaining `""`). */
+function planOf(filter: ToolFilter, label: string): Plan | undefined {
+  if (Array.isArray(filter)) {
+    const variants = filter as readonly FilterVariant[];
+    return {
+      fixed: undefined,
+      retainAt(text, start) {
+        const plan = guessVariant(text, start, variants);
+        const retained = plan && retainText(text, start, plan.keep);
+        if (!plan || !retained || !confirmsVariant(retained, variants, plan)) throw new NotHere();
+        return { retained, pick: { rule: plan.rule, label: `${label} variant ${plan.index}` } };
+      },
+    };
+  }
+  const rule = filter as FilterRule;
+  if (!rule.retain) return undefined;
+  const keep = treeOf(rule, rule.retain);
+  if (keep === true) return undefined;
+  return {
+    fixed: { rule, label },
+    retainAt(text, start) {
+      const retained = retainText(text, start, keep);
+      if (!retained) throw new NotHere();
+      return { retained, pick: { rule, label } };
+    },
+  };
 }
 
 /** Filters the parsed answer: unchanged for an error, a question for the client, or a result no variant's test holds for. */

@@ -11,16 +11,18 @@
  * last value at the first key's place), it gives up (`undefined`); the caller then runs
  * retain.ts on the parsed value, which fails, or succeeds, exactly as before.
  *
+ * For a variant, the same walk reads the values its guard and the earlier variants'
+ * guards test (probes, retain-tree.ts), recorded before any patch runs.
+ *
  * The text must be JSON already read once (a message read from an upstream is parsed
  * whole when it arrives): skipped parts are not validated again. Recursion follows the
  * pointers, not the text: it is as deep as the longest pointer.
  */
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, QUOTE } from "../core/json-chars";
 import { RawJsonError, skipString, skipValue, skipWhitespace } from "../core/raw-json";
-import { WILDCARD, type Keep } from "./retain";
-
-/** A `Keep` tree prepared for reading text: its names in a list, with what each keeps. */
-type Node = true | Branch;
-type Branch = { readonly names: readonly string[]; readonly subs: readonly Node[]; readonly byName: ReadonlyMap<string, number>; readonly wildcard: Node | undefined };
+import { child } from "../core/json-pointer";
+import { setOwn, WILDCARD } from "./retain";
+import { MAX_INDEXED_NAME_LENGTH, NONE, SEVERAL, type Branch, type Node, type Probe } from "./retain-tree";
 
 /** Thrown inside the walk where retain.ts would decide otherwise; caught at the top. */
 class GiveUp extends Error {
@@ -28,20 +30,6 @@ class GiveUp extends Error {
 }
 
 const MISSING: unique symbol = Symbol("missing");
-
-/** Prepares a `Keep` tree for `retainText` (once per rule). */
-export function prepareKeep(keep: Keep): Node {
-  if (keep === true) return true;
-  const names: string[] = [];
-  const subs: Node[] = [];
-  for (const [token, sub] of keep) {
-    if (token === WILDCARD) continue;
-    names.push(token);
-    subs.push(prepareKeep(sub));
-  }
-  const wildcard = keep.get(WILDCARD);
-  return { names, subs, byName: new Map(names.map((name, index) => [name, index])), wildcard: wildcard === undefined ? undefined : prepareKeep(wildcard) };
-}
 
 /** A retained value from its slice: strings without escapes and literals are read without `JSON.parse`. */
 function parseSlice(text: string, start: number, end: number): unknown {
@@ -57,15 +45,15 @@ function parseSlice(text: string, start: number, end: number): unknown {
   return JSON.parse(text.slice(start, end));
 }
 
-/** Sets `key` on `out` as `JSON.parse` would own it (a "__proto__" member is data, not the prototype). */
-function setMember(out: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-  else out[key] = value;
-}
-
-/** The index in `names` of the key whose text is `text[from, to)` (no escapes in it), or -1. */
-function nameAt(text: string, from: number, to: number, names: readonly string[]): number {
+/** The index in `node.names` of the key whose text is `text[from, to)` (no escapes in it), or -1. */
+function nameAt(text: string, from: number, to: number, node: Branch): number {
   const length = to - from;
+  const names = node.names;
+  if (length <= MAX_INDEXED_NAME_LENGTH) {
+    const only = node.byLength[length]!;
+    if (only === NONE) return -1;
+    if (only !== SEVERAL) return text.startsWith(names[only]!, from) ? only : -1;
+  }
   for (let index = 0; index < names.length; index++) {
     const name = names[index]!;
     if (name.length === length && text.startsWith(name, from)) return index;
@@ -75,16 +63,24 @@ function nameAt(text: string, from: number, to: number, names: readonly string[]
 
 /** After a member or element: the offset past its comma, or -1 at the container's closing bracket. */
 function next(text: string, at: number, close: number): number {
-  const i = skipWhitespace(text, at);
+  const i = text.charCodeAt(at) === COMMA ? at : skipWhitespace(text, at);
   const c = text.charCodeAt(i);
-  if (c === 0x2c) return skipWhitespace(text, i + 1);
+  if (c === COMMA) return skipWhitespace(text, i + 1);
   if (c === close) return -1;
   throw new RawJsonError(`expected ',' at offset ${i}`);
+}
+
+/** Where the value of the member whose key ends (past its closing quote) at `keyEnd` starts. */
+function valueStart(text: string, keyEnd: number): number {
+  const colon = text.charCodeAt(keyEnd) === COLON ? keyEnd : skipWhitespace(text, keyEnd);
+  return skipWhitespace(text, colon + 1);
 }
 
 class Projection {
   /** Where the value last projected ends. */
   end = 0;
+  /** The values of the tests probed, by id; a hole where a test's pointer leads nowhere. */
+  readonly tests: ({ value: unknown } | undefined)[] = [];
   /** The next backslash at or after where keys were last read (Infinity: none left). */
   private backslash = -1;
 
@@ -100,6 +96,15 @@ class Projection {
       this.backslash = found < 0 ? Infinity : found;
     }
     return this.backslash < to;
+  }
+
+  /** Records the tests' values within `value`, a member read whole, before any patch can change it. */
+  private record(probes: readonly Probe[], value: unknown): void {
+    for (const { id, rest } of probes) {
+      let at: { found: boolean; value: unknown } = { found: true, value };
+      for (const token of rest) if (at.found) at = child(at.value, token);
+      if (at.found) this.tests[id] = { value: at.value };
+    }
   }
 
   value(at: number, node: Node, strict: boolean): unknown {
@@ -141,8 +146,8 @@ class Projection {
         decoded = JSON.parse(text.slice(i, close + 1)) as string;
       }
       const keyEnd = close + 1;
-      const index = decoded !== undefined ? (byName.get(decoded) ?? -1) : nameAt(text, i + 1, close, names);
-      const start = skipWhitespace(text, skipWhitespace(text, keyEnd) + 1); // past the colon
+      const index = decoded !== undefined ? (byName.get(decoded) ?? -1) : nameAt(text, i + 1, close, node);
+      const start = text.charCodeAt(keyEnd) === COLON && text.charCodeAt(keyEnd + 1) > 0x20 ? keyEnd + 1 : valueStart(text, keyEnd);
       let end: number;
       if (index >= 0) {
         if (index < 31) {
@@ -153,9 +158,13 @@ class Projection {
           if (metMore.has(index)) throw new GiveUp();
           metMore.add(index);
         }
-        found++;
-        const picked = this.value(start, subs[index]!, strict);
-        if (picked !== MISSING) setMember(out, names[index]!, picked);
+        const kept = index < node.kept;
+        if (kept) found++;
+        const picked = this.value(start, subs[index]!, strict && kept);
+        if (picked !== MISSING) {
+          if (kept) setOwn(out, names[index]!, picked);
+          if (node.probes?.[index]) this.record(node.probes[index]!, picked);
+        }
         end = this.end;
       } else if (others) {
         const key = decoded ?? text.slice(i + 1, close);
@@ -163,13 +172,21 @@ class Projection {
         others.add(key);
         // A member named "*" is named by the pointer too: strict there, as in retain.ts.
         const picked = this.value(start, wildcard!, strict && key === WILDCARD);
-        if (picked !== MISSING) setMember(out, key, picked);
+        if (picked !== MISSING) setOwn(out, key, picked);
         end = this.end;
+      } else if (text.charCodeAt(start) === QUOTE) {
+        end = text.indexOf('"', start + 1) + 1;
+        if (end === 0 || text.charCodeAt(end - 2) === BACKSLASH) end = skipString(text, start);
       } else end = skipValue(text, start);
-      i = next(text, end, 0x7d);
+      // Compact JSON: the next key right after the comma.
+      if (text.charCodeAt(end) === COMMA && text.charCodeAt(end + 1) === QUOTE) {
+        i = end + 1;
+        continue;
+      }
+      i = next(text, end, CLOSE_OBJECT);
       if (i < 0) this.end = skipWhitespace(text, end) + 1;
     }
-    if (strict && found !== names.length) throw new GiveUp();
+    if (strict && found !== node.kept) throw new GiveUp();
     return out;
   }
 
@@ -189,30 +206,37 @@ class Projection {
       let end: number;
       if (sub === undefined) end = skipValue(text, i);
       else {
-        if (named !== undefined) found++;
-        const picked = this.value(i, sub, strict && named !== undefined);
-        if (picked !== MISSING) out.push(picked);
+        const kept = named === undefined || named < node.kept;
+        if (named !== undefined && kept) found++;
+        const picked = this.value(i, sub, strict && named !== undefined && kept);
+        if (picked !== MISSING) {
+          if (kept) out.push(picked);
+          if (named !== undefined && node.probes?.[named]) this.record(node.probes[named]!, picked);
+        }
         end = this.end;
       }
-      i = next(text, end, 0x5d);
+      i = next(text, end, CLOSE_ARRAY);
       if (i < 0) this.end = skipWhitespace(text, end) + 1;
     }
     // A token that is no index of this array (past its end, "01", a name) resolves to nothing.
-    if (strict && found !== names.length) throw new GiveUp();
+    if (strict && found !== node.kept) throw new GiveUp();
     return out;
   }
 }
 
+/** What `retainText` read: the retained value, where the text's value ends, and the values of the tests probed. */
+export type RetainedText = { readonly value: unknown; readonly end: number; readonly tests: readonly ({ value: unknown } | undefined)[] };
+
 /**
  * The retained part of the JSON value at `start` of `text`, and where that value ends;
  * `undefined` where retain.ts must decide (see the header). `node` comes from
- * `prepareKeep` of a tree that is not `true` (keeping everything needs no walk).
+ * retain-tree.ts, of a tree that is not `true` (keeping everything needs no walk).
  */
-export function retainText(text: string, start: number, node: Branch): { value: unknown; end: number } | undefined {
+export function retainText(text: string, start: number, node: Branch): RetainedText | undefined {
   const projection = new Projection(text);
   try {
     const value = projection.value(start, node, true);
-    return { value, end: projection.end };
+    return { value, end: projection.end, tests: projection.tests };
   } catch (error) {
     // RangeError: pointers as deep as the stack; retain.ts reports that in its own words.
     if (error instanceof GiveUp || error instanceof RangeError) return undefined;

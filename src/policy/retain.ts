@@ -50,52 +50,67 @@ export function buildTree(pointers: readonly string[]): Keep {
   return tree;
 }
 
-/** The pointer to where `project` is, built only for an error message. */
-function here(path: readonly string[]): string {
-  return path.length === 0 ? '""' : `/${path.map(escapeToken).join("/")}`;
+/** Where `project` is: a chain of keys from the root, turned into a pointer only for an error message. */
+type Place = { readonly parent: Place; readonly key: string } | undefined;
+
+function here(place: Place): string {
+  const keys: string[] = [];
+  for (let at = place; at !== undefined; at = at.parent) keys.push(at.key);
+  return keys.length === 0 ? '""' : `/${keys.reverse().map(escapeToken).join("/")}`;
 }
 
-function project(value: unknown, keep: Keep, path: string[], strict: boolean): { found: boolean; value: unknown } {
-  if (keep === true) return { found: true, value };
+/** What `project` gives for an element or member that lacks the rest of a wildcard's pointer. */
+const SKIPPED: unique symbol = Symbol("skipped");
+
+/** A JSON object's own member, as `JSON.parse` owns it (a "__proto__" member is data, not the prototype). */
+export function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}
+
+function project(value: unknown, keep: Keep, place: Place, strict: boolean): unknown {
+  if (keep === true) return value;
   if (typeof value !== "object" || value === null) {
-    if (strict) throw new RetainError(`nothing at ${here(path)} to descend into: the value there is ${value === null ? "null" : typeof value}`);
-    return { found: false, value: undefined };
+    if (strict) throw new RetainError(`nothing at ${here(place)} to descend into: the value there is ${value === null ? "null" : typeof value}`);
+    return SKIPPED;
   }
   const wildcard = keep.get(WILDCARD);
   if (strict) {
     for (const token of keep.keys()) {
-      if (token !== WILDCARD && !child(value, token).found) throw new RetainError(`the result has nothing at ${here([...path, token])}`);
+      if (token !== WILDCARD && !child(value, token).found) throw new RetainError(`the result has nothing at ${here({ parent: place, key: token })}`);
     }
   }
-  const visit = (key: string, item: unknown): { found: boolean; value: unknown } | undefined => {
-    const named = keep.get(key);
-    const sub = named ?? wildcard;
-    if (sub === undefined) return undefined;
-    path.push(key);
-    const picked = project(item, sub, path, strict && named !== undefined);
-    path.pop();
-    return picked.found ? picked : undefined;
-  };
+  // A member kept whole is taken as it is; only a branch is descended into (with its place, for errors).
   if (Array.isArray(value)) {
     const out: unknown[] = [];
+    const named = keep.size > (wildcard === undefined ? 0 : 1);
     for (let index = 0; index < value.length; index++) {
-      const picked = visit(String(index), value[index]);
-      if (picked) out.push(picked.value);
+      const own = named ? keep.get(String(index)) : undefined;
+      const sub = own ?? wildcard;
+      if (sub === undefined) continue;
+      const picked = sub === true ? value[index] : project(value[index], sub, { parent: place, key: String(index) }, strict && own !== undefined);
+      if (picked !== SKIPPED) out.push(picked);
     }
-    return { found: true, value: out };
+    return out;
   }
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
-    const picked = visit(key, (value as Record<string, unknown>)[key]);
-    if (!picked) continue;
-    // JSON may carry a "__proto__" member; assigning it would set the prototype instead.
-    if (key === "__proto__") Object.defineProperty(out, key, { value: picked.value, enumerable: true, writable: true, configurable: true });
-    else out[key] = picked.value;
+    const own = keep.get(key);
+    const sub = own ?? wildcard;
+    if (sub === undefined) continue;
+    const item = (value as Record<string, unknown>)[key];
+    const picked = sub === true ? item : project(item, sub, { parent: place, key }, strict && own !== undefined);
+    if (picked !== SKIPPED) setOwn(out, key, picked);
   }
-  return { found: true, value: out };
+  return out;
 }
+
+/** Trees of the pointer lists seen: a rule's list is parsed once per set (sets are cached), not once per call. */
+const TREES = new WeakMap<readonly string[], Keep>();
 
 /** Applies `retain` to `value`; throws `RetainError` when a pointer does not resolve. */
 export function retain(value: unknown, pointers: readonly string[]): unknown {
-  return project(value, buildTree(pointers), [], true).value;
+  let keep = TREES.get(pointers);
+  if (keep === undefined) TREES.set(pointers, (keep = buildTree(pointers)));
+  return project(value, keep, undefined, true);
 }

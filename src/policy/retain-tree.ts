@@ -1,0 +1,102 @@
+/**
+ * The `Keep` tree of retain.ts, prepared for the one-pass walk over text (retain-text.ts):
+ * each branch's names in a list, found by a key's length before its characters are
+ * compared, and, for a rule that is one of several variants, the places where the
+ * variants' `test` values stand ("probes"), so that the walk that retains the chosen
+ * variant's part also reads what every test before it compares, in the same pass.
+ *
+ * A probe is read without being kept: a name the rule does not keep is added to the
+ * branch after the kept ones (`kept` counts those), read for the test, never written
+ * out and never required. Where a test's value cannot be read this way without changing
+ * what the rule keeps, preparation declines (`undefined`) and the parsed path decides.
+ */
+import { WILDCARD, type Keep } from "./retain";
+
+/** A test value to record where a member is read whole: test `id`, at `rest` below the member. */
+export type Probe = { readonly id: number; readonly rest: readonly string[] };
+
+export type Node = true | Branch;
+export type Branch = {
+  /** Kept names first (`kept` of them), then names read only for a test. */
+  readonly names: string[];
+  readonly subs: Node[];
+  kept: number;
+  /** By name index: the tests whose value is (within) that member, read whole. */
+  probes: Probe[][] | undefined;
+  byName: ReadonlyMap<string, number>;
+  /** By a key's length (up to `MAX_INDEXED_NAME_LENGTH`): the one name of that length, `SEVERAL`, or `NONE`. */
+  byLength: Int32Array;
+  readonly wildcard: Node | undefined;
+};
+
+/** Names up to this length are found by their length first: most keys of a broad answer have a length no name has. */
+export const MAX_INDEXED_NAME_LENGTH = 64;
+export const NONE = -1;
+export const SEVERAL = -2;
+
+function draft(keep: Keep): Node {
+  if (keep === true) return true;
+  const names: string[] = [];
+  const subs: Node[] = [];
+  for (const [token, sub] of keep) {
+    if (token === WILDCARD) continue;
+    names.push(token);
+    subs.push(draft(sub));
+  }
+  const wildcard = keep.get(WILDCARD);
+  return { names, subs, kept: names.length, probes: undefined, byName: new Map(), byLength: new Int32Array(0), wildcard: wildcard === undefined ? undefined : draft(wildcard) };
+}
+
+/** Fills in the lookups of every branch, once its names are final. */
+function indexed(node: Node): Node {
+  if (node === true) return node;
+  node.byName = new Map(node.names.map((name, index) => [name, index]));
+  const table = new Int32Array(MAX_INDEXED_NAME_LENGTH + 1).fill(NONE);
+  node.names.forEach((name, index) => {
+    if (name.length <= MAX_INDEXED_NAME_LENGTH) table[name.length] = table[name.length] === NONE ? index : SEVERAL;
+  });
+  node.byLength = table;
+  node.subs.forEach(indexed);
+  if (node.wildcard !== undefined) indexed(node.wildcard);
+  return node;
+}
+
+/** Prepares a `Keep` tree for `retainText` (once per rule). */
+export function prepareKeep(keep: Keep): Node {
+  return indexed(draft(keep));
+}
+
+/**
+ * Adds the probe for test `id`, whose pointer has `tokens`; false where it cannot be read
+ * without changing what is kept: the whole value, a `*` token (a wildcard to the walk),
+ * a name a wildcard keeps (a name would take the member from it), or a value the rule
+ * keeps only part of.
+ */
+function addProbe(node: Branch, tokens: readonly string[], id: number): boolean {
+  const [token, ...rest] = tokens;
+  if (token === undefined || token === WILDCARD) return false;
+  let at = node.names.indexOf(token);
+  if (at < 0) {
+    if (node.wildcard !== undefined) return false;
+    at = node.names.push(token) - 1;
+    node.subs.push(rest.length === 0 ? true : { names: [], subs: [], kept: 0, probes: undefined, byName: new Map(), byLength: new Int32Array(0), wildcard: undefined });
+  }
+  const sub = node.subs[at]!;
+  if (sub === true) {
+    node.probes ??= [];
+    (node.probes[at] ??= []).push({ id, rest });
+    return true;
+  }
+  return rest.length > 0 && addProbe(sub, rest, id);
+}
+
+/**
+ * `keep` prepared with probes for the tests whose pointers are `tests` (ids are their
+ * indices), or `undefined` when one of them cannot be read in the same walk.
+ */
+export function prepareWithProbes(keep: Keep, tests: readonly (readonly string[])[]): Branch | undefined {
+  const root = draft(keep);
+  if (root === true) return undefined;
+  for (const [id, tokens] of tests.entries()) if (!addProbe(root, tokens, id)) return undefined;
+  return indexed(root) as Branch;
+}
