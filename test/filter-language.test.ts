@@ -54,6 +54,30 @@ describe("retain", () => {
     expect(retain(structuredClone(value), pointers)).toEqual(expected);
   });
 
+  const ITEMS = { items: [{ state: "open", title: "a", x: 1 }, { state: "closed", title: "b", x: 2 }, { x: 3 }] };
+  it.each([
+    ["a named element beside a wildcard keeps what both keep", ["/items/0/state", "/items/*/title"], { items: [{ state: "open", title: "a" }, { title: "b" }, {}] }],
+    ["the same, the wildcard's pointer first", ["/items/*/title", "/items/0/state"], { items: [{ state: "open", title: "a" }, { title: "b" }, {}] }],
+    ["a wildcard keeping elements whole keeps a named one whole", ["/items/*", "/items/0/state"], ITEMS],
+    ["what only the wildcard keeps is not required of the named element", ["/items/2/x", "/items/*/title"], { items: [{ title: "a" }, { title: "b" }, { x: 3 }] }],
+    ["over object members too", ["/m/a/x", "/m/*/y"], { m: { a: { x: 1, y: 2 }, b: { y: 4 } } }],
+  ])("union: %s", (_label, pointers, expected) => {
+    const value = _label.includes("object") ? { m: { a: { x: 1, y: 2, z: 3 }, b: { x: 5, y: 4 } } } : ITEMS;
+    expect(retain(structuredClone(value), pointers)).toEqual(expected);
+  });
+
+  it("still fails closed on a named pointer beside a wildcard that does not resolve", () => {
+    expect(() => applyToolFilter(structuredClone(ITEMS), { retain: ["/items/2/state", "/items/*/title"] }, "r")).toThrow(/nothing at \/items\/2\/state/);
+  });
+
+  it("refuses pointers that combine into too many branches, at validation", () => {
+    // Each name beside a "*" takes a copy of what the "*" keeps: 2^15 combinations.
+    const pointers = [`/${Array(15).fill("*").join("/")}/leaf`, ...Array.from({ length: 15 }, (_, i) => `/${Array(i).fill("*").join("/")}${i > 0 ? "/" : ""}n/leaf`)];
+    const checked = checkFilterSet("s", { tools: { t: { retain: pointers } } });
+    expect(checked.ok).toBe(false);
+    if (!checked.ok) expect(checked.problems[0]).toMatchObject({ path: "/tools/t/retain", message: expect.stringMatching(/combine into more than 10000 branches/) });
+  });
+
   it.each([
     ["a missing member", ["/userInfo/age"], /nothing at \/userInfo\/age/],
     ["an index past the end", ["/userInfo/tags/9"], /nothing at \/userInfo\/tags\/9/],

@@ -207,6 +207,9 @@ describe("the one-pass filter answers as the parsed path does", () => {
     ["a wildcard over scalars and objects", '{"a":[1,{"b":2},[3],{"c":4}]}', ["/a/*/b"]],
     ["keys longer than the names indexed by length, two of one length", `{"${"k".repeat(70)}":1,"${"j".repeat(70)}":2,"${"k".repeat(69)}x":3,"k":4}`, [`/${"k".repeat(70)}`, `/${"k".repeat(69)}x`]],
     ["names of one length among keys of that length", '{"ab":1,"cd":2,"ef":3,"a":4}', ["/cd", "/ab", "/a"]],
+    ["a named element beside a wildcard", '{"items":[{"s":1,"t":2,"x":0},{"t":3},{"x":4}]}', ["/items/0/s", "/items/*/t"]],
+    ["a named element lacking what only the wildcard keeps", '{"items":[{"s":1},{"t":3}]}', ["/items/0/s", "/items/*/t"]],
+    ["a named member beside a wildcard keeping members whole", '{"m":{"a":{"x":1,"y":2},"b":3}}', ["/m/a/x", "/m/*"]],
   ])("%s", (_label, doc, retain) => {
     const checked = checkFilterSet("s", { tools: { t: { retain } } });
     if (!checked.ok) throw new Error(JSON.stringify(checked.problems));

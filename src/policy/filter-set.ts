@@ -10,6 +10,7 @@ import type { Checked, DocumentProblem } from "../storage/document-store";
 import { deepFreeze, MAX_DOCUMENT_DEPTH, tooDeepAt } from "./document-limits";
 import { escapeToken, parsePointer, pointerProblem } from "../core/json-pointer";
 import { checkOffloadOverride, type OffloadConfig } from "./offload-config";
+import { buildTree, RetainError } from "./retain";
 
 export const FILTER_SET_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const TOOL_KEY = /^[A-Za-z0-9_*?-][A-Za-z0-9_*?.-]{0,127}$/;
@@ -43,10 +44,18 @@ function checkPointerList(value: unknown, at: string, problems: DocumentProblem[
     problems.push({ path: at, message: "must be a list of JSON Pointers, such as [\"/user/name\"]" });
     return;
   }
+  const before = problems.length;
   value.forEach((pointer, index) => {
     const problem = pointerProblem(pointer);
     if (problem) problems.push({ path: `${at}/${index}`, message: problem });
   });
+  if (problems.length > before) return;
+  try {
+    buildTree(value as string[]);
+  } catch (error) {
+    if (!(error instanceof RetainError)) throw error;
+    problems.push({ path: at, message: error.message });
+  }
 }
 
 /**

@@ -159,8 +159,9 @@ class Projection {
           metMore.add(index);
         }
         const kept = index < node.kept;
-        if (kept) found++;
-        const picked = this.value(start, subs[index]!, strict && kept);
+        const required = index < node.required;
+        if (required) found++;
+        const picked = this.value(start, subs[index]!, strict && required);
         if (picked !== MISSING) {
           if (kept) setOwn(out, names[index]!, picked);
           if (node.probes?.[index]) this.record(node.probes[index]!, picked);
@@ -186,7 +187,7 @@ class Projection {
       i = next(text, end, CLOSE_OBJECT);
       if (i < 0) this.end = skipWhitespace(text, end) + 1;
     }
-    if (strict && found !== node.kept) throw new GiveUp();
+    if (strict && found !== node.required) throw new GiveUp();
     return out;
   }
 
@@ -207,8 +208,9 @@ class Projection {
       if (sub === undefined) end = skipValue(text, i);
       else {
         const kept = named === undefined || named < node.kept;
-        if (named !== undefined && kept) found++;
-        const picked = this.value(i, sub, strict && named !== undefined && kept);
+        const required = named !== undefined && named < node.required;
+        if (required) found++;
+        const picked = this.value(i, sub, strict && required);
         if (picked !== MISSING) {
           if (kept) out.push(picked);
           if (named !== undefined && node.probes?.[named]) this.record(node.probes[named]!, picked);
@@ -219,7 +221,7 @@ class Projection {
       if (i < 0) this.end = skipWhitespace(text, end) + 1;
     }
     // A token that is no index of this array (past its end, "01", a name) resolves to nothing.
-    if (strict && found !== node.kept) throw new GiveUp();
+    if (strict && found !== node.required) throw new GiveUp();
     return out;
   }
 }

@@ -10,17 +10,18 @@
  * out and never required. Where a test's value cannot be read this way without changing
  * what the rule keeps, preparation declines (`undefined`) and the parsed path decides.
  */
-import { WILDCARD, type Keep } from "./retain";
+import { isRequired, WILDCARD, type Keep } from "./retain";
 
 /** A test value to record where a member is read whole: test `id`, at `rest` below the member. */
 export type Probe = { readonly id: number; readonly rest: readonly string[] };
 
 export type Node = true | Branch;
 export type Branch = {
-  /** Kept names first (`kept` of them), then names read only for a test. */
+  /** Kept names first (`kept` of them, the first `required` of which the value must have), then names read only for a test. */
   readonly names: string[];
   readonly subs: Node[];
   kept: number;
+  readonly required: number;
   /** By name index: the tests whose value is (within) that member, read whole. */
   probes: Probe[][] | undefined;
   byName: ReadonlyMap<string, number>;
@@ -36,15 +37,13 @@ export const SEVERAL = -2;
 
 function draft(keep: Keep): Node {
   if (keep === true) return true;
-  const names: string[] = [];
-  const subs: Node[] = [];
-  for (const [token, sub] of keep) {
-    if (token === WILDCARD) continue;
-    names.push(token);
-    subs.push(draft(sub));
-  }
+  // Required names first, then those kept only where present (what a wildcard beside them keeps: retain.ts).
+  const tokens = [...keep.keys()].filter((token) => token !== WILDCARD);
+  const required = tokens.filter((token) => isRequired(keep, token));
+  const names = [...required, ...tokens.filter((token) => !isRequired(keep, token))];
+  const subs = names.map((name) => draft(keep.get(name)!));
   const wildcard = keep.get(WILDCARD);
-  return { names, subs, kept: names.length, probes: undefined, byName: new Map(), byLength: new Int32Array(0), wildcard: wildcard === undefined ? undefined : draft(wildcard) };
+  return { names, subs, kept: names.length, required: required.length, probes: undefined, byName: new Map(), byLength: new Int32Array(0), wildcard: wildcard === undefined ? undefined : draft(wildcard) };
 }
 
 /** Fills in the lookups of every branch, once its names are final. */
@@ -79,7 +78,7 @@ function addProbe(node: Branch, tokens: readonly string[], id: number): boolean 
   if (at < 0) {
     if (node.wildcard !== undefined) return false;
     at = node.names.push(token) - 1;
-    node.subs.push(rest.length === 0 ? true : { names: [], subs: [], kept: 0, probes: undefined, byName: new Map(), byLength: new Int32Array(0), wildcard: undefined });
+    node.subs.push(rest.length === 0 ? true : { names: [], subs: [], kept: 0, required: 0, probes: undefined, byName: new Map(), byLength: new Int32Array(0), wildcard: undefined });
   }
   const sub = node.subs[at]!;
   if (sub === true) {

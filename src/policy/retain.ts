@@ -10,6 +10,10 @@
  *   and are packed (`/items/2` gives a one-element array).
  * - `*` as a reference token stands for every element of an array (or member of an
  *   object); an element that lacks the rest of the pointer is skipped.
+ * - What is kept is the union of what each pointer keeps: a pointer to element 0's
+ *   `state` beside one through `*` to every element's `title` keeps both of element 0
+ *   (a named element takes what the wildcard keeps too); `/items/0/state` beside one
+ *   keeping every element whole keeps element 0 whole.
  * - A pointer without `*` that does not resolve is an error: the result does not have
  *   the shape the rule was written for, and the call fails closed.
  */
@@ -43,11 +47,54 @@ function addPath(tree: Map<string, Keep>, tokens: readonly string[]): Keep {
   return tree;
 }
 
-/** The tree of what `pointers` keep (`true` when one of them is the whole value). */
+/** Branches a rule's pointers may combine into (a named token beside `*` takes a copy of what `*` keeps). */
+export const MAX_RETAIN_BRANCHES = 10_000;
+
+/**
+ * Per branch, the names only a wildcard's pointers reach there (taken into a named
+ * sibling of the `*`): kept where the value has them, never required.
+ */
+const LENIENT = new WeakMap<Map<string, Keep>, ReadonlySet<string>>();
+
+/** Whether a name of `branch` must be in the value (a pointer without `*` names it), not only kept where present. */
+export function isRequired(branch: Map<string, Keep>, token: string): boolean {
+  return token !== WILDCARD && LENIENT.get(branch)?.has(token) !== true;
+}
+
+/** What `named` and `wildcard` keep together; what only `wildcard` keeps is lenient. Builds new branches, changes none. */
+function union(named: Keep, wildcard: Keep): Keep {
+  if (named === true || wildcard === true) return true;
+  const out = new Map(named);
+  const lenient = new Set(LENIENT.get(named));
+  for (const [token, sub] of wildcard) {
+    const own = out.get(token);
+    out.set(token, own === undefined ? sub : union(own, sub));
+    if (own === undefined && token !== WILDCARD) lenient.add(token);
+  }
+  LENIENT.set(out, lenient);
+  return out;
+}
+
+/** `keep` with every named token beside a `*` also keeping what the `*` keeps, at every level; new branches, counted. */
+function withWildcardsShared(keep: Keep, budget: { branches: number }): Keep {
+  if (keep === true) return true;
+  if (++budget.branches > MAX_RETAIN_BRANCHES) throw new RetainError(`the pointers combine into more than ${MAX_RETAIN_BRANCHES} branches (each name beside a "*" takes what the "*" keeps): use fewer or shallower wildcards`);
+  const wildcard = keep.get(WILDCARD);
+  const out = new Map<string, Keep>();
+  for (const [token, sub] of keep) out.set(token, withWildcardsShared(token === WILDCARD || wildcard === undefined ? sub : union(sub, wildcard), budget));
+  const lenient = LENIENT.get(keep);
+  if (lenient) LENIENT.set(out, lenient);
+  return out;
+}
+
+/**
+ * The tree of what `pointers` keep (`true` when one of them is the whole value); throws
+ * `RetainError` when they combine into more than MAX_RETAIN_BRANCHES branches.
+ */
 export function buildTree(pointers: readonly string[]): Keep {
   const tree = new Map<string, Keep>();
   for (const pointer of pointers) if (addPath(tree, parsePointer(pointer)) === true) return true;
-  return tree;
+  return withWildcardsShared(tree, { branches: 0 });
 }
 
 /** Where `project` is: a chain of keys from the root, turned into a pointer only for an error message. */
@@ -77,7 +124,7 @@ function project(value: unknown, keep: Keep, place: Place, strict: boolean): unk
   const wildcard = keep.get(WILDCARD);
   if (strict) {
     for (const token of keep.keys()) {
-      if (token !== WILDCARD && !child(value, token).found) throw new RetainError(`the result has nothing at ${here({ parent: place, key: token })}`);
+      if (isRequired(keep, token) && !child(value, token).found) throw new RetainError(`the result has nothing at ${here({ parent: place, key: token })}`);
     }
   }
   // A member kept whole is taken as it is; only a branch is descended into (with its place, for errors).
@@ -88,7 +135,7 @@ function project(value: unknown, keep: Keep, place: Place, strict: boolean): unk
       const own = named ? keep.get(String(index)) : undefined;
       const sub = own ?? wildcard;
       if (sub === undefined) continue;
-      const picked = sub === true ? value[index] : project(value[index], sub, { parent: place, key: String(index) }, strict && own !== undefined);
+      const picked = sub === true ? value[index] : project(value[index], sub, { parent: place, key: String(index) }, strict && own !== undefined && isRequired(keep, String(index)));
       if (picked !== SKIPPED) out.push(picked);
     }
     return out;
@@ -99,7 +146,7 @@ function project(value: unknown, keep: Keep, place: Place, strict: boolean): unk
     const sub = own ?? wildcard;
     if (sub === undefined) continue;
     const item = (value as Record<string, unknown>)[key];
-    const picked = sub === true ? item : project(item, sub, { parent: place, key }, strict && own !== undefined);
+    const picked = sub === true ? item : project(item, sub, { parent: place, key }, strict && own !== undefined && isRequired(keep, key));
     if (picked !== SKIPPED) setOwn(out, key, picked);
   }
   return out;
