@@ -56,9 +56,9 @@ export const MAX_RETAIN_BRANCHES = 10_000;
  */
 const LENIENT = new WeakMap<Map<string, Keep>, ReadonlySet<string>>();
 
-/** Whether a name of `branch` must be in the value (a pointer without `*` names it), not only kept where present. */
+/** Whether a name of `branch` must be in the value where a pointer without `*` leads (not only kept where present). */
 export function isRequired(branch: Map<string, Keep>, token: string): boolean {
-  return token !== WILDCARD && LENIENT.get(branch)?.has(token) !== true;
+  return LENIENT.get(branch)?.has(token) !== true;
 }
 
 /** What `named` and `wildcard` keep together; what only `wildcard` keeps is lenient. Builds new branches, changes none. */
@@ -124,7 +124,7 @@ function project(value: unknown, keep: Keep, place: Place, strict: boolean): unk
   const wildcard = keep.get(WILDCARD);
   if (strict) {
     for (const token of keep.keys()) {
-      if (isRequired(keep, token) && !child(value, token).found) throw new RetainError(`the result has nothing at ${here({ parent: place, key: token })}`);
+      if (token !== WILDCARD && isRequired(keep, token) && !child(value, token).found) throw new RetainError(`the result has nothing at ${here({ parent: place, key: token })}`);
     }
   }
   // A member kept whole is taken as it is; only a branch is descended into (with its place, for errors).
