@@ -129,7 +129,8 @@ function byobReads(reader: ReadableStreamBYOBReader): ByteReader {
   return {
     async readInto(into, atLeast = 1) {
       const min = Math.min(atLeast, into.byteLength);
-      const { done, value } = await (min > 1 ? reader.readAtLeast(min, into) : reader.read(into));
+      // workerd's readAtLeast; elsewhere (Node, for the benches) a plain read.
+      const { done, value } = await (min > 1 && typeof reader.readAtLeast === "function" ? reader.readAtLeast(min, into) : reader.read(into));
       return { done, value };
     },
     async fill(into) {
