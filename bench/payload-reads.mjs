@@ -13,10 +13,13 @@
  * call at a time. Measured: the RSS of the gateway's process tree (wrangler dev: node,
  * workerd), sampled every 20 ms, peak minus the level just before the reads; and the
  * other client's latency before and during the reads; and, for the offload itself, its
- * time and the same RSS peak minus the level just before the call.
+ * time and the same RSS peak minus the level just before the call. Then the R2 writer
+ * (bench/r2-writer/: the answer stored whole in local R2, nothing parsed) stores the same
+ * answer, so that the gateway's share of the offload's growth can be told from what the
+ * runtime and wrangler's local R2 simulator, in the same workerd process, cost for it.
  *
  *   npm run bench:payload-reads
- *   npm run bench:payload-reads -- --mb 30 --rounds 3 --readers 8 --gateway-dir ../other
+ *   npm run bench:payload-reads -- --mb 30 --rounds 3 --readers 8 --gateway-dir ../other --r2-writer off
  *
  * Target: under 64 MB of extra RSS. Results are printed and written to
  * <out>/payload-reads-<timestamp>.json. Linux only (/proc). Hard limit: 10 minutes.
@@ -35,6 +38,7 @@ import { snapshotTree } from './lib/snapshot.ts';
 import { summarize } from './lib/stats.ts';
 import { PROTOCOL_VERSION } from './lib/target.ts';
 import { startUpstream } from './lib/upstream-process.ts';
+import { startPassthrough } from './lib/passthrough-process.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HARD_LIMIT_MS = 10 * 60_000;
@@ -49,13 +53,15 @@ const OPTIONS = {
   readers: ['BENCH_READERS', '8'],
   rounds: ['BENCH_READ_ROUNDS', '3'],
   'gateway-dir': ['BENCH_GATEWAY_DIR', ROOT],
+  'r2-writer': ['BENCH_R2_WRITER', 'on'],
   out: ['BENCH_OUT', path.join(ROOT, 'bench', 'results')],
 };
 
 function parseOptions(argv) {
   const raw = readOptions(OPTIONS, argv);
   const count = (key) => integerOption(raw, key, 1);
-  return { mb: count('mb'), readers: count('readers'), rounds: count('rounds'), gatewayDir: path.resolve(raw['gateway-dir']), out: path.resolve(raw.out) };
+  if (raw['r2-writer'] !== 'on' && raw['r2-writer'] !== 'off') throw new Error(`--r2-writer must be on or off, got "${raw['r2-writer']}"`);
+  return { mb: count('mb'), readers: count('readers'), rounds: count('rounds'), gatewayDir: path.resolve(raw['gateway-dir']), r2Writer: raw['r2-writer'] === 'on', out: path.resolve(raw.out) };
 }
 
 // ---- an MCP session over plain fetch ------------------------------------------------------
@@ -83,6 +89,31 @@ async function openSession(url) {
     if (!message?.result) throw new Error(`${name} answered ${response.status}: ${body.slice(0, 300)}`);
     return message.result;
   };
+}
+
+/**
+ * The floor of the offload's figure: the same answer stored whole in local R2 by the R2
+ * writer (bench/r2-writer/), in the gateway's part size, nothing parsed. Its workerd's
+ * growth is what the runtime and the R2 simulator (in the same process) cost for it.
+ */
+async function storeThroughR2Writer(upstreamUrl, mb, stops) {
+  const writer = await startPassthrough(await freePort(), upstreamUrl, path.join('bench', 'r2-writer', 'wrangler.toml'));
+  stops.push(writer.stop);
+  const before = gatewayMemory(writer.pid);
+  const stopSampling = sampleMemory(writer.pid, SAMPLE_INTERVAL_MS);
+  const started = performance.now();
+  const response = await fetch(writer.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'huge', arguments: { mb } } }),
+    signal: AbortSignal.timeout(READ_TIMEOUT_MS),
+  });
+  const text = await response.text();
+  const seconds = (performance.now() - started) / 1000;
+  const peak = stopSampling();
+  if (!response.ok) throw new Error(`the R2 writer answered ${response.status}: ${text.slice(0, 300)}`);
+  await writer.stop();
+  return { storedBytes: JSON.parse(text).size, seconds, extraMB: (peak.workerd - before.workerd) / 1024 / 1024 };
 }
 
 // ---- the run ------------------------------------------------------------------------------
@@ -151,12 +182,16 @@ async function run(options, stops) {
   await otherClient;
   const peak = stopSampling();
   const mb = (bytes) => bytes / 1024 / 1024;
+  await gateway.stop();
+  const r2Writer = options.r2Writer ? await storeThroughR2Writer(upstream.url, options.mb, stops) : undefined;
   return {
     gateway: { dir: snapshot.source, commit: snapshot.commit, changes: snapshot.changes },
     payloadMiB: options.mb,
     payloadBytes: envelope.originalSize,
     offloadSeconds,
     offloadExtraMB: { total: (offloadPeak.tree - beforeOffload.tree) / 1024 / 1024, workerd: (offloadPeak.workerd - beforeOffload.workerd) / 1024 / 1024 },
+    r2Writer: r2Writer ?? null,
+    offloadBeyondR2WriterMB: r2Writer ? (offloadPeak.workerd - beforeOffload.workerd) / 1024 / 1024 - r2Writer.extraMB : null,
     readers: options.readers,
     rounds: options.rounds,
     failedReads: failures.length,
@@ -190,6 +225,13 @@ async function main() {
           [
             ['offload of the answer (s)', result.offloadSeconds],
             ['extra RSS while offloading, tree / workerd (MB)', `${result.offloadExtraMB.total.toFixed(1)} / ${result.offloadExtraMB.workerd.toFixed(1)}`],
+            ...(result.r2Writer
+              ? [
+                  ['the same answer stored whole by the R2 writer (s)', result.r2Writer.seconds],
+                  ['extra RSS of its workerd (runtime + local R2) (MB)', result.r2Writer.extraMB.toFixed(1)],
+                  ["the gateway's offload beyond it, workerd (MB)", result.offloadBeyondR2WriterMB.toFixed(1)],
+                ]
+              : []),
             ['reads failed', result.failedReads],
             ['RSS before reads, tree / workerd (MB)', `${result.rssBeforeMB.total.toFixed(1)} / ${result.rssBeforeMB.workerd.toFixed(1)}`],
             ['extra RSS at peak, tree / workerd (MB)', `${result.extraMB.total.toFixed(1)} / ${result.extraMB.workerd.toFixed(1)}`],

@@ -24,10 +24,13 @@ export type PassthroughProcess = {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Runs the pass-through on `port`, forwarding to `target`; resolves once `GET /` answers with any status. */
-export async function startPassthrough(port: number, target: string): Promise<PassthroughProcess> {
+/**
+ * Runs the pass-through on `port`, forwarding to `target`; resolves once `GET /` answers
+ * with any status. `config` runs another Worker of bench/ the same way (bench/r2-writer/).
+ */
+export async function startPassthrough(port: number, target: string, config = CONFIG): Promise<PassthroughProcess> {
   const state = mkdtempSync(path.join(tmpdir(), "bench-passthrough-"));
-  const args = [WRANGLER, "dev", "-c", CONFIG, "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false"];
+  const args = [WRANGLER, "dev", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false"];
   args.push("--persist-to", state, "--var", `TARGET:${target}`);
   const child = spawnGroup(process.execPath, args, ROOT);
   const url = `http://127.0.0.1:${port}`;

@@ -31,7 +31,8 @@ export function textSlices(body: ReadableStream<Uint8Array>, sliceBytes = TEXT_S
   return {
     async read() {
       while (!ended) {
-        const { done, value } = await reader.readInto(buffer);
+        // The whole body is wanted: a full slice per read costs fewer reads than a read per chunk that came.
+        const { done, value } = await reader.readInto(buffer, buffer.byteLength);
         if (done || !value) {
           ended = true;
           break;

@@ -8,7 +8,7 @@
  * stream answering a long tool call). Either one cancels the body and errors it with an
  * `UpstreamBreak` carrying a `timeout` failure.
  */
-import { byteReader } from "../core/byte-reads";
+import { byteReader, readableOf } from "../core/byte-reads";
 import type { UpstreamFailure } from "./failures";
 
 /** An upstream broke off its answer or broke the protocol mid-answer; carries the failure. */
@@ -64,12 +64,18 @@ export type BodyGuard = {
   readonly received: { bytes: number };
 };
 
+/** What a guarded read resolved with is a deadline's failure (a read's result has no `reason`). */
+function isFailure(result: unknown): result is UpstreamFailure {
+  return typeof result === "object" && result !== null && "reason" in result;
+}
+
 /**
  * The body, read only when its reader asks (nothing is read ahead), failing with an
  * `UpstreamBreak` when a deadline passes first. It is a byte stream: a reader that brings
- * its own buffer (the SSE reader, core/sse.ts) gets the body's bytes copied into it from
- * one buffer kept for the whole body, so reading allocates nothing per chunk
- * (core/byte-reads.ts); any other reader gets chunks of its own.
+ * its own buffer gets the body's bytes copied into it from one buffer kept for the whole
+ * body, so reading allocates nothing per chunk (core/byte-reads.ts); any other reader gets
+ * chunks of its own. `byteReader` of it (the SSE and JSON readers) reads the guarded body
+ * itself, into the reader's own buffer, with no read of this stream per chunk.
  */
 export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): ReadableStream<Uint8Array> {
   const reader = byteReader(body);
@@ -78,60 +84,49 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
     if (idleTimer !== undefined) clearTimeout(idleTimer);
     guard.deadline?.disarm();
   };
-  const breakOff = (failure: UpstreamFailure, controller: ReadableByteStreamController) => {
+  const breakOff = (failure: UpstreamFailure): never => {
     stop();
     guard.broke.failure = failure;
     reader.cancel(new UpstreamBreak(failure)).catch(() => {});
-    controller.error(new UpstreamBreak(failure));
+    throw new UpstreamBreak(failure);
   };
   const answerLate = (): UpstreamFailure => ({ reason: "timeout", upstream: guard.upstream, timeoutMs: guard.deadline!.timeoutMs, waited: "answer" });
   const answerTimer = guard.deadline?.expired.then(answerLate);
-  /** The next bytes: copied into `into` (a BYOB request's view, whose buffer stays the request's) when given. */
-  const read = async (into: Uint8Array | undefined): Promise<ReadableStreamReadResult<Uint8Array>> => {
-    if (!into) return reader.read();
-    const length = await reader.fill(into);
-    return length === 0 ? { done: true, value: undefined } : { done: false, value: into.subarray(0, length) };
+  /** `read` raced against the deadlines; `length` is the bytes it read (0 at the end). */
+  const guarded = async <T>(read: Promise<T>, length: (result: T) => number): Promise<T> => {
+    const timers: Promise<UpstreamFailure>[] = [];
+    // Raced only while armed: a disarmed deadline's promise never settles, and would
+    // keep one reaction per chunk.
+    if (answerTimer && (guard.deadline!.armed || guard.deadline!.fired)) timers.push(answerTimer);
+    if (guard.idleMs !== undefined) {
+      const idleMs = guard.idleMs;
+      timers.push(new Promise((resolve) => (idleTimer = setTimeout(() => resolve({ reason: "timeout", upstream: guard.upstream, timeoutMs: idleMs, waited: "silence" }), idleMs))));
+    }
+    let result: T | UpstreamFailure;
+    try {
+      result = await Promise.race([read, ...timers]);
+    } catch (error) {
+      // The fetch was aborted by the answer deadline: report that, not the abort.
+      if (guard.deadline?.fired) return breakOff(answerLate());
+      stop();
+      throw error;
+    } finally {
+      if (idleTimer !== undefined) clearTimeout(idleTimer);
+    }
+    if (isFailure(result)) return breakOff(result);
+    const bytes = length(result);
+    if (bytes === 0) stop();
+    guard.received.bytes += bytes;
+    return result;
   };
-  return new ReadableStream(
-    {
-      type: "bytes",
-      async pull(controller) {
-        const request = controller.byobRequest;
-        const timers: Promise<UpstreamFailure>[] = [];
-        // Raced only while armed: a disarmed deadline's promise never settles, and would
-        // keep one reaction per chunk.
-        if (answerTimer && (guard.deadline!.armed || guard.deadline!.fired)) timers.push(answerTimer);
-        if (guard.idleMs !== undefined) {
-          const idleMs = guard.idleMs;
-          timers.push(new Promise((resolve) => (idleTimer = setTimeout(() => resolve({ reason: "timeout", upstream: guard.upstream, timeoutMs: idleMs, waited: "silence" }), idleMs))));
-        }
-        let next: ReadableStreamReadResult<Uint8Array> | UpstreamFailure;
-        try {
-          next = await Promise.race([read(request?.view ? new Uint8Array(request.view.buffer, request.view.byteOffset, request.view.byteLength) : undefined), ...timers]);
-        } catch (error) {
-          // The fetch was aborted by the answer deadline: report that, not the abort.
-          if (guard.deadline?.fired) return breakOff(answerLate(), controller);
-          stop();
-          throw error;
-        } finally {
-          if (idleTimer !== undefined) clearTimeout(idleTimer);
-        }
-        if ("reason" in next) return breakOff(next, controller);
-        if (next.done) {
-          stop();
-          controller.close();
-          request?.respond(0);
-        } else {
-          guard.received.bytes += next.value.byteLength;
-          if (request) request.respond(next.value.byteLength);
-          else controller.enqueue(next.value);
-        }
-      },
-      cancel(reason) {
-        stop();
-        return reader.cancel(reason);
-      },
+  return readableOf({
+    readInto: (into, atLeast) => guarded(reader.readInto(into, atLeast), (next) => (next.done ? 0 : (next.value?.byteLength ?? 0))),
+    fill: (into) => guarded(reader.fill(into), (length) => length),
+    read: () => guarded(reader.read(), (next) => (next.done ? 0 : next.value.byteLength)),
+    cancel(reason) {
+      stop();
+      return reader.cancel(reason);
     },
-    { highWaterMark: 0 },
-  );
+    releaseLock: () => reader.releaseLock(),
+  });
 }

@@ -12,7 +12,7 @@ import { readSseEvents } from "../core/sse-bytes";
 import { notificationHead, type NotificationHead } from "../core/json-bytes";
 import { jsonValues, JsonValuesError } from "../core/json-values";
 import { readUpstreamMessage } from "../core/validate-message";
-import { byteReader, pullFrom } from "../core/byte-reads";
+import { afterHeld, byteReader, readableOf } from "../core/byte-reads";
 import { redactSecrets } from "../config/secrets";
 import { UpstreamBreak, type BodyGuard } from "./deadlines";
 
@@ -59,21 +59,8 @@ export async function readBounded(body: ReadableStream<Uint8Array>, limit: numbe
     chunks.push(value);
     length += value.length;
     if (length > limit) {
-      // A byte stream: a reader with its own buffer (offload's) gets the rest copied into it.
-      const stream = new ReadableStream(
-        {
-          type: "bytes",
-          async pull(controller) {
-            const held = chunks.shift();
-            if (held) return controller.enqueue(held);
-            return pullFrom(reader, controller);
-          },
-          cancel(reason) {
-            return reader.cancel(reason);
-          },
-        },
-        { highWaterMark: 0 },
-      );
+      // A byte stream: a reader with its own buffer (offload's) gets the rest read into it.
+      const stream = readableOf(afterHeld(chunks, reader));
       return { stream };
     }
   }
