@@ -210,7 +210,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   const { status } = response;
   const resume: ResumePoint = {};
   if (response.body && response.ok && status !== 202 && request.method === "POST" && !stream && !request.quiet && contentType.includes("json") && isSmallAnswer({ contentLength: response.headers.get("content-length"), largeMinBytes: request.large?.minBytes, timeoutMs: upstream.timeoutMs, idleMs: guard.idleMs })) {
-    return ok({ mode: "json", sessionId, messages: deadlineAware(smallAnswerMessages(response, response.body, guard, where, request.large), guard), resume, status, received: guard.received });
+    return ok({ mode: "json", sessionId, messages: smallAnswerMessages(response, response.body, guard, where, request.large), resume, status, received: guard.received });
   }
   const body = response.body ? guardBody(response.body, guard) : undefined;
   if (!body) deadline.disarm();

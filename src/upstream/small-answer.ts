@@ -22,7 +22,8 @@ import { afterHeld, byteReader, readableOf } from "../core/byte-reads";
 import type { WireMessage } from "../core/jsonrpc";
 import { guardBody, UpstreamBreak, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
-import { decodeChunks, jsonMessages, wholeBodyMessages, type LargeAnswerConsumer, type LogContext } from "./reply-body";
+import { readUpstreamMessage } from "../core/validate-message";
+import { deadlineAware, decodeChunks, jsonMessages, wholeBodyMessages, type LargeAnswerConsumer, type LogContext } from "./reply-body";
 
 /** The most of a JSON answer read straight from the fetch body (a larger one goes on as a guarded stream). */
 export const SMALL_ANSWER_BYTES = 64 * 1024;
@@ -47,20 +48,23 @@ export function isSmallAnswer({ contentLength, largeMinBytes, timeoutMs, idleMs 
   return declared <= SMALL_ANSWER_BYTES && (largeMinBytes === undefined || declared <= largeMinBytes);
 }
 
-/** The messages of a JSON answer that passed `isSmallAnswer`; a missed deadline fails as on the stream path. */
+/**
+ * The messages of a JSON answer that passed `isSmallAnswer`; a missed deadline fails as on
+ * the stream path. One message (nearly every answer) is yielded from here, without the
+ * generators a batch or newline-delimited messages go through.
+ */
 export async function* smallAnswerMessages(response: Response, body: ReadableStream<Uint8Array>, guard: BodyGuard, where: LogContext, large: LargeAnswerConsumer | undefined): AsyncGenerator<WireMessage> {
   const read = await underDeadline<ArrayBuffer | Start>(response.headers.has("content-length") ? response.arrayBuffer() : readStart(body), guard);
-  if (read instanceof ArrayBuffer || "text" in read) guard.deadline?.disarm();
-  if (read instanceof ArrayBuffer) {
-    guard.received.bytes += read.byteLength;
-    return yield* wholeBodyMessages(decodeChunks([new Uint8Array(read)], read.byteLength), where);
+  if (!(read instanceof ArrayBuffer) && "rest" in read) {
+    // Larger than it looked: the rest as the stream path reads it, under both deadlines again.
+    return yield* deadlineAware(jsonMessages(response, guardBody(read.rest, guard), guard, where, large), guard);
   }
-  if ("text" in read) {
-    guard.received.bytes += read.bytes;
-    return yield* wholeBodyMessages(read.text, where);
-  }
-  // Larger than it looked: the rest as the stream path reads it, under both deadlines again.
-  yield* jsonMessages(response, guardBody(read.rest, guard), guard, where, large);
+  guard.deadline?.disarm();
+  const text = read instanceof ArrayBuffer ? decodeChunks([new Uint8Array(read)], read.byteLength) : read.text;
+  guard.received.bytes += read instanceof ArrayBuffer ? read.byteLength : read.bytes;
+  const message = readUpstreamMessage(text);
+  if (message) yield message;
+  else yield* wholeBodyMessages(text, where);
 }
 
 type Start = { readonly text: string; readonly bytes: number } | { readonly rest: ReadableStream<Uint8Array> };
