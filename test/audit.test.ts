@@ -126,6 +126,17 @@ describe("the audit trail", () => {
     for (const object of listed.objects) expect(await (await env.PAYLOADS.get(object.key))!.text()).not.toMatch(/hunter2|k-123|t-456|b-789/);
   });
 
+  it("keeps a \"__proto__\" argument as a member of the event, redacted inside, never as its prototype", async () => {
+    const { name, vars } = upstreamVars();
+    const { session } = await initialize("/mcp", { vars });
+    const args = JSON.parse('{"__proto__":{"password":"p-321-secret","kept":1},"a":1}') as Record<string, unknown>;
+    await (await call("/mcp", session, `${name}___whoami`, args, vars)).text();
+    const [event] = await eventsOnceWritten(`upstream=${name}`, 1);
+    const recorded = event["gen_ai.tool.call.arguments"] as Record<string, unknown>;
+    expect(Object.keys(recorded)).toEqual(["__proto__", "a"]);
+    expect(Object.getOwnPropertyDescriptor(recorded, "__proto__")?.value).toEqual({ password: "[redacted]", kept: 1 });
+  });
+
   it("trims an event over the Queue's message limit (parameters cut with a marker), never drops it", async () => {
     const { name, vars } = upstreamVars();
     const { session } = await initialize("/mcp", { vars });

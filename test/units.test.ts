@@ -1,6 +1,6 @@
 /**
  * Table tests for the framework-free pieces: raw JSON spans, SSE reading and framing,
- * aggregated names, merged cursors, sealed session tokens, server-request ids.
+ * aggregated names, merged cursors, sealed session tokens, server-request ids, random ids.
  */
 import { describe, expect, it } from "vitest";
 import { encodeJson } from "../src/core/base64url";
@@ -10,6 +10,7 @@ import { elements, members, RawJsonError, rootSpan, splice, withMessageId } from
 import { decodeServerRequestId, encodeServerRequestId } from "../src/relay/server-requests";
 import { openSession, sealSession, type SessionState } from "../src/front/legacy/session-token";
 import { readSse, sseFrame } from "../src/core/sse";
+import { randomHex, randomHexId } from "../src/core/ids";
 
 describe("raw JSON spans", () => {
   it.each([
@@ -226,5 +227,25 @@ describe("SSE events too large to hold", () => {
       }
       expect(seen).toEqual([`large:${expected}`, "after"]);
     }
+  });
+});
+
+describe("random ids", () => {
+  it("are 32 lowercase hex digits, all distinct, across many refills of the random pool", () => {
+    // 16 bytes each from a 4 KiB pool: 5,000 ids refill it about 20 times.
+    const ids = Array.from({ length: 5_000 }, () => randomHexId());
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{32}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("take their length in bytes, and spread over every hex digit", () => {
+    expect(randomHex(8)).toMatch(/^[0-9a-f]{16}$/);
+    expect(randomHex(1)).toMatch(/^[0-9a-f]{2}$/);
+    const digits = new Set(Array.from({ length: 200 }, () => randomHex(4)).join(""));
+    expect(digits.size).toBe(16);
+  });
+
+  it.each([0, -1, 1.5, 65])("refuse a length of %s bytes", (bytes) => {
+    expect(() => randomHex(bytes)).toThrow(RangeError);
   });
 });

@@ -5,6 +5,8 @@
  * event, so an operator can join gateway, upstream and client logs on the trace id.
  */
 
+import { randomHex } from "./ids";
+
 /** A trace as the gateway continues it. */
 export type TraceContext = {
   /** 32 lowercase hex digits, never all zero. */
@@ -22,10 +24,10 @@ const ALL_ZERO = /^0+$/;
 /** Flags of a trace the gateway starts: sampled, so upstreams that trace record it. */
 const MINTED_FLAGS = "01";
 
-function randomHex(bytes: number): string {
-  let out = "";
-  for (const b of crypto.getRandomValues(new Uint8Array(bytes))) out += b.toString(16).padStart(2, "0");
-  return ALL_ZERO.test(out) ? randomHex(bytes) : out;
+/** A random id of `bytes` bytes as hex, never all zero (an invalid trace or span id). */
+function nonZeroHex(bytes: number): string {
+  const out = randomHex(bytes);
+  return ALL_ZERO.test(out) ? nonZeroHex(bytes) : out;
 }
 
 /**
@@ -41,9 +43,9 @@ export function continueTrace(incoming: unknown): TraceContext {
   if (match) {
     const [, version, traceId, parentSpanId, flags, rest] = match as unknown as [string, string, string, string, string, string | undefined];
     const valid = version !== "ff" && !(version === "00" && rest !== undefined) && !ALL_ZERO.test(traceId) && !ALL_ZERO.test(parentSpanId);
-    if (valid) return { traceId, spanId: randomHex(8), parentSpanId, flags };
+    if (valid) return { traceId, spanId: nonZeroHex(8), parentSpanId, flags };
   }
-  return { traceId: randomHex(16), spanId: randomHex(8), flags: MINTED_FLAGS };
+  return { traceId: nonZeroHex(16), spanId: nonZeroHex(8), flags: MINTED_FLAGS };
 }
 
 /** The traceparent the gateway sends on: its own span as the parent. */

@@ -122,7 +122,9 @@ function withoutMeta(params: JsonObject): JsonObject {
 
 /** Drops undefined fields, so the NDJSON line holds only what is known. */
 function compact<T extends object>(event: T): T {
-  return Object.fromEntries(Object.entries(event).filter(([, v]) => v !== undefined)) as T;
+  const kept: Record<string, unknown> = {};
+  for (const key in event) if (event[key] !== undefined) kept[key] = event[key];
+  return kept as T;
 }
 
 /** The name policy knows a called tool by (`<upstream>___<name>` on every route; a gateway tool keeps its own). */

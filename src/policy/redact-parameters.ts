@@ -32,8 +32,10 @@ function isSecretPair(object: Readonly<Record<string, unknown>>, isSecret: (key:
 }
 
 function member(out: Record<string, unknown>, key: string, value: unknown): void {
-  // defineProperty: a "__proto__" key stays a plain member, never the copy's prototype.
-  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  // defineProperty: a "__proto__" key stays a plain member, never the copy's prototype
+  // (only for that key: it would turn every copy into a slow dictionary-mode object).
+  if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
 }
 
 /**

@@ -14,6 +14,7 @@ import { redactSecrets } from "../config/secrets";
 import { parseChallenge } from "./oauth/discovery";
 import { AnswerDeadline, guardBody, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
+import { isSmallAnswer, smallAnswerMessages } from "./small-answer";
 import {
   deadlineAware,
   errorBodyStart,
@@ -206,6 +207,11 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
     broke: {},
     received: { bytes: 0 },
   };
+  const { status } = response;
+  const resume: ResumePoint = {};
+  if (response.body && response.ok && status !== 202 && request.method === "POST" && !stream && !request.quiet && contentType.includes("json") && isSmallAnswer({ contentLength: response.headers.get("content-length"), largeMinBytes: request.large?.minBytes, timeoutMs: upstream.timeoutMs, idleMs: guard.idleMs })) {
+    return ok({ mode: "json", sessionId, messages: smallAnswerMessages(response, response.body, guard, where, request.large), resume, status, received: guard.received });
+  }
   const body = response.body ? guardBody(response.body, guard) : undefined;
   if (!body) deadline.disarm();
   const discard = async () => {
@@ -249,9 +255,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
     const reason = STATUS_REASONS[response.status] ?? (response.status >= 500 ? "server error" : "client error");
     return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail: `${reason} (the gateway's log has the body)` });
   }
-  const resume: ResumePoint = {};
   const none = (async function* (): AsyncGenerator<WireMessage> {})();
-  const { status } = response;
   if (stream) return ok({ mode: "sse", sessionId, messages: body ? deadlineAware(sseMessages(body, where, resume, request.large, request.notifications), guard) : none, resume, status, received: guard.received });
   if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: body ? deadlineAware(jsonMessages(response, body, guard, where, request.large, request.quiet), guard) : none, resume, status, received: guard.received });
   await discard();

@@ -22,6 +22,8 @@ export const MAX_HELD_MESSAGE_BYTES = 16 * 1024 * 1024;
 export const MAX_ERROR_BODY_CHARS = 300;
 /** Bytes of an error body read for the log before the rest is cancelled. */
 export const MAX_ERROR_BODY_BYTES = 4 * 1024;
+const decoder = new TextDecoder();
+
 /** Where an SSE stream can be resumed from: its last event id and the retry delay it asked for. */
 export type ResumePoint = { lastEventId?: string; retryMs?: number };
 
@@ -64,13 +66,19 @@ export async function readBounded(body: ReadableStream<Uint8Array>, limit: numbe
       return { stream };
     }
   }
+  return { text: decodeChunks(chunks, length) };
+}
+
+/** The UTF-8 text of `chunks` (`length` bytes in all). */
+export function decodeChunks(chunks: readonly Uint8Array[], length: number): string {
+  if (chunks.length === 1) return decoder.decode(chunks[0]);
   const all = new Uint8Array(length);
   let at = 0;
   for (const chunk of chunks) {
     all.set(chunk, at);
     at += chunk.length;
   }
-  return { text: new TextDecoder().decode(all) };
+  return decoder.decode(all);
 }
 
 /** A protocol break as the error that `upstreamMessages` turns into a `bad-response` failure. */
@@ -132,6 +140,14 @@ export async function* jsonMessages(response: Response, body: ReadableStream<Uin
     }
     text = read.text;
   }
+  yield* wholeBodyMessages(text, where);
+}
+
+/**
+ * The messages of a whole JSON body's text: one message, or several (newline-delimited,
+ * or a batch's array), each with the upstream's own bytes.
+ */
+export async function* wholeBodyMessages(text: string, where: LogContext): AsyncGenerator<WireMessage> {
   const message = readUpstreamMessage(text);
   if (message) {
     yield message;
@@ -218,11 +234,5 @@ export async function errorBodyStart(body: ReadableStream<Uint8Array>): Promise<
   } finally {
     reader.cancel().catch(() => {});
   }
-  const all = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.length;
-  }
-  return new TextDecoder().decode(all);
+  return decodeChunks(chunks, length);
 }
