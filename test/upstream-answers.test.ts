@@ -62,3 +62,31 @@ describe("a JSON answer that stalls after its headers", () => {
     expect(stalled.error.message).toMatch(/upstream "up" sent nothing for 300 ms/);
   });
 });
+
+describe("a compressed JSON answer", () => {
+  it("is bounded by its decoded size, not the Content-Length of its compressed bytes", async () => {
+    // Offload excluded: the answer must be held whole, and 17 MiB decoded is past the 16 MiB bound.
+    const vars = { ...upstream("json-gzip"), OFFLOAD: JSON.stringify({ exclude: ["*"] }) };
+    const { session } = await initialize("/mcp/up", { vars });
+    const answer = await request("/mcp/up", session, "tools/call", { name: "echo", arguments: {} }, { vars });
+    expect(answer.error?.message).toMatch(/larger than 16777216 bytes/);
+  });
+
+  it("is offloaded by its decoded size", async () => {
+    const vars = upstream("json-gzip");
+    const { session } = await initialize("/mcp/up", { vars });
+    const answer = await request("/mcp/up", session, "tools/call", { name: "echo", arguments: {} }, { vars });
+    expect(answer.error).toBeUndefined();
+    expect(JSON.stringify(answer.result)).toMatch(/payloadId/);
+  });
+});
+
+describe("an offloaded JSON answer that keeps arriving", () => {
+  it("is not cut by the idle deadline while bytes come more often than it", { timeout: 30_000 }, async () => {
+    const vars = { ...upstream("json-trickle", { timeoutMs: 20_000, idleTimeoutMs: 600 }), OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }) };
+    const { session } = await initialize("/mcp/up", { vars });
+    const answer = await request("/mcp/up", session, "tools/call", { name: "echo", arguments: {} }, { vars });
+    expect(answer.error).toBeUndefined();
+    expect(JSON.stringify(answer.result)).toMatch(/payloadId/);
+  });
+});

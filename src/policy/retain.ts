@@ -47,8 +47,11 @@ function addPath(tree: Map<string, Keep>, tokens: readonly string[]): Keep {
   return tree;
 }
 
-/** Branches a rule's pointers may combine into (a named token beside `*` takes a copy of what `*` keeps). */
-export const MAX_RETAIN_BRANCHES = 10_000;
+/**
+ * Branches and copied members a rule's pointers may combine into: a named token beside a
+ * `*` takes a copy of what the `*` keeps, which nested and wide lists multiply.
+ */
+export const MAX_RETAIN_TREE_SIZE = 100_000;
 
 /**
  * Per branch, the names only a wildcard's pointers reach there (taken into a named
@@ -61,27 +64,45 @@ export function isRequired(branch: Map<string, Keep>, token: string): boolean {
   return LENIENT.get(branch)?.has(token) !== true;
 }
 
+/** Branches and copied members counted while wildcards are shared (what it costs: `countWork`). */
+type Budget = { work: number };
+
+/** Counts `amount` of work, and refuses a tree past MAX_RETAIN_TREE_SIZE before doing it. */
+function countWork(budget: Budget, amount: number): void {
+  budget.work += amount;
+  if (budget.work > MAX_RETAIN_TREE_SIZE) throw new RetainError(`the pointers combine into more than ${MAX_RETAIN_TREE_SIZE} branches and copied members (each name beside a "*" takes a copy of what the "*" keeps): use fewer names or fewer wildcards beside them`);
+}
+
 /** What `named` and `wildcard` keep together; what only `wildcard` keeps is lenient. Builds new branches, changes none. */
-function union(named: Keep, wildcard: Keep): Keep {
+function union(named: Keep, wildcard: Keep, budget: Budget): Keep {
   if (named === true || wildcard === true) return true;
+  countWork(budget, named.size + wildcard.size);
   const out = new Map(named);
   const lenient = new Set(LENIENT.get(named));
   for (const [token, sub] of wildcard) {
     const own = out.get(token);
-    out.set(token, own === undefined ? sub : union(own, sub));
+    out.set(token, own === undefined ? sub : union(own, sub, budget));
     if (own === undefined && token !== WILDCARD) lenient.add(token);
   }
   LENIENT.set(out, lenient);
   return out;
 }
 
-/** `keep` with every named token beside a `*` also keeping what the `*` keeps, at every level; new branches, counted. */
-function withWildcardsShared(keep: Keep, budget: { branches: number }): Keep {
+/**
+ * `keep` with every named token beside a `*` also keeping what the `*` keeps, at every
+ * level; new branches, counted. A branch of the pointers as written counts once; one
+ * beside a wildcard, or reached through a union (`copied`: shared by every name it was
+ * given to, so walked once per name), counts its members.
+ */
+function withWildcardsShared(keep: Keep, budget: Budget, copied = false): Keep {
   if (keep === true) return true;
-  if (++budget.branches > MAX_RETAIN_BRANCHES) throw new RetainError(`the pointers combine into more than ${MAX_RETAIN_BRANCHES} branches (each name beside a "*" takes what the "*" keeps): use fewer or shallower wildcards`);
   const wildcard = keep.get(WILDCARD);
+  countWork(budget, copied || wildcard !== undefined ? keep.size : 1);
   const out = new Map<string, Keep>();
-  for (const [token, sub] of keep) out.set(token, withWildcardsShared(token === WILDCARD || wildcard === undefined ? sub : union(sub, wildcard), budget));
+  for (const [token, sub] of keep) {
+    const merged = token === WILDCARD || wildcard === undefined ? sub : union(sub, wildcard, budget);
+    out.set(token, withWildcardsShared(merged, budget, copied || merged !== sub));
+  }
   const lenient = LENIENT.get(keep);
   if (lenient) LENIENT.set(out, lenient);
   return out;
@@ -89,12 +110,12 @@ function withWildcardsShared(keep: Keep, budget: { branches: number }): Keep {
 
 /**
  * The tree of what `pointers` keep (`true` when one of them is the whole value); throws
- * `RetainError` when they combine into more than MAX_RETAIN_BRANCHES branches.
+ * `RetainError` when they combine into more than MAX_RETAIN_TREE_SIZE branches and members.
  */
 export function buildTree(pointers: readonly string[]): Keep {
   const tree = new Map<string, Keep>();
   for (const pointer of pointers) if (addPath(tree, parsePointer(pointer)) === true) return true;
-  return withWildcardsShared(tree, { branches: 0 });
+  return withWildcardsShared(tree, { work: 0 });
 }
 
 /** Where `project` is: a chain of keys from the root, turned into a pointer only for an error message. */

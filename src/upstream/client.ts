@@ -17,6 +17,7 @@ import type { UpstreamFailure } from "./failures";
 import { isSmallAnswer, smallAnswerMessages } from "./small-answer";
 import {
   deadlineAware,
+  declaredLength,
   errorBodyStart,
   jsonMessages,
   logUpstreamText,
@@ -209,7 +210,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   };
   const { status } = response;
   const resume: ResumePoint = {};
-  if (response.body && response.ok && status !== 202 && request.method === "POST" && !stream && !request.quiet && contentType.includes("json") && isSmallAnswer({ contentLength: response.headers.get("content-length"), largeMinBytes: request.large?.minBytes, timeoutMs: upstream.timeoutMs, idleMs: guard.idleMs })) {
+  if (response.body && response.ok && status !== 202 && request.method === "POST" && !stream && !request.quiet && contentType.includes("json") && isSmallAnswer({ declared: declaredLength(response), largeMinBytes: request.large?.minBytes, timeoutMs: upstream.timeoutMs, idleMs: guard.idleMs })) {
     return ok({ mode: "json", sessionId, messages: smallAnswerMessages(response, response.body, guard, where, request.large), resume, status, received: guard.received });
   }
   const body = response.body ? guardBody(response.body, guard) : undefined;

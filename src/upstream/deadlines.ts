@@ -120,7 +120,9 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
     return result;
   };
   return readableOf({
-    readInto: (into, atLeast) => guarded(reader.readInto(into, atLeast), (next) => (next.done ? 0 : (next.value?.byteLength ?? 0))),
+    // With an idle deadline, one read per chunk: it measures silence, and a read that waits
+    // for `atLeast` bytes would time the upstream's pace instead (an answer still trickling in).
+    readInto: (into, atLeast) => guarded(reader.readInto(into, guard.idleMs === undefined ? atLeast : undefined), (next) => (next.done ? 0 : (next.value?.byteLength ?? 0))),
     fill: (into) => guarded(reader.fill(into), (length) => length),
     read: () => guarded(reader.read(), (next) => (next.done ? 0 : next.value.byteLength)),
     cancel(reason) {

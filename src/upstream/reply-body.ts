@@ -24,6 +24,19 @@ export const MAX_ERROR_BODY_CHARS = 300;
 export const MAX_ERROR_BODY_BYTES = 4 * 1024;
 const decoder = new TextDecoder();
 
+/**
+ * The body's length in bytes as its headers declare it, or NaN when they do not say: no
+ * Content-Length (a chunked body), one that is not a number, or a Content-Encoding. fetch
+ * decodes a gzip/deflate/br body but keeps its Content-Length, which then counts the
+ * encoded bytes: a small one may inflate a thousandfold.
+ */
+export function declaredLength(response: Response): number {
+  const encoding = response.headers.get("content-encoding")?.trim().toLowerCase();
+  if (encoding !== undefined && encoding !== "" && encoding !== "identity") return Number.NaN;
+  const length = response.headers.get("content-length")?.trim();
+  return length !== undefined && /^\d+$/.test(length) ? Number(length) : Number.NaN;
+}
+
 /** Where an SSE stream can be resumed from: its last event id and the retry delay it asked for. */
 export type ResumePoint = { lastEventId?: string; retryMs?: number };
 
@@ -112,7 +125,7 @@ export async function* deadlineAware(read: AsyncGenerator<WireMessage>, guard: B
  * it arrives, so its messages reach the listener while its body goes on.
  */
 export async function* jsonMessages(response: Response, body: ReadableStream<Uint8Array>, guard: BodyGuard, where: LogContext, large?: LargeAnswerConsumer, open = false): AsyncGenerator<WireMessage> {
-  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  const declared = declaredLength(response);
   if (open) {
     try {
       for await (const text of jsonValues(body, MAX_HELD_MESSAGE_BYTES)) yield* messagesOf(text, where);

@@ -12,9 +12,10 @@
  *   aborts the fetch, and the read fails with the same `timeout` failure as on the stream
  *   path. With a shorter idle deadline the caller takes the stream path, which restarts
  *   it per chunk;
- * - a body that declares a Content-Length of at most SMALL_ANSWER_BYTES is read in one
- *   `arrayBuffer()` (the runtime holds a fetch body to its declared length: the HTTP
- *   framing); one without a length is read chunk by chunk, and once it holds more than
+ * - a body that declares a Content-Length of at most SMALL_ANSWER_BYTES, and no
+ *   Content-Encoding, is read in one `arrayBuffer()` (the runtime holds a fetch body to its
+ *   declared length: the HTTP framing; a decoded body is not held to it); any other is
+ *   read chunk by chunk, and once it holds more than
  *   SMALL_ANSWER_BYTES it goes on as the stream path does (guarded, offload's or bounded),
  *   the chunks read so far first. The bound is under every bound the stream path applies
  *   (MAX_HELD_MESSAGE_BYTES, offload's `minBytes`, which the caller checks).
@@ -24,15 +25,15 @@ import type { WireMessage } from "../core/jsonrpc";
 import { guardBody, UpstreamBreak, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
 import { readUpstreamMessage } from "../core/validate-message";
-import { deadlineAware, decodeChunks, jsonMessages, wholeBodyMessages, type LargeAnswerConsumer, type LogContext } from "./reply-body";
+import { deadlineAware, declaredLength, decodeChunks, jsonMessages, wholeBodyMessages, type LargeAnswerConsumer, type LogContext } from "./reply-body";
 
 /** The most of a JSON answer read straight from the fetch body (a larger one goes on as a guarded stream). */
 export const SMALL_ANSWER_BYTES = 64 * 1024;
 
 /** What decides whether an answer takes the small-answer path. */
 export type SmallAnswerCheck = {
-  /** The answer's Content-Length header (null when it has none: a chunked body). */
-  readonly contentLength: string | null;
+  /** The answer's length as its headers declare it (`declaredLength`: NaN for a chunked or encoded body). */
+  readonly declared: number;
   /** Answers at least this large go to the large-answer consumer (offload), which reads them as a stream. */
   readonly largeMinBytes: number | undefined;
   /** The answer deadline's length. */
@@ -42,10 +43,9 @@ export type SmallAnswerCheck = {
 };
 
 /** True when the answer may take the small-answer path (see the header): the caller has checked it is a JSON answer to a POST. */
-export function isSmallAnswer({ contentLength, largeMinBytes, timeoutMs, idleMs }: SmallAnswerCheck): boolean {
+export function isSmallAnswer({ declared, largeMinBytes, timeoutMs, idleMs }: SmallAnswerCheck): boolean {
   if (idleMs !== undefined && idleMs < timeoutMs) return false;
-  if (contentLength === null) return largeMinBytes === undefined || SMALL_ANSWER_BYTES < largeMinBytes;
-  const declared = Number(contentLength);
+  if (Number.isNaN(declared)) return largeMinBytes === undefined || SMALL_ANSWER_BYTES < largeMinBytes;
   return declared <= SMALL_ANSWER_BYTES && (largeMinBytes === undefined || declared <= largeMinBytes);
 }
 
@@ -55,7 +55,8 @@ export function isSmallAnswer({ contentLength, largeMinBytes, timeoutMs, idleMs 
  * generators a batch or newline-delimited messages go through.
  */
 export async function* smallAnswerMessages(response: Response, body: ReadableStream<Uint8Array>, guard: BodyGuard, where: LogContext, large: LargeAnswerConsumer | undefined): AsyncGenerator<WireMessage> {
-  const read = await underDeadline<ArrayBuffer | Start>(response.headers.has("content-length") ? response.arrayBuffer() : readStart(body), guard);
+  // Only a declared length bounds what arrayBuffer() holds (a chunked or encoded body is counted as it is read).
+  const read = await underDeadline<ArrayBuffer | Start>(Number.isNaN(declaredLength(response)) ? readStart(body) : response.arrayBuffer(), guard);
   if (!(read instanceof ArrayBuffer) && "rest" in read) {
     // Larger than it looked: the rest as the stream path reads it, under both deadlines again.
     return yield* deadlineAware(jsonMessages(response, guardBody(read.rest, guard), guard, where, large), guard);
@@ -78,6 +79,7 @@ async function readStart(body: ReadableStream<Uint8Array>): Promise<Start> {
   for (;;) {
     const { done, value } = await reader.read();
     if (done) return { text: decodeChunks(chunks, length), bytes: length };
+    if (value.byteLength === 0) continue; // held and handed on, an empty chunk would read as the end
     chunks.push(value);
     length += value.byteLength;
     if (length > SMALL_ANSWER_BYTES) {
