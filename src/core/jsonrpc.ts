@@ -61,3 +61,13 @@ export function errorText(id: JsonRpcId | null, code: number, message: string, d
   const error = data === undefined ? { code, message } : { code, message, data };
   return JSON.stringify({ jsonrpc: "2.0", id, error });
 }
+
+/**
+ * Sets a member of a JSON object being built as `JSON.parse` owns it: a "__proto__" key
+ * stays a plain member, never the object's prototype (defineProperty only for that key:
+ * on every key it would make each copy a slow dictionary-mode object).
+ */
+export function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}

@@ -9,6 +9,7 @@
  *
  * One pass over the value, at most `MAX_REDACTION_DEPTH` deep.
  */
+import { setOwn } from "../core/jsonrpc";
 
 /** What stands in for a redacted value. */
 export const REDACTED_VALUE = "[redacted]";
@@ -29,13 +30,6 @@ function isSecretPair(object: Readonly<Record<string, unknown>>, isSecret: (key:
     else if (PAIR_VALUE_KEYS.has(k)) valued = true;
   }
   return named && valued;
-}
-
-function member(out: Record<string, unknown>, key: string, value: unknown): void {
-  // defineProperty: a "__proto__" key stays a plain member, never the copy's prototype
-  // (only for that key: it would turn every copy into a slow dictionary-mode object).
-  if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-  else out[key] = value;
 }
 
 /**
@@ -60,7 +54,7 @@ export function redactParameters(value: unknown, isSecret: (key: string) => bool
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(object)) {
     const secret = isSecret(key) || (pair && PAIR_VALUE_KEYS.has(key.toLowerCase()));
-    member(out, key, secret ? REDACTED_VALUE : redactParameters(field, isSecret, depth + 1));
+    setOwn(out, key, secret ? REDACTED_VALUE : redactParameters(field, isSecret, depth + 1));
   }
   return out;
 }

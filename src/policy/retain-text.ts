@@ -21,7 +21,8 @@
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, QUOTE } from "../core/json-chars";
 import { RawJsonError, skipString, skipValue, skipWhitespace } from "../core/raw-json";
 import { child } from "../core/json-pointer";
-import { setOwn, WILDCARD } from "./retain";
+import { WILDCARD } from "./retain";
+import { setOwn } from "../core/jsonrpc";
 import { MAX_INDEXED_NAME_LENGTH, NONE, SEVERAL, type Branch, type Node, type Probe } from "./retain-tree";
 
 /** Thrown inside the walk where retain.ts would decide otherwise; caught at the top. */

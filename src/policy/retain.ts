@@ -18,6 +18,7 @@
  *   the shape the rule was written for, and the call fails closed.
  */
 import { child, escapeToken, parsePointer } from "../core/json-pointer";
+import { setOwn } from "../core/jsonrpc";
 
 /** The reference token that stands for every element or member. */
 export const WILDCARD = "*";
@@ -129,12 +130,6 @@ function here(place: Place): string {
 
 /** What `project` gives for an element or member that lacks the rest of a wildcard's pointer. */
 const SKIPPED: unique symbol = Symbol("skipped");
-
-/** A JSON object's own member, as `JSON.parse` owns it (a "__proto__" member is data, not the prototype). */
-export function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-  else out[key] = value;
-}
 
 function project(value: unknown, keep: Keep, place: Place, strict: boolean): unknown {
   if (keep === true) return value;

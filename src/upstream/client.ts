@@ -210,8 +210,11 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   };
   const { status } = response;
   const resume: ResumePoint = {};
-  if (response.body && response.ok && status !== 202 && request.method === "POST" && !stream && !request.quiet && contentType.includes("json") && isSmallAnswer({ declared: declaredLength(response), largeMinBytes: request.large?.minBytes, timeoutMs: upstream.timeoutMs, idleMs: guard.idleMs })) {
-    return ok({ mode: "json", sessionId, messages: smallAnswerMessages(response, response.body, guard, where, request.large), resume, status, received: guard.received });
+  if (response.body && response.ok && status !== 202 && request.method === "POST" && !stream && !request.quiet && contentType.includes("json")) {
+    const declared = declaredLength(response);
+    if (isSmallAnswer({ declared, largeMinBytes: request.large?.minBytes, timeoutMs: upstream.timeoutMs, idleMs: guard.idleMs })) {
+      return ok({ mode: "json", sessionId, messages: smallAnswerMessages(response, response.body, declared, guard, where, request.large), resume, status, received: guard.received });
+    }
   }
   const body = response.body ? guardBody(response.body, guard) : undefined;
   if (!body) deadline.disarm();

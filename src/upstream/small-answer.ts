@@ -25,7 +25,7 @@ import type { WireMessage } from "../core/jsonrpc";
 import { guardBody, UpstreamBreak, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
 import { readUpstreamMessage } from "../core/validate-message";
-import { deadlineAware, declaredLength, decodeChunks, jsonMessages, wholeBodyMessages, type LargeAnswerConsumer, type LogContext } from "./reply-body";
+import { deadlineAware, decodeChunks, jsonMessages, wholeBodyMessages, type LargeAnswerConsumer, type LogContext } from "./reply-body";
 
 /** The most of a JSON answer read straight from the fetch body (a larger one goes on as a guarded stream). */
 export const SMALL_ANSWER_BYTES = 64 * 1024;
@@ -50,13 +50,14 @@ export function isSmallAnswer({ declared, largeMinBytes, timeoutMs, idleMs }: Sm
 }
 
 /**
- * The messages of a JSON answer that passed `isSmallAnswer`; a missed deadline fails as on
+ * The messages of a JSON answer that passed `isSmallAnswer` (`declared`: the length it was
+ * checked with); a missed deadline fails as on
  * the stream path. One message (nearly every answer) is yielded from here, without the
  * generators a batch or newline-delimited messages go through.
  */
-export async function* smallAnswerMessages(response: Response, body: ReadableStream<Uint8Array>, guard: BodyGuard, where: LogContext, large: LargeAnswerConsumer | undefined): AsyncGenerator<WireMessage> {
-  // Only a declared length bounds what arrayBuffer() holds (a chunked or encoded body is counted as it is read).
-  const read = await underDeadline<ArrayBuffer | Start>(Number.isNaN(declaredLength(response)) ? readStart(body) : response.arrayBuffer(), guard);
+export async function* smallAnswerMessages(response: Response, body: ReadableStream<Uint8Array>, declared: number, guard: BodyGuard, where: LogContext, large: LargeAnswerConsumer | undefined): AsyncGenerator<WireMessage> {
+  // Only a declared length (`declaredLength`) bounds what arrayBuffer() holds (a chunked or encoded body is counted as it is read).
+  const read = await underDeadline<ArrayBuffer | Start>(Number.isNaN(declared) ? readStart(body) : response.arrayBuffer(), guard);
   if (!(read instanceof ArrayBuffer) && "rest" in read) {
     // Larger than it looked: the rest as the stream path reads it, under both deadlines again.
     return yield* deadlineAware(jsonMessages(response, guardBody(read.rest, guard), guard, where, large), guard);
