@@ -26,6 +26,7 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { snapshotTree } from './lib/snapshot.ts';
+import { inspect } from './lib/inspector.ts';
 import { openTarget } from './lib/target.ts';
 import { startUpstream } from './lib/upstream-process.ts';
 
@@ -55,37 +56,6 @@ const hardLimit = setTimeout(() => {
   process.exit(1);
 }, HARD_LIMIT_MS);
 hardLimit.unref();
-
-/** One CDP session over a WebSocket: `send(method, params)` resolves with the result. */
-async function inspect(port) {
-  const targets = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
-  const target = targets.find((t) => t.webSocketDebuggerUrl) ?? targets[0];
-  // wrangler's inspector proxy takes connections from DevTools' origins and localhost only.
-  const ws = new WebSocket(target.webSocketDebuggerUrl, { headers: { origin: 'http://localhost' } });
-  await new Promise((resolve, reject) => {
-    ws.addEventListener('open', resolve, { once: true });
-    ws.addEventListener('error', (event) => reject(new Error(`inspector: ${event.message ?? event.error ?? 'connection failed'}`)), { once: true });
-  });
-  let next = 1;
-  const pending = new Map();
-  ws.addEventListener('message', (event) => {
-    const message = JSON.parse(String(event.data));
-    const waiter = pending.get(message.id);
-    if (!waiter) return;
-    pending.delete(message.id);
-    if (message.error) waiter.reject(new Error(`${message.error.message}`));
-    else waiter.resolve(message.result);
-  });
-  return {
-    send: (method, params = {}) =>
-      new Promise((resolve, reject) => {
-        const id = next++;
-        pending.set(id, { resolve, reject });
-        ws.send(JSON.stringify({ id, method, params }));
-      }),
-    close: () => ws.close(),
-  };
-}
 
 /**
  * Self time per function (us), from a V8 CPU profile's samples and time deltas. Each sample

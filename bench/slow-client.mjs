@@ -8,20 +8,28 @@
  * dev, via scripts/lib/gateway-process.mjs, in a copy of the working tree, lib/snapshot.ts).
  * The same stream then goes through the bare pass-through Worker (bench/passthrough/,
  * also wrangler dev, lib/passthrough-process.ts): what any Worker relaying it costs
- * workerd, the floor to tell the gateway's own growth from the runtime's.
+ * workerd, the floor to tell the gateway's own growth from the runtime's; and through a
+ * Worker that copies it chunk by chunk in JavaScript and does nothing else
+ * (bench/js-relay/): the floor for any Worker that sees the bytes it relays, as the
+ * gateway must.
  *
  * Measured, for each relay: the resident memory (VmRSS) of its workerd processes before
  * the call, at its peak while the client pauses and while it reads the rest, and after;
  * and how much of the answer the upstream managed to write while the client paused.
  * Targets: under 64 MiB of growth while the client pauses (issue 18: under 32 MB at any
  * pace). Exits 1 when the gateway misses the 64 MiB target or an answer arrives broken.
+ * Beside workerd's RSS, the isolate's own memory as V8 counts it against the Worker's
+ * 128 MB (JavaScript heap, the runtime's objects on V8's heap, ArrayBuffer backing stores:
+ * lib/inspector.ts, over wrangler dev's inspector): RSS also holds the runtime's socket and
+ * stream buffers and what its allocator has not given back, which no Worker's code sees.
  *
  *   npm run bench:slow-client
  *   npm run bench:slow-client -- --mb 150 --pause-ms 15000 --gateway-dir ../other-checkout
  *
  * Options (flag, or env var): --mb 150 (BENCH_SLOW_MB), --pause-ms 15000
  * (BENCH_SLOW_PAUSE_MS), --gateway-dir . (BENCH_GATEWAY_DIR), --passthrough on
- * (BENCH_SLOW_PASSTHROUGH; off measures the gateway alone), --out bench/results (BENCH_OUT). Results are printed and written to <out>/slow-client-<timestamp>.json.
+ * (BENCH_SLOW_PASSTHROUGH; off measures the gateway alone), --js-relay on
+ * (BENCH_SLOW_JS_RELAY), --out bench/results (BENCH_OUT). Results are printed and written to <out>/slow-client-<timestamp>.json.
  * Linux only (/proc). Hard limit: 8 minutes.
  */
 import { randomBytes } from 'node:crypto';
@@ -32,6 +40,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { startPassthrough } from './lib/passthrough-process.ts';
 import { startFloodUpstream } from '../test/fixtures/flood-upstream.ts';
+import { inspect, isolateBytes, sampleIsolate } from './lib/inspector.ts';
 import { gatewayMemory, sampleMemory } from './lib/memory.ts';
 import { integerOption, readOptions } from './lib/options.ts';
 import { section, table, saveResult } from './lib/report.ts';
@@ -50,14 +59,15 @@ const OPTIONS = {
   'pause-ms': ['BENCH_SLOW_PAUSE_MS', '15000'],
   'gateway-dir': ['BENCH_GATEWAY_DIR', ROOT],
   passthrough: ['BENCH_SLOW_PASSTHROUGH', 'on'],
+  'js-relay': ['BENCH_SLOW_JS_RELAY', 'on'],
   out: ['BENCH_OUT', path.join(ROOT, 'bench', 'results')],
 };
 
 function parseOptions(argv) {
   try {
     const raw = readOptions(OPTIONS, argv);
-    if (raw.passthrough !== 'on' && raw.passthrough !== 'off') throw new Error(`--passthrough must be on or off, got "${raw.passthrough}"`);
-    return { mb: integerOption(raw, 'mb', 1), pauseMs: integerOption(raw, 'pause-ms', 1), gatewayDir: path.resolve(raw['gateway-dir']), passthrough: raw.passthrough === 'on', out: path.resolve(raw.out) };
+    for (const name of ['passthrough', 'js-relay']) if (raw[name] !== 'on' && raw[name] !== 'off') throw new Error(`--${name} must be on or off, got "${raw[name]}"`);
+    return { mb: integerOption(raw, 'mb', 1), pauseMs: integerOption(raw, 'pause-ms', 1), gatewayDir: path.resolve(raw['gateway-dir']), passthrough: raw.passthrough === 'on', jsRelay: raw['js-relay'] === 'on', out: path.resolve(raw.out) };
   } catch (error) {
     return usage(error.message);
   }
@@ -65,7 +75,7 @@ function parseOptions(argv) {
 
 function usage(problem) {
   console.error(`[bench] ${problem}`);
-  console.error('usage: npm run bench:slow-client -- [--mb 150] [--pause-ms 15000] [--gateway-dir DIR] [--passthrough on|off] [--out DIR]');
+  console.error('usage: npm run bench:slow-client -- [--mb 150] [--pause-ms 15000] [--gateway-dir DIR] [--passthrough on|off] [--js-relay on|off] [--out DIR]');
   process.exit(2);
 }
 
@@ -103,29 +113,37 @@ async function readAll(reader, first = new Uint8Array()) {
  * that has streamed), then the measured one, whose stats the upstream keeps under `key`.
  * `warmUrl` and `url` are the relay's URLs of the two; `pid` the root of its process tree.
  */
-async function measureFlood({ upstream, warmUrl, url, pid, key, options }) {
+async function measureFlood({ upstream, warmUrl, url, pid, inspectorPort, key, options }) {
   const warm = await rpc(warmUrl, await openSession(warmUrl), { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flood', arguments: {} } });
   await readAll(warm.body.getReader());
 
   const session = await openSession(url);
+  const inspector = await inspect(inspectorPort);
+  const isolateBefore = await isolateBytes(inspector);
   const before = gatewayMemory(pid);
   const started = Date.now();
   const response = await rpc(url, session, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flood', arguments: {} } });
   const reader = response.body.getReader();
   const first = await reader.read();
   const pausePeak = sampleMemory(pid, SAMPLE_INTERVAL_MS);
+  const isolatePausePeak = sampleIsolate(inspector, SAMPLE_INTERVAL_MS);
   await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
   const duringPause = pausePeak();
+  const isolateDuringPause = await isolatePausePeak();
   const statsUrl = new URL('/stats', upstream.url);
   statsUrl.searchParams.set('key', key);
   statsUrl.searchParams.set('quietMs', '0');
   const paused = await (await fetch(statsUrl)).json();
   const readPeak = sampleMemory(pid, SAMPLE_INTERVAL_MS);
+  const isolateReadPeak = sampleIsolate(inspector, SAMPLE_INTERVAL_MS);
   const read = await readAll(reader, first.value);
   const duringRead = readPeak();
+  const isolateDuringRead = await isolateReadPeak();
   const seconds = (Date.now() - started) / 1000;
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const after = gatewayMemory(pid);
+  const isolateAfter = await isolateBytes(inspector);
+  inspector.close();
   return {
     upstreamWrittenWhilePausedMB: paused.written / MB,
     upstreamTotalMB: paused.total / MB,
@@ -136,6 +154,8 @@ async function measureFlood({ upstream, warmUrl, url, pid, key, options }) {
     workerdRssMB: { before: before.workerd / MB, peakWhilePaused: duringPause.workerd / MB, peakWhileReading: duringRead.workerd / MB, after: after.workerd / MB },
     treeRssMB: { before: before.tree / MB, peakWhilePaused: duringPause.tree / MB, peakWhileReading: duringRead.tree / MB, after: after.tree / MB },
     growthMB: { pause: (duringPause.workerd - before.workerd) / MB, read: (duringRead.workerd - before.workerd) / MB },
+    isolateMB: { before: isolateBefore / MB, peakWhilePaused: isolateDuringPause / MB, peakWhileReading: isolateDuringRead / MB, after: isolateAfter / MB },
+    isolateGrowthMB: { pause: (isolateDuringPause - isolateBefore) / MB, read: (isolateDuringRead - isolateBefore) / MB },
   };
 }
 
@@ -167,19 +187,26 @@ async function main() {
     let gatewayRun;
     try {
       gatewayStops.push(async () => rmSync(state, { recursive: true, force: true }), async () => snapshot.remove());
-      const gateway = await startGateway({ port: await freePort(), vars: { UPSTREAMS: upstreams, SESSION_SECRET: randomBytes(32).toString('hex') }, persistTo: state, cwd: snapshot.dir });
+      const inspectorPort = await freePort();
+      const gateway = await startGateway({ port: await freePort(), vars: { UPSTREAMS: upstreams, SESSION_SECRET: randomBytes(32).toString('hex') }, persistTo: state, cwd: snapshot.dir, extraArgs: ['--inspector-port', String(inspectorPort)] });
       gatewayStops.push(gateway.stop);
-      gatewayRun = await measureFlood({ upstream, warmUrl: `${gateway.url}/mcp/warm`, url: `${gateway.url}/mcp/flood`, pid: gateway.pid, key, options });
+      gatewayRun = await measureFlood({ upstream, warmUrl: `${gateway.url}/mcp/warm`, url: `${gateway.url}/mcp/flood`, pid: gateway.pid, inspectorPort, key, options });
     } finally {
       for (const stop of gatewayStops.reverse()) await stop().catch(() => {});
     }
-    let passthroughRun;
-    if (options.passthrough) {
-      const passKey = `slow-pass-${stamp}`;
-      const passthrough = await startPassthrough(await freePort(), upstream.url);
-      stops.push(passthrough.stop);
-      passthroughRun = await measureFlood({ upstream, warmUrl: `${passthrough.url}/?key=warm-${passKey}&mb=2`, url: `${passthrough.url}/?key=${passKey}&mb=${options.mb}`, pid: passthrough.pid, key: passKey, options });
-    }
+    // A floor: the bench's Worker of `config` forwarding the same flood, measured the same way.
+    const floor = async (config, name) => {
+      const floorKey = `slow-${name}-${stamp}`;
+      const inspectorPort = await freePort();
+      const relay = await startPassthrough(await freePort(), upstream.url, config, ['--inspector-port', String(inspectorPort)]);
+      try {
+        return await measureFlood({ upstream, warmUrl: `${relay.url}/?key=warm-${floorKey}&mb=2`, url: `${relay.url}/?key=${floorKey}&mb=${options.mb}`, pid: relay.pid, inspectorPort, key: floorKey, options });
+      } finally {
+        await relay.stop();
+      }
+    };
+    const passthroughRun = options.passthrough ? await floor(undefined, 'pass') : undefined;
+    const jsRelayRun = options.jsRelay ? await floor(path.join('bench', 'js-relay', 'wrangler.toml'), 'js-relay') : undefined;
 
     const result = {
       options: { mb: options.mb, pauseMs: options.pauseMs },
@@ -187,11 +214,12 @@ async function main() {
       loadAverage: os.loadavg(),
       ...gatewayRun,
       passthrough: passthroughRun ?? null,
+      jsRelay: jsRelayRun ?? null,
       gatewayMinusPassthroughGrowthMB: passthroughRun ? { pause: gatewayRun.growthMB.pause - passthroughRun.growthMB.pause, read: gatewayRun.growthMB.read - passthroughRun.growthMB.read } : null,
       targetGrowthMB: TARGET_GROWTH_MB,
       issueTargetGrowthMB: ISSUE_TARGET_GROWTH_MB,
     };
-    const runs = [['gateway', gatewayRun], ...(passthroughRun ? [['pass-through', passthroughRun]] : [])];
+    const runs = [['gateway', gatewayRun], ...(passthroughRun ? [['pass-through', passthroughRun]] : []), ...(jsRelayRun ? [['JS relay', jsRelayRun]] : [])];
     console.log(
       section(
         `Slow client: ${options.mb} MiB answer, client paused ${options.pauseMs / 1000} s after its first chunk (load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`,
@@ -199,7 +227,13 @@ async function main() {
           ['workerd RSS, MiB', 'before', 'peak paused', 'peak reading', 'after', 'growth paused', 'growth reading'],
           runs.map(([name, r]) => [name, r.workerdRssMB.before, r.workerdRssMB.peakWhilePaused, r.workerdRssMB.peakWhileReading, r.workerdRssMB.after, r.growthMB.pause, r.growthMB.read]),
           1,
-        ),
+        ) +
+          '\n' +
+          table(
+            ['isolate (V8 heap + buffers), MiB', 'before', 'peak paused', 'peak reading', 'after', 'growth paused', 'growth reading'],
+            runs.map(([name, r]) => [name, r.isolateMB.before, r.isolateMB.peakWhilePaused, r.isolateMB.peakWhileReading, r.isolateMB.after, r.isolateGrowthMB.pause, r.isolateGrowthMB.read]),
+            1,
+          ),
       ),
     );
     for (const [name, r] of runs) {
@@ -214,10 +248,16 @@ async function main() {
     const verdict = (mb, target) => (mb < target ? 'within' : 'OVER');
     console.log(`gateway growth while the client paused: ${growth.pause.toFixed(1)} MiB (${verdict(growth.pause, TARGET_GROWTH_MB)} the ${TARGET_GROWTH_MB} MiB target, ${verdict(growth.pause, ISSUE_TARGET_GROWTH_MB)} 32 MB)`);
     console.log(`gateway peak growth while it then read at full speed: ${growth.read.toFixed(1)} MiB (${verdict(growth.read, ISSUE_TARGET_GROWTH_MB)} 32 MB)`);
+    const isolate = gatewayRun.isolateGrowthMB;
+    console.log(`the gateway's isolate (what the 128 MB limit counts) grew ${isolate.pause.toFixed(1)} MiB while the client paused, ${isolate.read.toFixed(1)} MiB reading (${verdict(Math.max(isolate.pause, isolate.read), ISSUE_TARGET_GROWTH_MB)} 32 MB)`);
     const beyond = result.gatewayMinusPassthroughGrowthMB;
     if (beyond) console.log(`the gateway's growth beyond the pass-through's: ${beyond.pause.toFixed(1)} MiB paused, ${beyond.read.toFixed(1)} MiB reading`);
+    if (jsRelayRun) {
+      const floorOf = (run) => `RSS ${run.growthMB.pause.toFixed(1)} / ${run.growthMB.read.toFixed(1)} MiB, isolate ${run.isolateGrowthMB.pause.toFixed(1)} / ${run.isolateGrowthMB.read.toFixed(1)} MiB`;
+      console.log(`a Worker that only copies the stream in JavaScript (bench/js-relay/) grew ${floorOf(jsRelayRun)} (paused / reading); the gateway ${floorOf(gatewayRun)}`);
+    }
     saveResult(options.out, 'slow-client', result);
-    if (!gatewayRun.intact || (passthroughRun && !passthroughRun.intact) || growth.pause >= TARGET_GROWTH_MB) process.exitCode = 1;
+    if (!gatewayRun.intact || (passthroughRun && !passthroughRun.intact) || (jsRelayRun && !jsRelayRun.intact) || growth.pause >= TARGET_GROWTH_MB) process.exitCode = 1;
   } finally {
     clearTimeout(limit);
     await stopAll();
