@@ -17,7 +17,6 @@ import { isObject } from "../core/jsonrpc";
 import { splitName } from "../core/names";
 import type { Catalog, CatalogTool } from "./visible-catalog";
 import { firstSentence } from "./compact";
-import { answersMany, asksForMany } from "./quantity";
 import { identifiedTermsOf, referencedTermsOf, takesReference } from "./references";
 import { actionOfName, actionOfTask, joinPhrases, splitTaskWords, splitWords, bridgedWordsOf, taskQueryOf, termOf, type Action, type TaskQuery } from "./vocabulary";
 
@@ -45,8 +44,6 @@ const ACTION_MATCH_BOOST = 1.3;
 const ACTION_MISMATCH_FACTOR = 0.8;
 /** A tool taking by number or id a thing the task names by number ("issue 61") ranks this many times higher. */
 const REFERENCE_BOOST = 1.5;
-/** A tool answering many things ranks this many times higher for a task asking for many ("all", "every"): quantity.ts. */
-const MANY_BOOST = 1.3;
 /**
  * BM25+ as MiniSearch's defaults, but with more weight on a field's length (b 0.9, not
  * 0.7): descriptions run from a line to pages, and a long one matches many words by chance.
@@ -99,8 +96,6 @@ type ToolIndex = {
   readonly nameWords: readonly (readonly NameWord[])[];
   /** Per tool: the action its name (else its description) starts with. */
   readonly actions: readonly (Action | undefined)[];
-  /** Per tool: whether its name says it answers many things (quantity.ts). */
-  readonly many: readonly boolean[];
   /** Per tool: the terms of what its parameters identify (references.ts). */
   readonly identified: readonly ReadonlySet<string>[];
   /** Per term: how many tools hold it, in any field (a long task keeps its rarest terms: taskQueryOf). */
@@ -168,7 +163,6 @@ function buildIndex(catalog: Catalog): ToolIndex {
     // A name without a verb (`maps_geocode`) takes its description's first word ("Convert an address…").
     actions: nameWords.map((words, id) => actionOfName(words) ?? actionOfName(splitWords(text(catalog.tools[id]!.definition["description"]).slice(0, 40)))),
     toolsHolding,
-    many: nameWords.map(answersMany),
     identified: catalog.tools.map((tool) => identifiedTermsOf(tool.definition)),
     upstreams: new Set(catalog.tools.map((tool) => tool.upstream.toLowerCase())),
   };
@@ -250,7 +244,6 @@ export function rankCatalog(catalog: Catalog, { query, upstream }: Omit<SearchRe
   const bridged = bridgedWordsOf(words);
   const action = actionOfTask(words);
   const referenced = referencedTermsOf(query.slice(0, MAX_QUERY_CHARS));
-  const many = asksForMany(words);
   const scored = hits.map((hit) => {
     const id = hit.id as number;
     const covered = nameCoverage(index.nameWords[id]!, hit.match, said, bridged);
@@ -258,8 +251,7 @@ export function rankCatalog(catalog: Catalog, { query, upstream }: Omit<SearchRe
     const toolAction = index.actions[id];
     const acting = action === undefined || toolAction === undefined ? 1 : action === toolAction ? ACTION_MATCH_BOOST : ACTION_MISMATCH_FACTOR;
     const referring = takesReference(index.identified[id]!, referenced) ? REFERENCE_BOOST : 1;
-    const counting = many && index.many[id] ? MANY_BOOST : 1;
-    return { id, score: wordScore(hit, task) * (1 + NAME_COVERAGE_WEIGHT * covered) * upstreamNamed * acting * referring * counting };
+    return { id, score: wordScore(hit, task) * (1 + NAME_COVERAGE_WEIGHT * covered) * upstreamNamed * acting * referring };
   });
   return scored.sort((a, b) => b.score - a.score);
 }

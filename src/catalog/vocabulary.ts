@@ -168,12 +168,9 @@ export function splitTaskWords(task: string): string[] {
   return task.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word !== "");
 }
 
-/** Shortest word that is a term: a single letter is what is left of a possessive or a contraction ("what's", "don't"). */
-const MIN_TERM_CHARS = 2;
-
-/** The index term of one word: undefined for a common word, a single letter or a bare number. */
+/** The index term of one word: undefined for a common word or a bare number. */
 export function termOf(word: string): string | undefined {
-  if (word.length < MIN_TERM_CHARS || STOP_WORDS.has(word) || /^\d+$/.test(word)) return undefined;
+  if (STOP_WORDS.has(word) || /^\d+$/.test(word)) return undefined;
   return stemmer(word);
 }
 
