@@ -23,7 +23,8 @@
  *     workerd (HTTP round trip on loopback, which includes the tools/list fan-out to the
  *     fixture upstream that every search does), tools/list alone on the same route for
  *     comparison, and the index query alone in Node (the same code, bundled by esbuild),
- *     because workerd's clock does not advance during computation.
+ *     because workerd's clock does not advance during computation; the first search (its
+ *     index built) is timed after the route's first tools/list (its upstream's first contact).
  *
  *   npm run bench:catalog
  *   npm run bench:catalog -- --searches 100
@@ -202,6 +203,8 @@ async function latencyInGateway(catalog, tasks) {
       const route = `${gateway.url}/mcp/size${size}`;
       const searcher = await session(`${route}?catalog=search`);
       const lister = await session(route);
+      // A tools/list first takes the route's first contact with its upstream, so the first search times the index.
+      const firstList = await timed(() => listAll(lister));
       const first = await timed(() => search(searcher, tasks[0][0], 5));
       const searches = [];
       const lists = [];
@@ -209,7 +212,7 @@ async function latencyInGateway(catalog, tasks) {
         searches.push(await timed(() => search(searcher, tasks[(i + 1) % tasks.length][0], 5)));
         lists.push(await timed(() => listAll(lister)));
       }
-      out[size] = { firstSearchMs: first, searchP50Ms: percentile(searches, 50), searchP90Ms: percentile(searches, 90), listP50Ms: percentile(lists, 50) };
+      out[size] = { firstListMs: firstList, firstSearchMs: first, searchP50Ms: percentile(searches, 50), searchP90Ms: percentile(searches, 90), listP50Ms: percentile(lists, 50) };
     }
     return out;
   } finally {
@@ -282,7 +285,7 @@ async function main() {
   for (const size of skip ? [] : LATENCY_SIZES) {
     const g = inGateway[size];
     const i = index[size];
-    console.log(`${String(size).padStart(5)} tools: through the gateway p50 ${fixed(g.searchP50Ms, 1)} ms (p90 ${fixed(g.searchP90Ms, 1)}, first ${fixed(g.firstSearchMs, 1)}; tools/list alone p50 ${fixed(g.listP50Ms, 1)} ms); index query alone p50 ${fixed(i.queryP50Ms)} ms (p90 ${fixed(i.queryP90Ms)}, build ${fixed(i.buildMs, 1)} ms)`);
+    console.log(`${String(size).padStart(5)} tools: through the gateway p50 ${fixed(g.searchP50Ms, 1)} ms (p90 ${fixed(g.searchP90Ms, 1)}, first ${fixed(g.firstSearchMs, 1)}, after the route's first tools/list, ${fixed(g.firstListMs, 1)}; tools/list alone p50 ${fixed(g.listP50Ms, 1)} ms); index query alone p50 ${fixed(i.queryP50Ms)} ms (p90 ${fixed(i.queryP90Ms)}, build ${fixed(i.buildMs, 1)} ms)`);
   }
   const result = { startedAt: new Date().toISOString(), servers: counts, tools: total, tokens, scores, latency: { inGateway, index }, searches: SEARCHES };
   mkdirSync(options.out, { recursive: true });
