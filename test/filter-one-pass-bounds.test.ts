@@ -1,0 +1,64 @@
+/**
+ * The one-pass filter (policy/filter-answer.ts) under answers an upstream shapes against
+ * it: its work must stay linear in the answer's length (an answer of up to 16 MiB is
+ * filtered in memory), and what it answers must stay the parsed path's. Work is counted,
+ * not timed: the characters its searches cover and the guesses that fail.
+ */
+import { describe, expect, it } from "vitest";
+import { checkFilterSet, type ToolFilter } from "../src/policy/filter-set";
+import { newPath, parsedPath } from "./helpers/filter-paths";
+
+function filterOf(rule: unknown): ToolFilter {
+  const checked = checkFilterSet("s", { tools: { t: rule } });
+  if (!checked.ok) throw new Error(JSON.stringify(checked.problems));
+  return checked.value.tools["t"]!;
+}
+
+/** Work done by `run`: characters covered by searches for `]`, and `JSON.parse` calls that failed. */
+function workOf(run: () => void): { scanned: number; failedParses: number } {
+  const indexOf = String.prototype.indexOf;
+  const parse = JSON.parse;
+  const work = { scanned: 0, failedParses: 0 };
+  String.prototype.indexOf = function (this: string, search: string, from?: number): number {
+    const found = indexOf.call(this, search, from);
+    if (search === "]") work.scanned += (found < 0 ? this.length : found) - Math.max(0, from ?? 0);
+    return found;
+  };
+  JSON.parse = function (text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown): unknown {
+    try {
+      return parse(text, reviver);
+    } catch (error) {
+      work.failedParses++;
+      throw error;
+    }
+  };
+  try {
+    run();
+  } finally {
+    String.prototype.indexOf = indexOf;
+    JSON.parse = parse;
+  }
+  return work;
+}
+
+describe("the one-pass filter's work stays linear in the answer", () => {
+  const BLOCKS = 2_000;
+  const text = (t: string) => `{"type":"text","text":${JSON.stringify(t)}}`;
+  const blocks = Array.from({ length: BLOCKS }, (_, i) => text(`block ${i} ${"x".repeat(40)}`)).join(",");
+  it.each([
+    // Each block's guessed end is the SDK ending after the last block: every block searched up to it.
+    ["many text blocks before structuredContent", `{"jsonrpc":"2.0","id":7,"result":{"content":[${blocks}],"structuredContent":{"a":1,"b":2}}}`],
+    // The answer's own ending ("}]}}) after the last block: a guess tried for every block.
+    ["many text blocks after structuredContent", `{"jsonrpc":"2.0","id":7,"result":{"structuredContent":{"a":1,"b":2},"content":[${blocks}]}}`],
+    // No ending to guess at: every block searched to the end of the answer.
+    ["many text blocks and no ending to guess", `{"jsonrpc":"2.0","id":7,"result":{"content":[${blocks}],"isError":false,"structuredContent":{"a":1,"b":2}}}`],
+  ])("%s", (_label, answer) => {
+    const filter = filterOf({ retain: ["/a"] });
+    let out = "";
+    const work = workOf(() => (out = newPath(answer, filter)));
+    expect(out).toBe(parsedPath(answer, filter));
+    // Linear: each character searched at most twice, and at most one guess of where a block ends fails.
+    expect(work.scanned).toBeLessThanOrEqual(2 * answer.length);
+    expect(work.failedParses).toBeLessThanOrEqual(1);
+  });
+});
