@@ -14,11 +14,16 @@ function filterOf(rule: unknown): ToolFilter {
   return checked.value.tools["t"]!;
 }
 
-/** Work done by `run`: characters covered by searches for `]`, and `JSON.parse` calls that failed. */
-function workOf(run: () => void): { scanned: number; failedParses: number } {
+/** Work done by `run`: characters covered by searches for `]`, `JSON.parse` calls that failed, and text compared in place. */
+function workOf(run: () => void): { scanned: number; failedParses: number; compared: number } {
   const indexOf = String.prototype.indexOf;
+  const startsWith = String.prototype.startsWith;
   const parse = JSON.parse;
-  const work = { scanned: 0, failedParses: 0 };
+  const work = { scanned: 0, failedParses: 0, compared: 0 };
+  String.prototype.startsWith = function (this: string, search: string, at?: number): boolean {
+    work.compared++;
+    return startsWith.call(this, search, at);
+  };
   String.prototype.indexOf = function (this: string, search: string, from?: number): number {
     const found = indexOf.call(this, search, from);
     if (search === "]") work.scanned += (found < 0 ? this.length : found) - Math.max(0, from ?? 0);
@@ -36,6 +41,7 @@ function workOf(run: () => void): { scanned: number; failedParses: number } {
     run();
   } finally {
     String.prototype.indexOf = indexOf;
+    String.prototype.startsWith = startsWith;
     JSON.parse = parse;
   }
   return work;
@@ -60,5 +66,24 @@ describe("the one-pass filter's work stays linear in the answer", () => {
     // Linear: each character searched at most twice, and at most one guess of where a block ends fails.
     expect(work.scanned).toBeLessThanOrEqual(2 * answer.length);
     expect(work.failedParses).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("the one-pass walk finds a key among a rule's names in one step", () => {
+  // Names of one length (common: "id"/"to", "name"/"type"/"size"), here 2,000 of them under a wildcard.
+  const NAMES = Array.from({ length: 2_000 }, (_, i) => `n${String(i).padStart(5, "0")}`);
+  const ELEMENTS = 500;
+  it.each([
+    ["keys of the names' length", '{"zzzzz1":1,"zzzzz2":2,"n00007":3,"zzzzz4":4}', 4],
+    ["keys longer than the names found by length", `{"${"k".repeat(70)}":1,"${"j".repeat(70)}":2,"n00007":3}`, 3],
+  ])("%s", (_label, element, keys) => {
+    const long = ["k".repeat(70), "q".repeat(70)];
+    const filter = filterOf({ retain: [...NAMES, ...long].map((name) => `/items/*/${name}`) });
+    const answer = `{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"items":[${Array.from({ length: ELEMENTS }, () => element).join(",")}]}}}`;
+    let out = "";
+    const work = workOf(() => (out = newPath(answer, filter)));
+    expect(out).toBe(parsedPath(answer, filter));
+    // At most one comparison in place per key read (the parsed path looks each key up once).
+    expect(work.compared).toBeLessThanOrEqual(ELEMENTS * keys + 10);
   });
 });
