@@ -247,10 +247,10 @@ function filterInOnePass(text: string, id: JsonRpcId, plan: Plan): AnswerFilterO
  * header); `undefined` for every other, which the caller filters with `filterToolResult`.
  */
 export function filterAnswerText(text: string, id: JsonRpcId, filter: ToolFilter, label: string): AnswerFilterOutcome | undefined {
-  const plan = planOf(filter, label);
-  if (!plan) return undefined;
   try {
-    return filterInOnePass(text, id, plan);
+    // Inside: a rule's tree is prepared on its first call, and a pointer deep enough overflows the stack there too.
+    const plan = planOf(filter, label);
+    return plan && filterInOnePass(text, id, plan);
   } catch {
     // Whatever this path cannot take (and every failure of the rule) is decided by filterToolResult.
     return undefined;

@@ -53,9 +53,16 @@ function checkPointerList(value: unknown, at: string, problems: DocumentProblem[
   try {
     buildTree(value as string[]);
   } catch (error) {
-    if (!(error instanceof RetainError)) throw error;
-    problems.push({ path: at, message: error.message });
+    // RangeError: a pointer of more tokens than the stack has frames for the tree's walk.
+    if (error instanceof RangeError) problems.push({ path: at, message: `a pointer is nested too deep to use (${deepestTokens(value as string[])} reference tokens)` });
+    else if (error instanceof RetainError) problems.push({ path: at, message: error.message });
+    else throw error;
   }
+}
+
+/** The most reference tokens one of `pointers` has. */
+function deepestTokens(pointers: readonly string[]): number {
+  return pointers.reduce((most, pointer) => Math.max(most, parsePointer(pointer).length), 0);
 }
 
 /**
