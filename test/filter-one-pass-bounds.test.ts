@@ -87,3 +87,25 @@ describe("the one-pass walk finds a key among a rule's names in one step", () =>
     expect(work.compared).toBeLessThanOrEqual(ELEMENTS * keys + 10);
   });
 });
+
+describe("variants that test one place", () => {
+  it("read the value there once, not once per variant", () => {
+    // 32 variants (the most a rule has) testing /kind, which stands after a broad member.
+    const filter = filterOf(Array.from({ length: 32 }, (_, i) => ({ test: { path: "/kind", value: `k${i}` }, retain: ["/n"] })));
+    const items = JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}` })));
+    const answer = `{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"items":${items},"n":1,"kind":"k31"}}}`;
+    let out = "";
+    const parses: string[] = [];
+    const parse = JSON.parse;
+    JSON.parse = (text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown): unknown => (parses.push(text), parse(text, reviver));
+    try {
+      out = newPath(answer, filter);
+    } finally {
+      JSON.parse = parse;
+    }
+    expect(out).toBe('{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"n":1}}}');
+    expect(out).toBe(parsedPath(answer, filter));
+    // Each reading of the test's place ends in one parse of the value found there.
+    expect(parses.filter((text) => text === '"k31"').length).toBe(1);
+  });
+});
