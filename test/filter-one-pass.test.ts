@@ -7,10 +7,9 @@
  * `__proto__` and index-like keys. Seeded: a failure names the seed that reproduces it.
  */
 import { describe, expect, it } from "vitest";
-import { FilterError, filterToolResult } from "../src/policy/apply-filter";
-import { filterAnswer, filterAnswerText } from "../src/policy/filter-answer";
+import { filterAnswerText } from "../src/policy/filter-answer";
 import { checkFilterSet, type ToolFilter } from "../src/policy/filter-set";
-import { resultText, type JsonObject } from "../src/core/jsonrpc";
+import { newPath, parsedPath } from "./helpers/filter-paths";
 
 /** A JSON value as written: objects are member lists, so a key may come twice. */
 type Raw = { o: [string, Raw][] } | { a: Raw[] } | { s: string } | { n: string } | { l: "true" | "false" | "null" };
@@ -135,30 +134,6 @@ function resultOf(layout: Layout, doc: string, other: string): string {
       return `{"content":[${text(doc)},${text(other)}],"structuredContent":${doc}}`;
     case "extras":
       return `{"_meta":{"k":1},"content":[${text(doc)}],"structuredContent":${doc},"isError":true,"other":[1,2]}`;
-  }
-}
-
-/** The answer the parsed path gives: the text sent to the client, or the failure. */
-function parsedPath(answer: string, filter: ToolFilter): string {
-  const result = (JSON.parse(answer) as { result: JsonObject }).result;
-  try {
-    const out = filterToolResult(result, filter, "label");
-    return out === result ? answer : resultText(7, out);
-  } catch (error) {
-    // A FilterError fails the call closed; anything else (fast-json-patch's TypeError on a scalar) must be the same too.
-    if (error instanceof Error) return `${error instanceof FilterError ? "FilterError" : error.name}: ${error.message}`;
-    throw error;
-  }
-}
-
-function newPath(answer: string, filter: ToolFilter): string {
-  try {
-    const out = filterAnswer(answer, 7, filter, "label");
-    return out.state === "unchanged" ? answer : out.text;
-  } catch (error) {
-    // A FilterError fails the call closed; anything else (fast-json-patch's TypeError on a scalar) must be the same too.
-    if (error instanceof Error) return `${error instanceof FilterError ? "FilterError" : error.name}: ${error.message}`;
-    throw error;
   }
 }
 

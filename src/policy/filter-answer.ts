@@ -101,13 +101,21 @@ function skipWhitespaceBack(text: string, end: number): number {
 }
 
 /**
+ * Whether the strings of an answer's text blocks may still be read by their layout's end
+ * (`readString`). An answer guesses until one guess is wrong: a wrong guess searched on to
+ * an ending past its block, and every later block would search to it again (and fail
+ * again): an answer of many blocks would cost its length once per block.
+ */
+type EndGuesses = { wrong: boolean };
+
+/**
  * The string at `start`, decoded, and where it ends. A text block's string is most of an
  * answer: where the answer's layout says where it ends, that end is confirmed by
  * `JSON.parse` (which accepts nothing but one whole string there), instead of reading the
  * string once to find its end and again to decode it.
  */
-function readString(text: string, start: number): { value: string; end: number } {
-  const guess = endCandidate(text, start);
+function readString(text: string, start: number, guesses: EndGuesses): { value: string; end: number } {
+  const guess = guesses.wrong ? -1 : endCandidate(text, start);
   if (guess > 0) {
     try {
       return { value: JSON.parse(text.slice(start, guess + 1)) as string, end: guess + 1 };
@@ -115,19 +123,22 @@ function readString(text: string, start: number): { value: string; end: number }
       // another layout: the string ends earlier
     }
   }
+  // No ending after this block, or a wrong one: none is searched for again (the searches stay linear).
+  guesses.wrong = true;
   const end = skipValue(text, start);
   return { value: JSON.parse(text.slice(start, end)) as string, end };
 }
 
 /** The blocks of the `content` array at `at`, and where it ends. */
 function readBlocks(text: string, at: number, blocks: BlockSpans[]): number {
+  const guesses: EndGuesses = { wrong: false };
   return eachElement(text, at, (_index, start) => {
     if (text.charCodeAt(start) !== 0x7b) throw new NotHere(); // not a content block
     const block: BlockSpans = { spans: new Map() };
     blocks.push(block);
     return eachUniqueMember(text, start, (key, from) => {
       if (key === "text" && text.charCodeAt(from) === 0x22) {
-        const string = readString(text, from);
+        const string = readString(text, from, guesses);
         block.text = string.value;
         block.spans.set(key, { start: from, end: string.end });
         return string.end;
@@ -236,10 +247,10 @@ function filterInOnePass(text: string, id: JsonRpcId, plan: Plan): AnswerFilterO
  * header); `undefined` for every other, which the caller filters with `filterToolResult`.
  */
 export function filterAnswerText(text: string, id: JsonRpcId, filter: ToolFilter, label: string): AnswerFilterOutcome | undefined {
-  const plan = planOf(filter, label);
-  if (!plan) return undefined;
   try {
-    return filterInOnePass(text, id, plan);
+    // Inside: a rule's tree is prepared on its first call, and a pointer deep enough overflows the stack there too.
+    const plan = planOf(filter, label);
+    return plan && filterInOnePass(text, id, plan);
   } catch {
     // Whatever this path cannot take (and every failure of the rule) is decided by filterToolResult.
     return undefined;

@@ -10,11 +10,19 @@ import type { Checked, DocumentProblem } from "../storage/document-store";
 import { deepFreeze, MAX_DOCUMENT_DEPTH, tooDeepAt } from "./document-limits";
 import { escapeToken, parsePointer, pointerProblem } from "../core/json-pointer";
 import { checkOffloadOverride, type OffloadConfig } from "./offload-config";
-import { buildTree, RetainError } from "./retain";
+import { buildTree, MAX_RETAIN_TREE_SIZE, RetainError, type RetainBudget } from "./retain";
 
 export const FILTER_SET_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const TOOL_KEY = /^[A-Za-z0-9_*?-][A-Za-z0-9_*?.-]{0,127}$/;
 const MAX_VARIANTS = 32;
+/**
+ * Branches and copied members all of a set's `retain` lists may combine into: every read
+ * of the set builds each list's tree to check it (a list alone may reach
+ * MAX_RETAIN_TREE_SIZE, some 20 ms), so without a bound for the set a 500 KB document of
+ * such lists took 19 s to check. Plain pointers count a branch each: the most the admin
+ * API's 512 KiB can hold (about 260,000 tokens) fits.
+ */
+export const MAX_SET_RETAIN_WORK = 3 * MAX_RETAIN_TREE_SIZE;
 
 export type FilterRule = { readonly retain?: readonly string[]; readonly patches?: readonly Operation[] };
 export type FilterVariant = FilterRule & { readonly test: { readonly path: string; readonly value: unknown } };
@@ -39,7 +47,7 @@ export type FilterPlan = {
   readonly upstreams?: Readonly<Record<string, string | null>>;
 };
 
-function checkPointerList(value: unknown, at: string, problems: DocumentProblem[]): void {
+function checkPointerList(value: unknown, at: string, problems: DocumentProblem[], setWork: RetainBudget): void {
   if (!Array.isArray(value)) {
     problems.push({ path: at, message: "must be a list of JSON Pointers, such as [\"/user/name\"]" });
     return;
@@ -49,13 +57,23 @@ function checkPointerList(value: unknown, at: string, problems: DocumentProblem[
     const problem = pointerProblem(pointer);
     if (problem) problems.push({ path: `${at}/${index}`, message: problem });
   });
-  if (problems.length > before) return;
+  // Past the set's bound, the lists left are not built (the set is refused for that already).
+  if (problems.length > before || setWork.work > MAX_SET_RETAIN_WORK) return;
+  const budget: RetainBudget = { work: 0 };
   try {
-    buildTree(value as string[]);
+    buildTree(value as string[], budget);
+    setWork.work += budget.work;
   } catch (error) {
-    if (!(error instanceof RetainError)) throw error;
-    problems.push({ path: at, message: error.message });
+    // RangeError: a pointer of more tokens than the stack has frames for the tree's walk.
+    if (error instanceof RangeError) problems.push({ path: at, message: `a pointer is nested too deep to use (${deepestTokens(value as string[])} reference tokens)` });
+    else if (error instanceof RetainError) problems.push({ path: at, message: error.message });
+    else throw error;
   }
+}
+
+/** The most reference tokens one of `pointers` has. */
+function deepestTokens(pointers: readonly string[]): number {
+  return pointers.reduce((most, pointer) => Math.max(most, parsePointer(pointer).length), 0);
 }
 
 /**
@@ -97,7 +115,7 @@ function checkPatches(value: unknown, at: string, problems: DocumentProblem[]): 
   });
 }
 
-function checkRule(value: unknown, at: string, problems: DocumentProblem[], variant: boolean): void {
+function checkRule(value: unknown, at: string, problems: DocumentProblem[], variant: boolean, setWork: RetainBudget): void {
   if (!isObject(value)) {
     problems.push({ path: at, message: variant ? "must be a variant {test, retain?, patches?}" : "must be a rule {retain?, patches?} or a list of variants" });
     return;
@@ -107,7 +125,7 @@ function checkRule(value: unknown, at: string, problems: DocumentProblem[], vari
     if (!known.includes(key)) problems.push({ path: `${at}/${key}`, message: `unknown field (known: ${known.join(", ")})` });
   }
   if (value["retain"] === undefined && value["patches"] === undefined) problems.push({ path: at, message: "needs retain, patches or both" });
-  if (value["retain"] !== undefined) checkPointerList(value["retain"], `${at}/retain`, problems);
+  if (value["retain"] !== undefined) checkPointerList(value["retain"], `${at}/retain`, problems, setWork);
   if (value["patches"] !== undefined) checkPatches(value["patches"], `${at}/patches`, problems);
   if (variant) {
     const test = value["test"];
@@ -138,13 +156,17 @@ export function checkFilterSet(name: string, value: unknown): Checked<FilterSet>
   if (!isObject(tools)) {
     problems.push({ path: "/tools", message: "must map tool names (<upstream>___<tool>, globs * and ? allowed) to rules" });
   } else {
+    const setWork: RetainBudget = { work: 0 };
     for (const [key, rule] of Object.entries(tools)) {
       const at = `/tools/${escapeToken(key)}`;
       if (!TOOL_KEY.test(key)) problems.push({ path: at, message: "a tool key is <upstream>___<tool>, with * and ? as wildcards" });
       if (Array.isArray(rule)) {
         if (rule.length === 0 || rule.length > MAX_VARIANTS) problems.push({ path: at, message: `needs 1 to ${MAX_VARIANTS} variants` });
-        rule.forEach((variant, index) => checkRule(variant, `${at}/${index}`, problems, true));
-      } else checkRule(rule, at, problems, false);
+        rule.forEach((variant, index) => checkRule(variant, `${at}/${index}`, problems, true, setWork));
+      } else checkRule(rule, at, problems, false, setWork);
+    }
+    if (setWork.work > MAX_SET_RETAIN_WORK) {
+      problems.push({ path: "/tools", message: `the rules' retain lists combine into more than ${MAX_SET_RETAIN_WORK} branches and copied members in all (each name beside a "*" takes a copy of what the "*" keeps): use fewer rules with wide lists, or fewer wildcards beside names` });
     }
   }
   if (problems.length > 0) return { ok: false, problems };

@@ -5,7 +5,7 @@
  * value of another member: `{"name": "Authorization", "value": "Bearer …"}`,
  * `{"key": "X-Api-Key", "value": "…"}`, `{"header": "Cookie", "content": "…"}`, and the
  * `["Authorization", "Bearer …"]` entries of a header list: the value of such a pair is
- * redacted when its name names a secret.
+ * redacted when its name names a secret, whether it is a string, a list or an object.
  *
  * One pass over the value, at most `MAX_REDACTION_DEPTH` deep.
  */
@@ -45,8 +45,8 @@ export function redactParameters(value: unknown, isSecret: (key: string) => bool
   if (typeof value !== "object" || value === null) return value;
   if (depth >= MAX_REDACTION_DEPTH) return TOO_DEEP_VALUE;
   if (Array.isArray(value)) {
-    // A header list's entry: [name, value].
-    if (value.length === 2 && typeof value[0] === "string" && typeof value[1] === "string" && isSecret(value[0])) return [value[0], REDACTED_VALUE];
+    // A header list's entry: [name, value], its value redacted whatever it holds (a list of values, an object), as a pair's is.
+    if (value.length === 2 && typeof value[0] === "string" && isSecret(value[0])) return [value[0], REDACTED_VALUE];
     return value.map((item) => redactParameters(item, isSecret, depth + 1));
   }
   const object = value as Readonly<Record<string, unknown>>;

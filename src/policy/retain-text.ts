@@ -32,6 +32,9 @@ class GiveUp extends Error {
 
 const MISSING: unique symbol = Symbol("missing");
 
+/** Names of a branch compared in place with a key of their length; past this many, the key is looked up. */
+const MAX_NAMES_COMPARED = 8;
+
 /** A retained value from its slice: strings without escapes and literals are read without `JSON.parse`. */
 function parseSlice(text: string, start: number, end: number): unknown {
   const c = text.charCodeAt(start);
@@ -55,6 +58,9 @@ function nameAt(text: string, from: number, to: number, node: Branch): number {
     if (only === NONE) return -1;
     if (only !== SEVERAL) return text.startsWith(names[only]!, from) ? only : -1;
   }
+  // Several names of this length, or a long key: compared in place among a few names; among
+  // more, one lookup (a wide rule's names times every key of a broad answer is not linear).
+  if (names.length > MAX_NAMES_COMPARED) return node.byName.get(text.slice(from, to)) ?? -1;
   for (let index = 0; index < names.length; index++) {
     const name = names[index]!;
     if (name.length === length && text.startsWith(name, from)) return index;

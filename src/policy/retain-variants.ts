@@ -104,7 +104,13 @@ function elementStart(text: string, at: number, index: number): number {
  */
 export function guessVariant(text: string, start: number, variants: readonly FilterVariant[]): VariantPlan | undefined {
   const prepared = preparedOf(variants);
-  const index = variants.findIndex((variant, i) => holds(firstValueAt(text, start, prepared.tests[i]!), variant.test.value));
+  // Variants mostly test one place (a `type` member) for different values: each place is read once.
+  const read = new Map<string, { value: unknown } | undefined>();
+  const index = variants.findIndex((variant, i) => {
+    const path = variant.test.path;
+    if (!read.has(path)) read.set(path, firstValueAt(text, start, prepared.tests[i]!));
+    return holds(read.get(path), variant.test.value);
+  });
   if (index < 0) return undefined;
   const keep = keepOf(variants, prepared, index);
   return keep && { index, rule: variants[index]!, keep };

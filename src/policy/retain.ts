@@ -66,16 +66,16 @@ export function isRequired(branch: Map<string, Keep>, token: string): boolean {
 }
 
 /** Branches and copied members counted while wildcards are shared (what it costs: `countWork`). */
-type Budget = { work: number };
+export type RetainBudget = { work: number };
 
 /** Counts `amount` of work, and refuses a tree past MAX_RETAIN_TREE_SIZE before doing it. */
-function countWork(budget: Budget, amount: number): void {
+function countWork(budget: RetainBudget, amount: number): void {
   budget.work += amount;
   if (budget.work > MAX_RETAIN_TREE_SIZE) throw new RetainError(`the pointers combine into more than ${MAX_RETAIN_TREE_SIZE} branches and copied members (each name beside a "*" takes a copy of what the "*" keeps): use fewer names or fewer wildcards beside them`);
 }
 
 /** What `named` and `wildcard` keep together; what only `wildcard` keeps is lenient. Builds new branches, changes none. */
-function union(named: Keep, wildcard: Keep, budget: Budget): Keep {
+function union(named: Keep, wildcard: Keep, budget: RetainBudget): Keep {
   if (named === true || wildcard === true) return true;
   countWork(budget, named.size + wildcard.size);
   const out = new Map(named);
@@ -95,7 +95,7 @@ function union(named: Keep, wildcard: Keep, budget: Budget): Keep {
  * beside a wildcard, or reached through a union (`copied`: shared by every name it was
  * given to, so walked once per name), counts its members.
  */
-function withWildcardsShared(keep: Keep, budget: Budget, copied = false): Keep {
+function withWildcardsShared(keep: Keep, budget: RetainBudget, copied = false): Keep {
   if (keep === true) return true;
   const wildcard = keep.get(WILDCARD);
   countWork(budget, copied || wildcard !== undefined ? keep.size : 1);
@@ -112,11 +112,12 @@ function withWildcardsShared(keep: Keep, budget: Budget, copied = false): Keep {
 /**
  * The tree of what `pointers` keep (`true` when one of them is the whole value); throws
  * `RetainError` when they combine into more than MAX_RETAIN_TREE_SIZE branches and members.
+ * `budget.work` ends holding what the tree cost.
  */
-export function buildTree(pointers: readonly string[]): Keep {
+export function buildTree(pointers: readonly string[], budget: RetainBudget = { work: 0 }): Keep {
   const tree = new Map<string, Keep>();
   for (const pointer of pointers) if (addPath(tree, parsePointer(pointer)) === true) return true;
-  return withWildcardsShared(tree, { work: 0 });
+  return withWildcardsShared(tree, budget);
 }
 
 /** Where `project` is: a chain of keys from the root, turned into a pointer only for an error message. */
