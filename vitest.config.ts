@@ -67,7 +67,10 @@ export default defineConfig({
                 // A service binding whose Worker forwards to the raw upstream: an upstream reached by binding.
                 RAW_SERVICE: async (request: MiniflareRequest) =>
                   miniflareFetch(inject<{ raw: string }>("fixtureUrls").raw, { method: request.method, headers: request.headers, body: await request.text() }),
+                // A Worker upstream whose answer streams past the length its headers declare (test/upstream-lying-length.test.ts).
+                LYING_LENGTH_SERVICE: "lying-length-upstream",
               },
+              workers: [{ name: "lying-length-upstream", modules: true, compatibilityDate: "2026-11-01", scriptPath: "./test/fixtures/lying-length-worker.js" }],
             },
           })),
         ],

@@ -211,7 +211,8 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   const { status } = response;
   const resume: ResumePoint = {};
   if (response.body && response.ok && status !== 202 && request.method === "POST" && !stream && !request.quiet && contentType.includes("json")) {
-    const declared = declaredLength(response);
+    // A service binding's body is the other Worker's stream, not framed by any length it declares.
+    const declared = upstream.service ? Number.NaN : declaredLength(response);
     if (isSmallAnswer({ declared, largeMinBytes: request.large?.minBytes, timeoutMs: upstream.timeoutMs, idleMs: guard.idleMs })) {
       return ok({ mode: "json", sessionId, messages: smallAnswerMessages(response, response.body, declared, guard, where, request.large), resume, status, received: guard.received });
     }

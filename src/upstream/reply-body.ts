@@ -28,9 +28,12 @@ const decoder = new TextDecoder();
  * The body's length in bytes as its headers declare it, or NaN when they do not say: no
  * Content-Length (a chunked body), one that is not a number, or a Content-Encoding. fetch
  * decodes a gzip/deflate/br body but keeps its Content-Length, which then counts the
- * encoded bytes: a small one may inflate a thousandfold.
+ * encoded bytes: a small one may inflate a thousandfold. Beside a Transfer-Encoding the
+ * length says nothing either: HTTP/1.1 frames such a body by its chunks and ignores it
+ * (RFC 9112, 6.3), and fetch keeps the header.
  */
 export function declaredLength(response: Response): number {
+  if (response.headers.has("transfer-encoding")) return Number.NaN;
   const encoding = response.headers.get("content-encoding")?.trim().toLowerCase();
   if (encoding !== undefined && encoding !== "" && encoding !== "identity") return Number.NaN;
   const length = response.headers.get("content-length")?.trim();
