@@ -87,6 +87,20 @@ describe("the words of a task", () => {
     expect(splitWords("listPullRequests on GitHub")).toEqual(["listpullrequests", "list", "pull", "requests", "on", "github", "git", "hub"]);
   });
 
+  it.each([
+    ["HTTPServer", ["httpserver", "http", "server"]],
+    ["parseJSONResponse", ["parsejsonresponse", "parse", "json", "response"]],
+    ["ABCdEFg", ["abcdefg", "ab", "cd", "e", "fg"]],
+    ["ABCDeFGHiJ", ["abcdefghij", "abc", "de", "fg", "hi", "j"]],
+    ["URL", ["url"]],
+  ])("splits the acronyms of %s where a word begins", (name, words) => {
+    expect(splitWords(name)).toEqual(words);
+  });
+
+  it("splits a name of 400,000 capitals in one pass (a backtracking pattern took minutes)", () => {
+    expect(splitWords("A".repeat(400_000))).toEqual(["a".repeat(400_000)]);
+  });
+
   it("lists each word of the synonym table once, with at least one word it stands for", () => {
     const words = TABLE_WORDS();
     expect(words.filter((word, i) => words.indexOf(word) !== i)).toEqual([]);

@@ -155,7 +155,9 @@ export function bridgedWordsOf(words: readonly string[]): Set<string> {
 export function splitWords(text: string): string[] {
   return text.split(/[^\p{L}\p{N}]+/u).flatMap((token) => {
     if (token === "") return [];
-    const parts = token.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2").toLowerCase().split(" ");
+    // An acronym ends before its last capital when a lower-case letter follows (`HTTPServer`); a
+    // lookahead, not `([A-Z]+)([A-Z][a-z])`, whose backtracking made a run of capitals quadratic.
+    const parts = token.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z])(?=[A-Z][a-z])/g, "$1 ").toLowerCase().split(" ");
     return parts.length > 1 ? [token.toLowerCase(), ...parts] : parts;
   });
 }
