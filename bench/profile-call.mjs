@@ -87,11 +87,14 @@ function selfTimes(profile, map) {
     const node = byId.get(id);
     if (node.callFrame.url) continue;
     let parent = parentOf.get(id);
-    while (parent && !parent.callFrame.url && parent.callFrame.functionName !== '(root)') parent = parentOf.get(parent.id);
+    // Past the runtime's own frames (workerd's node-internal timers: its `Timeout` wraps every setTimeout) to the code that called.
+    const runtimeFrame = (frame) => !frame.url || frame.url.startsWith('node-internal:');
+    while (parent && runtimeFrame(parent.callFrame) && parent.callFrame.functionName !== '(root)') parent = parentOf.get(parent.id);
     if (!parent || parent.callFrame.functionName === '(root)') continue;
-    const { lineNumber, columnNumber, functionName } = parent.callFrame;
-    const original = map ? originalPositionFor(map, { line: lineNumber + 1, column: columnNumber }) : undefined;
-    const where = original?.source ? `${original.source.replace(/^.*?src\//, 'src/').replace(/^.*node_modules\//, '')}:${original.line}` : `${lineNumber + 1}:${columnNumber + 1}`;
+    const { lineNumber, columnNumber, functionName, url } = parent.callFrame;
+    // Only the bundle's frames map through its source map.
+    const original = map && url === 'index.js' ? originalPositionFor(map, { line: lineNumber + 1, column: columnNumber }) : undefined;
+    const where = original?.source ? `${original.source.replace(/^.*?src\//, 'src/').replace(/^.*node_modules\//, '')}:${original.line}` : `${url ? `${path.basename(url)}:` : ''}${lineNumber + 1}:${columnNumber + 1}`;
     const key = `${node.callFrame.functionName} <- ${functionName} ${where}`;
     callers.set(key, (callers.get(key) ?? 0) + us);
   }

@@ -4,8 +4,8 @@
  * with its status, challenge and body; sessions and payloads bound to the principal.
  */
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApiKey } from "../src/auth/api-keys";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createApiKey, revokeApiKey, verifyApiKey } from "../src/auth/api-keys";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
 
@@ -121,6 +121,36 @@ describe("authentication failures", () => {
     const made = await makeKey({ principal: "twin", roles: ["user"] }, VARS);
     const forged = made.key.slice(0, -4) + (made.key.endsWith("AAAA") ? "BBBB" : "AAAA");
     expect((await post("/mcp", INIT, { vars: VARS, headers: { authorization: `Bearer ${forged}` } })).status).toBe(401);
+  });
+});
+
+describe("a key presented again (record cached)", () => {
+  const TTL_MS = 30_000;
+
+  it("costs no hash while its record is cached; a wrong secret, expiry, revocation and the TTL still apply at once", async () => {
+    const now = Date.now();
+    const { id, key } = await createApiKey(env.GATEWAY_KV, { principal: "again", roles: ["user"], expiresAt: new Date(now + 2 * TTL_MS).toISOString() });
+    const forged = key.slice(0, -4) + (key.endsWith("AAAA") ? "BBBB" : "AAAA");
+    const digests = vi.spyOn(crypto.subtle, "digest");
+    try {
+      expect(await verifyApiKey(env.GATEWAY_KV, key, TTL_MS, now)).toMatchObject({ ok: true });
+      expect(digests).toHaveBeenCalledTimes(1);
+      expect(await verifyApiKey(env.GATEWAY_KV, key, TTL_MS, now + 1)).toMatchObject({ ok: true });
+      expect(digests).toHaveBeenCalledTimes(1);
+      // Another secret under the same id is hashed and refused; the right key still passes unhashed.
+      expect(await verifyApiKey(env.GATEWAY_KV, forged, TTL_MS, now + 2)).toEqual({ ok: false, reason: "unknown" });
+      expect(digests).toHaveBeenCalledTimes(2);
+      expect(await verifyApiKey(env.GATEWAY_KV, key, TTL_MS, now + 3)).toMatchObject({ ok: true });
+      expect(digests).toHaveBeenCalledTimes(2);
+      // Past the TTL the record is read again, and the key hashed once more.
+      expect(await verifyApiKey(env.GATEWAY_KV, key, TTL_MS, now + TTL_MS)).toMatchObject({ ok: true });
+      expect(digests).toHaveBeenCalledTimes(3);
+      expect(await verifyApiKey(env.GATEWAY_KV, key, TTL_MS, now + 2 * TTL_MS)).toEqual({ ok: false, reason: "expired" });
+      expect(await revokeApiKey(env.GATEWAY_KV, id)).toBe(true);
+      expect(await verifyApiKey(env.GATEWAY_KV, key, TTL_MS, now + 4)).toEqual({ ok: false, reason: "unknown" });
+    } finally {
+      digests.mockRestore();
+    }
   });
 });
 

@@ -2,7 +2,10 @@
  * API keys: minted by the admin API, shown once, stored in KV only as a SHA-256 hash
  * beside who they name (principal, email, roles) and when they expire. A key carries its
  * record's id (`mgw_<id>_<secret>`), so checking one is one KV read (cached per isolate
- * for the document TTL) and a constant-time comparison of hashes.
+ * for the document TTL) and a constant-time comparison of hashes. A cached record also
+ * keeps the one key whose hash matched it, so the same key presented again is compared
+ * with that key in constant time, with no hash per call (a cached record is dropped on
+ * revocation and re-read after the TTL, and its key with it).
  *
  * Each record's listing (never the hash) is also its KV metadata, so the admin listing
  * reads one KV list per page (api-key-listing.ts).
@@ -24,6 +27,8 @@ const KEY_PATTERN = /^mgw_([0-9a-f]{32})_([A-Za-z0-9_-]{43})$/;
 const MAX_CACHED_KEYS = 1_000;
 const MAX_PRINCIPAL_LENGTH = 256;
 const MAX_ROLES = 64;
+
+const encoder = new TextEncoder();
 
 /** What a key stands for, as stored (never the key itself). */
 export type ApiKeyRecord = {
@@ -54,14 +59,15 @@ export const MAX_METADATA_BYTES = 1024;
 export function metadataOf(record: ApiKeyRecord): ApiKeyMetadata {
   const { hash: _hash, ...listing } = record;
   const full: ApiKeyMetadata = { v: 1, listing };
-  return new TextEncoder().encode(JSON.stringify(full)).byteLength <= MAX_METADATA_BYTES ? full : { v: 1, partial: true };
+  return encoder.encode(JSON.stringify(full)).byteLength <= MAX_METADATA_BYTES ? full : { v: 1, partial: true };
 }
 
 export type NewApiKey = { readonly principal: string; readonly email?: string; readonly roles: readonly string[]; readonly expiresAt?: string };
 
 export type ApiKeyProblem = { reason: "malformed" | "unknown" | "expired" };
 
-type CacheEntry = { readonly at: number; readonly record: ApiKeyRecord };
+/** A cached record, and the bytes of the key whose hash matched it (once one did). */
+type CacheEntry = { readonly at: number; readonly record: ApiKeyRecord; verified?: Uint8Array };
 const cache = new Map<string, CacheEntry>();
 
 /** True when a bearer token has the shape of a gateway API key (so it is not tried as a JWT). */
@@ -70,7 +76,12 @@ export function looksLikeApiKey(token: string): boolean {
 }
 
 async function sha256(text: string): Promise<ArrayBuffer> {
-  return crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return crypto.subtle.digest("SHA-256", encoder.encode(text));
+}
+
+/** True when `a` and `b` hold the same bytes, compared in constant time for a given length. */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.byteLength === b.byteLength && crypto.subtle.timingSafeEqual(a, b);
 }
 
 /** Checks what the admin API was sent for a new key; problems name the field. */
@@ -126,31 +137,42 @@ export async function revokeApiKey(kv: KVNamespace, id: string): Promise<boolean
   return true;
 }
 
-async function lookup(kv: KVNamespace, id: string, ttlMs: number, now: number): Promise<ApiKeyRecord | undefined> {
+async function lookup(kv: KVNamespace, id: string, ttlMs: number, now: number): Promise<CacheEntry | undefined> {
   const entry = cache.get(id);
-  if (entry && now - entry.at < ttlMs) return entry.record;
+  if (entry && now - entry.at < ttlMs) return entry;
   const record = recordFrom(await readApiKeyRecord(kv, id));
   if (!record) {
     cache.delete(id);
     return undefined;
   }
   if (cache.size >= MAX_CACHED_KEYS) cache.clear();
-  cache.set(id, { at: now, record });
-  return record;
+  const fresh: CacheEntry = { at: now, record };
+  cache.set(id, fresh);
+  return fresh;
+}
+
+/** True when `key` is the key of `entry`'s record: the key that matched before, or a key whose hash matches (then remembered). */
+async function matches(entry: CacheEntry | undefined, key: string): Promise<boolean> {
+  const presented = encoder.encode(key);
+  if (entry?.verified && sameBytes(entry.verified, presented)) return true;
+  const given = encoder.encode(bytesToBase64Url(new Uint8Array(await sha256(key))));
+  if (!entry || !sameBytes(encoder.encode(entry.record.hash), given)) return false;
+  entry.verified = presented;
+  return true;
 }
 
 /**
  * The record a presented key stands for, or why it stands for none. The hash of the
- * whole key is compared in constant time with the stored one.
+ * whole key is compared in constant time with the stored one (or the key with the one
+ * that matched the cached record before).
  */
 export async function verifyApiKey(kv: KVNamespace, key: string, ttlMs: number, now = Date.now()): Promise<Result<ApiKeyRecord, ApiKeyProblem>> {
   const match = KEY_PATTERN.exec(key);
   if (!match) return fail({ reason: "malformed" });
-  const record = await lookup(kv, match[1]!, ttlMs, now);
-  const given = new Uint8Array(await sha256(key));
-  const stored = record ? new TextEncoder().encode(record.hash) : new Uint8Array(0);
-  const presented = new TextEncoder().encode(bytesToBase64Url(given));
-  if (!record || stored.byteLength !== presented.byteLength || !crypto.subtle.timingSafeEqual(stored, presented)) return fail({ reason: "unknown" });
+  const entry = await lookup(kv, match[1]!, ttlMs, now);
+  // An unknown id costs a hash too, as a known id with a wrong secret does.
+  if (!(await matches(entry, key)) || !entry) return fail({ reason: "unknown" });
+  const { record } = entry;
   if (record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now) return fail({ reason: "expired" });
   return ok(record);
 }

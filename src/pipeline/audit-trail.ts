@@ -17,8 +17,14 @@ import type { AuditEvent } from "../storage/audit-event";
 import { countUnqueuedEvents, queueAuditEvents } from "../storage/audit-queue";
 import { auditEventOf, isAudited } from "./audit-event";
 
-/** The events of one HTTP request's messages that are still running or waiting to be sent (built when sent). */
-type PendingBatch = { running: number; events: (() => Promise<AuditEvent | undefined>)[] };
+/** Builds one message's event once it is sent: pure computation over the completed call (no I/O object of its request). */
+type EventBuilder = () => Promise<AuditEvent | undefined>;
+
+/**
+ * The events of one HTTP request's messages that are still running or waiting to be sent
+ * (built when sent), and the characters of message and answer text their builders hold.
+ */
+type PendingBatch = { running: number; events: EventBuilder[]; heldChars: number };
 
 /** Lets the answer go out before any audit work: a timer yields to the runtime's I/O, a microtask would not. */
 const afterTheAnswer = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
@@ -32,52 +38,80 @@ const COALESCE_MS = 50;
  */
 const COALESCE_MAX_EVENTS = 50;
 /**
+ * An outbox whose builders hold this much message and answer text (characters: at most
+ * 1 MiB as UTF-16) is sent at once, by the request that filled it: the texts an outbox
+ * keeps for its builders stay bounded however large the calls it gathers.
+ */
+const COALESCE_MAX_HELD_CHARS = 512 * 1024;
+/**
  * An outbox still open this long after it opened was not sent by the request that opened
  * it (its context was torn down before its timer fired): the next request to find it
  * takes it over and sends it, so events are late, never stuck.
  */
 const ABANDONED_AFTER_MS = 20 * COALESCE_MS;
 
-/** Events of this isolate's requests waiting to go to one Queue together. */
-type Outbox = { readonly events: AuditEvent[]; readonly openedAt: number; sent: boolean };
+/**
+ * Events of this isolate's requests waiting to go to one Queue together, as builders: the
+ * request that sends the outbox builds them all, so a request that only adds its own
+ * needs no timer, no `waitUntil` and no work after its answer.
+ */
+type Outbox = { readonly events: EventBuilder[]; heldChars: number; readonly openedAt: number; closed: boolean };
 const outboxes = new WeakMap<Queue, Outbox>();
 
-/** Sends `outbox` (once: whoever closes it), counting and logging what could not be sent. */
-async function sendOutbox(queue: Queue, outbox: Outbox): Promise<void> {
-  if (outbox.sent) return;
-  outbox.sent = true;
+/** Builds `pending`'s events (a builder that fails is counted and logged, and left out). */
+async function built(pending: readonly EventBuilder[]): Promise<AuditEvent[]> {
+  return (await Promise.all(pending.map((build) => build()))).filter((e): e is AuditEvent => e !== undefined);
+}
+
+/**
+ * Closes `outbox` and returns its events to send; none when it was closed already (an
+ * opener whose timer fires after its outbox was taken over). No event joins it after this.
+ */
+function close(queue: Queue, outbox: Outbox): readonly EventBuilder[] {
+  if (outbox.closed) return [];
+  outbox.closed = true;
   if (outboxes.get(queue) === outbox) outboxes.delete(queue);
+  return outbox.events;
+}
+
+/** Builds and sends the events of a closed outbox, counting and logging what could not be sent. */
+async function deliver(queue: Queue, pending: readonly EventBuilder[]): Promise<void> {
+  const events = await built(pending);
+  if (events.length === 0) return;
   try {
-    await queueAuditEvents(queue, outbox.events);
+    await queueAuditEvents(queue, events);
   } catch (error) {
-    countUnqueuedEvents(outbox.events.length);
-    console.error(`mcp-edge-gateway: audit: ${outbox.events.length} event(s) not queued: ${error instanceof Error ? error.message : String(error)}`);
+    countUnqueuedEvents(events.length);
+    console.error(`mcp-edge-gateway: audit: ${events.length} event(s) not queued: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
 /**
- * Sends a request's events through this isolate's outbox for `queue`. Only the request
- * that opens an outbox waits (COALESCE_MS, on its own timer) and sends it; a request that
- * finds one open adds its events and is done, or sends it if its events filled it or it
- * was abandoned. No request awaits a promise of another request's context.
+ * Sends a request's events through this isolate's outbox for `queue`; returns the work
+ * this request must leave to `waitUntil`, if any. A request that finds an outbox open adds
+ * its builders and is done (nothing to wait for), unless its events filled it (in events
+ * or held text) or it was abandoned: then it closes it and sends it after its answer. A
+ * request that finds none opens one and sends it COALESCE_MS later, on its own timer.
+ * Every outbox is closed once, in the same turn that removes it, so no event is sent
+ * twice or left behind; no request awaits a promise of another request's context.
  */
-async function send(queue: Queue | undefined, pending: readonly (() => Promise<AuditEvent | undefined>)[]): Promise<void> {
-  await afterTheAnswer();
-  const events = (await Promise.all(pending.map((build) => build()))).filter((e): e is AuditEvent => e !== undefined);
-  if (events.length === 0) return;
+function send(queue: Queue | undefined, pending: PendingBatch): Promise<void> | undefined {
   // No binding: queueAuditEvents says so in the log, event ids included.
-  if (!queue) return queueAuditEvents(queue, events);
+  if (!queue) return afterTheAnswer().then(async () => queueAuditEvents(queue, await built(pending.events)));
   const now = Date.now();
   const open = outboxes.get(queue);
   if (open) {
-    open.events.push(...events);
-    if (open.events.length >= COALESCE_MAX_EVENTS || now - open.openedAt >= ABANDONED_AFTER_MS) await sendOutbox(queue, open);
-    return;
+    open.events.push(...pending.events);
+    open.heldChars += pending.heldChars;
+    if (open.events.length < COALESCE_MAX_EVENTS && open.heldChars < COALESCE_MAX_HELD_CHARS && now - open.openedAt < ABANDONED_AFTER_MS) return undefined;
+    const full = close(queue, open);
+    return afterTheAnswer().then(() => deliver(queue, full));
   }
-  const outbox: Outbox = { events: [...events], openedAt: now, sent: false };
+  // A request that would fill an outbox alone sends its events by itself, after its answer.
+  if (pending.events.length >= COALESCE_MAX_EVENTS || pending.heldChars >= COALESCE_MAX_HELD_CHARS) return afterTheAnswer().then(() => deliver(queue, pending.events));
+  const outbox: Outbox = { events: pending.events, heldChars: pending.heldChars, openedAt: now, closed: false };
   outboxes.set(queue, outbox);
-  await new Promise<void>((resolve) => setTimeout(resolve, COALESCE_MS));
-  await sendOutbox(queue, outbox);
+  return new Promise<void>((resolve) => setTimeout(resolve, COALESCE_MS)).then(() => deliver(queue, close(queue, outbox)));
 }
 
 export type AuditTrailOptions = { readonly config: AuditConfig };
@@ -103,7 +137,7 @@ export function auditTrail(next: Handler, { config }: AuditTrailOptions): Handle
   return async function auditTrail(ctx, message) {
     if (!isAudited(message, config)) return next(ctx, message);
     let batch = batches.get(ctx.waitUntil);
-    if (!batch) batches.set(ctx.waitUntil, (batch = { running: 0, events: [] }));
+    if (!batch) batches.set(ctx.waitUntil, (batch = { running: 0, events: [], heldChars: 0 }));
     batch.running++;
     let answer: string | undefined;
     try {
@@ -111,9 +145,11 @@ export function auditTrail(next: Handler, { config }: AuditTrailOptions): Handle
       return answer;
     } finally {
       batch.events.push(() => event(ctx, message, answer));
+      batch.heldChars += (answer?.length ?? 0) + ("wire" in message ? message.wire.text.length : 0);
       if (--batch.running === 0) {
         batches.delete(ctx.waitUntil);
-        ctx.waitUntil(send(ctx.services.auditQueue, batch.events));
+        const sending = send(ctx.services.auditQueue, batch);
+        if (sending) ctx.waitUntil(sending);
       }
     }
   };
