@@ -5,14 +5,15 @@
  * once, and the opener's timer, if it fires after all, sends nothing again; when the
  * calls it gathers hold much text (the answers its events are built from), the request
  * that fills it sends it at once. Through the Worker in workerd, with real upstreams; the
- * Queue is a recording object (what is asserted is each sendBatch), and the clock is the
- * test's, so the opener's timer can be held back while time passes.
+ * Queue is the real one with each sendBatch recorded (what is asserted is how events were
+ * grouped into sends), and the clock is the test's, so the opener's timer can be held
+ * back while time passes.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import worker from "../src/index";
-import { upstreamVars } from "./helpers/audit";
+import { recordingQueue, upstreamVars } from "./helpers/audit";
 import { initialize, type GatewayTarget, type Json, type Vars } from "./helpers/gateway";
 
 /** Longer than audit-trail.ts's ABANDONED_AFTER_MS: an outbox still open this long was abandoned. */
@@ -38,8 +39,7 @@ afterEach(() => {
 describe("the audit outbox", () => {
   it("an abandoned outbox is sent by the next request, with that request's event, once", async () => {
     const { name, vars } = upstreamVars();
-    const batches: { body: Json }[][] = [];
-    const recording = { send: async () => {}, sendBatch: async (batch: { body: Json }[]) => void batches.push(batch) };
+    const { queue: recording, batches } = recordingQueue();
     const withQueue = { ...vars, AUDIT_QUEUE: recording };
     const { session } = await initialize("/mcp", { vars });
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
@@ -62,8 +62,7 @@ describe("the audit outbox", () => {
   it("an outbox whose calls hold much text is sent at once by the request that filled it, not by the opener's timer", async () => {
     const name = `large${crypto.randomUUID().slice(0, 8)}`;
     const vars = { UPSTREAMS: JSON.stringify([{ name, url: `${inject("faultyUpstreamUrl")}/json-large/${name}` }]) };
-    const batches: { body: Json }[][] = [];
-    const recording = { send: async () => {}, sendBatch: async (batch: { body: Json }[]) => void batches.push(batch) };
+    const { queue: recording, batches } = recordingQueue();
     const { session } = await initialize("/mcp", { vars });
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
 

@@ -13,7 +13,7 @@ import worker from "../src/index";
 import { auditSendFailures } from "../src/storage/audit-queue";
 import { MAX_EVENT_BYTES, TRIMMED_MARKER } from "../src/pipeline/audit-event";
 import { hourPrefix } from "../src/storage/audit-log";
-import { AUDIT_ADMIN_TOKEN as ADMIN_TOKEN, call, eventsOnceWritten, readAudit, upstreamVars } from "./helpers/audit";
+import { AUDIT_ADMIN_TOKEN as ADMIN_TOKEN, call, eventsOnceWritten, readAudit, recordingQueue, upstreamVars } from "./helpers/audit";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { answer, gatewayFetch, initialize, post, type GatewayTarget, type Json, type Vars } from "./helpers/gateway";
 
@@ -177,8 +177,7 @@ describe("the audit trail", () => {
 
   it("sends the events of one HTTP request in one sendBatch", async () => {
     const { name, vars } = upstreamVars();
-    const batches: { body: Json }[][] = [];
-    const recording = { send: async () => {}, sendBatch: async (batch: { body: Json }[]) => void batches.push(batch) };
+    const { queue: recording, batches } = recordingQueue();
     const { session } = await initialize("/mcp", { vars, version: "2025-03-26" });
     const body = JSON.stringify([1, 2, 3].map((id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: `${name}___whoami`, arguments: { id } } })));
     const request = new Request("http://gateway.test/mcp", { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-03-26" }, body });
@@ -191,8 +190,7 @@ describe("the audit trail", () => {
   /** `n` tools/calls at once, each its own request, with a Queue that records each sendBatch; every request settled. */
   async function concurrentAuditedCalls(n: number): Promise<{ body: Json }[][]> {
     const { name, vars } = upstreamVars();
-    const batches: { body: Json }[][] = [];
-    const recording = { send: async () => {}, sendBatch: async (batch: { body: Json }[]) => void batches.push(batch) };
+    const { queue: recording, batches } = recordingQueue();
     const { session } = await initialize("/mcp", { vars });
     await Promise.all(
       Array.from({ length: n }, async (_, i) => {

@@ -5,8 +5,8 @@
  * the events of the messages one HTTP request runs together (a JSON-RPC batch) go in
  * one `sendBatch`, sent when the last of them ends. The events of requests that end close
  * together in one isolate share a send too (an outbox per Queue, sent COALESCE_MS after
- * its first events by the request that opened it, or at COALESCE_MAX_EVENTS): under load
- * a call costs a fraction of a `sendBatch`, not one.
+ * its first events by the request that opened it, or once it holds COALESCE_MAX_EVENTS or
+ * COALESCE_MAX_HELD_CHARS): under load a call costs a fraction of a `sendBatch`, not one.
  *
  * Sending (in `sendBatch`-sized groups, each event bounded) is storage/audit-queue.ts's:
  * a failed send is logged and counted there; the client's answer is unaffected.
@@ -33,8 +33,7 @@ const afterTheAnswer = () => new Promise<void>((resolve) => setTimeout(resolve, 
 const COALESCE_MS = 50;
 /**
  * An outbox holding this many events is sent at once, by the request whose events filled
- * it. Events are at most MAX_EVENT_BYTES each, so an outbox holds a few MB at the very worst
- * (events are about a kilobyte as a rule).
+ * it (what its builders hold is bounded by COALESCE_MAX_HELD_CHARS besides).
  */
 const COALESCE_MAX_EVENTS = 50;
 /**

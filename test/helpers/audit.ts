@@ -3,6 +3,7 @@
  * test's events are told apart from every other's), a tool call, and the events read
  * back through GET /admin/audit once the Worker's own Queue consumer has written them.
  */
+import { env } from "cloudflare:workers";
 import { inject } from "vitest";
 import { gatewayFetch, post, type Json, type Vars } from "./gateway";
 
@@ -14,6 +15,24 @@ const POLL_MS = 100;
 export function upstreamVars(extra: Vars = {}): { name: string; vars: Vars } {
   const name = `audit${crypto.randomUUID().slice(0, 8)}`;
   return { name, vars: { ADMIN_TOKEN: AUDIT_ADMIN_TOKEN, UPSTREAMS: JSON.stringify([{ name, url: inject("traceUpstreamUrl") }]), ...extra } };
+}
+
+/**
+ * The Worker's real Queue with each `sendBatch` recorded before it is sent: given as
+ * AUDIT_QUEUE, it lets a test assert how events were grouped into sends.
+ */
+export function recordingQueue(): { queue: Queue; batches: { body: Json }[][] } {
+  const batches: { body: Json }[][] = [];
+  const real = (env as unknown as { AUDIT_QUEUE: Queue }).AUDIT_QUEUE;
+  const queue = {
+    send: (body: unknown, options?: QueueSendOptions) => real.send(body, options),
+    sendBatch: (messages: Iterable<MessageSendRequest>, options?: QueueSendBatchOptions) => {
+      const batch = [...messages];
+      batches.push(batch as { body: Json }[]);
+      return real.sendBatch(batch, options);
+    },
+  } as unknown as Queue;
+  return { queue, batches };
 }
 
 /** GET /admin/audit?`query`: the events (or the error body) and the headers. */
