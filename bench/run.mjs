@@ -17,8 +17,9 @@
  *   3. bursts: --burst calls sent to one target at once (all in flight together), a few
  *      rounds per relay target (direct is not burst: it is not a relay); p99 of each call's
  *      time from the burst's start, the gateway's beside its pass-through's;
- *   4. CPU: batches of calls to one target alone, reading utime+stime of that target's
- *      wrangler dev processes (lib/cpu.ts) and of the upstream before and after.
+ *   4. CPU: batches of calls to one target alone, reading the CPU time of each thread of
+ *      that target's wrangler dev processes (lib/cpu.ts) and of the upstream before and
+ *      after; the gateway's added CPU round by round as well as in all.
  *
  *   npm run bench:relay
  *   npm run bench:relay -- --upstreams raw --iterations 1000 --cpu-calls 2000
@@ -29,7 +30,7 @@
  * measured rounds (BENCH_ITERATIONS), --warmup 30 rounds (BENCH_WARMUP), --requests 200
  * calls per target in the throughput phase (BENCH_REQUESTS), --concurrency 8 in flight
  * (BENCH_CONCURRENCY), --cpu-calls 300 calls per target in the CPU phase
- * (BENCH_CPU_CALLS), --burst 1000 calls in flight at once (BENCH_BURST), --burst-rounds 3
+ * (BENCH_CPU_CALLS), in --cpu-rounds 10 (BENCH_CPU_ROUNDS), --burst 1000 calls in flight at once (BENCH_BURST), --burst-rounds 3
  * (BENCH_BURST_ROUNDS), --gateway-dir . (BENCH_GATEWAY_DIR: the git working tree whose gateway
  * is measured, e.g. another worktree, for A/B comparisons), --gateway-vars '{}'
  * (BENCH_GATEWAY_VARS: more vars for the gateway, e.g. '{"AUDIT":{"enabled":false}}'), --out bench/results
@@ -42,11 +43,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
-import { addTicks, readTicks, relayProcesses, ZERO_TICKS } from './lib/cpu.ts';
+import { addCpu, readCpu, relayProcesses, ZERO_CPU } from './lib/cpu.ts';
 import { burstLatency, concurrentCalls, interleavedLatency, sequentialCalls } from './lib/load.ts';
 import { startPassthrough } from './lib/passthrough-process.ts';
 import { snapshotTree } from './lib/snapshot.ts';
-import { CLOCK_TICKS } from './lib/proc.ts';
 import { section, table, saveResult } from './lib/report.ts';
 import { summarize } from './lib/stats.ts';
 import { openTarget } from './lib/target.ts';
@@ -58,7 +58,8 @@ const HARD_LIMIT_MS = 10 * 60_000;
 /** Issue 18's goals: added median latency, and p99 under a burst, as multiples of the pass-through's. */
 const TARGET_RATIO = 1.1;
 const TARGET_BURST_P99_RATIO = 1.2;
-const CPU_ROUNDS = 4;
+/** Issue 18's goal for the CPU the gateway adds to a small call, ms. */
+const TARGET_CPU_MS = 0.3;
 /** The small tools/call each upstream answers. */
 const CALLS = {
   raw: { tool: 'trap', args: { n: 1 } },
@@ -74,6 +75,7 @@ const OPTIONS = {
   requests: ['BENCH_REQUESTS', '200'],
   concurrency: ['BENCH_CONCURRENCY', '8'],
   'cpu-calls': ['BENCH_CPU_CALLS', '300'],
+  'cpu-rounds': ['BENCH_CPU_ROUNDS', '10'],
   burst: ['BENCH_BURST', '1000'],
   'burst-rounds': ['BENCH_BURST_ROUNDS', '3'],
   'gateway-dir': ['BENCH_GATEWAY_DIR', ROOT],
@@ -107,13 +109,15 @@ function parseOptions(argv) {
   };
   const upstreams = [...new Set(raw.upstreams.split(',').map((s) => s.trim()).filter(Boolean))];
   if (upstreams.length === 0 || !upstreams.every((u) => isUpstreamKind(u) && u in CALLS)) usage(`--upstreams must list raw and/or beta, got "${raw.upstreams}"`);
+  if (count('cpu-calls', 1) < count('cpu-rounds', 1)) usage(`--cpu-calls (${raw['cpu-calls']}) must be at least --cpu-rounds (${raw['cpu-rounds']})`);
   return {
     upstreams,
     iterations: count('iterations', 1),
     warmup: count('warmup', 0),
     requests: count('requests', 1),
     concurrency: count('concurrency', 1),
-    cpuCalls: count('cpu-calls', CPU_ROUNDS),
+    cpuRounds: count('cpu-rounds', 1),
+    cpuCalls: count('cpu-calls', 1),
     burst: count('burst', 1),
     burstRounds: count('burst-rounds', 1),
     gatewayDir: path.resolve(raw['gateway-dir']),
@@ -230,41 +234,49 @@ async function burstPhase(targets, options) {
 
 /**
  * CPU per call: each target alone, in rounds (alternately reversed) so drift hits all
- * targets alike. A relay target is charged the ticks of its wrangler dev tree by role
- * (lib/cpu.ts); every target also shows the upstream's.
+ * targets alike. A relay target is charged the CPU time of its wrangler dev tree by role
+ * (lib/cpu.ts); every target also shows the upstream's. Each round's figures are kept, so
+ * the gateway's added CPU is also given round by round (its median and quartiles): one
+ * burst of background work in one round moves the totals, not the median.
  */
 async function cpuPhase(targets, options) {
-  const rows = new Map(targets.map((t) => [t.name, { calls: 0, ticks: ZERO_TICKS }]));
-  for (let round = 0; round < CPU_ROUNDS; round++) {
+  const rows = new Map(targets.map((t) => [t.name, { calls: 0, cpu: ZERO_CPU, rounds: [] }]));
+  for (let round = 0; round < options.cpuRounds; round++) {
     for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
       const row = rows.get(target.name);
-      const calls = Math.min(Math.ceil(options.cpuCalls / CPU_ROUNDS), options.cpuCalls - row.calls);
+      const calls = Math.min(Math.ceil(options.cpuCalls / options.cpuRounds), options.cpuCalls - row.calls);
       if (calls === 0) continue;
-      const before = readTicks(target.relay && relayProcesses(target.relay), target.upstreamPid);
+      const before = readCpu(target.relay && relayProcesses(target.relay), target.upstreamPid);
       await sequentialCalls(target, calls);
-      row.ticks = addTicks(row.ticks, before, readTicks(before.roles, target.upstreamPid));
+      const used = addCpu(ZERO_CPU, before, readCpu(before.roles, target.upstreamPid));
+      row.cpu = Object.fromEntries(Object.entries(row.cpu).map(([role, micros]) => [role, micros + used[role]]));
+      row.rounds.push({ calls, cpu: used });
       row.calls += calls;
     }
   }
-  const ms = (ticks, calls) => (ticks * 1000) / CLOCK_TICKS / calls;
   return Object.fromEntries(
     targets.map((t) => {
-      const { calls, ticks } = rows.get(t.name);
-      const relay = t.relay && { workerd: ms(ticks.proxy + ticks.runtime, calls), proxy: ms(ticks.proxy, calls), runtime: ms(ticks.runtime, calls), wrangler: ms(ticks.wrangler, calls) };
-      return [t.name, { calls, ticks, relayMsPerCall: relay ?? null, upstreamMsPerCall: ms(ticks.upstream, calls) }];
+      const { calls, cpu, rounds } = rows.get(t.name);
+      return [t.name, { calls, micros: cpu, relayMsPerCall: t.relay ? relayMs(cpu, calls) : null, upstreamMsPerCall: cpu.upstream / 1000 / calls, rounds: t.relay ? rounds.map((r) => relayMs(r.cpu, r.calls)) : [] }];
     }),
   );
 }
 
-/** Ticks each relay's workerd processes use in one second without traffic (their background). */
-async function idleWorkerdTicks(targets) {
+/** A relay's CPU per call, in ms, by role (from microseconds over `calls`). */
+function relayMs(cpu, calls) {
+  const ms = (micros) => micros / 1000 / calls;
+  return { workerd: ms(cpu.proxy + cpu.runtime), proxy: ms(cpu.proxy), runtime: ms(cpu.runtime), isolate: ms(cpu.isolate), wrangler: ms(cpu.wrangler) };
+}
+
+/** CPU (ms) each relay's workerd processes use in one second without traffic (their background). */
+async function idleWorkerdMs(targets) {
   const relays = new Map(targets.filter((t) => t.relay).map((t) => [t.relay.root, t]));
-  const before = [...relays.values()].map((t) => readTicks(relayProcesses(t.relay), t.upstreamPid));
+  const before = [...relays.values()].map((t) => readCpu(relayProcesses(t.relay), t.upstreamPid));
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   return Object.fromEntries(
     [...relays.values()].map((t, i) => {
-      const used = addTicks(ZERO_TICKS, before[i], readTicks(before[i].roles, t.upstreamPid));
-      return [t.via === 'passthrough' ? t.name : 'gateway', used.proxy + used.runtime];
+      const used = addCpu(ZERO_CPU, before[i], readCpu(before[i].roles, t.upstreamPid));
+      return [t.via === 'passthrough' ? t.name : 'gateway', Number(((used.proxy + used.runtime) / 1000).toFixed(2))];
     }),
   );
 }
@@ -283,12 +295,21 @@ function addedLatency(upstreams, latency) {
 }
 
 function cpuAdded(targets, cpu) {
+  const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
   return targets
     .filter((t) => t.via === 'gateway' || t.via === 'gateway-aggregated')
     .map((t) => {
-      const gateway = cpu[t.name].relayMsPerCall;
-      const floor = cpu[`${t.upstream} pass-through`].relayMsPerCall;
-      return { target: t.name, workerdMs: gateway.workerd - floor.workerd, runtimeMs: gateway.runtime - floor.runtime, proxyMs: gateway.proxy - floor.proxy, ratio: gateway.workerd / floor.workerd };
+      const gateway = cpu[t.name];
+      const floor = cpu[`${t.upstream} pass-through`];
+      // Round by round: the gateway's round against the pass-through's of the same round.
+      const perRound = (role) => gateway.rounds.map((g, i) => g[role] - floor.rounds[i][role]).sort((a, b) => a - b);
+      const spread = (role) => {
+        const sorted = perRound(role);
+        return { median: quantile(sorted, 0.5), p25: quantile(sorted, 0.25), p75: quantile(sorted, 0.75) };
+      };
+      const g = gateway.relayMsPerCall;
+      const f = floor.relayMsPerCall;
+      return { target: t.name, workerdMs: g.workerd - f.workerd, runtimeMs: g.runtime - f.runtime, isolateMs: g.isolate - f.isolate, proxyMs: g.proxy - f.proxy, ratio: g.workerd / f.workerd, rounds: { workerd: spread('workerd'), isolate: spread('isolate') } };
     });
 }
 
@@ -339,22 +360,29 @@ function render(result) {
       })),
     ),
     section(
-      `CPU per call, ms: ${settings.cpuCalls} calls per target, one at a time, that target alone (1 tick = ${1000 / CLOCK_TICKS} ms over a batch).\n` +
+      `CPU per call, ms: ${settings.cpuCalls} calls per target in ${settings.cpuRounds} rounds, one at a time, that target alone (the scheduler's per-thread run time).\n` +
         `workerd = both workerd processes of the relay's wrangler dev: its dev proxy + the runtime running the Worker (whole runtime: HTTP parsing, fetch, JS, local KV; not only our code).\n` +
-        `wrangler = wrangler's node and esbuild (request logging). upstream = the upstream process.`,
+        `isolate = the runtime's main thread (the Workers' JavaScript and I/O; not V8's background threads). wrangler = wrangler's node and esbuild (request logging). upstream = the upstream process.`,
       table(
-        ['target', 'workerd', 'dev proxy', 'runtime', 'wrangler', 'upstream', 'calls'],
+        ['target', 'workerd', 'dev proxy', 'runtime', 'isolate', 'wrangler', 'upstream', 'calls'],
         Object.entries(result.cpu.targets).map(([name, c]) => {
           const r = c.relayMsPerCall;
-          return [name, r ? fixed(r.workerd) : '-', r ? fixed(r.proxy) : '-', r ? fixed(r.runtime) : '-', r ? fixed(r.wrangler) : '-', fixed(c.upstreamMsPerCall), c.calls];
+          return [name, r ? fixed(r.workerd) : '-', r ? fixed(r.proxy) : '-', r ? fixed(r.runtime) : '-', r ? fixed(r.isolate) : '-', r ? fixed(r.wrangler) : '-', fixed(c.upstreamMsPerCall), c.calls];
         }),
       ),
     ),
     section(
-      'CPU the gateway adds over the pass-through, ms per call (gateway - pass-through, same upstream)',
-      table(['gateway route', 'workerd', 'of which runtime', 'x pass-through'], result.cpu.gatewayMinusPassthrough.map((d) => [d.target, fixed(d.workerdMs), fixed(d.runtimeMs), d.ratio.toFixed(2)])),
+      `CPU the gateway adds over the pass-through, ms per call (gateway - pass-through, same upstream; target <= ${TARGET_CPU_MS}). ` +
+        `All rounds together, and round by round: the median [quartiles] of the ${settings.cpuRounds} rounds' differences`,
+      table(
+        ['gateway route', 'workerd', 'of which runtime', 'of which isolate', 'x pass-through', 'workerd by round', 'isolate by round'],
+        result.cpu.gatewayMinusPassthrough.map((d) => {
+          const byRound = (s) => `${fixed(s.median)} [${fixed(s.p25)}, ${fixed(s.p75)}]`;
+          return [d.target, fixed(d.workerdMs), fixed(d.runtimeMs), fixed(d.isolateMs), d.ratio.toFixed(2), byRound(d.rounds.workerd), byRound(d.rounds.isolate)];
+        }),
+      ),
     ),
-    `workerd background, ticks in 1 s without traffic: ${Object.entries(result.cpu.idleTicksPerSecond).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `workerd background, ms of CPU in 1 s without traffic: ${Object.entries(result.cpu.idleMsPerSecond).map(([k, v]) => `${k} ${v}`).join(', ')}`,
   ].join('\n');
 }
 
@@ -405,7 +433,7 @@ async function main() {
     progress(`burst phase (${options.burst} at once)`);
     const burst = await burstPhase(targets, options);
     progress('CPU phase');
-    const idleTicksPerSecond = await idleWorkerdTicks(targets);
+    const idleMsPerSecond = await idleWorkerdMs(targets);
     const cpuTargets = await cpuPhase(targets, options);
 
     const cpus = os.cpus();
@@ -422,7 +450,7 @@ async function main() {
         loadAvgAtEnd,
         busy: Math.max(loadAvgAtStart[0], loadAvgAtEnd[0]) > cpus.length / 2,
       },
-      settings: { ...options, clockTicksPerSecond: CLOCK_TICKS, cpuRounds: CPU_ROUNDS, calls: CALLS },
+      settings: { ...options, calls: CALLS },
       gateway: setup.gateway.source,
       targets: targets.map((t) => ({ name: t.name, upstream: t.upstream, via: t.via, url: t.url, tool: t.tool })),
       latency,
@@ -431,7 +459,7 @@ async function main() {
       burst,
       cpu: {
         note: 'ms per call; workerd = whole-runtime CPU of the relay (dev proxy + Worker runtime), not only its JavaScript',
-        idleTicksPerSecond,
+        idleMsPerSecond,
         targets: cpuTargets,
         gatewayMinusPassthrough: cpuAdded(targets, cpuTargets),
       },

@@ -57,6 +57,31 @@ export function cpuTicks(pid: number): number {
   return Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
 }
 
+/**
+ * CPU time of each living thread of `pid`, in microseconds, by thread id: the scheduler's
+ * `se.sum_exec_runtime` (/proc/<pid>/task/<tid>/sched, nanosecond resolution). Where the
+ * kernel shows no such file, one entry "stat" with utime+stime (10 ms resolution, ended
+ * threads included). Empty when the process is gone.
+ */
+export function threadMicros(pid: number): Map<string, number> {
+  const times = new Map<string, number>();
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return times;
+  }
+  for (const tid of tasks) {
+    const match = /^se\.sum_exec_runtime\s*:\s*([\d.]+)/m.exec(readOrEmpty(`/proc/${pid}/task/${tid}/sched`));
+    if (match) times.set(tid, Number(match[1]) * 1000);
+  }
+  if (times.size === 0 && tasks.length > 0) {
+    const ticks = cpuTicks(pid);
+    if (ticks > 0) times.set("stat", (ticks * 1e6) / CLOCK_TICKS);
+  }
+  return times;
+}
+
 /** Total CPU ticks of several processes. */
 export function totalTicks(pids: readonly number[]): number {
   return pids.reduce((sum, pid) => sum + cpuTicks(pid), 0);
