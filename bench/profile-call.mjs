@@ -7,7 +7,10 @@
  * wrangler dev's inspector proxy) while it sends calls one at a time, and prints the
  * functions with the most self time, per call.
  *
- *   node bench/profile-call.mjs [--gateway-dir DIR] [--route raw|""] [--calls 2000] [--top 30] [--out FILE.cpuprofile] [--vars JSON] [--minify]
+ *   node bench/profile-call.mjs [--gateway-dir DIR] [--route raw|""] [--calls 2000] [--top 30] [--out FILE.cpuprofile] [--vars JSON] [--minify] [--passthrough]
+ *
+ * `--passthrough` profiles the same calls through the bare pass-through Worker
+ * (bench/passthrough/) instead: the floor any relay Worker pays (its fetch, Response, ...).
  *
  * The Worker is served unminified by default: with wrangler.toml's `minify = true` the
  * inspector's profile of wrangler dev holds only "(idle)" samples here (seen on every run of
@@ -28,6 +31,7 @@ import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { snapshotTree } from './lib/snapshot.ts';
 import { inspect } from './lib/inspector.ts';
 import { openTarget } from './lib/target.ts';
+import { startPassthrough } from './lib/passthrough-process.ts';
 import { startUpstream } from './lib/upstream-process.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -38,6 +42,8 @@ const SAMPLING_INTERVAL_US = 50;
 const MAX_SAMPLE_US = 10 * SAMPLING_INTERVAL_US;
 /** Recordings tried when a profile comes out empty (see below). */
 const PROFILE_ATTEMPTS = 3;
+/** How long calls run before the profiler is started among them. */
+const BUSY_BEFORE_START_MS = 200;
 
 const { values } = parseArgs({
   options: {
@@ -48,6 +54,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
     vars: { type: 'string', default: '{}' },
     minify: { type: 'boolean', default: false },
+    passthrough: { type: 'boolean', default: false },
   },
 });
 const calls = Number(values.calls);
@@ -69,6 +76,7 @@ function selfTimes(profile, map) {
   const perNode = new Map();
   profile.samples.forEach((id, i) => perNode.set(id, (perNode.get(id) ?? 0) + Math.min(profile.timeDeltas[i + 1] ?? 0, MAX_SAMPLE_US)));
   const perFunction = new Map();
+  const perFile = new Map();
   let active = 0;
   for (const [id, us] of perNode) {
     const { functionName, url, lineNumber, columnNumber } = byId.get(id).callFrame;
@@ -77,6 +85,9 @@ function selfTimes(profile, map) {
     const where = original?.source ? `${original.source.replace(/^.*?src\//, 'src/').replace(/^.*node_modules\//, '')}:${original.line}${original.name ? ` ${original.name}` : ''}` : url ? `${path.basename(url)}:${lineNumber + 1}:${columnNumber + 1}` : '';
     const key = `${name} ${where}`.trim();
     perFunction.set(key, (perFunction.get(key) ?? 0) + us);
+    // By file: the bundle's code by its source file, the runtime's native functions as one row.
+    const file = original?.source ? where.split(':')[0] : url ? path.basename(url) : name.startsWith('(') ? name : '(the runtime\'s functions)';
+    perFile.set(file, (perFile.get(file) ?? 0) + us);
     if (!['(idle)', '(program)', '(garbage collector)'].includes(name)) active += us;
   }
   // For each function without a script (the runtime's: fetch, sendBatch, KV), who called it.
@@ -98,7 +109,7 @@ function selfTimes(profile, map) {
     const key = `${node.callFrame.functionName} <- ${functionName} ${where}`;
     callers.set(key, (callers.get(key) ?? 0) + us);
   }
-  return { active, perFunction, callers };
+  return { active, perFunction, perFile, callers };
 }
 
 /** The source map of the bundle wrangler dev serves (under .wrangler/tmp of the tree it runs in). */
@@ -116,16 +127,29 @@ const stops = [];
 try {
   const upstream = await startUpstream('raw');
   stops.push(upstream.stop);
-  const state = mkdtempSync(path.join(os.tmpdir(), 'profile-gateway-'));
-  stops.push(async () => rmSync(state, { recursive: true, force: true }));
-  const snapshot = snapshotTree(path.resolve(values['gateway-dir']));
-  stops.push(async () => snapshot.remove());
   const inspectorPort = await freePort();
-  const vars = { ...JSON.parse(values.vars), UPSTREAMS: [{ name: 'raw', url: upstream.url }], SESSION_SECRET: randomBytes(32).toString('hex') };
-  const gateway = await startGateway({ port: await freePort(), vars, persistTo: state, cwd: snapshot.dir, extraArgs: ['--inspector-port', String(inspectorPort), ...(values.minify ? [] : ['--no-minify'])] });
-  stops.push(gateway.stop);
-  const route = values.route;
-  const target = await openTarget({ name: 'gateway', upstream: 'raw', via: route ? 'gateway' : 'gateway-aggregated', url: `${gateway.url}/mcp${route ? `/${route}` : ''}`, tool: route ? 'trap' : 'raw___trap', args: { n: 1 } });
+  const inspectorArgs = ['--inspector-port', String(inspectorPort), ...(values.minify ? [] : ['--no-minify'])];
+  let target;
+  let label;
+  let snapshot;
+  if (values.passthrough) {
+    // The floor: the same calls through the bare pass-through Worker (bench/passthrough/).
+    const passthrough = await startPassthrough(await freePort(), upstream.url, undefined, inspectorArgs);
+    stops.push(passthrough.stop);
+    target = await openTarget({ name: 'pass-through', upstream: 'raw', via: 'passthrough', url: `${passthrough.url}/`, tool: 'trap', args: { n: 1 } });
+    label = 'pass-through (bench/passthrough/)';
+  } else {
+    const state = mkdtempSync(path.join(os.tmpdir(), 'profile-gateway-'));
+    stops.push(async () => rmSync(state, { recursive: true, force: true }));
+    snapshot = snapshotTree(path.resolve(values['gateway-dir']));
+    stops.push(async () => snapshot.remove());
+    const vars = { ...JSON.parse(values.vars), UPSTREAMS: [{ name: 'raw', url: upstream.url }], SESSION_SECRET: randomBytes(32).toString('hex') };
+    const gateway = await startGateway({ port: await freePort(), vars, persistTo: state, cwd: snapshot.dir, extraArgs: inspectorArgs });
+    stops.push(gateway.stop);
+    const route = values.route;
+    target = await openTarget({ name: 'gateway', upstream: 'raw', via: route ? 'gateway' : 'gateway-aggregated', url: `${gateway.url}/mcp${route ? `/${route}` : ''}`, tool: route ? 'trap' : 'raw___trap', args: { n: 1 } });
+    label = `gateway ${snapshot.source} (${snapshot.commit.slice(0, 7)}${snapshot.changes.length ? ', with changes' : ''}), route /mcp${route ? `/${route}` : ''}`;
+  }
   for (let i = 0; i < WARMUP_CALLS; i++) await target.call();
   // Some runs' profiles hold only "(idle)" samples (the inspector proxy's session did not
   // see the calls): such a profile is recorded again, on a new inspector session.
@@ -136,23 +160,35 @@ try {
     const cdp = await inspect(inspectorPort);
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
+    // Started while calls are in flight: sent to an idle isolate, Profiler.start is taken
+    // by the inspector's own thread, and V8 then samples that thread, which runs no
+    // JavaScript (the profiles of only "(idle)" samples seen on most runs of 2026-11-28).
+    let busy = true;
+    const background = (async () => {
+      while (busy) await target.call();
+    })();
+    await new Promise((resolve) => setTimeout(resolve, BUSY_BEFORE_START_MS));
     await cdp.send('Profiler.start');
+    busy = false;
+    await background;
     const started = performance.now();
     for (let i = 0; i < calls; i++) await target.call();
     wallMs = performance.now() - started;
     ({ profile } = await cdp.send('Profiler.stop'));
     cdp.close();
-    times = selfTimes(profile, bundleMap(snapshot.dir));
+    times = selfTimes(profile, snapshot && bundleMap(snapshot.dir));
     if (times.active > 0) break;
     console.error(`[profile] attempt ${attempt}: the profile holds no JavaScript samples${attempt < PROFILE_ATTEMPTS ? '; recording again' : ''}`);
   }
   if (values.out) writeFileSync(values.out, JSON.stringify(profile));
-  const { active, perFunction, callers } = times;
-  console.log(`gateway ${snapshot.source} (${snapshot.commit.slice(0, 7)}${snapshot.changes.length ? ', with changes' : ''}), route /mcp${route ? `/${route}` : ''}, ${calls} calls, ${(wallMs / calls).toFixed(3)} ms per call (wall), load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const { active, perFunction, perFile, callers } = times;
+  console.log(`${label}, ${calls} calls, ${(wallMs / calls).toFixed(3)} ms per call (wall), load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`JavaScript self time per call (samples outside idle/program/GC, each counted up to ${MAX_SAMPLE_US} us): ${(active / 1000 / calls).toFixed(3)} ms`);
   console.log('us/call  %active  function');
   const rows = [...perFunction].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top));
   for (const [key, us] of rows) console.log(`${(us / calls).toFixed(1).padStart(7)}  ${((100 * us) / active).toFixed(1).padStart(6)}%  ${key}`);
+  console.log('\nself time by source file, us/call');
+  for (const [file, us] of [...perFile].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) console.log(`${(us / calls).toFixed(1).padStart(7)}  ${file}`);
   console.log('\nthe runtime\'s functions by caller, us/call');
   for (const [key, us] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${(us / calls).toFixed(1).padStart(7)}  ${key}`);
 } finally {

@@ -19,20 +19,26 @@
  *      time from the burst's start, the gateway's beside its pass-through's;
  *   4. CPU: batches of calls to one target alone, reading the CPU time of each thread of
  *      that target's wrangler dev processes (lib/cpu.ts) and of the upstream before and
- *      after; the gateway's added CPU round by round as well as in all.
+ *      after; the gateway's added CPU round by round as well as in all. Then call by call:
+ *      the relays take turns one call at a time and each call's CPU on the runtime's main
+ *      thread is kept, for medians that a collection in a few calls does not move.
  *
  *   npm run bench:relay
  *   npm run bench:relay -- --upstreams raw --iterations 1000 --cpu-calls 2000
  *   BENCH_ITERATIONS=1000 npm run bench:relay
  *   npm run bench:relay -- --gateway-dir ../other-checkout   # the gateway of another tree
+ *   npm run bench:relay -- --baseline-dir ../before          # another tree's gateway beside this one's, in the same run
  *
  * Options (flag, or env var): --upstreams raw,beta (BENCH_UPSTREAMS), --iterations 200
  * measured rounds (BENCH_ITERATIONS), --warmup 30 rounds (BENCH_WARMUP), --requests 200
  * calls per target in the throughput phase (BENCH_REQUESTS), --concurrency 8 in flight
  * (BENCH_CONCURRENCY), --cpu-calls 300 calls per target in the CPU phase
- * (BENCH_CPU_CALLS), in --cpu-rounds 10 (BENCH_CPU_ROUNDS), --burst 1000 calls in flight at once (BENCH_BURST), --burst-rounds 3
+ * (BENCH_CPU_CALLS), in --cpu-rounds 10 (BENCH_CPU_ROUNDS), --cpu-call-by-call 1000 calls per relay
+ * in the call-by-call CPU phase (BENCH_CPU_CALL_BY_CALL; 0 skips it), --burst 1000 calls in flight at once (BENCH_BURST), --burst-rounds 3
  * (BENCH_BURST_ROUNDS), --gateway-dir . (BENCH_GATEWAY_DIR: the git working tree whose gateway
- * is measured, e.g. another worktree, for A/B comparisons), --gateway-vars '{}'
+ * is measured, e.g. another worktree, for A/B comparisons), --baseline-dir '' (BENCH_BASELINE_DIR: a second tree
+ * whose gateway runs beside the first as the "baseline" targets, every phase alternating between them,
+ * for before/after pairs measured under the same load), --gateway-vars '{}'
  * (BENCH_GATEWAY_VARS: more vars for the gateway, e.g. '{"AUDIT":{"enabled":false}}'), --out bench/results
  * (BENCH_OUT). Results are printed and written to <out>/relay-<timestamp>.json.
  * About a minute on an idle 2-core machine. Linux only (/proc). Hard limit: 10 minutes.
@@ -44,6 +50,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
 import { addCpu, readCpu, relayProcesses, ZERO_CPU } from './lib/cpu.ts';
+import { oneThreadMicros } from './lib/proc.ts';
 import { burstLatency, concurrentCalls, interleavedLatency, sequentialCalls } from './lib/load.ts';
 import { startPassthrough } from './lib/passthrough-process.ts';
 import { snapshotTree } from './lib/snapshot.ts';
@@ -76,9 +83,11 @@ const OPTIONS = {
   concurrency: ['BENCH_CONCURRENCY', '8'],
   'cpu-calls': ['BENCH_CPU_CALLS', '300'],
   'cpu-rounds': ['BENCH_CPU_ROUNDS', '10'],
+  'cpu-call-by-call': ['BENCH_CPU_CALL_BY_CALL', '1000'],
   burst: ['BENCH_BURST', '1000'],
   'burst-rounds': ['BENCH_BURST_ROUNDS', '3'],
   'gateway-dir': ['BENCH_GATEWAY_DIR', ROOT],
+  'baseline-dir': ['BENCH_BASELINE_DIR', ''],
   'gateway-vars': ['BENCH_GATEWAY_VARS', '{}'],
   out: ['BENCH_OUT', path.join(ROOT, 'bench', 'results')],
 };
@@ -118,9 +127,11 @@ function parseOptions(argv) {
     concurrency: count('concurrency', 1),
     cpuRounds: count('cpu-rounds', 1),
     cpuCalls: count('cpu-calls', 1),
+    cpuCallByCall: count('cpu-call-by-call', 0),
     burst: count('burst', 1),
     burstRounds: count('burst-rounds', 1),
     gatewayDir: path.resolve(raw['gateway-dir']),
+    baselineDir: raw['baseline-dir'] ? path.resolve(raw['baseline-dir']) : undefined,
     gatewayVars: jsonObject('gateway-vars'),
     out: path.resolve(raw.out),
   };
@@ -154,36 +165,44 @@ async function startAll(options, stops) {
       return upstream;
     }),
   );
-  const gatewayState = mkdtempSync(path.join(os.tmpdir(), 'bench-gateway-'));
-  stops.push(async () => rmSync(gatewayState, { recursive: true, force: true }));
-  const snapshot = snapshotTree(options.gatewayDir);
-  stops.push(async () => snapshot.remove());
   const vars = { ...options.gatewayVars, UPSTREAMS: upstreams.map((u) => ({ name: u.kind, url: u.url })), SESSION_SECRET: randomBytes(32).toString('hex') };
   // One wrangler dev at a time: concurrent starts race for the internal ports each picks.
-  const gateway = await withPortRetry(async () => startGateway({ port: await freePort(), vars, persistTo: gatewayState, cwd: snapshot.dir }));
-  stops.push(gateway.stop);
+  const gateway = await startGatewayOf(options.gatewayDir, vars, stops);
+  const baseline = options.baselineDir === undefined ? undefined : await startGatewayOf(options.baselineDir, vars, stops);
   const passthroughs = [];
   for (const u of upstreams) {
     const passthrough = await withPortRetry(async () => startPassthrough(await freePort(), u.url));
     stops.push(passthrough.stop);
     passthroughs.push(passthrough);
   }
-  const gatewayPid = gateway.pid;
-  const source = { dir: snapshot.source, commit: snapshot.commit, changes: snapshot.changes };
-  return { upstreams, gateway: { ...gateway, pid: gatewayPid, source }, passthroughs };
+  return { upstreams, gateway, baseline, passthroughs };
+}
+
+/** The gateway of the git working tree `dir`, from a snapshot of it, with its own state directory. */
+async function startGatewayOf(dir, vars, stops) {
+  const state = mkdtempSync(path.join(os.tmpdir(), 'bench-gateway-'));
+  stops.push(async () => rmSync(state, { recursive: true, force: true }));
+  const snapshot = snapshotTree(dir);
+  stops.push(async () => snapshot.remove());
+  const gateway = await withPortRetry(async () => startGateway({ port: await freePort(), vars, persistTo: state, cwd: snapshot.dir }));
+  stops.push(gateway.stop);
+  return { ...gateway, source: { dir: snapshot.source, commit: snapshot.commit, changes: snapshot.changes } };
 }
 
 /** The four targets of each upstream, sessions opened; `relay` says whose processes a call runs through. */
-async function openTargets({ upstreams, gateway, passthroughs }) {
+async function openTargets({ upstreams, gateway, baseline, passthroughs }) {
   const specs = upstreams.flatMap((u, i) => {
     const { tool, args } = CALLS[u.kind];
     const pass = passthroughs[i];
-    const viaGateway = { root: gateway.pid, port: gateway.port };
+    const routes = (label, g) => [
+      { name: `${u.kind} ${label} /mcp/${u.kind}`, via: 'gateway', url: `${g.url}/mcp/${u.kind}`, tool, relay: { root: g.pid, port: g.port }, gatewayLabel: label },
+      { name: `${u.kind} ${label} /mcp`, via: 'gateway-aggregated', url: `${g.url}/mcp`, tool: `${u.kind}___${tool}`, relay: { root: g.pid, port: g.port }, gatewayLabel: label },
+    ];
     return [
       { name: `${u.kind} direct`, via: 'direct', url: u.url, tool },
       { name: `${u.kind} pass-through`, via: 'passthrough', url: `${pass.url}/`, tool, relay: { root: pass.pid, port: Number(new URL(pass.url).port) } },
-      { name: `${u.kind} gateway /mcp/${u.kind}`, via: 'gateway', url: `${gateway.url}/mcp/${u.kind}`, tool, relay: viaGateway },
-      { name: `${u.kind} gateway /mcp`, via: 'gateway-aggregated', url: `${gateway.url}/mcp`, tool: `${u.kind}___${tool}`, relay: viaGateway },
+      ...routes('gateway', gateway),
+      ...(baseline ? routes('baseline', baseline) : []),
     ].map((spec) => ({ ...spec, upstream: u.kind, args, upstreamPid: u.pid }));
   });
   return Promise.all(specs.map(async ({ relay, upstreamPid, ...spec }) => ({ ...(await openTarget(spec)), relay, upstreamPid })));
@@ -233,6 +252,53 @@ async function burstPhase(targets, options) {
 }
 
 /**
+ * The isolate's CPU call by call: the relay targets take turns one call at a time (the
+ * order rotating), and the main thread of each one's runtime is read before each call it
+ * serves, so a call is charged from its start to the start of the next call its runtime
+ * serves (its work after the answer included; other runtimes' calls run meanwhile).
+ * The median of those per-call figures is not moved by the collections and background
+ * work that land in a few calls, which make batch totals differ by ±0.1 ms from run to run
+ * with the same code on both sides; the mean counts them.
+ */
+async function callByCallPhase(targets, options) {
+  const relays = targets.filter((t) => t.relay);
+  const threads = new Map(relays.map((t) => [t.name, relayProcesses(t.relay).runtime[0]]));
+  const samples = new Map(relays.map((t) => [t.name, []]));
+  // Per runtime (the gateway's routes share one): its reading before its last call, and whose call that was.
+  const last = new Map();
+  const charge = (pid, until) => {
+    const before = last.get(pid);
+    if (Number.isNaN(until)) throw new Error(`${before?.target ?? pid}: its runtime ended during the call-by-call CPU phase`);
+    if (before) samples.get(before.target).push((until - before.micros) / 1000);
+  };
+  for (let i = 0; i < options.cpuCallByCall; i++) {
+    for (let k = 0; k < relays.length; k++) {
+      const target = relays[(i + k) % relays.length];
+      const pid = threads.get(target.name);
+      const now = oneThreadMicros(pid);
+      charge(pid, now);
+      last.set(pid, { micros: now, target: target.name });
+      await target.call();
+    }
+  }
+  for (const pid of last.keys()) charge(pid, oneThreadMicros(pid));
+  const figures = Object.fromEntries(
+    [...samples].map(([name, ms]) => {
+      const sorted = [...ms].sort((a, b) => a - b);
+      const at = (q) => sorted[Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))];
+      return [name, { calls: ms.length, median: at(0.5), p25: at(0.25), p75: at(0.75), p90: at(0.9), mean: ms.reduce((a, b) => a + b, 0) / ms.length }];
+    }),
+  );
+  const added = relays
+    .filter((t) => t.via !== 'passthrough')
+    .map((t) => {
+      const floor = figures[`${t.upstream} pass-through`];
+      return { target: t.name, medianMs: figures[t.name].median - floor.median, meanMs: figures[t.name].mean - floor.mean };
+    });
+  return { targets: figures, added };
+}
+
+/**
  * CPU per call: each target alone, in rounds (alternately reversed) so drift hits all
  * targets alike. A relay target is charged the CPU time of its wrangler dev tree by role
  * (lib/cpu.ts); every target also shows the upstream's. Each round's figures are kept, so
@@ -276,21 +342,23 @@ async function idleWorkerdMs(targets) {
   return Object.fromEntries(
     [...relays.values()].map((t, i) => {
       const used = addCpu(ZERO_CPU, before[i], readCpu(before[i].roles, t.upstreamPid));
-      return [t.via === 'passthrough' ? t.name : 'gateway', Number(((used.proxy + used.runtime) / 1000).toFixed(2))];
+      return [t.via === 'passthrough' ? t.name : t.gatewayLabel, Number(((used.proxy + used.runtime) / 1000).toFixed(2))];
     }),
   );
 }
 
 // ---- results ----------------------------------------------------------------------------
 
-function addedLatency(upstreams, latency) {
-  return upstreams.map((u) => {
+function addedLatency(upstreams, latency, labels) {
+  return upstreams.flatMap((u) => {
     const direct = latency[`${u.kind} direct`].median;
     const added = (name) => latency[`${u.kind} ${name}`].median - direct;
     const passthrough = added('pass-through');
-    const gateway = added(`gateway /mcp/${u.kind}`);
-    const aggregated = added('gateway /mcp');
-    return { upstream: u.kind, directMedianMs: direct, passthroughAddedMs: passthrough, gatewayAddedMs: gateway, gatewayAggregatedAddedMs: aggregated, ratio: gateway / passthrough, ratioAggregated: aggregated / passthrough };
+    return labels.map((label) => {
+      const gateway = added(`${label} /mcp/${u.kind}`);
+      const aggregated = added(`${label} /mcp`);
+      return { upstream: u.kind, gatewayLabel: label, directMedianMs: direct, passthroughAddedMs: passthrough, gatewayAddedMs: gateway, gatewayAggregatedAddedMs: aggregated, ratio: gateway / passthrough, ratioAggregated: aggregated / passthrough };
+    });
   });
 }
 
@@ -322,7 +390,7 @@ function render(result) {
     `machine: ${machine.cpus} cores (${machine.model}), ${machine.platform}, node ${machine.node}; load average ${machine.loadAvgAtStart.join(' ')} at start, ${machine.loadAvgAtEnd.join(' ')} at end`,
     ...(machine.busy ? [`WARNING: the machine was busy (1-min load average above half the cores): other work competed for the CPU, so latencies and throughput are noisy; compare within this run only.`] : []),
     `call: a small tools/call (${settings.upstreams.map((u) => `${u}: ${CALLS[u].tool}`).join(', ')}) from node fetch on this machine; everything on 127.0.0.1; the relays run under wrangler dev.`,
-    `gateway: a copy of ${result.gateway.dir} taken at start (commit ${result.gateway.commit.slice(0, 12)}${result.gateway.changes.length > 0 ? `, ${result.gateway.changes.length} changed/untracked files` : ''})`,
+    ...Object.entries({ gateway: result.gateway, baseline: result.baseline }).filter(([, g]) => g).map(([label, g]) => `${label}: a copy of ${g.dir} taken at start (commit ${g.commit.slice(0, 12)}${g.changes.length > 0 ? `, ${g.changes.length} changed/untracked files` : ''})`),
     '',
     section(
       `Latency, ms: one call at a time, ${settings.iterations} interleaved rounds after ${settings.warmup} warm-up rounds`,
@@ -332,10 +400,10 @@ function render(result) {
       `Added median latency, ms (target - direct), and as a multiple of the pass-through's (target <= ${TARGET_RATIO})`,
       table(
         ['relay', 'added ms', 'x pass-through'],
-        result.added.flatMap((a) => [
-          [`${a.upstream} pass-through`, a.passthroughAddedMs, '1 (the floor)'],
-          [`${a.upstream} gateway /mcp/${a.upstream}`, a.gatewayAddedMs, verdict(a.ratio)],
-          [`${a.upstream} gateway /mcp`, a.gatewayAggregatedAddedMs, verdict(a.ratioAggregated)],
+        result.added.flatMap((a, i) => [
+          ...(i > 0 && result.added[i - 1].upstream === a.upstream ? [] : [[`${a.upstream} pass-through`, a.passthroughAddedMs, '1 (the floor)']]),
+          [`${a.upstream} ${a.gatewayLabel} /mcp/${a.upstream}`, a.gatewayAddedMs, verdict(a.ratio)],
+          [`${a.upstream} ${a.gatewayLabel} /mcp`, a.gatewayAggregatedAddedMs, verdict(a.ratioAggregated)],
         ]),
       ),
     ),
@@ -382,6 +450,18 @@ function render(result) {
         }),
       ),
     ),
+    ...(result.cpu.callByCall
+      ? [
+          section(
+            `The isolate's CPU call by call, ms: ${settings.cpuCallByCall} calls per relay, the relays taking turns one call at a time; each call from its start to its relay's next call (the runtime's main thread)`,
+            table(['target', 'median', 'p25', 'p75', 'p90', 'mean', 'calls'], Object.entries(result.cpu.callByCall.targets).map(([name, c]) => [name, fixed(c.median), fixed(c.p25), fixed(c.p75), fixed(c.p90), fixed(c.mean), c.calls])),
+          ),
+          section(
+            `The isolate's CPU the gateway adds over the pass-through, call by call, ms (target <= ${TARGET_CPU_MS})`,
+            table(['gateway route', 'median - median', 'mean - mean'], result.cpu.callByCall.added.map((a) => [a.target, fixed(a.medianMs), fixed(a.meanMs)])),
+          ),
+        ]
+      : []),
     `workerd background, ms of CPU in 1 s without traffic: ${Object.entries(result.cpu.idleMsPerSecond).map(([k, v]) => `${k} ${v}`).join(', ')}`,
   ].join('\n');
 }
@@ -435,6 +515,8 @@ async function main() {
     progress('CPU phase');
     const idleMsPerSecond = await idleWorkerdMs(targets);
     const cpuTargets = await cpuPhase(targets, options);
+    progress(`CPU call by call (${options.cpuCallByCall} calls per relay)`);
+    const callByCall = options.cpuCallByCall > 0 ? await callByCallPhase(targets, options) : null;
 
     const cpus = os.cpus();
     const loadAvgAtEnd = loadAvg();
@@ -452,9 +534,10 @@ async function main() {
       },
       settings: { ...options, calls: CALLS },
       gateway: setup.gateway.source,
+      baseline: setup.baseline?.source ?? null,
       targets: targets.map((t) => ({ name: t.name, upstream: t.upstream, via: t.via, url: t.url, tool: t.tool })),
       latency,
-      added: addedLatency(setup.upstreams, latency),
+      added: addedLatency(setup.upstreams, latency, setup.baseline ? ['gateway', 'baseline'] : ['gateway']),
       throughput,
       burst,
       cpu: {
@@ -462,6 +545,7 @@ async function main() {
         idleMsPerSecond,
         targets: cpuTargets,
         gatewayMinusPassthrough: cpuAdded(targets, cpuTargets),
+        callByCall,
       },
     };
     console.log(render(result));

@@ -72,14 +72,23 @@ export function threadMicros(pid: number): Map<string, number> {
     return times;
   }
   for (const tid of tasks) {
-    const match = /^se\.sum_exec_runtime\s*:\s*([\d.]+)/m.exec(readOrEmpty(`/proc/${pid}/task/${tid}/sched`));
-    if (match) times.set(tid, Number(match[1]) * 1000);
+    const micros = oneThreadMicros(pid, Number(tid));
+    if (!Number.isNaN(micros)) times.set(tid, micros);
   }
   if (times.size === 0 && tasks.length > 0) {
     const ticks = cpuTicks(pid);
     if (ticks > 0) times.set("stat", (ticks * 1e6) / CLOCK_TICKS);
   }
   return times;
+}
+
+/**
+ * CPU time of one thread, `tid` of `pid` (the main thread when `tid` is `pid`), in
+ * microseconds, as `threadMicros` reads it; NaN when it is gone.
+ */
+export function oneThreadMicros(pid: number, tid: number = pid): number {
+  const match = /^se\.sum_exec_runtime\s*:\s*([\d.]+)/m.exec(readOrEmpty(`/proc/${pid}/task/${tid}/sched`));
+  return match ? Number(match[1]) * 1000 : NaN;
 }
 
 /** Total CPU ticks of several processes. */

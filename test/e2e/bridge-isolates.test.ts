@@ -19,6 +19,7 @@ import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAlpha } from "../fixtures/sdk-upstream.ts";
 import { startModernUpstream } from "../fixtures/modern-upstream.ts";
+import { gatewayWorkerOptions } from "../../scripts/lib/worker-options.mjs";
 
 const MODERN = "2026-07-28";
 const SECRET = "isolates-test-secret-0123456789abcdef";
@@ -64,8 +65,9 @@ describe("two isolates sharing the Durable Objects", () => {
       modules: true,
       scriptPath: path.join(outdir, "index.js"),
       modulesRoot: outdir,
-      compatibilityDate: "2026-11-01",
-      compatibilityFlags: ["nodejs_compat"],
+      // The deployed Worker's compatibility date and flags (wrangler.toml).
+      compatibilityDate: gatewayWorkerOptions().compatibilityDate,
+      compatibilityFlags: gatewayWorkerOptions().compatibilityFlags,
       bindings: { UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha.url }, { name: "modern", url: modern.url }]), SESSION_SECRET: SECRET, AUTH: '{"mode":"off"}' },
       kvNamespaces: { GATEWAY_KV: "gateway-kv" },
     };
