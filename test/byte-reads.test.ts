@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { byteReader, readableOf, type ByteReader } from "../src/core/byte-reads";
 import { textSlices } from "../src/core/text-slices";
+import { readToEnd } from "./helpers/byte-streams";
 
 /** A byte stream of `total` bytes of "a" that hands out at most `pieceBytes` per pull, counting its pulls. */
 function pieces(total: number, pieceBytes: number): { stream: ReadableStream<Uint8Array>; pulls: () => number } {
@@ -54,15 +55,7 @@ describe("byteReader", () => {
     const source = pieces(10 * 1024, 1024);
     const { reader, calls } = counted(byteReader(source.stream));
     const direct = byteReader(readableOf(reader));
-    let buffer = new Uint8Array(4096);
-    let total = 0;
-    for (;;) {
-      const { done, value } = await direct.readInto(buffer);
-      if (done || !value) break;
-      total += value.byteLength;
-      buffer = new Uint8Array(value.buffer as ArrayBuffer);
-    }
-    expect(total).toBe(10 * 1024);
+    expect(await readToEnd(direct, 4096)).toBe(10 * 1024);
     expect(calls).toEqual({ readInto: 11, fill: 0, read: 0 });
   });
 

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { byteReader } from "../src/core/byte-reads";
 import { AnswerDeadline, guardBody, type BodyGuard } from "../src/upstream/deadlines";
+import { readToEnd } from "./helpers/byte-streams";
 
 const CHUNKS = 2_000;
 const CHUNK_BYTES = 8;
@@ -53,15 +54,7 @@ describe("a guarded body under the answer deadline", () => {
     const guard: BodyGuard = { upstream: "many-chunks", deadline, ...(idleMs === undefined ? {} : { idleMs }), broke: {}, received: { bytes: 0 } };
     const counter = countThens();
     restore = counter.restore;
-    const reader = byteReader(guardBody(manyChunks(), guard));
-    let buffer = new Uint8Array(64);
-    let total = 0;
-    for (;;) {
-      const { done, value } = await reader.readInto(buffer);
-      if (done || !value) break;
-      total += value.byteLength;
-      buffer = new Uint8Array(value.buffer as ArrayBuffer);
-    }
+    const total = await readToEnd(byteReader(guardBody(manyChunks(), guard)), 64);
     counter.restore();
     deadline.disarm();
     expect(total).toBe(CHUNKS * CHUNK_BYTES);
