@@ -23,7 +23,7 @@ import { RawJsonError, skipString, skipValue, skipWhitespace } from "../core/raw
 import { child } from "../core/json-pointer";
 import { WILDCARD } from "./retain";
 import { setOwn } from "../core/jsonrpc";
-import { MAX_INDEXED_NAME_LENGTH, NONE, SEVERAL, type Branch, type Node, type Probe } from "./retain-tree";
+import { indexOfName, MAX_INDEXED_NAME_LENGTH, NONE, SEVERAL, type Branch, type Node, type Probe } from "./retain-tree";
 
 /** Thrown inside the walk where retain.ts would decide otherwise; caught at the top. */
 class GiveUp extends Error {
@@ -31,9 +31,6 @@ class GiveUp extends Error {
 }
 
 const MISSING: unique symbol = Symbol("missing");
-
-/** Names of a branch compared in place with a key of their length; past this many, the key is looked up. */
-const MAX_NAMES_COMPARED = 8;
 
 /** A retained value from its slice: strings without escapes and literals are read without `JSON.parse`. */
 function parseSlice(text: string, start: number, end: number): unknown {
@@ -59,8 +56,8 @@ function nameAt(text: string, from: number, to: number, node: Branch): number {
     if (only !== SEVERAL) return text.startsWith(names[only]!, from) ? only : -1;
   }
   // Several names of this length, or a long key: compared in place among a few names; among
-  // more, one lookup (a wide rule's names times every key of a broad answer is not linear).
-  if (names.length > MAX_NAMES_COMPARED) return node.byName.get(text.slice(from, to)) ?? -1;
+  // more (MAX_NAMES_COMPARED), one lookup (a wide rule's names times every key of a broad answer is not linear).
+  if (node.byName !== undefined) return node.byName.get(text.slice(from, to)) ?? -1;
   for (let index = 0; index < names.length; index++) {
     const name = names[index]!;
     if (name.length === length && text.startsWith(name, from)) return index;
@@ -131,7 +128,7 @@ class Projection {
 
   private object(at: number, node: Branch, strict: boolean): Record<string, unknown> {
     const text = this.text;
-    const { names, subs, byName, wildcard } = node;
+    const { names, subs, wildcard } = node;
     const out: Record<string, unknown> = {};
     // Names met so far: a bit each for the first 31 (no allocation per object), a set past them.
     let metBits = 0;
@@ -153,7 +150,7 @@ class Projection {
         decoded = JSON.parse(text.slice(i, close + 1)) as string;
       }
       const keyEnd = close + 1;
-      const index = decoded !== undefined ? (byName.get(decoded) ?? -1) : nameAt(text, i + 1, close, node);
+      const index = decoded !== undefined ? indexOfName(node, decoded) : nameAt(text, i + 1, close, node);
       const start = text.charCodeAt(keyEnd) === COLON && text.charCodeAt(keyEnd + 1) > 0x20 ? keyEnd + 1 : valueStart(text, keyEnd);
       let end: number;
       if (index >= 0) {
@@ -200,7 +197,7 @@ class Projection {
 
   private array(at: number, node: Branch, strict: boolean): unknown[] {
     const text = this.text;
-    const { names, subs, byName, wildcard } = node;
+    const { names, subs, wildcard } = node;
     const out: unknown[] = [];
     let found = 0;
     let i = skipWhitespace(text, at + 1);
@@ -209,7 +206,8 @@ class Projection {
       i = -1;
     }
     for (let index = 0; i >= 0; index++) {
-      const named = names.length > 0 ? byName.get(String(index)) : undefined;
+      const at = names.length > 0 ? indexOfName(node, String(index)) : -1;
+      const named = at < 0 ? undefined : at;
       const sub = named === undefined ? wildcard : subs[named]!;
       let end: number;
       if (sub === undefined) end = skipValue(text, i);

@@ -24,14 +24,24 @@ export type Branch = {
   readonly required: number;
   /** By name index: the tests whose value is (within) that member, read whole. */
   probes: Probe[][] | undefined;
-  byName: ReadonlyMap<string, number>;
-  /** By a key's length (up to `MAX_INDEXED_NAME_LENGTH`): the one name of that length, `SEVERAL`, or `NONE`. */
+  /** Each name's index, for a branch of more than `MAX_NAMES_COMPARED` names (a smaller one is searched in place). */
+  byName: ReadonlyMap<string, number> | undefined;
+  /**
+   * By a key's length (up to `MAX_INDEXED_NAME_LENGTH`): the one name of that length,
+   * `SEVERAL`, or `NONE`. Shared by every branch of a rule whose names have the same
+   * lengths in the same places (never written after `indexed`).
+   */
   byLength: Int32Array;
   readonly wildcard: Node | undefined;
 };
 
 /** Names up to this length are found by their length first: most keys of a broad answer have a length no name has. */
 export const MAX_INDEXED_NAME_LENGTH = 64;
+/**
+ * A branch of at most this many names is searched in place; past it, a name is looked up
+ * in `byName` (a wide rule's names times every key of a broad answer is not linear).
+ */
+export const MAX_NAMES_COMPARED = 8;
 export const NONE = -1;
 export const SEVERAL = -2;
 
@@ -43,26 +53,45 @@ function draft(keep: Keep): Node {
   const names = [...required, ...tokens.filter((token) => !isRequired(keep, token))];
   const subs = names.map((name) => draft(keep.get(name)!));
   const wildcard = keep.get(WILDCARD);
-  return { names, subs, kept: names.length, required: required.length, probes: undefined, byName: new Map(), byLength: new Int32Array(0), wildcard: wildcard === undefined ? undefined : draft(wildcard) };
+  return { names, subs, kept: names.length, required: required.length, probes: undefined, byName: undefined, byLength: NO_TABLE, wildcard: wildcard === undefined ? undefined : draft(wildcard) };
 }
 
-/** Fills in the lookups of every branch, once its names are final. */
-function indexed(node: Node): Node {
+const NO_TABLE = new Int32Array(0);
+
+/**
+ * Fills in the lookups of every branch, once its names are final. The length tables are
+ * shared through `tables` (by what they hold): a rule of many pointers has many branches of
+ * one or two names, and a table of its own each (65 entries, and an ArrayBuffer) made a
+ * 300 KB rule of 20,000 pointers four tokens deep take 64 MB once prepared.
+ */
+function indexed(node: Node, tables: Map<string, Int32Array>): Node {
   if (node === true) return node;
-  node.byName = new Map(node.names.map((name, index) => [name, index]));
-  const table = new Int32Array(MAX_INDEXED_NAME_LENGTH + 1).fill(NONE);
+  node.byName = node.names.length > MAX_NAMES_COMPARED ? new Map(node.names.map((name, index) => [name, index])) : undefined;
+  const entries = new Map<number, number>();
   node.names.forEach((name, index) => {
-    if (name.length <= MAX_INDEXED_NAME_LENGTH) table[name.length] = table[name.length] === NONE ? index : SEVERAL;
+    if (name.length <= MAX_INDEXED_NAME_LENGTH) entries.set(name.length, entries.has(name.length) ? SEVERAL : index);
   });
+  const key = [...entries].map(([length, index]) => `${length}:${index}`).join(",");
+  let table = tables.get(key);
+  if (table === undefined) {
+    table = new Int32Array(MAX_INDEXED_NAME_LENGTH + 1).fill(NONE);
+    for (const [length, index] of entries) table[length] = index;
+    tables.set(key, table);
+  }
   node.byLength = table;
-  node.subs.forEach(indexed);
-  if (node.wildcard !== undefined) indexed(node.wildcard);
+  for (const sub of node.subs) indexed(sub, tables);
+  if (node.wildcard !== undefined) indexed(node.wildcard, tables);
   return node;
+}
+
+/** The index in `node.names` of `name`, or -1. */
+export function indexOfName(node: Branch, name: string): number {
+  return node.byName === undefined ? node.names.indexOf(name) : (node.byName.get(name) ?? -1);
 }
 
 /** Prepares a `Keep` tree for `retainText` (once per rule). */
 export function prepareKeep(keep: Keep): Node {
-  return indexed(draft(keep));
+  return indexed(draft(keep), new Map());
 }
 
 /**
@@ -78,7 +107,7 @@ function addProbe(node: Branch, tokens: readonly string[], id: number): boolean 
   if (at < 0) {
     if (node.wildcard !== undefined) return false;
     at = node.names.push(token) - 1;
-    node.subs.push(rest.length === 0 ? true : { names: [], subs: [], kept: 0, required: 0, probes: undefined, byName: new Map(), byLength: new Int32Array(0), wildcard: undefined });
+    node.subs.push(rest.length === 0 ? true : { names: [], subs: [], kept: 0, required: 0, probes: undefined, byName: undefined, byLength: NO_TABLE, wildcard: undefined });
   }
   const sub = node.subs[at]!;
   if (sub === true) {
@@ -97,5 +126,5 @@ export function prepareWithProbes(keep: Keep, tests: readonly (readonly string[]
   const root = draft(keep);
   if (root === true) return undefined;
   for (const [id, tokens] of tests.entries()) if (!addProbe(root, tokens, id)) return undefined;
-  return indexed(root) as Branch;
+  return indexed(root, new Map()) as Branch;
 }
