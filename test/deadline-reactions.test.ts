@@ -63,6 +63,18 @@ describe("a guarded body under the answer deadline", () => {
     expect(counter.most()).toBeLessThan(10);
   });
 
+  it("fails every read waiting when the answer deadline passes, not only the last one started", async () => {
+    const deadline = new AnswerDeadline(50, () => {});
+    const guard: BodyGuard = { upstream: "silent", deadline, broke: {}, received: { bytes: 0 } };
+    const reader = byteReader(guardBody(new ReadableStream<Uint8Array>({ pull: () => new Promise<void>(() => {}) }), guard));
+    const settled = (read: Promise<unknown>) => read.then((value) => ({ value }), (error: { failure?: unknown }) => ({ failure: error.failure }));
+    const reads = await Promise.all([settled(reader.readInto(new Uint8Array(16))), settled(reader.readInto(new Uint8Array(16)))]);
+    expect(reads).toEqual([
+      { failure: expect.objectContaining({ reason: "timeout", waited: "answer" }) },
+      { failure: expect.objectContaining({ reason: "timeout", waited: "answer" }) },
+    ]);
+  });
+
   it("still ends a body whose upstream stops sending when the answer deadline passes", async () => {
     const deadline = new AnswerDeadline(50, () => {});
     const guard: BodyGuard = { upstream: "stalled", deadline, broke: {}, received: { bytes: 0 } };

@@ -91,16 +91,19 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
     throw new UpstreamBreak(failure);
   };
   const answerLate = (): UpstreamFailure => ({ reason: "timeout", upstream: guard.upstream, timeoutMs: guard.deadline!.timeoutMs, waited: "answer" });
-  // The answer deadline is subscribed to once, for the whole body: it settles the promise of
-  // the read waiting then. Raced itself on every read, the deadline's promise (which lives as
+  // The answer deadline is subscribed to once, for the whole body: it settles the promises of
+  // the reads waiting then. Raced itself on every read, the deadline's promise (which lives as
   // long as the body) would keep one reaction per read, as many as the upstream makes chunks.
-  let lateRead: ((failure: UpstreamFailure) => void) | undefined;
-  void guard.deadline?.expired.then(() => lateRead?.(answerLate()));
+  const lateReads = new Set<(failure: UpstreamFailure) => void>();
+  void guard.deadline?.expired.then(() => {
+    for (const late of lateReads) late(answerLate());
+  });
   /** `read` raced against the deadlines; `length` is the bytes it read (0 at the end). */
   const guarded = async <T>(read: Promise<T>, length: (result: T) => number): Promise<T> => {
     const timers: Promise<UpstreamFailure>[] = [];
+    let lateRead: ((failure: UpstreamFailure) => void) | undefined;
     if (guard.deadline?.fired) timers.push(Promise.resolve(answerLate()));
-    else if (guard.deadline?.armed) timers.push(new Promise((resolve) => (lateRead = resolve)));
+    else if (guard.deadline?.armed) timers.push(new Promise((resolve) => lateReads.add((lateRead = resolve))));
     if (guard.idleMs !== undefined) {
       const idleMs = guard.idleMs;
       timers.push(new Promise((resolve) => (idleTimer = setTimeout(() => resolve({ reason: "timeout", upstream: guard.upstream, timeoutMs: idleMs, waited: "silence" }), idleMs))));
@@ -114,7 +117,7 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
       stop();
       throw error;
     } finally {
-      lateRead = undefined;
+      if (lateRead !== undefined) lateReads.delete(lateRead);
       if (idleTimer !== undefined) clearTimeout(idleTimer);
     }
     if (isFailure(result)) return breakOff(result);
