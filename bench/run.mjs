@@ -267,6 +267,9 @@ async function burstPhase(targets, options) {
 async function callByCallPhase(targets, options) {
   const relays = targets.filter((t) => t.relay);
   const threads = new Map(relays.map((t) => [t.name, relayProcesses(t.relay).runtime[0]]));
+  for (const [name, pid] of threads) {
+    if (Number.isNaN(oneThreadMicros(pid))) throw new Error(`${name}: no per-thread CPU time in /proc/${pid}/task/${pid}/sched on this kernel; run with --cpu-call-by-call 0`);
+  }
   const samples = new Map(relays.map((t) => [t.name, []]));
   // Per runtime (the gateway's routes share one): its reading before its last call, and whose call that was.
   const last = new Map();
@@ -287,19 +290,21 @@ async function callByCallPhase(targets, options) {
   }
   for (const pid of last.keys()) charge(pid, oneThreadMicros(pid));
   // A runtime's work between calls (an audit send on its timer, a collection) is charged to
-  // whichever of its routes' calls it falls in, and the rotation makes one route's calls
-  // the ones followed by the longer gap: a gateway's two routes are also given together.
+  // whichever of its routes' calls it falls in, and the rotation puts the longer gaps after
+  // one route's calls: a gateway's two routes are also given together, by their mean only
+  // (the two routes' calls pooled have two clusters, and their median sits at the edge of
+  // the dearer one's, not at what a call costs).
   const both = new Map();
   for (const t of relays.filter((r) => r.gatewayLabel)) {
     const name = `${t.upstream} ${t.gatewayLabel} (both routes)`;
     both.set(name, [...(both.get(name) ?? []), ...samples.get(t.name)]);
   }
-  const describe = (ms) => {
+  const describe = (ms, percentiles) => {
     const sorted = [...ms].sort((a, b) => a - b);
-    const at = (q) => sorted[Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))];
+    const at = (q) => (percentiles ? sorted[Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))] : NaN);
     return { calls: ms.length, median: at(0.5), p25: at(0.25), p75: at(0.75), p90: at(0.9), mean: ms.reduce((a, b) => a + b, 0) / ms.length };
   };
-  const figures = Object.fromEntries([...samples, ...both].map(([name, ms]) => [name, describe(ms)]));
+  const figures = Object.fromEntries([...[...samples].map(([name, ms]) => [name, describe(ms, true)]), ...[...both].map(([name, ms]) => [name, describe(ms, false)])]);
   const added = Object.keys(figures)
     .map((name) => relays.find((t) => t.name === name) ?? { name, upstream: name.split(' ')[0], via: 'both' })
     .filter((t) => t.via !== 'passthrough')
@@ -396,8 +401,10 @@ function cpuAdded(targets, cpu) {
 function render(result) {
   const { settings, machine } = result;
   const verdict = (ratio) => `${ratio.toFixed(2)}${ratio <= TARGET_RATIO ? '' : `  (over the ${TARGET_RATIO} target)`}`;
-  const fixed = (x) => x.toFixed(3);
-  const cpuVerdict = (ms) => `${fixed(ms)}${ms <= TARGET_CPU_MS ? '' : `  (over the ${TARGET_CPU_MS} target)`}`;
+  const fixed = (x) => (Number.isNaN(x) ? '-' : x.toFixed(3));
+  // Rounds of ceil(calls / rounds) calls: fewer rounds than asked when that runs out first.
+  const cpuRoundsRun = Math.ceil(settings.cpuCalls / Math.ceil(settings.cpuCalls / settings.cpuRounds));
+  const cpuVerdict = (ms) => `${fixed(ms)}${Number.isNaN(ms) || ms <= TARGET_CPU_MS ? '' : `  (over the ${TARGET_CPU_MS} target)`}`;
   return [
     `mcp-edge-gateway relay benchmark, ${result.startedAt} (${result.durationSeconds.toFixed(0)} s)`,
     `machine: ${machine.cpus} cores (${machine.model}), ${machine.platform}, node ${machine.node}; load average ${machine.loadAvgAtStart.join(' ')} at start, ${machine.loadAvgAtEnd.join(' ')} at end`,
@@ -441,7 +448,7 @@ function render(result) {
       })),
     ),
     section(
-      `CPU per call, ms: ${settings.cpuCalls} calls per target in ${settings.cpuRounds} rounds, one at a time, that target alone (the scheduler's per-thread run time).\n` +
+      `CPU per call, ms: ${settings.cpuCalls} calls per target in ${cpuRoundsRun} rounds, one at a time, that target alone (the scheduler's per-thread run time).\n` +
         `workerd = both workerd processes of the relay's wrangler dev: its dev proxy + the runtime running the Worker (whole runtime: HTTP parsing, fetch, JS, local KV; not only our code).\n` +
         `isolate = the runtime's main thread (the Workers' JavaScript and I/O; not V8's background threads). wrangler = wrangler's node and esbuild (request logging). upstream = the upstream process.`,
       table(
@@ -454,7 +461,7 @@ function render(result) {
     ),
     section(
       `CPU the gateway adds over the pass-through, ms per call (gateway - pass-through, same upstream; target <= ${TARGET_CPU_MS}). ` +
-        `All rounds together, and round by round: the median [quartiles] of the ${settings.cpuRounds} rounds' differences`,
+        `All rounds together, and round by round: the median [quartiles] of the ${cpuRoundsRun} rounds' differences`,
       table(
         ['gateway route', 'workerd', 'of which runtime', 'of which isolate', 'x pass-through', 'workerd by round', 'isolate by round'],
         result.cpu.gatewayMinusPassthrough.map((d) => {
@@ -466,7 +473,8 @@ function render(result) {
     ...(result.cpu.callByCall
       ? [
           section(
-            `The isolate's CPU call by call, ms: ${settings.cpuCallByCall} calls per relay, the relays taking turns one call at a time; each call from its start to its relay's next call (the runtime's main thread)`,
+            `The isolate's CPU call by call, ms: ${settings.cpuCallByCall} calls per relay, the relays taking turns one call at a time; each call from its start to the next call its runtime serves (the runtime's main thread). ` +
+              `A gateway's two routes together: their mean only (its runtime's work between calls falls in either route's calls)`,
             table(['target', 'median', 'p25', 'p75', 'p90', 'mean', 'calls'], Object.entries(result.cpu.callByCall.targets).map(([name, c]) => [name, fixed(c.median), fixed(c.p25), fixed(c.p75), fixed(c.p90), fixed(c.mean), c.calls])),
           ),
           section(
