@@ -23,22 +23,39 @@ const START_ATTEMPTS = 3;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * A free TCP port on 127.0.0.1, found by listening on port 0 and closing again.
- * (Another process could take it before it is used; fine for tests.)
- * @returns {Promise<number>}
- */
-export async function freePort() {
+/** Ports picked by freePort: below the range the kernel hands out for port 0 (32768 up, on Linux). */
+const PICKED_PORTS = { from: 20_000, to: 32_000 };
+const PICK_ATTEMPTS = 50;
+
+/** Resolves with `port` when 127.0.0.1:`port` can be listened on now (port 0: one the kernel picks), else with 0. */
+function listenable(port) {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.on('error', (error) => (error.code === 'EADDRINUSE' ? resolve(0) : reject(error)));
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close((error) => (error ? reject(error) : resolve(port)));
+      const found = typeof address === 'object' && address ? address.port : 0;
+      server.close((error) => (error ? reject(error) : resolve(found)));
     });
   });
+}
+
+/**
+ * A free TCP port on 127.0.0.1, picked at random below the kernel's range for port 0 and
+ * checked by listening on it. Every wrangler and Miniflare listens on port 0 for its
+ * internal sockets, so a port the kernel picked for this could be given to one of them
+ * before the gateway bound it (an e2e test's admin call once got a 403 "Forbidden", as
+ * Miniflare's loopback server answers a stranger); the kernel does not hand out ports
+ * from below its range.
+ * @returns {Promise<number>}
+ */
+export async function freePort() {
+  for (let attempt = 0; attempt < PICK_ATTEMPTS; attempt++) {
+    const port = await listenable(PICKED_PORTS.from + Math.floor(Math.random() * (PICKED_PORTS.to - PICKED_PORTS.from)));
+    if (port !== 0) return port;
+  }
+  return listenable(0);
 }
 
 /**
@@ -52,7 +69,8 @@ export async function freePort() {
 
 /**
  * Starts `node scripts/start.mjs --port <port> --var K:V ... [--persist-to dir] ...extraArgs`
- * and waits until `GET http://127.0.0.1:<port>/` answers with any HTTP status.
+ * and waits until `GET http://127.0.0.1:<port>/` answers as the gateway (its name in the
+ * JSON of its home page): a port another process took meanwhile answers otherwise.
  *
  * @param {object} options
  * @param {number} options.port                  Port to listen on (see {@link freePort}).
@@ -73,6 +91,15 @@ export async function startGateway(options) {
       // starting at the same moment can pick the same one. Starting again settles it.
       if (attempt >= START_ATTEMPTS || !String(error.message).includes('Address already in use')) throw error;
     }
+  }
+}
+
+/** True for the gateway's own answer to `GET /` (its name, whatever else the page says). */
+function isGatewayHome(text) {
+  try {
+    return JSON.parse(text)?.name === 'mcp-edge-gateway';
+  } catch {
+    return false;
   }
 }
 
@@ -121,6 +148,7 @@ async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cw
   const url = `http://127.0.0.1:${port}`;
 
   const deadline = Date.now() + READY_TIMEOUT_MS;
+  let lastAnswer;
   for (;;) {
     const failure = await Promise.race([
       exited.then(({ code, signal }) => `exited early (code ${code}, signal ${signal})`),
@@ -132,14 +160,18 @@ async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cw
       throw new Error(`Gateway on port ${port} ${failure}. Logs:\n${output}`);
     }
     try {
-      await fetch(`${url}/`, { signal: AbortSignal.timeout(Math.max(1, Math.min(10_000, deadline - Date.now()))) }).then((response) => response.body?.cancel());
-      return { url, port, pid: child.pid, stop, logs };
+      const response = await fetch(`${url}/`, { signal: AbortSignal.timeout(Math.max(1, Math.min(10_000, deadline - Date.now()))) });
+      if (isGatewayHome(await response.text())) return { url, port, pid: child.pid, stop, logs };
+      // Something else holds the port: another wrangler's internal socket took it between
+      // freePort and this start (Miniflare's loopback server answers 403 "Forbidden").
+      // This gateway fails to listen and exits, and startGateway starts it again.
+      lastAnswer = `HTTP ${response.status}`;
     } catch {
       // Not listening yet.
     }
     if (Date.now() >= deadline) {
       await stop();
-      throw new Error(`Gateway on port ${port} was not ready within ${READY_TIMEOUT_MS / 1000} s. Logs:\n${output}`);
+      throw new Error(`Gateway on port ${port} was not ready within ${READY_TIMEOUT_MS / 1000} s${lastAnswer ? ` (the port answered ${lastAnswer}, not as the gateway)` : ''}. Logs:\n${output}`);
     }
     await sleep(POLL_INTERVAL_MS);
   }
