@@ -206,8 +206,8 @@ class Projection {
       i = -1;
     }
     for (let index = 0; i >= 0; index++) {
-      const at = names.length > 0 ? indexOfName(node, String(index)) : -1;
-      const named = at < 0 ? undefined : at;
+      const nameIndex = names.length > 0 ? indexOfName(node, String(index)) : -1;
+      const named = nameIndex < 0 ? undefined : nameIndex;
       const sub = named === undefined ? wildcard : subs[named]!;
       let end: number;
       if (sub === undefined) end = skipValue(text, i);
