@@ -205,7 +205,7 @@ describe("the audit trail", () => {
 
   it("sends the events of requests that end close together in one isolate in shared sendBatches, every event sent once the requests have settled", async () => {
     const batches = await concurrentAuditedCalls(20);
-    // One send per request before; together they share a few (50 ms windows, at most 50 events each).
+    // One send per request before; together they share a few (200 ms windows, at most 50 events each).
     expect(batches.length).toBeLessThan(10);
   });
 

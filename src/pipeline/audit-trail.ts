@@ -29,8 +29,14 @@ type PendingBatch = { running: number; events: EventBuilder[]; heldChars: number
 /** Lets the answer go out before any audit work: a timer yields to the runtime's I/O, a microtask would not. */
 const afterTheAnswer = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
-/** How long an outbox gathers events after its first ones (nobody waits on it: the answers have gone). */
-const COALESCE_MS = 50;
+/**
+ * How long an outbox gathers events after its first ones (nobody waits on it: the answers
+ * have gone; the consumer waits up to 2 s to fill a batch anyway). Each send has a cost of
+ * its own whatever it carries: at 50 ms, a gateway answering a call every 7 ms sent about
+ * seven events a time, and the isolate's CPU per call was 0.15 ms higher under `wrangler
+ * dev` (docs/benchmarks.md).
+ */
+const COALESCE_MS = 200;
 /**
  * An outbox holding this many events is sent at once, by the request whose events filled
  * it (what its builders hold is bounded by COALESCE_MAX_HELD_CHARS besides).
@@ -47,7 +53,7 @@ const COALESCE_MAX_HELD_CHARS = 512 * 1024;
  * it (its context was torn down before its timer fired): the next request to find it
  * takes it over and sends it, so events are late, never stuck.
  */
-const ABANDONED_AFTER_MS = 20 * COALESCE_MS;
+const ABANDONED_AFTER_MS = 1_000;
 
 /**
  * Events of this isolate's requests waiting to go to one Queue together, as builders: the
