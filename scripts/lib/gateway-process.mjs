@@ -11,6 +11,7 @@
  *   try { await fetch(`${gateway.url}/mcp`, ...); } finally { await gateway.stop(); }
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,10 +22,25 @@ const POLL_INTERVAL_MS = 200;
 const KILL_GRACE_MS = 5_000;
 const START_ATTEMPTS = 3;
 
+/** Terminal styles wrangler may put in its lines. */
+const ANSI_STYLE = /\x1b\[[0-9;]*m/g;
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Ports picked by freePort: below the range the kernel hands out for port 0 (32768 up, on Linux). */
-const PICKED_PORTS = { from: 20_000, to: 32_000 };
+/**
+ * Ports picked by freePort: from 20000 to below the range the kernel hands out for port 0
+ * (`ip_local_port_range`, 32768 up by default on Linux), or none where that range starts too low.
+ */
+const PICKED_PORTS = (() => {
+  const from = 20_000;
+  let below = 32_768;
+  try {
+    below = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || below;
+  } catch {
+    // Not Linux: the usual range.
+  }
+  return { from, to: Math.min(32_000, below) };
+})();
 const PICK_ATTEMPTS = 50;
 
 /** Resolves with `port` when 127.0.0.1:`port` can be listened on now (port 0: one the kernel picks), else with 0. */
@@ -51,7 +67,7 @@ function listenable(port) {
  * @returns {Promise<number>}
  */
 export async function freePort() {
-  for (let attempt = 0; attempt < PICK_ATTEMPTS; attempt++) {
+  for (let attempt = 0; PICKED_PORTS.to - PICKED_PORTS.from >= 1_000 && attempt < PICK_ATTEMPTS; attempt++) {
     const port = await listenable(PICKED_PORTS.from + Math.floor(Math.random() * (PICKED_PORTS.to - PICKED_PORTS.from)));
     if (port !== 0) return port;
   }
@@ -69,8 +85,9 @@ export async function freePort() {
 
 /**
  * Starts `node scripts/start.mjs --port <port> --var K:V ... [--persist-to dir] ...extraArgs`
- * and waits until `GET http://127.0.0.1:<port>/` answers as the gateway (its name in the
- * JSON of its home page): a port another process took meanwhile answers otherwise.
+ * and waits until wrangler says it is ready on that port and `GET http://127.0.0.1:<port>/`
+ * answers as the gateway (its name in the JSON of its home page). A port another process
+ * took meanwhile fails the start ("Address already in use"), on every attempt.
  *
  * @param {object} options
  * @param {number} options.port                  Port to listen on (see {@link freePort}).
@@ -148,6 +165,7 @@ async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cw
   const url = `http://127.0.0.1:${port}`;
 
   const deadline = Date.now() + READY_TIMEOUT_MS;
+  const readyLine = new RegExp(`Ready on http://127\\.0\\.0\\.1:${port}(?!\\d)`);
   let lastAnswer;
   for (;;) {
     const failure = await Promise.race([
@@ -159,15 +177,19 @@ async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cw
       await stop();
       throw new Error(`Gateway on port ${port} ${failure}. Logs:\n${output}`);
     }
-    try {
-      const response = await fetch(`${url}/`, { signal: AbortSignal.timeout(Math.max(1, Math.min(10_000, deadline - Date.now()))) });
-      if (isGatewayHome(await response.text())) return { url, port, pid: child.pid, stop, logs };
-      // Something else holds the port: another wrangler's internal socket took it between
-      // freePort and this start (Miniflare's loopback server answers 403 "Forbidden").
-      // This gateway fails to listen and exits, and startGateway starts it again.
-      lastAnswer = `HTTP ${response.status}`;
-    } catch {
-      // Not listening yet.
+    // Ready once this wrangler says it listens on the port and the port answers as the
+    // gateway: another process that took the port between freePort and this start (a
+    // Miniflare's loopback server answers 403 "Forbidden"; another gateway would answer as
+    // one) fails neither check alone. This one then fails to listen and exits, and the
+    // error says so ("Address already in use").
+    if (readyLine.test(output.replace(ANSI_STYLE, ''))) {
+      try {
+        const response = await fetch(`${url}/`, { signal: AbortSignal.timeout(Math.max(1, Math.min(10_000, deadline - Date.now()))) });
+        if (isGatewayHome(await response.text())) return { url, port, pid: child.pid, stop, logs };
+        lastAnswer = `HTTP ${response.status}`;
+      } catch {
+        // Not answering yet.
+      }
     }
     if (Date.now() >= deadline) {
       await stop();
