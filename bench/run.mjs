@@ -261,8 +261,8 @@ async function burstPhase(targets, options) {
  * serves, so a call is charged from its start to the start of the next call its runtime
  * serves (its work after the answer included; other runtimes' calls run meanwhile).
  * The median of those per-call figures is not moved by the collections and background
- * work that land in a few calls, which make batch totals differ by ±0.1 ms from run to run
- * with the same code on both sides; the mean counts them.
+ * work that land in a few calls, which made the batch totals of two gateways with the same
+ * code differ by up to 0.3 ms in one run; the mean counts them.
  */
 async function callByCallPhase(targets, options) {
   const relays = targets.filter((t) => t.relay);
