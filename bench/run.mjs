@@ -57,7 +57,7 @@ import { burstLatency, concurrentCalls, interleavedLatency, sequentialCalls } fr
 import { startPassthrough } from './lib/passthrough-process.ts';
 import { snapshotTree } from './lib/snapshot.ts';
 import { section, table, saveResult } from './lib/report.ts';
-import { summarize } from './lib/stats.ts';
+import { percentile, summarize } from './lib/stats.ts';
 import { openTarget } from './lib/target.ts';
 import { isUpstreamKind } from './lib/upstream-server.ts';
 import { startUpstream } from './lib/upstream-process.ts';
@@ -294,23 +294,23 @@ async function callByCallPhase(targets, options) {
   // one route's calls: a gateway's two routes are also given together, by their mean only
   // (the two routes' calls pooled have two clusters, and their median sits at the edge of
   // the dearer one's, not at what a call costs).
-  const both = new Map();
-  for (const t of relays.filter((r) => r.gatewayLabel)) {
-    const name = `${t.upstream} ${t.gatewayLabel} (both routes)`;
-    both.set(name, [...(both.get(name) ?? []), ...samples.get(t.name)]);
+  const rows = relays.map((t) => ({ name: t.name, upstream: t.upstream, via: t.via, ms: samples.get(t.name), percentiles: true }));
+  for (const t of relays.filter((r) => r.gatewayLabel && r.via === 'gateway')) {
+    const routes = relays.filter((r) => r.upstream === t.upstream && r.gatewayLabel === t.gatewayLabel).flatMap((r) => samples.get(r.name));
+    rows.push({ name: `${t.upstream} ${t.gatewayLabel} (both routes)`, upstream: t.upstream, via: 'both', ms: routes, percentiles: false });
   }
-  const describe = (ms, percentiles) => {
-    const sorted = [...ms].sort((a, b) => a - b);
-    const at = (q) => (percentiles ? sorted[Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))] : NaN);
-    return { calls: ms.length, median: at(0.5), p25: at(0.25), p75: at(0.75), p90: at(0.9), mean: ms.reduce((a, b) => a + b, 0) / ms.length };
-  };
-  const figures = Object.fromEntries([...[...samples].map(([name, ms]) => [name, describe(ms, true)]), ...[...both].map(([name, ms]) => [name, describe(ms, false)])]);
-  const added = Object.keys(figures)
-    .map((name) => relays.find((t) => t.name === name) ?? { name, upstream: name.split(' ')[0], via: 'both' })
-    .filter((t) => t.via !== 'passthrough')
-    .map((t) => {
-      const floor = figures[`${t.upstream} pass-through`];
-      return { target: t.name, medianMs: figures[t.name].median - floor.median, meanMs: figures[t.name].mean - floor.mean };
+  const figures = Object.fromEntries(
+    rows.map(({ name, ms, percentiles }) => {
+      const sorted = [...ms].sort((a, b) => a - b);
+      const at = (p) => (percentiles ? percentile(sorted, p) : NaN);
+      return [name, { calls: ms.length, median: at(50), p25: at(25), p75: at(75), p90: at(90), mean: ms.reduce((a, b) => a + b, 0) / ms.length }];
+    }),
+  );
+  const added = rows
+    .filter((row) => row.via !== 'passthrough')
+    .map((row) => {
+      const floor = figures[`${row.upstream} pass-through`];
+      return { target: row.name, medianMs: figures[row.name].median - floor.median, meanMs: figures[row.name].mean - floor.mean };
     });
   return { targets: figures, added };
 }
@@ -380,7 +380,6 @@ function addedLatency(upstreams, latency, labels) {
 }
 
 function cpuAdded(targets, cpu) {
-  const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
   return targets
     .filter((t) => t.via === 'gateway' || t.via === 'gateway-aggregated')
     .map((t) => {
@@ -390,7 +389,7 @@ function cpuAdded(targets, cpu) {
       const perRound = (role) => gateway.rounds.map((g, i) => g[role] - floor.rounds[i][role]).sort((a, b) => a - b);
       const spread = (role) => {
         const sorted = perRound(role);
-        return { median: quantile(sorted, 0.5), p25: quantile(sorted, 0.25), p75: quantile(sorted, 0.75) };
+        return { median: percentile(sorted, 50), p25: percentile(sorted, 25), p75: percentile(sorted, 75) };
       };
       const g = gateway.relayMsPerCall;
       const f = floor.relayMsPerCall;
