@@ -44,6 +44,13 @@ const MAX_SAMPLE_US = 10 * SAMPLING_INTERVAL_US;
 const PROFILE_ATTEMPTS = 3;
 /** How long calls run before the profiler is started among them. */
 const BUSY_BEFORE_START_MS = 200;
+/**
+ * Calls kept in flight meanwhile. With one, the isolate sat idle between a call's answer
+ * and the next call about half the time, and Profiler.start arriving then gave an
+ * "(idle)"-only profile: three attempts of three on 2026-11-28 09:00; with eight, none of
+ * the next five runs.
+ */
+const BUSY_LOOPS = 8;
 
 const { values } = parseArgs({
   options: {
@@ -162,11 +169,14 @@ try {
     await cdp.send('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
     // Started while calls are in flight: sent to an idle isolate, Profiler.start is taken
     // by the inspector's own thread, and V8 then samples that thread, which runs no
-    // JavaScript (the profiles of only "(idle)" samples seen on most runs of 2026-11-28).
+    // JavaScript (the profiles of only "(idle)" samples seen on most runs of 2026-11-28);
+    // several calls in flight keep the isolate busy when it arrives (BUSY_LOOPS).
     let busy = true;
-    const background = (async () => {
-      while (busy) await target.call();
-    })();
+    const background = Promise.all(
+      Array.from({ length: BUSY_LOOPS }, async () => {
+        while (busy) await target.call();
+      }),
+    );
     await new Promise((resolve) => setTimeout(resolve, BUSY_BEFORE_START_MS));
     await cdp.send('Profiler.start');
     busy = false;

@@ -41,7 +41,10 @@
  * for before/after pairs measured under the same load), --gateway-vars '{}'
  * (BENCH_GATEWAY_VARS: more vars for the gateway, e.g. '{"AUDIT":{"enabled":false}}'), --baseline-vars '{}'
  * (BENCH_BASELINE_VARS: vars for the baseline only, over --gateway-vars; with --baseline-dir . the
- * same tree with another setting, e.g. audit on beside audit off in one run), --out bench/results
+ * same tree with another setting, e.g. audit on beside audit off in one run), --baseline-queue-consumer on
+ * (BENCH_BASELINE_QUEUE_CONSUMER: off runs the baseline without its wrangler.toml's Queue consumers, so
+ * that the audit consumer's work, another invocation's in production, is not on its runtime's
+ * thread: --baseline-dir . --baseline-queue-consumer off gives the consumer's share), --out bench/results
  * (BENCH_OUT). Results are printed and written to <out>/relay-<timestamp>.json.
  * About a minute on an idle 2-core machine. Linux only (/proc). Hard limit: 10 minutes.
  */
@@ -55,7 +58,7 @@ import { addCpu, readCpu, relayProcesses, ZERO_CPU } from './lib/cpu.ts';
 import { oneThreadMicros } from './lib/proc.ts';
 import { burstLatency, concurrentCalls, interleavedLatency, sequentialCalls } from './lib/load.ts';
 import { startPassthrough } from './lib/passthrough-process.ts';
-import { snapshotTree } from './lib/snapshot.ts';
+import { snapshotTree, withoutQueueConsumers } from './lib/snapshot.ts';
 import { section, table, saveResult } from './lib/report.ts';
 import { percentile, summarize } from './lib/stats.ts';
 import { openTarget } from './lib/target.ts';
@@ -92,6 +95,7 @@ const OPTIONS = {
   'baseline-dir': ['BENCH_BASELINE_DIR', ''],
   'gateway-vars': ['BENCH_GATEWAY_VARS', '{}'],
   'baseline-vars': ['BENCH_BASELINE_VARS', '{}'],
+  'baseline-queue-consumer': ['BENCH_BASELINE_QUEUE_CONSUMER', 'on'],
   out: ['BENCH_OUT', path.join(ROOT, 'bench', 'results')],
 };
 
@@ -119,6 +123,7 @@ function parseOptions(argv) {
     }
     return usage(`--${key} must be a JSON object, got "${raw[key]}"`);
   };
+  const onOff = (key) => (raw[key] === 'on' ? true : raw[key] === 'off' ? false : usage(`--${key} must be on or off, got "${raw[key]}"`));
   const upstreams = [...new Set(raw.upstreams.split(',').map((s) => s.trim()).filter(Boolean))];
   if (upstreams.length === 0 || !upstreams.every((u) => isUpstreamKind(u) && u in CALLS)) usage(`--upstreams must list raw and/or beta, got "${raw.upstreams}"`);
   if (count('cpu-calls', 1) < count('cpu-rounds', 1)) usage(`--cpu-calls (${raw['cpu-calls']}) must be at least --cpu-rounds (${raw['cpu-rounds']})`);
@@ -137,6 +142,7 @@ function parseOptions(argv) {
     baselineDir: raw['baseline-dir'] ? path.resolve(raw['baseline-dir']) : undefined,
     gatewayVars: jsonObject('gateway-vars'),
     baselineVars: jsonObject('baseline-vars'),
+    baselineQueueConsumer: onOff('baseline-queue-consumer'),
     out: path.resolve(raw.out),
   };
 }
@@ -172,7 +178,7 @@ async function startAll(options, stops) {
   const vars = { ...options.gatewayVars, UPSTREAMS: upstreams.map((u) => ({ name: u.kind, url: u.url })), SESSION_SECRET: randomBytes(32).toString('hex') };
   // One wrangler dev at a time: concurrent starts race for the internal ports each picks.
   const gateway = await startGatewayOf(options.gatewayDir, vars, stops);
-  const baseline = options.baselineDir === undefined ? undefined : await startGatewayOf(options.baselineDir, { ...vars, ...options.baselineVars }, stops);
+  const baseline = options.baselineDir === undefined ? undefined : await startGatewayOf(options.baselineDir, { ...vars, ...options.baselineVars }, stops, options.baselineQueueConsumer);
   const passthroughs = [];
   for (const u of upstreams) {
     const passthrough = await withPortRetry(async () => startPassthrough(await freePort(), u.url));
@@ -182,15 +188,21 @@ async function startAll(options, stops) {
   return { upstreams, gateway, baseline, passthroughs };
 }
 
-/** The gateway of the git working tree `dir`, from a snapshot of it, with its own state directory. */
-async function startGatewayOf(dir, vars, stops) {
+/**
+ * The gateway of the git working tree `dir`, from a snapshot of it, with its own state
+ * directory; without `queueConsumer`, the snapshot's wrangler.toml consumes no Queue (the
+ * audit events pile up in the local Queue), which leaves out the consumer's work on the
+ * runtime's thread: in production it is another invocation's.
+ */
+async function startGatewayOf(dir, vars, stops, queueConsumer = true) {
   const state = mkdtempSync(path.join(os.tmpdir(), 'bench-gateway-'));
   stops.push(async () => rmSync(state, { recursive: true, force: true }));
   const snapshot = snapshotTree(dir);
   stops.push(async () => snapshot.remove());
+  if (!queueConsumer) withoutQueueConsumers(snapshot.dir);
   const gateway = await withPortRetry(async () => startGateway({ port: await freePort(), vars, persistTo: state, cwd: snapshot.dir }));
   stops.push(gateway.stop);
-  return { ...gateway, source: { dir: snapshot.source, commit: snapshot.commit, changes: snapshot.changes } };
+  return { ...gateway, source: { dir: snapshot.source, commit: snapshot.commit, changes: snapshot.changes, queueConsumer } };
 }
 
 /** The four targets of each upstream, sessions opened; `relay` says whose processes a call runs through. */
@@ -409,7 +421,7 @@ function render(result) {
     `machine: ${machine.cpus} cores (${machine.model}), ${machine.platform}, node ${machine.node}; load average ${machine.loadAvgAtStart.join(' ')} at start, ${machine.loadAvgAtEnd.join(' ')} at end`,
     ...(machine.busy ? [`WARNING: the machine was busy (1-min load average above half the cores): other work competed for the CPU, so latencies and throughput are noisy; compare within this run only.`] : []),
     `call: a small tools/call (${settings.upstreams.map((u) => `${u}: ${CALLS[u].tool}`).join(', ')}) from node fetch on this machine; everything on 127.0.0.1; the relays run under wrangler dev.`,
-    ...Object.entries({ gateway: result.gateway, baseline: result.baseline }).filter(([, g]) => g).map(([label, g]) => `${label}: a copy of ${g.dir} taken at start (commit ${g.commit.slice(0, 12)}${g.changes.length > 0 ? `, ${g.changes.length} changed/untracked files` : ''})`),
+    ...Object.entries({ gateway: result.gateway, baseline: result.baseline }).filter(([, g]) => g).map(([label, g]) => `${label}: a copy of ${g.dir} taken at start (commit ${g.commit.slice(0, 12)}${g.changes.length > 0 ? `, ${g.changes.length} changed/untracked files` : ''})${g.queueConsumer ? '' : ', its wrangler.toml without Queue consumers (audit events are sent, not consumed)'}`),
     '',
     section(
       `Latency, ms: one call at a time, ${settings.iterations} interleaved rounds after ${settings.warmup} warm-up rounds`,

@@ -8,7 +8,7 @@
  * linked from the original.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync } from "node:fs";
+import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -56,4 +56,24 @@ export function snapshotTree(source: string): Snapshot {
     changes: git(source, ["status", "--short"]).split("\n").filter(Boolean),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Drops every `[[queues.consumers]]` table from the wrangler.toml in `dir` (a snapshot):
+ * the table's lines up to the next table header. Throws when there was none to drop, so
+ * a measurement that asked for no consumer never runs with one.
+ */
+export function withoutQueueConsumers(dir: string): void {
+  const file = path.join(dir, "wrangler.toml");
+  const kept: string[] = [];
+  let dropping = false;
+  let dropped = 0;
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const header = /^\s*\[/.test(line);
+    if (header) dropping = /^\s*\[\[\s*queues\.consumers\s*\]\]/.test(line);
+    if (dropping && header) dropped++;
+    if (!dropping) kept.push(line);
+  }
+  if (dropped === 0) throw new Error(`${file} has no [[queues.consumers]] table to leave out`);
+  writeFileSync(file, kept.join("\n"));
 }
