@@ -174,6 +174,20 @@ describe("an upstream that answers a forgotten session with HTTP 400", () => {
     expect(seen["initialize"]).toBe(2);
     expect(seen["tools/call"]).toBe(2);
   });
+
+  it("keeps the session and relays the error when the 400 answers the request itself (its id)", async () => {
+    const url = faultyUrl("call-400");
+    const vars = { ...upstreams({ name: "strict", url, credential: { secret: "STRICT_TOKEN" } }), STRICT_TOKEN: SECRET };
+    const { session } = await initialize("/mcp/strict", { vars });
+    const call = await request("/mcp/strict", session, "tools/call", { name: "echo", arguments: {} }, { vars });
+    expect(call.error).toEqual({ code: -32602, message: 'Invalid params: "path" is required (token Bearer [redacted])' });
+    const again = await request("/mcp/strict", session, "tools/call", { name: "echo", arguments: {} }, { vars });
+    expect(again.error.code).toBe(-32602);
+    const seen = await counts(url);
+    // Taken as a forgotten session, each call made a new handshake and was sent twice.
+    expect(seen["initialize"]).toBe(1);
+    expect(seen["tools/call"]).toBe(2);
+  });
 });
 
 it("answers a client's request through the helpers", async () => {

@@ -148,6 +148,27 @@ function headersFor(exchange: UpstreamExchange): Result<Headers, UpstreamFailure
   return ok(headers);
 }
 
+/** An upstream's JSON-RPC error, read whole from a refusal's body, as the exchange's answer. */
+function errorReply(sessionId: string | null, wire: WireMessage, status: number): UpstreamReply {
+  const messages = (async function* (): AsyncGenerator<WireMessage> {
+    yield wire;
+  })();
+  return { mode: "json", sessionId, messages, resume: {}, status, received: { bytes: wire.text.length } };
+}
+
+/**
+ * `text` (a refusal's body) when it is a JSON-RPC error response to the request `sent`:
+ * one with that request's id. An error without an id (`null`) is about no request in
+ * particular, as a refused session's is.
+ */
+function errorAnswering(sent: string | undefined, text: string): WireMessage | undefined {
+  const wire = readUpstreamMessage(text);
+  if (!wire || !("error" in wire.message) || sent === undefined) return undefined;
+  const request = readUpstreamMessage(sent);
+  if (!request || !("method" in request.message) || !("id" in request.message)) return undefined;
+  return wire.message.id === request.message.id ? wire : undefined;
+}
+
 /** Sends one message (or opens the GET stream, or ends the session) at an upstream. */
 export async function exchange(request: UpstreamExchange): Promise<Result<UpstreamReply, UpstreamFailure>> {
   const { upstream } = request;
@@ -225,9 +246,17 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   };
 
   // A refused session id: 404 as the spec says, or 400 as some servers answer (server-everything).
+  // A 400 whose body is a JSON-RPC error to the request sent is about the request, not the
+  // session: it is the answer, and the session is kept.
   if ((response.status === 404 || response.status === 400) && request.sessionId) {
-    if (response.status === 400 && body) logUpstreamText(where, "answered HTTP 400 to a session id (taken as a forgotten session)", await errorBodyStart(body));
-    else await discard();
+    if (response.status === 400 && body) {
+      // The error is relayed: it may echo anything, a credential included.
+      const text = redactSecrets(await errorBodyStart(body), request.env);
+      deadline.disarm();
+      const refusal = errorAnswering(request.body, text);
+      if (refusal) return ok(errorReply(sessionId, refusal, response.status));
+      logUpstreamText(where, "answered HTTP 400 to a session id (taken as a forgotten session)", text);
+    } else await discard();
     deadline.disarm();
     return fail({ reason: "session-expired", upstream: upstream.name, status: response.status });
   }
@@ -244,12 +273,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
     // The error is the answer, relayed: it may echo anything, a credential included.
     const text = redactSecrets(await errorBodyStart(body), request.env);
     const wire = readUpstreamMessage(text);
-    if (wire && "error" in wire.message) {
-      const messages = (async function* (): AsyncGenerator<WireMessage> {
-        yield wire;
-      })();
-      return ok({ mode: "json", sessionId, messages, resume: {}, status: response.status, received: { bytes: text.length } });
-    }
+    if (wire && "error" in wire.message) return ok(errorReply(sessionId, wire, response.status));
     logUpstreamText(where, `answered HTTP ${response.status}`, text);
     return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail: `${STATUS_REASONS[response.status] ?? "client error"} (the gateway's log has the body)` });
   }

@@ -145,7 +145,8 @@ const ACKNOWLEDGEMENT: SendOptions = { answerWithinTimeout: true };
 /**
  * Sends one message text to `upstream` within the client's session, through the session's
  * transport (select-transport.ts). A forgotten upstream session (HTTP 404, or 400 to a
- * session id) is re-established once per message, transparently; a 2026-07-28 side that
+ * session id without a JSON-RPC error to the message itself) is re-established once per
+ * message, transparently; a 2026-07-28 side that
  * now refuses the era it was remembered by is probed again, once.
  */
 export async function sendToUpstream(
