@@ -40,15 +40,16 @@ const WARMUP_CALLS = 300;
 const SAMPLING_INTERVAL_US = 50;
 /** The most time one sample stands for (see selfTimes). */
 const MAX_SAMPLE_US = 10 * SAMPLING_INTERVAL_US;
-/** Recordings tried when a profile comes out empty (see below). */
-const PROFILE_ATTEMPTS = 3;
+/** Calls per recorded segment (see `record`), and runtimes started when profiles come out empty. */
+const SEGMENT_CALLS = 1000;
+const RUNTIME_ATTEMPTS = 4;
 /** How long calls run before the profiler is started among them. */
 const BUSY_BEFORE_START_MS = 200;
 /**
  * Calls kept in flight meanwhile. With one, the isolate sat idle between a call's answer
  * and the next call about half the time, and Profiler.start arriving then gave an
- * "(idle)"-only profile: three attempts of three on 2026-11-28 09:00; with eight, none of
- * the next five runs.
+ * "(idle)"-only profile: three attempts of three on 2026-11-28 09:00; with eight, one run
+ * in six (so a runtime whose profiles are empty is replaced: see `record`).
  */
 const BUSY_LOOPS = 8;
 
@@ -130,69 +131,110 @@ function bundleMap(dir) {
   return undefined;
 }
 
+/** Starts the Worker to profile (the gateway of `snapshot`, or the pass-through) with its inspector on a free port. */
+async function startRelay(upstream, snapshot) {
+  const inspectorPort = await freePort();
+  const inspectorArgs = ['--inspector-port', String(inspectorPort), ...(values.minify ? [] : ['--no-minify'])];
+  if (!snapshot) {
+    // The floor: the same calls through the bare pass-through Worker (bench/passthrough/).
+    const passthrough = await startPassthrough(await freePort(), upstream.url, undefined, inspectorArgs);
+    const target = await openTarget({ name: 'pass-through', upstream: 'raw', via: 'passthrough', url: `${passthrough.url}/`, tool: 'trap', args: { n: 1 } }).catch(async (error) => {
+      await passthrough.stop();
+      throw error;
+    });
+    return { target, inspectorPort, stop: passthrough.stop };
+  }
+  const state = mkdtempSync(path.join(os.tmpdir(), 'profile-gateway-'));
+  const vars = { ...JSON.parse(values.vars), UPSTREAMS: [{ name: 'raw', url: upstream.url }], SESSION_SECRET: randomBytes(32).toString('hex') };
+  const gateway = await startGateway({ port: await freePort(), vars, persistTo: state, cwd: snapshot.dir, extraArgs: inspectorArgs });
+  const stop = async () => {
+    await gateway.stop();
+    rmSync(state, { recursive: true, force: true });
+  };
+  const route = values.route;
+  const target = await openTarget({ name: 'gateway', upstream: 'raw', via: route ? 'gateway' : 'gateway-aggregated', url: `${gateway.url}/mcp${route ? `/${route}` : ''}`, tool: route ? 'trap' : 'raw___trap', args: { n: 1 } }).catch(async (error) => {
+    await stop();
+    throw error;
+  });
+  return { target, inspectorPort, stop };
+}
+
+/**
+ * Profiles `calls` calls to `target` in segments, each its own Profiler.start and stop;
+ * undefined when the first segments held no JavaScript samples. Some starts are taken by
+ * the inspector's own thread, and V8 then samples that thread, which runs no JavaScript
+ * (profiles of only "(idle)"). Once that happens it happens to every start in that runtime
+ * (ten segments in a row on 2026-11-28), so the caller starts another runtime instead.
+ */
+async function record(target, inspectorPort, map) {
+  const cdp = await inspect(inspectorPort);
+  try {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
+    const times = { active: 0, perFunction: new Map(), perFile: new Map(), callers: new Map(), wallMs: 0, profile: undefined };
+    const add = (into, from) => {
+      for (const [key, us] of from) into.set(key, (into.get(key) ?? 0) + us);
+    };
+    let profiled = 0;
+    while (profiled < calls) {
+      const segment = Math.min(SEGMENT_CALLS, calls - profiled);
+      // Started while calls are in flight: sent to an idle isolate, Profiler.start is taken
+      // by the inspector's own thread (BUSY_LOOPS).
+      let busy = true;
+      const background = Promise.all(
+        Array.from({ length: BUSY_LOOPS }, async () => {
+          while (busy) await target.call();
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, BUSY_BEFORE_START_MS));
+      await cdp.send('Profiler.start');
+      busy = false;
+      await background;
+      const started = performance.now();
+      for (let i = 0; i < segment; i++) await target.call();
+      const elapsed = performance.now() - started;
+      const recorded = (await cdp.send('Profiler.stop')).profile;
+      const segmentTimes = selfTimes(recorded, map);
+      if (segmentTimes.active === 0) return undefined;
+      times.profile ??= recorded;
+      times.wallMs += elapsed;
+      profiled += segment;
+      times.active += segmentTimes.active;
+      add(times.perFunction, segmentTimes.perFunction);
+      add(times.perFile, segmentTimes.perFile);
+      add(times.callers, segmentTimes.callers);
+    }
+    return times;
+  } finally {
+    cdp.close();
+  }
+}
+
 const stops = [];
 try {
   const upstream = await startUpstream('raw');
   stops.push(upstream.stop);
-  const inspectorPort = await freePort();
-  const inspectorArgs = ['--inspector-port', String(inspectorPort), ...(values.minify ? [] : ['--no-minify'])];
-  let target;
-  let label;
-  let snapshot;
-  if (values.passthrough) {
-    // The floor: the same calls through the bare pass-through Worker (bench/passthrough/).
-    const passthrough = await startPassthrough(await freePort(), upstream.url, undefined, inspectorArgs);
-    stops.push(passthrough.stop);
-    target = await openTarget({ name: 'pass-through', upstream: 'raw', via: 'passthrough', url: `${passthrough.url}/`, tool: 'trap', args: { n: 1 } });
-    label = 'pass-through (bench/passthrough/)';
-  } else {
-    const state = mkdtempSync(path.join(os.tmpdir(), 'profile-gateway-'));
-    stops.push(async () => rmSync(state, { recursive: true, force: true }));
-    snapshot = snapshotTree(path.resolve(values['gateway-dir']));
-    stops.push(async () => snapshot.remove());
-    const vars = { ...JSON.parse(values.vars), UPSTREAMS: [{ name: 'raw', url: upstream.url }], SESSION_SECRET: randomBytes(32).toString('hex') };
-    const gateway = await startGateway({ port: await freePort(), vars, persistTo: state, cwd: snapshot.dir, extraArgs: inspectorArgs });
-    stops.push(gateway.stop);
-    const route = values.route;
-    target = await openTarget({ name: 'gateway', upstream: 'raw', via: route ? 'gateway' : 'gateway-aggregated', url: `${gateway.url}/mcp${route ? `/${route}` : ''}`, tool: route ? 'trap' : 'raw___trap', args: { n: 1 } });
-    label = `gateway ${snapshot.source} (${snapshot.commit.slice(0, 7)}${snapshot.changes.length ? ', with changes' : ''}), route /mcp${route ? `/${route}` : ''}`;
-  }
-  for (let i = 0; i < WARMUP_CALLS; i++) await target.call();
-  // Some runs' profiles hold only "(idle)" samples (the inspector proxy's session did not
-  // see the calls): such a profile is recorded again, on a new inspector session.
-  let wallMs = 0;
-  let profile;
+  const snapshot = values.passthrough ? undefined : snapshotTree(path.resolve(values['gateway-dir']));
+  if (snapshot) stops.push(async () => snapshot.remove());
+  const label = snapshot
+    ? `gateway ${snapshot.source} (${snapshot.commit.slice(0, 7)}${snapshot.changes.length ? ', with changes' : ''}), route /mcp${values.route ? `/${values.route}` : ''}`
+    : 'pass-through (bench/passthrough/)';
   let times;
-  for (let attempt = 1; attempt <= PROFILE_ATTEMPTS; attempt++) {
-    const cdp = await inspect(inspectorPort);
-    await cdp.send('Profiler.enable');
-    await cdp.send('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
-    // Started while calls are in flight: sent to an idle isolate, Profiler.start is taken
-    // by the inspector's own thread, and V8 then samples that thread, which runs no
-    // JavaScript (the profiles of only "(idle)" samples seen on most runs of 2026-11-28);
-    // several calls in flight keep the isolate busy when it arrives (BUSY_LOOPS).
-    let busy = true;
-    const background = Promise.all(
-      Array.from({ length: BUSY_LOOPS }, async () => {
-        while (busy) await target.call();
-      }),
-    );
-    await new Promise((resolve) => setTimeout(resolve, BUSY_BEFORE_START_MS));
-    await cdp.send('Profiler.start');
-    busy = false;
-    await background;
-    const started = performance.now();
-    for (let i = 0; i < calls; i++) await target.call();
-    wallMs = performance.now() - started;
-    ({ profile } = await cdp.send('Profiler.stop'));
-    cdp.close();
-    times = selfTimes(profile, snapshot && bundleMap(snapshot.dir));
-    if (times.active > 0) break;
-    console.error(`[profile] attempt ${attempt}: the profile holds no JavaScript samples${attempt < PROFILE_ATTEMPTS ? '; recording again' : ''}`);
+  for (let attempt = 1; attempt <= RUNTIME_ATTEMPTS && !times; attempt++) {
+    const relay = await startRelay(upstream, snapshot);
+    try {
+      for (let i = 0; i < WARMUP_CALLS; i++) await relay.target.call();
+      times = await record(relay.target, relay.inspectorPort, snapshot && bundleMap(snapshot.dir));
+    } finally {
+      await relay.stop().catch(() => {});
+    }
+    if (!times) console.error(`[profile] runtime ${attempt}: its profile holds no JavaScript samples (the profiler samples another thread)${attempt < RUNTIME_ATTEMPTS ? '; starting another' : ''}`);
   }
-  if (values.out) writeFileSync(values.out, JSON.stringify(profile));
-  const { active, perFunction, perFile, callers } = times;
-  console.log(`${label}, ${calls} calls, ${(wallMs / calls).toFixed(3)} ms per call (wall), load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  if (!times) throw new Error(`no JavaScript samples in ${RUNTIME_ATTEMPTS} runtimes`);
+  // The first segment's profile (DevTools opens one recording).
+  if (values.out) writeFileSync(values.out, JSON.stringify(times.profile));
+  const { active, perFunction, perFile, callers, wallMs } = times;
+  console.log(`${label}, ${calls} calls in segments of ${SEGMENT_CALLS}, ${(wallMs / calls).toFixed(3)} ms per call (wall), load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`JavaScript self time per call (samples outside idle/program/GC, each counted up to ${MAX_SAMPLE_US} us): ${(active / 1000 / calls).toFixed(3)} ms`);
   console.log('us/call  %active  function');
   const rows = [...perFunction].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top));
