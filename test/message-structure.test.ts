@@ -77,6 +77,26 @@ describe("nesting is bounded", () => {
     expect((await request("/mcp", session, "ping", undefined, { vars })).result).toEqual({});
   });
 
+  // JSON.parse of 4 MiB of brackets takes about 100 MiB: the bound is checked before anything parses the text.
+  it("refuses nesting past the bound before parsing: text that would not even parse is refused for its nesting", async () => {
+    const { session } = await initialize();
+    const body = `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"alpha___echo","arguments":{"deep":${"[".repeat(MAX_MESSAGE_DEPTH * 4)} not JSON`;
+    expect(await refused(await post("/mcp", body, { session }), null)).toMatch(new RegExp(`deeper than ${MAX_MESSAGE_DEPTH} levels`));
+  });
+
+  it("refuses nesting past the bound that follows a key twice (the scan does not stop at the key)", async () => {
+    const { session } = await initialize();
+    const levels = MAX_MESSAGE_DEPTH * 4;
+    const body = `{"jsonrpc":"2.0","id":14,"id":14,"method":"tools/call","params":{"name":"alpha___echo","arguments":{"deep":${"[".repeat(levels)}${"]".repeat(levels)}}}}`;
+    expect(await refused(await post("/mcp", body, { session }), 14)).toMatch(new RegExp(`deeper than ${MAX_MESSAGE_DEPTH} levels`));
+  });
+
+  it("refuses a 2026-07-28 message nested past the bound before the era is chosen", async () => {
+    const body = `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"alpha___echo","arguments":{"deep":${"[".repeat(MAX_MESSAGE_DEPTH * 4)} not JSON`;
+    const headers = { "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "alpha___echo" };
+    expect(await refused(await post("/mcp", body, { headers }), null)).toMatch(new RegExp(`deeper than ${MAX_MESSAGE_DEPTH} levels`));
+  });
+
   it("accepts a message nested up to the bound", async () => {
     const { session } = await initialize();
     // The root, params and arguments are three levels; the rest fills up to the bound.

@@ -39,9 +39,13 @@ function scanString(text: string, at: number): { end: number; escaped: boolean }
 }
 
 /**
- * The first structural problem of `text` (valid JSON, already parsed by the caller): a key
- * twice in one object (compared after unescaping, so `"a"` and `"\u0061"` are the same), or
- * nesting past `MAX_MESSAGE_DEPTH`. Undefined when there is none.
+ * The structural problem of `text`: nesting past `MAX_MESSAGE_DEPTH` anywhere in it, else
+ * the first key twice in one object (compared after unescaping, so `"a"` and `"\u0061"`
+ * are the same). Undefined when there is none. It reads the text before anything parses
+ * it (JSON.parse of 4 MiB of brackets takes about 100 MiB), so a key found twice does not
+ * end the scan: the nesting after it is still looked at. On text that is not JSON the
+ * depth is still right; a duplicate key may then be misread, and only counts once the
+ * text has parsed.
  *
  * @example
  * const problem = structureProblem('{"a":{"b":1,"b":2}}'); // { reason: "duplicate-key", key: "b", ... }
@@ -50,18 +54,19 @@ export function structureProblem(text: string): StructureProblem | undefined {
   // One frame per open container: the keys seen so far for an object, null for an array.
   const frames: (Set<string> | null)[] = [];
   let expectKey = false;
+  let duplicate: StructureProblem | undefined;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const { end, escaped } = scanString(text, i);
-      if (expectKey) {
+      if (expectKey && duplicate === undefined) {
         const raw = text.slice(i + 1, end - 1);
-        const key = escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
+        const key = escaped ? parsedKey(raw) : raw;
         const seen = frames[frames.length - 1]!;
-        if (seen.has(key)) return { reason: "duplicate-key", key, offset: i };
-        seen.add(key);
-        expectKey = false;
+        if (key !== undefined && seen.has(key)) duplicate = { reason: "duplicate-key", key, offset: i };
+        else if (key !== undefined) seen.add(key);
       }
+      expectKey = false;
       i = end - 1;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (frames.length >= MAX_MESSAGE_DEPTH) return { reason: "too-deep", offset: i };
@@ -74,7 +79,16 @@ export function structureProblem(text: string): StructureProblem | undefined {
       expectKey = frames.length > 0 && frames[frames.length - 1] !== null;
     }
   }
-  return undefined;
+  return duplicate;
+}
+
+/** A key's text with escapes, unescaped; undefined when its escapes are not JSON's (text not yet parsed). */
+function parsedKey(raw: string): string | undefined {
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The sentence a client reads for `problem`. */

@@ -18,6 +18,7 @@ import { servicesFor } from "./services";
 import { handleDelete, handleGet, handlePost } from "../front/legacy/endpoint";
 import type { EndpointRequest } from "../front/http/endpoint-request";
 import { classifyPost } from "../front/modern/classify";
+import { checkNesting, checkPostHeaders } from "../front/http/request-checks";
 import { handleModernPost } from "../front/modern/endpoint";
 import { checkOrigin, corsHeaders } from "./origin";
 import { authenticate, authError, authFailureName } from "../auth/authenticate";
@@ -163,9 +164,13 @@ async function post(c: GatewayContext, route: string, pipelines: (config: Gatewa
   // Authenticated before the body is read: an unknown caller's body is never taken in.
   const where = await endpoint(c, route, pipelines);
   const text = await readMessageBody(c.req.raw, where.services.config.maxMessageBytes);
-  const modern = classifyPost(c.req.raw.headers, text);
+  const { headers } = c.req.raw;
+  checkPostHeaders(headers.get("accept"), headers.get("content-type"));
+  // Nesting before anything parses the text, the classifier included.
+  const body = checkNesting(text);
+  const modern = classifyPost(headers, body);
   if (modern) return handleModernPost(where, modern);
-  return handlePost(where, text);
+  return handlePost(where, body);
 }
 
 async function serve(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> {

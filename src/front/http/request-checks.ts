@@ -4,17 +4,42 @@
  * nesting past the bound) before anything parses it for policy.
  */
 import { GatewayError } from "../../core/errors";
-import { INVALID_REQUEST, type JsonRpcId } from "../../core/jsonrpc";
-import { structureProblem, structureProblemText } from "../../core/duplicate-keys";
+import { INVALID_REQUEST, isId, type JsonRpcId } from "../../core/jsonrpc";
+import { structureProblem, structureProblemText, type StructureProblem } from "../../core/duplicate-keys";
+import { member, parseSpan, rootSpan } from "../../core/raw-json";
+
+/** A client's message text, its structure read once, before anything parses it. */
+export type CheckedBody = { readonly text: string; readonly problem: StructureProblem | undefined };
+
+/** The top-level `id` of a message text not parsed (nor perhaps parseable): null when there is none to read. */
+function rawMessageId(text: string): JsonRpcId | null {
+  try {
+    const span = member(text, rootSpan(text), "id");
+    const id = span === undefined ? undefined : parseSpan(text, span);
+    return isId(id) ? id : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
- * Refuses a key twice in any object of a message (or batch), at any depth, and nesting past
- * MAX_MESSAGE_DEPTH: JSON.parse keeps the last of two keys, the relayed bytes hold both,
- * and an upstream may read the first, so policy could judge one tool while another runs.
+ * Refuses nesting past MAX_MESSAGE_DEPTH before the text is parsed: JSON.parse of 4 MiB of
+ * brackets takes about 100 MiB of the isolate's 128 MB, and a check after it came too late.
+ * What else the scan found (a key twice) is for `checkDuplicateKeys` once the text parses.
  */
-export function checkDuplicateKeys(text: string, id: JsonRpcId | null = null): void {
+export function checkNesting(text: string): CheckedBody {
   const problem = structureProblem(text);
-  if (problem) throw new GatewayError(400, INVALID_REQUEST, structureProblemText(problem), undefined, id);
+  if (problem?.reason === "too-deep") throw new GatewayError(400, INVALID_REQUEST, structureProblemText(problem), undefined, rawMessageId(text));
+  return { text, problem };
+}
+
+/**
+ * Refuses a key twice in any object of a message (or batch), at any depth: JSON.parse
+ * keeps the last of two keys, the relayed bytes hold both, and an upstream may read the
+ * first, so policy could judge one tool while another runs.
+ */
+export function checkDuplicateKeys(body: CheckedBody, id: JsonRpcId | null = null): void {
+  if (body.problem) throw new GatewayError(400, INVALID_REQUEST, structureProblemText(body.problem), undefined, id);
 }
 
 function mediaTypes(header: string | null): string[] {

@@ -20,7 +20,7 @@ import type { UpstreamSession } from "../../upstream/upstream-session";
 import { allowsBatches, checkVersionHeader } from "./protocol";
 import type { EndpointRequest } from "../http/endpoint-request";
 import { replyTo, type Emit } from "../http/reply-stream";
-import { checkDuplicateKeys, checkGetHeaders, checkPostHeaders } from "../http/request-checks";
+import { checkDuplicateKeys, checkGetHeaders, type CheckedBody } from "../http/request-checks";
 import { streamToClient } from "./server-stream";
 import { beginSession, endSession, findSession, sessionError } from "./session";
 import { sealSession, type SessionState } from "./session-token";
@@ -96,17 +96,17 @@ async function initialize(where: EndpointRequest, request: WireMessage<JsonRpcRe
   return new Response(text, { headers: { "content-type": "application/json", "mcp-session-id": token } });
 }
 
-/** POST: initialize, or any message of an existing session. */
-export async function handlePost(where: EndpointRequest, preread?: string): Promise<Response> {
-  const { request } = where;
-  checkPostHeaders(request.headers.get("accept"), request.headers.get("content-type"));
-  // The shell may have read the body already (to choose the protocol era).
-  const raw = preread ?? (await request.text());
+/**
+ * POST: initialize, or any message of an existing session; `checked` is the body the shell
+ * read, its headers and nesting checked (checkPostHeaders, checkNesting).
+ */
+export async function handlePost(where: EndpointRequest, checked: CheckedBody): Promise<Response> {
+  const raw = checked.text;
   const body = parseBody(raw);
 
   const single = Array.isArray(body) ? undefined : validateMessage(body);
   // Every message kind, initialize and each element of a batch included, in one pass.
-  checkDuplicateKeys(raw, single && "id" in single ? single.id : null);
+  checkDuplicateKeys(checked, single && "id" in single ? single.id : null);
   if (single && kindOf(single) === "request" && (single as JsonRpcRequest).method === "initialize") {
     return initialize(where, { text: raw, message: single as JsonRpcRequest });
   }

@@ -5,10 +5,11 @@
  * else — `initialize`, a 2025 session's traffic, batches — stays on the legacy front.
  */
 import { isObject } from "../../core/jsonrpc";
+import type { CheckedBody } from "../http/request-checks";
 import { MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSION_HEADER, PROTOCOL_VERSION_META_KEY } from "./protocol";
 
-/** A modern message, parsed once by the classifier. */
-export type ModernBody = { readonly text: string; readonly body: unknown };
+/** A modern message (its structure read by `checkNesting`), parsed once by the classifier. */
+export type ModernBody = CheckedBody & { readonly body: unknown };
 
 function isModernVersion(value: unknown): boolean {
   return typeof value === "string" && (MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(value);
@@ -19,10 +20,11 @@ function isModernVersion(value: unknown): boolean {
  * the modern key is never parsed here (the legacy front parses it itself).
  *
  * @example
- * const modern = classifyPost(request.headers, await request.text());
+ * const modern = classifyPost(request.headers, checkNesting(await request.text()));
  * if (modern) return handleModernPost(where, modern);
  */
-export function classifyPost(headers: Headers, text: string): ModernBody | undefined {
+export function classifyPost(headers: Headers, checked: CheckedBody): ModernBody | undefined {
+  const { text } = checked;
   const header = headers.get(PROTOCOL_VERSION_HEADER);
   const mentionsMeta = text.includes(PROTOCOL_VERSION_META_KEY);
   if (!isModernVersion(header) && !mentionsMeta) return undefined;
@@ -31,11 +33,11 @@ export function classifyPost(headers: Headers, text: string): ModernBody | undef
     body = JSON.parse(text);
   } catch {
     // Unparseable: modern only when the header says so (the legacy front answers the rest).
-    return isModernVersion(header) ? { text, body: undefined } : undefined;
+    return isModernVersion(header) ? { ...checked, body: undefined } : undefined;
   }
-  if (Array.isArray(body) || !isObject(body)) return isModernVersion(header) ? { text, body } : undefined;
+  if (Array.isArray(body) || !isObject(body)) return isModernVersion(header) ? { ...checked, body } : undefined;
   const params = body["params"];
   const meta = isObject(params) ? params["_meta"] : undefined;
-  if (isObject(meta) && Object.hasOwn(meta, PROTOCOL_VERSION_META_KEY)) return { text, body };
-  return isModernVersion(header) ? { text, body } : undefined;
+  if (isObject(meta) && Object.hasOwn(meta, PROTOCOL_VERSION_META_KEY)) return { ...checked, body };
+  return isModernVersion(header) ? { ...checked, body } : undefined;
 }

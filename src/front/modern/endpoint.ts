@@ -22,7 +22,7 @@ import { routeFor } from "../../context/route";
 import { newCallRecord } from "../../context/call-record";
 import type { EndpointRequest } from "../http/endpoint-request";
 import { replyTo, type Emit } from "../http/reply-stream";
-import { checkDuplicateKeys, checkPostHeaders } from "../http/request-checks";
+import { checkDuplicateKeys } from "../http/request-checks";
 import type { ModernBody } from "./classify";
 import { completeResult } from "./caching";
 import { discoverAnswer } from "./discover";
@@ -182,23 +182,21 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
  * relayed: 2026-07-28 defines none a client sends over HTTP).
  *
  * @example
- * const modern = classifyPost(request.headers, text);
+ * const modern = classifyPost(request.headers, checkNesting(text));
  * if (modern) return handleModernPost(where, modern);
  */
 export async function handleModernPost(where: EndpointRequest, modern: ModernBody): Promise<Response> {
-  const { request } = where;
-  checkPostHeaders(request.headers.get("accept"), request.headers.get("content-type"));
   if (modern.body === undefined) throw new GatewayError(400, PARSE_ERROR, "Parse error: the body is not valid JSON");
   if (Array.isArray(modern.body)) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: 2026-07-28 has no JSON-RPC batches; send one message per POST");
   const message = validateMessage(modern.body);
   // Every message kind, before anything reads it (a notification is not relayed, but is refused the same).
-  checkDuplicateKeys(modern.text, "id" in message ? message.id : null);
+  checkDuplicateKeys(modern, "id" in message ? message.id : null);
   const kind = kindOf(message);
   if (kind === "response") throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: a 2026-07-28 client sends no JSON-RPC responses (input goes in a retry's inputResponses)");
   if (kind === "notification") return new Response(null, { status: 202 });
   const wire: WireMessage<JsonRpcRequest> = { text: modern.text, message: message as JsonRpcRequest };
   const { id, method } = wire.message;
-  const envelope = checkEnvelope(request.headers, wire);
+  const envelope = checkEnvelope(where.request.headers, wire);
   if (!envelope.ok) throw envelopeError(envelope);
   const gone = REMOVED_METHODS.get(method) ?? UNBRIDGED_METHODS.get(method);
   if (gone) throw new GatewayError(404, METHOD_NOT_FOUND, `Method not found: ${method}: ${gone}`, undefined, id);
