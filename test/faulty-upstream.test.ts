@@ -212,6 +212,18 @@ describe("an upstream whose list is larger than the gateway holds in memory", ()
   });
 });
 
+describe("an upstream whose SSE event is all empty data lines", () => {
+  it("is refused as too large once its lines pass what the gateway holds, and the gateway keeps serving", async () => {
+    const vars = upstreams({ name: "lines", url: faultyUrl("empty-data-list") });
+    const { session } = await initialize("/mcp/lines", { vars });
+    const list = await request("/mcp/lines", session, "tools/list", {}, { vars });
+    // Held whole, the event's 200,000 views were read as one message of line breaks.
+    expect(list.error.data).toMatchObject({ upstream: "lines", reason: "bad-response" });
+    expect(list.error.message).toMatch(/larger than 16777216 bytes/);
+    expect((await request("/mcp/lines", session, "tools/call", { name: "echo", arguments: {} }, { vars })).result).toBeDefined();
+  });
+});
+
 describe("an upstream that answers a call with a JSON array (a 2025-03-26 batch)", () => {
   it("relays each element with the upstream's own bytes", async () => {
     const vars = upstreams({ name: "batched", url: faultyUrl("batch-answer") });

@@ -128,6 +128,31 @@ describe("SSE framing", () => {
   });
 });
 
+describe("an event is not held past the bound, whatever it is made of", () => {
+  // The bound counted only data values, and only while a data line was cut by a read: an
+  // upstream could have one event held whole of any size (a million empty data lines, or
+  // one data line then comments for ever, which also keep the idle deadline from firing).
+  it.each([
+    ["empty data lines (each counted beyond its bytes)", `${"data:\n".repeat(400)}\n`, "\n".repeat(399)],
+    ["comments after a data line", `data: {}\n${": ping\n".repeat(400)}\n`, "{}"],
+    ["a comment longer than the bound after a data line", `data: x\n:${"c".repeat(3000)}\n\n`, "x"],
+    ["other fields after a data line, then more data", `data: a\n${"event: message\n".repeat(100)}data: b\n\n`, "a\nb"],
+  ])("hands over as a stream an event of %s", async (_label, first, expected) => {
+    const text = `${first}data: after\n\n`;
+    const bytes = encoder.encode(text);
+    for (const size of [1, 7, 64, bytes.length]) {
+      expect((await eventsOf(chunked(text, size), 1000)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
+      const cuts = Array.from({ length: Math.ceil(bytes.length / size) - 1 }, (_, i) => (i + 1) * size);
+      expect((await eventsOf(byteStreamOf(cutAt(bytes, cuts)), 1000, 5)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
+    }
+  });
+
+  it("holds an event within the bound whole, its lines and comments included", async () => {
+    const text = `data: a\n: ping\ndata: b\n\ndata: after\n\n`;
+    for (const size of [1, 7, text.length]) expect((await eventsOf(chunked(text, size), 1000)).map((e) => e.data)).toEqual(["a\nb", "after"]);
+  });
+});
+
 /** Every framing case above at once: CRLF, CR, LF, a BOM, comments, id and retry, multi-line data, characters of 2 and 4 bytes. */
 const MIXED = "\uFEFF: c\r\nid: 1\r\nevent: message\r\ndata: {\"a\":\r\ndata: \"é😀\"}\r\n\r\nretry: 5\rdata: z\r\rdata:last\n: x\n\n";
 const MIXED_EVENTS = [

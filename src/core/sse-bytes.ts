@@ -34,6 +34,13 @@ const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
  */
 export const MAX_FIELD_LINE_BYTES = 4 * 1024;
 
+/**
+ * What each data line of an event after its first costs beyond its value's bytes (its
+ * offsets, and a view of it when the event is dispatched), counted toward `largeBytes`: an
+ * event of a million empty data lines has no data bytes, and would otherwise be held whole.
+ */
+const DATA_LINE_COST_BYTES = 128;
+
 /** Field values are decoded alone: a BOM at a value's start is a character of it, not a mark to drop. */
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
@@ -170,9 +177,11 @@ type Pending = "unknown" | "skip-comment" | "skip-field";
 /**
  * Yields each event of an SSE body as soon as its terminating blank line arrives.
  * Events without data (a "priming" event that only sets `id` and `retry`) are yielded
- * too, with no data, so a reader can resume from their id. A data line that would take
- * the event's data past `largeBytes` is not held: the event is yielded with `large` as
- * soon as that is known.
+ * too, with no data, so a reader can resume from their id. An event is not held past
+ * `largeBytes`: once the bytes kept for it (its data lines, each after the first counted with
+ * DATA_LINE_COST_BYTES, and the comments and other lines among them) pass that, or a data
+ * line in progress would take it past, the event is yielded with `large` at once, and the
+ * rest of it is read as that stream (which holds no more than a line at a time).
  */
 export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeBytes = Number.POSITIVE_INFINITY): AsyncGenerator<SseRawEvent> {
   const buffer = new SseBuffer(byteReader(body));
@@ -195,6 +204,21 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
     ...(id !== undefined ? { id } : {}),
     ...(retry !== undefined ? { retry } : {}),
   });
+  /** What the event being read holds: the bytes read of it from its first data line on, and each further data line's cost. */
+  const held = () => (data.length === 0 ? 0 : buffer.pos - data[0]! + (data.length / 2 - 1) * DATA_LINE_COST_BYTES);
+  /** The event's complete data lines, joined with "\n", as one copy (the start of a large event's stream). */
+  const dataCopy = (): Uint8Array => {
+    let length = 0;
+    for (let i = 0; i < data.length; i += 2) length += data[i + 1]! - data[i]! + (i > 0 ? 1 : 0);
+    const copy = new Uint8Array(length);
+    let at = 0;
+    for (let i = 0; i < data.length; i += 2) {
+      if (i > 0) copy[at++] = LF;
+      copy.set(buffer.bytes.subarray(data[i]!, data[i + 1]!), at);
+      at += data[i + 1]! - data[i]!;
+    }
+    return copy;
+  };
   try {
     // A byte order mark may open the stream (the SSE spec drops it).
     while (buffer.end < UTF8_BOM.length && !buffer.ended) await buffer.fill(0);
@@ -209,21 +233,28 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
         if (pending === "unknown" && length > 0 && bytes[lineStart] === COLON) pending = "skip-comment";
         if (pending === "unknown" && length > KNOWN_FIELD_MAX && bytes.subarray(lineStart, lineStart + KNOWN_FIELD_MAX + 1).indexOf(COLON) < 0) pending = "skip-field";
         if (pending === "unknown" && length > MAX_FIELD_LINE_BYTES && !bytesEqual(bytes, lineStart, "data:")) pending = "skip-field";
-        if (pending !== "unknown") buffer.dropLine();
         // "data: " and one byte at least: the prefix is known whole.
-        else if (length > 5 && length + dataBytes > largeBytes && bytesEqual(bytes, lineStart, "data:")) {
+        if (pending === "unknown" && length > 5 && length + dataBytes + (data.length / 2) * DATA_LINE_COST_BYTES > largeBytes && bytesEqual(bytes, lineStart, "data:")) {
           const done = { finished: false };
-          const before = [];
-          for (let i = 0; i < data.length; i += 2) before.push(bytes.slice(data[i], data[i + 1]), Uint8Array.of(LF));
+          const before = data.length > 0 ? [dataCopy(), Uint8Array.of(LF)] : [];
           const valueStart = lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5);
           before.push(bytes.slice(valueStart, buffer.end));
           buffer.dropLine();
-          yield stamped({ event: event || "message", data: [], large: largeDataStream(buffer, before, done) });
+          yield stamped({ event: event || "message", data: [], large: largeDataStream(buffer, before, done, "data") });
           if (!done.finished) return; // the consumer gave up on it: the connection is no use now
           reset();
           buffer.shrink();
           continue;
-        }
+        } else if (held() > largeBytes) {
+          // Held past the bound by what came among its data lines (comments, other fields, a line in progress).
+          const done = { finished: false };
+          yield stamped({ event: event || "message", data: [], large: largeDataStream(buffer, [dataCopy()], done, pending === "unknown" ? "start" : "skip") });
+          if (!done.finished) return;
+          reset();
+          pending = "unknown";
+          buffer.shrink();
+          continue;
+        } else if (pending !== "unknown") buffer.dropLine();
         const { moved } = await buffer.fill(data.length > 0 ? data[0]! : buffer.lineStart);
         for (let i = 0; i < data.length; i++) data[i]! -= moved;
         continue;
@@ -231,11 +262,10 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
       const { bytes, lineStart } = buffer;
       buffer.passBreak(at);
       if (pending !== "unknown") {
+        // The end of a line skipped as it arrived.
         if (pending === "skip-field") fields++;
         pending = "unknown";
-        continue;
-      }
-      if (at === lineStart) {
+      } else if (at === lineStart) {
         if (fields > 0) {
           const views = [];
           for (let i = 0; i < data.length; i += 2) views.push(bytes.subarray(data[i], data[i + 1]));
@@ -244,24 +274,33 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
         reset();
         buffer.shrink();
         continue;
+      } else if (bytes[lineStart] !== COLON) {
+        // A field (a comment is passed over).
+        fields++;
+        let nameEnd = lineStart;
+        while (nameEnd < at && bytes[nameEnd] !== COLON) nameEnd++;
+        let valueStart = nameEnd < at ? nameEnd + 1 : at;
+        if (valueStart < at && bytes[valueStart] === SPACE) valueStart++;
+        const is = (name: string) => nameEnd - lineStart === name.length && bytesEqual(bytes, lineStart, name);
+        if (is("data")) {
+          data.push(valueStart, at);
+          dataBytes += at - valueStart;
+        } else if (at - lineStart > MAX_FIELD_LINE_BYTES) {
+          // Skipped however it arrived (a line cut across reads is skipped as it arrives, above).
+        } else if (is("event")) event = decoder.decode(bytes.subarray(valueStart, at));
+        else if (is("id")) id = decoder.decode(bytes.subarray(valueStart, at));
+        else if (is("retry")) {
+          const value = decoder.decode(bytes.subarray(valueStart, at));
+          if (/^\d+$/.test(value)) retry = Number(value);
+        }
       }
-      if (bytes[lineStart] === COLON) continue; // a comment
-      fields++;
-      let nameEnd = lineStart;
-      while (nameEnd < at && bytes[nameEnd] !== COLON) nameEnd++;
-      let valueStart = nameEnd < at ? nameEnd + 1 : at;
-      if (valueStart < at && bytes[valueStart] === SPACE) valueStart++;
-      const is = (name: string) => nameEnd - lineStart === name.length && bytesEqual(bytes, lineStart, name);
-      if (is("data")) {
-        data.push(valueStart, at);
-        dataBytes += at - valueStart;
-      } else if (at - lineStart > MAX_FIELD_LINE_BYTES) {
-        // Skipped however it arrived (a line cut across reads is skipped as it arrives, above).
-      } else if (is("event")) event = decoder.decode(bytes.subarray(valueStart, at));
-      else if (is("id")) id = decoder.decode(bytes.subarray(valueStart, at));
-      else if (is("retry")) {
-        const value = decoder.decode(bytes.subarray(valueStart, at));
-        if (/^\d+$/.test(value)) retry = Number(value);
+      if (held() > largeBytes) {
+        // Held past the bound by its data lines (each with its cost) or what came among them: the rest comes as a stream.
+        const done = { finished: false };
+        yield stamped({ event: event || "message", data: [], large: largeDataStream(buffer, [dataCopy()], done, "start") });
+        if (!done.finished) return;
+        reset();
+        buffer.shrink();
       }
     }
   } finally {
@@ -277,9 +316,9 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
  * stream: a reader that brings its own buffer (offload's) gets the bytes copied into it
  * straight from the reader's buffer.
  */
-function largeDataStream(buffer: SseBuffer, before: Uint8Array[], done: { finished: boolean }): ReadableStream<Uint8Array> {
+function largeDataStream(buffer: SseBuffer, before: Uint8Array[], done: { finished: boolean }, from: "data" | "start" | "skip"): ReadableStream<Uint8Array> {
   /** Inside a data line, at the start of a line (not yet known), or inside another field's line. */
-  let where: "data" | "start" | "skip" = "data";
+  let where: "data" | "start" | "skip" = from;
   return new ReadableStream(
     {
       type: "bytes",
