@@ -8,6 +8,8 @@ import { selectFilter } from "../src/policy/apply-filter";
 import type { FilterSet } from "../src/policy/filter-set";
 import { foldName, matchesGlob, matchesGlobLoosely } from "../src/policy/glob";
 import { isVisible } from "../src/policy/visibility";
+import { permits } from "../src/policy/persona";
+import { qualifyName } from "../src/core/names";
 
 /** A string-like name that counts how often the matcher reads a character of it. */
 function countingName(text: string): { name: string; reads: () => number } {
@@ -85,6 +87,26 @@ describe("glob matching", () => {
     ["good___get_all", true],
   ])("visibility hides %j as a deny of any spelling would, allow exact: visible %s", (name, expected) => {
     expect(isVisible({ allow: ["good___*"], deny: ["good___delete_*"] }, name)).toBe(expected);
+  });
+
+  describe("a deny of a long tool's shortened name", () => {
+    // The shortened name's hash is of the whole name as spelled: another spelling, which a
+    // case-insensitive upstream resolves to the same tool, hashed differently and passed the deny.
+    const real = `admin_${"x".repeat(50)}_purge_all_customer_records`;
+    const denied = qualifyName("crm", real);
+    const grant = { persona: "ops", allow: ["crm___*"], deny: [denied] };
+    it.each([
+      ["the real name", false, real],
+      ["the whole name in capitals", false, real.toUpperCase()],
+      ["a capital after the cut", false, real.replace("records", "Records")],
+      ["fullwidth letters after the cut", false, real.replace("records", "ｒｅｃｏｒｄｓ")],
+      ["another long tool", true, `report_${"y".repeat(50)}_list`],
+    ])("holds on /mcp/<upstream> for %s (permitted: %s)", (_label, expected, sent) => {
+      const key = qualifyName("crm", sent);
+      expect(key.length).toBeGreaterThan(60);
+      expect(permits(grant, key)).toBe(expected);
+      expect(isVisible({ allow: ["crm___*"], deny: [denied] }, key)).toBe(expected);
+    });
   });
 
   it("folds names in one pass: an adversarial name stays a name of the same order of length", () => {

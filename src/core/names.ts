@@ -42,6 +42,14 @@ export function qualifyName(upstream: string, name: string): string {
   return `${full.slice(0, cut)}_${fnv1a(full)}`;
 }
 
+/**
+ * The visible start of `name` when it may be a shortened one (63 or 64 units ending in `_`
+ * and 8 hex digits): what comes before the hash. Undefined for any other name.
+ */
+export function shortenedStart(name: string): string | undefined {
+  return name.length >= MAX_NAME_LENGTH - 1 && name.length <= MAX_NAME_LENGTH && HASHED_NAME.test(name) ? name.slice(0, -HASH_SUFFIX_LENGTH) : undefined;
+}
+
 export type QualifiedName = {
   readonly upstream: string;
   readonly name: string;

@@ -11,8 +11,10 @@
  *
  * A deny must also hold for the spellings an upstream may resolve to the same name
  * (case-insensitive lookups, compatibility forms such as fullwidth letters):
- * `matchesGlobLoosely` compares both sides folded (NFKC, then case-folded), still linear.
+ * `matchesGlobLoosely` compares both sides folded (NFKC, then case-folded), still linear;
+ * `deniesLoosely` adds the shortened names of long tools, whose hash changes with spelling.
  */
+import { shortenedStart } from "../core/names";
 
 /** True when `name` matches `glob` as a whole. */
 export function matchesGlob(glob: string, name: string): boolean {
@@ -75,4 +77,23 @@ export function foldName(text: string): string {
  */
 export function matchesGlobLoosely(glob: string, name: string): boolean {
   return matchesGlob(foldName(glob), foldName(name));
+}
+
+/**
+ * True when the deny pattern `glob` holds for `name`: `matchesGlobLoosely`, and also when
+ * both are shortened names (core/names.ts) whose visible starts, folded, meet (one starts
+ * the other). A shortened name's hash is of the whole name as spelled, so another spelling
+ * of a denied long tool, which a loose lookup resolves to it, has another hash: its start
+ * is what can be judged. This may also deny another long tool that shares that start.
+ *
+ * @example
+ * deniesLoosely(`crm___${"a".repeat(55)}_1234abcd`, `crm___${"A".repeat(55)}_99990000`) // true
+ */
+export function deniesLoosely(glob: string, name: string): boolean {
+  if (matchesGlobLoosely(glob, name)) return true;
+  const nameStart = shortenedStart(name);
+  const globStart = nameStart === undefined || /[*?]/.test(glob) ? undefined : shortenedStart(glob);
+  if (nameStart === undefined || globStart === undefined) return false;
+  const [a, b] = [foldName(nameStart), foldName(globStart)];
+  return a.startsWith(b) || b.startsWith(a);
 }

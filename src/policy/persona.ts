@@ -17,7 +17,7 @@
  */
 import { isObject } from "../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../storage/document-store";
-import { foldName, matchesGlob, matchesGlobLoosely } from "./glob";
+import { deniesLoosely, foldName, matchesGlob } from "./glob";
 import { CATALOG_MODES, isCatalogMode, type CatalogMode } from "./catalog-mode";
 
 export const PERSONA_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -135,12 +135,13 @@ export function grantFor(personas: Personas, roles: readonly string[]): Grant | 
 /**
  * True when the grant lets the caller use `key` (`<upstream>___<name>`): some allow matches
  * exactly and no deny matches any spelling of it (an upstream may resolve `DELETE_all`, or
- * its fullwidth form, to the tool denied as `delete_*`: see `matchesGlobLoosely`).
+ * its fullwidth form, to the tool denied as `delete_*`; another spelling of a long tool to its
+ * shortened name: see `deniesLoosely`).
  */
 export function permits(grant: Grant | undefined, key: string): boolean {
   if (!grant) return false;
   if (!grant.allow.some((glob) => matchesGlob(glob, key))) return false;
-  return !grant.deny.some((glob) => matchesGlobLoosely(glob, key));
+  return !grant.deny.some((glob) => deniesLoosely(glob, key));
 }
 
 /**

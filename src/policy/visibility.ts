@@ -11,7 +11,7 @@
  */
 import { isObject } from "../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../storage/document-store";
-import { matchesGlob, matchesGlobLoosely } from "./glob";
+import { deniesLoosely, matchesGlob } from "./glob";
 
 const PATTERN = /^[A-Za-z0-9_*?.:/-]{1,256}$/;
 const MAX_PATTERNS = 256;
@@ -47,5 +47,5 @@ export function checkVisibility(value: unknown): Checked<Visibility> {
  */
 export function isVisible(visibility: Visibility, key: string): boolean {
   if (visibility.allow.length > 0 && !visibility.allow.some((glob) => matchesGlob(glob, key))) return false;
-  return !visibility.deny.some((glob) => matchesGlobLoosely(glob, key));
+  return !visibility.deny.some((glob) => deniesLoosely(glob, key));
 }
