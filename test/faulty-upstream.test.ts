@@ -5,6 +5,7 @@
  */
 import { inject, describe, expect, it, vi } from "vitest";
 import { answer, initialize, messages, messageTexts, post, request, type Json, type Vars } from "./helpers/gateway";
+import { logUpstreamText, MAX_ERROR_BODY_CHARS } from "../src/upstream/reply-body";
 
 const faulty = inject("faultyUpstreamUrl");
 const { alpha } = inject("fixtureUrls");
@@ -140,6 +141,19 @@ describe("an upstream that echoes the gateway's credential in an error", () => {
     expect(JSON.stringify(body)).not.toContain(SECRET);
   });
 
+  it("leaves no start of it in a log line cut across it", () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const env = { ...upstreams({ name: "leaky", url: "http://127.0.0.1:1/", credential: { secret: "LEAKY_TOKEN" } }), LEAKY_TOKEN: SECRET };
+      logUpstreamText({ upstream: "leaky", env }, "answered HTTP 500", `${"x".repeat(MAX_ERROR_BODY_CHARS - 10)}Bearer ${SECRET} and more`);
+      const line = String(warn.mock.calls[0]?.[0]);
+      // Cut first, then redacted, the line ended with the secret's first three characters.
+      expect(line).not.toContain(SECRET.slice(0, 3));
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it("redacts it from the merged list's note about a failing upstream", async () => {
     const vars = { ...credentialed("echo-auth-list"), ...upstreams({ name: "alpha", url: alpha }, { name: "leaky", url: faultyUrl("echo-auth-list"), credential: { secret: "LEAKY_TOKEN" } }) };
     const { session } = await initialize("/mcp", { vars });
@@ -187,6 +201,14 @@ describe("an upstream that answers a forgotten session with HTTP 400", () => {
     // Taken as a forgotten session, each call made a new handshake and was sent twice.
     expect(seen["initialize"]).toBe(1);
     expect(seen["tools/call"]).toBe(2);
+  });
+
+  it("redacts the credential from the relayed error however the upstream escaped it", async () => {
+    const vars = { ...upstreams({ name: "escaping", url: faultyUrl("call-400-escaped"), credential: { secret: "ESCAPING_TOKEN" } }), ESCAPING_TOKEN: SECRET };
+    const { session } = await initialize("/mcp/escaping", { vars });
+    const call = await request("/mcp/escaping", session, "tools/call", { name: "echo", arguments: {} }, { vars });
+    // Matched on the bytes, the escaped credential reached the client, whose parser decoded it.
+    expect(call.error).toEqual({ code: -32602, message: "Invalid params (token Bearer [redacted])" });
   });
 });
 

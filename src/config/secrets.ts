@@ -49,6 +49,49 @@ export function redactSecrets(text: string, env: Readonly<Record<string, unknown
   return out;
 }
 
+/**
+ * `text`, a JSON text an upstream wrote (an error body relayed to the client), with every
+ * configured secret value redacted from what its strings say once decoded: an escape
+ * (`\/`, `\u0061`) spells a secret differently in the bytes, and the client's parser
+ * would turn it back. The text keeps its bytes unless a decoded string held a secret; it
+ * is then written anew. Text that is not JSON is redacted as text.
+ */
+export function redactSecretsInJson(text: string, env: Readonly<Record<string, unknown>>): string {
+  const values = secretValues(env);
+  const plain = redactSecrets(text, env);
+  if (values.length === 0 || !plain.includes("\\")) return plain;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(plain);
+  } catch {
+    return plain;
+  }
+  let changed = false;
+  const redacted = (value: string): string => {
+    let out = value;
+    for (const secret of values) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    if (out !== value) changed = true;
+    return out;
+  };
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") return redacted(value);
+    if (Array.isArray(value)) return value.map(walk);
+    if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [redacted(key), walk(inner)]));
+    return value;
+  };
+  const out = walk(parsed);
+  return changed ? JSON.stringify(out) : plain;
+}
+
+/**
+ * The first `maxChars` of `text` with every configured secret redacted, for a log line:
+ * redacted before it is cut, so a secret across the cut leaves no start of itself.
+ */
+export function redactedStart(text: string, maxChars: number, env: Readonly<Record<string, unknown>>): string {
+  const longest = secretValues(env)[0]?.length ?? 0;
+  return redactSecrets(text.slice(0, maxChars + longest), env).slice(0, maxChars);
+}
+
 /** The secret that seals sessions and signs cursors and URLs; refusing to run without one is the safe default. */
 export function sessionSecret(env: Readonly<Record<string, unknown>>): string {
   const secret = env["SESSION_SECRET"];

@@ -10,7 +10,7 @@ import { fail, ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
 import { readUpstreamMessage } from "../core/validate-message";
 import type { UpstreamConfig } from "../config/upstreams";
-import { redactSecrets } from "../config/secrets";
+import { redactSecretsInJson } from "../config/secrets";
 import { parseChallenge } from "./oauth/discovery";
 import { AnswerDeadline, guardBody, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
@@ -251,7 +251,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   if ((response.status === 404 || response.status === 400) && request.sessionId) {
     if (response.status === 400 && body) {
       // The error is relayed: it may echo anything, a credential included.
-      const text = redactSecrets(await errorBodyStart(body), request.env);
+      const text = redactSecretsInJson(await errorBodyStart(body), request.env);
       deadline.disarm();
       const refusal = errorAnswering(request.body, text);
       if (refusal) return ok(errorReply(sessionId, refusal, response.status));
@@ -271,7 +271,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   if (!response.ok && request.rpcErrorsInBody && (response.status === 400 || response.status === 404) && contentType.includes("json") && body) {
     deadline.disarm();
     // The error is the answer, relayed: it may echo anything, a credential included.
-    const text = redactSecrets(await errorBodyStart(body), request.env);
+    const text = redactSecretsInJson(await errorBodyStart(body), request.env);
     const wire = readUpstreamMessage(text);
     if (wire && "error" in wire.message) return ok(errorReply(sessionId, wire, response.status));
     logUpstreamText(where, `answered HTTP ${response.status}`, text);

@@ -13,7 +13,7 @@ import { notificationHead, type NotificationHead } from "../core/json-bytes";
 import { jsonValues, JsonValuesError } from "../core/json-values";
 import { readUpstreamMessage } from "../core/validate-message";
 import { afterHeld, byteReader, readableOf } from "../core/byte-reads";
-import { redactSecrets } from "../config/secrets";
+import { redactedStart } from "../config/secrets";
 import { UpstreamBreak, type BodyGuard } from "./deadlines";
 
 /** The largest upstream message held in memory whole (lists, reads, prompts; tool results past it go to offload). */
@@ -60,7 +60,7 @@ export type NotificationPass = (bytes: Uint8Array, head: NotificationHead) => Pr
 export type LogContext = { readonly upstream: string; readonly env: Readonly<Record<string, unknown>> };
 
 export function logUpstreamText(where: LogContext, what: string, text: string): void {
-  console.warn(`mcp-edge-gateway: upstream "${where.upstream}" ${what}: ${redactSecrets(text.slice(0, MAX_ERROR_BODY_CHARS), where.env)}`);
+  console.warn(`mcp-edge-gateway: upstream "${where.upstream}" ${what}: ${redactedStart(text, MAX_ERROR_BODY_CHARS, where.env)}`);
 }
 
 /**
