@@ -92,6 +92,7 @@ describe("SSE framing", () => {
     ["a field without a colon", ["data\ndata: x\n\n"], [{ event: "message", data: "\nx" }]],
     ["id and retry carried to later events", ["id: 7\nretry: 300\ndata: a\n\ndata: b\n\n"], [{ event: "message", data: "a", id: "7", retry: 300 }, { event: "message", data: "b", id: "7", retry: 300 }]],
     ["a retry that is not a number", ["retry: soon\ndata: a\n\n"], [{ event: "message", data: "a" }]],
+    ["an id holding NULL, ignored", ["id: 1\ndata: a\n\nid: x\u0000y\ndata: b\n\n"], [{ event: "message", data: "a", id: "1" }, { event: "message", data: "b", id: "1" }]],
     ["a priming event without data", ["id: p-0\nretry: 20\ndata: \n\n"], [{ event: "message", data: "", id: "p-0", retry: 20 }]],
     ["an event name", ["event: ping\ndata: 1\n\n"], [{ event: "ping", data: "1" }]],
     ["a byte order mark", ["\uFEFFdata: x\n\n"], [{ event: "message", data: "x" }]],

@@ -98,6 +98,16 @@ describe("a stream cut before the answer", () => {
     ]);
   });
 
+  it("whose last event id cannot be sent back as a header ends the call as a stream without its answer, not as a gateway bug", async () => {
+    const { session } = await initialize("/mcp", { vars: VARS });
+    const texts = await messageTexts(await post("/mcp", '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"rawsse___cut-unsendable-id","arguments":{}}}', { session, vars: VARS }));
+    const last = JSON.parse(texts.at(-1)!) as { id: number; error: { code: number; message: string; data?: unknown } };
+    // Taken as a resume point, the id made the Last-Event-ID header throw: "Internal error in the gateway".
+    expect(last.id).toBe(6);
+    expect(last.error.message).toBe('upstream "rawsse" closed its stream without answering the request');
+    expect(last.error.data).toEqual({ upstream: "rawsse", reason: "no-response" });
+  });
+
   it("is followed as long as each stream brings something: an upstream that polls past the resumption limit still answers", async () => {
     const { session } = await initialize("/mcp", { vars: VARS });
     const texts = await messageTexts(await post("/mcp", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rawsse___poll","arguments":{"polls":${MAX_RESUMPTIONS + 5}}}}`, { session, vars: VARS }));

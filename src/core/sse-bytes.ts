@@ -288,7 +288,10 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
         } else if (at - lineStart > MAX_FIELD_LINE_BYTES) {
           // Skipped however it arrived (a line cut across reads is skipped as it arrives, above).
         } else if (is("event")) event = decoder.decode(bytes.subarray(valueStart, at));
-        else if (is("id")) id = decoder.decode(bytes.subarray(valueStart, at));
+        else if (is("id")) {
+          // An id holding NULL is ignored (the SSE spec's rule).
+          if (bytes.subarray(valueStart, at).indexOf(0) < 0) id = decoder.decode(bytes.subarray(valueStart, at));
+        }
         else if (is("retry")) {
           const value = decoder.decode(bytes.subarray(valueStart, at));
           if (/^\d+$/.test(value)) retry = Number(value);

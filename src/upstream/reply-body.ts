@@ -40,6 +40,9 @@ export function declaredLength(response: Response): number {
   return length !== undefined && /^\d+$/.test(length) ? Number(length) : Number.NaN;
 }
 
+/** What a fetch sends as a header value whatever the runtime: printable ASCII and tabs. */
+const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
+
 /** Where an SSE stream can be resumed from: its last event id and the retry delay it asked for. */
 export type ResumePoint = { lastEventId?: string; retryMs?: number };
 
@@ -212,7 +215,8 @@ function* messagesOf(text: string, where: LogContext): Generator<WireMessage> {
  */
 export async function* sseMessages(body: ReadableStream<Uint8Array>, where: LogContext, resume: ResumePoint, large?: LargeAnswerConsumer, pass?: NotificationPass): AsyncGenerator<WireMessage> {
   for await (const event of readSseEvents(body, large?.minBytes ?? MAX_HELD_MESSAGE_BYTES)) {
-    if (event.id !== undefined) resume.lastEventId = event.id;
+    // An id that cannot be sent back as a Last-Event-ID header (not printable ASCII) leaves nothing to resume from.
+    if (event.id !== undefined) resume.lastEventId = HEADER_VALUE.test(event.id) ? event.id : undefined;
     if (event.retry !== undefined) resume.retryMs = event.retry;
     // Priming events (an id and a retry delay, no data) only mark a resume point.
     if (event.event !== "message" || (!event.large && (event.data.length === 0 || (event.data.length === 1 && event.data[0]!.byteLength === 0)))) continue;
