@@ -151,6 +151,18 @@ describe("a deny pattern", () => {
     }
   });
 
+  it.each([
+    ["an object that JavaScript cannot turn into text", { toString: 1 }, "(an object, not a string)"],
+    ["an array", ["delete_all"], "(an array, not a string)"],
+  ])("refuses a name that is %s with -32602, not an internal error", async (_label, name, said) => {
+    // (A 2026-07-28 request with such a name lacks the Mcp-Name header it needs: refused before this.)
+    const who = await caller(["r-nodelete"]);
+    for (const path of ["/mcp/good", "/mcp"]) {
+      const answer = await legacy(who, path, "tools/call", { name, arguments: {} });
+      expect(answer.error, path).toEqual({ code: -32602, message: `Unknown tool: ${said}` });
+    }
+  });
+
   it("leaves allow exact: a tool it allows is called, a case variant of an allowed name is not allowed by it", async () => {
     const who = await caller(["r-echo"]);
     expect((await legacy(who, "/mcp/good", "tools/call", { name: "echo", arguments: { text: "x" } })).result.content[0].text).toBe(`${KEYS.good}: x`);

@@ -51,8 +51,17 @@ function targetKey(ctx: CallContext): string | undefined {
   return GATEWAY_TOOLS.has(target.sent) ? target.sent : target.at?.key;
 }
 
+/** The most characters of a client's name or URI an error repeats. */
+const MAX_SHOWN_CHARS = 256;
+
+/** A client's name or URI as an error shows it: a string (cut to MAX_SHOWN_CHARS), or what else it was. */
+function shown(value: unknown): string {
+  if (typeof value !== "string") return `(${value === null ? "null" : value === undefined ? "none" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`}, not a string)`;
+  return value.length > MAX_SHOWN_CHARS ? `${value.slice(0, MAX_SHOWN_CHARS)}…` : value;
+}
+
 function unknownName(label: string, name: unknown, id: JsonRpcId): GatewayError {
-  return new GatewayError(200, INVALID_PARAMS, `Unknown ${label}: ${String(name)}`, undefined, id);
+  return new GatewayError(200, INVALID_PARAMS, `Unknown ${label}: ${shown(name)}`, undefined, id);
 }
 
 /** `ctx` with the route's upstreams narrowed to those the grant reaches (for lists merged on /mcp). */
@@ -71,7 +80,7 @@ function outOfReach(ctx: CallContext, grant: Grant | undefined): boolean {
  * are asked (and an answer from any other would be withheld).
  */
 async function reachResource(ctx: CallContext, grant: Grant | undefined, uri: unknown, request: WireMessage<JsonRpcRequest>, next: MethodHandler): Promise<string> {
-  const notFound = () => new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${String(uri)} (no upstream serves it)`, { uri }, request.message.id);
+  const notFound = () => new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${shown(uri)} (no upstream serves it)`, { uri }, request.message.id);
   if (outOfReach(ctx, grant)) throw notFound();
   const answer = await next(withReachableUpstreams(ctx, grant), request);
   if (ctx.record.upstream !== undefined && !permitsUpstream(grant, ctx.record.upstream)) throw notFound();
