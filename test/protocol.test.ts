@@ -212,6 +212,17 @@ describe("Origin", () => {
     expect(response.headers.get("access-control-allow-origin")).toBe("http://localhost:6274");
     expect(response.headers.get("access-control-allow-headers")).toMatch(/mcp-session-id/);
   });
+
+  it("allows a 2026-07-28 browser client's headers in a preflight, its Mcp-Param-* ones by name", async () => {
+    const asked = "content-type, mcp-protocol-version, mcp-method, mcp-name, mcp-param-region, traceparent";
+    const response = await gatewayFetch("/mcp", { method: "OPTIONS", headers: { origin: "http://localhost:6274", "access-control-request-method": "POST", "access-control-request-headers": asked } });
+    expect(response.status).toBe(204);
+    const allowed = (response.headers.get("access-control-allow-headers") ?? "").split(",").map((name) => name.trim());
+    // Without them the browser refused every 2026-07-28 request (Mcp-Method is on each one).
+    for (const name of asked.split(", ")) expect(allowed).toContain(name);
+    const odd = await gatewayFetch("/mcp", { method: "OPTIONS", headers: { origin: "http://localhost:6274", "access-control-request-method": "POST", "access-control-request-headers": "mcp-param-a b, x-other" } });
+    expect(odd.headers.get("access-control-allow-headers")).not.toMatch(/mcp-param-|x-other/);
+  });
 });
 
 describe("routes", () => {

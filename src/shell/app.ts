@@ -212,7 +212,7 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
 
   app.use("*", async function originGuard(c, next) {
     const origin = checkOrigin(c.req.raw, gatewayConfig(c.env).allowedOrigins);
-    if (origin && c.req.method === "OPTIONS") return new Response(null, { status: 204, headers: corsHeaders(origin) });
+    if (origin && c.req.method === "OPTIONS") return new Response(null, { status: 204, headers: corsHeaders(origin, c.req.header("access-control-request-headers") ?? null) });
     await next();
     if (origin) for (const [name, value] of Object.entries(corsHeaders(origin))) c.res.headers.set(name, value);
   });
