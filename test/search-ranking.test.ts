@@ -78,6 +78,9 @@ describe("the words of a task", () => {
     ["make a branch", "create"],
     ["rename the page", "update"],
     ["merge it", undefined],
+    // Words of Object.prototype named no action; looked up in a plain object, `constructor` named Object itself.
+    ["the constructor of this class", undefined],
+    ["valueOf toString hasOwnProperty __proto__", undefined],
   ])("%s asks to %s", (task, action) => {
     expect(actionOfTask(splitTaskWords(task))).toBe(action);
   });

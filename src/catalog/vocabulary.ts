@@ -102,7 +102,7 @@ export type Action = "read" | "create" | "update" | "delete";
  * Verbs (and question words, which ask to read) by the action they name. A word missing
  * here names none (`navigate`, `click`, `merge`): ranking then compares nothing.
  */
-const ACTIONS: Readonly<Record<string, Action>> = Object.fromEntries(
+const ACTIONS: ReadonlyMap<string, Action> = new Map(
   (
     [
       ["read", "get list read retrieve find search query fetch show view see look lookup what which who whom whose how where when did does is are was were describe check count display print dump grab inspect examine"],
@@ -120,13 +120,13 @@ const QUESTION_ACTION: Action = "read";
  * else reading when it asks a question or names a verb of reading.
  */
 export function actionOfTask(words: readonly string[]): Action | undefined {
-  const actions = words.flatMap((word) => ACTIONS[word] ?? []);
+  const actions = words.flatMap((word) => ACTIONS.get(word) ?? []);
   return actions.find((action) => action !== QUESTION_ACTION) ?? actions[0];
 }
 
 /** The action a tool's name starts with (`create_issue`: create), if its first word names one. */
 export function actionOfName(words: readonly string[]): Action | undefined {
-  return words[0] !== undefined ? ACTIONS[words[0]] : undefined;
+  return words[0] !== undefined ? ACTIONS.get(words[0]) : undefined;
 }
 
 /** A noun's plural, as tools' names write it (repository → repositories, key → keys). */
