@@ -203,6 +203,15 @@ describe("an upstream that answers a forgotten session with HTTP 400", () => {
     expect(seen["tools/call"]).toBe(2);
   });
 
+  it("reads a longer error to tell it answers the request (past the 4 KiB read for the log)", async () => {
+    const url = faultyUrl("call-400-long");
+    const vars = upstreams({ name: "verbose", url });
+    const { session } = await initialize("/mcp/verbose", { vars });
+    const call = await request("/mcp/verbose", session, "tools/call", { name: "echo", arguments: {} }, { vars });
+    expect(call.error).toMatchObject({ code: -32602, message: "Invalid params", data: { detail: "d".repeat(10_000) } });
+    expect((await counts(url))["initialize"]).toBe(1);
+  });
+
   it("redacts the credential from the relayed error however the upstream escaped it", async () => {
     const vars = { ...upstreams({ name: "escaping", url: faultyUrl("call-400-escaped"), credential: { secret: "ESCAPING_TOKEN" } }), ESCAPING_TOKEN: SECRET };
     const { session } = await initialize("/mcp/escaping", { vars });

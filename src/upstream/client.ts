@@ -19,6 +19,7 @@ import {
   deadlineAware,
   declaredLength,
   errorBodyStart,
+  MAX_ERROR_ANSWER_BYTES,
   jsonMessages,
   logUpstreamText,
   sseMessages,
@@ -251,7 +252,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   if ((response.status === 404 || response.status === 400) && request.sessionId) {
     if (response.status === 400 && body) {
       // The error is relayed: it may echo anything, a credential included.
-      const text = redactSecretsInJson(await errorBodyStart(body), request.env);
+      const text = redactSecretsInJson(await errorBodyStart(body, MAX_ERROR_ANSWER_BYTES), request.env);
       deadline.disarm();
       const refusal = errorAnswering(request.body, text);
       if (refusal) return ok(errorReply(sessionId, refusal, response.status));
@@ -271,7 +272,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   if (!response.ok && request.rpcErrorsInBody && (response.status === 400 || response.status === 404) && contentType.includes("json") && body) {
     deadline.disarm();
     // The error is the answer, relayed: it may echo anything, a credential included.
-    const text = redactSecretsInJson(await errorBodyStart(body), request.env);
+    const text = redactSecretsInJson(await errorBodyStart(body, MAX_ERROR_ANSWER_BYTES), request.env);
     const wire = readUpstreamMessage(text);
     if (wire && "error" in wire.message) return ok(errorReply(sessionId, wire, response.status));
     logUpstreamText(where, `answered HTTP ${response.status}`, text);

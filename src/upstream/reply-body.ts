@@ -22,6 +22,8 @@ export const MAX_HELD_MESSAGE_BYTES = 16 * 1024 * 1024;
 export const MAX_ERROR_BODY_CHARS = 300;
 /** Bytes of an error body read for the log before the rest is cancelled. */
 export const MAX_ERROR_BODY_BYTES = 4 * 1024;
+/** Of a refusal that may be a JSON-RPC error answering the request (HTTP 400/404), this much is read to tell. */
+export const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
 const decoder = new TextDecoder();
 
 /**
@@ -238,12 +240,12 @@ export async function* sseMessages(body: ReadableStream<Uint8Array>, where: LogC
 }
 
 /** The start of an error body, for the log; the rest is cancelled. */
-export async function errorBodyStart(body: ReadableStream<Uint8Array>): Promise<string> {
+export async function errorBodyStart(body: ReadableStream<Uint8Array>, maxBytes = MAX_ERROR_BODY_BYTES): Promise<string> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let length = 0;
   try {
-    while (length < MAX_ERROR_BODY_BYTES) {
+    while (length < maxBytes) {
       const { value, done } = await reader.read();
       if (done) break;
       chunks.push(value);
