@@ -48,6 +48,35 @@ describe("malformed JSON-RPC", () => {
   });
 });
 
+describe("an integer id past 2^53", () => {
+  // JSON.parse rounds 9007199254740993 to ...992: the answer's id matched no request of the client's.
+  const big = '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}';
+  it("is refused with -32600 and a null id on a 2025 session, on both routes", async () => {
+    for (const path of ["/mcp", "/mcp/alpha"]) {
+      const { session } = await initialize(path);
+      const response = await post(path, big, { session });
+      expect(response.status, path).toBe(400);
+      const body = (await response.json()) as { id: unknown; error: { code: number; message: string } };
+      expect(body.id, path).toBeNull();
+      expect(body.error.code, path).toBe(-32600);
+      expect(body.error.message, path).toMatch(/beyond 9007199254740991/);
+    }
+  });
+
+  it("is refused from a 2026-07-28 client too", async () => {
+    const text = '{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}}';
+    const response = await post("/mcp", text, { headers: { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" } });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32600);
+  });
+
+  it("answers the largest exact one with it", async () => {
+    const { session } = await initialize();
+    const response = await post("/mcp", '{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}', { session });
+    expect(await response.text()).toContain('"id":9007199254740991');
+  });
+});
+
 describe("sessions", () => {
   it("issues an Mcp-Session-Id on initialize and requires it afterwards", async () => {
     const missing = await post("/mcp", PING);

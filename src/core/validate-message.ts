@@ -37,6 +37,21 @@ export function validateMessage(value: unknown): JsonRpcMessage {
   throw new GatewayError(400, INVALID_REQUEST, 'Invalid Request: a message needs "method" (request, notification) or "result"/"error" (response)', undefined, idOrNull(id));
 }
 
+/**
+ * `validateMessage` for what a client sent, which the gateway answers: an integer id past
+ * ±2^53 has already lost its last digits to JSON.parse, and an answer carrying the rounded
+ * id would match no request of the client's; such a message is refused instead (its id,
+ * which cannot be written back, as null).
+ */
+export function validateClientMessage(value: unknown): JsonRpcMessage {
+  const message = validateMessage(value);
+  const id = "id" in message ? message.id : undefined;
+  if (typeof id === "number" && Number.isInteger(id) && !Number.isSafeInteger(id)) {
+    throw new GatewayError(400, INVALID_REQUEST, `Invalid Request: "id" is an integer beyond ${Number.MAX_SAFE_INTEGER} (2^53 - 1), which the gateway cannot write back exactly; use a string id or a smaller number`, undefined, null);
+  }
+  return message;
+}
+
 function idOrNull(id: unknown): JsonRpcId | null {
   return isId(id) ? id : null;
 }

@@ -8,7 +8,7 @@
  * picks the route and calls these.
  */
 import { asGatewayError, GatewayError } from "../../core/errors";
-import { validateMessage } from "../../core/validate-message";
+import { validateClientMessage } from "../../core/validate-message";
 import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
 import { elements, rootSpan } from "../../core/raw-json";
 import type { CallContext, Caller, ClientMessage, Identity } from "../../context/call-context";
@@ -104,7 +104,7 @@ export async function handlePost(where: EndpointRequest, checked: CheckedBody): 
   const raw = checked.text;
   const body = parseBody(raw);
 
-  const single = Array.isArray(body) ? undefined : validateMessage(body);
+  const single = Array.isArray(body) ? undefined : validateClientMessage(body);
   // Every message kind, initialize and each element of a batch included, in one pass.
   checkDuplicateKeys(checked, single && "id" in single ? single.id : null);
   if (single && kindOf(single) === "request" && (single as JsonRpcRequest).method === "initialize") {
@@ -123,7 +123,7 @@ export async function handlePost(where: EndpointRequest, checked: CheckedBody): 
     }
     // Each message keeps the client's own bytes (arguments may hold numbers JSON.parse would round).
     const texts = elements(raw, rootSpan(raw)).map((span) => raw.slice(span.start, span.end));
-    wires = body.map((value: unknown, index) => ({ text: texts[index]!, message: validateMessage(value) }));
+    wires = body.map((value: unknown, index) => ({ text: texts[index]!, message: validateClientMessage(value) }));
   } else wires = [{ text: raw, message: single! }];
   if (wires.some((w) => "method" in w.message && w.message.method === "initialize")) {
     throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: initialize must be sent alone, and only once per session");

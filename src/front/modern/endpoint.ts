@@ -16,7 +16,7 @@
  */
 import { GatewayError } from "../../core/errors";
 import { INTERNAL_ERROR, INVALID_REQUEST, isObject, kindOf, METHOD_NOT_FOUND, PARSE_ERROR, type JsonObject, type JsonRpcRequest, type JsonRpcNotification, type JsonRpcResponse, type NotificationBytes, type OutgoingMessage, type WireMessage } from "../../core/jsonrpc";
-import { readUpstreamMessage, validateMessage } from "../../core/validate-message";
+import { readUpstreamMessage, validateClientMessage } from "../../core/validate-message";
 import type { CallContext, Identity } from "../../context/call-context";
 import { routeFor } from "../../context/route";
 import { newCallRecord } from "../../context/call-record";
@@ -188,7 +188,7 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
 export async function handleModernPost(where: EndpointRequest, modern: ModernBody): Promise<Response> {
   if (modern.body === undefined) throw new GatewayError(400, PARSE_ERROR, "Parse error: the body is not valid JSON");
   if (Array.isArray(modern.body)) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: 2026-07-28 has no JSON-RPC batches; send one message per POST");
-  const message = validateMessage(modern.body);
+  const message = validateClientMessage(modern.body);
   // Every message kind, before anything reads it (a notification is not relayed, but is refused the same).
   checkDuplicateKeys(modern, "id" in message ? message.id : null);
   const kind = kindOf(message);
