@@ -6,6 +6,7 @@
 import { inject, describe, expect, it, vi } from "vitest";
 import { answer, initialize, messages, messageTexts, post, request, type Json, type Vars } from "./helpers/gateway";
 import { logUpstreamText, MAX_ERROR_BODY_CHARS } from "../src/upstream/reply-body";
+import { modern } from "./helpers/modern";
 
 const faulty = inject("faultyUpstreamUrl");
 const { alpha } = inject("fixtureUrls");
@@ -139,6 +140,21 @@ describe("an upstream that echoes the gateway's credential in an error", () => {
     expect(body.error.data).toMatchObject({ upstream: "leaky" });
     expect(body.error.message).toMatch(/initialize failed: token Bearer \[redacted\] refused/);
     expect(JSON.stringify(body)).not.toContain(SECRET);
+  });
+
+  it("redacts it from the upstream's own JSON-RPC error to a call, relayed as the answer", async () => {
+    const vars = credentialed("echo-auth-error");
+    const { session } = await initialize("/mcp/leaky", { vars });
+    const call = await request("/mcp/leaky", session, "tools/call", { name: "echo", arguments: {} }, { vars });
+    // Relayed as the upstream's bytes, the error quoted the credential to the client.
+    expect(call.error).toEqual({ code: -32603, message: "token Bearer [redacted] refused" });
+  });
+
+  it("redacts it from that error when the call ran bridged (a 2026-07-28 client that may be asked)", async () => {
+    // The BridgedCall object sends the credential with its own bindings: one it has (SESSION_SECRET, also redacted).
+    const vars = upstreams({ name: "leaky", url: faultyUrl("echo-auth-error"), credential: { secret: "SESSION_SECRET" } });
+    const call = await modern("/mcp/leaky", "tools/call", { name: "echo", arguments: {} }, { vars, capabilities: { elicitation: {} } });
+    expect(call.error).toEqual({ code: -32603, message: "token Bearer [redacted] refused" });
   });
 
   it("leaves no start of it in a log line cut across it", () => {

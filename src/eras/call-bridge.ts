@@ -32,6 +32,7 @@ import { traceparentOf } from "../core/traceparent";
 import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
+import { redactSecretsInJson } from "../config/secrets";
 import { BRIDGE_OBJECTS_PER_PRINCIPAL, BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT } from "./bridge-protocol";
 import type { BridgedCallRpc, BridgeGone, BridgeOutcome, BridgeStart } from "../context/object-rpc";
 import { MULTI_ROUND_TRIP_METHODS } from "./request-state";
@@ -111,7 +112,9 @@ async function answerOf(ctx: CallContext, upstream: UpstreamConfig, where: Omit<
       if (outcome.kind === "complete") {
         record.upstreamStatus = outcome.status;
         record.bytesFromUpstream = (record.bytesFromUpstream ?? 0) + outcome.bytesFromUpstream;
-        return withMessageId(outcome.text, id);
+        // An error is the upstream's own words, which may quote the credential it was sent.
+        const text = pathSpan(outcome.text, ["error"]) !== undefined ? redactSecretsInJson(outcome.text, ctx.services.env) : outcome.text;
+        return withMessageId(text, id);
       }
       const handle: Handle = { ...where, round: outcome.round };
       return JSON.stringify({ jsonrpc: "2.0", id, result: { resultType: "input_required", inputRequests: { [outcome.key]: outcome.request }, requestState: JSON.stringify(handle) } });

@@ -16,6 +16,7 @@ import { poolRequest, type CallContext } from "../context/call-context";
 import type { RouteEndpoint } from "../context/route";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
+import { redactSecretsInJson } from "../config/secrets";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "../upstream/pool";
 import type { NotificationPass } from "../upstream/client";
 import { transportFor } from "../upstream/select-transport";
@@ -182,7 +183,8 @@ async function exchangeWith(ctx: CallContext, upstream: UpstreamConfig, text: st
         const wire = item.value;
         if (kindOf(wire.message) === "response") {
           const answered = "id" in wire.message ? wire.message.id : null;
-          if (sameId(answered, id)) return wire.text;
+          // An error is the upstream's own words, which may quote the credential it was sent.
+          if (sameId(answered, id)) return "error" in wire.message ? redactSecretsInJson(wire.text, ctx.services.env) : wire.text;
           // Not this call's answer (another upstream's id, a stale one): never the client's to see.
           console.warn(
             `mcp-edge-gateway: upstream "${upstream.name}" sent a response to id ${JSON.stringify(answered)?.slice(0, MAX_LOGGED_ID_CHARS)} on the stream of request ${JSON.stringify(id).slice(0, MAX_LOGGED_ID_CHARS)}; dropped`,
