@@ -7,6 +7,7 @@ import { inject, describe, expect, it, vi } from "vitest";
 import { answer, initialize, messages, messageTexts, post, request, type Json, type Vars } from "./helpers/gateway";
 import { logUpstreamText, MAX_ERROR_BODY_CHARS } from "../src/upstream/reply-body";
 import { modern } from "./helpers/modern";
+import { redactSecretsInJson } from "../src/config/secrets";
 
 const faulty = inject("faultyUpstreamUrl");
 const { alpha } = inject("fixtureUrls");
@@ -157,6 +158,30 @@ describe("an upstream that echoes the gateway's credential in an error", () => {
     expect(call.error).toEqual({ code: -32603, message: "token Bearer [redacted] refused" });
   });
 
+  it("leaves no start of it in a log line cut after other secrets were redacted", () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const other = "o".repeat(100);
+      const env = { ...upstreams({ name: "leaky", url: "http://127.0.0.1:1/", credential: { secret: "LEAKY_TOKEN" } }), LEAKY_TOKEN: SECRET, ADMIN_TOKEN: other };
+      logUpstreamText({ upstream: "leaky", env }, "answered HTTP 500", `${other}${other}${"x".repeat(MAX_ERROR_BODY_CHARS - 120)}${SECRET}`);
+      // Cut at 300 + the longest secret, then redacted and cut again: the shorter text pulled a secret's start inside.
+      expect(String(warn.mock.calls[0]?.[0])).not.toContain(SECRET.slice(0, 3));
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("redacts an escaped credential from an error nested deeper than the stack goes", () => {
+    const env = { ...upstreams({ name: "leaky", url: "http://127.0.0.1:1/", credential: { secret: "LEAKY_TOKEN" } }), LEAKY_TOKEN: SECRET };
+    const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+    const escaped = SECRET.replace("-", "\\u002d");
+    const text = `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"token ${escaped} refused","data":${deep}}}`;
+    // Walked as a parsed value, the nesting overflowed the stack (and the call ended as an internal error).
+    const redacted = redactSecretsInJson(text, env);
+    expect((JSON.parse(redacted) as { error: { message: string } }).error.message).toBe("token [redacted] refused");
+    expect(redacted.endsWith(`"data":${deep}}}`)).toBe(true);
+  });
+
   it("leaves no start of it in a log line cut across it", () => {
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     try {
@@ -264,7 +289,7 @@ describe("an upstream whose SSE event is all empty data lines", () => {
     const vars = upstreams({ name: "lines", url: faultyUrl("empty-data-list") });
     const { session } = await initialize("/mcp/lines", { vars });
     const list = await request("/mcp/lines", session, "tools/list", {}, { vars });
-    // Held whole, the event's 200,000 views were read as one message of line breaks.
+    // Held whole, the event's 300,000 views were read as one message of line breaks.
     expect(list.error.data).toMatchObject({ upstream: "lines", reason: "bad-response" });
     expect(list.error.message).toMatch(/larger than 16777216 bytes/);
     expect((await request("/mcp/lines", session, "tools/call", { name: "echo", arguments: {} }, { vars })).result).toBeDefined();

@@ -109,6 +109,17 @@ describe("glob matching", () => {
     });
   });
 
+  it("holds for a long tool spelled short enough with ligatures not to be shortened at all", () => {
+    const real = "create_file_in_workflow_configuration_for_office_traffic_fix_v2";
+    const denied = qualifyName("crm", real);
+    expect(denied.length).toBe(64);
+    const ligatures = real.replaceAll("fi", "\ufb01").replaceAll("fl", "\ufb02");
+    const key = qualifyName("crm", ligatures);
+    expect(key.length).toBeLessThanOrEqual(64);
+    expect(key).toBe(`crm___${ligatures}`);
+    expect(permits({ persona: "ops", allow: ["crm___*"], deny: [denied] }, key)).toBe(false);
+  });
+
   it("folds names in one pass: an adversarial name stays a name of the same order of length", () => {
     const name = "\uff3f".repeat(10_000); // fullwidth low lines fold to 10,000 underscores
     expect(foldName(name)).toBe("_".repeat(10_000));

@@ -4,7 +4,8 @@
  * and a first-wins upstream would act on the value policy never judged. The scan is
  * bounded: a message nested past MAX_MESSAGE_DEPTH is refused, even a 10 MB one.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { checkNesting } from "../src/front/http/request-checks";
 import { MAX_MESSAGE_DEPTH } from "../src/core/duplicate-keys";
 import { initialize, post, request } from "./helpers/gateway";
 import { MODERN } from "./helpers/modern";
@@ -89,6 +90,18 @@ describe("nesting is bounded", () => {
     const levels = MAX_MESSAGE_DEPTH * 4;
     const body = `{"jsonrpc":"2.0","id":14,"id":14,"method":"tools/call","params":{"name":"alpha___echo","arguments":{"deep":${"[".repeat(levels)}${"]".repeat(levels)}}}}`;
     expect(await refused(await post("/mcp", body, { session }), 14)).toMatch(new RegExp(`deeper than ${MAX_MESSAGE_DEPTH} levels`));
+  });
+
+  it("does not parse an id nested past the bound to quote it in the refusal", () => {
+    const deep = `${"[".repeat(MAX_MESSAGE_DEPTH * 8)}${"]".repeat(MAX_MESSAGE_DEPTH * 8)}`;
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      expect(() => checkNesting(`{"jsonrpc":"2.0","method":"ping","id":${deep}}`)).toThrow(/deeper than/);
+      // The id's text was parsed whole to see whether it was one: the cost the check before parsing is there to avoid.
+      expect(parse.mock.calls.filter(([text]) => String(text).length > MAX_MESSAGE_DEPTH)).toEqual([]);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it("refuses a 2026-07-28 message nested past the bound before the era is chosen", async () => {

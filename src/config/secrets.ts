@@ -49,47 +49,57 @@ export function redactSecrets(text: string, env: Readonly<Record<string, unknown
   return out;
 }
 
+/** The end (exclusive) of the JSON string token opening at `at`, escapes skipped; the text's end when it is not closed. */
+function stringTokenEnd(text: string, at: number): number {
+  for (let i = at + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i + 1;
+  }
+  return text.length;
+}
+
 /**
- * `text`, a JSON text an upstream wrote (an error body relayed to the client), with every
+ * `text`, a JSON text an upstream wrote (an error relayed to the client), with every
  * configured secret value redacted from what its strings say once decoded: an escape
  * (`\/`, `\u0061`) spells a secret differently in the bytes, and the client's parser
- * would turn it back. The text keeps its bytes unless a decoded string held a secret; it
- * is then written anew. Text that is not JSON is redacted as text.
+ * would turn it back. Each string token with an escape is decoded alone (linear, however
+ * deep the text nests) and written anew only when it held a secret; every other byte is
+ * kept. Text that is not JSON is redacted as text.
  */
 export function redactSecretsInJson(text: string, env: Readonly<Record<string, unknown>>): string {
   const values = secretValues(env);
   const plain = redactSecrets(text, env);
   if (values.length === 0 || !plain.includes("\\")) return plain;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(plain);
-  } catch {
-    return plain;
+  let out = "";
+  let copied = 0;
+  for (let at = plain.indexOf('"'); at >= 0 && at < plain.length; at = plain.indexOf('"', at)) {
+    const end = stringTokenEnd(plain, at);
+    const token = plain.slice(at, end);
+    if (token.includes("\\")) {
+      let decoded: unknown;
+      try {
+        decoded = JSON.parse(token);
+      } catch {
+        decoded = undefined;
+      }
+      if (typeof decoded === "string") {
+        let redacted = decoded;
+        for (const secret of values) if (redacted.includes(secret)) redacted = redacted.split(secret).join(REDACTED);
+        if (redacted !== decoded) {
+          out += plain.slice(copied, at) + JSON.stringify(redacted);
+          copied = end;
+        }
+      }
+    }
+    at = end;
   }
-  let changed = false;
-  const redacted = (value: string): string => {
-    let out = value;
-    for (const secret of values) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    if (out !== value) changed = true;
-    return out;
-  };
-  const walk = (value: unknown): unknown => {
-    if (typeof value === "string") return redacted(value);
-    if (Array.isArray(value)) return value.map(walk);
-    if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [redacted(key), walk(inner)]));
-    return value;
-  };
-  const out = walk(parsed);
-  return changed ? JSON.stringify(out) : plain;
+  return copied === 0 ? plain : out + plain.slice(copied);
 }
 
-/**
- * The first `maxChars` of `text` with every configured secret redacted, for a log line:
- * redacted before it is cut, so a secret across the cut leaves no start of itself.
- */
+/** The first `maxChars` of `text` with every configured secret redacted (before the cut, so no start of one is left at it), for a log line. */
 export function redactedStart(text: string, maxChars: number, env: Readonly<Record<string, unknown>>): string {
-  const longest = secretValues(env)[0]?.length ?? 0;
-  return redactSecrets(text.slice(0, maxChars + longest), env).slice(0, maxChars);
+  return redactSecrets(text, env).slice(0, maxChars);
 }
 
 /** The secret that seals sessions and signs cursors and URLs; refusing to run without one is the safe default. */

@@ -39,7 +39,7 @@ export const MAX_FIELD_LINE_BYTES = 4 * 1024;
  * offsets, and a view of it when the event is dispatched), counted toward `largeBytes`: an
  * event of a million empty data lines has no data bytes, and would otherwise be held whole.
  */
-const DATA_LINE_COST_BYTES = 128;
+export const DATA_LINE_COST_BYTES = 64;
 
 /** Field values are decoded alone: a BOM at a value's start is a character of it, not a mark to drop. */
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });

@@ -81,8 +81,9 @@ export function matchesGlobLoosely(glob: string, name: string): boolean {
 
 /**
  * True when the deny pattern `glob` holds for `name`: `matchesGlobLoosely`, and also when
- * both are shortened names (core/names.ts) whose visible starts, folded, meet (one starts
- * the other). A shortened name's hash is of the whole name as spelled, so another spelling
+ * `glob` is a shortened name (core/names.ts) whose visible start, folded, meets the name's
+ * (a shortened name's start: one starts the other; a name not shortened, which ligatures
+ * can make of a long one: its folded form starts with it). A shortened name's hash is of the whole name as spelled, so another spelling
  * of a denied long tool, which a loose lookup resolves to it, has another hash: its start
  * is what can be judged. This may also deny another long tool that shares that start.
  *
@@ -91,9 +92,11 @@ export function matchesGlobLoosely(glob: string, name: string): boolean {
  */
 export function deniesLoosely(glob: string, name: string): boolean {
   if (matchesGlobLoosely(glob, name)) return true;
+  const globStart = /[*?]/.test(glob) ? undefined : shortenedStart(glob);
+  if (globStart === undefined) return false;
+  const denied = foldName(globStart);
+  // A name spelled shorter (ligatures that NFKC expands) may not be shortened at all: its whole folded form is judged.
   const nameStart = shortenedStart(name);
-  const globStart = nameStart === undefined || /[*?]/.test(glob) ? undefined : shortenedStart(glob);
-  if (nameStart === undefined || globStart === undefined) return false;
-  const [a, b] = [foldName(nameStart), foldName(globStart)];
-  return a.startsWith(b) || b.startsWith(a);
+  const judged = foldName(nameStart ?? name);
+  return judged.startsWith(denied) || (nameStart !== undefined && denied.startsWith(judged));
 }

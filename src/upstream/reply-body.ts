@@ -8,7 +8,7 @@
 import type { WireMessage } from "../core/jsonrpc";
 import { elements, rootSpan } from "../core/raw-json";
 import { dataText } from "../core/sse";
-import { readSseEvents } from "../core/sse-bytes";
+import { DATA_LINE_COST_BYTES, readSseEvents } from "../core/sse-bytes";
 import { notificationHead, type NotificationHead } from "../core/json-bytes";
 import { jsonValues, JsonValuesError } from "../core/json-values";
 import { readUpstreamMessage } from "../core/validate-message";
@@ -109,7 +109,7 @@ export function badResponse(upstream: string, detail: string): UpstreamBreak {
 
 /** An answer the gateway would have to hold whole (one that offload cannot take) but is too large to. */
 function tooLarge(upstream: string): UpstreamBreak {
-  return badResponse(upstream, `sent a message larger than ${MAX_HELD_MESSAGE_BYTES} bytes, more than the gateway holds in memory (only tool results may be larger: they are offloaded)`);
+  return badResponse(upstream, `sent a message larger than ${MAX_HELD_MESSAGE_BYTES} bytes (each data line of an SSE event after its first counted ${DATA_LINE_COST_BYTES} bytes more), more than the gateway holds in memory (only tool results may be larger: they are offloaded)`);
 }
 
 /**

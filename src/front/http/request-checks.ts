@@ -11,12 +11,18 @@ import { member, parseSpan, rootSpan } from "../../core/raw-json";
 /** A client's message text, its structure read once, before anything parses it. */
 export type CheckedBody = { readonly text: string; readonly problem: StructureProblem | undefined };
 
-/** The top-level `id` of a message text not parsed (nor perhaps parseable): null when there is none to read. */
+/**
+ * The top-level `id` of a message text not parsed (nor perhaps parseable): null when there
+ * is none to read. Only a string or a number is parsed (an id nested deep is what may
+ * have been refused), and a number only when it reads back exactly.
+ */
 function rawMessageId(text: string): JsonRpcId | null {
   try {
     const span = member(text, rootSpan(text), "id");
-    const id = span === undefined ? undefined : parseSpan(text, span);
-    return isId(id) ? id : null;
+    const first = span === undefined ? -1 : text.charCodeAt(span.start);
+    if (span === undefined || !(first === 0x22 || first === 0x2d || (first >= 0x30 && first <= 0x39))) return null;
+    const id = parseSpan(text, span);
+    return isId(id) && (typeof id === "string" || Number.isSafeInteger(id) || !Number.isInteger(id)) ? id : null;
   } catch {
     return null;
   }
