@@ -7,7 +7,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { encodeJson } from "../src/core/base64url";
-import { child, parsePointer } from "../src/core/json-pointer";
+import { child, escapeToken, parsePointer } from "../src/core/json-pointer";
 import { readSlice, sliceRequest, type SliceRequest } from "../src/storage/payload-reader";
 import { indexKey, indexPayloadText, putPayloadIndex } from "../src/storage/payload-index";
 import { payloadMetadata, putPayload } from "../src/storage/payload-store";
@@ -76,7 +76,7 @@ function oldSlice(id: string, root: unknown, request: Extract<SliceRequest, { mo
     const keys = Object.keys(value);
     const page = keys.slice(request.offset, request.offset + request.limit);
     const end = request.offset + page.length;
-    return { ...base, type: "object", total: keys.length, offset: request.offset, keys: page, note: `this object is larger than ${MAX_SLICE_BYTES} bytes; read a member with a longer pointer, e.g. "${request.pointer}/${page[0] ?? ""}"`, ...(end < keys.length ? { nextCursor: next(end) } : {}) };
+    return { ...base, type: "object", total: keys.length, offset: request.offset, keys: page, note: `this object is larger than ${MAX_SLICE_BYTES} bytes; read a member with a longer pointer, e.g. "${request.pointer}/${escapeToken(page[0] ?? "")}"`, ...(end < keys.length ? { nextCursor: next(end) } : {}) };
   }
   return { ...base, type: value === null ? "null" : Array.isArray(value) ? "array" : typeof value, value };
 }
@@ -93,6 +93,8 @@ function tablePayload(): unknown {
     hugeItems: ["y".repeat(70_000), 1, { two: 2 }],
     items2: Array.from({ length: 30 }, (_, i) => (i === 10 ? { pad: "z".repeat(300_000) } : { i, pad: "p".repeat(40_000) })),
     "a/b~c": { "": [null, true, false, -0.5e3] },
+    // An object too large to send whose first key needs escaping in a pointer (the note suggests one).
+    escapes: { "x/y~z": "q".repeat(70_000), plain: 1 },
     total: 40_000,
   };
 }
@@ -128,6 +130,7 @@ const TABLE: [string, Record<string, unknown>][] = [
   ["/items2/11", {}],
   ["/a~1b~0c/", {}],
   ["/a~1b~0c//3", {}],
+  ["/escapes", {}],
   ["/total", {}],
 ];
 

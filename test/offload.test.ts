@@ -123,6 +123,20 @@ describe("reading the rest", () => {
     expect(text.startsWith(envelope.payloadPreview)).toBe(true);
   });
 
+  it("reads at least one whole character however few bytes are asked, so a cursor always moves on", async () => {
+    const { session, result } = await bigCall(vars, "alpha___big_list", 300);
+    const id = envelopeOf(result).payloadId;
+    const whole = (await readTool(session, { id, byteOffset: 0, byteLength: 5000 }, vars)).structuredContent.text as string;
+    const at = new TextEncoder().encode(whole.slice(0, whole.indexOf("ü"))).length;
+    const slice = (await readTool(session, { id, byteOffset: at, byteLength: 1 }, vars)).structuredContent;
+    // One byte of a two-byte character was no character: an empty slice whose cursor named the same offset.
+    expect(slice.byteOffset).toBe(at);
+    expect(slice.text.startsWith("ü")).toBe(true);
+    expect(slice.byteLength).toBe(new TextEncoder().encode(slice.text).length);
+    const next = (await readTool(session, { id, cursor: slice.nextCursor }, vars)).structuredContent;
+    expect(next.byteOffset).toBe(at + slice.byteLength);
+  });
+
   it("answers resources/read on the payload URI, whole or sliced", async () => {
     const { session, result } = await bigCall(vars, "alpha___big_list", 100);
     const { payloadUri } = envelopeOf(result);

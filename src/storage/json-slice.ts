@@ -6,6 +6,7 @@
  */
 import { encodeJson } from "../core/base64url";
 import { isObject } from "../core/jsonrpc";
+import { escapeToken } from "../core/json-pointer";
 
 /** Largest slice an answer carries. */
 export const MAX_SLICE_BYTES = 64 * 1024;
@@ -68,7 +69,7 @@ export function keysSlice(id: string, request: JsonSliceRequest, total: number, 
     total,
     offset: request.offset,
     keys: page,
-    note: `this object is larger than ${MAX_SLICE_BYTES} bytes; read a member with a longer pointer, e.g. "${request.pointer}/${page[0] ?? ""}"`,
+    note: `this object is larger than ${MAX_SLICE_BYTES} bytes; read a member with a longer pointer, e.g. "${request.pointer}/${escapeToken(page[0] ?? "")}"`,
     ...(end < total ? { nextCursor: nextCursor(request, end) } : {}),
   };
 }

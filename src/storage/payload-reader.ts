@@ -99,6 +99,9 @@ async function indexView(bucket: R2Bucket, id: string, size: number): Promise<In
   return view;
 }
 
+/** The most bytes one character takes in UTF-8. */
+const MAX_UTF8_CHARACTER_BYTES = 4;
+
 /** How many leading bytes of `bytes` end on a character boundary (a cut multi-byte sequence is left out). */
 function completeUtf8Length(bytes: Uint8Array): number {
   for (let back = 1; back <= Math.min(4, bytes.length); back++) {
@@ -117,7 +120,8 @@ export async function readSlice(bucket: R2Bucket, id: string, owner: PayloadOwne
   const { metadata } = found;
   if (request.mode === "bytes") {
     if (request.byteOffset >= metadata.size) return { ok: true, slice: { id, size: metadata.size, byteOffset: request.byteOffset, byteLength: 0, text: "" } };
-    const asked = Math.min(request.byteLength, metadata.size - request.byteOffset);
+    // At least one whole character, however few bytes were asked: a slice of none would name the same offset as its next.
+    const asked = Math.min(Math.max(request.byteLength, MAX_UTF8_CHARACTER_BYTES), metadata.size - request.byteOffset);
     const object = await readPayload(bucket, id, { offset: request.byteOffset, length: asked });
     const bytes = object ? new Uint8Array(await object.arrayBuffer()) : new Uint8Array(0);
     // Whole characters only: a character cut by the range is left to the next slice.
