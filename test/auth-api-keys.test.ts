@@ -154,6 +154,32 @@ describe("a key presented again (record cached)", () => {
   });
 });
 
+describe("a key presented while it is being revoked", () => {
+  it("is refused during and after the revocation on the isolate that revokes it", async () => {
+    const { id, key } = await createApiKey(env.GATEWAY_KV, { principal: "racing", roles: ["user"] });
+    // KV as the isolate sees it, the record's deletion held until the check below has run.
+    let entered!: () => void;
+    const deleting = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const kv = Object.assign(Object.create(env.GATEWAY_KV) as KVNamespace, {
+      get: env.GATEWAY_KV.get.bind(env.GATEWAY_KV),
+      delete: async (name: string) => {
+        entered();
+        await held;
+        return env.GATEWAY_KV.delete(name);
+      },
+    });
+    const revoking = revokeApiKey(kv, id);
+    await deleting;
+    // Looked up while the record was still in KV, the key was cached again and worked for the cache's TTL.
+    expect(await verifyApiKey(kv, key, 30_000)).toEqual({ ok: false, reason: "unknown" });
+    release();
+    expect(await revoking).toBe(true);
+    expect(await verifyApiKey(kv, key, 30_000)).toEqual({ ok: false, reason: "unknown" });
+  });
+});
+
 describe("principal binding", () => {
   it("refuses a session presented with another principal's key", async () => {
     const alice = await makeKey({ principal: "alice", roles: ["user"] }, VARS);

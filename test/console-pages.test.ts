@@ -51,6 +51,13 @@ describe("a refused change", () => {
     expect((await admin("GET", "/filter-sets/console-test")).status).toBe(404);
   });
 
+  it("opens the form for a persona named like a member of every object (constructor) as a new persona", async () => {
+    // Looked up without an own-property check, `constructor` found Object itself, and the page answered 500.
+    const response = await consoleGet("/personas?edit=constructor", session);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toMatch(/value="constructor"/);
+  });
+
   it("shows a persona's problem under the field it is about", async () => {
     const response = await consolePost("/personas/save", { name: "console-test", roles: "r", allow: "bad pattern!", deny: "" }, session);
     expect(response.status).toBe(400);

@@ -129,19 +129,36 @@ export async function createApiKey(kv: KVNamespace, fields: NewApiKey, now = Dat
   return { id, key, record };
 }
 
+/**
+ * Keys this isolate revoked, and when: a lookup that began before the record's deletion
+ * reached KV read the record still there, and would otherwise cache it again for a TTL.
+ * Kept for a TTL past the revocation (bounded like the cache).
+ */
+const revoked = new Map<string, number>();
+/** How long a revocation is remembered: longer than any lookup that could have begun before it. */
+const REVOKED_REMEMBERED_MS = 5 * 60_000;
+
 /** Revokes a key: gone from KV, and from this isolate's cache at once. False when there was none. */
-export async function revokeApiKey(kv: KVNamespace, id: string): Promise<boolean> {
+export async function revokeApiKey(kv: KVNamespace, id: string, now = Date.now()): Promise<boolean> {
   cache.delete(id);
   if (!/^[0-9a-f]{32}$/.test(id) || (await readApiKeyRecord(kv, id)) === null) return false;
+  if (revoked.size >= MAX_CACHED_KEYS) for (const [key, at] of revoked) if (now - at >= REVOKED_REMEMBERED_MS) revoked.delete(key);
+  if (revoked.size >= MAX_CACHED_KEYS) revoked.delete(revoked.keys().next().value!);
+  revoked.set(id, now);
+  cache.delete(id);
   await deleteApiKeyRecord(kv, id);
+  cache.delete(id);
   return true;
 }
 
 async function lookup(kv: KVNamespace, id: string, ttlMs: number, now: number): Promise<CacheEntry | undefined> {
+  const gone = revoked.get(id);
+  if (gone !== undefined && now - gone < REVOKED_REMEMBERED_MS) return undefined;
   const entry = cache.get(id);
   if (entry && now - entry.at < ttlMs) return entry;
   const record = recordFrom(await readApiKeyRecord(kv, id));
-  if (!record) {
+  // Revoked while the record was read: not cached again.
+  if (!record || revoked.has(id)) {
     cache.delete(id);
     return undefined;
   }

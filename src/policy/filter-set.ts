@@ -95,6 +95,9 @@ function depthProblem(value: unknown): DocumentProblem | undefined {
   return at === undefined ? undefined : { path: at, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels of objects and arrays` };
 }
 
+/** RFC 6902's operations; fast-json-patch also runs an internal `_get`, which a filter set may not name. */
+const PATCH_OPS: ReadonlySet<unknown> = new Set(["add", "remove", "replace", "move", "copy", "test"]);
+
 function checkPatches(value: unknown, at: string, problems: DocumentProblem[]): void {
   if (!Array.isArray(value)) {
     problems.push({ path: at, message: "must be a list of JSON Patch operations (RFC 6902)" });
@@ -103,6 +106,10 @@ function checkPatches(value: unknown, at: string, problems: DocumentProblem[]): 
   value.forEach((operation, index) => {
     if (!isObject(operation)) {
       problems.push({ path: `${at}/${index}`, message: 'must be an operation such as {"op":"remove","path":"/a"}' });
+      return;
+    }
+    if (!PATCH_OPS.has(operation["op"] as string)) {
+      problems.push({ path: `${at}/${index}/op`, message: `must be one of ${[...PATCH_OPS].join(", ")} (RFC 6902)` });
       return;
     }
     const error = validatePatch([operation as unknown as Operation]);

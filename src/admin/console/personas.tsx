@@ -171,7 +171,7 @@ async function personasPage(c: ConsoleContext, form: Child, status: Parameters<t
           </tbody>
         </table>
       )}
-      {form ?? <PersonaForm draft={draftOf(c.req.query("edit") ?? "", personas[c.req.query("edit") ?? ""], etag)} csrf={csrf} />}
+      {form ?? <PersonaForm draft={draftOf(c.req.query("edit") ?? "", Object.hasOwn(personas, c.req.query("edit") ?? "") ? personas[c.req.query("edit") ?? ""] : undefined, etag)} csrf={csrf} />}
       <h2>Visibility</h2>
       <p class="muted">Which tools tools/list shows at all, for every caller ({"{allow?: [globs], deny?: [globs]}"}); a persona narrows it further.</p>
       <DocumentForm id="visibility-document" label="Visibility" action={href("/personas/visibility")} csrf={csrf} stored={visibility} refused={visibilityRefused} rows={5} />
