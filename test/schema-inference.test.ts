@@ -4,7 +4,30 @@
  * keys, unions), with its bounds.
  */
 import { describe, expect, it } from "vitest";
-import { ARRAY_MERGE_LIMIT, inferSchema, MAX_DEPTH, MAX_KEYS } from "../src/core/schema-inference";
+import { ARRAY_MERGE_LIMIT, inferSchema, MAX_DEPTH, MAX_KEY_CHARS, MAX_KEYS, MAX_SCHEMA_KEYS, SchemaBuilder } from "../src/core/schema-inference";
+
+/** The keys of a schema in all, at any depth. */
+function keysIn(schema: unknown): number {
+  if (Array.isArray(schema)) return schema.reduce((sum: number, part) => sum + keysIn(part), 0);
+  if (typeof schema !== "object" || schema === null) return 0;
+  return Object.entries(schema).reduce((sum, [, part]) => sum + 1 + keysIn(part), 0);
+}
+
+/** The builder's events for a parsed value (what a JSON stream of it would give). */
+function feed(builder: SchemaBuilder, value: unknown): void {
+  if (Array.isArray(value)) {
+    builder.startArray();
+    for (const item of value) feed(builder, item);
+    builder.endArray();
+  } else if (typeof value === "object" && value !== null) {
+    builder.startObject();
+    for (const [key, item] of Object.entries(value)) {
+      builder.key(key);
+      feed(builder, item);
+    }
+    builder.endObject();
+  } else builder.scalar(value === null ? "null" : (typeof value as "string" | "number" | "boolean"));
+}
 
 describe("inferSchema", () => {
   it.each([
@@ -49,7 +72,24 @@ describe("inferSchema", () => {
     const wide = Object.fromEntries(Array.from({ length: MAX_KEYS + 5 }, (_, i) => [`k${i}`, i]));
     const schema = inferSchema(wide) as Record<string, unknown>;
     expect(Object.keys(schema)).toHaveLength(MAX_KEYS + 1);
-    expect(schema["…"]).toMatch(/more than/);
+    expect(schema["…"]).toMatch(/more distinct keys than shown \(at most 256 an object/);
+  });
+
+  it("bounds the keys of the whole schema, however wide each object is within its own bound", () => {
+    // 256 objects of 256 keys: 65,792 keys, a schema of 1 MB for 0.67 MB of payload (30 MB from 16 MB streamed).
+    const wide = Object.fromEntries(Array.from({ length: MAX_KEYS }, (_, i) => [`a${i}`, Object.fromEntries(Array.from({ length: MAX_KEYS }, (_, j) => [`b${j}`, j]))]));
+    const built = new SchemaBuilder();
+    feed(built, wide);
+    for (const schema of [inferSchema(wide), built.schema()]) {
+      expect(keysIn(schema)).toBeLessThanOrEqual(MAX_SCHEMA_KEYS + MAX_KEYS + 1);
+      expect(JSON.stringify(schema).length).toBeLessThan(100_000);
+      expect(JSON.stringify(schema)).toContain(`${MAX_SCHEMA_KEYS} in the schema`);
+    }
+  });
+
+  it("cuts a long key", () => {
+    const schema = inferSchema({ ["k".repeat(1_000_000)]: 1 }) as Record<string, unknown>;
+    expect(Object.keys(schema)).toEqual([`${"k".repeat(MAX_KEY_CHARS)}…`]);
   });
 
   it(`merges the first ${ARRAY_MERGE_LIMIT} elements of an array`, () => {

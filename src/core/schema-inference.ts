@@ -10,7 +10,9 @@
  * - differing scalar types become a union string, `"number|string"`; a union that
  *   holds an object or an array is `{"|": [alternatives]}`.
  * Work is bounded: depth `MAX_DEPTH` (deeper is `"…"`), `MAX_KEYS` distinct keys per
- * object (the rest counted under `"…"`).
+ * object and `MAX_SCHEMA_KEYS` in the whole schema (the rest noted under `"…"`), a key
+ * cut to `MAX_KEY_CHARS` characters: the schema of a payload of any shape stays small
+ * (an object 256 wide of objects 256 wide had one of 1 MB; 30 MB from 16 MB streamed).
  *
  * The builder is driven by events (start/end object and array, key, scalar), so the
  * same code infers from a parsed value and from a JSON stream too large to parse.
@@ -19,6 +21,10 @@
 export const ARRAY_MERGE_LIMIT = 1_000;
 export const MAX_DEPTH = 64;
 export const MAX_KEYS = 256;
+/** Distinct keys in the whole schema (each a node), across every object of the payload. */
+export const MAX_SCHEMA_KEYS = 2_000;
+/** The longest key kept whole; longer ones are cut and end in "…" (keys that then agree are one). */
+export const MAX_KEY_CHARS = 100;
 const MORE = "…";
 
 export type ScalarType = "string" | "number" | "boolean" | "null";
@@ -39,6 +45,8 @@ const SCALAR_NAMES: readonly [number, ScalarType][] = [
 ];
 
 type Entry = { node: Node; seen: number; stamp: number };
+/** What one inference may still add: distinct keys in all. */
+type Budget = { keys: number };
 type Node = {
   /** Scalar types seen here, as bits. */
   scalars: number;
@@ -59,14 +67,16 @@ function objectShape(node: Node): NonNullable<Node["object"]> {
   return node.object;
 }
 
-/** The entry of `key` in an object being read (stamped `stamp`), or undefined past MAX_KEYS. */
-function keyEntry(shape: NonNullable<Node["object"]>, key: string, stamp: number): Entry | undefined {
+/** The entry of `key` in an object being read (stamped `stamp`), or undefined past MAX_KEYS or the budget. */
+function keyEntry(shape: NonNullable<Node["object"]>, whole: string, stamp: number, budget: Budget): Entry | undefined {
+  const key = whole.length > MAX_KEY_CHARS ? `${whole.slice(0, MAX_KEY_CHARS)}${MORE}` : whole;
   let entry = shape.keys.get(key);
   if (!entry) {
-    if (shape.keys.size >= MAX_KEYS) {
+    if (shape.keys.size >= MAX_KEYS || budget.keys <= 0) {
       shape.overflow = true;
       return undefined;
     }
+    budget.keys--;
     entry = { node: newNode(), seen: 0, stamp: 0 };
     shape.keys.set(key, entry);
   }
@@ -85,6 +95,7 @@ type Frame =
 /** Builds a schema from a sequence of JSON events (for a payload read as a stream). */
 export class SchemaBuilder {
   private readonly root = newNode();
+  private readonly budget: Budget = { keys: MAX_SCHEMA_KEYS };
   private readonly stack: Frame[] = [];
   /** > 0 while inside a value that is not merged (past a bound); counts nesting. */
   private skipping = 0;
@@ -103,7 +114,7 @@ export class SchemaBuilder {
       frame.node.array!.element ??= newNode();
       return frame.node.array!.element;
     }
-    return keyEntry(frame.shape, frame.key ?? "", frame.stamp)?.node;
+    return keyEntry(frame.shape, frame.key ?? "", frame.stamp, this.budget)?.node;
   }
 
   private open(kind: "object" | "array"): void {
@@ -171,7 +182,7 @@ function render(node: Node, depth: number): InferredSchema {
       // JSON may carry a "__proto__" member; assigning it would set the prototype instead.
       Object.defineProperty(out, name, { value: render(entry.node, depth + 1), enumerable: true, writable: true, configurable: true });
     }
-    if (node.object.overflow) out[MORE] = `more than ${MAX_KEYS} distinct keys`;
+    if (node.object.overflow) out[MORE] = `more distinct keys than shown (at most ${MAX_KEYS} an object, ${MAX_SCHEMA_KEYS} in the schema)`;
     alternatives.push(out);
   }
   if (node.array) alternatives.push(node.array.element ? [render(node.array.element, depth + 1)] : []);
@@ -182,7 +193,7 @@ function render(node: Node, depth: number): InferredSchema {
 }
 
 /** Merges a parsed value into `node`: the same result as the builder's events, without them. */
-function merge(node: Node, value: unknown, depth: number): void {
+function merge(node: Node, value: unknown, depth: number, budget: Budget): void {
   if (value === null) {
     node.scalars |= NULL;
     return;
@@ -208,22 +219,22 @@ function merge(node: Node, value: unknown, depth: number): void {
     const end = Math.min(value.length, ARRAY_MERGE_LIMIT);
     if (end === 0) return;
     const element = (array.element ??= newNode());
-    for (let i = 0; i < end; i++) merge(element, value[i], depth + 1);
+    for (let i = 0; i < end; i++) merge(element, value[i], depth + 1, budget);
     return;
   }
   const shape = objectShape(node);
   const stamp = ++stamps;
   const object = value as Record<string, unknown>;
   for (const key in object) {
-    const entry = keyEntry(shape, key, stamp);
-    if (entry) merge(entry.node, object[key], depth + 1);
+    const entry = keyEntry(shape, key, stamp, budget);
+    if (entry) merge(entry.node, object[key], depth + 1, budget);
   }
 }
 
 /** Infers the schema of a parsed JSON value. */
 export function inferSchema(value: unknown): InferredSchema {
   const root = newNode();
-  merge(root, value, 0);
+  merge(root, value, 0, { keys: MAX_SCHEMA_KEYS });
   return render(root, 0);
 }
 
