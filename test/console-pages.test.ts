@@ -51,6 +51,17 @@ describe("a refused change", () => {
     expect((await admin("GET", "/filter-sets/console-test")).status).toBe(404);
   });
 
+  it("keeps a persona's catalog mode when the persona is edited and saved", async () => {
+    expect((await admin("PUT", "/personas/console-test", JSON.stringify({ roles: ["r"], allow: ["alpha___*"], catalog: "search" }))).status).toBe(200);
+    // The form had no catalog field, and a save replaced the persona without it.
+    const page = await (await consoleGet("/personas?edit=console-test", session)).text();
+    expect(page).toMatch(/<option value="search" selected/);
+    const saved = await consolePost("/personas/save", { name: "console-test", roles: "r, s", allow: "alpha___*", deny: "", catalog: "search" }, session);
+    expect(saved.status).toBeLessThan(400);
+    const stored = (await (await admin("GET", "/personas")).json()) as { personas: Record<string, { roles: string[]; catalog?: string }> };
+    expect(stored.personas["console-test"]).toMatchObject({ roles: ["r", "s"], catalog: "search" });
+  });
+
   it("opens the form for a persona named like a member of every object (constructor) as a new persona", async () => {
     // Looked up without an own-property check, `constructor` found Object itself, and the page answered 500.
     const response = await consoleGet("/personas?edit=constructor", session);

@@ -10,6 +10,7 @@ import { Fragment, h } from "./jsx";
 import type { Child } from "hono/jsx";
 import { gatewayConfig } from "../../config/gateway-config";
 import { checkPersona, type Persona } from "../../policy/persona";
+import { CATALOG_MODES } from "../../policy/catalog-mode";
 import type { ConsoleApp, ConsoleContext } from "./context";
 import { errorOf, type ApiProblem } from "./admin-client";
 import { upstreamCatalog } from "./catalog";
@@ -19,7 +20,7 @@ import { renderPage, statusOf } from "./render";
 import { DocumentForm, explainStale, saveDocument, type RefusedDocument } from "./document-form";
 
 /** A persona as edited; `etag` is that of the personas document when the editor was opened, so a save over a newer edit is refused (412). */
-type Draft = { name: string; roles: string; allow: string; deny: string; isDefault: boolean; rateLimit: string; etag: string };
+type Draft = { name: string; roles: string; allow: string; deny: string; isDefault: boolean; rateLimit: string; catalog: string; etag: string };
 
 const FIELDS = [
   ["roles", "Roles (comma-separated)", "analyst, support"],
@@ -35,11 +36,18 @@ function list(text: string, separator: RegExp): string[] {
 }
 
 function personaOf(draft: Draft): Record<string, unknown> {
-  return { roles: list(draft.roles, /,/), allow: list(draft.allow, /\n/), deny: list(draft.deny, /\n/), default: draft.isDefault, ...(draft.rateLimit.trim() ? { rateLimit: draft.rateLimit.trim() } : {}) };
+  return {
+    roles: list(draft.roles, /,/),
+    allow: list(draft.allow, /\n/),
+    deny: list(draft.deny, /\n/),
+    default: draft.isDefault,
+    ...(draft.rateLimit.trim() ? { rateLimit: draft.rateLimit.trim() } : {}),
+    ...(draft.catalog ? { catalog: draft.catalog } : {}),
+  };
 }
 
 function draftOf(name: string, persona: Persona | undefined, etag: string): Draft {
-  return { etag, name, roles: persona?.roles.join(", ") ?? "", allow: persona?.allow.join("\n") ?? "", deny: persona?.deny.join("\n") ?? "", isDefault: persona?.default ?? false, rateLimit: persona?.rateLimit ?? "" };
+  return { etag, name, roles: persona?.roles.join(", ") ?? "", allow: persona?.allow.join("\n") ?? "", deny: persona?.deny.join("\n") ?? "", isDefault: persona?.default ?? false, rateLimit: persona?.rateLimit ?? "", catalog: persona?.catalog ?? "" };
 }
 
 function FieldProblems({ id, problems, field }: { id: string; problems: readonly ApiProblem[]; field: string }) {
@@ -83,7 +91,19 @@ function PersonaForm({ draft, csrf, error, problems = [] }: { draft: Draft; csrf
       <label for="persona-rate">Rate limit (a name in AUTH.rateLimits; empty for none)</label>
       <input id="persona-rate" name="rateLimit" value={draft.rateLimit} aria-describedby="persona-rateLimit-problems" />
       <FieldProblems id="persona-rateLimit-problems" problems={problems} field="rateLimit" />
-      <Problems id="persona-error" error={error} problems={problems.filter((p) => !/^\/(roles|allow|deny|rateLimit)(\/|$)/.test(p.path))} />
+      <label for="persona-catalog">Catalog (how its callers see the tools when a request names no mode)</label>
+      <select id="persona-catalog" name="catalog" aria-describedby="persona-catalog-problems">
+        <option value="" selected={draft.catalog === ""}>
+          not set
+        </option>
+        {CATALOG_MODES.map((mode) => (
+          <option value={mode} selected={draft.catalog === mode}>
+            {mode}
+          </option>
+        ))}
+      </select>
+      <FieldProblems id="persona-catalog-problems" problems={problems} field="catalog" />
+      <Problems id="persona-error" error={error} problems={problems.filter((p) => !/^\/(roles|allow|deny|rateLimit|catalog)(\/|$)/.test(p.path))} />
       <div class="row">
         <button type="submit">Preview changes</button>
         <button type="submit" formaction={href("/personas/save")}>
@@ -182,7 +202,7 @@ async function personasPage(c: ConsoleContext, form: Child, status: Parameters<t
 
 function submittedDraft(c: ConsoleContext): Draft {
   const form = c.var.form;
-  return { name: form.get("name").trim(), roles: form.get("roles"), allow: form.get("allow"), deny: form.get("deny"), isDefault: form.get("default") === "yes", rateLimit: form.get("rateLimit"), etag: form.get("etag") };
+  return { name: form.get("name").trim(), roles: form.get("roles"), allow: form.get("allow"), deny: form.get("deny"), isDefault: form.get("default") === "yes", rateLimit: form.get("rateLimit"), catalog: form.get("catalog"), etag: form.get("etag") };
 }
 
 /** Adds the Personas page: list, preview of a change, save, delete. */
