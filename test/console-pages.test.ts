@@ -8,6 +8,9 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { admin } from "./helpers/admin";
 import { consoleGet, consolePost, signIn, type ConsoleSignIn } from "./helpers/console";
 import { gatewayFetch } from "./helpers/gateway";
+import { env } from "cloudflare:workers";
+import { createApiKey } from "../src/auth/api-keys";
+import { MAX_RECORD_READS_PER_PAGE } from "../src/auth/api-key-listing";
 import { ADMIN_VARS } from "./helpers/admin";
 
 const USER = { userInfo: { login: "ada", type: "PhysicalPerson", bio: "x".repeat(200) } };
@@ -73,6 +76,28 @@ describe("a refused change", () => {
     const response = await consolePost("/personas/save", { name: "console-test", roles: "r", allow: "bad pattern!", deny: "" }, session);
     expect(response.status).toBe(400);
     expect(await response.text()).toMatch(/<span id="persona-allow-problems" class="problems">\/allow\/0: a pattern/);
+  });
+});
+
+describe("the API keys page", () => {
+  it("links to the next page of keys when the listing has more, so every key can be seen and revoked", async () => {
+    const made: string[] = [];
+    for (let i = 0; i < MAX_RECORD_READS_PER_PAGE + 5; i++) {
+      const key = await createApiKey(env.GATEWAY_KV, { principal: `paged-${i}`, roles: ["user"] });
+      // Stored as before listings were kept in KV metadata: read one by one, 100 a page.
+      await env.GATEWAY_KV.put(`api-keys/${key.id}`, JSON.stringify(key.record));
+      made.push(key.id);
+    }
+    const shown = new Set<string>();
+    let path: string | undefined = "/api-keys";
+    for (let page = 0; path !== undefined && page < 20; page++) {
+      const html = await (await consoleGet(path, session)).text();
+      for (const [, id] of html.matchAll(/data-key-id="([0-9a-f]{32})"/g)) shown.add(id!);
+      const next = /href="\/admin\/console(\/api-keys\?cursor=[^"]+)">More keys</.exec(html)?.[1];
+      path = next?.replaceAll("&amp;", "&");
+    }
+    // Only the first page was shown, with no sign that more keys existed.
+    for (const id of made) expect(shown.has(id), id).toBe(true);
   });
 });
 

@@ -61,8 +61,11 @@ function NewKey({ created }: { created: Created }) {
 }
 
 async function apiKeysPage(c: ConsoleContext, extra: { created?: Created; form?: NewKeyForm; error?: string; problems?: ApiProblem[]; revokeError?: string } = {}, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
-  const answer = await c.var.call("GET", "/api-keys");
+  // One page of the listing at a time: `?cursor=` is the admin API's, passed on as it came.
+  const from = c.req.query("cursor");
+  const answer = await c.var.call("GET", from ? `/api-keys?cursor=${encodeURIComponent(from)}` : "/api-keys");
   const keys = (isObject(answer.body) && Array.isArray(answer.body["apiKeys"]) ? answer.body["apiKeys"] : []).filter(isObject);
+  const more = isObject(answer.body) && typeof answer.body["cursor"] === "string" ? answer.body["cursor"] : undefined;
   const csrf = c.var.session.csrf;
   const body = (
     <>
@@ -100,6 +103,12 @@ async function apiKeysPage(c: ConsoleContext, extra: { created?: Created; form?:
             })}
           </tbody>
         </table>
+      )}
+      {(more !== undefined || from) && (
+        <p class="row" id="api-keys-pages">
+          {from && <a href={href("/api-keys")}>First keys</a>}
+          {more !== undefined && <a href={href(`/api-keys?cursor=${encodeURIComponent(more)}`)}>More keys</a>}
+        </p>
       )}
       <CreateForm form={extra.form ?? { principal: "", email: "", roles: "", expiresAt: "" }} csrf={csrf} error={extra.error} problems={extra.problems ?? []} />
     </>
