@@ -91,9 +91,9 @@ describe("the API keys page", () => {
     const shown = new Set<string>();
     let path: string | undefined = "/api-keys";
     for (let page = 0; path !== undefined && page < 20; page++) {
-      const html = await (await consoleGet(path, session)).text();
+      const html: string = await (await consoleGet(path, session)).text();
       for (const [, id] of html.matchAll(/data-key-id="([0-9a-f]{32})"/g)) shown.add(id!);
-      const next = /href="\/admin\/console(\/api-keys\?cursor=[^"]+)">More keys</.exec(html)?.[1];
+      const next: string | undefined = /href="\/admin\/console(\/api-keys\?cursor=[^"]+)">More keys</.exec(html)?.[1];
       path = next?.replaceAll("&amp;", "&");
     }
     // Only the first page was shown, with no sign that more keys existed.

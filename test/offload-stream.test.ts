@@ -37,6 +37,14 @@ describe("an answer larger than the isolate", () => {
     }
   });
 
+  it("drops a streamed answer to another request's id, and answers the call with its own", { timeout: 120_000 }, async () => {
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 60_000 }]) };
+    const { session } = await initialize("/mcp", { vars });
+    const answer = await request("/mcp", session, "tools/call", { name: "raw___huge-stale", arguments: { mb: 9 } }, { vars });
+    // Offload answered with the call's id whatever the streamed message's own: the other request's result became this call's.
+    expect(answer.result).toEqual({ content: [{ type: "text", text: "the call's own answer" }] });
+  });
+
   it("offloads an answer once: the compact answer of a streamed payload is not offloaded again, however low the threshold", { timeout: 60_000 }, async () => {
     // The compact answer (a few KB) is above this threshold; only the "already offloaded" check keeps it from being stored in turn.
     const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 60_000 }]), OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }) };

@@ -30,7 +30,6 @@ import type { UpstreamReply } from "../upstream/client";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type PoolRequest, type SendOptions } from "../upstream/pool";
 import { refuseQuestion, type BridgeSession, type BridgeSessions } from "./bridge-sessions";
 import { MAX_RESUMPTIONS, resumeDelay } from "../upstream/stream-resumption";
-import { withMessageId } from "../core/raw-json";
 import { BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_HELD_NOTIFICATION_CHARS } from "./bridge-protocol";
 import type { BridgeAnswer, BridgeOutcome, BridgeStart, InputRequest } from "../context/object-rpc";
 
@@ -203,8 +202,8 @@ export class BridgedExchange {
 
   async #takeLarge(body: ReadableStream<Uint8Array>): Promise<string> {
     const consumer = this.#large;
-    // The consumer (the isolate's offload) answers the client's id; the upstream call is known by its own.
-    if (consumer) return withMessageId(await consumer.take(body), this.call.id);
+    // The consumer (the isolate's offload) answers with the upstream message's own id, checked like any other answer's.
+    if (consumer) return consumer.take(body);
     await body.cancel();
     throw new Error("an answer too large to hold came in a round without offload");
   }

@@ -170,7 +170,9 @@ export function offload({ defaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUM
             return metadata;
           }, config.previewChars);
           ctx.record.payloadId = payloadId;
-          return compactAnswer(ctx, id, key, { payloadId, ...streamed, expiresAt });
+          // Answered with the upstream message's own id: the relay takes it only when it answers the call it forwarded.
+          if (streamed.messageId === undefined) throw new Error("the answer streamed to R2 has no id: it answers no request");
+          return compactAnswer(ctx, streamed.messageId, key, { payloadId, ...streamed, expiresAt });
         },
       };
       const answer = await next({ ...ctx, largeAnswer }, request);

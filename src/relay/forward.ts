@@ -115,26 +115,18 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, reques
   // The upstream sees an id of the gateway's, unique per request; the client gets its own back.
   const upstreamId = `${UPSTREAM_ID_PREFIX}${randomHexId()}`;
   try {
-    return withMessageId(await forwardAs(answering(ctx, upstreamId), upstream, withMessageId(request, upstreamId), upstreamId), id);
+    // An answer taken while it streams (offload) keeps the upstream message's own id, checked like any other.
+    return withMessageId(await forwardAs(ctx, upstream, withMessageId(request, upstreamId), upstreamId), id);
   } catch (error) {
     throw error instanceof GatewayError && error.id === upstreamId ? error.withId(id) : error;
   }
 }
 
-/**
- * `ctx` for a request sent upstream as `id`: an answer taken while it streams (offload)
- * is made for the client's id, and must answer `id` to complete the exchange (the
- * caller puts the client's id back).
- */
-function answering(ctx: CallContext, id: JsonRpcId): CallContext {
-  const { largeAnswer } = ctx;
-  return largeAnswer ? { ...ctx, largeAnswer: { ...largeAnswer, take: async (body: ReadableStream<Uint8Array>) => withMessageId(await largeAnswer.take(body), id) } } : ctx;
-}
 
 async function forwardAs(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
   const answer = await forwardOnce(ctx, upstream, request, id);
   if (ctx.identity.era === "modern" || !inputRequired(answer)) return answer;
-  return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) => forwardOnce(answering(ctx, retryId), upstream, text, retryId));
+  return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) => forwardOnce(ctx, upstream, text, retryId));
 }
 
 async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {

@@ -12,6 +12,7 @@
  * text block's JSON is tokenized once, by the indexer, which feeds the schema.
  */
 import { textSlices } from "../core/text-slices";
+import { isId, type JsonRpcId } from "../core/jsonrpc";
 import { JsonStreamTokenizer, type JsonStreamHandler } from "../core/json-stream";
 import { SchemaBuilder, type InferredSchema, type ScalarType } from "../core/schema-inference";
 import { largestIndexedArray, PayloadIndexer, putPayloadIndex, type PayloadIndex } from "./payload-index";
@@ -32,7 +33,12 @@ export type StreamedPayload = {
   readonly structured: boolean;
   /** The longest indexed array (large ones only), for the instructions. */
   readonly array?: { readonly pointer: string; readonly count: number } | undefined;
+  /** The answer's own top-level `id` (undefined when it had none that is an id): whose answer it is. */
+  readonly messageId: JsonRpcId | undefined;
 };
+
+/** The longest `id` text read off a streamed answer; a longer one is no id the gateway sent. */
+const MAX_ID_CHARS = 1024;
 
 /**
  * Uploads text in fixed-size parts as it comes; the upload starts with the first part.
@@ -125,6 +131,9 @@ class PayloadCapture implements JsonStreamHandler {
   sawStructured = false;
   contentType = JSON_TYPE;
   finished = false;
+  /** The top-level `id` being read (its text so far, and where it resumes in the chunk), then what it was. */
+  private id: { text: string; from: number } | null = null;
+  messageId: JsonRpcId | undefined;
 
   constructor(
     private readonly previewChars: number,
@@ -133,6 +142,7 @@ class PayloadCapture implements JsonStreamHandler {
 
   setChunk(chunk: string): void {
     this.chunk = chunk;
+    if (this.id) this.id.from = 0;
     if (this.raw) {
       this.raw.from = 0;
       this.indexer.follow(chunk);
@@ -141,6 +151,7 @@ class PayloadCapture implements JsonStreamHandler {
 
   endChunk(): void {
     if (this.raw) this.emit(this.chunk.slice(this.raw.from));
+    if (this.id && this.id.text.length <= MAX_ID_CHARS) this.id.text += this.chunk.slice(this.id.from, this.id.from + MAX_ID_CHARS + 1);
   }
 
   private emit(text: string): void {
@@ -154,6 +165,7 @@ class PayloadCapture implements JsonStreamHandler {
   }
 
   valueStart(index: number): void {
+    if (this.frames.length === 1 && this.frames[0]!.kind === "object" && this.frames[0]!.key === "id") this.id = { text: "", from: index };
     if (!this.kind && this.frames.length === 2 && this.path() === "result/structuredContent") {
       this.kind = "structured";
       this.raw = { depth: this.frames.length, from: index };
@@ -163,6 +175,19 @@ class PayloadCapture implements JsonStreamHandler {
   }
 
   valueEnd(index: number): void {
+    if (this.id && this.frames.length === 1) {
+      const text = this.id.text.length <= MAX_ID_CHARS ? this.id.text + this.chunk.slice(this.id.from, Math.min(index, this.id.from + MAX_ID_CHARS + 1)) : "";
+      this.id = null;
+      this.messageId = undefined;
+      if (text.length > 0 && text.length <= MAX_ID_CHARS) {
+        try {
+          const id = JSON.parse(text) as unknown;
+          if (isId(id)) this.messageId = id;
+        } catch {
+          // not an id: the answer is nobody's
+        }
+      }
+    }
     if (this.raw) this.indexer.valueEnd(index);
     if (this.raw && this.frames.length === this.raw.depth) {
       this.emit(this.chunk.slice(this.raw.from, index));
@@ -299,5 +324,5 @@ export async function offloadStream(
     throw error;
   }
   const json = capture.contentType === JSON_TYPE;
-  return { size: uploader.size, contentType: capture.contentType, preview: capture.preview, schema: json ? capture.builder.schema() : "string", structured: capture.sawStructured, array: index && largestIndexedArray(index) };
+  return { size: uploader.size, contentType: capture.contentType, preview: capture.preview, schema: json ? capture.builder.schema() : "string", structured: capture.sawStructured, array: index && largestIndexedArray(index), messageId: capture.messageId };
 }
