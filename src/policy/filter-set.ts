@@ -108,12 +108,9 @@ function checkPatches(value: unknown, at: string, problems: DocumentProblem[]): 
       problems.push({ path: `${at}/${index}`, message: 'must be an operation such as {"op":"remove","path":"/a"}' });
       return;
     }
-    if (!PATCH_OPS.has(operation["op"] as string)) {
-      problems.push({ path: `${at}/${index}/op`, message: `must be one of ${[...PATCH_OPS].join(", ")} (RFC 6902)` });
-      return;
-    }
     const error = validatePatch([operation as unknown as Operation]);
     if (error) problems.push({ path: `${at}/${index}`, message: `${error.name}: ${error.message.split("\n")[0]}` });
+    else if (!PATCH_OPS.has(operation["op"])) problems.push({ path: `${at}/${index}`, message: `OPERATION_OP_INVALID: "op" must be one of ${[...PATCH_OPS].join(", ")} (RFC 6902)` });
     for (const field of ["path", "from"] as const) {
       if (operation[field] === undefined) continue;
       const problem = pointerProblem(operation[field]) ?? prototypeProblem(operation[field] as string);
