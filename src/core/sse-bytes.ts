@@ -291,8 +291,7 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
         else if (is("id")) {
           // An id holding NULL is ignored (the SSE spec's rule).
           if (bytes.subarray(valueStart, at).indexOf(0) < 0) id = decoder.decode(bytes.subarray(valueStart, at));
-        }
-        else if (is("retry")) {
+        } else if (is("retry")) {
           const value = decoder.decode(bytes.subarray(valueStart, at));
           if (/^\d+$/.test(value)) retry = Number(value);
         }
