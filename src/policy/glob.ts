@@ -83,9 +83,10 @@ export function matchesGlobLoosely(glob: string, name: string): boolean {
  * True when the deny pattern `glob` holds for `name`: `matchesGlobLoosely`, and also when
  * `glob` is a shortened name (core/names.ts) whose visible start, folded, meets the name's
  * (a shortened name's start: one starts the other; a name not shortened, which ligatures
- * can make of a long one: its folded form starts with it). A shortened name's hash is of the whole name as spelled, so another spelling
- * of a denied long tool, which a loose lookup resolves to it, has another hash: its start
- * is what can be judged. This may also deny another long tool that shares that start.
+ * can make of a long one: its folded form starts with it). A shortened name's hash is of
+ * the whole name as spelled, so another spelling of a denied long tool, which a loose
+ * lookup resolves to it, has another hash: its start is what can be judged. This may also
+ * deny another tool whose name starts the same (55 characters and more).
  *
  * @example
  * deniesLoosely(`crm___${"a".repeat(55)}_1234abcd`, `crm___${"A".repeat(55)}_99990000`) // true
