@@ -45,6 +45,17 @@ describe("an answer larger than the isolate", () => {
     expect(answer.result).toEqual({ content: [{ type: "text", text: "the call's own answer" }] });
   });
 
+  it("offloads the call's own large answer after dropping a streamed answer to another request", { timeout: 120_000 }, async () => {
+    const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 60_000 }]), OFFLOAD: JSON.stringify({ thresholdBytes: 4096 }) };
+    const { session } = await initialize("/mcp", { vars });
+    const answer = await request("/mcp", session, "tools/call", { name: "raw___huge-stale", arguments: { mb: 9, answerKb: 100 } }, { vars });
+    // The dropped answer's payload id stayed on the call's record, and the call's own answer was taken as offloaded already.
+    const envelope = JSON.parse(answer.result.content[0].text) as Json;
+    expect(envelope.originalSize).toBe(100 * 1024);
+    const read = await request("/mcp", session, "tools/call", { name: "sys___read_payload", arguments: { id: envelope.payloadId, byteOffset: 0, byteLength: 10 } }, { vars });
+    expect(read.result.structuredContent.text).toBe("a".repeat(10));
+  });
+
   it("offloads an answer once: the compact answer of a streamed payload is not offloaded again, however low the threshold", { timeout: 60_000 }, async () => {
     // The compact answer (a few KB) is above this threshold; only the "already offloaded" check keeps it from being stored in turn.
     const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 60_000 }]), OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }) };

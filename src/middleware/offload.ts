@@ -181,7 +181,10 @@ export function offload({ defaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUM
       const size = byteLength(answer);
       if (size <= config.thresholdBytes) return answer;
       if (!member(answer, rootSpan(answer), "result")) return answer; // errors pass as they are
-      if (ctx.record.payloadId !== undefined) return answer; // already offloaded while streaming
+      if (ctx.record.payloadId !== undefined) {
+        if (answer.includes(ctx.record.payloadId)) return answer; // already offloaded while streaming
+        delete ctx.record.payloadId; // what was streamed was another request's answer (dropped): this one is offloaded as any other
+      }
       const result = (JSON.parse(answer) as { result: JsonObject }).result;
       const payload = payloadOf(answer, result);
       const payloadId = newPayloadId();
