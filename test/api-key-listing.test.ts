@@ -6,9 +6,9 @@
  */
 import { env } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
-import { createApiKey, MAX_METADATA_BYTES } from "../src/auth/api-keys";
+import { MAX_METADATA_BYTES } from "../src/auth/api-keys";
 import { MAX_RECORD_READS_PER_PAGE } from "../src/auth/api-key-listing";
-import { admin, authVars, makeKey } from "./helpers/auth";
+import { admin, authVars, makeKey, storeKeyWithoutMetadata } from "./helpers/auth";
 import { post, type Json } from "./helpers/gateway";
 
 const VARS = authVars({ apiKeys: true });
@@ -90,9 +90,7 @@ describe("GET /admin/api-keys", () => {
   it("lists keys stored before metadata, reading at most MAX_RECORD_READS_PER_PAGE a page, and they still authenticate", async () => {
     const legacy: string[] = [];
     for (let i = 0; i < MAX_RECORD_READS_PER_PAGE + 5; i++) {
-      const key = await createApiKey(env.GATEWAY_KV, { principal: `legacy-${i}`, roles: ["user"] });
-      // As the gateway stored keys before: the record, without metadata.
-      await env.GATEWAY_KV.put(`api-keys/${key.id}`, JSON.stringify(key.record));
+      const key = await storeKeyWithoutMetadata({ principal: `legacy-${i}`, roles: ["user"] });
       legacy.push(key.id);
       if (i === 0) expect((await post("/mcp", INIT, { vars: VARS, headers: { authorization: `Bearer ${key.key}` } })).status).toBe(200);
     }

@@ -8,9 +8,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { admin } from "./helpers/admin";
 import { consoleGet, consolePost, signIn, type ConsoleSignIn } from "./helpers/console";
 import { gatewayFetch } from "./helpers/gateway";
-import { env } from "cloudflare:workers";
-import { createApiKey } from "../src/auth/api-keys";
 import { MAX_RECORD_READS_PER_PAGE } from "../src/auth/api-key-listing";
+import { storeKeyWithoutMetadata } from "./helpers/auth";
 import { ADMIN_VARS } from "./helpers/admin";
 
 const USER = { userInfo: { login: "ada", type: "PhysicalPerson", bio: "x".repeat(200) } };
@@ -82,12 +81,7 @@ describe("a refused change", () => {
 describe("the API keys page", () => {
   it("links to the next page of keys when the listing has more, so every key can be seen and revoked", async () => {
     const made: string[] = [];
-    for (let i = 0; i < MAX_RECORD_READS_PER_PAGE + 5; i++) {
-      const key = await createApiKey(env.GATEWAY_KV, { principal: `paged-${i}`, roles: ["user"] });
-      // Stored as before listings were kept in KV metadata: read one by one, 100 a page.
-      await env.GATEWAY_KV.put(`api-keys/${key.id}`, JSON.stringify(key.record));
-      made.push(key.id);
-    }
+    for (let i = 0; i < MAX_RECORD_READS_PER_PAGE + 5; i++) made.push((await storeKeyWithoutMetadata({ principal: `paged-${i}`, roles: ["user"] })).id);
     const shown = new Set<string>();
     let path: string | undefined = "/api-keys";
     for (let page = 0; path !== undefined && page < 20; page++) {

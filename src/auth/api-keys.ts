@@ -145,9 +145,7 @@ export async function revokeApiKey(kv: KVNamespace, id: string, now = Date.now()
   if (revoked.size >= MAX_CACHED_KEYS) for (const [key, at] of revoked) if (now - at >= REVOKED_REMEMBERED_MS) revoked.delete(key);
   if (revoked.size >= MAX_CACHED_KEYS) revoked.delete(revoked.keys().next().value!);
   revoked.set(id, now);
-  cache.delete(id);
   await deleteApiKeyRecord(kv, id);
-  cache.delete(id);
   return true;
 }
 

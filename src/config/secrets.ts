@@ -44,8 +44,13 @@ function secretValues(env: Readonly<Record<string, unknown>>): string[] {
  * // "token Bearer [redacted] refused"
  */
 export function redactSecrets(text: string, env: Readonly<Record<string, unknown>>): string {
+  return withoutValues(text, secretValues(env));
+}
+
+/** `text` with each of `values` (longest first) replaced by `[redacted]`. */
+function withoutValues(text: string, values: readonly string[]): string {
   let out = text;
-  for (const value of secretValues(env)) if (out.includes(value)) out = out.split(value).join(REDACTED);
+  for (const value of values) if (out.includes(value)) out = out.split(value).join(REDACTED);
   return out;
 }
 
@@ -69,7 +74,7 @@ function stringTokenEnd(text: string, at: number): number {
  */
 export function redactSecretsInJson(text: string, env: Readonly<Record<string, unknown>>): string {
   const values = secretValues(env);
-  const plain = redactSecrets(text, env);
+  const plain = withoutValues(text, values);
   if (values.length === 0 || !plain.includes("\\")) return plain;
   let out = "";
   let copied = 0;
@@ -84,8 +89,7 @@ export function redactSecretsInJson(text: string, env: Readonly<Record<string, u
         decoded = undefined;
       }
       if (typeof decoded === "string") {
-        let redacted = decoded;
-        for (const secret of values) if (redacted.includes(secret)) redacted = redacted.split(secret).join(REDACTED);
+        const redacted = withoutValues(decoded, values);
         if (redacted !== decoded) {
           out += plain.slice(copied, at) + JSON.stringify(redacted);
           copied = end;

@@ -219,6 +219,21 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
     }
     return copy;
   };
+  /**
+   * Yields the event being read as a stream: `before` (copies of what was read of its data),
+   * then the rest of it from the buffer, `from` where its line is. True once the stream was
+   * read to the event's end (the next event is read after it); false when its reader gave
+   * up on it: the connection is no use then.
+   */
+  const handOver = function* (before: Uint8Array[], from: "data" | "start" | "skip"): Generator<SseRawEvent, boolean> {
+    const done = { finished: false };
+    yield stamped({ event: event || "message", data: [], large: largeDataStream(buffer, before, done, from) });
+    if (!done.finished) return false;
+    reset();
+    pending = "unknown";
+    buffer.shrink();
+    return true;
+  };
   try {
     // A byte order mark may open the stream (the SSE spec drops it).
     while (buffer.end < UTF8_BOM.length && !buffer.ended) await buffer.fill(0);
@@ -235,24 +250,15 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
         if (pending === "unknown" && length > MAX_FIELD_LINE_BYTES && !bytesEqual(bytes, lineStart, "data:")) pending = "skip-field";
         // "data: " and one byte at least: the prefix is known whole.
         if (pending === "unknown" && length > 5 && length + dataBytes + (data.length / 2) * DATA_LINE_COST_BYTES > largeBytes && bytesEqual(bytes, lineStart, "data:")) {
-          const done = { finished: false };
           const before = data.length > 0 ? [dataCopy(), Uint8Array.of(LF)] : [];
           const valueStart = lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5);
           before.push(bytes.slice(valueStart, buffer.end));
           buffer.dropLine();
-          yield stamped({ event: event || "message", data: [], large: largeDataStream(buffer, before, done, "data") });
-          if (!done.finished) return; // the consumer gave up on it: the connection is no use now
-          reset();
-          buffer.shrink();
+          if (!(yield* handOver(before, "data"))) return;
           continue;
         } else if (held() > largeBytes) {
           // Held past the bound by what came among its data lines (comments, other fields, a line in progress).
-          const done = { finished: false };
-          yield stamped({ event: event || "message", data: [], large: largeDataStream(buffer, [dataCopy()], done, pending === "unknown" ? "start" : "skip") });
-          if (!done.finished) return;
-          reset();
-          pending = "unknown";
-          buffer.shrink();
+          if (!(yield* handOver([dataCopy()], pending === "unknown" ? "start" : "skip"))) return;
           continue;
         } else if (pending !== "unknown") buffer.dropLine();
         const { moved } = await buffer.fill(data.length > 0 ? data[0]! : buffer.lineStart);
@@ -298,11 +304,7 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
       }
       if (held() > largeBytes) {
         // Held past the bound by its data lines (each with its cost) or what came among them: the rest comes as a stream.
-        const done = { finished: false };
-        yield stamped({ event: event || "message", data: [], large: largeDataStream(buffer, [dataCopy()], done, "start") });
-        if (!done.finished) return;
-        reset();
-        buffer.shrink();
+        if (!(yield* handOver([dataCopy()], "start"))) return;
       }
     }
   } finally {

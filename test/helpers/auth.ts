@@ -2,7 +2,9 @@
  * Authentication in tests: vars that turn AUTH on, API keys made through the real admin
  * API (stored in the test's KV), and the Authorization header of a key.
  */
+import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { createApiKey, type NewApiKey } from "../../src/auth/api-keys";
 import { gatewayFetch, type Vars } from "./gateway";
 
 export const ADMIN_TOKEN = "admin-token-for-auth-tests";
@@ -40,4 +42,14 @@ export async function expectNoSuchUpstream(send: (path: string) => Promise<Respo
   expect(unknown.status, label).toBe(404);
   expect(response.status, label).toBe(404);
   expect(await response.text(), label).toBe((await unknown.text()).replace(ghost, upstream));
+}
+
+/**
+ * A key stored in the test's KV as the gateway stored keys before listings were kept in
+ * KV metadata: the record alone (a listing reads such keys one by one, 100 a page).
+ */
+export async function storeKeyWithoutMetadata(fields: NewApiKey): Promise<Awaited<ReturnType<typeof createApiKey>>> {
+  const key = await createApiKey(env.GATEWAY_KV, fields);
+  await env.GATEWAY_KV.put(`api-keys/${key.id}`, JSON.stringify(key.record));
+  return key;
 }
