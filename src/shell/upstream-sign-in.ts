@@ -12,6 +12,7 @@
  */
 import type { Hono } from "../admin/hono-app";
 import { html } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
 import { gatewayConfig } from "../config/gateway-config";
 import { sessionSecret } from "../config/secrets";
 import type { UpstreamConfig } from "../config/upstreams";
@@ -27,6 +28,7 @@ import { clientMetadataDocument, CLIENT_METADATA_PATH } from "../upstream/oauth/
 import { signalSignIn } from "../relay/sign-in-wait";
 import { readSignInLink, useSignInLink } from "../upstream/oauth/sign-in-link";
 import { servicesFor } from "./services";
+import { visibleParts } from "../admin/console/visible-text";
 
 type GatewayBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
 
@@ -41,7 +43,19 @@ function invalidLink(reason: "link-invalid" | "link-used"): Response {
     : page(400, "Link not valid", "This sign-in link is not valid (altered, expired, or for another upstream). Retry in your client for a new one.");
 }
 
-function confirmPage(upstream: string, principal: string, link: string): Response {
+/**
+ * A principal as the confirm page shows it: invisible and bidi characters as their code
+ * points (the console's list), so "\u202Eecila" cannot pass for "alice".
+ */
+function shownPrincipal(principal: string): HtmlEscapedString | Promise<HtmlEscapedString> {
+  const parts = visibleParts(principal).map((part) =>
+    part.kind === "text" ? part.text : html`<code>[${part.shown}]</code>`,
+  );
+  return html`${parts}`;
+}
+
+function confirmPage(upstream: string, rawPrincipal: string, link: string): Response {
+  const principal = shownPrincipal(rawPrincipal);
   const body = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in to ${upstream}</title></head><body>
 <h1>Sign in to ${upstream}</h1>
 <p>This connects your account at <strong>${upstream}</strong> to the gateway user <strong>${principal}</strong>: calls that user makes through the gateway will act as you at ${upstream}.</p>
