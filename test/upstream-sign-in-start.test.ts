@@ -7,11 +7,14 @@
  * test/upstream-sign-in*.test.ts.
  */
 import { describe, expect, it } from "vitest";
+import { gatewayFetch } from "./helpers/gateway";
 import { makeKey } from "./helpers/auth";
 import { Browser } from "./helpers/sign-in";
 import { linkOf, signInWorld } from "./helpers/sign-in-world";
+import { MAX_START_BODY_BYTES } from "../src/shell/upstream-sign-in";
 
 const { label, vars: VARS, caller, session, callTool } = signInWorld();
+const MULTIPART = "multipart/form-data; boundary=x";
 
 /** A fresh, unused sign-in link to "acme" for `who`. */
 async function freshLink(who: Awaited<ReturnType<typeof caller>>): Promise<string> {
@@ -30,5 +33,32 @@ describe("the confirm page", () => {
     expect(page).toContain(`<code>[U+202E]</code>ecila<code>[U+200B]</code>-${label}`);
     // The form still carries the link as it is, and continues.
     expect((await new Browser(VARS).confirm(link, page)).status).toBe(303);
+  });
+});
+
+describe("the form's POST", () => {
+  const post = (link: string, body: BodyInit, type: string) =>
+    gatewayFetch(link, { method: "POST", body, headers: { "content-type": type, origin: new URL(link).origin } }, VARS);
+
+  it("refuses a body larger than the form with 413, reading no more than the limit", async () => {
+    const link = await freshLink(await caller());
+    const junk = `link=${"a".repeat(MAX_START_BODY_BYTES)}`;
+    const refused = await post(link, junk, "application/x-www-form-urlencoded");
+    expect(refused.status).toBe(413);
+    expect(await refused.text()).toContain("A sign-in form holds one link");
+    // The link was not used up by the refused POST: the page's own form still continues.
+    expect((await new Browser(VARS).start(link)).status).toBe(303);
+  });
+
+  it.each([
+    ["a malformed multipart body", MULTIPART, "--x\r\ncontent-disposition: form-data\r\n\r\nno end"],
+    ["a well-formed multipart body", MULTIPART, `--x\r\n${'content-disposition: form-data; name="link"'}\r\n\r\nabc\r\n--x--\r\n`],
+    ["a JSON body", "application/json", '{"link":"abc"}'],
+  ])("refuses %s with 400 and says what to send", async (_what, type, body) => {
+    const link = await freshLink(await caller());
+    const refused = await post(link, body, type);
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("application/x-www-form-urlencoded");
+    expect((await new Browser(VARS).start(link)).status).toBe(303);
   });
 });

@@ -19,6 +19,7 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { authenticate, authError } from "../auth/authenticate";
 import { metadataUrl } from "../auth/protected-resource";
 import { errorResponse } from "../core/errors";
+import { readTextUpTo } from "../core/bounded-text";
 import { reachableUpstreams } from "../policy/reachable-upstreams";
 import { listConnections } from "../storage/upstream-tokens";
 import { beginSignIn, finishSignIn } from "../upstream/oauth/authorization-flow";
@@ -29,6 +30,13 @@ import { signalSignIn } from "../relay/sign-in-wait";
 import { readSignInLink, useSignInLink } from "../upstream/oauth/sign-in-link";
 import { servicesFor } from "./services";
 import { visibleParts } from "../admin/console/visible-text";
+
+/**
+ * The most a sign-in form's body may hold: one sealed link (a few KB: principal, roles,
+ * what the upstream's challenge said) as application/x-www-form-urlencoded.
+ */
+export const MAX_START_BODY_BYTES = 64 * 1024;
+const FORM_TYPE = "application/x-www-form-urlencoded";
 
 type GatewayBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
 
@@ -140,8 +148,9 @@ export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>
     const name = c.req.param("name");
     const upstream = oauthUpstreams(c.env).find((u) => u.name === name);
     if (!upstream) return page(404, "Unknown upstream", "No upstream of this name asks users to sign in.");
-    const form = await c.req.parseBody();
-    const link = await useSignInLink(kept.kv, kept.secret, name, typeof form["link"] === "string" ? form["link"] : undefined);
+    const form = await startForm(c.req.raw);
+    if (form instanceof Response) return form;
+    const link = await useSignInLink(kept.kv, kept.secret, name, form.get("link") ?? undefined);
     if (!link.ok) return invalidLink(link.reason);
     // A persona that cannot reach the upstream never starts its sign-in (its roles are the link's).
     const config = gatewayConfig(c.env);
@@ -156,6 +165,24 @@ export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>
     }
     return new Response(null, { status: 303, headers: { location: begun.value.location, "set-cookie": begun.value.cookie, "cache-control": "no-store", "referrer-policy": "no-referrer" } });
   });
+}
+
+/**
+ * The confirm form's fields, read up to MAX_START_BODY_BYTES (never the whole of a larger
+ * body), or the page refusing it: 413 past the limit, 400 for a body that is not the form's.
+ */
+async function startForm(request: Request): Promise<URLSearchParams | Response> {
+  const type = (request.headers.get("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
+  if (type !== FORM_TYPE) {
+    await request.body?.cancel();
+    const text = `Continue with the button of the sign-in page (a form sent as ${FORM_TYPE}).`;
+    return page(400, "Not a sign-in form", text);
+  }
+  const text = await readTextUpTo(request.body, MAX_START_BODY_BYTES);
+  if (text === undefined) {
+    return page(413, "Form too large", `A sign-in form holds one link, at most ${MAX_START_BODY_BYTES / 1024} KB.`);
+  }
+  return new URLSearchParams(text);
 }
 
 /** The principal of a request to the user's own routes, or the 401/503 answer. */
