@@ -69,7 +69,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("listCacheUpstream", listCache.origin);
   // Upstreams that act as the signed-in user, and their authorization server (oidc-provider).
   const oauth = await startOAuthUpstream();
-  project.provide("oauthUpstream", { origin: oauth.upstreamOrigin, issuer: oauth.issuer, staticClient: { id: STATIC_CLIENT_ID, secret: STATIC_CLIENT_SECRET } });
+  const issuers = { issuer: oauth.issuer, noIssIssuer: oauth.noIssIssuer, hostileIssuer: oauth.hostileIssuer };
+  project.provide("oauthUpstream", { origin: oauth.upstreamOrigin, ...issuers, staticClient: { id: STATIC_CLIENT_ID, secret: STATIC_CLIENT_SECRET } });
   return async () => {
     await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), script.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), sessionfulDual.close(), pins.close(), listCache.close(), oauth.close()]);
   };

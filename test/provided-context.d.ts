@@ -37,7 +37,15 @@ declare module "vitest" {
     listCacheUpstream: string;
     /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
     /** test/fixtures/oauth-upstream.ts: `<origin>/<label>/mcp` upstreams that check users' tokens, `<origin>/stats`, and their authorization server's issuer. */
-    oauthUpstream: { origin: string; issuer: string; /** The confidential client registered with the issuer by hand. */ staticClient: { id: string; secret: string } };
+    oauthUpstream: {
+      origin: string;
+      issuer: string;
+      /** The server sending no RFC 9207 iss (labels `noiss…`), and the hostile one (labels `evil…`). */
+      noIssIssuer: string;
+      hostileIssuer: string;
+      /** The confidential client registered with the issuer by hand. */
+      staticClient: { id: string; secret: string };
+    };
     jwks: { url: string; fetchesUrl: string; /** `<origin>/idp`: an issuer per tag whose JWKS a test can break (see the fixture). */ idpUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }
 }

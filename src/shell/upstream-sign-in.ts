@@ -4,12 +4,16 @@
  *   GET    /oauth/upstream/client-metadata.json   the gateway's Client ID Metadata Document
  *   GET    /oauth/upstream/<name>/start?link=…     a sign-in link opened: says whom it signs in, asks to continue
  *   POST   /oauth/upstream/<name>/start           continue: the link is used up, redirect to the authorization server
- *   GET    /oauth/upstream/callback               the authorization server's redirect back
+ *   GET    /oauth/upstream/callback/<name>/<tag>  the authorization server's redirect back (one per upstream
+ *                                                  and server; redirect-uri.ts)
+ *   GET    /oauth/upstream/callback               the same, shared (clients by hand, metadata documents;
+ *                                                  servers that send iss only)
  *   GET    /oauth/upstream/connections            the caller's own connections (same credential as /mcp)
  *   DELETE /oauth/upstream/connections?upstream=U revokes one of them
  *
  * Pages for the browser are short HTML; nothing here ever shows a token or a code.
  */
+import type { Context } from "hono";
 import type { Hono } from "../admin/hono-app";
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
@@ -26,6 +30,7 @@ import { beginSignIn, finishSignIn } from "../upstream/oauth/authorization-flow"
 import { revokeConnection } from "../upstream/oauth/access-token";
 import { auditConnection } from "../upstream/oauth/connection-audit";
 import { clientMetadataDocument, CLIENT_METADATA_PATH } from "../upstream/oauth/registration";
+import { CALLBACK_PATH } from "../upstream/oauth/redirect-uri";
 import { signalSignIn } from "../relay/sign-in-wait";
 import { readSignInLink, useSignInLink } from "../upstream/oauth/sign-in-link";
 import { servicesFor } from "./services";
@@ -91,7 +96,7 @@ function audit(env: GatewayBindings, waitUntil: (p: Promise<unknown>) => void, e
 export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>): void {
   app.get(CLIENT_METADATA_PATH, (c) => c.json(clientMetadataDocument(new URL(c.req.url).origin), 200, { "cache-control": "public, max-age=300" }));
 
-  app.get("/oauth/upstream/callback", async (c) => {
+  const callback = async (c: Context<{ Bindings: GatewayBindings }>): Promise<Response> => {
     const kept = services(c.env);
     if (!kept) return page(503, "Sign-in unavailable", "The gateway has no KV namespace to keep sign-ins in.");
     const all = oauthUpstreams(c.env);
@@ -105,7 +110,9 @@ export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>
     const waiting = servicesFor(c.env).inputRendezvous;
     if (waiting) await signalSignIn(waiting, done.value.link).catch((error: unknown) => console.warn(`mcp-edge-gateway: telling the waiting call of a sign-in failed: ${String(error)}`));
     return page(200, "Signed in", `You are signed in to ${done.value.upstream}. Close this tab and return to your client: it can retry now.`);
-  });
+  };
+  app.get(CALLBACK_PATH, callback);
+  app.get(`${CALLBACK_PATH}/:upstream/:tag`, callback);
 
   app.get("/oauth/upstream/connections", async (c) => {
     const caller = await callerOf(c.env, c.req.header("authorization"), c.req.url);

@@ -4,7 +4,8 @@
  * KV holds ciphertext, and a record opens only for the principal it was written for. What
  * a listing shows (who, which upstream, scope, expiry) is the entry's KV metadata, never a
  * token. This module is the only one that knows these KV prefixes; it also keeps the
- * gateway's client registrations per upstream and the single-use marks of sign-in flows.
+ * gateway's client registrations per upstream and redirect URI, and the single-use marks
+ * of sign-in flows.
  */
 import { openState, sealState } from "../core/sealed-state";
 import { isObject } from "../core/jsonrpc";
@@ -33,6 +34,11 @@ export type UpstreamTokens = {
   /** The authorization server that issued them, and the client they were issued to. */
   readonly issuer: string;
   readonly clientId: string;
+  /**
+   * The dynamic registration they were issued to (id, secret, auth method): a refresh uses
+   * it, whatever registration later sign-ins (through another host name, say) made.
+   */
+  readonly client?: Readonly<Record<string, unknown>>;
   /** The upstream URL (the resource, RFC 8707) they were issued for: never sent to another. */
   readonly resource: string;
   /** The gateway origin the user signed in through (its redirect URI and client metadata URL). */
@@ -95,18 +101,44 @@ export async function listConnections(kv: KVNamespace, principal?: string): Prom
   return out;
 }
 
-/** The gateway's registered client for `upstream`, if one was made for this issuer and redirect URI. */
-export async function readClient(kv: KVNamespace, secret: string, upstream: string): Promise<ClientRegistration | undefined> {
-  const sealed = await kv.get(`${CLIENT_PREFIX}${upstream}`);
+async function clientKey(upstream: string, redirectUri: string): Promise<string> {
+  return `${CLIENT_PREFIX}${upstream}/${await tagOf(redirectUri)}`;
+}
+
+/** The gateway's registered client for `upstream` with the redirect URI `redirectUri`, if one was made. */
+export async function readClient(
+  kv: KVNamespace,
+  secret: string,
+  upstream: string,
+  redirectUri: string,
+): Promise<ClientRegistration | undefined> {
+  return openClient(secret, await kv.get(await clientKey(upstream, redirectUri)));
+}
+
+/**
+ * The one registration per upstream kept before registrations were per redirect URI (the
+ * shared one, replaced by each host name's sign-in): read only to refresh tokens issued to it.
+ */
+export async function readLegacyClient(
+  kv: KVNamespace,
+  secret: string,
+  upstream: string,
+): Promise<ClientRegistration | undefined> {
+  return openClient(secret, await kv.get(`${CLIENT_PREFIX}${upstream}`));
+}
+
+async function openClient(secret: string, sealed: string | null): Promise<ClientRegistration | undefined> {
   if (sealed === null) return undefined;
   const opened = await openState(secret, CLIENT_PURPOSE, GATEWAY_PRINCIPAL, sealed);
   const value = opened.ok ? opened.value : undefined;
   return isObject(value) && typeof value["issuer"] === "string" && typeof value["redirectUri"] === "string" && isObject(value["client"]) ? (value as ClientRegistration) : undefined;
 }
 
-/** Keeps a dynamic registration (sealed: it may carry a client secret). */
+/** Keeps a dynamic registration under its redirect URI (sealed: it may carry a client secret). */
 export async function writeClient(kv: KVNamespace, secret: string, upstream: string, registration: ClientRegistration): Promise<void> {
-  await kv.put(`${CLIENT_PREFIX}${upstream}`, await sealState(secret, CLIENT_PURPOSE, GATEWAY_PRINCIPAL, CLIENT_RECORD_TTL_MS, registration), { expirationTtl: CLIENT_RECORD_TTL_MS / 1000 });
+  const sealed = await sealState(secret, CLIENT_PURPOSE, GATEWAY_PRINCIPAL, CLIENT_RECORD_TTL_MS, registration);
+  const key = await clientKey(upstream, registration.redirectUri);
+  await kv.put(key, sealed, { expirationTtl: CLIENT_RECORD_TTL_MS / 1000 });
 }
 
 /** Marks a sign-in flow (`nonce`) as open until `ttlMs` from now. */

@@ -3,7 +3,7 @@
  * reaching the gateway through the Worker's fetch and the fixture authorization server
  * over loopback; the fixture's URLs and counters.
  */
-import { inject } from "vitest";
+import { inject, type ProvidedContext } from "vitest";
 import { gatewayFetch, type Vars } from "./gateway";
 import { SignInBrowser } from "./node/sign-in-browser";
 
@@ -17,7 +17,7 @@ export class Browser extends SignInBrowser {
 }
 
 /** The fixture: `<origin>/<label>/mcp` upstreams, their authorization server. */
-export function oauthFixture(): { origin: string; issuer: string; staticClient: { id: string; secret: string } } {
+export function oauthFixture(): ProvidedContext["oauthUpstream"] {
   return inject("oauthUpstream");
 }
 

@@ -10,7 +10,7 @@ import { fail, ok, type Result } from "../../core/errors";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { deleteTokens, readTokens, writeTokens, type UpstreamTokens } from "../../storage/upstream-tokens";
 import { authorizationServerAt } from "./discovery";
-import { gatewayClient, type OAuthServices } from "./registration";
+import { issuedClient, type OAuthServices } from "./registration";
 import { httpOptions } from "./http-options";
 import { auditConnection } from "./connection-audit";
 
@@ -27,9 +27,10 @@ export type TokenServices = OAuthServices & { readonly auditQueue?: Queue; reado
 /** One refresh per caller and upstream at a time in this isolate: a rotated refresh token must not be spent twice. */
 const refreshing = new Map<string, Promise<Result<string, TokenProblem>>>();
 
+/** The server that issued `tokens`, and the client they were issued to. */
 async function clientFor(upstream: UpstreamConfig, tokens: UpstreamTokens, services: OAuthServices) {
   const as = await authorizationServerAt(new URL(tokens.issuer));
-  const client = await gatewayClient(upstream, as, tokens.origin, services);
+  const client = await issuedClient(upstream, as, tokens, services);
   if (!client.ok) throw new Error(client.detail);
   return { as, ...client.value };
 }

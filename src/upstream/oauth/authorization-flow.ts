@@ -2,8 +2,10 @@
  * The browser's part of signing in to an upstream: `start` (a sign-in link was opened)
  * redirects to the authorization server with PKCE (S256), `resource` (RFC 8707) and a
  * `state` sealed by the gateway; `callback` checks that state (sealed, unexpired, taken
- * once, made for this browser) and the `iss` of the response (RFC 9207, oauth4webapi),
- * exchanges the code and stores the user's tokens. A cookie set at start binds the flow
+ * once, made for this browser), that the answer came to the flow's own redirect URI and,
+ * for the shared one, from a server that sends `iss` (redirect-uri.ts: OAuth mix-up), and
+ * the `iss` of the response (RFC 9207, oauth4webapi); it exchanges the code and stores the
+ * user's tokens with the client they were issued to. A cookie set at start binds the flow
  * to the browser that began it: a callback carrying another flow's state (another
  * principal's, say) is refused.
  */
@@ -21,7 +23,8 @@ import { openState, sealState } from "../../core/sealed-state";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { openFlow, takeFlow, writeTokens } from "../../storage/upstream-tokens";
 import { authorizationServerAt, discoverSignInServer } from "./discovery";
-import { CALLBACK_PATH, gatewayClient, type OAuthServices } from "./registration";
+import { gatewayClient, type OAuthServices } from "./registration";
+import { advertisesIss, arrivedAt, sharedRedirectUri } from "./redirect-uri";
 import { httpOptions } from "./http-options";
 import type { SignInRequest } from "./sign-in-link";
 
@@ -39,13 +42,22 @@ type FlowState = {
   readonly issuer: string;
   readonly clientId: string;
   readonly origin: string;
+  /** Where the server was told to send the user back: the callback takes this flow there only. */
+  readonly redirectUri?: string;
   readonly nonce: string;
   /** The sign-in link's nonce: the elicitation a waiting call is told of. */
   readonly link: string;
 };
 
 export type FlowProblem = {
-  reason: "discovery-failed" | "registration-failed" | "state-invalid" | "state-replayed" | "authorization-failed" | "token-exchange-failed";
+  reason:
+    | "discovery-failed"
+    | "registration-failed"
+    | "state-invalid"
+    | "state-replayed"
+    | "wrong-redirect-uri"
+    | "authorization-failed"
+    | "token-exchange-failed";
   detail: string;
 };
 
@@ -71,13 +83,23 @@ export async function beginSignIn(upstream: UpstreamConfig, request: SignInReque
   const verifier = generateRandomCodeVerifier();
   const cookie = randomHexId();
   const nonce = randomHexId();
-  const flow: FlowState = { principal: request.principal, upstream: upstream.name, verifier, issuer: as.issuer, clientId: client.value.client.client_id, origin, nonce, link: request.nonce };
+  const flow: FlowState = {
+    principal: request.principal,
+    upstream: upstream.name,
+    verifier,
+    issuer: as.issuer,
+    clientId: client.value.client.client_id,
+    origin,
+    redirectUri: client.value.redirectUri,
+    nonce,
+    link: request.nonce,
+  };
   const state = await sealState(services.secret, STATE_PURPOSE, await browserBinding(cookie), SIGN_IN_FLOW_TTL_MS, flow);
   await openFlow(services.kv, `state/${nonce}`, SIGN_IN_FLOW_TTL_MS);
   const url = new URL(as.authorization_endpoint);
   url.searchParams.set("response_type", "code");
   url.searchParams.set("client_id", client.value.client.client_id);
-  url.searchParams.set("redirect_uri", `${origin}${CALLBACK_PATH}`);
+  url.searchParams.set("redirect_uri", client.value.redirectUri);
   url.searchParams.set("code_challenge", await calculatePKCECodeChallenge(verifier));
   url.searchParams.set("code_challenge_method", "S256");
   url.searchParams.set("state", state);
@@ -96,7 +118,9 @@ function cookieValue(header: string | null): string | undefined {
 }
 
 function isFlowState(value: unknown): value is FlowState {
-  return isObject(value) && ["principal", "upstream", "verifier", "issuer", "clientId", "origin", "nonce", "link"].every((k) => typeof value[k] === "string");
+  const fields = ["principal", "upstream", "verifier", "issuer", "clientId", "origin", "nonce", "link"];
+  if (!isObject(value) || !fields.every((k) => typeof value[k] === "string")) return false;
+  return value["redirectUri"] === undefined || typeof value["redirectUri"] === "string";
 }
 
 /**
@@ -112,6 +136,13 @@ export async function finishSignIn(url: URL, cookieHeader: string | null, upstre
     return fail({ reason: "state-invalid", detail: opened.ok || opened.reason !== "expired" ? "this sign-in's state was not issued to this browser, or was altered; open the sign-in link again" : "this sign-in took too long; open the sign-in link again" });
   }
   const flow = opened.value;
+  // A flow begun before redirect URIs were per server was sent back to the shared one.
+  const redirectUri = flow.redirectUri ?? sharedRedirectUri(flow.origin);
+  if (arrivedAt(url) !== redirectUri) {
+    const detail = "this answer came back to another sign-in's address (an authorization server other than"
+      + " this sign-in's may have sent it); open the sign-in link again";
+    return fail({ reason: "wrong-redirect-uri", detail });
+  }
   if (!(await takeFlow(services.kv, `state/${flow.nonce}`))) return fail({ reason: "state-replayed", detail: "this sign-in was already completed (a callback is used once); open a new sign-in link if needed" });
   const upstream = upstreams(flow.upstream);
   if (!upstream?.auth) return fail({ reason: "state-invalid", detail: `upstream "${flow.upstream}" no longer asks users to sign in` });
@@ -121,9 +152,18 @@ export async function finishSignIn(url: URL, cookieHeader: string | null, upstre
   } catch (error) {
     return fail({ reason: "discovery-failed", detail: `the authorization server ${flow.issuer} could not be reached: ${(error as Error).message}` });
   }
+  if (redirectUri === sharedRedirectUri(flow.origin) && !advertisesIss(as)) {
+    const detail = `the authorization server ${flow.issuer} does not say it identifies its answers (RFC 9207 iss),`
+      + " and this answer came to the redirect URI every server shares; open the sign-in link again";
+    return fail({ reason: "wrong-redirect-uri", detail });
+  }
   const client = await gatewayClient(upstream, as, flow.origin, services);
   if (!client.ok) return client;
-  if (client.value.client.client_id !== flow.clientId) return fail({ reason: "state-invalid", detail: "the gateway's client changed during this sign-in; open the sign-in link again" });
+  const changed = client.value.client.client_id !== flow.clientId || client.value.redirectUri !== redirectUri;
+  if (changed) {
+    const detail = "the gateway's client changed during this sign-in; open the sign-in link again";
+    return fail({ reason: "state-invalid", detail });
+  }
   let params: URLSearchParams;
   try {
     params = validateAuthResponse(as, client.value.client, url.searchParams, stateParam);
@@ -132,7 +172,8 @@ export async function finishSignIn(url: URL, cookieHeader: string | null, upstre
   }
   try {
     const tokenUrl = new URL(as.token_endpoint ?? flow.issuer);
-    const response = await authorizationCodeGrantRequest(as, client.value.client, client.value.auth, params, `${flow.origin}${CALLBACK_PATH}`, flow.verifier, {
+    const { client: gateway, auth } = client.value;
+    const response = await authorizationCodeGrantRequest(as, gateway, auth, params, redirectUri, flow.verifier, {
       ...httpOptions(tokenUrl),
       additionalParameters: { resource: upstream.url },
     });
@@ -144,6 +185,7 @@ export async function finishSignIn(url: URL, cookieHeader: string | null, upstre
       ...(tokens.scope !== undefined ? { scope: tokens.scope } : {}),
       issuer: as.issuer,
       clientId: flow.clientId,
+      ...(client.value.registration !== undefined ? { client: client.value.registration } : {}),
       resource: upstream.url,
       origin: flow.origin,
       connectedAt: Date.now(),

@@ -2,9 +2,12 @@
  * Which OAuth client the gateway is to an upstream's authorization server, in the order
  * the MCP authorization spec (2025-11-25) gives: a client registered by hand when the
  * operator configured one (`auth.clientId`, its secret by a Worker secret's name); else a
- * Client ID Metadata Document, where the server advertises support — the client id is
- * the URL of the gateway's own document (`/oauth/upstream/client-metadata.json`); else
- * dynamic client registration (RFC 7591), kept sealed in KV per upstream.
+ * Client ID Metadata Document, where the server advertises support and RFC 9207 `iss` —
+ * the client id is the URL of the gateway's own document (`/oauth/upstream/client-metadata.json`);
+ * else dynamic client registration (RFC 7591), kept sealed in KV per upstream and redirect
+ * URI. Each comes with its redirect URI (redirect-uri.ts: the server's own, or the shared
+ * one where the server's `iss` tells its answers apart). A refresh uses the client its
+ * tokens were issued to (issuedClient), whatever registrations later sign-ins made.
  */
 import {
   ClientSecretBasic,
@@ -19,16 +22,27 @@ import {
 import { fail, ok, type Result } from "../../core/errors";
 import { GATEWAY_INFO } from "../../core/gateway-info";
 import type { UpstreamConfig } from "../../config/upstreams";
-import { readClient, writeClient } from "../../storage/upstream-tokens";
+import { readClient, readLegacyClient, writeClient } from "../../storage/upstream-tokens";
 import { httpOptions } from "./http-options";
+import { advertisesIss, serverRedirectUri, sharedRedirectUri } from "./redirect-uri";
 
-/** Where the gateway answers the sign-in redirect, relative to its origin. */
-export const CALLBACK_PATH = "/oauth/upstream/callback";
 /** The gateway's Client ID Metadata Document, relative to its origin. */
 export const CLIENT_METADATA_PATH = "/oauth/upstream/client-metadata.json";
 
 /** The client the gateway is, with how it authenticates at the token endpoint. */
 export type GatewayClient = { readonly client: Client; readonly auth: ClientAuth };
+
+/**
+ * The client a sign-in starts with: its redirect URI, and the dynamic registration when it
+ * is one (kept with the user's tokens, for their refreshes).
+ */
+export type SignInClient = GatewayClient & {
+  readonly redirectUri: string;
+  readonly registration?: Readonly<Record<string, unknown>>;
+};
+
+/** Which client tokens were issued to, as stored with them. */
+export type IssuedTo = { readonly clientId: string; readonly client?: Readonly<Record<string, unknown>> };
 
 export type RegistrationProblem = { reason: "registration-failed"; detail: string };
 
@@ -46,7 +60,7 @@ export function clientMetadataDocument(origin: string): Record<string, string | 
     client_id: `${origin}${CLIENT_METADATA_PATH}`,
     client_name: GATEWAY_INFO.name,
     client_uri: origin,
-    redirect_uris: [`${origin}${CALLBACK_PATH}`],
+    redirect_uris: [sharedRedirectUri(origin)],
     grant_types: ["authorization_code", "refresh_token"],
     response_types: ["code"],
     token_endpoint_auth_method: "none",
@@ -60,36 +74,96 @@ function authFor(as: AuthorizationServer, secret: string | undefined, method?: u
   return ClientSecretBasic(secret);
 }
 
+function configuredClient(
+  upstream: UpstreamConfig,
+  as: AuthorizationServer,
+  services: OAuthServices,
+): Result<GatewayClient, RegistrationProblem> | undefined {
+  const configured = upstream.auth?.clientId;
+  if (configured === undefined) return undefined;
+  const name = upstream.auth?.clientSecret;
+  const secret = name === undefined ? undefined : services.env[name];
+  if (name !== undefined && (typeof secret !== "string" || secret === "")) {
+    return fail({ reason: "registration-failed", detail: `secret ${name} is not set (wrangler secret put ${name})` });
+  }
+  return ok({ client: { client_id: configured }, auth: authFor(as, secret as string | undefined) });
+}
+
 /**
- * The client to use with `as` for `upstream`, registering one when needed.
+ * The client to start a sign-in to `upstream` with at `as`, through `origin`, registering
+ * one when needed.
  *
  * @example
  * const client = await gatewayClient(upstream, as, "https://gw.example", services);
  */
-export async function gatewayClient(upstream: UpstreamConfig, as: AuthorizationServer, origin: string, services: OAuthServices): Promise<Result<GatewayClient, RegistrationProblem>> {
-  const configured = upstream.auth?.clientId;
-  if (configured !== undefined) {
-    const name = upstream.auth?.clientSecret;
-    const secret = name === undefined ? undefined : services.env[name];
-    if (name !== undefined && (typeof secret !== "string" || secret === "")) return fail({ reason: "registration-failed", detail: `secret ${name} is not set (wrangler secret put ${name})` });
-    return ok({ client: { client_id: configured }, auth: authFor(as, secret as string | undefined) });
+export async function gatewayClient(
+  upstream: UpstreamConfig,
+  as: AuthorizationServer,
+  origin: string,
+  services: OAuthServices,
+): Promise<Result<SignInClient, RegistrationProblem>> {
+  const ownUri = await serverRedirectUri(origin, upstream.name, as.issuer);
+  const configured = configuredClient(upstream, as, services);
+  // By hand: the shared URI operators registered, where the server's iss tells answers apart.
+  if (configured) {
+    if (!configured.ok) return configured;
+    return ok({ ...configured.value, redirectUri: advertisesIss(as) ? sharedRedirectUri(origin) : ownUri });
   }
-  if (as["client_id_metadata_document_supported"] === true) return ok({ client: { client_id: `${origin}${CLIENT_METADATA_PATH}` }, auth: None() });
-  const redirectUri = `${origin}${CALLBACK_PATH}`;
-  const kept = await readClient(services.kv, services.secret, upstream.name);
-  if (kept && kept.issuer === as.issuer && kept.redirectUri === redirectUri) return ok(asClient(as, kept.client));
+  const cimd = as["client_id_metadata_document_supported"] === true;
+  if (cimd && advertisesIss(as)) {
+    const redirectUri = sharedRedirectUri(origin);
+    return ok({ client: { client_id: `${origin}${CLIENT_METADATA_PATH}` }, auth: None(), redirectUri });
+  }
+  const known = await readClient(services.kv, services.secret, upstream.name, ownUri);
+  if (known && known.issuer === as.issuer && known.redirectUri === ownUri) {
+    return ok({ ...asClient(as, known.client), redirectUri: ownUri, registration: kept(known.client) });
+  }
   if (as.registration_endpoint === undefined) {
-    return fail({ reason: "registration-failed", detail: `the authorization server ${as.issuer} offers neither Client ID Metadata Documents nor dynamic registration; register a client by hand and set auth.clientId` });
+    const why = cimd
+      ? "takes Client ID Metadata Documents but does not advertise RFC 9207 iss"
+        + " (authorization_response_iss_parameter_supported), and offers no dynamic registration"
+      : "offers neither Client ID Metadata Documents nor dynamic registration";
+    const detail = `the authorization server ${as.issuer} ${why}; register a client by hand and set auth.clientId`;
+    return fail({ reason: "registration-failed", detail });
   }
   try {
     const { client_id: _id, ...metadata } = clientMetadataDocument(origin);
-    const response = await dynamicClientRegistrationRequest(as, metadata as Record<string, string | string[]>, httpOptions(new URL(as.registration_endpoint)));
+    const asked = { ...metadata, redirect_uris: [ownUri] } as Record<string, string | string[]>;
+    const response = await dynamicClientRegistrationRequest(as, asked, httpOptions(new URL(as.registration_endpoint)));
     const client = await processDynamicClientRegistrationResponse(response);
-    await writeClient(services.kv, services.secret, upstream.name, { issuer: as.issuer, redirectUri, client });
-    return ok(asClient(as, client));
+    await writeClient(services.kv, services.secret, upstream.name, { issuer: as.issuer, redirectUri: ownUri, client });
+    return ok({ ...asClient(as, client), redirectUri: ownUri, registration: kept(client) });
   } catch (error) {
     return fail({ reason: "registration-failed", detail: `dynamic client registration at ${as.issuer} failed: ${(error as Error).message}` });
   }
+}
+
+/**
+ * The client tokens were issued to (`issued`, stored with them), to refresh or revoke them:
+ * the client configured by hand; else the registration kept with the tokens; else (tokens
+ * of before registrations were kept with them) the upstream's one registration of then, if
+ * it is that client; else the client id alone (a metadata document, or a public client).
+ */
+export async function issuedClient(
+  upstream: UpstreamConfig,
+  as: AuthorizationServer,
+  issued: IssuedTo,
+  services: OAuthServices,
+): Promise<Result<GatewayClient, RegistrationProblem>> {
+  const configured = configuredClient(upstream, as, services);
+  if (configured) return configured;
+  if (issued.client && issued.client["client_id"] === issued.clientId) return ok(asClient(as, issued.client));
+  const legacy = await readLegacyClient(services.kv, services.secret, upstream.name);
+  if (legacy && legacy.client["client_id"] === issued.clientId) return ok(asClient(as, legacy.client));
+  return ok({ client: { client_id: issued.clientId }, auth: None() });
+}
+
+const KEPT_FIELDS = ["client_id", "client_secret", "token_endpoint_auth_method"];
+
+/** What tokens keep of a registration: its id, secret and how it authenticates (not its management token). */
+function kept(client: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  const fields = KEPT_FIELDS.filter((k) => typeof client[k] === "string");
+  return Object.fromEntries(fields.map((k) => [k, client[k]]));
 }
 
 function asClient(as: AuthorizationServer, client: Readonly<Record<string, unknown>>): GatewayClient {
