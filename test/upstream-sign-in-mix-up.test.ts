@@ -47,17 +47,28 @@ async function authorizationRequest(who: Awaited<ReturnType<typeof user>>, upstr
   return new URL(started.headers.get("location")!);
 }
 
+/**
+ * Points the hostile server at "bank"'s server, with what an attacker reads off a sign-in of
+ * its own to "bank": the gateway's client id there and (unless `keepRedirect`) its redirect URI there.
+ */
+async function aimHostileServerAtBank(keepRedirect = false): Promise<void> {
+  const honest = await authorizationRequest(await user(), "bank");
+  const target = {
+    authorizationEndpoint: `${honest.origin}${honest.pathname}`,
+    clientId: honest.searchParams.get("client_id"),
+    ...(keepRedirect ? {} : { redirectUri: honest.searchParams.get("redirect_uri") }),
+    resource: UPSTREAMS[0]!.url,
+  };
+  expect((await fetch(`${hostileIssuer}/mix-up`, { method: "POST", body: JSON.stringify(target) })).status).toBe(204);
+}
+
+async function codesReceivedByHostileServer(): Promise<(string | null)[]> {
+  return ((await (await fetch(`${hostileIssuer}/received`)).json()) as { code: string | null }[]).map((r) => r.code);
+}
+
 describe("OAuth mix-up (RFC 9700 §4.4)", () => {
   it("an honest server's code, sent on by a hostile server, never reaches the hostile token endpoint", async () => {
-    // What the attacker reads off a sign-in of its own to "bank": the gateway's client id and redirect URI there.
-    const honest = await authorizationRequest(await user(), "bank");
-    const target = {
-      authorizationEndpoint: `${honest.origin}${honest.pathname}`,
-      clientId: honest.searchParams.get("client_id"),
-      redirectUri: honest.searchParams.get("redirect_uri"),
-      resource: UPSTREAMS[0]!.url,
-    };
-    expect((await fetch(`${hostileIssuer}/mix-up`, { method: "POST", body: JSON.stringify(target) })).status).toBe(204);
+    await aimHostileServerAtBank();
     // The victim signs in to "evil"; its server sends the browser on to bank's, where the victim signs in.
     const victim = await user();
     const browser = new Browser(VARS);
@@ -69,13 +80,24 @@ describe("OAuth mix-up (RFC 9700 §4.4)", () => {
     const answered = await browser.request(callback.href);
     expect(answered.status).toBe(400);
     expect(await answered.text()).toContain("came back to another sign-in");
-    const received = (await (await fetch(`${hostileIssuer}/received`)).json()) as { code: string | null }[];
-    expect(received.map((r) => r.code)).not.toContain(code);
+    expect(await codesReceivedByHostileServer()).not.toContain(code);
     expect(asksToSignIn(await victim.call("evil___whoami"))).toBe(true);
     // The victim's own sign-in to "bank" works as before.
     const done = await new Browser(VARS).signIn(linkOf(await victim.call("bank___whoami")), "victim@idp");
     expect(done.status, await done.clone().text()).toBe(200);
     expect(callerSeen(await victim.call("bank___whoami")).sub).toBe("victim@idp");
+  });
+
+  it("the honest server refuses the hostile upstream's redirect URI for the gateway's client there", async () => {
+    await aimHostileServerAtBank(true);
+    const victim = await user();
+    const before = (await codesReceivedByHostileServer()).length;
+    const link = linkOf(await victim.call("evil___whoami"));
+    // oidc-provider answers an unregistered redirect URI with an error page of its own: no code is issued.
+    const stopped = new Browser(VARS).signInUntilCallback(link, "victim@idp");
+    await expect(stopped).rejects.toThrow(/^sign-in stopped at http:\/\/127\.0\.0\.1:\d+\/auth\?.*: HTTP 400\//s);
+    expect(await codesReceivedByHostileServer()).toHaveLength(before);
+    expect(asksToSignIn(await victim.call("evil___whoami"))).toBe(true);
   });
 
   it.each([
