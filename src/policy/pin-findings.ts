@@ -1,191 +1,162 @@
 /**
- * Findings: what a tool or prompt definition says that an operator should look at before
- * an agent reads it. Tool poisoning hides orders for the model in a description (or in a
- * parameter's description): invisible Unicode, tags the model treats as system text,
- * "do not tell the user"; shadowing gives orders about another server's tools. Every
- * rule is one row of `PIN_RULES`; each string of the definition is scanned once per rule
- * (linear regular expressions, no backtracking between alternatives of unbounded length).
+ * Findings of a tool or prompt definition: what it says that an operator should look at
+ * before an agent reads it. The text rules (policy/text-rules.ts) read the definition's
+ * strings together; three rules of the definition itself are added here: a description
+ * too long to review, nesting deeper than any walk goes, and a scan that could not read
+ * everything (what it left out is unknown, so it is as bad as a finding).
+ *
+ * The strings are read in the order instructions are most likely in: the definition's own
+ * title and description, then every other `title` and `description` (parameters'), then
+ * the rest (property names, enums, defaults, examples). A scan is bounded (strings,
+ * characters, values walked); a long enum cannot push a description out of the budget,
+ * and where the budget ends the `scan-incomplete` finding says so.
  *
  * In `enforce`, a definition with a high-severity finding is held like a change.
  */
 import type { JsonObject } from "../core/jsonrpc";
-import { NAME_SEPARATOR } from "../core/names";
-
 import type { Finding, FindingSeverity } from "../storage/pin-store";
+import { scanContext, scanText, TEXT_RULES, type ScanContext } from "./text-rules";
 
-export type { Finding, FindingSeverity };
+export type { Finding, FindingSeverity, ScanContext };
+export { scanContext };
 
 /** A description longer than this is a finding: tools that need more are rare, hidden instructions are not. */
 export const MAX_DESCRIPTION_CHARS = 2_000;
-/** Findings kept per definition (the rest are counted in the last one). */
+/** Findings kept per definition. */
 const MAX_FINDINGS = 20;
 /** Characters of a match kept in a finding. */
 const MAX_MATCH_CHARS = 80;
-/** Strings of a definition scanned (deeply nested schemas stop here). */
-const MAX_STRINGS = 2_000;
+/** Strings of a definition scanned; past them the scan is incomplete (a finding). */
+export const MAX_SCANNED_STRINGS = 10_000;
+/** Characters of a definition scanned (UTF-16 code units, all strings together); past them the scan is incomplete. */
+export const MAX_SCANNED_CHARS = 128 * 1024;
+/** Values (objects, arrays, strings, numbers, …) walked per pass; past them the scan is incomplete. */
+export const MAX_WALKED_VALUES = 100_000;
 /**
  * Levels of nesting a definition is walked to; anything deeper is not scanned and is a
  * high finding (`nesting-depth`): no real schema nests this far, and one that does could
  * hide text from the scan (and, unbounded, would exhaust the stack of whoever walks it).
  */
 export const MAX_DEFINITION_DEPTH = 64;
+/** Members read first, wherever they are: where a definition talks to the model. */
+const PROSE_MEMBERS: ReadonlySet<string> = new Set(["title", "description"]);
+/** The definition's own prose, read before all else. */
+const OWN_PROSE: ReadonlySet<string> = new Set(["/title", "/description", "/annotations/title"]);
+/** Members not read: the JSON Schema dialect's URL, and what the definition keeps for programs and icons. */
+const SKIPPED_MEMBERS: ReadonlySet<string> = new Set(["_meta", "icons"]);
 
-/** What a rule is given besides the text: the names other upstreams are known by (build it once per list: `scanContext`). */
-export type ScanContext = {
-  /** Upstreams other than the definition's own. */
-  readonly otherUpstreams: ReadonlySet<string>;
-  /** Identifier-shaped tool and prompt names of other upstreams (their own, unprefixed names). */
-  readonly otherNames: ReadonlySet<string>;
-};
+type DefinitionRule = { readonly rule: string; readonly severity: FindingSeverity; readonly why: string };
 
-/**
- * The scan context of one upstream's definitions: other upstreams by name, and those of
- * their names that read as identifiers (with `_` or `-`, four characters or more), so a
- * mention of `send_email` is found and an everyday word such as "echo" is not.
- */
-export function scanContext(otherUpstreams: Iterable<string>, otherNames: Iterable<string>): ScanContext {
-  return { otherUpstreams: new Set(otherUpstreams), otherNames: new Set([...otherNames].filter((name) => /[_-]/.test(name) && name.length >= 4)) };
-}
-
-type Rule = {
-  readonly rule: string;
-  readonly severity: FindingSeverity;
-  /** The threat, as an operator reads it in GET /admin/pins. */
-  readonly why: string;
-  /** The first match in `text` (a string of the definition at `at`; `deep`: the walk stopped there, past MAX_DEFINITION_DEPTH), if any. */
-  readonly find: (text: string, at: string, scan: ScanContext, deep: boolean) => string | undefined;
-};
-
-function first(pattern: RegExp): (text: string) => string | undefined {
-  return (text) => pattern.exec(text)?.[0];
-}
-
-function codePoints(text: string): string {
-  return [...text].map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`).join(" ");
-}
-
-/** Identifier-like words: each is looked up once, so a mention check is linear in the text whatever the number of names. */
-const WORD = /[A-Za-z0-9_-]+/g;
-
-function mentionOfOthers(text: string, scan: ScanContext): string | undefined {
-  if (scan.otherUpstreams.size === 0 && scan.otherNames.size === 0) return undefined;
-  for (const [word] of text.matchAll(WORD)) {
-    const at = word.indexOf(NAME_SEPARATOR);
-    if (at > 0 && scan.otherUpstreams.has(word.slice(0, at))) return word;
-    if (scan.otherNames.has(word)) return word;
-  }
-  return undefined;
-}
-
-/** The rules, in one table: each has a test in test/pin-findings.test.ts. */
-export const PIN_RULES: readonly Rule[] = [
-  {
-    rule: "unicode-tag-characters",
-    severity: "high",
-    why: "Unicode tag characters (U+E0000–U+E007F) are invisible to people and read as text by models: a hidden instruction",
-    find: (text) => {
-      const found = /[\u{E0000}-\u{E007F}]+/u.exec(text)?.[0];
-      return found && codePoints(found.slice(0, 8));
-    },
-  },
-  {
-    rule: "bidi-control",
-    severity: "high",
-    why: "bidirectional controls make text display in another order than a model reads it",
-    find: (text) => {
-      const found = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/u.exec(text)?.[0];
-      return found && codePoints(found);
-    },
-  },
-  {
-    rule: "zero-width",
-    severity: "high",
-    why: "zero-width characters hide text or split words so a reviewer does not see them",
-    find: (text) => {
-      const found = /[\u200B-\u200D\u2060-\u2064\uFEFF\u180E\u00AD]/u.exec(text)?.[0];
-      return found && codePoints(found);
-    },
-  },
-  {
-    rule: "instruction-tag",
-    severity: "high",
-    why: "tags such as <IMPORTANT> or <system> are how poisoned descriptions give the model orders",
-    find: first(/<\/?\s*(?:important|system|instructions?|admin|secret|hidden|context)\s*>/i),
-  },
-  {
-    rule: "conceal-from-user",
-    severity: "high",
-    why: "a tool asking the model to keep something from the user",
-    find: first(/\b(?:do\s+not|don'?t|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?|notify(?:ing)?|reveal(?:ing)?|show(?:ing)?|alert(?:ing)?)\s+(?:this\s+to\s+)?(?:the\s+)?user\b|\bhide\s+(?:this|it)\s+from\s+the\s+user\b/i),
-  },
-  {
-    rule: "override-instructions",
-    severity: "high",
-    why: "text that tries to replace the instructions the model was given",
-    find: first(/\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|other|system)\s+(?:instructions|prompts?|rules|directions)\b/i),
-  },
-  {
-    rule: "sensitive-files",
-    severity: "high",
-    why: "a definition naming credentials or key files an agent could be led to read and send",
-    find: first(/~\/\.ssh\b|\bid_(?:rsa|ed25519|ecdsa)\b|~\/\.aws\b|(?:^|[\s/~])\.env\b|\/etc\/passwd\b|\bmcp\.json\b|~\/\.cursor\b/i),
-  },
-  {
-    rule: "shadowing",
-    severity: "high",
-    why: "a definition mentioning another upstream's tools: one server giving orders about another's",
-    find: (text, _at, scan) => mentionOfOthers(text, scan),
-  },
-  {
-    rule: "url",
-    severity: "low",
-    why: "a URL in a definition: where an agent may be told to send data",
-    find: first(/\bhttps?:\/\/[^\s"'<>)]{1,200}/i),
-  },
-  {
+const DEFINITION_RULES = {
+  long: {
     rule: "long-description",
     severity: "medium",
     why: `a description past ${MAX_DESCRIPTION_CHARS} characters: room for instructions no one reads`,
-    find: (text, at) => (at.endsWith("/description") && text.length > MAX_DESCRIPTION_CHARS ? `${text.length} characters` : undefined),
   },
-  {
+  deep: {
     rule: "nesting-depth",
     severity: "high",
-    why: `a definition nested past ${MAX_DEFINITION_DEPTH} levels: what is deeper is not scanned, and no real schema needs it`,
-    find: (_text, _at, _scan, deep) => (deep ? `more than ${MAX_DEFINITION_DEPTH} levels` : undefined),
+    why:
+      `a definition nested past ${MAX_DEFINITION_DEPTH} levels: ` +
+      "what is deeper is not scanned, and no real schema needs it",
   },
-];
+  cut: {
+    rule: "scan-incomplete",
+    severity: "high",
+    why:
+      `a definition with more than ${MAX_SCANNED_STRINGS.toLocaleString("en-US")} strings or ` +
+      `${MAX_SCANNED_CHARS.toLocaleString("en-US")} characters of text: the rest was not scanned`,
+  },
+} as const satisfies Record<string, DefinitionRule>;
+
+/** Every rule, as an operator reads it (GET /admin/pins) and as test/pin-findings.test.ts covers it. */
+export const PIN_RULES: readonly DefinitionRule[] = [...TEXT_RULES, ...Object.values(DEFINITION_RULES)];
 
 function pointerToken(key: string): string {
   return key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
-type Scanned = { at: string; text: string; deep: boolean };
+/** A string of the definition (a value, or a property name) at its JSON Pointer. */
+type Field = { readonly at: string; readonly text: string };
+
+/** What one walk of the definition found. */
+type Walk = { deep?: string; overrun?: boolean };
 
 /**
- * Every string of `value` (keys of schema properties included, they are read too) with its
- * JSON Pointer, breadth bounded (MAX_STRINGS) and depth bounded (MAX_DEFINITION_DEPTH: the
- * first container past it is one entry marked `deep`, and the walk does not enter it).
+ * Calls `visit` with every string of `value` (object keys included) and its JSON Pointer,
+ * depth bounded (the first container past MAX_DEFINITION_DEPTH is recorded in `walk.deep`
+ * and not entered) and breadth bounded (past MAX_WALKED_VALUES the walk stops, `overrun`).
  */
-function stringsOf(value: unknown, at: string, depth: number, out: Scanned[]): void {
-  if (out.length >= MAX_STRINGS) return;
-  if (typeof value === "string") {
-    if (!at.endsWith("/$schema")) out.push({ at, text: value, deep: false }); // the JSON Schema dialect's URL says nothing to the model
-    return;
-  }
-  if (value === null || typeof value !== "object") return;
-  if (depth >= MAX_DEFINITION_DEPTH) {
-    out.push({ at, text: "", deep: true });
-    return;
-  }
-  if (Array.isArray(value)) value.forEach((item, index) => stringsOf(item, `${at}/${index}`, depth + 1, out));
-  else {
-    for (const [key, item] of Object.entries(value as JsonObject)) {
-      if (key === "_meta" || key === "icons") continue;
-      if (out.length < MAX_STRINGS) out.push({ at: `${at}/${pointerToken(key)}`, text: key, deep: false });
-      stringsOf(item, `${at}/${pointerToken(key)}`, depth + 1, out);
+function walkStrings(value: unknown, visit: (at: string, text: string, key: string) => void): Walk {
+  const walk: Walk = {};
+  let walked = 0;
+  const step = (item: unknown, at: string, key: string, depth: number): void => {
+    if (walk.overrun || ++walked > MAX_WALKED_VALUES) {
+      walk.overrun = true;
+      return;
     }
+    if (typeof item === "string") {
+      if (key !== "$schema") visit(at, item, key); // the JSON Schema dialect's URL says nothing to the model
+      return;
+    }
+    if (item === null || typeof item !== "object") return;
+    if (depth >= MAX_DEFINITION_DEPTH) {
+      walk.deep ??= at;
+      return;
+    }
+    if (Array.isArray(item)) {
+      for (let index = 0; index < item.length && !walk.overrun; index++) {
+        step(item[index], `${at}/${index}`, "", depth + 1);
+      }
+    } else {
+      for (const [member, element] of Object.entries(item as JsonObject)) {
+        if (walk.overrun) return;
+        if (SKIPPED_MEMBERS.has(member)) continue;
+        const pointer = `${at}/${pointerToken(member)}`;
+        visit(pointer, member, ""); // property names are read too: a model reads them
+        step(element, pointer, member, depth + 1);
+      }
+    }
+  };
+  step(value, "", "", 0);
+  return walk;
+}
+
+/** The fields to scan, in reading order and within the budget, and what was left out. */
+type Budgeted = { fields: Field[]; lengths: number[]; skipped: number; firstSkipped?: string; walk: Walk };
+
+function budgeted(definition: JsonObject): Budgeted {
+  const own: Field[] = [];
+  const prose: Field[] = [];
+  const rest: Field[] = [];
+  const walk = walkStrings(definition, (at, text, key) => {
+    if (key === "") rest.push({ at, text });
+    else if (OWN_PROSE.has(at)) own.push({ at, text });
+    else (PROSE_MEMBERS.has(key) ? prose : rest).push({ at, text });
+  });
+  const out: Budgeted = { fields: [], lengths: [], skipped: 0, walk };
+  let chars = 0;
+  for (const field of [...own, ...prose, ...rest]) {
+    const room = MAX_SCANNED_CHARS - chars;
+    if (out.fields.length >= MAX_SCANNED_STRINGS || room <= 0) {
+      out.skipped++;
+      out.firstSkipped ??= field.at;
+      continue;
+    }
+    if (field.text.length > room) {
+      out.skipped++; // its start is read, its end is not
+      out.firstSkipped ??= field.at;
+    }
+    out.fields.push({ at: field.at, text: field.text.slice(0, room) });
+    out.lengths.push(field.text.length);
+    chars += Math.min(field.text.length, room) + 1;
   }
+  return out;
+}
+
+function finding(rule: Pick<DefinitionRule, "rule" | "severity">, at: string, match: string): Finding {
+  const shown = match.length > MAX_MATCH_CHARS ? `${match.slice(0, MAX_MATCH_CHARS)}…` : match;
+  return { rule: rule.rule, severity: rule.severity, at, match: shown };
 }
 
 /**
@@ -197,21 +168,24 @@ function stringsOf(value: unknown, at: string, depth: number, out: Scanned[]): v
  * // [{ rule: "instruction-tag", severity: "high", at: "/description", match: "<IMPORTANT>" }, …]
  */
 export function scanDefinition(definition: JsonObject, scan: ScanContext): Finding[] {
-  const strings: Scanned[] = [];
   const { name: _name, ...rest } = definition;
-  stringsOf(rest, "", 0, strings);
-  const out: Finding[] = [];
-  for (const rule of PIN_RULES) {
-    for (const { at, text, deep } of strings) {
-      // Key names are scanned for hidden characters and mentions only, not for the length of a description.
-      const match = rule.find(text, at, scan, deep);
-      if (match === undefined) continue;
-      out.push({ rule: rule.rule, severity: rule.severity, at, match: match.length > MAX_MATCH_CHARS ? `${match.slice(0, MAX_MATCH_CHARS)}…` : match });
-      break; // one finding per rule and definition: the first place it matched
-    }
-    if (out.length >= MAX_FINDINGS) break;
+  const { fields, lengths, skipped, firstSkipped, walk } = budgeted(rest);
+  const out = scanText(
+    fields.map((field) => field.text),
+    scan,
+  ).map((found) => finding(found, fields[found.field]!.at, found.match));
+  const long = fields.findIndex((field, i) => field.at.endsWith("/description") && lengths[i]! > MAX_DESCRIPTION_CHARS);
+  if (long >= 0) out.push(finding(DEFINITION_RULES.long, fields[long]!.at, `${lengths[long]} characters`));
+  if (walk.deep !== undefined) {
+    out.push(finding(DEFINITION_RULES.deep, walk.deep, `more than ${MAX_DEFINITION_DEPTH} levels`));
   }
-  return out;
+  if (walk.overrun) {
+    out.push(finding(DEFINITION_RULES.cut, "", `stopped after ${MAX_WALKED_VALUES.toLocaleString("en-US")} values`));
+  } else if (skipped > 0) {
+    const left = `${skipped.toLocaleString("en-US")} strings not scanned (or not to their end)`;
+    out.push(finding(DEFINITION_RULES.cut, firstSkipped ?? "", left));
+  }
+  return out.slice(0, MAX_FINDINGS);
 }
 
 /** True when a finding holds a definition in enforce mode. */

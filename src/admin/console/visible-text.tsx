@@ -3,20 +3,17 @@
 /** @jsxFrag Fragment */
 /**
  * Text an upstream wrote, shown so an operator sees all of it. hono/jsx already escapes
- * markup; this also makes the characters a page would not show visible: Unicode tag
- * characters (a hidden instruction a model reads), zero-width and bidi controls, other
- * format and control characters, variation selectors and blank fillers. Each run of them
- * becomes a marked span of its code points (`U+E0073 U+E0065 …`), and a run of tag
- * characters also shows the text it spells. Linear in the text; bounded per run.
+ * markup; this also makes the characters a page would not show visible: those of the one
+ * list of invisible characters (core/invisible-characters.ts, which the findings scan
+ * reads too): Unicode tag characters (a hidden instruction a model reads), zero-width and
+ * bidi controls, other format and control characters, variation selectors, private use
+ * and blank fillers. Each run of them becomes a marked span of its code points
+ * (`U+E0073 U+E0065 …`), and a run of tag characters also shows the text it spells.
+ * Linear in the text; bounded per run.
  */
+import { codePointLabels, invisibleRuns } from "../../core/invisible-characters";
 import { Fragment, h } from "./jsx";
 
-/**
- * Characters a reader does not see: C0/C1 controls other than tab, line feed and carriage
- * return, format characters (Cf: zero-width, bidi, tags, soft hyphen), private use,
- * variation selectors (also the supplementary ones) and the blank-looking fillers.
- */
-const INVISIBLE_RUN = /(?:[\0-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\p{Cf}\p{Co}\u115F\u1160\u3164\uFFA0\u2800\uFE00-\uFE0F\u{E0100}-\u{E01EF}])+/gu;
 /** Code points listed per run; the rest are counted. */
 const MAX_CODE_POINTS_SHOWN = 8;
 /** Characters of the text a run of tag characters spells, shown per run. */
@@ -27,22 +24,15 @@ const TAG_LAST = 0xe007e;
 /** One piece of a text: as it is, or a run of invisible characters described. */
 export type TextPart = { readonly kind: "text"; readonly text: string } | { readonly kind: "invisible"; readonly shown: string };
 
-function codePoint(char: string): string {
-  return `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
-}
-
 /** How a run of invisible characters is shown: its code points, and what tag characters in it spell. */
 function describeRun(run: string): string {
-  const chars = [...run];
-  const listed = chars.slice(0, MAX_CODE_POINTS_SHOWN).map(codePoint).join(" ");
-  const more = chars.length > MAX_CODE_POINTS_SHOWN ? ` … (${chars.length} characters)` : "";
   let spelled = "";
-  for (const char of chars) {
+  for (const char of run) {
     const code = char.codePointAt(0)!;
     if (code >= TAG_FIRST && code <= TAG_LAST) spelled += String.fromCharCode(code - 0xe0000);
     if (spelled.length >= MAX_TAG_TEXT_CHARS) break;
   }
-  return `${listed}${more}${spelled === "" ? "" : ` hidden text: "${spelled}"`}`;
+  return `${codePointLabels(run, MAX_CODE_POINTS_SHOWN)}${spelled === "" ? "" : ` hidden text: "${spelled}"`}`;
 }
 
 /**
@@ -55,7 +45,7 @@ function describeRun(run: string): string {
 export function visibleParts(text: string): TextPart[] {
   const parts: TextPart[] = [];
   let from = 0;
-  for (const match of text.matchAll(INVISIBLE_RUN)) {
+  for (const match of text.matchAll(invisibleRuns())) {
     if (match.index > from) parts.push({ kind: "text", text: text.slice(from, match.index) });
     parts.push({ kind: "invisible", shown: describeRun(match[0]) });
     from = match.index + match[0].length;
