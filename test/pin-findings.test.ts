@@ -8,6 +8,7 @@ import {
   MAX_DESCRIPTION_CHARS,
   MAX_SCANNED_CHARS,
   MAX_SCANNED_STRINGS,
+  MAX_WALKED_VALUES,
   PIN_RULES,
   scanContext,
   scanDefinition,
@@ -92,6 +93,11 @@ describe("the scan's budget (issue 32, item 4)", () => {
     const cut = findingOf({ description: "Adds", inputSchema: enumOf(MAX_SCANNED_STRINGS + 500) }, "scan-incomplete");
     expect(cut).toMatchObject({ severity: "high", at: expect.stringMatching(/^\/inputSchema\/properties\/a\/enum\/\d+$/) });
     expect(cut!.match).toMatch(/^\d+ strings not scanned/);
+  });
+
+  test("a definition of more values than a walk takes: the walk stops there, the cut is reported", () => {
+    const cut = findingOf({ description: "Adds", inputSchema: enumOf(MAX_WALKED_VALUES + 10) }, "scan-incomplete");
+    expect(cut).toMatchObject({ severity: "high", match: `stopped after ${MAX_WALKED_VALUES.toLocaleString("en-US")} values` });
   });
 
   test("a description past the character budget: its start is read, the cut is reported", () => {

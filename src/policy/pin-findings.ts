@@ -125,31 +125,45 @@ function walkStrings(value: unknown, visit: (at: string, text: string, key: stri
 /** The fields to scan, in reading order and within the budget, and what was left out. */
 type Budgeted = { fields: Field[]; lengths: number[]; skipped: number; firstSkipped?: string; walk: Walk };
 
+/** Strings of one reading group, kept up to the budget (more could not be read anyway) and counted past it. */
+class Group {
+  readonly kept: Field[] = [];
+  over = 0;
+  firstOver?: string;
+
+  add(at: string, text: string): void {
+    if (this.kept.length < MAX_SCANNED_STRINGS) this.kept.push({ at, text });
+    else if (this.over++ === 0) this.firstOver = at;
+  }
+}
+
 function budgeted(definition: JsonObject): Budgeted {
-  const own: Field[] = [];
-  const prose: Field[] = [];
-  const rest: Field[] = [];
+  const [own, prose, rest] = [new Group(), new Group(), new Group()];
   const walk = walkStrings(definition, (at, text, key) => {
-    if (key === "") rest.push({ at, text });
-    else if (OWN_PROSE.has(at)) own.push({ at, text });
-    else (PROSE_MEMBERS.has(key) ? prose : rest).push({ at, text });
+    if (key === "") rest.add(at, text);
+    else if (OWN_PROSE.has(at)) own.add(at, text);
+    else (PROSE_MEMBERS.has(key) ? prose : rest).add(at, text);
   });
   const out: Budgeted = { fields: [], lengths: [], skipped: 0, walk };
   let chars = 0;
-  for (const field of [...own, ...prose, ...rest]) {
-    const room = MAX_SCANNED_CHARS - chars;
-    if (out.fields.length >= MAX_SCANNED_STRINGS || room <= 0) {
-      out.skipped++;
-      out.firstSkipped ??= field.at;
-      continue;
+  for (const group of [own, prose, rest]) {
+    for (const field of group.kept) {
+      const room = MAX_SCANNED_CHARS - chars;
+      if (out.fields.length >= MAX_SCANNED_STRINGS || room <= 0) {
+        out.skipped++;
+        out.firstSkipped ??= field.at;
+        continue;
+      }
+      if (field.text.length > room) {
+        out.skipped++; // its start is read, its end is not
+        out.firstSkipped ??= field.at;
+      }
+      out.fields.push({ at: field.at, text: field.text.slice(0, room) });
+      out.lengths.push(field.text.length);
+      chars += Math.min(field.text.length, room) + 1;
     }
-    if (field.text.length > room) {
-      out.skipped++; // its start is read, its end is not
-      out.firstSkipped ??= field.at;
-    }
-    out.fields.push({ at: field.at, text: field.text.slice(0, room) });
-    out.lengths.push(field.text.length);
-    chars += Math.min(field.text.length, room) + 1;
+    out.skipped += group.over;
+    out.firstSkipped ??= group.firstOver;
   }
   return out;
 }
