@@ -30,7 +30,7 @@ const MAX_MATCH_CHARS = 80;
 export const MAX_SCANNED_STRINGS = 10_000;
 /** Characters of a definition scanned (UTF-16 code units, all strings together); past them the scan is incomplete. */
 export const MAX_SCANNED_CHARS = 128 * 1024;
-/** Values (objects, arrays, strings, numbers, …) walked per pass; past them the scan is incomplete. */
+/** Values (objects, arrays, strings, numbers, …) walked; past them the walk stops and the scan is incomplete. */
 export const MAX_WALKED_VALUES = 100_000;
 /**
  * Levels of nesting a definition is walked to; anything deeper is not scanned and is a
@@ -42,7 +42,7 @@ export const MAX_DEFINITION_DEPTH = 64;
 const PROSE_MEMBERS: ReadonlySet<string> = new Set(["title", "description"]);
 /** The definition's own prose, read before all else. */
 const OWN_PROSE: ReadonlySet<string> = new Set(["/title", "/description", "/annotations/title"]);
-/** Members not read: the JSON Schema dialect's URL, and what the definition keeps for programs and icons. */
+/** Members not read: what a definition keeps for programs (`_meta`) and its icons (`$schema` is skipped by the walk). */
 const SKIPPED_MEMBERS: ReadonlySet<string> = new Set(["_meta", "icons"]);
 
 type DefinitionRule = { readonly rule: string; readonly severity: FindingSeverity; readonly why: string };
