@@ -226,6 +226,31 @@ describe("a hand-written 2025 upstream asking on its call's stream", () => {
     expect(done.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "first=Ada second=Grace" }] });
   });
 
+  it.each([
+    ["the retry's own token", "p-retry", [3, 4].map((progress) => ({ progressToken: "p-retry", progress, total: 4 }))],
+    ["nothing, for a retry that asked for no progress", undefined, []],
+  ])("the call's progress after a question goes under %s", async (_, retryToken, later) => {
+    const progressOf = (all: Json[]) =>
+      all.filter((m) => m.method === "notifications/progress").map((m) => m.params as Json);
+    const call = (extra: Record<string, unknown>, progressToken: string | undefined) =>
+      modernPost("/mcp/mrtr", "tools/call", { name: "progress_question", arguments: {}, ...extra }, {
+        capabilities,
+        vars: MRTR_VARS,
+        ...(progressToken ? { progressToken } : {}),
+      });
+    const first = await messages(await call({}, "p-first"));
+    expect(progressOf(first)).toEqual([1, 2].map((progress) => ({ progressToken: "p-first", progress, total: 4 })));
+    const question = first.at(-1) as Json;
+    expect(question.result.resultType).toBe("input_required");
+    const answered = { "elicitation-1": { action: "accept", content: { name: "Ada" } } };
+    const { requestState } = question.result;
+    const retry = await messages(await call({ inputResponses: answered, requestState }, retryToken));
+    // The 2025 upstream reports under the first request's token throughout; that request has been answered.
+    expect(progressOf(retry)).toEqual(later);
+    const done = (retry.at(-1) as Json).result;
+    expect(done).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "done for Ada" }] });
+  });
+
   it("a question the client did not declare it can answer is refused to the upstream, never put to the client", async () => {
     const body = await modern("/mcp/mrtr", "tools/call", { name: "rude_sample", arguments: {} }, { capabilities, vars: MRTR_VARS });
     expect(body.result.resultType).toBe("complete");

@@ -39,8 +39,15 @@ export type BridgeStart = {
   readonly large?: LargeAnswerConsumer;
 };
 
-/** A retry's input for the call's pending question. */
-export type BridgeAnswer = { readonly call: string; readonly principal: string; readonly round: number; readonly responses: unknown; readonly large?: LargeAnswerConsumer };
+/** A retry's input for the call's pending question, and the retry's own progress token (its `_meta.progressToken`). */
+export type BridgeAnswer = {
+  readonly call: string;
+  readonly principal: string;
+  readonly round: number;
+  readonly responses: unknown;
+  readonly progressToken?: JsonRpcId;
+  readonly large?: LargeAnswerConsumer;
+};
 
 /** One entry of `inputRequests`. */
 export type InputRequest = { readonly method: string; readonly params?: JsonObject };

@@ -14,7 +14,8 @@
  * when it is first asked; retries without the answer do not extend it), then the
  * upstream call is cancelled; MAX_BRIDGE_ROUNDS questions; notifications are held up to
  * MAX_HELD_NOTIFICATION_CHARS per round and reach the client with the round's answer,
- * not as they happen. A stream that ends before the answer is resumed with Last-Event-ID
+ * not as they happen; the call's progress goes under the round's own progress token
+ * (round-progress.ts). A stream that ends before the answer is resumed with Last-Event-ID
  * (upstream/stream-resumption.ts, as on the direct path), also between a question and its retry.
  * An answer too large to hold goes, as a stream, to the offload
  * consumer of the isolate serving the current round (called back over RPC); a round
@@ -31,6 +32,7 @@ import { resumeFromUpstream, sendToUpstream, upstreamMessages, type PoolRequest,
 import { refuseQuestion, type BridgeSession, type BridgeSessions } from "./bridge-sessions";
 import { MAX_RESUMPTIONS, resumeDelay } from "../upstream/stream-resumption";
 import { BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_HELD_NOTIFICATION_CHARS } from "./bridge-protocol";
+import { progressForRound, progressTokenOf } from "./round-progress";
 import type { BridgeAnswer, BridgeOutcome, BridgeStart, InputRequest } from "../context/object-rpc";
 
 type Pending = { readonly key: string; readonly upstreamId: JsonRpcId; readonly request: InputRequest };
@@ -62,6 +64,9 @@ export class BridgedExchange {
   #bytesBefore = 0;
   #pending: Pending | undefined;
   #round = 0;
+  /** The progress token the upstream was sent (the first request's), and that of the request the round answers. */
+  readonly #upstreamToken: JsonRpcId | undefined;
+  #roundToken: JsonRpcId | undefined;
   #busy = false;
   #done = false;
   /** The offload consumer of the isolate serving the current round. */
@@ -82,6 +87,8 @@ export class BridgedExchange {
       signal: this.#abort.signal,
       identity: callerCredentials({ env, kv }, caller),
     };
+    this.#upstreamToken = progressTokenOf(call.text);
+    this.#roundToken = this.#upstreamToken;
   }
 
   /** True while a question waits for the client's retry (no round running). */
@@ -175,6 +182,7 @@ export class BridgedExchange {
     if (!isObject(response)) return { kind: "input", round: this.#round, key: pending.key, request: pending.request, notifications: [] };
     this.#busy = true;
     this.#large = input.large;
+    this.#roundToken = input.progressToken;
     try {
       this.#pending = undefined;
       const sent = await sendToUpstream(this.call.upstream, JSON.stringify({ jsonrpc: "2.0", id: pending.upstreamId, result: response }), this.#pool);
@@ -269,9 +277,10 @@ export class BridgedExchange {
         await refuseQuestion(this.call.upstream, request, why, this.#pool);
         continue;
       }
-      if (held + text.length <= MAX_HELD_NOTIFICATION_CHARS) {
-        notifications.push(text);
-        held += text.length;
+      const forClient = progressForRound(item.value, this.#upstreamToken, this.#roundToken);
+      if (forClient !== undefined && held + forClient.length <= MAX_HELD_NOTIFICATION_CHARS) {
+        notifications.push(forClient);
+        held += forClient.length;
       }
     }
   }

@@ -36,6 +36,7 @@ import { redactSecretsInJson } from "../config/secrets";
 import { BRIDGE_OBJECTS_PER_PRINCIPAL, BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT } from "./bridge-protocol";
 import type { BridgedCallRpc, BridgeGone, BridgeOutcome, BridgeStart } from "../context/object-rpc";
 import { MULTI_ROUND_TRIP_METHODS } from "./request-state";
+import { progressTokenOf } from "./round-progress";
 
 /** A bridged call's handle, the state sealed into the client's `requestState`. */
 type Handle = { readonly object: string; readonly call: string; readonly round: number };
@@ -179,6 +180,7 @@ function handleOf(state: string | null): Handle | undefined {
  */
 export async function continueBridgedCall(ctx: CallContext, upstream: UpstreamConfig, request: WireMessage<JsonRpcRequest>, state: string | null, toClient: ToClient): Promise<string> {
   const { id, params } = request.message;
+  const progressToken = progressTokenOf(request.text);
   const handle = handleOf(state);
   const namespace = ctx.services.bridgedCalls;
   if (!handle) throw gone("unknown", id);
@@ -190,7 +192,14 @@ export async function continueBridgedCall(ctx: CallContext, upstream: UpstreamCo
     throw gone("unknown", id);
   }
   const outcome = await round(ctx, rpc(ctx, object), handle.call, (call) =>
-    call.answer({ call: handle.call, principal: ctx.identity.principal, round: handle.round, responses: params?.["inputResponses"], ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}) }),
+    call.answer({
+      call: handle.call,
+      principal: ctx.identity.principal,
+      round: handle.round,
+      responses: params?.["inputResponses"],
+      ...(progressToken !== undefined ? { progressToken } : {}),
+      ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
+    }),
   );
   return answerOf(ctx, upstream, { object: handle.object, call: handle.call }, outcome, id, toClient);
 }

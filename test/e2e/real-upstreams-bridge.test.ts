@@ -4,7 +4,8 @@
  * call bridge, on `/mcp/<upstream>` and `/mcp`, with the gateway started as README says.
  * The servers: a `fastmcp` httpStream server (elicitation and sampling, both asked on its
  * session's GET stream, unrelated to the call) and `@modelcontextprotocol/server-everything`
- * (roots asked on the GET stream; elicitation and sampling asked on the call's own stream).
+ * (roots asked on the GET stream; elicitation and sampling asked on the call's own stream;
+ * progress of its long-running operation, before and after its roots question).
  * `@ai-sdk/mcp` answers form elicitation only (it refuses any other input request).
  */
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
@@ -47,8 +48,13 @@ const ROUTES = [
 ] as const;
 
 
-/** An SDK v2 client declaring every capability a 2025 server may ask for, answering each. */
-async function sdkClient(url: URL, mode: "auto" | "pinned", asked: string[]): Promise<ModernClient> {
+/** An SDK v2 client declaring every capability a 2025 server may ask for, answering each; it negotiates `revision`. */
+async function sdkClient(
+  url: URL,
+  mode: "auto" | "pinned",
+  asked: string[],
+  revision = "2026-07-28",
+): Promise<ModernClient> {
   const client = new ModernClient(
     { name: "e2e-real-upstreams", version: "2.0.0" },
     // The gateway keeps upstream sessions per principal, route and capabilities, and server-everything
@@ -68,7 +74,7 @@ async function sdkClient(url: URL, mode: "auto" | "pinned", asked: string[]): Pr
     return { roots: [{ uri: `file:///work/${mode}`, name: mode }] };
   });
   await client.connect(new ModernTransport(url));
-  expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+  expect(client.getNegotiatedProtocolVersion()).toBe(revision);
   return client;
 }
 
@@ -103,6 +109,43 @@ describe.each(["pinned", "auto"] as const)("the SDK v2 client (%s)", (mode) => {
       const sampled = textOf(await client.callTool({ name: `${prefix}trigger-sampling-request`, arguments: { prompt: "Capital of France?" } }, options));
       expect(sampled).toContain("Paris");
       expect(asked).toEqual(expect.arrayContaining(["roots/list", "elicitation/create", "sampling/createMessage"]));
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("server-everything's long-running operation, with a progress token", () => {
+  /** The upstream's progress values the client is told of (the SDK adds its own, without `total`, per round). */
+  async function progressSeen(client: ModernClient, name: string): Promise<number[]> {
+    const seen: number[] = [];
+    const onprogress = (progress: { progress: number; total?: number }) =>
+      void (progress.total !== undefined && seen.push(progress.progress));
+    const options = { timeout: CALL_TIMEOUT_MS, onprogress };
+    const result = await client.callTool({ name, arguments: { duration: 0.4, steps: 4 } }, options);
+    expect(textOf(result)).toContain("Steps: 4");
+    return seen;
+  }
+
+  it("reaches the SDK v2 client directly (2025-11-25, server-everything's) as 1, 2, 3, 4", async () => {
+    const client = await sdkClient(new URL(everything!.url), "auto", [], "2025-11-25");
+    try {
+      expect(await progressSeen(client, "trigger-long-running-operation")).toEqual([1, 2, 3, 4]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  // The call is bridged (the client can be asked for roots, and server-everything asks as the call starts): progress
+  // after the question must go under the retry's own token, or the client drops it.
+  it.each([
+    ["/mcp/everything", "everything"],
+    ["/mcp", "everything"],
+  ] as const)("reaches it through %s as 1, 2, 3, 4", async (path, upstream) => {
+    const { url, prefix } = routeOf(path, upstream);
+    const client = await sdkClient(url, "auto", []);
+    try {
+      expect(await progressSeen(client, `${prefix}trigger-long-running-operation`)).toEqual([1, 2, 3, 4]);
     } finally {
       await client.close();
     }
