@@ -13,23 +13,13 @@ import worker from "../src/index";
 import { admin } from "./helpers/admin";
 import { consoleGet, consolePost, signIn, type ConsoleSignIn } from "./helpers/console";
 import type { Json, Vars } from "./helpers/gateway";
-import { pinClient, pinVars, switchVariant, tool } from "./helpers/pins";
+import { listedThenChanged as changed, pinClient, pinVars, switchVariant, tool } from "./helpers/pins";
 import { MARKUP } from "./fixtures/pins-upstream";
 
 let session: ConsoleSignIn;
 beforeAll(async () => {
   session = await signIn();
 });
-
-/** A pinned upstream of the test's own, listed once in `base`, then switched to `variant` and listed again. */
-async function changed(name: string, variant: string, pinning: "warn" | "enforce" = "enforce") {
-  const vars = pinVars({ name, pinning });
-  const client = await pinClient(`/mcp/${name}`, vars);
-  await client.tools();
-  await switchVariant(name, variant);
-  await client.tools();
-  return { vars, client };
-}
 
 async function pinOf(name: string, vars: Vars, tool = "add"): Promise<Json> {
   const pins = await (await admin("GET", `/pins/${name}`, undefined, { vars })).json<Json>();

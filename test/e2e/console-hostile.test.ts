@@ -2,7 +2,8 @@
  * The admin console in a real browser with hostile text around: an upstream whose tool
  * title and description and prompt description hold markup and script, and an audit
  * event whose arguments hold the same, and a pinned upstream whose changed description holds
- * markup and invisible characters (on the Pins page: the markup as text, the invisible
+ * markup and invisible characters (on the Pins page, on Tools beside the approved text
+ * clients get, and as the pin-change row on Audit: the markup as text, the invisible
  * characters as code points). They must render as text: the test fails if any script
  * runs, any element is injected or the page's CSP reports a violation. The same
  * pages pass axe-core with no serious or critical violation, and every page is reached
@@ -127,6 +128,30 @@ describe("the admin console with hostile text", () => {
     expect(after).not.toMatch(/[\u200B\u202E]/);
     expect(await change.locator("mark.invisible").count()).toBe(2);
     expect(await page.locator('tr[data-pin="hostile/tool/render_me"]').textContent()).toContain(`Title ${HOSTILE_TEXT} — Description ${HOSTILE_TEXT}`);
+  });
+
+  it("shows the pinned upstream's held change on Tools beside the text clients get, as text", async () => {
+    await page.goto(at(`/tools?upstream=${PINNED}`));
+    expect(await harm()).toEqual({ injected: undefined, violations: [], elements: 0, dialogs: [] });
+    const row = page.locator(`tr[data-key="${PINNED}___echo"]`);
+    expect(await row.locator(".served").textContent()).toBe("Clients get the approved definition: Echoes its text");
+    const held = (await row.locator(".held-change").textContent()) ?? "";
+    expect(held).toContain("change pending: held, not served");
+    expect(held).toContain(MARKUP);
+    expect(held).toContain("zero[U+200B]width [U+202E]reversed");
+    expect(held).not.toMatch(/[\u200B\u202E]/);
+  });
+
+  it("shows the pin change on Audit as a row of its own, with its findings' severities, as text", async () => {
+    await page.goto(at(`/audit?upstream=${PINNED}`));
+    const row = page.locator('tr.pin-event[data-pin-status="pending"]');
+    await reloadUntil(page, async () => (await row.count()) > 0);
+    expect(await harm()).toEqual({ injected: undefined, violations: [], elements: 0, dialogs: [] });
+    expect(await row.first().locator(".badge.bad").first().textContent()).toBe("pending (enforce)");
+    expect(await row.first().locator('.severities [data-severity="high"]').textContent()).toMatch(/^\d+ high$/);
+    expect(await row.first().locator(".badge.ok").count()).toBe(0);
+    const findings = await row.first().locator("li[data-rule]").allTextContents();
+    expect(findings).toContain("high zero-width at /description: U+200B");
   });
 
   it.each([...NAV.map(([, p]) => p), "/filters/new", "/personas?edit=reader"])("%s has no serious or critical accessibility violation", async (p) => {

@@ -35,6 +35,16 @@ export async function pinClient(path: string, vars: Vars) {
   };
 }
 
+/** A pinned upstream `name` of the test's own, listed once in "base", then switched to `variant` and listed again. */
+export async function listedThenChanged(name: string, variant: string, pinning: "warn" | "enforce" = "enforce") {
+  const vars = pinVars({ name, pinning });
+  const client = await pinClient(`/mcp/${name}`, vars);
+  await client.tools();
+  await switchVariant(name, variant);
+  await client.tools();
+  return { vars, client };
+}
+
 /** The listed tool named `name`. */
 export function tool(tools: readonly Json[], name: string): Json {
   return tools.find((t) => t.name === name);

@@ -122,6 +122,11 @@ svg.chart .errors { color: var(--bad); }
 details summary { cursor: pointer; }
 mark.invisible { background: var(--soft); color: var(--bad); border: 1px dashed var(--bad); border-radius: 3px; padding: 0 .2rem; font-family: ui-monospace, monospace; font-size: 13px; }
 .badge.severity-high { color: var(--bad); border-color: var(--bad); font-weight: 600; }
+tr.pin-event > td:first-child { border-left: 4px solid var(--bad); }
+tr.pin-event { background: var(--soft); }
+.badge.pin { color: var(--accent); border-color: var(--accent); }
+.severities .badge { margin-right: .25rem; }
+.held-change { margin-top: .35rem; padding-left: .5rem; border-left: 3px solid var(--bad); }
 .change { margin: .75rem 0; }
 .change h4 { margin: 0 0 .5rem; font-size: 1rem; }
 .findings { margin: 0; padding-left: 1.1rem; }

@@ -4,13 +4,16 @@
 /**
  * Audit: the audit trail queried by time, tool, user, upstream and outcome (GET
  * /admin/audit), calls and errors over the range as a chart, a page of events newest
- * first with each event's detail, and "Older events" for the page before. Arguments in
- * events are caller-provided: they are shown as text, like everything else.
+ * first with each event's detail, and "Older events" for the page before. A pin event (a
+ * definition that changed, with its findings) is a row of its own kind (audit-pin-row.tsx),
+ * never a green call. Arguments in events are caller-provided: they are shown as text,
+ * like everything else.
  */
 import { Fragment, h } from "./jsx";
 import type { AuditEvent } from "../../storage/audit-event";
 import type { ConsoleApp } from "./context";
 import { perSlot, readAudit } from "./audit-data";
+import { isPinEvent, PinEventRow } from "./audit-pin-row";
 import { MinuteChart } from "./chart";
 import { Empty, href, Problems, Time, TableHead } from "./layout";
 import { renderPage } from "./render";
@@ -128,9 +131,7 @@ export function registerAudit(app: ConsoleApp): void {
             <caption class="muted">{`${events.length} event${events.length === 1 ? "" : "s"}${events.length === PAGE_SIZE ? " (one page)" : ""}`}</caption>
             <TableHead columns={["Time", "Tool or method", "User", "Upstream", "Outcome", "Duration", "Detail"]} />
             <tbody>
-              {events.map((event) => (
-                <EventRow event={event} />
-              ))}
+              {events.map((event) => (isPinEvent(event) ? <PinEventRow event={event} /> : <EventRow event={event} />))}
             </tbody>
           </table>
         )}

@@ -4,7 +4,9 @@
 /**
  * Tools: every tool, prompt and resource of each upstream, and what applies to each on
  * /mcp (including where its pin stands: under `enforce`, a held definition is not listed
- * or callable); with "view as persona", exactly what that persona lists and may call.
+ * or callable, and a held change leaves clients the approved text, which is what the page
+ * shows, the change beside it: tools-served.tsx); with "view as persona", exactly what
+ * that persona lists and may call.
  */
 import { Fragment, h } from "./jsx";
 import { gatewayConfig } from "../../config/gateway-config";
@@ -14,21 +16,34 @@ import { appliedTo, grantOf, readPolicy, type PolicyDocuments } from "./policy-v
 import type { Grant } from "../../policy/persona";
 import { Empty, href, Problems, TableHead } from "./layout";
 import { renderPage } from "./render";
-import { readPinsView, type PinsView } from "./pins-data";
+import { readPinsView, type PinsView, type PinView } from "./pins-data";
+import { ServedText, type EntryPin } from "./tools-served";
+import { Visible } from "./visible-text";
 
-/** Where each pinned upstream's definitions stand: mode, and status by `<kind>:<name>`. */
-export type PinStatuses = ReadonlyMap<string, { readonly mode: string; readonly status: ReadonlyMap<string, string> }>;
+/** The heading of the text column: what clients are served (under `enforce`, maybe not what the upstream lists). */
+const TEXT_COLUMN = "Title and description clients get";
 
-/** The statuses of a GET /admin/pins answer, by upstream. */
+/** Where each pinned upstream's definitions stand: mode, and each pin by `<kind>:<name>`. */
+export type PinStatuses = ReadonlyMap<string, { readonly mode: string; readonly pins: ReadonlyMap<string, PinView> }>;
+
+/** The pins of a GET /admin/pins answer, by upstream. */
 export function pinStatuses(view: PinsView): PinStatuses {
-  return new Map(view.upstreams.map((u) => [u.upstream, { mode: u.mode, status: new Map(u.definitions.map((pin) => [`${pin.kind}:${pin.name}`, pin.status])) }]));
+  const byId = (pins: readonly PinView[]) => new Map(pins.map((pin) => [`${pin.kind}:${pin.name}`, pin]));
+  return new Map(view.upstreams.map((u) => [u.upstream, { mode: u.mode, pins: byId(u.definitions) }]));
+}
+
+/** The pin of an entry and its upstream's mode, if the upstream is pinned and has seen it. */
+function entryPin(entry: CatalogEntry, upstream: string, pins: PinStatuses | undefined): EntryPin | undefined {
+  const pinned = pins?.get(upstream);
+  const pin = entry.kind === "resource" ? undefined : pinned?.pins.get(`${entry.kind}:${entry.name}`);
+  return pinned && pin ? { mode: pinned.mode, pin } : undefined;
 }
 
 /** The Pin cell of an entry, and whether pinning keeps it from clients (held under enforce). */
 function pinOf(entry: CatalogEntry, upstream: string, pins: PinStatuses | undefined): { text: string; held: boolean } | undefined {
   const pinned = pins?.get(upstream);
   if (!pinned || entry.kind === "resource") return undefined;
-  const status = pinned.status.get(`${entry.kind}:${entry.name}`);
+  const status = pinned.pins.get(`${entry.kind}:${entry.name}`)?.status;
   if (status === undefined) return { text: "not seen yet", held: false };
   return { text: `${status} (${pinned.mode})`, held: status === "held" && pinned.mode === "enforce" };
 }
@@ -44,7 +59,7 @@ export function CatalogTable({ catalog, policy, grant, caption, pins }: { catalo
   return (
     <table>
       <caption class="muted">{caption}</caption>
-      <TableHead columns={["Kind", "Name on /mcp", "Title and description", "Listed", grant && "May call", pins && "Pin", "Filter", "Icons, overrides, rules"]} />
+      <TableHead columns={["Kind", "Name on /mcp", TEXT_COLUMN, "Listed", grant && "May call", pins && "Pin", "Filter", "Icons, overrides, rules"]} />
       <tbody>
         {catalog.entries.map((entry) => {
           const applied = appliedTo(entry, catalog.upstream, policy, grant);
@@ -55,12 +70,12 @@ export function CatalogTable({ catalog, policy, grant, caption, pins }: { catalo
             <tr data-key={entry.key} data-listed={yesNo(listed)}>
               <td>{entry.kind}</td>
               <td>
-                <code>{entry.key}</code>
+                <code>
+                  <Visible text={entry.key} />
+                </code>
               </td>
               <td>
-                {entry.title && <strong>{entry.title}</strong>}
-                {entry.title && entry.description ? " — " : ""}
-                {entry.description ?? ""}
+                <ServedText entry={entry} pinned={entryPin(entry, catalog.upstream, pins)} />
               </td>
               <td>{yesNo(listed)}</td>
               {grant && <td>{yesNo(applied.callable === true && !pin?.held)}</td>}
