@@ -136,16 +136,25 @@ describe("server-everything's long-running operation, with a progress token", ()
     }
   });
 
-  // The call is bridged (the client can be asked for roots, and server-everything asks as the call starts): progress
-  // after the question must go under the retry's own token, or the client drops it.
+  // The call is bridged and asks a question: the client declares only roots (capabilities no other test here
+  // declares, so the upstream session is new), and server-everything asks a new session for its roots as the
+  // call starts. Progress after the question must go under the retry's own token, or the client drops it.
   it.each([
     ["/mcp/everything", "everything"],
     ["/mcp", "everything"],
-  ] as const)("reaches it through %s as 1, 2, 3, 4", async (path, upstream) => {
+  ] as const)("reaches it through %s as 1, 2, 3, 4, across the roots question", async (path, upstream) => {
     const { url, prefix } = routeOf(path, upstream);
-    const client = await sdkClient(url, "auto", []);
+    const options = { capabilities: { roots: {} }, versionNegotiation: { mode: "auto" as const } };
+    const client = new ModernClient({ name: "e2e-progress", version: "2.0.0" }, options);
+    const asked: string[] = [];
+    client.setRequestHandler("roots/list", async (request) => {
+      asked.push(request.method);
+      return { roots: [] };
+    });
+    await client.connect(new ModernTransport(url));
     try {
       expect(await progressSeen(client, `${prefix}trigger-long-running-operation`)).toEqual([1, 2, 3, 4]);
+      expect(asked).toEqual(["roots/list"]);
     } finally {
       await client.close();
     }
