@@ -122,7 +122,7 @@ export function registerTools(app: ConsoleApp): void {
           {only !== "" && <input type="hidden" name="upstream" value={only} />}
           <button type="submit">View</button>
         </form>
-        <Problems id="tools-errors" error={personaName !== "" && !persona ? `No persona named "${personaName}"` : !parsed.ok ? "UPSTREAMS is invalid; the gateway's log lists each problem" : !pinsRead.ok ? `Pins could not be read (${pinsRead.error}): the Listed column does not account for pinning` : undefined} />
+        <Problems id="tools-errors" error={personaName !== "" && !persona ? `No persona named "${personaName}"` : !parsed.ok ? "UPSTREAMS is invalid; the gateway's log lists each problem" : !pinsRead.ok ? `Pins could not be read (${pinsRead.error}): the text shown is the upstream's and the Listed column does not account for pinning` : undefined} />
         {personaNames.length === 0 && (
           <p class="muted">
             No personas yet: <a href={href("/personas")}>create one</a> to see what its callers reach.
