@@ -87,6 +87,7 @@ export default defineConfig({
           name: "e2e",
           environment: "node",
           include: ["test/e2e/**/*.test.ts"],
+          globalSetup: ["./test/e2e/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           // Each file starts its own gateways; two at once is what a 2-core CI box takes.
