@@ -13,7 +13,8 @@ import type { ListedEntry } from "./list-items";
 import { definitionObject, fingerprint, type PinKind } from "../policy/pin-definition";
 import { changedMembers } from "../policy/pin-diff";
 import { scanDefinition, type ScanContext } from "../policy/pin-findings";
-import { observePins, pinId, pinStatus, type PinVersion, type SeenDefinition } from "../policy/pins";
+import { oneVersionPerName, withoutDuplicateFinding } from "../policy/pin-duplicates";
+import { approvedVersion, observePins, pinId, pinStatus, type PinVersion, type SeenDefinition } from "../policy/pins";
 import { loadPins, savePins, serialized, type UpstreamPins } from "../storage/pin-store";
 import { pinEvent, sendPinEvents, type Observer, type ReportedChange } from "./pin-reports";
 
@@ -66,17 +67,24 @@ function knownVersion(state: UpstreamPins, kind: PinKind, name: string, digest: 
   return pin.latest.digest === digest ? pin.latest : pin.first.digest === digest ? pin.first : undefined;
 }
 
-async function seenOf(state: UpstreamPins, kind: PinKind, listed: readonly ListedDefinition[], scan: ScanContext): Promise<SeenDefinition[]> {
+async function seenOf(state: UpstreamPins, upstream: UpstreamConfig, kind: PinKind, listed: readonly ListedDefinition[], scan: ScanContext): Promise<SeenDefinition[]> {
   const out: SeenDefinition[] = [];
   for (const item of listed) {
     const definition = definitionObject(item.raw);
     if (!definition) continue;
     const digest = await fingerprint(kind, item.name, definition);
     // Only a version not seen before is scanned: an unchanged list costs a digest per definition, nothing more.
-    const findings = knownVersion(state, kind, item.name, digest)?.findings ?? scanDefinition(definition, scan);
+    const known = knownVersion(state, kind, item.name, digest)?.findings;
+    const findings = known ? withoutDuplicateFinding(known) : scanDefinition(definition, scan);
     out.push({ kind, name: item.name, digest, definition: item.raw, findings });
   }
-  return out;
+  // A name listed twice is one version in the pins: the one an operator has to review (policy/pin-duplicates.ts).
+  return oneVersionPerName(out, (name) => {
+    const id = pinId(kind, name);
+    const pin = state.pins.entries[id];
+    const approved = pin && approvedVersion(pin, state.decisions.entries[id], pinningOf(upstream), upstream.approveNew === true);
+    return approved ? approved.digest : undefined;
+  });
 }
 
 function membersOf(state: UpstreamPins, kind: PinKind, name: string, oldDigest: string | undefined, raw: string | undefined): string[] | undefined {
@@ -101,7 +109,7 @@ export function observeList(options: ObserveOptions): Promise<Observation> {
     const digest = await listDigest(options.listed);
     const last = lastSeen.get(memoKey);
     if (last && last.digest === digest && last.pins === state.pins && last.complete === options.complete) return { state, changes: [] };
-    const seen = await seenOf(state, kind, options.listed, options.scan);
+    const seen = await seenOf(state, upstream, kind, options.listed, options.scan);
     const now = new Date().toISOString();
     const { document, changes } = observePins(state.pins, seen, { kind, complete: options.complete, now });
     lastSeen.set(memoKey, { digest, complete: options.complete, pins: document });

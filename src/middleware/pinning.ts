@@ -3,7 +3,8 @@
  * its upstreams' pins (pin-observation.ts); under `enforce` the list shows the approved
  * definition of a changed tool (its stored bytes, so schemas stay the upstream's) and
  * leaves out one never approved, and a call of a changed tool goes through only while
- * its arguments fit both versions. `warn` serves what the upstream serves and reports.
+ * its arguments fit both versions. A name an `enforce` upstream lists twice is shown
+ * once, as its approved bytes. `warn` serves what the upstream serves and reports.
  * A client that asked for log messages is told which definitions are not approved.
  *
  * Sits inside text overrides and icons (it sees the upstream's own text) and outside
@@ -129,12 +130,34 @@ function shapeList(text: string, key: string, kind: PinKind, entries: readonly L
   return { text: hidden.size > 0 ? keepListed(shown, key, (name) => name === undefined || !hidden.has(name)) : shown, unsettled };
 }
 
+/**
+ * The list without the later entries of a name an `enforce` upstream listed more than once: its
+ * pins keep one version per name (policy/pin-duplicates.ts), so its first entry is judged and
+ * shown as that name's approved bytes, and the others are not served at all.
+ */
+function onceEachUnderEnforce(ctx: CallContext, method: string, text: string, key: string, entries: readonly ListedEntry[], pinned: readonly UpstreamConfig[]) {
+  const enforced = new Set(pinned.filter((upstream) => pinningOf(upstream) === "enforce").map((upstream) => upstream.name));
+  const seen = new Set<string>();
+  const later = new Set<number>();
+  for (const entry of entries) {
+    if (!enforced.has(entry.upstream!)) continue;
+    const id = `${entry.upstream!}\n${listedPinName(entry)}`;
+    if (seen.has(id)) later.add(entry.span.start);
+    else seen.add(id);
+  }
+  if (later.size === 0) return { text, entries };
+  const shown = keepListed(text, key, (_name, item) => !later.has(item.start));
+  return { text: shown, entries: listedEntries(ctx.route, method, shown) };
+}
+
 async function pinList(ctx: CallContext, request: JsonRpcRequest, text: string, kind: PinKind, pinned: readonly UpstreamConfig[], options: Required<PinningOptions>): Promise<string> {
   const key = kind === "tool" ? "tools" : "prompts";
   const list = pathSpan(text, ["result", key]);
   if (!list || text.charCodeAt(list.start) !== 0x5b) return text; // an error, or no list: nothing to tell the pins
-  const { entries, observations, failed } = await observeAnswer(ctx, request, text, kind, pinned, options);
-  const shaped = shapeList(text, key, kind, entries, pinned, observations, failed);
+  const observed = await observeAnswer(ctx, request, text, kind, pinned, options);
+  const { observations, failed } = observed;
+  const once = onceEachUnderEnforce(ctx, request.method, text, key, observed.entries, pinned);
+  const shaped = shapeList(once.text, key, kind, once.entries, pinned, observations, failed);
   const removed: ReportedChange[] = [...observations.values()].flatMap((o) => o.changes.filter((change) => change.change === "removed"));
   if (shaped.unsettled.length > 0 || removed.length > 0) {
     const threshold = await levelFor(ctx, request);

@@ -68,6 +68,10 @@ export type PinChange = {
   readonly findings?: readonly Finding[];
 };
 
+function sameFindings(a: readonly Finding[], b: readonly Finding[]): boolean {
+  return a.length === b.length && JSON.stringify(a) === JSON.stringify(b);
+}
+
 /**
  * The pins document after a list of `kind`: new definitions recorded, changed ones given their new
  * latest version, and, when the list was complete, those it no longer had marked removed.
@@ -96,7 +100,8 @@ export function observePins(
       entries[id] = { kind: item.kind, name: item.name, first, latest: first };
       changes.push({ change: "new", kind: item.kind, name: item.name, newDigest: item.digest, findings: item.findings });
     } else if (pin.latest.digest !== item.digest) {
-      const latest = pin.first.digest === item.digest ? pin.first : version();
+      // Back to the first version: the same definition, with the findings of this sight (a duplicate name, or none).
+      const latest = pin.first.digest !== item.digest ? version() : sameFindings(pin.first.findings, item.findings) ? pin.first : { ...pin.first, findings: item.findings };
       entries[id] = { kind: pin.kind, name: pin.name, first: pin.first, latest };
       changes.push({ change: "changed", kind: item.kind, name: item.name, oldDigest: pin.latest.digest, newDigest: item.digest, findings: latest.findings });
     } else if (pin.removedAt !== undefined) {
