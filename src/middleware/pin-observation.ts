@@ -10,7 +10,7 @@ import type { JsonObject } from "../core/jsonrpc";
 import { bytesToBase64Url } from "../core/base64url";
 import { NAME_SEPARATOR } from "../core/names";
 import type { ListedEntry } from "./list-items";
-import { definitionObject, fingerprint, type PinKind } from "../policy/pin-definition";
+import { definitionObject, fingerprint, isEarlierDigestOf, type PinKind } from "../policy/pin-definition";
 import { changedMembers } from "../policy/pin-diff";
 import { scanDefinition, type ScanContext } from "../policy/pin-findings";
 import { oneVersionPerName, withoutDuplicateFinding } from "../policy/pin-duplicates";
@@ -67,15 +67,28 @@ function knownVersion(state: UpstreamPins, kind: PinKind, name: string, digest: 
   return pin.latest.digest === digest ? pin.latest : pin.first.digest === digest ? pin.first : undefined;
 }
 
+/** The stored version `definition` is, by the digest pins had before every member was pinned (pin-definition.ts). */
+async function earlierVersion(state: UpstreamPins, kind: PinKind, name: string, definition: JsonObject): Promise<PinVersion | undefined> {
+  const id = pinId(kind, name);
+  const pin = state.pins.entries[id];
+  const candidates = [pin?.latest, pin?.first, state.decisions.entries[id]?.approved];
+  for (const stored of candidates) if (stored && (await isEarlierDigestOf(kind, name, definition, stored))) return stored;
+  return undefined;
+}
+
 async function seenOf(state: UpstreamPins, upstream: UpstreamConfig, kind: PinKind, listed: readonly ListedDefinition[], scan: ScanContext): Promise<SeenDefinition[]> {
   const out: SeenDefinition[] = [];
   for (const item of listed) {
     const definition = definitionObject(item.raw);
     if (!definition) continue;
-    const digest = await fingerprint(kind, item.name, definition);
+    let digest = await fingerprint(kind, item.name, definition);
+    let version = knownVersion(state, kind, item.name, digest);
+    if (!version) {
+      version = await earlierVersion(state, kind, item.name, definition);
+      if (version) digest = version.digest;
+    }
     // Only a version not seen before is scanned: an unchanged list costs a digest per definition, nothing more.
-    const known = knownVersion(state, kind, item.name, digest)?.findings;
-    const findings = known ? withoutDuplicateFinding(known) : scanDefinition(definition, scan);
+    const findings = version ? withoutDuplicateFinding(version.findings) : scanDefinition(definition, scan);
     out.push({ kind, name: item.name, digest, definition: item.raw, findings });
   }
   // A name listed twice is one version in the pins: the one an operator has to review (policy/pin-duplicates.ts).

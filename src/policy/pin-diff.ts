@@ -5,7 +5,7 @@
  */
 import { canonicalJson } from "../core/canonical-json";
 import { isObject, type JsonObject } from "../core/jsonrpc";
-import { FINGERPRINTED_MEMBERS, type PinKind } from "./pin-definition";
+import { isPinnedMember, type PinKind } from "./pin-definition";
 
 /** Changes listed per pending definition; the rest are counted. */
 const MAX_DIFF_ENTRIES = 50;
@@ -17,9 +17,16 @@ const MAX_DIFF_DEPTH = 12;
 /** One change: where, and the values before and after (absent: added or removed). */
 export type DiffEntry = { readonly path: string; readonly change: "added" | "removed" | "changed"; readonly before?: unknown; readonly after?: unknown };
 
-/** The fingerprinted members that differ between two definitions. */
-export function changedMembers(kind: PinKind, before: JsonObject, after: JsonObject): string[] {
-  return FINGERPRINTED_MEMBERS[kind].filter((key) => canonicalJson(before[key] ?? null) !== canonicalJson(after[key] ?? null) || Object.hasOwn(before, key) !== Object.hasOwn(after, key));
+/** The pinned members of either definition, in the order they first appear. */
+function pinnedMembers(before: JsonObject, after: JsonObject): string[] {
+  return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(isPinnedMember);
+}
+
+/** The fingerprinted members that differ between two definitions (`kind` kept for callers: every kind pins all members). */
+export function changedMembers(_kind: PinKind, before: JsonObject, after: JsonObject): string[] {
+  return pinnedMembers(before, after).filter(
+    (key) => canonicalJson(before[key] ?? null) !== canonicalJson(after[key] ?? null) || Object.hasOwn(before, key) !== Object.hasOwn(after, key),
+  );
 }
 
 function shown(value: unknown): unknown {
@@ -50,16 +57,16 @@ function walk(before: unknown, after: unknown, path: string, depth: number, out:
 }
 
 /**
- * The changes from `before` to `after` over the fingerprinted members of `kind`.
+ * The changes from `before` to `after` over the fingerprinted members.
  *
  * @example
  * definitionDiff("tool", { description: "Adds" }, { description: "Adds. <IMPORTANT>…" });
  * // { changes: [{ path: "/description", change: "changed", before: "Adds", after: "Adds. <IMPORTANT>…" }], more: 0 }
  */
-export function definitionDiff(kind: PinKind, before: JsonObject, after: JsonObject): { changes: DiffEntry[]; more: number } {
+export function definitionDiff(_kind: PinKind, before: JsonObject, after: JsonObject): { changes: DiffEntry[]; more: number } {
   const out: DiffEntry[] = [];
   const counted = { more: 0 };
-  const pick = (definition: JsonObject) => Object.fromEntries(FINGERPRINTED_MEMBERS[kind].filter((key) => Object.hasOwn(definition, key)).map((key) => [key, definition[key]]));
+  const pick = (definition: JsonObject) => Object.fromEntries(Object.keys(definition).filter(isPinnedMember).map((key) => [key, definition[key]]));
   walk(pick(before), pick(after), "", 0, out, counted);
   return { changes: out, more: counted.more };
 }
