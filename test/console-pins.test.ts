@@ -119,7 +119,7 @@ describe("the Pins page", () => {
     expect((await consolePost("/pins/forget", { upstream: name, kind: "tool", name: "echo" }, session, { vars })).status).toBe(303);
     expect(await pinOf(name, vars, "echo")).toBeUndefined();
     expect(await pinOf(name, vars, "add")).toBeDefined();
-    expect((await consolePost(`/pins/forget?upstream=${name}`, {}, session, { vars })).status).toBe(303);
+    expect((await consolePost(`/pins/forget-all?upstream=${name}`, {}, session, { vars })).status).toBe(303);
     expect(await pinsPage(vars)).toContain("No pins yet — pins appear when an upstream&#39;s tools are first listed.");
   });
 

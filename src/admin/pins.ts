@@ -6,7 +6,8 @@
  *   POST   /admin/pins/<upstream>/<name>/approve    body {"digest": "sha256:…", "kind"?: "tool"|"prompt"}
  *   POST   /admin/pins/<upstream>/<name>/reject     body {"digest": "sha256:…", "kind"?: …}
  *   DELETE /admin/pins/<upstream>/<name>?kind=      forget one definition (its next sight is a first sight)
- *   DELETE /admin/pins/<upstream>                   forget all of an upstream's
+ *   DELETE /admin/pins/<upstream>?kind=&name=       the same, for any name ("", "." and ".." cannot be a path segment)
+ *   DELETE /admin/pins/<upstream>                   forget all of an upstream's (no `name` parameter)
  *
  * Approval and rejection are by digest: the digest must be the version the upstream
  * serves now, so an approval never covers a change newer than the one its author saw
@@ -30,6 +31,10 @@ type PinBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
 type PinContext = Context<{ Bindings: PinBindings }>;
 
 const MAX_BODY_BYTES = 4 * 1024;
+
+const NAME_NOT_IN_PATH = (upstream: string) =>
+  `no definition name in the path (a name "", "." or ".." cannot be a path segment: URLs drop it); ` +
+  `forget one by its name in the query: DELETE /admin/pins/${upstream}?kind=tool&name=<name>`;
 
 function configured(env: PinBindings): readonly UpstreamConfig[] {
   const parsed = gatewayConfig(env).upstreams;
@@ -138,6 +143,24 @@ function invalidPinDocuments(c: Context, upstream: string, keys: readonly string
   );
 }
 
+/** Forgets one definition (DELETE /admin/pins/<upstream>/<name>, or ?name= for a name a path cannot carry). */
+function forgetOne(c: PinContext, upstreamName: string, name: string): Promise<Response> | Response {
+  const kind = kindOf(c.req.query("kind"));
+  if (!kind) return c.json({ error: 'kind must be "tool" or "prompt"' }, 400);
+  const kv = kvOf(c);
+  return serialized(upstreamName, async () => {
+    const state = await readPins(kv, upstreamName);
+    if (state.invalid) return invalidPinDocuments(c, upstreamName, state.invalid);
+    const id = pinId(kind, name);
+    if (!Object.hasOwn(state.pins.entries, id) && !Object.hasOwn(state.decisions.entries, id)) {
+      return c.json({ error: `no ${kind} ${JSON.stringify(name)} is pinned for upstream "${upstreamName}"` }, 404);
+    }
+    const drop = (entry: string) => entry === id;
+    await saveBoth(kv, upstreamName, { pins: withoutEntries(state.pins, drop), decisions: withoutEntries(state.decisions, drop) });
+    return c.json({ forgotten: { upstream: upstreamName, kind, name } });
+  });
+}
+
 /** Builds the pin routes, mounted at /admin. */
 export function createPinsAdmin(): Hono<{ Bindings: PinBindings }> {
   const admin = new Hono<{ Bindings: PinBindings }>();
@@ -156,22 +179,15 @@ export function createPinsAdmin(): Hono<{ Bindings: PinBindings }> {
   });
   admin.post("/pins/:upstream/:name/approve", (c) => decide(c, "approve"));
   admin.post("/pins/:upstream/:name/reject", (c) => decide(c, "reject"));
-  admin.delete("/pins/:upstream/:name", async (c) => {
-    const upstreamName = c.req.param("upstream");
-    const kind = kindOf(c.req.query("kind"));
-    if (!kind) return c.json({ error: 'kind must be "tool" or "prompt"' }, 400);
-    const kv = kvOf(c);
-    return serialized(upstreamName, async () => {
-      const state = await readPins(kv, upstreamName);
-      if (state.invalid) return invalidPinDocuments(c, upstreamName, state.invalid);
-      const id = pinId(kind, c.req.param("name"));
-      if (!Object.hasOwn(state.pins.entries, id) && !Object.hasOwn(state.decisions.entries, id)) return c.json({ error: `no ${kind} "${c.req.param("name")}" is pinned for upstream "${upstreamName}"` }, 404);
-      await saveBoth(kv, upstreamName, { pins: withoutEntries(state.pins, (e) => e === id), decisions: withoutEntries(state.decisions, (e) => e === id) });
-      return c.json({ forgotten: { upstream: upstreamName, kind, name: c.req.param("name") } });
-    });
-  });
+  admin.delete("/pins/:upstream/:name", (c) => forgetOne(c, c.req.param("upstream"), c.req.param("name")));
+  // What a URL makes of a name "", "." or ".." in the path (the dot segments are removed before any route sees them).
+  admin.delete("/pins/:upstream/", (c) => c.json({ error: NAME_NOT_IN_PATH(c.req.param("upstream")) }, 400));
+  admin.delete("/pins/", (c) => c.json({ error: NAME_NOT_IN_PATH("<upstream>") }, 400));
   admin.delete("/pins/:upstream", async (c) => {
     const upstreamName = c.req.param("upstream");
+    // ?name= (any name, "" included) forgets one definition: a name never widens the action to the upstream.
+    const name = c.req.query("name");
+    if (name !== undefined) return forgetOne(c, upstreamName, name);
     const kv = kvOf(c);
     return serialized(upstreamName, async () => {
       // An upstream no longer configured may still have pins to forget; a name with neither is a typo.

@@ -113,7 +113,7 @@ function UpstreamPins({ entry, index, csrf, shown }: { entry: UpstreamPinsView; 
           )}
           <h3>Pinned definitions</h3>
           <DefinitionsTable upstream={entry.upstream} pins={entry.definitions} csrf={csrf} shown={shown} prefix={prefix} />
-          <PostButton action={href(`/pins/forget?upstream=${encodeURIComponent(entry.upstream)}`)} csrf={csrf} danger>
+          <PostButton action={href(`/pins/forget-all?upstream=${encodeURIComponent(entry.upstream)}`)} csrf={csrf} danger>
             Forget all of {entry.upstream}
           </PostButton>
         </>
@@ -195,6 +195,7 @@ async function pinsPage(c: ConsoleContext, shown?: Shown & { where: "definition"
   return renderPage(c, "Pins", "/pins", body, status);
 }
 
+const NO_UPSTREAM = "The form named no upstream: reload the Pins page and use its buttons";
 const STALE_NOTE = "the upstream changed this definition after the page was loaded, so nothing was decided: reload the page and review the version it serves now";
 
 /** Adds the Pins page: pins per upstream, approve and reject by digest, forget. */
@@ -211,13 +212,23 @@ export function registerPins(app: ConsoleApp): void {
     return pinsPage(c, { upstream, kind, name, error: answer.status === 409 ? `Not ${verdict === "approve" ? "approved" : "rejected"}: ${STALE_NOTE}. The admin API said: ${error}` : error, where: "definition" }, statusOf(answer.status));
   });
 
+  // One definition, by a name the upstream chose ("", "." and ".." included: it goes in the
+  // query, never in the path, so no name can select the upstream's whole pins).
   app.post("/pins/forget", async (c) => {
     const form = c.var.form;
-    const upstream = c.req.query("upstream") ?? form.get("upstream");
-    const [kind, name] = [form.get("kind"), form.get("name")];
-    const path = name === "" ? `/pins/${encodeURIComponent(upstream)}` : `/pins/${encodeURIComponent(upstream)}/${encodeURIComponent(name)}?kind=${encodeURIComponent(kind)}`;
-    const answer = await c.var.call("DELETE", path);
+    const [upstream, kind, name] = [form.get("upstream"), form.get("kind"), form.get("name")];
+    if (upstream === "") return pinsPage(c, { upstream, kind, name, error: NO_UPSTREAM, where: "page" }, 400);
+    const query = new URLSearchParams({ kind, name });
+    const answer = await c.var.call("DELETE", `/pins/${encodeURIComponent(upstream)}?${query.toString()}`);
     if (answer.ok) return c.redirect(href("/pins"), 303);
-    return pinsPage(c, { upstream, kind, name, error: errorOf(answer).error, where: name === "" ? "page" : "definition" }, statusOf(answer.status));
+    return pinsPage(c, { upstream, kind, name, error: errorOf(answer).error, where: "definition" }, statusOf(answer.status));
+  });
+
+  app.post("/pins/forget-all", async (c) => {
+    const upstream = c.req.query("upstream") ?? c.var.form.get("upstream");
+    if (upstream === "") return pinsPage(c, { upstream, kind: "", name: "", error: NO_UPSTREAM, where: "page" }, 400);
+    const answer = await c.var.call("DELETE", `/pins/${encodeURIComponent(upstream)}`);
+    if (answer.ok) return c.redirect(href("/pins"), 303);
+    return pinsPage(c, { upstream, kind: "", name: "", error: errorOf(answer).error, where: "page" }, statusOf(answer.status));
   });
 }
