@@ -74,7 +74,8 @@ export function describeUpstreamPins(upstream: UpstreamConfig, state: UpstreamPi
   const summary = {
     mode: pinningOf(upstream),
     approveNew: upstream.approveNew === true,
-    pinned: count("pinned"),
+    // Definitions with an approved version, changed since (pending, rejected) or not: clients are held to it.
+    pinned: pins.filter((pin) => pin.approved !== null).length,
     pending: count("pending"),
     rejected: count("rejected"),
     held: count("held"),
