@@ -22,7 +22,7 @@ function own(listed: readonly Json[]): Json[] {
   return listed.filter((entry) => !String(entry.name).startsWith("sys___"));
 }
 
-/** An upstream of its own, pinned in `mode`, whose echo and greet were approved (first sight), now listing each twice. */
+/** An upstream of its own, pinned in `mode`, whose echo and greet were approved (first sight), now listed twice. */
 async function duplicated(name: string, mode: "warn" | "enforce" = "enforce") {
   const vars = pinVars({ name, pinning: mode });
   await switchVariant(name, "listed");
@@ -45,11 +45,12 @@ function expectPendingDuplicate(pin: Json): void {
   expect(pin.pending.definition.description).toContain("~/.ssh/id_rsa");
   const rules = pin.pending.findings.map((f: Json) => f.rule);
   expect(rules).toEqual(expect.arrayContaining(["duplicate-name", "sensitive-files"]));
-  expect(pin.pending.findings.find((f: Json) => f.rule === "duplicate-name")).toMatchObject({ severity: "high", match: "listed 2 times, 2 different definitions" });
+  const duplicate = pin.pending.findings.find((f: Json) => f.rule === "duplicate-name");
+  expect(duplicate).toMatchObject({ severity: "high", match: "listed 2 times, 2 different definitions" });
 }
 
 describe("a name listed twice under enforce", () => {
-  test("a 2025 session on /mcp/<upstream> gets the approved echo once; the pins hold the poisoned one as pending", async () => {
+  test("a 2025 session on /mcp/<upstream> gets the approved echo once; the poisoned one is pending", async () => {
     const name = "pd-session";
     const { vars, client } = await duplicated(name);
     expect(own(await client.tools())).toEqual([APPROVED_ECHO]);
@@ -73,10 +74,12 @@ describe("a name listed twice under enforce", () => {
     const path = `/mcp/${name}?catalog=search`;
     const search = await pinClient(path, vars);
     const { session } = search;
-    const body = { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "sys___search_tools", arguments: { query: "echoes its text", limit: 5 } } };
+    const params = { name: "sys___search_tools", arguments: { query: "echoes its text", limit: 5 } };
+    const body = { jsonrpc: "2.0", id: 3, method: "tools/call", params };
     const answer = JSON.parse((await messageTexts(await post(path, body, { session, vars }))).at(-1)!);
     const found = JSON.parse(answer.result.content[0].text);
-    expect(found.tools.filter((t: Json) => t.name === "echo")).toEqual([expect.objectContaining({ description: "Echoes its text", "x-vendor": { docs: "Echo docs" } })]);
+    const approved = expect.objectContaining({ description: "Echoes its text", "x-vendor": { docs: "Echo docs" } });
+    expect(found.tools.filter((t: Json) => t.name === "echo")).toEqual([approved]);
     expect(answer.result.content[0].text).not.toContain("id_rsa");
   });
 

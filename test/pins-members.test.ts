@@ -18,10 +18,11 @@ import { EXTRA_MEMBERS_ECHO, LISTED_ECHO } from "./fixtures/pins-upstream";
 
 /** The raw text of a tools/list answer in `session` on `path`. */
 async function listText(path: string, session: string, vars: Record<string, unknown>): Promise<string> {
-  return (await messageTexts(await post(path, { jsonrpc: "2.0", id: 9, method: "tools/list" }, { session, vars }))).at(-1)!;
+  const response = await post(path, { jsonrpc: "2.0", id: 9, method: "tools/list" }, { session, vars });
+  return (await messageTexts(response)).at(-1)!;
 }
 
-test.each(["warn", "enforce"] as const)("%s: a change of a member outside the core ones is a pending change, scanned", async (mode) => {
+test.each(["warn", "enforce"] as const)("%s: a changed member outside the core ones is pending", async (mode) => {
   const name = `pm-extra-${mode}`;
   const path = `/mcp/${name}`;
   const vars = pinVars({ name, pinning: mode });
@@ -36,7 +37,8 @@ test.each(["warn", "enforce"] as const)("%s: a change of a member outside the co
   if (mode === "enforce") {
     expect(text).toContain(LISTED_ECHO);
     expect(text).not.toContain("x-instructions");
-    expect(tool((await modern(path, "tools/list", {}, { vars })).result.tools, "echo")).toEqual(JSON.parse(LISTED_ECHO));
+    const modernList = await modern(path, "tools/list", {}, { vars });
+    expect(tool(modernList.result.tools, "echo")).toEqual(JSON.parse(LISTED_ECHO));
   } else {
     expect(text).toContain(EXTRA_MEMBERS_ECHO);
   }
@@ -45,7 +47,9 @@ test.each(["warn", "enforce"] as const)("%s: a change of a member outside the co
   const echo = pins.definitions.find((d: Json) => d.kind === "tool" && d.name === "echo");
   expect(echo.status).toBe("pending");
   const findings = echo.pending.findings.map((f: Json) => `${f.rule} ${f.at}`);
-  expect(findings).toEqual(expect.arrayContaining(["instruction-tag /x-instructions", "sensitive-files /execution/note"]));
+  expect(findings).toEqual(
+    expect.arrayContaining(["instruction-tag /x-instructions", "sensitive-files /execution/note"]),
+  );
   expect(echo.pending.diff.changes).toEqual(
     expect.arrayContaining([
       expect.objectContaining({ path: "/x-instructions", change: "added" }),
@@ -54,7 +58,7 @@ test.each(["warn", "enforce"] as const)("%s: a change of a member outside the co
   );
 });
 
-test("pins stored before every member was pinned stay valid: an SDK tool (with execution) keeps its digest and approval", async () => {
+test("pins stored before every member was pinned stay valid: an SDK tool keeps its digest and approval", async () => {
   const name = "pm-earlier";
   await switchVariant(name, "base");
   const listed: Json[] = await (await pinClient(`/mcp/${name}`, pinVars({ name, pinning: "off" }))).tools();
@@ -62,13 +66,20 @@ test("pins stored before every member was pinned stay valid: an SDK tool (with e
   expect(add.execution).toEqual({ taskSupport: "forbidden" }); // a member the digest used to leave out
   const at = "2026-11-01T00:00:00.000Z";
   const version = async (definition: Json) => {
-    const core = { kind: "tool", name: definition.name, description: definition.description, inputSchema: definition.inputSchema };
-    return { digest: `sha256:${await canonicalDigest(core)}`, definition: JSON.stringify(definition), findings: [], seenAt: at };
+    const { name: pinName, description, inputSchema } = definition;
+    const digest = `sha256:${await canonicalDigest({ kind: "tool", name: pinName, description, inputSchema })}`;
+    return { digest, definition: JSON.stringify(definition), findings: [], seenAt: at };
   };
-  const [addV, echoV, oldEchoV] = await Promise.all([version(add), version(echo), version({ ...echo, description: "Old echo" })]);
-  const pins = { v: 1, entries: { "tool:add": { kind: "tool", name: "add", first: addV, latest: addV }, "tool:echo": { kind: "tool", name: "echo", first: oldEchoV, latest: echoV } } };
+  const oldEcho = { ...echo, description: "Old" };
+  const [addV, echoV, oldEchoV] = await Promise.all([version(add), version(echo), version(oldEcho)]);
+  const entries = {
+    "tool:add": { kind: "tool", name: "add", first: addV, latest: addV },
+    "tool:echo": { kind: "tool", name: "echo", first: oldEchoV, latest: echoV },
+  };
+  const pins = { v: 1, entries };
   await env.GATEWAY_KV.put(`${PINS_KEY_PREFIX}${name}`, JSON.stringify(pins));
-  await env.GATEWAY_KV.put(`${DECISIONS_KEY_PREFIX}${name}`, JSON.stringify({ v: 1, entries: { "tool:echo": { approved: echoV } } }));
+  const decisions = { v: 1, entries: { "tool:echo": { approved: echoV } } };
+  await env.GATEWAY_KV.put(`${DECISIONS_KEY_PREFIX}${name}`, JSON.stringify(decisions));
 
   const vars = pinVars({ name, pinning: "enforce" });
   const tools = await (await pinClient(`/mcp/${name}`, vars)).tools();

@@ -46,27 +46,30 @@ test("the console's Forget of a tool named \"\", \".\" or \"..\" forgets that on
 test.each(["", ".", ".."])("the admin API forgets a tool named %j by ?name=, and only it", async (odd) => {
   const name = `po-api-${["", ".", ".."].indexOf(odd)}`;
   const vars = await listedOddNames(name);
-  const response = await admin("DELETE", `/pins/${name}?kind=tool&name=${encodeURIComponent(odd)}`, undefined, { vars });
+  const path = `/pins/${name}?kind=tool&name=${encodeURIComponent(odd)}`;
+  const response = await admin("DELETE", path, undefined, { vars });
   expect(response.status).toBe(200);
   expect(await response.json()).toEqual({ forgotten: { upstream: name, kind: "tool", name: odd } });
   expect(await pinned(name, vars)).toEqual(["", ".", "..", "echo"].filter((n) => n !== odd));
-  const again = await admin("DELETE", `/pins/${name}?kind=tool&name=${encodeURIComponent(odd)}`, undefined, { vars });
+  const again = await admin("DELETE", path, undefined, { vars });
   expect(again.status).toBe(404);
   expect(await again.json()).toEqual({ error: `no tool ${JSON.stringify(odd)} is pinned for upstream "${name}"` });
 });
 
-test.each([".", ".."])("a name %j in the path (which the URL drops) answers 400 saying how to forget it", async (odd) => {
+test.each([".", ".."])("a name %j in the path (the URL drops it) answers 400 saying how to forget it", async (odd) => {
   const name = `po-path-${odd.length}`;
   const vars = await listedOddNames(name);
   const response = await admin("DELETE", `/pins/${name}/${odd}?kind=tool`, undefined, { vars });
   expect(response.status).toBe(400);
-  expect((await response.json<Json>()).error).toContain(`DELETE /admin/pins/${odd === "." ? name : "<upstream>"}?kind=tool&name=<name>`);
+  const upstream = odd === "." ? name : "<upstream>"; // ".." took the upstream's segment too
+  expect((await response.json<Json>()).error).toContain(`DELETE /admin/pins/${upstream}?kind=tool&name=<name>`);
   expect(await pinned(name, vars)).toEqual(["", ".", "..", "echo"]);
 });
 
 test("a console form without an upstream is a 400, not a server error", async () => {
   for (const path of ["/pins/forget", "/pins/forget-all"]) {
-    const response = await consolePost(path, { kind: "tool", name: "echo" }, session, { vars: pinVars({ name: "po-none" }) });
+    const vars = pinVars({ name: "po-none" });
+    const response = await consolePost(path, { kind: "tool", name: "echo" }, session, { vars });
     expect(response.status).toBe(400);
     expect(await response.text()).toContain("The form named no upstream");
   }

@@ -8,7 +8,7 @@ import { admin } from "./helpers/admin";
 import type { Json } from "./helpers/gateway";
 import { pinClient, pinVars, switchVariant } from "./helpers/pins";
 
-test("an approved definition with a pending change is counted as pinned (approveNew: add approved, echo held)", async () => {
+test("an approved definition with a pending change counts as pinned (approveNew: add approved, echo not)", async () => {
   const name = "ps-counts";
   const vars = pinVars({ name, pinning: "enforce", approveNew: true });
   await switchVariant(name, "base");
@@ -22,7 +22,8 @@ test("an approved definition with a pending change is counted as pinned (approve
   await switchVariant(name, "schema"); // add changes: its approved version stays what clients get
   await client.tools();
   const pins = await pinsOf();
-  expect(pins.definitions.find((d: Json) => d.name === "add")).toMatchObject({ status: "pending", approved: { digest: add.pending.digest } });
+  const changed = pins.definitions.find((d: Json) => d.name === "add");
+  expect(changed).toMatchObject({ status: "pending", approved: { digest: add.pending.digest } });
   expect(pins).toMatchObject({ pinned: 1, pending: 1, rejected: 0, held: 1 });
   const upstreams = await (await admin("GET", "/upstreams", undefined, { vars })).json<Json>();
   expect(upstreams.upstreams.find((u: Json) => u.name === name).pins).toMatchObject({ pinned: 1, pending: 1, held: 1 });

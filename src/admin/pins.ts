@@ -157,7 +157,8 @@ function forgetOne(c: PinContext, upstreamName: string, name: string): Promise<R
       return c.json({ error: `no ${kind} ${JSON.stringify(name)} is pinned for upstream "${upstreamName}"` }, 404);
     }
     const drop = (entry: string) => entry === id;
-    await saveBoth(kv, upstreamName, { pins: withoutEntries(state.pins, drop), decisions: withoutEntries(state.decisions, drop) });
+    const rest = { pins: withoutEntries(state.pins, drop), decisions: withoutEntries(state.decisions, drop) };
+    await saveBoth(kv, upstreamName, rest);
     return c.json({ forgotten: { upstream: upstreamName, kind, name } });
   });
 }
@@ -171,7 +172,8 @@ export function createPinsAdmin(): Hono<{ Bindings: PinBindings }> {
     const upstreams = configured(c.env).filter((u) => pinningOf(u) !== "off");
     const described = await Promise.all(upstreams.map(async (u) => describeUpstreamPins(u, await readPins(kv, u.name))));
     const sweep = await readSweepReport<unknown>(kv);
-    return c.json({ upstreams: described, lastSweep: sweep ?? null, rules: [...ruleTable(), DUPLICATE_NAME_RULE_ROW] }, 200, noStore);
+    const rules = [...ruleTable(), DUPLICATE_NAME_RULE_ROW];
+    return c.json({ upstreams: described, lastSweep: sweep ?? null, rules }, 200, noStore);
   });
   admin.get("/pins/:upstream", async (c) => {
     const upstream = configured(c.env).find((u) => u.name === c.req.param("upstream"));

@@ -68,15 +68,28 @@ function knownVersion(state: UpstreamPins, kind: PinKind, name: string, digest: 
 }
 
 /** The stored version `definition` is, by the digest pins had before every member was pinned (pin-definition.ts). */
-async function earlierVersion(state: UpstreamPins, kind: PinKind, name: string, definition: JsonObject): Promise<PinVersion | undefined> {
+async function earlierVersion(
+  state: UpstreamPins,
+  kind: PinKind,
+  name: string,
+  definition: JsonObject,
+): Promise<PinVersion | undefined> {
   const id = pinId(kind, name);
   const pin = state.pins.entries[id];
   const candidates = [pin?.latest, pin?.first, state.decisions.entries[id]?.approved];
-  for (const stored of candidates) if (stored && (await isEarlierDigestOf(kind, name, definition, stored))) return stored;
+  for (const stored of candidates) {
+    if (stored && (await isEarlierDigestOf(kind, name, definition, stored))) return stored;
+  }
   return undefined;
 }
 
-async function seenOf(state: UpstreamPins, upstream: UpstreamConfig, kind: PinKind, listed: readonly ListedDefinition[], scan: ScanContext): Promise<SeenDefinition[]> {
+async function seenOf(
+  state: UpstreamPins,
+  upstream: UpstreamConfig,
+  kind: PinKind,
+  listed: readonly ListedDefinition[],
+  scan: ScanContext,
+): Promise<SeenDefinition[]> {
   const out: SeenDefinition[] = [];
   for (const item of listed) {
     const definition = definitionObject(item.raw);
@@ -95,7 +108,8 @@ async function seenOf(state: UpstreamPins, upstream: UpstreamConfig, kind: PinKi
   return oneVersionPerName(out, (name) => {
     const id = pinId(kind, name);
     const pin = state.pins.entries[id];
-    const approved = pin && approvedVersion(pin, state.decisions.entries[id], pinningOf(upstream), upstream.approveNew === true);
+    const decision = state.decisions.entries[id];
+    const approved = pin && approvedVersion(pin, decision, pinningOf(upstream), upstream.approveNew === true);
     return approved ? approved.digest : undefined;
   });
 }

@@ -135,8 +135,15 @@ function shapeList(text: string, key: string, kind: PinKind, entries: readonly L
  * pins keep one version per name (policy/pin-duplicates.ts), so its first entry is judged and
  * shown as that name's approved bytes, and the others are not served at all.
  */
-function onceEachUnderEnforce(ctx: CallContext, method: string, text: string, key: string, entries: readonly ListedEntry[], pinned: readonly UpstreamConfig[]) {
-  const enforced = new Set(pinned.filter((upstream) => pinningOf(upstream) === "enforce").map((upstream) => upstream.name));
+function onceEachUnderEnforce(
+  ctx: CallContext,
+  method: string,
+  text: string,
+  key: string,
+  entries: readonly ListedEntry[],
+  pinned: readonly UpstreamConfig[],
+) {
+  const enforced = new Set(pinned.filter((upstream) => pinningOf(upstream) === "enforce").map((u) => u.name));
   const seen = new Set<string>();
   const later = new Set<number>();
   for (const entry of entries) {

@@ -62,10 +62,16 @@ function otherMembers(kind: PinKind, definition: JsonObject): JsonObject | undef
  * stay valid (an SDK writes `execution` into every tool: without this, each would show as
  * changed once).
  */
-export async function isEarlierDigestOf(kind: PinKind, name: string, definition: JsonObject, stored: { readonly digest: string; readonly definition: string }): Promise<boolean> {
+export async function isEarlierDigestOf(
+  kind: PinKind,
+  name: string,
+  definition: JsonObject,
+  stored: { readonly digest: string; readonly definition: string },
+): Promise<boolean> {
   if (!otherMembers(kind, definition)) return false; // its digest is the core members' already
   const before = definitionObject(stored.definition);
-  if (!before || `sha256:${await canonicalDigest(coreMaterial(kind, name, definition))}` !== stored.digest) return false;
+  if (!before) return false;
+  if (`sha256:${await canonicalDigest(coreMaterial(kind, name, definition))}` !== stored.digest) return false;
   return canonicalJson(otherMembers(kind, before) ?? null) === canonicalJson(otherMembers(kind, definition) ?? null);
 }
 

@@ -22,10 +22,12 @@ function pinnedMembers(before: JsonObject, after: JsonObject): string[] {
   return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(isPinnedMember);
 }
 
-/** The fingerprinted members that differ between two definitions (`kind` kept for callers: every kind pins all members). */
+/** The fingerprinted members that differ between two definitions (every kind pins all its members). */
 export function changedMembers(_kind: PinKind, before: JsonObject, after: JsonObject): string[] {
   return pinnedMembers(before, after).filter(
-    (key) => canonicalJson(before[key] ?? null) !== canonicalJson(after[key] ?? null) || Object.hasOwn(before, key) !== Object.hasOwn(after, key),
+    (key) =>
+      canonicalJson(before[key] ?? null) !== canonicalJson(after[key] ?? null) ||
+      Object.hasOwn(before, key) !== Object.hasOwn(after, key),
   );
 }
 
@@ -63,10 +65,15 @@ function walk(before: unknown, after: unknown, path: string, depth: number, out:
  * definitionDiff("tool", { description: "Adds" }, { description: "Adds. <IMPORTANT>…" });
  * // { changes: [{ path: "/description", change: "changed", before: "Adds", after: "Adds. <IMPORTANT>…" }], more: 0 }
  */
-export function definitionDiff(_kind: PinKind, before: JsonObject, after: JsonObject): { changes: DiffEntry[]; more: number } {
+export function definitionDiff(
+  _kind: PinKind,
+  before: JsonObject,
+  after: JsonObject,
+): { changes: DiffEntry[]; more: number } {
   const out: DiffEntry[] = [];
   const counted = { more: 0 };
-  const pick = (definition: JsonObject) => Object.fromEntries(Object.keys(definition).filter(isPinnedMember).map((key) => [key, definition[key]]));
+  const pick = (definition: JsonObject) =>
+    Object.fromEntries(Object.keys(definition).filter(isPinnedMember).map((key) => [key, definition[key]]));
   walk(pick(before), pick(after), "", 0, out, counted);
   return { changes: out, more: counted.more };
 }

@@ -23,16 +23,18 @@ export const DUPLICATE_NAME_RULE_ROW = {
 
 /** The findings of a version without a duplicate finding an earlier list recorded for it. */
 export function withoutDuplicateFinding(findings: readonly Finding[]): readonly Finding[] {
-  return findings.some((f) => f.rule === DUPLICATE_NAME_RULE) ? findings.filter((f) => f.rule !== DUPLICATE_NAME_RULE) : findings;
+  const stale = findings.some((f) => f.rule === DUPLICATE_NAME_RULE);
+  return stale ? findings.filter((f) => f.rule !== DUPLICATE_NAME_RULE) : findings;
 }
 
 function duplicateFinding(entries: readonly SeenDefinition[]): Finding {
   const distinct = new Set(entries.map((entry) => entry.digest)).size;
+  const what = distinct === 1 ? "the same definition" : `${distinct} different definitions`;
   return {
     rule: DUPLICATE_NAME_RULE,
     severity: distinct > 1 ? "high" : "medium",
     at: "/name",
-    match: `listed ${entries.length} times, ${distinct === 1 ? "the same definition" : `${distinct} different definitions`}`,
+    match: `listed ${entries.length} times, ${what}`,
   };
 }
 
@@ -45,7 +47,10 @@ function duplicateFinding(entries: readonly SeenDefinition[]): Finding {
  * @example
  * oneVersionPerName([changedEcho, approvedEcho], () => approvedEcho.digest); // [changedEcho + duplicate-name finding]
  */
-export function oneVersionPerName(seen: readonly SeenDefinition[], approvedDigest: (name: string) => string | undefined): SeenDefinition[] {
+export function oneVersionPerName(
+  seen: readonly SeenDefinition[],
+  approvedDigest: (name: string) => string | undefined,
+): SeenDefinition[] {
   const byName = new Map<string, SeenDefinition[]>();
   for (const item of seen) {
     const entries = byName.get(item.name);

@@ -101,7 +101,9 @@ export function observePins(
       changes.push({ change: "new", kind: item.kind, name: item.name, newDigest: item.digest, findings: item.findings });
     } else if (pin.latest.digest !== item.digest) {
       // Back to the first version: the same definition, with the findings of this sight (a duplicate name, or none).
-      const latest = pin.first.digest !== item.digest ? version() : sameFindings(pin.first.findings, item.findings) ? pin.first : { ...pin.first, findings: item.findings };
+      const same = sameFindings(pin.first.findings, item.findings);
+      const first = same ? pin.first : { ...pin.first, findings: item.findings };
+      const latest = pin.first.digest !== item.digest ? version() : first;
       entries[id] = { kind: pin.kind, name: pin.name, first: pin.first, latest };
       changes.push({ change: "changed", kind: item.kind, name: item.name, oldDigest: pin.latest.digest, newDigest: item.digest, findings: latest.findings });
     } else if (pin.removedAt !== undefined) {

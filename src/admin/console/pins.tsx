@@ -113,7 +113,11 @@ function UpstreamPins({ entry, index, csrf, shown }: { entry: UpstreamPinsView; 
           )}
           <h3>Pinned definitions</h3>
           <DefinitionsTable upstream={entry.upstream} pins={entry.definitions} csrf={csrf} shown={shown} prefix={prefix} />
-          <PostButton action={href(`/pins/forget-all?upstream=${encodeURIComponent(entry.upstream)}`)} csrf={csrf} danger>
+          <PostButton
+            action={href(`/pins/forget-all?upstream=${encodeURIComponent(entry.upstream)}`)}
+            csrf={csrf}
+            danger
+          >
             Forget all of {entry.upstream}
           </PostButton>
         </>
@@ -221,7 +225,8 @@ export function registerPins(app: ConsoleApp): void {
     const query = new URLSearchParams({ kind, name });
     const answer = await c.var.call("DELETE", `/pins/${encodeURIComponent(upstream)}?${query.toString()}`);
     if (answer.ok) return c.redirect(href("/pins"), 303);
-    return pinsPage(c, { upstream, kind, name, error: errorOf(answer).error, where: "definition" }, statusOf(answer.status));
+    const shown = { upstream, kind, name, error: errorOf(answer).error, where: "definition" } as const;
+    return pinsPage(c, shown, statusOf(answer.status));
   });
 
   app.post("/pins/forget-all", async (c) => {
@@ -229,6 +234,7 @@ export function registerPins(app: ConsoleApp): void {
     if (upstream === "") return pinsPage(c, { upstream, kind: "", name: "", error: NO_UPSTREAM, where: "page" }, 400);
     const answer = await c.var.call("DELETE", `/pins/${encodeURIComponent(upstream)}`);
     if (answer.ok) return c.redirect(href("/pins"), 303);
-    return pinsPage(c, { upstream, kind: "", name: "", error: errorOf(answer).error, where: "page" }, statusOf(answer.status));
+    const shown = { upstream, kind: "", name: "", error: errorOf(answer).error, where: "page" } as const;
+    return pinsPage(c, shown, statusOf(answer.status));
   });
 }
