@@ -101,8 +101,21 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
   }
 }
 
+function twiceKey(upstream: string, pinName: string): string {
+  return `${upstream}\n${pinName}`;
+}
+
 /** The list as clients may see it, and what in it is not approved. */
-function shapeList(text: string, key: string, kind: PinKind, entries: readonly ListedEntry[], pinned: readonly UpstreamConfig[], observations: ReadonlyMap<string, Observation>, failed: ReadonlySet<string>) {
+function shapeList(
+  text: string,
+  key: string,
+  kind: PinKind,
+  entries: readonly ListedEntry[],
+  pinned: readonly UpstreamConfig[],
+  observations: ReadonlyMap<string, Observation>,
+  failed: ReadonlySet<string>,
+  listedTwice: ReadonlySet<string>,
+) {
   const edits: Splice[] = [];
   const hidden = new Set<string>();
   const unsettled: Unsettled[] = [];
@@ -119,8 +132,12 @@ function shapeList(text: string, key: string, kind: PinKind, entries: readonly L
     const mode = pinningOf(upstream);
     const decision = observation.state.decisions.entries[id];
     const status = pinStatus(pin, decision, mode, upstream.approveNew === true);
-    if (status === "pinned") continue;
-    unsettled.push({ upstream: upstream.name, kind, listedName: entry.name!, status, digest: pin.latest.digest, mode });
+    // A name listed twice is shown as its approved bytes even when pinned: the entry kept may not be the approved one.
+    const twice = listedTwice.has(twiceKey(upstream.name, listedPinName(entry)));
+    if (status === "pinned" && !twice) continue;
+    if (status !== "pinned") {
+      unsettled.push({ upstream: upstream.name, kind, listedName: entry.name!, status, digest: pin.latest.digest, mode });
+    }
     if (mode !== "enforce") continue;
     const approved = approvedVersion(pin, decision, mode, upstream.approveNew === true);
     if (!approved) hidden.add(entry.name!);
@@ -145,16 +162,21 @@ function onceEachUnderEnforce(
 ) {
   const enforced = new Set(pinned.filter((upstream) => pinningOf(upstream) === "enforce").map((u) => u.name));
   const seen = new Set<string>();
+  const listedTwice = new Set<string>();
   const later = new Set<number>();
   for (const entry of entries) {
     if (!enforced.has(entry.upstream!)) continue;
-    const id = `${entry.upstream!}\n${listedPinName(entry)}`;
-    if (seen.has(id)) later.add(entry.span.start);
-    else seen.add(id);
+    const id = twiceKey(entry.upstream!, listedPinName(entry));
+    if (!seen.has(id)) {
+      seen.add(id);
+      continue;
+    }
+    later.add(entry.span.start);
+    listedTwice.add(id);
   }
-  if (later.size === 0) return { text, entries };
+  if (later.size === 0) return { text, entries, listedTwice };
   const shown = keepListed(text, key, (_name, item) => !later.has(item.start));
-  return { text: shown, entries: listedEntries(ctx.route, method, shown) };
+  return { text: shown, entries: listedEntries(ctx.route, method, shown), listedTwice };
 }
 
 async function pinList(ctx: CallContext, request: JsonRpcRequest, text: string, kind: PinKind, pinned: readonly UpstreamConfig[], options: Required<PinningOptions>): Promise<string> {
@@ -164,7 +186,7 @@ async function pinList(ctx: CallContext, request: JsonRpcRequest, text: string, 
   const observed = await observeAnswer(ctx, request, text, kind, pinned, options);
   const { observations, failed } = observed;
   const once = onceEachUnderEnforce(ctx, request.method, text, key, observed.entries, pinned);
-  const shaped = shapeList(once.text, key, kind, once.entries, pinned, observations, failed);
+  const shaped = shapeList(once.text, key, kind, once.entries, pinned, observations, failed, once.listedTwice);
   const removed: ReportedChange[] = [...observations.values()].flatMap((o) => o.changes.filter((change) => change.change === "removed"));
   if (shaped.unsettled.length > 0 || removed.length > 0) {
     const threshold = await levelFor(ctx, request);
