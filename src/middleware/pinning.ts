@@ -136,7 +136,8 @@ function shapeList(
     const twice = listedTwice.has(twiceKey(upstream.name, listedPinName(entry)));
     if (status === "pinned" && !twice) continue;
     if (status !== "pinned") {
-      unsettled.push({ upstream: upstream.name, kind, listedName: entry.name!, status, digest: pin.latest.digest, mode });
+      const digest = pin.latest.digest;
+      unsettled.push({ upstream: upstream.name, kind, listedName: entry.name!, status, digest, mode });
     }
     if (mode !== "enforce") continue;
     const approved = approvedVersion(pin, decision, mode, upstream.approveNew === true);
