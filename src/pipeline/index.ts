@@ -10,7 +10,8 @@
  * Task results, which no filter can be chosen for, are withheld where a set may apply.
  * Trace context comes first, so every layer and the audit event see the same trace;
  * client logging next, so it reports what every layer inside decided. Visibility,
- * authorization and rate limits come before anything answers or forwards.
+ * authorization, client notifications (what means nothing upstream is dropped) and rate
+ * limits come before anything answers or forwards.
  * Rules append their guidance to the final result (filtered, or offload's envelope);
  * icons and text overrides shape the upstreams' lists (the gateway's own tools are
  * appended outside them, by sys-tools). Pinning sits inside them: it judges the
@@ -24,6 +25,7 @@ import { icons } from "../middleware/icons";
 import { offload } from "../middleware/offload";
 import { pinning } from "../middleware/pinning";
 import { rateLimit } from "../middleware/rate-limit";
+import { clientNotifications } from "../middleware/client-notifications";
 import { rules } from "../middleware/rules";
 import { textOverrides } from "../middleware/text-overrides";
 import { visibility } from "../middleware/visibility";
@@ -51,6 +53,7 @@ export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
     clientLogging(),
     visibility({ cacheTtlMs }),
     authorization({ auth }),
+    clientNotifications(),
     rateLimit({ auth }),
     sysTools({ offloadDefaults: config.offload, cacheTtlMs }),
     icons({ cacheTtlMs }),
