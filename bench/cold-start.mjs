@@ -54,7 +54,7 @@ const HARD_LIMIT_MS = 10 * 60_000;
 const OPTIONS = { rounds: ['BENCH_ROUNDS', '10'], 'gateway-dir': ['BENCH_GATEWAY_DIR', ROOT], 'baseline-dir': ['BENCH_BASELINE_DIR', ''], out: ['BENCH_OUT', path.join(ROOT, 'bench', 'results')] };
 const INITIALIZE = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench-cold-start', version: '1' } } });
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const ADMIN_TOKEN = 'bench-cold-start-admin-token';
+const ADMIN_TOKEN = 'bench-cold-start-admin-token-0123456789';
 /** Two filter sets as an operator writes them into KV by hand: YAML. */
 const YAML_SETS = ['bench-first', 'bench-next'];
 const yamlSet = (name) => `description: ${name}\ntools:\n  raw___echo:\n    retain: [/content]\n`;

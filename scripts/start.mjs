@@ -47,6 +47,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 const SECRET_FILE = path.join(ROOT, '.wrangler', 'dev-session-secret');
 const DEFAULTS = { ip: '127.0.0.1', port: '8787' };
+/** The shortest ADMIN_TOKEN the gateway opens its admin surface for (src/auth/admin-token.ts). */
+const MIN_ADMIN_TOKEN_CHARS = 32;
 /** Authentication off, for local development only. */
 const OPEN_AUTH = '{"mode":"off"}';
 /** Characters a secret may hold to be written unquoted-safe in a dotenv file (no quotes, `$`, `#`, `\\`, spaces). */
@@ -169,6 +171,26 @@ function devSessionSecret() {
   return secret;
 }
 
+/** The value the dotenv-style file gives `name` (the last one), or undefined. */
+function fileValue(file, name) {
+  if (!existsSync(file)) return undefined;
+  const matches = [...readFileSync(file, 'utf8').matchAll(new RegExp(`^\\s*(?:export\\s+)?${name}\\s*(?:=|:\\s)[ \\t]*(.*)$`, 'gm'))];
+  return matches.at(-1)?.[1]?.replace(/\s+#.*$/, '').trim().replace(/^(['"`])(.*)\1$/, '$2');
+}
+
+/**
+ * What to say when the ADMIN_TOKEN the gateway will get (`--var ADMIN_TOKEN:...`, else the
+ * env files wrangler loads) is shorter than MIN_ADMIN_TOKEN_CHARS: the admin API and console
+ * then stay closed (src/auth/admin-token.ts). Undefined when it is long enough or unset.
+ */
+export function adminTokenWarning(args) {
+  const given = flagValues(args, ['--var']).filter((v) => v.startsWith('ADMIN_TOKEN:')).at(-1)?.slice('ADMIN_TOKEN:'.length);
+  const files = [...flagValues(args, ['--env-file']).map((f) => path.resolve(ROOT, f)), ...defaultEnvFiles(args)];
+  const token = given ?? files.map((file) => fileValue(file, 'ADMIN_TOKEN')).findLast((value) => value !== undefined);
+  if (!token || token.length >= MIN_ADMIN_TOKEN_CHARS) return undefined;
+  return `ADMIN_TOKEN is shorter than ${MIN_ADMIN_TOKEN_CHARS} characters: the admin API and console stay closed. Make one with \`openssl rand -hex 32\` and set it in .dev.vars (ADMIN_TOKEN=<token>) or with --var ADMIN_TOKEN:<token>.`;
+}
+
 /** True when the dotenv-style file sets `name`. */
 function fileSets(file, name) {
   return existsSync(file) && new RegExp(`^\\s*(?:export\\s+)?${name}\\s*(?:=|:\\s)`, 'm').test(readFileSync(file, 'utf8'));
@@ -224,6 +246,8 @@ function main() {
   if (auth === OPEN_AUTH) {
     console.log('[start] Authentication is OFF (AUTH={"mode":"off"}): anyone who can reach this port can call the upstreams. Set AUTH to turn it on (docs/authentication.md).');
   }
+  const shortToken = adminTokenWarning(userArgs);
+  if (shortToken) console.log(`[start] warning: ${shortToken}`);
   const child = spawn(process.execPath, [WRANGLER, ...wranglerArgs(userArgs, secretFile, auth)], { cwd: ROOT, stdio: 'inherit', env });
   // wrangler's launcher shuts down cleanly on SIGINT and SIGTERM only, so a hangup becomes SIGTERM.
   const forward = (signal) => {

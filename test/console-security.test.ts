@@ -159,7 +159,7 @@ describe("a session", () => {
 
   it("ends when ADMIN_TOKEN is rotated", async () => {
     const session = await signIn();
-    const page = await consoleGet("/", session, { ADMIN_TOKEN: "a-rotated-admin-token" });
+    const page = await consoleGet("/", session, { ADMIN_TOKEN: "a-rotated-admin-token-0123456789ab" });
     expect(page.status).toBe(303);
   });
 

@@ -11,7 +11,7 @@ import { readListedShapes } from "../src/storage/listed-shapes-records";
 import { listedShapes, MIXED_SHAPE, recordListing, type ListingSession } from "../src/policy/listed-shapes";
 import { gatewayFetch, initialize, LATEST, request, type Json } from "./helpers/gateway";
 
-const ADMIN_TOKEN = "admin-token-for-tests";
+const ADMIN_TOKEN = "admin-token-for-tests-0123456789ab";
 const VARS = { ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "30000" };
 const LOGIN_ONLY = '{"tools":{"alpha___get_user":{"retain":["/userInfo/login"]}}}';
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { MAX_FILTERED_ANSWER_BYTES } from "../src/middleware/output-filters";
 import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
 
-const ADMIN_TOKEN = "admin-token-for-hostile-tests";
+const ADMIN_TOKEN = "admin-token-for-hostile-tests-0123456789";
 const VARS = { ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "30000" };
 
 function admin(method: string, path: string, body?: string): Promise<Response> {

@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
 
-const ADMIN_TOKEN = "admin-token-for-tests";
+const ADMIN_TOKEN = "admin-token-for-tests-0123456789ab";
 const VARS = { ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "30000" };
 
 function admin(method: string, path: string, body?: string, contentType = "application/json"): Promise<Response> {

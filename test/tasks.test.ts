@@ -14,7 +14,7 @@ import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway"
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 const base = inject("tasksUpstreamUrl");
 const { beta } = inject("fixtureUrls");
-const ADMIN_TOKEN = "admin-token-for-tests";
+const ADMIN_TOKEN = "admin-token-for-tests-0123456789ab";
 /** What the gateway binds the ids of these (unauthenticated) tests to. */
 const ANONYMOUS: TaskIdBinding = { secret: (env as unknown as { SESSION_SECRET: string }).SESSION_SECRET, principal: ANONYMOUS_PRINCIPAL };
 const vars = {

@@ -2,7 +2,9 @@
  * The admin API under /admin/: filter sets and the plan, edited while the gateway runs.
  * Bearer `ADMIN_TOKEN`; with the secret unset every path under /admin answers 404 with
  * a message saying the API is off and how to turn it on (a bare 404 would look like a
- * wrong path). Every write is validated and nothing invalid is stored; the answer lists
+ * wrong path), and with one shorter than 32 characters a 500 saying how to make a long one
+ * (auth/admin-token.ts). Wrong tokens are slowed down per source: 429 with Retry-After
+ * after a few (auth/admin-throttle.ts). Every write is validated and nothing invalid is stored; the answer lists
  * each error with its location in the document (a JSON Pointer), including documents
  * nested too deep and patches that would reach an object's prototype.
  *
@@ -35,7 +37,9 @@ import { createPinsAdmin } from "./pins";
 import { createApiKeyRoutes } from "./api-keys";
 import { createAccessRoutes } from "./access-documents";
 import { createUpstreamConnectionRoutes } from "./upstream-connections";
-import { recordFailedAuthentication } from "../auth/failure-audit";
+import { recordFailedAuthentication, requestSource } from "../auth/failure-audit";
+import { adminTokenState, ADMIN_TOKEN_TOO_SHORT_MESSAGE } from "../auth/admin-token";
+import { adminRateLimiter, judgeAdminAttempt, throttledMessage } from "../auth/admin-throttle";
 import { gatewayConfig } from "../config/gateway-config";
 import { addUnmatchedRoute } from "./unmatched";
 
@@ -49,7 +53,7 @@ const ADMIN_OFF_MESSAGE =
   "The admin API is off: it is turned on by the ADMIN_TOKEN secret. Deployed: npx wrangler secret put ADMIN_TOKEN. " +
   "Locally: ADMIN_TOKEN=<token> in .dev.vars, or npm start -- --var ADMIN_TOKEN:<token>. See docs/filters.md, \"Live editing\".";
 
-type AdminBindings = { ADMIN_TOKEN?: string; GATEWAY_KV?: KVNamespace; PAYLOADS?: R2Bucket; AUDIT_QUEUE?: Queue };
+type AdminBindings = { ADMIN_TOKEN?: string; GATEWAY_KV?: KVNamespace; PAYLOADS?: R2Bucket; AUDIT_QUEUE?: Queue; [binding: string]: unknown };
 const ADMIN_UNAUTHORIZED = "Unauthorized: send Authorization: Bearer <ADMIN_TOKEN>";
 type AdminContext = Context<{ Bindings: AdminBindings }>;
 
@@ -93,23 +97,27 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
   const admin = new Hono<{ Bindings: AdminBindings }>();
 
   admin.use("*", async function adminAuth(c, next) {
-    const token = c.env.ADMIN_TOKEN;
-    if (typeof token !== "string" || token === "") return c.json({ error: ADMIN_OFF_MESSAGE }, 404);
+    const secret = adminTokenState(c.env.ADMIN_TOKEN);
+    if (secret.state === "off") return c.json({ error: ADMIN_OFF_MESSAGE }, 404);
+    if (secret.state === "too-short") return c.json({ error: ADMIN_TOKEN_TOO_SHORT_MESSAGE }, 500);
     const startedAt = Date.now();
     const header = c.req.header("authorization") ?? "";
     const given = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
-    if (!(await sameSecret(given, token))) {
+    const attempt = await judgeAdminAttempt(requestSource(c.req.raw), await sameSecret(given, secret.token), adminRateLimiter(c.env));
+    if (attempt.verdict !== "accepted") {
+      const throttled = attempt.verdict === "throttled" ? throttledMessage(attempt.retryAfterS) : undefined;
       // Someone guessing the admin token is the failed authentication most worth a trace.
       recordFailedAuthentication({
         request: c.req.raw,
         route: "/admin",
-        reason: given === "" ? "missing-admin-token" : "wrong-admin-token",
-        answer: { status: 401, message: ADMIN_UNAUTHORIZED },
+        reason: throttled ? "throttled-admin-token" : given === "" ? "missing-admin-token" : "wrong-admin-token",
+        answer: { status: throttled ? 429 : 401, message: throttled ?? ADMIN_UNAUTHORIZED },
         startedAt,
         audit: gatewayConfig(c.env).audit,
         queue: c.env.AUDIT_QUEUE,
         waitUntil: (promise) => c.executionCtx.waitUntil(promise),
       });
+      if (attempt.verdict === "throttled") return c.json({ error: throttled }, 429, { "retry-after": String(attempt.retryAfterS) });
       return c.json({ error: ADMIN_UNAUTHORIZED }, 401, { "www-authenticate": 'Bearer realm="mcp-edge-gateway admin"' });
     }
     await next();

@@ -42,6 +42,11 @@ function header(request: Request, name: string, max: number): string | undefined
   return request.headers.get(name)?.slice(0, max);
 }
 
+/** Where a request comes from, as Cloudflare says (CF-Connecting-IP), cut to a bound; "unknown" without it. */
+export function requestSource(request: Request): string {
+  return header(request, "cf-connecting-ip", MAX_SOURCE_CHARS) || UNKNOWN;
+}
+
 function common(timestamp: number, route: string, source: string) {
   return {
     "gateway.event_id": randomHexId(),
@@ -79,7 +84,7 @@ function summaryEvent(summary: SuppressedFailures, now: number): AuditEvent {
 export function recordFailedAuthentication({ request, route, reason, answer, startedAt, audit, queue, waitUntil }: FailedAuthentication): void {
   if (!audit.enabled) return;
   const now = Date.now();
-  const source = header(request, "cf-connecting-ip", MAX_SOURCE_CHARS) || UNKNOWN;
+  const source = requestSource(request);
   const verdict = budget.admit(source, reason, route, now);
   const events = verdict.summaries.map((summary) => summaryEvent(summary, now));
   if (verdict.record) {

@@ -12,7 +12,7 @@ import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
 import { startJwksServer } from "../fixtures/jwks-server.ts";
 import { startAlpha } from "../fixtures/sdk-upstream.ts";
 
-const ADMIN_TOKEN = "e2e-auth-admin-token";
+const ADMIN_TOKEN = "e2e-auth-admin-token-0123456789abcd";
 const ISSUER = "https://idp.e2e.test";
 
 describe("the SDK client with credentials", () => {

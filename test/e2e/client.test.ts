@@ -48,7 +48,7 @@ describe("a session across gateway processes", () => {
 
   beforeAll(async () => {
     alpha = await startAlpha();
-    vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }], ADMIN_TOKEN: "e2e-admin-token" };
+    vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }], ADMIN_TOKEN: "e2e-admin-token-0123456789abcdefgh" };
     // No SESSION_SECRET: `npm start` supplies the same stable development key to both.
     first = await startGateway({ port: await freePort(), vars, persistTo: ".wrangler/e2e-first" });
     second = await startGateway({ port: await freePort(), vars, persistTo: ".wrangler/e2e-second" });

@@ -22,7 +22,7 @@ import { HOSTILE_TEXT, startHostile } from "../fixtures/hostile-upstream.ts";
 import { MARKUP, startPinsUpstream } from "../fixtures/pins-upstream.ts";
 import { launchChromium, reloadUntil, seriousViolations, signIn } from "./console-browser.ts";
 
-const ADMIN_TOKEN = "e2e-console-hostile-admin-token";
+const ADMIN_TOKEN = "e2e-console-hostile-admin-token-0123";
 const NAV = [
   ["Overview", "/"],
   ["Upstreams", "/upstreams"],

@@ -23,7 +23,7 @@ import { startAlpha } from "../fixtures/sdk-upstream.ts";
 import { startPinsUpstream } from "../fixtures/pins-upstream.ts";
 import { launchChromium, reloadUntil, signIn } from "./console-browser.ts";
 
-const ADMIN_TOKEN = "e2e-console-admin-token";
+const ADMIN_TOKEN = "e2e-console-admin-token-0123456789ab";
 /** README's screenshots are rewritten only when asked (UPDATE_CONSOLE_SCREENSHOTS=1): a plain test run leaves the tree clean. */
 const README_SCREENSHOTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "docs", "console");
 /** A 1×1 PNG. */

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
 import { startAlpha } from "../fixtures/sdk-upstream.ts";
 
-const ADMIN_TOKEN = "e2e-filter-edit-admin-token";
+const ADMIN_TOKEN = "e2e-filter-edit-admin-token-0123456789";
 
 describe("a filter edited while a client holds the tool list", () => {
   let alpha: Awaited<ReturnType<typeof startAlpha>>;

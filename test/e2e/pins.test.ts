@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
 import { startPinsUpstream } from "../fixtures/pins-upstream.ts";
 
-const ADMIN_TOKEN = "e2e-pins-admin-token";
+const ADMIN_TOKEN = "e2e-pins-admin-token-0123456789ab";
 const UPSTREAM = "pinned";
 
 describe("a rug pull in enforce mode", () => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
 import { startAlpha } from "../fixtures/sdk-upstream.ts";
 
-const ADMIN_TOKEN = "e2e-rules-admin-token";
+const ADMIN_TOKEN = "e2e-rules-admin-token-0123456789ab";
 
 describe("rules on a tool with an outputSchema", () => {
   let alpha: Awaited<ReturnType<typeof startAlpha>>;

@@ -18,7 +18,7 @@ import { gatewayWorkerOptions } from "../../scripts/lib/worker-options.mjs";
 import { startAlpha } from "../fixtures/sdk-upstream.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
-const ADMIN_TOKEN = "e2e-uploaded-modules-admin-token";
+const ADMIN_TOKEN = "e2e-uploaded-modules-admin-token-0123";
 const YAML_MODULE = "yaml-module.mjs";
 /** A string only yaml's own code holds (its node types are registered symbols). */
 const YAML_MARKER = 'Symbol.for("yaml.alias")';

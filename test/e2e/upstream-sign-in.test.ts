@@ -15,7 +15,7 @@ import { startOAuthUpstream } from "../fixtures/oauth-upstream.ts";
 import { SignInBrowser } from "../helpers/node/sign-in-browser.ts";
 import { textOf } from "./tool-result.ts";
 
-const ADMIN_TOKEN = "e2e-sign-in-admin-token";
+const ADMIN_TOKEN = "e2e-sign-in-admin-token-0123456789";
 
 describe("the SDK client with an upstream each user signs in to", () => {
   let fixture: Awaited<ReturnType<typeof startOAuthUpstream>>;

@@ -4,7 +4,7 @@
  */
 import { gatewayFetch, type GatewayTarget, type Vars } from "./gateway";
 
-export const TEST_ADMIN_TOKEN = "admin-token-for-shaping-tests";
+export const TEST_ADMIN_TOKEN = "admin-token-for-shaping-tests-0123456789";
 /** Vars that turn the admin API on and make every isolate read KV documents afresh. */
 export const ADMIN_VARS: Vars = { ADMIN_TOKEN: TEST_ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "0" };
 

@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { inject } from "vitest";
 import { gatewayFetch, post, type Json, type Vars } from "./gateway";
 
-export const AUDIT_ADMIN_TOKEN = "audit-test-admin-token";
+export const AUDIT_ADMIN_TOKEN = "audit-test-admin-token-0123456789";
 const CONSUMER_DEADLINE_MS = 15_000;
 const POLL_MS = 100;
 

@@ -7,7 +7,7 @@ import { expect } from "vitest";
 import { createApiKey, type NewApiKey } from "../../src/auth/api-keys";
 import { gatewayFetch, type Vars } from "./gateway";
 
-export const ADMIN_TOKEN = "admin-token-for-auth-tests";
+export const ADMIN_TOKEN = "admin-token-for-auth-tests-0123456789";
 
 /** Vars with API keys on (plus `auth` fields) and the admin API open to ADMIN_TOKEN. */
 export function authVars(auth: Record<string, unknown> = { apiKeys: true }, more: Vars = {}): Vars {

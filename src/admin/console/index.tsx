@@ -13,7 +13,9 @@
  */
 import { h } from "./jsx";
 import { Hono } from "../hono-app";
-import { recordFailedAuthentication } from "../../auth/failure-audit";
+import { recordFailedAuthentication, requestSource } from "../../auth/failure-audit";
+import { adminTokenState, ADMIN_TOKEN_TOO_SHORT_MESSAGE } from "../../auth/admin-token";
+import { adminRateLimiter, judgeAdminAttempt, throttledMessage } from "../../auth/admin-throttle";
 import { gatewayConfig } from "../../config/gateway-config";
 import { sessionSecret } from "../../config/secrets";
 import { GatewayError } from "../../core/errors";
@@ -58,8 +60,13 @@ function SignInForm({ error }: { error?: string }) {
   );
 }
 
-function signInPage(c: ConsoleContext, error?: string, status: 200 | 401 | 403 = 200): Promise<Response> {
-  return renderBare(c, "Sign in", <SignInForm {...(error ? { error } : {})} />, status);
+function signInPage(c: ConsoleContext, error?: string, status: 200 | 401 | 403 | 429 = 200, headers?: Record<string, string>): Promise<Response> {
+  const page = renderBare(c, "Sign in", <SignInForm {...(error ? { error } : {})} />, status);
+  if (!headers) return page;
+  return page.then((response) => {
+    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+    return response;
+  });
 }
 
 async function readForm(request: Request): Promise<FormData | URLSearchParams | undefined> {
@@ -107,7 +114,9 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
   app.get("/console.css", (c) => c.body(CONSOLE_STYLE, 200, { "content-type": "text/css; charset=utf-8" }));
 
   app.use("*", async function consoleIsOn(c, next) {
-    if (typeof c.env.ADMIN_TOKEN !== "string" || c.env.ADMIN_TOKEN === "") return renderBare(c, "Console off", <p>{OFF_MESSAGE}</p>, 404);
+    const secret = adminTokenState(c.env.ADMIN_TOKEN);
+    if (secret.state === "off") return renderBare(c, "Console off", <p>{OFF_MESSAGE}</p>, 404);
+    if (secret.state === "too-short") return renderBare(c, "Console closed", <p role="alert">{ADMIN_TOKEN_TOO_SHORT_MESSAGE}</p>, 500);
     await next();
   });
 
@@ -129,18 +138,21 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
     if (refused) return signInPage(c, refused.message, 403);
     const form = await readForm(c.req.raw);
     const token = form ? submittedForm(form).get("token") : "";
-    if (token === "" || !(await sameSecret(token, c.env.ADMIN_TOKEN!))) {
+    const attempt = await judgeAdminAttempt(requestSource(c.req.raw), token !== "" && (await sameSecret(token, c.env.ADMIN_TOKEN!)), adminRateLimiter(c.env));
+    if (attempt.verdict !== "accepted") {
+      const throttled = attempt.verdict === "throttled" ? throttledMessage(attempt.retryAfterS) : undefined;
       // A guess at the admin token through the console leaves the same trace (and per-source bound) as one at the admin API.
       recordFailedAuthentication({
         request: c.req.raw,
         route: SIGN_IN_ROUTE,
-        reason: token === "" ? "missing-admin-token" : "wrong-admin-token",
-        answer: { status: 401, message: WRONG_TOKEN_MESSAGE },
+        reason: throttled ? "throttled-admin-token" : token === "" ? "missing-admin-token" : "wrong-admin-token",
+        answer: { status: throttled ? 429 : 401, message: throttled ?? WRONG_TOKEN_MESSAGE },
         startedAt,
         audit: gatewayConfig(c.env).audit,
         queue: c.env.AUDIT_QUEUE,
         waitUntil: (promise) => c.executionCtx.waitUntil(promise),
       });
+      if (attempt.verdict === "throttled") return signInPage(c, throttled, 429, { "retry-after": String(attempt.retryAfterS) });
       return signInPage(c, WRONG_TOKEN_MESSAGE, 401);
     }
     const cookie = sessionCookie(c.req.url, await sealSession(sessionSecret(c.env), c.env.ADMIN_TOKEN!));

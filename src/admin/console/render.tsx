@@ -9,7 +9,7 @@ import type { Child } from "hono/jsx";
 import type { ConsoleContext } from "./context";
 import { BarePage, Layout } from "./layout";
 
-type Status = 200 | 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 422 | 500 | 502;
+type Status = 200 | 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 422 | 429 | 500 | 502;
 
 /** Answers with a console page (navigation included). */
 export async function renderPage(c: ConsoleContext, title: string, active: string, body: Child, status: Status = 200): Promise<Response> {
