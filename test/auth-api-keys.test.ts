@@ -12,6 +12,8 @@ import { gatewayFetch, initialize, post, request, type Json } from "./helpers/ga
 const VARS = authVars({ apiKeys: true }, { OFFLOAD: JSON.stringify({ thresholdBytes: 4096 }) });
 const INIT = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
 const METADATA = 'Bearer resource_metadata="http://gateway.test/.well-known/oauth-protected-resource/mcp"';
+/** What a client without credentials is told by a gateway that takes API keys only. */
+const HINT = "this gateway takes API keys and does not sign clients in with OAuth: send the header Authorization: Bearer <API key> (a key its operator made with POST /admin/api-keys)";
 
 beforeAll(async () => {
   // Authorization is default-deny: one persona lets every role-holder call everything here.
@@ -92,7 +94,7 @@ describe("authentication failures", () => {
   });
 
   const cases: [string, () => Record<string, string>, string | undefined, RegExp][] = [
-    ["no Authorization header", () => ({}), undefined, /send Authorization: Bearer/],
+    ["no Authorization header", () => ({}), HINT, /takes API keys .*send the header Authorization: Bearer <API key>/],
     ["another scheme", () => ({ authorization: "Basic dXNlcjpwYXNz" }), undefined, /must use the Bearer scheme/],
     ["an empty bearer", () => ({ authorization: "Bearer " }), "the credential is malformed", /malformed/],
     ["a malformed key", () => ({ authorization: "Bearer mgw_nothex_short" }), "the credential is malformed", /malformed/],
@@ -106,7 +108,9 @@ describe("authentication failures", () => {
     const response = await post("/mcp", INIT, { vars: VARS, headers: headers() });
     expect(response.status).toBe(401);
     const challenge = response.headers.get("www-authenticate");
-    expect(challenge).toBe(description === undefined ? METADATA : `${METADATA}, error="invalid_token", error_description="${description}"`);
+    // No credential: no error code (RFC 6750 §3.1), only what the gateway takes.
+    const error = description === HINT ? `, error_description="${HINT}"` : description === undefined ? "" : `, error="invalid_token", error_description="${description}"`;
+    expect(challenge).toBe(`${METADATA}${error}`);
     const body = (await response.json()) as Json;
     expect(body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32001 } });
     expect(body.error.message).toMatch(message);
@@ -114,7 +118,7 @@ describe("authentication failures", () => {
 
   it("names the route's own metadata on /mcp/<upstream>", async () => {
     const response = await post("/mcp/alpha", INIT, { vars: VARS });
-    expect(response.headers.get("www-authenticate")).toBe('Bearer resource_metadata="http://gateway.test/.well-known/oauth-protected-resource/mcp/alpha"');
+    expect(response.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="http://gateway.test/.well-known/oauth-protected-resource/mcp/alpha", error_description="${HINT}"`);
   });
 
   it("a key with the right id and a wrong secret is unknown", async () => {
@@ -222,11 +226,30 @@ describe("credentials toward upstreams", () => {
   });
 });
 
+describe("an OAuth client at a gateway that takes API keys (mcp-remote)", () => {
+  it.each([
+    ["POST", "/register"],
+    ["GET", "/.well-known/oauth-authorization-server"],
+    ["GET", "/.well-known/openid-configuration/mcp"],
+    ["GET", "/authorize"],
+    ["POST", "/token"],
+  ])("%s %s: 404 saying the gateway signs no client in and takes API keys, in which header", async (method, path) => {
+    const response = await gatewayFetch(path, { method, ...(method === "POST" ? { body: "{}", headers: { "content-type": "application/json" } } : {}) }, VARS);
+    expect(response.status).toBe(404);
+    const { error } = (await response.json()) as Json;
+    expect(error.message).toContain("this gateway is not an OAuth authorization server");
+    expect(error.message).toContain(HINT);
+    expect(error.message).not.toContain("the MCP endpoint is /mcp");
+  });
+});
+
 describe("protected resource metadata (RFC 9728)", () => {
-  it("describes the gateway and each route", async () => {
+  it("describes the gateway and each route, naming no authorization server when it takes API keys only", async () => {
     const vars = { AUTH: JSON.stringify({ apiKeys: true, scopes: ["mcp:tools"] }) };
     const root = (await (await gatewayFetch("/.well-known/oauth-protected-resource/mcp", {}, vars)).json()) as Json;
-    expect(root).toMatchObject({ resource: "http://gateway.test/mcp", authorization_servers: [], scopes_supported: ["mcp:tools"], bearer_methods_supported: ["header"] });
+    expect(root).toMatchObject({ resource: "http://gateway.test/mcp", scopes_supported: ["mcp:tools"], bearer_methods_supported: ["header"] });
+    // The member is optional (RFC 9728 §2); an empty list sends OAuth clients to register at the gateway.
+    expect(root).not.toHaveProperty("authorization_servers");
     const route = (await (await gatewayFetch("/.well-known/oauth-protected-resource/mcp/alpha", {}, vars)).json()) as Json;
     expect(route.resource).toBe("http://gateway.test/mcp/alpha");
   });

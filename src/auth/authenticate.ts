@@ -127,15 +127,36 @@ function jwtDescription(problem: TokenProblem): string {
   }
 }
 
-/** `Bearer resource_metadata="..."`, with an RFC 6750 error when the credential itself was bad. */
-function challenge(metadataUrl: string, description?: string): Record<string, string> {
-  const error = description === undefined ? "" : `, error="invalid_token", error_description="${description}"`;
+/**
+ * `Bearer resource_metadata="..."`, with an RFC 6750 error when the credential itself was
+ * bad; `hint` (no error code: RFC 6750 §3.1 wants none when no credential came) tells a
+ * client without credentials what the gateway takes.
+ */
+function challenge(metadataUrl: string, description?: string, hint?: string): Record<string, string> {
+  const error = description !== undefined ? `, error="invalid_token", error_description="${description}"` : hint !== undefined ? `, error_description="${hint}"` : "";
   return { "www-authenticate": `Bearer resource_metadata="${metadataUrl}"${error}` };
 }
 
-/** The wire error for a request that did not authenticate. `metadataUrl` is the route's RFC 9728 document. */
-export function authError(problem: AuthProblem, metadataUrl: string): GatewayError {
-  const unauthorized = (message: string, description?: string) => new GatewayError(401, UNAUTHORIZED, `Unauthorized: ${message}`, undefined, null, challenge(metadataUrl, description));
+/**
+ * What a client without credentials is told the gateway takes, when it takes API keys: an
+ * OAuth client that finds no authorization server to sign in with (mcp-remote tries
+ * dynamic client registration) learns it needs a key, and the header to send it in.
+ * Undefined for an issuer's tokens alone: the metadata names the issuer, and OAuth works.
+ */
+export function credentialHint(auth: AuthConfig | undefined): string | undefined {
+  if (auth?.mode !== "on" || !auth.apiKeys) return undefined;
+  return auth.jwt
+    ? "this gateway takes API keys or access tokens of the authorization server its metadata names: send the header Authorization: Bearer <API key or access token>"
+    : "this gateway takes API keys and does not sign clients in with OAuth: send the header Authorization: Bearer <API key> (a key its operator made with POST /admin/api-keys)";
+}
+
+/**
+ * The wire error for a request that did not authenticate. `metadataUrl` is the route's RFC
+ * 9728 document; with `auth`, a request without credentials is told what the gateway takes.
+ */
+export function authError(problem: AuthProblem, metadataUrl: string, auth?: AuthConfig): GatewayError {
+  const unauthorized = (message: string, description?: string, hint?: string) =>
+    new GatewayError(401, UNAUTHORIZED, `Unauthorized: ${message}`, undefined, null, challenge(metadataUrl, description, hint));
   switch (problem.reason) {
     case "not-configured":
       return new GatewayError(
@@ -144,8 +165,10 @@ export function authError(problem: AuthProblem, metadataUrl: string): GatewayErr
         'Gateway configuration error: authentication is not configured (the AUTH var is not set); set AUTH to {"apiKeys": true} and create keys with POST /admin/api-keys, ' +
           'configure an OAuth issuer under AUTH.jwt, or set AUTH to {"mode": "off"} to serve anyone (see docs/authentication.md)',
       );
-    case "missing":
-      return unauthorized("send Authorization: Bearer <API key or access token>");
+    case "missing": {
+      const hint = credentialHint(auth);
+      return unauthorized(hint ?? "send Authorization: Bearer <API key or access token>", undefined, hint);
+    }
     case "wrong-scheme":
       return unauthorized("the Authorization header must use the Bearer scheme");
     case "malformed":

@@ -1,7 +1,8 @@
 /**
  * OAuth 2.0 Protected Resource Metadata (RFC 9728): what a client learns from the URL in
  * a 401's `WWW-Authenticate` — which resource this is, which authorization servers issue
- * tokens for it and which scopes it knows. One document per route: `/mcp` at
+ * tokens for it (none named for a gateway without an OAuth issuer) and which scopes it
+ * knows. One document per route: `/mcp` at
  * `/.well-known/oauth-protected-resource/mcp`, `/mcp/<upstream>` at the same path with
  * its own suffix, and the bare `/.well-known/oauth-protected-resource` for the gateway.
  */
@@ -30,9 +31,12 @@ export function resourceUrl(auth: AuthConfig, origin: string, route: string): st
  */
 export function protectedResourceMetadata(auth: AuthConfig, origin: string, route: string): Record<string, unknown> {
   const on = auth.mode === "on" ? auth : undefined;
+  const servers = on?.jwt?.authorizationServers ?? [];
   return {
     resource: resourceUrl(auth, origin, route),
-    authorization_servers: on?.jwt?.authorizationServers ?? [],
+    // Optional (RFC 9728 §2): an empty list reads as "sign in somewhere" to OAuth clients; a
+    // gateway that takes API keys only names none, and its 401 says to send a key.
+    ...(servers.length > 0 ? { authorization_servers: servers } : {}),
     ...(on && on.scopes.length > 0 ? { scopes_supported: on.scopes } : {}),
     bearer_methods_supported: ["header"],
     resource_name: route === "" ? "mcp-edge-gateway" : `mcp-edge-gateway: ${route}`,

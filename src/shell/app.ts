@@ -21,7 +21,7 @@ import { classifyPost } from "../front/modern/classify";
 import { checkNesting, checkPostHeaders } from "../front/http/request-checks";
 import { handleModernPost } from "../front/modern/endpoint";
 import { checkOrigin, corsHeaders } from "./origin";
-import { authenticate, authError, authFailureName } from "../auth/authenticate";
+import { authenticate, authError, authFailureName, credentialHint } from "../auth/authenticate";
 import type { Caller } from "../context/call-context";
 import { reachableUpstreams } from "../policy/reachable-upstreams";
 import { metadataUrl, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "../auth/protected-resource";
@@ -81,7 +81,7 @@ async function callerOf(c: GatewayContext, route: string, services: Services): P
   });
   if (found.ok) return found.value;
   const path = route === "" ? "/mcp" : `/mcp/${route}`;
-  const error = authError(found, metadataUrl(new URL(c.req.url).origin, path));
+  const error = authError(found, metadataUrl(new URL(c.req.url).origin, path), config.auth.value);
   const reason = authFailureName(found);
   if (reason !== undefined) {
     const answer = { status: error.status, code: error.code, message: error.message };
@@ -132,6 +132,27 @@ async function endpoint(c: GatewayContext, route: string, pipelines: (config: Ga
     signal: c.req.raw.signal,
     waitUntil: (promise) => c.executionCtx.waitUntil(promise),
   };
+}
+
+/**
+ * Where an OAuth client looks for an authorization server at the resource's own origin when
+ * the metadata names none (RFC 8414 and OpenID discovery, RFC 7591 registration, the
+ * default endpoints): the gateway is none, and says so rather than "the MCP endpoint is /mcp".
+ */
+const AUTHORIZATION_SERVER_PATHS = [
+  "/register",
+  "/authorize",
+  "/token",
+  "/.well-known/oauth-authorization-server",
+  "/.well-known/oauth-authorization-server/*",
+  "/.well-known/openid-configuration",
+  "/.well-known/openid-configuration/*",
+];
+
+function notAnAuthorizationServer(c: GatewayContext): GatewayError {
+  const auth = gatewayConfig(c.env).auth;
+  const hint = credentialHint(auth.ok ? auth.value : undefined) ?? "its protected-resource metadata names the authorization servers it trusts, if any";
+  return new GatewayError(404, -32000, `Not Found: this gateway is not an OAuth authorization server (it registers and signs in no clients); ${hint}`);
 }
 
 const HOME_AUTHENTICATION_REQUIRED = "required: send Authorization: Bearer <token> (an API key or an access token); with it, this page lists the upstreams you may reach";
@@ -241,6 +262,7 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   app.get(PROTECTED_RESOURCE_PATH, (c) => metadata(c, ""));
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp`, (c) => metadata(c, ""));
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp/:upstream`, (c) => metadata(c, c.req.param("upstream")));
+  for (const path of AUTHORIZATION_SERVER_PATHS) app.all(path, (c) => errorResponse(notAnAuthorizationServer(c)));
   app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id")));
   app.all("/mcp", (c) => serve(c, "", pipelines));
   app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), pipelines));

@@ -48,7 +48,9 @@ describe("the SDK client with credentials", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x", version: "1" } } }),
     });
     expect(response.status).toBe(401);
-    expect(response.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${gateway.url}/.well-known/oauth-protected-resource/mcp"`);
+    // API keys and an issuer's tokens: the client is told both, and the header.
+    const hint = "this gateway takes API keys or access tokens of the authorization server its metadata names: send the header Authorization: Bearer <API key or access token>";
+    expect(response.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${gateway.url}/.well-known/oauth-protected-resource/mcp", error_description="${hint}"`);
     expect(gateway.logs()).not.toContain("Authentication is OFF");
   });
 
