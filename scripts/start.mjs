@@ -191,6 +191,26 @@ export function adminTokenWarning(args) {
   return `ADMIN_TOKEN is shorter than ${MIN_ADMIN_TOKEN_CHARS} characters: the admin API and console stay closed. Make one with \`openssl rand -hex 32\` and set it in .dev.vars (ADMIN_TOKEN=<token>) or with --var ADMIN_TOKEN:<token>.`;
 }
 
+/**
+ * The reminder `npm start` prints when the AUTH it hands the gateway (`--var`, the
+ * environment, an env file) turns authentication on: authorization is default-deny, so
+ * without a persona for their roles callers see no tools. The gateway itself can say more
+ * once running: its log (this terminal) warns when a caller's roles select no persona.
+ */
+export function personaReminder(args, environment = process.env) {
+  const given = flagValues(args, ['--var']).filter((v) => v.startsWith('AUTH:')).at(-1)?.slice('AUTH:'.length);
+  const files = [...flagValues(args, ['--env-file']).map((f) => path.resolve(ROOT, f)), ...defaultEnvFiles(args)];
+  const text = given ?? environment.AUTH ?? files.map((file) => fileValue(file, 'AUTH')).findLast((value) => value !== undefined);
+  let auth;
+  try {
+    auth = text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined; // the gateway reports an invalid AUTH itself
+  }
+  if (typeof auth !== 'object' || auth === null || auth.mode === 'off') return undefined;
+  return 'Authentication is on: a caller lists and calls only what a persona grants its roles (default deny). Define personas with PUT /admin/personas/<name> or on the console\'s Personas page (docs/authentication.md); this log warns when a caller\'s roles select none.';
+}
+
 /** True when the dotenv-style file sets `name`. */
 function fileSets(file, name) {
   return existsSync(file) && new RegExp(`^\\s*(?:export\\s+)?${name}\\s*(?:=|:\\s)`, 'm').test(readFileSync(file, 'utf8'));
@@ -246,6 +266,8 @@ function main() {
   if (auth === OPEN_AUTH) {
     console.log('[start] Authentication is OFF (AUTH={"mode":"off"}): anyone who can reach this port can call the upstreams. Set AUTH to turn it on (docs/authentication.md).');
   }
+  const personas = personaReminder(userArgs);
+  if (personas) console.log(`[start] ${personas}`);
   const shortToken = adminTokenWarning(userArgs);
   if (shortToken) console.log(`[start] warning: ${shortToken}`);
   const child = spawn(process.execPath, [WRANGLER, ...wranglerArgs(userArgs, secretFile, auth)], { cwd: ROOT, stdio: 'inherit', env });

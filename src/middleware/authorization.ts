@@ -10,7 +10,8 @@
  * the call record.
  *
  * Active only when authentication is on (AUTH); with no persona for the caller's roles
- * and no default persona, the caller may call nothing (default deny). A broken personas
+ * and no default persona, the caller may call nothing (default deny); the call record
+ * names why (middleware/no-persona.ts, which also warns in the log). A broken personas
  * document fails closed the same way. The gateway's own tool (`sys___read_payload`) reads
  * only what the caller's own calls stored, and is always allowed; no other name is exempt
  * (an upstream's `sys___` names never pass for the gateway's: middleware/sys-tools.ts).
@@ -25,6 +26,7 @@ import { onRequests, toolKey, type CallContext, type MethodHandler, type Middlew
 import { permits, permitsUpstream, type Grant } from "../policy/persona";
 import { PAYLOAD_URI_PREFIX } from "../storage/payload-store";
 import { TASK_METHODS, unknownTask } from "../relay/tasks";
+import { explainNoPersona, NOT_ALLOWED } from "./no-persona";
 
 const RESOURCE_NOT_FOUND = -32002;
 /** Shown on the call record when no persona applies. */
@@ -113,7 +115,13 @@ export function authorization({ auth }: AuthorizationOptions): Middleware {
       if (method === "ping") return next(ctx, request);
       const grant = await ctx.grant();
       ctx.record.persona = grant?.persona ?? NO_PERSONA;
+      if (!grant) await explainNoPersona(ctx);
       const allowed = (key: string | undefined) => key !== undefined && (GATEWAY_TOOLS.has(key) || permits(grant, key));
+      // A refused call says no more than an unknown name would; the record says why (without a grant, the cause is noted already).
+      const refused = (label: string, name: unknown) => {
+        if (grant) ctx.record.denied = NOT_ALLOWED;
+        return unknownName(label, name, id);
+      };
       switch (method) {
         case "initialize":
         case "server/discover":
@@ -136,14 +144,14 @@ export function authorization({ auth }: AuthorizationOptions): Middleware {
           if (outOfReach(ctx, grant)) return emptyList(id, "resources");
           return next(withReachableUpstreams(ctx, grant), request);
         case "tools/call":
-          if (!allowed(targetKey(ctx))) throw unknownName("tool", params?.["name"], id);
+          if (!allowed(targetKey(ctx))) throw refused("tool", params?.["name"]);
           return next(ctx, request);
         case "prompts/get":
-          if (!allowed(targetKey(ctx))) throw unknownName("prompt", params?.["name"], id);
+          if (!allowed(targetKey(ctx))) throw refused("prompt", params?.["name"]);
           return next(ctx, request);
         case "completion/complete": {
           const ref = params?.["ref"];
-          if (isObject(ref) && ref["type"] === "ref/prompt" && !allowed(targetKey(ctx))) throw unknownName("prompt", ref["name"], id);
+          if (isObject(ref) && ref["type"] === "ref/prompt" && !allowed(targetKey(ctx))) throw refused("prompt", ref["name"]);
           if (isObject(ref) && ref["type"] === "ref/resource") return reachResource(ctx, grant, ref["uri"], request, next);
           return next(ctx, request);
         }

@@ -172,6 +172,7 @@ export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContex
     "user.roles": roles.roles,
     "gateway.user.roles_count": roles.total,
     "gateway.persona": text("gateway.persona", record.persona),
+    "gateway.denied": text("gateway.denied", record.denied),
     "gateway.route": ctx.route.kind === "aggregated" ? "/mcp" : text("gateway.route", `/mcp/${ctx.route.name}`)!,
     "gateway.upstream": text("gateway.upstream", record.upstream),
     "gateway.upstream.status_code": record.upstreamStatus,

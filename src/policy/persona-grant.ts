@@ -6,7 +6,28 @@
  */
 import { PERSONAS_KEY } from "../storage/document-keys";
 import { loadDocument } from "../storage/document-store";
-import { checkPersonas, grantFor, type Grant } from "./persona";
+import { checkPersonas, grantFor, type Grant, type Personas } from "./persona";
+
+/** Why a caller has no persona, as the audit event and the log name it. */
+export type NoPersonaCause = "no persona defined" | "no persona for roles" | "personas document invalid" | "no KV binding";
+
+/**
+ * Why no persona applies to a caller with `roles` (when `loadGrant` found none): no persona
+ * is defined at all, none selects one of the roles and none is the default, or the
+ * personas document is invalid (which denies every caller).
+ */
+export function noGrantCause(personas: Personas | undefined, roles: readonly string[]): NoPersonaCause | undefined {
+  if (personas === undefined) return "personas document invalid";
+  if (Object.keys(personas).length === 0) return "no persona defined";
+  return grantFor(personas, roles) === undefined ? "no persona for roles" : undefined;
+}
+
+/** Why a caller with `roles` gets no grant (read through the same cached document); undefined when it gets one. */
+export async function whyNoGrant(kv: KVNamespace | undefined, roles: readonly string[], cacheTtlMs: number): Promise<NoPersonaCause | undefined> {
+  if (!kv) return "no KV binding";
+  const stored = await loadDocument(kv, PERSONAS_KEY, cacheTtlMs, checkPersonas);
+  return noGrantCause(stored.state === "absent" ? {} : stored.state === "valid" ? stored.value : undefined, roles);
+}
 
 /**
  * The grant of a caller with `roles`: undefined when no persona applies (default deny),

@@ -4,7 +4,8 @@
 /**
  * Overview: each upstream with its health, era and error rate, its pin changes awaiting
  * approval (a link to the Pins page), and its calls per minute over the last hour (from
- * the audit trail) as a small chart.
+ * the audit trail) as a small chart; above them, a warning when callers can call nothing
+ * (no persona, or API keys whose roles select none: access-warnings.tsx).
  */
 import { Fragment, h } from "./jsx";
 import type { ConsoleApp } from "./context";
@@ -13,6 +14,8 @@ import { MinuteChart } from "./chart";
 import { Empty, href, Problems, Time } from "./layout";
 import { renderPage } from "./render";
 import { eraOf, rateText, readHealth } from "./upstream-health";
+import { AccessWarnings, readAccessWarnings } from "./access-warnings";
+import { gatewayConfig } from "../../config/gateway-config";
 
 const CHART_MINUTES = 60;
 
@@ -20,14 +23,17 @@ const CHART_MINUTES = 60;
 export function registerOverview(app: ConsoleApp): void {
   app.get("/", async (c) => {
     const now = Date.now();
-    const [health, audit] = await Promise.all([
+    const auth = gatewayConfig(c.env).auth;
+    const [health, audit, access] = await Promise.all([
       readHealth(c.var.call),
       readAudit(c.var.call, new URLSearchParams({ from: String(now - CHART_MINUTES * 60_000), to: String(now), limit: "1000" })),
+      readAccessWarnings(c.var.call, auth.ok ? auth.value : undefined),
     ]);
     const events = audit.ok ? audit.events : [];
     const body = (
       <>
         <Problems id="overview-errors" error={!health.ok ? health.error : !audit.ok ? audit.error : undefined} />
+        <AccessWarnings data={access} />
         {health.ok && health.upstreams.length === 0 && <Empty>No upstreams are configured: add one to UPSTREAMS in wrangler.toml (see docs/configuration.md).</Empty>}
         <div class="cards">
           {(health.ok ? health.upstreams : []).map((upstream) => {
