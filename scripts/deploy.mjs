@@ -118,7 +118,15 @@ export function secretsNeeded(config) {
   const upstreams = upstreamsOf(config);
   const needed = [
     { name: 'SESSION_SECRET', why: 'seals sessions and request state', required: true, generate: () => randomBytes(32).toString('hex') },
-    { name: 'ADMIN_TOKEN', why: 'turns the admin API on (at least 32 characters, e.g. `openssl rand -hex 32`; a shorter one keeps it closed); it is off without it', required: false, generate: () => randomBytes(32).toString('base64url'), show: true },
+    {
+      name: 'ADMIN_TOKEN',
+      why: 'turns the admin API on (at least 32 characters, e.g. `openssl rand -hex 32`; ' +
+        'a shorter one keeps it closed); ' +
+        'it is off without it',
+      required: false,
+      generate: () => randomBytes(32).toString('base64url'),
+      show: true,
+    },
   ];
   if (upstreams.some((upstream) => upstream?.identity)) {
     needed.push({ name: 'IDENTITY_SIGNING_KEY', why: 'signs identity assertions to upstreams', required: true, generate: identitySigningKey });

@@ -174,8 +174,17 @@ function devSessionSecret() {
 /** The value the dotenv-style file gives `name` (the last one), or undefined. */
 function fileValue(file, name) {
   if (!existsSync(file)) return undefined;
-  const matches = [...readFileSync(file, 'utf8').matchAll(new RegExp(`^\\s*(?:export\\s+)?${name}\\s*(?:=|:\\s)[ \\t]*(.*)$`, 'gm'))];
+  const line = new RegExp(`^\\s*(?:export\\s+)?${name}\\s*(?:=|:\\s)[ \\t]*(.*)$`, 'gm');
+  const matches = [...readFileSync(file, 'utf8').matchAll(line)];
   return matches.at(-1)?.[1]?.replace(/\s+#.*$/, '').trim().replace(/^(['"`])(.*)\1$/, '$2');
+}
+
+/** What the gateway gets for `name`: `--var name:...`, else `environment`'s (when given), else the env files'. */
+function givenValue(args, name, environment = {}) {
+  const given = flagValues(args, ['--var']).filter((v) => v.startsWith(`${name}:`)).at(-1)?.slice(name.length + 1);
+  const files = [...flagValues(args, ['--env-file']).map((f) => path.resolve(ROOT, f)), ...defaultEnvFiles(args)];
+  if (given !== undefined) return given;
+  return environment[name] ?? files.map((file) => fileValue(file, name)).findLast((value) => value !== undefined);
 }
 
 /**
@@ -184,11 +193,14 @@ function fileValue(file, name) {
  * then stay closed (src/auth/admin-token.ts). Undefined when it is long enough or unset.
  */
 export function adminTokenWarning(args) {
-  const given = flagValues(args, ['--var']).filter((v) => v.startsWith('ADMIN_TOKEN:')).at(-1)?.slice('ADMIN_TOKEN:'.length);
-  const files = [...flagValues(args, ['--env-file']).map((f) => path.resolve(ROOT, f)), ...defaultEnvFiles(args)];
-  const token = given ?? files.map((file) => fileValue(file, 'ADMIN_TOKEN')).findLast((value) => value !== undefined);
+  // Wrangler gives the Worker no secret from the environment: only --var and the env files count.
+  const token = givenValue(args, 'ADMIN_TOKEN');
   if (!token || token.length >= MIN_ADMIN_TOKEN_CHARS) return undefined;
-  return `ADMIN_TOKEN is shorter than ${MIN_ADMIN_TOKEN_CHARS} characters: the admin API and console stay closed. Make one with \`openssl rand -hex 32\` and set it in .dev.vars (ADMIN_TOKEN=<token>) or with --var ADMIN_TOKEN:<token>.`;
+  return (
+    `ADMIN_TOKEN is shorter than ${MIN_ADMIN_TOKEN_CHARS} characters: the admin API and console stay closed. ` +
+    'Make one with `openssl rand -hex 32` and set it in .dev.vars (ADMIN_TOKEN=<token>) ' +
+    'or with --var ADMIN_TOKEN:<token>.'
+  );
 }
 
 /**
@@ -198,9 +210,7 @@ export function adminTokenWarning(args) {
  * once running: its log (this terminal) warns when a caller's roles select no persona.
  */
 export function personaReminder(args, environment = process.env) {
-  const given = flagValues(args, ['--var']).filter((v) => v.startsWith('AUTH:')).at(-1)?.slice('AUTH:'.length);
-  const files = [...flagValues(args, ['--env-file']).map((f) => path.resolve(ROOT, f)), ...defaultEnvFiles(args)];
-  const text = given ?? environment.AUTH ?? files.map((file) => fileValue(file, 'AUTH')).findLast((value) => value !== undefined);
+  const text = givenValue(args, 'AUTH', environment);
   let auth;
   try {
     auth = text === undefined ? undefined : JSON.parse(text);
@@ -208,7 +218,11 @@ export function personaReminder(args, environment = process.env) {
     return undefined; // the gateway reports an invalid AUTH itself
   }
   if (typeof auth !== 'object' || auth === null || auth.mode === 'off') return undefined;
-  return 'Authentication is on: a caller lists and calls only what a persona grants its roles (default deny). Define personas with PUT /admin/personas/<name> or on the console\'s Personas page (docs/authentication.md); this log warns when a caller\'s roles select none.';
+  return (
+    'Authentication is on: a caller lists and calls only what a persona grants its roles (default deny). ' +
+    "Define personas with PUT /admin/personas/<name> or on the console's Personas page (docs/authentication.md); " +
+    "this log warns when a caller's roles select none."
+  );
 }
 
 /** True when the dotenv-style file sets `name`. */

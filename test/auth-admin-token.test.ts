@@ -9,7 +9,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ADMIN_VARS, TEST_ADMIN_TOKEN } from "./helpers/admin";
-import { CONSOLE_ORIGIN, formInit } from "./helpers/console";
+import { CONSOLE_ORIGIN, consoleGet, formInit, signIn } from "./helpers/console";
 import { gatewayFetch, type Vars } from "./helpers/gateway";
 
 /** docs/admin-api.md: wrong tokens a source may send per minute and isolate. */
@@ -17,12 +17,14 @@ const FAILURES_PER_SOURCE = 5;
 const newSource = () => `198.51.100.${Math.floor(Math.random() * 250)}-${crypto.randomUUID().slice(0, 8)}`;
 
 function adminGet(token: string, source: string, vars: Vars = ADMIN_VARS): Promise<Response> {
-  return gatewayFetch("/admin/filter-sets", { headers: { authorization: `Bearer ${token}`, "cf-connecting-ip": source } }, vars);
+  const headers = { authorization: `Bearer ${token}`, "cf-connecting-ip": source };
+  return gatewayFetch("/admin/filter-sets", { headers }, vars);
 }
 
 function signInAttempt(token: string, source: string, vars: Vars = ADMIN_VARS): Promise<Response> {
   const init = formInit({ token }, undefined);
-  return gatewayFetch(`${CONSOLE_ORIGIN}/admin/console/sign-in`, { ...init, headers: { ...(init.headers as Record<string, string>), "cf-connecting-ip": source } }, vars);
+  const headers = { ...(init.headers as Record<string, string>), "cf-connecting-ip": source };
+  return gatewayFetch(`${CONSOLE_ORIGIN}/admin/console/sign-in`, { ...init, headers }, vars);
 }
 
 afterEach(() => {
@@ -58,14 +60,15 @@ describe("an ADMIN_TOKEN shorter than 32 characters", () => {
 });
 
 describe("guesses at the admin token", () => {
-  it("on the admin API: throttled after a few from one source, the right token too, until the minute ends", async () => {
+  it("on the admin API: throttled after a few from one source, the right token too, till the minute ends", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     const source = newSource();
     for (let i = 0; i < FAILURES_PER_SOURCE; i++) expect((await adminGet(`guess-${i}`, source)).status).toBe(401);
     const throttled = await adminGet("guess-more", source);
     expect(throttled.status).toBe(429);
     expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(((await throttled.json()) as { error: string }).error).toMatch(/too many wrong admin tokens from this address; retry after \d+ seconds/);
+    const { error } = (await throttled.json()) as { error: string };
+    expect(error).toMatch(/too many wrong admin tokens from this address; retry after \d+ seconds/);
     // A right guess now learns nothing; another source is not affected.
     expect((await adminGet(TEST_ADMIN_TOKEN, source)).status).toBe(429);
     expect((await adminGet(TEST_ADMIN_TOKEN, newSource())).status).toBe(200);
@@ -87,12 +90,27 @@ describe("guesses at the admin token", () => {
   });
 
   it("with the ADMIN_RATE_LIMIT binding: throttled once the binding says the source is over", async () => {
-    // The tight test binding (3 a minute) as ADMIN_RATE_LIMIT: it counts failures before this isolate's own budget is used up.
+    // The tight test binding (3 a minute) as ADMIN_RATE_LIMIT: it says "over" before this
+    // isolate's own budget is used up.
     const vars = { ...ADMIN_VARS, ADMIN_RATE_LIMIT: (env as unknown as Record<string, unknown>)["RATE_LIMIT_TEST"] };
     const source = newSource();
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) statuses.push((await adminGet(`guess-${i}`, source, vars)).status);
     expect(statuses).toEqual([401, 401, 401, 429]);
     expect((await adminGet(TEST_ADMIN_TOKEN, source, vars)).status).toBe(429);
+  });
+
+  it("leaves a signed-in console working while its address is throttled (its own calls are no guesses)", async () => {
+    // Requests without CF-Connecting-IP share the source "unknown", as the console's own calls do.
+    const session = await signIn();
+    for (let i = 0; i < FAILURES_PER_SOURCE + 1; i++) {
+      await gatewayFetch("/admin/filter-sets", { headers: { authorization: `Bearer guess-${i}` } }, ADMIN_VARS);
+    }
+    const right = { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } };
+    const throttled = await gatewayFetch("/admin/filter-sets", right, ADMIN_VARS);
+    expect(throttled.status).toBe(429);
+    const page = await consoleGet("/personas", session);
+    expect(page.status).toBe(200);
+    expect(await page.text()).not.toContain("too many wrong admin tokens");
   });
 });

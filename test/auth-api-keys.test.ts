@@ -13,7 +13,9 @@ const VARS = authVars({ apiKeys: true }, { OFFLOAD: JSON.stringify({ thresholdBy
 const INIT = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
 const METADATA = 'Bearer resource_metadata="http://gateway.test/.well-known/oauth-protected-resource/mcp"';
 /** What a client without credentials is told by a gateway that takes API keys only. */
-const HINT = "this gateway takes API keys and does not sign clients in with OAuth: send the header Authorization: Bearer <API key> (a key its operator made with POST /admin/api-keys)";
+const HINT =
+  "this gateway takes API keys and does not sign clients in with OAuth: " +
+  "send the header Authorization: Bearer <API key> (a key its operator made with POST /admin/api-keys)";
 
 beforeAll(async () => {
   // Authorization is default-deny: one persona lets every role-holder call everything here.
@@ -109,7 +111,12 @@ describe("authentication failures", () => {
     expect(response.status).toBe(401);
     const challenge = response.headers.get("www-authenticate");
     // No credential: no error code (RFC 6750 §3.1), only what the gateway takes.
-    const error = description === HINT ? `, error_description="${HINT}"` : description === undefined ? "" : `, error="invalid_token", error_description="${description}"`;
+    const error =
+      description === HINT
+        ? `, error_description="${HINT}"`
+        : description === undefined
+          ? ""
+          : `, error="invalid_token", error_description="${description}"`;
     expect(challenge).toBe(`${METADATA}${error}`);
     const body = (await response.json()) as Json;
     expect(body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32001 } });
@@ -118,7 +125,9 @@ describe("authentication failures", () => {
 
   it("names the route's own metadata on /mcp/<upstream>", async () => {
     const response = await post("/mcp/alpha", INIT, { vars: VARS });
-    expect(response.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="http://gateway.test/.well-known/oauth-protected-resource/mcp/alpha", error_description="${HINT}"`);
+    const metadata = "http://gateway.test/.well-known/oauth-protected-resource/mcp/alpha";
+    const challenge = response.headers.get("www-authenticate");
+    expect(challenge).toBe(`Bearer resource_metadata="${metadata}", error_description="${HINT}"`);
   });
 
   it("a key with the right id and a wrong secret is unknown", async () => {
@@ -234,7 +243,8 @@ describe("an OAuth client at a gateway that takes API keys (mcp-remote)", () => 
     ["GET", "/authorize"],
     ["POST", "/token"],
   ])("%s %s: 404 saying the gateway signs no client in and takes API keys, in which header", async (method, path) => {
-    const response = await gatewayFetch(path, { method, ...(method === "POST" ? { body: "{}", headers: { "content-type": "application/json" } } : {}) }, VARS);
+    const body = method === "POST" ? { body: "{}", headers: { "content-type": "application/json" } } : {};
+    const response = await gatewayFetch(path, { method, ...body }, VARS);
     expect(response.status).toBe(404);
     const { error } = (await response.json()) as Json;
     expect(error.message).toContain("this gateway is not an OAuth authorization server");
@@ -247,7 +257,9 @@ describe("protected resource metadata (RFC 9728)", () => {
   it("describes the gateway and each route, naming no authorization server when it takes API keys only", async () => {
     const vars = { AUTH: JSON.stringify({ apiKeys: true, scopes: ["mcp:tools"] }) };
     const root = (await (await gatewayFetch("/.well-known/oauth-protected-resource/mcp", {}, vars)).json()) as Json;
-    expect(root).toMatchObject({ resource: "http://gateway.test/mcp", scopes_supported: ["mcp:tools"], bearer_methods_supported: ["header"] });
+    const described = { resource: "http://gateway.test/mcp", scopes_supported: ["mcp:tools"] };
+    expect(root.bearer_methods_supported).toEqual(["header"]);
+    expect(root).toMatchObject(described);
     // The member is optional (RFC 9728 §2); an empty list sends OAuth clients to register at the gateway.
     expect(root).not.toHaveProperty("authorization_servers");
     const route = (await (await gatewayFetch("/.well-known/oauth-protected-resource/mcp/alpha", {}, vars)).json()) as Json;

@@ -29,7 +29,8 @@ async function callAs(roles: string[]): Promise<{ principal: string; answer: Jso
   const principal = `np-${crypto.randomUUID().slice(0, 8)}`;
   const { headers } = await makeKey({ principal, roles }, VARS);
   const { session } = await initialize("/mcp", { vars: VARS, headers });
-  const answer = await request("/mcp", session, "tools/call", { name: "alpha___echo", arguments: { text: "hi" } }, { vars: VARS, headers });
+  const params = { name: "alpha___echo", arguments: { text: "hi" } };
+  const answer = await request("/mcp", session, "tools/call", params, { vars: VARS, headers });
   return { principal, answer };
 }
 
@@ -56,7 +57,7 @@ describe("a caller without a persona", () => {
     expect(line).toContain("PUT /admin/personas/<name>");
   });
 
-  it("whose key's roles select none: the cause is 'no persona for roles', logged once per isolate and roles", async () => {
+  it("whose roles select none: the cause is 'no persona for roles', logged once per isolate and roles", async () => {
     expect((await admin("PUT", "/personas/someone", { roles: ["r-someone"], allow: ["*"] }, VARS)).status).toBe(200);
     const warn = vi.spyOn(console, "warn");
     const first = await callAs(["r-stranger"]);
@@ -69,8 +70,9 @@ describe("a caller without a persona", () => {
     expect(lines[0]).toContain("no persona selects any of its roles and none is the default");
   });
 
-  it("with a persona that does not allow the tool: the cause is 'not allowed by persona', and nothing is logged", async () => {
-    expect((await admin("PUT", "/personas/narrow", { roles: ["r-narrow"], allow: ["beta___*"] }, VARS)).status).toBe(200);
+  it("with a persona that does not allow the tool: the cause is 'not allowed by persona', nothing logged", async () => {
+    const narrow = { roles: ["r-narrow"], allow: ["beta___*"] };
+    expect((await admin("PUT", "/personas/narrow", narrow, VARS)).status).toBe(200);
     const warn = vi.spyOn(console, "warn");
     const { principal, answer } = await callAs(["r-narrow"]);
     expect(answer.error.message).toBe("Unknown tool: alpha___echo");

@@ -18,18 +18,31 @@ beforeAll(async () => {
   expect((await admin("PUT", "/personas/misconfigured", { roles: ["r-misconfigured"], allow: ["alpha___*"], rateLimit: "missing" }, VARS)).status).toBe(200);
   expect((await admin("PUT", "/personas/unlimited", { roles: ["r-unlimited"], allow: ["alpha___*"] }, VARS)).status).toBe(200);
   expect((await admin("PUT", "/personas/limited-raw", { roles: ["r-limited-raw"], allow: ["raw___*"], rateLimit: "tight" }, VARS)).status).toBe(200);
-  expect((await admin("PUT", "/personas/limited-both", { roles: ["r-limited-both"], allow: ["alpha___*", "raw___*"], rateLimit: "tight" }, VARS)).status).toBe(200);
-  expect((await admin("PUT", "/personas/unlimited-both", { roles: ["r-unlimited-both"], allow: ["alpha___*", "raw___*"] }, VARS)).status).toBe(200);
+  const both = ["alpha___*", "raw___*"];
+  const limitedBoth = { roles: ["r-limited-both"], allow: both, rateLimit: "tight" };
+  expect((await admin("PUT", "/personas/limited-both", limitedBoth, VARS)).status).toBe(200);
+  const unlimitedBoth = { roles: ["r-unlimited-both"], allow: both };
+  expect((await admin("PUT", "/personas/unlimited-both", unlimitedBoth, VARS)).status).toBe(200);
 });
 afterAll(async () => {
-  for (const name of ["limited", "misconfigured", "unlimited", "limited-raw", "limited-both", "unlimited-both"]) await admin("DELETE", `/personas/${name}`, undefined, VARS);
+  const names = ["limited", "misconfigured", "unlimited", "limited-raw", "limited-both", "unlimited-both"];
+  for (const name of names) await admin("DELETE", `/personas/${name}`, undefined, VARS);
 });
+
+/** The headers of a new key with `role`, for a principal named after `prefix`. */
+async function keyFor(prefix: string, role: string): Promise<Record<string, string>> {
+  return (await makeKey({ principal: `${prefix}-${crypto.randomUUID()}`, roles: [role] }, VARS)).headers;
+}
+
+function toolCall(id: number, name: string, extra: Json = {}): Json {
+  return { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {}, ...extra } };
+}
 
 /** Calls a tool on `path` as a principal without a limit (to read what an upstream saw). */
 async function callUnlimited(path: string, name: string, args: Record<string, unknown>): Promise<Json> {
-  const { headers } = await makeKey({ principal: `observer-${crypto.randomUUID()}`, roles: ["r-unlimited-both"] }, VARS);
+  const headers = await keyFor("observer", "r-unlimited-both");
   const { session } = await initialize(path, { vars: VARS, headers });
-  return answer(await post(path, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }, { vars: VARS, session, headers }));
+  return answer(await post(path, toolCall(1, name, { arguments: args }), { vars: VARS, session, headers }));
 }
 
 /** How many notifications carrying `marker` the raw upstream received. */
@@ -58,7 +71,7 @@ describe("rate limits", () => {
     expect(answers.map((a) => a.error?.code)).toEqual([-32029, -32029]);
   });
 
-  it("counts notifications with requests: over the limit one is answered 429 and never reaches the upstream", async () => {
+  it("counts notifications with requests: over the limit, one is answered 429 and reaches no upstream", async () => {
     const { headers } = await makeKey({ principal: `limited-raw-${crypto.randomUUID()}`, roles: ["r-limited-raw"] }, VARS);
     // Request 1; notifications/initialized is free (the gateway told the upstream itself, and never relays it).
     const { session } = await initialize("/mcp/raw", { vars: VARS, headers });
@@ -75,7 +88,8 @@ describe("rate limits", () => {
     }
     expect(statuses).toEqual([202, 202, 429, 429, 429, 429]);
     expect(over!.headers.get("retry-after")).toBe("60");
-    expect((await over!.json()) as Json).toMatchObject({ id: null, error: { code: -32029, message: expect.stringContaining("(notifications count with requests)") } });
+    const message = expect.stringContaining("(notifications count with requests)");
+    expect((await over!.json()) as Json).toMatchObject({ id: null, error: { code: -32029, message } });
     // One count: the notifications used the principal's requests up.
     const refused = await post("/mcp/raw", { jsonrpc: "2.0", id: 2, method: "ping" }, { vars: VARS, session, headers });
     expect(refused.status).toBe(429);
@@ -88,36 +102,55 @@ describe("rate limits", () => {
     const options = { vars: VARS, headers, version: "2025-03-26", settle: true };
     const { session } = await initialize("/mcp/raw", { vars: VARS, headers, version: "2025-03-26" }); // request 1
     const marker = `marker-${crypto.randomUUID()}`;
-    const notification = (n: number) => ({ jsonrpc: "2.0", method: "notifications/roots/list_changed", params: { _meta: { marker, n } } });
+    const notification = (n: number) => ({
+      jsonrpc: "2.0",
+      method: "notifications/roots/list_changed",
+      params: { _meta: { marker, n } },
+    });
     expect((await post("/mcp/raw", notification(1), { ...options, session })).status).toBe(202); // 2
-    // The batch's notifications go first: one is counted (3), the other is over and dropped; so is the ping, answered with the error.
-    const batch = await post("/mcp/raw", [{ jsonrpc: "2.0", id: 5, method: "ping" }, notification(2), notification(3)], { ...options, session });
+    // The batch's notifications go first: one is counted (3), the other is over and dropped;
+    // so is the ping, answered with the error.
+    const messages = [{ jsonrpc: "2.0", id: 5, method: "ping" }, notification(2), notification(3)];
+    const batch = await post("/mcp/raw", messages, { ...options, session });
     expect(batch.status).toBe(200);
     expect(((await batch.json()) as Json[]).map((a) => [a.id, a.error?.code])).toEqual([[5, -32029]]);
     expect(await rawNotifications(marker)).toBe("2");
   });
 
-  it("over the limit, forwards only the cancellation of the client's request in flight, and drops client progress", async () => {
-    const { headers } = await makeKey({ principal: `limited-both-${crypto.randomUUID()}`, roles: ["r-limited-both"] }, VARS);
+  it("over the limit, forwards only the cancellation of a request in flight, and drops client progress", async () => {
+    const headers = await keyFor("limited-both", "r-limited-both");
     const client = `cancel-${crypto.randomUUID()}`;
     const version = "2025-03-26"; // batches
-    const init = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name: client, version: "1" } } };
+    const params = { protocolVersion: version, capabilities: {}, clientInfo: { name: client, version: "1" } };
+    const init = { jsonrpc: "2.0", id: 0, method: "initialize", params };
     const opened = await post("/mcp", init, { vars: VARS, headers }); // request 1
     const session = opened.headers.get("mcp-session-id")!;
     await opened.text();
     const options = { vars: VARS, headers, session, version };
-    expect((await post("/mcp", { jsonrpc: "2.0", method: "notifications/initialized" }, options)).status).toBe(202); // free
+    const initialized = await post("/mcp", { jsonrpc: "2.0", method: "notifications/initialized" }, options);
+    expect(initialized.status).toBe(202); // free
     // Request 2: a call that runs until it is cancelled; its first progress says it is in flight.
-    const call = await post("/mcp", { jsonrpc: "2.0", id: 42, method: "tools/call", params: { name: "alpha___wait_for_cancel", arguments: {}, _meta: { progressToken: "mine" } } }, options);
+    const meta = { _meta: { progressToken: "mine" } };
+    const call = await post("/mcp", toolCall(42, "alpha___wait_for_cancel", meta), options);
     const events = readSse(call.body!);
-    expect(JSON.parse((await events.next()).value!.data)).toMatchObject({ method: "notifications/progress", params: { progressToken: "mine" } });
-    const ping = await post("/mcp", { jsonrpc: "2.0", id: 43, method: "ping" }, options); // request 3: the limit is used up
+    const first = JSON.parse((await events.next()).value!.data);
+    expect(first).toMatchObject({ method: "notifications/progress", params: { progressToken: "mine" } });
+    // Request 3: the limit is used up.
+    const ping = await post("/mcp", { jsonrpc: "2.0", id: 43, method: "ping" }, options);
     expect(ping.status).toBe(200);
     await ping.text();
     // 50 cancellations (one of the call in flight, 49 of requests never sent) and 30 progress notifications.
     const marker = `marker-${crypto.randomUUID()}`;
-    const cancelled = (requestId: number) => ({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId, reason: marker } });
-    const progress = (n: number) => ({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: `t${n}`, progress: n, message: marker } });
+    const cancelled = (requestId: number) => ({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId, reason: marker },
+    });
+    const progress = (n: number) => ({
+      jsonrpc: "2.0",
+      method: "notifications/progress",
+      params: { progressToken: `t${n}`, progress: n, message: marker },
+    });
     const batch = [{ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 42, reason: "stop" } }];
     for (let n = 0; n < 49; n++) batch.push(cancelled(1_000 + n) as (typeof batch)[number]);
     for (let n = 0; n < 30; n++) batch.push(progress(n) as unknown as (typeof batch)[number]);
@@ -125,23 +158,29 @@ describe("rate limits", () => {
     expect(refused.status).toBe(429);
     expect(((await refused.json()) as Json).error.code).toBe(-32029);
     // The call in flight was cancelled at alpha; nothing else of the batch reached an upstream.
-    await vi.waitFor(async () => expect(JSON.parse((await callUnlimited("/mcp", "alpha___listen_stats", { client })).result.content[0].text).cancelled).toEqual([42]), { timeout: 5_000, interval: 50 });
+    const cancelledAtAlpha = async () => {
+      const stats = await callUnlimited("/mcp", "alpha___listen_stats", { client });
+      return JSON.parse(stats.result.content[0].text).cancelled;
+    };
+    await vi.waitFor(async () => expect(await cancelledAtAlpha()).toEqual([42]), { timeout: 5_000, interval: 50 });
     expect(await rawNotifications(marker)).toBe("0");
     await events.return(undefined);
   });
 
   it("forwards the client's progress on a request an upstream sent it", async () => {
-    const { headers } = await makeKey({ principal: `sampler-${crypto.randomUUID()}`, roles: ["r-unlimited-both"] }, VARS);
+    const headers = await keyFor("sampler", "r-unlimited-both");
     const { session } = await initialize("/mcp", { vars: VARS, headers, capabilities: { sampling: {} } });
     const options = { vars: VARS, headers, session };
-    const call = await post("/mcp", { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "alpha___ask_llm_progress", arguments: {} } }, options);
+    const call = await post("/mcp", toolCall(7, "alpha___ask_llm_progress"), options);
     const events = readSse(call.body!);
     const asked = JSON.parse((await events.next()).value!.data) as Json;
-    expect(asked).toMatchObject({ method: "sampling/createMessage", params: { _meta: { progressToken: expect.anything() } } });
+    const meta = { progressToken: expect.anything() };
+    expect(asked).toMatchObject({ method: "sampling/createMessage", params: { _meta: meta } });
     const progressToken = asked.params._meta.progressToken;
     const notice = { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken, progress: 1 } };
     expect((await post("/mcp", notice, { ...options, settle: true })).status).toBe(202);
-    const reply = { jsonrpc: "2.0", id: asked.id, result: { role: "assistant", content: { type: "text", text: "done" }, model: "m" } };
+    const sampled = { role: "assistant", content: { type: "text", text: "done" }, model: "m" };
+    const reply = { jsonrpc: "2.0", id: asked.id, result: sampled };
     expect((await post("/mcp", reply, options)).status).toBe(202);
     const result = JSON.parse((await events.next()).value!.data) as Json;
     expect(result).toMatchObject({ id: 7, result: { content: [{ text: "progress: [1]" }] } });

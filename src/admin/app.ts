@@ -39,7 +39,7 @@ import { createAccessRoutes } from "./access-documents";
 import { createUpstreamConnectionRoutes } from "./upstream-connections";
 import { recordFailedAuthentication, requestSource } from "../auth/failure-audit";
 import { adminTokenState, ADMIN_TOKEN_TOO_SHORT_MESSAGE } from "../auth/admin-token";
-import { adminRateLimiter, judgeAdminAttempt, throttledMessage } from "../auth/admin-throttle";
+import { adminRateLimiter, isConsoleCall, judgeAdminAttempt, throttledMessage } from "../auth/admin-throttle";
 import { gatewayConfig } from "../config/gateway-config";
 import { addUnmatchedRoute } from "./unmatched";
 
@@ -53,7 +53,13 @@ const ADMIN_OFF_MESSAGE =
   "The admin API is off: it is turned on by the ADMIN_TOKEN secret. Deployed: npx wrangler secret put ADMIN_TOKEN. " +
   "Locally: ADMIN_TOKEN=<token> in .dev.vars, or npm start -- --var ADMIN_TOKEN:<token>. See docs/filters.md, \"Live editing\".";
 
-type AdminBindings = { ADMIN_TOKEN?: string; GATEWAY_KV?: KVNamespace; PAYLOADS?: R2Bucket; AUDIT_QUEUE?: Queue; [binding: string]: unknown };
+type AdminBindings = {
+  ADMIN_TOKEN?: string;
+  GATEWAY_KV?: KVNamespace;
+  PAYLOADS?: R2Bucket;
+  AUDIT_QUEUE?: Queue;
+  [binding: string]: unknown;
+};
 const ADMIN_UNAUTHORIZED = "Unauthorized: send Authorization: Bearer <ADMIN_TOKEN>";
 type AdminContext = Context<{ Bindings: AdminBindings }>;
 
@@ -103,7 +109,12 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
     const startedAt = Date.now();
     const header = c.req.header("authorization") ?? "";
     const given = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
-    const attempt = await judgeAdminAttempt(requestSource(c.req.raw), await sameSecret(given, secret.token), adminRateLimiter(c.env));
+    const right = await sameSecret(given, secret.token);
+    // The console's own calls carry the token itself, for a user signed in already: never throttled.
+    const attempt =
+      isConsoleCall(c.req.raw) && right
+        ? ({ verdict: "accepted" } as const)
+        : await judgeAdminAttempt(requestSource(c.req.raw), right, adminRateLimiter(c.env));
     if (attempt.verdict !== "accepted") {
       const throttled = attempt.verdict === "throttled" ? throttledMessage(attempt.retryAfterS) : undefined;
       // Someone guessing the admin token is the failed authentication most worth a trace.
@@ -117,7 +128,9 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
         queue: c.env.AUDIT_QUEUE,
         waitUntil: (promise) => c.executionCtx.waitUntil(promise),
       });
-      if (attempt.verdict === "throttled") return c.json({ error: throttled }, 429, { "retry-after": String(attempt.retryAfterS) });
+      if (attempt.verdict === "throttled") {
+        return c.json({ error: throttled }, 429, { "retry-after": String(attempt.retryAfterS) });
+      }
       return c.json({ error: ADMIN_UNAUTHORIZED }, 401, { "www-authenticate": 'Bearer realm="mcp-edge-gateway admin"' });
     }
     await next();

@@ -28,7 +28,10 @@ export const ADMIN_RATE_LIMIT_BINDING = "ADMIN_RATE_LIMIT";
 const MAX_TRACKED_SOURCES = 10_000;
 
 /** What an attempt at the admin token gets: in, refused as wrong, or throttled for `retryAfterS`. */
-export type AdminAttempt = { readonly verdict: "accepted" } | { readonly verdict: "wrong" } | { readonly verdict: "throttled"; readonly retryAfterS: number };
+export type AdminAttempt =
+  | { readonly verdict: "accepted" }
+  | { readonly verdict: "wrong" }
+  | { readonly verdict: "throttled"; readonly retryAfterS: number };
 
 type Window = { readonly start: number; failures: number };
 
@@ -65,12 +68,20 @@ function noteFailure(source: string, now: number, exhausted = false): Window {
  * equal. Call it right after the comparison.
  *
  * @example
- * const attempt = await judgeAdminAttempt(requestSource(request), await sameSecret(given, token), limiter);
+ * const right = await sameSecret(given, token);
+ * const attempt = await judgeAdminAttempt(requestSource(request), right, limiter);
  * if (attempt.verdict === "throttled") return tooManyGuesses(attempt.retryAfterS);
  */
-export async function judgeAdminAttempt(source: string, right: boolean, limiter: RateLimiter | undefined, now = Date.now()): Promise<AdminAttempt> {
+export async function judgeAdminAttempt(
+  source: string,
+  right: boolean,
+  limiter: RateLimiter | undefined,
+  now = Date.now(),
+): Promise<AdminAttempt> {
   const window = windowOf(source, now);
-  if (window && window.failures >= ADMIN_FAILURES_PER_SOURCE) return { verdict: "throttled", retryAfterS: retryAfterS(window, now) };
+  if (window && window.failures >= ADMIN_FAILURES_PER_SOURCE) {
+    return { verdict: "throttled", retryAfterS: retryAfterS(window, now) };
+  }
   if (right) return { verdict: "accepted" };
   noteFailure(source, now);
   if (limiter && !(await limiter.limit({ key: `admin-token:${source}` })).success) {
@@ -78,6 +89,25 @@ export async function judgeAdminAttempt(source: string, right: boolean, limiter:
     return { verdict: "throttled", retryAfterS: retryAfterS(noteFailure(source, now, true), now) };
   }
   return { verdict: "wrong" };
+}
+
+/**
+ * The console's own calls to the admin API (made in-process with ADMIN_TOKEN for a user
+ * already signed in): marked by object identity, which no client can forge, and never
+ * throttled, so a signed-in operator behind an address someone else is guessing from keeps
+ * the console.
+ */
+const consoleCalls = new WeakSet<Request>();
+
+/** Marks `request` as the console's own call; returns it. */
+export function asConsoleCall(request: Request): Request {
+  consoleCalls.add(request);
+  return request;
+}
+
+/** True for a request `asConsoleCall` marked. */
+export function isConsoleCall(request: Request): boolean {
+  return consoleCalls.has(request);
 }
 
 /** The answer's text for a throttled source. */
@@ -88,5 +118,7 @@ export function throttledMessage(retryAfterS: number): string {
 /** Reads the rate-limiting binding ADMIN_RATE_LIMIT from the Worker's bindings, when it is one. */
 export function adminRateLimiter(env: Readonly<Record<string, unknown>>): RateLimiter | undefined {
   const binding = Object.hasOwn(env, ADMIN_RATE_LIMIT_BINDING) ? env[ADMIN_RATE_LIMIT_BINDING] : undefined;
-  return typeof binding === "object" && binding !== null && typeof (binding as { limit?: unknown }).limit === "function" ? (binding as RateLimiter) : undefined;
+  const limits = typeof binding === "object" && binding !== null &&
+    typeof (binding as { limit?: unknown }).limit === "function";
+  return limits ? (binding as RateLimiter) : undefined;
 }

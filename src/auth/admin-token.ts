@@ -10,10 +10,14 @@
 export const MIN_ADMIN_TOKEN_CHARS = 32;
 /** Commands that print a token long enough (64 hex characters). */
 export const MAKE_ADMIN_TOKEN = "openssl rand -hex 32";
-export const MAKE_ADMIN_TOKEN_WITH_NODE = `node -e "console.log(require('node:crypto').randomBytes(32).toString('hex'))"`;
+export const MAKE_ADMIN_TOKEN_WITH_NODE =
+  `node -e "console.log(require('node:crypto').randomBytes(32).toString('hex'))"`;
 
 /** What the ADMIN_TOKEN secret allows. */
-export type AdminTokenState = { readonly state: "off" } | { readonly state: "too-short" } | { readonly state: "on"; readonly token: string };
+export type AdminTokenState =
+  | { readonly state: "off" }
+  | { readonly state: "too-short" }
+  | { readonly state: "on"; readonly token: string };
 
 /** The state of the ADMIN_TOKEN binding `value`. */
 export function adminTokenState(value: unknown): AdminTokenState {
@@ -23,6 +27,8 @@ export function adminTokenState(value: unknown): AdminTokenState {
 
 /** What the admin surface answers while ADMIN_TOKEN is too short (never its length or any part of it). */
 export const ADMIN_TOKEN_TOO_SHORT_MESSAGE =
-  `Gateway configuration error: ADMIN_TOKEN is shorter than ${MIN_ADMIN_TOKEN_CHARS} characters, so the admin API and console stay closed. ` +
+  `Gateway configuration error: ADMIN_TOKEN is shorter than ${MIN_ADMIN_TOKEN_CHARS} characters, ` +
+  "so the admin API and console stay closed. " +
   `Make a long random one with \`${MAKE_ADMIN_TOKEN}\` (or \`${MAKE_ADMIN_TOKEN_WITH_NODE}\`) and set it: ` +
-  "npx wrangler secret put ADMIN_TOKEN (deployed), ADMIN_TOKEN=<token> in .dev.vars (npm start). See docs/admin-api.md.";
+  "npx wrangler secret put ADMIN_TOKEN (deployed), ADMIN_TOKEN=<token> in .dev.vars (npm start). " +
+  "See docs/admin-api.md.";

@@ -133,7 +133,12 @@ function jwtDescription(problem: TokenProblem): string {
  * client without credentials what the gateway takes.
  */
 function challenge(metadataUrl: string, description?: string, hint?: string): Record<string, string> {
-  const error = description !== undefined ? `, error="invalid_token", error_description="${description}"` : hint !== undefined ? `, error_description="${hint}"` : "";
+  const error =
+    description !== undefined
+      ? `, error="invalid_token", error_description="${description}"`
+      : hint !== undefined
+        ? `, error_description="${hint}"`
+        : "";
   return { "www-authenticate": `Bearer resource_metadata="${metadataUrl}"${error}` };
 }
 
@@ -146,8 +151,10 @@ function challenge(metadataUrl: string, description?: string, hint?: string): Re
 export function credentialHint(auth: AuthConfig | undefined): string | undefined {
   if (auth?.mode !== "on" || !auth.apiKeys) return undefined;
   return auth.jwt
-    ? "this gateway takes API keys or access tokens of the authorization server its metadata names: send the header Authorization: Bearer <API key or access token>"
-    : "this gateway takes API keys and does not sign clients in with OAuth: send the header Authorization: Bearer <API key> (a key its operator made with POST /admin/api-keys)";
+    ? "this gateway takes API keys or access tokens of the authorization server its metadata names: " +
+        "send the header Authorization: Bearer <API key or access token>"
+    : "this gateway takes API keys and does not sign clients in with OAuth: " +
+        "send the header Authorization: Bearer <API key> (a key its operator made with POST /admin/api-keys)";
 }
 
 /**
@@ -156,7 +163,8 @@ export function credentialHint(auth: AuthConfig | undefined): string | undefined
  */
 export function authError(problem: AuthProblem, metadataUrl: string, auth?: AuthConfig): GatewayError {
   const unauthorized = (message: string, description?: string, hint?: string) =>
-    new GatewayError(401, UNAUTHORIZED, `Unauthorized: ${message}`, undefined, null, challenge(metadataUrl, description, hint));
+    new GatewayError(401, UNAUTHORIZED, `Unauthorized: ${message}`, undefined, null,
+      challenge(metadataUrl, description, hint));
   switch (problem.reason) {
     case "not-configured":
       return new GatewayError(

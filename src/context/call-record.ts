@@ -14,7 +14,7 @@ export type CallRecord = {
   readonly startedAt: number;
   /** The persona that authorized the call (authorization), for audit. */
   persona?: string;
-  /** Why authorization refused or hid what the call asked for ("no persona for roles", "not allowed by persona", ...). */
+  /** Why authorization refused or hid what the call asked for ("no persona for roles", "not allowed by persona"). */
   denied?: string;
   /** The upstream that served the call (the last one asked, for routes that try several). */
   upstream?: string;

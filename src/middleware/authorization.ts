@@ -117,7 +117,8 @@ export function authorization({ auth }: AuthorizationOptions): Middleware {
       ctx.record.persona = grant?.persona ?? NO_PERSONA;
       if (!grant) await explainNoPersona(ctx);
       const allowed = (key: string | undefined) => key !== undefined && (GATEWAY_TOOLS.has(key) || permits(grant, key));
-      // A refused call says no more than an unknown name would; the record says why (without a grant, the cause is noted already).
+      // A refused call says no more than an unknown name would; the record says why
+      // (without a grant, explainNoPersona noted the cause already).
       const refused = (label: string, name: unknown) => {
         if (grant) ctx.record.denied = NOT_ALLOWED;
         return unknownName(label, name, id);
@@ -151,7 +152,9 @@ export function authorization({ auth }: AuthorizationOptions): Middleware {
           return next(ctx, request);
         case "completion/complete": {
           const ref = params?.["ref"];
-          if (isObject(ref) && ref["type"] === "ref/prompt" && !allowed(targetKey(ctx))) throw refused("prompt", ref["name"]);
+          if (isObject(ref) && ref["type"] === "ref/prompt" && !allowed(targetKey(ctx))) {
+            throw refused("prompt", ref["name"]);
+          }
           if (isObject(ref) && ref["type"] === "ref/resource") return reachResource(ctx, grant, ref["uri"], request, next);
           return next(ctx, request);
         }

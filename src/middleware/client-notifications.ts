@@ -15,7 +15,7 @@ import { isId, isObject, kindOf, type JsonRpcMessage, type OutgoingMessage } fro
 import type { CallContext, Middleware } from "../context/call-context";
 import { holdInFlight, isInFlight } from "./in-flight";
 
-/** Progress tokens of upstream requests kept per client message (one call or one GET stream); past it the oldest goes. */
+/** Progress tokens of upstream requests kept per client message (a call, a GET stream); past it the oldest goes. */
 const MAX_PROGRESS_TOKENS_PER_CALL = 32;
 const PROGRESS_TOKEN_KEY = '"progressToken"';
 
@@ -35,7 +35,7 @@ function progressTokenOf(text: string): string | number | undefined {
   return isId(token) ? token : undefined;
 }
 
-/** `ctx` whose emit notes the progress tokens of the upstreams' requests it carries, and the function forgetting them. */
+/** `ctx` whose emit notes the progress tokens of the upstreams' requests it carries, and what forgets them. */
 function watchingUpstreamRequests(ctx: CallContext): { ctx: CallContext; release: () => void } {
   const releases: (() => void)[] = [];
   const emit = (message: OutgoingMessage) => {

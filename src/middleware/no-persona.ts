@@ -25,9 +25,15 @@ function cut(text: string): string {
 function fixOf(cause: NoPersonaCause): string {
   switch (cause) {
     case "no persona defined":
-      return 'no persona is defined: add one, e.g. PUT /admin/personas/<name> with {"roles": ["<a role of your keys>"], "allow": ["*"]}, or on the console\'s Personas page';
+      return (
+        'no persona is defined: add one, e.g. PUT /admin/personas/<name> with {"roles": ["<a role of your keys>"], ' +
+        '"allow": ["*"]}, or on the console\'s Personas page'
+      );
     case "no persona for roles":
-      return 'no persona selects any of its roles and none is the default: give a persona one of its roles (PUT /admin/personas/<name>), mark one {"default": true}, or give the key a role a persona selects';
+      return (
+        "no persona selects any of its roles and none is the default: give a persona one of its roles " +
+        '(PUT /admin/personas/<name>), mark one {"default": true}, or give the key a role a persona selects'
+      );
     case "personas document invalid":
       return "the personas document is invalid, which denies every caller: GET /admin/personas shows its problems";
     case "no KV binding":
@@ -52,8 +58,10 @@ export async function explainNoPersona(ctx: CallContext): Promise<void> {
   if (warned.has(key) || warned.size >= MAX_WARNINGS) return;
   warned.add(key);
   const shownRoles = roles.length === 0 ? "no roles" : `roles: ${cut(roles.join(", "))}`;
+  const who = `${JSON.stringify(cut(principal))} (${JSON.stringify(shownRoles).slice(1, -1)})`;
   console.warn(
-    `mcp-edge-gateway: warning: ${JSON.stringify(cut(principal))} (${JSON.stringify(shownRoles).slice(1, -1)}) gets no persona (${cause}), so it lists no tools and every call is "Unknown tool" (default deny); ` +
+    `mcp-edge-gateway: warning: ${who} gets no persona (${cause}), ` +
+      `so it lists no tools and every call is "Unknown tool" (default deny); ` +
       `${fixOf(cause)}. See docs/authentication.md, "Personas".`,
   );
 }

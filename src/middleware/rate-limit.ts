@@ -61,7 +61,9 @@ export function rateLimit({ auth }: RateLimitOptions): Middleware {
     const { success } = await binding.limit({ key: `request:${ctx.identity.principal}` });
     if (!success) {
       const what = id === null ? " (notifications count with requests)" : "";
-      throw new GatewayError(429, TOO_MANY_REQUESTS, `Too Many Requests: the rate limit "${name}" is used up${what}; retry after ${RETRY_AFTER_S} seconds`, { retryAfterSeconds: RETRY_AFTER_S }, id, {
+      const message = `Too Many Requests: the rate limit "${name}" is used up${what}; ` +
+        `retry after ${RETRY_AFTER_S} seconds`;
+      throw new GatewayError(429, TOO_MANY_REQUESTS, message, { retryAfterSeconds: RETRY_AFTER_S }, id, {
         "retry-after": String(RETRY_AFTER_S),
       });
     }

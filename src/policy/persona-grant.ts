@@ -9,7 +9,11 @@ import { loadDocument } from "../storage/document-store";
 import { checkPersonas, grantFor, type Grant, type Personas } from "./persona";
 
 /** Why a caller has no persona, as the audit event and the log name it. */
-export type NoPersonaCause = "no persona defined" | "no persona for roles" | "personas document invalid" | "no KV binding";
+export type NoPersonaCause =
+  | "no persona defined"
+  | "no persona for roles"
+  | "personas document invalid"
+  | "no KV binding";
 
 /**
  * Why no persona applies to a caller with `roles` (when `loadGrant` found none): no persona
@@ -23,7 +27,11 @@ export function noGrantCause(personas: Personas | undefined, roles: readonly str
 }
 
 /** Why a caller with `roles` gets no grant (read through the same cached document); undefined when it gets one. */
-export async function whyNoGrant(kv: KVNamespace | undefined, roles: readonly string[], cacheTtlMs: number): Promise<NoPersonaCause | undefined> {
+export async function whyNoGrant(
+  kv: KVNamespace | undefined,
+  roles: readonly string[],
+  cacheTtlMs: number,
+): Promise<NoPersonaCause | undefined> {
   if (!kv) return "no KV binding";
   const stored = await loadDocument(kv, PERSONAS_KEY, cacheTtlMs, checkPersonas);
   return noGrantCause(stored.state === "absent" ? {} : stored.state === "valid" ? stored.value : undefined, roles);

@@ -151,8 +151,12 @@ const AUTHORIZATION_SERVER_PATHS = [
 
 function notAnAuthorizationServer(c: GatewayContext): GatewayError {
   const auth = gatewayConfig(c.env).auth;
-  const hint = credentialHint(auth.ok ? auth.value : undefined) ?? "its protected-resource metadata names the authorization servers it trusts, if any";
-  return new GatewayError(404, -32000, `Not Found: this gateway is not an OAuth authorization server (it registers and signs in no clients); ${hint}`);
+  const hint =
+    credentialHint(auth.ok ? auth.value : undefined) ??
+    "its protected-resource metadata names the authorization servers it trusts, if any";
+  const message = "Not Found: this gateway is not an OAuth authorization server " +
+    `(it registers and signs in no clients); ${hint}`;
+  return new GatewayError(404, -32000, message);
 }
 
 const HOME_AUTHENTICATION_REQUIRED = "required: send Authorization: Bearer <token> (an API key or an access token); with it, this page lists the upstreams you may reach";

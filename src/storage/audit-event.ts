@@ -47,7 +47,7 @@ export type AuditEvent = {
   /** How many roles the caller had, when `user.roles` holds fewer. */
   readonly "gateway.user.roles_count"?: number;
   readonly "gateway.persona"?: string;
-  /** Why authorization refused or hid what was asked: "no persona for roles", "no persona defined", "not allowed by persona", ... */
+  /** Why authorization refused or hid what was asked: "no persona for roles", "not allowed by persona", ... */
   readonly "gateway.denied"?: string;
   /** `/mcp` or `/mcp/<upstream>`. */
   readonly "gateway.route": string;

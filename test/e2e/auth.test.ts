@@ -49,8 +49,12 @@ describe("the SDK client with credentials", () => {
     });
     expect(response.status).toBe(401);
     // API keys and an issuer's tokens: the client is told both, and the header.
-    const hint = "this gateway takes API keys or access tokens of the authorization server its metadata names: send the header Authorization: Bearer <API key or access token>";
-    expect(response.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${gateway.url}/.well-known/oauth-protected-resource/mcp", error_description="${hint}"`);
+    const hint =
+      "this gateway takes API keys or access tokens of the authorization server its metadata names: " +
+      "send the header Authorization: Bearer <API key or access token>";
+    const metadata = `${gateway.url}/.well-known/oauth-protected-resource/mcp`;
+    const challenge = response.headers.get("www-authenticate");
+    expect(challenge).toBe(`Bearer resource_metadata="${metadata}", error_description="${hint}"`);
     expect(gateway.logs()).not.toContain("Authentication is OFF");
   });
 

@@ -30,13 +30,21 @@ export type AccessWarningsData = {
 
 function keysOf(body: unknown): KeyWithoutPersona[] {
   const listed = isObject(body) && Array.isArray(body["apiKeys"]) ? body["apiKeys"] : [];
-  return listed.flatMap((key: unknown) =>
-    isObject(key) && typeof key["principal"] === "string" && Array.isArray(key["roles"]) ? [{ principal: key["principal"], roles: key["roles"].filter((role): role is string => typeof role === "string") }] : [],
-  );
+  return listed.flatMap((key: unknown) => {
+    if (!isObject(key) || typeof key["principal"] !== "string" || !Array.isArray(key["roles"])) return [];
+    const roles = key["roles"].filter((role): role is string => typeof role === "string");
+    return [{ principal: key["principal"], roles }];
+  });
 }
 
-/** Reads the personas and the API keys through the admin API; undefined when there is nothing to judge (AUTH off, a read failed). */
-export async function readAccessWarnings(call: AdminCall, auth: AuthConfig | undefined): Promise<AccessWarningsData | undefined> {
+/**
+ * Reads the personas and the API keys through the admin API; undefined when there is
+ * nothing to judge (AUTH off, a read failed).
+ */
+export async function readAccessWarnings(
+  call: AdminCall,
+  auth: AuthConfig | undefined,
+): Promise<AccessWarningsData | undefined> {
   if (auth?.mode !== "on") return undefined;
   const answer = await call("GET", "/personas");
   if (!answer.ok || !isObject(answer.body)) return undefined;
@@ -47,7 +55,8 @@ export async function readAccessWarnings(call: AdminCall, auth: AuthConfig | und
   if (!auth.apiKeys) return { noPersona: false, invalid: false, keys: [] };
   const keys = await call("GET", "/api-keys?limit=1000");
   if (!keys.ok) return undefined;
-  return { noPersona: false, invalid: false, keys: keysOf(keys.body).filter((key) => noGrantCause(checked.value, key.roles) !== undefined) };
+  const without = keysOf(keys.body).filter((key) => noGrantCause(checked.value, key.roles) !== undefined);
+  return { noPersona: false, invalid: false, keys: without };
 }
 
 /** The warning, or nothing when every caller has a persona. */
@@ -59,15 +68,21 @@ export function AccessWarnings({ data }: { data: AccessWarningsData | undefined 
       <h2 id="access-warnings-title">Callers who can call nothing</h2>
       {data.noPersona && (
         <p data-access-warning="no persona defined">
-          No persona is defined. With AUTH on, authorization is default-deny: every caller lists no tools and every call is "Unknown tool". Add a persona on the {personas} page.
+          No persona is defined. With AUTH on, authorization is default-deny: every caller lists no tools and
+          every call is "Unknown tool". Add a persona on the {personas} page.
         </p>
       )}
-      {data.invalid && <p data-access-warning="personas document invalid">The personas document is invalid, which denies every caller: the {personas} page shows its problems.</p>}
+      {data.invalid && (
+        <p data-access-warning="personas document invalid">
+          The personas document is invalid, which denies every caller: the {personas} page shows its problems.
+        </p>
+      )}
       {data.keys.length > 0 && (
         <>
           <p data-access-warning="no persona for roles">
-            {`${data.keys.length} API key${data.keys.length === 1 ? "'s" : "s'"} roles select no persona, and no persona is the default: `}
-            their callers list no tools and every call is "Unknown tool". Give a persona one of their roles on the {personas} page, or mark one the default.
+            {`${data.keys.length} API key${data.keys.length === 1 ? "'s" : "s'"} roles select no persona, `}
+            and no persona is the default: their callers list no tools and every call is "Unknown tool". Give a
+            persona one of their roles on the {personas} page, or mark one the default.
           </p>
           <ul>
             {data.keys.slice(0, MAX_KEYS_SHOWN).map((key) => (

@@ -6,6 +6,7 @@
  */
 import type { Hono } from "../hono-app";
 import { isObject } from "../../core/jsonrpc";
+import { asConsoleCall } from "../../auth/admin-throttle";
 
 /** What the console needs of the admin app: its fetch. */
 export type AdminApi = Pick<Hono<never>, "fetch">;
@@ -59,7 +60,9 @@ export function adminCaller(admin: AdminApi, env: { ADMIN_TOKEN?: string }, exec
     if (body !== undefined) headers["content-type"] = contentType;
     if (ifMatch === ABSENT_ETAG) headers["if-none-match"] = "*";
     else if (ifMatch) headers["if-match"] = ifMatch;
-    const response = await admin.fetch(new Request(`${origin}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) }), env as never, executionCtx);
+    const init = { method, headers, ...(body !== undefined ? { body } : {}) };
+    const request = asConsoleCall(new Request(`${origin}${path}`, init));
+    const response = await admin.fetch(request, env as never, executionCtx);
     const text = await response.text();
     let parsed: unknown = text;
     if ((response.headers.get("content-type") ?? "").includes("application/json")) {

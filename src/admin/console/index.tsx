@@ -60,7 +60,12 @@ function SignInForm({ error }: { error?: string }) {
   );
 }
 
-function signInPage(c: ConsoleContext, error?: string, status: 200 | 401 | 403 | 429 = 200, headers?: Record<string, string>): Promise<Response> {
+function signInPage(
+  c: ConsoleContext,
+  error?: string,
+  status: 200 | 401 | 403 | 429 = 200,
+  headers?: Record<string, string>,
+): Promise<Response> {
   const page = renderBare(c, "Sign in", <SignInForm {...(error ? { error } : {})} />, status);
   if (!headers) return page;
   return page.then((response) => {
@@ -116,7 +121,9 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
   app.use("*", async function consoleIsOn(c, next) {
     const secret = adminTokenState(c.env.ADMIN_TOKEN);
     if (secret.state === "off") return renderBare(c, "Console off", <p>{OFF_MESSAGE}</p>, 404);
-    if (secret.state === "too-short") return renderBare(c, "Console closed", <p role="alert">{ADMIN_TOKEN_TOO_SHORT_MESSAGE}</p>, 500);
+    if (secret.state === "too-short") {
+      return renderBare(c, "Console closed", <p role="alert">{ADMIN_TOKEN_TOO_SHORT_MESSAGE}</p>, 500);
+    }
     await next();
   });
 
@@ -138,7 +145,8 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
     if (refused) return signInPage(c, refused.message, 403);
     const form = await readForm(c.req.raw);
     const token = form ? submittedForm(form).get("token") : "";
-    const attempt = await judgeAdminAttempt(requestSource(c.req.raw), token !== "" && (await sameSecret(token, c.env.ADMIN_TOKEN!)), adminRateLimiter(c.env));
+    const right = token !== "" && (await sameSecret(token, c.env.ADMIN_TOKEN!));
+    const attempt = await judgeAdminAttempt(requestSource(c.req.raw), right, adminRateLimiter(c.env));
     if (attempt.verdict !== "accepted") {
       const throttled = attempt.verdict === "throttled" ? throttledMessage(attempt.retryAfterS) : undefined;
       // A guess at the admin token through the console leaves the same trace (and per-source bound) as one at the admin API.
@@ -152,7 +160,9 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
         queue: c.env.AUDIT_QUEUE,
         waitUntil: (promise) => c.executionCtx.waitUntil(promise),
       });
-      if (attempt.verdict === "throttled") return signInPage(c, throttled, 429, { "retry-after": String(attempt.retryAfterS) });
+      if (attempt.verdict === "throttled") {
+        return signInPage(c, throttled, 429, { "retry-after": String(attempt.retryAfterS) });
+      }
       return signInPage(c, WRONG_TOKEN_MESSAGE, 401);
     }
     const cookie = sessionCookie(c.req.url, await sealSession(sessionSecret(c.env), c.env.ADMIN_TOKEN!));
