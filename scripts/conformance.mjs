@@ -17,6 +17,10 @@
  *                  side on one URL, its streams answered as newline-delimited JSON), and
  *                  through /mcp/dual: a 2025 client must be served by the sessionful side
  *   2026/dual-direct, 2026/dual   the 2026 set against the same fixture, and through /mcp/dual
+ *   2026/auth      the set's client authorization scenarios (`auth/*`), the gateway as the
+ *                  OAuth client of each scenario's server: scripts/conformance-auth/ (its
+ *                  expected failures, with their reasons, are listed there and in
+ *                  docs/upstream-sign-in.md; any other failure fails the run)
  *
  * Rule (exit 1 otherwise): every scenario that passes on a leg's reference passes on the
  * leg — 2025/gateway, 2026/gateway and the dual legs against their direct legs; 2026/bridge against
@@ -28,6 +32,7 @@
  *
  *   npm run conformance
  *   npm run conformance -- --only 2026                 # just the 2026 legs
+ *   npm run conformance -- --only auth                 # just 2026/auth
  *   npm run conformance -- --suite all                 # the 0.1.x suite's pending scenarios too
  *   npm run conformance -- --scenario caching --scenario tools-list
  *   npm run conformance -- --concurrency 1 --timeout 60000
@@ -45,6 +50,8 @@ import { constants } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { conformanceCli, discoverScenarios, killChildren, requirementScenarios, runLeg, tail } from './lib/conformance-runner.mjs';
+import { AUTH_LEG, authScenarios, runAuthLeg } from './conformance-auth/leg.mjs';
+import { reportAuthLeg } from './conformance-auth/report.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE_2025 = path.join(ROOT, 'test', 'fixtures', 'conformance-upstream.ts');
@@ -119,7 +126,7 @@ function parseArgs(argv) {
     else if (key === '--scenario') options.scenarios.push(value());
     else if (key === '--only') {
       options.only = value();
-      if (options.only !== '2025' && options.only !== '2026') usage(`--only must be 2025 or 2026, got "${options.only}"`);
+      if (!['2025', '2026', 'auth'].includes(options.only)) usage(`--only must be 2025, 2026 or auth, got "${options.only}"`);
     } else if (key === '--concurrency') options.concurrency = positiveInt(value());
     else if (key === '--timeout') options.timeoutMs = positiveInt(value());
     else if (key === '--out') options.out = path.resolve(value());
@@ -131,7 +138,7 @@ function parseArgs(argv) {
 
 function usage(problem) {
   if (problem) console.error(`[conformance] ${problem}`);
-  console.error('usage: npm run conformance -- [--only 2025|2026] [--suite active|all|pending] [--scenario NAME]... [--concurrency N] [--timeout MS] [--out DIR]');
+  console.error('usage: npm run conformance -- [--only 2025|2026|auth] [--suite active|all|pending] [--scenario NAME]... [--concurrency N] [--timeout MS] [--out DIR]');
   process.exit(problem ? 2 : 0);
 }
 
@@ -247,8 +254,9 @@ async function main() {
     console.error(`[conformance] Node ${process.version} cannot load the TypeScript fixtures; run \`npm run conformance\` (it uses the project's Node 24).`);
     return exit(1);
   }
-  const want2025 = options.only !== '2026';
-  const want2026 = options.only !== '2025';
+  const want2025 = options.only === undefined || options.only === '2025';
+  const want2026 = options.only === undefined || options.only === '2026';
+  const wantAuth = options.only !== '2025';
   const cli2025 = conformanceCli('@modelcontextprotocol/conformance', import.meta.url);
   const cli2026 = conformanceCli('conformance-alpha', import.meta.url);
   const knownGaps = JSON.parse(readFileSync(KNOWN_GAPS, 'utf8'));
@@ -262,9 +270,10 @@ async function main() {
   const set2026 = want2026 ? await requirementScenarios(cli2026, REVISION_2026, DISCOVERY_TIMEOUT_MS, ROOT) : [];
   const scenarios2026 = pick(set2026.map((s) => s.name));
   const scored2026 = new Set(set2026.filter((s) => s.scored).map((s) => s.name));
-  console.log(`MCP conformance ${cli2025.version}: ${scenarios2025.length} server scenarios; ${cli2026.version} requirements ${REVISION_2026}: ${scenarios2026.length} server scenarios (${scenarios2026.filter((s) => scored2026.has(s)).length} scored)`);
+  const scenariosAuth = wantAuth ? pick(await authScenarios(cli2026, REVISION_2026, DISCOVERY_TIMEOUT_MS, ROOT)) : [];
+  console.log(`MCP conformance ${cli2025.version}: ${scenarios2025.length} server scenarios; ${cli2026.version} requirements ${REVISION_2026}: ${scenarios2026.length} server scenarios (${scenarios2026.filter((s) => scored2026.has(s)).length} scored), ${scenariosAuth.length} client authorization scenarios`);
 
-  const { fixture2025, fixture2026, fixtureDual } = await startFixtures(want2026);
+  const { fixture2025, fixture2026, fixtureDual } = want2025 || want2026 ? await startFixtures(want2026) : {};
   const at2026 = ['--spec-version', REVISION_2026, '--force'];
   const suites = [];
   if (want2025) {
@@ -301,16 +310,23 @@ async function main() {
       results[leg.label] = await runLeg({ ...common, ...leg, scenarios: suite.scenarios });
     }
   }
+  let authResults = [];
+  if (scenariosAuth.length > 0) {
+    console.log(`\n${AUTH_LEG}: the gateway (built once, run per scenario) as the OAuth client of each scenario's server`);
+    authResults = await runAuthLeg({ cli: cli2026, root: ROOT, scenarios: scenariosAuth, out: options.out, concurrency: options.concurrency, extraArgs: at2026 });
+  }
 
-  const upstreams = [{ name: UPSTREAM_2025, url: fixture2025.url }, { name: UPSTREAM_DUAL, url: fixtureDual.url }];
-  if (fixture2026) upstreams.push({ name: UPSTREAM_2026, url: fixture2026.url });
   let gateway;
   let gatewayProblem;
-  try {
-    gateway = await startGateway(upstreams);
-    cleanups.push(() => gateway.stop());
-  } catch (error) {
-    gatewayProblem = error;
+  if (suites.length > 0) {
+    const upstreams = [{ name: UPSTREAM_2025, url: fixture2025.url }, { name: UPSTREAM_DUAL, url: fixtureDual.url }];
+    if (fixture2026) upstreams.push({ name: UPSTREAM_2026, url: fixture2026.url });
+    try {
+      gateway = await startGateway(upstreams);
+      cleanups.push(() => gateway.stop());
+    } catch (error) {
+      gatewayProblem = error;
+    }
   }
   if (gateway) {
     for (const suite of suites) {
@@ -380,18 +396,24 @@ async function main() {
       printFailedChecks(regressions.filter((r) => r.leg === leg));
     }
   }
+  let authFailing = [];
+  if (scenariosAuth.length > 0) {
+    console.log(`\n== ${REVISION_2026} client authorization scenarios, the gateway as OAuth client (${AUTH_LEG})\n`);
+    authFailing = reportAuthLeg(authResults);
+    summary.legs[AUTH_LEG] = { totals: totals(authResults), results: authResults };
+  }
 
   const logs = gateway ? gateway.logs() : typeof gatewayProblem?.logs === 'string' ? gatewayProblem.logs : '';
   if (logs) await writeFile(path.join(options.out, 'gateway.log'), logs);
   await writeFile(path.join(options.out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   console.log(`\nResults: ${path.relative(ROOT, options.out) || '.'}/`);
 
-  if (!gateway) {
+  if (suites.length > 0 && !gateway) {
     console.error(`\n[conformance] The gateway did not start: ${gatewayProblem instanceof Error ? gatewayProblem.message : String(gatewayProblem)}`);
     if (logs) console.error(`--- gateway logs (last 80 lines) ---\n${tail(logs, 80)}\n---`);
     return exit(1);
   }
-  if (regressions.length > 0 || stale.length > 0) {
+  if (regressions.length > 0 || stale.length > 0 || authFailing.length > 0) {
     if (logs && regressions.length > 0) console.log(`\n--- gateway logs (last 40 lines; all in gateway.log) ---\n${tail(logs, 40)}\n---`);
     return exit(1);
   }

@@ -88,12 +88,12 @@ export async function discoverScenarios(cli, suite, timeoutMs, cwd) {
 }
 
 /**
- * The server scenarios a requirement set names (`conformance list --server
- * --requirements <revision>`): the scored ones, then those run but never scored
- * (extension, pending), each with `scored`.
+ * The server scenarios a requirement set names (`conformance list --requirements
+ * <revision>`), or with `side` 'client' its client scenarios: the scored ones, then those
+ * run but never scored (extension, pending), each with `scored`.
  */
-export async function requirementScenarios(cli, revision, timeoutMs, cwd) {
-  const result = await run(process.execPath, [cli.path, 'list', '--server', '--requirements', revision], timeoutMs, cwd);
+export async function requirementScenarios(cli, revision, timeoutMs, cwd, side = 'server') {
+  const result = await run(process.execPath, [cli.path, 'list', '--requirements', revision], timeoutMs, cwd);
   const lines = result.output.split('\n');
   const scored = [];
   const unscored = [];
@@ -104,26 +104,29 @@ export async function requirementScenarios(cli, revision, timeoutMs, cwd) {
     else if (/^Run and reported, but never scored/.test(line)) section = 'unscored';
     const item = /^\s+- (\S+)(?: \[(\w+)\])?\s*$/.exec(line);
     if (!item) continue;
-    if (section === 'server') scored.push(item[1]);
-    else if (section === 'unscored' && item[2] === 'server') unscored.push(item[1]);
+    if (section === side) scored.push(item[1]);
+    else if (section === 'unscored' && item[2] === side) unscored.push(item[1]);
   }
   const announced = /\((\d+) scenarios/.exec(result.output);
   if (scored.length === 0 || !announced) throw new Error(`could not read the ${revision} requirement set from the conformance CLI:\n${tail(result.output, 20)}`);
   return [...scored.map((name) => ({ name, scored: true })), ...unscored.map((name) => ({ name, scored: false }))];
 }
 
-/** The checks.json the CLI wrote under `dir` (it names a subdirectory after scenario and time). */
+/**
+ * The checks.json the CLI wrote under `dir`: it names a subdirectory after scenario and
+ * time, a level deeper for a scenario named with a slash (`auth/iss-supported`).
+ */
 async function readChecks(dir) {
   let entries = [];
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    entries = await readdir(dir, { recursive: true, withFileTypes: true });
   } catch {
     return undefined;
   }
   for (const entry of entries) {
-    if (!entry.isDirectory()) continue;
+    if (!entry.isFile() || entry.name !== 'checks.json') continue;
     try {
-      const checks = JSON.parse(await readFile(path.join(dir, entry.name, 'checks.json'), 'utf8'));
+      const checks = JSON.parse(await readFile(path.join(entry.parentPath, entry.name), 'utf8'));
       if (Array.isArray(checks)) return checks;
     } catch {
       // not this one
@@ -132,10 +135,15 @@ async function readChecks(dir) {
   return undefined;
 }
 
-/** Runs one scenario (`extraArgs` e.g. `--spec-version 2026-07-28 --force`) and summarises its checks. */
-export async function runScenario({ cli, url, scenario, dir, timeoutMs, extraArgs = [], cwd }) {
+/**
+ * Runs one scenario (`extraArgs` e.g. `--spec-version 2026-07-28 --force`) and summarises its
+ * checks: a server scenario against `url`, or with `command`, a client scenario run by that
+ * command (`conformance client --command`, which appends the scenario server's URL).
+ */
+export async function runScenario({ cli, url, command, scenario, dir, timeoutMs, extraArgs = [], cwd }) {
   await mkdir(dir, { recursive: true });
-  const args = [cli.path, 'server', '--url', url, '--scenario', scenario, ...extraArgs, '-o', dir];
+  const target = command === undefined ? ['server', '--url', url] : ['client', '--command', command];
+  const args = [cli.path, ...target, '--scenario', scenario, ...extraArgs, '-o', dir];
   const result = await run(process.execPath, args, timeoutMs, cwd);
   await writeFile(path.join(dir, 'output.txt'), result.output);
   let checks = result.timedOut ? undefined : await readChecks(dir);
@@ -148,19 +156,31 @@ export async function runScenario({ cli, url, scenario, dir, timeoutMs, extraArg
     checks = [{ id: 'scenario-run', name: 'ScenarioRun', status: 'FAILURE', errorMessage: `${why}\n${tail(result.output, 15)}`.trim() }];
   }
   const count = (status) => checks.filter((c) => c.status === status).length;
+  const described = (c) => ({ name: c.id ?? c.name, message: c.errorMessage ?? c.description ?? '' });
+  // A client scenario passes as the CLI judges one: no failed check, no warning, and a
+  // client that neither timed out nor exited with an error (unless the scenario allows it).
+  const clientProblem = command === undefined ? undefined : CLIENT_PROBLEMS.find(({ line }) => result.output.includes(line))?.problem;
   return {
     scenario,
-    passed: count('FAILURE') === 0,
+    passed: count('FAILURE') === 0 && (command === undefined || (count('WARNING') === 0 && clientProblem === undefined)),
     successes: count('SUCCESS'),
     failures: count('FAILURE'),
     warnings: count('WARNING'),
-    failedChecks: checks.filter((c) => c.status === 'FAILURE').map((c) => ({ name: c.id ?? c.name, message: c.errorMessage ?? c.description ?? '' })),
+    failedChecks: checks.filter((c) => c.status === 'FAILURE').map(described),
+    warnedChecks: checks.filter((c) => c.status === 'WARNING').map(described),
+    ...(clientProblem ? { clientProblem } : {}),
     durationMs: result.durationMs,
   };
 }
 
+/** What the CLI prints when a client under test failed outside its checks (runner/client.ts, printClientResults). */
+const CLIENT_PROBLEMS = [
+  { line: 'CLIENT TIMED OUT', problem: 'the client timed out' },
+  { line: 'CLIENT EXITED WITH ERROR', problem: 'the client exited with an error' },
+];
+
 /** Runs every scenario of a leg, `concurrency` at a time; results in scenario order. */
-export async function runLeg({ label, cli, url, scenarios, out, timeoutMs, concurrency, extraArgs, cwd }) {
+export async function runLeg({ label, cli, url, command, scenarios, out, timeoutMs, concurrency, extraArgs, cwd }) {
   const started = Date.now();
   const results = new Array(scenarios.length);
   let next = 0;
@@ -168,7 +188,7 @@ export async function runLeg({ label, cli, url, scenarios, out, timeoutMs, concu
     while (next < scenarios.length && !stopping) {
       const index = next++;
       const scenario = scenarios[index];
-      results[index] = await runScenario({ cli, url, scenario, dir: path.join(out, label, scenario), timeoutMs, extraArgs, cwd });
+      results[index] = await runScenario({ cli, url, command, scenario, dir: path.join(out, label, scenario), timeoutMs, extraArgs, cwd });
       const r = results[index];
       console.log(`  [${label}] ${r.passed ? 'pass' : 'FAIL'}  ${scenario} (${r.durationMs} ms)`);
     }
