@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApiKey, revokeApiKey, verifyApiKey } from "../src/auth/api-keys";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
+import { modern } from "./helpers/modern";
 
 const VARS = authVars({ apiKeys: true }, { OFFLOAD: JSON.stringify({ thresholdBytes: 4096 }) });
 const INIT = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
@@ -221,6 +222,24 @@ describe("principal binding", () => {
     expect(read.result.isError).toBe(true);
     const resource = await request("/mcp", theirs.session, "resources/read", { uri: payloadUri }, { vars: VARS, headers: bob.headers });
     expect(resource.error.code).toBe(-32002);
+    // The message says whose payloads were searched and the two reasons one is not there.
+    expect(read.result.content[0].text).toBe(`no payload ${payloadId} for principal "bob-payloads": it may have expired (see expiresAt in the answer that offloaded it) or belong to another caller`);
+  });
+
+  it("lets any session of the principal that caused an offload read it, in either era", async () => {
+    const alice = await makeKey({ principal: "alice-sessions", roles: ["user"] }, VARS);
+    const first = await initialize("/mcp", { vars: VARS, headers: alice.headers });
+    const big = await request("/mcp", first.session, "tools/call", { name: "alpha___big_list", arguments: { count: 200 } }, { vars: VARS, headers: alice.headers });
+    const { payloadId, payloadUri } = JSON.parse(big.result.content[0].text);
+    const second = await initialize("/mcp", { vars: VARS, headers: alice.headers });
+    const read = await request("/mcp", second.session, "tools/call", { name: "sys___read_payload", arguments: { id: payloadId, pointer: "/items", limit: 2 } }, { vars: VARS, headers: alice.headers });
+    expect(read.result.isError, JSON.stringify(read.result)).toBeUndefined();
+    expect(read.result.structuredContent.items).toHaveLength(2);
+    const resource = await request("/mcp", second.session, "resources/read", { uri: `${payloadUri}?pointer=/total` }, { vars: VARS, headers: alice.headers });
+    expect(resource.result.contents).toHaveLength(1);
+    // A stateless (2026-07-28) request of the same principal, which has no session at all.
+    const stateless = await modern("/mcp", "tools/call", { name: "sys___read_payload", arguments: { id: payloadId, pointer: "/total" } }, { vars: VARS, headers: alice.headers });
+    expect(stateless.result.structuredContent.value).toBe(200);
   });
 });
 

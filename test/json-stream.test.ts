@@ -95,7 +95,7 @@ function streamOf(text: string, chunkChars: number): ReadableStream<Uint8Array> 
 }
 
 describe("offloadStream", () => {
-  const owner = { principal: "anonymous", session: "s1" };
+  const owner = { principal: "anonymous", session: "s1", scope: "session" } as const;
   const items = Array.from({ length: 180_000 }, (_, id) => ({ id, name: `item ${id} ü`, tags: ["a"], ...(id % 2 ? { odd: true } : {}) }));
   const payload = JSON.stringify({ items, total: items.length });
 

@@ -14,7 +14,7 @@ import { payloadMetadata, putPayload } from "../src/storage/payload-store";
 import { initialize, request, type Json } from "./helpers/gateway";
 import { hugeItem } from "./fixtures/raw-upstream-bytes";
 
-const OWNER = { principal: "p", session: "s" };
+const OWNER = { principal: "p", session: "s", scope: "session" } as const;
 
 /** The R2 binding, counting the bytes its `get`s return. */
 function countingBucket(bucket: R2Bucket): { bucket: R2Bucket; fetched: () => number; reset: () => void } {

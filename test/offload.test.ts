@@ -176,15 +176,17 @@ describe("reading the rest", () => {
 describe("who may read", () => {
   const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 4096 }) };
 
-  it("refuses another session", async () => {
+  it("refuses another session with authentication off, where every caller is the one anonymous principal, and says why", async () => {
     const { result } = await bigCall(vars);
     const { payloadId, payloadUri } = envelopeOf(result);
     const other = (await initialize("/mcp", { vars })).session;
     const slice = await readTool(other, { id: payloadId }, vars);
     expect(slice.isError).toBe(true);
-    expect(slice.content[0].text).toMatch(/no payload .* for this session/);
+    const why = `no payload ${payloadId} for this session: it may have expired (see expiresAt in the answer that offloaded it) or belong to another session (with authentication off, a payload belongs to the session that caused it)`;
+    expect(slice.content[0].text).toBe(why);
     const read = await request("/mcp", other, "resources/read", { uri: payloadUri }, { vars });
     expect(read.error.code).toBe(-32002);
+    expect(read.error.message).toBe(`Resource not found: ${payloadUri} (${why})`);
   });
 
   it("refuses after expiry", async () => {

@@ -20,6 +20,7 @@ import type { CallTarget } from "./call-target";
 import { identityAssertion } from "../upstream/identity-assertion";
 import type { CatalogMode } from "../policy/catalog-mode";
 import { callerCredentials } from "../upstream/caller-credentials";
+import type { PayloadCaller, PayloadOwner } from "../storage/payload-store";
 
 export type { LargeAnswerConsumer };
 
@@ -214,12 +215,17 @@ export function toolKey(route: RouteEndpoint, name: string): { upstream: string;
 }
 
 /**
- * Who owns what a call offloads, and who may read it back: the principal, within the
- * client's session when its era keeps one (a stateless client's payloads are its
- * principal's, whatever capabilities each request declares).
+ * Who owns what a call offloads: the principal, so any of its sessions may read it back.
+ * With authentication off every caller is "anonymous", so there the payload is scoped to the
+ * client's session (a stateless client has none: its payload id is then its only secret).
  */
-export function payloadOwner(ctx: Pick<CallContext, "identity">): { principal: string; session: string } {
-  return { principal: ctx.identity.principal, session: ctx.identity.session?.id ?? "" };
+export function payloadOwner(ctx: Pick<CallContext, "identity">): PayloadOwner {
+  return { principal: ctx.identity.principal, session: ctx.identity.authMethod === "none" ? (ctx.identity.session?.id ?? "") : "" };
+}
+
+/** Who reads a payload back through MCP: the caller, in its actual session (see {@link payloadOwner}). */
+export function payloadCaller(ctx: Pick<CallContext, "identity">): PayloadCaller {
+  return { principal: ctx.identity.principal, session: ctx.identity.session?.id ?? "", scope: ctx.identity.authMethod === "none" ? "session" : "principal" };
 }
 
 /** What the upstream pool needs of a call; upstreams that opted in are told who the caller is by a signed assertion. */

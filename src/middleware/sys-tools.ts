@@ -18,9 +18,9 @@
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, resultText, type JsonRpcId } from "../core/jsonrpc";
 import { appendListed, keepListed } from "../core/raw-json-lists";
-import { findPayload, PAYLOAD_URI_PREFIX, readPayload } from "../storage/payload-store";
+import { findPayload, PAYLOAD_URI_PREFIX, payloadNotFoundMessage, readPayload } from "../storage/payload-store";
 import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../storage/payload-reader";
-import { onRequests, payloadOwner, type CallContext, type Middleware } from "../context/call-context";
+import { onRequests, payloadCaller, type CallContext, type Middleware } from "../context/call-context";
 import { READ_PAYLOAD_TOOL, SYS_PREFIX } from "../core/names";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import { DEFAULT_OFFLOAD, type OffloadConfig } from "../policy/offload-config";
@@ -84,16 +84,12 @@ async function listsReadPath(ctx: CallContext, options: Required<SysToolOptions>
   return mayOffloadUpstream(await offloadSettings(ctx.services.kv, options.offloadDefaults, options.cacheTtlMs), ctx.route.upstream.name);
 }
 
-function owner(ctx: CallContext): { principal: string; session: string } {
-  return payloadOwner(ctx);
-}
-
 async function readPayloadTool(ctx: CallContext, bucket: R2Bucket, id: JsonRpcId, args: unknown): Promise<string> {
   const fail = (message: string) => resultText(id, { content: [{ type: "text", text: message }], isError: true });
   if (!isObject(args) || typeof args["id"] !== "string") return fail(`${READ_PAYLOAD_TOOL} needs {"id": "<payloadId>"}`);
   const request = sliceRequest(args);
   if (typeof request === "string") return fail(`${READ_PAYLOAD_TOOL}: ${request}`);
-  const answer = await readSlice(bucket, args["id"], owner(ctx), request);
+  const answer = await readSlice(bucket, args["id"], payloadCaller(ctx), request);
   if (!answer.ok) return fail(answer.message);
   const meta = answer.stats ? { _meta: { [READ_META_KEY]: answer.stats } } : {};
   return resultText(id, { content: [{ type: "text", text: JSON.stringify(answer.slice) }], structuredContent: answer.slice, ...meta });
@@ -103,9 +99,9 @@ async function readPayloadResource(ctx: CallContext, bucket: R2Bucket, id: JsonR
   const url = new URL(uri);
   const payloadId = url.pathname.replace(/^\//, "");
   const params = Object.fromEntries(url.searchParams);
-  const notFound = () => new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${uri} (no such payload for this session, or it expired)`, { uri }, id);
+  const notFound = () => new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${uri} (${payloadNotFoundMessage(payloadId, payloadCaller(ctx))})`, { uri }, id);
   if (Object.keys(params).length === 0) {
-    const found = await findPayload(bucket, payloadId, { owner: owner(ctx) });
+    const found = await findPayload(bucket, payloadId, { owner: payloadCaller(ctx) });
     if (found.state !== "found") throw notFound();
     if (found.metadata.size <= RESOURCE_WHOLE_MAX_BYTES) {
       const object = await readPayload(bucket, payloadId);
@@ -115,7 +111,7 @@ async function readPayloadResource(ctx: CallContext, bucket: R2Bucket, id: JsonR
   }
   const request = sliceRequest(params);
   if (typeof request === "string") throw new GatewayError(200, -32602, `Invalid params: ${request}`, undefined, id);
-  const answer = await readSlice(bucket, payloadId, owner(ctx), request);
+  const answer = await readSlice(bucket, payloadId, payloadCaller(ctx), request);
   if (!answer.ok) {
     if (answer.reason === "not-found") throw notFound();
     throw new GatewayError(200, -32602, `Invalid params: ${answer.message}`, undefined, id);

@@ -10,7 +10,7 @@ import { pointerProblem } from "../core/json-pointer";
 import { MAX_SLICE_BYTES } from "./json-slice";
 import { loadPayloadIndex, PayloadIndexer, putPayloadIndex, type PayloadIndex } from "./payload-index";
 import { ScanLimitError, type ScanSource } from "./payload-scan";
-import { findPayload, PAYLOAD_KEY_PREFIX, readPayload, type PayloadOwner } from "./payload-store";
+import { findPayload, PAYLOAD_KEY_PREFIX, payloadNotFoundMessage, readPayload, type PayloadCaller } from "./payload-store";
 import { readByPointer, viewOf, type IndexView } from "./pointer-read";
 
 export { MAX_SLICE_BYTES };
@@ -113,10 +113,10 @@ function completeUtf8Length(bytes: Uint8Array): number {
   return bytes.length;
 }
 
-/** Reads one slice of payload `id` for `owner` (or for a signed URL's bearer). */
-export async function readSlice(bucket: R2Bucket, id: string, owner: PayloadOwner, request: SliceRequest): Promise<SliceAnswer> {
-  const found = await findPayload(bucket, id, { owner });
-  if (found.state !== "found") return { ok: false, reason: "not-found", message: `no payload ${id} for this session (it may have expired)` };
+/** Reads one slice of payload `id` for `caller`. */
+export async function readSlice(bucket: R2Bucket, id: string, caller: PayloadCaller, request: SliceRequest): Promise<SliceAnswer> {
+  const found = await findPayload(bucket, id, { owner: caller });
+  if (found.state !== "found") return { ok: false, reason: "not-found", message: payloadNotFoundMessage(id, caller) };
   const { metadata } = found;
   if (request.mode === "bytes") {
     if (request.byteOffset >= metadata.size) return { ok: true, slice: { id, size: metadata.size, byteOffset: request.byteOffset, byteLength: 0, text: "" } };

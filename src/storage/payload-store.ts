@@ -1,6 +1,8 @@
 /**
  * Oversized payloads in R2: stored under a random 128-bit id with who may read them
- * and until when, read back only by their owner before they expire.
+ * and until when, read back only by their owner before they expire. The owner is the
+ * principal (any session of it may read); with authentication off every caller is the
+ * same principal ("anonymous"), so a payload is scoped to the session that caused it.
  *
  * Expiry is checked on every read (an expired payload is "not found" even before the
  * bucket's lifecycle rule deletes it). Access is checked against the metadata; a payload
@@ -14,8 +16,18 @@ export const PAYLOAD_KEY_PREFIX = "payloads/";
 export const DEFAULT_PAYLOAD_TTL_S = 24 * 60 * 60;
 const ID_PATTERN = /^[0-9a-f]{32}$/;
 
-/** Who caused an offload: the only one who may read it back. */
+/**
+ * Who caused an offload: the only one who may read it back. `session` is "" for a
+ * payload of the whole principal, or the session it is scoped to (anonymous callers).
+ */
 export type PayloadOwner = { readonly principal: string; readonly session: string };
+
+/**
+ * Who is reading through MCP: the caller's principal and actual session ("" when its era
+ * keeps none), and whether payloads are theirs by principal or by session (used to say why
+ * a payload is not found).
+ */
+export type PayloadCaller = PayloadOwner & { readonly scope: "principal" | "session" };
 
 export type PayloadMetadata = PayloadOwner & {
   readonly upstream: string;
@@ -56,7 +68,8 @@ function fromCustomMetadata(custom: Record<string, string> | undefined, size: nu
 export function payloadMetadata(owner: PayloadOwner, fields: { upstream: string; tool: string; size: number; contentType: string; ttlSeconds: number }, now = Date.now()): PayloadMetadata {
   // `size` is informational in R2 (-1 while streaming); reads use the object's own size.
   return {
-    ...owner,
+    principal: owner.principal,
+    session: owner.session,
     upstream: fields.upstream,
     tool: fields.tool,
     size: fields.size,
@@ -76,15 +89,25 @@ export function startPayloadUpload(bucket: R2Bucket, id: string, metadata: Paylo
   return bucket.createMultipartUpload(PAYLOAD_KEY_PREFIX + id, { httpMetadata: { contentType: metadata.contentType }, customMetadata: toCustomMetadata(metadata) });
 }
 
-/** Who is asking: the owner's principal and session, or a signed URL (which proves access by itself). */
-export type PayloadReader = { readonly owner: PayloadOwner } | { readonly signed: true };
+/** Who is asking: a caller, or a signed URL (which proves access by itself). */
+export type PayloadReader = { readonly owner: PayloadCaller } | { readonly signed: true };
 
 export type PayloadLookup = { readonly state: "found"; readonly metadata: PayloadMetadata } | { readonly state: "not-found" };
 
 function readable(metadata: PayloadMetadata | undefined, reader: PayloadReader, now: number): metadata is PayloadMetadata {
   if (!metadata || Date.parse(metadata.expiresAt) <= now) return false;
   if ("signed" in reader) return true;
-  return metadata.principal === reader.owner.principal && metadata.session === reader.owner.session;
+  // A payload stored with a session ("" is the whole principal's) is that session's alone.
+  return metadata.principal === reader.owner.principal && (metadata.session === "" || metadata.session === reader.owner.session);
+}
+
+/** Why a caller finds no payload `id`: expired, or not theirs (the two are never told apart, so ids reveal nothing). */
+export function payloadNotFoundMessage(id: string, caller: PayloadCaller): string {
+  const expiry = "it may have expired (see expiresAt in the answer that offloaded it)";
+  if (caller.scope === "session") {
+    return `no payload ${id} for this session: ${expiry} or belong to another session (with authentication off, a payload belongs to the session that caused it)`;
+  }
+  return `no payload ${id} for principal ${JSON.stringify(caller.principal)}: ${expiry} or belong to another caller`;
 }
 
 /** The payload's metadata, when `reader` may read it. */
