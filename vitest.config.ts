@@ -9,6 +9,7 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { fetch as miniflareFetch, type Request as MiniflareRequest } from "miniflare";
 import type { Logger, Plugin } from "vite";
 import { defineConfig } from "vitest/config";
+import { isolatedWranglerConfig } from "./test/helpers/node/isolated-wrangler-config.ts";
 
 /**
  * Drops Vite's warning that the SDK's published sourcemaps point at sources the package
@@ -33,6 +34,14 @@ function quietSdkSourcemaps(): Plugin {
 // deploys and `wrangler dev`, but this integration runs no custom build, so it is made here.
 execFileSync(process.execPath, [fileURLToPath(new URL("./scripts/build-yaml-module.mjs", import.meta.url).href)], { stdio: ["ignore", "ignore", "inherit"] });
 
+// The workers tests read wrangler.toml through a copy in a directory of its own: wrangler
+// would add the `.dev.vars` (or `.env`) beside wrangler.toml to the bindings, and tests never
+// depend on a developer's local files (test/e2e/test-config.test.ts).
+const WORKERS_TEST_CONFIG = isolatedWranglerConfig(
+  fileURLToPath(new URL("./wrangler.toml", import.meta.url)),
+  fileURLToPath(new URL("./node_modules/.cache/mcp-edge-gateway/workers-test", import.meta.url)),
+);
+
 export default defineConfig({
   plugins: [quietSdkSourcemaps()],
   // The console's pages use the classic JSX transform (src/admin/console/jsx.ts); its
@@ -51,7 +60,7 @@ export default defineConfig({
             // upstream as an uncaught exception, even when the gateway catches it) stay out of
             // the test output; failures are reported by the tests themselves.
             verbose: false,
-            wrangler: { configPath: "./wrangler.toml" },
+            wrangler: { configPath: WORKERS_TEST_CONFIG },
             miniflare: {
               bindings: {
                 UPSTREAMS: JSON.stringify(inject<unknown[]>("upstreams")),

@@ -3,6 +3,7 @@
  * configuration error, credentials from secrets, service bindings, and the client's own
  * Authorization header never leaving the gateway.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, inject, it, vi } from "vitest";
 import { parseUpstreams } from "../src/config/upstreams";
 import { gatewayFetch, initialize, post, request } from "./helpers/gateway";
@@ -154,5 +155,12 @@ describe("what reaches the upstream", () => {
     const missing = { UPSTREAMS: JSON.stringify([{ name: "svc", service: "NO_SUCH_BINDING" }]) };
     const response = await post("/mcp/svc", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }, { vars: missing });
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/service binding NO_SUCH_BINDING is not configured/);
+  });
+});
+
+describe("the test Worker's bindings", () => {
+  it("hold nothing from a developer's .dev.vars or .env (vitest.config.ts; test/e2e/test-config.test.ts)", () => {
+    // Set by no test configuration: only a local file beside wrangler.toml would bring it.
+    expect(env).not.toHaveProperty("ADMIN_TOKEN");
   });
 });
