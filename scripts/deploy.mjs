@@ -27,6 +27,10 @@
  * 5. The demo upstream (demo/wrangler.toml) first when UPSTREAMS still uses it, then
  *    `wrangler deploy`.
  *
+ * Both warn (and go on) where the config deploys something that cannot work as meant
+ * (deployWarnings): an upstream on a loopback or private address, the demo upstream still in
+ * UPSTREAMS, `--open` with AUTH unset.
+ *
  * `--dry-run` does steps 1 and 4 from the config alone (warning instead of refusing) and
  * runs `wrangler deploy --dry-run --outdir <tmp>`; it fails when the main module is over
  * `--bundle-budget-kib` (default MAIN_MODULE_BUDGET_KIB) or all the modules uploaded are
@@ -251,9 +255,76 @@ function usesDemo(config) {
   return upstreamsOf(config).some((upstream) => bindings.includes(upstream?.service));
 }
 
-function dryRun(config, configFile, { mainBudgetKib, uploadBudgetKib }) {
+/** IPv4 ranges a deployed Worker cannot reach: [first octets, prefix length, what they are]. */
+const UNREACHABLE_IPV4 = [
+  [[127], 8, 'a loopback address'],
+  [[0], 8, 'a "this host" address'],
+  [[10], 8, 'a private address (10.0.0.0/8)'],
+  [[172, 16], 12, 'a private address (172.16.0.0/12)'],
+  [[192, 168], 16, 'a private address (192.168.0.0/16)'],
+  [[169, 254], 16, 'a link-local address'],
+  [[100, 64], 10, 'a shared (carrier-grade NAT) address'],
+];
+
+/** Why `hostname` (as URL parses it) names no host a deployed Worker can reach; undefined for a public one. */
+export function unreachableHost(hostname) {
+  let host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  // An IPv4-mapped IPv6 address, which URL writes in hex (::ffff:7f00:1), is its IPv4 address.
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
+  if (mapped) host = [mapped[1], mapped[2]].flatMap((part) => [parseInt(part, 16) >> 8, parseInt(part, 16) & 255]).join('.');
+  if (host === 'localhost' || host.endsWith('.localhost')) return 'a loopback name';
+  if (/\.(local|internal|lan|home\.arpa)$/.test(host)) return 'a local network name';
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
+  if (v4) {
+    const value = v4.slice(1).reduce((sum, octet) => sum * 256 + Number(octet), 0);
+    for (const [octets, bits, what] of UNREACHABLE_IPV4) {
+      const base = [...octets, 0, 0, 0, 0].slice(0, 4).reduce((sum, octet) => sum * 256 + octet, 0);
+      if (Math.floor(value / 2 ** (32 - bits)) === Math.floor(base / 2 ** (32 - bits))) return what;
+    }
+    return undefined;
+  }
+  if (host === '::1') return 'a loopback address';
+  if (host === '::') return 'an unspecified address';
+  if (/^f[cd][0-9a-f]{0,2}:/.test(host)) return 'a private address (fc00::/7)';
+  if (/^fe[89ab][0-9a-f]?:/.test(host)) return 'a link-local address';
+  return undefined;
+}
+
+/**
+ * What a deploy of `config` would get wrong that no check refuses: upstreams a deployed
+ * Worker cannot reach, the demo upstream going out with the gateway, and `--open` given for
+ * an AUTH that is unset (which does not open the gateway: it refuses every request).
+ */
+export function deployWarnings(config, { open = false } = {}) {
+  const warnings = [];
+  for (const upstream of upstreamsOf(config)) {
+    if (typeof upstream?.url !== 'string') continue;
+    let url;
+    try {
+      url = new URL(upstream.url);
+    } catch {
+      continue; // the Worker reports an invalid UPSTREAMS itself
+    }
+    const what = unreachableHost(url.hostname);
+    if (what) {
+      warnings.push(`upstream "${upstream.name}" is at ${url.origin}, ${what}: a deployed gateway runs on Cloudflare, not on this machine or network, and cannot reach it. Give it a public https URL (a Cloudflare Tunnel can publish one), or reach a Worker through a service binding.`);
+    }
+  }
+  if (usesDemo(config)) {
+    warnings.push(`UPSTREAMS still uses the demo upstream: a deploy also deploys demo/ as the Worker "${DEMO_SERVICE}" and serves its tools through the gateway. Replace UPSTREAMS with your own servers (docs/configuration.md).`);
+  }
+  const auth = config.vars?.AUTH;
+  if (open && (auth === undefined || auth === '')) {
+    warnings.push('--open does not open a gateway whose AUTH is unset: deployed, it refuses every MCP request. To let anyone call it, set AUTH = \'{"mode":"off"}\'; to require credentials, set AUTH (docs/authentication.md).');
+  }
+  return warnings;
+}
+
+function dryRun(config, configFile, { mainBudgetKib, uploadBudgetKib, open }) {
   const auth = authProblem(config.vars?.AUTH);
-  if (auth) say(`warning: a real deploy would stop here unless given --open: ${auth}`);
+  if (auth && !open) say(`warning: a real deploy would stop here unless given --open: ${auth}`);
+  if (auth && open) say(`warning: a real deploy would go ahead (--open): ${auth}`);
+  for (const warning of deployWarnings(config, { open })) say(`warning: ${warning}`);
   for (const secret of secretsNeeded(config)) say(`secret ${secret.name}: ${secret.why} (${secret.required ? 'required' : 'recommended'})`);
   const outdir = mkdtempSync(path.join(tmpdir(), 'gateway-bundle-'));
   try {
@@ -275,6 +346,7 @@ function deploy(config, configFile, text, { open, generateSecrets }) {
   const auth = authProblem(config.vars?.AUTH);
   if (auth && !open) fail(`refusing to deploy: ${auth} To deploy anyway, pass --open.`);
   if (auth) say(`warning: ${auth} (deploying anyway: --open)`);
+  for (const warning of deployWarnings(config, { open })) say(`warning: ${warning}`);
   if (!wrangler(['whoami', '--json', '-c', configFile]).ok) fail('wrangler is not logged in to a Cloudflare account: run `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), then run this again');
 
   const filled = ensureKv(config, configFile, text);
@@ -350,7 +422,7 @@ function main() {
   } catch (error) {
     fail(`cannot read ${configFile}: ${error.message}`);
   }
-  if (options['dry-run']) dryRun(config, configFile, budgets);
+  if (options['dry-run']) dryRun(config, configFile, { ...budgets, open: options.open });
   else deploy(config, configFile, text, { open: options.open, generateSecrets: options['generate-secrets'] });
 }
 

@@ -25,6 +25,12 @@ function writeConfig({ auth = true, extraVars = [] as string[] } = {}): void {
   writeFileSync(config, readFileSync(path.join(ROOT, "wrangler.toml"), "utf8").replace(/^\[vars\]$/m, `[vars]\n${lines}`));
 }
 
+/** The config with `upstreams` as its only UPSTREAMS (the demo's line removed). */
+function writeUpstreams(upstreams: unknown[], { auth = true } = {}): void {
+  writeConfig({ auth, extraVars: [`UPSTREAMS = '${JSON.stringify(upstreams)}'`] });
+  writeFileSync(config, readFileSync(config, "utf8").replace(/^UPSTREAMS = '\[\{"name":"demo".*$/m, ""));
+}
+
 function run(account: Account, args: string[] = []): { status: number | null; output: string; calls: Call[]; account: Account } {
   const state = path.join(dir, "account.json");
   const log = path.join(dir, "calls.ndjson");
@@ -172,5 +178,62 @@ describe("npm run deploy", () => {
     const over = run(split, ["--dry-run", "--upload-budget-kib", "550"]);
     expect(over.status).toBe(1);
     expect(over.output).toMatch(/the modules uploaded are 600\.0 KiB in all, over their budget of 550 KiB/);
+  });
+
+  describe("warns where a deploy would not work as meant", () => {
+    it.each([
+      ["http://127.0.0.1:3000/mcp", "a loopback address"],
+      ["http://localhost:3000/mcp", "a loopback name"],
+      ["http://[::1]:3000/mcp", "a loopback address"],
+      ["http://10.0.0.5/mcp", "a private address (10.0.0.0/8)"],
+      ["https://172.20.1.1/mcp", "a private address (172.16.0.0/12)"],
+      ["http://192.168.1.20:8080/mcp", "a private address (192.168.0.0/16)"],
+      ["http://[fd12::1]/mcp", "a private address (fc00::/7)"],
+      ["http://169.254.169.254/mcp", "a link-local address"],
+      ["http://nas.local/mcp", "a local network name"],
+    ])("an upstream at %s (%s)", (url, what) => {
+      writeUpstreams([{ name: "mine", url }, { name: "public", url: "https://mcp.example.com/mcp" }]);
+      const { status, output } = run({ ...FRESH, loggedIn: false }, ["--dry-run"]);
+      expect(status, output).toBe(0);
+      expect(output).toContain(`[deploy] warning: upstream "mine" is at ${new URL(url).origin}, ${what}: a deployed gateway runs on Cloudflare`);
+      expect(output).not.toContain('upstream "public"');
+    });
+
+    it("an unreachable upstream in a real deploy too, which goes on", () => {
+      writeUpstreams([{ name: "mine", url: "http://127.0.0.1:3000/mcp" }]);
+      const { status, output, calls } = run({ ...FRESH, secrets: ["SESSION_SECRET"], workerExists: true });
+      expect(status, output).toBe(0);
+      expect(output).toContain('[deploy] warning: upstream "mine" is at http://127.0.0.1:3000, a loopback address');
+      expect(calls.at(-1)!.args[0]).toBe("deploy");
+    });
+
+    it("the demo upstream going out with the gateway, in the dry run too", () => {
+      const demo = run({ ...FRESH, loggedIn: false }, ["--dry-run"]);
+      expect(demo.status, demo.output).toBe(0);
+      expect(demo.output).toMatch(/warning: UPSTREAMS still uses the demo upstream: a deploy also deploys demo\/ as the Worker "mcp-edge-gateway-demo"/);
+
+      writeUpstreams([{ name: "public", url: "https://mcp.example.com/mcp" }]);
+      const own = run({ ...FRESH, loggedIn: false }, ["--dry-run"]);
+      expect(own.status, own.output).toBe(0);
+      expect(own.output).not.toMatch(/warning/);
+    });
+
+    it("--open with AUTH unset, which deploys a gateway that refuses every request", () => {
+      writeUpstreams([{ name: "public", url: "https://mcp.example.com/mcp" }], { auth: false });
+      const dry = run({ ...FRESH, loggedIn: false }, ["--dry-run", "--open"]);
+      expect(dry.status, dry.output).toBe(0);
+      expect(dry.output).toContain("warning: --open does not open a gateway whose AUTH is unset: deployed, it refuses every MCP request");
+      expect(dry.output).toContain(`set AUTH = '{"mode":"off"}'`);
+      const real = run({ ...FRESH, secrets: ["SESSION_SECRET"], workerExists: true }, ["--open"]);
+      expect(real.status, real.output).toBe(0);
+      expect(real.output).toContain("warning: --open does not open a gateway whose AUTH is unset");
+
+      // With AUTH off, --open does what it says: no such warning.
+      writeUpstreams([{ name: "public", url: "https://mcp.example.com/mcp" }], { auth: false });
+      writeFileSync(config, readFileSync(config, "utf8").replace(/^\[vars\]$/m, `[vars]\nAUTH = '{"mode":"off"}'`));
+      const off = run({ ...FRESH, loggedIn: false }, ["--dry-run", "--open"]);
+      expect(off.output).not.toContain("--open does not open");
+      expect(off.output).toMatch(/a real deploy would go ahead \(--open\): AUTH is \{"mode":"off"\}/);
+    });
   });
 });
