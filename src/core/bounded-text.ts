@@ -5,13 +5,14 @@
  */
 
 /**
- * The body's text, or `undefined` when it holds more than `limitBytes` bytes (the rest
- * is cancelled, not read).
+ * The body's text, or `undefined` when it holds more than `limitBytes` bytes. The rest of
+ * such a body is cancelled, not read, unless `drainBytes` asks for it to be read and dropped
+ * (never held) until the body ends or `drainBytes` have been read in all ({@link drainBody}).
  *
  * @example
  * const text = await readTextUpTo(response.body, 64 * 1024);
  */
-export async function readTextUpTo(body: ReadableStream<Uint8Array> | null, limitBytes: number): Promise<string | undefined> {
+export async function readTextUpTo(body: ReadableStream<Uint8Array> | null, limitBytes: number, { drainBytes = 0 } = {}): Promise<string | undefined> {
   if (!body) return "";
   const reader = body.getReader();
   const decoder = new TextDecoder();
@@ -22,9 +23,28 @@ export async function readTextUpTo(body: ReadableStream<Uint8Array> | null, limi
     if (done) return text + decoder.decode();
     length += value.byteLength;
     if (length > limitBytes) {
-      await reader.cancel();
+      reader.releaseLock();
+      await drainBody(body, length, drainBytes);
       return undefined;
     }
     text += decoder.decode(value, { stream: true });
   }
+}
+
+/**
+ * Reads and drops the rest of `body`, `readBytes` of which were read already, until it ends
+ * or `maxBytes` have been read in all; the rest past that is cancelled. An HTTP server that
+ * answers a client still sending its body closes the connection under it, and the client
+ * never reads the answer: draining a bounded amount first lets it.
+ */
+export async function drainBody(body: ReadableStream<Uint8Array> | null, readBytes: number, maxBytes: number): Promise<void> {
+  if (!body) return;
+  const reader = body.getReader();
+  let length = readBytes;
+  while (length < maxBytes) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    length += value.byteLength;
+  }
+  await reader.cancel();
 }
