@@ -4,6 +4,7 @@
 // Worker's bindings through `inject`). "e2e": Node tests where the SDK's Client talks
 // over HTTP to the gateway started the way README says (`npm start`).
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { fetch as miniflareFetch, type Request as MiniflareRequest } from "miniflare";
@@ -37,9 +38,11 @@ execFileSync(process.execPath, [fileURLToPath(new URL("./scripts/build-yaml-modu
 // The workers tests read wrangler.toml through a copy in a directory of its own: wrangler
 // would add the `.dev.vars` (or `.env`) beside wrangler.toml to the bindings, and tests never
 // depend on a developer's local files (test/e2e/test-config.test.ts).
+// The directory is named after this checkout, so checkouts sharing a node_modules never read each other's copy.
+const ROOT = fileURLToPath(new URL(".", import.meta.url));
 const WORKERS_TEST_CONFIG = isolatedWranglerConfig(
-  fileURLToPath(new URL("./wrangler.toml", import.meta.url)),
-  fileURLToPath(new URL("./node_modules/.cache/mcp-edge-gateway/workers-test", import.meta.url)),
+  `${ROOT}wrangler.toml`,
+  `${ROOT}node_modules/.cache/mcp-edge-gateway/workers-test-${createHash("sha256").update(ROOT).digest("hex").slice(0, 12)}`,
 );
 
 export default defineConfig({
