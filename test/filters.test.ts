@@ -4,7 +4,7 @@
  * on both routes, changed while running, failing closed, in shadow mode.
  */
 import { env } from "cloudflare:workers";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
 
 const ADMIN_TOKEN = "admin-token-for-tests-0123456789ab";
@@ -152,13 +152,21 @@ describe("filtering calls", () => {
 
 describe("editing KV directly", () => {
   it("takes effect after the cache TTL, with no restart", async () => {
-    const vars = { ...VARS, FILTER_CACHE_TTL_MS: "200" };
-    await env.GATEWAY_KV.put("filter-sets/default", '{"tools":{"alpha___get_user":{"retain":["/userInfo/login"]}}}');
-    expect((await callGetUser("/mcp", "person", vars)).structuredContent).toEqual({ userInfo: { login: "ada" } });
-    await env.GATEWAY_KV.put("filter-sets/default", "tools:\n  alpha___get_user:\n    retain: [/userInfo/type]\n");
-    expect((await callGetUser("/mcp", "person", vars)).structuredContent).toEqual({ userInfo: { login: "ada" } }); // cached
-    await new Promise((resolve) => setTimeout(resolve, 250)); // the TTL under test
-    expect((await callGetUser("/mcp", "person", vars)).structuredContent).toEqual({ userInfo: { type: "PhysicalPerson" } });
+    // The clock is the subject: the gateway's copies age by Date.now, moved here by hand, so
+    // however slowly the calls run (a loaded machine) the copy is young, then just expired.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const vars = { ...VARS, FILTER_CACHE_TTL_MS: "200" };
+      await env.GATEWAY_KV.put("filter-sets/default", '{"tools":{"alpha___get_user":{"retain":["/userInfo/login"]}}}');
+      expect((await callGetUser("/mcp", "person", vars)).structuredContent).toEqual({ userInfo: { login: "ada" } });
+      await env.GATEWAY_KV.put("filter-sets/default", "tools:\n  alpha___get_user:\n    retain: [/userInfo/type]\n");
+      vi.advanceTimersByTime(199);
+      expect((await callGetUser("/mcp", "person", vars)).structuredContent).toEqual({ userInfo: { login: "ada" } }); // cached
+      vi.advanceTimersByTime(1); // the TTL under test
+      expect((await callGetUser("/mcp", "person", vars)).structuredContent).toEqual({ userInfo: { type: "PhysicalPerson" } });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("reports an invalid document as a tool error for the tools it names, never half-applied", async () => {
