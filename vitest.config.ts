@@ -40,9 +40,10 @@ execFileSync(process.execPath, [fileURLToPath(new URL("./scripts/build-yaml-modu
 // depend on a developer's local files (test/e2e/test-config.test.ts).
 // The directory is named after this checkout, so checkouts sharing a node_modules never read each other's copy.
 const ROOT = fileURLToPath(new URL(".", import.meta.url).href);
+const CHECKOUT = createHash("sha256").update(ROOT).digest("hex").slice(0, 12);
 const WORKERS_TEST_CONFIG = isolatedWranglerConfig(
   `${ROOT}wrangler.toml`,
-  `${ROOT}node_modules/.cache/mcp-edge-gateway/workers-test-${createHash("sha256").update(ROOT).digest("hex").slice(0, 12)}`,
+  `${ROOT}node_modules/.cache/mcp-edge-gateway/workers-test-${CHECKOUT}`,
 );
 
 export default defineConfig({

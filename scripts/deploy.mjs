@@ -271,7 +271,9 @@ export function unreachableHost(hostname) {
   let host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
   // An IPv4-mapped IPv6 address, which URL writes in hex (::ffff:7f00:1), is its IPv4 address.
   const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
-  if (mapped) host = [mapped[1], mapped[2]].flatMap((part) => [parseInt(part, 16) >> 8, parseInt(part, 16) & 255]).join('.');
+  if (mapped) {
+    host = [mapped[1], mapped[2]].flatMap((part) => [parseInt(part, 16) >> 8, parseInt(part, 16) & 255]).join('.');
+  }
   if (host === 'localhost' || host.endsWith('.localhost')) return 'a loopback name';
   if (/\.(local|internal|lan|home\.arpa)$/.test(host)) return 'a local network name';
   const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
@@ -307,15 +309,26 @@ export function deployWarnings(config, { open = false } = {}) {
     }
     const what = unreachableHost(url.hostname);
     if (what) {
-      warnings.push(`upstream "${upstream.name}" is at ${url.origin}, ${what}: a deployed gateway runs on Cloudflare, not on this machine or network, and cannot reach it. Give it a public https URL (a Cloudflare Tunnel can publish one), or reach a Worker through a service binding.`);
+      warnings.push(
+        `upstream "${upstream.name}" is at ${url.origin}, ${what}: a deployed gateway runs on Cloudflare, ` +
+          'not on this machine or network, and cannot reach it. Give it a public https URL ' +
+          '(a Cloudflare Tunnel can publish one), or reach a Worker through a service binding.',
+      );
     }
   }
   if (usesDemo(config)) {
-    warnings.push(`UPSTREAMS still uses the demo upstream: a deploy also deploys demo/ as the Worker "${DEMO_SERVICE}" and serves its tools through the gateway. Replace UPSTREAMS with your own servers (docs/configuration.md).`);
+    warnings.push(
+      `UPSTREAMS still uses the demo upstream: a deploy also deploys demo/ as the Worker "${DEMO_SERVICE}" ` +
+        'and serves its tools through the gateway. Replace UPSTREAMS with your own servers (docs/configuration.md).',
+    );
   }
   const auth = config.vars?.AUTH;
   if (open && (auth === undefined || auth === '')) {
-    warnings.push('--open does not open a gateway whose AUTH is unset: deployed, it refuses every MCP request. To let anyone call it, set AUTH = \'{"mode":"off"}\'; to require credentials, set AUTH (docs/authentication.md).');
+    warnings.push(
+      '--open does not open a gateway whose AUTH is unset: deployed, it refuses every MCP request. ' +
+        'To let anyone call it, set AUTH = \'{"mode":"off"}\'; ' +
+        'to require credentials, set AUTH (docs/authentication.md).',
+    );
   }
   return warnings;
 }

@@ -220,12 +220,14 @@ export function toolKey(route: RouteEndpoint, name: string): { upstream: string;
  * client's session (a stateless client has none: its payload id is then its only secret).
  */
 export function payloadOwner(ctx: Pick<CallContext, "identity">): PayloadOwner {
-  return { principal: ctx.identity.principal, session: ctx.identity.authMethod === "none" ? (ctx.identity.session?.id ?? "") : "" };
+  const bySession = ctx.identity.authMethod === "none";
+  return { principal: ctx.identity.principal, session: bySession ? (ctx.identity.session?.id ?? "") : "" };
 }
 
 /** Who reads a payload back through MCP: the caller, in its actual session (see {@link payloadOwner}). */
 export function payloadCaller(ctx: Pick<CallContext, "identity">): PayloadCaller {
-  return { principal: ctx.identity.principal, session: ctx.identity.session?.id ?? "", scope: ctx.identity.authMethod === "none" ? "session" : "principal" };
+  const scope = ctx.identity.authMethod === "none" ? "session" : "principal";
+  return { principal: ctx.identity.principal, session: ctx.identity.session?.id ?? "", scope };
 }
 
 /** What the upstream pool needs of a call; upstreams that opted in are told who the caller is by a signed assertion. */

@@ -12,7 +12,11 @@
  * @example
  * const text = await readTextUpTo(response.body, 64 * 1024);
  */
-export async function readTextUpTo(body: ReadableStream<Uint8Array> | null, limitBytes: number, { drainBytes = 0 } = {}): Promise<string | undefined> {
+export async function readTextUpTo(
+  body: ReadableStream<Uint8Array> | null,
+  limitBytes: number,
+  { drainBytes = 0 } = {},
+): Promise<string | undefined> {
   if (!body) return "";
   const reader = body.getReader();
   const decoder = new TextDecoder();
@@ -37,7 +41,11 @@ export async function readTextUpTo(body: ReadableStream<Uint8Array> | null, limi
  * answers a client still sending its body closes the connection under it, and the client
  * never reads the answer: draining a bounded amount first lets it.
  */
-export async function drainBody(body: ReadableStream<Uint8Array> | null, readBytes: number, maxBytes: number): Promise<void> {
+export async function drainBody(
+  body: ReadableStream<Uint8Array> | null,
+  readBytes: number,
+  maxBytes: number,
+): Promise<void> {
   if (!body) return;
   const reader = body.getReader();
   let length = readBytes;

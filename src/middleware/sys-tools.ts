@@ -99,7 +99,9 @@ async function readPayloadResource(ctx: CallContext, bucket: R2Bucket, id: JsonR
   const url = new URL(uri);
   const payloadId = url.pathname.replace(/^\//, "");
   const params = Object.fromEntries(url.searchParams);
-  const notFound = () => new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${uri} (${payloadNotFoundMessage(payloadId, payloadCaller(ctx))})`, { uri }, id);
+  const why = () => payloadNotFoundMessage(payloadId, payloadCaller(ctx));
+  const notFound = () =>
+    new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${uri} (${why()})`, { uri }, id);
   if (Object.keys(params).length === 0) {
     const found = await findPayload(bucket, payloadId, { owner: payloadCaller(ctx) });
     if (found.state !== "found") throw notFound();

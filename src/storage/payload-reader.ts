@@ -10,7 +10,8 @@ import { pointerProblem } from "../core/json-pointer";
 import { MAX_SLICE_BYTES } from "./json-slice";
 import { loadPayloadIndex, PayloadIndexer, putPayloadIndex, type PayloadIndex } from "./payload-index";
 import { ScanLimitError, type ScanSource } from "./payload-scan";
-import { findPayload, PAYLOAD_KEY_PREFIX, payloadNotFoundMessage, readPayload, type PayloadCaller } from "./payload-store";
+import { findPayload, PAYLOAD_KEY_PREFIX, payloadNotFoundMessage, readPayload } from "./payload-store";
+import type { PayloadCaller } from "./payload-store";
 import { readByPointer, viewOf, type IndexView } from "./pointer-read";
 
 export { MAX_SLICE_BYTES };
@@ -114,7 +115,12 @@ function completeUtf8Length(bytes: Uint8Array): number {
 }
 
 /** Reads one slice of payload `id` for `caller`. */
-export async function readSlice(bucket: R2Bucket, id: string, caller: PayloadCaller, request: SliceRequest): Promise<SliceAnswer> {
+export async function readSlice(
+  bucket: R2Bucket,
+  id: string,
+  caller: PayloadCaller,
+  request: SliceRequest,
+): Promise<SliceAnswer> {
   const found = await findPayload(bucket, id, { owner: caller });
   if (found.state !== "found") return { ok: false, reason: "not-found", message: payloadNotFoundMessage(id, caller) };
   const { metadata } = found;

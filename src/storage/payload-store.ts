@@ -98,14 +98,16 @@ function readable(metadata: PayloadMetadata | undefined, reader: PayloadReader, 
   if (!metadata || Date.parse(metadata.expiresAt) <= now) return false;
   if ("signed" in reader) return true;
   // A payload stored with a session ("" is the whole principal's) is that session's alone.
-  return metadata.principal === reader.owner.principal && (metadata.session === "" || metadata.session === reader.owner.session);
+  const { principal, session } = reader.owner;
+  return metadata.principal === principal && (metadata.session === "" || metadata.session === session);
 }
 
 /** Why a caller finds no payload `id`: expired, or not theirs (the two are never told apart, so ids reveal nothing). */
 export function payloadNotFoundMessage(id: string, caller: PayloadCaller): string {
   const expiry = "it may have expired (see expiresAt in the answer that offloaded it)";
   if (caller.scope === "session") {
-    return `no payload ${id} for this session: ${expiry} or belong to another session (with authentication off, a payload belongs to the session that caused it)`;
+    const why = "with authentication off, a payload belongs to the session that caused it";
+    return `no payload ${id} for this session: ${expiry} or belong to another session (${why})`;
   }
   return `no payload ${id} for principal ${JSON.stringify(caller.principal)}: ${expiry} or belong to another caller`;
 }

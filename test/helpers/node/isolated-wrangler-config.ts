@@ -34,7 +34,8 @@ export function isolatedWranglerConfig(source: string, outDir: string): string {
   if (typeof assets === "object" && assets !== null && "directory" in assets && typeof assets.directory === "string") {
     config["assets"] = { ...assets, directory: path.resolve(sourceDir, assets.directory) };
   }
-  // The custom build (scripts/build-yaml-module.mjs) runs for deploys and `wrangler dev`; vitest.config.ts runs it itself.
+  // The custom build (scripts/build-yaml-module.mjs) runs for deploys and `wrangler dev`;
+  // vitest.config.ts runs it itself.
   delete config["build"];
   mkdirSync(outDir, { recursive: true });
   const target = path.join(outDir, "wrangler.json");

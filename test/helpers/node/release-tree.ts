@@ -10,7 +10,7 @@ import path from "node:path";
 /** Never copied, whatever .gitignore says. */
 const ALWAYS_LEFT_OUT = [".git"];
 
-/** A .gitignore line as a test of a path relative to the root ("/"-separated); undefined for blank lines and comments. */
+/** A .gitignore line as a test of a path relative to the root ("/"-separated); undefined for blanks and comments. */
 function ignoreRule(line: string): ((relative: string) => boolean) | undefined {
   const pattern = line.trim().replace(/\/$/, "");
   if (pattern === "" || pattern.startsWith("#") || pattern.startsWith("!")) return undefined;
