@@ -13,8 +13,17 @@ type Gateway = Awaited<ReturnType<typeof startGateway>>;
 /** The size of junk a user sent: over the 4 MiB default limit, under what is drained before answering. */
 const JUNK_BYTES = 5 * 1024 * 1024;
 const CHUNK_BYTES = 64 * 1024;
-const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" };
-const INIT = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "e2e", version: "1" } } };
+const HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": "2025-11-25",
+};
+const INIT = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "e2e", version: "1" } },
+};
 
 let gateway: Gateway;
 
@@ -46,11 +55,13 @@ async function expectReadable413(response: Response): Promise<void> {
 
 describe("a 5 MB junk body", () => {
   it("with a declared length answers a 413 Node's fetch reads", async () => {
-    await expectReadable413(await fetch(`${gateway.url}/mcp`, { method: "POST", headers: HEADERS, body: new Uint8Array(JUNK_BYTES).fill(0x78) }));
+    const body = new Uint8Array(JUNK_BYTES).fill(0x78);
+    await expectReadable413(await fetch(`${gateway.url}/mcp`, { method: "POST", headers: HEADERS, body }));
   });
 
   it("sent chunked answers a 413 Node's fetch reads", async () => {
-    await expectReadable413(await fetch(`${gateway.url}/mcp`, { method: "POST", headers: HEADERS, body: chunkedJunk(JUNK_BYTES), duplex: "half" } as RequestInit));
+    const init = { method: "POST", headers: HEADERS, body: chunkedJunk(JUNK_BYTES), duplex: "half" };
+    await expectReadable413(await fetch(`${gateway.url}/mcp`, init as RequestInit));
   });
 
   it("leaves the gateway serving", async () => {

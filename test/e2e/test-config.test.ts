@@ -23,7 +23,8 @@ let dir: string;
 /** The bindings wrangler gives the Worker of `configPath`, the way the vitest integration asks for them. */
 function bindingsOf(configPath: string): Record<string, unknown> {
   const config = unstable_readConfig({ config: configPath });
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(config, undefined, { overrides: { enableContainers: false } });
+  const overrides = { enableContainers: false };
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(config, undefined, { overrides });
   return (workerOptions.bindings ?? {}) as Record<string, unknown>;
 }
 
@@ -50,7 +51,8 @@ describe("the workers tests' wrangler config", () => {
     const original = unstable_readConfig({ config: path.join(dir, "wrangler.toml") });
     const copy = unstable_readConfig({ config: isolated });
     expect(Object.keys(bindings).sort()).toEqual(Object.keys(original.vars).sort());
-    for (const field of ["kv_namespaces", "r2_buckets", "queues", "durable_objects", "ratelimits", "services", "compatibility_date", "compatibility_flags", "rules", "migrations"] as const) {
+    const fields = ["kv_namespaces", "r2_buckets", "queues", "durable_objects", "ratelimits", "services"] as const;
+    for (const field of [...fields, "compatibility_date", "compatibility_flags", "rules", "migrations"] as const) {
       expect(copy[field], field).toEqual(original[field]);
     }
     // Paths still name the repository's files, now from another directory.
