@@ -79,11 +79,14 @@ describe("the compact answer", () => {
   });
 
   it("sees the filtered result, since filters run first", async () => {
-    const filtered = { ...vars, ADMIN_TOKEN: "t".repeat(32) };
-    await gatewayFetch("/admin/filter-sets/default", { method: "PUT", headers: { authorization: "Bearer t" }, body: '{"tools":{"alpha___big_list":{"retain":["/total"]}}}' }, filtered);
+    const token = "t".repeat(32);
+    const filtered = { ...vars, ADMIN_TOKEN: token };
+    const authorization = `Bearer ${token}`;
+    const body = '{"tools":{"alpha___big_list":{"retain":["/total"]}}}';
+    expect((await gatewayFetch("/admin/filter-sets/default", { method: "PUT", headers: { authorization }, body }, filtered)).ok).toBe(true);
     const { result } = await bigCall(filtered);
     expect(JSON.parse(result.content[0].text)).toEqual({ total: 200 });
-    await gatewayFetch("/admin/filter-sets/default", { method: "DELETE", headers: { authorization: "Bearer t" } }, filtered);
+    await gatewayFetch("/admin/filter-sets/default", { method: "DELETE", headers: { authorization } }, filtered);
   });
 });
 

@@ -14,6 +14,8 @@ import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
 import { startAlpha } from "../fixtures/sdk-upstream.ts";
 import { textOf } from "./tool-result.ts";
 
+const ADMIN_TOKEN = "e2e-admin-token-0123456789abcdefgh";
+
 type Gateway = Awaited<ReturnType<typeof startGateway>>;
 
 
@@ -48,7 +50,7 @@ describe("a session across gateway processes", () => {
 
   beforeAll(async () => {
     alpha = await startAlpha();
-    vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }], ADMIN_TOKEN: "e2e-admin-token-0123456789abcdefgh" };
+    vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }], ADMIN_TOKEN };
     // No SESSION_SECRET: `npm start` supplies the same stable development key to both.
     first = await startGateway({ port: await freePort(), vars, persistTo: ".wrangler/e2e-first" });
     second = await startGateway({ port: await freePort(), vars, persistTo: ".wrangler/e2e-second" });
@@ -104,7 +106,7 @@ describe("a session across gateway processes", () => {
   it("keeps a client that validates structuredContent working when a filter reshapes it", async () => {
     const put = await fetch(`${first.url}/admin/filter-sets/default`, {
       method: "PUT",
-      headers: { authorization: "Bearer e2e-admin-token", "content-type": "application/yaml" },
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/yaml" },
       body: "tools:\n  alpha___get_user:\n    retain: [/userInfo/login]\n",
     });
     expect(put.status).toBe(200);
@@ -115,6 +117,6 @@ describe("a session across gateway processes", () => {
     const result = await client.callTool({ name: "alpha___get_user", arguments: { login: "ada" } });
     expect(result.structuredContent).toEqual({ userInfo: { login: "ada" } });
     await client.close();
-    await fetch(`${first.url}/admin/filter-sets/default`, { method: "DELETE", headers: { authorization: "Bearer e2e-admin-token" } });
+    await fetch(`${first.url}/admin/filter-sets/default`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   });
 });
