@@ -8,6 +8,9 @@ import type { Hono } from "../hono-app";
 import { isObject } from "../../core/jsonrpc";
 import { asConsoleCall } from "../../auth/admin-throttle";
 
+/** Where Cloudflare says a request comes from (auth/failure-audit.ts `requestSource`). */
+const SOURCE_HEADER = "cf-connecting-ip";
+
 /** What the console needs of the admin app: its fetch. */
 export type AdminApi = Pick<Hono<never>, "fetch">;
 
@@ -47,16 +50,20 @@ export const ABSENT_ETAG = "absent";
 export type AdminCall = (method: string, path: string, body?: BodyInit, contentType?: string, ifMatch?: string) => Promise<ApiAnswer>;
 
 /**
- * An `AdminCall` bound to this request's environment and execution context.
+ * An `AdminCall` bound to this request's environment and execution context. Each call
+ * carries the user's address (CF-Connecting-IP), as the user's own request to the API
+ * would; it is marked as the console's (`asConsoleCall`), so never throttled for it.
  *
  * @example
- * const call = adminCaller(admin, c.env, c.executionCtx, c.req.url);
+ * const call = adminCaller(admin, c.env, c.executionCtx, c.req.raw);
  * const answer = await call("GET", "/filter-sets");
  */
-export function adminCaller(admin: AdminApi, env: { ADMIN_TOKEN?: string }, executionCtx: Parameters<AdminApi["fetch"]>[2], requestUrl: string): AdminCall {
-  const origin = new URL(requestUrl).origin;
+export function adminCaller(admin: AdminApi, env: { ADMIN_TOKEN?: string }, executionCtx: Parameters<AdminApi["fetch"]>[2], request: Request): AdminCall {
+  const origin = new URL(request.url).origin;
+  const source = request.headers.get(SOURCE_HEADER);
   return async (method, path, body, contentType = "application/json", ifMatch) => {
     const headers: Record<string, string> = { authorization: `Bearer ${env.ADMIN_TOKEN ?? ""}` };
+    if (source !== null) headers[SOURCE_HEADER] = source;
     if (body !== undefined) headers["content-type"] = contentType;
     if (ifMatch === ABSENT_ETAG) headers["if-none-match"] = "*";
     else if (ifMatch) headers["if-match"] = ifMatch;

@@ -184,7 +184,7 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
       c.set("form", fields);
     }
     c.set("session", session);
-    c.set("call", adminCaller(admin, c.env, executionContextOf(c), c.req.url));
+    c.set("call", adminCaller(admin, c.env, executionContextOf(c), c.req.raw));
     await next();
   });
 
