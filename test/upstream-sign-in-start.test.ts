@@ -12,6 +12,8 @@ import { makeKey } from "./helpers/auth";
 import { Browser } from "./helpers/sign-in";
 import { linkOf, signInWorld } from "./helpers/sign-in-world";
 import { MAX_START_BODY_BYTES } from "../src/shell/upstream-sign-in";
+import { MAX_DRAIN_BYTES } from "../src/core/bounded-text";
+import { countedJunk, drainedAtMost } from "./helpers/counted-body";
 
 const { label, vars: VARS, caller, session, callTool } = signInWorld();
 const MULTIPART = "multipart/form-data; boundary=x";
@@ -48,6 +50,20 @@ describe("the form's POST", () => {
     expect(await refused.text()).toContain("A sign-in form holds one link");
     // The link was not used up by the refused POST: the page's own form still continues.
     expect((await new Browser(VARS).start(link)).status).toBe(303);
+  });
+
+  // A client that has not finished sending loses the page with the connection (test/e2e/refused-body.test.ts).
+  it.each([
+    ["past the limit", "application/x-www-form-urlencoded", 413],
+    ["not the form", "application/json", 400],
+  ])("reads a refused body (%s) to its end before answering, up to MAX_DRAIN_BYTES", async (_what, type, status) => {
+    const link = await freshLink(await caller());
+    const junk = countedJunk(5 * 1024 * 1024);
+    expect((await post(link, junk.body, type)).status).toBe(status);
+    expect(junk.read()).toBe(5 * 1024 * 1024);
+    const huge = countedJunk(64 * 1024 * 1024);
+    expect((await post(link, huge.body, type)).status).toBe(status);
+    expect(huge.read()).toBeLessThanOrEqual(drainedAtMost(MAX_DRAIN_BYTES));
   });
 
   it.each([

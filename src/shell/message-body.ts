@@ -13,12 +13,12 @@
  * A body larger than that is cancelled as before: past the drain bound the client gets the
  * dropped connection rather than the gateway reading without end.
  */
-import { drainBody, readTextUpTo } from "../core/bounded-text";
+import { drainBody, MAX_DRAIN_BYTES, readTextUpTo } from "../core/bounded-text";
 import { GatewayError } from "../core/errors";
 import { INVALID_REQUEST } from "../core/jsonrpc";
 
 /** The most bytes of a refused body read and dropped so that the client, done sending, reads the 413. */
-export const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
+export { MAX_DRAIN_BYTES };
 
 /** The bound as a person reads it: "4 MiB (4194304 bytes)". */
 function describeLimit(limitBytes: number): string {

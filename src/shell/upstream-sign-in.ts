@@ -23,7 +23,7 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { authenticate, authError } from "../auth/authenticate";
 import { metadataUrl } from "../auth/protected-resource";
 import { errorResponse } from "../core/errors";
-import { readTextUpTo } from "../core/bounded-text";
+import { discardRequestBody, readRequestTextUpTo } from "../core/bounded-text";
 import { reachableUpstreams } from "../policy/reachable-upstreams";
 import { listConnections } from "../storage/upstream-tokens";
 import { beginSignIn, finishSignIn } from "../upstream/oauth/authorization-flow";
@@ -177,15 +177,17 @@ export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>
 /**
  * The confirm form's fields, read up to MAX_START_BODY_BYTES (never the whole of a larger
  * body), or the page refusing it: 413 past the limit, 400 for a body that is not the form's.
+ * A refused body is drained first (core/bounded-text.ts), so a browser or script still
+ * sending it reads the page rather than a dropped connection.
  */
 async function startForm(request: Request): Promise<URLSearchParams | Response> {
   const type = (request.headers.get("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
   if (type !== FORM_TYPE) {
-    await request.body?.cancel();
+    await discardRequestBody(request);
     const text = `Continue with the button of the sign-in page (a form sent as ${FORM_TYPE}).`;
     return page(400, "Not a sign-in form", text);
   }
-  const text = await readTextUpTo(request.body, MAX_START_BODY_BYTES);
+  const text = await readRequestTextUpTo(request, MAX_START_BODY_BYTES);
   if (text === undefined) {
     return page(413, "Form too large", `A sign-in form holds one link, at most ${MAX_START_BODY_BYTES / 1024} KB.`);
   }

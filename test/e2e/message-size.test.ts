@@ -7,12 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
+import { countedJunk } from "../helpers/counted-body.ts";
 
 type Gateway = Awaited<ReturnType<typeof startGateway>>;
 
 /** The size of junk a user sent: over the 4 MiB default limit, under what is drained before answering. */
 const JUNK_BYTES = 5 * 1024 * 1024;
-const CHUNK_BYTES = 64 * 1024;
 const HEADERS = {
   "content-type": "application/json",
   accept: "application/json, text/event-stream",
@@ -34,18 +34,6 @@ afterAll(async () => {
   await gateway?.stop();
 });
 
-/** `bytes` of junk arriving in chunks, with no Content-Length. */
-function chunkedJunk(bytes: number): ReadableStream<Uint8Array> {
-  let sent = 0;
-  return new ReadableStream({
-    pull(controller) {
-      if (sent >= bytes) return controller.close();
-      controller.enqueue(new Uint8Array(Math.min(CHUNK_BYTES, bytes - sent)).fill(0x78));
-      sent += CHUNK_BYTES;
-    },
-  });
-}
-
 async function expectReadable413(response: Response): Promise<void> {
   expect(response.status).toBe(413);
   const body = (await response.json()) as { error: { code: number; message: string; data: unknown } };
@@ -60,7 +48,7 @@ describe("a 5 MB junk body", () => {
   });
 
   it("sent chunked answers a 413 Node's fetch reads", async () => {
-    const init = { method: "POST", headers: HEADERS, body: chunkedJunk(JUNK_BYTES), duplex: "half" };
+    const init = { method: "POST", headers: HEADERS, body: countedJunk(JUNK_BYTES).body, duplex: "half" };
     await expectReadable413(await fetch(`${gateway.url}/mcp`, init as RequestInit));
   });
 
