@@ -20,6 +20,8 @@ import {
   type ClientAuth,
 } from "oauth4webapi";
 import { fail, ok, type Result } from "../../core/errors";
+import { readTextUpTo } from "../../core/bounded-text";
+import { isObject } from "../../core/jsonrpc";
 import { GATEWAY_INFO } from "../../core/gateway-info";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { readClient, readLegacyClient, writeClient } from "../../storage/upstream-tokens";
@@ -28,6 +30,14 @@ import { advertisesIss, serverRedirectUri, sharedRedirectUri } from "./redirect-
 
 /** The gateway's Client ID Metadata Document, relative to its origin. */
 export const CLIENT_METADATA_PATH = "/oauth/upstream/client-metadata.json";
+
+/**
+ * What the gateway is to an authorization server (SEP-837: a client names it): a web
+ * application, a server whose redirect URIs are its own web addresses.
+ */
+export const APPLICATION_TYPE = "web";
+/** The largest registration answer read (a client's metadata is a few hundred bytes). */
+export const MAX_REGISTRATION_ANSWER_BYTES = 64 * 1024;
 
 /** The client the gateway is, with how it authenticates at the token endpoint. */
 export type GatewayClient = { readonly client: Client; readonly auth: ClientAuth };
@@ -60,6 +70,7 @@ export function clientMetadataDocument(origin: string): Record<string, string | 
     client_id: `${origin}${CLIENT_METADATA_PATH}`,
     client_name: GATEWAY_INFO.name,
     client_uri: origin,
+    application_type: APPLICATION_TYPE,
     redirect_uris: [sharedRedirectUri(origin)],
     grant_types: ["authorization_code", "refresh_token"],
     response_types: ["code"],
@@ -130,7 +141,7 @@ export async function gatewayClient(
     const { client_id: _id, ...metadata } = clientMetadataDocument(origin);
     const asked = { ...metadata, redirect_uris: [ownUri] } as Record<string, string | string[]>;
     const response = await dynamicClientRegistrationRequest(as, asked, httpOptions(new URL(as.registration_endpoint)));
-    const client = await processDynamicClientRegistrationResponse(response);
+    const client = await processDynamicClientRegistrationResponse(await withSecretExpiry(response));
     await writeClient(services.kv, services.secret, upstream.name, { issuer: as.issuer, redirectUri: ownUri, client });
     return ok({ ...asClient(as, client), redirectUri: ownUri, registration: kept(client) });
   } catch (error) {
@@ -156,6 +167,31 @@ export async function issuedClient(
   const legacy = await readLegacyClient(services.kv, services.secret, upstream.name);
   if (legacy && legacy.client["client_id"] === issued.clientId) return ok(asClient(as, legacy.client));
   return ok({ client: { client_id: issued.clientId }, auth: None() });
+}
+
+/**
+ * The registration answer, with `client_secret_expires_at: 0` (never expires) where a
+ * secret came without it: RFC 7591 §3.2.1 requires the field with a secret, and many
+ * servers leave it out (the MCP conformance suite's do); oauth4webapi refuses such an
+ * answer. Anything else (an error, a body that is not a JSON object) is left as it came,
+ * for oauth4webapi to judge; a body over MAX_REGISTRATION_ANSWER_BYTES is refused.
+ */
+async function withSecretExpiry(response: Response): Promise<Response> {
+  if (response.status !== 201 || !(response.headers.get("content-type") ?? "").includes("json")) return response;
+  const text = await readTextUpTo(response.body, MAX_REGISTRATION_ANSWER_BYTES);
+  if (text === undefined) throw new Error(`its answer is larger than ${MAX_REGISTRATION_ANSWER_BYTES} bytes`);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const patched = isObject(body) && typeof body["client_secret"] === "string" && body["client_secret_expires_at"] === undefined
+    ? JSON.stringify({ ...body, client_secret_expires_at: 0 })
+    : text;
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  return new Response(patched, { status: response.status, headers });
 }
 
 const KEPT_FIELDS = ["client_id", "client_secret", "token_endpoint_auth_method"];
