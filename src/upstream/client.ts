@@ -109,13 +109,21 @@ export type UpstreamExchange = {
  * An upstream the caller signs in to refused the caller's token: 401 (the token is
  * forgotten, the caller asked to sign in again) or 403 `insufficient_scope` (asked to sign
  * in with the wider scope the challenge names: step-up). Another 403 is an ordinary refusal.
+ * `unsigned` (why the caller has no token) when the request went without one: a 401 then
+ * is the upstream's first challenge, whose `resource_metadata` and `scope` the sign-in uses.
  */
-async function refusedToken(upstream: UpstreamConfig, response: Response, identity: CallerCredentials | undefined): Promise<Result<never, UpstreamFailure> | undefined> {
+async function refusedToken(
+  upstream: UpstreamConfig,
+  response: Response,
+  identity: CallerCredentials | undefined,
+  unsigned: string | undefined,
+): Promise<Result<never, UpstreamFailure> | undefined> {
   const challenge = await parseChallenge(response.headers.get("www-authenticate"));
-  if (response.status === 403 && challenge.error !== "insufficient_scope") return undefined;
+  if (response.status === 403 && challenge.error !== "insufficient_scope" && unsigned === undefined) return undefined;
   await response.body?.cancel();
-  if (response.status === 401) await identity?.rejected?.(upstream);
-  const detail = response.status === 401 ? "the upstream refused the token" : `the upstream needs a wider scope${challenge.scope ? ` (${challenge.scope})` : ""}`;
+  if (response.status === 401 && unsigned === undefined) await identity?.rejected?.(upstream);
+  const wider = `the upstream needs a wider scope${challenge.scope ? ` (${challenge.scope})` : ""}`;
+  const detail = unsigned ?? (response.status === 401 ? "the upstream refused the token" : wider);
   return fail({ reason: "sign-in-required", upstream: upstream.name, detail, challenge });
 }
 
@@ -175,6 +183,8 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   const { upstream } = request;
   const headers = headersFor(request);
   if (!headers.ok) return headers;
+  /** Why the caller has no token for an upstream it signs in to, when the request goes without one. */
+  let unsigned: string | undefined;
   if (upstream.identity && request.identity) {
     try {
       headers.value.set(upstream.identity.header, await request.identity.assertion(upstream.name));
@@ -185,8 +195,11 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   if (upstream.auth) {
     // Only the caller's own token, never another's, never the client's (upstream/oauth/).
     const token = request.identity?.userToken ? await request.identity.userToken(upstream) : undefined;
-    if (!token?.ok) return fail({ reason: "sign-in-required", upstream: upstream.name, detail: token?.detail ?? "no caller to sign in", challenge: {} });
-    headers.value.set("authorization", `Bearer ${token.value}`);
+    if (!token) return fail({ reason: "sign-in-required", upstream: upstream.name, detail: "no caller to sign in", challenge: {} });
+    // A caller without a token sends the request as any MCP client does first: the upstream's
+    // 401 names its metadata and the scope to ask for (its WWW-Authenticate), read below.
+    if (token.ok) headers.value.set("authorization", `Bearer ${token.value}`);
+    else unsigned = token.detail;
   }
   let fetcher: Fetcher | undefined;
   if (upstream.service) {
@@ -212,8 +225,11 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
 
   const where: LogContext = { upstream: upstream.name, env: request.env };
   if (upstream.auth && (response.status === 401 || response.status === 403)) {
-    const refused = await refusedToken(upstream, response, request.identity);
-    if (refused) return refused;
+    const refused = await refusedToken(upstream, response, request.identity, unsigned);
+    if (refused) {
+      deadline.disarm();
+      return refused;
+    }
   }
   const sessionId = response.headers.get("mcp-session-id");
   const contentType = response.headers.get("content-type") ?? "";

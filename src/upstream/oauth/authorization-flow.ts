@@ -21,7 +21,7 @@ import { isObject } from "../../core/jsonrpc";
 import { randomHexId } from "../../core/ids";
 import { openState, sealState } from "../../core/sealed-state";
 import type { UpstreamConfig } from "../../config/upstreams";
-import { openFlow, takeFlow, writeTokens } from "../../storage/upstream-tokens";
+import { openFlow, readTokens, takeFlow, writeTokens } from "../../storage/upstream-tokens";
 import { authorizationServerAt, discoverSignInServer } from "./discovery";
 import { gatewayClient, type OAuthServices } from "./registration";
 import { advertisesIss, arrivedAt, sharedRedirectUri } from "./redirect-uri";
@@ -44,6 +44,8 @@ type FlowState = {
   readonly origin: string;
   /** Where the server was told to send the user back: the callback takes this flow there only. */
   readonly redirectUri?: string;
+  /** The resource the authorization request named (RFC 8707), named again in the token request. */
+  readonly resource?: string;
   readonly nonce: string;
   /** The sign-in link's nonce: the elicitation a waiting call is told of. */
   readonly link: string;
@@ -67,6 +69,16 @@ async function browserBinding(cookie: string): Promise<string> {
 }
 
 /**
+ * On a step-up (403 `insufficient_scope`), the scope the caller already holds, to ask for
+ * again with the wider one (SEP-2350): a new grant replaces the old, and must not narrow it.
+ */
+async function grantedScope(upstream: UpstreamConfig, request: SignInRequest, services: OAuthServices): Promise<string[]> {
+  if (request.challenge.error !== "insufficient_scope") return [];
+  const tokens = await readTokens(services.kv, services.secret, request.principal, upstream.name);
+  return tokens?.scope?.split(" ") ?? [];
+}
+
+/**
  * Where to send the browser for `request` (a link just taken), and the cookie to set.
  *
  * @example
@@ -74,7 +86,7 @@ async function browserBinding(cookie: string): Promise<string> {
  * if (begun.ok) return new Response(null, { status: 302, headers: { location: begun.value.location, "set-cookie": begun.value.cookie } });
  */
 export async function beginSignIn(upstream: UpstreamConfig, request: SignInRequest, origin: string, services: OAuthServices): Promise<Result<{ location: string; cookie: string }, FlowProblem>> {
-  const server = await discoverSignInServer(upstream, request.challenge);
+  const server = await discoverSignInServer(upstream, request.challenge, await grantedScope(upstream, request, services));
   if (!server.ok) return server;
   const { as, resource, scopes } = server.value;
   const client = await gatewayClient(upstream, as, origin, services);
@@ -91,6 +103,7 @@ export async function beginSignIn(upstream: UpstreamConfig, request: SignInReque
     clientId: client.value.client.client_id,
     origin,
     redirectUri: client.value.redirectUri,
+    resource,
     nonce,
     link: request.nonce,
   };
@@ -120,7 +133,7 @@ function cookieValue(header: string | null): string | undefined {
 function isFlowState(value: unknown): value is FlowState {
   const fields = ["principal", "upstream", "verifier", "issuer", "clientId", "origin", "nonce", "link"];
   if (!isObject(value) || !fields.every((k) => typeof value[k] === "string")) return false;
-  return value["redirectUri"] === undefined || typeof value["redirectUri"] === "string";
+  return ["redirectUri", "resource"].every((k) => value[k] === undefined || typeof value[k] === "string");
 }
 
 /**
@@ -175,7 +188,7 @@ export async function finishSignIn(url: URL, cookieHeader: string | null, upstre
     const { client: gateway, auth } = client.value;
     const response = await authorizationCodeGrantRequest(as, gateway, auth, params, redirectUri, flow.verifier, {
       ...httpOptions(tokenUrl),
-      additionalParameters: { resource: upstream.url },
+      additionalParameters: { resource: flow.resource ?? upstream.url },
     });
     const tokens = await processAuthorizationCodeResponse(as, client.value.client, response);
     await writeTokens(services.kv, services.secret, flow.principal, upstream.name, {

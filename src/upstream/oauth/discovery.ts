@@ -2,7 +2,7 @@
  * Finding an upstream's authorization server the way the MCP authorization spec
  * (2025-11-25) has a client do it: the upstream's 401 names its protected resource
  * metadata in `WWW-Authenticate` (`resource_metadata`), else the well-known URI of RFC 9728
- * is tried; that metadata names the authorization servers, whose own metadata comes from
+ * is tried with the upstream's path, then at its origin's root; that metadata names the authorization servers, whose own metadata comes from
  * RFC 8414 (`oauth-authorization-server`), else OpenID Connect discovery. The protocol
  * work (URLs, checks of `resource` and `issuer`) is oauth4webapi's.
  */
@@ -46,22 +46,52 @@ export async function parseChallenge(header: string | null): Promise<Challenge> 
   return {};
 }
 
-async function resourceMetadata(upstream: UpstreamConfig, hint: Challenge): Promise<Result<{ servers: string[]; scopes: string[] }, DiscoveryProblem>> {
+type ResourceMetadata = { readonly resource: string; readonly servers: string[]; readonly scopes: string[] };
+
+/** Where metadata may be: how to ask for it, and the resource it must name (RFC 9728 §3.3). */
+type Place = { readonly where: string; readonly request: () => Promise<Response>; readonly expected: URL };
+
+/** The metadata at the URL a challenge named (`resource_metadata`), about `resource`. */
+function named(url: URL, resource: URL): Place {
+  const request = async () => {
+    checkProtocol(url, !isLoopback(url)); // https, as resourceDiscoveryRequest requires of the URL it builds
+    return fetch(url, { headers: { accept: "application/json" }, redirect: "manual", signal: httpOptions(url).signal });
+  };
+  return { where: url.href, request, expected: resource };
+}
+
+/** The metadata at `resource`'s well-known URI (RFC 9728 §3.1, built by oauth4webapi). */
+function wellKnown(resource: URL): Place {
+  return { where: `the well-known URI of ${resource.href}`, request: () => resourceDiscoveryRequest(resource, httpOptions(resource)), expected: resource };
+}
+
+/**
+ * The upstream's protected resource metadata, where the MCP authorization spec has a client
+ * look: the `resource_metadata` URL of its 401's WWW-Authenticate, else the well-known URI
+ * with the upstream's path, else the one at the root of its origin (which then describes the
+ * origin: the resource to name is the one that metadata publishes).
+ */
+async function resourceMetadata(upstream: UpstreamConfig, hint: Challenge): Promise<Result<ResourceMetadata, DiscoveryProblem>> {
   const resource = new URL(upstream.url);
-  let response: Response;
+  const root = new URL(resource.origin);
+  const atRoot = resource.pathname === "/" && resource.search === "";
+  let places: Place[];
   try {
-    if (hint.resourceMetadata !== undefined) {
-      const url = new URL(hint.resourceMetadata);
-      checkProtocol(url, !isLoopback(url)); // https, as resourceDiscoveryRequest requires of the URL it builds
-      response = await fetch(url, { headers: { accept: "application/json" }, redirect: "manual", signal: httpOptions(url).signal });
-    } else {
-      response = await resourceDiscoveryRequest(resource, httpOptions(resource));
-    }
-    const metadata = await processResourceDiscoveryResponse(resource, response);
-    return ok({ servers: metadata.authorization_servers ?? [], scopes: metadata.scopes_supported ?? [] });
-  } catch (error) {
-    return fail({ reason: "discovery-failed", detail: `the upstream's protected resource metadata (RFC 9728) could not be read: ${(error as Error).message}` });
+    places = hint.resourceMetadata !== undefined ? [named(new URL(hint.resourceMetadata), resource)] : [wellKnown(resource), ...(atRoot ? [] : [wellKnown(root)])];
+  } catch {
+    return fail({ reason: "discovery-failed", detail: "the upstream's challenge names a resource_metadata that is not a URL" });
   }
+  const failures: string[] = [];
+  for (const { where, request, expected } of places) {
+    try {
+      const metadata = await processResourceDiscoveryResponse(expected, await request());
+      return ok({ resource: metadata.resource, servers: metadata.authorization_servers ?? [], scopes: metadata.scopes_supported ?? [] });
+    } catch (error) {
+      failures.push(`${where}: ${(error as Error).message}`);
+    }
+  }
+  const detail = `the upstream's protected resource metadata (RFC 9728) could not be read (${failures.join("; ")})`;
+  return fail({ reason: "discovery-failed", detail });
 }
 
 /** The metadata of the authorization server `issuer` (RFC 8414, else OpenID Connect discovery). */
@@ -74,26 +104,34 @@ export async function authorizationServerAt(issuer: URL): Promise<AuthorizationS
 
 /**
  * The authorization server `upstream`'s users sign in with, from the configured
- * `authorizationServer` or by discovery starting at the upstream's challenge.
+ * `authorizationServer` or by discovery starting at the upstream's challenge; `granted`:
+ * the scope the caller holds, asked for again on a step-up (SEP-2350: the union).
  *
  * @example
  * const found = await discoverSignInServer(upstream, await parseChallenge(response.headers.get("www-authenticate")));
  */
-export async function discoverSignInServer(upstream: UpstreamConfig, hint: Challenge): Promise<Result<SignInServer, DiscoveryProblem>> {
+export async function discoverSignInServer(
+  upstream: UpstreamConfig,
+  hint: Challenge,
+  granted: readonly string[] = [],
+): Promise<Result<SignInServer, DiscoveryProblem>> {
   const configured = upstream.auth?.authorizationServer;
   let issuer = configured;
   let scopes: string[] = [];
+  let resource = upstream.url;
   const metadata = await resourceMetadata(upstream, hint);
   if (metadata.ok) {
     scopes = metadata.value.scopes;
+    resource = metadata.value.resource;
     if (issuer === undefined) issuer = metadata.value.servers[0];
   } else if (issuer === undefined) return metadata;
   if (issuer === undefined) return fail({ reason: "discovery-failed", detail: "the upstream's protected resource metadata names no authorization server; set auth.authorizationServer" });
   try {
     const as = await authorizationServerAt(new URL(issuer));
+    // The challenge's scope first, else the metadata's; with what was granted before (SEP-2350).
     const asked = hint.scope !== undefined ? hint.scope.split(" ") : scopes;
-    const all = new Set([...(upstream.auth?.scopes ?? []), ...asked].filter((s) => s !== ""));
-    return ok({ as, resource: upstream.url, scopes: [...all] });
+    const all = new Set([...(upstream.auth?.scopes ?? []), ...granted, ...asked].filter((s) => s !== ""));
+    return ok({ as, resource, scopes: [...all] });
   } catch (error) {
     return fail({ reason: "discovery-failed", detail: `the authorization server ${issuer} has no readable metadata (RFC 8414 or OpenID Connect discovery): ${(error as Error).message}` });
   }
