@@ -195,7 +195,10 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   if (upstream.auth) {
     // Only the caller's own token, never another's, never the client's (upstream/oauth/).
     const token = request.identity?.userToken ? await request.identity.userToken(upstream) : undefined;
-    if (!token) return fail({ reason: "sign-in-required", upstream: upstream.name, detail: "no caller to sign in", challenge: {} });
+    if (!token) {
+      const detail = "no caller to sign in";
+      return fail({ reason: "sign-in-required", upstream: upstream.name, detail, challenge: {} });
+    }
     // A caller without a token sends the request as any MCP client does first: the upstream's
     // 401 names its metadata and the scope to ask for (its WWW-Authenticate), read below.
     if (token.ok) headers.value.set("authorization", `Bearer ${token.value}`);

@@ -72,7 +72,11 @@ async function browserBinding(cookie: string): Promise<string> {
  * On a step-up (403 `insufficient_scope`), the scope the caller already holds, to ask for
  * again with the wider one (SEP-2350): a new grant replaces the old, and must not narrow it.
  */
-async function grantedScope(upstream: UpstreamConfig, request: SignInRequest, services: OAuthServices): Promise<string[]> {
+async function grantedScope(
+  upstream: UpstreamConfig,
+  request: SignInRequest,
+  services: OAuthServices,
+): Promise<string[]> {
   if (request.challenge.error !== "insufficient_scope") return [];
   const tokens = await readTokens(services.kv, services.secret, request.principal, upstream.name);
   return tokens?.scope?.split(" ") ?? [];
@@ -86,7 +90,8 @@ async function grantedScope(upstream: UpstreamConfig, request: SignInRequest, se
  * if (begun.ok) return new Response(null, { status: 302, headers: { location: begun.value.location, "set-cookie": begun.value.cookie } });
  */
 export async function beginSignIn(upstream: UpstreamConfig, request: SignInRequest, origin: string, services: OAuthServices): Promise<Result<{ location: string; cookie: string }, FlowProblem>> {
-  const server = await discoverSignInServer(upstream, request.challenge, await grantedScope(upstream, request, services));
+  const granted = await grantedScope(upstream, request, services);
+  const server = await discoverSignInServer(upstream, request.challenge, granted);
   if (!server.ok) return server;
   const { as, resource, scopes } = server.value;
   const client = await gatewayClient(upstream, as, origin, services);

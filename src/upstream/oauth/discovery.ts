@@ -2,9 +2,10 @@
  * Finding an upstream's authorization server the way the MCP authorization spec
  * (2025-11-25) has a client do it: the upstream's 401 names its protected resource
  * metadata in `WWW-Authenticate` (`resource_metadata`), else the well-known URI of RFC 9728
- * is tried with the upstream's path, then at its origin's root; that metadata names the authorization servers, whose own metadata comes from
- * RFC 8414 (`oauth-authorization-server`), else OpenID Connect discovery. The protocol
- * work (URLs, checks of `resource` and `issuer`) is oauth4webapi's.
+ * is tried with the upstream's path, then at its origin's root; that metadata names the
+ * authorization servers, whose own metadata comes from RFC 8414
+ * (`oauth-authorization-server`), else OpenID Connect discovery. The protocol work (URLs,
+ * checks of `resource` and `issuer`) is oauth4webapi's.
  */
 import {
   checkProtocol,
@@ -62,7 +63,8 @@ function named(url: URL, resource: URL): Place {
 
 /** The metadata at `resource`'s well-known URI (RFC 9728 §3.1, built by oauth4webapi). */
 function wellKnown(resource: URL): Place {
-  return { where: `the well-known URI of ${resource.href}`, request: () => resourceDiscoveryRequest(resource, httpOptions(resource)), expected: resource };
+  const request = () => resourceDiscoveryRequest(resource, httpOptions(resource));
+  return { where: `the well-known URI of ${resource.href}`, request, expected: resource };
 }
 
 /**
@@ -71,21 +73,28 @@ function wellKnown(resource: URL): Place {
  * with the upstream's path, else the one at the root of its origin (which then describes the
  * origin: the resource to name is the one that metadata publishes).
  */
-async function resourceMetadata(upstream: UpstreamConfig, hint: Challenge): Promise<Result<ResourceMetadata, DiscoveryProblem>> {
+async function resourceMetadata(
+  upstream: UpstreamConfig,
+  hint: Challenge,
+): Promise<Result<ResourceMetadata, DiscoveryProblem>> {
   const resource = new URL(upstream.url);
   const root = new URL(resource.origin);
   const atRoot = resource.pathname === "/" && resource.search === "";
   let places: Place[];
   try {
-    places = hint.resourceMetadata !== undefined ? [named(new URL(hint.resourceMetadata), resource)] : [wellKnown(resource), ...(atRoot ? [] : [wellKnown(root)])];
+    places = hint.resourceMetadata !== undefined
+      ? [named(new URL(hint.resourceMetadata), resource)]
+      : [wellKnown(resource), ...(atRoot ? [] : [wellKnown(root)])];
   } catch {
-    return fail({ reason: "discovery-failed", detail: "the upstream's challenge names a resource_metadata that is not a URL" });
+    const detail = "the upstream's challenge names a resource_metadata that is not a URL";
+    return fail({ reason: "discovery-failed", detail });
   }
   const failures: string[] = [];
   for (const { where, request, expected } of places) {
     try {
       const metadata = await processResourceDiscoveryResponse(expected, await request());
-      return ok({ resource: metadata.resource, servers: metadata.authorization_servers ?? [], scopes: metadata.scopes_supported ?? [] });
+      const { resource: named, authorization_servers: servers = [], scopes_supported: scopes = [] } = metadata;
+      return ok({ resource: named, servers, scopes });
     } catch (error) {
       failures.push(`${where}: ${(error as Error).message}`);
     }

@@ -21,7 +21,7 @@ import {
 } from "oauth4webapi";
 import { fail, ok, type Result } from "../../core/errors";
 import { readTextUpTo } from "../../core/bounded-text";
-import { isObject } from "../../core/jsonrpc";
+import { isObject, type JsonObject } from "../../core/jsonrpc";
 import { GATEWAY_INFO } from "../../core/gateway-info";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { readClient, readLegacyClient, writeClient } from "../../storage/upstream-tokens";
@@ -186,9 +186,9 @@ async function withSecretExpiry(response: Response): Promise<Response> {
   } catch {
     body = undefined;
   }
-  const patched = isObject(body) && typeof body["client_secret"] === "string" && body["client_secret_expires_at"] === undefined
-    ? JSON.stringify({ ...body, client_secret_expires_at: 0 })
-    : text;
+  const noExpiry = isObject(body) && typeof body["client_secret"] === "string"
+    && body["client_secret_expires_at"] === undefined;
+  const patched = noExpiry ? JSON.stringify({ ...(body as JsonObject), client_secret_expires_at: 0 }) : text;
   const headers = new Headers(response.headers);
   headers.delete("content-length");
   return new Response(patched, { status: response.status, headers });
