@@ -41,6 +41,11 @@ export type UpstreamTokens = {
   readonly client?: Readonly<Record<string, unknown>>;
   /** The upstream URL (the resource, RFC 8707) they were issued for: never sent to another. */
   readonly resource: string;
+  /**
+   * The resource their requests named where it is not the upstream URL (the origin, when
+   * the metadata was found at the origin's root well-known URI): a refresh names it again.
+   */
+  readonly namedResource?: string;
   /** The gateway origin the user signed in through (its redirect URI and client metadata URL). */
   readonly origin: string;
   readonly connectedAt: number;
@@ -62,7 +67,8 @@ async function tokenKey(principal: string, upstream: string): Promise<string> {
 }
 
 function isTokens(value: unknown): value is UpstreamTokens {
-  return isObject(value) && typeof value["accessToken"] === "string" && typeof value["issuer"] === "string" && typeof value["clientId"] === "string" && typeof value["origin"] === "string" && typeof value["resource"] === "string";
+  return isObject(value) && typeof value["accessToken"] === "string" && typeof value["issuer"] === "string" && typeof value["clientId"] === "string" && typeof value["origin"] === "string" && typeof value["resource"] === "string"
+    && (value["namedResource"] === undefined || typeof value["namedResource"] === "string");
 }
 
 /** The tokens `principal` holds for `upstream`, or undefined (none, or a record that does not open for it). */

@@ -38,7 +38,10 @@ async function clientFor(upstream: UpstreamConfig, tokens: UpstreamTokens, servi
 async function refresh(upstream: UpstreamConfig, principal: string, tokens: UpstreamTokens, services: TokenServices): Promise<Result<string, TokenProblem>> {
   try {
     const { as, client, auth } = await clientFor(upstream, tokens, services);
-    const response = await refreshTokenGrantRequest(as, client, auth, tokens.refreshToken!, { ...httpOptions(new URL(as.token_endpoint ?? as.issuer)), additionalParameters: { resource: upstream.url } });
+    // The resource the tokens were granted for, named again (RFC 8707 §2.2).
+    const additionalParameters = { resource: tokens.namedResource ?? upstream.url };
+    const options = { ...httpOptions(new URL(as.token_endpoint ?? as.issuer)), additionalParameters };
+    const response = await refreshTokenGrantRequest(as, client, auth, tokens.refreshToken!, options);
     const fresh = await processRefreshTokenResponse(as, client, response);
     const scope = fresh.scope ?? tokens.scope;
     await writeTokens(services.kv, services.secret, principal, upstream.name, {

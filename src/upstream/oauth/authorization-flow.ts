@@ -205,6 +205,7 @@ export async function finishSignIn(url: URL, cookieHeader: string | null, upstre
       clientId: flow.clientId,
       ...(client.value.registration !== undefined ? { client: client.value.registration } : {}),
       resource: upstream.url,
+      ...(flow.resource !== undefined && flow.resource !== upstream.url ? { namedResource: flow.resource } : {}),
       origin: flow.origin,
       connectedAt: Date.now(),
     });
