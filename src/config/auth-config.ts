@@ -9,9 +9,13 @@
  *    "jwt": {"issuer": "https://idp.example", "audience": "https://gw.example/mcp",
  *            "jwksUrl": "https://idp.example/.well-known/jwks.json", "rolesClaim": "realm_access.roles"},
  *    "rateLimits": {"standard": "RATE_LIMIT_STANDARD"}}
+ *
+ * `signIn` makes the gateway an OAuth authorization server for its clients, users signing
+ * in at the operator's OpenID Connect provider (features/client-sign-in/config.ts).
  */
 import { fail, ok, type Result } from "../core/errors";
 import { isObject } from "../core/jsonrpc";
+import { signInFrom, type SignInConfig } from "../features/client-sign-in/config";
 
 /** Clock skew allowed on `exp` and `nbf` unless configured. */
 export const DEFAULT_CLOCK_TOLERANCE_S = 30;
@@ -45,6 +49,8 @@ export type AuthConfig =
       readonly mode: "on";
       readonly apiKeys: boolean;
       readonly jwt?: JwtConfig;
+      /** The gateway as its clients' authorization server (off when absent). */
+      readonly signIn?: SignInConfig;
       /** Scopes advertised in the protected-resource metadata. */
       readonly scopes: readonly string[];
       /** Rate-limit names (as personas say them) to the binding that counts them. */
@@ -127,7 +133,8 @@ export function parseAuthConfig(raw: unknown): Result<AuthConfig, AuthConfigProb
   if (value["mode"] !== undefined && value["mode"] !== "on") problems.push('AUTH.mode: "on" (the default) or "off"');
   const apiKeys = value["apiKeys"] === true;
   const jwt = value["jwt"] === undefined ? undefined : jwtFrom(value["jwt"], problems);
-  if (!apiKeys && !jwt) problems.push('AUTH: turn on "apiKeys": true, configure "jwt", or say {"mode": "off"}');
+  const signIn = value["signIn"] === undefined ? undefined : signInFrom(value["signIn"], problems);
+  if (!apiKeys && !jwt && !signIn) problems.push('AUTH: turn on "apiKeys": true, configure "jwt" or "signIn", or say {"mode": "off"}');
   const rateLimits: Record<string, string> = {};
   if (value["rateLimits"] !== undefined) {
     if (!isObject(value["rateLimits"])) problems.push("AUTH.rateLimits: an object of limit name to rate-limiting binding name");
@@ -139,5 +146,5 @@ export function parseAuthConfig(raw: unknown): Result<AuthConfig, AuthConfigProb
   }
   const scopes = strings(value["scopes"], "AUTH.scopes", problems);
   if (problems.length > 0) return fail({ reason: "invalid-auth", problems });
-  return ok({ mode: "on", apiKeys, ...(jwt ? { jwt } : {}), scopes, rateLimits });
+  return ok({ mode: "on", apiKeys, ...(jwt ? { jwt } : {}), ...(signIn ? { signIn } : {}), scopes, rateLimits });
 }

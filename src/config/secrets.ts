@@ -11,6 +11,7 @@
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
 import { upstreamsFrom } from "./upstreams";
+import { parseAuthConfig } from "./auth-config";
 
 const MIN_SESSION_SECRET_LENGTH = 16;
 
@@ -27,6 +28,8 @@ function secretValues(env: Readonly<Record<string, unknown>>): string[] {
       if (upstream.credential) names.add(upstream.credential.secret);
       if (upstream.auth?.clientSecret) names.add(upstream.auth.clientSecret);
     }
+  const auth = parseAuthConfig(env["AUTH"]);
+  if (auth.ok && auth.value.mode === "on" && auth.value.signIn?.clientSecretSecret) names.add(auth.value.signIn.clientSecretSecret);
   const values: string[] = [];
   for (const name of names) {
     const value = env[name];
