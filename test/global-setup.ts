@@ -23,6 +23,7 @@ import { startGetStreamUpstream } from "./fixtures/get-stream-upstream.ts";
 import { startListCacheUpstream } from "./fixtures/list-cache-upstream.ts";
 import { startDualEraUpstream } from "./fixtures/dual-era-upstream.ts";
 import { startOAuthUpstream, STATIC_CLIENT_ID, STATIC_CLIENT_SECRET } from "./fixtures/oauth-upstream.ts";
+import { GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startOperatorIdp } from "./fixtures/operator-idp.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -71,7 +72,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const oauth = await startOAuthUpstream();
   const issuers = { issuer: oauth.issuer, noIssIssuer: oauth.noIssIssuer, hostileIssuer: oauth.hostileIssuer };
   project.provide("oauthUpstream", { origin: oauth.upstreamOrigin, ...issuers, staticClient: { id: STATIC_CLIENT_ID, secret: STATIC_CLIENT_SECRET } });
+  // The operator's OpenID Connect provider that users of the gateway's own sign-in log in at (AUTH.signIn).
+  const operatorIdp = await startOperatorIdp();
+  project.provide("operatorIdp", { issuer: operatorIdp.issuer, clientId: GATEWAY_CLIENT_ID, clientSecret: GATEWAY_CLIENT_SECRET });
   return async () => {
-    await Promise.all([fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), script.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), sessionfulDual.close(), pins.close(), listCache.close(), oauth.close()]);
+    await Promise.all([operatorIdp.close(), fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), script.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), sessionfulDual.close(), pins.close(), listCache.close(), oauth.close()]);
   };
 }

@@ -46,6 +46,8 @@ declare module "vitest" {
       /** The confidential client registered with the issuer by hand. */
       staticClient: { id: string; secret: string };
     };
+    /** test/fixtures/operator-idp.ts: the operator's OpenID Connect provider (client sign-in) and the gateway's client there. */
+    operatorIdp: { issuer: string; clientId: string; clientSecret: string };
     jwks: { url: string; fetchesUrl: string; /** `<origin>/idp`: an issuer per tag whose JWKS a test can break (see the fixture). */ idpUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }
 }

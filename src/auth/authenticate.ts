@@ -1,8 +1,9 @@
 /**
  * Who an MCP request comes from: the pluggable verifier the shell calls before the front
  * sees the request. `Authorization: Bearer <credential>` holds a gateway API key
- * (`mgw_...`) or an OAuth access token (a JWT); each kind is checked only when AUTH turns
- * it on. Failures are tagged values; `authError` maps each to its wire form: 401 with a
+ * (`mgw_...`), an OAuth access token of an external issuer (a JWT) or one the gateway
+ * issued itself (AUTH.signIn: features/client-sign-in/); each kind is checked only when
+ * AUTH turns it on. Failures are tagged values; `authError` maps each to its wire form: 401 with a
  * `WWW-Authenticate` challenge naming the protected-resource metadata (RFC 9728, RFC
  * 6750 §3), or a 500/503 when the fault is the gateway's (no AUTH; the identity
  * provider's keys unavailable, with `Retry-After`).
@@ -13,6 +14,7 @@ import type { AuthConfig } from "../config/auth-config";
 import { ANONYMOUS_PRINCIPAL, type Caller } from "../context/call-context";
 import { looksLikeApiKey, verifyApiKey } from "./api-keys";
 import { verifyJwt, type TokenProblem } from "./jwt";
+import { looksLikeSignInToken, type SignInTokenCheck } from "../features/client-sign-in/access-token";
 
 /** The principal of every caller while authentication is off. */
 export const ANONYMOUS_CALLER: Caller = { principal: ANONYMOUS_PRINCIPAL, roles: [], method: "none" };
@@ -28,6 +30,8 @@ export type AuthProblem =
   | { reason: "unknown-key" }
   | { reason: "expired-key" }
   | { reason: "jwt"; problem: TokenProblem }
+  /** An access token of the gateway's own (sign-in) that is unknown, expired, revoked or for another resource. */
+  | { reason: "sign-in-token" }
   /** The issuer's keys could not be fetched: the gateway's fault, retried after `retryAfterS`. */
   | { reason: "idp-unavailable"; retryAfterS: number };
 
@@ -39,6 +43,8 @@ export type AuthRequest = {
   readonly cacheTtlMs: number;
   /** "" for /mcp. */
   readonly route: string;
+  /** The check of the gateway's own access tokens for this route, when AUTH.signIn is on. */
+  readonly signInToken?: SignInTokenCheck;
 };
 
 /**
@@ -47,7 +53,7 @@ export type AuthRequest = {
  * @example
  * const caller = await authenticate({ authorization: request.headers.get("authorization"), auth, kv, cacheTtlMs: 30_000, route: "" });
  */
-export async function authenticate({ authorization, auth, kv, cacheTtlMs, route }: AuthRequest): Promise<Result<Caller, AuthProblem>> {
+export async function authenticate({ authorization, auth, kv, cacheTtlMs, route, signInToken }: AuthRequest): Promise<Result<Caller, AuthProblem>> {
   if (auth.mode === "off") return ok(ANONYMOUS_CALLER);
   if (auth.mode === "missing") return fail({ reason: "not-configured" });
   if (authorization === null || authorization.trim() === "") return fail({ reason: "missing" });
@@ -60,6 +66,10 @@ export async function authenticate({ authorization, auth, kv, cacheTtlMs, route 
     if (!verified.ok) return fail({ reason: verified.reason === "expired" ? "expired-key" : verified.reason === "malformed" ? "malformed" : "unknown-key" });
     const { principal, email, roles } = verified.value;
     return ok({ principal, ...(email !== undefined ? { email } : {}), roles, method: "api-key" });
+  }
+  if (auth.signIn && signInToken && looksLikeSignInToken(token)) {
+    const caller = await signInToken(token);
+    return caller ? ok(caller) : fail({ reason: "sign-in-token" });
   }
   // Neither an API key nor, where JWTs are off or it has not three parts, a JWT.
   if (!auth.jwt || token.split(".").length !== 3) return fail({ reason: "malformed" });
@@ -91,6 +101,8 @@ export function authFailureName(problem: AuthProblem): string | undefined {
       return "expired-api-key";
     case "jwt":
       return `token-${problem.problem}`;
+    case "sign-in-token":
+      return "unknown-or-revoked-access-token";
     case "idp-unavailable":
       return "idp-unavailable";
     default: {
@@ -189,6 +201,10 @@ export function authError(problem: AuthProblem, metadataUrl: string, auth?: Auth
       return unauthorized("the API key expired", "the API key expired");
     case "jwt":
       return unauthorized(jwtDescription(problem.problem), jwtDescription(problem.problem));
+    case "sign-in-token": {
+      const description = "the access token is unknown, expired, revoked, or for another resource";
+      return unauthorized(description, description);
+    }
     case "idp-unavailable":
       // No URL and no cause here: the JWKS URL may carry a credential; the log has the cause.
       return new GatewayError(

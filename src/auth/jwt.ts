@@ -37,13 +37,14 @@ export type JwtProblem = { reason: TokenProblem } | { reason: "jwks-unavailable"
 const verified = new Map<string, { readonly until: number; readonly value: VerifiedJwt }>();
 
 /** The value at a dotted path of the claims ("realm_access.roles"). */
-function claimAt(payload: JWTPayload, path: string): unknown {
+export function claimAt(payload: JWTPayload, path: string): unknown {
   let value: unknown = payload;
   for (const key of path.split(".")) value = isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
   return value;
 }
 
-function rolesFrom(value: unknown): string[] {
+/** Roles from a claim's value: a list of strings, or one space-separated string. */
+export function rolesFrom(value: unknown): string[] {
   if (typeof value === "string") return value.split(" ").filter((role) => role !== "");
   return Array.isArray(value) ? value.filter((role): role is string => typeof role === "string") : [];
 }

@@ -5,6 +5,8 @@
  * knows. One document per route: `/mcp` at
  * `/.well-known/oauth-protected-resource/mcp`, `/mcp/<upstream>` at the same path with
  * its own suffix, and the bare `/.well-known/oauth-protected-resource` for the gateway.
+ * With AUTH.signIn the gateway is itself an authorization server of every route (its
+ * origin is the issuer), named first.
  */
 import type { AuthConfig } from "../config/auth-config";
 
@@ -31,7 +33,7 @@ export function resourceUrl(auth: AuthConfig, origin: string, route: string): st
  */
 export function protectedResourceMetadata(auth: AuthConfig, origin: string, route: string): Record<string, unknown> {
   const on = auth.mode === "on" ? auth : undefined;
-  const servers = on?.jwt?.authorizationServers ?? [];
+  const servers = [...(on?.signIn ? [origin] : []), ...(on?.jwt?.authorizationServers ?? [])];
   return {
     resource: resourceUrl(auth, origin, route),
     // Optional (RFC 9728 §2): an empty list reads as "sign in somewhere" to OAuth clients; a

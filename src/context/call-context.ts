@@ -37,7 +37,7 @@ export type ClientSession = {
 /** The principal of every caller until authentication is configured. */
 export const ANONYMOUS_PRINCIPAL = "anonymous";
 /** How a caller proved who they are. */
-export type AuthMethod = "api-key" | "jwt" | "none";
+export type AuthMethod = "api-key" | "jwt" | "sign-in" | "none";
 
 /** The caller an HTTP request authenticated as (the shell's verifier decides; "anonymous" with AUTH off). */
 export type Caller = {

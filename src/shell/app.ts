@@ -31,6 +31,9 @@ import { downloadIcon } from "./icon-download";
 import { recordFailedAuthentication } from "../auth/failure-audit";
 import { readMessageBody } from "./message-body";
 import { addUpstreamSignInRoutes } from "./upstream-sign-in";
+import { addClientSignInRoutes } from "../features/client-sign-in/routes";
+import { signInTokenCheck } from "../features/client-sign-in/access-token";
+import type { AuthConfig } from "../config/auth-config";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -61,6 +64,12 @@ function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
   return parsed.value;
 }
 
+/** The check of the gateway's own access tokens on `route`, when AUTH.signIn is on. */
+function signInTokenOf(c: GatewayContext, auth: AuthConfig, route: string) {
+  const parsed = gatewayConfig(c.env).upstreams;
+  return signInTokenCheck(c.env, auth, new URL(c.req.url).origin, parsed.ok ? parsed.value.map((u) => u.name) : [], route);
+}
+
 /**
  * The caller of an MCP request, as the verifier AUTH configures says; a failure is
  * thrown as its 401 (or 500, 503), and recorded in the audit trail (bounded per source).
@@ -78,6 +87,7 @@ async function callerOf(c: GatewayContext, route: string, services: Services): P
     kv: c.env.GATEWAY_KV,
     cacheTtlMs: config.documentCacheTtlMs,
     route,
+    signInToken: signInTokenOf(c, config.auth.value, route),
   });
   if (found.ok) return found.value;
   const path = route === "" ? "/mcp" : `/mcp/${route}`;
@@ -172,7 +182,8 @@ async function upstreamsOfHome(c: GatewayContext, config: GatewayConfig, all: re
   const authorization = c.req.header("authorization");
   if (config.auth.ok && authorization !== undefined) {
     const startedAt = Date.now();
-    const found = await authenticate({ authorization, auth: config.auth.value, kv: c.env.GATEWAY_KV, cacheTtlMs: config.documentCacheTtlMs, route: "" });
+    const signInToken = signInTokenOf(c, config.auth.value, "");
+    const found = await authenticate({ authorization, auth: config.auth.value, kv: c.env.GATEWAY_KV, cacheTtlMs: config.documentCacheTtlMs, route: "", signInToken });
     if (found.ok) return { upstreams: (await upstreamsShownTo(found.value, servicesFor(c.env), all)).map((u) => u.name) };
     // The page tells a good credential from a bad one, so a bad one is a failed authentication like any other.
     const reason = authFailureName(found);
@@ -234,6 +245,9 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   mountConsole(app, admin);
   // Browser pages too: the sign-in form posts to its own origin, checked by the route itself.
   addUpstreamSignInRoutes(app);
+  // With AUTH.signIn, the gateway as its clients' authorization server: browser pages that check their
+  // own origin, and the library's endpoints (metadata, token, registration), which answer CORS themselves.
+  addClientSignInRoutes(app);
 
   app.use("*", async function originGuard(c, next) {
     const origin = checkOrigin(c.req.raw, gatewayConfig(c.env).allowedOrigins);

@@ -1,0 +1,43 @@
+/**
+ * The shell's check of an access token the gateway issued (client sign-in): the library
+ * loads its record from KV, checks it is for this route's resource (RFC 8707: a token for
+ * `/mcp/a` does not open `/mcp/b`) and unexpired, and decrypts what the grant keeps: the
+ * signed-in user, whose principal and roles then flow into personas as an API key's do.
+ * A token for `/mcp` also opens `/mcp/<upstream>` (as AUTH.jwt's aggregated audience does):
+ * the persona decides which upstreams it reaches there.
+ */
+import type { AuthConfig } from "../../config/auth-config";
+import type { Caller } from "../../context/call-context";
+import { resourceUrl } from "../../auth/protected-resource";
+import { authorizationServer, isSignedInUser, libraryEnv } from "./authorization-server";
+
+/** The library's access tokens are `<user>:<grant>:<secret>`; API keys and JWTs have no colon. */
+export function looksLikeSignInToken(token: string): boolean {
+  return token.split(":").length === 3;
+}
+
+export type SignInTokenCheck = (token: string) => Promise<Caller | undefined>;
+
+/**
+ * The check of sign-in tokens on `route` ("" for /mcp), or undefined when sign-in is off.
+ *
+ * @example
+ * const check = signInTokenCheck(env, auth, origin, ["github"], "github");
+ * const caller = check && (await check(token));
+ */
+export function signInTokenCheck(env: Readonly<Record<string, unknown>>, auth: AuthConfig, origin: string, upstreams: readonly string[], route: string): SignInTokenCheck | undefined {
+  if (auth.mode !== "on" || !auth.signIn) return undefined;
+  const signIn = auth.signIn;
+  return async (token) => {
+    const server = await authorizationServer(auth, signIn, origin, upstreams);
+    const routes = route !== "" && upstreams.includes(route) ? [route, ""] : [""];
+    for (const each of routes) {
+      const valid = await server.validateToken<unknown>(resourceUrl(auth, origin, each), token, libraryEnv(env));
+      if (valid && isSignedInUser(valid.props)) {
+        const { principal, email, roles } = valid.props;
+        return { principal, email, roles, method: "sign-in" };
+      }
+    }
+    return undefined;
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The gateway as its clients' OAuth authorization server, through Cloudflare's
+ * workers-oauth-provider (its `OAuthAuthorizationServer`, the role API: hono stays the
+ * shell, the library serves the protocol's endpoints and validates its tokens). The issuer
+ * is the gateway's origin; the resources it issues tokens for are `/mcp` and each
+ * configured `/mcp/<upstream>`, so a token is bound to one of them (RFC 8707).
+ *
+ * The library is loaded only when AUTH.signIn is on (a dynamic import): an isolate of a
+ * gateway without sign-in never evaluates it. One server per origin and configuration is
+ * kept per isolate (a cache: it holds no state of its own, grants are in KV).
+ */
+import type { AuthRequest, OAuthAuthorizationServer, OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import type { AuthConfig } from "../../config/auth-config";
+import type { SignInConfig } from "./config";
+import { resourceUrl } from "../../auth/protected-resource";
+
+/** Where the library's endpoints and the gateway's sign-in pages are. */
+export const AUTHORIZE_PATH = "/oauth/authorize";
+export const TOKEN_PATH = "/oauth/token";
+export const REGISTER_PATH = "/oauth/register";
+export const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server";
+/** Where the operator's identity provider sends the browser back. */
+export const IDP_CALLBACK_PATH = "/oauth/sign-in/callback";
+/** An access token lives an hour; a grant (its refresh token) 30 days, the library's default. */
+const ACCESS_TOKEN_TTL_S = 60 * 60;
+/** Dynamically registered clients unused this long are forgotten (renewed while in use). */
+const CLIENT_REGISTRATION_TTL_S = 90 * 24 * 60 * 60;
+/** Servers kept per isolate (one per origin and configuration in practice). */
+const MAX_SERVERS = 8;
+
+/** What a grant keeps (encrypted by the library) and hands back with every token. */
+export type SignedInUser = { readonly principal: string; readonly email: string; readonly roles: readonly string[] };
+
+/** True for what a grant keeps (read back from a token, or from the sealed consent form). */
+export function isSignedInUser(value: unknown): value is SignedInUser {
+  if (typeof value !== "object" || value === null) return false;
+  const user = value as Record<string, unknown>;
+  return typeof user["principal"] === "string" && typeof user["email"] === "string"
+    && Array.isArray(user["roles"]) && user["roles"].every((role) => typeof role === "string");
+}
+
+type Env = Readonly<Record<string, unknown>>;
+type Library = typeof import("@cloudflare/workers-oauth-provider");
+
+let library: Library | undefined;
+const servers = new Map<string, OAuthAuthorizationServer<Env>>();
+
+/** The library, loaded on first use in this isolate. */
+export async function oauthLibrary(): Promise<Library> {
+  library ??= await import("@cloudflare/workers-oauth-provider");
+  return library;
+}
+
+/** The env the library sees: its grants in OAUTH_KV when bound, else in GATEWAY_KV (its keys never collide with ours). */
+export function libraryEnv(env: Env): Env {
+  return { ...env, OAUTH_KV: env["OAUTH_KV"] ?? env["GATEWAY_KV"] };
+}
+
+/** The resources tokens may be issued for: /mcp, then each upstream's route. */
+export function resourcesOf(auth: AuthConfig, origin: string, upstreams: readonly string[]): string[] {
+  return [resourceUrl(auth, origin, ""), ...upstreams.map((name) => resourceUrl(auth, origin, name))];
+}
+
+/**
+ * The authorization server of `origin` for this configuration.
+ *
+ * @example
+ * const server = await authorizationServer(auth, signIn, "https://gw.example", ["github", "jira"]);
+ * return server.fetch(request, libraryEnv(env), ctx);
+ */
+export async function authorizationServer(auth: AuthConfig, signIn: SignInConfig, origin: string, upstreams: readonly string[]): Promise<OAuthAuthorizationServer<Env>> {
+  const resources = resourcesOf(auth, origin, upstreams);
+  const scopes = auth.mode === "on" ? auth.scopes : [];
+  const key = `${origin}\n${resources.join(" ")}\n${scopes.join(" ")}\n${signIn.issuer}`;
+  const kept = servers.get(key);
+  if (kept) return kept;
+  const { OAuthAuthorizationServer } = await oauthLibrary();
+  const server = new OAuthAuthorizationServer<Env>({
+    issuer: origin,
+    resources,
+    // Clients that omit `resource` (older ones) get the aggregated endpoint.
+    defaultResource: resources[0]!,
+    authorizeEndpoint: `${origin}${AUTHORIZE_PATH}`,
+    tokenEndpoint: `${origin}${TOKEN_PATH}`,
+    clientRegistrationEndpoint: `${origin}${REGISTER_PATH}`,
+    clientIdMetadataDocumentEnabled: true,
+    accessTokenTTL: ACCESS_TOKEN_TTL_S,
+    clientRegistrationTTL: CLIENT_REGISTRATION_TTL_S,
+    ...(scopes.length > 0 ? { scopesSupported: [...scopes] } : {}),
+    // The library's default logs each refused request; its messages name the check, never a token.
+  });
+  if (servers.size >= MAX_SERVERS) servers.clear();
+  servers.set(key, server);
+  return server;
+}
+
+/** The helpers of the authorize endpoint and the pages after it. */
+export async function oauthApi(env: Env, auth: AuthConfig, signIn: SignInConfig, origin: string, upstreams: readonly string[]): Promise<OAuthHelpers> {
+  return (await authorizationServer(auth, signIn, origin, upstreams)).getOAuthApi(libraryEnv(env));
+}
+
+export type { AuthRequest, OAuthAuthorizationServer, OAuthHelpers };

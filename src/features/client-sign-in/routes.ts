@@ -1,0 +1,182 @@
+/**
+ * The HTTP side of client sign-in, added to the shell when AUTH.signIn is on:
+ *
+ *   GET  /.well-known/oauth-authorization-server  RFC 8414 metadata       (the library)
+ *   POST /oauth/token, /oauth/register            tokens, revocation, DCR (the library)
+ *   GET  /oauth/authorize                         a client's request: checked, then the browser goes to the provider
+ *   GET  /oauth/sign-in/callback                  back from the provider: who logged in, then the consent page
+ *   POST /oauth/authorize                         Allow or Deny: a code for the client, or access_denied
+ *
+ * Consent comes after the login (the page names who is signed in and what the client
+ * will reach), and only Allow completes the authorization. The request the client made
+ * is kept server-side by the library from the first step to the last; forms carry only
+ * handles bound to this browser by cookies, and the signed-in user sealed to the handle.
+ */
+import type { Context, Next } from "hono";
+import type { Hono } from "../../admin/hono-app";
+import { gatewayConfig } from "../../config/gateway-config";
+import { sessionSecret } from "../../config/secrets";
+import type { AuthConfig } from "../../config/auth-config";
+import { readTextUpTo } from "../../core/bounded-text";
+import { isObject } from "../../core/jsonrpc";
+import { openState, sealState } from "../../core/sealed-state";
+import { reachableUpstreams } from "../../policy/reachable-upstreams";
+import type { SignInConfig } from "./config";
+import {
+  AUTHORIZATION_SERVER_METADATA_PATH,
+  AUTHORIZE_PATH,
+  authorizationServer,
+  IDP_CALLBACK_PATH,
+  isSignedInUser,
+  libraryEnv,
+  oauthApi,
+  oauthLibrary,
+  REGISTER_PATH,
+  TOKEN_PATH,
+  type OAuthHelpers,
+  type OAuthAuthorizationServer,
+  type SignedInUser,
+} from "./authorization-server";
+import { finishLogin, loginRedirect, type LoginData } from "./identity-provider";
+import { consentPage, stopPage } from "./pages";
+
+/** The consent form: a handle and a sealed user, a few KB. */
+const MAX_CONSENT_FORM_BYTES = 16 * 1024;
+/** As long as the library keeps the consent handle. */
+const CONSENT_TTL_MS = 10 * 60_000;
+const CONSENT_PURPOSE = "client-sign-in-consent";
+const FORM_TYPE = "application/x-www-form-urlencoded";
+
+type Bindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
+type SignInContext = Context<{ Bindings: Bindings }>;
+type On = { auth: AuthConfig; signIn: SignInConfig; upstreams: string[]; origin: string };
+
+/** The configuration when sign-in is on, else undefined (the routes then answer as before: not found). */
+function signInOn(c: SignInContext): On | undefined {
+  const config = gatewayConfig(c.env);
+  if (!config.auth.ok || config.auth.value.mode !== "on" || !config.auth.value.signIn) return undefined;
+  const upstreams = config.upstreams.ok ? config.upstreams.value.map((u) => u.name) : [];
+  return { auth: config.auth.value, signIn: config.auth.value.signIn, upstreams, origin: new URL(c.req.url).origin };
+}
+
+/** The library's id of a user: a digest of the provider and its subject (no email or name in KV keys). */
+async function libraryUserId(issuer: string, subject: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${issuer}\n${subject}`)));
+  return [...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The library's expected failures as pages or redirects; anything else is a bug or an outage (500). */
+async function answered(run: () => Promise<Response>): Promise<Response> {
+  try {
+    return await run();
+  } catch (error) {
+    const { AuthorizationError, CimdFetchError } = await oauthLibrary();
+    if (error instanceof AuthorizationError && error.redirectTo) return Response.redirect(error.redirectTo, 302);
+    if (error instanceof AuthorizationError) return stopPage(400, "Sign-in request refused", `${error.description}. Start again from your app.`);
+    if (error instanceof CimdFetchError) return stopPage(400, "App not verified", "This app's metadata document could not be fetched or is not valid, so it cannot be signed in.");
+    throw error;
+  }
+}
+
+function isLoginData(value: unknown): value is LoginData {
+  return isObject(value) && typeof value["verifier"] === "string" && typeof value["nonce"] === "string";
+}
+
+/** GET /oauth/authorize: the client's request checked by the library, then the browser to the provider. */
+async function authorize(c: SignInContext, on: On): Promise<Response> {
+  const oauth = await oauthApi(c.env, on.auth, on.signIn, on.origin, on.upstreams);
+  const request = await oauth.parseAuthRequest(c.req.raw);
+  const login = await loginRedirect(on.signIn, c.env, `${on.origin}${IDP_CALLBACK_PATH}`);
+  if (!login.ok) {
+    console.warn(`mcp-edge-gateway: client sign-in could not start: ${login.detail}`);
+    return stopPage(login.reason === "not-set-up" ? 503 : 502, "Sign-in unavailable", "The gateway cannot reach its identity provider right now; the gateway's log has the cause.");
+  }
+  const { state, headers } = await oauth.beginUpstream(request, { data: login.value.data });
+  headers.set("location", await login.value.url(state));
+  headers.set("cache-control", "no-store");
+  return new Response(null, { status: 302, headers });
+}
+
+/** GET /oauth/sign-in/callback: the provider's answer; the consent page for the user it names. */
+async function callback(c: SignInContext, on: On): Promise<Response> {
+  const oauth = await oauthApi(c.env, on.auth, on.signIn, on.origin, on.upstreams);
+  const { authorizationErrorRedirect } = await oauthLibrary();
+  const resumed = await oauth.finishUpstream<unknown>(c.req.raw);
+  const url = new URL(c.req.url);
+  if (url.searchParams.has("error") || !isLoginData(resumed.data)) {
+    resumed.headers.set("location", authorizationErrorRedirect(resumed.request, "access_denied"));
+    return new Response(null, { status: 302, headers: resumed.headers });
+  }
+  const user = await finishLogin(on.signIn, c.env, url, `${on.origin}${IDP_CALLBACK_PATH}`, resumed.data);
+  if (!user.ok) {
+    console.warn(`mcp-edge-gateway: client sign-in refused at the callback: ${user.reason}`);
+    const status = user.reason === "not-allowed" ? 403 : user.reason === "refused" ? 400 : 502;
+    return stopPage(status, status === 403 ? "Not allowed" : "Sign-in failed", user.detail);
+  }
+  return showConsent(c, on, oauth, resumed.request, resumed.headers, user.value);
+}
+
+async function showConsent(c: SignInContext, on: On, oauth: OAuthHelpers, request: Awaited<ReturnType<OAuthHelpers["parseAuthRequest"]>>, cleared: Headers, user: SignedInUser): Promise<Response> {
+  const facts = await oauth.describeConsent(request);
+  const consent = await oauth.beginConsent(request);
+  for (const cookie of cleared.getSetCookie()) consent.headers.append("set-cookie", cookie);
+  const config = gatewayConfig(c.env);
+  const all = config.upstreams.ok ? config.upstreams.value : [];
+  const reached = await reachableUpstreams(c.env.GATEWAY_KV, config.documentCacheTtlMs, user.roles, all);
+  const sealed = await sealState(sessionSecret(c.env), CONSENT_PURPOSE, consent.handle, CONSENT_TTL_MS, user);
+  return consentPage({
+    clientName: facts.clientName,
+    ...(facts.clientDomain !== undefined ? { clientDomain: facts.clientDomain } : {}),
+    redirectHost: facts.redirectHost,
+    redirectIsLoopback: facts.redirectIsLoopback,
+    email: user.email,
+    upstreams: reached.map((u) => u.name),
+    handle: consent.handle,
+    user: sealed,
+  }, consent.headers);
+}
+
+/** POST /oauth/authorize: Allow completes the authorization (a code for the client), Deny answers access_denied. */
+async function decide(c: SignInContext, on: On): Promise<Response> {
+  const from = c.req.header("origin");
+  if (from !== undefined && from !== on.origin) return stopPage(403, "Not allowed", "Consent is given on the gateway's own page.");
+  const type = (c.req.header("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
+  if (type !== FORM_TYPE) return stopPage(400, "Not a consent form", `Answer with the buttons of the consent page (a form sent as ${FORM_TYPE}).`);
+  const text = await readTextUpTo(c.req.raw.body, MAX_CONSENT_FORM_BYTES);
+  if (text === undefined) return stopPage(413, "Form too large", "A consent form holds a handle and a decision.");
+  const form = new URLSearchParams(text);
+  const handle = form.get("handle") ?? "";
+  const oauth = await oauthApi(c.env, on.auth, on.signIn, on.origin, on.upstreams);
+  if (form.get("decision") !== "allow") {
+    const denied = await oauth.denyConsent(c.req.raw, handle);
+    return new Response(null, { status: 302, headers: denied.headers });
+  }
+  // The user was sealed for this handle, and the handle is bound to this browser (the library checks its cookie).
+  const opened = await openState(sessionSecret(c.env), CONSENT_PURPOSE, handle, form.get("user"));
+  if (!opened.ok || !isSignedInUser(opened.value)) return stopPage(400, "Consent expired", "This consent page expired or was altered. Start again from your app.");
+  const user = opened.value;
+  const approved = await oauth.approveConsent(c.req.raw, handle);
+  const { redirectTo } = await oauth.completeAuthorization({
+    request: approved.request,
+    userId: await libraryUserId(on.signIn.issuer, user.principal),
+    metadata: { email: user.email },
+    scope: approved.request.scope,
+    props: user,
+  });
+  approved.headers.set("location", redirectTo);
+  return new Response(null, { status: 302, headers: approved.headers });
+}
+
+/** Adds the routes; each answers only when AUTH.signIn is on, and passes on to the shell's 404 otherwise. */
+export function addClientSignInRoutes(app: Hono<{ Bindings: Bindings }>): void {
+  const when = (run: (c: SignInContext, on: On) => Promise<Response>) => async (c: SignInContext, next: Next) => {
+    const on = signInOn(c);
+    if (!on) return next();
+    return answered(() => run(c, on));
+  };
+  const library = when(async (c, on) => (await authorizationServer(on.auth, on.signIn, on.origin, on.upstreams)).fetch(c.req.raw, libraryEnv(c.env), c.executionCtx as Parameters<OAuthAuthorizationServer["fetch"]>[2]));
+  for (const path of [AUTHORIZATION_SERVER_METADATA_PATH, TOKEN_PATH, REGISTER_PATH]) app.all(path, library);
+  app.get(AUTHORIZE_PATH, when(authorize));
+  app.post(AUTHORIZE_PATH, when(decide));
+  app.get(IDP_CALLBACK_PATH, when(callback));
+}

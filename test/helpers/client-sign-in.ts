@@ -1,0 +1,117 @@
+/**
+ * Client sign-in in the workerd tests (AUTH.signIn): vars that turn it on against the
+ * operator's identity provider (test/fixtures/operator-idp.ts), an MCP client's side of
+ * OAuth (dynamic registration, PKCE, the token request) and a scripted browser that follows
+ * redirects, logs in at the provider's form and answers the gateway's consent page.
+ */
+import { inject } from "vitest";
+import { Browser } from "./sign-in";
+import { gatewayFetch, type Vars } from "./gateway";
+import { ADMIN_TOKEN } from "./auth";
+
+/** The gateway as its clients reach it (https: the library refuses an http issuer off loopback). */
+export const GATEWAY = "https://gateway.test";
+/** A native client's loopback redirect URI (never opened: the browser stops there). */
+export const CLIENT_REDIRECT = "http://127.0.0.1:33418/callback";
+const MAX_STEPS = 20;
+
+/** Vars with API keys and sign-in on; `signIn` fields override the defaults. */
+export function signInVars(signIn: Record<string, unknown> = {}, more: Vars = {}): Vars {
+  const idp = inject("operatorIdp");
+  const auth = { apiKeys: true, signIn: { issuer: idp.issuer, clientId: "SIGN_IN_CLIENT_ID", clientSecret: "SIGN_IN_CLIENT_SECRET", allowedDomains: ["example.test"], rolesClaim: "groups", scopes: ["groups"], ...signIn } };
+  return { AUTH: JSON.stringify(auth), SIGN_IN_CLIENT_ID: idp.clientId, SIGN_IN_CLIENT_SECRET: idp.clientSecret, ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "0", ...more };
+}
+
+/** Registers a public client (RFC 7591) as an MCP client without a metadata document does; returns its id. */
+export async function registerClient(vars: Vars, redirectUris = [CLIENT_REDIRECT], name = "Test client"): Promise<string> {
+  const body = { client_name: name, redirect_uris: redirectUris, token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] };
+  const response = await gatewayFetch(`${GATEWAY}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }, vars);
+  if (response.status !== 201) throw new Error(`registration: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { client_id: string }).client_id;
+}
+
+export async function pkcePair(): Promise<{ verifier: string; challenge: string }> {
+  const verifier = `${crypto.randomUUID()}${crypto.randomUUID()}`;
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  const challenge = btoa(String.fromCharCode(...digest)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return { verifier, challenge };
+}
+
+export type AuthorizeParams = { clientId: string; redirectUri?: string; challenge?: string; method?: string; resource?: string; state?: string };
+
+/** The authorization request URL; `challenge: undefined` leaves PKCE out. */
+export function authorizeUrl({ clientId, redirectUri = CLIENT_REDIRECT, challenge, method = "S256", resource = `${GATEWAY}/mcp`, state = "client-state-1" }: AuthorizeParams): string {
+  const url = new URL(`${GATEWAY}/oauth/authorize`);
+  url.searchParams.set("response_type", "code");
+  url.searchParams.set("client_id", clientId);
+  url.searchParams.set("redirect_uri", redirectUri);
+  url.searchParams.set("state", state);
+  url.searchParams.set("resource", resource);
+  if (challenge !== undefined) {
+    url.searchParams.set("code_challenge", challenge);
+    url.searchParams.set("code_challenge_method", method);
+  }
+  return url.href;
+}
+
+/** Where a walk through the browser ended: back at the client (its redirect), or on a page. */
+export type WalkEnd = { redirect?: URL; page?: { status: number; text: string; url: string } };
+
+/** A person in a browser: logs in as `user` at the provider and answers the consent page with `decision`. */
+export class SignInUser extends Browser {
+  constructor(vars: Vars, private readonly user: string, private readonly decision: "allow" | "deny" = "allow") {
+    super(vars);
+  }
+
+  /** Opens `url` and goes on until the browser is sent to `stopAt` (the client's redirect URI) or stops on a page. */
+  async walk(url: string, stopAt = CLIENT_REDIRECT): Promise<WalkEnd> {
+    let next = url;
+    let init: { method?: string; body?: string; headers?: Record<string, string> } = {};
+    for (let step = 0; step < MAX_STEPS; step++) {
+      const response = await this.request(next, init);
+      init = {};
+      const location = response.headers.get("location");
+      if (response.status >= 300 && response.status < 400 && location) {
+        await response.body?.cancel();
+        const target = new URL(location, next).href;
+        if (target.startsWith(stopAt)) return { redirect: new URL(target) };
+        next = target;
+        continue;
+      }
+      const text = await response.text();
+      const form = { "content-type": "application/x-www-form-urlencoded" };
+      if (response.status === 200 && text.includes('name="login"')) {
+        next = new URL(/action="([^"]+)"/.exec(text)![1]!, next).href;
+        init = { method: "POST", body: new URLSearchParams({ login: this.user }).toString(), headers: form };
+        continue;
+      }
+      if (response.status === 200 && text.includes("data-consent")) {
+        const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(text)![1]!;
+        const action = new URL(/action="([^"]+)"/.exec(text)![1]!, next);
+        next = action.href;
+        init = { method: "POST", body: new URLSearchParams({ handle: field("handle"), user: field("user"), decision: this.decision }).toString(), headers: { ...form, origin: action.origin } };
+        continue;
+      }
+      return { page: { status: response.status, text, url: next } };
+    }
+    throw new Error("the sign-in did not end");
+  }
+}
+
+/** The token request of the authorization code grant (a public client: no secret). */
+export function tokenRequest(vars: Vars, fields: Record<string, string>): Promise<Response> {
+  const body = new URLSearchParams({ grant_type: "authorization_code", redirect_uri: CLIENT_REDIRECT, ...fields }).toString();
+  return gatewayFetch(`${GATEWAY}/oauth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body }, vars);
+}
+
+/** The whole flow for `user`: registration, authorization with PKCE, consent, the code exchanged; the token response. */
+export async function signedInToken(vars: Vars, user: string, resource = `${GATEWAY}/mcp`): Promise<{ access_token: string; refresh_token?: string; resource?: string }> {
+  const clientId = await registerClient(vars);
+  const { verifier, challenge } = await pkcePair();
+  const end = await new SignInUser(vars, user).walk(authorizeUrl({ clientId, challenge, resource }));
+  const code = end.redirect?.searchParams.get("code");
+  if (!code) throw new Error(`no code: ${JSON.stringify(end.page ?? end.redirect?.href)}`);
+  const response = await tokenRequest(vars, { client_id: clientId, code, code_verifier: verifier, resource });
+  if (response.status !== 200) throw new Error(`token: ${response.status} ${await response.text()}`);
+  return (await response.json()) as { access_token: string };
+}
