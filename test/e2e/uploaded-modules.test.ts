@@ -5,6 +5,8 @@
  * (src/storage/yaml-module.mjs, issue 18), imported by name the first time an isolate reads
  * a document that is not JSON; the workerd tests load it through Vite instead, so only
  * this test sees the name the import asks for resolve among the uploaded modules.
+ * workers-oauth-provider (AUTH.signIn) is a module of its own the same way
+ * (src/storage/oauth-provider-module.mjs).
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -22,9 +24,25 @@ const ADMIN_TOKEN = "e2e-uploaded-modules-admin-token-0123";
 const YAML_MODULE = "yaml-module.mjs";
 /** A string only yaml's own code holds (its node types are registered symbols). */
 const YAML_MARKER = 'Symbol.for("yaml.alias")';
+const OAUTH_MODULE = "oauth-provider-module.mjs";
+/** A string only workers-oauth-provider's code holds (its warning when CIMD is off). */
+const OAUTH_MARKER = "CIMD (Client ID Metadata Document) is disabled";
 const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
 type Answer = { result?: Record<string, unknown>; error?: unknown };
+
+/** The gateway run in workerd from exactly the modules in `outdir`, with `bindings`. */
+function gatewayFrom(outdir: string, bindings: Record<string, string>): Miniflare {
+  const { modules } = bundleModules(outdir);
+  const worker = {
+    name: "gateway",
+    ...gatewayWorkerOptions(),
+    modules: modules.map((module) => ({ type: module.type, path: module.path })),
+    modulesRoot: outdir,
+    bindings: { SESSION_SECRET: "e2e-uploaded-modules-session-secret-0123", ...bindings },
+  };
+  return new Miniflare(convertV4MiniflareOptions({ workers: [worker] }));
+}
 
 describe("the modules wrangler uploads", () => {
   let outdir: string;
@@ -58,20 +76,7 @@ describe("the modules wrangler uploads", () => {
     outdir = mkdtempSync(path.join(tmpdir(), "uploaded-modules-"));
     await promisify(execFile)(path.join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir], { cwd: ROOT });
     alpha = await startAlpha();
-    const { modules } = bundleModules(outdir);
-    mf = new Miniflare(
-      convertV4MiniflareOptions({
-        workers: [
-          {
-            name: "gateway",
-            ...gatewayWorkerOptions(),
-            modules: modules.map((module) => ({ type: module.type, path: module.path })),
-            modulesRoot: outdir,
-            bindings: { UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha.url }]), SESSION_SECRET: "e2e-uploaded-modules-session-secret-0123", AUTH: '{"mode":"off"}', ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "0" },
-          },
-        ],
-      }),
-    );
+    mf = gatewayFrom(outdir, { UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha.url }]), AUTH: '{"mode":"off"}', ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "0" });
     await mf.ready;
   });
 
@@ -83,11 +88,26 @@ describe("the modules wrangler uploads", () => {
 
   it("hold yaml beside the main module, which imports it by its uploaded name", () => {
     const { main, modules } = bundleModules(outdir);
-    expect(modules.map((module) => module.name)).toEqual(["index.js", YAML_MODULE]);
+    expect(modules.map((module) => module.name).sort()).toEqual(["index.js", OAUTH_MODULE, YAML_MODULE]);
     const code = readFileSync(main.path, "utf8");
     expect(code).not.toContain(YAML_MARKER);
     expect(code).toContain(`import("./${YAML_MODULE}")`);
     expect(readFileSync(path.join(outdir, YAML_MODULE), "utf8")).toContain(YAML_MARKER);
+    expect(code).not.toContain(OAUTH_MARKER);
+    expect(code).toContain(`import("./${OAUTH_MODULE}")`);
+    expect(readFileSync(path.join(outdir, OAUTH_MODULE), "utf8")).toContain(OAUTH_MARKER);
+  });
+
+  it("load workers-oauth-provider by its uploaded name when AUTH.signIn is on", async () => {
+    const signIn = { issuer: "https://idp.example", clientId: "SIGN_IN_CLIENT_ID", allowedDomains: ["example.com"] };
+    const withSignIn = gatewayFrom(outdir, { UPSTREAMS: "[]", AUTH: JSON.stringify({ signIn }) });
+    try {
+      const response = await withSignIn.dispatchFetch("https://gateway.test/.well-known/oauth-authorization-server");
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { issuer: string }).issuer).toBe("https://gateway.test");
+    } finally {
+      await withSignIn.dispose();
+    }
   });
 
   it("read a filter set written as YAML straight into KV, and apply it to a call", async () => {

@@ -5,14 +5,15 @@
  * is the gateway's origin; the resources it issues tokens for are `/mcp` and each
  * configured `/mcp/<upstream>`, so a token is bound to one of them (RFC 8707).
  *
- * The library is loaded only when AUTH.signIn is on (a dynamic import): an isolate of a
- * gateway without sign-in never evaluates it. One server per origin and configuration is
+ * The library is a module of its own, loaded only when AUTH.signIn is on
+ * (storage/oauth-library.ts): a gateway without sign-in never parses it. One server per origin and configuration is
  * kept per isolate (a cache: it holds no state of its own, grants are in KV).
  */
 import type { AuthRequest, OAuthAuthorizationServer, OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import type { AuthConfig } from "../../config/auth-config";
 import type { SignInConfig } from "./config";
 import { resourceUrl } from "../../auth/protected-resource";
+import { loadOAuthLibrary, type OAuthLibrary } from "../../storage/oauth-library";
 
 /** Where the library's endpoints and the gateway's sign-in pages are. */
 export const AUTHORIZE_PATH = "/oauth/authorize";
@@ -40,15 +41,11 @@ export function isSignedInUser(value: unknown): value is SignedInUser {
 }
 
 type Env = Readonly<Record<string, unknown>>;
-type Library = typeof import("@cloudflare/workers-oauth-provider");
-
-let library: Library | undefined;
 const servers = new Map<string, OAuthAuthorizationServer<Env>>();
 
 /** The library, loaded on first use in this isolate. */
-export async function oauthLibrary(): Promise<Library> {
-  library ??= await import("@cloudflare/workers-oauth-provider");
-  return library;
+export function oauthLibrary(): Promise<OAuthLibrary> {
+  return loadOAuthLibrary();
 }
 
 /** The env the library sees: its grants in OAUTH_KV when bound, else in GATEWAY_KV (its keys never collide with ours). */
