@@ -98,4 +98,22 @@ describe("client sign-in: the whole flow", () => {
     expect(end.redirect?.searchParams.get("code")).toBeNull();
     expect(end.redirect?.searchParams.get("state")).toBe("client-state-1");
   });
+
+  it("shows a client's name and redirect host escaped, their invisible characters as code points", async () => {
+    const name = '<img src=x onerror="alert(1)">Trusted\u202Eppa\u200B';
+    const clientId = await registerClient(vars, [CLIENT_REDIRECT], name);
+    const { challenge } = await pkcePair();
+    const end = await new SignInUser(vars, "ada", "look").walk(authorizeUrl({ clientId, challenge }));
+    expect(end.page?.status).toBe(200);
+    const page = end.page!.text;
+    const shownName = /<span data-client-name>(.*?)<\/span>/s.exec(page)![1]!;
+    expect(shownName).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;Trusted");
+    expect(shownName).toContain("[U+202E]");
+    expect(shownName).toContain("[U+200B]");
+    // Nothing of the name is markup, and nothing is invisible: the only tags are the page's own code marks.
+    expect(shownName.replaceAll(/<code>\[U\+[0-9A-F]+\]<\/code>/g, "")).not.toMatch(/[<>\u202E\u200B]/);
+    expect(page).toContain("<strong data-redirect-host>127.0.0.1</strong>");
+    expect(page).toContain("This sends access to an app on your computer");
+    expect(page).toContain("ada@example.test");
+  });
 });

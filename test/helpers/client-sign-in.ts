@@ -59,7 +59,8 @@ export type WalkEnd = { redirect?: URL; page?: { status: number; text: string; u
 
 /** A person in a browser: logs in as `user` at the provider and answers the consent page with `decision`. */
 export class SignInUser extends Browser {
-  constructor(vars: Vars, private readonly user: string, private readonly decision: "allow" | "deny" = "allow") {
+  /** `decision` "look" stops at the consent page (returned as the walk's page). */
+  constructor(vars: Vars, private readonly user: string, private readonly decision: "allow" | "deny" | "look" = "allow") {
     super(vars);
   }
 
@@ -85,7 +86,7 @@ export class SignInUser extends Browser {
         init = { method: "POST", body: new URLSearchParams({ login: this.user }).toString(), headers: form };
         continue;
       }
-      if (response.status === 200 && text.includes("data-consent")) {
+      if (response.status === 200 && text.includes("data-consent") && this.decision !== "look") {
         const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(text)![1]!;
         const action = new URL(/action="([^"]+)"/.exec(text)![1]!, next);
         next = action.href;
