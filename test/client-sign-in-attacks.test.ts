@@ -2,7 +2,8 @@
  * Client sign-in (AUTH.signIn) under attack: each test is an attempt that must get no code,
  * no token or no access, and would get one without its defence. PKCE left out or `plain`,
  * an authorization code used twice, a token for one upstream's route used on another's,
- * a user of a domain the gateway does not allow, a redirect URI the client never registered.
+ * a user of a domain the gateway does not allow, a redirect URI the client never registered,
+ * the provider's answer brought to the gateway by another browser than the one that began.
  */
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { admin } from "./helpers/auth";
@@ -78,5 +79,16 @@ describe("client sign-in refuses", () => {
   it("a client registering only a redirect URI of another scheme than https or loopback http", async () => {
     await expect(registerClient(vars, ["http://attacker.example/callback"])).rejects.toThrow(/registration: 400/);
     expect(CLIENT_REDIRECT.startsWith("http://127.0.0.1")).toBe(true);
+  });
+
+  it("the provider's answer opened in another browser: refused, and no code for anyone", async () => {
+    const clientId = await registerClient(vars);
+    const { challenge } = await pkcePair();
+    const begun = await new SignInUser(vars, "ada").walk(authorizeUrl({ clientId, challenge }), `${GATEWAY}/oauth/sign-in/callback`);
+    const callback = begun.redirect!.href;
+    const other = await new SignInUser(vars, "eve").request(callback);
+    expect(other.status).toBe(400);
+    expect(other.headers.get("location")).toBeNull();
+    expect(await other.text()).toContain("Sign-in request refused");
   });
 });
