@@ -9,8 +9,8 @@
 import { decodeJwt } from "jose";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { admin, makeKey } from "./helpers/auth";
-import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
-import { authorizeUrl, CLIENT_REDIRECT, GATEWAY, pkcePair, registerClient, signedInToken, signInVars, SignInUser, tokenRequest } from "./helpers/client-sign-in";
+import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
+import { authorizeUrl, CLIENT_REDIRECT, GATEWAY, pkcePair, registerClient, signedInToken, signInVars, SignInUser, tokenEndpoint } from "./helpers/client-sign-in";
 
 const alphaUrl = inject("fixtureUrls").alpha;
 const UPSTREAMS = JSON.stringify([
@@ -115,5 +115,18 @@ describe("client sign-in: the whole flow", () => {
     expect(page).toContain("<strong data-redirect-host>127.0.0.1</strong>");
     expect(page).toContain("This sends access to an app on your computer");
     expect(page).toContain("ada@example.test");
+  });
+
+  it("a refreshed token is still the user's; a revoked one opens nothing", async () => {
+    const { refresh_token: refresh, clientId } = await signedInToken(vars, "ada");
+    const refreshed = await tokenEndpoint(vars, { grant_type: "refresh_token", refresh_token: refresh!, client_id: clientId });
+    expect(refreshed.status).toBe(200);
+    const { access_token: token } = (await refreshed.json()) as { access_token: string };
+    const home = (await (await gatewayFetch(`${GATEWAY}/`, { headers: bearer(token) }, vars)).json()) as Json;
+    expect(home.upstreams).toEqual(["alpha"]);
+    const revoked = await tokenEndpoint(vars, { token, client_id: clientId });
+    expect(revoked.status).toBe(200);
+    const after = await post(`${GATEWAY}/mcp`, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { vars, headers: bearer(token) });
+    expect(after.status).toBe(401);
   });
 });

@@ -101,12 +101,11 @@ export class SignInUser extends Browser {
 
 /** The token request of the authorization code grant (a public client: no secret). */
 export function tokenRequest(vars: Vars, fields: Record<string, string>): Promise<Response> {
-  const body = new URLSearchParams({ grant_type: "authorization_code", redirect_uri: CLIENT_REDIRECT, ...fields }).toString();
-  return gatewayFetch(`${GATEWAY}/oauth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body }, vars);
+  return tokenEndpoint(vars, { grant_type: "authorization_code", redirect_uri: CLIENT_REDIRECT, ...fields });
 }
 
 /** The whole flow for `user`: registration, authorization with PKCE, consent, the code exchanged; the token response. */
-export async function signedInToken(vars: Vars, user: string, resource = `${GATEWAY}/mcp`): Promise<{ access_token: string; refresh_token?: string; resource?: string }> {
+export async function signedInToken(vars: Vars, user: string, resource = `${GATEWAY}/mcp`): Promise<{ access_token: string; refresh_token?: string; clientId: string }> {
   const clientId = await registerClient(vars);
   const { verifier, challenge } = await pkcePair();
   const end = await new SignInUser(vars, user).walk(authorizeUrl({ clientId, challenge, resource }));
@@ -114,5 +113,11 @@ export async function signedInToken(vars: Vars, user: string, resource = `${GATE
   if (!code) throw new Error(`no code: ${JSON.stringify(end.page ?? end.redirect?.href)}`);
   const response = await tokenRequest(vars, { client_id: clientId, code, code_verifier: verifier, resource });
   if (response.status !== 200) throw new Error(`token: ${response.status} ${await response.text()}`);
-  return (await response.json()) as { access_token: string };
+  return { ...((await response.json()) as { access_token: string; refresh_token?: string }), clientId };
+}
+
+/** A request to the token endpoint with `fields` (a refresh, a revocation: RFC 7009 shares the endpoint). */
+export function tokenEndpoint(vars: Vars, fields: Record<string, string>): Promise<Response> {
+  const body = new URLSearchParams(fields).toString();
+  return gatewayFetch(`${GATEWAY}/oauth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body }, vars);
 }
