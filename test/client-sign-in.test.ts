@@ -124,6 +124,10 @@ describe("client sign-in: the whole flow", () => {
     const { access_token: token } = (await refreshed.json()) as { access_token: string };
     const home = (await (await gatewayFetch(`${GATEWAY}/`, { headers: bearer(token) }, vars)).json()) as Json;
     expect(home.upstreams).toEqual(["alpha"]);
+    // The user's own upstream connections are theirs to list with the same token.
+    const connections = await gatewayFetch(`${GATEWAY}/oauth/upstream/connections`, { headers: bearer(token) }, vars);
+    expect(connections.status).toBe(200);
+    expect(((await connections.json()) as Json).connections).toEqual([]);
     const revoked = await tokenEndpoint(vars, { token, client_id: clientId });
     expect(revoked.status).toBe(200);
     const after = await post(`${GATEWAY}/mcp`, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { vars, headers: bearer(token) });

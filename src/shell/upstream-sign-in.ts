@@ -35,6 +35,7 @@ import { signalSignIn } from "../relay/sign-in-wait";
 import { readSignInLink, useSignInLink } from "../upstream/oauth/sign-in-link";
 import { servicesFor } from "./services";
 import { visibleParts } from "../admin/console/visible-text";
+import { signInTokenCheck } from "../features/client-sign-in/access-token";
 
 /**
  * The most a sign-in form's body may hold: one sealed link (a few KB: principal, roles,
@@ -198,7 +199,9 @@ async function startForm(request: Request): Promise<URLSearchParams | Response> 
 async function callerOf(env: GatewayBindings, authorization: string | undefined, url: string): Promise<string | Response> {
   const config = gatewayConfig(env);
   if (!config.auth.ok) return Response.json({ error: "AUTH is invalid; the gateway's log lists each problem" }, { status: 500 });
-  const found = await authenticate({ authorization: authorization ?? null, auth: config.auth.value, kv: env.GATEWAY_KV, cacheTtlMs: config.documentCacheTtlMs, route: "" });
+  const names = config.upstreams.ok ? config.upstreams.value.map((u) => u.name) : [];
+  const signInToken = signInTokenCheck(env, config.auth.value, new URL(url).origin, names, "");
+  const found = await authenticate({ authorization: authorization ?? null, auth: config.auth.value, kv: env.GATEWAY_KV, cacheTtlMs: config.documentCacheTtlMs, route: "", signInToken });
   if (found.ok) return found.value.principal;
   return errorResponse(authError(found, metadataUrl(new URL(url).origin, "/mcp")));
 }
