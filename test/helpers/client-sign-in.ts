@@ -5,7 +5,7 @@
  * redirects, logs in at the provider's form and answers the gateway's consent page.
  */
 import { inject } from "vitest";
-import { Browser } from "./sign-in";
+import { ClientSignInBrowser, type Decision, type WalkEnd } from "./node/client-sign-in-browser";
 import { gatewayFetch, type Vars } from "./gateway";
 import { ADMIN_TOKEN } from "./auth";
 
@@ -13,7 +13,7 @@ import { ADMIN_TOKEN } from "./auth";
 export const GATEWAY = "https://gateway.test";
 /** A native client's loopback redirect URI (never opened: the browser stops there). */
 export const CLIENT_REDIRECT = "http://127.0.0.1:33418/callback";
-const MAX_STEPS = 20;
+const GATEWAY_HOST = "gateway.test";
 
 /** Vars with API keys and sign-in on; `signIn` fields override the defaults. */
 export function signInVars(signIn: Record<string, unknown> = {}, more: Vars = {}): Vars {
@@ -54,48 +54,14 @@ export function authorizeUrl({ clientId, redirectUri = CLIENT_REDIRECT, challeng
   return url.href;
 }
 
-/** Where a walk through the browser ended: back at the client (its redirect), or on a page. */
-export type WalkEnd = { redirect?: URL; page?: { status: number; text: string; url: string } };
-
-/** A person in a browser: logs in as `user` at the provider and answers the consent page with `decision`. */
-export class SignInUser extends Browser {
-  /** `decision` "look" stops at the consent page (returned as the walk's page). */
-  constructor(vars: Vars, private readonly user: string, private readonly decision: "allow" | "deny" | "look" = "allow") {
-    super(vars);
+/** A person in a browser reaching the gateway in workerd (see ClientSignInBrowser). */
+export class SignInUser extends ClientSignInBrowser {
+  constructor(vars: Vars, user: string, decision: Decision = "allow") {
+    super(user, decision, (href, init) => (new URL(href).host === GATEWAY_HOST ? gatewayFetch(href, { ...init, redirect: "manual" }, vars, undefined, true) : fetch(href, { ...init, redirect: "manual" })));
   }
 
-  /** Opens `url` and goes on until the browser is sent to `stopAt` (the client's redirect URI) or stops on a page. */
-  async walk(url: string, stopAt = CLIENT_REDIRECT): Promise<WalkEnd> {
-    let next = url;
-    let init: { method?: string; body?: string; headers?: Record<string, string> } = {};
-    for (let step = 0; step < MAX_STEPS; step++) {
-      const response = await this.request(next, init);
-      init = {};
-      const location = response.headers.get("location");
-      if (response.status >= 300 && response.status < 400 && location) {
-        await response.body?.cancel();
-        const target = new URL(location, next).href;
-        if (target.startsWith(stopAt)) return { redirect: new URL(target) };
-        next = target;
-        continue;
-      }
-      const text = await response.text();
-      const form = { "content-type": "application/x-www-form-urlencoded" };
-      if (response.status === 200 && text.includes('name="login"')) {
-        next = new URL(/action="([^"]+)"/.exec(text)![1]!, next).href;
-        init = { method: "POST", body: new URLSearchParams({ login: this.user }).toString(), headers: form };
-        continue;
-      }
-      if (response.status === 200 && text.includes("data-consent") && this.decision !== "look") {
-        const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(text)![1]!;
-        const action = new URL(/action="([^"]+)"/.exec(text)![1]!, next);
-        next = action.href;
-        init = { method: "POST", body: new URLSearchParams({ handle: field("handle"), user: field("user"), decision: this.decision }).toString(), headers: { ...form, origin: action.origin } };
-        continue;
-      }
-      return { page: { status: response.status, text, url: next } };
-    }
-    throw new Error("the sign-in did not end");
+  override walk(url: string, stopAt = CLIENT_REDIRECT): Promise<WalkEnd> {
+    return super.walk(url, stopAt);
   }
 }
 

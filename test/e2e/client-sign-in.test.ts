@@ -1,0 +1,105 @@
+/**
+ * End to end, a client that speaks OAuth only signs in to the gateway (AUTH.signIn): the
+ * SDK v1 Client with an `OAuthClientProvider`, over real HTTP against the gateway started
+ * the way README says (`npm start`), with the operator's OpenID Connect provider a real
+ * oidc-provider on loopback (test/fixtures/operator-idp.ts). The client finds the gateway
+ * as its authorization server from the 401, registers itself (RFC 7591), sends the person's
+ * browser (scripted: it logs in at the provider and allows on the consent page) and ends
+ * with a token that lists and calls tools as that person, with their persona.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
+import { GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startOperatorIdp } from "../fixtures/operator-idp.ts";
+import { ClientSignInBrowser } from "../helpers/node/client-sign-in-browser.ts";
+import { textOf } from "./tool-result.ts";
+
+const ADMIN_TOKEN = "e2e-client-sign-in-admin-token";
+const REDIRECT = "http://127.0.0.1:33419/callback";
+
+/** What a client keeps between runs, and the person its browser is. */
+class ScriptedProvider implements OAuthClientProvider {
+  client?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = "";
+  code?: string;
+
+  constructor(private readonly user: string) {}
+
+  get redirectUrl(): string {
+    return REDIRECT;
+  }
+  get clientMetadata() {
+    return { client_name: "e2e SDK client", redirect_uris: [REDIRECT], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(client: OAuthClientInformationMixed) {
+    this.client = client;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+  /** The person's browser: the provider's login, the gateway's consent, back to the client with a code. */
+  async redirectToAuthorization(url: URL) {
+    const end = await new ClientSignInBrowser(this.user).walk(url.href, REDIRECT);
+    this.code = end.redirect?.searchParams.get("code") ?? undefined;
+    if (!this.code) throw new Error(`no code: ${JSON.stringify(end.page ?? end.redirect?.href)}`);
+  }
+}
+
+describe("an OAuth-only client signing in to the gateway", () => {
+  let idp: Awaited<ReturnType<typeof startOperatorIdp>>;
+  let gateway: Awaited<ReturnType<typeof startGateway>>;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    idp = await startOperatorIdp([`${origin}/oauth/sign-in/callback`]);
+    const auth = { apiKeys: true, signIn: { issuer: idp.issuer, clientId: "SIGN_IN_CLIENT_ID", clientSecret: "SIGN_IN_CLIENT_SECRET", allowedDomains: ["example.test"], rolesClaim: "groups", scopes: ["groups"] } };
+    const vars = { ADMIN_TOKEN, AUTH: auth, SIGN_IN_CLIENT_ID: GATEWAY_CLIENT_ID, SIGN_IN_CLIENT_SECRET: GATEWAY_CLIENT_SECRET };
+    gateway = await startGateway({ port, vars, persistTo: ".wrangler/e2e-client-sign-in" });
+    const persona = { roles: ["gateway-users"], allow: ["demo___*"] };
+    const put = await fetch(`${gateway.url}/admin/personas/e2e-signed-in`, { method: "PUT", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(persona) });
+    expect(put.status).toBe(200);
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await idp?.close();
+  });
+
+  it("registers, signs the person in, and calls a tool as them", async () => {
+    const provider = new ScriptedProvider("e2e-ada");
+    const url = new URL(`${gateway.url}/mcp`);
+    const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
+    await expect(new Client({ name: "e2e-client-sign-in", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(provider.client?.client_id).toBeTruthy();
+    await first.finishAuth(provider.code!);
+    expect(provider.saved?.access_token).toBeTruthy();
+
+    const client = new Client({ name: "e2e-client-sign-in", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+    const { tools } = await client.listTools();
+    const names = tools.map((tool) => tool.name).filter((name) => !name.startsWith("sys___"));
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.every((name) => name.startsWith("demo___"))).toBe(true);
+    const echo = names.find((name) => name.endsWith("echo")) ?? names[0]!;
+    const result = await client.callTool({ name: echo, arguments: { text: "signed in" } });
+    expect(result.isError, textOf(result)).not.toBe(true);
+    expect(textOf(result)).toBe("signed in");
+    await client.close();
+  });
+});
