@@ -60,7 +60,20 @@ describe("client sign-in: metadata", () => {
     const off = { AUTH: JSON.stringify({ apiKeys: true }) };
     expect((await gatewayFetch(`${GATEWAY}/.well-known/oauth-authorization-server`, {}, off)).status).toBe(404);
     const metadata = (await (await gatewayFetch(`${GATEWAY}/.well-known/oauth-protected-resource/mcp`, {}, off)).json()) as Json;
-    expect(metadata.authorization_servers).toEqual([]);
+    expect(metadata.authorization_servers).toBeUndefined();
+  });
+
+  it("tells a client without credentials to sign in here, not that the gateway signs no one in", async () => {
+    const refused = await gatewayFetch(`${GATEWAY}/mcp`, { method: "POST", body: "{}" }, vars);
+    expect(refused.status).toBe(401);
+    const challenge = refused.headers.get("www-authenticate") ?? "";
+    expect(challenge).toContain("/.well-known/oauth-protected-resource/mcp");
+    expect(challenge).not.toContain("does not sign clients in");
+    const register = await gatewayFetch(`${GATEWAY}/register`, { method: "POST", body: "{}" }, vars);
+    expect(register.status).toBe(404);
+    const said = await register.text();
+    expect(said).toContain("/.well-known/oauth-authorization-server");
+    expect(said).not.toContain("is not an OAuth authorization server");
   });
 });
 

@@ -158,10 +158,12 @@ function challenge(metadataUrl: string, description?: string, hint?: string): Re
  * What a client without credentials is told the gateway takes, when it takes API keys: an
  * OAuth client that finds no authorization server to sign in with (mcp-remote tries
  * dynamic client registration) learns it needs a key, and the header to send it in.
- * Undefined for an issuer's tokens alone: the metadata names the issuer, and OAuth works.
+ * Undefined for an issuer's tokens alone, or with sign-in on: the metadata names an
+ * authorization server, and OAuth works.
  */
 export function credentialHint(auth: AuthConfig | undefined): string | undefined {
-  if (auth?.mode !== "on" || !auth.apiKeys) return undefined;
+  // With sign-in on, the metadata names the gateway itself, and OAuth clients sign in there.
+  if (auth?.mode !== "on" || !auth.apiKeys || auth.signIn) return undefined;
   return auth.jwt
     ? "this gateway takes API keys or access tokens of the authorization server its metadata names: " +
         "send the header Authorization: Bearer <API key or access token>"

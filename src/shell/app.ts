@@ -161,6 +161,10 @@ const AUTHORIZATION_SERVER_PATHS = [
 
 function notAnAuthorizationServer(c: GatewayContext): GatewayError {
   const auth = gatewayConfig(c.env).auth;
+  if (auth.ok && auth.value.mode === "on" && auth.value.signIn) {
+    const where = "its endpoints are listed at /.well-known/oauth-authorization-server";
+    return new GatewayError(404, -32000, `Not Found: this gateway signs clients in with OAuth, but not here; ${where}`);
+  }
   const hint =
     credentialHint(auth.ok ? auth.value : undefined) ??
     "its protected-resource metadata names the authorization servers it trusts, if any";
