@@ -34,6 +34,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const YAML_MODULE = path.join(ROOT, 'src', 'storage', 'yaml-module.mjs');
 export const OAUTH_PROVIDER_MODULE = path.join(ROOT, 'src', 'storage', 'oauth-provider-module.mjs');
+export const JSON_SCHEMA_MODULE = path.join(ROOT, 'src', 'storage', 'json-schema-module.mjs');
 /**
  * What the module exports: only what src/storage/document-store.ts calls. esbuild leaves out
  * what `parse` cannot reach, which is little (95.5 KiB against 100.9 for all of yaml): a
@@ -61,6 +62,15 @@ export function buildYamlModule() {
 export function buildOAuthProviderModule() {
   const name = '@cloudflare/workers-oauth-provider';
   return buildModule({ entry: `export * from "${name}";`, file: OAUTH_PROVIDER_MODULE, banner: `${name} ${versionOf(name)} (MIT license)`, external: ['cloudflare:workers'] });
+}
+
+/**
+ * Builds the @cfworker/json-schema module: only a call to a tool whose change waits for an
+ * operator under `enforce` validates arguments (src/policy/pin-arguments.ts); returns whether it changed.
+ */
+export function buildJsonSchemaModule() {
+  const name = '@cfworker/json-schema';
+  return buildModule({ entry: `export { Validator } from "${name}";`, file: JSON_SCHEMA_MODULE, banner: `${name} ${versionOf(name)} (MIT license)` });
 }
 
 /** Bundles `entry` into `file`, minified; writes it only when its text changed (returns whether it did). */
@@ -97,7 +107,7 @@ async function buildModule({ entry, file, banner, external = [] }) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  for (const [file, build] of [[YAML_MODULE, buildYamlModule], [OAUTH_PROVIDER_MODULE, buildOAuthProviderModule]]) {
+  for (const [file, build] of [[YAML_MODULE, buildYamlModule], [OAUTH_PROVIDER_MODULE, buildOAuthProviderModule], [JSON_SCHEMA_MODULE, buildJsonSchemaModule]]) {
     const changed = await build();
     console.log(`[lazy-module] ${path.relative(process.cwd(), file) || file} ${changed ? 'written' : 'up to date'}`);
   }

@@ -53,14 +53,19 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * every cold isolate parses and runs all of it before its first request, and issue 18 asks
  * for 600 KiB. The modules uploaded beside it (yaml, src/storage/yaml-module.mjs) are
  * imported only when needed, so an isolate that never needs one never parses it; they still
- * count towards the whole upload, held to 660 KiB, so that moving code out of the main module
+ * count towards the whole upload, held to a budget of its own, so that moving code out of the main module
  * never hides growth: 640 (the budget the single bundle had before yaml moved out), raised
  * by 20 when reading and writing streams on bytes (src/core/sse-bytes.ts, json-bytes.ts,
  * byte-reads.ts, front/http/sse-writer.ts: +7 KiB in src/core, for isolate growth of about
- * 24 MiB instead of 117 relaying 150 MiB) took the whole to 642.7.
+ * 24 MiB instead of 117 relaying 150 MiB) took the whole to 642.7. Raised to 840 for
+ * modules that most isolates never load: workers-oauth-provider (oauth-provider-module.mjs,
+ * 121.4 KiB, AUTH.signIn only) and @cfworker/json-schema (json-schema-module.mjs, 22.2
+ * KiB, moved out of the main module: arguments of a held call only); with issue 32's
+ * defences (+25 KiB: findings, throttling, sign-in checks) and client sign-in's own code,
+ * the whole was 821.5 and the main module 582.3.
  */
 export const MAIN_MODULE_BUDGET_KIB = 600;
-export const UPLOAD_BUDGET_KIB = 660;
+export const UPLOAD_BUDGET_KIB = 840;
 const PLACEHOLDER = /^REPLACE_WITH_/;
 const DEMO_SERVICE = 'mcp-edge-gateway-demo';
 

@@ -226,7 +226,7 @@ async function checkCall(ctx: CallContext, request: JsonRpcRequest, kind: PinKin
   const after = definitionObject(pin.latest.definition);
   const args = request.params?.["arguments"];
   const given: JsonObject = isObject(args) ? args : {};
-  const misfit = before && after ? argumentsMisfit(kind, before, after, given) : "a stored definition could not be read";
+  const misfit = before && after ? await argumentsMisfit(kind, before, after, given) : "a stored definition could not be read";
   if (misfit === undefined) {
     delete ctx.record.pinHeld;
     return undefined;

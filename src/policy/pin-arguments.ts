@@ -12,10 +12,11 @@
  * out of the copy checked, which makes the check looser, never slower than linear.
  * A schema nested past MAX_SCHEMA_DEPTH is not checked at all: the call is refused.
  */
-import { Validator, type Schema, type SchemaDraft } from "@cfworker/json-schema";
+import type { Schema, SchemaDraft } from "@cfworker/json-schema";
 import { isObject, type JsonObject } from "../core/jsonrpc";
 import { MAX_DEFINITION_DEPTH } from "./pin-findings";
 import { nestsDeeperThan } from "./pin-definition";
+import { loadJsonSchemaLibrary, type JsonSchemaLibrary } from "../storage/json-schema-library";
 
 /** Validation errors named in a refusal. */
 const MAX_REASONS = 3;
@@ -72,7 +73,7 @@ function draftOf(schema: JsonObject): SchemaDraft {
 }
 
 /** Why `args` do not fit the input schema of `definition`; undefined when they fit. */
-function toolMisfit(definition: JsonObject, args: JsonObject): string | undefined {
+function toolMisfit(definition: JsonObject, args: JsonObject, { Validator }: JsonSchemaLibrary): string | undefined {
   const schema = definition["inputSchema"];
   if (!isObject(schema)) return undefined;
   const checked = withoutRegexes(schema);
@@ -102,12 +103,18 @@ function promptMisfit(definition: JsonObject, args: JsonObject): string | undefi
  * Why the arguments do not fit both versions (naming the version), or undefined when they do.
  *
  * @example
- * argumentsMisfit("tool", approved, changed, { a: 1 }); // "the changed definition: /: Instance does not have required property \"b\"."
+ * await argumentsMisfit("tool", approved, changed, { a: 1 }); // "the changed definition: /: Instance does not have required property \"b\"."
  */
-export function argumentsMisfit(kind: "tool" | "prompt", approved: JsonObject, changed: JsonObject, args: JsonObject): string | undefined {
-  const misfit = kind === "tool" ? toolMisfit : promptMisfit;
-  const before = misfit(approved, args);
+export async function argumentsMisfit(
+  kind: "tool" | "prompt",
+  approved: JsonObject,
+  changed: JsonObject,
+  args: JsonObject,
+): Promise<string | undefined> {
+  const library = kind === "tool" ? await loadJsonSchemaLibrary() : undefined;
+  const misfit = (definition: JsonObject) => (library ? toolMisfit(definition, args, library) : promptMisfit(definition, args));
+  const before = misfit(approved);
   if (before !== undefined) return `the approved definition: ${before}`;
-  const after = misfit(changed, args);
+  const after = misfit(changed);
   return after === undefined ? undefined : `the changed definition: ${after}`;
 }

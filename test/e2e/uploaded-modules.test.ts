@@ -27,6 +27,9 @@ const YAML_MARKER = 'Symbol.for("yaml.alias")';
 const OAUTH_MODULE = "oauth-provider-module.mjs";
 /** A string only workers-oauth-provider's code holds (its warning when CIMD is off). */
 const OAUTH_MARKER = "CIMD (Client ID Metadata Document) is disabled";
+const JSON_SCHEMA_MODULE = "json-schema-module.mjs";
+/** A string only @cfworker/json-schema's code holds (a validation error it writes). */
+const JSON_SCHEMA_MARKER = "does not have required property";
 const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
 type Answer = { result?: Record<string, unknown>; error?: unknown };
@@ -88,7 +91,7 @@ describe("the modules wrangler uploads", () => {
 
   it("hold yaml beside the main module, which imports it by its uploaded name", () => {
     const { main, modules } = bundleModules(outdir);
-    expect(modules.map((module) => module.name).sort()).toEqual(["index.js", OAUTH_MODULE, YAML_MODULE]);
+    expect(modules.map((module) => module.name).sort()).toEqual(["index.js", JSON_SCHEMA_MODULE, OAUTH_MODULE, YAML_MODULE]);
     const code = readFileSync(main.path, "utf8");
     expect(code).not.toContain(YAML_MARKER);
     expect(code).toContain(`import("./${YAML_MODULE}")`);
@@ -96,6 +99,9 @@ describe("the modules wrangler uploads", () => {
     expect(code).not.toContain(OAUTH_MARKER);
     expect(code).toContain(`import("./${OAUTH_MODULE}")`);
     expect(readFileSync(path.join(outdir, OAUTH_MODULE), "utf8")).toContain(OAUTH_MARKER);
+    expect(code).not.toContain(JSON_SCHEMA_MARKER);
+    expect(code).toContain(`import("./${JSON_SCHEMA_MODULE}")`);
+    expect(readFileSync(path.join(outdir, JSON_SCHEMA_MODULE), "utf8")).toContain(JSON_SCHEMA_MARKER);
   });
 
   it("load workers-oauth-provider by its uploaded name when AUTH.signIn is on", async () => {
