@@ -21,7 +21,7 @@ import { isObject } from "../core/jsonrpc";
 import { definitionObject, shownDefinition, type PinKind } from "../policy/pin-definition";
 import { definitionDiff } from "../policy/pin-diff";
 import { MAX_DEFINITION_DEPTH, ruleTable } from "../policy/pin-findings";
-import { DUPLICATE_NAME_RULE_ROW } from "../policy/pin-duplicates";
+import { DUPLICATE_MEMBER_RULE_ROW, DUPLICATE_NAME_RULE_ROW } from "../policy/pin-duplicates";
 import { approve, approvedVersion, EMPTY_DECISIONS, EMPTY_PINS, pinId, pinStatus, reject, withoutEntries, type ObservedPin, type PinDecision } from "../policy/pins";
 import { readPins, saveBoth, saveDecisions, readSweepReport, serialized, type UpstreamPins } from "../storage/pin-store";
 import { pinningOf } from "../middleware/pin-observation";
@@ -172,7 +172,7 @@ export function createPinsAdmin(): Hono<{ Bindings: PinBindings }> {
     const upstreams = configured(c.env).filter((u) => pinningOf(u) !== "off");
     const described = await Promise.all(upstreams.map(async (u) => describeUpstreamPins(u, await readPins(kv, u.name))));
     const sweep = await readSweepReport<unknown>(kv);
-    const rules = [...ruleTable(), DUPLICATE_NAME_RULE_ROW];
+    const rules = [...ruleTable(), DUPLICATE_NAME_RULE_ROW, DUPLICATE_MEMBER_RULE_ROW];
     return c.json({ upstreams: described, lastSweep: sweep ?? null, rules }, 200, noStore);
   });
   admin.get("/pins/:upstream", async (c) => {

@@ -9,6 +9,16 @@ import type { TraceContext } from "../core/traceparent";
 /** Why a call did not get an upstream's answer, as the relay saw it. */
 export type CallFailure = "unreachable" | "timeout" | "http-status" | "session-expired" | "bad-response" | "missing-binding" | "no-response" | "gateway-error";
 
+/** A list entry left out because it names a member twice (relay/ambiguous-entries.ts), for pinning to report. */
+export type AmbiguousEntry = {
+  readonly upstream: string;
+  readonly method: string;
+  /** The first member named twice. */
+  readonly key: string;
+  /** The entry's bytes as the upstream listed them. */
+  readonly raw: string;
+};
+
 export type CallRecord = {
   /** When the pipeline took the message (ms since the epoch). */
   readonly startedAt: number;
@@ -41,6 +51,8 @@ export type CallRecord = {
   failure?: CallFailure;
   /** The digest of the pending change that kept a call from the upstream (middleware/pinning.ts, enforce). */
   pinHeld?: string;
+  /** List entries the relay left out because they name a member twice (relay/ambiguous-entries.ts). */
+  ambiguousEntries?: AmbiguousEntry[];
   /** How long the pipeline took, ms. */
   durationMs?: number;
   /** The trace the call continued (trace-context middleware): what the upstream was sent as its parent. */

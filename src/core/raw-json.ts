@@ -108,9 +108,12 @@ export function elements(text: string, span: Span): Span[] {
   return out;
 }
 
-/** The span of member `key` of the object at `span`, or undefined. */
+/**
+ * The span of member `key` of the object at `span`, or undefined. A key written twice
+ * reads as its last member, as JSON.parse (and so a client) reads it.
+ */
 export function member(text: string, span: Span, key: string): Span | undefined {
-  return members(text, span).find((m) => m.key === key)?.value;
+  return members(text, span).findLast((m) => m.key === key)?.value;
 }
 
 /** Parses the value at `span` (for small values: ids, names, cursors). */

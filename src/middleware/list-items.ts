@@ -70,6 +70,6 @@ export function listedEntries(route: RouteEndpoint & Pick<Route, "upstreams">, m
 
 /** The splice that sets member `key` of the object at `span` to `raw`: replaced where present, else appended. */
 export function setMemberSplice(text: string, span: Span, key: string, raw: string): Splice {
-  const existing = members(text, span).find((m) => m.key === key);
+  const existing = members(text, span).findLast((m) => m.key === key); // the member JSON.parse reads
   return existing ? { span: existing.value, raw } : appendMemberSplice(text, span, key, raw);
 }

@@ -15,7 +15,7 @@ import { changedMembers } from "../policy/pin-diff";
 import { scanDefinition, type ScanContext } from "../policy/pin-findings";
 import { oneVersionPerName, withoutDuplicateFinding } from "../policy/pin-duplicates";
 import { approvedVersion, observePins, pinId, pinStatus, type PinVersion, type SeenDefinition } from "../policy/pins";
-import { loadPins, savePins, serialized, type UpstreamPins } from "../storage/pin-store";
+import { loadPins, savePins, serialized, type Finding, type UpstreamPins } from "../storage/pin-store";
 import { pinEvent, sendPinEvents, type Observer, type ReportedChange } from "./pin-reports";
 
 /** The pinning mode of an upstream. */
@@ -28,8 +28,11 @@ export function listedPinName(entry: Pick<ListedEntry, "key" | "upstream">): str
   return entry.key!.slice(entry.upstream!.length + NAME_SEPARATOR.length);
 }
 
-/** A listed definition: its pin name (the upstream's own) and its bytes as listed. */
-export type ListedDefinition = { readonly name: string; readonly raw: string };
+/**
+ * A listed definition: its pin name (the upstream's own), its bytes as listed, and findings
+ * of the list about it (an entry not served because it names a member twice).
+ */
+export type ListedDefinition = { readonly name: string; readonly raw: string; readonly findings?: readonly Finding[] };
 
 /** What a list of one upstream told its pins. */
 export type Observation = { readonly state: UpstreamPins; readonly changes: readonly ReportedChange[] };
@@ -101,7 +104,9 @@ async function seenOf(
       if (version) digest = version.digest;
     }
     // Only a version not seen before is scanned: an unchanged list costs a digest per definition, nothing more.
-    const findings = version ? withoutDuplicateFinding(version.findings) : scanDefinition(definition, scan);
+    const findings = version
+      ? withoutDuplicateFinding(version.findings)
+      : [...scanDefinition(definition, scan), ...(item.findings ?? [])];
     out.push({ kind, name: item.name, digest, definition: item.raw, findings });
   }
   // A name listed twice is one version in the pins: the one an operator has to review (policy/pin-duplicates.ts).

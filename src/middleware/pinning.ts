@@ -24,7 +24,8 @@ import { loadPins } from "../storage/pin-store";
 import { UNAVAILABLE_META_KEY } from "../relay/merge-lists";
 import { levelFor } from "./client-logging";
 import { listedEntries, setMemberSplice, type ListedEntry } from "./list-items";
-import { listedPinName, observeList, pinningOf, type Observation } from "./pin-observation";
+import { listedPinName, observeList, pinningOf, type ListedDefinition, type Observation } from "./pin-observation";
+import { duplicateMemberFinding } from "../policy/pin-duplicates";
 import { unsettledMessage, type ReportedChange, type Unsettled } from "./pin-reports";
 import { atLeast } from "../storage/client-log-levels";
 import { namedAt } from "../context/call-target";
@@ -88,7 +89,10 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
       kv: ctx.services.kv!,
       upstream,
       kind,
-      listed: own.map((entry) => ({ name: listedPinName(entry), raw: text.slice(entry.span.start, entry.span.end) })),
+      listed: [
+        ...own.map((entry) => ({ name: listedPinName(entry), raw: text.slice(entry.span.start, entry.span.end) })),
+        ...ambiguousOf(ctx, upstream.name, request.method),
+      ],
       complete: !paged,
       scan: scanContext(configured.filter((name) => name !== upstream.name), others.map(listedPinName)),
       cacheTtlMs: options.cacheTtlMs,
@@ -99,6 +103,27 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
     });
     observations.set(upstream.name, observation);
   }
+}
+
+/**
+ * The entries of `upstream` the relay left out of this list for naming a member twice, as
+ * definitions for its pins (under the name JSON.parse reads, the one a client would have
+ * seen), each with a `duplicate-member` finding: nothing is served, the operator is told.
+ */
+function ambiguousOf(ctx: CallContext, upstream: string, method: string): ListedDefinition[] {
+  const out: ListedDefinition[] = [];
+  for (const entry of ctx.record.ambiguousEntries ?? []) {
+    if (entry.upstream !== upstream || entry.method !== method) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(entry.raw);
+    } catch {
+      continue; // not JSON: no name a client could call
+    }
+    const name = isObject(parsed) ? parsed["name"] : undefined;
+    if (typeof name === "string") out.push({ name, raw: entry.raw, findings: [duplicateMemberFinding(entry.key)] });
+  }
+  return out;
 }
 
 function twiceKey(upstream: string, pinName: string): string {

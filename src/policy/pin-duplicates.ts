@@ -21,6 +21,23 @@ export const DUPLICATE_NAME_RULE_ROW = {
     "enforce serves the approved one once (the same definition listed twice is a medium finding)",
 } as const;
 
+/** The rule of a list entry that names one of its members twice (relay/ambiguous-entries.ts: it is not served). */
+export const DUPLICATE_MEMBER_RULE = "duplicate-member";
+
+export const DUPLICATE_MEMBER_RULE_ROW = {
+  rule: DUPLICATE_MEMBER_RULE,
+  severity: "high",
+  why:
+    "a listed definition names one of its members twice (two \"name\"s, two \"description\"s): the gateway and " +
+    "clients would read different definitions, so it is not served to anyone",
+} as const;
+
+/** The finding of an entry that names `key` twice. */
+export function duplicateMemberFinding(key: string): Finding {
+  const token = key.replace(/~/g, "~0").replace(/\//g, "~1");
+  return { rule: DUPLICATE_MEMBER_RULE, severity: "high", at: `/${token}`, match: `${JSON.stringify(key)} twice` };
+}
+
 /** The findings of a version without a duplicate finding an earlier list recorded for it. */
 export function withoutDuplicateFinding(findings: readonly Finding[]): readonly Finding[] {
   const stale = findings.some((f) => f.rule === DUPLICATE_NAME_RULE);

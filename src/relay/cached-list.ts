@@ -17,6 +17,7 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { CACHED_LIST_METHODS, heldList, holdList, holdOf, listGeneration, mayBeHeld, noteHold, type ListKeys } from "../upstream/list-cache";
 import { forward } from "./forward";
 import { withMessageId } from "../core/raw-json";
+import { withoutAmbiguousEntries } from "./ambiguous-entries";
 
 async function digest(text: string): Promise<string> {
   return bytesToBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
@@ -39,6 +40,13 @@ async function listKeys(ctx: CallContext, upstream: UpstreamConfig, method: stri
  * const answer = await forwardList(ctx, upstream, "tools/list", request.message.params, request.text, request.message.id);
  */
 export async function forwardList(ctx: CallContext, upstream: UpstreamConfig, method: string, params: JsonObject | undefined, text: string, id: JsonRpcId): Promise<string> {
+  // Held or not, the answer given on has no entry that clients and the gateway would read differently.
+  const { text: answer, dropped } = withoutAmbiguousEntries(upstream.name, method, await answerOf(ctx, upstream, method, params, text, id));
+  if (dropped.length > 0) (ctx.record.ambiguousEntries ??= []).push(...dropped);
+  return answer;
+}
+
+async function answerOf(ctx: CallContext, upstream: UpstreamConfig, method: string, params: JsonObject | undefined, text: string, id: JsonRpcId): Promise<string> {
   if (!CACHED_LIST_METHODS.has(method) || upstream.listCache?.ttlMs === 0) return forward(ctx, upstream, text, id);
   // An upstream whose last such list could not be held is asked straight away; its answer says whether this one can.
   const keys = mayBeHeld(upstream.name, method) ? await listKeys(ctx, upstream, method, params) : undefined;
