@@ -8,6 +8,9 @@
  * of the scripts with standardized variants, U+E0100–U+E01EF (ideographic variation
  * sequences) after a CJK ideograph. Anything else is a finding: a run of two or more,
  * one at the start of a text, one after a character that takes none ("a\uFE01").
+ * Legitimate selectors can carry text too, one after each ideograph or digit (14 or 240
+ * values each), so past MAX_GLYPH_SELECTORS of those in one text it is a finding as well.
+ * Presentation selectors (U+FE0E/U+FE0F) are not counted: two values after visible emoji.
  */
 import { codePointLabels, invisibleClass } from "../core/invisible-characters";
 import type { TextMatch } from "./text-rules";
@@ -16,6 +19,13 @@ import type { TextMatch } from "./text-rules";
 const MAX_SELECTORS_SHOWN = 4;
 /** Characters of the text the selectors spell (one byte each, read as UTF-8), shown in a finding. */
 const MAX_SPELLED_CHARS = 80;
+
+/**
+ * Selectors that pick a glyph (U+FE00–U+FE0D, U+E0100–U+E01EF after a base that takes
+ * them) one text may hold before it is a finding: a name or two in variant ideographs, a
+ * few math variants pass; "read ~/.ssh/id_rsa" hidden one byte per ideograph is 18.
+ */
+export const MAX_GLYPH_SELECTORS = 8;
 
 const SELECTOR = invisibleClass("variation-selector");
 /** A run of selectors with the character before it, if any (one code point of lookahead: linear). */
@@ -61,11 +71,21 @@ function spelled(run: string): string {
  * strayVariationSelectors("ok\u{E0158}\u{E0155}"); // { index: 2, match: "spelling \"he\": U+E0158 U+E0155" }
  */
 export function strayVariationSelectors(text: string): TextMatch | undefined {
+  let glyphSelectors = 0;
+  let firstGlyphSelector = -1;
+  let carried = "";
   for (const found of text.matchAll(RUN)) {
     const [, base = "", run = ""] = found;
     const single = run.length <= 2 && [...run].length === 1;
-    if (single && base !== "" && takes(base, run.codePointAt(0)!)) continue;
-    return { index: found.index + base.length, match: `${spelled(run)}${codePointLabels(run, MAX_SELECTORS_SHOWN)}` };
+    const selector = run.codePointAt(0)!;
+    if (!(single && base !== "" && takes(base, selector))) {
+      return { index: found.index + base.length, match: `${spelled(run)}${codePointLabels(run, MAX_SELECTORS_SHOWN)}` };
+    }
+    if (selector >= PRESENTATION_FIRST && selector < FIRST_SUPPLEMENT) continue;
+    if (glyphSelectors++ === 0) firstGlyphSelector = found.index + base.length;
+    if (carried.length < 8 * MAX_SPELLED_CHARS) carried += run;
   }
-  return undefined;
+  if (glyphSelectors <= MAX_GLYPH_SELECTORS) return undefined;
+  const labels = codePointLabels(carried, MAX_SELECTORS_SHOWN);
+  return { index: firstGlyphSelector, match: `${glyphSelectors} glyph selectors, ${spelled(carried)}${labels}` };
 }
