@@ -209,7 +209,8 @@ describe("what the walk skips and what it costs", () => {
 
   test("only a schema's own $schema URL is skipped: text in a nested $schema is read", () => {
     const nested = { type: "object", properties: { a: { type: "string", $schema: POISON } } };
-    expect(findingOf({ inputSchema: nested }, "instruction-tag")).toMatchObject({ at: "/inputSchema/properties/a/$schema" });
+    const at = "/inputSchema/properties/a/$schema";
+    expect(findingOf({ inputSchema: nested }, "instruction-tag")).toMatchObject({ at });
     expect(findingOf({ inputSchema: { $schema: POISON, type: "object" } }, "instruction-tag")).toBeDefined();
   });
 
@@ -217,7 +218,8 @@ describe("what the walk skips and what it costs", () => {
     const key = "k".repeat(100_000);
     const inner = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`a${i}`, "x"]));
     const meter: PointerMeter = { pointers: 0, chars: 0 };
-    const findings = scanDefinition({ name: "t", inputSchema: { type: "object", properties: { [key]: inner } } }, scan, meter);
+    const definition = { name: "t", inputSchema: { type: "object", properties: { [key]: inner } } };
+    const findings = scanDefinition(definition, scan, meter);
     expect(findings.map((f) => f.rule)).toEqual(["scan-incomplete"]);
     const bound = MAX_DEFINITION_DEPTH * (MAX_POINTER_TOKEN_CHARS + 2);
     expect(findings[0]!.at).toMatch(/^\/inputSchema\/properties\/k{64}…\//);

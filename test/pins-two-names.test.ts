@@ -35,7 +35,8 @@ test.each(["enforce", "warn", "off"] as const)("an entry naming itself twice is 
   expect(pins.definitions.map((d: Json) => d.name)).not.toContain("fresh_tool");
   const echo = pins.definitions.find((d: Json) => d.kind === "tool" && d.name === "echo");
   expect(echo.status).toBe("pending");
-  expect(echo.pending.findings).toContainEqual({ rule: "duplicate-member", severity: "high", at: "/name", match: '"name" twice' });
+  const finding = { rule: "duplicate-member", severity: "high", at: "/name", match: '"name" twice' };
+  expect(echo.pending.findings).toContainEqual(finding);
   const all = await (await admin("GET", "/pins", undefined, { vars })).json<Json>();
   expect(all.rules.map((r: Json) => r.rule)).toContain("duplicate-member");
 });

@@ -40,7 +40,7 @@ export const MAX_WALKED_VALUES = 100_000;
 export const MAX_DEFINITION_DEPTH = 64;
 /** Members read first, wherever they are: where a definition talks to the model. */
 const PROSE_MEMBERS: ReadonlySet<string> = new Set(["title", "description"]);
-/** The definition's own members not read: what it keeps for programs (`_meta`) and its icons (deeper, they are read). */
+/** The definition's own members not read: what it keeps for programs (`_meta`) and its icons (deeper: read). */
 const SKIPPED_OWN_MEMBERS: ReadonlySet<string> = new Set(["_meta", "icons"]);
 /** Schemas whose own `$schema` (the dialect's URL) is not read when it is a plain URL: it says nothing to the model. */
 const SCHEMA_MEMBERS: ReadonlySet<string> = new Set(["inputSchema", "outputSchema"]);

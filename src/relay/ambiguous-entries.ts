@@ -57,7 +57,8 @@ export function withoutAmbiguousEntries(
       continue;
     }
     dropped.push({ upstream, method, key: twice, raw: answer.slice(item.start, item.end) });
-    const quoted = JSON.stringify(twice.length > MAX_LOGGED_KEY_CHARS ? `${twice.slice(0, MAX_LOGGED_KEY_CHARS)}…` : twice);
+    const shown = twice.length > MAX_LOGGED_KEY_CHARS ? `${twice.slice(0, MAX_LOGGED_KEY_CHARS)}…` : twice;
+    const quoted = JSON.stringify(shown);
     console.warn(
       `mcp-edge-gateway: ${method}: "${upstream}" listed an entry naming the member ${quoted} twice ` +
         "(clients and the gateway would read it differently); it is not served",

@@ -41,12 +41,20 @@ async function listKeys(ctx: CallContext, upstream: UpstreamConfig, method: stri
  */
 export async function forwardList(ctx: CallContext, upstream: UpstreamConfig, method: string, params: JsonObject | undefined, text: string, id: JsonRpcId): Promise<string> {
   // Held or not, the answer given on has no entry that clients and the gateway would read differently.
-  const { text: answer, dropped } = withoutAmbiguousEntries(upstream.name, method, await answerOf(ctx, upstream, method, params, text, id));
+  const given = await answerOf(ctx, upstream, method, params, text, id);
+  const { text: answer, dropped } = withoutAmbiguousEntries(upstream.name, method, given);
   if (dropped.length > 0) (ctx.record.ambiguousEntries ??= []).push(...dropped);
   return answer;
 }
 
-async function answerOf(ctx: CallContext, upstream: UpstreamConfig, method: string, params: JsonObject | undefined, text: string, id: JsonRpcId): Promise<string> {
+async function answerOf(
+  ctx: CallContext,
+  upstream: UpstreamConfig,
+  method: string,
+  params: JsonObject | undefined,
+  text: string,
+  id: JsonRpcId,
+): Promise<string> {
   if (!CACHED_LIST_METHODS.has(method) || upstream.listCache?.ttlMs === 0) return forward(ctx, upstream, text, id);
   // An upstream whose last such list could not be held is asked straight away; its answer says whether this one can.
   const keys = mayBeHeld(upstream.name, method) ? await listKeys(ctx, upstream, method, params) : undefined;
