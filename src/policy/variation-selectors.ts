@@ -13,7 +13,9 @@
  * Presentation selectors (U+FE0E/U+FE0F) are not counted: two values after visible emoji.
  */
 import { codePointLabels, invisibleClass } from "../core/invisible-characters";
-import type { TextMatch } from "./text-rules";
+
+/** Where the selectors start and the text that shows them (text-rules.ts reads it as a TextMatch). */
+type SelectorMatch = { readonly index: number; readonly match: string };
 
 /** Selectors named in a finding; the rest are counted. */
 const MAX_SELECTORS_SHOWN = 4;
@@ -70,7 +72,7 @@ function spelled(run: string): string {
  * strayVariationSelectors("I ❤️ it"); // undefined
  * strayVariationSelectors("ok\u{E0158}\u{E0155}"); // { index: 2, match: "spelling \"he\": U+E0158 U+E0155" }
  */
-export function strayVariationSelectors(text: string): TextMatch | undefined {
+export function strayVariationSelectors(text: string): SelectorMatch | undefined {
   let glyphSelectors = 0;
   let firstGlyphSelector = -1;
   let carried = "";
