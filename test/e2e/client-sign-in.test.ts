@@ -17,7 +17,7 @@ import { GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startOperatorIdp } from "../f
 import { ClientSignInBrowser } from "../helpers/node/client-sign-in-browser.ts";
 import { textOf } from "./tool-result.ts";
 
-const ADMIN_TOKEN = "e2e-client-sign-in-admin-token";
+const ADMIN_TOKEN = "e2e-client-sign-in-admin-token-0123456789";
 const REDIRECT = "http://127.0.0.1:33419/callback";
 
 /** What a client keeps between runs, and the person its browser is. */
