@@ -240,7 +240,10 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   const pipelines = (config: GatewayConfig): Handler => {
     if (!pipeline) return pipelineFor(config);
     let handler = custom.get(config);
-    if (!handler) custom.set(config, (handler = buildPipeline(config, pipeline)));
+    if (!handler) {
+      handler = buildPipeline(config, pipeline);
+      custom.set(config, handler);
+    }
     return handler;
   };
 

@@ -11,6 +11,7 @@ import { Fragment, jsx, type JSX as HonoJSX } from "hono/jsx/jsx-runtime";
 export { Fragment };
 
 /** Builds one JSX element; called by the compiled `.tsx` files, not by hand. */
+// biome-ignore lint/complexity/noBannedTypes: Hono's jsx() takes `string | Function`; this forwards the tag as given.
 export function h(tag: string | Function, props: Record<string, unknown> | null, ...children: unknown[]): ReturnType<typeof jsx> {
   const given = props ?? {};
   if (children.length === 0) return jsx(tag, given);
