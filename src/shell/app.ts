@@ -168,8 +168,8 @@ function notAnAuthorizationServer(c: GatewayContext): GatewayError {
   const hint =
     credentialHint(auth.ok ? auth.value : undefined) ??
     "its protected-resource metadata names the authorization servers it trusts, if any";
-  const message = "Not Found: this gateway is not an OAuth authorization server " +
-    `(it registers and signs in no clients); ${hint}`;
+  const refusal = "Not Found: this gateway is not an OAuth authorization server (it registers and signs in no clients)";
+  const message = `${refusal}; ${hint}`;
   return new GatewayError(404, -32000, message);
 }
 
