@@ -117,7 +117,11 @@ async function main() {
     const calls = await concurrentCalls(audited, options.events, options.concurrency);
     const callsDone = performance.now();
     let seen = 0;
-    while ((seen = await eventsSince(gateway, fromMs)) < options.events && performance.now() - callsDone < CONSUMER_DEADLINE_MS) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    for (;;) {
+      seen = await eventsSince(gateway, fromMs);
+      if (seen >= options.events || performance.now() - callsDone >= CONSUMER_DEADLINE_MS) break;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
     const allReadable = performance.now();
     if (seen !== options.events) throw new Error(`${seen} of ${options.events} events readable after ${CONSUMER_DEADLINE_MS / 1000} s`);
     const consumer = {

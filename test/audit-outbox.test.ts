@@ -14,7 +14,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import worker from "../src/index";
 import { recordingQueue, upstreamVars } from "./helpers/audit";
-import { initialize, type GatewayTarget, type Json, type Vars } from "./helpers/gateway";
+import { initialize, type GatewayTarget, type Vars } from "./helpers/gateway";
 
 /** Longer than audit-trail.ts's ABANDONED_AFTER_MS: an outbox still open this long was abandoned. */
 const PAST_ABANDONED_MS = 2_000;

@@ -154,7 +154,11 @@ describe("the audit trail", () => {
   it("a Queue whose send throws leaves the answer intact; the failure is logged with the event id and counted", async () => {
     const { name, vars } = upstreamVars();
     const sent: unknown[] = [];
-    const failing = { send: () => Promise.reject(new Error("queue down")), sendBatch: (batch: unknown) => (sent.push(batch), Promise.reject(new Error("queue down"))) };
+    const failing = { send: () => Promise.reject(new Error("queue down")), sendBatch: (batch: unknown) => {
+        sent.push(batch);
+        return Promise.reject(new Error("queue down"));
+      },
+    };
     const failingVars = { ...vars, AUDIT_QUEUE: failing };
     const { session } = await initialize("/mcp", { vars });
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});

@@ -67,7 +67,9 @@ describe("a client that stops reading", () => {
     const response = await post("/mcp/flood", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "flood", arguments: {} } }, { session, vars });
     expect(response.headers.get("content-type")).toContain("text/event-stream");
     let paused: FloodStats | undefined;
-    const texts = await readWithPause(response.body!, async () => void (paused = await floodStats(key)));
+    const texts = await readWithPause(response.body!, async () => {
+      paused = await floodStats(key);
+    });
     expect(paused!.done).toBe(false);
     expect(paused!.written).toBeLessThan(MAX_WRITTEN_WHILE_PAUSED_BYTES);
     expectWholeFlood(texts);
@@ -80,7 +82,9 @@ describe("a client that stops reading", () => {
     const response = await gatewayFetch("/mcp/flood", { method: "GET", headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LATEST } }, vars);
     expect(response.status).toBe(200);
     let paused: FloodStats | undefined;
-    const texts = await readWithPause(response.body!, async () => void (paused = await floodStats(key)));
+    const texts = await readWithPause(response.body!, async () => {
+      paused = await floodStats(key);
+    });
     expect(paused!.done).toBe(false);
     expect(paused!.written).toBeLessThan(MAX_WRITTEN_WHILE_PAUSED_BYTES);
     expectWholeFlood([...texts, "end"]);

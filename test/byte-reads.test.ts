@@ -41,9 +41,18 @@ function pieces(total: number, pieceBytes: number): { stream: ReadableStream<Uin
 function counted(inner: ByteReader): { reader: ByteReader; calls: Record<"readInto" | "fill" | "read", number> } {
   const calls = { readInto: 0, fill: 0, read: 0 };
   const reader: ByteReader = {
-    readInto: (into, atLeast) => (calls.readInto++, inner.readInto(into, atLeast)),
-    fill: (into) => (calls.fill++, inner.fill(into)),
-    read: () => (calls.read++, inner.read()),
+    readInto: (into, atLeast) => {
+      calls.readInto++;
+      return inner.readInto(into, atLeast);
+    },
+    fill: (into) => {
+      calls.fill++;
+      return inner.fill(into);
+    },
+    read: () => {
+      calls.read++;
+      return inner.read();
+    },
     cancel: (reason) => inner.cancel(reason),
     releaseLock: () => inner.releaseLock(),
   };

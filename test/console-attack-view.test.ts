@@ -36,7 +36,7 @@ async function toolsRow(name: string, vars: Vars, key: string): Promise<string> 
 }
 
 function servedOf(row: string): string {
-  return /<div class="served" data-served="(?:yes|no)">([^]*?)<\/div>/.exec(row)?.[1] ?? "";
+  return /<div class="served" data-served="(?:yes|no)">([\s\S]*?)<\/div>/.exec(row)?.[1] ?? "";
 }
 
 /** The Audit page's pin-event row of `name`'s tool `add`, once the consumer has written it. */
@@ -44,7 +44,7 @@ async function pinRow(name: string, vars: Vars): Promise<{ html: string; row: st
   const deadline = Date.now() + CONSUMER_DEADLINE_MS;
   for (;;) {
     const html = await (await consoleGet(`/audit?range=15m&upstream=${name}`, session, vars)).text();
-    const row = /<tr class="pin-event"[^>]*data-pin-status="pending"[^]*?<\/tr>/.exec(html)?.[0];
+    const row = /<tr class="pin-event"[^>]*data-pin-status="pending"[\s\S]*?<\/tr>/.exec(html)?.[0];
     if (row) return { html, row };
     if (Date.now() > deadline) throw new Error(`no pin-change row for ${name} on the Audit page:\n${html}`);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));

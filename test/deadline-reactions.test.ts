@@ -33,13 +33,18 @@ function countThens(): { most: () => number; restore: () => void } {
   const original = Promise.prototype.then;
   const counts = new WeakMap<object, number>();
   let most = 0;
+  // biome-ignore lint/suspicious/noThenProperty: the test counts reactions by wrapping Promise.prototype.then itself.
   Promise.prototype.then = function then(this: Promise<unknown>, ...args: Parameters<typeof original>) {
     const count = (counts.get(this) ?? 0) + 1;
     counts.set(this, count);
     most = Math.max(most, count);
     return original.apply(this, args) as never;
   } as typeof original;
-  return { most: () => most, restore: () => void (Promise.prototype.then = original) };
+  return { most: () => most, restore: () => {
+      // biome-ignore lint/suspicious/noThenProperty: puts back the Promise.prototype.then the test wrapped.
+      Promise.prototype.then = original;
+    },
+  };
 }
 
 let restore: (() => void) | undefined;

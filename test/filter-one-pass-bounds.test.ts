@@ -29,7 +29,7 @@ function workOf(run: () => void): { scanned: number; failedParses: number; compa
     if (search === "]") work.scanned += (found < 0 ? this.length : found) - Math.max(0, from ?? 0);
     return found;
   };
-  JSON.parse = function (text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown): unknown {
+  JSON.parse = (text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown): unknown => {
     try {
       return parse(text, reviver);
     } catch (error) {
@@ -97,7 +97,10 @@ describe("variants that test one place", () => {
     let out = "";
     const parses: string[] = [];
     const parse = JSON.parse;
-    JSON.parse = (text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown): unknown => (parses.push(text), parse(text, reviver));
+    JSON.parse = (text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown): unknown => {
+    parses.push(text);
+    return parse(text, reviver);
+  };
     try {
       out = newPath(answer, filter);
     } finally {

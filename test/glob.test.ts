@@ -14,7 +14,11 @@ import { qualifyName } from "../src/core/names";
 /** A string-like name that counts how often the matcher reads a character of it. */
 function countingName(text: string): { name: string; reads: () => number } {
   let reads = 0;
-  const name = { length: text.length, charCodeAt: (i: number) => (reads++, text.charCodeAt(i)) };
+  const name = { length: text.length, charCodeAt: (i: number) => {
+      reads++;
+      return text.charCodeAt(i);
+    },
+  };
   return { name: name as unknown as string, reads: () => reads };
 }
 

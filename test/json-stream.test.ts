@@ -41,8 +41,16 @@ describe("JsonStreamTokenizer", () => {
       {
         startObject: () => (depth++ === 0 ? seen.push("object") : 0),
         startArray: () => (depth++ === 0 ? seen.push("array") : 0),
-        endObject: () => (depth-- === 0 ? ((closed = true), tokenizer.stop()) : 0),
-        endArray: () => (depth-- === 0 ? ((closed = true), tokenizer.stop()) : 0),
+        endObject: () => {
+          if (depth-- !== 0) return;
+          closed = true;
+          tokenizer.stop();
+        },
+        endArray: () => {
+          if (depth-- !== 0) return;
+          closed = true;
+          tokenizer.stop();
+        },
         scalar: (type) => (depth === 0 ? seen.push(type) : 0),
       },
       resume,

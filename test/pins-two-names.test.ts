@@ -9,7 +9,7 @@
  */
 import { expect, inject, test } from "vitest";
 import { admin, ADMIN_VARS } from "./helpers/admin";
-import { type Json } from "./helpers/gateway";
+import type { Json } from "./helpers/gateway";
 import { modern } from "./helpers/modern";
 import { pinClient, pinVars, switchVariant } from "./helpers/pins";
 import { LISTED_ECHO, SHADOWED_NAME } from "./fixtures/pins-upstream";

@@ -184,7 +184,10 @@ describe("sseMessages with a taker of notifications as bytes", () => {
     const body = new Response('data: {"jsonrpc":"2.0","method":"notifications/message"}\ndata: {}\n\n').body!;
     const offered: string[] = [];
     const read = async () => {
-      for await (const _ of sseMessages(body, { upstream: "u", env: {} }, {}, undefined, async (_bytes, head) => (offered.push(head.method), true)));
+      for await (const _ of sseMessages(body, { upstream: "u", env: {} }, {}, undefined, async (_bytes, head) => {
+      offered.push(head.method);
+      return true;
+    }));
     };
     await expect(read()).rejects.toThrow(/broke off its answer \(bad-response\)/);
     expect(offered).toEqual([]);

@@ -112,11 +112,11 @@ describe("SSE framing", () => {
   });
 
   it.each([
-    ["CRLF", "data: " + "w".repeat(150) + "\r\n\r\n", "w".repeat(150)],
-    ["CR", "data: " + "w".repeat(150) + "\r\r", "w".repeat(150)],
-    ["data lines after the long one, other fields skipped", "data: a\ndata: " + "v".repeat(100) + "\nid: 9\ndata:b\ndata: " + "u".repeat(80) + "\n\n", `a\n${"v".repeat(100)}\nb\n${"u".repeat(80)}`],
-    ["an empty data line before the long one", "data: " + "a".repeat(40) + "\ndata:\ndata: " + "b".repeat(100) + "\n\n", `${"a".repeat(40)}\n\n${"b".repeat(100)}`],
-    ["a long event whose first line is only the field name and its space", "data: \ndata: " + "c".repeat(100) + "\n\n", `\n${"c".repeat(100)}`],
+    ["CRLF", `data: ${"w".repeat(150)}\r\n\r\n`, "w".repeat(150)],
+    ["CR", `data: ${"w".repeat(150)}\r\r`, "w".repeat(150)],
+    ["data lines after the long one, other fields skipped", `data: a\ndata: ${"v".repeat(100)}\nid: 9\ndata:b\ndata: ${"u".repeat(80)}\n\n`, `a\n${"v".repeat(100)}\nb\n${"u".repeat(80)}`],
+    ["an empty data line before the long one", `data: ${"a".repeat(40)}\ndata:\ndata: ${"b".repeat(100)}\n\n`, `${"a".repeat(40)}\n\n${"b".repeat(100)}`],
+    ["a long event whose first line is only the field name and its space", `data: \ndata: ${"c".repeat(100)}\n\n`, `\n${"c".repeat(100)}`],
   ])("hands a long data line over as a stream with %s", async (_label, first, expected) => {
     const text = `${first}event: message\ndata: after\n\n`;
     const bytes = encoder.encode(text);

@@ -27,7 +27,7 @@ async function readAll(body: ReadableStream<Uint8Array>, sliceBytes: number): Pr
   }
 }
 
-const TEXT = 'plain é ü ∑ 😀 {"k":"😀😀"} ' + "x".repeat(50) + " 𝄞 end";
+const TEXT = `plain é ü ∑ 😀 {"k":"😀😀"} ${"x".repeat(50)} 𝄞 end`;
 
 describe("textSlices", () => {
   it.each([

@@ -216,9 +216,9 @@ describe("SSE events too large to hold", () => {
   }
 
   it.each([
-    ["one long data line", "data: " + "x".repeat(200) + "\n\n", "x".repeat(200)],
-    ["lines joined with \\n", "data: a" + "y".repeat(100) + "\ndata: b" + "z".repeat(100) + "\n\n", "a" + "y".repeat(100) + "\nb" + "z".repeat(100)],
-    ["CRLF line ends", "data: " + "w".repeat(150) + "\r\n\r\n", "w".repeat(150)],
+    ["one long data line", `data: ${"x".repeat(200)}\n\n`, "x".repeat(200)],
+    ["lines joined with \\n", `data: a${"y".repeat(100)}\ndata: b${"z".repeat(100)}\n\n`, `a${"y".repeat(100)}\nb${"z".repeat(100)}`],
+    ["CRLF line ends", `data: ${"w".repeat(150)}\r\n\r\n`, "w".repeat(150)],
   ])("streams %s, then goes on to the next event", async (_label, first, expected) => {
     for (const size of [1, 7, 40]) { // chunks smaller than the bound, as a real stream of a huge event arrives
       const seen: string[] = [];

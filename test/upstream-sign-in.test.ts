@@ -16,7 +16,7 @@ import { modern } from "./helpers/modern";
 import { authorizationServerStats, Browser, oauthFixture } from "./helpers/sign-in";
 import { askText, asksToSignIn, callerSeen, linkOf, signInWorld, URL_ELICITATION } from "./helpers/sign-in-world";
 
-const { origin, label, upstreams: UPSTREAMS, vars: VARS, caller, session, callTool, signedIn } = signInWorld();
+const { origin, label, vars: VARS, caller, session, callTool, signedIn } = signInWorld();
 const { staticClient } = oauthFixture();
 const [STATIC_CLIENT_ID, STATIC_CLIENT_SECRET] = [staticClient.id, staticClient.secret];
 

@@ -53,7 +53,7 @@ export function installServers() {
 }
 
 /** Spawns one server over stdio and returns its tools (as the SDK client reads them). */
-async function listOne(name, server) {
+async function listOne(_name, server) {
   const client = new Client({ name: 'bench-catalog', version: '1.0.0' });
   const transport = new StdioClientTransport({
     command: process.execPath,

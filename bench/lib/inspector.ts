@@ -61,7 +61,9 @@ export function sampleIsolate(session: InspectorSession, intervalMs: number): ()
   let inFlight: Promise<void> = Promise.resolve();
   const take = () =>
     (inFlight = isolateBytes(session).then(
-      (bytes) => void (peak = Math.max(peak, bytes)),
+      (bytes) => {
+      peak = Math.max(peak, bytes);
+    },
       () => undefined,
     ));
   void take();

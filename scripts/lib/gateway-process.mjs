@@ -23,6 +23,7 @@ const KILL_GRACE_MS = 5_000;
 const START_ATTEMPTS = 3;
 
 /** Terminal styles wrangler may put in its lines. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI styles start with ESC (0x1b), the character to strip.
 const ANSI_STYLE = /\x1b\[[0-9;]*m/g;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

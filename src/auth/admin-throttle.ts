@@ -93,7 +93,8 @@ function noteFailure(key: string, now: number, exhausted = false): Window {
   let window = windowOf(key, now);
   if (!window) {
     makeRoom(now);
-    watching.set(key, (window = { start: now, failures: 0 }));
+    window = { start: now, failures: 0 };
+    watching.set(key, window);
   }
   window.failures = exhausted ? Math.max(window.failures, ADMIN_FAILURES_PER_SOURCE) : window.failures + 1;
   if (window.failures >= ADMIN_FAILURES_PER_SOURCE && watching.delete(key)) throttled.set(key, window);

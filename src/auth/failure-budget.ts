@@ -76,7 +76,10 @@ export class FailureBudget {
       window = undefined;
     }
     const room = this.#isolateRecorded < AUTH_FAILURE_EVENTS_PER_ISOLATE;
-    if (!window && room && this.#windows.size < MAX_TRACKED_SOURCES) this.#windows.set(source, (window = { start: now, recorded: 0 }));
+    if (!window && room && this.#windows.size < MAX_TRACKED_SOURCES) {
+      window = { start: now, recorded: 0 };
+      this.#windows.set(source, window);
+    }
     if (window && room && window.recorded < AUTH_FAILURE_EVENTS_PER_SOURCE) {
       window.recorded++;
       this.#isolateRecorded++;
@@ -88,12 +91,16 @@ export class FailureBudget {
 
   #otherSources(now: number): Window {
     let window = this.#windows.get(OTHER_SOURCES);
-    if (!window) this.#windows.set(OTHER_SOURCES, (window = { start: now, recorded: 0 }));
+    if (!window) {
+      window = { start: now, recorded: 0 };
+      this.#windows.set(OTHER_SOURCES, window);
+    }
     return window;
   }
 
   #suppress(window: Window, reason: string, route: string, now: number): void {
-    const suppressed = (window.suppressed ??= { count: 0, fromMs: now, toMs: now, reasons: {}, route });
+    window.suppressed ??= { count: 0, fromMs: now, toMs: now, reasons: {}, route };
+    const suppressed = window.suppressed;
     suppressed.count++;
     suppressed.toMs = now;
     if (reason in suppressed.reasons || Object.keys(suppressed.reasons).length < MAX_REASONS) suppressed.reasons[reason] = (suppressed.reasons[reason] ?? 0) + 1;

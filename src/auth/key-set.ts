@@ -62,7 +62,8 @@ function stateOf(url: string): KeySetState {
   let state = states.get(url);
   if (!state) {
     if (states.size >= MAX_KEY_SETS) states.clear();
-    states.set(url, (state = {}));
+    state = {};
+    states.set(url, state);
   }
   return state;
 }

@@ -148,7 +148,7 @@ function pointToSearch(error: unknown, id: JsonRpcId): unknown {
 
 /** A search mode list: the gateway's own tools only, the catalog tools added, no further pages. */
 function searchList(text: string): string {
-  const own = keepListed(text, "tools", (name) => name !== undefined && name.startsWith(SYS_PREFIX));
+  const own = keepListed(text, "tools", (name) => name?.startsWith(SYS_PREFIX) === true);
   const result = pathSpan(own, ["result"]);
   const cursor = result && own.charCodeAt(result.start) === 0x7b ? removeMemberSplice(own, result, "nextCursor") : undefined;
   return appendListed(cursor ? splice(own, [cursor]) : own, "tools", SEARCH_TOOLS_DEFINITION, CALL_TOOL_DEFINITION);

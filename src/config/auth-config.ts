@@ -82,7 +82,8 @@ function jwtFrom(raw: unknown, problems: string[]): JwtConfig | undefined {
     problems.push("AUTH.jwt: an object with issuer, audience and jwksUrl");
     return undefined;
   }
-  const issuer = typeof raw["issuer"] === "string" && raw["issuer"] !== "" ? raw["issuer"] : (problems.push("AUTH.jwt.issuer: the issuer (iss) tokens must name"), "");
+  const issuer = typeof raw["issuer"] === "string" && raw["issuer"] !== "" ? raw["issuer"] : "";
+  if (issuer === "") problems.push("AUTH.jwt.issuer: the issuer (iss) tokens must name");
   const audience = strings(raw["audience"], "AUTH.jwt.audience", problems);
   if (audience.length === 0) problems.push("AUTH.jwt.audience: the gateway's resource URL, which tokens must name in aud (RFC 8707)");
   const routeAudiences: Record<string, string> = {};

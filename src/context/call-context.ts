@@ -17,8 +17,6 @@ import type { BridgedCallRpc, InputRendezvousRpc, ObjectNamespace } from "./obje
 import type { TraceContext } from "../core/traceparent";
 import type { Grant } from "../policy/persona";
 import type { CallTarget } from "./call-target";
-import { identityAssertion } from "../upstream/identity-assertion";
-import type { CatalogMode } from "../policy/catalog-mode";
 import { callerCredentials } from "../upstream/caller-credentials";
 import type { PayloadCaller, PayloadOwner } from "../storage/payload-store";
 

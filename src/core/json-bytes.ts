@@ -77,14 +77,15 @@ class JsonBytes {
     for (;;) {
       // Most of a long string is a run of plain ASCII.
       let byte = -1;
+      // biome-ignore lint/suspicious/noAssignInExpressions: the byte loop of every string scan reads each byte once.
       while (i < length && (byte = bytes[i]!) >= 0x20 && byte < 0x80 && byte !== QUOTE && byte !== BACKSLASH) i++;
       if (i >= length || byte < 0x20) return -1;
       if (byte === QUOTE) return i + 1;
       if (byte === BACKSLASH) {
         this.escaped = true;
-        const escape = bytes[i + 1]!;
-        if (SIMPLE_ESCAPES.has(escape)) i += 2;
-        else if (escape === 0x75 && isHex(bytes[i + 2]) && isHex(bytes[i + 3]) && isHex(bytes[i + 4]) && isHex(bytes[i + 5])) i += 6;
+        const escaped = bytes[i + 1]!;
+        if (SIMPLE_ESCAPES.has(escaped)) i += 2;
+        else if (escaped === 0x75 && isHex(bytes[i + 2]) && isHex(bytes[i + 3]) && isHex(bytes[i + 4]) && isHex(bytes[i + 5])) i += 6;
         else return -1;
         continue;
       }

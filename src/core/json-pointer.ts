@@ -32,7 +32,7 @@ export function child(container: unknown, token: string): { found: boolean; valu
     const index = Number(token);
     return index < container.length ? { found: true, value: container[index] } : { found: false, value: undefined };
   }
-  if (typeof container === "object" && container !== null && Object.prototype.hasOwnProperty.call(container, token)) {
+  if (typeof container === "object" && container !== null && Object.hasOwn(container, token)) {
     return { found: true, value: (container as Record<string, unknown>)[token] };
   }
   return { found: false, value: undefined };

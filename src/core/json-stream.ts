@@ -128,6 +128,7 @@ export class JsonStreamTokenizer {
       }
       const c = chunk[i]!;
       switch (this.expect) {
+        // biome-ignore lint/suspicious/noFallthroughSwitchClause: an array's first element is read as any value.
         case "value-or-end":
           if (c === "]") {
             this.closeContainer("array", i);
@@ -283,13 +284,13 @@ export class JsonStreamTokenizer {
   }
 
   /** The character an escape stands for, or undefined while it is incomplete. */
-  private decodeEscape(escape: string): string | undefined {
+  private decodeEscape(sequence: string): string | undefined {
     const simple: Record<string, string> = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
-    if (escape.length === 1 && escape in simple) return simple[escape];
-    if (escape[0] !== "u") throw new JsonStreamError(`invalid escape "\\${escape}"`);
-    if (escape.length < 5) return undefined;
-    const code = escape.slice(1, 5);
-    if (!/^[0-9a-fA-F]{4}$/.test(code)) throw new JsonStreamError(`invalid escape "\\${escape}"`);
+    if (sequence.length === 1 && sequence in simple) return simple[sequence];
+    if (sequence[0] !== "u") throw new JsonStreamError(`invalid escape "\\${sequence}"`);
+    if (sequence.length < 5) return undefined;
+    const code = sequence.slice(1, 5);
+    if (!/^[0-9a-fA-F]{4}$/.test(code)) throw new JsonStreamError(`invalid escape "\\${sequence}"`);
     // Surrogate halves pass one by one; joined in a JavaScript string they form the pair.
     return String.fromCharCode(parseInt(code, 16));
   }

@@ -215,10 +215,12 @@ function merge(node: Node, value: unknown, depth: number, budget: Budget): void 
   }
   if (depth >= MAX_DEPTH) return;
   if (Array.isArray(value)) {
-    const array = (node.array ??= {});
+    node.array ??= {};
+    const array = node.array;
     const end = Math.min(value.length, ARRAY_MERGE_LIMIT);
     if (end === 0) return;
-    const element = (array.element ??= newNode());
+    array.element ??= newNode();
+    const element = array.element;
     for (let i = 0; i < end; i++) merge(element, value[i], depth + 1, budget);
     return;
   }

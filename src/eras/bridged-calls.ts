@@ -59,7 +59,7 @@ export class BridgedCalls implements BridgedCallRpc {
   /** The client went away while a round ran: the upstream call is cancelled. */
   async cancel(input: { readonly call: string; readonly principal: string }): Promise<void> {
     const held = this.#calls.get(input.call);
-    if (!held || !held.exchange.caller(input.principal)) return;
+    if (!held?.exchange.caller(input.principal)) return;
     this.#calls.delete(input.call);
     await held.exchange.cancel("the client closed its request");
   }

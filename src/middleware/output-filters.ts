@@ -147,7 +147,10 @@ export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Ou
         const sets = new Map<string, Promise<ActiveFilters>>();
         const setFor = (upstream: string) => {
           let active = sets.get(upstream);
-          if (!active) sets.set(upstream, (active = activeFilters(kv, route, upstream, ttl)));
+          if (!active) {
+            active = activeFilters(kv, route, upstream, ttl);
+            sets.set(upstream, active);
+          }
           return active;
         };
         const listed = await rewriteList(ctx, text, setFor);

@@ -90,7 +90,8 @@ function hashedSessionId(id: string | undefined): Promise<string> | undefined {
   let hash = hashedSessions.get(id);
   if (hash === undefined) {
     if (hashedSessions.size >= HASHED_SESSIONS_KEPT) hashedSessions.delete(hashedSessions.keys().next().value!);
-    hashedSessions.set(id, (hash = sessionHash(id)));
+    hash = sessionHash(id);
+    hashedSessions.set(id, hash);
   }
   return hash;
 }

@@ -142,7 +142,10 @@ export function auditTrail(next: Handler, { config }: AuditTrailOptions): Handle
   return async function auditTrail(ctx, message) {
     if (!isAudited(message, config)) return next(ctx, message);
     let batch = batches.get(ctx.waitUntil);
-    if (!batch) batches.set(ctx.waitUntil, (batch = { running: 0, events: [], heldChars: 0 }));
+    if (!batch) {
+      batch = { running: 0, events: [], heldChars: 0 };
+      batches.set(ctx.waitUntil, batch);
+    }
     batch.running++;
     let answer: string | undefined;
     try {

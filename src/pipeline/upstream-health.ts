@@ -50,7 +50,8 @@ export const upstreamHealth: CallObserver = function upstreamHealth(record, ctx,
   let window = windows.get(upstream);
   if (!window) {
     if (windows.size >= MAX_TRACKED_UPSTREAMS) windows.clear();
-    windows.set(upstream, (window = newWindow(upstream, record.startedAt)));
+    window = newWindow(upstream, record.startedAt);
+    windows.set(upstream, window);
   }
   const protocolVersion = heldSession(ctx.upstreamClient, upstream)?.protocolVersion;
   const now = Date.now();
@@ -59,5 +60,6 @@ export const upstreamHealth: CallObserver = function upstreamHealth(record, ctx,
   if (!kv || now - (lastFlush.get(upstream) ?? 0) < HEALTH_FLUSH_INTERVAL_MS) return;
   lastFlush.set(upstream, now);
   windows.delete(upstream);
-  ctx.waitUntil(writeWindow(kv, window, (isolateId ??= randomHexId().slice(0, 12))).catch((error: unknown) => console.warn("mcp-edge-gateway: an upstream health window was not written", error)));
+  isolateId ??= randomHexId().slice(0, 12);
+  ctx.waitUntil(writeWindow(kv, window, isolateId).catch((error: unknown) => console.warn("mcp-edge-gateway: an upstream health window was not written", error)));
 };

@@ -28,7 +28,7 @@ export { matchesGlob };
 /** The rule for `tool` in `set`: its exact key, else the matching glob with the most literal characters. */
 export function selectFilter(set: FilterSet, tool: string): { key: string; filter: ToolFilter } | undefined {
   const exact = set.tools[tool];
-  if (exact !== undefined && Object.prototype.hasOwnProperty.call(set.tools, tool)) return { key: tool, filter: exact };
+  if (exact !== undefined && Object.hasOwn(set.tools, tool)) return { key: tool, filter: exact };
   let best: { key: string; filter: ToolFilter; literal: number } | undefined;
   for (const [key, filter] of Object.entries(set.tools)) {
     if (!isGlob(key) || !matchesGlob(key, tool)) continue;
@@ -201,7 +201,7 @@ export function filterToolResult(result: JsonObject, filter: ToolFilter, label: 
       if (typeof resource["text"] !== "string") throw new FilterError(`${chosen.label} (content ${index}): an embedded binary resource cannot be filtered`);
       return { type, resource: { ...pick(resource, ["uri", "mimeType"]), text: filterText(resource["text"], `content ${index} resource`) } };
     }
-    const kept = Object.prototype.hasOwnProperty.call(OPAQUE_BLOCK_MEMBERS, type) ? OPAQUE_BLOCK_MEMBERS[type] : undefined;
+    const kept = Object.hasOwn(OPAQUE_BLOCK_MEMBERS, type) ? OPAQUE_BLOCK_MEMBERS[type] : undefined;
     if (!kept) throw new FilterError(`${chosen.label} (content ${index}): a "${type}" block cannot be filtered`);
     return pick(block, kept);
   });

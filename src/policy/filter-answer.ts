@@ -62,7 +62,10 @@ const TREES = new WeakMap<FilterRule, ReturnType<typeof prepareKeep>>();
 
 function treeOf(rule: FilterRule, pointers: readonly string[]): ReturnType<typeof prepareKeep> {
   let tree = TREES.get(rule);
-  if (tree === undefined) TREES.set(rule, (tree = prepareKeep(buildTree(pointers))));
+  if (tree === undefined) {
+    tree = prepareKeep(buildTree(pointers));
+    TREES.set(rule, tree);
+  }
   return tree;
 }
 
@@ -154,7 +157,10 @@ function readBlocks(text: string, at: number, blocks: BlockSpans[]): number {
 function readResult(text: string, at: number, plan: Plan, found: ResultSpans): number {
   if (text.charCodeAt(at) !== 0x7b) throw new NotHere();
   return eachUniqueMember(text, at, (key, start) => {
-    if (key === "content" && text.charCodeAt(start) === 0x5b) return readBlocks(text, start, (found.content = []));
+    if (key === "content" && text.charCodeAt(start) === 0x5b) {
+      found.content = [];
+      return readBlocks(text, start, found.content);
+    }
     if (key === "structuredContent") {
       const { retained, pick } = plan.retainAt(text, start);
       found.structured = { start, end: retained.end };
@@ -197,7 +203,7 @@ function filterBlocks(text: string, blocks: readonly BlockSpans[], same: string 
       for (const key of ["uri", "mimeType"]) if (resource[key] !== undefined) kept[key] = resource[key]!;
       return { type, resource: { ...kept, text: textOf(resource["text"], `content ${index} resource`) } };
     }
-    const members = typeof type === "string" && Object.prototype.hasOwnProperty.call(OPAQUE_BLOCK_MEMBERS, type) ? OPAQUE_BLOCK_MEMBERS[type] : undefined;
+    const members = typeof type === "string" && Object.hasOwn(OPAQUE_BLOCK_MEMBERS, type) ? OPAQUE_BLOCK_MEMBERS[type] : undefined;
     if (!members) throw new NotHere();
     const kept: JsonObject = {};
     for (const key of members) {

@@ -60,7 +60,10 @@ export function shapeOf(active: ActiveFilters, upstream: string): Promise<string
   if (active.state !== "active" || active.set.mode !== "enforce") return Promise.resolve(undefined);
   const set = active.set;
   let perUpstream = digests.get(set);
-  if (!perUpstream) digests.set(set, (perUpstream = new Map()));
+  if (!perUpstream) {
+    perUpstream = new Map();
+    digests.set(set, perUpstream);
+  }
   let shape = perUpstream.get(upstream);
   if (!shape) {
     const keys = Object.keys(set.tools)

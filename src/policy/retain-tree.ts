@@ -112,7 +112,12 @@ function addProbe(node: Branch, tokens: readonly string[], id: number): boolean 
   const sub = node.subs[at]!;
   if (sub === true) {
     node.probes ??= [];
-    (node.probes[at] ??= []).push({ id, rest });
+    let probes = node.probes[at];
+    if (probes === undefined) {
+      probes = [];
+      node.probes[at] = probes;
+    }
+    probes.push({ id, rest });
     return true;
   }
   return rest.length > 0 && addProbe(sub, rest, id);

@@ -30,7 +30,10 @@ const PREPARED = new WeakMap<readonly FilterVariant[], Prepared>();
 
 function preparedOf(variants: readonly FilterVariant[]): Prepared {
   let prepared = PREPARED.get(variants);
-  if (prepared === undefined) PREPARED.set(variants, (prepared = { tests: variants.map((variant) => parsePointer(variant.test.path)), keeps: [] }));
+  if (prepared === undefined) {
+    prepared = { tests: variants.map((variant) => parsePointer(variant.test.path)), keeps: [] };
+    PREPARED.set(variants, prepared);
+  }
   return prepared;
 }
 

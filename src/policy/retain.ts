@@ -175,6 +175,9 @@ const TREES = new WeakMap<readonly string[], Keep>();
 /** Applies `retain` to `value`; throws `RetainError` when a pointer does not resolve. */
 export function retain(value: unknown, pointers: readonly string[]): unknown {
   let keep = TREES.get(pointers);
-  if (keep === undefined) TREES.set(pointers, (keep = buildTree(pointers)));
+  if (keep === undefined) {
+    keep = buildTree(pointers);
+    TREES.set(pointers, keep);
+  }
   return project(value, keep, undefined, true);
 }

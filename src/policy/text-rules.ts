@@ -61,7 +61,7 @@ function invisible(kind: "tag" | "bidi" | "zero-width" | "other", whole: boolean
 
 const USER = String.raw`(?:the\s+)?users?\b`;
 const NOT = String.raw`(?:do\s+not|don['’]?t|never)`;
-const TELL = String.raw`(?:tell|inform|mention|notify|reveal|show|alert)(?:ing)?`;
+const TELL = "(?:tell|inform|mention|notify|reveal|show|alert)(?:ing)?";
 /** "Do not tell the user" and its paraphrases. */
 const CONCEAL = new RegExp(
   [
@@ -75,7 +75,7 @@ const CONCEAL = new RegExp(
   ].join("|"),
   "i",
 );
-const ADJECTIVE = String.raw`(?:previous|prior|above|earlier|other|system|original)`;
+const ADJECTIVE = "(?:previous|prior|above|earlier|other|system|original)";
 const WHOSE = String.raw`(?:(?:the\s+)?${ADJECTIVE}\s+|your\s+(?:${ADJECTIVE}\s+)?)`;
 /** "Ignore previous instructions" and its paraphrases. */
 const OVERRIDE = new RegExp(

@@ -43,7 +43,10 @@ export async function forwardList(ctx: CallContext, upstream: UpstreamConfig, me
   // Held or not, the answer given on has no entry that clients and the gateway would read differently.
   const given = await answerOf(ctx, upstream, method, params, text, id);
   const { text: answer, dropped } = withoutAmbiguousEntries(upstream.name, method, given);
-  if (dropped.length > 0) (ctx.record.ambiguousEntries ??= []).push(...dropped);
+  if (dropped.length > 0) {
+    ctx.record.ambiguousEntries ??= [];
+    ctx.record.ambiguousEntries.push(...dropped);
+  }
   return answer;
 }
 

@@ -160,7 +160,12 @@ async function exchangeWith(ctx: CallContext, upstream: UpstreamConfig, text: st
   // A notification handed on as bytes never reaches the loop below, but is something arriving all the same.
   let passed = false;
   const pass = given.notifications;
-  const options: SendOptions = pass ? { ...given, notifications: async (bytes, head) => (await pass(bytes, head)) && (passed = true) } : given;
+  const notifications: NotificationPass | undefined = pass && (async (bytes, head) => {
+    const handed = await pass(bytes, head);
+    if (handed) passed = true;
+    return handed;
+  });
+  const options: SendOptions = notifications ? { ...given, notifications } : given;
   let reply = await sendToUpstream(upstream, text, poolRequest(ctx), options);
   // Resumptions count only while nothing arrives: an upstream that polls (closing its
   // stream after each event) may take as long as the call does.

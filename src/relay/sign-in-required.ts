@@ -91,7 +91,7 @@ export async function askToSignIn(ctx: CallContext, request: WireMessage<JsonRpc
     const elicitation = { mode: "url", message, url, elicitationId: nonce };
     const rendezvous = ctx.services.inputRendezvous;
     if (asksByUrl(ctx) && ctx.identity.session !== undefined && MULTI_ROUND_TRIP_METHODS.has(method) && rendezvous && asked < MAX_SIGN_INS_PER_CALL) {
-      const question = { ...elicitation, message: message.slice(0, -"; then retry.".length) + "." };
+      const question = { ...elicitation, message: `${message.slice(0, -"; then retry.".length)}.` };
       const first = resultText(id, { resultType: "input_required", inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params: question } } });
       return bridgeInput(ctx, needed.upstream, request.text, id, first, async (retry) => {
         if (actionOf(retry) !== "accept") return declined(id, method, needed.upstream);

@@ -168,8 +168,8 @@ function notAnAuthorizationServer(c: GatewayContext): GatewayError {
   const hint =
     credentialHint(auth.ok ? auth.value : undefined) ??
     "its protected-resource metadata names the authorization servers it trusts, if any";
-  const message = "Not Found: this gateway is not an OAuth authorization server " +
-    `(it registers and signs in no clients); ${hint}`;
+  const refusal = "Not Found: this gateway is not an OAuth authorization server (it registers and signs in no clients)";
+  const message = `${refusal}; ${hint}`;
   return new GatewayError(404, -32000, message);
 }
 
@@ -240,7 +240,10 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   const pipelines = (config: GatewayConfig): Handler => {
     if (!pipeline) return pipelineFor(config);
     let handler = custom.get(config);
-    if (!handler) custom.set(config, (handler = buildPipeline(config, pipeline)));
+    if (!handler) {
+      handler = buildPipeline(config, pipeline);
+      custom.set(config, handler);
+    }
     return handler;
   };
 

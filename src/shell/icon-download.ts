@@ -23,7 +23,7 @@ export async function downloadIcon(request: Request, env: Readonly<Record<string
     "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
   });
   const match = request.headers.get("if-none-match");
-  if (match !== null && match.split(",").some((tag) => tag.trim() === object.httpEtag || tag.trim() === "*")) {
+  if (match?.split(",").some((tag) => tag.trim() === object.httpEtag || tag.trim() === "*")) {
     await object.body.cancel();
     return new Response(null, { status: 304, headers });
   }

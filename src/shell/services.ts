@@ -34,7 +34,10 @@ function isRateLimiter(value: unknown): value is RateLimiter {
 export function servicesFor(env: Readonly<Record<string, unknown>>): Services {
   // The same env object (every request of an isolate) gives the same services: built once.
   let services = built.get(env);
-  if (!services) built.set(env, (services = buildServices(env)));
+  if (!services) {
+    services = buildServices(env);
+    built.set(env, services);
+  }
   return services;
 }
 

@@ -46,7 +46,10 @@ export async function writeAuditBatch(bucket: R2Bucket, events: readonly AuditEv
   for (const event of [...events].sort((a, b) => a.timestamp.localeCompare(b.timestamp))) {
     const prefix = hourPrefix(Date.parse(event.timestamp));
     let list = byHour.get(prefix);
-    if (!list) byHour.set(prefix, (list = []));
+    if (!list) {
+      list = [];
+      byHour.set(prefix, list);
+    }
     list.push(event);
   }
   const keys: string[] = [];

@@ -25,7 +25,10 @@ export function jsonSize(value: unknown): number {
 export function fittedCount(wanted: number, sizes: readonly number[]): number {
   let prefix = 2;
   const prefixSize: number[] = [2];
-  for (const size of sizes) prefixSize.push((prefix += size + (prefixSize.length > 1 ? 1 : 0)));
+  for (const size of sizes) {
+    prefix += size + (prefixSize.length > 1 ? 1 : 0);
+    prefixSize.push(prefix);
+  }
   const sizeOf = (count: number) => (count < prefixSize.length ? prefixSize[count]! : Number.POSITIVE_INFINITY);
   let count = wanted;
   while (count > 1 && sizeOf(count) > MAX_SLICE_BYTES) count = Math.max(1, Math.floor(count / 2));

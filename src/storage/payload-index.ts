@@ -283,14 +283,38 @@ function pointerTokens(parent: Frame | undefined, token: string | number | undef
 /** A handler that hands every event to `first`, then to `second`. */
 function bothHandlers(first: JsonStreamHandler, second: JsonStreamHandler): JsonStreamHandler {
   return {
-    valueStart: (index) => (first.valueStart?.(index), second.valueStart?.(index)),
-    valueEnd: (index) => (first.valueEnd?.(index), second.valueEnd?.(index)),
-    startObject: () => (first.startObject?.(), second.startObject?.()),
-    endObject: () => (first.endObject?.(), second.endObject?.()),
-    startArray: () => (first.startArray?.(), second.startArray?.()),
-    endArray: () => (first.endArray?.(), second.endArray?.()),
-    key: (name) => (first.key?.(name), second.key?.(name)),
-    scalar: (type) => (first.scalar?.(type), second.scalar?.(type)),
+    valueStart: (index) => {
+      first.valueStart?.(index);
+      second.valueStart?.(index);
+    },
+    valueEnd: (index) => {
+      first.valueEnd?.(index);
+      second.valueEnd?.(index);
+    },
+    startObject: () => {
+      first.startObject?.();
+      second.startObject?.();
+    },
+    endObject: () => {
+      first.endObject?.();
+      second.endObject?.();
+    },
+    startArray: () => {
+      first.startArray?.();
+      second.startArray?.();
+    },
+    endArray: () => {
+      first.endArray?.();
+      second.endArray?.();
+    },
+    key: (name) => {
+      first.key?.(name);
+      second.key?.(name);
+    },
+    scalar: (type) => {
+      first.scalar?.(type);
+      second.scalar?.(type);
+    },
   };
 }
 

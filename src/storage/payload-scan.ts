@@ -182,7 +182,7 @@ export async function walkChildren(source: ScanSource, start: WalkStart, visitor
   const walker = new ChildWalker(visitor, captureChars, start.index ?? 0, start.key);
   let from = start.byte;
   let inside = start.inside;
-  for (let hops = 0; ; hops++) {
+  for (;;) {
     const tokenizer = new JsonStreamTokenizer(walker, inside);
     walker.tokenizer = tokenizer;
     walker.skipTo = undefined;

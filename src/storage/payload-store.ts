@@ -51,7 +51,7 @@ function toCustomMetadata(metadata: PayloadMetadata): Record<string, string> {
 
 /** The size is the stored object's: a streamed payload's was not known when its metadata was written. */
 function fromCustomMetadata(custom: Record<string, string> | undefined, size: number): PayloadMetadata | undefined {
-  if (!custom || !custom["principal"] || !custom["expiresAt"]) return undefined;
+  if (!custom?.["principal"] || !custom["expiresAt"]) return undefined;
   return {
     principal: custom["principal"],
     session: custom["session"] ?? "",

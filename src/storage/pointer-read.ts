@@ -164,7 +164,11 @@ export async function readByPointer(source: ScanSource, view: IndexView, id: str
   if (!current) {
     // The root is small (or not indexed): it is read whole, within the bound.
     let text: string | undefined;
-    await walkChildren(source, { byte: 0 }, { child: () => "capture", captured: (_c, t) => ((text = t), false) }, PARSED_VALUE_BYTES);
+    const captured = (_child: unknown, found: string | undefined) => {
+      text = found;
+      return false;
+    };
+    await walkChildren(source, { byte: 0 }, { child: () => "capture", captured }, PARSED_VALUE_BYTES);
     if (text === undefined) return { ok: false, reason: "too-large", at: "" };
     value = JSON.parse(text);
   } else {

@@ -103,7 +103,14 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
     const timers: Promise<UpstreamFailure>[] = [];
     let lateRead: ((failure: UpstreamFailure) => void) | undefined;
     if (guard.deadline?.fired) timers.push(Promise.resolve(answerLate()));
-    else if (guard.deadline?.armed) timers.push(new Promise((resolve) => lateReads.add((lateRead = resolve))));
+    else if (guard.deadline?.armed) {
+      timers.push(
+        new Promise((resolve) => {
+          lateRead = resolve;
+          lateReads.add(resolve);
+        }),
+      );
+    }
     if (guard.idleMs !== undefined) {
       const idleMs = guard.idleMs;
       timers.push(new Promise((resolve) => (idleTimer = setTimeout(() => resolve({ reason: "timeout", upstream: guard.upstream, timeoutMs: idleMs, waited: "silence" }), idleMs))));

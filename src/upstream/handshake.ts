@@ -14,7 +14,7 @@ import { UpstreamBreak } from "./deadlines";
 import { forgetEra, upstreamEra } from "./era";
 import { clientNeeds, sideFor } from "./era-choice";
 import { initializeResultOf, modernSession } from "./modern-send";
-import type { PoolRequest, UpstreamClient, UpstreamSession } from "./upstream-session";
+import type { PoolRequest, UpstreamSession } from "./upstream-session";
 
 export type { PoolRequest };
 

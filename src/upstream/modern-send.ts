@@ -22,7 +22,7 @@ import { exchange, type UpstreamExchange, type UpstreamReply } from "./client";
 import { downgradeFor2025, isModernVersion } from "./downgrade";
 import type { UpstreamFailure } from "./failures";
 import { mirroredHeaders, MODERN_UPSTREAM_VERSION, paramHeaders, withEnvelope, type ParamHeader } from "./modern-wire";
-import type { PoolRequest, UpstreamClient, UpstreamSession } from "./upstream-session";
+import type { PoolRequest, UpstreamSession } from "./upstream-session";
 import { META_KEYS } from "../core/revisions";
 
 const SERVER_INFO_KEY = META_KEYS.serverInfo;

@@ -9,7 +9,7 @@
  */
 import { fail, ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
-import { exchange, type LargeAnswerConsumer, type UpstreamFailure, type UpstreamReply } from "./client";
+import { exchange, type UpstreamFailure, type UpstreamReply } from "./client";
 import type { UpstreamConfig } from "../config/upstreams";
 import { heldSession, type UpstreamSession } from "./upstream-session";
 import { forgetEra } from "./era";

@@ -29,7 +29,7 @@ function prose(text: string): string {
 }
 
 /** GitHub's id for each heading of a page, with -1, -2 ... for repeats. */
-export function headingIds(text: string): Set<string> {
+function headingIds(text: string): Set<string> {
   const ids = new Set<string>();
   const seen = new Map<string, number>();
   const withoutCode = text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "");

@@ -68,6 +68,14 @@ describe("README's first steps on a fresh copy", () => {
     expect(scripts["start"]).toBeTruthy();
   });
 
+  it("are what CI runs (but npm start), with npm run check, which README names too", () => {
+    const ci = readFileSync(path.join(ROOT, ".ci", "run"), "utf8").split("\n");
+    for (const command of [...commands.filter((command) => command !== "npm start"), "npm run check"]) {
+      expect(ci, command).toContain(command);
+    }
+    expect(readFileSync(path.join(ROOT, "README.md"), "utf8")).toContain("`npm run check`");
+  });
+
   // npm install of a fresh copy takes 1-3 minutes on a loaded 2-core machine, even from npm's cache.
   it("installs, and npm start answers /mcp with the demo tools", { timeout: INSTALL_AND_START_TIMEOUT_MS }, async () => {
     copyReleaseTree(ROOT, clone);

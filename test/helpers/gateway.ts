@@ -50,6 +50,7 @@ export async function messageTexts(response: Response): Promise<string[]> {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read deep into JSON
+// biome-ignore lint/suspicious/noExplicitAny: tests read answers loosely; the assertions check them.
 export type Json = any;
 
 export async function messages(response: Response): Promise<Json[]> {

@@ -61,6 +61,7 @@ export async function readAccessWarnings(
 
 /** The warning, or nothing when every caller has a persona. */
 export function AccessWarnings({ data }: { data: AccessWarningsData | undefined }) {
+  // biome-ignore lint/complexity/noUselessFragments: the page part renders as nothing, and stays an element.
   if (!data || (!data.noPersona && !data.invalid && data.keys.length === 0)) return <></>;
   const personas = <a href={href("/personas")}>Personas</a>;
   return (

@@ -10,8 +10,12 @@ import { Fragment, jsx, type JSX as HonoJSX } from "hono/jsx/jsx-runtime";
 
 export { Fragment };
 
+/** What a JSX element is made from: a tag name or a component. */
+// biome-ignore lint/complexity/noBannedTypes: Hono's jsx() takes `string | Function`; this forwards the tag as given.
+type JsxTag = string | Function;
+
 /** Builds one JSX element; called by the compiled `.tsx` files, not by hand. */
-export function h(tag: string | Function, props: Record<string, unknown> | null, ...children: unknown[]): ReturnType<typeof jsx> {
+export function h(tag: JsxTag, props: Record<string, unknown> | null, ...children: unknown[]): ReturnType<typeof jsx> {
   const given = props ?? {};
   if (children.length === 0) return jsx(tag, given);
   return jsx(tag, { ...given, children: children.length === 1 ? children[0] : children });

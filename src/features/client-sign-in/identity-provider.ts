@@ -92,7 +92,7 @@ export async function finishLogin(signIn: SignInConfig, env: Readonly<Record<str
   const found = await provider(signIn, env);
   if (!found.ok) return found;
   const { as, client, auth } = found.value;
-  let claims;
+  let claims: NonNullable<ReturnType<typeof getValidatedIdTokenClaims>>;
   try {
     // The state was checked (and used up) by the library before this runs.
     const params = validateAuthResponse(as, client, url.searchParams, url.searchParams.get("state") ?? undefined);

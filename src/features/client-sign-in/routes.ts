@@ -116,7 +116,7 @@ async function callback(c: SignInContext, on: On): Promise<Response> {
   return showConsent(c, on, oauth, resumed.request, resumed.headers, user.value);
 }
 
-async function showConsent(c: SignInContext, on: On, oauth: OAuthHelpers, request: Awaited<ReturnType<OAuthHelpers["parseAuthRequest"]>>, cleared: Headers, user: SignedInUser): Promise<Response> {
+async function showConsent(c: SignInContext, _on: On, oauth: OAuthHelpers, request: Awaited<ReturnType<OAuthHelpers["parseAuthRequest"]>>, cleared: Headers, user: SignedInUser): Promise<Response> {
   const facts = await oauth.describeConsent(request);
   const consent = await oauth.beginConsent(request);
   for (const cookie of cleared.getSetCookie()) consent.headers.append("set-cookie", cookie);

@@ -77,7 +77,9 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
     });
   const failures = new Map<number, unknown>();
   let sse = false;
-  const streamed = () => void (sse = true);
+  const streamed = () => {
+    sse = true;
+  };
   jobs.forEach((job, index) =>
     job.run(emit, streamed).then(
       (text) => void queue.push({ final: true, text }),

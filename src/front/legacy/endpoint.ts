@@ -90,7 +90,9 @@ async function initialize(where: EndpointRequest, request: WireMessage<JsonRpcRe
   const secret = where.services.sessionSecret;
   const filterShapes = await routeShapes(where.services.kv, where.services.config.documentCacheTtlMs, where.route, where.upstreams.map((upstream) => upstream.name));
   let state = beginSession(request.message, where, filterShapes);
-  const opened = (upstreams: Readonly<Record<string, UpstreamSession>>) => void (state = { ...state, upstreams });
+  const opened = (upstreams: Readonly<Record<string, UpstreamSession>>) => {
+    state = { ...state, upstreams };
+  };
   const text = (await where.pipeline({ ...contextOf(where, state, where.signal), emit: () => {}, record: newCallRecord(), opened }, { kind: "request", wire: request }))!;
   const token = await sealSession(state, secret);
   return new Response(text, { headers: { "content-type": "application/json", "mcp-session-id": token } });

@@ -164,7 +164,7 @@ export async function finishSignIn(url: URL, cookieHeader: string | null, upstre
   if (!(await takeFlow(services.kv, `state/${flow.nonce}`))) return fail({ reason: "state-replayed", detail: "this sign-in was already completed (a callback is used once); open a new sign-in link if needed" });
   const upstream = upstreams(flow.upstream);
   if (!upstream?.auth) return fail({ reason: "state-invalid", detail: `upstream "${flow.upstream}" no longer asks users to sign in` });
-  let as;
+  let as: Awaited<ReturnType<typeof authorizationServerAt>>;
   try {
     as = await authorizationServerAt(new URL(flow.issuer));
   } catch (error) {

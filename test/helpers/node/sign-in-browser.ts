@@ -27,7 +27,10 @@ export class SignInBrowser {
       const [pair] = line.split(";");
       const at = pair!.indexOf("=");
       let cookies = this.jar.get(url.host);
-      if (!cookies) this.jar.set(url.host, (cookies = new Map()));
+      if (!cookies) {
+        cookies = new Map();
+        this.jar.set(url.host, cookies);
+      }
       cookies.set(pair!.slice(0, at).trim(), pair!.slice(at + 1));
     }
   }
