@@ -80,7 +80,7 @@ export function buildJsonSchemaModule() {
  * a client running a program imports it (src/storage/code-mode-library.ts); returns whether it changed.
  */
 export function buildCodeModeModule() {
-  return buildModule({ entry: 'export { prepareProgram, HARNESS_MODULE, sandboxModules, toolDeclarations, toolIdentifiers } from "./src/features/code-mode/lazy-entry.ts";', file: CODE_MODE_MODULE, banner: `src/features/code-mode/lazy-entry.ts and acorn ${versionOf('acorn')} (MIT license)` });
+  return buildModule({ entry: 'export { declarationsAnswer, runAnswer } from "./src/features/code-mode/lazy-entry.ts";', file: CODE_MODE_MODULE, banner: `src/features/code-mode/lazy-entry.ts and acorn ${versionOf('acorn')} (MIT license)`, external: ['cloudflare:workers'] });
 }
 
 /** Bundles `entry` into `file`, minified; writes it only when its text changed (returns whether it did). */

@@ -3,4 +3,4 @@
  * committed): code mode's program preparation with acorn, sandbox modules and declarations, bundled as a module of its own so
  * the Worker loads it only to run a program (code-mode-library.ts).
  */
-export { prepareProgram, HARNESS_MODULE, sandboxModules, toolDeclarations, toolIdentifiers } from "../features/code-mode/lazy-entry";
+export { declarationsAnswer, runAnswer } from "../features/code-mode/lazy-entry";

@@ -12,25 +12,20 @@
  * without it the mode is refused, with a message naming the binding.
  */
 import { GatewayError } from "../../core/errors";
-import { INVALID_REQUEST, isObject, resultText, type JsonRpcId, type JsonRpcRequest } from "../../core/jsonrpc";
-import { SYS_PREFIX } from "../../core/names";
-import { bytesToBase64Url } from "../../core/base64url";
+import { INVALID_REQUEST, type JsonRpcId } from "../../core/jsonrpc";
 import type { AuthConfig } from "../../config/auth-config";
 import type { CallContext, ClientMessage, Handler } from "../../context/call-context";
 import { NO_PERSONA } from "../../middleware/authorization";
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCH_TOOLS } from "../../catalog/definitions";
 import { MAX_QUERY_CHARS, searchCatalog } from "../../catalog/search-index";
 import { DEFAULT_EMBEDDINGS_MODEL, searchByMeaning } from "../../catalog/semantic-ranking";
-import { visibleCatalog, type Catalog, type CatalogTool } from "../../catalog/visible-catalog";
+import { visibleCatalog } from "../../catalog/visible-catalog";
 import { loadCodeModeLibrary } from "../../storage/code-mode-library";
-import { randomHexId } from "../../core/ids";
 import { callThroughPipeline } from "./inner-call";
+import { LOADER_BINDING, RUN_CODE } from "./names";
 import { MAX_CODE_CHARS, MAX_LOG_BYTES, MAX_TOOL_CALLS_PER_RUN, RUN_WALL_TIME_MS } from "./limits";
-import { runProgram, type RunOutcome } from "./run-code";
 
-export const RUN_CODE = `${SYS_PREFIX}run_code`;
-/** The binding code mode's sandboxes come from. */
-export const LOADER_BINDING = "LOADER";
+export { RUN_CODE };
 
 export const CODE_SEARCH_DEFINITION = {
   name: SEARCH_TOOLS,
@@ -96,73 +91,6 @@ export function requireLoader(ctx: CallContext, id: JsonRpcId): void {
   );
 }
 
-function toolAnswer(id: JsonRpcId, texts: readonly string[], isError = false): string {
-  return resultText(id, {
-    content: texts.map((text) => ({ type: "text", text })),
-    ...(isError ? { isError: true } : {}),
-  });
-}
-
-async function declare(ctx: CallContext, id: JsonRpcId, catalog: Catalog, args: unknown): Promise<string> {
-  if (!isObject(args) || typeof args["query"] !== "string")
-    return toolAnswer(id, [`${SEARCH_TOOLS} needs {"query": "<the task, in words>"}`], true);
-  const limit = args["limit"] ?? DEFAULT_SEARCH_LIMIT;
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT)
-    return toolAnswer(id, [`${SEARCH_TOOLS}: limit is a whole number from 1 to ${MAX_SEARCH_LIMIT}`], true);
-  const upstream = typeof args["upstream"] === "string" ? args["upstream"] : undefined;
-  const query = args["query"].slice(0, MAX_QUERY_CHARS);
-  let found: readonly CatalogTool[];
-  if (query.trim() === "") {
-    found = catalog.tools.filter((tool) => upstream === undefined || tool.upstream === upstream).slice(0, limit);
-  } else {
-    const request = { query, limit, ...(upstream !== undefined ? { upstream } : {}) };
-    const ai = ctx.services.embeddings;
-    found = (
-      ai ? await searchByMeaning(catalog, request, ai, DEFAULT_EMBEDDINGS_MODEL) : searchCatalog(catalog, request)
-    ).tools;
-  }
-  const { toolDeclarations, toolIdentifiers } = await loadCodeModeLibrary();
-  const head = `// ${found.length} of ${catalog.tools.length} tools${catalog.truncated ? " (the catalog was cut; narrow it with upstream)" : ""}. Call them in ${RUN_CODE}.`;
-  if (found.length === 0) return toolAnswer(id, [`${head}\n// No tool matched: try other words.`]);
-  return toolAnswer(id, [`${head}\n${toolDeclarations(found, toolIdentifiers(catalog))}`]);
-}
-
-function logLines(outcome: RunOutcome): string[] {
-  if (outcome.logs.length === 0 && !outcome.logsCut) return [];
-  return [
-    `console output:\n${outcome.logs.join("\n")}${outcome.logsCut ? `\n[more output was cut at ${MAX_LOG_BYTES} bytes]` : ""}`,
-  ];
-}
-
-async function run(pipeline: Handler, ctx: CallContext, request: JsonRpcRequest): Promise<string> {
-  const { id } = request;
-  const args = request.params?.["arguments"];
-  if (!isObject(args) || typeof args["code"] !== "string")
-    return toolAnswer(id, [`${RUN_CODE} needs {"code": "<the body of an async function>"}`], true);
-  const code = args["code"];
-  if (code.length > MAX_CODE_CHARS)
-    return toolAnswer(id, [`${RUN_CODE}: a program has at most ${MAX_CODE_CHARS} characters`], true);
-  const runId = randomHexId();
-  ctx.record.codeRun = runId;
-  ctx.record.codeDigest = bytesToBase64Url(
-    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(code))),
-  );
-  const catalog = await visibleCatalog(pipeline, ctx, id);
-  const { toolIdentifiers } = await loadCodeModeLibrary();
-  const places = [...toolIdentifiers(catalog).values()];
-  const inner = { pipeline, ctx, outer: request, runId };
-  const outcome = await runProgram(loaderOf(ctx)!, code, places, (name, json, seq) =>
-    callThroughPipeline(inner, name, json, seq),
-  );
-  if (!outcome.ok)
-    return toolAnswer(
-      id,
-      [`${outcome.message}${outcome.line !== undefined ? ` (line ${outcome.line})` : ""}`, ...logLines(outcome)],
-      true,
-    );
-  return toolAnswer(id, [outcome.value ?? "undefined", ...logLines(outcome)]);
-}
-
 /**
  * The handler of code mode's own tools (a search or a run), recorded and audited by
  * `observe` as any call is; undefined for another tool.
@@ -177,7 +105,19 @@ export function codeModeTools(
   return observe(async function codeModeTools(ctx: CallContext, message: ClientMessage) {
     const request = (message as Extract<ClientMessage, { kind: "request" }>).wire.message;
     if (auth.mode === "on") ctx.record.persona = (await ctx.grant())?.persona ?? NO_PERSONA;
-    if (request.params?.["name"] === RUN_CODE) return run(pipeline, ctx, request);
-    return declare(ctx, request.id, await visibleCatalog(pipeline, ctx, request.id), request.params?.["arguments"]);
+    const catalog = await visibleCatalog(pipeline, ctx, request.id);
+    const { declarationsAnswer, runAnswer } = await loadCodeModeLibrary();
+    if (request.params?.["name"] === RUN_CODE) {
+      const call = (name: string, args: string, seq: number, runId: string) =>
+        callThroughPipeline({ pipeline, ctx, outer: request, runId }, name, args, seq);
+      return runAnswer({ loader: loaderOf(ctx)!, request, catalog, record: ctx.record, call });
+    }
+    const ai = ctx.services.embeddings;
+    return declarationsAnswer(request.id, catalog, request.params?.["arguments"], async (ranked) => {
+      const bounded = { ...ranked, query: ranked.query.slice(0, MAX_QUERY_CHARS) };
+      return (
+        ai ? await searchByMeaning(catalog, bounded, ai, DEFAULT_EMBEDDINGS_MODEL) : searchCatalog(catalog, bounded)
+      ).tools;
+    });
   });
 }

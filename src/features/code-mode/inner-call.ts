@@ -6,43 +6,17 @@
  * (the same path `sys___call_tool` takes, catalog/catalog-modes.ts). Its record is its own
  * and names the run it belongs to (`codeRun`), which audit writes as `gateway.code_run`.
  *
- * What the program gets back is the result's value: its `structuredContent` when it has
- * one, else its text (parsed when it is JSON). A tool error, or a call the gateway
- * refuses, rejects with the message the client would have read.
+ * The answer is the response as the client would have read it (tool-outcome.ts makes the
+ * program's value of it), or the message of the gateway's refusal.
  */
 import { GatewayError } from "../../core/errors";
 import { isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest } from "../../core/jsonrpc";
 import type { CallContext, Handler } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
 
-/** What a program's tool call comes to: a JSON text, or the message of its refusal or error. */
-export type ToolOutcome =
-  { readonly ok: true; readonly value: string } | { readonly ok: false; readonly message: string };
-
-/** The texts of a result's text items, joined. */
-function textsOf(result: JsonObject): string {
-  const content = Array.isArray(result["content"]) ? result["content"] : [];
-  return content
-    .flatMap((item) =>
-      isObject(item) && item["type"] === "text" && typeof item["text"] === "string" ? [item["text"]] : [],
-    )
-    .join("\n");
-}
-
-/** The value a program gets from a result. */
-function valueOf(result: JsonObject): string {
-  if (result["structuredContent"] !== undefined) return JSON.stringify(result["structuredContent"]);
-  const content = Array.isArray(result["content"]) ? result["content"] : [];
-  const onlyText = content.length > 0 && content.every((item) => isObject(item) && item["type"] === "text");
-  if (!onlyText) return JSON.stringify(content);
-  const text = textsOf(result);
-  try {
-    JSON.parse(text);
-    return text;
-  } catch {
-    return JSON.stringify(text);
-  }
-}
+/** What the pipeline answered an inner call: its JSON-RPC response, or the gateway's refusal. */
+export type InnerAnswer =
+  { readonly ok: true; readonly response: string } | { readonly ok: false; readonly message: string };
 
 function isServerRequest(text: string): boolean {
   try {
@@ -51,17 +25,6 @@ function isServerRequest(text: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** The outcome of a JSON-RPC response's text. */
-export function outcomeOf(text: string, name: string): ToolOutcome {
-  const response: unknown = JSON.parse(text);
-  if (!isObject(response)) return { ok: false, message: `${name}: the gateway got no answer` };
-  if (isObject(response["error"])) return { ok: false, message: `${name}: ${String(response["error"]["message"])}` };
-  const result = response["result"];
-  if (!isObject(result)) return { ok: false, message: `${name}: the answer held no result` };
-  if (result["isError"] === true) return { ok: false, message: `${name} failed: ${textsOf(result) || "(no message)"}` };
-  return { ok: true, value: valueOf(result) };
 }
 
 export type InnerCall = {
@@ -85,7 +48,7 @@ export async function callThroughPipeline(
   name: string,
   args: string,
   seq: number,
-): Promise<ToolOutcome> {
+): Promise<InnerAnswer> {
   const parsed: unknown = JSON.parse(args);
   if (!isObject(parsed)) return { ok: false, message: `${name}: arguments are an object` };
   const params: JsonObject = { name, arguments: parsed };
@@ -107,7 +70,7 @@ export async function callThroughPipeline(
       { ...ctx, record, emit, target: undefined },
       { kind: "request", wire: { text: JSON.stringify(message), message } },
     );
-    return outcomeOf(text ?? "null", name);
+    return { ok: true, response: text ?? "null" };
   } catch (error) {
     if (error instanceof GatewayError) return { ok: false, message: `${name}: ${error.message}` };
     throw error;

@@ -1,5 +1,5 @@
 /**
- * Runs one code-mode program: prepares it (program.ts, loaded lazily with acorn), starts a
+ * Runs one code-mode program: prepares it (program.ts, with acorn), starts a
  * fresh isolate for it from the Worker Loader with no network (`globalOutbound: null`), no
  * bindings, and the platform's CPU limit, and hands it one RPC stub back: a `CodeHost`
  * made for this run, which holds the caller's context and runs each tool call the program
@@ -11,10 +11,11 @@
  * answers is checked here, not believed.
  */
 import { RpcTarget } from "cloudflare:workers";
-import { loadCodeModeLibrary } from "../../storage/code-mode-library";
+import { prepareProgram } from "./program";
+import { HARNESS_MODULE, sandboxModules } from "./sandbox-modules";
 import { isObject } from "../../core/jsonrpc";
 import type { ToolPlace } from "./declarations";
-import type { ToolOutcome } from "./inner-call";
+import type { ToolOutcome } from "./tool-outcome";
 import {
   MAX_CALL_ARGUMENT_BYTES,
   MAX_LOG_BYTES,
@@ -158,7 +159,6 @@ export async function runProgram(
   places: readonly ToolPlace[],
   run: ToolRunner,
 ): Promise<RunOutcome> {
-  const { prepareProgram, sandboxModules, HARNESS_MODULE } = await loadCodeModeLibrary();
   const prepared = prepareProgram(code);
   if (!prepared.ok)
     return {
