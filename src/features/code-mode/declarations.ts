@@ -21,6 +21,8 @@ export const MAX_TYPE_PROPERTIES = 50;
 export const MAX_DECLARATION_CHARS = 6_000;
 /** Characters of a description kept in a doc comment. */
 export const MAX_DOC_CHARS = 600;
+/** Characters of a property name or a string literal type; a longer name falls under the index signature, a longer literal is `string`. */
+export const MAX_NAME_CHARS = 200;
 
 /** Where a catalog tool is in the sandbox: `tools.<upstream>.<tool>`, both safe identifiers. */
 export type ToolPlace = { readonly upstream: string; readonly tool: string; readonly name: string };
@@ -148,9 +150,13 @@ class TypeWriter {
     const lines: string[] = [];
     for (const [key, value] of properties.slice(0, MAX_TYPE_PROPERTIES)) {
       if (this.#left <= 0) break;
+      if (key.length > MAX_NAME_CHARS) continue;
       const name = IDENTIFIER.test(key) ? key : JSON.stringify(key);
       const doc = isObject(value) ? docComment(value["description"], inner) : "";
-      lines.push(`${doc}${inner}${name}${required.has(key) ? "" : "?"}: ${this.type(value, depth + 1, inner)};`);
+      const head = `${doc}${inner}${name}${required.has(key) ? "" : "?"}: `;
+      // The type counts itself (type()); the name and doc comment around it count here.
+      this.#left -= head.length;
+      lines.push(`${head}${this.type(value, depth + 1, inner)};`);
     }
     const open =
       properties.length > lines.length ||
@@ -162,9 +168,9 @@ class TypeWriter {
 }
 
 function literal(value: unknown): string {
-  return typeof value === "string" || typeof value === "number" || typeof value === "boolean" || value === null
-    ? JSON.stringify(value)
-    : "unknown";
+  if (typeof value === "string" && value.length > MAX_NAME_CHARS) return "string";
+  const simple = typeof value === "string" || typeof value === "number" || typeof value === "boolean" || value === null;
+  return simple ? JSON.stringify(value) : "unknown";
 }
 
 /** One tool's declaration, as a method of its upstream's object. */
