@@ -16,8 +16,8 @@ import { docComment, MAX_TYPE_DEPTH, safeIdentifier, toolDeclarations, toolIdent
 import type { Catalog } from "../src/catalog/visible-catalog";
 
 /** A 2025 session on `path` and a function running programs in it. */
-async function session(path: string, vars: Vars = {}, headers: Record<string, string> = {}) {
-  const { session: id } = await initialize(path, { vars, headers });
+async function session(path: string, vars: Vars = {}, headers: Record<string, string> = {}, capabilities: Json = {}) {
+  const { session: id } = await initialize(path, { vars, headers, capabilities });
   const call = (name: string, args: unknown) => request(path, id, "tools/call", { name, arguments: args }, { vars, headers });
   return { call, run: async (code: string) => (await call("sys___run_code", { code })).result as Json };
 }
@@ -90,6 +90,22 @@ describe("a program's tool call is the direct call", () => {
     const runs = await runEvents(inner!["gateway.code_run"]);
     expect(runs[0]).toMatchObject({ "gen_ai.tool.name": "sys___run_code", "gateway.outcome": "success" });
     expect(runs[0]!["gateway.code_digest"]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+});
+
+describe("a call that asks the client", () => {
+  const code = "try { await tools.alpha.ask_user({}); return \"answered\"; } catch (error) { return error.message; }";
+  const expected = "alpha___ask_user asked the client (elicitation/create), which a program cannot answer: call alpha___ask_user directly";
+
+  it("rejects in the program at once for a 2025 client that could answer it directly", async () => {
+    const coder = await session("/mcp?catalog=code", {}, {}, { elicitation: {} });
+    expect(valueOf(await coder.run(code))).toBe(expected);
+  });
+
+  it("rejects in the program for a 2026-07-28 client, which would be asked through input_required", async () => {
+    const answer = await modern("/mcp?catalog=code", "tools/call", { name: "sys___run_code", arguments: { code } }, { capabilities: { elicitation: {} } });
+    expect(answer.result.resultType).toBe("complete");
+    expect(valueOf(answer.result)).toBe(expected);
   });
 });
 

@@ -13,17 +13,21 @@ import { GatewayError } from "../../core/errors";
 import { isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest } from "../../core/jsonrpc";
 import type { CallContext, Handler } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
+import { needsClientMessage } from "./names";
 
 /** What the pipeline answered an inner call: its JSON-RPC response, or the gateway's refusal. */
 export type InnerAnswer =
   { readonly ok: true; readonly response: string } | { readonly ok: false; readonly message: string };
 
-function isServerRequest(text: string): boolean {
+/** The method of a server request (sampling, elicitation, roots) in `text`, or undefined for anything else. */
+function serverRequestMethod(text: string): string | undefined {
   try {
     const message: unknown = JSON.parse(text);
-    return isObject(message) && "method" in message && "id" in message;
+    return isObject(message) && typeof message["method"] === "string" && "id" in message
+      ? message["method"]
+      : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -49,7 +53,12 @@ export async function callThroughPipeline(
   args: string,
   seq: number,
 ): Promise<InnerAnswer> {
-  const parsed: unknown = JSON.parse(args);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    parsed = undefined;
+  }
   if (!isObject(parsed)) return { ok: false, message: `${name}: arguments are an object` };
   const params: JsonObject = { name, arguments: parsed };
   const meta = outer.params?.["_meta"];
@@ -62,17 +71,28 @@ export async function callThroughPipeline(
   const message: JsonRpcRequest = { jsonrpc: "2.0", id, method: "tools/call", params };
   const record = newCallRecord();
   record.codeRun = runId;
-  // Server requests (sampling, elicitation) cannot reach a client from inside a program: only notifications pass.
-  const emit: CallContext["emit"] = (outgoing) =>
-    typeof outgoing === "string" && isServerRequest(outgoing) ? undefined : ctx.emit(outgoing);
-  try {
-    const text = await pipeline(
-      { ...ctx, record, emit, target: undefined },
-      { kind: "request", wire: { text: JSON.stringify(message), message } },
-    );
-    return { ok: true, response: text ?? "null" };
-  } catch (error) {
-    if (error instanceof GatewayError) return { ok: false, message: `${name}: ${error.message}` };
-    throw error;
-  }
+  // A server request (sampling, elicitation) cannot reach the client from inside a program: the call is
+  // cancelled (the relay tells the upstream, as when a client goes away) and rejects in the program.
+  const asked = new AbortController();
+  let method = "";
+  const emit: CallContext["emit"] = (outgoing) => {
+    const requested = typeof outgoing === "string" ? serverRequestMethod(outgoing) : undefined;
+    if (requested === undefined) return ctx.emit(outgoing);
+    method ||= requested;
+    asked.abort();
+  };
+  const signal = AbortSignal.any([ctx.signal, asked.signal]);
+  const inner = { ...ctx, record, emit, signal, cancelsOnClose: true, target: undefined };
+  const answered = pipeline(inner, { kind: "request", wire: { text: JSON.stringify(message), message } }).then(
+    (text): InnerAnswer => ({ ok: true, response: text ?? "null" }),
+    (error: unknown): InnerAnswer => {
+      if (asked.signal.aborted) return { ok: false, message: needsClientMessage(name, method) };
+      if (error instanceof GatewayError) return { ok: false, message: `${name}: ${error.message}` };
+      throw error;
+    },
+  );
+  const cancelled = new Promise<InnerAnswer>((resolve) => {
+    asked.signal.addEventListener("abort", () => resolve({ ok: false, message: needsClientMessage(name, method) }));
+  });
+  return Promise.race([answered, cancelled]);
 }

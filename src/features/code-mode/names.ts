@@ -8,3 +8,8 @@ import { SYS_PREFIX } from "../../core/names";
 export const RUN_CODE = `${SYS_PREFIX}run_code`;
 /** The binding code mode's sandboxes come from (wrangler.toml `[[worker_loaders]]`). */
 export const LOADER_BINDING = "LOADER";
+
+/** Why a call that asked the client something (sampling, elicitation) failed inside a program. */
+export function needsClientMessage(name: string, method: string): string {
+  return `${name} asked the client (${method}), which a program cannot answer: call ${name} directly`;
+}

@@ -6,6 +6,7 @@
  */
 import { isObject, type JsonObject } from "../../core/jsonrpc";
 import type { InnerAnswer } from "./inner-call";
+import { needsClientMessage } from "./names";
 
 /** What a program's tool call comes to: a JSON text, or the message of its refusal or error. */
 export type ToolOutcome =
@@ -36,6 +37,15 @@ function valueOf(result: JsonObject): string {
   }
 }
 
+/** The methods an `input_required` result asks the client for. */
+function askedMethods(result: JsonObject): string {
+  const requests = isObject(result["inputRequests"]) ? Object.values(result["inputRequests"]) : [];
+  const methods = requests.flatMap((request) =>
+    isObject(request) && typeof request["method"] === "string" ? [request["method"]] : [],
+  );
+  return [...new Set(methods)].join(", ") || "input";
+}
+
 /** The outcome of a JSON-RPC response's text. */
 function outcomeOf(text: string, name: string): ToolOutcome {
   const response: unknown = JSON.parse(text);
@@ -43,6 +53,9 @@ function outcomeOf(text: string, name: string): ToolOutcome {
   if (isObject(response["error"])) return { ok: false, message: `${name}: ${String(response["error"]["message"])}` };
   const result = response["result"];
   if (!isObject(result)) return { ok: false, message: `${name}: the answer held no result` };
+  // A 2026-07-28 client is asked through the result (input_required): a program cannot answer either.
+  if (result["resultType"] === "input_required")
+    return { ok: false, message: needsClientMessage(name, askedMethods(result)) };
   if (result["isError"] === true) return { ok: false, message: `${name} failed: ${textsOf(result) || "(no message)"}` };
   return { ok: true, value: valueOf(result) };
 }
