@@ -93,6 +93,31 @@ describe("a program's tool call is the direct call", () => {
   });
 });
 
+describe("results by reference through sys___call_tool", () => {
+  const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }) };
+
+  it("reads arguments from the caller's own payload, and says which reference failed", async () => {
+    const client = await session("/mcp?catalog=search", vars);
+    const stored = JSON.parse((await client.call("sys___call_tool", { name: "alpha___big_list", arguments: { count: 200 } })).result.content[0].text);
+    expect(stored.truncated).toBe(true);
+    const byReference = (name: string, argumentsFrom: Json, args: Json = {}) => client.call("sys___call_tool", { name, arguments: args, argumentsFrom });
+    const echoed = (await byReference("alpha___echo", { "/text": { payload: stored.payloadId, pointer: "/items/150/name" } })).result;
+    expect(echoed.content[0].text).toBe("alpha: item 150 — ünïcödé");
+    const sum = (await byReference("alpha___add", { "/b": { payload: stored.payloadId, pointer: "/total" } }, { a: 1 })).result;
+    expect(sum.structuredContent).toEqual({ sum: 201 });
+    const missing = (await byReference("alpha___echo", { "/text": { payload: stored.payloadId, pointer: "/items/999/name" } })).result;
+    expect(missing.isError).toBe(true);
+    expect(missing.content[0].text).toBe(`sys___call_tool: argumentsFrom "/text": payload ${stored.payloadId} has nothing at "/items/999/name"`);
+    // Another session (authentication off: a payload is its session's) does not find it.
+    const other = await session("/mcp?catalog=search", vars);
+    const foreign = (await other.call("sys___call_tool", { name: "alpha___echo", arguments: {}, argumentsFrom: { "/text": { payload: stored.payloadId, pointer: "/total" } } })).result;
+    expect(foreign.isError).toBe(true);
+    expect(foreign.content[0].text).toContain(`no payload ${stored.payloadId} for this session`);
+    const proto = (await byReference("alpha___echo", { "/__proto__/x": { payload: stored.payloadId, pointer: "/total" } })).result;
+    expect(proto.content[0].text).toMatch(/names __proto__/);
+  });
+});
+
 describe("a call that asks the client", () => {
   const code = "try { await tools.alpha.ask_user({}); return \"answered\"; } catch (error) { return error.message; }";
   const expected = "alpha___ask_user asked the client (elicitation/create), which a program cannot answer: call alpha___ask_user directly";

@@ -46,6 +46,7 @@ import {
 import { MAX_QUERY_CHARS, searchCatalog } from "./search-index";
 import { DEFAULT_EMBEDDINGS_MODEL, searchByMeaning, type EmbeddingsBinding } from "./semantic-ranking";
 import { definitionsOf, visibleCatalog, type Catalog } from "./visible-catalog";
+import { withReferencedArguments } from "../features/code-mode/arguments-from";
 import { CODE_SEARCH_DEFINITION, codeModeTools, requireLoader, RUN_CODE, RUN_CODE_DEFINITION } from "../features/code-mode/code-mode";
 
 export type CatalogModeOptions = {
@@ -190,7 +191,9 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
     if ((mode === "compact" && name === DESCRIBE_TOOLS) || (mode === "search" && name === SEARCH_TOOLS)) return catalogTools(ctx, message);
     if (mode === "code" && (name === SEARCH_TOOLS || name === RUN_CODE)) return codeTools(ctx, message);
     if (mode === "search" && name === CALL_TOOL) {
-      const inner = innerCall(request);
+      const resolved = await withReferencedArguments(ctx, request);
+      if (typeof resolved === "string") return toolAnswer(id, `${CALL_TOOL}: ${resolved}`, true);
+      const inner = innerCall(resolved);
       if (typeof inner === "string") return toolAnswer(id, inner, true);
       try {
         return await pipeline(ctx, { kind: "request", wire: inner });
