@@ -12,21 +12,30 @@ import { admin as authAdmin, authVars, makeKey } from "./helpers/auth";
 import { eventsOnceWritten, readAudit, upstreamVars } from "./helpers/audit";
 import { initialize, request, type Json, type Vars } from "./helpers/gateway";
 import { modern } from "./helpers/modern";
-import { docComment, MAX_TYPE_DEPTH, safeIdentifier, toolDeclarations, toolIdentifiers } from "../src/features/code-mode/declarations";
+import {
+  docComment,
+  MAX_TYPE_DEPTH,
+  safeIdentifier,
+  toolDeclarations,
+  toolIdentifiers,
+} from "../src/features/code-mode/declarations";
 import type { Catalog } from "../src/catalog/visible-catalog";
 
 /** A 2025 session on `path` and a function running programs in it. */
 async function session(path: string, vars: Vars = {}, headers: Record<string, string> = {}, capabilities: Json = {}) {
   const { session: id } = await initialize(path, { vars, headers, capabilities });
-  const call = (name: string, args: unknown) => request(path, id, "tools/call", { name, arguments: args }, { vars, headers });
+  const call = (name: string, args: unknown) =>
+    request(path, id, "tools/call", { name, arguments: args }, { vars, headers });
   return { call, run: async (code: string) => (await call("sys___run_code", { code })).result as Json };
 }
 
 /** The audit events of sys___run_code calls of the run `runId`, once written (the consumer writes in batches). */
 async function runEvents(runId: string): Promise<Json[]> {
   let found: Json[] = [];
-  for (const deadline = Date.now() + 15_000; found.length === 0 && Date.now() < deadline; ) {
-    found = (await readAudit("tool=sys___run_code&limit=1000")).events.filter((event: Json) => event["gateway.code_run"] === runId);
+  for (const deadline = Date.now() + 15_000; found.length === 0 && Date.now() < deadline;) {
+    found = (await readAudit("tool=sys___run_code&limit=1000")).events.filter(
+      (event: Json) => event["gateway.code_run"] === runId,
+    );
     if (found.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return found;
@@ -63,29 +72,53 @@ describe("a program's tool call is the direct call", () => {
     expect(reach[0]).toBe("undefined");
     expect(reach[1]).toEqual(expect.arrayContaining(["alpha", "beta"]));
     expect(reach[1]).not.toContain("sys");
-    const slice = (await coder.call("sys___read_payload", { id: envelope.payloadId, pointer: "/items", limit: 2 })).result;
+    const slice = (await coder.call("sys___read_payload", { id: envelope.payloadId, pointer: "/items", limit: 2 }))
+      .result;
     expect(slice.structuredContent.count).toBe(2);
   });
 
   it("is refused by the rate limit as a direct call is, counted with the caller's other requests", async () => {
     const vars = authVars({ apiKeys: true, rateLimits: { tight: "RATE_LIMIT_TEST" } });
-    expect((await authAdmin("PUT", "/personas/code-limited", { roles: ["r-code-limited"], allow: ["alpha___*"], rateLimit: "tight" }, vars)).status).toBe(200);
-    const { headers } = await makeKey({ principal: `code-limited-${crypto.randomUUID()}`, roles: ["r-code-limited"] }, vars);
+    expect(
+      (
+        await authAdmin(
+          "PUT",
+          "/personas/code-limited",
+          { roles: ["r-code-limited"], allow: ["alpha___*"], rateLimit: "tight" },
+          vars,
+        )
+      ).status,
+    ).toBe(200);
+    const { headers } = await makeKey(
+      { principal: `code-limited-${crypto.randomUUID()}`, roles: ["r-code-limited"] },
+      vars,
+    );
     const coder = await session("/mcp?catalog=code", vars, headers); // 1: initialize
-    // 2: the run; 3: the catalog it lists; 4 and on: the program's calls, over the limit of 3.
-    const code = 'const seen = [];\nfor (const text of ["a", "b"]) {\n  try { seen.push(await tools.alpha.echo({ text })); } catch (e) { seen.push(e.message); }\n}\nreturn seen;';
+    // 2: the run; 3: the catalog it lists; then the program's 5 calls, over the limit of 3 per window. The
+    // limiter counts in fixed windows: should one end during the test, the new one still refuses 2 of 8.
+    const code =
+      "const seen = [];\n" +
+      "for (let i = 0; i < 5; i++) {\n" +
+      '  try { seen.push(await tools.alpha.echo({ text: "x" })); } catch (e) { seen.push(e.message); }\n' +
+      "}\nreturn seen;";
     const seen = valueOf(await coder.run(code)) as string[];
-    expect(seen).toHaveLength(2);
-    for (const message of seen) expect(message).toMatch(/^alpha___echo: .*rate limit/i);
+    expect(seen).toHaveLength(5);
+    const refused = seen.filter((entry) => entry !== "alpha: x");
+    expect(refused.length).toBeGreaterThanOrEqual(2);
+    for (const message of refused) expect(message).toMatch(/^alpha___echo: .*rate limit/i);
   });
 
-  it("is audited under its own name, naming its run, and the run under sys___run_code with the code's digest", async () => {
+  it("is audited under its own name with its run's id, and the run with the code's digest", async () => {
     const { name, vars } = upstreamVars();
     const coder = await session(`/mcp/${name}?catalog=code`, vars);
     const value = valueOf(await coder.run(`return await tools.${name}.whoami({ q: 7 });`));
     expect(value).toBeDefined();
     const [inner] = await eventsOnceWritten(`upstream=${name}`, 1);
-    expect(inner).toMatchObject({ "mcp.method.name": "tools/call", "gen_ai.tool.name": "whoami", "gen_ai.tool.call.arguments": { q: 7 } });
+    expect(inner).toMatchObject({
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": "whoami",
+      "gen_ai.tool.call.arguments": { q: 7 },
+    });
     expect(inner!["gateway.code_run"]).toMatch(/^[0-9a-f]{32}$/);
     const runs = await runEvents(inner!["gateway.code_run"]);
     expect(runs[0]).toMatchObject({ "gen_ai.tool.name": "sys___run_code", "gateway.outcome": "success" });
@@ -98,29 +131,50 @@ describe("results by reference through sys___call_tool", () => {
 
   it("reads arguments from the caller's own payload, and says which reference failed", async () => {
     const client = await session("/mcp?catalog=search", vars);
-    const stored = JSON.parse((await client.call("sys___call_tool", { name: "alpha___big_list", arguments: { count: 200 } })).result.content[0].text);
+    const stored = JSON.parse(
+      (await client.call("sys___call_tool", { name: "alpha___big_list", arguments: { count: 200 } })).result.content[0]
+        .text,
+    );
     expect(stored.truncated).toBe(true);
-    const byReference = (name: string, argumentsFrom: Json, args: Json = {}) => client.call("sys___call_tool", { name, arguments: args, argumentsFrom });
-    const echoed = (await byReference("alpha___echo", { "/text": { payload: stored.payloadId, pointer: "/items/150/name" } })).result;
+    const byReference = (name: string, argumentsFrom: Json, args: Json = {}) =>
+      client.call("sys___call_tool", { name, arguments: args, argumentsFrom });
+    const echoed = (
+      await byReference("alpha___echo", { "/text": { payload: stored.payloadId, pointer: "/items/150/name" } })
+    ).result;
     expect(echoed.content[0].text).toBe("alpha: item 150 — ünïcödé");
-    const sum = (await byReference("alpha___add", { "/b": { payload: stored.payloadId, pointer: "/total" } }, { a: 1 })).result;
+    const sum = (await byReference("alpha___add", { "/b": { payload: stored.payloadId, pointer: "/total" } }, { a: 1 }))
+      .result;
     expect(sum.structuredContent).toEqual({ sum: 201 });
-    const missing = (await byReference("alpha___echo", { "/text": { payload: stored.payloadId, pointer: "/items/999/name" } })).result;
+    const missing = (
+      await byReference("alpha___echo", { "/text": { payload: stored.payloadId, pointer: "/items/999/name" } })
+    ).result;
     expect(missing.isError).toBe(true);
-    expect(missing.content[0].text).toBe(`sys___call_tool: argumentsFrom "/text": payload ${stored.payloadId} has nothing at "/items/999/name"`);
+    expect(missing.content[0].text).toBe(
+      `sys___call_tool: argumentsFrom "/text": payload ${stored.payloadId} has nothing at "/items/999/name"`,
+    );
     // Another session (authentication off: a payload is its session's) does not find it.
     const other = await session("/mcp?catalog=search", vars);
-    const foreign = (await other.call("sys___call_tool", { name: "alpha___echo", arguments: {}, argumentsFrom: { "/text": { payload: stored.payloadId, pointer: "/total" } } })).result;
+    const foreign = (
+      await other.call("sys___call_tool", {
+        name: "alpha___echo",
+        arguments: {},
+        argumentsFrom: { "/text": { payload: stored.payloadId, pointer: "/total" } },
+      })
+    ).result;
     expect(foreign.isError).toBe(true);
     expect(foreign.content[0].text).toContain(`no payload ${stored.payloadId} for this session`);
-    const proto = (await byReference("alpha___echo", { "/__proto__/x": { payload: stored.payloadId, pointer: "/total" } })).result;
+    const proto = (
+      await byReference("alpha___echo", { "/__proto__/x": { payload: stored.payloadId, pointer: "/total" } })
+    ).result;
     expect(proto.content[0].text).toMatch(/names __proto__/);
   });
 });
 
 describe("a call that asks the client", () => {
-  const code = "try { await tools.alpha.ask_user({}); return \"answered\"; } catch (error) { return error.message; }";
-  const expected = "alpha___ask_user asked the client (elicitation/create), which a program cannot answer: call alpha___ask_user directly";
+  const code = 'try { await tools.alpha.ask_user({}); return "answered"; } catch (error) { return error.message; }';
+  const expected =
+    "alpha___ask_user asked the client (elicitation/create), which a program cannot answer: " +
+    "call alpha___ask_user directly";
 
   it("rejects in the program at once for a 2025 client that could answer it directly", async () => {
     const coder = await session("/mcp?catalog=code", {}, {}, { elicitation: {} });
@@ -128,7 +182,12 @@ describe("a call that asks the client", () => {
   });
 
   it("rejects in the program for a 2026-07-28 client, which would be asked through input_required", async () => {
-    const answer = await modern("/mcp?catalog=code", "tools/call", { name: "sys___run_code", arguments: { code } }, { capabilities: { elicitation: {} } });
+    const answer = await modern(
+      "/mcp?catalog=code",
+      "tools/call",
+      { name: "sys___run_code", arguments: { code } },
+      { capabilities: { elicitation: {} } },
+    );
     expect(answer.result.resultType).toBe("complete");
     expect(valueOf(answer.result)).toBe(expected);
   });
@@ -146,7 +205,9 @@ describe("code mode on both routes in both eras", () => {
     if (era === "2026-07-28") {
       const names = (await modern(url, "tools/list")).result.tools.map((t: Json) => t.name);
       expect(names.sort()).toEqual(["sys___read_payload", "sys___run_code", "sys___search_tools"]);
-      expect(valueOf((await modern(url, "tools/call", { name: "sys___run_code", arguments: { code } })).result)).toBe(30);
+      expect(valueOf((await modern(url, "tools/call", { name: "sys___run_code", arguments: { code } })).result)).toBe(
+        30,
+      );
       return;
     }
     const client = await session(url);
@@ -158,17 +219,29 @@ describe("declarations", () => {
   const catalog = (definitions: Json[]): Catalog => ({
     digest: "d",
     truncated: false,
-    tools: definitions.map((definition) => ({ name: definition.name, upstream: "up-1", definition, raw: JSON.stringify(definition) })),
+    tools: definitions.map((definition) => ({
+      name: definition.name,
+      upstream: "up-1",
+      definition,
+      raw: JSON.stringify(definition),
+    })),
   });
 
   it("makes names identifiers, keeps them apart, and neutralises */ in doc comments", () => {
     const tools = catalog([
       { name: "up-1___list-items", description: "Lists */ items", inputSchema: { type: "object" } },
       { name: "up-1___list_items", inputSchema: { type: "object" } },
-      { name: "up-1___delete", inputSchema: { type: "object", properties: { "odd key": { type: "string", description: "a\n*/ b" } } } },
+      {
+        name: "up-1___delete",
+        inputSchema: { type: "object", properties: { "odd key": { type: "string", description: "a\n*/ b" } } },
+      },
     ]);
     const places = toolIdentifiers(tools);
-    expect([...places.values()].map((p) => `${p.upstream}.${p.tool}`)).toEqual(["up_1.list_items", "up_1.list_items_2", "up_1._delete"]);
+    expect([...places.values()].map((p) => `${p.upstream}.${p.tool}`)).toEqual([
+      "up_1.list_items",
+      "up_1.list_items_2",
+      "up_1._delete",
+    ]);
     const text = toolDeclarations(tools.tools, places);
     expect(text).not.toMatch(/\*\/ (items|b)/);
     expect(text).toContain("Lists *\\/ items");
@@ -180,18 +253,26 @@ describe("declarations", () => {
   it("bounds the depth and the size of a hostile schema", () => {
     let deep: Json = { type: "string" };
     for (let i = 0; i < 100; i++) deep = { type: "object", properties: { next: deep }, required: ["next"] };
-    const wide = { type: "object", properties: Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`p${i}`, { type: "string", description: "x".repeat(500) }])) };
+    const wide = {
+      type: "object",
+      properties: Object.fromEntries(
+        Array.from({ length: 5_000 }, (_, i) => [`p${i}`, { type: "string", description: "x".repeat(500) }]),
+      ),
+    };
     const tools = catalog([
       { name: "up-1___deep", inputSchema: deep },
       { name: "up-1___wide", inputSchema: wide },
-      { name: "up-1___long", inputSchema: { type: "object", properties: { ["k".repeat(100_000)]: { const: "v".repeat(100_000) } } } },
+      {
+        name: "up-1___long",
+        inputSchema: { type: "object", properties: { ["k".repeat(100_000)]: { const: "v".repeat(100_000) } } },
+      },
       { name: "up-1___literal", inputSchema: { enum: ["v".repeat(100_000), "ok"] } },
     ]);
     const text = toolDeclarations(tools.tools, toolIdentifiers(tools));
     expect(text.match(/next: /g)!.length).toBeLessThanOrEqual(MAX_TYPE_DEPTH);
     expect(text).toContain("next: unknown;");
     expect(text).toContain("[key: string]: unknown;");
-    expect(text).toContain("literal(args: string | \"ok\")");
+    expect(text).toContain('literal(args: string | "ok")');
     expect(text).toMatch(/long\(args: \{\n\s+\[key: string\]: unknown;\n\s+\}\)/);
     expect(text.length).toBeLessThan(20_000);
   });

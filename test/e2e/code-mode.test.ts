@@ -36,7 +36,9 @@ describe("code mode with real clients", () => {
   async function legacy(path = "/mcp"): Promise<Client> {
     const client = new Client({ name: "e2e-code", version: "1.0.0" });
     const headers = { authorization: `Bearer ${key}` };
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}${path}`), { requestInit: { headers } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gateway.url}${path}`), { requestInit: { headers } }),
+    );
     return client;
   }
 
@@ -97,9 +99,11 @@ describe("code mode with real clients", () => {
 
   it("keeps a hidden tool out of the program, as it is out of a direct call", async () => {
     const client = await legacy();
-    const result = await run(client, 'return [typeof tools.alpha.whoami, Object.keys(tools.alpha).sort()];');
+    const result = await run(client, "return [typeof tools.alpha.whoami, Object.keys(tools.alpha).sort()];");
     expect(JSON.parse(textOf(result))).toEqual(["undefined", ["add", "get_user"]]);
-    await expect(client.callTool({ name: "alpha___whoami", arguments: {} })).rejects.toThrow(/Unknown tool: alpha___whoami/);
+    await expect(client.callTool({ name: "alpha___whoami", arguments: {} })).rejects.toThrow(
+      /Unknown tool: alpha___whoami/,
+    );
     await client.close();
   });
 
@@ -121,7 +125,11 @@ describe("code mode with real clients", () => {
   it.each([
     ["a syntax error", "const a = 1;\nconst b = ;", /^SyntaxError: Unexpected token \(line 2\)$/],
     ["a thrown error", '\n\nthrow new TypeError("no such issue");', /^TypeError: no such issue \(line 3\)$/],
-    ["a syntax error only V8 finds", "with (Math) {}", /^SyntaxError: Strict mode code may not include a with statement \(line 1\)$/],
+    [
+      "a syntax error only V8 finds",
+      "with (Math) {}",
+      /^SyntaxError: Strict mode code may not include a with statement \(line 1\)$/,
+    ],
     ["a fetch (no network)", 'await fetch("http://127.0.0.1:1/")', /not permitted to access the internet.*\(line 1\)$/],
   ])("answers %s as a tool error with its line", async (_, code, expected) => {
     const client = await legacy();
@@ -149,7 +157,10 @@ describe("code mode with real clients", () => {
     ["/mcp?catalog=code", "alpha"],
     ["/mcp/alpha?catalog=code", "alpha"],
   ])("serves a 2026-07-28 client on %s", async (path, upstream) => {
-    const client = new ModernClient({ name: "e2e-code-modern", version: "2.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    const client = new ModernClient(
+      { name: "e2e-code-modern", version: "2.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
     const headers = { authorization: `Bearer ${key}` };
     await client.connect(new ModernTransport(new URL(`${gateway.url}${path}`), { requestInit: { headers } }));
     const { tools } = await client.listTools();

@@ -37,7 +37,8 @@ async function referenced(ctx: CallContext, source: unknown): Promise<{ value: u
   const found = bucket ? await findPayload(bucket, id, { owner: payloadCaller(ctx) }) : { state: "not-found" as const };
   if (!bucket || found.state !== "found") return payloadNotFoundMessage(id, payloadCaller(ctx));
   if (found.metadata.size > MAX_REFERENCED_PAYLOAD_BYTES) {
-    return `payload ${id} is ${found.metadata.size} bytes, more than ${MAX_REFERENCED_PAYLOAD_BYTES} that a reference reads whole`;
+    const size = found.metadata.size;
+    return `payload ${id} is ${size} bytes, more than ${MAX_REFERENCED_PAYLOAD_BYTES} that a reference reads whole`;
   }
   const object = await readPayload(bucket, id);
   if (!object) return payloadNotFoundMessage(id, payloadCaller(ctx));
@@ -92,7 +93,8 @@ export async function withReferencedArguments(
   if (!isObject(outer) || outer[FIELD] === undefined) return request;
   const references = outer[FIELD];
   if (!isObject(references) || Object.keys(references).length > MAX_ARGUMENT_REFERENCES) {
-    return `${FIELD} maps at most ${MAX_ARGUMENT_REFERENCES} argument pointers to {"payload": "<payloadId>", "pointer": "/path"}`;
+    const shape = '{"payload": "<payloadId>", "pointer": "/path"}';
+    return `${FIELD} maps at most ${MAX_ARGUMENT_REFERENCES} argument pointers to ${shape}`;
   }
   const given = outer["arguments"] ?? {};
   if (!isObject(given)) return "arguments is an object (the tool's arguments)";

@@ -31,8 +31,9 @@ export const CODE_SEARCH_DEFINITION = {
   name: SEARCH_TOOLS,
   title: "Search the tools, as TypeScript",
   description:
-    "Finds the tools that serve a task among every tool you may use (they are not listed) and answers their TypeScript declarations, " +
-    `as methods of \`tools.<upstream>\`. Describe the task in words. Then write a program that calls them and run it with ${RUN_CODE}.`,
+    "Finds the tools that serve a task among every tool you may use (they are not listed) and answers " +
+    "their TypeScript declarations, as methods of `tools.<upstream>`. Describe the task in words. " +
+    `Then write a program that calls them and run it with ${RUN_CODE}.`,
   inputSchema: {
     type: "object",
     properties: {
@@ -54,10 +55,12 @@ export const RUN_CODE_DEFINITION = {
   name: RUN_CODE,
   title: "Run a program that calls tools",
   description:
-    "Runs JavaScript (not TypeScript), the body of an async function, in a sandbox without network. It gets `tools.<upstream>.<tool>(args)` " +
-    `for the tools ${SEARCH_TOOLS} declares (each returns a Promise of the tool's structured result, or its text, parsed when it is JSON; ` +
-    "a tool error rejects) and `console.log`. Loop, filter and combine there, and `return` only what you need: it is the answer, as JSON. " +
-    `At most ${MAX_TOOL_CALLS_PER_RUN} tool calls and ${RUN_WALL_TIME_MS / 1000} s per run; ${MAX_LOG_BYTES / 1024} KiB of logs.`,
+    "Runs JavaScript (not TypeScript), the body of an async function, in a sandbox without network. " +
+    `It gets \`tools.<upstream>.<tool>(args)\` for the tools ${SEARCH_TOOLS} declares (each returns a Promise ` +
+    "of the tool's structured result, or its text, parsed when it is JSON; a tool error rejects) and " +
+    "`console.log`. Loop, filter and combine there, and `return` only what you need: it is the answer, as JSON. " +
+    `At most ${MAX_TOOL_CALLS_PER_RUN} tool calls and ${RUN_WALL_TIME_MS / 1000} s per run; ` +
+    `${MAX_LOG_BYTES / 1024} KiB of logs.`,
   inputSchema: {
     type: "object",
     properties: {
@@ -85,7 +88,8 @@ export function requireLoader(ctx: CallContext, id: JsonRpcId): void {
   throw new GatewayError(
     200,
     INVALID_REQUEST,
-    `The code catalog mode needs the Worker Loader binding ${LOADER_BINDING} (wrangler.toml: [[worker_loaders]] binding = "${LOADER_BINDING}"); use another mode (see docs/code-mode.md)`,
+    `The code catalog mode needs the Worker Loader binding ${LOADER_BINDING} ` +
+      `(wrangler.toml: [[worker_loaders]] binding = "${LOADER_BINDING}"); use another mode (see docs/code-mode.md)`,
     undefined,
     id,
   );

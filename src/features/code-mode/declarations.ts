@@ -21,7 +21,10 @@ export const MAX_TYPE_PROPERTIES = 50;
 export const MAX_DECLARATION_CHARS = 6_000;
 /** Characters of a description kept in a doc comment. */
 export const MAX_DOC_CHARS = 600;
-/** Characters of a property name or a string literal type; a longer name falls under the index signature, a longer literal is `string`. */
+/**
+ * Characters of a property name or a string literal type: a longer name falls under the
+ * index signature, a longer literal is `string`.
+ */
 export const MAX_NAME_CHARS = 200;
 
 /** Where a catalog tool is in the sandbox: `tools.<upstream>.<tool>`, both safe identifiers. */
@@ -30,9 +33,10 @@ export type ToolPlace = { readonly upstream: string; readonly tool: string; read
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const RESERVED = new Set(
   (
-    "break case catch class const continue debugger default delete do else enum export extends false finally for function if " +
-    "import in instanceof new null return super switch this throw true try typeof var void while with yield let static implements " +
-    "interface package private protected public await arguments eval undefined NaN Infinity constructor prototype __proto__"
+    "break case catch class const continue debugger default delete do else enum export extends false finally for " +
+    "function if import in instanceof new null return super switch this throw true try typeof var void while with " +
+    "yield let static implements interface package private protected public await arguments eval undefined NaN " +
+    "Infinity constructor prototype __proto__"
   ).split(" "),
 );
 
@@ -191,7 +195,8 @@ function toolDeclaration(tool: CatalogTool, place: ToolPlace, indent: string): s
  *
  * @example
  * toolDeclarations(found, toolIdentifiers(catalog))
- * // declare const tools: {\n  alpha: {\n    /** Adds two numbers ... *\/\n    add(args: {...}): Promise<{...}>;\n  };\n};
+ * // declare const tools: {\n  alpha: {\n    /** Adds two numbers ... *\/\n    add(args: {...}): Promise<{...}>;
+ * //   };\n};
  */
 export function toolDeclarations(tools: readonly CatalogTool[], places: ReadonlyMap<string, ToolPlace>): string {
   const groups = new Map<string, string[]>();

@@ -4,7 +4,7 @@
  * and reaching a cap ends the run with a tool error that names it.
  */
 
-/** CPU time the platform gives the sandbox's isolate per run (the Worker Loader's `limits.cpuMs`; enforced when deployed). */
+/** CPU time the platform gives the sandbox's isolate per run (the loader's `limits.cpuMs`; enforced when deployed). */
 export const RUN_CPU_MS = 1_000;
 /**
  * Steps a program may take: every loop iteration and every function call is one. It is

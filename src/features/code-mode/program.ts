@@ -39,7 +39,7 @@ function* children(node: Node): Generator<Node> {
 const LOOPS = new Set(["WhileStatement", "DoWhileStatement", "ForStatement", "ForInStatement", "ForOfStatement"]);
 const FUNCTIONS = new Set(["FunctionDeclaration", "FunctionExpression", "ArrowFunctionExpression"]);
 
-/** Counts a step before `body` runs: inside its braces, or in braces (parentheses for an arrow's expression) of its own. */
+/** Counts a step before `body` runs: inside its braces, or in braces (parentheses for an arrow's body) of its own. */
 function guard(body: Node, depth: number, expression: boolean, into: Insertion[]): void {
   const step = `${STEP_FUNCTION}();`;
   if (body.type === "BlockStatement") {
@@ -57,7 +57,7 @@ function guard(body: Node, depth: number, expression: boolean, into: Insertion[]
   }
 }
 
-/** Walks the tree (iteratively: a deep program must not overflow the host's stack); a refusal when it uses what it may not. */
+/** Walks the tree (iteratively: a deep program must not overflow the host's stack); a refusal, if any. */
 function instrument(root: Node, into: Insertion[]): { message: string; at: number } | undefined {
   const stack: { node: Node; depth: number }[] = [{ node: root, depth: 0 }];
   while (stack.length > 0) {

@@ -112,7 +112,7 @@ function checkedLogs(value: unknown): { logs: string[]; cut: boolean } {
   return { logs, cut: false };
 }
 
-/** The line of program.js an error of starting the sandbox names (a syntax error only V8 finds), as the model's line. */
+/** The model's line that an error starting the sandbox names in program.js (a syntax error only V8 finds). */
 function startLine(message: string): number | undefined {
   const found = /program\.js:(\d+)/.exec(message);
   return found ? Number(found[1]) - 1 : undefined;

@@ -20,7 +20,8 @@ const PROGRAM_MODULE = "program.js";
 
 const STEP_SOURCE = `let steps = 0;
 export function ${STEP_FUNCTION}() {
-  if (++steps > ${RUN_STEP_LIMIT}) throw new RangeError("the program took more than ${RUN_STEP_LIMIT} steps (loop iterations and calls); it was stopped");
+  if (++steps <= ${RUN_STEP_LIMIT}) return;
+  throw new RangeError("the program took more than ${RUN_STEP_LIMIT} steps (loop iterations and calls): stopped");
 }
 `;
 
@@ -30,7 +31,12 @@ const MAX_LOG_BYTES = ${MAX_LOG_BYTES};
 const encoder = new TextEncoder();
 function show(value) {
   if (typeof value === "string") return value;
-  try { const text = JSON.stringify(value); return text === undefined ? String(value) : text; } catch { return String(value); }
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? String(value) : text;
+  } catch {
+    return String(value);
+  }
 }
 function lineOf(error) {
   const stack = error && typeof error.stack === "string" ? error.stack : "";
@@ -50,7 +56,9 @@ export default class CodeSandbox extends WorkerEntrypoint {
       logBytes += bytes;
       logs.push(line);
     };
-    const console = Object.freeze({ log: write(""), info: write(""), debug: write(""), warn: write("[warn] "), error: write("[error] ") });
+    const console = Object.freeze({
+      log: write(""), info: write(""), debug: write(""), warn: write("[warn] "), error: write("[error] "),
+    });
     const tools = {};
     for (const { upstream, tool } of places) {
       tools[upstream] ??= {};
@@ -78,9 +86,12 @@ export default class CodeSandbox extends WorkerEntrypoint {
  * The modules of a sandbox running `body` (a prepared program).
  *
  * @example
- * env.LOADER.load({ compatibilityDate, mainModule: HARNESS_MODULE, modules: sandboxModules(prepared.body), globalOutbound: null });
+ * const modules = sandboxModules(prepared.body);
+ * env.LOADER.load({ compatibilityDate, mainModule: HARNESS_MODULE, modules, globalOutbound: null });
  */
 export function sandboxModules(body: string): Record<string, string> {
-  const program = `import { ${STEP_FUNCTION} } from "./step.js"; export default async function program(tools, console) {\n${body}\n}\n`;
+  // One line before the body: a line of program.js is the model's line plus one.
+  const head = `import { ${STEP_FUNCTION} } from "./step.js"; export default async function program(tools, console) {`;
+  const program = `${head}\n${body}\n}\n`;
   return { [HARNESS_MODULE]: HARNESS_SOURCE, [PROGRAM_MODULE]: program, "step.js": STEP_SOURCE };
 }

@@ -64,7 +64,8 @@ function outcomeOf(text: string, name: string): ToolOutcome {
  * The outcome of an inner call's answer.
  *
  * @example
- * toolOutcome({ ok: true, response: '{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"sum":3}}}' }, "alpha___add")
+ * const response = '{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"sum":3}}}';
+ * toolOutcome({ ok: true, response }, "alpha___add")
  * // { ok: true, value: '{"sum":3}' }
  */
 export function toolOutcome(answer: InnerAnswer, name: string): ToolOutcome {
