@@ -12,6 +12,7 @@ import { admin as authAdmin, authVars, makeKey } from "./helpers/auth";
 import { eventsOnceWritten, readAudit, upstreamVars } from "./helpers/audit";
 import { initialize, request, type Json, type Vars } from "./helpers/gateway";
 import { modern } from "./helpers/modern";
+import { pinClient, pinVars, switchVariant } from "./helpers/pins";
 import {
   docComment,
   MAX_TYPE_DEPTH,
@@ -106,6 +107,24 @@ describe("a program's tool call is the direct call", () => {
     const refused = seen.filter((entry) => entry !== "alpha: x");
     expect(refused.length).toBeGreaterThanOrEqual(2);
     for (const message of refused) expect(message).toMatch(/^alpha___echo: .*rate limit/i);
+  });
+
+  it("is held by pinning under enforce as a direct call is, and declared with the approved schema", async () => {
+    const name = "p-code-mode";
+    const vars = pinVars({ name, pinning: "enforce" });
+    const client = await pinClient(`/mcp/${name}`, vars);
+    await client.tools();
+    // The upstream's add now requires a third number: a pending change that enforce holds.
+    await switchVariant(name, "schema");
+    await client.tools();
+    const direct = (await client.call("add", { a: 1, b: 2 })).result;
+    expect(direct.isError).toBe(true);
+    expect(direct.content[0].text).toContain("pending change");
+    const coder = await session(`/mcp/${name}?catalog=code`, vars);
+    const code = "try { await tools.p_code_mode.add({ a: 1, b: 2 }); return 'ran'; } catch (e) { return e.message; }";
+    expect(valueOf(await coder.run(code))).toBe(`add failed: ${direct.content[0].text}`);
+    const declared = (await coder.call("sys___search_tools", { query: "", limit: 20 })).result.content[0].text;
+    expect(declared).toMatch(/add\(args: \{\n\s+a: number;\n\s+b: number;\n\s+\}\)/);
   });
 
   it("is audited under its own name with its run's id, and the run with the code's digest", async () => {
