@@ -12,7 +12,7 @@ import { admin as authAdmin, authVars, makeKey } from "./helpers/auth";
 import { eventsOnceWritten, readAudit, upstreamVars } from "./helpers/audit";
 import { initialize, request, type Json, type Vars } from "./helpers/gateway";
 import { modern } from "./helpers/modern";
-import { pinClient, pinVars, switchVariant } from "./helpers/pins";
+import { listedThenChanged } from "./helpers/pins";
 import {
   docComment,
   MAX_TYPE_DEPTH,
@@ -111,12 +111,8 @@ describe("a program's tool call is the direct call", () => {
 
   it("is held by pinning under enforce as a direct call is, and declared with the approved schema", async () => {
     const name = "p-code-mode";
-    const vars = pinVars({ name, pinning: "enforce" });
-    const client = await pinClient(`/mcp/${name}`, vars);
-    await client.tools();
-    // The upstream's add now requires a third number: a pending change that enforce holds.
-    await switchVariant(name, "schema");
-    await client.tools();
+    // The upstream's add comes to require a third number: a pending change that enforce holds.
+    const { vars, client } = await listedThenChanged(name, "schema");
     const direct = (await client.call("add", { a: 1, b: 2 })).result;
     expect(direct.isError).toBe(true);
     expect(direct.content[0].text).toContain("pending change");
