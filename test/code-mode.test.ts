@@ -141,6 +141,18 @@ describe("a program's tool call is the direct call", () => {
   });
 });
 
+describe("without the Worker Loader binding", () => {
+  it("refuses code mode naming the binding, and serves the other modes", async () => {
+    const vars = { LOADER: "" };
+    const refused = await modern("/mcp?catalog=code", "tools/list", {}, { vars });
+    expect(refused.error.message).toMatch(
+      /needs the Worker Loader binding LOADER \(wrangler\.toml: \[\[worker_loaders\]\]/,
+    );
+    const listed = await modern("/mcp?catalog=search", "tools/list", {}, { vars });
+    expect(listed.result.tools.map((t: Json) => t.name)).toContain("sys___call_tool");
+  });
+});
+
 describe("results by reference through sys___call_tool", () => {
   const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }) };
 

@@ -223,5 +223,19 @@ export async function runProgram(
   } finally {
     clearTimeout(timer);
     host.close();
+    release(entrypoint);
+    release(worker);
+  }
+}
+
+/** Releases a stub of the sandbox now rather than when collected (its isolate can go as soon as nothing holds it). */
+function release(stub: unknown): void {
+  const dispose =
+    typeof stub === "object" && stub !== null ? (stub as { [Symbol.dispose]?: unknown })[Symbol.dispose] : undefined;
+  if (typeof dispose !== "function") return;
+  try {
+    dispose.call(stub);
+  } catch {
+    // Already released: nothing holds it.
   }
 }
