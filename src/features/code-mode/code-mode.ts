@@ -96,8 +96,9 @@ export function requireLoader(ctx: CallContext, id: JsonRpcId): void {
 }
 
 /**
- * The handler of code mode's own tools (a search or a run), recorded and audited by
- * `observe` as any call is; undefined for another tool.
+ * The handler of code mode's own tools, recorded and audited by `observe` as any call is:
+ * a run for `sys___run_code`, declarations for `sys___search_tools` (the only other name
+ * catalog-modes.ts hands it).
  *
  * @example
  * const codeTools = codeModeTools(pipeline, { auth, observe });
