@@ -46,6 +46,8 @@ import {
 import { MAX_QUERY_CHARS, searchCatalog } from "./search-index";
 import { DEFAULT_EMBEDDINGS_MODEL, searchByMeaning, type EmbeddingsBinding } from "./semantic-ranking";
 import { definitionsOf, visibleCatalog, type Catalog } from "./visible-catalog";
+import { withReferencedArguments } from "../features/code-mode/arguments-from";
+import { CODE_SEARCH_DEFINITION, codeModeTools, requireLoader, RUN_CODE, RUN_CODE_DEFINITION } from "../features/code-mode/code-mode";
 
 export type CatalogModeOptions = {
   /** Personas choose a mode only when authentication is on. */
@@ -146,12 +148,12 @@ function pointToSearch(error: unknown, id: JsonRpcId): unknown {
   return new GatewayError(error.status, error.code, `${error.message} (not a tool you may use, or no longer listed: find tools with ${SEARCH_TOOLS})`, error.data, error.id ?? id);
 }
 
-/** A search mode list: the gateway's own tools only, the catalog tools added, no further pages. */
-function searchList(text: string): string {
+/** A search (or code) mode list: the gateway's own tools only, the catalog tools added, no further pages. */
+function searchList(text: string, added: readonly object[] = [SEARCH_TOOLS_DEFINITION, CALL_TOOL_DEFINITION]): string {
   const own = keepListed(text, "tools", (name) => name?.startsWith(SYS_PREFIX) === true);
   const result = pathSpan(own, ["result"]);
   const cursor = result && own.charCodeAt(result.start) === 0x7b ? removeMemberSplice(own, result, "nextCursor") : undefined;
-  return appendListed(cursor ? splice(own, [cursor]) : own, "tools", SEARCH_TOOLS_DEFINITION, CALL_TOOL_DEFINITION);
+  return appendListed(cursor ? splice(own, [cursor]) : own, "tools", ...added);
 }
 
 /**
@@ -169,6 +171,7 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
     const catalog = await visibleCatalog(pipeline, ctx, id);
     return params?.["name"] === SEARCH_TOOLS ? search(id, catalog, params["arguments"], ctx.services.embeddings) : describe(id, catalog, params?.["arguments"]);
   });
+  const codeTools = codeModeTools(pipeline, { auth: options.auth, observe });
   return async function catalogModes(ctx, message) {
     if (message.kind !== "request") return pipeline(ctx, message);
     const request = message.wire;
@@ -176,16 +179,21 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
     if (method !== "tools/list" && method !== "tools/call") return pipeline(ctx, message);
     const mode = await modeOf(ctx, options);
     if (mode === "full") return pipeline(ctx, message);
+    if (mode === "code") requireLoader(ctx, id);
     if (method === "tools/list") {
       const text = (await pipeline(ctx, message))!;
       if (mode === "search") return searchList(text);
+      if (mode === "code") return searchList(text, [CODE_SEARCH_DEFINITION, RUN_CODE_DEFINITION]);
       const compact = compactList(text);
       return params?.["cursor"] === undefined ? appendListed(compact, "tools", DESCRIBE_TOOLS_DEFINITION) : compact;
     }
     const name = params?.["name"];
     if ((mode === "compact" && name === DESCRIBE_TOOLS) || (mode === "search" && name === SEARCH_TOOLS)) return catalogTools(ctx, message);
+    if (mode === "code" && (name === SEARCH_TOOLS || name === RUN_CODE)) return codeTools(ctx, message);
     if (mode === "search" && name === CALL_TOOL) {
-      const inner = innerCall(request);
+      const resolved = await withReferencedArguments(ctx, request);
+      if (typeof resolved === "string") return toolAnswer(id, `${CALL_TOOL}: ${resolved}`, true);
+      const inner = innerCall(resolved);
       if (typeof inner === "string") return toolAnswer(id, inner, true);
       try {
         return await pipeline(ctx, { kind: "request", wire: inner });

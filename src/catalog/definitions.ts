@@ -45,6 +45,16 @@ export const CALL_TOOL_DEFINITION = {
     properties: {
       name: { type: "string", description: `the tool's name as ${SEARCH_TOOLS} gave it` },
       arguments: { type: "object", description: "the tool's arguments" },
+      argumentsFrom: {
+        type: "object",
+        description:
+          'arguments read from results the gateway stored for you (payloadId), by pointer: {"/items": {"payload": "<payloadId>", "pointer": "/items"}}',
+        additionalProperties: {
+          type: "object",
+          properties: { payload: { type: "string" }, pointer: { type: "string" } },
+          required: ["payload"],
+        },
+      },
     },
     required: ["name"],
   },

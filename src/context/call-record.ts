@@ -60,6 +60,10 @@ export type CallRecord = {
   /** The JSON-RPC error a thrown gateway error answered the call with (the record layer). */
   errorCode?: number;
   errorMessage?: string;
+  /** The code-mode run (src/features/code-mode/) this call is, or belongs to: its id. */
+  codeRun?: string;
+  /** The SHA-256 (base64url) of a code-mode run's program, on the run's own record. */
+  codeDigest?: string;
 };
 
 /** A fresh record for a message taken now. */

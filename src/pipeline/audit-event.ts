@@ -191,6 +191,8 @@ export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContex
     "gateway.error.message": ending.message === undefined ? undefined : text("gateway.error.message", redactSecrets(ending.message, env), MAX_ERROR_BYTES),
     "gateway.failure": record.failure,
     "gateway.duration_ms": record.durationMs ?? Date.now() - record.startedAt,
+    "gateway.code_run": record.codeRun,
+    "gateway.code_digest": record.codeDigest,
   });
   // Cut to fit one Queue message where it is queued (storage/audit-queue.ts), which measures it once.
   return { ...event, ...bounds.markers() };

@@ -2,12 +2,14 @@
  * Catalog modes: how a caller sees the tools it may use. `full` lists every tool as its
  * upstream defines it (the default); `compact` lists them with short descriptions and
  * schemas without property descriptions; `search` lists only the gateway's own tools,
- * which find and call the others (src/catalog/). The operator chooses per persona
+ * which find and call the others (src/catalog/); `code` lists the gateway's tools that
+ * declare the others as TypeScript and run programs calling them in a sandbox
+ * (src/features/code-mode/). The operator chooses per persona
  * (policy/persona.ts), the client per request with `?catalog=` on the endpoint URL.
  */
 import { fail, ok, type Result } from "../core/errors";
 
-export const CATALOG_MODES = ["full", "compact", "search"] as const;
+export const CATALOG_MODES = ["full", "compact", "search", "code"] as const;
 export type CatalogMode = (typeof CATALOG_MODES)[number];
 /** The query parameter of /mcp and /mcp/<upstream> that chooses a mode. */
 export const CATALOG_PARAM = "catalog";

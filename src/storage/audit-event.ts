@@ -70,6 +70,10 @@ export type AuditEvent = {
   readonly "gateway.error.message"?: string;
   readonly "gateway.failure"?: string;
   readonly "gateway.duration_ms": number;
+  /** The code-mode run a call is (`sys___run_code`) or was made by (a program's tool call): the run's id. */
+  readonly "gateway.code_run"?: string;
+  /** SHA-256 (base64url) of a code-mode run's program, on the run's own event. */
+  readonly "gateway.code_digest"?: string;
   /**
    * A failed authentication (`mcp.method.name` "(authentication)", `user.id`
    * "(unauthenticated)"): why it failed (`missing-credentials`, `token-expired`, ...,

@@ -30,6 +30,9 @@ const OAUTH_MARKER = "CIMD (Client ID Metadata Document) is disabled";
 const JSON_SCHEMA_MODULE = "json-schema-module.mjs";
 /** A string only @cfworker/json-schema's code holds (a validation error it writes). */
 const JSON_SCHEMA_MARKER = "does not have required property";
+const CODE_MODE_MODULE = "code-mode-module.mjs";
+/** A string only acorn's code holds (a syntax error it writes), which code mode bundles. */
+const CODE_MODE_MARKER = "Shorthand property assignments are valid only in destructuring patterns";
 const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
 type Answer = { result?: Record<string, unknown>; error?: unknown };
@@ -91,7 +94,7 @@ describe("the modules wrangler uploads", () => {
 
   it("hold yaml beside the main module, which imports it by its uploaded name", () => {
     const { main, modules } = bundleModules(outdir);
-    expect(modules.map((module) => module.name).sort()).toEqual(["index.js", JSON_SCHEMA_MODULE, OAUTH_MODULE, YAML_MODULE]);
+    expect(modules.map((module) => module.name).sort()).toEqual([CODE_MODE_MODULE, "index.js", JSON_SCHEMA_MODULE, OAUTH_MODULE, YAML_MODULE]);
     const code = readFileSync(main.path, "utf8");
     expect(code).not.toContain(YAML_MARKER);
     expect(code).toContain(`import("./${YAML_MODULE}")`);
@@ -102,6 +105,9 @@ describe("the modules wrangler uploads", () => {
     expect(code).not.toContain(JSON_SCHEMA_MARKER);
     expect(code).toContain(`import("./${JSON_SCHEMA_MODULE}")`);
     expect(readFileSync(path.join(outdir, JSON_SCHEMA_MODULE), "utf8")).toContain(JSON_SCHEMA_MARKER);
+    expect(code).not.toContain(CODE_MODE_MARKER);
+    expect(code).toContain(`import("./${CODE_MODE_MODULE}")`);
+    expect(readFileSync(path.join(outdir, CODE_MODE_MODULE), "utf8")).toContain(CODE_MODE_MARKER);
   });
 
   it("load workers-oauth-provider by its uploaded name when AUTH.signIn is on", async () => {

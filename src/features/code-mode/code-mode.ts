@@ -1,0 +1,128 @@
+/**
+ * The `code` catalog mode (policy/catalog-mode.ts): tools/list holds the gateway's own
+ * tools only, and of the catalog tools `sys___search_tools`, which answers TypeScript
+ * declarations of the tools that match a task (declarations.ts), and `sys___run_code`,
+ * which runs a program against them in a sandbox (run-code.ts). Each tool call of a
+ * program is a direct call through the pipeline (inner-call.ts). The catalog a search
+ * ranks and a program gets is the caller's own tools/list, asked through the same
+ * pipeline (catalog/visible-catalog.ts): a tool the caller may not see is neither
+ * declared nor in `tools`.
+ *
+ * The sandbox is the Worker Loader binding `LOADER` (wrangler.toml `[[worker_loaders]]`);
+ * without it the mode is refused, with a message naming the binding.
+ */
+import { GatewayError } from "../../core/errors";
+import { INVALID_REQUEST, type JsonRpcId } from "../../core/jsonrpc";
+import type { AuthConfig } from "../../config/auth-config";
+import type { CallContext, ClientMessage, Handler } from "../../context/call-context";
+import { NO_PERSONA } from "../../middleware/authorization";
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCH_TOOLS } from "../../catalog/definitions";
+import { MAX_QUERY_CHARS, searchCatalog } from "../../catalog/search-index";
+import { DEFAULT_EMBEDDINGS_MODEL, searchByMeaning } from "../../catalog/semantic-ranking";
+import { visibleCatalog } from "../../catalog/visible-catalog";
+import { loadCodeModeLibrary } from "../../storage/code-mode-library";
+import { callThroughPipeline } from "./inner-call";
+import { LOADER_BINDING, RUN_CODE } from "./names";
+import { MAX_CODE_CHARS, MAX_LOG_BYTES, MAX_TOOL_CALLS_PER_RUN, RUN_WALL_TIME_MS } from "./limits";
+
+export { RUN_CODE };
+
+export const CODE_SEARCH_DEFINITION = {
+  name: SEARCH_TOOLS,
+  title: "Search the tools, as TypeScript",
+  description:
+    "Finds the tools that serve a task among every tool you may use (they are not listed) and answers " +
+    "their TypeScript declarations, as methods of `tools.<upstream>`. Describe the task in words. " +
+    `Then write a program that calls them and run it with ${RUN_CODE}.`,
+  inputSchema: {
+    type: "object",
+    properties: {
+      query: { type: "string", description: "the task, in words" },
+      limit: {
+        type: "integer",
+        minimum: 1,
+        maximum: MAX_SEARCH_LIMIT,
+        description: `how many tools to declare (default ${DEFAULT_SEARCH_LIMIT})`,
+      },
+      upstream: { type: "string", description: "only tools of this upstream server" },
+    },
+    required: ["query"],
+  },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+};
+
+export const RUN_CODE_DEFINITION = {
+  name: RUN_CODE,
+  title: "Run a program that calls tools",
+  description:
+    "Runs JavaScript (not TypeScript), the body of an async function, in a sandbox without network. " +
+    `It gets \`tools.<upstream>.<tool>(args)\` for the tools ${SEARCH_TOOLS} declares (each returns a Promise ` +
+    "of the tool's structured result, or its text, parsed when it is JSON; a tool error rejects) and " +
+    "`console.log`. Loop, filter and combine there, and `return` only what you need: it is the answer, as JSON. " +
+    `At most ${MAX_TOOL_CALLS_PER_RUN} tool calls and ${RUN_WALL_TIME_MS / 1000} s per run; ` +
+    `${MAX_LOG_BYTES / 1024} KiB of logs.`,
+  inputSchema: {
+    type: "object",
+    properties: {
+      code: {
+        type: "string",
+        maxLength: MAX_CODE_CHARS,
+        description: 'e.g. const r = await tools.github.list_issues({ state: "open" }); return r.items.length;',
+      },
+    },
+    required: ["code"],
+  },
+};
+
+/** The Worker Loader binding of `ctx`'s Worker, when it has one. */
+function loaderOf(ctx: CallContext): WorkerLoader | undefined {
+  const binding: unknown = ctx.services.env[LOADER_BINDING];
+  const isLoader =
+    typeof binding === "object" && binding !== null && typeof (binding as { load?: unknown }).load === "function";
+  return isLoader ? (binding as WorkerLoader) : undefined;
+}
+
+/** Refuses code mode on a Worker without its binding. */
+export function requireLoader(ctx: CallContext, id: JsonRpcId): void {
+  if (loaderOf(ctx)) return;
+  throw new GatewayError(
+    200,
+    INVALID_REQUEST,
+    `The code catalog mode needs the Worker Loader binding ${LOADER_BINDING} ` +
+      `(wrangler.toml: [[worker_loaders]] binding = "${LOADER_BINDING}"); use another mode (see docs/code-mode.md)`,
+    undefined,
+    id,
+  );
+}
+
+/**
+ * The handler of code mode's own tools, recorded and audited by `observe` as any call is:
+ * a run for `sys___run_code`, declarations for `sys___search_tools` (the only other name
+ * catalog-modes.ts hands it).
+ *
+ * @example
+ * const codeTools = codeModeTools(pipeline, { auth, observe });
+ */
+export function codeModeTools(
+  pipeline: Handler,
+  { auth, observe }: { auth: AuthConfig | { readonly mode: "missing" }; observe: (handler: Handler) => Handler },
+): Handler {
+  return observe(async function codeModeTools(ctx: CallContext, message: ClientMessage) {
+    const request = (message as Extract<ClientMessage, { kind: "request" }>).wire.message;
+    if (auth.mode === "on") ctx.record.persona = (await ctx.grant())?.persona ?? NO_PERSONA;
+    const catalog = await visibleCatalog(pipeline, ctx, request.id);
+    const { declarationsAnswer, runAnswer } = await loadCodeModeLibrary();
+    if (request.params?.["name"] === RUN_CODE) {
+      const call = (name: string, args: string, seq: number, runId: string) =>
+        callThroughPipeline({ pipeline, ctx, outer: request, runId }, name, args, seq);
+      return runAnswer({ loader: loaderOf(ctx)!, request, catalog, record: ctx.record, call });
+    }
+    const ai = ctx.services.embeddings;
+    return declarationsAnswer(request.id, catalog, request.params?.["arguments"], async (ranked) => {
+      const bounded = { ...ranked, query: ranked.query.slice(0, MAX_QUERY_CHARS) };
+      return (
+        ai ? await searchByMeaning(catalog, bounded, ai, DEFAULT_EMBEDDINGS_MODEL) : searchCatalog(catalog, bounded)
+      ).tools;
+    });
+  });
+}
