@@ -35,6 +35,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const YAML_MODULE = path.join(ROOT, 'src', 'storage', 'yaml-module.mjs');
 export const OAUTH_PROVIDER_MODULE = path.join(ROOT, 'src', 'storage', 'oauth-provider-module.mjs');
 export const JSON_SCHEMA_MODULE = path.join(ROOT, 'src', 'storage', 'json-schema-module.mjs');
+export const GUARDRAILS_MODULE = path.join(ROOT, 'src', 'storage', 'guardrails-module.mjs');
 /**
  * What the module exports: only what src/storage/document-store.ts calls. esbuild leaves out
  * what `parse` cannot reach, which is little (95.5 KiB against 100.9 for all of yaml): a
@@ -73,6 +74,15 @@ export function buildJsonSchemaModule() {
   return buildModule({ entry: `export { Validator } from "${name}";`, file: JSON_SCHEMA_MODULE, banner: `${name} ${versionOf(name)} (MIT license)` });
 }
 
+/**
+ * Builds the guardrails engine (src/features/guardrails/engine.ts): only a gateway with a
+ * guardrails document imports it (src/storage/guardrails-library.ts); returns whether it changed.
+ */
+export function buildGuardrailsModule() {
+  const entry = 'export * from "./src/features/guardrails/engine.ts";';
+  return buildModule({ entry, file: GUARDRAILS_MODULE, banner: 'src/features/guardrails/engine.ts' });
+}
+
 /** Bundles `entry` into `file`, minified; writes it only when its text changed (returns whether it did). */
 async function buildModule({ entry, file, banner, external = [] }) {
   const esbuild = await wranglersEsbuild();
@@ -107,7 +117,7 @@ async function buildModule({ entry, file, banner, external = [] }) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  for (const [file, build] of [[YAML_MODULE, buildYamlModule], [OAUTH_PROVIDER_MODULE, buildOAuthProviderModule], [JSON_SCHEMA_MODULE, buildJsonSchemaModule]]) {
+  for (const [file, build] of [[YAML_MODULE, buildYamlModule], [OAUTH_PROVIDER_MODULE, buildOAuthProviderModule], [JSON_SCHEMA_MODULE, buildJsonSchemaModule], [GUARDRAILS_MODULE, buildGuardrailsModule]]) {
     const changed = await build();
     console.log(`[lazy-module] ${path.relative(process.cwd(), file) || file} ${changed ? 'written' : 'up to date'}`);
   }
