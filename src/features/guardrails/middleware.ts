@@ -1,6 +1,6 @@
 /**
- * The guardrails middleware: every tools/call to an upstream (direct, through
- * `sys___call_tool`, or from code mode, which all enter the pipeline as direct calls) goes
+ * The guardrails middleware: every tools/call to an upstream (direct, or through
+ * `sys___call_tool`, which enters the pipeline as a direct call) goes
  * through the rules of the guardrails document (guard-call.ts), in both protocol eras. It
  * sits innermost, next to the relay: it reads the arguments as the upstream will get them
  * and the result as the upstream sent it, before output filters shape it and before
