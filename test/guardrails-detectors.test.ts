@@ -172,6 +172,11 @@ describe("the guardrails document", () => {
     const verdict = guardValue(text, rootSpan(text), checked.value.rules, "result", CONTEXT);
     expect(verdict.text).toBe('{"a":1.50,"b":"mail [redacted: email]","c":[1e3,-0,"x"],"api_key":"kept: no secrets detector"}');
     expect(verdict.hits).toEqual([{ rule: "pii", action: "redact", detector: "personal", kind: "email", where: "result", count: 1 }]);
+    // A text content of many records: every match is replaced, and nothing between them.
+    const many = Array.from({ length: 1_000 }, (_, i) => `row ${i}: user${i}@example.com;`).join("\n");
+    const manyText = JSON.stringify({ text: many });
+    const marked = JSON.parse(guardValue(manyText, rootSpan(manyText), checked.value.rules, "result", CONTEXT).text).text;
+    expect(marked).toBe(many.replace(/user\d+@example\.com/g, "[redacted: email]"));
     expect(markFindings("ab cd", [{ start: 0, end: 2, kind: "x" }, { start: 1, end: 5, kind: "y" }])).toBe("[redacted: x, y]");
   });
 });

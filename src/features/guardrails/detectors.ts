@@ -9,7 +9,7 @@ import { invisibleRuns } from "../../core/invisible-characters";
 import { NO_SCAN_CONTEXT, TEXT_RULES } from "../../policy/text-rules";
 import { skeleton } from "../../policy/text-skeleton";
 import { coveredSpans, type SafePattern, type StepMeter } from "./safe-pattern";
-import { findPersonalData, findSecrets, MAX_FINDINGS_PER_STRING, type Finding } from "./token-detectors";
+import { findPersonalData, findSecrets, type Finding } from "./token-detectors";
 
 export type { Finding };
 
@@ -28,14 +28,51 @@ export type DetectorContext = {
   readonly meter?: StepMeter;
 };
 
+/** Shared: searches are synchronous and each starts at 0. */
+const INVISIBLE_RUNS = invisibleRuns();
+
 /** Every run of invisible characters (tags, bidi controls, zero-width, variation selectors, the rest). */
 function findInvisible(text: string, out: Finding[]): void {
-  const runs = invisibleRuns();
-  let found = 0;
+  const runs = INVISIBLE_RUNS;
+  runs.lastIndex = 0;
   for (let match = runs.exec(text); match !== null; match = runs.exec(text)) {
     out.push({ start: match.index, end: match.index + match[0].length, kind: "invisible-characters" });
-    if (++found >= MAX_FINDINGS_PER_STRING) return;
   }
+}
+
+/** Characters other than printable ASCII, tab and line ends: what a skeleton may change besides case. */
+const NOT_PLAIN_ASCII = /[^\x09\x0a\x0d\x20-\x7e]+/g;
+
+/** Short runs whose skeleton this isolate remembers (results repeat the same few: "é", "—"), forgotten all at once when full. */
+const MAX_REMEMBERED_RUNS = 4_096;
+/** Runs longer than this (characters) are not remembered. */
+const MAX_REMEMBERED_RUN_CHARS = 32;
+const runSkeletons = new Map<string, string>();
+
+function skeletonOfRun(run: string): string {
+  if (run.length > MAX_REMEMBERED_RUN_CHARS) return skeleton(run);
+  let known = runSkeletons.get(run);
+  if (known === undefined) {
+    if (runSkeletons.size >= MAX_REMEMBERED_RUNS) runSkeletons.clear();
+    runSkeletons.set(run, (known = skeleton(run)));
+  }
+  return known;
+}
+
+/**
+ * The text's skeleton (policy/text-skeleton.ts), or undefined when it is the text in lower
+ * case (the rules ignore case, so reading it again finds nothing new). Each step of a
+ * skeleton maps a character on its own (decomposition, marks and invisible characters
+ * dropped, look-alikes, case), so only the runs of other characters are passed through it:
+ * a 6 MB result with an accented word per line costs a fraction of normalising it whole.
+ */
+function skeletonOfOthers(text: string): string | undefined {
+  let changed = false;
+  const replaced = text.replace(NOT_PLAIN_ASCII, (run) => {
+    changed = true;
+    return skeletonOfRun(run);
+  });
+  return changed ? replaced.toLowerCase() : undefined;
 }
 
 /**
@@ -49,20 +86,18 @@ function findInstructions(text: string, out: Finding[]): void {
   for (const rule of INSTRUCTION_RULES) {
     let from = 0;
     let found = 0;
+    // Each search starts where the last match ended (a slice shares the text's characters): the text is read once.
     for (;;) {
       const match = rule.find(from === 0 ? text : text.slice(from), NO_SCAN_CONTEXT);
       if (!match) break;
       const start = from + match.index;
       out.push({ start, end: start + match.match.length, kind: rule.rule });
       from = start + Math.max(match.match.length, 1);
-      if (++found >= MAX_FINDINGS_PER_STRING) {
-        out.push({ start: from, end: text.length, kind: rule.rule });
-        break;
-      }
+      found++;
     }
     if (found > 0) continue;
-    disguised ??= skeleton(text);
-    if (disguised !== text && rule.find(disguised, NO_SCAN_CONTEXT)) out.push({ start: 0, end: text.length, kind: rule.rule });
+    disguised ??= skeletonOfOthers(text);
+    if (disguised !== undefined && rule.find(disguised, NO_SCAN_CONTEXT)) out.push({ start: 0, end: text.length, kind: rule.rule });
   }
 }
 

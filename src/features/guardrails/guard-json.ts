@@ -8,7 +8,7 @@
  * every other byte of the message is the upstream's (or the client's). Base64 data of
  * images, audio and blobs is not read.
  */
-import { eachElement, members, RawJsonError, skipValue, splice, type Span, type Splice } from "../../core/raw-json";
+import { eachElement, eachMember, RawJsonError, skipValue, splice, type Span, type Splice } from "../../core/raw-json";
 import { secretKeyMatcher } from "../../policy/secret-keys";
 import { detect, type DetectorContext, type Finding } from "./detectors";
 import type { GuardrailHit } from "../../context/call-record";
@@ -48,13 +48,14 @@ export function markFindings(text: string, findings: readonly Finding[]): string
       last.kinds.add(finding.kind);
     } else merged.push({ start: finding.start, end: finding.end, kinds: new Set([finding.kind]) });
   }
-  let out = "";
+  const parts: string[] = [];
   let at = 0;
   for (const mark of merged) {
-    out += `${text.slice(at, mark.start)}[redacted: ${[...mark.kinds].join(", ")}]`;
+    parts.push(text.slice(at, mark.start), `[redacted: ${[...mark.kinds].join(", ")}]`);
     at = mark.end;
   }
-  return out + text.slice(at);
+  parts.push(text.slice(at));
+  return parts.join("");
 }
 
 /**
@@ -85,11 +86,12 @@ export function guardValue(text: string, span: Span, rules: readonly GuardRule[]
     const value = raw.includes("\\") ? (JSON.parse(text.slice(start, end)) as string) : raw;
     const redacted: Finding[] = [];
     const all: Finding[] = [];
-    const cache = new Map<string, Finding[]>();
+    const seen = new Map<string, Finding[]>();
     for (const rule of rules) {
       for (const detector of rule.detectors) {
-        let found = cache.get(detector);
-        if (!found) cache.set(detector, (found = detect(detector, value, context)));
+        let found = seen.get(detector);
+        if (!found) seen.set(detector, (found = detect(detector, value, context)));
+        if (found.length === 0) continue;
         for (const finding of found) hit(rule, detector, finding.kind);
         if (rule.action === "redact") redacted.push(...found);
         all.push(...found);
@@ -99,33 +101,30 @@ export function guardValue(text: string, span: Span, rules: readonly GuardRule[]
     if (all.length > 0) auditEdits.push({ span: { start, end }, raw: JSON.stringify(markFindings(value, all)) });
   };
 
+  // One pass over the value: each member and element is read where it starts, never skipped over first.
   const visit = (at: number, depth: number): number => {
     if (depth > MAX_SCAN_DEPTH) throw new TooDeepError(`nested deeper than ${MAX_SCAN_DEPTH}`);
     const c = text.charCodeAt(at);
     if (c === 0x22) {
-      const end = skipValue(text, at);
+      const end = stringEnd(text, at);
       readString(at, end);
       return end;
     }
     if (c === 0x5b) return eachElement(text, at, (_index, start) => visit(start, depth + 1));
     if (c !== 0x7b) return skipValue(text, at);
-    const end = skipValue(text, at);
-    const all = members(text, { start: at, end });
-    const type = all.find((m) => m.key === "type");
-    const binary = type !== undefined && /^"(?:image|audio)"$/.test(text.slice(type.value.start, type.value.end));
-    for (const { key, value } of all) {
-      if (key === "blob" || (binary && key === "data")) continue;
-      const secretField = secretRules.length > 0 && isSecretKey(key);
-      if (!secretField) {
-        visit(value.start, depth + 1);
-        continue;
-      }
-      const marker = { span: value, raw: JSON.stringify("[redacted: secret-field]") };
+    // Content items name their type before their data (as the SDKs write them): base64 of images and audio is not read.
+    let binary = false;
+    return eachMember(text, at, (key, start) => {
+      if (key === "type") binary = /^"(?:image|audio)"/.test(text.slice(start, start + 8));
+      if (key === "blob" || (binary && key === "data")) return skipValue(text, start);
+      if (secretRules.length === 0 || !isSecretKey(key)) return visit(start, depth + 1);
+      const end = skipValue(text, start);
+      const marker = { span: { start, end }, raw: JSON.stringify("[redacted: secret-field]") };
       for (const rule of secretRules) hit(rule, "secrets", "secret-field");
       if (secretRules.some((rule) => rule.action === "redact")) clientEdits.push(marker);
       auditEdits.push(marker);
-    }
-    return end;
+      return end;
+    });
   };
 
   try {
@@ -137,6 +136,20 @@ export function guardValue(text: string, span: Span, rules: readonly GuardRule[]
   const edited = clientEdits.length > 0 ? splice(text, clientEdits) : text;
   const markedValue = auditEdits.length > 0 ? splice(text, auditEdits).slice(span.start, span.end + lengthChange(auditEdits)) : text.slice(span.start, span.end);
   return { hits: [...hits.values()], ...(blockedBy ? { blockedBy } : {}), text: edited, markedValue };
+}
+
+/**
+ * The end of the string whose opening quote is at `at`, one character at a time: a text
+ * content of megabytes of escaped JSON is one loop, with no expression's backtracking
+ * stack growing with its escapes.
+ */
+function stringEnd(text: string, at: number): number {
+  for (let i = at + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i + 1;
+  }
+  throw new RawJsonError(`unterminated string at offset ${at}`);
 }
 
 /** How much longer the edits make the text. */

@@ -285,6 +285,23 @@ function inSet(set: CharSet, code: number): boolean {
   return found !== set.negated;
 }
 
+/** The sets a match's first character is read by; undefined when the pattern matches the empty text. */
+function firstSets(pattern: SafePattern): CharSet[] | undefined {
+  const sets: CharSet[] = [];
+  const seen = new Set<number>();
+  const stack = [pattern.start];
+  while (stack.length > 0) {
+    const s = stack.pop()!;
+    if (s < 0 || seen.has(s)) continue;
+    seen.add(s);
+    if (s === pattern.accept) return undefined;
+    const set = pattern.sets[s];
+    if (set !== undefined) sets.push(set);
+    else stack.push(pattern.out[s]!, pattern.out2[s]!);
+  }
+  return sets;
+}
+
 /**
  * Every stretch of `text` that some match of `pattern` covers, merged, in order: one pass
  * over the text, each position moving each live state once (a state reached from two
@@ -322,7 +339,15 @@ export function coveredSpans(pattern: SafePattern, text: string, meter?: StepMet
     while (spans.length > 0 && spans[spans.length - 1]!.end >= start) start = Math.min(start, spans.pop()!.start);
     spans.push({ start, end });
   };
+  const first = firstSets(pattern);
   for (let i = 0; i <= text.length; i++) {
+    // With no match under way, characters no match can begin with are passed over (one set test each).
+    if (current.length === 0 && first !== undefined) {
+      while (i < text.length && !first.some((set) => inSet(set, text.charCodeAt(i)))) {
+        i++;
+        steps++;
+      }
+    }
     // Generation i: the states stepped into position i are marked i, so a start here never duplicates them.
     add(current, currentStarts, pattern.start, i, i);
     for (let k = 0; k < current.length; k++) {

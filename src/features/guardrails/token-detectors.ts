@@ -15,9 +15,6 @@ import { secretKeyMatcher } from "../../policy/secret-keys";
 /** One thing a detector found in a string: the span [start, end) and what it is. */
 export type Finding = { readonly start: number; readonly end: number; readonly kind: string };
 
-/** At most this many findings per detector and string; past it, the rest of the string is one finding. */
-export const MAX_FINDINGS_PER_STRING = 256;
-
 type Format = { readonly kind: string; readonly pattern: RegExp; readonly valid?: (match: string) => boolean };
 
 const SECRET_FORMATS: readonly Format[] = [
@@ -85,44 +82,39 @@ const PERSONAL_FORMATS: readonly Format[] = [
   },
 ];
 
-/** Adds each valid match of `format` in `text` to `out`, at most MAX_FINDINGS_PER_STRING. */
+/** Adds each valid match of `format` in `text` to `out` (the expressions are shared: each search starts at 0 and runs to the end). */
 function findFormat(text: string, format: Format, out: Finding[]): void {
-  const pattern = new RegExp(format.pattern.source, format.pattern.flags);
-  let found = 0;
+  const pattern = format.pattern;
+  pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
     if (format.valid && !format.valid(match[0])) continue;
-    if (++found > MAX_FINDINGS_PER_STRING) {
-      out.push({ start: match.index, end: text.length, kind: format.kind });
-      return;
-    }
     out.push({ start: match.index, end: match.index + match[0].length, kind: format.kind });
   }
 }
 
 /** Private key blocks: from each BEGIN line to the END line after it (or to the end of the text when none follows). */
 function findPrivateKeys(text: string, out: Finding[]): void {
-  const begin = new RegExp(PRIVATE_KEY_BEGIN.source, "g");
-  const end = new RegExp(PRIVATE_KEY_END.source, "g");
-  let found = 0;
+  const [begin, end] = [PRIVATE_KEY_BEGIN, PRIVATE_KEY_END];
+  begin.lastIndex = 0;
   for (let match = begin.exec(text); match !== null; match = begin.exec(text)) {
     end.lastIndex = begin.lastIndex;
     const closing = end.exec(text);
     const stop = closing ? end.lastIndex : text.length;
     out.push({ start: match.index, end: stop, kind: "private-key" });
-    if (!closing || ++found >= MAX_FINDINGS_PER_STRING) return;
+    // Without an END line after this BEGIN, none follows a later one either: one search of the rest, not one per BEGIN.
+    if (!closing) return;
     begin.lastIndex = stop;
   }
 }
 
 /** Values assigned to a name the audit trail treats as secret (`password=…`, `"api_key": "…"`). */
 function findAssignments(text: string, isSecretKey: (key: string) => boolean, out: Finding[]): void {
-  const pattern = new RegExp(ASSIGNMENT.source, ASSIGNMENT.flags);
-  let found = 0;
+  const pattern = ASSIGNMENT;
+  pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
     if (!isSecretKey(match[2]!)) continue;
     const [start, end] = match.indices![4]!;
     out.push({ start, end, kind: "secret-value" });
-    if (++found >= MAX_FINDINGS_PER_STRING) return;
   }
 }
 
