@@ -54,6 +54,9 @@ describe("the personal data detector", () => {
     ["a card number without spaces", "pan=5500005555555559", "card-number", "5500005555555559"],
     ["an IBAN in groups", "iban DE89 3704 0044 0532 0130 00.", "iban", "DE89 3704 0044 0532 0130 00"],
     ["a compact IBAN", "GB82WEST12345698765432", "iban", "GB82WEST12345698765432"],
+    ["a US SSN", "ssn 123-45-6789.", "us-ssn", "123-45-6789"],
+    ["a UK National Insurance number", "NI: AB 12 34 56 C", "uk-nino", "AB 12 34 56 C"],
+    ["a French NIR with its key", "nir 1 84 07 75 123 456 57", "fr-nir", "1 84 07 75 123 456 57"],
   ])("finds %s", (_label, text, kind, match) => {
     expect(found("personal", text)).toEqual([[kind, match]]);
   });
@@ -65,6 +68,9 @@ describe("the personal data detector", () => {
     ["an order number", "order 2024-000123"],
     ["a version", "v1.2.3 at 10:30"],
     ["an address without a domain", "ada@localhost"],
+    ["an SSN SSA never issues", "666-12-3456 and 123-00-4567"],
+    ["a NINO prefix HMRC never issues", "GB 12 34 56 A, QQ 12 34 56 C"],
+    ["a NIR whose key is wrong", "1 84 07 75 123 456 58"],
   ])("lets %s be", (_label, text) => {
     expect(found("personal", text)).toEqual([]);
   });

@@ -2,7 +2,7 @@
  * The built-in detectors over one string: secrets (well-known token formats, private key
  * blocks, `name = value` where the name is one the audit trail redacts) and personal data
  * (emails, phone numbers, card numbers that pass the Luhn check, IBANs that pass the
- * mod-97 check). Each returns the spans it found with a kind naming what it is.
+ * mod-97 check, US SSNs, UK National Insurance numbers, French NIRs with a valid key). Each returns the spans it found with a kind naming what it is.
  *
  * Linear in the text: every expression starts only where the character before cannot
  * continue its run (a negative lookbehind of the run's own class), so each run of the
@@ -57,6 +57,27 @@ export function ibanValid(iban: string): boolean {
 
 const digitsOf = (text: string) => text.replace(/\D/g, "");
 
+/** A US Social Security number as the SSA issues them: no area 000, 666 or 900-999, no group 00, no serial 0000. */
+function ssnValid(match: string): boolean {
+  const [area, group, serial] = match.split("-");
+  return area !== "000" && area !== "666" && area![0] !== "9" && group !== "00" && serial !== "0000";
+}
+
+/** A UK National Insurance number's prefix: not one HMRC never issues (BG, GB, NK, KN, NT, TN, ZZ). */
+function ninoValid(match: string): boolean {
+  return !["BG", "GB", "NK", "KN", "NT", "TN", "ZZ"].includes(match.slice(0, 2));
+}
+
+/** A French NIR (social security number, 13 digits and a 2-digit key): the key is 97 minus the number mod 97 (Corsica's 2A, 2B read as 19, 18). */
+export function nirValid(match: string): boolean {
+  const compact = match.replace(/ /g, "");
+  const body = compact.slice(0, 13).replace(/^(\d{5})2A/, "$119").replace(/^(\d{5})2B/, "$118");
+  if (!/^\d{13}$/.test(body)) return false;
+  let rest = 0;
+  for (const c of body) rest = (rest * 10 + c.charCodeAt(0) - 48) % 97;
+  return 97 - rest === Number(compact.slice(13));
+}
+
 const PERSONAL_FORMATS: readonly Format[] = [
   {
     kind: "email",
@@ -80,6 +101,9 @@ const PERSONAL_FORMATS: readonly Format[] = [
     pattern: /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)(?![A-Za-z0-9])/g,
     valid: ibanValid,
   },
+  { kind: "us-ssn", pattern: /(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])/g, valid: ssnValid },
+  { kind: "uk-nino", pattern: /(?<![A-Za-z0-9])[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])/g, valid: ninoValid },
+  { kind: "fr-nir", pattern: /(?<![\d])[12] ?\d{2} ?(?:0[1-9]|1[0-2]) ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?![\d])/g, valid: nirValid },
 ];
 
 /** Adds each valid match of `format` in `text` to `out` (the expressions are shared: each search starts at 0 and runs to the end). */
@@ -135,7 +159,9 @@ export function findSecrets(text: string, secretKeys: readonly string[]): Findin
 
 /**
  * Personal data in `text`: emails, phone numbers (international `+` numbers, and North
- * American ones written with separators), card numbers passing Luhn, IBANs passing mod 97.
+ * American ones written with separators), card numbers passing Luhn, IBANs passing mod 97,
+ * and three national identifiers: US SSNs (dashed), UK National Insurance numbers, French NIRs
+ * (with their key).
  */
 export function findPersonalData(text: string): Finding[] {
   const out: Finding[] = [];
