@@ -25,8 +25,12 @@ const option = (name, fallback) => {
 const RUNS = option("runs", 10);
 const TARGET_MB = option("mb", 10);
 
-const { checkGuardrails, guardValue, rootSpan, pathSpan } = await loadSource(
-  'export { checkGuardrails } from "./src/features/guardrails/document.ts"; export { guardValue } from "./src/features/guardrails/guard-json.ts"; export { rootSpan, pathSpan } from "./src/core/raw-json.ts";',
+const { checkGuardrails, guardValue, pathSpan } = await loadSource(
+  [
+    'export { checkGuardrails } from "./src/features/guardrails/document.ts";',
+    'export { guardValue } from "./src/features/guardrails/guard-json.ts";',
+    'export { pathSpan } from "./src/core/raw-json.ts";',
+  ].join(" "),
 );
 const SECRET_KEYS = ["password", "secret", "token", "api_key", "authorization", "private_key"];
 
@@ -37,12 +41,17 @@ function rulesOf(document) {
 }
 
 const ALL = rulesOf({ rules: [{ name: "all", action: "redact", detectors: ["secrets", "personal", "instructions"] }] });
-const PATTERN = rulesOf({ patterns: { order: { pattern: "ACME-[0-9]{6}" } }, rules: [{ name: "orders", action: "redact", detectors: ["pattern:order"] }] });
+const PATTERN = rulesOf({
+  patterns: { order: { pattern: "ACME-[0-9]{6}" } },
+  rules: [{ name: "orders", action: "redact", detectors: ["pattern:order"] }],
+});
 
 const answer = (result) => JSON.stringify({ jsonrpc: "2.0", id: 1, result });
 const payload = githubLikePayload(TARGET_MB * 1024 * 1024);
 const big = answer({ content: [{ type: "text", text: JSON.stringify(payload) }], structuredContent: payload });
-const small = answer({ content: [{ type: "text", text: "alpha: the build of main passed, 42 tests in 3.2 s; ada@example.com was told" }] });
+const small = answer({
+  content: [{ type: "text", text: "alpha: the build of main passed, 42 tests in 3.2 s; ada@example.com was told" }],
+});
 
 function guard(text, guardrails) {
   const span = pathSpan(text, ["result"]);
@@ -76,8 +85,12 @@ const CASES = [
   [`${TARGET_MB} MB result, one pattern`, big, PATTERN, RUNS, 1],
 ];
 
-console.log(`\nGuardrails on a tools/call result (Node ${process.version}; ms per answer: median / fastest / fastest CPU)`);
-console.log(`  case                                              answer bytes   JSON.parse           guardrails            hits`);
+console.log(
+  `\nGuardrails on a tools/call result (Node ${process.version}; ms per answer: median / fastest / fastest CPU)`,
+);
+console.log(
+  `  case                                              answer bytes   JSON.parse           guardrails            hits`,
+);
 const fmt = (t) => `${t.median.toFixed(3)} / ${t.min.toFixed(3)} / ${t.cpu.toFixed(3)}`;
 const results = [];
 for (const [name, text, guardrails, runs, inner] of CASES) {
@@ -86,6 +99,7 @@ for (const [name, text, guardrails, runs, inner] of CASES) {
   const guarded = timeOf(() => (hits = guard(text, guardrails).hits), runs, inner);
   const found = hits.map((hit) => `${hit.kind}:${hit.count}`).join(" ") || "none";
   results.push({ name, bytes: text.length, parse, guarded, found });
-  console.log(`  ${name.padEnd(50)}${String(text.length).padStart(12)}   ${fmt(parse).padEnd(20)} ${fmt(guarded).padEnd(21)} ${found}`);
+  const size = String(text.length).padStart(12);
+  console.log(`  ${name.padEnd(50)}${size}   ${fmt(parse).padEnd(20)} ${fmt(guarded).padEnd(21)} ${found}`);
 }
 export { results };

@@ -38,7 +38,13 @@ describe("the Guardrails page", () => {
     const document = "rules:\n  - name: pii\n    action: redact\n    detectors: [personal, instructions]\n";
     expect((await consolePost("/guardrails", { document }, session)).status).toBe(303);
     const sample = JSON.stringify({ note: "<b>mail</b> ada@example.com" });
-    const html = await (await consolePost("/guardrails/preview", { upstream: "alpha", tool: "echo", persona: "", on: "result", sample }, session)).text();
+    const html = await (
+      await consolePost(
+        "/guardrails/preview",
+        { upstream: "alpha", tool: "echo", persona: "", on: "result", sample },
+        session,
+      )
+    ).text();
     expect(html).toContain("<li>pii (redact): email ×1</li>");
     expect(html).toContain("&lt;b&gt;mail&lt;/b&gt; [redacted: email]");
     expect(html).not.toContain("<b>mail</b>");

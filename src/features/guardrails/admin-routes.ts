@@ -4,7 +4,8 @@
  *   PUT    /admin/guardrails           the whole document (JSON or YAML), checked; nothing invalid is stored
  *   GET    /admin/guardrails           the stored document, with its ETag
  *   DELETE /admin/guardrails           no guardrails (If-Match honoured)
- *   POST   /admin/guardrails/preview   {"upstream", "tool", "persona"?, "on"?, "sample", "guardrails"?: an unsaved document}
+ *   POST   /admin/guardrails/preview   {"upstream", "tool", "persona"?, "on"?, "sample", "guardrails"?}
+ *                                      ("guardrails": an unsaved document to preview instead of the stored one)
  *
  * Writes take If-Match / If-None-Match as every document does (admin/document-versions.ts)
  * and drop this isolate's copy at once (other isolates within the document cache TTL).
@@ -35,7 +36,8 @@ function kvOf(c: Context<{ Bindings: Bindings }>): KVNamespace {
 async function readBody(request: Request, maxBytes: number): Promise<Checked<unknown>> {
   const text = await readBodyText(request, maxBytes);
   if (text === undefined) return { ok: false, problems: [{ path: "", message: `larger than ${maxBytes} bytes` }] };
-  if (text.trim() === "") return { ok: false, problems: [{ path: "", message: "the body is empty; send the document as JSON or YAML" }] };
+  if (text.trim() === "")
+    return { ok: false, problems: [{ path: "", message: "the body is empty; send the document as JSON or YAML" }] };
   return parseDocument(text);
 }
 
@@ -52,13 +54,25 @@ export function createGuardrailsAdmin(): Hono<{ Bindings: Bindings }> {
   admin.put("/guardrails", async (c) => {
     const body = await readBody(c.req.raw, MAX_GUARDRAILS_DOCUMENT_BYTES);
     const checked = body.ok ? (await loadGuardrailsEngine()).checkGuardrails(body.value) : body;
-    if (!body.ok || !checked.ok) return c.json({ error: "invalid guardrails document; nothing was stored", problems: checked.ok ? [] : checked.problems }, 400);
+    if (!body.ok || !checked.ok)
+      return c.json(
+        { error: "invalid guardrails document; nothing was stored", problems: checked.ok ? [] : checked.problems },
+        400,
+      );
     return storeDocument(c, kvOf(c), GUARDRAILS_KEY, body.value, forget);
   });
 
-  admin.get("/guardrails", async (c) => documentResponse(c, await kvOf(c).get(GUARDRAILS_KEY), "no guardrails document is stored; no call is checked"));
+  admin.get("/guardrails", async (c) =>
+    documentResponse(c, await kvOf(c).get(GUARDRAILS_KEY), "no guardrails document is stored; no call is checked"),
+  );
 
-  admin.delete("/guardrails", async (c) => deleteDocument(c, kvOf(c), GUARDRAILS_KEY, { label: "guardrails document", forget, missing: "no guardrails document is stored" }));
+  admin.delete("/guardrails", async (c) =>
+    deleteDocument(c, kvOf(c), GUARDRAILS_KEY, {
+      label: "guardrails document",
+      forget,
+      missing: "no guardrails document is stored",
+    }),
+  );
 
   admin.post("/guardrails/preview", async (c) => {
     const body = await readBody(c.req.raw, MAX_PREVIEW_BYTES);
@@ -67,12 +81,20 @@ export function createGuardrailsAdmin(): Hono<{ Bindings: Bindings }> {
     let document: unknown = isObject(body.value) ? body.value["guardrails"] : undefined;
     if (document === undefined) {
       const stored = await kvOf(c).get(GUARDRAILS_KEY);
-      if (stored === null) return c.json({ error: 'no guardrails document is stored; send one as "guardrails" to preview it' }, 404);
+      if (stored === null)
+        return c.json({ error: 'no guardrails document is stored; send one as "guardrails" to preview it' }, 404);
       const parsed = await parseDocument(stored);
       document = parsed.ok ? parsed.value : undefined;
     }
     const checked = engine.checkGuardrails(document);
-    if (!checked.ok) return c.json({ error: "invalid guardrails document", problems: checked.problems.map((p) => ({ ...p, path: `/guardrails${p.path}` })) }, 400);
+    if (!checked.ok)
+      return c.json(
+        {
+          error: "invalid guardrails document",
+          problems: checked.problems.map((p) => ({ ...p, path: `/guardrails${p.path}` })),
+        },
+        400,
+      );
     const preview = engine.previewGuardrails(checked.value, body.value, gatewayConfig(c.env).audit.redactKeys);
     if (!preview.ok) return c.json({ error: "invalid preview request", problems: preview.problems }, 400);
     const { ok: _ok, ...answer } = preview;

@@ -17,18 +17,40 @@ import { renderPage, statusOf } from "../../admin/console/render";
 import { isObject } from "../../core/jsonrpc";
 
 type PreviewForm = { upstream: string; tool: string; persona: string; on: string; sample: string };
-type Shown = { refused?: RefusedDocument; form?: PreviewForm; error?: string; problems?: { path: string; message: string }[]; output?: string; hits?: string[] };
+type Shown = {
+  refused?: RefusedDocument;
+  form?: PreviewForm;
+  error?: string;
+  problems?: { path: string; message: string }[];
+  output?: string;
+  hits?: string[];
+};
 
 const EMPTY_FORM: PreviewForm = { upstream: "", tool: "", persona: "", on: "result", sample: "" };
 
-async function guardrailsPage(c: ConsoleContext, shown: Shown = {}, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
+async function guardrailsPage(
+  c: ConsoleContext,
+  shown: Shown = {},
+  status: Parameters<typeof renderPage>[4] = 200,
+): Promise<Response> {
   const stored = await c.var.call("GET", "/guardrails");
   const csrf = c.var.session.csrf;
   const form = shown.form ?? EMPTY_FORM;
   const body = (
     <>
-      <p class="muted">Rules that read tool calls' arguments and results for secrets, personal data, instructions aimed at the model and your own patterns, and redact, block or warn (docs/guardrails.md).</p>
-      <DocumentForm id="guardrails-document" label="Guardrails document" action={href("/guardrails")} csrf={csrf} stored={stored} refused={shown.refused} rows={14} />
+      <p class="muted">
+        Rules that read tool calls' arguments and results for secrets, personal data, instructions aimed at the model
+        and your own patterns, and redact, block or warn (docs/guardrails.md).
+      </p>
+      <DocumentForm
+        id="guardrails-document"
+        label="Guardrails document"
+        action={href("/guardrails")}
+        csrf={csrf}
+        stored={stored}
+        refused={shown.refused}
+        rows={14}
+      />
       <form method="post" action={href("/guardrails/preview")} class="stack" aria-labelledby="guardrails-preview-title">
         <h2 id="guardrails-preview-title">Preview the stored rules</h2>
         <CsrfField csrf={csrf} />
@@ -40,18 +62,26 @@ async function guardrailsPage(c: ConsoleContext, shown: Shown = {}, status: Para
         <input id="preview-persona" name="persona" value={form.persona} />
         <label for="preview-on">Side of the call</label>
         <select id="preview-on" name="on">
-          <option value="result" selected={form.on !== "arguments"}>result</option>
-          <option value="arguments" selected={form.on === "arguments"}>arguments</option>
+          <option value="result" selected={form.on !== "arguments"}>
+            result
+          </option>
+          <option value="arguments" selected={form.on === "arguments"}>
+            arguments
+          </option>
         </select>
         <label for="preview-sample">Sample (JSON, or plain text)</label>
-        <textarea id="preview-sample" name="sample" rows={6}>{form.sample}</textarea>
+        <textarea id="preview-sample" name="sample" rows={6}>
+          {form.sample}
+        </textarea>
         <Problems id="guardrails-preview-errors" error={shown.error} problems={shown.problems} />
         <button type="submit">Preview</button>
       </form>
       {shown.output !== undefined && (
         <section aria-labelledby="guardrails-output-title">
           <h3 id="guardrails-output-title">What the rules make of it</h3>
-          <ul id="guardrails-hits">{(shown.hits ?? []).length === 0 ? <li>nothing found</li> : shown.hits!.map((hit) => <li>{hit}</li>)}</ul>
+          <ul id="guardrails-hits">
+            {(shown.hits ?? []).length === 0 ? <li>nothing found</li> : shown.hits!.map((hit) => <li>{hit}</li>)}
+          </ul>
           <pre id="guardrails-output">{shown.output}</pre>
         </section>
       )}
@@ -81,16 +111,33 @@ export function registerGuardrailsPage(app: ConsoleApp): void {
 
   app.post("/guardrails/preview", async (c) => {
     const get = (name: keyof PreviewForm) => c.var.form.get(name);
-    const form: PreviewForm = { upstream: get("upstream"), tool: get("tool"), persona: get("persona"), on: get("on"), sample: get("sample") };
-    const request = { upstream: form.upstream, tool: form.tool, on: form.on, sample: sampleOf(form.sample), ...(form.persona.trim() ? { persona: form.persona.trim() } : {}) };
+    const form: PreviewForm = {
+      upstream: get("upstream"),
+      tool: get("tool"),
+      persona: get("persona"),
+      on: get("on"),
+      sample: get("sample"),
+    };
+    const request = {
+      upstream: form.upstream,
+      tool: form.tool,
+      on: form.on,
+      sample: sampleOf(form.sample),
+      ...(form.persona.trim() ? { persona: form.persona.trim() } : {}),
+    };
     const answer = await c.var.call("POST", "/guardrails/preview", JSON.stringify(request), "application/json");
     if (!answer.ok || !isObject(answer.body)) {
       const { error, problems } = errorOf(answer);
       return guardrailsPage(c, { form, error, problems }, statusOf(answer.status));
     }
-    const hits = (Array.isArray(answer.body["hits"]) ? answer.body["hits"] : []).filter(isObject).map((hit) => `${String(hit["rule"])} (${String(hit["action"])}): ${String(hit["kind"])} ×${String(hit["count"])}`);
+    const hits = (Array.isArray(answer.body["hits"]) ? answer.body["hits"] : [])
+      .filter(isObject)
+      .map(
+        (hit) => `${String(hit["rule"])} (${String(hit["action"])}): ${String(hit["kind"])} ×${String(hit["count"])}`,
+      );
     const blocked = answer.body["blocked"];
-    const output = typeof blocked === "string" ? `blocked by rule "${blocked}"` : JSON.stringify(answer.body["output"], null, 2);
+    const output =
+      typeof blocked === "string" ? `blocked by rule "${blocked}"` : JSON.stringify(answer.body["output"], null, 2);
     return guardrailsPage(c, { form, output, hits });
   });
 }

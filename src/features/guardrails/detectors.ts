@@ -17,8 +17,13 @@ export type { Finding };
 export const BUILT_IN_DETECTORS = ["secrets", "personal", "instructions"] as const;
 export const PATTERN_PREFIX = "pattern:";
 
-/** The pin rules that read a result's words for orders to the model (the others judge definitions: shadowing, URLs, file names). */
-const INSTRUCTION_RULES = TEXT_RULES.filter((rule) => ["instruction-tag", "conceal-from-user", "override-instructions"].includes(rule.rule));
+/**
+ * The pin rules that read a result's words for orders to the model (the others judge
+ * definitions: shadowing, URLs, file names).
+ */
+const INSTRUCTION_RULES = TEXT_RULES.filter((rule) =>
+  ["instruction-tag", "conceal-from-user", "override-instructions"].includes(rule.rule),
+);
 
 /** What detectors need besides the string: the secret field names and the operator's compiled patterns. */
 export type DetectorContext = {
@@ -43,7 +48,7 @@ function findInvisible(text: string, out: Finding[]): void {
 /** Characters other than printable ASCII, tab and line ends: what a skeleton may change besides case. */
 const NOT_PLAIN_ASCII = /[^\x09\x0a\x0d\x20-\x7e]+/g;
 
-/** Short runs whose skeleton this isolate remembers (results repeat the same few: "é", "—"), forgotten all at once when full. */
+/** Short runs whose skeleton this isolate remembers (results repeat a few: "é", "—"); all forgotten when full. */
 const MAX_REMEMBERED_RUNS = 4_096;
 /** Runs longer than this (characters) are not remembered. */
 const MAX_REMEMBERED_RUN_CHARS = 32;
@@ -97,7 +102,8 @@ function findInstructions(text: string, out: Finding[]): void {
     }
     if (found > 0) continue;
     disguised ??= skeletonOfOthers(text);
-    if (disguised !== undefined && rule.find(disguised, NO_SCAN_CONTEXT)) out.push({ start: 0, end: text.length, kind: rule.rule });
+    if (disguised !== undefined && rule.find(disguised, NO_SCAN_CONTEXT))
+      out.push({ start: 0, end: text.length, kind: rule.rule });
   }
 }
 

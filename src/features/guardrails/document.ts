@@ -56,7 +56,12 @@ const ACTIONS: readonly GuardAction[] = ["redact", "block", "warn"];
 const SIDES: readonly GuardSide[] = ["arguments", "result"];
 const RULE_FIELDS = ["name", "action", "detectors", "on", "upstreams", "tools", "personas", "description"];
 
-function stringList(value: unknown, path: string, problems: DocumentProblem[], check?: (item: string, path: string) => void): string[] | undefined {
+function stringList(
+  value: unknown,
+  path: string,
+  problems: DocumentProblem[],
+  check?: (item: string, path: string) => void,
+): string[] | undefined {
   if (!Array.isArray(value) || value.length === 0 || value.length > MAX_LIST_ENTRIES) {
     problems.push({ path, message: `must be a list of 1 to ${MAX_LIST_ENTRIES} strings` });
     return undefined;
@@ -85,9 +90,13 @@ function checkPatterns(value: unknown, problems: DocumentProblem[]): Map<string,
       continue;
     }
     unknownFields(entry, ["pattern", "ignoreCase", "description"], path, problems);
-    if (entry["ignoreCase"] !== undefined && typeof entry["ignoreCase"] !== "boolean") problems.push({ path: at(path, "ignoreCase"), message: "must be true or false" });
+    if (entry["ignoreCase"] !== undefined && typeof entry["ignoreCase"] !== "boolean")
+      problems.push({ path: at(path, "ignoreCase"), message: "must be true or false" });
     if (typeof entry["pattern"] !== "string") {
-      problems.push({ path: at(path, "pattern"), message: "must be a string in the guardrails' pattern language (docs/guardrails.md)" });
+      problems.push({
+        path: at(path, "pattern"),
+        message: "must be a string in the guardrails' pattern language (docs/guardrails.md)",
+      });
       continue;
     }
     try {
@@ -100,29 +109,55 @@ function checkPatterns(value: unknown, problems: DocumentProblem[]): Map<string,
   return patterns;
 }
 
-function checkRule(value: unknown, path: string, patterns: ReadonlyMap<string, SafePattern>, problems: DocumentProblem[]): GuardRule | undefined {
+function checkRule(
+  value: unknown,
+  path: string,
+  patterns: ReadonlyMap<string, SafePattern>,
+  problems: DocumentProblem[],
+): GuardRule | undefined {
   if (!isObject(value)) {
-    problems.push({ path, message: 'must be an object {"name", "action", "detectors", "on"?, "upstreams"?, "tools"?, "personas"?}' });
+    problems.push({
+      path,
+      message: 'must be an object {"name", "action", "detectors", "on"?, "upstreams"?, "tools"?, "personas"?}',
+    });
     return undefined;
   }
   const before = problems.length;
   unknownFields(value, RULE_FIELDS, path, problems);
   const name = value["name"];
-  if (typeof name !== "string" || !NAME.test(name)) problems.push({ path: at(path, "name"), message: "must be 1-64 letters, digits, '-' or '_'" });
+  if (typeof name !== "string" || !NAME.test(name))
+    problems.push({ path: at(path, "name"), message: "must be 1-64 letters, digits, '-' or '_'" });
   const action = value["action"];
-  if (!ACTIONS.includes(action as GuardAction)) problems.push({ path: at(path, "action"), message: `must be one of ${ACTIONS.join(", ")}` });
+  if (!ACTIONS.includes(action as GuardAction))
+    problems.push({ path: at(path, "action"), message: `must be one of ${ACTIONS.join(", ")}` });
   const detectors = stringList(value["detectors"], at(path, "detectors"), problems, (item, itemPath) => {
-    const known = (BUILT_IN_DETECTORS as readonly string[]).includes(item) || (item.startsWith(PATTERN_PREFIX) && patterns.has(item.slice(PATTERN_PREFIX.length)));
-    if (!known) problems.push({ path: itemPath, message: `unknown detector (known: ${BUILT_IN_DETECTORS.join(", ")}, or pattern:<a name under /patterns>)` });
+    const known =
+      (BUILT_IN_DETECTORS as readonly string[]).includes(item) ||
+      (item.startsWith(PATTERN_PREFIX) && patterns.has(item.slice(PATTERN_PREFIX.length)));
+    if (!known)
+      problems.push({
+        path: itemPath,
+        message: `unknown detector (known: ${BUILT_IN_DETECTORS.join(", ")}, or pattern:<a name under /patterns>)`,
+      });
   });
-  const on = value["on"] === undefined ? [...SIDES] : stringList(value["on"], at(path, "on"), problems, (item, itemPath) => {
-    if (!SIDES.includes(item as GuardSide)) problems.push({ path: itemPath, message: `must be one of ${SIDES.join(", ")}` });
-  });
-  const rule: { -readonly [K in keyof GuardRule]: GuardRule[K] } = { name: name as string, action: action as GuardAction, detectors: detectors ?? [], on: (on ?? []) as GuardSide[] };
+  const on =
+    value["on"] === undefined
+      ? [...SIDES]
+      : stringList(value["on"], at(path, "on"), problems, (item, itemPath) => {
+          if (!SIDES.includes(item as GuardSide))
+            problems.push({ path: itemPath, message: `must be one of ${SIDES.join(", ")}` });
+        });
+  const rule: { -readonly [K in keyof GuardRule]: GuardRule[K] } = {
+    name: name as string,
+    action: action as GuardAction,
+    detectors: detectors ?? [],
+    on: (on ?? []) as GuardSide[],
+  };
   for (const field of ["upstreams", "tools", "personas"] as const) {
     if (value[field] !== undefined) rule[field] = stringList(value[field], at(path, field), problems);
   }
-  if (value["description"] !== undefined && checkText(value["description"], at(path, "description"), problems)) rule.description = value["description"] as string;
+  if (value["description"] !== undefined && checkText(value["description"], at(path, "description"), problems))
+    rule.description = value["description"] as string;
   return problems.length === before ? rule : undefined;
 }
 
@@ -141,13 +176,15 @@ export function checkGuardrails(value: unknown): Checked<Guardrails> {
   const patterns = checkPatterns(document["patterns"], problems);
   const rules: GuardRule[] = [];
   const list = document["rules"];
-  if (!Array.isArray(list) || list.length > MAX_RULES) problems.push({ path: "/rules", message: `must be a list of at most ${MAX_RULES} rules` });
+  if (!Array.isArray(list) || list.length > MAX_RULES)
+    problems.push({ path: "/rules", message: `must be a list of at most ${MAX_RULES} rules` });
   else {
     const names = new Set<string>();
     list.forEach((item, index) => {
       const rule = checkRule(item, at("/rules", index), patterns, problems);
       if (!rule) return;
-      if (names.has(rule.name)) problems.push({ path: at(at("/rules", index), "name"), message: `another rule is named "${rule.name}"` });
+      if (names.has(rule.name))
+        problems.push({ path: at(at("/rules", index), "name"), message: `another rule is named "${rule.name}"` });
       names.add(rule.name);
       rules.push(rule);
     });

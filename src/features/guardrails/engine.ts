@@ -16,9 +16,15 @@ export { checkGuardrails } from "./document";
 export { guardCall } from "./guard-call";
 export type { Guardrails };
 
-/** What POST /admin/guardrails/preview answers: the rules that applied, what they found, and the sample as it would go on. */
+/** What POST /admin/guardrails/preview answers: the rules applied, what they found, the sample as it would go on. */
 export type Preview =
-  | { readonly ok: true; readonly rules: string[]; readonly hits: GuardHit[]; readonly blocked: string | null; readonly output: unknown }
+  | {
+      readonly ok: true;
+      readonly rules: string[];
+      readonly hits: GuardHit[];
+      readonly blocked: string | null;
+      readonly output: unknown;
+    }
   | { readonly ok: false; readonly problems: DocumentProblem[] };
 
 const SIDES: readonly GuardSide[] = ["arguments", "result"];
@@ -33,24 +39,35 @@ const SIDES: readonly GuardSide[] = ["arguments", "result"];
  */
 export function previewGuardrails(guardrails: Guardrails, body: unknown, secretKeys: readonly string[]): Preview {
   const problems: DocumentProblem[] = [];
-  if (!isObject(body)) return { ok: false, problems: [{ path: "", message: 'send {"upstream", "tool", "persona"?, "on"?, "sample"}' }] };
+  if (!isObject(body))
+    return { ok: false, problems: [{ path: "", message: 'send {"upstream", "tool", "persona"?, "on"?, "sample"}' }] };
   for (const field of ["upstream", "tool"]) {
     if (typeof body[field] !== "string") problems.push({ path: `/${field}`, message: "must be a string" });
   }
-  if (body["persona"] !== undefined && typeof body["persona"] !== "string") problems.push({ path: "/persona", message: "must be a string" });
+  if (body["persona"] !== undefined && typeof body["persona"] !== "string")
+    problems.push({ path: "/persona", message: "must be a string" });
   const side = (body["on"] ?? "result") as GuardSide;
   if (!SIDES.includes(side)) problems.push({ path: "/on", message: `must be one of ${SIDES.join(", ")}` });
   if (!("sample" in body)) problems.push({ path: "/sample", message: "the text or JSON value to check" });
   if (problems.length > 0) return { ok: false, problems };
-  const scope = { upstream: body["upstream"] as string, tool: body["tool"] as string, ...(typeof body["persona"] === "string" ? { persona: body["persona"] } : {}) };
+  const scope = {
+    upstream: body["upstream"] as string,
+    tool: body["tool"] as string,
+    ...(typeof body["persona"] === "string" ? { persona: body["persona"] } : {}),
+  };
   const rules = rulesFor(guardrails, scope, side);
   const text = JSON.stringify(body["sample"]);
   try {
     const verdict = guardValue(text, rootSpan(text), rules, side, { secretKeys, patterns: guardrails.patterns });
-    return { ok: true, rules: rules.map((rule) => rule.name), hits: verdict.hits, blocked: verdict.blockedBy?.name ?? null, output: JSON.parse(verdict.text) };
+    return {
+      ok: true,
+      rules: rules.map((rule) => rule.name),
+      hits: verdict.hits,
+      blocked: verdict.blockedBy?.name ?? null,
+      output: JSON.parse(verdict.text),
+    };
   } catch (error) {
     if (!(error instanceof TooDeepError)) throw error;
     return { ok: false, problems: [{ path: "/sample", message: error.message }] };
   }
 }
-

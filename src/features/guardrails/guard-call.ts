@@ -54,11 +54,17 @@ function record(ctx: CallContext, hits: readonly GuardHit[]): void {
 /** Tells an operator reading logs what was found (names and kinds only) for `warn` rules. */
 function logWarnings(scope: GuardScope, hits: readonly GuardHit[]): void {
   const warned = hits.filter((hit) => hit.action === "warn");
-  if (warned.length > 0) console.warn(JSON.stringify({ event: "guardrail-warn", upstream: scope.upstream, tool: scope.tool, hits: warned }));
+  if (warned.length > 0)
+    console.warn(JSON.stringify({ event: "guardrail-warn", upstream: scope.upstream, tool: scope.tool, hits: warned }));
 }
 
 /** The arguments side: the request to forward (maybe redacted), or the answer that blocks it. */
-function guardArguments(ctx: CallContext, request: WireMessage<JsonRpcRequest>, rules: readonly GuardRule[], context: DetectorContext): { request: WireMessage<JsonRpcRequest> } | { answer: string } {
+function guardArguments(
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  rules: readonly GuardRule[],
+  context: DetectorContext,
+): { request: WireMessage<JsonRpcRequest> } | { answer: string } {
   const { id } = request.message;
   const span = pathSpan(request.text, ["params", "arguments"]);
   if (!span || rules.length === 0) return { request };
@@ -67,21 +73,39 @@ function guardArguments(ctx: CallContext, request: WireMessage<JsonRpcRequest>, 
     verdict = guardValue(request.text, span, rules, "arguments", context);
   } catch (error) {
     if (!(error instanceof TooDeepError)) throw error;
-    return { answer: toolError(id, `The gateway's guardrails could not check this call's arguments (${error.message}); nothing was sent to the upstream.`) };
+    return {
+      answer: toolError(
+        id,
+        `The gateway's guardrails could not check this call's arguments (${error.message}); ` +
+          "nothing was sent to the upstream.",
+      ),
+    };
   }
   if (verdict.hits.length === 0) return { request };
   record(ctx, verdict.hits);
   ctx.record.guardedArguments = JSON.parse(verdict.markedValue) as unknown;
   if (verdict.blockedBy) {
     const rule = verdict.blockedBy;
-    return { answer: toolError(id, `The gateway's guardrail "${rule.name}" blocked this call: its arguments hold ${kindsOf(verdict, rule)}. Nothing was sent to the upstream.`) };
+    return {
+      answer: toolError(
+        id,
+        `The gateway's guardrail "${rule.name}" blocked this call: its arguments hold ${kindsOf(verdict, rule)}. ` +
+          "Nothing was sent to the upstream.",
+      ),
+    };
   }
   if (verdict.text === request.text) return { request };
   return { request: { text: verdict.text, message: JSON.parse(verdict.text) as JsonRpcRequest } };
 }
 
 /** The result side: the answer as the client gets it. */
-function guardResult(ctx: CallContext, id: JsonRpcId, text: string, rules: readonly GuardRule[], context: DetectorContext): string {
+function guardResult(
+  ctx: CallContext,
+  id: JsonRpcId,
+  text: string,
+  rules: readonly GuardRule[],
+  context: DetectorContext,
+): string {
   const span = pathSpan(text, ["result"]);
   if (!span || rules.length === 0) return text;
   let verdict: GuardVerdict;
@@ -96,7 +120,10 @@ function guardResult(ctx: CallContext, id: JsonRpcId, text: string, rules: reado
   record(ctx, verdict.hits);
   if (verdict.blockedBy) {
     const rule = verdict.blockedBy;
-    return toolError(id, `The gateway's guardrail "${rule.name}" withheld this result: it holds ${kindsOf(verdict, rule)}.`);
+    return toolError(
+      id,
+      `The gateway's guardrail "${rule.name}" withheld this result: it holds ${kindsOf(verdict, rule)}.`,
+    );
   }
   return verdict.text;
 }
@@ -108,8 +135,19 @@ function guardResult(ctx: CallContext, id: JsonRpcId, text: string, rules: reado
  * @example
  * return guardCall(ctx, request, next, guardrails, namedAt(ctx.target)!, secretKeys);
  */
-export async function guardCall(ctx: CallContext, request: WireMessage<JsonRpcRequest>, next: MethodHandler, guardrails: Guardrails, at: NamedAt, secretKeys: readonly string[]): Promise<string> {
-  const scope: GuardScope = { upstream: at.upstream, tool: at.name, ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}) };
+export async function guardCall(
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  next: MethodHandler,
+  guardrails: Guardrails,
+  at: NamedAt,
+  secretKeys: readonly string[],
+): Promise<string> {
+  const scope: GuardScope = {
+    upstream: at.upstream,
+    tool: at.name,
+    ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}),
+  };
   const context: DetectorContext = { secretKeys, patterns: guardrails.patterns };
   const { id } = request.message;
   const checked = guardArguments(ctx, request, rulesFor(guardrails, scope, "arguments"), context);
@@ -117,7 +155,11 @@ export async function guardCall(ctx: CallContext, request: WireMessage<JsonRpcRe
   const resultRules = rulesFor(guardrails, scope, "result");
   const enforcing = resultRules.some((rule) => rule.action !== "warn");
   if (enforcing && request.message.params?.["task"] !== undefined) {
-    return toolError(id, `The gateway's guardrails read this tool's results, and a task's result comes back without its tool's name; call the tool without a task.`);
+    return toolError(
+      id,
+      "The gateway's guardrails read this tool's results, and a task's result comes back without its tool's name; " +
+        "call the tool without a task.",
+    );
   }
   let withheld: string | undefined;
   let unchecked = false;
@@ -125,17 +167,22 @@ export async function guardCall(ctx: CallContext, request: WireMessage<JsonRpcRe
     minBytes: MAX_GUARDED_RESULT_BYTES,
     take: async (body) => {
       await body.cancel();
-      withheld = toolError(id, `The gateway withheld this result: it is larger than ${MAX_GUARDED_RESULT_BYTES} bytes, too large for its guardrails to check.`);
+      withheld = toolError(
+        id,
+        `The gateway withheld this result: it is larger than ${MAX_GUARDED_RESULT_BYTES} bytes, ` +
+          "too large for its guardrails to check.",
+      );
       return withheld;
     },
   };
-  // Warn-only rules leave a large answer to offload (streamed, unread); block and redact rules never let one pass unread.
+  // Warn-only rules leave a large answer to offload (streamed, unread); block and redact rules never let one pass.
   const inner = enforcing ? { ...ctx, largeAnswer: large } : ctx;
   const text = await next(inner, checked.request);
   if (withheld !== undefined) return withheld;
   if (!enforcing && ctx.record.payloadId !== undefined) unchecked = true;
   const out = unchecked ? text : guardResult(ctx, id, text, resultRules, context);
   logWarnings(scope, ctx.record.guardrails ?? []);
-  if (unchecked && resultRules.length > 0) ctx.record.guardrailsUnchecked = "result offloaded while streamed: not checked";
+  if (unchecked && resultRules.length > 0)
+    ctx.record.guardrailsUnchecked = "result offloaded while streamed: not checked";
   return out;
 }

@@ -65,7 +65,13 @@ export function markFindings(text: string, findings: readonly Finding[]): string
  * const verdict = guardValue(text, argumentsSpan, rules, "arguments", context);
  * if (verdict.blockedBy) return toolError(id, `blocked by ${verdict.blockedBy.name}`);
  */
-export function guardValue(text: string, span: Span, rules: readonly GuardRule[], where: GuardSide, context: DetectorContext): GuardVerdict {
+export function guardValue(
+  text: string,
+  span: Span,
+  rules: readonly GuardRule[],
+  where: GuardSide,
+  context: DetectorContext,
+): GuardVerdict {
   const hits = new Map<string, GuardHit>();
   let blockedBy: GuardRule | undefined;
   const clientEdits: Splice[] = [];
@@ -97,7 +103,8 @@ export function guardValue(text: string, span: Span, rules: readonly GuardRule[]
         all.push(...found);
       }
     }
-    if (redacted.length > 0) clientEdits.push({ span: { start, end }, raw: JSON.stringify(markFindings(value, redacted)) });
+    if (redacted.length > 0)
+      clientEdits.push({ span: { start, end }, raw: JSON.stringify(markFindings(value, redacted)) });
     if (all.length > 0) auditEdits.push({ span: { start, end }, raw: JSON.stringify(markFindings(value, all)) });
   };
 
@@ -134,7 +141,10 @@ export function guardValue(text: string, span: Span, rules: readonly GuardRule[]
     throw error;
   }
   const edited = clientEdits.length > 0 ? splice(text, clientEdits) : text;
-  const markedValue = auditEdits.length > 0 ? splice(text, auditEdits).slice(span.start, span.end + lengthChange(auditEdits)) : text.slice(span.start, span.end);
+  const markedValue =
+    auditEdits.length > 0
+      ? splice(text, auditEdits).slice(span.start, span.end + lengthChange(auditEdits))
+      : text.slice(span.start, span.end);
   return { hits: [...hits.values()], ...(blockedBy ? { blockedBy } : {}), text: edited, markedValue };
 }
 

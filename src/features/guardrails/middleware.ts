@@ -36,7 +36,9 @@ export function guardrails({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Guard
         if (loaded.state === "absent") return next(ctx, request);
         if (loaded.state === "broken") {
           // The problems are the operator's to read (GET /admin/guardrails, the log), not the client's.
-          const text = "The gateway withheld this call: its guardrails document is invalid, so no rule can be applied. An operator must fix it.";
+          const text =
+            "The gateway withheld this call: its guardrails document is invalid, so no rule can be applied. " +
+            "An operator must fix it.";
           return resultText(request.message.id, { content: [{ type: "text", text }], isError: true });
         }
         return loaded.engine.guardCall(ctx, request, next, loaded.value, at, ctx.services.config.audit.redactKeys);

@@ -187,9 +187,15 @@ function sizeOf(node: Node, cap: number): number {
     case "char":
       return 1;
     case "cat":
-      return Math.min(cap + 1, node.items.reduce((sum, item) => sum + sizeOf(item, cap), 0));
+      return Math.min(
+        cap + 1,
+        node.items.reduce((sum, item) => sum + sizeOf(item, cap), 0),
+      );
     case "alt":
-      return Math.min(cap + 1, node.options.reduce((sum, option) => sum + sizeOf(option, cap) + 1, 0));
+      return Math.min(
+        cap + 1,
+        node.options.reduce((sum, option) => sum + sizeOf(option, cap) + 1, 0),
+      );
     case "repeat": {
       const copies = node.max === Infinity ? Math.max(node.min, 1) : node.max;
       return Math.min(cap + 1, copies * (sizeOf(node.node, cap) + 1) + 1);
@@ -206,9 +212,11 @@ function sizeOf(node: Node, cap: number): number {
  * coveredSpans(pattern, "order ACME-123456 shipped") // [{ start: 6, end: 17 }]
  */
 export function compilePattern(source: string, ignoreCase = false): SafePattern {
-  if (source.length === 0 || source.length > MAX_PATTERN_CHARS) throw new PatternError(`a pattern is 1 to ${MAX_PATTERN_CHARS} characters`);
+  if (source.length === 0 || source.length > MAX_PATTERN_CHARS)
+    throw new PatternError(`a pattern is 1 to ${MAX_PATTERN_CHARS} characters`);
   const tree = parse(source, ignoreCase);
-  if (sizeOf(tree, MAX_PATTERN_STATES) > MAX_PATTERN_STATES) throw new PatternError(`the pattern needs more than ${MAX_PATTERN_STATES} states; use smaller repetition counts`);
+  if (sizeOf(tree, MAX_PATTERN_STATES) > MAX_PATTERN_STATES)
+    throw new PatternError(`the pattern needs more than ${MAX_PATTERN_STATES} states; use smaller repetition counts`);
   const sets: (CharSet | undefined)[] = [];
   const out: number[] = [];
   const out2: number[] = [];

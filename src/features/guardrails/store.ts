@@ -27,7 +27,10 @@ async function read(kv: KVNamespace): Promise<LoadedGuardrails> {
   const parsed = await parseDocument(text);
   const checked = parsed.ok ? engine.checkGuardrails(parsed.value) : parsed;
   if (checked.ok) return { state: "valid", value: checked.value, engine };
-  console.error(`mcp-edge-gateway: KV document "${GUARDRAILS_KEY}" is invalid and every tool call is refused: ${formatProblems(checked.problems)}`);
+  console.error(
+    `mcp-edge-gateway: KV document "${GUARDRAILS_KEY}" is invalid and every tool call is refused: ` +
+      formatProblems(checked.problems),
+  );
   return { state: "broken", problems: checked.problems };
 }
 

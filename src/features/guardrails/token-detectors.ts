@@ -2,7 +2,8 @@
  * The built-in detectors over one string: secrets (well-known token formats, private key
  * blocks, `name = value` where the name is one the audit trail redacts) and personal data
  * (emails, phone numbers, card numbers that pass the Luhn check, IBANs that pass the
- * mod-97 check, US SSNs, UK National Insurance numbers, French NIRs with a valid key). Each returns the spans it found with a kind naming what it is.
+ * mod-97 check, US SSNs, UK National Insurance numbers, French NIRs with a valid key).
+ * Each returns the spans it found with a kind naming what it is.
  *
  * Linear in the text: every expression starts only where the character before cannot
  * continue its run (a negative lookbehind of the run's own class), so each run of the
@@ -18,11 +19,20 @@ export type Finding = { readonly start: number; readonly end: number; readonly k
 type Format = { readonly kind: string; readonly pattern: RegExp; readonly valid?: (match: string) => boolean };
 
 const SECRET_FORMATS: readonly Format[] = [
-  { kind: "aws-access-key", pattern: /(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Z0-9])/g },
-  { kind: "github-token", pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])/g },
+  {
+    kind: "aws-access-key",
+    pattern: /(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Z0-9])/g,
+  },
+  {
+    kind: "github-token",
+    pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])/g,
+  },
   { kind: "slack-token", pattern: /(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,250}(?![A-Za-z0-9-])/g },
   { kind: "slack-webhook", pattern: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9_/-]{20,200}/g },
-  { kind: "jwt", pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,4096}\.[A-Za-z0-9_-]{0,4096}/g },
+  {
+    kind: "jwt",
+    pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,4096}\.[A-Za-z0-9_-]{0,4096}/g,
+  },
 ];
 
 const PRIVATE_KEY_BEGIN = /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----/g;
@@ -41,7 +51,10 @@ export function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** The ISO 13616 check of an IBAN (spaces ignored): letters as 10–35, country and check digits moved to the end, mod 97 is 1. */
+/**
+ * The ISO 13616 check of an IBAN (spaces ignored): letters read as 10–35, country and check
+ * digits moved to the end, the number mod 97 is 1.
+ */
 export function ibanValid(iban: string): boolean {
   const compact = iban.replace(/ /g, "");
   if (compact.length < 15 || compact.length > 34) return false;
@@ -68,10 +81,16 @@ function ninoValid(match: string): boolean {
   return !["BG", "GB", "NK", "KN", "NT", "TN", "ZZ"].includes(match.slice(0, 2));
 }
 
-/** A French NIR (social security number, 13 digits and a 2-digit key): the key is 97 minus the number mod 97 (Corsica's 2A, 2B read as 19, 18). */
+/**
+ * A French NIR (social security number: 13 digits and a 2-digit key): the key is 97 minus
+ * the number mod 97 (Corsica's 2A, 2B read as 19, 18).
+ */
 export function nirValid(match: string): boolean {
   const compact = match.replace(/ /g, "");
-  const body = compact.slice(0, 13).replace(/^(\d{5})2A/, "$119").replace(/^(\d{5})2B/, "$118");
+  const body = compact
+    .slice(0, 13)
+    .replace(/^(\d{5})2A/, "$119")
+    .replace(/^(\d{5})2B/, "$118");
   if (!/^\d{13}$/.test(body)) return false;
   let rest = 0;
   for (const c of body) rest = (rest * 10 + c.charCodeAt(0) - 48) % 97;
@@ -85,7 +104,11 @@ const PERSONAL_FORMATS: readonly Format[] = [
   },
   {
     kind: "phone",
-    pattern: /(?<![\w+])(?:\+\d{1,3}(?:[ .-]?\(\d{1,4}\)|[ .-]\d{1,4}){2,6}|\+\d{8,15}|\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?![\w-])/g,
+    pattern: new RegExp(
+      String.raw`(?<![\w+])(?:\+\d{1,3}(?:[ .-]?\(\d{1,4}\)|[ .-]\d{1,4}){2,6}|\+\d{8,15}` +
+        String.raw`|\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?![\w-])`,
+      "g",
+    ),
     valid: (match) => {
       const count = digitsOf(match).length;
       return count >= 8 && count <= 15;
@@ -98,15 +121,24 @@ const PERSONAL_FORMATS: readonly Format[] = [
   },
   {
     kind: "iban",
-    pattern: /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)(?![A-Za-z0-9])/g,
+    pattern:
+      /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)(?![A-Za-z0-9])/g,
     valid: ibanValid,
   },
   { kind: "us-ssn", pattern: /(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])/g, valid: ssnValid },
-  { kind: "uk-nino", pattern: /(?<![A-Za-z0-9])[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])/g, valid: ninoValid },
-  { kind: "fr-nir", pattern: /(?<![\d])[12] ?\d{2} ?(?:0[1-9]|1[0-2]) ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?![\d])/g, valid: nirValid },
+  {
+    kind: "uk-nino",
+    pattern: /(?<![A-Za-z0-9])[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])/g,
+    valid: ninoValid,
+  },
+  {
+    kind: "fr-nir",
+    pattern: /(?<![\d])[12] ?\d{2} ?(?:0[1-9]|1[0-2]) ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?![\d])/g,
+    valid: nirValid,
+  },
 ];
 
-/** Adds each valid match of `format` in `text` to `out` (the expressions are shared: each search starts at 0 and runs to the end). */
+/** Adds each valid match of `format` in `text` to `out` (the expressions are shared: each search runs from 0). */
 function findFormat(text: string, format: Format, out: Finding[]): void {
   const pattern = format.pattern;
   pattern.lastIndex = 0;
