@@ -5,7 +5,7 @@
  * protocol eras, `sys___call_tool`, a persona-scoped rule, and the audit event's record of
  * what fired (never the matched text).
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { admin, ADMIN_VARS } from "./helpers/admin";
 import { recordingQueue } from "./helpers/audit";
 import { admin as authAdmin, authVars, makeKey } from "./helpers/auth";
@@ -346,5 +346,26 @@ describe("a persona-scoped rule", () => {
     expect(await echo(["g-partner"])).toBe("alpha: [redacted: email]");
     expect(await echo(["g-staff"])).toBe("alpha: ada@example.com");
     await authAdmin("DELETE", "/guardrails", undefined, VARS);
+  });
+});
+
+describe("a 2026-07-28 client's own Mcp-Param headers", () => {
+  it("are not forwarded once the arguments they mirror are redacted", async () => {
+    await putRules([{ name: "pii-out", action: "redact", detectors: ["personal"], on: ["arguments"] }]);
+    const modernUrl = inject("modernUpstreamUrl");
+    const vars = { ...ADMIN_VARS, UPSTREAMS: JSON.stringify([{ name: "modern", url: modernUrl }]) };
+    const marker = `m${crypto.randomUUID().slice(0, 8)}`;
+    const text = `${marker} mail ada@example.com`;
+    const headers = { "mcp-param-text": text };
+    const answer = await modern("/mcp/modern", "tools/call", { name: "echo", arguments: { text } }, { vars, headers });
+    expect(answer.result.content[0].text).toBe(`modern: ${marker} mail [redacted: email]`);
+    const seen = (await (await fetch(new URL("/seen", modernUrl).href)).json()) as {
+      headers: Record<string, string>;
+      params: Json;
+    }[];
+    const call = seen.find((entry) => JSON.stringify(entry.params ?? {}).includes(marker))!;
+    // The header the upstream got is the gateway's, mirrored from the redacted arguments.
+    expect(JSON.stringify(call.headers)).not.toContain("ada@example.com");
+    expect(call.params.arguments.text).toBe(`${marker} mail [redacted: email]`);
   });
 });

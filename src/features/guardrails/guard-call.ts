@@ -176,7 +176,13 @@ export async function guardCall(
     },
   };
   // Warn-only rules leave a large answer to offload (streamed, unread); block and redact rules never let one pass.
-  const inner = enforcing ? { ...ctx, largeAnswer: large } : ctx;
+  let inner: CallContext = enforcing ? { ...ctx, largeAnswer: large } : ctx;
+  // A 2026-07-28 client's own Mcp-Param-* headers mirror the arguments as it sent them: once they are redacted,
+  // the gateway mirrors the headers from what it forwards instead (upstream/modern-send.ts), never the client's.
+  if (checked.request !== request && inner.paramHeaders !== undefined) {
+    const { paramHeaders: _mirroredOriginals, ...withoutHeaders } = inner;
+    inner = withoutHeaders;
+  }
   const text = await next(inner, checked.request);
   if (withheld !== undefined) return withheld;
   if (!enforcing && ctx.record.payloadId !== undefined) unchecked = true;
