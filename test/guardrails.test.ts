@@ -369,3 +369,18 @@ describe("a 2026-07-28 client's own Mcp-Param headers", () => {
     expect(call.params.arguments.text).toBe(`${marker} mail [redacted: email]`);
   });
 });
+
+describe("a task-augmented call", () => {
+  it("is refused while a result rule could change its result, which tasks/result would not name", async () => {
+    await putRules([{ name: "pii-in", action: "redact", detectors: ["personal"], on: ["result"] }]);
+    const { session } = await initialize("/mcp", { vars: ADMIN_VARS });
+    const params = { name: "alpha___echo", arguments: { text: "hi" }, task: { ttl: 60_000 } };
+    const answer = await request("/mcp", session, "tools/call", params, { vars: ADMIN_VARS });
+    expect(answer.result.isError).toBe(true);
+    expect(textOf(answer)).toContain("call the tool without a task");
+    // A warn rule changes nothing: the call goes on as the client asked.
+    await putRules([{ name: "pii-in", action: "warn", detectors: ["personal"], on: ["result"] }]);
+    const warned = await request("/mcp", session, "tools/call", params, { vars: ADMIN_VARS });
+    expect(JSON.stringify(warned)).not.toContain("call the tool without a task");
+  });
+});
