@@ -16,22 +16,35 @@ import { secretKeyMatcher } from "../../policy/secret-keys";
 /** One thing a detector found in a string: the span [start, end) and what it is. */
 export type Finding = { readonly start: number; readonly end: number; readonly kind: string };
 
-type Format = { readonly kind: string; readonly pattern: RegExp; readonly valid?: (match: string) => boolean };
+/** A format: its expression, a check of each match, and literals one of which every match holds (a text with none is not searched). */
+type Format = {
+  readonly kind: string;
+  readonly pattern: RegExp;
+  readonly valid?: (match: string) => boolean;
+  readonly needs?: readonly string[];
+};
 
 const SECRET_FORMATS: readonly Format[] = [
   {
     kind: "aws-access-key",
     pattern: /(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Z0-9])/g,
+    needs: ["AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"],
   },
   {
     kind: "github-token",
     pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])/g,
+    needs: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
   },
-  { kind: "slack-token", pattern: /(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,250}(?![A-Za-z0-9-])/g },
-  { kind: "slack-webhook", pattern: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9_/-]{20,200}/g },
+  { kind: "slack-token", pattern: /(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,250}(?![A-Za-z0-9-])/g, needs: ["xox"] },
+  {
+    kind: "slack-webhook",
+    pattern: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9_/-]{20,200}/g,
+    needs: ["hooks.slack.com"],
+  },
   {
     kind: "jwt",
     pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,4096}\.[A-Za-z0-9_-]{0,4096}/g,
+    needs: [".eyJ"],
   },
 ];
 
@@ -101,6 +114,7 @@ const PERSONAL_FORMATS: readonly Format[] = [
   {
     kind: "email",
     pattern: /(?<![\w.+-])[A-Za-z0-9][\w.+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.){1,8}[A-Za-z]{2,24}(?![\w-])/g,
+    needs: ["@"],
   },
   {
     kind: "phone",
@@ -125,7 +139,7 @@ const PERSONAL_FORMATS: readonly Format[] = [
       /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)(?![A-Za-z0-9])/g,
     valid: ibanValid,
   },
-  { kind: "us-ssn", pattern: /(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])/g, valid: ssnValid },
+  { kind: "us-ssn", pattern: /(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])/g, valid: ssnValid, needs: ["-"] },
   {
     kind: "uk-nino",
     pattern: /(?<![A-Za-z0-9])[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])/g,
@@ -140,6 +154,7 @@ const PERSONAL_FORMATS: readonly Format[] = [
 
 /** Adds each valid match of `format` in `text` to `out` (the expressions are shared: each search runs from 0). */
 function findFormat(text: string, format: Format, out: Finding[]): void {
+  if (format.needs && !format.needs.some((literal) => text.includes(literal))) return;
   const pattern = format.pattern;
   pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
@@ -150,6 +165,7 @@ function findFormat(text: string, format: Format, out: Finding[]): void {
 
 /** Private key blocks: from each BEGIN line to the END line after it (or to the end of the text when none follows). */
 function findPrivateKeys(text: string, out: Finding[]): void {
+  if (!text.includes("PRIVATE KEY")) return;
   const [begin, end] = [PRIVATE_KEY_BEGIN, PRIVATE_KEY_END];
   begin.lastIndex = 0;
   for (let match = begin.exec(text); match !== null; match = begin.exec(text)) {
