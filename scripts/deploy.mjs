@@ -63,9 +63,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * KiB, moved out of the main module: arguments of a held call only); with issue 32's
  * defences (+25 KiB: findings, throttling, sign-in checks) and client sign-in's own code,
  * the whole was 821.5 and the main module 582.3. Raised to 870 for the guardrails engine
- * (guardrails-module.mjs, 30.7 KiB, imported only when a guardrails document is stored:
- * src/features/guardrails/), which took the whole to 860.5 and the main module from 584.8 to
- * 590.7 (its middleware, admin routes and console page).
+ * (guardrails-module.mjs, 31.1 KiB, imported only when a guardrails document is stored:
+ * src/features/guardrails/), which took the whole to 860.8 and the main module from 584.8 to
+ * 590.5 (its middleware, admin routes and console page).
  */
 export const MAIN_MODULE_BUDGET_KIB = 600;
 export const UPLOAD_BUDGET_KIB = 870;

@@ -20,9 +20,13 @@ import { gatewayConfig } from "../../config/gateway-config";
 import { isObject } from "../../core/jsonrpc";
 import { parseDocument, type Checked } from "../../storage/document-store";
 import { loadGuardrailsEngine } from "../../storage/guardrails-library";
-import { MAX_GUARDRAILS_DOCUMENT_BYTES } from "./document";
 import { forgetGuardrails, GUARDRAILS_KEY } from "./store";
 
+/**
+ * The longest document the admin API takes, in bytes. Defined here, not in document.ts:
+ * importing a value from the engine's files would pull them into the main module.
+ */
+export const MAX_GUARDRAILS_DOCUMENT_BYTES = 256 * 1024;
 /** A preview carries a sample beside the rules, so it may be larger than a document. */
 export const MAX_PREVIEW_BYTES = 4 * 1024 * 1024;
 

@@ -48,8 +48,6 @@ export const MAX_RULES = 100;
 export const MAX_PATTERNS = 50;
 /** At most this many entries in one of a rule's lists (detectors, upstreams, tools, personas). */
 export const MAX_LIST_ENTRIES = 32;
-/** The longest document the admin API takes, in bytes. */
-export const MAX_GUARDRAILS_DOCUMENT_BYTES = 256 * 1024;
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const ACTIONS: readonly GuardAction[] = ["redact", "block", "warn"];
