@@ -36,6 +36,7 @@ export const YAML_MODULE = path.join(ROOT, 'src', 'storage', 'yaml-module.mjs');
 export const OAUTH_PROVIDER_MODULE = path.join(ROOT, 'src', 'storage', 'oauth-provider-module.mjs');
 export const JSON_SCHEMA_MODULE = path.join(ROOT, 'src', 'storage', 'json-schema-module.mjs');
 export const CODE_MODE_MODULE = path.join(ROOT, 'src', 'storage', 'code-mode-module.mjs');
+export const GUARDRAILS_MODULE = path.join(ROOT, 'src', 'storage', 'guardrails-module.mjs');
 /**
  * What the module exports: only what src/storage/document-store.ts calls. esbuild leaves out
  * what `parse` cannot reach, which is little (95.5 KiB against 100.9 for all of yaml): a
@@ -83,6 +84,15 @@ export function buildCodeModeModule() {
   return buildModule({ entry: 'export { declarationsAnswer, runAnswer } from "./src/features/code-mode/lazy-entry.ts";', file: CODE_MODE_MODULE, banner: `src/features/code-mode/lazy-entry.ts and acorn ${versionOf('acorn')} (MIT license)`, external: ['cloudflare:workers'] });
 }
 
+/**
+ * Builds the guardrails engine (src/features/guardrails/engine.ts): only a gateway with a
+ * guardrails document imports it (src/storage/guardrails-library.ts); returns whether it changed.
+ */
+export function buildGuardrailsModule() {
+  const entry = 'export * from "./src/features/guardrails/engine.ts";';
+  return buildModule({ entry, file: GUARDRAILS_MODULE, banner: 'src/features/guardrails/engine.ts' });
+}
+
 /** Bundles `entry` into `file`, minified; writes it only when its text changed (returns whether it did). */
 async function buildModule({ entry, file, banner, external = [] }) {
   const esbuild = await wranglersEsbuild();
@@ -117,7 +127,7 @@ async function buildModule({ entry, file, banner, external = [] }) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  for (const [file, build] of [[YAML_MODULE, buildYamlModule], [OAUTH_PROVIDER_MODULE, buildOAuthProviderModule], [JSON_SCHEMA_MODULE, buildJsonSchemaModule], [CODE_MODE_MODULE, buildCodeModeModule]]) {
+  for (const [file, build] of [[YAML_MODULE, buildYamlModule], [OAUTH_PROVIDER_MODULE, buildOAuthProviderModule], [JSON_SCHEMA_MODULE, buildJsonSchemaModule], [CODE_MODE_MODULE, buildCodeModeModule], [GUARDRAILS_MODULE, buildGuardrailsModule]]) {
     const changed = await build();
     console.log(`[lazy-module] ${path.relative(process.cwd(), file) || file} ${changed ? 'written' : 'up to date'}`);
   }

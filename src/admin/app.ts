@@ -17,6 +17,7 @@
  *   GET    /admin/audit?from=&to=&tool=&user=&upstream=&outcome=&limit=   the audit trail as NDJSON (admin/audit.ts)
  *   /admin/api-keys, /admin/personas, /admin/visibility: see api-keys.ts and access-documents.ts
  *   /admin/pins: tool pinning, see pins.ts
+ *   /admin/guardrails: rules on what calls send and receive, see features/guardrails/admin-routes.ts
  */
 import { PLAN_KEY, filterSetKey, listFilterSetNames } from "../storage/document-keys";
 import type { Context, MiddlewareHandler } from "hono";
@@ -42,6 +43,7 @@ import { adminTokenState, ADMIN_TOKEN_TOO_SHORT_MESSAGE } from "../auth/admin-to
 import { adminRateLimiter, isConsoleCall, judgeAdminAttempt, throttledMessage } from "../auth/admin-throttle";
 import { gatewayConfig } from "../config/gateway-config";
 import { addUnmatchedRoute } from "./unmatched";
+import { createGuardrailsAdmin } from "../features/guardrails/admin-routes";
 
 /** Where the shell mounts the admin API. */
 export const ADMIN_BASE = "/admin";
@@ -217,6 +219,7 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
   admin.route("/api-keys", createApiKeyRoutes());
   admin.route("/upstream-connections", createUpstreamConnectionRoutes());
   admin.route("/", createAccessRoutes());
+  admin.route("/", createGuardrailsAdmin());
 
   addUnmatchedRoute(admin, ADMIN_BASE);
   return admin;

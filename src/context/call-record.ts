@@ -19,6 +19,16 @@ export type AmbiguousEntry = {
   readonly raw: string;
 };
 
+/** A guardrail rule that found something in a call (features/guardrails/): never the matched text. */
+export type GuardrailHit = {
+  readonly rule: string;
+  readonly action: "redact" | "block" | "warn";
+  readonly detector: string;
+  readonly kind: string;
+  readonly where: "arguments" | "result";
+  readonly count: number;
+};
+
 export type CallRecord = {
   /** When the pipeline took the message (ms since the epoch). */
   readonly startedAt: number;
@@ -41,6 +51,12 @@ export type CallRecord = {
   bytesSaved?: number;
   /** True when the filter set runs in shadow mode (nothing was changed). */
   filterShadow?: boolean;
+  /** What guardrail rules found in the call's arguments and result (features/guardrails/). */
+  guardrails?: GuardrailHit[];
+  /** The arguments with every guardrail finding replaced by a marker: what audit records of them. */
+  guardedArguments?: unknown;
+  /** Why the guardrails did not read the result (offloaded while it streamed, under warn-only rules). */
+  guardrailsUnchecked?: string;
   /** The id of the payload offload stored instead of the answer. */
   payloadId?: string;
   /** The rules whose guidance was appended to the result (middleware/rules.ts), by name. */

@@ -16,6 +16,8 @@
  * icons and text overrides shape the upstreams' lists (the gateway's own tools are
  * appended outside them, by sys-tools). Pinning sits inside them: it judges the
  * upstreams' own definitions, and what it lets through is then shaped like any other.
+ * Guardrails sit innermost, next to the relay: they read the arguments as the upstream gets
+ * them and the result as it sent it, before filters shape it and offload stores it.
  */
 import type { GatewayConfig } from "../config/gateway-config";
 import type { Handler, Middleware } from "../context/call-context";
@@ -40,6 +42,7 @@ import { auditTrail } from "./audit-trail";
 import { traceContext } from "../middleware/trace-context";
 import { upstreamHealth } from "./upstream-health";
 import { catalogModes } from "../catalog/catalog-modes";
+import { guardrails } from "../features/guardrails/middleware";
 
 export type { CallObserver };
 
@@ -63,6 +66,7 @@ export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
     offload({ defaults: config.offload, cacheTtlMs }),
     outputFilters({ cacheTtlMs }),
     taskResults({ cacheTtlMs }),
+    guardrails({ cacheTtlMs }),
   ];
 }
 

@@ -5,6 +5,7 @@
  * the log data model's `trace_id`/`span_id`); what only this gateway knows is under
  * `gateway.`. docs/audit.md maps them to the reference audit fields.
  */
+import type { GuardrailHit } from "../context/call-record";
 
 /** How a call ended for the client. */
 export type AuditOutcome = "success" | "tool_error" | "error";
@@ -61,6 +62,10 @@ export type AuditEvent = {
   readonly "gateway.filter.bytes_saved"?: number;
   readonly "gateway.filter.shadow"?: boolean;
   readonly "gateway.payload_id"?: string;
+  /** Guardrail rules that found something: rule, detector, kind, action, where (arguments or result), count; never the text. */
+  readonly "gateway.guardrails"?: readonly GuardrailHit[];
+  /** Why the guardrails did not read the result. */
+  readonly "gateway.guardrails.unchecked"?: string;
   readonly "gateway.outcome": AuditOutcome;
   /** The failure's class: the gateway's failure reason, else the JSON-RPC error code, else `tool_error`. */
   readonly "error.type"?: string;

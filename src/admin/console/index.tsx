@@ -35,6 +35,7 @@ import { registerOverview } from "./overview";
 import { registerPersonas } from "./personas";
 import { registerPins } from "./pins";
 import { registerShaping } from "./shaping";
+import { registerGuardrailsPage } from "../../features/guardrails/console-page";
 import { registerTools } from "./tools";
 import { registerUpstreams } from "./upstreams";
 
@@ -201,6 +202,7 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
   registerApiKeys(app);
   registerAudit(app);
   registerShaping(app);
+  registerGuardrailsPage(app);
   registerPins(app);
 
   // Mounted in the gateway's app, an unknown console path would fall through to the next routes (the admin API): it ends here.

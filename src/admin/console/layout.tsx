@@ -24,6 +24,7 @@ export const PAGES: readonly (readonly [string, string])[] = [
   ["/api-keys", "API keys"],
   ["/audit", "Audit"],
   ["/shaping", "Shaping"],
+  ["/guardrails", "Guardrails"],
   ["/pins", "Pins"],
 ];
 

@@ -1,0 +1,192 @@
+/**
+ * The guardrails document (KV "guardrails"): rules that apply detectors to a tool call's
+ * arguments and result, each scoped by upstream, tool and persona, and the operator's
+ * named patterns. Checked on every write and every read; every problem is located by a
+ * JSON Pointer, and patterns are compiled here, once per document an isolate reads.
+ *
+ * ```json
+ * { "patterns": { "order-id": { "pattern": "ACME-[0-9]{6}" } },
+ *   "rules": [{ "name": "no-cards-out", "action": "block", "detectors": ["personal"], "on": ["arguments"],
+ *               "upstreams": ["partner-*"], "tools": ["*"], "personas": ["contractor"] }] }
+ * ```
+ */
+import { isObject } from "../../core/jsonrpc";
+import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
+import { deepFreeze } from "../../policy/document-limits";
+import type { Checked, DocumentProblem } from "../../storage/document-store";
+import { BUILT_IN_DETECTORS, PATTERN_PREFIX } from "./detectors";
+import { compilePattern, PatternError, type SafePattern } from "./safe-pattern";
+
+/** What a rule does when a detector finds something. */
+export type GuardAction = "redact" | "block" | "warn";
+/** Which side of a call a rule reads. */
+export type GuardSide = "arguments" | "result";
+
+export type GuardRule = {
+  readonly name: string;
+  readonly action: GuardAction;
+  readonly detectors: readonly string[];
+  readonly on: readonly GuardSide[];
+  /** Globs over upstream names; absent: every upstream. */
+  readonly upstreams?: readonly string[];
+  /** Globs over the upstream's own tool names; absent: every tool. */
+  readonly tools?: readonly string[];
+  /** Persona names; absent: every caller, with a persona or without. */
+  readonly personas?: readonly string[];
+  readonly description?: string;
+};
+
+export type Guardrails = {
+  readonly rules: readonly GuardRule[];
+  /** The operator's patterns, compiled. */
+  readonly patterns: ReadonlyMap<string, SafePattern>;
+};
+
+/** At most this many rules in the document. */
+export const MAX_RULES = 100;
+/** At most this many named patterns. */
+export const MAX_PATTERNS = 50;
+/** At most this many entries in one of a rule's lists (detectors, upstreams, tools, personas). */
+export const MAX_LIST_ENTRIES = 32;
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const ACTIONS: readonly GuardAction[] = ["redact", "block", "warn"];
+const SIDES: readonly GuardSide[] = ["arguments", "result"];
+const RULE_FIELDS = ["name", "action", "detectors", "on", "upstreams", "tools", "personas", "description"];
+
+function stringList(
+  value: unknown,
+  path: string,
+  problems: DocumentProblem[],
+  check?: (item: string, path: string) => void,
+): string[] | undefined {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_LIST_ENTRIES) {
+    problems.push({ path, message: `must be a list of 1 to ${MAX_LIST_ENTRIES} strings` });
+    return undefined;
+  }
+  const out: string[] = [];
+  value.forEach((item, index) => {
+    if (!checkText(item, at(path, index), problems, 256)) return;
+    check?.(item, at(path, index));
+    out.push(item);
+  });
+  return out;
+}
+
+function checkPatterns(value: unknown, problems: DocumentProblem[]): Map<string, SafePattern> {
+  const patterns = new Map<string, SafePattern>();
+  if (value === undefined) return patterns;
+  if (!isObject(value) || Object.keys(value).length > MAX_PATTERNS) {
+    problems.push({ path: "/patterns", message: `must be an object of at most ${MAX_PATTERNS} named patterns` });
+    return patterns;
+  }
+  for (const [name, entry] of Object.entries(value)) {
+    const path = at("/patterns", name);
+    if (!NAME.test(name)) problems.push({ path, message: "a pattern name is 1-64 letters, digits, '-' or '_'" });
+    if (!isObject(entry)) {
+      problems.push({ path, message: 'must be an object {"pattern": "...", "ignoreCase"?: true}' });
+      continue;
+    }
+    unknownFields(entry, ["pattern", "ignoreCase", "description"], path, problems);
+    if (entry["ignoreCase"] !== undefined && typeof entry["ignoreCase"] !== "boolean")
+      problems.push({ path: at(path, "ignoreCase"), message: "must be true or false" });
+    if (typeof entry["pattern"] !== "string") {
+      problems.push({
+        path: at(path, "pattern"),
+        message: "must be a string in the guardrails' pattern language (docs/guardrails.md)",
+      });
+      continue;
+    }
+    try {
+      patterns.set(name, compilePattern(entry["pattern"], entry["ignoreCase"] === true));
+    } catch (error) {
+      if (!(error instanceof PatternError)) throw error;
+      problems.push({ path: at(path, "pattern"), message: error.message });
+    }
+  }
+  return patterns;
+}
+
+function checkRule(
+  value: unknown,
+  path: string,
+  patterns: ReadonlyMap<string, SafePattern>,
+  problems: DocumentProblem[],
+): GuardRule | undefined {
+  if (!isObject(value)) {
+    problems.push({
+      path,
+      message: 'must be an object {"name", "action", "detectors", "on"?, "upstreams"?, "tools"?, "personas"?}',
+    });
+    return undefined;
+  }
+  const before = problems.length;
+  unknownFields(value, RULE_FIELDS, path, problems);
+  const name = value["name"];
+  if (typeof name !== "string" || !NAME.test(name))
+    problems.push({ path: at(path, "name"), message: "must be 1-64 letters, digits, '-' or '_'" });
+  const action = value["action"];
+  if (!ACTIONS.includes(action as GuardAction))
+    problems.push({ path: at(path, "action"), message: `must be one of ${ACTIONS.join(", ")}` });
+  const detectors = stringList(value["detectors"], at(path, "detectors"), problems, (item, itemPath) => {
+    const known =
+      (BUILT_IN_DETECTORS as readonly string[]).includes(item) ||
+      (item.startsWith(PATTERN_PREFIX) && patterns.has(item.slice(PATTERN_PREFIX.length)));
+    if (!known)
+      problems.push({
+        path: itemPath,
+        message: `unknown detector (known: ${BUILT_IN_DETECTORS.join(", ")}, or pattern:<a name under /patterns>)`,
+      });
+  });
+  const on =
+    value["on"] === undefined
+      ? [...SIDES]
+      : stringList(value["on"], at(path, "on"), problems, (item, itemPath) => {
+          if (!SIDES.includes(item as GuardSide))
+            problems.push({ path: itemPath, message: `must be one of ${SIDES.join(", ")}` });
+        });
+  const rule: { -readonly [K in keyof GuardRule]: GuardRule[K] } = {
+    name: name as string,
+    action: action as GuardAction,
+    detectors: detectors ?? [],
+    on: (on ?? []) as GuardSide[],
+  };
+  for (const field of ["upstreams", "tools", "personas"] as const) {
+    if (value[field] !== undefined) rule[field] = stringList(value[field], at(path, field), problems);
+  }
+  if (value["description"] !== undefined && checkText(value["description"], at(path, "description"), problems))
+    rule.description = value["description"] as string;
+  return problems.length === before ? rule : undefined;
+}
+
+/**
+ * Checks a guardrails document and compiles its patterns.
+ *
+ * @example
+ * const checked = checkGuardrails({ rules: [{ name: "pii", action: "redact", detectors: ["personal"] }] });
+ */
+export function checkGuardrails(value: unknown): Checked<Guardrails> {
+  const root = rootProblem(value, '{"rules": [...], "patterns"?: {...}}');
+  if (root) return { ok: false, problems: [root] };
+  const document = value as Record<string, unknown>;
+  const problems: DocumentProblem[] = [];
+  unknownFields(document, ["rules", "patterns", "description"], "", problems);
+  const patterns = checkPatterns(document["patterns"], problems);
+  const rules: GuardRule[] = [];
+  const list = document["rules"];
+  if (!Array.isArray(list) || list.length > MAX_RULES)
+    problems.push({ path: "/rules", message: `must be a list of at most ${MAX_RULES} rules` });
+  else {
+    const names = new Set<string>();
+    list.forEach((item, index) => {
+      const rule = checkRule(item, at("/rules", index), patterns, problems);
+      if (!rule) return;
+      if (names.has(rule.name))
+        problems.push({ path: at(at("/rules", index), "name"), message: `another rule is named "${rule.name}"` });
+      names.add(rule.name);
+      rules.push(rule);
+    });
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, value: { rules: deepFreeze(rules), patterns } };
+}

@@ -1,0 +1,194 @@
+/**
+ * One tools/call under the guardrails: the rules that apply to (upstream, tool, persona)
+ * read the arguments before anything is forwarded (a `block` rule answers with a tool error
+ * and nothing leaves; `redact` forwards the arguments with the findings replaced) and the
+ * result before the client sees it (likewise). Hits are written on the call record for the
+ * audit event: rule, detector, kind, action and side, never the matched text; the arguments
+ * audit records are the ones with every finding replaced.
+ *
+ * A result larger than MAX_GUARDED_RESULT_BYTES is not read into memory: under a `block`
+ * or `redact` rule it is withheld (a tool error naming the bound), under `warn` rules only
+ * it passes unread (offload may store it) and the record says it was not checked.
+ */
+import { resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
+import { pathSpan } from "../../core/raw-json";
+import type { CallContext, LargeAnswerConsumer, MethodHandler } from "../../context/call-context";
+import type { NamedAt } from "../../context/call-target";
+import { matchesGlob } from "../../policy/glob";
+import type { DetectorContext } from "./detectors";
+import type { GuardRule, GuardSide, Guardrails } from "./document";
+import { guardValue, TooDeepError, type GuardHit, type GuardVerdict } from "./guard-json";
+
+/** Results larger than this (UTF-8 bytes, as the upstream sent them) are not checked in memory. */
+export const MAX_GUARDED_RESULT_BYTES = 16 * 1024 * 1024;
+/** At most this many distinct hits go on a call's record (and so its audit event). */
+export const MAX_RECORDED_HITS = 32;
+
+/** Who and what a call is, as rules are scoped. */
+export type GuardScope = { readonly upstream: string; readonly tool: string; readonly persona?: string };
+
+/** The rules of `guardrails` that apply to `scope` on `side`. */
+export function rulesFor(guardrails: Guardrails, scope: GuardScope, side: GuardSide): GuardRule[] {
+  return guardrails.rules.filter(
+    (rule) =>
+      rule.on.includes(side) &&
+      (!rule.upstreams || rule.upstreams.some((glob) => matchesGlob(glob, scope.upstream))) &&
+      (!rule.tools || rule.tools.some((glob) => matchesGlob(glob, scope.tool))) &&
+      (!rule.personas || (scope.persona !== undefined && rule.personas.includes(scope.persona))),
+  );
+}
+
+function toolError(id: JsonRpcId, message: string): string {
+  return resultText(id, { content: [{ type: "text", text: message }], isError: true });
+}
+
+function kindsOf(verdict: GuardVerdict, rule: GuardRule): string {
+  return [...new Set(verdict.hits.filter((hit) => hit.rule === rule.name).map((hit) => hit.kind))].join(", ");
+}
+
+function record(ctx: CallContext, hits: readonly GuardHit[]): void {
+  const all = [...(ctx.record.guardrails ?? []), ...hits];
+  ctx.record.guardrails = all.slice(0, MAX_RECORDED_HITS);
+}
+
+/** Tells an operator reading logs what was found (names and kinds only) for `warn` rules. */
+function logWarnings(scope: GuardScope, hits: readonly GuardHit[]): void {
+  const warned = hits.filter((hit) => hit.action === "warn");
+  if (warned.length > 0)
+    console.warn(JSON.stringify({ event: "guardrail-warn", upstream: scope.upstream, tool: scope.tool, hits: warned }));
+}
+
+/** The arguments side: the request to forward (maybe redacted), or the answer that blocks it. */
+function guardArguments(
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  rules: readonly GuardRule[],
+  context: DetectorContext,
+): { request: WireMessage<JsonRpcRequest> } | { answer: string } {
+  const { id } = request.message;
+  const span = pathSpan(request.text, ["params", "arguments"]);
+  if (!span || rules.length === 0) return { request };
+  let verdict: GuardVerdict;
+  try {
+    verdict = guardValue(request.text, span, rules, "arguments", context);
+  } catch (error) {
+    if (!(error instanceof TooDeepError)) throw error;
+    return {
+      answer: toolError(
+        id,
+        `The gateway's guardrails could not check this call's arguments (${error.message}); ` +
+          "nothing was sent to the upstream.",
+      ),
+    };
+  }
+  if (verdict.hits.length === 0) return { request };
+  record(ctx, verdict.hits);
+  ctx.record.guardedArguments = JSON.parse(verdict.markedValue) as unknown;
+  if (verdict.blockedBy) {
+    const rule = verdict.blockedBy;
+    return {
+      answer: toolError(
+        id,
+        `The gateway's guardrail "${rule.name}" blocked this call: its arguments hold ${kindsOf(verdict, rule)}. ` +
+          "Nothing was sent to the upstream.",
+      ),
+    };
+  }
+  if (verdict.text === request.text) return { request };
+  return { request: { text: verdict.text, message: JSON.parse(verdict.text) as JsonRpcRequest } };
+}
+
+/** The result side: the answer as the client gets it. */
+function guardResult(
+  ctx: CallContext,
+  id: JsonRpcId,
+  text: string,
+  rules: readonly GuardRule[],
+  context: DetectorContext,
+): string {
+  const span = pathSpan(text, ["result"]);
+  if (!span || rules.length === 0) return text;
+  let verdict: GuardVerdict;
+  try {
+    verdict = guardValue(text, span, rules, "result", context);
+  } catch (error) {
+    if (!(error instanceof TooDeepError)) throw error;
+    if (rules.every((rule) => rule.action === "warn")) return text;
+    return toolError(id, `The gateway withheld this result: its guardrails could not check it (${error.message}).`);
+  }
+  if (verdict.hits.length === 0) return text;
+  record(ctx, verdict.hits);
+  if (verdict.blockedBy) {
+    const rule = verdict.blockedBy;
+    return toolError(
+      id,
+      `The gateway's guardrail "${rule.name}" withheld this result: it holds ${kindsOf(verdict, rule)}.`,
+    );
+  }
+  return verdict.text;
+}
+
+/**
+ * Runs one tools/call of `at` through `guardrails` (the document valid; see the middleware
+ * for a broken one).
+ *
+ * @example
+ * return guardCall(ctx, request, next, guardrails, namedAt(ctx.target)!, secretKeys);
+ */
+export async function guardCall(
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  next: MethodHandler,
+  guardrails: Guardrails,
+  at: NamedAt,
+  secretKeys: readonly string[],
+): Promise<string> {
+  const scope: GuardScope = {
+    upstream: at.upstream,
+    tool: at.name,
+    ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}),
+  };
+  const context: DetectorContext = { secretKeys, patterns: guardrails.patterns };
+  const { id } = request.message;
+  const checked = guardArguments(ctx, request, rulesFor(guardrails, scope, "arguments"), context);
+  if ("answer" in checked) return checked.answer;
+  const resultRules = rulesFor(guardrails, scope, "result");
+  const enforcing = resultRules.some((rule) => rule.action !== "warn");
+  if (enforcing && request.message.params?.["task"] !== undefined) {
+    return toolError(
+      id,
+      "The gateway's guardrails read this tool's results, and a task's result comes back without its tool's name; " +
+        "call the tool without a task.",
+    );
+  }
+  let withheld: string | undefined;
+  let unchecked = false;
+  const large: LargeAnswerConsumer = {
+    minBytes: MAX_GUARDED_RESULT_BYTES,
+    take: async (body) => {
+      await body.cancel();
+      withheld = toolError(
+        id,
+        `The gateway withheld this result: it is larger than ${MAX_GUARDED_RESULT_BYTES} bytes, ` +
+          "too large for its guardrails to check.",
+      );
+      return withheld;
+    },
+  };
+  // Warn-only rules leave a large answer to offload (streamed, unread); block and redact rules never let one pass.
+  let inner: CallContext = enforcing ? { ...ctx, largeAnswer: large } : ctx;
+  // A 2026-07-28 client's own Mcp-Param-* headers mirror the arguments as it sent them: once they are redacted,
+  // the gateway mirrors the headers from what it forwards instead (upstream/modern-send.ts), never the client's.
+  if (checked.request !== request && inner.paramHeaders !== undefined) {
+    const { paramHeaders: _mirroredOriginals, ...withoutHeaders } = inner;
+    inner = withoutHeaders;
+  }
+  const text = await next(inner, checked.request);
+  if (withheld !== undefined) return withheld;
+  if (!enforcing && ctx.record.payloadId !== undefined) unchecked = true;
+  const out = unchecked ? text : guardResult(ctx, id, text, resultRules, context);
+  logWarnings(scope, ctx.record.guardrails ?? []);
+  if (unchecked && resultRules.length > 0)
+    ctx.record.guardrailsUnchecked = "result offloaded while streamed: not checked";
+  return out;
+}
