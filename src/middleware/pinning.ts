@@ -7,8 +7,10 @@
  * once, as its approved bytes. `warn` serves what the upstream serves and reports.
  * A client that asked for log messages is told which definitions are not approved.
  *
- * Sits inside text overrides and icons (it sees the upstream's own text) and outside
- * the relay; the gateway's own `sys___` tools are never pinned.
+ * Two middleware (pipeline/index.ts): `pinnedLists` sits inside output filters, text
+ * overrides and icons, so it fingerprints the upstream's own definitions, never a list the
+ * gateway shaped; `pinning` checks calls where it always has. The gateway's own `sys___`
+ * tools are never pinned.
  */
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
 import type { UpstreamConfig } from "../config/upstreams";
@@ -261,24 +263,37 @@ async function checkCall(ctx: CallContext, request: JsonRpcRequest, kind: PinKin
 }
 
 /**
- * The pinning middleware.
+ * The pinning middleware for calls: under `enforce`, a call of a definition with a change
+ * not approved goes through only while its arguments fit both versions.
  *
  * @example
- * composeMiddleware([pinning({ cacheTtlMs: 30_000, audit: true })], relay);
+ * composeMiddleware([pinning({ cacheTtlMs: 30_000 }), pinnedLists({ cacheTtlMs: 30_000, audit: true })], relay);
  */
-export function pinning({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS, audit = true }: PinningOptions = {}): Middleware {
-  const options = { cacheTtlMs, audit };
+export function pinning({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: PinningOptions = {}): Middleware {
   return onRequests((next) =>
     async function pinning(ctx, request) {
       const { method } = request.message;
+      if (method !== "tools/call" && method !== "prompts/get") return next(ctx, request);
+      const pinned = ctx.route.upstreams.some((upstream) => pinningOf(upstream) !== "off");
+      if (!ctx.services.kv || !pinned) return next(ctx, request);
+      const refused = await checkCall(ctx, request.message, method === "tools/call" ? "tool" : "prompt", cacheTtlMs);
+      return refused ?? next(ctx, request);
+    });
+}
+
+/**
+ * The pinning middleware for lists: tools/list and prompts/list answers are told to the
+ * pins and, under `enforce`, shaped by them. It sits inside every layer that shapes a list
+ * (output filters, text overrides, icons), so it judges what the upstream said.
+ */
+export function pinnedLists(options: PinningOptions = {}): Middleware {
+  const { cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS, audit = true } = options;
+  const settled = { cacheTtlMs, audit };
+  return onRequests((next) =>
+    async function pinnedLists(ctx, request) {
+      const listKind = LISTS.get(request.message.method);
       const pinned = ctx.route.upstreams.filter((upstream) => pinningOf(upstream) !== "off");
-      if (!ctx.services.kv || pinned.length === 0) return next(ctx, request);
-      const listKind = LISTS.get(method);
-      if (listKind) return pinList(ctx, request.message, await next(ctx, request), listKind, pinned, options);
-      if (method === "tools/call" || method === "prompts/get") {
-        const refused = await checkCall(ctx, request.message, method === "tools/call" ? "tool" : "prompt", cacheTtlMs);
-        if (refused !== undefined) return refused;
-      }
-      return next(ctx, request);
+      if (!listKind || !ctx.services.kv || pinned.length === 0) return next(ctx, request);
+      return pinList(ctx, request.message, await next(ctx, request), listKind, pinned, settled);
     });
 }

@@ -14,8 +14,10 @@
  * limits come before anything answers or forwards.
  * Rules append their guidance to the final result (filtered, or offload's envelope);
  * icons and text overrides shape the upstreams' lists (the gateway's own tools are
- * appended outside them, by sys-tools). Pinning sits inside them: it judges the
- * upstreams' own definitions, and what it lets through is then shaped like any other.
+ * appended outside them, by sys-tools). Pinned lists sit inside them and inside the
+ * output filters (which remove a filtered tool's `outputSchema`): pins judge the upstreams'
+ * own definitions, and what they let through is then shaped like any other. Pinned calls
+ * are checked where they always were, before offload and the filters see them.
  * Guardrails sit innermost, next to the relay: they read the arguments as the upstream gets
  * them and the result as it sent it, before filters shape it and offload stores it.
  */
@@ -25,7 +27,7 @@ import { authorization } from "../middleware/authorization";
 import { clientLogging } from "../middleware/client-logging";
 import { icons } from "../middleware/icons";
 import { offload } from "../middleware/offload";
-import { pinning } from "../middleware/pinning";
+import { pinnedLists, pinning } from "../middleware/pinning";
 import { rateLimit } from "../middleware/rate-limit";
 import { clientNotifications } from "../middleware/client-notifications";
 import { rules } from "../middleware/rules";
@@ -62,9 +64,10 @@ export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
     icons({ cacheTtlMs }),
     textOverrides({ cacheTtlMs }),
     rules({ cacheTtlMs }),
-    pinning({ cacheTtlMs, audit: config.audit.enabled }),
+    pinning({ cacheTtlMs }),
     offload({ defaults: config.offload, cacheTtlMs }),
     outputFilters({ cacheTtlMs }),
+    pinnedLists({ cacheTtlMs, audit: config.audit.enabled }),
     taskResults({ cacheTtlMs }),
     guardrails({ cacheTtlMs }),
   ];
