@@ -37,6 +37,7 @@ import { createPinsAdmin } from "./pins";
 import { createApiKeyRoutes } from "./api-keys";
 import { createAccessRoutes } from "./access-documents";
 import { createUpstreamConnectionRoutes } from "./upstream-connections";
+import { createClientGrantRoutes } from "../features/client-sign-in/grant-routes";
 import { recordFailedAuthentication, requestSource } from "../auth/failure-audit";
 import { adminTokenState, ADMIN_TOKEN_TOO_SHORT_MESSAGE } from "../auth/admin-token";
 import { adminRateLimiter, isConsoleCall, judgeAdminAttempt, throttledMessage } from "../auth/admin-throttle";
@@ -216,6 +217,7 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
   admin.route("/", createPinsAdmin());
   admin.route("/api-keys", createApiKeyRoutes());
   admin.route("/upstream-connections", createUpstreamConnectionRoutes());
+  admin.route("/client-grants", createClientGrantRoutes());
   admin.route("/", createAccessRoutes());
 
   addUnmatchedRoute(admin, ADMIN_BASE);

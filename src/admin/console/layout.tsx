@@ -25,6 +25,7 @@ export const PAGES: readonly (readonly [string, string])[] = [
   ["/audit", "Audit"],
   ["/shaping", "Shaping"],
   ["/pins", "Pins"],
+  ["/client-grants", "Client grants"],
 ];
 
 /** A console path: `href("/tools")` is `/admin/console/tools`. */

@@ -16,7 +16,6 @@ import type { Context, Next } from "hono";
 import type { Hono } from "../../admin/hono-app";
 import { gatewayConfig } from "../../config/gateway-config";
 import { sessionSecret } from "../../config/secrets";
-import type { AuthConfig } from "../../config/auth-config";
 import { readTextUpTo } from "../../core/bounded-text";
 import { isObject } from "../../core/jsonrpc";
 import { openState, sealState } from "../../core/sealed-state";
@@ -29,6 +28,7 @@ import {
   IDP_CALLBACK_PATH,
   isSignedInUser,
   libraryEnv,
+  libraryKv,
   oauthApi,
   oauthLibrary,
   REGISTER_PATH,
@@ -39,6 +39,9 @@ import {
 } from "./authorization-server";
 import { finishLogin, loginRedirect, type LoginData } from "./identity-provider";
 import { consentPage, stopPage } from "./pages";
+import { issueGrant, type IssueOptions } from "./grant-issue";
+import { signInOn, type On } from "./sign-in-on";
+import { addGrantRoutes } from "./grant-routes";
 
 /** The consent form: a handle and a sealed user, a few KB. */
 const MAX_CONSENT_FORM_BYTES = 16 * 1024;
@@ -47,22 +50,12 @@ const CONSENT_TTL_MS = 10 * 60_000;
 const CONSENT_PURPOSE = "client-sign-in-consent";
 const FORM_TYPE = "application/x-www-form-urlencoded";
 
-type Bindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
+type Bindings = { GATEWAY_KV?: KVNamespace; AUDIT_QUEUE?: Queue; [binding: string]: unknown };
 type SignInContext = Context<{ Bindings: Bindings }>;
-type On = { auth: AuthConfig; signIn: SignInConfig; upstreams: string[]; origin: string };
-
-/** The configuration when sign-in is on, else undefined (the routes then answer as before: not found). */
-function signInOn(c: SignInContext): On | undefined {
-  const config = gatewayConfig(c.env);
-  if (!config.auth.ok || config.auth.value.mode !== "on" || !config.auth.value.signIn) return undefined;
-  const upstreams = config.upstreams.ok ? config.upstreams.value.map((u) => u.name) : [];
-  return { auth: config.auth.value, signIn: config.auth.value.signIn, upstreams, origin: new URL(c.req.url).origin };
-}
-
-/** The library's id of a user: a digest of the provider and its subject (no email or name in KV keys). */
-async function libraryUserId(issuer: string, subject: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${issuer}\n${subject}`)));
-  return [...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
+/** Where a grant is issued: the library, its namespace, the provider, the audit trail. */
+function grantPlace(c: SignInContext, on: On, oauth: OAuthHelpers): Pick<IssueOptions, "oauth" | "kv" | "issuer" | "audit"> {
+  const audit = { queue: c.env.AUDIT_QUEUE, enabled: gatewayConfig(c.env).audit.enabled, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
+  return { oauth, kv: libraryKv(c.env), issuer: on.signIn.issuer, audit };
 }
 
 /** The library's expected failures as pages or redirects; anything else is a bug or an outage (500). */
@@ -156,13 +149,7 @@ async function decide(c: SignInContext, on: On): Promise<Response> {
   if (!opened.ok || !isSignedInUser(opened.value)) return stopPage(400, "Consent expired", "This consent page expired or was altered. Start again from your app.");
   const user = opened.value;
   const approved = await oauth.approveConsent(c.req.raw, handle);
-  const { redirectTo } = await oauth.completeAuthorization({
-    request: approved.request,
-    userId: await libraryUserId(on.signIn.issuer, user.principal),
-    metadata: { email: user.email },
-    scope: approved.request.scope,
-    props: user,
-  });
+  const redirectTo = await issueGrant({ ...grantPlace(c, on, oauth), request: approved.request, user, by: "consent" });
   approved.headers.set("location", redirectTo);
   return new Response(null, { status: 302, headers: approved.headers });
 }
@@ -179,4 +166,5 @@ export function addClientSignInRoutes(app: Hono<{ Bindings: Bindings }>): void {
   app.get(AUTHORIZE_PATH, when(authorize));
   app.post(AUTHORIZE_PATH, when(decide));
   app.get(IDP_CALLBACK_PATH, when(callback));
+  addGrantRoutes(app);
 }
