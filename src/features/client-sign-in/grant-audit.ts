@@ -28,7 +28,7 @@ export type GrantEvent = {
   readonly grantId?: string | undefined;
   /** The resource the grant or token is for. */
   readonly resource?: string | undefined;
-  /** Who revoked ("user" or "admin"), or how a grant was given ("consent" or "remembered"). */
+  /** Who revoked ("user" or "admin"), or how a grant was given ("consent" or "remembered consent"). */
   readonly by?: string | undefined;
   /** Why a refresh failed: the OAuth error code the client got. */
   readonly error?: string | undefined;

@@ -17,8 +17,8 @@ export type IssueOptions = {
   readonly issuer: string;
   readonly request: AuthRequest;
   readonly user: SignedInUser;
-  /** "consent": the user pressed Allow; "remembered": an earlier grant covers this request. */
-  readonly by: "consent" | "remembered";
+  /** "consent": the user pressed Allow; "remembered consent": a live grant covers this request. */
+  readonly by: "consent" | "remembered consent";
   readonly audit: GrantAuditSink;
 };
 

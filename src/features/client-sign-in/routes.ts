@@ -32,7 +32,9 @@ import {
   oauthApi,
   oauthLibrary,
   REGISTER_PATH,
+  resourcesOf,
   TOKEN_PATH,
+  type AuthRequest,
   type OAuthHelpers,
   type OAuthAuthorizationServer,
   type SignedInUser,
@@ -42,6 +44,8 @@ import { consentPage, stopPage } from "./pages";
 import { issueGrant, type IssueOptions } from "./grant-issue";
 import { signInOn, type On } from "./sign-in-on";
 import { addGrantRoutes } from "./grant-routes";
+import { libraryUserId, userGrants } from "./grants";
+import { coveringGrant } from "./remembered-consent";
 
 /** The consent form: a handle and a sealed user, a few KB. */
 const MAX_CONSENT_FORM_BYTES = 16 * 1024;
@@ -106,7 +110,20 @@ async function callback(c: SignInContext, on: On): Promise<Response> {
     const status = user.reason === "not-allowed" ? 403 : user.reason === "refused" ? 400 : 502;
     return stopPage(status, status === 403 ? "Not allowed" : "Sign-in failed", user.detail);
   }
+  const remembered = await rememberedGrant(on, oauth, resumed.request, user.value);
+  if (remembered) {
+    const redirectTo = await issueGrant({ ...grantPlace(c, on, oauth), request: resumed.request, user: user.value, by: "remembered consent" });
+    resumed.headers.set("location", redirectTo);
+    return new Response(null, { status: 302, headers: resumed.headers });
+  }
   return showConsent(c, on, oauth, resumed.request, resumed.headers, user.value);
+}
+
+/** True when a live grant of this user already covers the request (remembered-consent.ts). */
+async function rememberedGrant(on: On, oauth: OAuthHelpers, request: AuthRequest, user: SignedInUser): Promise<boolean> {
+  const grants = await userGrants(oauth, await libraryUserId(on.signIn.issuer, user.principal));
+  const [aggregated, ...perUpstream] = resourcesOf(on.auth, on.origin, on.upstreams);
+  return coveringGrant(grants, request, aggregated!, perUpstream) !== undefined;
 }
 
 async function showConsent(c: SignInContext, on: On, oauth: OAuthHelpers, request: Awaited<ReturnType<OAuthHelpers["parseAuthRequest"]>>, cleared: Headers, user: SignedInUser): Promise<Response> {
