@@ -33,15 +33,21 @@ const CLIENT_REGISTRATION_TTL_S = 90 * 24 * 60 * 60;
 /** Servers kept per isolate (one per origin and configuration in practice). */
 const MAX_SERVERS = 8;
 
-/** What a grant keeps (encrypted by the library) and hands back with every token. */
-export type SignedInUser = { readonly principal: string; readonly email: string; readonly roles: readonly string[] };
+/**
+ * What a grant keeps (encrypted by the library) and hands back with every token: the
+ * roles fixed at login, and the groups (values of AUTH.signIn.rolesClaim) the live role
+ * mapping reads at each use (role-mapping.ts).
+ */
+export type SignedInUser = { readonly principal: string; readonly email: string; readonly roles: readonly string[]; readonly groups?: readonly string[] };
+
+const isStrings = (value: unknown) => Array.isArray(value) && value.every((item) => typeof item === "string");
 
 /** True for what a grant keeps (read back from a token, or from the sealed consent form). */
 export function isSignedInUser(value: unknown): value is SignedInUser {
   if (typeof value !== "object" || value === null) return false;
   const user = value as Record<string, unknown>;
   return typeof user["principal"] === "string" && typeof user["email"] === "string"
-    && Array.isArray(user["roles"]) && user["roles"].every((role) => typeof role === "string");
+    && isStrings(user["roles"]) && (user["groups"] === undefined || isStrings(user["groups"]));
 }
 
 type Env = Readonly<Record<string, unknown>>;

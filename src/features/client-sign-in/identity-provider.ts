@@ -31,6 +31,9 @@ import { httpOptions } from "../../upstream/oauth/http-options";
 import type { SignInConfig } from "./config";
 import type { SignedInUser } from "./authorization-server";
 
+/** The most values of the roles claim a grant keeps (Entra ID sends up to 200 groups in a token). */
+const MAX_KEPT_GROUPS = 256;
+
 /** What the library keeps for the callback beside the approved request. */
 export type LoginData = { readonly verifier: string; readonly nonce: string };
 
@@ -108,7 +111,7 @@ export async function finishLogin(signIn: SignInConfig, env: Readonly<Record<str
   if (typeof email !== "string" || email === "") return fail({ reason: "not-allowed", detail: "the identity provider did not say your email address (is the email scope allowed for this app?)" });
   if (claims["email_verified"] === false) return fail({ reason: "not-allowed", detail: "the identity provider says your email address is not verified" });
   if (!emailAllowed(signIn, email)) return fail({ reason: "not-allowed", detail: `${email} may not sign in to this gateway (its domain or address is not on the gateway's list)` });
-  const fromClaim = signIn.rolesClaim === undefined ? [] : rolesFrom(claimAt(claims, signIn.rolesClaim));
+  const fromClaim = signIn.rolesClaim === undefined ? [] : rolesFrom(claimAt(claims, signIn.rolesClaim)).slice(0, MAX_KEPT_GROUPS);
   const roles = [...new Set([...signIn.roles, ...fromClaim])];
-  return ok({ principal: claims.sub, email: email.toLowerCase(), roles });
+  return ok({ principal: claims.sub, email: email.toLowerCase(), roles, groups: fromClaim });
 }

@@ -46,6 +46,7 @@ import { signInOn, type On } from "./sign-in-on";
 import { addGrantRoutes } from "./grant-routes";
 import { libraryUserId, userGrants } from "./grants";
 import { coveringGrant } from "./remembered-consent";
+import { currentRoles } from "./role-mapping";
 
 /** The consent form: a handle and a sealed user, a few KB. */
 const MAX_CONSENT_FORM_BYTES = 16 * 1024;
@@ -132,7 +133,8 @@ async function showConsent(c: SignInContext, on: On, oauth: OAuthHelpers, reques
   for (const cookie of cleared.getSetCookie()) consent.headers.append("set-cookie", cookie);
   const config = gatewayConfig(c.env);
   const all = config.upstreams.ok ? config.upstreams.value : [];
-  const reached = await reachableUpstreams(c.env.GATEWAY_KV, config.documentCacheTtlMs, user.roles, all);
+  const roles = await currentRoles(user, c.env.GATEWAY_KV, config.documentCacheTtlMs);
+  const reached = await reachableUpstreams(c.env.GATEWAY_KV, config.documentCacheTtlMs, roles, all);
   const sealed = await sealState(sessionSecret(c.env), CONSENT_PURPOSE, consent.handle, CONSENT_TTL_MS, user);
   return consentPage({
     clientName: facts.clientName,
