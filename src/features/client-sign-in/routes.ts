@@ -39,7 +39,8 @@ import {
   type OAuthAuthorizationServer,
   type SignedInUser,
 } from "./authorization-server";
-import { finishLogin, loginRedirect, type LoginData } from "./identity-provider";
+import { finishLogin, loginRedirect, type LoginData, type LoginProblem } from "./identity-provider";
+import { accessUser } from "./cloudflare-access";
 import { consentPage, stopPage } from "./pages";
 import { issueGrant, type IssueOptions } from "./grant-issue";
 import { signInOn, type On } from "./sign-in-on";
@@ -84,6 +85,11 @@ function isLoginData(value: unknown): value is LoginData {
 async function authorize(c: SignInContext, on: On): Promise<Response> {
   const oauth = await oauthApi(c.env, on.auth, on.signIn, on.origin, on.upstreams);
   const request = await oauth.parseAuthRequest(c.req.raw);
+  if (on.signIn.provider === "cloudflare-access") {
+    const user = await accessUser(on.signIn, c.req.raw);
+    if (!user.ok) return loginRefused(user);
+    return afterLogin(c, on, oauth, request, new Headers(), user.value);
+  }
   const login = await loginRedirect(on.signIn, c.env, `${on.origin}${IDP_CALLBACK_PATH}`);
   if (!login.ok) {
     console.warn(`mcp-edge-gateway: client sign-in could not start: ${login.detail}`);
@@ -106,18 +112,25 @@ async function callback(c: SignInContext, on: On): Promise<Response> {
     return new Response(null, { status: 302, headers: resumed.headers });
   }
   const user = await finishLogin(on.signIn, c.env, url, `${on.origin}${IDP_CALLBACK_PATH}`, resumed.data);
-  if (!user.ok) {
-    console.warn(`mcp-edge-gateway: client sign-in refused at the callback: ${user.reason}`);
-    const status = user.reason === "not-allowed" ? 403 : user.reason === "refused" ? 400 : 502;
-    return stopPage(status, status === 403 ? "Not allowed" : "Sign-in failed", user.detail);
+  if (!user.ok) return loginRefused(user);
+  return afterLogin(c, on, oauth, resumed.request, resumed.headers, user.value);
+}
+
+/** The page of a login the gateway refused (the person's fault or the provider's). */
+function loginRefused(problem: LoginProblem): Response {
+  console.warn(`mcp-edge-gateway: client sign-in refused at the login: ${problem.reason}`);
+  const status = problem.reason === "not-allowed" ? 403 : problem.reason === "refused" ? 400 : 502;
+  return stopPage(status, status === 403 ? "Not allowed" : "Sign-in failed", problem.detail);
+}
+
+/** Once the user is known: a code at once when a live grant covers the request (remembered consent), else the consent page. */
+async function afterLogin(c: SignInContext, on: On, oauth: OAuthHelpers, request: AuthRequest, headers: Headers, user: SignedInUser): Promise<Response> {
+  if (await rememberedGrant(on, oauth, request, user)) {
+    const redirectTo = await issueGrant({ ...grantPlace(c, on, oauth), request, user, by: "remembered consent" });
+    headers.set("location", redirectTo);
+    return new Response(null, { status: 302, headers });
   }
-  const remembered = await rememberedGrant(on, oauth, resumed.request, user.value);
-  if (remembered) {
-    const redirectTo = await issueGrant({ ...grantPlace(c, on, oauth), request: resumed.request, user: user.value, by: "remembered consent" });
-    resumed.headers.set("location", redirectTo);
-    return new Response(null, { status: 302, headers: resumed.headers });
-  }
-  return showConsent(c, on, oauth, resumed.request, resumed.headers, user.value);
+  return showConsent(c, on, oauth, request, headers, user);
 }
 
 /** True when a live grant of this user already covers the request (remembered-consent.ts). */
