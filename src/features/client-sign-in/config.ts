@@ -18,9 +18,12 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
 /** Always asked: the ID token must say who signed in and their email. */
 const REQUIRED_SCOPES = ["openid", "email"];
 const DEFAULT_EXTRA_SCOPES = ["profile"];
-const KNOWN_FIELDS = new Set(["provider", "issuer", "teamDomain", "audience", "clientId", "clientSecret", "allowedDomains", "allowedEmails", "rolesClaim", "roles", "scopes"]);
+const KNOWN_FIELDS = new Set(["provider", "issuer", "teamDomain", "audience", "githubUrl", "githubApiUrl", "clientId", "clientSecret", "allowedDomains", "allowedEmails", "rolesClaim", "roles", "scopes"]);
 /** The kinds of identity provider: any OpenID Connect provider, or Cloudflare Access in front of the gateway. */
-const PROVIDERS = ["oidc", "cloudflare-access"] as const;
+const PROVIDERS = ["oidc", "github", "cloudflare-access"] as const;
+/** GitHub's web and API origins (GitHub Enterprise Server: `https://<host>` and `https://<host>/api/v3`). */
+const GITHUB_URL = "https://github.com";
+const GITHUB_API_URL = "https://api.github.com";
 
 export type SignInConfig = {
   /** "oidc" (default): a login at `issuer`; "cloudflare-access": the Access JWT the browser arrives with. */
@@ -29,6 +32,8 @@ export type SignInConfig = {
   readonly issuer: string;
   /** For Access: the application's AUD tag, the audience of its JWTs. */
   readonly audience?: string;
+  /** For GitHub: its REST API's base URL (`issuer` is then its web origin). */
+  readonly apiUrl?: string;
   /** Names of the Worker secrets holding the client id and (for a confidential client) its secret. */
   readonly clientIdSecret: string;
   readonly clientSecretSecret?: string;
@@ -75,9 +80,14 @@ export function signInFrom(raw: unknown, problems: string[]): SignInConfig | und
   const provider = raw["provider"] ?? "oidc";
   if (!(PROVIDERS as readonly unknown[]).includes(provider)) problems.push(`AUTH.signIn.provider: one of ${PROVIDERS.join(", ")}`);
   const access = provider === "cloudflare-access";
+  const github = provider === "github";
   const issuer = access
     ? providerUrl(raw["teamDomain"], "AUTH.signIn.teamDomain", "your Cloudflare Access team domain (https://<team>.cloudflareaccess.com)", problems).replace(/\/$/, "")
-    : providerUrl(raw["issuer"], "AUTH.signIn.issuer", "the issuer URL of your OpenID Connect provider", problems);
+    : github
+      ? providerUrl(raw["githubUrl"] ?? GITHUB_URL, "AUTH.signIn.githubUrl", "GitHub's web origin (GitHub Enterprise Server: https://<host>)", problems).replace(/\/$/, "")
+      : providerUrl(raw["issuer"], "AUTH.signIn.issuer", "the issuer URL of your OpenID Connect provider", problems);
+  const apiUrl = github ? providerUrl(raw["githubApiUrl"] ?? GITHUB_API_URL, "AUTH.signIn.githubApiUrl", "GitHub's API URL (GitHub Enterprise Server: https://<host>/api/v3)", problems).replace(/\/$/, "") : undefined;
+  if (github && raw["clientSecret"] === undefined) problems.push("AUTH.signIn.clientSecret: GitHub OAuth apps are confidential: the name of the Worker secret holding the app's client secret");
   let audience: string | undefined;
   if (access) {
     if (typeof raw["audience"] === "string" && raw["audience"] !== "") audience = raw["audience"];
@@ -99,11 +109,13 @@ export function signInFrom(raw: unknown, problems: string[]): SignInConfig | und
     if (typeof raw["rolesClaim"] === "string" && raw["rolesClaim"] !== "") rolesClaim = raw["rolesClaim"];
     else problems.push('AUTH.signIn.rolesClaim: a claim of the ID token, or a dotted path into it ("groups", "realm_access.roles")');
   }
+  if (github && rolesClaim !== undefined && rolesClaim !== "orgs") problems.push('AUTH.signIn.rolesClaim: with GitHub, "orgs" (the user\'s organizations become roles) or none');
   const roles = list(raw["roles"], "AUTH.signIn.roles", problems);
   const extra = raw["scopes"] === undefined ? DEFAULT_EXTRA_SCOPES : list(raw["scopes"], "AUTH.signIn.scopes", problems);
   const scopes = [...new Set([...REQUIRED_SCOPES, ...extra])];
-  const config: { -readonly [K in keyof SignInConfig]: SignInConfig[K] } = { provider: access ? "cloudflare-access" : "oidc", issuer, clientIdSecret, allowedDomains, allowedEmails, roles, scopes };
+  const config: { -readonly [K in keyof SignInConfig]: SignInConfig[K] } = { provider: access ? "cloudflare-access" : github ? "github" : "oidc", issuer, clientIdSecret, allowedDomains, allowedEmails, roles, scopes };
   if (audience !== undefined) config.audience = audience;
+  if (apiUrl !== undefined) config.apiUrl = apiUrl;
   if (clientSecretSecret !== undefined) config.clientSecretSecret = clientSecretSecret;
   if (rolesClaim !== undefined) config.rolesClaim = rolesClaim;
   return config;
