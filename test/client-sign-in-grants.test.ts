@@ -161,12 +161,21 @@ describe("audit events of grants", () => {
     const refreshed = (await (await refresh(held.refresh_token!, held.clientId)).json()) as Json;
     const { grants } = (await (await grantsOf(refreshed.access_token)).json()) as Json;
     expect((await revokeOwn(refreshed.access_token, grants[0].id)).status).toBe(200);
-    const methods = ["(client-grant)", "(client-grant-revoke)", "(client-token)", "(client-token-refresh)"];
+    expect((await refresh(refreshed.refresh_token, held.clientId)).status).toBe(400);
+    const methods = ["(client-grant)", "(client-grant-revoke)", "(client-refresh-failed)", "(client-token)", "(client-token-refresh)"];
     const events = await clientEventsOf(user, methods.length);
     expect(events.map((e) => e["mcp.method.name"]).sort()).toEqual(methods);
     expect(events.every((e) => e["gateway.oauth.client_id"] === held.clientId)).toBe(true);
     expect(events.find((e) => e["mcp.method.name"] === "(client-grant-revoke)")).toMatchObject({ "gateway.oauth.grant_id": grants[0].id, "gateway.error.message": "by user" });
+    const failed = events.find((e) => e["mcp.method.name"] === "(client-refresh-failed)");
+    expect(failed).toMatchObject({ "gateway.oauth.grant_id": grants[0].id, "error.type": "invalid_grant", "gateway.outcome": "error" });
     expectNoToken(JSON.stringify(events), [held.access_token, held.refresh_token!, refreshed.access_token, refreshed.refresh_token]);
+  });
+
+  it("refuses a token request larger than a token request can be, before the library reads it", async () => {
+    const response = await tokenEndpoint(vars, { grant_type: "refresh_token", refresh_token: "x".repeat(70 * 1024) });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as Json).error).toBe("invalid_request");
   });
 });
 

@@ -6,6 +6,7 @@
  */
 import { randomHexId } from "../../core/ids";
 import { queueAuditEvents } from "../../storage/audit-queue";
+import { gatewayConfig } from "../../config/gateway-config";
 import type { AuditEvent } from "../../storage/audit-event";
 
 /** The `mcp.method.name` of these events. */
@@ -58,6 +59,11 @@ export function grantEvent(event: GrantEvent, now = Date.now()): AuditEvent {
 
 /** Where audit events go: the Queue when audit is on, and how to outlive the answer. */
 export type GrantAuditSink = { readonly queue: Queue | undefined; readonly enabled: boolean; readonly waitUntil: (promise: Promise<unknown>) => void };
+
+/** The sink of a request: AUDIT as configured, AUDIT_QUEUE, the request's `waitUntil`. */
+export function auditSinkOf(env: Readonly<Record<string, unknown>>, ctx: { waitUntil(promise: Promise<unknown>): void }): GrantAuditSink {
+  return { queue: env["AUDIT_QUEUE"] as Queue | undefined, enabled: gatewayConfig(env).audit.enabled, waitUntil: (p) => ctx.waitUntil(p) };
+}
 
 /** Sends `event` to the audit Queue after the answer (nothing when audit is off). */
 export function auditGrant(sink: GrantAuditSink, event: GrantEvent): void {

@@ -16,11 +16,10 @@ import type { Context } from "hono";
 import { Hono } from "../../admin/hono-app";
 import { metadataUrl } from "../../auth/protected-resource";
 import { authorizationServer, isSignedInUser, libraryEnv, libraryKv, oauthApi } from "./authorization-server";
-import { auditGrant, type GrantAuditSink } from "./grant-audit";
+import { auditGrant, auditSinkOf } from "./grant-audit";
 import { indexedUsers, libraryUserId, revokeUserGrant, userGrants } from "./grants";
 import { signInOn, type On } from "./sign-in-on";
 import { looksLikeSignInToken } from "./access-token";
-import { gatewayConfig } from "../../config/gateway-config";
 
 type Bindings = { GATEWAY_KV?: KVNamespace; AUDIT_QUEUE?: Queue; [binding: string]: unknown };
 type GrantContext = Context<{ Bindings: Bindings }>;
@@ -28,9 +27,7 @@ type GrantContext = Context<{ Bindings: Bindings }>;
 const NO_STORE = { "cache-control": "no-store" };
 const SIGN_IN_OFF = "client sign-in is off (AUTH.signIn is not set): there are no grants";
 
-function auditSink(c: GrantContext): GrantAuditSink {
-  return { queue: c.env.AUDIT_QUEUE, enabled: gatewayConfig(c.env).audit.enabled, waitUntil: (p) => c.executionCtx.waitUntil(p) };
-}
+const auditSink = (c: GrantContext) => auditSinkOf(c.env, c.executionCtx);
 
 /** The library's user id of the caller (a valid access token of the gateway's), or the answer refusing it. */
 async function callerUserId(c: GrantContext, on: On): Promise<{ userId: string; principal: string; email: string } | Response> {

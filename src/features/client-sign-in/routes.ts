@@ -45,6 +45,8 @@ import { consentPage, stopPage } from "./pages";
 import { issueGrant, type IssueOptions } from "./grant-issue";
 import { signInOn, type On } from "./sign-in-on";
 import { addGrantRoutes } from "./grant-routes";
+import { auditSinkOf } from "./grant-audit";
+import { tokenEndpoint } from "./token-endpoint";
 import { libraryUserId, userGrants } from "./grants";
 import { coveringGrant } from "./remembered-consent";
 import { currentRoles } from "./role-mapping";
@@ -60,8 +62,7 @@ type Bindings = { GATEWAY_KV?: KVNamespace; AUDIT_QUEUE?: Queue; [binding: strin
 type SignInContext = Context<{ Bindings: Bindings }>;
 /** Where a grant is issued: the library, its namespace, the provider, the audit trail. */
 function grantPlace(c: SignInContext, on: On, oauth: OAuthHelpers): Pick<IssueOptions, "oauth" | "kv" | "issuer" | "audit"> {
-  const audit = { queue: c.env.AUDIT_QUEUE, enabled: gatewayConfig(c.env).audit.enabled, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
-  return { oauth, kv: libraryKv(c.env), issuer: on.signIn.issuer, audit };
+  return { oauth, kv: libraryKv(c.env), issuer: on.signIn.issuer, audit: auditSinkOf(c.env, c.executionCtx) };
 }
 
 /** The library's expected failures as pages or redirects; anything else is a bug or an outage (500). */
@@ -193,7 +194,12 @@ export function addClientSignInRoutes(app: Hono<{ Bindings: Bindings }>): void {
     if (!on) return next();
     return answered(() => run(c, on));
   };
-  const library = when(async (c, on) => (await authorizationServer(on.auth, on.signIn, on.origin, on.upstreams)).fetch(c.req.raw, libraryEnv(c.env), c.executionCtx as Parameters<OAuthAuthorizationServer["fetch"]>[2]));
+  const libraryFor = async (c: SignInContext, on: On) => {
+    const server = await authorizationServer(on.auth, on.signIn, on.origin, on.upstreams);
+    return (request: Request) => server.fetch(request, libraryEnv(c.env), c.executionCtx as Parameters<OAuthAuthorizationServer["fetch"]>[2]);
+  };
+  const library = when(async (c, on) => (await libraryFor(c, on))(c.req.raw));
+  app.post(TOKEN_PATH, when(async (c, on) => tokenEndpoint({ request: c.req.raw, library: await libraryFor(c, on), kv: libraryKv(c.env), audit: auditSinkOf(c.env, c.executionCtx) })));
   for (const path of [AUTHORIZATION_SERVER_METADATA_PATH, TOKEN_PATH, REGISTER_PATH]) app.all(path, library);
   app.get(AUTHORIZE_PATH, when(authorize));
   app.post(AUTHORIZE_PATH, when(decide));
