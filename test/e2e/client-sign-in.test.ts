@@ -5,7 +5,8 @@
  * oidc-provider on loopback (test/fixtures/operator-idp.ts). The client finds the gateway
  * as its authorization server from the 401, registers itself (RFC 7591), sends the person's
  * browser (scripted: it logs in at the provider and allows on the consent page) and ends
- * with a token that lists and calls tools as that person, with their persona.
+ * with a token that lists and calls tools as that person, with their persona; the person
+ * then lists the client they allowed and revokes it, which ends its tokens at once.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -101,5 +102,26 @@ describe("an OAuth-only client signing in to the gateway", () => {
     expect(result.isError, textOf(result)).not.toBe(true);
     expect(textOf(result)).toBe("signed in");
     await client.close();
+  });
+
+  it("lets the person list the client they allowed and revoke it, which ends its tokens at once", async () => {
+    const provider = new ScriptedProvider("e2e-bea");
+    const url = new URL(`${gateway.url}/mcp`);
+    const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
+    await expect(new Client({ name: "e2e-client-sign-in", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+    await first.finishAuth(provider.code!);
+    const { access_token: token, refresh_token: refresh } = provider.saved!;
+    const bearer = { authorization: `Bearer ${token}` };
+    const listed = (await (await fetch(`${gateway.url}/oauth/grants`, { headers: bearer })).json()) as { grants: { id: string; clientName: string }[] };
+    expect(listed.grants.map((grant) => grant.clientName)).toEqual(["e2e SDK client"]);
+    const revoked = await fetch(`${gateway.url}/oauth/grants?grant=${listed.grants[0]!.id}`, { method: "DELETE", headers: bearer });
+    expect(revoked.status).toBe(200);
+    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "e2e", version: "1" } } };
+    const refused = await fetch(url, { method: "POST", headers: { ...bearer, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify(initialize) });
+    expect(refused.status).toBe(401);
+    const form = new URLSearchParams({ grant_type: "refresh_token", refresh_token: refresh!, client_id: provider.client!.client_id });
+    const refreshed = await fetch(`${gateway.url}/oauth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
+    expect(refreshed.status).toBe(400);
+    expect(((await refreshed.json()) as { error: string }).error).toBe("invalid_grant");
   });
 });
