@@ -154,6 +154,24 @@ describe("the console's page of client grants", () => {
   });
 });
 
+describe("the console's role mapping", () => {
+  it("saves a valid mapping and shows a refused one with its problems, storing nothing", async () => {
+    const consoleVars = { ...vars, ADMIN_TOKEN: TEST_ADMIN_TOKEN };
+    const session = await signIn(consoleVars, GATEWAY);
+    const save = (document: string) => gatewayFetch(`${GATEWAY}/admin/console/client-grants/roles`, formInit({ csrf: session.csrf, document, etag: "" }, session.cookie, GATEWAY), consoleVars);
+    const saved = await save('{"rules": [{"emailDomain": "example.test", "roles": ["console-mapped"]}]}');
+    expect(saved.status).toBe(303);
+    const stored = await adminAt("GET", "/sign-in-roles");
+    expect(await stored.json()).toEqual({ rules: [{ emailDomain: "example.test", roles: ["console-mapped"] }] });
+    const refused = await save('{"rules": [{"group": "g"}]}');
+    expect(refused.status).toBe(400);
+    const html = await refused.text();
+    expect(html).toContain("/rules/0/roles");
+    expect(await (await adminAt("GET", "/sign-in-roles")).json()).toEqual({ rules: [{ emailDomain: "example.test", roles: ["console-mapped"] }] });
+    expect((await adminAt("DELETE", "/sign-in-roles")).status).toBe(200);
+  });
+});
+
 describe("audit events of grants", () => {
   it("records the grant, its tokens, a refresh and the revocation, never a token", async () => {
     const user = `fay-${label}`;

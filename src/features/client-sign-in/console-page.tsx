@@ -4,7 +4,7 @@
 /**
  * The console's page of client grants (/admin/console/client-grants), over the admin API's
  * /admin/client-grants: who signed in to which client, for what and since when, with a
- * Revoke button per grant. A client's name and id are client-written text: shown escaped,
+ * Revoke button per grant; and the live role mapping (/admin/sign-in-roles) as a document. A client's name and id are client-written text: shown escaped,
  * their invisible characters made visible. No token is ever shown (the API has none).
  */
 import { Fragment, h } from "../../admin/console/jsx";
@@ -14,20 +14,27 @@ import { errorOf } from "../../admin/console/admin-client";
 import { Empty, href, PostButton, Problems, TableHead, Time } from "../../admin/console/layout";
 import { renderPage, statusOf } from "../../admin/console/render";
 import { Visible } from "../../admin/console/visible-text";
+import { DocumentForm, saveDocument, type RefusedDocument } from "../../admin/console/document-form";
+
+const ROLE_MAPPING_ABOUT =
+  'Roles signed-in users get by group, email domain or email, in force at their next call: ' +
+  '{"rules": [{"group": "eng", "roles": ["engineers"]}, {"emailDomain": "example.com", "roles": ["staff"]}]}.';
 
 const text = (value: unknown) => (typeof value === "string" ? value : "");
 const list = (value: unknown) => (Array.isArray(value) ? value.map(String).join(" ") : "");
 
-async function grantsPage(c: ConsoleContext, revokeError?: string, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
+type Shown = { revokeError?: string; refused?: RefusedDocument };
+
+async function grantsPage(c: ConsoleContext, shown: Shown = {}, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
   const from = c.req.query("cursor");
-  const answer = await c.var.call("GET", from ? `/client-grants?cursor=${encodeURIComponent(from)}` : "/client-grants");
+  const [answer, mapping] = await Promise.all([c.var.call("GET", from ? `/client-grants?cursor=${encodeURIComponent(from)}` : "/client-grants"), c.var.call("GET", "/sign-in-roles")]);
   const users = (isObject(answer.body) && Array.isArray(answer.body["users"]) ? answer.body["users"] : []).filter(isObject);
   const more = isObject(answer.body) && typeof answer.body["cursor"] === "string" ? answer.body["cursor"] : undefined;
   const rows = users.flatMap((user) => (Array.isArray(user["grants"]) ? user["grants"] : []).filter(isObject).map((grant) => ({ user, grant })));
   const csrf = c.var.session.csrf;
   const body = (
     <>
-      <Problems id="client-grants-errors" error={revokeError ?? (answer.ok ? undefined : errorOf(answer).error)} />
+      <Problems id="client-grants-errors" error={shown.revokeError ?? (answer.ok ? undefined : errorOf(answer).error)} />
       {rows.length === 0 ? (
         <Empty>No user has signed in to a client yet (or client sign-in, AUTH.signIn, is off).</Empty>
       ) : (
@@ -68,18 +75,28 @@ async function grantsPage(c: ConsoleContext, revokeError?: string, status: Param
           {more !== undefined && <a href={href(`/client-grants?cursor=${encodeURIComponent(more)}`)}>More users</a>}
         </p>
       )}
+      <section aria-labelledby="sign-in-roles-title">
+        <h2 id="sign-in-roles-title">Role mapping</h2>
+        <p class="muted">{ROLE_MAPPING_ABOUT}</p>
+        <DocumentForm id="sign-in-roles" label="Role mapping" action={href("/client-grants/roles")} csrf={csrf} stored={mapping} refused={shown.refused} />
+      </section>
     </>
   );
   return renderPage(c, "Client grants", "/client-grants", body, status);
 }
 
-/** Adds the client grants page: list, revoke. */
+/** Adds the client grants page: list, revoke; the live role mapping document. */
 export function registerClientGrants(app: ConsoleApp): void {
   app.get("/client-grants", (c) => grantsPage(c));
   app.post("/client-grants/revoke", async (c) => {
     const query = `principal=${encodeURIComponent(c.req.query("principal") ?? "")}&grant=${encodeURIComponent(c.req.query("grant") ?? "")}`;
     const answer = await c.var.call("DELETE", `/client-grants?${query}`);
-    if (!answer.ok) return grantsPage(c, errorOf(answer).error, statusOf(answer.status));
+    if (!answer.ok) return grantsPage(c, { revokeError: errorOf(answer).error }, statusOf(answer.status));
     return c.redirect(href("/client-grants"), 303);
+  });
+  app.post("/client-grants/roles", async (c) => {
+    const saved = await saveDocument(c, "/sign-in-roles");
+    if (!saved) return c.redirect(href("/client-grants"), 303);
+    return grantsPage(c, { refused: saved.refused }, statusOf(saved.status));
   });
 }
