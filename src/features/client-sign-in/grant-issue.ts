@@ -28,7 +28,12 @@ export async function issueGrant({ oauth, kv, issuer, request, user, by, audit }
   const { clientName } = await oauth.describeConsent(request);
   const metadata: GrantMetadata = { email: user.email, principal: user.principal, clientName };
   const { redirectTo } = await oauth.completeAuthorization({ request, userId, metadata, scope: request.scope, props: user });
-  await indexUser(kv, userId, user, GRANT_TTL_S);
+  try {
+    await indexUser(kv, userId, user, GRANT_TTL_S);
+  } catch (error) {
+    // KV takes one write a second per key: a second grant of the same user within it keeps the index as it was.
+    console.warn(`mcp-edge-gateway: client sign-in: the index of signed-in users was not updated: ${(error as Error).message}`);
+  }
   auditGrant(audit, { kind: "grant", principal: user.principal, email: user.email, clientId: request.clientId, resource: request.resource, by });
   return redirectTo;
 }
