@@ -154,6 +154,7 @@ async function showConsent(c: SignInContext, on: On, oauth: OAuthHelpers, reques
     clientName: facts.clientName,
     ...(facts.clientDomain !== undefined ? { clientDomain: facts.clientDomain } : {}),
     redirectHost: facts.redirectHost,
+    redirectUri: facts.redirectUri,
     redirectIsLoopback: facts.redirectIsLoopback,
     email: user.email,
     upstreams: reached.map((u) => u.name),
