@@ -197,7 +197,10 @@ describe("audit events of grants", () => {
   });
 });
 
-/** The client sign-in audit events of `principal` once at least `count` are written (the Worker's own consumer writes them). */
+/**
+ * The client sign-in audit events of `principal` once at least `count` are written (the Worker's own consumer writes
+ * them).
+ */
 async function clientEventsOf(principal: string, count: number): Promise<Json[]> {
   const deadline = Date.now() + 15_000;
   for (;;) {

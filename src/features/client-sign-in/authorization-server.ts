@@ -78,7 +78,9 @@ export function oauthLibrary(): Promise<OAuthLibrary> {
   return loadOAuthLibrary();
 }
 
-/** The env the library sees: its grants in OAUTH_KV when bound, else in GATEWAY_KV (its keys never collide with ours). */
+/**
+ * The env the library sees: its grants in OAUTH_KV when bound, else in GATEWAY_KV (its keys never collide with ours).
+ */
 export function libraryEnv(env: Env): Env {
   return { ...env, OAUTH_KV: env["OAUTH_KV"] ?? env["GATEWAY_KV"] };
 }

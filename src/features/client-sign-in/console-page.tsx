@@ -4,8 +4,9 @@
 /**
  * The console's page of client grants (/admin/console/client-grants), over the admin API's
  * /admin/client-grants: who signed in to which client, for what and since when, with a
- * Revoke button per grant; and the live role mapping (/admin/sign-in-roles) as a document. A client's name and id are client-written text: shown escaped,
- * their invisible characters made visible. No token is ever shown (the API has none).
+ * Revoke button per grant; and the live role mapping (/admin/sign-in-roles) as a document.
+ * A client's name and id are client-written text: shown escaped, their invisible characters
+ * made visible. No token is ever shown (the API has none).
  */
 import { Fragment, h } from "../../admin/console/jsx";
 import { isObject } from "../../core/jsonrpc";

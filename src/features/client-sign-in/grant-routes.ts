@@ -30,18 +30,27 @@ const SIGN_IN_OFF = "client sign-in is off (AUTH.signIn is not set): there are n
 const auditSink = (c: GrantContext) => auditSinkOf(c.env, c.executionCtx);
 
 /** The library's user id of the caller (a valid access token of the gateway's), or the answer refusing it. */
-async function callerUserId(c: GrantContext, on: On): Promise<{ userId: string; principal: string; email: string } | Response> {
+type GrantCaller = { userId: string; principal: string; email: string };
+
+async function callerUserId(c: GrantContext, on: On): Promise<GrantCaller | Response> {
   const header = c.req.header("authorization") ?? "";
   const token = header.startsWith("Bearer ") ? header.slice("Bearer ".length).trim() : "";
   const challenge = { "www-authenticate": `Bearer resource_metadata="${metadataUrl(on.origin, "/mcp")}"` };
-  if (token === "") return c.json({ error: "Unauthorized: send the access token your client got from the gateway (Authorization: Bearer <token>)" }, 401, challenge);
+  if (token === "") {
+    const error = "Unauthorized: send the access token your client got from the gateway "
+      + "(Authorization: Bearer <token>)";
+    return c.json({ error }, 401, challenge);
+  }
   if (!looksLikeSignInToken(token)) {
-    return c.json({ error: "grants belong to users who signed in through the gateway; an API key or an identity provider's token has none" }, 403);
+    const error = "grants belong to users who signed in through the gateway; "
+      + "an API key or an identity provider's token has none";
+    return c.json({ error }, 403);
   }
   const server = await authorizationServer(on.auth, on.signIn, on.origin, on.upstreams);
   const summary = await server.getOAuthApi(libraryEnv(c.env)).unwrapToken<unknown>(token);
   if (!summary || !isSignedInUser(summary.grant.props)) {
-    return c.json({ error: "the access token is not valid (expired or revoked): sign in again from your client" }, 401, challenge);
+    const error = "the access token is not valid (expired or revoked): sign in again from your client";
+    return c.json({ error }, 401, challenge);
   }
   const { principal, email } = summary.grant.props;
   return { userId: summary.userId, principal, email };
@@ -63,11 +72,14 @@ export function addGrantRoutes(app: Hono<{ Bindings: Bindings }>): void {
     const caller = await callerUserId(c, on);
     if (caller instanceof Response) return caller;
     const grantId = c.req.query("grant");
-    if (!grantId) return c.json({ error: "name the grant: DELETE /oauth/grants?grant=<id> (GET /oauth/grants lists them)" }, 400);
+    if (!grantId) {
+      return c.json({ error: "name the grant: DELETE /oauth/grants?grant=<id> (GET /oauth/grants lists them)" }, 400);
+    }
     const oauth = await oauthApi(c.env, on.auth, on.signIn, on.origin, on.upstreams);
     const revoked = await revokeUserGrant(oauth, caller.userId, grantId);
     if (!revoked) return c.json({ error: `you have no grant "${grantId}"` }, 404);
-    auditGrant(auditSink(c), { kind: "revoke", principal: caller.principal, email: caller.email, clientId: revoked.clientId, grantId, by: "user" });
+    const { principal, email } = caller;
+    auditGrant(auditSink(c), { kind: "revoke", principal, email, clientId: revoked.clientId, grantId, by: "user" });
     return c.json({ revoked }, 200, NO_STORE);
   });
 }
@@ -85,20 +97,28 @@ export function createClientGrantRoutes(): Hono<{ Bindings: Bindings }> {
       return c.json({ users: [{ principal, grants }] }, 200, NO_STORE);
     }
     const page = await indexedUsers(libraryKv(c.env), c.req.query("cursor") || undefined);
-    const users = await Promise.all(page.users.map(async (user) => ({ principal: user.principal, email: user.email, grants: await userGrants(oauth, user.userId) })));
+    const users = await Promise.all(page.users.map(async ({ principal, email, userId }) => ({
+      principal,
+      email,
+      grants: await userGrants(oauth, userId),
+    })));
     const listed = users.filter((user) => user.grants.length > 0);
-    return c.json(page.cursor === undefined ? { users: listed } : { users: listed, cursor: page.cursor }, 200, NO_STORE);
+    const body = page.cursor === undefined ? { users: listed } : { users: listed, cursor: page.cursor };
+    return c.json(body, 200, NO_STORE);
   });
   routes.delete("/", async (c) => {
     const on = signInOn(c);
     if (!on) return c.json({ error: SIGN_IN_OFF }, 404);
     const principal = c.req.query("principal");
     const grantId = c.req.query("grant");
-    if (!principal || !grantId) return c.json({ error: "name the grant: DELETE /admin/client-grants?principal=<principal>&grant=<id>" }, 400);
+    if (!principal || !grantId) {
+      return c.json({ error: "name the grant: DELETE /admin/client-grants?principal=<principal>&grant=<id>" }, 400);
+    }
     const oauth = await oauthApi(c.env, on.auth, on.signIn, on.origin, on.upstreams);
     const revoked = await revokeUserGrant(oauth, await libraryUserId(on.signIn.issuer, principal), grantId);
     if (!revoked) return c.json({ error: `"${principal}" has no grant "${grantId}"` }, 404);
-    auditGrant(auditSink(c), { kind: "revoke", principal, email: revoked.email, clientId: revoked.clientId, grantId, by: "admin" });
+    const { email, clientId } = revoked;
+    auditGrant(auditSink(c), { kind: "revoke", principal, email, clientId, grantId, by: "admin" });
     return c.json({ revoked }, 200);
   });
   return routes;

@@ -13,7 +13,9 @@ import { isObject } from "../../core/jsonrpc";
 
 /** KV prefix of the index of signed-in users (beside the library's `grant:`/`token:`/`client:` keys). */
 export const USER_INDEX_PREFIX = "client-sign-in/user/";
-/** The most grants read for one user (a person allows a handful of clients; revokeExistingGrants keeps one per client). */
+/**
+ * The most grants read for one user (a person allows a handful of clients; revokeExistingGrants keeps one per client).
+ */
 export const MAX_GRANTS_PER_USER = 100;
 /** The most users an operator's listing reads at once; a cursor gives the next page. */
 export const MAX_USERS_PER_PAGE = 50;
@@ -38,13 +40,15 @@ export type GrantMetadata = { readonly email: string; readonly principal: string
 
 /** The library's id of a user: a digest of the provider and its subject (no email or name in KV keys). */
 export async function libraryUserId(issuer: string, subject: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${issuer}\n${subject}`)));
+  const bytes = new TextEncoder().encode(`${issuer}\n${subject}`);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return [...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 type Summary = Awaited<ReturnType<OAuthHelpers["listUserGrants"]>>["items"][number];
 
-const iso = (seconds: number | undefined) => (seconds === undefined ? undefined : new Date(seconds * 1000).toISOString());
+const iso = (seconds: number | undefined) =>
+  seconds === undefined ? undefined : new Date(seconds * 1000).toISOString();
 const text = (value: unknown) => (typeof value === "string" ? value : undefined);
 
 function viewOf(summary: Summary): GrantView {
@@ -74,30 +78,43 @@ export async function userGrants(oauth: OAuthHelpers, userId: string): Promise<G
   return items.map(viewOf).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
 }
 
-/** Revokes the user's grant `grantId` (and every token of it); the grant revoked, or undefined when the user has none of that id. */
-export async function revokeUserGrant(oauth: OAuthHelpers, userId: string, grantId: string): Promise<GrantView | undefined> {
+/**
+ * Revokes the user's grant `grantId` (and every token of it); the grant revoked, or undefined when the user has none of
+ * that id.
+ */
+export async function revokeUserGrant(
+  oauth: OAuthHelpers,
+  userId: string,
+  grantId: string,
+): Promise<GrantView | undefined> {
   const grant = (await userGrants(oauth, userId)).find((each) => each.id === grantId);
   if (!grant) return undefined;
   await oauth.revokeGrant(grant.id, userId);
   return grant;
 }
 
+/** One page of the index: its users, and the cursor of the next. */
+type UserPage = { users: IndexedUser[]; cursor?: string };
+
 /** An entry of the index of signed-in users. */
 export type IndexedUser = { readonly userId: string; readonly principal: string; readonly email: string };
 
 /** Notes that `user` holds grants, for as long as a grant can live (`ttlS`). */
 export async function indexUser(kv: KVNamespace, userId: string, user: SignedInUser, ttlS: number): Promise<void> {
-  await kv.put(`${USER_INDEX_PREFIX}${userId}`, JSON.stringify({ principal: user.principal, email: user.email }), { expirationTtl: ttlS });
+  const entry = JSON.stringify({ principal: user.principal, email: user.email });
+  await kv.put(`${USER_INDEX_PREFIX}${userId}`, entry, { expirationTtl: ttlS });
 }
 
 /** One page of the signed-in users (MAX_USERS_PER_PAGE), and the cursor of the next. */
-export async function indexedUsers(kv: KVNamespace, cursor?: string): Promise<{ users: IndexedUser[]; cursor?: string }> {
-  const listed = await kv.list(cursor === undefined ? { prefix: USER_INDEX_PREFIX, limit: MAX_USERS_PER_PAGE } : { prefix: USER_INDEX_PREFIX, limit: MAX_USERS_PER_PAGE, cursor });
+export async function indexedUsers(kv: KVNamespace, cursor?: string): Promise<UserPage> {
+  const page = { prefix: USER_INDEX_PREFIX, limit: MAX_USERS_PER_PAGE };
+  const listed = await kv.list(cursor === undefined ? page : { ...page, cursor });
   const users: IndexedUser[] = [];
   await Promise.all(listed.keys.map(async (key) => {
     const value: unknown = await kv.get(key.name, "json");
     if (isObject(value) && typeof value["principal"] === "string" && typeof value["email"] === "string") {
-      users.push({ userId: key.name.slice(USER_INDEX_PREFIX.length), principal: value["principal"], email: value["email"] });
+      const userId = key.name.slice(USER_INDEX_PREFIX.length);
+      users.push({ userId, principal: value["principal"], email: value["email"] });
     }
   }));
   users.sort((a, b) => a.email.localeCompare(b.email));

@@ -81,7 +81,10 @@ export function mappedRoles(mapping: RoleMapping, user: SignedInUser): string[] 
   return [...roles];
 }
 
-/** The user's roles now: the grant's, and those the stored mapping gives (none when there is no KV or no valid document). */
+/**
+ * The user's roles now: the grant's, and those the stored mapping gives (none when there is no KV or no valid
+ * document).
+ */
 export async function currentRoles(user: SignedInUser, kv: KVNamespace | undefined, cacheTtlMs: number): Promise<string[]> {
   if (!kv) return [...user.roles];
   const stored = await loadDocument(kv, ROLE_MAPPING_KEY, cacheTtlMs, checkRoleMapping);

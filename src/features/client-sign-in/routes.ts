@@ -124,7 +124,10 @@ function loginRefused(problem: LoginProblem): Response {
   return stopPage(status, status === 403 ? "Not allowed" : "Sign-in failed", problem.detail);
 }
 
-/** Once the user is known: a code at once when a live grant covers the request (remembered consent), else the consent page. */
+/**
+ * Once the user is known: a code at once when a live grant covers the request (remembered consent), else the consent
+ * page.
+ */
 async function afterLogin(c: SignInContext, on: On, oauth: OAuthHelpers, request: AuthRequest, headers: Headers, user: SignedInUser): Promise<Response> {
   if (await rememberedGrant(on, oauth, request, user)) {
     const redirectTo = await issueGrant({ ...grantPlace(c, on, oauth), request, user, by: "remembered consent" });
