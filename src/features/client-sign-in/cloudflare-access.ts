@@ -31,7 +31,9 @@ const MAX_ASSERTION_CHARS = 16 * 1024;
 export async function accessUser(signIn: SignInConfig, request: Request): Promise<Result<SignedInUser, LoginProblem>> {
   const assertion = request.headers.get(ACCESS_JWT_HEADER);
   if (!assertion || assertion.length > MAX_ASSERTION_CHARS) {
-    return fail({ reason: "refused", detail: "this gateway signs you in through Cloudflare Access, and this request did not come through it: open the sign-in from your app again" });
+    const detail = "this gateway signs you in through Cloudflare Access, and this request did not come through it: "
+      + "open the sign-in from your app again";
+    return fail({ reason: "refused", detail });
   }
   let payload;
   try {
@@ -42,14 +44,22 @@ export async function accessUser(signIn: SignInConfig, request: Request): Promis
       clockTolerance: CLOCK_TOLERANCE_S,
     }));
   } catch (error) {
-    if (error instanceof KeySetUnavailable) return fail({ reason: "provider-unavailable", detail: `the Cloudflare Access keys of ${signIn.issuer} cannot be fetched` });
+    if (error instanceof KeySetUnavailable) {
+      const detail = `the Cloudflare Access keys of ${signIn.issuer} cannot be fetched`;
+      return fail({ reason: "provider-unavailable", detail });
+    }
     // jose's messages name the failed check (signature, audience, expiry), never the token.
-    return fail({ reason: "refused", detail: `the Cloudflare Access assertion was refused: ${(error as Error).message}` });
+    const detail = `the Cloudflare Access assertion was refused: ${(error as Error).message}`;
+    return fail({ reason: "refused", detail });
   }
   const email = payload["email"];
   if (typeof payload.sub !== "string" || payload.sub === "" || typeof email !== "string" || email === "") {
-    return fail({ reason: "not-allowed", detail: "Cloudflare Access did not say who you are (a service token cannot sign in a person)" });
+    const detail = "Cloudflare Access did not say who you are (a service token cannot sign in a person)";
+    return fail({ reason: "not-allowed", detail });
   }
-  if (!emailAllowed(signIn, email)) return fail({ reason: "not-allowed", detail: `${email} may not sign in to this gateway (its domain or address is not on the gateway's list)` });
+  if (!emailAllowed(signIn, email)) {
+    const detail = `${email} may not sign in to this gateway (its domain or address is not on the gateway's list)`;
+    return fail({ reason: "not-allowed", detail });
+  }
   return ok({ principal: payload.sub, email: email.toLowerCase(), roles: [...signIn.roles], groups: [] });
 }

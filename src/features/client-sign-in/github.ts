@@ -25,38 +25,63 @@ const MAX_ORGS = 100;
 const GITHUB_REQUEST_TIMEOUT_MS = 10_000;
 
 /** Who GitHub says signed in. */
-export type GithubIdentity = { readonly sub: string; readonly email: unknown; readonly emailVerified: unknown; readonly groups: readonly string[] };
+export type GithubIdentity = {
+  readonly sub: string;
+  readonly email: unknown;
+  readonly emailVerified: unknown;
+  readonly groups: readonly string[];
+};
 
 /** GitHub's OAuth endpoints, as oauth4webapi takes them (no metadata document to discover). */
 export function githubServer(signIn: SignInConfig): AuthorizationServer {
-  return { issuer: signIn.issuer, authorization_endpoint: `${signIn.issuer}/login/oauth/authorize`, token_endpoint: `${signIn.issuer}/login/oauth/access_token` };
+  return {
+    issuer: signIn.issuer,
+    authorization_endpoint: `${signIn.issuer}/login/oauth/authorize`,
+    token_endpoint: `${signIn.issuer}/login/oauth/access_token`,
+  };
 }
 
 async function read(signIn: SignInConfig, token: string, path: string): Promise<unknown> {
   const response = await fetch(`${signIn.apiUrl}${path}`, {
-    headers: { authorization: `Bearer ${token}`, accept: "application/vnd.github+json", "user-agent": "mcp-edge-gateway", "x-github-api-version": "2022-11-28" },
+    headers: {
+      authorization: `Bearer ${token}`,
+      accept: "application/vnd.github+json",
+      "user-agent": "mcp-edge-gateway",
+      "x-github-api-version": "2022-11-28",
+    },
     signal: AbortSignal.timeout(GITHUB_REQUEST_TIMEOUT_MS),
   });
   const text = await readTextUpTo(response.body, MAX_GITHUB_ANSWER_BYTES);
   if (!response.ok) throw new Error(`GitHub's API answered ${path} with HTTP ${response.status}`);
-  if (text === undefined) throw new Error(`GitHub's API answered ${path} with more than ${MAX_GITHUB_ANSWER_BYTES} bytes`);
+  if (text === undefined) throw new Error(`GitHub's API answered ${path} with over ${MAX_GITHUB_ANSWER_BYTES} bytes`);
   return JSON.parse(text);
 }
 
 /** Who holds `token`, asked of GitHub's API. */
-export async function githubIdentity(signIn: SignInConfig, token: string): Promise<Result<GithubIdentity, LoginProblem>> {
+export async function githubIdentity(
+  signIn: SignInConfig,
+  token: string,
+): Promise<Result<GithubIdentity, LoginProblem>> {
   let user: unknown;
   let emails: unknown;
   let orgs: unknown;
   try {
-    [user, emails, orgs] = await Promise.all([read(signIn, token, "/user"), read(signIn, token, "/user/emails?per_page=100"), read(signIn, token, `/user/orgs?per_page=${MAX_ORGS}`)]);
+    [user, emails, orgs] = await Promise.all([
+      read(signIn, token, "/user"),
+      read(signIn, token, "/user/emails?per_page=100"),
+      read(signIn, token, `/user/orgs?per_page=${MAX_ORGS}`),
+    ]);
   } catch (error) {
     // The messages name the path and the status, never the token.
-    return fail({ reason: "provider-unavailable", detail: `GitHub did not say who signed in: ${(error as Error).message}` });
+    const detail = `GitHub did not say who signed in: ${(error as Error).message}`;
+    return fail({ reason: "provider-unavailable", detail });
   }
-  if (!isObject(user) || typeof user["id"] !== "number") return fail({ reason: "refused", detail: "GitHub's answer for the user has no id" });
+  if (!isObject(user) || typeof user["id"] !== "number") {
+    return fail({ reason: "refused", detail: "GitHub's answer for the user has no id" });
+  }
   const primary = Array.isArray(emails) ? emails.find((each) => isObject(each) && each["primary"] === true) : undefined;
-  const groups = (Array.isArray(orgs) ? orgs : []).slice(0, MAX_ORGS).flatMap((org) => (isObject(org) && typeof org["login"] === "string" ? [org["login"]] : []));
+  const logins = (Array.isArray(orgs) ? orgs : []).slice(0, MAX_ORGS);
+  const groups = logins.flatMap((org) => (isObject(org) && typeof org["login"] === "string" ? [org["login"]] : []));
   return ok({
     sub: `github:${user["id"]}`,
     email: isObject(primary) ? primary["email"] : undefined,

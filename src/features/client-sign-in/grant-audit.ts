@@ -58,11 +58,19 @@ export function grantEvent(event: GrantEvent, now = Date.now()): AuditEvent {
 }
 
 /** Where audit events go: the Queue when audit is on, and how to outlive the answer. */
-export type GrantAuditSink = { readonly queue: Queue | undefined; readonly enabled: boolean; readonly waitUntil: (promise: Promise<unknown>) => void };
+export type GrantAuditSink = {
+  readonly queue: Queue | undefined;
+  readonly enabled: boolean;
+  readonly waitUntil: (promise: Promise<unknown>) => void;
+};
 
 /** The sink of a request: AUDIT as configured, AUDIT_QUEUE, the request's `waitUntil`. */
-export function auditSinkOf(env: Readonly<Record<string, unknown>>, ctx: { waitUntil(promise: Promise<unknown>): void }): GrantAuditSink {
-  return { queue: env["AUDIT_QUEUE"] as Queue | undefined, enabled: gatewayConfig(env).audit.enabled, waitUntil: (p) => ctx.waitUntil(p) };
+export function auditSinkOf(
+  env: Readonly<Record<string, unknown>>,
+  ctx: { waitUntil(promise: Promise<unknown>): void },
+): GrantAuditSink {
+  const queue = env["AUDIT_QUEUE"] as Queue | undefined;
+  return { queue, enabled: gatewayConfig(env).audit.enabled, waitUntil: (p) => ctx.waitUntil(p) };
 }
 
 /** Sends `event` to the audit Queue after the answer (nothing when audit is off). */

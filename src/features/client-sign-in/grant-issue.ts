@@ -27,13 +27,16 @@ export async function issueGrant({ oauth, kv, issuer, request, user, by, audit }
   const userId = await libraryUserId(issuer, user.principal);
   const { clientName } = await oauth.describeConsent(request);
   const metadata: GrantMetadata = { email: user.email, principal: user.principal, clientName };
-  const { redirectTo } = await oauth.completeAuthorization({ request, userId, metadata, scope: request.scope, props: user });
+  const scope = request.scope;
+  const { redirectTo } = await oauth.completeAuthorization({ request, userId, metadata, scope, props: user });
   try {
     await indexUser(kv, userId, user, GRANT_TTL_S);
   } catch (error) {
     // KV takes one write a second per key: a second grant of the same user within it keeps the index as it was.
-    console.warn(`mcp-edge-gateway: client sign-in: the index of signed-in users was not updated: ${(error as Error).message}`);
+    const why = (error as Error).message;
+    console.warn(`mcp-edge-gateway: client sign-in: the index of signed-in users was not updated: ${why}`);
   }
-  auditGrant(audit, { kind: "grant", principal: user.principal, email: user.email, clientId: request.clientId, resource: request.resource, by });
+  const { principal, email } = user;
+  auditGrant(audit, { kind: "grant", principal, email, clientId: request.clientId, resource: request.resource, by });
   return redirectTo;
 }

@@ -19,7 +19,12 @@ import type { GrantView } from "./grants";
  * @param aggregated the resource URL of `/mcp`, which covers every `/mcp/<upstream>`
  * @param upstreamResources the resource URLs of the `/mcp/<upstream>` routes
  */
-export function coveringGrant(grants: readonly GrantView[], request: AuthRequest, aggregated: string, upstreamResources: readonly string[]): GrantView | undefined {
+export function coveringGrant(
+  grants: readonly GrantView[],
+  request: AuthRequest,
+  aggregated: string,
+  upstreamResources: readonly string[],
+): GrantView | undefined {
   const asked = request.resource ?? aggregated;
   return grants.find((grant) => {
     if (grant.clientId !== request.clientId || grant.redirectUri !== request.redirectUri) return false;

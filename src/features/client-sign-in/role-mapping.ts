@@ -28,30 +28,38 @@ export const MAX_ROLES_PER_RULE = 64;
 export const MAX_MAPPED_ROLE_CHARS = 256;
 
 const MATCHERS = ["group", "emailDomain", "email"] as const;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
 type Matcher = (typeof MATCHERS)[number];
 
 export type MappingRule = { readonly on: Matcher; readonly value: string; readonly roles: readonly string[] };
 export type RoleMapping = { readonly rules: readonly MappingRule[] };
 
 function checkRule(raw: unknown, at: string, problems: DocumentProblem[]): MappingRule | undefined {
+  const problem = (path: string, message: string) => problems.push({ path, message });
   if (!isObject(raw)) {
-    problems.push({ path: at, message: 'a rule: {"group" | "emailDomain" | "email": "<value>", "roles": ["<role>", ...]}' });
+    problem(at, 'a rule: {"group" | "emailDomain" | "email": "<value>", "roles": ["<role>", ...]}');
     return undefined;
   }
   for (const key of Object.keys(raw)) {
-    if (key !== "roles" && !(MATCHERS as readonly string[]).includes(key)) problems.push({ path: `${at}/${key}`, message: `not a field of a rule (group, emailDomain, email, roles)` });
+    const known = key === "roles" || (MATCHERS as readonly string[]).includes(key);
+    if (!known) problem(`${at}/${key}`, "not a field of a rule (group, emailDomain, email, roles)");
   }
   const present = MATCHERS.filter((matcher) => raw[matcher] !== undefined);
-  if (present.length !== 1) problems.push({ path: at, message: "say what the rule matches with exactly one of group, emailDomain, email" });
+  if (present.length !== 1) problem(at, "say what the rule matches with exactly one of group, emailDomain, email");
   const on = present[0];
   const value = on === undefined ? undefined : raw[on];
-  if (on !== undefined && (typeof value !== "string" || value === "")) problems.push({ path: `${at}/${on}`, message: "a non-empty string" });
-  if (on === "emailDomain" && typeof value === "string" && value.includes("@")) problems.push({ path: `${at}/emailDomain`, message: 'the domain as after the @ ("example.com")' });
-  if (on === "email" && typeof value === "string" && !/^[^\s@]+@[^\s@]+$/.test(value)) problems.push({ path: `${at}/email`, message: "an email address" });
+  const text = typeof value === "string" ? value : undefined;
+  if (on !== undefined && !text) problem(`${at}/${on}`, "a non-empty string");
+  if (on === "emailDomain" && text?.includes("@")) {
+    problem(`${at}/emailDomain`, 'the domain as after the @ ("example.com")');
+  }
+  if (on === "email" && text !== undefined && !EMAIL.test(text)) problem(`${at}/email`, "an email address");
   const roles = raw["roles"];
   const rolesOk = Array.isArray(roles) && roles.length > 0 && roles.length <= MAX_ROLES_PER_RULE
     && roles.every((role) => typeof role === "string" && role !== "" && role.length <= MAX_MAPPED_ROLE_CHARS);
-  if (!rolesOk) problems.push({ path: `${at}/roles`, message: `a list of 1 to ${MAX_ROLES_PER_RULE} roles, each a non-empty string of at most ${MAX_MAPPED_ROLE_CHARS} characters` });
+  const rolesText = `a list of 1 to ${MAX_ROLES_PER_RULE} roles, `
+    + `each a non-empty string of at most ${MAX_MAPPED_ROLE_CHARS} characters`;
+  if (!rolesOk) problem(`${at}/roles`, rolesText);
   if (on === undefined || typeof value !== "string" || !rolesOk) return undefined;
   return { on, value: on === "group" ? value : value.toLowerCase(), roles: roles as string[] };
 }
@@ -59,8 +67,12 @@ function checkRule(raw: unknown, at: string, problems: DocumentProblem[]): Mappi
 /** The mapping document, checked; every problem located by a JSON Pointer. */
 export function checkRoleMapping(raw: unknown): Checked<RoleMapping> {
   const problems: DocumentProblem[] = [];
-  if (!isObject(raw) || !Array.isArray(raw["rules"])) return { ok: false, problems: [{ path: "", message: 'a document {"rules": [...]}' }] };
-  for (const key of Object.keys(raw)) if (key !== "rules") problems.push({ path: `/${key}`, message: "not a field of the mapping (rules)" });
+  if (!isObject(raw) || !Array.isArray(raw["rules"])) {
+    return { ok: false, problems: [{ path: "", message: 'a document {"rules": [...]}' }] };
+  }
+  for (const key of Object.keys(raw)) {
+    if (key !== "rules") problems.push({ path: `/${key}`, message: "not a field of the mapping (rules)" });
+  }
   const list = raw["rules"];
   if (list.length > MAX_MAPPING_RULES) problems.push({ path: "/rules", message: `at most ${MAX_MAPPING_RULES} rules` });
   const rules = list.slice(0, MAX_MAPPING_RULES).map((rule, i) => checkRule(rule, `/rules/${i}`, problems));
@@ -75,7 +87,9 @@ export function mappedRoles(mapping: RoleMapping, user: SignedInUser): string[] 
   const groups = new Set(user.groups ?? []);
   const roles = new Set<string>();
   for (const rule of mapping.rules) {
-    const hit = rule.on === "group" ? groups.has(rule.value) : rule.on === "emailDomain" ? domain === rule.value : email === rule.value;
+    const hit = rule.on === "group" ? groups.has(rule.value)
+      : rule.on === "emailDomain" ? domain === rule.value
+        : email === rule.value;
     if (hit) for (const role of rule.roles) roles.add(role);
   }
   return [...roles];
@@ -85,7 +99,11 @@ export function mappedRoles(mapping: RoleMapping, user: SignedInUser): string[] 
  * The user's roles now: the grant's, and those the stored mapping gives (none when there is no KV or no valid
  * document).
  */
-export async function currentRoles(user: SignedInUser, kv: KVNamespace | undefined, cacheTtlMs: number): Promise<string[]> {
+export async function currentRoles(
+  user: SignedInUser,
+  kv: KVNamespace | undefined,
+  cacheTtlMs: number,
+): Promise<string[]> {
   if (!kv) return [...user.roles];
   const stored = await loadDocument(kv, ROLE_MAPPING_KEY, cacheTtlMs, checkRoleMapping);
   if (stored.state !== "valid") return [...user.roles];

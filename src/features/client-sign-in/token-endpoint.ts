@@ -26,12 +26,15 @@ type TokenEndpointOptions = {
 };
 
 /** The user and grant a refresh token names, when the user is one the gateway indexed. */
-async function namedBy(kv: KVNamespace, refreshToken: string): Promise<{ principal: string; email?: string; grantId?: string }> {
+type Named = { principal: string; email?: string | undefined; grantId?: string };
+
+async function namedBy(kv: KVNamespace, refreshToken: string): Promise<Named> {
   const [userId, grantId, secret] = refreshToken.split(":", 3);
   if (!userId || !grantId || secret === undefined || !/^[0-9a-f]{32}$/.test(userId)) return { principal: UNKNOWN_USER };
   const user: unknown = await kv.get(`${USER_INDEX_PREFIX}${userId}`, "json");
   if (!isObject(user) || typeof user["principal"] !== "string") return { principal: UNKNOWN_USER };
-  return { principal: user["principal"], email: typeof user["email"] === "string" ? user["email"] : undefined, grantId };
+  const email = typeof user["email"] === "string" ? user["email"] : undefined;
+  return { principal: user["principal"], email, grantId };
 }
 
 /** Answers a token request through the library, auditing a refused refresh. */
@@ -39,7 +42,8 @@ export async function tokenEndpoint({ request, library, kv, audit }: TokenEndpoi
   const text = await readTextUpTo(request.body, MAX_TOKEN_FORM_BYTES);
   if (text === undefined) {
     const description = `a token request is at most ${MAX_TOKEN_FORM_BYTES / 1024} KiB`;
-    return Response.json({ error: "invalid_request", error_description: description }, { status: 413, headers: { "cache-control": "no-store" } });
+    const headers = { "cache-control": "no-store" };
+    return Response.json({ error: "invalid_request", error_description: description }, { status: 413, headers });
   }
   const answer = await library(new Request(request, { body: text }));
   const form = new URLSearchParams(text);
