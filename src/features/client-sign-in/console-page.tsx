@@ -26,27 +26,39 @@ const list = (value: unknown) => (Array.isArray(value) ? value.map(String).join(
 
 type Shown = { revokeError?: string; refused?: RefusedDocument };
 
-async function grantsPage(c: ConsoleContext, shown: Shown = {}, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
+type Status = Parameters<typeof renderPage>[4];
+
+async function grantsPage(c: ConsoleContext, shown: Shown = {}, status: Status = 200): Promise<Response> {
   const from = c.req.query("cursor");
-  const [answer, mapping] = await Promise.all([c.var.call("GET", from ? `/client-grants?cursor=${encodeURIComponent(from)}` : "/client-grants"), c.var.call("GET", "/sign-in-roles")]);
-  const users = (isObject(answer.body) && Array.isArray(answer.body["users"]) ? answer.body["users"] : []).filter(isObject);
+  const [answer, mapping] = await Promise.all([
+    c.var.call("GET", from ? `/client-grants?cursor=${encodeURIComponent(from)}` : "/client-grants"),
+    c.var.call("GET", "/sign-in-roles"),
+  ]);
+  const users = (isObject(answer.body) && Array.isArray(answer.body["users"]) ? answer.body["users"] : [])
+    .filter(isObject);
   const more = isObject(answer.body) && typeof answer.body["cursor"] === "string" ? answer.body["cursor"] : undefined;
-  const rows = users.flatMap((user) => (Array.isArray(user["grants"]) ? user["grants"] : []).filter(isObject).map((grant) => ({ user, grant })));
+  const rows = users.flatMap((user) =>
+    (Array.isArray(user["grants"]) ? user["grants"] : []).filter(isObject).map((grant) => ({ user, grant })));
+  const listError = answer.ok ? undefined : errorOf(answer).error;
   const csrf = c.var.session.csrf;
   const body = (
     <>
-      <Problems id="client-grants-errors" error={shown.revokeError ?? (answer.ok ? undefined : errorOf(answer).error)} />
+      <Problems id="client-grants-errors" error={shown.revokeError ?? listError} />
       {rows.length === 0 ? (
         <Empty>No user has signed in to a client yet (or client sign-in, AUTH.signIn, is off).</Empty>
       ) : (
         <table>
-          <caption class="muted">Clients users allowed through the gateway's sign-in; revoking ends the client's tokens at once</caption>
+          <caption class="muted">
+            Clients users allowed through the gateway's sign-in; revoking ends the client's tokens at once
+          </caption>
           <TableHead columns={["User", "Client", "Resource", "Scope", "Granted", "Expires", "Revoke"]} />
           <tbody>
             {rows.map(({ user, grant }) => {
               const principal = text(user["principal"]);
               const id = text(grant["id"]);
-              const action = href(`/client-grants/revoke?principal=${encodeURIComponent(principal)}&grant=${encodeURIComponent(id)}`);
+              const query = `principal=${encodeURIComponent(principal)}&grant=${encodeURIComponent(id)}`;
+              const action = href(`/client-grants/revoke?${query}`);
+              const label = `Revoke the grant of ${principal} to ${text(grant["clientId"])}`;
               return (
                 <tr data-grant-id={id}>
                   <td>{text(user["email"]) || principal}</td>
@@ -60,7 +72,7 @@ async function grantsPage(c: ConsoleContext, shown: Shown = {}, status: Paramete
                   <td><Time iso={text(grant["createdAt"]) || null} /></td>
                   <td>{typeof grant["expiresAt"] === "string" ? <Time iso={grant["expiresAt"]} /> : "never"}</td>
                   <td>
-                    <PostButton action={action} csrf={csrf} danger label={`Revoke the grant of ${principal} to ${text(grant["clientId"])}`}>
+                    <PostButton action={action} csrf={csrf} danger label={label}>
                       Revoke
                     </PostButton>
                   </td>
@@ -79,7 +91,14 @@ async function grantsPage(c: ConsoleContext, shown: Shown = {}, status: Paramete
       <section aria-labelledby="sign-in-roles-title">
         <h2 id="sign-in-roles-title">Role mapping</h2>
         <p class="muted">{ROLE_MAPPING_ABOUT}</p>
-        <DocumentForm id="sign-in-roles" label="Role mapping" action={href("/client-grants/roles")} csrf={csrf} stored={mapping} refused={shown.refused} />
+        <DocumentForm
+          id="sign-in-roles"
+          label="Role mapping"
+          action={href("/client-grants/roles")}
+          csrf={csrf}
+          stored={mapping}
+          refused={shown.refused}
+        />
       </section>
     </>
   );
@@ -90,7 +109,8 @@ async function grantsPage(c: ConsoleContext, shown: Shown = {}, status: Paramete
 export function registerClientGrants(app: ConsoleApp): void {
   app.get("/client-grants", (c) => grantsPage(c));
   app.post("/client-grants/revoke", async (c) => {
-    const query = `principal=${encodeURIComponent(c.req.query("principal") ?? "")}&grant=${encodeURIComponent(c.req.query("grant") ?? "")}`;
+    const principal = encodeURIComponent(c.req.query("principal") ?? "");
+    const query = `principal=${principal}&grant=${encodeURIComponent(c.req.query("grant") ?? "")}`;
     const answer = await c.var.call("DELETE", `/client-grants?${query}`);
     if (!answer.ok) return grantsPage(c, { revokeError: errorOf(answer).error }, statusOf(answer.status));
     return c.redirect(href("/client-grants"), 303);
