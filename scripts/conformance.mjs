@@ -2,7 +2,7 @@
 /**
  * `npm run conformance`: the official MCP conformance suite (server scenarios), for both
  * protocol eras, directly against fixture upstreams and through the gateway
- * (`wrangler dev`, scripts/lib/gateway-process.mjs). Nine legs:
+ * (`wrangler dev`, scripts/lib/gateway-process.mjs). Ten legs:
  *
  *   2025/direct    0.1.x suite against test/fixtures/conformance-upstream.ts (SDK v1,
  *                  speaks only the 2025 revisions)
@@ -21,6 +21,9 @@
  *                  OAuth client of each scenario's server: scripts/conformance-auth/ (its
  *                  expected failures, with their reasons, are listed there and in
  *                  docs/upstream-sign-in.md; any other failure fails the run)
+ *   2026/authorization-server   `conformance authorization` (metadata endpoint, authorization
+ *                  code grant) against the gateway with client sign-in on (`npm start`, a real
+ *                  OpenID Connect provider on loopback): scripts/conformance-auth/authorization-server.mjs
  *
  * Rule (exit 1 otherwise): every scenario that passes on a leg's reference passes on the
  * leg — 2025/gateway, 2026/gateway and the dual legs against their direct legs; 2026/bridge against
@@ -33,6 +36,7 @@
  *   npm run conformance
  *   npm run conformance -- --only 2026                 # just the 2026 legs
  *   npm run conformance -- --only auth                 # just 2026/auth
+ *   npm run conformance -- --only authz                # just 2026/authorization-server
  *   npm run conformance -- --suite all                 # the 0.1.x suite's pending scenarios too
  *   npm run conformance -- --scenario caching --scenario tools-list
  *   npm run conformance -- --concurrency 1 --timeout 60000
@@ -52,6 +56,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { conformanceCli, discoverScenarios, killChildren, requirementScenarios, runLeg, tail } from './lib/conformance-runner.mjs';
 import { AUTH_LEG, authScenarios, runAuthLeg } from './conformance-auth/leg.mjs';
 import { reportAuthLeg } from './conformance-auth/report.mjs';
+import { AUTHORIZATION_SERVER_LEG, reportAuthorizationServerLeg, runAuthorizationServerLeg } from './conformance-auth/authorization-server.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE_2025 = path.join(ROOT, 'test', 'fixtures', 'conformance-upstream.ts');
@@ -126,7 +131,7 @@ function parseArgs(argv) {
     else if (key === '--scenario') options.scenarios.push(value());
     else if (key === '--only') {
       options.only = value();
-      if (!['2025', '2026', 'auth'].includes(options.only)) usage(`--only must be 2025, 2026 or auth, got "${options.only}"`);
+      if (!['2025', '2026', 'auth', 'authz'].includes(options.only)) usage(`--only must be 2025, 2026, auth or authz, got "${options.only}"`);
     } else if (key === '--concurrency') options.concurrency = positiveInt(value());
     else if (key === '--timeout') options.timeoutMs = positiveInt(value());
     else if (key === '--out') options.out = path.resolve(value());
@@ -138,7 +143,7 @@ function parseArgs(argv) {
 
 function usage(problem) {
   if (problem) console.error(`[conformance] ${problem}`);
-  console.error('usage: npm run conformance -- [--only 2025|2026|auth] [--suite active|all|pending] [--scenario NAME]... [--concurrency N] [--timeout MS] [--out DIR]');
+  console.error('usage: npm run conformance -- [--only 2025|2026|auth|authz] [--suite active|all|pending] [--scenario NAME]... [--concurrency N] [--timeout MS] [--out DIR]');
   process.exit(problem ? 2 : 0);
 }
 
@@ -256,7 +261,8 @@ async function main() {
   }
   const want2025 = options.only === undefined || options.only === '2025';
   const want2026 = options.only === undefined || options.only === '2026';
-  const wantAuth = options.only !== '2025';
+  const wantAuth = options.only === undefined || options.only === '2026' || options.only === 'auth';
+  const wantAuthz = (options.only === undefined && options.scenarios.length === 0) || options.only === 'authz';
   const cli2025 = conformanceCli('@modelcontextprotocol/conformance', import.meta.url);
   const cli2026 = conformanceCli('conformance-alpha', import.meta.url);
   const knownGaps = JSON.parse(readFileSync(KNOWN_GAPS, 'utf8'));
@@ -314,6 +320,12 @@ async function main() {
   if (scenariosAuth.length > 0) {
     console.log(`\n${AUTH_LEG}: the gateway (built once, run per scenario) as the OAuth client of each scenario's server`);
     authResults = await runAuthLeg({ cli: cli2026, root: ROOT, scenarios: scenariosAuth, out: options.out, concurrency: options.concurrency, extraArgs: at2026 });
+  }
+
+  let authzResult;
+  if (wantAuthz) {
+    console.log(`\n${AUTHORIZATION_SERVER_LEG}: conformance authorization against the gateway with client sign-in on`);
+    authzResult = await runAuthorizationServerLeg({ cli: cli2026, out: options.out });
   }
 
   let gateway;
@@ -403,6 +415,13 @@ async function main() {
     summary.legs[AUTH_LEG] = { totals: totals(authResults), results: authResults };
   }
 
+  let authzFailing = [];
+  if (authzResult) {
+    console.log(`\n== the gateway as authorization server (${AUTHORIZATION_SERVER_LEG})\n`);
+    authzFailing = reportAuthorizationServerLeg(authzResult);
+    summary.legs[AUTHORIZATION_SERVER_LEG] = { checks: authzResult.checks };
+  }
+
   const logs = gateway ? gateway.logs() : typeof gatewayProblem?.logs === 'string' ? gatewayProblem.logs : '';
   if (logs) await writeFile(path.join(options.out, 'gateway.log'), logs);
   await writeFile(path.join(options.out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
@@ -413,7 +432,7 @@ async function main() {
     if (logs) console.error(`--- gateway logs (last 80 lines) ---\n${tail(logs, 80)}\n---`);
     return exit(1);
   }
-  if (regressions.length > 0 || stale.length > 0 || authFailing.length > 0) {
+  if (regressions.length > 0 || stale.length > 0 || authFailing.length > 0 || authzFailing.length > 0) {
     if (logs && regressions.length > 0) console.log(`\n--- gateway logs (last 40 lines; all in gateway.log) ---\n${tail(logs, 40)}\n---`);
     return exit(1);
   }

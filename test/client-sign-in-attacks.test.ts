@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, inject, it } from "vitest";
 import { admin } from "./helpers/auth";
 import { initialize, post, type Json } from "./helpers/gateway";
 import { authorizeUrl, CLIENT_REDIRECT, GATEWAY, pkcePair, registerClient, signedInToken, signInVars, SignInUser, tokenRequest } from "./helpers/client-sign-in";
+import { consentPolicy } from "../src/features/client-sign-in/pages";
 
 const UPSTREAMS = JSON.stringify([
   { name: "alpha", url: inject("fixtureUrls").alpha },
@@ -90,5 +91,15 @@ describe("client sign-in refuses", () => {
     expect(other.status).toBe(400);
     expect(other.headers.get("location")).toBeNull();
     expect(await other.text()).toContain("Sign-in request refused");
+  });
+});
+
+describe("the consent page's Content-Security-Policy", () => {
+  it.each([
+    ["http://127.0.0.1:33418/callback?x=1", "http://127.0.0.1:33418"],
+    ["https://app.example/oauth/callback", "https://app.example"],
+    ["com.example.app:/callback", "com.example.app:"],
+  ])("lets the form's answer redirect to %s and nowhere else", (redirectUri, allowed) => {
+    expect(consentPolicy(redirectUri)).toBe(`default-src 'none'; form-action 'self' ${allowed}; frame-ancestors 'none'`);
   });
 });

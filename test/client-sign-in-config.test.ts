@@ -24,6 +24,7 @@ describe("AUTH.signIn", () => {
         scopes: [],
         rateLimits: {},
         signIn: {
+          provider: "oidc",
           issuer: "https://idp.example",
           clientIdSecret: "SIGN_IN_CLIENT_ID",
           clientSecretSecret: "SIGN_IN_CLIENT_SECRET",

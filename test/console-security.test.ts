@@ -11,7 +11,7 @@ import { gatewayFetch } from "./helpers/gateway";
 import { CONSOLE_ORIGIN, consoleGet, consolePost, formInit, signIn } from "./helpers/console";
 import { CONSOLE_SESSION_TTL_S, sealSession, SESSION_COOKIE } from "../src/admin/console/session";
 
-const PAGES = ["/", "/upstreams", "/tools", "/filters", "/filters/new", "/personas", "/api-keys", "/audit", "/shaping", "/pins"];
+const PAGES = ["/", "/upstreams", "/tools", "/filters", "/filters/new", "/personas", "/api-keys", "/audit", "/shaping", "/pins", "/client-grants"];
 const NAV = ["Overview", "Upstreams", "Tools", "Filters", "Personas", "API keys", "Audit", "Shaping", "Pins"];
 const PERSONA = { name: "csrf-probe", roles: "probe", allow: "alpha___*", deny: "" };
 

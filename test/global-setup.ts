@@ -23,7 +23,8 @@ import { startGetStreamUpstream } from "./fixtures/get-stream-upstream.ts";
 import { startListCacheUpstream } from "./fixtures/list-cache-upstream.ts";
 import { startDualEraUpstream } from "./fixtures/dual-era-upstream.ts";
 import { startOAuthUpstream, STATIC_CLIENT_ID, STATIC_CLIENT_SECRET } from "./fixtures/oauth-upstream.ts";
-import { GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startOperatorIdp } from "./fixtures/operator-idp.ts";
+import { GATEWAY_CALLBACK, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startOperatorIdp } from "./fixtures/operator-idp.ts";
+import { GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, startGithubIdp } from "./fixtures/github-idp.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
@@ -75,7 +76,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // The operator's OpenID Connect provider that users of the gateway's own sign-in log in at (AUTH.signIn).
   const operatorIdp = await startOperatorIdp();
   project.provide("operatorIdp", { issuer: operatorIdp.issuer, clientId: GATEWAY_CLIENT_ID, clientSecret: GATEWAY_CLIENT_SECRET });
+  // github.com and its API, stood in for on loopback (AUTH.signIn with "provider": "github").
+  const githubIdp = await startGithubIdp([GATEWAY_CALLBACK]);
+  project.provide("githubIdp", { url: githubIdp.url, apiUrl: githubIdp.apiUrl, clientId: GITHUB_CLIENT_ID, clientSecret: GITHUB_CLIENT_SECRET });
   return async () => {
-    await Promise.all([operatorIdp.close(), fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), script.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), sessionfulDual.close(), pins.close(), listCache.close(), oauth.close()]);
+    await Promise.all([operatorIdp.close(), githubIdp.close(), fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), script.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), sessionfulDual.close(), pins.close(), listCache.close(), oauth.close()]);
   };
 }

@@ -48,6 +48,8 @@ declare module "vitest" {
     };
     /** test/fixtures/operator-idp.ts: the operator's OpenID Connect provider (client sign-in) and the gateway's client there. */
     operatorIdp: { issuer: string; clientId: string; clientSecret: string };
+    /** test/fixtures/github-idp.ts: github.com and its API on loopback, and the gateway's OAuth app there. */
+    githubIdp: { url: string; apiUrl: string; clientId: string; clientSecret: string };
     jwks: { url: string; fetchesUrl: string; /** `<origin>/idp`: an issuer per tag whose JWKS a test can break (see the fixture). */ idpUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
   }
 }

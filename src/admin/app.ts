@@ -29,7 +29,7 @@ import { forgetCached } from "../policy/filter-store";
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../policy/document-limits";
 import { isObject } from "../core/jsonrpc";
 import { readBodyText } from "./read-body";
-import { documentResponse } from "./document-routes";
+import { documentResponse, documentRoutes } from "./document-routes";
 import { deleteDocument, storeDocument } from "./document-versions";
 import { addAuditRoutes } from "./audit";
 import { createShapingAdmin } from "./shaping";
@@ -38,6 +38,8 @@ import { createPinsAdmin } from "./pins";
 import { createApiKeyRoutes } from "./api-keys";
 import { createAccessRoutes } from "./access-documents";
 import { createUpstreamConnectionRoutes } from "./upstream-connections";
+import { createClientGrantRoutes } from "../features/client-sign-in/grant-routes";
+import { checkRoleMapping, ROLE_MAPPING_KEY } from "../features/client-sign-in/role-mapping";
 import { recordFailedAuthentication, requestSource } from "../auth/failure-audit";
 import { adminTokenState, ADMIN_TOKEN_TOO_SHORT_MESSAGE } from "../auth/admin-token";
 import { adminRateLimiter, isConsoleCall, judgeAdminAttempt, throttledMessage } from "../auth/admin-throttle";
@@ -218,6 +220,8 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
   admin.route("/", createPinsAdmin());
   admin.route("/api-keys", createApiKeyRoutes());
   admin.route("/upstream-connections", createUpstreamConnectionRoutes());
+  admin.route("/client-grants", createClientGrantRoutes());
+  documentRoutes(admin, "/sign-in-roles", { key: ROLE_MAPPING_KEY, label: "sign-in role mapping", check: checkRoleMapping });
   admin.route("/", createAccessRoutes());
   admin.route("/", createGuardrailsAdmin());
 

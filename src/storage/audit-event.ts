@@ -108,6 +108,9 @@ export type AuditEvent = {
   readonly "gateway.pin.status"?: string;
   readonly "gateway.pin.mode"?: string;
   readonly "gateway.pin.findings"?: readonly { rule: string; severity: string; at: string; match: string }[];
+  /** Client sign-in events (features/client-sign-in/grant-audit.ts): the client's id and the grant's, never a token. */
+  readonly "gateway.oauth.client_id"?: string;
+  readonly "gateway.oauth.grant_id"?: string;
   /** True when a field was cut to its bound, or dropped to fit the Queue's message limit; `truncated_fields` names them. */
   readonly "gateway.truncated"?: boolean;
   readonly "gateway.truncated_fields"?: readonly string[];

@@ -38,6 +38,7 @@ import { registerShaping } from "./shaping";
 import { registerGuardrailsPage } from "../../features/guardrails/console-page";
 import { registerTools } from "./tools";
 import { registerUpstreams } from "./upstreams";
+import { registerClientGrants } from "../../features/client-sign-in/console-page";
 
 /** A form carries at most a filter preview's sample (4 MiB) or an icon file (1 MiB), with room for the other fields. */
 const MAX_FORM_BYTES = 5 * 1024 * 1024;
@@ -204,6 +205,7 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
   registerShaping(app);
   registerGuardrailsPage(app);
   registerPins(app);
+  registerClientGrants(app);
 
   // Mounted in the gateway's app, an unknown console path would fall through to the next routes (the admin API): it ends here.
   app.all("*", (c) => renderBare(c, "Not found", <p>{"No console page here; the console starts at "}<a href={href("/")}>{CONSOLE_PATH}/</a></p>, 404));

@@ -26,6 +26,7 @@ export const PAGES: readonly (readonly [string, string])[] = [
   ["/shaping", "Shaping"],
   ["/guardrails", "Guardrails"],
   ["/pins", "Pins"],
+  ["/client-grants", "Client grants"],
 ];
 
 /** A console path: `href("/tools")` is `/admin/console/tools`. */

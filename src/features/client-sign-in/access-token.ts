@@ -2,7 +2,8 @@
  * The shell's check of an access token the gateway issued (client sign-in): the library
  * loads its record from KV, checks it is for this route's resource (RFC 8707: a token for
  * `/mcp/a` does not open `/mcp/b`) and unexpired, and decrypts what the grant keeps: the
- * signed-in user, whose principal and roles then flow into personas as an API key's do.
+ * signed-in user, whose principal and roles then flow into personas as an API key's do
+ * (the roles with those the live role mapping gives now: role-mapping.ts).
  * A token for `/mcp` also opens `/mcp/<upstream>` (as AUTH.jwt's aggregated audience does):
  * the persona decides which upstreams it reaches there.
  */
@@ -10,6 +11,8 @@ import type { AuthConfig } from "../../config/auth-config";
 import type { Caller } from "../../context/call-context";
 import { resourceUrl } from "../../auth/protected-resource";
 import { authorizationServer, isSignedInUser, libraryEnv } from "./authorization-server";
+import { currentRoles } from "./role-mapping";
+import { gatewayConfig } from "../../config/gateway-config";
 
 /** The library's access tokens are `<user>:<grant>:<secret>`; API keys and JWTs have no colon. */
 export function looksLikeSignInToken(token: string): boolean {
@@ -28,13 +31,17 @@ export type SignInTokenCheck = (token: string) => Promise<Caller | undefined>;
 export function signInTokenCheck(env: Readonly<Record<string, unknown>>, auth: AuthConfig, origin: string, upstreams: readonly string[], route: string): SignInTokenCheck | undefined {
   if (auth.mode !== "on" || !auth.signIn) return undefined;
   const signIn = auth.signIn;
+  // The live role mapping is read at each use of a token (role-mapping.ts).
+  const kv = env["GATEWAY_KV"] as KVNamespace | undefined;
+  const cacheTtlMs = gatewayConfig(env).documentCacheTtlMs;
   return async (token) => {
     const server = await authorizationServer(auth, signIn, origin, upstreams);
     const routes = route !== "" && upstreams.includes(route) ? [route, ""] : [""];
     for (const each of routes) {
       const valid = await server.validateToken<unknown>(resourceUrl(auth, origin, each), token, libraryEnv(env));
       if (valid && isSignedInUser(valid.props)) {
-        const { principal, email, roles } = valid.props;
+        const { principal, email } = valid.props;
+        const roles = await currentRoles(valid.props, kv, cacheTtlMs);
         return { principal, email, roles, method: "sign-in" };
       }
     }

@@ -9,11 +9,14 @@
  * (storage/oauth-library.ts): a gateway without sign-in never parses it. One server per origin and configuration is
  * kept per isolate (a cache: it holds no state of its own, grants are in KV).
  */
-import type { AuthRequest, OAuthAuthorizationServer, OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import type { AuthRequest, OAuthAuthorizationServer, OAuthHelpers, TokenExchangeCallbackOptions } from "@cloudflare/workers-oauth-provider";
 import type { AuthConfig } from "../../config/auth-config";
 import type { SignInConfig } from "./config";
 import { resourceUrl } from "../../auth/protected-resource";
 import { loadOAuthLibrary, type OAuthLibrary } from "../../storage/oauth-library";
+import { gatewayConfig } from "../../config/gateway-config";
+import { queueAuditEvents } from "../../storage/audit-queue";
+import { grantEvent } from "./grant-audit";
 
 /** Where the library's endpoints and the gateway's sign-in pages are. */
 export const AUTHORIZE_PATH = "/oauth/authorize";
@@ -24,23 +27,50 @@ export const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorizat
 export const IDP_CALLBACK_PATH = "/oauth/sign-in/callback";
 /** An access token lives an hour; a grant (its refresh token) 30 days, the library's default. */
 const ACCESS_TOKEN_TTL_S = 60 * 60;
+export const GRANT_TTL_S = 30 * 24 * 60 * 60;
 /** Dynamically registered clients unused this long are forgotten (renewed while in use). */
 const CLIENT_REGISTRATION_TTL_S = 90 * 24 * 60 * 60;
 /** Servers kept per isolate (one per origin and configuration in practice). */
 const MAX_SERVERS = 8;
 
-/** What a grant keeps (encrypted by the library) and hands back with every token. */
-export type SignedInUser = { readonly principal: string; readonly email: string; readonly roles: readonly string[] };
+/**
+ * What a grant keeps (encrypted by the library) and hands back with every token: the
+ * roles fixed at login, and the groups (values of AUTH.signIn.rolesClaim) the live role
+ * mapping reads at each use (role-mapping.ts).
+ */
+export type SignedInUser = { readonly principal: string; readonly email: string; readonly roles: readonly string[]; readonly groups?: readonly string[] };
+
+const isStrings = (value: unknown) => Array.isArray(value) && value.every((item) => typeof item === "string");
 
 /** True for what a grant keeps (read back from a token, or from the sealed consent form). */
 export function isSignedInUser(value: unknown): value is SignedInUser {
   if (typeof value !== "object" || value === null) return false;
   const user = value as Record<string, unknown>;
   return typeof user["principal"] === "string" && typeof user["email"] === "string"
-    && Array.isArray(user["roles"]) && user["roles"].every((role) => typeof role === "string");
+    && isStrings(user["roles"]) && (user["groups"] === undefined || isStrings(user["groups"]));
 }
 
 type Env = Readonly<Record<string, unknown>>;
+
+/**
+ * The library calls this as it issues tokens for a code or a refresh: the audit event of it
+ * (awaited: the library's callback has no waitUntil; one Queue send, at most hourly per client).
+ */
+async function auditTokenIssued(options: TokenExchangeCallbackOptions<Env>): Promise<void> {
+  if (!gatewayConfig(options.env).audit.enabled) return;
+  const kind = options.grantType === "refresh_token" ? "refresh" : options.grantType === "authorization_code" ? "token" : undefined;
+  if (kind === undefined) return;
+  const user = isSignedInUser(options.props) ? options.props : undefined;
+  await queueAuditEvents(options.env["AUDIT_QUEUE"] as Queue | undefined, [grantEvent({
+    kind,
+    principal: user?.principal ?? options.userId,
+    email: user?.email,
+    clientId: options.clientId,
+    grantId: options.grantId,
+    resource: options.resource,
+  })]);
+}
+
 const servers = new Map<string, OAuthAuthorizationServer<Env>>();
 
 /** The library, loaded on first use in this isolate. */
@@ -48,9 +78,18 @@ export function oauthLibrary(): Promise<OAuthLibrary> {
   return loadOAuthLibrary();
 }
 
-/** The env the library sees: its grants in OAUTH_KV when bound, else in GATEWAY_KV (its keys never collide with ours). */
+/**
+ * The env the library sees: its grants in OAUTH_KV when bound, else in GATEWAY_KV (its keys never collide with ours).
+ */
 export function libraryEnv(env: Env): Env {
   return { ...env, OAUTH_KV: env["OAUTH_KV"] ?? env["GATEWAY_KV"] };
+}
+
+/** The namespace the library keeps grants in (and the index of their users: grants.ts). */
+export function libraryKv(env: Env): KVNamespace {
+  const kv = libraryEnv(env)["OAUTH_KV"];
+  if (kv === undefined) throw new Error("client sign-in keeps grants in KV: bind OAUTH_KV or GATEWAY_KV in wrangler.toml");
+  return kv as KVNamespace;
 }
 
 /** The resources tokens may be issued for: /mcp, then each upstream's route. */
@@ -82,6 +121,8 @@ export async function authorizationServer(auth: AuthConfig, signIn: SignInConfig
     clientRegistrationEndpoint: `${origin}${REGISTER_PATH}`,
     clientIdMetadataDocumentEnabled: true,
     accessTokenTTL: ACCESS_TOKEN_TTL_S,
+    refreshTokenTTL: GRANT_TTL_S,
+    tokenExchangeCallback: auditTokenIssued,
     clientRegistrationTTL: CLIENT_REGISTRATION_TTL_S,
     ...(scopes.length > 0 ? { scopesSupported: [...scopes] } : {}),
     // The library's default logs each refused request; its messages name the check, never a token.

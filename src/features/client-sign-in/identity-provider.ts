@@ -14,6 +14,7 @@ import {
   authorizationCodeGrantRequest,
   calculatePKCECodeChallenge,
   ClientSecretBasic,
+  ClientSecretPost,
   generateRandomCodeVerifier,
   generateRandomNonce,
   getValidatedIdTokenClaims,
@@ -30,6 +31,10 @@ import { authorizationServerAt } from "../../upstream/oauth/discovery";
 import { httpOptions } from "../../upstream/oauth/http-options";
 import type { SignInConfig } from "./config";
 import type { SignedInUser } from "./authorization-server";
+import { GITHUB_SCOPES, githubIdentity, githubServer, type GithubIdentity } from "./github";
+
+/** The most values of the roles claim a grant keeps (Entra ID sends up to 200 groups in a token). */
+const MAX_KEPT_GROUPS = 256;
 
 /** What the library keeps for the callback beside the approved request. */
 export type LoginData = { readonly verifier: string; readonly nonce: string };
@@ -49,6 +54,9 @@ async function provider(signIn: SignInConfig, env: Readonly<Record<string, unkno
   if (signIn.clientSecretSecret !== undefined) {
     secret = env[signIn.clientSecretSecret];
     if (typeof secret !== "string" || secret === "") return fail({ reason: "not-set-up", detail: `the Worker secret ${signIn.clientSecretSecret} (AUTH.signIn.clientSecret) is not set` });
+  }
+  if (signIn.provider === "github") {
+    return ok({ as: githubServer(signIn), client: { client_id: clientId }, auth: ClientSecretPost(typeof secret === "string" ? secret : "") });
   }
   try {
     const as = await authorizationServerAt(new URL(signIn.issuer));
@@ -70,10 +78,10 @@ export async function loginRedirect(signIn: SignInConfig, env: Readonly<Record<s
     to.searchParams.set("response_type", "code");
     to.searchParams.set("client_id", client.client_id);
     to.searchParams.set("redirect_uri", redirectUri);
-    to.searchParams.set("scope", signIn.scopes.join(" "));
+    to.searchParams.set("scope", (signIn.provider === "github" ? GITHUB_SCOPES : signIn.scopes).join(" "));
     to.searchParams.set("code_challenge", await calculatePKCECodeChallenge(data.verifier));
     to.searchParams.set("code_challenge_method", "S256");
-    to.searchParams.set("nonce", data.nonce);
+    if (signIn.provider !== "github") to.searchParams.set("nonce", data.nonce);
     to.searchParams.set("state", state);
     return to.href;
   };
@@ -92,23 +100,33 @@ export async function finishLogin(signIn: SignInConfig, env: Readonly<Record<str
   const found = await provider(signIn, env);
   if (!found.ok) return found;
   const { as, client, auth } = found.value;
-  let claims: NonNullable<ReturnType<typeof getValidatedIdTokenClaims>>;
+  let who: GithubIdentity;
   try {
     // The state was checked (and used up) by the library before this runs.
     const params = validateAuthResponse(as, client, url.searchParams, url.searchParams.get("state") ?? undefined);
     const tokenUrl = new URL(as.token_endpoint ?? signIn.issuer);
     const response = await authorizationCodeGrantRequest(as, client, auth, params, redirectUri, data.verifier, httpOptions(tokenUrl));
-    const result = await processAuthorizationCodeResponse(as, client, response, { expectedNonce: data.nonce, requireIdToken: true });
-    claims = getValidatedIdTokenClaims(result)!;
+    if (signIn.provider === "github") {
+      const result = await processAuthorizationCodeResponse(as, client, response);
+      const found = await githubIdentity(signIn, result.access_token);
+      if (!found.ok) return found;
+      who = found.value;
+    } else {
+      const result = await processAuthorizationCodeResponse(as, client, response, { expectedNonce: data.nonce, requireIdToken: true });
+      const claims = getValidatedIdTokenClaims(result)!;
+      const groups = signIn.rolesClaim === undefined ? [] : rolesFrom(claimAt(claims, signIn.rolesClaim));
+      who = { sub: claims.sub, email: claims["email"], emailVerified: claims["email_verified"], groups };
+    }
   } catch (error) {
     // oauth4webapi's messages name the failed check, never a code or a token.
     return fail({ reason: "refused", detail: `the identity provider's answer was refused: ${(error as Error).message}` });
   }
-  const email = claims["email"];
+  const email = who.email;
   if (typeof email !== "string" || email === "") return fail({ reason: "not-allowed", detail: "the identity provider did not say your email address (is the email scope allowed for this app?)" });
-  if (claims["email_verified"] === false) return fail({ reason: "not-allowed", detail: "the identity provider says your email address is not verified" });
+  if (who.emailVerified === false) return fail({ reason: "not-allowed", detail: "the identity provider says your email address is not verified" });
   if (!emailAllowed(signIn, email)) return fail({ reason: "not-allowed", detail: `${email} may not sign in to this gateway (its domain or address is not on the gateway's list)` });
-  const fromClaim = signIn.rolesClaim === undefined ? [] : rolesFrom(claimAt(claims, signIn.rolesClaim));
-  const roles = [...new Set([...signIn.roles, ...fromClaim])];
-  return ok({ principal: claims.sub, email: email.toLowerCase(), roles });
+  const groups = who.groups.slice(0, MAX_KEPT_GROUPS);
+  // The groups are roles with rolesClaim (for GitHub, "orgs"); the live role mapping reads them either way.
+  const roles = [...new Set([...signIn.roles, ...(signIn.rolesClaim === undefined ? [] : groups)])];
+  return ok({ principal: who.sub, email: email.toLowerCase(), roles, groups });
 }

@@ -21,6 +21,20 @@ const PAGE_HEADERS = {
   "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
 };
 
+/**
+ * The consent page's Content-Security-Policy. Browsers check `form-action` on every
+ * redirect a form's answer takes, so the form may go to the gateway and, through its
+ * redirect, to the client's redirect URI only: its origin (`http://127.0.0.1:33418`), or
+ * its scheme for a native app's private-use URI (`com.example.app:`). The URI was checked
+ * against the client's registration by the library; a URL's origin and scheme hold no
+ * character that could end the directive.
+ */
+export function consentPolicy(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  const target = url.origin !== "null" ? url.origin : url.protocol;
+  return `default-src 'none'; form-action 'self' ${target}; frame-ancestors 'none'`;
+}
+
 /** Client-written text, escaped, its invisible characters shown. */
 function shown(text: string): HtmlEscapedString | Promise<HtmlEscapedString> {
   const cut = text.length > MAX_SHOWN_CHARS ? `${text.slice(0, MAX_SHOWN_CHARS)}…` : text;
@@ -38,6 +52,8 @@ export type ConsentFacts = {
   /** A Client ID Metadata Document client's domain (verified: its client id is a URL there). */
   readonly clientDomain?: string;
   readonly redirectHost: string;
+  /** Where Allow and Deny send the browser: the consent form's answer redirects there. */
+  readonly redirectUri: string;
   readonly redirectIsLoopback: boolean;
   readonly email: string;
   /** The upstreams the user's persona reaches. */
@@ -70,5 +86,9 @@ ${loopback}
 </form>
 </body></html>`;
   for (const [header, value] of Object.entries(PAGE_HEADERS)) if (!headers.has(header)) headers.set(header, value);
+  headers.set("content-security-policy", consentPolicy(facts.redirectUri));
+  // Under no-referrer a browser sends `Origin: null` with the form, which the gateway refuses
+  // (routes.ts checks the form came from its own page); same-origin still sends nothing elsewhere.
+  headers.set("referrer-policy", "same-origin");
   return new Response(String(await body), { status: 200, headers });
 }

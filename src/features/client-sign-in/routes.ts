@@ -16,7 +16,6 @@ import type { Context, Next } from "hono";
 import type { Hono } from "../../admin/hono-app";
 import { gatewayConfig } from "../../config/gateway-config";
 import { sessionSecret } from "../../config/secrets";
-import type { AuthConfig } from "../../config/auth-config";
 import { readTextUpTo } from "../../core/bounded-text";
 import { isObject } from "../../core/jsonrpc";
 import { openState, sealState } from "../../core/sealed-state";
@@ -29,16 +28,28 @@ import {
   IDP_CALLBACK_PATH,
   isSignedInUser,
   libraryEnv,
+  libraryKv,
   oauthApi,
   oauthLibrary,
   REGISTER_PATH,
+  resourcesOf,
   TOKEN_PATH,
+  type AuthRequest,
   type OAuthHelpers,
   type OAuthAuthorizationServer,
   type SignedInUser,
 } from "./authorization-server";
-import { finishLogin, loginRedirect, type LoginData } from "./identity-provider";
+import { finishLogin, loginRedirect, type LoginData, type LoginProblem } from "./identity-provider";
+import { accessUser } from "./cloudflare-access";
 import { consentPage, stopPage } from "./pages";
+import { issueGrant, type IssueOptions } from "./grant-issue";
+import { signInOn, type On } from "./sign-in-on";
+import { addGrantRoutes } from "./grant-routes";
+import { auditSinkOf } from "./grant-audit";
+import { tokenEndpoint } from "./token-endpoint";
+import { libraryUserId, userGrants } from "./grants";
+import { coveringGrant } from "./remembered-consent";
+import { currentRoles } from "./role-mapping";
 
 /** The consent form: a handle and a sealed user, a few KB. */
 const MAX_CONSENT_FORM_BYTES = 16 * 1024;
@@ -47,22 +58,11 @@ const CONSENT_TTL_MS = 10 * 60_000;
 const CONSENT_PURPOSE = "client-sign-in-consent";
 const FORM_TYPE = "application/x-www-form-urlencoded";
 
-type Bindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
+type Bindings = { GATEWAY_KV?: KVNamespace; AUDIT_QUEUE?: Queue; [binding: string]: unknown };
 type SignInContext = Context<{ Bindings: Bindings }>;
-type On = { auth: AuthConfig; signIn: SignInConfig; upstreams: string[]; origin: string };
-
-/** The configuration when sign-in is on, else undefined (the routes then answer as before: not found). */
-function signInOn(c: SignInContext): On | undefined {
-  const config = gatewayConfig(c.env);
-  if (!config.auth.ok || config.auth.value.mode !== "on" || !config.auth.value.signIn) return undefined;
-  const upstreams = config.upstreams.ok ? config.upstreams.value.map((u) => u.name) : [];
-  return { auth: config.auth.value, signIn: config.auth.value.signIn, upstreams, origin: new URL(c.req.url).origin };
-}
-
-/** The library's id of a user: a digest of the provider and its subject (no email or name in KV keys). */
-async function libraryUserId(issuer: string, subject: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${issuer}\n${subject}`)));
-  return [...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
+/** Where a grant is issued: the library, its namespace, the provider, the audit trail. */
+function grantPlace(c: SignInContext, on: On, oauth: OAuthHelpers): Pick<IssueOptions, "oauth" | "kv" | "issuer" | "audit"> {
+  return { oauth, kv: libraryKv(c.env), issuer: on.signIn.issuer, audit: auditSinkOf(c.env, c.executionCtx) };
 }
 
 /** The library's expected failures as pages or redirects; anything else is a bug or an outage (500). */
@@ -86,6 +86,11 @@ function isLoginData(value: unknown): value is LoginData {
 async function authorize(c: SignInContext, on: On): Promise<Response> {
   const oauth = await oauthApi(c.env, on.auth, on.signIn, on.origin, on.upstreams);
   const request = await oauth.parseAuthRequest(c.req.raw);
+  if (on.signIn.provider === "cloudflare-access") {
+    const user = await accessUser(on.signIn, c.req.raw);
+    if (!user.ok) return loginRefused(user);
+    return afterLogin(c, on, oauth, request, new Headers(), user.value);
+  }
   const login = await loginRedirect(on.signIn, c.env, `${on.origin}${IDP_CALLBACK_PATH}`);
   if (!login.ok) {
     console.warn(`mcp-edge-gateway: client sign-in could not start: ${login.detail}`);
@@ -108,12 +113,35 @@ async function callback(c: SignInContext, on: On): Promise<Response> {
     return new Response(null, { status: 302, headers: resumed.headers });
   }
   const user = await finishLogin(on.signIn, c.env, url, `${on.origin}${IDP_CALLBACK_PATH}`, resumed.data);
-  if (!user.ok) {
-    console.warn(`mcp-edge-gateway: client sign-in refused at the callback: ${user.reason}`);
-    const status = user.reason === "not-allowed" ? 403 : user.reason === "refused" ? 400 : 502;
-    return stopPage(status, status === 403 ? "Not allowed" : "Sign-in failed", user.detail);
+  if (!user.ok) return loginRefused(user);
+  return afterLogin(c, on, oauth, resumed.request, resumed.headers, user.value);
+}
+
+/** The page of a login the gateway refused (the person's fault or the provider's). */
+function loginRefused(problem: LoginProblem): Response {
+  console.warn(`mcp-edge-gateway: client sign-in refused at the login: ${problem.reason}`);
+  const status = problem.reason === "not-allowed" ? 403 : problem.reason === "refused" ? 400 : 502;
+  return stopPage(status, status === 403 ? "Not allowed" : "Sign-in failed", problem.detail);
+}
+
+/**
+ * Once the user is known: a code at once when a live grant covers the request (remembered consent), else the consent
+ * page.
+ */
+async function afterLogin(c: SignInContext, on: On, oauth: OAuthHelpers, request: AuthRequest, headers: Headers, user: SignedInUser): Promise<Response> {
+  if (await rememberedGrant(on, oauth, request, user)) {
+    const redirectTo = await issueGrant({ ...grantPlace(c, on, oauth), request, user, by: "remembered consent" });
+    headers.set("location", redirectTo);
+    return new Response(null, { status: 302, headers });
   }
-  return showConsent(c, on, oauth, resumed.request, resumed.headers, user.value);
+  return showConsent(c, on, oauth, request, headers, user);
+}
+
+/** True when a live grant of this user already covers the request (remembered-consent.ts). */
+async function rememberedGrant(on: On, oauth: OAuthHelpers, request: AuthRequest, user: SignedInUser): Promise<boolean> {
+  const grants = await userGrants(oauth, await libraryUserId(on.signIn.issuer, user.principal));
+  const [aggregated, ...perUpstream] = resourcesOf(on.auth, on.origin, on.upstreams);
+  return coveringGrant(grants, request, aggregated!, perUpstream) !== undefined;
 }
 
 async function showConsent(c: SignInContext, _on: On, oauth: OAuthHelpers, request: Awaited<ReturnType<OAuthHelpers["parseAuthRequest"]>>, cleared: Headers, user: SignedInUser): Promise<Response> {
@@ -122,12 +150,14 @@ async function showConsent(c: SignInContext, _on: On, oauth: OAuthHelpers, reque
   for (const cookie of cleared.getSetCookie()) consent.headers.append("set-cookie", cookie);
   const config = gatewayConfig(c.env);
   const all = config.upstreams.ok ? config.upstreams.value : [];
-  const reached = await reachableUpstreams(c.env.GATEWAY_KV, config.documentCacheTtlMs, user.roles, all);
+  const roles = await currentRoles(user, c.env.GATEWAY_KV, config.documentCacheTtlMs);
+  const reached = await reachableUpstreams(c.env.GATEWAY_KV, config.documentCacheTtlMs, roles, all);
   const sealed = await sealState(sessionSecret(c.env), CONSENT_PURPOSE, consent.handle, CONSENT_TTL_MS, user);
   return consentPage({
     clientName: facts.clientName,
     ...(facts.clientDomain !== undefined ? { clientDomain: facts.clientDomain } : {}),
     redirectHost: facts.redirectHost,
+    redirectUri: facts.redirectUri,
     redirectIsLoopback: facts.redirectIsLoopback,
     email: user.email,
     upstreams: reached.map((u) => u.name),
@@ -156,13 +186,7 @@ async function decide(c: SignInContext, on: On): Promise<Response> {
   if (!opened.ok || !isSignedInUser(opened.value)) return stopPage(400, "Consent expired", "This consent page expired or was altered. Start again from your app.");
   const user = opened.value;
   const approved = await oauth.approveConsent(c.req.raw, handle);
-  const { redirectTo } = await oauth.completeAuthorization({
-    request: approved.request,
-    userId: await libraryUserId(on.signIn.issuer, user.principal),
-    metadata: { email: user.email },
-    scope: approved.request.scope,
-    props: user,
-  });
+  const redirectTo = await issueGrant({ ...grantPlace(c, on, oauth), request: approved.request, user, by: "consent" });
   approved.headers.set("location", redirectTo);
   return new Response(null, { status: 302, headers: approved.headers });
 }
@@ -174,9 +198,15 @@ export function addClientSignInRoutes(app: Hono<{ Bindings: Bindings }>): void {
     if (!on) return next();
     return answered(() => run(c, on));
   };
-  const library = when(async (c, on) => (await authorizationServer(on.auth, on.signIn, on.origin, on.upstreams)).fetch(c.req.raw, libraryEnv(c.env), c.executionCtx as Parameters<OAuthAuthorizationServer["fetch"]>[2]));
+  const libraryFor = async (c: SignInContext, on: On) => {
+    const server = await authorizationServer(on.auth, on.signIn, on.origin, on.upstreams);
+    return (request: Request) => server.fetch(request, libraryEnv(c.env), c.executionCtx as Parameters<OAuthAuthorizationServer["fetch"]>[2]);
+  };
+  const library = when(async (c, on) => (await libraryFor(c, on))(c.req.raw));
+  app.post(TOKEN_PATH, when(async (c, on) => tokenEndpoint({ request: c.req.raw, library: await libraryFor(c, on), kv: libraryKv(c.env), audit: auditSinkOf(c.env, c.executionCtx) })));
   for (const path of [AUTHORIZATION_SERVER_METADATA_PATH, TOKEN_PATH, REGISTER_PATH]) app.all(path, library);
   app.get(AUTHORIZE_PATH, when(authorize));
   app.post(AUTHORIZE_PATH, when(decide));
   app.get(IDP_CALLBACK_PATH, when(callback));
+  addGrantRoutes(app);
 }
