@@ -4,7 +4,7 @@
  * re-lists every pinned upstream, so a changed tool is seen with no client traffic.
  */
 import { consumeAuditBatch } from "./shell/audit-consumer";
-import { createApp, type GatewayBindings } from "./shell/app";
+import { createApp, type GatewayBindings } from "./gateway";
 import { sweepPins } from "./shell/pin-sweep";
 
 /** Durable Object classes are Worker entry points too (wrangler.toml binds them). */

@@ -6,7 +6,7 @@
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import type { CallRecord } from "../src/context/call-record";
-import { createApp } from "../src/shell/app";
+import { createApp } from "../src/gateway";
 import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
 import { initialize, messageTexts, post, type GatewayTarget, type Json } from "./helpers/gateway";
 

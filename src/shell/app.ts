@@ -30,10 +30,8 @@ import { downloadPayload } from "./payload-download";
 import { downloadIcon } from "./icon-download";
 import { recordFailedAuthentication } from "../auth/failure-audit";
 import { readMessageBody } from "./message-body";
-import { addUpstreamSignInRoutes } from "./upstream-sign-in";
-import { addClientSignInRoutes } from "../features/client-sign-in/routes";
-import { signInTokenCheck } from "../features/client-sign-in/access-token";
 import type { AuthConfig } from "../config/auth-config";
+import type { TokenVerifierFor } from "../auth/authenticate";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -45,6 +43,23 @@ export type GatewayBindings = {
 };
 
 type GatewayContext = Context<{ Bindings: GatewayBindings }>;
+
+/**
+ * What features plug into the shell. The composition root (src/gateway.ts) lists them; the
+ * shell imports no feature.
+ */
+export type ShellParts = {
+  /** The check of tokens a feature issues (client sign-in's access tokens), for /mcp and `GET /`. */
+  readonly tokenVerifier: TokenVerifierFor;
+  /**
+   * Browser pages and endpoints that check their own origin (sign-in pages, an authorization
+   * server's endpoints), added in this order before the MCP Origin guard.
+   */
+  readonly pageRoutes: readonly ((app: Hono<{ Bindings: GatewayBindings }>) => void)[];
+};
+
+/** What the endpoints of one app are served with: its pipelines and the features' parts. */
+type Served = { readonly pipelines: (config: GatewayConfig) => Handler; readonly parts: ShellParts };
 
 /**
  * What clients and `GET /` learn of a bad UPSTREAMS: that it is bad, and where the
@@ -65,16 +80,16 @@ function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
 }
 
 /** The check of the gateway's own access tokens on `route`, when AUTH.signIn is on. */
-function signInTokenOf(c: GatewayContext, auth: AuthConfig, route: string) {
+function signInTokenOf(c: GatewayContext, parts: ShellParts, auth: AuthConfig, route: string) {
   const parsed = gatewayConfig(c.env).upstreams;
-  return signInTokenCheck(c.env, auth, new URL(c.req.url).origin, parsed.ok ? parsed.value.map((u) => u.name) : [], route);
+  return parts.tokenVerifier(c.env, auth, new URL(c.req.url).origin, parsed.ok ? parsed.value.map((u) => u.name) : [], route);
 }
 
 /**
  * The caller of an MCP request, as the verifier AUTH configures says; a failure is
  * thrown as its 401 (or 500, 503), and recorded in the audit trail (bounded per source).
  */
-async function callerOf(c: GatewayContext, route: string, services: Services): Promise<Caller> {
+async function callerOf(c: GatewayContext, route: string, services: Services, parts: ShellParts): Promise<Caller> {
   const config = services.config;
   if (!config.auth.ok) {
     console.error(`mcp-edge-gateway: ${config.auth.problems.join("; ")}`);
@@ -87,7 +102,7 @@ async function callerOf(c: GatewayContext, route: string, services: Services): P
     kv: c.env.GATEWAY_KV,
     cacheTtlMs: config.documentCacheTtlMs,
     route,
-    signInToken: signInTokenOf(c, config.auth.value, route),
+    signInToken: signInTokenOf(c, parts, config.auth.value, route),
   });
   if (found.ok) return found.value;
   const path = route === "" ? "/mcp" : `/mcp/${route}`;
@@ -110,12 +125,12 @@ async function upstreamsShownTo(caller: Caller, services: Services, all: readonl
   return authOff(services.config) ? all : reachableUpstreams(services.kv, services.config.documentCacheTtlMs, caller.roles, all);
 }
 
-async function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<EndpointRequest> {
+async function endpoint(c: GatewayContext, route: string, { pipelines, parts }: Served): Promise<EndpointRequest> {
   const all = configuredUpstreams(c.env);
   const services = servicesFor(c.env);
   // Who calls is known before anything is said about upstreams: with authentication on, an
   // unauthenticated caller gets the same 401 whether the upstream exists or not.
-  const caller = await callerOf(c, route, services);
+  const caller = await callerOf(c, route, services, parts);
   const upstreams = route === "" ? all : all.filter((u) => u.name === route);
   if (route !== "") {
     // An upstream the caller's persona does not reach answers as one that does not exist: no
@@ -181,12 +196,12 @@ const HOME_AUTHENTICATION_REQUIRED = "required: send Authorization: Bearer <toke
  * authentication is required and where its metadata is (nothing about upstreams). A credential
  * that fails is recorded as a failed authentication (bounded per source), as on /mcp.
  */
-async function upstreamsOfHome(c: GatewayContext, config: GatewayConfig, all: readonly UpstreamConfig[]): Promise<Record<string, unknown>> {
+async function upstreamsOfHome(c: GatewayContext, parts: ShellParts, config: GatewayConfig, all: readonly UpstreamConfig[]): Promise<Record<string, unknown>> {
   if (authOff(config)) return { upstreams: all.map((u) => u.name) };
   const authorization = c.req.header("authorization");
   if (config.auth.ok && authorization !== undefined) {
     const startedAt = Date.now();
-    const signInToken = signInTokenOf(c, config.auth.value, "");
+    const signInToken = signInTokenOf(c, parts, config.auth.value, "");
     const found = await authenticate({ authorization, auth: config.auth.value, kv: c.env.GATEWAY_KV, cacheTtlMs: config.documentCacheTtlMs, route: "", signInToken });
     if (found.ok) return { upstreams: (await upstreamsShownTo(found.value, servicesFor(c.env), all)).map((u) => u.name) };
     // The page tells a good credential from a bad one, so a bad one is a failed authentication like any other.
@@ -200,9 +215,9 @@ async function upstreamsOfHome(c: GatewayContext, config: GatewayConfig, all: re
 }
 
 /** A POST goes to the front of its era: 2026-07-28 (`_meta` protocol version) or 2025 (everything else). */
-async function post(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> {
+async function post(c: GatewayContext, route: string, served: Served): Promise<Response> {
   // Authenticated before the body is read: an unknown caller's body is never taken in.
-  const where = await endpoint(c, route, pipelines);
+  const where = await endpoint(c, route, served);
   const text = await readMessageBody(c.req.raw, where.services.config.maxMessageBytes);
   const { headers } = c.req.raw;
   checkPostHeaders(headers.get("accept"), headers.get("content-type"));
@@ -213,28 +228,29 @@ async function post(c: GatewayContext, route: string, pipelines: (config: Gatewa
   return handlePost(where, body);
 }
 
-async function serve(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> {
+async function serve(c: GatewayContext, route: string, served: Served): Promise<Response> {
   switch (c.req.method) {
     case "POST":
-      return post(c, route, pipelines);
+      return post(c, route, served);
     case "GET":
-      return handleGet(await endpoint(c, route, pipelines));
+      return handleGet(await endpoint(c, route, served));
     case "DELETE":
-      return handleDelete(await endpoint(c, route, pipelines));
+      return handleDelete(await endpoint(c, route, served));
     default:
       throw new GatewayError(405, -32000, `Method Not Allowed: ${c.req.method}; use POST, GET or DELETE`, undefined, null, { allow: "GET, POST, DELETE" });
   }
 }
 
 /**
- * Builds the gateway's hono app. `pipeline` options (a rearranged middleware list, call
- * observers) give an app whose pipeline differs from the Worker's; without them each
- * configuration's default pipeline is used.
+ * Builds the gateway's hono app with the features' `parts`. `pipeline` options (a rearranged
+ * middleware list, call observers) give an app whose pipeline differs from the Worker's;
+ * without them each configuration's default pipeline is used. The composition root
+ * (src/gateway.ts, `createApp`) is what calls it.
  *
  * @example
- * const app = createApp({ observers: [(record) => records.push(record)] });
+ * const app = createShell(parts, { observers: [(record) => records.push(record)] });
  */
-export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayBindings }> {
+export function createShell(parts: ShellParts, pipeline?: PipelineOptions): Hono<{ Bindings: GatewayBindings }> {
   const app = new Hono<{ Bindings: GatewayBindings }>();
   const custom = new WeakMap<GatewayConfig, Handler>();
   const pipelines = (config: GatewayConfig): Handler => {
@@ -247,11 +263,10 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   const admin = createAdminApp();
   // The admin console checks origins itself (its own origin only, with a CSRF token), so it is routed before the MCP Origin guard.
   mountConsole(app, admin);
-  // Browser pages too: the sign-in form posts to its own origin, checked by the route itself.
-  addUpstreamSignInRoutes(app);
-  // With AUTH.signIn, the gateway as its clients' authorization server: browser pages that check their
-  // own origin, and the library's endpoints (metadata, token, registration), which answer CORS themselves.
-  addClientSignInRoutes(app);
+  // Browser pages too (sign-in forms post to their own origin, checked by each route; an authorization
+  // server's endpoints answer CORS themselves): the features' own, in the composition root's order.
+  for (const add of parts.pageRoutes) add(app);
+  const served: Served = { pipelines, parts };
 
   app.use("*", async function originGuard(c, next) {
     const origin = checkOrigin(c.req.raw, gatewayConfig(c.env).allowedOrigins);
@@ -267,7 +282,7 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
     return c.json({
       ...GATEWAY_INFO,
       endpoints: { aggregated: "/mcp", perUpstream: "/mcp/<upstream>" },
-      ...(await upstreamsOfHome(c, config, parsed.ok ? parsed.value : [])),
+      ...(await upstreamsOfHome(c, parts, config, parsed.ok ? parsed.value : [])),
       ...(parsed.ok ? {} : { configurationErrors: [publicConfigurationError(parsed.problems)] }),
     });
   });
@@ -286,8 +301,8 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp/:upstream`, (c) => metadata(c, c.req.param("upstream")));
   for (const path of AUTHORIZATION_SERVER_PATHS) app.all(path, (c) => errorResponse(notAnAuthorizationServer(c)));
   app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id")));
-  app.all("/mcp", (c) => serve(c, "", pipelines));
-  app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), pipelines));
+  app.all("/mcp", (c) => serve(c, "", served));
+  app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), served));
   app.notFound(() => errorResponse(new GatewayError(404, -32000, "Not Found: the MCP endpoint is /mcp (all upstreams) or /mcp/<upstream>")));
   app.onError((error) => errorResponse(error));
   return app;

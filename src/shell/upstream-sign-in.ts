@@ -20,7 +20,7 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import { gatewayConfig } from "../config/gateway-config";
 import { sessionSecret } from "../config/secrets";
 import type { UpstreamConfig } from "../config/upstreams";
-import { authenticate, authError } from "../auth/authenticate";
+import { authenticate, authError, type TokenVerifierFor } from "../auth/authenticate";
 import { metadataUrl } from "../auth/protected-resource";
 import { errorResponse } from "../core/errors";
 import { discardRequestBody, readRequestTextUpTo } from "../core/bounded-text";
@@ -35,7 +35,6 @@ import { signalSignIn } from "../relay/sign-in-wait";
 import { readSignInLink, useSignInLink } from "../upstream/oauth/sign-in-link";
 import { servicesFor } from "./services";
 import { visibleParts } from "../admin/console/visible-text";
-import { signInTokenCheck } from "../features/client-sign-in/access-token";
 
 /**
  * The most a sign-in form's body may hold: one sealed link (a few KB: principal, roles,
@@ -93,8 +92,8 @@ function audit(env: GatewayBindings, waitUntil: (p: Promise<unknown>) => void, e
   if (gatewayConfig(env).audit.enabled) auditConnection(env["AUDIT_QUEUE"] as Queue | undefined, waitUntil, event);
 }
 
-/** Adds the routes to the shell's app. */
-export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>): void {
+/** Adds the routes to the shell's app; `verifierFor` checks the gateway's own access tokens as /mcp does. */
+export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>, verifierFor: TokenVerifierFor): void {
   app.get(CLIENT_METADATA_PATH, (c) => c.json(clientMetadataDocument(new URL(c.req.url).origin), 200, { "cache-control": "public, max-age=300" }));
 
   const callback = async (c: Context<{ Bindings: GatewayBindings }>): Promise<Response> => {
@@ -116,13 +115,13 @@ export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>
   app.get(`${CALLBACK_PATH}/:upstream/:tag`, callback);
 
   app.get("/oauth/upstream/connections", async (c) => {
-    const caller = await callerOf(c.env, c.req.header("authorization"), c.req.url);
+    const caller = await callerOf(c.env, c.req.header("authorization"), c.req.url, verifierFor);
     if (caller instanceof Response) return caller;
     const kept = services(c.env);
     return c.json({ connections: kept ? await listConnections(kept.kv, caller) : [] }, 200, { "cache-control": "no-store" });
   });
   app.delete("/oauth/upstream/connections", async (c) => {
-    const caller = await callerOf(c.env, c.req.header("authorization"), c.req.url);
+    const caller = await callerOf(c.env, c.req.header("authorization"), c.req.url, verifierFor);
     if (caller instanceof Response) return caller;
     const upstream = c.req.query("upstream");
     const kept = services(c.env);
@@ -196,11 +195,11 @@ async function startForm(request: Request): Promise<URLSearchParams | Response> 
 }
 
 /** The principal of a request to the user's own routes, or the 401/503 answer. */
-async function callerOf(env: GatewayBindings, authorization: string | undefined, url: string): Promise<string | Response> {
+async function callerOf(env: GatewayBindings, authorization: string | undefined, url: string, verifierFor: TokenVerifierFor): Promise<string | Response> {
   const config = gatewayConfig(env);
   if (!config.auth.ok) return Response.json({ error: "AUTH is invalid; the gateway's log lists each problem" }, { status: 500 });
   const names = config.upstreams.ok ? config.upstreams.value.map((u) => u.name) : [];
-  const signInToken = signInTokenCheck(env, config.auth.value, new URL(url).origin, names, "");
+  const signInToken = verifierFor(env, config.auth.value, new URL(url).origin, names, "");
   const found = await authenticate({ authorization: authorization ?? null, auth: config.auth.value, kv: env.GATEWAY_KV, cacheTtlMs: config.documentCacheTtlMs, route: "", signInToken });
   if (found.ok) return found.value.principal;
   return errorResponse(authError(found, metadataUrl(new URL(url).origin, "/mcp")));
