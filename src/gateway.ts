@@ -5,13 +5,43 @@
  * entry (src/index.ts); the skeleton never imports a feature (see ARCHITECTURE.md).
  */
 import { addAuthSection } from "./config/auth-config";
+import { addConfigSection } from "./config/gateway-config";
 import type { TokenVerifierFor } from "./auth/authenticate";
 import { createShell, type GatewayBindings, type ShellParts } from "./shell/app";
-import type { PipelineOptions } from "./pipeline/index";
-import { addUpstreamSignInRoutes } from "./shell/upstream-sign-in";
+import { buildPipeline, pipelineFor } from "./chain";
+import type { PipelineOptions } from "./pipeline/options";
+import { addUpstreamSignInRoutes } from "./features/upstream-sign-in/sign-in-routes";
 import { signInFrom, type SignInConfig } from "./features/client-sign-in/config";
 import { looksLikeSignInToken, signInTokenCheck } from "./features/client-sign-in/access-token";
 import { addClientSignInRoutes } from "./features/client-sign-in/routes";
+import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "./features/offload/offload-config";
+import type { AdminRoutes } from "./admin/app";
+import { addAuditRoutes } from "./admin/audit";
+import { createShapingAdmin } from "./admin/shaping";
+import { createUpstreamsAdmin } from "./admin/upstreams";
+import { createPinsAdmin } from "./admin/pins";
+import { createApiKeyRoutes } from "./admin/api-keys";
+import { createAccessRoutes } from "./admin/access-documents";
+import { createUpstreamConnectionRoutes } from "./admin/upstream-connections";
+import { addFilterRoutes } from "./features/filters/filters-admin";
+import { routeShapes } from "./features/filters/listed-shapes";
+import { mountConsole, type ConsolePage } from "./features/console/index";
+import { registerOverview } from "./features/console/overview";
+import { registerUpstreams } from "./features/console/upstreams";
+import { registerTools } from "./features/console/tools";
+import { registerFilters } from "./features/filters/filters-page";
+import { registerPersonas } from "./features/console/personas";
+import { registerApiKeys } from "./features/console/api-keys";
+import { registerAudit } from "./features/console/audit";
+import { registerShaping } from "./features/console/shaping";
+import { registerPins } from "./features/console/pins";
+
+declare module "./config/gateway-config" {
+  interface ConfigSections {
+    /** Offload settings: the defaults under the OFFLOAD var (the plan in KV may override them). */
+    readonly offload: OffloadConfig;
+  }
+}
 
 declare module "./config/auth-config" {
   interface AuthSections {
@@ -21,6 +51,7 @@ declare module "./config/auth-config" {
 }
 
 addAuthSection("signIn", signInFrom);
+addConfigSection("offload", "OFFLOAD", (raw) => ({ ...DEFAULT_OFFLOAD, ...offloadFromVar(raw) }));
 
 /** Client sign-in's access tokens, checked on /mcp, `GET /` and the user's upstream connections. */
 const signInVerifier: TokenVerifierFor = (env, auth, origin, upstreams, route) => {
@@ -28,10 +59,42 @@ const signInVerifier: TokenVerifierFor = (env, auth, origin, upstreams, route) =
   return verify && { claims: looksLikeSignInToken, verify };
 };
 
+/** The admin API's route groups, in order. */
+const ADMIN_ROUTES: readonly AdminRoutes[] = [
+  addFilterRoutes,
+  addAuditRoutes,
+  (admin) => admin.route("/", createShapingAdmin()),
+  (admin) => admin.route("/", createUpstreamsAdmin()),
+  (admin) => admin.route("/", createPinsAdmin()),
+  (admin) => admin.route("/api-keys", createApiKeyRoutes()),
+  (admin) => admin.route("/upstream-connections", createUpstreamConnectionRoutes()),
+  (admin) => admin.route("/", createAccessRoutes()),
+];
+
+/** The console's pages, in order (the navigation's order is features/console/layout.tsx's). */
+const CONSOLE_PAGES: readonly ConsolePage[] = [
+  registerOverview,
+  registerUpstreams,
+  registerTools,
+  registerFilters,
+  registerPersonas,
+  registerApiKeys,
+  registerAudit,
+  registerShaping,
+  registerPins,
+];
+
 const SHELL_PARTS: ShellParts = {
+  buildPipeline: (config, options) => (options ? buildPipeline(config, options) : pipelineFor(config)),
   tokenVerifier: signInVerifier,
-  // Upstream sign-in's pages first, then the gateway as its clients' authorization server (AUTH.signIn).
-  pageRoutes: [(app) => addUpstreamSignInRoutes(app, signInVerifier), addClientSignInRoutes],
+  sessionShapes: (services, route, upstreams) => routeShapes(services.kv, services.config.documentCacheTtlMs, route, upstreams),
+  adminRoutes: ADMIN_ROUTES,
+  // The console first, then upstream sign-in's pages, then the gateway as its clients' authorization server (AUTH.signIn).
+  pageRoutes: [
+    (app, admin) => mountConsole(app, admin, CONSOLE_PAGES),
+    (app) => addUpstreamSignInRoutes(app, signInVerifier),
+    addClientSignInRoutes,
+  ],
 };
 
 /**

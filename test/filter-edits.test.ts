@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
 import { readListedShapes } from "../src/storage/listed-shapes-records";
-import { listedShapes, MIXED_SHAPE, recordListing, type ListingSession } from "../src/policy/listed-shapes";
+import { listedShapes, MIXED_SHAPE, recordListing, type ListingSession } from "../src/features/filters/listed-shapes";
 import { gatewayFetch, initialize, LATEST, request, type Json } from "./helpers/gateway";
 
 const ADMIN_TOKEN = "admin-token-for-tests-0123456789ab";

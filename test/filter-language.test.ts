@@ -4,10 +4,10 @@
  * and document validation with locations.
  */
 import { describe, expect, it } from "vitest";
-import { applyToolFilter, filterToolResult, FilterError, selectFilter } from "../src/policy/apply-filter";
-import { checkFilterSet, checkPlan, type FilterSet, type ToolFilter } from "../src/policy/filter-set";
+import { applyToolFilter, filterToolResult, FilterError, selectFilter } from "../src/features/filters/apply-filter";
+import { checkFilterSet, checkPlan, type FilterSet, type ToolFilter } from "../src/features/filters/filter-set";
 import { parseDocument } from "../src/storage/document-store";
-import { retain } from "../src/policy/retain";
+import { retain } from "../src/features/filters/retain";
 import type { JsonObject } from "../src/core/jsonrpc";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read deep into JSON

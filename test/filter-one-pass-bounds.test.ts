@@ -1,11 +1,11 @@
 /**
- * The one-pass filter (policy/filter-answer.ts) under answers an upstream shapes against
+ * The one-pass filter (features/filters/filter-answer.ts) under answers an upstream shapes against
  * it: its work must stay linear in the answer's length (an answer of up to 16 MiB is
  * filtered in memory), and what it answers must stay the parsed path's. Work is counted,
  * not timed: the characters its searches cover and the guesses that fail.
  */
 import { describe, expect, it } from "vitest";
-import { checkFilterSet, type ToolFilter } from "../src/policy/filter-set";
+import { checkFilterSet, type ToolFilter } from "../src/features/filters/filter-set";
 import { newPath, parsedPath } from "./helpers/filter-paths";
 
 function filterOf(rule: unknown): ToolFilter {

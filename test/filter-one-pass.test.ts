@@ -1,5 +1,5 @@
 /**
- * The one-pass filter (policy/filter-answer.ts, policy/retain-text.ts) against the path
+ * The one-pass filter (features/filters/filter-answer.ts, features/filters/retain-text.ts) against the path
  * it replaces (parse the answer, `filterToolResult`, write it), over generated answers
  * and rules: every answer text and every failure message must be the same. Documents are
  * written by hand, so they carry what `JSON.stringify` never writes: keys twice in one
@@ -7,8 +7,8 @@
  * `__proto__` and index-like keys. Seeded: a failure names the seed that reproduces it.
  */
 import { describe, expect, it } from "vitest";
-import { filterAnswerText } from "../src/policy/filter-answer";
-import { checkFilterSet, type ToolFilter } from "../src/policy/filter-set";
+import { filterAnswerText } from "../src/features/filters/filter-answer";
+import { checkFilterSet, type ToolFilter } from "../src/features/filters/filter-set";
 import { newPath, parsedPath } from "./helpers/filter-paths";
 
 /** A JSON value as written: objects are member lists, so a key may come twice. */

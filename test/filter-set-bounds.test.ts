@@ -11,9 +11,9 @@
  *   pointers as large as the admin API takes is accepted.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { FilterError } from "../src/policy/apply-filter";
-import { filterAnswer } from "../src/policy/filter-answer";
-import { MAX_SET_RETAIN_WORK } from "../src/policy/filter-set";
+import { FilterError } from "../src/features/filters/apply-filter";
+import { filterAnswer } from "../src/features/filters/filter-answer";
+import { MAX_SET_RETAIN_WORK } from "../src/features/filters/filter-set";
 import { admin } from "./helpers/admin";
 import type { Json } from "./helpers/gateway";
 

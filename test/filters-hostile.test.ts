@@ -6,7 +6,7 @@
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_FILTERED_ANSWER_BYTES } from "../src/middleware/output-filters";
+import { MAX_FILTERED_ANSWER_BYTES } from "../src/features/filters/output-filters";
 import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
 
 const ADMIN_TOKEN = "admin-token-for-hostile-tests-0123456789";

@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
-import { instructions, payloadOf } from "../src/middleware/offload";
+import { instructions, payloadOf } from "../src/features/offload/offload";
 import { signPayloadToken } from "../src/storage/signed-url";
 import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
 

@@ -1,5 +1,5 @@
 /**
- * A rule's prepared tree (policy/retain-tree.ts) for the one-pass filter: its branches'
+ * A rule's prepared tree (features/filters/retain-tree.ts) for the one-pass filter: its branches'
  * length tables are shared by every branch whose names have the same lengths in the same
  * places, and only a branch of more than MAX_NAMES_COMPARED names gets a map of them. A
  * rule of many pointers is mostly branches of one name: with a 65-entry table and a map
@@ -7,8 +7,8 @@
  * (14 MB now; measured in Node with the collector run before each reading).
  */
 import { describe, expect, it } from "vitest";
-import { buildTree } from "../src/policy/retain";
-import { MAX_NAMES_COMPARED, prepareKeep, SEVERAL, type Node } from "../src/policy/retain-tree";
+import { buildTree } from "../src/features/filters/retain";
+import { MAX_NAMES_COMPARED, prepareKeep, SEVERAL, type Node } from "../src/features/filters/retain-tree";
 
 /** Every branch of `node`, depth first. */
 function branches(node: Node): Exclude<Node, true>[] {

@@ -11,7 +11,7 @@ import { gatewayFetch } from "./helpers/gateway";
 import { makeKey } from "./helpers/auth";
 import { Browser } from "./helpers/sign-in";
 import { linkOf, signInWorld } from "./helpers/sign-in-world";
-import { MAX_START_BODY_BYTES } from "../src/shell/upstream-sign-in";
+import { MAX_START_BODY_BYTES } from "../src/features/upstream-sign-in/sign-in-routes";
 import { MAX_DRAIN_BYTES } from "../src/core/bounded-text";
 import { countedJunk, drainedAtMost } from "./helpers/counted-body";
 

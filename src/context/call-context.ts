@@ -30,7 +30,7 @@ export type ClientSession = {
   readonly id: string;
   /** Seconds since the epoch. */
   readonly expiresAt: number;
-  /** Which tools the output filters reshaped when the session began (policy/listed-shapes.ts). */
+  /** Which tools the output filters reshaped when the session began (features/filters/listed-shapes.ts). */
   readonly filterShapes?: Readonly<Record<string, string>>;
 };
 

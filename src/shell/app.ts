@@ -8,15 +8,14 @@ import { errorResponse, GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, INVALID_REQUEST } from "../core/jsonrpc";
 import { requestedCatalog } from "../policy/catalog-mode";
 import { GATEWAY_INFO } from "../core/gateway-info";
-import { ADMIN_BASE, createAdminApp } from "../admin/app";
-import { mountConsole } from "../admin/console/index";
+import { ADMIN_BASE, createAdminApp, type AdminApp, type AdminRoutes } from "../admin/app";
 import { gatewayConfig, type GatewayConfig } from "../config/gateway-config";
 import type { Handler, Services } from "../context/call-context";
-import { buildPipeline, pipelineFor, type PipelineOptions } from "../pipeline/index";
+import type { PipelineBuilder, PipelineOptions } from "../pipeline/options";
 import type { UpstreamConfig } from "../config/upstreams";
 import { servicesFor } from "./services";
 import { handleDelete, handleGet, handlePost } from "../front/legacy/endpoint";
-import type { EndpointRequest } from "../front/http/endpoint-request";
+import type { EndpointRequest, SessionShapes } from "../front/http/endpoint-request";
 import { classifyPost } from "../front/modern/classify";
 import { checkNesting, checkPostHeaders } from "../front/http/request-checks";
 import { handleModernPost } from "../front/modern/endpoint";
@@ -49,13 +48,20 @@ type GatewayContext = Context<{ Bindings: GatewayBindings }>;
  * shell imports no feature.
  */
 export type ShellParts = {
+  /** The pipeline of a configuration (src/chain.ts): the middleware order lives there, not here. */
+  readonly buildPipeline: PipelineBuilder;
   /** The check of tokens a feature issues (client sign-in's access tokens), for /mcp and `GET /`. */
   readonly tokenVerifier: TokenVerifierFor;
+  /** What a 2025 session seals of the filters when it begins. */
+  readonly sessionShapes: SessionShapes;
+  /** The admin API's route groups, in order (after its admin token check). */
+  readonly adminRoutes: readonly AdminRoutes[];
   /**
-   * Browser pages and endpoints that check their own origin (sign-in pages, an authorization
-   * server's endpoints), added in this order before the MCP Origin guard.
+   * Browser pages and endpoints that check their own origin (the console, sign-in pages, an
+   * authorization server's endpoints), added in this order before the MCP Origin guard;
+   * `admin` is the admin API, which the console calls.
    */
-  readonly pageRoutes: readonly ((app: Hono<{ Bindings: GatewayBindings }>) => void)[];
+  readonly pageRoutes: readonly ((app: Hono<{ Bindings: GatewayBindings }>, admin: AdminApp) => void)[];
 };
 
 /** What the endpoints of one app are served with: its pipelines and the features' parts. */
@@ -148,6 +154,7 @@ async function endpoint(c: GatewayContext, route: string, { pipelines, parts }: 
     env: c.env,
     services,
     pipeline: pipelines(services.config),
+    sessionShapes: parts.sessionShapes,
     ...(catalog.value ? { catalog: catalog.value } : {}),
     kv: c.env.GATEWAY_KV,
     route,
@@ -254,18 +261,17 @@ export function createShell(parts: ShellParts, pipeline?: PipelineOptions): Hono
   const app = new Hono<{ Bindings: GatewayBindings }>();
   const custom = new WeakMap<GatewayConfig, Handler>();
   const pipelines = (config: GatewayConfig): Handler => {
-    if (!pipeline) return pipelineFor(config);
+    if (!pipeline) return parts.buildPipeline(config);
     let handler = custom.get(config);
-    if (!handler) custom.set(config, (handler = buildPipeline(config, pipeline)));
+    if (!handler) custom.set(config, (handler = parts.buildPipeline(config, pipeline)));
     return handler;
   };
 
-  const admin = createAdminApp();
-  // The admin console checks origins itself (its own origin only, with a CSRF token), so it is routed before the MCP Origin guard.
-  mountConsole(app, admin);
-  // Browser pages too (sign-in forms post to their own origin, checked by each route; an authorization
-  // server's endpoints answer CORS themselves): the features' own, in the composition root's order.
-  for (const add of parts.pageRoutes) add(app);
+  const admin = createAdminApp(parts.adminRoutes);
+  // Browser pages, routed before the MCP Origin guard: the admin console checks origins itself (its own
+  // origin only, with a CSRF token), sign-in forms post to their own origin, checked by each route, and an
+  // authorization server's endpoints answer CORS themselves. The features' own, in the composition root's order.
+  for (const add of parts.pageRoutes) add(app, admin);
   const served: Served = { pipelines, parts };
 
   app.use("*", async function originGuard(c, next) {

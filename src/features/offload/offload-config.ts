@@ -4,9 +4,9 @@
  * var (JSON) overrides them per deployment and the plan's `offload` in KV per running
  * gateway.
  */
-import { isObject } from "../core/jsonrpc";
-import { DEFAULT_PAYLOAD_TTL_S } from "../storage/payload-store";
-import type { DocumentProblem } from "../storage/document-store";
+import { isObject } from "../../core/jsonrpc";
+import { DEFAULT_PAYLOAD_TTL_S } from "../../storage/payload-store";
+import type { DocumentProblem } from "../../storage/document-store";
 
 export const DEFAULT_OFFLOAD_THRESHOLD_BYTES = 512 * 1024;
 export const DEFAULT_PREVIEW_CHARS = 500;

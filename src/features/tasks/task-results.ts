@@ -6,13 +6,13 @@
  * set has a rule that may apply to one of its tools is withheld: the client gets a tool
  * error. Status, listing and cancellation are unaffected, and so are upstreams no rule names.
  */
-import { resultText, type JsonRpcId } from "../core/jsonrpc";
-import { pathSpan } from "../core/raw-json";
-import { RELATED_TASK_META_KEY, taskIdUpstream } from "../relay/task-ids";
-import { isGlob } from "../policy/glob";
-import { activeFilters, type ActiveFilters } from "../policy/filter-store";
-import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
-import { onRequests, type Middleware } from "../context/call-context";
+import { resultText, type JsonRpcId } from "../../core/jsonrpc";
+import { pathSpan } from "../../core/raw-json";
+import { RELATED_TASK_META_KEY, taskIdUpstream } from "../../relay/task-ids";
+import { isGlob } from "../../policy/glob";
+import { activeFilters, type ActiveFilters } from "../filters/filter-store";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
+import { onRequests, type Middleware } from "../../context/call-context";
 
 export type TaskResultOptions = { readonly cacheTtlMs?: number };
 

@@ -18,8 +18,8 @@
  * Text blocks whose JSON differs from `structuredContent` (pretty-printed, or with no
  * `structuredContent` beside them) are parsed whole and filtered as before, on this path.
  */
-import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/jsonrpc";
-import { eachElement, eachMember, skipValue, skipWhitespace, type Span } from "../core/raw-json";
+import { isObject, resultText, type JsonObject, type JsonRpcId } from "../../core/jsonrpc";
+import { eachElement, eachMember, skipValue, skipWhitespace, type Span } from "../../core/raw-json";
 import { applyPatches, applyRule, filterToolResult, OPAQUE_BLOCK_MEMBERS, parseJsonText } from "./apply-filter";
 import type { FilterRule, FilterVariant, ToolFilter } from "./filter-set";
 import { buildTree } from "./retain";

@@ -12,31 +12,25 @@
  * in the browser, never logged.
  */
 import { h } from "./jsx";
-import { Hono } from "../hono-app";
+import { Hono } from "../../admin/hono-app";
 import { recordFailedAuthentication, requestSource } from "../../auth/failure-audit";
 import { adminTokenState, ADMIN_TOKEN_TOO_SHORT_MESSAGE } from "../../auth/admin-token";
 import { adminRateLimiter, judgeAdminAttempt, throttledMessage } from "../../auth/admin-throttle";
 import { gatewayConfig } from "../../config/gateway-config";
 import { sessionSecret } from "../../config/secrets";
 import { GatewayError } from "../../core/errors";
-import { readBodyBytes } from "../read-body";
+import { readBodyBytes } from "../../admin/read-body";
 import { accessSetting, checkAccess } from "./access";
 import { adminCaller, type AdminApi } from "./admin-client";
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from "./assets";
-import { submittedForm, type ConsoleBindings, type ConsoleContext, type ConsoleEnv } from "./context";
+import { submittedForm, type ConsoleApp, type ConsoleBindings, type ConsoleContext, type ConsoleEnv } from "./context";
 import { checkCsrf, checkOrigin, SECURITY_HEADERS } from "./guard";
 import { href } from "./layout";
 import { renderBare } from "./render";
 import { CONSOLE_PATH, endSession, openSession, sameSecret, sealSession, sessionCookie, sessionCookieValue } from "./session";
-import { registerApiKeys } from "./api-keys";
-import { registerAudit } from "./audit";
-import { registerFilters } from "./filters";
-import { registerOverview } from "./overview";
-import { registerPersonas } from "./personas";
-import { registerPins } from "./pins";
-import { registerShaping } from "./shaping";
-import { registerTools } from "./tools";
-import { registerUpstreams } from "./upstreams";
+
+/** A console page (or a group of them): adds its routes to the console's app. */
+export type ConsolePage = (app: ConsoleApp) => void;
 
 /** A form carries at most a filter preview's sample (4 MiB) or an icon file (1 MiB), with room for the other fields. */
 const MAX_FORM_BYTES = 5 * 1024 * 1024;
@@ -96,11 +90,11 @@ function executionContextOf(c: ConsoleContext): Parameters<AdminApi["fetch"]>[2]
  * there). Call it before the MCP Origin guard is added: the console checks origins itself.
  *
  * @example
- * mountConsole(app, admin);
+ * mountConsole(app, admin, [registerOverview, registerTools]);
  */
-export function mountConsole(app: Hono<{ Bindings: ConsoleBindings }>, admin: AdminApi): void {
+export function mountConsole(app: Hono<{ Bindings: ConsoleBindings }>, admin: AdminApi, pages: readonly ConsolePage[]): void {
   app.get(CONSOLE_PATH, (c) => c.redirect(`${CONSOLE_PATH}/`, 308));
-  app.route(`${CONSOLE_PATH}/`, createConsoleApp(admin));
+  app.route(`${CONSOLE_PATH}/`, createConsoleApp(admin, pages));
 }
 
 /**
@@ -108,7 +102,7 @@ export function mountConsole(app: Hono<{ Bindings: ConsoleBindings }>, admin: Ad
  * guard (the console checks origins itself; see guard.ts). `admin` is the admin API app
  * every page reads and writes through.
  */
-function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> {
+function createConsoleApp(admin: AdminApi, pages: readonly ConsolePage[]): Hono<{ Bindings: ConsoleBindings }> {
   const app = new Hono<ConsoleEnv>();
 
   app.use("*", async function securityHeaders(c, next) {
@@ -193,15 +187,8 @@ function createConsoleApp(admin: AdminApi): Hono<{ Bindings: ConsoleBindings }> 
     return c.body(null, 303, { location: href("/sign-in"), "set-cookie": sessionCookie(c.req.url, "") });
   });
 
-  registerOverview(app);
-  registerUpstreams(app);
-  registerTools(app);
-  registerFilters(app);
-  registerPersonas(app);
-  registerApiKeys(app);
-  registerAudit(app);
-  registerShaping(app);
-  registerPins(app);
+  // Each page adds its routes, in the composition root's order (src/gateway.ts).
+  for (const register of pages) register(app);
 
   // Mounted in the gateway's app, an unknown console path would fall through to the next routes (the admin API): it ends here.
   app.all("*", (c) => renderBare(c, "Not found", <p>{"No console page here; the console starts at "}<a href={href("/")}>{CONSOLE_PATH}/</a></p>, 404));

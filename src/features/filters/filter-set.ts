@@ -5,11 +5,11 @@
  */
 import { validate as validatePatch } from "fast-json-patch/module/core.mjs";
 import type { Operation } from "fast-json-patch";
-import { isObject } from "../core/jsonrpc";
-import type { Checked, DocumentProblem } from "../storage/document-store";
-import { deepFreeze, MAX_DOCUMENT_DEPTH, tooDeepAt } from "./document-limits";
-import { escapeToken, parsePointer, pointerProblem } from "../core/json-pointer";
-import { checkOffloadOverride, type OffloadConfig } from "./offload-config";
+import { isObject } from "../../core/jsonrpc";
+import type { Checked, DocumentProblem } from "../../storage/document-store";
+import { deepFreeze, MAX_DOCUMENT_DEPTH, tooDeepAt } from "../../policy/document-limits";
+import { escapeToken, parsePointer, pointerProblem } from "../../core/json-pointer";
+import { checkOffloadOverride, type OffloadConfig } from "../offload/offload-config";
 import { buildTree, MAX_RETAIN_TREE_SIZE, RetainError, type RetainBudget } from "./retain";
 
 export const FILTER_SET_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;

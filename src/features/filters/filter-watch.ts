@@ -7,10 +7,10 @@
  * `toolsListChanged` is told the same way, once its acknowledgement has gone out
  * (`announceFilterEditsDuringListen`).
  */
-import { isObject, type OutgoingMessage } from "../core/jsonrpc";
-import type { CallContext } from "../context/call-context";
-import { listedShapes, routeShapes, shapeFor, type ListingSession, type Shapes } from "../policy/listed-shapes";
-import { withSubscriptionId } from "../relay/subscription-filter";
+import { isObject, type OutgoingMessage } from "../../core/jsonrpc";
+import type { CallContext } from "../../context/call-context";
+import { listedShapes, routeShapes, shapeFor, type ListingSession, type Shapes } from "./listed-shapes";
+import { withSubscriptionId } from "../../relay/subscription-notifications";
 
 /** The shortest interval between two checks, whatever FILTER_CACHE_TTL_MS says. */
 export const MIN_FILTER_WATCH_INTERVAL_MS = 1_000;

@@ -13,8 +13,8 @@
  */
 // The core module, not the package root (as apply-filter.ts imports it).
 import { _areEquals } from "fast-json-patch/module/core.mjs";
-import { parsePointer } from "../core/json-pointer";
-import { skipString, skipValue, skipWhitespace } from "../core/raw-json";
+import { parsePointer } from "../../core/json-pointer";
+import { skipString, skipValue, skipWhitespace } from "../../core/raw-json";
 import type { FilterRule, FilterVariant } from "./filter-set";
 import { buildTree } from "./retain";
 import type { RetainedText } from "./retain-text";

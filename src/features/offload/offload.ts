@@ -10,20 +10,20 @@
  * that does not match, would break clients that validate it, while error results are
  * exempt from validation. Their schemas stay byte for byte as the upstream sent them.
  */
-import { isObject, resultText, type JsonObject, type JsonRpcId } from "../core/jsonrpc";
-import { member, pathSpan, rootSpan } from "../core/raw-json";
-import { matchesGlob } from "../policy/apply-filter";
-import { DEFAULT_OFFLOAD, type OffloadConfig } from "../policy/offload-config";
-import { offloadSettings } from "../policy/offload-settings";
-import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
-import { READ_PAYLOAD_TOOL, SYS_PREFIX } from "../core/names";
-import { inferSchema, largestArray, type ArrayLocation, type InferredSchema } from "../core/schema-inference";
-import { indexPayloadText, putPayloadIndex } from "../storage/payload-index";
-import { newPayloadId, PAYLOAD_URI_PREFIX, payloadMetadata, putPayload } from "../storage/payload-store";
-import { signPayloadToken, SIGNED_URL_TTL_S } from "../storage/signed-url";
-import { offloadStream } from "../storage/stream-offload";
-import { onRequests, payloadOwner, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
-import { namedAt } from "../context/call-target";
+import { isObject, resultText, type JsonObject, type JsonRpcId } from "../../core/jsonrpc";
+import { member, pathSpan, rootSpan } from "../../core/raw-json";
+import { matchesGlob } from "../filters/apply-filter";
+import { DEFAULT_OFFLOAD, type OffloadConfig } from "./offload-config";
+import { offloadSettings } from "./offload-settings";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
+import { READ_PAYLOAD_TOOL, SYS_PREFIX } from "../../core/names";
+import { inferSchema, largestArray, type ArrayLocation, type InferredSchema } from "../../core/schema-inference";
+import { indexPayloadText, putPayloadIndex } from "../../storage/payload-index";
+import { newPayloadId, PAYLOAD_URI_PREFIX, payloadMetadata, putPayload } from "../../storage/payload-store";
+import { signPayloadToken, SIGNED_URL_TTL_S } from "../../storage/signed-url";
+import { offloadStream } from "./stream-offload";
+import { onRequests, payloadOwner, type CallContext, type LargeAnswerConsumer, type Middleware } from "../../context/call-context";
+import { namedAt } from "../../context/call-target";
 
 export const OFFLOAD_META_KEY = "mcp-edge-gateway/offload";
 /** Answers longer than this (and than the threshold) are streamed to R2 instead of held in memory. */

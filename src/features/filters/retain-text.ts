@@ -18,11 +18,11 @@
  * whole when it arrives): skipped parts are not validated again. Recursion follows the
  * pointers, not the text: it is as deep as the longest pointer.
  */
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, QUOTE } from "../core/json-chars";
-import { RawJsonError, skipString, skipValue, skipWhitespace } from "../core/raw-json";
-import { child } from "../core/json-pointer";
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, QUOTE } from "../../core/json-chars";
+import { RawJsonError, skipString, skipValue, skipWhitespace } from "../../core/raw-json";
+import { child } from "../../core/json-pointer";
 import { WILDCARD } from "./retain";
-import { setOwn } from "../core/jsonrpc";
+import { setOwn } from "../../core/jsonrpc";
 import { indexOfName, MAX_INDEXED_NAME_LENGTH, NONE, SEVERAL, type Branch, type Node, type Probe } from "./retain-tree";
 
 /** Thrown inside the walk where retain.ts would decide otherwise; caught at the top. */

@@ -15,10 +15,10 @@
  * expires), so a write happens only when filters changed during the session. KV is
  * eventually consistent (docs/filters.md, "Live editing"): see there for the window this leaves.
  */
-import { bytesToBase64Url } from "../core/base64url";
+import { bytesToBase64Url } from "../../core/base64url";
 import type { FilterSet } from "./filter-set";
 import { activeFilters, type ActiveFilters } from "./filter-store";
-import { readListedShapes, writeListedShapes } from "../storage/listed-shapes-records";
+import { readListedShapes, writeListedShapes } from "../../storage/listed-shapes-records";
 
 /** An upstream whose tools the client got under more than one shape (pages of one walk): matches nothing. */
 export const MIXED_SHAPE = "mixed";

@@ -2,9 +2,9 @@
  * Filter sets and the plan, from the KV document store (read at most once per TTL per
  * isolate, validated on every read), and which set applies to a call.
  */
-import { isObject } from "../core/jsonrpc";
-import { filterSetKey, PLAN_KEY } from "../storage/document-keys";
-import { forgetDocument, formatProblems, loadDocument, type DocumentProblem, type Stored as StoredDocument } from "../storage/document-store";
+import { isObject } from "../../core/jsonrpc";
+import { filterSetKey, PLAN_KEY } from "../../storage/document-keys";
+import { forgetDocument, formatProblems, loadDocument, type DocumentProblem, type Stored as StoredDocument } from "../../storage/document-store";
 import { checkFilterSet, checkPlan, type FilterPlan, type FilterSet } from "./filter-set";
 
 export const DEFAULT_FILTER_SET = "default";

@@ -15,16 +15,16 @@
  * hidden from lists (with a warning in the log) and never called; a call or prompt of a
  * `sys___` name the gateway does not answer itself is an unknown tool or prompt.
  */
-import { GatewayError } from "../core/errors";
-import { INVALID_PARAMS, isObject, resultText, type JsonRpcId } from "../core/jsonrpc";
-import { appendListed, keepListed } from "../core/raw-json-lists";
-import { findPayload, PAYLOAD_URI_PREFIX, payloadNotFoundMessage, readPayload } from "../storage/payload-store";
-import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../storage/payload-reader";
-import { onRequests, payloadCaller, type CallContext, type Middleware } from "../context/call-context";
-import { READ_PAYLOAD_TOOL, SYS_PREFIX } from "../core/names";
-import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
-import { DEFAULT_OFFLOAD, type OffloadConfig } from "../policy/offload-config";
-import { offloadSettings } from "../policy/offload-settings";
+import { GatewayError } from "../../core/errors";
+import { INVALID_PARAMS, isObject, resultText, type JsonRpcId } from "../../core/jsonrpc";
+import { appendListed, keepListed } from "../../core/raw-json-lists";
+import { findPayload, PAYLOAD_URI_PREFIX, payloadNotFoundMessage, readPayload } from "../../storage/payload-store";
+import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../../storage/payload-reader";
+import { onRequests, payloadCaller, type CallContext, type Middleware } from "../../context/call-context";
+import { READ_PAYLOAD_TOOL, SYS_PREFIX } from "../../core/names";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
+import { DEFAULT_OFFLOAD, type OffloadConfig } from "./offload-config";
+import { offloadSettings } from "./offload-settings";
 
 /** A payload read whole by resources/read (without slice parameters) up to this size. */
 const RESOURCE_WHOLE_MAX_BYTES = MAX_SLICE_BYTES;

@@ -11,12 +11,12 @@
  * tokenizer that finds structuredContent drives the index and the schema too, and a
  * text block's JSON is tokenized once, by the indexer, which feeds the schema.
  */
-import { textSlices } from "../core/text-slices";
-import { isId, type JsonRpcId } from "../core/jsonrpc";
-import { JsonStreamTokenizer, type JsonStreamHandler } from "../core/json-stream";
-import { SchemaBuilder, type InferredSchema, type ScalarType } from "../core/schema-inference";
-import { largestIndexedArray, PayloadIndexer, putPayloadIndex, type PayloadIndex } from "./payload-index";
-import { startPayloadUpload, type PayloadMetadata } from "./payload-store";
+import { textSlices } from "../../core/text-slices";
+import { isId, type JsonRpcId } from "../../core/jsonrpc";
+import { JsonStreamTokenizer, type JsonStreamHandler } from "../../core/json-stream";
+import { SchemaBuilder, type InferredSchema, type ScalarType } from "../../core/schema-inference";
+import { largestIndexedArray, PayloadIndexer, putPayloadIndex, type PayloadIndex } from "../../storage/payload-index";
+import { startPayloadUpload, type PayloadMetadata } from "../../storage/payload-store";
 
 /** R2 multipart parts: all but the last the same size, at least 5 MiB. */
 export const PART_BYTES = 8 * 1024 * 1024;

@@ -2,7 +2,7 @@
  * The offload settings of one call: the configured defaults (the OFFLOAD var over the
  * built-in ones), then the plan's `offload` in KV, which an operator edits live.
  */
-import { loadPlan } from "./filter-store";
+import { loadPlan } from "../filters/filter-store";
 import type { OffloadConfig } from "./offload-config";
 
 /**

@@ -9,10 +9,10 @@
 // The core module, not the package root: the root's default export drags in observe/compare (unused here).
 import { _areEquals, applyPatch, JsonPatchError } from "fast-json-patch/module/core.mjs";
 import type { Operation } from "fast-json-patch";
-import { isObject, type JsonObject } from "../core/jsonrpc";
+import { isObject, type JsonObject } from "../../core/jsonrpc";
 import type { FilterRule, FilterSet, FilterVariant, ToolFilter } from "./filter-set";
-import { isGlob, literalLength, matchesGlob } from "./glob";
-import { child, parsePointer } from "../core/json-pointer";
+import { isGlob, literalLength, matchesGlob } from "../../policy/glob";
+import { child, parsePointer } from "../../core/json-pointer";
 import { retain, RetainError } from "./retain";
 
 /** Rough bytes of JSON per token, for the estimates of what a filter saves. */

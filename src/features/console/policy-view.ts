@@ -5,9 +5,9 @@
  * overrides, rules and hints. For the Tools page's "view as persona" and the Personas
  * page's preview.
  */
-import { checkFilterSet, checkPlan, type FilterPlan, type FilterSet } from "../../policy/filter-set";
-import { setNameFor } from "../../policy/filter-store";
-import { selectFilter } from "../../policy/apply-filter";
+import { checkFilterSet, checkPlan, type FilterPlan, type FilterSet } from "../filters/filter-set";
+import { setNameFor } from "../filters/filter-store";
+import { selectFilter } from "../filters/apply-filter";
 import { checkIcons, type IconsDocument } from "../../policy/icons";
 import { checkOverrides, type OverridesDocument } from "../../policy/overrides";
 import { checkRules, hintsFor, rulesFor, type RulesDocument } from "../../policy/rules";

@@ -17,8 +17,8 @@
  * - A pointer without `*` that does not resolve is an error: the result does not have
  *   the shape the rule was written for, and the call fails closed.
  */
-import { child, escapeToken, parsePointer } from "../core/json-pointer";
-import { setOwn } from "../core/jsonrpc";
+import { child, escapeToken, parsePointer } from "../../core/json-pointer";
+import { setOwn } from "../../core/jsonrpc";
 
 /** The reference token that stands for every element or member. */
 export const WILDCARD = "*";

@@ -5,7 +5,7 @@
  *
  * A client that listed tools under other filters than a call's may hold the tool's
  * upstream `outputSchema`; such a call of a filtered tool is answered with a tool error
- * saying to list tools again (policy/listed-shapes.ts), never with a result that
+ * saying to list tools again (features/filters/listed-shapes.ts), never with a result that
  * contradicts the schema.
  *
  * Fails closed: a set that is broken, or a rule that fails on a result, turns the call
@@ -15,19 +15,19 @@
  * A client listening (a 2025 GET stream, or a 2026-07-28 `subscriptions/listen` that
  * asked for `toolsListChanged`) is told when a filter edit changes what `tools/list` shows.
  */
-import { resultText, type JsonRpcId } from "../core/jsonrpc";
-import { appendMemberSplice, elements, member, members, parseSpan, pathSpan, removeMemberSplice, splice, type Splice } from "../core/raw-json";
-import { BYTES_PER_TOKEN, FilterError, selectFilter } from "../policy/apply-filter";
-import { filterAnswer, type AnswerFilterOutcome } from "../policy/filter-answer";
-import { matchesGlob } from "../policy/glob";
-import { activeFilters, type ActiveFilters } from "../policy/filter-store";
-import { currentShapes, mayHoldUpstreamSchema, recordListing } from "../policy/listed-shapes";
-import { onRequests, toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../context/call-context";
-import { SYS_PREFIX } from "../core/names";
-import { utf8Length } from "../core/utf8-position";
+import { resultText, type JsonRpcId } from "../../core/jsonrpc";
+import { appendMemberSplice, elements, member, members, parseSpan, pathSpan, removeMemberSplice, splice, type Splice } from "../../core/raw-json";
+import { BYTES_PER_TOKEN, FilterError, selectFilter } from "./apply-filter";
+import { filterAnswer, type AnswerFilterOutcome } from "./filter-answer";
+import { matchesGlob } from "../../policy/glob";
+import { activeFilters, type ActiveFilters } from "./filter-store";
+import { currentShapes, mayHoldUpstreamSchema, recordListing } from "./listed-shapes";
+import { onRequests, toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../../context/call-context";
+import { SYS_PREFIX } from "../../core/names";
+import { utf8Length } from "../../core/utf8-position";
 import { announceFilterEditsDuringListen, TOOLS_LIST_CHANGED, watchFilterShapes } from "./filter-watch";
-import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
-import { namedAt } from "../context/call-target";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
+import { namedAt } from "../../context/call-target";
 
 export const FILTERED_META_KEY = "mcp-edge-gateway/output-filter";
 /** Answers larger than this are not filtered in memory: the call fails closed. */

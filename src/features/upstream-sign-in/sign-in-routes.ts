@@ -14,27 +14,27 @@
  * Pages for the browser are short HTML; nothing here ever shows a token or a code.
  */
 import type { Context } from "hono";
-import type { Hono } from "../admin/hono-app";
+import type { Hono } from "../../admin/hono-app";
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import { gatewayConfig } from "../config/gateway-config";
-import { sessionSecret } from "../config/secrets";
-import type { UpstreamConfig } from "../config/upstreams";
-import { authenticate, authError, type TokenVerifierFor } from "../auth/authenticate";
-import { metadataUrl } from "../auth/protected-resource";
-import { errorResponse } from "../core/errors";
-import { discardRequestBody, readRequestTextUpTo } from "../core/bounded-text";
-import { reachableUpstreams } from "../policy/reachable-upstreams";
-import { listConnections } from "../storage/upstream-tokens";
-import { beginSignIn, finishSignIn } from "../upstream/oauth/authorization-flow";
-import { revokeConnection } from "../upstream/oauth/access-token";
-import { auditConnection } from "../upstream/oauth/connection-audit";
-import { clientMetadataDocument, CLIENT_METADATA_PATH } from "../upstream/oauth/registration";
-import { CALLBACK_PATH } from "../upstream/oauth/redirect-uri";
-import { signalSignIn } from "../relay/sign-in-wait";
-import { readSignInLink, useSignInLink } from "../upstream/oauth/sign-in-link";
-import { servicesFor } from "./services";
-import { visibleParts } from "../admin/console/visible-text";
+import { gatewayConfig } from "../../config/gateway-config";
+import { sessionSecret } from "../../config/secrets";
+import type { UpstreamConfig } from "../../config/upstreams";
+import { authenticate, authError, type TokenVerifierFor } from "../../auth/authenticate";
+import { metadataUrl } from "../../auth/protected-resource";
+import { errorResponse } from "../../core/errors";
+import { discardRequestBody, readRequestTextUpTo } from "../../core/bounded-text";
+import { reachableUpstreams } from "../../policy/reachable-upstreams";
+import { listConnections } from "../../storage/upstream-tokens";
+import { beginSignIn, finishSignIn } from "../../upstream/oauth/authorization-flow";
+import { revokeConnection } from "../../upstream/oauth/access-token";
+import { auditConnection } from "../../upstream/oauth/connection-audit";
+import { clientMetadataDocument, CLIENT_METADATA_PATH } from "../../upstream/oauth/registration";
+import { CALLBACK_PATH } from "../../upstream/oauth/redirect-uri";
+import { signalSignIn } from "../../relay/sign-in-wait";
+import { readSignInLink, useSignInLink } from "../../upstream/oauth/sign-in-link";
+import { servicesFor } from "../../shell/services";
+import { visibleParts } from "../console/visible-text";
 
 /**
  * The most a sign-in form's body may hold: one sealed link (a few KB: principal, roles,

@@ -1,5 +1,6 @@
 /**
- * The pipeline: the middleware order, outermost first, in one place, built once per
+ * The pipeline (part of the composition root: nothing in src/ imports it but src/gateway.ts):
+ * the middleware order, outermost first, in one place, built once per
  * configuration (middleware take their options from it, never from raw vars). Every
  * client message goes through it, whatever its kind and protocol era (see
  * context/call-context.ts, `ClientMessage`).
@@ -17,29 +18,30 @@
  * appended outside them, by sys-tools). Pinning sits inside them: it judges the
  * upstreams' own definitions, and what it lets through is then shaped like any other.
  */
-import type { GatewayConfig } from "../config/gateway-config";
-import type { Handler, Middleware } from "../context/call-context";
-import { authorization } from "../middleware/authorization";
-import { clientLogging } from "../middleware/client-logging";
-import { icons } from "../middleware/icons";
-import { offload } from "../middleware/offload";
-import { pinning } from "../middleware/pinning";
-import { rateLimit } from "../middleware/rate-limit";
-import { clientNotifications } from "../middleware/client-notifications";
-import { rules } from "../middleware/rules";
-import { textOverrides } from "../middleware/text-overrides";
-import { visibility } from "../middleware/visibility";
-import { outputFilters } from "../middleware/output-filters";
-import { sysTools } from "../middleware/sys-tools";
-import { taskResults } from "../middleware/task-results";
-import { relay } from "../relay/index";
-import { composeMiddleware } from "./compose";
-import { classifyTargets } from "./call-targets";
-import { recordCalls, type CallObserver } from "./record-calls";
-import { auditTrail } from "./audit-trail";
-import { traceContext } from "../middleware/trace-context";
-import { upstreamHealth } from "./upstream-health";
-import { catalogModes } from "../catalog/catalog-modes";
+import type { GatewayConfig } from "./config/gateway-config";
+import type { Handler, Middleware } from "./context/call-context";
+import { authorization } from "./middleware/authorization";
+import { clientLogging } from "./middleware/client-logging";
+import { icons } from "./middleware/icons";
+import { offload } from "./features/offload/offload";
+import { pinning } from "./middleware/pinning";
+import { rateLimit } from "./middleware/rate-limit";
+import { clientNotifications } from "./middleware/client-notifications";
+import { rules } from "./middleware/rules";
+import { textOverrides } from "./middleware/text-overrides";
+import { visibility } from "./middleware/visibility";
+import { outputFilters } from "./features/filters/output-filters";
+import { sysTools } from "./features/offload/sys-tools";
+import { taskResults } from "./features/tasks/task-results";
+import { relay } from "./relay/index";
+import { composeMiddleware } from "./pipeline/compose";
+import { classifyTargets } from "./pipeline/call-targets";
+import { recordCalls, type CallObserver } from "./pipeline/record-calls";
+import type { PipelineOptions } from "./pipeline/options";
+import { auditTrail } from "./pipeline/audit-trail";
+import { traceContext } from "./middleware/trace-context";
+import { upstreamHealth } from "./pipeline/upstream-health";
+import { catalogModes } from "./catalog/catalog-modes";
 
 export type { CallObserver };
 
@@ -68,13 +70,6 @@ export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
 
 /** Observers every pipeline has: upstream health, measured on real traffic. */
 const DEFAULT_OBSERVERS: readonly CallObserver[] = [upstreamHealth];
-
-export type PipelineOptions = {
-  /** Rearranges the middleware list (a test adds a recorder to it). */
-  readonly arrange?: (middleware: readonly Middleware[]) => readonly Middleware[];
-  /** Told of each message's completed call record, after the default observers (upstream health). */
-  readonly observers?: readonly CallObserver[];
-};
 
 /**
  * The whole pipeline for a configuration: the catalog modes (catalog/catalog-modes.ts:
