@@ -24,7 +24,7 @@ import { authorization } from "./middleware/authorization";
 import { clientLogging } from "./middleware/client-logging";
 import { icons } from "./middleware/icons";
 import { offload } from "./features/offload/offload";
-import { pinning } from "./middleware/pinning";
+import { pinning } from "./features/pins/pinning";
 import { rateLimit } from "./middleware/rate-limit";
 import { clientNotifications } from "./middleware/client-notifications";
 import { rules } from "./middleware/rules";

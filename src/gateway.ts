@@ -19,7 +19,9 @@ import type { AdminRoutes } from "./admin/app";
 import { addAuditRoutes } from "./admin/audit";
 import { createShapingAdmin } from "./admin/shaping";
 import { createUpstreamsAdmin } from "./admin/upstreams";
-import { createPinsAdmin } from "./admin/pins";
+import { createPinsAdmin, upstreamPinFacts } from "./features/pins/pins-admin";
+import { PINNING_FIELDS } from "./features/pins/upstream-fields";
+import { addUpstreamSection } from "./config/upstreams";
 import { createApiKeyRoutes } from "./admin/api-keys";
 import { createAccessRoutes } from "./admin/access-documents";
 import { createUpstreamConnectionRoutes } from "./admin/upstream-connections";
@@ -34,7 +36,7 @@ import { registerPersonas } from "./features/console/personas";
 import { registerApiKeys } from "./features/console/api-keys";
 import { registerAudit } from "./features/console/audit";
 import { registerShaping } from "./features/console/shaping";
-import { registerPins } from "./features/console/pins";
+import { registerPins } from "./features/pins/pins-page";
 
 declare module "./config/gateway-config" {
   interface ConfigSections {
@@ -51,6 +53,7 @@ declare module "./config/auth-config" {
 }
 
 addAuthSection("signIn", signInFrom);
+addUpstreamSection(PINNING_FIELDS);
 addConfigSection("offload", "OFFLOAD", (raw) => ({ ...DEFAULT_OFFLOAD, ...offloadFromVar(raw) }));
 
 /** Client sign-in's access tokens, checked on /mcp, `GET /` and the user's upstream connections. */
@@ -64,7 +67,7 @@ const ADMIN_ROUTES: readonly AdminRoutes[] = [
   addFilterRoutes,
   addAuditRoutes,
   (admin) => admin.route("/", createShapingAdmin()),
-  (admin) => admin.route("/", createUpstreamsAdmin()),
+  (admin) => admin.route("/", createUpstreamsAdmin(upstreamPinFacts)),
   (admin) => admin.route("/", createPinsAdmin()),
   (admin) => admin.route("/api-keys", createApiKeyRoutes()),
   (admin) => admin.route("/upstream-connections", createUpstreamConnectionRoutes()),

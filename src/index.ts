@@ -5,7 +5,7 @@
  */
 import { consumeAuditBatch } from "./shell/audit-consumer";
 import { createApp, type GatewayBindings } from "./gateway";
-import { sweepPins } from "./shell/pin-sweep";
+import { sweepPins } from "./features/pins/pin-sweep";
 
 /** Durable Object classes are Worker entry points too (wrangler.toml binds them). */
 export { InputRendezvous } from "./shell/input-rendezvous";

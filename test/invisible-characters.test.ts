@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { visibleParts } from "../src/features/console/visible-text";
-import { scanText } from "../src/policy/text-rules";
+import { scanText } from "../src/features/pins/text-rules";
 
 const INVISIBLE_RULES = new Set([
   "unicode-tag-characters",

@@ -1,5 +1,5 @@
 /**
- * The findings rules of tool pinning (src/policy/pin-findings.ts), one row each: a
+ * The findings rules of tool pinning (src/features/pins/pin-findings.ts), one row each: a
  * definition that trips the rule, and one close to it that does not.
  */
 import { describe, expect, test } from "vitest";
@@ -14,8 +14,8 @@ import {
   scanContext,
   scanDefinition,
   type PointerMeter,
-} from "../src/policy/pin-findings";
-import { MAX_GLYPH_SELECTORS } from "../src/policy/variation-selectors";
+} from "../src/features/pins/pin-findings";
+import { MAX_GLYPH_SELECTORS } from "../src/features/pins/variation-selectors";
 
 const TAG = (text: string) => [...text].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join("");
 const scan = scanContext(["beta"], ["send_email", "echo"]);

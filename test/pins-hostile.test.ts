@@ -11,9 +11,9 @@ import worker from "../src/index";
 import { admin } from "./helpers/admin";
 import type { Json, Vars } from "./helpers/gateway";
 import { pinClient, pinVars, switchVariant, tool } from "./helpers/pins";
-import { SWEEP_MAX_UPSTREAMS, type SweepReport } from "../src/shell/pin-sweep";
-import { SWEEP_REPORT_KEY } from "../src/storage/pin-store";
-import { argumentsMisfit } from "../src/policy/pin-arguments";
+import { SWEEP_MAX_UPSTREAMS, type SweepReport } from "../src/features/pins/pin-sweep";
+import { SWEEP_REPORT_KEY } from "../src/features/pins/pin-store";
+import { argumentsMisfit } from "../src/features/pins/pin-arguments";
 import { canonicalJson } from "../src/core/canonical-json";
 
 const CRON_PERIOD_MS = 5 * 60_000;

@@ -9,7 +9,7 @@
 import { env } from "cloudflare:workers";
 import { expect, test } from "vitest";
 import { canonicalDigest } from "../src/core/canonical-json";
-import { DECISIONS_KEY_PREFIX, PINS_KEY_PREFIX } from "../src/storage/pin-store";
+import { DECISIONS_KEY_PREFIX, PINS_KEY_PREFIX } from "../src/features/pins/pin-store";
 import { admin } from "./helpers/admin";
 import { messageTexts, post, type Json } from "./helpers/gateway";
 import { modern } from "./helpers/modern";

@@ -10,8 +10,8 @@ import worker from "../src/index";
 import { admin } from "./helpers/admin";
 import type { Json } from "./helpers/gateway";
 import { pinClient, pinVars, switchVariant, tool } from "./helpers/pins";
-import { SWEEP_REPORT_REFRESH_MS } from "../src/shell/pin-sweep";
-import { SWEEP_REPORT_KEY } from "../src/storage/pin-store";
+import { SWEEP_REPORT_REFRESH_MS } from "../src/features/pins/pin-sweep";
+import { SWEEP_REPORT_KEY } from "../src/features/pins/pin-store";
 
 async function runCron(vars: Record<string, unknown>, scheduledTime = new Date()): Promise<void> {
   const ctx = createExecutionContext();

@@ -49,7 +49,7 @@ export type CallRecord = {
   bridgedCall?: string;
   /** Why the call failed, when it did. */
   failure?: CallFailure;
-  /** The digest of the pending change that kept a call from the upstream (middleware/pinning.ts, enforce). */
+  /** The digest of the pending change that kept a call from the upstream (features/pins/pinning.ts, enforce). */
   pinHeld?: string;
   /** List entries the relay left out because they name a member twice (relay/ambiguous-entries.ts). */
   ambiguousEntries?: AmbiguousEntry[];

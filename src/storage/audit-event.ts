@@ -87,7 +87,7 @@ export type AuditEvent = {
   readonly "gateway.auth.suppressed_reasons"?: Readonly<Record<string, number>>;
   readonly "gateway.auth.suppressed_from"?: string;
   readonly "gateway.auth.suppressed_to"?: string;
-  /** Pin events (`mcp.method.name` "(pin-change)", middleware/pin-reports.ts): what a list showed that was not seen before. */
+  /** Pin events (`mcp.method.name` "(pin-change)", features/pins/pin-reports.ts): what a list showed that was not seen before. */
   readonly "gateway.pin.change"?: "new" | "changed" | "removed" | "returned";
   readonly "gateway.pin.kind"?: "tool" | "prompt";
   readonly "gateway.pin.name"?: string;

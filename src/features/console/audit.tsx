@@ -13,7 +13,7 @@ import { Fragment, h } from "./jsx";
 import type { AuditEvent } from "../../storage/audit-event";
 import type { ConsoleApp } from "./context";
 import { perSlot, readAudit } from "./audit-data";
-import { isPinEvent, PinEventRow } from "./audit-pin-row";
+import { isPinEvent, PinEventRow } from "../pins/pin-event-row";
 import { MinuteChart } from "./chart";
 import { Empty, href, Problems, Time, TableHead } from "./layout";
 import { renderPage } from "./render";

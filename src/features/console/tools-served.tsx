@@ -13,9 +13,9 @@
 import { Fragment, h } from "./jsx";
 import { isObject } from "../../core/jsonrpc";
 import type { CatalogEntry } from "./catalog";
-import { Findings } from "./pins-change";
-import type { PinView } from "./pins-data";
-import { SeverityBadges } from "./audit-pin-row";
+import { Findings } from "../pins/pins-change";
+import type { PinView } from "../pins/pins-data";
+import { SeverityBadges } from "../pins/pin-event-row";
 import { Visible } from "./visible-text";
 
 /** A pinned definition and its upstream's mode. */

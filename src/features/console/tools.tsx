@@ -16,7 +16,7 @@ import { appliedTo, grantOf, readPolicy, type PolicyDocuments } from "./policy-v
 import type { Grant } from "../../policy/persona";
 import { Empty, href, Problems, TableHead } from "./layout";
 import { renderPage } from "./render";
-import { readPinsView, type PinsView, type PinView } from "./pins-data";
+import { readPinsView, type PinsView, type PinView } from "../pins/pins-data";
 import { ServedText, type EntryPin } from "./tools-served";
 import { Visible } from "./visible-text";
 

@@ -8,25 +8,25 @@
  * upstreams it could not reach are logged and kept in KV (`pins-sweep/last`, shown by
  * GET /admin/pins).
  */
-import { GATEWAY_INFO } from "../core/gateway-info";
-import { GatewayError } from "../core/errors";
-import { isObject, METHOD_NOT_FOUND } from "../core/jsonrpc";
-import { member, pathSpan, rootSpan, parseSpan } from "../core/raw-json";
-import { servicesFor } from "./services";
-import type { CallContext, Identity } from "../context/call-context";
-import { routeFor } from "../context/route";
-import { newCallRecord } from "../context/call-record";
-import type { UpstreamConfig } from "../config/upstreams";
-import { modernUpstreamClient } from "../front/modern/upstream-client";
-import { listedEntries } from "../middleware/list-items";
-import { listedPinName, observeList, pinningOf, type ListedDefinition } from "../middleware/pin-observation";
-import { relay } from "../relay/index";
-import { readSweepCursor, readSweepReport, writeSweepCursor, writeSweepReport } from "../storage/pin-store";
-import { redactSecrets } from "../config/secrets";
-import type { PinKind } from "../policy/pin-definition";
-import { scanContext } from "../policy/pin-findings";
-import { STATELESS_REVISION } from "../core/revisions";
-import { grantOnce } from "../policy/persona-grant";
+import { GATEWAY_INFO } from "../../core/gateway-info";
+import { GatewayError } from "../../core/errors";
+import { isObject, METHOD_NOT_FOUND } from "../../core/jsonrpc";
+import { member, pathSpan, rootSpan, parseSpan } from "../../core/raw-json";
+import { servicesFor } from "../../shell/services";
+import type { CallContext, Identity } from "../../context/call-context";
+import { routeFor } from "../../context/route";
+import { newCallRecord } from "../../context/call-record";
+import type { UpstreamConfig } from "../../config/upstreams";
+import { modernUpstreamClient } from "../../front/modern/upstream-client";
+import { listedEntries } from "../../middleware/list-items";
+import { listedPinName, observeList, pinningOf, type ListedDefinition } from "./pin-observation";
+import { relay } from "../../relay/index";
+import { readSweepCursor, readSweepReport, writeSweepCursor, writeSweepReport } from "./pin-store";
+import { redactSecrets } from "../../config/secrets";
+import type { PinKind } from "./pin-definition";
+import { scanContext } from "./pin-findings";
+import { STATELESS_REVISION } from "../../core/revisions";
+import { grantOnce } from "../../policy/persona-grant";
 
 /** Upstreams one run lists (each costs a handshake when its session is not kept, and a request per page). */
 export const SWEEP_MAX_UPSTREAMS = 8;

@@ -3,17 +3,17 @@
  * Tool poisoning hides orders for the model (invisible characters, tags the model treats
  * as system text, "do not tell the user", key files to read); shadowing gives orders about
  * another server's tools. Plain functions over strings, so any text can be scanned: tool
- * and prompt definitions (policy/pin-findings.ts), and results alike.
+ * and prompt definitions (features/pins/pin-findings.ts), and results alike.
  *
  * A text is scanned as a list of fields read together (a definition's title, description,
  * parameters' descriptions, …: an instruction split across two of them is found). Each
  * rule runs once over the fields joined by a line feed; a rule that reads words runs once
- * more over their skeletons (policy/text-skeleton.ts) when the text as written did not
+ * more over their skeletons (features/pins/text-skeleton.ts) when the text as written did not
  * match, which finds `＜ＩＭＰＯＲＴＡＮＴ＞` and "ignоre" (Cyrillic o). Every expression is
  * linear (no nested quantifiers, no unbounded alternatives of unbounded length).
  */
-import { codePointLabels, invisibleRunOf } from "../core/invisible-characters";
-import type { FindingSeverity } from "../storage/pin-store";
+import { codePointLabels, invisibleRunOf } from "../../core/invisible-characters";
+import type { FindingSeverity } from "./pin-store";
 import { mentionOfOthers, NO_SCAN_CONTEXT, scanContext, type ScanContext } from "./shadowing";
 import { skeleton } from "./text-skeleton";
 import { strayVariationSelectors } from "./variation-selectors";

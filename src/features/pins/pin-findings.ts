@@ -1,6 +1,6 @@
 /**
  * Findings of a tool or prompt definition: what it says that an operator should look at
- * before an agent reads it. The text rules (policy/text-rules.ts) read the definition's
+ * before an agent reads it. The text rules (features/pins/text-rules.ts) read the definition's
  * strings together; three rules of the definition itself are added here: a description
  * too long to review, nesting deeper than any walk goes, and a scan that could not read
  * everything (what it left out is unknown, so it is as bad as a finding).
@@ -13,8 +13,8 @@
  *
  * In `enforce`, a definition with a high-severity finding is held like a change.
  */
-import type { JsonObject } from "../core/jsonrpc";
-import type { Finding, FindingSeverity } from "../storage/pin-store";
+import type { JsonObject } from "../../core/jsonrpc";
+import type { Finding, FindingSeverity } from "./pin-store";
 import { scanContext, scanText, TEXT_RULES, type ScanContext } from "./text-rules";
 
 export type { Finding, FindingSeverity, ScanContext };

@@ -1,21 +1,21 @@
 /**
  * One upstream's part of a list, told to its pins: the definitions are fingerprinted,
  * new versions scanned for findings, the pins document written when something changed,
- * and each change reported once (audit). Shared by client lists (middleware/pinning.ts)
- * and the Cron Trigger's re-checks (shell/pin-sweep.ts).
+ * and each change reported once (audit). Shared by client lists (features/pins/pinning.ts)
+ * and the Cron Trigger's re-checks (features/pins/pin-sweep.ts).
  */
-import type { UpstreamConfig } from "../config/upstreams";
-import { DEFAULT_PINNING_MODE, type PinningMode } from "../policy/pins";
-import type { JsonObject } from "../core/jsonrpc";
-import { bytesToBase64Url } from "../core/base64url";
-import { NAME_SEPARATOR } from "../core/names";
-import type { ListedEntry } from "./list-items";
-import { definitionObject, fingerprint, isEarlierDigestOf, type PinKind } from "../policy/pin-definition";
-import { changedMembers } from "../policy/pin-diff";
-import { scanDefinition, type ScanContext } from "../policy/pin-findings";
-import { oneVersionPerName, withoutDuplicateFinding } from "../policy/pin-duplicates";
-import { approvedVersion, observePins, pinId, pinStatus, type PinVersion, type SeenDefinition } from "../policy/pins";
-import { loadPins, savePins, serialized, type Finding, type UpstreamPins } from "../storage/pin-store";
+import type { UpstreamConfig } from "../../config/upstreams";
+import { DEFAULT_PINNING_MODE, type PinningMode } from "./pins";
+import type { JsonObject } from "../../core/jsonrpc";
+import { bytesToBase64Url } from "../../core/base64url";
+import { NAME_SEPARATOR } from "../../core/names";
+import type { ListedEntry } from "../../middleware/list-items";
+import { definitionObject, fingerprint, isEarlierDigestOf, type PinKind } from "./pin-definition";
+import { changedMembers } from "./pin-diff";
+import { scanDefinition, type ScanContext } from "./pin-findings";
+import { oneVersionPerName, withoutDuplicateFinding } from "./pin-duplicates";
+import { approvedVersion, observePins, pinId, pinStatus, type PinVersion, type SeenDefinition } from "./pins";
+import { loadPins, savePins, serialized, type Finding, type UpstreamPins } from "./pin-store";
 import { pinEvent, sendPinEvents, type Observer, type ReportedChange } from "./pin-reports";
 
 /** The pinning mode of an upstream. */
@@ -109,7 +109,7 @@ async function seenOf(
       : [...scanDefinition(definition, scan), ...(item.findings ?? [])];
     out.push({ kind, name: item.name, digest, definition: item.raw, findings });
   }
-  // A name listed twice is one version in the pins: the one an operator has to review (policy/pin-duplicates.ts).
+  // A name listed twice is one version in the pins: the one an operator has to review (features/pins/pin-duplicates.ts).
   return oneVersionPerName(out, (name) => {
     const id = pinId(kind, name);
     const pin = state.pins.entries[id];

@@ -14,18 +14,18 @@
  * (an older digest is refused with 409, naming the current one).
  */
 import type { Context } from "hono";
-import { Hono } from "./hono-app";
-import { gatewayConfig } from "../config/gateway-config";
-import type { UpstreamConfig } from "../config/upstreams";
-import { isObject } from "../core/jsonrpc";
-import { definitionObject, shownDefinition, type PinKind } from "../policy/pin-definition";
-import { definitionDiff } from "../policy/pin-diff";
-import { MAX_DEFINITION_DEPTH, ruleTable } from "../policy/pin-findings";
-import { DUPLICATE_MEMBER_RULE_ROW, DUPLICATE_NAME_RULE_ROW } from "../policy/pin-duplicates";
-import { approve, approvedVersion, EMPTY_DECISIONS, EMPTY_PINS, pinId, pinStatus, reject, withoutEntries, type ObservedPin, type PinDecision } from "../policy/pins";
-import { readPins, saveBoth, saveDecisions, readSweepReport, serialized, type UpstreamPins } from "../storage/pin-store";
-import { pinningOf } from "../middleware/pin-observation";
-import { readBodyText } from "./read-body";
+import { Hono } from "../../admin/hono-app";
+import { gatewayConfig } from "../../config/gateway-config";
+import type { UpstreamConfig } from "../../config/upstreams";
+import { isObject } from "../../core/jsonrpc";
+import { definitionObject, shownDefinition, type PinKind } from "./pin-definition";
+import { definitionDiff } from "./pin-diff";
+import { MAX_DEFINITION_DEPTH, ruleTable } from "./pin-findings";
+import { DUPLICATE_MEMBER_RULE_ROW, DUPLICATE_NAME_RULE_ROW } from "./pin-duplicates";
+import { approve, approvedVersion, EMPTY_DECISIONS, EMPTY_PINS, pinId, pinStatus, reject, withoutEntries, type ObservedPin, type PinDecision } from "./pins";
+import { readPins, saveBoth, saveDecisions, readSweepReport, serialized, type UpstreamPins } from "./pin-store";
+import { pinningOf } from "./pin-observation";
+import { readBodyText } from "../../admin/read-body";
 
 type PinBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
 type PinContext = Context<{ Bindings: PinBindings }>;
@@ -65,6 +65,11 @@ function describePin(pin: ObservedPin, decision: PinDecision | undefined, upstre
     };
   }
   return out;
+}
+
+/** Pins' part of each upstream in GET /admin/upstreams (admin/upstreams.ts): mode, counts, definitions not approved. */
+export async function upstreamPinFacts(upstream: UpstreamConfig, kv: KVNamespace | undefined): Promise<Readonly<Record<string, unknown>>> {
+  return { pins: kv && pinningOf(upstream) !== "off" ? describeUpstreamPins(upstream, await readPins(kv, upstream.name), false) : { mode: "off" } };
 }
 
 /** What GET /admin/pins says of one upstream, also the pins part of GET /admin/upstreams (`full: false`). */

@@ -3,10 +3,10 @@
  * that names a definition twice must not let the later entry hide the earlier one: each
  * entry is judged, the version recorded is the first that is not the approved one (what
  * an operator has to review), and the duplicate is itself a finding. What clients are
- * served for such a name is decided in middleware/pinning.ts (under `enforce`: the
+ * served for such a name is decided in features/pins/pinning.ts (under `enforce`: the
  * approved bytes, once).
  */
-import type { Finding } from "../storage/pin-store";
+import type { Finding } from "./pin-store";
 import type { SeenDefinition } from "./pins";
 
 /** The rule of a duplicate name (not a text rule of pin-findings.ts: it is about the list, not one definition). */

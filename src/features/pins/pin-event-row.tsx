@@ -2,19 +2,19 @@
 /** @jsx h */
 /**
  * A pin event on the Audit page (`mcp.method.name` "(pin-change)", written by
- * middleware/pin-reports.ts): a row of its own kind, not a call. Its event says
+ * features/pins/pin-reports.ts): a row of its own kind, not a call. Its event says
  * "success" (the list that revealed the change was answered), which the page must not
  * show as a green call: a rug pull is a definition changed under an approval, with
  * findings. The row shows the change, where the definition stands under the upstream's
  * mode, and the findings with their severities. Every field but the gateway's own words
  * is upstream text (names, matches), shown as text with its invisible characters shown.
  */
-import { h } from "./jsx";
+import { h } from "../console/jsx";
 import type { AuditEvent } from "../../storage/audit-event";
-import { Time } from "./layout";
+import { Time } from "../console/layout";
 import { Findings } from "./pins-change";
 import type { PinFindingView } from "./pins-data";
-import { Visible } from "./visible-text";
+import { Visible } from "../console/visible-text";
 
 /** The method name of a pin event. */
 export const PIN_EVENT_METHOD = "(pin-change)";

@@ -1,5 +1,5 @@
 /**
- * Where pins live: per upstream, two KV documents (policy/pins.ts says why two) read at
+ * Where pins live: per upstream, two KV documents (features/pins/pins.ts says why two) read at
  * most once per TTL per isolate, so a list costs no KV read while the copy is fresh and
  * two per upstream when it is not. The pins document is written only when a list showed
  * something new (never on an unchanged list), one write at a time per upstream in an
@@ -7,13 +7,13 @@
  * a second identical write, never a lost decision (decisions have their own key, written
  * only by the admin API).
  */
-import { isObject } from "../core/jsonrpc";
-import { IsolateCopies } from "./isolate-copies";
+import { isObject } from "../../core/jsonrpc";
+import { IsolateCopies } from "../../storage/isolate-copies";
 
 /** What a pin is of. */
 export type PinKind = "tool" | "prompt";
 
-/** How much a finding matters: "high" holds a definition in enforce mode (policy/pin-findings.ts). */
+/** How much a finding matters: "high" holds a definition in enforce mode (features/pins/pin-findings.ts). */
 export type FindingSeverity = "high" | "medium" | "low";
 
 /** One finding: the rule, its severity, where (a JSON Pointer into the definition) and what matched. */

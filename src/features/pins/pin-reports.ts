@@ -5,11 +5,11 @@
  * a client that asked for log messages gets beside a list whose definitions are not all
  * approved.
  */
-import { canonicalDigest } from "../core/canonical-json";
-import type { AuditEvent } from "../storage/audit-event";
-import { queueAuditEvents } from "../storage/audit-queue";
-import type { PinChange, PinningMode, PinStatus } from "../policy/pins";
-import { GATEWAY_LOGGER } from "./client-logging";
+import { canonicalDigest } from "../../core/canonical-json";
+import type { AuditEvent } from "../../storage/audit-event";
+import { queueAuditEvents } from "../../storage/audit-queue";
+import type { PinChange, PinningMode, PinStatus } from "./pins";
+import { GATEWAY_LOGGER } from "../../middleware/client-logging";
 
 /** A change with what the reporter knows about it. */
 export type ReportedChange = PinChange & { readonly upstream: string; readonly status: PinStatus; readonly members?: readonly string[] };

@@ -12,7 +12,7 @@
  * values each), so past MAX_GLYPH_SELECTORS of those in one text it is a finding as well.
  * Presentation selectors (U+FE0E/U+FE0F) are not counted: two values after visible emoji.
  */
-import { codePointLabels, invisibleClass } from "../core/invisible-characters";
+import { codePointLabels, invisibleClass } from "../../core/invisible-characters";
 
 /** Where the selectors start and the text that shows them (text-rules.ts reads it as a TextMatch). */
 type SelectorMatch = { readonly index: number; readonly match: string };

@@ -3,8 +3,8 @@
  * differ (what an audit event names) and a list of changes at JSON Pointer granularity
  * (what GET /admin/pins shows beside a pending change), bounded in count and size.
  */
-import { canonicalJson } from "../core/canonical-json";
-import { isObject, type JsonObject } from "../core/jsonrpc";
+import { canonicalJson } from "../../core/canonical-json";
+import { isObject, type JsonObject } from "../../core/jsonrpc";
 import { isPinnedMember, type PinKind } from "./pin-definition";
 
 /** Changes listed per pending definition; the rest are counted. */

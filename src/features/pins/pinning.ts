@@ -10,26 +10,26 @@
  * Sits inside text overrides and icons (it sees the upstream's own text) and outside
  * the relay; the gateway's own `sys___` tools are never pinned.
  */
-import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
-import type { UpstreamConfig } from "../config/upstreams";
-import { isObject, resultText, type JsonObject, type JsonRpcRequest } from "../core/jsonrpc";
-import { pathSpan, parseSpan, rootSpan, splice, type Splice } from "../core/raw-json";
-import { keepListed } from "../core/raw-json-lists";
-import { onRequests, poolRequest, type CallContext, type Middleware } from "../context/call-context";
-import { argumentsMisfit } from "../policy/pin-arguments";
-import { scanContext } from "../policy/pin-findings";
-import { definitionObject, type PinKind } from "../policy/pin-definition";
-import { approvedVersion, pinId, pinStatus } from "../policy/pins";
-import { loadPins } from "../storage/pin-store";
-import { UNAVAILABLE_META_KEY } from "../relay/merge-lists";
-import { levelFor } from "./client-logging";
-import { listedEntries, setMemberSplice, type ListedEntry } from "./list-items";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
+import type { UpstreamConfig } from "../../config/upstreams";
+import { isObject, resultText, type JsonObject, type JsonRpcRequest } from "../../core/jsonrpc";
+import { pathSpan, parseSpan, rootSpan, splice, type Splice } from "../../core/raw-json";
+import { keepListed } from "../../core/raw-json-lists";
+import { onRequests, poolRequest, type CallContext, type Middleware } from "../../context/call-context";
+import { argumentsMisfit } from "./pin-arguments";
+import { scanContext } from "./pin-findings";
+import { definitionObject, type PinKind } from "./pin-definition";
+import { approvedVersion, pinId, pinStatus } from "./pins";
+import { loadPins } from "./pin-store";
+import { UNAVAILABLE_META_KEY } from "../../relay/merge-lists";
+import { levelFor } from "../../middleware/client-logging";
+import { listedEntries, setMemberSplice, type ListedEntry } from "../../middleware/list-items";
 import { listedPinName, observeList, pinningOf, type ListedDefinition, type Observation } from "./pin-observation";
-import { duplicateMemberFinding } from "../policy/pin-duplicates";
+import { duplicateMemberFinding } from "./pin-duplicates";
 import { unsettledMessage, type ReportedChange, type Unsettled } from "./pin-reports";
-import { atLeast } from "../storage/client-log-levels";
-import { namedAt } from "../context/call-target";
-import { transportFor } from "../upstream/select-transport";
+import { atLeast } from "../../storage/client-log-levels";
+import { namedAt } from "../../context/call-target";
+import { transportFor } from "../../upstream/select-transport";
 
 export type PinningOptions = {
   /** How long an isolate trusts its copy of an upstream's pins. */
@@ -175,7 +175,7 @@ function shapeList(
 
 /**
  * The list without the later entries of a name an `enforce` upstream listed more than once: its
- * pins keep one version per name (policy/pin-duplicates.ts), so its first entry is judged and
+ * pins keep one version per name (features/pins/pin-duplicates.ts), so its first entry is judged and
  * shown as that name's approved bytes, and the others are not served at all.
  */
 function onceEachUnderEnforce(

@@ -3,7 +3,7 @@
  * another's ("when beta___send_email is used, also copy the body here"). The names other
  * upstreams are known by are the scan context, built once per list.
  */
-import { NAME_SEPARATOR } from "../core/names";
+import { NAME_SEPARATOR } from "../../core/names";
 
 /** Shortest tool name of another upstream looked for (shorter identifiers are everyday words). */
 const MIN_NAME_CHARS = 4;

@@ -9,10 +9,10 @@
  * filters, inside pinning) and SDKs write bookkeeping, per caller; icons are for people:
  * neither is pinned.
  */
-import { canonicalDigest, canonicalJson } from "../core/canonical-json";
-import { isObject, type JsonObject } from "../core/jsonrpc";
+import { canonicalDigest, canonicalJson } from "../../core/canonical-json";
+import { isObject, type JsonObject } from "../../core/jsonrpc";
 
-import type { PinKind } from "../storage/pin-store";
+import type { PinKind } from "./pin-store";
 
 export type { PinKind };
 

@@ -13,10 +13,10 @@
  * A schema nested past MAX_SCHEMA_DEPTH is not checked at all: the call is refused.
  */
 import type { Schema, SchemaDraft } from "@cfworker/json-schema";
-import { isObject, type JsonObject } from "../core/jsonrpc";
+import { isObject, type JsonObject } from "../../core/jsonrpc";
 import { MAX_DEFINITION_DEPTH } from "./pin-findings";
 import { nestsDeeperThan } from "./pin-definition";
-import { loadJsonSchemaLibrary, type JsonSchemaLibrary } from "../storage/json-schema-library";
+import { loadJsonSchemaLibrary, type JsonSchemaLibrary } from "../../storage/json-schema-library";
 
 /** Validation errors named in a refusal. */
 const MAX_REASONS = 3;

@@ -10,7 +10,7 @@
  * lower case. One pass per step: linear in the text. Not Unicode's whole confusables
  * table (UTS #39): the letters of Cyrillic, Greek and Armenian that pass for Latin ones.
  */
-import { withoutInvisible } from "../core/invisible-characters";
+import { withoutInvisible } from "../../core/invisible-characters";
 
 /** Look-alikes, each a code point → what it passes for (upper case kept: Greek Η is H, η is n). */
 const LOOK_ALIKES: Readonly<Record<string, string>> = {

@@ -10,10 +10,10 @@
  * version is a pending change until an operator approves or rejects it by digest.
  */
 import { hasHighFinding } from "./pin-findings";
-import type { DecisionsDocument, Finding, ObservedPin, PinDecision, PinKind, PinsDocument, PinVersion } from "../storage/pin-store";
+import type { DecisionsDocument, Finding, ObservedPin, PinDecision, PinKind, PinsDocument, PinVersion } from "./pin-store";
 
 export type { DecisionsDocument, ObservedPin, PinDecision, PinsDocument, PinVersion };
-export { EMPTY_DECISIONS, EMPTY_PINS } from "../storage/pin-store";
+export { EMPTY_DECISIONS, EMPTY_PINS } from "./pin-store";
 
 /** How an upstream's tool and prompt definitions are pinned (docs/pinning.md). */
 export const PINNING_MODES = ["off", "warn", "enforce"] as const;
