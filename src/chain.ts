@@ -33,7 +33,8 @@ import { visibility } from "./middleware/visibility";
 import { outputFilters } from "./features/filters/output-filters";
 import { sysTools } from "./features/offload/sys-tools";
 import { taskResults } from "./features/tasks/task-results";
-import { relay } from "./relay/index";
+import { createRelay } from "./relay/index";
+import { askToSignIn } from "./features/upstream-sign-in/sign-in-required";
 import { composeMiddleware } from "./pipeline/compose";
 import { classifyTargets } from "./pipeline/call-targets";
 import { recordCalls, type CallObserver } from "./pipeline/record-calls";
@@ -67,6 +68,9 @@ export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
     taskResults({ cacheTtlMs }),
   ];
 }
+
+/** The relay, with the sign-in prompt of upstreams that act as each user around its upstream work. */
+const relay = createRelay(askToSignIn);
 
 /** Observers every pipeline has: upstream health, measured on real traffic. */
 const DEFAULT_OBSERVERS: readonly CallObserver[] = [upstreamHealth];

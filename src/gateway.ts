@@ -24,7 +24,7 @@ import { PINNING_FIELDS } from "./features/pins/upstream-fields";
 import { addUpstreamSection } from "./config/upstreams";
 import { createApiKeyRoutes } from "./admin/api-keys";
 import { createAccessRoutes } from "./admin/access-documents";
-import { createUpstreamConnectionRoutes } from "./admin/upstream-connections";
+import { createUpstreamConnectionRoutes } from "./features/upstream-sign-in/connections-admin";
 import { addFilterRoutes } from "./features/filters/filters-admin";
 import { routeShapes } from "./features/filters/listed-shapes";
 import { mountConsole, type ConsolePage } from "./features/console/index";

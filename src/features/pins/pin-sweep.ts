@@ -20,7 +20,8 @@ import type { UpstreamConfig } from "../../config/upstreams";
 import { modernUpstreamClient } from "../../front/modern/upstream-client";
 import { listedEntries } from "../../middleware/list-items";
 import { listedPinName, observeList, pinningOf, type ListedDefinition } from "./pin-observation";
-import { relay } from "../../relay/index";
+import { createRelay } from "../../relay/index";
+import { askToSignIn } from "../upstream-sign-in/sign-in-required";
 import { readSweepCursor, readSweepReport, writeSweepCursor, writeSweepReport } from "./pin-store";
 import { redactSecrets } from "../../config/secrets";
 import type { PinKind } from "./pin-definition";
@@ -43,6 +44,8 @@ export const SWEEP_REPORT_REFRESH_MS = 60 * 60 * 1000;
 /** Who the sweep's requests are from, in logs and audit events. */
 export const SWEEP_PRINCIPAL = "mcp-edge-gateway/pin-sweep";
 const SWEEP_REVISION = STATELESS_REVISION;
+/** The relay the sweep lists through: as the pipeline's, with the sign-in prompt around its upstream work. */
+const relay = createRelay(askToSignIn);
 const SWEEP_CLIENT_INFO = { name: GATEWAY_INFO.name, version: GATEWAY_INFO.version };
 
 /** What one run did. */

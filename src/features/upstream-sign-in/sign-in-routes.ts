@@ -26,13 +26,13 @@ import { errorResponse } from "../../core/errors";
 import { discardRequestBody, readRequestTextUpTo } from "../../core/bounded-text";
 import { reachableUpstreams } from "../../policy/reachable-upstreams";
 import { listConnections } from "../../storage/upstream-tokens";
-import { beginSignIn, finishSignIn } from "../../upstream/oauth/authorization-flow";
+import { beginSignIn, finishSignIn } from "./authorization-flow";
 import { revokeConnection } from "../../upstream/oauth/access-token";
 import { auditConnection } from "../../upstream/oauth/connection-audit";
 import { clientMetadataDocument, CLIENT_METADATA_PATH } from "../../upstream/oauth/registration";
 import { CALLBACK_PATH } from "../../upstream/oauth/redirect-uri";
-import { signalSignIn } from "../../relay/sign-in-wait";
-import { readSignInLink, useSignInLink } from "../../upstream/oauth/sign-in-link";
+import { signalSignIn } from "./sign-in-wait";
+import { readSignInLink, useSignInLink } from "./sign-in-link";
 import { servicesFor } from "../../shell/services";
 import { visibleParts } from "../console/visible-text";
 

@@ -10,7 +10,7 @@ import { isObject } from "../../core/jsonrpc";
 import { openState, sealState } from "../../core/sealed-state";
 import { fail, ok, type Result } from "../../core/errors";
 import { openFlow, takeFlow } from "../../storage/upstream-tokens";
-import type { Challenge } from "./discovery";
+import type { Challenge } from "../../upstream/oauth/discovery";
 
 /** How long a sign-in link may wait to be opened. */
 export const SIGN_IN_LINK_TTL_MS = 10 * 60_000;

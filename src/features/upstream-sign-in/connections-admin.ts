@@ -4,12 +4,12 @@
  *   GET    /admin/upstream-connections                          who is connected to which upstream, scope, expiry; never a token
  *   DELETE /admin/upstream-connections?principal=P&upstream=U   revokes one (at the authorization server too, where it can)
  */
-import { Hono } from "./hono-app";
-import { gatewayConfig } from "../config/gateway-config";
-import { sessionSecret } from "../config/secrets";
-import { listConnections } from "../storage/upstream-tokens";
-import { revokeConnection } from "../upstream/oauth/access-token";
-import { auditConnection } from "../upstream/oauth/connection-audit";
+import { Hono } from "../../admin/hono-app";
+import { gatewayConfig } from "../../config/gateway-config";
+import { sessionSecret } from "../../config/secrets";
+import { listConnections } from "../../storage/upstream-tokens";
+import { revokeConnection } from "../../upstream/oauth/access-token";
+import { auditConnection } from "../../upstream/oauth/connection-audit";
 
 type Bindings = { GATEWAY_KV?: KVNamespace; AUDIT_QUEUE?: Queue; [binding: string]: unknown };
 

@@ -22,10 +22,10 @@ import { randomHexId } from "../../core/ids";
 import { openState, sealState } from "../../core/sealed-state";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { openFlow, readTokens, takeFlow, writeTokens } from "../../storage/upstream-tokens";
-import { authorizationServerAt, discoverSignInServer } from "./discovery";
-import { gatewayClient, type OAuthServices } from "./registration";
-import { advertisesIss, arrivedAt, sharedRedirectUri } from "./redirect-uri";
-import { httpOptions } from "./http-options";
+import { authorizationServerAt, discoverSignInServer } from "../../upstream/oauth/discovery";
+import { gatewayClient, type OAuthServices } from "../../upstream/oauth/registration";
+import { advertisesIss, arrivedAt, sharedRedirectUri } from "../../upstream/oauth/redirect-uri";
+import { httpOptions } from "../../upstream/oauth/http-options";
 import type { SignInRequest } from "./sign-in-link";
 
 /** How long the user may take at the authorization server. */

@@ -5,7 +5,7 @@
  * "signed in" there; the waiting call wakes and runs again. Nothing polls.
  */
 
-import type { InputRendezvousRpc, ObjectNamespace } from "../context/object-rpc";
+import type { InputRendezvousRpc, ObjectNamespace } from "../../context/object-rpc";
 
 const ROUND_PREFIX = "upstream-sign-in:";
 const SIGNED_IN_KEY = "signed-in";

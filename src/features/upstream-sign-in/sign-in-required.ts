@@ -2,12 +2,12 @@
  * Asking a caller to sign in to an upstream that acts as each user (UPSTREAMS[].auth):
  * when a request fails because the caller has no usable token (none yet, refused, or too
  * narrow a scope), the answer points the user at a fresh, single-use sign-in link
- * (upstream/oauth/sign-in-link.ts) in the way the client can act on —
+ * (features/upstream-sign-in/sign-in-link.ts) in the way the client can act on —
  *
  * - a 2025 session whose client declared URL elicitation (`elicitation.url`), on a call
  *   (tools/call, prompts/get, resources/read): a URL-mode `elicitation/create` on the call's
  *   stream (through the input bridge, eras/input-bridge.ts); once the user accepted, the
- *   call waits for the sign-in's callback (relay/sign-in-wait.ts), tells the client
+ *   call waits for the sign-in's callback (features/upstream-sign-in/sign-in-wait.ts), tells the client
  *   `notifications/elicitation/complete` and runs again, answering the original request;
  * - a 2026-07-28 client that declared URL elicitation: `input_required` with a URL-mode
  *   `elicitation/create`; its retry (with the sealed `requestState`) runs the call again;
@@ -18,16 +18,16 @@
  *
  * Both routes pass here (relay.ts), and so do a transparent route's initialize and server/discover.
  */
-import { GatewayError } from "../core/errors";
-import { isObject, resultText, type JsonObject, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
-import type { CallContext } from "../context/call-context";
-import { UPSTREAM_ERROR } from "../upstream/failures";
-import { mintSignInLink, SIGN_IN_LINK_TTL_MS } from "../upstream/oauth/sign-in-link";
-import { SIGN_IN_FLOW_TTL_MS } from "../upstream/oauth/authorization-flow";
-import { bridgeInput } from "../eras/input-bridge";
+import { GatewayError } from "../../core/errors";
+import { isObject, resultText, type JsonObject, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
+import type { CallContext } from "../../context/call-context";
+import { UPSTREAM_ERROR } from "../../upstream/failures";
+import { mintSignInLink, SIGN_IN_LINK_TTL_MS } from "./sign-in-link";
+import { SIGN_IN_FLOW_TTL_MS } from "./authorization-flow";
+import { bridgeInput } from "../../eras/input-bridge";
 import { awaitSignIn } from "./sign-in-wait";
-import type { Challenge } from "../upstream/oauth/discovery";
-import { MULTI_ROUND_TRIP_METHODS } from "../eras/request-state";
+import type { Challenge } from "../../upstream/oauth/discovery";
+import { MULTI_ROUND_TRIP_METHODS } from "../../eras/request-state";
 
 /** MCP's "URL elicitation required" (2025-11-25). */
 export const URL_ELICITATION_REQUIRED = -32042;
