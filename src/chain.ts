@@ -39,7 +39,7 @@ import { composeMiddleware } from "./pipeline/compose";
 import { classifyTargets } from "./pipeline/call-targets";
 import { recordCalls, type CallObserver } from "./pipeline/record-calls";
 import type { PipelineOptions } from "./pipeline/options";
-import { auditTrail } from "./pipeline/audit-trail";
+import { auditTrail } from "./features/audit/audit-trail";
 import { traceContext } from "./middleware/trace-context";
 import { upstreamHealth } from "./pipeline/upstream-health";
 import { catalogModes } from "./catalog/catalog-modes";

@@ -15,8 +15,10 @@ import { signInFrom, type SignInConfig } from "./features/client-sign-in/config"
 import { looksLikeSignInToken, signInTokenCheck } from "./features/client-sign-in/access-token";
 import { addClientSignInRoutes } from "./features/client-sign-in/routes";
 import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "./features/offload/offload-config";
+import { auditFromVar } from "./features/audit/audit-config";
+import { auditFailedAuthentication } from "./features/audit/failure-audit";
 import type { AdminRoutes } from "./admin/app";
-import { addAuditRoutes } from "./admin/audit";
+import { addAuditRoutes } from "./features/audit/audit-admin";
 import { createShapingAdmin } from "./admin/shaping";
 import { createUpstreamsAdmin } from "./admin/upstreams";
 import { createPinsAdmin, upstreamPinFacts } from "./features/pins/pins-admin";
@@ -34,7 +36,7 @@ import { registerTools } from "./features/console/tools";
 import { registerFilters } from "./features/filters/filters-page";
 import { registerPersonas } from "./features/console/personas";
 import { registerApiKeys } from "./features/console/api-keys";
-import { registerAudit } from "./features/console/audit";
+import { registerAudit } from "./features/audit/audit-page";
 import { registerShaping } from "./features/console/shaping";
 import { registerPins } from "./features/pins/pins-page";
 
@@ -55,6 +57,7 @@ declare module "./config/auth-config" {
 addAuthSection("signIn", signInFrom);
 addUpstreamSection(PINNING_FIELDS);
 addConfigSection("offload", "OFFLOAD", (raw) => ({ ...DEFAULT_OFFLOAD, ...offloadFromVar(raw) }));
+addConfigSection("audit", "AUDIT", auditFromVar);
 
 /** Client sign-in's access tokens, checked on /mcp, `GET /` and the user's upstream connections. */
 const signInVerifier: TokenVerifierFor = (env, auth, origin, upstreams, route) => {
@@ -91,6 +94,7 @@ const SHELL_PARTS: ShellParts = {
   buildPipeline: (config, options) => (options ? buildPipeline(config, options) : pipelineFor(config)),
   tokenVerifier: signInVerifier,
   sessionShapes: (services, route, upstreams) => routeShapes(services.kv, services.config.documentCacheTtlMs, route, upstreams),
+  recordFailure: auditFailedAuthentication,
   adminRoutes: ADMIN_ROUTES,
   // The console first, then upstream sign-in's pages, then the gateway as its clients' authorization server (AUTH.signIn).
   pageRoutes: [

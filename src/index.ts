@@ -3,7 +3,7 @@
  * `queue` consumes the audit Queue into R2; `scheduled` (the Cron Trigger of wrangler.toml)
  * re-lists every pinned upstream, so a changed tool is seen with no client traffic.
  */
-import { consumeAuditBatch } from "./shell/audit-consumer";
+import { consumeAuditBatch } from "./features/audit/audit-consumer";
 import { createApp, type GatewayBindings } from "./gateway";
 import { sweepPins } from "./features/pins/pin-sweep";
 

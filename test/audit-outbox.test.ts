@@ -1,5 +1,5 @@
 /**
- * The audit outbox of an isolate (pipeline/audit-trail.ts) where its timer is not what
+ * The audit outbox of an isolate (features/audit/audit-trail.ts) where its timer is not what
  * sends it: when the request that opened it never does (its context torn down before its
  * timer fired), the next request to find it takes it over and sends every event in it
  * once, and the opener's timer, if it fires after all, sends nothing again; when the

@@ -1,13 +1,13 @@
 /**
- * Audit redaction of a header list's `[name, value]` entries (policy/redact-parameters.ts)
+ * Audit redaction of a header list's `[name, value]` entries (features/audit/redact-parameters.ts)
  * whose value is not a string: a secret's value travels as a list of values
  * (`["Authorization", ["Bearer …"]]`) or an object as readily as a string, and a
  * `{"name": …, "value": …}` pair is redacted whatever its value holds; an entry must be too.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_REDACT_KEYS } from "../src/config/audit-config";
-import { redactParameters } from "../src/policy/redact-parameters";
-import { secretKeyMatcher } from "../src/policy/secret-keys";
+import { DEFAULT_REDACT_KEYS } from "../src/features/audit/audit-config";
+import { redactParameters } from "../src/features/audit/redact-parameters";
+import { secretKeyMatcher } from "../src/features/audit/secret-keys";
 
 const isSecret = secretKeyMatcher(DEFAULT_REDACT_KEYS);
 

@@ -10,15 +10,14 @@
  * documents nested too deep and patches that would reach an object's prototype.
  *
  *   /admin/filter-sets, /admin/plan: features/filters/filters-admin.ts
- *   GET /admin/audit?from=&to=&tool=&user=&upstream=&outcome=&limit=   the audit trail as NDJSON (admin/audit.ts)
+ *   GET /admin/audit?from=&to=&tool=&user=&upstream=&outcome=&limit=   the audit trail as NDJSON (features/audit/audit-admin.ts)
  *   /admin/api-keys, /admin/personas, /admin/visibility: see api-keys.ts and access-documents.ts
  *   /admin/pins: tool pinning, see pins.ts
  */
 import { Hono } from "./hono-app";
-import { recordFailedAuthentication, requestSource } from "../auth/failure-audit";
+import { requestSource, type FailureRecorder } from "../auth/failed-authentication";
 import { adminTokenState, ADMIN_TOKEN_TOO_SHORT_MESSAGE } from "../auth/admin-token";
 import { adminRateLimiter, isConsoleCall, judgeAdminAttempt, throttledMessage } from "../auth/admin-throttle";
-import { gatewayConfig } from "../config/gateway-config";
 import { addUnmatchedRoute } from "./unmatched";
 
 /** Where the shell mounts the admin API. */
@@ -47,8 +46,8 @@ export type AdminApp = Hono<{ Bindings: AdminBindings }>;
 /** A group of admin routes (a feature's, or the skeleton's), added after the admin token check. */
 export type AdminRoutes = (admin: AdminApp) => void;
 
-/** Builds the admin sub-app, mounted at /admin, with `routes` added in order. */
-export function createAdminApp(routes: readonly AdminRoutes[]): AdminApp {
+/** Builds the admin sub-app, mounted at /admin, with `routes` added in order; `recordFailure` is told of wrong tokens. */
+export function createAdminApp(routes: readonly AdminRoutes[], recordFailure: FailureRecorder): AdminApp {
   const admin = new Hono<{ Bindings: AdminBindings }>();
 
   admin.use("*", async function adminAuth(c, next) {
@@ -67,14 +66,13 @@ export function createAdminApp(routes: readonly AdminRoutes[]): AdminApp {
     if (attempt.verdict !== "accepted") {
       const throttled = attempt.verdict === "throttled" ? throttledMessage(attempt.retryAfterS) : undefined;
       // Someone guessing the admin token is the failed authentication most worth a trace.
-      recordFailedAuthentication({
+      recordFailure({
         request: c.req.raw,
         route: "/admin",
         reason: throttled ? "throttled-admin-token" : given === "" ? "missing-admin-token" : "wrong-admin-token",
         answer: { status: throttled ? 429 : 401, message: throttled ?? ADMIN_UNAUTHORIZED },
         startedAt,
-        audit: gatewayConfig(c.env).audit,
-        queue: c.env.AUDIT_QUEUE,
+        env: c.env,
         waitUntil: (promise) => c.executionCtx.waitUntil(promise),
       });
       if (attempt.verdict === "throttled") {

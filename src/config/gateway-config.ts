@@ -2,12 +2,11 @@
  * The gateway's configuration from its vars, parsed once per isolate and per version of
  * the vars, typed. Layers take what they need from it as options; none reads a var of
  * its own. A new deploy (or a test with other vars) brings other raw strings, so another
- * entry; an isolate only ever sees a handful. Features own parts of it (offload's OFFLOAD):
+ * entry; an isolate only ever sees a handful. Features own parts of it (offload's OFFLOAD, audit's AUDIT):
  * each adds its parser with `addConfigSection` from the composition root (src/gateway.ts)
  * and its type to `ConfigSections`, so this module parses them without importing a feature.
  */
 import type { Result } from "../core/errors";
-import { auditFromVar, type AuditConfig } from "./audit-config";
 import { upstreamsFrom, type ConfigProblem, type UpstreamConfig } from "./upstreams";
 import { parseAuthConfig, type AuthConfig, type AuthConfigProblem } from "./auth-config";
 
@@ -31,8 +30,6 @@ export type GatewayConfig = {
   readonly allowedOrigins: readonly string[];
   /** How long an isolate trusts its copy of a KV document (FILTER_CACHE_TTL_MS). */
   readonly documentCacheTtlMs: number;
-  /** What the audit trail records (AUDIT). */
-  readonly audit: AuditConfig;
   /** How callers authenticate (AUTH), or why it is invalid (details for the log only). */
   readonly auth: Result<AuthConfig, AuthConfigProblem>;
   /** The largest MCP POST body the gateway reads, in bytes (MAX_MESSAGE_BYTES). */
@@ -41,7 +38,7 @@ export type GatewayConfig = {
 
 /**
  * The parts of the configuration features own, by name. A feature adds its own by augmenting
- * this interface (src/gateway.ts adds `offload`).
+ * this interface (src/gateway.ts adds `offload` and `audit`).
  */
 export interface ConfigSections {}
 
@@ -121,7 +118,6 @@ export function gatewayConfig(env: Readonly<Record<string, unknown>>): GatewayCo
       allowedOrigins: originsFrom(env["ALLOWED_ORIGINS"]),
       documentCacheTtlMs: ttlFrom(env["FILTER_CACHE_TTL_MS"]),
       ...sectionsFrom(env),
-      audit: auditFromVar(env["AUDIT"]),
       auth: parseAuthConfig(env["AUTH"]),
       maxMessageBytes: maxMessageBytesFrom(env["MAX_MESSAGE_BYTES"]),
     };

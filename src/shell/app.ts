@@ -27,7 +27,7 @@ import { metadataUrl, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from 
 import { identityJwks } from "../upstream/identity-assertion";
 import { downloadPayload } from "./payload-download";
 import { downloadIcon } from "./icon-download";
-import { recordFailedAuthentication } from "../auth/failure-audit";
+import type { FailureRecorder } from "../auth/failed-authentication";
 import { readMessageBody } from "./message-body";
 import type { AuthConfig } from "../config/auth-config";
 import type { TokenVerifierFor } from "../auth/authenticate";
@@ -54,6 +54,8 @@ export type ShellParts = {
   readonly tokenVerifier: TokenVerifierFor;
   /** What a 2025 session seals of the filters when it begins. */
   readonly sessionShapes: SessionShapes;
+  /** Told of each failed authentication on /mcp, `GET /` and the admin API (the audit trail records them). */
+  readonly recordFailure: FailureRecorder;
   /** The admin API's route groups, in order (after its admin token check). */
   readonly adminRoutes: readonly AdminRoutes[];
   /**
@@ -116,7 +118,7 @@ async function callerOf(c: GatewayContext, route: string, services: Services, pa
   const reason = authFailureName(found);
   if (reason !== undefined) {
     const answer = { status: error.status, code: error.code, message: error.message };
-    recordFailedAuthentication({ request: c.req.raw, route: path, reason, answer, startedAt, audit: config.audit, queue: services.auditQueue, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
+    parts.recordFailure({ request: c.req.raw, route: path, reason, answer, startedAt, env: c.env, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
   }
   throw error;
 }
@@ -215,7 +217,7 @@ async function upstreamsOfHome(c: GatewayContext, parts: ShellParts, config: Gat
     const reason = authFailureName(found);
     if (reason !== undefined) {
       const answer = { status: 200, message: HOME_AUTHENTICATION_REQUIRED };
-      recordFailedAuthentication({ request: c.req.raw, route: "/", reason, answer, startedAt, audit: config.audit, queue: servicesFor(c.env).auditQueue, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
+      parts.recordFailure({ request: c.req.raw, route: "/", reason, answer, startedAt, env: c.env, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
     }
   }
   return { authentication: HOME_AUTHENTICATION_REQUIRED, resourceMetadata: metadataUrl(new URL(c.req.url).origin, "/mcp") };
@@ -267,7 +269,7 @@ export function createShell(parts: ShellParts, pipeline?: PipelineOptions): Hono
     return handler;
   };
 
-  const admin = createAdminApp(parts.adminRoutes);
+  const admin = createAdminApp(parts.adminRoutes, parts.recordFailure);
   // Browser pages, routed before the MCP Origin guard: the admin console checks origins itself (its own
   // origin only, with a CSRF token), sign-in forms post to their own origin, checked by each route, and an
   // authorization server's endpoints answer CORS themselves. The features' own, in the composition root's order.

@@ -8,7 +8,7 @@ import type { Hono } from "../../admin/hono-app";
 import { isObject } from "../../core/jsonrpc";
 import { asConsoleCall } from "../../auth/admin-throttle";
 
-/** Where Cloudflare says a request comes from (auth/failure-audit.ts `requestSource`). */
+/** Where Cloudflare says a request comes from (features/audit/failure-audit.ts `requestSource`). */
 const SOURCE_HEADER = "cf-connecting-ip";
 
 /** What the console needs of the admin app: its fetch. */

@@ -13,7 +13,8 @@
  */
 import { h } from "./jsx";
 import { Hono } from "../../admin/hono-app";
-import { recordFailedAuthentication, requestSource } from "../../auth/failure-audit";
+import { recordFailedAuthentication } from "../audit/failure-audit";
+import { requestSource } from "../../auth/failed-authentication";
 import { adminTokenState, ADMIN_TOKEN_TOO_SHORT_MESSAGE } from "../../auth/admin-token";
 import { adminRateLimiter, judgeAdminAttempt, throttledMessage } from "../../auth/admin-throttle";
 import { gatewayConfig } from "../../config/gateway-config";

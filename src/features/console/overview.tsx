@@ -9,7 +9,7 @@
  */
 import { Fragment, h } from "./jsx";
 import type { ConsoleApp } from "./context";
-import { perSlot, readAudit } from "./audit-data";
+import { perSlot, readAudit } from "../audit/audit-data";
 import { MinuteChart } from "./chart";
 import { Empty, href, Problems, Time } from "./layout";
 import { renderPage } from "./render";

@@ -15,7 +15,7 @@ import { errorOf } from "./admin-client";
 import { Empty, href, PostButton, Problems, Time } from "./layout";
 import { renderPage, statusOf } from "./render";
 import { eraOf, rateText, readHealth, type UpstreamHealth } from "./upstream-health";
-import { readAudit } from "./audit-data";
+import { readAudit } from "../audit/audit-data";
 import type { AuditEvent } from "../../storage/audit-event";
 
 type ProbeShown = { name: string; ok: boolean; text: string };

@@ -12,7 +12,7 @@ import { deleteTokens, readTokens, writeTokens, type UpstreamTokens } from "../.
 import { authorizationServerAt } from "./discovery";
 import { issuedClient, type OAuthServices } from "./registration";
 import { httpOptions } from "./http-options";
-import { auditConnection } from "./connection-audit";
+import { auditConnection } from "./connection-events";
 
 /** A token this close to its expiry is refreshed before use. */
 export const REFRESH_MARGIN_MS = 60_000;

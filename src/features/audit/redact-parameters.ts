@@ -1,6 +1,6 @@
 /**
  * Redaction of call parameters before they leave the request in an audit event: every
- * value whose key names a secret (policy/secret-keys.ts) is replaced, at any depth of
+ * value whose key names a secret (features/audit/secret-keys.ts) is replaced, at any depth of
  * objects and arrays. Secrets also travel as name/value pairs, where the key is the
  * value of another member: `{"name": "Authorization", "value": "Bearer …"}`,
  * `{"key": "X-Api-Key", "value": "…"}`, `{"header": "Cookie", "content": "…"}`, and the
@@ -9,7 +9,7 @@
  *
  * One pass over the value, at most `MAX_REDACTION_DEPTH` deep.
  */
-import { setOwn } from "../core/jsonrpc";
+import { setOwn } from "../../core/jsonrpc";
 
 /** What stands in for a redacted value. */
 export const REDACTED_VALUE = "[redacted]";

@@ -6,11 +6,13 @@
  * isolate by failure-budget.ts, with a summary of what was left out, so a flood of bad
  * credentials cannot fill the trail.
  */
-import type { AuditConfig } from "../config/audit-config";
-import { randomHexId } from "../core/ids";
-import { queueAuditEvents } from "../storage/audit-queue";
-import type { AuditEvent } from "../storage/audit-event";
+import type { AuditConfig } from "./audit-config";
+import { randomHexId } from "../../core/ids";
+import { queueAuditEvents } from "../../storage/audit-queue";
+import type { AuditEvent } from "../../storage/audit-event";
 import { FailureBudget, type SuppressedFailures } from "./failure-budget";
+import { requestSource, type FailedAuthentication as ReportedFailure, type FailureRecorder } from "../../auth/failed-authentication";
+import { gatewayConfig } from "../../config/gateway-config";
 
 /** The `mcp.method.name` of these events: the request's body is never read before authentication. */
 export const AUTHENTICATION_METHOD = "(authentication)";
@@ -18,33 +20,16 @@ export const AUTHENTICATION_METHOD = "(authentication)";
 export const UNAUTHENTICATED_USER = "(unauthenticated)";
 const UNKNOWN = "unknown";
 /** Client-controlled headers are cut at these lengths. */
-const MAX_SOURCE_CHARS = 64;
 const MAX_USER_AGENT_CHARS = 256;
 const MAX_PROTOCOL_VERSION_CHARS = 32;
 
 const budget = new FailureBudget();
 
-export type FailedAuthentication = {
-  readonly request: Request;
-  /** `/mcp`, `/mcp/<upstream>` or `/admin`. */
-  readonly route: string;
-  /** Why it failed (authenticate.ts's `authFailureName`, `wrong-admin-token`, ...): never the credential. */
-  readonly reason: string;
-  /** What the caller was answered: HTTP status, JSON-RPC code (MCP routes), message (the gateway's own text). */
-  readonly answer: { readonly status: number; readonly code?: number; readonly message: string };
-  readonly startedAt: number;
-  readonly audit: AuditConfig;
-  readonly queue: Queue | undefined;
-  readonly waitUntil: (promise: Promise<unknown>) => void;
-};
+/** A failed authentication as the shell reports it, with the AUDIT configuration and the Queue in place of its env. */
+export type FailedAuthentication = Omit<ReportedFailure, "env"> & { readonly audit: AuditConfig; readonly queue: Queue | undefined };
 
 function header(request: Request, name: string, max: number): string | undefined {
   return request.headers.get(name)?.slice(0, max);
-}
-
-/** Where a request comes from, as Cloudflare says (CF-Connecting-IP), cut to a bound; "unknown" without it. */
-export function requestSource(request: Request): string {
-  return header(request, "cf-connecting-ip", MAX_SOURCE_CHARS) || UNKNOWN;
 }
 
 function common(timestamp: number, route: string, source: string) {
@@ -105,3 +90,10 @@ export function recordFailedAuthentication({ request, route, reason, answer, sta
   }
   if (events.length > 0) waitUntil(queueAuditEvents(queue, events));
 }
+
+/**
+ * The audit trail's `FailureRecorder` (the shell's and the admin API's): records with the
+ * AUDIT configuration and the audit Queue of the request's `env`.
+ */
+export const auditFailedAuthentication: FailureRecorder = ({ env, ...failure }) =>
+  recordFailedAuthentication({ ...failure, audit: gatewayConfig(env).audit, queue: env["AUDIT_QUEUE"] as Queue | undefined });

@@ -1,12 +1,12 @@
 /**
  * The Worker's Queue consumer: the audit events of each delivered batch are written to
- * R2 (storage/audit-log.ts) and the batch acknowledged. When the write fails every
+ * R2 (features/audit/audit-log.ts) and the batch acknowledged. When the write fails every
  * message is retried with exponential backoff; after `max_retries` (wrangler.toml) the
  * Queue moves them to the dead-letter queue. A message that is not an audit event
  * (nothing this gateway sent) is logged and acknowledged: retrying cannot fix it.
  */
-import { isAuditEvent, type AuditEvent } from "../storage/audit-event";
-import { writeAuditBatch } from "../storage/audit-log";
+import { isAuditEvent, type AuditEvent } from "../../storage/audit-event";
+import { writeAuditBatch } from "./audit-log";
 
 /** Retry delay of a failed batch: doubles per attempt from this, up to the cap. */
 export const RETRY_BASE_DELAY_S = 10;

@@ -4,22 +4,22 @@
  * by key, every field bounded; the whole event is trimmed to fit one Queue message where it
  * is queued (storage/audit-queue.ts with audit-bounds.ts: never dropped for its size).
  */
-import type { JsonObject } from "../core/jsonrpc";
-import { elements, member, members, rootSpan, type Span } from "../core/raw-json";
-import { randomHexId } from "../core/ids";
-import { SYS_PREFIX } from "../core/names";
-import type { AuditConfig } from "../config/audit-config";
-import { redactSecrets } from "../config/secrets";
-import type { CallContext, ClientMessage } from "../context/call-context";
-import type { CallRecord } from "../context/call-record";
-import { redactParameters } from "../policy/redact-parameters";
-import { secretKeyMatcher } from "../policy/secret-keys";
-import type { AuditEvent, AuditOutcome } from "../storage/audit-event";
-import { FieldBounds } from "../storage/audit-bounds";
-import { namedAt } from "../context/call-target";
+import type { JsonObject } from "../../core/jsonrpc";
+import { elements, member, members, rootSpan, type Span } from "../../core/raw-json";
+import { randomHexId } from "../../core/ids";
+import { SYS_PREFIX } from "../../core/names";
+import type { AuditConfig } from "./audit-config";
+import { redactSecrets } from "../../config/secrets";
+import type { CallContext, ClientMessage } from "../../context/call-context";
+import type { CallRecord } from "../../context/call-record";
+import { redactParameters } from "./redact-parameters";
+import { secretKeyMatcher } from "./secret-keys";
+import type { AuditEvent, AuditOutcome } from "../../storage/audit-event";
+import { FieldBounds } from "../../storage/audit-bounds";
+import { namedAt } from "../../context/call-target";
 
 // Where these lived before audit-bounds.ts: importers of this module keep working.
-export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "../storage/audit-bounds";
+export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "../../storage/audit-bounds";
 
 /** How much of an error's text is kept (bytes of JSON text). */
 const MAX_ERROR_BYTES = 1024;

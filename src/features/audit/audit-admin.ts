@@ -15,11 +15,11 @@
  * ids only (a copy of an event matches whenever the event does). What one hour holds is
  * listed by name (its keys), never read at once.
  */
-import type { Hono } from "./hono-app";
-import { isAuditEvent, type AuditEvent, type AuditOutcome, type AuditQuery } from "../storage/audit-event";
-import { eventsOfObject, hourPrefixesNewestFirst, keysOfHour } from "../storage/audit-log";
-import { isGlob, matchesGlob } from "../policy/glob";
-import { qualifyName, SYS_PREFIX } from "../core/names";
+import type { Hono } from "../../admin/hono-app";
+import { isAuditEvent, type AuditEvent, type AuditOutcome, type AuditQuery } from "../../storage/audit-event";
+import { eventsOfObject, hourPrefixesNewestFirst, keysOfHour } from "./audit-log";
+import { isGlob, matchesGlob } from "../../policy/glob";
+import { qualifyName, SYS_PREFIX } from "../../core/names";
 
 export const DEFAULT_AUDIT_LIMIT = 100;
 export const MAX_AUDIT_LIMIT = 1000;

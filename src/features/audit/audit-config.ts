@@ -6,7 +6,7 @@
  *
  *   AUDIT = '{"enabled": true, "record": "tools/call", "redactKeys": ["password", "ssn"], "redact": true}'
  */
-import { isObject } from "../core/jsonrpc";
+import { isObject } from "../../core/jsonrpc";
 
 /** Which client messages yield an event. */
 export type AuditScope = "tools/call" | "requests" | "all";
@@ -16,11 +16,11 @@ export type AuditConfig = {
   readonly record: AuditScope;
   /** Redact parameter values whose key matches a pattern (at any depth). */
   readonly redact: boolean;
-  /** Compared as words, in any case and spelling (policy/secret-keys.ts): a pattern with `*` or `?` is a glob over the whole key in snake_case, else words the key ends a word with. */
+  /** Compared as words, in any case and spelling (features/audit/secret-keys.ts): a pattern with `*` or `?` is a glob over the whole key in snake_case, else words the key ends a word with. */
   readonly redactKeys: readonly string[];
 };
 
-/** Compared as words (policy/secret-keys.ts): `private_key` also catches `privateKey` and `sshPrivateKey`, `auth` catches `basicAuth` but not `author`, `pass` catches `db_pass` but not `passage`, `compass` or `bypass`. */
+/** Compared as words (features/audit/secret-keys.ts): `private_key` also catches `privateKey` and `sshPrivateKey`, `auth` catches `basicAuth` but not `author`, `pass` catches `db_pass` but not `passage`, `compass` or `bypass`. */
 export const DEFAULT_REDACT_KEYS: readonly string[] = ["password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "authorization", "auth", "bearer", "api_key", "cookie", "credential", "private_key", "session_key"];
 
 export const DEFAULT_AUDIT: AuditConfig = { enabled: true, record: "tools/call", redact: true, redactKeys: DEFAULT_REDACT_KEYS };
@@ -67,4 +67,11 @@ export function auditFromVar(raw: unknown): AuditConfig {
   }
   const given = value as Partial<AuditConfig>;
   return { ...DEFAULT_AUDIT, ...given, redactKeys: given.redactKeys ?? DEFAULT_REDACT_KEYS };
+}
+
+declare module "../../config/gateway-config" {
+  interface ConfigSections {
+    /** What the audit trail records (AUDIT), added by the composition root (src/gateway.ts). */
+    readonly audit: AuditConfig;
+  }
 }
