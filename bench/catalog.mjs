@@ -221,7 +221,7 @@ async function latencyInGateway(catalog, tasks) {
   }
 }
 
-/** The index query alone, in Node: src/catalog/search-index.ts bundled by esbuild. */
+/** The index query alone, in Node: src/features/catalog/search-index.ts bundled by esbuild. */
 async function latencyOfIndex(catalog, tasks) {
   const dir = mkdtempSync(path.join(ROOT, 'node_modules', '.bench-catalog-'));
   const outfile = path.join(dir, 'index.mjs');

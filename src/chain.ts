@@ -42,7 +42,7 @@ import type { PipelineOptions } from "./pipeline/options";
 import { auditTrail } from "./features/audit/audit-trail";
 import { traceContext } from "./middleware/trace-context";
 import { upstreamHealth } from "./pipeline/upstream-health";
-import { catalogModes } from "./catalog/catalog-modes";
+import { catalogModes } from "./features/catalog/catalog-modes";
 
 export type { CallObserver };
 
@@ -76,7 +76,7 @@ const relay = createRelay(askToSignIn);
 const DEFAULT_OBSERVERS: readonly CallObserver[] = [upstreamHealth];
 
 /**
- * The whole pipeline for a configuration: the catalog modes (catalog/catalog-modes.ts:
+ * The whole pipeline for a configuration: the catalog modes (features/catalog/catalog-modes.ts:
  * a call through `sys___call_tool` enters everything below as a direct call), the audit
  * trail (when on), the record layer, the middleware, the relay. Audit wraps the record layer rather than sitting in the
  * list: it needs the completed record (bytes to the client, duration) and the answer the

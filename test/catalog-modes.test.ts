@@ -7,9 +7,9 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
-import { compactTool, firstSentence } from "../src/catalog/compact";
-import { catalogsParsed } from "../src/catalog/catalog-cache";
-import { indexesBuilt } from "../src/catalog/search-index";
+import { compactTool, firstSentence } from "../src/features/catalog/compact";
+import { catalogsParsed } from "../src/features/catalog/catalog-cache";
+import { indexesBuilt } from "../src/features/catalog/search-index";
 import { elements, parseSpan, member, pathSpan } from "../src/core/raw-json";
 import { admin as shapingAdmin, ADMIN_VARS } from "./helpers/admin";
 import { admin as authAdmin, authVars, makeKey } from "./helpers/auth";

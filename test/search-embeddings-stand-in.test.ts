@@ -1,5 +1,5 @@
 /**
- * Ranking by meaning (catalog/semantic-ranking.ts) through the Worker, with a STAND-IN
+ * Ranking by meaning (features/catalog/semantic-ranking.ts) through the Worker, with a STAND-IN
  * for the Workers AI binding: Workers AI cannot run here, so these tests exercise the
  * gateway's side of the contract only — `env.AI.run(model, { text })` answering
  * `{ data: number[][] }`, tool texts embedded once per catalog version, the cosine joined
@@ -8,7 +8,7 @@
  * well bge-small-en-v1.5 ranks real tools, which is not measured here.
  */
 import { describe, expect, it } from "vitest";
-import { catalogsEmbedded, DEFAULT_EMBEDDINGS_MODEL } from "../src/catalog/semantic-ranking";
+import { catalogsEmbedded, DEFAULT_EMBEDDINGS_MODEL } from "../src/features/catalog/semantic-ranking";
 import { initialize, request, type Json, type Vars } from "./helpers/gateway";
 
 /** Concepts of the stand-in's vectors, and words that carry each. */

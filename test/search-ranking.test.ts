@@ -7,11 +7,11 @@
  * tools is measured by `npm run bench:catalog`, not here.
  */
 import { describe, expect, it } from "vitest";
-import type { Catalog } from "../src/catalog/visible-catalog";
-import { MAX_QUERY_CHARS, rankCatalog, searchCatalog } from "../src/catalog/search-index";
-import { MAX_REFERENCES, referencedTermsOf } from "../src/catalog/references";
-import { MAX_QUERY_TERMS, actionOfTask, bridgedWordsOf, joinPhrases, splitTaskWords, splitWords, taskQueryOf } from "../src/catalog/vocabulary";
-import { SYNONYMS, TABLE_WORDS } from "../src/catalog/synonyms";
+import type { Catalog } from "../src/features/catalog/visible-catalog";
+import { MAX_QUERY_CHARS, rankCatalog, searchCatalog } from "../src/features/catalog/search-index";
+import { MAX_REFERENCES, referencedTermsOf } from "../src/features/catalog/references";
+import { MAX_QUERY_TERMS, actionOfTask, bridgedWordsOf, joinPhrases, splitTaskWords, splitWords, taskQueryOf } from "../src/features/catalog/vocabulary";
+import { SYNONYMS, TABLE_WORDS } from "../src/features/catalog/synonyms";
 
 /** A tool of the test catalog: upstream, own name, description. */
 const TOOLS: readonly (readonly [string, string, string])[] = [

@@ -16,7 +16,7 @@ import { checkPersonas, permits, type Grant, type Persona, type Personas } from 
 import { matchesGlob } from "../../policy/glob";
 import type { Checked } from "../../storage/document-store";
 import type { AdminCall } from "./admin-client";
-import type { CatalogEntry } from "./catalog";
+import type { CatalogEntry } from "../catalog/console-catalog";
 
 /** The live documents that shape what a caller sees (missing or invalid ones read as absent). */
 export type PolicyDocuments = {

@@ -12,7 +12,7 @@
  */
 import { Fragment, h } from "./jsx";
 import { isObject } from "../../core/jsonrpc";
-import type { CatalogEntry } from "./catalog";
+import type { CatalogEntry } from "../catalog/console-catalog";
 import { Findings } from "../pins/pins-change";
 import type { PinView } from "../pins/pins-data";
 import { SeverityBadges } from "../pins/pin-event-row";

@@ -11,7 +11,7 @@
 import { Fragment, h } from "./jsx";
 import { gatewayConfig } from "../../config/gateway-config";
 import type { ConsoleApp } from "./context";
-import { upstreamCatalog, type CatalogEntry, type UpstreamCatalog } from "./catalog";
+import { upstreamCatalog, type CatalogEntry, type UpstreamCatalog } from "../catalog/console-catalog";
 import { appliedTo, grantOf, readPolicy, type PolicyDocuments } from "./policy-view";
 import type { Grant } from "../../policy/persona";
 import { Empty, href, Problems, TableHead } from "./layout";

@@ -5,7 +5,7 @@
  */
 import type { Caller, Handler, Services } from "../../context/call-context";
 import type { UpstreamConfig } from "../../config/upstreams";
-import type { CatalogMode } from "../../policy/catalog-mode";
+import type { CatalogMode } from "../../policy/persona";
 
 /**
  * What a session remembers of the filters when it begins (features/filters/listed-shapes.ts):

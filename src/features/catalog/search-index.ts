@@ -13,8 +13,8 @@
  * changed list is another version, so it gets a new index.
  */
 import MiniSearch from "minisearch";
-import { isObject } from "../core/jsonrpc";
-import { splitName } from "../core/names";
+import { isObject } from "../../core/jsonrpc";
+import { splitName } from "../../core/names";
 import type { Catalog, CatalogTool } from "./visible-catalog";
 import { firstSentence } from "./compact";
 import { identifiedTermsOf, referencedTermsOf, takesReference } from "./references";

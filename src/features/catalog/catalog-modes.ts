@@ -21,15 +21,15 @@
  * 2026-07-28 revision has no session to seal it in, and an operator's change to a
  * persona applies at the next request.
  */
-import { GatewayError } from "../core/errors";
-import { INVALID_PARAMS, isObject, resultText, type JsonObject, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
-import { appendListed, keepListed } from "../core/raw-json-lists";
-import { pathSpan, removeMemberSplice, splice } from "../core/raw-json";
-import { SYS_PREFIX } from "../core/names";
-import type { AuthConfig } from "../config/auth-config";
-import type { CallContext, ClientMessage, Handler } from "../context/call-context";
-import type { CatalogMode } from "../policy/catalog-mode";
-import { NO_PERSONA } from "../middleware/authorization";
+import { GatewayError } from "../../core/errors";
+import { INVALID_PARAMS, isObject, resultText, type JsonObject, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
+import { appendListed, keepListed } from "../../core/raw-json-lists";
+import { pathSpan, removeMemberSplice, splice } from "../../core/raw-json";
+import { SYS_PREFIX } from "../../core/names";
+import type { AuthConfig } from "../../config/auth-config";
+import type { CallContext, ClientMessage, Handler } from "../../context/call-context";
+import type { CatalogMode } from "../../policy/persona";
+import { NO_PERSONA } from "../../middleware/authorization";
 import { compactList } from "./compact";
 import {
   CALL_TOOL,

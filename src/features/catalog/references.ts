@@ -6,7 +6,7 @@
  * bug label to issue 61"). Read from the schema's parameter names, so it holds for any
  * catalog; search-index.ts weighs it in its second ranking.
  */
-import { isObject } from "../core/jsonrpc";
+import { isObject } from "../../core/jsonrpc";
 import { queryTermsOf, splitWords, termOf } from "./vocabulary";
 
 /** Words of a parameter's name that say it holds an identifier (the rest of the name says of what). */

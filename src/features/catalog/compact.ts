@@ -5,8 +5,8 @@
  * definitions nothing refers to. Only the tools
  * this shortens are re-serialised; every other byte of the answer stays as it came.
  */
-import { isObject } from "../core/jsonrpc";
-import { elements, pathSpan, splice, type Splice } from "../core/raw-json";
+import { isObject } from "../../core/jsonrpc";
+import { elements, pathSpan, splice, type Splice } from "../../core/raw-json";
 
 /** The longest description compact mode lists, in characters (a cut ends in "…"). */
 export const COMPACT_DESCRIPTION_MAX_CHARS = 160;

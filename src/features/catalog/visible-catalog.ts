@@ -5,13 +5,13 @@
  * the catalog. A version this isolate has seen is not parsed again: its catalog, and the
  * search index kept beside it, are reused (catalog-cache.ts).
  */
-import { GatewayError } from "../core/errors";
-import { INVALID_PARAMS, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
-import { SYS_PREFIX, splitName } from "../core/names";
-import { elements, member, members, parseSpan, pathSpan } from "../core/raw-json";
-import { bytesToBase64Url } from "../core/base64url";
-import type { CallContext, Handler } from "../context/call-context";
-import { newCallRecord } from "../context/call-record";
+import { GatewayError } from "../../core/errors";
+import { INVALID_PARAMS, type JsonRpcId, type JsonRpcRequest } from "../../core/jsonrpc";
+import { SYS_PREFIX, splitName } from "../../core/names";
+import { elements, member, members, parseSpan, pathSpan } from "../../core/raw-json";
+import { bytesToBase64Url } from "../../core/base64url";
+import type { CallContext, Handler } from "../../context/call-context";
+import { newCallRecord } from "../../context/call-record";
 import { cachedCatalog, keepCatalog, type Catalog, type CatalogTool } from "./catalog-cache";
 
 export type { Catalog, CatalogTool } from "./catalog-cache";

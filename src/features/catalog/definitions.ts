@@ -3,7 +3,7 @@
  * full definitions of tools listed short; `sys___search_tools` and `sys___call_tool`
  * (search mode) find tools that are not listed and run them.
  */
-import { SYS_PREFIX } from "../core/names";
+import { SYS_PREFIX } from "../../core/names";
 
 export const SEARCH_TOOLS = `${SYS_PREFIX}search_tools`;
 export const CALL_TOOL = `${SYS_PREFIX}call_tool`;

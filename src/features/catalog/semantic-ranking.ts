@@ -9,8 +9,8 @@
  * helps has not been measured (Workers AI cannot run where the benchmark runs), so the
  * weight below is a starting point, not a tuned value.
  */
-import { isObject } from "../core/jsonrpc";
-import type { EmbeddingsBinding } from "../context/call-context";
+import { isObject } from "../../core/jsonrpc";
+import type { EmbeddingsBinding } from "../../context/call-context";
 import type { Catalog } from "./catalog-cache";
 import { answerOf, rankCatalog, type SearchAnswer, type SearchRequest } from "./search-index";
 import { splitWords } from "./vocabulary";
