@@ -72,7 +72,7 @@ const DEFINITION_RULES = {
   },
 } as const satisfies Record<string, DefinitionRule>;
 
-/** Every rule, as an operator reads it (GET /admin/pins) and as test/pin-findings.test.ts covers it. */
+/** Every rule, as an operator reads it (GET /admin/pins) and as test/pins/pin-findings.test.ts covers it. */
 export const PIN_RULES: readonly DefinitionRule[] = [...TEXT_RULES, ...Object.values(DEFINITION_RULES)];
 
 /**

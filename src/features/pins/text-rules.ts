@@ -94,7 +94,7 @@ const KEY_FILES = new RegExp(
   "i",
 );
 
-/** The rules of text, in one table: each has a test in test/pin-findings.test.ts. */
+/** The rules of text, in one table: each has a test in test/pins/pin-findings.test.ts. */
 export const TEXT_RULES: readonly TextRule[] = [
   {
     rule: "unicode-tag-characters",
