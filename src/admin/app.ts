@@ -12,7 +12,7 @@
  *   /admin/filter-sets, /admin/plan: features/filters/filters-admin.ts
  *   GET /admin/audit?from=&to=&tool=&user=&upstream=&outcome=&limit=   the audit trail as NDJSON (features/audit/audit-admin.ts)
  *   /admin/api-keys, /admin/personas, /admin/visibility: see api-keys.ts and access-documents.ts
- *   /admin/pins: tool pinning, see pins.ts
+ *   /admin/pins: tool pinning, features/pins/pins-admin.ts; /admin/upstream-connections: features/upstream-sign-in/
  */
 import { Hono } from "./hono-app";
 import { requestSource, type FailureRecorder } from "../auth/failed-authentication";

@@ -1,5 +1,5 @@
 /**
- * Catalog modes (policy/catalog-mode.ts) around the whole pipeline. In `full` nothing
+ * Catalog modes (`CATALOG_MODES` in policy/persona.ts) around the whole pipeline. In `full` nothing
  * changes. In `compact` tools/list is shortened (compact.ts) and `sys___describe_tools`
  * answers full definitions. In `search` tools/list holds only the gateway's own tools;
  * `sys___search_tools` ranks the caller's catalog (search-index.ts; by meaning too when
