@@ -21,14 +21,14 @@
 import type { GatewayConfig } from "./config/gateway-config";
 import type { Handler, Middleware } from "./context/call-context";
 import { authorization } from "./middleware/authorization";
-import { clientLogging } from "./middleware/client-logging";
-import { icons } from "./middleware/icons";
+import { clientLogging } from "./features/shaping/client-logging";
+import { icons } from "./features/shaping/icons";
 import { offload } from "./features/offload/offload";
 import { pinning } from "./features/pins/pinning";
 import { rateLimit } from "./middleware/rate-limit";
 import { clientNotifications } from "./middleware/client-notifications";
-import { rules } from "./middleware/rules";
-import { textOverrides } from "./middleware/text-overrides";
+import { rules } from "./features/shaping/rules";
+import { textOverrides } from "./features/shaping/text-overrides";
 import { visibility } from "./middleware/visibility";
 import { outputFilters } from "./features/filters/output-filters";
 import { sysTools } from "./features/offload/sys-tools";

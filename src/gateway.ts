@@ -19,7 +19,7 @@ import { auditFromVar } from "./features/audit/audit-config";
 import { auditFailedAuthentication } from "./features/audit/failure-audit";
 import type { AdminRoutes } from "./admin/app";
 import { addAuditRoutes } from "./features/audit/audit-admin";
-import { createShapingAdmin } from "./admin/shaping";
+import { createShapingAdmin } from "./features/shaping/shaping-admin";
 import { createUpstreamsAdmin } from "./admin/upstreams";
 import { createPinsAdmin, upstreamPinFacts } from "./features/pins/pins-admin";
 import { PINNING_FIELDS } from "./features/pins/upstream-fields";
@@ -27,6 +27,8 @@ import { addUpstreamSection } from "./config/upstreams";
 import { createApiKeyRoutes } from "./admin/api-keys";
 import { createAccessRoutes } from "./admin/access-documents";
 import { createUpstreamConnectionRoutes } from "./features/upstream-sign-in/connections-admin";
+import { downloadIcon } from "./features/shaping/icon-download";
+import { downloadPayload } from "./features/offload/payload-download";
 import { addFilterRoutes } from "./features/filters/filters-admin";
 import { routeShapes } from "./features/filters/listed-shapes";
 import { mountConsole, type ConsolePage } from "./features/console/index";
@@ -37,7 +39,7 @@ import { registerFilters } from "./features/filters/filters-page";
 import { registerPersonas } from "./features/console/personas";
 import { registerApiKeys } from "./features/console/api-keys";
 import { registerAudit } from "./features/audit/audit-page";
-import { registerShaping } from "./features/console/shaping";
+import { registerShaping } from "./features/shaping/shaping-page";
 import { registerPins } from "./features/pins/pins-page";
 
 declare module "./config/gateway-config" {
@@ -95,6 +97,10 @@ const SHELL_PARTS: ShellParts = {
   tokenVerifier: signInVerifier,
   sessionShapes: (services, route, upstreams) => routeShapes(services.kv, services.config.documentCacheTtlMs, route, upstreams),
   recordFailure: auditFailedAuthentication,
+  routes: [
+    (app) => app.get("/icons/:name", (c) => downloadIcon(c.req.raw, c.env, c.req.param("name"))),
+    (app) => app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id"))),
+  ],
   adminRoutes: ADMIN_ROUTES,
   // The console first, then upstream sign-in's pages, then the gateway as its clients' authorization server (AUTH.signIn).
   pageRoutes: [

@@ -43,7 +43,7 @@ export type CallRecord = {
   filterShadow?: boolean;
   /** The id of the payload offload stored instead of the answer. */
   payloadId?: string;
-  /** The rules whose guidance was appended to the result (middleware/rules.ts), by name. */
+  /** The rules whose guidance was appended to the result (features/shaping/rules.ts), by name. */
   rulesFired?: string[];
   /** The Durable Object (its id) holding a 2025 upstream's call whose question this answer is, for a modern client's retry (eras/call-bridge.ts). */
   bridgedCall?: string;

@@ -24,8 +24,6 @@ import type { Caller } from "../context/call-context";
 import { reachableUpstreams } from "../policy/reachable-upstreams";
 import { metadataUrl, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "../auth/protected-resource";
 import { identityJwks } from "../upstream/identity-assertion";
-import { downloadPayload } from "./payload-download";
-import { downloadIcon } from "./icon-download";
 import type { FailureRecorder } from "../auth/failed-authentication";
 import { readMessageBody } from "./message-body";
 import type { AuthConfig } from "../config/auth-config";
@@ -55,6 +53,8 @@ export type ShellParts = {
   readonly sessionShapes: SessionShapes;
   /** Told of each failed authentication on /mcp, `GET /` and the admin API (the audit trail records them). */
   readonly recordFailure: FailureRecorder;
+  /** Routes of features after the MCP Origin guard (icon files, payload downloads), added in this order. */
+  readonly routes: readonly ((app: Hono<{ Bindings: GatewayBindings }>) => void)[];
   /** The admin API's route groups, in order (after its admin token check). */
   readonly adminRoutes: readonly AdminRoutes[];
   /**
@@ -296,7 +296,8 @@ export function createShell(parts: ShellParts, pipeline?: PipelineOptions): Hono
   // Liveness: answers without calling any upstream, and says nothing secret.
   app.get("/health", (c) => c.json({ status: "ok", ...GATEWAY_INFO }, 200, { "cache-control": "no-store" }));
   app.route(ADMIN_BASE, admin);
-  app.get("/icons/:name", (c) => downloadIcon(c.req.raw, c.env, c.req.param("name")));
+  // The features' own routes (icon files, offloaded payloads), in the composition root's order.
+  for (const add of parts.routes) add(app);
   const metadata = (c: GatewayContext, route: string) => {
     const auth = gatewayConfig(c.env).auth;
     return c.json(protectedResourceMetadata(auth.ok ? auth.value : { mode: "missing" }, new URL(c.req.url).origin, route), 200, { "cache-control": "public, max-age=300" });
@@ -307,7 +308,6 @@ export function createShell(parts: ShellParts, pipeline?: PipelineOptions): Hono
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp`, (c) => metadata(c, ""));
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp/:upstream`, (c) => metadata(c, c.req.param("upstream")));
   for (const path of AUTHORIZATION_SERVER_PATHS) app.all(path, (c) => errorResponse(notAnAuthorizationServer(c)));
-  app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id")));
   app.all("/mcp", (c) => serve(c, "", served));
   app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), served));
   app.notFound(() => errorResponse(new GatewayError(404, -32000, "Not Found: the MCP endpoint is /mcp (all upstreams) or /mcp/<upstream>")));

@@ -8,9 +8,9 @@
 import { checkFilterSet, checkPlan, type FilterPlan, type FilterSet } from "../filters/filter-set";
 import { setNameFor } from "../filters/filter-store";
 import { selectFilter } from "../filters/apply-filter";
-import { checkIcons, type IconsDocument } from "../../policy/icons";
-import { checkOverrides, type OverridesDocument } from "../../policy/overrides";
-import { checkRules, hintsFor, rulesFor, type RulesDocument } from "../../policy/rules";
+import { checkIcons, type IconsDocument } from "../shaping/icons-document";
+import { checkOverrides, type OverridesDocument } from "../shaping/overrides-document";
+import { checkRules, hintsFor, rulesFor, type RulesDocument } from "../shaping/rules-document";
 import { checkVisibility, isVisible, type Visibility } from "../../policy/visibility";
 import { checkPersonas, permits, type Grant, type Persona, type Personas } from "../../policy/persona";
 import { matchesGlob } from "../../policy/glob";

@@ -9,7 +9,7 @@ import { canonicalDigest } from "../../core/canonical-json";
 import type { AuditEvent } from "../../storage/audit-event";
 import { queueAuditEvents } from "../../storage/audit-queue";
 import type { PinChange, PinningMode, PinStatus } from "./pins";
-import { GATEWAY_LOGGER } from "../../middleware/client-logging";
+import { GATEWAY_LOGGER } from "../shaping/client-logging";
 
 /** A change with what the reporter knows about it. */
 export type ReportedChange = PinChange & { readonly upstream: string; readonly status: PinStatus; readonly members?: readonly string[] };

@@ -22,7 +22,7 @@ import { definitionObject, type PinKind } from "./pin-definition";
 import { approvedVersion, pinId, pinStatus } from "./pins";
 import { loadPins } from "./pin-store";
 import { UNAVAILABLE_META_KEY } from "../../relay/merge-lists";
-import { levelFor } from "../../middleware/client-logging";
+import { levelFor } from "../shaping/client-logging";
 import { listedEntries, setMemberSplice, type ListedEntry } from "../../middleware/list-items";
 import { listedPinName, observeList, pinningOf, type ListedDefinition, type Observation } from "./pin-observation";
 import { duplicateMemberFinding } from "./pin-duplicates";

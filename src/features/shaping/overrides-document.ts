@@ -13,10 +13,10 @@
  *   alpha: { instructions: "Use alpha for arithmetic." }
  * ```
  */
-import { isObject } from "../core/jsonrpc";
-import { deepFreeze } from "./document-limits";
-import type { Checked, DocumentProblem } from "../storage/document-store";
-import { at, checkText, rootProblem, unknownFields } from "./document-checks";
+import { isObject } from "../../core/jsonrpc";
+import { deepFreeze } from "../../policy/document-limits";
+import type { Checked, DocumentProblem } from "../../storage/document-store";
+import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
 
 
 /** New texts for one tool or prompt. */

@@ -1,18 +1,18 @@
 /**
- * Icons: adds the icons of the icons document (policy/icons.ts) to the matching entries
+ * Icons: adds the icons of the icons document (features/shaping/icons-document.ts) to the matching entries
  * of tools/list, prompts/list, resources/list and resources/templates/list, after the
  * upstream's own icons or in their place. Icon files the gateway serves become URLs on
  * the origin the client reached it by. Only the `icons` member of a matched entry
  * changes; every other byte of the list stays as the upstream sent it.
  */
-import { ICONS_KEY } from "../storage/document-keys";
-import { elements, member, splice, type Splice } from "../core/raw-json";
-import { onRequests, type CallContext, type Middleware } from "../context/call-context";
-import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
-import { loadDocument } from "../storage/document-store";
-import { matchesGlob } from "../policy/glob";
-import { checkIcons, type IconSpec, type IconsDocument } from "../policy/icons";
-import { listedEntries, SHAPED_LISTS, setMemberSplice, type ListedEntry } from "./list-items";
+import { ICONS_KEY } from "../../storage/document-keys";
+import { elements, member, splice, type Splice } from "../../core/raw-json";
+import { onRequests, type CallContext, type Middleware } from "../../context/call-context";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
+import { loadDocument } from "../../storage/document-store";
+import { matchesGlob } from "../../policy/glob";
+import { checkIcons, type IconSpec, type IconsDocument } from "./icons-document";
+import { listedEntries, SHAPED_LISTS, setMemberSplice, type ListedEntry } from "../../middleware/list-items";
 
 export type IconOptions = { readonly cacheTtlMs?: number };
 

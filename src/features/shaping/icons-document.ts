@@ -16,11 +16,11 @@
  *     icons: [{ src: "https://example.com/doc.svg", mimeType: image/svg+xml, theme: light }]
  * ```
  */
-import { isObject } from "../core/jsonrpc";
-import type { Checked, DocumentProblem } from "../storage/document-store";
-import { ICON_FILE_NAME } from "../storage/icon-files";
-import { deepFreeze } from "./document-limits";
-import { at, checkText, rootProblem, unknownFields } from "./document-checks";
+import { isObject } from "../../core/jsonrpc";
+import type { Checked, DocumentProblem } from "../../storage/document-store";
+import { ICON_FILE_NAME } from "./icon-files";
+import { deepFreeze } from "../../policy/document-limits";
+import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
 
 const KINDS = ["tool", "prompt", "resource", "resourceTemplate"] as const;
 const MAX_ICON_ENTRIES = 1_000;

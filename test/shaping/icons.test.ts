@@ -5,8 +5,8 @@
  * with their content type and caching headers.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
-import { gatewayFetch, initialize, request, type Json } from "./helpers/gateway";
+import { ADMIN_VARS, admin, putDocument } from "../helpers/admin";
+import { gatewayFetch, initialize, request, type Json } from "../helpers/gateway";
 
 const VARS = { ...ADMIN_VARS };
 const UPSTREAM_ICON = { src: "https://alpha.example/info.png", mimeType: "image/png" };

@@ -18,12 +18,12 @@
  *   alpha___add: "Both numbers must be finite."
  * ```
  */
-import { child, parsePointer, pointerProblem } from "../core/json-pointer";
-import { isObject } from "../core/jsonrpc";
-import type { Checked, DocumentProblem } from "../storage/document-store";
-import { deepFreeze } from "./document-limits";
-import { at, checkText, rootProblem, unknownFields } from "./document-checks";
-import { matchesGlob } from "./glob";
+import { child, parsePointer, pointerProblem } from "../../core/json-pointer";
+import { isObject } from "../../core/jsonrpc";
+import type { Checked, DocumentProblem } from "../../storage/document-store";
+import { deepFreeze } from "../../policy/document-limits";
+import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
+import { matchesGlob } from "../../policy/glob";
 
 const MAX_RULES = 1_000;
 const MAX_GLOB_CHARS = 256;

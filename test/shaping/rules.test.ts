@@ -5,10 +5,10 @@
  * keep their bytes; the rules fired are on the call record.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import type { CallRecord } from "../src/context/call-record";
-import { createApp } from "../src/gateway";
-import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
-import { initialize, messageTexts, post, type GatewayTarget, type Json } from "./helpers/gateway";
+import type { CallRecord } from "../../src/context/call-record";
+import { createApp } from "../../src/gateway";
+import { ADMIN_VARS, admin, putDocument } from "../helpers/admin";
+import { initialize, messageTexts, post, type GatewayTarget, type Json } from "../helpers/gateway";
 
 const VARS = { ...ADMIN_VARS };
 const RULES = {

@@ -1,20 +1,20 @@
 /**
  * Text overrides: retitles and re-describes tools and prompts, and replaces an upstream's
- * `instructions`, from the overrides document in KV (policy/overrides.ts), without
+ * `instructions`, from the overrides document in KV (features/shaping/overrides-document.ts), without
  * touching the upstream. Only the overridden members are spliced; every other byte of a
  * list (schemas above all) stays as the upstream sent it.
  *
  * On /mcp the instructions are the gateway's own, one part per upstream under its
  * heading (relay/initialize.ts): an override replaces that upstream's part, or adds it.
  */
-import { OVERRIDES_KEY } from "../storage/document-keys";
-import { pathSpan, parseSpan, splice, type Splice } from "../core/raw-json";
-import { onRequests, type CallContext, type Middleware } from "../context/call-context";
-import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
-import { loadDocument } from "../storage/document-store";
-import { checkOverrides, type OverridesDocument, type TextOverride } from "../policy/overrides";
-import { INSTRUCTIONS_SEPARATOR, instructionsHeading, joinInstructions } from "../relay/initialize";
-import { listedEntries, setMemberSplice } from "./list-items";
+import { OVERRIDES_KEY } from "../../storage/document-keys";
+import { pathSpan, parseSpan, splice, type Splice } from "../../core/raw-json";
+import { onRequests, type CallContext, type Middleware } from "../../context/call-context";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
+import { loadDocument } from "../../storage/document-store";
+import { checkOverrides, type OverridesDocument, type TextOverride } from "./overrides-document";
+import { INSTRUCTIONS_SEPARATOR, instructionsHeading, joinInstructions } from "../../relay/initialize";
+import { listedEntries, setMemberSplice } from "../../middleware/list-items";
 
 export type TextOverrideOptions = { readonly cacheTtlMs?: number };
 

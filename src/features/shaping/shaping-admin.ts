@@ -1,20 +1,20 @@
 /**
  * The admin routes of what clients see (mounted under /admin, behind its bearer check):
  *
- *   PUT|GET|DELETE /admin/icons            the icons document (policy/icons.ts)
- *   PUT|GET|DELETE /admin/overrides        the text overrides document (policy/overrides.ts)
- *   PUT|GET|DELETE /admin/rules            the rules and hints document (policy/rules.ts)
+ *   PUT|GET|DELETE /admin/icons            the icons document (features/shaping/icons-document.ts)
+ *   PUT|GET|DELETE /admin/overrides        the text overrides document (features/shaping/overrides-document.ts)
+ *   PUT|GET|DELETE /admin/rules            the rules and hints document (features/shaping/rules-document.ts)
  *   GET            /admin/icons/files      names of the icon files the gateway serves
  *   PUT|DELETE     /admin/icons/files/<name>  an icon file (body: the image; Content-Type: its image type)
  */
-import { ICONS_KEY, OVERRIDES_KEY, RULES_KEY } from "../storage/document-keys";
-import { Hono } from "./hono-app";
-import { checkIcons } from "../policy/icons";
-import { checkOverrides } from "../policy/overrides";
-import { checkRules } from "../policy/rules";
-import { deleteIconFile, ICON_FILE_NAME, ICON_TYPES, iconType, listIconFiles, MAX_ICON_BYTES, putIconFile } from "../storage/icon-files";
-import { documentRoutes } from "./document-routes";
-import { readBodyBytes } from "./read-body";
+import { ICONS_KEY, OVERRIDES_KEY, RULES_KEY } from "../../storage/document-keys";
+import { Hono } from "../../admin/hono-app";
+import { checkIcons } from "./icons-document";
+import { checkOverrides } from "./overrides-document";
+import { checkRules } from "./rules-document";
+import { deleteIconFile, ICON_FILE_NAME, ICON_TYPES, iconType, listIconFiles, MAX_ICON_BYTES, putIconFile } from "./icon-files";
+import { documentRoutes } from "../../admin/document-routes";
+import { readBodyBytes } from "../../admin/read-body";
 
 type ShapingBindings = { GATEWAY_KV?: KVNamespace; PAYLOADS?: R2Bucket };
 

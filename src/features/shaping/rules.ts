@@ -1,22 +1,22 @@
 /**
  * Rules and hints (the reference platform's rule enforcement): appends guidance to tool
- * results from the rules document (policy/rules.ts). Each message is a text content
+ * results from the rules document (features/shaping/rules-document.ts). Each message is a text content
  * block added after the result's own blocks; the original blocks, `structuredContent`
  * and every other byte of the answer stay as they were, so a tool with an
  * `outputSchema` still validates. JSON-RPC errors have no content to add to and pass
  * unchanged, and so do input_required answers (the question is not the result). The
  * rules fired are written on the call record.
  */
-import { RULES_KEY } from "../storage/document-keys";
-import { isObject } from "../core/jsonrpc";
-import { appendMemberSplice, elements, member, pathSpan, splice, type Splice } from "../core/raw-json";
-import { SYS_PREFIX } from "../core/names";
-import { onRequests, type Middleware } from "../context/call-context";
-import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
-import { loadDocument } from "../storage/document-store";
-import { isInputRequired } from "../eras/request-state";
-import { checkRules, conditionHolds, hintsFor, rulesFor, type Rule } from "../policy/rules";
-import { namedAt } from "../context/call-target";
+import { RULES_KEY } from "../../storage/document-keys";
+import { isObject } from "../../core/jsonrpc";
+import { appendMemberSplice, elements, member, pathSpan, splice, type Splice } from "../../core/raw-json";
+import { SYS_PREFIX } from "../../core/names";
+import { onRequests, type Middleware } from "../../context/call-context";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
+import { loadDocument } from "../../storage/document-store";
+import { isInputRequired } from "../../eras/request-state";
+import { checkRules, conditionHolds, hintsFor, rulesFor, type Rule } from "./rules-document";
+import { namedAt } from "../../context/call-target";
 
 export type RuleOptions = { readonly cacheTtlMs?: number };
 

@@ -4,9 +4,9 @@
  * change (the raw upstream's schema traps keep every byte); bad documents refused.
  */
 import { beforeEach, describe, expect, inject, it } from "vitest";
-import { rawEnvelope, TRAP_TOOL } from "./fixtures/raw-upstream-bytes";
-import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
-import { initialize, messageTexts, post, request } from "./helpers/gateway";
+import { rawEnvelope, TRAP_TOOL } from "../fixtures/raw-upstream-bytes";
+import { ADMIN_VARS, admin, putDocument } from "../helpers/admin";
+import { initialize, messageTexts, post, request } from "../helpers/gateway";
 
 const { raw } = inject("fixtureUrls");
 const upstreams = inject("upstreams");

@@ -3,10 +3,10 @@
  * does not speak MCP. The signed, expiring token is the only credential; single byte
  * ranges (`Range: bytes=a-b`, `a-`, `-n`) are served from R2.
  */
-import { GatewayError } from "../core/errors";
-import { sessionSecret } from "../config/secrets";
-import { findPayload, readPayload } from "../storage/payload-store";
-import { verifyPayloadToken } from "../storage/signed-url";
+import { GatewayError } from "../../core/errors";
+import { sessionSecret } from "../../config/secrets";
+import { findPayload, readPayload } from "../../storage/payload-store";
+import { verifyPayloadToken } from "../../storage/signed-url";
 
 const NOT_FOUND = "Not Found: no such payload, or the link expired";
 

@@ -1,11 +1,11 @@
 /**
- * `GET /icons/<name>`: an icon file the gateway serves itself (storage/icon-files.ts),
+ * `GET /icons/<name>`: an icon file the gateway serves itself (features/shaping/icon-files.ts),
  * public like any icon a client shows, with its content type, a strong validator and
  * caching headers. SVG is an active format, so it is sent with a content security policy
  * that runs no script, and nothing is sniffed.
  */
-import { GatewayError } from "../core/errors";
-import { getIconFile, ICON_FILE_NAME } from "../storage/icon-files";
+import { GatewayError } from "../../core/errors";
+import { getIconFile, ICON_FILE_NAME } from "./icon-files";
 
 /** Browsers and clients may keep an icon a day, and use a stale one while they check it again. */
 const ICON_CACHE_CONTROL = "public, max-age=86400, stale-while-revalidate=604800";

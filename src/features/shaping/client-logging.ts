@@ -12,12 +12,12 @@
  * is also relayed to the upstreams by the relay). 2026-07-28: the level travels in each
  * request's `_meta` (`io.modelcontextprotocol/logLevel`), read by `requestLevel`.
  */
-import { isObject, type JsonObject, type JsonRpcRequest } from "../core/jsonrpc";
-import { GATEWAY_INFO } from "../core/gateway-info";
-import { GatewayError } from "../core/errors";
-import { onRequests, type CallContext, type Middleware } from "../context/call-context";
-import type { CallRecord } from "../context/call-record";
-import { atLeast, isLogLevel, loadLogLevel, LOG_LEVEL_META_KEY, saveLogLevel, type LogLevel } from "../storage/client-log-levels";
+import { isObject, type JsonObject, type JsonRpcRequest } from "../../core/jsonrpc";
+import { GATEWAY_INFO } from "../../core/gateway-info";
+import { GatewayError } from "../../core/errors";
+import { onRequests, type CallContext, type Middleware } from "../../context/call-context";
+import type { CallRecord } from "../../context/call-record";
+import { atLeast, isLogLevel, loadLogLevel, LOG_LEVEL_META_KEY, saveLogLevel, type LogLevel } from "../../storage/client-log-levels";
 
 export const GATEWAY_LOGGER = GATEWAY_INFO.name;
 

@@ -6,11 +6,11 @@
  * never asked gets none, and its answers stay plain JSON.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
-import { initialize, messages, post, request, type Json } from "./helpers/gateway";
-import { upstreamsVar } from "./helpers/upstreams";
-import type { CallContext } from "../src/context/call-context";
-import { requestLevel } from "../src/middleware/client-logging";
+import { ADMIN_VARS, admin, putDocument } from "../helpers/admin";
+import { initialize, messages, post, request, type Json } from "../helpers/gateway";
+import { upstreamsVar } from "../helpers/upstreams";
+import type { CallContext } from "../../src/context/call-context";
+import { requestLevel } from "../../src/features/shaping/client-logging";
 
 const OFFLOAD = JSON.stringify({ thresholdBytes: 2000, include: ["alpha___big_list"] });
 
