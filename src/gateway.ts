@@ -17,6 +17,8 @@ import { addClientSignInRoutes } from "./features/client-sign-in/routes";
 import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "./features/offload/offload-config";
 import { auditFromVar } from "./features/audit/audit-config";
 import { auditFailedAuthentication } from "./features/audit/failure-audit";
+import { onRefreshFailure } from "./upstream/oauth/access-token";
+import { auditConnection } from "./features/upstream-sign-in/connection-events";
 import type { AdminRoutes } from "./admin/app";
 import { addAuditRoutes } from "./features/audit/audit-admin";
 import { createShapingAdmin } from "./features/shaping/shaping-admin";
@@ -60,6 +62,10 @@ addAuthSection("signIn", signInFrom);
 addUpstreamSection(PINNING_FIELDS);
 addConfigSection("offload", "OFFLOAD", (raw) => ({ ...DEFAULT_OFFLOAD, ...offloadFromVar(raw) }));
 addConfigSection("audit", "AUDIT", auditFromVar);
+// A failed refresh of a user's upstream token is a connection event in the audit trail (the call's waitUntil sends it).
+onRefreshFailure((services, failure) => {
+  if (services.waitUntil) auditConnection(services.auditQueue, services.waitUntil, { kind: "refresh-failed", ...failure });
+});
 
 /** Client sign-in's access tokens, checked on /mcp, `GET /` and the user's upstream connections. */
 const signInVerifier: TokenVerifierFor = (env, auth, origin, upstreams, route) => {

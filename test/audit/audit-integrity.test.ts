@@ -9,11 +9,11 @@
 import { env } from "cloudflare:workers";
 import { importJWK, SignJWT, type JWTPayload } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { cutToBytes, jsonBytes, MAX_AUDIT_ROLES, MAX_EVENT_BYTES, MAX_FIELD_BYTES, TRIMMED_MARKER, trimEvent } from "../../src/storage/audit-bounds";
-import { MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, sendBatches } from "../../src/storage/audit-queue";
+import { cutToBytes, jsonBytes, MAX_AUDIT_ROLES, MAX_EVENT_BYTES, MAX_FIELD_BYTES, TRIMMED_MARKER, trimEvent } from "../../src/features/audit/audit-bounds";
+import { MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, sendBatches } from "../../src/features/audit/audit-queue";
 import { secretKeyMatcher } from "../../src/features/audit/secret-keys";
 import { DEFAULT_REDACT_KEYS } from "../../src/features/audit/audit-config";
-import type { AuditEvent } from "../../src/storage/audit-event";
+import type { AuditEvent } from "../../src/features/audit/audit-event";
 import { writeAuditBatch } from "../../src/features/audit/audit-log";
 import { call, eventsOnceWritten, readAudit, upstreamVars } from "../helpers/audit";
 import { admin, authVars } from "../helpers/auth";

@@ -10,7 +10,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecu
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
-import { auditSendFailures } from "../../src/storage/audit-queue";
+import { auditSendFailures } from "../../src/features/audit/audit-queue";
 import { MAX_EVENT_BYTES, TRIMMED_MARKER } from "../../src/features/audit/call-event";
 import { hourPrefix } from "../../src/features/audit/audit-log";
 import { AUDIT_ADMIN_TOKEN as ADMIN_TOKEN, call, eventsOnceWritten, readAudit, recordingQueue, upstreamVars } from "../helpers/audit";

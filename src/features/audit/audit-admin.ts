@@ -16,7 +16,7 @@
  * listed by name (its keys), never read at once.
  */
 import type { Hono } from "../../admin/hono-app";
-import { isAuditEvent, type AuditEvent, type AuditOutcome, type AuditQuery } from "../../storage/audit-event";
+import { isAuditEvent, type AuditEvent, type AuditOutcome, type AuditQuery } from "./audit-event";
 import { eventsOfObject, hourPrefixesNewestFirst, keysOfHour } from "./audit-log";
 import { isGlob, matchesGlob } from "../../policy/glob";
 import { qualifyName, SYS_PREFIX } from "../../core/names";

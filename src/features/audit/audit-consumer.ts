@@ -5,7 +5,7 @@
  * Queue moves them to the dead-letter queue. A message that is not an audit event
  * (nothing this gateway sent) is logged and acknowledged: retrying cannot fix it.
  */
-import { isAuditEvent, type AuditEvent } from "../../storage/audit-event";
+import { isAuditEvent, type AuditEvent } from "./audit-event";
 import { writeAuditBatch } from "./audit-log";
 
 /** Retry delay of a failed batch: doubles per attempt from this, up to the cap. */

@@ -2,7 +2,7 @@
  * The audit trail as the console reads it: GET /admin/audit (NDJSON) parsed into events,
  * and events counted per minute for the small charts of Overview and Audit.
  */
-import { isAuditEvent, type AuditEvent } from "../../storage/audit-event";
+import { isAuditEvent, type AuditEvent } from "./audit-event";
 import type { AdminCall } from "../console/admin-client";
 import { errorOf } from "../console/admin-client";
 

@@ -7,7 +7,7 @@
  * the same event can still lie in two objects (a message redelivered in another batch):
  * readers deduplicate by `gateway.event_id`.
  */
-import type { AuditEvent } from "../../storage/audit-event";
+import type { AuditEvent } from "./audit-event";
 
 export const AUDIT_PREFIX = "audit/";
 const HOUR_MS = 60 * 60 * 1000;

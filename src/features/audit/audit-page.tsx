@@ -10,7 +10,7 @@
  * like everything else.
  */
 import { Fragment, h } from "../console/jsx";
-import type { AuditEvent } from "../../storage/audit-event";
+import type { AuditEvent } from "./audit-event";
 import type { ConsoleApp } from "../console/context";
 import { perSlot, readAudit } from "./audit-data";
 import { isPinEvent, PinEventRow } from "../pins/pin-event-row";

@@ -8,13 +8,13 @@
  * its first events by the request that opened it, or once it holds COALESCE_MAX_EVENTS or
  * COALESCE_MAX_HELD_CHARS): under load a call costs a fraction of a `sendBatch`, not one.
  *
- * Sending (in `sendBatch`-sized groups, each event bounded) is storage/audit-queue.ts's:
+ * Sending (in `sendBatch`-sized groups, each event bounded) is features/audit/audit-queue.ts's:
  * a failed send is logged and counted there; the client's answer is unaffected.
  */
 import type { AuditConfig } from "./audit-config";
 import type { CallContext, ClientMessage, Handler } from "../../context/call-context";
-import type { AuditEvent } from "../../storage/audit-event";
-import { countUnqueuedEvents, queueAuditEvents } from "../../storage/audit-queue";
+import type { AuditEvent } from "./audit-event";
+import { countUnqueuedEvents, queueAuditEvents } from "./audit-queue";
 import { auditEventOf, isAudited } from "./call-event";
 
 /** Builds one message's event once it is sent: pure computation over the completed call (no I/O object of its request). */

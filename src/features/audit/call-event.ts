@@ -2,7 +2,7 @@
  * Builds the audit event of one completed client message from its call record, its
  * context (identity, route, trace) and the answer the client got: parameters redacted
  * by key, every field bounded; the whole event is trimmed to fit one Queue message where it
- * is queued (storage/audit-queue.ts with audit-bounds.ts: never dropped for its size).
+ * is queued (features/audit/audit-queue.ts with audit-bounds.ts: never dropped for its size).
  */
 import type { JsonObject } from "../../core/jsonrpc";
 import { elements, member, members, rootSpan, type Span } from "../../core/raw-json";
@@ -14,12 +14,12 @@ import type { CallContext, ClientMessage } from "../../context/call-context";
 import type { CallRecord } from "../../context/call-record";
 import { redactParameters } from "./redact-parameters";
 import { secretKeyMatcher } from "./secret-keys";
-import type { AuditEvent, AuditOutcome } from "../../storage/audit-event";
-import { FieldBounds } from "../../storage/audit-bounds";
+import type { AuditEvent, AuditOutcome } from "./audit-event";
+import { FieldBounds } from "./audit-bounds";
 import { namedAt } from "../../context/call-target";
 
 // Where these lived before audit-bounds.ts: importers of this module keep working.
-export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "../../storage/audit-bounds";
+export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "./audit-bounds";
 
 /** How much of an error's text is kept (bytes of JSON text). */
 const MAX_ERROR_BYTES = 1024;
@@ -191,7 +191,7 @@ export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContex
     "gateway.failure": record.failure,
     "gateway.duration_ms": record.durationMs ?? Date.now() - record.startedAt,
   });
-  // Cut to fit one Queue message where it is queued (storage/audit-queue.ts), which measures it once.
+  // Cut to fit one Queue message where it is queued (features/audit/audit-queue.ts), which measures it once.
   return { ...event, ...bounds.markers() };
 }
 

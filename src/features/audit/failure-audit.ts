@@ -8,8 +8,8 @@
  */
 import type { AuditConfig } from "./audit-config";
 import { randomHexId } from "../../core/ids";
-import { queueAuditEvents } from "../../storage/audit-queue";
-import type { AuditEvent } from "../../storage/audit-event";
+import { queueAuditEvents } from "./audit-queue";
+import type { AuditEvent } from "./audit-event";
 import { FailureBudget, type SuppressedFailures } from "./failure-budget";
 import { requestSource, type FailedAuthentication as ReportedFailure, type FailureRecorder } from "../../auth/failed-authentication";
 import { gatewayConfig } from "../../config/gateway-config";

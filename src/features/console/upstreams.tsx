@@ -16,7 +16,7 @@ import { Empty, href, PostButton, Problems, Time } from "./layout";
 import { renderPage, statusOf } from "./render";
 import { eraOf, rateText, readHealth, type UpstreamHealth } from "./upstream-health";
 import { readAudit } from "../audit/audit-data";
-import type { AuditEvent } from "../../storage/audit-event";
+import type { AuditEvent } from "../audit/audit-event";
 
 type ProbeShown = { name: string; ok: boolean; text: string };
 /** Errors listed per upstream, newest first, from the last 24 hours of the audit trail. */

@@ -10,7 +10,7 @@
  * is upstream text (names, matches), shown as text with its invisible characters shown.
  */
 import { h } from "../console/jsx";
-import type { AuditEvent } from "../../storage/audit-event";
+import type { AuditEvent } from "../audit/audit-event";
 import { Time } from "../console/layout";
 import { Findings } from "./pins-change";
 import type { PinFindingView } from "./pins-data";

@@ -6,8 +6,8 @@
  * approved.
  */
 import { canonicalDigest } from "../../core/canonical-json";
-import type { AuditEvent } from "../../storage/audit-event";
-import { queueAuditEvents } from "../../storage/audit-queue";
+import type { AuditEvent } from "../audit/audit-event";
+import { queueAuditEvents } from "../audit/audit-queue";
 import type { PinChange, PinningMode, PinStatus } from "./pins";
 import { GATEWAY_LOGGER } from "../shaping/client-logging";
 

@@ -9,7 +9,7 @@ import { gatewayConfig } from "../../config/gateway-config";
 import { sessionSecret } from "../../config/secrets";
 import { listConnections } from "../../storage/upstream-tokens";
 import { revokeConnection } from "../../upstream/oauth/access-token";
-import { auditConnection } from "../../upstream/oauth/connection-events";
+import { auditConnection } from "./connection-events";
 
 type Bindings = { GATEWAY_KV?: KVNamespace; AUDIT_QUEUE?: Queue; [binding: string]: unknown };
 

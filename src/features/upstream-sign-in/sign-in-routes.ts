@@ -28,7 +28,7 @@ import { reachableUpstreams } from "../../policy/reachable-upstreams";
 import { listConnections } from "../../storage/upstream-tokens";
 import { beginSignIn, finishSignIn } from "./authorization-flow";
 import { revokeConnection } from "../../upstream/oauth/access-token";
-import { auditConnection } from "../../upstream/oauth/connection-events";
+import { auditConnection } from "./connection-events";
 import { clientMetadataDocument, CLIENT_METADATA_PATH } from "../../upstream/oauth/registration";
 import { CALLBACK_PATH } from "../../upstream/oauth/redirect-uri";
 import { signalSignIn } from "./sign-in-wait";

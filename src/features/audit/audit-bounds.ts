@@ -9,7 +9,7 @@
  * A field that was cut or dropped is named in `gateway.truncated_fields`, with
  * `gateway.truncated: true`.
  */
-import { utf8Length } from "../core/utf8-position";
+import { utf8Length } from "../../core/utf8-position";
 import type { AuditEvent } from "./audit-event";
 
 /** A Queue message holds at most 128 KB; the rest is headroom for the Queue's own framing. */

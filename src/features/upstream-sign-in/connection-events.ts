@@ -4,8 +4,8 @@
  * They name who, which upstream and what happened, never a token or a code.
  */
 import { randomHexId } from "../../core/ids";
-import { queueAuditEvents } from "../../storage/audit-queue";
-import type { AuditEvent } from "../../storage/audit-event";
+import { queueAuditEvents } from "../audit/audit-queue";
+import type { AuditEvent } from "../audit/audit-event";
 
 /** The `mcp.method.name` of these events. */
 export const CONNECTION_EVENT_METHODS = { connect: "(upstream-connect)", "refresh-failed": "(upstream-refresh-failed)", revoke: "(upstream-revoke)" } as const;
