@@ -226,7 +226,7 @@ async function latencyOfIndex(catalog, tasks) {
   const dir = mkdtempSync(path.join(ROOT, 'node_modules', '.bench-catalog-'));
   const outfile = path.join(dir, 'index.mjs');
   try {
-    await build({ entryPoints: [path.join(ROOT, 'src', 'catalog', 'search-index.ts')], bundle: true, format: 'esm', platform: 'node', outfile, logLevel: 'error' });
+    await build({ entryPoints: [path.join(ROOT, 'src', 'features', 'catalog', 'search-index.ts')], bundle: true, format: 'esm', platform: 'node', outfile, logLevel: 'error' });
     const { searchCatalog } = await import(pathToFileURL(outfile).href);
     const out = {};
     for (const size of LATENCY_SIZES) {
