@@ -221,12 +221,12 @@ async function latencyInGateway(catalog, tasks) {
   }
 }
 
-/** The index query alone, in Node: src/catalog/search-index.ts bundled by esbuild. */
+/** The index query alone, in Node: src/features/catalog/search-index.ts bundled by esbuild. */
 async function latencyOfIndex(catalog, tasks) {
   const dir = mkdtempSync(path.join(ROOT, 'node_modules', '.bench-catalog-'));
   const outfile = path.join(dir, 'index.mjs');
   try {
-    await build({ entryPoints: [path.join(ROOT, 'src', 'catalog', 'search-index.ts')], bundle: true, format: 'esm', platform: 'node', outfile, logLevel: 'error' });
+    await build({ entryPoints: [path.join(ROOT, 'src', 'features', 'catalog', 'search-index.ts')], bundle: true, format: 'esm', platform: 'node', outfile, logLevel: 'error' });
     const { searchCatalog } = await import(pathToFileURL(outfile).href);
     const out = {};
     for (const size of LATENCY_SIZES) {

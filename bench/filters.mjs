@@ -22,8 +22,9 @@
  *   npm run bench:filters -- --runs 50 --mb 1
  *   npm run bench:filters -- --runs 50 --base ../s8-filters-base
  */
+import { existsSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { loadSource } from "./lib/bundle-src.ts";
 import { githubLikePayload } from "./lib/payloads.ts";
 
@@ -38,17 +39,20 @@ const BASE = args.includes("--base") ? path.resolve(args[args.indexOf("--base") 
 /** Runs timed back to back before the next path's turn: each path pays for its own garbage. */
 const BLOCK_RUNS = 5;
 
-const FILTERS_SOURCE =
-  'export { filterToolResult, selectFilter } from "./src/policy/apply-filter.ts"; export { filterAnswer, filterAnswerText } from "./src/policy/filter-answer.ts"; export { checkFilterSet } from "./src/policy/filter-set.ts";';
+/** The filter modules of a tree: in src/features/filters/ since features have folders, in src/policy/ before. */
+function filtersSource(tree) {
+  const dir = existsSync(path.join(tree, "src/features/filters/apply-filter.ts")) ? "./src/features/filters" : "./src/policy";
+  return `export { filterToolResult, selectFilter } from "${dir}/apply-filter.ts"; export { filterAnswer, filterAnswerText } from "${dir}/filter-answer.ts"; export { checkFilterSet } from "${dir}/filter-set.ts";`;
+}
 
 function loadFilters() {
-  return loadSource(FILTERS_SOURCE);
+  return loadSource(filtersSource(fileURLToPath(new URL("..", import.meta.url))));
 }
 
 /** The filter code of another tree, bundled by that tree's own loader (its src/, its node_modules). */
 async function loadBase(tree) {
   const { loadSource: loadThere } = await import(pathToFileURL(path.join(tree, "bench/lib/bundle-src.ts")).href);
-  return loadThere(FILTERS_SOURCE);
+  return loadThere(filtersSource(tree));
 }
 
 /** What a user keeps of a search: number, title, state, author, label names. */

@@ -127,7 +127,7 @@ async function streamingMemory(): Promise<Memory> {
 }
 
 const inference = await loadSource<Inference>(
-  'export { inferSchema, SchemaBuilder } from "./src/policy/schema-inference.ts"; export { JsonStreamTokenizer } from "./src/core/json-stream.ts";',
+  'export { inferSchema, SchemaBuilder } from "./src/core/schema-inference.ts"; export { JsonStreamTokenizer } from "./src/core/json-stream.ts";',
 );
 console.log(`\nSchema inference on GitHub-like payloads (Node ${process.version}, median of ${RUNS} runs; MB/s of payload)`);
 console.log(

@@ -68,7 +68,7 @@ export function buildOAuthProviderModule() {
 
 /**
  * Builds the @cfworker/json-schema module: only a call to a tool whose change waits for an
- * operator under `enforce` validates arguments (src/policy/pin-arguments.ts); returns whether it changed.
+ * operator under `enforce` validates arguments (src/features/pins/pin-arguments.ts); returns whether it changed.
  */
 export function buildJsonSchemaModule() {
   const name = '@cfworker/json-schema';

@@ -49,12 +49,14 @@ function decodeSegment(segment) {
   return values;
 }
 
-/** The part a source belongs to: its npm package, or its folder under src/. */
+/** The part a source belongs to: its npm package, its folder under src/, or its feature (src/features/<feature>). */
 function partOf(source) {
   const inPackage = source.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/);
   if (inPackage) return inPackage[1];
   const at = source.indexOf('src/');
-  return at >= 0 ? `src/${source.slice(at + 4).split('/')[0]}` : '(other)';
+  if (at < 0) return '(other)';
+  const [folder, feature] = source.slice(at + 4).split('/');
+  return folder === 'features' && feature ? `src/features/${feature}` : `src/${folder}`;
 }
 
 /** The bundle's text split by the part each byte came from. */

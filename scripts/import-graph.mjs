@@ -11,6 +11,14 @@
  * It prints each cycle with the imports that close it and exits 1 when there is any (0 when
  * there is none, 2 when DIR is not a directory). `npm run check` runs it; CI runs that.
  *
+ *   node scripts/import-graph.mjs --allow-feature-cycles [DIR]
+ *
+ * prints the cycles whose folders are all features (`features/a` ↔ `features/b`) as
+ * "feature cycle (allowed for now)" and does not fail on them; a cycle through any folder of
+ * the skeleton still fails. `npm run check` passes it while the features moved out of the
+ * layer folders (issue 33) still import each other: the console's pages and the shared
+ * pieces of audit, pins and filters are the next untangling. It goes when that is done.
+ *
  * The work is linear in the size of the tree: one lexer pass per file (it knows comments,
  * strings, template literals and regular expressions, so an `import` in a comment or a
  * string is not an edge), then Tarjan's strongly connected components over files and over
@@ -193,7 +201,10 @@ export function importGraph(root) {
 }
 
 function main() {
-  const root = path.resolve(process.argv[2] ?? fileURLToPath(new URL("../src", import.meta.url)));
+  const args = process.argv.slice(2);
+  const allowFeatureCycles = args.includes("--allow-feature-cycles");
+  const dir = args.find((arg) => !arg.startsWith("--"));
+  const root = path.resolve(dir ?? fileURLToPath(new URL("../src", import.meta.url)));
   if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) {
     console.error(`import graph: ${root} is not a directory`);
     process.exit(2);
@@ -206,8 +217,11 @@ function main() {
     console.log(`file cycle: ${cycle.join(" → ")}`);
     others(members, cycle);
   }
+  const onlyFeatures = ({ members }) => members.every((folder) => folder.startsWith("features/"));
+  const allowed = allowFeatureCycles ? graph.folderCycles.filter(onlyFeatures) : [];
+  const failing = graph.folderCycles.filter((cycle) => !allowed.includes(cycle));
   for (const { members, cycle } of graph.folderCycles) {
-    console.log(`folder cycle: ${cycle.join(" → ")}`);
+    console.log(`${allowed.some((a) => a.cycle === cycle) ? "feature cycle (allowed for now)" : "folder cycle"}: ${cycle.join(" → ")}`);
     for (let k = 0; k + 1 < cycle.length; k++) {
       const step = `${cycle[k]} → ${cycle[k + 1]}`;
       console.log(`  ${step}: ${graph.witnesses.get(step)}`);
@@ -218,9 +232,10 @@ function main() {
   console.log(
     `import graph of ${path.relative(process.cwd(), root) || "."}: ${count(graph.files, "file")}, ` +
       `${count(graph.imports, "import")}; ${count(graph.fileCycles.length, "file cycle")}, ` +
-      `${count(graph.folderCycles.length, "folder cycle")}`,
+      `${count(failing.length, "folder cycle")}` +
+      (allowed.length > 0 ? `, ${count(allowed.length, "feature cycle")} allowed for now` : ""),
   );
-  process.exit(graph.fileCycles.length + graph.folderCycles.length > 0 ? 1 : 0);
+  process.exit(graph.fileCycles.length + failing.length > 0 ? 1 : 0);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

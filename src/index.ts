@@ -3,9 +3,9 @@
  * `queue` consumes the audit Queue into R2; `scheduled` (the Cron Trigger of wrangler.toml)
  * re-lists every pinned upstream, so a changed tool is seen with no client traffic.
  */
-import { consumeAuditBatch } from "./shell/audit-consumer";
-import { createApp, type GatewayBindings } from "./shell/app";
-import { sweepPins } from "./shell/pin-sweep";
+import { consumeAuditBatch } from "./features/audit/audit-consumer";
+import { createApp, type GatewayBindings } from "./gateway";
+import { sweepPins } from "./features/pins/pin-sweep";
 
 /** Durable Object classes are Worker entry points too (wrangler.toml binds them). */
 export { InputRendezvous } from "./shell/input-rendezvous";

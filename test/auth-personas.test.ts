@@ -5,7 +5,7 @@
  * matrix of the reference middleware, keeping each listed tool's bytes.
  */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../src/shell/app";
+import { createApp } from "../src/gateway";
 import type { CallRecord } from "../src/context/call-record";
 import { elements, member, parseSpan, pathSpan } from "../src/core/raw-json";
 import { admin, authVars, expectNoSuchUpstream, makeKey } from "./helpers/auth";

@@ -13,7 +13,7 @@ import type { BridgeStart } from "../src/context/object-rpc";
 import { MAX_HELD_MESSAGE_BYTES } from "../src/upstream/reply-body";
 import type { BridgedCall } from "../src/shell/bridged-call";
 import { hugePayloadBytes } from "./fixtures/raw-upstream-bytes";
-import { createApp } from "../src/shell/app";
+import { createApp } from "../src/gateway";
 import type { CallRecord } from "../src/context/call-record";
 import type { Json } from "./helpers/gateway";
 import { gatewayFetch, messages } from "./helpers/gateway";

@@ -7,7 +7,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import type { CallRecord } from "../src/context/call-record";
-import { createApp } from "../src/shell/app";
+import { createApp } from "../src/gateway";
 import { initialize, post, type GatewayTarget, type Json, type Vars } from "./helpers/gateway";
 
 // A rule that also writes non-ASCII text: bytes saved are UTF-8 bytes, not UTF-16 code units.

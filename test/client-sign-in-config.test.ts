@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseAuthConfig } from "../src/config/auth-config";
+// The composition root adds AUTH.signIn's parser (the skeleton imports no feature).
+import "../src/gateway";
 import { post } from "./helpers/gateway";
 
 const GOOD = { issuer: "https://idp.example", clientId: "SIGN_IN_CLIENT_ID", allowedDomains: ["Example.com"] };

@@ -20,7 +20,7 @@ import {
   toolDeclarations,
   toolIdentifiers,
 } from "../src/features/code-mode/declarations";
-import type { Catalog } from "../src/catalog/visible-catalog";
+import type { Catalog } from "../src/features/catalog/visible-catalog";
 
 /** A 2025 session on `path` and a function running programs in it. */
 async function session(path: string, vars: Vars = {}, headers: Record<string, string> = {}, capabilities: Json = {}) {

@@ -4,8 +4,8 @@
  * expression; 12 stars or a 10,000-character name, longer than anyone waits).
  */
 import { describe, expect, it } from "vitest";
-import { selectFilter } from "../src/policy/apply-filter";
-import type { FilterSet } from "../src/policy/filter-set";
+import { selectFilter } from "../src/features/filters/apply-filter";
+import type { FilterSet } from "../src/features/filters/filter-set";
 import { foldName, matchesGlob, matchesGlobLoosely } from "../src/policy/glob";
 import { isVisible } from "../src/policy/visibility";
 import { permits } from "../src/policy/persona";

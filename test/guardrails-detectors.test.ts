@@ -5,7 +5,7 @@
  * and linear time shown by counting the automaton's steps on hostile patterns and inputs.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_REDACT_KEYS } from "../src/config/audit-config";
+import { DEFAULT_REDACT_KEYS } from "../src/features/audit/audit-config";
 import { detect, type DetectorContext } from "../src/features/guardrails/detectors";
 import { checkGuardrails } from "../src/features/guardrails/document";
 import { guardValue, markFindings } from "../src/features/guardrails/guard-json";

@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, inject, it } from "vitest";
-import { createApp } from "../src/shell/app";
+import { createApp } from "../src/gateway";
 import { readSse } from "../src/core/sse";
 import { MAX_INPUT_ANSWER_CHARS, MAX_INPUT_REQUESTS_PER_ROUND } from "../src/eras/input-bridge";
 import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";

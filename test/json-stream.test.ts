@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { JsonStreamError, JsonStreamTokenizer } from "../src/core/json-stream";
 import { inferSchema, SchemaBuilder } from "../src/core/schema-inference";
 import { payloadMetadata } from "../src/storage/payload-store";
-import { offloadStream, PART_BYTES } from "../src/storage/stream-offload";
+import { offloadStream, PART_BYTES } from "../src/features/offload/stream-offload";
 import { readSlice } from "../src/storage/payload-reader";
 
 const TEXTS = [

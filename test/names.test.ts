@@ -4,7 +4,7 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { qualifyName } from "../src/core/names";
-import { setNameFor } from "../src/policy/filter-store";
+import { setNameFor } from "../src/features/filters/filter-store";
 import { LONG_NON_ASCII_TOOL } from "./fixtures/names-upstream";
 import { initialize, request, type Json } from "./helpers/gateway";
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { readSse } from "../src/core/sse";
 import type { Middleware } from "../src/context/call-context";
 import type { OutgoingMessage } from "../src/core/jsonrpc";
-import { createApp } from "../src/shell/app";
+import { createApp } from "../src/gateway";
 import { gatewayFetch, initialize, LATEST, post, type GatewayTarget, type Json } from "./helpers/gateway";
 
 /** One thing the recorder saw: a client message, an answer, or a message emitted toward the client. */

@@ -9,7 +9,7 @@
 import { describe, expect, inject, it, vi } from "vitest";
 import { readSse, type SseEvent } from "../src/core/sse";
 import { completeResult, LIST_TTL_MS } from "../src/front/modern/caching";
-import { MAX_LISTEN_URIS, withSubscriptionId } from "../src/relay/subscription-filter";
+import { MAX_LISTEN_URIS, withSubscriptionId } from "../src/relay/subscription-notifications";
 import { MAX_LISTEN_UPSTREAMS } from "../src/relay/subscriptions";
 import { agreedOf } from "../src/relay/upstream-listen";
 import { FLOOD_EVENT_BYTES, type FloodStats } from "./fixtures/flood-upstream";

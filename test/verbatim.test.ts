@@ -6,7 +6,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { rawEnvelope, SECOND_TOOL, TRAP_INPUT_SCHEMA, TRAP_OUTPUT_SCHEMA, TRAP_RESULT, TRAP_TOOL } from "./fixtures/raw-upstream-bytes";
 import { initialize, messageTexts, post } from "./helpers/gateway";
-import { READ_PAYLOAD_DEFINITION } from "../src/middleware/sys-tools";
+import { READ_PAYLOAD_DEFINITION } from "../src/features/offload/sys-tools";
 import { MAX_RESUMPTIONS } from "../src/upstream/stream-resumption";
 
 const { raw } = inject("fixtureUrls");

@@ -13,7 +13,7 @@ type Offload = {
 };
 
 const mb = Number(process.argv[2] ?? 300);
-const { offloadStream } = await loadSource<Offload>('export { offloadStream } from "./src/storage/stream-offload.ts";');
+const { offloadStream } = await loadSource<Offload>('export { offloadStream } from "./src/features/offload/stream-offload.ts";');
 
 const count = Math.floor((mb * 1024 * 1024) / 100);
 const item = (i: number) => {

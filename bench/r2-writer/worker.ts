@@ -16,7 +16,7 @@ import type { R2Bucket, R2UploadedPart, ReadableStreamBYOBReader as WorkersByobR
 /** The bindings wrangler.toml and `--var TARGET:<url>` give this Worker. */
 export type R2WriterEnv = { readonly TARGET?: string; readonly STORE: R2Bucket };
 
-/** The gateway's offload part size (src/storage/stream-offload.ts). */
+/** The gateway's offload part size (src/features/offload/stream-offload.ts). */
 const PART_BYTES = 8 * 1024 * 1024;
 
 /** Reads `body` into `part` until it is full or the body ends; the bytes read (the part may have moved: see `view`). */

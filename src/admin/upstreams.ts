@@ -4,8 +4,9 @@
  *   GET  /admin/upstreams                each upstream's protocol revision, last success,
  *                                        last failure, and over the recent windows its
  *                                        calls, error rate and latency percentiles, measured
- *                                        on real traffic (pipeline/upstream-health.ts), and its
- *                                        pins: mode, counts, definitions not approved (admin/pins.ts)
+ *                                        on real traffic (pipeline/upstream-health.ts), and what
+ *                                        features add (pins: mode, counts, definitions not
+ *                                        approved, features/pins/pins-admin.ts)
  *   POST /admin/upstreams/<name>/probe   an initialize and a ping now, timed; the probe's
  *                                        upstream session is closed again
  *
@@ -23,9 +24,6 @@ import { exchange } from "../upstream/client";
 import { handshake } from "../upstream/pool";
 import { pendingWindows, HEALTH_FLUSH_INTERVAL_MS } from "../pipeline/upstream-health";
 import { HEALTH_RETENTION_S, readWindows, summarize } from "../storage/upstream-health";
-import { readPins } from "../storage/pin-store";
-import { pinningOf } from "../middleware/pin-observation";
-import { describeUpstreamPins } from "./pins";
 
 type UpstreamBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
 
@@ -76,16 +74,19 @@ async function probe(upstream: UpstreamConfig, env: UpstreamBindings): Promise<R
   };
 }
 
-/** Builds the upstream health routes, mounted at /admin. */
-export function createUpstreamsAdmin(): Hono<{ Bindings: UpstreamBindings }> {
+/** What a feature adds to each upstream of GET /admin/upstreams (pins: `{pins: ...}`), given by the composition root. */
+export type UpstreamFacts = (upstream: UpstreamConfig, kv: KVNamespace | undefined) => Promise<Readonly<Record<string, unknown>>>;
+
+/** Builds the upstream health routes, mounted at /admin; `facts` adds a feature's members to each upstream. */
+export function createUpstreamsAdmin(facts: UpstreamFacts): Hono<{ Bindings: UpstreamBindings }> {
   const admin = new Hono<{ Bindings: UpstreamBindings }>();
   admin.get("/upstreams", async (c) => {
     const kv = c.env.GATEWAY_KV;
     const upstreams = await Promise.all(
       configured(c.env).map(async (upstream) => {
         const windows = [...(kv ? await readWindows(kv, upstream.name) : []), ...pendingWindows(upstream.name)];
-        const pins = kv && pinningOf(upstream) !== "off" ? describeUpstreamPins(upstream, await readPins(kv, upstream.name), false) : { mode: "off" };
-        return { name: upstream.name, ...summarize(windows), pins };
+        const added = await facts(upstream, kv);
+        return { name: upstream.name, ...summarize(windows), ...added };
       }),
     );
     return c.json({ upstreams, note: NOTE }, 200, { "cache-control": "no-store" });

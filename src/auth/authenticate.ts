@@ -2,7 +2,7 @@
  * Who an MCP request comes from: the pluggable verifier the shell calls before the front
  * sees the request. `Authorization: Bearer <credential>` holds a gateway API key
  * (`mgw_...`), an OAuth access token of an external issuer (a JWT) or one the gateway
- * issued itself (AUTH.signIn: features/client-sign-in/); each kind is checked only when
+ * issued itself (AUTH.signIn: a `TokenVerifier` of features/client-sign-in/); each kind is checked only when
  * AUTH turns it on. Failures are tagged values; `authError` maps each to its wire form: 401 with a
  * `WWW-Authenticate` challenge naming the protected-resource metadata (RFC 9728, RFC
  * 6750 §3), or a 500/503 when the fault is the gateway's (no AUTH; the identity
@@ -14,7 +14,6 @@ import type { AuthConfig } from "../config/auth-config";
 import { ANONYMOUS_PRINCIPAL, type Caller } from "../context/call-context";
 import { looksLikeApiKey, verifyApiKey } from "./api-keys";
 import { verifyJwt, type TokenProblem } from "./jwt";
-import { looksLikeSignInToken, type SignInTokenCheck } from "../features/client-sign-in/access-token";
 
 /** The principal of every caller while authentication is off. */
 export const ANONYMOUS_CALLER: Caller = { principal: ANONYMOUS_PRINCIPAL, roles: [], method: "none" };
@@ -35,6 +34,23 @@ export type AuthProblem =
   /** The issuer's keys could not be fetched: the gateway's fault, retried after `retryAfterS`. */
   | { reason: "idp-unavailable"; retryAfterS: number };
 
+/** A check of tokens a feature issues (client sign-in's access tokens), plugged in by the composition root. */
+export type TokenVerifier = {
+  /** Whether a token is of this verifier's kind (then no other check is tried). */
+  readonly claims: (token: string) => boolean;
+  /** The caller a token of this kind names, or undefined when it is unknown, expired or for another resource. */
+  readonly verify: (token: string) => Promise<Caller | undefined>;
+};
+
+/** The verifier for a request at `origin` on `route` ("" for /mcp), or undefined when its feature is off. */
+export type TokenVerifierFor = (
+  env: Readonly<Record<string, unknown>>,
+  auth: AuthConfig,
+  origin: string,
+  upstreams: readonly string[],
+  route: string,
+) => TokenVerifier | undefined;
+
 export type AuthRequest = {
   readonly authorization: string | null;
   readonly auth: AuthConfig;
@@ -44,7 +60,7 @@ export type AuthRequest = {
   /** "" for /mcp. */
   readonly route: string;
   /** The check of the gateway's own access tokens for this route, when AUTH.signIn is on. */
-  readonly signInToken?: SignInTokenCheck;
+  readonly signInToken?: TokenVerifier | undefined;
 };
 
 /**
@@ -67,8 +83,8 @@ export async function authenticate({ authorization, auth, kv, cacheTtlMs, route,
     const { principal, email, roles } = verified.value;
     return ok({ principal, ...(email !== undefined ? { email } : {}), roles, method: "api-key" });
   }
-  if (auth.signIn && signInToken && looksLikeSignInToken(token)) {
-    const caller = await signInToken(token);
+  if (auth.signIn && signInToken && signInToken.claims(token)) {
+    const caller = await signInToken.verify(token);
     return caller ? ok(caller) : fail({ reason: "sign-in-token" });
   }
   // Neither an API key nor, where JWTs are off or it has not three parts, a JWT.

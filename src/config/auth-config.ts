@@ -10,12 +10,12 @@
  *            "jwksUrl": "https://idp.example/.well-known/jwks.json", "rolesClaim": "realm_access.roles"},
  *    "rateLimits": {"standard": "RATE_LIMIT_STANDARD"}}
  *
- * `signIn` makes the gateway an OAuth authorization server for its clients, users signing
- * in at the operator's OpenID Connect provider (features/client-sign-in/config.ts).
+ * Features own sections of AUTH (`signIn`: features/client-sign-in/config.ts): each adds its
+ * parser with `addAuthSection` from the composition root (src/gateway.ts), and its type to
+ * `AuthSections`, so this module parses them without importing any feature.
  */
 import { fail, ok, type Result } from "../core/errors";
 import { isObject } from "../core/jsonrpc";
-import { signInFrom, type SignInConfig } from "../features/client-sign-in/config";
 
 /** Clock skew allowed on `exp` and `nbf` unless configured. */
 export const DEFAULT_CLOCK_TOLERANCE_S = 30;
@@ -49,13 +49,33 @@ export type AuthConfig =
       readonly mode: "on";
       readonly apiKeys: boolean;
       readonly jwt?: JwtConfig;
-      /** The gateway as its clients' authorization server (off when absent). */
-      readonly signIn?: SignInConfig;
       /** Scopes advertised in the protected-resource metadata. */
       readonly scopes: readonly string[];
       /** Rate-limit names (as personas say them) to the binding that counts them. */
       readonly rateLimits: Readonly<Record<string, string>>;
-    };
+    } & Readonly<Partial<AuthSections>>;
+
+/**
+ * The sections of AUTH that features own, by name (each absent when not configured). A
+ * feature adds its own by augmenting this interface (src/gateway.ts adds `signIn`).
+ */
+export interface AuthSections {}
+
+/** A feature's parser of its section of AUTH: the section's value, each mistake pushed to `problems`. */
+export type AuthSectionParser<T> = (raw: unknown, problems: string[]) => T | undefined;
+
+/** The parsers of the sections features own, in the order they were added. */
+const sectionParsers = new Map<string, AuthSectionParser<unknown>>();
+
+/**
+ * Adds a feature's section of AUTH: `parseAuthConfig` parses `AUTH[name]` with `parse` when present.
+ *
+ * @example
+ * addAuthSection("signIn", signInFrom);
+ */
+export function addAuthSection<K extends keyof AuthSections & string>(name: K, parse: AuthSectionParser<AuthSections[K]>): void {
+  sectionParsers.set(name, parse);
+}
 
 export type AuthConfigProblem = { reason: "invalid-auth"; problems: readonly string[] };
 
@@ -134,8 +154,12 @@ export function parseAuthConfig(raw: unknown): Result<AuthConfig, AuthConfigProb
   if (value["mode"] !== undefined && value["mode"] !== "on") problems.push('AUTH.mode: "on" (the default) or "off"');
   const apiKeys = value["apiKeys"] === true;
   const jwt = value["jwt"] === undefined ? undefined : jwtFrom(value["jwt"], problems);
-  const signIn = value["signIn"] === undefined ? undefined : signInFrom(value["signIn"], problems);
-  if (!apiKeys && !jwt && !signIn) problems.push('AUTH: turn on "apiKeys": true, configure "jwt" or "signIn", or say {"mode": "off"}');
+  const sections: Record<string, unknown> = {};
+  for (const [name, parse] of sectionParsers) {
+    const section = value[name] === undefined ? undefined : parse(value[name], problems);
+    if (section) sections[name] = section;
+  }
+  if (!apiKeys && !jwt && Object.keys(sections).length === 0) problems.push('AUTH: turn on "apiKeys": true, configure "jwt" or "signIn", or say {"mode": "off"}');
   const rateLimits: Record<string, string> = {};
   if (value["rateLimits"] !== undefined) {
     if (!isObject(value["rateLimits"])) problems.push("AUTH.rateLimits: an object of limit name to rate-limiting binding name");
@@ -147,5 +171,6 @@ export function parseAuthConfig(raw: unknown): Result<AuthConfig, AuthConfigProb
   }
   const scopes = strings(value["scopes"], "AUTH.scopes", problems);
   if (problems.length > 0) return fail({ reason: "invalid-auth", problems });
-  return ok({ mode: "on", apiKeys, ...(jwt ? { jwt } : {}), ...(signIn ? { signIn } : {}), scopes, rateLimits });
+  // The sections' values are what their parsers returned, typed by AuthSections.
+  return ok({ mode: "on", apiKeys, ...(jwt ? { jwt } : {}), ...(sections as Partial<AuthSections>), scopes, rateLimits });
 }

@@ -2,11 +2,11 @@
  * The gateway's configuration from its vars, parsed once per isolate and per version of
  * the vars, typed. Layers take what they need from it as options; none reads a var of
  * its own. A new deploy (or a test with other vars) brings other raw strings, so another
- * entry; an isolate only ever sees a handful.
+ * entry; an isolate only ever sees a handful. Features own parts of it (offload's OFFLOAD, audit's AUDIT):
+ * each adds its parser with `addConfigSection` from the composition root (src/gateway.ts)
+ * and its type to `ConfigSections`, so this module parses them without importing a feature.
  */
 import type { Result } from "../core/errors";
-import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "../policy/offload-config";
-import { auditFromVar, type AuditConfig } from "./audit-config";
 import { upstreamsFrom, type ConfigProblem, type UpstreamConfig } from "./upstreams";
 import { parseAuthConfig, type AuthConfig, type AuthConfigProblem } from "./auth-config";
 
@@ -30,19 +30,42 @@ export type GatewayConfig = {
   readonly allowedOrigins: readonly string[];
   /** How long an isolate trusts its copy of a KV document (FILTER_CACHE_TTL_MS). */
   readonly documentCacheTtlMs: number;
-  /** Offload settings: the defaults under the OFFLOAD var (the plan in KV may override them). */
-  readonly offload: OffloadConfig;
-  /** What the audit trail records (AUDIT). */
-  readonly audit: AuditConfig;
   /** How callers authenticate (AUTH), or why it is invalid (details for the log only). */
   readonly auth: Result<AuthConfig, AuthConfigProblem>;
   /** The largest MCP POST body the gateway reads, in bytes (MAX_MESSAGE_BYTES). */
   readonly maxMessageBytes: number;
-};
+} & Readonly<ConfigSections>;
+
+/**
+ * The parts of the configuration features own, by name. A feature adds its own by augmenting
+ * this interface (src/gateway.ts adds `offload` and `audit`).
+ */
+export interface ConfigSections {}
+
+/** A feature's part of the configuration: the var it is parsed from, and its parser. */
+type ConfigSection = { readonly variable: ConfigVar; readonly parse: (raw: unknown) => unknown };
+/** The vars the configuration is parsed from, by name. */
+type ConfigVar = (typeof CONFIG_VARS)[number];
+
+/** The parts features own, in the order they were added. */
+const sections = new Map<string, ConfigSection>();
+
+/**
+ * Adds a feature's part of the configuration: `gatewayConfig` parses `env[variable]` with
+ * `parse` into `config[name]`. Configurations parsed before are dropped (they lack it).
+ *
+ * @example
+ * addConfigSection("offload", "OFFLOAD", (raw) => ({ ...DEFAULT_OFFLOAD, ...offloadFromVar(raw) }));
+ */
+export function addConfigSection<K extends keyof ConfigSections & string>(name: K, variable: ConfigVar, parse: (raw: unknown) => ConfigSections[K]): void {
+  sections.set(name, { variable, parse });
+  parsed.clear();
+  lastOf = new WeakMap();
+}
 
 const parsed = new Map<string, GatewayConfig>();
 /** The configuration each env object last gave, with the var values it was given for (compared by identity). */
-const lastOf = new WeakMap<object, { readonly values: readonly unknown[]; readonly config: GatewayConfig }>();
+let lastOf = new WeakMap<object, { readonly values: readonly unknown[]; readonly config: GatewayConfig }>();
 
 /** The ALLOWED_ORIGINS var: a JSON list or a comma-separated list of origins. */
 function originsFrom(raw: unknown): readonly string[] {
@@ -68,6 +91,14 @@ function ttlFrom(raw: unknown): number {
   return raw !== undefined && Number.isFinite(value) && value >= 0 ? value : DEFAULT_DOCUMENT_CACHE_TTL_MS;
 }
 
+/** The parts features own, parsed from their vars. */
+function sectionsFrom(env: Readonly<Record<string, unknown>>): ConfigSections {
+  const values: Record<string, unknown> = {};
+  for (const [name, { variable, parse }] of sections) values[name] = parse(env[variable]);
+  // Each value is what its section's parser returned, typed by ConfigSections.
+  return values as Partial<ConfigSections> as ConfigSections;
+}
+
 /**
  * The configuration of these vars, parsed on first use.
  *
@@ -86,8 +117,7 @@ export function gatewayConfig(env: Readonly<Record<string, unknown>>): GatewayCo
       upstreams: upstreamsFrom(env["UPSTREAMS"]),
       allowedOrigins: originsFrom(env["ALLOWED_ORIGINS"]),
       documentCacheTtlMs: ttlFrom(env["FILTER_CACHE_TTL_MS"]),
-      offload: { ...DEFAULT_OFFLOAD, ...offloadFromVar(env["OFFLOAD"]) },
-      audit: auditFromVar(env["AUDIT"]),
+      ...sectionsFrom(env),
       auth: parseAuthConfig(env["AUTH"]),
       maxMessageBytes: maxMessageBytesFrom(env["MAX_MESSAGE_BYTES"]),
     };

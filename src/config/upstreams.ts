@@ -8,7 +8,6 @@
 import { fail, ok, type Result } from "../core/errors";
 import { isObject } from "../core/jsonrpc";
 import { SYS_UPSTREAM } from "../core/names";
-import { DEFAULT_PINNING_MODE, PINNING_MODES, type PinningMode } from "../policy/pins";
 import { LATEST_SESSION_REVISION, STATELESS_REVISION } from "../core/revisions";
 import { parseUpstreamAuth, type UpstreamAuth } from "./upstream-auth";
 
@@ -43,6 +42,27 @@ export const LIST_CACHE_SCOPES: readonly ListCacheScope[] = ["private", "public"
 /** How the gateway authenticates to one upstream: a secret's value sent as a header. */
 export type UpstreamCredential = { readonly secret: string; readonly header: string; readonly scheme: string };
 
+/**
+ * Fields of an upstream that features own (pins' `pinning` and `approveNew`), by name. A
+ * feature adds its own by augmenting this interface and its parser with `addUpstreamSection`
+ * (features/pins/upstream-fields.ts), from the composition root (src/gateway.ts).
+ */
+export interface UpstreamSections {}
+
+/** A feature's fields of an upstream: their names, and their parser (each problem pushed, located by `at`). */
+export type UpstreamSection = {
+  readonly fields: readonly string[];
+  readonly parse: (raw: Readonly<Record<string, unknown>>, at: string, problems: string[]) => Partial<UpstreamSections>;
+};
+
+/** The fields features own, in the order they were added. */
+const sections: UpstreamSection[] = [];
+
+/** Adds a feature's fields of an upstream: `UPSTREAMS` entries may carry them, parsed by `section.parse`. */
+export function addUpstreamSection(section: UpstreamSection): void {
+  sections.push(section);
+}
+
 export type UpstreamConfig = {
   readonly name: string;
   /** Absolute http(s) URL of the upstream's MCP endpoint; with `service`, the URL sent through the binding. */
@@ -63,10 +83,6 @@ export type UpstreamConfig = {
   readonly identity?: { readonly header: string };
   /** The protocol revision the upstream speaks, when configured: the gateway then skips discovery (upstream/era.ts). */
   readonly protocol?: UpstreamProtocol;
-  /** Tool pinning (policy/pins.ts): "off", "warn" or "enforce"; absent: warn (`pinningOf`). */
-  readonly pinning?: PinningMode;
-  /** Pinning: a definition seen for the first time waits for an operator's approval instead of being trusted on first use. */
-  readonly approveNew?: boolean;
   /**
    * Holding this upstream's lists (upstream/list-cache.ts) where its answers carry no
    * caching hints (2025 upstreams): for `ttlMs`, shared across principals only when
@@ -76,7 +92,7 @@ export type UpstreamConfig = {
   readonly listCache?: { readonly ttlMs: number; readonly cacheScope: ListCacheScope };
   /** Per-user sign-in (`{"type": "oauth"}`): each caller's own token goes upstream (upstream/oauth/). */
   readonly auth?: UpstreamAuth;
-};
+} & Readonly<UpstreamSections>;
 
 
 /** The revisions an upstream may be configured to speak: the last 2025 one, or 2026-07-28. */
@@ -89,7 +105,8 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
   const at = `UPSTREAMS[${index}]`;
   const problems: string[] = [];
   if (!isObject(raw)) return { problems: [`${at}: must be an object like {"name":"github","url":"https://..."}`] };
-  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs", "identity", "protocol", "pinning", "approveNew", "listCache", "auth"]);
+  const sectionFields = sections.flatMap((section) => section.fields);
+  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs", "identity", "protocol", ...sectionFields, "listCache", "auth"]);
   for (const key of Object.keys(raw)) if (!known.has(key)) problems.push(`${at}.${key}: unknown field (known: ${[...known].join(", ")})`);
 
   const name = raw["name"];
@@ -162,10 +179,8 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     problems.push(`${at}.protocol: must be one of ${UPSTREAM_PROTOCOLS.map((p) => JSON.stringify(p)).join(", ")} (or left out: the gateway discovers it)`);
   }
 
-  const pinning = raw["pinning"];
-  if (pinning !== undefined && !(PINNING_MODES as readonly unknown[]).includes(pinning)) problems.push(`${at}.pinning: must be one of ${PINNING_MODES.map((m) => JSON.stringify(m)).join(", ")} (default "${DEFAULT_PINNING_MODE}")`);
-  const approveNew = raw["approveNew"];
-  if (approveNew !== undefined && typeof approveNew !== "boolean") problems.push(`${at}.approveNew: must be true or false`);
+  const owned: Partial<UpstreamSections> = {};
+  for (const section of sections) Object.assign(owned, section.parse(raw, at, problems));
 
   const listCache = listCacheOf(raw["listCache"], `${at}.listCache`, problems);
 
@@ -185,8 +200,7 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     headers,
     timeoutMs: timeoutMs as number,
     idleTimeoutMs: idleTimeoutMs as number,
-    ...(pinning !== undefined ? { pinning: pinning as PinningMode } : {}),
-    ...(approveNew === true ? { approveNew: true } : {}),
+    ...owned,
     ...(typeof service === "string" ? { service } : {}),
     ...(credential ? { credential } : {}),
     ...(identity ? { identity } : {}),

@@ -17,6 +17,7 @@ import type { BridgedCallRpc, InputRendezvousRpc, ObjectNamespace } from "./obje
 import type { TraceContext } from "../core/traceparent";
 import type { Grant } from "../policy/persona";
 import type { CallTarget } from "./call-target";
+import type { CatalogMode } from "../policy/persona";
 import { callerCredentials } from "../upstream/caller-credentials";
 import type { PayloadCaller, PayloadOwner } from "../storage/payload-store";
 
@@ -28,7 +29,7 @@ export type ClientSession = {
   readonly id: string;
   /** Seconds since the epoch. */
   readonly expiresAt: number;
-  /** Which tools the output filters reshaped when the session began (policy/listed-shapes.ts). */
+  /** Which tools the output filters reshaped when the session began (features/filters/listed-shapes.ts). */
   readonly filterShapes?: Readonly<Record<string, string>>;
 };
 
@@ -95,7 +96,7 @@ export type Services = {
   readonly inputRendezvous?: ObjectNamespace<InputRendezvousRpc>;
   /** Durable Objects holding a 2025 upstream's call across a modern client's retries (BRIDGED_CALLS); absent: not bridged. */
   readonly bridgedCalls?: ObjectNamespace<BridgedCallRpc>;
-  /** A Workers AI binding (AI) that can embed texts, for tool search's semantic ranking (catalog/semantic-ranking.ts); absent when not bound. */
+  /** A Workers AI binding (AI) that can embed texts, for tool search's semantic ranking (features/catalog/semantic-ranking.ts); absent when not bound. */
   readonly embeddings?: EmbeddingsBinding;
   /** The rate limiter bound under `name` (AUTH.rateLimits names them); undefined when no such binding is. */
   readonly rateLimiter: (name: string) => RateLimiter | undefined;

@@ -59,13 +59,13 @@ export type CallRecord = {
   guardrailsUnchecked?: string;
   /** The id of the payload offload stored instead of the answer. */
   payloadId?: string;
-  /** The rules whose guidance was appended to the result (middleware/rules.ts), by name. */
+  /** The rules whose guidance was appended to the result (features/shaping/rules.ts), by name. */
   rulesFired?: string[];
   /** The Durable Object (its id) holding a 2025 upstream's call whose question this answer is, for a modern client's retry (eras/call-bridge.ts). */
   bridgedCall?: string;
   /** Why the call failed, when it did. */
   failure?: CallFailure;
-  /** The digest of the pending change that kept a call from the upstream (middleware/pinning.ts, enforce). */
+  /** The digest of the pending change that kept a call from the upstream (features/pins/pinning.ts, enforce). */
   pinHeld?: string;
   /** List entries the relay left out because they name a member twice (relay/ambiguous-entries.ts). */
   ambiguousEntries?: AmbiguousEntry[];

@@ -2,10 +2,13 @@
  * The route of a message as a value: which endpoint it came to (/mcp, every upstream
  * behind one name space, or /mcp/<upstream>, one upstream as it is), the upstreams it
  * serves and the origin the client reached. Built once by the front that classified
- * the request; layers switch on `kind`.
+ * the request; layers switch on `kind`. It carries the catalog mode the client asked for
+ * (`?catalog=`, front/http/request-checks.ts; the modes: policy/persona.ts), which the
+ * catalog (features/catalog/) implements.
  */
 import type { UpstreamConfig } from "../config/upstreams";
-import type { CatalogMode } from "../policy/catalog-mode";
+import type { CatalogMode } from "../policy/persona";
+
 
 /**
  * The endpoint a message came to: `aggregated` (/mcp, where names carry their upstream's

@@ -14,7 +14,7 @@
  * names why (middleware/no-persona.ts, which also warns in the log). A broken personas
  * document fails closed the same way. The gateway's own tool (`sys___read_payload`) reads
  * only what the caller's own calls stored, and is always allowed; no other name is exempt
- * (an upstream's `sys___` names never pass for the gateway's: middleware/sys-tools.ts).
+ * (an upstream's `sys___` names never pass for the gateway's: features/offload/sys-tools.ts).
  */
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, isObject, resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";

@@ -12,46 +12,56 @@ import { relayClientResponse } from "./client-response";
 import { describeRoute } from "./discover";
 import { endUpstreamSessions } from "./end-sessions";
 import { initializeUpstreams } from "./initialize";
-import { askToSignIn } from "./sign-in-required";
 import { listen } from "./listen";
-import { relayNotification, relayRequest } from "./relay";
+import { relayNotification, requestRelay, type AroundUpstream } from "./relay";
 import { subscriptionsListen } from "./subscriptions";
 
-/** The relay handler at the centre of the pipeline. */
-export const relay: Handler = async (ctx, message) => {
-  switch (message.kind) {
-    case "request":
-      switch (message.wire.message.method) {
-        case "initialize":
-          return askToSignIn(ctx, message.wire, () => initializeUpstreams(ctx, message.wire));
-        case "server/discover":
-          return askToSignIn(ctx, message.wire, () => describeRoute(ctx, message.wire));
-        case "subscriptions/listen":
-          // Older revisions have no such method: their clients' requests go to the upstreams as any other.
-          if (ctx.identity.era === "modern") return subscriptionsListen(ctx, message.wire);
-          return relayRequest(ctx, message.wire);
-        default:
-          return relayRequest(ctx, message.wire);
+export type { AroundUpstream };
+
+/**
+ * The relay handler at the centre of the pipeline; `around` runs around each request's work
+ * at the upstreams (initialize, server/discover and every relayed request), as sign-in does.
+ *
+ * @example
+ * const relay = createRelay(askToSignIn);
+ */
+export function createRelay(around: AroundUpstream): Handler {
+  const relayRequest = requestRelay(around);
+  return async function relay(ctx, message) {
+    switch (message.kind) {
+      case "request":
+        switch (message.wire.message.method) {
+          case "initialize":
+            return around(ctx, message.wire, () => initializeUpstreams(ctx, message.wire));
+          case "server/discover":
+            return around(ctx, message.wire, () => describeRoute(ctx, message.wire));
+          case "subscriptions/listen":
+            // Older revisions have no such method: their clients' requests go to the upstreams as any other.
+            if (ctx.identity.era === "modern") return subscriptionsListen(ctx, message.wire);
+            return relayRequest(ctx, message.wire);
+          default:
+            return relayRequest(ctx, message.wire);
+        }
+      case "response":
+        await relayClientResponse(ctx, message.wire);
+        return undefined;
+      case "notification":
+        // The gateway initialized each upstream itself, and told it so. Delivery goes on after
+        // the pipeline returns: the front answers 202 once every layer accepted the notification.
+        if (message.wire.message.method !== "notifications/initialized") {
+          ctx.waitUntil(relayNotification(ctx, message.wire.text).catch((error: unknown) => console.error("mcp-edge-gateway: relaying a notification failed", error)));
+        }
+        return undefined;
+      case "listen":
+        await listen(ctx);
+        return undefined;
+      case "end":
+        await endUpstreamSessions(ctx);
+        return undefined;
+      default: {
+        const never: never = message;
+        return never;
       }
-    case "response":
-      await relayClientResponse(ctx, message.wire);
-      return undefined;
-    case "notification":
-      // The gateway initialized each upstream itself, and told it so. Delivery goes on after
-      // the pipeline returns: the front answers 202 once every layer accepted the notification.
-      if (message.wire.message.method !== "notifications/initialized") {
-        ctx.waitUntil(relayNotification(ctx, message.wire.text).catch((error: unknown) => console.error("mcp-edge-gateway: relaying a notification failed", error)));
-      }
-      return undefined;
-    case "listen":
-      await listen(ctx);
-      return undefined;
-    case "end":
-      await endUpstreamSessions(ctx);
-      return undefined;
-    default: {
-      const never: never = message;
-      return never;
     }
-  }
-};
+  };
+}

@@ -20,7 +20,6 @@ import { LISTS, mergeList, pageItems } from "./merge-lists";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { createdTask, ownTaskList, ownTasksOf, routeTask, TASK_METHODS } from "./tasks";
 import { multiRoundTrip, type RouteRequest } from "../eras/multi-round-trip";
-import { askToSignIn } from "./sign-in-required";
 
 const URI_OWNER_ENTRIES = 10_000;
 /** MCP's "resource not found". */
@@ -192,15 +191,27 @@ async function transparentRelay(ctx: CallContext, upstream: UpstreamConfig, requ
   return method === "tools/call" && isObject(params?.["task"]) ? createdTask(ctx, upstream.name, answer) : answer;
 }
 
+/**
+ * What runs around a request's work at the upstreams: the sign-in prompt of upstreams that
+ * act as each user (features/upstream-sign-in/sign-in-required.ts), given by the composition
+ * root. `route` does the work; the answer is its text, or what the wrapper answers instead.
+ */
+export type AroundUpstream = (ctx: CallContext, request: WireMessage<JsonRpcRequest>, route: () => Promise<string>) => Promise<string>;
+
 /** Routes a request; a multi-round-trip retry's resource read goes straight to the upstream that asked. */
-const routeRequest: RouteRequest = (ctx, request, pinned) =>
-  askToSignIn(ctx, request, () => {
-    if (pinned && request.message.method === "resources/read") return forward(ctx, pinned, request.text, request.message.id);
-    return ctx.route.kind === "upstream" ? transparentRelay(ctx, ctx.route.upstream, request) : aggregatedRelay(ctx, request);
-  });
+function requestRouter(around: AroundUpstream): RouteRequest {
+  return (ctx, request, pinned) =>
+    around(ctx, request, () => {
+      if (pinned && request.message.method === "resources/read") return forward(ctx, pinned, request.text, request.message.id);
+      return ctx.route.kind === "upstream" ? transparentRelay(ctx, ctx.route.upstream, request) : aggregatedRelay(ctx, request);
+    });
+}
 
 /** Relays a client request to the upstream (or upstreams) that serve it; input_required answers and their retries pass eras/multi-round-trip.ts. */
-export const relayRequest: MethodHandler = (ctx, request) => multiRoundTrip(ctx, request, routeRequest, toClient);
+export function requestRelay(around: AroundUpstream): MethodHandler {
+  const routeRequest = requestRouter(around);
+  return (ctx, request) => multiRoundTrip(ctx, request, routeRequest, toClient);
+}
 
 /**
  * Forwards a client notification (cancellation, roots changed, progress) to the

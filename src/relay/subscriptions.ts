@@ -16,7 +16,7 @@ import { INTERNAL_ERROR, type JsonRpcId, type JsonRpcRequest, type WireMessage }
 import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { UNAVAILABLE_META_KEY } from "./merge-lists";
-import { acknowledgement, admits, isEmptyFilter, readFilter, SUBSCRIPTION_ID_META_KEY, unionOf, withSubscriptionId } from "./subscription-filter";
+import { acknowledgement, admits, isEmptyFilter, readFilter, SUBSCRIPTION_ID_META_KEY, unionOf, withSubscriptionId } from "./subscription-notifications";
 import { upstreamListener, type UpstreamListen } from "./upstream-listen";
 
 /**

@@ -25,7 +25,7 @@ import { describeFailure } from "../upstream/failures";
 import { handshake, upstreamHandshake, upstreamMessages, type PoolRequest } from "../upstream/pool";
 import type { UpstreamSession } from "../upstream/upstream-session";
 import { knownUriOwner } from "./relay";
-import { isEmptyFilter, type SubscriptionFilter } from "./subscription-filter";
+import { isEmptyFilter, type SubscriptionFilter } from "./subscription-notifications";
 import { upstreamEra } from "../upstream/era";
 
 /** An upstream being listened to. */

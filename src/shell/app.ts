@@ -6,19 +6,17 @@ import type { Context } from "hono";
 import { Hono } from "../admin/hono-app";
 import { errorResponse, GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, INVALID_REQUEST } from "../core/jsonrpc";
-import { requestedCatalog } from "../policy/catalog-mode";
 import { GATEWAY_INFO } from "../core/gateway-info";
-import { ADMIN_BASE, createAdminApp } from "../admin/app";
-import { mountConsole } from "../admin/console/index";
+import { ADMIN_BASE, createAdminApp, type AdminApp, type AdminRoutes } from "../admin/app";
 import { gatewayConfig, type GatewayConfig } from "../config/gateway-config";
 import type { Handler, Services } from "../context/call-context";
-import { buildPipeline, pipelineFor, type PipelineOptions } from "../pipeline/index";
+import type { PipelineBuilder, PipelineOptions } from "../pipeline/options";
 import type { UpstreamConfig } from "../config/upstreams";
 import { servicesFor } from "./services";
 import { handleDelete, handleGet, handlePost } from "../front/legacy/endpoint";
-import type { EndpointRequest } from "../front/http/endpoint-request";
+import type { EndpointRequest, SessionShapes } from "../front/http/endpoint-request";
 import { classifyPost } from "../front/modern/classify";
-import { checkNesting, checkPostHeaders } from "../front/http/request-checks";
+import { checkNesting, checkPostHeaders, requestedCatalog } from "../front/http/request-checks";
 import { handleModernPost } from "../front/modern/endpoint";
 import { checkOrigin, corsHeaders } from "./origin";
 import { authenticate, authError, authFailureName, credentialHint } from "../auth/authenticate";
@@ -26,14 +24,10 @@ import type { Caller } from "../context/call-context";
 import { reachableUpstreams } from "../policy/reachable-upstreams";
 import { metadataUrl, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "../auth/protected-resource";
 import { identityJwks } from "../upstream/identity-assertion";
-import { downloadPayload } from "./payload-download";
-import { downloadIcon } from "./icon-download";
-import { recordFailedAuthentication } from "../auth/failure-audit";
+import type { FailureRecorder } from "../auth/failed-authentication";
 import { readMessageBody } from "./message-body";
-import { addUpstreamSignInRoutes } from "./upstream-sign-in";
-import { addClientSignInRoutes } from "../features/client-sign-in/routes";
-import { signInTokenCheck } from "../features/client-sign-in/access-token";
 import type { AuthConfig } from "../config/auth-config";
+import type { TokenVerifierFor } from "../auth/authenticate";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -45,6 +39,34 @@ export type GatewayBindings = {
 };
 
 type GatewayContext = Context<{ Bindings: GatewayBindings }>;
+
+/**
+ * What features plug into the shell. The composition root (src/gateway.ts) lists them; the
+ * shell imports no feature.
+ */
+export type ShellParts = {
+  /** The pipeline of a configuration (src/chain.ts): the middleware order lives there, not here. */
+  readonly buildPipeline: PipelineBuilder;
+  /** The check of tokens a feature issues (client sign-in's access tokens), for /mcp and `GET /`. */
+  readonly tokenVerifier: TokenVerifierFor;
+  /** What a 2025 session seals of the filters when it begins. */
+  readonly sessionShapes: SessionShapes;
+  /** Told of each failed authentication on /mcp, `GET /` and the admin API (the audit trail records them). */
+  readonly recordFailure: FailureRecorder;
+  /** Routes of features after the MCP Origin guard (icon files, payload downloads), added in this order. */
+  readonly routes: readonly ((app: Hono<{ Bindings: GatewayBindings }>) => void)[];
+  /** The admin API's route groups, in order (after its admin token check). */
+  readonly adminRoutes: readonly AdminRoutes[];
+  /**
+   * Browser pages and endpoints that check their own origin (the console, sign-in pages, an
+   * authorization server's endpoints), added in this order before the MCP Origin guard;
+   * `admin` is the admin API, which the console calls.
+   */
+  readonly pageRoutes: readonly ((app: Hono<{ Bindings: GatewayBindings }>, admin: AdminApp) => void)[];
+};
+
+/** What the endpoints of one app are served with: its pipelines and the features' parts. */
+type Served = { readonly pipelines: (config: GatewayConfig) => Handler; readonly parts: ShellParts };
 
 /**
  * What clients and `GET /` learn of a bad UPSTREAMS: that it is bad, and where the
@@ -65,16 +87,16 @@ function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
 }
 
 /** The check of the gateway's own access tokens on `route`, when AUTH.signIn is on. */
-function signInTokenOf(c: GatewayContext, auth: AuthConfig, route: string) {
+function signInTokenOf(c: GatewayContext, parts: ShellParts, auth: AuthConfig, route: string) {
   const parsed = gatewayConfig(c.env).upstreams;
-  return signInTokenCheck(c.env, auth, new URL(c.req.url).origin, parsed.ok ? parsed.value.map((u) => u.name) : [], route);
+  return parts.tokenVerifier(c.env, auth, new URL(c.req.url).origin, parsed.ok ? parsed.value.map((u) => u.name) : [], route);
 }
 
 /**
  * The caller of an MCP request, as the verifier AUTH configures says; a failure is
  * thrown as its 401 (or 500, 503), and recorded in the audit trail (bounded per source).
  */
-async function callerOf(c: GatewayContext, route: string, services: Services): Promise<Caller> {
+async function callerOf(c: GatewayContext, route: string, services: Services, parts: ShellParts): Promise<Caller> {
   const config = services.config;
   if (!config.auth.ok) {
     console.error(`mcp-edge-gateway: ${config.auth.problems.join("; ")}`);
@@ -87,7 +109,7 @@ async function callerOf(c: GatewayContext, route: string, services: Services): P
     kv: c.env.GATEWAY_KV,
     cacheTtlMs: config.documentCacheTtlMs,
     route,
-    signInToken: signInTokenOf(c, config.auth.value, route),
+    signInToken: signInTokenOf(c, parts, config.auth.value, route),
   });
   if (found.ok) return found.value;
   const path = route === "" ? "/mcp" : `/mcp/${route}`;
@@ -95,7 +117,7 @@ async function callerOf(c: GatewayContext, route: string, services: Services): P
   const reason = authFailureName(found);
   if (reason !== undefined) {
     const answer = { status: error.status, code: error.code, message: error.message };
-    recordFailedAuthentication({ request: c.req.raw, route: path, reason, answer, startedAt, audit: config.audit, queue: services.auditQueue, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
+    parts.recordFailure({ request: c.req.raw, route: path, reason, answer, startedAt, env: c.env, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
   }
   throw error;
 }
@@ -110,12 +132,12 @@ async function upstreamsShownTo(caller: Caller, services: Services, all: readonl
   return authOff(services.config) ? all : reachableUpstreams(services.kv, services.config.documentCacheTtlMs, caller.roles, all);
 }
 
-async function endpoint(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<EndpointRequest> {
+async function endpoint(c: GatewayContext, route: string, { pipelines, parts }: Served): Promise<EndpointRequest> {
   const all = configuredUpstreams(c.env);
   const services = servicesFor(c.env);
   // Who calls is known before anything is said about upstreams: with authentication on, an
   // unauthenticated caller gets the same 401 whether the upstream exists or not.
-  const caller = await callerOf(c, route, services);
+  const caller = await callerOf(c, route, services, parts);
   const upstreams = route === "" ? all : all.filter((u) => u.name === route);
   if (route !== "") {
     // An upstream the caller's persona does not reach answers as one that does not exist: no
@@ -133,6 +155,7 @@ async function endpoint(c: GatewayContext, route: string, pipelines: (config: Ga
     env: c.env,
     services,
     pipeline: pipelines(services.config),
+    sessionShapes: parts.sessionShapes,
     ...(catalog.value ? { catalog: catalog.value } : {}),
     kv: c.env.GATEWAY_KV,
     route,
@@ -181,28 +204,28 @@ const HOME_AUTHENTICATION_REQUIRED = "required: send Authorization: Bearer <toke
  * authentication is required and where its metadata is (nothing about upstreams). A credential
  * that fails is recorded as a failed authentication (bounded per source), as on /mcp.
  */
-async function upstreamsOfHome(c: GatewayContext, config: GatewayConfig, all: readonly UpstreamConfig[]): Promise<Record<string, unknown>> {
+async function upstreamsOfHome(c: GatewayContext, parts: ShellParts, config: GatewayConfig, all: readonly UpstreamConfig[]): Promise<Record<string, unknown>> {
   if (authOff(config)) return { upstreams: all.map((u) => u.name) };
   const authorization = c.req.header("authorization");
   if (config.auth.ok && authorization !== undefined) {
     const startedAt = Date.now();
-    const signInToken = signInTokenOf(c, config.auth.value, "");
+    const signInToken = signInTokenOf(c, parts, config.auth.value, "");
     const found = await authenticate({ authorization, auth: config.auth.value, kv: c.env.GATEWAY_KV, cacheTtlMs: config.documentCacheTtlMs, route: "", signInToken });
     if (found.ok) return { upstreams: (await upstreamsShownTo(found.value, servicesFor(c.env), all)).map((u) => u.name) };
     // The page tells a good credential from a bad one, so a bad one is a failed authentication like any other.
     const reason = authFailureName(found);
     if (reason !== undefined) {
       const answer = { status: 200, message: HOME_AUTHENTICATION_REQUIRED };
-      recordFailedAuthentication({ request: c.req.raw, route: "/", reason, answer, startedAt, audit: config.audit, queue: servicesFor(c.env).auditQueue, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
+      parts.recordFailure({ request: c.req.raw, route: "/", reason, answer, startedAt, env: c.env, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
     }
   }
   return { authentication: HOME_AUTHENTICATION_REQUIRED, resourceMetadata: metadataUrl(new URL(c.req.url).origin, "/mcp") };
 }
 
 /** A POST goes to the front of its era: 2026-07-28 (`_meta` protocol version) or 2025 (everything else). */
-async function post(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> {
+async function post(c: GatewayContext, route: string, served: Served): Promise<Response> {
   // Authenticated before the body is read: an unknown caller's body is never taken in.
-  const where = await endpoint(c, route, pipelines);
+  const where = await endpoint(c, route, served);
   const text = await readMessageBody(c.req.raw, where.services.config.maxMessageBytes);
   const { headers } = c.req.raw;
   checkPostHeaders(headers.get("accept"), headers.get("content-type"));
@@ -213,48 +236,47 @@ async function post(c: GatewayContext, route: string, pipelines: (config: Gatewa
   return handlePost(where, body);
 }
 
-async function serve(c: GatewayContext, route: string, pipelines: (config: GatewayConfig) => Handler): Promise<Response> {
+async function serve(c: GatewayContext, route: string, served: Served): Promise<Response> {
   switch (c.req.method) {
     case "POST":
-      return post(c, route, pipelines);
+      return post(c, route, served);
     case "GET":
-      return handleGet(await endpoint(c, route, pipelines));
+      return handleGet(await endpoint(c, route, served));
     case "DELETE":
-      return handleDelete(await endpoint(c, route, pipelines));
+      return handleDelete(await endpoint(c, route, served));
     default:
       throw new GatewayError(405, -32000, `Method Not Allowed: ${c.req.method}; use POST, GET or DELETE`, undefined, null, { allow: "GET, POST, DELETE" });
   }
 }
 
 /**
- * Builds the gateway's hono app. `pipeline` options (a rearranged middleware list, call
- * observers) give an app whose pipeline differs from the Worker's; without them each
- * configuration's default pipeline is used.
+ * Builds the gateway's hono app with the features' `parts`. `pipeline` options (a rearranged
+ * middleware list, call observers) give an app whose pipeline differs from the Worker's;
+ * without them each configuration's default pipeline is used. The composition root
+ * (src/gateway.ts, `createApp`) is what calls it.
  *
  * @example
- * const app = createApp({ observers: [(record) => records.push(record)] });
+ * const app = createShell(parts, { observers: [(record) => records.push(record)] });
  */
-export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayBindings }> {
+export function createShell(parts: ShellParts, pipeline?: PipelineOptions): Hono<{ Bindings: GatewayBindings }> {
   const app = new Hono<{ Bindings: GatewayBindings }>();
   const custom = new WeakMap<GatewayConfig, Handler>();
   const pipelines = (config: GatewayConfig): Handler => {
-    if (!pipeline) return pipelineFor(config);
+    if (!pipeline) return parts.buildPipeline(config);
     let handler = custom.get(config);
     if (!handler) {
-      handler = buildPipeline(config, pipeline);
+      handler = parts.buildPipeline(config, pipeline);
       custom.set(config, handler);
     }
     return handler;
   };
 
-  const admin = createAdminApp();
-  // The admin console checks origins itself (its own origin only, with a CSRF token), so it is routed before the MCP Origin guard.
-  mountConsole(app, admin);
-  // Browser pages too: the sign-in form posts to its own origin, checked by the route itself.
-  addUpstreamSignInRoutes(app);
-  // With AUTH.signIn, the gateway as its clients' authorization server: browser pages that check their
-  // own origin, and the library's endpoints (metadata, token, registration), which answer CORS themselves.
-  addClientSignInRoutes(app);
+  const admin = createAdminApp(parts.adminRoutes, parts.recordFailure);
+  // Browser pages, routed before the MCP Origin guard: the admin console checks origins itself (its own
+  // origin only, with a CSRF token), sign-in forms post to their own origin, checked by each route, and an
+  // authorization server's endpoints answer CORS themselves. The features' own, in the composition root's order.
+  for (const add of parts.pageRoutes) add(app, admin);
+  const served: Served = { pipelines, parts };
 
   app.use("*", async function originGuard(c, next) {
     const origin = checkOrigin(c.req.raw, gatewayConfig(c.env).allowedOrigins);
@@ -270,14 +292,15 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
     return c.json({
       ...GATEWAY_INFO,
       endpoints: { aggregated: "/mcp", perUpstream: "/mcp/<upstream>" },
-      ...(await upstreamsOfHome(c, config, parsed.ok ? parsed.value : [])),
+      ...(await upstreamsOfHome(c, parts, config, parsed.ok ? parsed.value : [])),
       ...(parsed.ok ? {} : { configurationErrors: [publicConfigurationError(parsed.problems)] }),
     });
   });
   // Liveness: answers without calling any upstream, and says nothing secret.
   app.get("/health", (c) => c.json({ status: "ok", ...GATEWAY_INFO }, 200, { "cache-control": "no-store" }));
   app.route(ADMIN_BASE, admin);
-  app.get("/icons/:name", (c) => downloadIcon(c.req.raw, c.env, c.req.param("name")));
+  // The features' own routes (icon files, offloaded payloads), in the composition root's order.
+  for (const add of parts.routes) add(app);
   const metadata = (c: GatewayContext, route: string) => {
     const auth = gatewayConfig(c.env).auth;
     return c.json(protectedResourceMetadata(auth.ok ? auth.value : { mode: "missing" }, new URL(c.req.url).origin, route), 200, { "cache-control": "public, max-age=300" });
@@ -288,9 +311,8 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp`, (c) => metadata(c, ""));
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp/:upstream`, (c) => metadata(c, c.req.param("upstream")));
   for (const path of AUTHORIZATION_SERVER_PATHS) app.all(path, (c) => errorResponse(notAnAuthorizationServer(c)));
-  app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id")));
-  app.all("/mcp", (c) => serve(c, "", pipelines));
-  app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), pipelines));
+  app.all("/mcp", (c) => serve(c, "", served));
+  app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), served));
   app.notFound(() => errorResponse(new GatewayError(404, -32000, "Not Found: the MCP endpoint is /mcp (all upstreams) or /mcp/<upstream>")));
   app.onError((error) => errorResponse(error));
   return app;

@@ -1,6 +1,6 @@
 /**
- * The types of code-mode-module.mjs, which scripts/build-yaml-module.mjs generates (it is not
- * committed): code mode's program preparation with acorn, sandbox modules and declarations, bundled as a module of its own so
- * the Worker loads it only to run a program (code-mode-library.ts).
+ * code-mode-module.mjs, which scripts/build-yaml-module.mjs generates from
+ * src/features/code-mode/lazy-entry.ts and acorn (it is not committed). Its exports are typed
+ * where the feature loads it (features/code-mode/library-loader.ts), so storage imports no feature.
  */
-export { declarationsAnswer, runAnswer } from "../features/code-mode/lazy-entry";
+export {};

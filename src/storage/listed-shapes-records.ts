@@ -1,6 +1,6 @@
 /**
  * Where a 2025 session's record of the filter shapes it listed tools under lives: KV
- * `tools-listed/<session id>`, until the session expires (policy/listed-shapes.ts says
+ * `tools-listed/<session id>`, until the session expires (features/filters/listed-shapes.ts says
  * what the record means). The only module that knows that key.
  */
 

@@ -15,13 +15,13 @@ const trees = mkdtempSync(path.join(tmpdir(), "import-graph-"));
 afterAll(() => rmSync(trees, { recursive: true, force: true }));
 
 /** Writes the files of a tree (path → text) and runs the script on it. */
-function graphOf(name: string, files: Record<string, string>): { status: number | null; output: string } {
+function graphOf(name: string, files: Record<string, string>, options: readonly string[] = []): { status: number | null; output: string } {
   const root = path.join(trees, name);
   for (const [file, text] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
     writeFileSync(path.join(root, file), text);
   }
-  const run = spawnSync(process.execPath, [SCRIPT, root], { encoding: "utf8" });
+  const run = spawnSync(process.execPath, [SCRIPT, ...options, root], { encoding: "utf8" });
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
@@ -60,6 +60,26 @@ describe("the import graph", () => {
     });
     expect(output).toContain("folder cycle: features/filters → features/pins → features/filters");
     expect(status).toBe(1);
+  });
+
+  it("with --allow-feature-cycles, lets features import each other but not the skeleton close a cycle", () => {
+    const features = {
+      "features/pins/store.ts": 'export * from "../filters/names";\n',
+      "features/pins/names.ts": "export const PIN = 1;\n",
+      "features/filters/names.ts": "export const FILTER = 1;\n",
+      "features/filters/apply.ts": 'import { PIN } from "../pins/names";\nexport const apply = PIN;\n',
+    };
+    const allowed = graphOf("feature-cycle-allowed", features, ["--allow-feature-cycles"]);
+    expect(allowed.output).toContain("feature cycle (allowed for now): features/filters → features/pins → features/filters");
+    expect(allowed.output).toContain("0 folder cycles, 1 feature cycle allowed for now");
+    expect(allowed.status).toBe(0);
+    const throughSkeleton = graphOf(
+      "feature-cycle-skeleton",
+      { ...features, "core/a.ts": 'import { PIN } from "../features/pins/names";\nexport const a = PIN;\n', "features/pins/names.ts": 'import { a } from "../../core/a";\nexport const PIN = a;\n' },
+      ["--allow-feature-cycles"],
+    );
+    expect(throughSkeleton.output).toContain("folder cycle: core → features/pins → core");
+    expect(throughSkeleton.status).toBe(1);
   });
 
   it("passes a tree without cycles, whatever its comments and strings say", () => {

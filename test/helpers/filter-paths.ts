@@ -1,12 +1,12 @@
 /**
  * The two ways an output filter answers a tools/call (the one-pass path of
- * policy/filter-answer.ts, and the parsed path it must agree with), each as the text the
+ * features/filters/filter-answer.ts, and the parsed path it must agree with), each as the text the
  * client would get or the failure's name and message, for tests that compare them. The
  * answers are to a request whose id is 7.
  */
-import { FilterError, filterToolResult } from "../../src/policy/apply-filter";
-import { filterAnswer } from "../../src/policy/filter-answer";
-import type { ToolFilter } from "../../src/policy/filter-set";
+import { FilterError, filterToolResult } from "../../src/features/filters/apply-filter";
+import { filterAnswer } from "../../src/features/filters/filter-answer";
+import type { ToolFilter } from "../../src/features/filters/filter-set";
 import { resultText, type JsonObject } from "../../src/core/jsonrpc";
 
 /** The answer the parsed path gives: the text sent to the client, or the failure. */

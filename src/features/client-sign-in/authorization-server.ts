@@ -15,7 +15,7 @@ import type { SignInConfig } from "./config";
 import { resourceUrl } from "../../auth/protected-resource";
 import { loadOAuthLibrary, type OAuthLibrary } from "../../storage/oauth-library";
 import { gatewayConfig } from "../../config/gateway-config";
-import { queueAuditEvents } from "../../storage/audit-queue";
+import { queueAuditEvents } from "../audit/audit-queue";
 import { grantEvent } from "./grant-audit";
 
 /** Where the library's endpoints and the gateway's sign-in pages are. */

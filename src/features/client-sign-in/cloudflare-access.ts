@@ -13,7 +13,7 @@ import { fail, ok, type Result } from "../../core/errors";
 import { issuerKeys, KeySetUnavailable } from "../../auth/key-set";
 import type { SignInConfig } from "./config";
 import type { SignedInUser } from "./authorization-server";
-import type { LoginProblem } from "./identity-provider";
+import type { LoginProblem } from "./login-problem";
 import { emailAllowed } from "./identity-provider";
 
 /** The header Access adds to every request it lets through. */

@@ -13,7 +13,7 @@ import { readTextUpTo } from "../../core/bounded-text";
 import { isObject } from "../../core/jsonrpc";
 import { fail, ok, type Result } from "../../core/errors";
 import type { SignInConfig } from "./config";
-import type { LoginProblem } from "./identity-provider";
+import type { LoginProblem } from "./login-problem";
 
 /** What the gateway asks of GitHub: the profile, the email addresses, the organizations. */
 export const GITHUB_SCOPES = ["read:user", "user:email", "read:org"];

@@ -5,9 +5,9 @@
  * grant (identifiers, not credentials), never a token, a code or a secret.
  */
 import { randomHexId } from "../../core/ids";
-import { queueAuditEvents } from "../../storage/audit-queue";
+import { queueAuditEvents } from "../audit/audit-queue";
 import { gatewayConfig } from "../../config/gateway-config";
-import type { AuditEvent } from "../../storage/audit-event";
+import type { AuditEvent } from "../audit/audit-event";
 
 /** The `mcp.method.name` of these events. */
 export const GRANT_EVENT_METHODS = {

@@ -31,6 +31,7 @@ import { authorizationServerAt } from "../../upstream/oauth/discovery";
 import { httpOptions } from "../../upstream/oauth/http-options";
 import type { SignInConfig } from "./config";
 import type { SignedInUser } from "./authorization-server";
+import type { LoginProblem } from "./login-problem";
 import { GITHUB_SCOPES, githubIdentity, githubServer, type GithubIdentity } from "./github";
 
 /** The most values of the roles claim a grant keeps (Entra ID sends up to 200 groups in a token). */
@@ -39,11 +40,7 @@ const MAX_KEPT_GROUPS = 256;
 /** What the library keeps for the callback beside the approved request. */
 export type LoginData = { readonly verifier: string; readonly nonce: string };
 
-export type LoginProblem =
-  | { reason: "not-set-up"; detail: string }
-  | { reason: "provider-unavailable"; detail: string }
-  | { reason: "refused"; detail: string }
-  | { reason: "not-allowed"; detail: string };
+export type { LoginProblem };
 
 type Provider = { as: AuthorizationServer; client: Client; auth: ClientAuth };
 

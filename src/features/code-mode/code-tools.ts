@@ -9,8 +9,8 @@
 import { bytesToBase64Url } from "../../core/base64url";
 import { isObject, resultText, type JsonRpcId, type JsonRpcRequest } from "../../core/jsonrpc";
 import { randomHexId } from "../../core/ids";
-import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCH_TOOLS } from "../../catalog/definitions";
-import type { Catalog, CatalogTool } from "../../catalog/visible-catalog";
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCH_TOOLS } from "../catalog/definitions";
+import type { Catalog, CatalogTool } from "../catalog/visible-catalog";
 import { toolDeclarations, toolIdentifiers } from "./declarations";
 import type { InnerAnswer } from "./inner-call";
 import { toolOutcome } from "./tool-outcome";

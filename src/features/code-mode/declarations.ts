@@ -11,7 +11,7 @@
  */
 import { isObject } from "../../core/jsonrpc";
 import { SYS_PREFIX, splitName } from "../../core/names";
-import type { Catalog, CatalogTool } from "../../catalog/visible-catalog";
+import type { Catalog, CatalogTool } from "../catalog/visible-catalog";
 
 /** Nesting of a schema rendered as a type; deeper parts are `unknown`. */
 export const MAX_TYPE_DEPTH = 6;

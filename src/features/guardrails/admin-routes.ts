@@ -19,7 +19,7 @@ import { readBodyText } from "../../admin/read-body";
 import { gatewayConfig } from "../../config/gateway-config";
 import { isObject } from "../../core/jsonrpc";
 import { parseDocument, type Checked } from "../../storage/document-store";
-import { loadGuardrailsEngine } from "../../storage/guardrails-library";
+import { loadGuardrailsEngine } from "./engine-loader";
 import { forgetGuardrails, GUARDRAILS_KEY } from "./store";
 
 /**

@@ -6,8 +6,8 @@
  * operator's pattern (safe-pattern.ts). Every detector is linear in the string.
  */
 import { invisibleRuns } from "../../core/invisible-characters";
-import { NO_SCAN_CONTEXT, TEXT_RULES } from "../../policy/text-rules";
-import { skeleton } from "../../policy/text-skeleton";
+import { NO_SCAN_CONTEXT, TEXT_RULES } from "../pins/text-rules";
+import { skeleton } from "../pins/text-skeleton";
 import { coveredSpans, type SafePattern, type StepMeter } from "./safe-pattern";
 import { findPersonalData, findSecrets, type Finding } from "./token-detectors";
 

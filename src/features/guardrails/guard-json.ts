@@ -9,7 +9,7 @@
  * images, audio and blobs is not read.
  */
 import { eachElement, eachMember, RawJsonError, skipValue, splice, type Span, type Splice } from "../../core/raw-json";
-import { secretKeyMatcher } from "../../policy/secret-keys";
+import { secretKeyMatcher } from "../audit/secret-keys";
 import { detect, type DetectorContext, type Finding } from "./detectors";
 import type { GuardrailHit } from "../../context/call-record";
 import type { GuardRule, GuardSide } from "./document";

@@ -6,7 +6,7 @@
  */
 import { IsolateCopies } from "../../storage/isolate-copies";
 import { formatProblems, parseDocument, type DocumentProblem } from "../../storage/document-store";
-import { loadGuardrailsEngine, type GuardrailsEngine } from "../../storage/guardrails-library";
+import { loadGuardrailsEngine, type GuardrailsEngine } from "./engine-loader";
 import type { Guardrails } from "./document";
 
 /** The KV key of the guardrails document. */

@@ -11,7 +11,7 @@
  * repetitions can split the same characters two ways (separators are mandatory where
  * groups repeat). A private key block's end is searched once for the whole text.
  */
-import { secretKeyMatcher } from "../../policy/secret-keys";
+import { secretKeyMatcher } from "../audit/secret-keys";
 
 /** One thing a detector found in a string: the span [start, end) and what it is. */
 export type Finding = { readonly start: number; readonly end: number; readonly kind: string };

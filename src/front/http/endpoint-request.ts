@@ -5,7 +5,13 @@
  */
 import type { Caller, Handler, Services } from "../../context/call-context";
 import type { UpstreamConfig } from "../../config/upstreams";
-import type { CatalogMode } from "../../policy/catalog-mode";
+import type { CatalogMode } from "../../policy/persona";
+
+/**
+ * What a session remembers of the filters when it begins (features/filters/listed-shapes.ts):
+ * per upstream of `route`, the shape of its listed tools, which a later list compares with.
+ */
+export type SessionShapes = (services: Services, route: string, upstreams: readonly string[]) => Promise<Readonly<Record<string, string>>>;
 
 /** One route of the endpoint as the shell resolved it. */
 export type EndpointRequest = {
@@ -25,6 +31,8 @@ export type EndpointRequest = {
   readonly caller: Caller;
   /** The pipeline every client message goes through. */
   readonly pipeline: Handler;
+  /** The filters' shapes a 2025 session seals when it begins. */
+  readonly sessionShapes: SessionShapes;
   /** The catalog mode the URL asked for (`?catalog=`), checked by the shell. */
   readonly catalog?: CatalogMode;
   readonly waitUntil: (promise: Promise<unknown>) => void;

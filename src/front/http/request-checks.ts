@@ -1,12 +1,35 @@
 /**
  * Checks of a Streamable HTTP request that every protocol era makes alike: what the
  * Accept and Content-Type headers must say, and a message's structure (no key twice, no
- * nesting past the bound) before anything parses it for policy.
+ * nesting past the bound) before anything parses it for policy; and the catalog mode the
+ * URL asks for (`?catalog=`).
  */
-import { GatewayError } from "../../core/errors";
+import { fail, GatewayError, ok, type Result } from "../../core/errors";
 import { INVALID_REQUEST, isId, type JsonRpcId } from "../../core/jsonrpc";
 import { structureProblem, structureProblemText, type StructureProblem } from "../../core/duplicate-keys";
 import { member, parseSpan, rootSpan } from "../../core/raw-json";
+import { CATALOG_MODES, isCatalogMode, type CatalogMode } from "../../policy/persona";
+
+/** The query parameter of /mcp and /mcp/<upstream> that chooses a catalog mode (policy/persona.ts). */
+export const CATALOG_PARAM = "catalog";
+
+/**
+ * The catalog mode a request URL asks for: undefined when it names none, a tagged failure
+ * when it names something else (or names it twice).
+ *
+ * @example
+ * requestedCatalog("https://gw.example/mcp?catalog=search") // { ok: true, value: "search" }
+ */
+export function requestedCatalog(url: string): Result<CatalogMode | undefined, { reason: "bad-catalog"; message: string }> {
+  // Nearly every request URL has no query: no URL to parse then.
+  const values = url.includes("?") ? new URL(url).searchParams.getAll(CATALOG_PARAM) : [];
+  if (values.length === 0) return ok(undefined);
+  const [value] = values;
+  if (values.length > 1 || !isCatalogMode(value)) {
+    return fail({ reason: "bad-catalog", message: `Bad request: ?${CATALOG_PARAM}= takes one of ${CATALOG_MODES.join(", ")} (see docs/tool-search.md)` });
+  }
+  return ok(value);
+}
 
 /** A client's message text, its structure read once, before anything parses it. */
 export type CheckedBody = { readonly text: string; readonly problem: StructureProblem | undefined };

@@ -14,7 +14,6 @@ import { elements, rootSpan } from "../../core/raw-json";
 import type { CallContext, Caller, ClientMessage, Identity } from "../../context/call-context";
 import { routeFor } from "../../context/route";
 import { newCallRecord } from "../../context/call-record";
-import { routeShapes } from "../../policy/listed-shapes";
 import { grantOnce } from "../../policy/persona-grant";
 import type { UpstreamSession } from "../../upstream/upstream-session";
 import { allowsBatches, checkVersionHeader } from "./protocol";
@@ -88,7 +87,7 @@ function runQuietly(where: EndpointRequest, ctx: SessionContext, message: Client
 /** initialize: a new session, the upstreams initialized through the pipeline, then sealed. */
 async function initialize(where: EndpointRequest, request: WireMessage<JsonRpcRequest>): Promise<Response> {
   const secret = where.services.sessionSecret;
-  const filterShapes = await routeShapes(where.services.kv, where.services.config.documentCacheTtlMs, where.route, where.upstreams.map((upstream) => upstream.name));
+  const filterShapes = await where.sessionShapes(where.services, where.route, where.upstreams.map((upstream) => upstream.name));
   let state = beginSession(request.message, where, filterShapes);
   const opened = (upstreams: Readonly<Record<string, UpstreamSession>>) => {
     state = { ...state, upstreams };

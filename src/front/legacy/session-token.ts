@@ -49,7 +49,7 @@ export type SessionState = {
   readonly exp: number;
   /**
    * Which tools the output filters reshaped at initialize, per upstream (digests; see
-   * policy/listed-shapes.ts); absent when none. A later tools/list under other filters
+   * features/filters/listed-shapes.ts); absent when none. A later tools/list under other filters
    * is recorded in KV, since the token is never re-issued.
    */
   readonly filterShapes?: Readonly<Record<string, string>>;

@@ -12,7 +12,6 @@ import { deleteTokens, readTokens, writeTokens, type UpstreamTokens } from "../.
 import { authorizationServerAt } from "./discovery";
 import { issuedClient, type OAuthServices } from "./registration";
 import { httpOptions } from "./http-options";
-import { auditConnection } from "./connection-audit";
 
 /** A token this close to its expiry is refreshed before use. */
 export const REFRESH_MARGIN_MS = 60_000;
@@ -23,6 +22,24 @@ export type TokenProblem = { reason: "sign-in-required"; detail: string };
 
 /** The services of a token lookup: storage, and where refresh failures are audited. */
 export type TokenServices = OAuthServices & { readonly auditQueue?: Queue; readonly waitUntil?: (promise: Promise<unknown>) => void };
+
+/** A refresh that failed: whose, for which upstream, and why in the gateway's own words (never a token). */
+export type RefreshFailure = { readonly principal: string; readonly upstream: string; readonly detail: string };
+/** Told of each failed refresh (upstream sign-in's connection events in the audit trail), with the lookup's services. */
+export type RefreshFailureReporter = (services: TokenServices, failure: RefreshFailure) => void;
+
+/** The reporter the composition root added (src/gateway.ts); none until then. */
+let reportRefreshFailure: RefreshFailureReporter = () => {};
+
+/**
+ * Sets who is told of failed refreshes (sent only where the lookup has a `waitUntil`).
+ *
+ * @example
+ * onRefreshFailure((services, failure) => console.warn(failure.detail));
+ */
+export function onRefreshFailure(report: RefreshFailureReporter): void {
+  reportRefreshFailure = report;
+}
 
 /** One refresh per caller and upstream at a time in this isolate: a rotated refresh token must not be spent twice. */
 const refreshing = new Map<string, Promise<Result<string, TokenProblem>>>();
@@ -55,7 +72,7 @@ async function refresh(upstream: UpstreamConfig, principal: string, tokens: Upst
   } catch (error) {
     await deleteTokens(services.kv, principal, upstream.name);
     const detail = `refreshing the token failed (${(error as Error).message}); sign in again`;
-    if (services.waitUntil) auditConnection(services.auditQueue, services.waitUntil, { kind: "refresh-failed", principal, upstream: upstream.name, detail });
+    if (services.waitUntil) reportRefreshFailure(services, { principal, upstream: upstream.name, detail });
     return fail({ reason: "sign-in-required", detail });
   }
 }

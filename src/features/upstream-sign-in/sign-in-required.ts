@@ -1,0 +1,111 @@
+/**
+ * Asking a caller to sign in to an upstream that acts as each user (UPSTREAMS[].auth):
+ * when a request fails because the caller has no usable token (none yet, refused, or too
+ * narrow a scope), the answer points the user at a fresh, single-use sign-in link
+ * (features/upstream-sign-in/sign-in-link.ts) in the way the client can act on —
+ *
+ * - a 2025 session whose client declared URL elicitation (`elicitation.url`), on a call
+ *   (tools/call, prompts/get, resources/read): a URL-mode `elicitation/create` on the call's
+ *   stream (through the input bridge, eras/input-bridge.ts); once the user accepted, the
+ *   call waits for the sign-in's callback (features/upstream-sign-in/sign-in-wait.ts), tells the client
+ *   `notifications/elicitation/complete` and runs again, answering the original request;
+ * - a 2026-07-28 client that declared URL elicitation: `input_required` with a URL-mode
+ *   `elicitation/create`; its retry (with the sealed `requestState`) runs the call again;
+ * - otherwise a client that declared URL elicitation (initialize, other methods, no
+ *   INPUT_RENDEZVOUS binding): the `-32042` URL-elicitation-required error (2025-11-25);
+ *   the client retries once the user is done;
+ * - any other client: a tool error (for tools/call) or an error naming the link and what to do.
+ *
+ * Both routes pass here (relay.ts), and so do a transparent route's initialize and server/discover.
+ */
+import { GatewayError } from "../../core/errors";
+import { isObject, resultText, type JsonObject, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
+import type { CallContext } from "../../context/call-context";
+import { UPSTREAM_ERROR } from "../../upstream/failures";
+import { mintSignInLink, SIGN_IN_LINK_TTL_MS } from "./sign-in-link";
+import { SIGN_IN_FLOW_TTL_MS } from "./authorization-flow";
+import { bridgeInput } from "../../eras/input-bridge";
+import { awaitSignIn } from "./sign-in-wait";
+import type { Challenge } from "../../upstream/oauth/discovery";
+import { MULTI_ROUND_TRIP_METHODS } from "../../eras/request-state";
+
+/** MCP's "URL elicitation required" (2025-11-25). */
+export const URL_ELICITATION_REQUIRED = -32042;
+/** The key of the sign-in question in an input_required answer. */
+export const SIGN_IN_INPUT_KEY = "sign-in";
+
+/** Sign-ins one call may ask for in a row (a step-up right after a first sign-in, say). */
+const MAX_SIGN_INS_PER_CALL = 3;
+/** How long a call waits for its user's sign-in once they accepted (the rendezvous caps it at 15 minutes). */
+export const SIGN_IN_WAIT_MS = SIGN_IN_LINK_TTL_MS + SIGN_IN_FLOW_TTL_MS;
+
+/** The client's action in its answer to the sign-in question (the retry `bridgeInput` builds). */
+function actionOf(retry: string): unknown {
+  const params: unknown = (JSON.parse(retry) as { params?: unknown }).params;
+  const responses = isObject(params) ? params["inputResponses"] : undefined;
+  const answer = isObject(responses) ? responses[SIGN_IN_INPUT_KEY] : undefined;
+  return isObject(answer) ? answer["action"] : undefined;
+}
+
+function errorText(id: JsonRpcId, code: number, message: string, data?: JsonObject): string {
+  return JSON.stringify({ jsonrpc: "2.0", id, error: { code, message, ...(data ? { data } : {}) } });
+}
+
+/** The answer when the user declined (or cancelled) signing in. */
+function declined(id: JsonRpcId, method: string, upstream: string): string {
+  const text = `The call needs you to sign in to upstream "${upstream}", and the sign-in was declined; call again to be asked again.`;
+  return method === "tools/call" ? resultText(id, { content: [{ type: "text", text }], isError: true }) : errorText(id, UPSTREAM_ERROR, text, { upstream, reason: "sign-in-declined" });
+}
+
+function signInData(error: unknown): { upstream: string; challenge: Challenge } | undefined {
+  if (!(error instanceof GatewayError) || !isObject(error.data) || error.data["reason"] !== "sign-in-required") return undefined;
+  const { upstream, challenge } = error.data;
+  return typeof upstream === "string" ? { upstream, challenge: isObject(challenge) ? (challenge as Challenge) : {} } : undefined;
+}
+
+/** True when the client declared URL-mode elicitation (`capabilities.elicitation.url`). */
+function asksByUrl(ctx: CallContext): boolean {
+  const elicitation = ctx.identity.clientCapabilities["elicitation"];
+  return isObject(elicitation) && isObject(elicitation["url"]);
+}
+
+/**
+ * Runs `route`; a sign-in-required failure becomes the question to the user.
+ *
+ * @example
+ * return askToSignIn(ctx, request, () => forward(ctx, upstream, request.text, id));
+ */
+export async function askToSignIn(ctx: CallContext, request: WireMessage<JsonRpcRequest>, route: () => Promise<string>, asked = 0): Promise<string> {
+  try {
+    return await route();
+  } catch (error) {
+    const needed = signInData(error);
+    const kv = ctx.services.kv;
+    if (!needed || !kv) throw error;
+    const { id, method } = request.message;
+    const { principal, roles } = ctx.identity;
+    const { url, nonce } = await mintSignInLink(kv, ctx.services.sessionSecret, ctx.route.origin, { principal, roles, upstream: needed.upstream, challenge: needed.challenge });
+    ctx.record.upstream = needed.upstream;
+    const wider = needed.challenge.error === "insufficient_scope";
+    const message = `${wider ? `Upstream "${needed.upstream}" needs more access (${needed.challenge.scope ?? "a wider scope"})` : `Sign in to upstream "${needed.upstream}" to use it`}: open the link in a browser and sign in; then retry.`;
+    const elicitation = { mode: "url", message, url, elicitationId: nonce };
+    const rendezvous = ctx.services.inputRendezvous;
+    if (asksByUrl(ctx) && ctx.identity.session !== undefined && MULTI_ROUND_TRIP_METHODS.has(method) && rendezvous && asked < MAX_SIGN_INS_PER_CALL) {
+      const question = { ...elicitation, message: `${message.slice(0, -"; then retry.".length)}.` };
+      const first = resultText(id, { resultType: "input_required", inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params: question } } });
+      return bridgeInput(ctx, needed.upstream, request.text, id, first, async (retry) => {
+        if (actionOf(retry) !== "accept") return declined(id, method, needed.upstream);
+        if (!(await awaitSignIn(rendezvous, nonce, SIGN_IN_WAIT_MS, ctx.signal))) return errorText(id, URL_ELICITATION_REQUIRED, message, { elicitations: [elicitation] });
+        await ctx.emit(JSON.stringify({ jsonrpc: "2.0", method: "notifications/elicitation/complete", params: { elicitationId: nonce } }));
+        return askToSignIn(ctx, request, route, asked + 1);
+      });
+    }
+    if (asksByUrl(ctx) && ctx.identity.era === "modern" && MULTI_ROUND_TRIP_METHODS.has(method)) {
+      return resultText(id, { resultType: "input_required", inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params: elicitation } } });
+    }
+    if (asksByUrl(ctx)) throw new GatewayError(200, URL_ELICITATION_REQUIRED, message, { elicitations: [elicitation] }, id);
+    const instructions = `${message.slice(0, -"; then retry.".length)}: ${url} (the link works once, for 10 minutes); then call again.`;
+    if (method === "tools/call") return resultText(id, { content: [{ type: "text", text: instructions }], isError: true });
+    throw new GatewayError(200, UPSTREAM_ERROR, instructions, { upstream: needed.upstream, reason: "sign-in-required" }, id);
+  }
+}
