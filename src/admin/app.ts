@@ -33,6 +33,7 @@ import { deleteDocument, storeDocument } from "./document-versions";
 import { addAuditRoutes } from "./audit";
 import { createShapingAdmin } from "./shaping";
 import { createUpstreamsAdmin } from "./upstreams";
+import { createLiveUpstreamRoutes } from "../features/live-upstreams/routes";
 import { createPinsAdmin } from "./pins";
 import { createApiKeyRoutes } from "./api-keys";
 import { createAccessRoutes } from "./access-documents";
@@ -213,6 +214,7 @@ export function createAdminApp(): Hono<{ Bindings: AdminBindings }> {
 
   admin.route("/", createShapingAdmin());
   admin.route("/", createUpstreamsAdmin());
+  admin.route("/", createLiveUpstreamRoutes());
   admin.route("/", createPinsAdmin());
   admin.route("/api-keys", createApiKeyRoutes());
   admin.route("/upstream-connections", createUpstreamConnectionRoutes());

@@ -1,7 +1,8 @@
 /**
  * Upstream health for operators (mounted under /admin, behind its bearer check):
  *
- *   GET  /admin/upstreams                each upstream's protocol revision, last success,
+ *   GET  /admin/upstreams                each upstream (`source`: "declared" in UPSTREAMS or "live",
+ *                                        added through features/live-upstreams/), its protocol revision, last success,
  *                                        last failure, and over the recent windows its
  *                                        calls, error rate and latency percentiles, measured
  *                                        on real traffic (pipeline/upstream-health.ts), and its
@@ -26,6 +27,7 @@ import { HEALTH_RETENTION_S, readWindows, summarize } from "../storage/upstream-
 import { readPins } from "../storage/pin-store";
 import { pinningOf } from "../middleware/pin-observation";
 import { describeUpstreamPins } from "./pins";
+import { upstreamSource } from "../features/live-upstreams/routes";
 
 type UpstreamBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
 
@@ -85,7 +87,7 @@ export function createUpstreamsAdmin(): Hono<{ Bindings: UpstreamBindings }> {
       configured(c.env).map(async (upstream) => {
         const windows = [...(kv ? await readWindows(kv, upstream.name) : []), ...pendingWindows(upstream.name)];
         const pins = kv && pinningOf(upstream) !== "off" ? describeUpstreamPins(upstream, await readPins(kv, upstream.name), false) : { mode: "off" };
-        return { name: upstream.name, ...summarize(windows), pins };
+        return { name: upstream.name, source: upstreamSource(upstream), ...summarize(windows), pins };
       }),
     );
     return c.json({ upstreams, note: NOTE }, 200, { "cache-control": "no-store" });

@@ -9,6 +9,7 @@ import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "../policy/o
 import { auditFromVar, type AuditConfig } from "./audit-config";
 import { upstreamsFrom, type ConfigProblem, type UpstreamConfig } from "./upstreams";
 import { parseAuthConfig, type AuthConfig, type AuthConfigProblem } from "./auth-config";
+import { withLiveUpstreams } from "../features/live-upstreams/live-list";
 
 /** How long an isolate trusts its copy of a KV document (filter sets, plan) by default. */
 export const DEFAULT_DOCUMENT_CACHE_TTL_MS = 30_000;
@@ -69,13 +70,18 @@ function ttlFrom(raw: unknown): number {
 }
 
 /**
- * The configuration of these vars, parsed on first use.
+ * The configuration of these vars, parsed on first use, with the live upstreams this
+ * isolate read last joined to `UPSTREAMS` (features/live-upstreams/live-list.ts).
  *
  * @example
  * const config = gatewayConfig(env);
  * if (!config.upstreams.ok) console.error(config.upstreams.problems);
  */
 export function gatewayConfig(env: Readonly<Record<string, unknown>>): GatewayConfig {
+  return withLiveUpstreams(declaredConfig(env));
+}
+
+function declaredConfig(env: Readonly<Record<string, unknown>>): GatewayConfig {
   // The same env object with the same var values as last time (every request of an isolate): no JSON key to write.
   const last = lastOf.get(env);
   if (last && CONFIG_VARS.every((name, i) => env[name] === last.values[i])) return last.config;

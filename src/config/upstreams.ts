@@ -41,7 +41,13 @@ export type ListCacheScope = "public" | "private";
 export const LIST_CACHE_SCOPES: readonly ListCacheScope[] = ["private", "public"];
 
 /** How the gateway authenticates to one upstream: a secret's value sent as a header. */
-export type UpstreamCredential = { readonly secret: string; readonly header: string; readonly scheme: string };
+export type UpstreamCredential = {
+  readonly secret: string;
+  readonly header: string;
+  readonly scheme: string;
+  /** A live upstream's credential stored sealed in KV, opened (features/live-upstreams/); sent instead of `secret`'s value. */
+  readonly value?: string;
+};
 
 export type UpstreamConfig = {
   readonly name: string;

@@ -34,6 +34,7 @@ import { addUpstreamSignInRoutes } from "./upstream-sign-in";
 import { addClientSignInRoutes } from "../features/client-sign-in/routes";
 import { signInTokenCheck } from "../features/client-sign-in/access-token";
 import type { AuthConfig } from "../config/auth-config";
+import { refreshLiveUpstreams } from "../features/live-upstreams/live-list";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -244,6 +245,11 @@ export function createApp(pipeline?: PipelineOptions): Hono<{ Bindings: GatewayB
     return handler;
   };
 
+  // Upstreams added through the admin API join UPSTREAMS for the whole request (features/live-upstreams/).
+  app.use("*", async function liveUpstreams(c, next) {
+    await refreshLiveUpstreams(c.env, gatewayConfig(c.env).documentCacheTtlMs);
+    await next();
+  });
   const admin = createAdminApp();
   // The admin console checks origins itself (its own origin only, with a CSRF token), so it is routed before the MCP Origin guard.
   mountConsole(app, admin);

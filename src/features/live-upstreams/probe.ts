@@ -1,0 +1,71 @@
+/**
+ * What saving a live upstream finds there: an `initialize` (through the pool's own
+ * handshake, so era discovery and credentials are the relay's) and a `tools/list`, timed,
+ * the probe's upstream session closed again. Built from the same parts as the health
+ * probe of `POST /admin/upstreams/<name>/probe` (admin/upstreams.ts). Errors are redacted
+ * of configured secrets, the credential being saved included.
+ */
+import { GATEWAY_INFO } from "../../core/gateway-info";
+import { randomHexId } from "../../core/ids";
+import { isObject } from "../../core/jsonrpc";
+import { LATEST_SESSION_REVISION } from "../../core/revisions";
+import type { UpstreamConfig } from "../../config/upstreams";
+import { redactSecrets } from "../../config/secrets";
+import { describeFailure } from "../../upstream/failures";
+import { exchange } from "../../upstream/client";
+import { handshake } from "../../upstream/pool";
+
+/** A probe's session is closed at once; this is only its bound in case it is not. */
+const PROBE_SESSION_TTL_S = 60;
+/** The answer names at most this many of the upstream's tools (and counts them all, first page only). */
+export const MAX_PROBE_TOOL_NAMES = 50;
+
+export type ProbeReport =
+  | { readonly ok: true; readonly protocolVersion: string; readonly serverInfo: unknown; readonly tools: number; readonly toolNames: readonly string[]; readonly ms: number }
+  | { readonly ok: false; readonly stage: "initialize" | "tools/list"; readonly error: string; readonly ms: number };
+
+type ListAnswer = { ok: true; names: string[] } | { ok: false; error: string };
+
+async function listTools(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, sessionId: string | null, protocolVersion: string): Promise<ListAnswer> {
+  const body = '{"jsonrpc":"2.0","id":"gw-probe-tools","method":"tools/list","params":{}}';
+  const reply = await exchange({ upstream, env, method: "POST", body, sessionId, protocolVersion, answerWithinTimeout: true });
+  if (!reply.ok) return { ok: false, error: describeFailure(reply) };
+  let answer: ListAnswer = { ok: false, error: "tools/list got no answer" };
+  for await (const wire of reply.value.messages) {
+    const message = wire.message;
+    if (!("id" in message) || "method" in message) continue;
+    if ("error" in message) answer = { ok: false, error: `tools/list answered with an error: ${message.error.message}` };
+    else {
+      const tools = isObject(message.result) && Array.isArray(message.result["tools"]) ? message.result["tools"] : undefined;
+      answer = tools ? { ok: true, names: tools.map((t) => (isObject(t) && typeof t["name"] === "string" ? t["name"] : "(unnamed)")) } : { ok: false, error: "tools/list answered without a tools list" };
+    }
+    break;
+  }
+  return answer;
+}
+
+/**
+ * Opens a session at `upstream`, lists its tools and closes the session again.
+ *
+ * @example
+ * const report = await probeUpstream(candidate, c.env);
+ */
+export async function probeUpstream(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>): Promise<ProbeReport> {
+  const started = Date.now();
+  const client = { sid: `probe-${randomHexId()}`, protocolVersion: LATEST_SESSION_REVISION, clientCapabilities: {}, clientInfo: { ...GATEWAY_INFO }, upstreams: {}, exp: Math.floor(started / 1000) + PROBE_SESSION_TTL_S };
+  const redact = (text: string) => {
+    const value = upstream.credential?.value;
+    return redactSecrets(value ? text.split(value).join("[redacted]") : text, env);
+  };
+  const opened = await handshake(upstream, { env, kv: env["GATEWAY_KV"] as KVNamespace | undefined, session: client });
+  if (!opened.ok) return { ok: false, stage: "initialize", error: redact(describeFailure(opened)), ms: Date.now() - started };
+  const { session, initializeResult } = opened.value;
+  const listed = await listTools(upstream, env, session.sessionId, session.protocolVersion);
+  if (session.sessionId) {
+    const closed = await exchange({ upstream, env, method: "DELETE", sessionId: session.sessionId, protocolVersion: session.protocolVersion, answerWithinTimeout: true });
+    if (closed.ok) for await (const _ of closed.value.messages); // drain
+  }
+  const ms = Date.now() - started;
+  if (!listed.ok) return { ok: false, stage: "tools/list", error: redact(listed.error), ms };
+  return { ok: true, protocolVersion: session.protocolVersion, serverInfo: initializeResult["serverInfo"] ?? null, tools: listed.names.length, toolNames: listed.names.slice(0, MAX_PROBE_TOOL_NAMES), ms };
+}

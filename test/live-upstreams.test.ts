@@ -1,0 +1,183 @@
+/**
+ * Upstreams added, changed and removed through the admin API while the gateway runs
+ * (src/features/live-upstreams/): listed and callable on the next request with no restart,
+ * declared ones read-only, bad ones refused with located problems, a stored credential
+ * sent upstream and shown nowhere else. Real SDK upstreams on loopback; the admin calls
+ * reach the gateway on a loopback host, as under `npm start`, where http loopback
+ * upstreams are allowed.
+ */
+import { env } from "cloudflare:workers";
+import { afterAll, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import { gatewayFetch, initialize, request, type Json, type Vars } from "./helpers/gateway";
+import { AUDIT_ADMIN_TOKEN, eventsOnceWritten } from "./helpers/audit";
+
+const LOCAL = "http://127.0.0.1:8787";
+const CREDENTIAL = `live-credential-${crypto.randomUUID()}`;
+const WORKER_SECRET = `worker-secret-${crypto.randomUUID()}`;
+const VARS: Vars = { ADMIN_TOKEN: AUDIT_ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "0", LIVE_TEST_SECRET: WORKER_SECRET };
+const { alpha, beta } = inject("fixtureUrls");
+/** Every admin answer's text, searched for the credential at the end. */
+const answers: string[] = [];
+
+async function adminCall(method: string, path: string, body?: unknown, origin = LOCAL): Promise<{ status: number; body: Json }> {
+  const headers: Record<string, string> = { authorization: `Bearer ${AUDIT_ADMIN_TOKEN}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const init: RequestInit = { method, headers, ...(body !== undefined ? { body: typeof body === "string" ? body : JSON.stringify(body) } : {}) };
+  const response = await gatewayFetch(`${origin}/admin${path}`, init, VARS);
+  const text = await response.text();
+  answers.push(text);
+  return { status: response.status, body: JSON.parse(text) };
+}
+
+async function toolNames(path: string): Promise<string[]> {
+  const { session } = await initialize(`${LOCAL}${path}`, { vars: VARS });
+  const listed = await request(`${LOCAL}${path}`, session, "tools/list", {}, { vars: VARS });
+  return (listed.result.tools as { name: string }[]).map((t) => t.name);
+}
+
+async function callTool(path: string, name: string, args: unknown = {}): Promise<Json> {
+  const { session } = await initialize(`${LOCAL}${path}`, { vars: VARS });
+  return request(`${LOCAL}${path}`, session, "tools/call", { name, arguments: args }, { vars: VARS });
+}
+
+const name = (base: string) => `${base}${crypto.randomUUID().slice(0, 6)}`;
+
+describe("live upstreams", () => {
+  afterAll(async () => {
+    await (env as unknown as { GATEWAY_KV: KVNamespace }).GATEWAY_KV.delete("live-upstreams");
+  });
+
+  it("adds, changes and removes an upstream, each effective on the next request", async () => {
+    const live = name("live");
+    const added = await adminCall("PUT", `/upstreams/${live}`, { url: alpha });
+    expect(added.status).toBe(201);
+    expect(added.body).toMatchObject({ name: live, source: "live", created: true, probe: { ok: true } });
+    expect(added.body.probe.toolNames).toContain("whoami");
+    expect(added.body.probe.tools).toBeGreaterThan(5);
+
+    expect(await toolNames("/mcp")).toContain(`${live}___whoami`);
+    expect(await toolNames(`/mcp/${live}`)).toContain("whoami");
+    const echoed = await callTool(`/mcp`, `${live}___echo`, { text: "hi there" });
+    expect(echoed.result.content[0].text).toContain("hi there");
+    const listed = await adminCall("GET", "/upstreams");
+    expect(listed.body.upstreams).toContainEqual(expect.objectContaining({ name: live, source: "live" }));
+    expect(listed.body.upstreams).toContainEqual(expect.objectContaining({ name: "alpha", source: "declared" }));
+    expect((await adminCall("GET", `/upstreams/${live}`)).body).toEqual({ name: live, source: "live", upstream: { url: alpha } });
+
+    const changed = await adminCall("PUT", `/upstreams/${live}`, { url: beta });
+    expect(changed.status).toBe(200);
+    expect(changed.body.created).toBe(false);
+    const after = await toolNames(`/mcp/${live}`);
+    expect(after).toContain("echo");
+    expect(after).not.toContain("whoami"); // beta has no whoami: the new URL is the one called
+
+    expect((await adminCall("DELETE", `/upstreams/${live}`)).body).toEqual({ deleted: live });
+    expect(await toolNames("/mcp")).not.toContain(`${live}___echo`);
+    const gone = await gatewayFetch(`${LOCAL}/mcp/${live}`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" }, VARS);
+    expect(gone.status).toBe(404);
+    expect((await adminCall("GET", `/upstreams/${live}`)).status).toBe(404);
+    expect((await adminCall("DELETE", `/upstreams/${live}`)).status).toBe(404);
+  });
+
+  it("never overwrites or removes a declared upstream", async () => {
+    const put = await adminCall("PUT", "/upstreams/alpha", { url: beta });
+    expect(put.status).toBe(409);
+    expect(put.body.error).toMatch(/declared in UPSTREAMS/);
+    expect((await adminCall("DELETE", "/upstreams/alpha")).status).toBe(409);
+    expect((await adminCall("GET", "/upstreams/alpha")).body).toMatchObject({ name: "alpha", source: "declared", readOnly: true });
+    expect(await toolNames("/mcp/alpha")).toContain("whoami"); // still alpha's own
+  });
+
+  it.each([
+    ["a body that is not JSON or YAML", "{", "", /neither JSON nor YAML/],
+    ["not an object", "[1]", "", /must be an object/],
+    ["a URL that is not one", { url: 42 }, "/url", /absolute http/],
+    ["plain http to a public host", { url: "http://example.com/mcp" }, "/url", /https:\/\//],
+    ["an unknown field", { url: alpha, colour: "red" }, "/colour", /unknown field/],
+    ["an unknown service binding", { service: "NO_SUCH_WORKER" }, "/service", /no service binding named "NO_SUCH_WORKER"/],
+    ["a binding that is not a service", { service: "GATEWAY_KV" }, "/service", /no service binding/],
+    ["a secret that is not set", { url: alpha, credential: { secret: "NO_SUCH_SECRET" } }, "/credential/secret", /no Worker secret named/],
+    ["the gateway's own secret", { url: alpha, credential: { secret: "SESSION_SECRET" } }, "/credential/secret", /gateway's own secret/],
+    ["two credential forms", { url: alpha, credential: { secret: "LIVE_TEST_SECRET", value: "x" } }, "/credential", /must be/],
+    ["keeping a credential never stored", { url: alpha, credential: { sealed: true } }, "/credential/sealed", /has none stored/],
+    ["a header the gateway owns", { url: alpha, credential: { value: "x", header: "Mcp-Session-Id" } }, "/credential/header", /header/],
+    ["a name in the body that differs", { name: "other", url: alpha }, "/name", /the name in the path/],
+  ])("refuses %s with a located 400 and stores nothing", async (_label, body, path, message) => {
+    const live = name("bad");
+    const refused = await adminCall("PUT", `/upstreams/${live}`, body);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatch(/nothing was stored/);
+    expect(refused.body.problems).toContainEqual({ path, message: expect.stringMatching(message) });
+    expect((await adminCall("GET", `/upstreams/${live}`)).status).toBe(404);
+  });
+
+  it("refuses a name the gateway does not allow, located", async () => {
+    const refused = await adminCall("PUT", "/upstreams/bad___name", { url: alpha });
+    expect(refused.status).toBe(400);
+    expect(refused.body.problems).toContainEqual({ path: "/name", message: expect.stringMatching(/without '___'/) });
+    expect((await adminCall("PUT", "/upstreams/sys", { url: alpha })).body.problems).toContainEqual({ path: "/name", message: expect.stringMatching(/reserved/) });
+  });
+
+  it("allows http loopback upstreams only when the gateway itself is reached on loopback", async () => {
+    const live = name("deployed");
+    const refused = await adminCall("PUT", `/upstreams/${live}`, { url: alpha }, "https://gateway.example.com");
+    expect(refused.status).toBe(400);
+    expect(refused.body.problems).toContainEqual({ path: "/url", message: expect.stringMatching(/loopback host, while the gateway itself runs locally/) });
+  });
+
+  it("stores an upstream that does not answer, saying why, unless the probe is required", async () => {
+    const live = name("down");
+    const required = await adminCall("PUT", `/upstreams/${live}?requireProbe=true`, { url: "http://127.0.0.1:9/mcp" });
+    expect(required.status).toBe(422);
+    expect(required.body.probe).toMatchObject({ ok: false, stage: "initialize" });
+    expect((await adminCall("GET", `/upstreams/${live}`)).status).toBe(404);
+    const stored = await adminCall("PUT", `/upstreams/${live}`, { url: "http://127.0.0.1:9/mcp" });
+    expect(stored.status).toBe(201);
+    expect(stored.body.probe).toMatchObject({ ok: false, stage: "initialize", error: expect.any(String) });
+    const skipped = await adminCall("PUT", `/upstreams/${live}?probe=false`, { url: "http://127.0.0.1:9/mcp" });
+    expect(skipped.body.probe).toMatch(/skipped/);
+    await adminCall("DELETE", `/upstreams/${live}`);
+  });
+
+  it("sends a stored credential upstream and shows it in no answer, KV text or audit event", async () => {
+    const live = name("cred");
+    const credential = { value: CREDENTIAL, header: "X-Live-Key", scheme: "" };
+    const added = await adminCall("PUT", `/upstreams/${live}`, { url: alpha, credential });
+    expect(added.status).toBe(201);
+    expect(added.body.stored.credential).toEqual({ header: "X-Live-Key", scheme: "", sealed: true });
+    expect(added.body.probe.ok).toBe(true);
+
+    const seen = await callTool(`/mcp/${live}`, "whoami");
+    expect(JSON.parse(seen.result.content[0].text)["x-live-key"]).toBe(CREDENTIAL);
+
+    // Changed without sending the value again: the stored one is kept.
+    const kept = await adminCall("PUT", `/upstreams/${live}`, { url: alpha, headers: { "X-Team": "a" }, credential: { sealed: true, header: "X-Live-Key", scheme: "" } });
+    expect(kept.status).toBe(200);
+    const again = await callTool(`/mcp/${live}`, "whoami");
+    expect(JSON.parse(again.result.content[0].text)).toMatchObject({ "x-live-key": CREDENTIAL, "x-team": "a" });
+
+    await adminCall("GET", `/upstreams/${live}`);
+    await adminCall("GET", "/upstreams");
+    const stored = await (env as unknown as { GATEWAY_KV: KVNamespace }).GATEWAY_KV.get("live-upstreams");
+    expect(stored).toContain(live);
+    expect(stored).not.toContain(CREDENTIAL);
+    await adminCall("DELETE", `/upstreams/${live}`);
+
+    const events = await eventsOnceWritten(`upstream=${live}`, 3);
+    expect(events.map((e: Json) => e["mcp.method.name"])).toEqual(expect.arrayContaining(["(upstream-create)", "(upstream-change)", "(upstream-remove)"]));
+    expect(JSON.stringify(events)).not.toContain(CREDENTIAL);
+    for (const text of answers) expect(text).not.toContain(CREDENTIAL);
+  });
+
+  it("sends a Worker secret named as the credential", async () => {
+    const live = name("secret");
+    const added = await adminCall("PUT", `/upstreams/${live}`, { url: alpha, credential: { secret: "LIVE_TEST_SECRET" } });
+    expect(added.status).toBe(201);
+    expect(added.body.stored.credential).toEqual({ secret: "LIVE_TEST_SECRET" });
+    const seen = await callTool(`/mcp/${live}`, "whoami");
+    expect(JSON.parse(seen.result.content[0].text).authorization).toBe(`Bearer ${WORKER_SECRET}`);
+    await adminCall("DELETE", `/upstreams/${live}`);
+    for (const text of answers) expect(text).not.toContain(WORKER_SECRET);
+  });
+});
