@@ -20,10 +20,15 @@ const { alpha, beta } = inject("fixtureUrls");
 /** Every admin answer's text, searched for the credential at the end. */
 const answers: string[] = [];
 
-async function adminCall(method: string, path: string, body?: unknown, origin = LOCAL): Promise<{ status: number; body: Json }> {
+type Answer = { status: number; body: Json };
+
+async function adminCall(method: string, path: string, body?: unknown, origin = LOCAL): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${AUDIT_ADMIN_TOKEN}` };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const init: RequestInit = { method, headers, ...(body !== undefined ? { body: typeof body === "string" ? body : JSON.stringify(body) } : {}) };
+  const init: RequestInit = { method, headers };
+  if (body !== undefined) {
+    headers["content-type"] = "application/json";
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+  }
   const response = await gatewayFetch(`${origin}/admin${path}`, init, VARS);
   const text = await response.text();
   answers.push(text);
@@ -41,6 +46,7 @@ async function callTool(path: string, name: string, args: unknown = {}): Promise
   return request(`${LOCAL}${path}`, session, "tools/call", { name, arguments: args }, { vars: VARS });
 }
 
+const withCredential = (credential: unknown) => ({ url: alpha, credential });
 const name = (base: string) => `${base}${crypto.randomUUID().slice(0, 6)}`;
 
 describe("live upstreams", () => {
@@ -63,7 +69,8 @@ describe("live upstreams", () => {
     const listed = await adminCall("GET", "/upstreams");
     expect(listed.body.upstreams).toContainEqual(expect.objectContaining({ name: live, source: "live" }));
     expect(listed.body.upstreams).toContainEqual(expect.objectContaining({ name: "alpha", source: "declared" }));
-    expect((await adminCall("GET", `/upstreams/${live}`)).body).toEqual({ name: live, source: "live", upstream: { url: alpha } });
+    const shown = await adminCall("GET", `/upstreams/${live}`);
+    expect(shown.body).toEqual({ name: live, source: "live", upstream: { url: alpha } });
 
     const changed = await adminCall("PUT", `/upstreams/${live}`, { url: beta });
     expect(changed.status).toBe(200);
@@ -74,8 +81,7 @@ describe("live upstreams", () => {
 
     expect((await adminCall("DELETE", `/upstreams/${live}`)).body).toEqual({ deleted: live });
     expect(await toolNames("/mcp")).not.toContain(`${live}___echo`);
-    const gone = await gatewayFetch(`${LOCAL}/mcp/${live}`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" }, VARS);
-    expect(gone.status).toBe(404);
+    await expect(initialize(`${LOCAL}/mcp/${live}`, { vars: VARS })).rejects.toThrow(/404 .*no upstream named/);
     expect((await adminCall("GET", `/upstreams/${live}`)).status).toBe(404);
     expect((await adminCall("DELETE", `/upstreams/${live}`)).status).toBe(404);
   });
@@ -85,7 +91,8 @@ describe("live upstreams", () => {
     expect(put.status).toBe(409);
     expect(put.body.error).toMatch(/declared in UPSTREAMS/);
     expect((await adminCall("DELETE", "/upstreams/alpha")).status).toBe(409);
-    expect((await adminCall("GET", "/upstreams/alpha")).body).toMatchObject({ name: "alpha", source: "declared", readOnly: true });
+    const shown = await adminCall("GET", "/upstreams/alpha");
+    expect(shown.body).toMatchObject({ name: "alpha", source: "declared", readOnly: true });
     expect(await toolNames("/mcp/alpha")).toContain("whoami"); // still alpha's own
   });
 
@@ -95,13 +102,13 @@ describe("live upstreams", () => {
     ["a URL that is not one", { url: 42 }, "/url", /absolute http/],
     ["plain http to a public host", { url: "http://example.com/mcp" }, "/url", /https:\/\//],
     ["an unknown field", { url: alpha, colour: "red" }, "/colour", /unknown field/],
-    ["an unknown service binding", { service: "NO_SUCH_WORKER" }, "/service", /no service binding named "NO_SUCH_WORKER"/],
+    ["an unknown service binding", { service: "NO_SUCH_WORKER" }, "/service", /no service binding named "NO_SUCH/],
     ["a binding that is not a service", { service: "GATEWAY_KV" }, "/service", /no service binding/],
-    ["a secret that is not set", { url: alpha, credential: { secret: "NO_SUCH_SECRET" } }, "/credential/secret", /no Worker secret named/],
-    ["the gateway's own secret", { url: alpha, credential: { secret: "SESSION_SECRET" } }, "/credential/secret", /gateway's own secret/],
-    ["two credential forms", { url: alpha, credential: { secret: "LIVE_TEST_SECRET", value: "x" } }, "/credential", /must be/],
-    ["keeping a credential never stored", { url: alpha, credential: { sealed: true } }, "/credential/sealed", /has none stored/],
-    ["a header the gateway owns", { url: alpha, credential: { value: "x", header: "Mcp-Session-Id" } }, "/credential/header", /header/],
+    ["a secret that is not set", withCredential({ secret: "NO_SUCH" }), "/credential/secret", /no Worker secret/],
+    ["the gateway's own secret", withCredential({ secret: "SESSION_SECRET" }), "/credential/secret", /own secret/],
+    ["two credential forms", withCredential({ secret: "LIVE_TEST_SECRET", value: "x" }), "/credential", /must be/],
+    ["keeping a credential never stored", withCredential({ sealed: true }), "/credential/sealed", /none stored/],
+    ["a header the gateway owns", withCredential({ value: "x", header: "Host" }), "/credential/header", /header/],
     ["a name in the body that differs", { name: "other", url: alpha }, "/name", /the name in the path/],
   ])("refuses %s with a located 400 and stores nothing", async (_label, body, path, message) => {
     const live = name("bad");
@@ -116,14 +123,16 @@ describe("live upstreams", () => {
     const refused = await adminCall("PUT", "/upstreams/bad___name", { url: alpha });
     expect(refused.status).toBe(400);
     expect(refused.body.problems).toContainEqual({ path: "/name", message: expect.stringMatching(/without '___'/) });
-    expect((await adminCall("PUT", "/upstreams/sys", { url: alpha })).body.problems).toContainEqual({ path: "/name", message: expect.stringMatching(/reserved/) });
+    const reserved = await adminCall("PUT", "/upstreams/sys", { url: alpha });
+    expect(reserved.body.problems).toContainEqual({ path: "/name", message: expect.stringMatching(/reserved/) });
   });
 
   it("allows http loopback upstreams only when the gateway itself is reached on loopback", async () => {
     const live = name("deployed");
     const refused = await adminCall("PUT", `/upstreams/${live}`, { url: alpha }, "https://gateway.example.com");
     expect(refused.status).toBe(400);
-    expect(refused.body.problems).toContainEqual({ path: "/url", message: expect.stringMatching(/loopback host, while the gateway itself runs locally/) });
+    const message = expect.stringMatching(/loopback host, while the gateway itself runs locally/);
+    expect(refused.body.problems).toContainEqual({ path: "/url", message });
   });
 
   it("stores an upstream that does not answer, saying why, unless the probe is required", async () => {
@@ -152,7 +161,8 @@ describe("live upstreams", () => {
     expect(JSON.parse(seen.result.content[0].text)["x-live-key"]).toBe(CREDENTIAL);
 
     // Changed without sending the value again: the stored one is kept.
-    const kept = await adminCall("PUT", `/upstreams/${live}`, { url: alpha, headers: { "X-Team": "a" }, credential: { sealed: true, header: "X-Live-Key", scheme: "" } });
+    const keep = { sealed: true, header: "X-Live-Key", scheme: "" };
+    const kept = await adminCall("PUT", `/upstreams/${live}`, { ...withCredential(keep), headers: { "X-Team": "a" } });
     expect(kept.status).toBe(200);
     const again = await callTool(`/mcp/${live}`, "whoami");
     expect(JSON.parse(again.result.content[0].text)).toMatchObject({ "x-live-key": CREDENTIAL, "x-team": "a" });
@@ -165,14 +175,16 @@ describe("live upstreams", () => {
     await adminCall("DELETE", `/upstreams/${live}`);
 
     const events = await eventsOnceWritten(`upstream=${live}`, 3);
-    expect(events.map((e: Json) => e["mcp.method.name"])).toEqual(expect.arrayContaining(["(upstream-create)", "(upstream-change)", "(upstream-remove)"]));
+    const methods = events.map((e: Json) => e["mcp.method.name"]);
+    expect(methods).toEqual(expect.arrayContaining(["(upstream-create)", "(upstream-change)", "(upstream-remove)"]));
     expect(JSON.stringify(events)).not.toContain(CREDENTIAL);
     for (const text of answers) expect(text).not.toContain(CREDENTIAL);
   });
 
   it("sends a Worker secret named as the credential", async () => {
     const live = name("secret");
-    const added = await adminCall("PUT", `/upstreams/${live}`, { url: alpha, credential: { secret: "LIVE_TEST_SECRET" } });
+    const credential = { secret: "LIVE_TEST_SECRET" };
+    const added = await adminCall("PUT", `/upstreams/${live}`, { url: alpha, credential });
     expect(added.status).toBe(201);
     expect(added.body.stored.credential).toEqual({ secret: "LIVE_TEST_SECRET" });
     const seen = await callTool(`/mcp/${live}`, "whoami");

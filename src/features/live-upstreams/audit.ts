@@ -8,7 +8,11 @@ import { queueAuditEvents } from "../../storage/audit-queue";
 import type { AuditEvent } from "../../storage/audit-event";
 
 /** The `mcp.method.name` of these events. */
-export const LIVE_UPSTREAM_EVENT_METHODS = { create: "(upstream-create)", change: "(upstream-change)", remove: "(upstream-remove)" } as const;
+export const LIVE_UPSTREAM_EVENT_METHODS = {
+  create: "(upstream-create)",
+  change: "(upstream-change)",
+  remove: "(upstream-remove)",
+} as const;
 
 export type LiveUpstreamEdit = keyof typeof LIVE_UPSTREAM_EVENT_METHODS;
 
@@ -28,6 +32,11 @@ export function liveUpstreamEvent(edit: LiveUpstreamEdit, name: string, now = Da
 }
 
 /** Sends the event of `edit` to the audit Queue (after the answer, through `waitUntil`). */
-export function auditLiveUpstream(queue: Queue | undefined, waitUntil: (promise: Promise<unknown>) => void, edit: LiveUpstreamEdit, name: string): void {
+export function auditLiveUpstream(
+  queue: Queue | undefined,
+  waitUntil: (promise: Promise<unknown>) => void,
+  edit: LiveUpstreamEdit,
+  name: string,
+): void {
   waitUntil(queueAuditEvents(queue, [liveUpstreamEvent(edit, name)]));
 }

@@ -33,6 +33,9 @@ export type LiveDocument = {
   readonly configs: readonly UpstreamConfig[];
 };
 
+/** What an entry must look like, at least. */
+export const ENTRY_SHAPE = 'must be an object like {"url": "https://example.com/mcp"}';
+
 const UPSTREAM_PROBLEM = /^UPSTREAMS\[0\]((?:\.[^:\s]+)*): ([\s\S]*)$/;
 
 /** A problem of `parseUpstreams` for the one entry it was given, located under `base`. */
@@ -42,6 +45,9 @@ function located(problem: string, base: string): DocumentProblem {
   const path = (match[1] ?? "").split(".").filter(Boolean).join("/");
   return { path: path === "" ? base : `${base}/${path}`, message: match[2] ?? problem };
 }
+
+/** One entry checked: its configuration, or its problems. */
+export type CheckedEntry = { config?: UpstreamConfig; problems: DocumentProblem[] };
 
 /** True for a stored credential's shape (the fields beside it are checked by the UPSTREAMS parser). */
 function sealedCredential(raw: unknown): raw is { sealed: string; header?: unknown; scheme?: unknown } {
@@ -54,9 +60,11 @@ function sealedCredential(raw: unknown): raw is { sealed: string; header?: unkno
  * @example
  * checkEntry("github", { url: "https://example.com/mcp" }, "/upstreams/github");
  */
-export function checkEntry(name: string, raw: unknown, base: string): { config?: UpstreamConfig; problems: DocumentProblem[] } {
-  if (!isObject(raw)) return { problems: [{ path: base, message: 'must be an object like {"url": "https://example.com/mcp"}' }] };
-  if ("name" in raw && raw["name"] !== name) return { problems: [{ path: `${base}/name`, message: `must be "${name}", the name in the path, or left out` }] };
+export function checkEntry(name: string, raw: unknown, base: string): CheckedEntry {
+  if (!isObject(raw)) return { problems: [{ path: base, message: ENTRY_SHAPE }] };
+  if ("name" in raw && raw["name"] !== name) {
+    return { problems: [{ path: `${base}/name`, message: `must be "${name}", the name in the path, or left out` }] };
+  }
   const entry: Record<string, unknown> = { ...raw, name };
   const credential = raw["credential"];
   if (sealedCredential(credential)) {
@@ -70,10 +78,16 @@ export function checkEntry(name: string, raw: unknown, base: string): { config?:
 
 /** Checks the whole document (as read from KV). */
 export function checkLiveDocument(value: unknown): Checked<LiveDocument> {
-  if (!isObject(value) || !isObject(value["upstreams"])) return { ok: false, problems: [{ path: "/upstreams", message: 'must be an object of upstream names to entries: {"upstreams": {"<name>": {...}}}' }] };
+  if (!isObject(value) || !isObject(value["upstreams"])) {
+    const message = 'must be an object of upstream names to entries: {"upstreams": {"<name>": {...}}}';
+    return { ok: false, problems: [{ path: "/upstreams", message }] };
+  }
   const raw = value["upstreams"];
   const names = Object.keys(raw);
-  if (names.length > MAX_LIVE_UPSTREAMS) return { ok: false, problems: [{ path: "/upstreams", message: `holds ${names.length} upstreams; at most ${MAX_LIVE_UPSTREAMS}` }] };
+  if (names.length > MAX_LIVE_UPSTREAMS) {
+    const message = `holds ${names.length} upstreams; at most ${MAX_LIVE_UPSTREAMS}`;
+    return { ok: false, problems: [{ path: "/upstreams", message }] };
+  }
   const problems: DocumentProblem[] = [];
   const configs: UpstreamConfig[] = [];
   for (const name of names) {
@@ -81,7 +95,8 @@ export function checkLiveDocument(value: unknown): Checked<LiveDocument> {
     problems.push(...checked.problems);
     if (checked.config) configs.push(checked.config);
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: { entries: raw as Record<string, StoredEntry>, configs } };
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, value: { entries: raw as Record<string, StoredEntry>, configs } };
 }
 
 /** An entry as the admin API shows it: a sealed value is never shown back, only that one is stored. */

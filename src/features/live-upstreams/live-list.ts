@@ -24,7 +24,8 @@ let current: readonly UpstreamConfig[] = NONE;
  */
 let opened: { readonly text: string; readonly list: Promise<readonly UpstreamConfig[]> } | undefined;
 /** The merged configuration of each declared one, for the live list it was merged with. */
-const merged = new WeakMap<GatewayConfig, { readonly live: readonly UpstreamConfig[]; readonly config: GatewayConfig }>();
+type Merged = { readonly live: readonly UpstreamConfig[]; readonly config: GatewayConfig };
+const merged = new WeakMap<GatewayConfig, Merged>();
 
 /** The live upstreams this isolate read last (their sealed credentials opened). */
 export function liveUpstreamsNow(): readonly UpstreamConfig[] {
@@ -39,10 +40,13 @@ async function openAll(document: LiveDocument, secret: unknown): Promise<readonl
       continue;
     }
     const stored = document.entries[config.name]?.["credential"] as { sealed: string };
-    const value = typeof secret === "string" && secret !== "" ? await openCredential(secret, config.name, stored.sealed) : undefined;
+    const usable = typeof secret === "string" && secret !== "";
+    const value = usable ? await openCredential(secret, config.name, stored.sealed) : undefined;
     // Left out rather than called without its credential: the log says why (never the value).
-    if (value === undefined) console.error(`mcp-edge-gateway: live upstream "${config.name}": its stored credential does not open with this SESSION_SECRET (was it rotated?); put the credential again`);
-    else out.push({ ...config, credential: { ...config.credential, value } });
+    if (value === undefined) {
+      const why = "its stored credential does not open with this SESSION_SECRET (rotated?); put the credential again";
+      console.error(`mcp-edge-gateway: live upstream "${config.name}" is left out: ${why}`);
+    } else out.push({ ...config, credential: { ...config.credential, value } });
   }
   return out;
 }

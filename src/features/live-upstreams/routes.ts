@@ -17,6 +17,7 @@ import { Hono } from "../../admin/hono-app";
 import { readBodyText } from "../../admin/read-body";
 import { conditionalWrite, etagHeaders } from "../../admin/document-versions";
 import { gatewayConfig } from "../../config/gateway-config";
+import type { UpstreamConfig } from "../../config/upstreams";
 import { sessionSecret } from "../../config/secrets";
 import { forgetDocument, formatProblems, parseDocument, type DocumentProblem } from "../../storage/document-store";
 import { auditLiveUpstream, type LiveUpstreamEdit } from "./audit";
@@ -27,9 +28,11 @@ import { probeUpstream } from "./probe";
 
 /** The largest upstream a PUT accepts, in bytes. */
 const MAX_UPSTREAM_BYTES = 64 * 1024;
+const NO_STORE = { "cache-control": "no-store" };
 
 type Bindings = { GATEWAY_KV?: KVNamespace; AUDIT_QUEUE?: Queue; [binding: string]: unknown };
 type AdminContext = Context<{ Bindings: Bindings }>;
+type Entries = Record<string, StoredEntry>;
 
 function kvOf(c: AdminContext): KVNamespace {
   const kv = c.env.GATEWAY_KV;
@@ -37,105 +40,129 @@ function kvOf(c: AdminContext): KVNamespace {
   return kv;
 }
 
-/** True when `UPSTREAMS` declares `name` (live ones are not declared). */
-function declares(c: AdminContext, name: string): boolean {
+/** The upstream `UPSTREAMS` declares under `name`, if any (live ones are not declared). */
+function declared(c: AdminContext, name: string): UpstreamConfig | undefined {
   const upstreams = gatewayConfig(c.env).upstreams;
   const live = new Set(liveUpstreamsNow());
-  return upstreams.ok && upstreams.value.some((u) => u.name === name && !live.has(u));
+  return upstreams.ok ? upstreams.value.find((u) => u.name === name && !live.has(u)) : undefined;
 }
 
 function readOnly(c: AdminContext, name: string): Response {
-  return c.json({ error: `upstream "${name}" is declared in UPSTREAMS (wrangler.toml) and cannot be changed or removed here; edit UPSTREAMS and deploy, or choose another name` }, 409);
+  const how = "cannot be changed or removed here; edit UPSTREAMS and deploy, or choose another name";
+  const error = `upstream "${name}" is declared in UPSTREAMS (wrangler.toml) and ${how}`;
+  return c.json({ error }, 409);
+}
+
+type Problems = readonly DocumentProblem[];
+
+function refused(c: AdminContext, name: string, problems: Problems, status: 400 | 413 = 400): Response {
+  return c.json({ error: `invalid upstream "${name}"; nothing was stored`, problems }, status);
 }
 
 /** The entries of the stored document text; a broken document is a problem list (it must be fixed or deleted first). */
-async function entriesOf(text: string | null): Promise<{ entries: Record<string, StoredEntry> } | { problems: readonly DocumentProblem[] }> {
+async function entriesOf(text: string | null): Promise<{ entries: Entries } | { problems: Problems }> {
   if (text === null) return { entries: {} };
   const parsed = await parseDocument(text);
   const checked = parsed.ok ? checkLiveDocument(parsed.value) : parsed;
   return checked.ok ? { entries: { ...checked.value.entries } } : { problems: checked.problems };
 }
 
-function brokenDocument(c: AdminContext, problems: readonly DocumentProblem[]): Response {
-  const error = `the stored live upstreams document (KV key "${LIVE_UPSTREAMS_KEY}") is invalid and is not applied; fix it in KV or delete the key: ${formatProblems(problems)}`;
+function brokenDocument(c: AdminContext, problems: Problems): Response {
+  const where = `the stored live upstreams document (KV key "${LIVE_UPSTREAMS_KEY}")`;
+  const error = `${where} is invalid and is not applied; fix it in KV or delete the key: ${formatProblems(problems)}`;
   return c.json({ error }, 409);
 }
 
+const entryOf = (entries: Entries, name: string) => (Object.hasOwn(entries, name) ? entries[name] : undefined);
+
 /** Stores `entries` (none: the key is deleted), drops this isolate's copy and audits `edit`. */
-async function store(c: AdminContext, entries: Record<string, StoredEntry>, edit: LiveUpstreamEdit, name: string): Promise<string | null> {
+async function store(c: AdminContext, entries: Entries, edit: LiveUpstreamEdit, name: string): Promise<string | null> {
   const kv = kvOf(c);
   const text = Object.keys(entries).length === 0 ? null : JSON.stringify({ upstreams: entries });
   if (text === null) await kv.delete(LIVE_UPSTREAMS_KEY);
   else await kv.put(LIVE_UPSTREAMS_KEY, text);
   forgetDocument(LIVE_UPSTREAMS_KEY);
-  if (gatewayConfig(c.env).audit.enabled) auditLiveUpstream(c.env.AUDIT_QUEUE, (p) => c.executionCtx.waitUntil(p), edit, name);
+  if (!gatewayConfig(c.env).audit.enabled) return text;
+  auditLiveUpstream(c.env.AUDIT_QUEUE, (p) => c.executionCtx.waitUntil(p), edit, name);
   return text;
 }
 
-/** Adds the live upstream routes to the admin app. */
+async function getUpstream(c: AdminContext): Promise<Response> {
+  const name = c.req.param("name")!;
+  const fixed = declared(c, name);
+  if (fixed) {
+    const where = fixed.service === undefined ? { url: fixed.url } : { url: fixed.url, service: fixed.service };
+    return c.json({ name, source: "declared", readOnly: true, ...where }, 200, NO_STORE);
+  }
+  const text = await kvOf(c).get(LIVE_UPSTREAMS_KEY);
+  const found = await entriesOf(text);
+  if ("problems" in found) return brokenDocument(c, found.problems);
+  const entry = entryOf(found.entries, name);
+  if (!entry) return c.json({ error: `no upstream named "${name}"` }, 404);
+  const headers = { ...NO_STORE, ...(await etagHeaders(text)) };
+  return c.json({ name, source: "live", upstream: publicEntry(entry) }, 200, headers);
+}
+
+async function putUpstream(c: AdminContext): Promise<Response> {
+  const name = c.req.param("name")!;
+  if (declared(c, name)) return readOnly(c, name);
+  const text = await readBodyText(c.req.raw, MAX_UPSTREAM_BYTES);
+  const at = (message: string) => [{ path: "", message }];
+  if (text === undefined) return refused(c, name, at(`larger than ${MAX_UPSTREAM_BYTES} bytes`), 413);
+  if (text.trim() === "") return refused(c, name, at("the body is empty; send the upstream as JSON or YAML"));
+  const parsed = await parseDocument(text);
+  if (!parsed.ok) return refused(c, name, parsed.problems);
+  const current = await entriesOf(await kvOf(c).get(LIVE_UPSTREAMS_KEY));
+  if ("problems" in current) return brokenDocument(c, current.problems);
+  const existing = entryOf(current.entries, name);
+  const context = { env: c.env, requestUrl: new URL(c.req.url), secret: () => sessionSecret(c.env) };
+  const candidate = await checkCandidate(name, parsed.value, existing ? { ...context, existing } : context);
+  if (!candidate.ok) return refused(c, name, candidate.problems);
+  // Probed before the write (which holds this isolate's other writes of the document), never inside it.
+  const skip = c.req.query("probe") === "false";
+  const probe = skip ? "skipped (probe=false)" : await probeUpstream(candidate.config, c.env);
+  if (c.req.query("requireProbe") === "true" && (typeof probe === "string" || !probe.ok)) {
+    const error = `upstream "${name}" did not answer the probe; nothing was stored (without requireProbe it would be)`;
+    return c.json({ error, probe }, 422);
+  }
+  return conditionalWrite(c, kvOf(c), LIVE_UPSTREAMS_KEY, {}, async (stored) => {
+    const now = await entriesOf(stored);
+    if ("problems" in now) return { response: brokenDocument(c, now.problems) };
+    const created = !Object.hasOwn(now.entries, name);
+    if (created && Object.keys(now.entries).length >= MAX_LIVE_UPSTREAMS) {
+      return { response: c.json({ error: `at most ${MAX_LIVE_UPSTREAMS} live upstreams; remove one first` }, 409) };
+    }
+    now.entries[name] = candidate.entry;
+    const written = await store(c, now.entries, created ? "create" : "change", name);
+    const answer = { name, source: "live", created, stored: publicEntry(candidate.entry), probe };
+    return { response: c.json(answer, created ? 201 : 200), stored: written };
+  });
+}
+
+async function deleteUpstream(c: AdminContext): Promise<Response> {
+  const name = c.req.param("name")!;
+  if (declared(c, name)) return readOnly(c, name);
+  return conditionalWrite(c, kvOf(c), LIVE_UPSTREAMS_KEY, {}, async (stored) => {
+    const now = await entriesOf(stored);
+    if ("problems" in now) return { response: brokenDocument(c, now.problems) };
+    if (!Object.hasOwn(now.entries, name)) {
+      return { response: c.json({ error: `no live upstream named "${name}"` }, 404) };
+    }
+    delete now.entries[name];
+    return { response: c.json({ deleted: name }), stored: await store(c, now.entries, "remove", name) };
+  });
+}
+
+/** The live upstream routes, to mount at the admin app's root. */
 export function createLiveUpstreamRoutes(): Hono<{ Bindings: Bindings }> {
   const routes = new Hono<{ Bindings: Bindings }>();
-
-  routes.get("/upstreams/:name", async (c) => {
-    const name = c.req.param("name");
-    if (declares(c, name)) {
-      const declared = gatewayConfig(c.env).upstreams;
-      const upstream = declared.ok ? declared.value.find((u) => u.name === name) : undefined;
-      return c.json({ name, source: "declared", readOnly: true, url: upstream?.url, ...(upstream?.service ? { service: upstream.service } : {}) }, 200, { "cache-control": "no-store" });
-    }
-    const text = await kvOf(c).get(LIVE_UPSTREAMS_KEY);
-    const found = await entriesOf(text);
-    if ("problems" in found) return brokenDocument(c, found.problems);
-    const entry = Object.hasOwn(found.entries, name) ? found.entries[name] : undefined;
-    if (!entry) return c.json({ error: `no upstream named "${name}"` }, 404);
-    return c.json({ name, source: "live", upstream: publicEntry(entry) }, 200, { "cache-control": "no-store", ...(await etagHeaders(text)) });
-  });
-
-  routes.put("/upstreams/:name", async (c) => {
-    const name = c.req.param("name");
-    if (declares(c, name)) return readOnly(c, name);
-    const text = await readBodyText(c.req.raw, MAX_UPSTREAM_BYTES);
-    if (text === undefined) return c.json({ error: `invalid upstream "${name}"; nothing was stored`, problems: [{ path: "", message: `larger than ${MAX_UPSTREAM_BYTES} bytes` }] }, 413);
-    const parsed = text.trim() === "" ? { ok: false as const, problems: [{ path: "", message: "the body is empty; send the upstream as JSON or YAML" }] } : await parseDocument(text);
-    const current = await entriesOf(await kvOf(c).get(LIVE_UPSTREAMS_KEY));
-    if ("problems" in current) return brokenDocument(c, current.problems);
-    const existing = Object.hasOwn(current.entries, name) ? current.entries[name] : undefined;
-    const context = { env: c.env, requestUrl: new URL(c.req.url), secret: () => sessionSecret(c.env), ...(existing ? { existing } : {}) };
-    const candidate = parsed.ok ? await checkCandidate(name, parsed.value, context) : parsed;
-    if (!candidate.ok) return c.json({ error: `invalid upstream "${name}"; nothing was stored`, problems: candidate.problems }, 400);
-    const probe = c.req.query("probe") === "false" ? undefined : await probeUpstream(candidate.config, c.env);
-    if (c.req.query("requireProbe") === "true" && probe?.ok !== true) {
-      return c.json({ error: `upstream "${name}" did not answer the probe; nothing was stored (leave out requireProbe to store it anyway)`, probe: probe ?? null }, 422);
-    }
-    return conditionalWrite(c, kvOf(c), LIVE_UPSTREAMS_KEY, {}, async (stored) => {
-      const now = await entriesOf(stored);
-      if ("problems" in now) return { response: brokenDocument(c, now.problems) };
-      const created = !Object.hasOwn(now.entries, name);
-      if (created && Object.keys(now.entries).length >= MAX_LIVE_UPSTREAMS) return { response: c.json({ error: `at most ${MAX_LIVE_UPSTREAMS} live upstreams; remove one first` }, 409) };
-      now.entries[name] = candidate.entry;
-      const written = await store(c, now.entries, created ? "create" : "change", name);
-      const answer = { name, source: "live", created, stored: publicEntry(candidate.entry), probe: probe ?? "skipped (probe=false)" };
-      return { response: c.json(answer, created ? 201 : 200), stored: written };
-    });
-  });
-
-  routes.delete("/upstreams/:name", async (c) => {
-    const name = c.req.param("name");
-    if (declares(c, name)) return readOnly(c, name);
-    return conditionalWrite(c, kvOf(c), LIVE_UPSTREAMS_KEY, {}, async (stored) => {
-      const now = await entriesOf(stored);
-      if ("problems" in now) return { response: brokenDocument(c, now.problems) };
-      if (!Object.hasOwn(now.entries, name)) return { response: c.json({ error: `no live upstream named "${name}"` }, 404) };
-      delete now.entries[name];
-      return { response: c.json({ deleted: name }), stored: await store(c, now.entries, "remove", name) };
-    });
-  });
-
+  routes.get("/upstreams/:name", getUpstream);
+  routes.put("/upstreams/:name", putUpstream);
+  routes.delete("/upstreams/:name", deleteUpstream);
   return routes;
 }
 
 /** "live" for an upstream added through the admin API, else "declared" (for `GET /admin/upstreams`). */
-export function upstreamSource(upstream: object): "live" | "declared" {
-  return liveUpstreamsNow().includes(upstream as never) ? "live" : "declared";
+export function upstreamSource(upstream: UpstreamConfig): "live" | "declared" {
+  return liveUpstreamsNow().includes(upstream) ? "live" : "declared";
 }
-

@@ -19,7 +19,8 @@ function keyFor(secret: string): Promise<CryptoKey> {
 export async function sealCredential(secret: string, name: string, value: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
   const params = { name: "AES-GCM", iv, additionalData: new TextEncoder().encode(name) };
-  const sealed = new Uint8Array(await crypto.subtle.encrypt(params, await keyFor(secret), new TextEncoder().encode(value)));
+  const plain = new TextEncoder().encode(value);
+  const sealed = new Uint8Array(await crypto.subtle.encrypt(params, await keyFor(secret), plain));
   const out = new Uint8Array(IV_BYTES + sealed.length);
   out.set(iv);
   out.set(sealed, IV_BYTES);
