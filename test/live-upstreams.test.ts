@@ -181,6 +181,18 @@ describe("live upstreams", () => {
     for (const text of answers) expect(text).not.toContain(CREDENTIAL);
   });
 
+  it("applies no document written straight into KV that fails the checks, and says so on the next write", async () => {
+    const kv = (env as unknown as { GATEWAY_KV: KVNamespace }).GATEWAY_KV;
+    const live = name("direct");
+    const document = { upstreams: { [live]: { url: alpha, credential: { secret: "SESSION_SECRET" } } } };
+    await kv.put("live-upstreams", JSON.stringify(document));
+    expect((await toolNames("/mcp")).some((tool) => tool.startsWith(`${live}___`))).toBe(false);
+    const put = await adminCall("PUT", `/upstreams/${name("other")}`, { url: alpha });
+    expect(put.status).toBe(409);
+    expect(put.body.error).toContain(`/upstreams/${live}/credential/secret: "SESSION_SECRET" is the gateway's own secret`);
+    await kv.delete("live-upstreams");
+  });
+
   it("sends a Worker secret named as the credential", async () => {
     const live = name("secret");
     const credential = { secret: "LIVE_TEST_SECRET" };

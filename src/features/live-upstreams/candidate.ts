@@ -8,7 +8,6 @@
  */
 import { isObject } from "../../core/jsonrpc";
 import type { UpstreamConfig } from "../../config/upstreams";
-import { GATEWAY_SECRET_VARS } from "../../config/secrets";
 import { isLoopback } from "../../upstream/oauth/http-options";
 import type { DocumentProblem } from "../../storage/document-store";
 import { checkEntry, ENTRY_SHAPE, type StoredEntry } from "./document";
@@ -43,9 +42,6 @@ const problem = (path: string, message: string): CredentialInput => ({ problems:
 function secretCredential(raw: Record<string, unknown>, secret: unknown, context: CandidateContext): CredentialInput {
   const at = "/credential/secret";
   if (typeof secret !== "string" || secret === "") return problem(at, "must be the name of a Worker secret");
-  if ((GATEWAY_SECRET_VARS as readonly string[]).includes(secret)) {
-    return problem(at, `"${secret}" is the gateway's own secret and is never sent upstream`);
-  }
   const set = context.env[secret];
   if (typeof set !== "string" || set === "") {
     const hint = `(wrangler secret put ${secret}), or store the value itself with {"value": ...}`;

@@ -9,6 +9,7 @@
  */
 import { isObject } from "../../core/jsonrpc";
 import { parseUpstreams, type UpstreamConfig } from "../../config/upstreams";
+import { GATEWAY_SECRET_VARS } from "../../config/secrets";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
 
 /** The KV key of the document. */
@@ -73,7 +74,13 @@ export function checkEntry(name: string, raw: unknown, base: string): CheckedEnt
   }
   const parsed = parseUpstreams([entry]);
   if (!parsed.ok) return { problems: parsed.problems.map((problem) => located(problem, base)) };
-  return { config: parsed.value[0]!, problems: [] };
+  const config = parsed.value[0]!;
+  // Checked on every read too: a document written straight into KV never sends the gateway's own secret upstream.
+  if (config.credential && (GATEWAY_SECRET_VARS as readonly string[]).includes(config.credential.secret)) {
+    const message = `"${config.credential.secret}" is the gateway's own secret and is never sent upstream`;
+    return { problems: [{ path: `${base}/credential/secret`, message }] };
+  }
+  return { config, problems: [] };
 }
 
 /** Checks the whole document (as read from KV). */
