@@ -189,8 +189,57 @@ describe("live upstreams", () => {
     expect((await toolNames("/mcp")).some((tool) => tool.startsWith(`${live}___`))).toBe(false);
     const put = await adminCall("PUT", `/upstreams/${name("other")}`, { url: alpha });
     expect(put.status).toBe(409);
-    expect(put.body.error).toContain(`/upstreams/${live}/credential/secret: "SESSION_SECRET" is the gateway's own secret`);
+    const where = `/upstreams/${live}/credential/secret`;
+    expect(put.body.error).toContain(`${where}: "SESSION_SECRET" is the gateway's own secret`);
     await kv.delete("live-upstreams");
+  });
+
+  it("imports an MCP Registry server.json, asking for what it declares", async () => {
+    const live = name("registry");
+    const port = new URL(alpha).port;
+    const remote = {
+      type: "streamable-http",
+      url: "http://127.0.0.1:{port}/mcp",
+      variables: { port: { description: "The port", isRequired: true } },
+      headers: [
+        { name: "X-Tenant", value: "team-{tenant}", variables: { tenant: { isRequired: true } } },
+        { name: "X-Api-Key", description: "API key", isRequired: true, isSecret: true },
+      ],
+    };
+    const sse = { type: "sse", url: "https://x.example/sse" };
+    const server = { name: "com.example/wiki", version: "1.0.0", remotes: [sse, remote] };
+
+    const asked = await adminCall("POST", `/upstreams/${live}/import`, { server });
+    expect(asked.status).toBe(400);
+    expect(asked.body.needs).toEqual([
+      { name: "port", kind: "variable", description: "The port", isRequired: true, isSecret: false },
+      { name: "X-Tenant", kind: "header", isRequired: false, isSecret: false },
+      { name: "X-Api-Key", kind: "header", description: "API key", isRequired: true, isSecret: true },
+    ]);
+    const paths = asked.body.problems.map((p: Json) => p.path);
+    expect(paths).toEqual(expect.arrayContaining(["/values/port", "/values/tenant", "/values/X-Api-Key"]));
+
+    const values = { port, tenant: "docs", "X-Api-Key": CREDENTIAL };
+    const imported = await adminCall("POST", `/upstreams/${live}/import`, { server, values });
+    expect(imported.status).toBe(201);
+    expect(imported.body.stored).toEqual({
+      url: alpha,
+      headers: { "X-Tenant": "team-docs" },
+      credential: { header: "X-Api-Key", scheme: "", sealed: true },
+    });
+    expect(imported.body.probe.ok).toBe(true);
+    const seen = JSON.parse((await callTool(`/mcp/${live}`, "whoami")).result.content[0].text);
+    expect(seen).toMatchObject({ "x-api-key": CREDENTIAL, "x-tenant": "team-docs" });
+    await adminCall("DELETE", `/upstreams/${live}`);
+    for (const text of answers) expect(text).not.toContain(CREDENTIAL);
+  });
+
+  it("refuses a server.json without a streamable-http remote, located", async () => {
+    const server = { remotes: [{ type: "sse", url: "https://x.example/sse" }] };
+    const refused = await adminCall("POST", `/upstreams/${name("sse")}/import`, { server });
+    expect(refused.status).toBe(400);
+    const message = expect.stringMatching(/streamable-http/);
+    expect(refused.body.problems).toEqual([{ path: "/server/remotes", message }]);
   });
 
   it("sends a Worker secret named as the credential", async () => {

@@ -7,6 +7,8 @@
  *                                   without its name; probed (?probe=false skips it,
  *                                   ?requireProbe=true refuses to store when it fails)
  *   DELETE /admin/upstreams/<name>
+ *   POST   /admin/upstreams/<name>/import   body: {"server": <an MCP Registry server.json>, "values": {...}}:
+ *                                   its streamable-http remote stored as above (registry-import.ts)
  *
  * `GET /admin/upstreams` (admin/upstreams.ts) lists declared and live ones alike. Declared
  * upstreams are read-only here (409). Writes honour If-Match / If-None-Match against the
@@ -25,6 +27,8 @@ import { checkCandidate } from "./candidate";
 import { checkLiveDocument, LIVE_UPSTREAMS_KEY, MAX_LIVE_UPSTREAMS, publicEntry, type StoredEntry } from "./document";
 import { liveUpstreamsNow } from "./live-list";
 import { probeUpstream } from "./probe";
+import { fromServerJson } from "./registry-import";
+import { isObject } from "../../core/jsonrpc";
 
 /** The largest upstream a PUT accepts, in bytes. */
 const MAX_UPSTREAM_BYTES = 64 * 1024;
@@ -103,20 +107,49 @@ async function getUpstream(c: AdminContext): Promise<Response> {
   return c.json({ name, source: "live", upstream: publicEntry(entry) }, 200, headers);
 }
 
-async function putUpstream(c: AdminContext): Promise<Response> {
-  const name = c.req.param("name")!;
-  if (declared(c, name)) return readOnly(c, name);
+/** The body of a PUT or an import, read and parsed; a Response when it cannot be. */
+async function bodyOf(c: AdminContext, name: string): Promise<{ value: unknown } | Response> {
   const text = await readBodyText(c.req.raw, MAX_UPSTREAM_BYTES);
   const at = (message: string) => [{ path: "", message }];
   if (text === undefined) return refused(c, name, at(`larger than ${MAX_UPSTREAM_BYTES} bytes`), 413);
   if (text.trim() === "") return refused(c, name, at("the body is empty; send the upstream as JSON or YAML"));
   const parsed = await parseDocument(text);
-  if (!parsed.ok) return refused(c, name, parsed.problems);
+  return parsed.ok ? { value: parsed.value } : refused(c, name, parsed.problems);
+}
+
+async function putUpstream(c: AdminContext): Promise<Response> {
+  const name = c.req.param("name")!;
+  if (declared(c, name)) return readOnly(c, name);
+  const body = await bodyOf(c, name);
+  return body instanceof Response ? body : saveUpstream(c, name, body.value);
+}
+
+/** `POST /admin/upstreams/<name>/import`: `{"server": <server.json>, "values": {...}}` (registry-import.ts). */
+async function importUpstream(c: AdminContext): Promise<Response> {
+  const name = c.req.param("name")!;
+  if (declared(c, name)) return readOnly(c, name);
+  const body = await bodyOf(c, name);
+  if (body instanceof Response) return body;
+  const given = isObject(body.value) ? body.value : {};
+  const values = given["values"] ?? {};
+  if (!isObject(values)) {
+    return refused(c, name, [{ path: "/values", message: "must map header and variable names to values" }]);
+  }
+  const imported = fromServerJson(given["server"], values);
+  if (imported.ok) return saveUpstream(c, name, imported.body);
+  const error = `cannot import upstream "${name}"; nothing was stored`;
+  const answer: Record<string, unknown> = { error, problems: imported.problems };
+  if (imported.needs !== undefined) answer["needs"] = imported.needs;
+  return c.json(answer, 400);
+}
+
+/** Checks `body` as the upstream `name`, probes it and stores it (PUT and import). */
+async function saveUpstream(c: AdminContext, name: string, body: unknown): Promise<Response> {
   const current = await entriesOf(await kvOf(c).get(LIVE_UPSTREAMS_KEY));
   if ("problems" in current) return brokenDocument(c, current.problems);
   const existing = entryOf(current.entries, name);
   const context = { env: c.env, requestUrl: new URL(c.req.url), secret: () => sessionSecret(c.env) };
-  const candidate = await checkCandidate(name, parsed.value, existing ? { ...context, existing } : context);
+  const candidate = await checkCandidate(name, body, existing ? { ...context, existing } : context);
   if (!candidate.ok) return refused(c, name, candidate.problems);
   // Probed before the write (which holds this isolate's other writes of the document), never inside it.
   const skip = c.req.query("probe") === "false";
@@ -159,6 +192,7 @@ export function createLiveUpstreamRoutes(): Hono<{ Bindings: Bindings }> {
   routes.get("/upstreams/:name", getUpstream);
   routes.put("/upstreams/:name", putUpstream);
   routes.delete("/upstreams/:name", deleteUpstream);
+  routes.post("/upstreams/:name/import", importUpstream);
   return routes;
 }
 
