@@ -25,7 +25,7 @@ import { forgetDocument, formatProblems, parseDocument, type DocumentProblem } f
 import { auditLiveUpstream, type LiveUpstreamEdit } from "./audit";
 import { checkCandidate } from "./candidate";
 import { checkLiveDocument, LIVE_UPSTREAMS_KEY, MAX_LIVE_UPSTREAMS, publicEntry, type StoredEntry } from "./document";
-import { liveUpstreamsNow } from "./live-list";
+import { liveUpstreamsNow, refreshLiveUpstreams } from "./live-list";
 import { probeUpstream } from "./probe";
 import { fromServerJson } from "./registry-import";
 import { isObject } from "../../core/jsonrpc";
@@ -86,6 +86,8 @@ async function store(c: AdminContext, entries: Entries, edit: LiveUpstreamEdit, 
   if (text === null) await kv.delete(LIVE_UPSTREAMS_KEY);
   else await kv.put(LIVE_UPSTREAMS_KEY, text);
   forgetDocument(LIVE_UPSTREAMS_KEY);
+  // The rest of this request (a console page rendered after the write) sees the new list too.
+  await refreshLiveUpstreams(c.env, 0);
   if (!gatewayConfig(c.env).audit.enabled) return text;
   auditLiveUpstream(c.env.AUDIT_QUEUE, (p) => c.executionCtx.waitUntil(p), edit, name);
   return text;
