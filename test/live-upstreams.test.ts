@@ -7,7 +7,7 @@
  * upstreams are allowed.
  */
 import { env } from "cloudflare:workers";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { inject } from "vitest";
 import { gatewayFetch, initialize, request, type Json, type Vars } from "./helpers/gateway";
 import { AUDIT_ADMIN_TOKEN, eventsOnceWritten } from "./helpers/audit";
@@ -149,9 +149,17 @@ describe("live upstreams", () => {
     await adminCall("DELETE", `/upstreams/${live}`);
   });
 
-  it("sends a stored credential upstream and shows it in no answer, KV text or audit event", async () => {
+  it("sends a stored credential upstream and shows it in no answer, log line, KV text or audit event", async () => {
+    const logged: unknown[] = [];
+    const spies = (["log", "info", "warn", "error", "debug"] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logged.push(...args)),
+    );
     const live = name("cred");
     const credential = { value: CREDENTIAL, header: "X-Live-Key", scheme: "" };
+    // A failing upstream too: its errors are logged and answered, never with the credential.
+    const unreachable = { url: "http://127.0.0.1:9/mcp", credential };
+    const down = await adminCall("PUT", `/upstreams/${name("credDown")}`, unreachable);
+    expect(down.body.probe.ok).toBe(false);
     const added = await adminCall("PUT", `/upstreams/${live}`, { url: alpha, credential });
     expect(added.status).toBe(201);
     expect(added.body.stored.credential).toEqual({ header: "X-Live-Key", scheme: "", sealed: true });
@@ -179,6 +187,10 @@ describe("live upstreams", () => {
     expect(methods).toEqual(expect.arrayContaining(["(upstream-create)", "(upstream-change)", "(upstream-remove)"]));
     expect(JSON.stringify(events)).not.toContain(CREDENTIAL);
     for (const text of answers) expect(text).not.toContain(CREDENTIAL);
+    for (const spy of spies) spy.mockRestore();
+    expect(logged.length).toBeGreaterThan(0);
+    const text = (entry: unknown) => (entry instanceof Error ? `${entry.stack}` : JSON.stringify(entry));
+    expect(logged.map(text).join("\n")).not.toContain(CREDENTIAL);
   });
 
   it("applies no document written straight into KV that fails the checks, and says so on the next write", async () => {
