@@ -86,6 +86,31 @@ describe("live upstreams", () => {
     expect((await adminCall("DELETE", `/upstreams/${live}`)).status).toBe(404);
   });
 
+  it("pins a live upstream's tools and counts its health as a declared one's", async () => {
+    const live = name("pinned");
+    await adminCall("PUT", `/upstreams/${live}`, { url: alpha, pinning: "enforce" });
+    expect(await toolNames(`/mcp/${live}`)).toContain("echo");
+    const pins = await adminCall("GET", `/pins/${live}`);
+    expect(pins.status).toBe(200);
+    expect(pins.body).toMatchObject({ upstream: live, mode: "enforce" });
+    expect(pins.body.pinned).toBeGreaterThan(5);
+    await callTool(`/mcp/${live}`, "echo", { text: "counted" });
+    const listed = await adminCall("GET", "/upstreams");
+    const health = listed.body.upstreams.find((u: Json) => u.name === live);
+    expect(health).toMatchObject({ source: "live", pins: { mode: "enforce" } });
+    expect(health.recent.calls).toBeGreaterThan(0);
+    await adminCall("DELETE", `/upstreams/${live}`);
+  });
+
+  it("serves a valid document another isolate wrote straight into KV on the next request", async () => {
+    const kv = (env as unknown as { GATEWAY_KV: KVNamespace }).GATEWAY_KV;
+    const live = name("written");
+    await kv.put("live-upstreams", JSON.stringify({ upstreams: { [live]: { url: beta } } }));
+    expect(await toolNames("/mcp")).toContain(`${live}___echo`);
+    await kv.delete("live-upstreams");
+    expect(await toolNames("/mcp")).not.toContain(`${live}___echo`);
+  });
+
   it("never overwrites or removes a declared upstream", async () => {
     const put = await adminCall("PUT", "/upstreams/alpha", { url: beta });
     expect(put.status).toBe(409);
