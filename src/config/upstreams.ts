@@ -45,7 +45,7 @@ export type UpstreamCredential = {
   readonly secret: string;
   readonly header: string;
   readonly scheme: string;
-  /** A live upstream's credential, stored sealed in KV and opened (features/live-upstreams/): sent instead of `secret`'s. */
+  /** A live upstream's credential, sealed in KV and opened (features/live-upstreams/): sent instead of the secret. */
   readonly value?: string;
 };
 

@@ -18,7 +18,11 @@ import { eraOf, rateText, readHealth, type UpstreamHealth } from "./upstream-hea
 import { readAudit } from "./audit-data";
 import type { AuditEvent } from "../../storage/audit-event";
 import { upstreamSource } from "../../features/live-upstreams/routes";
-import { LiveUpstreamForm, registerLiveUpstreamConsole, RemoveLiveUpstream } from "../../features/live-upstreams/console";
+import {
+  LiveUpstreamForm,
+  registerLiveUpstreamConsole,
+  RemoveLiveUpstream,
+} from "../../features/live-upstreams/console";
 
 type ProbeShown = { name: string; ok: boolean; text: string };
 /** Errors listed per upstream, newest first, from the last 24 hours of the audit trail. */
