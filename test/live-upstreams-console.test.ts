@@ -76,6 +76,29 @@ describe("the console's live upstreams", () => {
     for (const text of pages) expect(text).not.toContain(CREDENTIAL);
   });
 
+  it("imports a server.json, first listing what it asks for", async () => {
+    const name = `import${crypto.randomUUID().slice(0, 6)}`;
+    const remote = {
+      type: "streamable-http",
+      url: alpha,
+      headers: [{ name: "X-Api-Key", description: "API key", isRequired: true, isSecret: true }],
+    };
+    const server = JSON.stringify({ name: "com.example/wiki", version: "1.0.0", remotes: [remote] });
+    const asked = await submit("/upstreams/import", { name, server, values: "" });
+    expect(asked.status).toBe(400);
+    expect(asked.html).toContain("the server asks for: X-Api-Key (header, required, secret)");
+    expect(asked.html).not.toContain(`id="cfg-${name}"`);
+
+    const values = JSON.stringify({ "X-Api-Key": CREDENTIAL });
+    const imported = await submit("/upstreams/import", { name, server, values });
+    expect(imported.html).toContain("Added; probe answered");
+    expect(imported.html).toContain(`id="cfg-${name}"`);
+    expect((await whoami(name))["x-api-key"]).toBe(CREDENTIAL);
+    await submit(`/upstreams/${name}/remove`, {});
+    expect((await submit("/upstreams/import", { name, server: "{", values: "" })).html).toContain("server is not JSON");
+    for (const text of pages) expect(text).not.toContain(CREDENTIAL);
+  });
+
   it("shows the admin API's located problems for a bad upstream and stores nothing", async () => {
     const name = `console${crypto.randomUUID().slice(0, 6)}`;
     const fields = { name, url: "http://example.com/mcp", header: "", credential: "" };

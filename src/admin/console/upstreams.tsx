@@ -19,6 +19,7 @@ import { readAudit } from "./audit-data";
 import type { AuditEvent } from "../../storage/audit-event";
 import { upstreamSource } from "../../features/live-upstreams/routes";
 import {
+  ImportServerForm,
   LiveUpstreamForm,
   registerLiveUpstreamConsole,
   RemoveLiveUpstream,
@@ -128,6 +129,7 @@ async function upstreamsPage(c: ConsoleContext, probe?: ProbeShown, status: Para
         ))}
       </div>
       <LiveUpstreamForm csrf={c.var.session.csrf} />
+      <ImportServerForm csrf={c.var.session.csrf} />
     </>
   );
   return renderPage(c, "Upstreams", "/upstreams", body, status);
