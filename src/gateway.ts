@@ -5,7 +5,7 @@
  * entry (src/index.ts); the skeleton never imports a feature (see ARCHITECTURE.md).
  */
 import { addAuthSection } from "./config/auth-config";
-import { addConfigSection } from "./config/gateway-config";
+import { addConfigSection, gatewayConfig, joinUpstreamsWith } from "./config/gateway-config";
 import type { TokenVerifierFor } from "./auth/authenticate";
 import { createShell, type GatewayBindings, type ShellParts } from "./shell/app";
 import { buildPipeline, pipelineFor } from "./chain";
@@ -49,6 +49,8 @@ import { registerClientGrants } from "./features/client-sign-in/console-page";
 import { createClientGrantRoutes } from "./features/client-sign-in/grant-routes";
 import { checkRoleMapping, ROLE_MAPPING_KEY } from "./features/client-sign-in/role-mapping";
 import { documentRoutes } from "./admin/document-routes";
+import { refreshLiveUpstreams, withLiveUpstreams } from "./features/live-upstreams/live-list";
+import { createLiveUpstreamRoutes, upstreamSource } from "./features/live-upstreams/routes";
 
 declare module "./config/gateway-config" {
   interface ConfigSections {
@@ -68,6 +70,7 @@ addAuthSection("signIn", signInFrom);
 addUpstreamSection(PINNING_FIELDS);
 addConfigSection("offload", "OFFLOAD", (raw) => ({ ...DEFAULT_OFFLOAD, ...offloadFromVar(raw) }));
 addConfigSection("audit", "AUDIT", auditFromVar);
+joinUpstreamsWith(withLiveUpstreams);
 // A failed refresh of a user's upstream token is a connection event in the audit trail (the call's waitUntil sends it).
 onRefreshFailure((services, failure) => {
   if (services.waitUntil) auditConnection(services.auditQueue, services.waitUntil, { kind: "refresh-failed", ...failure });
@@ -84,7 +87,8 @@ const ADMIN_ROUTES: readonly AdminRoutes[] = [
   addFilterRoutes,
   addAuditRoutes,
   (admin) => admin.route("/", createShapingAdmin()),
-  (admin) => admin.route("/", createUpstreamsAdmin(upstreamPinFacts)),
+  (admin) => admin.route("/", createUpstreamsAdmin(async (upstream, kv) => ({ source: upstreamSource(upstream), ...(await upstreamPinFacts(upstream, kv)) }))),
+  (admin) => admin.route("/", createLiveUpstreamRoutes()),
   (admin) => admin.route("/", createPinsAdmin()),
   (admin) => admin.route("/api-keys", createApiKeyRoutes()),
   (admin) => admin.route("/upstream-connections", createUpstreamConnectionRoutes()),
@@ -120,6 +124,7 @@ const SHELL_PARTS: ShellParts = {
   ],
   adminRoutes: ADMIN_ROUTES,
   // The console first, then upstream sign-in's pages, then the gateway as its clients' authorization server (AUTH.signIn).
+  beforeEachRequest: [(env) => refreshLiveUpstreams(env, gatewayConfig(env).documentCacheTtlMs)],
   pageRoutes: [
     (app, admin) => mountConsole(app, admin, CONSOLE_PAGES),
     (app) => addUpstreamSignInRoutes(app, signInVerifier),

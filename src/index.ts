@@ -6,6 +6,7 @@
 import { consumeAuditBatch } from "./features/audit/audit-consumer";
 import { createApp, type GatewayBindings } from "./gateway";
 import { sweepPins } from "./features/pins/pin-sweep";
+import { refreshLiveUpstreams } from "./features/live-upstreams/live-list";
 
 /** Durable Object classes are Worker entry points too (wrangler.toml binds them). */
 export { InputRendezvous } from "./shell/input-rendezvous";
@@ -18,6 +19,7 @@ export default {
   fetch: app.fetch,
   queue: (batch, env) => consumeAuditBatch(batch, env),
   scheduled: async (controller, env, ctx) => {
+    await refreshLiveUpstreams(env, 0);
     await sweepPins(env, ctx, controller.scheduledTime);
   },
 } satisfies ExportedHandler<GatewayBindings>;

@@ -1,7 +1,8 @@
 /**
  * Upstream health for operators (mounted under /admin, behind its bearer check):
  *
- *   GET  /admin/upstreams                each upstream's protocol revision, last success,
+ *   GET  /admin/upstreams                each upstream (`source`: "declared" in UPSTREAMS or "live",
+ *                                        added through features/live-upstreams/), its protocol revision, last success,
  *                                        last failure, and over the recent windows its
  *                                        calls, error rate and latency percentiles, measured
  *                                        on real traffic (pipeline/upstream-health.ts), and what

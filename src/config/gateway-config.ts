@@ -100,13 +100,28 @@ function sectionsFrom(env: Readonly<Record<string, unknown>>): ConfigSections {
 }
 
 /**
- * The configuration of these vars, parsed on first use.
+ * The configuration of these vars, parsed on first use, with the live upstreams this
+ * isolate read last joined to `UPSTREAMS` (`joinUpstreamsWith`: features/live-upstreams/live-list.ts).
  *
  * @example
  * const config = gatewayConfig(env);
  * if (!config.upstreams.ok) console.error(config.upstreams.problems);
  */
 export function gatewayConfig(env: Readonly<Record<string, unknown>>): GatewayConfig {
+  return joinUpstreams(declaredConfig(env));
+}
+
+/** Joins the upstreams a feature keeps elsewhere (the live upstreams in KV) to the declared ones. */
+export type UpstreamJoiner = (declared: GatewayConfig) => GatewayConfig;
+
+let joinUpstreams: UpstreamJoiner = (declared) => declared;
+
+/** Registers the one joiner of further upstreams (the composition root, src/gateway.ts, calls it once). */
+export function joinUpstreamsWith(joiner: UpstreamJoiner): void {
+  joinUpstreams = joiner;
+}
+
+function declaredConfig(env: Readonly<Record<string, unknown>>): GatewayConfig {
   // The same env object with the same var values as last time (every request of an isolate): no JSON key to write.
   const last = lastOf.get(env);
   if (last && CONFIG_VARS.every((name, i) => env[name] === last.values[i])) return last.config;

@@ -10,27 +10,29 @@
  */
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
-import { upstreamsFrom } from "./upstreams";
+import { gatewayConfig } from "./gateway-config";
 import { parseAuthConfig } from "./auth-config";
 
 const MIN_SESSION_SECRET_LENGTH = 16;
 
 const REDACTED = "[redacted]";
 /** Worker secrets of the gateway itself; upstream credentials are named in UPSTREAMS. */
-const GATEWAY_SECRET_VARS = ["SESSION_SECRET", "ADMIN_TOKEN", "IDENTITY_SIGNING_KEY", "IDENTITY_SIGNING_KEY_PREVIOUS"] as const;
+export const GATEWAY_SECRET_VARS = ["SESSION_SECRET", "ADMIN_TOKEN", "IDENTITY_SIGNING_KEY", "IDENTITY_SIGNING_KEY_PREVIOUS"] as const;
 
 /** The values of every configured secret, longest first (so one inside another goes whole). */
 function secretValues(env: Readonly<Record<string, unknown>>): string[] {
   const names = new Set<string>(GATEWAY_SECRET_VARS);
-  const upstreams = upstreamsFrom(env["UPSTREAMS"]);
+  const values: string[] = [];
+  // The live upstreams too: a credential stored sealed is redacted like a Worker secret.
+  const upstreams = gatewayConfig(env).upstreams;
   if (upstreams.ok)
     for (const upstream of upstreams.value) {
+      if (upstream.credential?.value) values.push(upstream.credential.value);
       if (upstream.credential) names.add(upstream.credential.secret);
       if (upstream.auth?.clientSecret) names.add(upstream.auth.clientSecret);
     }
   const auth = parseAuthConfig(env["AUTH"]);
   if (auth.ok && auth.value.mode === "on" && auth.value.signIn?.clientSecretSecret) names.add(auth.value.signIn.clientSecretSecret);
-  const values: string[] = [];
   for (const name of names) {
     const value = env[name];
     if (typeof value === "string" && value !== "") values.push(value);

@@ -40,7 +40,13 @@ export type ListCacheScope = "public" | "private";
 export const LIST_CACHE_SCOPES: readonly ListCacheScope[] = ["private", "public"];
 
 /** How the gateway authenticates to one upstream: a secret's value sent as a header. */
-export type UpstreamCredential = { readonly secret: string; readonly header: string; readonly scheme: string };
+export type UpstreamCredential = {
+  readonly secret: string;
+  readonly header: string;
+  readonly scheme: string;
+  /** A live upstream's credential, sealed in KV and opened (features/live-upstreams/): sent instead of the secret. */
+  readonly value?: string;
+};
 
 /**
  * Fields of an upstream that features own (pins' `pinning` and `approveNew`), by name. A

@@ -63,6 +63,8 @@ export type ShellParts = {
    * `admin` is the admin API, which the console calls.
    */
   readonly pageRoutes: readonly ((app: Hono<{ Bindings: GatewayBindings }>, admin: AdminApp) => void)[];
+  /** What features bring up to date before each request is served (the live upstreams' list), in this order. */
+  readonly beforeEachRequest: readonly ((env: GatewayBindings) => Promise<void>)[];
 };
 
 /** What the endpoints of one app are served with: its pipelines and the features' parts. */
@@ -271,6 +273,11 @@ export function createShell(parts: ShellParts, pipeline?: PipelineOptions): Hono
     return handler;
   };
 
+  // What features refresh before every request (the live upstreams joined to UPSTREAMS: features/live-upstreams/).
+  app.use("*", async function beforeEachRequest(c, next) {
+    for (const refresh of parts.beforeEachRequest) await refresh(c.env);
+    await next();
+  });
   const admin = createAdminApp(parts.adminRoutes, parts.recordFailure);
   // Browser pages, routed before the MCP Origin guard: the admin console checks origins itself (its own
   // origin only, with a CSRF token), sign-in forms post to their own origin, checked by each route, and an

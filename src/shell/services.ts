@@ -48,7 +48,10 @@ function buildServices(env: Readonly<Record<string, unknown>>): Services {
   // The platform hands bindings untyped; wrangler.toml is what says what each name holds.
   const bindings = env as GatewayBindings;
   return {
-    config: gatewayConfig(env),
+    // Read per call: the live upstreams joined to UPSTREAMS change without a new env.
+    get config() {
+      return gatewayConfig(env);
+    },
     kv: bindings.GATEWAY_KV,
     payloads: bindings.PAYLOADS,
     auditQueue: bindings.AUDIT_QUEUE,

@@ -148,7 +148,7 @@ function headersFor(exchange: UpstreamExchange): Result<Headers, UpstreamFailure
   if (exchange.traceparent !== undefined) headers.set("traceparent", exchange.traceparent);
   for (const [name, value] of Object.entries(exchange.extraHeaders ?? {})) headers.set(name, value);
   if (upstream.credential) {
-    const secret = env[upstream.credential.secret];
+    const secret = upstream.credential.value ?? env[upstream.credential.secret];
     if (typeof secret !== "string" || secret === "") {
       return fail({ reason: "missing-binding", upstream: upstream.name, detail: `secret ${upstream.credential.secret} is not set (wrangler secret put ${upstream.credential.secret})` });
     }

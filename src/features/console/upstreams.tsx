@@ -17,6 +17,8 @@ import { renderPage, statusOf } from "./render";
 import { eraOf, rateText, readHealth, type UpstreamHealth } from "./upstream-health";
 import { readAudit } from "../audit/audit-data";
 import type { AuditEvent } from "../audit/audit-event";
+import { upstreamSource } from "../live-upstreams/routes";
+import { ImportServerForm, LiveUpstreamForm, registerLiveUpstreamConsole, RemoveLiveUpstream } from "../live-upstreams/console";
 
 type ProbeShown = { name: string; ok: boolean; text: string };
 /** Errors listed per upstream, newest first, from the last 24 hours of the audit trail. */
@@ -84,6 +86,7 @@ function UpstreamCard({ upstream, health, errors, probe, csrf, env }: CardProps)
       <PostButton action={href(`/upstreams/${encodeURIComponent(upstream.name)}/probe`)} csrf={csrf}>
         Probe {upstream.name}
       </PostButton>
+      {upstreamSource(upstream) === "live" && <RemoveLiveUpstream name={upstream.name} csrf={csrf} />}
       <output id={`probe-${upstream.name}`} class={probe && !probe.ok ? "problems" : "notice"} role={probe ? "status" : undefined}>
         {probe?.name === upstream.name ? probe.text : ""}
       </output>
@@ -101,7 +104,7 @@ async function upstreamsPage(c: ConsoleContext, probe?: ProbeShown, status: Para
       <Problems id="upstreams-errors" error={
           !parsed.ok
             ? "UPSTREAMS is invalid; the gateway's log lists each problem"
-            : probe && !parsed.value.some((u) => u.name === probe.name)
+            : probe && !probe.ok && !parsed.value.some((u) => u.name === probe.name)
               ? probe.text
               : !health.ok
                 ? health.error
@@ -109,12 +112,19 @@ async function upstreamsPage(c: ConsoleContext, probe?: ProbeShown, status: Para
                   ? audit.error
                   : undefined
         } />
+      {probe?.ok && parsed.ok && !parsed.value.some((u) => u.name === probe.name) && (
+        <p class="notice" role="status">
+          {probe.text}
+        </p>
+      )}
       {parsed.ok && parsed.value.length === 0 && <Empty>No upstreams are configured: add one to UPSTREAMS in wrangler.toml.</Empty>}
       <div class="cards">
         {(parsed.ok ? parsed.value : []).map((upstream) => (
           <UpstreamCard upstream={upstream} health={byName.get(upstream.name)} errors={errorsOf(upstream.name)} probe={probe?.name === upstream.name ? probe : undefined} csrf={c.var.session.csrf} env={c.env} />
         ))}
       </div>
+      <LiveUpstreamForm csrf={c.var.session.csrf} />
+      <ImportServerForm csrf={c.var.session.csrf} />
     </>
   );
   return renderPage(c, "Upstreams", "/upstreams", body, status);
@@ -123,6 +133,7 @@ async function upstreamsPage(c: ConsoleContext, probe?: ProbeShown, status: Para
 /** Adds the Upstreams page and its probe button. */
 export function registerUpstreams(app: ConsoleApp): void {
   app.get("/upstreams", (c) => upstreamsPage(c));
+  registerLiveUpstreamConsole(app, upstreamsPage);
   app.post("/upstreams/:name/probe", async (c) => {
     const name = c.req.param("name");
     const answer = await c.var.call("POST", `/upstreams/${encodeURIComponent(name)}/probe`);
