@@ -68,9 +68,16 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * mode) and the guardrails engine (guardrails-module.mjs, 31.1 KiB, imported only when a
  * guardrails document is stored). Code mode took the main module from 584.8 to 590.7 KiB and
  * the guardrails' middleware, admin routes and console page 5.7 KiB more.
+ * The main module's budget raised from 600 (issue 18) to 640 and the upload's to 1080 when
+ * client sign-in's grants, consent and providers (+17.5 KiB) and live upstreams (+16.8 KiB)
+ * landed: 632.8 KiB main, 1037.4 uploaded. What it costs: V8 compiles about 0.035 ms more per
+ * KiB (13.8 ms for 535 KiB against 17.2 for 631, docs/benchmarks.md), so about 1 ms per cold
+ * isolate. The way back under 600 is operator-only code out of the main module (the console,
+ * 46 KiB, and the admin routes), which first needs the isolate's document caches shared with
+ * a module loaded on demand (an admin write forgets the cached copy the relay reads).
  */
-export const MAIN_MODULE_BUDGET_KIB = 600;
-export const UPLOAD_BUDGET_KIB = 1024;
+export const MAIN_MODULE_BUDGET_KIB = 640;
+export const UPLOAD_BUDGET_KIB = 1080;
 const PLACEHOLDER = /^REPLACE_WITH_/;
 const DEMO_SERVICE = 'mcp-edge-gateway-demo';
 

@@ -94,7 +94,7 @@ describe("the modules wrangler uploads", () => {
 
   it("hold yaml beside the main module, which imports it by its uploaded name", () => {
     const { main, modules } = bundleModules(outdir);
-    expect(modules.map((module) => module.name).sort()).toEqual([CODE_MODE_MODULE, "index.js", JSON_SCHEMA_MODULE, OAUTH_MODULE, YAML_MODULE]);
+    expect(modules.map((module) => module.name).sort()).toEqual([CODE_MODE_MODULE, "guardrails-module.mjs", "index.js", JSON_SCHEMA_MODULE, OAUTH_MODULE, YAML_MODULE]);
     const code = readFileSync(main.path, "utf8");
     expect(code).not.toContain(YAML_MARKER);
     expect(code).toContain(`import("./${YAML_MODULE}")`);
