@@ -33,7 +33,7 @@ import { downloadIcon } from "./features/shaping/icon-download";
 import { downloadPayload } from "./features/offload/payload-download";
 import { addFilterRoutes } from "./features/filters/filters-admin";
 import { routeShapes } from "./features/filters/listed-shapes";
-import { mountConsole, type ConsolePage } from "./features/console/index";
+import { mountConsole, type ConsolePage } from "./admin/console/index";
 import { registerOverview } from "./features/console/overview";
 import { registerUpstreams } from "./features/console/upstreams";
 import { registerTools } from "./features/console/tools";
@@ -98,7 +98,7 @@ const ADMIN_ROUTES: readonly AdminRoutes[] = [
   (admin) => admin.route("/", createGuardrailsAdmin()),
 ];
 
-/** The console's pages, in order (the navigation's order is features/console/layout.tsx's). */
+/** The console's pages, in order (the navigation's order is admin/console/layout.tsx's). */
 const CONSOLE_PAGES: readonly ConsolePage[] = [
   registerOverview,
   registerUpstreams,
@@ -126,7 +126,7 @@ const SHELL_PARTS: ShellParts = {
   // The console first, then upstream sign-in's pages, then the gateway as its clients' authorization server (AUTH.signIn).
   beforeEachRequest: [(env) => refreshLiveUpstreams(env, gatewayConfig(env).documentCacheTtlMs)],
   pageRoutes: [
-    (app, admin) => mountConsole(app, admin, CONSOLE_PAGES),
+    (app, admin) => mountConsole(app, admin, CONSOLE_PAGES, auditFailedAuthentication),
     (app) => addUpstreamSignInRoutes(app, signInVerifier),
     addClientSignInRoutes,
   ],

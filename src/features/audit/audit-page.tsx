@@ -9,14 +9,14 @@
  * never a green call. Arguments in events are caller-provided: they are shown as text,
  * like everything else.
  */
-import { Fragment, h } from "../console/jsx";
+import { Fragment, h } from "../../admin/console/jsx";
 import type { AuditEvent } from "./audit-event";
-import type { ConsoleApp } from "../console/context";
+import type { ConsoleApp } from "../../admin/console/context";
 import { perSlot, readAudit } from "./audit-data";
 import { isPinEvent, PinEventRow } from "../pins/pin-event-row";
-import { MinuteChart } from "../console/chart";
-import { Empty, href, Problems, Time, TableHead } from "../console/layout";
-import { renderPage } from "../console/render";
+import { MinuteChart } from "../../admin/console/chart";
+import { Empty, href, Problems, Time, TableHead } from "../../admin/console/layout";
+import { renderPage } from "../../admin/console/render";
 
 const PAGE_SIZE = 50;
 const CHART_SLOTS = 60;
