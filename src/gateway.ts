@@ -40,7 +40,8 @@ import { registerTools } from "./features/console/tools";
 import { registerFilters } from "./features/filters/filters-page";
 import { registerPersonas } from "./features/console/personas";
 import { registerApiKeys } from "./features/console/api-keys";
-import { registerAudit } from "./features/audit/audit-page";
+import { auditPage } from "./features/audit/audit-page";
+import { isPinEvent, PinEventRow } from "./features/pins/pin-event-row";
 import { registerShaping } from "./features/shaping/shaping-page";
 import { registerPins } from "./features/pins/pins-page";
 import { registerGuardrailsPage } from "./features/guardrails/console-page";
@@ -106,7 +107,7 @@ const CONSOLE_PAGES: readonly ConsolePage[] = [
   registerFilters,
   registerPersonas,
   registerApiKeys,
-  registerAudit,
+  auditPage([{ matches: isPinEvent, Row: PinEventRow }]),
   registerShaping,
   registerGuardrailsPage,
   registerPins,
