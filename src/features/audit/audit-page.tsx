@@ -7,8 +7,8 @@
  * first with each event's detail, and "Older events" for the page before. Another feature's
  * event may be a row of its own kind, plugged in by the composition root as an
  * `AuditEventRow` (a pin event, a definition that changed with its findings:
- * features/pins/pin-event-row.tsx), never a green call. Arguments in events are caller-provided: they are shown as text,
- * like everything else.
+ * features/pins/pin-event-row.tsx), never a green call. Arguments in events are
+ * caller-provided: they are shown as text, like everything else.
  */
 import { Fragment, h } from "../../admin/console/jsx";
 import type { AuditEvent } from "./audit-event";

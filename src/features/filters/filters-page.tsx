@@ -16,7 +16,13 @@ import type { ConsoleApp, ConsoleContext } from "../../admin/console/context";
 import { ABSENT_ETAG, errorOf, type ApiProblem } from "../../admin/console/admin-client";
 import { CsrfField, Empty, href, PostButton, Problems } from "../../admin/console/layout";
 import { renderPage, statusOf } from "../../admin/console/render";
-import { DocumentForm, explainStale, prettyDocument, saveDocument, type RefusedDocument } from "../../admin/console/document-form";
+import {
+  DocumentForm,
+  explainStale,
+  prettyDocument,
+  saveDocument,
+  type RefusedDocument,
+} from "../../admin/console/document-form";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 const NEW_SET_TEMPLATE = "# A filter set: which parts of each tool's result reach the client.\ntools:\n  \"<upstream>___<tool>\":\n    retain: [/structuredContent/id]\n";
