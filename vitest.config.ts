@@ -48,7 +48,7 @@ const WORKERS_TEST_CONFIG = isolatedWranglerConfig(
 
 export default defineConfig({
   plugins: [quietSdkSourcemaps()],
-  // The console's pages use the classic JSX transform (src/features/console/jsx.ts); its
+  // The console's pages use the classic JSX transform (src/admin/console/jsx.ts); its
   // development mode would add `__source` and `__self` props, which Hono renders as
   // attributes. Tests render what a deploy renders.
   oxc: { jsx: { development: false } },

@@ -47,6 +47,7 @@ import { auditTrail } from "./features/audit/audit-trail";
 import { traceContext } from "./middleware/trace-context";
 import { upstreamHealth } from "./pipeline/upstream-health";
 import { catalogModes } from "./features/catalog/catalog-modes";
+import { CODE_MODE } from "./features/code-mode/code-mode";
 import { guardrails } from "./features/guardrails/middleware";
 
 export type { CallObserver };
@@ -99,7 +100,11 @@ export function buildPipeline(config: GatewayConfig, { arrange = (list) => list,
     return config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;
   };
   const auth = config.auth.ok ? config.auth.value : ({ mode: "missing" } as const);
-  return catalogModes(classifyTargets(observe(composeMiddleware(arrange(methodMiddleware(config)), relay))), { auth, observe });
+  return catalogModes(classifyTargets(observe(composeMiddleware(arrange(methodMiddleware(config)), relay))), {
+    auth,
+    observe,
+    codeMode: CODE_MODE,
+  });
 }
 
 const built = new WeakMap<GatewayConfig, Handler>();

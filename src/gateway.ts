@@ -14,7 +14,8 @@ import { addUpstreamSignInRoutes } from "./features/upstream-sign-in/sign-in-rou
 import { signInFrom, type SignInConfig } from "./features/client-sign-in/config";
 import { looksLikeSignInToken, signInTokenCheck } from "./features/client-sign-in/access-token";
 import { addClientSignInRoutes } from "./features/client-sign-in/routes";
-import { DEFAULT_OFFLOAD, offloadFromVar, type OffloadConfig } from "./features/offload/offload-config";
+import { DEFAULT_OFFLOAD, offloadFromVar } from "./features/offload/offload-config";
+import type { OffloadConfig } from "./config/offload-override";
 import { auditFromVar } from "./features/audit/audit-config";
 import { auditFailedAuthentication } from "./features/audit/failure-audit";
 import { onRefreshFailure } from "./upstream/oauth/access-token";
@@ -33,14 +34,15 @@ import { downloadIcon } from "./features/shaping/icon-download";
 import { downloadPayload } from "./features/offload/payload-download";
 import { addFilterRoutes } from "./features/filters/filters-admin";
 import { routeShapes } from "./features/filters/listed-shapes";
-import { mountConsole, type ConsolePage } from "./features/console/index";
+import { mountConsole, type ConsolePage } from "./admin/console/index";
 import { registerOverview } from "./features/console/overview";
 import { registerUpstreams } from "./features/console/upstreams";
 import { registerTools } from "./features/console/tools";
 import { registerFilters } from "./features/filters/filters-page";
 import { registerPersonas } from "./features/console/personas";
 import { registerApiKeys } from "./features/console/api-keys";
-import { registerAudit } from "./features/audit/audit-page";
+import { auditPage } from "./features/audit/audit-page";
+import { isPinEvent, PinEventRow } from "./features/pins/pin-event-row";
 import { registerShaping } from "./features/shaping/shaping-page";
 import { registerPins } from "./features/pins/pins-page";
 import { registerGuardrailsPage } from "./features/guardrails/console-page";
@@ -98,7 +100,7 @@ const ADMIN_ROUTES: readonly AdminRoutes[] = [
   (admin) => admin.route("/", createGuardrailsAdmin()),
 ];
 
-/** The console's pages, in order (the navigation's order is features/console/layout.tsx's). */
+/** The console's pages, in order (the navigation's order is admin/console/layout.tsx's). */
 const CONSOLE_PAGES: readonly ConsolePage[] = [
   registerOverview,
   registerUpstreams,
@@ -106,7 +108,7 @@ const CONSOLE_PAGES: readonly ConsolePage[] = [
   registerFilters,
   registerPersonas,
   registerApiKeys,
-  registerAudit,
+  auditPage([{ matches: isPinEvent, Row: PinEventRow }]),
   registerShaping,
   registerGuardrailsPage,
   registerPins,
@@ -126,7 +128,7 @@ const SHELL_PARTS: ShellParts = {
   // The console first, then upstream sign-in's pages, then the gateway as its clients' authorization server (AUTH.signIn).
   beforeEachRequest: [(env) => refreshLiveUpstreams(env, gatewayConfig(env).documentCacheTtlMs)],
   pageRoutes: [
-    (app, admin) => mountConsole(app, admin, CONSOLE_PAGES),
+    (app, admin) => mountConsole(app, admin, CONSOLE_PAGES, auditFailedAuthentication),
     (app) => addUpstreamSignInRoutes(app, signInVerifier),
     addClientSignInRoutes,
   ],

@@ -4,7 +4,7 @@
  * character the scan reports, so an operator sees on the page what the finding names.
  */
 import { describe, expect, test } from "vitest";
-import { visibleParts } from "../src/features/console/visible-text";
+import { visibleParts } from "../src/admin/console/visible-text";
 import { scanText } from "../src/features/pins/text-rules";
 
 const INVISIBLE_RULES = new Set([

@@ -1,7 +1,7 @@
 /**
  * The one list of characters a reader does not see but a model reads: what the findings
  * scan reports (features/pins/text-rules.ts) and what the console shows as code points
- * (features/console/visible-text.tsx) come from here, so the two never disagree. Each kind
+ * (admin/console/visible-text.tsx) come from here, so the two never disagree. Each kind
  * is a character class (regular-expression source, `u` flag); anything in the list that
  * is none of the named kinds is `other`.
  */

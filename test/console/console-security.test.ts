@@ -9,7 +9,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { admin, ADMIN_VARS, TEST_ADMIN_TOKEN } from "../helpers/admin";
 import { gatewayFetch } from "../helpers/gateway";
 import { CONSOLE_ORIGIN, consoleGet, consolePost, formInit, signIn } from "../helpers/console";
-import { CONSOLE_SESSION_TTL_S, sealSession, SESSION_COOKIE } from "../../src/features/console/session";
+import { CONSOLE_SESSION_TTL_S, sealSession, SESSION_COOKIE } from "../../src/admin/console/session";
 
 const PAGES = ["/", "/upstreams", "/tools", "/filters", "/filters/new", "/personas", "/api-keys", "/audit", "/shaping", "/pins", "/client-grants"];
 const NAV = ["Overview", "Upstreams", "Tools", "Filters", "Personas", "API keys", "Audit", "Shaping", "Pins"];

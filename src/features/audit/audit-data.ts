@@ -3,8 +3,8 @@
  * and events counted per minute for the small charts of Overview and Audit.
  */
 import { isAuditEvent, type AuditEvent } from "./audit-event";
-import type { AdminCall } from "../console/admin-client";
-import { errorOf } from "../console/admin-client";
+import type { AdminCall } from "../../admin/console/admin-client";
+import { errorOf } from "../../admin/console/admin-client";
 
 /** Events of one query, or the admin API's error; `truncated` when the API said it stopped early. */
 export type AuditRead = { ok: true; events: AuditEvent[]; truncated?: string } | { ok: false; error: string };

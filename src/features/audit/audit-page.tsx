@@ -4,19 +4,26 @@
 /**
  * Audit: the audit trail queried by time, tool, user, upstream and outcome (GET
  * /admin/audit), calls and errors over the range as a chart, a page of events newest
- * first with each event's detail, and "Older events" for the page before. A pin event (a
- * definition that changed, with its findings) is a row of its own kind (audit-pin-row.tsx),
- * never a green call. Arguments in events are caller-provided: they are shown as text,
- * like everything else.
+ * first with each event's detail, and "Older events" for the page before. Another feature's
+ * event may be a row of its own kind, plugged in by the composition root as an
+ * `AuditEventRow` (a pin event, a definition that changed with its findings:
+ * features/pins/pin-event-row.tsx), never a green call. Arguments in events are
+ * caller-provided: they are shown as text, like everything else.
  */
-import { Fragment, h } from "../console/jsx";
+import { Fragment, h } from "../../admin/console/jsx";
 import type { AuditEvent } from "./audit-event";
-import type { ConsoleApp } from "../console/context";
+import type { ConsoleApp } from "../../admin/console/context";
 import { perSlot, readAudit } from "./audit-data";
-import { isPinEvent, PinEventRow } from "../pins/pin-event-row";
-import { MinuteChart } from "../console/chart";
-import { Empty, href, Problems, Time, TableHead } from "../console/layout";
-import { renderPage } from "../console/render";
+import { MinuteChart } from "../../admin/console/chart";
+import { Empty, href, Problems, Time, TableHead } from "../../admin/console/layout";
+import { renderPage } from "../../admin/console/render";
+import type { ConsolePage } from "../../admin/console/index";
+
+/** A kind of event another feature shows as a row of its own: the first whose `matches` holds draws the row. */
+export type AuditEventRow = {
+  readonly matches: (event: AuditEvent) => boolean;
+  readonly Row: (props: { event: AuditEvent }) => h.JSX.Element;
+};
 
 const PAGE_SIZE = 50;
 const CHART_SLOTS = 60;
@@ -64,8 +71,17 @@ function EventRow({ event }: { event: AuditEvent }) {
   );
 }
 
-/** Adds the Audit page. */
-export function registerAudit(app: ConsoleApp): void {
+/**
+ * The Audit page, drawing the events `rows` claim with their own rows.
+ *
+ * @example
+ * auditPage([{ matches: isPinEvent, Row: PinEventRow }])
+ */
+export function auditPage(rows: readonly AuditEventRow[]): ConsolePage {
+  return (app) => registerAudit(app, rows);
+}
+
+function registerAudit(app: ConsoleApp, rows: readonly AuditEventRow[]): void {
   app.get("/audit", async (c) => {
     const q = (name: string) => (c.req.query(name) ?? "").trim();
     const range = RANGES.find(([key]) => key === q("range")) ?? RANGES[1]!;
@@ -131,7 +147,10 @@ export function registerAudit(app: ConsoleApp): void {
             <caption class="muted">{`${events.length} event${events.length === 1 ? "" : "s"}${events.length === PAGE_SIZE ? " (one page)" : ""}`}</caption>
             <TableHead columns={["Time", "Tool or method", "User", "Upstream", "Outcome", "Duration", "Detail"]} />
             <tbody>
-              {events.map((event) => (isPinEvent(event) ? <PinEventRow event={event} /> : <EventRow event={event} />))}
+              {events.map((event) => {
+                const Row = rows.find((row) => row.matches(event))?.Row ?? EventRow;
+                return <Row event={event} />;
+              })}
             </tbody>
           </table>
         )}

@@ -46,14 +46,27 @@ import {
 import { MAX_QUERY_CHARS, searchCatalog } from "./search-index";
 import { DEFAULT_EMBEDDINGS_MODEL, searchByMeaning, type EmbeddingsBinding } from "./semantic-ranking";
 import { definitionsOf, visibleCatalog, type Catalog } from "./visible-catalog";
-import { withReferencedArguments } from "../code-mode/arguments-from";
-import { CODE_SEARCH_DEFINITION, codeModeTools, requireLoader, RUN_CODE, RUN_CODE_DEFINITION } from "../code-mode/code-mode";
+import { withReferencedArguments } from "./arguments-from";
 
 export type CatalogModeOptions = {
   /** Personas choose a mode only when authentication is on. */
   readonly auth: AuthConfig | { readonly mode: "missing" };
   /** Wraps the handler of the catalog tools in the record layer and the audit trail, as the pipeline is. */
   readonly observe?: (handler: Handler) => Handler;
+  /** The `code` mode's part (features/code-mode), plugged in by the composition root (src/chain.ts). */
+  readonly codeMode: CodeModePlug;
+};
+
+/** What the `code` mode adds to the list and the dispatch here. */
+export type CodeModePlug = {
+  /** Throws the JSON-RPC error a call in code mode gets when the Worker cannot run code. */
+  readonly requireLoader: (ctx: CallContext, id: JsonRpcId) => void;
+  /** The tools a code-mode list shows besides the gateway's own. */
+  readonly definitions: readonly object[];
+  /** The names of those tools, answered by `tools`. */
+  readonly names: readonly string[];
+  /** The handler of those tools, recorded and audited by `observe` as any call is. */
+  readonly tools: (pipeline: Handler, options: Required<Pick<CatalogModeOptions, "auth" | "observe">>) => Handler;
 };
 
 async function modeOf(ctx: CallContext, { auth }: CatalogModeOptions): Promise<CatalogMode> {
@@ -171,7 +184,8 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
     const catalog = await visibleCatalog(pipeline, ctx, id);
     return params?.["name"] === SEARCH_TOOLS ? search(id, catalog, params["arguments"], ctx.services.embeddings) : describe(id, catalog, params?.["arguments"]);
   });
-  const codeTools = codeModeTools(pipeline, { auth: options.auth, observe });
+  const codeMode = options.codeMode;
+  const codeTools = codeMode.tools(pipeline, { auth: options.auth, observe });
   return async function catalogModes(ctx, message) {
     if (message.kind !== "request") return pipeline(ctx, message);
     const request = message.wire;
@@ -179,17 +193,17 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
     if (method !== "tools/list" && method !== "tools/call") return pipeline(ctx, message);
     const mode = await modeOf(ctx, options);
     if (mode === "full") return pipeline(ctx, message);
-    if (mode === "code") requireLoader(ctx, id);
+    if (mode === "code") codeMode.requireLoader(ctx, id);
     if (method === "tools/list") {
       const text = (await pipeline(ctx, message))!;
       if (mode === "search") return searchList(text);
-      if (mode === "code") return searchList(text, [CODE_SEARCH_DEFINITION, RUN_CODE_DEFINITION]);
+      if (mode === "code") return searchList(text, codeMode.definitions);
       const compact = compactList(text);
       return params?.["cursor"] === undefined ? appendListed(compact, "tools", DESCRIBE_TOOLS_DEFINITION) : compact;
     }
     const name = params?.["name"];
     if ((mode === "compact" && name === DESCRIBE_TOOLS) || (mode === "search" && name === SEARCH_TOOLS)) return catalogTools(ctx, message);
-    if (mode === "code" && (name === SEARCH_TOOLS || name === RUN_CODE)) return codeTools(ctx, message);
+    if (mode === "code" && typeof name === "string" && codeMode.names.includes(name)) return codeTools(ctx, message);
     if (mode === "search" && name === CALL_TOOL) {
       const resolved = await withReferencedArguments(ctx, request);
       if (typeof resolved === "string") return toolAnswer(id, `${CALL_TOOL}: ${resolved}`, true);

@@ -13,7 +13,7 @@ import { LATEST_SESSION_REVISION } from "../../core/revisions";
 import { describeFailure } from "../../upstream/failures";
 import { sendToUpstream, upstreamMessages } from "../../upstream/pool";
 import type { UpstreamClient } from "../../upstream/upstream-session";
-import type { ConsoleBindings } from "../console/context";
+import type { ConsoleBindings } from "../../admin/console/context";
 
 const MAX_PAGES = 10;
 /** A page of the console waits this long for an upstream's lists; a slow or down upstream shows as an error. */

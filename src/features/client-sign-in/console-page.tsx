@@ -8,14 +8,14 @@
  * A client's name and id are client-written text: shown escaped, their invisible characters
  * made visible. No token is ever shown (the API has none).
  */
-import { Fragment, h } from "../console/jsx";
+import { Fragment, h } from "../../admin/console/jsx";
 import { isObject } from "../../core/jsonrpc";
-import type { ConsoleApp, ConsoleContext } from "../console/context";
-import { errorOf } from "../console/admin-client";
-import { Empty, href, PostButton, Problems, TableHead, Time } from "../console/layout";
-import { renderPage, statusOf } from "../console/render";
-import { Visible } from "../console/visible-text";
-import { DocumentForm, saveDocument, type RefusedDocument } from "../console/document-form";
+import type { ConsoleApp, ConsoleContext } from "../../admin/console/context";
+import { errorOf } from "../../admin/console/admin-client";
+import { Empty, href, PostButton, Problems, TableHead, Time } from "../../admin/console/layout";
+import { renderPage, statusOf } from "../../admin/console/render";
+import { Visible } from "../../admin/console/visible-text";
+import { DocumentForm, saveDocument, type RefusedDocument } from "../../admin/console/document-form";
 
 const ROLE_MAPPING_ABOUT =
   'Roles signed-in users get by group, email domain or email, in force at their next call: ' +

@@ -3,12 +3,12 @@
  * who is signed in and what the client will reach, with Allow and Deny) and short pages
  * for what stops a sign-in. Everything a client wrote (its name, its domain, its redirect
  * host) is hostile text: hono's `html` escapes it, and its invisible and bidi characters
- * are shown as their code points (features/console/visible-text.tsx), so "\u202Eppa" cannot
+ * are shown as their code points (admin/console/visible-text.tsx), so "\u202Eppa" cannot
  * pass for another app's name. Nothing here ever shows a code or a token.
  */
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import { visibleParts } from "../console/visible-text";
+import { visibleParts } from "../../admin/console/visible-text";
 import { AUTHORIZE_PATH } from "./authorization-server";
 
 /** Characters of a client's name shown; the rest is cut (a name is not a document). */

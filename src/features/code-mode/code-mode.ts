@@ -20,6 +20,7 @@ import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCH_TOOLS } from "../catalog
 import { MAX_QUERY_CHARS, searchCatalog } from "../catalog/search-index";
 import { DEFAULT_EMBEDDINGS_MODEL, searchByMeaning } from "../catalog/semantic-ranking";
 import { visibleCatalog } from "../catalog/visible-catalog";
+import type { CodeModePlug } from "../catalog/catalog-modes";
 import { loadCodeModeLibrary } from "./library-loader";
 import { callThroughPipeline } from "./inner-call";
 import { LOADER_BINDING, RUN_CODE } from "./names";
@@ -126,3 +127,11 @@ export function codeModeTools(
     });
   });
 }
+
+/** The `code` mode's part of catalog/catalog-modes.ts, plugged in by src/chain.ts. */
+export const CODE_MODE: CodeModePlug = {
+  requireLoader,
+  definitions: [CODE_SEARCH_DEFINITION, RUN_CODE_DEFINITION],
+  names: [SEARCH_TOOLS, RUN_CODE],
+  tools: codeModeTools,
+};

@@ -8,13 +8,13 @@
  * lists no tools and gets "Unknown tool" for every call. Nothing tells the caller why; this
  * tells the operator. Keys are read from the first page of the listing (up to 1,000).
  */
-import { Fragment, h } from "./jsx";
+import { Fragment, h } from "../../admin/console/jsx";
 import type { AuthConfig } from "../../config/auth-config";
 import { isObject } from "../../core/jsonrpc";
 import { checkPersonas } from "../../policy/persona";
 import { noGrantCause } from "../../policy/persona-grant";
-import type { AdminCall } from "./admin-client";
-import { href } from "./layout";
+import type { AdminCall } from "../../admin/console/admin-client";
+import { href } from "../../admin/console/layout";
 
 /** Keys named one by one; the rest are counted. */
 const MAX_KEYS_SHOWN = 20;

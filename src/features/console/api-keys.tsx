@@ -5,12 +5,12 @@
  * API keys: create one (shown once, with a copy button), list them (never keys or
  * hashes: the admin API has neither to give), revoke one.
  */
-import { Fragment, h } from "./jsx";
+import { Fragment, h } from "../../admin/console/jsx";
 import { isObject } from "../../core/jsonrpc";
-import type { ConsoleApp, ConsoleContext } from "./context";
-import { errorOf, type ApiProblem } from "./admin-client";
-import { CsrfField, Empty, href, PostButton, Problems, Time, TableHead } from "./layout";
-import { renderPage, statusOf } from "./render";
+import type { ConsoleApp, ConsoleContext } from "../../admin/console/context";
+import { errorOf, type ApiProblem } from "../../admin/console/admin-client";
+import { CsrfField, Empty, href, PostButton, Problems, Time, TableHead } from "../../admin/console/layout";
+import { renderPage, statusOf } from "../../admin/console/render";
 
 type NewKeyForm = { principal: string; email: string; roles: string; expiresAt: string };
 type Created = { id: string; key: string; principal: string };

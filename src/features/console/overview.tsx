@@ -7,12 +7,12 @@
  * the audit trail) as a small chart; above them, a warning when callers can call nothing
  * (no persona, or API keys whose roles select none: access-warnings.tsx).
  */
-import { Fragment, h } from "./jsx";
-import type { ConsoleApp } from "./context";
+import { Fragment, h } from "../../admin/console/jsx";
+import type { ConsoleApp } from "../../admin/console/context";
 import { perSlot, readAudit } from "../audit/audit-data";
-import { MinuteChart } from "./chart";
-import { Empty, href, Problems, Time } from "./layout";
-import { renderPage } from "./render";
+import { MinuteChart } from "../../admin/console/chart";
+import { Empty, href, Problems, Time } from "../../admin/console/layout";
+import { renderPage } from "../../admin/console/render";
 import { eraOf, rateText, readHealth } from "./upstream-health";
 import { AccessWarnings, readAccessWarnings } from "./access-warnings";
 import { gatewayConfig } from "../../config/gateway-config";

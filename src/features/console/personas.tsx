@@ -6,18 +6,18 @@
  * what the change does to the tools its callers reach before anything is saved, and
  * whose problems (from the admin API's checker) appear under the field they are about.
  */
-import { Fragment, h } from "./jsx";
+import { Fragment, h } from "../../admin/console/jsx";
 import type { Child } from "hono/jsx";
 import { gatewayConfig } from "../../config/gateway-config";
 import { checkPersona, type Persona } from "../../policy/persona";
 import { CATALOG_MODES } from "../../policy/persona";
-import type { ConsoleApp, ConsoleContext } from "./context";
-import { errorOf, type ApiProblem } from "./admin-client";
+import type { ConsoleApp, ConsoleContext } from "../../admin/console/context";
+import { errorOf, type ApiProblem } from "../../admin/console/admin-client";
 import { upstreamCatalog } from "../catalog/console-catalog";
 import { appliedTo, grantOf, readPolicy } from "./policy-view";
-import { CsrfField, Empty, href, PostButton, Problems, TableHead } from "./layout";
-import { renderPage, statusOf } from "./render";
-import { DocumentForm, explainStale, saveDocument, type RefusedDocument } from "./document-form";
+import { CsrfField, Empty, href, PostButton, Problems, TableHead } from "../../admin/console/layout";
+import { renderPage, statusOf } from "../../admin/console/render";
+import { DocumentForm, explainStale, saveDocument, type RefusedDocument } from "../../admin/console/document-form";
 
 /** A persona as edited; `etag` is that of the personas document when the editor was opened, so a save over a newer edit is refused (412). */
 type Draft = { name: string; roles: string; allow: string; deny: string; isDefault: boolean; rateLimit: string; catalog: string; etag: string };

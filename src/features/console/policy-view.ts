@@ -15,7 +15,7 @@ import { checkVisibility, isVisible, type Visibility } from "../../policy/visibi
 import { checkPersonas, permits, type Grant, type Persona, type Personas } from "../../policy/persona";
 import { matchesGlob } from "../../policy/glob";
 import type { Checked } from "../../storage/document-store";
-import type { AdminCall } from "./admin-client";
+import type { AdminCall } from "../../admin/console/admin-client";
 import type { CatalogEntry } from "../catalog/console-catalog";
 
 /** The live documents that shape what a caller sees (missing or invalid ones read as absent). */

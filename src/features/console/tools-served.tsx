@@ -10,13 +10,13 @@
  * one clients get. Under `warn` the change is served, marked as not reviewed. The pin
  * state comes from GET /admin/pins (pins-data.ts); all of it is upstream text.
  */
-import { Fragment, h } from "./jsx";
+import { Fragment, h } from "../../admin/console/jsx";
 import { isObject } from "../../core/jsonrpc";
 import type { CatalogEntry } from "../catalog/console-catalog";
 import { Findings } from "../pins/pins-change";
 import type { PinView } from "../pins/pins-data";
 import { SeverityBadges } from "../pins/pin-event-row";
-import { Visible } from "./visible-text";
+import { Visible } from "../../admin/console/visible-text";
 
 /** A pinned definition and its upstream's mode. */
 export type EntryPin = { readonly mode: string; readonly pin: PinView };

@@ -8,17 +8,17 @@
  * shows, the change beside it: tools-served.tsx); with "view as persona", exactly what
  * that persona lists and may call.
  */
-import { Fragment, h } from "./jsx";
+import { Fragment, h } from "../../admin/console/jsx";
 import { gatewayConfig } from "../../config/gateway-config";
-import type { ConsoleApp } from "./context";
+import type { ConsoleApp } from "../../admin/console/context";
 import { upstreamCatalog, type CatalogEntry, type UpstreamCatalog } from "../catalog/console-catalog";
 import { appliedTo, grantOf, readPolicy, type PolicyDocuments } from "./policy-view";
 import type { Grant } from "../../policy/persona";
-import { Empty, href, Problems, TableHead } from "./layout";
-import { renderPage } from "./render";
+import { Empty, href, Problems, TableHead } from "../../admin/console/layout";
+import { renderPage } from "../../admin/console/render";
 import { readPinsView, type PinsView, type PinView } from "../pins/pins-data";
 import { ServedText, type EntryPin } from "./tools-served";
-import { Visible } from "./visible-text";
+import { Visible } from "../../admin/console/visible-text";
 
 /** The heading of the text column: what clients are served (under `enforce`, maybe not what the upstream lists). */
 const TEXT_COLUMN = "Title and description clients get";

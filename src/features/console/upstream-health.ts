@@ -4,8 +4,8 @@
  * changes awaiting an operator.
  */
 import { isObject } from "../../core/jsonrpc";
-import type { AdminCall } from "./admin-client";
-import { errorOf } from "./admin-client";
+import type { AdminCall } from "../../admin/console/admin-client";
+import { errorOf } from "../../admin/console/admin-client";
 
 /** One upstream's health as the admin API reports it (fields it may lack read as null). */
 export type UpstreamHealth = {

@@ -6,14 +6,14 @@
  * credentials: their names only), its last errors, and a probe button (POST
  * /admin/upstreams/<name>/probe) whose answer is shown beside the upstream probed.
  */
-import { Fragment, h } from "./jsx";
+import { Fragment, h } from "../../admin/console/jsx";
 import { gatewayConfig } from "../../config/gateway-config";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { redactSecrets } from "../../config/secrets";
-import type { ConsoleApp, ConsoleContext } from "./context";
-import { errorOf } from "./admin-client";
-import { Empty, href, PostButton, Problems, Time } from "./layout";
-import { renderPage, statusOf } from "./render";
+import type { ConsoleApp, ConsoleContext } from "../../admin/console/context";
+import { errorOf } from "../../admin/console/admin-client";
+import { Empty, href, PostButton, Problems, Time } from "../../admin/console/layout";
+import { renderPage, statusOf } from "../../admin/console/render";
 import { eraOf, rateText, readHealth, type UpstreamHealth } from "./upstream-health";
 import { readAudit } from "../audit/audit-data";
 import type { AuditEvent } from "../audit/audit-event";

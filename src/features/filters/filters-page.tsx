@@ -8,15 +8,21 @@
  * fired (POST /admin/filter-sets/<name>/preview, with the unsaved set). The console's
  * script runs the preview as the operator types; without script the Preview button does.
  */
-import { Fragment, h } from "../console/jsx";
+import { Fragment, h } from "../../admin/console/jsx";
 import { parseDocument } from "../../storage/document-store";
 import { FILTER_SET_NAME } from "./filter-set";
 import { isObject } from "../../core/jsonrpc";
-import type { ConsoleApp, ConsoleContext } from "../console/context";
-import { ABSENT_ETAG, errorOf, type ApiProblem } from "../console/admin-client";
-import { CsrfField, Empty, href, PostButton, Problems } from "../console/layout";
-import { renderPage, statusOf } from "../console/render";
-import { DocumentForm, explainStale, prettyDocument, saveDocument, type RefusedDocument } from "../console/document-form";
+import type { ConsoleApp, ConsoleContext } from "../../admin/console/context";
+import { ABSENT_ETAG, errorOf, type ApiProblem } from "../../admin/console/admin-client";
+import { CsrfField, Empty, href, PostButton, Problems } from "../../admin/console/layout";
+import { renderPage, statusOf } from "../../admin/console/render";
+import {
+  DocumentForm,
+  explainStale,
+  prettyDocument,
+  saveDocument,
+  type RefusedDocument,
+} from "../../admin/console/document-form";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 const NEW_SET_TEMPLATE = "# A filter set: which parts of each tool's result reach the client.\ntools:\n  \"<upstream>___<tool>\":\n    retain: [/structuredContent/id]\n";

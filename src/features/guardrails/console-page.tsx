@@ -8,12 +8,12 @@
  * persona, arguments or result), and what the stored rules make of it (POST
  * /admin/guardrails/preview). Samples and outputs are shown as text, never as markup.
  */
-import { Fragment, h } from "../console/jsx";
-import type { ConsoleApp, ConsoleContext } from "../console/context";
-import { errorOf } from "../console/admin-client";
-import { DocumentForm, saveDocument, type RefusedDocument } from "../console/document-form";
-import { CsrfField, href, Problems } from "../console/layout";
-import { renderPage, statusOf } from "../console/render";
+import { Fragment, h } from "../../admin/console/jsx";
+import type { ConsoleApp, ConsoleContext } from "../../admin/console/context";
+import { errorOf } from "../../admin/console/admin-client";
+import { DocumentForm, saveDocument, type RefusedDocument } from "../../admin/console/document-form";
+import { CsrfField, href, Problems } from "../../admin/console/layout";
+import { renderPage, statusOf } from "../../admin/console/render";
 import { isObject } from "../../core/jsonrpc";
 
 type PreviewForm = { upstream: string; tool: string; persona: string; on: string; sample: string };

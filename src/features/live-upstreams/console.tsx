@@ -7,12 +7,12 @@
  * Remove button on each live upstream's card. The credential field is write-only: a
  * password input that is never filled back; left empty, a stored credential is kept.
  */
-import { h } from "../console/jsx";
-import type { ConsoleApp, ConsoleContext } from "../console/context";
-import { errorOf, type ApiAnswer } from "../console/admin-client";
-import { statusOf, type renderPage } from "../console/render";
+import { h } from "../../admin/console/jsx";
+import type { ConsoleApp, ConsoleContext } from "../../admin/console/context";
+import { errorOf, type ApiAnswer } from "../../admin/console/admin-client";
+import { statusOf, type renderPage } from "../../admin/console/render";
 import type { Need } from "./registry-import";
-import { CsrfField, href, PostButton } from "../console/layout";
+import { CsrfField, href, PostButton } from "../../admin/console/layout";
 
 /** What the page shows after a save or a removal, beside the upstream it concerns. */
 export type LiveNotice = { name: string; ok: boolean; text: string };

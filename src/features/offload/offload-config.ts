@@ -4,24 +4,11 @@
  * var (JSON) overrides them per deployment and the plan's `offload` in KV per running
  * gateway.
  */
-import { isObject } from "../../core/jsonrpc";
 import { DEFAULT_PAYLOAD_TTL_S } from "../../storage/payload-store";
-import type { DocumentProblem } from "../../storage/document-store";
+import { checkOffloadOverride, type OffloadConfig } from "../../config/offload-override";
 
 export const DEFAULT_OFFLOAD_THRESHOLD_BYTES = 512 * 1024;
 export const DEFAULT_PREVIEW_CHARS = 500;
-const MAX_PAYLOAD_TTL_S = 30 * 24 * 60 * 60;
-
-export type OffloadConfig = {
-  /** Results larger than this (bytes of the JSON-RPC response) are offloaded. */
-  readonly thresholdBytes: number;
-  readonly previewChars: number;
-  /** `<upstream>___<tool>` globs; a tool is offloaded when it matches an include and no exclude. */
-  readonly include: readonly string[];
-  readonly exclude: readonly string[];
-  /** How long a payload can be read back. */
-  readonly ttlSeconds: number;
-};
 
 export const DEFAULT_OFFLOAD: OffloadConfig = {
   thresholdBytes: DEFAULT_OFFLOAD_THRESHOLD_BYTES,
@@ -30,27 +17,6 @@ export const DEFAULT_OFFLOAD: OffloadConfig = {
   exclude: [],
   ttlSeconds: DEFAULT_PAYLOAD_TTL_S,
 };
-
-const LIMITS: Record<"thresholdBytes" | "previewChars" | "ttlSeconds", [number, number]> = {
-  thresholdBytes: [1, 100 * 1024 * 1024],
-  previewChars: [0, 100_000],
-  ttlSeconds: [60, MAX_PAYLOAD_TTL_S],
-};
-
-/** Checks an override (a partial config); problems are located under `at`. */
-export function checkOffloadOverride(value: unknown, at: string): { config?: Partial<OffloadConfig>; problems: DocumentProblem[] } {
-  const problems: DocumentProblem[] = [];
-  if (!isObject(value)) return { problems: [{ path: at, message: "must be an object {thresholdBytes?, previewChars?, include?, exclude?, ttlSeconds?}" }] };
-  for (const [key, field] of Object.entries(value)) {
-    if (Object.hasOwn(LIMITS, key)) {
-      const [min, max] = LIMITS[key as keyof typeof LIMITS];
-      if (typeof field !== "number" || !Number.isInteger(field) || field < min || field > max) problems.push({ path: `${at}/${key}`, message: `must be an integer from ${min} to ${max}` });
-    } else if (key === "include" || key === "exclude") {
-      if (!Array.isArray(field) || !field.every((glob) => typeof glob === "string" && glob !== "")) problems.push({ path: `${at}/${key}`, message: "must be a list of <upstream>___<tool> globs" });
-    } else problems.push({ path: `${at}/${key}`, message: "unknown field (known: thresholdBytes, previewChars, include, exclude, ttlSeconds)" });
-  }
-  return problems.length > 0 ? { problems } : { config: value as Partial<OffloadConfig>, problems };
-}
 
 const parsedVars = new Map<string, Partial<OffloadConfig>>();
 

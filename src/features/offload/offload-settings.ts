@@ -3,7 +3,7 @@
  * built-in ones), then the plan's `offload` in KV, which an operator edits live.
  */
 import { loadPlan } from "../filters/filter-store";
-import type { OffloadConfig } from "./offload-config";
+import type { OffloadConfig } from "../../config/offload-override";
 
 /**
  * @example

@@ -12,8 +12,9 @@
  */
 import { isObject, resultText, type JsonObject, type JsonRpcId } from "../../core/jsonrpc";
 import { member, pathSpan, rootSpan } from "../../core/raw-json";
-import { matchesGlob } from "../filters/apply-filter";
-import { DEFAULT_OFFLOAD, type OffloadConfig } from "./offload-config";
+import { matchesGlob } from "../../policy/glob";
+import { DEFAULT_OFFLOAD } from "./offload-config";
+import type { OffloadConfig } from "../../config/offload-override";
 import { offloadSettings } from "./offload-settings";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { READ_PAYLOAD_TOOL, SYS_PREFIX } from "../../core/names";

@@ -23,7 +23,8 @@ import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../../storage/payload-
 import { onRequests, payloadCaller, type CallContext, type Middleware } from "../../context/call-context";
 import { READ_PAYLOAD_TOOL, SYS_PREFIX } from "../../core/names";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
-import { DEFAULT_OFFLOAD, type OffloadConfig } from "./offload-config";
+import { DEFAULT_OFFLOAD } from "./offload-config";
+import type { OffloadConfig } from "../../config/offload-override";
 import { offloadSettings } from "./offload-settings";
 
 /** A payload read whole by resources/read (without slice parameters) up to this size. */

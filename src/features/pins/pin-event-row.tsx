@@ -9,12 +9,12 @@
  * mode, and the findings with their severities. Every field but the gateway's own words
  * is upstream text (names, matches), shown as text with its invisible characters shown.
  */
-import { h } from "../console/jsx";
+import { h } from "../../admin/console/jsx";
 import type { AuditEvent } from "../audit/audit-event";
-import { Time } from "../console/layout";
+import { Time } from "../../admin/console/layout";
 import { Findings } from "./pins-change";
 import type { PinFindingView } from "./pins-data";
-import { Visible } from "../console/visible-text";
+import { Visible } from "../../admin/console/visible-text";
 
 /** The method name of a pin event. */
 export const PIN_EVENT_METHOD = "(pin-change)";

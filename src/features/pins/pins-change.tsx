@@ -7,10 +7,10 @@
  * API's answer about the definition (a 409 when the upstream changed again) is shown.
  * All of it is upstream text, rendered as text with its invisible characters shown.
  */
-import { h } from "../console/jsx";
-import { CsrfField, href, TableHead, Time } from "../console/layout";
+import { h } from "../../admin/console/jsx";
+import { CsrfField, href, TableHead, Time } from "../../admin/console/layout";
 import type { PinFindingView, PinView } from "./pins-data";
-import { Visible, VisibleValue } from "../console/visible-text";
+import { Visible, VisibleValue } from "../../admin/console/visible-text";
 
 /** An answer of the admin API shown next to the definition it was about. */
 export type Shown = { upstream: string; kind: string; name: string; error: string };

@@ -5,7 +5,7 @@
  * upstream wrote, so every field is narrowed from `unknown` and rendered as text.
  */
 import { isObject } from "../../core/jsonrpc";
-import { errorOf, type AdminCall } from "../console/admin-client";
+import { errorOf, type AdminCall } from "../../admin/console/admin-client";
 
 /** One finding: the rule, its severity, where in the definition and what matched. */
 export type PinFindingView = { readonly rule: string; readonly severity: string; readonly at: string; readonly match: string };

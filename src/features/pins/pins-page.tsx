@@ -13,15 +13,15 @@
  * schemas, diffs, findings' matches, sweep errors. It is rendered as text with its
  * invisible characters shown (visible-text.tsx).
  */
-import { Fragment, h } from "../console/jsx";
+import { Fragment, h } from "../../admin/console/jsx";
 import { isObject } from "../../core/jsonrpc";
-import type { ConsoleApp, ConsoleContext } from "../console/context";
-import { errorOf } from "../console/admin-client";
-import { CsrfField, Empty, href, PostButton, Problems, TableHead, Time } from "../console/layout";
+import type { ConsoleApp, ConsoleContext } from "../../admin/console/context";
+import { errorOf } from "../../admin/console/admin-client";
+import { CsrfField, Empty, href, PostButton, Problems, TableHead, Time } from "../../admin/console/layout";
 import { Decision, Findings, PendingChange, sameDefinition, type Shown } from "./pins-change";
-import { renderPage, statusOf } from "../console/render";
+import { renderPage, statusOf } from "../../admin/console/render";
 import { awaitsDecision, readPinsView, type PinsView, type PinView, type SweepView, type UpstreamPinsView } from "./pins-data";
-import { Visible } from "../console/visible-text";
+import { Visible } from "../../admin/console/visible-text";
 
 const MODE_TEXT: Readonly<Record<string, string>> = {
   warn: "warn: changes are served and reported",

@@ -6,13 +6,13 @@
  * shaping documents (icons, text overrides, rules and hints), each edited as YAML or
  * JSON with the admin API's problems shown under it.
  */
-import { Fragment, h } from "../console/jsx";
+import { Fragment, h } from "../../admin/console/jsx";
 import { isObject } from "../../core/jsonrpc";
-import type { ConsoleApp, ConsoleContext } from "../console/context";
-import { errorOf } from "../console/admin-client";
-import { DocumentForm, saveDocument, type RefusedDocument } from "../console/document-form";
-import { CsrfField, Empty, href, PostButton, Problems } from "../console/layout";
-import { renderPage, statusOf } from "../console/render";
+import type { ConsoleApp, ConsoleContext } from "../../admin/console/context";
+import { errorOf } from "../../admin/console/admin-client";
+import { DocumentForm, saveDocument, type RefusedDocument } from "../../admin/console/document-form";
+import { CsrfField, Empty, href, PostButton, Problems } from "../../admin/console/layout";
+import { renderPage, statusOf } from "../../admin/console/render";
 
 const DOCUMENTS = [
   ["icons", "Icons document", "Which icons tools, prompts and resources get (mode, entries of match, kinds, icons)."],

@@ -34,7 +34,7 @@ import { CALLBACK_PATH } from "../../upstream/oauth/redirect-uri";
 import { signalSignIn } from "./sign-in-wait";
 import { readSignInLink, useSignInLink } from "./sign-in-link";
 import { servicesFor } from "../../shell/services";
-import { visibleParts } from "../console/visible-text";
+import { visibleParts } from "../../admin/console/visible-text";
 
 /**
  * The most a sign-in form's body may hold: one sealed link (a few KB: principal, roles,

@@ -12,15 +12,13 @@
  * in the browser, never logged.
  */
 import { h } from "./jsx";
-import { Hono } from "../../admin/hono-app";
-import { recordFailedAuthentication } from "../audit/failure-audit";
-import { requestSource } from "../../auth/failed-authentication";
+import { Hono } from "../hono-app";
+import { requestSource, type FailureRecorder } from "../../auth/failed-authentication";
 import { adminTokenState, ADMIN_TOKEN_TOO_SHORT_MESSAGE } from "../../auth/admin-token";
 import { adminRateLimiter, judgeAdminAttempt, throttledMessage } from "../../auth/admin-throttle";
-import { gatewayConfig } from "../../config/gateway-config";
 import { sessionSecret } from "../../config/secrets";
 import { GatewayError } from "../../core/errors";
-import { readBodyBytes } from "../../admin/read-body";
+import { readBodyBytes } from "../read-body";
 import { accessSetting, checkAccess } from "./access";
 import { adminCaller, type AdminApi } from "./admin-client";
 import { CONSOLE_SCRIPT, CONSOLE_STYLE } from "./assets";
@@ -91,19 +89,28 @@ function executionContextOf(c: ConsoleContext): Parameters<AdminApi["fetch"]>[2]
  * there). Call it before the MCP Origin guard is added: the console checks origins itself.
  *
  * @example
- * mountConsole(app, admin, [registerOverview, registerTools]);
+ * mountConsole(app, admin, [registerOverview, registerTools], auditFailedAuthentication);
  */
-export function mountConsole(app: Hono<{ Bindings: ConsoleBindings }>, admin: AdminApi, pages: readonly ConsolePage[]): void {
+export function mountConsole(
+  app: Hono<{ Bindings: ConsoleBindings }>,
+  admin: AdminApi,
+  pages: readonly ConsolePage[],
+  recordFailure: FailureRecorder,
+): void {
   app.get(CONSOLE_PATH, (c) => c.redirect(`${CONSOLE_PATH}/`, 308));
-  app.route(`${CONSOLE_PATH}/`, createConsoleApp(admin, pages));
+  app.route(`${CONSOLE_PATH}/`, createConsoleApp(admin, pages, recordFailure));
 }
 
 /**
  * Builds the console, to be mounted at /admin/console in front of the shell's Origin
  * guard (the console checks origins itself; see guard.ts). `admin` is the admin API app
- * every page reads and writes through.
+ * every page reads and writes through; `recordFailure` is told of each failed sign-in.
  */
-function createConsoleApp(admin: AdminApi, pages: readonly ConsolePage[]): Hono<{ Bindings: ConsoleBindings }> {
+function createConsoleApp(
+  admin: AdminApi,
+  pages: readonly ConsolePage[],
+  recordFailure: FailureRecorder,
+): Hono<{ Bindings: ConsoleBindings }> {
   const app = new Hono<ConsoleEnv>();
 
   app.use("*", async function securityHeaders(c, next) {
@@ -145,14 +152,13 @@ function createConsoleApp(admin: AdminApi, pages: readonly ConsolePage[]): Hono<
     if (attempt.verdict !== "accepted") {
       const throttled = attempt.verdict === "throttled" ? throttledMessage(attempt.retryAfterS) : undefined;
       // A guess at the admin token through the console leaves the same trace (and per-source bound) as one at the admin API.
-      recordFailedAuthentication({
+      recordFailure({
         request: c.req.raw,
         route: SIGN_IN_ROUTE,
         reason: throttled ? "throttled-admin-token" : token === "" ? "missing-admin-token" : "wrong-admin-token",
         answer: { status: throttled ? 429 : 401, message: throttled ?? WRONG_TOKEN_MESSAGE },
         startedAt,
-        audit: gatewayConfig(c.env).audit,
-        queue: c.env.AUDIT_QUEUE,
+        env: c.env,
         waitUntil: (promise) => c.executionCtx.waitUntil(promise),
       });
       if (attempt.verdict === "throttled") {

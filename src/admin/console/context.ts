@@ -3,7 +3,7 @@
  * admin API caller, the submitted form of a POST, and one way to answer with a page.
  */
 import type { Context } from "hono";
-import type { Hono } from "../../admin/hono-app";
+import type { Hono } from "../hono-app";
 import type { AdminCall } from "./admin-client";
 import type { ConsoleSession } from "./session";
 

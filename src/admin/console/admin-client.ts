@@ -4,7 +4,7 @@
  * exactly what the API can (validation, limits, error messages included) and no more;
  * the API stays the source of truth.
  */
-import type { Hono } from "../../admin/hono-app";
+import type { Hono } from "../hono-app";
 import { isObject } from "../../core/jsonrpc";
 import { asConsoleCall } from "../../auth/admin-throttle";
 
