@@ -33,7 +33,9 @@ function quietSdkSourcemaps(): Plugin {
 // The yaml package as a module of its own (src/storage/yaml-module.mjs), which the Worker
 // imports on its first YAML document, is generated: wrangler's custom build makes it for
 // deploys and `wrangler dev`, but this integration runs no custom build, so it is made here.
-execFileSync(process.execPath, [fileURLToPath(new URL("./scripts/build-yaml-module.mjs", import.meta.url).href)], { stdio: ["ignore", "ignore", "inherit"] });
+execFileSync(process.execPath, [fileURLToPath(new URL("./scripts/build-yaml-module.mjs", import.meta.url).href)], {
+  stdio: ["ignore", "ignore", "inherit"],
+});
 
 // The workers tests read wrangler.toml through a copy in a directory of its own: wrangler
 // would add the `.dev.vars` (or `.env`) beside wrangler.toml to the bindings, and tests never
@@ -79,11 +81,22 @@ export default defineConfig({
                 DEMO_UPSTREAM: () => new Response("demo upstream not started in tests", { status: 503 }),
                 // A service binding whose Worker forwards to the raw upstream: an upstream reached by binding.
                 RAW_SERVICE: async (request: MiniflareRequest) =>
-                  miniflareFetch(inject<{ raw: string }>("fixtureUrls").raw, { method: request.method, headers: request.headers, body: await request.text() }),
+                  miniflareFetch(inject<{ raw: string }>("fixtureUrls").raw, {
+                    method: request.method,
+                    headers: request.headers,
+                    body: await request.text(),
+                  }),
                 // A Worker upstream whose answer streams past the length its headers declare (test/upstream-lying-length.test.ts).
                 LYING_LENGTH_SERVICE: "lying-length-upstream",
               },
-              workers: [{ name: "lying-length-upstream", modules: true, compatibilityDate: "2026-11-01", scriptPath: "./test/fixtures/lying-length-worker.js" }],
+              workers: [
+                {
+                  name: "lying-length-upstream",
+                  modules: true,
+                  compatibilityDate: "2026-11-01",
+                  scriptPath: "./test/fixtures/lying-length-worker.js",
+                },
+              ],
             },
           })),
         ],

@@ -35,27 +35,35 @@
  *
  * Results are printed and written to bench/results/catalog-<timestamp>.json.
  */
-import { build } from 'esbuild';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
-import { countTokens } from 'gpt-tokenizer';
-import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
-import { installServers, listServers, serveFixtures } from './catalog/servers.mjs';
+import { build } from "esbuild";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { countTokens } from "gpt-tokenizer";
+import { freePort, startGateway } from "../scripts/lib/gateway-process.mjs";
+import { installServers, listServers, serveFixtures } from "./catalog/servers.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const HARD_LIMIT_MS = 15 * 60_000;
 const RANK_DEPTH = 20;
 const LATENCY_SIZES = [100, 1_000];
-const SETS = ['untuned', 'tuning', 'dev', 'validation'];
-const { values: options } = parseArgs({ options: { searches: { type: 'string', default: '60' }, 'skip-latency': { type: 'boolean', default: false }, set: { type: 'string', default: SETS.join(',') }, out: { type: 'string', default: path.join(ROOT, 'bench', 'results') } } });
+const SETS = ["untuned", "tuning", "dev", "validation"];
+const { values: options } = parseArgs({
+  options: {
+    searches: { type: "string", default: "60" },
+    "skip-latency": { type: "boolean", default: false },
+    set: { type: "string", default: SETS.join(",") },
+    out: { type: "string", default: path.join(ROOT, "bench", "results") },
+  },
+});
 const SEARCHES = Number(options.searches);
 /** The sets of tasks scored (all by default); misses are printed for the tuning half and dev tasks only. */
-const CHOSEN_SETS = new Set(options.set.split(',').map((set) => set.trim()));
-for (const set of CHOSEN_SETS) if (!SETS.includes(set)) throw new Error(`--set: ${set} is not one of ${SETS.join(', ')}`);
+const CHOSEN_SETS = new Set(options.set.split(",").map((set) => set.trim()));
+for (const set of CHOSEN_SETS)
+  if (!SETS.includes(set)) throw new Error(`--set: ${set} is not one of ${SETS.join(", ")}`);
 /** The sets whose misses are printed: those tuned on. */
-const TUNED_SETS = new Set(['tuning', 'dev']);
+const TUNED_SETS = new Set(["tuning", "dev"]);
 
 const hardLimit = setTimeout(() => {
   console.error(`[catalog] over ${HARD_LIMIT_MS / 60_000} minutes: stopping`);
@@ -73,26 +81,41 @@ function fnv1a(text) {
 /** The last JSON-RPC message of an HTTP answer (JSON or SSE). */
 async function lastMessage(response) {
   const text = await response.text();
-  if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) return { text, message: JSON.parse(text) };
-  const events = text.split(/\r?\n\r?\n/).map((event) => event.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart()).join('\n')).filter(Boolean);
+  if (!(response.headers.get("content-type") ?? "").includes("text/event-stream"))
+    return { text, message: JSON.parse(text) };
+  const events = text
+    .split(/\r?\n\r?\n/)
+    .map((event) =>
+      event
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(5).trimStart())
+        .join("\n"),
+    )
+    .filter(Boolean);
   const last = events.at(-1);
   return { text: last, message: JSON.parse(last) };
 }
 
 /** A 2025 session on `url`; `send(method, params)` answers the final message and its text. */
 async function session(url) {
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
   let id = 0;
-  const post = (body) => fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
-  const init = await post({ jsonrpc: '2.0', id: id++, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench-catalog', version: '1' } } });
+  const post = (body) => fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
+  const init = await post({
+    jsonrpc: "2.0",
+    id: id++,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench-catalog", version: "1" } },
+  });
   if (init.status !== 200) throw new Error(`initialize on ${url}: ${init.status} ${await init.text()}`);
-  headers['mcp-session-id'] = init.headers.get('mcp-session-id');
-  headers['mcp-protocol-version'] = '2025-11-25';
+  headers["mcp-session-id"] = init.headers.get("mcp-session-id");
+  headers["mcp-protocol-version"] = "2025-11-25";
   await init.text();
-  await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).text();
+  await (await post({ jsonrpc: "2.0", method: "notifications/initialized" })).text();
   return {
     send: async (method, params) => {
-      const answer = await lastMessage(await post({ jsonrpc: '2.0', id: id++, method, ...(params ? { params } : {}) }));
+      const answer = await lastMessage(await post({ jsonrpc: "2.0", id: id++, method, ...(params ? { params } : {}) }));
       if (answer.message.error) throw new Error(`${method}: ${answer.message.error.message}`);
       return answer;
     },
@@ -104,14 +127,18 @@ async function listAll(client) {
   const tools = [];
   let cursor;
   do {
-    const { message } = await client.send('tools/list', cursor ? { cursor } : undefined);
+    const { message } = await client.send("tools/list", cursor ? { cursor } : undefined);
     tools.push(...message.result.tools);
     cursor = message.result.nextCursor;
   } while (cursor);
   return tools;
 }
 
-const search = async (client, query, limit) => JSON.parse((await client.send('tools/call', { name: 'sys___search_tools', arguments: { query, limit } })).message.result.content[0].text);
+const search = async (client, query, limit) =>
+  JSON.parse(
+    (await client.send("tools/call", { name: "sys___search_tools", arguments: { query, limit } })).message.result
+      .content[0].text,
+  );
 
 function percentile(samples, p) {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -126,18 +153,24 @@ async function timed(fn) {
 
 async function tokensPerMode(base) {
   const out = {};
-  for (const mode of ['full', 'compact', 'search']) {
+  for (const mode of ["full", "compact", "search"]) {
     const tools = await listAll(await session(`${base}/mcp?catalog=${mode}`));
     const json = JSON.stringify({ tools });
     out[mode] = { tools: tools.length, bytes: Buffer.byteLength(json), tokens: countTokens(json) };
   }
-  for (const mode of ['compact', 'search']) out[mode].ofFull = out[mode].tokens / out.full.tokens;
+  for (const mode of ["compact", "search"]) out[mode].ofFull = out[mode].tokens / out.full.tokens;
   return out;
 }
 
 /** A task's words, as a set (lower case, letters and digits). */
 function wordsOf(task) {
-  return new Set(task.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim().split(' '));
+  return new Set(
+    task
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, " ")
+      .trim()
+      .split(" "),
+  );
 }
 
 /**
@@ -157,21 +190,23 @@ function nearCopyOf(tunedWords, task) {
 
 async function accuracy(base, tasks, devTasks, validationTasks) {
   const client = await session(`${base}/mcp?catalog=search`);
-  const halves = { tuning: [], untuned: [], 'untuned, clean': [], dev: [], validation: [], 'validation, clean': [] };
+  const halves = { tuning: [], untuned: [], "untuned, clean": [], dev: [], validation: [], "validation, clean": [] };
   const tunedWords = [...tasks.filter(([task]) => fnv1a(task) % 2 === 0), ...devTasks].map(([task]) => wordsOf(task));
   const misses = [];
   const labeled = [
-    ...tasks.map(([task, expected]) => [task, expected, fnv1a(task) % 2 === 0 ? 'tuning' : 'untuned']),
-    ...devTasks.map(([task, expected]) => [task, expected, 'dev']),
-    ...validationTasks.map(([task, expected]) => [task, expected, 'validation']),
+    ...tasks.map(([task, expected]) => [task, expected, fnv1a(task) % 2 === 0 ? "tuning" : "untuned"]),
+    ...devTasks.map(([task, expected]) => [task, expected, "dev"]),
+    ...validationTasks.map(([task, expected]) => [task, expected, "validation"]),
   ].filter(([, , half]) => CHOSEN_SETS.has(half));
   for (const [task, expected, half] of labeled) {
     const found = await search(client, task, RANK_DEPTH);
     const names = found.tools.map((tool) => tool.name);
     const rank = names.findIndex((name) => expected.includes(name)) + 1;
     halves[half].push(rank);
-    if ((half === 'untuned' || half === 'validation') && !nearCopyOf(tunedWords, task)) halves[`${half}, clean`].push(rank);
-    if (TUNED_SETS.has(half) && rank !== 1) misses.push({ task, expected, rank: rank || `>${RANK_DEPTH}`, top: names.slice(0, 3) });
+    if ((half === "untuned" || half === "validation") && !nearCopyOf(tunedWords, task))
+      halves[`${half}, clean`].push(rank);
+    if (TUNED_SETS.has(half) && rank !== 1)
+      misses.push({ task, expected, rank: rank || `>${RANK_DEPTH}`, top: names.slice(0, 3) });
   }
   const score = (ranks) => ({
     tasks: ranks.length,
@@ -179,14 +214,23 @@ async function accuracy(base, tasks, devTasks, validationTasks) {
     recallAt5: ranks.filter((r) => r >= 1 && r <= 5).length / ranks.length,
     mrr: ranks.reduce((sum, r) => sum + (r > 0 ? 1 / r : 0), 0) / ranks.length,
   });
-  const scored = Object.fromEntries(Object.entries(halves).filter(([half]) => CHOSEN_SETS.has(half.split(',')[0])).map(([half, ranks]) => [half, score(ranks)]));
-  const all = CHOSEN_SETS.has('tuning') && CHOSEN_SETS.has('untuned') ? { all: score([...halves.tuning, ...halves.untuned]) } : {};
+  const scored = Object.fromEntries(
+    Object.entries(halves)
+      .filter(([half]) => CHOSEN_SETS.has(half.split(",")[0]))
+      .map(([half, ranks]) => [half, score(ranks)]),
+  );
+  const all =
+    CHOSEN_SETS.has("tuning") && CHOSEN_SETS.has("untuned")
+      ? { all: score([...halves.tuning, ...halves.untuned]) }
+      : {};
   return { ...scored, ...all, tuningMisses: misses };
 }
 
 /** `size` tools from the real ones, copied under new names where there are not enough. */
 function sized(catalog, size) {
-  const all = Object.entries(catalog).flatMap(([upstream, tools]) => tools.map((tool) => ({ ...tool, name: `${upstream}_${tool.name}` })));
+  const all = Object.entries(catalog).flatMap(([upstream, tools]) =>
+    tools.map((tool) => ({ ...tool, name: `${upstream}_${tool.name}` })),
+  );
   return Array.from({ length: size }, (_, i) => {
     const tool = all[i % all.length];
     const copy = Math.floor(i / all.length);
@@ -195,7 +239,9 @@ function sized(catalog, size) {
 }
 
 async function latencyInGateway(catalog, tasks) {
-  const fixtures = await serveFixtures(Object.fromEntries(LATENCY_SIZES.map((size) => [`size${size}`, sized(catalog, size)])));
+  const fixtures = await serveFixtures(
+    Object.fromEntries(LATENCY_SIZES.map((size) => [`size${size}`, sized(catalog, size)])),
+  );
   const gateway = await startGateway({ port: await freePort(), vars: { UPSTREAMS: fixtures.upstreams } });
   try {
     const out = {};
@@ -212,7 +258,13 @@ async function latencyInGateway(catalog, tasks) {
         searches.push(await timed(() => search(searcher, tasks[(i + 1) % tasks.length][0], 5)));
         lists.push(await timed(() => listAll(lister)));
       }
-      out[size] = { firstListMs: firstList, firstSearchMs: first, searchP50Ms: percentile(searches, 50), searchP90Ms: percentile(searches, 90), listP50Ms: percentile(lists, 50) };
+      out[size] = {
+        firstListMs: firstList,
+        firstSearchMs: first,
+        searchP50Ms: percentile(searches, 50),
+        searchP90Ms: percentile(searches, 90),
+        listP50Ms: percentile(lists, 50),
+      };
     }
     return out;
   } finally {
@@ -223,18 +275,31 @@ async function latencyInGateway(catalog, tasks) {
 
 /** The index query alone, in Node: src/features/catalog/search-index.ts bundled by esbuild. */
 async function latencyOfIndex(catalog, tasks) {
-  const dir = mkdtempSync(path.join(ROOT, 'node_modules', '.bench-catalog-'));
-  const outfile = path.join(dir, 'index.mjs');
+  const dir = mkdtempSync(path.join(ROOT, "node_modules", ".bench-catalog-"));
+  const outfile = path.join(dir, "index.mjs");
   try {
-    await build({ entryPoints: [path.join(ROOT, 'src', 'features', 'catalog', 'search-index.ts')], bundle: true, format: 'esm', platform: 'node', outfile, logLevel: 'error' });
+    await build({
+      entryPoints: [path.join(ROOT, "src", "features", "catalog", "search-index.ts")],
+      bundle: true,
+      format: "esm",
+      platform: "node",
+      outfile,
+      logLevel: "error",
+    });
     const { searchCatalog } = await import(pathToFileURL(outfile).href);
     const out = {};
     for (const size of LATENCY_SIZES) {
-      const tools = sized(catalog, size).map((definition) => ({ name: definition.name, upstream: definition.name.split('_')[0], definition, raw: JSON.stringify(definition) }));
+      const tools = sized(catalog, size).map((definition) => ({
+        name: definition.name,
+        upstream: definition.name.split("_")[0],
+        definition,
+        raw: JSON.stringify(definition),
+      }));
       const indexed = { tools, digest: `bench-${size}`, truncated: false };
-      const buildMs = await timed(async () => searchCatalog(indexed, { query: 'warm up', limit: 5 }));
+      const buildMs = await timed(async () => searchCatalog(indexed, { query: "warm up", limit: 5 }));
       const samples = [];
-      for (let i = 0; i < Math.max(SEARCHES, 200); i++) samples.push(await timed(async () => searchCatalog(indexed, { query: tasks[i % tasks.length][0], limit: 5 })));
+      for (let i = 0; i < Math.max(SEARCHES, 200); i++)
+        samples.push(await timed(async () => searchCatalog(indexed, { query: tasks[i % tasks.length][0], limit: 5 })));
       out[size] = { buildMs, queryP50Ms: percentile(samples, 50), queryP90Ms: percentile(samples, 90) };
     }
     return out;
@@ -246,9 +311,11 @@ async function latencyOfIndex(catalog, tasks) {
 const fixed = (n, digits = 3) => Number(n.toFixed(digits));
 
 async function main() {
-  const tasks = JSON.parse(readFileSync(path.join(ROOT, 'bench', 'catalog', 'tasks.json'), 'utf8')).tasks;
-  const devTasks = JSON.parse(readFileSync(path.join(ROOT, 'bench', 'catalog', 'dev-tasks.json'), 'utf8')).tasks;
-  const validationTasks = JSON.parse(readFileSync(path.join(ROOT, 'bench', 'catalog', 'validation-tasks.json'), 'utf8')).tasks;
+  const tasks = JSON.parse(readFileSync(path.join(ROOT, "bench", "catalog", "tasks.json"), "utf8")).tasks;
+  const devTasks = JSON.parse(readFileSync(path.join(ROOT, "bench", "catalog", "dev-tasks.json"), "utf8")).tasks;
+  const validationTasks = JSON.parse(
+    readFileSync(path.join(ROOT, "bench", "catalog", "validation-tasks.json"), "utf8"),
+  ).tasks;
   installServers();
   const catalog = await listServers();
   const counts = Object.fromEntries(Object.entries(catalog).map(([name, tools]) => [name, tools.length]));
@@ -266,30 +333,49 @@ async function main() {
     await gateway.stop();
     await fixtures.close();
   }
-  const skip = options['skip-latency'];
+  const skip = options["skip-latency"];
   const inGateway = skip ? {} : await latencyInGateway(catalog, tasks);
   const index = skip ? {} : await latencyOfIndex(catalog, tasks);
 
-  console.log('\n## tools/list on /mcp, per mode (o200k_base tokens)');
-  for (const [mode, t] of Object.entries(tokens)) console.log(`${mode.padEnd(8)} ${String(t.tools).padStart(4)} tools ${String(t.bytes).padStart(8)} bytes ${String(t.tokens).padStart(7)} tokens${t.ofFull !== undefined ? `  (${(t.ofFull * 100).toFixed(1)}% of full)` : ''}`);
-  console.log(`\n## sys___search_tools over ${tasks.length} labeled tasks (and ${devTasks.length} more tuned on, dev-tasks.json; ${validationTasks.length} held out, validation-tasks.json)`);
-  console.log(`("clean": without the tasks of which a task tuned on is a copy or near copy, ${NEAR_COPY * 100}% of the same words or more)`);
-  for (const half of ['untuned', 'untuned, clean', 'tuning', 'all', 'dev', 'validation', 'validation, clean']) {
+  console.log("\n## tools/list on /mcp, per mode (o200k_base tokens)");
+  for (const [mode, t] of Object.entries(tokens))
+    console.log(
+      `${mode.padEnd(8)} ${String(t.tools).padStart(4)} tools ${String(t.bytes).padStart(8)} bytes ${String(t.tokens).padStart(7)} tokens${t.ofFull !== undefined ? `  (${(t.ofFull * 100).toFixed(1)}% of full)` : ""}`,
+    );
+  console.log(
+    `\n## sys___search_tools over ${tasks.length} labeled tasks (and ${devTasks.length} more tuned on, dev-tasks.json; ${validationTasks.length} held out, validation-tasks.json)`,
+  );
+  console.log(
+    `("clean": without the tasks of which a task tuned on is a copy or near copy, ${NEAR_COPY * 100}% of the same words or more)`,
+  );
+  for (const half of ["untuned", "untuned, clean", "tuning", "all", "dev", "validation", "validation, clean"]) {
     const s = scores[half];
     if (s === undefined) continue;
-    console.log(`${half.padEnd(17)} ${String(s.tasks).padStart(4)} tasks  recall@1 ${s.recallAt1.toFixed(3)}  recall@5 ${s.recallAt5.toFixed(3)}  MRR ${s.mrr.toFixed(3)}`);
+    console.log(
+      `${half.padEnd(17)} ${String(s.tasks).padStart(4)} tasks  recall@1 ${s.recallAt1.toFixed(3)}  recall@5 ${s.recallAt5.toFixed(3)}  MRR ${s.mrr.toFixed(3)}`,
+    );
   }
   console.log(`\ntuning half and dev tasks, not first (${scores.tuningMisses.length}):`);
-  for (const miss of scores.tuningMisses) console.log(`  ${miss.rank}\t${miss.task}\t→ ${miss.top.join(', ')}`);
-  console.log('\n## search latency');
+  for (const miss of scores.tuningMisses) console.log(`  ${miss.rank}\t${miss.task}\t→ ${miss.top.join(", ")}`);
+  console.log("\n## search latency");
   for (const size of skip ? [] : LATENCY_SIZES) {
     const g = inGateway[size];
     const i = index[size];
-    console.log(`${String(size).padStart(5)} tools: through the gateway p50 ${fixed(g.searchP50Ms, 1)} ms (p90 ${fixed(g.searchP90Ms, 1)}, first ${fixed(g.firstSearchMs, 1)}, after the route's first tools/list, ${fixed(g.firstListMs, 1)}; tools/list alone p50 ${fixed(g.listP50Ms, 1)} ms); index query alone p50 ${fixed(i.queryP50Ms)} ms (p90 ${fixed(i.queryP90Ms)}, build ${fixed(i.buildMs, 1)} ms)`);
+    console.log(
+      `${String(size).padStart(5)} tools: through the gateway p50 ${fixed(g.searchP50Ms, 1)} ms (p90 ${fixed(g.searchP90Ms, 1)}, first ${fixed(g.firstSearchMs, 1)}, after the route's first tools/list, ${fixed(g.firstListMs, 1)}; tools/list alone p50 ${fixed(g.listP50Ms, 1)} ms); index query alone p50 ${fixed(i.queryP50Ms)} ms (p90 ${fixed(i.queryP90Ms)}, build ${fixed(i.buildMs, 1)} ms)`,
+    );
   }
-  const result = { startedAt: new Date().toISOString(), servers: counts, tools: total, tokens, scores, latency: { inGateway, index }, searches: SEARCHES };
+  const result = {
+    startedAt: new Date().toISOString(),
+    servers: counts,
+    tools: total,
+    tokens,
+    scores,
+    latency: { inGateway, index },
+    searches: SEARCHES,
+  };
   mkdirSync(options.out, { recursive: true });
-  const file = path.join(options.out, `catalog-${result.startedAt.replace(/[:.]/g, '-')}.json`);
+  const file = path.join(options.out, `catalog-${result.startedAt.replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   console.log(`\n[catalog] written to ${path.relative(ROOT, file)}`);
 }

@@ -41,7 +41,9 @@ const BLOCK_RUNS = 5;
 
 /** The filter modules of a tree: in src/features/filters/ since features have folders, in src/policy/ before. */
 function filtersSource(tree) {
-  const dir = existsSync(path.join(tree, "src/features/filters/apply-filter.ts")) ? "./src/features/filters" : "./src/policy";
+  const dir = existsSync(path.join(tree, "src/features/filters/apply-filter.ts"))
+    ? "./src/features/filters"
+    : "./src/policy";
   return `export { filterToolResult, selectFilter } from "${dir}/apply-filter.ts"; export { filterAnswer, filterAnswerText } from "${dir}/filter-answer.ts"; export { checkFilterSet } from "${dir}/filter-set.ts";`;
 }
 
@@ -57,13 +59,24 @@ async function loadBase(tree) {
 
 /** What a user keeps of a search: number, title, state, author, label names. */
 const SEARCH_RULE = {
-  retain: ["/total_count", "/items/*/number", "/items/*/title", "/items/*/state", "/items/*/user/login", "/items/*/labels/*/name", "/items/*/comments"],
+  retain: [
+    "/total_count",
+    "/items/*/number",
+    "/items/*/title",
+    "/items/*/state",
+    "/items/*/user/login",
+    "/items/*/labels/*/name",
+    "/items/*/comments",
+  ],
   patches: [{ op: "add", path: "/note", value: "filtered by the gateway" }],
 };
 const FEW_POINTERS = { retain: ["/total_count", "/incomplete_results", "/items/0/title", "/items/1/user/login"] };
 const VARIANTS = [
   { test: { path: "/incomplete_results", value: true }, retain: ["/total_count"] },
-  { test: { path: "/incomplete_results", value: false }, retain: ["/total_count", "/items/*/number", "/items/*/title"] },
+  {
+    test: { path: "/incomplete_results", value: false },
+    retain: ["/total_count", "/items/*/number", "/items/*/title"],
+  },
 ];
 
 function median(values) {
@@ -137,15 +150,35 @@ function timesOf(fns) {
 }
 
 function measure(response, filter, baseFilter) {
-  let oldText = "", newText = "", baseText = "";
-  const fns = [() => JSON.parse(response), () => (oldText = parsedPath(response, filter)), () => (newText = filterAnswer(response, 1, filter, "bench").text)];
+  let oldText = "",
+    newText = "",
+    baseText = "";
+  const fns = [
+    () => JSON.parse(response),
+    () => (oldText = parsedPath(response, filter)),
+    () => (newText = filterAnswer(response, 1, filter, "bench").text),
+  ];
   if (base) fns.push(() => (baseText = base.filterAnswer(response, 1, baseFilter, "bench").text));
   const [parse, old, now, then] = timesOf(fns);
   if (oldText !== newText) throw new Error("the one-pass path answered differently from the parsed path");
   if (base && baseText !== newText) throw new Error("the base tree answered differently");
   const payloadAfter = JSON.stringify(JSON.parse(newText).result.structuredContent ?? null).length;
   const ratios = (t) => t && { median: t.median / parse.median, min: t.min / parse.min, cpu: t.cpu / parse.cpu };
-  return { responseBytes: response.length, payloadAfter, onePass: filterAnswerText(response, 1, filter, "bench") !== undefined, jsonParseMs: parse, parsedPathMs: old, newPathMs: now, baseMs: then, parsedRatio: old.median / parse.median, newRatio: now.median / parse.median, parsedRatioMin: old.min / parse.min, newRatioMin: now.min / parse.min, ratios: { parsed: ratios(old), now: ratios(now), base: ratios(then) }, bytesAfter: newText.length };
+  return {
+    responseBytes: response.length,
+    payloadAfter,
+    onePass: filterAnswerText(response, 1, filter, "bench") !== undefined,
+    jsonParseMs: parse,
+    parsedPathMs: old,
+    newPathMs: now,
+    baseMs: then,
+    parsedRatio: old.median / parse.median,
+    newRatio: now.median / parse.median,
+    parsedRatioMin: old.min / parse.min,
+    newRatioMin: now.min / parse.min,
+    ratios: { parsed: ratios(old), now: ratios(now), base: ratios(then) },
+    bytesAfter: newText.length,
+  };
 }
 
 const base = BASE ? await loadBase(BASE) : undefined;
@@ -153,11 +186,19 @@ const baseRuleFor = (filter) => {
   const checked = base.checkFilterSet("bench", { tools: { github___search_issues: filter } });
   return base.selectFilter(checked.value, "github___search_issues").filter;
 };
-const cases = CASES.map(([name, filter, shape]) => ({ name, shape, ...measure(SHAPES[shape], ruleFor(filter), base && baseRuleFor(filter)) }));
+const cases = CASES.map(([name, filter, shape]) => ({
+  name,
+  shape,
+  ...measure(SHAPES[shape], ruleFor(filter), base && baseRuleFor(filter)),
+}));
 const results = { runs: RUNS, node: process.version, base: BASE, cases };
-console.log(`\nOutput filters on a GitHub-like search result (Node ${process.version}, ${RUNS} runs; ratio = time / JSON.parse of the same answer: of medians / of fastest runs / of fastest blocks' CPU time)`);
+console.log(
+  `\nOutput filters on a GitHub-like search result (Node ${process.version}, ${RUNS} runs; ratio = time / JSON.parse of the same answer: of medians / of fastest runs / of fastest blocks' CPU time)`,
+);
 if (BASE) console.log(`  base: the filter code of ${BASE}, timed in the same run`);
-console.log(`  case                                          answer MB  JSON.parse ms (med/min)  parsed path (med/min/cpu)  new path (med/min/cpu)${BASE ? "   base (med/min/cpu)" : ""}  one-pass taken`);
+console.log(
+  `  case                                          answer MB  JSON.parse ms (med/min)  parsed path (med/min/cpu)  new path (med/min/cpu)${BASE ? "   base (med/min/cpu)" : ""}  one-pass taken`,
+);
 const ratio = (r) => `${r.median.toFixed(2)}x / ${r.min.toFixed(2)}x / ${r.cpu.toFixed(2)}x`;
 for (const c of cases) {
   console.log(
@@ -165,5 +206,7 @@ for (const c of cases) {
   );
 }
 const first = cases[0];
-console.log(`  payload (first case): ${payloadText.length} bytes -> ${first.payloadAfter} bytes of structuredContent (${(100 * (1 - first.payloadAfter / payloadText.length)).toFixed(1)}% saved)`);
+console.log(
+  `  payload (first case): ${payloadText.length} bytes -> ${first.payloadAfter} bytes of structuredContent (${(100 * (1 - first.payloadAfter / payloadText.length)).toFixed(1)}% saved)`,
+);
 export { results };

@@ -23,7 +23,8 @@ import { table } from "./lib/report.ts";
 import { startUpstream } from "./lib/upstream-process.ts";
 
 /** The reference filter (jqschema): objects by sorted keys, arrays by their first element, scalars by type. */
-const JQ_SCHEMA = 'def walk(f): . as $in | if type == "object" then reduce keys[] as $k ({}; . + {($k): ($in[$k] | walk(f))}) elif type == "array" then if length == 0 then [] else [.[0] | walk(f)] end else type end; walk(.)';
+const JQ_SCHEMA =
+  'def walk(f): . as $in | if type == "object" then reduce keys[] as $k ({}; . + {($k): ($in[$k] | walk(f))}) elif type == "array" then if length == 0 then [] else [.[0] | walk(f)] end else type end; walk(.)';
 const PREVIEW_CHARS = 500;
 const HEAP_CAP_MB = 64;
 
@@ -79,7 +80,16 @@ async function throughput(inference: Inference): Promise<(string | number)[][]> 
     });
     const jqMs = mb <= JQ_MAX_MB ? await timed(1, () => jq.raw(text, JQ_SCHEMA, ["-c"])) : undefined;
     const mbps = (ms: number) => bytes / 1024 / 1024 / (ms / 1000);
-    rows.push([`${mb} MB`, mbps(parse), mbps(infer), mbps(stream), jqMs === undefined ? "not run" : mbps(jqMs), infer / parse, jqMs === undefined ? "-" : jqMs / infer, stream / parse]);
+    rows.push([
+      `${mb} MB`,
+      mbps(parse),
+      mbps(infer),
+      mbps(stream),
+      jqMs === undefined ? "not run" : mbps(jqMs),
+      infer / parse,
+      jqMs === undefined ? "-" : jqMs / infer,
+      stream / parse,
+    ]);
   }
   return rows;
 }
@@ -98,27 +108,51 @@ async function streamingMemory(): Promise<Memory> {
   const upstream = await startUpstream("raw");
   const state = mkdtempSync(path.join(tmpdir(), "bench-offload-"));
   const port = await freePort();
-  const gateway = await startGateway({ port, vars: { UPSTREAMS: [{ name: "raw", url: upstream.url, timeoutMs: 120_000 }] }, persistTo: state });
+  const gateway = await startGateway({
+    port,
+    vars: { UPSTREAMS: [{ name: "raw", url: upstream.url, timeoutMs: 120_000 }] },
+    persistTo: state,
+  });
   try {
     const workerd = () => workerdPids(gateway.pid);
     const post = async (body: unknown, session?: string) =>
       fetch(`${gateway.url}/mcp`, {
         method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(session ? { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } : {}) },
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(session ? { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } : {}),
+        },
         body: JSON.stringify(body),
       });
-    const init = await post({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "1" } } });
+    const init = await post({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "1" } },
+    });
     const session = init.headers.get("mcp-session-id")!;
     await init.text();
     const baseline = Math.max(...workerd().map(rssKb));
     let peak = baseline;
     const sampler = setInterval(() => (peak = Math.max(peak, ...workerd().map(rssKb))), 25);
     const start = Date.now();
-    const answer = (await (await post({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "raw___huge", arguments: { mb: STREAM_MB } } }, session)).json()) as { result: { content: { text: string }[] } };
+    const answer = (await (
+      await post(
+        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "raw___huge", arguments: { mb: STREAM_MB } } },
+        session,
+      )
+    ).json()) as { result: { content: { text: string }[] } };
     const seconds = (Date.now() - start) / 1000;
     clearInterval(sampler);
     const size = JSON.parse(answer.result.content[0]!.text).originalSize as number;
-    return { payloadMB: size / 1024 / 1024, seconds, baselineMB: baseline / 1024, peakMB: peak / 1024, addedMB: (peak - baseline) / 1024 };
+    return {
+      payloadMB: size / 1024 / 1024,
+      seconds,
+      baselineMB: baseline / 1024,
+      peakMB: peak / 1024,
+      addedMB: (peak - baseline) / 1024,
+    };
   } finally {
     await gateway.stop();
     await upstream.stop();
@@ -129,24 +163,58 @@ async function streamingMemory(): Promise<Memory> {
 const inference = await loadSource<Inference>(
   'export { inferSchema, SchemaBuilder } from "./src/core/schema-inference.ts"; export { JsonStreamTokenizer } from "./src/core/json-stream.ts";',
 );
-console.log(`\nSchema inference on GitHub-like payloads (Node ${process.version}, median of ${RUNS} runs; MB/s of payload)`);
+console.log(
+  `\nSchema inference on GitHub-like payloads (Node ${process.version}, median of ${RUNS} runs; MB/s of payload)`,
+);
 console.log(
   table(
-    ["payload", "JSON.parse", "infer+preview", "streaming infer", "jq (jq-wasm)", "infer+preview / parse (≤ 1.5)", "jq / infer+preview (≥ 20)", "streaming / parse"],
+    [
+      "payload",
+      "JSON.parse",
+      "infer+preview",
+      "streaming infer",
+      "jq (jq-wasm)",
+      "infer+preview / parse (≤ 1.5)",
+      "jq / infer+preview (≥ 20)",
+      "streaming / parse",
+    ],
     await throughput(inference),
   ),
 );
-console.log("  infer+preview: the merged inference and the preview on the parsed payload (what offload adds to a payload it holds).");
+console.log(
+  "  infer+preview: the merged inference and the preview on the parsed payload (what offload adds to a payload it holds).",
+);
 console.log("  streaming infer: the push tokenizer and the same inference, for payloads too large to hold.");
 if (!args.includes("--no-stream")) {
   // The path alone, in Node with the old generation capped well under an isolate's 128 MB.
   const alone = JSON.parse(
-    execFileSync(process.execPath, [`--max-old-space-size=${HEAP_CAP_MB}`, path.join(import.meta.dirname, "lib", "stream-memory.ts"), String(STREAM_MB)], { encoding: "utf8" }).trim().split("\n").pop()!,
+    execFileSync(
+      process.execPath,
+      [
+        `--max-old-space-size=${HEAP_CAP_MB}`,
+        path.join(import.meta.dirname, "lib", "stream-memory.ts"),
+        String(STREAM_MB),
+      ],
+      { encoding: "utf8" },
+    )
+      .trim()
+      .split("\n")
+      .pop()!,
   ) as { seconds: number; payloadBytes: number; parts: number; peakHeapMB: number };
-  console.log(`\nStreaming offload path alone (Node, --max-old-space-size=${HEAP_CAP_MB}, R2 stand-in that keeps nothing):`);
-  console.log(`  ${(alone.payloadBytes / 1024 / 1024).toFixed(0)} MB payload in ${alone.seconds.toFixed(1)} s, ${alone.parts} parts; peak heap + array buffers ${alone.peakHeapMB.toFixed(0)} MB`);
+  console.log(
+    `\nStreaming offload path alone (Node, --max-old-space-size=${HEAP_CAP_MB}, R2 stand-in that keeps nothing):`,
+  );
+  console.log(
+    `  ${(alone.payloadBytes / 1024 / 1024).toFixed(0)} MB payload in ${alone.seconds.toFixed(1)} s, ${alone.parts} parts; peak heap + array buffers ${alone.peakHeapMB.toFixed(0)} MB`,
+  );
   const memory = await streamingMemory();
-  console.log(`\nStreaming offload under npm start: ${memory.payloadMB.toFixed(0)} MB result in ${memory.seconds.toFixed(1)} s`);
-  console.log(`  workerd RSS: ${memory.baselineMB.toFixed(0)} MB before, ${memory.peakMB.toFixed(0)} MB at peak (+${memory.addedMB.toFixed(0)} MB)`);
-  console.log("  (the whole process: both Workers, wrangler's local R2 simulator that stores the parts, and garbage V8 had not yet collected)");
+  console.log(
+    `\nStreaming offload under npm start: ${memory.payloadMB.toFixed(0)} MB result in ${memory.seconds.toFixed(1)} s`,
+  );
+  console.log(
+    `  workerd RSS: ${memory.baselineMB.toFixed(0)} MB before, ${memory.peakMB.toFixed(0)} MB at peak (+${memory.addedMB.toFixed(0)} MB)`,
+  );
+  console.log(
+    "  (the whole process: both Workers, wrangler's local R2 simulator that stores the parts, and garbage V8 had not yet collected)",
+  );
 }

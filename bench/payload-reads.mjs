@@ -24,23 +24,23 @@
  * Target: under 64 MB of extra RSS. Results are printed and written to
  * <out>/payload-reads-<timestamp>.json. Linux only (/proc). Hard limit: 10 minutes.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
-import { gatewayMemory, sampleMemory } from './lib/memory.ts';
-import { integerOption, readOptions } from './lib/options.ts';
-import { section, table, saveResult } from './lib/report.ts';
-import { snapshotTree } from './lib/snapshot.ts';
-import { summarize } from './lib/stats.ts';
-import { PROTOCOL_VERSION } from './lib/target.ts';
-import { startUpstream } from './lib/upstream-process.ts';
-import { startPassthrough } from './lib/passthrough-process.ts';
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { freePort, startGateway } from "../scripts/lib/gateway-process.mjs";
+import { gatewayMemory, sampleMemory } from "./lib/memory.ts";
+import { integerOption, readOptions } from "./lib/options.ts";
+import { section, table, saveResult } from "./lib/report.ts";
+import { snapshotTree } from "./lib/snapshot.ts";
+import { summarize } from "./lib/stats.ts";
+import { PROTOCOL_VERSION } from "./lib/target.ts";
+import { startUpstream } from "./lib/upstream-process.ts";
+import { startPassthrough } from "./lib/passthrough-process.ts";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const HARD_LIMIT_MS = 10 * 60_000;
 const TARGET_EXTRA_MB = 64;
 const SAMPLE_INTERVAL_MS = 20;
@@ -49,19 +49,27 @@ const READ_TIMEOUT_MS = 120_000;
 const ITEM_BYTES = 100;
 
 const OPTIONS = {
-  mb: ['BENCH_PAYLOAD_MB', '30'],
-  readers: ['BENCH_READERS', '8'],
-  rounds: ['BENCH_READ_ROUNDS', '3'],
-  'gateway-dir': ['BENCH_GATEWAY_DIR', ROOT],
-  'r2-writer': ['BENCH_R2_WRITER', 'on'],
-  out: ['BENCH_OUT', path.join(ROOT, 'bench', 'results')],
+  mb: ["BENCH_PAYLOAD_MB", "30"],
+  readers: ["BENCH_READERS", "8"],
+  rounds: ["BENCH_READ_ROUNDS", "3"],
+  "gateway-dir": ["BENCH_GATEWAY_DIR", ROOT],
+  "r2-writer": ["BENCH_R2_WRITER", "on"],
+  out: ["BENCH_OUT", path.join(ROOT, "bench", "results")],
 };
 
 function parseOptions(argv) {
   const raw = readOptions(OPTIONS, argv);
   const count = (key) => integerOption(raw, key, 1);
-  if (raw['r2-writer'] !== 'on' && raw['r2-writer'] !== 'off') throw new Error(`--r2-writer must be on or off, got "${raw['r2-writer']}"`);
-  return { mb: count('mb'), readers: count('readers'), rounds: count('rounds'), gatewayDir: path.resolve(raw['gateway-dir']), r2Writer: raw['r2-writer'] === 'on', out: path.resolve(raw.out) };
+  if (raw["r2-writer"] !== "on" && raw["r2-writer"] !== "off")
+    throw new Error(`--r2-writer must be on or off, got "${raw["r2-writer"]}"`);
+  return {
+    mb: count("mb"),
+    readers: count("readers"),
+    rounds: count("rounds"),
+    gatewayDir: path.resolve(raw["gateway-dir"]),
+    r2Writer: raw["r2-writer"] === "on",
+    out: path.resolve(raw.out),
+  };
 }
 
 // ---- an MCP session over plain fetch ------------------------------------------------------
@@ -69,23 +77,45 @@ function parseOptions(argv) {
 let nextId = 1;
 
 async function openSession(url) {
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
   const init = await fetch(url, {
-    method: 'POST',
+    method: "POST",
     headers,
-    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'bench-payload-reads', version: '0' } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: nextId++,
+      method: "initialize",
+      params: {
+        protocolVersion: PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: "bench-payload-reads", version: "0" },
+      },
+    }),
   });
   const text = await init.text();
   if (!init.ok) throw new Error(`initialize answered ${init.status}: ${text.slice(0, 300)}`);
-  headers['mcp-session-id'] = init.headers.get('mcp-session-id');
-  headers['mcp-protocol-version'] = PROTOCOL_VERSION;
-  await (await fetch(url, { method: 'POST', headers, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).body?.cancel();
+  headers["mcp-session-id"] = init.headers.get("mcp-session-id");
+  headers["mcp-protocol-version"] = PROTOCOL_VERSION;
+  await (
+    await fetch(url, { method: "POST", headers, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })
+  ).body?.cancel();
   return async (name, args) => {
-    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }), signal: AbortSignal.timeout(READ_TIMEOUT_MS) });
+    const response = await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method: "tools/call", params: { name, arguments: args } }),
+      signal: AbortSignal.timeout(READ_TIMEOUT_MS),
+    });
     const body = await response.text();
     // An SSE answer: the last data line is the response.
-    const json = response.headers.get('content-type')?.includes('text/event-stream') ? body.split('\n').filter((l) => l.startsWith('data: ')).pop()?.slice(6) : body;
-    const message = JSON.parse(json ?? 'null');
+    const json = response.headers.get("content-type")?.includes("text/event-stream")
+      ? body
+          .split("\n")
+          .filter((l) => l.startsWith("data: "))
+          .pop()
+          ?.slice(6)
+      : body;
+    const message = JSON.parse(json ?? "null");
     if (!message?.result) throw new Error(`${name} answered ${response.status}: ${body.slice(0, 300)}`);
     return message.result;
   };
@@ -97,15 +127,19 @@ async function openSession(url) {
  * growth is what the runtime and the R2 simulator (in the same process) cost for it.
  */
 async function storeThroughR2Writer(upstreamUrl, mb, stops) {
-  const writer = await startPassthrough(await freePort(), upstreamUrl, path.join('bench', 'r2-writer', 'wrangler.toml'));
+  const writer = await startPassthrough(
+    await freePort(),
+    upstreamUrl,
+    path.join("bench", "r2-writer", "wrangler.toml"),
+  );
   stops.push(writer.stop);
   const before = gatewayMemory(writer.pid);
   const stopSampling = sampleMemory(writer.pid, SAMPLE_INTERVAL_MS);
   const started = performance.now();
   const response = await fetch(writer.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'huge', arguments: { mb } } }),
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "huge", arguments: { mb } } }),
     signal: AbortSignal.timeout(READ_TIMEOUT_MS),
   });
   const text = await response.text();
@@ -119,13 +153,16 @@ async function storeThroughR2Writer(upstreamUrl, mb, stops) {
 // ---- the run ------------------------------------------------------------------------------
 
 async function run(options, stops) {
-  const upstream = await startUpstream('raw');
+  const upstream = await startUpstream("raw");
   stops.push(upstream.stop);
-  const state = mkdtempSync(path.join(os.tmpdir(), 'bench-payload-reads-'));
+  const state = mkdtempSync(path.join(os.tmpdir(), "bench-payload-reads-"));
   stops.push(async () => rmSync(state, { recursive: true, force: true }));
   const snapshot = snapshotTree(options.gatewayDir);
   stops.push(async () => snapshot.remove());
-  const vars = { UPSTREAMS: [{ name: 'raw', url: upstream.url, timeoutMs: READ_TIMEOUT_MS }], SESSION_SECRET: randomBytes(32).toString('hex') };
+  const vars = {
+    UPSTREAMS: [{ name: "raw", url: upstream.url, timeoutMs: READ_TIMEOUT_MS }],
+    SESSION_SECRET: randomBytes(32).toString("hex"),
+  };
   const gateway = await startGateway({ port: await freePort(), vars, persistTo: state, cwd: snapshot.dir });
   stops.push(gateway.stop);
   const mcp = `${gateway.url}/mcp`;
@@ -136,18 +173,19 @@ async function run(options, stops) {
   const beforeOffload = gatewayMemory(gateway.pid);
   const stopOffloadSampling = sampleMemory(gateway.pid, SAMPLE_INTERVAL_MS);
   const started = performance.now();
-  const offloaded = await reader('raw___huge', { mb: options.mb });
+  const offloaded = await reader("raw___huge", { mb: options.mb });
   const envelope = JSON.parse(offloaded.content[0].text);
   const offloadSeconds = (performance.now() - started) / 1000;
   const offloadPeak = stopOffloadSampling();
-  if (!/^[0-9a-f]{32}$/.test(envelope.payloadId ?? '')) throw new Error(`no payload: ${offloaded.content[0].text.slice(0, 300)}`);
+  if (!/^[0-9a-f]{32}$/.test(envelope.payloadId ?? ""))
+    throw new Error(`no payload: ${offloaded.content[0].text.slice(0, 300)}`);
   const items = Math.floor((options.mb * 1024 * 1024) / ITEM_BYTES);
 
   // The other client's latency alone, then the level the reads start from.
   const idle = [];
   for (let i = 0; i < 30; i++) {
     const t = performance.now();
-    await other('raw___trap', { n: 1 });
+    await other("raw___trap", { n: 1 });
     idle.push(performance.now() - t);
   }
   await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -159,7 +197,7 @@ async function run(options, stops) {
   const otherClient = (async () => {
     while (reading) {
       const t = performance.now();
-      await other('raw___trap', { n: 1 });
+      await other("raw___trap", { n: 1 });
       during.push(performance.now() - t);
     }
   })();
@@ -170,9 +208,12 @@ async function run(options, stops) {
       Array.from({ length: options.readers }, async (_, k) => {
         // Half read a page of items, half one deep element; all at different places.
         const at = Math.floor(((round * options.readers + k + 1) / (options.rounds * options.readers + 1)) * items);
-        const args = k % 2 === 0 ? { id: envelope.payloadId, pointer: '/items', offset: at, limit: 100 } : { id: envelope.payloadId, pointer: `/items/${at}/name` };
+        const args =
+          k % 2 === 0
+            ? { id: envelope.payloadId, pointer: "/items", offset: at, limit: 100 }
+            : { id: envelope.payloadId, pointer: `/items/${at}/name` };
         const t = performance.now();
-        const result = await reader('sys___read_payload', args);
+        const result = await reader("sys___read_payload", args);
         reads.push(performance.now() - t);
         if (result.isError) failures.push(result.content[0].text);
       }),
@@ -189,9 +230,14 @@ async function run(options, stops) {
     payloadMiB: options.mb,
     payloadBytes: envelope.originalSize,
     offloadSeconds,
-    offloadExtraMB: { total: (offloadPeak.tree - beforeOffload.tree) / 1024 / 1024, workerd: (offloadPeak.workerd - beforeOffload.workerd) / 1024 / 1024 },
+    offloadExtraMB: {
+      total: (offloadPeak.tree - beforeOffload.tree) / 1024 / 1024,
+      workerd: (offloadPeak.workerd - beforeOffload.workerd) / 1024 / 1024,
+    },
     r2Writer: r2Writer ?? null,
-    offloadBeyondR2WriterMB: r2Writer ? (offloadPeak.workerd - beforeOffload.workerd) / 1024 / 1024 - r2Writer.extraMB : null,
+    offloadBeyondR2WriterMB: r2Writer
+      ? (offloadPeak.workerd - beforeOffload.workerd) / 1024 / 1024 - r2Writer.extraMB
+      : null,
     readers: options.readers,
     rounds: options.rounds,
     failedReads: failures.length,
@@ -208,7 +254,8 @@ async function main() {
   const options = parseOptions(process.argv.slice(2));
   const stops = [];
   const cleanup = async () => {
-    for (const stop of stops.reverse()) await stop().catch((error) => console.error(`[bench] while stopping: ${error}`));
+    for (const stop of stops.reverse())
+      await stop().catch((error) => console.error(`[bench] while stopping: ${error}`));
   };
   const limit = setTimeout(() => {
     console.error(`[bench] still running after ${HARD_LIMIT_MS / 60_000} minutes`);
@@ -219,32 +266,50 @@ async function main() {
     const pass = result.failedReads === 0 && result.extraMB.total < TARGET_EXTRA_MB;
     console.log(
       section(
-        `Pointer reads of a ${result.payloadMiB} MiB offloaded payload: ${result.readers} at once, ${result.rounds} rounds (gateway ${result.gateway.commit.slice(0, 10)}${result.gateway.changes.length ? ' + changes' : ''})`,
+        `Pointer reads of a ${result.payloadMiB} MiB offloaded payload: ${result.readers} at once, ${result.rounds} rounds (gateway ${result.gateway.commit.slice(0, 10)}${result.gateway.changes.length ? " + changes" : ""})`,
         table(
-          ['measure', 'value'],
+          ["measure", "value"],
           [
-            ['offload of the answer (s)', result.offloadSeconds],
-            ['extra RSS while offloading, tree / workerd (MB)', `${result.offloadExtraMB.total.toFixed(1)} / ${result.offloadExtraMB.workerd.toFixed(1)}`],
+            ["offload of the answer (s)", result.offloadSeconds],
+            [
+              "extra RSS while offloading, tree / workerd (MB)",
+              `${result.offloadExtraMB.total.toFixed(1)} / ${result.offloadExtraMB.workerd.toFixed(1)}`,
+            ],
             ...(result.r2Writer
               ? [
-                  ['the same answer stored whole by the R2 writer (s)', result.r2Writer.seconds],
-                  ['extra RSS of its workerd (runtime + local R2) (MB)', result.r2Writer.extraMB.toFixed(1)],
+                  ["the same answer stored whole by the R2 writer (s)", result.r2Writer.seconds],
+                  ["extra RSS of its workerd (runtime + local R2) (MB)", result.r2Writer.extraMB.toFixed(1)],
                   ["the gateway's offload beyond it, workerd (MB)", result.offloadBeyondR2WriterMB.toFixed(1)],
                 ]
               : []),
-            ['reads failed', result.failedReads],
-            ['RSS before reads, tree / workerd (MB)', `${result.rssBeforeMB.total.toFixed(1)} / ${result.rssBeforeMB.workerd.toFixed(1)}`],
-            ['extra RSS at peak, tree / workerd (MB)', `${result.extraMB.total.toFixed(1)} / ${result.extraMB.workerd.toFixed(1)}`],
-            ['read latency median / p99 (ms)', `${result.readLatencyMs.median.toFixed(1)} / ${result.readLatencyMs.p99.toFixed(1)}`],
-            ['other client idle median / p99 (ms)', `${result.otherClientMs.idle.median.toFixed(1)} / ${result.otherClientMs.idle.p99.toFixed(1)}`],
-            ['other client during reads median / max (ms)', `${result.otherClientMs.duringReads.median.toFixed(1)} / ${result.otherClientMs.duringReads.max.toFixed(1)}`],
-            [`target: extra RSS < ${TARGET_EXTRA_MB} MB`, pass ? 'met' : 'NOT met'],
+            ["reads failed", result.failedReads],
+            [
+              "RSS before reads, tree / workerd (MB)",
+              `${result.rssBeforeMB.total.toFixed(1)} / ${result.rssBeforeMB.workerd.toFixed(1)}`,
+            ],
+            [
+              "extra RSS at peak, tree / workerd (MB)",
+              `${result.extraMB.total.toFixed(1)} / ${result.extraMB.workerd.toFixed(1)}`,
+            ],
+            [
+              "read latency median / p99 (ms)",
+              `${result.readLatencyMs.median.toFixed(1)} / ${result.readLatencyMs.p99.toFixed(1)}`,
+            ],
+            [
+              "other client idle median / p99 (ms)",
+              `${result.otherClientMs.idle.median.toFixed(1)} / ${result.otherClientMs.idle.p99.toFixed(1)}`,
+            ],
+            [
+              "other client during reads median / max (ms)",
+              `${result.otherClientMs.duringReads.median.toFixed(1)} / ${result.otherClientMs.duringReads.max.toFixed(1)}`,
+            ],
+            [`target: extra RSS < ${TARGET_EXTRA_MB} MB`, pass ? "met" : "NOT met"],
           ],
         ),
       ),
     );
     if (result.firstFailure) console.log(`first failed read: ${result.firstFailure.slice(0, 300)}`);
-    saveResult(options.out, 'payload-reads', result);
+    saveResult(options.out, "payload-reads", result);
   } finally {
     clearTimeout(limit);
     await cleanup();

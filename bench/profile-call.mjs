@@ -19,22 +19,22 @@
  * Only loopback; stops by itself (hard limit 5 minutes). The profile counts the Worker's
  * JavaScript only (not the runtime's HTTP, KV or fetch work done outside it).
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
-import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
-import { freePort, startGateway } from '../scripts/lib/gateway-process.mjs';
-import { snapshotTree } from './lib/snapshot.ts';
-import { inspect } from './lib/inspector.ts';
-import { openTarget } from './lib/target.ts';
-import { startPassthrough } from './lib/passthrough-process.ts';
-import { startUpstream } from './lib/upstream-process.ts';
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { readdirSync, readFileSync, existsSync } from "node:fs";
+import { TraceMap, originalPositionFor } from "@jridgewell/trace-mapping";
+import { freePort, startGateway } from "../scripts/lib/gateway-process.mjs";
+import { snapshotTree } from "./lib/snapshot.ts";
+import { inspect } from "./lib/inspector.ts";
+import { openTarget } from "./lib/target.ts";
+import { startPassthrough } from "./lib/passthrough-process.ts";
+import { startUpstream } from "./lib/upstream-process.ts";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const HARD_LIMIT_MS = 5 * 60_000;
 const WARMUP_CALLS = 300;
 const SAMPLING_INTERVAL_US = 50;
@@ -55,19 +55,19 @@ const BUSY_LOOPS = 8;
 
 const { values } = parseArgs({
   options: {
-    'gateway-dir': { type: 'string', default: ROOT },
-    route: { type: 'string', default: 'raw' },
-    calls: { type: 'string', default: '2000' },
-    top: { type: 'string', default: '30' },
-    out: { type: 'string' },
-    vars: { type: 'string', default: '{}' },
-    minify: { type: 'boolean', default: false },
-    passthrough: { type: 'boolean', default: false },
+    "gateway-dir": { type: "string", default: ROOT },
+    route: { type: "string", default: "raw" },
+    calls: { type: "string", default: "2000" },
+    top: { type: "string", default: "30" },
+    out: { type: "string" },
+    vars: { type: "string", default: "{}" },
+    minify: { type: "boolean", default: false },
+    passthrough: { type: "boolean", default: false },
   },
 });
 const calls = Number(values.calls);
 const hardLimit = setTimeout(() => {
-  console.error('[profile] hard limit reached');
+  console.error("[profile] hard limit reached");
   process.exit(1);
 }, HARD_LIMIT_MS);
 hardLimit.unref();
@@ -82,21 +82,34 @@ hardLimit.unref();
 function selfTimes(profile, map) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const perNode = new Map();
-  profile.samples.forEach((id, i) => perNode.set(id, (perNode.get(id) ?? 0) + Math.min(profile.timeDeltas[i + 1] ?? 0, MAX_SAMPLE_US)));
+  profile.samples.forEach((id, i) =>
+    perNode.set(id, (perNode.get(id) ?? 0) + Math.min(profile.timeDeltas[i + 1] ?? 0, MAX_SAMPLE_US)),
+  );
   const perFunction = new Map();
   const perFile = new Map();
   let active = 0;
   for (const [id, us] of perNode) {
     const { functionName, url, lineNumber, columnNumber } = byId.get(id).callFrame;
-    const name = functionName || '(anonymous)';
-    const original = map && url === 'index.js' ? originalPositionFor(map, { line: lineNumber + 1, column: columnNumber }) : undefined;
-    const where = original?.source ? `${original.source.replace(/^.*?src\//, 'src/').replace(/^.*node_modules\//, '')}:${original.line}${original.name ? ` ${original.name}` : ''}` : url ? `${path.basename(url)}:${lineNumber + 1}:${columnNumber + 1}` : '';
+    const name = functionName || "(anonymous)";
+    const original =
+      map && url === "index.js" ? originalPositionFor(map, { line: lineNumber + 1, column: columnNumber }) : undefined;
+    const where = original?.source
+      ? `${original.source.replace(/^.*?src\//, "src/").replace(/^.*node_modules\//, "")}:${original.line}${original.name ? ` ${original.name}` : ""}`
+      : url
+        ? `${path.basename(url)}:${lineNumber + 1}:${columnNumber + 1}`
+        : "";
     const key = `${name} ${where}`.trim();
     perFunction.set(key, (perFunction.get(key) ?? 0) + us);
     // By file: the bundle's code by its source file, the runtime's native functions as one row.
-    const file = original?.source ? where.split(':')[0] : url ? path.basename(url) : name.startsWith('(') ? name : '(the runtime\'s functions)';
+    const file = original?.source
+      ? where.split(":")[0]
+      : url
+        ? path.basename(url)
+        : name.startsWith("(")
+          ? name
+          : "(the runtime's functions)";
     perFile.set(file, (perFile.get(file) ?? 0) + us);
-    if (!['(idle)', '(program)', '(garbage collector)'].includes(name)) active += us;
+    if (!["(idle)", "(program)", "(garbage collector)"].includes(name)) active += us;
   }
   // For each function without a script (the runtime's: fetch, sendBatch, KV), who called it.
   const parentOf = new Map();
@@ -107,13 +120,17 @@ function selfTimes(profile, map) {
     if (node.callFrame.url) continue;
     let parent = parentOf.get(id);
     // Past the runtime's own frames (workerd's node-internal timers: its `Timeout` wraps every setTimeout) to the code that called.
-    const runtimeFrame = (frame) => !frame.url || frame.url.startsWith('node-internal:');
-    while (parent && runtimeFrame(parent.callFrame) && parent.callFrame.functionName !== '(root)') parent = parentOf.get(parent.id);
-    if (!parent || parent.callFrame.functionName === '(root)') continue;
+    const runtimeFrame = (frame) => !frame.url || frame.url.startsWith("node-internal:");
+    while (parent && runtimeFrame(parent.callFrame) && parent.callFrame.functionName !== "(root)")
+      parent = parentOf.get(parent.id);
+    if (!parent || parent.callFrame.functionName === "(root)") continue;
     const { lineNumber, columnNumber, functionName, url } = parent.callFrame;
     // Only the bundle's frames map through its source map.
-    const original = map && url === 'index.js' ? originalPositionFor(map, { line: lineNumber + 1, column: columnNumber }) : undefined;
-    const where = original?.source ? `${original.source.replace(/^.*?src\//, 'src/').replace(/^.*node_modules\//, '')}:${original.line}` : `${url ? `${path.basename(url)}:` : ''}${lineNumber + 1}:${columnNumber + 1}`;
+    const original =
+      map && url === "index.js" ? originalPositionFor(map, { line: lineNumber + 1, column: columnNumber }) : undefined;
+    const where = original?.source
+      ? `${original.source.replace(/^.*?src\//, "src/").replace(/^.*node_modules\//, "")}:${original.line}`
+      : `${url ? `${path.basename(url)}:` : ""}${lineNumber + 1}:${columnNumber + 1}`;
     const key = `${node.callFrame.functionName} <- ${functionName} ${where}`;
     callers.set(key, (callers.get(key) ?? 0) + us);
   }
@@ -122,11 +139,11 @@ function selfTimes(profile, map) {
 
 /** The source map of the bundle wrangler dev serves (under .wrangler/tmp of the tree it runs in). */
 function bundleMap(dir) {
-  const tmp = path.join(dir, '.wrangler', 'tmp');
+  const tmp = path.join(dir, ".wrangler", "tmp");
   if (!existsSync(tmp)) return undefined;
   for (const name of readdirSync(tmp)) {
-    const file = path.join(tmp, name, 'index.js.map');
-    if (existsSync(file)) return new TraceMap(readFileSync(file, 'utf8'));
+    const file = path.join(tmp, name, "index.js.map");
+    if (existsSync(file)) return new TraceMap(readFileSync(file, "utf8"));
   }
   return undefined;
 }
@@ -134,25 +151,49 @@ function bundleMap(dir) {
 /** Starts the Worker to profile (the gateway of `snapshot`, or the pass-through) with its inspector on a free port. */
 async function startRelay(upstream, snapshot) {
   const inspectorPort = await freePort();
-  const inspectorArgs = ['--inspector-port', String(inspectorPort), ...(values.minify ? [] : ['--no-minify'])];
+  const inspectorArgs = ["--inspector-port", String(inspectorPort), ...(values.minify ? [] : ["--no-minify"])];
   if (!snapshot) {
     // The floor: the same calls through the bare pass-through Worker (bench/passthrough/).
     const passthrough = await startPassthrough(await freePort(), upstream.url, undefined, inspectorArgs);
-    const target = await openTarget({ name: 'pass-through', upstream: 'raw', via: 'passthrough', url: `${passthrough.url}/`, tool: 'trap', args: { n: 1 } }).catch(async (error) => {
+    const target = await openTarget({
+      name: "pass-through",
+      upstream: "raw",
+      via: "passthrough",
+      url: `${passthrough.url}/`,
+      tool: "trap",
+      args: { n: 1 },
+    }).catch(async (error) => {
       await passthrough.stop();
       throw error;
     });
     return { target, inspectorPort, stop: passthrough.stop };
   }
-  const state = mkdtempSync(path.join(os.tmpdir(), 'profile-gateway-'));
-  const vars = { ...JSON.parse(values.vars), UPSTREAMS: [{ name: 'raw', url: upstream.url }], SESSION_SECRET: randomBytes(32).toString('hex') };
-  const gateway = await startGateway({ port: await freePort(), vars, persistTo: state, cwd: snapshot.dir, extraArgs: inspectorArgs });
+  const state = mkdtempSync(path.join(os.tmpdir(), "profile-gateway-"));
+  const vars = {
+    ...JSON.parse(values.vars),
+    UPSTREAMS: [{ name: "raw", url: upstream.url }],
+    SESSION_SECRET: randomBytes(32).toString("hex"),
+  };
+  const gateway = await startGateway({
+    port: await freePort(),
+    vars,
+    persistTo: state,
+    cwd: snapshot.dir,
+    extraArgs: inspectorArgs,
+  });
   const stop = async () => {
     await gateway.stop();
     rmSync(state, { recursive: true, force: true });
   };
   const route = values.route;
-  const target = await openTarget({ name: 'gateway', upstream: 'raw', via: route ? 'gateway' : 'gateway-aggregated', url: `${gateway.url}/mcp${route ? `/${route}` : ''}`, tool: route ? 'trap' : 'raw___trap', args: { n: 1 } }).catch(async (error) => {
+  const target = await openTarget({
+    name: "gateway",
+    upstream: "raw",
+    via: route ? "gateway" : "gateway-aggregated",
+    url: `${gateway.url}/mcp${route ? `/${route}` : ""}`,
+    tool: route ? "trap" : "raw___trap",
+    args: { n: 1 },
+  }).catch(async (error) => {
     await stop();
     throw error;
   });
@@ -169,9 +210,16 @@ async function startRelay(upstream, snapshot) {
 async function record(target, inspectorPort, map) {
   const cdp = await inspect(inspectorPort);
   try {
-    await cdp.send('Profiler.enable');
-    await cdp.send('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
-    const times = { active: 0, perFunction: new Map(), perFile: new Map(), callers: new Map(), wallMs: 0, profile: undefined };
+    await cdp.send("Profiler.enable");
+    await cdp.send("Profiler.setSamplingInterval", { interval: SAMPLING_INTERVAL_US });
+    const times = {
+      active: 0,
+      perFunction: new Map(),
+      perFile: new Map(),
+      callers: new Map(),
+      wallMs: 0,
+      profile: undefined,
+    };
     const add = (into, from) => {
       for (const [key, us] of from) into.set(key, (into.get(key) ?? 0) + us);
     };
@@ -187,13 +235,13 @@ async function record(target, inspectorPort, map) {
         }),
       );
       await new Promise((resolve) => setTimeout(resolve, BUSY_BEFORE_START_MS));
-      await cdp.send('Profiler.start');
+      await cdp.send("Profiler.start");
       busy = false;
       await background;
       const started = performance.now();
       for (let i = 0; i < segment; i++) await target.call();
       const elapsed = performance.now() - started;
-      const recorded = (await cdp.send('Profiler.stop')).profile;
+      const recorded = (await cdp.send("Profiler.stop")).profile;
       const segmentTimes = selfTimes(recorded, map);
       if (segmentTimes.active === 0) return undefined;
       times.profile ??= recorded;
@@ -212,13 +260,13 @@ async function record(target, inspectorPort, map) {
 
 const stops = [];
 try {
-  const upstream = await startUpstream('raw');
+  const upstream = await startUpstream("raw");
   stops.push(upstream.stop);
-  const snapshot = values.passthrough ? undefined : snapshotTree(path.resolve(values['gateway-dir']));
+  const snapshot = values.passthrough ? undefined : snapshotTree(path.resolve(values["gateway-dir"]));
   if (snapshot) stops.push(async () => snapshot.remove());
   const label = snapshot
-    ? `gateway ${snapshot.source} (${snapshot.commit.slice(0, 7)}${snapshot.changes.length ? ', with changes' : ''}), route /mcp${values.route ? `/${values.route}` : ''}`
-    : 'pass-through (bench/passthrough/)';
+    ? `gateway ${snapshot.source} (${snapshot.commit.slice(0, 7)}${snapshot.changes.length ? ", with changes" : ""}), route /mcp${values.route ? `/${values.route}` : ""}`
+    : "pass-through (bench/passthrough/)";
   let times;
   for (let attempt = 1; attempt <= RUNTIME_ATTEMPTS && !times; attempt++) {
     const relay = await startRelay(upstream, snapshot);
@@ -228,21 +276,34 @@ try {
     } finally {
       await relay.stop().catch(() => {});
     }
-    if (!times) console.error(`[profile] runtime ${attempt}: its profile holds no JavaScript samples (the profiler samples another thread)${attempt < RUNTIME_ATTEMPTS ? '; starting another' : ''}`);
+    if (!times)
+      console.error(
+        `[profile] runtime ${attempt}: its profile holds no JavaScript samples (the profiler samples another thread)${attempt < RUNTIME_ATTEMPTS ? "; starting another" : ""}`,
+      );
   }
   if (!times) throw new Error(`no JavaScript samples in ${RUNTIME_ATTEMPTS} runtimes`);
   // The first segment's profile (DevTools opens one recording).
   if (values.out) writeFileSync(values.out, JSON.stringify(times.profile));
   const { active, perFunction, perFile, callers, wallMs } = times;
-  console.log(`${label}, ${calls} calls in segments of ${SEGMENT_CALLS}, ${(wallMs / calls).toFixed(3)} ms per call (wall), load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`JavaScript self time per call (samples outside idle/program/GC, each counted up to ${MAX_SAMPLE_US} us): ${(active / 1000 / calls).toFixed(3)} ms`);
-  console.log('us/call  %active  function');
+  console.log(
+    `${label}, ${calls} calls in segments of ${SEGMENT_CALLS}, ${(wallMs / calls).toFixed(3)} ms per call (wall), load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
+  console.log(
+    `JavaScript self time per call (samples outside idle/program/GC, each counted up to ${MAX_SAMPLE_US} us): ${(active / 1000 / calls).toFixed(3)} ms`,
+  );
+  console.log("us/call  %active  function");
   const rows = [...perFunction].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top));
-  for (const [key, us] of rows) console.log(`${(us / calls).toFixed(1).padStart(7)}  ${((100 * us) / active).toFixed(1).padStart(6)}%  ${key}`);
-  console.log('\nself time by source file, us/call');
-  for (const [file, us] of [...perFile].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) console.log(`${(us / calls).toFixed(1).padStart(7)}  ${file}`);
-  console.log('\nthe runtime\'s functions by caller, us/call');
-  for (const [key, us] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${(us / calls).toFixed(1).padStart(7)}  ${key}`);
+  for (const [key, us] of rows)
+    console.log(`${(us / calls).toFixed(1).padStart(7)}  ${((100 * us) / active).toFixed(1).padStart(6)}%  ${key}`);
+  console.log("\nself time by source file, us/call");
+  for (const [file, us] of [...perFile].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top)))
+    console.log(`${(us / calls).toFixed(1).padStart(7)}  ${file}`);
+  console.log("\nthe runtime's functions by caller, us/call");
+  for (const [key, us] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.log(`${(us / calls).toFixed(1).padStart(7)}  ${key}`);
 } finally {
   for (const stop of stops.reverse()) await stop().catch(() => {});
 }

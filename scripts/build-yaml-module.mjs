@@ -26,17 +26,17 @@
  * src/, and an unchanged file must not look like one), and then whole, through a rename
  * (gateways started at once, as the e2e tests do, each run it).
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const YAML_MODULE = path.join(ROOT, 'src', 'storage', 'yaml-module.mjs');
-export const OAUTH_PROVIDER_MODULE = path.join(ROOT, 'src', 'storage', 'oauth-provider-module.mjs');
-export const JSON_SCHEMA_MODULE = path.join(ROOT, 'src', 'storage', 'json-schema-module.mjs');
-export const CODE_MODE_MODULE = path.join(ROOT, 'src', 'storage', 'code-mode-module.mjs');
-export const GUARDRAILS_MODULE = path.join(ROOT, 'src', 'storage', 'guardrails-module.mjs');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const YAML_MODULE = path.join(ROOT, "src", "storage", "yaml-module.mjs");
+export const OAUTH_PROVIDER_MODULE = path.join(ROOT, "src", "storage", "oauth-provider-module.mjs");
+export const JSON_SCHEMA_MODULE = path.join(ROOT, "src", "storage", "json-schema-module.mjs");
+export const CODE_MODE_MODULE = path.join(ROOT, "src", "storage", "code-mode-module.mjs");
+export const GUARDRAILS_MODULE = path.join(ROOT, "src", "storage", "guardrails-module.mjs");
 /**
  * What the module exports: only what src/storage/document-store.ts calls. esbuild leaves out
  * what `parse` cannot reach, which is little (95.5 KiB against 100.9 for all of yaml): a
@@ -46,24 +46,31 @@ const ENTRY = 'export { parse } from "yaml";';
 
 /** The esbuild that wrangler bundles with. */
 async function wranglersEsbuild() {
-  const fromWrangler = createRequire(createRequire(path.join(ROOT, 'package.json')).resolve('wrangler/package.json'));
-  return import(pathToFileURL(fromWrangler.resolve('esbuild')).href);
+  const fromWrangler = createRequire(createRequire(path.join(ROOT, "package.json")).resolve("wrangler/package.json"));
+  return import(pathToFileURL(fromWrangler.resolve("esbuild")).href);
 }
 
 /** The version of an installed package. */
 function versionOf(name) {
-  return JSON.parse(readFileSync(createRequire(path.join(ROOT, 'package.json')).resolve(`${name}/package.json`), 'utf8')).version;
+  return JSON.parse(
+    readFileSync(createRequire(path.join(ROOT, "package.json")).resolve(`${name}/package.json`), "utf8"),
+  ).version;
 }
 
 /** Builds the yaml module; returns whether the file changed. */
 export function buildYamlModule() {
-  return buildModule({ entry: ENTRY, file: YAML_MODULE, banner: `yaml ${versionOf('yaml')} (ISC license)` });
+  return buildModule({ entry: ENTRY, file: YAML_MODULE, banner: `yaml ${versionOf("yaml")} (ISC license)` });
 }
 
 /** Builds the workers-oauth-provider module (its `cloudflare:workers` import left to workerd); returns whether it changed. */
 export function buildOAuthProviderModule() {
-  const name = '@cloudflare/workers-oauth-provider';
-  return buildModule({ entry: `export * from "${name}";`, file: OAUTH_PROVIDER_MODULE, banner: `${name} ${versionOf(name)} (MIT license)`, external: ['cloudflare:workers'] });
+  const name = "@cloudflare/workers-oauth-provider";
+  return buildModule({
+    entry: `export * from "${name}";`,
+    file: OAUTH_PROVIDER_MODULE,
+    banner: `${name} ${versionOf(name)} (MIT license)`,
+    external: ["cloudflare:workers"],
+  });
 }
 
 /**
@@ -71,8 +78,12 @@ export function buildOAuthProviderModule() {
  * operator under `enforce` validates arguments (src/features/pins/pin-arguments.ts); returns whether it changed.
  */
 export function buildJsonSchemaModule() {
-  const name = '@cfworker/json-schema';
-  return buildModule({ entry: `export { Validator } from "${name}";`, file: JSON_SCHEMA_MODULE, banner: `${name} ${versionOf(name)} (MIT license)` });
+  const name = "@cfworker/json-schema";
+  return buildModule({
+    entry: `export { Validator } from "${name}";`,
+    file: JSON_SCHEMA_MODULE,
+    banner: `${name} ${versionOf(name)} (MIT license)`,
+  });
 }
 
 /**
@@ -81,7 +92,12 @@ export function buildJsonSchemaModule() {
  * a client running a program imports it (src/storage/code-mode-library.ts); returns whether it changed.
  */
 export function buildCodeModeModule() {
-  return buildModule({ entry: 'export { declarationsAnswer, runAnswer } from "./src/features/code-mode/lazy-entry.ts";', file: CODE_MODE_MODULE, banner: `src/features/code-mode/lazy-entry.ts and acorn ${versionOf('acorn')} (MIT license)`, external: ['cloudflare:workers'] });
+  return buildModule({
+    entry: 'export { declarationsAnswer, runAnswer } from "./src/features/code-mode/lazy-entry.ts";',
+    file: CODE_MODE_MODULE,
+    banner: `src/features/code-mode/lazy-entry.ts and acorn ${versionOf("acorn")} (MIT license)`,
+    external: ["cloudflare:workers"],
+  });
 }
 
 /**
@@ -90,32 +106,32 @@ export function buildCodeModeModule() {
  */
 export function buildGuardrailsModule() {
   const entry = 'export * from "./src/features/guardrails/engine.ts";';
-  return buildModule({ entry, file: GUARDRAILS_MODULE, banner: 'src/features/guardrails/engine.ts' });
+  return buildModule({ entry, file: GUARDRAILS_MODULE, banner: "src/features/guardrails/engine.ts" });
 }
 
 /** Bundles `entry` into `file`, minified; writes it only when its text changed (returns whether it did). */
 async function buildModule({ entry, file, banner, external = [] }) {
   const esbuild = await wranglersEsbuild();
   const result = await esbuild.build({
-    stdin: { contents: entry, resolveDir: ROOT, sourcefile: `${path.basename(file, '.mjs')}-entry.js` },
+    stdin: { contents: entry, resolveDir: ROOT, sourcefile: `${path.basename(file, ".mjs")}-entry.js` },
     external,
     bundle: true,
     write: false,
-    format: 'esm',
-    platform: 'neutral',
+    format: "esm",
+    platform: "neutral",
     // As wrangler resolves packages for workerd: yaml's browser build (ES modules), not its Node one.
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['browser', 'module', 'main'],
-    target: 'es2022',
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["browser", "module", "main"],
+    target: "es2022",
     minify: true,
-    legalComments: 'none',
+    legalComments: "none",
     banner: { js: `// Generated by scripts/build-yaml-module.mjs from ${banner}; do not edit.` },
-    logLevel: 'error',
+    logLevel: "error",
   });
   const text = result.outputFiles[0].text;
   let previous;
   try {
-    previous = readFileSync(file, 'utf8');
+    previous = readFileSync(file, "utf8");
   } catch {
     previous = undefined;
   }
@@ -127,8 +143,14 @@ async function buildModule({ entry, file, banner, external = [] }) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  for (const [file, build] of [[YAML_MODULE, buildYamlModule], [OAUTH_PROVIDER_MODULE, buildOAuthProviderModule], [JSON_SCHEMA_MODULE, buildJsonSchemaModule], [CODE_MODE_MODULE, buildCodeModeModule], [GUARDRAILS_MODULE, buildGuardrailsModule]]) {
+  for (const [file, build] of [
+    [YAML_MODULE, buildYamlModule],
+    [OAUTH_PROVIDER_MODULE, buildOAuthProviderModule],
+    [JSON_SCHEMA_MODULE, buildJsonSchemaModule],
+    [CODE_MODE_MODULE, buildCodeModeModule],
+    [GUARDRAILS_MODULE, buildGuardrailsModule],
+  ]) {
     const changed = await build();
-    console.log(`[lazy-module] ${path.relative(process.cwd(), file) || file} ${changed ? 'written' : 'up to date'}`);
+    console.log(`[lazy-module] ${path.relative(process.cwd(), file) || file} ${changed ? "written" : "up to date"}`);
   }
 }

@@ -36,17 +36,17 @@
  * `--bundle-budget-kib` (default MAIN_MODULE_BUDGET_KIB) or all the modules uploaded are
  * over `--upload-budget-kib` (default UPLOAD_BUDGET_KIB). CI runs it.
  */
-import { spawnSync } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { parse as parseToml } from 'smol-toml';
-import { bundleModules } from './lib/bundle-modules.mjs';
+import { spawnSync } from "node:child_process";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { parse as parseToml } from "smol-toml";
+import { bundleModules } from "./lib/bundle-modules.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /**
  * The dry run's budgets, in KiB of minified JavaScript as uploaded (uncompressed), from
  * scripts/lib/bundle-modules.mjs. The one that counts is the main module's (`index.js`):
@@ -79,15 +79,24 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const MAIN_MODULE_BUDGET_KIB = 640;
 export const UPLOAD_BUDGET_KIB = 1080;
 const PLACEHOLDER = /^REPLACE_WITH_/;
-const DEMO_SERVICE = 'mcp-edge-gateway-demo';
+const DEMO_SERVICE = "mcp-edge-gateway-demo";
 
 const USAGE = `Usage: npm run deploy -- [--dry-run] [--open] [--generate-secrets] [--config <wrangler.toml>] [--bundle-budget-kib <n>] [--upload-budget-kib <n>]`;
 
 /** Runs wrangler with `args`; its output is returned, not shown (callers print what matters). */
 function wrangler(args, { input } = {}) {
-  const run = spawnSync('wrangler', args, { cwd: ROOT, encoding: 'utf8', input, env: process.env, maxBuffer: 64 * 1024 * 1024 });
-  if (run.error) throw new Error(`could not run wrangler (${run.error.message}); run this through \`npm run deploy\` so node_modules/.bin is on PATH`);
-  return { ok: run.status === 0, stdout: run.stdout ?? '', stderr: run.stderr ?? '' };
+  const run = spawnSync("wrangler", args, {
+    cwd: ROOT,
+    encoding: "utf8",
+    input,
+    env: process.env,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (run.error)
+    throw new Error(
+      `could not run wrangler (${run.error.message}); run this through \`npm run deploy\` so node_modules/.bin is on PATH`,
+    );
+  return { ok: run.status === 0, stdout: run.stdout ?? "", stderr: run.stderr ?? "" };
 }
 
 /** Like {@link wrangler}, but a failure ends the script with wrangler's own words. */
@@ -106,16 +115,16 @@ const say = (message) => console.log(`[deploy] ${message}`);
 
 /** Why deploying this AUTH would leave the gateway closed or open; undefined when it is fine. */
 export function authProblem(raw) {
-  if (raw === undefined || raw === '') {
-    return 'AUTH is not set, so the deployed gateway would refuse every MCP request. Set AUTH in [vars] (docs/authentication.md), e.g. AUTH = \'{"apiKeys": true}\'.';
+  if (raw === undefined || raw === "") {
+    return "AUTH is not set, so the deployed gateway would refuse every MCP request. Set AUTH in [vars] (docs/authentication.md), e.g. AUTH = '{\"apiKeys\": true}'.";
   }
   let value;
   try {
-    value = typeof raw === 'string' ? JSON.parse(raw) : raw;
+    value = typeof raw === "string" ? JSON.parse(raw) : raw;
   } catch {
-    return 'AUTH is not valid JSON; the deployed gateway would refuse every request.';
+    return "AUTH is not valid JSON; the deployed gateway would refuse every request.";
   }
-  if (value && typeof value === 'object' && value.mode === 'off') {
+  if (value && typeof value === "object" && value.mode === "off") {
     return 'AUTH is {"mode":"off"}: anyone who finds the URL could call every upstream. Turn authentication on.';
   }
   return undefined;
@@ -124,7 +133,7 @@ export function authProblem(raw) {
 /** The upstream list in the config's vars (empty when absent or unreadable: the Worker reports that itself). */
 function upstreamsOf(config) {
   try {
-    const list = JSON.parse(config.vars?.UPSTREAMS ?? '[]');
+    const list = JSON.parse(config.vars?.UPSTREAMS ?? "[]");
     return Array.isArray(list) ? list : [];
   } catch {
     return [];
@@ -138,23 +147,34 @@ function upstreamsOf(config) {
 export function secretsNeeded(config) {
   const upstreams = upstreamsOf(config);
   const needed = [
-    { name: 'SESSION_SECRET', why: 'seals sessions and request state', required: true, generate: () => randomBytes(32).toString('hex') },
     {
-      name: 'ADMIN_TOKEN',
-      why: 'turns the admin API on (at least 32 characters, e.g. `openssl rand -hex 32`; ' +
-        'a shorter one keeps it closed); ' +
-        'it is off without it',
+      name: "SESSION_SECRET",
+      why: "seals sessions and request state",
+      required: true,
+      generate: () => randomBytes(32).toString("hex"),
+    },
+    {
+      name: "ADMIN_TOKEN",
+      why:
+        "turns the admin API on (at least 32 characters, e.g. `openssl rand -hex 32`; " +
+        "a shorter one keeps it closed); " +
+        "it is off without it",
       required: false,
-      generate: () => randomBytes(32).toString('base64url'),
+      generate: () => randomBytes(32).toString("base64url"),
       show: true,
     },
   ];
   if (upstreams.some((upstream) => upstream?.identity)) {
-    needed.push({ name: 'IDENTITY_SIGNING_KEY', why: 'signs identity assertions to upstreams', required: true, generate: identitySigningKey });
+    needed.push({
+      name: "IDENTITY_SIGNING_KEY",
+      why: "signs identity assertions to upstreams",
+      required: true,
+      generate: identitySigningKey,
+    });
   }
   for (const upstream of upstreams) {
     const secret = upstream?.credential?.secret;
-    if (typeof secret === 'string' && !needed.some((s) => s.name === secret)) {
+    if (typeof secret === "string" && !needed.some((s) => s.name === secret)) {
       needed.push({ name: secret, why: `credential of upstream "${upstream.name}"`, required: true });
     }
   }
@@ -163,8 +183,8 @@ export function secretsNeeded(config) {
 
 /** A private P-256 JWK, the form IDENTITY_SIGNING_KEY takes. */
 function identitySigningKey() {
-  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  return JSON.stringify({ ...privateKey.export({ format: 'jwk' }), kid: `gateway-${randomBytes(4).toString('hex')}` });
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  return JSON.stringify({ ...privateKey.export({ format: "jwk" }), kid: `gateway-${randomBytes(4).toString("hex")}` });
 }
 
 /** The KV namespaces, R2 buckets and queues the config binds. */
@@ -185,17 +205,19 @@ export function resourcesOf(config) {
 /** `text` (a wrangler.toml) with the `id` of the KV binding `binding` set to `id`; comments and layout kept. */
 export function withKvId(text, binding, id) {
   const blocks = text.split(/^(?=\[)/m);
-  const index = blocks.findIndex((block) => /^\[\[kv_namespaces\]\]/.test(block) && new RegExp(`^\\s*binding\\s*=\\s*"${binding}"`, 'm').test(block));
+  const index = blocks.findIndex(
+    (block) => /^\[\[kv_namespaces\]\]/.test(block) && new RegExp(`^\\s*binding\\s*=\\s*"${binding}"`, "m").test(block),
+  );
   if (index === -1) throw new Error(`no [[kv_namespaces]] block with binding "${binding}"`);
   const block = blocks[index];
   blocks[index] = /^\s*id\s*=.*$/m.test(block)
     ? block.replace(/^(\s*id\s*=\s*).*$/m, `$1"${id}"`)
-    : block.replace(new RegExp(`^(\\s*binding\\s*=\\s*"${binding}".*)$`, 'm'), `$1\nid = "${id}"`);
-  return blocks.join('');
+    : block.replace(new RegExp(`^(\\s*binding\\s*=\\s*"${binding}".*)$`, "m"), `$1\nid = "${id}"`);
+  return blocks.join("");
 }
 
 function kvNamespaces(configFile) {
-  const run = wranglerOrExit(['kv', 'namespace', 'list', '-c', configFile], 'Listing KV namespaces');
+  const run = wranglerOrExit(["kv", "namespace", "list", "-c", configFile], "Listing KV namespaces");
   try {
     return JSON.parse(run.stdout);
   } catch {
@@ -210,7 +232,10 @@ function ensureKv(config, configFile, text) {
   let namespaces = kvNamespaces(configFile);
   for (const { binding, id } of bindings) {
     if (id && !PLACEHOLDER.test(id)) {
-      if (!namespaces.some((ns) => ns.id === id)) fail(`KV namespace ${id} (binding ${binding}) is not in this account: fix its id in the config, or replace it by REPLACE_WITH_YOUR_KV_NAMESPACE_ID to have one created`);
+      if (!namespaces.some((ns) => ns.id === id))
+        fail(
+          `KV namespace ${id} (binding ${binding}) is not in this account: fix its id in the config, or replace it by REPLACE_WITH_YOUR_KV_NAMESPACE_ID to have one created`,
+        );
       say(`KV ${binding}: ${id} exists`);
       continue;
     }
@@ -219,7 +244,7 @@ function ensureKv(config, configFile, text) {
     let found = namespaces.find((ns) => ns.title === title) ?? namespaces.find((ns) => ns.title === binding);
     if (found) say(`KV ${binding}: found namespace "${found.title}" (${found.id})`);
     else {
-      wranglerOrExit(['kv', 'namespace', 'create', title, '-c', configFile], `Creating KV namespace "${title}"`);
+      wranglerOrExit(["kv", "namespace", "create", title, "-c", configFile], `Creating KV namespace "${title}"`);
       namespaces = kvNamespaces(configFile);
       found = namespaces.find((ns) => ns.title === title);
       if (!found) fail(`KV namespace "${title}" was created but does not appear in the list`);
@@ -234,16 +259,16 @@ function ensureKv(config, configFile, text) {
 function ensureBucketsAndQueues(config, configFile) {
   const { buckets, queues } = resourcesOf(config);
   for (const bucket of buckets) {
-    if (wrangler(['r2', 'bucket', 'info', bucket, '-c', configFile]).ok) say(`R2 bucket ${bucket}: exists`);
+    if (wrangler(["r2", "bucket", "info", bucket, "-c", configFile]).ok) say(`R2 bucket ${bucket}: exists`);
     else {
-      wranglerOrExit(['r2', 'bucket', 'create', bucket, '-c', configFile], `Creating R2 bucket "${bucket}"`);
+      wranglerOrExit(["r2", "bucket", "create", bucket, "-c", configFile], `Creating R2 bucket "${bucket}"`);
       say(`R2 bucket ${bucket}: created`);
     }
   }
   for (const queue of queues) {
-    if (wrangler(['queues', 'info', queue, '-c', configFile]).ok) say(`Queue ${queue}: exists`);
+    if (wrangler(["queues", "info", queue, "-c", configFile]).ok) say(`Queue ${queue}: exists`);
     else {
-      wranglerOrExit(['queues', 'create', queue, '-c', configFile], `Creating queue "${queue}"`);
+      wranglerOrExit(["queues", "create", queue, "-c", configFile], `Creating queue "${queue}"`);
       say(`Queue ${queue}: created`);
     }
   }
@@ -255,44 +280,51 @@ function ensureBucketsAndQueues(config, configFile) {
  * secrets a deployed gateway has (every session, sealed state and task id would end).
  */
 function secretNames(configFile) {
-  const run = wrangler(['secret', 'list', '--format', 'json', '-c', configFile]);
+  const run = wrangler(["secret", "list", "--format", "json", "-c", configFile]);
   const output = `${run.stderr}${run.stdout}`;
   if (!run.ok && /Worker "[^"]*"(?: \(env: [^)]*\))? not found/.test(output)) return [];
-  if (!run.ok) fail(`Listing the Worker's secrets failed, so which are missing is unknown (nothing was generated or deployed):\n${output.trim()}`);
+  if (!run.ok)
+    fail(
+      `Listing the Worker's secrets failed, so which are missing is unknown (nothing was generated or deployed):\n${output.trim()}`,
+    );
   try {
     return JSON.parse(run.stdout).map((secret) => secret.name);
   } catch {
-    fail(`could not read the secret list wrangler printed (nothing was generated or deployed):\n${run.stdout.slice(0, 500)}`);
+    fail(
+      `could not read the secret list wrangler printed (nothing was generated or deployed):\n${run.stdout.slice(0, 500)}`,
+    );
   }
 }
 
 /** True when UPSTREAMS reaches the demo upstream through a service binding to it. */
 function usesDemo(config) {
-  const bindings = (config.services ?? []).filter((service) => service.service === DEMO_SERVICE).map((service) => service.binding);
+  const bindings = (config.services ?? [])
+    .filter((service) => service.service === DEMO_SERVICE)
+    .map((service) => service.binding);
   return upstreamsOf(config).some((upstream) => bindings.includes(upstream?.service));
 }
 
 /** IPv4 ranges a deployed Worker cannot reach: [first octets, prefix length, what they are]. */
 const UNREACHABLE_IPV4 = [
-  [[127], 8, 'a loopback address'],
+  [[127], 8, "a loopback address"],
   [[0], 8, 'a "this host" address'],
-  [[10], 8, 'a private address (10.0.0.0/8)'],
-  [[172, 16], 12, 'a private address (172.16.0.0/12)'],
-  [[192, 168], 16, 'a private address (192.168.0.0/16)'],
-  [[169, 254], 16, 'a link-local address'],
-  [[100, 64], 10, 'a shared (carrier-grade NAT) address'],
+  [[10], 8, "a private address (10.0.0.0/8)"],
+  [[172, 16], 12, "a private address (172.16.0.0/12)"],
+  [[192, 168], 16, "a private address (192.168.0.0/16)"],
+  [[169, 254], 16, "a link-local address"],
+  [[100, 64], 10, "a shared (carrier-grade NAT) address"],
 ];
 
 /** Why `hostname` (as URL parses it) names no host a deployed Worker can reach; undefined for a public one. */
 export function unreachableHost(hostname) {
-  let host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  let host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
   // An IPv4-mapped IPv6 address, which URL writes in hex (::ffff:7f00:1), is its IPv4 address.
   const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
   if (mapped) {
-    host = [mapped[1], mapped[2]].flatMap((part) => [parseInt(part, 16) >> 8, parseInt(part, 16) & 255]).join('.');
+    host = [mapped[1], mapped[2]].flatMap((part) => [parseInt(part, 16) >> 8, parseInt(part, 16) & 255]).join(".");
   }
-  if (host === 'localhost' || host.endsWith('.localhost')) return 'a loopback name';
-  if (/\.(local|internal|lan|home\.arpa)$/.test(host)) return 'a local network name';
+  if (host === "localhost" || host.endsWith(".localhost")) return "a loopback name";
+  if (/\.(local|internal|lan|home\.arpa)$/.test(host)) return "a local network name";
   const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
   if (v4) {
     const value = v4.slice(1).reduce((sum, octet) => sum * 256 + Number(octet), 0);
@@ -302,10 +334,10 @@ export function unreachableHost(hostname) {
     }
     return undefined;
   }
-  if (host === '::1') return 'a loopback address';
-  if (host === '::') return 'an unspecified address';
-  if (/^f[cd][0-9a-f]{0,2}:/.test(host)) return 'a private address (fc00::/7)';
-  if (/^fe[89ab][0-9a-f]?:/.test(host)) return 'a link-local address';
+  if (host === "::1") return "a loopback address";
+  if (host === "::") return "an unspecified address";
+  if (/^f[cd][0-9a-f]{0,2}:/.test(host)) return "a private address (fc00::/7)";
+  if (/^fe[89ab][0-9a-f]?:/.test(host)) return "a link-local address";
   return undefined;
 }
 
@@ -317,7 +349,7 @@ export function unreachableHost(hostname) {
 export function deployWarnings(config, { open = false } = {}) {
   const warnings = [];
   for (const upstream of upstreamsOf(config)) {
-    if (typeof upstream?.url !== 'string') continue;
+    if (typeof upstream?.url !== "string") continue;
     let url;
     try {
       url = new URL(upstream.url);
@@ -328,23 +360,23 @@ export function deployWarnings(config, { open = false } = {}) {
     if (what) {
       warnings.push(
         `upstream "${upstream.name}" is at ${url.origin}, ${what}: a deployed gateway runs on Cloudflare, ` +
-          'not on this machine or network, and cannot reach it. Give it a public https URL ' +
-          '(a Cloudflare Tunnel can publish one), or reach a Worker through a service binding.',
+          "not on this machine or network, and cannot reach it. Give it a public https URL " +
+          "(a Cloudflare Tunnel can publish one), or reach a Worker through a service binding.",
       );
     }
   }
   if (usesDemo(config)) {
     warnings.push(
       `UPSTREAMS still uses the demo upstream: a deploy also deploys demo/ as the Worker "${DEMO_SERVICE}" ` +
-        'and serves its tools through the gateway. Replace UPSTREAMS with your own servers (docs/configuration.md).',
+        "and serves its tools through the gateway. Replace UPSTREAMS with your own servers (docs/configuration.md).",
     );
   }
   const auth = config.vars?.AUTH;
-  if (open && (auth === undefined || auth === '')) {
+  if (open && (auth === undefined || auth === "")) {
     warnings.push(
-      '--open does not open a gateway whose AUTH is unset: deployed, it refuses every MCP request. ' +
+      "--open does not open a gateway whose AUTH is unset: deployed, it refuses every MCP request. " +
         'To let anyone call it, set AUTH = \'{"mode":"off"}\'; ' +
-        'to require credentials, set AUTH (docs/authentication.md).',
+        "to require credentials, set AUTH (docs/authentication.md).",
     );
   }
   return warnings;
@@ -355,18 +387,25 @@ function dryRun(config, configFile, { mainBudgetKib, uploadBudgetKib, open }) {
   if (auth && !open) say(`warning: a real deploy would stop here unless given --open: ${auth}`);
   if (auth && open) say(`warning: a real deploy would go ahead (--open): ${auth}`);
   for (const warning of deployWarnings(config, { open })) say(`warning: ${warning}`);
-  for (const secret of secretsNeeded(config)) say(`secret ${secret.name}: ${secret.why} (${secret.required ? 'required' : 'recommended'})`);
-  const outdir = mkdtempSync(path.join(tmpdir(), 'gateway-bundle-'));
+  for (const secret of secretsNeeded(config))
+    say(`secret ${secret.name}: ${secret.why} (${secret.required ? "required" : "recommended"})`);
+  const outdir = mkdtempSync(path.join(tmpdir(), "gateway-bundle-"));
   try {
-    wranglerOrExit(['deploy', '--dry-run', '-c', configFile, '--outdir', outdir], 'wrangler deploy --dry-run');
+    wranglerOrExit(["deploy", "--dry-run", "-c", configFile, "--outdir", outdir], "wrangler deploy --dry-run");
     const { main, modules, totalBytes } = bundleModules(outdir);
     const mainKib = main.bytes / 1024;
     const totalKib = totalBytes / 1024;
-    const each = modules.map((module) => `${module.name} ${(module.bytes / 1024).toFixed(1)}`).join(', ');
-    say(`bundle: ${mainKib.toFixed(1)} KiB main module (budget ${mainBudgetKib} KiB); ${totalKib.toFixed(1)} KiB uploaded in all (budget ${uploadBudgetKib} KiB): ${each}`);
-    const find = 'find what grew (node scripts/bundle-report.mjs) before raising the budget';
-    if (mainKib > mainBudgetKib) fail(`the main module is ${mainKib.toFixed(1)} KiB, over its budget of ${mainBudgetKib} KiB: ${find}`);
-    if (totalKib > uploadBudgetKib) fail(`the modules uploaded are ${totalKib.toFixed(1)} KiB in all, over their budget of ${uploadBudgetKib} KiB: ${find}`);
+    const each = modules.map((module) => `${module.name} ${(module.bytes / 1024).toFixed(1)}`).join(", ");
+    say(
+      `bundle: ${mainKib.toFixed(1)} KiB main module (budget ${mainBudgetKib} KiB); ${totalKib.toFixed(1)} KiB uploaded in all (budget ${uploadBudgetKib} KiB): ${each}`,
+    );
+    const find = "find what grew (node scripts/bundle-report.mjs) before raising the budget";
+    if (mainKib > mainBudgetKib)
+      fail(`the main module is ${mainKib.toFixed(1)} KiB, over its budget of ${mainBudgetKib} KiB: ${find}`);
+    if (totalKib > uploadBudgetKib)
+      fail(
+        `the modules uploaded are ${totalKib.toFixed(1)} KiB in all, over their budget of ${uploadBudgetKib} KiB: ${find}`,
+      );
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
@@ -377,7 +416,10 @@ function deploy(config, configFile, text, { open, generateSecrets }) {
   if (auth && !open) fail(`refusing to deploy: ${auth} To deploy anyway, pass --open.`);
   if (auth) say(`warning: ${auth} (deploying anyway: --open)`);
   for (const warning of deployWarnings(config, { open })) say(`warning: ${warning}`);
-  if (!wrangler(['whoami', '--json', '-c', configFile]).ok) fail('wrangler is not logged in to a Cloudflare account: run `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), then run this again');
+  if (!wrangler(["whoami", "--json", "-c", configFile]).ok)
+    fail(
+      "wrangler is not logged in to a Cloudflare account: run `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), then run this again",
+    );
 
   const filled = ensureKv(config, configFile, text);
   if (filled !== text) {
@@ -396,30 +438,37 @@ function deploy(config, configFile, text, { open, generateSecrets }) {
     else say(`secret ${secret.name} is not set: ${secret.why}. Set it with: npx wrangler secret put ${secret.name}`);
   }
   if (missing.length > 0) {
-    const lines = missing.map((secret) => `  npx wrangler secret put ${secret.name}    # ${secret.why}${secret.generate ? ' (or rerun with --generate-secrets)' : ''}`);
-    fail(`not deployed: ${missing.length} required secret(s) missing. Set each, then run this again:\n${lines.join('\n')}`);
+    const lines = missing.map(
+      (secret) =>
+        `  npx wrangler secret put ${secret.name}    # ${secret.why}${secret.generate ? " (or rerun with --generate-secrets)" : ""}`,
+    );
+    fail(
+      `not deployed: ${missing.length} required secret(s) missing. Set each, then run this again:\n${lines.join("\n")}`,
+    );
   }
 
   if (usesDemo(config)) {
-    say('UPSTREAMS still uses the demo upstream: deploying it first (replace UPSTREAMS with your own servers)');
-    wranglerOrExit(['deploy', '-c', path.join(ROOT, 'demo', 'wrangler.toml')], 'Deploying the demo upstream');
+    say("UPSTREAMS still uses the demo upstream: deploying it first (replace UPSTREAMS with your own servers)");
+    wranglerOrExit(["deploy", "-c", path.join(ROOT, "demo", "wrangler.toml")], "Deploying the demo upstream");
   }
-  const args = ['deploy', '-c', configFile];
-  const secretDir = Object.keys(generated).length > 0 ? mkdtempSync(path.join(tmpdir(), 'gateway-secrets-')) : undefined;
+  const args = ["deploy", "-c", configFile];
+  const secretDir =
+    Object.keys(generated).length > 0 ? mkdtempSync(path.join(tmpdir(), "gateway-secrets-")) : undefined;
   try {
     if (secretDir) {
-      const file = path.join(secretDir, 'secrets.json');
+      const file = path.join(secretDir, "secrets.json");
       writeFileSync(file, JSON.stringify(generated), { mode: 0o600 });
-      args.push('--secrets-file', file);
-      say(`uploading generated secret(s): ${Object.keys(generated).join(', ')}`);
+      args.push("--secrets-file", file);
+      say(`uploading generated secret(s): ${Object.keys(generated).join(", ")}`);
     }
-    const run = wranglerOrExit(args, 'wrangler deploy');
+    const run = wranglerOrExit(args, "wrangler deploy");
     process.stdout.write(run.stdout);
   } finally {
     if (secretDir) rmSync(secretDir, { recursive: true, force: true });
   }
-  if (generated.ADMIN_TOKEN) say(`ADMIN_TOKEN (shown once, keep it in your password manager): ${generated.ADMIN_TOKEN}`);
-  say('deployed');
+  if (generated.ADMIN_TOKEN)
+    say(`ADMIN_TOKEN (shown once, keep it in your password manager): ${generated.ADMIN_TOKEN}`);
+  say("deployed");
 }
 
 function main() {
@@ -427,33 +476,38 @@ function main() {
   try {
     ({ values: options } = parseArgs({
       options: {
-        'dry-run': { type: 'boolean', default: false },
-        open: { type: 'boolean', default: false },
-        'generate-secrets': { type: 'boolean', default: false },
-        config: { type: 'string', default: path.join(ROOT, 'wrangler.toml') },
-        'bundle-budget-kib': { type: 'string', default: String(MAIN_MODULE_BUDGET_KIB) },
-        'upload-budget-kib': { type: 'string', default: String(UPLOAD_BUDGET_KIB) },
-        help: { type: 'boolean', default: false },
+        "dry-run": { type: "boolean", default: false },
+        open: { type: "boolean", default: false },
+        "generate-secrets": { type: "boolean", default: false },
+        config: { type: "string", default: path.join(ROOT, "wrangler.toml") },
+        "bundle-budget-kib": { type: "string", default: String(MAIN_MODULE_BUDGET_KIB) },
+        "upload-budget-kib": { type: "string", default: String(UPLOAD_BUDGET_KIB) },
+        help: { type: "boolean", default: false },
       },
     }));
   } catch (error) {
     fail(`${error.message}\n${USAGE}`);
   }
   if (options.help) return console.log(USAGE);
-  const budgets = { mainBudgetKib: Number(options['bundle-budget-kib']), uploadBudgetKib: Number(options['upload-budget-kib']) };
-  if (!Number.isFinite(budgets.mainBudgetKib) || budgets.mainBudgetKib <= 0) fail(`--bundle-budget-kib must be a positive number\n${USAGE}`);
-  if (!Number.isFinite(budgets.uploadBudgetKib) || budgets.uploadBudgetKib <= 0) fail(`--upload-budget-kib must be a positive number\n${USAGE}`);
+  const budgets = {
+    mainBudgetKib: Number(options["bundle-budget-kib"]),
+    uploadBudgetKib: Number(options["upload-budget-kib"]),
+  };
+  if (!Number.isFinite(budgets.mainBudgetKib) || budgets.mainBudgetKib <= 0)
+    fail(`--bundle-budget-kib must be a positive number\n${USAGE}`);
+  if (!Number.isFinite(budgets.uploadBudgetKib) || budgets.uploadBudgetKib <= 0)
+    fail(`--upload-budget-kib must be a positive number\n${USAGE}`);
   const configFile = path.resolve(options.config);
   let text;
   let config;
   try {
-    text = readFileSync(configFile, 'utf8');
+    text = readFileSync(configFile, "utf8");
     config = parseToml(text);
   } catch (error) {
     fail(`cannot read ${configFile}: ${error.message}`);
   }
-  if (options['dry-run']) dryRun(config, configFile, { ...budgets, open: options.open });
-  else deploy(config, configFile, text, { open: options.open, generateSecrets: options['generate-secrets'] });
+  if (options["dry-run"]) dryRun(config, configFile, { ...budgets, open: options.open });
+  else deploy(config, configFile, text, { open: options.open, generateSecrets: options["generate-secrets"] });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -220,7 +220,9 @@ function main() {
   const allowed = allowFeatureCycles ? graph.folderCycles.filter(onlyFeatures) : [];
   const failing = graph.folderCycles.filter((cycle) => !allowed.includes(cycle));
   for (const { members, cycle } of graph.folderCycles) {
-    console.log(`${allowed.some((a) => a.cycle === cycle) ? "feature cycle (allowed for now)" : "folder cycle"}: ${cycle.join(" → ")}`);
+    console.log(
+      `${allowed.some((a) => a.cycle === cycle) ? "feature cycle (allowed for now)" : "folder cycle"}: ${cycle.join(" → ")}`,
+    );
     for (let k = 0; k + 1 < cycle.length; k++) {
       const step = `${cycle[k]} → ${cycle[k + 1]}`;
       console.log(`  ${step}: ${graph.witnesses.get(step)}`);

@@ -36,17 +36,17 @@
  * returned. Wrangler runs in the repository root, so relative paths in arguments are taken
  * from there (as they are under `npm start`, which always runs in the package root).
  */
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { constants } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { constants } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-const SECRET_FILE = path.join(ROOT, '.wrangler', 'dev-session-secret');
-const DEFAULTS = { ip: '127.0.0.1', port: '8787' };
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const WRANGLER = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+const SECRET_FILE = path.join(ROOT, ".wrangler", "dev-session-secret");
+const DEFAULTS = { ip: "127.0.0.1", port: "8787" };
 /** The shortest ADMIN_TOKEN the gateway opens its admin surface for (src/auth/admin-token.ts). */
 const MIN_ADMIN_TOKEN_CHARS = 32;
 /** Authentication off, for local development only. */
@@ -64,14 +64,14 @@ function flagValues(args, names) {
   const values = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    const eq = arg.indexOf('=');
+    const eq = arg.indexOf("=");
     const key = eq === -1 ? arg : arg.slice(0, eq);
     if (!names.includes(key)) continue;
     if (eq !== -1) {
       values.push(arg.slice(eq + 1));
       continue;
     }
-    while (i + 1 < args.length && !args[i + 1].startsWith('-')) values.push(args[++i]);
+    while (i + 1 < args.length && !args[i + 1].startsWith("-")) values.push(args[++i]);
   }
   return values;
 }
@@ -79,21 +79,24 @@ function flagValues(args, names) {
 /** True when the dotenv-style file sets SESSION_SECRET to a non-empty value. */
 function fileSetsSecret(file) {
   if (!existsSync(file)) return false;
-  const match = /^\s*(?:export\s+)?SESSION_SECRET\s*(?:=|:\s)[ \t]*(.*)$/m.exec(readFileSync(file, 'utf8'));
-  const value = match?.[1]?.replace(/\s+#.*$/, '').trim().replace(/^(['"`])(.*)\1$/, '$2');
+  const match = /^\s*(?:export\s+)?SESSION_SECRET\s*(?:=|:\s)[ \t]*(.*)$/m.exec(readFileSync(file, "utf8"));
+  const value = match?.[1]
+    ?.replace(/\s+#.*$/, "")
+    .trim()
+    .replace(/^(['"`])(.*)\1$/, "$2");
   return Boolean(value);
 }
 
 /** Whether the secrets file wrangler loads for the gateway (same rules as wrangler) sets SESSION_SECRET. */
 function devVarsSetSecret(args) {
-  const env = flagValues(args, ['--env', '-e']).at(-1);
-  const envFiles = flagValues(args, ['--env-file']);
+  const env = flagValues(args, ["--env", "-e"]).at(-1);
+  const envFiles = flagValues(args, ["--env-file"]);
   if (envFiles.length > 0) return envFiles.some((f) => fileSetsSecret(path.resolve(ROOT, f)));
-  for (const name of env ? [`.dev.vars.${env}`, '.dev.vars'] : ['.dev.vars']) {
+  for (const name of env ? [`.dev.vars.${env}`, ".dev.vars"] : [".dev.vars"]) {
     if (existsSync(path.join(ROOT, name))) return fileSetsSecret(path.join(ROOT, name));
   }
-  if (process.env.CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV === 'false') return false;
-  const dotEnv = ['.env', '.env.local', ...(env ? [`.env.${env}`, `.env.${env}.local`] : [])];
+  if (process.env.CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV === "false") return false;
+  const dotEnv = [".env", ".env.local", ...(env ? [`.env.${env}`, `.env.${env}.local`] : [])];
   return dotEnv.some((name) => fileSetsSecret(path.join(ROOT, name)));
 }
 
@@ -103,19 +106,21 @@ function devVarsSetSecret(args) {
  * user gave `--env-file` (those stay among the user's arguments).
  */
 function defaultEnvFiles(args) {
-  if (flagValues(args, ['--env-file']).length > 0) return [];
-  const env = flagValues(args, ['--env', '-e']).at(-1);
-  for (const name of env ? [`.dev.vars.${env}`, '.dev.vars'] : ['.dev.vars']) {
+  if (flagValues(args, ["--env-file"]).length > 0) return [];
+  const env = flagValues(args, ["--env", "-e"]).at(-1);
+  for (const name of env ? [`.dev.vars.${env}`, ".dev.vars"] : [".dev.vars"]) {
     if (existsSync(path.join(ROOT, name))) return [path.join(ROOT, name)];
   }
-  if (process.env.CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV === 'false') return [];
+  if (process.env.CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV === "false") return [];
   // Only files that exist: Node itself also reads `--env-file` anywhere in its arguments, and exits on a missing one.
-  return ['.env', '.env.local', ...(env ? [`.env.${env}`, `.env.${env}.local`] : [])].map((name) => path.join(ROOT, name)).filter((file) => existsSync(file));
+  return [".env", ".env.local", ...(env ? [`.env.${env}`, `.env.${env}.local`] : [])]
+    .map((name) => path.join(ROOT, name))
+    .filter((file) => existsSync(file));
 }
 
 /** The SESSION_SECRET start.mjs must hand to wrangler, or undefined when wrangler finds the user's own. */
 function sessionSecretToPass(args) {
-  if (flagValues(args, ['--var']).some((v) => v.startsWith('SESSION_SECRET:'))) return undefined;
+  if (flagValues(args, ["--var"]).some((v) => v.startsWith("SESSION_SECRET:"))) return undefined;
   if (process.env.SESSION_SECRET) return process.env.SESSION_SECRET;
   if (devVarsSetSecret(args)) return undefined;
   return devSessionSecret();
@@ -124,14 +129,17 @@ function sessionSecretToPass(args) {
 /** Writes `SESSION_SECRET=<secret>` to a file only this user can read; returns its path. */
 function writeSecretFile(secret) {
   if (!DOTENV_SAFE.test(secret)) {
-    throw new Error("SESSION_SECRET in the environment holds spaces, quotes, '$', '#' or '\\'; put it in .dev.vars instead, or use `openssl rand -hex 32`");
+    throw new Error(
+      "SESSION_SECRET in the environment holds spaces, quotes, '$', '#' or '\\'; put it in .dev.vars instead, or use `openssl rand -hex 32`",
+    );
   }
-  const file = path.join(ROOT, '.wrangler', `start-${process.pid}.env`);
+  const file = path.join(ROOT, ".wrangler", `start-${process.pid}.env`);
   mkdirSync(path.dirname(file), { recursive: true });
   // Files of earlier runs that ended without cleaning up (SIGKILL).
   for (const name of readdirSync(path.dirname(file))) {
     const pid = /^start-(\d+)\.env$/.exec(name)?.[1];
-    if (pid && Number(pid) !== process.pid && !isRunning(Number(pid))) rmSync(path.join(path.dirname(file), name), { force: true });
+    if (pid && Number(pid) !== process.pid && !isRunning(Number(pid)))
+      rmSync(path.join(path.dirname(file), name), { force: true });
   }
   writeFileSync(file, `SESSION_SECRET=${secret}\n`, { mode: 0o600 });
   return file;
@@ -142,26 +150,26 @@ function isRunning(pid) {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return error.code === 'EPERM';
+    return error.code === "EPERM";
   }
 }
 
 /** The persistent dev session key, generated on first use (safe when several starts race). */
 function devSessionSecret() {
   const read = () => {
-    const saved = existsSync(SECRET_FILE) ? readFileSync(SECRET_FILE, 'utf8').trim() : '';
+    const saved = existsSync(SECRET_FILE) ? readFileSync(SECRET_FILE, "utf8").trim() : "";
     return /^[0-9a-f]{64}$/i.test(saved) ? saved : undefined;
   };
   const saved = read();
   if (saved) return saved;
-  const secret = randomBytes(32).toString('hex');
+  const secret = randomBytes(32).toString("hex");
   const temp = `${SECRET_FILE}.${process.pid}.tmp`;
   mkdirSync(path.dirname(SECRET_FILE), { recursive: true });
   writeFileSync(temp, `${secret}\n`, { mode: 0o600 });
   try {
     linkSync(temp, SECRET_FILE); // atomic, and fails if another start created the file meanwhile
   } catch (error) {
-    const winner = error.code === 'EEXIST' ? read() : undefined;
+    const winner = error.code === "EEXIST" ? read() : undefined;
     if (winner) return winner;
     renameSync(temp, SECRET_FILE); // no valid key there, or no hard links on this file system
   } finally {
@@ -174,15 +182,22 @@ function devSessionSecret() {
 /** The value the dotenv-style file gives `name` (the last one), or undefined. */
 function fileValue(file, name) {
   if (!existsSync(file)) return undefined;
-  const line = new RegExp(`^\\s*(?:export\\s+)?${name}\\s*(?:=|:\\s)[ \\t]*(.*)$`, 'gm');
-  const matches = [...readFileSync(file, 'utf8').matchAll(line)];
-  return matches.at(-1)?.[1]?.replace(/\s+#.*$/, '').trim().replace(/^(['"`])(.*)\1$/, '$2');
+  const line = new RegExp(`^\\s*(?:export\\s+)?${name}\\s*(?:=|:\\s)[ \\t]*(.*)$`, "gm");
+  const matches = [...readFileSync(file, "utf8").matchAll(line)];
+  return matches
+    .at(-1)?.[1]
+    ?.replace(/\s+#.*$/, "")
+    .trim()
+    .replace(/^(['"`])(.*)\1$/, "$2");
 }
 
 /** What the gateway gets for `name`: `--var name:...`, else `environment`'s (when given), else the env files'. */
 function givenValue(args, name, environment = {}) {
-  const given = flagValues(args, ['--var']).filter((v) => v.startsWith(`${name}:`)).at(-1)?.slice(name.length + 1);
-  const files = [...flagValues(args, ['--env-file']).map((f) => path.resolve(ROOT, f)), ...defaultEnvFiles(args)];
+  const given = flagValues(args, ["--var"])
+    .filter((v) => v.startsWith(`${name}:`))
+    .at(-1)
+    ?.slice(name.length + 1);
+  const files = [...flagValues(args, ["--env-file"]).map((f) => path.resolve(ROOT, f)), ...defaultEnvFiles(args)];
   if (given !== undefined) return given;
   return environment[name] ?? files.map((file) => fileValue(file, name)).findLast((value) => value !== undefined);
 }
@@ -194,12 +209,12 @@ function givenValue(args, name, environment = {}) {
  */
 export function adminTokenWarning(args) {
   // Wrangler gives the Worker no secret from the environment: only --var and the env files count.
-  const token = givenValue(args, 'ADMIN_TOKEN');
+  const token = givenValue(args, "ADMIN_TOKEN");
   if (!token || token.length >= MIN_ADMIN_TOKEN_CHARS) return undefined;
   return (
     `ADMIN_TOKEN is shorter than ${MIN_ADMIN_TOKEN_CHARS} characters: the admin API and console stay closed. ` +
-    'Make one with `openssl rand -hex 32` and set it in .dev.vars (ADMIN_TOKEN=<token>) ' +
-    'or with --var ADMIN_TOKEN:<token>.'
+    "Make one with `openssl rand -hex 32` and set it in .dev.vars (ADMIN_TOKEN=<token>) " +
+    "or with --var ADMIN_TOKEN:<token>."
   );
 }
 
@@ -210,16 +225,16 @@ export function adminTokenWarning(args) {
  * once running: its log (this terminal) warns when a caller's roles select no persona.
  */
 export function personaReminder(args, environment = process.env) {
-  const text = givenValue(args, 'AUTH', environment);
+  const text = givenValue(args, "AUTH", environment);
   let auth;
   try {
     auth = text === undefined ? undefined : JSON.parse(text);
   } catch {
     return undefined; // the gateway reports an invalid AUTH itself
   }
-  if (typeof auth !== 'object' || auth === null || auth.mode === 'off') return undefined;
+  if (typeof auth !== "object" || auth === null || auth.mode === "off") return undefined;
   return (
-    'Authentication is on: a caller lists and calls only what a persona grants its roles (default deny). ' +
+    "Authentication is on: a caller lists and calls only what a persona grants its roles (default deny). " +
     "Define personas with PUT /admin/personas/<name> or on the console's Personas page (docs/authentication.md); " +
     "this log warns when a caller's roles select none."
   );
@@ -227,7 +242,9 @@ export function personaReminder(args, environment = process.env) {
 
 /** True when the dotenv-style file sets `name`. */
 function fileSets(file, name) {
-  return existsSync(file) && new RegExp(`^\\s*(?:export\\s+)?${name}\\s*(?:=|:\\s)`, 'm').test(readFileSync(file, 'utf8'));
+  return (
+    existsSync(file) && new RegExp(`^\\s*(?:export\\s+)?${name}\\s*(?:=|:\\s)`, "m").test(readFileSync(file, "utf8"))
+  );
 }
 
 /**
@@ -235,10 +252,10 @@ function fileSets(file, name) {
  * user set none (in --var or the env files wrangler loads); undefined when the user did.
  */
 export function authToPass(args, environment = process.env) {
-  if (flagValues(args, ['--var']).some((v) => v.startsWith('AUTH:'))) return undefined;
+  if (flagValues(args, ["--var"]).some((v) => v.startsWith("AUTH:"))) return undefined;
   if (environment.AUTH) return environment.AUTH;
-  const files = flagValues(args, ['--env-file']).map((f) => path.resolve(ROOT, f));
-  if ([...files, ...defaultEnvFiles(args)].some((file) => fileSets(file, 'AUTH'))) return undefined;
+  const files = flagValues(args, ["--env-file"]).map((f) => path.resolve(ROOT, f));
+  if ([...files, ...defaultEnvFiles(args)].some((file) => fileSets(file, "AUTH"))) return undefined;
   return OPEN_AUTH;
 }
 
@@ -247,12 +264,13 @@ export function authToPass(args, environment = process.env) {
  * file holding SESSION_SECRET, loaded after the files wrangler would have loaded itself.
  */
 export function wranglerArgs(userArgs, secretFile, auth = undefined) {
-  const args = ['dev', '-c', 'wrangler.toml', '-c', path.join('demo', 'wrangler.toml')];
-  if (auth !== undefined) args.push('--var', `AUTH:${auth}`);
-  if (!hasFlag(userArgs, 'show-interactive-dev-session')) args.push('--show-interactive-dev-session=false');
-  if (!hasFlag(userArgs, 'ip')) args.push('--ip', DEFAULTS.ip);
-  if (!hasFlag(userArgs, 'port')) args.push('--port', DEFAULTS.port);
-  if (secretFile !== undefined) for (const file of [...defaultEnvFiles(userArgs), secretFile]) args.push('--env-file', file);
+  const args = ["dev", "-c", "wrangler.toml", "-c", path.join("demo", "wrangler.toml")];
+  if (auth !== undefined) args.push("--var", `AUTH:${auth}`);
+  if (!hasFlag(userArgs, "show-interactive-dev-session")) args.push("--show-interactive-dev-session=false");
+  if (!hasFlag(userArgs, "ip")) args.push("--ip", DEFAULTS.ip);
+  if (!hasFlag(userArgs, "port")) args.push("--port", DEFAULTS.port);
+  if (secretFile !== undefined)
+    for (const file of [...defaultEnvFiles(userArgs), secretFile]) args.push("--env-file", file);
   // Defaults first: wrangler's array options (--var, --env-file) swallow the plain words that follow them.
   return [...args, ...userArgs];
 }
@@ -271,30 +289,36 @@ function main() {
     console.error(`[start] ${error.message}`);
     process.exit(1);
   }
-  if (secretFile !== undefined) process.on('exit', () => rmSync(secretFile, { force: true }));
+  if (secretFile !== undefined) process.on("exit", () => rmSync(secretFile, { force: true }));
   // With --env-file, wrangler reads env files only when this is not "false"; the list above already honours it.
   // The secret is in the file now; wrangler and workerd need not carry it in their environment.
   const { SESSION_SECRET: _passedInFile, ...inherited } = process.env;
-  const env = secretFile === undefined ? process.env : { ...inherited, CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: 'true' };
+  const env = secretFile === undefined ? process.env : { ...inherited, CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true" };
   const auth = authToPass(userArgs);
   if (auth === OPEN_AUTH) {
-    console.log('[start] Authentication is OFF (AUTH={"mode":"off"}): anyone who can reach this port can call the upstreams. Set AUTH to turn it on (docs/authentication.md).');
+    console.log(
+      '[start] Authentication is OFF (AUTH={"mode":"off"}): anyone who can reach this port can call the upstreams. Set AUTH to turn it on (docs/authentication.md).',
+    );
   }
   const personas = personaReminder(userArgs);
   if (personas) console.log(`[start] ${personas}`);
   const shortToken = adminTokenWarning(userArgs);
   if (shortToken) console.log(`[start] warning: ${shortToken}`);
-  const child = spawn(process.execPath, [WRANGLER, ...wranglerArgs(userArgs, secretFile, auth)], { cwd: ROOT, stdio: 'inherit', env });
+  const child = spawn(process.execPath, [WRANGLER, ...wranglerArgs(userArgs, secretFile, auth)], {
+    cwd: ROOT,
+    stdio: "inherit",
+    env,
+  });
   // wrangler's launcher shuts down cleanly on SIGINT and SIGTERM only, so a hangup becomes SIGTERM.
   const forward = (signal) => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal === 'SIGHUP' ? 'SIGTERM' : signal);
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal === "SIGHUP" ? "SIGTERM" : signal);
   };
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, forward);
-  child.on('error', (error) => {
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, forward);
+  child.on("error", (error) => {
     console.error(`[start] Could not run wrangler: ${error.message}`);
     process.exit(1);
   });
-  child.on('exit', (code, signal) => process.exit(code ?? 128 + (constants.signals[signal] ?? 0)));
+  child.on("exit", (code, signal) => process.exit(code ?? 128 + (constants.signals[signal] ?? 0)));
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

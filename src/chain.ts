@@ -94,7 +94,10 @@ const DEFAULT_OBSERVERS: readonly CallObserver[] = [upstreamHealth];
  * @example
  * const handle = buildPipeline(gatewayConfig(env), { observers: [(record) => console.log(record)] });
  */
-export function buildPipeline(config: GatewayConfig, { arrange = (list) => list, observers = [] }: PipelineOptions = {}): Handler {
+export function buildPipeline(
+  config: GatewayConfig,
+  { arrange = (list) => list, observers = [] }: PipelineOptions = {},
+): Handler {
   const observe = (handler: Handler): Handler => {
     const recorded = recordCalls(handler, [...DEFAULT_OBSERVERS, ...observers]);
     return config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;

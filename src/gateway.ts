@@ -75,7 +75,8 @@ addConfigSection("audit", "AUDIT", auditFromVar);
 joinUpstreamsWith(withLiveUpstreams);
 // A failed refresh of a user's upstream token is a connection event in the audit trail (the call's waitUntil sends it).
 onRefreshFailure((services, failure) => {
-  if (services.waitUntil) auditConnection(services.auditQueue, services.waitUntil, { kind: "refresh-failed", ...failure });
+  if (services.waitUntil)
+    auditConnection(services.auditQueue, services.waitUntil, { kind: "refresh-failed", ...failure });
 });
 
 /** Client sign-in's access tokens, checked on /mcp, `GET /` and the user's upstream connections. */
@@ -89,13 +90,25 @@ const ADMIN_ROUTES: readonly AdminRoutes[] = [
   addFilterRoutes,
   addAuditRoutes,
   (admin) => admin.route("/", createShapingAdmin()),
-  (admin) => admin.route("/", createUpstreamsAdmin(async (upstream, kv) => ({ source: upstreamSource(upstream), ...(await upstreamPinFacts(upstream, kv)) }))),
+  (admin) =>
+    admin.route(
+      "/",
+      createUpstreamsAdmin(async (upstream, kv) => ({
+        source: upstreamSource(upstream),
+        ...(await upstreamPinFacts(upstream, kv)),
+      })),
+    ),
   (admin) => admin.route("/", createLiveUpstreamRoutes()),
   (admin) => admin.route("/", createPinsAdmin()),
   (admin) => admin.route("/api-keys", createApiKeyRoutes()),
   (admin) => admin.route("/upstream-connections", createUpstreamConnectionRoutes()),
   (admin) => admin.route("/client-grants", createClientGrantRoutes()),
-  (admin) => documentRoutes(admin, "/sign-in-roles", { key: ROLE_MAPPING_KEY, label: "sign-in role mapping", check: checkRoleMapping }),
+  (admin) =>
+    documentRoutes(admin, "/sign-in-roles", {
+      key: ROLE_MAPPING_KEY,
+      label: "sign-in role mapping",
+      check: checkRoleMapping,
+    }),
   (admin) => admin.route("/", createAccessRoutes()),
   (admin) => admin.route("/", createGuardrailsAdmin()),
 ];
@@ -118,7 +131,8 @@ const CONSOLE_PAGES: readonly ConsolePage[] = [
 const SHELL_PARTS: ShellParts = {
   buildPipeline: (config, options) => (options ? buildPipeline(config, options) : pipelineFor(config)),
   tokenVerifier: signInVerifier,
-  sessionShapes: (services, route, upstreams) => routeShapes(services.kv, services.config.documentCacheTtlMs, route, upstreams),
+  sessionShapes: (services, route, upstreams) =>
+    routeShapes(services.kv, services.config.documentCacheTtlMs, route, upstreams),
   recordFailure: auditFailedAuthentication,
   routes: [
     (app) => app.get("/icons/:name", (c) => downloadIcon(c.req.raw, c.env, c.req.param("name"))),

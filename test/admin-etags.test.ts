@@ -11,13 +11,28 @@ import { admin } from "./helpers/admin";
 type Case = readonly [label: string, path: string, first: unknown, second: unknown];
 
 const DOCUMENTS: readonly Case[] = [
-  ["a filter set", "/filter-sets/etag-test", { tools: { "alpha___echo": { retain: ["/a"] } } }, { tools: { "alpha___echo": { retain: ["/b"] } } }],
+  [
+    "a filter set",
+    "/filter-sets/etag-test",
+    { tools: { alpha___echo: { retain: ["/a"] } } },
+    { tools: { alpha___echo: { retain: ["/b"] } } },
+  ],
   ["the plan", "/plan", { default: "etag-test" }, { default: "etag-other" }],
   ["visibility", "/visibility", { deny: ["etag___one"] }, { deny: ["etag___two"] }],
   ["icons", "/icons", { mode: "extend", icons: [] }, { mode: "replace", icons: [] }],
-  ["overrides", "/overrides", { tools: { "etag___x": { description: "one" } } }, { tools: { "etag___x": { description: "two" } } }],
-  ["rules", "/rules", { hints: { "etag___a": "one" } }, { hints: { "etag___a": "two" } }],
-  ["a persona", "/personas/etag-a", { roles: ["r-etag-a"], allow: ["alpha___*"] }, { roles: ["r-etag-a"], allow: ["beta___*"] }],
+  [
+    "overrides",
+    "/overrides",
+    { tools: { etag___x: { description: "one" } } },
+    { tools: { etag___x: { description: "two" } } },
+  ],
+  ["rules", "/rules", { hints: { etag___a: "one" } }, { hints: { etag___a: "two" } }],
+  [
+    "a persona",
+    "/personas/etag-a",
+    { roles: ["r-etag-a"], allow: ["alpha___*"] },
+    { roles: ["r-etag-a"], allow: ["beta___*"] },
+  ],
 ];
 
 afterAll(async () => {
@@ -48,12 +63,16 @@ describe.each(DOCUMENTS)("%s", (_label, path, first, second) => {
     const stale = await admin("PUT", path, first, { headers: { "if-match": etag! } });
     expect(stale.status).toBe(412);
     expect(stale.headers.get("etag")).toBe(newer);
-    expect(((await stale.json()) as { error: string }).error).toMatch(/Precondition Failed: it changed since you read it; nothing was stored/);
+    expect(((await stale.json()) as { error: string }).error).toMatch(
+      /Precondition Failed: it changed since you read it; nothing was stored/,
+    );
     expect((await admin("GET", path)).headers.get("etag")).toBe(newer);
     expect(await stored(path)).toMatchObject(second as object);
 
     expect((await admin("DELETE", path, undefined, { headers: { "if-match": etag! } })).status).toBe(412);
-    expect((await admin("DELETE", path, undefined, { headers: { "if-match": `W/${newer!}, ${newer!}` } })).status).toBe(200);
+    expect((await admin("DELETE", path, undefined, { headers: { "if-match": `W/${newer!}, ${newer!}` } })).status).toBe(
+      200,
+    );
     expect((await admin("GET", path)).status).toBe(404);
   });
 
@@ -77,12 +96,16 @@ describe.each(DOCUMENTS)("%s", (_label, path, first, second) => {
     const late = await admin("PUT", path, second, { headers: { "if-none-match": "*" } });
     expect(late.status).toBe(412);
     expect(late.headers.get("etag")).toBe(etag);
-    expect(((await late.json()) as { error: string }).error).toMatch(/^Precondition Failed: If-None-Match: \* needs it to be absent, and it exists/);
+    expect(((await late.json()) as { error: string }).error).toMatch(
+      /^Precondition Failed: If-None-Match: \* needs it to be absent, and it exists/,
+    );
     expect(await stored(path)).toMatchObject(first as object);
     expect((await admin("DELETE", path, undefined, { headers: { "if-none-match": "*" } })).status).toBe(412);
     // Listed tags: refused while one is the current version (weak comparison), else written.
     expect((await admin("PUT", path, second, { headers: { "if-none-match": `W/${etag}` } })).status).toBe(412);
-    expect((await admin("PUT", path, second, { headers: { "if-none-match": `"${"0".repeat(32)}"` } })).status).toBe(200);
+    expect((await admin("PUT", path, second, { headers: { "if-none-match": `"${"0".repeat(32)}"` } })).status).toBe(
+      200,
+    );
     expect(await stored(path)).toMatchObject(second as object);
   });
 });
@@ -92,9 +115,27 @@ describe("personas, one document", () => {
     const before = await admin("GET", "/personas");
     const etag = before.headers.get("etag");
     expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
-    expect((await admin("PUT", "/personas/etag-b", { roles: ["r-etag-b"], allow: ["alpha___*"] }, { headers: { "if-match": etag! } })).status).toBe(200);
+    expect(
+      (
+        await admin(
+          "PUT",
+          "/personas/etag-b",
+          { roles: ["r-etag-b"], allow: ["alpha___*"] },
+          { headers: { "if-match": etag! } },
+        )
+      ).status,
+    ).toBe(200);
     // Another admin, who read the collection before that write, is refused.
-    expect((await admin("PUT", "/personas/etag-c", { roles: ["r-etag-c"], allow: ["alpha___*"] }, { headers: { "if-match": etag! } })).status).toBe(412);
+    expect(
+      (
+        await admin(
+          "PUT",
+          "/personas/etag-c",
+          { roles: ["r-etag-c"], allow: ["alpha___*"] },
+          { headers: { "if-match": etag! } },
+        )
+      ).status,
+    ).toBe(412);
     expect((await admin("GET", "/personas/etag-c")).status).toBe(404);
   });
 
@@ -123,9 +164,29 @@ describe("personas, one document", () => {
     const before = await kv.get("personas");
     try {
       await kv.put("personas", "etag-yaml:\n  roles: [r-etag-yaml]\n  allow: ['alpha___*']\n");
-      expect((await admin("PUT", "/personas/etag-absent", { roles: ["r-etag-absent"], allow: ["alpha___*"] }, { headers: { "if-match": "*" } })).status).toBe(412);
-      expect((await admin("PUT", "/personas/etag-yaml", { roles: ["r-etag-yaml"], allow: ["beta___*"] }, { headers: { "if-match": "*" } })).status).toBe(200);
-      expect(JSON.parse((await kv.get("personas"))!)).toMatchObject({ "etag-yaml": { roles: ["r-etag-yaml"], allow: ["beta___*"] } });
+      expect(
+        (
+          await admin(
+            "PUT",
+            "/personas/etag-absent",
+            { roles: ["r-etag-absent"], allow: ["alpha___*"] },
+            { headers: { "if-match": "*" } },
+          )
+        ).status,
+      ).toBe(412);
+      expect(
+        (
+          await admin(
+            "PUT",
+            "/personas/etag-yaml",
+            { roles: ["r-etag-yaml"], allow: ["beta___*"] },
+            { headers: { "if-match": "*" } },
+          )
+        ).status,
+      ).toBe(200);
+      expect(JSON.parse((await kv.get("personas"))!)).toMatchObject({
+        "etag-yaml": { roles: ["r-etag-yaml"], allow: ["beta___*"] },
+      });
     } finally {
       if (before === null) await kv.delete("personas");
       else await kv.put("personas", before);

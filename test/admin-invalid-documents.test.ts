@@ -15,7 +15,10 @@ const PERSONA = { roles: ["r"], allow: ["alpha___*"] };
 
 describe("the personas document, stored invalid", () => {
   // Valid JSON with one persona's allow misspelt: the whole document fails its check.
-  const invalid = JSON.stringify({ analyst: { roles: ["a"], allow: ["alpha___*"] }, broken: { roles: ["b"], alow: ["beta___*"] } });
+  const invalid = JSON.stringify({
+    analyst: { roles: ["a"], allow: ["alpha___*"] },
+    broken: { roles: ["b"], alow: ["beta___*"] },
+  });
 
   it.each([
     ["PUT", "/personas/newcomer", PERSONA],

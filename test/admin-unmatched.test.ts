@@ -46,7 +46,11 @@ describe("a request no admin route takes", () => {
     // A source of its own: wrong tokens are throttled per source (docs/admin-api.md).
     const source = `192.0.2.${crypto.getRandomValues(new Uint8Array(1))[0]}-${crypto.randomUUID()}`;
     const answers = await Promise.all(
-      [["GET", "/no-such-thing"], ["POST", "/personas"], ["GET", "/personas"]].map(async ([method, path]) => {
+      [
+        ["GET", "/no-such-thing"],
+        ["POST", "/personas"],
+        ["GET", "/personas"],
+      ].map(async ([method, path]) => {
         const init = { method, headers: { ...headers, "cf-connecting-ip": source } };
         const response = await gatewayFetch(`/admin${path}`, init, ADMIN_VARS);
         return [response.status, await response.text()] as const;

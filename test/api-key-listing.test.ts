@@ -12,7 +12,12 @@ import { admin, authVars, makeKey, storeKeyWithoutMetadata } from "./helpers/aut
 import { post, type Json } from "./helpers/gateway";
 
 const VARS = authVars({ apiKeys: true });
-const INIT = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+const INIT = {
+  jsonrpc: "2.0",
+  id: 0,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+};
 const made: string[] = [];
 
 afterAll(async () => {
@@ -42,7 +47,10 @@ async function allPages(limit?: number): Promise<{ keys: Json[]; readsPerPage: n
   let cursor: string | undefined;
   for (let page = 0; page < 1000; page++) {
     const { kv, calls } = countingKv();
-    const query = new URLSearchParams({ ...(limit !== undefined ? { limit: String(limit) } : {}), ...(cursor !== undefined ? { cursor } : {}) });
+    const query = new URLSearchParams({
+      ...(limit !== undefined ? { limit: String(limit) } : {}),
+      ...(cursor !== undefined ? { cursor } : {}),
+    });
     const response = await admin("GET", `/api-keys?${query}`, undefined, { ...VARS, GATEWAY_KV: kv });
     expect(response.status).toBe(200);
     const body = (await response.json()) as Json;
@@ -56,7 +64,10 @@ async function allPages(limit?: number): Promise<{ keys: Json[]; readsPerPage: n
 
 describe("GET /admin/api-keys", () => {
   it("lists keys from their metadata: one KV list, no read per key", async () => {
-    for (let i = 0; i < 5; i++) made.push((await makeKey({ principal: `meta-${i}`, roles: ["user", `r-${i}`], email: `m${i}@example.com` }, VARS)).id);
+    for (let i = 0; i < 5; i++)
+      made.push(
+        (await makeKey({ principal: `meta-${i}`, roles: ["user", `r-${i}`], email: `m${i}@example.com` }, VARS)).id,
+      );
     const { kv, calls } = countingKv();
     const response = await admin("GET", "/api-keys", undefined, { ...VARS, GATEWAY_KV: kv });
     const listed = ((await response.json()) as Json).apiKeys as Json[];
@@ -64,7 +75,12 @@ describe("GET /admin/api-keys", () => {
     expect(calls["list"]).toBe(1);
     for (let i = 0; i < 5; i++) {
       const entry = listed.find((k) => k.id === made[i]);
-      expect(entry).toMatchObject({ principal: `meta-${i}`, roles: ["user", `r-${i}`], email: `m${i}@example.com`, createdAt: expect.any(String) });
+      expect(entry).toMatchObject({
+        principal: `meta-${i}`,
+        roles: ["user", `r-${i}`],
+        email: `m${i}@example.com`,
+        createdAt: expect.any(String),
+      });
       expect(entry.hash).toBeUndefined();
     }
   });
@@ -92,7 +108,10 @@ describe("GET /admin/api-keys", () => {
     for (let i = 0; i < MAX_RECORD_READS_PER_PAGE + 5; i++) {
       const key = await storeKeyWithoutMetadata({ principal: `legacy-${i}`, roles: ["user"] });
       legacy.push(key.id);
-      if (i === 0) expect((await post("/mcp", INIT, { vars: VARS, headers: { authorization: `Bearer ${key.key}` } })).status).toBe(200);
+      if (i === 0)
+        expect((await post("/mcp", INIT, { vars: VARS, headers: { authorization: `Bearer ${key.key}` } })).status).toBe(
+          200,
+        );
     }
     made.push(...legacy);
     const { keys, readsPerPage } = await allPages();

@@ -11,7 +11,12 @@ import { gatewayFetch, initialize, post, request, type Json } from "./helpers/ga
 import { modern } from "./helpers/modern";
 
 const VARS = authVars({ apiKeys: true }, { OFFLOAD: JSON.stringify({ thresholdBytes: 4096 }) });
-const INIT = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+const INIT = {
+  jsonrpc: "2.0",
+  id: 0,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+};
 const METADATA = 'Bearer resource_metadata="http://gateway.test/.well-known/oauth-protected-resource/mcp"';
 /** What a client without credentials is told by a gateway that takes API keys only. */
 const HINT =
@@ -33,18 +38,25 @@ describe("secure by default", () => {
     const body = (await response.json()) as Json;
     expect(body.error.message).toContain("the AUTH var is not set");
     expect(body.error.message).toContain('{"mode": "off"}');
-    expect((await gatewayFetch("/mcp", { method: "GET", headers: { accept: "text/event-stream" } }, { AUTH: "" })).status).toBe(500);
+    expect(
+      (await gatewayFetch("/mcp", { method: "GET", headers: { accept: "text/event-stream" } }, { AUTH: "" })).status,
+    ).toBe(500);
   });
 
   it("refuses an invalid AUTH without quoting it", async () => {
-    const response = await post("/mcp", INIT, { vars: { AUTH: '{"apiKeys": "yes please", "jwt": {"jwksUrl": "not a url"}}' } });
+    const response = await post("/mcp", INIT, {
+      vars: { AUTH: '{"apiKeys": "yes please", "jwt": {"jwksUrl": "not a url"}}' },
+    });
     expect(response.status).toBe(500);
     expect(((await response.json()) as Json).error.message).toMatch(/AUTH is invalid \(\d+ problem/);
   });
 
   it("serves anyone, as one anonymous principal, with AUTH off", async () => {
     const { session } = await initialize("/mcp", { vars: { AUTH: '{"mode":"off"}' } });
-    expect((await request("/mcp", session, "tools/list", undefined, { vars: { AUTH: '{"mode":"off"}' } })).result.tools.length).toBeGreaterThan(0);
+    expect(
+      (await request("/mcp", session, "tools/list", undefined, { vars: { AUTH: '{"mode":"off"}' } })).result.tools
+        .length,
+    ).toBeGreaterThan(0);
   });
 });
 
@@ -93,17 +105,43 @@ describe("authentication failures", () => {
     await admin("DELETE", `/api-keys/${made.id}`, undefined, VARS);
     revoked = made.key;
     // Made straight in the store: the admin API refuses dates in the past.
-    expired = (await createApiKey(env.GATEWAY_KV, { principal: "old", roles: ["user"], expiresAt: new Date(Date.now() - 1000).toISOString() })).key;
+    expired = (
+      await createApiKey(env.GATEWAY_KV, {
+        principal: "old",
+        roles: ["user"],
+        expiresAt: new Date(Date.now() - 1000).toISOString(),
+      })
+    ).key;
   });
 
   const cases: [string, () => Record<string, string>, string | undefined, RegExp][] = [
     ["no Authorization header", () => ({}), HINT, /takes API keys .*send the header Authorization: Bearer <API key>/],
     ["another scheme", () => ({ authorization: "Basic dXNlcjpwYXNz" }), undefined, /must use the Bearer scheme/],
     ["an empty bearer", () => ({ authorization: "Bearer " }), "the credential is malformed", /malformed/],
-    ["a malformed key", () => ({ authorization: "Bearer mgw_nothex_short" }), "the credential is malformed", /malformed/],
-    ["a string that is neither key nor JWT", () => ({ authorization: "Bearer hello" }), "the credential is malformed", /malformed/],
-    ["an unknown key", () => ({ authorization: `Bearer mgw_${"0".repeat(32)}_${"A".repeat(43)}` }), "the API key is unknown or revoked", /unknown or revoked/],
-    ["a revoked key", () => ({ authorization: `Bearer ${revoked}` }), "the API key is unknown or revoked", /unknown or revoked/],
+    [
+      "a malformed key",
+      () => ({ authorization: "Bearer mgw_nothex_short" }),
+      "the credential is malformed",
+      /malformed/,
+    ],
+    [
+      "a string that is neither key nor JWT",
+      () => ({ authorization: "Bearer hello" }),
+      "the credential is malformed",
+      /malformed/,
+    ],
+    [
+      "an unknown key",
+      () => ({ authorization: `Bearer mgw_${"0".repeat(32)}_${"A".repeat(43)}` }),
+      "the API key is unknown or revoked",
+      /unknown or revoked/,
+    ],
+    [
+      "a revoked key",
+      () => ({ authorization: `Bearer ${revoked}` }),
+      "the API key is unknown or revoked",
+      /unknown or revoked/,
+    ],
     ["an expired key", () => ({ authorization: `Bearer ${expired}` }), "the API key expired", /expired/],
   ];
 
@@ -143,7 +181,11 @@ describe("a key presented again (record cached)", () => {
 
   it("costs no hash while its record is cached; a wrong secret, expiry, revocation and the TTL still apply at once", async () => {
     const now = Date.now();
-    const { id, key } = await createApiKey(env.GATEWAY_KV, { principal: "again", roles: ["user"], expiresAt: new Date(now + 2 * TTL_MS).toISOString() });
+    const { id, key } = await createApiKey(env.GATEWAY_KV, {
+      principal: "again",
+      roles: ["user"],
+      expiresAt: new Date(now + 2 * TTL_MS).toISOString(),
+    });
     const forged = key.slice(0, -4) + (key.endsWith("AAAA") ? "BBBB" : "AAAA");
     const digests = vi.spyOn(crypto.subtle, "digest");
     try {
@@ -159,7 +201,10 @@ describe("a key presented again (record cached)", () => {
       // Past the TTL the record is read again, and the key hashed once more.
       expect(await verifyApiKey(env.GATEWAY_KV, key, TTL_MS, now + TTL_MS)).toMatchObject({ ok: true });
       expect(digests).toHaveBeenCalledTimes(3);
-      expect(await verifyApiKey(env.GATEWAY_KV, key, TTL_MS, now + 2 * TTL_MS)).toEqual({ ok: false, reason: "expired" });
+      expect(await verifyApiKey(env.GATEWAY_KV, key, TTL_MS, now + 2 * TTL_MS)).toEqual({
+        ok: false,
+        reason: "expired",
+      });
       expect(await revokeApiKey(env.GATEWAY_KV, id)).toBe(true);
       expect(await verifyApiKey(env.GATEWAY_KV, key, TTL_MS, now + 4)).toEqual({ ok: false, reason: "unknown" });
     } finally {
@@ -199,46 +244,110 @@ describe("principal binding", () => {
     const alice = await makeKey({ principal: "alice", roles: ["user"] }, VARS);
     const bob = await makeKey({ principal: "bob", roles: ["user"] }, VARS);
     const { session } = await initialize("/mcp", { vars: VARS, headers: alice.headers });
-    expect((await request("/mcp", session, "tools/list", undefined, { vars: VARS, headers: alice.headers })).result.tools.length).toBeGreaterThan(0);
-    const stolen = await post("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/list" }, { vars: VARS, session, headers: bob.headers });
+    expect(
+      (await request("/mcp", session, "tools/list", undefined, { vars: VARS, headers: alice.headers })).result.tools
+        .length,
+    ).toBeGreaterThan(0);
+    const stolen = await post(
+      "/mcp",
+      { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      { vars: VARS, session, headers: bob.headers },
+    );
     expect(stolen.status).toBe(404);
     expect(((await stolen.json()) as Json).error.message).toMatch(/Session not found/);
     // A second key of the same principal is the same principal.
     const alice2 = await makeKey({ principal: "alice", roles: ["user"] }, VARS);
-    expect((await post("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/list" }, { vars: VARS, session, headers: alice2.headers })).status).toBe(200);
+    expect(
+      (
+        await post(
+          "/mcp",
+          { jsonrpc: "2.0", id: 1, method: "tools/list" },
+          { vars: VARS, session, headers: alice2.headers },
+        )
+      ).status,
+    ).toBe(200);
   });
 
   it("refuses a payload read by another principal", async () => {
     const alice = await makeKey({ principal: "alice-payloads", roles: ["user"] }, VARS);
     const bob = await makeKey({ principal: "bob-payloads", roles: ["user"] }, VARS);
     const mine = await initialize("/mcp", { vars: VARS, headers: alice.headers });
-    const big = await request("/mcp", mine.session, "tools/call", { name: "alpha___big_list", arguments: { count: 200 } }, { vars: VARS, headers: alice.headers });
+    const big = await request(
+      "/mcp",
+      mine.session,
+      "tools/call",
+      { name: "alpha___big_list", arguments: { count: 200 } },
+      { vars: VARS, headers: alice.headers },
+    );
     const { payloadId, payloadUri } = JSON.parse(big.result.content[0].text);
     expect(payloadId).toMatch(/^[0-9a-f]{32}$/);
-    const own = await request("/mcp", mine.session, "tools/call", { name: "sys___read_payload", arguments: { id: payloadId, pointer: "/items", limit: 2 } }, { vars: VARS, headers: alice.headers });
+    const own = await request(
+      "/mcp",
+      mine.session,
+      "tools/call",
+      { name: "sys___read_payload", arguments: { id: payloadId, pointer: "/items", limit: 2 } },
+      { vars: VARS, headers: alice.headers },
+    );
     expect(own.result.structuredContent.items).toHaveLength(2);
     const theirs = await initialize("/mcp", { vars: VARS, headers: bob.headers });
-    const read = await request("/mcp", theirs.session, "tools/call", { name: "sys___read_payload", arguments: { id: payloadId } }, { vars: VARS, headers: bob.headers });
+    const read = await request(
+      "/mcp",
+      theirs.session,
+      "tools/call",
+      { name: "sys___read_payload", arguments: { id: payloadId } },
+      { vars: VARS, headers: bob.headers },
+    );
     expect(read.result.isError).toBe(true);
-    const resource = await request("/mcp", theirs.session, "resources/read", { uri: payloadUri }, { vars: VARS, headers: bob.headers });
+    const resource = await request(
+      "/mcp",
+      theirs.session,
+      "resources/read",
+      { uri: payloadUri },
+      { vars: VARS, headers: bob.headers },
+    );
     expect(resource.error.code).toBe(-32002);
     // The message says whose payloads were searched and the two reasons one is not there.
-    expect(read.result.content[0].text).toBe(`no payload ${payloadId} for principal "bob-payloads": it may have expired (see expiresAt in the answer that offloaded it) or belong to another caller`);
+    expect(read.result.content[0].text).toBe(
+      `no payload ${payloadId} for principal "bob-payloads": it may have expired (see expiresAt in the answer that offloaded it) or belong to another caller`,
+    );
   });
 
   it("lets any session of the principal that caused an offload read it, in either era", async () => {
     const alice = await makeKey({ principal: "alice-sessions", roles: ["user"] }, VARS);
     const first = await initialize("/mcp", { vars: VARS, headers: alice.headers });
-    const big = await request("/mcp", first.session, "tools/call", { name: "alpha___big_list", arguments: { count: 200 } }, { vars: VARS, headers: alice.headers });
+    const big = await request(
+      "/mcp",
+      first.session,
+      "tools/call",
+      { name: "alpha___big_list", arguments: { count: 200 } },
+      { vars: VARS, headers: alice.headers },
+    );
     const { payloadId, payloadUri } = JSON.parse(big.result.content[0].text);
     const second = await initialize("/mcp", { vars: VARS, headers: alice.headers });
-    const read = await request("/mcp", second.session, "tools/call", { name: "sys___read_payload", arguments: { id: payloadId, pointer: "/items", limit: 2 } }, { vars: VARS, headers: alice.headers });
+    const read = await request(
+      "/mcp",
+      second.session,
+      "tools/call",
+      { name: "sys___read_payload", arguments: { id: payloadId, pointer: "/items", limit: 2 } },
+      { vars: VARS, headers: alice.headers },
+    );
     expect(read.result.isError, JSON.stringify(read.result)).toBeUndefined();
     expect(read.result.structuredContent.items).toHaveLength(2);
-    const resource = await request("/mcp", second.session, "resources/read", { uri: `${payloadUri}?pointer=/total` }, { vars: VARS, headers: alice.headers });
+    const resource = await request(
+      "/mcp",
+      second.session,
+      "resources/read",
+      { uri: `${payloadUri}?pointer=/total` },
+      { vars: VARS, headers: alice.headers },
+    );
     expect(resource.result.contents).toHaveLength(1);
     // A stateless (2026-07-28) request of the same principal, which has no session at all.
-    const stateless = await modern("/mcp", "tools/call", { name: "sys___read_payload", arguments: { id: payloadId, pointer: "/total" } }, { vars: VARS, headers: alice.headers });
+    const stateless = await modern(
+      "/mcp",
+      "tools/call",
+      { name: "sys___read_payload", arguments: { id: payloadId, pointer: "/total" } },
+      { vars: VARS, headers: alice.headers },
+    );
     expect(stateless.result.structuredContent.value).toBe(200);
   });
 });
@@ -247,7 +356,13 @@ describe("credentials toward upstreams", () => {
   it("never forwards the client's key", async () => {
     const made = await makeKey({ principal: "forwarded", roles: ["user"] }, VARS);
     const { session } = await initialize("/mcp", { vars: VARS, headers: made.headers });
-    const seen = await request("/mcp", session, "tools/call", { name: "alpha___whoami", arguments: {} }, { vars: VARS, headers: made.headers });
+    const seen = await request(
+      "/mcp",
+      session,
+      "tools/call",
+      { name: "alpha___whoami", arguments: {} },
+      { vars: VARS, headers: made.headers },
+    );
     const headers = JSON.parse(seen.result.content[0].text) as Record<string, string>;
     expect(JSON.stringify(headers)).not.toContain(made.key);
     expect(headers["authorization"]).toBeUndefined();
@@ -281,7 +396,9 @@ describe("protected resource metadata (RFC 9728)", () => {
     expect(root).toMatchObject(described);
     // The member is optional (RFC 9728 §2); an empty list sends OAuth clients to register at the gateway.
     expect(root).not.toHaveProperty("authorization_servers");
-    const route = (await (await gatewayFetch("/.well-known/oauth-protected-resource/mcp/alpha", {}, vars)).json()) as Json;
+    const route = (await (
+      await gatewayFetch("/.well-known/oauth-protected-resource/mcp/alpha", {}, vars)
+    ).json()) as Json;
     expect(route.resource).toBe("http://gateway.test/mcp/alpha");
   });
 });

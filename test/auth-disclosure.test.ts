@@ -13,7 +13,9 @@ const PING = { jsonrpc: "2.0", id: 1, method: "ping" };
 const NAMES = /alpha|beta|"raw"/;
 
 beforeAll(async () => {
-  expect((await admin("PUT", "/personas/disclosure", { roles: ["r-disclosure"], allow: ["alpha___*"] }, VARS)).status).toBe(200);
+  expect(
+    (await admin("PUT", "/personas/disclosure", { roles: ["r-disclosure"], allow: ["alpha___*"] }, VARS)).status,
+  ).toBe(200);
 });
 afterAll(async () => {
   await admin("DELETE", "/personas/disclosure", undefined, VARS);
@@ -28,11 +30,19 @@ async function home(headers: Record<string, string> = {}): Promise<Json> {
 describe("GET / with authentication on", () => {
   it.each([
     ["no credentials", {}],
-    ["a bad API key", { authorization: "Bearer mgw_00000000000000000000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" }],
+    [
+      "a bad API key",
+      { authorization: "Bearer mgw_00000000000000000000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" },
+    ],
     ["a token that is not one", { authorization: "Bearer nonsense" }],
   ])("names no upstream to a caller with %s, and says how to authenticate", async (_label, headers) => {
     const body = await home(headers);
-    expect(body).toMatchObject({ name: "mcp-edge-gateway", endpoints: { aggregated: "/mcp" }, authentication: expect.stringContaining("required"), resourceMetadata: "http://gateway.test/.well-known/oauth-protected-resource/mcp" });
+    expect(body).toMatchObject({
+      name: "mcp-edge-gateway",
+      endpoints: { aggregated: "/mcp" },
+      authentication: expect.stringContaining("required"),
+      resourceMetadata: "http://gateway.test/.well-known/oauth-protected-resource/mcp",
+    });
     expect(body.upstreams).toBeUndefined();
     expect(JSON.stringify(body)).not.toMatch(NAMES);
   });
@@ -47,16 +57,27 @@ describe("GET / with authentication on", () => {
 
 describe("/mcp/<name> with authentication on", () => {
   it("answers an unauthenticated caller the same 401 for an upstream that exists and one that does not", async () => {
-    const [existing, unknown] = await Promise.all([post("/mcp/beta", PING, { vars: VARS }), post("/mcp/nope", PING, { vars: VARS })]);
+    const [existing, unknown] = await Promise.all([
+      post("/mcp/beta", PING, { vars: VARS }),
+      post("/mcp/nope", PING, { vars: VARS }),
+    ]);
     expect([existing.status, unknown.status]).toEqual([401, 401]);
-    const [a, b] = [(await existing.text()).replaceAll("beta", "<name>"), (await unknown.text()).replaceAll("nope", "<name>")];
+    const [a, b] = [
+      (await existing.text()).replaceAll("beta", "<name>"),
+      (await unknown.text()).replaceAll("nope", "<name>"),
+    ];
     expect(a).toBe(b);
-    expect(existing.headers.get("www-authenticate")!.replaceAll("beta", "<name>")).toBe(unknown.headers.get("www-authenticate")!.replaceAll("nope", "<name>"));
+    expect(existing.headers.get("www-authenticate")!.replaceAll("beta", "<name>")).toBe(
+      unknown.headers.get("www-authenticate")!.replaceAll("nope", "<name>"),
+    );
     expect(b).not.toMatch(NAMES);
   });
 
   it("tells an authenticated caller of an unknown upstream only the ones it may reach", async () => {
-    const { headers } = await makeKey({ principal: `disclosure-${crypto.randomUUID()}`, roles: ["r-disclosure"] }, VARS);
+    const { headers } = await makeKey(
+      { principal: `disclosure-${crypto.randomUUID()}`, roles: ["r-disclosure"] },
+      VARS,
+    );
     const response = await post("/mcp/nope", PING, { vars: VARS, headers });
     expect(response.status).toBe(404);
     const message = ((await response.json()) as Json).error.message as string;

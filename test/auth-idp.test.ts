@@ -17,7 +17,12 @@ const COOLDOWN_S = 30;
 const JWKS_MAX_AGE_MS = 10 * 60_000;
 
 /** A fresh issuer: its JWKS URL, vars naming it, and its controls. */
-function issuer(): { vars: Vars; tag: string; fetches: () => Promise<number>; setMode: (mode: string) => Promise<void> } {
+function issuer(): {
+  vars: Vars;
+  tag: string;
+  fetches: () => Promise<number>;
+  setMode: (mode: string) => Promise<void>;
+} {
   const tag = `t${crypto.randomUUID().slice(0, 12)}`;
   const base = `${jwks.idpUrl}/${tag}`;
   return {
@@ -47,20 +52,24 @@ describe("the JWKS cache", () => {
     expect(await idp.fetches()).toBe(1);
     // A known key after that: no fetch; more unknown kids: none within the cooldown.
     expect((await initialize(idp.vars, await sign(claims()))).status).toBe(200);
-    for (let i = 0; i < 5; i++) expect((await initialize(idp.vars, await strangerToken(`again-${i}`))).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await initialize(idp.vars, await strangerToken(`again-${i}`))).status).toBe(401);
     expect(await idp.fetches()).toBe(1);
   });
 
-  it.each(["garbage", "html", "500"])("a JWKS answering %s is fetched once for many requests, concurrent or not", async (mode) => {
-    const idp = issuer();
-    await idp.setMode(mode);
-    vi.spyOn(console, "error").mockImplementation(() => {});
-    const token = await sign(claims());
-    const concurrent = await Promise.all(Array.from({ length: 20 }, () => initialize(idp.vars, token)));
-    for (let i = 0; i < 5; i++) concurrent.push(await initialize(idp.vars, await strangerToken(`k${i}`)));
-    expect(concurrent.map((r) => r.status)).toEqual(concurrent.map(() => 503));
-    expect(await idp.fetches()).toBe(1);
-  });
+  it.each(["garbage", "html", "500"])(
+    "a JWKS answering %s is fetched once for many requests, concurrent or not",
+    async (mode) => {
+      const idp = issuer();
+      await idp.setMode(mode);
+      vi.spyOn(console, "error").mockImplementation(() => {});
+      const token = await sign(claims());
+      const concurrent = await Promise.all(Array.from({ length: 20 }, () => initialize(idp.vars, token)));
+      for (let i = 0; i < 5; i++) concurrent.push(await initialize(idp.vars, await strangerToken(`k${i}`)));
+      expect(concurrent.map((r) => r.status)).toEqual(concurrent.map(() => 503));
+      expect(await idp.fetches()).toBe(1);
+    },
+  );
 
   it.each([
     ["huge", "larger than"],
@@ -97,27 +106,30 @@ describe("the JWKS cache", () => {
 });
 
 describe("an identity-provider outage", () => {
-  it.each(["garbage", "html", "500", "hang"])("a JWKS answering %s: 503 with Retry-After, an actionable JSON-RPC error, a log line without the token", async (mode) => {
-    const idp = issuer();
-    await idp.setMode(mode);
-    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    const token = await sign(claims());
-    const response = await initialize(idp.vars, token);
-    expect(response.status).toBe(503);
-    const retryAfter = Number(response.headers.get("retry-after"));
-    expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= COOLDOWN_S).toBe(true);
-    expect(response.headers.get("www-authenticate")).toBeNull();
-    const body = (await response.json()) as Json;
-    expect(body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32603 } });
-    expect(body.error.message).toMatch(/identity provider.*retry in \d+ s/);
-    expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|client_secret|\bat \w+ \(/);
-    const logged = errors.mock.calls.map((args) => args.map(String).join(" "));
-    expect(logged.some((line) => line.includes("JWKS"))).toBe(true);
-    for (const line of logged) {
-      expect(line).not.toContain(token);
-      expect(line).not.toContain("client_secret");
-    }
-  });
+  it.each(["garbage", "html", "500", "hang"])(
+    "a JWKS answering %s: 503 with Retry-After, an actionable JSON-RPC error, a log line without the token",
+    async (mode) => {
+      const idp = issuer();
+      await idp.setMode(mode);
+      const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+      const token = await sign(claims());
+      const response = await initialize(idp.vars, token);
+      expect(response.status).toBe(503);
+      const retryAfter = Number(response.headers.get("retry-after"));
+      expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= COOLDOWN_S).toBe(true);
+      expect(response.headers.get("www-authenticate")).toBeNull();
+      const body = (await response.json()) as Json;
+      expect(body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32603 } });
+      expect(body.error.message).toMatch(/identity provider.*retry in \d+ s/);
+      expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|client_secret|\bat \w+ \(/);
+      const logged = errors.mock.calls.map((args) => args.map(String).join(" "));
+      expect(logged.some((line) => line.includes("JWKS"))).toBe(true);
+      for (const line of logged) {
+        expect(line).not.toContain(token);
+        expect(line).not.toContain("client_secret");
+      }
+    },
+  );
 
   it("an unreachable issuer: 503", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});

@@ -19,14 +19,19 @@ const METADATA = 'Bearer resource_metadata="http://gateway.test/.well-known/oaut
 const now = () => Math.floor(Date.now() / 1000);
 
 beforeAll(async () => {
-  expect((await admin("PUT", "/personas/jwt-users", { roles: ["jwt-user"], allow: ["alpha___*"] }, VARS)).status).toBe(200);
+  expect((await admin("PUT", "/personas/jwt-users", { roles: ["jwt-user"], allow: ["alpha___*"] }, VARS)).status).toBe(
+    200,
+  );
 });
 afterAll(async () => {
   await admin("DELETE", "/personas/jwt-users", undefined, VARS);
 });
 
 describe("a valid token", () => {
-  it.each([["RS256", jwks.keys.rsa], ["ES256", jwks.keys.ec]])("signed %s opens a session and carries roles from the claim", async (_, key) => {
+  it.each([
+    ["RS256", jwks.keys.rsa],
+    ["ES256", jwks.keys.ec],
+  ])("signed %s opens a session and carries roles from the claim", async (_, key) => {
     const headers = bearer(await sign(claims(), key));
     const { session } = await initialize("/mcp", { vars: VARS, headers });
     const tools = await request("/mcp", session, "tools/list", undefined, { vars: VARS, headers });
@@ -43,7 +48,11 @@ describe("a valid token", () => {
 
   it("binds the session to the subject", async () => {
     const { session } = await initialize("/mcp", { vars: VARS, headers: bearer(await sign(claims())) });
-    const other = await post("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/list" }, { vars: VARS, session, headers: bearer(await sign(claims({ sub: "user-2" }))) });
+    const other = await post(
+      "/mcp",
+      { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      { vars: VARS, session, headers: bearer(await sign(claims({ sub: "user-2" }))) },
+    );
     expect(other.status).toBe(404);
   });
 });
@@ -52,7 +61,9 @@ describe("authentication failures", () => {
   async function hmacWithPublicKey(): Promise<string> {
     const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicJwk } = jwks.keys.rsa;
     const pem = await exportSPKI((await importJWK(publicJwk, "RS256", { extractable: true })) as CryptoKey);
-    return new SignJWT(claims()).setProtectedHeader({ alg: "HS256", kid: jwks.keys.rsa.kid!, typ: "JWT" }).sign(new TextEncoder().encode(pem));
+    return new SignJWT(claims())
+      .setProtectedHeader({ alg: "HS256", kid: jwks.keys.rsa.kid!, typ: "JWT" })
+      .sign(new TextEncoder().encode(pem));
   }
   function unsigned(): string {
     const part = (value: unknown) => bytesToBase64Url(new TextEncoder().encode(JSON.stringify(value)));
@@ -65,33 +76,64 @@ describe("authentication failures", () => {
 
   const cases: [string, () => Promise<string>, string][] = [
     ["a wrong issuer", () => sign(claims({ iss: "https://evil.test" })), "the token is from another issuer"],
-    ["a wrong audience", () => sign(claims({ aud: "https://other.test/mcp" })), "the token is for another audience (resource)"],
+    [
+      "a wrong audience",
+      () => sign(claims({ aud: "https://other.test/mcp" })),
+      "the token is for another audience (resource)",
+    ],
     ["an expired token", () => sign(claims({ exp: now() - 120 })), "the token expired"],
     ["a token not yet valid", () => sign(claims({ nbf: now() + 600 })), "the token is not valid yet"],
-    ["an unknown kid", () => strangerToken("not-published"), "the token is signed with a key the issuer does not publish"],
+    [
+      "an unknown kid",
+      () => strangerToken("not-published"),
+      "the token is signed with a key the issuer does not publish",
+    ],
     ["a known kid with another key's signature", otherKeySameKid, "the token's signature does not verify"],
     ["alg none", async () => unsigned(), "the token's algorithm is not allowed"],
     ["HS256 signed with the public key", hmacWithPublicKey, "the token's algorithm is not allowed"],
-    ["no subject", () => sign(claims({ sub: undefined })), "the token lacks a required claim (sub, exp) or a claim is invalid"],
-    ["an empty subject", () => sign(claims({ sub: "" })), "the token lacks a required claim (sub, exp) or a claim is invalid"],
-    ["a subject that is not a string", () => sign(claims({ sub: 42 as unknown as string })), "the token lacks a required claim (sub, exp) or a claim is invalid"],
+    [
+      "no subject",
+      () => sign(claims({ sub: undefined })),
+      "the token lacks a required claim (sub, exp) or a claim is invalid",
+    ],
+    [
+      "an empty subject",
+      () => sign(claims({ sub: "" })),
+      "the token lacks a required claim (sub, exp) or a claim is invalid",
+    ],
+    [
+      "a subject that is not a string",
+      () => sign(claims({ sub: 42 as unknown as string })),
+      "the token lacks a required claim (sub, exp) or a claim is invalid",
+    ],
     ["three parts that are not JWT", async () => "a.b.c", "the token is not a well-formed JWT"],
   ];
 
   it.each(cases)("%s: 401 invalid_token", async (_, token, description) => {
     const response = await post("/mcp", INIT, { vars: VARS, headers: bearer(await token()) });
     expect(response.status).toBe(401);
-    expect(response.headers.get("www-authenticate")).toBe(`${METADATA}, error="invalid_token", error_description="${description}"`);
+    expect(response.headers.get("www-authenticate")).toBe(
+      `${METADATA}, error="invalid_token", error_description="${description}"`,
+    );
     const body = (await response.json()) as Json;
-    expect(body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32001, message: `Unauthorized: ${description}` } });
+    expect(body).toMatchObject({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32001, message: `Unauthorized: ${description}` },
+    });
   });
 
   it("accepts a token expired within the allowed skew", async () => {
-    expect((await post("/mcp", INIT, { vars: VARS, headers: bearer(await sign(claims({ exp: now() - 5 }))) })).status).toBe(200);
+    expect(
+      (await post("/mcp", INIT, { vars: VARS, headers: bearer(await sign(claims({ exp: now() - 5 }))) })).status,
+    ).toBe(200);
   });
 
   it("refuses an API key where only JWTs are configured", async () => {
-    const response = await post("/mcp", INIT, { vars: VARS, headers: bearer(`mgw_${"0".repeat(32)}_${"A".repeat(43)}`) });
+    const response = await post("/mcp", INIT, {
+      vars: VARS,
+      headers: bearer(`mgw_${"0".repeat(32)}_${"A".repeat(43)}`),
+    });
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toContain('error_description="API keys are not accepted"');
   });
@@ -115,7 +157,8 @@ describe("the JWKS cache", () => {
     for (let i = 0; i < 3; i++) expect((await post("/mcp", INIT, { vars, headers: bearer(token) })).status).toBe(200);
     expect(await fetches()).toBe(before + 1);
     const stranger = await strangerToken("stranger");
-    for (let i = 0; i < 3; i++) expect((await post("/mcp", INIT, { vars, headers: bearer(stranger) })).status).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect((await post("/mcp", INIT, { vars, headers: bearer(stranger) })).status).toBe(401);
     // Within the cooldown an unknown kid does not refetch.
     expect(await fetches()).toBe(before + 1);
   });
@@ -125,7 +168,9 @@ describe("protected resource metadata", () => {
   it("names the authorization server and each route's resource", async () => {
     const root = (await (await gatewayFetch("/.well-known/oauth-protected-resource/mcp", {}, VARS)).json()) as Json;
     expect(root).toMatchObject({ resource: AUDIENCE, authorization_servers: [ISSUER] });
-    const alpha = (await (await gatewayFetch("/.well-known/oauth-protected-resource/mcp/alpha", {}, VARS)).json()) as Json;
+    const alpha = (await (
+      await gatewayFetch("/.well-known/oauth-protected-resource/mcp/alpha", {}, VARS)
+    ).json()) as Json;
     expect(alpha.resource).toBe(ALPHA_AUDIENCE);
   });
 });

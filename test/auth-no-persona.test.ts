@@ -17,7 +17,10 @@ const POLL_MS = 100;
 async function callEventsOf(principal: string, count: number): Promise<Json[]> {
   for (let poll = 0; ; poll++) {
     const response = await admin("GET", `/audit?user=${encodeURIComponent(principal)}&limit=100`, undefined, VARS);
-    const events = (await response.text()).split("\n").filter(Boolean).map((line) => JSON.parse(line) as Json);
+    const events = (await response.text())
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Json);
     const calls = events.filter((event) => event["mcp.method.name"] === "tools/call");
     if (calls.length >= count || poll * POLL_MS > CONSUMER_DEADLINE_MS) return calls;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));

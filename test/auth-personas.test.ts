@@ -9,7 +9,16 @@ import { createApp } from "../src/gateway";
 import type { CallRecord } from "../src/context/call-record";
 import { elements, member, parseSpan, pathSpan } from "../src/core/raw-json";
 import { admin, authVars, expectNoSuchUpstream, makeKey } from "./helpers/auth";
-import { gatewayFetch, initialize, LATEST, messageTexts, post, request, type GatewayTarget, type Json } from "./helpers/gateway";
+import {
+  gatewayFetch,
+  initialize,
+  LATEST,
+  messageTexts,
+  post,
+  request,
+  type GatewayTarget,
+  type Json,
+} from "./helpers/gateway";
 
 const VARS = authVars({ apiKeys: true });
 const PERSONAS = {
@@ -18,24 +27,36 @@ const PERSONAS = {
   betaonly: { roles: ["p-betaonly"], allow: ["beta___*"] },
 };
 
-async function callerWith(roles: string[]): Promise<{ headers: Record<string, string>; open: (path: string) => Promise<string> }> {
+async function callerWith(
+  roles: string[],
+): Promise<{ headers: Record<string, string>; open: (path: string) => Promise<string> }> {
   const { headers } = await makeKey({ principal: `p-${roles.join("-") || "none"}`, roles }, VARS);
   return { headers, open: async (path) => (await initialize(path, { vars: VARS, headers })).session };
 }
 
 async function toolNames(path: string, roles: string[]): Promise<string[]> {
   const caller = await callerWith(roles);
-  const listed = await request(path, await caller.open(path), "tools/list", undefined, { vars: VARS, headers: caller.headers });
+  const listed = await request(path, await caller.open(path), "tools/list", undefined, {
+    vars: VARS,
+    headers: caller.headers,
+  });
   return listed.result.tools.map((t: Json) => t.name).sort();
 }
 
 async function call(path: string, roles: string[], name: string): Promise<Json> {
   const caller = await callerWith(roles);
-  return request(path, await caller.open(path), "tools/call", { name, arguments: { text: "hi", count: 1 } }, { vars: VARS, headers: caller.headers });
+  return request(
+    path,
+    await caller.open(path),
+    "tools/call",
+    { name, arguments: { text: "hi", count: 1 } },
+    { vars: VARS, headers: caller.headers },
+  );
 }
 
 beforeAll(async () => {
-  for (const [name, persona] of Object.entries(PERSONAS)) expect((await admin("PUT", `/personas/${name}`, persona, VARS)).status).toBe(200);
+  for (const [name, persona] of Object.entries(PERSONAS))
+    expect((await admin("PUT", `/personas/${name}`, persona, VARS)).status).toBe(200);
 });
 afterEach(async () => {
   await admin("DELETE", "/personas/guest", undefined, VARS);
@@ -47,7 +68,12 @@ describe("the persona matrix", () => {
     ["/mcp", ["p-analyst"], ["alpha___add", "alpha___echo", "alpha___get_user"], ["alpha___big_list", "beta___echo"]],
     ["/mcp", ["p-echoer"], ["alpha___big_list", "beta___echo"], ["alpha___add", "alpha___echo"]],
     // Several personas: the union of allows minus the union of denies (analyst's deny takes echoer's big_list).
-    ["/mcp", ["p-analyst", "p-echoer"], ["alpha___echo", "beta___echo"], ["alpha___big_list", "alpha___big_structured"]],
+    [
+      "/mcp",
+      ["p-analyst", "p-echoer"],
+      ["alpha___echo", "beta___echo"],
+      ["alpha___big_list", "alpha___big_structured"],
+    ],
     ["/mcp/alpha", ["p-analyst"], ["add", "echo", "get_user"], ["big_list"]],
     ["/mcp/beta", ["p-echoer"], ["echo"], []],
   ])("%s with roles %j lists %j and not %j", async (path, roles, shown, hidden) => {
@@ -74,9 +100,36 @@ describe("the persona matrix", () => {
   it("answers /mcp/<upstream> of an upstream no persona of the caller reaches as an unknown upstream: no session, no list, no call", async () => {
     const { headers } = await makeKey({ principal: "p-analyst-beta", roles: ["p-analyst"] }, VARS);
     const options = { vars: VARS, headers };
-    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: "t", version: "1" } } }, options), "beta", "initialize");
-    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { ...options, session: "made-up" }), "beta", "tools/list");
-    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } }, { ...options, session: "made-up" }), "beta", "tools/call");
+    await expectNoSuchUpstream(
+      (path) =>
+        post(
+          path,
+          {
+            jsonrpc: "2.0",
+            id: 0,
+            method: "initialize",
+            params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: "t", version: "1" } },
+          },
+          options,
+        ),
+      "beta",
+      "initialize",
+    );
+    await expectNoSuchUpstream(
+      (path) => post(path, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { ...options, session: "made-up" }),
+      "beta",
+      "tools/list",
+    );
+    await expectNoSuchUpstream(
+      (path) =>
+        post(
+          path,
+          { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } },
+          { ...options, session: "made-up" },
+        ),
+      "beta",
+      "tools/call",
+    );
   });
 
   it("refuses a denied tool and a tool that does not exist alike", async () => {
@@ -92,7 +145,9 @@ describe("the persona matrix", () => {
   });
 
   it("gives the default persona to roles no persona names", async () => {
-    expect((await admin("PUT", "/personas/guest", { roles: [], allow: ["alpha___echo"], default: true }, VARS)).status).toBe(200);
+    expect(
+      (await admin("PUT", "/personas/guest", { roles: [], allow: ["alpha___echo"], default: true }, VARS)).status,
+    ).toBe(200);
     expect(await toolNames("/mcp", ["p-nobody"])).toEqual(["alpha___echo", "sys___read_payload"]);
     // A caller some persona names does not also get the default.
     expect(await toolNames("/mcp", ["p-echoer"])).not.toContain("alpha___echo");
@@ -106,22 +161,49 @@ describe("the persona matrix", () => {
     const options = { vars: VARS, headers: analyst.headers };
     const prompts = await request("/mcp", session, "prompts/list", undefined, options);
     expect(prompts.result.prompts.map((p: Json) => p.name)).toEqual(["alpha___greet"]);
-    expect((await request("/mcp", session, "prompts/get", { name: "beta___haiku" }, options)).error.message).toBe("Unknown prompt: beta___haiku");
-    expect((await request("/mcp", session, "prompts/get", { name: "alpha___greet", arguments: { name: "Ada" } }, options)).result.messages).toHaveLength(1);
-    expect((await request("/mcp", session, "resources/read", { uri: "alpha://info" }, options)).result.contents[0].text).toBe("alpha info");
+    expect((await request("/mcp", session, "prompts/get", { name: "beta___haiku" }, options)).error.message).toBe(
+      "Unknown prompt: beta___haiku",
+    );
+    expect(
+      (await request("/mcp", session, "prompts/get", { name: "alpha___greet", arguments: { name: "Ada" } }, options))
+        .result.messages,
+    ).toHaveLength(1);
+    expect(
+      (await request("/mcp", session, "resources/read", { uri: "alpha://info" }, options)).result.contents[0].text,
+    ).toBe("alpha info");
     // beta is never asked: the denied read answers as a read of a URI nothing serves does.
     const denied = await request("/mcp", session, "resources/read", { uri: "beta://readme" }, options);
     const missing = await request("/mcp", session, "resources/read", { uri: "beta://no-such-resource" }, options);
     expect(denied.result).toBeUndefined();
     expect(denied.error.code).toBe(missing.error.code);
     // On /mcp/beta, which the analyst does not reach, there is no beta at all.
-    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "beta://readme" } }, { ...options, session: "made-up" }), "beta", "resources/read");
-    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 2, method: "resources/list" }, { ...options, session: "made-up" }), "beta", "resources/list");
+    await expectNoSuchUpstream(
+      (path) =>
+        post(
+          path,
+          { jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "beta://readme" } },
+          { ...options, session: "made-up" },
+        ),
+      "beta",
+      "resources/read",
+    );
+    await expectNoSuchUpstream(
+      (path) => post(path, { jsonrpc: "2.0", id: 2, method: "resources/list" }, { ...options, session: "made-up" }),
+      "beta",
+      "resources/list",
+    );
     const onAlphaAnalyst = await analyst.open("/mcp/alpha");
-    expect((await request("/mcp/alpha", onAlphaAnalyst, "resources/list", undefined, options)).result.resources.map((r: Json) => r.uri)).toContain("alpha://info");
+    expect(
+      (await request("/mcp/alpha", onAlphaAnalyst, "resources/list", undefined, options)).result.resources.map(
+        (r: Json) => r.uri,
+      ),
+    ).toContain("alpha://info");
     const echoer = await callerWith(["p-echoer"]);
     const onAlpha = await echoer.open("/mcp/alpha");
-    const templates = await request("/mcp/alpha", onAlpha, "resources/templates/list", undefined, { vars: VARS, headers: echoer.headers });
+    const templates = await request("/mcp/alpha", onAlpha, "resources/templates/list", undefined, {
+      vars: VARS,
+      headers: echoer.headers,
+    });
     expect(templates.result.resourceTemplates.map((t: Json) => t.name)).not.toContain("item");
     const analystAlpha = await analyst.open("/mcp/alpha");
     const shown = await request("/mcp/alpha", analystAlpha, "resources/templates/list", undefined, options);
@@ -132,16 +214,22 @@ describe("the persona matrix", () => {
     const analyst = await callerWith(["p-analyst"]);
     const session = await analyst.open("/mcp");
     const options = { vars: VARS, headers: analyst.headers };
-    const resources = (await request("/mcp", session, "resources/list", undefined, options)).result.resources.map((r: Json) => r.uri);
+    const resources = (await request("/mcp", session, "resources/list", undefined, options)).result.resources.map(
+      (r: Json) => r.uri,
+    );
     expect(resources).toContain("alpha://info");
     expect(resources).not.toContain("beta://readme");
-    const templates = (await request("/mcp", session, "resources/templates/list", undefined, options)).result.resourceTemplates.map((t: Json) => t.name);
+    const templates = (
+      await request("/mcp", session, "resources/templates/list", undefined, options)
+    ).result.resourceTemplates.map((t: Json) => t.name);
     expect(templates).toContain("item");
     const echoer = await callerWith(["p-echoer"]);
     const echoerSession = await echoer.open("/mcp");
     const echoerOptions = { vars: VARS, headers: echoer.headers };
     // The echoer reaches both upstreams (a tool of each): both lists show both.
-    const both = (await request("/mcp", echoerSession, "resources/list", undefined, echoerOptions)).result.resources.map((r: Json) => r.uri);
+    const both = (
+      await request("/mcp", echoerSession, "resources/list", undefined, echoerOptions)
+    ).result.resources.map((r: Json) => r.uri);
     expect(both).toEqual(expect.arrayContaining(["alpha://info", "beta://readme"]));
   });
 
@@ -150,8 +238,31 @@ describe("the persona matrix", () => {
     await admin("PUT", "/personas/betaonly", { roles: ["p-betaonly"], allow: ["beta___*"] }, VARS);
     const options = { vars: VARS, headers: echoerOnly.headers };
     // On /mcp/alpha there is no alpha for it at all.
-    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 1, method: "resources/subscribe", params: { uri: "alpha://info" } }, { ...options, session: "made-up" }), "alpha", "resources/subscribe");
-    await expectNoSuchUpstream((path) => post(path, { jsonrpc: "2.0", id: 2, method: "completion/complete", params: { ref: { type: "ref/resource", uri: "alpha://items/{id}" }, argument: { name: "id", value: "1" } } }, { ...options, session: "made-up" }), "alpha", "completion/complete");
+    await expectNoSuchUpstream(
+      (path) =>
+        post(
+          path,
+          { jsonrpc: "2.0", id: 1, method: "resources/subscribe", params: { uri: "alpha://info" } },
+          { ...options, session: "made-up" },
+        ),
+      "alpha",
+      "resources/subscribe",
+    );
+    await expectNoSuchUpstream(
+      (path) =>
+        post(
+          path,
+          {
+            jsonrpc: "2.0",
+            id: 2,
+            method: "completion/complete",
+            params: { ref: { type: "ref/resource", uri: "alpha://items/{id}" }, argument: { name: "id", value: "1" } },
+          },
+          { ...options, session: "made-up" },
+        ),
+      "alpha",
+      "completion/complete",
+    );
     // On /mcp alpha is never asked (it would subscribe and answer {}): only beta is, which does not serve the URI.
     const aggregated = await echoerOnly.open("/mcp");
     const subscribed = await request("/mcp", aggregated, "resources/subscribe", { uri: "alpha://info" }, options);
@@ -165,7 +276,13 @@ describe("the persona matrix", () => {
     const options = { vars: VARS, headers: caller.headers };
     for (const path of ["/mcp", "/mcp/alpha"]) {
       const session = await caller.open(path);
-      const answer = await request(path, session, "tools/call", { name: "sys___read_payload", arguments: { id: "0".repeat(32) } }, options);
+      const answer = await request(
+        path,
+        session,
+        "tools/call",
+        { name: "sys___read_payload", arguments: { id: "0".repeat(32) } },
+        options,
+      );
       // Reaches the tool (which finds no such payload), instead of "Unknown tool".
       expect(answer.result?.isError).toBe(true);
       expect(JSON.stringify(answer)).not.toContain("Unknown tool");
@@ -177,7 +294,13 @@ describe("the persona matrix", () => {
     const target = createApp({ observers: [(record) => records.push({ ...record })] }) as unknown as GatewayTarget;
     const { headers } = await makeKey({ principal: "recorded", roles: ["p-analyst", "p-echoer"] }, VARS);
     const { session } = await initialize("/mcp", { vars: VARS, headers, target });
-    await request("/mcp", session, "tools/call", { name: "beta___echo", arguments: { text: "x" } }, { vars: VARS, headers, target });
+    await request(
+      "/mcp",
+      session,
+      "tools/call",
+      { name: "beta___echo", arguments: { text: "x" } },
+      { vars: VARS, headers, target },
+    );
     expect(records.at(-1)!.persona).toBe("analyst+echoer");
   });
 });
@@ -189,7 +312,9 @@ describe("the visibility matrix (reference semantics)", () => {
   async function visible(path: string, document: unknown): Promise<string[]> {
     if (document !== undefined) expect((await admin("PUT", "/visibility", document, VARS)).status).toBe(200);
     const { session } = await initialize(path, { vars: OPEN });
-    return (await request(path, session, "tools/list", undefined, { vars: OPEN })).result.tools.map((t: Json) => t.name);
+    return (await request(path, session, "tools/list", undefined, { vars: OPEN })).result.tools.map(
+      (t: Json) => t.name,
+    );
   }
 
   it.each([
@@ -197,7 +322,11 @@ describe("the visibility matrix (reference semantics)", () => {
     ["no patterns", { allow: [], deny: [] }, (name: string) => ALPHA.includes(name)],
     ["allow only", { allow: ["alpha___get_*", "alpha___echo"] }, (name: string) => ["get_user", "echo"].includes(name)],
     ["deny only", { deny: ["alpha___big_*"] }, (name: string) => ALPHA.includes(name) && !name.startsWith("big_")],
-    ["both: allow, then deny", { allow: ["alpha___*"], deny: ["*___big_*", "alpha___add"] }, (name: string) => ["echo", "get_user"].includes(name)],
+    [
+      "both: allow, then deny",
+      { allow: ["alpha___*"], deny: ["*___big_*", "alpha___add"] },
+      (name: string) => ["echo", "get_user"].includes(name),
+    ],
   ])("%s", async (_, document, expected) => {
     const names = await visible("/mcp/alpha", document);
     for (const name of ALPHA) expect(names.includes(name)).toBe(expected(name));
@@ -208,7 +337,13 @@ describe("the visibility matrix (reference semantics)", () => {
     expect(names.some((name) => name.startsWith("alpha___"))).toBe(false);
     expect(names).toContain("beta___echo");
     const { session } = await initialize("/mcp", { vars: OPEN });
-    const answer = await request("/mcp", session, "tools/call", { name: "alpha___echo", arguments: { text: "still" } }, { vars: OPEN });
+    const answer = await request(
+      "/mcp",
+      session,
+      "tools/call",
+      { name: "alpha___echo", arguments: { text: "still" } },
+      { vars: OPEN },
+    );
     expect(answer.result.content[0].text).toBe("alpha: still");
   });
 
@@ -219,7 +354,10 @@ describe("the visibility matrix (reference semantics)", () => {
       return (await messageTexts(response)).at(-1)!;
     };
     const whole = await list();
-    const items = elements(whole, pathSpan(whole, ["result", "tools"])!).map((span) => ({ text: whole.slice(span.start, span.end), name: parseSpan(whole, member(whole, span, "name")!) as string }));
+    const items = elements(whole, pathSpan(whole, ["result", "tools"])!).map((span) => ({
+      text: whole.slice(span.start, span.end),
+      name: parseSpan(whole, member(whole, span, "name")!) as string,
+    }));
     expect(items.length).toBeGreaterThan(1);
     expect((await admin("PUT", "/visibility", { deny: [`raw___${items[0]!.name}`] }, VARS)).status).toBe(200);
     const trimmed = await list();
@@ -238,15 +376,37 @@ describe("a 2025 client's GET stream", () => {
   /** Opens a session named `client` (alpha counts GET streams per client name) and its GET stream on /mcp. */
   async function openStream(roles: string[], client: string): Promise<Response> {
     const { headers } = await makeKey({ principal: `stream-${client}`, roles }, VARS);
-    const init = await post("/mcp", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: client, version: "1" } } }, { vars: VARS, headers });
+    const init = await post(
+      "/mcp",
+      {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: client, version: "1" } },
+      },
+      { vars: VARS, headers },
+    );
     const session = init.headers.get("mcp-session-id")!;
     await post("/mcp", { jsonrpc: "2.0", method: "notifications/initialized" }, { session, vars: VARS, headers });
-    return gatewayFetch("/mcp", { method: "GET", headers: { ...headers, accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LATEST } }, VARS);
+    return gatewayFetch(
+      "/mcp",
+      {
+        method: "GET",
+        headers: { ...headers, accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LATEST },
+      },
+      VARS,
+    );
   }
 
   async function alphaStreams(client: string): Promise<number> {
     const caller = await callerWith(["p-analyst"]);
-    const stats = await request("/mcp", await caller.open("/mcp"), "tools/call", { name: "alpha___listen_stats", arguments: { client } }, { vars: VARS, headers: caller.headers });
+    const stats = await request(
+      "/mcp",
+      await caller.open("/mcp"),
+      "tools/call",
+      { name: "alpha___listen_stats", arguments: { client } },
+      { vars: VARS, headers: caller.headers },
+    );
     return (JSON.parse(stats.result.content[0].text) as { openStreams: number }).openStreams;
   }
 

@@ -14,10 +14,33 @@ const VARS = authVars({ apiKeys: true, rateLimits: { tight: "RATE_LIMIT_TEST", m
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
 
 beforeAll(async () => {
-  expect((await admin("PUT", "/personas/limited", { roles: ["r-limited"], allow: ["alpha___*"], rateLimit: "tight" }, VARS)).status).toBe(200);
-  expect((await admin("PUT", "/personas/misconfigured", { roles: ["r-misconfigured"], allow: ["alpha___*"], rateLimit: "missing" }, VARS)).status).toBe(200);
-  expect((await admin("PUT", "/personas/unlimited", { roles: ["r-unlimited"], allow: ["alpha___*"] }, VARS)).status).toBe(200);
-  expect((await admin("PUT", "/personas/limited-raw", { roles: ["r-limited-raw"], allow: ["raw___*"], rateLimit: "tight" }, VARS)).status).toBe(200);
+  expect(
+    (await admin("PUT", "/personas/limited", { roles: ["r-limited"], allow: ["alpha___*"], rateLimit: "tight" }, VARS))
+      .status,
+  ).toBe(200);
+  expect(
+    (
+      await admin(
+        "PUT",
+        "/personas/misconfigured",
+        { roles: ["r-misconfigured"], allow: ["alpha___*"], rateLimit: "missing" },
+        VARS,
+      )
+    ).status,
+  ).toBe(200);
+  expect(
+    (await admin("PUT", "/personas/unlimited", { roles: ["r-unlimited"], allow: ["alpha___*"] }, VARS)).status,
+  ).toBe(200);
+  expect(
+    (
+      await admin(
+        "PUT",
+        "/personas/limited-raw",
+        { roles: ["r-limited-raw"], allow: ["raw___*"], rateLimit: "tight" },
+        VARS,
+      )
+    ).status,
+  ).toBe(200);
   const both = ["alpha___*", "raw___*"];
   const limitedBoth = { roles: ["r-limited-both"], allow: both, rateLimit: "tight" };
   expect((await admin("PUT", "/personas/limited-both", limitedBoth, VARS)).status).toBe(200);
@@ -64,15 +87,26 @@ describe("rate limits", () => {
     }
     expect(statuses).toEqual([200, 200, 429]);
     expect(over!.headers.get("retry-after")).toBe("60");
-    expect(((await over!.json()) as Json).error).toMatchObject({ code: -32029, message: expect.stringContaining('the rate limit "tight" is used up') });
+    expect(((await over!.json()) as Json).error).toMatchObject({
+      code: -32029,
+      message: expect.stringContaining('the rate limit "tight" is used up'),
+    });
     // A batch (2025-03-26) answers each request in the body: the limit shows as JSON-RPC errors.
-    const batch = await post("/mcp", [LIST, { ...LIST, id: 2 }], { vars: VARS, session, headers, version: "2025-03-26" });
+    const batch = await post("/mcp", [LIST, { ...LIST, id: 2 }], {
+      vars: VARS,
+      session,
+      headers,
+      version: "2025-03-26",
+    });
     const answers = (await batch.json()) as Json[];
     expect(answers.map((a) => a.error?.code)).toEqual([-32029, -32029]);
   });
 
   it("counts notifications with requests: over the limit, one is answered 429 and reaches no upstream", async () => {
-    const { headers } = await makeKey({ principal: `limited-raw-${crypto.randomUUID()}`, roles: ["r-limited-raw"] }, VARS);
+    const { headers } = await makeKey(
+      { principal: `limited-raw-${crypto.randomUUID()}`, roles: ["r-limited-raw"] },
+      VARS,
+    );
     // Request 1; notifications/initialized is free (the gateway told the upstream itself, and never relays it).
     const { session } = await initialize("/mcp/raw", { vars: VARS, headers });
     const marker = `marker-${crypto.randomUUID()}`;
@@ -98,7 +132,10 @@ describe("rate limits", () => {
   });
 
   it("drops an over-limit notification inside a batch and answers the batch's requests", async () => {
-    const { headers } = await makeKey({ principal: `limited-raw-${crypto.randomUUID()}`, roles: ["r-limited-raw"] }, VARS);
+    const { headers } = await makeKey(
+      { principal: `limited-raw-${crypto.randomUUID()}`, roles: ["r-limited-raw"] },
+      VARS,
+    );
     const options = { vars: VARS, headers, version: "2025-03-26", settle: true };
     const { session } = await initialize("/mcp/raw", { vars: VARS, headers, version: "2025-03-26" }); // request 1
     const marker = `marker-${crypto.randomUUID()}`;
@@ -189,15 +226,36 @@ describe("rate limits", () => {
 
   it("does not count other principals, or personas without a limit", async () => {
     const other = await makeKey({ principal: `limited-${crypto.randomUUID()}`, roles: ["r-limited"] }, VARS);
-    expect((await post("/mcp", { ...LIST, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }, { vars: VARS, headers: other.headers })).status).toBe(200);
+    expect(
+      (
+        await post(
+          "/mcp",
+          {
+            ...LIST,
+            method: "initialize",
+            params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+          },
+          { vars: VARS, headers: other.headers },
+        )
+      ).status,
+    ).toBe(200);
     const free = await makeKey({ principal: `free-${crypto.randomUUID()}`, roles: ["r-unlimited"] }, VARS);
     const { session } = await initialize("/mcp", { vars: VARS, headers: free.headers });
-    for (let i = 0; i < 5; i++) expect((await post("/mcp", LIST, { vars: VARS, session, headers: free.headers })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await post("/mcp", LIST, { vars: VARS, session, headers: free.headers })).status).toBe(200);
   });
 
   it("fails closed when a persona names a limit without a binding", async () => {
     const { headers } = await makeKey({ principal: "misconfigured", roles: ["r-misconfigured"] }, VARS);
-    const response = await post("/mcp", { ...LIST, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }, { vars: VARS, headers });
+    const response = await post(
+      "/mcp",
+      {
+        ...LIST,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      },
+      { vars: VARS, headers },
+    );
     expect(response.status).toBe(500);
     expect(((await response.json()) as Json).error.message).toContain('the rate limit "missing" is not configured');
   });

@@ -37,7 +37,10 @@ const PERSONAS = {
 type Caller = { headers: Record<string, string> };
 
 async function caller(roles: string[]): Promise<Caller> {
-  return { headers: (await makeKey({ principal: `reach-${roles.join("-") || "none"}-${crypto.randomUUID()}`, roles }, VARS)).headers };
+  return {
+    headers: (await makeKey({ principal: `reach-${roles.join("-") || "none"}-${crypto.randomUUID()}`, roles }, VARS))
+      .headers,
+  };
 }
 
 /** A 2025 request on `path` in a fresh session of `who`. */
@@ -58,8 +61,16 @@ const ERAS = [
 
 /** The same request, as raw HTTP, in each era (a 2025 one with a session id, which is never reached). */
 const RAW_ERAS = [
-  ["2025-11-25", (who: Caller, path: string, method: string, params: Record<string, unknown> = {}) => post(path, { jsonrpc: "2.0", id: 1, method, params }, { vars: VARS, headers: who.headers, session: "made-up" })],
-  ["2026-07-28", (who: Caller, path: string, method: string, params: Record<string, unknown> = {}) => modernPost(path, method, params, { vars: VARS, headers: who.headers })],
+  [
+    "2025-11-25",
+    (who: Caller, path: string, method: string, params: Record<string, unknown> = {}) =>
+      post(path, { jsonrpc: "2.0", id: 1, method, params }, { vars: VARS, headers: who.headers, session: "made-up" }),
+  ],
+  [
+    "2026-07-28",
+    (who: Caller, path: string, method: string, params: Record<string, unknown> = {}) =>
+      modernPost(path, method, params, { vars: VARS, headers: who.headers }),
+  ],
 ] as const;
 
 /** How many requests of `method` the upstream behind `key` received. */
@@ -76,7 +87,8 @@ async function sentDuring(key: string, method: string, work: () => Promise<unkno
 }
 
 beforeAll(async () => {
-  for (const [name, persona] of Object.entries(PERSONAS)) expect((await admin("PUT", `/personas/${name}`, persona, VARS)).status).toBe(200);
+  for (const [name, persona] of Object.entries(PERSONAS))
+    expect((await admin("PUT", `/personas/${name}`, persona, VARS)).status).toBe(200);
 });
 
 describe("an upstream's sys___ names on /mcp/<upstream>", () => {
@@ -86,8 +98,16 @@ describe("an upstream's sys___ names on /mcp/<upstream>", () => {
       const sent = await sentDuring(KEYS.good, "tools/call", async () => {
         await expectNoSuchUpstream((path) => send(who, path, "tools/list"), "good", `${era} tools/list`);
         await expectNoSuchUpstream((path) => send(who, path, "prompts/list"), "good", `${era} prompts/list`);
-        await expectNoSuchUpstream((path) => send(who, path, "tools/call", { name: "sys___wipe", arguments: {} }), "good", `${era} tools/call`);
-        await expectNoSuchUpstream((path) => send(who, path, "prompts/get", { name: "sys___greet" }), "good", `${era} prompts/get`);
+        await expectNoSuchUpstream(
+          (path) => send(who, path, "tools/call", { name: "sys___wipe", arguments: {} }),
+          "good",
+          `${era} tools/call`,
+        );
+        await expectNoSuchUpstream(
+          (path) => send(who, path, "prompts/get", { name: "sys___greet" }),
+          "good",
+          `${era} prompts/get`,
+        );
       });
       expect(sent, era).toBe(0);
     }
@@ -103,7 +123,9 @@ describe("an upstream's sys___ names on /mcp/<upstream>", () => {
       expect(tools, era).not.toContain("sys___wipe");
       // The gateway's own read tool may be listed (when offload can happen on the route), and only once.
       expect(tools.filter((name) => name === "sys___read_payload").length, era).toBeLessThanOrEqual(1);
-      const prompts = ((await send(who, "/mcp/good", "prompts/list")).result.prompts as Json[]).map((prompt) => prompt.name);
+      const prompts = ((await send(who, "/mcp/good", "prompts/list")).result.prompts as Json[]).map(
+        (prompt) => prompt.name,
+      );
       expect(prompts, era).not.toContain("sys___greet");
 
       const calls = await sentDuring(KEYS.good, "tools/call", async () => {
@@ -117,7 +139,10 @@ describe("an upstream's sys___ names on /mcp/<upstream>", () => {
       });
       expect(gets, era).toBe(0);
       const completions = await sentDuring(KEYS.good, "completion/complete", async () => {
-        const answer = await send(who, "/mcp/good", "completion/complete", { ref: { type: "ref/prompt", name: "sys___greet" }, argument: { name: "x", value: "" } });
+        const answer = await send(who, "/mcp/good", "completion/complete", {
+          ref: { type: "ref/prompt", name: "sys___greet" },
+          argument: { name: "x", value: "" },
+        });
         expect(answer.error, era).toEqual({ code: -32602, message: "Unknown prompt: sys___greet" });
       });
       expect(completions, era).toBe(0);
@@ -141,7 +166,10 @@ describe("a deny pattern", () => {
   ])("holds for %s (%s) on both routes and in both eras", async (name) => {
     const who = await caller(["r-nodelete"]);
     for (const [era, send] of ERAS) {
-      for (const [path, called] of [["/mcp/good", name], ["/mcp", `good___${name}`]] as const) {
+      for (const [path, called] of [
+        ["/mcp/good", name],
+        ["/mcp", `good___${name}`],
+      ] as const) {
         const sent = await sentDuring(KEYS.good, "tools/call", async () => {
           const answer = await send(who, path, "tools/call", { name: called, arguments: {} });
           expect(answer.error, `${era} ${path}`).toEqual({ code: -32602, message: `Unknown tool: ${called}` });
@@ -165,15 +193,26 @@ describe("a deny pattern", () => {
 
   it("leaves allow exact: a tool it allows is called, a case variant of an allowed name is not allowed by it", async () => {
     const who = await caller(["r-echo"]);
-    expect((await legacy(who, "/mcp/good", "tools/call", { name: "echo", arguments: { text: "x" } })).result.content[0].text).toBe(`${KEYS.good}: x`);
-    expect((await legacy(who, "/mcp/good", "tools/call", { name: "ECHO", arguments: {} })).error.message).toBe("Unknown tool: ECHO");
+    expect(
+      (await legacy(who, "/mcp/good", "tools/call", { name: "echo", arguments: { text: "x" } })).result.content[0].text,
+    ).toBe(`${KEYS.good}: x`);
+    expect((await legacy(who, "/mcp/good", "tools/call", { name: "ECHO", arguments: {} })).error.message).toBe(
+      "Unknown tool: ECHO",
+    );
   });
 });
 
 describe("initialize and server/discover on /mcp", () => {
   it("carry only the instructions of upstreams the persona reaches, overridden ones included", async () => {
     expect(
-      (await admin("PUT", "/overrides", { upstreams: { far: { instructions: "Far secret guidance." }, near: { instructions: "Near guidance." } } }, VARS)).status,
+      (
+        await admin(
+          "PUT",
+          "/overrides",
+          { upstreams: { far: { instructions: "Far secret guidance." }, near: { instructions: "Near guidance." } } },
+          VARS,
+        )
+      ).status,
     ).toBe(200);
     try {
       const who = await caller(["r-near"]);
@@ -204,16 +243,37 @@ describe("initialize and server/discover on /mcp", () => {
 describe("initialize and server/discover on /mcp/<upstream>", () => {
   it("say nothing of an upstream the persona does not reach, and never open it", async () => {
     const near = await caller(["r-near"]);
-    const initializeBody = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+    const initializeBody = {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    };
     const handshakes = await sentDuring(KEYS.far, "initialize", async () => {
-      await expectNoSuchUpstream((path) => post(path, initializeBody, { vars: VARS, headers: near.headers }), "far", "initialize");
-      await expectNoSuchUpstream((path) => modernPost(path, "server/discover", {}, { vars: VARS, headers: near.headers }), "far", "server/discover");
+      await expectNoSuchUpstream(
+        (path) => post(path, initializeBody, { vars: VARS, headers: near.headers }),
+        "far",
+        "initialize",
+      );
+      await expectNoSuchUpstream(
+        (path) => modernPost(path, "server/discover", {}, { vars: VARS, headers: near.headers }),
+        "far",
+        "server/discover",
+      );
     });
     expect(handshakes).toBe(0);
-    await expectNoSuchUpstream((path) => post(path, initializeBody, { vars: VARS, headers: near.headers }), "alpha", "initialize of alpha");
+    await expectNoSuchUpstream(
+      (path) => post(path, initializeBody, { vars: VARS, headers: near.headers }),
+      "alpha",
+      "initialize of alpha",
+    );
     const all = await caller(["r-all"]);
-    expect((await initialize("/mcp/alpha", { vars: VARS, headers: all.headers })).result.instructions).toBe("Alpha answers echo calls.");
-    expect((await stateless(all, "/mcp/alpha", "server/discover")).result.instructions).toBe("Alpha answers echo calls.");
+    expect((await initialize("/mcp/alpha", { vars: VARS, headers: all.headers })).result.instructions).toBe(
+      "Alpha answers echo calls.",
+    );
+    expect((await stateless(all, "/mcp/alpha", "server/discover")).result.instructions).toBe(
+      "Alpha answers echo calls.",
+    );
   });
 });
 
@@ -229,20 +289,37 @@ describe("URI-routed requests to an upstream the persona does not reach", () => 
     });
     expect(reads).toBe(0);
     const completions = await sentDuring(KEYS.far, "completion/complete", async () => {
-      const answer = await send(who, "/mcp", "completion/complete", { ref: { type: "ref/resource", uri: `${KEYS.far}://{id}` }, argument: { name: "id", value: "1" } });
+      const answer = await send(who, "/mcp", "completion/complete", {
+        ref: { type: "ref/resource", uri: `${KEYS.far}://{id}` },
+        argument: { name: "id", value: "1" },
+      });
       expect(answer.result?.completion?.values ?? []).toEqual([]);
     });
     expect(completions).toBe(0);
     // What it does reach still answers.
-    expect((await send(who, "/mcp", "resources/read", { uri: `${KEYS.near}://own` })).result.contents[0].text).toBe(KEYS.near);
+    expect((await send(who, "/mcp", "resources/read", { uri: `${KEYS.near}://own` })).result.contents[0].text).toBe(
+      KEYS.near,
+    );
   });
 
   it("never reaches it on /mcp with a payload URI when no bucket is bound", async () => {
     // far first in UPSTREAMS, so that an unnarrowed read would ask it first; no R2, so the read is not the gateway's own.
-    const vars = { ...VARS, PAYLOADS: undefined, UPSTREAMS: JSON.stringify([{ name: "far", url: `${names}/plain/${KEYS.far}/mcp` }, { name: "near", url: `${names}/plain/${KEYS.near}/mcp` }]) };
+    const vars = {
+      ...VARS,
+      PAYLOADS: undefined,
+      UPSTREAMS: JSON.stringify([
+        { name: "far", url: `${names}/plain/${KEYS.far}/mcp` },
+        { name: "near", url: `${names}/plain/${KEYS.near}/mcp` },
+      ]),
+    };
     const who = await caller(["r-near"]);
     const reads = await sentDuring(KEYS.far, "resources/read", async () => {
-      const answer = await modern("/mcp", "resources/read", { uri: `mcp-edge-gateway://payloads/${"0".repeat(32)}` }, { vars, headers: who.headers });
+      const answer = await modern(
+        "/mcp",
+        "resources/read",
+        { uri: `mcp-edge-gateway://payloads/${"0".repeat(32)}` },
+        { vars, headers: who.headers },
+      );
       expect(answer.result?.contents[0].text).not.toBe(KEYS.far);
     });
     expect(reads).toBe(0);
@@ -250,19 +327,26 @@ describe("URI-routed requests to an upstream the persona does not reach", () => 
 
   it("never reaches it on /mcp with a 2025 subscription either", async () => {
     const who = await caller(["r-near"]);
-    const sent = await sentDuring(KEYS.far, "resources/subscribe", () => legacy(who, "/mcp", "resources/subscribe", { uri: farUri }));
+    const sent = await sentDuring(KEYS.far, "resources/subscribe", () =>
+      legacy(who, "/mcp", "resources/subscribe", { uri: farUri }),
+    );
     expect(sent).toBe(0);
   });
 
-  it.each(RAW_ERAS)("never reach it on /mcp/<upstream>: the route is an unknown upstream's, and nothing is asked (%s)", async (_era, send) => {
-    const who = await caller(["r-near"]);
-    for (const [method, params] of [
-      ["resources/list", {}],
-      ["resources/templates/list", {}],
-      ["resources/read", { uri: farUri }],
-    ] as const) {
-      const sent = await sentDuring(KEYS.far, method, () => expectNoSuchUpstream((path) => send(who, path, method, params), "far", method));
-      expect(sent, method).toBe(0);
-    }
-  });
+  it.each(RAW_ERAS)(
+    "never reach it on /mcp/<upstream>: the route is an unknown upstream's, and nothing is asked (%s)",
+    async (_era, send) => {
+      const who = await caller(["r-near"]);
+      for (const [method, params] of [
+        ["resources/list", {}],
+        ["resources/templates/list", {}],
+        ["resources/read", { uri: farUri }],
+      ] as const) {
+        const sent = await sentDuring(KEYS.far, method, () =>
+          expectNoSuchUpstream((path) => send(who, path, method, params), "far", method),
+        );
+        expect(sent, method).toBe(0);
+      }
+    },
+  );
 });

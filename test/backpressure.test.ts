@@ -20,7 +20,10 @@ let runs = 0;
 
 function floodVars(): { key: string; vars: Record<string, string> } {
   const key = `bp-${++runs}-${Math.random().toString(36).slice(2)}`;
-  return { key, vars: { UPSTREAMS: JSON.stringify([{ name: "flood", url: `${inject("floodUrl")}?key=${key}&mb=${FLOOD_MB}` }]) } };
+  return {
+    key,
+    vars: { UPSTREAMS: JSON.stringify([{ name: "flood", url: `${inject("floodUrl")}?key=${key}&mb=${FLOOD_MB}` }]) },
+  };
 }
 
 /** Waits until the flood of `key` is over or held back by a full socket, and says how far it got. */
@@ -64,7 +67,11 @@ describe("a client that stops reading", () => {
   it("holds the upstream of a POST answered as SSE back to the client's pace", { timeout: 120_000 }, async () => {
     const { key, vars } = floodVars();
     const { session } = await initialize("/mcp/flood", { vars });
-    const response = await post("/mcp/flood", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "flood", arguments: {} } }, { session, vars });
+    const response = await post(
+      "/mcp/flood",
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "flood", arguments: {} } },
+      { session, vars },
+    );
     expect(response.headers.get("content-type")).toContain("text/event-stream");
     let paused: FloodStats | undefined;
     const texts = await readWithPause(response.body!, async () => {
@@ -73,13 +80,24 @@ describe("a client that stops reading", () => {
     expect(paused!.done).toBe(false);
     expect(paused!.written).toBeLessThan(MAX_WRITTEN_WHILE_PAUSED_BYTES);
     expectWholeFlood(texts);
-    expect(JSON.parse(texts.at(-1)!)).toEqual({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: `flooded ${FLOOD_EVENTS} events` }] } });
+    expect(JSON.parse(texts.at(-1)!)).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { content: [{ type: "text", text: `flooded ${FLOOD_EVENTS} events` }] },
+    });
   });
 
   it("holds the upstream of the GET stream back to the client's pace", { timeout: 120_000 }, async () => {
     const { key, vars } = floodVars();
     const { session } = await initialize("/mcp/flood", { vars });
-    const response = await gatewayFetch("/mcp/flood", { method: "GET", headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LATEST } }, vars);
+    const response = await gatewayFetch(
+      "/mcp/flood",
+      {
+        method: "GET",
+        headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LATEST },
+      },
+      vars,
+    );
     expect(response.status).toBe(200);
     let paused: FloodStats | undefined;
     const texts = await readWithPause(response.body!, async () => {

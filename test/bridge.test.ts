@@ -8,7 +8,13 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { openState } from "../src/core/sealed-state";
-import { BRIDGE_OBJECT_MEMORY_BUDGET_BYTES, BRIDGE_RETRY_DEADLINE_MS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT, MAX_HELD_NOTIFICATION_CHARS } from "../src/eras/bridge-protocol";
+import {
+  BRIDGE_OBJECT_MEMORY_BUDGET_BYTES,
+  BRIDGE_RETRY_DEADLINE_MS,
+  MAX_BRIDGE_ROUNDS,
+  MAX_CALLS_PER_OBJECT,
+  MAX_HELD_NOTIFICATION_CHARS,
+} from "../src/eras/bridge-protocol";
 import type { BridgeStart } from "../src/context/object-rpc";
 import { MAX_HELD_MESSAGE_BYTES } from "../src/upstream/reply-body";
 import type { BridgedCall } from "../src/shell/bridged-call";
@@ -20,7 +26,11 @@ import { gatewayFetch, messages } from "./helpers/gateway";
 import { modern, modernPost } from "./helpers/modern";
 import { ADMIN_VARS, admin, putDocument } from "./helpers/admin";
 
-const bindings = env as unknown as { SESSION_SECRET: string; BRIDGED_CALLS: DurableObjectNamespace<BridgedCall>; PAYLOADS: R2Bucket };
+const bindings = env as unknown as {
+  SESSION_SECRET: string;
+  BRIDGED_CALLS: DurableObjectNamespace<BridgedCall>;
+  PAYLOADS: R2Bucket;
+};
 
 /** The Durable Object a sealed bridge state names (opened with the test's secret, as the gateway would). */
 async function objectOf(requestState: string): Promise<DurableObjectStub<BridgedCall>> {
@@ -40,17 +50,29 @@ describe.each(["/mcp/alpha", "/mcp"])("a 2025 upstream's questions on %s", (path
     expect(first.result.inputRequests).toEqual({
       "elicitation-1": {
         method: "elicitation/create",
-        params: { mode: "form", message: "What is your name?", requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
+        params: {
+          mode: "form",
+          message: "What is your name?",
+          requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        },
       },
     });
     expect(first.result.requestState).toMatch(/^s1\./);
     const retry = await modern(
       path,
       "tools/call",
-      { name: tool("ask_user"), arguments: {}, inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState },
+      {
+        name: tool("ask_user"),
+        arguments: {},
+        inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } },
+        requestState: first.result.requestState,
+      },
       { capabilities },
     );
-    expect(retry.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: 'accept: {"name":"Ada"}' }] });
+    expect(retry.result).toMatchObject({
+      resultType: "complete",
+      content: [{ type: "text", text: 'accept: {"name":"Ada"}' }],
+    });
   });
 
   it("roots: the client's roots reach the upstream", async () => {
@@ -58,19 +80,47 @@ describe.each(["/mcp/alpha", "/mcp"])("a 2025 upstream's questions on %s", (path
     const first = await modern(path, "tools/call", { name: tool("list_roots"), arguments: {} }, { capabilities });
     expect(first.result.inputRequests).toEqual({ "roots-1": { method: "roots/list" } });
     const roots = { roots: [{ uri: "file:///work/a" }, { uri: "file:///work/b" }] };
-    const retry = await modern(path, "tools/call", { name: tool("list_roots"), arguments: {}, inputResponses: { "roots-1": roots }, requestState: first.result.requestState }, { capabilities });
+    const retry = await modern(
+      path,
+      "tools/call",
+      {
+        name: tool("list_roots"),
+        arguments: {},
+        inputResponses: { "roots-1": roots },
+        requestState: first.result.requestState,
+      },
+      { capabilities },
+    );
     expect(retry.result.content[0].text).toBe("file:///work/a,file:///work/b");
   });
 
   it("sampling: the upstream registers its sampling tool for a client that can sample, and gets the client's completion", async () => {
     const capabilities = { sampling: {} };
-    const first = await modern(path, "tools/call", { name: tool("ask_llm"), arguments: { question: "Capital of France?" } }, { capabilities });
-    expect(first.result.inputRequests["sampling-1"]).toMatchObject({ method: "sampling/createMessage", params: { messages: [{ role: "user", content: { type: "text", text: "Capital of France?" } }], maxTokens: 50 } });
-    const completion = { role: "assistant", content: { type: "text", text: "Paris" }, model: "test-model", stopReason: "endTurn" };
+    const first = await modern(
+      path,
+      "tools/call",
+      { name: tool("ask_llm"), arguments: { question: "Capital of France?" } },
+      { capabilities },
+    );
+    expect(first.result.inputRequests["sampling-1"]).toMatchObject({
+      method: "sampling/createMessage",
+      params: { messages: [{ role: "user", content: { type: "text", text: "Capital of France?" } }], maxTokens: 50 },
+    });
+    const completion = {
+      role: "assistant",
+      content: { type: "text", text: "Paris" },
+      model: "test-model",
+      stopReason: "endTurn",
+    };
     const retry = await modern(
       path,
       "tools/call",
-      { name: tool("ask_llm"), arguments: { question: "Capital of France?" }, inputResponses: { "sampling-1": completion }, requestState: first.result.requestState },
+      {
+        name: tool("ask_llm"),
+        arguments: { question: "Capital of France?" },
+        inputResponses: { "sampling-1": completion },
+        requestState: first.result.requestState,
+      },
       { capabilities },
     );
     expect(retry.result.content[0].text).toBe("model said: Paris");
@@ -80,7 +130,12 @@ describe.each(["/mcp/alpha", "/mcp"])("a 2025 upstream's questions on %s", (path
     const capabilities = { elicitation: {}, sampling: {}, roots: {} };
     const answers: Record<string, unknown> = {
       "elicitation/create": { action: "accept", content: { name: "Ada" } },
-      "sampling/createMessage": { role: "assistant", content: { type: "text", text: "Hi" }, model: "test-model", stopReason: "endTurn" },
+      "sampling/createMessage": {
+        role: "assistant",
+        content: { type: "text", text: "Hi" },
+        model: "test-model",
+        stopReason: "endTurn",
+      },
       "roots/list": { roots: [{ uri: "file:///a" }, { uri: "file:///b" }] },
     };
     const asked: string[] = [];
@@ -88,29 +143,64 @@ describe.each(["/mcp/alpha", "/mcp"])("a 2025 upstream's questions on %s", (path
     while (answer.result?.resultType === "input_required") {
       const [key, request] = Object.entries(answer.result.inputRequests as Record<string, { method: string }>)[0]!;
       asked.push(`${key} ${request.method}`);
-      answer = await modern(path, "tools/call", { name: tool("ask_all"), arguments: {}, inputResponses: { [key]: answers[request.method] }, requestState: answer.result.requestState }, { capabilities });
+      answer = await modern(
+        path,
+        "tools/call",
+        {
+          name: tool("ask_all"),
+          arguments: {},
+          inputResponses: { [key]: answers[request.method] },
+          requestState: answer.result.requestState,
+        },
+        { capabilities },
+      );
     }
-    expect(asked).toEqual(["elicitation-1 elicitation/create", "sampling-2 sampling/createMessage", "roots-3 roots/list"]);
-    expect(answer.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "name=Ada greeting=Hi roots=2" }] });
+    expect(asked).toEqual([
+      "elicitation-1 elicitation/create",
+      "sampling-2 sampling/createMessage",
+      "roots-3 roots/list",
+    ]);
+    expect(answer.result).toMatchObject({
+      resultType: "complete",
+      content: [{ type: "text", text: "name=Ada greeting=Hi roots=2" }],
+    });
   });
 });
 
 describe("bridged calls and their bounds", () => {
   const capabilities = { elicitation: {} };
-  const call = (extra: Record<string, unknown> = {}, id?: string) => modernPost("/mcp/alpha", "tools/call", { name: "ask_user", arguments: {}, ...extra }, { capabilities, ...(id ? { id } : {}) });
+  const call = (extra: Record<string, unknown> = {}, id?: string) =>
+    modernPost(
+      "/mcp/alpha",
+      "tools/call",
+      { name: "ask_user", arguments: {}, ...extra },
+      { capabilities, ...(id ? { id } : {}) },
+    );
 
   it("a retry without the answer is asked the same question again, and the call still completes", async () => {
     const first = (await messages(await call()))[0] as Json;
-    const again = (await messages(await call({ inputResponses: {}, requestState: first.result.requestState })))[0] as Json;
+    const again = (
+      await messages(await call({ inputResponses: {}, requestState: first.result.requestState }))
+    )[0] as Json;
     expect(again.result.resultType).toBe("input_required");
     expect(again.result.inputRequests).toEqual(first.result.inputRequests);
-    const done = (await messages(await call({ inputResponses: { "elicitation-1": { action: "decline" } }, requestState: again.result.requestState })))[0] as Json;
+    const done = (
+      await messages(
+        await call({
+          inputResponses: { "elicitation-1": { action: "decline" } },
+          requestState: again.result.requestState,
+        }),
+      )
+    )[0] as Json;
     expect(done.result.content[0].text).toBe("decline: {}");
   });
 
   it("a state is used once: replaying it after the call completed is refused with -32602 and HTTP 400", async () => {
     const first = (await messages(await call()))[0] as Json;
-    const answer = { inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState };
+    const answer = {
+      inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } },
+      requestState: first.result.requestState,
+    };
     expect(((await messages(await call(answer)))[0] as Json).result.resultType).toBe("complete");
     const replay = await call(answer, "replay-1");
     expect(replay.status).toBe(400);
@@ -124,10 +214,20 @@ describe("bridged calls and their bounds", () => {
     const object = await objectOf(first.result.requestState);
     // The alarm runs at the earliest deadline; before it, nothing is cancelled.
     await runInDurableObject(object, (instance: BridgedCall) => instance.expire(Date.now()));
-    const second = (await messages(await call({ inputResponses: {}, requestState: first.result.requestState })))[0] as Json;
+    const second = (
+      await messages(await call({ inputResponses: {}, requestState: first.result.requestState }))
+    )[0] as Json;
     expect(second.result.resultType).toBe("input_required");
-    await runInDurableObject(object, (instance: BridgedCall) => instance.expire(Date.now() + BRIDGE_RETRY_DEADLINE_MS + 1));
-    const late = await call({ inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: second.result.requestState }, "late-1");
+    await runInDurableObject(object, (instance: BridgedCall) =>
+      instance.expire(Date.now() + BRIDGE_RETRY_DEADLINE_MS + 1),
+    );
+    const late = await call(
+      {
+        inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } },
+        requestState: second.result.requestState,
+      },
+      "late-1",
+    );
     expect(late.status).toBe(400);
     expect(((await late.json()) as Json).error).toMatchObject({ code: -32602, data: { reason: "unknown" } });
   });
@@ -135,7 +235,9 @@ describe("bridged calls and their bounds", () => {
   it("the alarm is set for the question's deadline", async () => {
     const before = Date.now();
     const first = (await messages(await call()))[0] as Json;
-    const alarm = await runInDurableObject(await objectOf(first.result.requestState), (_instance: BridgedCall, state) => state.storage.getAlarm());
+    const alarm = await runInDurableObject(await objectOf(first.result.requestState), (_instance: BridgedCall, state) =>
+      state.storage.getAlarm(),
+    );
     expect(alarm).toBeGreaterThanOrEqual(before + BRIDGE_RETRY_DEADLINE_MS);
     expect(alarm).toBeLessThanOrEqual(Date.now() + BRIDGE_RETRY_DEADLINE_MS);
   });
@@ -143,16 +245,31 @@ describe("bridged calls and their bounds", () => {
   it("the final answer goes through the pipeline's output side on the isolate of the retry (call record: upstream, status, bytes)", async () => {
     const records: CallRecord[] = [];
     const target = createApp({ observers: [(record) => void records.push(record)] });
-    const first = await modern("/mcp/alpha", "tools/call", { name: "ask_user", arguments: {} }, { capabilities, target });
+    const first = await modern(
+      "/mcp/alpha",
+      "tools/call",
+      { name: "ask_user", arguments: {} },
+      { capabilities, target },
+    );
     expect(records.at(-1)).toMatchObject({ upstream: "alpha", bridgedCall: expect.any(String) });
     const retry = await modern(
       "/mcp/alpha",
       "tools/call",
-      { name: "ask_user", arguments: {}, inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState },
+      {
+        name: "ask_user",
+        arguments: {},
+        inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } },
+        requestState: first.result.requestState,
+      },
       { capabilities, target },
     );
     expect(retry.result.resultType).toBe("complete");
-    expect(records.at(-1)).toMatchObject({ upstream: "alpha", upstreamStatus: 200, bytesFromUpstream: expect.any(Number), bytesToClient: expect.any(Number) });
+    expect(records.at(-1)).toMatchObject({
+      upstream: "alpha",
+      upstreamStatus: 200,
+      bytesFromUpstream: expect.any(Number),
+      bytesToClient: expect.any(Number),
+    });
   });
 });
 
@@ -161,16 +278,29 @@ describe("the output side sees the final answer, not the question", () => {
     await putDocument("/rules", { hints: { alpha___ask_user: "Names are case-sensitive." } }, ADMIN_VARS);
     try {
       const capabilities = { elicitation: {} };
-      const first = await modern("/mcp/alpha", "tools/call", { name: "ask_user", arguments: {} }, { capabilities, vars: ADMIN_VARS });
+      const first = await modern(
+        "/mcp/alpha",
+        "tools/call",
+        { name: "ask_user", arguments: {} },
+        { capabilities, vars: ADMIN_VARS },
+      );
       expect(first.result.resultType).toBe("input_required");
       expect(first.result.content).toBeUndefined();
       const retry = await modern(
         "/mcp/alpha",
         "tools/call",
-        { name: "ask_user", arguments: {}, inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState },
+        {
+          name: "ask_user",
+          arguments: {},
+          inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } },
+          requestState: first.result.requestState,
+        },
         { capabilities, vars: ADMIN_VARS },
       );
-      expect(retry.result.content.map((block: { text: string }) => block.text)).toEqual(['accept: {"name":"Ada"}', "Names are case-sensitive."]);
+      expect(retry.result.content.map((block: { text: string }) => block.text)).toEqual([
+        'accept: {"name":"Ada"}',
+        "Names are case-sensitive.",
+      ]);
     } finally {
       await admin("DELETE", "/rules");
     }
@@ -179,18 +309,36 @@ describe("the output side sees the final answer, not the question", () => {
 
 describe("output filters", () => {
   it("pass the question as it is, and apply to the retry's answer (fail closed: the non-JSON result is withheld)", async () => {
-    expect((await admin("PUT", "/filter-sets/default", '{"tools":{"alpha___ask_user":{"retain":[""]}}}')).status).toBe(200);
+    expect((await admin("PUT", "/filter-sets/default", '{"tools":{"alpha___ask_user":{"retain":[""]}}}')).status).toBe(
+      200,
+    );
     try {
       const capabilities = { elicitation: {} };
-      const first = await modern("/mcp/alpha", "tools/call", { name: "ask_user", arguments: {} }, { capabilities, vars: ADMIN_VARS });
-      expect(first.result).toMatchObject({ resultType: "input_required", inputRequests: { "elicitation-1": { method: "elicitation/create" } } });
+      const first = await modern(
+        "/mcp/alpha",
+        "tools/call",
+        { name: "ask_user", arguments: {} },
+        { capabilities, vars: ADMIN_VARS },
+      );
+      expect(first.result).toMatchObject({
+        resultType: "input_required",
+        inputRequests: { "elicitation-1": { method: "elicitation/create" } },
+      });
       const retry = await modern(
         "/mcp/alpha",
         "tools/call",
-        { name: "ask_user", arguments: {}, inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState },
+        {
+          name: "ask_user",
+          arguments: {},
+          inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } },
+          requestState: first.result.requestState,
+        },
         { capabilities, vars: ADMIN_VARS },
       );
-      expect(retry.result).toMatchObject({ isError: true, content: [{ type: "text", text: expect.stringContaining("withheld") }] });
+      expect(retry.result).toMatchObject({
+        isError: true,
+        content: [{ type: "text", text: expect.stringContaining("withheld") }],
+      });
     } finally {
       await admin("DELETE", "/filter-sets/default");
     }
@@ -199,10 +347,17 @@ describe("output filters", () => {
 
 describe("what a bridged call says on the way", () => {
   it("progress notifications reach the client (with the round's answer), then the result", async () => {
-    const response = await modernPost("/mcp/alpha", "tools/call", { name: "count", arguments: { steps: 3 } }, { capabilities: { elicitation: {} }, progressToken: "p-1" });
+    const response = await modernPost(
+      "/mcp/alpha",
+      "tools/call",
+      { name: "count", arguments: { steps: 3 } },
+      { capabilities: { elicitation: {} }, progressToken: "p-1" },
+    );
     const all = await messages(response);
     const progress = all.filter((m: Json) => m.method === "notifications/progress");
-    expect(progress.map((m: Json) => m.params)).toEqual([1, 2, 3].map((progress) => ({ progressToken: "p-1", progress, total: 3 })));
+    expect(progress.map((m: Json) => m.params)).toEqual(
+      [1, 2, 3].map((progress) => ({ progressToken: "p-1", progress, total: 3 })),
+    );
     expect(all.at(-1).result).toMatchObject({ resultType: "complete", content: [{ text: "counted to 3" }] });
   });
 });
@@ -211,19 +366,56 @@ describe("a hand-written 2025 upstream asking on its call's stream", () => {
   const MRTR_VARS = { UPSTREAMS: JSON.stringify([{ name: "mrtr", url: inject("mrtrUpstreamUrl") }]) };
   const capabilities = { elicitation: {} };
   const ask = (extra: Record<string, unknown> = {}, id?: string) =>
-    modernPost("/mcp/mrtr", "tools/call", { name: "two_questions", arguments: {}, ...extra }, { capabilities, vars: MRTR_VARS, ...(id ? { id } : {}) });
+    modernPost(
+      "/mcp/mrtr",
+      "tools/call",
+      { name: "two_questions", arguments: {}, ...extra },
+      { capabilities, vars: MRTR_VARS, ...(id ? { id } : {}) },
+    );
 
   it("two questions, two rounds; a round's state is refused once the call has moved past it", async () => {
     const first = (await messages(await ask()))[0] as Json;
     expect(first.result.inputRequests["elicitation-1"].params.message).toBe("First?");
-    const second = (await messages(await ask({ inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState })))[0] as Json;
+    const second = (
+      await messages(
+        await ask({
+          inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } },
+          requestState: first.result.requestState,
+        }),
+      )
+    )[0] as Json;
     expect(second.result.resultType).toBe("input_required");
-    expect(second.result.inputRequests).toEqual({ "elicitation-2": { method: "elicitation/create", params: { mode: "form", message: "Second?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } } } });
-    const stale = await ask({ inputResponses: { "elicitation-1": { action: "accept", content: { name: "Eve" } } }, requestState: first.result.requestState }, "stale-1");
+    expect(second.result.inputRequests).toEqual({
+      "elicitation-2": {
+        method: "elicitation/create",
+        params: {
+          mode: "form",
+          message: "Second?",
+          requestedSchema: { type: "object", properties: { name: { type: "string" } } },
+        },
+      },
+    });
+    const stale = await ask(
+      {
+        inputResponses: { "elicitation-1": { action: "accept", content: { name: "Eve" } } },
+        requestState: first.result.requestState,
+      },
+      "stale-1",
+    );
     expect(stale.status).toBe(400);
     expect(((await stale.json()) as Json).error).toMatchObject({ code: -32602, data: { reason: "stale-round" } });
-    const done = (await messages(await ask({ inputResponses: { "elicitation-2": { action: "accept", content: { name: "Grace" } } }, requestState: second.result.requestState })))[0] as Json;
-    expect(done.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "first=Ada second=Grace" }] });
+    const done = (
+      await messages(
+        await ask({
+          inputResponses: { "elicitation-2": { action: "accept", content: { name: "Grace" } } },
+          requestState: second.result.requestState,
+        }),
+      )
+    )[0] as Json;
+    expect(done.result).toMatchObject({
+      resultType: "complete",
+      content: [{ type: "text", text: "first=Ada second=Grace" }],
+    });
   });
 
   it.each([
@@ -233,11 +425,16 @@ describe("a hand-written 2025 upstream asking on its call's stream", () => {
     const progressOf = (all: Json[]) =>
       all.filter((m) => m.method === "notifications/progress").map((m) => m.params as Json);
     const call = (extra: Record<string, unknown>, progressToken: string | undefined) =>
-      modernPost("/mcp/mrtr", "tools/call", { name: "progress_question", arguments: {}, ...extra }, {
-        capabilities,
-        vars: MRTR_VARS,
-        ...(progressToken ? { progressToken } : {}),
-      });
+      modernPost(
+        "/mcp/mrtr",
+        "tools/call",
+        { name: "progress_question", arguments: {}, ...extra },
+        {
+          capabilities,
+          vars: MRTR_VARS,
+          ...(progressToken ? { progressToken } : {}),
+        },
+      );
     const first = await messages(await call({}, "p-first"));
     expect(progressOf(first)).toEqual([1, 2].map((progress) => ({ progressToken: "p-first", progress, total: 4 })));
     const question = first.at(-1) as Json;
@@ -252,7 +449,12 @@ describe("a hand-written 2025 upstream asking on its call's stream", () => {
   });
 
   it("a question the client did not declare it can answer is refused to the upstream, never put to the client", async () => {
-    const body = await modern("/mcp/mrtr", "tools/call", { name: "rude_sample", arguments: {} }, { capabilities, vars: MRTR_VARS });
+    const body = await modern(
+      "/mcp/mrtr",
+      "tools/call",
+      { name: "rude_sample", arguments: {} },
+      { capabilities, vars: MRTR_VARS },
+    );
     expect(body.result.resultType).toBe("complete");
     expect(body.result.content[0].text).toMatch(/^sampling: error .*sampling/);
   });
@@ -267,36 +469,79 @@ it("a client that goes away during a bridged round cancels the upstream call", a
     jsonrpc: "2.0",
     id: "hang-1",
     method: "tools/call",
-    params: { name: "hang", arguments: {}, _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } } },
+    params: {
+      name: "hang",
+      arguments: {},
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+      },
+    },
   });
-  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "hang" };
-  const pending = gatewayFetch("/mcp/mrtr", { method: "POST", headers, body, signal: abort.signal }, { UPSTREAMS: JSON.stringify([{ name: "mrtr", url: mrtr }]) }).catch(() => undefined);
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "hang",
+  };
+  const pending = gatewayFetch(
+    "/mcp/mrtr",
+    { method: "POST", headers, body, signal: abort.signal },
+    { UPSTREAMS: JSON.stringify([{ name: "mrtr", url: mrtr }]) },
+  ).catch(() => undefined);
   // The upstream knows the call by the gateway's id for it (stateless clients' ids are replaced upstream: forward.ts).
   const upstreamId = (await started) as string;
   expect(upstreamId).toMatch(/^gw-req-/);
   abort.abort();
-  expect(await (await fetch(`${events}/events/cancelled/${upstreamId}`)).json()).toMatchObject({ requestId: upstreamId });
+  expect(await (await fetch(`${events}/events/cancelled/${upstreamId}`)).json()).toMatchObject({
+    requestId: upstreamId,
+  });
   await pending;
 });
 
-it("an answer too large to hold is offloaded while it streams from the Durable Object, as on the direct path", { timeout: 120_000 }, async () => {
+it("an answer too large to hold is offloaded while it streams from the Durable Object, as on the direct path", {
+  timeout: 120_000,
+}, async () => {
   const { raw } = inject("fixtureUrls");
   const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 60_000 }]) };
   const MB = 20; // past the 16 MiB an isolate (or the object) holds whole
-  const body = await modern("/mcp/raw", "tools/call", { name: "huge", arguments: { mb: MB } }, { capabilities: { elicitation: {} }, vars });
+  const body = await modern(
+    "/mcp/raw",
+    "tools/call",
+    { name: "huge", arguments: { mb: MB } },
+    { capabilities: { elicitation: {} }, vars },
+  );
   const envelope = JSON.parse(body.result.content[0].text) as Json;
   expect(envelope.originalSize).toBe(hugePayloadBytes(MB));
   expect((await bindings.PAYLOADS.head(`payloads/${envelope.payloadId}`))?.size).toBe(hugePayloadBytes(MB));
 });
 
-it("an answer too large to hold after a question is offloaded on the retry's isolate, and answers the retry", { timeout: 120_000 }, async () => {
+it("an answer too large to hold after a question is offloaded on the retry's isolate, and answers the retry", {
+  timeout: 120_000,
+}, async () => {
   const mrtr = inject("mrtrUpstreamUrl");
   const vars = { UPSTREAMS: JSON.stringify([{ name: "mrtr", url: mrtr, timeoutMs: 60_000 }]) };
   const capabilities = { elicitation: {} };
-  const first = await modern("/mcp/mrtr", "tools/call", { name: "ask_then_huge", arguments: {} }, { capabilities, vars, id: "huge-1" });
+  const first = await modern(
+    "/mcp/mrtr",
+    "tools/call",
+    { name: "ask_then_huge", arguments: {} },
+    { capabilities, vars, id: "huge-1" },
+  );
   expect(first.result.resultType).toBe("input_required");
   const [key] = Object.keys(first.result.inputRequests);
-  const retry = await modern("/mcp/mrtr", "tools/call", { name: "ask_then_huge", arguments: {}, inputResponses: { [key!]: { action: "accept", content: {} } }, requestState: first.result.requestState }, { capabilities, vars, id: "huge-2" });
+  const retry = await modern(
+    "/mcp/mrtr",
+    "tools/call",
+    {
+      name: "ask_then_huge",
+      arguments: {},
+      inputResponses: { [key!]: { action: "accept", content: {} } },
+      requestState: first.result.requestState,
+    },
+    { capabilities, vars, id: "huge-2" },
+  );
   expect(retry.id).toBe("huge-2");
   const envelope = JSON.parse(retry.result.content[0].text) as Json;
   expect(envelope.originalSize).toBeGreaterThan(MAX_HELD_MESSAGE_BYTES);
@@ -309,15 +554,29 @@ it("an object holds at most MAX_CALLS_PER_OBJECT calls; the next is refused as f
   const start = (n: number): BridgeStart => ({
     call: `call-${n}`,
     upstream: { name: "mrtr", url, headers: {}, timeoutMs: 10_000, idleTimeoutMs: 10_000 },
-    client: { sid: `full-${n}`, protocolVersion: "2025-11-25", clientCapabilities: { elicitation: {} }, clientInfo: { name: "t" }, upstreams: {}, exp: Math.floor(Date.now() / 1000) + 3600 },
+    client: {
+      sid: `full-${n}`,
+      protocolVersion: "2025-11-25",
+      clientCapabilities: { elicitation: {} },
+      clientInfo: { name: "t" },
+      upstreams: {},
+      exp: Math.floor(Date.now() / 1000) + 3600,
+    },
     caller: { principal: "anonymous", roles: [] },
-    text: JSON.stringify({ jsonrpc: "2.0", id: n, method: "tools/call", params: { name: "two_questions", arguments: {} } }),
+    text: JSON.stringify({
+      jsonrpc: "2.0",
+      id: n,
+      method: "tools/call",
+      params: { name: "two_questions", arguments: {} },
+    }),
     id: n,
   });
   const outcomes = await Promise.all(Array.from({ length: MAX_CALLS_PER_OBJECT }, (_, n) => object.start(start(n))));
   expect(new Set(outcomes.map((outcome) => outcome.kind as string))).toEqual(new Set(["input"]));
   expect(await object.start(start(MAX_CALLS_PER_OBJECT))).toEqual({ kind: "gone", reason: "full" });
-  await runInDurableObject(object, (instance: BridgedCall) => instance.expire(Date.now() + BRIDGE_RETRY_DEADLINE_MS + 1));
+  await runInDurableObject(object, (instance: BridgedCall) =>
+    instance.expire(Date.now() + BRIDGE_RETRY_DEADLINE_MS + 1),
+  );
   expect((await object.start(start(MAX_CALLS_PER_OBJECT + 1))).kind as string).toBe("input");
 });
 
@@ -326,12 +585,24 @@ it("an upstream that asks more than MAX_BRIDGE_ROUNDS questions has its call can
   const vars = { UPSTREAMS: JSON.stringify([{ name: "mrtr", url: mrtr }]) };
   const capabilities = { elicitation: {} };
   const started = fetch(`${new URL(mrtr).origin}/events/endless-started`).then((r) => r.json() as Promise<string>);
-  const cancelled = started.then((upstreamId) => fetch(`${new URL(mrtr).origin}/events/cancelled/${upstreamId}`)).then((r) => r.json());
-  let answer = await modern("/mcp/mrtr", "tools/call", { name: "endless_questions", arguments: {} }, { capabilities, vars, id: "endless-1" });
+  const cancelled = started
+    .then((upstreamId) => fetch(`${new URL(mrtr).origin}/events/cancelled/${upstreamId}`))
+    .then((r) => r.json());
+  let answer = await modern(
+    "/mcp/mrtr",
+    "tools/call",
+    { name: "endless_questions", arguments: {} },
+    { capabilities, vars, id: "endless-1" },
+  );
   for (let round = 1; round <= MAX_BRIDGE_ROUNDS; round++) {
     expect(Object.keys(answer.result.inputRequests)).toEqual([`elicitation-${round}`]);
     const inputResponses = { [`elicitation-${round}`]: { action: "accept", content: {} } };
-    answer = await modern("/mcp/mrtr", "tools/call", { name: "endless_questions", arguments: {}, inputResponses, requestState: answer.result.requestState }, { capabilities, vars });
+    answer = await modern(
+      "/mcp/mrtr",
+      "tools/call",
+      { name: "endless_questions", arguments: {}, inputResponses, requestState: answer.result.requestState },
+      { capabilities, vars },
+    );
   }
   expect(answer.error).toMatchObject({ code: -32603, data: { reason: "too-many-rounds" } });
   expect(answer.error.message).toContain(`more than ${MAX_BRIDGE_ROUNDS} questions`);
@@ -344,19 +615,41 @@ it("a retry without the answer does not extend the question's deadline: one requ
   const start: BridgeStart = {
     call: "held",
     upstream: { name: "mrtr", url, headers: {}, timeoutMs: 10_000, idleTimeoutMs: 10_000 },
-    client: { sid: "deadline", protocolVersion: "2025-11-25", clientCapabilities: { elicitation: {} }, clientInfo: { name: "t" }, upstreams: {}, exp: Math.floor(Date.now() / 1000) + 3600 },
+    client: {
+      sid: "deadline",
+      protocolVersion: "2025-11-25",
+      clientCapabilities: { elicitation: {} },
+      clientInfo: { name: "t" },
+      upstreams: {},
+      exp: Math.floor(Date.now() / 1000) + 3600,
+    },
     caller: { principal: "anonymous", roles: [] },
-    text: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "two_questions", arguments: {} } }),
+    text: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "two_questions", arguments: {} },
+    }),
     id: 1,
   };
   expect((await object.start(start)).kind as string).toBe("input");
   const deadline = (await runInDurableObject(object, (_instance: BridgedCall, state) => state.storage.getAlarm()))!;
   // The object's clock moves past the question's time, so a deadline set anew would be later.
   while ((await runInDurableObject(object, () => Date.now())) <= deadline - BRIDGE_RETRY_DEADLINE_MS);
-  expect(await object.answer({ call: "held", principal: "anonymous", round: 1, responses: {} })).toMatchObject({ kind: "input", round: 1 });
+  expect(await object.answer({ call: "held", principal: "anonymous", round: 1, responses: {} })).toMatchObject({
+    kind: "input",
+    round: 1,
+  });
   expect(await runInDurableObject(object, (_instance: BridgedCall, state) => state.storage.getAlarm())).toBe(deadline);
   await runInDurableObject(object, (instance: BridgedCall) => instance.expire(deadline));
-  expect(await object.answer({ call: "held", principal: "anonymous", round: 1, responses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } } })).toEqual({ kind: "gone", reason: "unknown" });
+  expect(
+    await object.answer({
+      call: "held",
+      principal: "anonymous",
+      round: 1,
+      responses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } },
+    }),
+  ).toEqual({ kind: "gone", reason: "unknown" });
 });
 
 describe("a round that throws (rather than reporting a failure) frees its call's slot", () => {
@@ -364,29 +657,60 @@ describe("a round that throws (rather than reporting a failure) frees its call's
   const startOf = (call: string): BridgeStart => ({
     call,
     upstream: { name: "mrtr", url, headers: {}, timeoutMs: 10_000, idleTimeoutMs: 10_000 },
-    client: { sid: `throws-${call}`, protocolVersion: "2025-11-25", clientCapabilities: { elicitation: {} }, clientInfo: { name: "t" }, upstreams: {}, exp: Math.floor(Date.now() / 1000) + 3600 },
+    client: {
+      sid: `throws-${call}`,
+      protocolVersion: "2025-11-25",
+      clientCapabilities: { elicitation: {} },
+      clientInfo: { name: "t" },
+      upstreams: {},
+      exp: Math.floor(Date.now() / 1000) + 3600,
+    },
     caller: { principal: "anonymous", roles: [] },
-    text: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "two_questions", arguments: {} } }),
+    text: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "two_questions", arguments: {} },
+    }),
     id: 1,
   });
-  const fresh = () => bindings.BRIDGED_CALLS.get(bindings.BRIDGED_CALLS.idFromName(`throws-test-${crypto.randomUUID()}`));
+  const fresh = () =>
+    bindings.BRIDGED_CALLS.get(bindings.BRIDGED_CALLS.idFromName(`throws-test-${crypto.randomUUID()}`));
   // Called inside the object (no RPC, so nothing is cloned): values that throw when the round uses them.
-  const throwing = { toJSON: () => { throw new Error("boom"); } };
+  const throwing = {
+    toJSON: () => {
+      throw new Error("boom");
+    },
+  };
 
   it("in answer, after it took the question: the call is forgotten, not left neither waiting nor done", async () => {
     const object = fresh();
     expect((await object.start(startOf("c"))).kind as string).toBe("input");
     await runInDurableObject(object, async (instance: BridgedCall) => {
-      await expect(instance.answer({ call: "c", principal: "anonymous", round: 1, responses: { "elicitation-1": throwing } })).rejects.toThrow("boom");
+      await expect(
+        instance.answer({ call: "c", principal: "anonymous", round: 1, responses: { "elicitation-1": throwing } }),
+      ).rejects.toThrow("boom");
     });
-    expect(await object.answer({ call: "c", principal: "anonymous", round: 1, responses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } } })).toEqual({ kind: "gone", reason: "unknown" });
+    expect(
+      await object.answer({
+        call: "c",
+        principal: "anonymous",
+        round: 1,
+        responses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } },
+      }),
+    ).toEqual({ kind: "gone", reason: "unknown" });
   });
 
   it("in start: the call's id and slot are free again", async () => {
     const object = fresh();
     const start = startOf("c");
     await runInDurableObject(object, async (instance: BridgedCall) => {
-      const large = { take: async () => "", get minBytes(): number { throw new Error("boom"); } };
+      const large = {
+        take: async () => "",
+        get minBytes(): number {
+          throw new Error("boom");
+        },
+      };
       await expect(instance.start({ ...start, large })).rejects.toThrow("boom");
     });
     expect((await object.start(start)).kind as string).toBe("input");
@@ -397,7 +721,12 @@ it("a bridged call's stream cut before the answer is resumed with Last-Event-ID,
   const { raw } = inject("fixtureUrls");
   const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw }]) };
   // A client that can answer elicitations: its call to this 2025 upstream runs in the Durable Object.
-  const response = await modernPost("/mcp/raw", "tools/call", { name: "cut", arguments: {} }, { capabilities: { elicitation: {} }, vars });
+  const response = await modernPost(
+    "/mcp/raw",
+    "tools/call",
+    { name: "cut", arguments: {} },
+    { capabilities: { elicitation: {} }, vars },
+  );
   expect((await messages(response)).at(-1).result).toMatchObject({ content: [{ type: "text", text: "resumed" }] });
 });
 

@@ -25,7 +25,9 @@ function pieces(total: number, pieceBytes: number): { stream: ReadableStream<Uin
         }
         const request = controller.byobRequest;
         const view = request?.view;
-        const into = view ? new Uint8Array(view.buffer, view.byteOffset, Math.min(length, view.byteLength)) : new Uint8Array(length);
+        const into = view
+          ? new Uint8Array(view.buffer, view.byteOffset, Math.min(length, view.byteLength))
+          : new Uint8Array(length);
         into.fill(0x61);
         sent += into.byteLength;
         if (request) request.respond(into.byteLength);

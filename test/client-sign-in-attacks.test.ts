@@ -8,7 +8,17 @@
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { admin } from "./helpers/auth";
 import { initialize, post, type Json } from "./helpers/gateway";
-import { authorizeUrl, CLIENT_REDIRECT, GATEWAY, pkcePair, registerClient, signedInToken, signInVars, SignInUser, tokenRequest } from "./helpers/client-sign-in";
+import {
+  authorizeUrl,
+  CLIENT_REDIRECT,
+  GATEWAY,
+  pkcePair,
+  registerClient,
+  signedInToken,
+  signInVars,
+  SignInUser,
+  tokenRequest,
+} from "./helpers/client-sign-in";
 import { consentPolicy } from "../src/features/client-sign-in/pages";
 
 const UPSTREAMS = JSON.stringify([
@@ -19,7 +29,16 @@ let vars: Json;
 
 beforeAll(async () => {
   vars = signInVars({}, { UPSTREAMS });
-  expect((await admin("PUT", "/personas/attack-admins", { roles: ["gateway-admins"], allow: ["alpha___*", "beta___*"] }, vars)).status).toBe(200);
+  expect(
+    (
+      await admin(
+        "PUT",
+        "/personas/attack-admins",
+        { roles: ["gateway-admins"], allow: ["alpha___*", "beta___*"] },
+        vars,
+      )
+    ).status,
+  ).toBe(200);
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -29,12 +48,15 @@ describe("client sign-in refuses", () => {
   it.each([
     ["no PKCE", undefined, "S256"],
     ["PKCE plain", "plain-challenge-that-is-long-enough-to-look-real-0123456789", "plain"],
-  ])("%s: the client is answered with an error, the browser never reaches the provider", async (_label, challenge, method) => {
-    const clientId = await registerClient(vars);
-    const end = await new SignInUser(vars, "ada").walk(authorizeUrl({ clientId, challenge, method }));
-    expect(end.redirect?.searchParams.get("error")).toBe("invalid_request");
-    expect(end.redirect?.searchParams.get("code")).toBeNull();
-  });
+  ])(
+    "%s: the client is answered with an error, the browser never reaches the provider",
+    async (_label, challenge, method) => {
+      const clientId = await registerClient(vars);
+      const end = await new SignInUser(vars, "ada").walk(authorizeUrl({ clientId, challenge, method }));
+      expect(end.redirect?.searchParams.get("error")).toBe("invalid_request");
+      expect(end.redirect?.searchParams.get("code")).toBeNull();
+    },
+  );
 
   it("a code used twice: the second exchange gets no token", async () => {
     const clientId = await registerClient(vars);
@@ -85,7 +107,10 @@ describe("client sign-in refuses", () => {
   it("the provider's answer opened in another browser: refused, and no code for anyone", async () => {
     const clientId = await registerClient(vars);
     const { challenge } = await pkcePair();
-    const begun = await new SignInUser(vars, "ada").walk(authorizeUrl({ clientId, challenge }), `${GATEWAY}/oauth/sign-in/callback`);
+    const begun = await new SignInUser(vars, "ada").walk(
+      authorizeUrl({ clientId, challenge }),
+      `${GATEWAY}/oauth/sign-in/callback`,
+    );
     const callback = begun.redirect!.href;
     const other = await new SignInUser(vars, "eve").request(callback);
     expect(other.status).toBe(400);
@@ -100,6 +125,8 @@ describe("the consent page's Content-Security-Policy", () => {
     ["https://app.example/oauth/callback", "https://app.example"],
     ["com.example.app:/callback", "com.example.app:"],
   ])("lets the form's answer redirect to %s and nowhere else", (redirectUri, allowed) => {
-    expect(consentPolicy(redirectUri)).toBe(`default-src 'none'; form-action 'self' ${allowed}; frame-ancestors 'none'`);
+    expect(consentPolicy(redirectUri)).toBe(
+      `default-src 'none'; form-action 'self' ${allowed}; frame-ancestors 'none'`,
+    );
   });
 });

@@ -17,7 +17,11 @@ function problemsOf(signIn: unknown, rest: Record<string, unknown> = {}): readon
 
 describe("AUTH.signIn", () => {
   it("turns authentication on by itself, with defaults for what it does not say", () => {
-    const parsed = parseAuthConfig(JSON.stringify({ signIn: { ...GOOD, rolesClaim: "groups", roles: ["staff"], clientSecret: "SIGN_IN_CLIENT_SECRET" } }));
+    const parsed = parseAuthConfig(
+      JSON.stringify({
+        signIn: { ...GOOD, rolesClaim: "groups", roles: ["staff"], clientSecret: "SIGN_IN_CLIENT_SECRET" },
+      }),
+    );
     expect(parsed).toEqual({
       ok: true,
       value: {
@@ -43,7 +47,11 @@ describe("AUTH.signIn", () => {
   it("keeps API keys beside it", () => {
     const parsed = parseAuthConfig({ apiKeys: true, signIn: { ...GOOD, scopes: ["groups"] } });
     expect(parsed.ok && parsed.value.mode === "on" && parsed.value.apiKeys).toBe(true);
-    expect(parsed.ok && parsed.value.mode === "on" && parsed.value.signIn?.scopes).toEqual(["openid", "email", "groups"]);
+    expect(parsed.ok && parsed.value.mode === "on" && parsed.value.signIn?.scopes).toEqual([
+      "openid",
+      "email",
+      "groups",
+    ]);
   });
 
   it.each([
@@ -51,17 +59,40 @@ describe("AUTH.signIn", () => {
     ["no issuer", { ...GOOD, issuer: undefined }, /^AUTH\.signIn\.issuer: the issuer URL/],
     ["an http issuer off loopback", { ...GOOD, issuer: "http://idp.example" }, /^AUTH\.signIn\.issuer: an https URL/],
     ["an issuer with a query", { ...GOOD, issuer: "https://idp.example/?tenant=1" }, /^AUTH\.signIn\.issuer: no query/],
-    ["a client id value instead of a secret's name", { ...GOOD, clientId: "123-abc.apps.googleusercontent.com" }, /^AUTH\.signIn\.clientId: the name of a Worker secret/],
-    ["a client secret value", { ...GOOD, clientSecret: "GOCSPX-abc/def" }, /^AUTH\.signIn\.clientSecret: the name of a Worker secret/],
+    [
+      "a client id value instead of a secret's name",
+      { ...GOOD, clientId: "123-abc.apps.googleusercontent.com" },
+      /^AUTH\.signIn\.clientId: the name of a Worker secret/,
+    ],
+    [
+      "a client secret value",
+      { ...GOOD, clientSecret: "GOCSPX-abc/def" },
+      /^AUTH\.signIn\.clientSecret: the name of a Worker secret/,
+    ],
     ["nobody allowed", { ...GOOD, allowedDomains: undefined }, /^AUTH\.signIn: say who may sign in/],
-    ["a domain written as an address", { ...GOOD, allowedDomains: ["@example.com"] }, /^AUTH\.signIn\.allowedDomains: "@example\.com" is not a domain/],
-    ["an email that is not one", { ...GOOD, allowedEmails: ["bob"] }, /^AUTH\.signIn\.allowedEmails: "bob" is not an email/],
+    [
+      "a domain written as an address",
+      { ...GOOD, allowedDomains: ["@example.com"] },
+      /^AUTH\.signIn\.allowedDomains: "@example\.com" is not a domain/,
+    ],
+    [
+      "an email that is not one",
+      { ...GOOD, allowedEmails: ["bob"] },
+      /^AUTH\.signIn\.allowedEmails: "bob" is not an email/,
+    ],
     ["a domain list as a string", { ...GOOD, allowedDomains: "example.com" }, /^AUTH\.signIn\.allowedDomains: a list/],
     ["an empty roles claim", { ...GOOD, rolesClaim: "" }, /^AUTH\.signIn\.rolesClaim: a claim/],
-    ["an unknown field", { ...GOOD, allowedDomain: ["example.com"] }, /^AUTH\.signIn\.allowedDomain: not a field of signIn/],
+    [
+      "an unknown field",
+      { ...GOOD, allowedDomain: ["example.com"] },
+      /^AUTH\.signIn\.allowedDomain: not a field of signIn/,
+    ],
   ])("refuses %s, saying where", (_label, signIn, problem) => {
     const problems = problemsOf(signIn);
-    expect(problems.some((p) => problem.test(p)), problems.join("\n")).toBe(true);
+    expect(
+      problems.some((p) => problem.test(p)),
+      problems.join("\n"),
+    ).toBe(true);
   });
 
   it("never quotes a secret's value back in a problem", () => {
@@ -70,8 +101,14 @@ describe("AUTH.signIn", () => {
   });
 
   it("an invalid signIn makes /mcp answer with the configuration error, not open", async () => {
-    const response = await post("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/list" }, { vars: { AUTH: JSON.stringify({ apiKeys: true, signIn: { ...GOOD, issuer: "nope" } }) } });
+    const response = await post(
+      "/mcp",
+      { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      { vars: { AUTH: JSON.stringify({ apiKeys: true, signIn: { ...GOOD, issuer: "nope" } }) } },
+    );
     expect(response.status).toBe(500);
-    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/AUTH is invalid \(1 problem/);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
+      /AUTH is invalid \(1 problem/,
+    );
   });
 });

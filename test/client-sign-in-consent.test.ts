@@ -9,7 +9,17 @@ import { beforeAll, describe, expect, inject, it } from "vitest";
 import { admin } from "./helpers/auth";
 import { gatewayFetch, type Json, type Vars } from "./helpers/gateway";
 import { readAudit } from "./helpers/audit";
-import { authorizeUrl, CLIENT_REDIRECT, GATEWAY, pkcePair, registerClient, SignInUser, signInVars, tokenRequest, type AuthorizeParams } from "./helpers/client-sign-in";
+import {
+  authorizeUrl,
+  CLIENT_REDIRECT,
+  GATEWAY,
+  pkcePair,
+  registerClient,
+  SignInUser,
+  signInVars,
+  tokenRequest,
+  type AuthorizeParams,
+} from "./helpers/client-sign-in";
 
 const label = crypto.randomUUID().slice(0, 8);
 const OTHER_REDIRECT = "http://127.0.0.1:33419/callback";
@@ -18,8 +28,13 @@ let vars: Vars;
 
 beforeAll(async () => {
   const base = signInVars({}, { UPSTREAMS });
-  vars = { ...base, AUTH: JSON.stringify({ ...JSON.parse(base["AUTH"] as string), scopes: ["tools:read", "tools:call"] }) };
-  expect((await admin("PUT", "/personas/signed-in-users", { roles: ["gateway-users"], allow: ["*"] }, vars)).status).toBe(200);
+  vars = {
+    ...base,
+    AUTH: JSON.stringify({ ...JSON.parse(base["AUTH"] as string), scopes: ["tools:read", "tools:call"] }),
+  };
+  expect(
+    (await admin("PUT", "/personas/signed-in-users", { roles: ["gateway-users"], allow: ["*"] }, vars)).status,
+  ).toBe(200);
 });
 
 type Ask = Omit<AuthorizeParams, "challenge"> & { scope?: string };
@@ -60,12 +75,22 @@ describe("remembered consent", () => {
     await ask(user, { clientId });
     expect(await isAsked(user, { clientId })).toBe(false);
     const { code, verifier } = await ask(user, { clientId });
-    const token = await tokenRequest(vars, { client_id: clientId, code, code_verifier: verifier, resource: aggregated });
+    const token = await tokenRequest(vars, {
+      client_id: clientId,
+      code,
+      code_verifier: verifier,
+      resource: aggregated,
+    });
     expect(token.status).toBe(200);
   });
 
   it.each([
-    ["a narrower resource (/mcp/alpha under /mcp) is not asked again", { resource: aggregated, scope: "tools:read tools:call" }, { resource: alpha, scope: "tools:read" }, false],
+    [
+      "a narrower resource (/mcp/alpha under /mcp) is not asked again",
+      { resource: aggregated, scope: "tools:read tools:call" },
+      { resource: alpha, scope: "tools:read" },
+      false,
+    ],
     ["fewer scopes are not asked again", { scope: "tools:read tools:call" }, { scope: "tools:call" }, false],
     ["a wider resource (/mcp over /mcp/alpha) is asked again", { resource: alpha }, { resource: aggregated }, true],
     ["more scopes are asked again", { scope: "tools:read" }, { scope: "tools:read tools:call" }, true],
@@ -89,9 +114,17 @@ describe("remembered consent", () => {
     const user = `eli-${label}`;
     const clientId = await registerClient(vars);
     const { code, verifier } = await ask(user, { clientId });
-    const { access_token: token } = (await (await tokenRequest(vars, { client_id: clientId, code, code_verifier: verifier, resource: aggregated })).json()) as Json;
-    const { grants } = (await (await gatewayFetch(`${GATEWAY}/oauth/grants`, { headers: { authorization: `Bearer ${token}` } }, vars)).json()) as Json;
-    const revoked = await gatewayFetch(`${GATEWAY}/oauth/grants?grant=${grants[0].id}`, { method: "DELETE", headers: { authorization: `Bearer ${token}` } }, vars);
+    const { access_token: token } = (await (
+      await tokenRequest(vars, { client_id: clientId, code, code_verifier: verifier, resource: aggregated })
+    ).json()) as Json;
+    const { grants } = (await (
+      await gatewayFetch(`${GATEWAY}/oauth/grants`, { headers: { authorization: `Bearer ${token}` } }, vars)
+    ).json()) as Json;
+    const revoked = await gatewayFetch(
+      `${GATEWAY}/oauth/grants?grant=${grants[0].id}`,
+      { method: "DELETE", headers: { authorization: `Bearer ${token}` } },
+      vars,
+    );
     expect(revoked.status).toBe(200);
     expect(await isAsked(user, { clientId })).toBe(true);
   });

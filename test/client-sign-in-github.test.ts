@@ -13,14 +13,43 @@ import { authorizeUrl, GATEWAY, pkcePair, registerClient, SignInUser, signedInTo
 
 const github = inject("githubIdp");
 const label = crypto.randomUUID().slice(0, 8);
-const UPSTREAMS = JSON.stringify([{ name: "alpha", url: inject("fixtureUrls").alpha }, { name: "beta", url: inject("fixtureUrls").beta }]);
-const SIGN_IN = { provider: "github", githubUrl: github.url, githubApiUrl: github.apiUrl, clientId: "GITHUB_CLIENT_ID", clientSecret: "GITHUB_CLIENT_SECRET", allowedDomains: ["example.test"], rolesClaim: "orgs" };
+const UPSTREAMS = JSON.stringify([
+  { name: "alpha", url: inject("fixtureUrls").alpha },
+  { name: "beta", url: inject("fixtureUrls").beta },
+]);
+const SIGN_IN = {
+  provider: "github",
+  githubUrl: github.url,
+  githubApiUrl: github.apiUrl,
+  clientId: "GITHUB_CLIENT_ID",
+  clientSecret: "GITHUB_CLIENT_SECRET",
+  allowedDomains: ["example.test"],
+  rolesClaim: "orgs",
+};
 let vars: Vars;
 
 beforeAll(async () => {
-  vars = { AUTH: JSON.stringify({ apiKeys: true, signIn: SIGN_IN }), GITHUB_CLIENT_ID: github.clientId, GITHUB_CLIENT_SECRET: github.clientSecret, UPSTREAMS, ADMIN_TOKEN: "admin-token-for-auth-tests-0123456789", FILTER_CACHE_TTL_MS: "0" };
-  expect((await admin("PUT", "/personas/github-users", { roles: ["gateway-users"], allow: ["alpha___*"] }, vars)).status).toBe(200);
-  expect((await admin("PUT", "/personas/github-admins", { roles: ["gateway-admins"], allow: ["alpha___*", "beta___*"] }, vars)).status).toBe(200);
+  vars = {
+    AUTH: JSON.stringify({ apiKeys: true, signIn: SIGN_IN }),
+    GITHUB_CLIENT_ID: github.clientId,
+    GITHUB_CLIENT_SECRET: github.clientSecret,
+    UPSTREAMS,
+    ADMIN_TOKEN: "admin-token-for-auth-tests-0123456789",
+    FILTER_CACHE_TTL_MS: "0",
+  };
+  expect(
+    (await admin("PUT", "/personas/github-users", { roles: ["gateway-users"], allow: ["alpha___*"] }, vars)).status,
+  ).toBe(200);
+  expect(
+    (
+      await admin(
+        "PUT",
+        "/personas/github-admins",
+        { roles: ["gateway-admins"], allow: ["alpha___*", "beta___*"] },
+        vars,
+      )
+    ).status,
+  ).toBe(200);
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -29,13 +58,17 @@ describe("GitHub as the identity provider", () => {
   it("signs a GitHub user in, by their numeric id and verified email, with their organization's persona", async () => {
     const user = `gina-${label}`;
     const { access_token: token, clientId } = await signedInToken(vars, user);
-    const { grants } = (await (await gatewayFetch(`${GATEWAY}/oauth/grants`, { headers: bearer(token) }, vars)).json()) as Json;
+    const { grants } = (await (
+      await gatewayFetch(`${GATEWAY}/oauth/grants`, { headers: bearer(token) }, vars)
+    ).json()) as Json;
     expect(grants).toEqual([expect.objectContaining({ clientId, email: `${user}@example.test` })]);
     expect(grants[0].principal).toMatch(/^github:\d+$/);
     const home = (await (await gatewayFetch(`${GATEWAY}/`, { headers: bearer(token) }, vars)).json()) as Json;
     expect(home.upstreams).toEqual(["alpha"]);
     const { access_token: adminToken } = await signedInToken(vars, `admin-${label}`);
-    expect(((await (await gatewayFetch(`${GATEWAY}/`, { headers: bearer(adminToken) }, vars)).json()) as Json).upstreams).toEqual(["alpha", "beta"]);
+    expect(
+      ((await (await gatewayFetch(`${GATEWAY}/`, { headers: bearer(adminToken) }, vars)).json()) as Json).upstreams,
+    ).toEqual(["alpha", "beta"]);
   });
 
   it.each([

@@ -9,7 +9,17 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { admin, ADMIN_TOKEN, makeKey } from "./helpers/auth";
 import { readAudit } from "./helpers/audit";
 import { gatewayFetch, post, type Json } from "./helpers/gateway";
-import { authorizeUrl, GATEWAY, pkcePair, registerClient, signedInToken, SignInUser, signInVars, tokenEndpoint, tokenRequest } from "./helpers/client-sign-in";
+import {
+  authorizeUrl,
+  GATEWAY,
+  pkcePair,
+  registerClient,
+  signedInToken,
+  SignInUser,
+  signInVars,
+  tokenEndpoint,
+  tokenRequest,
+} from "./helpers/client-sign-in";
 import { formInit, signIn } from "./helpers/console";
 import { TEST_ADMIN_TOKEN } from "./helpers/admin";
 
@@ -18,18 +28,36 @@ let vars: Json;
 
 beforeAll(async () => {
   vars = signInVars();
-  expect((await admin("PUT", "/personas/signed-in-users", { roles: ["gateway-users"], allow: ["*"] }, vars)).status).toBe(200);
+  expect(
+    (await admin("PUT", "/personas/signed-in-users", { roles: ["gateway-users"], allow: ["*"] }, vars)).status,
+  ).toBe(200);
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const grantsOf = async (token: string) => gatewayFetch(`${GATEWAY}/oauth/grants`, { headers: bearer(token) }, vars);
-const revokeOwn = (token: string, grant: string) => gatewayFetch(`${GATEWAY}/oauth/grants?grant=${encodeURIComponent(grant)}`, { method: "DELETE", headers: bearer(token) }, vars);
+const revokeOwn = (token: string, grant: string) =>
+  gatewayFetch(
+    `${GATEWAY}/oauth/grants?grant=${encodeURIComponent(grant)}`,
+    { method: "DELETE", headers: bearer(token) },
+    vars,
+  );
 /** An initialize on /mcp with `token`: 200 while the token opens the gateway, 401 once it does not. */
 const listTools = (token: string) => post(`${GATEWAY}/mcp`, INITIALIZE, { vars, headers: bearer(token) });
-const INITIALIZE = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "grants-test", version: "1" } } };
+const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "grants-test", version: "1" } },
+};
 /** The admin API at the gateway's https origin (the authorization server's issuer is the request's origin). */
-const adminAt = (method: string, path: string, more: Json = {}) => gatewayFetch(`${GATEWAY}/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }, { ...vars, ...more });
-const refresh = (refreshToken: string, clientId: string) => tokenEndpoint(vars, { grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId });
+const adminAt = (method: string, path: string, more: Json = {}) =>
+  gatewayFetch(
+    `${GATEWAY}/admin${path}`,
+    { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } },
+    { ...vars, ...more },
+  );
+const refresh = (refreshToken: string, clientId: string) =>
+  tokenEndpoint(vars, { grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId });
 
 /** Asserts `text` holds no part of `tokens` (each token's secret part is its last `:` field). */
 function expectNoToken(text: string, tokens: readonly string[]): void {
@@ -49,8 +77,24 @@ describe("a user's own grants", () => {
     const text = await response.text();
     const { grants } = JSON.parse(text) as Json;
     expect(grants.map((g: Json) => g.clientId).sort()).toEqual([first.clientId, second.clientId].sort());
-    expect(grants[0]).toMatchObject({ clientName: "Test client", email: `${user}@example.test`, principal: user, resource: [`${GATEWAY}/mcp`] });
-    expect(Object.keys(grants[0]).sort()).toEqual(["clientId", "clientName", "createdAt", "email", "expiresAt", "id", "principal", "redirectUri", "resource", "scope"]);
+    expect(grants[0]).toMatchObject({
+      clientName: "Test client",
+      email: `${user}@example.test`,
+      principal: user,
+      resource: [`${GATEWAY}/mcp`],
+    });
+    expect(Object.keys(grants[0]).sort()).toEqual([
+      "clientId",
+      "clientName",
+      "createdAt",
+      "email",
+      "expiresAt",
+      "id",
+      "principal",
+      "redirectUri",
+      "resource",
+      "scope",
+    ]);
     expectNoToken(text, [first.access_token, first.refresh_token!, second.access_token, second.refresh_token!]);
   });
 
@@ -135,20 +179,33 @@ describe("the console's page of client grants", () => {
     const { verifier, challenge } = await pkcePair();
     const end = await new SignInUser(vars, user).walk(authorizeUrl({ clientId, challenge }));
     const code = end.redirect!.searchParams.get("code")!;
-    const { access_token: token } = (await (await tokenRequest(vars, { client_id: clientId, code, code_verifier: verifier, resource: `${GATEWAY}/mcp` })).json()) as Json;
+    const { access_token: token } = (await (
+      await tokenRequest(vars, { client_id: clientId, code, code_verifier: verifier, resource: `${GATEWAY}/mcp` })
+    ).json()) as Json;
     const consoleVars = { ...vars, ADMIN_TOKEN: TEST_ADMIN_TOKEN };
     const session = await signIn(consoleVars, GATEWAY);
-    const page = await gatewayFetch(`${GATEWAY}/admin/console/client-grants`, { headers: { cookie: session.cookie } }, consoleVars);
+    const page = await gatewayFetch(
+      `${GATEWAY}/admin/console/client-grants`,
+      { headers: { cookie: session.cookie } },
+      consoleVars,
+    );
     expect(page.status).toBe(200);
     const html = await page.text();
-    const row = new RegExp(`<tr data-grant-id="([\\w-]+)">((?:(?!</tr>).)*${user}@example\\.test(?:(?!</tr>).)*)</tr>`, "s").exec(html);
+    const row = new RegExp(
+      `<tr data-grant-id="([\\w-]+)">((?:(?!</tr>).)*${user}@example\\.test(?:(?!</tr>).)*)</tr>`,
+      "s",
+    ).exec(html);
     expect(row, html).not.toBeNull();
     expect(row![2]).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;Mail");
     expect(row![2]).toContain("U+202E");
     expect(row![2]).not.toContain("\u202E");
     expect(row![2]).not.toContain("<img");
     const action = `/admin/console/client-grants/revoke?principal=${user}&grant=${row![1]}`;
-    const revoked = await gatewayFetch(`${GATEWAY}${action}`, formInit({ csrf: session.csrf }, session.cookie, GATEWAY), consoleVars);
+    const revoked = await gatewayFetch(
+      `${GATEWAY}${action}`,
+      formInit({ csrf: session.csrf }, session.cookie, GATEWAY),
+      consoleVars,
+    );
     expect(revoked.status).toBe(303);
     expect((await listTools(token)).status).toBe(401);
   });
@@ -158,7 +215,12 @@ describe("the console's role mapping", () => {
   it("saves a valid mapping and shows a refused one with its problems, storing nothing", async () => {
     const consoleVars = { ...vars, ADMIN_TOKEN: TEST_ADMIN_TOKEN };
     const session = await signIn(consoleVars, GATEWAY);
-    const save = (document: string) => gatewayFetch(`${GATEWAY}/admin/console/client-grants/roles`, formInit({ csrf: session.csrf, document, etag: "" }, session.cookie, GATEWAY), consoleVars);
+    const save = (document: string) =>
+      gatewayFetch(
+        `${GATEWAY}/admin/console/client-grants/roles`,
+        formInit({ csrf: session.csrf, document, etag: "" }, session.cookie, GATEWAY),
+        consoleVars,
+      );
     const saved = await save('{"rules": [{"emailDomain": "example.test", "roles": ["console-mapped"]}]}');
     expect(saved.status).toBe(303);
     const stored = await adminAt("GET", "/sign-in-roles");
@@ -167,7 +229,9 @@ describe("the console's role mapping", () => {
     expect(refused.status).toBe(400);
     const html = await refused.text();
     expect(html).toContain("/rules/0/roles");
-    expect(await (await adminAt("GET", "/sign-in-roles")).json()).toEqual({ rules: [{ emailDomain: "example.test", roles: ["console-mapped"] }] });
+    expect(await (await adminAt("GET", "/sign-in-roles")).json()).toEqual({
+      rules: [{ emailDomain: "example.test", roles: ["console-mapped"] }],
+    });
     expect((await adminAt("DELETE", "/sign-in-roles")).status).toBe(200);
   });
 });
@@ -180,14 +244,32 @@ describe("audit events of grants", () => {
     const { grants } = (await (await grantsOf(refreshed.access_token)).json()) as Json;
     expect((await revokeOwn(refreshed.access_token, grants[0].id)).status).toBe(200);
     expect((await refresh(refreshed.refresh_token, held.clientId)).status).toBe(400);
-    const methods = ["(client-grant)", "(client-grant-revoke)", "(client-refresh-failed)", "(client-token)", "(client-token-refresh)"];
+    const methods = [
+      "(client-grant)",
+      "(client-grant-revoke)",
+      "(client-refresh-failed)",
+      "(client-token)",
+      "(client-token-refresh)",
+    ];
     const events = await clientEventsOf(user, methods.length);
     expect(events.map((e) => e["mcp.method.name"]).sort()).toEqual(methods);
     expect(events.every((e) => e["gateway.oauth.client_id"] === held.clientId)).toBe(true);
-    expect(events.find((e) => e["mcp.method.name"] === "(client-grant-revoke)")).toMatchObject({ "gateway.oauth.grant_id": grants[0].id, "gateway.error.message": "by user" });
+    expect(events.find((e) => e["mcp.method.name"] === "(client-grant-revoke)")).toMatchObject({
+      "gateway.oauth.grant_id": grants[0].id,
+      "gateway.error.message": "by user",
+    });
     const failed = events.find((e) => e["mcp.method.name"] === "(client-refresh-failed)");
-    expect(failed).toMatchObject({ "gateway.oauth.grant_id": grants[0].id, "error.type": "invalid_grant", "gateway.outcome": "error" });
-    expectNoToken(JSON.stringify(events), [held.access_token, held.refresh_token!, refreshed.access_token, refreshed.refresh_token]);
+    expect(failed).toMatchObject({
+      "gateway.oauth.grant_id": grants[0].id,
+      "error.type": "invalid_grant",
+      "gateway.outcome": "error",
+    });
+    expectNoToken(JSON.stringify(events), [
+      held.access_token,
+      held.refresh_token!,
+      refreshed.access_token,
+      refreshed.refresh_token,
+    ]);
   });
 
   it("refuses a token request larger than a token request can be, before the library reads it", async () => {

@@ -17,13 +17,20 @@ let vars: Vars;
 
 beforeAll(async () => {
   vars = signInVars({}, { UPSTREAMS });
-  expect((await admin("PUT", "/personas/signed-in-users", { roles: ["gateway-users"], allow: ["alpha___*"] }, vars)).status).toBe(200);
-  expect((await admin("PUT", "/personas/mapped-engineers", { roles: ["engineers"], allow: ["alpha___*", "beta___*"] }, vars)).status).toBe(200);
+  expect(
+    (await admin("PUT", "/personas/signed-in-users", { roles: ["gateway-users"], allow: ["alpha___*"] }, vars)).status,
+  ).toBe(200);
+  expect(
+    (await admin("PUT", "/personas/mapped-engineers", { roles: ["engineers"], allow: ["alpha___*", "beta___*"] }, vars))
+      .status,
+  ).toBe(200);
 });
 
 /** The upstreams the token's holder reaches now (the gateway's home page, as that caller). */
 async function reaches(token: string): Promise<string[]> {
-  const home = (await (await gatewayFetch(`${GATEWAY}/`, { headers: { authorization: `Bearer ${token}` } }, vars)).json()) as Json;
+  const home = (await (
+    await gatewayFetch(`${GATEWAY}/`, { headers: { authorization: `Bearer ${token}` } }, vars)
+  ).json()) as Json;
   return home.upstreams;
 }
 
@@ -45,7 +52,16 @@ describe("the live role mapping", () => {
   });
 
   it("gives nothing to a user it does not match", async () => {
-    expect((await putMapping({ rules: [{ group: "gateway-admins", roles: ["engineers"] }, { emailDomain: "other.test", roles: ["engineers"] }] })).status).toBe(200);
+    expect(
+      (
+        await putMapping({
+          rules: [
+            { group: "gateway-admins", roles: ["engineers"] },
+            { emailDomain: "other.test", roles: ["engineers"] },
+          ],
+        })
+      ).status,
+    ).toBe(200);
     const { access_token: token } = await signedInToken(vars, `bob-${label}`);
     expect(await reaches(token)).toEqual(["alpha"]);
     expect((await admin("DELETE", "/sign-in-roles", undefined, vars)).status).toBe(200);
@@ -57,7 +73,11 @@ describe("the live role mapping", () => {
     ["no matcher", { rules: [{ roles: ["x"] }] }, "/rules/0"],
     ["no roles", { rules: [{ group: "g", roles: [] }] }, "/rules/0/roles"],
     ["a role that is not a string", { rules: [{ group: "g", roles: [7] }] }, "/rules/0/roles"],
-    ["a domain written as an email", { rules: [{ emailDomain: "a@example.test", roles: ["x"] }] }, "/rules/0/emailDomain"],
+    [
+      "a domain written as an email",
+      { rules: [{ emailDomain: "a@example.test", roles: ["x"] }] },
+      "/rules/0/emailDomain",
+    ],
     ["an unknown field", { rules: [{ group: "g", roles: ["x"], when: "always" }] }, "/rules/0/when"],
   ])("refuses %s on write, storing nothing", async (_name, document, path) => {
     expect((await putMapping({ rules: [{ group: "kept", roles: ["kept"] }] })).status).toBe(200);
@@ -66,6 +86,8 @@ describe("the live role mapping", () => {
     const body = (await refused.json()) as Json;
     expect(body.error).toContain("nothing was stored");
     expect(body.problems.map((p: Json) => p.path)).toContain(path);
-    expect(await (await admin("GET", "/sign-in-roles", undefined, vars)).json()).toEqual({ rules: [{ group: "kept", roles: ["kept"] }] });
+    expect(await (await admin("GET", "/sign-in-roles", undefined, vars)).json()).toEqual({
+      rules: [{ group: "kept", roles: ["kept"] }],
+    });
   });
 });

@@ -10,7 +10,17 @@ import { decodeJwt } from "jose";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { admin, makeKey } from "./helpers/auth";
 import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
-import { authorizeUrl, CLIENT_REDIRECT, GATEWAY, pkcePair, registerClient, signedInToken, signInVars, SignInUser, tokenEndpoint } from "./helpers/client-sign-in";
+import {
+  authorizeUrl,
+  CLIENT_REDIRECT,
+  GATEWAY,
+  pkcePair,
+  registerClient,
+  signedInToken,
+  signInVars,
+  SignInUser,
+  tokenEndpoint,
+} from "./helpers/client-sign-in";
 
 const alphaUrl = inject("fixtureUrls").alpha;
 const UPSTREAMS = JSON.stringify([
@@ -20,19 +30,47 @@ const UPSTREAMS = JSON.stringify([
 let vars: Json;
 
 async function signingKey(): Promise<string> {
-  const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
-  return JSON.stringify({ ...((await crypto.subtle.exportKey("jwk", pair.privateKey)) as object), kid: "sign-in-test" });
+  const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, [
+    "sign",
+    "verify",
+  ])) as CryptoKeyPair;
+  return JSON.stringify({
+    ...((await crypto.subtle.exportKey("jwk", pair.privateKey)) as object),
+    kid: "sign-in-test",
+  });
 }
 
 beforeAll(async () => {
   vars = signInVars({}, { UPSTREAMS, IDENTITY_SIGNING_KEY: await signingKey() });
-  expect((await admin("PUT", "/personas/signed-in-users", { roles: ["gateway-users"], allow: ["alpha___whoami", "alpha___echo"] }, vars)).status).toBe(200);
-  expect((await admin("PUT", "/personas/signed-in-admins", { roles: ["gateway-admins"], allow: ["alpha___*", "beta___*"] }, vars)).status).toBe(200);
+  expect(
+    (
+      await admin(
+        "PUT",
+        "/personas/signed-in-users",
+        { roles: ["gateway-users"], allow: ["alpha___whoami", "alpha___echo"] },
+        vars,
+      )
+    ).status,
+  ).toBe(200);
+  expect(
+    (
+      await admin(
+        "PUT",
+        "/personas/signed-in-admins",
+        { roles: ["gateway-admins"], allow: ["alpha___*", "beta___*"] },
+        vars,
+      )
+    ).status,
+  ).toBe(200);
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 /** The upstreams' tools listed (the gateway's own sys___ tools aside). */
-const toolNames = (listed: Json): string[] => listed.result.tools.map((tool: Json) => tool.name).filter((name: string) => !name.startsWith("sys___")).sort();
+const toolNames = (listed: Json): string[] =>
+  listed.result.tools
+    .map((tool: Json) => tool.name)
+    .filter((name: string) => !name.startsWith("sys___"))
+    .sort();
 
 describe("client sign-in: metadata", () => {
   it("serves RFC 8414 metadata: public clients, S256 only, registration", async () => {
@@ -52,14 +90,18 @@ describe("client sign-in: metadata", () => {
   });
 
   it.each([["/mcp"], ["/mcp/alpha"]])("names the gateway as the authorization server of %s", async (path) => {
-    const metadata = (await (await gatewayFetch(`${GATEWAY}/.well-known/oauth-protected-resource${path}`, {}, vars)).json()) as Json;
+    const metadata = (await (
+      await gatewayFetch(`${GATEWAY}/.well-known/oauth-protected-resource${path}`, {}, vars)
+    ).json()) as Json;
     expect(metadata).toMatchObject({ resource: `${GATEWAY}${path}`, authorization_servers: [GATEWAY] });
   });
 
   it("is off by default: no authorization server metadata, none named", async () => {
     const off = { AUTH: JSON.stringify({ apiKeys: true }) };
     expect((await gatewayFetch(`${GATEWAY}/.well-known/oauth-authorization-server`, {}, off)).status).toBe(404);
-    const metadata = (await (await gatewayFetch(`${GATEWAY}/.well-known/oauth-protected-resource/mcp`, {}, off)).json()) as Json;
+    const metadata = (await (
+      await gatewayFetch(`${GATEWAY}/.well-known/oauth-protected-resource/mcp`, {}, off)
+    ).json()) as Json;
     expect(metadata.authorization_servers).toBeUndefined();
   });
 
@@ -83,10 +125,21 @@ describe("client sign-in: the whole flow", () => {
     const { session } = await initialize(`${GATEWAY}/mcp`, { vars, headers: bearer(token) });
     const listed = await request(`${GATEWAY}/mcp`, session, "tools/list", {}, { vars, headers: bearer(token) });
     expect(toolNames(listed)).toEqual(["alpha___echo", "alpha___whoami"]);
-    const called = await request(`${GATEWAY}/mcp`, session, "tools/call", { name: "alpha___whoami", arguments: {} }, { vars, headers: bearer(token) });
+    const called = await request(
+      `${GATEWAY}/mcp`,
+      session,
+      "tools/call",
+      { name: "alpha___whoami", arguments: {} },
+      { vars, headers: bearer(token) },
+    );
     const seen = JSON.parse(called.result.content[0].text);
     expect(seen.authorization).toBeUndefined();
-    expect(decodeJwt(seen["x-mcp-identity"])).toMatchObject({ sub: "ada", email: "ada@example.test", roles: ["gateway-users"], persona: "signed-in-users" });
+    expect(decodeJwt(seen["x-mcp-identity"])).toMatchObject({
+      sub: "ada",
+      email: "ada@example.test",
+      roles: ["gateway-users"],
+      persona: "signed-in-users",
+    });
   });
 
   it("gives each user the roles of their groups", async () => {
@@ -132,7 +185,11 @@ describe("client sign-in: the whole flow", () => {
 
   it("a refreshed token is still the user's; a revoked one opens nothing", async () => {
     const { refresh_token: refresh, clientId } = await signedInToken(vars, "ada");
-    const refreshed = await tokenEndpoint(vars, { grant_type: "refresh_token", refresh_token: refresh!, client_id: clientId });
+    const refreshed = await tokenEndpoint(vars, {
+      grant_type: "refresh_token",
+      refresh_token: refresh!,
+      client_id: clientId,
+    });
     expect(refreshed.status).toBe(200);
     const { access_token: token } = (await refreshed.json()) as { access_token: string };
     const home = (await (await gatewayFetch(`${GATEWAY}/`, { headers: bearer(token) }, vars)).json()) as Json;
@@ -143,7 +200,11 @@ describe("client sign-in: the whole flow", () => {
     expect(((await connections.json()) as Json).connections).toEqual([]);
     const revoked = await tokenEndpoint(vars, { token, client_id: clientId });
     expect(revoked.status).toBe(200);
-    const after = await post(`${GATEWAY}/mcp`, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { vars, headers: bearer(token) });
+    const after = await post(
+      `${GATEWAY}/mcp`,
+      { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      { vars, headers: bearer(token) },
+    );
     expect(after.status).toBe(401);
   });
 });

@@ -6,7 +6,7 @@
  * the program cannot read another principal's payload nor call the gateway's own tools;
  * and the declarations are bounded whatever the upstream's schema.
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { admin as shapingAdmin, ADMIN_VARS } from "./helpers/admin";
 import { admin as authAdmin, authVars, makeKey } from "./helpers/auth";
 import { eventsOnceWritten, readAudit, upstreamVars } from "./helpers/audit";
@@ -33,7 +33,7 @@ async function session(path: string, vars: Vars = {}, headers: Record<string, st
 /** The audit events of sys___run_code calls of the run `runId`, once written (the consumer writes in batches). */
 async function runEvents(runId: string): Promise<Json[]> {
   let found: Json[] = [];
-  for (const deadline = Date.now() + 15_000; found.length === 0 && Date.now() < deadline;) {
+  for (const deadline = Date.now() + 15_000; found.length === 0 && Date.now() < deadline; ) {
     found = (await readAudit("tool=sys___run_code&limit=1000")).events.filter(
       (event: Json) => event["gateway.code_run"] === runId,
     );
@@ -43,7 +43,7 @@ async function runEvents(runId: string): Promise<Json[]> {
 }
 
 /** The value a successful run answered. */
-function valueOf(result: Json): unknown {
+function runValue(result: Json): unknown {
   expect(result.isError, result.content?.[0]?.text).toBeUndefined();
   return JSON.parse(result.content[0].text);
 }
@@ -58,7 +58,7 @@ describe("a program's tool call is the direct call", () => {
     const direct = await session("/mcp", ADMIN_VARS);
     const coder = await session("/mcp?catalog=code", ADMIN_VARS);
     const directResult = (await direct.call("alpha___get_user", { login: "ada" })).result;
-    const value = valueOf(await coder.run('return await tools.alpha.get_user({ login: "ada" });'));
+    const value = runValue(await coder.run('return await tools.alpha.get_user({ login: "ada" });'));
     expect(directResult.structuredContent).toEqual({ userInfo: { login: "ada" } });
     expect(value).toEqual(directResult.structuredContent);
   });
@@ -66,10 +66,10 @@ describe("a program's tool call is the direct call", () => {
   it("is offloaded as a direct call is, and the program reaches none of the gateway's own tools", async () => {
     const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }) };
     const coder = await session("/mcp?catalog=code", vars);
-    const envelope = valueOf(await coder.run("return await tools.alpha.big_list({ count: 200 });")) as Json;
+    const envelope = runValue(await coder.run("return await tools.alpha.big_list({ count: 200 });")) as Json;
     expect(envelope.truncated).toBe(true);
     // The program gets the gateway's read tool no more than any other sys___ tool.
-    const reach = valueOf(await coder.run("return [typeof tools.sys, Object.keys(tools)];")) as [string, string[]];
+    const reach = runValue(await coder.run("return [typeof tools.sys, Object.keys(tools)];")) as [string, string[]];
     expect(reach[0]).toBe("undefined");
     expect(reach[1]).toEqual(expect.arrayContaining(["alpha", "beta"]));
     expect(reach[1]).not.toContain("sys");
@@ -102,7 +102,7 @@ describe("a program's tool call is the direct call", () => {
       "for (let i = 0; i < 5; i++) {\n" +
       '  try { seen.push(await tools.alpha.echo({ text: "x" })); } catch (e) { seen.push(e.message); }\n' +
       "}\nreturn seen;";
-    const seen = valueOf(await coder.run(code)) as string[];
+    const seen = runValue(await coder.run(code)) as string[];
     expect(seen).toHaveLength(5);
     const refused = seen.filter((entry) => entry !== "alpha: x");
     expect(refused.length).toBeGreaterThanOrEqual(2);
@@ -118,7 +118,7 @@ describe("a program's tool call is the direct call", () => {
     expect(direct.content[0].text).toContain("pending change");
     const coder = await session(`/mcp/${name}?catalog=code`, vars);
     const code = "try { await tools.p_code_mode.add({ a: 1, b: 2 }); return 'ran'; } catch (e) { return e.message; }";
-    expect(valueOf(await coder.run(code))).toBe(`add failed: ${direct.content[0].text}`);
+    expect(runValue(await coder.run(code))).toBe(`add failed: ${direct.content[0].text}`);
     const declared = (await coder.call("sys___search_tools", { query: "", limit: 20 })).result.content[0].text;
     expect(declared).toMatch(/add\(args: \{\n\s+a: number;\n\s+b: number;\n\s+\}\)/);
   });
@@ -126,7 +126,7 @@ describe("a program's tool call is the direct call", () => {
   it("is audited under its own name with its run's id, and the run with the code's digest", async () => {
     const { name, vars } = upstreamVars();
     const coder = await session(`/mcp/${name}?catalog=code`, vars);
-    const value = valueOf(await coder.run(`return await tools.${name}.whoami({ q: 7 });`));
+    const value = runValue(await coder.run(`return await tools.${name}.whoami({ q: 7 });`));
     expect(value).toBeDefined();
     const [inner] = await eventsOnceWritten(`upstream=${name}`, 1);
     expect(inner).toMatchObject({
@@ -205,7 +205,7 @@ describe("a call that asks the client", () => {
 
   it("rejects in the program at once for a 2025 client that could answer it directly", async () => {
     const coder = await session("/mcp?catalog=code", {}, {}, { elicitation: {} });
-    expect(valueOf(await coder.run(code))).toBe(expected);
+    expect(runValue(await coder.run(code))).toBe(expected);
   });
 
   it("rejects in the program for a 2026-07-28 client, which would be asked through input_required", async () => {
@@ -216,7 +216,7 @@ describe("a call that asks the client", () => {
       { capabilities: { elicitation: {} } },
     );
     expect(answer.result.resultType).toBe("complete");
-    expect(valueOf(answer.result)).toBe(expected);
+    expect(runValue(answer.result)).toBe(expected);
   });
 });
 
@@ -232,13 +232,13 @@ describe("code mode on both routes in both eras", () => {
     if (era === "2026-07-28") {
       const names = (await modern(url, "tools/list")).result.tools.map((t: Json) => t.name);
       expect(names.sort()).toEqual(["sys___read_payload", "sys___run_code", "sys___search_tools"]);
-      expect(valueOf((await modern(url, "tools/call", { name: "sys___run_code", arguments: { code } })).result)).toBe(
+      expect(runValue((await modern(url, "tools/call", { name: "sys___run_code", arguments: { code } })).result)).toBe(
         30,
       );
       return;
     }
     const client = await session(url);
-    expect(valueOf(await client.run(code))).toBe(30);
+    expect(runValue(await client.run(code))).toBe(30);
   });
 });
 

@@ -40,7 +40,9 @@ function countThens(): { most: () => number; restore: () => void } {
     most = Math.max(most, count);
     return original.apply(this, args) as never;
   } as typeof original;
-  return { most: () => most, restore: () => {
+  return {
+    most: () => most,
+    restore: () => {
       // biome-ignore lint/suspicious/noThenProperty: puts back the Promise.prototype.then the test wrapped.
       Promise.prototype.then = original;
     },
@@ -56,7 +58,13 @@ describe("a guarded body under the answer deadline", () => {
     ["the answer deadline and an idle deadline", 60_000],
   ])("reads %s with no reaction per read on a promise that outlives the read", async (_, idleMs) => {
     const deadline = new AnswerDeadline(60_000, () => {});
-    const guard: BodyGuard = { upstream: "many-chunks", deadline, ...(idleMs === undefined ? {} : { idleMs }), broke: {}, received: { bytes: 0 } };
+    const guard: BodyGuard = {
+      upstream: "many-chunks",
+      deadline,
+      ...(idleMs === undefined ? {} : { idleMs }),
+      broke: {},
+      received: { bytes: 0 },
+    };
     const counter = countThens();
     restore = counter.restore;
     const total = await readToEnd(byteReader(guardBody(manyChunks(), guard)), 64);
@@ -71,9 +79,18 @@ describe("a guarded body under the answer deadline", () => {
   it("fails every read waiting when the answer deadline passes, not only the last one started", async () => {
     const deadline = new AnswerDeadline(50, () => {});
     const guard: BodyGuard = { upstream: "silent", deadline, broke: {}, received: { bytes: 0 } };
-    const reader = byteReader(guardBody(new ReadableStream<Uint8Array>({ pull: () => new Promise<void>(() => {}) }), guard));
-    const settled = (read: Promise<unknown>) => read.then((value) => ({ value }), (error: { failure?: unknown }) => ({ failure: error.failure }));
-    const reads = await Promise.all([settled(reader.readInto(new Uint8Array(16))), settled(reader.readInto(new Uint8Array(16)))]);
+    const reader = byteReader(
+      guardBody(new ReadableStream<Uint8Array>({ pull: () => new Promise<void>(() => {}) }), guard),
+    );
+    const settled = (read: Promise<unknown>) =>
+      read.then(
+        (value) => ({ value }),
+        (error: { failure?: unknown }) => ({ failure: error.failure }),
+      );
+    const reads = await Promise.all([
+      settled(reader.readInto(new Uint8Array(16))),
+      settled(reader.readInto(new Uint8Array(16))),
+    ]);
     expect(reads).toEqual([
       { failure: expect.objectContaining({ reason: "timeout", waited: "answer" }) },
       { failure: expect.objectContaining({ reason: "timeout", waited: "answer" }) },
@@ -94,7 +111,10 @@ describe("a guarded body under the answer deadline", () => {
     const reader = byteReader(guardBody(stalled, guard));
     const buffer = new Uint8Array(16);
     expect((await reader.readInto(buffer)).value?.byteLength).toBe(1);
-    await expect(reader.readInto(buffer)).rejects.toMatchObject({ name: "UpstreamBreak", failure: { reason: "timeout", waited: "answer" } });
+    await expect(reader.readInto(buffer)).rejects.toMatchObject({
+      name: "UpstreamBreak",
+      failure: { reason: "timeout", waited: "answer" },
+    });
     expect(guard.broke.failure).toMatchObject({ reason: "timeout", waited: "answer", upstream: "stalled" });
   });
 });

@@ -36,7 +36,14 @@ describe("sideFor", () => {
 });
 
 describe("clientNeeds", () => {
-  const session = (capabilities: Record<string, unknown>, protocolVersion = "2025-11-25"): UpstreamClient => ({ sid: "s", protocolVersion, clientCapabilities: capabilities, clientInfo: {}, upstreams: {}, exp: 0 });
+  const session = (capabilities: Record<string, unknown>, protocolVersion = "2025-11-25"): UpstreamClient => ({
+    sid: "s",
+    protocolVersion,
+    clientCapabilities: capabilities,
+    clientInfo: {},
+    upstreams: {},
+    exp: 0,
+  });
 
   it.each([
     [{ sampling: {} }, true],

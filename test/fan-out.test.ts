@@ -19,9 +19,15 @@ describe("list cursors", () => {
     const vars = { UPSTREAMS: JSON.stringify([{ name: "count", url: `${base}/plain/${key}/mcp` }]) };
     const { session } = await initialize("/mcp", { vars });
     const before = await counts(key);
-    for (const cursor of [encodeJson(Array.from({ length: 2000 }, () => ["count", null])), `${encodeJson([["count", null]])}.AAAA`]) {
+    for (const cursor of [
+      encodeJson(Array.from({ length: 2000 }, () => ["count", null])),
+      `${encodeJson([["count", null]])}.AAAA`,
+    ]) {
       const answer = await request("/mcp", session, "tools/list", { cursor }, { vars });
-      expect(answer.error).toMatchObject({ code: -32602, message: expect.stringMatching(/cursor was not issued by this gateway/) });
+      expect(answer.error).toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(/cursor was not issued by this gateway/),
+      });
     }
     expect((await counts(key)).byMethod["tools/list"] ?? 0).toBe(before.byMethod["tools/list"] ?? 0);
   });
@@ -31,9 +37,15 @@ describe("list cursors", () => {
     const page = await request("/mcp", first.session, "tools/list");
     expect(typeof page.result.nextCursor).toBe("string");
     const other = await initialize();
-    expect((await request("/mcp", other.session, "tools/list", { cursor: page.result.nextCursor })).error.code).toBe(-32602);
-    expect((await request("/mcp", first.session, "prompts/list", { cursor: page.result.nextCursor })).error.code).toBe(-32602);
-    expect((await request("/mcp", first.session, "tools/list", { cursor: page.result.nextCursor })).result.tools.length).toBeGreaterThan(0);
+    expect((await request("/mcp", other.session, "tools/list", { cursor: page.result.nextCursor })).error.code).toBe(
+      -32602,
+    );
+    expect((await request("/mcp", first.session, "prompts/list", { cursor: page.result.nextCursor })).error.code).toBe(
+      -32602,
+    );
+    expect(
+      (await request("/mcp", first.session, "tools/list", { cursor: page.result.nextCursor })).result.tools.length,
+    ).toBeGreaterThan(0);
   });
 });
 
@@ -44,11 +56,18 @@ describe("batches", () => {
   it("refuses a batch of 5,000 notifications with 400, sending nothing upstream", async () => {
     const { session } = await initialize("/mcp", { vars, version: "2025-03-26" });
     const before = await counts(key);
-    const batch = Array.from({ length: 5000 }, (_, i) => ({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: i, progress: 1 } }));
+    const batch = Array.from({ length: 5000 }, (_, i) => ({
+      jsonrpc: "2.0",
+      method: "notifications/progress",
+      params: { progressToken: i, progress: 1 },
+    }));
     const response = await post("/mcp", batch, { session, vars, version: "2025-03-26" });
     expect(response.status).toBe(400);
     const body = (await response.json()) as Json;
-    expect(body.error).toMatchObject({ code: -32600, message: "Invalid Request: a batch of 5000 messages; the gateway takes at most 100 per POST" });
+    expect(body.error).toMatchObject({
+      code: -32600,
+      message: "Invalid Request: a batch of 5000 messages; the gateway takes at most 100 per POST",
+    });
     expect((await counts(key)).total).toBe(before.total);
   });
 

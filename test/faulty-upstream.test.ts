@@ -31,17 +31,29 @@ async function counts(url: string): Promise<Record<string, number>> {
   return (await (await fetch(`${faulty}/counts${path}`)).json()) as Record<string, number>;
 }
 
-const initializeBody = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+const initializeBody = {
+  jsonrpc: "2.0",
+  id: 0,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+};
 
 describe("an upstream that stalls after its headers", () => {
   it("leaves initialize on /mcp to the others and names the stalled one", async () => {
-    const vars = upstreams({ name: "alpha", url: alpha }, { name: "stall", url: faultyUrl("stall-initialize"), ...DEADLINES });
+    const vars = upstreams(
+      { name: "alpha", url: alpha },
+      { name: "stall", url: faultyUrl("stall-initialize"), ...DEADLINES },
+    );
     const { session, result } = await initialize("/mcp", { vars });
     expect(result.serverInfo.name).toBe("mcp-edge-gateway");
-    expect(result._meta[UNAVAILABLE]).toEqual([{ upstream: "stall", error: expect.stringMatching(/upstream "stall" did not finish its answer within 500 ms/) }]);
+    expect(result._meta[UNAVAILABLE]).toEqual([
+      { upstream: "stall", error: expect.stringMatching(/upstream "stall" did not finish its answer within 500 ms/) },
+    ]);
     const list = await request("/mcp", session, "tools/list", undefined, { vars });
     expect(list.result.tools.map((t: Json) => t.name)).toContain("alpha___echo");
-    expect(list.result._meta[UNAVAILABLE]).toEqual([{ upstream: "stall", error: expect.stringMatching(/did not finish its answer within 500 ms/) }]);
+    expect(list.result._meta[UNAVAILABLE]).toEqual([
+      { upstream: "stall", error: expect.stringMatching(/did not finish its answer within 500 ms/) },
+    ]);
   });
 
   it("answers initialize on /mcp/<upstream> with a timeout error", async () => {
@@ -60,25 +72,48 @@ describe("an upstream that stalls after its headers", () => {
     const list = await request("/mcp", session, "tools/list", undefined, { vars });
     expect(list.result.tools.map((t: Json) => t.name)).toContain("alpha___echo");
     expect(list.result.tools.map((t: Json) => t.name)).not.toContain("stall___echo");
-    expect(list.result._meta[UNAVAILABLE]).toEqual([{ upstream: "stall", error: expect.stringMatching(/upstream "stall" did not finish its answer within 500 ms/) }]);
+    expect(list.result._meta[UNAVAILABLE]).toEqual([
+      { upstream: "stall", error: expect.stringMatching(/upstream "stall" did not finish its answer within 500 ms/) },
+    ]);
   });
 
   it("ends a tools/call whose SSE stream falls silent after one event", async () => {
-    const vars = upstreams({ name: "alpha", url: alpha }, { name: "stall", url: faultyUrl("stall-call"), ...DEADLINES });
+    const vars = upstreams(
+      { name: "alpha", url: alpha },
+      { name: "stall", url: faultyUrl("stall-call"), ...DEADLINES },
+    );
     const { session } = await initialize("/mcp", { vars });
-    const response = await post("/mcp", { jsonrpc: "2.0", id: 41, method: "tools/call", params: { name: "stall___echo", arguments: {} } }, { session, vars });
+    const response = await post(
+      "/mcp",
+      { jsonrpc: "2.0", id: 41, method: "tools/call", params: { name: "stall___echo", arguments: {} } },
+      { session, vars },
+    );
     const all = await messages(response);
     expect(all[0]).toMatchObject({ method: "notifications/message", params: { data: "working" } });
-    expect(all.at(-1)).toMatchObject({ id: 41, error: { code: -32010, data: { upstream: "stall", reason: "timeout" } } });
+    expect(all.at(-1)).toMatchObject({
+      id: 41,
+      error: { code: -32010, data: { upstream: "stall", reason: "timeout" } },
+    });
     expect(all.at(-1).error.message).toMatch(/upstream "stall" sent nothing for 500 ms/);
-    const ok = await request("/mcp", session, "tools/call", { name: "alpha___echo", arguments: { text: "still" } }, { vars });
+    const ok = await request(
+      "/mcp",
+      session,
+      "tools/call",
+      { name: "alpha___echo", arguments: { text: "still" } },
+      { vars },
+    );
     expect(ok.result.content[0].text).toBe("alpha: still");
   });
 });
 
 it("ends a client's answer to a server request that the upstream never acknowledges", async () => {
   // Only the answer deadline can end this: the stream is never silent for idleTimeoutMs.
-  const vars = upstreams({ name: "trickle", url: faultyUrl("trickle-response"), timeoutMs: 500, idleTimeoutMs: 60_000 });
+  const vars = upstreams({
+    name: "trickle",
+    url: faultyUrl("trickle-response"),
+    timeoutMs: 500,
+    idleTimeoutMs: 60_000,
+  });
   const { session } = await initialize("/mcp/trickle", { vars });
   const response = await post("/mcp/trickle", { jsonrpc: "2.0", id: "server-asked-1", result: {} }, { session, vars });
   const body = (await response.json()) as Json;
@@ -87,19 +122,28 @@ it("ends a client's answer to a server request that the upstream never acknowled
 });
 
 describe("a response on a call's stream that answers another request", () => {
-  it.each(["/mcp", "/mcp/foreign"])("is dropped on %s, and only the call's own answer reaches the client", async (path) => {
-    const vars = upstreams({ name: "foreign", url: faultyUrl("foreign-id") });
-    const { session } = await initialize(path, { vars });
-    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
-    try {
-      const name = path === "/mcp" ? "foreign___echo" : "echo";
-      const all = await messages(await post(path, { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name, arguments: {} } }, { session, vars }));
-      expect(all).toEqual([{ jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "yours" }] } }]);
-      expect(warn.mock.calls.map((call) => call.join(" ")).join("\n")).toMatch(/upstream "foreign" .*1007/);
-    } finally {
-      warn.mockRestore();
-    }
-  });
+  it.each(["/mcp", "/mcp/foreign"])(
+    "is dropped on %s, and only the call's own answer reaches the client",
+    async (path) => {
+      const vars = upstreams({ name: "foreign", url: faultyUrl("foreign-id") });
+      const { session } = await initialize(path, { vars });
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+      try {
+        const name = path === "/mcp" ? "foreign___echo" : "echo";
+        const all = await messages(
+          await post(
+            path,
+            { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name, arguments: {} } },
+            { session, vars },
+          ),
+        );
+        expect(all).toEqual([{ jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "yours" }] } }]);
+        expect(warn.mock.calls.map((call) => call.join(" ")).join("\n")).toMatch(/upstream "foreign" .*1007/);
+      } finally {
+        warn.mockRestore();
+      }
+    },
+  );
 });
 
 describe("an upstream that echoes the gateway's credential in an error", () => {
@@ -118,7 +162,11 @@ describe("an upstream that echoes the gateway's credential in an error", () => {
     const error = vi.spyOn(console, "warn").mockImplementation(() => {});
     let text: string;
     try {
-      const response = await post("/mcp/leaky", { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: {} } }, { session, vars });
+      const response = await post(
+        "/mcp/leaky",
+        { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: {} } },
+        { session, vars },
+      );
       text = JSON.stringify(await messages(response));
       // The operator still learns what the upstream said, without the secret.
       const logged = error.mock.calls.map((call) => call.join(" ")).join("\n");
@@ -153,8 +201,17 @@ describe("an upstream that echoes the gateway's credential in an error", () => {
 
   it("redacts it from that error when the call ran bridged (a 2026-07-28 client that may be asked)", async () => {
     // The BridgedCall object sends the credential with its own bindings: one it has (SESSION_SECRET, also redacted).
-    const vars = upstreams({ name: "leaky", url: faultyUrl("echo-auth-error"), credential: { secret: "SESSION_SECRET" } });
-    const call = await modern("/mcp/leaky", "tools/call", { name: "echo", arguments: {} }, { vars, capabilities: { elicitation: {} } });
+    const vars = upstreams({
+      name: "leaky",
+      url: faultyUrl("echo-auth-error"),
+      credential: { secret: "SESSION_SECRET" },
+    });
+    const call = await modern(
+      "/mcp/leaky",
+      "tools/call",
+      { name: "echo", arguments: {} },
+      { vars, capabilities: { elicitation: {} } },
+    );
     expect(call.error).toEqual({ code: -32603, message: "token Bearer [redacted] refused" });
   });
 
@@ -162,8 +219,16 @@ describe("an upstream that echoes the gateway's credential in an error", () => {
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     try {
       const other = "o".repeat(100);
-      const env = { ...upstreams({ name: "leaky", url: "http://127.0.0.1:1/", credential: { secret: "LEAKY_TOKEN" } }), LEAKY_TOKEN: SECRET, ADMIN_TOKEN: other };
-      logUpstreamText({ upstream: "leaky", env }, "answered HTTP 500", `${other}${other}${"x".repeat(MAX_ERROR_BODY_CHARS - 120)}${SECRET}`);
+      const env = {
+        ...upstreams({ name: "leaky", url: "http://127.0.0.1:1/", credential: { secret: "LEAKY_TOKEN" } }),
+        LEAKY_TOKEN: SECRET,
+        ADMIN_TOKEN: other,
+      };
+      logUpstreamText(
+        { upstream: "leaky", env },
+        "answered HTTP 500",
+        `${other}${other}${"x".repeat(MAX_ERROR_BODY_CHARS - 120)}${SECRET}`,
+      );
       // Cut at 300 + the longest secret, then redacted and cut again: the shorter text pulled a secret's start inside.
       expect(String(warn.mock.calls[0]?.[0])).not.toContain(SECRET.slice(0, 3));
     } finally {
@@ -172,7 +237,10 @@ describe("an upstream that echoes the gateway's credential in an error", () => {
   });
 
   it("redacts an escaped credential from an error nested deeper than the stack goes", () => {
-    const env = { ...upstreams({ name: "leaky", url: "http://127.0.0.1:1/", credential: { secret: "LEAKY_TOKEN" } }), LEAKY_TOKEN: SECRET };
+    const env = {
+      ...upstreams({ name: "leaky", url: "http://127.0.0.1:1/", credential: { secret: "LEAKY_TOKEN" } }),
+      LEAKY_TOKEN: SECRET,
+    };
     const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
     const escaped = SECRET.replace("-", "\\u002d");
     const text = `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"token ${escaped} refused","data":${deep}}}`;
@@ -185,8 +253,15 @@ describe("an upstream that echoes the gateway's credential in an error", () => {
   it("leaves no start of it in a log line cut across it", () => {
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     try {
-      const env = { ...upstreams({ name: "leaky", url: "http://127.0.0.1:1/", credential: { secret: "LEAKY_TOKEN" } }), LEAKY_TOKEN: SECRET };
-      logUpstreamText({ upstream: "leaky", env }, "answered HTTP 500", `${"x".repeat(MAX_ERROR_BODY_CHARS - 10)}Bearer ${SECRET} and more`);
+      const env = {
+        ...upstreams({ name: "leaky", url: "http://127.0.0.1:1/", credential: { secret: "LEAKY_TOKEN" } }),
+        LEAKY_TOKEN: SECRET,
+      };
+      logUpstreamText(
+        { upstream: "leaky", env },
+        "answered HTTP 500",
+        `${"x".repeat(MAX_ERROR_BODY_CHARS - 10)}Bearer ${SECRET} and more`,
+      );
       const line = String(warn.mock.calls[0]?.[0]);
       // Cut first, then redacted, the line ended with the secret's first three characters.
       expect(line).not.toContain(SECRET.slice(0, 3));
@@ -196,7 +271,13 @@ describe("an upstream that echoes the gateway's credential in an error", () => {
   });
 
   it("redacts it from the merged list's note about a failing upstream", async () => {
-    const vars = { ...credentialed("echo-auth-list"), ...upstreams({ name: "alpha", url: alpha }, { name: "leaky", url: faultyUrl("echo-auth-list"), credential: { secret: "LEAKY_TOKEN" } }) };
+    const vars = {
+      ...credentialed("echo-auth-list"),
+      ...upstreams(
+        { name: "alpha", url: alpha },
+        { name: "leaky", url: faultyUrl("echo-auth-list"), credential: { secret: "LEAKY_TOKEN" } },
+      ),
+    };
     const { session } = await initialize("/mcp", { vars });
     const list = await request("/mcp", session, "tools/list", {}, { vars });
     expect(list.result.tools.map((t: Json) => t.name)).toContain("alpha___echo");
@@ -232,10 +313,16 @@ describe("an upstream that answers a forgotten session with HTTP 400", () => {
 
   it("keeps the session and relays the error when the 400 answers the request itself (its id)", async () => {
     const url = faultyUrl("call-400");
-    const vars = { ...upstreams({ name: "strict", url, credential: { secret: "STRICT_TOKEN" } }), STRICT_TOKEN: SECRET };
+    const vars = {
+      ...upstreams({ name: "strict", url, credential: { secret: "STRICT_TOKEN" } }),
+      STRICT_TOKEN: SECRET,
+    };
     const { session } = await initialize("/mcp/strict", { vars });
     const call = await request("/mcp/strict", session, "tools/call", { name: "echo", arguments: {} }, { vars });
-    expect(call.error).toEqual({ code: -32602, message: 'Invalid params: "path" is required (token Bearer [redacted])' });
+    expect(call.error).toEqual({
+      code: -32602,
+      message: 'Invalid params: "path" is required (token Bearer [redacted])',
+    });
     const again = await request("/mcp/strict", session, "tools/call", { name: "echo", arguments: {} }, { vars });
     expect(again.error.code).toBe(-32602);
     const seen = await counts(url);
@@ -254,7 +341,10 @@ describe("an upstream that answers a forgotten session with HTTP 400", () => {
   });
 
   it("redacts the credential from the relayed error however the upstream escaped it", async () => {
-    const vars = { ...upstreams({ name: "escaping", url: faultyUrl("call-400-escaped"), credential: { secret: "ESCAPING_TOKEN" } }), ESCAPING_TOKEN: SECRET };
+    const vars = {
+      ...upstreams({ name: "escaping", url: faultyUrl("call-400-escaped"), credential: { secret: "ESCAPING_TOKEN" } }),
+      ESCAPING_TOKEN: SECRET,
+    };
     const { session } = await initialize("/mcp/escaping", { vars });
     const call = await request("/mcp/escaping", session, "tools/call", { name: "echo", arguments: {} }, { vars });
     // Matched on the bytes, the escaped credential reached the client, whose parser decoded it.
@@ -266,22 +356,33 @@ it("answers a client's request through the helpers", async () => {
   // Sanity: the fixture's well-behaved path works through the gateway.
   const vars = upstreams({ name: "fine", url: faultyUrl("fine") });
   const { session } = await initialize("/mcp/fine", { vars });
-  expect(await answer(await post("/mcp/fine", { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: {} } }, { session, vars }))).toMatchObject({
+  expect(
+    await answer(
+      await post(
+        "/mcp/fine",
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: {} } },
+        { session, vars },
+      ),
+    ),
+  ).toMatchObject({
     id: 2,
     result: { content: [{ text: "ok" }] },
   });
 });
 
 describe("an upstream whose list is larger than the gateway holds in memory", () => {
-  it.each(["huge-list", "huge-list-sse"])("%s: the list fails with a clear reason, and the gateway keeps serving", async (mode) => {
-    const vars = upstreams({ name: "huge", url: faultyUrl(mode) });
-    const { session } = await initialize("/mcp/huge", { vars });
-    const list = await request("/mcp/huge", session, "tools/list", {}, { vars });
-    expect(list.error.data).toMatchObject({ upstream: "huge", reason: "bad-response" });
-    expect(list.error.message).toMatch(/larger than 16777216 bytes/);
-    const ok = await request("/mcp/huge", session, "tools/call", { name: "echo", arguments: {} }, { vars });
-    expect(ok.result).toBeDefined();
-  });
+  it.each(["huge-list", "huge-list-sse"])(
+    "%s: the list fails with a clear reason, and the gateway keeps serving",
+    async (mode) => {
+      const vars = upstreams({ name: "huge", url: faultyUrl(mode) });
+      const { session } = await initialize("/mcp/huge", { vars });
+      const list = await request("/mcp/huge", session, "tools/list", {}, { vars });
+      expect(list.error.data).toMatchObject({ upstream: "huge", reason: "bad-response" });
+      expect(list.error.message).toMatch(/larger than 16777216 bytes/);
+      const ok = await request("/mcp/huge", session, "tools/call", { name: "echo", arguments: {} }, { vars });
+      expect(ok.result).toBeDefined();
+    },
+  );
 });
 
 describe("an upstream whose SSE event is all empty data lines", () => {
@@ -292,7 +393,9 @@ describe("an upstream whose SSE event is all empty data lines", () => {
     // Held whole, the event's 300,000 views were read as one message of line breaks.
     expect(list.error.data).toMatchObject({ upstream: "lines", reason: "bad-response" });
     expect(list.error.message).toMatch(/larger than 16777216 bytes/);
-    expect((await request("/mcp/lines", session, "tools/call", { name: "echo", arguments: {} }, { vars })).result).toBeDefined();
+    expect(
+      (await request("/mcp/lines", session, "tools/call", { name: "echo", arguments: {} }, { vars })).result,
+    ).toBeDefined();
   });
 });
 
@@ -300,9 +403,15 @@ describe("an upstream that answers a call with a JSON array (a 2025-03-26 batch)
   it("relays each element with the upstream's own bytes", async () => {
     const vars = upstreams({ name: "batched", url: faultyUrl("batch-answer") });
     const { session } = await initialize("/mcp/batched", { vars });
-    const response = await post("/mcp/batched", { jsonrpc: "2.0", id: 12, method: "tools/call", params: { name: "echo", arguments: {} } }, { session, vars });
+    const response = await post(
+      "/mcp/batched",
+      { jsonrpc: "2.0", id: 12, method: "tools/call", params: { name: "echo", arguments: {} } },
+      { session, vars },
+    );
     const texts = await messageTexts(response);
-    expect(texts.at(-1)).toBe('{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"n"}],"structuredContent":{"ratio":1.0,"big":9223372036854775807}}}');
+    expect(texts.at(-1)).toBe(
+      '{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"n"}],"structuredContent":{"ratio":1.0,"big":9223372036854775807}}}',
+    );
     expect(texts.some((text) => text.includes('"data":"batched"'))).toBe(true);
   });
 });

@@ -14,7 +14,9 @@ import { qualifyName } from "../src/core/names";
 /** A string-like name that counts how often the matcher reads a character of it. */
 function countingName(text: string): { name: string; reads: () => number } {
   let reads = 0;
-  const name = { length: text.length, charCodeAt: (i: number) => {
+  const name = {
+    length: text.length,
+    charCodeAt: (i: number) => {
       reads++;
       return text.charCodeAt(i);
     },
@@ -62,7 +64,10 @@ describe("glob matching", () => {
     [30, 10_000],
   ])("answers a glob of %i stars against a %i-character name after at most name × glob reads", (count, length) => {
     const glob = stars(count, "x");
-    for (const [text, expected] of [["_".repeat(length), false], [`${"_".repeat(length - 1)}x`, true]] as const) {
+    for (const [text, expected] of [
+      ["_".repeat(length), false],
+      [`${"_".repeat(length - 1)}x`, true],
+    ] as const) {
       const { name, reads } = countingName(text);
       expect(matchesGlob(glob, name)).toBe(expected);
       expect(reads()).toBeGreaterThanOrEqual(length);
@@ -132,7 +137,11 @@ describe("glob matching", () => {
   });
 
   it("selects rules with an adversarial tool name at once", () => {
-    const set: FilterSet = { name: "s", mode: "enforce", tools: { [stars(12, "x")]: { retain: [""] }, "*": { retain: ["/a"] } } };
+    const set: FilterSet = {
+      name: "s",
+      mode: "enforce",
+      tools: { [stars(12, "x")]: { retain: [""] }, "*": { retain: ["/a"] } },
+    };
     expect(selectFilter(set, "_".repeat(10_000))?.key).toBe("*");
     expect(selectFilter(set, `${"_".repeat(9_999)}x`)?.key).toBe(stars(12, "x"));
   });

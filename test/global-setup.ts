@@ -23,11 +23,21 @@ import { startGetStreamUpstream } from "./fixtures/get-stream-upstream.ts";
 import { startListCacheUpstream } from "./fixtures/list-cache-upstream.ts";
 import { startDualEraUpstream } from "./fixtures/dual-era-upstream.ts";
 import { startOAuthUpstream, STATIC_CLIENT_ID, STATIC_CLIENT_SECRET } from "./fixtures/oauth-upstream.ts";
-import { GATEWAY_CALLBACK, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startOperatorIdp } from "./fixtures/operator-idp.ts";
+import {
+  GATEWAY_CALLBACK,
+  GATEWAY_CLIENT_ID,
+  GATEWAY_CLIENT_SECRET,
+  startOperatorIdp,
+} from "./fixtures/operator-idp.ts";
 import { GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, startGithubIdp } from "./fixtures/github-idp.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [alpha, beta, raw, names] = await Promise.all([startAlpha(), startBeta(), startRawUpstream(), startNamesUpstream()]);
+  const [alpha, beta, raw, names] = await Promise.all([
+    startAlpha(),
+    startBeta(),
+    startRawUpstream(),
+    startNamesUpstream(),
+  ]);
   project.provide("namesUpstream", names.url);
   project.provide("fixtureUrls", { alpha: alpha.url, beta: beta.url, raw: raw.url });
   project.provide("upstreams", [
@@ -62,7 +72,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const pins = await startPinsUpstream();
   project.provide("pinsUpstreamUrl", pins.url);
   // Real 2025 servers that ask their questions on the session's GET stream (test/bridge-get-stream.test.ts).
-  const [fastmcp, everything, getStream] = await Promise.all([startFastMcpUpstream(), startEverythingUpstream(), startGetStreamUpstream()]);
+  const [fastmcp, everything, getStream] = await Promise.all([
+    startFastMcpUpstream(),
+    startEverythingUpstream(),
+    startGetStreamUpstream(),
+  ]);
   project.provide("fastmcpUpstreamUrl", fastmcp.url);
   project.provide("everythingUpstreamUrl", everything.url);
   project.provide("getStreamUpstream", { url: getStream.url, origin: getStream.origin });
@@ -72,14 +86,50 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Upstreams that act as the signed-in user, and their authorization server (oidc-provider).
   const oauth = await startOAuthUpstream();
   const issuers = { issuer: oauth.issuer, noIssIssuer: oauth.noIssIssuer, hostileIssuer: oauth.hostileIssuer };
-  project.provide("oauthUpstream", { origin: oauth.upstreamOrigin, ...issuers, staticClient: { id: STATIC_CLIENT_ID, secret: STATIC_CLIENT_SECRET } });
+  project.provide("oauthUpstream", {
+    origin: oauth.upstreamOrigin,
+    ...issuers,
+    staticClient: { id: STATIC_CLIENT_ID, secret: STATIC_CLIENT_SECRET },
+  });
   // The operator's OpenID Connect provider that users of the gateway's own sign-in log in at (AUTH.signIn).
   const operatorIdp = await startOperatorIdp();
-  project.provide("operatorIdp", { issuer: operatorIdp.issuer, clientId: GATEWAY_CLIENT_ID, clientSecret: GATEWAY_CLIENT_SECRET });
+  project.provide("operatorIdp", {
+    issuer: operatorIdp.issuer,
+    clientId: GATEWAY_CLIENT_ID,
+    clientSecret: GATEWAY_CLIENT_SECRET,
+  });
   // github.com and its API, stood in for on loopback (AUTH.signIn with "provider": "github").
   const githubIdp = await startGithubIdp([GATEWAY_CALLBACK]);
-  project.provide("githubIdp", { url: githubIdp.url, apiUrl: githubIdp.apiUrl, clientId: GITHUB_CLIENT_ID, clientSecret: GITHUB_CLIENT_SECRET });
+  project.provide("githubIdp", {
+    url: githubIdp.url,
+    apiUrl: githubIdp.apiUrl,
+    clientId: GITHUB_CLIENT_ID,
+    clientSecret: GITHUB_CLIENT_SECRET,
+  });
   return async () => {
-    await Promise.all([operatorIdp.close(), githubIdp.close(), fastmcp.close(), everything.close(), getStream.close(), alpha.close(), beta.close(), raw.close(), flood.close(), names.close(), faulty.close(), script.close(), tasks.close(), trace.close(), jwks.close(), modern.close(), mrtr.close(), dualEra.close(), sessionfulDual.close(), pins.close(), listCache.close(), oauth.close()]);
+    await Promise.all([
+      operatorIdp.close(),
+      githubIdp.close(),
+      fastmcp.close(),
+      everything.close(),
+      getStream.close(),
+      alpha.close(),
+      beta.close(),
+      raw.close(),
+      flood.close(),
+      names.close(),
+      faulty.close(),
+      script.close(),
+      tasks.close(),
+      trace.close(),
+      jwks.close(),
+      modern.close(),
+      mrtr.close(),
+      dualEra.close(),
+      sessionfulDual.close(),
+      pins.close(),
+      listCache.close(),
+      oauth.close(),
+    ]);
   };
 }

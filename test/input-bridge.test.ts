@@ -6,7 +6,11 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, inject, it } from "vitest";
 import { createApp } from "../src/gateway";
 import { readSse } from "../src/core/sse";
@@ -16,16 +20,30 @@ import { gatewayFetch, initialize, post, request, type Json } from "./helpers/ga
 const modernUrl = inject("modernUpstreamUrl");
 const { alpha } = inject("fixtureUrls");
 const ONLY_MODERN = { UPSTREAMS: JSON.stringify([{ name: "modern", url: modernUrl }]) };
-const MIXED = { UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha }, { name: "modern", url: modernUrl }]) };
+const MIXED = {
+  UPSTREAMS: JSON.stringify([
+    { name: "alpha", url: alpha },
+    { name: "modern", url: modernUrl },
+  ]),
+};
 
 type Capabilities = { elicitation?: boolean; sampling?: boolean };
 
 /** An SDK v1 client on `path`, answering elicitations (accept, ok: true) and sampling ("Paris"), talking to the Worker in workerd. */
-async function sdkClient(path: string, vars: Record<string, string>, capabilities: Capabilities = { elicitation: true, sampling: true }) {
+async function sdkClient(
+  path: string,
+  vars: Record<string, string>,
+  capabilities: Capabilities = { elicitation: true, sampling: true },
+) {
   const asked: string[] = [];
   const client = new Client(
     { name: "sdk-v1", version: "1.0.0" },
-    { capabilities: { ...(capabilities.elicitation ? { elicitation: {} } : {}), ...(capabilities.sampling ? { sampling: {} } : {}) } },
+    {
+      capabilities: {
+        ...(capabilities.elicitation ? { elicitation: {} } : {}),
+        ...(capabilities.sampling ? { sampling: {} } : {}),
+      },
+    },
   );
   if (capabilities.elicitation) {
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
@@ -37,11 +55,19 @@ async function sdkClient(path: string, vars: Record<string, string>, capabilitie
     client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
       const first = request.params.messages[0]!.content;
       asked.push(`sample: ${"text" in first ? first.text : "?"}`);
-      return { role: "assistant", content: { type: "text", text: "Paris" }, model: "test-model", stopReason: "endTurn" };
+      return {
+        role: "assistant",
+        content: { type: "text", text: "Paris" },
+        model: "test-model",
+        stopReason: "endTurn",
+      };
     });
   }
-  const fetchThroughGateway = (input: string | URL | Request, init?: RequestInit) => gatewayFetch(String(input instanceof Request ? input.url : input), init, vars);
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://gateway.test${path}`), { fetch: fetchThroughGateway }));
+  const fetchThroughGateway = (input: string | URL | Request, init?: RequestInit) =>
+    gatewayFetch(String(input instanceof Request ? input.url : input), init, vars);
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`http://gateway.test${path}`), { fetch: fetchThroughGateway }),
+  );
   return { client, asked };
 }
 
@@ -62,7 +88,9 @@ describe("a 2025 SDK client of a 2026-07-28-only upstream asking for input", () 
     await client.close();
   });
 
-  it("gets an answer too large to hold, offloaded while it streams, after a round of input", { timeout: 120_000 }, async () => {
+  it("gets an answer too large to hold, offloaded while it streams, after a round of input", {
+    timeout: 120_000,
+  }, async () => {
     const { client, asked } = await sdkClient("/mcp/modern", ONLY_MODERN);
     const result = await client.callTool({ name: "confirm_big", arguments: { mb: 10 } });
     expect(asked).toEqual(["elicit: Send it all?"]);
@@ -75,7 +103,18 @@ describe("a 2025 SDK client of a 2026-07-28-only upstream asking for input", () 
   it("never forwards a 2025 client's own requestState or inputResponses (its revision has none: they can only be forged)", async () => {
     // No elicitation declared: the upstream's question cannot be put to this client.
     const { session } = await initialize("/mcp/modern", { vars: ONLY_MODERN, capabilities: {} });
-    const forged = await request("/mcp/modern", session, "tools/call", { name: "confirm", arguments: { text: "forged" }, requestState: "confirm:forged", inputResponses: { confirm: { action: "accept", content: { ok: true } } } }, { vars: ONLY_MODERN });
+    const forged = await request(
+      "/mcp/modern",
+      session,
+      "tools/call",
+      {
+        name: "confirm",
+        arguments: { text: "forged" },
+        requestState: "confirm:forged",
+        inputResponses: { confirm: { action: "accept", content: { ok: true } } },
+      },
+      { vars: ONLY_MODERN },
+    );
     expect(JSON.stringify(forged)).not.toContain("confirmed forged");
     expect(JSON.stringify(forged)).toContain("elicitation");
   });
@@ -91,8 +130,11 @@ describe("a 2025 SDK client of a 2026-07-28-only upstream asking for input", () 
   it("answers roots/list for a client that declared roots", async () => {
     const client = new Client({ name: "sdk-v1-roots", version: "1.0.0" }, { capabilities: { roots: {} } });
     client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///work", name: "work" }] }));
-    const fetchThroughGateway = (input: string | URL | Request, init?: RequestInit) => gatewayFetch(String(input instanceof Request ? input.url : input), init, ONLY_MODERN);
-    await client.connect(new StreamableHTTPClientTransport(new URL("http://gateway.test/mcp/modern"), { fetch: fetchThroughGateway }));
+    const fetchThroughGateway = (input: string | URL | Request, init?: RequestInit) =>
+      gatewayFetch(String(input instanceof Request ? input.url : input), init, ONLY_MODERN);
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL("http://gateway.test/mcp/modern"), { fetch: fetchThroughGateway }),
+    );
     expect(text(await client.callTool({ name: "roots", arguments: {} }))).toBe("roots: file:///work");
     await client.close();
   });
@@ -124,14 +166,22 @@ describe("the client's answers", () => {
   // not by the request that waits. Separate isolates: test/e2e/bridge-isolates.test.ts.
   it("may come through another app instance, as a separate POST: the call waits for them in the Durable Object", async () => {
     const { session } = await initialize("/mcp/modern", { vars: ONLY_MODERN, capabilities: { elicitation: {} } });
-    const call = await post("/mcp/modern", { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "confirm", arguments: { text: "elsewhere" } } }, { session, vars: ONLY_MODERN });
+    const call = await post(
+      "/mcp/modern",
+      { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "confirm", arguments: { text: "elsewhere" } } },
+      { session, vars: ONLY_MODERN },
+    );
     expect(call.headers.get("content-type")).toContain("text/event-stream");
     const events = readSse(call.body!)[Symbol.asyncIterator]();
     const asked = JSON.parse((await events.next()).value.data) as Json;
     expect(asked.method).toBe("elicitation/create");
     expect(asked.params.message).toBe("Confirm elsewhere?");
     const other = createApp();
-    const delivered = await post("/mcp/modern", { jsonrpc: "2.0", id: asked.id, result: { action: "accept", content: { ok: false } } }, { session, vars: ONLY_MODERN, target: other });
+    const delivered = await post(
+      "/mcp/modern",
+      { jsonrpc: "2.0", id: asked.id, result: { action: "accept", content: { ok: false } } },
+      { session, vars: ONLY_MODERN, target: other },
+    );
     expect(delivered.status).toBe(202);
     const final = JSON.parse((await events.next()).value.data) as Json;
     expect(final.id).toBe(7);
@@ -140,7 +190,11 @@ describe("the client's answers", () => {
 
   it("refuses an answer whose id the gateway did not seal", async () => {
     const { session } = await initialize("/mcp/modern", { vars: ONLY_MODERN, capabilities: { elicitation: {} } });
-    const forged = await post("/mcp/modern", { jsonrpc: "2.0", id: "gw-input.AAAA", result: { action: "accept" } }, { session, vars: ONLY_MODERN });
+    const forged = await post(
+      "/mcp/modern",
+      { jsonrpc: "2.0", id: "gw-input.AAAA", result: { action: "accept" } },
+      { session, vars: ONLY_MODERN },
+    );
     expect(forged.status).toBe(400);
     expect(((await forged.json()) as Json).error.message).toContain("tampered");
   });
@@ -151,7 +205,11 @@ describe("an upstream that asks carelessly", () => {
 
   it("gets no server request the client did not declare: the call ends with an error naming the capability", async () => {
     const { session } = await initialize("/mcp/careless", { vars: careless, capabilities: { elicitation: {} } });
-    const reply = await post("/mcp/careless", { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "ask", arguments: {} } }, { session, vars: careless });
+    const reply = await post(
+      "/mcp/careless",
+      { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "ask", arguments: {} } },
+      { session, vars: careless },
+    );
     const body = (await reply.json()) as Json;
     expect(body.id).toBe(3);
     expect(body.error.message).toContain('did not declare the "sampling" capability');
@@ -161,7 +219,11 @@ describe("an upstream that asks carelessly", () => {
   it("is retried a bounded number of rounds", async () => {
     const { session } = await initialize("/mcp/careless", { vars: careless });
     const marker = `loop-${Date.now()}`;
-    const reply = await post("/mcp/careless", { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "loop", arguments: { marker } } }, { session, vars: careless });
+    const reply = await post(
+      "/mcp/careless",
+      { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "loop", arguments: { marker } } },
+      { session, vars: careless },
+    );
     const body = (await reply.json()) as Json;
     expect(body.error.message).toContain("still asked for input after 8 rounds");
     const seen = (await (await fetch(new URL("/seen", modernUrl))).json()) as Json[];
@@ -177,22 +239,43 @@ describe("bounds an upstream or a client cannot push past", () => {
 
   it(`a round of more than ${MAX_INPUT_REQUESTS_PER_ROUND} input requests ends the call with an error before the client is asked anything`, async () => {
     const { session } = await initialize("/mcp/careless", { vars: careless, capabilities: { elicitation: {} } });
-    const reply = await post("/mcp/careless", { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "many", arguments: { count: MAX_INPUT_REQUESTS_PER_ROUND + 1 } } }, { session, vars: careless });
+    const reply = await post(
+      "/mcp/careless",
+      {
+        jsonrpc: "2.0",
+        id: 5,
+        method: "tools/call",
+        params: { name: "many", arguments: { count: MAX_INPUT_REQUESTS_PER_ROUND + 1 } },
+      },
+      { session, vars: careless },
+    );
     // The first message is the answer: no server request went out.
-    const first = (reply.headers.get("content-type")?.includes("text/event-stream") ? JSON.parse((await readSse(reply.body!)[Symbol.asyncIterator]().next()).value.data) : await reply.json()) as Json;
+    const first = (
+      reply.headers.get("content-type")?.includes("text/event-stream")
+        ? JSON.parse((await readSse(reply.body!)[Symbol.asyncIterator]().next()).value.data)
+        : await reply.json()
+    ) as Json;
     expect(first).toMatchObject({ id: 5, error: { code: -32603 } });
     expect(first.error.message).toContain(`asked for ${MAX_INPUT_REQUESTS_PER_ROUND + 1} inputs in one round`);
   });
 
   it("a refused question ends a round of several at once, though the others are still unanswered", async () => {
     const { session } = await initialize("/mcp/careless", { vars: careless, capabilities: { elicitation: {} } });
-    const call = await post("/mcp/careless", { jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "many", arguments: { count: 2 } } }, { session, vars: careless });
+    const call = await post(
+      "/mcp/careless",
+      { jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "many", arguments: { count: 2 } } },
+      { session, vars: careless },
+    );
     const events = readSse(call.body!)[Symbol.asyncIterator]();
     const first = JSON.parse((await events.next()).value.data) as Json;
     const second = JSON.parse((await events.next()).value.data) as Json;
     expect([first.method, second.method]).toEqual(["elicitation/create", "elicitation/create"]);
     // Only the first is answered, with a refusal; the second never is.
-    const refused = await post("/mcp/careless", { jsonrpc: "2.0", id: first.id, error: { code: -1, message: "user declined to look" } }, { session, vars: careless });
+    const refused = await post(
+      "/mcp/careless",
+      { jsonrpc: "2.0", id: first.id, error: { code: -1, message: "user declined to look" } },
+      { session, vars: careless },
+    );
     expect(refused.status).toBe(202);
     const final = JSON.parse((await events.next()).value.data) as Json;
     expect(final).toMatchObject({ id: 6, error: { code: -32603 } });
@@ -201,11 +284,23 @@ describe("bounds an upstream or a client cannot push past", () => {
 
   it("an answer too large to carry is refused with HTTP 413, and the call ends at once with the reason", async () => {
     const { session } = await initialize("/mcp/modern", { vars: ONLY_MODERN, capabilities: { elicitation: {} } });
-    const call = await post("/mcp/modern", { jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "confirm", arguments: { text: "big" } } }, { session, vars: ONLY_MODERN });
+    const call = await post(
+      "/mcp/modern",
+      { jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "confirm", arguments: { text: "big" } } },
+      { session, vars: ONLY_MODERN },
+    );
     const events = readSse(call.body!)[Symbol.asyncIterator]();
     const asked = JSON.parse((await events.next()).value.data) as Json;
     expect(asked.method).toBe("elicitation/create");
-    const delivered = await post("/mcp/modern", { jsonrpc: "2.0", id: asked.id, result: { action: "accept", content: { ok: true, note: "x".repeat(MAX_INPUT_ANSWER_CHARS) } } }, { session, vars: ONLY_MODERN });
+    const delivered = await post(
+      "/mcp/modern",
+      {
+        jsonrpc: "2.0",
+        id: asked.id,
+        result: { action: "accept", content: { ok: true, note: "x".repeat(MAX_INPUT_ANSWER_CHARS) } },
+      },
+      { session, vars: ONLY_MODERN },
+    );
     expect(delivered.status).toBe(413);
     const final = JSON.parse((await events.next()).value.data) as Json;
     expect(final).toMatchObject({ id: 8, error: { code: -32603 } });

@@ -34,19 +34,30 @@ function reported(text: string): boolean {
 }
 
 describe("one list of invisible characters", () => {
-  const CODES = ["2800", "3164", "115F", "FFA0", "206A", "FFF9", "FFFB", "034F", "FE00", "FE0F", "E0100", "E01EF", "E0041"];
-  test.each(CODES)(
-    "U+%s between two letters: the console shows it as a code point and the scan reports it",
-    (code) => {
-      const text = `a${String.fromCodePoint(Number.parseInt(code, 16))}b`;
-      expect(visibleParts(text)).toEqual([
-        { kind: "text", text: "a" },
-        { kind: "invisible", shown: expect.stringMatching(new RegExp(`^U\\+${code}\\b`)) },
-        { kind: "text", text: "b" },
-      ]);
-      expect(reported(text)).toBe(true);
-    },
-  );
+  const CODES = [
+    "2800",
+    "3164",
+    "115F",
+    "FFA0",
+    "206A",
+    "FFF9",
+    "FFFB",
+    "034F",
+    "FE00",
+    "FE0F",
+    "E0100",
+    "E01EF",
+    "E0041",
+  ];
+  test.each(CODES)("U+%s between two letters: the console shows it as a code point and the scan reports it", (code) => {
+    const text = `a${String.fromCodePoint(Number.parseInt(code, 16))}b`;
+    expect(visibleParts(text)).toEqual([
+      { kind: "text", text: "a" },
+      { kind: "invisible", shown: expect.stringMatching(new RegExp(`^U\\+${code}\\b`)) },
+      { kind: "text", text: "b" },
+    ]);
+    expect(reported(text)).toBe(true);
+  });
 
   test("the scan reports what the console shows as code points, and nothing else (between two letters)", () => {
     const disagree: string[] = [];

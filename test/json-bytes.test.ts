@@ -16,7 +16,11 @@ function ordinaryHead(bytes: Uint8Array): { method: string; level?: string; meta
   if (!wire || kindOf(wire.message) !== "notification" || !("method" in wire.message)) return undefined;
   const params = wire.message.params;
   const level = params?.["level"];
-  return { method: wire.message.method, ...(typeof level === "string" ? { level } : {}), meta: params !== undefined && "_meta" in params };
+  return {
+    method: wire.message.method,
+    ...(typeof level === "string" ? { level } : {}),
+    meta: params !== undefined && "_meta" in params,
+  };
 }
 
 /** `notificationHead` is sound: a head only where the ordinary path reads the same, and the bytes are its text's UTF-8. */
@@ -27,17 +31,42 @@ function expectSound(bytes: Uint8Array): void {
   expect(encoder.encode(new TextDecoder().decode(bytes))).toEqual(bytes);
 }
 
-const LOG = '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"x","data":{"index":1,"pad":"ppp","é":["😀",1e3,-0.5,true,false,null,{}]}}}';
+const LOG =
+  '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"x","data":{"index":1,"pad":"ppp","é":["😀",1e3,-0.5,true,false,null,{}]}}}';
 
 describe("notificationHead", () => {
   it.each<[string, string, ReturnType<typeof notificationHead>]>([
     ["a log message", LOG, { method: "notifications/message", level: "info", meta: false }],
-    ["without params", '{"jsonrpc":"2.0","method":"notifications/initialized"}', { method: "notifications/initialized", meta: false }],
-    ["members in another order, spaces around", ' \r\n\t{ "params" : { "data" : [ ] , "level" : "debug" } , "method" : "m" , "jsonrpc" : "2.0" } \n', { method: "m", level: "debug", meta: false }],
-    ["a level that is not a string", '{"jsonrpc":"2.0","method":"m","params":{"level":3}}', { method: "m", meta: false }],
-    ["_meta in params", '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2,"_meta":{"k":1}}}', { method: "notifications/progress", meta: true }],
-    ["escapes inside data", '{"jsonrpc":"2.0","method":"m","params":{"data":"a\\"b\\\\c\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\\udc00"}}', { method: "m", meta: false }],
-    ["an escaped name deeper than params", '{"jsonrpc":"2.0","method":"m","params":{"data":{"\\u0069d":1}}}', { method: "m", meta: false }],
+    [
+      "without params",
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+      { method: "notifications/initialized", meta: false },
+    ],
+    [
+      "members in another order, spaces around",
+      ' \r\n\t{ "params" : { "data" : [ ] , "level" : "debug" } , "method" : "m" , "jsonrpc" : "2.0" } \n',
+      { method: "m", level: "debug", meta: false },
+    ],
+    [
+      "a level that is not a string",
+      '{"jsonrpc":"2.0","method":"m","params":{"level":3}}',
+      { method: "m", meta: false },
+    ],
+    [
+      "_meta in params",
+      '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2,"_meta":{"k":1}}}',
+      { method: "notifications/progress", meta: true },
+    ],
+    [
+      "escapes inside data",
+      '{"jsonrpc":"2.0","method":"m","params":{"data":"a\\"b\\\\c\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\\udc00"}}',
+      { method: "m", meta: false },
+    ],
+    [
+      "an escaped name deeper than params",
+      '{"jsonrpc":"2.0","method":"m","params":{"data":{"\\u0069d":1}}}',
+      { method: "m", meta: false },
+    ],
     ["a request", '{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{}}', undefined],
     ["a response", '{"jsonrpc":"2.0","id":1,"result":{}}', undefined],
     ["a notification with a result member", '{"jsonrpc":"2.0","method":"m","result":{}}', undefined],
@@ -47,7 +76,11 @@ describe("notificationHead", () => {
     ["a method that is not a string", '{"jsonrpc":"2.0","method":1}', undefined],
     ["params that are not an object", '{"jsonrpc":"2.0","method":"m","params":[1]}', undefined],
     ["an escaped top-level name (it could be id)", '{"jsonrpc":"2.0","method":"m","\\u0069d":1}', undefined],
-    ["an escaped name in params (it could be _meta)", '{"jsonrpc":"2.0","method":"m","params":{"\\u005fmeta":{}}}', undefined],
+    [
+      "an escaped name in params (it could be _meta)",
+      '{"jsonrpc":"2.0","method":"m","params":{"\\u005fmeta":{}}}',
+      undefined,
+    ],
     ["an escaped method", '{"jsonrpc":"2.0","method":"notifications\\/message"}', undefined],
     ["an escaped level", '{"jsonrpc":"2.0","method":"m","params":{"level":"in\\u0066o"}}', undefined],
     ["a duplicate method", '{"jsonrpc":"2.0","method":"a","method":"b"}', undefined],
@@ -88,7 +121,9 @@ describe("notificationHead", () => {
 
   it("reads the same as the ordinary path however a notification is damaged", () => {
     const base = encoder.encode(LOG.replace('"ppp"', '"p\\u00e9\\"q"'));
-    const replacements = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x3a, 0x2c, 0x20, 0x30, 0x65, 0x2d, 0x2e, 0x75, 0xc3, 0x80, 0x00, 0x0a];
+    const replacements = [
+      0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x3a, 0x2c, 0x20, 0x30, 0x65, 0x2d, 0x2e, 0x75, 0xc3, 0x80, 0x00, 0x0a,
+    ];
     let accepted = 0;
     for (let at = 0; at < base.length; at++) {
       expectSound(base.subarray(0, at));

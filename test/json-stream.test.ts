@@ -29,9 +29,24 @@ function schemaByChunks(text: string, size: number): unknown {
 
 describe("JsonStreamTokenizer", () => {
   it.each([
-    ["inside an array, at an element", '{"x":1}, [2, 3], "four"] trailing', { container: "array", at: "value" }, ["object", "array", "string"]],
-    ["inside an object, at a member value", '[1], "k": {"a": 1} } trailing', { container: "object", at: "value" }, ["array", "object"]],
-    ["inside an object, after a value", ', "k": 2, "l": null } trailing', { container: "object", at: "after-value" }, ["number", "null"]],
+    [
+      "inside an array, at an element",
+      '{"x":1}, [2, 3], "four"] trailing',
+      { container: "array", at: "value" },
+      ["object", "array", "string"],
+    ],
+    [
+      "inside an object, at a member value",
+      '[1], "k": {"a": 1} } trailing',
+      { container: "object", at: "value" },
+      ["array", "object"],
+    ],
+    [
+      "inside an object, after a value",
+      ', "k": 2, "l": null } trailing',
+      { container: "object", at: "after-value" },
+      ["number", "null"],
+    ],
     ["just after an opening bracket", ' "k": "v" } trailing', { container: "object", at: "start" }, ["string"]],
   ] as const)("resumes %s, and ends with that container", (_label, text, resume, kinds) => {
     const seen: string[] = [];
@@ -104,18 +119,46 @@ function streamOf(text: string, chunkChars: number): ReadableStream<Uint8Array> 
 
 describe("offloadStream", () => {
   const owner = { principal: "anonymous", session: "s1", scope: "session" } as const;
-  const items = Array.from({ length: 180_000 }, (_, id) => ({ id, name: `item ${id} ü`, tags: ["a"], ...(id % 2 ? { odd: true } : {}) }));
+  const items = Array.from({ length: 180_000 }, (_, id) => ({
+    id,
+    name: `item ${id} ü`,
+    tags: ["a"],
+    ...(id % 2 ? { odd: true } : {}),
+  }));
   const payload = JSON.stringify({ items, total: items.length });
 
   it.each([
-    ["structuredContent", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"see structuredContent"}],"structuredContent":${payload}}}`, true],
-    ["a text block", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":${JSON.stringify(payload)}}]}}`, false],
-    ["the text copy an SDK server sends first", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":${JSON.stringify(payload)}}],"structuredContent":${payload}}}`, true],
+    [
+      "structuredContent",
+      `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"see structuredContent"}],"structuredContent":${payload}}}`,
+      true,
+    ],
+    [
+      "a text block",
+      `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":${JSON.stringify(payload)}}]}}`,
+      false,
+    ],
+    [
+      "the text copy an SDK server sends first",
+      `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":${JSON.stringify(payload)}}],"structuredContent":${payload}}}`,
+      true,
+    ],
   ])("stores %s in parts, with preview and schema", async (_label, response, structured) => {
     expect(new TextEncoder().encode(payload).length).toBeGreaterThan(PART_BYTES);
     const id = crypto.randomUUID().replace(/-/g, "");
-    const stored = await offloadStream(streamOf(response, 65_536 + 7), env.PAYLOADS, id, (contentType) => payloadMetadata(owner, { upstream: "u", tool: "u___t", size: -1, contentType, ttlSeconds: 60 }), 100);
-    expect(stored).toMatchObject({ structured, contentType: "application/json", preview: payload.slice(0, 100), size: new TextEncoder().encode(payload).length });
+    const stored = await offloadStream(
+      streamOf(response, 65_536 + 7),
+      env.PAYLOADS,
+      id,
+      (contentType) => payloadMetadata(owner, { upstream: "u", tool: "u___t", size: -1, contentType, ttlSeconds: 60 }),
+      100,
+    );
+    expect(stored).toMatchObject({
+      structured,
+      contentType: "application/json",
+      preview: payload.slice(0, 100),
+      size: new TextEncoder().encode(payload).length,
+    });
     expect(stored.schema).toEqual(inferSchema(JSON.parse(payload)));
     const object = await env.PAYLOADS.get(`payloads/${id}`);
     expect(await object!.text()).toBe(payload);
@@ -129,19 +172,38 @@ describe("offloadStream", () => {
     const literal = JSON.stringify(payload).replaceAll(emoji, "\\ud83d\\ude00");
     const response = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":${literal}}]}}`;
     const id = crypto.randomUUID().replace(/-/g, "");
-    await offloadStream(streamOf(response, 997), env.PAYLOADS, id, (contentType) => payloadMetadata(owner, { upstream: "u", tool: "u___t", size: -1, contentType, ttlSeconds: 60 }), 100);
+    await offloadStream(
+      streamOf(response, 997),
+      env.PAYLOADS,
+      id,
+      (contentType) => payloadMetadata(owner, { upstream: "u", tool: "u___t", size: -1, contentType, ttlSeconds: 60 }),
+      100,
+    );
     const stored = await (await env.PAYLOADS.get(`payloads/${id}`))!.text();
     expect(stored).not.toContain("\uFFFD");
     expect(stored).toBe(payload);
     // The index written on the way counts the same bytes: a read near the end lands on its row.
-    const last = await readSlice(env.PAYLOADS, id, owner, { mode: "json", pointer: "/rows/39999", offset: 0, limit: 50 });
+    const last = await readSlice(env.PAYLOADS, id, owner, {
+      mode: "json",
+      pointer: "/rows/39999",
+      offset: 0,
+      limit: 50,
+    });
     expect(last.ok && last.slice).toMatchObject({ value: { id: 39999, mood: `${emoji}${emoji} 39999` } });
   });
 
   it("refuses an answer without a single large payload, and leaves nothing behind", async () => {
     const id = crypto.randomUUID().replace(/-/g, "");
     const response = `{"jsonrpc":"2.0","id":1,"result":{"content":[${Array.from({ length: 2000 }, () => '{"type":"text","text":"small"}').join(",")}]}}`;
-    await expect(offloadStream(streamOf(response, 1000), env.PAYLOADS, id, (contentType) => payloadMetadata(owner, { upstream: "u", tool: "t", size: -1, contentType, ttlSeconds: 60 }), 10)).rejects.toThrow(/no single large payload/);
+    await expect(
+      offloadStream(
+        streamOf(response, 1000),
+        env.PAYLOADS,
+        id,
+        (contentType) => payloadMetadata(owner, { upstream: "u", tool: "t", size: -1, contentType, ttlSeconds: 60 }),
+        10,
+      ),
+    ).rejects.toThrow(/no single large payload/);
     expect(await env.PAYLOADS.head(`payloads/${id}`)).toBeNull();
   });
 });

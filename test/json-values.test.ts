@@ -38,7 +38,11 @@ describe("jsonValues", () => {
     ["back to back", [`${A}${B}`], [A, B]],
     ["pretty-printed over lines", ['{\n  "a": [\n 1,\n 2\n ]\n}\n'], ['{\n  "a": [\n 1,\n 2\n ]\n}']],
     ["nothing", [""], []],
-    ["a string of escapes, quotes escaped among them", [`{"s":"${'\\n\\"'.repeat(200)}"}\n[1]`], [`{"s":"${'\\n\\"'.repeat(200)}"}`, "[1]"]],
+    [
+      "a string of escapes, quotes escaped among them",
+      [`{"s":"${'\\n\\"'.repeat(200)}"}\n[1]`],
+      [`{"s":"${'\\n\\"'.repeat(200)}"}`, "[1]"],
+    ],
   ])("%s", async (_name, chunks, expected) => {
     expect(await split(chunks)).toEqual(expected);
   });
@@ -68,7 +72,10 @@ describe("jsonValues", () => {
     ["a body cut inside a text", ['{"a":'], "not-json"],
     ["a text past the bound, found before it ends", ['{"a":"', "x".repeat(200), '"}'], "too-large"],
   ])("refuses %s", async (_name, chunks, reason) => {
-    const error = await split(chunks, 100).then(() => undefined, (e: unknown) => e);
+    const error = await split(chunks, 100).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(JsonValuesError);
     expect((error as JsonValuesError).reason).toBe(reason);
   });

@@ -8,7 +8,15 @@
  */
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { readSse } from "../src/core/sse";
-import { forgetHeldLists, heldList, holdList, holdOf, LIST_CACHE_MAX_BYTES, listGeneration, type ListKeys } from "../src/upstream/list-cache";
+import {
+  forgetHeldLists,
+  heldList,
+  holdList,
+  holdOf,
+  LIST_CACHE_MAX_BYTES,
+  listGeneration,
+  type ListKeys,
+} from "../src/upstream/list-cache";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { gatewayFetch, initialize, messageTexts, post, request, type Json, type Vars } from "./helpers/gateway";
 import { modern, modernPost } from "./helpers/modern";
@@ -18,15 +26,26 @@ const TTL_MS = 60_000;
 
 /** The tool names of a tools/list result, the gateway's own (`sys___*`) left out. */
 function upstreamTools(result: Json): string[] {
-  return (result.tools as Json[]).map((tool) => tool.name as string).filter((name) => !name.startsWith("sys___")).sort();
+  return (result.tools as Json[])
+    .map((tool) => tool.name as string)
+    .filter((name) => !name.startsWith("sys___"))
+    .sort();
 }
 
 /** A fresh upstream (its own tag, so its own counts and version) and the vars naming it. */
-function upstream(kind: "modern" | "legacy", hint = "none", listCache?: unknown): { name: string; tag: string; vars: Vars } {
+function upstream(
+  kind: "modern" | "legacy",
+  hint = "none",
+  listCache?: unknown,
+): { name: string; tag: string; vars: Vars } {
   const tag = crypto.randomUUID();
   const name = `lc${tag.slice(0, 8)}`;
   const url = kind === "modern" ? `${ORIGIN}/modern/${hint}/${tag}/mcp` : `${ORIGIN}/legacy/${tag}/mcp`;
-  return { name, tag, vars: { UPSTREAMS: JSON.stringify([{ name, url, ...(listCache === undefined ? {} : { listCache }) }]) } };
+  return {
+    name,
+    tag,
+    vars: { UPSTREAMS: JSON.stringify([{ name, url, ...(listCache === undefined ? {} : { listCache }) }]) },
+  };
 }
 
 /** The tools/list requests that reached the upstream of `tag`. */
@@ -41,9 +60,15 @@ async function client2025(path: string, vars: Vars, headers: Record<string, stri
   let id = 100;
   return {
     session,
-    listText: async () => (await messageTexts(await post(path, { jsonrpc: "2.0", id: id++, method: "tools/list" }, { session, vars, headers }))).at(-1)!,
+    listText: async () =>
+      (
+        await messageTexts(
+          await post(path, { jsonrpc: "2.0", id: id++, method: "tools/list" }, { session, vars, headers }),
+        )
+      ).at(-1)!,
     names: async () => upstreamTools((await request(path, session, "tools/list", undefined, { vars, headers })).result),
-    call: (name: string, args: Record<string, unknown> = {}) => request(path, session, "tools/call", { name, arguments: args }, { vars, headers }),
+    call: (name: string, args: Record<string, unknown> = {}) =>
+      request(path, session, "tools/call", { name, arguments: args }, { vars, headers }),
   };
 }
 
@@ -52,17 +77,20 @@ afterEach(() => {
 });
 
 describe("a 2026-07-28 upstream's hints", () => {
-  it.each(["direct", "aggregated"])("%s route: within ttlMs one list request reaches the upstream, and the client gets its bytes again", async (route) => {
-    const up = upstream("modern", `public-${TTL_MS}`);
-    const path = route === "direct" ? `/mcp/${up.name}` : "/mcp";
-    const client = await client2025(path, up.vars);
-    const first = await client.listText();
-    const second = await client.listText();
-    expect(await listsAt(up.tag)).toBe(1);
-    // The same answer but for its id (the merged list's own bytes around it included).
-    expect(second).toBe(first.replace('"id":100', '"id":101'));
-    expect(upstreamTools(JSON.parse(second).result)).toHaveLength(3);
-  });
+  it.each(["direct", "aggregated"])(
+    "%s route: within ttlMs one list request reaches the upstream, and the client gets its bytes again",
+    async (route) => {
+      const up = upstream("modern", `public-${TTL_MS}`);
+      const path = route === "direct" ? `/mcp/${up.name}` : "/mcp";
+      const client = await client2025(path, up.vars);
+      const first = await client.listText();
+      const second = await client.listText();
+      expect(await listsAt(up.tag)).toBe(1);
+      // The same answer but for its id (the merged list's own bytes around it included).
+      expect(second).toBe(first.replace('"id":100', '"id":101'));
+      expect(upstreamTools(JSON.parse(second).result)).toHaveLength(3);
+    },
+  );
 
   it("lists again once ttlMs has passed", async () => {
     const up = upstream("modern", `private-${TTL_MS}`);
@@ -91,10 +119,17 @@ describe("a 2026-07-28 upstream's hints", () => {
     expect(await names()).toEqual(["bump", "echo", "v1"]);
     expect(await names()).toEqual(["bump", "echo", "v1"]);
     expect(await listsAt(up.tag)).toBe(1);
-    const listening = await modernPost(path, "subscriptions/listen", { notifications: { toolsListChanged: true } }, { vars: up.vars });
+    const listening = await modernPost(
+      path,
+      "subscriptions/listen",
+      { notifications: { toolsListChanged: true } },
+      { vars: up.vars },
+    );
     const events = readSse(listening.body!);
     expect(JSON.parse((await events.next()).value!.data).method).toBe("notifications/subscriptions/acknowledged");
-    expect((await modern(path, "tools/call", { name: "bump", arguments: {} }, { vars: up.vars })).result.content[0].text).toBe("version 2");
+    expect(
+      (await modern(path, "tools/call", { name: "bump", arguments: {} }, { vars: up.vars })).result.content[0].text,
+    ).toBe("version 2");
     let changed: Json;
     do changed = JSON.parse((await events.next()).value!.data);
     while (changed.method !== "notifications/tools/list_changed");
@@ -128,7 +163,17 @@ describe("a 2025 upstream (no hints)", () => {
     expect(await client.names()).toEqual(["bump", "echo", "v1"]);
     expect(await client.names()).toEqual(["bump", "echo", "v1"]);
     expect(await listsAt(up.tag)).toBe(1);
-    const stream = await gatewayFetch(path, { headers: { accept: "text/event-stream", "mcp-session-id": client.session, "mcp-protocol-version": "2025-11-25" } }, up.vars);
+    const stream = await gatewayFetch(
+      path,
+      {
+        headers: {
+          accept: "text/event-stream",
+          "mcp-session-id": client.session,
+          "mcp-protocol-version": "2025-11-25",
+        },
+      },
+      up.vars,
+    );
     expect(stream.status).toBe(200);
     const events = readSse(stream.body!);
     expect((await client.call("bump")).result.content[0].text).toBe("version 2");
@@ -150,25 +195,31 @@ describe("who shares a held list", () => {
     ["public", upstream("modern", `public-${TTL_MS}`), 1],
     ["the operator's private (2025)", upstream("legacy", undefined, { ttlMs: TTL_MS }), 2],
     ["the operator's public (2025)", upstream("legacy", undefined, { ttlMs: TTL_MS, cacheScope: "public" }), 1],
-  ])("%s: another principal's list reaches the upstream unless public; personas apply after the cache", async (_scope, up, requests) => {
-    const vars = { ...VARS, ...up.vars };
-    expect((await admin("PUT", `/personas/all-${up.name}`, allOf(up.name), vars)).status).toBe(200);
-    expect((await admin("PUT", `/personas/echo-${up.name}`, echoOf(up.name), vars)).status).toBe(200);
-    try {
-      const [wide, narrow] = [await makeKey({ principal: `wide-${up.tag}`, roles: ["lc-all"] }, vars), await makeKey({ principal: `narrow-${up.tag}`, roles: ["lc-echo"] }, vars)];
-      const widely = await client2025("/mcp", vars, wide.headers);
-      expect(await widely.names()).toEqual([`${up.name}___bump`, `${up.name}___echo`, `${up.name}___v1`]);
-      expect(await widely.names()).toEqual([`${up.name}___bump`, `${up.name}___echo`, `${up.name}___v1`]);
-      expect(await listsAt(up.tag)).toBe(1);
-      const narrowly = await client2025("/mcp", vars, narrow.headers);
-      expect(await narrowly.names()).toEqual([`${up.name}___echo`]);
-      expect(await narrowly.names()).toEqual([`${up.name}___echo`]);
-      expect(await listsAt(up.tag)).toBe(requests);
-    } finally {
-      await admin("DELETE", `/personas/all-${up.name}`, undefined, vars);
-      await admin("DELETE", `/personas/echo-${up.name}`, undefined, vars);
-    }
-  });
+  ])(
+    "%s: another principal's list reaches the upstream unless public; personas apply after the cache",
+    async (_scope, up, requests) => {
+      const vars = { ...VARS, ...up.vars };
+      expect((await admin("PUT", `/personas/all-${up.name}`, allOf(up.name), vars)).status).toBe(200);
+      expect((await admin("PUT", `/personas/echo-${up.name}`, echoOf(up.name), vars)).status).toBe(200);
+      try {
+        const [wide, narrow] = [
+          await makeKey({ principal: `wide-${up.tag}`, roles: ["lc-all"] }, vars),
+          await makeKey({ principal: `narrow-${up.tag}`, roles: ["lc-echo"] }, vars),
+        ];
+        const widely = await client2025("/mcp", vars, wide.headers);
+        expect(await widely.names()).toEqual([`${up.name}___bump`, `${up.name}___echo`, `${up.name}___v1`]);
+        expect(await widely.names()).toEqual([`${up.name}___bump`, `${up.name}___echo`, `${up.name}___v1`]);
+        expect(await listsAt(up.tag)).toBe(1);
+        const narrowly = await client2025("/mcp", vars, narrow.headers);
+        expect(await narrowly.names()).toEqual([`${up.name}___echo`]);
+        expect(await narrowly.names()).toEqual([`${up.name}___echo`]);
+        expect(await listsAt(up.tag)).toBe(requests);
+      } finally {
+        await admin("DELETE", `/personas/all-${up.name}`, undefined, vars);
+        await admin("DELETE", `/personas/echo-${up.name}`, undefined, vars);
+      }
+    },
+  );
 
   it.each([
     ["public", 1],
@@ -177,7 +228,15 @@ describe("who shares a held list", () => {
     const up = upstream("modern", `${scope}-${TTL_MS}`);
     const client = await client2025(`/mcp/${up.name}`, up.vars);
     // Settled: the Cache API copy is put from waitUntil, after the answer.
-    const first = (await messageTexts(await post(`/mcp/${up.name}`, { jsonrpc: "2.0", id: 100, method: "tools/list" }, { session: client.session, vars: up.vars, settle: true }))).at(-1)!;
+    const first = (
+      await messageTexts(
+        await post(
+          `/mcp/${up.name}`,
+          { jsonrpc: "2.0", id: 100, method: "tools/list" },
+          { session: client.session, vars: up.vars, settle: true },
+        ),
+      )
+    ).at(-1)!;
     forgetHeldLists();
     expect(await client.listText()).toBe(first);
     expect(await listsAt(up.tag)).toBe(requests);
@@ -201,9 +260,15 @@ describe("tool search", () => {
 });
 
 describe("memory", () => {
-  const keysOf = (n: number): ListKeys => ({ upstream: "bounded", method: "tools/list", shared: `shared-${n}`, own: `own-${n}` });
+  const keysOf = (n: number): ListKeys => ({
+    upstream: "bounded",
+    method: "tools/list",
+    shared: `shared-${n}`,
+    own: `own-${n}`,
+  });
   /** A list answer of about `mib` MiB (UTF-16) that holds `private` for a minute. */
-  const answerOf = (n: number, mib: number) => `{"jsonrpc":"2.0","id":1,"result":{"tools":[],"pad":"${String(n).padEnd((mib * 1024 * 1024) / 2 - 64, "x")}","ttlMs":60000,"cacheScope":"private"}}`;
+  const answerOf = (n: number, mib: number) =>
+    `{"jsonrpc":"2.0","id":1,"result":{"tools":[],"pad":"${String(n).padEnd((mib * 1024 * 1024) / 2 - 64, "x")}","ttlMs":60000,"cacheScope":"private"}}`;
 
   afterEach(() => forgetHeldLists());
 

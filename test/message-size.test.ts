@@ -13,7 +13,12 @@ import { modern, modernPost } from "./helpers/modern";
 
 /** A tools/call of alpha's echo whose JSON text is exactly `bytes` long (ASCII). */
 function echoOfSize(bytes: number): string {
-  const shell = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: "" } } });
+  const shell = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "echo", arguments: { text: "" } },
+  });
   return shell.replace('"text":""', `"text":"${"x".repeat(bytes - shell.length)}"`);
 }
 
@@ -43,22 +48,40 @@ describe("an MCP POST body past the limit", () => {
 
   it("is refused with 413 naming the default limit, 2025 (declared length)", async () => {
     const { session } = await initialize("/mcp/alpha");
-    await expectTooLarge(await post("/mcp/alpha", over, { session }), "4 MiB (4194304 bytes)", DEFAULT_MAX_MESSAGE_BYTES);
+    await expectTooLarge(
+      await post("/mcp/alpha", over, { session }),
+      "4 MiB (4194304 bytes)",
+      DEFAULT_MAX_MESSAGE_BYTES,
+    );
     // The session and the gateway go on.
-    expect((await request("/mcp/alpha", session, "tools/call", { name: "echo", arguments: { text: "after" } })).result.content[0].text).toBe("alpha: after");
+    expect(
+      (await request("/mcp/alpha", session, "tools/call", { name: "echo", arguments: { text: "after" } })).result
+        .content[0].text,
+    ).toBe("alpha: after");
   });
 
   it("is refused with 413 naming the default limit, 2026-07-28 (declared length)", async () => {
     const big = "x".repeat(DEFAULT_MAX_MESSAGE_BYTES);
-    await expectTooLarge(await modernPost("/mcp", "tools/call", { name: "alpha___echo", arguments: { text: big } }), "4 MiB (4194304 bytes)", DEFAULT_MAX_MESSAGE_BYTES);
-    expect((await modern("/mcp", "tools/call", { name: "alpha___echo", arguments: { text: "after" } })).result.content[0].text).toBe("alpha: after");
+    await expectTooLarge(
+      await modernPost("/mcp", "tools/call", { name: "alpha___echo", arguments: { text: big } }),
+      "4 MiB (4194304 bytes)",
+      DEFAULT_MAX_MESSAGE_BYTES,
+    );
+    expect(
+      (await modern("/mcp", "tools/call", { name: "alpha___echo", arguments: { text: "after" } })).result.content[0]
+        .text,
+    ).toBe("alpha: after");
   });
 
   it.each([
     ["2025", { "mcp-protocol-version": "2025-11-25" }],
     ["2026-07-28", { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo" }],
   ])("is counted while a chunked body arrives, and refused at the limit (%s)", async (_era, headers) => {
-    const response = await gatewayFetch("/mcp/alpha", { method: "POST", headers: { "content-type": "application/json", accept: ACCEPT_BOTH, ...headers }, body: chunked(over) });
+    const response = await gatewayFetch("/mcp/alpha", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: ACCEPT_BOTH, ...headers },
+      body: chunked(over),
+    });
     await expectTooLarge(response, "4 MiB (4194304 bytes)", DEFAULT_MAX_MESSAGE_BYTES);
   });
 });
@@ -72,26 +95,52 @@ describe("MAX_MESSAGE_BYTES", () => {
     expect(fits.status).toBe(200);
     expect((await answer(fits)).result.content[0].text).toMatch(/^alpha: x+$/);
     await expectTooLarge(await post("/mcp/alpha", echoOfSize(2049), { session, vars }), "2048 bytes", 2048);
-    const streamed = await gatewayFetch("/mcp/alpha", { method: "POST", headers: { "content-type": "application/json", accept: ACCEPT_BOTH, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }, body: chunked(echoOfSize(2049), 100) }, vars);
+    const streamed = await gatewayFetch(
+      "/mcp/alpha",
+      {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: ACCEPT_BOTH,
+          "mcp-session-id": session,
+          "mcp-protocol-version": "2025-11-25",
+        },
+        body: chunked(echoOfSize(2049), 100),
+      },
+      vars,
+    );
     await expectTooLarge(streamed, "2048 bytes", 2048);
   });
 
-  it.each(["0", "-5", "1.5", "lots"])("keeps the default when it is not a positive whole number (%s)", async (value) => {
-    const { session } = await initialize("/mcp/alpha", { vars: { MAX_MESSAGE_BYTES: value } });
-    const fits = await post("/mcp/alpha", echoOfSize(64 * 1024), { session, vars: { MAX_MESSAGE_BYTES: value } });
-    expect(fits.status).toBe(200);
-  });
+  it.each(["0", "-5", "1.5", "lots"])(
+    "keeps the default when it is not a positive whole number (%s)",
+    async (value) => {
+      const { session } = await initialize("/mcp/alpha", { vars: { MAX_MESSAGE_BYTES: value } });
+      const fits = await post("/mcp/alpha", echoOfSize(64 * 1024), { session, vars: { MAX_MESSAGE_BYTES: value } });
+      expect(fits.status).toBe(200);
+    },
+  );
 });
 
 describe("a refused body", () => {
   // A client that has not finished sending loses the 413 with the connection (test/e2e/message-size.test.ts).
   it("is read to its end before the 413, up to MAX_DRAIN_BYTES, and no further", async () => {
     const small = countedJunk(5 * 1024 * 1024);
-    await expect(readMessageBody(new Request("http://gateway.test/mcp", { method: "POST", body: small.body }), DEFAULT_MAX_MESSAGE_BYTES)).rejects.toMatchObject({ status: 413 });
+    await expect(
+      readMessageBody(
+        new Request("http://gateway.test/mcp", { method: "POST", body: small.body }),
+        DEFAULT_MAX_MESSAGE_BYTES,
+      ),
+    ).rejects.toMatchObject({ status: 413 });
     expect(small.read()).toBe(5 * 1024 * 1024);
 
     const huge = countedJunk(64 * 1024 * 1024);
-    await expect(readMessageBody(new Request("http://gateway.test/mcp", { method: "POST", body: huge.body }), DEFAULT_MAX_MESSAGE_BYTES)).rejects.toMatchObject({ status: 413 });
+    await expect(
+      readMessageBody(
+        new Request("http://gateway.test/mcp", { method: "POST", body: huge.body }),
+        DEFAULT_MAX_MESSAGE_BYTES,
+      ),
+    ).rejects.toMatchObject({ status: 413 });
     expect(huge.read()).toBeLessThanOrEqual(drainedAtMost(MAX_DRAIN_BYTES));
   });
 });

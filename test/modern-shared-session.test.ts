@@ -14,11 +14,21 @@ describe("two stateless clients sending the same request id at once", () => {
   it("each get their own answer from the one upstream session they share", async () => {
     // Same principal (anonymous), route and capabilities: one upstream session.
     const capabilities = { experimental: { sharedSessionTest: {} } };
-    const slow = await modernPost("/mcp/alpha", "tools/call", { name: "count", arguments: { steps: 10 } }, { id: 7, capabilities, progressToken: "slow" });
+    const slow = await modernPost(
+      "/mcp/alpha",
+      "tools/call",
+      { name: "count", arguments: { steps: 10 } },
+      { id: 7, capabilities, progressToken: "slow" },
+    );
     const events = readSse(slow.body!);
     // The first progress event: the slow call is under way at the upstream.
     expect(JSON.parse((await events.next()).value!.data).method).toBe("notifications/progress");
-    const quick = await modern("/mcp/alpha", "tools/call", { name: "echo", arguments: { text: "second" } }, { id: 7, capabilities });
+    const quick = await modern(
+      "/mcp/alpha",
+      "tools/call",
+      { name: "echo", arguments: { text: "second" } },
+      { id: 7, capabilities },
+    );
     expect(quick).toMatchObject({ id: 7, result: { content: [{ type: "text", text: "alpha: second" }] } });
     let last: Json = {};
     for await (const event of events) last = JSON.parse(event.data) as Json;

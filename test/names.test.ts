@@ -12,7 +12,13 @@ const { alpha, beta } = inject("fixtureUrls");
 const base = inject("namesUpstream");
 
 describe("upstream names that are Object.prototype members", () => {
-  const vars = { UPSTREAMS: JSON.stringify([{ name: "toString", url: alpha }, { name: "constructor", url: beta }, { name: "hasOwnProperty", url: alpha }]) };
+  const vars = {
+    UPSTREAMS: JSON.stringify([
+      { name: "toString", url: alpha },
+      { name: "constructor", url: beta },
+      { name: "hasOwnProperty", url: alpha },
+    ]),
+  };
 
   it("initialize, list and call on /mcp", async () => {
     const { session } = await initialize("/mcp", { vars });
@@ -20,22 +26,47 @@ describe("upstream names that are Object.prototype members", () => {
     const names: string[] = list.result.tools.map((t: Json) => t.name);
     expect(names).toEqual(expect.arrayContaining(["toString___echo", "constructor___echo", "hasOwnProperty___echo"]));
     expect(list.result._meta).toBeUndefined();
-    for (const [name, owner] of [["toString", "alpha"], ["constructor", "beta"], ["hasOwnProperty", "alpha"]]) {
-      const call = await request("/mcp", session, "tools/call", { name: `${name}___echo`, arguments: { text: "hi" } }, { vars });
+    for (const [name, owner] of [
+      ["toString", "alpha"],
+      ["constructor", "beta"],
+      ["hasOwnProperty", "alpha"],
+    ]) {
+      const call = await request(
+        "/mcp",
+        session,
+        "tools/call",
+        { name: `${name}___echo`, arguments: { text: "hi" } },
+        { vars },
+      );
       expect(call.result.content[0].text).toBe(`${owner}: hi`);
     }
     const resources = await request("/mcp", session, "resources/list", undefined, { vars });
-    expect(resources.result.resources.map((r: Json) => r.uri)).toEqual(expect.arrayContaining(["alpha://info", "beta://readme"]));
+    expect(resources.result.resources.map((r: Json) => r.uri)).toEqual(
+      expect.arrayContaining(["alpha://info", "beta://readme"]),
+    );
   });
 
   it("lists and calls when a prototype-named upstream is down", async () => {
-    const down = { UPSTREAMS: JSON.stringify([{ name: "toString", url: alpha }, { name: "constructor", url: "http://127.0.0.1:9/mcp", timeoutMs: 2000 }]) };
+    const down = {
+      UPSTREAMS: JSON.stringify([
+        { name: "toString", url: alpha },
+        { name: "constructor", url: "http://127.0.0.1:9/mcp", timeoutMs: 2000 },
+      ]),
+    };
     const { session } = await initialize("/mcp", { vars: down });
     for (const method of ["tools/list", "prompts/list", "resources/list"]) {
       const list = await request("/mcp", session, method, undefined, { vars: down });
-      expect(list.result._meta["mcp-edge-gateway/unavailable"]).toEqual([expect.objectContaining({ upstream: "constructor" })]);
+      expect(list.result._meta["mcp-edge-gateway/unavailable"]).toEqual([
+        expect.objectContaining({ upstream: "constructor" }),
+      ]);
     }
-    const call = await request("/mcp", session, "tools/call", { name: "constructor___echo", arguments: {} }, { vars: down });
+    const call = await request(
+      "/mcp",
+      session,
+      "tools/call",
+      { name: "constructor___echo", arguments: {} },
+      { vars: down },
+    );
     expect(call.error).toMatchObject({ code: -32010, data: { upstream: "constructor", reason: "unreachable" } });
     const read = await request("/mcp", session, "resources/read", { uri: "alpha://info" }, { vars: down });
     expect(read.result.contents[0].text).toBeDefined();
@@ -44,34 +75,60 @@ describe("upstream names that are Object.prototype members", () => {
 
   it("reaches a prototype-named upstream that failed at initialize once it answers", async () => {
     const key = `late-${crypto.randomUUID()}`;
-    const late = { UPSTREAMS: JSON.stringify([{ name: "constructor", url: `${base}/fail-first-init/${key}/mcp` }, { name: "alpha", url: alpha }]) };
+    const late = {
+      UPSTREAMS: JSON.stringify([
+        { name: "constructor", url: `${base}/fail-first-init/${key}/mcp` },
+        { name: "alpha", url: alpha },
+      ]),
+    };
     const { session } = await initialize("/mcp", { vars: late });
-    const call = await request("/mcp", session, "tools/call", { name: "constructor___echo", arguments: { text: "late" } }, { vars: late });
+    const call = await request(
+      "/mcp",
+      session,
+      "tools/call",
+      { name: "constructor___echo", arguments: { text: "late" } },
+      { vars: late },
+    );
     expect(call.result.content[0].text).toBe(`${key}: late`);
   });
 
-  it.each([["toString", "alpha"], ["constructor", "beta"]])("initialize, list and call on /mcp/%s", async (name, owner) => {
+  it.each([
+    ["toString", "alpha"],
+    ["constructor", "beta"],
+  ])("initialize, list and call on /mcp/%s", async (name, owner) => {
     const { session, result } = await initialize(`/mcp/${name}`, { vars });
     expect(result.serverInfo.name).toBe(owner);
     const list = await request(`/mcp/${name}`, session, "tools/list", undefined, { vars });
     expect(list.result.tools.map((t: Json) => t.name)).toContain("echo");
-    const call = await request(`/mcp/${name}`, session, "tools/call", { name: "echo", arguments: { text: "x" } }, { vars });
+    const call = await request(
+      `/mcp/${name}`,
+      session,
+      "tools/call",
+      { name: "echo", arguments: { text: "x" } },
+      { vars },
+    );
     expect(call.result.content[0].text).toBe(`${owner}: x`);
   });
 
-  it.each([["toString"], ["constructor"], ["__proto__"], ["hasOwnProperty"]])("answers method-not-found for the method %s", async (method) => {
-    const { session } = await initialize("/mcp", { vars });
-    const answer = await request("/mcp", session, method, undefined, { vars });
-    expect(answer.error.code).toBe(-32601);
-  });
+  it.each([["toString"], ["constructor"], ["__proto__"], ["hasOwnProperty"]])(
+    "answers method-not-found for the method %s",
+    async (method) => {
+      const { session } = await initialize("/mcp", { vars });
+      const answer = await request("/mcp", session, method, undefined, { vars });
+      expect(answer.error.code).toBe(-32601);
+    },
+  );
 });
 
 describe("the plan's entries", () => {
-  it.each([["constructor"], ["toString"], ["valueOf"]])("do not find a set for the upstream %s through the prototype", (upstream) => {
-    expect(setNameFor({ upstreams: {} }, "", upstream)).toEqual({ name: "default", explicit: false });
-    expect(setNameFor({ routes: {} }, upstream, upstream)).toEqual({ name: "default", explicit: false });
-    expect(setNameFor({ upstreams: { [upstream]: "mine" } }, "", upstream)).toEqual({ name: "mine", explicit: true });
-  });
+  it.each([["constructor"], ["toString"], ["valueOf"]])(
+    "do not find a set for the upstream %s through the prototype",
+    (upstream) => {
+      expect(setNameFor({ upstreams: {} }, "", upstream)).toEqual({ name: "default", explicit: false });
+      expect(setNameFor({ routes: {} }, upstream, upstream)).toEqual({ name: "default", explicit: false });
+      expect(setNameFor({ upstreams: { [upstream]: "mine" } }, "", upstream)).toEqual({ name: "mine", explicit: true });
+    },
+  );
 });
 
 describe("long non-ASCII tool names", () => {
@@ -91,9 +148,15 @@ describe("long non-ASCII tool names", () => {
 describe("one resource URI listed by two upstreams", () => {
   it("is served by the first in UPSTREAMS, and the list says so", async () => {
     // Config order (zeta first) differs from name order and from the order of the answers.
-    const vars = { UPSTREAMS: JSON.stringify([{ name: "zeta", url: `${base}/plain/zeta/mcp` }, { name: "able", url: `${base}/plain/able/mcp` }]) };
+    const vars = {
+      UPSTREAMS: JSON.stringify([
+        { name: "zeta", url: `${base}/plain/zeta/mcp` },
+        { name: "able", url: `${base}/plain/able/mcp` },
+      ]),
+    };
     const { session } = await initialize("/mcp", { vars });
-    const read = async () => (await request("/mcp", session, "resources/read", { uri: "shared://doc" }, { vars })).result.contents[0].text;
+    const read = async () =>
+      (await request("/mcp", session, "resources/read", { uri: "shared://doc" }, { vars })).result.contents[0].text;
     expect(await read()).toBe("zeta"); // before any list: asked in UPSTREAMS order
     for (let round = 0; round < 2; round++) {
       const list = await request("/mcp", session, "resources/list", undefined, { vars });
@@ -101,9 +164,13 @@ describe("one resource URI listed by two upstreams", () => {
       expect(uris.filter((uri) => uri === "shared://doc")).toHaveLength(1);
       expect(list.result.resources.find((r: Json) => r.uri === "shared://doc").name).toBe("shared doc of zeta");
       expect(uris).toEqual(expect.arrayContaining(["zeta://own", "able://own"]));
-      expect(list.result._meta["mcp-edge-gateway/uri-collisions"]).toEqual([{ uri: "shared://doc", servedBy: "zeta", hidden: "able" }]);
+      expect(list.result._meta["mcp-edge-gateway/uri-collisions"]).toEqual([
+        { uri: "shared://doc", servedBy: "zeta", hidden: "able" },
+      ]);
       expect(await read()).toBe("zeta");
     }
-    expect((await request("/mcp", session, "resources/read", { uri: "able://own" }, { vars })).result.contents[0].text).toBe("able");
+    expect(
+      (await request("/mcp", session, "resources/read", { uri: "able://own" }, { vars })).result.contents[0].text,
+    ).toBe("able");
   });
 });

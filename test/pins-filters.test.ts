@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, test } from "vitest";
 import { admin, putDocument } from "./helpers/admin";
-import { type Json, type Vars } from "./helpers/gateway";
+import type { Json, Vars } from "./helpers/gateway";
 import { pinClient, pinVars, switchVariant, tool } from "./helpers/pins";
 import { FILTERED_META_KEY } from "../src/features/filters/output-filters";
 

@@ -20,8 +20,16 @@ function recordingApp(): { target: GatewayTarget; seen: Seen[] } {
   const seen: Seen[] = [];
   const recorder: Middleware = (next) =>
     async function recorder(ctx, message) {
-      const who = { principal: ctx.identity.principal, route: ctx.route.name, version: ctx.identity.protocolVersion, aggregated: ctx.route.kind === "aggregated" };
-      const label = message.kind === "listen" || message.kind === "end" ? message.kind : (message.wire.message as { method?: string }).method ?? "response";
+      const who = {
+        principal: ctx.identity.principal,
+        route: ctx.route.name,
+        version: ctx.identity.protocolVersion,
+        aggregated: ctx.route.kind === "aggregated",
+      };
+      const label =
+        message.kind === "listen" || message.kind === "end"
+          ? message.kind
+          : ((message.wire.message as { method?: string }).method ?? "response");
       seen.push({ what: `in ${label}`, kind: message.kind, ...who });
       const emit = (text: OutgoingMessage) => {
         const out = (typeof text === "string" ? JSON.parse(text) : { method: text.method }) as Json;
@@ -45,29 +53,63 @@ describe.each([
     const { session } = await initialize(path, { capabilities: { sampling: {} }, target });
 
     // A call that sends progress and log notifications before its result.
-    const counted = await post(path, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: `${prefix}count`, arguments: { steps: 2 }, _meta: { progressToken: "p" } } }, { session, target });
+    const counted = await post(
+      path,
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: `${prefix}count`, arguments: { steps: 2 }, _meta: { progressToken: "p" } },
+      },
+      { session, target },
+    );
     for await (const _ of readSse(counted.body!));
 
     // A call during which the upstream asks the client (a server request), answered by a separate POST.
-    const asked = await post(path, { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: `${prefix}ask_llm`, arguments: { question: "2+2?" } } }, { session, target });
+    const asked = await post(
+      path,
+      {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: `${prefix}ask_llm`, arguments: { question: "2+2?" } },
+      },
+      { session, target },
+    );
     const events = readSse(asked.body!);
     const sampling = JSON.parse((await events.next()).value!.data) as Json;
     const answer = { role: "assistant", content: { type: "text", text: "four" }, model: "m" };
-    expect((await post(path, { jsonrpc: "2.0", id: sampling.id, result: answer }, { session, target })).status).toBe(202);
+    expect((await post(path, { jsonrpc: "2.0", id: sampling.id, result: answer }, { session, target })).status).toBe(
+      202,
+    );
     for await (const _ of events);
 
     // The GET stream: an event the upstream sends outside any request.
-    const stream = await gatewayFetch(path, { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LATEST } }, {}, target);
+    const stream = await gatewayFetch(
+      path,
+      { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LATEST } },
+      {},
+      target,
+    );
     expect(stream.status).toBe(200);
     const pushed = readSse(stream.body!);
-    await post(path, { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: `${prefix}touch`, arguments: {} } }, { session, target });
+    await post(
+      path,
+      { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: `${prefix}touch`, arguments: {} } },
+      { session, target },
+    );
     let event: Json;
     do event = JSON.parse((await pushed.next()).value!.data);
     while (event.method !== "notifications/tools/list_changed");
     await pushed.return(undefined);
 
     // DELETE ends the session: a message of its own through the pipeline.
-    const ended = await gatewayFetch(path, { method: "DELETE", headers: { "mcp-session-id": session, "mcp-protocol-version": LATEST } }, {}, target);
+    const ended = await gatewayFetch(
+      path,
+      { method: "DELETE", headers: { "mcp-session-id": session, "mcp-protocol-version": LATEST } },
+      {},
+      target,
+    );
     expect(ended.status).toBe(200);
 
     const whats = seen.map((s) => `${s.kind}: ${s.what}`);
@@ -87,6 +129,7 @@ describe.each([
         "end: in end",
       ]),
     );
-    for (const entry of seen) expect(entry).toMatchObject({ principal: "anonymous", route, version: LATEST, aggregated: route === "" });
+    for (const entry of seen)
+      expect(entry).toMatchObject({ principal: "anonymous", route, version: LATEST, aggregated: route === "" });
   });
 });

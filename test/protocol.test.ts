@@ -38,7 +38,12 @@ describe("malformed JSON-RPC", () => {
     ["id is an object", '{"jsonrpc":"2.0","id":{},"method":"ping"}', 400, -32600],
     ["params is a list", '{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}', 400, -32600],
     ["neither method nor result", '{"jsonrpc":"2.0","id":1}', 400, -32600],
-    ["a duplicated params key", '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha___echo","name":"alpha___whoami","arguments":{"text":"x"}}}', 400, -32600],
+    [
+      "a duplicated params key",
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha___echo","name":"alpha___whoami","arguments":{"text":"x"}}}',
+      400,
+      -32600,
+    ],
     ["a duplicated method", '{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"}', 400, -32600],
   ])("%s answers %i with code %i", async (_label, body, status, code) => {
     const { session } = await initialize();
@@ -64,8 +69,11 @@ describe("an integer id past 2^53", () => {
   });
 
   it("is refused from a 2026-07-28 client too", async () => {
-    const text = '{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}}';
-    const response = await post("/mcp", text, { headers: { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" } });
+    const text =
+      '{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}}';
+    const response = await post("/mcp", text, {
+      headers: { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" },
+    });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32600);
   });
@@ -120,23 +128,48 @@ describe("sessions", () => {
 
   it.each(["/mcp", "/mcp/alpha"])("closes the upstream's session when the client ends its own on %s", async (path) => {
     const client = `ender-${crypto.randomUUID()}`;
-    const opened = await post(path, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: client, version: "1" } } });
+    const opened = await post(path, {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: client, version: "1" } },
+    });
     expect(opened.status).toBe(200);
     const session = opened.headers.get("mcp-session-id")!;
     await opened.text();
     const { session: observer } = await initialize("/mcp/alpha");
     const closed = async () => {
-      const asked = await post("/mcp/alpha", { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "listen_stats", arguments: { client } } }, { session: observer });
+      const asked = await post(
+        "/mcp/alpha",
+        { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "listen_stats", arguments: { client } } },
+        { session: observer },
+      );
       const text = (await answer(asked)).result.content[0].text as string;
       return (JSON.parse(text) as { closedSessions: number }).closedSessions;
     };
     expect(await closed()).toBe(0);
-    expect((await gatewayFetch(path, { method: "DELETE", headers: { "mcp-session-id": session, "mcp-protocol-version": LATEST } })).status).toBe(200);
+    expect(
+      (
+        await gatewayFetch(path, {
+          method: "DELETE",
+          headers: { "mcp-session-id": session, "mcp-protocol-version": LATEST },
+        })
+      ).status,
+    ).toBe(200);
     expect(await closed()).toBe(1);
   });
 
   it("refuses to start sessions without a SESSION_SECRET", async () => {
-    const response = await post("/mcp", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: "t", version: "1" } } }, { vars: { SESSION_SECRET: undefined } });
+    const response = await post(
+      "/mcp",
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      },
+      { vars: { SESSION_SECRET: undefined } },
+    );
     expect(response.status).toBe(500);
     expect(await response.text()).toMatch(/SESSION_SECRET/);
   });
@@ -162,7 +195,9 @@ describe("protocol versions", () => {
     const { session } = await initialize();
     const response = await post("/mcp", PING, { session, version: "1999-01-01" });
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/unsupported MCP-Protocol-Version "1999-01-01"/);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
+      /unsupported MCP-Protocol-Version "1999-01-01"/,
+    );
   });
 });
 
@@ -170,7 +205,12 @@ describe("batches", () => {
   const batch = [
     { jsonrpc: "2.0", id: "a", method: "ping" },
     { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 99 } },
-    { jsonrpc: "2.0", id: "b", method: "tools/call", params: { name: "alpha___echo", arguments: { text: "in a batch" } } },
+    {
+      jsonrpc: "2.0",
+      id: "b",
+      method: "tools/call",
+      params: { name: "alpha___echo", arguments: { text: "in a batch" } },
+    },
   ];
 
   it("answers each request of a 2025-03-26 batch", async () => {
@@ -224,19 +264,29 @@ describe("Origin", () => {
     const response = await post("/mcp", PING, { session, headers: origin ? { origin } : {} });
     expect(response.status).toBe(status);
     if (status === 403) expect(await response.text()).toMatch(new RegExp(`Origin ${origin} is not allowed`));
-    if (origin && status === 200) expect(response.headers.get("access-control-expose-headers")).toMatch(/mcp-session-id/);
+    if (origin && status === 200)
+      expect(response.headers.get("access-control-expose-headers")).toMatch(/mcp-session-id/);
   });
 
   it("trusts the gateway's own origin on a loopback host", async () => {
     const { session } = await initialize();
-    const response = await post("http://127.0.0.1:8787/mcp", PING, { session, headers: { origin: "http://127.0.0.1:8787" } });
+    const response = await post("http://127.0.0.1:8787/mcp", PING, {
+      session,
+      headers: { origin: "http://127.0.0.1:8787" },
+    });
     expect(response.status).toBe(200);
-    const rebound = await post("http://evil.example:8787/mcp", PING, { session, headers: { origin: "http://evil.example:8787" } });
+    const rebound = await post("http://evil.example:8787/mcp", PING, {
+      session,
+      headers: { origin: "http://evil.example:8787" },
+    });
     expect(rebound.status).toBe(403);
   });
 
   it("answers a CORS preflight from an allowed origin", async () => {
-    const response = await gatewayFetch("/mcp", { method: "OPTIONS", headers: { origin: "http://localhost:6274", "access-control-request-method": "POST" } });
+    const response = await gatewayFetch("/mcp", {
+      method: "OPTIONS",
+      headers: { origin: "http://localhost:6274", "access-control-request-method": "POST" },
+    });
     expect(response.status).toBe(204);
     expect(response.headers.get("access-control-allow-origin")).toBe("http://localhost:6274");
     expect(response.headers.get("access-control-allow-headers")).toMatch(/mcp-session-id/);
@@ -244,12 +294,26 @@ describe("Origin", () => {
 
   it("allows a 2026-07-28 browser client's headers in a preflight, its Mcp-Param-* ones by name", async () => {
     const asked = "content-type, mcp-protocol-version, mcp-method, mcp-name, mcp-param-region, traceparent";
-    const response = await gatewayFetch("/mcp", { method: "OPTIONS", headers: { origin: "http://localhost:6274", "access-control-request-method": "POST", "access-control-request-headers": asked } });
+    const response = await gatewayFetch("/mcp", {
+      method: "OPTIONS",
+      headers: {
+        origin: "http://localhost:6274",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": asked,
+      },
+    });
     expect(response.status).toBe(204);
     const allowed = (response.headers.get("access-control-allow-headers") ?? "").split(",").map((name) => name.trim());
     // Without them the browser refused every 2026-07-28 request (Mcp-Method is on each one).
     for (const name of asked.split(", ")) expect(allowed).toContain(name);
-    const odd = await gatewayFetch("/mcp", { method: "OPTIONS", headers: { origin: "http://localhost:6274", "access-control-request-method": "POST", "access-control-request-headers": "mcp-param-a b, x-other" } });
+    const odd = await gatewayFetch("/mcp", {
+      method: "OPTIONS",
+      headers: {
+        origin: "http://localhost:6274",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "mcp-param-a b, x-other",
+      },
+    });
     expect(odd.headers.get("access-control-allow-headers")).not.toMatch(/mcp-param-|x-other/);
   });
 });
@@ -258,7 +322,9 @@ describe("routes", () => {
   it("answers 404 naming the upstreams for an unknown one", async () => {
     const response = await post("/mcp/nope", PING);
     expect(response.status).toBe(404);
-    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/no upstream named "nope"; this gateway serves: alpha, beta, raw/);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
+      /no upstream named "nope"; this gateway serves: alpha, beta, raw/,
+    );
   });
 
   it("answers 405 to PUT", async () => {

@@ -50,6 +50,11 @@ declare module "vitest" {
     operatorIdp: { issuer: string; clientId: string; clientSecret: string };
     /** test/fixtures/github-idp.ts: github.com and its API on loopback, and the gateway's OAuth app there. */
     githubIdp: { url: string; apiUrl: string; clientId: string; clientSecret: string };
-    jwks: { url: string; fetchesUrl: string; /** `<origin>/idp`: an issuer per tag whose JWKS a test can break (see the fixture). */ idpUrl: string; keys: { rsa: import("jose").JWK; ec: import("jose").JWK } };
+    jwks: {
+      url: string;
+      fetchesUrl: string /** `<origin>/idp`: an issuer per tag whose JWKS a test can break (see the fixture). */;
+      idpUrl: string;
+      keys: { rsa: import("jose").JWK; ec: import("jose").JWK };
+    };
   }
 }

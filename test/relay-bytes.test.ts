@@ -14,11 +14,21 @@ const ORIGIN = inject("scriptUpstream");
 const encoder = new TextEncoder();
 
 /** A fresh scripted upstream answering its calls with `script`, written `chunk` bytes at a time. */
-async function scripted(script: string | Uint8Array, chunk: number): Promise<{ name: string; tag: string; vars: Vars }> {
+async function scripted(
+  script: string | Uint8Array,
+  chunk: number,
+): Promise<{ name: string; tag: string; vars: Vars }> {
   const tag = crypto.randomUUID();
   const name = `s${tag.slice(0, 8)}`;
-  await fetch(`${ORIGIN}/scripts/${tag}?chunk=${chunk}`, { method: "POST", body: typeof script === "string" ? encoder.encode(script) : script });
-  return { name, tag, vars: { UPSTREAMS: JSON.stringify([{ name, url: `${ORIGIN}/${tag}/mcp`, listCache: { ttlMs: 60_000 } }]) } };
+  await fetch(`${ORIGIN}/scripts/${tag}?chunk=${chunk}`, {
+    method: "POST",
+    body: typeof script === "string" ? encoder.encode(script) : script,
+  });
+  return {
+    name,
+    tag,
+    vars: { UPSTREAMS: JSON.stringify([{ name, url: `${ORIGIN}/${tag}/mcp`, listCache: { ttlMs: 60_000 } }]) },
+  };
 }
 
 const KEEPALIVE = encoder.encode(": keepalive\n\n");
@@ -49,11 +59,19 @@ function withoutKeepalives(bytes: Uint8Array): Uint8Array {
 }
 
 /** The bytes of the answer to a call of the scripted tool on `route`, as the client receives them, keepalive comments aside. */
-async function callBytes(up: { name: string; vars: Vars }, route: "direct" | "aggregated", id = 7): Promise<Uint8Array> {
+async function callBytes(
+  up: { name: string; vars: Vars },
+  route: "direct" | "aggregated",
+  id = 7,
+): Promise<Uint8Array> {
   const path = route === "direct" ? `/mcp/${up.name}` : "/mcp";
   const { session } = await initialize(path, { vars: up.vars });
   const tool = route === "direct" ? "scripted" : `${up.name}___scripted`;
-  const response = await post(path, { jsonrpc: "2.0", id, method: "tools/call", params: { name: tool, arguments: {} } }, { session, vars: up.vars });
+  const response = await post(
+    path,
+    { jsonrpc: "2.0", id, method: "tools/call", params: { name: tool, arguments: {} } },
+    { session, vars: up.vars },
+  );
   expect(response.headers.get("content-type")).toContain("text/event-stream");
   return withoutKeepalives(new Uint8Array(await response.arrayBuffer()));
 }
@@ -91,7 +109,9 @@ describe("notifications the gateway does not change", () => {
   ] as const;
   for (const [route, chunk] of cases) {
     const timeout = timeoutFor(encoder.encode(UNCHANGED_SCRIPT).length, chunk);
-    it(`reach the client as the upstream's bytes (${route} route, written ${chunk} bytes at a time)`, { timeout }, async () => {
+    it(`reach the client as the upstream's bytes (${route} route, written ${chunk} bytes at a time)`, {
+      timeout,
+    }, async () => {
       const up = await scripted(UNCHANGED_SCRIPT, chunk);
       expect(await callBytes(up, route)).toEqual(encoder.encode(frames(...UNCHANGED, answered(7))));
     });
@@ -102,39 +122,64 @@ describe("messages larger than the buffer the answer is framed in (256 KiB)", ()
   it("a notification and an answer reach the client byte for byte", async () => {
     const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"${"😀".repeat(80_000)}"}}`;
     const answer = `{"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"text","text":"${"ü".repeat(100_000)}"}]}}`;
-    const up = await scripted(`data: ${note}\r\n\r\ndata: ${note.replace("info", "debug")}\n\ndata: ${answer}\n\n`, 64 * 1024);
-    expect(await callBytes(up, "direct")).toEqual(encoder.encode(frames(note, note.replace("info", "debug"), answer.replace("{{id}}", "7"))));
+    const up = await scripted(
+      `data: ${note}\r\n\r\ndata: ${note.replace("info", "debug")}\n\ndata: ${answer}\n\n`,
+      64 * 1024,
+    );
+    expect(await callBytes(up, "direct")).toEqual(
+      encoder.encode(frames(note, note.replace("info", "debug"), answer.replace("{{id}}", "7"))),
+    );
   });
 });
 
 describe("notifications the gateway reads as messages", () => {
   it("a task named in params._meta: its id is the gateway's", async () => {
-    const note = '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-1"}}}}';
+    const note =
+      '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-1"}}}}';
     const up = await scripted(`data: ${note}\n\ndata: ${ANSWER}\n\n`, 7);
-    const texts = new TextDecoder().decode(await callBytes(up, "direct")).split("\n\n").filter(Boolean);
-    const relayed = JSON.parse(texts[0]!.replace("event: message\ndata: ", "")) as { params: { _meta: Record<string, { taskId: string }> } };
+    const texts = new TextDecoder()
+      .decode(await callBytes(up, "direct"))
+      .split("\n\n")
+      .filter(Boolean);
+    const relayed = JSON.parse(texts[0]!.replace("event: message\ndata: ", "")) as {
+      params: { _meta: Record<string, { taskId: string }> };
+    };
     expect(relayed.params._meta["io.modelcontextprotocol/related-task"]!.taskId).toMatch(/^gwt\./);
   });
 
   it.each([
     ["aggregated", (text: string) => expect(text).toMatch(/"requestId":"gw\.[^"]+"/)],
     ["direct", (text: string) => expect(text).toContain('"requestId":"r-1"')],
-  ] as const)("notifications/cancelled: its request id is the one the client knows (%s route)", async (route, check) => {
-    const note = '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r-1","reason":"x"}}';
-    const up = await scripted(`data: ${note}\n\ndata: ${ANSWER}\n\n`, 7);
-    const text = new TextDecoder().decode(await callBytes(up, route));
-    check(text.split("\n\n")[0]!);
-    expect(text.endsWith(frames(answered(7)))).toBe(true);
-  });
+  ] as const)(
+    "notifications/cancelled: its request id is the one the client knows (%s route)",
+    async (route, check) => {
+      const note = '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r-1","reason":"x"}}';
+      const up = await scripted(`data: ${note}\n\ndata: ${ANSWER}\n\n`, 7);
+      const text = new TextDecoder().decode(await callBytes(up, route));
+      check(text.split("\n\n")[0]!);
+      expect(text.endsWith(frames(answered(7)))).toBe(true);
+    },
+  );
 
   it("bytes that are not UTF-8: U+FFFD, as decoding always gave", async () => {
-    const [head, tail] = ['data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"a', `b"}}\n\ndata: ${ANSWER}\n\n`].map((part) => encoder.encode(part));
+    const [head, tail] = [
+      'data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"a',
+      `b"}}\n\ndata: ${ANSWER}\n\n`,
+    ].map((part) => encoder.encode(part));
     const up = await scripted(new Uint8Array([...head!, 0xff, 0xe2, 0x82, ...tail!]), 3);
-    expect(new TextDecoder().decode(await callBytes(up, "direct"))).toBe(frames('{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"a\uFFFD\uFFFDb"}}', answered(7)));
+    expect(new TextDecoder().decode(await callBytes(up, "direct"))).toBe(
+      frames(
+        '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"a\uFFFD\uFFFDb"}}',
+        answered(7),
+      ),
+    );
   });
 
   it("JSON over several data lines: the same text, framed again", async () => {
-    const up = await scripted(`data: {"jsonrpc":"2.0",\ndata:  "method":"notifications/message",\r\ndata: "params":{"level":"info","data":"é"}}\n\ndata: ${ANSWER}\n\n`, 2);
+    const up = await scripted(
+      `data: {"jsonrpc":"2.0",\ndata:  "method":"notifications/message",\r\ndata: "params":{"level":"info","data":"é"}}\n\ndata: ${ANSWER}\n\n`,
+      2,
+    );
     expect(new TextDecoder().decode(await callBytes(up, "direct"))).toBe(
       `event: message\ndata: {"jsonrpc":"2.0",\ndata:  "method":"notifications/message",\ndata: "params":{"level":"info","data":"é"}}\n\n${frames(answered(7))}`,
     );
@@ -147,13 +192,21 @@ describe("a list_changed on a call's stream", () => {
     const up = await scripted(`data: ${change}\n\ndata: ${ANSWER}\n\n`, 1 << 20);
     const path = `/mcp/${up.name}`;
     const { session } = await initialize(path, { vars: up.vars });
-    const list = async (id: number) => (await post(path, { jsonrpc: "2.0", id, method: "tools/list" }, { session, vars: up.vars })).text();
-    const lists = async () => ((await (await fetch(`${ORIGIN}/count/${up.tag}`)).json()) as Record<string, number>)["tools/list"];
+    const list = async (id: number) =>
+      (await post(path, { jsonrpc: "2.0", id, method: "tools/list" }, { session, vars: up.vars })).text();
+    const lists = async () =>
+      ((await (await fetch(`${ORIGIN}/count/${up.tag}`)).json()) as Record<string, number>)["tools/list"];
     await list(1);
     await list(2);
     expect(await lists()).toBe(1);
-    const call = await post(path, { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "scripted", arguments: {} } }, { session, vars: up.vars });
-    expect(new TextDecoder().decode(withoutKeepalives(new Uint8Array(await call.arrayBuffer())))).toBe(frames(change, answered(3)));
+    const call = await post(
+      path,
+      { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "scripted", arguments: {} } },
+      { session, vars: up.vars },
+    );
+    expect(new TextDecoder().decode(withoutKeepalives(new Uint8Array(await call.arrayBuffer())))).toBe(
+      frames(change, answered(3)),
+    );
     await list(4);
     expect(await lists()).toBe(2);
   });
@@ -168,7 +221,9 @@ describe("sseMessages with a taker of notifications as bytes", () => {
       '{"jsonrpc":"2.0",\ndata: "method":"notifications/message"}',
       '{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t"}}',
     ];
-    const body = new Response([log, progress, request, multi, status, answered(1)].map((text) => `data: ${text}\r\n\r\n`).join("")).body!;
+    const body = new Response(
+      [log, progress, request, multi, status, answered(1)].map((text) => `data: ${text}\r\n\r\n`).join(""),
+    ).body!;
     const offered: string[] = [];
     const pass = async (bytes: Uint8Array, head: { method: string; level?: string }) => {
       offered.push(`${head.method} ${head.level ?? "-"} ${new TextDecoder().decode(bytes)}`);
@@ -176,7 +231,11 @@ describe("sseMessages with a taker of notifications as bytes", () => {
     };
     const read: string[] = [];
     for await (const wire of sseMessages(body, { upstream: "u", env: {} }, {}, undefined, pass)) read.push(wire.text);
-    expect(offered).toEqual([`notifications/message info ${log}`, `notifications/progress - ${progress}`, `notifications/tasks/status - ${status}`]);
+    expect(offered).toEqual([
+      `notifications/message info ${log}`,
+      `notifications/progress - ${progress}`,
+      `notifications/tasks/status - ${status}`,
+    ]);
     expect(read).toEqual([request, multi.replace("\ndata: ", "\n"), status, answered(1)]);
   });
 
@@ -185,9 +244,9 @@ describe("sseMessages with a taker of notifications as bytes", () => {
     const offered: string[] = [];
     const read = async () => {
       for await (const _ of sseMessages(body, { upstream: "u", env: {} }, {}, undefined, async (_bytes, head) => {
-      offered.push(head.method);
-      return true;
-    }));
+        offered.push(head.method);
+        return true;
+      }));
     };
     await expect(read()).rejects.toThrow(/broke off its answer \(bad-response\)/);
     expect(offered).toEqual([]);

@@ -90,7 +90,16 @@ describe("transparent route /mcp/<upstream>", () => {
 
   it("answers initialize with the upstream's failure when it is down", async () => {
     const vars = { UPSTREAMS: JSON.stringify([{ name: "down", url: "http://127.0.0.1:9/mcp", timeoutMs: 2000 }]) };
-    const response = await post("/mcp/down", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }, { vars });
+    const response = await post(
+      "/mcp/down",
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      },
+      { vars },
+    );
     const body = (await response.json()) as Json;
     expect(body.error.message).toMatch(/upstream "down" is unreachable/);
   });
@@ -99,49 +108,89 @@ describe("transparent route /mcp/<upstream>", () => {
 describe("streaming", () => {
   it("streams progress and log notifications while the call runs", async () => {
     const { session } = await initialize();
-    const response = await post("/mcp", { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "alpha___count", arguments: { steps: 3 }, _meta: { progressToken: "tok" } } }, { session });
+    const response = await post(
+      "/mcp",
+      {
+        jsonrpc: "2.0",
+        id: 5,
+        method: "tools/call",
+        params: { name: "alpha___count", arguments: { steps: 3 }, _meta: { progressToken: "tok" } },
+      },
+      { session },
+    );
     expect(response.headers.get("content-type")).toMatch(/text\/event-stream/);
     const all = await messages(response);
     const progress = all.filter((m) => m.method === "notifications/progress");
     expect(progress.map((m) => m.params.progress)).toEqual([1, 2, 3]);
     expect(progress.every((m) => m.params.progressToken === "tok")).toBe(true);
-    expect(all.filter((m) => m.method === "notifications/message").map((m) => m.params.data)).toEqual(["step 1", "step 2", "step 3"]);
+    expect(all.filter((m) => m.method === "notifications/message").map((m) => m.params.data)).toEqual([
+      "step 1",
+      "step 2",
+      "step 3",
+    ]);
     expect(all.at(-1)).toMatchObject({ id: 5, result: { content: [{ text: "counted to 3" }] } });
   });
 
   it.each([
-    ["sampling/createMessage", "ask_llm", { sampling: {} }, { question: "2+2?" }, { role: "assistant", content: { type: "text", text: "four" }, model: "test-model" }, "model said: four"],
-    ["elicitation/create", "ask_user", { elicitation: { form: {} } }, {}, { action: "accept", content: { name: "Ada" } }, 'accept: {"name":"Ada"}'],
+    [
+      "sampling/createMessage",
+      "ask_llm",
+      { sampling: {} },
+      { question: "2+2?" },
+      { role: "assistant", content: { type: "text", text: "four" }, model: "test-model" },
+      "model said: four",
+    ],
+    [
+      "elicitation/create",
+      "ask_user",
+      { elicitation: { form: {} } },
+      {},
+      { action: "accept", content: { name: "Ada" } },
+      'accept: {"name":"Ada"}',
+    ],
     ["roots/list", "list_roots", { roots: {} }, {}, { roots: [{ uri: "file:///work" }] }, "file:///work"],
-  ])("relays %s to the client and routes its answer back", async (method, tool, capabilities, args, clientResult, expected) => {
-    for (const path of ["/mcp", "/mcp/alpha"]) {
-      const { session } = await initialize(path, { capabilities });
-      const name = path === "/mcp" ? `alpha___${tool}` : tool;
-      const response = await post(path, { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name, arguments: args } }, { session });
-      const events = readSse(response.body!);
-      const first = JSON.parse((await events.next()).value!.data) as Json;
-      expect(first.method).toBe(method);
-      if (path === "/mcp") expect(first.id).toMatch(/^gw\./);
-      // The answer is a separate POST, as a client sends it.
-      const answered = await post(path, { jsonrpc: "2.0", id: first.id, result: clientResult }, { session });
-      expect(answered.status).toBe(202);
-      let final: Json;
-      for await (const event of events) final = JSON.parse(event.data);
-      expect(final).toMatchObject({ id: 9, result: { content: [{ text: expected }] } });
-    }
-  });
+  ])(
+    "relays %s to the client and routes its answer back",
+    async (method, tool, capabilities, args, clientResult, expected) => {
+      for (const path of ["/mcp", "/mcp/alpha"]) {
+        const { session } = await initialize(path, { capabilities });
+        const name = path === "/mcp" ? `alpha___${tool}` : tool;
+        const response = await post(
+          path,
+          { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name, arguments: args } },
+          { session },
+        );
+        const events = readSse(response.body!);
+        const first = JSON.parse((await events.next()).value!.data) as Json;
+        expect(first.method).toBe(method);
+        if (path === "/mcp") expect(first.id).toMatch(/^gw\./);
+        // The answer is a separate POST, as a client sends it.
+        const answered = await post(path, { jsonrpc: "2.0", id: first.id, result: clientResult }, { session });
+        expect(answered.status).toBe(202);
+        let final: Json;
+        for await (const event of events) final = JSON.parse(event.data);
+        expect(final).toMatchObject({ id: 9, result: { content: [{ text: expected }] } });
+      }
+    },
+  );
 });
 
 describe("resources, prompts, completion, logging", () => {
   it("merges resources and routes reads by URI", async () => {
     const { session } = await initialize();
     const list = await request("/mcp", session, "resources/list");
-    expect(list.result.resources.map((r: Json) => r.uri)).toEqual(expect.arrayContaining(["alpha://info", "beta://readme"]));
+    expect(list.result.resources.map((r: Json) => r.uri)).toEqual(
+      expect.arrayContaining(["alpha://info", "beta://readme"]),
+    );
     const templates = await request("/mcp", session, "resources/templates/list");
     expect(templates.result.resourceTemplates.map((t: Json) => t.uriTemplate)).toContain("alpha://items/{id}");
-    expect((await request("/mcp", session, "resources/read", { uri: "beta://readme" })).result.contents[0].text).toBe("beta readme");
+    expect((await request("/mcp", session, "resources/read", { uri: "beta://readme" })).result.contents[0].text).toBe(
+      "beta readme",
+    );
     // Not listed anywhere (a template): found by asking the upstreams.
-    expect((await request("/mcp", session, "resources/read", { uri: "alpha://items/42" })).result.contents[0].text).toBe("item 42");
+    expect(
+      (await request("/mcp", session, "resources/read", { uri: "alpha://items/42" })).result.contents[0].text,
+    ).toBe("item 42");
     const missing = await request("/mcp", session, "resources/read", { uri: "nowhere://x" });
     expect(missing.error).toBeDefined();
   });
@@ -149,10 +198,15 @@ describe("resources, prompts, completion, logging", () => {
   it("prefixes prompts, gets them and completes their arguments", async () => {
     const { session } = await initialize();
     const list = await request("/mcp", session, "prompts/list");
-    expect(list.result.prompts.map((p: Json) => p.name)).toEqual(expect.arrayContaining(["alpha___greet", "beta___haiku"]));
+    expect(list.result.prompts.map((p: Json) => p.name)).toEqual(
+      expect.arrayContaining(["alpha___greet", "beta___haiku"]),
+    );
     const got = await request("/mcp", session, "prompts/get", { name: "alpha___greet", arguments: { name: "Ada" } });
     expect(got.result.messages[0].content.text).toBe("Hello, Ada!");
-    const completion = await request("/mcp", session, "completion/complete", { ref: { type: "ref/prompt", name: "alpha___greet" }, argument: { name: "name", value: "A" } });
+    const completion = await request("/mcp", session, "completion/complete", {
+      ref: { type: "ref/prompt", name: "alpha___greet" },
+      argument: { name: "name", value: "A" },
+    });
     expect(completion.result.completion.values).toEqual(["Ada", "Alan"]);
   });
 
@@ -160,7 +214,11 @@ describe("resources, prompts, completion, logging", () => {
     const { session } = await initialize();
     expect((await request("/mcp", session, "logging/setLevel", { level: "warning" })).result).toEqual({});
     // alpha now drops info-level messages.
-    const response = await post("/mcp", { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "alpha___count", arguments: { steps: 2 } } }, { session });
+    const response = await post(
+      "/mcp",
+      { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "alpha___count", arguments: { steps: 2 } } },
+      { session },
+    );
     expect((await messages(response)).filter((m) => m.method === "notifications/message")).toEqual([]);
   });
 
@@ -175,14 +233,20 @@ describe("the server stream (GET)", () => {
   it("delivers resource updates and list_changed from upstreams", async () => {
     const { session } = await initialize();
     expect((await request("/mcp", session, "resources/subscribe", { uri: "alpha://info" })).result).toEqual({});
-    const stream = await gatewayFetch("/mcp", { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } });
+    const stream = await gatewayFetch("/mcp", {
+      headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" },
+    });
     expect(stream.status).toBe(200);
     const events = readSse(stream.body!);
     await request("/mcp", session, "tools/call", { name: "alpha___touch", arguments: {} });
     const seen: string[] = [];
     while (seen.length < 2) {
       const message = JSON.parse((await events.next()).value!.data) as Json;
-      seen.push(message.method === "notifications/resources/updated" ? `${message.method} ${message.params.uri}` : message.method);
+      seen.push(
+        message.method === "notifications/resources/updated"
+          ? `${message.method} ${message.params.uri}`
+          : message.method,
+      );
     }
     expect(seen.sort()).toEqual(["notifications/resources/updated alpha://info", "notifications/tools/list_changed"]);
     await events.return(undefined);
@@ -190,12 +254,15 @@ describe("the server stream (GET)", () => {
 
   /** Opens the GET stream of `session` on /mcp/alpha and waits there for the list change a `touch` call makes. */
   async function streamCarriesListChange(session: string): Promise<void> {
-    const stream = await gatewayFetch("/mcp/alpha", { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } });
+    const stream = await gatewayFetch("/mcp/alpha", {
+      headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" },
+    });
     expect(stream.status).toBe(200);
     const events = readSse(stream.body!);
     await request("/mcp/alpha", session, "tools/call", { name: "touch", arguments: {} });
     let method: string | undefined;
-    while (method !== "notifications/tools/list_changed") method = (JSON.parse((await events.next()).value!.data) as Json).method;
+    while (method !== "notifications/tools/list_changed")
+      method = (JSON.parse((await events.next()).value!.data) as Json).method;
     await events.return(undefined);
   }
 
@@ -203,7 +270,10 @@ describe("the server stream (GET)", () => {
     const { session } = await initialize("/mcp/alpha");
     await request("/mcp/alpha", session, "tools/call", { name: "forget_session", arguments: {} });
     // The next call finds the session forgotten, and the pool opens a new one.
-    expect((await request("/mcp/alpha", session, "tools/call", { name: "echo", arguments: { text: "again" } })).result.content[0].text).toBe("alpha: again");
+    expect(
+      (await request("/mcp/alpha", session, "tools/call", { name: "echo", arguments: { text: "again" } })).result
+        .content[0].text,
+    ).toBe("alpha: again");
     await streamCarriesListChange(session);
   });
 
@@ -216,12 +286,27 @@ describe("the server stream (GET)", () => {
   it("keeps the client's upstream session when the upstream answers its GET with 400: only a 404 says the session is gone", async () => {
     const { raw } = inject("fixtureUrls");
     const vars = { UPSTREAMS: JSON.stringify([{ name: "raw400", url: `${new URL(raw).origin}/sessions-get400/` }]) };
-    const handshakes = async (session: string) => Number((await request("/mcp/raw400", session, "tools/call", { name: "initializes", arguments: { client: "(sessions-get400)" } }, { vars })).result.content[0].text);
+    const handshakes = async (session: string) =>
+      Number(
+        (
+          await request(
+            "/mcp/raw400",
+            session,
+            "tools/call",
+            { name: "initializes", arguments: { client: "(sessions-get400)" } },
+            { vars },
+          )
+        ).result.content[0].text,
+      );
     const { session } = await initialize("/mcp/raw400", { vars });
     const before = await handshakes(session);
     expect(before).toBeGreaterThan(0);
     for (let i = 0; i < 2; i++) {
-      const stream = await gatewayFetch("/mcp/raw400", { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } }, vars);
+      const stream = await gatewayFetch(
+        "/mcp/raw400",
+        { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } },
+        vars,
+      );
       await stream.body?.cancel();
     }
     // Taking each 400 as a forgotten session made a new handshake per GET.
@@ -230,7 +315,9 @@ describe("the server stream (GET)", () => {
 
   it("answers 405 when no upstream offers a stream", async () => {
     const { session } = await initialize("/mcp/beta");
-    const stream = await gatewayFetch("/mcp/beta", { headers: { accept: "text/event-stream", "mcp-session-id": session } });
+    const stream = await gatewayFetch("/mcp/beta", {
+      headers: { accept: "text/event-stream", "mcp-session-id": session },
+    });
     expect(stream.status).toBe(405);
   });
 });
@@ -243,7 +330,9 @@ describe("failing upstreams", () => {
     const after = await request("/mcp", session, "tools/call", { name: "alpha___echo", arguments: { text: "again" } });
     expect(after.result.content[0].text).toBe("alpha: again");
     // The new upstream session is in KV, where any isolate finds it (and DELETE closes it).
-    const stored = (await env.GATEWAY_KV.list({ prefix: "upstream-session/" })).keys.filter((k) => k.name.endsWith("/alpha"));
+    const stored = (await env.GATEWAY_KV.list({ prefix: "upstream-session/" })).keys.filter((k) =>
+      k.name.endsWith("/alpha"),
+    );
     expect(stored.length).toBe(before + 1);
     const value = JSON.parse((await env.GATEWAY_KV.get(stored.at(-1)!.name))!) as { sessionId: string };
     expect(value.sessionId).toMatch(/^[0-9a-f-]{36}$/);
@@ -252,7 +341,12 @@ describe("failing upstreams", () => {
   const { alpha } = inject("fixtureUrls");
 
   it("keeps the others working when one is down", async () => {
-    const vars = { UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha }, { name: "down", url: "http://127.0.0.1:9/mcp", timeoutMs: 2000 }]) };
+    const vars = {
+      UPSTREAMS: JSON.stringify([
+        { name: "alpha", url: alpha },
+        { name: "down", url: "http://127.0.0.1:9/mcp", timeoutMs: 2000 },
+      ]),
+    };
     const { session } = await initialize("/mcp", { vars });
     const list = await request("/mcp", session, "tools/list", undefined, { vars });
     expect(list.result.tools.map((t: Json) => t.name)).toContain("alpha___echo");
@@ -260,18 +354,35 @@ describe("failing upstreams", () => {
     const call = await request("/mcp", session, "tools/call", { name: "down___anything", arguments: {} }, { vars });
     expect(call.error).toMatchObject({ code: -32010, data: { upstream: "down", reason: "unreachable" } });
     expect(call.error.message).toMatch(/upstream "down" is unreachable/);
-    const ok = await request("/mcp", session, "tools/call", { name: "alpha___echo", arguments: { text: "still" } }, { vars });
+    const ok = await request(
+      "/mcp",
+      session,
+      "tools/call",
+      { name: "alpha___echo", arguments: { text: "still" } },
+      { vars },
+    );
     expect(ok.result.content[0].text).toBe("alpha: still");
   });
 
   it("gives up on a slow upstream after its timeout", async () => {
     const { raw } = inject("fixtureUrls");
-    const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 300 }, { name: "alpha", url: alpha }]) };
+    const vars = {
+      UPSTREAMS: JSON.stringify([
+        { name: "raw", url: raw, timeoutMs: 300 },
+        { name: "alpha", url: alpha },
+      ]),
+    };
     const { session } = await initialize("/mcp", { vars });
     const call = await request("/mcp", session, "tools/call", { name: "raw___slow", arguments: {} }, { vars });
     expect(call.error).toMatchObject({ code: -32010, data: { upstream: "raw", reason: "timeout" } });
     expect(call.error.message).toMatch(/did not answer within 300 ms/);
-    const ok = await request("/mcp", session, "tools/call", { name: "alpha___echo", arguments: { text: "fast" } }, { vars });
+    const ok = await request(
+      "/mcp",
+      session,
+      "tools/call",
+      { name: "alpha___echo", arguments: { text: "fast" } },
+      { vars },
+    );
     expect(ok.result.content[0].text).toBe("alpha: fast");
   });
 });

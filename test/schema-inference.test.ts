@@ -4,7 +4,15 @@
  * keys, unions), with its bounds.
  */
 import { describe, expect, it } from "vitest";
-import { ARRAY_MERGE_LIMIT, inferSchema, MAX_DEPTH, MAX_KEY_CHARS, MAX_KEYS, MAX_SCHEMA_KEYS, SchemaBuilder } from "../src/core/schema-inference";
+import {
+  ARRAY_MERGE_LIMIT,
+  inferSchema,
+  MAX_DEPTH,
+  MAX_KEY_CHARS,
+  MAX_KEYS,
+  MAX_SCHEMA_KEYS,
+  SchemaBuilder,
+} from "../src/core/schema-inference";
 
 /** The keys of a schema in all, at any depth. */
 function keysIn(schema: unknown): number {
@@ -32,7 +40,17 @@ function feed(builder: SchemaBuilder, value: unknown): void {
 describe("inferSchema", () => {
   it.each([
     ["scalars", { s: "x", n: 1.5, b: true, z: null }, { b: "boolean", n: "number", s: "string", z: "null" }],
-    ["the reference example", { total_count: 1000, items: [{ login: "a", id: 1, verified: true }, { login: "b", id: 2, verified: false }] }, { items: [{ id: "number", login: "string", verified: "boolean" }], total_count: "number" }],
+    [
+      "the reference example",
+      {
+        total_count: 1000,
+        items: [
+          { login: "a", id: 1, verified: true },
+          { login: "b", id: 2, verified: false },
+        ],
+      },
+      { items: [{ id: "number", login: "string", verified: "boolean" }], total_count: "number" },
+    ],
     ["keys sorted", { b: 1, a: 1, C: 1 }, { C: "number", a: "number", b: "number" }],
     ["an empty array", { list: [] }, { list: [] }],
     ["nested arrays", [[1, 2], [3]], [["number"]]],
@@ -42,7 +60,7 @@ describe("inferSchema", () => {
     ["keys missing from some elements", [{ id: 1, email: "x" }, { id: 2 }], [{ "email?": "string", id: "number" }]],
     ["objects mixed with scalars", [{ a: 1 }, "s"], [{ "|": [{ a: "number" }, "string"] }]],
     ["merged nested objects", [{ u: { a: 1 } }, { u: { b: "x" } }], [{ u: { "a?": "number", "b?": "string" } }]],
-    ["unicode keys", { "ünï": 1, "日本": "x", "😀": null }, { "ünï": "number", "日本": "string", "😀": "null" }],
+    ["unicode keys", { ünï: 1, 日本: "x", "😀": null }, { ünï: "number", 日本: "string", "😀": "null" }],
     ["a top-level scalar", "text", "string"],
   ])("%s", (_label, value, expected) => {
     expect(inferSchema(value)).toEqual(expected);
@@ -77,7 +95,12 @@ describe("inferSchema", () => {
 
   it("bounds the keys of the whole schema, however wide each object is within its own bound", () => {
     // 256 objects of 256 keys: 65,792 keys, a schema of 1 MB for 0.67 MB of payload (30 MB from 16 MB streamed).
-    const wide = Object.fromEntries(Array.from({ length: MAX_KEYS }, (_, i) => [`a${i}`, Object.fromEntries(Array.from({ length: MAX_KEYS }, (_, j) => [`b${j}`, j]))]));
+    const wide = Object.fromEntries(
+      Array.from({ length: MAX_KEYS }, (_, i) => [
+        `a${i}`,
+        Object.fromEntries(Array.from({ length: MAX_KEYS }, (_, j) => [`b${j}`, j])),
+      ]),
+    );
     const built = new SchemaBuilder();
     feed(built, wide);
     for (const schema of [inferSchema(wide), built.schema()]) {

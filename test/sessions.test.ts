@@ -9,7 +9,12 @@ import { MAX_SESSION_TOKEN_CHARS, sealSession, type SessionState } from "../src/
 import { LATEST, post, type Json } from "./helpers/gateway";
 
 function initializeWith(capabilities: unknown, clientInfo: unknown = { name: "t", version: "1" }): Promise<Response> {
-  return post("/mcp", { jsonrpc: "2.0", id: 7, method: "initialize", params: { protocolVersion: LATEST, capabilities, clientInfo } });
+  return post("/mcp", {
+    jsonrpc: "2.0",
+    id: 7,
+    method: "initialize",
+    params: { protocolVersion: LATEST, capabilities, clientInfo },
+  });
 }
 
 describe("the client's capabilities in the session id", () => {
@@ -37,9 +42,25 @@ describe("the client's capabilities in the session id", () => {
 
 describe("the sealed token", () => {
   it("is never minted past MAX_SESSION_TOKEN_CHARS", async () => {
-    const upstreams = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`u${i}`, { sessionId: "s".repeat(200), protocolVersion: LATEST, capabilities: ["tools"] }]));
-    const state = { sid: "0".repeat(32), protocolVersion: LATEST, clientCapabilities: {}, clientInfo: {}, principal: "p", route: "", upstreams, exp: 2e9 };
-    await expect(sealSession(state, "test-session-secret-0123456789abcdef")).rejects.toThrow(/40 upstreams needs a \d+-character Mcp-Session-Id/);
+    const upstreams = Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [
+        `u${i}`,
+        { sessionId: "s".repeat(200), protocolVersion: LATEST, capabilities: ["tools"] },
+      ]),
+    );
+    const state = {
+      sid: "0".repeat(32),
+      protocolVersion: LATEST,
+      clientCapabilities: {},
+      clientInfo: {},
+      principal: "p",
+      route: "",
+      upstreams,
+      exp: 2e9,
+    };
+    await expect(sealSession(state, "test-session-secret-0123456789abcdef")).rejects.toThrow(
+      /40 upstreams needs a \d+-character Mcp-Session-Id/,
+    );
   });
 });
 
@@ -55,7 +76,13 @@ describe("finding a session", () => {
     upstreams: {},
     exp: Math.floor(Date.now() / 1000) + 600,
   };
-  const where = (principal: string, route = "") => ({ env: { SESSION_SECRET: secret }, kv: env.GATEWAY_KV, route, principal, upstreams: [] });
+  const where = (principal: string, route = "") => ({
+    env: { SESSION_SECRET: secret },
+    kv: env.GATEWAY_KV,
+    route,
+    principal,
+    upstreams: [],
+  });
 
   it("finds it for its own principal and route only", async () => {
     const token = await sealSession(state, secret);

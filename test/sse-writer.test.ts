@@ -14,7 +14,10 @@ const decoder = new TextDecoder();
 const KEEPALIVE = decoder.decode(SSE_KEEPALIVE);
 
 /** A read of the stream, and whether it has settled yet. */
-function tracked(reader: ReadableStreamDefaultReader<Uint8Array>): { readonly result: Promise<string>; settled: () => boolean } {
+function tracked(reader: ReadableStreamDefaultReader<Uint8Array>): {
+  readonly result: Promise<string>;
+  settled: () => boolean;
+} {
   let settled = false;
   const result = reader.read().then(({ value, done }) => {
     settled = true;

@@ -68,10 +68,15 @@ async function slicedText(body: ReadableStream<Uint8Array>, sliceBytes: number):
 }
 
 /** The events of `body`; a long event's data read whole, or in slices of `largeSlice` bytes (BYOB) when given. */
-async function eventsOf(body: ReadableStream<Uint8Array>, largeChars?: number, largeSlice?: number): Promise<Partial<SseEvent>[]> {
+async function eventsOf(
+  body: ReadableStream<Uint8Array>,
+  largeChars?: number,
+  largeSlice?: number,
+): Promise<Partial<SseEvent>[]> {
   const events: Partial<SseEvent>[] = [];
   for await (const event of readSse(body, largeChars)) {
-    const large = event.large && (largeSlice ? await slicedText(event.large, largeSlice) : await new Response(event.large).text());
+    const large =
+      event.large && (largeSlice ? await slicedText(event.large, largeSlice) : await new Response(event.large).text());
     events.push(event.large ? { ...event, large: undefined, data: `large:${large}` } : event);
   }
   return events.map((event) => Object.fromEntries(Object.entries(event).filter(([, value]) => value !== undefined)));
@@ -83,17 +88,51 @@ describe("SSE framing", () => {
     ["CR line ends", ["data: a\rdata: b\r\r"], [{ event: "message", data: "a\nb" }]],
     ["CRLF line ends", ["data: a\r\ndata: b\r\n\r\n"], [{ event: "message", data: "a\nb" }]],
     ["CRLF split across chunks", ["data: a\r", "\ndata: b\r", "\n\r", "\n"], [{ event: "message", data: "a\nb" }]],
-    ["a CR at a chunk's end that is a line end of its own", ["data: a\r", "data: b\r", "\r"], [{ event: "message", data: "a\nb" }]],
+    [
+      "a CR at a chunk's end that is a line end of its own",
+      ["data: a\r", "data: b\r", "\r"],
+      [{ event: "message", data: "a\nb" }],
+    ],
     ["mixed line ends", ["data: a\ndata: b\r\ndata: c\r\n\n"], [{ event: "message", data: "a\nb\nc" }]],
     ["one byte at a time", [..."id: 4\ndata: x\r\n\r\n"], [{ event: "message", data: "x", id: "4" }]],
-    ["a character split between chunks", [encoder.encode("data: é").subarray(0, 7), encoder.encode("data: é").subarray(7), "\n\n"], [{ event: "message", data: "é" }]],
-    ["comments, alone and inside an event", [": hello\n\ndata: a\n: inside\ndata: b\n\n"], [{ event: "message", data: "a\nb" }]],
-    ["multi-line data, with and without the space", ["data: {\ndata:  \"a\": 1\ndata:}\n\n"], [{ event: "message", data: '{\n "a": 1\n}' }]],
+    [
+      "a character split between chunks",
+      [encoder.encode("data: é").subarray(0, 7), encoder.encode("data: é").subarray(7), "\n\n"],
+      [{ event: "message", data: "é" }],
+    ],
+    [
+      "comments, alone and inside an event",
+      [": hello\n\ndata: a\n: inside\ndata: b\n\n"],
+      [{ event: "message", data: "a\nb" }],
+    ],
+    [
+      "multi-line data, with and without the space",
+      ['data: {\ndata:  "a": 1\ndata:}\n\n'],
+      [{ event: "message", data: '{\n "a": 1\n}' }],
+    ],
     ["a field without a colon", ["data\ndata: x\n\n"], [{ event: "message", data: "\nx" }]],
-    ["id and retry carried to later events", ["id: 7\nretry: 300\ndata: a\n\ndata: b\n\n"], [{ event: "message", data: "a", id: "7", retry: 300 }, { event: "message", data: "b", id: "7", retry: 300 }]],
+    [
+      "id and retry carried to later events",
+      ["id: 7\nretry: 300\ndata: a\n\ndata: b\n\n"],
+      [
+        { event: "message", data: "a", id: "7", retry: 300 },
+        { event: "message", data: "b", id: "7", retry: 300 },
+      ],
+    ],
     ["a retry that is not a number", ["retry: soon\ndata: a\n\n"], [{ event: "message", data: "a" }]],
-    ["an id holding NULL, ignored", ["id: 1\ndata: a\n\nid: x\u0000y\ndata: b\n\n"], [{ event: "message", data: "a", id: "1" }, { event: "message", data: "b", id: "1" }]],
-    ["a priming event without data", ["id: p-0\nretry: 20\ndata: \n\n"], [{ event: "message", data: "", id: "p-0", retry: 20 }]],
+    [
+      "an id holding NULL, ignored",
+      ["id: 1\ndata: a\n\nid: x\u0000y\ndata: b\n\n"],
+      [
+        { event: "message", data: "a", id: "1" },
+        { event: "message", data: "b", id: "1" },
+      ],
+    ],
+    [
+      "a priming event without data",
+      ["id: p-0\nretry: 20\ndata: \n\n"],
+      [{ event: "message", data: "", id: "p-0", retry: 20 }],
+    ],
     ["an event name", ["event: ping\ndata: 1\n\n"], [{ event: "ping", data: "1" }]],
     ["a byte order mark", ["\uFEFFdata: x\n\n"], [{ event: "message", data: "x" }]],
     ["a blank line with no fields", ["\n\n\ndata: x\n\n"], [{ event: "message", data: "x" }]],
@@ -103,7 +142,8 @@ describe("SSE framing", () => {
   });
 
   it.each([1, 2, 3, 7, 64])("reads the same events whatever the chunk size (%i bytes)", async (size) => {
-    const text = ": c\r\nid: 1\r\nevent: message\r\ndata: {\"a\":\r\ndata: \"é\"}\r\n\r\nretry: 5\rdata: z\r\rdata: last\n\n";
+    const text =
+      ': c\r\nid: 1\r\nevent: message\r\ndata: {"a":\r\ndata: "é"}\r\n\r\nretry: 5\rdata: z\r\rdata: last\n\n';
     expect(await eventsOf(chunked(text, size))).toEqual([
       { event: "message", data: '{"a":\n"é"}', id: "1" },
       { event: "message", data: "z", id: "1", retry: 5 },
@@ -114,17 +154,35 @@ describe("SSE framing", () => {
   it.each([
     ["CRLF", `data: ${"w".repeat(150)}\r\n\r\n`, "w".repeat(150)],
     ["CR", `data: ${"w".repeat(150)}\r\r`, "w".repeat(150)],
-    ["data lines after the long one, other fields skipped", `data: a\ndata: ${"v".repeat(100)}\nid: 9\ndata:b\ndata: ${"u".repeat(80)}\n\n`, `a\n${"v".repeat(100)}\nb\n${"u".repeat(80)}`],
-    ["an empty data line before the long one", `data: ${"a".repeat(40)}\ndata:\ndata: ${"b".repeat(100)}\n\n`, `${"a".repeat(40)}\n\n${"b".repeat(100)}`],
-    ["a long event whose first line is only the field name and its space", `data: \ndata: ${"c".repeat(100)}\n\n`, `\n${"c".repeat(100)}`],
+    [
+      "data lines after the long one, other fields skipped",
+      `data: a\ndata: ${"v".repeat(100)}\nid: 9\ndata:b\ndata: ${"u".repeat(80)}\n\n`,
+      `a\n${"v".repeat(100)}\nb\n${"u".repeat(80)}`,
+    ],
+    [
+      "an empty data line before the long one",
+      `data: ${"a".repeat(40)}\ndata:\ndata: ${"b".repeat(100)}\n\n`,
+      `${"a".repeat(40)}\n\n${"b".repeat(100)}`,
+    ],
+    [
+      "a long event whose first line is only the field name and its space",
+      `data: \ndata: ${"c".repeat(100)}\n\n`,
+      `\n${"c".repeat(100)}`,
+    ],
   ])("hands a long data line over as a stream with %s", async (_label, first, expected) => {
     const text = `${first}event: message\ndata: after\n\n`;
     const bytes = encoder.encode(text);
     for (const size of [1, 5, 7, 40]) {
       expect((await eventsOf(chunked(text, size), 50)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
       const cuts = Array.from({ length: Math.ceil(bytes.length / size) - 1 }, (_, i) => (i + 1) * size);
-      expect((await eventsOf(byteStreamOf(cutAt(bytes, cuts)), 50)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
-      expect((await eventsOf(byteStreamOf(cutAt(bytes, cuts)), 50, 3)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
+      expect((await eventsOf(byteStreamOf(cutAt(bytes, cuts)), 50)).map((e) => e.data)).toEqual([
+        `large:${expected}`,
+        "after",
+      ]);
+      expect((await eventsOf(byteStreamOf(cutAt(bytes, cuts)), 50, 3)).map((e) => e.data)).toEqual([
+        `large:${expected}`,
+        "after",
+      ]);
     }
   });
 });
@@ -144,18 +202,23 @@ describe("an event is not held past the bound, whatever it is made of", () => {
     for (const size of [1, 7, 64, bytes.length]) {
       expect((await eventsOf(chunked(text, size), 1000)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
       const cuts = Array.from({ length: Math.ceil(bytes.length / size) - 1 }, (_, i) => (i + 1) * size);
-      expect((await eventsOf(byteStreamOf(cutAt(bytes, cuts)), 1000, 5)).map((e) => e.data)).toEqual([`large:${expected}`, "after"]);
+      expect((await eventsOf(byteStreamOf(cutAt(bytes, cuts)), 1000, 5)).map((e) => e.data)).toEqual([
+        `large:${expected}`,
+        "after",
+      ]);
     }
   });
 
   it("holds an event within the bound whole, its lines and comments included", async () => {
     const text = `data: a\n: ping\ndata: b\n\ndata: after\n\n`;
-    for (const size of [1, 7, text.length]) expect((await eventsOf(chunked(text, size), 1000)).map((e) => e.data)).toEqual(["a\nb", "after"]);
+    for (const size of [1, 7, text.length])
+      expect((await eventsOf(chunked(text, size), 1000)).map((e) => e.data)).toEqual(["a\nb", "after"]);
   });
 });
 
 /** Every framing case above at once: CRLF, CR, LF, a BOM, comments, id and retry, multi-line data, characters of 2 and 4 bytes. */
-const MIXED = "\uFEFF: c\r\nid: 1\r\nevent: message\r\ndata: {\"a\":\r\ndata: \"é😀\"}\r\n\r\nretry: 5\rdata: z\r\rdata:last\n: x\n\n";
+const MIXED =
+  '\uFEFF: c\r\nid: 1\r\nevent: message\r\ndata: {"a":\r\ndata: "é😀"}\r\n\r\nretry: 5\rdata: z\r\rdata:last\n: x\n\n';
 const MIXED_EVENTS = [
   { event: "message", data: '{"a":\n"é😀"}', id: "1" },
   { event: "message", data: "z", id: "1", retry: 5 },
@@ -170,13 +233,25 @@ describe("SSE framing on the bytes", () => {
       expect(await eventsOf(bodyOf(cutAt(bytes, [cut]))), `cut at ${cut}`).toEqual(MIXED_EVENTS);
       expect(await eventsOf(byteStreamOf(cutAt(bytes, [cut]))), `cut at ${cut}, BYOB`).toEqual(MIXED_EVENTS);
       for (const second of [cut + 1, cut + 2, cut + 5]) {
-        if (second < bytes.length) expect(await eventsOf(byteStreamOf(cutAt(bytes, [cut, second]))), `cut at ${cut} and ${second}`).toEqual(MIXED_EVENTS);
+        if (second < bytes.length)
+          expect(await eventsOf(byteStreamOf(cutAt(bytes, [cut, second]))), `cut at ${cut} and ${second}`).toEqual(
+            MIXED_EVENTS,
+          );
       }
     }
   });
 
   it("reads a body that takes BYOB reads byte by byte", async () => {
-    expect(await eventsOf(byteStreamOf(cutAt(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1))))).toEqual(MIXED_EVENTS);
+    expect(
+      await eventsOf(
+        byteStreamOf(
+          cutAt(
+            bytes,
+            Array.from({ length: bytes.length - 1 }, (_, i) => i + 1),
+          ),
+        ),
+      ),
+    ).toEqual(MIXED_EVENTS);
   });
 
   it("reads from a fetch-like body (a Response's, which takes BYOB reads)", async () => {
@@ -191,7 +266,16 @@ describe("SSE framing on the bytes", () => {
   });
 
   it("decodes bytes that are not UTF-8 as a stream decoder does (U+FFFD), before a line break too", async () => {
-    const text = new Uint8Array([...encoder.encode("data: a"), 0xe2, 0x82, 0x0a, ...encoder.encode("data: "), 0xff, 0x0a, 0x0a]);
+    const text = new Uint8Array([
+      ...encoder.encode("data: a"),
+      0xe2,
+      0x82,
+      0x0a,
+      ...encoder.encode("data: "),
+      0xff,
+      0x0a,
+      0x0a,
+    ]);
     expect(await eventsOf(byteStreamOf(cutAt(text, [8])))).toEqual([{ event: "message", data: "a\uFFFD\n\uFFFD" }]);
   });
 
@@ -200,31 +284,44 @@ describe("SSE framing on the bytes", () => {
     ["many events across the buffer's end", 400, 1, 1000, [7, 65_521, 100_003]],
     ["events of many data lines that outgrow the buffer", 6, 12, 9 * 1024, [3000, 61_440, 65_537]],
   ])("reads %s, however the body is cut", async (_label, count, lines, size, chunkSizes) => {
-    const texts = Array.from({ length: count }, (_, i) => Array.from({ length: lines }, (_, j) => `{"i":${i},"j":${j},"pad":"${"é".repeat(size / 2)}"}`));
-    const frame = (values: string[], i: number) => (i % 2 ? `${values.map((v) => `data: ${v}\r\n`).join("")}\r\n` : `: note\nid: ${i}\n${values.map((v) => `data:${v}\n`).join("")}\n`);
+    const texts = Array.from({ length: count }, (_, i) =>
+      Array.from({ length: lines }, (_, j) => `{"i":${i},"j":${j},"pad":"${"é".repeat(size / 2)}"}`),
+    );
+    const frame = (values: string[], i: number) =>
+      i % 2
+        ? `${values.map((v) => `data: ${v}\r\n`).join("")}\r\n`
+        : `: note\nid: ${i}\n${values.map((v) => `data:${v}\n`).join("")}\n`;
     const body = encoder.encode(texts.map(frame).join(""));
     for (const chunk of chunkSizes) {
       const cuts = Array.from({ length: Math.ceil(body.length / chunk) - 1 }, (_, i) => (i + 1) * chunk);
-      expect((await eventsOf(byteStreamOf(cutAt(body, cuts)))).map((e) => e.data)).toEqual(texts.map((values) => values.join("\n")));
+      expect((await eventsOf(byteStreamOf(cutAt(body, cuts)))).map((e) => e.data)).toEqual(
+        texts.map((values) => values.join("\n")),
+      );
     }
   });
 
   it.each([
     ["in one chunk", 1024 * 1024],
     ["cut into 1 KiB chunks", 1024],
-  ])("skips an id, event or retry line longer than MAX_FIELD_LINE_BYTES (%s), keeping the event", async (_label, size) => {
-    const long = "i".repeat(MAX_FIELD_LINE_BYTES + 1);
-    const body = `id: 1\ndata: first\n\nid: ${long}\nevent: ${long}\nretry: ${"9".repeat(MAX_FIELD_LINE_BYTES + 1)}\ndata: second\n\nid: 3\ndata: third\n\n`;
-    expect(await eventsOf(chunked(body, size))).toEqual([
-      { event: "message", data: "first", id: "1" },
-      { event: "message", data: "second", id: "1" },
-      { event: "message", data: "third", id: "3" },
-    ]);
-  });
+  ])(
+    "skips an id, event or retry line longer than MAX_FIELD_LINE_BYTES (%s), keeping the event",
+    async (_label, size) => {
+      const long = "i".repeat(MAX_FIELD_LINE_BYTES + 1);
+      const body = `id: 1\ndata: first\n\nid: ${long}\nevent: ${long}\nretry: ${"9".repeat(MAX_FIELD_LINE_BYTES + 1)}\ndata: second\n\nid: 3\ndata: third\n\n`;
+      expect(await eventsOf(chunked(body, size))).toEqual([
+        { event: "message", data: "first", id: "1" },
+        { event: "message", data: "second", id: "1" },
+        { event: "message", data: "third", id: "3" },
+      ]);
+    },
+  );
 
   it("skips a comment line longer than any buffer without holding it", async () => {
     const body = `: ${"c".repeat(3 * 1024 * 1024)}\ndata: after\n\n${"x".repeat(10)}: y\n\n`;
-    expect(await eventsOf(chunked(body, 64 * 1024))).toEqual([{ event: "message", data: "after" }, { event: "message", data: "" }]);
+    expect(await eventsOf(chunked(body, 64 * 1024))).toEqual([
+      { event: "message", data: "after" },
+      { event: "message", data: "" },
+    ]);
   });
 });
 

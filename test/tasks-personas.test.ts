@@ -52,7 +52,10 @@ async function listed(who: Caller, path: string): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 20; page++) {
-    const answer = await request(path, session, "tasks/list", cursor ? { cursor } : undefined, { vars: VARS, headers: who.headers });
+    const answer = await request(path, session, "tasks/list", cursor ? { cursor } : undefined, {
+      vars: VARS,
+      headers: who.headers,
+    });
     expect(answer.error).toBeUndefined();
     ids.push(...(answer.result.tasks as Json[]).map((task) => task.taskId as string));
     cursor = answer.result.nextCursor;
@@ -80,16 +83,24 @@ type Made = { path: string; hold: string; echo: string };
 
 async function makeTasks(who: Caller): Promise<Made[]> {
   const made: Made[] = [];
-  for (const [path, prefix] of [["/mcp", "open___"], ["/mcp/open", ""]] as const) {
+  for (const [path, prefix] of [
+    ["/mcp", "open___"],
+    ["/mcp/open", ""],
+  ] as const) {
     const hold = await legacy(who, path, "tools/call", { name: `${prefix}hold_task`, arguments: {}, task: {} });
-    const echo = await legacy(who, path, "tools/call", { name: `${prefix}echo_task`, arguments: { text: "alice's secret" }, task: {} });
+    const echo = await legacy(who, path, "tools/call", {
+      name: `${prefix}echo_task`,
+      arguments: { text: "alice's secret" },
+      task: {},
+    });
     made.push({ path, hold: hold.result.task.taskId, echo: echo.result.task.taskId });
   }
   return made;
 }
 
 beforeAll(async () => {
-  for (const [name, persona] of Object.entries(PERSONAS)) expect((await admin("PUT", `/personas/${name}`, persona, VARS)).status).toBe(200);
+  for (const [name, persona] of Object.entries(PERSONAS))
+    expect((await admin("PUT", `/personas/${name}`, persona, VARS)).status).toBe(200);
 });
 
 describe("a task is its creator's", () => {
@@ -101,14 +112,17 @@ describe("a task is its creator's", () => {
     for (const path of ["/mcp", "/mcp/open"]) expect(await listed(bob, path), path).toEqual([]);
     for (const { path, hold, echo } of made) {
       for (const id of [hold, echo, upstreamIdOf(hold), upstreamIdOf(echo)]) {
-        for (const method of TASK_METHODS) expectUnknownTask(await legacy(bob, path, method, { taskId: id }), `2025 ${method} on ${path}`);
-        for (const method of ["tasks/get", "tasks/cancel"]) expectUnknownTask(await stateless(bob, path, method, { taskId: id }), `2026 ${method} on ${path}`);
+        for (const method of TASK_METHODS)
+          expectUnknownTask(await legacy(bob, path, method, { taskId: id }), `2025 ${method} on ${path}`);
+        for (const method of ["tasks/get", "tasks/cancel"])
+          expectUnknownTask(await stateless(bob, path, method, { taskId: id }), `2026 ${method} on ${path}`);
       }
     }
 
     // Alice still has all of them, untouched, and lists exactly hers (tasks of the same upstream, whichever route made them).
     const mine = made.flatMap(({ hold, echo }) => [hold, echo].map(upstreamIdOf)).sort();
-    for (const path of ["/mcp", "/mcp/open"]) expect((await listed(alice, path)).map(upstreamIdOf).sort(), path).toEqual(mine);
+    for (const path of ["/mcp", "/mcp/open"])
+      expect((await listed(alice, path)).map(upstreamIdOf).sort(), path).toEqual(mine);
     for (const { path, hold, echo } of made) {
       expect((await legacy(alice, path, "tasks/get", { taskId: hold })).result.status, path).toBe("working");
       expect((await stateless(alice, path, "tasks/get", { taskId: hold })).result.status, path).toBe("working");
@@ -124,7 +138,9 @@ describe("a task is its creator's", () => {
     const forged = `${hold.slice(0, -4)}AAAA`;
     const theirs = await legacy(bob, "/mcp", "tasks/get", { taskId: hold });
     const never = await legacy(bob, "/mcp", "tasks/get", { taskId: forged });
-    expect(theirs.error.message.replace(hold.slice(0, 80), "ID")).toBe(never.error.message.replace(forged.slice(0, 80), "ID"));
+    expect(theirs.error.message.replace(hold.slice(0, 80), "ID")).toBe(
+      never.error.message.replace(forged.slice(0, 80), "ID"),
+    );
   });
 });
 
@@ -140,17 +156,39 @@ describe("a task is reached only through a persona that reaches its upstream", (
         if (path === "/mcp/open") {
           // /mcp/open is no upstream at all to a persona that does not reach it.
           const options = { vars: VARS, headers: elsewhere.headers };
-          await expectNoSuchUpstream((route) => post(route, { jsonrpc: "2.0", id: 1, method: "tasks/list" }, { ...options, session: "made-up" }), "open", "2025 tasks/list");
-          for (const method of TASK_METHODS) await expectNoSuchUpstream((route) => post(route, { jsonrpc: "2.0", id: 1, method, params: { taskId: id } }, { ...options, session: "made-up" }), "open", `2025 ${method}`);
-          for (const method of ["tasks/get", "tasks/cancel"]) await expectNoSuchUpstream((route) => modernPost(route, method, { taskId: id }, options), "open", `2026 ${method}`);
+          await expectNoSuchUpstream(
+            (route) => post(route, { jsonrpc: "2.0", id: 1, method: "tasks/list" }, { ...options, session: "made-up" }),
+            "open",
+            "2025 tasks/list",
+          );
+          for (const method of TASK_METHODS)
+            await expectNoSuchUpstream(
+              (route) =>
+                post(
+                  route,
+                  { jsonrpc: "2.0", id: 1, method, params: { taskId: id } },
+                  { ...options, session: "made-up" },
+                ),
+              "open",
+              `2025 ${method}`,
+            );
+          for (const method of ["tasks/get", "tasks/cancel"])
+            await expectNoSuchUpstream(
+              (route) => modernPost(route, method, { taskId: id }, options),
+              "open",
+              `2026 ${method}`,
+            );
           continue;
         }
-        for (const method of TASK_METHODS) expectUnknownTask(await legacy(elsewhere, path, method, { taskId: id }), `2025 ${method} on ${path}`);
-        for (const method of ["tasks/get", "tasks/cancel"]) expectUnknownTask(await stateless(elsewhere, path, method, { taskId: id }), `2026 ${method} on ${path}`);
+        for (const method of TASK_METHODS)
+          expectUnknownTask(await legacy(elsewhere, path, method, { taskId: id }), `2025 ${method} on ${path}`);
+        for (const method of ["tasks/get", "tasks/cancel"])
+          expectUnknownTask(await stateless(elsewhere, path, method, { taskId: id }), `2026 ${method} on ${path}`);
       }
     }
     // Nothing was cancelled on the way.
     const owner = await caller(principal, ["t-tasker"]);
-    for (const { path, hold } of made) expect((await legacy(owner, path, "tasks/get", { taskId: hold })).result.status, path).toBe("working");
+    for (const { path, hold } of made)
+      expect((await legacy(owner, path, "tasks/get", { taskId: hold })).result.status, path).toBe("working");
   });
 });

@@ -16,7 +16,10 @@ const base = inject("tasksUpstreamUrl");
 const { beta } = inject("fixtureUrls");
 const ADMIN_TOKEN = "admin-token-for-tests-0123456789ab";
 /** What the gateway binds the ids of these (unauthenticated) tests to. */
-const ANONYMOUS: TaskIdBinding = { secret: (env as unknown as { SESSION_SECRET: string }).SESSION_SECRET, principal: ANONYMOUS_PRINCIPAL };
+const ANONYMOUS: TaskIdBinding = {
+  secret: (env as unknown as { SESSION_SECRET: string }).SESSION_SECRET,
+  principal: ANONYMOUS_PRINCIPAL,
+};
 const vars = {
   ADMIN_TOKEN,
   FILTER_CACHE_TTL_MS: "0",
@@ -27,7 +30,9 @@ const vars = {
   ]),
 };
 
-async function start(path = "/mcp"): Promise<{ call: (method: string, params?: unknown) => Promise<Json>; session: string; result: Json }> {
+async function start(
+  path = "/mcp",
+): Promise<{ call: (method: string, params?: unknown) => Promise<Json>; session: string; result: Json }> {
   const { session, result } = await initialize(path, { vars });
   return { session, result, call: (method, params) => request(path, session, method, params, { vars }) };
 }
@@ -36,14 +41,35 @@ async function start(path = "/mcp"): Promise<{ call: (method: string, params?: u
 async function upstreamOwnId(): Promise<string> {
   const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
   const rpc = async (body: unknown, session?: string) => {
-    const response = await fetch(`${base}/tb/mcp`, { method: "POST", headers: { ...headers, ...(session ? { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } : {}) }, body: JSON.stringify(body) });
+    const response = await fetch(`${base}/tb/mcp`, {
+      method: "POST",
+      headers: { ...headers, ...(session ? { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } : {}) },
+      body: JSON.stringify(body),
+    });
     const text = await response.text();
-    const data = text.startsWith("{") ? text : text.split("\n").find((line) => line.startsWith("data: "))!.slice(6);
+    const data = text.startsWith("{")
+      ? text
+      : text
+          .split("\n")
+          .find((line) => line.startsWith("data: "))!
+          .slice(6);
     return { session: response.headers.get("mcp-session-id") ?? session, message: JSON.parse(data) as Json };
   };
-  const { session } = await rpc({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "direct", version: "1" } } });
-  await fetch(`${base}/tb/mcp`, { method: "POST", headers: { ...headers, "mcp-session-id": session!, "mcp-protocol-version": "2025-11-25" }, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' });
-  const created = await rpc({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "hold_task", arguments: {}, task: {} } }, session!);
+  const { session } = await rpc({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "direct", version: "1" } },
+  });
+  await fetch(`${base}/tb/mcp`, {
+    method: "POST",
+    headers: { ...headers, "mcp-session-id": session!, "mcp-protocol-version": "2025-11-25" },
+    body: '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+  });
+  const created = await rpc(
+    { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "hold_task", arguments: {}, task: {} } },
+    session!,
+  );
   return created.message.result.task.taskId as string;
 }
 
@@ -64,7 +90,8 @@ describe("tasks on /mcp", () => {
   it("advertises the tasks capability of its upstreams", async () => {
     const { result } = await start();
     expect(result.capabilities.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
-    const tools = (await request("/mcp", (await start()).session, "tools/list", undefined, { vars })).result.tools as Json[];
+    const tools = (await request("/mcp", (await start()).session, "tools/list", undefined, { vars })).result
+      .tools as Json[];
     expect(tools.find((t) => t.name === "tb___echo_task").execution).toEqual({ taskSupport: "optional" });
   });
 
@@ -117,7 +144,11 @@ describe("tasks on /mcp", () => {
 
   it("tells the client of status changes with the id it knows", async () => {
     const { session, call } = await start();
-    const stream = await gatewayFetch("/mcp", { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } }, vars);
+    const stream = await gatewayFetch(
+      "/mcp",
+      { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } },
+      vars,
+    );
     expect(stream.status).toBe(200);
     const events = readSse(stream.body!);
     const created = await call("tools/call", { name: "tb___echo_task", arguments: { text: "n" }, task: {} });
@@ -137,9 +168,18 @@ describe("tasks on /mcp", () => {
     ["a number", async () => 7],
     ["an id that is not base64url", async () => "gwt.!!!"],
     ["an id naming an upstream this route does not serve", (own: string) => encodeTaskId(ANONYMOUS, "elsewhere", own)],
-    ["an id naming a task its upstream does not have", () => encodeTaskId(ANONYMOUS, "tb", "0123456789abcdef0123456789abcdef")],
-    ["an id bound to another principal", (own: string) => encodeTaskId({ ...ANONYMOUS, principal: "someone-else" }, "tb", own)],
-    ["an id whose tag was altered", async (own: string) => `${(await encodeTaskId(ANONYMOUS, "tb", own)).slice(0, -2)}AA`],
+    [
+      "an id naming a task its upstream does not have",
+      () => encodeTaskId(ANONYMOUS, "tb", "0123456789abcdef0123456789abcdef"),
+    ],
+    [
+      "an id bound to another principal",
+      (own: string) => encodeTaskId({ ...ANONYMOUS, principal: "someone-else" }, "tb", own),
+    ],
+    [
+      "an id whose tag was altered",
+      async (own: string) => `${(await encodeTaskId(ANONYMOUS, "tb", own)).slice(0, -2)}AA`,
+    ],
   ])("refuses %s with -32602", async (_label, forge) => {
     const { call } = await start();
     await call("tools/call", { name: "tb___hold_task", arguments: {}, task: {} });
@@ -177,28 +217,39 @@ describe("tasks on /mcp/<upstream>", () => {
 
 describe("tasks and output filters", () => {
   const putDefault = (body: string) =>
-    gatewayFetch("/admin/filter-sets/default", { method: "PUT", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body }, vars);
+    gatewayFetch(
+      "/admin/filter-sets/default",
+      { method: "PUT", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body },
+      vars,
+    );
   afterEach(async () => {
-    await gatewayFetch("/admin/filter-sets/default", { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }, vars);
+    await gatewayFetch(
+      "/admin/filter-sets/default",
+      { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } },
+      vars,
+    );
   });
 
   it.each([
     ["/mcp", "tb___echo_task"],
     ["/mcp/tb", "echo_task"],
-  ])("withholds on %s a task result a filter set may be about, since it cannot say which tool it is from", async (path, name) => {
-    const { call } = await start(path);
-    const created = await call("tools/call", { name, arguments: { text: "secret" }, task: {} });
-    const id: string = created.result.task.taskId;
-    // A filter added while the task runs (or a task created some other way) must not let its result pass.
-    expect((await putDefault('{"tools":{"tb___echo_*":{"retain":["/from"]}}}')).status).toBe(200);
-    const payload = await call("tasks/result", { taskId: id });
-    expect(payload.result.isError).toBe(true);
-    expect(JSON.stringify(payload)).not.toContain("secret");
-    expect(payload.result.content[0].text).toContain("withheld");
-    expect(payload.result._meta[RELATED_TASK]).toEqual({ taskId: id });
-    // Status and listing still work.
-    expect((await call("tasks/get", { taskId: id })).result.status).toBe("completed");
-  });
+  ])(
+    "withholds on %s a task result a filter set may be about, since it cannot say which tool it is from",
+    async (path, name) => {
+      const { call } = await start(path);
+      const created = await call("tools/call", { name, arguments: { text: "secret" }, task: {} });
+      const id: string = created.result.task.taskId;
+      // A filter added while the task runs (or a task created some other way) must not let its result pass.
+      expect((await putDefault('{"tools":{"tb___echo_*":{"retain":["/from"]}}}')).status).toBe(200);
+      const payload = await call("tasks/result", { taskId: id });
+      expect(payload.result.isError).toBe(true);
+      expect(JSON.stringify(payload)).not.toContain("secret");
+      expect(payload.result.content[0].text).toContain("withheld");
+      expect(payload.result._meta[RELATED_TASK]).toEqual({ taskId: id });
+      // Status and listing still work.
+      expect((await call("tasks/get", { taskId: id })).result.status).toBe("completed");
+    },
+  );
 
   it("passes the task results of upstreams no rule names", async () => {
     const { call } = await start();

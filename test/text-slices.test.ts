@@ -14,7 +14,9 @@ function streamOf(bytes: Uint8Array, cuts: readonly number[]): ReadableStream<Ui
     at = Math.min(bytes.length, at + cut);
   }
   chunks.push(bytes.subarray(at));
-  return new ReadableStream({ pull: (controller) => (chunks.length ? controller.enqueue(chunks.shift()!) : controller.close()) });
+  return new ReadableStream({
+    pull: (controller) => (chunks.length ? controller.enqueue(chunks.shift()!) : controller.close()),
+  });
 }
 
 async function readAll(body: ReadableStream<Uint8Array>, sliceBytes: number): Promise<string[]> {

@@ -50,9 +50,13 @@ describe("SSE", () => {
 
   it.each([
     ["one event", ["event: message\ndata: {}\n\n"], [{ event: "message", data: "{}" }]],
-    ["split across chunks and CRLF", ["data: {\"a\"", ":1}\r", "\n\r\n"], [{ event: "message", data: '{"a":1}' }]],
-    ["multi-line data", ["data: {\ndata:  \"a\": 1\ndata: }\n\n"], [{ event: "message", data: '{\n "a": 1\n}' }]],
-    ["comments and a priming event", [": keepalive\n\nid: 7\nretry: 300\ndata: \n\n"], [{ event: "message", data: "", id: "7", retry: 300 }]],
+    ["split across chunks and CRLF", ['data: {"a"', ":1}\r", "\n\r\n"], [{ event: "message", data: '{"a":1}' }]],
+    ["multi-line data", ['data: {\ndata:  "a": 1\ndata: }\n\n'], [{ event: "message", data: '{\n "a": 1\n}' }]],
+    [
+      "comments and a priming event",
+      [": keepalive\n\nid: 7\nretry: 300\ndata: \n\n"],
+      [{ event: "message", data: "", id: "7", retry: 300 }],
+    ],
   ])("reads %s", async (_label, chunks, expected) => {
     const events = [];
     for await (const event of readSse(streamOf(...chunks))) events.push(event);
@@ -118,13 +122,19 @@ describe("merged cursors", () => {
   const binding = { secret: "unit-test-secret-0123456789", sid: "s1", method: "tools/list" };
 
   it("round-trips each upstream's cursor", async () => {
-    const pending = [["a", "opaque/cursor+=="], ["b", null]] as const;
+    const pending = [
+      ["a", "opaque/cursor+=="],
+      ["b", null],
+    ] as const;
     expect(await decodeCursor(await encodeCursor(pending, binding), binding)).toEqual(pending);
   });
 
-  it.each([["!!"], ["e30"], [42], ["W10x"], ["W10.AAAA"], [`${encodeJson(Array(2000).fill(["a", null]))}.AAAA`]])("rejects %j", async (cursor) => {
-    await expect(decodeCursor(cursor, binding)).rejects.toThrow(/cursor was not issued by this gateway/);
-  });
+  it.each([["!!"], ["e30"], [42], ["W10x"], ["W10.AAAA"], [`${encodeJson(Array(2000).fill(["a", null]))}.AAAA`]])(
+    "rejects %j",
+    async (cursor) => {
+      await expect(decodeCursor(cursor, binding)).rejects.toThrow(/cursor was not issued by this gateway/);
+    },
+  );
 
   it.each([
     ["another session", { ...binding, sid: "s2" }],
@@ -137,7 +147,10 @@ describe("merged cursors", () => {
 
   it("rejects a cursor whose upstreams were changed", async () => {
     const cursor = await encodeCursor([["a", null]], binding);
-    const forged = `${encodeJson([["a", null], ["a", null]])}${cursor.slice(cursor.indexOf("."))}`;
+    const forged = `${encodeJson([
+      ["a", null],
+      ["a", null],
+    ])}${cursor.slice(cursor.indexOf("."))}`;
     await expect(decodeCursor(forged, binding)).rejects.toThrow(/cursor was not issued by this gateway/);
   });
 });
@@ -159,14 +172,19 @@ describe("session tokens", () => {
     const token = await sealSession(state, secret);
     // Neither in clear nor merely encoded. (It checked "s-1", which base64url text holds by
     // chance about once in 260,000 characters: a clean-clone CI run failed on it.)
-    for (const visible of [state.sid, state.principal, state.protocolVersion, encodeJson(state).slice(0, 40)]) expect(token).not.toContain(visible);
+    for (const visible of [state.sid, state.principal, state.protocolVersion, encodeJson(state).slice(0, 40)])
+      expect(token).not.toContain(visible);
     const opened = await openSession(token, secret);
     expect(opened.ok && opened.value).toEqual(state);
   });
 
   it.each([
     ["another secret", async (t: string) => openSession(t, "some-other-secret-0123"), "malformed"],
-    ["a flipped character", async (t: string) => openSession(t.slice(0, 20) + (t[20] === "A" ? "B" : "A") + t.slice(21), secret), "malformed"],
+    [
+      "a flipped character",
+      async (t: string) => openSession(t.slice(0, 20) + (t[20] === "A" ? "B" : "A") + t.slice(21), secret),
+      "malformed",
+    ],
     ["after expiry", async (t: string) => openSession(t, secret, (state.exp + 1) * 1000), "expired"],
   ])("refuses a token with %s", async (_label, open, reason) => {
     const result = await open(await sealSession(state, secret));
@@ -187,14 +205,16 @@ describe("session tokens", () => {
 });
 
 describe("server-to-client request ids", () => {
-  it.each([[0], [17], ["abc"], ["with \"quotes\""]])("round-trips %j", (id) => {
+  it.each([[0], [17], ["abc"], ['with "quotes"']])("round-trips %j", (id) => {
     const encoded = encodeServerRequestId("alpha", id);
     expect(decodeServerRequestId(encoded)).toEqual({ upstream: "alpha", id });
   });
 
   it("rewrites only the id of a message", () => {
     const text = '{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"x":1.0}}';
-    expect(withMessageId(text, "gw.x")).toBe('{"jsonrpc":"2.0","id":"gw.x","method":"sampling/createMessage","params":{"x":1.0}}');
+    expect(withMessageId(text, "gw.x")).toBe(
+      '{"jsonrpc":"2.0","id":"gw.x","method":"sampling/createMessage","params":{"x":1.0}}',
+    );
   });
 
   it.each([["plain"], [5], ["gw.!!!"]])("does not decode %j", (id) => {
@@ -217,10 +237,15 @@ describe("SSE events too large to hold", () => {
 
   it.each([
     ["one long data line", `data: ${"x".repeat(200)}\n\n`, "x".repeat(200)],
-    ["lines joined with \\n", `data: a${"y".repeat(100)}\ndata: b${"z".repeat(100)}\n\n`, `a${"y".repeat(100)}\nb${"z".repeat(100)}`],
+    [
+      "lines joined with \\n",
+      `data: a${"y".repeat(100)}\ndata: b${"z".repeat(100)}\n\n`,
+      `a${"y".repeat(100)}\nb${"z".repeat(100)}`,
+    ],
     ["CRLF line ends", `data: ${"w".repeat(150)}\r\n\r\n`, "w".repeat(150)],
   ])("streams %s, then goes on to the next event", async (_label, first, expected) => {
-    for (const size of [1, 7, 40]) { // chunks smaller than the bound, as a real stream of a huge event arrives
+    for (const size of [1, 7, 40]) {
+      // chunks smaller than the bound, as a real stream of a huge event arrives
       const seen: string[] = [];
       for await (const event of readSse(streamOf(`${first}event: message\ndata: after\n\n`, size), 50)) {
         seen.push(event.large ? `large:${await new Response(event.large).text()}` : event.data);

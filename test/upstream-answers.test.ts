@@ -23,19 +23,31 @@ function upstream(mode: string, deadlines: Record<string, number> = {}): Vars {
 
 async function callText(vars: Vars, id: number): Promise<string> {
   const { session } = await initialize("/mcp/up", { vars });
-  const response = await post("/mcp/up", { jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: {} } }, { session, vars });
+  const response = await post(
+    "/mcp/up",
+    { jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: {} } },
+    { session, vars },
+  );
   return (await messageTexts(response)).at(-1)!;
 }
 
 describe("a JSON answer is relayed with the upstream's own bytes", () => {
   it("when it declares its Content-Length", async () => {
-    expect(await callText(upstream("json-sized"), 7)).toBe('{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"sized \\u00e9 ü"}],"structuredContent":{"ratio":1.0,"big":9223372036854775807,"e":1e3}}}');
+    expect(await callText(upstream("json-sized"), 7)).toBe(
+      '{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"sized \\u00e9 ü"}],"structuredContent":{"ratio":1.0,"big":9223372036854775807,"e":1e3}}}',
+    );
   });
 
   it("when it is chunked and larger than what is read straight from the body", async () => {
     const text = await callText(upstream("json-large"), 8);
     expect(text.length).toBeGreaterThan(LARGE_ANSWER_CHARS);
-    expect(text).toBe(JSON.stringify({ jsonrpc: "2.0", id: 8, result: { content: [{ type: "text", text: "y".repeat(LARGE_ANSWER_CHARS) }] } }));
+    expect(text).toBe(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 8,
+        result: { content: [{ type: "text", text: "y".repeat(LARGE_ANSWER_CHARS) }] },
+      }),
+    );
   });
 });
 
@@ -54,13 +66,16 @@ describe("a JSON answer that stalls after its headers", () => {
     expect(list.result.tools.map((t: Json) => t.name)).toContain("echo");
   });
 
-  it.each(["json-stall", "json-sized-stall"])("%s: ends with the idle deadline's timeout when that is the shorter", async (mode) => {
-    const vars = upstream(mode, { timeoutMs: 20_000, idleTimeoutMs: 300 });
-    const { session } = await initialize("/mcp/up", { vars });
-    const stalled = await request("/mcp/up", session, "tools/call", { name: "echo", arguments: {} }, { vars });
-    expect(stalled.error).toMatchObject({ code: -32010, data: { upstream: "up", reason: "timeout" } });
-    expect(stalled.error.message).toMatch(/upstream "up" sent nothing for 300 ms/);
-  });
+  it.each(["json-stall", "json-sized-stall"])(
+    "%s: ends with the idle deadline's timeout when that is the shorter",
+    async (mode) => {
+      const vars = upstream(mode, { timeoutMs: 20_000, idleTimeoutMs: 300 });
+      const { session } = await initialize("/mcp/up", { vars });
+      const stalled = await request("/mcp/up", session, "tools/call", { name: "echo", arguments: {} }, { vars });
+      expect(stalled.error).toMatchObject({ code: -32010, data: { upstream: "up", reason: "timeout" } });
+      expect(stalled.error.message).toMatch(/upstream "up" sent nothing for 300 ms/);
+    },
+  );
 });
 
 describe("a compressed JSON answer", () => {
@@ -83,7 +98,10 @@ describe("a compressed JSON answer", () => {
 
 describe("an offloaded JSON answer that keeps arriving", () => {
   it("is not cut by the idle deadline while bytes come more often than it", { timeout: 30_000 }, async () => {
-    const vars = { ...upstream("json-trickle", { timeoutMs: 20_000, idleTimeoutMs: 600 }), OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }) };
+    const vars = {
+      ...upstream("json-trickle", { timeoutMs: 20_000, idleTimeoutMs: 600 }),
+      OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }),
+    };
     const { session } = await initialize("/mcp/up", { vars });
     const answer = await request("/mcp/up", session, "tools/call", { name: "echo", arguments: {} }, { vars });
     expect(answer.error).toBeUndefined();

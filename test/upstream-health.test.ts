@@ -44,7 +44,11 @@ async function report(vars: Record<string, unknown>): Promise<Record<string, Jso
 
 describe("GET /health", () => {
   it("answers without upstreams, configuration details or secrets", async () => {
-    for (const vars of [{}, { UPSTREAMS: '[{"name":"x","url":"http://127.0.0.1:9/mcp","headers":{"authorization":"Bearer hidden-123"}}]' }, { UPSTREAMS: "not json hidden-123" }]) {
+    for (const vars of [
+      {},
+      { UPSTREAMS: '[{"name":"x","url":"http://127.0.0.1:9/mcp","headers":{"authorization":"Bearer hidden-123"}}]' },
+      { UPSTREAMS: "not json hidden-123" },
+    ]) {
       const response = await gatewayFetch("/health", {}, vars);
       expect(response.status).toBe(200);
       const text = await response.text();
@@ -64,23 +68,66 @@ describe.each([
   it("reports revision, last success, error rate and latency from real traffic", async () => {
     const up = routeOf(names.up, "echo");
     const { session } = await initialize(up.path, { vars, target: settled });
-    for (let i = 0; i < 3; i++) expect((await request(up.path, session, "tools/call", { name: up.tool, arguments: { text: `t${i}` } }, { vars, target: settled })).result).toBeDefined();
+    for (let i = 0; i < 3; i++)
+      expect(
+        (
+          await request(
+            up.path,
+            session,
+            "tools/call",
+            { name: up.tool, arguments: { text: `t${i}` } },
+            { vars, target: settled },
+          )
+        ).result,
+      ).toBeDefined();
     const down = routeOf(names.down, "x");
     if (label === "/mcp") {
-      for (let i = 0; i < 2; i++) expect((await request("/mcp", session, "tools/call", { name: down.tool, arguments: {} }, { vars, target: settled })).error).toBeDefined();
+      for (let i = 0; i < 2; i++)
+        expect(
+          (await request("/mcp", session, "tools/call", { name: down.tool, arguments: {} }, { vars, target: settled }))
+            .error,
+        ).toBeDefined();
     } else {
-      for (let i = 0; i < 2; i++) expect(await (await settled.fetch(new Request(`http://gateway.test${down.path}`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }) }), { ...env, ...vars }, createExecutionContext())).json()).toMatchObject({ error: { data: { reason: "unreachable" } } });
+      for (let i = 0; i < 2; i++)
+        expect(
+          await (
+            await settled.fetch(
+              new Request(`http://gateway.test${down.path}`, {
+                method: "POST",
+                headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+                body: JSON.stringify({
+                  jsonrpc: "2.0",
+                  id: 0,
+                  method: "initialize",
+                  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+                }),
+              }),
+              { ...env, ...vars },
+              createExecutionContext(),
+            )
+          ).json(),
+        ).toMatchObject({ error: { data: { reason: "unreachable" } } });
     }
     const upstreams = await report(vars);
     const healthy = upstreams[names.up];
-    expect(healthy).toMatchObject({ protocolVersion: "2025-11-25", lastFailure: null, recent: { errors: 0, errorRate: 0 } });
+    expect(healthy).toMatchObject({
+      protocolVersion: "2025-11-25",
+      lastFailure: null,
+      recent: { errors: 0, errorRate: 0 },
+    });
     expect(healthy.recent.calls).toBe(label === "/mcp" ? 3 : 4); // on /mcp/<upstream> initialize is the upstream's own
     expect(Date.parse(healthy.lastSuccess)).toBeGreaterThan(Date.now() - 60_000);
     for (const p of ["p50", "p90", "p99"]) expect(healthy.recent.latencyMs[p]).toBeGreaterThanOrEqual(0);
     const failing = upstreams[names.down];
-    expect(failing).toMatchObject({ lastSuccess: null, lastFailure: { reason: "unreachable" }, recent: { calls: 2, errors: 2, errorRate: 1 } });
+    expect(failing).toMatchObject({
+      lastSuccess: null,
+      lastFailure: { reason: "unreachable" },
+      recent: { calls: 2, errors: 2, errorRate: 1 },
+    });
     // Bounded writes: one window per upstream per isolate per flush interval, the rest waits in memory.
-    const written = await (env as unknown as { GATEWAY_KV: KVNamespace }).GATEWAY_KV.list({ prefix: `upstream-health/${names.up}/` });
+    const written = await (env as unknown as { GATEWAY_KV: KVNamespace }).GATEWAY_KV.list({
+      prefix: `upstream-health/${names.up}/`,
+    });
     expect(written.keys.length).toBe(1);
     expect(JSON.stringify(upstreams)).not.toContain("upstream-secret-xyz");
   });
@@ -90,7 +137,11 @@ describe("POST /admin/upstreams/<name>/probe", () => {
   const vars = varsFor({ up: "probed", down: "gone", plain: "plain" });
 
   it.each([
-    ["an upstream with sessions", "probed", { ok: true, protocolVersion: "2025-11-25", serverInfo: { name: "alpha", version: "1.0.0" } }],
+    [
+      "an upstream with sessions",
+      "probed",
+      { ok: true, protocolVersion: "2025-11-25", serverInfo: { name: "alpha", version: "1.0.0" } },
+    ],
     ["an upstream without sessions", "plain", { ok: true, serverInfo: { name: "beta", version: "1.0.0" } }],
     ["an upstream that is down", "gone", { ok: false, stage: "initialize" }],
   ])("reports %s", async (_label, name, expected) => {

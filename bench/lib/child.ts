@@ -18,7 +18,12 @@ export type Child = {
 };
 
 /** Starts `command args` detached, in its own process group, with stdout/stderr captured. */
-export function spawnGroup(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Child {
+export function spawnGroup(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Child {
   let output = "";
   const child = spawn(command, args, { cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
   if (child.pid === undefined) throw new Error(`could not start ${command}`);

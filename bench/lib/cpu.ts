@@ -26,7 +26,10 @@ export type CpuTime = Readonly<Record<Role | "isolate" | "upstream", number>>;
 export const ZERO_CPU: CpuTime = { proxy: 0, runtime: 0, isolate: 0, wrangler: 0, upstream: 0 };
 
 /** The CPU time of each thread of each process at one moment; a process that ended has no entry. */
-export type Reading = { readonly roles: RelayRoles; readonly threads: ReadonlyMap<number, ReadonlyMap<string, number>> };
+export type Reading = {
+  readonly roles: RelayRoles;
+  readonly threads: ReadonlyMap<number, ReadonlyMap<string, number>>;
+};
 
 const NO_RELAY: RelayRoles = { proxy: [], runtime: [], wrangler: [] };
 
@@ -45,9 +48,16 @@ export function relayProcesses(relay: RelayTree): RelayRoles {
 }
 
 /** Reads the CPU time of every thread of `roles` (none when undefined) and of the upstream process. */
-export function readCpu(roles: RelayRoles | undefined, upstreamPid: number): Reading & { readonly upstreamPid: number } {
+export function readCpu(
+  roles: RelayRoles | undefined,
+  upstreamPid: number,
+): Reading & { readonly upstreamPid: number } {
   const pids = [...Object.values(roles ?? NO_RELAY).flat(), upstreamPid];
-  return { roles: roles ?? NO_RELAY, upstreamPid, threads: new Map(pids.map((pid) => [pid, threadMicros(pid)] as const).filter(([, t]) => t.size > 0)) };
+  return {
+    roles: roles ?? NO_RELAY,
+    upstreamPid,
+    threads: new Map(pids.map((pid) => [pid, threadMicros(pid)] as const).filter(([, t]) => t.size > 0)),
+  };
 }
 
 /**
@@ -58,7 +68,8 @@ export function readCpu(roles: RelayRoles | undefined, upstreamPid: number): Rea
 export function addCpu(total: CpuTime, before: Reading & { readonly upstreamPid: number }, after: Reading): CpuTime {
   const used = (pid: number, mustLive: boolean, mainOnly = false) => {
     const end = after.threads.get(pid);
-    if (end === undefined && mustLive) throw new Error(`process ${pid} ended during a CPU batch (did wrangler dev restart?)`);
+    if (end === undefined && mustLive)
+      throw new Error(`process ${pid} ended during a CPU batch (did wrangler dev restart?)`);
     const start = before.threads.get(pid);
     let sum = 0;
     for (const [tid, micros] of end ?? []) if (!mainOnly || tid === String(pid)) sum += micros - (start?.get(tid) ?? 0);

@@ -17,15 +17,28 @@ export async function inspect(port: number): Promise<InspectorSession> {
   const target = targets.find((t) => t.webSocketDebuggerUrl) ?? targets[0];
   if (!target?.webSocketDebuggerUrl) throw new Error(`inspector: no Worker listed on port ${port}`);
   // wrangler's inspector proxy takes connections from DevTools' origins and localhost only.
-  const ws = new WebSocket(target.webSocketDebuggerUrl, { headers: { origin: "http://localhost" } } as unknown as string[]);
+  const ws = new WebSocket(target.webSocketDebuggerUrl, {
+    headers: { origin: "http://localhost" },
+  } as unknown as string[]);
   await new Promise((resolve, reject) => {
     ws.addEventListener("open", resolve, { once: true });
-    ws.addEventListener("error", (event) => reject(new Error(`inspector: ${(event as ErrorEvent).message ?? "connection failed"}`)), { once: true });
+    ws.addEventListener(
+      "error",
+      (event) => reject(new Error(`inspector: ${(event as ErrorEvent).message ?? "connection failed"}`)),
+      { once: true },
+    );
   });
   let next = 1;
-  const pending = new Map<number, { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void }>();
+  const pending = new Map<
+    number,
+    { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void }
+  >();
   ws.addEventListener("message", (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: Record<string, unknown>; error?: { message: string } };
+    const message = JSON.parse(String(event.data)) as {
+      id?: number;
+      result?: Record<string, unknown>;
+      error?: { message: string };
+    };
     const waiter = message.id === undefined ? undefined : pending.get(message.id);
     if (!waiter) return;
     pending.delete(message.id!);
@@ -62,8 +75,8 @@ export function sampleIsolate(session: InspectorSession, intervalMs: number): ()
   const take = () =>
     (inFlight = isolateBytes(session).then(
       (bytes) => {
-      peak = Math.max(peak, bytes);
-    },
+        peak = Math.max(peak, bytes);
+      },
       () => undefined,
     ));
   void take();

@@ -22,7 +22,8 @@ export async function withProcesses<T>(label: string, limitMs: number, work: (st
   let stopped: Promise<void> | undefined;
   const stopAll = () =>
     (stopped ??= (async () => {
-      for (const stop of stops.reverse()) await stop().catch((error: unknown) => console.error(`[${label}] while stopping: ${String(error)}`));
+      for (const stop of stops.reverse())
+        await stop().catch((error: unknown) => console.error(`[${label}] while stopping: ${String(error)}`));
     })());
   const interrupted = (why: string, code: number) => () => {
     console.error(`[${label}] ${why}; stopping everything`);

@@ -11,7 +11,11 @@ import type { Target } from "./target.ts";
  * starts at the next target, so drift and ordering effects hit all targets alike.
  * The first `warmup` rounds are not recorded. Returns each target's latencies (ms).
  */
-export async function interleavedLatency(targets: readonly Target[], iterations: number, warmup: number): Promise<Map<string, number[]>> {
+export async function interleavedLatency(
+  targets: readonly Target[],
+  iterations: number,
+  warmup: number,
+): Promise<Map<string, number[]>> {
   const samples = new Map<string, number[]>(targets.map((t) => [t.name, []]));
   for (let round = 0; round < warmup + iterations; round++) {
     for (let k = 0; k < targets.length; k++) {
@@ -25,7 +29,12 @@ export async function interleavedLatency(targets: readonly Target[], iterations:
   return samples;
 }
 
-export type Throughput = { readonly requests: number; readonly inFlight: number; readonly seconds: number; readonly perSecond: number };
+export type Throughput = {
+  readonly requests: number;
+  readonly inFlight: number;
+  readonly seconds: number;
+  readonly perSecond: number;
+};
 
 /** Sends exactly `requests` calls to `target` with `inFlight` of them outstanding at a time. */
 export async function concurrentCalls(target: Target, requests: number, inFlight: number): Promise<Throughput> {
@@ -47,7 +56,10 @@ export async function concurrentCalls(target: Target, requests: number, inFlight
  * call's latency (ms) from the moment the burst starts to its answer, and the calls that
  * failed (an error answer, a refused connection), with the first failure's message.
  */
-export async function burstLatency(target: Target, size: number): Promise<{ samples: number[]; failed: number; firstFailure?: string }> {
+export async function burstLatency(
+  target: Target,
+  size: number,
+): Promise<{ samples: number[]; failed: number; firstFailure?: string }> {
   const samples: number[] = [];
   let failed = 0;
   let firstFailure: string | undefined;

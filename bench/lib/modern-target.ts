@@ -30,9 +30,15 @@ export async function openModernTarget(spec: TargetSpec): Promise<Target> {
     const method = spec.method ?? "tools/call";
     const params = method === "tools/call" ? { name: spec.tool, arguments: spec.args, _meta: meta } : { _meta: meta };
     const body = JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params });
-    const response = await fetch(spec.url, { method: "POST", headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    const response = await fetch(spec.url, {
+      method: "POST",
+      headers,
+      body,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
     const text = await response.text();
-    if (response.status !== 200 || !text.includes('"resultType":"complete"')) throw new Error(`${spec.name}: ${method} answered HTTP ${response.status}: ${text.slice(0, 300)}`);
+    if (response.status !== 200 || !text.includes('"resultType":"complete"'))
+      throw new Error(`${spec.name}: ${method} answered HTTP ${response.status}: ${text.slice(0, 300)}`);
   };
   await call();
   return { ...spec, call };

@@ -29,9 +29,24 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * with any status. `config` runs another Worker of bench/ the same way (bench/r2-writer/);
  * `extraArgs` go to wrangler dev (`--inspector-port`).
  */
-export async function startPassthrough(port: number, target: string, config = CONFIG, extraArgs: readonly string[] = []): Promise<PassthroughProcess> {
+export async function startPassthrough(
+  port: number,
+  target: string,
+  config = CONFIG,
+  extraArgs: readonly string[] = [],
+): Promise<PassthroughProcess> {
   const state = mkdtempSync(path.join(tmpdir(), "bench-passthrough-"));
-  const args = [WRANGLER, "dev", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false"];
+  const args = [
+    WRANGLER,
+    "dev",
+    "-c",
+    config,
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--show-interactive-dev-session=false",
+  ];
   args.push("--persist-to", state, "--var", `TARGET:${target}`, ...extraArgs);
   const child = spawnGroup(process.execPath, args, ROOT);
   const url = `http://127.0.0.1:${port}`;

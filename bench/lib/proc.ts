@@ -24,7 +24,9 @@ export function childPids(pid: number): number[] {
   } catch {
     return [];
   }
-  const children = tasks.flatMap((task) => readOrEmpty(`/proc/${pid}/task/${task}/children`).split(" ").filter(Boolean).map(Number));
+  const children = tasks.flatMap((task) =>
+    readOrEmpty(`/proc/${pid}/task/${task}/children`).split(" ").filter(Boolean).map(Number),
+  );
   return [...new Set(children)];
 }
 

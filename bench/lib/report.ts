@@ -19,9 +19,16 @@ export function table(headers: readonly string[], rows: readonly (readonly Cell[
   const texts = rows.map((row) => row.map((cell) => cellText(cell, digits)));
   const widths = headers.map((h, i) => Math.max(h.length, ...texts.map((row) => row[i]?.length ?? 0)));
   const line = (cells: readonly string[], numeric: readonly boolean[]) =>
-    cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+    cells
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   const numeric = headers.map((_, i) => rows.length > 0 && rows.every((row) => typeof row[i] === "number"));
-  return [line(headers, numeric), widths.map((w) => "-".repeat(w)).join("  "), ...texts.map((row) => line(row, numeric))].join("\n");
+  return [
+    line(headers, numeric),
+    widths.map((w) => "-".repeat(w)).join("  "),
+    ...texts.map((row) => line(row, numeric)),
+  ].join("\n");
 }
 
 /** A section title followed by its body and a blank line. */

@@ -8,7 +8,17 @@
  * linked from the original.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -26,7 +36,9 @@ function git(cwd: string, args: readonly string[]): string {
 }
 
 function copyTree(source: string, dir: string): void {
-  const files = git(source, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]).split("\0").filter(Boolean);
+  const files = git(source, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+    .split("\0")
+    .filter(Boolean);
   for (const file of files) {
     if (file === "node_modules") continue; // a symlink git does not ignore; linked below
     const from = path.join(source, file);

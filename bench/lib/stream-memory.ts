@@ -9,11 +9,19 @@
 import { loadSource } from "./bundle-src.ts";
 
 type Offload = {
-  offloadStream: (body: ReadableStream<Uint8Array>, bucket: unknown, id: string, metadataFor: (contentType: string) => unknown, previewChars: number) => Promise<{ size: number; schema: unknown }>;
+  offloadStream: (
+    body: ReadableStream<Uint8Array>,
+    bucket: unknown,
+    id: string,
+    metadataFor: (contentType: string) => unknown,
+    previewChars: number,
+  ) => Promise<{ size: number; schema: unknown }>;
 };
 
 const mb = Number(process.argv[2] ?? 300);
-const { offloadStream } = await loadSource<Offload>('export { offloadStream } from "./src/features/offload/stream-offload.ts";');
+const { offloadStream } = await loadSource<Offload>(
+  'export { offloadStream } from "./src/features/offload/stream-offload.ts";',
+);
 
 const count = Math.floor((mb * 1024 * 1024) / 100);
 const item = (i: number) => {
@@ -24,7 +32,12 @@ const encoder = new TextEncoder();
 let next = 0;
 const body = new ReadableStream<Uint8Array>({
   pull(controller) {
-    if (next === 0) controller.enqueue(encoder.encode('{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"items":['));
+    if (next === 0)
+      controller.enqueue(
+        encoder.encode(
+          '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"items":[',
+        ),
+      );
     if (next >= count) {
       controller.enqueue(encoder.encode(`],"total":${count}}}}`));
       return controller.close();
@@ -66,4 +79,14 @@ const start = Date.now();
 const result = await offloadStream(body, bucket, "0".repeat(32), () => ({}), 500);
 clearInterval(sampler);
 sample();
-console.log(JSON.stringify({ mb, seconds: (Date.now() - start) / 1000, payloadBytes: result.size, stored, parts, peakHeapMB: peakHeap / 1024 / 1024, peakRssMB: peakRss / 1024 / 1024 }));
+console.log(
+  JSON.stringify({
+    mb,
+    seconds: (Date.now() - start) / 1000,
+    payloadBytes: result.size,
+    stored,
+    parts,
+    peakHeapMB: peakHeap / 1024 / 1024,
+    peakRssMB: peakRss / 1024 / 1024,
+  }),
+);

@@ -40,12 +40,20 @@ function failure(spec: TargetSpec, what: string, response: Response, text: strin
 
 /** Opens the session at `spec.url` and returns the target ready to call. */
 export async function openTarget(spec: TargetSpec): Promise<Target> {
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream", ...spec.headers };
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    ...spec.headers,
+  };
   const initialize = JSON.stringify({
     jsonrpc: "2.0",
     id: nextId++,
     method: "initialize",
-    params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "mcp-edge-gateway-bench", version: "0.1.0" } },
+    params: {
+      protocolVersion: PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: "mcp-edge-gateway-bench", version: "0.1.0" },
+    },
   });
   const answer = await post(spec.url, headers, initialize);
   const answerText = await answer.text();
@@ -58,7 +66,12 @@ export async function openTarget(spec: TargetSpec): Promise<Target> {
 
   const call = async () => {
     const method = spec.method ?? "tools/call";
-    const body = JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, ...(method === "tools/call" ? { params: { name: spec.tool, arguments: spec.args } } : {}) });
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: nextId++,
+      method,
+      ...(method === "tools/call" ? { params: { name: spec.tool, arguments: spec.args } } : {}),
+    });
     const response = await post(spec.url, headers, body);
     const text = await response.text();
     if (response.status !== 200 || !text.includes('"result"')) throw failure(spec, method, response, text);

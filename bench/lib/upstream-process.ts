@@ -11,7 +11,12 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", ".
 const ENTRY = path.join(ROOT, "bench", "lib", "upstream-server.ts");
 const READY_TIMEOUT_MS = 30_000;
 
-export type UpstreamProcess = { readonly kind: UpstreamKind; readonly url: string; readonly pid: number; readonly stop: () => Promise<void> };
+export type UpstreamProcess = {
+  readonly kind: UpstreamKind;
+  readonly url: string;
+  readonly pid: number;
+  readonly stop: () => Promise<void>;
+};
 
 export async function startUpstream(kind: UpstreamKind): Promise<UpstreamProcess> {
   const child = spawnGroup(process.execPath, [ENTRY, kind], ROOT);

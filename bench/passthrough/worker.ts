@@ -21,7 +21,12 @@ export function forwardTo(request: Request, target: string): Promise<Response> {
   const hasBody = request.method !== "GET" && request.method !== "HEAD";
   const url = new URL(target);
   for (const [name, value] of new URL(request.url).searchParams) url.searchParams.set(name, value);
-  return fetch(url, { method: request.method, headers: request.headers, body: hasBody ? request.body : null, redirect: "manual" });
+  return fetch(url, {
+    method: request.method,
+    headers: request.headers,
+    body: hasBody ? request.body : null,
+    redirect: "manual",
+  });
 }
 
 // wrangler needs the module's default export to be the handler.

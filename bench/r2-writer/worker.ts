@@ -11,7 +11,11 @@
  * and the simulator's. Not part of the gateway; never deployed.
  */
 
-import type { R2Bucket, R2UploadedPart, ReadableStreamBYOBReader as WorkersByobReader } from "@cloudflare/workers-types";
+import type {
+  R2Bucket,
+  R2UploadedPart,
+  ReadableStreamBYOBReader as WorkersByobReader,
+} from "@cloudflare/workers-types";
 
 /** The bindings wrangler.toml and `--var TARGET:<url>` give this Worker. */
 export type R2WriterEnv = { readonly TARGET?: string; readonly STORE: R2Bucket };
@@ -23,7 +27,10 @@ const PART_BYTES = 8 * 1024 * 1024;
 async function fillPart(reader: WorkersByobReader, part: { view: Uint8Array }): Promise<number> {
   let filled = 0;
   while (filled < PART_BYTES) {
-    const { done, value } = await reader.readAtLeast(PART_BYTES - filled, new Uint8Array(part.view.buffer, filled, PART_BYTES - filled));
+    const { done, value } = await reader.readAtLeast(
+      PART_BYTES - filled,
+      new Uint8Array(part.view.buffer, filled, PART_BYTES - filled),
+    );
     if (!value) break;
     part.view = new Uint8Array(value.buffer, 0, PART_BYTES);
     filled += value.byteLength;
@@ -43,7 +50,9 @@ export async function storeWhole(body: ReadableStream<Uint8Array>, bucket: R2Buc
   for (;;) {
     const filled = await fillPart(reader, part);
     if (filled === 0) break;
-    parts.push(await upload.uploadPart(parts.length + 1, filled === PART_BYTES ? part.view : part.view.subarray(0, filled)));
+    parts.push(
+      await upload.uploadPart(parts.length + 1, filled === PART_BYTES ? part.view : part.view.subarray(0, filled)),
+    );
     size += filled;
     if (filled < PART_BYTES) break;
   }

@@ -20,22 +20,22 @@
  * `MCP_CONFORMANCE_CONTEXT` carries a pre-registered client (auth/pre-registration):
  * configured as an operator would, `auth.clientId` and the secret's name in `auth.clientSecret`.
  */
-import { fstatSync } from 'node:fs';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { signIn } from './sign-in.mjs';
+import { fstatSync } from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { signIn } from "./sign-in.mjs";
 
 /** The gateway's name for the scenario's server. */
-const UPSTREAM = 'scenario';
+const UPSTREAM = "scenario";
 /** The Worker secret holding a pre-registered client's secret (its name goes in the configuration). */
-const CLIENT_SECRET_BINDING = 'SCENARIO_CLIENT_SECRET';
+const CLIENT_SECRET_BINDING = "SCENARIO_CLIENT_SECRET";
 /** MCP's "URL elicitation required" (2025-11-25): the gateway's answer when a user must sign in. */
 const URL_ELICITATION_REQUIRED = -32042;
 /** How often one request is sent again after its user signed in (a sign-in, then a step-up). */
 const MAX_RETRIES_PER_REQUEST = 2;
 /** The tool every authorization scenario's server has. */
-const SCENARIO_TOOL = 'test-tool';
+const SCENARIO_TOOL = "test-tool";
 
 const log = (line) => console.error(`[conformance-auth +${Math.round(performance.now())} ms] ${line}`);
 /** Stops the gateway once started (on exit, or when the CLI stops this). */
@@ -43,10 +43,10 @@ let stopGateway = async () => {};
 
 /** The upstream's `auth`, with a pre-registered client when the scenario gives one. */
 function upstreamAuth(context) {
-  if (typeof context.client_id !== 'string') return { auth: { type: 'oauth' }, secrets: {} };
-  const secret = typeof context.client_secret === 'string' ? context.client_secret : undefined;
+  if (typeof context.client_id !== "string") return { auth: { type: "oauth" }, secrets: {} };
+  const secret = typeof context.client_secret === "string" ? context.client_secret : undefined;
   return {
-    auth: { type: 'oauth', clientId: context.client_id, ...(secret ? { clientSecret: CLIENT_SECRET_BINDING } : {}) },
+    auth: { type: "oauth", clientId: context.client_id, ...(secret ? { clientSecret: CLIENT_SECRET_BINDING } : {}) },
     secrets: secret ? { [CLIENT_SECRET_BINDING]: secret } : {},
   };
 }
@@ -55,7 +55,7 @@ function upstreamAuth(context) {
 function signInLinks(error) {
   if (!(error instanceof McpError) || error.code !== URL_ELICITATION_REQUIRED) return undefined;
   const elicitations = error.data?.elicitations;
-  return Array.isArray(elicitations) ? elicitations.map((e) => e?.url).filter((url) => typeof url === 'string') : [];
+  return Array.isArray(elicitations) ? elicitations.map((e) => e?.url).filter((url) => typeof url === "string") : [];
 }
 
 /** Runs `request`; when the gateway answers that the user must sign in, signs in and sends it again. */
@@ -75,13 +75,13 @@ async function withSignIn(what, request) {
 /** A connected MCP client of the gateway's `/mcp/<upstream>`, answering URL elicitations by signing in. */
 async function connect(gatewayUrl, pending) {
   const capabilities = { elicitation: { url: {} } };
-  const client = new Client({ name: 'conformance-auth-user', version: '1.0.0' }, { capabilities });
+  const client = new Client({ name: "conformance-auth-user", version: "1.0.0" }, { capabilities });
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
-    if (request.params.mode !== 'url') return { action: 'decline' };
+    if (request.params.mode !== "url") return { action: "decline" };
     log(`asked by elicitation/create to open ${new URL(request.params.url).pathname}`);
     // As a client does: accept (the gateway then waits for the sign-in), and open the link.
     pending.push(signIn(request.params.url, log));
-    return { action: 'accept' };
+    return { action: "accept" };
   });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/mcp/${UPSTREAM}`)));
   return client;
@@ -91,11 +91,11 @@ async function main() {
   const serverUrl = process.argv.at(-1);
   if (!serverUrl || !URL.canParse(serverUrl)) throw new Error(`usage: client.mjs <server URL>; got ${serverUrl}`);
   const bundleDir = process.env.CONFORMANCE_AUTH_BUNDLE;
-  if (!bundleDir) throw new Error('CONFORMANCE_AUTH_BUNDLE (a `wrangler deploy --dry-run --outdir`) is not set');
-  const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}');
+  if (!bundleDir) throw new Error("CONFORMANCE_AUTH_BUNDLE (a `wrangler deploy --dry-run --outdir`) is not set");
+  const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
   const { auth, secrets } = upstreamAuth(context);
   // Imported here, once the handlers below listen: loading Miniflare takes a while.
-  const { startGateway } = await import('./gateway.mjs');
+  const { startGateway } = await import("./gateway.mjs");
   const upstreams = [{ name: UPSTREAM, url: serverUrl, auth }];
   const gateway = await startGateway(bundleDir, { UPSTREAMS: JSON.stringify(upstreams), ...secrets });
   stopGateway = gateway.stop;
@@ -103,10 +103,10 @@ async function main() {
   const pending = [];
   let client;
   try {
-    client = await withSignIn('initialize', () => connect(gateway.url, pending));
-    const { tools } = await withSignIn('tools/list', () => client.listTools());
-    log(`tools: ${tools.map((t) => t.name).join(', ')}`);
-    const result = await withSignIn('tools/call', () => client.callTool({ name: SCENARIO_TOOL, arguments: {} }));
+    client = await withSignIn("initialize", () => connect(gateway.url, pending));
+    const { tools } = await withSignIn("tools/list", () => client.listTools());
+    log(`tools: ${tools.map((t) => t.name).join(", ")}`);
+    const result = await withSignIn("tools/call", () => client.callTool({ name: SCENARIO_TOOL, arguments: {} }));
     await Promise.all(pending);
     if (result.isError) throw new Error(`the tool call failed: ${JSON.stringify(result.content)}`);
     log(`tools/call answered: ${JSON.stringify(result.content)}`);
@@ -123,8 +123,8 @@ function abandon(why) {
 }
 // The CLI stops a client that runs out of time with SIGTERM; killed itself, it closes the
 // pipe it gave this process as stdin. Either way the gateway goes too.
-process.once('SIGTERM', () => abandon('the scenario ran out of time (SIGTERM)'));
-if (fstatSync(0).isFIFO()) process.stdin.once('end', () => abandon('the conformance CLI went away')).resume();
+process.once("SIGTERM", () => abandon("the scenario ran out of time (SIGTERM)"));
+if (fstatSync(0).isFIFO()) process.stdin.once("end", () => abandon("the conformance CLI went away")).resume();
 
 main().then(
   () => process.exit(0),

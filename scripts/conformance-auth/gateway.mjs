@@ -10,13 +10,13 @@
  *   const gateway = await startGateway(bundleDir, { UPSTREAMS: JSON.stringify([...]) });
  *   try { await fetch(`${gateway.url}/mcp/<name>`, ...); } finally { await gateway.stop(); }
  */
-import { randomBytes } from 'node:crypto';
-import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from 'miniflare';
-import { bundleModules } from '../lib/bundle-modules.mjs';
-import { gatewayWorkerOptions } from '../lib/worker-options.mjs';
+import { randomBytes } from "node:crypto";
+import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
+import { bundleModules } from "../lib/bundle-modules.mjs";
+import { gatewayWorkerOptions } from "../lib/worker-options.mjs";
 
 /** Where the gateway listens: loopback only, on a port the kernel picks. */
-const HOST = '127.0.0.1';
+const HOST = "127.0.0.1";
 
 /**
  * Starts the gateway built into `bundleDir` with `bindings` (vars and secrets, as strings)
@@ -38,11 +38,11 @@ export async function startGateway(bundleDir, bindings) {
       log: new Log(LogLevel.WARN),
       workers: [
         {
-          name: 'gateway',
+          name: "gateway",
           ...gatewayWorkerOptions(),
           modules: modules.map(({ type, path }) => ({ type, path })),
           modulesRoot: bundleDir,
-          bindings: { SESSION_SECRET: randomBytes(32).toString('hex'), AUTH: '{"mode":"off"}', ...bindings },
+          bindings: { SESSION_SECRET: randomBytes(32).toString("hex"), AUTH: '{"mode":"off"}', ...bindings },
         },
       ],
     }),

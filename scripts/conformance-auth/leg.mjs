@@ -11,21 +11,21 @@
  * other failing check fails the run, and so does a listed check that passes now (the entry
  * is stale: remove it), so the list only shrinks. ./report.mjs prints the outcome.
  */
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { requirementScenarios, runLeg } from '../lib/conformance-runner.mjs';
-import { EXPECTED_FAILURES } from './expected-failures.mjs';
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { requirementScenarios, runLeg } from "../lib/conformance-runner.mjs";
+import { EXPECTED_FAILURES } from "./expected-failures.mjs";
 
-const CLIENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'client.mjs');
+const CLIENT = path.join(path.dirname(fileURLToPath(import.meta.url)), "client.mjs");
 /** The client scenarios of the gateway's OAuth client: those named `auth/…`. */
-const AUTH_PREFIX = 'auth/';
-export const AUTH_LEG = '2026/auth';
+const AUTH_PREFIX = "auth/";
+export const AUTH_LEG = "2026/auth";
 /** Names, in EXPECTED_FAILURES, the client's own failure (it timed out, or exited with an error). */
-export const CLIENT_CHECK = '(client)';
+export const CLIENT_CHECK = "(client)";
 /** The time the CLI gives the client (`--timeout`), and the CLI itself on top (a scenario starting and stopping). */
 const CLIENT_TIMEOUT_MS = 90_000;
 const CLI_OVERHEAD_MS = 30_000;
@@ -34,10 +34,10 @@ const BUILD_TIMEOUT_MS = 3 * 60_000;
 
 /** Builds the Worker of `root` as `wrangler deploy` does, into a new directory. */
 async function buildGateway(root) {
-  const outdir = mkdtempSync(path.join(os.tmpdir(), 'conformance-auth-'));
+  const outdir = mkdtempSync(path.join(os.tmpdir(), "conformance-auth-"));
   // Run by this Node (the project's), whatever `node` the PATH names: wrangler needs a recent one.
-  const wrangler = path.join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-  const args = [wrangler, 'deploy', '--dry-run', '--outdir', outdir];
+  const wrangler = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+  const args = [wrangler, "deploy", "--dry-run", "--outdir", outdir];
   await promisify(execFile)(process.execPath, args, { cwd: root, timeout: BUILD_TIMEOUT_MS });
   return outdir;
 }
@@ -47,7 +47,7 @@ async function buildGateway(root) {
  * extensions, grants the gateway does not implement).
  */
 export async function authScenarios(cli, revision, timeoutMs, cwd) {
-  const all = await requirementScenarios(cli, revision, timeoutMs, cwd, 'client');
+  const all = await requirementScenarios(cli, revision, timeoutMs, cwd, "client");
   return all.filter((s) => s.scored && s.name.startsWith(AUTH_PREFIX)).map((s) => s.name);
 }
 
@@ -94,7 +94,7 @@ export async function runAuthLeg({ cli, root, scenarios, out, concurrency, extra
   try {
     // The CLI runs the command in a shell, and stops it by signalling that shell: `exec` makes it the client's own.
     const command = `exec "${process.execPath}" "${CLIENT}"`;
-    const args = [...extraArgs, '--timeout', String(CLIENT_TIMEOUT_MS)];
+    const args = [...extraArgs, "--timeout", String(CLIENT_TIMEOUT_MS)];
     const leg = { label: AUTH_LEG, cli, command, scenarios, out, concurrency, cwd: root };
     const results = await runLeg({ ...leg, timeoutMs: CLIENT_TIMEOUT_MS + CLI_OVERHEAD_MS, extraArgs: args });
     return results.map((result) => ({ ...result, judgement: judge(result) }));

@@ -19,13 +19,13 @@ class Browser {
   cookieHeader(url) {
     const cookies = this.jar.get(url.host);
     if (!cookies || cookies.size === 0) return {};
-    return { cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; ') };
+    return { cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join("; ") };
   }
 
   keep(url, response) {
     for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const at = pair.indexOf('=');
+      const [pair] = line.split(";");
+      const at = pair.indexOf("=");
       if (at <= 0) continue;
       if (!this.jar.has(url.host)) this.jar.set(url.host, new Map());
       this.jar.get(url.host).set(pair.slice(0, at).trim(), pair.slice(at + 1));
@@ -36,27 +36,27 @@ class Browser {
     const url = new URL(href);
     const headers = { ...this.cookieHeader(url), ...init.headers };
     const signal = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
-    const response = await fetch(url, { ...init, headers, redirect: 'manual', signal });
+    const response = await fetch(url, { ...init, headers, redirect: "manual", signal });
     this.keep(url, response);
     return response;
   }
 }
 
 /** The character references the gateway's pages (hono's html) write. */
-const ENTITIES = { '&amp;': '&', '&quot;': '"', '&#39;': "'", '&lt;': '<', '&gt;': '>' };
+const ENTITIES = { "&amp;": "&", "&quot;": '"', "&#39;": "'", "&lt;": "<", "&gt;": ">" };
 const decode = (text) => text.replace(/&(?:amp|quot|#39|lt|gt);/g, (entity) => ENTITIES[entity]);
 
 /** The form of `page` (served at `at`) as a browser submits it: its action and its fields. */
 function formOf(page, at) {
   const form = /<form\b([^>]*)>([\s\S]*?)<\/form>/i.exec(page);
   if (!form) return undefined;
-  const attribute = (tag, name) => new RegExp(`\\b${name}="([^"]*)"`, 'i').exec(tag)?.[1];
-  const action = new URL(decode(attribute(form[1], 'action') ?? ''), at).href;
-  const method = (attribute(form[1], 'method') ?? 'get').toUpperCase();
+  const attribute = (tag, name) => new RegExp(`\\b${name}="([^"]*)"`, "i").exec(tag)?.[1];
+  const action = new URL(decode(attribute(form[1], "action") ?? ""), at).href;
+  const method = (attribute(form[1], "method") ?? "get").toUpperCase();
   const fields = new URLSearchParams();
   for (const [input] of form[2].matchAll(/<input\b[^>]*>/gi)) {
-    const name = attribute(input, 'name');
-    if (name !== undefined) fields.append(decode(name), decode(attribute(input, 'value') ?? ''));
+    const name = attribute(input, "name");
+    if (name !== undefined) fields.append(decode(name), decode(attribute(input, "value") ?? ""));
   }
   return { action, method, fields };
 }
@@ -75,8 +75,8 @@ export async function signIn(link, log) {
   for (let step = 0; step < MAX_STEPS; step++) {
     const response = await browser.request(next.href, next.init);
     const at = new URL(next.href);
-    visited.push(`${next.init.method ?? 'GET'} ${at.origin}${at.pathname} ${response.status}`);
-    const location = response.headers.get('location');
+    visited.push(`${next.init.method ?? "GET"} ${at.origin}${at.pathname} ${response.status}`);
+    const location = response.headers.get("location");
     if (response.status >= 300 && response.status < 400 && location) {
       await response.body?.cancel();
       next = { href: new URL(location, at).href, init: {} };
@@ -86,16 +86,17 @@ export async function signIn(link, log) {
     const form = response.status === 200 ? formOf(page, at) : undefined;
     if (form) {
       const body = form.fields.toString();
-      const headers = { 'content-type': 'application/x-www-form-urlencoded', origin: at.origin };
-      next = form.method === 'POST'
-        ? { href: form.action, init: { method: 'POST', body, headers } }
-        : { href: `${form.action.split('?')[0]}?${body}`, init: {} };
+      const headers = { "content-type": "application/x-www-form-urlencoded", origin: at.origin };
+      next =
+        form.method === "POST"
+          ? { href: form.action, init: { method: "POST", body, headers } }
+          : { href: `${form.action.split("?")[0]}?${body}`, init: {} };
       continue;
     }
     const title = /<title>([^<]*)<\/title>/i.exec(page)?.[1] ?? page.slice(0, 200);
-    log(`sign-in: ${visited.join(' -> ')}: "${decode(title)}"`);
+    log(`sign-in: ${visited.join(" -> ")}: "${decode(title)}"`);
     if (at.origin === gateway && response.status === 200) return;
     throw new Error(`the sign-in ended at ${at.origin}${at.pathname} with HTTP ${response.status}: ${decode(title)}`);
   }
-  throw new Error(`the sign-in took more than ${MAX_STEPS} steps: ${visited.join(' -> ')}`);
+  throw new Error(`the sign-in took more than ${MAX_STEPS} steps: ${visited.join(" -> ")}`);
 }

@@ -10,11 +10,11 @@
  *
  *   const { main, modules, totalBytes } = bundleModules(outdir);
  */
-import { readdirSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { readdirSync, statSync } from "node:fs";
+import path from "node:path";
 
 /** The gateway's main module: wrangler names the bundle after `main` (src/index.ts). */
-export const MAIN_MODULE = 'index.js';
+export const MAIN_MODULE = "index.js";
 
 /**
  * @param {string} outdir a `wrangler deploy --dry-run --outdir` directory
@@ -25,13 +25,15 @@ export const MAIN_MODULE = 'index.js';
 export function bundleModules(outdir, mainModule = MAIN_MODULE) {
   const names = readdirSync(outdir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile() && /\.(?:m?js|cjs)$/.test(entry.name))
-    .map((entry) => path.relative(outdir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
-  if (!names.includes(mainModule)) throw new Error(`no ${mainModule} in ${outdir}: not what \`wrangler deploy --dry-run --outdir\` writes`);
+    .map((entry) => path.relative(outdir, path.join(entry.parentPath, entry.name)).split(path.sep).join("/"));
+  if (!names.includes(mainModule))
+    throw new Error(`no ${mainModule} in ${outdir}: not what \`wrangler deploy --dry-run --outdir\` writes`);
   const modules = [mainModule, ...names.filter((name) => name !== mainModule).sort()].map((name) => {
     // The gateway uploads ES modules only; a CommonJS one would need its own type here and in wrangler.toml's rules.
-    if (name.endsWith('.cjs')) throw new Error(`${name}: a CommonJS module in the bundle; only ES modules are expected`);
+    if (name.endsWith(".cjs"))
+      throw new Error(`${name}: a CommonJS module in the bundle; only ES modules are expected`);
     const file = path.join(outdir, name);
-    return { name, path: file, bytes: statSync(file).size, type: 'ESModule' };
+    return { name, path: file, bytes: statSync(file).size, type: "ESModule" };
   });
   return { main: modules[0], modules, totalBytes: modules.reduce((sum, module) => sum + module.bytes, 0) };
 }

@@ -10,13 +10,13 @@
  *   const gateway = await startGateway({ port: await freePort(), vars: { UPSTREAMS: [...] } });
  *   try { await fetch(`${gateway.url}/mcp`, ...); } finally { await gateway.stop(); }
  */
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const READY_TIMEOUT_MS = 60_000;
 const POLL_INTERVAL_MS = 200;
 const KILL_GRACE_MS = 5_000;
@@ -36,7 +36,7 @@ const PICKED_PORTS = (() => {
   const from = 20_000;
   let below = 32_768;
   try {
-    below = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || below;
+    below = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || below;
   } catch {
     // Not Linux: the usual range.
   }
@@ -49,10 +49,10 @@ function listenable(port) {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
-    server.on('error', (error) => (error.code === 'EADDRINUSE' ? resolve(0) : reject(error)));
-    server.listen(port, '127.0.0.1', () => {
+    server.on("error", (error) => (error.code === "EADDRINUSE" ? resolve(0) : reject(error)));
+    server.listen(port, "127.0.0.1", () => {
       const address = server.address();
-      const found = typeof address === 'object' && address ? address.port : 0;
+      const found = typeof address === "object" && address ? address.port : 0;
       server.close((error) => (error ? reject(error) : resolve(found)));
     });
   });
@@ -69,7 +69,9 @@ function listenable(port) {
  */
 export async function freePort() {
   for (let attempt = 0; PICKED_PORTS.to - PICKED_PORTS.from >= 1_000 && attempt < PICK_ATTEMPTS; attempt++) {
-    const port = await listenable(PICKED_PORTS.from + Math.floor(Math.random() * (PICKED_PORTS.to - PICKED_PORTS.from)));
+    const port = await listenable(
+      PICKED_PORTS.from + Math.floor(Math.random() * (PICKED_PORTS.to - PICKED_PORTS.from)),
+    );
     if (port !== 0) return port;
   }
   return listenable(0);
@@ -107,7 +109,7 @@ export async function startGateway(options) {
     } catch (error) {
       // wrangler picks free ports for its internal sockets by probing; two instances
       // starting at the same moment can pick the same one. Starting again settles it.
-      if (attempt >= START_ATTEMPTS || !String(error.message).includes('Address already in use')) throw error;
+      if (attempt >= START_ATTEMPTS || !String(error.message).includes("Address already in use")) throw error;
     }
   }
 }
@@ -115,28 +117,33 @@ export async function startGateway(options) {
 /** True for the gateway's own answer to `GET /` (its name, whatever else the page says). */
 function isGatewayHome(text) {
   try {
-    return JSON.parse(text)?.name === 'mcp-edge-gateway';
+    return JSON.parse(text)?.name === "mcp-edge-gateway";
   } catch {
     return false;
   }
 }
 
 async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cwd = REPO_ROOT, env = {} }) {
-  const args = [path.join(cwd, 'scripts', 'start.mjs'), '--port', String(port)];
+  const args = [path.join(cwd, "scripts", "start.mjs"), "--port", String(port)];
   for (const [key, value] of Object.entries(vars)) {
-    args.push('--var', `${key}:${typeof value === 'string' ? value : JSON.stringify(value)}`);
+    args.push("--var", `${key}:${typeof value === "string" ? value : JSON.stringify(value)}`);
   }
-  if (persistTo !== undefined) args.push('--persist-to', persistTo);
+  if (persistTo !== undefined) args.push("--persist-to", persistTo);
   args.push(...extraArgs);
 
-  let output = '';
-  const child = spawn(process.execPath, args, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  child.stdout.setEncoding('utf8').on('data', (chunk) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk) => (output += chunk));
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  let output = "";
+  const child = spawn(process.execPath, args, {
+    cwd,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
+  child.stdout.setEncoding("utf8").on("data", (chunk) => (output += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk) => (output += chunk));
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
   let hasExited = false;
   void exited.then(() => (hasExited = true));
-  const spawnError = new Promise((resolve) => child.once('error', resolve));
+  const spawnError = new Promise((resolve) => child.once("error", resolve));
 
   const signalGroup = (signal) => {
     try {
@@ -146,21 +153,21 @@ async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cw
     }
   };
   // Should this process end without calling stop(), do not leave wrangler and workerd running.
-  const killOnExit = () => signalGroup('SIGKILL');
-  process.once('exit', killOnExit);
+  const killOnExit = () => signalGroup("SIGKILL");
+  process.once("exit", killOnExit);
   let stopping;
   const stop = () =>
     (stopping ??= (async () => {
-      process.removeListener('exit', killOnExit);
+      process.removeListener("exit", killOnExit);
       if (child.pid === undefined) return;
       if (!hasExited) {
-        signalGroup('SIGTERM');
-        const timer = setTimeout(() => signalGroup('SIGKILL'), KILL_GRACE_MS);
+        signalGroup("SIGTERM");
+        const timer = setTimeout(() => signalGroup("SIGKILL"), KILL_GRACE_MS);
         await exited;
         clearTimeout(timer);
       }
       // Anything of the group left behind (wrangler's workerd, esbuild) goes too.
-      signalGroup('SIGKILL');
+      signalGroup("SIGKILL");
     })());
   const logs = () => output;
   const url = `http://127.0.0.1:${port}`;
@@ -183,9 +190,11 @@ async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cw
     // Miniflare's loopback server answers 403 "Forbidden"; another gateway would answer as
     // one) fails neither check alone. This one then fails to listen and exits, and the
     // error says so ("Address already in use").
-    if (readyLine.test(output.replace(ANSI_STYLE, ''))) {
+    if (readyLine.test(output.replace(ANSI_STYLE, ""))) {
       try {
-        const response = await fetch(`${url}/`, { signal: AbortSignal.timeout(Math.max(1, Math.min(10_000, deadline - Date.now()))) });
+        const response = await fetch(`${url}/`, {
+          signal: AbortSignal.timeout(Math.max(1, Math.min(10_000, deadline - Date.now()))),
+        });
         if (isGatewayHome(await response.text())) return { url, port, pid: child.pid, stop, logs };
         lastAnswer = `HTTP ${response.status}`;
       } catch {
@@ -194,7 +203,9 @@ async function startGatewayOnce({ port, vars = {}, persistTo, extraArgs = [], cw
     }
     if (Date.now() >= deadline) {
       await stop();
-      throw new Error(`Gateway on port ${port} was not ready within ${READY_TIMEOUT_MS / 1000} s${lastAnswer ? ` (the port answered ${lastAnswer}, not as the gateway)` : ''}. Logs:\n${output}`);
+      throw new Error(
+        `Gateway on port ${port} was not ready within ${READY_TIMEOUT_MS / 1000} s${lastAnswer ? ` (the port answered ${lastAnswer}, not as the gateway)` : ""}. Logs:\n${output}`,
+      );
     }
     await sleep(POLL_INTERVAL_MS);
   }

@@ -42,7 +42,8 @@ function kvOf(c: AccessContext): KVNamespace {
 
 async function readBody(c: AccessContext): Promise<Checked<unknown>> {
   const text = await readBodyText(c.req.raw, MAX_DOCUMENT_BYTES);
-  if (text === undefined) return { ok: false, problems: [{ path: "", message: `larger than ${MAX_DOCUMENT_BYTES} bytes` }] };
+  if (text === undefined)
+    return { ok: false, problems: [{ path: "", message: `larger than ${MAX_DOCUMENT_BYTES} bytes` }] };
   return parseDocument(text);
 }
 
@@ -73,7 +74,10 @@ function invalidStoredDocument(c: AccessContext, problems: Checked<unknown> & { 
 
 /** The personas document always has a representation (none stored reads as `{}`); `If-Match: *` asks for the named persona. */
 function personasShape(name?: string): DocumentShape {
-  return { absentHasEtag: true, exists: async (stored) => name === undefined || Object.hasOwn(await personasIn(stored), name) };
+  return {
+    absentHasEtag: true,
+    exists: async (stored) => name === undefined || Object.hasOwn(await personasIn(stored), name),
+  };
 }
 
 /** Stores `personas` (deleting the document when none is left); the stored text, null when deleted. */
@@ -86,7 +90,9 @@ async function writePersonas(c: AccessContext, personas: Record<string, Persona>
 }
 
 /** A GET of the personas document (or of one persona in it), with the document's ETag. */
-async function readPersonas(c: AccessContext): Promise<{ personas: Record<string, Persona>; headers: Record<string, string> }> {
+async function readPersonas(
+  c: AccessContext,
+): Promise<{ personas: Record<string, Persona>; headers: Record<string, string> }> {
   const text = await kvOf(c).get(PERSONAS_KEY);
   return { personas: await personasIn(text), headers: await etagHeaders(text, personasShape()) };
 }
@@ -111,25 +117,57 @@ export function createAccessRoutes(): Hono<{ Bindings: Bindings }> {
 
   routes.put("/personas", async (c) => {
     const body = await readBody(c);
-    const document = body.ok && isObject(body.value) && Object.keys(body.value).length === 1 ? body.value["personas"] : undefined;
-    if (body.ok && document === undefined) return c.json({ error: 'send {"personas": {<name>: {...}, ...}} (what GET /admin/personas answers); nothing was stored', problems: [{ path: "", message: 'expected one member, "personas"' }] }, 400);
+    const document =
+      body.ok && isObject(body.value) && Object.keys(body.value).length === 1 ? body.value["personas"] : undefined;
+    if (body.ok && document === undefined)
+      return c.json(
+        {
+          error: 'send {"personas": {<name>: {...}, ...}} (what GET /admin/personas answers); nothing was stored',
+          problems: [{ path: "", message: 'expected one member, "personas"' }],
+        },
+        400,
+      );
     const checked = body.ok ? checkPersonas(document) : body;
-    if (!checked.ok) return c.json({ error: "invalid personas document; nothing was stored", problems: checked.problems.map((p) => ({ ...p, path: `/personas${p.path}` })) }, 400);
-    return conditionalWrite(c, kvOf(c), PERSONAS_KEY, personasShape(), async () => ({ response: c.json({ personas: checked.value }), stored: await writePersonas(c, { ...checked.value }) }));
+    if (!checked.ok)
+      return c.json(
+        {
+          error: "invalid personas document; nothing was stored",
+          problems: checked.problems.map((p) => ({ ...p, path: `/personas${p.path}` })),
+        },
+        400,
+      );
+    return conditionalWrite(c, kvOf(c), PERSONAS_KEY, personasShape(), async () => ({
+      response: c.json({ personas: checked.value }),
+      stored: await writePersonas(c, { ...checked.value }),
+    }));
   });
 
   routes.put("/personas/:name", async (c) => {
     const name = c.req.param("name");
-    if (!PERSONA_NAME.test(name)) return c.json({ error: "invalid persona name", problems: [{ path: "", message: "a persona name is 1-64 letters, digits, '-' or '_'" }] }, 400);
+    if (!PERSONA_NAME.test(name))
+      return c.json(
+        {
+          error: "invalid persona name",
+          problems: [{ path: "", message: "a persona name is 1-64 letters, digits, '-' or '_'" }],
+        },
+        400,
+      );
     const body = await readBody(c);
     const checked = body.ok ? checkPersona(body.value) : body;
-    if (!checked.ok) return c.json({ error: `invalid persona "${name}"; nothing was stored`, problems: checked.problems }, 400);
+    if (!checked.ok)
+      return c.json({ error: `invalid persona "${name}"; nothing was stored`, problems: checked.problems }, 400);
     return conditionalWrite(c, kvOf(c), PERSONAS_KEY, personasShape(name), async (text) => {
       const stored = await storedPersonas(text);
       if (!stored.ok) return { response: invalidStoredDocument(c, stored) };
       const personas = { ...stored.value, [name]: checked.value };
       const all = checkPersonas(personas);
-      if (!all.ok) return { response: c.json({ error: `persona "${name}" conflicts with the others; nothing was stored`, problems: all.problems }, 400) };
+      if (!all.ok)
+        return {
+          response: c.json(
+            { error: `persona "${name}" conflicts with the others; nothing was stored`, problems: all.problems },
+            400,
+          ),
+        };
       return { response: c.json({ name, stored: checked.value }), stored: await writePersonas(c, personas) };
     });
   });
@@ -137,7 +175,9 @@ export function createAccessRoutes(): Hono<{ Bindings: Bindings }> {
   routes.get("/personas/:name", async (c) => {
     const name = c.req.param("name");
     const { personas, headers } = await readPersonas(c);
-    return Object.hasOwn(personas, name) ? c.json(personas[name]!, 200, headers) : c.json({ error: `no persona named "${name}"` }, 404, headers);
+    return Object.hasOwn(personas, name)
+      ? c.json(personas[name]!, 200, headers)
+      : c.json({ error: `no persona named "${name}"` }, 404, headers);
   });
 
   routes.delete("/personas/:name", async (c) => {
@@ -155,13 +195,18 @@ export function createAccessRoutes(): Hono<{ Bindings: Bindings }> {
   routes.put("/visibility", async (c) => {
     const body = await readBody(c);
     const checked = body.ok ? checkVisibility(body.value) : body;
-    if (!checked.ok) return c.json({ error: "invalid visibility; nothing was stored", problems: checked.problems }, 400);
+    if (!checked.ok)
+      return c.json({ error: "invalid visibility; nothing was stored", problems: checked.problems }, 400);
     return storeDocument(c, kvOf(c), VISIBILITY_KEY, checked.value, forgetDocument);
   });
 
-  routes.get("/visibility", async (c) => documentResponse(c, await kvOf(c).get(VISIBILITY_KEY), "no visibility is stored; tools/list shows every tool"));
+  routes.get("/visibility", async (c) =>
+    documentResponse(c, await kvOf(c).get(VISIBILITY_KEY), "no visibility is stored; tools/list shows every tool"),
+  );
 
-  routes.delete("/visibility", async (c) => deleteDocument(c, kvOf(c), VISIBILITY_KEY, { label: "visibility", forget: forgetDocument }));
+  routes.delete("/visibility", async (c) =>
+    deleteDocument(c, kvOf(c), VISIBILITY_KEY, { label: "visibility", forget: forgetDocument }),
+  );
 
   return routes;
 }

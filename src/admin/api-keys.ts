@@ -35,17 +35,30 @@ export function createApiKeyRoutes(): Hono<{ Bindings: Bindings }> {
     const parsed = text === undefined ? undefined : await parseDocument(text);
     if (!parsed?.ok) return c.json({ error: "invalid API key request; send JSON", problems: [] }, 400);
     const checked = checkNewApiKey(parsed.value);
-    if (!checked.ok) return c.json({ error: "invalid API key request; no key was made", problems: checked.problems }, 400);
+    if (!checked.ok)
+      return c.json({ error: "invalid API key request; no key was made", problems: checked.problems }, 400);
     const { id, key, record } = await createApiKey(kvOf(c.env), checked.value);
-    return c.json({ id, key, principal: record.principal, roles: record.roles, createdAt: record.createdAt, ...(record.expiresAt ? { expiresAt: record.expiresAt } : {}) }, 201, {
-      "cache-control": "no-store",
-    });
+    return c.json(
+      {
+        id,
+        key,
+        principal: record.principal,
+        roles: record.roles,
+        createdAt: record.createdAt,
+        ...(record.expiresAt ? { expiresAt: record.expiresAt } : {}),
+      },
+      201,
+      {
+        "cache-control": "no-store",
+      },
+    );
   });
 
   routes.get("/", async (c) => {
     const limitParam = c.req.query("limit");
     const limit = limitParam === undefined ? MAX_PAGE_KEYS : Number(limitParam);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_KEYS) return c.json({ error: `limit: an integer from 1 to ${MAX_PAGE_KEYS}` }, 400);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_KEYS)
+      return c.json({ error: `limit: an integer from 1 to ${MAX_PAGE_KEYS}` }, 400);
     const page = await listApiKeyPage(kvOf(c.env), { limit, cursor: c.req.query("cursor") });
     if (!page.ok) return c.json({ error: "cursor: not one this listing gave; start again without it" }, 400);
     return c.json(page.value);

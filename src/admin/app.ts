@@ -26,7 +26,7 @@ export const ADMIN_BASE = "/admin";
 
 const ADMIN_OFF_MESSAGE =
   "The admin API is off: it is turned on by the ADMIN_TOKEN secret. Deployed: npx wrangler secret put ADMIN_TOKEN. " +
-  "Locally: ADMIN_TOKEN=<token> in .dev.vars, or npm start -- --var ADMIN_TOKEN:<token>. See docs/filters.md, \"Live editing\".";
+  'Locally: ADMIN_TOKEN=<token> in .dev.vars, or npm start -- --var ADMIN_TOKEN:<token>. See docs/filters.md, "Live editing".';
 
 export type AdminBindings = {
   ADMIN_TOKEN?: string;
@@ -38,7 +38,10 @@ export type AdminBindings = {
 const ADMIN_UNAUTHORIZED = "Unauthorized: send Authorization: Bearer <ADMIN_TOKEN>";
 async function sameSecret(given: string, expected: string): Promise<boolean> {
   const encoder = new TextEncoder();
-  const [a, b] = await Promise.all([crypto.subtle.digest("SHA-256", encoder.encode(given)), crypto.subtle.digest("SHA-256", encoder.encode(expected))]);
+  const [a, b] = await Promise.all([
+    crypto.subtle.digest("SHA-256", encoder.encode(given)),
+    crypto.subtle.digest("SHA-256", encoder.encode(expected)),
+  ]);
   return crypto.subtle.timingSafeEqual(a, b);
 }
 
@@ -79,7 +82,9 @@ export function createAdminApp(routes: readonly AdminRoutes[], recordFailure: Fa
       if (attempt.verdict === "throttled") {
         return c.json({ error: throttled }, 429, { "retry-after": String(attempt.retryAfterS) });
       }
-      return c.json({ error: ADMIN_UNAUTHORIZED }, 401, { "www-authenticate": 'Bearer realm="mcp-edge-gateway admin"' });
+      return c.json({ error: ADMIN_UNAUTHORIZED }, 401, {
+        "www-authenticate": 'Bearer realm="mcp-edge-gateway admin"',
+      });
     }
     await next();
   });

@@ -30,7 +30,9 @@ export async function documentResponse(c: Context, text: string | null, missing:
   if (text === null) return c.json({ error: missing }, 404);
   const parsed = await parseDocument(text);
   const headers = await etagHeaders(text);
-  return parsed.ok ? c.json(parsed.value as object, 200, headers) : c.text(text, 200, { ...headers, "content-type": "text/plain; charset=utf-8" });
+  return parsed.ok
+    ? c.json(parsed.value as object, 200, headers)
+    : c.text(text, 200, { ...headers, "content-type": "text/plain; charset=utf-8" });
 }
 
 /**
@@ -39,7 +41,11 @@ export async function documentResponse(c: Context, text: string | null, missing:
  * @example
  * documentRoutes(admin, "/overrides", { key: OVERRIDES_KEY, label: "overrides document", check: checkOverrides });
  */
-export function documentRoutes<B extends Bindings>(app: Hono<{ Bindings: B }>, path: string, { key, label, check }: { key: string; label: string; check: (value: unknown) => Checked<unknown> }): void {
+export function documentRoutes<B extends Bindings>(
+  app: Hono<{ Bindings: B }>,
+  path: string,
+  { key, label, check }: { key: string; label: string; check: (value: unknown) => Checked<unknown> },
+): void {
   app.put(path, async (c) => {
     const text = await readBodyText(c.req.raw, MAX_DOCUMENT_BYTES);
     const parsed: Checked<unknown> =
@@ -49,7 +55,11 @@ export function documentRoutes<B extends Bindings>(app: Hono<{ Bindings: B }>, p
           ? { ok: false, problems: [{ path: "", message: "the body is empty; send the document as JSON or YAML" }] }
           : await parseDocument(text);
     const checked = parsed.ok ? check(parsed.value) : parsed;
-    if (!parsed.ok || !checked.ok) return c.json({ error: `invalid ${label}; nothing was stored`, problems: checked.ok ? [] : checked.problems }, 400);
+    if (!parsed.ok || !checked.ok)
+      return c.json(
+        { error: `invalid ${label}; nothing was stored`, problems: checked.ok ? [] : checked.problems },
+        400,
+      );
     return storeDocument(c, kvOf(c.env), key, parsed.value, forgetDocument);
   });
   app.get(path, async (c) => documentResponse(c, await kvOf(c.env).get(key), `no ${label} is stored`));

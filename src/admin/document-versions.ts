@@ -64,15 +64,27 @@ async function ifNoneMatchHolds(header: string | null, stored: string | null, sh
 }
 
 /** Why a write's precondition failed, or undefined when both hold. */
-async function failedPrecondition(c: Context, stored: string | null, shape: DocumentShape): Promise<string | undefined> {
+async function failedPrecondition(
+  c: Context,
+  stored: string | null,
+  shape: DocumentShape,
+): Promise<string | undefined> {
   const ifMatch = c.req.header("if-match") ?? null;
   if (!(await ifMatchHolds(ifMatch, stored, shape))) {
-    const why = ifMatch?.trim() === "*" ? "If-Match: * needs it to exist, and it does not" : stored === null && !shape.absentHasEtag ? "nothing is stored" : "it changed since you read it";
+    const why =
+      ifMatch?.trim() === "*"
+        ? "If-Match: * needs it to exist, and it does not"
+        : stored === null && !shape.absentHasEtag
+          ? "nothing is stored"
+          : "it changed since you read it";
     return `Precondition Failed: ${why}; nothing was stored. GET it again, apply your change and send its ETag in If-Match`;
   }
   const ifNoneMatch = c.req.header("if-none-match") ?? null;
   if (!(await ifNoneMatchHolds(ifNoneMatch, stored, shape))) {
-    const why = ifNoneMatch?.trim() === "*" ? "If-None-Match: * needs it to be absent, and it exists (someone created it since you looked)" : "it is still the version If-None-Match names";
+    const why =
+      ifNoneMatch?.trim() === "*"
+        ? "If-None-Match: * needs it to be absent, and it exists (someone created it since you looked)"
+        : "it is still the version If-None-Match names";
     return `Precondition Failed: ${why}; nothing was stored. GET it, apply your change to what is there and send its ETag in If-Match`;
   }
   return undefined;
@@ -104,7 +116,13 @@ async function serialised<T>(key: string, task: () => Promise<T>): Promise<T> {
  *   return { response: c.json({ stored }), stored: text };
  * });
  */
-export function conditionalWrite(c: Context, kv: KVNamespace, key: string, shape: DocumentShape, write: (stored: string | null) => Promise<Written>): Promise<Response> {
+export function conditionalWrite(
+  c: Context,
+  kv: KVNamespace,
+  key: string,
+  shape: DocumentShape,
+  write: (stored: string | null) => Promise<Written>,
+): Promise<Response> {
   return serialised(key, async () => {
     const stored = await kv.get(key);
     const failed = await failedPrecondition(c, stored, shape);
@@ -113,7 +131,8 @@ export function conditionalWrite(c: Context, kv: KVNamespace, key: string, shape
       return c.json({ error: failed, ...current }, 412, current);
     }
     const written = await write(stored);
-    if (written.stored !== undefined && (written.stored !== null || shape.absentHasEtag)) written.response.headers.set("etag", await etagOf(written.stored));
+    if (written.stored !== undefined && (written.stored !== null || shape.absentHasEtag))
+      written.response.headers.set("etag", await etagOf(written.stored));
     return written.response;
   });
 }
@@ -127,7 +146,14 @@ export async function etagHeaders(stored: string | null, shape: DocumentShape = 
  * Stores a checked document under `key` (If-Match honoured), drops this isolate's cached
  * copy with `forget`, and answers `{...extra, stored}` with the new ETag.
  */
-export function storeDocument(c: Context, kv: KVNamespace, key: string, value: unknown, forget: (key: string) => void, extra: Record<string, string> = {}): Promise<Response> {
+export function storeDocument(
+  c: Context,
+  kv: KVNamespace,
+  key: string,
+  value: unknown,
+  forget: (key: string) => void,
+  extra: Record<string, string> = {},
+): Promise<Response> {
   return conditionalWrite(c, kv, key, {}, async () => {
     const stored = JSON.stringify(value);
     await kv.put(key, stored);
@@ -137,7 +163,12 @@ export function storeDocument(c: Context, kv: KVNamespace, key: string, value: u
 }
 
 /** Deletes the document under `key` (If-Match honoured); with `missing`, an absent one is a 404 with that message. */
-export function deleteDocument(c: Context, kv: KVNamespace, key: string, { label, forget, missing }: { label: string; forget: (key: string) => void; missing?: string }): Promise<Response> {
+export function deleteDocument(
+  c: Context,
+  kv: KVNamespace,
+  key: string,
+  { label, forget, missing }: { label: string; forget: (key: string) => void; missing?: string },
+): Promise<Response> {
   return conditionalWrite(c, kv, key, {}, async (stored) => {
     if (stored === null && missing !== undefined) return { response: c.json({ error: missing }, 404) };
     await kv.delete(key);

@@ -15,7 +15,11 @@ import { TrieRouter } from "hono/router/trie-router";
 import type { BlankEnv, BlankSchema, Env, Schema } from "hono/types";
 
 /** A Hono application routed by TrieRouter; used everywhere in place of `Hono` from "hono". */
-export class Hono<E extends Env = BlankEnv, S extends Schema = BlankSchema, BasePath extends string = "/"> extends HonoBase<E, S, BasePath> {
+export class Hono<
+  E extends Env = BlankEnv,
+  S extends Schema = BlankSchema,
+  BasePath extends string = "/",
+> extends HonoBase<E, S, BasePath> {
   constructor(options: HonoOptions<E> = {}) {
     super(options);
     this.router = options.router ?? new TrieRouter();

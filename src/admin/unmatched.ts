@@ -26,12 +26,17 @@ function patternOf(path: string): RegExp {
  */
 export function addUnmatchedRoute<E extends { Bindings: object }>(admin: Hono<E>, base: string): void {
   // Middleware (`use`) is registered under ALL; every route of the admin API names its method.
-  const routes = admin.routes.filter((route) => route.method !== "ALL").map((route) => ({ method: route.method, pattern: patternOf(route.path) }));
+  const routes = admin.routes
+    .filter((route) => route.method !== "ALL")
+    .map((route) => ({ method: route.method, pattern: patternOf(route.path) }));
   admin.all("*", (c: Context) => {
     const path = c.req.path.startsWith(base) ? c.req.path.slice(base.length) || "/" : c.req.path;
     const allowed = [...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))];
     const where = `${base}${path === "/" ? "/" : path}`;
-    if (allowed.length === 0) return c.json({ error: `Not Found: the admin API has no path ${where}; docs/admin-api.md lists its paths` }, 404);
-    return c.json({ error: `Method Not Allowed: ${where} takes ${allowed.join(", ")}, not ${c.req.method}` }, 405, { allow: allowed.join(", ") });
+    if (allowed.length === 0)
+      return c.json({ error: `Not Found: the admin API has no path ${where}; docs/admin-api.md lists its paths` }, 404);
+    return c.json({ error: `Method Not Allowed: ${where} takes ${allowed.join(", ")}, not ${c.req.method}` }, 405, {
+      allow: allowed.join(", "),
+    });
   });
 }

@@ -40,27 +40,64 @@ function configured(env: UpstreamBindings): readonly UpstreamConfig[] {
   return parsed.ok ? parsed.value : [];
 }
 
-async function ping(upstream: UpstreamConfig, env: UpstreamBindings, sessionId: string | null, protocolVersion: string): Promise<{ ok: true } | { ok: false; error: string }> {
-  const reply = await exchange({ upstream, env, method: "POST", body: '{"jsonrpc":"2.0","id":"gw-probe","method":"ping"}', sessionId, protocolVersion, answerWithinTimeout: true });
+async function ping(
+  upstream: UpstreamConfig,
+  env: UpstreamBindings,
+  sessionId: string | null,
+  protocolVersion: string,
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  const reply = await exchange({
+    upstream,
+    env,
+    method: "POST",
+    body: '{"jsonrpc":"2.0","id":"gw-probe","method":"ping"}',
+    sessionId,
+    protocolVersion,
+    answerWithinTimeout: true,
+  });
   if (!reply.ok) return { ok: false, error: describeFailure(reply) };
   for await (const wire of reply.value.messages) {
-    if ("id" in wire.message && !("method" in wire.message)) return "error" in wire.message ? { ok: false, error: `ping answered with an error: ${wire.message.error.message}` } : { ok: true };
+    if ("id" in wire.message && !("method" in wire.message))
+      return "error" in wire.message
+        ? { ok: false, error: `ping answered with an error: ${wire.message.error.message}` }
+        : { ok: true };
   }
   return { ok: false, error: "ping got no answer" };
 }
 
 async function probe(upstream: UpstreamConfig, env: UpstreamBindings): Promise<Record<string, unknown>> {
   const started = Date.now();
-  const client = { sid: `probe-${randomHexId()}`, protocolVersion: LATEST_SESSION_REVISION, clientCapabilities: {}, clientInfo: { ...GATEWAY_INFO }, upstreams: {}, exp: Math.floor(started / 1000) + PROBE_SESSION_TTL_S };
+  const client = {
+    sid: `probe-${randomHexId()}`,
+    protocolVersion: LATEST_SESSION_REVISION,
+    clientCapabilities: {},
+    clientInfo: { ...GATEWAY_INFO },
+    upstreams: {},
+    exp: Math.floor(started / 1000) + PROBE_SESSION_TTL_S,
+  };
   const opened = await handshake(upstream, { env, kv: env.GATEWAY_KV, session: client });
   const initializeMs = Date.now() - started;
-  if (!opened.ok) return { upstream: upstream.name, ok: false, stage: "initialize", error: redactSecrets(describeFailure(opened), env), initializeMs };
+  if (!opened.ok)
+    return {
+      upstream: upstream.name,
+      ok: false,
+      stage: "initialize",
+      error: redactSecrets(describeFailure(opened), env),
+      initializeMs,
+    };
   const { session, initializeResult } = opened.value;
   const pinged = Date.now();
   const answer = await ping(upstream, env, session.sessionId, session.protocolVersion);
   const pingMs = Date.now() - pinged;
   if (session.sessionId) {
-    const closed = await exchange({ upstream, env, method: "DELETE", sessionId: session.sessionId, protocolVersion: session.protocolVersion, answerWithinTimeout: true });
+    const closed = await exchange({
+      upstream,
+      env,
+      method: "DELETE",
+      sessionId: session.sessionId,
+      protocolVersion: session.protocolVersion,
+      answerWithinTimeout: true,
+    });
     if (closed.ok) for await (const _ of closed.value.messages); // drain
   }
   return {
@@ -76,7 +113,10 @@ async function probe(upstream: UpstreamConfig, env: UpstreamBindings): Promise<R
 }
 
 /** What a feature adds to each upstream of GET /admin/upstreams (pins: `{pins: ...}`), given by the composition root. */
-export type UpstreamFacts = (upstream: UpstreamConfig, kv: KVNamespace | undefined) => Promise<Readonly<Record<string, unknown>>>;
+export type UpstreamFacts = (
+  upstream: UpstreamConfig,
+  kv: KVNamespace | undefined,
+) => Promise<Readonly<Record<string, unknown>>>;
 
 /** Builds the upstream health routes, mounted at /admin; `facts` adds a feature's members to each upstream. */
 export function createUpstreamsAdmin(facts: UpstreamFacts): Hono<{ Bindings: UpstreamBindings }> {

@@ -157,7 +157,7 @@ export function throttledMessage(retryAfterS: number): string {
 /** Reads the rate-limiting binding ADMIN_RATE_LIMIT from the Worker's bindings, when it is one. */
 export function adminRateLimiter(env: Readonly<Record<string, unknown>>): RateLimiter | undefined {
   const binding = Object.hasOwn(env, ADMIN_RATE_LIMIT_BINDING) ? env[ADMIN_RATE_LIMIT_BINDING] : undefined;
-  const limits = typeof binding === "object" && binding !== null &&
-    typeof (binding as { limit?: unknown }).limit === "function";
+  const limits =
+    typeof binding === "object" && binding !== null && typeof (binding as { limit?: unknown }).limit === "function";
   return limits ? (binding as RateLimiter) : undefined;
 }

@@ -10,8 +10,7 @@
 export const MIN_ADMIN_TOKEN_CHARS = 32;
 /** Commands that print a token long enough (64 hex characters). */
 export const MAKE_ADMIN_TOKEN = "openssl rand -hex 32";
-export const MAKE_ADMIN_TOKEN_WITH_NODE =
-  `node -e "console.log(require('node:crypto').randomBytes(32).toString('hex'))"`;
+export const MAKE_ADMIN_TOKEN_WITH_NODE = `node -e "console.log(require('node:crypto').randomBytes(32).toString('hex'))"`;
 
 /** What the ADMIN_TOKEN secret allows. */
 export type AdminTokenState =

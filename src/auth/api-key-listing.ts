@@ -29,16 +29,26 @@ function positionFrom(cursor: string | undefined): Position | undefined {
   if (!isObject(value)) return undefined;
   const { kv, size, after } = value;
   if (kv !== undefined && typeof kv !== "string") return undefined;
-  if (size !== undefined && (typeof size !== "number" || !Number.isInteger(size) || size < 1 || size > MAX_PAGE_KEYS)) return undefined;
+  if (size !== undefined && (typeof size !== "number" || !Number.isInteger(size) || size < 1 || size > MAX_PAGE_KEYS))
+    return undefined;
   if (after !== undefined && typeof after !== "string") return undefined;
-  return { ...(kv !== undefined ? { kv } : {}), ...(size !== undefined ? { size } : {}), ...(after !== undefined ? { after } : {}) };
+  return {
+    ...(kv !== undefined ? { kv } : {}),
+    ...(size !== undefined ? { size } : {}),
+    ...(after !== undefined ? { after } : {}),
+  };
 }
 
 /** The listing a key's metadata holds, when it holds a usable one. */
 function listingIn(metadata: unknown, id: string): ApiKeyListing | undefined {
   if (!isObject(metadata) || metadata["v"] !== 1 || !isObject(metadata["listing"])) return undefined;
   const listing = metadata["listing"];
-  if (typeof listing["principal"] !== "string" || !Array.isArray(listing["roles"]) || typeof listing["createdAt"] !== "string") return undefined;
+  if (
+    typeof listing["principal"] !== "string" ||
+    !Array.isArray(listing["roles"]) ||
+    typeof listing["createdAt"] !== "string"
+  )
+    return undefined;
   const { hash: _never, ...shown } = listing;
   return { ...(shown as Omit<ApiKeyListing, "id">), id };
 }
@@ -58,7 +68,10 @@ function shown(record: ApiKeyRecord | undefined): ApiKeyListing | undefined {
  * const page = await listApiKeyPage(kv, { limit: 100 });
  * if (page.ok && page.value.cursor) await listApiKeyPage(kv, { limit: 100, cursor: page.value.cursor });
  */
-export async function listApiKeyPage(kv: KVNamespace, { limit = MAX_PAGE_KEYS, cursor }: { limit?: number; cursor?: string }): Promise<Result<ApiKeyPage, { reason: "bad-cursor" }>> {
+export async function listApiKeyPage(
+  kv: KVNamespace,
+  { limit = MAX_PAGE_KEYS, cursor }: { limit?: number; cursor?: string },
+): Promise<Result<ApiKeyPage, { reason: "bad-cursor" }>> {
   const at = positionFrom(cursor);
   if (!at) return fail({ reason: "bad-cursor" });
   // A page resumed mid-way lists the same KV page again (same cursor and size) and skips what it listed.
@@ -76,11 +89,20 @@ export async function listApiKeyPage(kv: KVNamespace, { limit = MAX_PAGE_KEYS, c
     }
     taken.push({ name: entry.position, ...(listing ? { listing } : {}) });
   }
-  const listed = await Promise.all(taken.map(async ({ name, listing }) => listing ?? shown(recordFrom(await readApiKeyRecordAt(kv, name)))));
+  const listed = await Promise.all(
+    taken.map(async ({ name, listing }) => listing ?? shown(recordFrom(await readApiKeyRecordAt(kv, name)))),
+  );
   const apiKeys = listed.filter((listing): listing is ApiKeyListing => listing !== undefined);
   if (full) {
     const after = taken.at(-1)?.name ?? at.after;
-    return ok({ apiKeys, cursor: encodeJson({ ...(at.kv !== undefined ? { kv: at.kv } : {}), size, ...(after !== undefined ? { after } : {}) }) });
+    return ok({
+      apiKeys,
+      cursor: encodeJson({
+        ...(at.kv !== undefined ? { kv: at.kv } : {}),
+        size,
+        ...(after !== undefined ? { after } : {}),
+      }),
+    });
   }
   return ok(page.complete ? { apiKeys } : { apiKeys, cursor: encodeJson({ kv: page.cursor }) });
 }

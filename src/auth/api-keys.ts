@@ -50,7 +50,9 @@ export type ApiKeyListing = Omit<ApiKeyRecord, "hash">;
  * per key: the listing itself, or (when that would pass KV's metadata limit) a marker that
  * the listing must read the record. Never the key or its hash.
  */
-export type ApiKeyMetadata = { readonly v: 1; readonly listing: ApiKeyListing } | { readonly v: 1; readonly partial: true };
+export type ApiKeyMetadata =
+  | { readonly v: 1; readonly listing: ApiKeyListing }
+  | { readonly v: 1; readonly partial: true };
 
 /** KV keeps at most 1024 bytes of metadata per key (serialised as JSON). */
 export const MAX_METADATA_BYTES = 1024;
@@ -62,7 +64,12 @@ export function metadataOf(record: ApiKeyRecord): ApiKeyMetadata {
   return encoder.encode(JSON.stringify(full)).byteLength <= MAX_METADATA_BYTES ? full : { v: 1, partial: true };
 }
 
-export type NewApiKey = { readonly principal: string; readonly email?: string; readonly roles: readonly string[]; readonly expiresAt?: string };
+export type NewApiKey = {
+  readonly principal: string;
+  readonly email?: string;
+  readonly roles: readonly string[];
+  readonly expiresAt?: string;
+};
 
 export type ApiKeyProblem = { reason: "malformed" | "unknown" | "expired" };
 
@@ -85,15 +92,29 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /** Checks what the admin API was sent for a new key; problems name the field. */
-export function checkNewApiKey(value: unknown, now = Date.now()): Result<NewApiKey, { reason: "invalid"; problems: readonly string[] }> {
+export function checkNewApiKey(
+  value: unknown,
+  now = Date.now(),
+): Result<NewApiKey, { reason: "invalid"; problems: readonly string[] }> {
   const problems: string[] = [];
   if (!isObject(value)) return fail({ reason: "invalid", problems: ["the body: an object with principal and roles"] });
   const { principal, email, roles, expiresAt } = value;
-  if (typeof principal !== "string" || principal === "" || principal.length > MAX_PRINCIPAL_LENGTH) problems.push(`principal: a string of 1-${MAX_PRINCIPAL_LENGTH} characters`);
+  if (typeof principal !== "string" || principal === "" || principal.length > MAX_PRINCIPAL_LENGTH)
+    problems.push(`principal: a string of 1-${MAX_PRINCIPAL_LENGTH} characters`);
   if (email !== undefined && typeof email !== "string") problems.push("email: a string");
-  if (!Array.isArray(roles) || roles.length > MAX_ROLES || !roles.every((role) => typeof role === "string" && role !== "")) problems.push(`roles: a list of up to ${MAX_ROLES} non-empty strings`);
-  if (expiresAt !== undefined && (typeof expiresAt !== "string" || Number.isNaN(Date.parse(expiresAt)) || Date.parse(expiresAt) <= now)) problems.push("expiresAt: a date in the future (ISO 8601)");
-  for (const key of Object.keys(value)) if (!["principal", "email", "roles", "expiresAt"].includes(key)) problems.push(`${key}: not a field of an API key`);
+  if (
+    !Array.isArray(roles) ||
+    roles.length > MAX_ROLES ||
+    !roles.every((role) => typeof role === "string" && role !== "")
+  )
+    problems.push(`roles: a list of up to ${MAX_ROLES} non-empty strings`);
+  if (
+    expiresAt !== undefined &&
+    (typeof expiresAt !== "string" || Number.isNaN(Date.parse(expiresAt)) || Date.parse(expiresAt) <= now)
+  )
+    problems.push("expiresAt: a date in the future (ISO 8601)");
+  for (const key of Object.keys(value))
+    if (!["principal", "email", "roles", "expiresAt"].includes(key)) problems.push(`${key}: not a field of an API key`);
   if (problems.length > 0) return fail({ reason: "invalid", problems });
   return ok({
     principal: principal as string,
@@ -108,7 +129,14 @@ export function recordFrom(text: string | null): ApiKeyRecord | undefined {
   if (text === null) return undefined;
   try {
     const value: unknown = JSON.parse(text);
-    if (!isObject(value) || typeof value["id"] !== "string" || typeof value["principal"] !== "string" || typeof value["hash"] !== "string" || !Array.isArray(value["roles"])) return undefined;
+    if (
+      !isObject(value) ||
+      typeof value["id"] !== "string" ||
+      typeof value["principal"] !== "string" ||
+      typeof value["hash"] !== "string" ||
+      !Array.isArray(value["roles"])
+    )
+      return undefined;
     return value as ApiKeyRecord;
   } catch {
     return undefined;
@@ -121,10 +149,19 @@ export function recordFrom(text: string | null): ApiKeyRecord | undefined {
  * @example
  * const { id, key } = await createApiKey(kv, { principal: "alice", roles: ["analyst"] });
  */
-export async function createApiKey(kv: KVNamespace, fields: NewApiKey, now = Date.now()): Promise<{ id: string; key: string; record: ApiKeyRecord }> {
+export async function createApiKey(
+  kv: KVNamespace,
+  fields: NewApiKey,
+  now = Date.now(),
+): Promise<{ id: string; key: string; record: ApiKeyRecord }> {
   const id = randomHexId();
   const key = `${KEY_PREFIX}${id}_${bytesToBase64Url(crypto.getRandomValues(new Uint8Array(SECRET_BYTES)))}`;
-  const record: ApiKeyRecord = { id, ...fields, createdAt: new Date(now).toISOString(), hash: bytesToBase64Url(new Uint8Array(await sha256(key))) };
+  const record: ApiKeyRecord = {
+    id,
+    ...fields,
+    createdAt: new Date(now).toISOString(),
+    hash: bytesToBase64Url(new Uint8Array(await sha256(key))),
+  };
   await writeApiKeyRecord(kv, id, JSON.stringify(record), metadataOf(record));
   return { id, key, record };
 }
@@ -142,7 +179,8 @@ const REVOKED_REMEMBERED_MS = 5 * 60_000;
 export async function revokeApiKey(kv: KVNamespace, id: string, now = Date.now()): Promise<boolean> {
   cache.delete(id);
   if (!/^[0-9a-f]{32}$/.test(id) || (await readApiKeyRecord(kv, id)) === null) return false;
-  if (revoked.size >= MAX_CACHED_KEYS) for (const [key, at] of revoked) if (now - at >= REVOKED_REMEMBERED_MS) revoked.delete(key);
+  if (revoked.size >= MAX_CACHED_KEYS)
+    for (const [key, at] of revoked) if (now - at >= REVOKED_REMEMBERED_MS) revoked.delete(key);
   if (revoked.size >= MAX_CACHED_KEYS) revoked.delete(revoked.keys().next().value!);
   revoked.set(id, now);
   await deleteApiKeyRecord(kv, id);
@@ -181,7 +219,12 @@ async function matches(entry: CacheEntry | undefined, key: string): Promise<bool
  * whole key is compared in constant time with the stored one (or the key with the one
  * that matched the cached record before).
  */
-export async function verifyApiKey(kv: KVNamespace, key: string, ttlMs: number, now = Date.now()): Promise<Result<ApiKeyRecord, ApiKeyProblem>> {
+export async function verifyApiKey(
+  kv: KVNamespace,
+  key: string,
+  ttlMs: number,
+  now = Date.now(),
+): Promise<Result<ApiKeyRecord, ApiKeyProblem>> {
   const match = KEY_PATTERN.exec(key);
   if (!match) return fail({ reason: "malformed" });
   const entry = await lookup(kv, match[1]!, ttlMs, now);

@@ -69,7 +69,14 @@ export type AuthRequest = {
  * @example
  * const caller = await authenticate({ authorization: request.headers.get("authorization"), auth, kv, cacheTtlMs: 30_000, route: "" });
  */
-export async function authenticate({ authorization, auth, kv, cacheTtlMs, route, signInToken }: AuthRequest): Promise<Result<Caller, AuthProblem>> {
+export async function authenticate({
+  authorization,
+  auth,
+  kv,
+  cacheTtlMs,
+  route,
+  signInToken,
+}: AuthRequest): Promise<Result<Caller, AuthProblem>> {
   if (auth.mode === "off") return ok(ANONYMOUS_CALLER);
   if (auth.mode === "missing") return fail({ reason: "not-configured" });
   if (authorization === null || authorization.trim() === "") return fail({ reason: "missing" });
@@ -79,18 +86,27 @@ export async function authenticate({ authorization, auth, kv, cacheTtlMs, route,
   if (looksLikeApiKey(token)) {
     if (!auth.apiKeys || !kv) return fail({ reason: "api-keys-off" });
     const verified = await verifyApiKey(kv, token, cacheTtlMs);
-    if (!verified.ok) return fail({ reason: verified.reason === "expired" ? "expired-key" : verified.reason === "malformed" ? "malformed" : "unknown-key" });
+    if (!verified.ok)
+      return fail({
+        reason:
+          verified.reason === "expired" ? "expired-key" : verified.reason === "malformed" ? "malformed" : "unknown-key",
+      });
     const { principal, email, roles } = verified.value;
     return ok({ principal, ...(email !== undefined ? { email } : {}), roles, method: "api-key" });
   }
-  if (auth.signIn && signInToken && signInToken.claims(token)) {
+  if (auth.signIn && signInToken?.claims(token)) {
     const caller = await signInToken.verify(token);
     return caller ? ok(caller) : fail({ reason: "sign-in-token" });
   }
   // Neither an API key nor, where JWTs are off or it has not three parts, a JWT.
   if (!auth.jwt || token.split(".").length !== 3) return fail({ reason: "malformed" });
   const verified = await verifyJwt(token, auth.jwt, route);
-  if (!verified.ok) return fail(verified.reason === "jwks-unavailable" ? { reason: "idp-unavailable", retryAfterS: verified.retryAfterS } : { reason: "jwt", problem: verified.reason });
+  if (!verified.ok)
+    return fail(
+      verified.reason === "jwks-unavailable"
+        ? { reason: "idp-unavailable", retryAfterS: verified.retryAfterS }
+        : { reason: "jwt", problem: verified.reason },
+    );
   const { subject, email, roles } = verified.value;
   return ok({ principal: subject, ...(email !== undefined ? { email } : {}), roles, method: "jwt" });
 }
@@ -193,8 +209,14 @@ export function credentialHint(auth: AuthConfig | undefined): string | undefined
  */
 export function authError(problem: AuthProblem, metadataUrl: string, auth?: AuthConfig): GatewayError {
   const unauthorized = (message: string, description?: string, hint?: string) =>
-    new GatewayError(401, UNAUTHORIZED, `Unauthorized: ${message}`, undefined, null,
-      challenge(metadataUrl, description, hint));
+    new GatewayError(
+      401,
+      UNAUTHORIZED,
+      `Unauthorized: ${message}`,
+      undefined,
+      null,
+      challenge(metadataUrl, description, hint),
+    );
   switch (problem.reason) {
     case "not-configured":
       return new GatewayError(

@@ -28,7 +28,16 @@ const MAX_CACHED_TOKENS = 1_000;
 export type VerifiedJwt = { readonly subject: string; readonly email?: string; readonly roles: readonly string[] };
 
 /** What is wrong with a token (the caller's fault, a 401). */
-export type TokenProblem = "malformed" | "signature" | "algorithm" | "unknown-key" | "issuer" | "audience" | "expired" | "not-yet-valid" | "claims";
+export type TokenProblem =
+  | "malformed"
+  | "signature"
+  | "algorithm"
+  | "unknown-key"
+  | "issuer"
+  | "audience"
+  | "expired"
+  | "not-yet-valid"
+  | "claims";
 
 /** Why a token did not verify: the token, or the issuer's keys (unavailable until `retryAfterS`: the gateway's fault). */
 export type JwtProblem = { reason: TokenProblem } | { reason: "jwks-unavailable"; retryAfterS: number };
@@ -71,7 +80,8 @@ function tokenProblemOf(error: errors.JOSEError): TokenProblem {
     }
   }
   if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) return "algorithm";
-  if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) return "unknown-key";
+  if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys)
+    return "unknown-key";
   if (error instanceof errors.JWSSignatureVerificationFailed) return "signature";
   return "malformed";
 }
@@ -83,7 +93,12 @@ function tokenProblemOf(error: errors.JOSEError): TokenProblem {
  * const verified = await verifyJwt(token, config.jwt, "");
  * if (verified.ok) console.log(verified.value.subject, verified.value.roles);
  */
-export async function verifyJwt(token: string, config: JwtConfig, route: string, now = Date.now()): Promise<Result<VerifiedJwt, JwtProblem>> {
+export async function verifyJwt(
+  token: string,
+  config: JwtConfig,
+  route: string,
+  now = Date.now(),
+): Promise<Result<VerifiedJwt, JwtProblem>> {
   const routeAudience = route === "" ? undefined : config.routeAudiences[route];
   // The configuration is part of the key: a token verified for one issuer, audience or route says nothing for another.
   const cacheKey = `${config.issuer}\n${config.jwksUrl}\n${config.rolesClaim}\n${config.emailClaim}\n${config.audience.join(" ")}\n${routeAudience ?? ""}\n${config.algorithms.join(" ")}\n${token}`;
@@ -99,9 +114,14 @@ export async function verifyJwt(token: string, config: JwtConfig, route: string,
       requiredClaims: ["exp", "sub"],
     });
     // jose checks that `sub` is present, not what it is: the principal is a bounded, non-empty string.
-    if (typeof payload.sub !== "string" || payload.sub === "" || payload.sub.length > MAX_SUBJECT_CHARS) return fail({ reason: "claims" });
+    if (typeof payload.sub !== "string" || payload.sub === "" || payload.sub.length > MAX_SUBJECT_CHARS)
+      return fail({ reason: "claims" });
     const email = claimAt(payload, config.emailClaim);
-    const value: VerifiedJwt = { subject: payload.sub, ...(typeof email === "string" ? { email } : {}), roles: rolesFrom(claimAt(payload, config.rolesClaim)) };
+    const value: VerifiedJwt = {
+      subject: payload.sub,
+      ...(typeof email === "string" ? { email } : {}),
+      roles: rolesFrom(claimAt(payload, config.rolesClaim)),
+    };
     if (verified.size >= MAX_CACHED_TOKENS) verified.clear();
     // Trusted again until it expires (by its own exp, with no skew), and no longer than the cache allows.
     verified.set(cacheKey, { until: Math.min(now + VERIFIED_TOKEN_CACHE_MS, payload.exp! * 1000), value });

@@ -78,11 +78,17 @@ function shownUrl(url: string): string {
 async function fetchKeySet(url: string): Promise<Result<LocalKeySet, { reason: "failed"; cause: string }>> {
   let response: Response;
   try {
-    response = await fetch(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(JWKS_FETCH_TIMEOUT_MS) });
+    response = await fetch(url, {
+      headers: { accept: "application/json" },
+      signal: AbortSignal.timeout(JWKS_FETCH_TIMEOUT_MS),
+    });
   } catch (error) {
     const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
     const message = error instanceof Error ? error.message.replaceAll(url, shownUrl(url)) : String(error);
-    return fail({ reason: "failed", cause: timedOut ? `no answer within ${JWKS_FETCH_TIMEOUT_MS / 1000} s` : `unreachable (${message})` });
+    return fail({
+      reason: "failed",
+      cause: timedOut ? `no answer within ${JWKS_FETCH_TIMEOUT_MS / 1000} s` : `unreachable (${message})`,
+    });
   }
   if (!response.ok) {
     await response.body?.cancel();
@@ -94,20 +100,32 @@ async function fetchKeySet(url: string): Promise<Result<LocalKeySet, { reason: "
   } catch {
     return fail({ reason: "failed", cause: `the body did not arrive within ${JWKS_FETCH_TIMEOUT_MS / 1000} s` });
   }
-  if (text === undefined) return fail({ reason: "failed", cause: `the body is larger than ${MAX_JWKS_BYTES / 1024} KiB` });
+  if (text === undefined)
+    return fail({ reason: "failed", cause: `the body is larger than ${MAX_JWKS_BYTES / 1024} KiB` });
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return fail({ reason: "failed", cause: `the body is not JSON (content-type ${(response.headers.get("content-type") ?? "none").slice(0, MAX_CONTENT_TYPE_CHARS)})` });
+    return fail({
+      reason: "failed",
+      cause: `the body is not JSON (content-type ${(response.headers.get("content-type") ?? "none").slice(0, MAX_CONTENT_TYPE_CHARS)})`,
+    });
   }
-  if (!isObject(value) || !Array.isArray(value["keys"])) return fail({ reason: "failed", cause: 'the body is not a JWK Set (no "keys" list)' });
-  if (value["keys"].length > MAX_JWKS_KEYS) return fail({ reason: "failed", cause: `the JWK Set has ${value["keys"].length} keys; at most ${MAX_JWKS_KEYS} are accepted` });
+  if (!isObject(value) || !Array.isArray(value["keys"]))
+    return fail({ reason: "failed", cause: 'the body is not a JWK Set (no "keys" list)' });
+  if (value["keys"].length > MAX_JWKS_KEYS)
+    return fail({
+      reason: "failed",
+      cause: `the JWK Set has ${value["keys"].length} keys; at most ${MAX_JWKS_KEYS} are accepted`,
+    });
   try {
     // createLocalJWKSet checks the shape of each key (an object); importing one happens when a token names it.
     return ok(createLocalJWKSet(value as unknown as JSONWebKeySet));
   } catch (error) {
-    return fail({ reason: "failed", cause: `the JWK Set is invalid (${error instanceof Error ? error.message : String(error)})` });
+    return fail({
+      reason: "failed",
+      cause: `the JWK Set is invalid (${error instanceof Error ? error.message : String(error)})`,
+    });
   }
 }
 
@@ -125,7 +143,8 @@ async function waitAtMost(done: Promise<void>, ms: number): Promise<void> {
 async function refresh(url: string, state: KeySetState): Promise<void> {
   const now = Date.now();
   // A fetch older than its own timeout was begun by a request that is gone: it no longer counts.
-  if (state.inFlight && now - state.inFlight.startedAt <= JWKS_FETCH_TIMEOUT_MS) return waitAtMost(state.inFlight.done, JWKS_FETCH_TIMEOUT_MS);
+  if (state.inFlight && now - state.inFlight.startedAt <= JWKS_FETCH_TIMEOUT_MS)
+    return waitAtMost(state.inFlight.done, JWKS_FETCH_TIMEOUT_MS);
   if (state.last && now - state.last.endedAt < JWKS_REFETCH_COOLDOWN_MS) return;
   const inFlight = {
     startedAt: now,
@@ -134,8 +153,12 @@ async function refresh(url: string, state: KeySetState): Promise<void> {
       state.last = { endedAt, ok: fetched.ok };
       if (fetched.ok) state.good = { keys: fetched.value, at: endedAt };
       else {
-        const kept = state.good ? `the key set fetched ${Math.round((endedAt - state.good.at) / 1000)} s ago stays in use` : "there is no key set yet: tokens are answered 503";
-        console.error(`mcp-edge-gateway: auth: the identity provider's JWKS (${shownUrl(url)}) could not be fetched: ${fetched.cause}; ${kept}; the next fetch is in ${JWKS_REFETCH_COOLDOWN_MS / 1000} s at the earliest`);
+        const kept = state.good
+          ? `the key set fetched ${Math.round((endedAt - state.good.at) / 1000)} s ago stays in use`
+          : "there is no key set yet: tokens are answered 503";
+        console.error(
+          `mcp-edge-gateway: auth: the identity provider's JWKS (${shownUrl(url)}) could not be fetched: ${fetched.cause}; ${kept}; the next fetch is in ${JWKS_REFETCH_COOLDOWN_MS / 1000} s at the earliest`,
+        );
       }
       if (state.inFlight === inFlight) delete state.inFlight;
     }),

@@ -72,5 +72,8 @@ export function sourceKey(source: string): string {
   if (!groups) return source;
   const mapped = groups.slice(0, 5).every((group) => group === 0) && groups[5] === IPV4_MAPPED_MARK;
   if (mapped) return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join(".");
-  return `${groups.slice(0, NETWORK_GROUPS).map((group) => group.toString(16)).join(":")}::/64`;
+  return `${groups
+    .slice(0, NETWORK_GROUPS)
+    .map((group) => group.toString(16))
+    .join(":")}::/64`;
 }

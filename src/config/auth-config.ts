@@ -22,7 +22,19 @@ export const DEFAULT_CLOCK_TOLERANCE_S = 30;
 /** More skew than this would make expiry meaningless. */
 const MAX_CLOCK_TOLERANCE_S = 5 * 60;
 /** Asymmetric algorithms only: an HMAC key would be the JWKS's public key, which anyone holds. */
-export const ASYMMETRIC_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"] as const;
+export const ASYMMETRIC_ALGORITHMS = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+  "Ed25519",
+] as const;
 const DEFAULT_ALGORITHMS = ["RS256", "ES256"];
 const BINDING_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -45,7 +57,7 @@ export type JwtConfig = {
 export type AuthConfig =
   | { readonly mode: "missing" }
   | { readonly mode: "off" }
-  | {
+  | ({
       readonly mode: "on";
       readonly apiKeys: boolean;
       readonly jwt?: JwtConfig;
@@ -53,12 +65,13 @@ export type AuthConfig =
       readonly scopes: readonly string[];
       /** Rate-limit names (as personas say them) to the binding that counts them. */
       readonly rateLimits: Readonly<Record<string, string>>;
-    } & Readonly<Partial<AuthSections>>;
+    } & Readonly<Partial<AuthSections>>);
 
 /**
  * The sections of AUTH that features own, by name (each absent when not configured). A
  * feature adds its own by augmenting this interface (src/gateway.ts adds `signIn`).
  */
+// biome-ignore lint/suspicious/noEmptyInterface: features add members by augmenting it (declaration merging); a type alias cannot be augmented
 export interface AuthSections {}
 
 /** A feature's parser of its section of AUTH: the section's value, each mistake pushed to `problems`. */
@@ -73,7 +86,10 @@ const sectionParsers = new Map<string, AuthSectionParser<unknown>>();
  * @example
  * addAuthSection("signIn", signInFrom);
  */
-export function addAuthSection<K extends keyof AuthSections & string>(name: K, parse: AuthSectionParser<AuthSections[K]>): void {
+export function addAuthSection<K extends keyof AuthSections & string>(
+  name: K,
+  parse: AuthSectionParser<AuthSections[K]>,
+): void {
   sectionParsers.set(name, parse);
 }
 
@@ -105,19 +121,29 @@ function jwtFrom(raw: unknown, problems: string[]): JwtConfig | undefined {
   const issuer = typeof raw["issuer"] === "string" && raw["issuer"] !== "" ? raw["issuer"] : "";
   if (issuer === "") problems.push("AUTH.jwt.issuer: the issuer (iss) tokens must name");
   const audience = strings(raw["audience"], "AUTH.jwt.audience", problems);
-  if (audience.length === 0) problems.push("AUTH.jwt.audience: the gateway's resource URL, which tokens must name in aud (RFC 8707)");
+  if (audience.length === 0)
+    problems.push("AUTH.jwt.audience: the gateway's resource URL, which tokens must name in aud (RFC 8707)");
   const routeAudiences: Record<string, string> = {};
   if (raw["routeAudiences"] !== undefined) {
-    if (!isObject(raw["routeAudiences"])) problems.push("AUTH.jwt.routeAudiences: an object of upstream name to resource URL");
-    else for (const [route, url] of Object.entries(raw["routeAudiences"])) routeAudiences[route] = httpsUrl(url, `AUTH.jwt.routeAudiences.${route}`, problems);
+    if (!isObject(raw["routeAudiences"]))
+      problems.push("AUTH.jwt.routeAudiences: an object of upstream name to resource URL");
+    else
+      for (const [route, url] of Object.entries(raw["routeAudiences"]))
+        routeAudiences[route] = httpsUrl(url, `AUTH.jwt.routeAudiences.${route}`, problems);
   }
-  const algorithms = raw["algorithms"] === undefined ? DEFAULT_ALGORITHMS : strings(raw["algorithms"], "AUTH.jwt.algorithms", problems);
+  const algorithms =
+    raw["algorithms"] === undefined ? DEFAULT_ALGORITHMS : strings(raw["algorithms"], "AUTH.jwt.algorithms", problems);
   for (const alg of algorithms) {
-    if (!(ASYMMETRIC_ALGORITHMS as readonly string[]).includes(alg)) problems.push(`AUTH.jwt.algorithms: "${alg}" is not allowed; use asymmetric algorithms (${ASYMMETRIC_ALGORITHMS.join(", ")})`);
+    if (!(ASYMMETRIC_ALGORITHMS as readonly string[]).includes(alg))
+      problems.push(
+        `AUTH.jwt.algorithms: "${alg}" is not allowed; use asymmetric algorithms (${ASYMMETRIC_ALGORITHMS.join(", ")})`,
+      );
   }
   const tolerance = raw["clockToleranceS"] ?? DEFAULT_CLOCK_TOLERANCE_S;
-  if (typeof tolerance !== "number" || !(tolerance >= 0 && tolerance <= MAX_CLOCK_TOLERANCE_S)) problems.push(`AUTH.jwt.clockToleranceS: 0 to ${MAX_CLOCK_TOLERANCE_S} seconds`);
-  const claim = (key: string, fallback: string) => (typeof raw[key] === "string" && raw[key] !== "" ? (raw[key] as string) : fallback);
+  if (typeof tolerance !== "number" || !(tolerance >= 0 && tolerance <= MAX_CLOCK_TOLERANCE_S))
+    problems.push(`AUTH.jwt.clockToleranceS: 0 to ${MAX_CLOCK_TOLERANCE_S} seconds`);
+  const claim = (key: string, fallback: string) =>
+    typeof raw[key] === "string" && raw[key] !== "" ? (raw[key] as string) : fallback;
   return {
     issuer,
     audience,
@@ -127,7 +153,10 @@ function jwtFrom(raw: unknown, problems: string[]): JwtConfig | undefined {
     emailClaim: claim("emailClaim", "email"),
     algorithms,
     clockToleranceS: typeof tolerance === "number" ? tolerance : DEFAULT_CLOCK_TOLERANCE_S,
-    authorizationServers: raw["authorizationServers"] === undefined ? [issuer] : strings(raw["authorizationServers"], "AUTH.jwt.authorizationServers", problems),
+    authorizationServers:
+      raw["authorizationServers"] === undefined
+        ? [issuer]
+        : strings(raw["authorizationServers"], "AUTH.jwt.authorizationServers", problems),
   };
 }
 
@@ -159,10 +188,12 @@ export function parseAuthConfig(raw: unknown): Result<AuthConfig, AuthConfigProb
     const section = value[name] === undefined ? undefined : parse(value[name], problems);
     if (section) sections[name] = section;
   }
-  if (!apiKeys && !jwt && Object.keys(sections).length === 0) problems.push('AUTH: turn on "apiKeys": true, configure "jwt" or "signIn", or say {"mode": "off"}');
+  if (!apiKeys && !jwt && Object.keys(sections).length === 0)
+    problems.push('AUTH: turn on "apiKeys": true, configure "jwt" or "signIn", or say {"mode": "off"}');
   const rateLimits: Record<string, string> = {};
   if (value["rateLimits"] !== undefined) {
-    if (!isObject(value["rateLimits"])) problems.push("AUTH.rateLimits: an object of limit name to rate-limiting binding name");
+    if (!isObject(value["rateLimits"]))
+      problems.push("AUTH.rateLimits: an object of limit name to rate-limiting binding name");
     else
       for (const [name, binding] of Object.entries(value["rateLimits"])) {
         if (typeof binding === "string" && BINDING_NAME.test(binding)) rateLimits[name] = binding;
@@ -172,5 +203,12 @@ export function parseAuthConfig(raw: unknown): Result<AuthConfig, AuthConfigProb
   const scopes = strings(value["scopes"], "AUTH.scopes", problems);
   if (problems.length > 0) return fail({ reason: "invalid-auth", problems });
   // The sections' values are what their parsers returned, typed by AuthSections.
-  return ok({ mode: "on", apiKeys, ...(jwt ? { jwt } : {}), ...(sections as Partial<AuthSections>), scopes, rateLimits });
+  return ok({
+    mode: "on",
+    apiKeys,
+    ...(jwt ? { jwt } : {}),
+    ...(sections as Partial<AuthSections>),
+    scopes,
+    rateLimits,
+  });
 }

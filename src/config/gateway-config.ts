@@ -15,7 +15,15 @@ export const DEFAULT_DOCUMENT_CACHE_TTL_MS = 30_000;
 /** Parsed configurations kept per isolate (one per version of the vars). */
 const MAX_CACHED_CONFIGS = 16;
 /** The vars the configuration is parsed from. */
-const CONFIG_VARS = ["UPSTREAMS", "ALLOWED_ORIGINS", "FILTER_CACHE_TTL_MS", "OFFLOAD", "AUDIT", "AUTH", "MAX_MESSAGE_BYTES"] as const;
+const CONFIG_VARS = [
+  "UPSTREAMS",
+  "ALLOWED_ORIGINS",
+  "FILTER_CACHE_TTL_MS",
+  "OFFLOAD",
+  "AUDIT",
+  "AUTH",
+  "MAX_MESSAGE_BYTES",
+] as const;
 /**
  * The largest MCP POST body read by default (MAX_MESSAGE_BYTES overrides it): room for a
  * tool argument of a few megabytes (a file, a base64 image), while a handful of such
@@ -40,6 +48,7 @@ export type GatewayConfig = {
  * The parts of the configuration features own, by name. A feature adds its own by augmenting
  * this interface (src/gateway.ts adds `offload` and `audit`).
  */
+// biome-ignore lint/suspicious/noEmptyInterface: features add members by augmenting it (declaration merging); a type alias cannot be augmented
 export interface ConfigSections {}
 
 /** A feature's part of the configuration: the var it is parsed from, and its parser. */
@@ -57,7 +66,11 @@ const sections = new Map<string, ConfigSection>();
  * @example
  * addConfigSection("offload", "OFFLOAD", (raw) => ({ ...DEFAULT_OFFLOAD, ...offloadFromVar(raw) }));
  */
-export function addConfigSection<K extends keyof ConfigSections & string>(name: K, variable: ConfigVar, parse: (raw: unknown) => ConfigSections[K]): void {
+export function addConfigSection<K extends keyof ConfigSections & string>(
+  name: K,
+  variable: ConfigVar,
+  parse: (raw: unknown) => ConfigSections[K],
+): void {
   sections.set(name, { variable, parse });
   parsed.clear();
   lastOf = new WeakMap();
@@ -77,13 +90,17 @@ function originsFrom(raw: unknown): readonly string[] {
   } catch {
     values = raw.split(",");
   }
-  return (Array.isArray(values) ? values : []).filter((o): o is string => typeof o === "string").map((o) => o.trim().replace(/\/+$/, ""));
+  return (Array.isArray(values) ? values : [])
+    .filter((o): o is string => typeof o === "string")
+    .map((o) => o.trim().replace(/\/+$/, ""));
 }
 
 /** MAX_MESSAGE_BYTES: a positive whole number of bytes; anything else leaves the default. */
 function maxMessageBytesFrom(raw: unknown): number {
   const value = Number(raw);
-  return raw !== undefined && raw !== "" && Number.isSafeInteger(value) && value > 0 ? value : DEFAULT_MAX_MESSAGE_BYTES;
+  return raw !== undefined && raw !== "" && Number.isSafeInteger(value) && value > 0
+    ? value
+    : DEFAULT_MAX_MESSAGE_BYTES;
 }
 
 function ttlFrom(raw: unknown): number {

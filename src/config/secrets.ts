@@ -17,7 +17,12 @@ const MIN_SESSION_SECRET_LENGTH = 16;
 
 const REDACTED = "[redacted]";
 /** Worker secrets of the gateway itself; upstream credentials are named in UPSTREAMS. */
-export const GATEWAY_SECRET_VARS = ["SESSION_SECRET", "ADMIN_TOKEN", "IDENTITY_SIGNING_KEY", "IDENTITY_SIGNING_KEY_PREVIOUS"] as const;
+export const GATEWAY_SECRET_VARS = [
+  "SESSION_SECRET",
+  "ADMIN_TOKEN",
+  "IDENTITY_SIGNING_KEY",
+  "IDENTITY_SIGNING_KEY_PREVIOUS",
+] as const;
 
 /** The values of every configured secret, longest first (so one inside another goes whole). */
 function secretValues(env: Readonly<Record<string, unknown>>): string[] {
@@ -32,7 +37,8 @@ function secretValues(env: Readonly<Record<string, unknown>>): string[] {
       if (upstream.auth?.clientSecret) names.add(upstream.auth.clientSecret);
     }
   const auth = parseAuthConfig(env["AUTH"]);
-  if (auth.ok && auth.value.mode === "on" && auth.value.signIn?.clientSecretSecret) names.add(auth.value.signIn.clientSecretSecret);
+  if (auth.ok && auth.value.mode === "on" && auth.value.signIn?.clientSecretSecret)
+    names.add(auth.value.signIn.clientSecretSecret);
   for (const name of names) {
     const value = env[name];
     if (typeof value === "string" && value !== "") values.push(value);

@@ -33,19 +33,37 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 export function parseUpstreamAuth(raw: unknown, at: string): { auth?: UpstreamAuth; problems: string[] } {
   const problems: string[] = [];
   if (!isObject(raw) || raw["type"] !== "oauth") {
-    return { problems: [`${at}: must be {"type": "oauth"} (optional: "clientId", "clientSecret" (a secret's name), "scopes", "authorizationServer")`] };
+    return {
+      problems: [
+        `${at}: must be {"type": "oauth"} (optional: "clientId", "clientSecret" (a secret's name), "scopes", "authorizationServer")`,
+      ],
+    };
   }
-  for (const key of Object.keys(raw)) if (!KNOWN.includes(key)) problems.push(`${at}.${key}: unknown field (known: ${KNOWN.join(", ")})`);
+  for (const key of Object.keys(raw))
+    if (!KNOWN.includes(key)) problems.push(`${at}.${key}: unknown field (known: ${KNOWN.join(", ")})`);
   const { clientId, clientSecret, scopes, authorizationServer } = raw;
-  if (clientId !== undefined && (typeof clientId !== "string" || clientId === "")) problems.push(`${at}.clientId: must be the client id the authorization server issued`);
+  if (clientId !== undefined && (typeof clientId !== "string" || clientId === ""))
+    problems.push(`${at}.clientId: must be the client id the authorization server issued`);
   if (clientSecret !== undefined) {
-    if (typeof clientSecret !== "string" || !SECRET_NAME.test(clientSecret)) problems.push(`${at}.clientSecret: must be the NAME of a Worker secret holding the client secret (wrangler secret put NAME), never the secret itself`);
-    else if (clientId === undefined) problems.push(`${at}.clientSecret: needs "clientId" (a secret belongs to a client registered by hand)`);
+    if (typeof clientSecret !== "string" || !SECRET_NAME.test(clientSecret))
+      problems.push(
+        `${at}.clientSecret: must be the NAME of a Worker secret holding the client secret (wrangler secret put NAME), never the secret itself`,
+      );
+    else if (clientId === undefined)
+      problems.push(`${at}.clientSecret: needs "clientId" (a secret belongs to a client registered by hand)`);
   }
-  if (scopes !== undefined && (!Array.isArray(scopes) || scopes.some((s) => typeof s !== "string" || !SCOPE_TOKEN.test(s)))) {
+  if (
+    scopes !== undefined &&
+    (!Array.isArray(scopes) || scopes.some((s) => typeof s !== "string" || !SCOPE_TOKEN.test(s)))
+  ) {
     problems.push(`${at}.scopes: must be a list of scope names without spaces, like ["repo", "read:org"]`);
   }
-  if (authorizationServer !== undefined && (typeof authorizationServer !== "string" || !/^https?:\/\//i.test(authorizationServer) || !URL.canParse(authorizationServer))) {
+  if (
+    authorizationServer !== undefined &&
+    (typeof authorizationServer !== "string" ||
+      !/^https?:\/\//i.test(authorizationServer) ||
+      !URL.canParse(authorizationServer))
+  ) {
     problems.push(`${at}.authorizationServer: must be the authorization server's issuer, an absolute https:// URL`);
   }
   if (problems.length > 0) return { problems };

@@ -33,7 +33,14 @@ const MAX_UPSTREAM_NAME_LENGTH = 32;
 const RESERVED_NAMES = new Set([SYS_UPSTREAM]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the gateway owns on the upstream leg; configuring them would break the relay. */
-const GATEWAY_OWNED_HEADERS = new Set(["content-type", "accept", "mcp-session-id", "mcp-protocol-version", "content-length", "host"]);
+const GATEWAY_OWNED_HEADERS = new Set([
+  "content-type",
+  "accept",
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "content-length",
+  "host",
+]);
 
 /** Who may be answered from one held list: `private`, only the principal it was fetched for; `public`, anyone (2026-07-28's `cacheScope`). */
 export type ListCacheScope = "public" | "private";
@@ -53,6 +60,7 @@ export type UpstreamCredential = {
  * feature adds its own by augmenting this interface and its parser with `addUpstreamSection`
  * (features/pins/upstream-fields.ts), from the composition root (src/gateway.ts).
  */
+// biome-ignore lint/suspicious/noEmptyInterface: features add members by augmenting it (declaration merging); a type alias cannot be augmented
 export interface UpstreamSections {}
 
 /** A feature's fields of an upstream: their names, and their parser (each problem pushed, located by `at`). */
@@ -100,7 +108,6 @@ export type UpstreamConfig = {
   readonly auth?: UpstreamAuth;
 } & Readonly<UpstreamSections>;
 
-
 /** The revisions an upstream may be configured to speak: the last 2025 one, or 2026-07-28. */
 export const UPSTREAM_PROTOCOLS = [LATEST_SESSION_REVISION, STATELESS_REVISION] as const;
 export type UpstreamProtocol = (typeof UPSTREAM_PROTOCOLS)[number];
@@ -112,12 +119,28 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
   const problems: string[] = [];
   if (!isObject(raw)) return { problems: [`${at}: must be an object like {"name":"github","url":"https://..."}`] };
   const sectionFields = sections.flatMap((section) => section.fields);
-  const known = new Set(["name", "url", "service", "credential", "headers", "timeoutMs", "idleTimeoutMs", "identity", "protocol", ...sectionFields, "listCache", "auth"]);
-  for (const key of Object.keys(raw)) if (!known.has(key)) problems.push(`${at}.${key}: unknown field (known: ${[...known].join(", ")})`);
+  const known = new Set([
+    "name",
+    "url",
+    "service",
+    "credential",
+    "headers",
+    "timeoutMs",
+    "idleTimeoutMs",
+    "identity",
+    "protocol",
+    ...sectionFields,
+    "listCache",
+    "auth",
+  ]);
+  for (const key of Object.keys(raw))
+    if (!known.has(key)) problems.push(`${at}.${key}: unknown field (known: ${[...known].join(", ")})`);
 
   const name = raw["name"];
   if (typeof name !== "string" || !UPSTREAM_NAME.test(name) || name.length > MAX_UPSTREAM_NAME_LENGTH) {
-    problems.push(`${at}.name: must be 1-${MAX_UPSTREAM_NAME_LENGTH} letters, digits, '-' or '_', starting with a letter or digit, not ending in '_' and without '___' (so <name>___<tool> splits one way only), got ${JSON.stringify(name)}`);
+    problems.push(
+      `${at}.name: must be 1-${MAX_UPSTREAM_NAME_LENGTH} letters, digits, '-' or '_', starting with a letter or digit, not ending in '_' and without '___' (so <name>___<tool> splits one way only), got ${JSON.stringify(name)}`,
+    );
   } else if (RESERVED_NAMES.has(name.toLowerCase())) {
     problems.push(`${at}.name: "${name}" is reserved for the gateway's own tools`);
   } else if (seen.has(name)) {
@@ -125,18 +148,23 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
   }
 
   const service = raw["service"];
-  if (service !== undefined && (typeof service !== "string" || service === "")) problems.push(`${at}.service: must be the name of a service binding`);
+  if (service !== undefined && (typeof service !== "string" || service === ""))
+    problems.push(`${at}.service: must be the name of a service binding`);
   let url = raw["url"];
   if (url === undefined && typeof service === "string") url = "https://upstream.internal/mcp";
   if (typeof url !== "string" || !/^https?:\/\//i.test(url) || !URL.canParse(url)) {
-    problems.push(`${at}.url: must be an absolute http:// or https:// URL${service === undefined ? ' (or give "service")' : ""}`);
+    problems.push(
+      `${at}.url: must be an absolute http:// or https:// URL${service === undefined ? ' (or give "service")' : ""}`,
+    );
   }
 
   let credential: UpstreamCredential | undefined;
   const rawCredential = raw["credential"];
   if (rawCredential !== undefined) {
     if (!isObject(rawCredential) || typeof rawCredential["secret"] !== "string" || rawCredential["secret"] === "") {
-      problems.push(`${at}.credential: must be {"secret":"NAME_OF_A_WORKER_SECRET","header"?: "Authorization","scheme"?: "Bearer"}`);
+      problems.push(
+        `${at}.credential: must be {"secret":"NAME_OF_A_WORKER_SECRET","header"?: "Authorization","scheme"?: "Bearer"}`,
+      );
     } else {
       const header = rawCredential["header"] ?? "Authorization";
       const scheme = rawCredential["scheme"] ?? (String(header).toLowerCase() === "authorization" ? "Bearer" : "");
@@ -166,8 +194,15 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
   const rawIdentity = raw["identity"];
   if (rawIdentity !== undefined) {
     const header = isObject(rawIdentity) ? rawIdentity["header"] : undefined;
-    if (typeof header !== "string" || !HEADER_NAME.test(header) || GATEWAY_OWNED_HEADERS.has(header.toLowerCase()) || header.toLowerCase() === credential?.header.toLowerCase()) {
-      problems.push(`${at}.identity: must be {"header": "X-MCP-Identity"}, a header the gateway and the credential do not use`);
+    if (
+      typeof header !== "string" ||
+      !HEADER_NAME.test(header) ||
+      GATEWAY_OWNED_HEADERS.has(header.toLowerCase()) ||
+      header.toLowerCase() === credential?.header.toLowerCase()
+    ) {
+      problems.push(
+        `${at}.identity: must be {"header": "X-MCP-Identity"}, a header the gateway and the credential do not use`,
+      );
     } else identity = { header };
   }
 
@@ -176,13 +211,21 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     const checked = parseUpstreamAuth(raw["auth"], `${at}.auth`);
     problems.push(...checked.problems);
     auth = checked.auth;
-    if (auth && credential?.header.toLowerCase() === "authorization") problems.push(`${at}.auth: an upstream signed in to per user sends each user's token in Authorization; move "credential" to another header or remove it`);
-    if (auth && typeof service === "string") problems.push(`${at}.auth: per-user sign-in needs the upstream's public URL (its metadata and authorization server are reached over the network), not "service"`);
+    if (auth && credential?.header.toLowerCase() === "authorization")
+      problems.push(
+        `${at}.auth: an upstream signed in to per user sends each user's token in Authorization; move "credential" to another header or remove it`,
+      );
+    if (auth && typeof service === "string")
+      problems.push(
+        `${at}.auth: per-user sign-in needs the upstream's public URL (its metadata and authorization server are reached over the network), not "service"`,
+      );
   }
 
   const protocol = raw["protocol"];
   if (protocol !== undefined && !(UPSTREAM_PROTOCOLS as readonly unknown[]).includes(protocol)) {
-    problems.push(`${at}.protocol: must be one of ${UPSTREAM_PROTOCOLS.map((p) => JSON.stringify(p)).join(", ")} (or left out: the gateway discovers it)`);
+    problems.push(
+      `${at}.protocol: must be one of ${UPSTREAM_PROTOCOLS.map((p) => JSON.stringify(p)).join(", ")} (or left out: the gateway discovers it)`,
+    );
   }
 
   const owned: Partial<UpstreamSections> = {};
@@ -192,9 +235,14 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
 
   const timeoutMs = raw["timeoutMs"] ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const idleTimeoutMs = raw["idleTimeoutMs"] ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS;
-  for (const [field, value] of [["timeoutMs", timeoutMs], ["idleTimeoutMs", idleTimeoutMs]] as const) {
+  for (const [field, value] of [
+    ["timeoutMs", timeoutMs],
+    ["idleTimeoutMs", idleTimeoutMs],
+  ] as const) {
     if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_UPSTREAM_TIMEOUT_MS) {
-      problems.push(`${at}.${field}: must be an integer number of milliseconds between 1 and ${MAX_UPSTREAM_TIMEOUT_MS}`);
+      problems.push(
+        `${at}.${field}: must be an integer number of milliseconds between 1 and ${MAX_UPSTREAM_TIMEOUT_MS}`,
+      );
     }
   }
 
@@ -226,25 +274,41 @@ function listCacheOf(raw: unknown, at: string, problems: string[]): UpstreamConf
     return undefined;
   }
   const before = problems.length;
-  for (const key of Object.keys(raw)) if (key !== "ttlMs" && key !== "cacheScope") problems.push(`${at}.${key}: unknown field (known: ttlMs, cacheScope)`);
+  for (const key of Object.keys(raw))
+    if (key !== "ttlMs" && key !== "cacheScope")
+      problems.push(`${at}.${key}: unknown field (known: ttlMs, cacheScope)`);
   const { ttlMs, cacheScope = "private" } = raw;
-  if (typeof ttlMs !== "number" || !Number.isInteger(ttlMs) || ttlMs < 0 || ttlMs > MAX_LIST_CACHE_TTL_MS) problems.push(`${at}.ttlMs: must be an integer number of milliseconds from 0 (hold none of its lists) to ${MAX_LIST_CACHE_TTL_MS}`);
-  if (!(LIST_CACHE_SCOPES as readonly unknown[]).includes(cacheScope)) problems.push(`${at}.cacheScope: must be "private" (each principal its own copy, the default) or "public" (one copy for every caller)`);
+  if (typeof ttlMs !== "number" || !Number.isInteger(ttlMs) || ttlMs < 0 || ttlMs > MAX_LIST_CACHE_TTL_MS)
+    problems.push(
+      `${at}.ttlMs: must be an integer number of milliseconds from 0 (hold none of its lists) to ${MAX_LIST_CACHE_TTL_MS}`,
+    );
+  if (!(LIST_CACHE_SCOPES as readonly unknown[]).includes(cacheScope))
+    problems.push(
+      `${at}.cacheScope: must be "private" (each principal its own copy, the default) or "public" (one copy for every caller)`,
+    );
   return problems.length > before ? undefined : { ttlMs: ttlMs as number, cacheScope: cacheScope as ListCacheScope };
 }
 
 /** Validates the `UPSTREAMS` var (a JSON string or an already structured list). */
 export function parseUpstreams(raw: unknown): Result<readonly UpstreamConfig[], ConfigProblem> {
   let value = raw;
-  if (value === undefined || value === "") return fail({ reason: "invalid-upstreams", problems: ["UPSTREAMS: not set; give a JSON list such as [{\"name\":\"github\",\"url\":\"https://example.com/mcp\"}]"] });
+  if (value === undefined || value === "")
+    return fail({
+      reason: "invalid-upstreams",
+      problems: ['UPSTREAMS: not set; give a JSON list such as [{"name":"github","url":"https://example.com/mcp"}]'],
+    });
   if (typeof value === "string") {
     try {
       value = JSON.parse(value);
     } catch (error) {
-      return fail({ reason: "invalid-upstreams", problems: [`UPSTREAMS: not valid JSON (${(error as Error).message})`] });
+      return fail({
+        reason: "invalid-upstreams",
+        problems: [`UPSTREAMS: not valid JSON (${(error as Error).message})`],
+      });
     }
   }
-  if (!Array.isArray(value)) return fail({ reason: "invalid-upstreams", problems: ["UPSTREAMS: must be a JSON list of upstreams"] });
+  if (!Array.isArray(value))
+    return fail({ reason: "invalid-upstreams", problems: ["UPSTREAMS: must be a JSON list of upstreams"] });
   const seen = new Set<string>();
   const configs: UpstreamConfig[] = [];
   const problems: string[] = [];

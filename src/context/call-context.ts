@@ -5,7 +5,14 @@
  * A protocol front produces it; middleware and the relay only read it (and write the
  * record). Nothing here is a 2025 session: a session is one way a front fills it.
  */
-import type { JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, OutgoingMessage, WireMessage } from "../core/jsonrpc";
+import type {
+  JsonObject,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcResponse,
+  OutgoingMessage,
+  WireMessage,
+} from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
 import type { GatewayConfig } from "../config/gateway-config";
 import type { LargeAnswerConsumer } from "../upstream/client";
@@ -17,7 +24,6 @@ import type { BridgedCallRpc, InputRendezvousRpc, ObjectNamespace } from "./obje
 import type { TraceContext } from "../core/traceparent";
 import type { Grant } from "../policy/persona";
 import type { CallTarget } from "./call-target";
-import type { CatalogMode } from "../policy/persona";
 import { callerCredentials } from "../upstream/caller-credentials";
 import type { PayloadCaller, PayloadOwner } from "../storage/payload-store";
 
@@ -233,8 +239,18 @@ export function payloadCaller(ctx: Pick<CallContext, "identity">): PayloadCaller
 export function poolRequest(ctx: CallContext): PoolRequest {
   const { principal, email, roles } = ctx.identity;
   const identity = callerCredentials(
-    { env: ctx.services.env, kv: ctx.services.kv, ...(ctx.services.auditQueue && ctx.services.config.audit.enabled ? { auditQueue: ctx.services.auditQueue } : {}), waitUntil: ctx.waitUntil },
-    { principal, ...(email !== undefined ? { email } : {}), roles, ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}) },
+    {
+      env: ctx.services.env,
+      kv: ctx.services.kv,
+      ...(ctx.services.auditQueue && ctx.services.config.audit.enabled ? { auditQueue: ctx.services.auditQueue } : {}),
+      waitUntil: ctx.waitUntil,
+    },
+    {
+      principal,
+      ...(email !== undefined ? { email } : {}),
+      roles,
+      ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}),
+    },
   );
   return {
     env: ctx.services.env,

@@ -7,7 +7,15 @@
 import type { TraceContext } from "../core/traceparent";
 
 /** Why a call did not get an upstream's answer, as the relay saw it. */
-export type CallFailure = "unreachable" | "timeout" | "http-status" | "session-expired" | "bad-response" | "missing-binding" | "no-response" | "gateway-error";
+export type CallFailure =
+  | "unreachable"
+  | "timeout"
+  | "http-status"
+  | "session-expired"
+  | "bad-response"
+  | "missing-binding"
+  | "no-response"
+  | "gateway-error";
 
 /** A list entry left out because it names a member twice (relay/ambiguous-entries.ts), for pinning to report. */
 export type AmbiguousEntry = {

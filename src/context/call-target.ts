@@ -41,7 +41,13 @@ function named(route: RouteEndpoint, kind: "tool" | "prompt", sent: unknown): Ca
     return { kind, sent, at: { upstream, name: sent, key: qualifyName(upstream, sent), maybeShortened: false } };
   }
   const split = splitName(sent);
-  return split ? { kind, sent, at: { upstream: split.upstream, name: split.name, key: sent, maybeShortened: split.maybeShortened } } : { kind, sent };
+  return split
+    ? {
+        kind,
+        sent,
+        at: { upstream: split.upstream, name: split.name, key: sent, maybeShortened: split.maybeShortened },
+      }
+    : { kind, sent };
 }
 
 function resource(uri: unknown): CallTarget | undefined {

@@ -19,7 +19,12 @@ export type ObjectNamespace<Stub> = {
 };
 
 /** Who the call is for: the principal (checked on every retry) and what identity assertions say. */
-export type BridgeCaller = { readonly principal: string; readonly email?: string; readonly roles: readonly string[]; readonly persona?: string };
+export type BridgeCaller = {
+  readonly principal: string;
+  readonly email?: string;
+  readonly roles: readonly string[];
+  readonly persona?: string;
+};
 
 /** Starts a bridged call: the upstream request the isolate would have sent itself. */
 export type BridgeStart = {
@@ -57,9 +62,21 @@ export type BridgeGone = "unknown" | "other-principal" | "stale-round" | "busy" 
 
 export type BridgeOutcome =
   /** The upstream answered: its response text (id of the first request) and what it said on the way. */
-  | { readonly kind: "complete"; readonly text: string; readonly notifications: readonly string[]; readonly status: number; readonly bytesFromUpstream: number }
+  | {
+      readonly kind: "complete";
+      readonly text: string;
+      readonly notifications: readonly string[];
+      readonly status: number;
+      readonly bytesFromUpstream: number;
+    }
   /** The upstream asked the client something: the question under `key`, for round `round`. */
-  | { readonly kind: "input"; readonly round: number; readonly key: string; readonly request: InputRequest; readonly notifications: readonly string[] }
+  | {
+      readonly kind: "input";
+      readonly round: number;
+      readonly key: string;
+      readonly request: InputRequest;
+      readonly notifications: readonly string[];
+    }
   | { readonly kind: "failed"; readonly failure: UpstreamFailure }
   | { readonly kind: "gone"; readonly reason: BridgeGone };
 

@@ -9,7 +9,6 @@
 import type { UpstreamConfig } from "../config/upstreams";
 import type { CatalogMode } from "../policy/persona";
 
-
 /**
  * The endpoint a message came to: `aggregated` (/mcp, where names carry their upstream's
  * prefix) or one `upstream` (/mcp/<upstream>, transparent). Set once by the front that
@@ -27,7 +26,9 @@ export type Route = RouteEndpoint & {
 };
 
 /** Which endpoint: every upstream behind one name space, or one upstream as it is. */
-export type RouteEndpoint = { readonly kind: "aggregated" } | { readonly kind: "upstream"; readonly upstream: UpstreamConfig };
+export type RouteEndpoint =
+  | { readonly kind: "aggregated" }
+  | { readonly kind: "upstream"; readonly upstream: UpstreamConfig };
 
 /**
  * The route of a request to `name` ("" for /mcp) serving `upstreams` (the shell resolves
@@ -36,10 +37,16 @@ export type RouteEndpoint = { readonly kind: "aggregated" } | { readonly kind: "
  * @example
  * routeFor("", all, "https://gw.example"); // { kind: "aggregated", name: "", upstreams: all, ... }
  */
-export function routeFor(name: string, upstreams: readonly UpstreamConfig[], origin: string, catalog?: CatalogMode): Route {
+export function routeFor(
+  name: string,
+  upstreams: readonly UpstreamConfig[],
+  origin: string,
+  catalog?: CatalogMode,
+): Route {
   const common = { name, upstreams, origin, ...(catalog ? { catalog } : {}) };
   if (name === "") return { kind: "aggregated", ...common };
   const upstream = upstreams[0];
-  if (upstreams.length !== 1 || upstream?.name !== name) throw new Error(`unreachable: the route /mcp/${name} must serve exactly its own upstream`);
+  if (upstreams.length !== 1 || upstream?.name !== name)
+    throw new Error(`unreachable: the route /mcp/${name} must serve exactly its own upstream`);
   return { kind: "upstream", upstream, ...common };
 }

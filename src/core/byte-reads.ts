@@ -107,7 +107,13 @@ export function byteReader(body: ReadableStream<Uint8Array>): ByteReader {
   if (direct) {
     // Locked as any reader locks it, so that nothing else reads it meanwhile; cancelled through the stream.
     const lock = body.getReader();
-    return { readInto: (into, atLeast) => direct.readInto(into, atLeast), fill: (into) => direct.fill(into), read: () => direct.read(), cancel: (reason) => lock.cancel(reason), releaseLock: () => lock.releaseLock() };
+    return {
+      readInto: (into, atLeast) => direct.readInto(into, atLeast),
+      fill: (into) => direct.fill(into),
+      read: () => direct.read(),
+      cancel: (reason) => lock.cancel(reason),
+      releaseLock: () => lock.releaseLock(),
+    };
   }
   let byob: ReadableStreamBYOBReader | undefined;
   try {
@@ -122,7 +128,9 @@ function byobReads(reader: ReadableStreamBYOBReader): ByteReader {
   let spare: ArrayBufferLike | undefined;
   /** The next bytes, read into the spare buffer (at most `max`): valid until the next read. */
   const readSpare = async (max: number): Promise<Uint8Array | undefined> => {
-    const { done, value } = await reader.read(new Uint8Array(spare ?? new ArrayBuffer(BYTE_READ_BYTES), 0, Math.min(max, BYTE_READ_BYTES)));
+    const { done, value } = await reader.read(
+      new Uint8Array(spare ?? new ArrayBuffer(BYTE_READ_BYTES), 0, Math.min(max, BYTE_READ_BYTES)),
+    );
     spare = value?.buffer;
     return done ? undefined : value;
   };
@@ -130,7 +138,9 @@ function byobReads(reader: ReadableStreamBYOBReader): ByteReader {
     async readInto(into, atLeast = 1) {
       const min = Math.min(atLeast, into.byteLength);
       // workerd's readAtLeast; elsewhere (Node, for the benches) a plain read.
-      const { done, value } = await (min > 1 && typeof reader.readAtLeast === "function" ? reader.readAtLeast(min, into) : reader.read(into));
+      const { done, value } = await (min > 1 && typeof reader.readAtLeast === "function"
+        ? reader.readAtLeast(min, into)
+        : reader.read(into));
       return { done, value };
     },
     async fill(into) {

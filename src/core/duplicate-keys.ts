@@ -24,7 +24,6 @@ export type StructureProblem =
   | { readonly reason: "duplicate-key"; readonly key: string; readonly offset: number }
   | { readonly reason: "too-deep"; readonly offset: number };
 
-
 /** The end offset (exclusive) of the string opening at `at`, and whether it holds an escape. */
 function scanString(text: string, at: number): { end: number; escaped: boolean } {
   let escaped = false;
@@ -95,7 +94,8 @@ function parsedKey(raw: string): string | undefined {
 export function structureProblemText(problem: StructureProblem): string {
   switch (problem.reason) {
     case "duplicate-key": {
-      const quoted = problem.key.length > MAX_QUOTED_KEY_CHARS ? `${problem.key.slice(0, MAX_QUOTED_KEY_CHARS)}…` : problem.key;
+      const quoted =
+        problem.key.length > MAX_QUOTED_KEY_CHARS ? `${problem.key.slice(0, MAX_QUOTED_KEY_CHARS)}…` : problem.key;
       return `Invalid Request: the key ${JSON.stringify(quoted)} appears twice in one object (at offset ${problem.offset}); send each key once`;
     }
     case "too-deep":

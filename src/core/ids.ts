@@ -19,7 +19,8 @@ let used = POOL_BYTES;
 
 /** `bytes` fresh random bytes (at most MAX_ID_BYTES) as 2 × `bytes` lowercase hex digits. */
 export function randomHex(bytes: number): string {
-  if (!Number.isInteger(bytes) || bytes < 1 || bytes > MAX_ID_BYTES) throw new RangeError(`randomHex: ${bytes} bytes (1 to ${MAX_ID_BYTES})`);
+  if (!Number.isInteger(bytes) || bytes < 1 || bytes > MAX_ID_BYTES)
+    throw new RangeError(`randomHex: ${bytes} bytes (1 to ${MAX_ID_BYTES})`);
   if (!pool || used + bytes > POOL_BYTES) {
     pool = crypto.getRandomValues(pool ?? new Uint8Array(POOL_BYTES));
     used = 0;

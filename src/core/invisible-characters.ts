@@ -24,7 +24,8 @@ const VARIATION_SELECTOR = String.raw`\uFE00-\uFE0F\u{E0100}-\u{E01EF}`;
  * blank-looking fillers (Hangul U+115F, U+1160, U+3164, U+FFA0; Braille blank U+2800).
  */
 const OTHER =
-  String.raw`\0-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\p{Cf}\p{Co}` + String.raw`\u034F\u17B4\u17B5\u115F\u1160\u3164\uFFA0\u2800`;
+  String.raw`\0-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\p{Cf}\p{Co}` +
+  String.raw`\u034F\u17B4\u17B5\u115F\u1160\u3164\uFFA0\u2800`;
 
 const ANY = `[${TAG}${BIDI}${ZERO_WIDTH}${VARIATION_SELECTOR}${OTHER}]`;
 /** One character of each kind; `other` is the rest of the list (one character of lookahead: linear). */

@@ -85,7 +85,14 @@ class JsonBytes {
         this.escaped = true;
         const escaped = bytes[i + 1]!;
         if (SIMPLE_ESCAPES.has(escaped)) i += 2;
-        else if (escaped === 0x75 && isHex(bytes[i + 2]) && isHex(bytes[i + 3]) && isHex(bytes[i + 4]) && isHex(bytes[i + 5])) i += 6;
+        else if (
+          escaped === 0x75 &&
+          isHex(bytes[i + 2]) &&
+          isHex(bytes[i + 3]) &&
+          isHex(bytes[i + 4]) &&
+          isHex(bytes[i + 5])
+        )
+          i += 6;
         else return -1;
         continue;
       }
@@ -108,7 +115,13 @@ class JsonBytes {
     if (lead >= 0xf0 && lead <= 0xf4) {
       const low = lead === 0xf0 ? 0x90 : 0x80;
       const high = lead === 0xf4 ? 0x8f : 0xbf;
-      return second !== undefined && second >= low && second <= high && isContinuation(bytes[at + 2]) && isContinuation(bytes[at + 3]) ? at + 4 : -1;
+      return second !== undefined &&
+        second >= low &&
+        second <= high &&
+        isContinuation(bytes[at + 2]) &&
+        isContinuation(bytes[at + 3])
+        ? at + 4
+        : -1;
     }
     return -1;
   }
@@ -250,7 +263,12 @@ export function notificationHead(bytes: Uint8Array): NotificationHead | undefine
     return end;
   };
   const atTop = (nameStart: number, nameEnd: number, valueStart: number): number => {
-    if (json.is(nameStart, nameEnd, "id") || json.is(nameStart, nameEnd, "result") || json.is(nameStart, nameEnd, "error")) return -1;
+    if (
+      json.is(nameStart, nameEnd, "id") ||
+      json.is(nameStart, nameEnd, "result") ||
+      json.is(nameStart, nameEnd, "error")
+    )
+      return -1;
     if (json.is(nameStart, nameEnd, "jsonrpc")) {
       if (version) return -1;
       const end = json.value(valueStart);

@@ -5,7 +5,7 @@
 
 /** Why a pointer is malformed, or undefined when it is well formed. */
 export function pointerProblem(pointer: unknown): string | undefined {
-  if (typeof pointer !== "string") return "must be a string such as \"/user/name\"";
+  if (typeof pointer !== "string") return 'must be a string such as "/user/name"';
   if (pointer !== "" && !pointer.startsWith("/")) return `"${pointer}" must be "" (the whole result) or start with "/"`;
   if (/~(?![01])/.test(pointer)) return `"${pointer}" has a "~" that is not "~0" (for ~) or "~1" (for /)`;
   return undefined;

@@ -68,7 +68,14 @@ export class JsonStreamTokenizer {
   private expect: Expect = "value";
   /** Inside a string: is it a key, is it collected, what was collected, a pending escape. */
   /** `pending`: a high surrogate that ended the last piece, held so that a pair is never split between two pieces. */
-  private inString: { key: boolean; collect: boolean; text: string; escape: string | null; total: number; pending: string } | null = null;
+  private inString: {
+    key: boolean;
+    collect: boolean;
+    text: string;
+    escape: string | null;
+    total: number;
+    pending: string;
+  } | null = null;
   /** Inside a number or literal: its text so far. */
   private literal: string | null = null;
   private stopped = false;
@@ -185,7 +192,8 @@ export class JsonStreamTokenizer {
   /** Ends the text: a pending number or literal completes; anything unfinished is an error. */
   end(): void {
     if (this.literal !== null) this.endLiteral(0);
-    if (this.inString || this.stack.length > 0 || this.expect !== "done") throw new JsonStreamError("the JSON text ended early");
+    if (this.inString || this.stack.length > 0 || this.expect !== "done")
+      throw new JsonStreamError("the JSON text ended early");
   }
 
   private push(kind: Container): void {
@@ -285,7 +293,16 @@ export class JsonStreamTokenizer {
 
   /** The character an escape stands for, or undefined while it is incomplete. */
   private decodeEscape(sequence: string): string | undefined {
-    const simple: Record<string, string> = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+    const simple: Record<string, string> = {
+      '"': '"',
+      "\\": "\\",
+      "/": "/",
+      b: "\b",
+      f: "\f",
+      n: "\n",
+      r: "\r",
+      t: "\t",
+    };
     if (sequence.length === 1 && sequence in simple) return simple[sequence];
     if (sequence[0] !== "u") throw new JsonStreamError(`invalid escape "\\${sequence}"`);
     if (sequence.length < 5) return undefined;

@@ -66,7 +66,12 @@ export async function* jsonValues(body: ReadableStream<Uint8Array>, maxChars: nu
         const code = chunk.charCodeAt(i);
         if (depth === 0) {
           if (isSpace(code)) continue;
-          if (code !== OPEN_OBJECT && code !== OPEN_ARRAY) throw new JsonValuesError("not-json", "text outside a JSON object or array", chunk.slice(i, i + SHOWN_CHARS));
+          if (code !== OPEN_OBJECT && code !== OPEN_ARRAY)
+            throw new JsonValuesError(
+              "not-json",
+              "text outside a JSON object or array",
+              chunk.slice(i, i + SHOWN_CHARS),
+            );
           start = i;
           depth = 1;
           continue;
@@ -95,7 +100,8 @@ export async function* jsonValues(body: ReadableStream<Uint8Array>, maxChars: nu
         else if (code === OPEN_OBJECT || code === OPEN_ARRAY) depth++;
         else if ((code === CLOSE_OBJECT || code === CLOSE_ARRAY) && --depth === 0) {
           const last = chunk.slice(start, i + 1);
-          if (held + last.length > maxChars) throw new JsonValuesError("too-large", `a JSON text longer than ${maxChars} characters`);
+          if (held + last.length > maxChars)
+            throw new JsonValuesError("too-large", `a JSON text longer than ${maxChars} characters`);
           parts.push(last);
           const text = parts.join("");
           parts.length = 0;
@@ -112,7 +118,8 @@ export async function* jsonValues(body: ReadableStream<Uint8Array>, maxChars: nu
       }
       if (done) break;
     }
-    if (depth > 0) throw new JsonValuesError("not-json", "the body ended inside a JSON text", parts.join("").slice(0, SHOWN_CHARS));
+    if (depth > 0)
+      throw new JsonValuesError("not-json", "the body ended inside a JSON text", parts.join("").slice(0, SHOWN_CHARS));
   } finally {
     reader.cancel().catch(() => {});
     reader.releaseLock();

@@ -68,6 +68,7 @@ export function errorText(id: JsonRpcId | null, code: number, message: string, d
  * on every key it would make each copy a slow dictionary-mode object).
  */
 export function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === "__proto__")
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   else out[key] = value;
 }

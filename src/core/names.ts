@@ -47,7 +47,9 @@ export function qualifyName(upstream: string, name: string): string {
  * and 8 hex digits): what comes before the hash. Undefined for any other name.
  */
 export function shortenedStart(name: string): string | undefined {
-  return name.length >= MAX_NAME_LENGTH - 1 && name.length <= MAX_NAME_LENGTH && HASHED_NAME.test(name) ? name.slice(0, -HASH_SUFFIX_LENGTH) : undefined;
+  return name.length >= MAX_NAME_LENGTH - 1 && name.length <= MAX_NAME_LENGTH && HASHED_NAME.test(name)
+    ? name.slice(0, -HASH_SUFFIX_LENGTH)
+    : undefined;
 }
 
 export type QualifiedName = {
@@ -64,7 +66,8 @@ export type QualifiedName = {
  */
 export function splitName(qualified: string): QualifiedName | undefined {
   const at = qualified.indexOf(NAME_SEPARATOR);
-  if (at <= 0 || at + NAME_SEPARATOR.length === qualified.length || qualified.length > MAX_NAME_LENGTH) return undefined;
+  if (at <= 0 || at + NAME_SEPARATOR.length === qualified.length || qualified.length > MAX_NAME_LENGTH)
+    return undefined;
   return {
     upstream: qualified.slice(0, at),
     name: qualified.slice(at + NAME_SEPARATOR.length),

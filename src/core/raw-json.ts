@@ -175,7 +175,11 @@ export function appendMemberSplice(text: string, span: Span, key: string, raw: s
  * its value starts (and where its key starts), and returns where that value ends (having read it or skipped it).
  * Returns the end of the object.
  */
-export function eachMember(text: string, at: number, visit: (key: string, valueStart: number, keyStart: number) => number): number {
+export function eachMember(
+  text: string,
+  at: number,
+  visit: (key: string, valueStart: number, keyStart: number) => number,
+): number {
   if (text.charCodeAt(at) !== 0x7b) throw new RawJsonError(`expected an object at offset ${at}`);
   let i = skipWhitespace(text, at + 1);
   if (text.charCodeAt(i) === 0x7d) return i + 1;

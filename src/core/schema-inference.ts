@@ -35,7 +35,12 @@ const STRING = 1;
 const NUMBER = 2;
 const BOOLEAN = 4;
 const NULL = 8;
-const SCALAR_BITS: Readonly<Record<ScalarType, number>> = { string: STRING, number: NUMBER, boolean: BOOLEAN, null: NULL };
+const SCALAR_BITS: Readonly<Record<ScalarType, number>> = {
+  string: STRING,
+  number: NUMBER,
+  boolean: BOOLEAN,
+  null: NULL,
+};
 /** Bit order is alphabetical, so a union renders sorted. */
 const SCALAR_NAMES: readonly [number, ScalarType][] = [
   [BOOLEAN, "boolean"],
@@ -180,9 +185,15 @@ function render(node: Node, depth: number): InferredSchema {
       const entry: Entry = node.object.keys.get(key)!;
       const name = entry.seen < node.object.seen ? `${key}?` : key;
       // JSON may carry a "__proto__" member; assigning it would set the prototype instead.
-      Object.defineProperty(out, name, { value: render(entry.node, depth + 1), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, name, {
+        value: render(entry.node, depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
-    if (node.object.overflow) out[MORE] = `more distinct keys than shown (at most ${MAX_KEYS} an object, ${MAX_SCHEMA_KEYS} in the schema)`;
+    if (node.object.overflow)
+      out[MORE] = `more distinct keys than shown (at most ${MAX_KEYS} an object, ${MAX_SCHEMA_KEYS} in the schema)`;
     alternatives.push(out);
   }
   if (node.array) alternatives.push(node.array.element ? [render(node.array.element, depth + 1)] : []);
@@ -263,8 +274,18 @@ export function largestArray(value: unknown): ArrayLocation | undefined {
     if (Array.isArray(here) && here.length > (best?.count ?? 0)) best = { pointer, count: here.length };
     if (depth >= LARGEST_ARRAY_MAX_DEPTH) continue;
     // Arrays: the first element stands for the others (their shape was merged into the schema).
-    const entries: [string, unknown][] = Array.isArray(here) ? (here.length > 0 ? [["0", here[0]]] : []) : Object.entries(here);
-    for (const [token, child] of entries) if (queue.length < LARGEST_ARRAY_MAX_VISITS) queue.push({ value: child, pointer: `${pointer}/${token.replace(/~/g, "~0").replace(/\//g, "~1")}`, depth: depth + 1 });
+    const entries: [string, unknown][] = Array.isArray(here)
+      ? here.length > 0
+        ? [["0", here[0]]]
+        : []
+      : Object.entries(here);
+    for (const [token, child] of entries)
+      if (queue.length < LARGEST_ARRAY_MAX_VISITS)
+        queue.push({
+          value: child,
+          pointer: `${pointer}/${token.replace(/~/g, "~0").replace(/\//g, "~1")}`,
+          depth: depth + 1,
+        });
   }
   return best;
 }

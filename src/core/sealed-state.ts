@@ -26,7 +26,10 @@ export type SealedEnvelope<T> = {
 export type SealedProblem = { reason: "malformed" | "expired" | "other-principal" };
 
 function keyFor(secret: string, purpose: string): Promise<CryptoKey> {
-  return derivedKey(secret, `mcp-edge-gateway sealed state v1: ${purpose}`, { name: "AES-GCM", length: 256 }, ["encrypt", "decrypt"]);
+  return derivedKey(secret, `mcp-edge-gateway sealed state v1: ${purpose}`, { name: "AES-GCM", length: 256 }, [
+    "encrypt",
+    "decrypt",
+  ]);
 }
 
 /**
@@ -35,11 +38,20 @@ function keyFor(secret: string, purpose: string): Promise<CryptoKey> {
  * @example
  * const token = await sealState(secret, "request-state", "alice", 600_000, { upstream: "alpha" });
  */
-export async function sealState<T>(secret: string, purpose: string, principal: string, ttlMs: number, value: T, now = Date.now()): Promise<string> {
+export async function sealState<T>(
+  secret: string,
+  purpose: string,
+  principal: string,
+  ttlMs: number,
+  value: T,
+  now = Date.now(),
+): Promise<string> {
   const envelope: SealedEnvelope<T> = { principal, exp: now + ttlMs, value };
   const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
   const plain = new TextEncoder().encode(JSON.stringify(envelope));
-  const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await keyFor(secret, purpose), plain));
+  const sealed = new Uint8Array(
+    await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await keyFor(secret, purpose), plain),
+  );
   const out = new Uint8Array(IV_BYTES + sealed.length);
   out.set(iv);
   out.set(sealed, IV_BYTES);
@@ -54,18 +66,35 @@ export async function sealState<T>(secret: string, purpose: string, principal: s
  * const opened = await openState(secret, "request-state", "alice", token);
  * if (!opened.ok) throw new GatewayError(400, INVALID_PARAMS, "requestState was not issued to you, or has expired");
  */
-export async function openState(secret: string, purpose: string, principal: string, token: unknown, now = Date.now()): Promise<Result<unknown, SealedProblem>> {
-  if (typeof token !== "string" || !token.startsWith(TOKEN_PREFIX) || token.length > MAX_SEALED_TOKEN_CHARS) return fail({ reason: "malformed" });
+export async function openState(
+  secret: string,
+  purpose: string,
+  principal: string,
+  token: unknown,
+  now = Date.now(),
+): Promise<Result<unknown, SealedProblem>> {
+  if (typeof token !== "string" || !token.startsWith(TOKEN_PREFIX) || token.length > MAX_SEALED_TOKEN_CHARS)
+    return fail({ reason: "malformed" });
   const bytes = base64UrlToBytes(token.slice(TOKEN_PREFIX.length));
   if (!bytes || bytes.length <= IV_BYTES) return fail({ reason: "malformed" });
   let envelope: SealedEnvelope<unknown>;
   try {
-    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.slice(0, IV_BYTES) }, await keyFor(secret, purpose), bytes.slice(IV_BYTES));
+    const plain = await crypto.subtle.decrypt(
+      { name: "AES-GCM", iv: bytes.slice(0, IV_BYTES) },
+      await keyFor(secret, purpose),
+      bytes.slice(IV_BYTES),
+    );
     envelope = JSON.parse(new TextDecoder().decode(plain)) as SealedEnvelope<unknown>;
   } catch {
     return fail({ reason: "malformed" });
   }
-  if (typeof envelope !== "object" || envelope === null || typeof envelope.exp !== "number" || typeof envelope.principal !== "string") return fail({ reason: "malformed" });
+  if (
+    typeof envelope !== "object" ||
+    envelope === null ||
+    typeof envelope.exp !== "number" ||
+    typeof envelope.principal !== "string"
+  )
+    return fail({ reason: "malformed" });
   if (envelope.principal !== principal) return fail({ reason: "other-principal" });
   if (envelope.exp <= now) return fail({ reason: "expired" });
   return ok(envelope.value);

@@ -51,7 +51,13 @@ const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
  * data is too long to hold comes with `large`: its data (lines joined) as a byte stream
  * read from the same connection, and `data` empty. The next event is read after it.
  */
-export type SseRawEvent = { readonly event: string; readonly data: readonly Uint8Array[]; readonly id?: string; readonly retry?: number; readonly large?: ReadableStream<Uint8Array> };
+export type SseRawEvent = {
+  readonly event: string;
+  readonly data: readonly Uint8Array[];
+  readonly id?: string;
+  readonly retry?: number;
+  readonly large?: ReadableStream<Uint8Array>;
+};
 
 function bytesEqual(bytes: Uint8Array, at: number, text: string): boolean {
   for (let i = 0; i < text.length; i++) if (bytes[at + i] !== text.charCodeAt(i)) return false;
@@ -183,7 +189,10 @@ type Pending = "unknown" | "skip-comment" | "skip-field";
  * line in progress would take it past, the event is yielded with `large` at once, and the
  * rest of it is read as that stream (which holds no more than a line at a time).
  */
-export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeBytes = Number.POSITIVE_INFINITY): AsyncGenerator<SseRawEvent> {
+export async function* readSseEvents(
+  body: ReadableStream<Uint8Array>,
+  largeBytes = Number.POSITIVE_INFINITY,
+): AsyncGenerator<SseRawEvent> {
   const buffer = new SseBuffer(byteReader(body));
   /** Start and end offsets of the current event's data values, in pairs. */
   let data: number[] = [];
@@ -199,7 +208,11 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
     event = "";
     fields = 0;
   };
-  const stamped = (fieldsOf: { event: string; data: readonly Uint8Array[]; large?: ReadableStream<Uint8Array> }): SseRawEvent => ({
+  const stamped = (fieldsOf: {
+    event: string;
+    data: readonly Uint8Array[];
+    large?: ReadableStream<Uint8Array>;
+  }): SseRawEvent => ({
     ...fieldsOf,
     ...(id !== undefined ? { id } : {}),
     ...(retry !== undefined ? { retry } : {}),
@@ -237,7 +250,8 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
   try {
     // A byte order mark may open the stream (the SSE spec drops it).
     while (buffer.end < UTF8_BOM.length && !buffer.ended) await buffer.fill(0);
-    if (UTF8_BOM.every((byte, i) => buffer.bytes[i] === byte) && buffer.end >= UTF8_BOM.length) buffer.lineStart = buffer.pos = UTF8_BOM.length;
+    if (UTF8_BOM.every((byte, i) => buffer.bytes[i] === byte) && buffer.end >= UTF8_BOM.length)
+      buffer.lineStart = buffer.pos = UTF8_BOM.length;
     for (;;) {
       const at = buffer.lineEnd();
       if (at < 0) {
@@ -246,10 +260,21 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
         const length = buffer.end - buffer.lineStart;
         const { bytes, lineStart } = buffer;
         if (pending === "unknown" && length > 0 && bytes[lineStart] === COLON) pending = "skip-comment";
-        if (pending === "unknown" && length > KNOWN_FIELD_MAX && bytes.subarray(lineStart, lineStart + KNOWN_FIELD_MAX + 1).indexOf(COLON) < 0) pending = "skip-field";
-        if (pending === "unknown" && length > MAX_FIELD_LINE_BYTES && !bytesEqual(bytes, lineStart, "data:")) pending = "skip-field";
+        if (
+          pending === "unknown" &&
+          length > KNOWN_FIELD_MAX &&
+          bytes.subarray(lineStart, lineStart + KNOWN_FIELD_MAX + 1).indexOf(COLON) < 0
+        )
+          pending = "skip-field";
+        if (pending === "unknown" && length > MAX_FIELD_LINE_BYTES && !bytesEqual(bytes, lineStart, "data:"))
+          pending = "skip-field";
         // "data: " and one byte at least: the prefix is known whole.
-        if (pending === "unknown" && length > 5 && length + dataBytes + (data.length / 2) * DATA_LINE_COST_BYTES > largeBytes && bytesEqual(bytes, lineStart, "data:")) {
+        if (
+          pending === "unknown" &&
+          length > 5 &&
+          length + dataBytes + (data.length / 2) * DATA_LINE_COST_BYTES > largeBytes &&
+          bytesEqual(bytes, lineStart, "data:")
+        ) {
           const before = data.length > 0 ? [dataCopy(), Uint8Array.of(LF)] : [];
           const valueStart = lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5);
           before.push(bytes.slice(valueStart, buffer.end));
@@ -320,7 +345,12 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, largeByte
  * stream: a reader that brings its own buffer (offload's) gets the bytes copied into it
  * straight from the reader's buffer.
  */
-function largeDataStream(buffer: SseBuffer, before: Uint8Array[], done: { finished: boolean }, from: "data" | "start" | "skip"): ReadableStream<Uint8Array> {
+function largeDataStream(
+  buffer: SseBuffer,
+  before: Uint8Array[],
+  done: { finished: boolean },
+  from: "data" | "start" | "skip",
+): ReadableStream<Uint8Array> {
   /** Inside a data line, at the start of a line (not yet known), or inside another field's line. */
   let where: "data" | "start" | "skip" = from;
   return new ReadableStream(
@@ -363,7 +393,9 @@ function largeDataStream(buffer: SseBuffer, before: Uint8Array[], done: { finish
               if (!bytesEqual(bytes, lineStart, "data:")) where = "skip";
               else {
                 where = "data";
-                const piece = withNewline(bytes.subarray(lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5), buffer.end));
+                const piece = withNewline(
+                  bytes.subarray(lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5), buffer.end),
+                );
                 buffer.dropLine();
                 return hand(piece, true);
               }
@@ -384,7 +416,11 @@ function largeDataStream(buffer: SseBuffer, before: Uint8Array[], done: { finish
             continue;
           }
           if (at === lineStart) return finish();
-          if (at - lineStart >= 4 && bytesEqual(bytes, lineStart, "data") && (at - lineStart === 4 || bytes[lineStart + 4] === COLON)) {
+          if (
+            at - lineStart >= 4 &&
+            bytesEqual(bytes, lineStart, "data") &&
+            (at - lineStart === 4 || bytes[lineStart + 4] === COLON)
+          ) {
             const valueStart = Math.min(at, lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5));
             return hand(withNewline(bytes.subarray(valueStart, at)), true);
           }

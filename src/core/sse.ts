@@ -14,7 +14,13 @@ import { readSseEvents } from "./sse-bytes";
  * (and `data` empty), read from the same connection. The next event is read after that
  * stream is finished.
  */
-export type SseEvent = { readonly event: string; readonly data: string; readonly id?: string; readonly retry?: number; readonly large?: ReadableStream<Uint8Array> };
+export type SseEvent = {
+  readonly event: string;
+  readonly data: string;
+  readonly id?: string;
+  readonly retry?: number;
+  readonly large?: ReadableStream<Uint8Array>;
+};
 
 /** Data values are decoded alone: a BOM at a value's start is a character of it. */
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
@@ -31,7 +37,10 @@ export function dataText(data: readonly Uint8Array[]): string {
  * that would take the event's data past `largeBytes` is not collected: the event is
  * yielded with `large` as soon as that is known.
  */
-export async function* readSse(body: ReadableStream<Uint8Array>, largeBytes = Number.POSITIVE_INFINITY): AsyncGenerator<SseEvent> {
+export async function* readSse(
+  body: ReadableStream<Uint8Array>,
+  largeBytes = Number.POSITIVE_INFINITY,
+): AsyncGenerator<SseEvent> {
   for await (const event of readSseEvents(body, largeBytes)) yield { ...event, data: dataText(event.data) };
 }
 
@@ -42,7 +51,10 @@ export function sseFrame(text: string, id?: string): Uint8Array {
   const idLine = id === undefined ? "" : `id: ${id}\n`;
   // JSON text seldom has a raw line break: one copy instead of split, map and join.
   if (!/[\r\n]/.test(text)) return encoder.encode(`event: message\n${idLine}data: ${text}\n\n`);
-  const dataLines = text.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`).join("");
+  const dataLines = text
+    .split(/\r\n|\r|\n/)
+    .map((line) => `data: ${line}\n`)
+    .join("");
   return encoder.encode(`event: message\n${idLine}${dataLines}\n`);
 }
 

@@ -41,8 +41,19 @@ function nonZeroHex(bytes: number): string {
 export function continueTrace(incoming: unknown): TraceContext {
   const match = typeof incoming === "string" ? TRACEPARENT.exec(incoming.trim().toLowerCase()) : null;
   if (match) {
-    const [, version, traceId, parentSpanId, flags, rest] = match as unknown as [string, string, string, string, string, string | undefined];
-    const valid = version !== "ff" && !(version === "00" && rest !== undefined) && !ALL_ZERO.test(traceId) && !ALL_ZERO.test(parentSpanId);
+    const [, version, traceId, parentSpanId, flags, rest] = match as unknown as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string | undefined,
+    ];
+    const valid =
+      version !== "ff" &&
+      !(version === "00" && rest !== undefined) &&
+      !ALL_ZERO.test(traceId) &&
+      !ALL_ZERO.test(parentSpanId);
     if (valid) return { traceId, spanId: nonZeroHex(8), parentSpanId, flags };
   }
   return { traceId: nonZeroHex(16), spanId: nonZeroHex(8), flags: MINTED_FLAGS };

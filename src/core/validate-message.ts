@@ -10,31 +10,63 @@ import { INVALID_REQUEST, isId, isObject, type JsonRpcId, type JsonRpcMessage, t
  * client author can fix it.
  */
 export function validateMessage(value: unknown): JsonRpcMessage {
-  if (!isObject(value)) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: a JSON-RPC message must be a JSON object");
+  if (!isObject(value))
+    throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: a JSON-RPC message must be a JSON object");
   const id = "id" in value ? value["id"] : undefined;
   if (value["jsonrpc"] !== "2.0") {
     throw new GatewayError(400, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', undefined, idOrNull(id));
   }
   if ("params" in value && !isObject(value["params"])) {
-    throw new GatewayError(400, INVALID_REQUEST, 'Invalid Request: "params" must be an object', undefined, idOrNull(id));
+    throw new GatewayError(
+      400,
+      INVALID_REQUEST,
+      'Invalid Request: "params" must be an object',
+      undefined,
+      idOrNull(id),
+    );
   }
   if ("method" in value) {
     if (typeof value["method"] !== "string" || value["method"] === "") {
-      throw new GatewayError(400, INVALID_REQUEST, 'Invalid Request: "method" must be a non-empty string', undefined, idOrNull(id));
+      throw new GatewayError(
+        400,
+        INVALID_REQUEST,
+        'Invalid Request: "method" must be a non-empty string',
+        undefined,
+        idOrNull(id),
+      );
     }
     if ("id" in value && !isId(id)) {
-      throw new GatewayError(400, INVALID_REQUEST, 'Invalid Request: "id" must be a string or a number', undefined, null);
+      throw new GatewayError(
+        400,
+        INVALID_REQUEST,
+        'Invalid Request: "id" must be a string or a number',
+        undefined,
+        null,
+      );
     }
     return value as JsonRpcMessage;
   }
   if ("result" in value || "error" in value) {
-    if (!isId(id)) throw new GatewayError(400, INVALID_REQUEST, 'Invalid Request: a response needs a string or number "id"', undefined, null);
+    if (!isId(id))
+      throw new GatewayError(
+        400,
+        INVALID_REQUEST,
+        'Invalid Request: a response needs a string or number "id"',
+        undefined,
+        null,
+      );
     if ("result" in value && !isObject(value["result"])) {
       throw new GatewayError(400, INVALID_REQUEST, 'Invalid Request: "result" must be an object', undefined, id);
     }
     return value as JsonRpcMessage;
   }
-  throw new GatewayError(400, INVALID_REQUEST, 'Invalid Request: a message needs "method" (request, notification) or "result"/"error" (response)', undefined, idOrNull(id));
+  throw new GatewayError(
+    400,
+    INVALID_REQUEST,
+    'Invalid Request: a message needs "method" (request, notification) or "result"/"error" (response)',
+    undefined,
+    idOrNull(id),
+  );
 }
 
 /**
@@ -47,7 +79,13 @@ export function validateClientMessage(value: unknown): JsonRpcMessage {
   const message = validateMessage(value);
   const id = "id" in message ? message.id : undefined;
   if (typeof id === "number" && Number.isInteger(id) && !Number.isSafeInteger(id)) {
-    throw new GatewayError(400, INVALID_REQUEST, `Invalid Request: "id" is an integer beyond ${Number.MAX_SAFE_INTEGER} (2^53 - 1), which the gateway cannot write back exactly; use a string id or a smaller number`, undefined, null);
+    throw new GatewayError(
+      400,
+      INVALID_REQUEST,
+      `Invalid Request: "id" is an integer beyond ${Number.MAX_SAFE_INTEGER} (2^53 - 1), which the gateway cannot write back exactly; use a string id or a smaller number`,
+      undefined,
+      null,
+    );
   }
   return message;
 }

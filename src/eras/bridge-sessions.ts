@@ -39,8 +39,16 @@ const MAX_STREAMLESS_ENTRIES = 1_000;
  * Answers an upstream's question the client cannot be asked: a ping is answered, anything
  * else refused with `why`, at once, so the upstream never waits for it.
  */
-export async function refuseQuestion(upstream: UpstreamConfig, request: JsonRpcRequest, why: string, pool: PoolRequest): Promise<void> {
-  const reply = request.method === "ping" ? { result: {} } : { error: { code: METHOD_NOT_FOUND, message: `Method not found: ${request.method} (${why})` } };
+export async function refuseQuestion(
+  upstream: UpstreamConfig,
+  request: JsonRpcRequest,
+  why: string,
+  pool: PoolRequest,
+): Promise<void> {
+  const reply =
+    request.method === "ping"
+      ? { result: {} }
+      : { error: { code: METHOD_NOT_FOUND, message: `Method not found: ${request.method} (${why})` } };
   const sent = await sendToUpstream(upstream, JSON.stringify({ jsonrpc: "2.0", id: request.id, ...reply }), pool);
   if (sent.ok) for await (const ack of upstreamMessages(sent.value, upstream.name)) if (!ack.ok) break;
 }
@@ -106,7 +114,12 @@ export class BridgeSession {
         if (kindOf(wire.message) !== "request") continue; // the session's notifications are no call's
         const question = wire as WireMessage<JsonRpcRequest>;
         if (!this.#leased) {
-          await refuseQuestion(this.upstream, question.message, "no call of a 2026-07-28 client is waiting in this session", this.pool).catch(() => {});
+          await refuseQuestion(
+            this.upstream,
+            question.message,
+            "no call of a 2026-07-28 client is waiting in this session",
+            this.pool,
+          ).catch(() => {});
         } else if (this.#waiter) {
           this.#waiter(question);
           this.#waiter = undefined;
@@ -151,7 +164,11 @@ export class BridgeSession {
     this.#idleTimer = setTimeout(onIdle, BRIDGE_SESSION_IDLE_MS);
     const unread = await taken;
     if (unread) left.unshift(unread);
-    await Promise.all(left.map((question) => refuseQuestion(this.upstream, question.message, "the call that asked has ended", this.pool).catch(() => {})));
+    await Promise.all(
+      left.map((question) =>
+        refuseQuestion(this.upstream, question.message, "the call that asked has ended", this.pool).catch(() => {}),
+      ),
+    );
   }
 
   /** Closes the stream and ends the session upstream (best effort). */
@@ -179,7 +196,10 @@ export class BridgeSessions {
    * @example
    * const own = await sessions.lease(upstream, { env, session: client, identity });
    */
-  async lease(upstream: UpstreamConfig, request: PoolRequest): Promise<Result<BridgeSession | undefined, UpstreamFailure>> {
+  async lease(
+    upstream: UpstreamConfig,
+    request: PoolRequest,
+  ): Promise<Result<BridgeSession | undefined, UpstreamFailure>> {
     const key = `${request.session.sid}\n${upstream.name}`;
     if (this.#streamless.has(key)) return ok(undefined);
     const idle = this.#idle.get(key) ?? [];
@@ -193,8 +213,22 @@ export class BridgeSessions {
     const made = await handshake(upstream, request);
     if (!made.ok) return made;
     if (made.value.session.sessionId === null) return ok(this.#withoutStream(key));
-    const client: UpstreamClient = { ...request.session, sid: `${request.session.sid}/bridge/${crypto.randomUUID()}`, upstreams: { [upstream.name]: made.value.session } };
-    const session = new BridgeSession(key, upstream, { env: request.env, kv: request.kv, session: client, ...(request.identity ? { identity: request.identity } : {}) }, made.value.session);
+    const client: UpstreamClient = {
+      ...request.session,
+      sid: `${request.session.sid}/bridge/${crypto.randomUUID()}`,
+      upstreams: { [upstream.name]: made.value.session },
+    };
+    const session = new BridgeSession(
+      key,
+      upstream,
+      {
+        env: request.env,
+        kv: request.kv,
+        session: client,
+        ...(request.identity ? { identity: request.identity } : {}),
+      },
+      made.value.session,
+    );
     session.lease();
     const listening = await session.listen();
     if (listening === "open") return ok(session);
@@ -215,7 +249,11 @@ export class BridgeSessions {
    * `taken` included: see BridgeSession.release); one that ended otherwise is closed, its
    * questions ending with it upstream.
    */
-  async release(session: BridgeSession, reusable: boolean, taken?: Promise<WireMessage<JsonRpcRequest> | undefined>): Promise<void> {
+  async release(
+    session: BridgeSession,
+    reusable: boolean,
+    taken?: Promise<WireMessage<JsonRpcRequest> | undefined>,
+  ): Promise<void> {
     const { key } = session;
     const idle = this.#idle.get(key) ?? [];
     if (!reusable || !session.open || idle.length >= MAX_IDLE_BRIDGE_SESSIONS) return session.close();

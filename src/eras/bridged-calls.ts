@@ -44,7 +44,11 @@ export class BridgedCalls implements BridgedCallRpc {
   async start(input: BridgeStart): Promise<BridgeOutcome> {
     if (this.#calls.has(input.call)) return { kind: "gone", reason: "busy" };
     if (this.#calls.size >= MAX_CALLS_PER_OBJECT) return { kind: "gone", reason: "full" };
-    const held: Held = { exchange: new BridgedExchange(this.host.reach(), input, this.#sessions), round: 0, deadline: Infinity };
+    const held: Held = {
+      exchange: new BridgedExchange(this.host.reach(), input, this.#sessions),
+      round: 0,
+      deadline: Infinity,
+    };
     this.#calls.set(input.call, held);
     return this.#round(input.call, held, () => held.exchange.begin());
   }
@@ -71,12 +75,18 @@ export class BridgedCalls implements BridgedCallRpc {
   async expire(now = Date.now()): Promise<void> {
     const expired = [...this.#calls].filter(([, held]) => held.exchange.waiting && held.deadline <= now);
     for (const [call] of expired) this.#calls.delete(call);
-    await Promise.all(expired.map(([, held]) => held.exchange.cancel(`the client did not answer within ${BRIDGE_RETRY_DEADLINE_MS / 1000} s`).catch(() => {})));
+    await Promise.all(
+      expired.map(([, held]) =>
+        held.exchange.cancel(`the client did not answer within ${BRIDGE_RETRY_DEADLINE_MS / 1000} s`).catch(() => {}),
+      ),
+    );
     await this.#schedule();
   }
 
   async #schedule(): Promise<void> {
-    const next = Math.min(...[...this.#calls.values()].filter((held) => held.exchange.waiting).map((held) => held.deadline));
+    const next = Math.min(
+      ...[...this.#calls.values()].filter((held) => held.exchange.waiting).map((held) => held.deadline),
+    );
     await this.host.setAlarm(Number.isFinite(next) ? next : undefined);
   }
 

@@ -28,7 +28,13 @@ import type { LargeAnswerConsumer } from "../upstream/client";
 import type { UpstreamFailure } from "../upstream/failures";
 import { callerCredentials } from "../upstream/caller-credentials";
 import type { UpstreamReply } from "../upstream/client";
-import { resumeFromUpstream, sendToUpstream, upstreamMessages, type PoolRequest, type SendOptions } from "../upstream/pool";
+import {
+  resumeFromUpstream,
+  sendToUpstream,
+  upstreamMessages,
+  type PoolRequest,
+  type SendOptions,
+} from "../upstream/pool";
 import { refuseQuestion, type BridgeSession, type BridgeSessions } from "./bridge-sessions";
 import { MAX_RESUMPTIONS, resumeDelay } from "../upstream/stream-resumption";
 import { BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_HELD_NOTIFICATION_CHARS } from "./bridge-protocol";
@@ -40,7 +46,8 @@ type Pending = { readonly key: string; readonly upstreamId: JsonRpcId; readonly 
 /** A 2025 question as a 2026-07-28 input request (elicitation gains the `mode` 2026 requires). */
 function inputRequest(message: JsonRpcRequest): InputRequest {
   const params: JsonObject | undefined = message.params;
-  if (message.method === "elicitation/create" && params && params["mode"] === undefined) return { method: message.method, params: { mode: "form", ...params } };
+  if (message.method === "elicitation/create" && params && params["mode"] === undefined)
+    return { method: message.method, params: { mode: "form", ...params } };
   return { method: message.method, ...(params ? { params } : {}) };
 }
 
@@ -111,7 +118,8 @@ export class BridgedExchange {
     this.#large = this.call.large;
     const minBytes = this.call.large?.minBytes;
     // Past the first round's bound, an answer goes to the current round's consumer (or breaks off, as with none).
-    const large: LargeAnswerConsumer | undefined = minBytes === undefined ? undefined : { minBytes, take: (body) => this.#takeLarge(body) };
+    const large: LargeAnswerConsumer | undefined =
+      minBytes === undefined ? undefined : { minBytes, take: (body) => this.#takeLarge(body) };
     this.#options = { answerWithinTimeout: false, ...(large ? { large } : {}) };
     const own = await this.sessions.lease(this.call.upstream, this.#pool);
     if (!own.ok) return this.#finish({ kind: "failed", failure: own });
@@ -141,7 +149,10 @@ export class BridgedExchange {
     this.#fromCall ??= this.#messages!.next();
     while (this.#own?.open || this.#fromSession) {
       this.#fromSession ??= this.#own!.next();
-      const first = await Promise.race([this.#fromCall.then((call) => ({ call })), this.#fromSession.then((question) => ({ question }))]);
+      const first = await Promise.race([
+        this.#fromCall.then((call) => ({ call })),
+        this.#fromSession.then((question) => ({ question })),
+      ]);
       if ("call" in first) break;
       this.#fromSession = undefined;
       if (first.question) return { done: false, value: ok(first.question) };
@@ -179,15 +190,21 @@ export class BridgedExchange {
     if (this.#busy) return { kind: "gone", reason: "busy" };
     const response = isObject(input.responses) ? input.responses[pending.key] : undefined;
     // Input missing: asked again (mrtr, "Error Handling"), the call still waiting.
-    if (!isObject(response)) return { kind: "input", round: this.#round, key: pending.key, request: pending.request, notifications: [] };
+    if (!isObject(response))
+      return { kind: "input", round: this.#round, key: pending.key, request: pending.request, notifications: [] };
     this.#busy = true;
     this.#large = input.large;
     this.#roundToken = input.progressToken;
     try {
       this.#pending = undefined;
-      const sent = await sendToUpstream(this.call.upstream, JSON.stringify({ jsonrpc: "2.0", id: pending.upstreamId, result: response }), this.#pool);
+      const sent = await sendToUpstream(
+        this.call.upstream,
+        JSON.stringify({ jsonrpc: "2.0", id: pending.upstreamId, result: response }),
+        this.#pool,
+      );
       if (!sent.ok) return this.#finish({ kind: "failed", failure: sent });
-      for await (const item of upstreamMessages(sent.value, this.call.upstream.name)) if (!item.ok) return this.#finish({ kind: "failed", failure: item });
+      for await (const item of upstreamMessages(sent.value, this.call.upstream.name))
+        if (!item.ok) return this.#finish({ kind: "failed", failure: item });
       return await this.#advance();
     } finally {
       this.#busy = false;
@@ -198,9 +215,16 @@ export class BridgedExchange {
   async cancel(reason: string): Promise<void> {
     if (this.#done) return;
     this.#done = true;
-    const notice = JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: this.call.id, reason } });
+    const notice = JSON.stringify({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: this.call.id, reason },
+    });
     try {
-      const sent = await sendToUpstream(this.call.upstream, notice, { ...this.#pool, signal: AbortSignal.timeout(this.call.upstream.timeoutMs) });
+      const sent = await sendToUpstream(this.call.upstream, notice, {
+        ...this.#pool,
+        signal: AbortSignal.timeout(this.call.upstream.timeoutMs),
+      });
       if (sent.ok) for await (const item of upstreamMessages(sent.value, this.call.upstream.name)) if (!item.ok) break;
     } finally {
       this.#abort.abort();
@@ -245,7 +269,11 @@ export class BridgedExchange {
       const next = await this.#next();
       if (next.done) {
         const resumed = await this.#resume();
-        if (resumed === false) return this.#finish({ kind: "failed", failure: { reason: "bad-response", upstream, detail: "its stream ended without answering the request" } });
+        if (resumed === false)
+          return this.#finish({
+            kind: "failed",
+            failure: { reason: "bad-response", upstream, detail: "its stream ended without answering the request" },
+          });
         if (!resumed.ok) return this.#finish({ kind: "failed", failure: resumed });
         continue;
       }
@@ -255,7 +283,14 @@ export class BridgedExchange {
       const { message, text } = item.value;
       const kind = kindOf(message);
       if (kind === "response") {
-        if ("id" in message && message.id === this.call.id) return this.#finish({ kind: "complete", text, notifications, status: this.#status, bytesFromUpstream: this.#bytes() });
+        if ("id" in message && message.id === this.call.id)
+          return this.#finish({
+            kind: "complete",
+            text,
+            notifications,
+            status: this.#status,
+            bytesFromUpstream: this.#bytes(),
+          });
         continue; // not this call's answer
       }
       if (kind === "request") {
@@ -268,12 +303,19 @@ export class BridgedExchange {
             return { kind: "gone", reason: "too-many-rounds" };
           }
           this.#round++;
-          const pending: Pending = { key: `${capability}-${this.#round}`, upstreamId: request.id, request: inputRequest(request) };
+          const pending: Pending = {
+            key: `${capability}-${this.#round}`,
+            upstreamId: request.id,
+            request: inputRequest(request),
+          };
           this.#pending = pending;
           return { kind: "input", round: this.#round, key: pending.key, request: pending.request, notifications };
         }
         // A ping is answered here; anything else the client cannot be asked.
-        const why = capability !== undefined ? `the client did not declare the ${capability} capability` : "not bridged to 2026-07-28 clients";
+        const why =
+          capability !== undefined
+            ? `the client did not declare the ${capability} capability`
+            : "not bridged to 2026-07-28 clients";
         await refuseQuestion(this.call.upstream, request, why, this.#pool);
         continue;
       }

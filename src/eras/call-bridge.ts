@@ -33,7 +33,12 @@ import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { redactSecretsInJson } from "../config/secrets";
-import { BRIDGE_OBJECTS_PER_PRINCIPAL, BRIDGED_METHODS, MAX_BRIDGE_ROUNDS, MAX_CALLS_PER_OBJECT } from "./bridge-protocol";
+import {
+  BRIDGE_OBJECTS_PER_PRINCIPAL,
+  BRIDGED_METHODS,
+  MAX_BRIDGE_ROUNDS,
+  MAX_CALLS_PER_OBJECT,
+} from "./bridge-protocol";
 import type { BridgedCallRpc, BridgeGone, BridgeOutcome, BridgeStart } from "../context/object-rpc";
 import { MULTI_ROUND_TRIP_METHODS } from "./request-state";
 import { progressTokenOf } from "./round-progress";
@@ -54,7 +59,8 @@ export type ToClient = (wire: WireMessage) => Promise<string>;
  */
 export function bridgeable(ctx: CallContext, _upstream: UpstreamConfig, method: unknown, text: string): boolean {
   // Seam for 2026-07-28 upstreams (era discovery in upstream/): such an upstream asks with input_required itself and is never bridged.
-  if (ctx.services.bridgedCalls === undefined || typeof method !== "string" || !MULTI_ROUND_TRIP_METHODS.has(method)) return false;
+  if (ctx.services.bridgedCalls === undefined || typeof method !== "string" || !MULTI_ROUND_TRIP_METHODS.has(method))
+    return false;
   if (ctx.identity.era !== "modern" || pathSpan(text, ["params", "task"]) !== undefined) return false;
   const declared = ctx.upstreamClient.clientCapabilities;
   return [...BRIDGED_METHODS.values()].some((capability) => declared[capability] !== undefined);
@@ -65,7 +71,12 @@ function rpc(ctx: CallContext, object: DurableObjectId): BridgedCallRpc {
 }
 
 /** Runs one round of call `id` in the object; a client that goes away meanwhile cancels the upstream call. */
-async function round(ctx: CallContext, call: BridgedCallRpc, id: string, run: (call: BridgedCallRpc) => Promise<BridgeOutcome>): Promise<BridgeOutcome> {
+async function round(
+  ctx: CallContext,
+  call: BridgedCallRpc,
+  id: string,
+  run: (call: BridgedCallRpc) => Promise<BridgeOutcome>,
+): Promise<BridgeOutcome> {
   const cancel = () => void call.cancel({ call: id, principal: ctx.identity.principal }).catch(() => {});
   ctx.signal.addEventListener("abort", cancel, { once: true });
   try {
@@ -77,15 +88,35 @@ async function round(ctx: CallContext, call: BridgedCallRpc, id: string, run: (c
 
 function gone(reason: BridgeGone, id: JsonRpcId): GatewayError {
   // Not about the client's state: the call could not be held, or the upstream asked too much.
-  if (reason === "full") return new GatewayError(200, INTERNAL_ERROR, `The gateway holds as many bridged calls for this caller as it may (${BRIDGE_OBJECTS_PER_PRINCIPAL} × ${MAX_CALLS_PER_OBJECT}); try again when some have completed`, { reason }, id);
-  if (reason === "too-many-rounds") return new GatewayError(200, INTERNAL_ERROR, `The upstream asked more than ${MAX_BRIDGE_ROUNDS} questions in one call; the gateway cancelled the call`, { reason }, id);
+  if (reason === "full")
+    return new GatewayError(
+      200,
+      INTERNAL_ERROR,
+      `The gateway holds as many bridged calls for this caller as it may (${BRIDGE_OBJECTS_PER_PRINCIPAL} × ${MAX_CALLS_PER_OBJECT}); try again when some have completed`,
+      { reason },
+      id,
+    );
+  if (reason === "too-many-rounds")
+    return new GatewayError(
+      200,
+      INTERNAL_ERROR,
+      `The upstream asked more than ${MAX_BRIDGE_ROUNDS} questions in one call; the gateway cancelled the call`,
+      { reason },
+      id,
+    );
   const why = {
     unknown: "the upstream call it continues is no longer held (it ended, or the gateway restarted it)",
     "other-principal": "it continues another caller's call",
     "stale-round": "it answers a question the call has moved past (a requestState is used once)",
     busy: "the same question is being answered by another request",
   }[reason];
-  return new GatewayError(400, INVALID_PARAMS, `Invalid params: requestState cannot be used: ${why}; send the original request again without requestState`, { reason }, id);
+  return new GatewayError(
+    400,
+    INVALID_PARAMS,
+    `Invalid params: requestState cannot be used: ${why}; send the original request again without requestState`,
+    { reason },
+    id,
+  );
 }
 
 /**
@@ -94,7 +125,14 @@ function gone(reason: BridgeGone, id: JsonRpcId): GatewayError {
  * other outcome clears the mark (on /mcp, a read may try a bridged upstream before the
  * one that asks, whose own state must not be taken for a handle).
  */
-async function answerOf(ctx: CallContext, upstream: UpstreamConfig, where: Omit<Handle, "round">, outcome: BridgeOutcome, id: JsonRpcId, toClient: ToClient): Promise<string> {
+async function answerOf(
+  ctx: CallContext,
+  upstream: UpstreamConfig,
+  where: Omit<Handle, "round">,
+  outcome: BridgeOutcome,
+  id: JsonRpcId,
+  toClient: ToClient,
+): Promise<string> {
   const { record } = ctx;
   record.upstream = upstream.name;
   if (outcome.kind === "input") record.bridgedCall = where.object;
@@ -114,11 +152,22 @@ async function answerOf(ctx: CallContext, upstream: UpstreamConfig, where: Omit<
         record.upstreamStatus = outcome.status;
         record.bytesFromUpstream = (record.bytesFromUpstream ?? 0) + outcome.bytesFromUpstream;
         // An error is the upstream's own words, which may quote the credential it was sent.
-        const text = pathSpan(outcome.text, ["error"]) !== undefined ? redactSecretsInJson(outcome.text, ctx.services.env) : outcome.text;
+        const text =
+          pathSpan(outcome.text, ["error"]) !== undefined
+            ? redactSecretsInJson(outcome.text, ctx.services.env)
+            : outcome.text;
         return withMessageId(text, id);
       }
       const handle: Handle = { ...where, round: outcome.round };
-      return JSON.stringify({ jsonrpc: "2.0", id, result: { resultType: "input_required", inputRequests: { [outcome.key]: outcome.request }, requestState: JSON.stringify(handle) } });
+      return JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        result: {
+          resultType: "input_required",
+          inputRequests: { [outcome.key]: outcome.request },
+          requestState: JSON.stringify(handle),
+        },
+      });
     }
     default: {
       const never: never = outcome;
@@ -134,7 +183,13 @@ async function answerOf(ctx: CallContext, upstream: UpstreamConfig, where: Omit<
  * @example
  * return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx, upstream.name, wire));
  */
-export async function bridgedForward(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId, toClient: ToClient): Promise<string> {
+export async function bridgedForward(
+  ctx: CallContext,
+  upstream: UpstreamConfig,
+  text: string,
+  id: JsonRpcId,
+  toClient: ToClient,
+): Promise<string> {
   const namespace = ctx.services.bridgedCalls!;
   const { principal, email, roles } = ctx.identity;
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
@@ -143,7 +198,12 @@ export async function bridgedForward(ctx: CallContext, upstream: UpstreamConfig,
     call,
     upstream,
     client: ctx.upstreamClient,
-    caller: { principal, ...(email !== undefined ? { email } : {}), roles: [...roles], ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}) },
+    caller: {
+      principal,
+      ...(email !== undefined ? { email } : {}),
+      roles: [...roles],
+      ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}),
+    },
     text,
     id,
     ...(traceparent ? { traceparent } : {}),
@@ -153,7 +213,11 @@ export async function bridgedForward(ctx: CallContext, upstream: UpstreamConfig,
   // upstream sessions the object keeps (bridge-sessions.ts) instead of paying a handshake each.
   let outcome: BridgeOutcome = { kind: "gone", reason: "full" };
   let object = namespace.idFromName(`${principal}\n0`);
-  for (let tried = 0; tried < BRIDGE_OBJECTS_PER_PRINCIPAL && outcome.kind === "gone" && outcome.reason === "full"; tried++) {
+  for (
+    let tried = 0;
+    tried < BRIDGE_OBJECTS_PER_PRINCIPAL && outcome.kind === "gone" && outcome.reason === "full";
+    tried++
+  ) {
     object = namespace.idFromName(`${principal}\n${tried}`);
     outcome = await round(ctx, rpc(ctx, object), call, (stub) => stub.start(start));
   }
@@ -164,7 +228,14 @@ function handleOf(state: string | null): Handle | undefined {
   try {
     const value: unknown = state === null ? undefined : JSON.parse(JSON.parse(state) as string);
     const handle = value as Handle;
-    if (typeof value === "object" && value !== null && typeof handle.object === "string" && typeof handle.call === "string" && typeof handle.round === "number") return handle;
+    if (
+      typeof value === "object" &&
+      value !== null &&
+      typeof handle.object === "string" &&
+      typeof handle.call === "string" &&
+      typeof handle.round === "number"
+    )
+      return handle;
   } catch {
     // a sealed handle always parses; anything else is refused below
   }
@@ -178,13 +249,26 @@ function handleOf(state: string | null): Handle | undefined {
  * @example
  * answer = await continueBridgedCall(ctx, upstream, request, wrapped.state, toClientOf);
  */
-export async function continueBridgedCall(ctx: CallContext, upstream: UpstreamConfig, request: WireMessage<JsonRpcRequest>, state: string | null, toClient: ToClient): Promise<string> {
+export async function continueBridgedCall(
+  ctx: CallContext,
+  upstream: UpstreamConfig,
+  request: WireMessage<JsonRpcRequest>,
+  state: string | null,
+  toClient: ToClient,
+): Promise<string> {
   const { id, params } = request.message;
   const progressToken = progressTokenOf(request.text);
   const handle = handleOf(state);
   const namespace = ctx.services.bridgedCalls;
   if (!handle) throw gone("unknown", id);
-  if (!namespace) throw new GatewayError(503, INVALID_PARAMS, "Invalid params: requestState names a bridged call, but this gateway has no BRIDGED_CALLS binding; send the original request again", undefined, id);
+  if (!namespace)
+    throw new GatewayError(
+      503,
+      INVALID_PARAMS,
+      "Invalid params: requestState names a bridged call, but this gateway has no BRIDGED_CALLS binding; send the original request again",
+      undefined,
+      id,
+    );
   let object: DurableObjectId;
   try {
     object = namespace.idFromString(handle.object);

@@ -16,8 +16,25 @@
  * (a larger one is refused with HTTP 413 and ends the call at once, never left to time out).
  */
 import { GatewayError } from "../core/errors";
-import { INTERNAL_ERROR, INVALID_REQUEST, isObject, type JsonObject, type JsonRpcId, type JsonRpcResponse, type WireMessage } from "../core/jsonrpc";
-import { appendMemberSplice, member, members, parseSpan, rootSpan, splice, withMessageId, type Splice } from "../core/raw-json";
+import {
+  INTERNAL_ERROR,
+  INVALID_REQUEST,
+  isObject,
+  type JsonObject,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  type WireMessage,
+} from "../core/jsonrpc";
+import {
+  appendMemberSplice,
+  member,
+  members,
+  parseSpan,
+  rootSpan,
+  splice,
+  withMessageId,
+  type Splice,
+} from "../core/raw-json";
 import { openState, sealState } from "../core/sealed-state";
 import type { CallContext } from "../context/call-context";
 import type { InputRendezvousRpc } from "../context/object-rpc";
@@ -39,7 +56,6 @@ const CAPABILITY_OF: ReadonlyMap<string, string> = new Map([
   ["sampling/createMessage", "sampling"],
   ["roots/list", "roots"],
 ]);
-
 
 /** What a sealed server-request id carries: the round and the key of the request in it. */
 type InputTicket = { readonly round: string; readonly key: string };
@@ -68,7 +84,10 @@ function retryText(request: string, id: string, responses: JsonObject, requestSt
   const text = withMessageId(request, id);
   const root = rootSpan(text);
   const params = member(text, root, "params");
-  const fields: [string, unknown][] = [["inputResponses", responses], ...(typeof requestState === "string" ? [["requestState", requestState] as [string, unknown]] : [])];
+  const fields: [string, unknown][] = [
+    ["inputResponses", responses],
+    ...(typeof requestState === "string" ? [["requestState", requestState] as [string, unknown]] : []),
+  ];
   if (!params || text.charCodeAt(params.start) !== 0x7b) {
     return splice(text, [appendMemberSplice(text, root, "params", JSON.stringify(Object.fromEntries(fields)))]);
   }
@@ -81,7 +100,10 @@ function retryText(request: string, id: string, responses: JsonObject, requestSt
   }
   if (added.length > 0) {
     const at = params.end - 1; // the closing brace
-    edits.push({ span: { start: at, end: at }, raw: `${members(text, params).length > 0 ? "," : ""}${added.join(",")}` });
+    edits.push({
+      span: { start: at, end: at },
+      raw: `${members(text, params).length > 0 ? "," : ""}${added.join(",")}`,
+    });
   }
   return splice(text, edits);
 }
@@ -91,23 +113,46 @@ function bridgeError(id: JsonRpcId, message: string, data?: JsonObject): Gateway
 }
 
 /** Asks the client one round's requests and returns its results by key. */
-async function askClient(ctx: CallContext, upstream: string, id: JsonRpcId, requests: JsonObject, deadline: number): Promise<JsonObject> {
+async function askClient(
+  ctx: CallContext,
+  upstream: string,
+  id: JsonRpcId,
+  requests: JsonObject,
+  deadline: number,
+): Promise<JsonObject> {
   const declared = ctx.identity.clientCapabilities;
   const keys = Object.keys(requests);
   if (keys.length > MAX_INPUT_REQUESTS_PER_ROUND) {
-    throw bridgeError(id, `upstream "${upstream}" asked for ${keys.length} inputs in one round; the gateway relays at most ${MAX_INPUT_REQUESTS_PER_ROUND}`, { upstream });
+    throw bridgeError(
+      id,
+      `upstream "${upstream}" asked for ${keys.length} inputs in one round; the gateway relays at most ${MAX_INPUT_REQUESTS_PER_ROUND}`,
+      { upstream },
+    );
   }
   for (const key of keys) {
     const asked = requests[key];
     const method = isObject(asked) ? asked["method"] : undefined;
     const capability = typeof method === "string" ? CAPABILITY_OF.get(method) : undefined;
-    if (!capability) throw bridgeError(id, `upstream "${upstream}" asked for input the gateway cannot relay (${JSON.stringify(method)})`, { upstream });
+    if (!capability)
+      throw bridgeError(
+        id,
+        `upstream "${upstream}" asked for input the gateway cannot relay (${JSON.stringify(method)})`,
+        { upstream },
+      );
     if (!isObject(declared[capability])) {
-      throw bridgeError(id, `upstream "${upstream}" needs ${method} to finish this call, and this client did not declare the "${capability}" capability at initialize`, { upstream, requiredCapabilities: { [capability]: {} } });
+      throw bridgeError(
+        id,
+        `upstream "${upstream}" needs ${method} to finish this call, and this client did not declare the "${capability}" capability at initialize`,
+        { upstream, requiredCapabilities: { [capability]: {} } },
+      );
     }
   }
   if (!ctx.services.inputRendezvous) {
-    throw bridgeError(id, `upstream "${upstream}" asked this client for input, which needs the INPUT_RENDEZVOUS Durable Object binding (wrangler.toml); it is not configured`, { upstream });
+    throw bridgeError(
+      id,
+      `upstream "${upstream}" asked this client for input, which needs the INPUT_RENDEZVOUS Durable Object binding (wrangler.toml); it is not configured`,
+      { upstream },
+    );
   }
   const round = crypto.randomUUID();
   const meeting = rendezvous(ctx, round);
@@ -116,11 +161,23 @@ async function askClient(ctx: CallContext, upstream: string, id: JsonRpcId, requ
     for (const key of keys) {
       const asked = requests[key] as JsonObject;
       const ticket: InputTicket = { round, key };
-      const requestId = INPUT_ID_PREFIX + (await sealState(ctx.services.sessionSecret, INPUT_PURPOSE, ctx.identity.principal, ttlMs, ticket));
-      await ctx.emit(JSON.stringify({ jsonrpc: "2.0", id: requestId, method: asked["method"], ...(isObject(asked["params"]) ? { params: asked["params"] } : {}) }));
+      const requestId =
+        INPUT_ID_PREFIX +
+        (await sealState(ctx.services.sessionSecret, INPUT_PURPOSE, ctx.identity.principal, ttlMs, ticket));
+      await ctx.emit(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: requestId,
+          method: asked["method"],
+          ...(isObject(asked["params"]) ? { params: asked["params"] } : {}),
+        }),
+      );
     }
     const answers = await meeting.wait(keys, Math.min(INPUT_ROUND_TIMEOUT_MS, ttlMs));
-    if (!answers) throw bridgeError(id, `the client did not answer upstream "${upstream}"'s request for input in time`, { upstream });
+    if (!answers)
+      throw bridgeError(id, `the client did not answer upstream "${upstream}"'s request for input in time`, {
+        upstream,
+      });
     const results: JsonObject = {};
     // An error answer ends the round before the others are in (the rendezvous returns what it has).
     for (const key of keys) {
@@ -129,11 +186,18 @@ async function askClient(ctx: CallContext, upstream: string, id: JsonRpcId, requ
       const response: unknown = JSON.parse(text);
       if (!isObject(response) || !isObject(response["result"])) {
         const error = isObject(response) && isObject(response["error"]) ? response["error"]["message"] : undefined;
-        throw bridgeError(id, `the client refused upstream "${upstream}"'s ${String((requests[key] as JsonObject)["method"])}: ${typeof error === "string" ? error : "no result"}`, { upstream });
+        throw bridgeError(
+          id,
+          `the client refused upstream "${upstream}"'s ${String((requests[key] as JsonObject)["method"])}: ${typeof error === "string" ? error : "no result"}`,
+          { upstream },
+        );
       }
       results[key] = response["result"];
     }
-    if (keys.some((key) => results[key] === undefined)) throw bridgeError(id, `the client did not answer upstream "${upstream}"'s request for input in time`, { upstream });
+    if (keys.some((key) => results[key] === undefined))
+      throw bridgeError(id, `the client did not answer upstream "${upstream}"'s request for input in time`, {
+        upstream,
+      });
     return results;
   } finally {
     ctx.waitUntil(meeting.finish().catch(() => {}));
@@ -148,13 +212,25 @@ async function askClient(ctx: CallContext, upstream: string, id: JsonRpcId, requ
  * @example
  * if (inputRequired(answer)) return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) => forwardOnce(ctx, upstream, text, retryId));
  */
-export async function bridgeInput(ctx: CallContext, upstream: string, request: string, id: JsonRpcId, first: string, send: (text: string, id: string) => Promise<string>): Promise<string> {
+export async function bridgeInput(
+  ctx: CallContext,
+  upstream: string,
+  request: string,
+  id: JsonRpcId,
+  first: string,
+  send: (text: string, id: string) => Promise<string>,
+): Promise<string> {
   const deadline = Date.now() + INPUT_BRIDGE_DEADLINE_MS;
   let answer = first;
   for (let round = 1; ; round++) {
     const result = inputRequired(answer);
     if (!result) return withMessageId(answer, id);
-    if (round > MAX_INPUT_ROUNDS) throw bridgeError(id, `upstream "${upstream}" still asked for input after ${MAX_INPUT_ROUNDS} rounds; the call was ended`, { upstream });
+    if (round > MAX_INPUT_ROUNDS)
+      throw bridgeError(
+        id,
+        `upstream "${upstream}" still asked for input after ${MAX_INPUT_ROUNDS} rounds; the call was ended`,
+        { upstream },
+      );
     const requests = isObject(result["inputRequests"]) ? result["inputRequests"] : {};
     const responses = Object.keys(requests).length > 0 ? await askClient(ctx, upstream, id, requests, deadline) : {};
     const retryId = `gw-retry-${round}-${crypto.randomUUID()}`;
@@ -182,18 +258,35 @@ export function isInputRequestId(id: JsonRpcId | null): id is string {
 export async function deliverInput(ctx: CallContext, wire: WireMessage<JsonRpcResponse>): Promise<void> {
   const id = wire.message.id;
   if (!isInputRequestId(id)) return;
-  const opened = await openState(ctx.services.sessionSecret, INPUT_PURPOSE, ctx.identity.principal, id.slice(INPUT_ID_PREFIX.length));
+  const opened = await openState(
+    ctx.services.sessionSecret,
+    INPUT_PURPOSE,
+    ctx.identity.principal,
+    id.slice(INPUT_ID_PREFIX.length),
+  );
   const ticket = opened.ok ? opened.value : undefined;
   if (!isObject(ticket) || typeof ticket["round"] !== "string" || typeof ticket["key"] !== "string") {
-    throw new GatewayError(400, INVALID_REQUEST, "Bad Request: the response answers no input request of this gateway (unknown, tampered or expired id)");
+    throw new GatewayError(
+      400,
+      INVALID_REQUEST,
+      "Bad Request: the response answers no input request of this gateway (unknown, tampered or expired id)",
+    );
   }
-  if (!ctx.services.inputRendezvous) throw new GatewayError(500, INTERNAL_ERROR, "The INPUT_RENDEZVOUS Durable Object binding is not configured");
+  if (!ctx.services.inputRendezvous)
+    throw new GatewayError(500, INTERNAL_ERROR, "The INPUT_RENDEZVOUS Durable Object binding is not configured");
   const meeting = rendezvous(ctx, ticket["round"]);
   if (wire.text.length > MAX_INPUT_ANSWER_CHARS) {
     // The waiting call is told at once (it would otherwise wait out its round for an answer never stored).
     const why = `its answer has ${wire.text.length} characters, past the ${MAX_INPUT_ANSWER_CHARS} the gateway carries`;
-    await meeting.answer(ticket["key"], JSON.stringify({ jsonrpc: "2.0", id, error: { code: INTERNAL_ERROR, message: why } }));
-    throw new GatewayError(413, INVALID_REQUEST, `Request too large: the answer to an input request has ${wire.text.length} characters; the gateway carries at most ${MAX_INPUT_ANSWER_CHARS}`);
+    await meeting.answer(
+      ticket["key"],
+      JSON.stringify({ jsonrpc: "2.0", id, error: { code: INTERNAL_ERROR, message: why } }),
+    );
+    throw new GatewayError(
+      413,
+      INVALID_REQUEST,
+      `Request too large: the answer to an input request has ${wire.text.length} characters; the gateway carries at most ${MAX_INPUT_ANSWER_CHARS}`,
+    );
   }
   await meeting.answer(ticket["key"], wire.text);
 }

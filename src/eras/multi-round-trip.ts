@@ -17,10 +17,21 @@ import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { continueBridgedCall } from "./call-bridge";
 import { BRIDGE_RETRY_DEADLINE_MS } from "./bridge-protocol";
-import { isInputRequired, MULTI_ROUND_TRIP_METHODS, openRequestState, requestDigest, restoreRequestState, wrapRequestState } from "./request-state";
+import {
+  isInputRequired,
+  MULTI_ROUND_TRIP_METHODS,
+  openRequestState,
+  requestDigest,
+  restoreRequestState,
+  wrapRequestState,
+} from "./request-state";
 
 /** Routes a request to its upstream; `pinned` is the upstream a retry must reach. */
-export type RouteRequest = (ctx: CallContext, request: WireMessage<JsonRpcRequest>, pinned?: UpstreamConfig) => Promise<string>;
+export type RouteRequest = (
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  pinned?: UpstreamConfig,
+) => Promise<string>;
 
 /** Turns a message from `upstream` into the text the client gets (relay/forward.ts `toClient`: ids the route gives them). */
 export type UpstreamToClient = (ctx: CallContext, upstream: string, wire: WireMessage) => Promise<string>;
@@ -30,7 +41,10 @@ function restored(request: WireMessage<JsonRpcRequest>, state: string | null): W
   const { requestState: _sealed, ...params } = request.message.params ?? {};
   return {
     text: restoreRequestState(request.text, state),
-    message: { ...request.message, params: state === null ? params : { ...params, requestState: JSON.parse(state) as unknown } },
+    message: {
+      ...request.message,
+      params: state === null ? params : { ...params, requestState: JSON.parse(state) as unknown },
+    },
   };
 }
 
@@ -41,7 +55,12 @@ function restored(request: WireMessage<JsonRpcRequest>, state: string | null): W
  * @example
  * export const relayRequest: MethodHandler = (ctx, request) => multiRoundTrip(ctx, request, routeRequest, toClient);
  */
-export async function multiRoundTrip(ctx: CallContext, request: WireMessage<JsonRpcRequest>, route: RouteRequest, toClient: UpstreamToClient): Promise<string> {
+export async function multiRoundTrip(
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  route: RouteRequest,
+  toClient: UpstreamToClient,
+): Promise<string> {
   const { method, params, id } = request.message;
   if (ctx.identity.era !== "modern" || !MULTI_ROUND_TRIP_METHODS.has(method)) return route(ctx, request);
   const binding = { secret: ctx.services.sessionSecret, principal: ctx.identity.principal, route: ctx.route.name };
@@ -49,8 +68,17 @@ export async function multiRoundTrip(ctx: CallContext, request: WireMessage<Json
   if (params?.["requestState"] !== undefined) {
     const wrapped = await openRequestState(request.message, binding);
     const upstream = ctx.route.upstreams.find((u) => u.name === wrapped.upstream);
-    if (!upstream) throw new GatewayError(400, INVALID_PARAMS, `Invalid params: requestState names upstream "${wrapped.upstream}", which this route no longer serves; send the original request again without requestState`, undefined, id);
-    answer = wrapped.bridged ? await continueBridgedCall(ctx, upstream, request, wrapped.state, (wire) => toClient(ctx, upstream.name, wire)) : await route(ctx, restored(request, wrapped.state), upstream);
+    if (!upstream)
+      throw new GatewayError(
+        400,
+        INVALID_PARAMS,
+        `Invalid params: requestState names upstream "${wrapped.upstream}", which this route no longer serves; send the original request again without requestState`,
+        undefined,
+        id,
+      );
+    answer = wrapped.bridged
+      ? await continueBridgedCall(ctx, upstream, request, wrapped.state, (wire) => toClient(ctx, upstream.name, wire))
+      : await route(ctx, restored(request, wrapped.state), upstream);
   } else {
     answer = await route(ctx, request);
   }

@@ -14,7 +14,15 @@
 import { canonicalDigest } from "../core/canonical-json";
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
-import { appendMemberSplice, member, pathSpan, removeMemberSplice, rootSpan, splice, type Span } from "../core/raw-json";
+import {
+  appendMemberSplice,
+  member,
+  pathSpan,
+  removeMemberSplice,
+  rootSpan,
+  splice,
+  type Span,
+} from "../core/raw-json";
 import { MAX_SEALED_TOKEN_CHARS, openState, sealState, type SealedProblem } from "../core/sealed-state";
 
 /** The sealed-state purpose of wrapped request states. */
@@ -62,15 +70,31 @@ export function isInputRequired(text: string): boolean {
  * @example
  * const wrapped = await wrapRequestState(text, secret, "alice", { digest, upstream: "alpha", id: 1 });
  */
-export async function wrapRequestState(text: string, secret: string, principal: string, wrap: { digest: string; upstream: string; id: JsonRpcId; bridged?: true; ttlMs?: number }): Promise<string> {
+export async function wrapRequestState(
+  text: string,
+  secret: string,
+  principal: string,
+  wrap: { digest: string; upstream: string; id: JsonRpcId; bridged?: true; ttlMs?: number },
+): Promise<string> {
   const result = member(text, rootSpan(text), "result")!;
   const own = member(text, result, "requestState");
   const state = own && text.charCodeAt(own.start) === 0x22 ? text.slice(own.start, own.end) : null;
-  const value: WrappedState = { digest: wrap.digest, upstream: wrap.upstream, state, ...(wrap.bridged ? { bridged: true as const } : {}) };
+  const value: WrappedState = {
+    digest: wrap.digest,
+    upstream: wrap.upstream,
+    state,
+    ...(wrap.bridged ? { bridged: true as const } : {}),
+  };
   const sealed = await sealState(secret, PURPOSE, principal, wrap.ttlMs ?? REQUEST_STATE_TTL_MS, value);
   if (sealed.length > MAX_SEALED_TOKEN_CHARS) {
     const message = `upstream "${wrap.upstream}" asked for input with a requestState of ${state?.length ?? 0} characters; sealed by the gateway it would take ${sealed.length}, past the ${MAX_SEALED_TOKEN_CHARS} a retry may bring back, so the call cannot continue (the upstream must keep its state smaller)`;
-    throw new GatewayError(200, INTERNAL_ERROR, message, { upstream: wrap.upstream, reason: "request-state-too-large" }, wrap.id);
+    throw new GatewayError(
+      200,
+      INTERNAL_ERROR,
+      message,
+      { upstream: wrap.upstream, reason: "request-state-too-large" },
+      wrap.id,
+    );
   }
   const token = JSON.stringify(sealed);
   return splice(text, [own ? { span: own, raw: token } : appendMemberSplice(text, result, "requestState", token)]);
@@ -93,7 +117,8 @@ function refusal(problem: SealedProblem["reason"] | "other-request", id: JsonRpc
     malformed: "requestState was not issued by this gateway, or was altered",
     expired: "requestState has expired",
     "other-principal": "requestState was issued to another caller",
-    "other-request": "requestState belongs to another request (the method, name, URI or arguments differ from the request that received it)",
+    "other-request":
+      "requestState belongs to another request (the method, name, URI or arguments differ from the request that received it)",
   }[problem];
   return new GatewayError(400, INVALID_PARAMS, `Invalid params: ${why}; ${RETRY_AFRESH}`, { reason: problem }, id);
 }
@@ -105,7 +130,10 @@ function refusal(problem: SealedProblem["reason"] | "other-request", id: JsonRpc
  * @example
  * const wrapped = await openRequestState(request.message, { secret, principal, route: "" });
  */
-export async function openRequestState(request: JsonRpcRequest, binding: { secret: string; principal: string; route: string }): Promise<WrappedState> {
+export async function openRequestState(
+  request: JsonRpcRequest,
+  binding: { secret: string; principal: string; route: string },
+): Promise<WrappedState> {
   const token = request.params?.["requestState"];
   const opened = await openState(binding.secret, PURPOSE, binding.principal, token);
   if (!opened.ok) throw refusal(opened.reason, request.id);

@@ -4,7 +4,16 @@
  * splice only the members they change and every other byte of the list stays as the
  * upstream sent it.
  */
-import { elements, member, members, parseSpan, pathSpan, type Span, type Splice, appendMemberSplice } from "../core/raw-json";
+import {
+  elements,
+  member,
+  members,
+  parseSpan,
+  pathSpan,
+  type Span,
+  type Splice,
+  appendMemberSplice,
+} from "../core/raw-json";
 import { SYS_PREFIX } from "../core/names";
 import { toolKey } from "../context/call-context";
 import type { Route, RouteEndpoint } from "../context/route";
@@ -48,7 +57,11 @@ function stringAt(text: string, span: Span, key: string): string | undefined {
  * @example
  * for (const entry of listedEntries(ctx.route, "tools/list", text)) console.log(entry.key);
  */
-export function listedEntries(route: RouteEndpoint & Pick<Route, "upstreams">, method: string, text: string): ListedEntry[] {
+export function listedEntries(
+  route: RouteEndpoint & Pick<Route, "upstreams">,
+  method: string,
+  text: string,
+): ListedEntry[] {
   const list = SHAPED_LISTS.get(method);
   const span = list && pathSpan(text, ["result", list.key]);
   if (!list || !span || text.charCodeAt(span.start) !== 0x5b) return [];
@@ -62,7 +75,12 @@ export function listedEntries(route: RouteEndpoint & Pick<Route, "upstreams">, m
       out.push({ kind: list.kind, span: item, key: key.key, upstream: key.upstream, name });
     } else {
       const uri = stringAt(text, item, list.kind === "resource" ? "uri" : "uriTemplate");
-      out.push({ kind: list.kind, span: item, ...(name !== undefined ? { key: name, name } : {}), ...(uri !== undefined ? { uri } : {}) });
+      out.push({
+        kind: list.kind,
+        span: item,
+        ...(name !== undefined ? { key: name, name } : {}),
+        ...(uri !== undefined ? { uri } : {}),
+      });
     }
   }
   return out;

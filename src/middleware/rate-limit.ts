@@ -55,14 +55,22 @@ export function rateLimit({ auth }: RateLimitOptions): Middleware {
     const binding = bindingName === undefined ? undefined : ctx.services.rateLimiter(bindingName);
     if (!binding) {
       // A persona naming a limit that is not configured fails closed: the operator meant to limit this caller.
-      console.error(`mcp-edge-gateway: rate limit "${name}" is not configured (AUTH.rateLimits) or its binding is missing from wrangler.toml`);
-      throw new GatewayError(500, -32603, `Gateway configuration error: the rate limit "${name}" is not configured`, undefined, id);
+      console.error(
+        `mcp-edge-gateway: rate limit "${name}" is not configured (AUTH.rateLimits) or its binding is missing from wrangler.toml`,
+      );
+      throw new GatewayError(
+        500,
+        -32603,
+        `Gateway configuration error: the rate limit "${name}" is not configured`,
+        undefined,
+        id,
+      );
     }
     const { success } = await binding.limit({ key: `request:${ctx.identity.principal}` });
     if (!success) {
       const what = id === null ? " (notifications count with requests)" : "";
-      const message = `Too Many Requests: the rate limit "${name}" is used up${what}; ` +
-        `retry after ${RETRY_AFTER_S} seconds`;
+      const message =
+        `Too Many Requests: the rate limit "${name}" is used up${what}; ` + `retry after ${RETRY_AFTER_S} seconds`;
       throw new GatewayError(429, TOO_MANY_REQUESTS, message, { retryAfterSeconds: RETRY_AFTER_S }, id, {
         "retry-after": String(RETRY_AFTER_S),
       });

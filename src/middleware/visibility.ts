@@ -21,15 +21,21 @@ export type VisibilityOptions = { readonly cacheTtlMs?: number };
  * composeMiddleware([visibility({ cacheTtlMs: 30_000 }), sysTools()], relay);
  */
 export function visibility({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: VisibilityOptions = {}): Middleware {
-  return onRequests((next) =>
-    async function visibility(ctx, request) {
-      const kv = ctx.services.kv;
-      if (request.message.method !== "tools/list" || !kv) return next(ctx, request);
-      const [stored, text] = await Promise.all([loadDocument(kv, VISIBILITY_KEY, cacheTtlMs, checkVisibility), next(ctx, request)]);
-      if (stored.state !== "valid" || (stored.value.allow.length === 0 && stored.value.deny.length === 0)) return text;
-      return keepListed(text, "tools", (name) => {
-        const key = name === undefined ? undefined : toolKey(ctx.route, name);
-        return key === undefined || isVisible(stored.value, key.key);
-      });
-    });
+  return onRequests(
+    (next) =>
+      async function visibility(ctx, request) {
+        const kv = ctx.services.kv;
+        if (request.message.method !== "tools/list" || !kv) return next(ctx, request);
+        const [stored, text] = await Promise.all([
+          loadDocument(kv, VISIBILITY_KEY, cacheTtlMs, checkVisibility),
+          next(ctx, request),
+        ]);
+        if (stored.state !== "valid" || (stored.value.allow.length === 0 && stored.value.deny.length === 0))
+          return text;
+        return keepListed(text, "tools", (name) => {
+          const key = name === undefined ? undefined : toolKey(ctx.route, name);
+          return key === undefined || isVisible(stored.value, key.key);
+        });
+      },
+  );
 }

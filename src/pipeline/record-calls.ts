@@ -12,7 +12,15 @@ import type { CallFailure, CallRecord } from "../context/call-record";
 /** Told of each message's completed record. */
 export type CallObserver = (record: Readonly<CallRecord>, ctx: CallContext, message: ClientMessage) => void;
 
-const RELAY_FAILURES: ReadonlySet<string> = new Set<CallFailure>(["unreachable", "timeout", "http-status", "session-expired", "bad-response", "missing-binding", "no-response"]);
+const RELAY_FAILURES: ReadonlySet<string> = new Set<CallFailure>([
+  "unreachable",
+  "timeout",
+  "http-status",
+  "session-expired",
+  "bad-response",
+  "missing-binding",
+  "no-response",
+]);
 
 function failureOf(error: unknown): CallFailure {
   const reason = error instanceof GatewayError && isObject(error.data) ? error.data["reason"] : undefined;

@@ -16,13 +16,30 @@ export const HEALTH_FLUSH_INTERVAL_MS = 60_000;
 /** Upstreams an isolate keeps windows for (a bound on memory, whatever UPSTREAMS holds). */
 const MAX_TRACKED_UPSTREAMS = 256;
 /** Failures that are the upstream's, not the gateway's own. */
-const UPSTREAM_FAILURES: ReadonlySet<string> = new Set(["unreachable", "timeout", "http-status", "session-expired", "bad-response", "missing-binding", "no-response"]);
+const UPSTREAM_FAILURES: ReadonlySet<string> = new Set([
+  "unreachable",
+  "timeout",
+  "http-status",
+  "session-expired",
+  "bad-response",
+  "missing-binding",
+  "no-response",
+]);
 
 /**
  * Requests that /mcp answers for every upstream at once (merged lists, initialize, ping):
  * their record names one upstream but times them all, so they say nothing of it.
  */
-const MERGED_METHODS: ReadonlySet<string> = new Set(["initialize", "ping", "logging/setLevel", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "tasks/list"]);
+const MERGED_METHODS: ReadonlySet<string> = new Set([
+  "initialize",
+  "ping",
+  "logging/setLevel",
+  "tools/list",
+  "prompts/list",
+  "resources/list",
+  "resources/templates/list",
+  "tasks/list",
+]);
 
 /** This isolate's name on the windows it writes (made on first use: Workers refuse random values at global scope). */
 let isolateId: string | undefined;
@@ -55,11 +72,20 @@ export const upstreamHealth: CallObserver = function upstreamHealth(record, ctx,
   }
   const protocolVersion = heldSession(ctx.upstreamClient, upstream)?.protocolVersion;
   const now = Date.now();
-  addCall(window, { at: now, durationMs: record.durationMs ?? now - record.startedAt, ...(failure ? { failure } : {}), ...(protocolVersion ? { protocolVersion } : {}) });
+  addCall(window, {
+    at: now,
+    durationMs: record.durationMs ?? now - record.startedAt,
+    ...(failure ? { failure } : {}),
+    ...(protocolVersion ? { protocolVersion } : {}),
+  });
   const kv = ctx.services.kv;
   if (!kv || now - (lastFlush.get(upstream) ?? 0) < HEALTH_FLUSH_INTERVAL_MS) return;
   lastFlush.set(upstream, now);
   windows.delete(upstream);
   isolateId ??= randomHexId().slice(0, 12);
-  ctx.waitUntil(writeWindow(kv, window, isolateId).catch((error: unknown) => console.warn("mcp-edge-gateway: an upstream health window was not written", error)));
+  ctx.waitUntil(
+    writeWindow(kv, window, isolateId).catch((error: unknown) =>
+      console.warn("mcp-edge-gateway: an upstream health window was not written", error),
+    ),
+  );
 };

@@ -17,14 +17,25 @@ export function at(path: string, token: string | number): string {
 }
 
 /** Reports members of `value` not in `known`. */
-export function unknownFields(value: Record<string, unknown>, known: readonly string[], path: string, problems: DocumentProblem[]): void {
+export function unknownFields(
+  value: Record<string, unknown>,
+  known: readonly string[],
+  path: string,
+  problems: DocumentProblem[],
+): void {
   for (const key of Object.keys(value)) {
-    if (!known.includes(key)) problems.push({ path: at(path, key), message: `unknown field (known: ${known.join(", ")})` });
+    if (!known.includes(key))
+      problems.push({ path: at(path, key), message: `unknown field (known: ${known.join(", ")})` });
   }
 }
 
 /** True when `value` is a string of 1 to `max` characters; reports it otherwise. */
-export function checkText(value: unknown, path: string, problems: DocumentProblem[], max = MAX_TEXT_CHARS): value is string {
+export function checkText(
+  value: unknown,
+  path: string,
+  problems: DocumentProblem[],
+  max = MAX_TEXT_CHARS,
+): value is string {
   if (typeof value === "string" && value.length > 0 && value.length <= max) return true;
   problems.push({ path, message: `must be a non-empty string of at most ${max} characters` });
   return false;
@@ -34,5 +45,7 @@ export function checkText(value: unknown, path: string, problems: DocumentProble
 export function rootProblem(value: unknown, shape: string): DocumentProblem | undefined {
   if (!isObject(value)) return { path: "", message: `must be an object ${shape}` };
   const deep = tooDeepAt(value);
-  return deep === undefined ? undefined : { path: deep, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels of objects and arrays` };
+  return deep === undefined
+    ? undefined
+    : { path: deep, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels of objects and arrays` };
 }

@@ -35,9 +35,12 @@ export function tooDeepAt(value: unknown, maxDepth = MAX_DOCUMENT_DEPTH): string
     const current = frame.value;
     if (typeof current !== "object" || current === null) continue;
     if (frame.depth > maxDepth) return pointerOf(frame);
-    const entries: [string, unknown][] = Array.isArray(current) ? current.map((item, index) => [String(index), item]) : Object.entries(current);
+    const entries: [string, unknown][] = Array.isArray(current)
+      ? current.map((item, index) => [String(index), item])
+      : Object.entries(current);
     for (const [token, item] of entries) {
-      if (typeof item === "object" && item !== null) stack.push({ value: item, depth: frame.depth + 1, parent: frame, token });
+      if (typeof item === "object" && item !== null)
+        stack.push({ value: item, depth: frame.depth + 1, parent: frame, token });
     }
   }
   return undefined;

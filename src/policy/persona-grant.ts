@@ -44,7 +44,11 @@ export async function whyNoGrant(
  * @example
  * const grant = await loadGrant(kv, caller.roles, 30_000);
  */
-export async function loadGrant(kv: KVNamespace | undefined, roles: readonly string[], cacheTtlMs: number): Promise<Grant | undefined> {
+export async function loadGrant(
+  kv: KVNamespace | undefined,
+  roles: readonly string[],
+  cacheTtlMs: number,
+): Promise<Grant | undefined> {
   if (!kv) return undefined;
   const stored = await loadDocument(kv, PERSONAS_KEY, cacheTtlMs, checkPersonas);
   return stored.state === "valid" ? grantFor(stored.value, roles) : undefined;
@@ -58,7 +62,11 @@ export async function loadGrant(kv: KVNamespace | undefined, roles: readonly str
  * const grant = grantOnce(kv, caller.roles, 30_000);
  * const persona = (await grant())?.persona;
  */
-export function grantOnce(kv: KVNamespace | undefined, roles: readonly string[], cacheTtlMs: number): () => Promise<Grant | undefined> {
+export function grantOnce(
+  kv: KVNamespace | undefined,
+  roles: readonly string[],
+  cacheTtlMs: number,
+): () => Promise<Grant | undefined> {
   let pending: Promise<Grant | undefined> | undefined;
   return () =>
     (pending ??= loadGrant(kv, roles, cacheTtlMs).catch((error: unknown) => {

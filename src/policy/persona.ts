@@ -70,7 +70,8 @@ function patterns(value: unknown, at: string, problems: DocumentProblem[]): stri
     return [];
   }
   value.forEach((item, index) => {
-    if (typeof item !== "string" || !PATTERN.test(item)) problems.push({ path: `${at}/${index}`, message: "a pattern: letters, digits, _ - . : / and the wildcards * ?" });
+    if (typeof item !== "string" || !PATTERN.test(item))
+      problems.push({ path: `${at}/${index}`, message: "a pattern: letters, digits, _ - . : / and the wildcards * ?" });
   });
   return value.filter((item): item is string => typeof item === "string");
 }
@@ -78,18 +79,32 @@ function patterns(value: unknown, at: string, problems: DocumentProblem[]): stri
 /** Checks one persona as the admin API receives it; paths are relative to `base`. */
 export function checkPersona(value: unknown, base = ""): Checked<Persona> {
   const problems: DocumentProblem[] = [];
-  if (!isObject(value)) return { ok: false, problems: [{ path: base, message: 'a persona: {"roles": [...], "allow": [...], "deny"?: [...], "default"?: false}' }] };
+  if (!isObject(value))
+    return {
+      ok: false,
+      problems: [
+        { path: base, message: 'a persona: {"roles": [...], "allow": [...], "deny"?: [...], "default"?: false}' },
+      ],
+    };
   for (const key of Object.keys(value)) {
-    if (!["roles", "allow", "deny", "default", "rateLimit", "catalog"].includes(key)) problems.push({ path: `${base}/${key}`, message: "not a field of a persona (roles, allow, deny, default, rateLimit, catalog)" });
+    if (!["roles", "allow", "deny", "default", "rateLimit", "catalog"].includes(key))
+      problems.push({
+        path: `${base}/${key}`,
+        message: "not a field of a persona (roles, allow, deny, default, rateLimit, catalog)",
+      });
   }
   const roles = value["roles"];
-  if (!Array.isArray(roles) || !roles.every((role) => typeof role === "string" && role !== "")) problems.push({ path: `${base}/roles`, message: "a list of role names" });
+  if (!Array.isArray(roles) || !roles.every((role) => typeof role === "string" && role !== ""))
+    problems.push({ path: `${base}/roles`, message: "a list of role names" });
   const allow = patterns(value["allow"], `${base}/allow`, problems);
   const deny = patterns(value["deny"], `${base}/deny`, problems);
-  if (value["default"] !== undefined && typeof value["default"] !== "boolean") problems.push({ path: `${base}/default`, message: "true or false" });
-  if (value["rateLimit"] !== undefined && (typeof value["rateLimit"] !== "string" || value["rateLimit"] === "")) problems.push({ path: `${base}/rateLimit`, message: "the name of a limit in AUTH.rateLimits" });
+  if (value["default"] !== undefined && typeof value["default"] !== "boolean")
+    problems.push({ path: `${base}/default`, message: "true or false" });
+  if (value["rateLimit"] !== undefined && (typeof value["rateLimit"] !== "string" || value["rateLimit"] === ""))
+    problems.push({ path: `${base}/rateLimit`, message: "the name of a limit in AUTH.rateLimits" });
   const catalog = value["catalog"];
-  if (catalog !== undefined && !isCatalogMode(catalog)) problems.push({ path: `${base}/catalog`, message: `one of ${CATALOG_MODES.join(", ")}` });
+  if (catalog !== undefined && !isCatalogMode(catalog))
+    problems.push({ path: `${base}/catalog`, message: `one of ${CATALOG_MODES.join(", ")}` });
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
@@ -112,13 +127,15 @@ export function checkPersonas(value: unknown): Checked<Personas> {
   const names = Object.keys(value);
   if (names.length > MAX_PERSONAS) problems.push({ path: "", message: `at most ${MAX_PERSONAS} personas` });
   for (const name of names) {
-    if (!PERSONA_NAME.test(name)) problems.push({ path: `/${name}`, message: "a persona name is 1-64 letters, digits, '-' or '_'" });
+    if (!PERSONA_NAME.test(name))
+      problems.push({ path: `/${name}`, message: "a persona name is 1-64 letters, digits, '-' or '_'" });
     const checked = checkPersona(value[name], `/${name}`);
     if (checked.ok) out[name] = checked.value;
     else problems.push(...checked.problems);
   }
   const defaults = Object.keys(out).filter((name) => out[name]!.default);
-  if (defaults.length > 1) problems.push({ path: "", message: `only one persona may be the default; ${defaults.join(", ")} are` });
+  if (defaults.length > 1)
+    problems.push({ path: "", message: `only one persona may be the default; ${defaults.join(", ")} are` });
   return problems.length > 0 ? { ok: false, problems } : { ok: true, value: out };
 }
 
@@ -168,6 +185,11 @@ export function permitsUpstream(grant: Grant | undefined, upstream: string): boo
   const prefix = `${upstream}___`;
   const literal = (glob: string) => glob.split(/[*?]/)[0]!;
   const allowed = grant.allow.some((glob) => literal(glob).startsWith(prefix) || prefix.startsWith(literal(glob)));
-  const deniedAll = grant.deny.some((glob) => glob.indexOf("*") === glob.length - 1 && !glob.includes("?") && foldName(prefix).startsWith(foldName(glob.slice(0, -1))));
+  const deniedAll = grant.deny.some(
+    (glob) =>
+      glob.indexOf("*") === glob.length - 1 &&
+      !glob.includes("?") &&
+      foldName(prefix).startsWith(foldName(glob.slice(0, -1))),
+  );
   return allowed && !deniedAll;
 }

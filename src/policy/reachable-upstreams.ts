@@ -13,7 +13,12 @@ import { loadGrant } from "./persona-grant";
  * @example
  * const names = (await reachableUpstreams(kv, 30_000, caller.roles, upstreams)).map((u) => u.name);
  */
-export async function reachableUpstreams<U extends { readonly name: string }>(kv: KVNamespace | undefined, cacheTtlMs: number, roles: readonly string[], upstreams: readonly U[]): Promise<U[]> {
+export async function reachableUpstreams<U extends { readonly name: string }>(
+  kv: KVNamespace | undefined,
+  cacheTtlMs: number,
+  roles: readonly string[],
+  upstreams: readonly U[],
+): Promise<U[]> {
   if (!kv) return [];
   const grant = await loadGrant(kv, roles, cacheTtlMs);
   return upstreams.filter((upstream) => permitsUpstream(grant, upstream.name));

@@ -20,9 +20,12 @@ export type Visibility = { readonly allow: readonly string[]; readonly deny: rea
 
 /** Checks a visibility document. */
 export function checkVisibility(value: unknown): Checked<Visibility> {
-  if (!isObject(value)) return { ok: false, problems: [{ path: "", message: '{"allow"?: [patterns], "deny"?: [patterns]}' }] };
+  if (!isObject(value))
+    return { ok: false, problems: [{ path: "", message: '{"allow"?: [patterns], "deny"?: [patterns]}' }] };
   const problems: DocumentProblem[] = [];
-  for (const key of Object.keys(value)) if (key !== "allow" && key !== "deny") problems.push({ path: `/${key}`, message: "not a field of visibility (allow, deny)" });
+  for (const key of Object.keys(value))
+    if (key !== "allow" && key !== "deny")
+      problems.push({ path: `/${key}`, message: "not a field of visibility (allow, deny)" });
   const list = (key: "allow" | "deny"): string[] => {
     const items = value[key];
     if (items === undefined) return [];
@@ -31,7 +34,11 @@ export function checkVisibility(value: unknown): Checked<Visibility> {
       return [];
     }
     items.forEach((item, index) => {
-      if (typeof item !== "string" || !PATTERN.test(item)) problems.push({ path: `/${key}/${index}`, message: "a pattern: letters, digits, _ - . : / and the wildcards * ?" });
+      if (typeof item !== "string" || !PATTERN.test(item))
+        problems.push({
+          path: `/${key}/${index}`,
+          message: "a pattern: letters, digits, _ - . : / and the wildcards * ?",
+        });
     });
     return items.filter((item): item is string => typeof item === "string");
   };

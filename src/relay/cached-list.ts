@@ -14,7 +14,16 @@ import { canonicalJson } from "../core/canonical-json";
 import { bytesToBase64Url } from "../core/base64url";
 import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
-import { CACHED_LIST_METHODS, heldList, holdList, holdOf, listGeneration, mayBeHeld, noteHold, type ListKeys } from "../upstream/list-cache";
+import {
+  CACHED_LIST_METHODS,
+  heldList,
+  holdList,
+  holdOf,
+  listGeneration,
+  mayBeHeld,
+  noteHold,
+  type ListKeys,
+} from "../upstream/list-cache";
 import { forward } from "./forward";
 import { withMessageId } from "../core/raw-json";
 import { withoutAmbiguousEntries } from "./ambiguous-entries";
@@ -23,11 +32,27 @@ async function digest(text: string): Promise<string> {
   return bytesToBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
 }
 
-async function listKeys(ctx: CallContext, upstream: UpstreamConfig, method: string, params: JsonObject | undefined): Promise<ListKeys> {
+async function listKeys(
+  ctx: CallContext,
+  upstream: UpstreamConfig,
+  method: string,
+  params: JsonObject | undefined,
+): Promise<ListKeys> {
   const { _meta: _ignored, ...asked } = params ?? {};
   const { identity, upstreamClient } = ctx;
-  const answerDependsOn = canonicalJson([upstream, method, asked, identity.protocolVersion, identity.clientCapabilities, upstreamClient.protocolVersion, upstreamClient.clientCapabilities]);
-  const [shared, own] = await Promise.all([digest(answerDependsOn), digest(`${answerDependsOn}\n${canonicalJson([identity.principal, identity.roles, ctx.record.persona ?? null])}`)]);
+  const answerDependsOn = canonicalJson([
+    upstream,
+    method,
+    asked,
+    identity.protocolVersion,
+    identity.clientCapabilities,
+    upstreamClient.protocolVersion,
+    upstreamClient.clientCapabilities,
+  ]);
+  const [shared, own] = await Promise.all([
+    digest(answerDependsOn),
+    digest(`${answerDependsOn}\n${canonicalJson([identity.principal, identity.roles, ctx.record.persona ?? null])}`),
+  ]);
   return { upstream: upstream.name, method, shared, own };
 }
 
@@ -39,7 +64,14 @@ async function listKeys(ctx: CallContext, upstream: UpstreamConfig, method: stri
  * @example
  * const answer = await forwardList(ctx, upstream, "tools/list", request.message.params, request.text, request.message.id);
  */
-export async function forwardList(ctx: CallContext, upstream: UpstreamConfig, method: string, params: JsonObject | undefined, text: string, id: JsonRpcId): Promise<string> {
+export async function forwardList(
+  ctx: CallContext,
+  upstream: UpstreamConfig,
+  method: string,
+  params: JsonObject | undefined,
+  text: string,
+  id: JsonRpcId,
+): Promise<string> {
   // Held or not, the answer given on has no entry that clients and the gateway would read differently.
   const given = await answerOf(ctx, upstream, method, params, text, id);
   const { text: answer, dropped } = withoutAmbiguousEntries(upstream.name, method, given);
@@ -70,6 +102,9 @@ async function answerOf(
   const answer = await forward(ctx, upstream, text, id);
   const hold = holdOf(answer, upstream.listCache);
   if (!keys && !hold) noteHold(upstream.name, method, hold);
-  else holdList(keys ?? (await listKeys(ctx, upstream, method, params)), hold, answer, generation, (work) => ctx.waitUntil(work));
+  else
+    holdList(keys ?? (await listKeys(ctx, upstream, method, params)), hold, answer, generation, (work) =>
+      ctx.waitUntil(work),
+    );
   return answer;
 }

@@ -14,7 +14,11 @@ import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 const CANCEL_REASON = "The client closed its response stream";
 
 async function sendCancelled(ctx: CallContext, upstream: UpstreamConfig, id: JsonRpcId): Promise<void> {
-  const text = JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: CANCEL_REASON } });
+  const text = JSON.stringify({
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: id, reason: CANCEL_REASON },
+  });
   // The client's signal is aborted already: the notification goes out without it, within the upstream's own deadlines.
   const { signal: _aborted, ...request } = poolRequest(ctx);
   const reply = await sendToUpstream(upstream, text, request);
@@ -33,7 +37,14 @@ async function sendCancelled(ctx: CallContext, upstream: UpstreamConfig, id: Jso
  */
 export function cancelWhenClientGoes(ctx: CallContext, upstream: UpstreamConfig, id: JsonRpcId): () => void {
   if (!ctx.cancelsOnClose || ctx.signal.aborted) return () => {};
-  const onAbort = () => ctx.waitUntil(sendCancelled(ctx, upstream, id).catch((error: unknown) => console.warn(`mcp-edge-gateway: cancelling at "${upstream.name}": ${error instanceof Error ? error.message : String(error)}`)));
+  const onAbort = () =>
+    ctx.waitUntil(
+      sendCancelled(ctx, upstream, id).catch((error: unknown) =>
+        console.warn(
+          `mcp-edge-gateway: cancelling at "${upstream.name}": ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      ),
+    );
   ctx.signal.addEventListener("abort", onAbort, { once: true });
   return () => ctx.signal.removeEventListener("abort", onAbort);
 }

@@ -24,7 +24,11 @@ export async function relayClientResponse(ctx: CallContext, wire: WireMessage<Js
     const origin = id === null ? undefined : decodeServerRequestId(id);
     upstream = origin && ctx.route.upstreams.find((u) => u.name === origin.upstream);
     if (!origin || !upstream) {
-      throw new GatewayError(400, INVALID_REQUEST, `Bad Request: the response id ${JSON.stringify(id)} does not answer a request this gateway sent`);
+      throw new GatewayError(
+        400,
+        INVALID_REQUEST,
+        `Bad Request: the response id ${JSON.stringify(id)} does not answer a request this gateway sent`,
+      );
     }
     text = withMessageId(wire.text, origin.id);
   }
@@ -34,5 +38,6 @@ export async function relayClientResponse(ctx: CallContext, wire: WireMessage<Js
   const reply = await sendToUpstream(upstream!, text, poolRequest(ctx));
   if (!reply.ok) throw failureError(reply, ctx.services.env);
   ctx.record.upstreamStatus = reply.value.status;
-  for await (const item of upstreamMessages(reply.value, upstream!.name)) if (!item.ok) throw failureError(item, ctx.services.env);
+  for await (const item of upstreamMessages(reply.value, upstream!.name))
+    if (!item.ok) throw failureError(item, ctx.services.env);
 }

@@ -38,17 +38,28 @@ export async function encodeCursor(pending: MergedCursor, binding: CursorBinding
 
 /** The pending upstreams of a cursor this gateway issued for this session and list; -32602 otherwise. */
 export async function decodeCursor(cursor: unknown, binding: CursorBinding): Promise<MergedCursor> {
-  const invalid = new GatewayError(200, INVALID_PARAMS, "Invalid params: the cursor was not issued by this gateway for this list; list again without a cursor");
+  const invalid = new GatewayError(
+    200,
+    INVALID_PARAMS,
+    "Invalid params: the cursor was not issued by this gateway for this list; list again without a cursor",
+  );
   if (typeof cursor !== "string") throw invalid;
   const at = cursor.indexOf(SEPARATOR);
   const mac = at > 0 ? base64UrlToBytes(cursor.slice(at + 1)) : undefined;
   if (!mac) throw invalid;
   const payload = cursor.slice(0, at);
-  if (!(await crypto.subtle.verify("HMAC", await cursorKey(binding.secret), mac, signedText(binding, payload)))) throw invalid;
+  if (!(await crypto.subtle.verify("HMAC", await cursorKey(binding.secret), mac, signedText(binding, payload))))
+    throw invalid;
   const value = decodeJson(payload);
   const valid =
     Array.isArray(value) &&
-    value.every((entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === "string" && (entry[1] === null || typeof entry[1] === "string"));
+    value.every(
+      (entry) =>
+        Array.isArray(entry) &&
+        entry.length === 2 &&
+        typeof entry[0] === "string" &&
+        (entry[1] === null || typeof entry[1] === "string"),
+    );
   if (!valid) throw invalid;
   return value as MergedCursor;
 }

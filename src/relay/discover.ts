@@ -24,7 +24,11 @@ import { UNAVAILABLE_META_KEY } from "./merge-lists";
  */
 export async function describeRoute(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
   const { id } = request.message;
-  const results = await Promise.all(ctx.route.upstreams.map(async (upstream) => [upstream.name, await upstreamHandshake(upstream, poolRequest(ctx))] as const));
+  const results = await Promise.all(
+    ctx.route.upstreams.map(
+      async (upstream) => [upstream.name, await upstreamHandshake(upstream, poolRequest(ctx))] as const,
+    ),
+  );
   const succeeded: [string, Handshake][] = [];
   const unavailable: { upstream: string; error: string }[] = [];
   for (const [name, result] of results) {

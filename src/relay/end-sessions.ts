@@ -24,7 +24,14 @@ export async function endUpstreamSessions(ctx: CallContext): Promise<void> {
       const later = await laterSessions(upstream, pool);
       const sessions = [...(sealed ? [sealed] : []), ...later.filter((s) => s.sessionId !== sealed?.sessionId)];
       for (const session of sessions) {
-        if (session.sessionId) await exchange({ upstream, env: pool.env, method: "DELETE", sessionId: session.sessionId, protocolVersion: session.protocolVersion });
+        if (session.sessionId)
+          await exchange({
+            upstream,
+            env: pool.env,
+            method: "DELETE",
+            sessionId: session.sessionId,
+            protocolVersion: session.protocolVersion,
+          });
       }
     }),
   );

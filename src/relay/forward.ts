@@ -67,7 +67,11 @@ function unchangedToClient(ctx: CallContext): NotificationPass {
 }
 
 /** A message from an upstream as the client of `ctx` must see it. */
-export function toClient(ctx: Pick<CallContext, "route" | "services" | "identity">, upstream: string, wire: WireMessage): Promise<string> {
+export function toClient(
+  ctx: Pick<CallContext, "route" | "services" | "identity">,
+  upstream: string,
+  wire: WireMessage,
+): Promise<string> {
   const text = withIdsToClient(ctx.route, upstream, wire);
   // Task ids (a status notification, a task's related-task `_meta`) are the gateway's, on both routes (task-ids.ts).
   return toGatewayTaskIds(text, upstream, taskIdBinding(ctx));
@@ -80,7 +84,10 @@ function withIdsToClient(route: RouteEndpoint, upstream: string, wire: WireMessa
     return withMessageId(wire.text, encodeServerRequestId(upstream, (wire.message as JsonRpcRequest).id));
   }
   // An upstream cancelling one of its own requests names it by the id the client knows.
-  const requestId = "method" in wire.message && wire.message.method === "notifications/cancelled" ? wire.message.params?.["requestId"] : undefined;
+  const requestId =
+    "method" in wire.message && wire.message.method === "notifications/cancelled"
+      ? wire.message.params?.["requestId"]
+      : undefined;
   if (route.kind === "aggregated" && (typeof requestId === "string" || typeof requestId === "number")) {
     const span = pathSpan(wire.text, ["params", "requestId"]);
     if (span) return splice(wire.text, [{ span, raw: JSON.stringify(encodeServerRequestId(upstream, requestId)) }]);
@@ -108,7 +115,12 @@ function methodOf(text: string): unknown {
  * A 2026-07-28 client gets the result back, its `requestState` sealed on the way out by
  * eras/multi-round-trip.ts, which also opens the state of its retry before it comes here.
  */
-export async function forward(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
+export async function forward(
+  ctx: CallContext,
+  upstream: UpstreamConfig,
+  request: string,
+  id: JsonRpcId,
+): Promise<string> {
   if (ctx.identity.era !== "modern") return forwardAs(ctx, upstream, withoutRetryFields(request), id);
   // Stateless clients share upstream sessions (front/modern/upstream-client.ts), and each
   // numbers its requests from its own start: two of them may send the same id at once.
@@ -122,14 +134,20 @@ export async function forward(ctx: CallContext, upstream: UpstreamConfig, reques
   }
 }
 
-
 async function forwardAs(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
   const answer = await forwardOnce(ctx, upstream, request, id);
   if (ctx.identity.era === "modern" || !inputRequired(answer)) return answer;
-  return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) => forwardOnce(ctx, upstream, text, retryId));
+  return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) =>
+    forwardOnce(ctx, upstream, text, retryId),
+  );
 }
 
-async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
+async function forwardOnce(
+  ctx: CallContext,
+  upstream: UpstreamConfig,
+  request: string,
+  id: JsonRpcId,
+): Promise<string> {
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
   const text = traceparent ? withTraceMeta(request, traceparent) : request;
   const options: SendOptions = {
@@ -141,7 +159,10 @@ async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: 
   };
   // A modern client's call that the upstream may interrupt with a question on its stream runs where it can wait for the retry.
   // A side that asks with input_required does so itself (wrapped by eras/multi-round-trip.ts): only one asking by requests is bridged.
-  if (bridgeable(ctx, upstream, methodOf(text), text) && (await transportFor(upstream, poolRequest(ctx))).asks === "server-requests") {
+  if (
+    bridgeable(ctx, upstream, methodOf(text), text) &&
+    (await transportFor(upstream, poolRequest(ctx))).asks === "server-requests"
+  ) {
     return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx, upstream.name, wire));
   }
   const { record } = ctx;
@@ -155,16 +176,24 @@ async function forwardOnce(ctx: CallContext, upstream: UpstreamConfig, request: 
   }
 }
 
-async function exchangeWith(ctx: CallContext, upstream: UpstreamConfig, text: string, id: JsonRpcId, given: SendOptions): Promise<string> {
+async function exchangeWith(
+  ctx: CallContext,
+  upstream: UpstreamConfig,
+  text: string,
+  id: JsonRpcId,
+  given: SendOptions,
+): Promise<string> {
   const { record } = ctx;
   // A notification handed on as bytes never reaches the loop below, but is something arriving all the same.
   let passed = false;
   const pass = given.notifications;
-  const notifications: NotificationPass | undefined = pass && (async (bytes, head) => {
-    const handed = await pass(bytes, head);
-    if (handed) passed = true;
-    return handed;
-  });
+  const notifications: NotificationPass | undefined =
+    pass &&
+    (async (bytes, head) => {
+      const handed = await pass(bytes, head);
+      if (handed) passed = true;
+      return handed;
+    });
   const options: SendOptions = notifications ? { ...given, notifications } : given;
   let reply = await sendToUpstream(upstream, text, poolRequest(ctx), options);
   // Resumptions count only while nothing arrives: an upstream that polls (closing its
@@ -181,7 +210,8 @@ async function exchangeWith(ctx: CallContext, upstream: UpstreamConfig, text: st
         if (kindOf(wire.message) === "response") {
           const answered = "id" in wire.message ? wire.message.id : null;
           // An error is the upstream's own words, which may quote the credential it was sent.
-          if (sameId(answered, id)) return "error" in wire.message ? redactSecretsInJson(wire.text, ctx.services.env) : wire.text;
+          if (sameId(answered, id))
+            return "error" in wire.message ? redactSecretsInJson(wire.text, ctx.services.env) : wire.text;
           // Not this call's answer (another upstream's id, a stale one): never the client's to see.
           console.warn(
             `mcp-edge-gateway: upstream "${upstream.name}" sent a response to id ${JSON.stringify(answered)?.slice(0, MAX_LOGGED_ID_CHARS)} on the stream of request ${JSON.stringify(id).slice(0, MAX_LOGGED_ID_CHARS)}; dropped`,

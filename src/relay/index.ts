@@ -49,7 +49,11 @@ export function createRelay(around: AroundUpstream): Handler {
         // The gateway initialized each upstream itself, and told it so. Delivery goes on after
         // the pipeline returns: the front answers 202 once every layer accepted the notification.
         if (message.wire.message.method !== "notifications/initialized") {
-          ctx.waitUntil(relayNotification(ctx, message.wire.text).catch((error: unknown) => console.error("mcp-edge-gateway: relaying a notification failed", error)));
+          ctx.waitUntil(
+            relayNotification(ctx, message.wire.text).catch((error: unknown) =>
+              console.error("mcp-edge-gateway: relaying a notification failed", error),
+            ),
+          );
         }
         return undefined;
       case "listen":

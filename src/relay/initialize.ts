@@ -21,7 +21,11 @@ import { UNAVAILABLE_META_KEY } from "./merge-lists";
  * upstream; the merged list asks only those that list). Absent when no upstream has tasks.
  */
 function mergedTasks(handshakes: readonly Handshake[]): JsonObject | undefined {
-  const tasks = handshakes.map((h) => (isObject(h.initializeResult["capabilities"]) ? h.initializeResult["capabilities"]["tasks"] : undefined)).filter(isObject);
+  const tasks = handshakes
+    .map((h) =>
+      isObject(h.initializeResult["capabilities"]) ? h.initializeResult["capabilities"]["tasks"] : undefined,
+    )
+    .filter(isObject);
   if (tasks.length === 0) return undefined;
   const offered = (has: (t: JsonObject) => unknown) => tasks.some((t) => isObject(has(t)));
   const toolCalls = offered((t) => {
@@ -66,7 +70,15 @@ export function joinInstructions(parts: readonly (readonly [string, string])[]):
 
 /** The instructions of every upstream on /mcp, each under its name. */
 export function aggregatedInstructions(handshakes: readonly [string, Handshake][]): string | undefined {
-  return joinInstructions(handshakes.map(([name, h]) => [name, typeof h.initializeResult["instructions"] === "string" ? h.initializeResult["instructions"] : ""] as const));
+  return joinInstructions(
+    handshakes.map(
+      ([name, h]) =>
+        [
+          name,
+          typeof h.initializeResult["instructions"] === "string" ? h.initializeResult["instructions"] : "",
+        ] as const,
+    ),
+  );
 }
 
 /** The initialize answer on /mcp/<upstream>: the upstream's own result, with the version we agreed with the client. */
@@ -79,7 +91,9 @@ function transparentResult(id: JsonRpcRequest["id"], result: JsonObject, protoco
 /** Answers `initialize` for the route, opening the upstream sessions. */
 export async function initializeUpstreams(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
   const { id } = request.message;
-  const results = await Promise.all(ctx.route.upstreams.map(async (upstream) => [upstream, await handshake(upstream, poolRequest(ctx))] as const));
+  const results = await Promise.all(
+    ctx.route.upstreams.map(async (upstream) => [upstream, await handshake(upstream, poolRequest(ctx))] as const),
+  );
   const upstreams: Record<string, UpstreamSession> = {};
   const succeeded: [string, Handshake][] = [];
   const unavailable: { upstream: string; error: string }[] = [];

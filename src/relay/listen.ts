@@ -27,7 +27,8 @@ export async function listen(ctx: CallContext): Promise<void> {
       const stream = await listenToUpstream(upstream, poolRequest(ctx), LIST_CHANGES);
       if (!stream) return undefined;
       if (!stream.ok) {
-        if (stream.reason !== "http-status") console.warn(`mcp-edge-gateway: the stream of "${upstream.name}": ${describeFailure(stream)}`);
+        if (stream.reason !== "http-status")
+          console.warn(`mcp-edge-gateway: the stream of "${upstream.name}": ${describeFailure(stream)}`);
         return undefined;
       }
       return { upstream, reply: stream.value.reply };
@@ -35,7 +36,14 @@ export async function listen(ctx: CallContext): Promise<void> {
   );
   const streams = opened.filter((entry) => entry !== undefined);
   if (streams.length === 0) {
-    throw new GatewayError(405, -32000, "Method Not Allowed: no upstream of this session offers a server-to-client stream", undefined, null, { allow: "POST, DELETE" });
+    throw new GatewayError(
+      405,
+      -32000,
+      "Method Not Allowed: no upstream of this session offers a server-to-client stream",
+      undefined,
+      null,
+      { allow: "POST, DELETE" },
+    );
   }
   ctx.streamed?.();
   await Promise.all(

@@ -31,7 +31,13 @@ export const URI_COLLISIONS_META_KEY = "mcp-edge-gateway/uri-collisions";
  * key of upstreams that serve it, whether item names get the `<upstream>___` prefix, and
  * whether items are tasks (only the caller's own are kept, with the ids it knows: tasks.ts).
  */
-export type ListKind = { readonly method: string; readonly key: string; readonly capability: string; readonly renamed: boolean; readonly taskIds?: boolean };
+export type ListKind = {
+  readonly method: string;
+  readonly key: string;
+  readonly capability: string;
+  readonly renamed: boolean;
+  readonly taskIds?: boolean;
+};
 
 /** The merged lists by method (a Map: a client's method name is never a prototype member here). */
 export const LISTS: ReadonlyMap<string, ListKind> = new Map(
@@ -54,14 +60,29 @@ export function pageItems(text: string, key: string): { items: Span[]; nextCurso
   const list = member(text, result, key);
   const cursorSpan = member(text, result, "nextCursor");
   const nextCursor = cursorSpan ? parseSpan(text, cursorSpan) : null;
-  return { items: list ? elements(text, list) : [], nextCursor: typeof nextCursor === "string" && nextCursor !== "" ? nextCursor : null };
+  return {
+    items: list ? elements(text, list) : [],
+    nextCursor: typeof nextCursor === "string" && nextCursor !== "" ? nextCursor : null,
+  };
 }
 
-async function upstreamPage(ctx: CallContext, upstream: UpstreamConfig, kind: ListKind, request: JsonRpcRequest, cursor: string | null, ownTasks: () => Promise<ReadonlySet<string>>): Promise<UpstreamPage> {
+async function upstreamPage(
+  ctx: CallContext,
+  upstream: UpstreamConfig,
+  kind: ListKind,
+  request: JsonRpcRequest,
+  cursor: string | null,
+  ownTasks: () => Promise<ReadonlySet<string>>,
+): Promise<UpstreamPage> {
   const params: Record<string, unknown> = { ...request.params };
   delete params["cursor"];
   if (cursor !== null) params["cursor"] = cursor;
-  const text = JSON.stringify({ jsonrpc: "2.0", id: request.id, method: kind.method, ...(Object.keys(params).length > 0 ? { params } : {}) });
+  const text = JSON.stringify({
+    jsonrpc: "2.0",
+    id: request.id,
+    method: kind.method,
+    ...(Object.keys(params).length > 0 ? { params } : {}),
+  });
   const sent = await forwardList(ctx, upstream, kind.method, params, text, request.id);
   // Tasks: only the caller's own, with the ids the caller knows (tasks.ts).
   const answer = kind.taskIds ? await ownTaskList(ctx, upstream.name, sent, ownTasks) : sent;
@@ -69,7 +90,11 @@ async function upstreamPage(ctx: CallContext, upstream: UpstreamConfig, kind: Li
   const error = member(answer, root, "error");
   if (error) {
     const detail = parseSpan(answer, error);
-    throw new GatewayError(200, 0, `upstream "${upstream.name}" answered ${kind.method} with an error: ${redactSecrets(isObject(detail) ? String(detail["message"]) : "unknown", ctx.services.env)}`);
+    throw new GatewayError(
+      200,
+      0,
+      `upstream "${upstream.name}" answered ${kind.method} with an error: ${redactSecrets(isObject(detail) ? String(detail["message"]) : "unknown", ctx.services.env)}`,
+    );
   }
   const page = pageItems(answer, kind.key);
   const items = page.items.map((span) => {
@@ -79,7 +104,8 @@ async function upstreamPage(ctx: CallContext, upstream: UpstreamConfig, kind: Li
     const name = nameSpan ? parseSpan(answer, nameSpan) : undefined;
     const uri = uriSpan ? parseSpan(answer, uriSpan) : undefined;
     const item = answer.slice(span.start, span.end);
-    if (!kind.renamed || typeof name !== "string" || !nameSpan) return { text: item, ...(typeof uri === "string" ? { uri } : {}) };
+    if (!kind.renamed || typeof name !== "string" || !nameSpan)
+      return { text: item, ...(typeof uri === "string" ? { uri } : {}) };
     const qualified = qualifyName(upstream.name, name);
     const local = { start: nameSpan.start - span.start, end: nameSpan.end - span.start };
     return { text: splice(item, [{ span: local, raw: JSON.stringify(qualified) }]), name: qualified };
@@ -88,7 +114,11 @@ async function upstreamPage(ctx: CallContext, upstream: UpstreamConfig, kind: Li
 }
 
 /** Runs `work` over `inputs` with at most `limit` in flight, keeping input order. */
-async function inParallel<I, O>(inputs: readonly I[], limit: number, work: (input: I) => Promise<O>): Promise<PromiseSettledResult<O>[]> {
+async function inParallel<I, O>(
+  inputs: readonly I[],
+  limit: number,
+  work: (input: I) => Promise<O>,
+): Promise<PromiseSettledResult<O>[]> {
   const out: PromiseSettledResult<O>[] = new Array(inputs.length);
   let next = 0;
   const lanes = Array.from({ length: Math.min(limit, inputs.length) }, async () => {
@@ -134,7 +164,10 @@ export async function mergeList(
 ): Promise<string> {
   const { id, params } = request.message;
   const binding = { secret: ctx.services.sessionSecret, sid: ctx.upstreamClient.sid, method: kind.method };
-  const pending = params?.["cursor"] !== undefined ? pendingOf(ctx, await decodeCursor(params["cursor"], binding)) : firstPage(ctx, kind);
+  const pending =
+    params?.["cursor"] !== undefined
+      ? pendingOf(ctx, await decodeCursor(params["cursor"], binding))
+      : firstPage(ctx, kind);
   const ownTasks = ownTasksOf(ctx);
   const pages = await inParallel(pending, MAX_PARALLEL_UPSTREAMS, ([name, cursor]) =>
     upstreamPage(ctx, ctx.route.upstreams.find((u) => u.name === name)!, kind, request.message, cursor, ownTasks),
@@ -162,7 +195,9 @@ export async function mergeList(
         const servedBy = uriServers.get(item.uri);
         if (servedBy !== undefined && servedBy !== upstream) {
           collisions.push({ uri: item.uri, servedBy, hidden: upstream });
-          console.warn(`mcp-edge-gateway: resources/list: "${upstream}" lists ${JSON.stringify(item.uri)}, which "${servedBy}" (earlier in UPSTREAMS) serves; reads go to "${servedBy}"`);
+          console.warn(
+            `mcp-edge-gateway: resources/list: "${upstream}" lists ${JSON.stringify(item.uri)}, which "${servedBy}" (earlier in UPSTREAMS) serves; reads go to "${servedBy}"`,
+          );
           continue;
         }
         uriServers.set(item.uri, upstream);

@@ -8,7 +8,14 @@
  * and a few methods are answered for all upstreams at once.
  */
 import { GatewayError } from "../core/errors";
-import { INVALID_PARAMS, isObject, METHOD_NOT_FOUND, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
+import {
+  INVALID_PARAMS,
+  isObject,
+  METHOD_NOT_FOUND,
+  resultText,
+  type JsonRpcRequest,
+  type WireMessage,
+} from "../core/jsonrpc";
 import { qualifyName } from "../core/names";
 import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json";
 import { heldSession } from "../upstream/upstream-session";
@@ -61,11 +68,24 @@ function rewriteString(text: string, path: readonly string[], value: string): st
 }
 
 /** Finds the upstream tool or prompt behind a shortened aggregated name by listing the upstream. */
-async function resolveShortened(ctx: CallContext, upstream: UpstreamConfig, qualified: string, listMethod: string, key: string): Promise<string | undefined> {
+async function resolveShortened(
+  ctx: CallContext,
+  upstream: UpstreamConfig,
+  qualified: string,
+  listMethod: string,
+  key: string,
+): Promise<string | undefined> {
   let cursor: string | null = null;
   for (let page = 0; page < 100; page++) {
     const params = cursor === null ? "" : `,"params":${JSON.stringify({ cursor })}`;
-    const answer = await forwardList(ctx, upstream, listMethod, cursor === null ? undefined : { cursor }, `{"jsonrpc":"2.0","id":"gw-resolve","method":"${listMethod}"${params}}`, "gw-resolve");
+    const answer = await forwardList(
+      ctx,
+      upstream,
+      listMethod,
+      cursor === null ? undefined : { cursor },
+      `{"jsonrpc":"2.0","id":"gw-resolve","method":"${listMethod}"${params}}`,
+      "gw-resolve",
+    );
     if (member(answer, rootSpan(answer), "error")) return undefined;
     const { items, nextCursor } = pageItems(answer, key);
     for (const span of items) {
@@ -87,14 +107,17 @@ async function routeByName(
 ): Promise<string> {
   const { id } = request.message;
   const { target } = ctx;
-  const unknown = (name: string) => new GatewayError(200, INVALID_PARAMS, `Unknown ${list.label}: ${name}`, undefined, id);
+  const unknown = (name: string) =>
+    new GatewayError(200, INVALID_PARAMS, `Unknown ${list.label}: ${name}`, undefined, id);
   // The pipeline's classifier resolved the name (context/call-target.ts); no target: it was not a string.
-  if (target === undefined || target.kind === "resource") throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
+  if (target === undefined || target.kind === "resource")
+    throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
   const parsed = target.at;
   const upstream = parsed && ctx.route.upstreams.find((u) => u.name === parsed.upstream);
   if (!parsed || !upstream) throw unknown(target.sent);
   let name: string | undefined = parsed.name;
-  if (parsed.maybeShortened) name = (await resolveShortened(ctx, upstream, target.sent, list.method, list.key)) ?? parsed.name;
+  if (parsed.maybeShortened)
+    name = (await resolveShortened(ctx, upstream, target.sent, list.method, list.key)) ?? parsed.name;
   const answer = await forward(ctx, upstream, rewriteString(request.text, ["params", ...path], name), id);
   // A task-augmented call answers with a task: the caller's, and its id must say which upstream runs it.
   const { method, params } = request.message;
@@ -108,11 +131,16 @@ function isResourceNotFound(answer: string): boolean {
   return isObject(detail) && (detail["code"] === RESOURCE_NOT_FOUND || detail["code"] === INVALID_PARAMS);
 }
 
-async function routeByUri(ctx: CallContext, request: WireMessage<JsonRpcRequest>, path: readonly string[]): Promise<string> {
+async function routeByUri(
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  path: readonly string[],
+): Promise<string> {
   const { id } = request.message;
   const { target } = ctx;
   // No target: the classifier found no URI string there (context/call-target.ts).
-  if (target?.kind !== "resource") throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
+  if (target?.kind !== "resource")
+    throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
   const { uri } = target;
   const owner = ctx.route.upstreams.find((u) => u.name === uriOwners.get(uri));
   const candidates = ctx.route.upstreams.filter((upstream) => {
@@ -140,7 +168,9 @@ async function routeByUri(ctx: CallContext, request: WireMessage<JsonRpcRequest>
 
 /** Sends `logging/setLevel` to every upstream that logs; the level applies gateway-wide for the session. */
 async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
-  const targets = ctx.route.upstreams.filter((upstream) => heldSession(ctx.upstreamClient, upstream.name)?.capabilities.includes("logging"));
+  const targets = ctx.route.upstreams.filter((upstream) =>
+    heldSession(ctx.upstreamClient, upstream.name)?.capabilities.includes("logging"),
+  );
   await Promise.all(
     targets.map(async (upstream) => {
       try {
@@ -156,7 +186,13 @@ async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequ
 async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
   const { method, id, params } = request.message;
   const list = LISTS.get(method);
-  if (list) return mergeList(ctx, request, list, list.method === "resources/list" ? (upstream, items) => rememberUris(ctx, upstream, items) : undefined);
+  if (list)
+    return mergeList(
+      ctx,
+      request,
+      list,
+      list.method === "resources/list" ? (upstream, items) => rememberUris(ctx, upstream, items) : undefined,
+    );
   switch (method) {
     case "ping":
       return resultText(id, {});
@@ -170,9 +206,16 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
       return routeByUri(ctx, request, ["uri"]);
     case "completion/complete": {
       const ref = params?.["ref"];
-      if (isObject(ref) && ref["type"] === "ref/prompt") return routeByName(ctx, request, ["ref", "name"], { method: "prompts/list", key: "prompts", label: "prompt" });
+      if (isObject(ref) && ref["type"] === "ref/prompt")
+        return routeByName(ctx, request, ["ref", "name"], { method: "prompts/list", key: "prompts", label: "prompt" });
       if (isObject(ref) && ref["type"] === "ref/resource") return routeByUri(ctx, request, ["ref", "uri"]);
-      throw new GatewayError(200, INVALID_PARAMS, 'Invalid params: ref.type must be "ref/prompt" or "ref/resource"', undefined, id);
+      throw new GatewayError(
+        200,
+        INVALID_PARAMS,
+        'Invalid params: ref.type must be "ref/prompt" or "ref/resource"',
+        undefined,
+        id,
+      );
     }
     case "logging/setLevel":
       return broadcastLevel(ctx, request);
@@ -183,7 +226,11 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
 }
 
 /** A request on /mcp/<upstream>: as it came, but that task ids are the gateway's (bound to the caller) and task lists the caller's own. */
-async function transparentRelay(ctx: CallContext, upstream: UpstreamConfig, request: WireMessage<JsonRpcRequest>): Promise<string> {
+async function transparentRelay(
+  ctx: CallContext,
+  upstream: UpstreamConfig,
+  request: WireMessage<JsonRpcRequest>,
+): Promise<string> {
   const { method, params, id } = request.message;
   if (TASK_METHODS.has(method)) return routeTask(ctx, request);
   const answer = await forwardList(ctx, upstream, method, params, request.text, id);
@@ -196,14 +243,21 @@ async function transparentRelay(ctx: CallContext, upstream: UpstreamConfig, requ
  * act as each user (features/upstream-sign-in/sign-in-required.ts), given by the composition
  * root. `route` does the work; the answer is its text, or what the wrapper answers instead.
  */
-export type AroundUpstream = (ctx: CallContext, request: WireMessage<JsonRpcRequest>, route: () => Promise<string>) => Promise<string>;
+export type AroundUpstream = (
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  route: () => Promise<string>,
+) => Promise<string>;
 
 /** Routes a request; a multi-round-trip retry's resource read goes straight to the upstream that asked. */
 function requestRouter(around: AroundUpstream): RouteRequest {
   return (ctx, request, pinned) =>
     around(ctx, request, () => {
-      if (pinned && request.message.method === "resources/read") return forward(ctx, pinned, request.text, request.message.id);
-      return ctx.route.kind === "upstream" ? transparentRelay(ctx, ctx.route.upstream, request) : aggregatedRelay(ctx, request);
+      if (pinned && request.message.method === "resources/read")
+        return forward(ctx, pinned, request.text, request.message.id);
+      return ctx.route.kind === "upstream"
+        ? transparentRelay(ctx, ctx.route.upstream, request)
+        : aggregatedRelay(ctx, request);
     });
 }
 
@@ -218,7 +272,9 @@ export function requestRelay(around: AroundUpstream): MethodHandler {
  * upstreams of the route. Each upstream ignores what is not its own.
  */
 export async function relayNotification(ctx: CallContext, text: string): Promise<void> {
-  const initialized = ctx.route.upstreams.filter((upstream) => heldSession(ctx.upstreamClient, upstream.name) !== undefined);
+  const initialized = ctx.route.upstreams.filter(
+    (upstream) => heldSession(ctx.upstreamClient, upstream.name) !== undefined,
+  );
   await Promise.all(
     initialized.map(async (upstream) => {
       const reply = await sendToUpstream(upstream, text, poolRequest(ctx));

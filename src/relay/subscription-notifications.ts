@@ -5,7 +5,14 @@
  * a notification type the client did not ask for, so everything else is dropped here.
  */
 import { GatewayError } from "../core/errors";
-import { INVALID_PARAMS, isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
+import {
+  INVALID_PARAMS,
+  isObject,
+  type JsonObject,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type WireMessage,
+} from "../core/jsonrpc";
 import { appendMemberSplice, member, rootSpan, splice, type Span } from "../core/raw-json";
 import { META_KEYS } from "../core/revisions";
 
@@ -39,7 +46,8 @@ const RESOURCE_UPDATED = "notifications/resources/updated";
  * readFilter(request); // { toolsListChanged: true, resourceSubscriptions: ["file:///a"] }
  */
 export function readFilter(request: JsonRpcRequest): SubscriptionFilter {
-  const invalid = (detail: string) => new GatewayError(200, INVALID_PARAMS, `Invalid params: ${detail}`, undefined, request.id);
+  const invalid = (detail: string) =>
+    new GatewayError(200, INVALID_PARAMS, `Invalid params: ${detail}`, undefined, request.id);
   const notifications = request.params?.["notifications"];
   if (!isObject(notifications)) throw invalid("params.notifications (an object) is required");
   const filter: { -readonly [K in keyof SubscriptionFilter]: SubscriptionFilter[K] } = {};
@@ -51,9 +59,14 @@ export function readFilter(request: JsonRpcRequest): SubscriptionFilter {
   }
   const uris = notifications["resourceSubscriptions"];
   if (uris !== undefined) {
-    if (!Array.isArray(uris) || !uris.every((uri): uri is string => typeof uri === "string")) throw invalid("notifications.resourceSubscriptions must be an array of strings");
-    if (uris.length > MAX_LISTEN_URIS) throw invalid(`notifications.resourceSubscriptions names ${uris.length} URIs; a listen may name at most ${MAX_LISTEN_URIS}`);
-    if (uris.some((uri) => uri.length === 0 || uri.length > MAX_LISTEN_URI_CHARS)) throw invalid(`each resource URI must have 1 to ${MAX_LISTEN_URI_CHARS} characters`);
+    if (!Array.isArray(uris) || !uris.every((uri): uri is string => typeof uri === "string"))
+      throw invalid("notifications.resourceSubscriptions must be an array of strings");
+    if (uris.length > MAX_LISTEN_URIS)
+      throw invalid(
+        `notifications.resourceSubscriptions names ${uris.length} URIs; a listen may name at most ${MAX_LISTEN_URIS}`,
+      );
+    if (uris.some((uri) => uri.length === 0 || uri.length > MAX_LISTEN_URI_CHARS))
+      throw invalid(`each resource URI must have 1 to ${MAX_LISTEN_URI_CHARS} characters`);
     const unique = [...new Set(uris)];
     if (unique.length > 0) filter.resourceSubscriptions = unique;
   }
@@ -67,7 +80,12 @@ export function readFilter(request: JsonRpcRequest): SubscriptionFilter {
  * isEmptyFilter({ resourceSubscriptions: [] }); // true
  */
 export function isEmptyFilter(filter: SubscriptionFilter): boolean {
-  return !filter.toolsListChanged && !filter.promptsListChanged && !filter.resourcesListChanged && (filter.resourceSubscriptions?.length ?? 0) === 0;
+  return (
+    !filter.toolsListChanged &&
+    !filter.promptsListChanged &&
+    !filter.resourcesListChanged &&
+    (filter.resourceSubscriptions?.length ?? 0) === 0
+  );
 }
 
 /**
@@ -78,7 +96,8 @@ export function isEmptyFilter(filter: SubscriptionFilter): boolean {
  */
 export function unionOf(filters: readonly SubscriptionFilter[]): SubscriptionFilter {
   const out: { -readonly [K in keyof SubscriptionFilter]: SubscriptionFilter[K] } = {};
-  for (const key of ["toolsListChanged", "promptsListChanged", "resourcesListChanged"] as const) if (filters.some((f) => f[key])) out[key] = true;
+  for (const key of ["toolsListChanged", "promptsListChanged", "resourcesListChanged"] as const)
+    if (filters.some((f) => f[key])) out[key] = true;
   const uris = [...new Set(filters.flatMap((f) => f.resourceSubscriptions ?? []))];
   if (uris.length > 0) out.resourceSubscriptions = uris;
   return out;
@@ -104,7 +123,9 @@ export function admits(agreed: SubscriptionFilter, wire: WireMessage): boolean {
   if (listed) return agreed[listed] === true;
   if (message.method !== RESOURCE_UPDATED) return false;
   const uri = message.params?.["uri"];
-  return typeof uri === "string" && (agreed.resourceSubscriptions ?? []).some((subscribed) => coversUri(subscribed, uri));
+  return (
+    typeof uri === "string" && (agreed.resourceSubscriptions ?? []).some((subscribed) => coversUri(subscribed, uri))
+  );
 }
 
 function objectAt(text: string, span: Span | undefined): Span | undefined {
@@ -125,12 +146,20 @@ export function withSubscriptionId(text: string, id: JsonRpcId): string {
   const stamp = `{${JSON.stringify(SUBSCRIPTION_ID_META_KEY)}:${raw}}`;
   const paramsSpan = member(text, root, "params");
   const params = objectAt(text, paramsSpan);
-  if (!params) return splice(text, [paramsSpan ? { span: paramsSpan, raw: `{"_meta":${stamp}}` } : appendMemberSplice(text, root, "params", `{"_meta":${stamp}}`)]);
+  if (!params)
+    return splice(text, [
+      paramsSpan
+        ? { span: paramsSpan, raw: `{"_meta":${stamp}}` }
+        : appendMemberSplice(text, root, "params", `{"_meta":${stamp}}`),
+    ]);
   const metaSpan = member(text, params, "_meta");
   const meta = objectAt(text, metaSpan);
-  if (!meta) return splice(text, [metaSpan ? { span: metaSpan, raw: stamp } : appendMemberSplice(text, params, "_meta", stamp)]);
+  if (!meta)
+    return splice(text, [metaSpan ? { span: metaSpan, raw: stamp } : appendMemberSplice(text, params, "_meta", stamp)]);
   const existing = member(text, meta, SUBSCRIPTION_ID_META_KEY);
-  return splice(text, [existing ? { span: existing, raw } : appendMemberSplice(text, meta, SUBSCRIPTION_ID_META_KEY, raw)]);
+  return splice(text, [
+    existing ? { span: existing, raw } : appendMemberSplice(text, meta, SUBSCRIPTION_ID_META_KEY, raw),
+  ]);
 }
 
 /**
@@ -141,5 +170,9 @@ export function withSubscriptionId(text: string, id: JsonRpcId): string {
  * acknowledgement("listen:0", { toolsListChanged: true });
  */
 export function acknowledgement(id: JsonRpcId, agreed: SubscriptionFilter, meta: JsonObject = {}): string {
-  return JSON.stringify({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { _meta: { ...meta, [SUBSCRIPTION_ID_META_KEY]: id }, notifications: agreed } });
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    method: "notifications/subscriptions/acknowledged",
+    params: { _meta: { ...meta, [SUBSCRIPTION_ID_META_KEY]: id }, notifications: agreed },
+  });
 }

@@ -16,7 +16,15 @@ import { INTERNAL_ERROR, type JsonRpcId, type JsonRpcRequest, type WireMessage }
 import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { UNAVAILABLE_META_KEY } from "./merge-lists";
-import { acknowledgement, admits, isEmptyFilter, readFilter, SUBSCRIPTION_ID_META_KEY, unionOf, withSubscriptionId } from "./subscription-notifications";
+import {
+  acknowledgement,
+  admits,
+  isEmptyFilter,
+  readFilter,
+  SUBSCRIPTION_ID_META_KEY,
+  unionOf,
+  withSubscriptionId,
+} from "./subscription-notifications";
 import { upstreamListener, type UpstreamListen } from "./upstream-listen";
 
 /**
@@ -31,11 +39,18 @@ function closure(id: JsonRpcId): string {
 }
 
 function whenAborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+  return new Promise((resolve) =>
+    signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true }),
+  );
 }
 
 /** Relays one upstream's admitted notifications to the listener, at its pace, until either side ends. */
-async function relayUpstream(ctx: CallContext, id: JsonRpcId, listen: UpstreamListen, signal: AbortSignal): Promise<void> {
+async function relayUpstream(
+  ctx: CallContext,
+  id: JsonRpcId,
+  listen: UpstreamListen,
+  signal: AbortSignal,
+): Promise<void> {
   try {
     for await (const item of listen.messages) {
       if (!item.ok || signal.aborted) return;
@@ -69,7 +84,10 @@ export async function subscriptionsListen(ctx: CallContext, request: WireMessage
       );
   const able = candidates.filter((candidate) => !isEmptyFilter(candidate.honours));
   for (const { upstream } of able.slice(MAX_LISTEN_UPSTREAMS)) {
-    unavailable.push({ upstream: upstream.name, error: `not listened to: a listen holds at most ${MAX_LISTEN_UPSTREAMS} upstream streams` });
+    unavailable.push({
+      upstream: upstream.name,
+      error: `not listened to: a listen holds at most ${MAX_LISTEN_UPSTREAMS} upstream streams`,
+    });
   }
 
   const abort = new AbortController();
@@ -78,7 +96,12 @@ export async function subscriptionsListen(ctx: CallContext, request: WireMessage
   else ctx.signal.addEventListener("abort", stop, { once: true });
   const open: { upstream: UpstreamConfig; listen: UpstreamListen }[] = [];
   try {
-    const opened = await Promise.all(able.slice(0, MAX_LISTEN_UPSTREAMS).map(async ({ upstream, listener, honours }) => ({ upstream, result: await listener.open(ctx, upstream, honours, abort.signal) })));
+    const opened = await Promise.all(
+      able.slice(0, MAX_LISTEN_UPSTREAMS).map(async ({ upstream, listener, honours }) => ({
+        upstream,
+        result: await listener.open(ctx, upstream, honours, abort.signal),
+      })),
+    );
     for (const { upstream, result } of opened) {
       if (result.ok) open.push({ upstream, listen: result.value });
       else unavailable.push({ upstream: upstream.name, error: result.detail });
@@ -95,5 +118,11 @@ export async function subscriptionsListen(ctx: CallContext, request: WireMessage
     for (const { listen } of open) ctx.waitUntil(listen.close());
   }
   if (ctx.signal.aborted) return closure(id); // nobody reads it: the client closed the stream
-  throw new GatewayError(200, INTERNAL_ERROR, "Every upstream ended its stream of notifications; send subscriptions/listen again", { upstreams: open.map((entry) => entry.upstream.name) }, id);
+  throw new GatewayError(
+    200,
+    INTERNAL_ERROR,
+    "Every upstream ended its stream of notifications; send subscriptions/listen again",
+    { upstreams: open.map((entry) => entry.upstream.name) },
+    id,
+  );
 }

@@ -52,7 +52,11 @@ function signed(parts: readonly string[]): Uint8Array {
  * HMAC-SHA-256): the end of the id the client sees, and the task's name in the ownership index.
  */
 export async function taskTag(binding: TaskIdBinding, upstream: string, taskId: string): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", await taskIdKey(binding.secret), signed(["task", binding.principal, upstream, taskId]));
+  const mac = await crypto.subtle.sign(
+    "HMAC",
+    await taskIdKey(binding.secret),
+    signed(["task", binding.principal, upstream, taskId]),
+  );
   return bytesToBase64Url(new Uint8Array(mac));
 }
 
@@ -75,15 +79,24 @@ export function taskIdUpstream(id: unknown): string | undefined {
 }
 
 /** The upstream and its own id behind an id `encodeTaskId` made for this binding's principal, or undefined. */
-export async function decodeTaskId(binding: TaskIdBinding, id: unknown): Promise<{ upstream: string; taskId: string } | undefined> {
+export async function decodeTaskId(
+  binding: TaskIdBinding,
+  id: unknown,
+): Promise<{ upstream: string; taskId: string } | undefined> {
   if (typeof id !== "string" || !id.startsWith(TASK_ID_PREFIX)) return undefined;
   const at = id.lastIndexOf(TAG_SEPARATOR);
   const mac = at > TASK_ID_PREFIX.length ? base64UrlToBytes(id.slice(at + 1)) : undefined;
   if (!mac) return undefined;
   const value = decodeJson(id.slice(TASK_ID_PREFIX.length, at));
-  if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== "string" || typeof value[1] !== "string") return undefined;
+  if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== "string" || typeof value[1] !== "string")
+    return undefined;
   const [upstream, taskId] = value as [string, string];
-  const valid = await crypto.subtle.verify("HMAC", await taskIdKey(binding.secret), mac, signed(["task", binding.principal, upstream, taskId]));
+  const valid = await crypto.subtle.verify(
+    "HMAC",
+    await taskIdKey(binding.secret),
+    mac,
+    signed(["task", binding.principal, upstream, taskId]),
+  );
   return valid ? { upstream, taskId } : undefined;
 }
 
@@ -106,7 +119,8 @@ function taskIdSpans(text: string, answerTo: string | undefined): Span[] {
     if (answerTo === "tools/call") spans.push(pathSpan(text, ["task", "taskId"], result));
     const list = answerTo === "tasks/list" ? member(text, result, "tasks") : undefined;
     if (list && text.charCodeAt(list.start) === 0x5b) {
-      for (const item of elements(text, list)) if (text.charCodeAt(item.start) === 0x7b) spans.push(member(text, item, "taskId"));
+      for (const item of elements(text, list))
+        if (text.charCodeAt(item.start) === 0x7b) spans.push(member(text, item, "taskId"));
     }
   }
   if (params && text.charCodeAt(params.start) === 0x7b) {
@@ -117,13 +131,21 @@ function taskIdSpans(text: string, answerTo: string | undefined): Span[] {
 }
 
 /** The message with the string at each span replaced by what `map` makes of it (when a string). */
-async function rewriteStrings(text: string, spans: readonly Span[], map: (value: string) => Promise<string | undefined>): Promise<string> {
-  const edits = (await Promise.all(spans.map(async (span) => {
-    if (text.charCodeAt(span.start) !== 0x22) return undefined;
-    const value = parseSpan(text, span);
-    const mapped = typeof value === "string" ? await map(value) : undefined;
-    return mapped === undefined ? undefined : { span, raw: JSON.stringify(mapped) };
-  }))).filter((edit): edit is Splice => edit !== undefined);
+async function rewriteStrings(
+  text: string,
+  spans: readonly Span[],
+  map: (value: string) => Promise<string | undefined>,
+): Promise<string> {
+  const edits = (
+    await Promise.all(
+      spans.map(async (span) => {
+        if (text.charCodeAt(span.start) !== 0x22) return undefined;
+        const value = parseSpan(text, span);
+        const mapped = typeof value === "string" ? await map(value) : undefined;
+        return mapped === undefined ? undefined : { span, raw: JSON.stringify(mapped) };
+      }),
+    )
+  ).filter((edit): edit is Splice => edit !== undefined);
   return edits.length > 0 ? splice(text, edits) : text;
 }
 
@@ -131,7 +153,12 @@ async function rewriteStrings(text: string, spans: readonly Span[], map: (value:
  * A message from `upstream` with each of its task ids in the form the binding's principal
  * sees; `answerTo` is the method of the request it answers, when it is an answer.
  */
-export function toGatewayTaskIds(text: string, upstream: string, binding: TaskIdBinding, answerTo?: string): Promise<string> {
+export function toGatewayTaskIds(
+  text: string,
+  upstream: string,
+  binding: TaskIdBinding,
+  answerTo?: string,
+): Promise<string> {
   return rewriteStrings(text, taskIdSpans(text, answerTo), (id) => encodeTaskId(binding, upstream, id));
 }
 
@@ -143,7 +170,9 @@ export function toGatewayTaskIds(text: string, upstream: string, binding: TaskId
 export function toUpstreamTaskIds(text: string, upstream: string, binding: TaskIdBinding): Promise<string> {
   const root = rootSpan(text);
   if (text.charCodeAt(root.start) !== 0x7b) return Promise.resolve(text);
-  const spans = ["result", "params"].map((key) => pathSpan(text, [key, "_meta", RELATED_TASK_META_KEY, "taskId"], root)).filter((span): span is Span => span !== undefined);
+  const spans = ["result", "params"]
+    .map((key) => pathSpan(text, [key, "_meta", RELATED_TASK_META_KEY, "taskId"], root))
+    .filter((span): span is Span => span !== undefined);
   return rewriteStrings(text, spans, async (id) => {
     const decoded = await decodeTaskId(binding, id);
     return decoded?.upstream === upstream ? decoded.taskId : undefined;

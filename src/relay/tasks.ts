@@ -28,7 +28,13 @@ const MAX_SHOWN_ID_CHARS = 80;
  */
 export function unknownTask(taskId: unknown, id: JsonRpcId): GatewayError {
   const shown = typeof taskId === "string" ? JSON.stringify(taskId.slice(0, MAX_SHOWN_ID_CHARS)) : "params.taskId";
-  return new GatewayError(200, INVALID_PARAMS, `Invalid params: task not found: ${shown} is not a task id this gateway handed out`, undefined, id);
+  return new GatewayError(
+    200,
+    INVALID_PARAMS,
+    `Invalid params: task not found: ${shown} is not a task id this gateway handed out`,
+    undefined,
+    id,
+  );
 }
 
 /** Answers a task method: sent to the upstream the id names, as that upstream's own id. */
@@ -58,10 +64,17 @@ export async function createdTask(ctx: CallContext, upstream: string, answer: st
     const ttlSpan = member(answer, task!, "ttl");
     const ttl = ttlSpan ? parseSpan(answer, ttlSpan) : null;
     try {
-      await recordTaskOwner(kv, await ownerTag(binding), await taskTag(binding, upstream, taskId), typeof ttl === "number" && ttl >= 0 ? ttl : null);
+      await recordTaskOwner(
+        kv,
+        await ownerTag(binding),
+        await taskTag(binding, upstream, taskId),
+        typeof ttl === "number" && ttl >= 0 ? ttl : null,
+      );
     } catch (error) {
       // The task still runs and its id works; only lists will not show it.
-      console.warn(`mcp-edge-gateway: a task of "${upstream}" was not recorded for task lists: ${error instanceof Error ? error.message : String(error)}`);
+      console.warn(
+        `mcp-edge-gateway: a task of "${upstream}" was not recorded for task lists: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
   return toGatewayTaskIds(answer, upstream, binding, "tools/call");
@@ -73,13 +86,20 @@ export function ownTasksOf(ctx: CallContext): () => Promise<ReadonlySet<string>>
   return () => {
     const kv = ctx.services.kv;
     // Without the index no task can be shown as the caller's.
-    owned ??= kv ? ownerTag(taskIdBinding(ctx)).then((owner) => ownedTasks(kv, owner)) : Promise.resolve(new Set<string>());
+    owned ??= kv
+      ? ownerTag(taskIdBinding(ctx)).then((owner) => ownedTasks(kv, owner))
+      : Promise.resolve(new Set<string>());
     return owned;
   };
 }
 
 /** One upstream's `tasks/list` answer with only the caller's own tasks (`owned`), their ids in the caller's form. */
-export async function ownTaskList(ctx: CallContext, upstream: string, answer: string, owned: () => Promise<ReadonlySet<string>>): Promise<string> {
+export async function ownTaskList(
+  ctx: CallContext,
+  upstream: string,
+  answer: string,
+  owned: () => Promise<ReadonlySet<string>>,
+): Promise<string> {
   const binding = taskIdBinding(ctx);
   const list = pathSpan(answer, ["result", "tasks"]);
   if (!list || answer.charCodeAt(list.start) !== 0x5b) return toGatewayTaskIds(answer, upstream, binding, "tasks/list");
@@ -92,5 +112,10 @@ export async function ownTaskList(ctx: CallContext, upstream: string, answer: st
       if (typeof taskId === "string" && mine.has(await taskTag(binding, upstream, taskId))) kept.add(item.start);
     }),
   );
-  return toGatewayTaskIds(keepListed(answer, "tasks", (_name, item) => kept.has(item.start)), upstream, binding, "tasks/list");
+  return toGatewayTaskIds(
+    keepListed(answer, "tasks", (_name, item) => kept.has(item.start)),
+    upstream,
+    binding,
+    "tasks/list",
+  );
 }

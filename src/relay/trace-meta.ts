@@ -25,7 +25,8 @@ export function withTraceMeta(text: string, traceparent: string): string {
   const value = JSON.stringify(traceparent);
   const root = rootSpan(text);
   const params = member(text, root, "params");
-  if (params === undefined) return splice(text, [appendMemberSplice(text, root, "params", `{"${META}":{"${TRACEPARENT}":${value}}}`)]);
+  if (params === undefined)
+    return splice(text, [appendMemberSplice(text, root, "params", `{"${META}":{"${TRACEPARENT}":${value}}}`)]);
   if (!isObjectAt(text, params)) return text;
   const meta = member(text, params, META);
   if (meta === undefined) return splice(text, [appendMemberSplice(text, params, META, `{"${TRACEPARENT}":${value}}`)]);

@@ -44,9 +44,18 @@ export type ListenRefusal = { readonly reason: "no-stream" | "failed"; readonly 
 /** How the listen reaches one era of upstream. */
 export type UpstreamListener = {
   /** What the upstream can honour of `wanted`, from what it declared; holds no connection. */
-  readonly honours: (ctx: CallContext, upstream: UpstreamConfig, wanted: SubscriptionFilter) => Promise<SubscriptionFilter>;
+  readonly honours: (
+    ctx: CallContext,
+    upstream: UpstreamConfig,
+    wanted: SubscriptionFilter,
+  ) => Promise<SubscriptionFilter>;
   /** Opens the upstream's notification stream for (at most) `agreed`; `signal` ends it. */
-  readonly open: (ctx: CallContext, upstream: UpstreamConfig, agreed: SubscriptionFilter, signal: AbortSignal) => Promise<Result<UpstreamListen, ListenRefusal>>;
+  readonly open: (
+    ctx: CallContext,
+    upstream: UpstreamConfig,
+    agreed: SubscriptionFilter,
+    signal: AbortSignal,
+  ) => Promise<Result<UpstreamListen, ListenRefusal>>;
 };
 
 /** What a declared capability set lets a 2025 upstream honour of `wanted`. */
@@ -65,7 +74,12 @@ function honouredBy(capabilities: unknown, wanted: SubscriptionFilter): Subscrip
 }
 
 /** Sends one request in `session` and tells whether the upstream answered it with a result. */
-async function succeeded(upstream: UpstreamConfig, request: PoolRequest, session: UpstreamSession, body: string): Promise<boolean> {
+async function succeeded(
+  upstream: UpstreamConfig,
+  request: PoolRequest,
+  session: UpstreamSession,
+  body: string,
+): Promise<boolean> {
   const reply = await exchange({
     upstream,
     env: request.env,
@@ -92,11 +106,22 @@ function subscribeBody(method: "resources/subscribe" | "resources/unsubscribe", 
 }
 
 /** Unsubscribes `uris` and ends the session; failures are logged (the session's expiry at the upstream is the backstop). */
-async function cleanUp(upstream: UpstreamConfig, request: PoolRequest, session: UpstreamSession, uris: readonly string[]): Promise<void> {
+async function cleanUp(
+  upstream: UpstreamConfig,
+  request: PoolRequest,
+  session: UpstreamSession,
+  uris: readonly string[],
+): Promise<void> {
   try {
-    await Promise.all(uris.map((uri, index) => succeeded(upstream, request, session, subscribeBody("resources/unsubscribe", uri, index))));
+    await Promise.all(
+      uris.map((uri, index) =>
+        succeeded(upstream, request, session, subscribeBody("resources/unsubscribe", uri, index)),
+      ),
+    );
   } catch (error) {
-    console.warn(`mcp-edge-gateway: ending the listen session of "${upstream.name}": ${error instanceof Error ? error.message : String(error)}`);
+    console.warn(
+      `mcp-edge-gateway: ending the listen session of "${upstream.name}": ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   await legacyTransport.close(upstream, request, session);
 }
@@ -118,7 +143,11 @@ export const legacyUpstreamListener: UpstreamListener = {
     const made = await handshake(upstream, pool);
     if (!made.ok) return fail({ reason: "failed", detail: describeFailure(made) });
     const session = made.value.session;
-    if (!session.sessionId) return fail({ reason: "no-stream", detail: `upstream "${upstream.name}" keeps no sessions, so it has no stream of its own messages` });
+    if (!session.sessionId)
+      return fail({
+        reason: "no-stream",
+        detail: `upstream "${upstream.name}" keeps no sessions, so it has no stream of its own messages`,
+      });
     // Its own switch, so closing this upstream's listen cancels its GET whatever the listener does.
     const closer = new AbortController();
     signal.addEventListener("abort", () => closer.abort(), { once: true });
@@ -128,11 +157,14 @@ export const legacyUpstreamListener: UpstreamListener = {
       return fail({ reason: "no-stream", detail: describeFailure(stream) });
     }
     // Subscribed once the stream is open, so no update between the two is lost.
-    const wanted = (agreed.resourceSubscriptions ?? []).filter((uri) => ctx.route.kind === "upstream" || (knownUriOwner(uri) ?? upstream.name) === upstream.name);
+    const wanted = (agreed.resourceSubscriptions ?? []).filter(
+      (uri) => ctx.route.kind === "upstream" || (knownUriOwner(uri) ?? upstream.name) === upstream.name,
+    );
     const subscribed: string[] = [];
     await Promise.all(
       wanted.map(async (uri, index) => {
-        if (await succeeded(upstream, pool, session, subscribeBody("resources/subscribe", uri, index))) subscribed.push(uri);
+        if (await succeeded(upstream, pool, session, subscribeBody("resources/subscribe", uri, index)))
+          subscribed.push(uri);
       }),
     );
     const kept: SubscriptionFilter = {
@@ -166,9 +198,12 @@ export const legacyUpstreamListener: UpstreamListener = {
  */
 export function agreedOf(notifications: unknown, asked: SubscriptionFilter): SubscriptionFilter {
   if (!isObject(notifications)) return {};
-  const acknowledged = new Set(Array.isArray(notifications["resourceSubscriptions"]) ? notifications["resourceSubscriptions"] : []);
+  const acknowledged = new Set(
+    Array.isArray(notifications["resourceSubscriptions"]) ? notifications["resourceSubscriptions"] : [],
+  );
   const uris = (asked.resourceSubscriptions ?? []).filter((uri) => acknowledged.has(uri));
-  const flag = (key: "toolsListChanged" | "promptsListChanged" | "resourcesListChanged") => (asked[key] === true && notifications[key] === true ? { [key]: true } : {});
+  const flag = (key: "toolsListChanged" | "promptsListChanged" | "resourcesListChanged") =>
+    asked[key] === true && notifications[key] === true ? { [key]: true } : {};
   return {
     ...flag("toolsListChanged"),
     ...flag("promptsListChanged"),
@@ -191,7 +226,9 @@ export const modernUpstreamListener: UpstreamListener = {
   async open(ctx, upstream, agreed, signal) {
     const closer = new AbortController();
     signal.addEventListener("abort", () => closer.abort(), { once: true });
-    const uris = (agreed.resourceSubscriptions ?? []).filter((uri) => ctx.route.kind === "upstream" || (knownUriOwner(uri) ?? upstream.name) === upstream.name);
+    const uris = (agreed.resourceSubscriptions ?? []).filter(
+      (uri) => ctx.route.kind === "upstream" || (knownUriOwner(uri) ?? upstream.name) === upstream.name,
+    );
     const asked: SubscriptionFilter = { ...agreed, ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}) };
     if (uris.length === 0) delete (asked as { resourceSubscriptions?: unknown }).resourceSubscriptions;
     const request: PoolRequest = { ...poolRequest(ctx), signal: closer.signal };
@@ -201,7 +238,10 @@ export const modernUpstreamListener: UpstreamListener = {
     const close = async () => closer.abort();
     if (isEmptyFilter(kept)) {
       closer.abort();
-      return fail({ reason: "failed", detail: `upstream "${upstream.name}" agreed to none of the notifications asked of it` });
+      return fail({
+        reason: "failed",
+        detail: `upstream "${upstream.name}" agreed to none of the notifications asked of it`,
+      });
     }
     return ok({ agreed: kept, messages: upstreamMessages(stream.value.reply, upstream.name), close });
   },
@@ -221,4 +261,7 @@ export async function upstreamListener(ctx: CallContext, upstream: UpstreamConfi
 }
 
 /** The listener of each side of an upstream. */
-const LISTENERS: Readonly<Record<UpstreamSide, UpstreamListener>> = { legacy: legacyUpstreamListener, modern: modernUpstreamListener };
+const LISTENERS: Readonly<Record<UpstreamSide, UpstreamListener>> = {
+  legacy: legacyUpstreamListener,
+  modern: modernUpstreamListener,
+};

@@ -91,7 +91,13 @@ function configuredUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
 /** The check of the gateway's own access tokens on `route`, when AUTH.signIn is on. */
 function signInTokenOf(c: GatewayContext, parts: ShellParts, auth: AuthConfig, route: string) {
   const parsed = gatewayConfig(c.env).upstreams;
-  return parts.tokenVerifier(c.env, auth, new URL(c.req.url).origin, parsed.ok ? parsed.value.map((u) => u.name) : [], route);
+  return parts.tokenVerifier(
+    c.env,
+    auth,
+    new URL(c.req.url).origin,
+    parsed.ok ? parsed.value.map((u) => u.name) : [],
+    route,
+  );
 }
 
 /**
@@ -102,7 +108,11 @@ async function callerOf(c: GatewayContext, route: string, services: Services, pa
   const config = services.config;
   if (!config.auth.ok) {
     console.error(`mcp-edge-gateway: ${config.auth.problems.join("; ")}`);
-    throw new GatewayError(500, INTERNAL_ERROR, `Gateway configuration error: AUTH is invalid (${config.auth.problems.length} problem(s)); the gateway's log lists each one`);
+    throw new GatewayError(
+      500,
+      INTERNAL_ERROR,
+      `Gateway configuration error: AUTH is invalid (${config.auth.problems.length} problem(s)); the gateway's log lists each one`,
+    );
   }
   const startedAt = Date.now();
   const found = await authenticate({
@@ -119,7 +129,15 @@ async function callerOf(c: GatewayContext, route: string, services: Services, pa
   const reason = authFailureName(found);
   if (reason !== undefined) {
     const answer = { status: error.status, code: error.code, message: error.message };
-    parts.recordFailure({ request: c.req.raw, route: path, reason, answer, startedAt, env: c.env, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
+    parts.recordFailure({
+      request: c.req.raw,
+      route: path,
+      reason,
+      answer,
+      startedAt,
+      env: c.env,
+      waitUntil: (promise) => c.executionCtx.waitUntil(promise),
+    });
   }
   throw error;
 }
@@ -130,8 +148,14 @@ function authOff(config: GatewayConfig): boolean {
 }
 
 /** The upstreams a caller may learn the names of: every one with AUTH off, else those its persona reaches. */
-async function upstreamsShownTo(caller: Caller, services: Services, all: readonly UpstreamConfig[]): Promise<readonly UpstreamConfig[]> {
-  return authOff(services.config) ? all : reachableUpstreams(services.kv, services.config.documentCacheTtlMs, caller.roles, all);
+async function upstreamsShownTo(
+  caller: Caller,
+  services: Services,
+  all: readonly UpstreamConfig[],
+): Promise<readonly UpstreamConfig[]> {
+  return authOff(services.config)
+    ? all
+    : reachableUpstreams(services.kv, services.config.documentCacheTtlMs, caller.roles, all);
 }
 
 async function endpoint(c: GatewayContext, route: string, { pipelines, parts }: Served): Promise<EndpointRequest> {
@@ -147,7 +171,11 @@ async function endpoint(c: GatewayContext, route: string, { pipelines, parts }: 
     const shown = await upstreamsShownTo(caller, services, all);
     if (!shown.some((u) => u.name === route)) {
       const names = shown.map((u) => u.name).join(", ") || "(none)";
-      throw new GatewayError(404, -32000, `Not Found: no upstream named "${route}"; ${authOff(services.config) ? "this gateway serves" : "you may reach"}: ${names}`);
+      throw new GatewayError(
+        404,
+        -32000,
+        `Not Found: no upstream named "${route}"; ${authOff(services.config) ? "this gateway serves" : "you may reach"}: ${names}`,
+      );
     }
   }
   const catalog = requestedCatalog(c.req.url);
@@ -198,7 +226,8 @@ function notAnAuthorizationServer(c: GatewayContext): GatewayError {
   return new GatewayError(404, -32000, message);
 }
 
-const HOME_AUTHENTICATION_REQUIRED = "required: send Authorization: Bearer <token> (an API key or an access token); with it, this page lists the upstreams you may reach";
+const HOME_AUTHENTICATION_REQUIRED =
+  "required: send Authorization: Bearer <token> (an API key or an access token); with it, this page lists the upstreams you may reach";
 
 /**
  * What `GET /` says about upstreams: every name with AUTH off; with authentication on, the
@@ -206,22 +235,46 @@ const HOME_AUTHENTICATION_REQUIRED = "required: send Authorization: Bearer <toke
  * authentication is required and where its metadata is (nothing about upstreams). A credential
  * that fails is recorded as a failed authentication (bounded per source), as on /mcp.
  */
-async function upstreamsOfHome(c: GatewayContext, parts: ShellParts, config: GatewayConfig, all: readonly UpstreamConfig[]): Promise<Record<string, unknown>> {
+async function upstreamsOfHome(
+  c: GatewayContext,
+  parts: ShellParts,
+  config: GatewayConfig,
+  all: readonly UpstreamConfig[],
+): Promise<Record<string, unknown>> {
   if (authOff(config)) return { upstreams: all.map((u) => u.name) };
   const authorization = c.req.header("authorization");
   if (config.auth.ok && authorization !== undefined) {
     const startedAt = Date.now();
     const signInToken = signInTokenOf(c, parts, config.auth.value, "");
-    const found = await authenticate({ authorization, auth: config.auth.value, kv: c.env.GATEWAY_KV, cacheTtlMs: config.documentCacheTtlMs, route: "", signInToken });
-    if (found.ok) return { upstreams: (await upstreamsShownTo(found.value, servicesFor(c.env), all)).map((u) => u.name) };
+    const found = await authenticate({
+      authorization,
+      auth: config.auth.value,
+      kv: c.env.GATEWAY_KV,
+      cacheTtlMs: config.documentCacheTtlMs,
+      route: "",
+      signInToken,
+    });
+    if (found.ok)
+      return { upstreams: (await upstreamsShownTo(found.value, servicesFor(c.env), all)).map((u) => u.name) };
     // The page tells a good credential from a bad one, so a bad one is a failed authentication like any other.
     const reason = authFailureName(found);
     if (reason !== undefined) {
       const answer = { status: 200, message: HOME_AUTHENTICATION_REQUIRED };
-      parts.recordFailure({ request: c.req.raw, route: "/", reason, answer, startedAt, env: c.env, waitUntil: (promise) => c.executionCtx.waitUntil(promise) });
+      parts.recordFailure({
+        request: c.req.raw,
+        route: "/",
+        reason,
+        answer,
+        startedAt,
+        env: c.env,
+        waitUntil: (promise) => c.executionCtx.waitUntil(promise),
+      });
     }
   }
-  return { authentication: HOME_AUTHENTICATION_REQUIRED, resourceMetadata: metadataUrl(new URL(c.req.url).origin, "/mcp") };
+  return {
+    authentication: HOME_AUTHENTICATION_REQUIRED,
+    resourceMetadata: metadataUrl(new URL(c.req.url).origin, "/mcp"),
+  };
 }
 
 /** A POST goes to the front of its era: 2026-07-28 (`_meta` protocol version) or 2025 (everything else). */
@@ -247,7 +300,14 @@ async function serve(c: GatewayContext, route: string, served: Served): Promise<
     case "DELETE":
       return handleDelete(await endpoint(c, route, served));
     default:
-      throw new GatewayError(405, -32000, `Method Not Allowed: ${c.req.method}; use POST, GET or DELETE`, undefined, null, { allow: "GET, POST, DELETE" });
+      throw new GatewayError(
+        405,
+        -32000,
+        `Method Not Allowed: ${c.req.method}; use POST, GET or DELETE`,
+        undefined,
+        null,
+        { allow: "GET, POST, DELETE" },
+      );
   }
 }
 
@@ -287,7 +347,11 @@ export function createShell(parts: ShellParts, pipeline?: PipelineOptions): Hono
 
   app.use("*", async function originGuard(c, next) {
     const origin = checkOrigin(c.req.raw, gatewayConfig(c.env).allowedOrigins);
-    if (origin && c.req.method === "OPTIONS") return new Response(null, { status: 204, headers: corsHeaders(origin, c.req.header("access-control-request-headers") ?? null) });
+    if (origin && c.req.method === "OPTIONS")
+      return new Response(null, {
+        status: 204,
+        headers: corsHeaders(origin, c.req.header("access-control-request-headers") ?? null),
+      });
     await next();
     if (origin) for (const [name, value] of Object.entries(corsHeaders(origin))) c.res.headers.set(name, value);
   });
@@ -310,17 +374,27 @@ export function createShell(parts: ShellParts, pipeline?: PipelineOptions): Hono
   for (const add of parts.routes) add(app);
   const metadata = (c: GatewayContext, route: string) => {
     const auth = gatewayConfig(c.env).auth;
-    return c.json(protectedResourceMetadata(auth.ok ? auth.value : { mode: "missing" }, new URL(c.req.url).origin, route), 200, { "cache-control": "public, max-age=300" });
+    return c.json(
+      protectedResourceMetadata(auth.ok ? auth.value : { mode: "missing" }, new URL(c.req.url).origin, route),
+      200,
+      { "cache-control": "public, max-age=300" },
+    );
   };
   // The keys upstreams verify identity assertions with.
-  app.get("/.well-known/jwks.json", async (c) => c.json(await identityJwks(c.env), 200, { "cache-control": "public, max-age=300" }));
+  app.get("/.well-known/jwks.json", async (c) =>
+    c.json(await identityJwks(c.env), 200, { "cache-control": "public, max-age=300" }),
+  );
   app.get(PROTECTED_RESOURCE_PATH, (c) => metadata(c, ""));
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp`, (c) => metadata(c, ""));
   app.get(`${PROTECTED_RESOURCE_PATH}/mcp/:upstream`, (c) => metadata(c, c.req.param("upstream")));
   for (const path of AUTHORIZATION_SERVER_PATHS) app.all(path, (c) => errorResponse(notAnAuthorizationServer(c)));
   app.all("/mcp", (c) => serve(c, "", served));
   app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), served));
-  app.notFound(() => errorResponse(new GatewayError(404, -32000, "Not Found: the MCP endpoint is /mcp (all upstreams) or /mcp/<upstream>")));
+  app.notFound(() =>
+    errorResponse(
+      new GatewayError(404, -32000, "Not Found: the MCP endpoint is /mcp (all upstreams) or /mcp/<upstream>"),
+    ),
+  );
   app.onError((error) => errorResponse(error));
   return app;
 }

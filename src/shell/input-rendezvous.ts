@@ -53,7 +53,8 @@ export class InputRendezvous extends DurableObject implements InputRendezvousRpc
     for (;;) {
       const stored = await this.ctx.storage.get<string>([...keys.map((key) => ANSWER_PREFIX + key), FAILED_KEY]);
       const present = keys.filter((key) => stored.has(ANSWER_PREFIX + key));
-      if (present.length === keys.length || stored.has(FAILED_KEY)) return Object.fromEntries(present.map((key) => [key, stored.get(ANSWER_PREFIX + key)!]));
+      if (present.length === keys.length || stored.has(FAILED_KEY))
+        return Object.fromEntries(present.map((key) => [key, stored.get(ANSWER_PREFIX + key)!]));
       const remaining = deadline - Date.now();
       if (remaining <= 0) return undefined;
       await new Promise<void>((resolve) => {

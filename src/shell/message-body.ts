@@ -27,7 +27,12 @@ function describeLimit(limitBytes: number): string {
 }
 
 function tooLarge(limitBytes: number): GatewayError {
-  return new GatewayError(413, INVALID_REQUEST, `Payload Too Large: an MCP message body may hold at most ${describeLimit(limitBytes)}; send a smaller message (large content belongs in a resource or a file the tool fetches)`, { maxBytes: limitBytes });
+  return new GatewayError(
+    413,
+    INVALID_REQUEST,
+    `Payload Too Large: an MCP message body may hold at most ${describeLimit(limitBytes)}; send a smaller message (large content belongs in a resource or a file the tool fetches)`,
+    { maxBytes: limitBytes },
+  );
 }
 
 /**

@@ -11,7 +11,18 @@
 import { GatewayError } from "../core/errors";
 
 /** Request headers a browser client may send: both eras' (2026-07-28 adds Mcp-Method, Mcp-Name and the Mcp-Param-* mirrors) and the trace context. */
-const CORS_ALLOWED_HEADERS = ["content-type", "accept", "authorization", "mcp-session-id", "mcp-protocol-version", "last-event-id", "mcp-method", "mcp-name", "traceparent", "tracestate"];
+const CORS_ALLOWED_HEADERS = [
+  "content-type",
+  "accept",
+  "authorization",
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "last-event-id",
+  "mcp-method",
+  "mcp-name",
+  "traceparent",
+  "tracestate",
+];
 /** A 2026-07-28 parameter header (`Mcp-Param-<name>`), which a preflight can only allow by name. */
 const PARAM_HEADER = /^mcp-param-[a-z0-9_-]{1,64}$/;
 /** Parameter headers one preflight may have allowed; a longer request is answered with the fixed list only. */
@@ -28,7 +39,11 @@ export function checkOrigin(request: Request, allowed: readonly string[]): strin
   if (allowed.includes(origin) || allowed.includes("*")) return origin;
   const own = new URL(request.url);
   if (origin === own.origin && LOOPBACK_HOSTS.has(own.hostname)) return origin;
-  throw new GatewayError(403, -32000, `Forbidden: Origin ${origin} is not allowed; an operator can add it to ALLOWED_ORIGINS`);
+  throw new GatewayError(
+    403,
+    -32000,
+    `Forbidden: Origin ${origin} is not allowed; an operator can add it to ALLOWED_ORIGINS`,
+  );
 }
 
 /** The Mcp-Param-* headers a preflight asks for (Access-Control-Request-Headers), when they are few and well formed. */

@@ -10,7 +10,11 @@ const API_KEY_PREFIX = "api-keys/";
 export type ListedApiKeyRecord = { readonly id: string; readonly position: string; readonly metadata: unknown };
 
 /** A page of stored keys; `cursor` is KV's, present when more follow. */
-export type ApiKeyRecordPage = { readonly records: readonly ListedApiKeyRecord[]; readonly complete: boolean; readonly cursor?: string };
+export type ApiKeyRecordPage = {
+  readonly records: readonly ListedApiKeyRecord[];
+  readonly complete: boolean;
+  readonly cursor?: string;
+};
 
 /** The stored text of key `id`'s record; null when there is none. */
 export function readApiKeyRecord(kv: KVNamespace, id: string): Promise<string | null> {
@@ -33,8 +37,20 @@ export async function deleteApiKeyRecord(kv: KVNamespace, id: string): Promise<v
 }
 
 /** One KV list of stored keys, `limit` at most, from KV's `cursor`. */
-export async function listApiKeyRecords(kv: KVNamespace, limit: number, cursor: string | undefined): Promise<ApiKeyRecordPage> {
-  const page: KVNamespaceListResult<unknown, string> = await kv.list({ prefix: API_KEY_PREFIX, limit, ...(cursor !== undefined ? { cursor } : {}) });
-  const records = page.keys.map((entry) => ({ id: entry.name.slice(API_KEY_PREFIX.length), position: entry.name, metadata: entry.metadata }));
+export async function listApiKeyRecords(
+  kv: KVNamespace,
+  limit: number,
+  cursor: string | undefined,
+): Promise<ApiKeyRecordPage> {
+  const page: KVNamespaceListResult<unknown, string> = await kv.list({
+    prefix: API_KEY_PREFIX,
+    limit,
+    ...(cursor !== undefined ? { cursor } : {}),
+  });
+  const records = page.keys.map((entry) => ({
+    id: entry.name.slice(API_KEY_PREFIX.length),
+    position: entry.name,
+    metadata: entry.metadata,
+  }));
   return page.list_complete ? { records, complete: true } : { records, complete: false, cursor: page.cursor };
 }

@@ -43,7 +43,12 @@ function remember(sessionId: string, level: LogLevel | null): void {
  * @example
  * await saveLogLevel(kv, session.id, "info", session.expiresAt);
  */
-export async function saveLogLevel(kv: KVNamespace, sessionId: string, level: LogLevel, expiresAt: number): Promise<void> {
+export async function saveLogLevel(
+  kv: KVNamespace,
+  sessionId: string,
+  level: LogLevel,
+  expiresAt: number,
+): Promise<void> {
   remember(sessionId, level);
   const expiration = Math.max(expiresAt, Math.floor(Date.now() / 1000) + MIN_KV_TTL_S);
   await kv.put(LOG_LEVEL_KEY_PREFIX + sessionId, level, { expiration });

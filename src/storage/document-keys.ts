@@ -30,7 +30,10 @@ export async function listFilterSetNames(kv: KVNamespace): Promise<string[]> {
   const names: string[] = [];
   let cursor: string | undefined;
   do {
-    const page: KVNamespaceListResult<unknown, string> = await kv.list({ prefix: FILTER_SET_KEY_PREFIX, ...(cursor ? { cursor } : {}) });
+    const page: KVNamespaceListResult<unknown, string> = await kv.list({
+      prefix: FILTER_SET_KEY_PREFIX,
+      ...(cursor ? { cursor } : {}),
+    });
     names.push(...page.keys.map((key) => key.name.slice(FILTER_SET_KEY_PREFIX.length)));
     cursor = page.list_complete ? undefined : page.cursor;
   } while (cursor);

@@ -53,7 +53,10 @@ async function parseYamlDocument(text: string): Promise<Checked<unknown>> {
   try {
     return { ok: true, value: yaml.parse(text, { maxAliasCount: MAX_YAML_ALIASES }) };
   } catch (error) {
-    return { ok: false, problems: [{ path: "", message: `neither JSON nor YAML: ${(error as Error).message.split("\n")[0]}` }] };
+    return {
+      ok: false,
+      problems: [{ path: "", message: `neither JSON nor YAML: ${(error as Error).message.split("\n")[0]}` }],
+    };
   }
 }
 
@@ -68,7 +71,9 @@ async function read<T>(kv: KVNamespace, key: string, check: (value: unknown) => 
   const parsed = await parseDocument(text);
   const checked = parsed.ok ? check(parsed.value) : parsed;
   if (checked.ok) return { state: "valid", value: checked.value };
-  console.error(`mcp-edge-gateway: KV document "${key}" is invalid and is not applied: ${formatProblems(checked.problems)}`);
+  console.error(
+    `mcp-edge-gateway: KV document "${key}" is invalid and is not applied: ${formatProblems(checked.problems)}`,
+  );
   return { state: "broken", problems: checked.problems, ...(parsed.ok ? { parsed: parsed.value } : {}) };
 }
 
@@ -79,7 +84,12 @@ async function read<T>(kv: KVNamespace, key: string, check: (value: unknown) => 
  * @example
  * const plan = await loadDocument(kv, "plan", 30_000, checkPlan);
  */
-export function loadDocument<T>(kv: KVNamespace, key: string, ttlMs: number, check: (value: unknown) => Checked<T>): Promise<Stored<T>> {
+export function loadDocument<T>(
+  kv: KVNamespace,
+  key: string,
+  ttlMs: number,
+  check: (value: unknown) => Checked<T>,
+): Promise<Stored<T>> {
   return copies.load(key, ttlMs, () => read(kv, key, check)) as Promise<Stored<T>>;
 }
 

@@ -8,7 +8,10 @@
 /** What ended. */
 export type EndedKind = "session" | "console-session";
 
-const PREFIXES: Readonly<Record<EndedKind, string>> = { session: "session-ended/", "console-session": "console-signed-out/" };
+const PREFIXES: Readonly<Record<EndedKind, string>> = {
+  session: "session-ended/",
+  "console-session": "console-signed-out/",
+};
 /** KV keeps a key at least this long. */
 const MIN_KV_TTL_S = 60;
 

@@ -41,12 +41,24 @@ export function nextCursor(request: JsonSliceRequest, offset: number): string {
 }
 
 /** An array slice: `items` from `request.offset` of an array of `total`; `oversized` when the first item alone is too large to send. */
-export function arraySlice(id: string, request: JsonSliceRequest, total: number, items: readonly unknown[], oversized: boolean): Record<string, unknown> {
+export function arraySlice(
+  id: string,
+  request: JsonSliceRequest,
+  total: number,
+  items: readonly unknown[],
+  oversized: boolean,
+): Record<string, unknown> {
   const base = { id, pointer: request.pointer, type: "array", total, offset: request.offset };
   if (oversized) {
     // One item larger than an answer may be: say where it is instead of sending it.
     const end = request.offset + 1;
-    return { ...base, count: 0, items: [], note: `item ${request.offset} is larger than ${MAX_SLICE_BYTES} bytes; read inside it with the pointer "${request.pointer}/${request.offset}"`, ...(end < total ? { nextCursor: nextCursor(request, end) } : {}) };
+    return {
+      ...base,
+      count: 0,
+      items: [],
+      note: `item ${request.offset} is larger than ${MAX_SLICE_BYTES} bytes; read inside it with the pointer "${request.pointer}/${request.offset}"`,
+      ...(end < total ? { nextCursor: nextCursor(request, end) } : {}),
+    };
   }
   const end = request.offset + items.length;
   return { ...base, count: items.length, items, ...(end < total ? { nextCursor: nextCursor(request, end) } : {}) };
@@ -57,13 +69,31 @@ export function stringChars(request: JsonSliceRequest): number {
   return Math.min(request.limit * STRING_CHARS_PER_ITEM, MAX_STRING_CHARS);
 }
 
-export function stringSlice(id: string, request: JsonSliceRequest, total: number, value: string): Record<string, unknown> {
+export function stringSlice(
+  id: string,
+  request: JsonSliceRequest,
+  total: number,
+  value: string,
+): Record<string, unknown> {
   const end = request.offset + value.length;
-  return { id, pointer: request.pointer, type: "string", total, offset: request.offset, value, ...(end < total ? { nextCursor: nextCursor(request, end) } : {}) };
+  return {
+    id,
+    pointer: request.pointer,
+    type: "string",
+    total,
+    offset: request.offset,
+    value,
+    ...(end < total ? { nextCursor: nextCursor(request, end) } : {}),
+  };
 }
 
 /** The keys of an object too large to send, one page of them. */
-export function keysSlice(id: string, request: JsonSliceRequest, total: number, page: readonly string[]): Record<string, unknown> {
+export function keysSlice(
+  id: string,
+  request: JsonSliceRequest,
+  total: number,
+  page: readonly string[],
+): Record<string, unknown> {
   const end = request.offset + page.length;
   return {
     id,
@@ -95,5 +125,10 @@ export function jsonSlice(id: string, value: unknown, request: JsonSliceRequest)
     const keys = Object.keys(value);
     return keysSlice(id, request, keys.length, keys.slice(request.offset, request.offset + request.limit));
   }
-  return { id, pointer: request.pointer, type: value === null ? "null" : Array.isArray(value) ? "array" : typeof value, value };
+  return {
+    id,
+    pointer: request.pointer,
+    type: value === null ? "null" : Array.isArray(value) ? "array" : typeof value,
+    value,
+  };
 }

@@ -174,7 +174,8 @@ export class PayloadIndexer implements JsonStreamHandler {
       this.valueToken = key;
       const listable = key.length <= MAX_LISTED_KEY_CHARS;
       if (!listable || number >= DENSE_MEMBERS) parent.all = false;
-      if (listable && (number < DENSE_MEMBERS || at - parent.lastCheckpoint >= this.spacing)) this.checkpoint(parent, [number, at, key]);
+      if (listable && (number < DENSE_MEMBERS || at - parent.lastCheckpoint >= this.spacing))
+        this.checkpoint(parent, [number, at, key]);
     }
   }
 
@@ -189,7 +190,17 @@ export class PayloadIndexer implements JsonStreamHandler {
       this.frames.push(null);
       return;
     }
-    this.frames.push({ kind, parent: this.valueParent, token: this.valueToken, start: this.startByte, count: 0, key: undefined, lastCheckpoint: this.startByte, checkpoints: [], all: true });
+    this.frames.push({
+      kind,
+      parent: this.valueParent,
+      token: this.valueToken,
+      start: this.startByte,
+      count: 0,
+      key: undefined,
+      lastCheckpoint: this.startByte,
+      checkpoints: [],
+      all: true,
+    });
   }
 
   private close(): void {
@@ -225,19 +236,35 @@ export class PayloadIndexer implements JsonStreamHandler {
     if (this.closing) {
       this.finish(this.closing, end);
       this.closing = null;
-    } else if (this.lastScalar === "string" && end - this.startByte >= INDEXED_VALUE_BYTES && this.top() !== null && this.frames.length < this.maxDepth) {
+    } else if (
+      this.lastScalar === "string" &&
+      end - this.startByte >= INDEXED_VALUE_BYTES &&
+      this.top() !== null &&
+      this.frames.length < this.maxDepth
+    ) {
       this.add({ p: pointerTokens(this.valueParent, this.valueToken), t: "s", s: this.startByte, e: end, n: 0, c: [] });
     }
   }
 
   private finish(frame: Frame, end: number): void {
     if (end - frame.start < INDEXED_VALUE_BYTES) return;
-    this.add({ p: pointerTokens(frame.parent, frame.token), t: frame.kind, s: frame.start, e: end, n: frame.count, c: frame.checkpoints, ...(frame.kind === "o" ? { all: frame.all } : {}) });
+    this.add({
+      p: pointerTokens(frame.parent, frame.token),
+      t: frame.kind,
+      s: frame.start,
+      e: end,
+      n: frame.count,
+      c: frame.checkpoints,
+      ...(frame.kind === "o" ? { all: frame.all } : {}),
+    });
   }
 
   private add(value: IndexedValue): void {
     this.values.push(value);
-    this.cost += VALUE_COST_BYTES + value.p.reduce((sum, token) => sum + token.length + 3, 0) + value.c.reduce((sum, c) => sum + CHECKPOINT_COST_BYTES + (c[2]?.length ?? 0), 0);
+    this.cost +=
+      VALUE_COST_BYTES +
+      value.p.reduce((sum, token) => sum + token.length + 3, 0) +
+      value.c.reduce((sum, c) => sum + CHECKPOINT_COST_BYTES + (c[2]?.length ?? 0), 0);
     for (let round = 0; this.cost > MAX_INDEX_BYTES && round < MAX_SHRINK_ROUNDS; round++) this.shrink();
   }
 
@@ -268,15 +295,26 @@ export class PayloadIndexer implements JsonStreamHandler {
     } else {
       this.values.length = 0; // nothing left to give up: an empty index (reads scan, within their bound)
     }
-    this.cost = this.values.reduce((sum, v) => sum + VALUE_COST_BYTES + v.p.reduce((s, t) => s + t.length + 3, 0) + v.c.reduce((s, c) => s + CHECKPOINT_COST_BYTES + (c[2]?.length ?? 0), 0), 0);
-    this.cost += this.frames.reduce((sum, f) => sum + (f ? f.checkpoints.reduce((s, c) => s + CHECKPOINT_COST_BYTES + (c[2]?.length ?? 0), 0) : 0), 0);
+    this.cost = this.values.reduce(
+      (sum, v) =>
+        sum +
+        VALUE_COST_BYTES +
+        v.p.reduce((s, t) => s + t.length + 3, 0) +
+        v.c.reduce((s, c) => s + CHECKPOINT_COST_BYTES + (c[2]?.length ?? 0), 0),
+      0,
+    );
+    this.cost += this.frames.reduce(
+      (sum, f) => sum + (f ? f.checkpoints.reduce((s, c) => s + CHECKPOINT_COST_BYTES + (c[2]?.length ?? 0), 0) : 0),
+      0,
+    );
   }
 }
 
 /** The reference tokens of the value with `token` in `parent` (built for indexed values only: most values are not). */
 function pointerTokens(parent: Frame | undefined, token: string | number | undefined): string[] {
   const tokens: string[] = [];
-  for (let frame = parent, own = token; own !== undefined; own = frame?.token, frame = frame?.parent) tokens.push(String(own));
+  for (let frame = parent, own = token; own !== undefined; own = frame?.token, frame = frame?.parent)
+    tokens.push(String(own));
   return tokens.reverse();
 }
 
@@ -322,9 +360,12 @@ function bothHandlers(first: JsonStreamHandler, second: JsonStreamHandler): Json
 export function largestIndexedArray(index: PayloadIndex): { pointer: string; count: number } | undefined {
   let best: IndexedValue | undefined;
   for (const value of index.values) {
-    if (value.t === "a" && (!best || value.n > best.n || (value.n === best.n && value.p.length < best.p.length))) best = value;
+    if (value.t === "a" && (!best || value.n > best.n || (value.n === best.n && value.p.length < best.p.length)))
+      best = value;
   }
-  return best && { pointer: best.p.map((t) => `/${t.replace(/~/g, "~0").replace(/\//g, "~1")}`).join(""), count: best.n };
+  return (
+    best && { pointer: best.p.map((t) => `/${t.replace(/~/g, "~0").replace(/\//g, "~1")}`).join(""), count: best.n }
+  );
 }
 
 /** Indexes a payload whose whole text is at hand. */
@@ -335,12 +376,25 @@ export function indexPayloadText(text: string, size: number): PayloadIndex | und
 }
 
 /** Stores the index of payload `id` (with the payload's own metadata: same owner, same expiry). */
-export async function putPayloadIndex(bucket: R2Bucket, id: string, index: PayloadIndex, customMetadata?: Record<string, string>): Promise<void> {
-  await bucket.put(indexKey(id), JSON.stringify(index), { httpMetadata: { contentType: "application/json" }, ...(customMetadata ? { customMetadata } : {}) });
+export async function putPayloadIndex(
+  bucket: R2Bucket,
+  id: string,
+  index: PayloadIndex,
+  customMetadata?: Record<string, string>,
+): Promise<void> {
+  await bucket.put(indexKey(id), JSON.stringify(index), {
+    httpMetadata: { contentType: "application/json" },
+    ...(customMetadata ? { customMetadata } : {}),
+  });
 }
 
 function isIndex(value: unknown): value is PayloadIndex {
-  return typeof value === "object" && value !== null && (value as { v?: unknown }).v === INDEX_VERSION && Array.isArray((value as { values?: unknown }).values);
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { v?: unknown }).v === INDEX_VERSION &&
+    Array.isArray((value as { values?: unknown }).values)
+  );
 }
 
 /** The stored index of payload `id`, or undefined when it has none (stored before indexes existed). */

@@ -39,7 +39,8 @@ export type ReadStats = { readonly fetchedBytes: number; readonly ranges: number
 function integer(value: unknown, name: string, min: number, max: number, fallback: number): number | string {
   if (value === undefined) return fallback;
   const number = typeof value === "string" && value !== "" ? Number(value) : value;
-  if (typeof number !== "number" || !Number.isInteger(number) || number < min || number > max) return `${name} must be an integer from ${min} to ${max}`;
+  if (typeof number !== "number" || !Number.isInteger(number) || number < min || number > max)
+    return `${name} must be an integer from ${min} to ${max}`;
   return number;
 }
 
@@ -125,34 +126,72 @@ export async function readSlice(
   if (found.state !== "found") return { ok: false, reason: "not-found", message: payloadNotFoundMessage(id, caller) };
   const { metadata } = found;
   if (request.mode === "bytes") {
-    if (request.byteOffset >= metadata.size) return { ok: true, slice: { id, size: metadata.size, byteOffset: request.byteOffset, byteLength: 0, text: "" } };
+    if (request.byteOffset >= metadata.size)
+      return { ok: true, slice: { id, size: metadata.size, byteOffset: request.byteOffset, byteLength: 0, text: "" } };
     // At least one whole character, however few bytes were asked: a slice of none would name the same offset as its next.
     const asked = Math.min(Math.max(request.byteLength, MAX_UTF8_CHARACTER_BYTES), metadata.size - request.byteOffset);
     const object = await readPayload(bucket, id, { offset: request.byteOffset, length: asked });
     const bytes = object ? new Uint8Array(await object.arrayBuffer()) : new Uint8Array(0);
     // Whole characters only: a character cut by the range is left to the next slice.
-    const length = bytes.length === asked && request.byteOffset + asked < metadata.size ? completeUtf8Length(bytes) : bytes.length;
+    const length =
+      bytes.length === asked && request.byteOffset + asked < metadata.size ? completeUtf8Length(bytes) : bytes.length;
     const text = new TextDecoder().decode(bytes.subarray(0, length));
     const end = request.byteOffset + length;
     return {
       ok: true,
-      slice: { id, size: metadata.size, byteOffset: request.byteOffset, byteLength: length, text, ...(end < metadata.size ? { nextCursor: encodeJson({ byteOffset: end, byteLength: request.byteLength }) } : {}) },
+      slice: {
+        id,
+        size: metadata.size,
+        byteOffset: request.byteOffset,
+        byteLength: length,
+        text,
+        ...(end < metadata.size ? { nextCursor: encodeJson({ byteOffset: end, byteLength: request.byteLength }) } : {}),
+      },
     };
   }
-  if (!metadata.contentType.startsWith("application/json")) return { ok: false, reason: "bad-request", message: `payload ${id} is ${metadata.contentType}, not JSON; read it with byteOffset/byteLength` };
+  if (!metadata.contentType.startsWith("application/json"))
+    return {
+      ok: false,
+      reason: "bad-request",
+      message: `payload ${id} is ${metadata.contentType}, not JSON; read it with byteOffset/byteLength`,
+    };
   const byBytes = `read it with byteOffset/byteLength (up to ${MAX_SLICE_BYTES} bytes a slice)`;
   const view = await indexView(bucket, id, metadata.size);
-  if (view === "unindexed") return { ok: false, reason: "bad-request", message: `payload ${id} is ${metadata.size} bytes and was stored without an index, too large to address by pointer; ${byBytes}` };
-  if (view === "not-json") return { ok: false, reason: "bad-request", message: `payload ${id} is not valid JSON; ${byBytes}` };
-  const source: ScanSource = { bucket, key: PAYLOAD_KEY_PREFIX + id, size: metadata.size, budget: { fetched: 0, ranges: 0, limit: MAX_SCANNED_BYTES_PER_READ } };
+  if (view === "unindexed")
+    return {
+      ok: false,
+      reason: "bad-request",
+      message: `payload ${id} is ${metadata.size} bytes and was stored without an index, too large to address by pointer; ${byBytes}`,
+    };
+  if (view === "not-json")
+    return { ok: false, reason: "bad-request", message: `payload ${id} is not valid JSON; ${byBytes}` };
+  const source: ScanSource = {
+    bucket,
+    key: PAYLOAD_KEY_PREFIX + id,
+    size: metadata.size,
+    budget: { fetched: 0, ranges: 0, limit: MAX_SCANNED_BYTES_PER_READ },
+  };
   try {
     const answer = await readByPointer(source, view, id, request);
     const stats = { fetchedBytes: source.budget.fetched, ranges: source.budget.ranges };
     if (answer.ok) return { ok: true, slice: answer.slice, stats };
-    if (answer.reason === "missing") return { ok: false, reason: "bad-request", message: `payload ${id} has nothing at ${request.pointer}; its payloadSchema shows what is there` };
-    return { ok: false, reason: "bad-request", message: `the value at "${answer.at}" in payload ${id} is too large to read by pointer without an index entry; read inside it with a longer pointer, or ${byBytes}` };
+    if (answer.reason === "missing")
+      return {
+        ok: false,
+        reason: "bad-request",
+        message: `payload ${id} has nothing at ${request.pointer}; its payloadSchema shows what is there`,
+      };
+    return {
+      ok: false,
+      reason: "bad-request",
+      message: `the value at "${answer.at}" in payload ${id} is too large to read by pointer without an index entry; read inside it with a longer pointer, or ${byBytes}`,
+    };
   } catch (error) {
     if (!(error instanceof ScanLimitError)) throw error;
-    return { ok: false, reason: "bad-request", message: `reading "${request.pointer}" of payload ${id} would fetch more than ${MAX_SCANNED_BYTES_PER_READ} bytes; ${byBytes}` };
+    return {
+      ok: false,
+      reason: "bad-request",
+      message: `reading "${request.pointer}" of payload ${id} would fetch more than ${MAX_SCANNED_BYTES_PER_READ} bytes; ${byBytes}`,
+    };
   }
 }

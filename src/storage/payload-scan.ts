@@ -42,13 +42,21 @@ export async function fetchRange(source: ScanSource, offset: number, length: num
 }
 
 /** Hands decoded text from byte `from` on to `feed` (with the byte offset each piece starts at) until it returns false or the payload ends. */
-async function scanText(source: ScanSource, from: number, feed: (text: string, byteOffset: number) => boolean): Promise<boolean> {
+async function scanText(
+  source: ScanSource,
+  from: number,
+  feed: (text: string, byteOffset: number) => boolean,
+): Promise<boolean> {
   const decoder = new TextDecoder();
   let at = from;
   let base = from;
   let window = FIRST_SCAN_WINDOW_BYTES;
   while (at < source.size) {
-    const bytes = await fetchRange(source, at, Math.min(window, source.size - at, Math.max(1, source.budget.limit - source.budget.fetched)));
+    const bytes = await fetchRange(
+      source,
+      at,
+      Math.min(window, source.size - at, Math.max(1, source.budget.limit - source.budget.fetched)),
+    );
     if (bytes.length === 0) break;
     at += bytes.length;
     const text = decoder.decode(bytes, { stream: at < source.size });
@@ -154,7 +162,8 @@ class ChildWalker implements JsonStreamHandler {
     this.depth++;
   }
   private close(): void {
-    if (this.depth === 0) this.stop(); // the walked container ends
+    if (this.depth === 0)
+      this.stop(); // the walked container ends
     else this.depth--;
   }
   startObject(): void {
@@ -175,10 +184,20 @@ class ChildWalker implements JsonStreamHandler {
 }
 
 /** Where a walk starts: a byte offset, and the container it is inside (none: a top-level value starts there). */
-export type WalkStart = { readonly byte: number; readonly inside?: ResumePoint; readonly index?: number; readonly key?: string };
+export type WalkStart = {
+  readonly byte: number;
+  readonly inside?: ResumePoint;
+  readonly index?: number;
+  readonly key?: string;
+};
 
 /** Walks the children of a container from `start`, as `visitor` directs, capturing at most `captureChars` characters of a child. */
-export async function walkChildren(source: ScanSource, start: WalkStart, visitor: ChildVisitor, captureChars: number): Promise<void> {
+export async function walkChildren(
+  source: ScanSource,
+  start: WalkStart,
+  visitor: ChildVisitor,
+  captureChars: number,
+): Promise<void> {
   const walker = new ChildWalker(visitor, captureChars, start.index ?? 0, start.key);
   let from = start.byte;
   let inside = start.inside;
@@ -203,7 +222,12 @@ export async function walkChildren(source: ScanSource, start: WalkStart, visitor
 }
 
 /** Decodes the string value starting at byte `from`: its characters `[offset, offset + count)` and its length. */
-export async function readString(source: ScanSource, from: number, offset: number, count: number): Promise<{ total: number; value: string }> {
+export async function readString(
+  source: ScanSource,
+  from: number,
+  offset: number,
+  count: number,
+): Promise<{ total: number; value: string }> {
   let total = 0;
   let value = "";
   let done = false;
@@ -211,7 +235,8 @@ export async function readString(source: ScanSource, from: number, offset: numbe
     wantString: () => true,
     stringChunk: (piece) => {
       const end = total + piece.length;
-      if (end > offset && total < offset + count) value += piece.slice(Math.max(0, offset - total), Math.min(piece.length, offset + count - total));
+      if (end > offset && total < offset + count)
+        value += piece.slice(Math.max(0, offset - total), Math.min(piece.length, offset + count - total));
       total = end;
     },
     valueEnd: () => {

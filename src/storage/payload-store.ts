@@ -65,7 +65,11 @@ function fromCustomMetadata(custom: Record<string, string> | undefined, size: nu
 }
 
 /** Metadata for a payload stored now. */
-export function payloadMetadata(owner: PayloadOwner, fields: { upstream: string; tool: string; size: number; contentType: string; ttlSeconds: number }, now = Date.now()): PayloadMetadata {
+export function payloadMetadata(
+  owner: PayloadOwner,
+  fields: { upstream: string; tool: string; size: number; contentType: string; ttlSeconds: number },
+  now = Date.now(),
+): PayloadMetadata {
   // `size` is informational in R2 (-1 while streaming); reads use the object's own size.
   return {
     principal: owner.principal,
@@ -80,21 +84,42 @@ export function payloadMetadata(owner: PayloadOwner, fields: { upstream: string;
 }
 
 /** Stores a payload whose bytes are all at hand. */
-export async function putPayload(bucket: R2Bucket, id: string, body: string | Uint8Array, metadata: PayloadMetadata): Promise<void> {
-  await bucket.put(PAYLOAD_KEY_PREFIX + id, body, { httpMetadata: { contentType: metadata.contentType }, customMetadata: toCustomMetadata(metadata) });
+export async function putPayload(
+  bucket: R2Bucket,
+  id: string,
+  body: string | Uint8Array,
+  metadata: PayloadMetadata,
+): Promise<void> {
+  await bucket.put(PAYLOAD_KEY_PREFIX + id, body, {
+    httpMetadata: { contentType: metadata.contentType },
+    customMetadata: toCustomMetadata(metadata),
+  });
 }
 
 /** Starts a multipart upload for a payload streamed in parts. */
-export function startPayloadUpload(bucket: R2Bucket, id: string, metadata: PayloadMetadata): Promise<R2MultipartUpload> {
-  return bucket.createMultipartUpload(PAYLOAD_KEY_PREFIX + id, { httpMetadata: { contentType: metadata.contentType }, customMetadata: toCustomMetadata(metadata) });
+export function startPayloadUpload(
+  bucket: R2Bucket,
+  id: string,
+  metadata: PayloadMetadata,
+): Promise<R2MultipartUpload> {
+  return bucket.createMultipartUpload(PAYLOAD_KEY_PREFIX + id, {
+    httpMetadata: { contentType: metadata.contentType },
+    customMetadata: toCustomMetadata(metadata),
+  });
 }
 
 /** Who is asking: a caller, or a signed URL (which proves access by itself). */
 export type PayloadReader = { readonly owner: PayloadCaller } | { readonly signed: true };
 
-export type PayloadLookup = { readonly state: "found"; readonly metadata: PayloadMetadata } | { readonly state: "not-found" };
+export type PayloadLookup =
+  | { readonly state: "found"; readonly metadata: PayloadMetadata }
+  | { readonly state: "not-found" };
 
-function readable(metadata: PayloadMetadata | undefined, reader: PayloadReader, now: number): metadata is PayloadMetadata {
+function readable(
+  metadata: PayloadMetadata | undefined,
+  reader: PayloadReader,
+  now: number,
+): metadata is PayloadMetadata {
   if (!metadata || Date.parse(metadata.expiresAt) <= now) return false;
   if ("signed" in reader) return true;
   // A payload stored with a session ("" is the whole principal's) is that session's alone.
@@ -113,7 +138,12 @@ export function payloadNotFoundMessage(id: string, caller: PayloadCaller): strin
 }
 
 /** The payload's metadata, when `reader` may read it. */
-export async function findPayload(bucket: R2Bucket, id: string, reader: PayloadReader, now = Date.now()): Promise<PayloadLookup> {
+export async function findPayload(
+  bucket: R2Bucket,
+  id: string,
+  reader: PayloadReader,
+  now = Date.now(),
+): Promise<PayloadLookup> {
   if (!isPayloadId(id)) return { state: "not-found" };
   const head = await bucket.head(PAYLOAD_KEY_PREFIX + id);
   const metadata = head ? fromCustomMetadata(head.customMetadata, head.size) : undefined;
@@ -121,6 +151,10 @@ export async function findPayload(bucket: R2Bucket, id: string, reader: PayloadR
 }
 
 /** Reads a payload (or a byte range of it) that `findPayload` allowed. */
-export async function readPayload(bucket: R2Bucket, id: string, range?: { offset: number; length: number }): Promise<R2ObjectBody | null> {
+export async function readPayload(
+  bucket: R2Bucket,
+  id: string,
+  range?: { offset: number; length: number },
+): Promise<R2ObjectBody | null> {
   return bucket.get(PAYLOAD_KEY_PREFIX + id, range ? { range } : undefined);
 }

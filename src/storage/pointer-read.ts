@@ -7,14 +7,26 @@
  * more than its budget of bytes, whatever the payload's size.
  */
 import { child, parsePointer } from "../core/json-pointer";
-import { arraySlice, fittedCount, jsonSize, jsonSlice, keysSlice, MAX_SLICE_BYTES, stringChars, stringSlice, type JsonSliceRequest } from "./json-slice";
+import {
+  arraySlice,
+  fittedCount,
+  jsonSize,
+  jsonSlice,
+  keysSlice,
+  MAX_SLICE_BYTES,
+  stringChars,
+  stringSlice,
+  type JsonSliceRequest,
+} from "./json-slice";
 import type { Checkpoint, IndexedValue, PayloadIndex } from "./payload-index";
 import { fetchRange, readString, walkChildren, type ChildStart, type ScanSource, type WalkStart } from "./payload-scan";
 
 /** Values up to this many bytes are fetched whole and parsed (and `jsonSlice` answers exactly as over the whole payload). */
 export const PARSED_VALUE_BYTES = 4 * MAX_SLICE_BYTES;
 
-export type PointerAnswer = { readonly ok: true; readonly slice: Record<string, unknown> } | { readonly ok: false; readonly reason: "missing" | "too-large"; readonly at: string };
+export type PointerAnswer =
+  | { readonly ok: true; readonly slice: Record<string, unknown> }
+  | { readonly ok: false; readonly reason: "missing" | "too-large"; readonly at: string };
 
 /** The index with its values by path, as reads use it. */
 export type IndexView = { readonly index: PayloadIndex; readonly byPath: ReadonlyMap<string, IndexedValue> };
@@ -56,7 +68,9 @@ function startBefore(container: IndexedValue, index: number): WalkStart {
 
 /** An indexed child too large to parse, which a walk jumps over. */
 function largeChild(view: IndexView, container: IndexedValue, start: ChildStart): IndexedValue | undefined {
-  const value = view.byPath.get(pathKey([...container.p, container.t === "a" ? String(start.index) : (start.key ?? "")]));
+  const value = view.byPath.get(
+    pathKey([...container.p, container.t === "a" ? String(start.index) : (start.key ?? "")]),
+  );
   return value && value.s === start.byte && value.e - value.s > PARSED_VALUE_BYTES ? value : undefined;
 }
 
@@ -65,7 +79,12 @@ async function parsedRange(source: ScanSource, value: IndexedValue): Promise<unk
 }
 
 /** The raw text of `container`'s child `token` (not itself indexed), or why not. */
-async function childText(source: ScanSource, view: IndexView, container: IndexedValue, token: string): Promise<string | "missing" | "too-large"> {
+async function childText(
+  source: ScanSource,
+  view: IndexView,
+  container: IndexedValue,
+  token: string,
+): Promise<string | "missing" | "too-large"> {
   let start: WalkStart;
   const wanted = (c: ChildStart) => (container.t === "a" ? c.index === Number(token) : c.key === token);
   if (container.t === "s") return "missing";
@@ -98,7 +117,13 @@ async function childText(source: ScanSource, view: IndexView, container: Indexed
 }
 
 /** The keys of a large object, one page (in the order `Object.keys` gives when every member is listed). */
-async function keysPage(source: ScanSource, view: IndexView, object: IndexedValue, offset: number, limit: number): Promise<{ total: number; page: string[] }> {
+async function keysPage(
+  source: ScanSource,
+  view: IndexView,
+  object: IndexedValue,
+  offset: number,
+  limit: number,
+): Promise<{ total: number; page: string[] }> {
   if (object.all) {
     const seen = new Set<string>();
     const integers: string[] = [];
@@ -114,49 +139,70 @@ async function keysPage(source: ScanSource, view: IndexView, object: IndexedValu
     return { total: keys.length, page: keys.slice(offset, offset + limit) };
   }
   const page: string[] = [];
-  await walkChildren(source, startBefore(object, offset), {
-    child: (c) => {
-      if (c.index >= offset + limit) return "stop";
-      if (c.index >= offset) page.push(c.key ?? "");
-      return largeChild(view, object, c) ? "skip" : "pass";
+  await walkChildren(
+    source,
+    startBefore(object, offset),
+    {
+      child: (c) => {
+        if (c.index >= offset + limit) return "stop";
+        if (c.index >= offset) page.push(c.key ?? "");
+        return largeChild(view, object, c) ? "skip" : "pass";
+      },
+      skipTo: (c) => largeChild(view, object, c)!.e,
     },
-    skipTo: (c) => largeChild(view, object, c)!.e,
-  }, 0);
+    0,
+  );
   return { total: object.n, page };
 }
 
 /** An array slice read element by element from the checkpoint before `offset`. */
-async function arrayPage(source: ScanSource, view: IndexView, id: string, array: IndexedValue, request: JsonSliceRequest): Promise<Record<string, unknown>> {
+async function arrayPage(
+  source: ScanSource,
+  view: IndexView,
+  id: string,
+  array: IndexedValue,
+  request: JsonSliceRequest,
+): Promise<Record<string, unknown>> {
   const total = array.n;
   if (request.offset >= total) return arraySlice(id, request, total, [], false);
   const wanted = Math.min(request.limit, total - request.offset);
   const items: unknown[] = [];
   const sizes: number[] = [];
   let bytes = 2;
-  await walkChildren(source, startBefore(array, request.offset), {
-    child: (c) => {
-      const large = largeChild(view, array, c);
-      if (c.index < request.offset) return large ? "skip" : "pass";
-      return large ? "stop" : "capture"; // an item too large to parse is too large to send
+  await walkChildren(
+    source,
+    startBefore(array, request.offset),
+    {
+      child: (c) => {
+        const large = largeChild(view, array, c);
+        if (c.index < request.offset) return large ? "skip" : "pass";
+        return large ? "stop" : "capture"; // an item too large to parse is too large to send
+      },
+      skipTo: (c) => largeChild(view, array, c)!.e,
+      captured: (_c, text) => {
+        if (text === undefined) return false;
+        const item: unknown = JSON.parse(text);
+        const size = jsonSize(item);
+        items.push(item);
+        sizes.push(size);
+        bytes += size + (items.length > 1 ? 1 : 0);
+        return items.length < wanted && bytes <= MAX_SLICE_BYTES;
+      },
     },
-    skipTo: (c) => largeChild(view, array, c)!.e,
-    captured: (_c, text) => {
-      if (text === undefined) return false;
-      const item: unknown = JSON.parse(text);
-      const size = jsonSize(item);
-      items.push(item);
-      sizes.push(size);
-      bytes += size + (items.length > 1 ? 1 : 0);
-      return items.length < wanted && bytes <= MAX_SLICE_BYTES;
-    },
-  }, PARSED_VALUE_BYTES);
+    PARSED_VALUE_BYTES,
+  );
   const count = fittedCount(wanted, sizes);
   const oversized = count === 1 && (sizes[0] === undefined || sizes[0] + 2 > MAX_SLICE_BYTES);
   return arraySlice(id, request, total, items.slice(0, count), oversized);
 }
 
 /** Reads the slice `request` of the payload `source` through its index. */
-export async function readByPointer(source: ScanSource, view: IndexView, id: string, request: JsonSliceRequest): Promise<PointerAnswer> {
+export async function readByPointer(
+  source: ScanSource,
+  view: IndexView,
+  id: string,
+  request: JsonSliceRequest,
+): Promise<PointerAnswer> {
   const tokens = parsePointer(request.pointer);
   let current = view.byPath.get(pathKey([]));
   let value: unknown;
@@ -187,7 +233,8 @@ export async function readByPointer(source: ScanSource, view: IndexView, id: str
     }
     if (depth === tokens.length) {
       // The target is indexed: large.
-      if (current.e - current.s <= PARSED_VALUE_BYTES) return { ok: true, slice: jsonSlice(id, await parsedRange(source, current), request) };
+      if (current.e - current.s <= PARSED_VALUE_BYTES)
+        return { ok: true, slice: jsonSlice(id, await parsedRange(source, current), request) };
       if (current.t === "a") return { ok: true, slice: await arrayPage(source, view, id, current, request) };
       if (current.t === "o") {
         const { total, page } = await keysPage(source, view, current, request.offset, request.limit);
@@ -200,7 +247,8 @@ export async function readByPointer(source: ScanSource, view: IndexView, id: str
   }
   for (const [i, token] of rest.entries()) {
     const next = child(value, token);
-    if (!next.found) return { ok: false, reason: "missing", at: pointerOf(tokens.slice(0, tokens.length - rest.length + i + 1)) };
+    if (!next.found)
+      return { ok: false, reason: "missing", at: pointerOf(tokens.slice(0, tokens.length - rest.length + i + 1)) };
     value = next.value;
   }
   return { ok: true, slice: jsonSlice(id, value, request) };

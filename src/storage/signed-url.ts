@@ -17,12 +17,21 @@ function signingKey(secret: string): Promise<CryptoKey> {
 
 /** A token granting read access to payload `id` until `expiresAt` (seconds since the epoch). */
 export async function signPayloadToken(id: string, expiresAt: number, secret: string): Promise<string> {
-  const signature = await crypto.subtle.sign("HMAC", await signingKey(secret), new TextEncoder().encode(`${id}.${expiresAt}`));
+  const signature = await crypto.subtle.sign(
+    "HMAC",
+    await signingKey(secret),
+    new TextEncoder().encode(`${id}.${expiresAt}`),
+  );
   return `${expiresAt}.${bytesToBase64Url(new Uint8Array(signature))}`;
 }
 
 /** True when `token` was signed for `id` and has not expired. */
-export async function verifyPayloadToken(id: string, token: string, secret: string, now = Date.now()): Promise<boolean> {
+export async function verifyPayloadToken(
+  id: string,
+  token: string,
+  secret: string,
+  now = Date.now(),
+): Promise<boolean> {
   const [expiry, signature] = token.split(".");
   const expiresAt = Number(expiry);
   const bytes = signature ? base64UrlToBytes(signature) : undefined;

@@ -27,7 +27,12 @@ const MAX_LIST_PAGES = 5;
  * @example
  * await recordTaskOwner(kv, await ownerTag(binding), await taskTag(binding, "gh", "42"), 60_000);
  */
-export async function recordTaskOwner(kv: KVNamespace, owner: string, task: string, ttlMs: number | null): Promise<void> {
+export async function recordTaskOwner(
+  kv: KVNamespace,
+  owner: string,
+  task: string,
+  ttlMs: number | null,
+): Promise<void> {
   const seconds = ttlMs === null ? MAX_TASK_OWNER_TTL_SECONDS : Math.ceil(ttlMs / 1000);
   const expirationTtl = Math.min(MAX_TASK_OWNER_TTL_SECONDS, Math.max(MIN_TTL_SECONDS, seconds));
   await kv.put(`${TASK_OWNER_PREFIX}${owner}/${task}`, "", { expirationTtl });
@@ -45,7 +50,11 @@ export async function ownedTasks(kv: KVNamespace, owner: string): Promise<Readon
   const tags = new Set<string>();
   let cursor: string | undefined;
   for (let page = 0; page < MAX_LIST_PAGES; page++) {
-    const listed: KVNamespaceListResult<unknown, string> = await kv.list({ prefix, limit: LIST_PAGE_KEYS, ...(cursor ? { cursor } : {}) });
+    const listed: KVNamespaceListResult<unknown, string> = await kv.list({
+      prefix,
+      limit: LIST_PAGE_KEYS,
+      ...(cursor ? { cursor } : {}),
+    });
     for (const key of listed.keys) tags.add(key.name.slice(prefix.length));
     if (listed.list_complete) break;
     cursor = listed.cursor;

@@ -14,7 +14,9 @@ const URL_DIGEST_BYTES = 12;
 export type EraRecordOf = { readonly name: string; readonly url: string; readonly service?: string };
 
 async function eraKey(upstream: EraRecordOf): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${upstream.service ?? ""} ${upstream.url}`)));
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${upstream.service ?? ""} ${upstream.url}`)),
+  );
   return `${ERA_KEY_PREFIX}${upstream.name}/${bytesToBase64Url(digest.slice(0, URL_DIGEST_BYTES))}`;
 }
 
@@ -24,7 +26,12 @@ export async function readEraRecord(kv: KVNamespace, upstream: EraRecordOf): Pro
 }
 
 /** Stores `upstream`'s era record for `ttlS` seconds. */
-export async function writeEraRecord(kv: KVNamespace, upstream: EraRecordOf, text: string, ttlS: number): Promise<void> {
+export async function writeEraRecord(
+  kv: KVNamespace,
+  upstream: EraRecordOf,
+  text: string,
+  ttlS: number,
+): Promise<void> {
   await kv.put(await eraKey(upstream), text, { expirationTtl: ttlS });
 }
 

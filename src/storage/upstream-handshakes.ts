@@ -13,18 +13,33 @@ const HANDSHAKE_KEY_PREFIX = "upstream-handshake/";
 /** What is kept per client session and upstream. */
 export type HandshakeRecordKind = "session" | "handshake";
 
-const PREFIXES: Readonly<Record<HandshakeRecordKind, string>> = { session: SESSION_KEY_PREFIX, handshake: HANDSHAKE_KEY_PREFIX };
+const PREFIXES: Readonly<Record<HandshakeRecordKind, string>> = {
+  session: SESSION_KEY_PREFIX,
+  handshake: HANDSHAKE_KEY_PREFIX,
+};
 
 function recordKey(kind: HandshakeRecordKind, clientSession: string, upstream: string): string {
   return `${PREFIXES[kind]}${clientSession}/${upstream}`;
 }
 
 /** The `kind` record of client session `clientSession` with `upstream`; null when none is kept. */
-export function readHandshakeRecord(kv: KVNamespace, kind: HandshakeRecordKind, clientSession: string, upstream: string): Promise<string | null> {
+export function readHandshakeRecord(
+  kv: KVNamespace,
+  kind: HandshakeRecordKind,
+  clientSession: string,
+  upstream: string,
+): Promise<string | null> {
   return kv.get(recordKey(kind, clientSession, upstream));
 }
 
 /** Stores the `kind` record of `clientSession` with `upstream` until `expiration` (seconds since the epoch). */
-export async function writeHandshakeRecord(kv: KVNamespace, kind: HandshakeRecordKind, clientSession: string, upstream: string, text: string, expiration: number): Promise<void> {
+export async function writeHandshakeRecord(
+  kv: KVNamespace,
+  kind: HandshakeRecordKind,
+  clientSession: string,
+  upstream: string,
+  text: string,
+  expiration: number,
+): Promise<void> {
   await kv.put(recordKey(kind, clientSession, upstream), text, { expiration });
 }

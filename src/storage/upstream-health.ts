@@ -31,11 +31,24 @@ export type HealthWindow = {
 };
 
 export function newWindow(upstream: string, now = Date.now()): HealthWindow {
-  return { upstream, from: now, to: now, calls: 0, errors: 0, lastSuccess: null, lastFailure: null, protocolVersion: null, latenciesMs: [] };
+  return {
+    upstream,
+    from: now,
+    to: now,
+    calls: 0,
+    errors: 0,
+    lastSuccess: null,
+    lastFailure: null,
+    protocolVersion: null,
+    latenciesMs: [],
+  };
 }
 
 /** Adds one call to a window. */
-export function addCall(window: HealthWindow, call: { at: number; durationMs: number; failure?: string; protocolVersion?: string }): void {
+export function addCall(
+  window: HealthWindow,
+  call: { at: number; durationMs: number; failure?: string; protocolVersion?: string },
+): void {
   window.calls++;
   window.to = Math.max(window.to, call.at);
   if (call.failure !== undefined) {
@@ -62,7 +75,10 @@ export async function readWindows(kv: KVNamespace, upstream: string): Promise<He
   const keys: string[] = [];
   let cursor: string | undefined;
   do {
-    const page: KVNamespaceListResult<unknown, string> = await kv.list({ prefix: `${HEALTH_KEY_PREFIX}${upstream}/`, ...(cursor ? { cursor } : {}) });
+    const page: KVNamespaceListResult<unknown, string> = await kv.list({
+      prefix: `${HEALTH_KEY_PREFIX}${upstream}/`,
+      ...(cursor ? { cursor } : {}),
+    });
     keys.push(...page.keys.map((key) => key.name));
     cursor = page.list_complete ? undefined : page.cursor;
   } while (cursor);
@@ -81,7 +97,13 @@ export type HealthReport = {
   readonly protocolVersion: string | null;
   readonly lastSuccess: string | null;
   readonly lastFailure: { readonly at: string; readonly reason: string } | null;
-  readonly recent: { readonly since: string | null; readonly calls: number; readonly errors: number; readonly errorRate: number | null; readonly latencyMs: { p50: number | null; p90: number | null; p99: number | null } };
+  readonly recent: {
+    readonly since: string | null;
+    readonly calls: number;
+    readonly errors: number;
+    readonly errorRate: number | null;
+    readonly latencyMs: { p50: number | null; p90: number | null; p99: number | null };
+  };
 };
 
 /** Merges windows into one report. */
@@ -97,8 +119,10 @@ export function summarize(windows: readonly HealthWindow[]): HealthReport {
   for (const window of windows) {
     calls += window.calls;
     errors += window.errors;
-    if (window.lastSuccess !== null && (lastSuccess === null || window.lastSuccess > lastSuccess)) lastSuccess = window.lastSuccess;
-    if (window.lastFailure && (!lastFailure || window.lastFailure.at > lastFailure.at)) lastFailure = window.lastFailure;
+    if (window.lastSuccess !== null && (lastSuccess === null || window.lastSuccess > lastSuccess))
+      lastSuccess = window.lastSuccess;
+    if (window.lastFailure && (!lastFailure || window.lastFailure.at > lastFailure.at))
+      lastFailure = window.lastFailure;
     if (window.protocolVersion && (!latest || window.to > latest.to)) latest = window;
     since = since === null ? window.from : Math.min(since, window.from);
     latencies.push(...window.latenciesMs);

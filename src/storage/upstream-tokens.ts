@@ -52,10 +52,20 @@ export type UpstreamTokens = {
 };
 
 /** What listings show of a connection: never a token. */
-export type UpstreamConnection = { readonly principal: string; readonly upstream: string; readonly scope?: string; readonly expiresAt?: number; readonly connectedAt: number };
+export type UpstreamConnection = {
+  readonly principal: string;
+  readonly upstream: string;
+  readonly scope?: string;
+  readonly expiresAt?: number;
+  readonly connectedAt: number;
+};
 
 /** The gateway's registration with one upstream's authorization server. */
-export type ClientRegistration = { readonly issuer: string; readonly redirectUri: string; readonly client: Readonly<Record<string, unknown>> };
+export type ClientRegistration = {
+  readonly issuer: string;
+  readonly redirectUri: string;
+  readonly client: Readonly<Record<string, unknown>>;
+};
 
 async function tagOf(principal: string): Promise<string> {
   const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(principal)));
@@ -67,12 +77,24 @@ async function tokenKey(principal: string, upstream: string): Promise<string> {
 }
 
 function isTokens(value: unknown): value is UpstreamTokens {
-  return isObject(value) && typeof value["accessToken"] === "string" && typeof value["issuer"] === "string" && typeof value["clientId"] === "string" && typeof value["origin"] === "string" && typeof value["resource"] === "string"
-    && (value["namedResource"] === undefined || typeof value["namedResource"] === "string");
+  return (
+    isObject(value) &&
+    typeof value["accessToken"] === "string" &&
+    typeof value["issuer"] === "string" &&
+    typeof value["clientId"] === "string" &&
+    typeof value["origin"] === "string" &&
+    typeof value["resource"] === "string" &&
+    (value["namedResource"] === undefined || typeof value["namedResource"] === "string")
+  );
 }
 
 /** The tokens `principal` holds for `upstream`, or undefined (none, or a record that does not open for it). */
-export async function readTokens(kv: KVNamespace, secret: string, principal: string, upstream: string): Promise<UpstreamTokens | undefined> {
+export async function readTokens(
+  kv: KVNamespace,
+  secret: string,
+  principal: string,
+  upstream: string,
+): Promise<UpstreamTokens | undefined> {
   const sealed = await kv.get(await tokenKey(principal, upstream));
   if (sealed === null) return undefined;
   const opened = await openState(secret, TOKEN_PURPOSE, principal, sealed);
@@ -80,9 +102,21 @@ export async function readTokens(kv: KVNamespace, secret: string, principal: str
 }
 
 /** Stores (or replaces, after a refresh) `principal`'s tokens for `upstream`. */
-export async function writeTokens(kv: KVNamespace, secret: string, principal: string, upstream: string, tokens: UpstreamTokens): Promise<void> {
+export async function writeTokens(
+  kv: KVNamespace,
+  secret: string,
+  principal: string,
+  upstream: string,
+  tokens: UpstreamTokens,
+): Promise<void> {
   const sealed = await sealState(secret, TOKEN_PURPOSE, principal, TOKEN_RECORD_TTL_MS, tokens);
-  const metadata: UpstreamConnection = { principal, upstream, connectedAt: tokens.connectedAt, ...(tokens.scope !== undefined ? { scope: tokens.scope } : {}), ...(tokens.expiresAt !== undefined ? { expiresAt: tokens.expiresAt } : {}) };
+  const metadata: UpstreamConnection = {
+    principal,
+    upstream,
+    connectedAt: tokens.connectedAt,
+    ...(tokens.scope !== undefined ? { scope: tokens.scope } : {}),
+    ...(tokens.expiresAt !== undefined ? { expiresAt: tokens.expiresAt } : {}),
+  };
   await kv.put(await tokenKey(principal, upstream), sealed, { expirationTtl: TOKEN_RECORD_TTL_MS / 1000, metadata });
 }
 
@@ -100,7 +134,8 @@ export async function listConnections(kv: KVNamespace, principal?: string): Prom
     const page: KVNamespaceListResult<unknown> = await kv.list({ prefix, ...(cursor ? { cursor } : {}) });
     for (const key of page.keys) {
       const meta = key.metadata;
-      if (isObject(meta) && typeof meta["principal"] === "string" && typeof meta["upstream"] === "string") out.push(meta as UpstreamConnection);
+      if (isObject(meta) && typeof meta["principal"] === "string" && typeof meta["upstream"] === "string")
+        out.push(meta as UpstreamConnection);
     }
     cursor = page.list_complete ? undefined : page.cursor;
   } while (cursor && out.length < MAX_LISTED);
@@ -137,11 +172,21 @@ async function openClient(secret: string, sealed: string | null): Promise<Client
   if (sealed === null) return undefined;
   const opened = await openState(secret, CLIENT_PURPOSE, GATEWAY_PRINCIPAL, sealed);
   const value = opened.ok ? opened.value : undefined;
-  return isObject(value) && typeof value["issuer"] === "string" && typeof value["redirectUri"] === "string" && isObject(value["client"]) ? (value as ClientRegistration) : undefined;
+  return isObject(value) &&
+    typeof value["issuer"] === "string" &&
+    typeof value["redirectUri"] === "string" &&
+    isObject(value["client"])
+    ? (value as ClientRegistration)
+    : undefined;
 }
 
 /** Keeps a dynamic registration under its redirect URI (sealed: it may carry a client secret). */
-export async function writeClient(kv: KVNamespace, secret: string, upstream: string, registration: ClientRegistration): Promise<void> {
+export async function writeClient(
+  kv: KVNamespace,
+  secret: string,
+  upstream: string,
+  registration: ClientRegistration,
+): Promise<void> {
   const sealed = await sealState(secret, CLIENT_PURPOSE, GATEWAY_PRINCIPAL, CLIENT_RECORD_TTL_MS, registration);
   const key = await clientKey(upstream, registration.redirectUri);
   await kv.put(key, sealed, { expirationTtl: CLIENT_RECORD_TTL_MS / 1000 });

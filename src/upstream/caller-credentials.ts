@@ -31,8 +31,18 @@ export function callerCredentials(services: CredentialServices, caller: Asserted
   return {
     assertion: (upstream) => identityAssertion(env, upstream, caller),
     userToken: async (upstream) => {
-      if (!kv) return fail({ reason: "sign-in-required", detail: "the gateway has no KV namespace (GATEWAY_KV) to keep users' tokens in" });
-      return accessTokenFor(upstream, caller.principal, { kv, secret: sessionSecret(env), env, ...(services.auditQueue ? { auditQueue: services.auditQueue } : {}), ...(services.waitUntil ? { waitUntil: services.waitUntil } : {}) });
+      if (!kv)
+        return fail({
+          reason: "sign-in-required",
+          detail: "the gateway has no KV namespace (GATEWAY_KV) to keep users' tokens in",
+        });
+      return accessTokenFor(upstream, caller.principal, {
+        kv,
+        secret: sessionSecret(env),
+        env,
+        ...(services.auditQueue ? { auditQueue: services.auditQueue } : {}),
+        ...(services.waitUntil ? { waitUntil: services.waitUntil } : {}),
+      });
     },
     rejected: async (upstream) => {
       if (kv) await forgetTokens(upstream, caller.principal, { kv, secret: sessionSecret(env), env });

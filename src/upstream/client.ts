@@ -49,7 +49,6 @@ const STATUS_REASONS: Readonly<Record<number, string>> = {
   504: "gateway timeout",
 };
 
-
 export type UpstreamReply = {
   /** "json" for one JSON body, "sse" for a stream, "accepted" for 202. */
   readonly mode: "json" | "sse" | "accepted";
@@ -150,9 +149,16 @@ function headersFor(exchange: UpstreamExchange): Result<Headers, UpstreamFailure
   if (upstream.credential) {
     const secret = upstream.credential.value ?? env[upstream.credential.secret];
     if (typeof secret !== "string" || secret === "") {
-      return fail({ reason: "missing-binding", upstream: upstream.name, detail: `secret ${upstream.credential.secret} is not set (wrangler secret put ${upstream.credential.secret})` });
+      return fail({
+        reason: "missing-binding",
+        upstream: upstream.name,
+        detail: `secret ${upstream.credential.secret} is not set (wrangler secret put ${upstream.credential.secret})`,
+      });
     }
-    headers.set(upstream.credential.header, upstream.credential.scheme ? `${upstream.credential.scheme} ${secret}` : secret);
+    headers.set(
+      upstream.credential.header,
+      upstream.credential.scheme ? `${upstream.credential.scheme} ${secret}` : secret,
+    );
   }
   return ok(headers);
 }
@@ -207,7 +213,12 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   let fetcher: Fetcher | undefined;
   if (upstream.service) {
     const binding = request.env[upstream.service];
-    if (!isFetcher(binding)) return fail({ reason: "missing-binding", upstream: upstream.name, detail: `service binding ${upstream.service} is not configured in wrangler.toml` });
+    if (!isFetcher(binding))
+      return fail({
+        reason: "missing-binding",
+        upstream: upstream.name,
+        detail: `service binding ${upstream.service} is not configured in wrangler.toml`,
+      });
     fetcher = binding;
   }
 
@@ -222,8 +233,13 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
     response = await (fetcher ? fetcher.fetch(upstream.url, init) : fetch(upstream.url, init));
   } catch (error) {
     deadline.disarm();
-    if (deadline.fired) return fail({ reason: "timeout", upstream: upstream.name, timeoutMs: upstream.timeoutMs, waited: "headers" });
-    return fail({ reason: "unreachable", upstream: upstream.name, detail: error instanceof Error ? error.message : String(error) });
+    if (deadline.fired)
+      return fail({ reason: "timeout", upstream: upstream.name, timeoutMs: upstream.timeoutMs, waited: "headers" });
+    return fail({
+      reason: "unreachable",
+      upstream: upstream.name,
+      detail: error instanceof Error ? error.message : String(error),
+    });
   }
 
   const where: LogContext = { upstream: upstream.name, env: request.env };
@@ -245,17 +261,41 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   const guard: BodyGuard = {
     upstream: upstream.name,
     deadline,
-    ...((request.method === "GET" && request.lastEventId === undefined) || request.quiet ? {} : { idleMs: upstream.idleTimeoutMs }),
+    ...((request.method === "GET" && request.lastEventId === undefined) || request.quiet
+      ? {}
+      : { idleMs: upstream.idleTimeoutMs }),
     broke: {},
     received: { bytes: 0 },
   };
   const { status } = response;
   const resume: ResumePoint = {};
-  if (response.body && response.ok && status !== 202 && request.method === "POST" && !stream && !request.quiet && contentType.includes("json")) {
+  if (
+    response.body &&
+    response.ok &&
+    status !== 202 &&
+    request.method === "POST" &&
+    !stream &&
+    !request.quiet &&
+    contentType.includes("json")
+  ) {
     // A service binding's body is the other Worker's stream, not framed by any length it declares.
     const declared = upstream.service ? Number.NaN : declaredLength(response);
-    if (isSmallAnswer({ declared, largeMinBytes: request.large?.minBytes, timeoutMs: upstream.timeoutMs, idleMs: guard.idleMs })) {
-      return ok({ mode: "json", sessionId, messages: smallAnswerMessages(response, response.body, declared, guard, where, request.large), resume, status, received: guard.received });
+    if (
+      isSmallAnswer({
+        declared,
+        largeMinBytes: request.large?.minBytes,
+        timeoutMs: upstream.timeoutMs,
+        idleMs: guard.idleMs,
+      })
+    ) {
+      return ok({
+        mode: "json",
+        sessionId,
+        messages: smallAnswerMessages(response, response.body, declared, guard, where, request.large),
+        resume,
+        status,
+        received: guard.received,
+      });
     }
   }
   const body = response.body ? guardBody(response.body, guard) : undefined;
@@ -282,31 +322,83 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   }
   if (response.status === 202 || (response.ok && request.method === "DELETE")) {
     await discard();
-    return ok({ mode: "accepted", sessionId, messages: (async function* () {})(), resume: {}, status: response.status, received: guard.received });
+    return ok({
+      mode: "accepted",
+      sessionId,
+      messages: (async function* () {})(),
+      resume: {},
+      status: response.status,
+      received: guard.received,
+    });
   }
   if (response.status >= 300 && response.status < 400) {
     await discard();
-    return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail: `redirects to ${response.headers.get("location") ?? "elsewhere"}; configure the final URL` });
+    return fail({
+      reason: "http-status",
+      upstream: upstream.name,
+      status: response.status,
+      detail: `redirects to ${response.headers.get("location") ?? "elsewhere"}; configure the final URL`,
+    });
   }
-  if (!response.ok && request.rpcErrorsInBody && (response.status === 400 || response.status === 404) && contentType.includes("json") && body) {
+  if (
+    !response.ok &&
+    request.rpcErrorsInBody &&
+    (response.status === 400 || response.status === 404) &&
+    contentType.includes("json") &&
+    body
+  ) {
     deadline.disarm();
     // The error is the answer, relayed: it may echo anything, a credential included.
     const text = redactSecretsInJson(await errorBodyStart(body, MAX_ERROR_ANSWER_BYTES), request.env);
     const wire = readUpstreamMessage(text);
     if (wire && "error" in wire.message) return ok(errorReply(sessionId, wire, response.status));
     logUpstreamText(where, `answered HTTP ${response.status}`, text);
-    return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail: `${STATUS_REASONS[response.status] ?? "client error"} (the gateway's log has the body)` });
+    return fail({
+      reason: "http-status",
+      upstream: upstream.name,
+      status: response.status,
+      detail: `${STATUS_REASONS[response.status] ?? "client error"} (the gateway's log has the body)`,
+    });
   }
   if (!response.ok) {
     // The body may echo anything, a credential included: the log gets it, the client a reason.
     if (body) logUpstreamText(where, `answered HTTP ${response.status}`, await errorBodyStart(body));
     deadline.disarm();
     const reason = STATUS_REASONS[response.status] ?? (response.status >= 500 ? "server error" : "client error");
-    return fail({ reason: "http-status", upstream: upstream.name, status: response.status, detail: `${reason} (the gateway's log has the body)` });
+    return fail({
+      reason: "http-status",
+      upstream: upstream.name,
+      status: response.status,
+      detail: `${reason} (the gateway's log has the body)`,
+    });
   }
   const none = (async function* (): AsyncGenerator<WireMessage> {})();
-  if (stream) return ok({ mode: "sse", sessionId, messages: body ? deadlineAware(sseMessages(body, where, resume, request.large, request.notifications), guard) : none, resume, status, received: guard.received });
-  if (contentType.includes("json")) return ok({ mode: "json", sessionId, messages: body ? deadlineAware(jsonMessages(response, body, guard, where, request.large, request.quiet), guard) : none, resume, status, received: guard.received });
+  if (stream)
+    return ok({
+      mode: "sse",
+      sessionId,
+      messages: body
+        ? deadlineAware(sseMessages(body, where, resume, request.large, request.notifications), guard)
+        : none,
+      resume,
+      status,
+      received: guard.received,
+    });
+  if (contentType.includes("json"))
+    return ok({
+      mode: "json",
+      sessionId,
+      messages: body
+        ? deadlineAware(jsonMessages(response, body, guard, where, request.large, request.quiet), guard)
+        : none,
+      resume,
+      status,
+      received: guard.received,
+    });
   await discard();
-  return fail({ reason: "bad-response", upstream: upstream.name, detail: `answered with content-type "${contentType}", expected JSON or an SSE stream` });
+  return fail({
+    reason: "bad-response",
+    upstream: upstream.name,
+    detail: `answered with content-type "${contentType}", expected JSON or an SSE stream`,
+  });
 }

@@ -90,7 +90,12 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
     reader.cancel(new UpstreamBreak(failure)).catch(() => {});
     throw new UpstreamBreak(failure);
   };
-  const answerLate = (): UpstreamFailure => ({ reason: "timeout", upstream: guard.upstream, timeoutMs: guard.deadline!.timeoutMs, waited: "answer" });
+  const answerLate = (): UpstreamFailure => ({
+    reason: "timeout",
+    upstream: guard.upstream,
+    timeoutMs: guard.deadline!.timeoutMs,
+    waited: "answer",
+  });
   // The answer deadline is subscribed to once, for the whole body: it settles the promises of
   // the reads waiting then. Raced itself on every read, the deadline's promise (which lives as
   // long as the body) would keep one reaction per read, as many as the upstream makes chunks.
@@ -113,7 +118,15 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
     }
     if (guard.idleMs !== undefined) {
       const idleMs = guard.idleMs;
-      timers.push(new Promise((resolve) => (idleTimer = setTimeout(() => resolve({ reason: "timeout", upstream: guard.upstream, timeoutMs: idleMs, waited: "silence" }), idleMs))));
+      timers.push(
+        new Promise(
+          (resolve) =>
+            (idleTimer = setTimeout(
+              () => resolve({ reason: "timeout", upstream: guard.upstream, timeoutMs: idleMs, waited: "silence" }),
+              idleMs,
+            )),
+        ),
+      );
     }
     let result: T | UpstreamFailure;
     try {
@@ -136,7 +149,10 @@ export function guardBody(body: ReadableStream<Uint8Array>, guard: BodyGuard): R
   return readableOf({
     // With an idle deadline, one read per chunk: it measures silence, and a read that waits
     // for `atLeast` bytes would time the upstream's pace instead (an answer still trickling in).
-    readInto: (into, atLeast) => guarded(reader.readInto(into, guard.idleMs === undefined ? atLeast : undefined), (next) => (next.done ? 0 : (next.value?.byteLength ?? 0))),
+    readInto: (into, atLeast) =>
+      guarded(reader.readInto(into, guard.idleMs === undefined ? atLeast : undefined), (next) =>
+        next.done ? 0 : (next.value?.byteLength ?? 0),
+      ),
     fill: (into) => guarded(reader.fill(into), (length) => length),
     read: () => guarded(reader.read(), (next) => (next.done ? 0 : next.value.byteLength)),
     cancel(reason) {

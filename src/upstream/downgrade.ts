@@ -12,7 +12,18 @@
  * that client), with a warning in the log and a note in the list's `_meta`.
  */
 import { isObject } from "../core/jsonrpc";
-import { appendMemberSplice, elements, member, members, parseSpan, removeMemberSplice, rootSpan, splice, type Span, type Splice } from "../core/raw-json";
+import {
+  appendMemberSplice,
+  elements,
+  member,
+  members,
+  parseSpan,
+  removeMemberSplice,
+  rootSpan,
+  splice,
+  type Span,
+  type Splice,
+} from "../core/raw-json";
 import { annotationProblem } from "./modern-wire";
 import { isStatelessRevision } from "../core/revisions";
 
@@ -29,7 +40,11 @@ export function isModernVersion(version: string): boolean {
   return isStatelessRevision(version);
 }
 
-type Removed = { readonly tool?: string; readonly member: "outputSchema" | "structuredContent" | "tool"; readonly reason: string };
+type Removed = {
+  readonly tool?: string;
+  readonly member: "outputSchema" | "structuredContent" | "tool";
+  readonly reason: string;
+};
 
 function isObjectSchema(schema: unknown): boolean {
   return isObject(schema) && schema["type"] === "object";
@@ -38,7 +53,8 @@ function isObjectSchema(schema: unknown): boolean {
 /** The splice adding `removed` to the `_meta` of the object at `span`. */
 function metaSplice(text: string, span: Span, removed: readonly Removed[]): Splice {
   const meta = member(text, span, "_meta");
-  if (meta && text.charCodeAt(meta.start) === 0x7b) return appendMemberSplice(text, meta, DOWNGRADED_META_KEY, JSON.stringify(removed));
+  if (meta && text.charCodeAt(meta.start) === 0x7b)
+    return appendMemberSplice(text, meta, DOWNGRADED_META_KEY, JSON.stringify(removed));
   if (meta) return { span: meta, raw: JSON.stringify({ [DOWNGRADED_META_KEY]: removed }) };
   return appendMemberSplice(text, span, "_meta", JSON.stringify({ [DOWNGRADED_META_KEY]: removed }));
 }
@@ -75,7 +91,11 @@ function downgradeToolList(original: string, at: Span): string {
     const schema = member(text, tool, "outputSchema");
     if (!schema || isObjectSchema(parseSpan(text, schema))) continue;
     const name = member(text, tool, "name");
-    const removed: Removed = { ...(name ? { tool: String(parseSpan(text, name)) } : {}), member: "outputSchema", reason: "not an object schema, which 2025 clients require" };
+    const removed: Removed = {
+      ...(name ? { tool: String(parseSpan(text, name)) } : {}),
+      member: "outputSchema",
+      reason: "not an object schema, which 2025 clients require",
+    };
     edits.push(removeMemberSplice(text, tool, "outputSchema")!, metaSplice(text, tool, [removed]));
   }
   return edits.length > 0 ? splice(text, edits) : text;
@@ -84,7 +104,10 @@ function downgradeToolList(original: string, at: Span): string {
 function downgradeToolResult(text: string, result: Span): string {
   const structured = member(text, result, "structuredContent");
   if (!structured || text.charCodeAt(structured.start) === 0x7b) return text;
-  const removed: Removed = { member: "structuredContent", reason: "not an object, which 2025 clients require; the content carries the result" };
+  const removed: Removed = {
+    member: "structuredContent",
+    reason: "not an object, which 2025 clients require; the content carries the result",
+  };
   return splice(text, [removeMemberSplice(text, result, "structuredContent")!, metaSplice(text, result, [removed])]);
 }
 

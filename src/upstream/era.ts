@@ -53,7 +53,9 @@ export type LegacySide = {
  * What the gateway knows of an upstream's eras: 2025 only, or a 2026-07-28 side (what its
  * `server/discover` declared) and, when it serves 2025 clients too, its 2025 side.
  */
-export type UpstreamEra = { readonly era: "legacy" } | { readonly era: "modern"; readonly discover: JsonObject; readonly legacy?: LegacySide };
+export type UpstreamEra =
+  | { readonly era: "legacy" }
+  | { readonly era: "modern"; readonly discover: JsonObject; readonly legacy?: LegacySide };
 
 /** What a lookup needs: how to reach the upstream (`env` for what configuration names, the caller's credentials) and where verdicts are kept. */
 export type EraLookup = Pick<PoolRequest, "env" | "kv" | "signal" | "identity">;
@@ -71,7 +73,13 @@ function isLegacySide(value: unknown): value is LegacySide {
 }
 
 function isEra(value: unknown): value is UpstreamEra {
-  return isObject(value) && (value["era"] === "legacy" || (value["era"] === "modern" && isObject(value["discover"]) && (value["legacy"] === undefined || isLegacySide(value["legacy"]))));
+  return (
+    isObject(value) &&
+    (value["era"] === "legacy" ||
+      (value["era"] === "modern" &&
+        isObject(value["discover"]) &&
+        (value["legacy"] === undefined || isLegacySide(value["legacy"]))))
+  );
 }
 
 /**
@@ -82,7 +90,9 @@ function verdictOf(message: JsonObject): UpstreamEra {
   const result = message["result"];
   if (isObject(result)) {
     const versions = result["supportedVersions"];
-    return Array.isArray(versions) && versions.includes(MODERN_UPSTREAM_VERSION) ? { era: "modern", discover: result } : { era: "legacy" };
+    return Array.isArray(versions) && versions.includes(MODERN_UPSTREAM_VERSION)
+      ? { era: "modern", discover: result }
+      : { era: "legacy" };
   }
   const error = message["error"];
   if (isObject(error) && typeof error["code"] === "number" && MODERN_ERROR_CODES.has(error["code"])) {
@@ -90,7 +100,12 @@ function verdictOf(message: JsonObject): UpstreamEra {
     // the modern way, and it will refuse initialize too; legacy lets its error surface.
     const data = error["data"];
     const supported = isObject(data) ? data["supported"] : undefined;
-    if (error["code"] === UNSUPPORTED_PROTOCOL_VERSION && Array.isArray(supported) && supported.includes(MODERN_UPSTREAM_VERSION)) return { era: "modern", discover: {} };
+    if (
+      error["code"] === UNSUPPORTED_PROTOCOL_VERSION &&
+      Array.isArray(supported) &&
+      supported.includes(MODERN_UPSTREAM_VERSION)
+    )
+      return { era: "modern", discover: {} };
   }
   return { era: "legacy" };
 }
@@ -101,24 +116,52 @@ function verdictOf(message: JsonObject): UpstreamEra {
  * @example
  * const verdict = await discoverEra(upstream, env); // ok({ era: "legacy" }) for a 2025 server
  */
-export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: CallerCredentials): Promise<Result<UpstreamEra, UpstreamFailure>> {
-  const body = withEnvelope('{"jsonrpc":"2.0","id":"gw-discover","method":"server/discover"}', { clientCapabilities: {}, clientInfo: GATEWAY_INFO });
-  const reply = await exchange({ upstream, env, method: "POST", body, extraHeaders: mirroredHeaders("server/discover", undefined), rpcErrorsInBody: true, answerWithinTimeout: true, ...(signal ? { signal } : {}), ...(identity ? { identity } : {}) });
+export async function discoverEra(
+  upstream: UpstreamConfig,
+  env: Readonly<Record<string, unknown>>,
+  signal?: AbortSignal,
+  identity?: CallerCredentials,
+): Promise<Result<UpstreamEra, UpstreamFailure>> {
+  const body = withEnvelope('{"jsonrpc":"2.0","id":"gw-discover","method":"server/discover"}', {
+    clientCapabilities: {},
+    clientInfo: GATEWAY_INFO,
+  });
+  const reply = await exchange({
+    upstream,
+    env,
+    method: "POST",
+    body,
+    extraHeaders: mirroredHeaders("server/discover", undefined),
+    rpcErrorsInBody: true,
+    answerWithinTimeout: true,
+    ...(signal ? { signal } : {}),
+    ...(identity ? { identity } : {}),
+  });
   if (!reply.ok) {
     // A 2025 server refuses the stranger request in its own way: that is its answer. A
     // refused credential or a rate limit says nothing about the era.
-    if (reply.reason === "http-status" && reply.status >= 400 && reply.status < 500 && !NOT_A_VERDICT.has(reply.status)) return ok({ era: "legacy" });
+    if (reply.reason === "http-status" && reply.status >= 400 && reply.status < 500 && !NOT_A_VERDICT.has(reply.status))
+      return ok({ era: "legacy" });
     if (reply.reason === "session-expired" || reply.reason === "bad-response") return ok({ era: "legacy" });
     return reply;
   }
   try {
     for await (const wire of reply.value.messages) {
-      if ("id" in wire.message && !("method" in wire.message)) return ok(verdictOf(wire.message as unknown as JsonObject));
+      if ("id" in wire.message && !("method" in wire.message))
+        return ok(verdictOf(wire.message as unknown as JsonObject));
     }
   } catch (error) {
     // An answer that is not MCP is a 2025 server's own; one cut short (a deadline, the caller gone) says nothing.
     if (error instanceof UpstreamBreak && error.failure.reason === "bad-response") return ok({ era: "legacy" });
-    return fail(error instanceof UpstreamBreak ? error.failure : { reason: "unreachable", upstream: upstream.name, detail: `its server/discover answer broke off: ${error instanceof Error ? error.message : String(error)}` });
+    return fail(
+      error instanceof UpstreamBreak
+        ? error.failure
+        : {
+            reason: "unreachable",
+            upstream: upstream.name,
+            detail: `its server/discover answer broke off: ${error instanceof Error ? error.message : String(error)}`,
+          },
+    );
   }
   // A 202, or a stream that ended without an answer: not a modern server.
   return ok({ era: "legacy" });
@@ -130,8 +173,18 @@ export async function discoverEra(upstream: UpstreamConfig, env: Readonly<Record
  * probe opens nothing a client uses). Anything else (a refusal, an error, no answer) means
  * it has no 2025 side the gateway can use.
  */
-async function probeLegacySide(upstream: UpstreamConfig, env: Readonly<Record<string, unknown>>, signal?: AbortSignal, identity?: CallerCredentials): Promise<LegacySide | undefined> {
-  const body = JSON.stringify({ jsonrpc: "2.0", id: "gw-initialize", method: "initialize", params: { protocolVersion: LATEST_SESSION_REVISION, capabilities: {}, clientInfo: GATEWAY_INFO } });
+async function probeLegacySide(
+  upstream: UpstreamConfig,
+  env: Readonly<Record<string, unknown>>,
+  signal?: AbortSignal,
+  identity?: CallerCredentials,
+): Promise<LegacySide | undefined> {
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: "gw-initialize",
+    method: "initialize",
+    params: { protocolVersion: LATEST_SESSION_REVISION, capabilities: {}, clientInfo: GATEWAY_INFO },
+  });
   const reach = { upstream, env, ...(signal ? { signal } : {}), ...(identity ? { identity } : {}) };
   const reply = await exchange({ ...reach, method: "POST", body, rpcErrorsInBody: true, answerWithinTimeout: true });
   if (!reply.ok) return undefined;
@@ -152,7 +205,10 @@ async function probeLegacySide(upstream: UpstreamConfig, env: Readonly<Record<st
     if (ended.ok) for await (const _ of ended.value.messages) break;
   }
   if (!isObject(result) || typeof result["protocolVersion"] !== "string") return undefined;
-  return { sessionful: sessionId !== null && sessionId !== "", capabilities: isObject(result["capabilities"]) ? result["capabilities"] : {} };
+  return {
+    sessionful: sessionId !== null && sessionId !== "",
+    capabilities: isObject(result["capabilities"]) ? result["capabilities"] : {},
+  };
 }
 
 /**
@@ -162,7 +218,10 @@ async function probeLegacySide(upstream: UpstreamConfig, env: Readonly<Record<st
  * const era = await upstreamEra(upstream, { env, kv });
  * if (era.ok && era.value.era === "modern") console.log(era.value.discover["capabilities"]);
  */
-export async function upstreamEra(upstream: UpstreamConfig, lookup: EraLookup): Promise<Result<UpstreamEra, UpstreamFailure>> {
+export async function upstreamEra(
+  upstream: UpstreamConfig,
+  lookup: EraLookup,
+): Promise<Result<UpstreamEra, UpstreamFailure>> {
   if (upstream.protocol === LATEST_SESSION_REVISION) return ok({ era: "legacy" });
   const key = eraKey(upstream);
   const local = remembered.get(key);
@@ -185,7 +244,11 @@ export async function upstreamEra(upstream: UpstreamConfig, lookup: EraLookup): 
 /** Lookups under way, per era key. */
 const lookups = new Map<string, Promise<Result<UpstreamEra, UpstreamFailure>>>();
 
-async function lookUp(upstream: UpstreamConfig, key: string, lookup: EraLookup): Promise<Result<UpstreamEra, UpstreamFailure>> {
+async function lookUp(
+  upstream: UpstreamConfig,
+  key: string,
+  lookup: EraLookup,
+): Promise<Result<UpstreamEra, UpstreamFailure>> {
   const now = Date.now();
   const { env, kv, signal, identity } = lookup;
   const stored = kv ? await readEraRecord(kv, upstream).catch(logKvFailure) : undefined;
@@ -200,10 +263,17 @@ async function lookUp(upstream: UpstreamConfig, key: string, lookup: EraLookup):
   if (!found.ok) return found;
   // A configured modern upstream that does not answer server/discover as one cannot be used (it declared nothing): a failure, not a verdict.
   if (upstream.protocol === MODERN_UPSTREAM_VERSION && found.value.era === "legacy") {
-    return fail({ reason: "bad-response", upstream: upstream.name, detail: `configured as ${MODERN_UPSTREAM_VERSION}, but its server/discover did not answer as a ${MODERN_UPSTREAM_VERSION} server` });
+    return fail({
+      reason: "bad-response",
+      upstream: upstream.name,
+      detail: `configured as ${MODERN_UPSTREAM_VERSION}, but its server/discover did not answer as a ${MODERN_UPSTREAM_VERSION} server`,
+    });
   }
   // A 2026-07-28 upstream may serve 2025 clients on the same URL: what its initialize says is kept beside (unless pinned to 2026-07-28).
-  const legacy = found.value.era === "modern" && upstream.protocol === undefined ? await probeLegacySide(upstream, env, signal, identity) : undefined;
+  const legacy =
+    found.value.era === "modern" && upstream.protocol === undefined
+      ? await probeLegacySide(upstream, env, signal, identity)
+      : undefined;
   const verdict: UpstreamEra = found.value.era === "modern" && legacy ? { ...found.value, legacy } : found.value;
   remember(key, verdict, now);
   // KV takes about one write a second per key: a refused write costs the next isolate a probe, not this request.

@@ -66,5 +66,9 @@ export function describeFailure(failure: UpstreamFailure): string {
 export function failureError(failure: UpstreamFailure, env: Readonly<Record<string, unknown>>): GatewayError {
   // JSON-RPC errors ride on HTTP 200: the client's request reached the gateway fine, and
   // SDK clients surface a JSON-RPC error message to the user but only a status for a 5xx.
-  return new GatewayError(200, UPSTREAM_ERROR, redactSecrets(describeFailure(failure), env), { upstream: failure.upstream, reason: failure.reason, ...(failure.reason === "sign-in-required" ? { challenge: failure.challenge } : {}) });
+  return new GatewayError(200, UPSTREAM_ERROR, redactSecrets(describeFailure(failure), env), {
+    upstream: failure.upstream,
+    reason: failure.reason,
+    ...(failure.reason === "sign-in-required" ? { challenge: failure.challenge } : {}),
+  });
 }

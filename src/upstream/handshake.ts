@@ -44,14 +44,21 @@ function capabilityKeys(capabilities: unknown): { keys: string[]; subscribe: boo
  * Initializes a session with `upstream` on behalf of the client: the client's own
  * capabilities and info are passed on, since real servers register tools by them.
  */
-export async function handshake(upstream: UpstreamConfig, request: PoolRequest): Promise<Result<Handshake, UpstreamFailure>> {
+export async function handshake(
+  upstream: UpstreamConfig,
+  request: PoolRequest,
+): Promise<Result<Handshake, UpstreamFailure>> {
   for (let attempt = 0; ; attempt++) {
     const era = await upstreamEra(upstream, request);
     if (!era.ok) return era;
     // The 2026-07-28 side has no handshake: what it declared at discovery stands in for one.
     // Which side serves this client is the rule's (era-choice.ts): a dual-era upstream's
     // sessionful 2025 side serves a 2025 client natively.
-    if (era.value.era === "modern" && sideFor(clientNeeds(request), era.value) === "modern") return ok({ session: modernSession(era.value.discover), initializeResult: initializeResultOf(upstream.name, era.value.discover) });
+    if (era.value.era === "modern" && sideFor(clientNeeds(request), era.value) === "modern")
+      return ok({
+        session: modernSession(era.value.discover),
+        initializeResult: initializeResultOf(upstream.name, era.value.discover),
+      });
     const result = await initializeUpstream(upstream, request);
     // Remembered as 2025, but it now refuses initialize as a modern-only server does: probe again, once.
     if (result.ok || result.reason !== "http-status" || result.modernOnly !== true || attempt > 0) return result;
@@ -59,7 +66,10 @@ export async function handshake(upstream: UpstreamConfig, request: PoolRequest):
   }
 }
 
-async function initializeUpstream(upstream: UpstreamConfig, request: PoolRequest): Promise<Result<Handshake, UpstreamFailure>> {
+async function initializeUpstream(
+  upstream: UpstreamConfig,
+  request: PoolRequest,
+): Promise<Result<Handshake, UpstreamFailure>> {
   const { session } = request;
   const body = JSON.stringify({
     jsonrpc: "2.0",
@@ -68,11 +78,23 @@ async function initializeUpstream(upstream: UpstreamConfig, request: PoolRequest
     params: {
       protocolVersion: session.protocolVersion,
       capabilities: session.clientCapabilities,
-      clientInfo: isObject(session.clientInfo) && typeof session.clientInfo["name"] === "string" ? session.clientInfo : GATEWAY_INFO,
+      clientInfo:
+        isObject(session.clientInfo) && typeof session.clientInfo["name"] === "string"
+          ? session.clientInfo
+          : GATEWAY_INFO,
     },
   });
   // Initialize is never long in coming: the whole answer, however framed, within timeoutMs.
-  const reply = await exchange({ upstream, env: request.env, ...(request.identity ? { identity: request.identity } : {}), method: "POST", body, signal: request.signal, answerWithinTimeout: true, rpcErrorsInBody: true });
+  const reply = await exchange({
+    upstream,
+    env: request.env,
+    ...(request.identity ? { identity: request.identity } : {}),
+    method: "POST",
+    body,
+    signal: request.signal,
+    answerWithinTimeout: true,
+    rpcErrorsInBody: true,
+  });
   if (!reply.ok) return reply;
   let result: JsonObject | undefined;
   try {
@@ -81,7 +103,13 @@ async function initializeUpstream(upstream: UpstreamConfig, request: PoolRequest
       if ("id" in message && !("method" in message)) {
         if ("error" in message) {
           const modernOnly = message.error.code === UNSUPPORTED_PROTOCOL_VERSION;
-          return fail({ reason: "http-status", upstream: upstream.name, status: reply.value.status, detail: `initialize failed: ${message.error.message}`, ...(modernOnly ? { modernOnly: true as const } : {}) });
+          return fail({
+            reason: "http-status",
+            upstream: upstream.name,
+            status: reply.value.status,
+            detail: `initialize failed: ${message.error.message}`,
+            ...(modernOnly ? { modernOnly: true as const } : {}),
+          });
         }
         result = message.result;
         break;
@@ -91,7 +119,11 @@ async function initializeUpstream(upstream: UpstreamConfig, request: PoolRequest
     return fail(breakFailure(error, upstream.name));
   }
   if (!result || typeof result["protocolVersion"] !== "string") {
-    return fail({ reason: "bad-response", upstream: upstream.name, detail: "initialize answered without a protocolVersion" });
+    return fail({
+      reason: "bad-response",
+      upstream: upstream.name,
+      detail: "initialize answered without a protocolVersion",
+    });
   }
   const sessionId = reply.value.sessionId;
   const protocolVersion = result["protocolVersion"];
@@ -115,12 +147,18 @@ async function initializeUpstream(upstream: UpstreamConfig, request: PoolRequest
     return fail(breakFailure(error, upstream.name));
   }
   const { keys, subscribe } = capabilityKeys(result["capabilities"]);
-  return ok({ session: { sessionId, protocolVersion, capabilities: keys, ...(subscribe ? { subscribe } : {}) }, initializeResult: result });
+  return ok({
+    session: { sessionId, protocolVersion, capabilities: keys, ...(subscribe ? { subscribe } : {}) },
+    initializeResult: result,
+  });
 }
 
 /** The failure behind an error thrown while an upstream's answer was read. */
 export function breakFailure(error: unknown, upstream: string): UpstreamFailure {
   if (error instanceof UpstreamBreak) return error.failure;
-  return { reason: "bad-response", upstream, detail: `its answer broke off: ${error instanceof Error ? error.message : String(error)}` };
+  return {
+    reason: "bad-response",
+    upstream,
+    detail: `its answer broke off: ${error instanceof Error ? error.message : String(error)}`,
+  };
 }
-

@@ -27,7 +27,12 @@ const MAX_CACHED_KEYS = 4;
 const ALG = "ES256";
 
 /** What an assertion says of the caller. */
-export type AssertedIdentity = { readonly principal: string; readonly email?: string; readonly roles: readonly string[]; readonly persona?: string };
+export type AssertedIdentity = {
+  readonly principal: string;
+  readonly email?: string;
+  readonly roles: readonly string[];
+  readonly persona?: string;
+};
 
 type SigningKey = { readonly key: CryptoKey; readonly kid: string; readonly publicJwk: JWK };
 
@@ -41,17 +46,23 @@ function keyOf(env: Readonly<Record<string, unknown>>, name: string): Promise<Si
   let key = keys.get(raw);
   if (!key) {
     key = (async () => {
-      const invalid = () => new Error(`${name} must be a private P-256 JWK (see docs/authentication.md, "Identity to upstreams")`);
+      const invalid = () =>
+        new Error(`${name} must be a private P-256 JWK (see docs/authentication.md, "Identity to upstreams")`);
       let jwk: unknown;
       try {
         jwk = JSON.parse(raw);
       } catch {
         throw invalid(); // JSON.parse's message would quote the start of the secret
       }
-      if (!isObject(jwk) || jwk["kty"] !== "EC" || jwk["crv"] !== "P-256" || typeof jwk["d"] !== "string") throw invalid();
+      if (!isObject(jwk) || jwk["kty"] !== "EC" || jwk["crv"] !== "P-256" || typeof jwk["d"] !== "string")
+        throw invalid();
       const { d: _d, key_ops: _ops, ...publicJwk } = jwk as JWK;
       const kid = typeof jwk["kid"] === "string" ? jwk["kid"] : "gateway-1";
-      return { key: (await importJWK(jwk as JWK, ALG)) as CryptoKey, kid, publicJwk: { ...publicJwk, kid, alg: ALG, use: "sig" } };
+      return {
+        key: (await importJWK(jwk as JWK, ALG)) as CryptoKey,
+        kid,
+        publicJwk: { ...publicJwk, kid, alg: ALG, use: "sig" },
+      };
     })();
     if (keys.size >= MAX_CACHED_KEYS) keys.clear(); // rotated secrets do not pile up
     keys.set(raw, key);
@@ -86,7 +97,8 @@ export async function identityJwks(env: Readonly<Record<string, unknown>>): Prom
   const current = key ? (await key).publicJwk : undefined;
   const previous = await previousPublicKey(env);
   // The same key in both secrets (mid-rotation) is published once.
-  const same = current !== undefined && previous !== undefined && current["x"] === previous["x"] && current["y"] === previous["y"];
+  const same =
+    current !== undefined && previous !== undefined && current["x"] === previous["x"] && current["y"] === previous["y"];
   return { keys: [...(current ? [current] : []), ...(previous && !same ? [previous] : [])] };
 }
 
@@ -94,16 +106,35 @@ export async function identityJwks(env: Readonly<Record<string, unknown>>): Prom
  * The assertion for `who` calling `upstream`; throws when the secret is missing or not
  * a P-256 key (an upstream that opted in must not be called without it).
  */
-export async function identityAssertion(env: Readonly<Record<string, unknown>>, upstream: string, who: AssertedIdentity, now = Date.now()): Promise<string> {
+export async function identityAssertion(
+  env: Readonly<Record<string, unknown>>,
+  upstream: string,
+  who: AssertedIdentity,
+  now = Date.now(),
+): Promise<string> {
   const key = signingKey(env);
-  if (!key) throw new Error(`upstream "${upstream}" asks for identity assertions but the ${IDENTITY_KEY_SECRET} secret is not set`);
+  if (!key)
+    throw new Error(
+      `upstream "${upstream}" asks for identity assertions but the ${IDENTITY_KEY_SECRET} secret is not set`,
+    );
   const signing = await key;
-  const cacheKey = JSON.stringify([signing.kid, upstream, who.principal, who.email ?? null, who.roles, who.persona ?? null]);
+  const cacheKey = JSON.stringify([
+    signing.kid,
+    upstream,
+    who.principal,
+    who.email ?? null,
+    who.roles,
+    who.persona ?? null,
+  ]);
   const seconds = Math.floor(now / 1000);
   const cached = minted.get(cacheKey);
   if (cached && cached.exp - seconds > ASSERTION_REUSE_MIN_S) return cached.token;
   const exp = seconds + ASSERTION_TTL_S;
-  const token = await new SignJWT({ ...(who.email !== undefined ? { email: who.email } : {}), roles: [...who.roles], ...(who.persona !== undefined ? { persona: who.persona } : {}) })
+  const token = await new SignJWT({
+    ...(who.email !== undefined ? { email: who.email } : {}),
+    roles: [...who.roles],
+    ...(who.persona !== undefined ? { persona: who.persona } : {}),
+  })
     .setProtectedHeader({ alg: ALG, kid: signing.kid, typ: "JWT" })
     .setIssuer(ASSERTION_ISSUER)
     .setAudience(upstream)

@@ -30,7 +30,13 @@ export const legacyTransport: UpstreamTransport = {
 
   async listen(upstream, request, session) {
     // Without a session an upstream has no way to address messages to this client.
-    if (!session.sessionId) return fail({ reason: "http-status", upstream: upstream.name, status: 405, detail: `upstream "${upstream.name}" keeps no sessions, so it has no stream of its own messages` });
+    if (!session.sessionId)
+      return fail({
+        reason: "http-status",
+        upstream: upstream.name,
+        status: 405,
+        detail: `upstream "${upstream.name}" keeps no sessions, so it has no stream of its own messages`,
+      });
     const reply = await exchange({
       upstream,
       env: request.env,
@@ -43,7 +49,12 @@ export const legacyTransport: UpstreamTransport = {
     if (!reply.ok) return reply;
     if (reply.value.mode !== "sse") {
       for await (const _ of reply.value.messages) break; // not a stream: read (and so release) its body
-      return fail({ reason: "http-status", upstream: upstream.name, status: reply.value.status, detail: `upstream "${upstream.name}" answered its GET without a stream` });
+      return fail({
+        reason: "http-status",
+        upstream: upstream.name,
+        status: reply.value.status,
+        detail: `upstream "${upstream.name}" answered its GET without a stream`,
+      });
     }
     return ok({ reply: reply.value });
   },
@@ -51,10 +62,20 @@ export const legacyTransport: UpstreamTransport = {
   async close(upstream, request, session) {
     if (!session.sessionId) return;
     try {
-      const ended = await exchange({ upstream, env: request.env, ...(request.identity ? { identity: request.identity } : {}), method: "DELETE", sessionId: session.sessionId, protocolVersion: session.protocolVersion });
-      if (!ended.ok && ended.reason !== "http-status") console.warn(`mcp-edge-gateway: ending a session of "${upstream.name}": ${describeFailure(ended)}`);
+      const ended = await exchange({
+        upstream,
+        env: request.env,
+        ...(request.identity ? { identity: request.identity } : {}),
+        method: "DELETE",
+        sessionId: session.sessionId,
+        protocolVersion: session.protocolVersion,
+      });
+      if (!ended.ok && ended.reason !== "http-status")
+        console.warn(`mcp-edge-gateway: ending a session of "${upstream.name}": ${describeFailure(ended)}`);
     } catch (error) {
-      console.warn(`mcp-edge-gateway: ending a session of "${upstream.name}": ${error instanceof Error ? error.message : String(error)}`);
+      console.warn(
+        `mcp-edge-gateway: ending a session of "${upstream.name}": ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   },
 };

@@ -21,7 +21,12 @@ import type { JsonRpcMessage } from "../core/jsonrpc";
 import { MAX_LIST_CACHE_TTL_MS, type ListCacheScope, type UpstreamConfig } from "../config/upstreams";
 
 /** The lists that are held. */
-export const CACHED_LIST_METHODS: ReadonlySet<string> = new Set(["tools/list", "prompts/list", "resources/list", "resources/templates/list"]);
+export const CACHED_LIST_METHODS: ReadonlySet<string> = new Set([
+  "tools/list",
+  "prompts/list",
+  "resources/list",
+  "resources/templates/list",
+]);
 /** Which lists each list_changed notification makes stale. */
 const STALE_AFTER: ReadonlyMap<string, readonly string[]> = new Map([
   ["notifications/tools/list_changed", ["tools/list"]],
@@ -55,9 +60,20 @@ export type ListHold = { readonly ttlMs: number; readonly scope: ListCacheScope 
  * (upstream and its configuration, method, parameters, the client's revision and
  * capabilities), one of them with the principal in it.
  */
-export type ListKeys = { readonly upstream: string; readonly method: string; readonly shared: string; readonly own: string };
+export type ListKeys = {
+  readonly upstream: string;
+  readonly method: string;
+  readonly shared: string;
+  readonly own: string;
+};
 
-type Entry = { readonly upstream: string; readonly method: string; readonly expiresAt: number; readonly text: string; readonly bytes: number };
+type Entry = {
+  readonly upstream: string;
+  readonly method: string;
+  readonly expiresAt: number;
+  readonly text: string;
+  readonly bytes: number;
+};
 
 /** Held lists by key (`public:<digest>` or `private:<digest>`), least recently used first. */
 const entries = new Map<string, Entry>();
@@ -160,10 +176,12 @@ export async function heldList(keys: ListKeys, now = Date.now()): Promise<string
   const writtenAt = Number(copy.headers.get(WRITTEN_HEADER));
   const text = await copy.text();
   const changed = changedAt.get(generationKey(keys.upstream, keys.method));
-  if (!(expiresAt > now) || !Number.isFinite(writtenAt) || (changed !== undefined && writtenAt <= changed)) return undefined;
+  if (!(expiresAt > now) || !Number.isFinite(writtenAt) || (changed !== undefined && writtenAt <= changed))
+    return undefined;
   rememberShared(url, keys.upstream, keys.method);
   const bytes = sizeOf(keys.shared, text);
-  if (bytes <= MAX_HELD_LIST_BYTES) keep(`public:${keys.shared}`, { upstream: keys.upstream, method: keys.method, expiresAt, text, bytes });
+  if (bytes <= MAX_HELD_LIST_BYTES)
+    keep(`public:${keys.shared}`, { upstream: keys.upstream, method: keys.method, expiresAt, text, bytes });
   return text;
 }
 
@@ -202,7 +220,14 @@ export function holdOf(answer: string, configured?: UpstreamConfig["listCache"])
  * Holds `answer` for `keys` as `hold` allows, unless the list changed since `generation`
  * was taken. A public answer is also put in the Cache API, through `waitUntil`.
  */
-export function holdList(keys: ListKeys, hold: ListHold | undefined, answer: string, generation: number, waitUntil: (work: Promise<unknown>) => void, now = Date.now()): void {
+export function holdList(
+  keys: ListKeys,
+  hold: ListHold | undefined,
+  answer: string,
+  generation: number,
+  waitUntil: (work: Promise<unknown>) => void,
+  now = Date.now(),
+): void {
   noteHold(keys.upstream, keys.method, hold);
   if (!hold || listGeneration(keys.upstream, keys.method) !== generation) return;
   const key = hold.scope === "public" ? keys.shared : keys.own;
@@ -214,8 +239,19 @@ export function holdList(keys: ListKeys, hold: ListHold | undefined, answer: str
   if (hold.scope !== "public" || hold.ttlMs < MIN_SHARED_TTL_MS || !cache) return;
   const url = SHARED_KEY_ORIGIN + keys.shared;
   rememberShared(url, keys.upstream, keys.method);
-  const headers = { "content-type": "application/json", "cache-control": `max-age=${Math.floor(hold.ttlMs / 1000)}`, [EXPIRES_HEADER]: String(expiresAt), [WRITTEN_HEADER]: String(now) };
-  waitUntil(cache.put(url, new Response(answer, { headers })).catch((error: unknown) => console.warn(`mcp-edge-gateway: list cache: ${error instanceof Error ? error.message : String(error)}`)));
+  const headers = {
+    "content-type": "application/json",
+    "cache-control": `max-age=${Math.floor(hold.ttlMs / 1000)}`,
+    [EXPIRES_HEADER]: String(expiresAt),
+    [WRITTEN_HEADER]: String(now),
+  };
+  waitUntil(
+    cache
+      .put(url, new Response(answer, { headers }))
+      .catch((error: unknown) =>
+        console.warn(`mcp-edge-gateway: list cache: ${error instanceof Error ? error.message : String(error)}`),
+      ),
+  );
 }
 
 /**

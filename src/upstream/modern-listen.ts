@@ -41,12 +41,25 @@ export type ListenStream = { readonly acknowledged: JsonObject; readonly reply: 
  */
 export async function listenModern(
   upstream: UpstreamConfig,
-  request: { readonly env: Readonly<Record<string, unknown>>; readonly session: UpstreamClient; readonly signal?: AbortSignal; readonly identity?: CallerCredentials },
+  request: {
+    readonly env: Readonly<Record<string, unknown>>;
+    readonly session: UpstreamClient;
+    readonly signal?: AbortSignal;
+    readonly identity?: CallerCredentials;
+  },
   filter: ListenFilter,
 ): Promise<Result<ListenStream, UpstreamFailure>> {
   const info = request.session.clientInfo;
-  const text = JSON.stringify({ jsonrpc: "2.0", id: "gw-listen", method: "subscriptions/listen", params: { notifications: filter } });
-  const body = withEnvelope(text, { clientCapabilities: request.session.clientCapabilities, clientInfo: isObject(info) && typeof info["name"] === "string" ? info : GATEWAY_INFO });
+  const text = JSON.stringify({
+    jsonrpc: "2.0",
+    id: "gw-listen",
+    method: "subscriptions/listen",
+    params: { notifications: filter },
+  });
+  const body = withEnvelope(text, {
+    clientCapabilities: request.session.clientCapabilities,
+    clientInfo: isObject(info) && typeof info["name"] === "string" ? info : GATEWAY_INFO,
+  });
   // Until the acknowledgement, the upstream's timeoutMs bounds the wait.
   const unacknowledged = new AbortController();
   const timer = setTimeout(() => unacknowledged.abort(), upstream.timeoutMs);
@@ -70,7 +83,11 @@ export async function listenModern(
     iterator = reply.value.messages[Symbol.asyncIterator]();
     first = await iterator.next();
   } catch (error) {
-    const why = unacknowledged.signal.aborted ? `no acknowledgement within ${upstream.timeoutMs} ms` : error instanceof Error ? error.message : String(error);
+    const why = unacknowledged.signal.aborted
+      ? `no acknowledgement within ${upstream.timeoutMs} ms`
+      : error instanceof Error
+        ? error.message
+        : String(error);
     return fail({ reason: "bad-response", upstream: upstream.name, detail: `its listen stream broke off: ${why}` });
   } finally {
     clearTimeout(timer);

@@ -67,7 +67,8 @@ function withoutSubscribe(capabilities: JsonObject): JsonObject {
  */
 export function initializeResultOf(upstream: string, discover: JsonObject): JsonObject {
   const meta = discover["_meta"];
-  const serverInfo = isObject(meta) && isObject(meta[SERVER_INFO_KEY]) ? meta[SERVER_INFO_KEY] : { name: upstream, version: "unknown" };
+  const serverInfo =
+    isObject(meta) && isObject(meta[SERVER_INFO_KEY]) ? meta[SERVER_INFO_KEY] : { name: upstream, version: "unknown" };
   return {
     protocolVersion: MODERN_UPSTREAM_VERSION,
     capabilities: isObject(discover["capabilities"]) ? withoutSubscribe(discover["capabilities"]) : {},
@@ -87,8 +88,18 @@ async function readAnnotations(upstream: UpstreamConfig, request: ModernSendRequ
   const found = new Map<string, readonly ParamHeader[]>();
   let cursor: unknown;
   for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-    const text = JSON.stringify({ jsonrpc: "2.0", id: "gw-annotations", method: "tools/list", ...(typeof cursor === "string" ? { params: { cursor } } : {}) });
-    const reply = await post(upstream, withEnvelope(text, envelopeClient(request)), { "mcp-method": "tools/list" }, request);
+    const text = JSON.stringify({
+      jsonrpc: "2.0",
+      id: "gw-annotations",
+      method: "tools/list",
+      ...(typeof cursor === "string" ? { params: { cursor } } : {}),
+    });
+    const reply = await post(
+      upstream,
+      withEnvelope(text, envelopeClient(request)),
+      { "mcp-method": "tools/list" },
+      request,
+    );
     if (!reply.ok) return page === 0 ? undefined : found;
     let result: unknown;
     for await (const wire of reply.value.messages) if ("result" in wire.message) result = wire.message.result;
@@ -109,17 +120,25 @@ async function readAnnotations(upstream: UpstreamConfig, request: ModernSendRequ
  * failed) or `fresh` is asked, and the last read is older than ANNOTATION_REFRESH_MS.
  * `read` tells whether this call read them.
  */
-async function toolAnnotations(upstream: UpstreamConfig, request: ModernSendRequest, fresh: boolean): Promise<{ headers: ToolHeaders; read: boolean }> {
+async function toolAnnotations(
+  upstream: UpstreamConfig,
+  request: ModernSendRequest,
+  fresh: boolean,
+): Promise<{ headers: ToolHeaders; read: boolean }> {
   const key = `${upstream.name}\u0000${upstream.service ?? ""}\u0000${upstream.url}`;
   const cached = annotations.get(key);
   const now = Date.now();
-  if (cached && now - cached.at < ANNOTATION_REFRESH_MS) return { headers: (await cached.headers) ?? NO_HEADERS, read: false };
+  if (cached && now - cached.at < ANNOTATION_REFRESH_MS)
+    return { headers: (await cached.headers) ?? NO_HEADERS, read: false };
   const known = cached ? await cached.headers : undefined;
   if (cached && known && !fresh) return { headers: known, read: false };
   // Shared by every caller of this isolate: no caller's going away cuts it short.
   const { signal: _signal, ...unbound } = request;
   // A read that fails keeps what was known: callers go on mirroring the last annotations read.
-  const headers = readAnnotations(upstream, unbound).then((read) => read ?? known, () => known);
+  const headers = readAnnotations(upstream, unbound).then(
+    (read) => read ?? known,
+    () => known,
+  );
   if (annotations.size >= ANNOTATION_CACHE_UPSTREAMS) annotations.clear();
   annotations.set(key, { headers, at: now });
   return { headers: (await headers) ?? known ?? NO_HEADERS, read: true };
@@ -127,12 +146,21 @@ async function toolAnnotations(upstream: UpstreamConfig, request: ModernSendRequ
 
 function envelopeClient(request: ModernSendRequest): { clientCapabilities: JsonObject; clientInfo: JsonObject } {
   const info = request.session.clientInfo;
-  return { clientCapabilities: request.session.clientCapabilities, clientInfo: isObject(info) && typeof info["name"] === "string" ? info : GATEWAY_INFO };
+  return {
+    clientCapabilities: request.session.clientCapabilities,
+    clientInfo: isObject(info) && typeof info["name"] === "string" ? info : GATEWAY_INFO,
+  };
 }
 
 type Options = Pick<UpstreamExchange, "large" | "notifications" | "answerWithinTimeout" | "traceparent">;
 
-function post(upstream: UpstreamConfig, body: string, headers: Record<string, string>, request: ModernSendRequest, options: Options = { answerWithinTimeout: true }): Promise<Result<UpstreamReply, UpstreamFailure>> {
+function post(
+  upstream: UpstreamConfig,
+  body: string,
+  headers: Record<string, string>,
+  request: ModernSendRequest,
+  options: Options = { answerWithinTimeout: true },
+): Promise<Result<UpstreamReply, UpstreamFailure>> {
   return exchange({
     upstream,
     env: request.env,
@@ -151,14 +179,25 @@ function post(upstream: UpstreamConfig, body: string, headers: Record<string, st
  * a refusal of the modern request itself (a 2025 server's own error, such as "no
  * session": not a JSON-RPC or 2026-07-28 code), or an answer to relay.
  */
-async function readRefusal(reply: UpstreamReply): Promise<{ verdict: "mismatch" | "refused" | "answer"; replay: UpstreamReply }> {
+async function readRefusal(
+  reply: UpstreamReply,
+): Promise<{ verdict: "mismatch" | "refused" | "answer"; replay: UpstreamReply }> {
   if (reply.mode !== "json" || reply.status !== 400) return { verdict: "answer", replay: reply };
   const held = [];
   for await (const wire of reply.messages) held.push(wire);
   const first = held[0]?.message;
   const code = first !== undefined && "error" in first ? first.error.code : undefined;
-  const verdict = code === HEADER_MISMATCH ? "mismatch" : code !== undefined && !MODERN_400_CODES.has(code) ? "refused" : "answer";
-  return { verdict, replay: { ...reply, messages: (async function* () { yield* held; })() } };
+  const verdict =
+    code === HEADER_MISMATCH ? "mismatch" : code !== undefined && !MODERN_400_CODES.has(code) ? "refused" : "answer";
+  return {
+    verdict,
+    replay: {
+      ...reply,
+      messages: (async function* () {
+        yield* held;
+      })(),
+    },
+  };
 }
 
 /** A reply whose response messages a 2025 client can read (downgrade.ts), everything else as it came. */
@@ -184,24 +223,48 @@ function forClient(reply: UpstreamReply, method: string, request: ModernSendRequ
  * @example
  * const reply = await sendModern(upstream, text, message, request); // message: the request `text` holds
  */
-export async function sendModern(upstream: UpstreamConfig, text: string, message: JsonRpcRequest, request: ModernSendRequest, options: Options = { answerWithinTimeout: true }): Promise<Result<UpstreamReply, UpstreamFailure>> {
+export async function sendModern(
+  upstream: UpstreamConfig,
+  text: string,
+  message: JsonRpcRequest,
+  request: ModernSendRequest,
+  options: Options = { answerWithinTimeout: true },
+): Promise<Result<UpstreamReply, UpstreamFailure>> {
   const { method, params } = message;
   // A 2025 client's level (kept for its session by the client-logging middleware) goes in each request's envelope.
   const { kv } = request;
   const legacyClient = request.clientVersion !== undefined && !isModernVersion(request.clientVersion);
-  const logLevel = legacyClient ? (kv ? await loadLogLevel(kv, request.session.sid) : null) : (request.logLevel ?? null);
+  const logLevel = legacyClient
+    ? kv
+      ? await loadLogLevel(kv, request.session.sid)
+      : null
+    : (request.logLevel ?? null);
   const body = withEnvelope(text, { ...envelopeClient(request), ...(logLevel ? { logLevel } : {}) });
   const own = request.paramHeaders ?? {};
   const named = method === "tools/call" && typeof params?.["name"] === "string" ? params["name"] : undefined;
   let annotated: readonly ParamHeader[] = [];
   for (let attempt = 0; attempt < 2; attempt++) {
-    if (named !== undefined && Object.keys(own).length === 0) annotated = (await toolAnnotations(upstream, request, false)).headers.get(named) ?? [];
+    if (named !== undefined && Object.keys(own).length === 0)
+      annotated = (await toolAnnotations(upstream, request, false)).headers.get(named) ?? [];
     const reply = await post(upstream, body, mirroredHeaders(method, params, annotated, own), request, options);
     if (!reply.ok) return reply;
     const checked = await readRefusal(reply.value);
-    if (checked.verdict === "refused") return fail({ reason: "http-status", upstream: upstream.name, status: 400, detail: "refused a 2026-07-28 request" });
+    if (checked.verdict === "refused")
+      return fail({
+        reason: "http-status",
+        upstream: upstream.name,
+        status: 400,
+        detail: "refused a 2026-07-28 request",
+      });
     // The tool's schema may have changed since it was read: read it again (unless it was read just now), and retry once.
-    if (checked.verdict === "mismatch" && named !== undefined && attempt === 0 && Object.keys(own).length === 0 && (await toolAnnotations(upstream, request, true)).read) continue;
+    if (
+      checked.verdict === "mismatch" &&
+      named !== undefined &&
+      attempt === 0 &&
+      Object.keys(own).length === 0 &&
+      (await toolAnnotations(upstream, request, true)).read
+    )
+      continue;
     return ok(forClient(checked.replay, method, request));
   }
   return fail({ reason: "bad-response", upstream: upstream.name, detail: "unreachable" });

@@ -21,13 +21,29 @@ const ANSWERED_HERE: ReadonlySet<string> = new Set(["ping", "logging/setLevel"])
 
 /** What a message that is not sent gets: HTTP 202, nothing in it. */
 function accepted(): UpstreamReply {
-  return { mode: "accepted", sessionId: null, messages: (async function* () {})(), resume: {}, status: 202, received: { bytes: 0 } };
+  return {
+    mode: "accepted",
+    sessionId: null,
+    messages: (async function* () {})(),
+    resume: {},
+    status: 202,
+    received: { bytes: 0 },
+  };
 }
 
 /** The empty result this side answers a removed method with. */
 function emptyResult(id: JsonRpcId): UpstreamReply {
   const wire = readUpstreamMessage(JSON.stringify({ jsonrpc: "2.0", id, result: {} }))!;
-  return { mode: "json", sessionId: null, messages: (async function* () { yield wire; })(), resume: {}, status: 200, received: { bytes: 0 } };
+  return {
+    mode: "json",
+    sessionId: null,
+    messages: (async function* () {
+      yield wire;
+    })(),
+    resume: {},
+    status: 200,
+    received: { bytes: 0 },
+  };
 }
 
 /** The 2026-07-28 side of an upstream. */

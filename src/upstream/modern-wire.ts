@@ -53,10 +53,19 @@ export function encodeHeaderValue(value: string): string {
 export const ENVELOPE_LOG_LEVEL_KEY = META_KEYS.logLevel;
 
 /** What the envelope says about the client on whose behalf the gateway asks (and the log level it wants, if any). */
-export type EnvelopeClient = { readonly clientCapabilities: JsonObject; readonly clientInfo: JsonObject; readonly logLevel?: string };
+export type EnvelopeClient = {
+  readonly clientCapabilities: JsonObject;
+  readonly clientInfo: JsonObject;
+  readonly logLevel?: string;
+};
 
 /** The reserved keys of the 2026-07-28 request envelope. */
-const ENVELOPE_KEYS: ReadonlySet<string> = new Set([ENVELOPE_VERSION_KEY, ENVELOPE_CAPABILITIES_KEY, ENVELOPE_CLIENT_INFO_KEY, ENVELOPE_LOG_LEVEL_KEY]);
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set([
+  ENVELOPE_VERSION_KEY,
+  ENVELOPE_CAPABILITIES_KEY,
+  ENVELOPE_CLIENT_INFO_KEY,
+  ENVELOPE_LOG_LEVEL_KEY,
+]);
 
 /**
  * The request text with the gateway's 2026-07-28 `_meta` envelope, made from `client`:
@@ -107,7 +116,13 @@ function annotations(schema: unknown, path: readonly string[]): Annotation[] {
   for (const [key, property] of Object.entries(schema["properties"])) {
     if (!isObject(property)) continue;
     const header = property["x-mcp-header"];
-    if (header !== undefined) found.push({ name: typeof header === "string" ? header : "", path: [...path, key], header, type: property["type"] });
+    if (header !== undefined)
+      found.push({
+        name: typeof header === "string" ? header : "",
+        path: [...path, key],
+        header,
+        type: property["type"],
+      });
     found.push(...annotations(property, [...path, key]));
   }
   return found;
@@ -125,10 +140,12 @@ function annotations(schema: unknown, path: readonly string[]): Annotation[] {
 export function annotationProblem(schema: unknown): string | undefined {
   const seen = new Set<string>();
   for (const { header, type, path } of annotations(schema, [])) {
-    if (typeof header !== "string" || !HEADER_TOKEN.test(header)) return `x-mcp-header ${JSON.stringify(header)} is not an HTTP token`;
+    if (typeof header !== "string" || !HEADER_TOKEN.test(header))
+      return `x-mcp-header ${JSON.stringify(header)} is not an HTTP token`;
     if (seen.has(header.toLowerCase())) return `x-mcp-header "${header}" is declared twice`;
     seen.add(header.toLowerCase());
-    if (!ANNOTATABLE_TYPES.has(type)) return `x-mcp-header "${header}" annotates ${path.join(".")}, of type ${JSON.stringify(type)}, not a string, integer or boolean`;
+    if (!ANNOTATABLE_TYPES.has(type))
+      return `x-mcp-header "${header}" annotates ${path.join(".")}, of type ${JSON.stringify(type)}, not a string, integer or boolean`;
   }
   return undefined;
 }
@@ -162,7 +179,12 @@ function headerOfArgument(value: unknown): string | undefined {
  * mirroredHeaders("tools/call", { name: "echo", arguments: { text: "hi" } }, [{ name: "Text", path: ["text"] }]);
  * // { "mcp-protocol-version": STATELESS_REVISION, "mcp-method": "tools/call", "mcp-name": "echo", "mcp-param-text": "hi" }
  */
-export function mirroredHeaders(method: string, params: JsonObject | undefined, annotated: readonly ParamHeader[] = [], clientParams: Readonly<Record<string, string>> = {}): Record<string, string> {
+export function mirroredHeaders(
+  method: string,
+  params: JsonObject | undefined,
+  annotated: readonly ParamHeader[] = [],
+  clientParams: Readonly<Record<string, string>> = {},
+): Record<string, string> {
   const headers: Record<string, string> = { "mcp-protocol-version": MODERN_UPSTREAM_VERSION, "mcp-method": method };
   const source = NAMED_METHODS.get(method);
   const named = source ? params?.[source] : undefined;

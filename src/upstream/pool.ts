@@ -39,15 +39,32 @@ async function storedSession(request: PoolRequest, upstream: UpstreamConfig): Pr
 }
 
 /** Keeps `session` in KV as this client session's with `upstream`, until `expiration`. */
-async function storeSession(request: PoolRequest, upstream: UpstreamConfig, session: UpstreamSession, expiration: number): Promise<void> {
-  if (request.kv) await writeHandshakeRecord(request.kv, "session", request.session.sid, upstream.name, JSON.stringify(session), expiration);
+async function storeSession(
+  request: PoolRequest,
+  upstream: UpstreamConfig,
+  session: UpstreamSession,
+  expiration: number,
+): Promise<void> {
+  if (request.kv)
+    await writeHandshakeRecord(
+      request.kv,
+      "session",
+      request.session.sid,
+      upstream.name,
+      JSON.stringify(session),
+      expiration,
+    );
 }
 
 /**
  * A new upstream session for this client session: made by a handshake, kept in KV so
  * other isolates use it too (and DELETE can close it), and cached here.
  */
-async function establish(upstream: UpstreamConfig, request: PoolRequest, avoid: string | null | undefined): Promise<Result<UpstreamSession, UpstreamFailure>> {
+async function establish(
+  upstream: UpstreamConfig,
+  request: PoolRequest,
+  avoid: string | null | undefined,
+): Promise<Result<UpstreamSession, UpstreamFailure>> {
   const stored = await storedSession(request, upstream);
   if (stored && (avoid === undefined || stored.sessionId !== avoid)) return ok(stored);
   const result = await handshake(upstream, request);
@@ -63,7 +80,11 @@ async function establish(upstream: UpstreamConfig, request: PoolRequest, avoid: 
  * sealed in the token, else one established now. `avoid` names a session the upstream
  * just refused (404): a replacement is found in KV or made.
  */
-export async function upstreamSession(upstream: UpstreamConfig, request: PoolRequest, avoid?: string | null): Promise<Result<UpstreamSession, UpstreamFailure>> {
+export async function upstreamSession(
+  upstream: UpstreamConfig,
+  request: PoolRequest,
+  avoid?: string | null,
+): Promise<Result<UpstreamSession, UpstreamFailure>> {
   const key = `${request.session.sid}\u0000${upstream.name}`;
   const local = handshakes.get(key);
   if (avoid === undefined) {
@@ -98,7 +119,10 @@ const declared = new Map<string, Promise<Result<Handshake, UpstreamFailure>>>();
  * const found = await upstreamHandshake(upstream, { env, session: client });
  * if (found.ok) console.log(found.value.initializeResult["capabilities"]);
  */
-export function upstreamHandshake(upstream: UpstreamConfig, request: PoolRequest): Promise<Result<Handshake, UpstreamFailure>> {
+export function upstreamHandshake(
+  upstream: UpstreamConfig,
+  request: PoolRequest,
+): Promise<Result<Handshake, UpstreamFailure>> {
   const key = `${request.session.sid}\u0000${upstream.name}`;
   const local = declared.get(key);
   if (local) return local;
@@ -109,7 +133,15 @@ export function upstreamHandshake(upstream: UpstreamConfig, request: PoolRequest
     const result = await handshake(upstream, request);
     if (!result.ok) return result;
     const expiration = Math.max(request.session.exp, Math.floor(Date.now() / 1000) + 60);
-    if (kv) await writeHandshakeRecord(kv, "handshake", request.session.sid, upstream.name, JSON.stringify(result.value), expiration);
+    if (kv)
+      await writeHandshakeRecord(
+        kv,
+        "handshake",
+        request.session.sid,
+        upstream.name,
+        JSON.stringify(result.value),
+        expiration,
+      );
     if (!(await storedSession(request, upstream))) {
       await storeSession(request, upstream, result.value.session, expiration);
       handshakes.set(key, Promise.resolve(ok(result.value.session)));
@@ -126,7 +158,10 @@ export function upstreamHandshake(upstream: UpstreamConfig, request: PoolRequest
 
 /** Every upstream session this client session has had past its token: what DELETE must close too. */
 export async function laterSessions(upstream: UpstreamConfig, request: PoolRequest): Promise<UpstreamSession[]> {
-  const found = [await storedSession(request, upstream), await handshakes.get(`${request.session.sid}\u0000${upstream.name}`)];
+  const found = [
+    await storedSession(request, upstream),
+    await handshakes.get(`${request.session.sid}\u0000${upstream.name}`),
+  ];
   const sessions: UpstreamSession[] = [];
   for (const item of found) {
     const session = item && "ok" in item ? (item.ok ? item.value : undefined) : item;
@@ -160,11 +195,24 @@ export async function sendToUpstream(
     const session = await upstreamSession(upstream, request, refused);
     if (!session.ok) return session;
     const transport = transportOf(session.value);
-    const reply = await transport.send(upstream, text, request, session.value, noticingListChanges(upstream.name, options));
+    const reply = await transport.send(
+      upstream,
+      text,
+      request,
+      session.value,
+      noticingListChanges(upstream.name, options),
+    );
     if (reply.ok) return reply;
     if (attempt > 0) {
       // Refused again in a fresh session: a 400 was about the request, not the session.
-      return reply.reason === "session-expired" && reply.status === 400 ? fail({ reason: "http-status", upstream: upstream.name, status: 400, detail: "bad request (the gateway's log has the body)" }) : reply;
+      return reply.reason === "session-expired" && reply.status === 400
+        ? fail({
+            reason: "http-status",
+            upstream: upstream.name,
+            status: 400,
+            detail: "bad request (the gateway's log has the body)",
+          })
+        : reply;
     }
     if (reply.reason === "session-expired") {
       refused = session.value.sessionId;
@@ -189,12 +237,21 @@ export async function sendToUpstream(
  * @example
  * const stream = await listenToUpstream(upstream, request, { toolsListChanged: true });
  */
-export async function listenToUpstream(upstream: UpstreamConfig, request: PoolRequest, filter: ListenFilter): Promise<Result<OpenedStream, UpstreamFailure> | undefined> {
+export async function listenToUpstream(
+  upstream: UpstreamConfig,
+  request: PoolRequest,
+  filter: ListenFilter,
+): Promise<Result<OpenedStream, UpstreamFailure> | undefined> {
   if (!heldSession(request.session, upstream.name)) return undefined;
   const open = async (avoid?: string | null): Promise<Result<OpenedStream, UpstreamFailure>> => {
     const session = await upstreamSession(upstream, request, avoid);
     if (!session.ok) return session;
-    const stream = await (await streamTransportFor(upstream, request, session.value)).listen(upstream, request, session.value, filter);
+    const stream = await (await streamTransportFor(upstream, request, session.value)).listen(
+      upstream,
+      request,
+      session.value,
+      filter,
+    );
     // Only a 404 says the session is gone: a 400 to a stream (an upstream that offers none
     // that way) would otherwise replace the session the client's calls use on every reconnect.
     const forgotten = !stream.ok && stream.reason === "session-expired" && stream.status === 404;
@@ -242,7 +299,10 @@ function noticingListChanges(upstream: string, options: SendOptions): SendOption
 }
 
 /** Reads an upstream message stream to its end, turning protocol breaks and missed deadlines into failures; a list_changed drops the lists held for it (list-cache.ts). */
-export async function* upstreamMessages(reply: UpstreamReply, upstream: string): AsyncGenerator<Result<WireMessage, UpstreamFailure>> {
+export async function* upstreamMessages(
+  reply: UpstreamReply,
+  upstream: string,
+): AsyncGenerator<Result<WireMessage, UpstreamFailure>> {
   try {
     for await (const wire of reply.messages) {
       noteListChange(upstream, wire.message);

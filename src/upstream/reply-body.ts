@@ -52,7 +52,10 @@ export type ResumePoint = { lastEventId?: string; retryMs?: number };
  * Takes a message of at least `minBytes` as a byte stream instead of holding it, and
  * returns the text of the message that stands for it (offload's compact answer).
  */
-export type LargeAnswerConsumer = { readonly minBytes: number; readonly take: (body: ReadableStream<Uint8Array>) => Promise<string> };
+export type LargeAnswerConsumer = {
+  readonly minBytes: number;
+  readonly take: (body: ReadableStream<Uint8Array>) => Promise<string>;
+};
 
 /**
  * Takes a notification of an SSE answer as the upstream's bytes, never decoded (`bytes`,
@@ -65,14 +68,19 @@ export type NotificationPass = (bytes: Uint8Array, head: NotificationHead) => Pr
 export type LogContext = { readonly upstream: string; readonly env: Readonly<Record<string, unknown>> };
 
 export function logUpstreamText(where: LogContext, what: string, text: string): void {
-  console.warn(`mcp-edge-gateway: upstream "${where.upstream}" ${what}: ${redactedStart(text, MAX_ERROR_BODY_CHARS, where.env)}`);
+  console.warn(
+    `mcp-edge-gateway: upstream "${where.upstream}" ${what}: ${redactedStart(text, MAX_ERROR_BODY_CHARS, where.env)}`,
+  );
 }
 
 /**
  * Reads a body up to `limit` bytes. Past the limit, returns a stream of the whole body
  * (what was read, then the rest) instead of holding it.
  */
-export async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Promise<{ text: string } | { stream: ReadableStream<Uint8Array> }> {
+export async function readBounded(
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+): Promise<{ text: string } | { stream: ReadableStream<Uint8Array> }> {
   const reader = byteReader(body);
   const chunks: Uint8Array[] = [];
   let length = 0;
@@ -109,7 +117,10 @@ export function badResponse(upstream: string, detail: string): UpstreamBreak {
 
 /** An answer the gateway would have to hold whole (one that offload cannot take) but is too large to. */
 function tooLarge(upstream: string): UpstreamBreak {
-  return badResponse(upstream, `sent a message larger than ${MAX_HELD_MESSAGE_BYTES} bytes (each data line of an SSE event after its first counted ${DATA_LINE_COST_BYTES} bytes more), more than the gateway holds in memory (only tool results may be larger: they are offloaded)`);
+  return badResponse(
+    upstream,
+    `sent a message larger than ${MAX_HELD_MESSAGE_BYTES} bytes (each data line of an SSE event after its first counted ${DATA_LINE_COST_BYTES} bytes more), more than the gateway holds in memory (only tool results may be larger: they are offloaded)`,
+  );
 }
 
 /**
@@ -132,7 +143,14 @@ export async function* deadlineAware(read: AsyncGenerator<WireMessage>, guard: B
  * only when it is not one message; a stream that stays open (`open`: a listen) is split as
  * it arrives, so its messages reach the listener while its body goes on.
  */
-export async function* jsonMessages(response: Response, body: ReadableStream<Uint8Array>, guard: BodyGuard, where: LogContext, large?: LargeAnswerConsumer, open = false): AsyncGenerator<WireMessage> {
+export async function* jsonMessages(
+  response: Response,
+  body: ReadableStream<Uint8Array>,
+  guard: BodyGuard,
+  where: LogContext,
+  large?: LargeAnswerConsumer,
+  open = false,
+): AsyncGenerator<WireMessage> {
   const declared = declaredLength(response);
   if (open) {
     try {
@@ -176,7 +194,8 @@ export async function* wholeBodyMessages(text: string, where: LogContext): Async
   }
   // Several messages in one whole body (newline-delimited, or a batch's array).
   try {
-    for await (const value of jsonValues(new Blob([text]).stream(), MAX_HELD_MESSAGE_BYTES)) yield* messagesOf(value, where);
+    for await (const value of jsonValues(new Blob([text]).stream(), MAX_HELD_MESSAGE_BYTES))
+      yield* messagesOf(value, where);
   } catch (error) {
     if (!(error instanceof JsonValuesError)) throw error;
     throw notJson(where, text);
@@ -215,13 +234,23 @@ function* messagesOf(text: string, where: LogContext): Generator<WireMessage> {
  * the upstream's bytes, when it is a plain one (core/json-bytes.ts); it is read as a
  * message only when `pass` does not take it.
  */
-export async function* sseMessages(body: ReadableStream<Uint8Array>, where: LogContext, resume: ResumePoint, large?: LargeAnswerConsumer, pass?: NotificationPass): AsyncGenerator<WireMessage> {
+export async function* sseMessages(
+  body: ReadableStream<Uint8Array>,
+  where: LogContext,
+  resume: ResumePoint,
+  large?: LargeAnswerConsumer,
+  pass?: NotificationPass,
+): AsyncGenerator<WireMessage> {
   for await (const event of readSseEvents(body, large?.minBytes ?? MAX_HELD_MESSAGE_BYTES)) {
     // An id that cannot be sent back as a Last-Event-ID header (not printable ASCII) leaves nothing to resume from.
     if (event.id !== undefined) resume.lastEventId = HEADER_VALUE.test(event.id) ? event.id : undefined;
     if (event.retry !== undefined) resume.retryMs = event.retry;
     // Priming events (an id and a retry delay, no data) only mark a resume point.
-    if (event.event !== "message" || (!event.large && (event.data.length === 0 || (event.data.length === 1 && event.data[0]!.byteLength === 0)))) continue;
+    if (
+      event.event !== "message" ||
+      (!event.large && (event.data.length === 0 || (event.data.length === 1 && event.data[0]!.byteLength === 0)))
+    )
+      continue;
     if (event.large && !large) {
       await event.large.cancel();
       throw tooLarge(where.upstream);
@@ -233,14 +262,20 @@ export async function* sseMessages(body: ReadableStream<Uint8Array>, where: LogC
     const message = readUpstreamMessage(text);
     if (!message) {
       logUpstreamText(where, "sent an SSE event that is not a JSON-RPC message", text);
-      throw badResponse(where.upstream, "sent an SSE event that is not a JSON-RPC message (the gateway's log has its start)");
+      throw badResponse(
+        where.upstream,
+        "sent an SSE event that is not a JSON-RPC message (the gateway's log has its start)",
+      );
     }
     yield message;
   }
 }
 
 /** The start of an error body, for the log; the rest is cancelled. */
-export async function errorBodyStart(body: ReadableStream<Uint8Array>, maxBytes = MAX_ERROR_BODY_BYTES): Promise<string> {
+export async function errorBodyStart(
+  body: ReadableStream<Uint8Array>,
+  maxBytes = MAX_ERROR_BODY_BYTES,
+): Promise<string> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let length = 0;

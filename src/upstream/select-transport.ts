@@ -12,7 +12,10 @@ import { MODERN_UPSTREAM_VERSION } from "./modern-wire";
 import type { UpstreamTransport } from "./transport";
 import type { PoolRequest, UpstreamSession } from "./upstream-session";
 
-const TRANSPORTS: Readonly<Record<UpstreamSide, UpstreamTransport>> = { legacy: legacyTransport, modern: modernTransport };
+const TRANSPORTS: Readonly<Record<UpstreamSide, UpstreamTransport>> = {
+  legacy: legacyTransport,
+  modern: modernTransport,
+};
 
 /**
  * The transport of an upstream session: the session was opened on the side the rule chose,
@@ -34,7 +37,11 @@ export function transportOf(session: Pick<UpstreamSession, "protocolVersion">): 
  * @example
  * const stream = await (await streamTransportFor(upstream, request, session)).listen(upstream, request, session, filter);
  */
-export async function streamTransportFor(upstream: UpstreamConfig, request: PoolRequest, session: UpstreamSession): Promise<UpstreamTransport> {
+export async function streamTransportFor(
+  upstream: UpstreamConfig,
+  request: PoolRequest,
+  session: UpstreamSession,
+): Promise<UpstreamTransport> {
   const own = transportOf(session);
   if (own.side === "modern" || session.sessionId) return own;
   const era = await upstreamEra(upstream, request);

@@ -25,7 +25,14 @@ import type { WireMessage } from "../core/jsonrpc";
 import { guardBody, UpstreamBreak, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
 import { readUpstreamMessage } from "../core/validate-message";
-import { deadlineAware, decodeChunks, jsonMessages, wholeBodyMessages, type LargeAnswerConsumer, type LogContext } from "./reply-body";
+import {
+  deadlineAware,
+  decodeChunks,
+  jsonMessages,
+  wholeBodyMessages,
+  type LargeAnswerConsumer,
+  type LogContext,
+} from "./reply-body";
 
 /** The most of a JSON answer read straight from the fetch body (a larger one goes on as a guarded stream). */
 export const SMALL_ANSWER_BYTES = 64 * 1024;
@@ -55,9 +62,19 @@ export function isSmallAnswer({ declared, largeMinBytes, timeoutMs, idleMs }: Sm
  * the stream path. One message (nearly every answer) is yielded from here, without the
  * generators a batch or newline-delimited messages go through.
  */
-export async function* smallAnswerMessages(response: Response, body: ReadableStream<Uint8Array>, declared: number, guard: BodyGuard, where: LogContext, large: LargeAnswerConsumer | undefined): AsyncGenerator<WireMessage> {
+export async function* smallAnswerMessages(
+  response: Response,
+  body: ReadableStream<Uint8Array>,
+  declared: number,
+  guard: BodyGuard,
+  where: LogContext,
+  large: LargeAnswerConsumer | undefined,
+): AsyncGenerator<WireMessage> {
   // Only a declared length (`declaredLength`) bounds what arrayBuffer() holds (a chunked or encoded body is counted as it is read).
-  const read = await underDeadline<ArrayBuffer | Start>(Number.isNaN(declared) ? readStart(body) : response.arrayBuffer(), guard);
+  const read = await underDeadline<ArrayBuffer | Start>(
+    Number.isNaN(declared) ? readStart(body) : response.arrayBuffer(),
+    guard,
+  );
   if (!(read instanceof ArrayBuffer) && "rest" in read) {
     // Larger than it looked: the rest as the stream path reads it, under both deadlines again.
     return yield* deadlineAware(jsonMessages(response, guardBody(read.rest, guard), guard, where, large), guard);
@@ -95,7 +112,12 @@ async function readStart(body: ReadableStream<Uint8Array>): Promise<Start> {
 async function underDeadline<T>(read: Promise<T>, guard: BodyGuard): Promise<T> {
   const deadline = guard.deadline;
   const late = (): UpstreamBreak => {
-    const failure: UpstreamFailure = { reason: "timeout", upstream: guard.upstream, timeoutMs: deadline!.timeoutMs, waited: "answer" };
+    const failure: UpstreamFailure = {
+      reason: "timeout",
+      upstream: guard.upstream,
+      timeoutMs: deadline!.timeoutMs,
+      waited: "answer",
+    };
     guard.broke.failure = failure;
     return new UpstreamBreak(failure);
   };

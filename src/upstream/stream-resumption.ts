@@ -19,5 +19,7 @@ export const DEFAULT_RESUME_DELAY_MS = 100;
  * await resumeDelay(reply.value.resume.retryMs);
  */
 export function resumeDelay(retryMs: number | undefined): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.min(retryMs ?? DEFAULT_RESUME_DELAY_MS, MAX_RESUME_DELAY_MS)));
+  return new Promise((resolve) =>
+    setTimeout(resolve, Math.min(retryMs ?? DEFAULT_RESUME_DELAY_MS, MAX_RESUME_DELAY_MS)),
+  );
 }

@@ -20,7 +20,12 @@ import type { ListenFilter } from "./modern-listen";
 import type { PoolRequest, UpstreamSession } from "./upstream-session";
 
 /** How one message is sent: see `UpstreamExchange`. */
-export type SendOptions = { readonly large?: LargeAnswerConsumer; readonly notifications?: NotificationPass; readonly answerWithinTimeout?: boolean; readonly traceparent?: string };
+export type SendOptions = {
+  readonly large?: LargeAnswerConsumer;
+  readonly notifications?: NotificationPass;
+  readonly answerWithinTimeout?: boolean;
+  readonly traceparent?: string;
+};
 
 /** An upstream's stream of messages outside requests, as it was opened. */
 export type OpenedStream = {
@@ -41,13 +46,27 @@ export type UpstreamTransport = {
    */
   readonly asks: "server-requests" | "input-required";
   /** Sends one message text in `session`. */
-  readonly send: (upstream: UpstreamConfig, text: string, request: PoolRequest, session: UpstreamSession, options: SendOptions) => Promise<Result<UpstreamReply, UpstreamFailure>>;
+  readonly send: (
+    upstream: UpstreamConfig,
+    text: string,
+    request: PoolRequest,
+    session: UpstreamSession,
+    options: SendOptions,
+  ) => Promise<Result<UpstreamReply, UpstreamFailure>>;
   /**
    * Opens the upstream's stream of messages outside requests: the 2025 GET stream of
    * `session` (all it sends), or a 2026-07-28 `subscriptions/listen` for `filter`, once acknowledged.
    */
-  readonly listen: (upstream: UpstreamConfig, request: PoolRequest, session: UpstreamSession, filter: ListenFilter) => Promise<Result<OpenedStream, UpstreamFailure>>;
+  readonly listen: (
+    upstream: UpstreamConfig,
+    request: PoolRequest,
+    session: UpstreamSession,
+    filter: ListenFilter,
+  ) => Promise<Result<OpenedStream, UpstreamFailure>>;
   /** Ends `session` at the upstream (a 2025 DELETE; a 2026-07-28 upstream keeps none). Never rejects. */
-  readonly close: (upstream: UpstreamConfig, request: Pick<PoolRequest, "env" | "identity">, session: UpstreamSession) => Promise<void>;
+  readonly close: (
+    upstream: UpstreamConfig,
+    request: Pick<PoolRequest, "env" | "identity">,
+    session: UpstreamSession,
+  ) => Promise<void>;
 };
-

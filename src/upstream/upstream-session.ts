@@ -15,7 +15,9 @@ export type CallerCredentials = {
   /** Mints the identity assertion for `upstream`. */
   readonly assertion: (upstream: string) => Promise<string>;
   /** The caller's access token for an upstream with `auth` (refreshed when due), or why there is none. */
-  readonly userToken?: (upstream: UpstreamConfig) => Promise<Result<string, { readonly reason: string; readonly detail: string }>>;
+  readonly userToken?: (
+    upstream: UpstreamConfig,
+  ) => Promise<Result<string, { readonly reason: string; readonly detail: string }>>;
   /** The upstream answered the caller's token with 401: the token is forgotten. */
   readonly rejected?: (upstream: UpstreamConfig) => Promise<void>;
 };

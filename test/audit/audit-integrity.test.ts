@@ -9,7 +9,15 @@
 import { env } from "cloudflare:workers";
 import { importJWK, SignJWT, type JWTPayload } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { cutToBytes, jsonBytes, MAX_AUDIT_ROLES, MAX_EVENT_BYTES, MAX_FIELD_BYTES, TRIMMED_MARKER, trimEvent } from "../../src/features/audit/audit-bounds";
+import {
+  cutToBytes,
+  jsonBytes,
+  MAX_AUDIT_ROLES,
+  MAX_EVENT_BYTES,
+  MAX_FIELD_BYTES,
+  TRIMMED_MARKER,
+  trimEvent,
+} from "../../src/features/audit/audit-bounds";
 import { MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, sendBatches } from "../../src/features/audit/audit-queue";
 import { secretKeyMatcher } from "../../src/features/audit/secret-keys";
 import { DEFAULT_REDACT_KEYS } from "../../src/features/audit/audit-config";
@@ -32,7 +40,9 @@ describe("an event never vanishes for its size", () => {
   async function sign(claims: JWTPayload): Promise<string> {
     const key = jwks.keys.rsa;
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 300, ...claims }).setProtectedHeader({ alg: key.alg!, kid: key.kid!, typ: "JWT" }).sign(await importJWK(key, key.alg!));
+    return new SignJWT({ iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 300, ...claims })
+      .setProtectedHeader({ alg: key.alg!, kid: key.kid!, typ: "JWT" })
+      .sign(await importJWK(key, key.alg!));
   }
 
   beforeAll(async () => {
@@ -55,7 +65,13 @@ describe("an event never vanishes for its size", () => {
     expect(reply.result?.isError).not.toBe(true);
 
     const [event] = await eventsOnceWritten(`upstream=${name}`, 1);
-    expect(event).toMatchObject({ "user.id": "many-roles", "gateway.persona": PERSONA, "gen_ai.tool.name": `${name}___whoami`, "gen_ai.tool.call.arguments": { q: 1 }, "gateway.outcome": "success" });
+    expect(event).toMatchObject({
+      "user.id": "many-roles",
+      "gateway.persona": PERSONA,
+      "gen_ai.tool.name": `${name}___whoami`,
+      "gen_ai.tool.call.arguments": { q: 1 },
+      "gateway.outcome": "success",
+    });
     expect(event["user.roles"][0]).toBe(ROLE);
     expect(event["user.roles"].length).toBeLessThanOrEqual(MAX_AUDIT_ROLES);
     expect(event["gateway.user.roles_count"]).toBe(40_001);
@@ -67,7 +83,9 @@ describe("an event never vanishes for its size", () => {
   it("an email claim of 20,000 control characters is cut by the UTF-8 bytes of its JSON text (six each), not by its length", async () => {
     const { name, vars: upstreamOnly } = upstreamVars();
     const vars = { ...upstreamOnly, ...authOn };
-    const headers = { authorization: `Bearer ${await sign({ sub: "odd-email", email: `who-${"\u0001".repeat(20_000)}`, roles: [ROLE] })}` };
+    const headers = {
+      authorization: `Bearer ${await sign({ sub: "odd-email", email: `who-${"\u0001".repeat(20_000)}`, roles: [ROLE] })}`,
+    };
     const { session } = await initialize("/mcp", { vars, headers });
     expect((await answer(await call("/mcp", session, `${name}___whoami`, {}, vars, headers))).result).toBeDefined();
     const [event] = await eventsOnceWritten(`upstream=${name}`, 1);
@@ -95,20 +113,45 @@ describe("an event never vanishes for its size", () => {
     };
     const cut = trimEvent(base);
     expect(utf8(cut)).toBeLessThanOrEqual(MAX_EVENT_BYTES);
-    expect(cut).toMatchObject({ "gateway.event_id": base["gateway.event_id"], timestamp: base.timestamp, "gen_ai.tool.name": "good___echo", "gateway.outcome": "success", "gateway.truncated": true });
+    expect(cut).toMatchObject({
+      "gateway.event_id": base["gateway.event_id"],
+      timestamp: base.timestamp,
+      "gen_ai.tool.name": "good___echo",
+      "gateway.outcome": "success",
+      "gateway.truncated": true,
+    });
     expect(cut["user.id"]).toMatch(/^u+…$/);
-    expect(new Set(cut["gateway.truncated_fields"])).toEqual(new Set(["user.id", "user.roles", "gen_ai.tool.call.arguments", "gateway.error.message"]));
+    expect(new Set(cut["gateway.truncated_fields"])).toEqual(
+      new Set(["user.id", "user.roles", "gen_ai.tool.call.arguments", "gateway.error.message"]),
+    );
     expect(cut["user.roles"]).toBeUndefined();
     expect(cut["gen_ai.tool.call.arguments"]).toBeUndefined();
   });
 
   it("an event over the limit only by its parameters keeps the rest and cuts them, in UTF-8 bytes", () => {
-    const event: AuditEvent = { "gateway.event_id": "f".repeat(32), timestamp: new Date().toISOString(), "mcp.method.name": "tools/call", "gen_ai.tool.call.arguments": { big: "€".repeat(60_000) }, "mcp.protocol.version": "2025-11-25", "user.id": "ada", "gateway.route": "/mcp", "gateway.outcome": "success", "gateway.duration_ms": 1 };
+    const event: AuditEvent = {
+      "gateway.event_id": "f".repeat(32),
+      timestamp: new Date().toISOString(),
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.call.arguments": { big: "€".repeat(60_000) },
+      "mcp.protocol.version": "2025-11-25",
+      "user.id": "ada",
+      "gateway.route": "/mcp",
+      "gateway.outcome": "success",
+      "gateway.duration_ms": 1,
+    };
     const cut = trimEvent(event);
     expect(utf8(cut)).toBeLessThanOrEqual(MAX_EVENT_BYTES);
     expect(utf8(cut)).toBeGreaterThan(MAX_EVENT_BYTES - 16);
-    expect(cut["gen_ai.tool.call.arguments"]).toMatch(new RegExp(`^\\{"big":"€+${TRIMMED_MARKER.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
-    expect(cut).toMatchObject({ "gateway.params_trimmed": true, "gateway.params_bytes": jsonBytes(event["gen_ai.tool.call.arguments"]), "gateway.truncated_fields": ["gen_ai.tool.call.arguments"], "user.id": "ada" });
+    expect(cut["gen_ai.tool.call.arguments"]).toMatch(
+      new RegExp(`^\\{"big":"€+${TRIMMED_MARKER.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`),
+    );
+    expect(cut).toMatchObject({
+      "gateway.params_trimmed": true,
+      "gateway.params_bytes": jsonBytes(event["gen_ai.tool.call.arguments"]),
+      "gateway.truncated_fields": ["gen_ai.tool.call.arguments"],
+      "user.id": "ada",
+    });
   });
 
   it.each([
@@ -123,13 +166,25 @@ describe("an event never vanishes for its size", () => {
   });
 
   it("sendBatches: at most 100 messages and MAX_BATCH_BYTES a batch, events of the largest size two to a batch", () => {
-    const event = (size: number, i: number): AuditEvent => ({ "gateway.event_id": String(i), timestamp: "2026-01-01T00:00:00.000Z", "mcp.method.name": "x".repeat(size), "mcp.protocol.version": "v", "user.id": "u", "gateway.route": "/mcp", "gateway.outcome": "success", "gateway.duration_ms": 0 });
-    expect(sendBatches(Array.from({ length: 250 }, (_, i) => event(10, i))).map((g) => g.length)).toEqual([100, 100, 50]);
+    const event = (size: number, i: number): AuditEvent => ({
+      "gateway.event_id": String(i),
+      timestamp: "2026-01-01T00:00:00.000Z",
+      "mcp.method.name": "x".repeat(size),
+      "mcp.protocol.version": "v",
+      "user.id": "u",
+      "gateway.route": "/mcp",
+      "gateway.outcome": "success",
+      "gateway.duration_ms": 0,
+    });
+    expect(sendBatches(Array.from({ length: 250 }, (_, i) => event(10, i))).map((g) => g.length)).toEqual([
+      100, 100, 50,
+    ]);
     const largest = Array.from({ length: 5 }, (_, i) => event(MAX_EVENT_BYTES - 300, i));
     expect(largest.every((e) => utf8(e) <= MAX_EVENT_BYTES)).toBe(true);
     const groups = sendBatches(largest);
     expect(groups.map((g) => g.length)).toEqual([2, 2, 1]);
-    for (const group of groups) expect(group.reduce((sum, e) => sum + utf8(e) + 100, 0)).toBeLessThanOrEqual(MAX_BATCH_BYTES);
+    for (const group of groups)
+      expect(group.reduce((sum, e) => sum + utf8(e) + 100, 0)).toBeLessThanOrEqual(MAX_BATCH_BYTES);
     expect(MAX_BATCH_MESSAGES).toBe(100);
   });
 });
@@ -267,9 +322,15 @@ describe("audit queries by either name", () => {
     const { session } = await initialize(`/mcp/${name}`, { vars });
     await (await call(`/mcp/${name}`, session, "whoami", {}, vars)).text();
     const [event] = await eventsOnceWritten(`upstream=${name}`, 1);
-    expect(event).toMatchObject({ "gen_ai.tool.name": "whoami", "gateway.tool.qualified_name": `${name}___whoami`, "gateway.route": `/mcp/${name}` });
+    expect(event).toMatchObject({
+      "gen_ai.tool.name": "whoami",
+      "gateway.tool.qualified_name": `${name}___whoami`,
+      "gateway.route": `/mcp/${name}`,
+    });
     for (const tool of [`${name}___whoami`, `${name}___*`, `${name}___who?mi`]) {
-      expect((await readAudit(`tool=${encodeURIComponent(tool)}`)).events.map((e) => e["gateway.event_id"])).toEqual([event["gateway.event_id"]]);
+      expect((await readAudit(`tool=${encodeURIComponent(tool)}`)).events.map((e) => e["gateway.event_id"])).toEqual([
+        event["gateway.event_id"],
+      ]);
     }
     expect((await readAudit(`tool=whoami&upstream=${name}`)).events).toHaveLength(1);
   });
@@ -279,16 +340,42 @@ describe("audit queries by either name", () => {
     const { session } = await initialize("/mcp", { vars });
     await (await call("/mcp", session, `${name}___whoami`, {}, vars)).text();
     const [event] = await eventsOnceWritten(`tool=${name}___whoami`, 1);
-    expect(event).toMatchObject({ "gen_ai.tool.name": `${name}___whoami`, "gateway.tool.qualified_name": `${name}___whoami`, "gateway.route": "/mcp" });
+    expect(event).toMatchObject({
+      "gen_ai.tool.name": `${name}___whoami`,
+      "gateway.tool.qualified_name": `${name}___whoami`,
+      "gateway.route": "/mcp",
+    });
   });
 
   it("an event stored before the field existed is found by the names it has and by the qualified name of its route", async () => {
     const upstream = `old${crypto.randomUUID().slice(0, 8)}`;
     const now = Date.now();
-    const old = (id: string, route: string, tool: string) => ({ "gateway.event_id": id, timestamp: new Date(now).toISOString(), "mcp.method.name": "tools/call", "gen_ai.tool.name": tool, "mcp.protocol.version": "2025-11-25", "user.id": "anonymous", "gateway.route": route, "gateway.upstream": upstream, "gateway.outcome": "success" as const, "gateway.duration_ms": 1 });
-    const events = [old(`${upstream}-1`, `/mcp/${upstream}`, "legacy_tool"), old(`${upstream}-2`, "/mcp", `${upstream}___other_tool`), old(`${upstream}-3`, `/mcp/${upstream}`, "sys___read_payload")];
-    await writeAuditBatch(env.PAYLOADS, events, events.map((e) => e["gateway.event_id"]));
-    const ids = async (tool: string) => (await readAudit(`tool=${encodeURIComponent(tool)}&upstream=${upstream}`)).events.map((e) => e["gateway.event_id"]);
+    const old = (id: string, route: string, tool: string) => ({
+      "gateway.event_id": id,
+      timestamp: new Date(now).toISOString(),
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": tool,
+      "mcp.protocol.version": "2025-11-25",
+      "user.id": "anonymous",
+      "gateway.route": route,
+      "gateway.upstream": upstream,
+      "gateway.outcome": "success" as const,
+      "gateway.duration_ms": 1,
+    });
+    const events = [
+      old(`${upstream}-1`, `/mcp/${upstream}`, "legacy_tool"),
+      old(`${upstream}-2`, "/mcp", `${upstream}___other_tool`),
+      old(`${upstream}-3`, `/mcp/${upstream}`, "sys___read_payload"),
+    ];
+    await writeAuditBatch(
+      env.PAYLOADS,
+      events,
+      events.map((e) => e["gateway.event_id"]),
+    );
+    const ids = async (tool: string) =>
+      (await readAudit(`tool=${encodeURIComponent(tool)}&upstream=${upstream}`)).events.map(
+        (e) => e["gateway.event_id"],
+      );
     expect(await ids("legacy_tool")).toEqual([`${upstream}-1`]);
     expect(await ids(`${upstream}___legacy_tool`)).toEqual([`${upstream}-1`]);
     expect(await ids(`${upstream}___other_tool`)).toEqual([`${upstream}-2`]);

@@ -22,9 +22,29 @@ const PAST_ABANDONED_MS = 2_000;
 const LARGE_CALLS = 3;
 
 /** One tools/call of `tool` through the Worker, read to its end; its context is returned unsettled (its audit timer may be pending). */
-async function toolCall(name: string, session: string, i: number, vars: Vars, tool = "whoami"): Promise<ExecutionContext> {
-  const body = JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: `${name}___${tool}`, arguments: { i } } });
-  const request = new Request("http://gateway.test/mcp", { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }, body });
+async function toolCall(
+  name: string,
+  session: string,
+  i: number,
+  vars: Vars,
+  tool = "whoami",
+): Promise<ExecutionContext> {
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: i,
+    method: "tools/call",
+    params: { name: `${name}___${tool}`, arguments: { i } },
+  });
+  const request = new Request("http://gateway.test/mcp", {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-session-id": session,
+      "mcp-protocol-version": "2025-11-25",
+    },
+    body,
+  });
   const ctx = createExecutionContext();
   const response = await (worker as GatewayTarget).fetch(request, { ...env, ...vars }, ctx);
   expect(response.status).toBe(200);
@@ -67,11 +87,14 @@ describe("the audit outbox", () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
 
     const contexts: ExecutionContext[] = [];
-    for (let i = 0; i < LARGE_CALLS; i++) contexts.push(await toolCall(name, session, i, { ...vars, AUDIT_QUEUE: recording }, "echo"));
+    for (let i = 0; i < LARGE_CALLS; i++)
+      contexts.push(await toolCall(name, session, i, { ...vars, AUDIT_QUEUE: recording }, "echo"));
     // Only the timers due now fire (the sends after an answer), not the opener's.
     await vi.advanceTimersByTimeAsync(0);
     await waitOnExecutionContext(contexts.at(-1)!);
-    expect(batches.map((b) => b.map((m) => m.body["gen_ai.tool.call.arguments"].i).sort())).toEqual([Array.from({ length: LARGE_CALLS }, (_, i) => i)]);
+    expect(batches.map((b) => b.map((m) => m.body["gen_ai.tool.call.arguments"].i).sort())).toEqual([
+      Array.from({ length: LARGE_CALLS }, (_, i) => i),
+    ]);
 
     await vi.runAllTimersAsync();
     for (const ctx of contexts) await waitOnExecutionContext(ctx);

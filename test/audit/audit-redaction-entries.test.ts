@@ -17,12 +17,28 @@ describe("a header list's entry", () => {
     ["an object", { scheme: "Bearer", token: "e-222-secret" }],
     ["a number", 31337],
   ])("with a secret name and %s as its value is redacted", (_label, value) => {
-    const redacted = redactParameters({ headers: [["Authorization", value], ["Accept", "text/plain"]] }, isSecret);
-    expect(redacted).toEqual({ headers: [["Authorization", "[redacted]"], ["Accept", "text/plain"]] });
+    const redacted = redactParameters(
+      {
+        headers: [
+          ["Authorization", value],
+          ["Accept", "text/plain"],
+        ],
+      },
+      isSecret,
+    );
+    expect(redacted).toEqual({
+      headers: [
+        ["Authorization", "[redacted]"],
+        ["Accept", "text/plain"],
+      ],
+    });
   });
 
   it("with a name that is no secret keeps its value, whatever it is", () => {
-    const entries = [["Accept", ["text/plain", "application/json"]], ["X-Count", 3]];
+    const entries = [
+      ["Accept", ["text/plain", "application/json"]],
+      ["X-Count", 3],
+    ];
     expect(redactParameters({ headers: entries }, isSecret)).toEqual({ headers: entries });
   });
 });

@@ -13,7 +13,14 @@ import worker from "../../src/index";
 import { auditSendFailures } from "../../src/features/audit/audit-queue";
 import { MAX_EVENT_BYTES, TRIMMED_MARKER } from "../../src/features/audit/call-event";
 import { hourPrefix } from "../../src/features/audit/audit-log";
-import { AUDIT_ADMIN_TOKEN as ADMIN_TOKEN, call, eventsOnceWritten, readAudit, recordingQueue, upstreamVars } from "../helpers/audit";
+import {
+  AUDIT_ADMIN_TOKEN as ADMIN_TOKEN,
+  call,
+  eventsOnceWritten,
+  readAudit,
+  recordingQueue,
+  upstreamVars,
+} from "../helpers/audit";
 import { admin, authVars, makeKey } from "../helpers/auth";
 import { answer, gatewayFetch, initialize, post, type GatewayTarget, type Json, type Vars } from "../helpers/gateway";
 
@@ -31,21 +38,28 @@ describe("the audit trail", () => {
     const N = 200;
     const { name, vars } = upstreamVars();
     const { session } = await initialize(`/mcp`, { vars });
-    const answers = await Promise.all(Array.from({ length: N }, (_, i) => call("/mcp", session, `${name}___whoami`, { i }, vars).then(answer)));
+    const answers = await Promise.all(
+      Array.from({ length: N }, (_, i) => call("/mcp", session, `${name}___whoami`, { i }, vars).then(answer)),
+    );
     expect(answers.every((a) => a.result?.structuredContent?.header)).toBe(true);
 
     const query = `upstream=${name}&limit=1000`;
     const events = await eventsOnceWritten(query, N);
     expect(events).toHaveLength(N);
     expect(new Set(events.map((e) => e["gateway.event_id"])).size).toBe(N);
-    expect(events.map((e) => e["gen_ai.tool.call.arguments"].i).sort((a, b) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i));
+    expect(events.map((e) => e["gen_ai.tool.call.arguments"].i).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: N }, (_, i) => i),
+    );
     // Newest last.
     const times = events.map((e) => e.timestamp);
     expect([...times].sort()).toEqual(times);
 
     // Deliver the same events to the consumer again: once as a new batch (other message
     // ids: new objects in R2), and that batch a second time (same ids: its objects rewritten).
-    const redelivered = createMessageBatch("mcp-edge-gateway-audit", events.map((body, i) => ({ id: `again-${name}-${i}`, timestamp: Date.now(), attempts: 2, body })));
+    const redelivered = createMessageBatch(
+      "mcp-edge-gateway-audit",
+      events.map((body, i) => ({ id: `again-${name}-${i}`, timestamp: Date.now(), attempts: 2, body })),
+    );
     for (let delivery = 0; delivery < 2; delivery++) {
       const ctx = createExecutionContext();
       await worker.queue(redelivered, { ...env });
@@ -55,7 +69,11 @@ describe("the audit trail", () => {
     // R2 now holds each event twice; the reader still gives each once.
     const stored = await env.PAYLOADS.list({ prefix: hourPrefix(Date.parse(events[0].timestamp)) });
     let copies = 0;
-    for (const object of stored.objects) copies += ((await (await env.PAYLOADS.get(object.key))!.text()).match(new RegExp(`"gateway.upstream":"${name}"`, "g")) ?? []).length;
+    for (const object of stored.objects)
+      copies += (
+        (await (await env.PAYLOADS.get(object.key))!.text()).match(new RegExp(`"gateway.upstream":"${name}"`, "g")) ??
+        []
+      ).length;
     expect(copies).toBeGreaterThanOrEqual(2 * N);
     const again = (await readAudit(query)).events;
     expect(again).toHaveLength(N);
@@ -107,26 +125,46 @@ describe("the audit trail", () => {
     const args = {
       user: "ada",
       password: "hunter2-secret-value",
-      nested: { list: [{ deeper: { "X-Api-Key": "k-123-secret", access_token: "t-456-secret", note: "kept" } }], Authorization: "Bearer b-789-secret" },
+      nested: {
+        list: [{ deeper: { "X-Api-Key": "k-123-secret", access_token: "t-456-secret", note: "kept" } }],
+        Authorization: "Bearer b-789-secret",
+      },
       ssn: "078-05-1120",
     };
     await (await call("/mcp", session, `${name}___whoami`, args, vars)).text();
     const custom = { ...vars, AUDIT: JSON.stringify({ redactKeys: ["ssn", "*_note"] }) };
-    await (await call("/mcp", session, `${name}___whoami`, { ssn: "078-05-1120", password: "not-a-default-now", my_note: "x", notes: "y" }, custom)).text();
+    await (
+      await call(
+        "/mcp",
+        session,
+        `${name}___whoami`,
+        { ssn: "078-05-1120", password: "not-a-default-now", my_note: "x", notes: "y" },
+        custom,
+      )
+    ).text();
     const events = await eventsOnceWritten(`upstream=${name}`, 2);
     expect(events[0]["gen_ai.tool.call.arguments"]).toEqual({
       user: "ada",
       password: "[redacted]",
-      nested: { list: [{ deeper: { "X-Api-Key": "[redacted]", access_token: "[redacted]", note: "kept" } }], Authorization: "[redacted]" },
+      nested: {
+        list: [{ deeper: { "X-Api-Key": "[redacted]", access_token: "[redacted]", note: "kept" } }],
+        Authorization: "[redacted]",
+      },
       ssn: "078-05-1120",
     });
-    expect(events[1]["gen_ai.tool.call.arguments"]).toEqual({ ssn: "[redacted]", password: "not-a-default-now", my_note: "[redacted]", notes: "y" });
+    expect(events[1]["gen_ai.tool.call.arguments"]).toEqual({
+      ssn: "[redacted]",
+      password: "not-a-default-now",
+      my_note: "[redacted]",
+      notes: "y",
+    });
     // Nothing of the secret values reached R2.
     const listed = await env.PAYLOADS.list({ prefix: hourPrefix(Date.parse(events[0].timestamp)) });
-    for (const object of listed.objects) expect(await (await env.PAYLOADS.get(object.key))!.text()).not.toMatch(/hunter2|k-123|t-456|b-789/);
+    for (const object of listed.objects)
+      expect(await (await env.PAYLOADS.get(object.key))!.text()).not.toMatch(/hunter2|k-123|t-456|b-789/);
   });
 
-  it("keeps a \"__proto__\" argument as a member of the event, redacted inside, never as its prototype", async () => {
+  it('keeps a "__proto__" argument as a member of the event, redacted inside, never as its prototype', async () => {
     const { name, vars } = upstreamVars();
     const { session } = await initialize("/mcp", { vars });
     const args = JSON.parse('{"__proto__":{"password":"p-321-secret","kept":1},"a":1}') as Record<string, unknown>;
@@ -146,7 +184,9 @@ describe("the audit trail", () => {
     const [event] = await eventsOnceWritten(`upstream=${name}`, 1);
     expect(event["gateway.params_trimmed"]).toBe(true);
     expect(event["gateway.params_bytes"]).toBeGreaterThan(400_000);
-    expect(event["gen_ai.tool.call.arguments"]).toMatch(new RegExp(`^\\{"big":"é+${TRIMMED_MARKER.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
+    expect(event["gen_ai.tool.call.arguments"]).toMatch(
+      new RegExp(`^\\{"big":"é+${TRIMMED_MARKER.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`),
+    );
     expect(new TextEncoder().encode(JSON.stringify(event)).length).toBeLessThanOrEqual(MAX_EVENT_BYTES);
     expect(event).toMatchObject({ "gen_ai.tool.name": `${name}___whoami`, "gateway.outcome": "success" });
   });
@@ -154,7 +194,9 @@ describe("the audit trail", () => {
   it("a Queue whose send throws leaves the answer intact; the failure is logged with the event id and counted", async () => {
     const { name, vars } = upstreamVars();
     const sent: unknown[] = [];
-    const failing = { send: () => Promise.reject(new Error("queue down")), sendBatch: (batch: unknown) => {
+    const failing = {
+      send: () => Promise.reject(new Error("queue down")),
+      sendBatch: (batch: unknown) => {
         sent.push(batch);
         return Promise.reject(new Error("queue down"));
       },
@@ -164,8 +206,22 @@ describe("the audit trail", () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     const before = auditSendFailures();
     try {
-      const body = JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: `${name}___whoami`, arguments: {} } });
-      const request = new Request("http://gateway.test/mcp", { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }, body });
+      const body = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 5,
+        method: "tools/call",
+        params: { name: `${name}___whoami`, arguments: {} },
+      });
+      const request = new Request("http://gateway.test/mcp", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-session-id": session,
+          "mcp-protocol-version": "2025-11-25",
+        },
+        body,
+      });
       const { response, text } = await fetchAndSettle(request, failingVars);
       expect(response.status).toBe(200);
       expect(JSON.parse(text)).toMatchObject({ id: 5, result: { structuredContent: { meta: expect.any(String) } } });
@@ -183,8 +239,24 @@ describe("the audit trail", () => {
     const { name, vars } = upstreamVars();
     const { queue: recording, batches } = recordingQueue();
     const { session } = await initialize("/mcp", { vars, version: "2025-03-26" });
-    const body = JSON.stringify([1, 2, 3].map((id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: `${name}___whoami`, arguments: { id } } })));
-    const request = new Request("http://gateway.test/mcp", { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-03-26" }, body });
+    const body = JSON.stringify(
+      [1, 2, 3].map((id) => ({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: `${name}___whoami`, arguments: { id } },
+      })),
+    );
+    const request = new Request("http://gateway.test/mcp", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": session,
+        "mcp-protocol-version": "2025-03-26",
+      },
+      body,
+    });
     const { response } = await fetchAndSettle(request, { ...vars, AUDIT_QUEUE: recording });
     expect(response.status).toBe(200);
     expect(batches).toHaveLength(1);
@@ -198,12 +270,31 @@ describe("the audit trail", () => {
     const { session } = await initialize("/mcp", { vars });
     await Promise.all(
       Array.from({ length: n }, async (_, i) => {
-        const body = JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: `${name}___whoami`, arguments: { i } } });
-        const request = new Request("http://gateway.test/mcp", { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }, body });
+        const body = JSON.stringify({
+          jsonrpc: "2.0",
+          id: i,
+          method: "tools/call",
+          params: { name: `${name}___whoami`, arguments: { i } },
+        });
+        const request = new Request("http://gateway.test/mcp", {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-session-id": session,
+            "mcp-protocol-version": "2025-11-25",
+          },
+          body,
+        });
         expect((await fetchAndSettle(request, { ...vars, AUDIT_QUEUE: recording })).response.status).toBe(200);
       }),
     );
-    expect(batches.flat().map((m) => m.body["gen_ai.tool.call.arguments"].i).sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i));
+    expect(
+      batches
+        .flat()
+        .map((m) => m.body["gen_ai.tool.call.arguments"].i)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: n }, (_, i) => i));
     return batches;
   }
 
@@ -223,8 +314,22 @@ describe("the audit trail", () => {
     const { name, vars } = upstreamVars();
     const { session } = await initialize("/mcp", { vars });
     const clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
-    const fromHeader = await answer(await call("/mcp", session, `${name}___whoami`, { via: "header" }, vars, { traceparent: `00-${clientTrace}-00f067aa0ba902b7-01` }));
-    const fromMeta = await answer(await call("/mcp", session, `${name}___whoami`, { via: "meta" }, vars, {}, { traceparent: `00-${clientTrace}-1111111111111111-00` }));
+    const fromHeader = await answer(
+      await call("/mcp", session, `${name}___whoami`, { via: "header" }, vars, {
+        traceparent: `00-${clientTrace}-00f067aa0ba902b7-01`,
+      }),
+    );
+    const fromMeta = await answer(
+      await call(
+        "/mcp",
+        session,
+        `${name}___whoami`,
+        { via: "meta" },
+        vars,
+        {},
+        { traceparent: `00-${clientTrace}-1111111111111111-00` },
+      ),
+    );
     const minted = await answer(await call("/mcp", session, `${name}___whoami`, { via: "none" }, vars));
     const events = await eventsOnceWritten(`upstream=${name}`, 3);
     const byVia = Object.fromEntries(events.map((e) => [e["gen_ai.tool.call.arguments"].via, e]));
@@ -242,27 +347,55 @@ describe("the audit trail", () => {
     expect(mintedEvent.trace_id).toMatch(/^[0-9a-f]{32}$/);
     expect(mintedEvent.trace_id).not.toBe(clientTrace);
     expect(mintedEvent.parent_span_id).toBeUndefined();
-    expect(minted.result.structuredContent).toEqual({ header: `00-${mintedEvent.trace_id}-${mintedEvent.span_id}-01`, meta: `00-${mintedEvent.trace_id}-${mintedEvent.span_id}-01` });
+    expect(minted.result.structuredContent).toEqual({
+      header: `00-${mintedEvent.trace_id}-${mintedEvent.span_id}-01`,
+      meta: `00-${mintedEvent.trace_id}-${mintedEvent.span_id}-01`,
+    });
   });
 
   it("records tool errors, JSON-RPC errors and unreachable upstreams; the admin filters and limit select among them", async () => {
     const { name, vars } = upstreamVars();
     const down = `${name}down`;
-    const withDown = { ...vars, UPSTREAMS: JSON.stringify([...JSON.parse(vars["UPSTREAMS"] as string), { name: down, url: "http://127.0.0.1:9/mcp", timeoutMs: 2000 }]) };
+    const withDown = {
+      ...vars,
+      UPSTREAMS: JSON.stringify([
+        ...JSON.parse(vars["UPSTREAMS"] as string),
+        { name: down, url: "http://127.0.0.1:9/mcp", timeoutMs: 2000 },
+      ]),
+    };
     const { session } = await initialize("/mcp", { vars: withDown });
-    for (const tool of ["whoami", "fail", "refuse"]) await (await call("/mcp", session, `${name}___${tool}`, {}, withDown)).text();
+    for (const tool of ["whoami", "fail", "refuse"])
+      await (await call("/mcp", session, `${name}___${tool}`, {}, withDown)).text();
     await (await call("/mcp", session, `${down}___whoami`, {}, withDown)).text();
     await eventsOnceWritten(`tool=${name}*`, 4);
 
     const one = async (query: string) => (await readAudit(`tool=${name}*&${query}`)).events;
-    expect(await one("outcome=tool_error")).toEqual([expect.objectContaining({ "gen_ai.tool.name": `${name}___fail`, "error.type": "tool_error", "gateway.error.message": "the tool failed: disk full" })]);
+    expect(await one("outcome=tool_error")).toEqual([
+      expect.objectContaining({
+        "gen_ai.tool.name": `${name}___fail`,
+        "error.type": "tool_error",
+        "gateway.error.message": "the tool failed: disk full",
+      }),
+    ]);
     const errors = await one("outcome=error");
     expect(errors).toEqual([
-      expect.objectContaining({ "gen_ai.tool.name": `${name}___refuse`, "error.type": "-32602", "rpc.response.status_code": "-32602", "gateway.error.message": "refused: bad arguments" }),
-      expect.objectContaining({ "gen_ai.tool.name": `${down}___whoami`, "gateway.upstream": down, "error.type": "unreachable", "gateway.failure": "unreachable" }),
+      expect.objectContaining({
+        "gen_ai.tool.name": `${name}___refuse`,
+        "error.type": "-32602",
+        "rpc.response.status_code": "-32602",
+        "gateway.error.message": "refused: bad arguments",
+      }),
+      expect.objectContaining({
+        "gen_ai.tool.name": `${down}___whoami`,
+        "gateway.upstream": down,
+        "error.type": "unreachable",
+        "gateway.failure": "unreachable",
+      }),
     ]);
     expect(await one(`upstream=${down}`)).toHaveLength(1);
-    expect(await one("outcome=success&user=anonymous")).toEqual([expect.objectContaining({ "gen_ai.tool.name": `${name}___whoami` })]);
+    expect(await one("outcome=success&user=anonymous")).toEqual([
+      expect.objectContaining({ "gen_ai.tool.name": `${name}___whoami` }),
+    ]);
     expect(await one("user=someone-else")).toEqual([]);
     // limit keeps the latest: the last call made.
     expect((await one("limit=1")).map((e) => e["gen_ai.tool.name"])).toEqual([`${down}___whoami`]);
@@ -273,8 +406,12 @@ describe("the audit trail", () => {
     const { name, vars } = upstreamVars();
     const requests = { ...vars, AUDIT: JSON.stringify({ record: "requests" }) };
     const { session } = await initialize(`/mcp/${name}`, { vars: requests });
-    await post(`/mcp/${name}`, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { session, vars: requests }).then((r) => r.text());
-    await (await call(`/mcp/${name}`, session, "whoami", { n: 1 }, { ...vars, AUDIT: JSON.stringify({ enabled: false }) })).text();
+    await post(`/mcp/${name}`, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { session, vars: requests }).then((r) =>
+      r.text(),
+    );
+    await (
+      await call(`/mcp/${name}`, session, "whoami", { n: 1 }, { ...vars, AUDIT: JSON.stringify({ enabled: false }) })
+    ).text();
     await (await call(`/mcp/${name}`, session, "whoami", { n: 2 }, vars)).text();
     const events = await eventsOnceWritten(`upstream=${name}`, 3);
     expect(events.map((e) => e["mcp.method.name"])).toEqual(["initialize", "tools/list", "tools/call"]);
@@ -284,19 +421,35 @@ describe("the audit trail", () => {
   it("records a session's end (DELETE) with AUDIT record=all: who ended which session on which route", async () => {
     const { name, vars } = upstreamVars({ AUDIT: JSON.stringify({ record: "all" }) });
     const { session } = await initialize(`/mcp/${name}`, { vars });
-    const ended = await gatewayFetch(`/mcp/${name}`, { method: "DELETE", headers: { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } }, vars);
+    const ended = await gatewayFetch(
+      `/mcp/${name}`,
+      { method: "DELETE", headers: { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } },
+      vars,
+    );
     expect(ended.status).toBe(200);
     const events = await eventsOnceWritten(`upstream=${name}`, 2);
     const started = events.find((e) => e["mcp.method.name"] === "initialize");
     const end = events.find((e) => e["mcp.method.name"] === "(end)");
-    expect(end).toMatchObject({ "user.id": "anonymous", "gateway.route": `/mcp/${name}`, "gateway.upstream": name, "gateway.outcome": "success" });
+    expect(end).toMatchObject({
+      "user.id": "anonymous",
+      "gateway.route": `/mcp/${name}`,
+      "gateway.upstream": name,
+      "gateway.outcome": "success",
+    });
     expect(end?.["mcp.session.id"]).toMatch(/^[0-9a-f]{32}$/);
     expect(end?.["mcp.session.id"]).toBe(started?.["mcp.session.id"]);
   });
 
   it("admin: bearer token required; bad queries refused with a reason", async () => {
     expect((await gatewayFetch("/admin/audit", {}, { ADMIN_TOKEN })).status).toBe(401);
-    for (const query of ["limit=0", "limit=1001", "limit=x", "outcome=maybe", "from=yesterday", `from=${Date.now() - 8 * 86_400_000}`]) {
+    for (const query of [
+      "limit=0",
+      "limit=1001",
+      "limit=x",
+      "outcome=maybe",
+      "from=yesterday",
+      `from=${Date.now() - 8 * 86_400_000}`,
+    ]) {
       const { status, events } = await readAudit(query);
       expect(status).toBe(400);
       expect(events[0].error).toMatch(/invalid audit query/);

@@ -33,9 +33,17 @@ const newSource = () => `2001:db8:${crypto.randomUUID().slice(0, 4)}:${crypto.ra
 async function eventsOf(source: string | ((address: string) => boolean), count: number): Promise<Json[]> {
   const matches = typeof source === "string" ? (address: string) => address === source : source;
   for (let poll = 0; ; poll++) {
-    const response = await admin("GET", `/audit?user=${encodeURIComponent("(unauthenticated)")}&limit=1000`, undefined, VARS);
+    const response = await admin(
+      "GET",
+      `/audit?user=${encodeURIComponent("(unauthenticated)")}&limit=1000`,
+      undefined,
+      VARS,
+    );
     expect(response.status).toBe(200);
-    const events = (await response.text()).split("\n").filter(Boolean).map((line) => JSON.parse(line) as Json);
+    const events = (await response.text())
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Json);
     const mine = events.filter((event) => matches(event["client.address"]));
     if (mine.length >= count || poll * POLL_MS > CONSUMER_DEADLINE_MS) return mine;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -49,7 +57,11 @@ function attempt(path: string, source: string, headers: Record<string, string>, 
 /** A console sign-in with `token` from `source`. */
 function signInAttempt(token: string, source: string): Promise<Response> {
   const init = formInit({ token }, undefined);
-  return gatewayFetch(`${CONSOLE_ORIGIN}/admin/console/sign-in`, { ...init, headers: { ...(init.headers as Record<string, string>), "cf-connecting-ip": source } }, VARS);
+  return gatewayFetch(
+    `${CONSOLE_ORIGIN}/admin/console/sign-in`,
+    { ...init, headers: { ...(init.headers as Record<string, string>), "cf-connecting-ip": source } },
+    VARS,
+  );
 }
 
 afterEach(() => {
@@ -61,9 +73,24 @@ describe("a failed authentication", () => {
   const unknownKey = `mgw_${"0".repeat(32)}_${"A".repeat(43)}`;
   const cases: [string, string, () => Promise<{ headers: Record<string, string>; secret?: string }>, string][] = [
     ["no credentials", "/mcp", async () => ({ headers: {} }), "missing-credentials"],
-    ["Basic credentials", "/mcp", async () => ({ headers: { authorization: "Basic dXNlcjpodW50ZXIy" }, secret: "dXNlcjpodW50ZXIy" }), "wrong-scheme"],
-    ["a bearer that is neither key nor JWT", "/mcp/alpha", async () => ({ headers: bearer("opaque-secret-value"), secret: "opaque-secret-value" }), "malformed-credential"],
-    ["an unknown API key", "/mcp", async () => ({ headers: bearer(unknownKey), secret: "A".repeat(43) }), "unknown-or-revoked-api-key"],
+    [
+      "Basic credentials",
+      "/mcp",
+      async () => ({ headers: { authorization: "Basic dXNlcjpodW50ZXIy" }, secret: "dXNlcjpodW50ZXIy" }),
+      "wrong-scheme",
+    ],
+    [
+      "a bearer that is neither key nor JWT",
+      "/mcp/alpha",
+      async () => ({ headers: bearer("opaque-secret-value"), secret: "opaque-secret-value" }),
+      "malformed-credential",
+    ],
+    [
+      "an unknown API key",
+      "/mcp",
+      async () => ({ headers: bearer(unknownKey), secret: "A".repeat(43) }),
+      "unknown-or-revoked-api-key",
+    ],
     [
       "a revoked API key",
       "/mcp",
@@ -75,41 +102,66 @@ describe("a failed authentication", () => {
       },
       "unknown-or-revoked-api-key",
     ],
-    ["an expired token", "/mcp", async () => ((token) => ({ headers: bearer(token), secret: token.split(".")[2] }))(await sign(claims({ exp: Math.floor(Date.now() / 1000) - 600 }))), "token-expired"],
-    ["a token signed by an unpublished key", "/mcp", async () => ((token) => ({ headers: bearer(token), secret: token.split(".")[2] }))(await strangerToken("nobody")), "token-unknown-key"],
+    [
+      "an expired token",
+      "/mcp",
+      async () =>
+        ((token) => ({ headers: bearer(token), secret: token.split(".")[2] }))(
+          await sign(claims({ exp: Math.floor(Date.now() / 1000) - 600 })),
+        ),
+      "token-expired",
+    ],
+    [
+      "a token signed by an unpublished key",
+      "/mcp",
+      async () => ((token) => ({ headers: bearer(token), secret: token.split(".")[2] }))(await strangerToken("nobody")),
+      "token-unknown-key",
+    ],
   ];
 
-  it.each(cases)("%s: one event with why, route and source, never the credential", async (_, path, credential, reason) => {
-    const source = newSource();
-    const { headers, secret } = await credential();
-    const response = await attempt(path, source, headers);
-    expect(response.status).toBe(401);
-    const [event, ...more] = await eventsOf(source, 1);
-    expect(more).toEqual([]);
-    expect(event).toMatchObject({
-      "mcp.method.name": "(authentication)",
-      "user.id": "(unauthenticated)",
-      "gateway.route": path,
-      "gateway.outcome": "error",
-      "gateway.auth.failure": reason,
-      "error.type": reason,
-      "http.request.method": "POST",
-      "http.response.status_code": 401,
-      "rpc.response.status_code": "-32001",
-      "user_agent.original": "probe/1.0",
-      "client.address": source,
-    });
-    expect(event["gateway.error.message"]).toBe(((await response.json()) as Json).error.message);
-    if (secret) expect(JSON.stringify(event)).not.toContain(secret);
-  });
+  it.each(cases)(
+    "%s: one event with why, route and source, never the credential",
+    async (_, path, credential, reason) => {
+      const source = newSource();
+      const { headers, secret } = await credential();
+      const response = await attempt(path, source, headers);
+      expect(response.status).toBe(401);
+      const [event, ...more] = await eventsOf(source, 1);
+      expect(more).toEqual([]);
+      expect(event).toMatchObject({
+        "mcp.method.name": "(authentication)",
+        "user.id": "(unauthenticated)",
+        "gateway.route": path,
+        "gateway.outcome": "error",
+        "gateway.auth.failure": reason,
+        "error.type": reason,
+        "http.request.method": "POST",
+        "http.response.status_code": 401,
+        "rpc.response.status_code": "-32001",
+        "user_agent.original": "probe/1.0",
+        "client.address": source,
+      });
+      expect(event["gateway.error.message"]).toBe(((await response.json()) as Json).error.message);
+      if (secret) expect(JSON.stringify(event)).not.toContain(secret);
+    },
+  );
 
   it("a wrong admin token: recorded on /admin, without the token tried", async () => {
     const source = newSource();
     const tried = "guessed-admin-token-123";
-    const response = await gatewayFetch("/admin/api-keys", { headers: { authorization: `Bearer ${tried}`, "cf-connecting-ip": source } }, VARS);
+    const response = await gatewayFetch(
+      "/admin/api-keys",
+      { headers: { authorization: `Bearer ${tried}`, "cf-connecting-ip": source } },
+      VARS,
+    );
     expect(response.status).toBe(401);
     const [event] = await eventsOf(source, 1);
-    expect(event).toMatchObject({ "gateway.route": "/admin", "gateway.auth.failure": "wrong-admin-token", "http.request.method": "GET", "http.response.status_code": 401 });
+    expect(event).toMatchObject({
+      "gateway.route": "/admin",
+      "gateway.auth.failure": "wrong-admin-token",
+      "http.request.method": "GET",
+      "http.response.status_code": 401,
+    });
     expect(event["rpc.response.status_code"]).toBeUndefined();
     expect(JSON.stringify(event)).not.toContain(tried);
   });
@@ -144,7 +196,13 @@ describe("a failed authentication", () => {
     expect(body.authentication).toMatch(/^required/);
     const [event, ...more] = await eventsOf(source, 1);
     expect(more).toEqual([]);
-    expect(event).toMatchObject({ "gateway.route": "/", "gateway.auth.failure": "malformed-credential", "http.request.method": "GET", "http.response.status_code": 200, "gateway.error.message": body.authentication });
+    expect(event).toMatchObject({
+      "gateway.route": "/",
+      "gateway.auth.failure": "malformed-credential",
+      "http.request.method": "GET",
+      "http.response.status_code": 200,
+      "gateway.error.message": body.authentication,
+    });
     expect(JSON.stringify(event)).not.toContain(tried);
   });
 
@@ -154,7 +212,11 @@ describe("a failed authentication", () => {
     const down = authVars(jwtAuth("http://127.0.0.1:9/jwks.json"));
     expect((await attempt("/mcp", source, bearer(await sign(claims())), down)).status).toBe(503);
     const [event] = await eventsOf(source, 1);
-    expect(event).toMatchObject({ "gateway.auth.failure": "idp-unavailable", "http.response.status_code": 503, "rpc.response.status_code": "-32603" });
+    expect(event).toMatchObject({
+      "gateway.auth.failure": "idp-unavailable",
+      "http.response.status_code": 503,
+      "rpc.response.status_code": "-32603",
+    });
   });
 });
 
@@ -162,7 +224,9 @@ describe("a flood of failed authentications", () => {
   it(`records ${PER_SOURCE} a minute from one source, then one summary counting the rest`, async () => {
     const source = newSource();
     const flood = 25;
-    const answers = await Promise.all(Array.from({ length: flood }, (_, i) => attempt("/mcp", source, i % 2 === 0 ? {} : bearer("nonsense"))));
+    const answers = await Promise.all(
+      Array.from({ length: flood }, (_, i) => attempt("/mcp", source, i % 2 === 0 ? {} : bearer("nonsense"))),
+    );
     expect(answers.every((r) => r.status === 401)).toBe(true);
     const recorded = await eventsOf(source, PER_SOURCE);
     expect(recorded).toHaveLength(PER_SOURCE);
@@ -174,11 +238,19 @@ describe("a flood of failed authentications", () => {
     const all = await eventsOf(source, PER_SOURCE + 1);
     expect(all).toHaveLength(PER_SOURCE + 1);
     const summary = all.find((event) => event["gateway.auth.failure"] === "suppressed");
-    expect(summary).toMatchObject({ "gateway.auth.suppressed": flood - PER_SOURCE, "gateway.route": "/mcp", "client.address": source });
+    expect(summary).toMatchObject({
+      "gateway.auth.suppressed": flood - PER_SOURCE,
+      "gateway.route": "/mcp",
+      "client.address": source,
+    });
     const reasons = summary["gateway.auth.suppressed_reasons"] as Record<string, number>;
-    expect(Object.keys(reasons).every((reason) => ["missing-credentials", "malformed-credential"].includes(reason))).toBe(true);
+    expect(
+      Object.keys(reasons).every((reason) => ["missing-credentials", "malformed-credential"].includes(reason)),
+    ).toBe(true);
     expect(Object.values(reasons).reduce((a, b) => a + b, 0)).toBe(flood - PER_SOURCE);
-    expect(Date.parse(summary["gateway.auth.suppressed_from"])).toBeLessThanOrEqual(Date.parse(summary["gateway.auth.suppressed_to"]));
+    expect(Date.parse(summary["gateway.auth.suppressed_from"])).toBeLessThanOrEqual(
+      Date.parse(summary["gateway.auth.suppressed_to"]),
+    );
   });
 
   it(`records ${PER_ISOLATE} a minute from all sources together; the rest are summed up under "(other sources)"`, async () => {
@@ -192,7 +264,11 @@ describe("a flood of failed authentications", () => {
     vi.setSystemTime(Date.now() + 61_000);
     expect((await attempt("/mcp", newSource(), {})).status).toBe(401);
     const [summary] = await eventsOf("(other sources)", 1);
-    expect(summary).toMatchObject({ "gateway.auth.failure": "suppressed", "gateway.auth.suppressed": 5, "gateway.auth.suppressed_reasons": { "missing-credentials": 5 } });
+    expect(summary).toMatchObject({
+      "gateway.auth.failure": "suppressed",
+      "gateway.auth.suppressed": 5,
+      "gateway.auth.suppressed_reasons": { "missing-credentials": 5 },
+    });
     expect(await eventsOf(ours, PER_ISOLATE)).toHaveLength(PER_ISOLATE);
   });
   it(`console sign-in guesses are bounded like the rest: ${PER_SOURCE} a minute from one source, then a summary`, async () => {

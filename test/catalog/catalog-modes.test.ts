@@ -20,13 +20,27 @@ import { modern } from "../helpers/modern";
 /** The raw text of each listed tool of a tools/list answer, by name. */
 function rawTools(text: string): Map<string, string> {
   const list = pathSpan(text, ["result", "tools"])!;
-  return new Map(elements(text, list).map((item) => [parseSpan(text, member(text, item, "name")!) as string, text.slice(item.start, item.end)]));
+  return new Map(
+    elements(text, list).map((item) => [
+      parseSpan(text, member(text, item, "name")!) as string,
+      text.slice(item.start, item.end),
+    ]),
+  );
 }
 
 /** The text of a tools/list answer (the last message, whether JSON or SSE). */
-async function listText(path: string, vars: Vars = {}, headers: Record<string, string> = {}, session?: string): Promise<string> {
+async function listText(
+  path: string,
+  vars: Vars = {},
+  headers: Record<string, string> = {},
+  session?: string,
+): Promise<string> {
   const id = session ?? (await initialize(path, { vars, headers })).session;
-  return (await messageTexts(await post(path, { jsonrpc: "2.0", id: 7, method: "tools/list" }, { session: id, vars, headers }))).at(-1)!;
+  return (
+    await messageTexts(
+      await post(path, { jsonrpc: "2.0", id: 7, method: "tools/list" }, { session: id, vars, headers }),
+    )
+  ).at(-1)!;
 }
 
 /** The raw text of the list of tools of a tools/list answer (its signed cursor differs per answer). */
@@ -36,11 +50,17 @@ function toolsSpanText(text: string): string {
 }
 
 /** A 2025 session on `path` and a function calling tools in it. */
-async function session2025(path: string, vars: Vars = {}, headers: Record<string, string> = {}, capabilities: Record<string, unknown> = {}) {
+async function session2025(
+  path: string,
+  vars: Vars = {},
+  headers: Record<string, string> = {},
+  capabilities: Record<string, unknown> = {},
+) {
   const { session } = await initialize(path, { vars, headers, capabilities });
   return {
     session,
-    call: (name: string, args: unknown) => request(path, session, "tools/call", { name, arguments: args }, { vars, headers }),
+    call: (name: string, args: unknown) =>
+      request(path, session, "tools/call", { name, arguments: args }, { vars, headers }),
     list: () => request(path, session, "tools/list", undefined, { vars, headers }),
   };
 }
@@ -52,11 +72,19 @@ function bodyOf(result: Json): Json {
 }
 
 describe("choosing a mode", () => {
-  it.each(["/mcp?catalog=everything", "/mcp/alpha?catalog=", "/mcp?catalog=search&catalog=full"])("refuses %s with 400 and the modes it takes", async (path) => {
-    const response = await post(path, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
-    expect(response.status).toBe(400);
-    expect(((await response.json()) as Json).error.message).toMatch(/full, compact, search/);
-  });
+  it.each(["/mcp?catalog=everything", "/mcp/alpha?catalog=", "/mcp?catalog=search&catalog=full"])(
+    "refuses %s with 400 and the modes it takes",
+    async (path) => {
+      const response = await post(path, {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as Json).error.message).toMatch(/full, compact, search/);
+    },
+  );
 
   it.each(["/mcp", "/mcp/alpha"])("full on %s is today's list byte for byte", async (path) => {
     const plain = await listText(path);
@@ -67,13 +95,26 @@ describe("choosing a mode", () => {
 
   it("takes the persona's mode when the URL names none, and the URL's over it", async () => {
     const vars = authVars({ apiKeys: true });
-    expect((await authAdmin("PUT", "/personas/searcher", { roles: ["r-search"], allow: ["alpha___*"], catalog: "search" }, vars)).status).toBe(200);
+    expect(
+      (
+        await authAdmin(
+          "PUT",
+          "/personas/searcher",
+          { roles: ["r-search"], allow: ["alpha___*"], catalog: "search" },
+          vars,
+        )
+      ).status,
+    ).toBe(200);
     const refused = await authAdmin("PUT", "/personas/bad", { roles: ["r-bad"], allow: ["*"], catalog: "tiny" }, vars);
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain("/catalog");
     const { headers } = await makeKey({ principal: "searcher-1", roles: ["r-search"] }, vars);
     const own = await session2025("/mcp", vars, headers);
-    expect((await own.list()).result.tools.map((t: Json) => t.name).sort()).toEqual(["sys___call_tool", "sys___read_payload", "sys___search_tools"]);
+    expect((await own.list()).result.tools.map((t: Json) => t.name).sort()).toEqual([
+      "sys___call_tool",
+      "sys___read_payload",
+      "sys___search_tools",
+    ]);
     const full = await session2025("/mcp?catalog=full", vars, headers);
     expect((await full.list()).result.tools.map((t: Json) => t.name)).toContain("alpha___echo");
   });
@@ -81,51 +122,75 @@ describe("choosing a mode", () => {
 
 describe("every mode on both routes in both eras", () => {
   /** What each mode lists beside or instead of the upstream's tools. */
-  const GATEWAY_TOOLS = { full: [], compact: ["sys___describe_tools"], search: ["sys___search_tools", "sys___call_tool"] } as const;
-  const cases = (["full", "compact", "search"] as const).flatMap((mode) => ["/mcp", "/mcp/alpha"].flatMap((path) => ["2025-11-25", "2026-07-28"].map((era) => [mode, path, era] as const)));
+  const GATEWAY_TOOLS = {
+    full: [],
+    compact: ["sys___describe_tools"],
+    search: ["sys___search_tools", "sys___call_tool"],
+  } as const;
+  const cases = (["full", "compact", "search"] as const).flatMap((mode) =>
+    ["/mcp", "/mcp/alpha"].flatMap((path) => ["2025-11-25", "2026-07-28"].map((era) => [mode, path, era] as const)),
+  );
   it.each(cases)("%s on %s for a %s client", async (mode, path, era) => {
     const url = `${path}?catalog=${mode}`;
-    const listed: Json[] = era === "2026-07-28" ? (await modern(url, "tools/list")).result.tools : (await (await session2025(url)).list()).result.tools;
+    const listed: Json[] =
+      era === "2026-07-28"
+        ? (await modern(url, "tools/list")).result.tools
+        : (await (await session2025(url)).list()).result.tools;
     const names = listed.map((t) => t.name);
     const echo = path === "/mcp" ? "alpha___echo" : "echo";
     for (const name of GATEWAY_TOOLS[mode]) expect(names).toContain(name);
     if (mode === "search") expect(names.every((name) => name.startsWith("sys___"))).toBe(true);
     else expect(names).toContain(echo);
-    if (mode === "full") expect(names.filter((name) => name.startsWith("sys___") && name !== "sys___read_payload")).toEqual([]);
+    if (mode === "full")
+      expect(names.filter((name) => name.startsWith("sys___") && name !== "sys___read_payload")).toEqual([]);
   });
 });
 
 describe("compact", () => {
-  it.each(["/mcp", "/mcp/alpha"])("on %s shortens descriptions, drops schema descriptions, and describes tools verbatim (2025)", async (path) => {
-    const full = rawTools(await listText(path));
-    const compact = await session2025(`${path}?catalog=compact`);
-    const listed: Json[] = (await compact.list()).result.tools;
-    const prefix = path === "/mcp" ? "alpha___" : "";
-    const readPayload = listed.find((t) => t.name === "sys___read_payload");
-    // The read tool's long description is cut to its first sentence; its property descriptions go.
-    if (readPayload) {
-      expect(readPayload.description).toBe("Reads a slice of a tool result that was too large to return and was stored by the gateway (see payloadId in that result).");
-      expect(JSON.stringify(readPayload.inputSchema)).not.toContain("description");
-    }
-    expect(listed.map((t) => t.name)).toContain("sys___describe_tools");
-    // A tool compacting does not change keeps its bytes; one it changes loses its schema's `$schema`.
-    const whoami = `${prefix}whoami`;
-    const echo = `${prefix}echo`;
-    expect(listed.find((t) => t.name === echo).inputSchema).toEqual({ type: "object", properties: { text: { type: "string" } }, required: ["text"] });
-    const compactText = await listText(`${path}?catalog=compact`, {}, {}, compact.session);
-    expect(rawTools(compactText).get(whoami)).toBe(full.get(whoami));
-    const described = bodyOf((await compact.call("sys___describe_tools", { names: [echo, "nope"] })).result);
-    expect(described.unknown).toEqual(["nope"]);
-    expect(described.tools.map((t: Json) => t.name)).toEqual([echo]);
-    const describedText = JSON.parse((await compact.call("sys___describe_tools", { names: [echo] })).result.content[0].text as string) as Json;
-    expect(JSON.stringify(describedText.tools[0])).toBe(JSON.stringify(JSON.parse(full.get(echo)!)));
-  });
+  it.each(["/mcp", "/mcp/alpha"])(
+    "on %s shortens descriptions, drops schema descriptions, and describes tools verbatim (2025)",
+    async (path) => {
+      const full = rawTools(await listText(path));
+      const compact = await session2025(`${path}?catalog=compact`);
+      const listed: Json[] = (await compact.list()).result.tools;
+      const prefix = path === "/mcp" ? "alpha___" : "";
+      const readPayload = listed.find((t) => t.name === "sys___read_payload");
+      // The read tool's long description is cut to its first sentence; its property descriptions go.
+      if (readPayload) {
+        expect(readPayload.description).toBe(
+          "Reads a slice of a tool result that was too large to return and was stored by the gateway (see payloadId in that result).",
+        );
+        expect(JSON.stringify(readPayload.inputSchema)).not.toContain("description");
+      }
+      expect(listed.map((t) => t.name)).toContain("sys___describe_tools");
+      // A tool compacting does not change keeps its bytes; one it changes loses its schema's `$schema`.
+      const whoami = `${prefix}whoami`;
+      const echo = `${prefix}echo`;
+      expect(listed.find((t) => t.name === echo).inputSchema).toEqual({
+        type: "object",
+        properties: { text: { type: "string" } },
+        required: ["text"],
+      });
+      const compactText = await listText(`${path}?catalog=compact`, {}, {}, compact.session);
+      expect(rawTools(compactText).get(whoami)).toBe(full.get(whoami));
+      const described = bodyOf((await compact.call("sys___describe_tools", { names: [echo, "nope"] })).result);
+      expect(described.unknown).toEqual(["nope"]);
+      expect(described.tools.map((t: Json) => t.name)).toEqual([echo]);
+      const describedText = JSON.parse(
+        (await compact.call("sys___describe_tools", { names: [echo] })).result.content[0].text as string,
+      ) as Json;
+      expect(JSON.stringify(describedText.tools[0])).toBe(JSON.stringify(JSON.parse(full.get(echo)!)));
+    },
+  );
 
   it("on /mcp for a 2026-07-28 client", async () => {
     const listed = await modern("/mcp?catalog=compact", "tools/list");
     const names = listed.result.tools.map((t: Json) => t.name);
     expect(names).toEqual(expect.arrayContaining(["alpha___echo", "sys___describe_tools"]));
-    const described = await modern("/mcp?catalog=compact", "tools/call", { name: "sys___describe_tools", arguments: { names: ["alpha___get_user"] } });
+    const described = await modern("/mcp?catalog=compact", "tools/call", {
+      name: "sys___describe_tools",
+      arguments: { names: ["alpha___get_user"] },
+    });
     expect(bodyOf(described.result).tools[0].outputSchema.properties.userInfo).toBeDefined();
   });
 });
@@ -139,7 +204,9 @@ describe("search", () => {
     const names = (await client.list()).result.tools.map((t: Json) => t.name);
     expect(names).toEqual(expect.arrayContaining(["sys___search_tools", "sys___call_tool"]));
     expect(names.every((n: string) => n.startsWith("sys___"))).toBe(true);
-    const found = bodyOf((await client.call("sys___search_tools", { query: "what is the sum of two numbers", limit: 3 })).result);
+    const found = bodyOf(
+      (await client.call("sys___search_tools", { query: "what is the sum of two numbers", limit: 3 })).result,
+    );
     expect(found.tools[0].name).toBe(name);
     expect(found.tools[0].outputSchema.properties.sum).toBeDefined();
     expect(found.matched).toBeGreaterThanOrEqual(1);
@@ -150,10 +217,16 @@ describe("search", () => {
   it.each(["/mcp", "/mcp/alpha"])("on %s for a 2026-07-28 client", async (path) => {
     const listed = await modern(`${path}?catalog=search`, "tools/list");
     expect(listed.result.tools.every((t: Json) => t.name.startsWith("sys___"))).toBe(true);
-    const found = await modern(`${path}?catalog=search`, "tools/call", { name: "sys___search_tools", arguments: { query: "echo my text back" } });
+    const found = await modern(`${path}?catalog=search`, "tools/call", {
+      name: "sys___search_tools",
+      arguments: { query: "echo my text back" },
+    });
     const echo = bodyOf(found.result).tools[0].name;
     expect(echo).toBe(path === "/mcp" ? "alpha___echo" : "echo");
-    const called = await modern(`${path}?catalog=search`, "tools/call", { name: "sys___call_tool", arguments: { name: echo, arguments: { text: "hi" } } });
+    const called = await modern(`${path}?catalog=search`, "tools/call", {
+      name: "sys___call_tool",
+      arguments: { name: echo, arguments: { text: "hi" } },
+    });
     expect(called.result.content[0].text).toBe("alpha: hi");
   });
 
@@ -190,18 +263,26 @@ describe("search", () => {
     expect(onlyBeta.tools.map((t: Json) => t.name)).toEqual(["beta___echo"]);
   });
 
-  it.each(["/mcp", "/mcp/alpha"])("on %s searches tools only: prompts and resource templates are listed as in full mode, and never found", async (path) => {
-    const search = await session2025(`${path}?catalog=search`);
-    const full = await session2025(path);
-    for (const [method, key] of [["prompts/list", "prompts"], ["resources/templates/list", "resourceTemplates"]] as const) {
-      const inSearch = (await request(`${path}?catalog=search`, search.session, method)).result[key];
-      expect(inSearch.length).toBeGreaterThan(0);
-      expect(inSearch).toEqual((await request(path, full.session, method)).result[key]);
-    }
-    const found = bodyOf((await search.call("sys___search_tools", { query: "greet someone by name", limit: 20 })).result);
-    expect(found.tools.map((t: Json) => t.name)).not.toContain(path === "/mcp" ? "alpha___greet" : "greet");
-    expect(found.tools.every((t: Json) => t.inputSchema !== undefined)).toBe(true);
-  });
+  it.each(["/mcp", "/mcp/alpha"])(
+    "on %s searches tools only: prompts and resource templates are listed as in full mode, and never found",
+    async (path) => {
+      const search = await session2025(`${path}?catalog=search`);
+      const full = await session2025(path);
+      for (const [method, key] of [
+        ["prompts/list", "prompts"],
+        ["resources/templates/list", "resourceTemplates"],
+      ] as const) {
+        const inSearch = (await request(`${path}?catalog=search`, search.session, method)).result[key];
+        expect(inSearch.length).toBeGreaterThan(0);
+        expect(inSearch).toEqual((await request(path, full.session, method)).result[key]);
+      }
+      const found = bodyOf(
+        (await search.call("sys___search_tools", { query: "greet someone by name", limit: 20 })).result,
+      );
+      expect(found.tools.map((t: Json) => t.name)).not.toContain(path === "/mcp" ? "alpha___greet" : "greet");
+      expect(found.tools.every((t: Json) => t.inputSchema !== undefined)).toBe(true);
+    },
+  );
 
   it("follows a list_changed: a tool added at run time is found at the next search", async () => {
     const client = await session2025("/mcp/alpha?catalog=search");
@@ -210,7 +291,9 @@ describe("search", () => {
     await client.call("sys___call_tool", { name: "add_tool", arguments: { name: "frobnicate_gizmos" } });
     const after = bodyOf((await client.call("sys___search_tools", { query: "frobnicate gizmos" })).result);
     expect(after.tools[0].name).toBe("frobnicate_gizmos");
-    expect((await client.call("sys___call_tool", { name: "frobnicate_gizmos" })).result.content[0].text).toBe("frobnicate_gizmos ran");
+    expect((await client.call("sys___call_tool", { name: "frobnicate_gizmos" })).result.content[0].text).toBe(
+      "frobnicate_gizmos ran",
+    );
   });
 
   it("reuses the parsed catalog and its index while the list is unchanged, and builds both anew after a list_changed", async () => {
@@ -229,7 +312,16 @@ describe("search", () => {
 describe("a call through sys___call_tool is the direct call", () => {
   const VARS = authVars({ apiKeys: true });
   beforeAll(async () => {
-    expect((await authAdmin("PUT", "/personas/noadd", { roles: ["r-noadd"], allow: ["alpha___*"], deny: ["alpha___add"] }, VARS)).status).toBe(200);
+    expect(
+      (
+        await authAdmin(
+          "PUT",
+          "/personas/noadd",
+          { roles: ["r-noadd"], allow: ["alpha___*"], deny: ["alpha___add"] },
+          VARS,
+        )
+      ).status,
+    ).toBe(200);
   });
   afterEach(async () => {
     await shapingAdmin("DELETE", "/filter-sets/default");
@@ -240,19 +332,26 @@ describe("a call through sys___call_tool is the direct call", () => {
     for (const path of ["/mcp?catalog=search", "/mcp/alpha?catalog=search"]) {
       const client = await session2025(path, VARS, headers);
       const found = bodyOf((await client.call("sys___search_tools", { query: "add two numbers", limit: 20 })).result);
-      expect(found.tools.map((t: Json) => t.name)).not.toEqual(expect.arrayContaining([expect.stringMatching(/(^|_)add$/)]));
+      expect(found.tools.map((t: Json) => t.name)).not.toEqual(
+        expect.arrayContaining([expect.stringMatching(/(^|_)add$/)]),
+      );
       expect(found.tools.some((t: Json) => t.name.startsWith("beta___"))).toBe(false);
-      const refused = await client.call("sys___call_tool", { name: path.startsWith("/mcp?") ? "alpha___add" : "add", arguments: { a: 1, b: 2 } });
+      const refused = await client.call("sys___call_tool", {
+        name: path.startsWith("/mcp?") ? "alpha___add" : "add",
+        arguments: { a: 1, b: 2 },
+      });
       expect(refused.error.message).toMatch(/Unknown tool.*sys___search_tools/);
     }
   });
 
   it("gets the filter a direct call gets", async () => {
-    await shapingAdmin("PUT", "/filter-sets/default", { tools: { "alpha___get_user": { retain: ["/userInfo/login"] } } });
+    await shapingAdmin("PUT", "/filter-sets/default", { tools: { alpha___get_user: { retain: ["/userInfo/login"] } } });
     const direct = await session2025("/mcp", ADMIN_VARS);
     const viaSearch = await session2025("/mcp?catalog=search", ADMIN_VARS);
     const directResult = (await direct.call("alpha___get_user", { login: "ada" })).result;
-    const searchResult = (await viaSearch.call("sys___call_tool", { name: "alpha___get_user", arguments: { login: "ada" } })).result;
+    const searchResult = (
+      await viaSearch.call("sys___call_tool", { name: "alpha___get_user", arguments: { login: "ada" } })
+    ).result;
     expect(directResult.structuredContent).toEqual({ userInfo: { login: "ada" } });
     expect(searchResult).toEqual(directResult);
   });
@@ -260,10 +359,16 @@ describe("a call through sys___call_tool is the direct call", () => {
   it("is offloaded as a direct call is", async () => {
     const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }) };
     const client = await session2025("/mcp?catalog=search", vars);
-    const result = (await client.call("sys___call_tool", { name: "alpha___big_list", arguments: { count: 200 } })).result;
+    const result = (await client.call("sys___call_tool", { name: "alpha___big_list", arguments: { count: 200 } }))
+      .result;
     const envelope = JSON.parse(result.content[0].text);
     expect(envelope.truncated).toBe(true);
-    const slice = (await client.call("sys___call_tool", { name: "sys___read_payload", arguments: { id: envelope.payloadId, pointer: "/items", limit: 2 } })).result;
+    const slice = (
+      await client.call("sys___call_tool", {
+        name: "sys___read_payload",
+        arguments: { id: envelope.payloadId, pointer: "/items", limit: 2 },
+      })
+    ).result;
     expect(slice.structuredContent.count).toBe(2);
   });
 
@@ -272,7 +377,11 @@ describe("a call through sys___call_tool is the direct call", () => {
     const client = await session2025(`/mcp/${name}?catalog=search`, vars);
     await client.call("sys___call_tool", { name: "whoami", arguments: { q: 2 } });
     const [event] = await eventsOnceWritten(`upstream=${name}`, 1);
-    expect(event).toMatchObject({ "mcp.method.name": "tools/call", "gen_ai.tool.name": "whoami", "gen_ai.tool.call.arguments": { q: 2 } });
+    expect(event).toMatchObject({
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": "whoami",
+      "gen_ai.tool.call.arguments": { q: 2 },
+    });
   });
 
   it("gives a 2026-07-28 client input_required during the call, and its retry completes it", async () => {
@@ -282,13 +391,38 @@ describe("a call through sys___call_tool is the direct call", () => {
     const first = await modern(path, "tools/call", inner, { capabilities });
     expect(first.result.resultType).toBe("input_required");
     expect(first.result.inputRequests["elicitation-1"].method).toBe("elicitation/create");
-    const retry = await modern(path, "tools/call", { ...inner, inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } }, requestState: first.result.requestState }, { capabilities });
-    expect(retry.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: 'accept: {"name":"Ada"}' }] });
+    const retry = await modern(
+      path,
+      "tools/call",
+      {
+        ...inner,
+        inputResponses: { "elicitation-1": { action: "accept", content: { name: "Ada" } } },
+        requestState: first.result.requestState,
+      },
+      { capabilities },
+    );
+    expect(retry.result).toMatchObject({
+      resultType: "complete",
+      content: [{ type: "text", text: 'accept: {"name":"Ada"}' }],
+    });
   });
 
   it("reports the inner tool's progress under the caller's token", async () => {
     const { session } = await initialize("/mcp?catalog=search");
-    const response = await post("/mcp?catalog=search", { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "sys___call_tool", arguments: { name: "alpha___count", arguments: { steps: 2 } }, _meta: { progressToken: "p-1" } } }, { session });
+    const response = await post(
+      "/mcp?catalog=search",
+      {
+        jsonrpc: "2.0",
+        id: 4,
+        method: "tools/call",
+        params: {
+          name: "sys___call_tool",
+          arguments: { name: "alpha___count", arguments: { steps: 2 } },
+          _meta: { progressToken: "p-1" },
+        },
+      },
+      { session },
+    );
     const all = (await messageTexts(response)).map((text) => JSON.parse(text) as Json);
     const progress = all.filter((m) => m.method === "notifications/progress");
     expect(progress.length).toBeGreaterThanOrEqual(2);
@@ -312,11 +446,28 @@ describe("a call through sys___call_tool is the direct call", () => {
 
   it("relays an elicitation during the call and routes the client's answer back", async () => {
     const { session } = await initialize("/mcp?catalog=search", { capabilities: { elicitation: { form: {} } } });
-    const response = await post("/mcp?catalog=search", { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "sys___call_tool", arguments: { name: "alpha___ask_user" } } }, { session });
+    const response = await post(
+      "/mcp?catalog=search",
+      {
+        jsonrpc: "2.0",
+        id: 9,
+        method: "tools/call",
+        params: { name: "sys___call_tool", arguments: { name: "alpha___ask_user" } },
+      },
+      { session },
+    );
     const events = readSse(response.body!);
     const first = JSON.parse((await events.next()).value!.data) as Json;
     expect(first.method).toBe("elicitation/create");
-    expect((await post("/mcp?catalog=search", { jsonrpc: "2.0", id: first.id, result: { action: "accept", content: { name: "Ada" } } }, { session })).status).toBe(202);
+    expect(
+      (
+        await post(
+          "/mcp?catalog=search",
+          { jsonrpc: "2.0", id: first.id, result: { action: "accept", content: { name: "Ada" } } },
+          { session },
+        )
+      ).status,
+    ).toBe(202);
     let final: Json;
     for await (const event of events) final = JSON.parse(event.data);
     expect(final).toMatchObject({ id: 9, result: { content: [{ text: 'accept: {"name":"Ada"}' }] } });
@@ -330,10 +481,43 @@ describe("compacting one definition", () => {
     unused: { type: "string", description: "nobody refers to me" },
   };
   it.each([
-    ["drops annotations at every schema level", { type: "object", $schema: "x", properties: { a: { type: "array", title: "A", items: { type: "string", description: "d", examples: ["x"] } } } }, { type: "object", properties: { a: { type: "array", items: { type: "string" } } } }],
-    ["keeps data: default, const and enum values, and a property named description", { type: "object", properties: { description: { type: "string", default: { description: "kept" }, enum: [{ title: "kept" }] } } }, { type: "object", properties: { description: { type: "string", default: { description: "kept" }, enum: [{ title: "kept" }] } } }],
-    ["drops root definitions nothing refers to, following chains", { type: "object", properties: { x: { $ref: "#/$defs/chained" } }, $defs: DEFINITIONS }, { type: "object", properties: { x: { $ref: "#/$defs/chained" } }, $defs: { shared: { type: "object", properties: { id: { type: "string" } } }, chained: { $ref: "#/$defs/shared" } } }],
-    ["keeps every definition when a reference has another form", { type: "object", properties: { x: { $ref: "other.json#/a" } }, $defs: { unused: { type: "string" } } }, { type: "object", properties: { x: { $ref: "other.json#/a" } }, $defs: { unused: { type: "string" } } }],
+    [
+      "drops annotations at every schema level",
+      {
+        type: "object",
+        $schema: "x",
+        properties: { a: { type: "array", title: "A", items: { type: "string", description: "d", examples: ["x"] } } },
+      },
+      { type: "object", properties: { a: { type: "array", items: { type: "string" } } } },
+    ],
+    [
+      "keeps data: default, const and enum values, and a property named description",
+      {
+        type: "object",
+        properties: { description: { type: "string", default: { description: "kept" }, enum: [{ title: "kept" }] } },
+      },
+      {
+        type: "object",
+        properties: { description: { type: "string", default: { description: "kept" }, enum: [{ title: "kept" }] } },
+      },
+    ],
+    [
+      "drops root definitions nothing refers to, following chains",
+      { type: "object", properties: { x: { $ref: "#/$defs/chained" } }, $defs: DEFINITIONS },
+      {
+        type: "object",
+        properties: { x: { $ref: "#/$defs/chained" } },
+        $defs: {
+          shared: { type: "object", properties: { id: { type: "string" } } },
+          chained: { $ref: "#/$defs/shared" },
+        },
+      },
+    ],
+    [
+      "keeps every definition when a reference has another form",
+      { type: "object", properties: { x: { $ref: "other.json#/a" } }, $defs: { unused: { type: "string" } } },
+      { type: "object", properties: { x: { $ref: "other.json#/a" } }, $defs: { unused: { type: "string" } } },
+    ],
   ])("%s", (_label, inputSchema, expected) => {
     expect(compactTool({ name: "t", inputSchema })?.["inputSchema"] ?? inputSchema).toEqual(expected);
   });

@@ -38,7 +38,13 @@ function standIn() {
 
 async function searchOn(vars: Vars, query: string): Promise<Json> {
   const { session } = await initialize("/mcp/alpha?catalog=search", { vars });
-  const answer = await request("/mcp/alpha?catalog=search", session, "tools/call", { name: "sys___search_tools", arguments: { query, limit: 3 } }, { vars });
+  const answer = await request(
+    "/mcp/alpha?catalog=search",
+    session,
+    "tools/call",
+    { name: "sys___search_tools", arguments: { query, limit: 3 } },
+    { vars },
+  );
   return JSON.parse(answer.result.content[0].text);
 }
 
@@ -68,9 +74,19 @@ describe("ranking by meaning with a stand-in embeddings binding (not Workers AI)
   });
 
   it.each([
-    ["fails", { run: async () => { throw new Error("AI unavailable"); } }],
+    [
+      "fails",
+      {
+        run: async () => {
+          throw new Error("AI unavailable");
+        },
+      },
+    ],
     ["answers no vectors", { run: async () => ({ data: [] }) }],
-    ["answers vectors that are not numbers", { run: async (_model: string, input: { text: string[] }) => ({ data: input.text.map(() => ["x"]) }) }],
+    [
+      "answers vectors that are not numbers",
+      { run: async (_model: string, input: { text: string[] }) => ({ data: input.text.map(() => ["x"]) }) },
+    ],
   ])("leaves the search lexical when the binding %s", async (_label, binding) => {
     const lexical = await searchOn({}, "sum of two numbers");
     const fallback = await searchOn({ AI: binding }, "sum of two numbers");

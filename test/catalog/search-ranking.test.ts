@@ -10,7 +10,15 @@ import { describe, expect, it } from "vitest";
 import type { Catalog } from "../../src/features/catalog/visible-catalog";
 import { MAX_QUERY_CHARS, rankCatalog, searchCatalog } from "../../src/features/catalog/search-index";
 import { MAX_REFERENCES, referencedTermsOf } from "../../src/features/catalog/references";
-import { MAX_QUERY_TERMS, actionOfTask, bridgedWordsOf, joinPhrases, splitTaskWords, splitWords, taskQueryOf } from "../../src/features/catalog/vocabulary";
+import {
+  MAX_QUERY_TERMS,
+  actionOfTask,
+  bridgedWordsOf,
+  joinPhrases,
+  splitTaskWords,
+  splitWords,
+  taskQueryOf,
+} from "../../src/features/catalog/vocabulary";
 import { SYNONYMS, TABLE_WORDS } from "../../src/features/catalog/synonyms";
 
 /** A tool of the test catalog: upstream, own name, description. */
@@ -43,12 +51,24 @@ describe("ranking a catalog", () => {
   const catalog = catalogOf();
   it.each([
     ["a question asks for a tool that reads", "which projects do we have", "sentry___find_projects"],
-    ["a phrasal verb says the action (setting up creates)", "set up a project for the mobile app", "sentry___create_project"],
-    ["the upstream the task names, written as people write it", "create a branch in our GitLab project", "gitlab___create_branch"],
+    [
+      "a phrasal verb says the action (setting up creates)",
+      "set up a project for the mobile app",
+      "sentry___create_project",
+    ],
+    [
+      "the upstream the task names, written as people write it",
+      "create a branch in our GitLab project",
+      "gitlab___create_branch",
+    ],
     ["the plural the task says", "show me the issues of the api repo", "github___list_issues"],
     ["the singular the task says", "show me issue 230", "github___get_issue"],
     ["the plural the vocabulary says for a plural", "who are our members", "notion___API-get-users"],
-    ["reading over writing when the task reads", "read the replies under that thread", "slack___slack_get_thread_replies"],
+    [
+      "reading over writing when the task reads",
+      "read the replies under that thread",
+      "slack___slack_get_thread_replies",
+    ],
   ])("%s: %s → %s", (_label, query, expected) => {
     expect(searchCatalog(catalog, { query, limit: 3 }).tools[0]?.name).toBe(expected);
   });
@@ -56,8 +76,12 @@ describe("ranking a catalog", () => {
   it("reads the first MAX_QUERY_CHARS characters of a query, whoever calls the ranking", () => {
     // Past the cut, a task that would find Slack's channels; before it, filler that finds nothing.
     const filler = "a-".repeat(MAX_QUERY_CHARS / 2);
-    expect(rankCatalog(catalog, { query: `${filler}list the slack channels` })).toEqual(rankCatalog(catalog, { query: filler }));
-    expect(rankCatalog(catalog, { query: "list the slack channels" })[0]?.id).toBe(TOOLS.findIndex(([, name]) => name === "slack_list_channels"));
+    expect(rankCatalog(catalog, { query: `${filler}list the slack channels` })).toEqual(
+      rankCatalog(catalog, { query: filler }),
+    );
+    expect(rankCatalog(catalog, { query: "list the slack channels" })[0]?.id).toBe(
+      TOOLS.findIndex(([, name]) => name === "slack_list_channels"),
+    );
   });
 
   it("counts every tool that matched, and answers at most the limit", () => {
@@ -87,7 +111,16 @@ describe("the words of a task", () => {
 
   it("keeps a camelCase word whole in a task, and splits it in a tool's text as well", () => {
     expect(splitTaskWords("open GitHub")).toEqual(["open", "github"]);
-    expect(splitWords("listPullRequests on GitHub")).toEqual(["listpullrequests", "list", "pull", "requests", "on", "github", "git", "hub"]);
+    expect(splitWords("listPullRequests on GitHub")).toEqual([
+      "listpullrequests",
+      "list",
+      "pull",
+      "requests",
+      "on",
+      "github",
+      "git",
+      "hub",
+    ]);
   });
 
   it.each([
@@ -107,7 +140,11 @@ describe("the words of a task", () => {
   it("lists each word of the synonym table once, with at least one word it stands for", () => {
     const words = TABLE_WORDS();
     expect(words.filter((word, i) => words.indexOf(word) !== i)).toEqual([]);
-    expect([...SYNONYMS.values()].every((synonyms) => synonyms.length > 0 && synonyms.every((synonym) => /^[a-z]+$/.test(synonym)))).toBe(true);
+    expect(
+      [...SYNONYMS.values()].every(
+        (synonyms) => synonyms.length > 0 && synonyms.every((synonym) => /^[a-z]+$/.test(synonym)),
+      ),
+    ).toBe(true);
   });
 
   it("bridges a plural to plurals", () => {
@@ -146,13 +183,21 @@ describe("the words of a task", () => {
   });
 
   it("searches at most MAX_QUERY_TERMS terms of a long task: the first when it knows no catalog, else the rarest in it", () => {
-    const words = Array.from({ length: 500 }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26) % 26)}`);
+    const words = Array.from(
+      { length: 500 },
+      (_, i) => `word${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + (Math.floor(i / 26) % 26))}`,
+    );
     const { terms } = taskQueryOf(words);
     expect(terms).toHaveLength(MAX_QUERY_TERMS);
     expect(terms[0]).toBe("wordaa");
     // The last word held by one tool, the first 26 (zqaax … zqzax) by five, the rest by none: those held come first, the rarest before.
-    const unstemmed = Array.from({ length: 500 }, (_, i) => `zq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26) % 26)}x`);
-    const rare = taskQueryOf([...unstemmed, "channels"], (term) => (term === "channel" ? 1 : term.endsWith("ax") ? 5 : 0)).terms;
+    const unstemmed = Array.from(
+      { length: 500 },
+      (_, i) => `zq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + (Math.floor(i / 26) % 26))}x`,
+    );
+    const rare = taskQueryOf([...unstemmed, "channels"], (term) =>
+      term === "channel" ? 1 : term.endsWith("ax") ? 5 : 0,
+    ).terms;
     expect(rare).toHaveLength(MAX_QUERY_TERMS);
     expect(rare).toContain("channel");
     expect(rare.filter((term) => term.endsWith("ax"))).toHaveLength(26);
@@ -164,7 +209,10 @@ describe("a long task", () => {
   const catalog = catalogOf();
   it("keeps the request that follows a long preamble: the terms fewest tools hold, not the first", () => {
     // More distinct words than MAX_QUERY_TERMS, none of which a tool uses, then the request.
-    const preamble = Array.from({ length: MAX_QUERY_TERMS + 8 }, (_, i) => `zq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`).join(" ");
+    const preamble = Array.from(
+      { length: MAX_QUERY_TERMS + 8 },
+      (_, i) => `zq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`,
+    ).join(" ");
     const ranked = rankCatalog(catalog, { query: `${preamble} so please list the slack channels` });
     expect(catalog.tools[ranked[0]!.id]!.name).toBe("slack___slack_list_channels");
   });
@@ -198,7 +246,11 @@ describe("a thing the task names by number", () => {
       ["beta", { issue_text: { type: "string" } }],
       ["alpha", { issue_number: { type: "number" } }],
     ].map(([upstream, properties]) => {
-      const definition = { name: `${String(upstream)}___issue_details`, description: "The details of an issue: title, state, labels.", inputSchema: { type: "object", properties } };
+      const definition = {
+        name: `${String(upstream)}___issue_details`,
+        description: "The details of an issue: title, state, labels.",
+        inputSchema: { type: "object", properties },
+      };
       return { name: definition.name, upstream: String(upstream), definition, raw: JSON.stringify(definition) };
     });
     return { tools, digest: "references-test", truncated: false };
@@ -223,7 +275,8 @@ describe("a thing the task names by number", () => {
   });
 
   it("reads at most MAX_REFERENCES references of a task", () => {
-    const word = (i: number) => `zq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`;
+    const word = (i: number) =>
+      `zq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`;
     const task = Array.from({ length: 300 }, (_, i) => `${word(i)} ${i}`).join(" ");
     expect([...referencedTermsOf(task)]).toEqual(Array.from({ length: MAX_REFERENCES }, (_, i) => word(i)));
   });

@@ -15,7 +15,15 @@ const now = () => Math.floor(Date.now() / 1000);
 
 async function accessToken(overrides: JWTPayload = {}): Promise<string> {
   const key = jwks.keys.rsa;
-  const payload = { iss: TEAM, aud: [AUDIENCE], sub: "access-user-1", email: "ops@example.com", iat: now(), exp: now() + 300, ...overrides };
+  const payload = {
+    iss: TEAM,
+    aud: [AUDIENCE],
+    sub: "access-user-1",
+    email: "ops@example.com",
+    iat: now(),
+    exp: now() + 300,
+    ...overrides,
+  };
   return new SignJWT(payload).setProtectedHeader({ alg: key.alg!, kid: key.kid! }).sign(await importJWK(key, key.alg!));
 }
 

@@ -25,19 +25,41 @@ beforeEach(async () => {
 
 describe("the filter preview", () => {
   it("answers the console's script with the output, the bytes saved and the rule that fired", async () => {
-    const response = await gatewayFetch("http://gateway.test/admin/console/filters/preview", {
-      method: "POST",
-      headers: { origin: "http://gateway.test", cookie: session.cookie, "x-csrf-token": session.csrf, accept: "application/json", "content-type": "application/x-www-form-urlencoded;charset=UTF-8" },
-      body: new URLSearchParams({ name: "", document: SET, tool: "alpha___get_user", result: JSON.stringify(RESULT) }).toString(),
-    }, ADMIN_VARS);
+    const response = await gatewayFetch(
+      "http://gateway.test/admin/console/filters/preview",
+      {
+        method: "POST",
+        headers: {
+          origin: "http://gateway.test",
+          cookie: session.cookie,
+          "x-csrf-token": session.csrf,
+          accept: "application/json",
+          "content-type": "application/x-www-form-urlencoded;charset=UTF-8",
+        },
+        body: new URLSearchParams({
+          name: "",
+          document: SET,
+          tool: "alpha___get_user",
+          result: JSON.stringify(RESULT),
+        }).toString(),
+      },
+      ADMIN_VARS,
+    );
     expect(response.status).toBe(200);
     const body = (await response.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ rule: "alpha___get_user", filtered: { structuredContent: { userInfo: { login: "ada" } } } });
+    expect(body).toMatchObject({
+      rule: "alpha___get_user",
+      filtered: { structuredContent: { userInfo: { login: "ada" } } },
+    });
     expect(body["bytesSaved"]).toBeGreaterThan(200);
   });
 
   it("shows the same preview on the page without script", async () => {
-    const response = await consolePost("/filters/preview", { name: "console-test", "is-new": "1", document: SET, tool: "alpha___get_user", result: JSON.stringify(RESULT) }, session);
+    const response = await consolePost(
+      "/filters/preview",
+      { name: "console-test", "is-new": "1", document: SET, tool: "alpha___get_user", result: JSON.stringify(RESULT) },
+      session,
+    );
     const html = await response.text();
     expect(html).toMatch(/<output id="preview-rule">alpha___get_user<\/output>/);
     expect(html).toMatch(/<output id="preview-bytes">\d+ bytes saved/);
@@ -46,21 +68,41 @@ describe("the filter preview", () => {
 
 describe("a refused change", () => {
   it("shows the filter set's problems under the document, with their JSON Pointers, and stores nothing", async () => {
-    const response = await consolePost("/filters/save", { name: "console-test", "is-new": "1", document: "tools:\n  alpha___get_user:\n    retain: [nope]\n" }, session);
+    const response = await consolePost(
+      "/filters/save",
+      { name: "console-test", "is-new": "1", document: "tools:\n  alpha___get_user:\n    retain: [nope]\n" },
+      session,
+    );
     expect(response.status).toBe(400);
     const html = await response.text();
-    expect(html).toMatch(/<div id="set-problems" class="problems" role="alert"><p>invalid filter set &quot;console-test&quot;; nothing was stored<\/p><ul><li><code>\/tools\/alpha___get_user\/retain\/0<\/code>/);
+    expect(html).toMatch(
+      /<div id="set-problems" class="problems" role="alert"><p>invalid filter set &quot;console-test&quot;; nothing was stored<\/p><ul><li><code>\/tools\/alpha___get_user\/retain\/0<\/code>/,
+    );
     expect((await admin("GET", "/filter-sets/console-test")).status).toBe(404);
   });
 
   it("keeps a persona's catalog mode when the persona is edited and saved", async () => {
-    expect((await admin("PUT", "/personas/console-test", JSON.stringify({ roles: ["r"], allow: ["alpha___*"], catalog: "search" }))).status).toBe(200);
+    expect(
+      (
+        await admin(
+          "PUT",
+          "/personas/console-test",
+          JSON.stringify({ roles: ["r"], allow: ["alpha___*"], catalog: "search" }),
+        )
+      ).status,
+    ).toBe(200);
     // The form had no catalog field, and a save replaced the persona without it.
     const page = await (await consoleGet("/personas?edit=console-test", session)).text();
     expect(page).toMatch(/<option value="search" selected/);
-    const saved = await consolePost("/personas/save", { name: "console-test", roles: "r, s", allow: "alpha___*", deny: "", catalog: "search" }, session);
+    const saved = await consolePost(
+      "/personas/save",
+      { name: "console-test", roles: "r, s", allow: "alpha___*", deny: "", catalog: "search" },
+      session,
+    );
     expect(saved.status).toBeLessThan(400);
-    const stored = (await (await admin("GET", "/personas")).json()) as { personas: Record<string, { roles: string[]; catalog?: string }> };
+    const stored = (await (await admin("GET", "/personas")).json()) as {
+      personas: Record<string, { roles: string[]; catalog?: string }>;
+    };
     expect(stored.personas["console-test"]).toMatchObject({ roles: ["r", "s"], catalog: "search" });
   });
 
@@ -72,7 +114,11 @@ describe("a refused change", () => {
   });
 
   it("shows a persona's problem under the field it is about", async () => {
-    const response = await consolePost("/personas/save", { name: "console-test", roles: "r", allow: "bad pattern!", deny: "" }, session);
+    const response = await consolePost(
+      "/personas/save",
+      { name: "console-test", roles: "r", allow: "bad pattern!", deny: "" },
+      session,
+    );
     expect(response.status).toBe(400);
     expect(await response.text()).toMatch(/<span id="persona-allow-problems" class="problems">\/allow\/0: a pattern/);
   });
@@ -81,7 +127,8 @@ describe("a refused change", () => {
 describe("the API keys page", () => {
   it("links to the next page of keys when the listing has more, so every key can be seen and revoked", async () => {
     const made: string[] = [];
-    for (let i = 0; i < MAX_RECORD_READS_PER_PAGE + 5; i++) made.push((await storeKeyWithoutMetadata({ principal: `paged-${i}`, roles: ["user"] })).id);
+    for (let i = 0; i < MAX_RECORD_READS_PER_PAGE + 5; i++)
+      made.push((await storeKeyWithoutMetadata({ principal: `paged-${i}`, roles: ["user"] })).id);
     const shown = new Set<string>();
     let path: string | undefined = "/api-keys";
     for (let page = 0; path !== undefined && page < 20; page++) {
@@ -99,14 +146,23 @@ describe("the audit query", () => {
   it("shows the admin API's error about a bad time next to the query form", async () => {
     const response = await consoleGet("/audit?from=yesterday-ish", session);
     expect(response.status).toBe(200);
-    expect(await response.text()).toMatch(/<div id="audit-errors" class="problems" role="alert"><p>invalid audit query: from and to are ISO 8601 times or ms since the epoch<\/p>/);
+    expect(await response.text()).toMatch(
+      /<div id="audit-errors" class="problems" role="alert"><p>invalid audit query: from and to are ISO 8601 times or ms since the epoch<\/p>/,
+    );
   });
 });
 
 describe.each([
   ["the plan", "/plan", "/plan", "plan-document", "default: [1, 2]", "default: narrow"],
   ["visibility", "/personas/visibility", "/visibility", "visibility-document", "allow: 5", "allow: [alpha___*]"],
-  ["the rules", "/shaping/rules", "/rules", "doc-rules", "rules: 5", "hints:\n  alpha___add: Both numbers must be finite.\n"],
+  [
+    "the rules",
+    "/shaping/rules",
+    "/rules",
+    "doc-rules",
+    "rules: 5",
+    "hints:\n  alpha___add: Both numbers must be finite.\n",
+  ],
 ])("%s, edited in the console", (_, action, apiPath, id, bad, good) => {
   beforeEach(async () => {
     await admin("DELETE", apiPath);
@@ -116,7 +172,11 @@ describe.each([
     const response = await consolePost(action, { document: bad }, session);
     expect(response.status).toBe(400);
     const html = await response.text();
-    expect(html).toMatch(new RegExp(`<div id="${id}-problems" class="problems" role="alert"><p>invalid [^<]*; nothing was stored</p><ul><li><code>/`));
+    expect(html).toMatch(
+      new RegExp(
+        `<div id="${id}-problems" class="problems" role="alert"><p>invalid [^<]*; nothing was stored</p><ul><li><code>/`,
+      ),
+    );
     expect(html).toContain(`aria-invalid="true">${bad}</textarea>`);
     expect((await admin("GET", apiPath)).status).toBe(404);
   });
@@ -132,24 +192,34 @@ describe.each([
 describe("the probe button", () => {
   it("shows the probe's answer beside the upstream probed", async () => {
     const html = await (await consolePost("/upstreams/alpha/probe", {}, session)).text();
-    expect(html).toMatch(/<output id="probe-alpha" class="notice" role="status">Answered: 2025-11-25, initialize \d+ ms, ping \d+ ms<\/output>/);
+    expect(html).toMatch(
+      /<output id="probe-alpha" class="notice" role="status">Answered: 2025-11-25, initialize \d+ ms, ping \d+ ms<\/output>/,
+    );
     expect(html).toMatch(/<output id="probe-beta" class="notice"><\/output>/);
   });
 
   it("shows the admin API's error for an upstream it does not know", async () => {
     const response = await consolePost("/upstreams/nope/probe", {}, session);
     expect(response.status).toBe(404);
-    expect(await response.text()).toContain('<div id="upstreams-errors" class="problems" role="alert"><p>no upstream named &quot;nope&quot;</p>');
+    expect(await response.text()).toContain(
+      '<div id="upstreams-errors" class="problems" role="alert"><p>no upstream named &quot;nope&quot;</p>',
+    );
   });
 });
 
 describe("an API key the admin API refuses", () => {
   it("shows each problem under its field and makes no key", async () => {
     const before = ((await (await admin("GET", "/api-keys")).json()) as { apiKeys: unknown[] }).apiKeys.length;
-    const response = await consolePost("/api-keys", { principal: "", roles: "a", email: "", expiresAt: "2001-01-01T00:00:00Z" }, session);
+    const response = await consolePost(
+      "/api-keys",
+      { principal: "", roles: "a", email: "", expiresAt: "2001-01-01T00:00:00Z" },
+      session,
+    );
     expect(response.status).toBe(400);
     const html = await response.text();
-    expect(html).toMatch(/<span id="key-principal-problems" class="problems">principal: a string of 1-\d+ characters<\/span>/);
+    expect(html).toMatch(
+      /<span id="key-principal-problems" class="problems">principal: a string of 1-\d+ characters<\/span>/,
+    );
     expect(html).toMatch(/<span id="key-expiresAt-problems" class="problems">expiresAt: a date in the future/);
     expect(((await (await admin("GET", "/api-keys")).json()) as { apiKeys: unknown[] }).apiKeys.length).toBe(before);
   });
@@ -161,7 +231,10 @@ describe("the Tools page", () => {
   it("shows what a persona lists and may call", async () => {
     await admin("PUT", "/personas/console-test", { roles: ["t"], allow: ["alpha___a*"], deny: ["alpha___ask_*"] });
     const html = await (await consoleGet("/tools?persona=console-test&upstream=alpha", session)).text();
-    const row = (key: string) => new RegExp(`<tr data-key="${key}" data-listed="(yes|no)">(?:<td>[^]*?</td>){3}<td>(yes|no)</td><td>(yes|no)</td>`).exec(html)?.slice(1, 4);
+    const row = (key: string) =>
+      new RegExp(`<tr data-key="${key}" data-listed="(yes|no)">(?:<td>[^]*?</td>){3}<td>(yes|no)</td><td>(yes|no)</td>`)
+        .exec(html)
+        ?.slice(1, 4);
     expect(row("alpha___add")).toEqual(["yes", "yes", "yes"]);
     expect(row("alpha___ask_user")).toEqual(["no", "no", "no"]);
     expect(row("alpha___echo")).toEqual(["no", "no", "no"]);
@@ -170,6 +243,8 @@ describe("the Tools page", () => {
 
   it("shows an upstream it cannot list with the reason, in place", async () => {
     const html = await (await consoleGet("/tools", session, { UPSTREAMS: DOWN })).text();
-    expect(html).toMatch(/<div id="tools-alpha-error" class="problems" role="alert"><p>Listing alpha failed: [^<]+<\/p>/);
+    expect(html).toMatch(
+      /<div id="tools-alpha-error" class="problems" role="alert"><p>Listing alpha failed: [^<]+<\/p>/,
+    );
   });
 });

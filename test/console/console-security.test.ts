@@ -11,7 +11,19 @@ import { gatewayFetch } from "../helpers/gateway";
 import { CONSOLE_ORIGIN, consoleGet, consolePost, formInit, signIn } from "../helpers/console";
 import { CONSOLE_SESSION_TTL_S, sealSession, SESSION_COOKIE } from "../../src/admin/console/session";
 
-const PAGES = ["/", "/upstreams", "/tools", "/filters", "/filters/new", "/personas", "/api-keys", "/audit", "/shaping", "/pins", "/client-grants"];
+const PAGES = [
+  "/",
+  "/upstreams",
+  "/tools",
+  "/filters",
+  "/filters/new",
+  "/personas",
+  "/api-keys",
+  "/audit",
+  "/shaping",
+  "/pins",
+  "/client-grants",
+];
 const NAV = ["Overview", "Upstreams", "Tools", "Filters", "Personas", "API keys", "Audit", "Shaping", "Pins"];
 const PERSONA = { name: "csrf-probe", roles: "probe", allow: "alpha___*", deny: "" };
 
@@ -35,7 +47,11 @@ describe("sign-in", () => {
   });
 
   it("exchanges the token for a sealed HttpOnly, SameSite=Strict cookie, not Secure on loopback", async () => {
-    const response = await gatewayFetch("http://127.0.0.1:8787/admin/console/sign-in", formInit({ token: TEST_ADMIN_TOKEN }, undefined, "http://127.0.0.1:8787"), ADMIN_VARS);
+    const response = await gatewayFetch(
+      "http://127.0.0.1:8787/admin/console/sign-in",
+      formInit({ token: TEST_ADMIN_TOKEN }, undefined, "http://127.0.0.1:8787"),
+      ADMIN_VARS,
+    );
     expect(response.status).toBe(303);
     const cookie = response.headers.get("set-cookie")!;
     expect(cookie).toMatch(new RegExp(`^${SESSION_COOKIE}=s1\\.[A-Za-z0-9_-]+; `));
@@ -58,7 +74,11 @@ describe("sign-in", () => {
     ["an empty token", { token: "" }, CONSOLE_ORIGIN, 401],
     ["the right token from another origin", { token: TEST_ADMIN_TOKEN }, "https://evil.example", 403],
   ])("refuses %s with no cookie", async (_, fields, origin, status) => {
-    const response = await gatewayFetch(`${CONSOLE_ORIGIN}/admin/console/sign-in`, formInit(fields, undefined, origin), ADMIN_VARS);
+    const response = await gatewayFetch(
+      `${CONSOLE_ORIGIN}/admin/console/sign-in`,
+      formInit(fields, undefined, origin),
+      ADMIN_VARS,
+    );
     expect(response.status).toBe(status);
     expect(response.headers.get("set-cookie")).toBeNull();
     expect(await response.text()).toContain('role="alert"');
@@ -101,7 +121,9 @@ describe("every page", () => {
 
   it("and the sign-in page and the script carry the CSP too", async () => {
     for (const path of ["/sign-in", "/console.js", "/console.css"]) {
-      expect((await consoleGet(path, undefined)).headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+      expect((await consoleGet(path, undefined)).headers.get("content-security-policy")).toContain(
+        "frame-ancestors 'none'",
+      );
     }
   });
 });
@@ -116,7 +138,10 @@ describe("changes", () => {
 
   it("are made without an Origin header when the Referer is the console's own page", async () => {
     const session = await signIn();
-    const response = await consolePost("/personas/save", PERSONA, session, { origin: null, referer: `${CONSOLE_ORIGIN}/admin/console/personas` });
+    const response = await consolePost("/personas/save", PERSONA, session, {
+      origin: null,
+      referer: `${CONSOLE_ORIGIN}/admin/console/personas`,
+    });
     expect(response.status).toBe(303);
     expect(Object.keys(await storedPersonas())).toContain(PERSONA.name);
   });
@@ -132,9 +157,14 @@ describe("changes", () => {
     const session = await signIn();
     const other = await signIn();
     const csrf = token === "other" ? other.csrf : token === "own" ? session.csrf : "";
-    const response = await consolePost("/personas/save", { ...PERSONA, csrf }, session, { origin, ...(referer ? { referer } : {}) });
+    const response = await consolePost("/personas/save", { ...PERSONA, csrf }, session, {
+      origin,
+      ...(referer ? { referer } : {}),
+    });
     expect(response.status).toBe(403);
-    expect(await response.text()).toMatch(/Forbidden: (the form(?:'|&#39;)s CSRF token|a change to the console must come from its own pages)/);
+    expect(await response.text()).toMatch(
+      /Forbidden: (the form(?:'|&#39;)s CSRF token|a change to the console must come from its own pages)/,
+    );
     expect(Object.keys(await storedPersonas())).not.toContain(PERSONA.name);
   });
 
@@ -151,8 +181,20 @@ describe("a session", () => {
     const issued = Date.now() - CONSOLE_SESSION_TTL_S * 1000 - 1_000;
     const expired = `${SESSION_COOKIE}=${await sealSession(secret, TEST_ADMIN_TOKEN, CONSOLE_SESSION_TTL_S, issued)}`;
     const live = `${SESSION_COOKIE}=${await sealSession(secret, TEST_ADMIN_TOKEN)}`;
-    expect((await gatewayFetch(`${CONSOLE_ORIGIN}/admin/console/`, { redirect: "manual", headers: { cookie: live } }, ADMIN_VARS)).status).toBe(200);
-    const page = await gatewayFetch(`${CONSOLE_ORIGIN}/admin/console/`, { redirect: "manual", headers: { cookie: expired } }, ADMIN_VARS);
+    expect(
+      (
+        await gatewayFetch(
+          `${CONSOLE_ORIGIN}/admin/console/`,
+          { redirect: "manual", headers: { cookie: live } },
+          ADMIN_VARS,
+        )
+      ).status,
+    ).toBe(200);
+    const page = await gatewayFetch(
+      `${CONSOLE_ORIGIN}/admin/console/`,
+      { redirect: "manual", headers: { cookie: expired } },
+      ADMIN_VARS,
+    );
     expect(page.status).toBe(303);
     expect(page.headers.get("location")).toBe("/admin/console/sign-in");
   });
@@ -168,7 +210,9 @@ describe("a session", () => {
     const out = await consolePost("/sign-out", {}, session);
     expect(out.status).toBe(303);
     expect(out.headers.get("location")).toBe("/admin/console/sign-in");
-    expect(out.headers.get("set-cookie")).toMatch(new RegExp(`^${SESSION_COOKIE}=; Path=/admin/console; Max-Age=0; HttpOnly; SameSite=Strict`));
+    expect(out.headers.get("set-cookie")).toMatch(
+      new RegExp(`^${SESSION_COOKIE}=; Path=/admin/console; Max-Age=0; HttpOnly; SameSite=Strict`),
+    );
     const replayed = await consoleGet("/", session);
     expect(replayed.status).toBe(303);
     expect((await consolePost("/personas/save", PERSONA, session)).status).toBe(401);

@@ -41,9 +41,39 @@ type Case = {
 };
 
 const CASES: Case[] = [
-  { what: "the plan", page: "/filters", action: "/plan", api: "/plan", problems: "plan-document-problems", first: { default: "one" }, theirs: { default: "theirs" }, mine: { document: "default: mine\n" }, kept: "default: mine\n" },
-  { what: "visibility", page: "/personas", action: "/personas/visibility", api: "/visibility", problems: "visibility-document-problems", first: { deny: ["x___one"] }, theirs: { deny: ["x___theirs"] }, mine: { document: "deny: [x___mine]\n" }, kept: "deny: [x___mine]\n" },
-  { what: "the rules", page: "/shaping", action: "/shaping/rules", api: "/rules", problems: "doc-rules-problems", first: { hints: { x___a: "one" } }, theirs: { hints: { x___a: "theirs" } }, mine: { document: "hints:\n  x___a: mine\n" }, kept: "hints:\n  x___a: mine\n" },
+  {
+    what: "the plan",
+    page: "/filters",
+    action: "/plan",
+    api: "/plan",
+    problems: "plan-document-problems",
+    first: { default: "one" },
+    theirs: { default: "theirs" },
+    mine: { document: "default: mine\n" },
+    kept: "default: mine\n",
+  },
+  {
+    what: "visibility",
+    page: "/personas",
+    action: "/personas/visibility",
+    api: "/visibility",
+    problems: "visibility-document-problems",
+    first: { deny: ["x___one"] },
+    theirs: { deny: ["x___theirs"] },
+    mine: { document: "deny: [x___mine]\n" },
+    kept: "deny: [x___mine]\n",
+  },
+  {
+    what: "the rules",
+    page: "/shaping",
+    action: "/shaping/rules",
+    api: "/rules",
+    problems: "doc-rules-problems",
+    first: { hints: { x___a: "one" } },
+    theirs: { hints: { x___a: "theirs" } },
+    mine: { document: "hints:\n  x___a: mine\n" },
+    kept: "hints:\n  x___a: mine\n",
+  },
   {
     what: "a filter set",
     page: "/filters/edit/stale-set",
@@ -70,7 +100,11 @@ const CASES: Case[] = [
 
 /** Where the save goes: the filter and persona editors save with their second button. */
 function saveAction(c: Case): string {
-  return c.action === "/filters/preview" ? "/filters/save" : c.action === "/personas/preview" ? "/personas/save" : c.action;
+  return c.action === "/filters/preview"
+    ? "/filters/save"
+    : c.action === "/personas/preview"
+      ? "/personas/save"
+      : c.action;
 }
 
 describe.each(CASES)("$what, edited in the console after someone else changed it", (c) => {
@@ -88,7 +122,11 @@ describe.each(CASES)("$what, edited in the console after someone else changed it
     const response = await consolePost(saveAction(c), { ...c.mine, etag }, session);
     expect(response.status).toBe(412);
     const html = await response.text();
-    expect(html).toMatch(new RegExp(`<(div|span) id="${c.problems}" class="problems"( role="alert")?><p>Precondition Failed: it changed since you read it; nothing was stored[^<]*\\(someone changed it after this page was loaded: your text is kept here; reload the page, then make your change again\\)</p>`));
+    expect(html).toMatch(
+      new RegExp(
+        `<(div|span) id="${c.problems}" class="problems"( role="alert")?><p>Precondition Failed: it changed since you read it; nothing was stored[^<]*\\(someone changed it after this page was loaded: your text is kept here; reload the page, then make your change again\\)</p>`,
+      ),
+    );
     expect(html).toContain(c.kept);
     expect(await (await admin("GET", c.api)).text()).toBe(theirs);
   });
@@ -101,11 +139,41 @@ describe.each(CASES)("$what, edited in the console after someone else changed it
   });
 });
 
-type AbsentCase = { what: string; page: string; action: string; save: string; api: string; problems: string; theirs: unknown; mine: Record<string, string>; kept: string };
+type AbsentCase = {
+  what: string;
+  page: string;
+  action: string;
+  save: string;
+  api: string;
+  problems: string;
+  theirs: unknown;
+  mine: Record<string, string>;
+  kept: string;
+};
 
 const ABSENT_CASES: AbsentCase[] = [
-  { what: "the plan", page: "/filters", action: "/plan", save: "/plan", api: "/plan", problems: "plan-document-problems", theirs: { default: "theirs" }, mine: { document: "default: mine\n" }, kept: "default: mine\n" },
-  { what: "the rules", page: "/shaping", action: "/shaping/rules", save: "/shaping/rules", api: "/rules", problems: "doc-rules-problems", theirs: { hints: { x___a: "theirs" } }, mine: { document: "hints:\n  x___a: mine\n" }, kept: "hints:\n  x___a: mine\n" },
+  {
+    what: "the plan",
+    page: "/filters",
+    action: "/plan",
+    save: "/plan",
+    api: "/plan",
+    problems: "plan-document-problems",
+    theirs: { default: "theirs" },
+    mine: { document: "default: mine\n" },
+    kept: "default: mine\n",
+  },
+  {
+    what: "the rules",
+    page: "/shaping",
+    action: "/shaping/rules",
+    save: "/shaping/rules",
+    api: "/rules",
+    problems: "doc-rules-problems",
+    theirs: { hints: { x___a: "theirs" } },
+    mine: { document: "hints:\n  x___a: mine\n" },
+    kept: "hints:\n  x___a: mine\n",
+  },
   {
     what: "a new filter set",
     page: "/filters/new",
@@ -114,7 +182,13 @@ const ABSENT_CASES: AbsentCase[] = [
     api: "/filter-sets/absent-set",
     problems: "set-problems",
     theirs: { tools: { x___a: { retain: ["/theirs"] } } },
-    mine: { name: "absent-set", "is-new": "1", document: "tools:\n  x___a:\n    retain: [/mine]\n", tool: "", result: "" },
+    mine: {
+      name: "absent-set",
+      "is-new": "1",
+      document: "tools:\n  x___a:\n    retain: [/mine]\n",
+      tool: "",
+      result: "",
+    },
     kept: "tools:\n  x___a:\n    retain: [/mine]\n",
   },
 ];
@@ -133,7 +207,11 @@ describe.each(ABSENT_CASES)("$what, absent when the page was loaded", (c) => {
     const response = await consolePost(c.save, { ...c.mine, etag }, session);
     expect(response.status).toBe(412);
     const html = await response.text();
-    expect(html).toMatch(new RegExp(`<(div|span) id="${c.problems}" class="problems"( role="alert")?><p>Precondition Failed: If-None-Match: \\* needs it to be absent, and it exists[^<]*\\(someone changed it after this page was loaded: your text is kept here`));
+    expect(html).toMatch(
+      new RegExp(
+        `<(div|span) id="${c.problems}" class="problems"( role="alert")?><p>Precondition Failed: If-None-Match: \\* needs it to be absent, and it exists[^<]*\\(someone changed it after this page was loaded: your text is kept here`,
+      ),
+    );
     expect(html).toContain(c.kept);
     expect(await (await admin("GET", c.api)).text()).toBe(theirs);
   });
@@ -145,11 +223,35 @@ describe.each(ABSENT_CASES)("$what, absent when the page was loaded", (c) => {
   });
 });
 
-type DeleteCase = { what: string; page: string; action: string; api: string; problems: string; first: unknown; theirs: unknown };
+type DeleteCase = {
+  what: string;
+  page: string;
+  action: string;
+  api: string;
+  problems: string;
+  first: unknown;
+  theirs: unknown;
+};
 
 const DELETE_CASES: DeleteCase[] = [
-  { what: "a filter set", page: "/filters/edit/doomed-set", action: "/filters/doomed-set/delete", api: "/filter-sets/doomed-set", problems: "filters-errors", first: { tools: { x___a: { retain: ["/one"] } } }, theirs: { tools: { x___a: { retain: ["/theirs"] } } } },
-  { what: "a persona", page: "/personas", action: "/personas/doomed-persona/delete", api: "/personas/doomed-persona", problems: "personas-errors", first: { roles: ["r-doomed"], allow: ["x___one"] }, theirs: { roles: ["r-doomed"], allow: ["x___theirs"] } },
+  {
+    what: "a filter set",
+    page: "/filters/edit/doomed-set",
+    action: "/filters/doomed-set/delete",
+    api: "/filter-sets/doomed-set",
+    problems: "filters-errors",
+    first: { tools: { x___a: { retain: ["/one"] } } },
+    theirs: { tools: { x___a: { retain: ["/theirs"] } } },
+  },
+  {
+    what: "a persona",
+    page: "/personas",
+    action: "/personas/doomed-persona/delete",
+    api: "/personas/doomed-persona",
+    problems: "personas-errors",
+    first: { roles: ["r-doomed"], allow: ["x___one"] },
+    theirs: { roles: ["r-doomed"], allow: ["x___theirs"] },
+  },
 ];
 
 describe.each(DELETE_CASES)("$what, deleted in the console after someone else changed it", (c) => {
@@ -165,7 +267,11 @@ describe.each(DELETE_CASES)("$what, deleted in the console after someone else ch
 
     const response = await consolePost(c.action, { etag }, session);
     expect(response.status).toBe(412);
-    expect(await response.text()).toMatch(new RegExp(`<div id="${c.problems}" class="problems" role="alert"><p>Precondition Failed: it changed since you read it; nothing was stored[^<]*\\(someone changed it after this page was loaded: nothing was deleted; reload the page`));
+    expect(await response.text()).toMatch(
+      new RegExp(
+        `<div id="${c.problems}" class="problems" role="alert"><p>Precondition Failed: it changed since you read it; nothing was stored[^<]*\\(someone changed it after this page was loaded: nothing was deleted; reload the page`,
+      ),
+    );
     expect(await (await admin("GET", c.api)).text()).toBe(theirs);
   });
 

@@ -20,7 +20,11 @@ export function alphaBehindGateway(persistTo: string): { url: () => string } {
   let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
   beforeAll(async () => {
     alpha = await startAlpha();
-    gateway = await startGateway({ port: await freePort(), vars: { UPSTREAMS: [{ name: "alpha", url: alpha.url }] }, persistTo });
+    gateway = await startGateway({
+      port: await freePort(),
+      vars: { UPSTREAMS: [{ name: "alpha", url: alpha.url }] },
+      persistTo,
+    });
   });
   afterAll(async () => {
     await gateway?.stop();

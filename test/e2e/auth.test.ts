@@ -21,20 +21,35 @@ describe("the SDK client with credentials", () => {
   let gateway: Awaited<ReturnType<typeof startGateway>>;
 
   const admin = (method: string, path: string, body?: unknown) =>
-    fetch(`${gateway.url}/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    fetch(`${gateway.url}/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
 
   async function connect(authorization: string): Promise<Client> {
     const client = new Client({ name: "e2e-auth", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { authorization } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { authorization } } }),
+    );
     return client;
   }
 
   beforeAll(async () => {
     [alpha, jwks] = await Promise.all([startAlpha(), startJwksServer()]);
     const port = await freePort();
-    const auth = { apiKeys: true, jwt: { issuer: ISSUER, audience: `http://127.0.0.1:${port}/mcp`, jwksUrl: jwks.url, rolesClaim: "groups" } };
-    gateway = await startGateway({ port, vars: { UPSTREAMS: [{ name: "alpha", url: alpha.url }], ADMIN_TOKEN, AUTH: auth }, persistTo: ".wrangler/e2e-auth" });
-    expect((await admin("PUT", "/personas/e2e", { roles: ["e2e"], allow: ["alpha___echo", "alpha___whoami"] })).status).toBe(200);
+    const auth = {
+      apiKeys: true,
+      jwt: { issuer: ISSUER, audience: `http://127.0.0.1:${port}/mcp`, jwksUrl: jwks.url, rolesClaim: "groups" },
+    };
+    gateway = await startGateway({
+      port,
+      vars: { UPSTREAMS: [{ name: "alpha", url: alpha.url }], ADMIN_TOKEN, AUTH: auth },
+      persistTo: ".wrangler/e2e-auth",
+    });
+    expect(
+      (await admin("PUT", "/personas/e2e", { roles: ["e2e"], allow: ["alpha___echo", "alpha___whoami"] })).status,
+    ).toBe(200);
   });
   afterAll(async () => {
     await gateway?.stop();
@@ -45,7 +60,12 @@ describe("the SDK client with credentials", () => {
     const response = await fetch(`${gateway.url}/mcp`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x", version: "1" } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+      }),
     });
     expect(response.status).toBe(401);
     // API keys and an issuer's tokens: the client is told both, and the header.
@@ -69,7 +89,9 @@ describe("the SDK client with credentials", () => {
     expect((echoed.content as { text: string }[])[0]!.text).toBe("alpha: with a key");
     const seen = await client.callTool({ name: "alpha___whoami", arguments: {} });
     expect((seen.content as { text: string }[])[0]!.text).not.toContain(key);
-    await expect(client.callTool({ name: "alpha___add", arguments: { a: 1, b: 2 } })).rejects.toThrow(/Unknown tool: alpha___add/);
+    await expect(client.callTool({ name: "alpha___add", arguments: { a: 1, b: 2 } })).rejects.toThrow(
+      /Unknown tool: alpha___add/,
+    );
     await client.close();
   });
 

@@ -19,7 +19,10 @@ describe("an SDK v2 client answers a 2025 upstream's questions through the bridg
   ])("elicitation, sampling and roots on %s", async (path, prefix) => {
     const client = new ModernClient(
       { name: "e2e-bridge", version: "2.0.0" },
-      { capabilities: { elicitation: {}, sampling: {}, roots: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+      {
+        capabilities: { elicitation: {}, sampling: {}, roots: {} },
+        versionNegotiation: { mode: { pin: "2026-07-28" } },
+      },
     );
     const rounds: string[] = [];
     client.setRequestHandler("elicitation/create", async (request) => {
@@ -37,7 +40,9 @@ describe("an SDK v2 client answers a 2025 upstream's questions through the bridg
     await client.connect(new ModernTransport(new URL(`${gateway.url()}${path}`)));
     const text = (result: { content?: unknown }) => (result.content as { text: string }[])[0]!.text;
     expect(text(await client.callTool({ name: `${prefix}ask_user`, arguments: {} }))).toBe('accept: {"name":"Ada"}');
-    expect(text(await client.callTool({ name: `${prefix}ask_llm`, arguments: { question: "Capital of France?" } }))).toBe("model said: Paris");
+    expect(
+      text(await client.callTool({ name: `${prefix}ask_llm`, arguments: { question: "Capital of France?" } })),
+    ).toBe("model said: Paris");
     expect(text(await client.callTool({ name: `${prefix}list_roots`, arguments: {} }))).toBe("file:///work/project");
     expect(rounds).toEqual(["elicitation/create", "sampling/createMessage", "roots/list"]);
     await client.close();

@@ -25,26 +25,57 @@ const MODERN = "2026-07-28";
 const SECRET = "isolates-test-secret-0123456789abcdef";
 const REPO_ROOT = path.resolve(import.meta.dirname, "..", "..");
 
-type Json = { id: unknown; result?: Record<string, unknown> & { requestState?: string; inputRequests?: Record<string, unknown>; content?: { text: string }[] }; error?: { code: number; message: string; data?: { reason?: string } } };
+type Json = {
+  id: unknown;
+  result?: Record<string, unknown> & {
+    requestState?: string;
+    inputRequests?: Record<string, unknown>;
+    content?: { text: string }[];
+  };
+  error?: { code: number; message: string; data?: { reason?: string } };
+};
 type WorkerFetch = (url: string, init: RequestInit) => Promise<Response>;
 
 let nextId = 1;
 
-async function call(worker: WorkerFetch, route: string, params: Record<string, unknown>, capabilities: Record<string, unknown>): Promise<{ status: number; body: Json }> {
+async function call(
+  worker: WorkerFetch,
+  route: string,
+  params: Record<string, unknown>,
+  capabilities: Record<string, unknown>,
+): Promise<{ status: number; body: Json }> {
   const body = JSON.stringify({
     jsonrpc: "2.0",
     id: nextId++,
     method: "tools/call",
-    params: { ...params, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": capabilities } },
+    params: {
+      ...params,
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+      },
+    },
   });
   const response = await worker(`http://gateway.test${route}`, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": String(params["name"]) },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": MODERN,
+      "mcp-method": "tools/call",
+      "mcp-name": String(params["name"]),
+    },
     body,
   });
   const text = await response.text();
   // An SSE answer: the last event's data is the response.
-  const last = text.startsWith("{") ? text : text.split("\n").filter((line) => line.startsWith("data: ")).at(-1)!.slice(6);
+  const last = text.startsWith("{")
+    ? text
+    : text
+        .split("\n")
+        .filter((line) => line.startsWith("data: "))
+        .at(-1)!
+        .slice(6);
   return { status: response.status, body: JSON.parse(last) as Json };
 }
 
@@ -60,7 +91,11 @@ describe("two isolates sharing the Durable Objects", () => {
     alpha = await startAlpha();
     modern = await startModernUpstream();
     outdir = await mkdtemp(path.join(tmpdir(), "gateway-bundle-"));
-    await promisify(execFile)(path.join(REPO_ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir], { cwd: REPO_ROOT });
+    await promisify(execFile)(
+      path.join(REPO_ROOT, "node_modules", ".bin", "wrangler"),
+      ["deploy", "--dry-run", "--outdir", outdir],
+      { cwd: REPO_ROOT },
+    );
     const gateway = {
       modules: true,
       scriptPath: path.join(outdir, "index.js"),
@@ -68,18 +103,35 @@ describe("two isolates sharing the Durable Objects", () => {
       // The deployed Worker's compatibility date and flags (wrangler.toml).
       compatibilityDate: gatewayWorkerOptions().compatibilityDate,
       compatibilityFlags: gatewayWorkerOptions().compatibilityFlags,
-      bindings: { UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha.url }, { name: "modern", url: modern.url }]), SESSION_SECRET: SECRET, AUTH: '{"mode":"off"}' },
+      bindings: {
+        UPSTREAMS: JSON.stringify([
+          { name: "alpha", url: alpha.url },
+          { name: "modern", url: modern.url },
+        ]),
+        SESSION_SECRET: SECRET,
+        AUTH: '{"mode":"off"}',
+      },
       kvNamespaces: { GATEWAY_KV: "gateway-kv" },
     };
     // Miniflare's classic (v4) options, converted: the form its README documents.
     mf = new Miniflare(
       convertV4MiniflareOptions({
         workers: [
-          { name: "gateway-a", ...gateway, durableObjects: { BRIDGED_CALLS: { className: "BridgedCall", useSQLite: true }, INPUT_RENDEZVOUS: { className: "InputRendezvous", useSQLite: true } } },
+          {
+            name: "gateway-a",
+            ...gateway,
+            durableObjects: {
+              BRIDGED_CALLS: { className: "BridgedCall", useSQLite: true },
+              INPUT_RENDEZVOUS: { className: "InputRendezvous", useSQLite: true },
+            },
+          },
           {
             name: "gateway-b",
             ...gateway,
-            durableObjects: { BRIDGED_CALLS: { className: "BridgedCall", scriptName: "gateway-a", useSQLite: true }, INPUT_RENDEZVOUS: { className: "InputRendezvous", scriptName: "gateway-a", useSQLite: true } },
+            durableObjects: {
+              BRIDGED_CALLS: { className: "BridgedCall", scriptName: "gateway-a", useSQLite: true },
+              INPUT_RENDEZVOUS: { className: "InputRendezvous", scriptName: "gateway-a", useSQLite: true },
+            },
           },
         ],
       }),
@@ -100,33 +152,86 @@ describe("two isolates sharing the Durable Objects", () => {
   it.each([
     ["/mcp/alpha", "ask_llm"],
     ["/mcp", "alpha___ask_llm"],
-  ])("a sampling request from a 2025 upstream, answered by a 2026 client whose retry lands on another isolate, on %s", async (route, tool) => {
-    const capabilities = { sampling: {} };
-    const args = { question: "Capital of France?" };
-    const first = await call(workerA, route, { name: tool, arguments: args }, capabilities);
-    expect(first.status).toBe(200);
-    expect(first.body.result).toMatchObject({ resultType: "input_required", inputRequests: { "sampling-1": { method: "sampling/createMessage" } } });
-    const completion = { role: "assistant", content: { type: "text", text: "Paris" }, model: "test-model", stopReason: "endTurn" };
-    const retry = await call(workerB, route, { name: tool, arguments: args, inputResponses: { "sampling-1": completion }, requestState: first.body.result!.requestState }, capabilities);
-    expect(retry.status).toBe(200);
-    expect(retry.body.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "model said: Paris" }] });
-  });
+  ])(
+    "a sampling request from a 2025 upstream, answered by a 2026 client whose retry lands on another isolate, on %s",
+    async (route, tool) => {
+      const capabilities = { sampling: {} };
+      const args = { question: "Capital of France?" };
+      const first = await call(workerA, route, { name: tool, arguments: args }, capabilities);
+      expect(first.status).toBe(200);
+      expect(first.body.result).toMatchObject({
+        resultType: "input_required",
+        inputRequests: { "sampling-1": { method: "sampling/createMessage" } },
+      });
+      const completion = {
+        role: "assistant",
+        content: { type: "text", text: "Paris" },
+        model: "test-model",
+        stopReason: "endTurn",
+      };
+      const retry = await call(
+        workerB,
+        route,
+        {
+          name: tool,
+          arguments: args,
+          inputResponses: { "sampling-1": completion },
+          requestState: first.body.result!.requestState,
+        },
+        capabilities,
+      );
+      expect(retry.status).toBe(200);
+      expect(retry.body.result).toMatchObject({
+        resultType: "complete",
+        content: [{ type: "text", text: "model said: Paris" }],
+      });
+    },
+  );
 
   it("a 2025 client's answer to a 2026-07-28 upstream's question, POSTed to the other isolate, completes the call waiting on the first", async () => {
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: { elicitation: {} }, clientInfo: { name: "legacy", version: "1" } } };
-    const opened = await workerA("http://gateway.test/mcp/modern", { method: "POST", headers, body: JSON.stringify(init) });
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: { elicitation: {} },
+        clientInfo: { name: "legacy", version: "1" },
+      },
+    };
+    const opened = await workerA("http://gateway.test/mcp/modern", {
+      method: "POST",
+      headers,
+      body: JSON.stringify(init),
+    });
     const session = opened.headers.get("mcp-session-id")!;
     await opened.text();
     const inSession = { ...headers, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" };
-    const call = await workerA("http://gateway.test/mcp/modern", { method: "POST", headers: inSession, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "confirm", arguments: { text: "elsewhere" } } }) });
+    const call = await workerA("http://gateway.test/mcp/modern", {
+      method: "POST",
+      headers: inSession,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "confirm", arguments: { text: "elsewhere" } },
+      }),
+    });
     const events = sseData(call.body!);
     const asked = JSON.parse((await events.next()).value as string) as { id: string; method: string };
     expect(asked.method).toBe("elicitation/create");
-    const delivered = await workerB("http://gateway.test/mcp/modern", { method: "POST", headers: inSession, body: JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { action: "accept", content: { ok: false } } }) });
+    const delivered = await workerB("http://gateway.test/mcp/modern", {
+      method: "POST",
+      headers: inSession,
+      body: JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { action: "accept", content: { ok: false } } }),
+    });
     expect(delivered.status).toBe(202);
     const final = JSON.parse((await events.next()).value as string) as Json;
-    expect(final).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "confirmed elsewhere: false (state confirm:elsewhere)" }] } });
+    expect(final).toMatchObject({
+      id: 2,
+      result: { content: [{ type: "text", text: "confirmed elsewhere: false (state confirm:elsewhere)" }] },
+    });
     await events.return(undefined);
   });
 });
@@ -138,7 +243,12 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
     buffered += decoder.decode(chunk, { stream: true });
     for (let end = buffered.indexOf("\n\n"); end !== -1; end = buffered.indexOf("\n\n")) {
-      const data = buffered.slice(0, end).split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trimStart()).join("\n");
+      const data = buffered
+        .slice(0, end)
+        .split("\n")
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(5).trimStart())
+        .join("\n");
       buffered = buffered.slice(end + 2);
       if (data) yield data;
     }

@@ -30,7 +30,13 @@ import { fileURLToPath } from "node:url";
 const ADMIN_TOKEN = "e2e-client-sign-in-admin-token-0123456789";
 const REDIRECT = "http://127.0.0.1:33419/callback";
 /** The consent page's screenshot in docs is rewritten only when asked (UPDATE_SIGN_IN_SCREENSHOTS=1). */
-const DOCS_SCREENSHOTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "docs", "client-sign-in");
+const DOCS_SCREENSHOTS = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "..",
+  "docs",
+  "client-sign-in",
+);
 
 /** What a client keeps between runs, and the person its browser is. */
 class ScriptedProvider implements OAuthClientProvider {
@@ -45,7 +51,13 @@ class ScriptedProvider implements OAuthClientProvider {
     return REDIRECT;
   }
   get clientMetadata() {
-    return { client_name: "e2e SDK client", redirect_uris: [REDIRECT], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
+    return {
+      client_name: "e2e SDK client",
+      redirect_uris: [REDIRECT],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
   }
   clientInformation() {
     return this.client;
@@ -81,11 +93,30 @@ describe("an OAuth-only client signing in to the gateway", () => {
     const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;
     idp = await startOperatorIdp([`${origin}/oauth/sign-in/callback`]);
-    const auth = { apiKeys: true, signIn: { issuer: idp.issuer, clientId: "SIGN_IN_CLIENT_ID", clientSecret: "SIGN_IN_CLIENT_SECRET", allowedDomains: ["example.test"], rolesClaim: "groups", scopes: ["groups"] } };
-    const vars = { ADMIN_TOKEN, AUTH: auth, SIGN_IN_CLIENT_ID: GATEWAY_CLIENT_ID, SIGN_IN_CLIENT_SECRET: GATEWAY_CLIENT_SECRET };
+    const auth = {
+      apiKeys: true,
+      signIn: {
+        issuer: idp.issuer,
+        clientId: "SIGN_IN_CLIENT_ID",
+        clientSecret: "SIGN_IN_CLIENT_SECRET",
+        allowedDomains: ["example.test"],
+        rolesClaim: "groups",
+        scopes: ["groups"],
+      },
+    };
+    const vars = {
+      ADMIN_TOKEN,
+      AUTH: auth,
+      SIGN_IN_CLIENT_ID: GATEWAY_CLIENT_ID,
+      SIGN_IN_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
+    };
     gateway = await startGateway({ port, vars, persistTo: ".wrangler/e2e-client-sign-in" });
     const persona = { roles: ["gateway-users"], allow: ["demo___*"] };
-    const put = await fetch(`${gateway.url}/admin/personas/e2e-signed-in`, { method: "PUT", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(persona) });
+    const put = await fetch(`${gateway.url}/admin/personas/e2e-signed-in`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify(persona),
+    });
     expect(put.status).toBe(200);
   });
   afterAll(async () => {
@@ -97,7 +128,9 @@ describe("an OAuth-only client signing in to the gateway", () => {
     const provider = new ScriptedProvider("e2e-ada");
     const url = new URL(`${gateway.url}/mcp`);
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
-    await expect(new Client({ name: "e2e-client-sign-in", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(new Client({ name: "e2e-client-sign-in", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
     expect(provider.client?.client_id).toBeTruthy();
     await first.finishAuth(provider.code!);
     expect(provider.saved?.access_token).toBeTruthy();
@@ -116,22 +149,47 @@ describe("an OAuth-only client signing in to the gateway", () => {
   });
 
   it("works for a person in Chromium: the provider's login, a readable consent page, Allow", async () => {
-    const registration = { client_name: "Chromium test app", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", grant_types: ["authorization_code"], response_types: ["code"] };
-    const registered = await fetch(`${gateway.url}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(registration) });
+    const registration = {
+      client_name: "Chromium test app",
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code"],
+      response_types: ["code"],
+    };
+    const registered = await fetch(`${gateway.url}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(registration),
+    });
     const { client_id: clientId } = (await registered.json()) as { client_id: string };
     const authorize = new URL(`${gateway.url}/oauth/authorize`);
-    const challenge = createHash("sha256").update("chromium-verifier-0123456789-0123456789-0123456789").digest("base64url");
-    for (const [key, value] of Object.entries({ response_type: "code", client_id: clientId, redirect_uri: REDIRECT, state: "s1", code_challenge: challenge, code_challenge_method: "S256", resource: `${gateway.url}/mcp` })) authorize.searchParams.set(key, value);
+    const challenge = createHash("sha256")
+      .update("chromium-verifier-0123456789-0123456789-0123456789")
+      .digest("base64url");
+    for (const [key, value] of Object.entries({
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      state: "s1",
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      resource: `${gateway.url}/mcp`,
+    }))
+      authorize.searchParams.set(key, value);
     const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 375, height: 700 } });
       await page.goto(authorize.href);
       await page.locator('input[name="login"]').fill("e2e-cy");
       await page.getByRole("button", { name: "Sign in" }).click();
-      await page.getByRole("heading", { level: 1, name: /Allow Chromium test app to use the MCP gateway as you/ }).waitFor();
+      await page
+        .getByRole("heading", { level: 1, name: /Allow Chromium test app to use the MCP gateway as you/ })
+        .waitFor();
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
       expect(await seriousViolations(page)).toEqual([]);
-      const screenshots = process.env["UPDATE_SIGN_IN_SCREENSHOTS"] ? DOCS_SCREENSHOTS : await mkdtemp(path.join(tmpdir(), "sign-in-shots-"));
+      const screenshots = process.env["UPDATE_SIGN_IN_SCREENSHOTS"]
+        ? DOCS_SCREENSHOTS
+        : await mkdtemp(path.join(tmpdir(), "sign-in-shots-"));
       await page.setViewportSize({ width: 960, height: 540 });
       expect((await page.screenshot({ path: path.join(screenshots, "consent.png") })).length).toBeGreaterThan(0);
       // The browser is sent back to the app's redirect URI (nothing listens there in the test: the request is enough).
@@ -149,19 +207,43 @@ describe("an OAuth-only client signing in to the gateway", () => {
     const provider = new ScriptedProvider("e2e-bea");
     const url = new URL(`${gateway.url}/mcp`);
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
-    await expect(new Client({ name: "e2e-client-sign-in", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(new Client({ name: "e2e-client-sign-in", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
     await first.finishAuth(provider.code!);
     const { access_token: token, refresh_token: refresh } = provider.saved!;
     const bearer = { authorization: `Bearer ${token}` };
-    const listed = (await (await fetch(`${gateway.url}/oauth/grants`, { headers: bearer })).json()) as { grants: { id: string; clientName: string }[] };
+    const listed = (await (await fetch(`${gateway.url}/oauth/grants`, { headers: bearer })).json()) as {
+      grants: { id: string; clientName: string }[];
+    };
     expect(listed.grants.map((grant) => grant.clientName)).toEqual(["e2e SDK client"]);
-    const revoked = await fetch(`${gateway.url}/oauth/grants?grant=${listed.grants[0]!.id}`, { method: "DELETE", headers: bearer });
+    const revoked = await fetch(`${gateway.url}/oauth/grants?grant=${listed.grants[0]!.id}`, {
+      method: "DELETE",
+      headers: bearer,
+    });
     expect(revoked.status).toBe(200);
-    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "e2e", version: "1" } } };
-    const refused = await fetch(url, { method: "POST", headers: { ...bearer, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify(initialize) });
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "e2e", version: "1" } },
+    };
+    const refused = await fetch(url, {
+      method: "POST",
+      headers: { ...bearer, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(initialize),
+    });
     expect(refused.status).toBe(401);
-    const form = new URLSearchParams({ grant_type: "refresh_token", refresh_token: refresh!, client_id: provider.client!.client_id });
-    const refreshed = await fetch(`${gateway.url}/oauth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
+    const form = new URLSearchParams({
+      grant_type: "refresh_token",
+      refresh_token: refresh!,
+      client_id: provider.client!.client_id,
+    });
+    const refreshed = await fetch(`${gateway.url}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form,
+    });
     expect(refreshed.status).toBe(400);
     expect(((await refreshed.json()) as { error: string }).error).toBe("invalid_grant");
   });

@@ -18,7 +18,6 @@ const ADMIN_TOKEN = "e2e-admin-token-0123456789abcdefgh";
 
 type Gateway = Awaited<ReturnType<typeof startGateway>>;
 
-
 describe("the demo upstream, with no configuration", () => {
   let gateway: Gateway;
   beforeAll(async () => {
@@ -30,7 +29,9 @@ describe("the demo upstream, with no configuration", () => {
     const client = new Client({ name: "e2e", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["demo___echo", "demo___add", "demo___get_forecast"]));
+    expect(tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["demo___echo", "demo___add", "demo___get_forecast"]),
+    );
     expect(textOf(await client.callTool({ name: "demo___echo", arguments: { text: "hello" } }))).toContain("hello");
     const sum = await client.callTool({ name: "demo___add", arguments: { a: 2, b: 3 } });
     expect(sum.structuredContent).toEqual({ sum: 5 });
@@ -76,7 +77,11 @@ describe("a session across gateway processes", () => {
       return fetch(url, init);
     };
     const client = new Client({ name: "e2e", version: "1.0.0" }, { capabilities: { sampling: {} } });
-    client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: "assistant", content: { type: "text", text: "forty-two" }, model: "e2e-model" }));
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      role: "assistant",
+      content: { type: "text", text: "forty-two" },
+      model: "e2e-model",
+    }));
     await client.connect(new StreamableHTTPClientTransport(new URL(`${first.url}/mcp`), { fetch: alternate }));
 
     const result = await client.callTool({ name: "alpha___ask_llm", arguments: { question: "meaning?" } });
@@ -91,7 +96,9 @@ describe("a session across gateway processes", () => {
     const client = new Client({ name: "e2e", version: "1.0.0" });
     const transport = new StreamableHTTPClientTransport(new URL(`${first.url}/mcp`));
     await client.connect(transport);
-    expect(textOf(await client.callTool({ name: "alpha___echo", arguments: { text: "before" } }))).toBe("alpha: before");
+    expect(textOf(await client.callTool({ name: "alpha___echo", arguments: { text: "before" } }))).toBe(
+      "alpha: before",
+    );
     const sessionId = transport.sessionId;
 
     const port = first.port;
@@ -117,6 +124,9 @@ describe("a session across gateway processes", () => {
     const result = await client.callTool({ name: "alpha___get_user", arguments: { login: "ada" } });
     expect(result.structuredContent).toEqual({ userInfo: { login: "ada" } });
     await client.close();
-    await fetch(`${first.url}/admin/filter-sets/default`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    await fetch(`${first.url}/admin/filter-sets/default`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
   });
 });

@@ -22,7 +22,10 @@ describe("calls and lists in flight together while documents and pins expire", (
 
   beforeAll(async () => {
     alpha = await startAlpha();
-    gateway = await startGateway({ port: await freePort(), vars: { UPSTREAMS: [{ name: "alpha", url: alpha.url }], FILTER_CACHE_TTL_MS: "5" } });
+    gateway = await startGateway({
+      port: await freePort(),
+      vars: { UPSTREAMS: [{ name: "alpha", url: alpha.url }], FILTER_CACHE_TTL_MS: "5" },
+    });
   });
   afterAll(async () => {
     await gateway?.stop();
@@ -32,11 +35,30 @@ describe("calls and lists in flight together while documents and pins expire", (
   it("answers every one of them", async () => {
     const url = `${gateway.url}/mcp/alpha`;
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-    const opened = await fetch(url, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "burst", version: "1" } } }) });
+    const opened = await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "burst", version: "1" } },
+      }),
+    });
     expect(opened.status).toBe(200);
     await opened.text();
-    const session = { ...headers, "mcp-session-id": opened.headers.get("mcp-session-id")!, "mcp-protocol-version": "2025-11-25" };
-    await (await fetch(url, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) })).text();
+    const session = {
+      ...headers,
+      "mcp-session-id": opened.headers.get("mcp-session-id")!,
+      "mcp-protocol-version": "2025-11-25",
+    };
+    await (
+      await fetch(url, {
+        method: "POST",
+        headers: session,
+        body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      })
+    ).text();
 
     const failures: string[] = [];
     for (let burst = 0; burst < BURSTS; burst++) {
@@ -44,11 +66,19 @@ describe("calls and lists in flight together while documents and pins expire", (
         Array.from({ length: CALLS_PER_BURST }, async (_, i) => {
           // Every third a tools/list (which reads the upstream's pins from KV too), the rest calls.
           const text = `call ${burst}.${i}`;
-          const message = i % 3 === 0 ? { method: "tools/list" } : { method: "tools/call", params: { name: "echo", arguments: { text } } };
-          const response = await fetch(url, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", id: i + 1, ...message }) });
+          const message =
+            i % 3 === 0
+              ? { method: "tools/list" }
+              : { method: "tools/call", params: { name: "echo", arguments: { text } } };
+          const response = await fetch(url, {
+            method: "POST",
+            headers: session,
+            body: JSON.stringify({ jsonrpc: "2.0", id: i + 1, ...message }),
+          });
           const body = await response.text();
           const expected = i % 3 === 0 ? '"name":"echo"' : `alpha: ${text}`;
-          if (response.status !== 200 || !body.includes(expected)) failures.push(`${response.status} ${body.slice(0, 160)}`);
+          if (response.status !== 200 || !body.includes(expected))
+            failures.push(`${response.status} ${body.slice(0, 160)}`);
         }),
       );
     }

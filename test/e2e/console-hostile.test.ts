@@ -64,9 +64,24 @@ describe("the admin console with hostile text", () => {
   beforeAll(async () => {
     [alpha, hostile, pins] = await Promise.all([startAlpha(), startHostile(), startPinsUpstream()]);
     state = await mkdtemp(path.join(tmpdir(), "e2e-console-hostile-"));
-    const vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }, { name: "hostile", url: hostile.url }, { name: PINNED, url: `${pins.url}/${PINNED}/mcp`, pinning: "enforce" }], ADMIN_TOKEN };
-    [gateway, browser] = await Promise.all([startGateway({ port: await freePort(), vars, persistTo: state }), launchChromium()]);
-    const admin = (method: string, p: string, body: unknown) => fetch(`${gateway.url}/admin${p}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const vars = {
+      UPSTREAMS: [
+        { name: "alpha", url: alpha.url },
+        { name: "hostile", url: hostile.url },
+        { name: PINNED, url: `${pins.url}/${PINNED}/mcp`, pinning: "enforce" },
+      ],
+      ADMIN_TOKEN,
+    };
+    [gateway, browser] = await Promise.all([
+      startGateway({ port: await freePort(), vars, persistTo: state }),
+      launchChromium(),
+    ]);
+    const admin = (method: string, p: string, body: unknown) =>
+      fetch(`${gateway.url}/admin${p}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     expect((await admin("PUT", "/personas/reader", { roles: ["reader"], allow: ["hostile___*"] })).status).toBe(200);
 
     const client = new Client({ name: "e2e-console-hostile", version: "1.0.0" });
@@ -81,7 +96,9 @@ describe("the admin console with hostile text", () => {
     await context.addInitScript(() => {
       const w = window as unknown as { __violations: string[] };
       w.__violations = [];
-      document.addEventListener("securitypolicyviolation", (event) => w.__violations.push(`${event.violatedDirective}: ${event.blockedURI}`));
+      document.addEventListener("securitypolicyviolation", (event) =>
+        w.__violations.push(`${event.violatedDirective}: ${event.blockedURI}`),
+      );
     });
     page = await context.newPage();
     page.on("dialog", (dialog) => {
@@ -104,7 +121,9 @@ describe("the admin console with hostile text", () => {
       const row = page.locator('tr[data-key="hostile___render_me"]');
       expect(await row.locator("strong").textContent()).toBe(`Title ${HOSTILE_TEXT}`);
       expect(await row.textContent()).toContain(`Description ${HOSTILE_TEXT}`);
-      expect(await page.locator('tr[data-key="hostile___hostile_prompt"]').textContent()).toContain(`Prompt ${HOSTILE_TEXT}`);
+      expect(await page.locator('tr[data-key="hostile___hostile_prompt"]').textContent()).toContain(
+        `Prompt ${HOSTILE_TEXT}`,
+      );
     }
   });
 
@@ -112,7 +131,10 @@ describe("the admin console with hostile text", () => {
     await page.goto(at("/audit?tool=hostile___render_me"));
     const row = page.locator("tbody tr", { hasText: "hostile___render_me" });
     await reloadUntil(page, async () => (await row.count()) > 0);
-    await row.first().getByText(/^Event /).click();
+    await row
+      .first()
+      .getByText(/^Event /)
+      .click();
     const event = JSON.parse((await row.first().locator("pre").textContent()) ?? "") as Record<string, unknown>;
     expect(event["gen_ai.tool.call.arguments"]).toEqual({ note: HOSTILE_TEXT });
     expect(await harm()).toEqual({ injected: undefined, violations: [], elements: 0, dialogs: [] });
@@ -127,7 +149,9 @@ describe("the admin console with hostile text", () => {
     expect(after).toContain("zero[U+200B]width [U+202E]reversed");
     expect(after).not.toMatch(/[\u200B\u202E]/);
     expect(await change.locator("mark.invisible").count()).toBe(2);
-    expect(await page.locator('tr[data-pin="hostile/tool/render_me"]').textContent()).toContain(`Title ${HOSTILE_TEXT} — Description ${HOSTILE_TEXT}`);
+    expect(await page.locator('tr[data-pin="hostile/tool/render_me"]').textContent()).toContain(
+      `Title ${HOSTILE_TEXT} — Description ${HOSTILE_TEXT}`,
+    );
   });
 
   it("shows the pinned upstream's held change on Tools beside the text clients get, as text", async () => {
@@ -154,10 +178,13 @@ describe("the admin console with hostile text", () => {
     expect(findings).toContain("high zero-width at /description: U+200B");
   });
 
-  it.each([...NAV.map(([, p]) => p), "/filters/new", "/personas?edit=reader"])("%s has no serious or critical accessibility violation", async (p) => {
-    await page.goto(at(p));
-    expect(await seriousViolations(page)).toEqual([]);
-  });
+  it.each([...NAV.map(([, p]) => p), "/filters/new", "/personas?edit=reader"])(
+    "%s has no serious or critical accessibility violation",
+    async (p) => {
+      await page.goto(at(p));
+      expect(await seriousViolations(page)).toEqual([]);
+    },
+  );
 
   it("reaches every page with the keyboard alone, starting with the skip link", async () => {
     await page.goto(at("/"));
@@ -185,6 +212,10 @@ describe("the admin console with hostile text", () => {
     await page.keyboard.press("Tab");
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("View");
     await Promise.all([page.waitForURL(at("/tools?persona=reader")), page.keyboard.press("Enter")]);
-    expect(await page.locator('tr[data-listed="yes"]').evaluateAll((rows) => rows.map((row) => row.getAttribute("data-key")))).toEqual(["hostile___render_me", "hostile___hostile_prompt"]);
+    expect(
+      await page
+        .locator('tr[data-listed="yes"]')
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute("data-key"))),
+    ).toEqual(["hostile___render_me", "hostile___hostile_prompt"]);
   });
 });

@@ -27,7 +27,10 @@ const ADMIN_TOKEN = "e2e-console-admin-token-0123456789ab";
 /** README's screenshots are rewritten only when asked (UPDATE_CONSOLE_SCREENSHOTS=1): a plain test run leaves the tree clean. */
 const README_SCREENSHOTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "docs", "console");
 /** A 1×1 PNG. */
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+  "base64",
+);
 const VIEWER_TIME_ZONE = "Asia/Tokyo";
 const FILTER = "tools:\n  alpha___get_user:\n    retain: [/userInfo/login]\n";
 /** The upstream pinned in enforce (a label of the pins fixture, which switches variants on POST /<label>/variant/<v>). */
@@ -47,7 +50,11 @@ describe("the admin console in Chromium", () => {
   const at = (p: string) => `${gateway.url}/admin/console${p}`;
   async function sdkClient(key: string): Promise<Client> {
     const client = new Client({ name: "e2e-console", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    );
     return client;
   }
   /** Presses a form's button and waits for the page it leads to (the old page may hold the same text). */
@@ -60,16 +67,32 @@ describe("the admin console in Chromium", () => {
     await page.getByLabel("View as persona").selectOption(persona);
     await press("View", `/tools?persona=${persona}`);
     await page.getByRole("table", { name: `As persona ${persona} sees alpha` }).waitFor();
-    return page.locator('tr[data-listed="yes"]').evaluateAll((rows) => rows.map((row) => row.getAttribute("data-key") ?? ""));
+    return page
+      .locator('tr[data-listed="yes"]')
+      .evaluateAll((rows) => rows.map((row) => row.getAttribute("data-key") ?? ""));
   }
 
   beforeAll(async () => {
     [alpha, pins] = await Promise.all([startAlpha(), startPinsUpstream()]);
     state = await mkdtemp(path.join(tmpdir(), "e2e-console-"));
-    const vars = { UPSTREAMS: [{ name: "alpha", url: alpha.url }, { name: PINNED, url: `${pins.url}/${PINNED}/mcp`, pinning: "enforce" }], ADMIN_TOKEN, AUTH: { apiKeys: true } };
-    [gateway, browser] = await Promise.all([startGateway({ port: await freePort(), vars, persistTo: state }), launchChromium()]);
+    const vars = {
+      UPSTREAMS: [
+        { name: "alpha", url: alpha.url },
+        { name: PINNED, url: `${pins.url}/${PINNED}/mcp`, pinning: "enforce" },
+      ],
+      ADMIN_TOKEN,
+      AUTH: { apiKeys: true },
+    };
+    [gateway, browser] = await Promise.all([
+      startGateway({ port: await freePort(), vars, persistTo: state }),
+      launchChromium(),
+    ]);
     // A viewer far from UTC: times must be shown in the viewer's zone.
-    context = await browser.newContext({ viewport: { width: 960, height: 640 }, locale: "en-US", timezoneId: VIEWER_TIME_ZONE });
+    context = await browser.newContext({
+      viewport: { width: 960, height: 640 },
+      locale: "en-US",
+      timezoneId: VIEWER_TIME_ZONE,
+    });
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gateway.url });
     page = await context.newPage();
   });
@@ -86,9 +109,13 @@ describe("the admin console in Chromium", () => {
     await signIn(page, gateway.url, ADMIN_TOKEN);
     expect(page.url()).toBe(at("/"));
     const cookies = await context.cookies();
-    expect(cookies.map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }))).toEqual([{ name: "mcpgw_console", httpOnly: true, sameSite: "Strict" }]);
+    expect(cookies.map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }))).toEqual([
+      { name: "mcpgw_console", httpOnly: true, sameSite: "Strict" },
+    ]);
     expect(JSON.stringify(cookies)).not.toContain(ADMIN_TOKEN);
-    expect(await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }))).not.toContain(ADMIN_TOKEN);
+    expect(
+      await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })),
+    ).not.toContain(ADMIN_TOKEN);
   });
 
   it("creates a persona, previews what it reaches, and the tool list it reaches changes", async () => {
@@ -148,7 +175,12 @@ describe("the admin console in Chromium", () => {
     // within 10 s, the operator's Enter (the form's submit, the same preview request) asks
     // again, and what the page shows is reported with the failure.
     const answered = page.locator("#preview-bytes:has-text('bytes saved'), #preview-error:not(:empty)").first();
-    if (!(await answered.waitFor({ timeout: 10_000 }).then(() => true, () => false))) {
+    if (
+      !(await answered.waitFor({ timeout: 10_000 }).then(
+        () => true,
+        () => false,
+      ))
+    ) {
       await page.locator("#preview-form").evaluate((form) => (form as HTMLFormElement).requestSubmit());
       await answered.waitFor({ timeout: 30_000 }).catch(async (error: unknown) => {
         const shown = await page.locator("#preview-form").evaluate((form) => form.parentElement?.textContent ?? "");
@@ -159,12 +191,18 @@ describe("the admin console in Chromium", () => {
     expect(await page.locator("#preview-rule").textContent()).toBe("alpha___get_user");
     const saved = Number(/^(\d+) bytes saved/.exec((await page.locator("#preview-bytes").textContent()) ?? "")?.[1]);
     expect(saved).toBeGreaterThan(100);
-    expect(JSON.parse((await page.locator("#preview-output").textContent()) ?? "")).toMatchObject({ structuredContent: { userInfo: { login: "ada" } } });
+    expect(JSON.parse((await page.locator("#preview-output").textContent()) ?? "")).toMatchObject({
+      structuredContent: { userInfo: { login: "ada" } },
+    });
 
-    await page.getByLabel("Filter set (YAML or JSON)").fill("tools:\n  alpha___get_user:\n    retain: [not-a-pointer]\n");
+    await page
+      .getByLabel("Filter set (YAML or JSON)")
+      .fill("tools:\n  alpha___get_user:\n    retain: [not-a-pointer]\n");
     await press("Save filter set", "/filters/save");
     await page.locator("#set-problems", { hasText: "nothing was stored" }).waitFor();
-    expect(await page.locator("#set-problems code").first().textContent()).toMatch(/^\/tools\/alpha___get_user\/retain/);
+    expect(await page.locator("#set-problems code").first().textContent()).toMatch(
+      /^\/tools\/alpha___get_user\/retain/,
+    );
 
     await page.getByLabel("Filter set (YAML or JSON)").fill(FILTER);
     await press("Save filter set", "/filters/edit/default");
@@ -179,11 +217,22 @@ describe("the admin console in Chromium", () => {
     await page.goto(at("/audit?user=console-user&tool=alpha___get_user"));
     const row = page.locator("tbody tr", { hasText: "alpha___get_user" });
     await reloadUntil(page, async () => (await row.count()) >= 2);
-    await row.first().getByText(/^Event /).click();
-    expect(JSON.parse((await row.first().locator("pre").textContent()) ?? "")).toMatchObject({ "user.id": "console-user", "gen_ai.tool.name": "alpha___get_user", "gateway.filter.set": "default" });
+    await row
+      .first()
+      .getByText(/^Event /)
+      .click();
+    expect(JSON.parse((await row.first().locator("pre").textContent()) ?? "")).toMatchObject({
+      "user.id": "console-user",
+      "gen_ai.tool.name": "alpha___get_user",
+      "gateway.filter.set": "default",
+    });
     const time = row.first().locator("time");
     const iso = (await time.getAttribute("datetime")) ?? "";
-    expect(await time.textContent()).toBe(new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "medium", timeZone: VIEWER_TIME_ZONE }).format(new Date(iso)));
+    expect(await time.textContent()).toBe(
+      new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "medium", timeZone: VIEWER_TIME_ZONE }).format(
+        new Date(iso),
+      ),
+    );
 
     await page.goto(at("/api-keys"));
     await page.getByRole("button", { name: `Revoke key ${apiKeyId} of console-user` }).click();
@@ -201,11 +250,21 @@ describe("the admin console in Chromium", () => {
   });
 
   it("shows a rug pull on the pinned upstream on the Pins page; Approve makes the new definition what clients list", async () => {
-    const adminFetch = (method: string, p: string, body: unknown) => fetch(`${gateway.url}/admin${p}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(body) });
-    expect((await adminFetch("PUT", "/personas/pins-reader", { roles: ["pins-reader"], allow: [`${PINNED}___*`] })).status).toBe(200);
-    const { key } = (await (await adminFetch("POST", "/api-keys", { principal: "pins-reader", roles: ["pins-reader"] })).json()) as { key: string };
+    const adminFetch = (method: string, p: string, body: unknown) =>
+      fetch(`${gateway.url}/admin${p}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    expect(
+      (await adminFetch("PUT", "/personas/pins-reader", { roles: ["pins-reader"], allow: [`${PINNED}___*`] })).status,
+    ).toBe(200);
+    const { key } = (await (
+      await adminFetch("POST", "/api-keys", { principal: "pins-reader", roles: ["pins-reader"] })
+    ).json()) as { key: string };
     const client = await sdkClient(key);
-    const described = async (tool: string) => (await client.listTools()).tools.find((t) => t.name === `${PINNED}___${tool}`)?.description;
+    const described = async (tool: string) =>
+      (await client.listTools()).tools.find((t) => t.name === `${PINNED}___${tool}`)?.description;
     expect(await described("add")).toBe("Adds two numbers"); // first sight: trusted
     const variant = (v: string) => fetch(`${pins.url}/${PINNED}/variant/${v}`, { method: "POST" });
     await variant("rug-pull");
@@ -214,9 +273,16 @@ describe("the admin console in Chromium", () => {
     await page.goto(at("/pins"));
     const change = page.locator(`article[data-pin="${PINNED}/tool/add"]`);
     expect(await change.getAttribute("data-status")).toBe("pending");
-    expect(await change.locator("li[data-rule]").evaluateAll((items) => items.map((item) => item.getAttribute("data-rule")))).toContain("instruction-tag");
-    expect(await change.locator("table.diff td pre").last().textContent()).toContain("<IMPORTANT>Before using this tool");
-    await Promise.all([page.waitForURL(at("/pins")), page.getByRole("button", { name: `Approve tool add of ${PINNED}` }).click()]);
+    expect(
+      await change.locator("li[data-rule]").evaluateAll((items) => items.map((item) => item.getAttribute("data-rule"))),
+    ).toContain("instruction-tag");
+    expect(await change.locator("table.diff td pre").last().textContent()).toContain(
+      "<IMPORTANT>Before using this tool",
+    );
+    await Promise.all([
+      page.waitForURL(at("/pins")),
+      page.getByRole("button", { name: `Approve tool add of ${PINNED}` }).click(),
+    ]);
     await page.getByRole("heading", { level: 1, name: "Pins" }).waitFor();
     expect(await page.locator(`article[data-pin="${PINNED}/tool/add"]`).count()).toBe(0);
     expect(await page.locator(`tr[data-pin="${PINNED}/tool/add"]`).getAttribute("data-status")).toBe("pinned");
@@ -227,11 +293,17 @@ describe("the admin console in Chromium", () => {
     expect(await described("add")).toContain("<IMPORTANT>");
     await client.close();
     await page.goto(at("/"));
-    expect(await page.locator(`section[aria-labelledby="up-${PINNED}"] dd[data-pins-awaiting]`).getAttribute("data-pins-awaiting")).toBe("2");
+    expect(
+      await page
+        .locator(`section[aria-labelledby="up-${PINNED}"] dd[data-pins-awaiting]`)
+        .getAttribute("data-pins-awaiting"),
+    ).toBe("2");
   });
 
   it("takes one screenshot per main page for README, and every page fits 375 px", async () => {
-    const screenshots = process.env["UPDATE_CONSOLE_SCREENSHOTS"] ? README_SCREENSHOTS : path.join(state, "screenshots");
+    const screenshots = process.env["UPDATE_CONSOLE_SCREENSHOTS"]
+      ? README_SCREENSHOTS
+      : path.join(state, "screenshots");
     await mkdir(screenshots, { recursive: true });
     for (const [file, p] of [
       ["overview", "/"],
@@ -246,7 +318,9 @@ describe("the admin console in Chromium", () => {
     ] as const) {
       await page.setViewportSize({ width: 375, height: 700 });
       await page.goto(at(p));
-      expect(await page.evaluate(() => document.documentElement.scrollWidth), `${p} at 375 px`).toBeLessThanOrEqual(375);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), `${p} at 375 px`).toBeLessThanOrEqual(
+        375,
+      );
       await page.setViewportSize({ width: 960, height: 640 });
       expect((await page.screenshot({ path: path.join(screenshots, `${file}.png`) })).length).toBeGreaterThan(0);
     }

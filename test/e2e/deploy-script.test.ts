@@ -13,7 +13,17 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const AUTH_LINE = `AUTH = '{"apiKeys": true}'`;
 
-type Account = { loggedIn: boolean; kv: { id: string; title: string }[]; buckets: string[]; queues: string[]; secrets: string[]; workerExists?: boolean; secretListError?: string; bundleBytes?: number; moduleBytes?: Record<string, number> };
+type Account = {
+  loggedIn: boolean;
+  kv: { id: string; title: string }[];
+  buckets: string[];
+  queues: string[];
+  secrets: string[];
+  workerExists?: boolean;
+  secretListError?: string;
+  bundleBytes?: number;
+  moduleBytes?: Record<string, number>;
+};
 type Call = { args: string[]; secretNames?: string[]; secretsFileMode?: string };
 
 let dir: string;
@@ -22,7 +32,10 @@ let config: string;
 /** The repository's wrangler.toml, with `AUTH` set unless `auth` is false, and `extraVars` lines in [vars]. */
 function writeConfig({ auth = true, extraVars = [] as string[] } = {}): void {
   const lines = [...(auth ? [AUTH_LINE] : []), ...extraVars].join("\n");
-  writeFileSync(config, readFileSync(path.join(ROOT, "wrangler.toml"), "utf8").replace(/^\[vars\]$/m, `[vars]\n${lines}`));
+  writeFileSync(
+    config,
+    readFileSync(path.join(ROOT, "wrangler.toml"), "utf8").replace(/^\[vars\]$/m, `[vars]\n${lines}`),
+  );
 }
 
 /** The config with `upstreams` as its only UPSTREAMS (the demo's line removed). */
@@ -31,21 +44,40 @@ function writeUpstreams(upstreams: unknown[], { auth = true } = {}): void {
   writeFileSync(config, readFileSync(config, "utf8").replace(/^UPSTREAMS = '\[\{"name":"demo".*$/m, ""));
 }
 
-function run(account: Account, args: string[] = []): { status: number | null; output: string; calls: Call[]; account: Account } {
+function run(
+  account: Account,
+  args: string[] = [],
+): { status: number | null; output: string; calls: Call[]; account: Account } {
   const state = path.join(dir, "account.json");
   const log = path.join(dir, "calls.ndjson");
   writeFileSync(state, JSON.stringify(account));
   writeFileSync(log, "");
   const result = spawnSync(process.execPath, [path.join(ROOT, "scripts", "deploy.mjs"), "--config", config, ...args], {
     encoding: "utf8",
-    env: { ...process.env, PATH: `${path.join(dir, "bin")}${path.delimiter}${process.env["PATH"]}`, FAKE_WRANGLER_STATE: state, FAKE_WRANGLER_LOG: log },
+    env: {
+      ...process.env,
+      PATH: `${path.join(dir, "bin")}${path.delimiter}${process.env["PATH"]}`,
+      FAKE_WRANGLER_STATE: state,
+      FAKE_WRANGLER_LOG: log,
+    },
   });
-  const calls = readFileSync(log, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as Call);
-  return { status: result.status, output: `${result.stdout}${result.stderr}`, calls, account: JSON.parse(readFileSync(state, "utf8")) as Account };
+  const calls = readFileSync(log, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Call);
+  return {
+    status: result.status,
+    output: `${result.stdout}${result.stderr}`,
+    calls,
+    account: JSON.parse(readFileSync(state, "utf8")) as Account,
+  };
 }
 
 /** A call's arguments as one line without the `-c <config>` every call about the gateway carries. */
-const commandOf = (call: Call) => call.args.filter((arg, i, all) => !(arg === "-c" && all[i + 1] === config) && !(arg === config && all[i - 1] === "-c")).join(" ");
+const commandOf = (call: Call) =>
+  call.args
+    .filter((arg, i, all) => !(arg === "-c" && all[i + 1] === config) && !(arg === config && all[i - 1] === "-c"))
+    .join(" ");
 const FRESH: Account = { loggedIn: true, kv: [], buckets: [], queues: [], secrets: [], workerExists: false };
 
 beforeEach(() => {
@@ -91,7 +123,13 @@ describe("npm run deploy", () => {
   });
 
   it("on a partly set-up account creates only what is missing, and a second run creates nothing", () => {
-    const account: Account = { loggedIn: true, kv: [{ id: "a".repeat(32), title: "mcp-edge-gateway-GATEWAY_KV" }], buckets: ["mcp-edge-gateway-payloads"], queues: ["mcp-edge-gateway-audit"], secrets: ["SESSION_SECRET", "ADMIN_TOKEN"] };
+    const account: Account = {
+      loggedIn: true,
+      kv: [{ id: "a".repeat(32), title: "mcp-edge-gateway-GATEWAY_KV" }],
+      buckets: ["mcp-edge-gateway-payloads"],
+      queues: ["mcp-edge-gateway-audit"],
+      secrets: ["SESSION_SECRET", "ADMIN_TOKEN"],
+    };
     const first = run(account);
     expect(first.status, first.output).toBe(0);
     const creates = (calls: Call[]) => calls.map(commandOf).filter((command) => command.includes("create"));
@@ -106,19 +144,29 @@ describe("npm run deploy", () => {
   });
 
   it("finds a KV namespace titled by its binding, as the manual steps created it", () => {
-    const { status, output, calls } = run({ ...FRESH, kv: [{ id: "b".repeat(32), title: "GATEWAY_KV" }], secrets: ["SESSION_SECRET"], workerExists: true });
+    const { status, output, calls } = run({
+      ...FRESH,
+      kv: [{ id: "b".repeat(32), title: "GATEWAY_KV" }],
+      secrets: ["SESSION_SECRET"],
+      workerExists: true,
+    });
     expect(status, output).toBe(0);
     expect(calls.map(commandOf)).not.toContain("kv namespace create mcp-edge-gateway-GATEWAY_KV");
     expect(readFileSync(config, "utf8")).toContain(`id = "${"b".repeat(32)}"`);
   });
 
   it("names each missing secret with its command and deploys nothing", () => {
-    writeConfig({ extraVars: [`UPSTREAMS = '[{"name":"gh","url":"https://example.com/mcp","credential":{"secret":"GH_TOKEN"},"identity":{"header":"X-MCP-Identity"}}]'`] });
+    writeConfig({
+      extraVars: [
+        `UPSTREAMS = '[{"name":"gh","url":"https://example.com/mcp","credential":{"secret":"GH_TOKEN"},"identity":{"header":"X-MCP-Identity"}}]'`,
+      ],
+    });
     // [vars] now holds two UPSTREAMS lines; keep the one this test wrote.
     writeFileSync(config, readFileSync(config, "utf8").replace(/^UPSTREAMS = '\[\{"name":"demo".*$/m, ""));
     const { status, output, calls } = run(FRESH);
     expect(status).toBe(1);
-    for (const name of ["SESSION_SECRET", "IDENTITY_SIGNING_KEY", "GH_TOKEN"]) expect(output).toContain(`npx wrangler secret put ${name}`);
+    for (const name of ["SESSION_SECRET", "IDENTITY_SIGNING_KEY", "GH_TOKEN"])
+      expect(output).toContain(`npx wrangler secret put ${name}`);
     expect(output).toMatch(/ADMIN_TOKEN is not set/);
     expect(calls.map(commandOf).some((command) => command.startsWith("deploy"))).toBe(false);
   });
@@ -140,7 +188,15 @@ describe("npm run deploy", () => {
   });
 
   it("generates nothing and deploys nothing when the secret list fails for another reason than a new Worker", () => {
-    const deployed: Account = { loggedIn: true, kv: [{ id: "c".repeat(32), title: "mcp-edge-gateway-GATEWAY_KV" }], buckets: ["mcp-edge-gateway-payloads"], queues: ["mcp-edge-gateway-audit", "mcp-edge-gateway-audit-dlq"], secrets: ["SESSION_SECRET", "ADMIN_TOKEN"], workerExists: true, secretListError: "Authentication error [code: 10000]" };
+    const deployed: Account = {
+      loggedIn: true,
+      kv: [{ id: "c".repeat(32), title: "mcp-edge-gateway-GATEWAY_KV" }],
+      buckets: ["mcp-edge-gateway-payloads"],
+      queues: ["mcp-edge-gateway-audit", "mcp-edge-gateway-audit-dlq"],
+      secrets: ["SESSION_SECRET", "ADMIN_TOKEN"],
+      workerExists: true,
+      secretListError: "Authentication error [code: 10000]",
+    };
     const { status, output, calls } = run(deployed, ["--generate-secrets"]);
     expect(status).toBe(1);
     expect(output).toMatch(/Listing the Worker's secrets failed/);
@@ -170,10 +226,17 @@ describe("npm run deploy", () => {
 
   it("--dry-run holds the main module and everything uploaded to budgets of their own, source maps not counted", () => {
     writeConfig({ auth: false });
-    const split = { ...FRESH, loggedIn: false, bundleBytes: 500 * 1024, moduleBytes: { "yaml-module.mjs": 100 * 1024 } };
+    const split = {
+      ...FRESH,
+      loggedIn: false,
+      bundleBytes: 500 * 1024,
+      moduleBytes: { "yaml-module.mjs": 100 * 1024 },
+    };
     const within = run(split, ["--dry-run"]);
     expect(within.status, within.output).toBe(0);
-    expect(within.output).toMatch(/bundle: 500\.0 KiB main module \(budget 640 KiB\); 600\.0 KiB uploaded in all \(budget 1080 KiB\): index\.js 500\.0, yaml-module\.mjs 100\.0/);
+    expect(within.output).toMatch(
+      /bundle: 500\.0 KiB main module \(budget 640 KiB\); 600\.0 KiB uploaded in all \(budget 1080 KiB\): index\.js 500\.0, yaml-module\.mjs 100\.0/,
+    );
 
     const over = run(split, ["--dry-run", "--upload-budget-kib", "550"]);
     expect(over.status).toBe(1);
@@ -192,10 +255,15 @@ describe("npm run deploy", () => {
       ["http://169.254.169.254/mcp", "a link-local address"],
       ["http://nas.local/mcp", "a local network name"],
     ])("an upstream at %s (%s)", (url, what) => {
-      writeUpstreams([{ name: "mine", url }, { name: "public", url: "https://mcp.example.com/mcp" }]);
+      writeUpstreams([
+        { name: "mine", url },
+        { name: "public", url: "https://mcp.example.com/mcp" },
+      ]);
       const { status, output } = run({ ...FRESH, loggedIn: false }, ["--dry-run"]);
       expect(status, output).toBe(0);
-      expect(output).toContain(`[deploy] warning: upstream "mine" is at ${new URL(url).origin}, ${what}: a deployed gateway runs on Cloudflare`);
+      expect(output).toContain(
+        `[deploy] warning: upstream "mine" is at ${new URL(url).origin}, ${what}: a deployed gateway runs on Cloudflare`,
+      );
       expect(output).not.toContain('upstream "public"');
     });
 
@@ -210,7 +278,9 @@ describe("npm run deploy", () => {
     it("the demo upstream going out with the gateway, in the dry run too", () => {
       const demo = run({ ...FRESH, loggedIn: false }, ["--dry-run"]);
       expect(demo.status, demo.output).toBe(0);
-      expect(demo.output).toMatch(/warning: UPSTREAMS still uses the demo upstream: a deploy also deploys demo\/ as the Worker "mcp-edge-gateway-demo"/);
+      expect(demo.output).toMatch(
+        /warning: UPSTREAMS still uses the demo upstream: a deploy also deploys demo\/ as the Worker "mcp-edge-gateway-demo"/,
+      );
 
       writeUpstreams([{ name: "public", url: "https://mcp.example.com/mcp" }]);
       const own = run({ ...FRESH, loggedIn: false }, ["--dry-run"]);
@@ -222,7 +292,9 @@ describe("npm run deploy", () => {
       writeUpstreams([{ name: "public", url: "https://mcp.example.com/mcp" }], { auth: false });
       const dry = run({ ...FRESH, loggedIn: false }, ["--dry-run", "--open"]);
       expect(dry.status, dry.output).toBe(0);
-      expect(dry.output).toContain("warning: --open does not open a gateway whose AUTH is unset: deployed, it refuses every MCP request");
+      expect(dry.output).toContain(
+        "warning: --open does not open a gateway whose AUTH is unset: deployed, it refuses every MCP request",
+      );
       expect(dry.output).toContain(`set AUTH = '{"mode":"off"}'`);
       const real = run({ ...FRESH, secrets: ["SESSION_SECRET"], workerExists: true }, ["--open"]);
       expect(real.status, real.output).toBe(0);

@@ -25,7 +25,9 @@ function markdownFiles(): string[] {
 
 /** Markdown text without fenced code blocks and inline code (links inside them are not links); lines keep their numbers. */
 function prose(text: string): string {
-  return text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, (block) => block.replace(/[^\n]/g, "")).replace(/`[^`\n]*`/g, "");
+  return text
+    .replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, (block) => block.replace(/[^\n]/g, ""))
+    .replace(/`[^`\n]*`/g, "");
 }
 
 /** GitHub's id for each heading of a page, with -1, -2 ... for repeats. */
@@ -82,7 +84,12 @@ describe("links between the docs", () => {
         dead.push(`${from}:${line}: ${target} (no file ${resolved})`);
         continue;
       }
-      if (anchor !== undefined && anchor !== "" && resolved.endsWith(".md") && !headingIds(readFileSync(absolute, "utf8")).has(anchor)) {
+      if (
+        anchor !== undefined &&
+        anchor !== "" &&
+        resolved.endsWith(".md") &&
+        !headingIds(readFileSync(absolute, "utf8")).has(anchor)
+      ) {
         dead.push(`${from}:${line}: ${target} (no heading #${anchor} in ${resolved})`);
       }
     }

@@ -20,7 +20,10 @@ describe("a filter edited while a client holds the tool list", () => {
   let gateway: Awaited<ReturnType<typeof startGateway>>;
 
   const setDefault = (init: RequestInit) =>
-    fetch(`${gateway.url}/admin/filter-sets/default`, { ...init, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/yaml" } });
+    fetch(`${gateway.url}/admin/filter-sets/default`, {
+      ...init,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/yaml" },
+    });
 
   beforeAll(async () => {
     alpha = await startAlpha();
@@ -36,12 +39,17 @@ describe("a filter edited while a client holds the tool list", () => {
 
   it("never hands the SDK client a result that contradicts the schema it holds", async () => {
     const client = new Client({ name: "e2e", version: "1.0.0" });
-    const listChanged = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, async () => resolve()));
+    const listChanged = new Promise<void>((resolve) =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => resolve()),
+    );
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
     const before = await client.listTools(); // the SDK caches alpha___get_user's outputSchema and validates against it
     expect(before.tools.find((t) => t.name === "alpha___get_user")?.outputSchema).toBeDefined();
 
-    const put = await setDefault({ method: "PUT", body: "tools:\n  alpha___get_user:\n    retain: [/userInfo/login]\n" });
+    const put = await setDefault({
+      method: "PUT",
+      body: "tools:\n  alpha___get_user:\n    retain: [/userInfo/login]\n",
+    });
     expect(put.status).toBe(200);
 
     // Before listing again: { userInfo: { login } } would fail the cached schema (type and followers are required).

@@ -15,7 +15,11 @@ const trees = mkdtempSync(path.join(tmpdir(), "import-graph-"));
 afterAll(() => rmSync(trees, { recursive: true, force: true }));
 
 /** Writes the files of a tree (path → text) and runs the script on it. */
-function graphOf(name: string, files: Record<string, string>, options: readonly string[] = []): { status: number | null; output: string } {
+function graphOf(
+  name: string,
+  files: Record<string, string>,
+  options: readonly string[] = [],
+): { status: number | null; output: string } {
   const root = path.join(trees, name);
   for (const [file, text] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
@@ -70,12 +74,18 @@ describe("the import graph", () => {
       "features/filters/apply.ts": 'import { PIN } from "../pins/names";\nexport const apply = PIN;\n',
     };
     const allowed = graphOf("feature-cycle-allowed", features, ["--allow-feature-cycles"]);
-    expect(allowed.output).toContain("feature cycle (allowed for now): features/filters → features/pins → features/filters");
+    expect(allowed.output).toContain(
+      "feature cycle (allowed for now): features/filters → features/pins → features/filters",
+    );
     expect(allowed.output).toContain("0 folder cycles, 1 feature cycle allowed for now");
     expect(allowed.status).toBe(0);
     const throughSkeleton = graphOf(
       "feature-cycle-skeleton",
-      { ...features, "core/a.ts": 'import { PIN } from "../features/pins/names";\nexport const a = PIN;\n', "features/pins/names.ts": 'import { a } from "../../core/a";\nexport const PIN = a;\n' },
+      {
+        ...features,
+        "core/a.ts": 'import { PIN } from "../features/pins/names";\nexport const a = PIN;\n',
+        "features/pins/names.ts": 'import { a } from "../../core/a";\nexport const PIN = a;\n',
+      },
       ["--allow-feature-cycles"],
     );
     expect(throughSkeleton.output).toContain("folder cycle: core → features/pins → core");

@@ -53,7 +53,11 @@ describe("a 5 MB junk body", () => {
   });
 
   it("leaves the gateway serving", async () => {
-    const response = await fetch(`${gateway.url}/mcp`, { method: "POST", headers: HEADERS, body: JSON.stringify(INIT) });
+    const response = await fetch(`${gateway.url}/mcp`, {
+      method: "POST",
+      headers: HEADERS,
+      body: JSON.stringify(INIT),
+    });
     expect(response.status).toBe(200);
     await response.arrayBuffer();
   });

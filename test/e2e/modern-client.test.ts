@@ -16,11 +16,17 @@ describe("an SDK v2 client pinned to 2026-07-28", () => {
     ["/mcp", "alpha___"],
     ["/mcp/alpha", ""],
   ])("lists and calls tools on %s, beside a 2025 client", async (path, prefix) => {
-    const modern = new ModernClient({ name: "e2e-modern", version: "2.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    const modern = new ModernClient(
+      { name: "e2e-modern", version: "2.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
     const sent: { version: string | null; method: string }[] = [];
     const recording: typeof fetch = async (input, init) => {
       if (init?.method === "POST" && typeof init.body === "string") {
-        sent.push({ version: new Headers(init.headers).get("mcp-protocol-version"), method: (JSON.parse(init.body) as { method: string }).method });
+        sent.push({
+          version: new Headers(init.headers).get("mcp-protocol-version"),
+          method: (JSON.parse(init.body) as { method: string }).method,
+        });
       }
       return fetch(input, init);
     };

@@ -18,7 +18,10 @@ describe("an SDK v2 client listening through the gateway", () => {
     ["/mcp/alpha", ""],
   ])("on %s: acknowledged, then told of a list change", async (path, prefix) => {
     const name = `e2e-listen-${crypto.randomUUID()}`;
-    const modern = new ModernClient({ name, version: "2.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    const modern = new ModernClient(
+      { name, version: "2.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
     await modern.connect(new ModernTransport(new URL(`${gateway.url()}${path}`)));
     let changed!: () => void;
     const toldOfChange = new Promise<void>((resolve) => (changed = resolve));

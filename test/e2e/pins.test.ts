@@ -18,13 +18,25 @@ describe("a rug pull in enforce mode", () => {
   let upstream: Awaited<ReturnType<typeof startPinsUpstream>>;
   let gateway: Awaited<ReturnType<typeof startGateway>>;
   const adminFetch = (method: string, path: string, body?: unknown) =>
-    fetch(`${gateway.url}/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    fetch(`${gateway.url}/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
 
   beforeAll(async () => {
     upstream = await startPinsUpstream();
-    const vars = { UPSTREAMS: [{ name: UPSTREAM, url: `${upstream.url}/${UPSTREAM}/mcp`, pinning: "enforce" }], ADMIN_TOKEN };
+    const vars = {
+      UPSTREAMS: [{ name: UPSTREAM, url: `${upstream.url}/${UPSTREAM}/mcp`, pinning: "enforce" }],
+      ADMIN_TOKEN,
+    };
     // --test-scheduled: wrangler dev runs the Cron Trigger's handler on GET /__scheduled.
-    gateway = await startGateway({ port: await freePort(), vars, persistTo: ".wrangler/e2e-pins", extraArgs: ["--test-scheduled"] });
+    gateway = await startGateway({
+      port: await freePort(),
+      vars,
+      persistTo: ".wrangler/e2e-pins",
+      extraArgs: ["--test-scheduled"],
+    });
     await adminFetch("DELETE", `/pins/${UPSTREAM}`); // local state persists between runs
   });
   afterAll(async () => {
@@ -45,12 +57,18 @@ describe("a rug pull in enforce mode", () => {
     expect(called.isError).toBeFalsy();
     expect((called.content as { text: string }[])[0]!.text).toBe("42");
 
-    const pins = (await (await adminFetch("GET", `/pins/${UPSTREAM}`)).json()) as { definitions: { name: string; status: string; pending?: { digest: string; findings: { rule: string }[] } }[] };
+    const pins = (await (await adminFetch("GET", `/pins/${UPSTREAM}`)).json()) as {
+      definitions: { name: string; status: string; pending?: { digest: string; findings: { rule: string }[] } }[];
+    };
     const add = pins.definitions.find((d) => d.name === "add")!;
     expect(add.status).toBe("pending");
     expect(add.pending!.findings.map((f) => f.rule)).toContain("instruction-tag");
-    expect((await adminFetch("POST", `/pins/${UPSTREAM}/add/approve`, { digest: add.pending!.digest })).status).toBe(200);
-    expect((await client.listTools()).tools.find((t) => t.name === `${UPSTREAM}___add`)?.description).toContain("<IMPORTANT>");
+    expect((await adminFetch("POST", `/pins/${UPSTREAM}/add/approve`, { digest: add.pending!.digest })).status).toBe(
+      200,
+    );
+    expect((await client.listTools()).tools.find((t) => t.name === `${UPSTREAM}___add`)?.description).toContain(
+      "<IMPORTANT>",
+    );
     await client.close();
   });
 
@@ -58,7 +76,10 @@ describe("a rug pull in enforce mode", () => {
     await fetch(`${upstream.url}/${UPSTREAM}/variant/schema`, { method: "POST" });
     const run = await fetch(`${gateway.url}/__scheduled?cron=${encodeURIComponent("*/5 * * * *")}`);
     expect(run.status).toBe(200);
-    const pins = (await (await adminFetch("GET", "/pins")).json()) as { upstreams: { upstream: string; pending: number }[]; lastSweep: { checked: { upstream: string }[] } };
+    const pins = (await (await adminFetch("GET", "/pins")).json()) as {
+      upstreams: { upstream: string; pending: number }[];
+      lastSweep: { checked: { upstream: string }[] };
+    };
     expect(pins.lastSweep.checked.map((c) => c.upstream)).toContain(UPSTREAM);
     expect(pins.upstreams.find((u) => u.upstream === UPSTREAM)?.pending).toBe(1);
   });

@@ -41,14 +41,20 @@ describe("a copy of the project as a user gets it", () => {
   it.skipIf(tracked === undefined)("holds every file git tracks, and none that git ignores", () => {
     const leftOut = releaseFilter(ROOT);
     expect(tracked!.filter((file) => leftOut(file))).toEqual([]);
-    const ignored = spawnSync("git", ["ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"], { cwd: ROOT, encoding: "utf8" });
-    for (const entry of ignored.stdout.split("\0").filter(Boolean)) expect(leftOut(entry.replace(/\/$/, "")), entry).toBe(true);
+    const ignored = spawnSync("git", ["ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    });
+    for (const entry of ignored.stdout.split("\0").filter(Boolean))
+      expect(leftOut(entry.replace(/\/$/, "")), entry).toBe(true);
   });
 
   it("leaves out a developer's local files", () => {
     const leftOut = releaseFilter(ROOT);
-    for (const file of [".dev.vars", "node_modules", ".wrangler", ".git", "src/storage/yaml-module.mjs", "test/x.log"]) expect(leftOut(file), file).toBe(true);
-    for (const file of ["README.md", "src/index.ts", "package-lock.json", "test/e2e/quickstart.test.ts"]) expect(leftOut(file), file).toBe(false);
+    for (const file of [".dev.vars", "node_modules", ".wrangler", ".git", "src/storage/yaml-module.mjs", "test/x.log"])
+      expect(leftOut(file), file).toBe(true);
+    for (const file of ["README.md", "src/index.ts", "package-lock.json", "test/e2e/quickstart.test.ts"])
+      expect(leftOut(file), file).toBe(false);
   });
 });
 
@@ -63,7 +69,9 @@ describe("README's first steps on a fresh copy", () => {
 
   it("are npm install, npm test and npm start", () => {
     expect(commands).toEqual(["npm install", "npm test", "npm start"]);
-    const scripts = (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+    const scripts = (
+      JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }
+    ).scripts;
     expect(scripts["test"]).toBeTruthy();
     expect(scripts["start"]).toBeTruthy();
   });
@@ -77,12 +85,18 @@ describe("README's first steps on a fresh copy", () => {
   });
 
   // npm install of a fresh copy takes 1-3 minutes on a loaded 2-core machine, even from npm's cache.
-  it("installs, and npm start answers /mcp with the demo tools", { timeout: INSTALL_AND_START_TIMEOUT_MS }, async () => {
+  it("installs, and npm start answers /mcp with the demo tools", {
+    timeout: INSTALL_AND_START_TIMEOUT_MS,
+  }, async () => {
     copyReleaseTree(ROOT, clone);
     expect(existsSync(path.join(clone, "package-lock.json"))).toBe(true);
     expect(existsSync(path.join(clone, "node_modules"))).toBe(false);
     // The command as README gives it; npm's cache makes it quick where it already ran.
-    const install = spawnSync("sh", ["-c", commands[0]!], { cwd: clone, encoding: "utf8", env: { ...process.env, npm_config_prefer_offline: "true" } });
+    const install = spawnSync("sh", ["-c", commands[0]!], {
+      cwd: clone,
+      encoding: "utf8",
+      env: { ...process.env, npm_config_prefer_offline: "true" },
+    });
     expect(install.status, `${install.stdout}\n${install.stderr}`).toBe(0);
 
     const gateway = await startGateway({ port: await freePort(), cwd: clone });

@@ -28,7 +28,12 @@ beforeAll(async () => {
   [fm, everything] = await Promise.all([startFastMcpUpstream(), startEverythingUpstream()]);
   gateway = await startGateway({
     port: await freePort(),
-    vars: { UPSTREAMS: [{ name: "fm", url: fm.url }, { name: "everything", url: everything.url }] },
+    vars: {
+      UPSTREAMS: [
+        { name: "fm", url: fm.url },
+        { name: "everything", url: everything.url },
+      ],
+    },
     persistTo: ".wrangler/e2e-real-upstreams",
   });
 });
@@ -47,7 +52,6 @@ const ROUTES = [
   ["/mcp", "fm"],
 ] as const;
 
-
 /** An SDK v2 client declaring every capability a 2025 server may ask for, answering each; it negotiates `revision`. */
 async function sdkClient(
   url: URL,
@@ -59,7 +63,10 @@ async function sdkClient(
     { name: "e2e-real-upstreams", version: "2.0.0" },
     // The gateway keeps upstream sessions per principal, route and capabilities, and server-everything
     // remembers a session's roots: the two modes differ in `roots` so each is asked for its own.
-    { capabilities: { elicitation: { form: {} }, sampling: {}, roots: mode === "auto" ? { listChanged: true } : {} }, versionNegotiation: { mode: mode === "auto" ? "auto" : { pin: "2026-07-28" } } },
+    {
+      capabilities: { elicitation: { form: {} }, sampling: {}, roots: mode === "auto" ? { listChanged: true } : {} },
+      versionNegotiation: { mode: mode === "auto" ? "auto" : { pin: "2026-07-28" } },
+    },
   );
   client.setRequestHandler("elicitation/create", async (request) => {
     asked.push(request.method);
@@ -85,8 +92,14 @@ describe.each(["pinned", "auto"] as const)("the SDK v2 client (%s)", (mode) => {
     const client = await sdkClient(url, mode, asked);
     try {
       const options = { timeout: CALL_TIMEOUT_MS };
-      expect(textOf(await client.callTool({ name: `${prefix}ask_name`, arguments: {} }, options))).toBe('accept: {"name":"Ada"}');
-      expect(textOf(await client.callTool({ name: `${prefix}ask_llm`, arguments: { question: "Capital of France?" } }, options))).toBe("model said: Paris");
+      expect(textOf(await client.callTool({ name: `${prefix}ask_name`, arguments: {} }, options))).toBe(
+        'accept: {"name":"Ada"}',
+      );
+      expect(
+        textOf(
+          await client.callTool({ name: `${prefix}ask_llm`, arguments: { question: "Capital of France?" } }, options),
+        ),
+      ).toBe("model said: Paris");
       expect(asked).toEqual(["elicitation/create", "sampling/createMessage"]);
     } finally {
       await client.close();
@@ -102,11 +115,20 @@ describe.each(["pinned", "auto"] as const)("the SDK v2 client (%s)", (mode) => {
     const client = await sdkClient(url, mode, asked);
     try {
       const options = { timeout: CALL_TIMEOUT_MS };
-      expect(textOf(await client.callTool({ name: `${prefix}get-roots-list`, arguments: {} }, options))).toContain(`URI: file:///work/${mode}`);
+      expect(textOf(await client.callTool({ name: `${prefix}get-roots-list`, arguments: {} }, options))).toContain(
+        `URI: file:///work/${mode}`,
+      );
       expect(asked).toContain("roots/list");
-      const elicited = textOf(await client.callTool({ name: `${prefix}trigger-elicitation-request`, arguments: {} }, options));
+      const elicited = textOf(
+        await client.callTool({ name: `${prefix}trigger-elicitation-request`, arguments: {} }, options),
+      );
       expect(elicited).toContain("Ada");
-      const sampled = textOf(await client.callTool({ name: `${prefix}trigger-sampling-request`, arguments: { prompt: "Capital of France?" } }, options));
+      const sampled = textOf(
+        await client.callTool(
+          { name: `${prefix}trigger-sampling-request`, arguments: { prompt: "Capital of France?" } },
+          options,
+        ),
+      );
       expect(sampled).toContain("Paris");
       expect(asked).toEqual(expect.arrayContaining(["roots/list", "elicitation/create", "sampling/createMessage"]));
     } finally {
@@ -169,14 +191,21 @@ describe("@ai-sdk/mcp", () => {
     ["/mcp", "everything", "trigger-elicitation-request"],
   ] as const)("completes form elicitation on %s (%s)", async (path, upstream, tool) => {
     const { url, prefix } = routeOf(path, upstream);
-    const client = await createMCPClient({ transport: { type: "http", url: url.href }, capabilities: { elicitation: {} } });
+    const client = await createMCPClient({
+      transport: { type: "http", url: url.href },
+      capabilities: { elicitation: {} },
+    });
     const asked: string[] = [];
     client.onElicitationRequest(ElicitationRequestSchema, async (request) => {
       asked.push(request.method);
       return { action: "accept", content: { name: "Ada" } };
     });
     try {
-      const result = await client.callTool({ name: `${prefix}${tool}`, arguments: {}, options: { timeout: CALL_TIMEOUT_MS } });
+      const result = await client.callTool({
+        name: `${prefix}${tool}`,
+        arguments: {},
+        options: { timeout: CALL_TIMEOUT_MS },
+      });
       expect(textOf(result)).toContain("Ada");
       expect(asked).toEqual(["elicitation/create"]);
     } finally {

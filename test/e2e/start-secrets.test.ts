@@ -35,7 +35,12 @@ async function newSession(gateway: Gateway): Promise<string> {
   const response = await fetch(`${gateway.url}/mcp`, {
     method: "POST",
     headers: HEADERS,
-    body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "e2e", version: "1" } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "e2e", version: "1" } },
+    }),
   });
   await response.body?.cancel();
   expect(response.status).toBe(200);

@@ -12,7 +12,6 @@ import { textOf } from "./tool-result.ts";
 
 type Gateway = Awaited<ReturnType<typeof startGateway>>;
 
-
 describe("search mode with a real client", () => {
   let gateway: Gateway;
   beforeAll(async () => {
@@ -25,10 +24,20 @@ describe("search mode with a real client", () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp?catalog=search`)));
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(["sys___call_tool", "sys___read_payload", "sys___search_tools"]);
-    const found = JSON.parse(textOf(await client.callTool({ name: "sys___search_tools", arguments: { query: "will it rain in Lisbon tomorrow?", limit: 3 } })));
+    const found = JSON.parse(
+      textOf(
+        await client.callTool({
+          name: "sys___search_tools",
+          arguments: { query: "will it rain in Lisbon tomorrow?", limit: 3 },
+        }),
+      ),
+    );
     expect(found.tools[0].name).toBe("demo___get_forecast");
     expect(found.tools[0].inputSchema.properties.city.description).toContain("City name");
-    const forecast = await client.callTool({ name: "sys___call_tool", arguments: { name: found.tools[0].name, arguments: { city: "Lisbon", days: 1 } } });
+    const forecast = await client.callTool({
+      name: "sys___call_tool",
+      arguments: { name: found.tools[0].name, arguments: { city: "Lisbon", days: 1 } },
+    });
     expect(textOf(forecast)).toContain("Lisbon");
     await client.close();
   });

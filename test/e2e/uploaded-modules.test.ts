@@ -56,33 +56,69 @@ describe("the modules wrangler uploads", () => {
   let mf: Miniflare;
 
   /** One JSON-RPC exchange on /mcp/alpha; the answer read from JSON or from SSE. */
-  async function rpc(body: Record<string, unknown>, session?: string): Promise<{ session: string | null; answer: Answer | undefined }> {
-    const response = await mf.dispatchFetch("http://gateway.test/mcp/alpha", { method: "POST", headers: { ...HEADERS, ...(session ? { "mcp-session-id": session } : {}) }, body: JSON.stringify(body) });
+  async function rpc(
+    body: Record<string, unknown>,
+    session?: string,
+  ): Promise<{ session: string | null; answer: Answer | undefined }> {
+    const response = await mf.dispatchFetch("http://gateway.test/mcp/alpha", {
+      method: "POST",
+      headers: { ...HEADERS, ...(session ? { "mcp-session-id": session } : {}) },
+      body: JSON.stringify(body),
+    });
     const text = await response.text();
     if (response.status >= 300) throw new Error(`${String(body["method"])}: ${response.status} ${text}`);
     const json = response.headers.get("content-type")?.startsWith("text/event-stream")
-      ? text.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice("data:".length)).find((data) => data.includes('"id"'))
+      ? text
+          .split("\n")
+          .filter((line) => line.startsWith("data:"))
+          .map((line) => line.slice("data:".length))
+          .find((data) => data.includes('"id"'))
       : text;
     return { session: response.headers.get("mcp-session-id"), answer: json ? (JSON.parse(json) as Answer) : undefined };
   }
 
   async function callGetUser(): Promise<Record<string, unknown>> {
-    const init = await rpc({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "e2e-uploaded-modules", version: "1" } } });
+    const init = await rpc({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "e2e-uploaded-modules", version: "1" },
+      },
+    });
     const session = init.session!;
     await rpc({ jsonrpc: "2.0", method: "notifications/initialized" }, session);
-    const call = await rpc({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_user", arguments: { login: "ada" } } }, session);
+    const call = await rpc(
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_user", arguments: { login: "ada" } } },
+      session,
+    );
     return call.answer!.result!;
   }
 
   function admin(method: string, url: string, body?: string): Promise<Response> {
-    return mf.dispatchFetch(`http://gateway.test/admin${url}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/yaml" }, ...(body !== undefined ? { body } : {}) }) as unknown as Promise<Response>;
+    return mf.dispatchFetch(`http://gateway.test/admin${url}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/yaml" },
+      ...(body !== undefined ? { body } : {}),
+    }) as unknown as Promise<Response>;
   }
 
   beforeAll(async () => {
     outdir = mkdtempSync(path.join(tmpdir(), "uploaded-modules-"));
-    await promisify(execFile)(path.join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir], { cwd: ROOT });
+    await promisify(execFile)(
+      path.join(ROOT, "node_modules", ".bin", "wrangler"),
+      ["deploy", "--dry-run", "--outdir", outdir],
+      { cwd: ROOT },
+    );
     alpha = await startAlpha();
-    mf = gatewayFrom(outdir, { UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha.url }]), AUTH: '{"mode":"off"}', ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "0" });
+    mf = gatewayFrom(outdir, {
+      UPSTREAMS: JSON.stringify([{ name: "alpha", url: alpha.url }]),
+      AUTH: '{"mode":"off"}',
+      ADMIN_TOKEN,
+      FILTER_CACHE_TTL_MS: "0",
+    });
     await mf.ready;
   });
 
@@ -94,7 +130,14 @@ describe("the modules wrangler uploads", () => {
 
   it("hold yaml beside the main module, which imports it by its uploaded name", () => {
     const { main, modules } = bundleModules(outdir);
-    expect(modules.map((module) => module.name).sort()).toEqual([CODE_MODE_MODULE, "guardrails-module.mjs", "index.js", JSON_SCHEMA_MODULE, OAUTH_MODULE, YAML_MODULE]);
+    expect(modules.map((module) => module.name).sort()).toEqual([
+      CODE_MODE_MODULE,
+      "guardrails-module.mjs",
+      "index.js",
+      JSON_SCHEMA_MODULE,
+      OAUTH_MODULE,
+      YAML_MODULE,
+    ]);
     const code = readFileSync(main.path, "utf8");
     expect(code).not.toContain(YAML_MARKER);
     expect(code).toContain(`import("./${YAML_MODULE}")`);
@@ -133,9 +176,17 @@ describe("the modules wrangler uploads", () => {
     const refused = await admin("PUT", "/filter-sets/strict", "tools: [unclosed");
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { problems: unknown }).problems).toEqual([
-      { path: "", message: "neither JSON nor YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 1, column 17:" },
+      {
+        path: "",
+        message:
+          "neither JSON nor YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 1, column 17:",
+      },
     ]);
-    const stored = await admin("PUT", "/filter-sets/default", "tools:\n  alpha___get_user:\n    retain: [/userInfo/type]\n");
+    const stored = await admin(
+      "PUT",
+      "/filter-sets/default",
+      "tools:\n  alpha___get_user:\n    retain: [/userInfo/type]\n",
+    );
     expect(stored.status).toBe(200);
     expect((await callGetUser())["structuredContent"]).toEqual({ userInfo: { type: "PhysicalPerson" } });
     expect((await admin("DELETE", "/filter-sets/default")).status).toBe(200);

@@ -22,7 +22,11 @@ describe("the SDK client with an upstream each user signs in to", () => {
   let gateway: Awaited<ReturnType<typeof startGateway>>;
 
   const admin = (method: string, path: string, body?: unknown) =>
-    fetch(`${gateway.url}/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    fetch(`${gateway.url}/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
 
   async function keyFor(principal: string): Promise<string> {
     const made = await admin("POST", "/api-keys", { principal, roles: ["e2e"] });
@@ -31,15 +35,26 @@ describe("the SDK client with an upstream each user signs in to", () => {
   }
 
   /** A client declaring URL elicitation whose handler accepts and opens each link in a browser signing in as `user`. */
-  async function connect(key: string, user: string, opened: { url: string; signedIn: Promise<Response> }[]): Promise<Client> {
-    const client = new Client({ name: "e2e-sign-in", version: "1.0.0" }, { capabilities: { elicitation: { url: {} } } });
+  async function connect(
+    key: string,
+    user: string,
+    opened: { url: string; signedIn: Promise<Response> }[],
+  ): Promise<Client> {
+    const client = new Client(
+      { name: "e2e-sign-in", version: "1.0.0" },
+      { capabilities: { elicitation: { url: {} } } },
+    );
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       if (request.params.mode !== "url") return { action: "decline" };
       // What a real client does after the user consents: open the URL in a browser, and accept.
       opened.push({ url: request.params.url, signedIn: new SignInBrowser().signIn(request.params.url, user) });
       return { action: "accept" };
     });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    );
     return client;
   }
 
@@ -47,7 +62,11 @@ describe("the SDK client with an upstream each user signs in to", () => {
     fixture = await startOAuthUpstream();
     const port = await freePort();
     const upstreams = [{ name: "acme", url: `${fixture.upstreamOrigin}/e2e/mcp`, auth: { type: "oauth" } }];
-    gateway = await startGateway({ port, vars: { UPSTREAMS: upstreams, ADMIN_TOKEN, AUTH: { apiKeys: true } }, persistTo: ".wrangler/e2e-sign-in" });
+    gateway = await startGateway({
+      port,
+      vars: { UPSTREAMS: upstreams, ADMIN_TOKEN, AUTH: { apiKeys: true } },
+      persistTo: ".wrangler/e2e-sign-in",
+    });
     expect((await admin("PUT", "/personas/e2e", { roles: ["e2e"], allow: ["acme___*"] })).status).toBe(200);
   });
   afterAll(async () => {
@@ -65,7 +84,9 @@ describe("the SDK client with an upstream each user signs in to", () => {
       expect((await opened[0]!.signedIn).status).toBe(200);
       expect(JSON.parse(textOf(result)).sub).toBe("e2e-user@idp");
       // Signed in: the next call asks nothing, and the upstream's tools are listed too.
-      expect(JSON.parse(textOf(await client.callTool({ name: "acme___whoami", arguments: {} }))).sub).toBe("e2e-user@idp");
+      expect(JSON.parse(textOf(await client.callTool({ name: "acme___whoami", arguments: {} }))).sub).toBe(
+        "e2e-user@idp",
+      );
       expect(opened).toHaveLength(1);
       expect((await client.listTools()).tools.map((t) => t.name)).toContain("acme___whoami");
     } finally {

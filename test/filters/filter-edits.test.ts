@@ -8,7 +8,12 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { readSse } from "../../src/core/sse";
 import { readListedShapes } from "../../src/storage/listed-shapes-records";
-import { listedShapes, MIXED_SHAPE, recordListing, type ListingSession } from "../../src/features/filters/listed-shapes";
+import {
+  listedShapes,
+  MIXED_SHAPE,
+  recordListing,
+  type ListingSession,
+} from "../../src/features/filters/listed-shapes";
 import { gatewayFetch, initialize, LATEST, request, type Json } from "../helpers/gateway";
 
 const ADMIN_TOKEN = "admin-token-for-tests-0123456789ab";
@@ -35,7 +40,9 @@ async function getUserTool(path: string, session: string): Promise<Json> {
 }
 
 async function callGetUser(path: string, session: string): Promise<Json> {
-  return (await request(path, session, "tools/call", { name: toolName(path), arguments: { login: "ada" } }, { vars: VARS })).result;
+  return (
+    await request(path, session, "tools/call", { name: toolName(path), arguments: { login: "ada" } }, { vars: VARS })
+  ).result;
 }
 
 afterEach(async () => {
@@ -44,21 +51,26 @@ afterEach(async () => {
 });
 
 describe("a filter added after the client listed tools", () => {
-  it.each(["/mcp", "/mcp/alpha"])("on %s, withholds the call with a tool error until the client lists again", async (path) => {
-    const { session } = await initialize(path, { vars: VARS });
-    expect((await getUserTool(path, session)).outputSchema).toBeDefined(); // the client now holds the upstream's schema
-    await putDefault(LOGIN_ONLY);
+  it.each(["/mcp", "/mcp/alpha"])(
+    "on %s, withholds the call with a tool error until the client lists again",
+    async (path) => {
+      const { session } = await initialize(path, { vars: VARS });
+      expect((await getUserTool(path, session)).outputSchema).toBeDefined(); // the client now holds the upstream's schema
+      await putDefault(LOGIN_ONLY);
 
-    const withheld = await callGetUser(path, session);
-    expect(withheld.isError).toBe(true);
-    expect(withheld.structuredContent).toBeUndefined();
-    expect(withheld.content[0].text).toMatch(/output filter for .*get_user changed since this session listed tools.*List tools again \(tools\/list\) and retry/);
+      const withheld = await callGetUser(path, session);
+      expect(withheld.isError).toBe(true);
+      expect(withheld.structuredContent).toBeUndefined();
+      expect(withheld.content[0].text).toMatch(
+        /output filter for .*get_user changed since this session listed tools.*List tools again \(tools\/list\) and retry/,
+      );
 
-    expect((await getUserTool(path, session)).outputSchema).toBeUndefined();
-    const filtered = await callGetUser(path, session);
-    expect(filtered.isError).toBeUndefined();
-    expect(filtered.structuredContent).toEqual({ userInfo: { login: "ada" } });
-  });
+      expect((await getUserTool(path, session)).outputSchema).toBeUndefined();
+      const filtered = await callGetUser(path, session);
+      expect(filtered.isError).toBeUndefined();
+      expect(filtered.structuredContent).toEqual({ userInfo: { login: "ada" } });
+    },
+  );
 
   it("withholds it when the filter came back after the client listed without it", async () => {
     await putDefault(LOGIN_ONLY);
@@ -92,7 +104,11 @@ describe("the GET stream", () => {
   it("announces notifications/tools/list_changed when a filter changes what the list shows", async () => {
     const vars = { ...VARS, FILTER_CACHE_TTL_MS: "0" };
     const { session } = await initialize("/mcp", { vars });
-    const stream = await gatewayFetch("/mcp", { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LATEST } }, vars);
+    const stream = await gatewayFetch(
+      "/mcp",
+      { headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LATEST } },
+      vars,
+    );
     expect(stream.status).toBe(200);
     const events = readSse(stream.body!);
     await putDefault(LOGIN_ONLY);
@@ -106,7 +122,11 @@ describe("the GET stream", () => {
 });
 
 describe("the record of what a session listed", () => {
-  const session = (id: string): ListingSession => ({ id, expiresAt: Math.floor(Date.now() / 1000) + 3600, filterShapes: { alpha: "A" } });
+  const session = (id: string): ListingSession => ({
+    id,
+    expiresAt: Math.floor(Date.now() / 1000) + 3600,
+    filterShapes: { alpha: "A" },
+  });
 
   it("writes nothing while the lists match the session's start", async () => {
     await recordListing(env.GATEWAY_KV, session("same"), ["alpha", "beta"], { alpha: "A" }, false);

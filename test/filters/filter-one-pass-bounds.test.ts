@@ -53,11 +53,20 @@ describe("the one-pass filter's work stays linear in the answer", () => {
   const blocks = Array.from({ length: BLOCKS }, (_, i) => text(`block ${i} ${"x".repeat(40)}`)).join(",");
   it.each([
     // Each block's guessed end is the SDK ending after the last block: every block searched up to it.
-    ["many text blocks before structuredContent", `{"jsonrpc":"2.0","id":7,"result":{"content":[${blocks}],"structuredContent":{"a":1,"b":2}}}`],
+    [
+      "many text blocks before structuredContent",
+      `{"jsonrpc":"2.0","id":7,"result":{"content":[${blocks}],"structuredContent":{"a":1,"b":2}}}`,
+    ],
     // The answer's own ending ("}]}}) after the last block: a guess tried for every block.
-    ["many text blocks after structuredContent", `{"jsonrpc":"2.0","id":7,"result":{"structuredContent":{"a":1,"b":2},"content":[${blocks}]}}`],
+    [
+      "many text blocks after structuredContent",
+      `{"jsonrpc":"2.0","id":7,"result":{"structuredContent":{"a":1,"b":2},"content":[${blocks}]}}`,
+    ],
     // No ending to guess at: every block searched to the end of the answer.
-    ["many text blocks and no ending to guess", `{"jsonrpc":"2.0","id":7,"result":{"content":[${blocks}],"isError":false,"structuredContent":{"a":1,"b":2}}}`],
+    [
+      "many text blocks and no ending to guess",
+      `{"jsonrpc":"2.0","id":7,"result":{"content":[${blocks}],"isError":false,"structuredContent":{"a":1,"b":2}}}`,
+    ],
   ])("%s", (_label, answer) => {
     const filter = filterOf({ retain: ["/a"] });
     let out = "";
@@ -91,16 +100,18 @@ describe("the one-pass walk finds a key among a rule's names in one step", () =>
 describe("variants that test one place", () => {
   it("read the value there once, not once per variant", () => {
     // 32 variants (the most a rule has) testing /kind, which stands after a broad member.
-    const filter = filterOf(Array.from({ length: 32 }, (_, i) => ({ test: { path: "/kind", value: `k${i}` }, retain: ["/n"] })));
+    const filter = filterOf(
+      Array.from({ length: 32 }, (_, i) => ({ test: { path: "/kind", value: `k${i}` }, retain: ["/n"] })),
+    );
     const items = JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}` })));
     const answer = `{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"items":${items},"n":1,"kind":"k31"}}}`;
     let out = "";
     const parses: string[] = [];
     const parse = JSON.parse;
     JSON.parse = (text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown): unknown => {
-    parses.push(text);
-    return parse(text, reviver);
-  };
+      parses.push(text);
+      return parse(text, reviver);
+    };
     try {
       out = newPath(answer, filter);
     } finally {

@@ -26,7 +26,25 @@ function random(seed: number): () => number {
   };
 }
 
-const KEYS = ["id", "name", "items", "user", "a/b", "c~d", "*", "0", "1", "10", "__proto__", "é", "😀", "x y", 'q"t', "b\\s", ""];
+const KEYS = [
+  "id",
+  "name",
+  "items",
+  "user",
+  "a/b",
+  "c~d",
+  "*",
+  "0",
+  "1",
+  "10",
+  "__proto__",
+  "é",
+  "😀",
+  "x y",
+  'q"t',
+  "b\\s",
+  "",
+];
 const STRINGS = ["", "plain", "é ü", "😀", "line\nbreak", 'quote " in', "back\\slash", "tab\t", "\u2028", "/path/"];
 const NUMBERS = ["0", "-0", "1", "10.0", "1e3", "-2.5E-3", "12345678901234567890", "3"];
 
@@ -53,7 +71,12 @@ function writeString(value: string, rnd: () => number): string {
   for (const char of value) {
     const roll = rnd();
     if (char === "/" && roll < 0.5) out += "\\/";
-    else if (roll < 0.1) out += [...char].map((unit) => [...Array(unit.length)].map((_, i) => `\\u${unit.charCodeAt(i).toString(16).padStart(4, "0")}`).join("")).join("");
+    else if (roll < 0.1)
+      out += [...char]
+        .map((unit) =>
+          [...Array(unit.length)].map((_, i) => `\\u${unit.charCodeAt(i).toString(16).padStart(4, "0")}`).join(""),
+        )
+        .join("");
     else out += JSON.stringify(char).slice(1, -1);
   }
   return `"${out}"`;
@@ -61,7 +84,8 @@ function writeString(value: string, rnd: () => number): string {
 
 function write(raw: Raw, rnd: () => number, space: boolean): string {
   const gap = space ? " \n" : "";
-  if ("o" in raw) return `{${gap}${raw.o.map(([key, value]) => `${writeString(key, rnd)}${gap}:${gap}${write(value, rnd, space)}`).join(`,${gap}`)}${gap}}`;
+  if ("o" in raw)
+    return `{${gap}${raw.o.map(([key, value]) => `${writeString(key, rnd)}${gap}:${gap}${write(value, rnd, space)}`).join(`,${gap}`)}${gap}}`;
   if ("a" in raw) return `[${gap}${raw.a.map((value) => write(value, rnd, space)).join(`,${gap}`)}${gap}]`;
   if ("s" in raw) return writeString(raw.s, rnd);
   if ("n" in raw) return raw.n;
@@ -95,22 +119,49 @@ function pointers(rnd: () => number, value: unknown): string[] {
 function testFor(rnd: () => number, value: unknown): { path: string; value: unknown } {
   const [pointer] = pointers(rnd, value);
   let at: unknown = value;
-  for (const token of pointer!.split("/").slice(1)) at = typeof at === "object" && at !== null ? (at as Record<string, unknown>)[token.replace(/~1/g, "/").replace(/~0/g, "~")] : undefined;
+  for (const token of pointer!.split("/").slice(1))
+    at =
+      typeof at === "object" && at !== null
+        ? (at as Record<string, unknown>)[token.replace(/~1/g, "/").replace(/~0/g, "~")]
+        : undefined;
   const roll = rnd();
-  return { path: pointer!.replace(/\*/g, rnd() < 0.5 ? "0" : "id"), value: roll < 0.6 && at !== undefined ? at : roll < 0.8 ? "plain" : { other: 1 } };
+  return {
+    path: pointer!.replace(/\*/g, rnd() < 0.5 ? "0" : "id"),
+    value: roll < 0.6 && at !== undefined ? at : roll < 0.8 ? "plain" : { other: 1 },
+  };
 }
 
 function ruleFor(rnd: () => number, value: unknown): ToolFilter {
-  const patches = rnd() < 0.3 ? [{ op: "add", path: "/added", value: { by: "gateway" } }] : rnd() < 0.1 ? [{ op: "remove", path: "/not-there" }] : undefined;
+  const patches =
+    rnd() < 0.3
+      ? [{ op: "add", path: "/added", value: { by: "gateway" } }]
+      : rnd() < 0.1
+        ? [{ op: "remove", path: "/not-there" }]
+        : undefined;
   const plain = { retain: pointers(rnd, value), ...(patches ? { patches } : {}) };
   // A third of the rules are variants: one to three, each guarded by a test on the document.
-  const rule = rnd() < 0.35 ? Array.from({ length: 1 + Math.floor(rnd() * 3) }, (_, i) => ({ test: testFor(rnd, value), ...(i === 0 ? plain : { retain: pointers(rnd, value) }) })) : plain;
+  const rule =
+    rnd() < 0.35
+      ? Array.from({ length: 1 + Math.floor(rnd() * 3) }, (_, i) => ({
+          test: testFor(rnd, value),
+          ...(i === 0 ? plain : { retain: pointers(rnd, value) }),
+        }))
+      : plain;
   const checked = checkFilterSet("generated", { tools: { t: rule } });
   if (!checked.ok) throw new Error(JSON.stringify(checked.problems));
   return checked.value.tools["t"]!;
 }
 
-type Layout = "sdk" | "pretty text" | "text only" | "structured only" | "with image" | "text not json" | "resource" | "extras" | "two texts";
+type Layout =
+  | "sdk"
+  | "pretty text"
+  | "text only"
+  | "structured only"
+  | "with image"
+  | "text not json"
+  | "resource"
+  | "extras"
+  | "two texts";
 
 /** The result members (as JSON text) for a layout, around the document `doc`. */
 function resultOf(layout: Layout, doc: string, other: string): string {
@@ -137,7 +188,17 @@ function resultOf(layout: Layout, doc: string, other: string): string {
   }
 }
 
-const LAYOUTS: Layout[] = ["sdk", "pretty text", "text only", "structured only", "with image", "text not json", "resource", "extras", "two texts"];
+const LAYOUTS: Layout[] = [
+  "sdk",
+  "pretty text",
+  "text only",
+  "structured only",
+  "with image",
+  "text not json",
+  "resource",
+  "extras",
+  "two texts",
+];
 const CASES = 4000;
 
 describe("the one-pass filter answers as the parsed path does", () => {
@@ -147,7 +208,15 @@ describe("the one-pass filter answers as the parsed path does", () => {
     let failures = 0;
     for (let seed = 1; seed <= CASES; seed++) {
       const rnd = random(seed);
-      const raw: Raw = rnd() < 0.8 ? { o: [["items", { a: [draw(rnd, 2), draw(rnd, 2)] }], ...((draw(rnd, 0) as { o?: [string, Raw][] }).o ?? [])] } : draw(rnd, 0);
+      const raw: Raw =
+        rnd() < 0.8
+          ? {
+              o: [
+                ["items", { a: [draw(rnd, 2), draw(rnd, 2)] }],
+                ...((draw(rnd, 0) as { o?: [string, Raw][] }).o ?? []),
+              ],
+            }
+          : draw(rnd, 0);
       const doc = write(raw, rnd, rnd() < 0.2);
       const layout = LAYOUTS[seed % LAYOUTS.length]!;
       const answer = `{"jsonrpc":"2.0","id":7,"result":${resultOf(layout, doc, JSON.stringify(JSON.parse(doc), null, 2))}}`;
@@ -169,7 +238,11 @@ describe("the one-pass filter answers as the parsed path does", () => {
   it.each([
     ["a key twice (the last value wins, at the first place)", '{"a":{"x":1},"b":2,"a":{"x":3,"y":4}}', ["/a/x", "/b"]],
     ["a key twice under a wildcard", '{"items":[{"id":1,"id":2},{"id":3}]}', ["/items/*/id"]],
-    ["a key twice, the last lacking the rest of the pointer", '{"items":[{"a":{"x":1},"b":2,"a":"s"},{"b":3,"a":[],"a":{"x":4}}]}', ["/items/*/a/x", "/items/*/b"]],
+    [
+      "a key twice, the last lacking the rest of the pointer",
+      '{"items":[{"a":{"x":1},"b":2,"a":"s"},{"b":3,"a":[],"a":{"x":4}}]}',
+      ["/items/*/a/x", "/items/*/b"],
+    ],
     ["a key twice among the members a wildcard takes", '{"a":{"x":1},"b":{"x":2},"a":"s"}', ["/*/x"]],
     ["escaped keys", '{"a\\/b":{"c~d":1},"\\u0041":2}', ["/a~1b/c~0d", "/A"]],
     ["a __proto__ member", '{"__proto__":{"x":1},"y":2}', ["/__proto__/x"]],
@@ -180,10 +253,22 @@ describe("the one-pass filter answers as the parsed path does", () => {
     ["an index past the end", '{"a":[1,2,3]}', ["/a/3"]],
     ["descending into a string", '{"a":"text"}', ["/a/b"]],
     ["a wildcard over scalars and objects", '{"a":[1,{"b":2},[3],{"c":4}]}', ["/a/*/b"]],
-    ["keys longer than the names indexed by length, two of one length", `{"${"k".repeat(70)}":1,"${"j".repeat(70)}":2,"${"k".repeat(69)}x":3,"k":4}`, [`/${"k".repeat(70)}`, `/${"k".repeat(69)}x`]],
+    [
+      "keys longer than the names indexed by length, two of one length",
+      `{"${"k".repeat(70)}":1,"${"j".repeat(70)}":2,"${"k".repeat(69)}x":3,"k":4}`,
+      [`/${"k".repeat(70)}`, `/${"k".repeat(69)}x`],
+    ],
     ["names of one length among keys of that length", '{"ab":1,"cd":2,"ef":3,"a":4}', ["/cd", "/ab", "/a"]],
-    ["a named element beside a wildcard", '{"items":[{"s":1,"t":2,"x":0},{"t":3},{"x":4}]}', ["/items/0/s", "/items/*/t"]],
-    ["a named element lacking what only the wildcard keeps", '{"items":[{"s":1},{"t":3}]}', ["/items/0/s", "/items/*/t"]],
+    [
+      "a named element beside a wildcard",
+      '{"items":[{"s":1,"t":2,"x":0},{"t":3},{"x":4}]}',
+      ["/items/0/s", "/items/*/t"],
+    ],
+    [
+      "a named element lacking what only the wildcard keeps",
+      '{"items":[{"s":1},{"t":3}]}',
+      ["/items/0/s", "/items/*/t"],
+    ],
     ["a named member beside a wildcard keeping members whole", '{"m":{"a":{"x":1,"y":2},"b":3}}', ["/m/a/x", "/m/*"]],
   ])("%s", (_label, doc, retain) => {
     const checked = checkFilterSet("s", { tools: { t: { retain } } });
@@ -197,19 +282,64 @@ describe("the one-pass filter answers as the parsed path does", () => {
 
   const variant = (path: string, value: unknown, retain: string[]) => ({ test: { path, value }, retain });
   it.each([
-    ["the test's key twice: the last value chooses", '{"type":"A","x":1,"y":2,"type":"B"}', [variant("/type", "A", ["/x"]), variant("/type", "B", ["/y"])], false],
-    ["the test's key twice, deeper", '{"u":{"type":"A","type":"B"},"x":1,"y":2}', [variant("/u/type", "A", ["/x"]), variant("/u/type", "B", ["/y"])], false],
-    ["the test's key twice inside what the variant keeps whole", '{"user":{"type":"A","type":"B"},"n":1}', [variant("/user/type", "A", ["/user"]), variant("/user/type", "B", ["/n"])], false],
-    ["a test inside what the variant keeps whole", '{"user":{"type":"P","name":"n"},"org":{"type":"M"}}', [variant("/org/type", "P", ["/org"]), variant("/user/type", "P", ["/user"])], true],
-    ["a test on an array element", '{"items":[{"k":"a"},{"k":"b","v":1}],"n":2}', [variant("/items/1/k", "a", ["/n"]), variant("/items/1/k", "b", ["/items/1", "/n"])], true],
-    ["a test on an element a wildcard keeps", '{"items":[{"k":"a"},{"k":"b","v":1}],"n":2}', [variant("/items/1/k", "b", ["/items/*/v", "/n"])], false],
-    ["a test on a non-index token of an array", '{"items":[{"k":"a"}],"n":2}', [variant("/items/01/k", "a", ["/n"]), variant("/n", 2, ["/items"])], true],
-    ["a test on an object value (deep equality)", '{"meta":{"a":[1,{"b":2}]},"n":1}', [variant("/meta", { a: [1, { b: 2 }] }, ["/n"])], true],
+    [
+      "the test's key twice: the last value chooses",
+      '{"type":"A","x":1,"y":2,"type":"B"}',
+      [variant("/type", "A", ["/x"]), variant("/type", "B", ["/y"])],
+      false,
+    ],
+    [
+      "the test's key twice, deeper",
+      '{"u":{"type":"A","type":"B"},"x":1,"y":2}',
+      [variant("/u/type", "A", ["/x"]), variant("/u/type", "B", ["/y"])],
+      false,
+    ],
+    [
+      "the test's key twice inside what the variant keeps whole",
+      '{"user":{"type":"A","type":"B"},"n":1}',
+      [variant("/user/type", "A", ["/user"]), variant("/user/type", "B", ["/n"])],
+      false,
+    ],
+    [
+      "a test inside what the variant keeps whole",
+      '{"user":{"type":"P","name":"n"},"org":{"type":"M"}}',
+      [variant("/org/type", "P", ["/org"]), variant("/user/type", "P", ["/user"])],
+      true,
+    ],
+    [
+      "a test on an array element",
+      '{"items":[{"k":"a"},{"k":"b","v":1}],"n":2}',
+      [variant("/items/1/k", "a", ["/n"]), variant("/items/1/k", "b", ["/items/1", "/n"])],
+      true,
+    ],
+    [
+      "a test on an element a wildcard keeps",
+      '{"items":[{"k":"a"},{"k":"b","v":1}],"n":2}',
+      [variant("/items/1/k", "b", ["/items/*/v", "/n"])],
+      false,
+    ],
+    [
+      "a test on a non-index token of an array",
+      '{"items":[{"k":"a"}],"n":2}',
+      [variant("/items/01/k", "a", ["/n"]), variant("/n", 2, ["/items"])],
+      true,
+    ],
+    [
+      "a test on an object value (deep equality)",
+      '{"meta":{"a":[1,{"b":2}]},"n":1}',
+      [variant("/meta", { a: [1, { b: 2 }] }, ["/n"])],
+      true,
+    ],
     ["a test through a scalar", '{"a":"text","n":1}', [variant("/a/b", "x", ["/n"]), variant("/n", 1, ["/a"])], true],
     ["no test holds: the result passes", '{"type":"C","n":1}', [variant("/type", "A", ["/n"])], false],
     ["a test on the whole value", '{"n":1}', [variant("", { n: 1 }, ["/n"])], false],
     ["a test named * (a key, not a wildcard)", '{"*":1,"n":2}', [variant("/*", 1, ["/n"])], false],
-    ["a variant keeping part of what an earlier test reads", '{"u":{"t":"A","x":1},"n":2}', [variant("/u", "A", ["/n"]), variant("/u/t", "A", ["/u/x"])], false],
+    [
+      "a variant keeping part of what an earlier test reads",
+      '{"u":{"t":"A","x":1},"n":2}',
+      [variant("/u", "A", ["/n"]), variant("/u/t", "A", ["/u/x"])],
+      false,
+    ],
   ])("variants: %s", (_label, doc, variants, oneSdkPass) => {
     const checked = checkFilterSet("s", { tools: { t: variants } });
     if (!checked.ok) throw new Error(JSON.stringify(checked.problems));
@@ -226,7 +356,9 @@ describe("the one-pass filter answers as the parsed path does", () => {
   it("chooses a variant over a value nested 100,000 deep, as the parsed path does", () => {
     const deep = "[".repeat(100_000) + "]".repeat(100_000);
     const doc = `{"deep":${deep},"type":"A","n":1}`;
-    const checked = checkFilterSet("s", { tools: { t: [variant("/deep/0/0", [], ["/deep/0/0/0"]), variant("/type", "A", ["/n", "/type"])] } });
+    const checked = checkFilterSet("s", {
+      tools: { t: [variant("/deep/0/0", [], ["/deep/0/0/0"]), variant("/type", "A", ["/n", "/type"])] },
+    });
     if (!checked.ok) throw new Error(JSON.stringify(checked.problems));
     const filter = checked.value.tools["t"]!;
     for (const layout of ["sdk", "structured only"] as const) {
@@ -234,7 +366,10 @@ describe("the one-pass filter answers as the parsed path does", () => {
       expect(newPath(answer, filter)).toBe(parsedPath(answer, filter));
     }
     const answer = `{"jsonrpc":"2.0","id":7,"result":${resultOf("structured only", doc, doc)}}`;
-    expect(filterAnswerText(answer, 7, filter, "label")).toEqual({ state: "filtered", text: '{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"type":"A","n":1}}}' });
+    expect(filterAnswerText(answer, 7, filter, "label")).toEqual({
+      state: "filtered",
+      text: '{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"type":"A","n":1}}}',
+    });
   });
 
   it("takes in one pass keys longer than the names it finds by length", () => {
@@ -243,7 +378,10 @@ describe("the one-pass filter answers as the parsed path does", () => {
     const checked = checkFilterSet("s", { tools: { t: { retain: [`/${long}`, `/${"k".repeat(69)}x`] } } });
     if (!checked.ok) throw new Error("bad set");
     const out = filterAnswerText(answer, 7, checked.value.tools["t"]!, "label");
-    expect(out).toEqual({ state: "filtered", text: `{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"${long}":2,"${"k".repeat(69)}x":3}}}` });
+    expect(out).toEqual({
+      state: "filtered",
+      text: `{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"${long}":2,"${"k".repeat(69)}x":3}}}`,
+    });
   });
 
   it("takes in one pass a result whose skipped values are large", () => {
@@ -252,6 +390,9 @@ describe("the one-pass filter answers as the parsed path does", () => {
     const checked = checkFilterSet("s", { tools: { t: { retain: ["/keep"] } } });
     if (!checked.ok) throw new Error("bad set");
     const out = filterAnswerText(answer, 7, checked.value.tools["t"]!, "label");
-    expect(out).toEqual({ state: "filtered", text: '{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"keep":1}}}' });
+    expect(out).toEqual({
+      state: "filtered",
+      text: '{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"keep":1}}}',
+    });
   });
 });

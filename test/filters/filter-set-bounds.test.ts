@@ -29,10 +29,17 @@ describe("a retain pointer deeper than the stack", () => {
     ["a variant", (pointer: string) => [{ test: { path: "/type", value: "a" }, retain: [pointer] }]],
     ["a pointer beside a wildcard", (pointer: string) => ({ retain: [pointer, "/*/x"] })],
   ])("in %s is refused with a reason", async (_label, rule) => {
-    const response = await admin("PUT", "/filter-sets/default", { tools: { alpha___get_user: rule("/a".repeat(DEEP_TOKENS)) } });
+    const response = await admin("PUT", "/filter-sets/default", {
+      tools: { alpha___get_user: rule("/a".repeat(DEEP_TOKENS)) },
+    });
     expect(response.status).toBe(400);
     const problems = ((await response.json()) as Json).problems as { path: string; message: string }[];
-    expect(problems).toEqual([{ path: expect.stringMatching(/^\/tools\/alpha___get_user(\/0)?\/retain$/), message: expect.stringMatching(/too deep/) }]);
+    expect(problems).toEqual([
+      {
+        path: expect.stringMatching(/^\/tools\/alpha___get_user(\/0)?\/retain$/),
+        message: expect.stringMatching(/too deep/),
+      },
+    ]);
   });
 });
 
@@ -49,7 +56,8 @@ describe("a rule whose pointer is deeper than the stack, at a call", () => {
 /** Pointers whose names beside wildcards double the tree at each of `depth` levels (2^(depth+2) branches and members). */
 function doubling(depth: number): string[] {
   const pointers: string[] = [];
-  for (let level = 0, prefix = ""; level < depth; level++, prefix += "/*") pointers.push(`${prefix}/*/x${level}`, `${prefix}/n/y${level}`);
+  for (let level = 0, prefix = ""; level < depth; level++, prefix += "/*")
+    pointers.push(`${prefix}/*/x${level}`, `${prefix}/n/y${level}`);
   return pointers;
 }
 
@@ -59,7 +67,12 @@ describe("the cost of checking a set's retain lists together", () => {
     const tools = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`alpha___t${i}`, { retain: doubling(13) }]));
     const response = await admin("PUT", "/filter-sets/default", { tools });
     expect(response.status).toBe(400);
-    expect(((await response.json()) as Json).problems).toEqual([{ path: "/tools", message: expect.stringContaining(`more than ${MAX_SET_RETAIN_WORK} branches and copied members in all`) }]);
+    expect(((await response.json()) as Json).problems).toEqual([
+      {
+        path: "/tools",
+        message: expect.stringContaining(`more than ${MAX_SET_RETAIN_WORK} branches and copied members in all`),
+      },
+    ]);
   });
 
   it("accepts as many of them as fit, and plain pointers filling the document", async () => {

@@ -86,7 +86,9 @@ describe("an answer too large to filter", () => {
     const mb = Math.ceil(MAX_FILTERED_ANSWER_BYTES / (1024 * 1024)) + 1;
     const result = await call("raw___huge", { mb });
     expect(result.isError).toBe(true);
-    expect(result.content[0].text).toContain(`larger than ${MAX_FILTERED_ANSWER_BYTES} bytes, too large for filter set "default"`);
+    expect(result.content[0].text).toContain(
+      `larger than ${MAX_FILTERED_ANSWER_BYTES} bytes, too large for filter set "default"`,
+    );
     expect(result.structuredContent).toBeUndefined();
     expect(result._meta).toBeUndefined(); // not offloaded either: the unfiltered data is nowhere
   });
@@ -95,13 +97,43 @@ describe("an answer too large to filter", () => {
 describe("the admin API refuses what would end in HTTP 500", () => {
   const deepValue = `{"tools":{"alpha___get_user":{"patches":[{"op":"add","path":"/x","value":${nestedText(100_000)}}]}}}`;
   it.each([
-    ["a patch path through __proto__", '{"tools":{"alpha___get_user":{"patches":[{"op":"add","path":"/__proto__/polluted","value":1}]}}}', "/tools/alpha___get_user/patches/0/path", /__proto__/],
-    ["a patch path through constructor/prototype", '{"tools":{"alpha___get_user":{"patches":[{"op":"replace","path":"/a/constructor/prototype/x","value":1}]}}}', "/tools/alpha___get_user/patches/0/path", /constructor\/prototype/],
-    ["a copy from __proto__", '{"tools":{"alpha___get_user":{"patches":[{"op":"copy","from":"/__proto__","path":"/x"}]}}}', "/tools/alpha___get_user/patches/0/from", /__proto__/],
+    [
+      "a patch path through __proto__",
+      '{"tools":{"alpha___get_user":{"patches":[{"op":"add","path":"/__proto__/polluted","value":1}]}}}',
+      "/tools/alpha___get_user/patches/0/path",
+      /__proto__/,
+    ],
+    [
+      "a patch path through constructor/prototype",
+      '{"tools":{"alpha___get_user":{"patches":[{"op":"replace","path":"/a/constructor/prototype/x","value":1}]}}}',
+      "/tools/alpha___get_user/patches/0/path",
+      /constructor\/prototype/,
+    ],
+    [
+      "a copy from __proto__",
+      '{"tools":{"alpha___get_user":{"patches":[{"op":"copy","from":"/__proto__","path":"/x"}]}}}',
+      "/tools/alpha___get_user/patches/0/from",
+      /__proto__/,
+    ],
     // fast-json-patch's internal `_get` passed its validation, then threw a TypeError at every call (shadow mode too).
-    ["the library's internal _get operation", '{"tools":{"alpha___get_user":{"patches":[{"op":"_get","path":"/login"}]}}}', "/tools/alpha___get_user/patches/0", /"op" must be one of add, remove, replace, move, copy, test/],
-    ["a value nested 100,000 deep", deepValue, `/tools/alpha___get_user/patches/0/value${"/0".repeat(60)}`, /nested deeper than 64/],
-    ["a test value nested 65 deep", `{"tools":{"a___b":[{"test":{"path":"/t","value":${nestedText(65)}},"retain":[""]}]}}`, `/tools/a___b/0/test/value${"/0".repeat(60)}`, /nested deeper than 64/],
+    [
+      "the library's internal _get operation",
+      '{"tools":{"alpha___get_user":{"patches":[{"op":"_get","path":"/login"}]}}}',
+      "/tools/alpha___get_user/patches/0",
+      /"op" must be one of add, remove, replace, move, copy, test/,
+    ],
+    [
+      "a value nested 100,000 deep",
+      deepValue,
+      `/tools/alpha___get_user/patches/0/value${"/0".repeat(60)}`,
+      /nested deeper than 64/,
+    ],
+    [
+      "a test value nested 65 deep",
+      `{"tools":{"a___b":[{"test":{"path":"/t","value":${nestedText(65)}},"retain":[""]}]}}`,
+      `/tools/a___b/0/test/value${"/0".repeat(60)}`,
+      /nested deeper than 64/,
+    ],
   ])("a filter set with %s", async (_label, body, path, message) => {
     const response = await admin("PUT", "/filter-sets/default", body);
     expect(response.status).toBe(400);
@@ -113,9 +145,15 @@ describe("the admin API refuses what would end in HTTP 500", () => {
   it("refuses a plan nested too deep, and a preview of a result nested too deep", async () => {
     const plan = await admin("PUT", "/plan", `{"offload":{"include":${nestedText(70)}}}`);
     expect(plan.status).toBe(400);
-    expect(((await plan.json()) as Json).problems).toEqual([{ path: `/offload/include${"/0".repeat(63)}`, message: expect.stringMatching(/nested deeper than 64/) }]);
+    expect(((await plan.json()) as Json).problems).toEqual([
+      { path: `/offload/include${"/0".repeat(63)}`, message: expect.stringMatching(/nested deeper than 64/) },
+    ]);
     await admin("PUT", "/filter-sets/default", '{"tools":{"alpha___get_user":{"retain":[""]}}}');
-    const preview = await admin("POST", "/filter-sets/default/preview", `{"tool":"alpha___get_user","result":${nestedText(100_000)}}`);
+    const preview = await admin(
+      "POST",
+      "/filter-sets/default/preview",
+      `{"tool":"alpha___get_user","result":${nestedText(100_000)}}`,
+    );
     expect(preview.status).toBe(400);
     expect(((await preview.json()) as Json).problems[0].path).toBe(`/result${"/0".repeat(64)}`);
   });
@@ -134,26 +172,40 @@ describe("the admin API refuses what would end in HTTP 500", () => {
   });
 
   it.each([
-    ["a __proto__ patch", '{"tools":{"alpha___get_user":{"patches":[{"op":"add","path":"/__proto__/polluted","value":1}]}}}', /patches\/0\/path: .*__proto__/],
-    ["a value nested 100,000 deep", `{"tools":{"alpha___get_user":{"patches":[{"op":"add","path":"/x","value":${nestedText(100_000)}}]}}}`, /nested deeper than 64/],
-  ])("fails calls closed with a located problem for a set written straight to KV with %s", async (_label, document, message) => {
-    const vars = { ...VARS, FILTER_CACHE_TTL_MS: "0" };
-    await env.GATEWAY_KV.put("filter-sets/default", document);
-    const result = await call("alpha___get_user", { login: "ada" }, vars);
-    expect(result.isError).toBe(true);
-    expect(result.content[0].text).toMatch(message);
-    expect(JSON.stringify(result)).not.toContain("followers");
-    await env.GATEWAY_KV.delete("filter-sets/default");
-  });
+    [
+      "a __proto__ patch",
+      '{"tools":{"alpha___get_user":{"patches":[{"op":"add","path":"/__proto__/polluted","value":1}]}}}',
+      /patches\/0\/path: .*__proto__/,
+    ],
+    [
+      "a value nested 100,000 deep",
+      `{"tools":{"alpha___get_user":{"patches":[{"op":"add","path":"/x","value":${nestedText(100_000)}}]}}}`,
+      /nested deeper than 64/,
+    ],
+  ])(
+    "fails calls closed with a located problem for a set written straight to KV with %s",
+    async (_label, document, message) => {
+      const vars = { ...VARS, FILTER_CACHE_TTL_MS: "0" };
+      await env.GATEWAY_KV.put("filter-sets/default", document);
+      const result = await call("alpha___get_user", { login: "ada" }, vars);
+      expect(result.isError).toBe(true);
+      expect(result.content[0].text).toMatch(message);
+      expect(JSON.stringify(result)).not.toContain("followers");
+      await env.GATEWAY_KV.delete("filter-sets/default");
+    },
+  );
 });
 
 describe("the admin API switched off", () => {
-  it.each(["/admin", "/admin/", "/admin/filter-sets", "/admin/plan", "/admin/no/such/path"])("%s says it is off and how to turn it on", async (path) => {
-    const response = await gatewayFetch(path, { headers: { authorization: "Bearer anything" } });
-    expect(response.status).toBe(404);
-    const body = (await response.json()) as Json;
-    expect(body.error).toMatch(/admin API is off/);
-    expect(body.error).toMatch(/ADMIN_TOKEN/);
-    expect(body.error).toMatch(/\.dev\.vars/);
-  });
+  it.each(["/admin", "/admin/", "/admin/filter-sets", "/admin/plan", "/admin/no/such/path"])(
+    "%s says it is off and how to turn it on",
+    async (path) => {
+      const response = await gatewayFetch(path, { headers: { authorization: "Bearer anything" } });
+      expect(response.status).toBe(404);
+      const body = (await response.json()) as Json;
+      expect(body.error).toMatch(/admin API is off/);
+      expect(body.error).toMatch(/ADMIN_TOKEN/);
+      expect(body.error).toMatch(/\.dev\.vars/);
+    },
+  );
 });

@@ -33,7 +33,8 @@ tools:
 `;
 
 afterEach(async () => {
-  for (const name of ["default", "partner", "variants", "broken", "shadow", "strict"]) await admin("DELETE", `/filter-sets/${name}`);
+  for (const name of ["default", "partner", "variants", "broken", "shadow", "strict"])
+    await admin("DELETE", `/filter-sets/${name}`);
   await admin("DELETE", "/plan");
 });
 
@@ -41,7 +42,9 @@ describe("the admin API", () => {
   it("does not exist without ADMIN_TOKEN, and wants the right bearer", async () => {
     expect((await gatewayFetch("/admin/filter-sets", { headers: { authorization: "Bearer x" } })).status).toBe(404);
     expect((await gatewayFetch("/admin/filter-sets", {}, VARS)).status).toBe(401);
-    expect((await gatewayFetch("/admin/filter-sets", { headers: { authorization: "Bearer wrong" } }, VARS)).status).toBe(401);
+    expect(
+      (await gatewayFetch("/admin/filter-sets", { headers: { authorization: "Bearer wrong" } }, VARS)).status,
+    ).toBe(401);
     expect((await admin("GET", "/filter-sets")).status).toBe(200);
   });
 
@@ -56,17 +59,27 @@ describe("the admin API", () => {
   });
 
   it("rejects invalid documents with every error located, and stores nothing", async () => {
-    const bad = '{"tools":{"alpha___get_user":{"retain":["userInfo"],"patches":[{"op":"remove"},{"op":"add","path":"/a"}]}},"mode":"maybe"}';
+    const bad =
+      '{"tools":{"alpha___get_user":{"retain":["userInfo"],"patches":[{"op":"remove"},{"op":"add","path":"/a"}]}},"mode":"maybe"}';
     const response = await admin("PUT", "/filter-sets/strict", bad);
     expect(response.status).toBe(400);
     const body = (await response.json()) as Json;
-    expect(body.problems.map((p: Json) => p.path)).toEqual(["/mode", "/tools/alpha___get_user/retain/0", "/tools/alpha___get_user/patches/0", "/tools/alpha___get_user/patches/1"]);
+    expect(body.problems.map((p: Json) => p.path)).toEqual([
+      "/mode",
+      "/tools/alpha___get_user/retain/0",
+      "/tools/alpha___get_user/patches/0",
+      "/tools/alpha___get_user/patches/1",
+    ]);
     expect((await admin("GET", "/filter-sets/strict")).status).toBe(404);
     const unclosed = await admin("PUT", "/filter-sets/strict", "tools: [unclosed", "application/yaml");
     expect(unclosed.status).toBe(400);
     // The YAML parser's first line, as the admin API has always said it (docs/admin-api.md).
     expect(((await unclosed.json()) as Json).problems).toEqual([
-      { path: "", message: "neither JSON nor YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 1, column 17:" },
+      {
+        path: "",
+        message:
+          "neither JSON nor YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 1, column 17:",
+      },
     ]);
     expect((await admin("PUT", "/filter-sets/bad%20name", '{"tools":{}}')).status).toBe(400);
     expect((await admin("PUT", "/plan", '{"routes":{"/elsewhere":"x"}}')).status).toBe(400);
@@ -74,15 +87,28 @@ describe("the admin API", () => {
 
   it("previews a set on a sample result, with the bytes saved", async () => {
     await admin("PUT", "/filter-sets/partner", PARTNER_YAML, "application/yaml");
-    const sample = { content: [], structuredContent: { userInfo: { login: "ada", city: "Paris", bioHTML: "<p>long</p>" }, followers: [1, 2, 3] } };
-    const response = await admin("POST", "/filter-sets/partner/preview", JSON.stringify({ tool: "alpha___get_user", result: sample }));
+    const sample = {
+      content: [],
+      structuredContent: { userInfo: { login: "ada", city: "Paris", bioHTML: "<p>long</p>" }, followers: [1, 2, 3] },
+    };
+    const response = await admin(
+      "POST",
+      "/filter-sets/partner/preview",
+      JSON.stringify({ tool: "alpha___get_user", result: sample }),
+    );
     const body = (await response.json()) as Json;
     expect(body.filtered.structuredContent).toEqual({ userInfo: { login: "ada", city: "Parigné-le-Pôlin" } });
     expect(body.bytesSaved).toBe(body.bytesBefore - body.bytesAfter);
     expect(body.bytesSaved).toBeGreaterThan(0);
-    const failing = await admin("POST", "/filter-sets/partner/preview", JSON.stringify({ tool: "alpha___get_user", result: { content: [], structuredContent: { other: 1 } } }));
+    const failing = await admin(
+      "POST",
+      "/filter-sets/partner/preview",
+      JSON.stringify({ tool: "alpha___get_user", result: { content: [], structuredContent: { other: 1 } } }),
+    );
     expect(failing.status).toBe(422);
-    expect(((await failing.json()) as Json).error).toMatch(/filter set "partner", rule "alpha___get_user".*retain failed/);
+    expect(((await failing.json()) as Json).error).toMatch(
+      /filter set "partner", rule "alpha___get_user".*retain failed/,
+    );
   });
 });
 
@@ -91,7 +117,15 @@ describe("filtering calls", () => {
     await admin("PUT", "/filter-sets/default", PARTNER_YAML, "application/yaml");
     for (const path of ["/mcp", "/mcp/alpha"]) {
       const result = await callGetUser(path);
-      const expected = { userInfo: { login: "ada", type: "PhysicalPerson", person: { name: "Ada", age: 36 }, city: "Parigné-le-Pôlin", companyHTML: "<b>co</b>" } };
+      const expected = {
+        userInfo: {
+          login: "ada",
+          type: "PhysicalPerson",
+          person: { name: "Ada", age: 36 },
+          city: "Parigné-le-Pôlin",
+          companyHTML: "<b>co</b>",
+        },
+      };
       expect(result.structuredContent).toEqual(expected);
       expect(JSON.parse(result.content[0].text)).toEqual(expected);
     }
@@ -108,16 +142,24 @@ describe("filtering calls", () => {
   });
 
   it("chooses variants by their test", async () => {
-    await admin("PUT", "/filter-sets/default", JSON.stringify({
-      tools: {
-        "alpha___get_*": [
-          { test: { path: "/userInfo/type", value: "PhysicalPerson" }, retain: ["/userInfo/person"] },
-          { test: { path: "/userInfo/type", value: "MoralPerson" }, retain: ["/userInfo/entity"] },
-        ],
-      },
-    }));
-    expect((await callGetUser("/mcp", "person")).structuredContent).toEqual({ userInfo: { person: { name: "Ada", age: 36 } } });
-    expect((await callGetUser("/mcp", "org")).structuredContent).toEqual({ userInfo: { entity: { name: "ada Inc.", registry: "RCS 123" } } });
+    await admin(
+      "PUT",
+      "/filter-sets/default",
+      JSON.stringify({
+        tools: {
+          "alpha___get_*": [
+            { test: { path: "/userInfo/type", value: "PhysicalPerson" }, retain: ["/userInfo/person"] },
+            { test: { path: "/userInfo/type", value: "MoralPerson" }, retain: ["/userInfo/entity"] },
+          ],
+        },
+      }),
+    );
+    expect((await callGetUser("/mcp", "person")).structuredContent).toEqual({
+      userInfo: { person: { name: "Ada", age: 36 } },
+    });
+    expect((await callGetUser("/mcp", "org")).structuredContent).toEqual({
+      userInfo: { entity: { name: "ada Inc.", registry: "RCS 123" } },
+    });
   });
 
   it("follows the plan: route, then upstream, then default", async () => {
@@ -131,19 +173,45 @@ describe("filtering calls", () => {
   });
 
   it("fails closed when a rule does not fit the result, naming the set and rule", async () => {
-    await admin("PUT", "/filter-sets/default", '{"tools":{"alpha___get_user":{"patches":[{"op":"test","path":"/userInfo/type","value":"Robot"},{"op":"remove","path":"/followers"}]}}}');
+    await admin(
+      "PUT",
+      "/filter-sets/default",
+      '{"tools":{"alpha___get_user":{"patches":[{"op":"test","path":"/userInfo/type","value":"Robot"},{"op":"remove","path":"/followers"}]}}}',
+    );
     const result = await callGetUser();
     expect(result.isError).toBe(true);
-    expect(result.content[0].text).toMatch(/filter set "default", rule "alpha___get_user".*patch 0 \(test \/userInfo\/type\): test failed/);
+    expect(result.content[0].text).toMatch(
+      /filter set "default", rule "alpha___get_user".*patch 0 \(test \/userInfo\/type\): test failed/,
+    );
     expect(JSON.stringify(result)).not.toContain("followers");
     expect(result.structuredContent).toBeUndefined();
   });
 
   it("changes nothing in shadow mode", async () => {
     const { session } = await initialize("/mcp", { vars: VARS });
-    const before = (await request("/mcp", session, "tools/call", { name: "alpha___get_user", arguments: { login: "ada" } }, { vars: VARS })).result;
-    await admin("PUT", "/filter-sets/default", '{"mode":"shadow","tools":{"alpha___get_user":{"retain":["/userInfo/login"]}}}');
-    const after = (await request("/mcp", session, "tools/call", { name: "alpha___get_user", arguments: { login: "ada" } }, { vars: VARS })).result;
+    const before = (
+      await request(
+        "/mcp",
+        session,
+        "tools/call",
+        { name: "alpha___get_user", arguments: { login: "ada" } },
+        { vars: VARS },
+      )
+    ).result;
+    await admin(
+      "PUT",
+      "/filter-sets/default",
+      '{"mode":"shadow","tools":{"alpha___get_user":{"retain":["/userInfo/login"]}}}',
+    );
+    const after = (
+      await request(
+        "/mcp",
+        session,
+        "tools/call",
+        { name: "alpha___get_user", arguments: { login: "ada" } },
+        { vars: VARS },
+      )
+    ).result;
     expect(after).toEqual(before);
     const tools = (await request("/mcp", session, "tools/list", undefined, { vars: VARS })).result.tools as Json[];
     expect(tools.find((t) => t.name === "alpha___get_user").outputSchema).toBeDefined();
@@ -163,7 +231,9 @@ describe("editing KV directly", () => {
       vi.advanceTimersByTime(199);
       expect((await callGetUser("/mcp", "person", vars)).structuredContent).toEqual({ userInfo: { login: "ada" } }); // cached
       vi.advanceTimersByTime(1); // the TTL under test
-      expect((await callGetUser("/mcp", "person", vars)).structuredContent).toEqual({ userInfo: { type: "PhysicalPerson" } });
+      expect((await callGetUser("/mcp", "person", vars)).structuredContent).toEqual({
+        userInfo: { type: "PhysicalPerson" },
+      });
     } finally {
       vi.useRealTimers();
     }
@@ -171,12 +241,23 @@ describe("editing KV directly", () => {
 
   it("reports an invalid document as a tool error for the tools it names, never half-applied", async () => {
     const vars = { ...VARS, FILTER_CACHE_TTL_MS: "0" };
-    await env.GATEWAY_KV.put("filter-sets/default", '{"tools":{"alpha___get_user":{"retain":["/userInfo"]},"alpha___whoami":{"retain":["nope"]}}}');
+    await env.GATEWAY_KV.put(
+      "filter-sets/default",
+      '{"tools":{"alpha___get_user":{"retain":["/userInfo"]},"alpha___whoami":{"retain":["nope"]}}}',
+    );
     const result = await callGetUser("/mcp", "person", vars);
     expect(result.isError).toBe(true);
-    expect(result.content[0].text).toMatch(/filter set "default" is invalid \(\/tools\/alpha___whoami\/retain\/0: .*\); fix it with PUT \/admin\/filter-sets\/default/);
+    expect(result.content[0].text).toMatch(
+      /filter set "default" is invalid \(\/tools\/alpha___whoami\/retain\/0: .*\); fix it with PUT \/admin\/filter-sets\/default/,
+    );
     const { session } = await initialize("/mcp", { vars });
-    const echo = await request("/mcp", session, "tools/call", { name: "alpha___echo", arguments: { text: "unaffected" } }, { vars });
+    const echo = await request(
+      "/mcp",
+      session,
+      "tools/call",
+      { name: "alpha___echo", arguments: { text: "unaffected" } },
+      { vars },
+    );
     expect(echo.result.content[0].text).toBe("alpha: unaffected");
   });
 });

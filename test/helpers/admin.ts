@@ -9,14 +9,24 @@ export const TEST_ADMIN_TOKEN = "admin-token-for-shaping-tests-0123456789";
 export const ADMIN_VARS: Vars = { ADMIN_TOKEN: TEST_ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "0" };
 
 /** Sends `method path` to the admin API; `body` as JSON unless it is a string or bytes. */
-export function admin(method: string, path: string, body?: unknown, options: { vars?: Vars; contentType?: string; target?: GatewayTarget; headers?: Record<string, string> } = {}): Promise<Response> {
+export function admin(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { vars?: Vars; contentType?: string; target?: GatewayTarget; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const headers: Record<string, string> = { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...options.headers };
   let payload: BodyInit | undefined;
   if (body instanceof Uint8Array) payload = body;
   else if (typeof body === "string") payload = body;
   else if (body !== undefined) payload = JSON.stringify(body);
   if (body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
-  return gatewayFetch(`/admin${path}`, { method, headers, ...(payload !== undefined ? { body: payload } : {}) }, { ...ADMIN_VARS, ...options.vars }, options.target);
+  return gatewayFetch(
+    `/admin${path}`,
+    { method, headers, ...(payload !== undefined ? { body: payload } : {}) },
+    { ...ADMIN_VARS, ...options.vars },
+    options.target,
+  );
 }
 
 /** Stores a document through the admin API and fails the test if it is refused. */

@@ -14,7 +14,14 @@ const POLL_MS = 100;
 /** Vars with one upstream of a fresh name (the trace upstream: whoami, fail, refuse). */
 export function upstreamVars(extra: Vars = {}): { name: string; vars: Vars } {
   const name = `audit${crypto.randomUUID().slice(0, 8)}`;
-  return { name, vars: { ADMIN_TOKEN: AUDIT_ADMIN_TOKEN, UPSTREAMS: JSON.stringify([{ name, url: inject("traceUpstreamUrl") }]), ...extra } };
+  return {
+    name,
+    vars: {
+      ADMIN_TOKEN: AUDIT_ADMIN_TOKEN,
+      UPSTREAMS: JSON.stringify([{ name, url: inject("traceUpstreamUrl") }]),
+      ...extra,
+    },
+  };
 }
 
 /**
@@ -36,11 +43,26 @@ export function recordingQueue(): { queue: Queue; batches: { body: Json }[][] } 
 }
 
 /** GET /admin/audit?`query`: the events (or the error body) and the headers. */
-export async function readAudit(query: string, vars: Vars = { ADMIN_TOKEN: AUDIT_ADMIN_TOKEN }): Promise<{ status: number; events: Json[]; headers: Headers }> {
-  const response = await gatewayFetch(`/admin/audit?${query}`, { headers: { authorization: `Bearer ${AUDIT_ADMIN_TOKEN}` } }, vars);
+export async function readAudit(
+  query: string,
+  vars: Vars = { ADMIN_TOKEN: AUDIT_ADMIN_TOKEN },
+): Promise<{ status: number; events: Json[]; headers: Headers }> {
+  const response = await gatewayFetch(
+    `/admin/audit?${query}`,
+    { headers: { authorization: `Bearer ${AUDIT_ADMIN_TOKEN}` } },
+    vars,
+  );
   const text = await response.text();
-  if (response.status !== 200) return { status: response.status, events: [JSON.parse(text)], headers: response.headers };
-  return { status: 200, events: text.split("\n").filter(Boolean).map((line) => JSON.parse(line)), headers: response.headers };
+  if (response.status !== 200)
+    return { status: response.status, events: [JSON.parse(text)], headers: response.headers };
+  return {
+    status: 200,
+    events: text
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line)),
+    headers: response.headers,
+  };
 }
 
 /** The events of `query` once the consumer has written at least `count` (it runs on its own schedule, so R2 is asked until then). */
@@ -54,7 +76,19 @@ export async function eventsOnceWritten(query: string, count: number): Promise<J
 }
 
 /** A tools/call of `name` with `args` on `path` in `session`. */
-export function call(path: string, session: string, name: string, args: unknown, vars: Vars, headers: Record<string, string> = {}, meta?: Json): Promise<Response> {
+export function call(
+  path: string,
+  session: string,
+  name: string,
+  args: unknown,
+  vars: Vars,
+  headers: Record<string, string> = {},
+  meta?: Json,
+): Promise<Response> {
   const params = { name, arguments: args, ...(meta ? { _meta: meta } : {}) };
-  return post(path, { jsonrpc: "2.0", id: Math.floor(Math.random() * 1e9), method: "tools/call", params }, { session, vars, headers });
+  return post(
+    path,
+    { jsonrpc: "2.0", id: Math.floor(Math.random() * 1e9), method: "tools/call", params },
+    { session, vars, headers },
+  );
 }

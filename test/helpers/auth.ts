@@ -18,13 +18,20 @@ export function authVars(auth: Record<string, unknown> = { apiKeys: true }, more
 export function admin(method: string, path: string, body?: unknown, vars: Vars = authVars()): Promise<Response> {
   return gatewayFetch(
     `/admin${path}`,
-    { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) },
+    {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    },
     vars,
   );
 }
 
 /** Makes an API key through the admin API; returns its id, key and Authorization header. */
-export async function makeKey(fields: { principal: string; roles?: string[]; email?: string; expiresAt?: string }, vars?: Vars): Promise<{ id: string; key: string; headers: Record<string, string> }> {
+export async function makeKey(
+  fields: { principal: string; roles?: string[]; email?: string; expiresAt?: string },
+  vars?: Vars,
+): Promise<{ id: string; key: string; headers: Record<string, string> }> {
   const response = await admin("POST", "/api-keys", { roles: [], ...fields }, vars);
   if (response.status !== 201) throw new Error(`POST /admin/api-keys: ${response.status} ${await response.text()}`);
   const { id, key } = (await response.json()) as { id: string; key: string };
@@ -36,7 +43,11 @@ export async function makeKey(fields: { principal: string; roles?: string[]; ema
  * naming no upstream at all: the same status and body (the 404 naming only the upstreams
  * the caller may reach), the route's name aside.
  */
-export async function expectNoSuchUpstream(send: (path: string) => Promise<Response>, upstream: string, label?: string): Promise<void> {
+export async function expectNoSuchUpstream(
+  send: (path: string) => Promise<Response>,
+  upstream: string,
+  label?: string,
+): Promise<void> {
   const ghost = `ghost${crypto.randomUUID().slice(0, 8)}`;
   const [response, unknown] = [await send(`/mcp/${upstream}`), await send(`/mcp/${ghost}`)];
   expect(unknown.status, label).toBe(404);

@@ -18,14 +18,46 @@ const GATEWAY_HOST = "gateway.test";
 /** Vars with API keys and sign-in on; `signIn` fields override the defaults. */
 export function signInVars(signIn: Record<string, unknown> = {}, more: Vars = {}): Vars {
   const idp = inject("operatorIdp");
-  const auth = { apiKeys: true, signIn: { issuer: idp.issuer, clientId: "SIGN_IN_CLIENT_ID", clientSecret: "SIGN_IN_CLIENT_SECRET", allowedDomains: ["example.test"], rolesClaim: "groups", scopes: ["groups"], ...signIn } };
-  return { AUTH: JSON.stringify(auth), SIGN_IN_CLIENT_ID: idp.clientId, SIGN_IN_CLIENT_SECRET: idp.clientSecret, ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "0", ...more };
+  const auth = {
+    apiKeys: true,
+    signIn: {
+      issuer: idp.issuer,
+      clientId: "SIGN_IN_CLIENT_ID",
+      clientSecret: "SIGN_IN_CLIENT_SECRET",
+      allowedDomains: ["example.test"],
+      rolesClaim: "groups",
+      scopes: ["groups"],
+      ...signIn,
+    },
+  };
+  return {
+    AUTH: JSON.stringify(auth),
+    SIGN_IN_CLIENT_ID: idp.clientId,
+    SIGN_IN_CLIENT_SECRET: idp.clientSecret,
+    ADMIN_TOKEN,
+    FILTER_CACHE_TTL_MS: "0",
+    ...more,
+  };
 }
 
 /** Registers a public client (RFC 7591) as an MCP client without a metadata document does; returns its id. */
-export async function registerClient(vars: Vars, redirectUris = [CLIENT_REDIRECT], name = "Test client"): Promise<string> {
-  const body = { client_name: name, redirect_uris: redirectUris, token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] };
-  const response = await gatewayFetch(`${GATEWAY}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }, vars);
+export async function registerClient(
+  vars: Vars,
+  redirectUris = [CLIENT_REDIRECT],
+  name = "Test client",
+): Promise<string> {
+  const body = {
+    client_name: name,
+    redirect_uris: redirectUris,
+    token_endpoint_auth_method: "none",
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+  };
+  const response = await gatewayFetch(
+    `${GATEWAY}/oauth/register`,
+    { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) },
+    vars,
+  );
   if (response.status !== 201) throw new Error(`registration: ${response.status} ${await response.text()}`);
   return ((await response.json()) as { client_id: string }).client_id;
 }
@@ -33,14 +65,31 @@ export async function registerClient(vars: Vars, redirectUris = [CLIENT_REDIRECT
 export async function pkcePair(): Promise<{ verifier: string; challenge: string }> {
   const verifier = `${crypto.randomUUID()}${crypto.randomUUID()}`;
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
-  const challenge = btoa(String.fromCharCode(...digest)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  const challenge = btoa(String.fromCharCode(...digest))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
   return { verifier, challenge };
 }
 
-export type AuthorizeParams = { clientId: string; redirectUri?: string; challenge?: string; method?: string; resource?: string; state?: string };
+export type AuthorizeParams = {
+  clientId: string;
+  redirectUri?: string;
+  challenge?: string;
+  method?: string;
+  resource?: string;
+  state?: string;
+};
 
 /** The authorization request URL; `challenge: undefined` leaves PKCE out. */
-export function authorizeUrl({ clientId, redirectUri = CLIENT_REDIRECT, challenge, method = "S256", resource = `${GATEWAY}/mcp`, state = "client-state-1" }: AuthorizeParams): string {
+export function authorizeUrl({
+  clientId,
+  redirectUri = CLIENT_REDIRECT,
+  challenge,
+  method = "S256",
+  resource = `${GATEWAY}/mcp`,
+  state = "client-state-1",
+}: AuthorizeParams): string {
   const url = new URL(`${GATEWAY}/oauth/authorize`);
   url.searchParams.set("response_type", "code");
   url.searchParams.set("client_id", clientId);
@@ -57,7 +106,11 @@ export function authorizeUrl({ clientId, redirectUri = CLIENT_REDIRECT, challeng
 /** A person in a browser reaching the gateway in workerd (see ClientSignInBrowser). */
 export class SignInUser extends ClientSignInBrowser {
   constructor(vars: Vars, user: string, decision: Decision = "allow") {
-    super(user, decision, (href, init) => (new URL(href).host === GATEWAY_HOST ? gatewayFetch(href, { ...init, redirect: "manual" }, vars, undefined, true) : fetch(href, { ...init, redirect: "manual" })));
+    super(user, decision, (href, init) =>
+      new URL(href).host === GATEWAY_HOST
+        ? gatewayFetch(href, { ...init, redirect: "manual" }, vars, undefined, true)
+        : fetch(href, { ...init, redirect: "manual" }),
+    );
   }
 
   override walk(url: string, stopAt = CLIENT_REDIRECT): Promise<WalkEnd> {
@@ -71,7 +124,11 @@ export function tokenRequest(vars: Vars, fields: Record<string, string>): Promis
 }
 
 /** The whole flow for `user`: registration, authorization with PKCE, consent, the code exchanged; the token response. */
-export async function signedInToken(vars: Vars, user: string, resource = `${GATEWAY}/mcp`): Promise<{ access_token: string; refresh_token?: string; clientId: string }> {
+export async function signedInToken(
+  vars: Vars,
+  user: string,
+  resource = `${GATEWAY}/mcp`,
+): Promise<{ access_token: string; refresh_token?: string; clientId: string }> {
   const clientId = await registerClient(vars);
   const { verifier, challenge } = await pkcePair();
   const end = await new SignInUser(vars, user).walk(authorizeUrl({ clientId, challenge, resource }));
@@ -85,5 +142,9 @@ export async function signedInToken(vars: Vars, user: string, resource = `${GATE
 /** A request to the token endpoint with `fields` (a refresh, a revocation: RFC 7009 shares the endpoint). */
 export function tokenEndpoint(vars: Vars, fields: Record<string, string>): Promise<Response> {
   const body = new URLSearchParams(fields).toString();
-  return gatewayFetch(`${GATEWAY}/oauth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body }, vars);
+  return gatewayFetch(
+    `${GATEWAY}/oauth/token`,
+    { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body },
+    vars,
+  );
 }

@@ -15,11 +15,21 @@ export type ConsoleSignIn = { cookie: string; csrf: string; setCookie: string };
  * The request a browser on `origin` sends for a console form; `origin` null sends no
  * Origin header (some browsers send none on a same-origin fetch), `referer` a Referer.
  */
-export function formInit(fields: Record<string, string>, cookie: string | undefined, origin: string | null = CONSOLE_ORIGIN, referer?: string): RequestInit {
+export function formInit(
+  fields: Record<string, string>,
+  cookie: string | undefined,
+  origin: string | null = CONSOLE_ORIGIN,
+  referer?: string,
+): RequestInit {
   return {
     method: "POST",
     redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", ...(origin !== null ? { origin } : {}), ...(referer ? { referer } : {}), ...(cookie ? { cookie } : {}) },
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      ...(origin !== null ? { origin } : {}),
+      ...(referer ? { referer } : {}),
+      ...(cookie ? { cookie } : {}),
+    },
     body: new URLSearchParams(fields).toString(),
   };
 }
@@ -33,21 +43,44 @@ export function csrfOf(html: string): string {
 
 /** Signs in with the admin token and reads the CSRF token off the Overview page. */
 export async function signIn(vars: Vars = {}, base = CONSOLE_ORIGIN): Promise<ConsoleSignIn> {
-  const response = await gatewayFetch(`${base}/admin/console/sign-in`, formInit({ token: TEST_ADMIN_TOKEN }, undefined, base), { ...ADMIN_VARS, ...vars });
+  const response = await gatewayFetch(
+    `${base}/admin/console/sign-in`,
+    formInit({ token: TEST_ADMIN_TOKEN }, undefined, base),
+    { ...ADMIN_VARS, ...vars },
+  );
   const setCookie = response.headers.get("set-cookie") ?? "";
-  if (response.status !== 303 || setCookie === "") throw new Error(`sign-in: ${response.status} ${await response.text()}`);
+  if (response.status !== 303 || setCookie === "")
+    throw new Error(`sign-in: ${response.status} ${await response.text()}`);
   const cookie = setCookie.split(";")[0]!;
   const page = await gatewayFetch(`${base}/admin/console/`, { headers: { cookie } }, { ...ADMIN_VARS, ...vars });
   return { cookie, csrf: csrfOf(await page.text()), setCookie };
 }
 
 /** GETs a console page with the session's cookie (and any other `headers`). */
-export function consoleGet(path: string, session: ConsoleSignIn | undefined, vars: Vars = {}, headers: Record<string, string> = {}): Promise<Response> {
-  return gatewayFetch(`${CONSOLE_ORIGIN}/admin/console${path}`, { redirect: "manual", headers: { ...headers, ...(session ? { cookie: session.cookie } : {}) } }, { ...ADMIN_VARS, ...vars });
+export function consoleGet(
+  path: string,
+  session: ConsoleSignIn | undefined,
+  vars: Vars = {},
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return gatewayFetch(
+    `${CONSOLE_ORIGIN}/admin/console${path}`,
+    { redirect: "manual", headers: { ...headers, ...(session ? { cookie: session.cookie } : {}) } },
+    { ...ADMIN_VARS, ...vars },
+  );
 }
 
 /** POSTs a console form with the session's cookie (and, unless given otherwise, its CSRF token). */
-export function consolePost(path: string, fields: Record<string, string>, session: ConsoleSignIn | undefined, options: { origin?: string | null; referer?: string; vars?: Vars } = {}): Promise<Response> {
+export function consolePost(
+  path: string,
+  fields: Record<string, string>,
+  session: ConsoleSignIn | undefined,
+  options: { origin?: string | null; referer?: string; vars?: Vars } = {},
+): Promise<Response> {
   const withCsrf = session && !("csrf" in fields) ? { csrf: session.csrf, ...fields } : fields;
-  return gatewayFetch(`${CONSOLE_ORIGIN}/admin/console${path}`, formInit(withCsrf, session?.cookie, options.origin, options.referer), { ...ADMIN_VARS, ...options.vars });
+  return gatewayFetch(
+    `${CONSOLE_ORIGIN}/admin/console${path}`,
+    formInit(withCsrf, session?.cookie, options.origin, options.referer),
+    { ...ADMIN_VARS, ...options.vars },
+  );
 }

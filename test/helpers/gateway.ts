@@ -13,29 +13,58 @@ export const LATEST = "2025-11-25";
 export type Vars = Record<string, unknown>;
 
 /** What a request is sent to: the Worker itself, or an app built with other pipeline options. */
-export type GatewayTarget = { fetch: (request: Request, env: Vars, ctx: ExecutionContext) => Response | Promise<Response> };
+export type GatewayTarget = {
+  fetch: (request: Request, env: Vars, ctx: ExecutionContext) => Response | Promise<Response>;
+};
 
 /**
  * Sends one HTTP request to the gateway (or `target`) with the test bindings (plus `vars`).
  * With `settle`, returns only once the work the Worker left to `waitUntil` is done (a
  * notification's delivery to the upstreams, for one).
  */
-export async function gatewayFetch(path: string, init: RequestInit = {}, vars: Vars = {}, target: GatewayTarget = worker as GatewayTarget, settle = false): Promise<Response> {
+export async function gatewayFetch(
+  path: string,
+  init: RequestInit = {},
+  vars: Vars = {},
+  target: GatewayTarget = worker as GatewayTarget,
+  settle = false,
+): Promise<Response> {
   const ctx = createExecutionContext();
-  const response = await target.fetch(new Request(path.startsWith("http") ? path : `http://gateway.test${path}`, init), { ...env, ...vars }, ctx);
+  const response = await target.fetch(
+    new Request(path.startsWith("http") ? path : `http://gateway.test${path}`, init),
+    { ...env, ...vars },
+    ctx,
+  );
   if (settle) await waitOnExecutionContext(ctx);
   else void waitOnExecutionContext(ctx);
   return response;
 }
 
-export type PostOptions = { session?: string; headers?: Record<string, string>; vars?: Vars; version?: string | null; target?: GatewayTarget; settle?: boolean };
+export type PostOptions = {
+  session?: string;
+  headers?: Record<string, string>;
+  vars?: Vars;
+  version?: string | null;
+  target?: GatewayTarget;
+  settle?: boolean;
+};
 
 /** POSTs a JSON-RPC body (object, array or raw text). */
 export function post(path: string, body: unknown, options: PostOptions = {}): Promise<Response> {
-  const headers: Record<string, string> = { "content-type": "application/json", accept: ACCEPT_BOTH, ...options.headers };
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: ACCEPT_BOTH,
+    ...options.headers,
+  };
   if (options.session) headers["mcp-session-id"] = options.session;
   if (options.session && options.version !== null) headers["mcp-protocol-version"] = options.version ?? LATEST;
-  return gatewayFetch(path, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) }, options.vars, options.target, options.settle);
+  return gatewayFetch(
+    path,
+    { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) },
+    options.vars,
+    options.target,
+    options.settle,
+  );
 }
 
 /** The raw JSON-RPC message texts of a response, whether JSON or SSE. */
@@ -66,7 +95,13 @@ export async function answer(response: Response): Promise<Json> {
 /** Starts a session on `path`; returns its id and the initialize result. */
 export async function initialize(
   path = "/mcp",
-  options: { capabilities?: Record<string, unknown>; version?: string; vars?: Vars; target?: GatewayTarget; headers?: Record<string, string> } = {},
+  options: {
+    capabilities?: Record<string, unknown>;
+    version?: string;
+    vars?: Vars;
+    target?: GatewayTarget;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<{ session: string; result: Json }> {
   const response = await post(
     path,
@@ -74,7 +109,11 @@ export async function initialize(
       jsonrpc: "2.0",
       id: 0,
       method: "initialize",
-      params: { protocolVersion: options.version ?? LATEST, capabilities: options.capabilities ?? {}, clientInfo: { name: "test", version: "1" } },
+      params: {
+        protocolVersion: options.version ?? LATEST,
+        capabilities: options.capabilities ?? {},
+        clientInfo: { name: "test", version: "1" },
+      },
     },
     { vars: options.vars, target: options.target, headers: options.headers },
   );
@@ -82,14 +121,28 @@ export async function initialize(
   const session = response.headers.get("mcp-session-id");
   if (!session) throw new Error("initialize answered without Mcp-Session-Id");
   const result = (await response.json()) as Json;
-  await post(path, { jsonrpc: "2.0", method: "notifications/initialized" }, { session, vars: options.vars, version: options.version, target: options.target, headers: options.headers });
+  await post(
+    path,
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { session, vars: options.vars, version: options.version, target: options.target, headers: options.headers },
+  );
   return { session, result: result.result };
 }
 
 let nextId = 1;
 
 /** Sends a request in a session and returns the final JSON-RPC response. */
-export async function request(path: string, session: string, method: string, params?: unknown, options: PostOptions = {}): Promise<Json> {
-  const response = await post(path, { jsonrpc: "2.0", id: nextId++, method, ...(params === undefined ? {} : { params }) }, { ...options, session });
+export async function request(
+  path: string,
+  session: string,
+  method: string,
+  params?: unknown,
+  options: PostOptions = {},
+): Promise<Json> {
+  const response = await post(
+    path,
+    { jsonrpc: "2.0", id: nextId++, method, ...(params === undefined ? {} : { params }) },
+    { ...options, session },
+  );
   return answer(response);
 }

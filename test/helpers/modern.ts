@@ -6,20 +6,53 @@ import { answer, post, type GatewayTarget, type Json, type Vars } from "./gatewa
 
 export const MODERN = "2026-07-28";
 
-export type ModernOptions = { capabilities?: Record<string, unknown>; vars?: Vars; target?: GatewayTarget; id?: number | string; headers?: Record<string, string>; progressToken?: string };
+export type ModernOptions = {
+  capabilities?: Record<string, unknown>;
+  vars?: Vars;
+  target?: GatewayTarget;
+  id?: number | string;
+  headers?: Record<string, string>;
+  progressToken?: string;
+};
 
 let nextId = 1;
 
 /** POSTs a modern request (params plus the `_meta` envelope). */
-export function modernPost(path: string, method: string, params: Record<string, unknown> = {}, options: ModernOptions = {}): Promise<Response> {
-  const meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? {}, "io.modelcontextprotocol/clientInfo": { name: "modern-test", version: "2" }, ...(options.progressToken !== undefined ? { progressToken: options.progressToken } : {}) };
-  const name = typeof params["name"] === "string" ? params["name"] : typeof params["uri"] === "string" ? params["uri"] : undefined;
-  const headers: Record<string, string> = { "mcp-protocol-version": MODERN, "mcp-method": method, ...(name !== undefined ? { "mcp-name": name } : {}), ...options.headers };
-  const body = JSON.stringify({ jsonrpc: "2.0", id: options.id ?? nextId++, method, params: { ...params, _meta: meta } });
+export function modernPost(
+  path: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: ModernOptions = {},
+): Promise<Response> {
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? {},
+    "io.modelcontextprotocol/clientInfo": { name: "modern-test", version: "2" },
+    ...(options.progressToken !== undefined ? { progressToken: options.progressToken } : {}),
+  };
+  const name =
+    typeof params["name"] === "string" ? params["name"] : typeof params["uri"] === "string" ? params["uri"] : undefined;
+  const headers: Record<string, string> = {
+    "mcp-protocol-version": MODERN,
+    "mcp-method": method,
+    ...(name !== undefined ? { "mcp-name": name } : {}),
+    ...options.headers,
+  };
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: options.id ?? nextId++,
+    method,
+    params: { ...params, _meta: meta },
+  });
   return post(path, body, { headers, vars: options.vars, target: options.target });
 }
 
 /** A modern request's final JSON-RPC response. */
-export async function modern(path: string, method: string, params: Record<string, unknown> = {}, options: ModernOptions = {}): Promise<Json> {
+export async function modern(
+  path: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: ModernOptions = {},
+): Promise<Json> {
   return answer(await modernPost(path, method, params, options));
 }

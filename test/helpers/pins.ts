@@ -7,12 +7,22 @@ import { inject } from "vitest";
 import { initialize, request, type Json, type Vars } from "./gateway";
 import { ADMIN_VARS } from "./admin";
 
-export type PinSetup = { readonly name: string; readonly pinning?: "off" | "warn" | "enforce"; readonly approveNew?: boolean; readonly withBeta?: boolean };
+export type PinSetup = {
+  readonly name: string;
+  readonly pinning?: "off" | "warn" | "enforce";
+  readonly approveNew?: boolean;
+  readonly withBeta?: boolean;
+};
 
 /** The vars of a gateway whose upstreams are `setup.name` (the pins fixture under its own label) and, if asked, beta. */
 export function pinVars(setup: PinSetup): Vars {
   const upstreams: unknown[] = [
-    { name: setup.name, url: `${inject("pinsUpstreamUrl")}/${setup.name}/mcp`, ...(setup.pinning ? { pinning: setup.pinning } : {}), ...(setup.approveNew ? { approveNew: true } : {}) },
+    {
+      name: setup.name,
+      url: `${inject("pinsUpstreamUrl")}/${setup.name}/mcp`,
+      ...(setup.pinning ? { pinning: setup.pinning } : {}),
+      ...(setup.approveNew ? { approveNew: true } : {}),
+    },
   ];
   if (setup.withBeta) upstreams.push({ name: "beta", url: inject("fixtureUrls").beta, pinning: "off" });
   return { UPSTREAMS: JSON.stringify(upstreams), ADMIN_TOKEN: ADMIN_VARS["ADMIN_TOKEN"] };
@@ -31,7 +41,8 @@ export async function pinClient(path: string, vars: Vars) {
     session,
     tools: async (): Promise<Json[]> => (await request(path, session, "tools/list", {}, { vars })).result.tools,
     prompts: async (): Promise<Json[]> => (await request(path, session, "prompts/list", {}, { vars })).result.prompts,
-    call: (name: string, args: Record<string, unknown>): Promise<Json> => request(path, session, "tools/call", { name, arguments: args }, { vars }),
+    call: (name: string, args: Record<string, unknown>): Promise<Json> =>
+      request(path, session, "tools/call", { name, arguments: args }, { vars }),
   };
 }
 

@@ -22,7 +22,10 @@ export function askText(response: Json): string {
 
 /** True for an answer asking to sign in (a -32042 error, or a tool error with a sign-in link). */
 export function asksToSignIn(response: Json): boolean {
-  return response.error?.code === -32042 || (response.result?.isError === true && String(response.result.content[0].text).includes("/oauth/upstream/"));
+  return (
+    response.error?.code === -32042 ||
+    (response.result?.isError === true && String(response.result.content[0].text).includes("/oauth/upstream/"))
+  );
 }
 
 /** The sign-in link of a -32042 answer (its URL-mode elicitation) or of a tool error's text. */
@@ -61,7 +64,8 @@ export function signInWorld() {
   let counter = 0;
 
   beforeAll(async () => {
-    for (const [name, persona] of Object.entries(personas)) expect((await admin("PUT", `/personas/${name}`, persona, vars)).status).toBe(200);
+    for (const [name, persona] of Object.entries(personas))
+      expect((await admin("PUT", `/personas/${name}`, persona, vars)).status).toBe(200);
   });
 
   /** A caller of its own (an API key for a fresh principal, by default with the "user" role). */

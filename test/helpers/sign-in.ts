@@ -12,7 +12,11 @@ const GATEWAY_HOST = "gateway.test";
 /** A browser whose requests to gateway.test go to the Worker (with `vars`), the others to loopback. */
 export class Browser extends SignInBrowser {
   constructor(vars: Vars) {
-    super((href, init) => (new URL(href).host === GATEWAY_HOST ? gatewayFetch(href, { ...init, redirect: "manual" }, vars, undefined, true) : fetch(href, { ...init, redirect: "manual" })));
+    super((href, init) =>
+      new URL(href).host === GATEWAY_HOST
+        ? gatewayFetch(href, { ...init, redirect: "manual" }, vars, undefined, true)
+        : fetch(href, { ...init, redirect: "manual" }),
+    );
   }
 }
 

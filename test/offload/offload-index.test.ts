@@ -50,7 +50,11 @@ function fitItems(items: readonly unknown[], offset: number, limit: number): unk
   }
   return slice;
 }
-function oldSlice(id: string, root: unknown, request: Extract<SliceRequest, { mode: "json" }>): Record<string, unknown> | undefined {
+function oldSlice(
+  id: string,
+  root: unknown,
+  request: Extract<SliceRequest, { mode: "json" }>,
+): Record<string, unknown> | undefined {
   let value = root;
   for (const token of parsePointer(request.pointer)) {
     const next = child(value, token);
@@ -63,20 +67,52 @@ function oldSlice(id: string, root: unknown, request: Extract<SliceRequest, { mo
     const items = request.offset < value.length ? fitItems(value, request.offset, request.limit) : [];
     const end = request.offset + items.length;
     if (items.length === 1 && size(items) > MAX_SLICE_BYTES) {
-      return { ...base, type: "array", total: value.length, offset: request.offset, count: 0, items: [], note: `item ${request.offset} is larger than ${MAX_SLICE_BYTES} bytes; read inside it with the pointer "${request.pointer}/${request.offset}"`, ...(end < value.length ? { nextCursor: next(end) } : {}) };
+      return {
+        ...base,
+        type: "array",
+        total: value.length,
+        offset: request.offset,
+        count: 0,
+        items: [],
+        note: `item ${request.offset} is larger than ${MAX_SLICE_BYTES} bytes; read inside it with the pointer "${request.pointer}/${request.offset}"`,
+        ...(end < value.length ? { nextCursor: next(end) } : {}),
+      };
     }
-    return { ...base, type: "array", total: value.length, offset: request.offset, count: items.length, items, ...(end < value.length ? { nextCursor: next(end) } : {}) };
+    return {
+      ...base,
+      type: "array",
+      total: value.length,
+      offset: request.offset,
+      count: items.length,
+      items,
+      ...(end < value.length ? { nextCursor: next(end) } : {}),
+    };
   }
   if (typeof value === "string") {
     const chars = Math.min(request.limit * 100, MAX_SLICE_BYTES / 4);
     const end = Math.min(value.length, request.offset + chars);
-    return { ...base, type: "string", total: value.length, offset: request.offset, value: value.slice(request.offset, end), ...(end < value.length ? { nextCursor: next(end) } : {}) };
+    return {
+      ...base,
+      type: "string",
+      total: value.length,
+      offset: request.offset,
+      value: value.slice(request.offset, end),
+      ...(end < value.length ? { nextCursor: next(end) } : {}),
+    };
   }
   if (typeof value === "object" && value !== null && size(value) > MAX_SLICE_BYTES) {
     const keys = Object.keys(value);
     const page = keys.slice(request.offset, request.offset + request.limit);
     const end = request.offset + page.length;
-    return { ...base, type: "object", total: keys.length, offset: request.offset, keys: page, note: `this object is larger than ${MAX_SLICE_BYTES} bytes; read a member with a longer pointer, e.g. "${request.pointer}/${escapeToken(page[0] ?? "")}"`, ...(end < keys.length ? { nextCursor: next(end) } : {}) };
+    return {
+      ...base,
+      type: "object",
+      total: keys.length,
+      offset: request.offset,
+      keys: page,
+      note: `this object is larger than ${MAX_SLICE_BYTES} bytes; read a member with a longer pointer, e.g. "${request.pointer}/${escapeToken(page[0] ?? "")}"`,
+      ...(end < keys.length ? { nextCursor: next(end) } : {}),
+    };
   }
   return { ...base, type: value === null ? "null" : Array.isArray(value) ? "array" : typeof value, value };
 }
@@ -86,12 +122,19 @@ function oldSlice(id: string, root: unknown, request: Extract<SliceRequest, { mo
 function tablePayload(): unknown {
   return {
     meta: { name: "report", tags: ["a", "b"], note: "n".repeat(50_000) },
-    items: Array.from({ length: 40_000 }, (_, i) => ({ id: i, name: `item ${i} — ünïcödé`, tags: [`t${i % 7}`], nested: { depth: [i, [i + 1, { deep: `v${i}` }]] } })),
+    items: Array.from({ length: 40_000 }, (_, i) => ({
+      id: i,
+      name: `item ${i} — ünïcödé`,
+      tags: [`t${i % 7}`],
+      nested: { depth: [i, [i + 1, { deep: `v${i}` }]] },
+    })),
     blob: "é😀".repeat(200_000),
     map: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, { v: i }])),
     wide: { b: "b".repeat(100_000), "10": "a".repeat(100_000), "2": "c".repeat(100_000) },
     hugeItems: ["y".repeat(70_000), 1, { two: 2 }],
-    items2: Array.from({ length: 30 }, (_, i) => (i === 10 ? { pad: "z".repeat(300_000) } : { i, pad: "p".repeat(40_000) })),
+    items2: Array.from({ length: 30 }, (_, i) =>
+      i === 10 ? { pad: "z".repeat(300_000) } : { i, pad: "p".repeat(40_000) },
+    ),
     "a/b~c": { "": [null, true, false, -0.5e3] },
     // An object too large to send whose first key needs escaping in a pointer (the note suggests one).
     escapes: { "x/y~z": "q".repeat(70_000), plain: 1 },
@@ -137,7 +180,18 @@ const TABLE: [string, Record<string, unknown>][] = [
 async function stored(text: string, withIndex: boolean): Promise<string> {
   const id = crypto.randomUUID().replaceAll("-", "");
   const bytes = new TextEncoder().encode(text).length;
-  await putPayload(env.PAYLOADS, id, text, payloadMetadata(OWNER, { upstream: "u", tool: "u___t", size: bytes, contentType: "application/json", ttlSeconds: 600 }));
+  await putPayload(
+    env.PAYLOADS,
+    id,
+    text,
+    payloadMetadata(OWNER, {
+      upstream: "u",
+      tool: "u___t",
+      size: bytes,
+      contentType: "application/json",
+      ttlSeconds: 600,
+    }),
+  );
   if (withIndex) await putPayloadIndex(env.PAYLOADS, id, indexPayloadText(text, bytes)!);
   return id;
 }
@@ -146,39 +200,53 @@ describe("pointer reads through the index", () => {
   it.each([
     ["compact", (value: unknown) => JSON.stringify(value)],
     ["pretty-printed", (value: unknown) => JSON.stringify(value, null, 1)],
-  ])("answer as the whole-payload reader did, fetching a bounded number of bytes (%s)", { timeout: 120_000 }, async (_label, serialise) => {
-    const payload = tablePayload();
-    const text = serialise(payload);
-    const totalBytes = new TextEncoder().encode(text).length;
-    expect(totalBytes).toBeGreaterThan(6 * 1024 * 1024);
-    const id = await stored(text, true);
-    const counting = countingBucket(env.PAYLOADS);
-    for (const [pointer, args] of TABLE) {
-      const request = sliceRequest({ pointer, ...args });
-      if (typeof request === "string" || request.mode !== "json") throw new Error(request as string);
-      counting.reset();
-      const answer = await readSlice(counting.bucket, id, OWNER, request);
-      const expected = oldSlice(id, payload, request);
-      if (expected === undefined) expect(answer, pointer).toMatchObject({ ok: false, reason: "bad-request" });
-      else {
-        expect(answer.ok, `${pointer} ${JSON.stringify(answer).slice(0, 300)}`).toBe(true);
-        expect((answer as { slice: unknown }).slice, `${pointer} ${JSON.stringify(args)}`).toEqual(expected);
+  ])(
+    "answer as the whole-payload reader did, fetching a bounded number of bytes (%s)",
+    { timeout: 120_000 },
+    async (_label, serialise) => {
+      const payload = tablePayload();
+      const text = serialise(payload);
+      const totalBytes = new TextEncoder().encode(text).length;
+      expect(totalBytes).toBeGreaterThan(6 * 1024 * 1024);
+      const id = await stored(text, true);
+      const counting = countingBucket(env.PAYLOADS);
+      for (const [pointer, args] of TABLE) {
+        const request = sliceRequest({ pointer, ...args });
+        if (typeof request === "string" || request.mode !== "json") throw new Error(request as string);
+        counting.reset();
+        const answer = await readSlice(counting.bucket, id, OWNER, request);
+        const expected = oldSlice(id, payload, request);
+        if (expected === undefined) expect(answer, pointer).toMatchObject({ ok: false, reason: "bad-request" });
+        else {
+          expect(answer.ok, `${pointer} ${JSON.stringify(answer).slice(0, 300)}`).toBe(true);
+          expect((answer as { slice: unknown }).slice, `${pointer} ${JSON.stringify(args)}`).toEqual(expected);
+        }
+        // A bounded read, whatever the pointer: never the whole payload (the old reader fetched it all).
+        expect(counting.fetched(), pointer).toBeLessThan(Math.min(totalBytes / 2, 4.5 * 1024 * 1024));
       }
-      // A bounded read, whatever the pointer: never the whole payload (the old reader fetched it all).
-      expect(counting.fetched(), pointer).toBeLessThan(Math.min(totalBytes / 2, 4.5 * 1024 * 1024));
-    }
-    // A deep element of a large array costs a few windows, not megabytes.
-    counting.reset();
-    const deep = await readSlice(counting.bucket, id, OWNER, { mode: "json", pointer: "/items/39999/nested/depth/1/1/deep", offset: 0, limit: 50 });
-    expect(deep).toMatchObject({ ok: true, slice: { value: "v39999" } });
-    expect(counting.fetched()).toBeLessThan(200 * 1024);
-  });
+      // A deep element of a large array costs a few windows, not megabytes.
+      counting.reset();
+      const deep = await readSlice(counting.bucket, id, OWNER, {
+        mode: "json",
+        pointer: "/items/39999/nested/depth/1/1/deep",
+        offset: 0,
+        limit: 50,
+      });
+      expect(deep).toMatchObject({ ok: true, slice: { value: "v39999" } });
+      expect(counting.fetched()).toBeLessThan(200 * 1024);
+    },
+  );
 
   it("indexes a payload stored without an index on its first pointer read", async () => {
     const payload = { items: Array.from({ length: 20_000 }, (_, i) => ({ id: i, name: `n${i}` })) };
     const id = await stored(JSON.stringify(payload), false);
     expect(await env.PAYLOADS.head(indexKey(id))).toBeNull();
-    const answer = await readSlice(env.PAYLOADS, id, OWNER, { mode: "json", pointer: "/items/19999", offset: 0, limit: 50 });
+    const answer = await readSlice(env.PAYLOADS, id, OWNER, {
+      mode: "json",
+      pointer: "/items/19999",
+      offset: 0,
+      limit: 50,
+    });
     expect(answer).toMatchObject({ ok: true, slice: { value: { id: 19999, name: "n19999" } } });
     expect(await env.PAYLOADS.head(indexKey(id))).not.toBeNull();
   });
@@ -187,21 +255,44 @@ describe("pointer reads through the index", () => {
 describe("indexes written at offload time", () => {
   const { raw } = inject("fixtureUrls");
   // 6 MiB is offloaded from memory, 12 MiB while it streams (above 8 MiB).
-  it.each([6, 12])("lets a read of a deep element of a %i MiB payload fetch a bounded number of bytes", { timeout: 120_000 }, async (mb) => {
-    const counting = countingBucket(env.PAYLOADS);
-    const vars = { UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 60_000 }]), PAYLOADS: counting.bucket };
-    const { session } = await initialize("/mcp", { vars });
-    const answer = await request("/mcp", session, "tools/call", { name: "raw___huge", arguments: { mb } }, { vars });
-    const envelope = JSON.parse(answer.result.content[0].text) as Json;
-    expect(await env.PAYLOADS.head(indexKey(envelope.payloadId))).not.toBeNull();
-    const last = Math.floor((mb * 1024 * 1024) / 100) - 1;
-    counting.reset();
-    const read = await request("/mcp", session, "tools/call", { name: "sys___read_payload", arguments: { id: envelope.payloadId, pointer: `/items/${last}` } }, { vars });
-    expect(read.result.structuredContent.value).toEqual(JSON.parse(hugeItem(last)));
-    // The index (a few KB) and a window or two of the payload, not its megabytes.
-    expect(counting.fetched()).toBeLessThan(256 * 1024);
-    expect(read.result._meta["mcp-edge-gateway/read"].fetchedBytes).toBeLessThan(64 * 1024);
-    const page = await request("/mcp", session, "tools/call", { name: "sys___read_payload", arguments: { id: envelope.payloadId, pointer: "/items", offset: last - 1 } }, { vars });
-    expect(page.result.structuredContent).toMatchObject({ total: last + 1, count: 2, items: [JSON.parse(hugeItem(last - 1)), JSON.parse(hugeItem(last))] });
-  });
+  it.each([6, 12])(
+    "lets a read of a deep element of a %i MiB payload fetch a bounded number of bytes",
+    { timeout: 120_000 },
+    async (mb) => {
+      const counting = countingBucket(env.PAYLOADS);
+      const vars = {
+        UPSTREAMS: JSON.stringify([{ name: "raw", url: raw, timeoutMs: 60_000 }]),
+        PAYLOADS: counting.bucket,
+      };
+      const { session } = await initialize("/mcp", { vars });
+      const answer = await request("/mcp", session, "tools/call", { name: "raw___huge", arguments: { mb } }, { vars });
+      const envelope = JSON.parse(answer.result.content[0].text) as Json;
+      expect(await env.PAYLOADS.head(indexKey(envelope.payloadId))).not.toBeNull();
+      const last = Math.floor((mb * 1024 * 1024) / 100) - 1;
+      counting.reset();
+      const read = await request(
+        "/mcp",
+        session,
+        "tools/call",
+        { name: "sys___read_payload", arguments: { id: envelope.payloadId, pointer: `/items/${last}` } },
+        { vars },
+      );
+      expect(read.result.structuredContent.value).toEqual(JSON.parse(hugeItem(last)));
+      // The index (a few KB) and a window or two of the payload, not its megabytes.
+      expect(counting.fetched()).toBeLessThan(256 * 1024);
+      expect(read.result._meta["mcp-edge-gateway/read"].fetchedBytes).toBeLessThan(64 * 1024);
+      const page = await request(
+        "/mcp",
+        session,
+        "tools/call",
+        { name: "sys___read_payload", arguments: { id: envelope.payloadId, pointer: "/items", offset: last - 1 } },
+        { vars },
+      );
+      expect(page.result.structuredContent).toMatchObject({
+        total: last + 1,
+        count: 2,
+        items: [JSON.parse(hugeItem(last - 1)), JSON.parse(hugeItem(last))],
+      });
+    },
+  );
 });

@@ -10,9 +10,18 @@ import { gatewayFetch, initialize, post, request, type Json } from "../helpers/g
 
 const SECRET = "test-session-secret-0123456789abcdef";
 
-async function bigCall(vars: Record<string, unknown>, tool = "alpha___big_list", count = 200, session?: string): Promise<{ session: string; result: Json; bytes: number }> {
+async function bigCall(
+  vars: Record<string, unknown>,
+  tool = "alpha___big_list",
+  count = 200,
+  session?: string,
+): Promise<{ session: string; result: Json; bytes: number }> {
   const started = session ?? (await initialize("/mcp", { vars })).session;
-  const response = await post("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: { count } } }, { session: started, vars });
+  const response = await post(
+    "/mcp",
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: { count } } },
+    { session: started, vars },
+  );
   const text = await response.text();
   return { session: started, result: (JSON.parse(text) as Json).result, bytes: new TextEncoder().encode(text).length };
 }
@@ -22,7 +31,8 @@ function envelopeOf(result: Json): Json {
 }
 
 async function readTool(session: string, args: Record<string, unknown>, vars: Record<string, unknown>): Promise<Json> {
-  return (await request("/mcp", session, "tools/call", { name: "sys___read_payload", arguments: args }, { vars })).result;
+  return (await request("/mcp", session, "tools/call", { name: "sys___read_payload", arguments: args }, { vars }))
+    .result;
 }
 
 describe("the threshold", () => {
@@ -59,16 +69,32 @@ describe("the compact answer", () => {
   it("keeps the reference fields, adds payloadId, payloadUri and a resource_link", async () => {
     const { result } = await bigCall(vars);
     const envelope = envelopeOf(result);
-    expect(envelope).toMatchObject({ truncated: true, contentType: "application/json", payloadUri: `mcp-edge-gateway://payloads/${envelope.payloadId}` });
+    expect(envelope).toMatchObject({
+      truncated: true,
+      contentType: "application/json",
+      payloadUri: `mcp-edge-gateway://payloads/${envelope.payloadId}`,
+    });
     expect(envelope.payloadId).toMatch(/^[0-9a-f]{32}$/);
     expect(envelope.agentInstructions).toContain("sys___read_payload");
     expect(envelope.payloadPreview).toHaveLength(120);
     expect(envelope.payloadPreview.startsWith('{"total":200,"items":[{"id":0')).toBe(true);
-    expect(envelope.payloadSchema).toEqual({ items: [{ "email?": "string", id: "number", name: "string", score: "number|string", tags: ["string"] }], total: "number" });
-    expect(result.content[1]).toMatchObject({ type: "resource_link", uri: envelope.payloadUri, mimeType: "application/json", size: envelope.originalSize });
+    expect(envelope.payloadSchema).toEqual({
+      items: [{ "email?": "string", id: "number", name: "string", score: "number|string", tags: ["string"] }],
+      total: "number",
+    });
+    expect(result.content[1]).toMatchObject({
+      type: "resource_link",
+      uri: envelope.payloadUri,
+      mimeType: "application/json",
+      size: envelope.originalSize,
+    });
     expect(result.structuredContent).toEqual(envelope);
     const stored = await env.PAYLOADS.head(`payloads/${envelope.payloadId}`);
-    expect(stored?.customMetadata).toMatchObject({ tool: "alpha___big_list", upstream: "alpha", size: String(envelope.originalSize) });
+    expect(stored?.customMetadata).toMatchObject({
+      tool: "alpha___big_list",
+      upstream: "alpha",
+      size: String(envelope.originalSize),
+    });
   });
 
   it("answers a tool with an outputSchema with an error result, never contradicting its schema", async () => {
@@ -83,7 +109,10 @@ describe("the compact answer", () => {
     const filtered = { ...vars, ADMIN_TOKEN: token };
     const authorization = `Bearer ${token}`;
     const body = '{"tools":{"alpha___big_list":{"retain":["/total"]}}}';
-    expect((await gatewayFetch("/admin/filter-sets/default", { method: "PUT", headers: { authorization }, body }, filtered)).ok).toBe(true);
+    expect(
+      (await gatewayFetch("/admin/filter-sets/default", { method: "PUT", headers: { authorization }, body }, filtered))
+        .ok,
+    ).toBe(true);
     const { result } = await bigCall(filtered);
     expect(JSON.parse(result.content[0].text)).toEqual({ total: 200 });
     await gatewayFetch("/admin/filter-sets/default", { method: "DELETE", headers: { authorization } }, filtered);
@@ -129,7 +158,8 @@ describe("reading the rest", () => {
   it("reads at least one whole character however few bytes are asked, so a cursor always moves on", async () => {
     const { session, result } = await bigCall(vars, "alpha___big_list", 300);
     const id = envelopeOf(result).payloadId;
-    const whole = (await readTool(session, { id, byteOffset: 0, byteLength: 5000 }, vars)).structuredContent.text as string;
+    const whole = (await readTool(session, { id, byteOffset: 0, byteLength: 5000 }, vars)).structuredContent
+      .text as string;
     const at = new TextEncoder().encode(whole.slice(0, whole.indexOf("ü"))).length;
     const slice = (await readTool(session, { id, byteOffset: at, byteLength: 1 }, vars)).structuredContent;
     // One byte of a two-byte character was no character: an empty slice whose cursor named the same offset.
@@ -145,10 +175,18 @@ describe("reading the rest", () => {
     const { payloadUri } = envelopeOf(result);
     const whole = await request("/mcp", session, "resources/read", { uri: payloadUri }, { vars });
     expect(JSON.parse(whole.result.contents[0].text).items).toHaveLength(100);
-    const sliced = await request("/mcp", session, "resources/read", { uri: `${payloadUri}?pointer=/items&offset=10&limit=5` }, { vars });
+    const sliced = await request(
+      "/mcp",
+      session,
+      "resources/read",
+      { uri: `${payloadUri}?pointer=/items&offset=10&limit=5` },
+      { vars },
+    );
     expect(JSON.parse(sliced.result.contents[0].text).items.map((i: Json) => i.id)).toEqual([10, 11, 12, 13, 14]);
     const templates = await request("/mcp", session, "resources/templates/list", undefined, { vars });
-    expect(templates.result.resourceTemplates.map((t: Json) => t.uriTemplate)).toContain("mcp-edge-gateway://payloads/{id}{?pointer,offset,limit,byteOffset,byteLength,cursor}");
+    expect(templates.result.resourceTemplates.map((t: Json) => t.uriTemplate)).toContain(
+      "mcp-edge-gateway://payloads/{id}{?pointer,offset,limit,byteOffset,byteLength,cursor}",
+    );
   });
 
   it("serves the payload at its signed URL, and nothing for a wrong or expired token", async () => {
@@ -167,7 +205,9 @@ describe("reading the rest", () => {
     const bytes = new TextEncoder().encode(body).length;
     expect(suffix.headers.get("content-range")).toBe(`bytes ${bytes - 5}-${bytes - 1}/${bytes}`);
     expect(await suffix.text()).toBe(body.slice(-5));
-    expect((await gatewayFetch(`${url.pathname}${url.search}`, { headers: { range: "bytes=999999999-" } })).status).toBe(416);
+    expect(
+      (await gatewayFetch(`${url.pathname}${url.search}`, { headers: { range: "bytes=999999999-" } })).status,
+    ).toBe(416);
     expect((await gatewayFetch(`${url.pathname}?token=1999999999.AAAA`)).status).toBe(404);
     const expired = await signPayloadToken(envelope.payloadId, Math.floor(Date.now() / 1000) - 1, SECRET);
     expect((await gatewayFetch(`${url.pathname}?token=${expired}`)).status).toBe(404);
@@ -197,7 +237,9 @@ describe("who may read", () => {
     const { payloadId } = envelopeOf(result);
     const key = `payloads/${payloadId}`;
     const object = await env.PAYLOADS.get(key);
-    await env.PAYLOADS.put(key, await object!.text(), { customMetadata: { ...object!.customMetadata, expiresAt: new Date(Date.now() - 1000).toISOString() } });
+    await env.PAYLOADS.put(key, await object!.text(), {
+      customMetadata: { ...object!.customMetadata, expiresAt: new Date(Date.now() - 1000).toISOString() },
+    });
     const slice = await readTool(session, { id: payloadId }, vars);
     expect(slice.isError).toBe(true);
   });
@@ -211,13 +253,33 @@ describe("the read path on /mcp/<upstream>", () => {
     const tools = await request("/mcp/alpha", session, "tools/list", undefined, { vars });
     expect(tools.result.tools.map((t: Json) => t.name)).toContain("sys___read_payload");
     const templates = await request("/mcp/alpha", session, "resources/templates/list", undefined, { vars });
-    expect(templates.result.resourceTemplates.map((t: Json) => t.uriTemplate)).toContain("mcp-edge-gateway://payloads/{id}{?pointer,offset,limit,byteOffset,byteLength,cursor}");
-    const call = await request("/mcp/alpha", session, "tools/call", { name: "big_list", arguments: { count: 200 } }, { vars });
+    expect(templates.result.resourceTemplates.map((t: Json) => t.uriTemplate)).toContain(
+      "mcp-edge-gateway://payloads/{id}{?pointer,offset,limit,byteOffset,byteLength,cursor}",
+    );
+    const call = await request(
+      "/mcp/alpha",
+      session,
+      "tools/call",
+      { name: "big_list", arguments: { count: 200 } },
+      { vars },
+    );
     const envelope = envelopeOf(call.result);
     expect(envelope.agentInstructions).toContain("sys___read_payload");
-    const slice = await request("/mcp/alpha", session, "tools/call", { name: "sys___read_payload", arguments: { id: envelope.payloadId, pointer: "/items", offset: 5, limit: 2 } }, { vars });
+    const slice = await request(
+      "/mcp/alpha",
+      session,
+      "tools/call",
+      { name: "sys___read_payload", arguments: { id: envelope.payloadId, pointer: "/items", offset: 5, limit: 2 } },
+      { vars },
+    );
     expect(slice.result.structuredContent.items.map((i: Json) => i.id)).toEqual([5, 6]);
-    const read = await request("/mcp/alpha", session, "resources/read", { uri: `${envelope.payloadUri}?pointer=/total` }, { vars });
+    const read = await request(
+      "/mcp/alpha",
+      session,
+      "resources/read",
+      { uri: `${envelope.payloadUri}?pointer=/total` },
+      { vars },
+    );
     expect(JSON.parse(read.result.contents[0].text).value).toBe(200);
   });
 
@@ -240,13 +302,55 @@ describe("the envelope of a real server's answer", () => {
   const text = (t: string) => ({ type: "text", text: t });
   // [label, result, stored text, content type, schema, pointer the instructions name (null: none)]
   it.each([
-    ["structuredContent wrapping JSON text in one member", { content: [text(inner)], structuredContent: { content: inner } }, inner, "application/json", { data: { cursor: "null", rows: [{ id: "number", title: "string" }] } }, "/data/rows"],
-    ["FastMCP's {result: <json>}", { content: [text(inner)], structuredContent: { result: inner } }, inner, "application/json", { data: { cursor: "null", rows: [{ id: "number", title: "string" }] } }, "/data/rows"],
-    ["a lone text block of JSON", { content: [text(inner)] }, inner, "application/json", { data: { cursor: "null", rows: [{ id: "number", title: "string" }] } }, "/data/rows"],
-    ["a top-level array", { content: [text(JSON.stringify(rows))] }, JSON.stringify(rows), "application/json", [{ id: "number", title: "string" }], ""],
-    ["the longest of several arrays", { content: [], structuredContent: { a: [1], b: { c: [1, 2, 3] } } }, '{"a":[1],"b":{"c":[1,2,3]}}', "application/json", { a: ["number"], b: { c: ["number"] } }, "/b/c"],
+    [
+      "structuredContent wrapping JSON text in one member",
+      { content: [text(inner)], structuredContent: { content: inner } },
+      inner,
+      "application/json",
+      { data: { cursor: "null", rows: [{ id: "number", title: "string" }] } },
+      "/data/rows",
+    ],
+    [
+      "FastMCP's {result: <json>}",
+      { content: [text(inner)], structuredContent: { result: inner } },
+      inner,
+      "application/json",
+      { data: { cursor: "null", rows: [{ id: "number", title: "string" }] } },
+      "/data/rows",
+    ],
+    [
+      "a lone text block of JSON",
+      { content: [text(inner)] },
+      inner,
+      "application/json",
+      { data: { cursor: "null", rows: [{ id: "number", title: "string" }] } },
+      "/data/rows",
+    ],
+    [
+      "a top-level array",
+      { content: [text(JSON.stringify(rows))] },
+      JSON.stringify(rows),
+      "application/json",
+      [{ id: "number", title: "string" }],
+      "",
+    ],
+    [
+      "the longest of several arrays",
+      { content: [], structuredContent: { a: [1], b: { c: [1, 2, 3] } } },
+      '{"a":[1],"b":{"c":[1,2,3]}}',
+      "application/json",
+      { a: ["number"], b: { c: ["number"] } },
+      "/b/c",
+    ],
     ["JSON without arrays", { content: [text('{"k":"v"}')] }, '{"k":"v"}', "application/json", { k: "string" }, null],
-    ["a member holding plain text", { content: [], structuredContent: { content: "plain words" } }, '{"content":"plain words"}', "application/json", { content: "string" }, null],
+    [
+      "a member holding plain text",
+      { content: [], structuredContent: { content: "plain words" } },
+      '{"content":"plain words"}',
+      "application/json",
+      { content: "string" },
+      null,
+    ],
     ["plain text", { content: [text("just words")] }, "just words", "text/plain; charset=utf-8", "string", null],
   ])("%s", (_label, result, stored, contentType, schema, pointer) => {
     const answer = JSON.stringify({ jsonrpc: "2.0", id: 1, result });

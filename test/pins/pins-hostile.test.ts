@@ -20,7 +20,11 @@ const CRON_PERIOD_MS = 5 * 60_000;
 
 async function runCron(vars: Vars, scheduledTime: Date): Promise<void> {
   const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime, cron: "*/5 * * * *" }), { ...env, ...vars } as never, ctx);
+  await worker.scheduled!(
+    createScheduledController({ scheduledTime, cron: "*/5 * * * *" }),
+    { ...env, ...vars } as never,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
 }
 
@@ -44,7 +48,9 @@ test("a tool whose schema nests 20,000 levels: the merged /mcp list keeps every 
   const held = pins.definitions.find((d: Json) => d.name === "deep");
   expect(held.status).toBe("held");
   const version = held.pending ?? held.approved;
-  expect(version.findings).toEqual(expect.arrayContaining([expect.objectContaining({ rule: "nesting-depth", severity: "high" })]));
+  expect(version.findings).toEqual(
+    expect.arrayContaining([expect.objectContaining({ rule: "nesting-depth", severity: "high" })]),
+  );
   expect(typeof version.definition).toBe("string"); // shown as its text: too deep to serialise as an object
 });
 
@@ -91,14 +97,39 @@ test("a pending schema change with a catastrophic `pattern`: the fit check does 
   expect(JSON.stringify(answer)).not.toContain("the call was not sent");
 });
 
-const EVIL = { type: "object", properties: { q: { type: "string", pattern: "^(a+)+$", format: "email" } }, patternProperties: { "^(b+)+$": { type: "number" } }, additionalProperties: false };
-const NAMED = { type: "object", properties: { format: { type: "string" }, pattern: { const: { pattern: "x" } } }, required: ["format"], additionalProperties: false };
+const EVIL = {
+  type: "object",
+  properties: { q: { type: "string", pattern: "^(a+)+$", format: "email" } },
+  patternProperties: { "^(b+)+$": { type: "number" } },
+  additionalProperties: false,
+};
+const NAMED = {
+  type: "object",
+  properties: { format: { type: "string" }, pattern: { const: { pattern: "x" } } },
+  required: ["format"],
+  additionalProperties: false,
+};
 
 test.each([
-  { what: "a backtracking pattern is not run on the argument", schema: EVIL, args: { q: `${"a".repeat(40)}!` }, fits: true },
+  {
+    what: "a backtracking pattern is not run on the argument",
+    schema: EVIL,
+    args: { q: `${"a".repeat(40)}!` },
+    fits: true,
+  },
   { what: "types are still checked", schema: EVIL, args: { q: 1 }, fits: false },
-  { what: "patternProperties (and the additionalProperties beside it) are not applied", schema: EVIL, args: { bbbb: "x" }, fits: true },
-  { what: "properties named format and pattern stay, const values are kept whole", schema: NAMED, args: { format: "x", pattern: { pattern: "x" } }, fits: true },
+  {
+    what: "patternProperties (and the additionalProperties beside it) are not applied",
+    schema: EVIL,
+    args: { bbbb: "x" },
+    fits: true,
+  },
+  {
+    what: "properties named format and pattern stay, const values are kept whole",
+    schema: NAMED,
+    args: { format: "x", pattern: { pattern: "x" } },
+    fits: true,
+  },
   { what: "a required property named format is still required", schema: NAMED, args: {}, fits: false },
 ])("the fit check: $what", async ({ schema, args, fits }) => {
   const approved = { name: "t", inputSchema: { type: "object" } };
@@ -109,9 +140,12 @@ test.each([
 
 test.each([
   { value: { b: 1, a: [true, null] }, text: '{"a":[true,null],"b":1}' },
-  { value: { z: {}, y: [], x: [[{ "q\"": "\n" }], 2.5] }, text: '{"x":[[{"q\\"":"\\n"}],2.5],"y":[],"z":{}}' },
+  { value: { z: {}, y: [], x: [[{ 'q"': "\n" }], 2.5] }, text: '{"x":[[{"q\\"":"\\n"}],2.5],"y":[],"z":{}}' },
   { value: [undefined, "s", { u: undefined }], text: '[null,"s",{"u":null}]' },
-  { value: JSON.parse(`${"[".repeat(20_000)}${"]".repeat(20_000)}`), text: `${"[".repeat(20_000)}${"]".repeat(20_000)}` },
+  {
+    value: JSON.parse(`${"[".repeat(20_000)}${"]".repeat(20_000)}`),
+    text: `${"[".repeat(20_000)}${"]".repeat(20_000)}`,
+  },
 ])("canonical JSON, without recursion: %#", ({ value, text }) => {
   expect(canonicalJson(value)).toBe(text);
 });

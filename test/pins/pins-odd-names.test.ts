@@ -28,7 +28,7 @@ async function listedOddNames(name: string): Promise<Vars> {
   return vars;
 }
 
-test("the console's Forget of a tool named \"\", \".\" or \"..\" forgets that one definition", async () => {
+test('the console\'s Forget of a tool named "", "." or ".." forgets that one definition', async () => {
   const name = "po-console";
   const vars = await listedOddNames(name);
   const left = ["", ".", "..", "echo"];

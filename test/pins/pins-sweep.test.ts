@@ -15,7 +15,11 @@ import { SWEEP_REPORT_KEY } from "../../src/features/pins/pin-store";
 
 async function runCron(vars: Record<string, unknown>, scheduledTime = new Date()): Promise<void> {
   const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime, cron: "*/5 * * * *" }), { ...env, ...vars } as never, ctx);
+  await worker.scheduled!(
+    createScheduledController({ scheduledTime, cron: "*/5 * * * *" }),
+    { ...env, ...vars } as never,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
 }
 
@@ -56,14 +60,20 @@ test("a run whose report says what the stored one says writes nothing, until the
   expect(writes()).toBe(4);
   await runCron(vars, new Date(at(20).getTime() + SWEEP_REPORT_REFRESH_MS)); // the stored one is an hour old: written again
   expect(writes()).toBe(5);
-  await runCron({ ...vars, UPSTREAMS: JSON.stringify([{ name, url: "http://127.0.0.1:9/mcp", pinning: "off" }]) }, new Date(t0 + 3 * SWEEP_REPORT_REFRESH_MS));
+  await runCron(
+    { ...vars, UPSTREAMS: JSON.stringify([{ name, url: "http://127.0.0.1:9/mcp", pinning: "off" }]) },
+    new Date(t0 + 3 * SWEEP_REPORT_REFRESH_MS),
+  );
   expect(writes()).toBe(5);
 });
 
 test("the scheduled re-check finds a rug pull that no client listed, and reports an upstream it cannot reach", async () => {
   const name = "p-cron";
   const base = pinVars({ name, pinning: "enforce" });
-  const upstreams = [...JSON.parse(base["UPSTREAMS"] as string), { name: "p-cron-down", url: "http://127.0.0.1:9/mcp", pinning: "warn", timeoutMs: 2_000 }];
+  const upstreams = [
+    ...JSON.parse(base["UPSTREAMS"] as string),
+    { name: "p-cron-down", url: "http://127.0.0.1:9/mcp", pinning: "warn", timeoutMs: 2_000 },
+  ];
   const vars = { ...base, UPSTREAMS: JSON.stringify(upstreams) };
 
   await runCron(vars); // first sight: trusted, by the cron alone
@@ -75,10 +85,14 @@ test("the scheduled re-check finds a rug pull that no client listed, and reports
   expect(add.status).toBe("pending");
   expect(add.approved.definition.description).toBe("Adds two numbers");
   expect(add.pending.definition.description).toContain("<IMPORTANT>");
-  expect(pins.definitions.find((d: Json) => d.kind === "prompt" && d.name === "greet")).toMatchObject({ status: "pinned" });
+  expect(pins.definitions.find((d: Json) => d.kind === "prompt" && d.name === "greet")).toMatchObject({
+    status: "pinned",
+  });
 
   const all = await (await admin("GET", "/pins", undefined, { vars })).json<Json>();
-  expect(all.lastSweep.checked).toEqual(expect.arrayContaining([expect.objectContaining({ upstream: name, tools: 2, prompts: 1, changes: 1 })]));
+  expect(all.lastSweep.checked).toEqual(
+    expect.arrayContaining([expect.objectContaining({ upstream: name, tools: 2, prompts: 1, changes: 1 })]),
+  );
   expect(all.lastSweep.unreachable).toEqual([expect.objectContaining({ upstream: "p-cron-down" })]);
 
   // The first client to list after the change is shown the approved definition.

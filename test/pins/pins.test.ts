@@ -25,9 +25,19 @@ type Attack = {
 };
 
 const ATTACKS: Attack[] = [
-  { variant: "rug-pull", changed: "add", findings: ["instruction-tag", "conceal-from-user", "sensitive-files"], call: { name: "add", args: { a: 1, b: 2 }, fitsBoth: true, answer: "3" } },
+  {
+    variant: "rug-pull",
+    changed: "add",
+    findings: ["instruction-tag", "conceal-from-user", "sensitive-files"],
+    call: { name: "add", args: { a: 1, b: 2 }, fitsBoth: true, answer: "3" },
+  },
   { variant: "schema", changed: "add", findings: [], call: { name: "add", args: { a: 1, b: 2 }, fitsBoth: false } },
-  { variant: "unicode", changed: "echo", findings: ["unicode-tag-characters"], call: { name: "echo", args: { text: "hi" }, fitsBoth: true } },
+  {
+    variant: "unicode",
+    changed: "echo",
+    findings: ["unicode-tag-characters"],
+    call: { name: "echo", args: { text: "hi" }, fitsBoth: true },
+  },
   { variant: "shadowing", changed: "echo", findings: ["shadowing"], withBeta: true },
 ];
 
@@ -129,7 +139,9 @@ test.each(["warn", "enforce"] as const)("first sight with a high-severity findin
   } else {
     expect(pin.status).toBe("held"); // held like a change: never listed, never called
     expect(echo).toBeUndefined();
-    expect((await client.call("echo", { text: "hi" })).result.content[0].text).toContain("held for an operator's approval");
+    expect((await client.call("echo", { text: "hi" })).result.content[0].text).toContain(
+      "held for an operator's approval",
+    );
   }
 });
 
@@ -142,7 +154,9 @@ describe("decisions by digest", () => {
     await switchVariant(name, "schema");
     expect(tool(await client.tools(), "add").inputSchema.required).toEqual(["a", "b"]);
     const pending = definition(await pinsOf(name), "add").pending;
-    expect(pending.diff.changes).toEqual(expect.arrayContaining([expect.objectContaining({ path: "/inputSchema/properties/c", change: "added" })]));
+    expect(pending.diff.changes).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: "/inputSchema/properties/c", change: "added" })]),
+    );
     const approved = await admin("POST", `/pins/${name}/add/approve`, { digest: pending.digest }, { vars });
     expect(approved.status).toBe(200);
     expect((await approved.json<Json>()).status).toBe("pinned");
@@ -254,9 +268,21 @@ describe("routes, eras, prompts, logs", () => {
     expect(pin).toMatchObject({ status: "pending" });
     expect(pin.pending.findings.map((f: Json) => f.rule)).toContain("override-instructions");
     // Its arguments fit both versions: the prompt is served; an argument neither declares is refused, naming the change.
-    const got = await request(`/mcp/${name}`, client.session, "prompts/get", { name: "greet", arguments: { name: "Ada" } }, { vars });
+    const got = await request(
+      `/mcp/${name}`,
+      client.session,
+      "prompts/get",
+      { name: "greet", arguments: { name: "Ada" } },
+      { vars },
+    );
     expect(got.result.messages[0].content.text).toBe("Hello Ada");
-    const refused = await request(`/mcp/${name}`, client.session, "prompts/get", { name: "greet", arguments: { name: "Ada", extra: "x" } }, { vars });
+    const refused = await request(
+      `/mcp/${name}`,
+      client.session,
+      "prompts/get",
+      { name: "greet", arguments: { name: "Ada", extra: "x" } },
+      { vars },
+    );
     expect(refused.error).toMatchObject({ code: -32602, message: expect.stringContaining(pin.pending.digest) });
   });
 
@@ -267,10 +293,14 @@ describe("routes, eras, prompts, logs", () => {
     await request(`/mcp/${name}`, session, "tools/list", {}, { vars });
     await switchVariant(name, "schema");
     await request(`/mcp/${name}`, session, "logging/setLevel", { level: "warning" }, { vars });
-    const all = await messages(await post(`/mcp/${name}`, { jsonrpc: "2.0", id: 9, method: "tools/list" }, { session, vars }));
+    const all = await messages(
+      await post(`/mcp/${name}`, { jsonrpc: "2.0", id: 9, method: "tools/list" }, { session, vars }),
+    );
     const log = all.find((m) => m.method === "notifications/message");
     expect(log.params.level).toBe("warning");
-    expect(log.params.data.unsettled).toEqual([expect.objectContaining({ upstream: name, name: "add", status: "pending" })]);
+    expect(log.params.data.unsettled).toEqual([
+      expect.objectContaining({ upstream: name, name: "add", status: "pending" }),
+    ]);
   });
 
   test("pinning off: lists pass, nothing is stored", async () => {
@@ -288,8 +318,12 @@ describe("personas", () => {
   test("a changed definition is shown to no persona as the upstream now serves it, however much the persona allows", async () => {
     const name = "p-personas";
     const vars = { ...pinVars({ name, pinning: "enforce", approveNew: false }), ...authVars() };
-    expect((await authAdmin("PUT", "/personas/pins-all", { roles: ["pins-all"], allow: ["*"] }, vars)).status).toBe(200);
-    expect((await authAdmin("PUT", "/personas/pins-add", { roles: ["pins-add"], allow: [`${name}___add`] }, vars)).status).toBe(200);
+    expect((await authAdmin("PUT", "/personas/pins-all", { roles: ["pins-all"], allow: ["*"] }, vars)).status).toBe(
+      200,
+    );
+    expect(
+      (await authAdmin("PUT", "/personas/pins-add", { roles: ["pins-add"], allow: [`${name}___add`] }, vars)).status,
+    ).toBe(200);
     const listAs = async (role: string) => {
       const { headers } = await makeKey({ principal: `pins-${role}`, roles: [role] }, vars);
       const { session } = await initialize(`/mcp/${name}`, { vars, headers });
@@ -336,7 +370,9 @@ describe("audit", () => {
         "gateway.pin.new_digest": pin.pending.digest,
         "gateway.pin.changed_members": ["description"],
         "gateway.pin.status": "pending",
-        "gateway.pin.findings": expect.arrayContaining([expect.objectContaining({ rule: "instruction-tag", severity: "high" })]),
+        "gateway.pin.findings": expect.arrayContaining([
+          expect.objectContaining({ rule: "instruction-tag", severity: "high" }),
+        ]),
       }),
     ]);
   });
@@ -399,11 +435,16 @@ describe("cost", () => {
   test("a 2026-07-28 upstream listed by 2025 and 2026-07-28 clients in turn: pins are written once, not at every switch of era", async () => {
     const { counts, kv } = countingKv();
     const name = "p-eras";
-    const vars = { UPSTREAMS: JSON.stringify([{ name, url: inject("modernUpstreamUrl"), pinning: "warn" }]), GATEWAY_KV: kv };
+    const vars = {
+      UPSTREAMS: JSON.stringify([{ name, url: inject("modernUpstreamUrl"), pinning: "warn" }]),
+      GATEWAY_KV: kv,
+    };
     const client = await pinClient(`/mcp/${name}`, vars);
     for (let round = 0; round < 3; round++) {
       expect(tool(await client.tools(), "shape").outputSchema).toBeUndefined(); // what a 2025 client cannot read is left out
-      expect(tool((await modern(`/mcp/${name}`, "tools/list", {}, { vars })).result.tools, "shape").outputSchema).toBeDefined();
+      expect(
+        tool((await modern(`/mcp/${name}`, "tools/list", {}, { vars })).result.tools, "shape").outputSchema,
+      ).toBeDefined();
     }
     expect(counts.writes).toBe(1);
   });

@@ -15,22 +15,43 @@ import { requestLevel } from "../../src/features/shaping/client-logging";
 const OFFLOAD = JSON.stringify({ thresholdBytes: 2000, include: ["alpha___big_list"] });
 
 beforeAll(async () => {
-  const put = await admin("PUT", "/filter-sets/default", "tools:\n  alpha___get_user:\n    retain: [/userInfo/login]\n", { contentType: "application/yaml" });
+  const put = await admin(
+    "PUT",
+    "/filter-sets/default",
+    "tools:\n  alpha___get_user:\n    retain: [/userInfo/login]\n",
+    { contentType: "application/yaml" },
+  );
   expect(put.status).toBe(200);
-  await putDocument("/rules", { rules: [{ name: "users-hint", tool: "alpha___get_user", message: "Logins are case-sensitive." }] });
+  await putDocument("/rules", {
+    rules: [{ name: "users-hint", tool: "alpha___get_user", message: "Logins are case-sensitive." }],
+  });
 });
 
 function gatewayLogs(all: Json[]): Json[] {
-  return all.filter((m) => m.method === "notifications/message" && m.params?.logger === "mcp-edge-gateway").map((m) => m.params);
+  return all
+    .filter((m) => m.method === "notifications/message" && m.params?.logger === "mcp-edge-gateway")
+    .map((m) => m.params);
 }
 
-async function callAll(path: string, prefix: string, level: string | undefined, vars: Record<string, unknown>): Promise<{ logs: Json[]; types: string[] }> {
+async function callAll(
+  path: string,
+  prefix: string,
+  level: string | undefined,
+  vars: Record<string, unknown>,
+): Promise<{ logs: Json[]; types: string[] }> {
   const { session } = await initialize(path, { vars });
   if (level) expect((await request(path, session, "logging/setLevel", { level }, { vars })).result).toEqual({});
   const logs: Json[] = [];
   const types: string[] = [];
-  for (const [name, args] of [["get_user", { login: "ada" }], ["big_list", { count: 100 }]] as const) {
-    const response = await post(path, { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: `${prefix}${name}`, arguments: args } }, { session, vars });
+  for (const [name, args] of [
+    ["get_user", { login: "ada" }],
+    ["big_list", { count: 100 }],
+  ] as const) {
+    const response = await post(
+      path,
+      { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: `${prefix}${name}`, arguments: args } },
+      { session, vars },
+    );
     types.push(response.headers.get("content-type") ?? "");
     const all = await messages(response);
     expect(all[all.length - 1].result).toBeDefined();
@@ -76,9 +97,20 @@ describe("a failed call", () => {
     const vars = { ...ADMIN_VARS, UPSTREAMS: upstreamsVar({ down: "http://127.0.0.1:9/mcp" }) };
     const { session } = await initialize("/mcp", { vars });
     await request("/mcp", session, "logging/setLevel", { level: "error" }, { vars });
-    const all = await messages(await post("/mcp", { jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "down___x", arguments: {} } }, { session, vars }));
+    const all = await messages(
+      await post(
+        "/mcp",
+        { jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "down___x", arguments: {} } },
+        { session, vars },
+      ),
+    );
     expect(all[all.length - 1].error).toBeDefined();
-    expect(gatewayLogs(all)).toEqual([expect.objectContaining({ level: "error", data: expect.objectContaining({ event: "failure", failure: "unreachable", upstream: "down" }) })]);
+    expect(gatewayLogs(all)).toEqual([
+      expect.objectContaining({
+        level: "error",
+        data: expect.objectContaining({ event: "failure", failure: "unreachable", upstream: "down" }),
+      }),
+    ]);
   });
 });
 

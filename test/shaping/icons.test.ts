@@ -42,8 +42,20 @@ describe.each([
   it.each([
     ["a tool", "tools/list", "tools", (e: Json) => e.name === `${prefix}echo`, []],
     ["a prompt", "prompts/list", "prompts", (e: Json) => e.name === `${prefix}greet`, []],
-    ["a resource, after the upstream's own icon", "resources/list", "resources", (e: Json) => e.uri === "alpha://info", [UPSTREAM_ICON]],
-    ["a resource template", "resources/templates/list", "resourceTemplates", (e: Json) => e.uriTemplate === "alpha://items/{id}", []],
+    [
+      "a resource, after the upstream's own icon",
+      "resources/list",
+      "resources",
+      (e: Json) => e.uri === "alpha://info",
+      [UPSTREAM_ICON],
+    ],
+    [
+      "a resource template",
+      "resources/templates/list",
+      "resourceTemplates",
+      (e: Json) => e.uriTemplate === "alpha://items/{id}",
+      [],
+    ],
   ])("are added to %s", async (_label, method, key, pick, own) => {
     const before = (await listed(path, method, key)).find(pick);
     expect(before.icons ?? []).toEqual(own);
@@ -61,9 +73,15 @@ describe.each([
   });
 
   it("name icon files the gateway serves by URLs on its own origin", async () => {
-    await putDocument("/icons", { icons: [{ match: "*___echo", kinds: ["tool"], icons: [{ file: "echo.png", mimeType: "image/png", sizes: ["48x48"] }] }] });
+    await putDocument("/icons", {
+      icons: [
+        { match: "*___echo", kinds: ["tool"], icons: [{ file: "echo.png", mimeType: "image/png", sizes: ["48x48"] }] },
+      ],
+    });
     const echo = (await listed(path, "tools/list", "tools")).find((e) => e.name === `${prefix}echo`);
-    expect(echo.icons).toEqual([{ src: "http://gateway.test/icons/echo.png", mimeType: "image/png", sizes: ["48x48"] }]);
+    expect(echo.icons).toEqual([
+      { src: "http://gateway.test/icons/echo.png", mimeType: "image/png", sizes: ["48x48"] },
+    ]);
   });
 });
 
@@ -105,18 +123,29 @@ describe("icon files", () => {
   });
 
   it("are refused past the size limit", async () => {
-    expect((await admin("PUT", "/icons/files/big.png", new Uint8Array(1024 * 1024 + 1), { contentType: "image/png" })).status).toBe(413);
+    expect(
+      (await admin("PUT", "/icons/files/big.png", new Uint8Array(1024 * 1024 + 1), { contentType: "image/png" }))
+        .status,
+    ).toBe(413);
   });
 
   it("need the admin token to be stored", async () => {
-    const response = await gatewayFetch("/admin/icons/files/x.png", { method: "PUT", headers: { "content-type": "image/png" }, body: PNG }, VARS);
+    const response = await gatewayFetch(
+      "/admin/icons/files/x.png",
+      { method: "PUT", headers: { "content-type": "image/png" }, body: PNG },
+      VARS,
+    );
     expect(response.status).toBe(401);
   });
 });
 
 describe("the icons document", () => {
   it.each([
-    ["an icon with neither src nor file", { icons: [{ match: "*", icons: [{ mimeType: "image/png" }] }] }, "/icons/0/icons/0"],
+    [
+      "an icon with neither src nor file",
+      { icons: [{ match: "*", icons: [{ mimeType: "image/png" }] }] },
+      "/icons/0/icons/0",
+    ],
     ["an http: src", { icons: [{ match: "*", icons: [{ src: "http://x/a.png" }] }] }, "/icons/0/icons/0/src"],
     ["an unknown kind", { icons: [{ match: "*", kinds: ["tools"], icons: [ICON] }] }, "/icons/0/kinds"],
     ["a bad theme", { icons: [{ match: "*", icons: [{ ...ICON, theme: "blue" }] }] }, "/icons/0/icons/0/theme"],
@@ -124,6 +153,8 @@ describe("the icons document", () => {
   ])("is refused with %s, located", async (_label, body, pointer) => {
     const response = await admin("PUT", "/icons", body);
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { problems: { path: string }[] }).problems.map((p) => p.path)).toContain(pointer);
+    expect(((await response.json()) as { problems: { path: string }[] }).problems.map((p) => p.path)).toContain(
+      pointer,
+    );
   });
 });

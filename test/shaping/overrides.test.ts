@@ -17,7 +17,10 @@ beforeEach(async () => {
 });
 
 const OVERRIDES = {
-  tools: { alpha___echo: { title: "Echo (gateway)", description: "Repeats text, says the gateway" }, alpha___add: { description: "Sums two numbers" } },
+  tools: {
+    alpha___echo: { title: "Echo (gateway)", description: "Repeats text, says the gateway" },
+    alpha___add: { description: "Sums two numbers" },
+  },
   prompts: { alpha___greet: { title: "Greeting", description: "A friendly greeting" } },
   upstreams: { alpha: { instructions: "Use alpha for sums." }, beta: { instructions: "Beta writes haiku." } },
 };
@@ -27,9 +30,21 @@ describe.each([
   ["/mcp/alpha", ""],
 ])("overrides on %s", (path, prefix) => {
   it.each([
-    ["a tool's title and description", "tools/list", "tools", "echo", { title: "Echo (gateway)", description: "Repeats text, says the gateway" }],
+    [
+      "a tool's title and description",
+      "tools/list",
+      "tools",
+      "echo",
+      { title: "Echo (gateway)", description: "Repeats text, says the gateway" },
+    ],
     ["a tool's description only", "tools/list", "tools", "add", { description: "Sums two numbers" }],
-    ["a prompt's title and description", "prompts/list", "prompts", "greet", { title: "Greeting", description: "A friendly greeting" }],
+    [
+      "a prompt's title and description",
+      "prompts/list",
+      "prompts",
+      "greet",
+      { title: "Greeting", description: "A friendly greeting" },
+    ],
   ])("change %s and nothing else", async (_label, method, key, name, expected) => {
     const { session } = await initialize(path, { vars: VARS });
     const before = (await request(path, session, method, undefined, { vars: VARS })).result[key] as { name: string }[];
@@ -39,8 +54,18 @@ describe.each([
     const changed = after.find((item) => item.name === `${prefix}${name}`)!;
     expect(changed).toEqual({ ...original, ...expected });
     // Every other entry is untouched.
-    expect(after.filter((item) => item.name !== `${prefix}${name}` && !(item.name.endsWith("echo") || item.name.endsWith("add") || item.name.endsWith("greet")))).toEqual(
-      before.filter((item) => item.name !== `${prefix}${name}` && !(item.name.endsWith("echo") || item.name.endsWith("add") || item.name.endsWith("greet"))),
+    expect(
+      after.filter(
+        (item) =>
+          item.name !== `${prefix}${name}` &&
+          !(item.name.endsWith("echo") || item.name.endsWith("add") || item.name.endsWith("greet")),
+      ),
+    ).toEqual(
+      before.filter(
+        (item) =>
+          item.name !== `${prefix}${name}` &&
+          !(item.name.endsWith("echo") || item.name.endsWith("add") || item.name.endsWith("greet")),
+      ),
     );
   });
 
@@ -57,18 +82,32 @@ describe.each([
 });
 
 describe("overrides keep every other byte", () => {
-  const RAW_VARS = { ...VARS, UPSTREAMS: JSON.stringify([{ name: "raw", url: raw }]), OFFLOAD: JSON.stringify({ exclude: ["raw___*"] }) };
-  const EXPECTED_TOOL = TRAP_TOOL.replace('"description":"Schema traps"', '"description":"Traps, described by the gateway"').replace(/}$/, ',"title":"Trap \\u00e9 \\""}');
+  const RAW_VARS = {
+    ...VARS,
+    UPSTREAMS: JSON.stringify([{ name: "raw", url: raw }]),
+    OFFLOAD: JSON.stringify({ exclude: ["raw___*"] }),
+  };
+  const EXPECTED_TOOL = TRAP_TOOL.replace(
+    '"description":"Schema traps"',
+    '"description":"Traps, described by the gateway"',
+  ).replace(/}$/, ',"title":"Trap \\u00e9 \\""}');
 
   it.each([
     ["/mcp/raw", "trap"],
     ["/mcp", "raw___trap"],
   ])("on %s: the schemas keep their exact bytes, only title and description change", async (path, name) => {
-    await putDocument("/overrides", { tools: { raw___trap: { title: 'Trap é "', description: "Traps, described by the gateway" } } });
+    await putDocument("/overrides", {
+      tools: { raw___trap: { title: 'Trap é "', description: "Traps, described by the gateway" } },
+    });
     const { session } = await initialize(path, { vars: RAW_VARS });
-    const texts = await messageTexts(await post(path, '{"jsonrpc":"2.0","id":3,"method":"tools/list"}', { session, vars: RAW_VARS }));
+    const texts = await messageTexts(
+      await post(path, '{"jsonrpc":"2.0","id":3,"method":"tools/list"}', { session, vars: RAW_VARS }),
+    );
     const text = texts[texts.length - 1]!;
-    const tool = EXPECTED_TOOL.replace('"name":"trap"', `"name":"${name}"`).replace('"title":"Trap \\u00e9 \\""', JSON.stringify({ title: 'Trap é "' }).slice(1, -1));
+    const tool = EXPECTED_TOOL.replace('"name":"trap"', `"name":"${name}"`).replace(
+      '"title":"Trap \\u00e9 \\""',
+      JSON.stringify({ title: 'Trap é "' }).slice(1, -1),
+    );
     if (path === "/mcp/raw") expect(text).toBe(rawEnvelope(3, `{"tools":[${tool}],"nextCursor":"page-2"}`));
     else expect(text).toContain(tool);
   });
@@ -90,10 +129,15 @@ describe("the overrides document", () => {
 
   it("is read back and deleted, and a deleted document changes nothing", async () => {
     await putDocument("/overrides", "tools:\n  alpha___echo:\n    title: From YAML\n");
-    expect(await (await admin("GET", "/overrides")).json()).toEqual({ tools: { alpha___echo: { title: "From YAML" } } });
+    expect(await (await admin("GET", "/overrides")).json()).toEqual({
+      tools: { alpha___echo: { title: "From YAML" } },
+    });
     expect((await admin("DELETE", "/overrides")).status).toBe(200);
     const { session } = await initialize("/mcp", { vars: VARS });
-    const tools = (await request("/mcp", session, "tools/list", undefined, { vars: VARS })).result.tools as { name: string; title?: string }[];
+    const tools = (await request("/mcp", session, "tools/list", undefined, { vars: VARS })).result.tools as {
+      name: string;
+      title?: string;
+    }[];
     expect(tools.find((t) => t.name === "alpha___echo")?.title).toBeUndefined();
     expect(upstreams.length).toBeGreaterThan(0);
   });

@@ -18,10 +18,13 @@ const { origin, label, vars: VARS, caller } = signInWorld();
 async function world(name: string, prefix: string) {
   const upstreams = [{ name, url: `${origin}/${prefix}${label}/mcp`, auth: { type: "oauth" } }];
   const vars: Vars = { ...VARS, UPSTREAMS: JSON.stringify(upstreams) };
-  expect((await admin("PUT", `/personas/${name}-users`, { roles: [`${name}-user`], allow: [`${name}___*`] }, vars)).status).toBe(200);
+  expect(
+    (await admin("PUT", `/personas/${name}-users`, { roles: [`${name}-user`], allow: [`${name}___*`] }, vars)).status,
+  ).toBe(200);
   const who: Who = await caller([`${name}-user`]);
   const id = (await initialize("/mcp", { vars, headers: who.headers })).session;
-  const call = (tool: string): Promise<Json> => request("/mcp", id, "tools/call", { name: `${name}___${tool}`, arguments: {} }, { vars, headers: who.headers });
+  const call = (tool: string): Promise<Json> =>
+    request("/mcp", id, "tools/call", { name: `${name}___${tool}`, arguments: {} }, { vars, headers: who.headers });
   const signIn = async (response: Json, user: string) => {
     const done = await new Browser(vars).signIn(linkOf(response), user);
     expect(done.status, await done.clone().text()).toBe(200);

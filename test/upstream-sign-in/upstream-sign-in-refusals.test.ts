@@ -13,7 +13,17 @@ import { authorizationServerStats, Browser, oauthFixture } from "../helpers/sign
 import { asksToSignIn, callerSeen, linkOf, signInWorld, type Who } from "../helpers/sign-in-world";
 import { parseUpstreams } from "../../src/config/upstreams";
 
-const { origin, label, upstreams: UPSTREAMS, vars: VARS, personas: PERSONAS, caller, session, callTool, signedIn } = signInWorld();
+const {
+  origin,
+  label,
+  upstreams: UPSTREAMS,
+  vars: VARS,
+  personas: PERSONAS,
+  caller,
+  session,
+  callTool,
+  signedIn,
+} = signInWorld();
 
 describe("what a sign-in refuses", () => {
   /** A fresh caller's sign-in link and a browser stopped at the callback. */
@@ -84,7 +94,11 @@ describe("what a sign-in refuses", () => {
     expect(new URL(first.headers.get("location")!).origin).toBe(oauthFixture().issuer);
     expect((await new Browser(VARS).start(link)).status).toBe(410);
     expect((await new Browser(VARS).request(link.replace("/acme/", "/shorty/"))).status).toBe(400);
-    const crossSite = await new Browser(VARS).request(link, { method: "POST", body: new URLSearchParams({ link: new URL(link).searchParams.get("link")! }).toString(), headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example" } });
+    const crossSite = await new Browser(VARS).request(link, {
+      method: "POST",
+      body: new URLSearchParams({ link: new URL(link).searchParams.get("link")! }).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example" },
+    });
     expect(crossSite.status).toBe(403);
   });
 
@@ -107,9 +121,17 @@ describe("connections", () => {
   it("are listed without tokens, kept encrypted, and revoked on DELETE (then the user is asked again)", async () => {
     const lena = await caller();
     const id = await signedIn(lena, "lena@idp");
-    const own = (await (await gatewayFetch("/oauth/upstream/connections", { headers: lena.headers }, VARS)).json()) as Json;
+    const own = (await (
+      await gatewayFetch("/oauth/upstream/connections", { headers: lena.headers }, VARS)
+    ).json()) as Json;
     expect(own.connections).toHaveLength(1);
-    expect(Object.keys(own.connections[0]).sort()).toEqual(["connectedAt", "expiresAt", "principal", "scope", "upstream"]);
+    expect(Object.keys(own.connections[0]).sort()).toEqual([
+      "connectedAt",
+      "expiresAt",
+      "principal",
+      "scope",
+      "upstream",
+    ]);
     expect(own.connections[0]).toMatchObject({ principal: lena.principal, upstream: "acme" });
     const listed = (await (await admin("GET", "/upstream-connections", undefined, VARS)).json()) as Json;
     expect(listed.connections.some((c: Json) => c.principal === lena.principal && c.upstream === "acme")).toBe(true);
@@ -123,17 +145,36 @@ describe("connections", () => {
       expect(value).not.toMatch(/eyJ[\w-]*\.eyJ|access_token|refresh_token/);
     }
     const revocations = (await authorizationServerStats()).revocations;
-    const deleted = await gatewayFetch("/oauth/upstream/connections?upstream=acme", { method: "DELETE", headers: lena.headers }, VARS, undefined, true);
+    const deleted = await gatewayFetch(
+      "/oauth/upstream/connections?upstream=acme",
+      { method: "DELETE", headers: lena.headers },
+      VARS,
+      undefined,
+      true,
+    );
     expect(deleted.status).toBe(200);
     expect((await authorizationServerStats()).revocations).toBeGreaterThan(revocations);
     expect(asksToSignIn(await callTool(lena, id, "acme___whoami"))).toBe(true);
-    expect((await gatewayFetch("/oauth/upstream/connections?upstream=acme", { method: "DELETE", headers: lena.headers }, VARS)).status).toBe(404);
+    expect(
+      (
+        await gatewayFetch(
+          "/oauth/upstream/connections?upstream=acme",
+          { method: "DELETE", headers: lena.headers },
+          VARS,
+        )
+      ).status,
+    ).toBe(404);
   });
 
   it("an operator revokes one through /admin/upstream-connections", async () => {
     const mona = await caller();
     const id = await signedIn(mona, "mona@idp");
-    const deleted = await admin("DELETE", `/upstream-connections?principal=${encodeURIComponent(mona.principal)}&upstream=acme`, undefined, VARS);
+    const deleted = await admin(
+      "DELETE",
+      `/upstream-connections?principal=${encodeURIComponent(mona.principal)}&upstream=acme`,
+      undefined,
+      VARS,
+    );
     expect(deleted.status).toBe(200);
     expect(asksToSignIn(await callTool(mona, id, "acme___whoami"))).toBe(true);
   });
@@ -142,7 +183,12 @@ describe("connections", () => {
 describe("tokens that no longer serve", () => {
   /** VARS with `upstream` pointed at another resource of the fixture. */
   function moved(upstream: string, path: string): Vars {
-    return { ...VARS, UPSTREAMS: JSON.stringify(UPSTREAMS.map((u) => (u.name === upstream ? { ...u, url: `${origin}/${path}/mcp` } : u))) };
+    return {
+      ...VARS,
+      UPSTREAMS: JSON.stringify(
+        UPSTREAMS.map((u) => (u.name === upstream ? { ...u, url: `${origin}/${path}/mcp` } : u)),
+      ),
+    };
   }
 
   it("a token the upstream refuses (401) is forgotten and the user asked again", async () => {
@@ -151,7 +197,9 @@ describe("tokens that no longer serve", () => {
     callerSeen(await callTool(nina, id, "acme___whoami"));
     expect((await fetch(`${origin}/acme${label}/reject-tokens`, { method: "POST" })).status).toBe(204);
     expect(asksToSignIn(await callTool(nina, id, "acme___whoami"))).toBe(true);
-    const own = (await (await gatewayFetch("/oauth/upstream/connections", { headers: nina.headers }, VARS)).json()) as Json;
+    const own = (await (
+      await gatewayFetch("/oauth/upstream/connections", { headers: nina.headers }, VARS)
+    ).json()) as Json;
     expect(own.connections).toEqual([]);
   });
 
@@ -159,7 +207,13 @@ describe("tokens that no longer serve", () => {
     const otto = await caller();
     const id = await signedIn(otto, "otto@idp");
     const elsewhere = moved("acme", `elsewhere${label}`);
-    const asked = await request("/mcp", id, "tools/call", { name: "acme___whoami", arguments: {} }, { vars: elsewhere, headers: otto.headers });
+    const asked = await request(
+      "/mcp",
+      id,
+      "tools/call",
+      { name: "acme___whoami", arguments: {} },
+      { vars: elsewhere, headers: otto.headers },
+    );
     expect(asksToSignIn(asked)).toBe(true);
     // Still connected to the resource it signed in to.
     expect(callerSeen(await callTool(otto, id, "acme___whoami")).sub).toBe("otto@idp");
@@ -171,10 +225,26 @@ describe("tokens that no longer serve", () => {
     expect(callerSeen(await callTool(paul, id, "shorty___whoami")).sub).toBe("paul@idp");
     // The authorization server forgets paul's refresh tokens: the next refresh fails, and paul is asked again.
     expect((await fetch(`${origin}/forget-refresh-tokens?account=paul@idp`, { method: "POST" })).status).toBe(204);
-    const asked = await request("/mcp", id, "tools/call", { name: "shorty___whoami", arguments: {} }, { vars: VARS, headers: paul.headers, settle: true });
+    const asked = await request(
+      "/mcp",
+      id,
+      "tools/call",
+      { name: "shorty___whoami", arguments: {} },
+      { vars: VARS, headers: paul.headers, settle: true },
+    );
     expect(asksToSignIn(asked)).toBe(true);
     await signedIn(paul, "paul@idp", "shorty");
-    expect((await gatewayFetch("/oauth/upstream/connections?upstream=shorty", { method: "DELETE", headers: paul.headers }, VARS, undefined, true)).status).toBe(200);
+    expect(
+      (
+        await gatewayFetch(
+          "/oauth/upstream/connections?upstream=shorty",
+          { method: "DELETE", headers: paul.headers },
+          VARS,
+          undefined,
+          true,
+        )
+      ).status,
+    ).toBe(200);
     const methods = ["(upstream-connect)", "(upstream-connect)", "(upstream-refresh-failed)", "(upstream-revoke)"];
     const events = await auditEventsOf(paul.principal, methods.length);
     expect(events.map((e) => e["mcp.method.name"]).sort()).toEqual(methods);
@@ -188,7 +258,11 @@ async function auditEventsOf(principal: string, count: number): Promise<Json[]> 
   const deadline = Date.now() + 15_000;
   for (;;) {
     const text = await (await admin("GET", `/audit?user=${encodeURIComponent(principal)}`, undefined, VARS)).text();
-    const events = text.split("\n").filter(Boolean).map((line) => JSON.parse(line) as Json).filter((e) => String(e["mcp.method.name"]).startsWith("(upstream-"));
+    const events = text
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Json)
+      .filter((e) => String(e["mcp.method.name"]).startsWith("(upstream-"));
     if (events.length >= count || Date.now() > deadline) return events;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -209,13 +283,32 @@ describe("UPSTREAMS[].auth", () => {
   });
 
   it("refuses a credential in Authorization beside it", () => {
-    const parsed = parseUpstreams([{ name: "gh", url: "https://example.com/mcp", auth: { type: "oauth" }, credential: { secret: "T" } }]);
+    const parsed = parseUpstreams([
+      { name: "gh", url: "https://example.com/mcp", auth: { type: "oauth" }, credential: { secret: "T" } },
+    ]);
     expect(parsed.ok).toBe(false);
   });
 
   it("accepts the full form", () => {
-    const parsed = parseUpstreams([{ name: "gh", url: "https://example.com/mcp", auth: { type: "oauth", clientId: "c", clientSecret: "GH_CLIENT_SECRET", scopes: ["repo"], authorizationServer: "https://github.com/login/oauth" } }]);
-    expect(parsed.ok && parsed.value[0]!.auth).toEqual({ type: "oauth", clientId: "c", clientSecret: "GH_CLIENT_SECRET", scopes: ["repo"], authorizationServer: "https://github.com/login/oauth" });
+    const parsed = parseUpstreams([
+      {
+        name: "gh",
+        url: "https://example.com/mcp",
+        auth: {
+          type: "oauth",
+          clientId: "c",
+          clientSecret: "GH_CLIENT_SECRET",
+          scopes: ["repo"],
+          authorizationServer: "https://github.com/login/oauth",
+        },
+      },
+    ]);
+    expect(parsed.ok && parsed.value[0]!.auth).toEqual({
+      type: "oauth",
+      clientId: "c",
+      clientSecret: "GH_CLIENT_SECRET",
+      scopes: ["repo"],
+      authorizationServer: "https://github.com/login/oauth",
+    });
   });
 });
-

@@ -20,10 +20,13 @@ const vars: Vars = { ...VARS, UPSTREAMS: JSON.stringify(upstreams) };
 
 describe("registering with an upstream's authorization server", () => {
   it("accepts a client secret without client_secret_expires_at, and signs in with it", async () => {
-    expect((await admin("PUT", `/personas/${NAME}-users`, { roles: [`${NAME}-user`], allow: [`${NAME}___*`] }, vars)).status).toBe(200);
+    expect(
+      (await admin("PUT", `/personas/${NAME}-users`, { roles: [`${NAME}-user`], allow: [`${NAME}___*`] }, vars)).status,
+    ).toBe(200);
     const who = await caller([`${NAME}-user`]);
     const id = (await initialize("/mcp", { vars, headers: who.headers })).session;
-    const call = () => request("/mcp", id, "tools/call", { name: `${NAME}___whoami`, arguments: {} }, { vars, headers: who.headers });
+    const call = () =>
+      request("/mcp", id, "tools/call", { name: `${NAME}___whoami`, arguments: {} }, { vars, headers: who.headers });
     const done = await new Browser(vars).signIn(linkOf(await call()), "sam@idp");
     const page = await done.text();
     expect(done.status, page).toBe(200);
@@ -31,7 +34,10 @@ describe("registering with an upstream's authorization server", () => {
     // The token was exchanged with the issued secret (client_secret_basic): the upstream knows the user.
     expect(callerSeen(await call()).sub).toBe("sam@idp");
     // The registration request named what the gateway is (SEP-837).
-    const received = (await (await fetch(`${origin}/registrations`)).json()) as { redirect_uris: string[]; application_type?: string }[];
+    const received = (await (await fetch(`${origin}/registrations`)).json()) as {
+      redirect_uris: string[];
+      application_type?: string;
+    }[];
     const ours = received.filter((r) => r.redirect_uris.some((uri) => uri.includes(`/callback/${NAME}/`)));
     expect(ours.length).toBe(1);
     expect(ours[0]!.application_type).toBe("web");

@@ -68,7 +68,11 @@ describe("the form's POST", () => {
 
   it.each([
     ["a malformed multipart body", MULTIPART, "--x\r\ncontent-disposition: form-data\r\n\r\nno end"],
-    ["a well-formed multipart body", MULTIPART, `--x\r\n${'content-disposition: form-data; name="link"'}\r\n\r\nabc\r\n--x--\r\n`],
+    [
+      "a well-formed multipart body",
+      MULTIPART,
+      `--x\r\n${'content-disposition: form-data; name="link"'}\r\n\r\nabc\r\n--x--\r\n`,
+    ],
     ["a JSON body", "application/json", '{"link":"abc"}'],
   ])("refuses %s with 400 and says what to send", async (_what, type, body) => {
     const link = await freshLink(await caller());

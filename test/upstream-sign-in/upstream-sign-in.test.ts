@@ -28,7 +28,11 @@ describe("signing in to an upstream that acts as the user", () => {
     const listed = await request("/mcp", id, "tools/list", {}, { vars: VARS, headers: alice.headers });
     expect(listed.result.tools.some((t: Json) => t.name.startsWith("acme___"))).toBe(false);
     expect(JSON.stringify(listed.result._meta)).toContain('upstream \\"acme\\" needs you to sign in');
-    const call = await post("/mcp", { jsonrpc: "2.0", id: 41, method: "tools/call", params: { name: "acme___whoami", arguments: {} } }, { session: id, vars: VARS, headers: alice.headers });
+    const call = await post(
+      "/mcp",
+      { jsonrpc: "2.0", id: 41, method: "tools/call", params: { name: "acme___whoami", arguments: {} } },
+      { session: id, vars: VARS, headers: alice.headers },
+    );
     expect(call.headers.get("content-type")).toContain("text/event-stream");
     const events = readSse(call.body!)[Symbol.asyncIterator]();
     const asked = JSON.parse((await events.next()).value.data) as Json;
@@ -38,12 +42,24 @@ describe("signing in to an upstream that acts as the user", () => {
     const link: string = asked.params.url;
     expect(link).toMatch(/^http:\/\/gateway\.test\/oauth\/upstream\/acme\/start\?link=/);
     // The client shows the URL and the user accepts; then the user signs in in a browser.
-    expect((await post("/mcp", { jsonrpc: "2.0", id: asked.id, result: { action: "accept" } }, { session: id, vars: VARS, headers: alice.headers })).status).toBe(202);
+    expect(
+      (
+        await post(
+          "/mcp",
+          { jsonrpc: "2.0", id: asked.id, result: { action: "accept" } },
+          { session: id, vars: VARS, headers: alice.headers },
+        )
+      ).status,
+    ).toBe(202);
     const done = await new Browser(VARS).signIn(link, "alice@idp");
     expect(done.status).toBe(200);
     expect(await done.text()).toContain("signed in to acme");
     const complete = JSON.parse((await events.next()).value.data) as Json;
-    expect(complete).toEqual({ jsonrpc: "2.0", method: "notifications/elicitation/complete", params: { elicitationId: asked.params.elicitationId } });
+    expect(complete).toEqual({
+      jsonrpc: "2.0",
+      method: "notifications/elicitation/complete",
+      params: { elicitationId: asked.params.elicitationId },
+    });
     const final = JSON.parse((await events.next()).value.data) as Json;
     expect(final.id).toBe(41);
     expect(callerSeen(final).sub).toBe("alice@idp");
@@ -55,10 +71,22 @@ describe("signing in to an upstream that acts as the user", () => {
   it("a 2025 client with URL elicitation that declines gets a tool error, and is asked again next time", async () => {
     const bea = await caller();
     const id = await session(bea, "/mcp", URL_ELICITATION);
-    const call = await post("/mcp", { jsonrpc: "2.0", id: 42, method: "tools/call", params: { name: "acme___whoami", arguments: {} } }, { session: id, vars: VARS, headers: bea.headers });
+    const call = await post(
+      "/mcp",
+      { jsonrpc: "2.0", id: 42, method: "tools/call", params: { name: "acme___whoami", arguments: {} } },
+      { session: id, vars: VARS, headers: bea.headers },
+    );
     const events = readSse(call.body!)[Symbol.asyncIterator]();
     const asked = JSON.parse((await events.next()).value.data) as Json;
-    expect((await post("/mcp", { jsonrpc: "2.0", id: asked.id, result: { action: "decline" } }, { session: id, vars: VARS, headers: bea.headers })).status).toBe(202);
+    expect(
+      (
+        await post(
+          "/mcp",
+          { jsonrpc: "2.0", id: asked.id, result: { action: "decline" } },
+          { session: id, vars: VARS, headers: bea.headers },
+        )
+      ).status,
+    ).toBe(202);
     const final = JSON.parse((await events.next()).value.data) as Json;
     expect(final.id).toBe(42);
     expect(final.result.isError).toBe(true);
@@ -68,17 +96,49 @@ describe("signing in to an upstream that acts as the user", () => {
   it("without the rendezvous binding, a 2025 client with URL elicitation gets the -32042 error and retries", async () => {
     const cleo = await caller();
     const unbound = { ...VARS, INPUT_RENDEZVOUS: undefined };
-    const id = (await initialize("/mcp", { capabilities: URL_ELICITATION, vars: unbound, headers: cleo.headers })).session;
-    const first = await request("/mcp", id, "tools/call", { name: "acme___whoami", arguments: {} }, { vars: unbound, headers: cleo.headers });
+    const id = (await initialize("/mcp", { capabilities: URL_ELICITATION, vars: unbound, headers: cleo.headers }))
+      .session;
+    const first = await request(
+      "/mcp",
+      id,
+      "tools/call",
+      { name: "acme___whoami", arguments: {} },
+      { vars: unbound, headers: cleo.headers },
+    );
     expect(first.error?.code).toBe(-32042);
     expect(first.error.message).toContain('Sign in to upstream "acme"');
     expect((await new Browser(VARS).signIn(linkOf(first), "cleo@idp")).status).toBe(200);
-    expect(callerSeen(await request("/mcp", id, "tools/call", { name: "acme___whoami", arguments: {} }, { vars: unbound, headers: cleo.headers })).sub).toBe("cleo@idp");
+    expect(
+      callerSeen(
+        await request(
+          "/mcp",
+          id,
+          "tools/call",
+          { name: "acme___whoami", arguments: {} },
+          { vars: unbound, headers: cleo.headers },
+        ),
+      ).sub,
+    ).toBe("cleo@idp");
   });
 
   it("on /mcp/<upstream> too: initialize asks, and after the sign-in the client connects and calls", async () => {
     const carol = await caller();
-    const refused = await answer(await post("/mcp/acme", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: URL_ELICITATION, clientInfo: { name: "t", version: "1" } } }, { vars: VARS, headers: carol.headers }));
+    const refused = await answer(
+      await post(
+        "/mcp/acme",
+        {
+          jsonrpc: "2.0",
+          id: 0,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-11-25",
+            capabilities: URL_ELICITATION,
+            clientInfo: { name: "t", version: "1" },
+          },
+        },
+        { vars: VARS, headers: carol.headers },
+      ),
+    );
     expect((await new Browser(VARS).signIn(linkOf(refused), "carol@idp")).status).toBe(200);
     const id = await session(carol, "/mcp/acme");
     expect(callerSeen(await callTool(carol, id, "whoami", "/mcp/acme")).sub).toBe("carol@idp");
@@ -87,7 +147,11 @@ describe("signing in to an upstream that acts as the user", () => {
   it("two principals get two different tokens, and each upstream call carries its caller's", async () => {
     const [alice, bob] = [await caller(), await caller()];
     const [aliceSession, bobSession] = [await signedIn(alice, "alice@idp"), await signedIn(bob, "bob@idp")];
-    const seen = [callerSeen(await callTool(alice, aliceSession, "acme___whoami")), callerSeen(await callTool(bob, bobSession, "acme___whoami")), callerSeen(await callTool(alice, aliceSession, "acme___whoami"))];
+    const seen = [
+      callerSeen(await callTool(alice, aliceSession, "acme___whoami")),
+      callerSeen(await callTool(bob, bobSession, "acme___whoami")),
+      callerSeen(await callTool(alice, aliceSession, "acme___whoami")),
+    ];
     expect(seen.map((s) => s.sub)).toEqual(["alice@idp", "bob@idp", "alice@idp"]);
     expect(seen[0]!.jti).not.toBe(seen[1]!.jti);
     expect(seen[0]!.jti).toBe(seen[2]!.jti); // alice's stored token, used again
@@ -95,9 +159,20 @@ describe("signing in to an upstream that acts as the user", () => {
 
   it("a 2026-07-28 client gets input_required with a URL-mode elicitation; its retry runs the call", async () => {
     const dave = await caller();
-    const call = (extra: Record<string, unknown> = {}) => modern("/mcp/acme", "tools/call", { name: "whoami", arguments: {}, ...extra }, { vars: VARS, headers: dave.headers, capabilities: URL_ELICITATION });
+    const call = (extra: Record<string, unknown> = {}) =>
+      modern(
+        "/mcp/acme",
+        "tools/call",
+        { name: "whoami", arguments: {}, ...extra },
+        { vars: VARS, headers: dave.headers, capabilities: URL_ELICITATION },
+      );
     // server/discover cannot answer input_required: it gets the -32042 error.
-    const discover = await modern("/mcp/acme", "server/discover", {}, { vars: VARS, headers: dave.headers, capabilities: URL_ELICITATION });
+    const discover = await modern(
+      "/mcp/acme",
+      "server/discover",
+      {},
+      { vars: VARS, headers: dave.headers, capabilities: URL_ELICITATION },
+    );
     expect(discover.error?.code, JSON.stringify(discover)).toBe(-32042);
     const asked = await call();
     expect(asked.result?.resultType, JSON.stringify(asked)).toBe("input_required");
@@ -105,20 +180,40 @@ describe("signing in to an upstream that acts as the user", () => {
     expect(question.method).toBe("elicitation/create");
     expect(question.params.mode).toBe("url");
     expect((await new Browser(VARS).signIn(question.params.url, "dave@idp")).status).toBe(200);
-    const retried = await call({ requestState: asked.result.requestState, inputResponses: { "sign-in": { action: "accept" } } });
+    const retried = await call({
+      requestState: asked.result.requestState,
+      inputResponses: { "sign-in": { action: "accept" } },
+    });
     expect(callerSeen(retried).sub).toBe("dave@idp");
   });
 
   it("on /mcp too, a 2026-07-28 client's retry reaches the upstream it signed in to", async () => {
     const fay = await caller();
-    const call = (extra: Record<string, unknown> = {}) => modern("/mcp", "tools/call", { name: "shorty___whoami", arguments: {}, ...extra }, { vars: VARS, headers: fay.headers, capabilities: URL_ELICITATION });
+    const call = (extra: Record<string, unknown> = {}) =>
+      modern(
+        "/mcp",
+        "tools/call",
+        { name: "shorty___whoami", arguments: {}, ...extra },
+        { vars: VARS, headers: fay.headers, capabilities: URL_ELICITATION },
+      );
     const asked = await call();
     expect(asked.result?.resultType, JSON.stringify(asked)).toBe("input_required");
-    expect((await new Browser(VARS).signIn(asked.result.inputRequests["sign-in"].params.url, "fay@idp")).status).toBe(200);
+    expect((await new Browser(VARS).signIn(asked.result.inputRequests["sign-in"].params.url, "fay@idp")).status).toBe(
+      200,
+    );
     // A retry with another call's state is refused: the state is bound to this request.
-    const foreign = await modern("/mcp", "tools/call", { name: "acme___whoami", arguments: {}, requestState: asked.result.requestState, inputResponses: {} }, { vars: VARS, headers: fay.headers, capabilities: URL_ELICITATION });
+    const foreign = await modern(
+      "/mcp",
+      "tools/call",
+      { name: "acme___whoami", arguments: {}, requestState: asked.result.requestState, inputResponses: {} },
+      { vars: VARS, headers: fay.headers, capabilities: URL_ELICITATION },
+    );
     expect(foreign.error?.code, JSON.stringify(foreign)).toBe(-32602);
-    expect(callerSeen(await call({ requestState: asked.result.requestState, inputResponses: { "sign-in": { action: "accept" } } })).sub).toBe("fay@idp");
+    expect(
+      callerSeen(
+        await call({ requestState: asked.result.requestState, inputResponses: { "sign-in": { action: "accept" } } }),
+      ).sub,
+    ).toBe("fay@idp");
   });
 
   it("a client without URL elicitation gets a tool error naming the link, and the link works", async () => {
@@ -163,17 +258,26 @@ describe("signing in to an upstream that acts as the user", () => {
 });
 
 describe("a client registered by hand", () => {
-  const upstreams = [{ name: "byhand", url: `${origin}/byhand${label}/mcp`, auth: { type: "oauth", clientId: STATIC_CLIENT_ID, clientSecret: "BYHAND_CLIENT_SECRET" } }];
+  const upstreams = [
+    {
+      name: "byhand",
+      url: `${origin}/byhand${label}/mcp`,
+      auth: { type: "oauth", clientId: STATIC_CLIENT_ID, clientSecret: "BYHAND_CLIENT_SECRET" },
+    },
+  ];
 
   it.each([
     ["its secret", STATIC_CLIENT_SECRET, 200],
     ["a wrong secret", "not-the-secret-0123456789", 400],
   ])("is used with %s (client_secret_basic)", async (_label, secret, status) => {
     const vars: Vars = { ...VARS, UPSTREAMS: JSON.stringify(upstreams), BYHAND_CLIENT_SECRET: secret };
-    expect((await admin("PUT", "/personas/byhand-users", { roles: ["byhand-user"], allow: ["byhand___*"] }, vars)).status).toBe(200);
+    expect(
+      (await admin("PUT", "/personas/byhand-users", { roles: ["byhand-user"], allow: ["byhand___*"] }, vars)).status,
+    ).toBe(200);
     const who = await caller(["byhand-user"]);
     const id = (await initialize("/mcp", { vars, headers: who.headers })).session;
-    const call = () => request("/mcp", id, "tools/call", { name: "byhand___whoami", arguments: {} }, { vars, headers: who.headers });
+    const call = () =>
+      request("/mcp", id, "tools/call", { name: "byhand___whoami", arguments: {} }, { vars, headers: who.headers });
     const browser = new Browser(vars);
     const started = await browser.start(linkOf(await call()));
     expect(new URL(started.headers.get("location")!).searchParams.get("client_id")).toBe(STATIC_CLIENT_ID);
@@ -195,13 +299,33 @@ describe("a Client ID Metadata Document", () => {
     const served = await gatewayFetch(documentUrl, {}, vars);
     expect(served.status).toBe(200);
     const document = await served.text();
-    expect(JSON.parse(document)).toMatchObject({ client_id: documentUrl, redirect_uris: [`${gateway}/oauth/upstream/callback`], token_endpoint_auth_method: "none" });
+    expect(JSON.parse(document)).toMatchObject({
+      client_id: documentUrl,
+      redirect_uris: [`${gateway}/oauth/upstream/callback`],
+      token_endpoint_auth_method: "none",
+    });
     // The authorization server fetches the document at its URL: the fixture hands it over (gateway.test is not on the network).
-    expect((await fetch(`${origin}/client-documents`, { method: "POST", body: JSON.stringify({ url: documentUrl, document }) })).status).toBe(204);
-    expect((await admin("PUT", "/personas/docs-users", { roles: ["docs-user"], allow: ["docs___*"] }, vars)).status).toBe(200);
+    expect(
+      (
+        await fetch(`${origin}/client-documents`, {
+          method: "POST",
+          body: JSON.stringify({ url: documentUrl, document }),
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      (await admin("PUT", "/personas/docs-users", { roles: ["docs-user"], allow: ["docs___*"] }, vars)).status,
+    ).toBe(200);
     const who = await caller(["docs-user"]);
     const id = (await initialize(`${gateway}/mcp`, { vars, headers: who.headers })).session;
-    const call = () => request(`${gateway}/mcp`, id, "tools/call", { name: "docs___whoami", arguments: {} }, { vars, headers: who.headers });
+    const call = () =>
+      request(
+        `${gateway}/mcp`,
+        id,
+        "tools/call",
+        { name: "docs___whoami", arguments: {} },
+        { vars, headers: who.headers },
+      );
     const link = linkOf(await call());
     const browser = new Browser(vars);
     const started = await browser.start(link);
@@ -213,4 +337,3 @@ describe("a Client ID Metadata Document", () => {
     expect(callerSeen(await call()).sub).toBe("quinn@idp");
   });
 });
-

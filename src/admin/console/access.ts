@@ -32,15 +32,34 @@ function parse(raw: unknown): AccessSetting {
       return { ok: false, problem: "CONSOLE_ACCESS is not JSON" };
     }
   }
-  if (!isObject(value) || typeof value["teamDomain"] !== "string" || typeof value["audience"] !== "string" || value["audience"] === "") {
-    return { ok: false, problem: 'CONSOLE_ACCESS must be {"teamDomain": "https://<team>.cloudflareaccess.com", "audience": "<AUD tag>"}' };
+  if (
+    !isObject(value) ||
+    typeof value["teamDomain"] !== "string" ||
+    typeof value["audience"] !== "string" ||
+    value["audience"] === ""
+  ) {
+    return {
+      ok: false,
+      problem: 'CONSOLE_ACCESS must be {"teamDomain": "https://<team>.cloudflareaccess.com", "audience": "<AUD tag>"}',
+    };
   }
   const team = value["teamDomain"].replace(/\/+$/, "");
   const certs = value["certsUrl"] ?? `${team}${CERTS_PATH}`;
-  if (!/^https:\/\/[^/]+$/.test(team) || typeof certs !== "string" || !/^https?:\/\//.test(certs)) return { ok: false, problem: "CONSOLE_ACCESS.teamDomain is an https origin; certsUrl (optional) an http(s) URL" };
+  if (!/^https:\/\/[^/]+$/.test(team) || typeof certs !== "string" || !/^https?:\/\//.test(certs))
+    return { ok: false, problem: "CONSOLE_ACCESS.teamDomain is an https origin; certsUrl (optional) an http(s) URL" };
   return {
     ok: true,
-    jwt: { issuer: team, audience: [value["audience"]], routeAudiences: {}, jwksUrl: certs, rolesClaim: "groups", emailClaim: "email", algorithms: ["RS256"], clockToleranceS: 30, authorizationServers: [] },
+    jwt: {
+      issuer: team,
+      audience: [value["audience"]],
+      routeAudiences: {},
+      jwksUrl: certs,
+      rolesClaim: "groups",
+      emailClaim: "email",
+      algorithms: ["RS256"],
+      clockToleranceS: 30,
+      authorizationServers: [],
+    },
   };
 }
 

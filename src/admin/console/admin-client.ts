@@ -31,7 +31,12 @@ export function errorOf(answer: ApiAnswer): { error: string; problems: ApiProble
   const body = isObject(answer.body) ? answer.body : {};
   const error = typeof body["error"] === "string" ? body["error"] : `the admin API answered HTTP ${answer.status}`;
   const raw = Array.isArray(body["problems"]) ? body["problems"] : [];
-  const problems = raw.map((problem): ApiProblem => (isObject(problem) ? { path: String(problem["path"] ?? ""), message: String(problem["message"] ?? "") } : { path: "", message: String(problem) }));
+  const problems = raw.map(
+    (problem): ApiProblem =>
+      isObject(problem)
+        ? { path: String(problem["path"] ?? ""), message: String(problem["message"] ?? "") }
+        : { path: "", message: String(problem) },
+  );
   return { error, problems };
 }
 
@@ -47,7 +52,13 @@ export const ABSENT_ETAG = "absent";
  * conditional on the ETag the page was rendered with (the API answers 412 when the
  * document changed since), or on the document still being absent (`ABSENT_ETAG`).
  */
-export type AdminCall = (method: string, path: string, body?: BodyInit, contentType?: string, ifMatch?: string) => Promise<ApiAnswer>;
+export type AdminCall = (
+  method: string,
+  path: string,
+  body?: BodyInit,
+  contentType?: string,
+  ifMatch?: string,
+) => Promise<ApiAnswer>;
 
 /**
  * An `AdminCall` bound to this request's environment and execution context. Each call
@@ -58,7 +69,12 @@ export type AdminCall = (method: string, path: string, body?: BodyInit, contentT
  * const call = adminCaller(admin, c.env, c.executionCtx, c.req.raw);
  * const answer = await call("GET", "/filter-sets");
  */
-export function adminCaller(admin: AdminApi, env: { ADMIN_TOKEN?: string }, executionCtx: Parameters<AdminApi["fetch"]>[2], request: Request): AdminCall {
+export function adminCaller(
+  admin: AdminApi,
+  env: { ADMIN_TOKEN?: string },
+  executionCtx: Parameters<AdminApi["fetch"]>[2],
+  request: Request,
+): AdminCall {
   const origin = new URL(request.url).origin;
   const source = request.headers.get(SOURCE_HEADER);
   return async (method, path, body, contentType = "application/json", ifMatch) => {

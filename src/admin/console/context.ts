@@ -7,7 +7,15 @@ import type { Hono } from "../hono-app";
 import type { AdminCall } from "./admin-client";
 import type { ConsoleSession } from "./session";
 
-export type ConsoleBindings = { ADMIN_TOKEN?: string; SESSION_SECRET?: string; CONSOLE_ACCESS?: unknown; GATEWAY_KV?: KVNamespace; PAYLOADS?: R2Bucket; AUDIT_QUEUE?: Queue; [binding: string]: unknown };
+export type ConsoleBindings = {
+  ADMIN_TOKEN?: string;
+  SESSION_SECRET?: string;
+  CONSOLE_ACCESS?: unknown;
+  GATEWAY_KV?: KVNamespace;
+  PAYLOADS?: R2Bucket;
+  AUDIT_QUEUE?: Queue;
+  [binding: string]: unknown;
+};
 
 /** A POST's fields: a urlencoded or multipart form. */
 export type SubmittedForm = { get(name: string): string; file(name: string): File | undefined };

@@ -30,7 +30,15 @@ export function prettyDocument(text: string): string {
 /** What a refused save shows again: the submitted text and the API's error. */
 export type RefusedDocument = { text: string; error: string; problems: ApiProblem[]; etag: string };
 
-type Props = { id: string; label: string; action: string; csrf: string; stored: ApiAnswer; refused?: RefusedDocument | undefined; rows?: number };
+type Props = {
+  id: string;
+  label: string;
+  action: string;
+  csrf: string;
+  stored: ApiAnswer;
+  refused?: RefusedDocument | undefined;
+  rows?: number;
+};
 
 /** The precondition of a save: the ETag the document was read with, `ABSENT_ETAG` when it was absent (404), else none. */
 function loadedEtag(stored: ApiAnswer): string {
@@ -44,7 +52,13 @@ export function DocumentForm({ id, label, action, csrf, stored, refused, rows = 
       <CsrfField csrf={csrf} />
       <input type="hidden" name="etag" value={refused ? refused.etag : loadedEtag(stored)} />
       <label for={id}>{`${label} (YAML or JSON; empty to delete it)`}</label>
-      <textarea id={id} name="document" rows={rows} aria-describedby={`${id}-problems`} aria-invalid={refused ? "true" : undefined}>
+      <textarea
+        id={id}
+        name="document"
+        rows={rows}
+        aria-describedby={`${id}-problems`}
+        aria-invalid={refused ? "true" : undefined}
+      >
         {refused ? refused.text : stored.ok ? prettyDocument(stored.text) : ""}
       </textarea>
       <Problems id={`${id}-problems`} error={refused?.error} problems={refused?.problems} />
@@ -57,10 +71,16 @@ export function DocumentForm({ id, label, action, csrf, stored, refused, rows = 
  * Saves the submitted document at the admin API's `path` (PUT, or DELETE when empty):
  * undefined when stored, else what to show again.
  */
-export async function saveDocument(c: ConsoleContext, path: string): Promise<{ refused: RefusedDocument; status: number } | undefined> {
+export async function saveDocument(
+  c: ConsoleContext,
+  path: string,
+): Promise<{ refused: RefusedDocument; status: number } | undefined> {
   const text = c.var.form.get("document");
   const etag = c.var.form.get("etag");
-  const answer = text.trim() === "" ? await c.var.call("DELETE", path, undefined, undefined, etag) : await c.var.call("PUT", path, text, "application/yaml", etag);
+  const answer =
+    text.trim() === ""
+      ? await c.var.call("DELETE", path, undefined, undefined, etag)
+      : await c.var.call("PUT", path, text, "application/yaml", etag);
   if (answer.ok) return undefined;
   const { error, problems } = errorOf(answer);
   return { refused: { text, etag, error: explainStale(error, answer.status), problems }, status: answer.status };

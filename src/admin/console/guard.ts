@@ -48,7 +48,10 @@ export function checkOrigin(request: Request): Refusal | undefined {
   const site = request.headers.get("sec-fetch-site");
   const own = new URL(request.url).origin;
   if (origin !== own || (site !== null && site !== "same-origin")) {
-    return { reason: "foreign-origin", message: `Forbidden: a change to the console must come from its own pages (${own}); this request came from ${origin ?? "no origin"}` };
+    return {
+      reason: "foreign-origin",
+      message: `Forbidden: a change to the console must come from its own pages (${own}); this request came from ${origin ?? "no origin"}`,
+    };
   }
   return undefined;
 }
@@ -60,5 +63,8 @@ export function checkCsrf(expected: string, given: string | undefined): Refusal 
     for (let i = 0; i < expected.length; i++) difference |= expected.charCodeAt(i) ^ given.charCodeAt(i);
     if (difference === 0) return undefined;
   }
-  return { reason: "csrf", message: "Forbidden: the form's CSRF token is missing or stale; reload the page and try again" };
+  return {
+    reason: "csrf",
+    message: "Forbidden: the form's CSRF token is missing or stale; reload the page and try again",
+  };
 }

@@ -26,7 +26,15 @@ import { submittedForm, type ConsoleApp, type ConsoleBindings, type ConsoleConte
 import { checkCsrf, checkOrigin, SECURITY_HEADERS } from "./guard";
 import { href } from "./layout";
 import { renderBare } from "./render";
-import { CONSOLE_PATH, endSession, openSession, sameSecret, sealSession, sessionCookie, sessionCookieValue } from "./session";
+import {
+  CONSOLE_PATH,
+  endSession,
+  openSession,
+  sameSecret,
+  sealSession,
+  sessionCookie,
+  sessionCookieValue,
+} from "./session";
 
 /** A console page (or a group of them): adds its routes to the console's app. */
 export type ConsolePage = (app: ConsoleApp) => void;
@@ -36,13 +44,22 @@ const MAX_FORM_BYTES = 5 * 1024 * 1024;
 const WRONG_TOKEN_MESSAGE = "That is not the admin token (ADMIN_TOKEN); try again";
 /** The `gateway.route` of a failed console sign-in in the audit trail. */
 const SIGN_IN_ROUTE = "/admin/console/sign-in";
-const OFF_MESSAGE = "The admin console is off: it is turned on with the admin API, by the ADMIN_TOKEN secret (see docs/console.md).";
+const OFF_MESSAGE =
+  "The admin console is off: it is turned on with the admin API, by the ADMIN_TOKEN secret (see docs/console.md).";
 
 function SignInForm({ error }: { error?: string }) {
   return (
     <form method="post" action={href("/sign-in")} class="stack">
       <label for="token">Admin token</label>
-      <input id="token" name="token" type="password" autocomplete="current-password" required aria-describedby={error ? "token-error" : undefined} aria-invalid={error ? "true" : undefined} />
+      <input
+        id="token"
+        name="token"
+        type="password"
+        autocomplete="current-password"
+        required
+        aria-describedby={error ? "token-error" : undefined}
+        aria-invalid={error ? "true" : undefined}
+      />
       {error && (
         <p id="token-error" class="problems" role="alert">
           {error}
@@ -71,7 +88,8 @@ async function readForm(request: Request): Promise<FormData | URLSearchParams | 
   const type = request.headers.get("content-type") ?? "";
   const bytes = await readBodyBytes(request, MAX_FORM_BYTES);
   if (bytes === undefined) return undefined;
-  if (type.startsWith("multipart/form-data")) return new Request("http://form/", { method: "POST", headers: { "content-type": type }, body: bytes }).formData();
+  if (type.startsWith("multipart/form-data"))
+    return new Request("http://form/", { method: "POST", headers: { "content-type": type }, body: bytes }).formData();
   if (type.startsWith("application/x-www-form-urlencoded")) return new URLSearchParams(new TextDecoder().decode(bytes));
   return new URLSearchParams();
 }
@@ -131,14 +149,25 @@ function createConsoleApp(
 
   app.use("*", async function behindAccess(c, next) {
     const access = accessSetting(c.env.CONSOLE_ACCESS);
-    if (!access.ok) return renderBare(c, "Console closed", <p role="alert">{`Gateway configuration error: ${access.problem}; the console stays closed until it is fixed`}</p>, 500);
+    if (!access.ok)
+      return renderBare(
+        c,
+        "Console closed",
+        <p role="alert">{`Gateway configuration error: ${access.problem}; the console stays closed until it is fixed`}</p>,
+        500,
+      );
     const refused = access.jwt ? await checkAccess(c.req.raw, access.jwt) : undefined;
     if (refused) return renderBare(c, "Refused", <p role="alert">{refused}</p>, 403);
     await next();
   });
 
   app.get("/sign-in", async (c) => {
-    const session = await openSession(sessionSecret(c.env), c.env.ADMIN_TOKEN!, sessionCookieValue(c.req.header("cookie") ?? null), c.env.GATEWAY_KV);
+    const session = await openSession(
+      sessionSecret(c.env),
+      c.env.ADMIN_TOKEN!,
+      sessionCookieValue(c.req.header("cookie") ?? null),
+      c.env.GATEWAY_KV,
+    );
     return session ? c.redirect(href("/"), 303) : signInPage(c);
   });
   app.post("/sign-in", async (c) => {
@@ -171,14 +200,23 @@ function createConsoleApp(
   });
 
   app.use("*", async function signedIn(c, next) {
-    const session = await openSession(sessionSecret(c.env), c.env.ADMIN_TOKEN!, sessionCookieValue(c.req.header("cookie") ?? null), c.env.GATEWAY_KV);
+    const session = await openSession(
+      sessionSecret(c.env),
+      c.env.ADMIN_TOKEN!,
+      sessionCookieValue(c.req.header("cookie") ?? null),
+      c.env.GATEWAY_KV,
+    );
     const changes = c.req.method !== "GET" && c.req.method !== "HEAD";
-    if (!session) return changes ? signInPage(c, "Your console session has ended; sign in again", 401) : c.redirect(href("/sign-in"), 303);
+    if (!session)
+      return changes
+        ? signInPage(c, "Your console session has ended; sign in again", 401)
+        : c.redirect(href("/sign-in"), 303);
     if (changes) {
       const foreign = checkOrigin(c.req.raw);
       if (foreign) return renderBare(c, "Refused", <p role="alert">{foreign.message}</p>, 403);
       const form = await readForm(c.req.raw);
-      if (!form) return renderBare(c, "Too large", <p role="alert">{`A form is at most ${MAX_FORM_BYTES} bytes`}</p>, 413);
+      if (!form)
+        return renderBare(c, "Too large", <p role="alert">{`A form is at most ${MAX_FORM_BYTES} bytes`}</p>, 413);
       const fields = submittedForm(form);
       const stale = checkCsrf(session.csrf, c.req.header("x-csrf-token") ?? fields.get("csrf"));
       if (stale) return renderBare(c, "Refused", <p role="alert">{stale.message}</p>, 403);
@@ -198,10 +236,26 @@ function createConsoleApp(
   for (const register of pages) register(app);
 
   // Mounted in the gateway's app, an unknown console path would fall through to the next routes (the admin API): it ends here.
-  app.all("*", (c) => renderBare(c, "Not found", <p>{"No console page here; the console starts at "}<a href={href("/")}>{CONSOLE_PATH}/</a></p>, 404));
+  app.all("*", (c) =>
+    renderBare(
+      c,
+      "Not found",
+      <p>
+        {"No console page here; the console starts at "}
+        <a href={href("/")}>{CONSOLE_PATH}/</a>
+      </p>,
+      404,
+    ),
+  );
   app.onError((error, c) => {
-    const message = error instanceof GatewayError ? error.message : "The console failed to build this page; the gateway's log has the details";
-    if (!(error instanceof GatewayError)) console.error(`mcp-edge-gateway console: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    const message =
+      error instanceof GatewayError
+        ? error.message
+        : "The console failed to build this page; the gateway's log has the details";
+    if (!(error instanceof GatewayError))
+      console.error(
+        `mcp-edge-gateway console: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
     return renderBare(c, "Error", <p role="alert">{message}</p>, 500);
   });
   return app as unknown as Hono<{ Bindings: ConsoleBindings }>;

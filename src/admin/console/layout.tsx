@@ -44,9 +44,11 @@ export function TableHead({ columns }: { columns: readonly (string | false | und
   return (
     <thead>
       <tr>
-        {columns.filter((column): column is string => typeof column === "string").map((column) => (
-          <th scope="col">{column}</th>
-        ))}
+        {columns
+          .filter((column): column is string => typeof column === "string")
+          .map((column) => (
+            <th scope="col">{column}</th>
+          ))}
       </tr>
     </thead>
   );
@@ -57,7 +59,21 @@ export function TableHead({ columns }: { columns: readonly (string | false | und
  * probe. `etag` is the version of the document the page showed, sent back so that the
  * change is refused (412) when someone changed the document meanwhile.
  */
-export function PostButton({ action, csrf, label, etag, danger = false, children }: { action: string; csrf: string; label?: string; etag?: string; danger?: boolean; children: Child }) {
+export function PostButton({
+  action,
+  csrf,
+  label,
+  etag,
+  danger = false,
+  children,
+}: {
+  action: string;
+  csrf: string;
+  label?: string;
+  etag?: string;
+  danger?: boolean;
+  children: Child;
+}) {
   return (
     <form method="post" action={action}>
       <CsrfField csrf={csrf} />
@@ -80,7 +96,15 @@ export function Time({ iso }: { iso: string | null | undefined }) {
 }
 
 /** An admin API error and its problems (each with its JSON Pointer), shown where it happened. */
-export function Problems({ id, error, problems = [] }: { id: string; error?: string | undefined; problems?: readonly ApiProblem[] | undefined }) {
+export function Problems({
+  id,
+  error,
+  problems = [],
+}: {
+  id: string;
+  error?: string | undefined;
+  problems?: readonly ApiProblem[] | undefined;
+}) {
   if (!error) return <div id={id}></div>;
   return (
     <div id={id} class="problems" role="alert">

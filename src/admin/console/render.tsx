@@ -12,7 +12,13 @@ import { BarePage, Layout } from "./layout";
 type Status = 200 | 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 422 | 429 | 500 | 502;
 
 /** Answers with a console page (navigation included). */
-export async function renderPage(c: ConsoleContext, title: string, active: string, body: Child, status: Status = 200): Promise<Response> {
+export async function renderPage(
+  c: ConsoleContext,
+  title: string,
+  active: string,
+  body: Child,
+  status: Status = 200,
+): Promise<Response> {
   const html = await (
     <Layout title={title} active={active} csrf={c.var.session.csrf}>
       {body}
@@ -22,7 +28,12 @@ export async function renderPage(c: ConsoleContext, title: string, active: strin
 }
 
 /** Answers with a page outside the session (sign-in, refusals). */
-export async function renderBare(c: { html: ConsoleContext["html"] }, title: string, body: Child, status: Status = 200): Promise<Response> {
+export async function renderBare(
+  c: { html: ConsoleContext["html"] },
+  title: string,
+  body: Child,
+  status: Status = 200,
+): Promise<Response> {
   const html = await (<BarePage title={title}>{body}</BarePage>).toString();
   return c.html(`<!doctype html>${html}`, status);
 }

@@ -21,7 +21,6 @@ const SESSION_PURPOSE = "admin console session";
 const CSRF_TOKEN_BYTES = 32;
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
-
 /** What a session holds: its CSRF token (also what names it) and its expiry (ms since the epoch). */
 export type ConsoleSession = { readonly csrf: string; readonly exp: number };
 
@@ -38,7 +37,10 @@ async function principalOf(adminToken: string): Promise<string> {
 /** True when `a` and `b` are the same text, compared in constant time over their digests. */
 export async function sameSecret(a: string, b: string): Promise<boolean> {
   const encoder = new TextEncoder();
-  const [x, y] = await Promise.all([crypto.subtle.digest("SHA-256", encoder.encode(a)), crypto.subtle.digest("SHA-256", encoder.encode(b))]);
+  const [x, y] = await Promise.all([
+    crypto.subtle.digest("SHA-256", encoder.encode(a)),
+    crypto.subtle.digest("SHA-256", encoder.encode(b)),
+  ]);
   return crypto.subtle.timingSafeEqual(x, y);
 }
 
@@ -48,8 +50,16 @@ export async function sameSecret(a: string, b: string): Promise<boolean> {
  * @example
  * const value = await sealSession(env.SESSION_SECRET, env.ADMIN_TOKEN);
  */
-export async function sealSession(secret: string, adminToken: string, ttlS = CONSOLE_SESSION_TTL_S, now = Date.now()): Promise<string> {
-  const session: ConsoleSession = { csrf: hex(crypto.getRandomValues(new Uint8Array(CSRF_TOKEN_BYTES))), exp: now + ttlS * 1000 };
+export async function sealSession(
+  secret: string,
+  adminToken: string,
+  ttlS = CONSOLE_SESSION_TTL_S,
+  now = Date.now(),
+): Promise<string> {
+  const session: ConsoleSession = {
+    csrf: hex(crypto.getRandomValues(new Uint8Array(CSRF_TOKEN_BYTES))),
+    exp: now + ttlS * 1000,
+  };
   return sealState(secret, SESSION_PURPOSE, await principalOf(adminToken), ttlS * 1000, session, now);
 }
 
@@ -61,7 +71,13 @@ async function signedOutId(session: ConsoleSession): Promise<string> {
  * Opens a session cookie's value; undefined when it is missing, altered, expired, made
  * under another admin token, or signed out (when `kv` is given).
  */
-export async function openSession(secret: string, adminToken: string, value: string | undefined, kv?: KVNamespace, now = Date.now()): Promise<ConsoleSession | undefined> {
+export async function openSession(
+  secret: string,
+  adminToken: string,
+  value: string | undefined,
+  kv?: KVNamespace,
+  now = Date.now(),
+): Promise<ConsoleSession | undefined> {
   if (!value) return undefined;
   const opened = await openState(secret, SESSION_PURPOSE, await principalOf(adminToken), value, now);
   if (!opened.ok) return undefined;
@@ -73,7 +89,11 @@ export async function openSession(secret: string, adminToken: string, value: str
 }
 
 /** Marks `session` ended until it would have expired. */
-export async function endSession(kv: KVNamespace | undefined, session: ConsoleSession, now = Date.now()): Promise<void> {
+export async function endSession(
+  kv: KVNamespace | undefined,
+  session: ConsoleSession,
+  now = Date.now(),
+): Promise<void> {
   if (!kv) return;
   await markEnded(kv, "console-session", await signedOutId(session), Math.ceil((session.exp - now) / 1000));
 }
@@ -85,7 +105,13 @@ export function isLoopback(url: string): boolean {
 
 /** The Set-Cookie value that stores `value`, or (with `value` empty) clears the cookie. */
 export function sessionCookie(requestUrl: string, value: string, maxAgeS = CONSOLE_SESSION_TTL_S): string {
-  const attributes = [`${SESSION_COOKIE}=${value}`, `Path=${CONSOLE_PATH}`, `Max-Age=${value === "" ? 0 : maxAgeS}`, "HttpOnly", "SameSite=Strict"];
+  const attributes = [
+    `${SESSION_COOKIE}=${value}`,
+    `Path=${CONSOLE_PATH}`,
+    `Max-Age=${value === "" ? 0 : maxAgeS}`,
+    "HttpOnly",
+    "SameSite=Strict",
+  ];
   if (!isLoopback(requestUrl)) attributes.push("Secure");
   return attributes.join("; ");
 }

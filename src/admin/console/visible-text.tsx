@@ -22,7 +22,9 @@ const TAG_FIRST = 0xe0020;
 const TAG_LAST = 0xe007e;
 
 /** One piece of a text: as it is, or a run of invisible characters described. */
-export type TextPart = { readonly kind: "text"; readonly text: string } | { readonly kind: "invisible"; readonly shown: string };
+export type TextPart =
+  | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "invisible"; readonly shown: string };
 
 /** How a run of invisible characters is shown: its code points, and what tag characters in it spell. */
 function describeRun(run: string): string {

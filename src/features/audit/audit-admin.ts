@@ -45,19 +45,34 @@ function timeOf(raw: string | undefined, fallback: number): number | undefined {
 export function parseAuditQuery(params: URLSearchParams, now = Date.now()): Parsed {
   const toMs = timeOf(params.get("to") ?? undefined, now);
   const fromMs = toMs === undefined ? undefined : timeOf(params.get("from") ?? undefined, toMs - DEFAULT_RANGE_MS);
-  if (toMs === undefined || fromMs === undefined) return { ok: false, error: "from and to are ISO 8601 times or ms since the epoch" };
+  if (toMs === undefined || fromMs === undefined)
+    return { ok: false, error: "from and to are ISO 8601 times or ms since the epoch" };
   if (fromMs > toMs) return { ok: false, error: "from is after to" };
-  if (toMs - fromMs > MAX_RANGE_MS) return { ok: false, error: `a range of at most ${MAX_RANGE_MS / 86_400_000} days; ask for several` };
+  if (toMs - fromMs > MAX_RANGE_MS)
+    return { ok: false, error: `a range of at most ${MAX_RANGE_MS / 86_400_000} days; ask for several` };
   const rawLimit = params.get("limit");
   const limit = rawLimit === null || rawLimit === "" ? DEFAULT_AUDIT_LIMIT : Number(rawLimit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_AUDIT_LIMIT) return { ok: false, error: `limit is an integer from 1 to ${MAX_AUDIT_LIMIT}` };
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_AUDIT_LIMIT)
+    return { ok: false, error: `limit is an integer from 1 to ${MAX_AUDIT_LIMIT}` };
   const outcome = params.get("outcome");
-  if (outcome !== null && outcome !== "" && !OUTCOMES.includes(outcome as AuditOutcome)) return { ok: false, error: `outcome is one of ${OUTCOMES.join(", ")}` };
+  if (outcome !== null && outcome !== "" && !OUTCOMES.includes(outcome as AuditOutcome))
+    return { ok: false, error: `outcome is one of ${OUTCOMES.join(", ")}` };
   const optional = (name: string) => {
     const value = params.get(name);
     return value === null || value === "" ? {} : { [name]: value };
   };
-  return { ok: true, limit, query: { fromMs, toMs, ...optional("tool"), ...optional("user"), ...optional("upstream"), ...(outcome ? { outcome: outcome as AuditOutcome } : {}) } };
+  return {
+    ok: true,
+    limit,
+    query: {
+      fromMs,
+      toMs,
+      ...optional("tool"),
+      ...optional("user"),
+      ...optional("upstream"),
+      ...(outcome ? { outcome: outcome as AuditOutcome } : {}),
+    },
+  };
 }
 
 const ROUTE_PREFIX = "/mcp/";
@@ -137,11 +152,24 @@ export function addAuditRoutes<T extends { Bindings: AuditBindings }>(admin: Hon
     const parsed = parseAuditQuery(new URL(c.req.url).searchParams);
     if (!parsed.ok) return c.json({ error: `invalid audit query: ${parsed.error}` }, 400);
     const bucket = c.env.PAYLOADS;
-    if (!bucket) return c.json({ error: "the PAYLOADS binding (R2) is missing from wrangler.toml; audit events are stored there" }, 500);
+    if (!bucket)
+      return c.json(
+        { error: "the PAYLOADS binding (R2) is missing from wrangler.toml; audit events are stored there" },
+        500,
+      );
     const found = await latestEvents(bucket, parsed.query, parsed.limit);
-    const events = found.events.sort((a, b) => a.timestamp.localeCompare(b.timestamp) || a["gateway.event_id"].localeCompare(b["gateway.event_id"]));
-    const headers: Record<string, string> = { "content-type": "application/x-ndjson; charset=utf-8", "x-audit-events": String(events.length) };
-    if (found.truncated) headers["x-audit-truncated"] = found.truncated === "objects" ? `read ${MAX_OBJECTS_READ} stored batches; narrow from/to for older events` : `over ${MAX_RESPONSE_BYTES} bytes; lower limit`;
+    const events = found.events.sort(
+      (a, b) => a.timestamp.localeCompare(b.timestamp) || a["gateway.event_id"].localeCompare(b["gateway.event_id"]),
+    );
+    const headers: Record<string, string> = {
+      "content-type": "application/x-ndjson; charset=utf-8",
+      "x-audit-events": String(events.length),
+    };
+    if (found.truncated)
+      headers["x-audit-truncated"] =
+        found.truncated === "objects"
+          ? `read ${MAX_OBJECTS_READ} stored batches; narrow from/to for older events`
+          : `over ${MAX_RESPONSE_BYTES} bytes; lower limit`;
     return new Response(ndjson(events), { headers });
   });
 }

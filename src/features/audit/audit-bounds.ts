@@ -105,7 +105,8 @@ export class FieldBounds {
     if (value === undefined || value === null) return undefined;
     const text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
     // A UTF-16 unit takes at most MAX_ESCAPED_UNIT_BYTES in JSON: short texts (nearly all) need no walk.
-    if (text.length * MAX_ESCAPED_UNIT_BYTES <= maxBytes || cutToBytes(text, maxBytes).length === text.length) return text;
+    if (text.length * MAX_ESCAPED_UNIT_BYTES <= maxBytes || cutToBytes(text, maxBytes).length === text.length)
+      return text;
     this.cut.add(field);
     return `${cutToBytes(text, maxBytes - ELLIPSIS_BYTES)}${ELLIPSIS}`;
   }
@@ -136,7 +137,11 @@ export class FieldBounds {
 }
 
 function withMarkers(event: AuditEvent, fields: readonly string[]): AuditEvent {
-  return { ...event, "gateway.truncated": true, "gateway.truncated_fields": [...new Set([...(event["gateway.truncated_fields"] ?? []), ...fields])] };
+  return {
+    ...event,
+    "gateway.truncated": true,
+    "gateway.truncated_fields": [...new Set([...(event["gateway.truncated_fields"] ?? []), ...fields])],
+  };
 }
 
 /**
@@ -152,8 +157,14 @@ export function minimalEvent(event: AuditEvent): AuditEvent {
     if (!MINIMAL_FIELDS.includes(key as keyof AuditEvent)) dropped.push(key);
     else kept[key] = typeof value === "number" || typeof value === "boolean" ? value : bounds.text(key, value);
   }
-  const earlier = (event["gateway.truncated_fields"] ?? []).filter((f) => MINIMAL_FIELDS.includes(f as keyof AuditEvent));
-  return { ...(kept as AuditEvent), "gateway.truncated": true, "gateway.truncated_fields": [...new Set([...earlier, ...bounds.cut, ...dropped])] };
+  const earlier = (event["gateway.truncated_fields"] ?? []).filter((f) =>
+    MINIMAL_FIELDS.includes(f as keyof AuditEvent),
+  );
+  return {
+    ...(kept as AuditEvent),
+    "gateway.truncated": true,
+    "gateway.truncated_fields": [...new Set([...earlier, ...bounds.cut, ...dropped])],
+  };
 }
 
 /** The parameter field of an event (tool arguments, else other methods' params). */
@@ -169,7 +180,10 @@ export function trimEvent(event: AuditEvent): AuditEvent {
   if (jsonBytes(event) <= MAX_EVENT_BYTES) return event;
   const key = parameterKey(event);
   const whole = JSON.stringify(event[key] ?? null);
-  const empty = withMarkers({ ...event, [key]: TRIMMED_MARKER, "gateway.params_trimmed": true, "gateway.params_bytes": utf8Length(whole) }, [key]);
+  const empty = withMarkers(
+    { ...event, [key]: TRIMMED_MARKER, "gateway.params_trimmed": true, "gateway.params_bytes": utf8Length(whole) },
+    [key],
+  );
   const room = MAX_EVENT_BYTES - jsonBytes(empty);
   if (room < 0) return minimalEvent(event);
   return { ...empty, [key]: `${cutToBytes(whole, room)}${TRIMMED_MARKER}` };

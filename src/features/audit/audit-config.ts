@@ -21,9 +21,30 @@ export type AuditConfig = {
 };
 
 /** Compared as words (features/audit/secret-keys.ts): `private_key` also catches `privateKey` and `sshPrivateKey`, `auth` catches `basicAuth` but not `author`, `pass` catches `db_pass` but not `passage`, `compass` or `bypass`. */
-export const DEFAULT_REDACT_KEYS: readonly string[] = ["password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "authorization", "auth", "bearer", "api_key", "cookie", "credential", "private_key", "session_key"];
+export const DEFAULT_REDACT_KEYS: readonly string[] = [
+  "password",
+  "passwd",
+  "pass",
+  "pwd",
+  "passphrase",
+  "secret",
+  "token",
+  "authorization",
+  "auth",
+  "bearer",
+  "api_key",
+  "cookie",
+  "credential",
+  "private_key",
+  "session_key",
+];
 
-export const DEFAULT_AUDIT: AuditConfig = { enabled: true, record: "tools/call", redact: true, redactKeys: DEFAULT_REDACT_KEYS };
+export const DEFAULT_AUDIT: AuditConfig = {
+  enabled: true,
+  record: "tools/call",
+  redact: true,
+  redactKeys: DEFAULT_REDACT_KEYS,
+};
 
 const SCOPES: readonly AuditScope[] = ["tools/call", "requests", "all"];
 const MAX_REDACT_KEYS = 100;
@@ -38,7 +59,12 @@ function problemsOf(value: unknown): string[] {
     } else if (key === "record") {
       if (!SCOPES.includes(field as AuditScope)) problems.push(`record must be one of ${SCOPES.join(", ")}`);
     } else if (key === "redactKeys") {
-      if (!Array.isArray(field) || field.length > MAX_REDACT_KEYS || !field.every((k) => typeof k === "string" && k !== "")) problems.push(`redactKeys must be a list of at most ${MAX_REDACT_KEYS} non-empty strings`);
+      if (
+        !Array.isArray(field) ||
+        field.length > MAX_REDACT_KEYS ||
+        !field.every((k) => typeof k === "string" && k !== "")
+      )
+        problems.push(`redactKeys must be a list of at most ${MAX_REDACT_KEYS} non-empty strings`);
     } else problems.push(`unknown field ${key} (known: enabled, record, redact, redactKeys)`);
   }
   return problems;
@@ -62,7 +88,9 @@ export function auditFromVar(raw: unknown): AuditConfig {
   }
   const problems = problemsOf(value);
   if (problems.length > 0) {
-    console.error(`mcp-edge-gateway: the AUDIT var is invalid and ignored (auditing stays on with its defaults): ${problems.join("; ")}`);
+    console.error(
+      `mcp-edge-gateway: the AUDIT var is invalid and ignored (auditing stays on with its defaults): ${problems.join("; ")}`,
+    );
     return DEFAULT_AUDIT;
   }
   const given = value as Partial<AuditConfig>;

@@ -23,7 +23,10 @@ export function retryDelaySeconds(attempts: number): number {
  * @example
  * export default { fetch: app.fetch, queue: (batch, env) => consumeAuditBatch(batch, env) };
  */
-export async function consumeAuditBatch(batch: MessageBatch<unknown>, env: Readonly<Record<string, unknown>>): Promise<void> {
+export async function consumeAuditBatch(
+  batch: MessageBatch<unknown>,
+  env: Readonly<Record<string, unknown>>,
+): Promise<void> {
   const events: AuditEvent[] = [];
   const ids: string[] = [];
   const delivered: Message<unknown>[] = [];
@@ -33,7 +36,9 @@ export async function consumeAuditBatch(batch: MessageBatch<unknown>, env: Reado
       ids.push(message.id);
       delivered.push(message);
     } else {
-      console.error(`mcp-edge-gateway: audit: message ${message.id} on queue ${batch.queue} is not an audit event; acknowledged and dropped`);
+      console.error(
+        `mcp-edge-gateway: audit: message ${message.id} on queue ${batch.queue} is not an audit event; acknowledged and dropped`,
+      );
       message.ack();
     }
   }
@@ -44,7 +49,9 @@ export async function consumeAuditBatch(batch: MessageBatch<unknown>, env: Reado
     await writeAuditBatch(bucket, events, ids);
     for (const message of delivered) message.ack();
   } catch (error) {
-    console.error(`mcp-edge-gateway: audit: writing a batch of ${events.length} event(s) to R2 failed; retried with backoff: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(
+      `mcp-edge-gateway: audit: writing a batch of ${events.length} event(s) to R2 failed; retried with backoff: ${error instanceof Error ? error.message : String(error)}`,
+    );
     for (const message of delivered) message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
   }
 }

@@ -33,7 +33,12 @@ export async function readAudit(call: AdminCall, params: URLSearchParams): Promi
 }
 
 /** Calls and errors in `slots` equal slots from `startMs` to `endMs` (oldest first): the bars of a chart. */
-export function perSlot(events: readonly AuditEvent[], startMs: number, endMs: number, slots: number): { calls: number[]; errors: number[] } {
+export function perSlot(
+  events: readonly AuditEvent[],
+  startMs: number,
+  endMs: number,
+  slots: number,
+): { calls: number[]; errors: number[] } {
   const calls = new Array<number>(slots).fill(0);
   const errors = new Array<number>(slots).fill(0);
   const width = Math.max(1, (endMs - startMs) / slots);

@@ -130,5 +130,9 @@ export type AuditQuery = {
 export function isAuditEvent(value: unknown): value is AuditEvent {
   if (typeof value !== "object" || value === null) return false;
   const event = value as Record<string, unknown>;
-  return typeof event["gateway.event_id"] === "string" && typeof event["timestamp"] === "string" && !Number.isNaN(Date.parse(event["timestamp"]));
+  return (
+    typeof event["gateway.event_id"] === "string" &&
+    typeof event["timestamp"] === "string" &&
+    !Number.isNaN(Date.parse(event["timestamp"]))
+  );
 }

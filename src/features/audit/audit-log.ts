@@ -24,7 +24,8 @@ export function hourPrefix(ms: number): string {
 /** The hour prefixes from the hour of `toMs` back to the hour of `fromMs`, newest first. */
 export function hourPrefixesNewestFirst(fromMs: number, toMs: number): string[] {
   const prefixes: string[] = [];
-  for (let hour = Math.floor(toMs / HOUR_MS) * HOUR_MS; hour >= Math.floor(fromMs / HOUR_MS) * HOUR_MS; hour -= HOUR_MS) prefixes.push(hourPrefix(hour));
+  for (let hour = Math.floor(toMs / HOUR_MS) * HOUR_MS; hour >= Math.floor(fromMs / HOUR_MS) * HOUR_MS; hour -= HOUR_MS)
+    prefixes.push(hourPrefix(hour));
   return prefixes;
 }
 
@@ -40,7 +41,11 @@ async function hexDigest(text: string): Promise<string> {
  * @example
  * await writeAuditBatch(env.PAYLOADS, batch.messages.map((m) => m.body), batch.messages.map((m) => m.id));
  */
-export async function writeAuditBatch(bucket: R2Bucket, events: readonly AuditEvent[], messageIds: readonly string[]): Promise<string[]> {
+export async function writeAuditBatch(
+  bucket: R2Bucket,
+  events: readonly AuditEvent[],
+  messageIds: readonly string[],
+): Promise<string[]> {
   const batchHash = await hexDigest([...messageIds].sort().join("\n"));
   const byHour = new Map<string, AuditEvent[]>();
   for (const event of [...events].sort((a, b) => a.timestamp.localeCompare(b.timestamp))) {
@@ -58,7 +63,10 @@ export async function writeAuditBatch(bucket: R2Bucket, events: readonly AuditEv
       const first = String(Date.parse(list[0]!.timestamp)).padStart(MS_DIGITS, "0");
       const key = `${prefix}${first}-${batchHash}.ndjson`;
       const body = list.map((event) => `${JSON.stringify(event)}\n`).join("");
-      await bucket.put(key, body, { httpMetadata: { contentType: "application/x-ndjson" }, customMetadata: { events: String(list.length) } });
+      await bucket.put(key, body, {
+        httpMetadata: { contentType: "application/x-ndjson" },
+        customMetadata: { events: String(list.length) },
+      });
       keys.push(key);
     }),
   );

@@ -10,6 +10,7 @@
  * features/pins/pin-event-row.tsx), never a green call. Arguments in events are
  * caller-provided: they are shown as text, like everything else.
  */
+// biome-ignore lint/style/useImportType: h is the JSX factory (tsconfig.json jsxFactory), used by every element below
 import { Fragment, h } from "../../admin/console/jsx";
 import type { AuditEvent } from "./audit-event";
 import type { ConsoleApp } from "../../admin/console/context";
@@ -42,7 +43,9 @@ const FILTERS = [
 ] as const;
 
 function whatOf(event: AuditEvent): string {
-  return event["gen_ai.tool.name"] ?? event["gen_ai.prompt.name"] ?? event["mcp.resource.uri"] ?? event["mcp.method.name"];
+  return (
+    event["gen_ai.tool.name"] ?? event["gen_ai.prompt.name"] ?? event["mcp.resource.uri"] ?? event["mcp.method.name"]
+  );
 }
 
 function EventRow({ event }: { event: AuditEvent }) {
@@ -86,13 +89,20 @@ function registerAudit(app: ConsoleApp, rows: readonly AuditEventRow[]): void {
     const q = (name: string) => (c.req.query(name) ?? "").trim();
     const range = RANGES.find(([key]) => key === q("range")) ?? RANGES[1]!;
     const toMs = q("to") === "" ? Date.now() : /^\d+$/.test(q("to")) ? Number(q("to")) : Date.parse(q("to"));
-    const fromMs = q("from") === "" ? toMs - range[2] : /^\d+$/.test(q("from")) ? Number(q("from")) : Date.parse(q("from"));
-    const params = new URLSearchParams({ from: Number.isFinite(fromMs) ? String(fromMs) : q("from"), to: Number.isFinite(toMs) ? String(toMs) : q("to"), limit: String(PAGE_SIZE) });
+    const fromMs =
+      q("from") === "" ? toMs - range[2] : /^\d+$/.test(q("from")) ? Number(q("from")) : Date.parse(q("from"));
+    const params = new URLSearchParams({
+      from: Number.isFinite(fromMs) ? String(fromMs) : q("from"),
+      to: Number.isFinite(toMs) ? String(toMs) : q("to"),
+      limit: String(PAGE_SIZE),
+    });
     for (const [name] of FILTERS) if (q(name) !== "" && name !== "from" && name !== "to") params.set(name, q(name));
     if (q("outcome") !== "") params.set("outcome", q("outcome"));
     const read = await readAudit(c.var.call, params);
     const events = read.ok ? [...read.events].reverse() : [];
-    const chartRead = read.ok ? await readAudit(c.var.call, new URLSearchParams({ ...Object.fromEntries(params), limit: "1000" })) : read;
+    const chartRead = read.ok
+      ? await readAudit(c.var.call, new URLSearchParams({ ...Object.fromEntries(params), limit: "1000" }))
+      : read;
     const bars = perSlot(chartRead.ok ? chartRead.events : [], fromMs, toMs + 1, CHART_SLOTS);
     const oldest = events.at(-1);
     const older = new URLSearchParams(c.req.query());
@@ -135,7 +145,11 @@ function registerAudit(app: ConsoleApp, rows: readonly AuditEventRow[]): void {
         {read.ok && read.truncated && <p class="muted">{`The search stopped early: ${read.truncated}`}</p>}
         <h2>Calls and errors over time</h2>
         {Number.isFinite(fromMs) && Number.isFinite(toMs) && fromMs <= toMs ? (
-          <MinuteChart calls={bars.calls} errors={bars.errors} label={`Audit events from ${new Date(fromMs).toISOString()} to ${new Date(toMs).toISOString()}`} />
+          <MinuteChart
+            calls={bars.calls}
+            errors={bars.errors}
+            label={`Audit events from ${new Date(fromMs).toISOString()} to ${new Date(toMs).toISOString()}`}
+          />
         ) : (
           <Empty>No chart: the range is not valid.</Empty>
         )}

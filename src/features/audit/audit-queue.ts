@@ -76,7 +76,9 @@ export async function queueAuditEvents(queue: Queue | undefined, events: readonl
     } catch (error) {
       unqueuedEvents += group.length;
       const ids = group.map((e) => e["gateway.event_id"]).join(",");
-      console.error(`mcp-edge-gateway: audit: ${group.length} event(s) not queued (${unqueuedEvents} since this isolate started): ${error instanceof Error ? error.message : String(error)}; event ids: ${ids}`);
+      console.error(
+        `mcp-edge-gateway: audit: ${group.length} event(s) not queued (${unqueuedEvents} since this isolate started): ${error instanceof Error ? error.message : String(error)}; event ids: ${ids}`,
+      );
     }
   }
 }

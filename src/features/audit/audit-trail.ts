@@ -87,7 +87,9 @@ async function deliver(queue: Queue, pending: readonly EventBuilder[]): Promise<
     await queueAuditEvents(queue, events);
   } catch (error) {
     countUnqueuedEvents(events.length);
-    console.error(`mcp-edge-gateway: audit: ${events.length} event(s) not queued: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(
+      `mcp-edge-gateway: audit: ${events.length} event(s) not queued: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 
@@ -108,15 +110,23 @@ function send(queue: Queue | undefined, pending: PendingBatch): Promise<void> | 
   if (open) {
     open.events.push(...pending.events);
     open.heldChars += pending.heldChars;
-    if (open.events.length < COALESCE_MAX_EVENTS && open.heldChars < COALESCE_MAX_HELD_CHARS && now - open.openedAt < ABANDONED_AFTER_MS) return undefined;
+    if (
+      open.events.length < COALESCE_MAX_EVENTS &&
+      open.heldChars < COALESCE_MAX_HELD_CHARS &&
+      now - open.openedAt < ABANDONED_AFTER_MS
+    )
+      return undefined;
     const full = close(queue, open);
     return afterTheAnswer().then(() => deliver(queue, full));
   }
   // A request that would fill an outbox alone sends its events by itself, after its answer.
-  if (pending.events.length >= COALESCE_MAX_EVENTS || pending.heldChars >= COALESCE_MAX_HELD_CHARS) return afterTheAnswer().then(() => deliver(queue, pending.events));
+  if (pending.events.length >= COALESCE_MAX_EVENTS || pending.heldChars >= COALESCE_MAX_HELD_CHARS)
+    return afterTheAnswer().then(() => deliver(queue, pending.events));
   const outbox: Outbox = { events: pending.events, heldChars: pending.heldChars, openedAt: now, closed: false };
   outboxes.set(queue, outbox);
-  return new Promise<void>((resolve) => setTimeout(resolve, COALESCE_MS)).then(() => deliver(queue, close(queue, outbox)));
+  return new Promise<void>((resolve) => setTimeout(resolve, COALESCE_MS)).then(() =>
+    deliver(queue, close(queue, outbox)),
+  );
 }
 
 export type AuditTrailOptions = { readonly config: AuditConfig };
@@ -130,7 +140,11 @@ export type AuditTrailOptions = { readonly config: AuditConfig };
 export function auditTrail(next: Handler, { config }: AuditTrailOptions): Handler {
   // Keyed by the request's waitUntil: the one thing every message of one HTTP request shares, and nothing else does.
   const batches = new WeakMap<CallContext["waitUntil"], PendingBatch>();
-  const event = async (ctx: CallContext, message: ClientMessage, answer: string | undefined): Promise<AuditEvent | undefined> => {
+  const event = async (
+    ctx: CallContext,
+    message: ClientMessage,
+    answer: string | undefined,
+  ): Promise<AuditEvent | undefined> => {
     try {
       return await auditEventOf(ctx.record, ctx, message, answer, config);
     } catch (error) {

@@ -33,7 +33,10 @@ function stringStart(text: string, span: Span): string | undefined {
   if (text.charCodeAt(span.start) !== 0x22) return undefined;
   if (span.end - span.start <= MAX_ERROR_RAW_CHARS) return JSON.parse(text.slice(span.start, span.end)) as string;
   // Cut, then drop a partial escape at the cut, and close the string.
-  const raw = text.slice(span.start, span.start + MAX_ERROR_RAW_CHARS).replace(/\\u[0-9a-fA-F]{0,3}$/, "").replace(/(?<!\\)(\\\\)*\\$/, "$1");
+  const raw = text
+    .slice(span.start, span.start + MAX_ERROR_RAW_CHARS)
+    .replace(/\\u[0-9a-fA-F]{0,3}$/, "")
+    .replace(/(?<!\\)(\\\\)*\\$/, "$1");
   try {
     return JSON.parse(`${raw}"`) as string;
   } catch {
@@ -55,7 +58,11 @@ function endingOf(record: Readonly<CallRecord>, answer: string | undefined): End
       const code = member(answer, error, "code");
       const message = member(answer, error, "message");
       const parsedCode = code ? Number(answer.slice(code.start, code.end)) : Number.NaN;
-      return { outcome: "error", ...(Number.isInteger(parsedCode) ? { code: parsedCode } : {}), ...(message ? { message: stringStart(answer, message) } : {}) };
+      return {
+        outcome: "error",
+        ...(Number.isInteger(parsedCode) ? { code: parsedCode } : {}),
+        ...(message ? { message: stringStart(answer, message) } : {}),
+      };
     }
     const result = top.find((m) => m.key === "result")?.value;
     if (!result || answer.charCodeAt(result.start) !== 0x7b) return { outcome: "success" };
@@ -100,9 +107,16 @@ function hashedSessionId(id: string | undefined): Promise<string> | undefined {
 function callOf(message: ClientMessage): { method: string; id?: string; params?: JsonObject } {
   switch (message.kind) {
     case "request":
-      return { method: message.wire.message.method, id: JSON.stringify(message.wire.message.id), ...(message.wire.message.params ? { params: message.wire.message.params } : {}) };
+      return {
+        method: message.wire.message.method,
+        id: JSON.stringify(message.wire.message.id),
+        ...(message.wire.message.params ? { params: message.wire.message.params } : {}),
+      };
     case "notification":
-      return { method: message.wire.message.method, ...(message.wire.message.params ? { params: message.wire.message.params } : {}) };
+      return {
+        method: message.wire.message.method,
+        ...(message.wire.message.params ? { params: message.wire.message.params } : {}),
+      };
     case "response":
       return { method: "(response)" };
     case "listen":
@@ -140,7 +154,13 @@ function qualifiedToolName(ctx: CallContext, name: unknown): string | undefined 
  * @example
  * const event = await auditEventOf(ctx.record, ctx, message, answer, config.audit);
  */
-export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContext, message: ClientMessage, answer: string | undefined, config: AuditConfig): Promise<AuditEvent> {
+export async function auditEventOf(
+  record: Readonly<CallRecord>,
+  ctx: CallContext,
+  message: ClientMessage,
+  answer: string | undefined,
+  config: AuditConfig,
+): Promise<AuditEvent> {
   const { method, id, params } = callOf(message);
   const isSecret = secretKeyMatcher(config.redactKeys);
   const redact = (value: unknown) => (config.redact ? redactParameters(value, isSecret) : value);
@@ -150,7 +170,11 @@ export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContex
   const text = bounds.text.bind(bounds);
   const roles = bounds.roles("user.roles", identityField(ctx, "roles"));
   const toolCall = method === "tools/call";
-  const errorType = ending.outcome === "success" ? undefined : (record.failure ?? (ending.code !== undefined ? String(ending.code) : ending.outcome === "tool_error" ? "tool_error" : "error"));
+  const errorType =
+    ending.outcome === "success"
+      ? undefined
+      : (record.failure ??
+        (ending.code !== undefined ? String(ending.code) : ending.outcome === "tool_error" ? "tool_error" : "error"));
   const event: AuditEvent = compact({
     "gateway.event_id": randomHexId(),
     timestamp: new Date(record.startedAt).toISOString(),
@@ -160,11 +184,14 @@ export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContex
     "mcp.method.name": text("mcp.method.name", method)!,
     "gen_ai.operation.name": toolCall ? "execute_tool" : undefined,
     "gen_ai.tool.name": toolCall ? text("gen_ai.tool.name", params?.["name"]) : undefined,
-    "gateway.tool.qualified_name": toolCall ? text("gateway.tool.qualified_name", qualifiedToolName(ctx, params?.["name"])) : undefined,
+    "gateway.tool.qualified_name": toolCall
+      ? text("gateway.tool.qualified_name", qualifiedToolName(ctx, params?.["name"]))
+      : undefined,
     "gen_ai.prompt.name": method === "prompts/get" ? text("gen_ai.prompt.name", params?.["name"]) : undefined,
     "mcp.resource.uri": method.startsWith("resources/") ? text("mcp.resource.uri", params?.["uri"]) : undefined,
     "gen_ai.tool.call.arguments": toolCall ? redact(record.guardedArguments ?? params?.["arguments"] ?? {}) : undefined,
-    "gateway.params": !toolCall && params && Object.keys(withoutMeta(params)).length > 0 ? redact(withoutMeta(params)) : undefined,
+    "gateway.params":
+      !toolCall && params && Object.keys(withoutMeta(params)).length > 0 ? redact(withoutMeta(params)) : undefined,
     "jsonrpc.request.id": text("jsonrpc.request.id", id),
     "mcp.protocol.version": text("mcp.protocol.version", ctx.identity.protocolVersion)!,
     "mcp.session.id": await hashedSessionId(ctx.identity.session?.id),
@@ -190,7 +217,10 @@ export async function auditEventOf(record: Readonly<CallRecord>, ctx: CallContex
     "error.type": errorType,
     "rpc.response.status_code": ending.code !== undefined ? String(ending.code) : undefined,
     // Upstreams write these texts: no configured secret leaves in them.
-    "gateway.error.message": ending.message === undefined ? undefined : text("gateway.error.message", redactSecrets(ending.message, env), MAX_ERROR_BYTES),
+    "gateway.error.message":
+      ending.message === undefined
+        ? undefined
+        : text("gateway.error.message", redactSecrets(ending.message, env), MAX_ERROR_BYTES),
     "gateway.failure": record.failure,
     "gateway.duration_ms": record.durationMs ?? Date.now() - record.startedAt,
     "gateway.code_run": record.codeRun,
@@ -216,5 +246,3 @@ export function isAudited(message: ClientMessage, config: AuditConfig): boolean 
     }
   }
 }
-
-

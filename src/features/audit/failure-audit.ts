@@ -11,7 +11,11 @@ import { randomHexId } from "../../core/ids";
 import { queueAuditEvents } from "./audit-queue";
 import type { AuditEvent } from "./audit-event";
 import { FailureBudget, type SuppressedFailures } from "./failure-budget";
-import { requestSource, type FailedAuthentication as ReportedFailure, type FailureRecorder } from "../../auth/failed-authentication";
+import {
+  requestSource,
+  type FailedAuthentication as ReportedFailure,
+  type FailureRecorder,
+} from "../../auth/failed-authentication";
 import { gatewayConfig } from "../../config/gateway-config";
 
 /** The `mcp.method.name` of these events: the request's body is never read before authentication. */
@@ -26,7 +30,10 @@ const MAX_PROTOCOL_VERSION_CHARS = 32;
 const budget = new FailureBudget();
 
 /** A failed authentication as the shell reports it, with the AUDIT configuration and the Queue in place of its env. */
-export type FailedAuthentication = Omit<ReportedFailure, "env"> & { readonly audit: AuditConfig; readonly queue: Queue | undefined };
+export type FailedAuthentication = Omit<ReportedFailure, "env"> & {
+  readonly audit: AuditConfig;
+  readonly queue: Queue | undefined;
+};
 
 function header(request: Request, name: string, max: number): string | undefined {
   return request.headers.get(name)?.slice(0, max);
@@ -66,7 +73,16 @@ function summaryEvent(summary: SuppressedFailures, now: number): AuditEvent {
  * @example
  * recordFailedAuthentication({ request, route: "/mcp", reason: "token-expired", answer: { status: 401, code: -32001, message }, startedAt, audit, queue, waitUntil });
  */
-export function recordFailedAuthentication({ request, route, reason, answer, startedAt, audit, queue, waitUntil }: FailedAuthentication): void {
+export function recordFailedAuthentication({
+  request,
+  route,
+  reason,
+  answer,
+  startedAt,
+  audit,
+  queue,
+  waitUntil,
+}: FailedAuthentication): void {
   if (!audit.enabled) return;
   const now = Date.now();
   const source = requestSource(request);
@@ -96,4 +112,8 @@ export function recordFailedAuthentication({ request, route, reason, answer, sta
  * AUDIT configuration and the audit Queue of the request's `env`.
  */
 export const auditFailedAuthentication: FailureRecorder = ({ env, ...failure }) =>
-  recordFailedAuthentication({ ...failure, audit: gatewayConfig(env).audit, queue: env["AUDIT_QUEUE"] as Queue | undefined });
+  recordFailedAuthentication({
+    ...failure,
+    audit: gatewayConfig(env).audit,
+    queue: env["AUDIT_QUEUE"] as Queue | undefined,
+  });

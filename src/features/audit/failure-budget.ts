@@ -41,11 +41,24 @@ export type SuppressedFailures = {
 /** What to do with one failure: record it or not, and the summaries now due. */
 export type FailureVerdict = { readonly record: boolean; readonly summaries: readonly SuppressedFailures[] };
 
-type Window = { readonly start: number; recorded: number; suppressed?: { count: number; fromMs: number; toMs: number; reasons: Record<string, number>; route: string } };
+type Window = {
+  readonly start: number;
+  recorded: number;
+  suppressed?: { count: number; fromMs: number; toMs: number; reasons: Record<string, number>; route: string };
+};
 
 function summaryOf(source: string, window: Window): SuppressedFailures | undefined {
   const suppressed = window.suppressed;
-  return suppressed && { source, count: suppressed.count, fromMs: suppressed.fromMs, toMs: suppressed.toMs, reasons: suppressed.reasons, route: suppressed.route };
+  return (
+    suppressed && {
+      source,
+      count: suppressed.count,
+      fromMs: suppressed.fromMs,
+      toMs: suppressed.toMs,
+      reasons: suppressed.reasons,
+      route: suppressed.route,
+    }
+  );
 }
 
 /**
@@ -103,7 +116,8 @@ export class FailureBudget {
     const suppressed = window.suppressed;
     suppressed.count++;
     suppressed.toMs = now;
-    if (reason in suppressed.reasons || Object.keys(suppressed.reasons).length < MAX_REASONS) suppressed.reasons[reason] = (suppressed.reasons[reason] ?? 0) + 1;
+    if (reason in suppressed.reasons || Object.keys(suppressed.reasons).length < MAX_REASONS)
+      suppressed.reasons[reason] = (suppressed.reasons[reason] ?? 0) + 1;
     if (suppressed.route !== route) suppressed.route = "(several)";
   }
 

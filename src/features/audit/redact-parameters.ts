@@ -17,7 +17,15 @@ export const REDACTED_VALUE = "[redacted]";
 export const MAX_REDACTION_DEPTH = 64;
 export const TOO_DEEP_VALUE = "[nested too deep to audit]";
 /** Members that name the pair's value (lower-case), and the members that hold it. */
-const PAIR_NAME_KEYS: ReadonlySet<string> = new Set(["name", "key", "header", "field", "param", "parameter", "variable"]);
+const PAIR_NAME_KEYS: ReadonlySet<string> = new Set([
+  "name",
+  "key",
+  "header",
+  "field",
+  "param",
+  "parameter",
+  "variable",
+]);
 const PAIR_VALUE_KEYS: ReadonlySet<string> = new Set(["value", "values", "content"]);
 
 /** True when `object` is a name/value pair whose name `isSecret` says is secret. */

@@ -81,7 +81,12 @@ function containsWord(key: ReturnType<typeof joinedWords>, word: string, atStart
 export function secretKeyMatcher(patterns: readonly string[]): (key: string) => boolean {
   const known = matchers.get(patterns);
   if (known) return known;
-  const globs = patterns.filter(isGlob).map((p) => p.replace(LETTER_DIGIT_ALL, "_").toLowerCase().replace(/[\s.-]/g, "_"));
+  const globs = patterns.filter(isGlob).map((p) =>
+    p
+      .replace(LETTER_DIGIT_ALL, "_")
+      .toLowerCase()
+      .replace(/[\s.-]/g, "_"),
+  );
   const words = patterns
     .filter((p) => !isGlob(p))
     .map((p) => keyWords(p).join(""))

@@ -72,7 +72,11 @@ function setAt(target: JsonObject, pointer: string, value: unknown): string | un
     const next = Object.hasOwn(at, token) ? at[token] : undefined;
     if (next !== undefined && !isObject(next))
       return `the key ${JSON.stringify(pointer)} passes through a value that is not an object`;
-    at = (next as JsonObject | undefined) ?? (at[token] = {});
+    if (next === undefined) {
+      const created: JsonObject = {};
+      at[token] = created;
+      at = created;
+    } else at = next as JsonObject;
   }
   return undefined;
 }

@@ -22,7 +22,15 @@
  * persona applies at the next request.
  */
 import { GatewayError } from "../../core/errors";
-import { INVALID_PARAMS, isObject, resultText, type JsonObject, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
+import {
+  INVALID_PARAMS,
+  isObject,
+  resultText,
+  type JsonObject,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type WireMessage,
+} from "../../core/jsonrpc";
 import { appendListed, keepListed } from "../../core/raw-json-lists";
 import { pathSpan, removeMemberSplice, splice } from "../../core/raw-json";
 import { SYS_PREFIX } from "../../core/names";
@@ -93,40 +101,80 @@ function upstreamsOf(catalog: Catalog): string {
 }
 
 /** Searches `catalog` for a call of sys___search_tools; by meaning too when `ai` (the operator's Workers AI binding) is there. */
-async function search(id: JsonRpcId, catalog: Catalog, args: unknown, ai: EmbeddingsBinding | undefined): Promise<string> {
-  if (!isObject(args) || typeof args["query"] !== "string") return toolAnswer(id, `${SEARCH_TOOLS} needs {"query": "<the task, in words>"}`, true);
+async function search(
+  id: JsonRpcId,
+  catalog: Catalog,
+  args: unknown,
+  ai: EmbeddingsBinding | undefined,
+): Promise<string> {
+  if (!isObject(args) || typeof args["query"] !== "string")
+    return toolAnswer(id, `${SEARCH_TOOLS} needs {"query": "<the task, in words>"}`, true);
   const limit = args["limit"] ?? DEFAULT_SEARCH_LIMIT;
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) return toolAnswer(id, `${SEARCH_TOOLS}: limit is a whole number from 1 to ${MAX_SEARCH_LIMIT}`, true);
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT)
+    return toolAnswer(id, `${SEARCH_TOOLS}: limit is a whole number from 1 to ${MAX_SEARCH_LIMIT}`, true);
   const upstream = args["upstream"];
-  if (upstream !== undefined && typeof upstream !== "string") return toolAnswer(id, `${SEARCH_TOOLS}: upstream is the name of an upstream server`, true);
+  if (upstream !== undefined && typeof upstream !== "string")
+    return toolAnswer(id, `${SEARCH_TOOLS}: upstream is the name of an upstream server`, true);
   const query = args["query"].slice(0, MAX_QUERY_CHARS);
   const total = catalog.tools.filter((tool) => upstream === undefined || tool.upstream === upstream).length;
   const fields: JsonObject = { query, matched: 0, total };
-  if (catalog.truncated) fields["truncated"] = "the catalog is larger than the gateway searches; narrow it with upstream";
+  if (catalog.truncated)
+    fields["truncated"] = "the catalog is larger than the gateway searches; narrow it with upstream";
   if (query.trim() === "") {
     const first = catalog.tools.filter((tool) => upstream === undefined || tool.upstream === upstream).slice(0, limit);
-    fields["note"] = `An empty query ranks nothing: these are the first ${first.length} of ${total} tools. Describe the task in words to find the tools that serve it. Upstreams: ${upstreamsOf(catalog)}.`;
-    return toolAnswer(id, withDefinitions(fields, first.map((tool) => tool.raw)));
+    fields["note"] =
+      `An empty query ranks nothing: these are the first ${first.length} of ${total} tools. Describe the task in words to find the tools that serve it. Upstreams: ${upstreamsOf(catalog)}.`;
+    return toolAnswer(
+      id,
+      withDefinitions(
+        fields,
+        first.map((tool) => tool.raw),
+      ),
+    );
   }
   const request = { query, limit, ...(upstream !== undefined ? { upstream } : {}) };
-  const found = ai ? await searchByMeaning(catalog, request, ai, DEFAULT_EMBEDDINGS_MODEL) : searchCatalog(catalog, request);
+  const found = ai
+    ? await searchByMeaning(catalog, request, ai, DEFAULT_EMBEDDINGS_MODEL)
+    : searchCatalog(catalog, request);
   fields["matched"] = found.matched;
   if ("ranking" in found) fields["ranking"] = found.ranking;
   if (found.matched === 0) {
-    fields["note"] = `No tool matched. Try other words: what to act on ("issue", "message", "page") and what to do ("create", "list", "close"). Upstreams: ${upstreamsOf(catalog) || "(none: you may use no tools)"}.`;
+    fields["note"] =
+      `No tool matched. Try other words: what to act on ("issue", "message", "page") and what to do ("create", "list", "close"). Upstreams: ${upstreamsOf(catalog) || "(none: you may use no tools)"}.`;
   } else {
     fields["note"] = `Run one with ${CALL_TOOL} {"name": <name>, "arguments": {...}}.`;
   }
-  return toolAnswer(id, withDefinitions(fields, found.tools.map((tool) => tool.raw)));
+  return toolAnswer(
+    id,
+    withDefinitions(
+      fields,
+      found.tools.map((tool) => tool.raw),
+    ),
+  );
 }
 
 function describe(id: JsonRpcId, catalog: Catalog, args: unknown): string {
   const names = isObject(args) ? args["names"] : undefined;
-  if (!Array.isArray(names) || names.length === 0 || names.length > MAX_DESCRIBE_NAMES || !names.every((name) => typeof name === "string")) {
-    return toolAnswer(id, `${DESCRIBE_TOOLS} needs {"names": [...]}, 1 to ${MAX_DESCRIBE_NAMES} tool names as listed`, true);
+  if (
+    !Array.isArray(names) ||
+    names.length === 0 ||
+    names.length > MAX_DESCRIBE_NAMES ||
+    !names.every((name) => typeof name === "string")
+  ) {
+    return toolAnswer(
+      id,
+      `${DESCRIBE_TOOLS} needs {"names": [...]}, 1 to ${MAX_DESCRIBE_NAMES} tool names as listed`,
+      true,
+    );
   }
   const { found, unknown } = definitionsOf(catalog, names as string[]);
-  return toolAnswer(id, withDefinitions(unknown.length > 0 ? { unknown } : {}, found.map((tool) => tool.raw)));
+  return toolAnswer(
+    id,
+    withDefinitions(
+      unknown.length > 0 ? { unknown } : {},
+      found.map((tool) => tool.raw),
+    ),
+  );
 }
 
 /**
@@ -135,7 +183,8 @@ function describe(id: JsonRpcId, catalog: Catalog, args: unknown): string {
  */
 function innerCall(request: WireMessage<JsonRpcRequest>): WireMessage<JsonRpcRequest> | string {
   const args = request.message.params?.["arguments"];
-  if (!isObject(args) || typeof args["name"] !== "string" || args["name"] === "") return `${CALL_TOOL} needs {"name": "<tool name from ${SEARCH_TOOLS}>", "arguments": {...}}`;
+  if (!isObject(args) || typeof args["name"] !== "string" || args["name"] === "")
+    return `${CALL_TOOL} needs {"name": "<tool name from ${SEARCH_TOOLS}>", "arguments": {...}}`;
   const name = args["name"];
   if (CATALOG_TOOLS.has(name)) return `${CALL_TOOL} runs the tools ${SEARCH_TOOLS} finds; call ${name} directly`;
   const inner = args["arguments"] ?? {};
@@ -157,15 +206,23 @@ function innerCall(request: WireMessage<JsonRpcRequest>): WireMessage<JsonRpcReq
 
 /** An unknown tool's error from the inner call, pointing at the search tool. */
 function pointToSearch(error: unknown, id: JsonRpcId): unknown {
-  if (!(error instanceof GatewayError) || error.code !== INVALID_PARAMS || !error.message.startsWith("Unknown tool")) return error;
-  return new GatewayError(error.status, error.code, `${error.message} (not a tool you may use, or no longer listed: find tools with ${SEARCH_TOOLS})`, error.data, error.id ?? id);
+  if (!(error instanceof GatewayError) || error.code !== INVALID_PARAMS || !error.message.startsWith("Unknown tool"))
+    return error;
+  return new GatewayError(
+    error.status,
+    error.code,
+    `${error.message} (not a tool you may use, or no longer listed: find tools with ${SEARCH_TOOLS})`,
+    error.data,
+    error.id ?? id,
+  );
 }
 
 /** A search (or code) mode list: the gateway's own tools only, the catalog tools added, no further pages. */
 function searchList(text: string, added: readonly object[] = [SEARCH_TOOLS_DEFINITION, CALL_TOOL_DEFINITION]): string {
   const own = keepListed(text, "tools", (name) => name?.startsWith(SYS_PREFIX) === true);
   const result = pathSpan(own, ["result"]);
-  const cursor = result && own.charCodeAt(result.start) === 0x7b ? removeMemberSplice(own, result, "nextCursor") : undefined;
+  const cursor =
+    result && own.charCodeAt(result.start) === 0x7b ? removeMemberSplice(own, result, "nextCursor") : undefined;
   return appendListed(cursor ? splice(own, [cursor]) : own, "tools", ...added);
 }
 
@@ -182,7 +239,9 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
     const { id, params } = (message as Extract<ClientMessage, { kind: "request" }>).wire.message;
     if (options.auth.mode === "on") ctx.record.persona = (await ctx.grant())?.persona ?? NO_PERSONA;
     const catalog = await visibleCatalog(pipeline, ctx, id);
-    return params?.["name"] === SEARCH_TOOLS ? search(id, catalog, params["arguments"], ctx.services.embeddings) : describe(id, catalog, params?.["arguments"]);
+    return params?.["name"] === SEARCH_TOOLS
+      ? search(id, catalog, params["arguments"], ctx.services.embeddings)
+      : describe(id, catalog, params?.["arguments"]);
   });
   const codeMode = options.codeMode;
   const codeTools = codeMode.tools(pipeline, { auth: options.auth, observe });
@@ -202,7 +261,8 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
       return params?.["cursor"] === undefined ? appendListed(compact, "tools", DESCRIBE_TOOLS_DEFINITION) : compact;
     }
     const name = params?.["name"];
-    if ((mode === "compact" && name === DESCRIBE_TOOLS) || (mode === "search" && name === SEARCH_TOOLS)) return catalogTools(ctx, message);
+    if ((mode === "compact" && name === DESCRIBE_TOOLS) || (mode === "search" && name === SEARCH_TOOLS))
+      return catalogTools(ctx, message);
     if (mode === "code" && typeof name === "string" && codeMode.names.includes(name)) return codeTools(ctx, message);
     if (mode === "search" && name === CALL_TOOL) {
       const resolved = await withReferencedArguments(ctx, request);

@@ -31,11 +31,30 @@ export function firstSentence(text: string, max = COMPACT_DESCRIPTION_MAX_CHARS)
 }
 
 /** Keywords whose value is a map of names to schemas. */
-const SCHEMA_MAPS: ReadonlySet<string> = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+const SCHEMA_MAPS: ReadonlySet<string> = new Set([
+  "properties",
+  "patternProperties",
+  "$defs",
+  "definitions",
+  "dependentSchemas",
+]);
 /** Keywords whose value is a schema or a list of schemas. */
 const SCHEMA_VALUES: ReadonlySet<string> = new Set([
-  "items", "additionalItems", "prefixItems", "additionalProperties", "unevaluatedProperties", "unevaluatedItems",
-  "contains", "propertyNames", "not", "if", "then", "else", "allOf", "anyOf", "oneOf",
+  "items",
+  "additionalItems",
+  "prefixItems",
+  "additionalProperties",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "contains",
+  "propertyNames",
+  "not",
+  "if",
+  "then",
+  "else",
+  "allOf",
+  "anyOf",
+  "oneOf",
 ]);
 /** Annotations for people, not constraints: dropped in compact mode. */
 const DROPPED_KEYWORDS: ReadonlySet<string> = new Set(["description", "title", "examples", "$comment", "$schema"]);

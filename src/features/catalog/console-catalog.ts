@@ -21,31 +21,61 @@ const CATALOG_TIMEOUT_MS = 10_000;
 const CLIENT_TTL_S = 60 * 60;
 
 /** One tool, prompt or resource as an upstream lists it (its own name; `key` is `<upstream>___<name>`, or a resource's URI). */
-export type CatalogEntry = { readonly kind: "tool" | "prompt" | "resource"; readonly name: string; readonly key: string; readonly title?: string; readonly description?: string };
+export type CatalogEntry = {
+  readonly kind: "tool" | "prompt" | "resource";
+  readonly name: string;
+  readonly key: string;
+  readonly title?: string;
+  readonly description?: string;
+};
 
 /** One upstream's lists, or why they could not be read. */
-export type UpstreamCatalog = { readonly upstream: string; readonly entries: readonly CatalogEntry[]; readonly error?: string };
+export type UpstreamCatalog = {
+  readonly upstream: string;
+  readonly entries: readonly CatalogEntry[];
+  readonly error?: string;
+};
 
 let client: UpstreamClient | undefined;
 
 function consoleClient(): UpstreamClient {
   const now = Math.floor(Date.now() / 1000);
   if (!client || client.exp - now < 60) {
-    client = { sid: `console-${randomHexId()}`, protocolVersion: LATEST_SESSION_REVISION, clientCapabilities: {}, clientInfo: { ...GATEWAY_INFO }, upstreams: {}, exp: now + CLIENT_TTL_S };
+    client = {
+      sid: `console-${randomHexId()}`,
+      protocolVersion: LATEST_SESSION_REVISION,
+      clientCapabilities: {},
+      clientInfo: { ...GATEWAY_INFO },
+      upstreams: {},
+      exp: now + CLIENT_TTL_S,
+    };
   }
   return client;
 }
 
-async function listPage(upstream: UpstreamConfig, env: ConsoleBindings, method: string, cursor: string | undefined, signal: AbortSignal): Promise<{ ok: true; result: JsonObject } | { ok: false; error: string }> {
+async function listPage(
+  upstream: UpstreamConfig,
+  env: ConsoleBindings,
+  method: string,
+  cursor: string | undefined,
+  signal: AbortSignal,
+): Promise<{ ok: true; result: JsonObject } | { ok: false; error: string }> {
   const request = { jsonrpc: "2.0", id: `console-${method}`, method, ...(cursor ? { params: { cursor } } : {}) };
-  const reply = await sendToUpstream(upstream, JSON.stringify(request), { env, kv: env.GATEWAY_KV, session: consoleClient(), signal }, { answerWithinTimeout: true });
+  const reply = await sendToUpstream(
+    upstream,
+    JSON.stringify(request),
+    { env, kv: env.GATEWAY_KV, session: consoleClient(), signal },
+    { answerWithinTimeout: true },
+  );
   if (!reply.ok) return { ok: false, error: describeFailure(reply) };
   for await (const item of upstreamMessages(reply.value, upstream.name)) {
     if (!item.ok) return { ok: false, error: describeFailure(item) };
     const message = item.value.message as JsonObject;
     if (message["id"] !== request.id || "method" in message) continue;
     if (isObject(message["error"])) return { ok: false, error: String(message["error"]["message"]) };
-    return isObject(message["result"]) ? { ok: true, result: message["result"] } : { ok: false, error: "the answer had no result" };
+    return isObject(message["result"])
+      ? { ok: true, result: message["result"] }
+      : { ok: false, error: "the answer had no result" };
   }
   return { ok: false, error: `${method} got no answer` };
 }

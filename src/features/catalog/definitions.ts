@@ -28,7 +28,12 @@ export const SEARCH_TOOLS_DEFINITION = {
     type: "object",
     properties: {
       query: { type: "string", description: "the task, in words" },
-      limit: { type: "integer", minimum: 1, maximum: MAX_SEARCH_LIMIT, description: `how many tools to answer (default ${DEFAULT_SEARCH_LIMIT})` },
+      limit: {
+        type: "integer",
+        minimum: 1,
+        maximum: MAX_SEARCH_LIMIT,
+        description: `how many tools to answer (default ${DEFAULT_SEARCH_LIMIT})`,
+      },
       upstream: { type: "string", description: "only tools of this upstream server" },
     },
     required: ["query"],
@@ -63,10 +68,19 @@ export const CALL_TOOL_DEFINITION = {
 export const DESCRIBE_TOOLS_DEFINITION = {
   name: DESCRIBE_TOOLS,
   title: "Describe tools in full",
-  description: "Answers the full definitions (description, schemas with every property's description) of listed tools, by name.",
+  description:
+    "Answers the full definitions (description, schemas with every property's description) of listed tools, by name.",
   inputSchema: {
     type: "object",
-    properties: { names: { type: "array", items: { type: "string" }, minItems: 1, maxItems: MAX_DESCRIBE_NAMES, description: "tool names as listed" } },
+    properties: {
+      names: {
+        type: "array",
+        items: { type: "string" },
+        minItems: 1,
+        maxItems: MAX_DESCRIBE_NAMES,
+        description: "tool names as listed",
+      },
+    },
     required: ["names"],
   },
   annotations: { readOnlyHint: true, openWorldHint: false },

@@ -18,7 +18,18 @@ import { splitName } from "../../core/names";
 import type { Catalog, CatalogTool } from "./visible-catalog";
 import { firstSentence } from "./compact";
 import { identifiedTermsOf, referencedTermsOf, takesReference } from "./references";
-import { actionOfName, actionOfTask, joinPhrases, splitTaskWords, splitWords, bridgedWordsOf, taskQueryOf, termOf, type Action, type TaskQuery } from "./vocabulary";
+import {
+  actionOfName,
+  actionOfTask,
+  joinPhrases,
+  splitTaskWords,
+  splitWords,
+  bridgedWordsOf,
+  taskQueryOf,
+  termOf,
+  type Action,
+  type TaskQuery,
+} from "./vocabulary";
 
 /** Longest query a search takes, in characters. */
 export const MAX_QUERY_CHARS = 1_000;
@@ -54,7 +65,15 @@ const LEAD_CHARS = 300;
 /** Longest text of a field that is indexed (characters); descriptions can be long. */
 const MAX_FIELD_CHARS = 4_000;
 
-type IndexedTool = { id: number; name: string; title: string; lead: string; description: string; parameters: string; upstream: string };
+type IndexedTool = {
+  id: number;
+  name: string;
+  title: string;
+  lead: string;
+  description: string;
+  parameters: string;
+  upstream: string;
+};
 
 /** The name a tool has on its upstream (without `<upstream>___` on /mcp). */
 function ownName(tool: CatalogTool): string {
@@ -69,7 +88,9 @@ function text(value: unknown): string {
 function parametersOf(definition: Readonly<Record<string, unknown>>): string {
   const schema = definition["inputSchema"];
   const properties = isObject(schema) && isObject(schema["properties"]) ? schema["properties"] : {};
-  const words = Object.entries(properties).map(([name, property]) => `${name} ${isObject(property) ? text(property["description"]) : ""}`);
+  const words = Object.entries(properties).map(
+    ([name, property]) => `${name} ${isObject(property) ? text(property["description"]) : ""}`,
+  );
   return words.join(" ").slice(0, MAX_FIELD_CHARS);
 }
 
@@ -123,7 +144,10 @@ function nameWordsOf(catalog: Catalog): string[][] {
     const size = sizes.get(tool.upstream)!;
     const perUpstream = counts.get(tool.upstream)!;
     const upstream = new Set(splitWords(tool.upstream));
-    const own = words[id]!.filter((word) => !upstream.has(word) && (size < SHARED_NAME_MIN_TOOLS || perUpstream.get(word)! / size < SHARED_NAME_SHARE));
+    const own = words[id]!.filter(
+      (word) =>
+        !upstream.has(word) && (size < SHARED_NAME_MIN_TOOLS || perUpstream.get(word)! / size < SHARED_NAME_SHARE),
+    );
     return own.length > 0 ? own : words[id]!;
   });
 }
@@ -159,9 +183,15 @@ function buildIndex(catalog: Catalog): ToolIndex {
   const nameWords = nameWordsOf(catalog);
   return {
     search,
-    nameWords: nameWords.map((words) => words.flatMap((word) => [termOf(word)].flatMap((term) => (term !== undefined ? [{ word, term }] : [])))),
+    nameWords: nameWords.map((words) =>
+      words.flatMap((word) => [termOf(word)].flatMap((term) => (term !== undefined ? [{ word, term }] : []))),
+    ),
     // A name without a verb (`maps_geocode`) takes its description's first word ("Convert an address…").
-    actions: nameWords.map((words, id) => actionOfName(words) ?? actionOfName(splitWords(text(catalog.tools[id]!.definition["description"]).slice(0, 40)))),
+    actions: nameWords.map(
+      (words, id) =>
+        actionOfName(words) ??
+        actionOfName(splitWords(text(catalog.tools[id]!.definition["description"]).slice(0, 40))),
+    ),
     toolsHolding,
     identified: catalog.tools.map((tool) => identifiedTermsOf(tool.definition)),
     upstreams: new Set(catalog.tools.map((tool) => tool.upstream.toLowerCase())),
@@ -173,10 +203,16 @@ function buildIndex(catalog: Catalog): ToolIndex {
  * matched counts fully when the task says the word itself, less when the vocabulary says
  * it for the task, less again when only its stem matched (`issue` for `list_issues`).
  */
-function nameCoverage(words: readonly NameWord[], match: Readonly<Record<string, readonly string[]>>, said: ReadonlySet<string>, bridged: ReadonlySet<string>): number {
+function nameCoverage(
+  words: readonly NameWord[],
+  match: Readonly<Record<string, readonly string[]>>,
+  said: ReadonlySet<string>,
+  bridged: ReadonlySet<string>,
+): number {
   let covered = 0;
   for (const { word, term } of words) {
-    if (match[term]?.includes("name")) covered += said.has(word) ? 1 : bridged.has(word) ? BRIDGED_WEIGHT : STEM_ONLY_WEIGHT;
+    if (match[term]?.includes("name"))
+      covered += said.has(word) ? 1 : bridged.has(word) ? BRIDGED_WEIGHT : STEM_ONLY_WEIGHT;
   }
   return words.length > 0 ? covered / words.length : 0;
 }
@@ -186,7 +222,10 @@ function nameCoverage(words: readonly NameWord[], match: Readonly<Record<string,
  * terms it matched) counted in the task's words instead: a word the vocabulary expands
  * into three terms ("show": get, list, read) counts once, as a word said plainly does.
  */
-function wordScore(hit: { readonly score: number; readonly queryTerms: readonly string[] }, { wordsOf }: TaskQuery): number {
+function wordScore(
+  hit: { readonly score: number; readonly queryTerms: readonly string[] },
+  { wordsOf }: TaskQuery,
+): number {
   const words = new Set<number>();
   for (const term of hit.queryTerms) for (const position of wordsOf.get(term) ?? []) words.add(position);
   return (hit.score / Math.max(1, hit.queryTerms.length)) * words.size;
@@ -238,7 +277,9 @@ export function rankCatalog(catalog: Catalog, { query, upstream }: Omit<SearchRe
   // Cut here too, whoever calls: some of the vocabulary's patterns cost more than linear time on long runs of one shape.
   const words = splitTaskWords(joinPhrases(query.slice(0, MAX_QUERY_CHARS)));
   const task = taskQueryOf(words, (term) => index.toolsHolding.get(term) ?? 0);
-  const hits = index.search.search(task.terms.join(" "), { filter: (hit) => upstream === undefined || catalog.tools[hit.id as number]!.upstream === upstream });
+  const hits = index.search.search(task.terms.join(" "), {
+    filter: (hit) => upstream === undefined || catalog.tools[hit.id as number]!.upstream === upstream,
+  });
   const said = new Set(words);
   const named = new Set(words.filter((word) => index.upstreams.has(word)));
   const bridged = bridgedWordsOf(words);
@@ -249,9 +290,17 @@ export function rankCatalog(catalog: Catalog, { query, upstream }: Omit<SearchRe
     const covered = nameCoverage(index.nameWords[id]!, hit.match, said, bridged);
     const upstreamNamed = named.has(catalog.tools[id]!.upstream.toLowerCase()) ? UPSTREAM_NAMED_BOOST : 1;
     const toolAction = index.actions[id];
-    const acting = action === undefined || toolAction === undefined ? 1 : action === toolAction ? ACTION_MATCH_BOOST : ACTION_MISMATCH_FACTOR;
+    const acting =
+      action === undefined || toolAction === undefined
+        ? 1
+        : action === toolAction
+          ? ACTION_MATCH_BOOST
+          : ACTION_MISMATCH_FACTOR;
     const referring = takesReference(index.identified[id]!, referenced) ? REFERENCE_BOOST : 1;
-    return { id, score: wordScore(hit, task) * (1 + NAME_COVERAGE_WEIGHT * covered) * upstreamNamed * acting * referring };
+    return {
+      id,
+      score: wordScore(hit, task) * (1 + NAME_COVERAGE_WEIGHT * covered) * upstreamNamed * acting * referring,
+    };
   });
   return scored.sort((a, b) => b.score - a.score);
 }
@@ -260,9 +309,16 @@ export function rankCatalog(catalog: Catalog, { query, upstream }: Omit<SearchRe
  * The answer to a search from the tools it ranked (by position, best first): a query
  * naming a tool exactly (as called, or as its upstream names it) puts that tool first.
  */
-export function answerOf(catalog: Catalog, ranked: readonly number[], { query, limit, upstream }: SearchRequest): SearchAnswer {
+export function answerOf(
+  catalog: Catalog,
+  ranked: readonly number[],
+  { query, limit, upstream }: SearchRequest,
+): SearchAnswer {
   const wanted = query.trim();
-  const exact = catalog.tools.findIndex((tool) => (upstream === undefined || tool.upstream === upstream) && (tool.name === wanted || ownName(tool) === wanted));
+  const exact = catalog.tools.findIndex(
+    (tool) =>
+      (upstream === undefined || tool.upstream === upstream) && (tool.name === wanted || ownName(tool) === wanted),
+  );
   const ordered = exact >= 0 ? [exact, ...ranked.filter((id) => id !== exact)] : ranked;
   return { matched: ordered.length, tools: ordered.slice(0, limit).map((id) => catalog.tools[id]!) };
 }
@@ -274,5 +330,9 @@ export function answerOf(catalog: Catalog, ranked: readonly number[], { query, l
  * searchCatalog(catalog, { query: "close the bug about the login page", limit: 5 })
  */
 export function searchCatalog(catalog: Catalog, request: SearchRequest): SearchAnswer {
-  return answerOf(catalog, rankCatalog(catalog, request).map((hit) => hit.id), request);
+  return answerOf(
+    catalog,
+    rankCatalog(catalog, request).map((hit) => hit.id),
+    request,
+  );
 }

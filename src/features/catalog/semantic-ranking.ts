@@ -36,9 +36,11 @@ async function embed(ai: EmbeddingsBinding, model: string, texts: readonly strin
     const batch = texts.slice(start, start + MAX_TEXTS_PER_CALL);
     const answer = await ai.run(model, { text: batch });
     const data = isObject(answer) ? answer["data"] : undefined;
-    if (!Array.isArray(data) || data.length !== batch.length) throw new Error("the embeddings binding answered no vector per text");
+    if (!Array.isArray(data) || data.length !== batch.length)
+      throw new Error("the embeddings binding answered no vector per text");
     for (const vector of data) {
-      if (!Array.isArray(vector) || vector.length === 0 || !vector.every((x) => typeof x === "number")) throw new Error("the embeddings binding answered a vector that is not numbers");
+      if (!Array.isArray(vector) || vector.length === 0 || !vector.every((x) => typeof x === "number"))
+        throw new Error("the embeddings binding answered a vector that is not numbers");
       out.push(unit(Float32Array.from(vector as number[])));
     }
   }
@@ -75,7 +77,11 @@ function vectorsOf(catalog: Catalog, ai: EmbeddingsBinding, model: string): Prom
   let vectors = toolVectors.get(catalog);
   if (!vectors) {
     embedded++;
-    vectors = embed(ai, model, catalog.tools.map((_, id) => toolText(catalog, id)));
+    vectors = embed(
+      ai,
+      model,
+      catalog.tools.map((_, id) => toolText(catalog, id)),
+    );
     toolVectors.set(catalog, vectors);
     vectors.catch(() => toolVectors.delete(catalog));
   }
@@ -99,24 +105,51 @@ export type RankedAnswer = SearchAnswer & { readonly ranking: "lexical" | "lexic
  * @example
  * await searchByMeaning(catalog, { query: "parrot what I say", limit: 5 }, env.AI, DEFAULT_EMBEDDINGS_MODEL)
  */
-export async function searchByMeaning(catalog: Catalog, request: SearchRequest, ai: EmbeddingsBinding, model: string): Promise<RankedAnswer> {
+export async function searchByMeaning(
+  catalog: Catalog,
+  request: SearchRequest,
+  ai: EmbeddingsBinding,
+  model: string,
+): Promise<RankedAnswer> {
   const lexical = rankCatalog(catalog, request);
   let vectors: Float32Array[];
   let task: Float32Array;
   try {
-    [vectors, [task]] = (await Promise.all([vectorsOf(catalog, ai, model), embed(ai, model, [request.query])])) as [Float32Array[], [Float32Array]];
+    [vectors, [task]] = (await Promise.all([vectorsOf(catalog, ai, model), embed(ai, model, [request.query])])) as [
+      Float32Array[],
+      [Float32Array],
+    ];
   } catch {
-    return { ...answerOf(catalog, lexical.map((hit) => hit.id), request), ranking: "lexical" };
+    return {
+      ...answerOf(
+        catalog,
+        lexical.map((hit) => hit.id),
+        request,
+      ),
+      ranking: "lexical",
+    };
   }
   const best = lexical[0]?.score ?? 1;
   const scores = new Map(lexical.map((hit) => [hit.id, (1 - MEANING_WEIGHT) * (hit.score / best)]));
   const inUpstream = (id: number) => request.upstream === undefined || catalog.tools[id]!.upstream === request.upstream;
-  const cosines = vectors.map((vector, id) => ({ id, cosine: dot(vector, task) })).filter((entry) => inUpstream(entry.id));
+  const cosines = vectors
+    .map((vector, id) => ({ id, cosine: dot(vector, task) }))
+    .filter((entry) => inUpstream(entry.id));
   // Cosines of one model sit in a narrow band: scaled to 0..1 over the catalog, like the lexical score.
   const low = Math.min(...cosines.map((entry) => entry.cosine));
   const span = Math.max(...cosines.map((entry) => entry.cosine)) - low || 1;
   const meaning = new Map(cosines.map((entry) => [entry.id, (entry.cosine - low) / span]));
-  for (const { id } of [...cosines].sort((a, b) => b.cosine - a.cosine).slice(0, MEANING_CANDIDATES)) scores.set(id, scores.get(id) ?? 0);
-  const ranked = [...scores].map(([id, score]) => ({ id, score: score + MEANING_WEIGHT * meaning.get(id)! })).sort((a, b) => b.score - a.score);
-  return { ...answerOf(catalog, ranked.map((hit) => hit.id), request), ranking: "lexical+embeddings" };
+  for (const { id } of [...cosines].sort((a, b) => b.cosine - a.cosine).slice(0, MEANING_CANDIDATES))
+    scores.set(id, scores.get(id) ?? 0);
+  const ranked = [...scores]
+    .map(([id, score]) => ({ id, score: score + MEANING_WEIGHT * meaning.get(id)! }))
+    .sort((a, b) => b.score - a.score);
+  return {
+    ...answerOf(
+      catalog,
+      ranked.map((hit) => hit.id),
+      request,
+    ),
+    ranking: "lexical+embeddings",
+  };
 }

@@ -40,12 +40,22 @@ export async function visibleCatalog(pipeline: Handler, ctx: CallContext, id: Js
   let truncated = false;
   do {
     const message = listRequest(id, cursor);
-    const text = (await pipeline({ ...ctx, record: newCallRecord(), emit: () => {} }, { kind: "request", wire: { text: JSON.stringify(message), message } }))!;
+    const text = (await pipeline(
+      { ...ctx, record: newCallRecord(), emit: () => {} },
+      { kind: "request", wire: { text: JSON.stringify(message), message } },
+    ))!;
     // One pass over the result finds both the list and the cursor (each path would walk the list again).
     const result = pathSpan(text, ["result"]);
     const fields = result && text.charCodeAt(result.start) === 0x7b ? members(text, result) : [];
     const list = fields.find((field) => field.key === "tools")?.value;
-    if (!list || text.charCodeAt(list.start) !== 0x5b) throw new GatewayError(200, INVALID_PARAMS, "The tool catalog could not be listed (tools/list gave no list); try again", undefined, id);
+    if (!list || text.charCodeAt(list.start) !== 0x5b)
+      throw new GatewayError(
+        200,
+        INVALID_PARAMS,
+        "The tool catalog could not be listed (tools/list gave no list); try again",
+        undefined,
+        id,
+      );
     for (const item of elements(text, list)) {
       const nameSpan = text.charCodeAt(item.start) === 0x7b ? member(text, item, "name") : undefined;
       const name = nameSpan && parseSpan(text, nameSpan);
@@ -64,10 +74,19 @@ export async function visibleCatalog(pipeline: Handler, ctx: CallContext, id: Js
   if (cursor !== undefined) truncated = true;
   // The route and truncation are part of the version: on /mcp/<upstream> the same list belongs to another upstream.
   const version = [route ?? "", String(truncated), ...listed.map((tool) => tool.raw)].join("\n");
-  const digest = bytesToBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(version))));
+  const digest = bytesToBase64Url(
+    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(version))),
+  );
   const kept = cachedCatalog(digest);
   if (kept) return kept;
-  const tools = listed.map(({ name, raw }): CatalogTool => ({ name, upstream: route ?? splitName(name)?.upstream ?? "", definition: JSON.parse(raw) as Readonly<Record<string, unknown>>, raw }));
+  const tools = listed.map(
+    ({ name, raw }): CatalogTool => ({
+      name,
+      upstream: route ?? splitName(name)?.upstream ?? "",
+      definition: JSON.parse(raw) as Readonly<Record<string, unknown>>,
+      raw,
+    }),
+  );
   const catalog: Catalog = { tools, digest, truncated };
   keepCatalog(catalog);
   return catalog;

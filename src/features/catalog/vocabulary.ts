@@ -9,10 +9,11 @@ import { SYNONYMS } from "./synonyms";
 
 /** Words that say nothing about which tool serves a task. */
 const STOP_WORDS: ReadonlySet<string> = new Set(
-  ("a an the to of for in on at by with from into about as and or but not no my me i we us our you your it its this that these those " +
+  (
+    "a an the to of for in on at by with from into about as and or but not no my me i we us our you your it its this that these those " +
     "is are was were be been being do does did can could would should will shall may might must please just also all any some there here " +
-    "what which who whom whose when where why how tool tools using use via")
-    .split(" "),
+    "what which who whom whose when where why how tool tools using use via"
+  ).split(" "),
 );
 
 /** The words the vocabulary adds for one word of a task. */
@@ -57,9 +58,15 @@ const PHRASAL_PRONOUNS = "it|this|that|them|me|us|everything";
  * rewritten into words the synonyms and tools know before the query is split.
  */
 const PHRASES: readonly (readonly [RegExp, string | ((match: string, ...groups: string[]) => string)])[] = [
-  ...PHRASAL_VERBS.map(([verb, particles, meaning]) => [new RegExp(`\\b(?:${verb})\\s+(?:(?:${PHRASAL_PRONOUNS})\\s+)?(?:${particles})\\b`, "gi"), meaning] as const),
+  ...PHRASAL_VERBS.map(
+    ([verb, particles, meaning]) =>
+      [new RegExp(`\\b(?:${verb})\\s+(?:(?:${PHRASAL_PRONOUNS})\\s+)?(?:${particles})\\b`, "gi"), meaning] as const,
+  ),
   // Filing a bug or a ticket creates it.
-  [/\b(?:file|files|filed|log|logs|logged|raise|raises|raised|lodge|submit)\s+(?=(?:a|an|the|new)\s+(?:\w+\s+)?(?:bugs?|issues?|tickets?|reports?|complaints?)\b)/gi, "create "],
+  [
+    /\b(?:file|files|filed|log|logs|logged|raise|raises|raised|lodge|submit)\s+(?=(?:a|an|the|new)\s+(?:\w+\s+)?(?:bugs?|issues?|tickets?|reports?|complaints?)\b)/gi,
+    "create ",
+  ],
   [/\bship\s+it\b/gi, "shipit"],
   [/\blook\s+up\b/gi, "lookup"],
   [/\blook\s+(?:through|in|into)\b/gi, "search"],
@@ -72,7 +79,10 @@ const PHRASES: readonly (readonly [RegExp, string | ((match: string, ...groups: 
   // "Open" after a determiner or a verb is a state ("any open PRs", "list open issues"), not opening.
   [/\b(any|all|the|my|our|its|their|what|which|list|show|still|are|is)\s+open\b/gi, "$1 opened"],
   // An absolute path with no extension anywhere names a directory ("what's in /var/tmp"); any other path or file name, a file.
-  [/(?:^|\s)~?((?:\/[\w-]+)+)\/?(?=$|\s|[,;:!?]|\.(?:\s|$))/g, (_path: string, segments: string) => `${segments.replaceAll("/", " ")} directory`],
+  [
+    /(?:^|\s)~?((?:\/[\w-]+)+)\/?(?=$|\s|[,;:!?]|\.(?:\s|$))/g,
+    (_path: string, segments: string) => `${segments.replaceAll("/", " ")} directory`,
+  ],
   [new RegExp(`(?:^|\\s)\\S*\\/\\S+|${FILE_NAME}`, "gi"), "$& file"],
   [/(?:^|\s)#([a-z0-9_-]+)/gi, " $1 channel"],
   // Telling the agent a fact to keep, or asking what it keeps.
@@ -81,7 +91,10 @@ const PHRASES: readonly (readonly [RegExp, string | ((match: string, ...groups: 
   [/\b(?:api|network|http)\s+(?:calls|requests)\b/gi, "network requests"],
   [/\bwhat\s+time\s+does\b/gi, "hours"],
   // A key by its name: pressed, not typed as text.
-  [/\b(?:(?:press|hit|type)\s+(?:the\s+)?(?:enter|return|escape|esc|tab|space|backspace|delete|arrow|up|down|left|right|home|end)|(?:enter|return|escape|esc|tab|space|backspace|arrow|shift|ctrl|control|alt|cmd|command)\s+key)\b/gi, "press key"],
+  [
+    /\b(?:(?:press|hit|type)\s+(?:the\s+)?(?:enter|return|escape|esc|tab|space|backspace|delete|arrow|up|down|left|right|home|end)|(?:enter|return|escape|esc|tab|space|backspace|arrow|shift|ctrl|control|alt|cmd|command)\s+key)\b/gi,
+    "press key",
+  ],
   // Something that stops being so.
   [/\bno\s+longer\b|\bany\s*more\b/gi, "remove"],
   [/\badd\s+up\b/gi, "sum"],
@@ -105,9 +118,18 @@ export type Action = "read" | "create" | "update" | "delete";
 const ACTIONS: ReadonlyMap<string, Action> = new Map(
   (
     [
-      ["read", "get list read retrieve find search query fetch show view see look lookup what which who whom whose how where when did does is are was were describe check count display print dump grab inspect examine"],
-      ["create", "create add post make write insert start leave put generate push send upload setup draft compose register"],
-      ["update", "update patch edit modify change rename set close reopen resolve replace toggle bump mark enable disable assign"],
+      [
+        "read",
+        "get list read retrieve find search query fetch show view see look lookup what which who whom whose how where when did does is are was were describe check count display print dump grab inspect examine",
+      ],
+      [
+        "create",
+        "create add post make write insert start leave put generate push send upload setup draft compose register",
+      ],
+      [
+        "update",
+        "update patch edit modify change rename set close reopen resolve replace toggle bump mark enable disable assign",
+      ],
       ["delete", "delete remove erase drop forget clear trash discard purge wipe destroy"],
     ] as const
   ).flatMap(([action, words]) => words.split(" ").map((word) => [word, action])),
@@ -157,7 +179,11 @@ export function splitWords(text: string): string[] {
     if (token === "") return [];
     // An acronym ends before its last capital when a lower-case letter follows (`HTTPServer`); a
     // lookahead, not `([A-Z]+)([A-Z][a-z])`, whose backtracking made a run of capitals quadratic.
-    const parts = token.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z])(?=[A-Z][a-z])/g, "$1 ").toLowerCase().split(" ");
+    const parts = token
+      .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+      .replace(/([A-Z])(?=[A-Z][a-z])/g, "$1 ")
+      .toLowerCase()
+      .split(" ");
     return parts.length > 1 ? [token.toLowerCase(), ...parts] : parts;
   });
 }
@@ -167,7 +193,10 @@ export function splitWords(text: string): string[] {
  * words it is a proper name (`GitHub`, `TypeScript`), which the index holds whole too.
  */
 export function splitTaskWords(task: string): string[] {
-  return task.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word !== "");
+  return task
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word !== "");
 }
 
 /** The index term of one word: undefined for a common word or a bare number. */
@@ -178,7 +207,11 @@ export function termOf(word: string): string | undefined {
 
 /** Joins the phrases of PHRASES in a query, so that they reach SYNONYMS as one word. */
 export function joinPhrases(query: string): string {
-  return PHRASES.reduce((text, [pattern, joined]) => (typeof joined === "string" ? text.replace(pattern, joined) : text.replace(pattern, joined)), query);
+  return PHRASES.reduce(
+    (text, [pattern, joined]) =>
+      typeof joined === "string" ? text.replace(pattern, joined) : text.replace(pattern, joined),
+    query,
+  );
 }
 
 /** The terms one word of a query searches for: its own stem and its synonyms' stems. */

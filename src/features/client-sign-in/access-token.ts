@@ -28,7 +28,13 @@ export type SignInTokenCheck = (token: string) => Promise<Caller | undefined>;
  * const check = signInTokenCheck(env, auth, origin, ["github"], "github");
  * const caller = check && (await check(token));
  */
-export function signInTokenCheck(env: Readonly<Record<string, unknown>>, auth: AuthConfig, origin: string, upstreams: readonly string[], route: string): SignInTokenCheck | undefined {
+export function signInTokenCheck(
+  env: Readonly<Record<string, unknown>>,
+  auth: AuthConfig,
+  origin: string,
+  upstreams: readonly string[],
+  route: string,
+): SignInTokenCheck | undefined {
   if (auth.mode !== "on" || !auth.signIn) return undefined;
   const signIn = auth.signIn;
   // The live role mapping is read at each use of a token (role-mapping.ts).

@@ -9,7 +9,12 @@
  * (storage/oauth-library.ts): a gateway without sign-in never parses it. One server per origin and configuration is
  * kept per isolate (a cache: it holds no state of its own, grants are in KV).
  */
-import type { AuthRequest, OAuthAuthorizationServer, OAuthHelpers, TokenExchangeCallbackOptions } from "@cloudflare/workers-oauth-provider";
+import type {
+  AuthRequest,
+  OAuthAuthorizationServer,
+  OAuthHelpers,
+  TokenExchangeCallbackOptions,
+} from "@cloudflare/workers-oauth-provider";
 import type { AuthConfig } from "../../config/auth-config";
 import type { SignInConfig } from "./config";
 import { resourceUrl } from "../../auth/protected-resource";
@@ -38,7 +43,12 @@ const MAX_SERVERS = 8;
  * roles fixed at login, and the groups (values of AUTH.signIn.rolesClaim) the live role
  * mapping reads at each use (role-mapping.ts).
  */
-export type SignedInUser = { readonly principal: string; readonly email: string; readonly roles: readonly string[]; readonly groups?: readonly string[] };
+export type SignedInUser = {
+  readonly principal: string;
+  readonly email: string;
+  readonly roles: readonly string[];
+  readonly groups?: readonly string[];
+};
 
 const isStrings = (value: unknown) => Array.isArray(value) && value.every((item) => typeof item === "string");
 
@@ -46,8 +56,12 @@ const isStrings = (value: unknown) => Array.isArray(value) && value.every((item)
 export function isSignedInUser(value: unknown): value is SignedInUser {
   if (typeof value !== "object" || value === null) return false;
   const user = value as Record<string, unknown>;
-  return typeof user["principal"] === "string" && typeof user["email"] === "string"
-    && isStrings(user["roles"]) && (user["groups"] === undefined || isStrings(user["groups"]));
+  return (
+    typeof user["principal"] === "string" &&
+    typeof user["email"] === "string" &&
+    isStrings(user["roles"]) &&
+    (user["groups"] === undefined || isStrings(user["groups"]))
+  );
 }
 
 type Env = Readonly<Record<string, unknown>>;
@@ -58,17 +72,24 @@ type Env = Readonly<Record<string, unknown>>;
  */
 async function auditTokenIssued(options: TokenExchangeCallbackOptions<Env>): Promise<void> {
   if (!gatewayConfig(options.env).audit.enabled) return;
-  const kind = options.grantType === "refresh_token" ? "refresh" : options.grantType === "authorization_code" ? "token" : undefined;
+  const kind =
+    options.grantType === "refresh_token"
+      ? "refresh"
+      : options.grantType === "authorization_code"
+        ? "token"
+        : undefined;
   if (kind === undefined) return;
   const user = isSignedInUser(options.props) ? options.props : undefined;
-  await queueAuditEvents(options.env["AUDIT_QUEUE"] as Queue | undefined, [grantEvent({
-    kind,
-    principal: user?.principal ?? options.userId,
-    email: user?.email,
-    clientId: options.clientId,
-    grantId: options.grantId,
-    resource: options.resource,
-  })]);
+  await queueAuditEvents(options.env["AUDIT_QUEUE"] as Queue | undefined, [
+    grantEvent({
+      kind,
+      principal: user?.principal ?? options.userId,
+      email: user?.email,
+      clientId: options.clientId,
+      grantId: options.grantId,
+      resource: options.resource,
+    }),
+  ]);
 }
 
 const servers = new Map<string, OAuthAuthorizationServer<Env>>();
@@ -88,7 +109,8 @@ export function libraryEnv(env: Env): Env {
 /** The namespace the library keeps grants in (and the index of their users: grants.ts). */
 export function libraryKv(env: Env): KVNamespace {
   const kv = libraryEnv(env)["OAUTH_KV"];
-  if (kv === undefined) throw new Error("client sign-in keeps grants in KV: bind OAUTH_KV or GATEWAY_KV in wrangler.toml");
+  if (kv === undefined)
+    throw new Error("client sign-in keeps grants in KV: bind OAUTH_KV or GATEWAY_KV in wrangler.toml");
   return kv as KVNamespace;
 }
 
@@ -104,7 +126,12 @@ export function resourcesOf(auth: AuthConfig, origin: string, upstreams: readonl
  * const server = await authorizationServer(auth, signIn, "https://gw.example", ["github", "jira"]);
  * return server.fetch(request, libraryEnv(env), ctx);
  */
-export async function authorizationServer(auth: AuthConfig, signIn: SignInConfig, origin: string, upstreams: readonly string[]): Promise<OAuthAuthorizationServer<Env>> {
+export async function authorizationServer(
+  auth: AuthConfig,
+  signIn: SignInConfig,
+  origin: string,
+  upstreams: readonly string[],
+): Promise<OAuthAuthorizationServer<Env>> {
   const resources = resourcesOf(auth, origin, upstreams);
   const scopes = auth.mode === "on" ? auth.scopes : [];
   const key = `${origin}\n${resources.join(" ")}\n${scopes.join(" ")}\n${signIn.issuer}`;
@@ -133,7 +160,13 @@ export async function authorizationServer(auth: AuthConfig, signIn: SignInConfig
 }
 
 /** The helpers of the authorize endpoint and the pages after it. */
-export async function oauthApi(env: Env, auth: AuthConfig, signIn: SignInConfig, origin: string, upstreams: readonly string[]): Promise<OAuthHelpers> {
+export async function oauthApi(
+  env: Env,
+  auth: AuthConfig,
+  signIn: SignInConfig,
+  origin: string,
+  upstreams: readonly string[],
+): Promise<OAuthHelpers> {
   return (await authorizationServer(auth, signIn, origin, upstreams)).getOAuthApi(libraryEnv(env));
 }
 

@@ -8,7 +8,7 @@
  * (AUD tag), RS256 and its expiry, then applies the same allow lists as for an OpenID Connect
  * login. No redirect to a provider: the consent page follows at once.
  */
-import { jwtVerify } from "jose";
+import { jwtVerify, type JWTPayload } from "jose";
 import { fail, ok, type Result } from "../../core/errors";
 import { issuerKeys, KeySetUnavailable } from "../../auth/key-set";
 import type { SignInConfig } from "./config";
@@ -31,11 +31,12 @@ const MAX_ASSERTION_CHARS = 16 * 1024;
 export async function accessUser(signIn: SignInConfig, request: Request): Promise<Result<SignedInUser, LoginProblem>> {
   const assertion = request.headers.get(ACCESS_JWT_HEADER);
   if (!assertion || assertion.length > MAX_ASSERTION_CHARS) {
-    const detail = "this gateway signs you in through Cloudflare Access, and this request did not come through it: "
-      + "open the sign-in from your app again";
+    const detail =
+      "this gateway signs you in through Cloudflare Access, and this request did not come through it: " +
+      "open the sign-in from your app again";
     return fail({ reason: "refused", detail });
   }
-  let payload;
+  let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(assertion, issuerKeys(`${signIn.issuer}${CERTS_PATH}`), {
       issuer: signIn.issuer,

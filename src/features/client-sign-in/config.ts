@@ -18,7 +18,21 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
 /** Always asked: the ID token must say who signed in and their email. */
 const REQUIRED_SCOPES = ["openid", "email"];
 const DEFAULT_EXTRA_SCOPES = ["profile"];
-const KNOWN_FIELDS = new Set(["provider", "issuer", "teamDomain", "audience", "githubUrl", "githubApiUrl", "clientId", "clientSecret", "allowedDomains", "allowedEmails", "rolesClaim", "roles", "scopes"]);
+const KNOWN_FIELDS = new Set([
+  "provider",
+  "issuer",
+  "teamDomain",
+  "audience",
+  "githubUrl",
+  "githubApiUrl",
+  "clientId",
+  "clientSecret",
+  "allowedDomains",
+  "allowedEmails",
+  "rolesClaim",
+  "roles",
+  "scopes",
+]);
 /** The kinds of identity provider: any OpenID Connect provider, or Cloudflare Access in front of the gateway. */
 const PROVIDERS = ["oidc", "github", "cloudflare-access"] as const;
 /** GitHub's web and API origins (GitHub Enterprise Server: `https://<host>` and `https://<host>/api/v3`). */
@@ -75,45 +89,89 @@ export function signInFrom(raw: unknown, problems: string[]): SignInConfig | und
     return undefined;
   }
   for (const key of Object.keys(raw)) {
-    if (!KNOWN_FIELDS.has(key)) problems.push(`AUTH.signIn.${key}: not a field of signIn (${[...KNOWN_FIELDS].join(", ")})`);
+    if (!KNOWN_FIELDS.has(key))
+      problems.push(`AUTH.signIn.${key}: not a field of signIn (${[...KNOWN_FIELDS].join(", ")})`);
   }
   const provider = raw["provider"] ?? "oidc";
-  if (!(PROVIDERS as readonly unknown[]).includes(provider)) problems.push(`AUTH.signIn.provider: one of ${PROVIDERS.join(", ")}`);
+  if (!(PROVIDERS as readonly unknown[]).includes(provider))
+    problems.push(`AUTH.signIn.provider: one of ${PROVIDERS.join(", ")}`);
   const access = provider === "cloudflare-access";
   const github = provider === "github";
   const issuer = access
-    ? providerUrl(raw["teamDomain"], "AUTH.signIn.teamDomain", "your Cloudflare Access team domain (https://<team>.cloudflareaccess.com)", problems).replace(/\/$/, "")
+    ? providerUrl(
+        raw["teamDomain"],
+        "AUTH.signIn.teamDomain",
+        "your Cloudflare Access team domain (https://<team>.cloudflareaccess.com)",
+        problems,
+      ).replace(/\/$/, "")
     : github
-      ? providerUrl(raw["githubUrl"] ?? GITHUB_URL, "AUTH.signIn.githubUrl", "GitHub's web origin (GitHub Enterprise Server: https://<host>)", problems).replace(/\/$/, "")
+      ? providerUrl(
+          raw["githubUrl"] ?? GITHUB_URL,
+          "AUTH.signIn.githubUrl",
+          "GitHub's web origin (GitHub Enterprise Server: https://<host>)",
+          problems,
+        ).replace(/\/$/, "")
       : providerUrl(raw["issuer"], "AUTH.signIn.issuer", "the issuer URL of your OpenID Connect provider", problems);
-  const apiUrl = github ? providerUrl(raw["githubApiUrl"] ?? GITHUB_API_URL, "AUTH.signIn.githubApiUrl", "GitHub's API URL (GitHub Enterprise Server: https://<host>/api/v3)", problems).replace(/\/$/, "") : undefined;
-  if (github && raw["clientSecret"] === undefined) problems.push("AUTH.signIn.clientSecret: GitHub OAuth apps are confidential: the name of the Worker secret holding the app's client secret");
+  const apiUrl = github
+    ? providerUrl(
+        raw["githubApiUrl"] ?? GITHUB_API_URL,
+        "AUTH.signIn.githubApiUrl",
+        "GitHub's API URL (GitHub Enterprise Server: https://<host>/api/v3)",
+        problems,
+      ).replace(/\/$/, "")
+    : undefined;
+  if (github && raw["clientSecret"] === undefined)
+    problems.push(
+      "AUTH.signIn.clientSecret: GitHub OAuth apps are confidential: the name of the Worker secret holding the app's client secret",
+    );
   let audience: string | undefined;
   if (access) {
     if (typeof raw["audience"] === "string" && raw["audience"] !== "") audience = raw["audience"];
     else problems.push("AUTH.signIn.audience: the Application Audience (AUD) tag of the gateway's Access application");
   }
   const clientIdSecret = access ? "" : secretName(raw["clientId"], "AUTH.signIn.clientId", problems);
-  const clientSecretSecret = raw["clientSecret"] === undefined ? undefined : secretName(raw["clientSecret"], "AUTH.signIn.clientSecret", problems);
-  const allowedDomains = list(raw["allowedDomains"], "AUTH.signIn.allowedDomains", problems).map((d) => d.toLowerCase());
+  const clientSecretSecret =
+    raw["clientSecret"] === undefined
+      ? undefined
+      : secretName(raw["clientSecret"], "AUTH.signIn.clientSecret", problems);
+  const allowedDomains = list(raw["allowedDomains"], "AUTH.signIn.allowedDomains", problems).map((d) =>
+    d.toLowerCase(),
+  );
   for (const domain of allowedDomains) {
-    if (!DOMAIN.test(domain)) problems.push(`AUTH.signIn.allowedDomains: "${domain}" is not a domain (write it as after the @: "example.com")`);
+    if (!DOMAIN.test(domain))
+      problems.push(`AUTH.signIn.allowedDomains: "${domain}" is not a domain (write it as after the @: "example.com")`);
   }
   const allowedEmails = list(raw["allowedEmails"], "AUTH.signIn.allowedEmails", problems).map((e) => e.toLowerCase());
-  for (const email of allowedEmails) if (!EMAIL.test(email)) problems.push(`AUTH.signIn.allowedEmails: "${email}" is not an email address`);
+  for (const email of allowedEmails)
+    if (!EMAIL.test(email)) problems.push(`AUTH.signIn.allowedEmails: "${email}" is not an email address`);
   if (allowedDomains.length === 0 && allowedEmails.length === 0) {
-    problems.push("AUTH.signIn: say who may sign in, with allowedDomains (\"example.com\") or allowedEmails; nobody could otherwise");
+    problems.push(
+      'AUTH.signIn: say who may sign in, with allowedDomains ("example.com") or allowedEmails; nobody could otherwise',
+    );
   }
   let rolesClaim: string | undefined;
   if (raw["rolesClaim"] !== undefined) {
     if (typeof raw["rolesClaim"] === "string" && raw["rolesClaim"] !== "") rolesClaim = raw["rolesClaim"];
-    else problems.push('AUTH.signIn.rolesClaim: a claim of the ID token, or a dotted path into it ("groups", "realm_access.roles")');
+    else
+      problems.push(
+        'AUTH.signIn.rolesClaim: a claim of the ID token, or a dotted path into it ("groups", "realm_access.roles")',
+      );
   }
-  if (github && rolesClaim !== undefined && rolesClaim !== "orgs") problems.push('AUTH.signIn.rolesClaim: with GitHub, "orgs" (the user\'s organizations become roles) or none');
+  if (github && rolesClaim !== undefined && rolesClaim !== "orgs")
+    problems.push('AUTH.signIn.rolesClaim: with GitHub, "orgs" (the user\'s organizations become roles) or none');
   const roles = list(raw["roles"], "AUTH.signIn.roles", problems);
-  const extra = raw["scopes"] === undefined ? DEFAULT_EXTRA_SCOPES : list(raw["scopes"], "AUTH.signIn.scopes", problems);
+  const extra =
+    raw["scopes"] === undefined ? DEFAULT_EXTRA_SCOPES : list(raw["scopes"], "AUTH.signIn.scopes", problems);
   const scopes = [...new Set([...REQUIRED_SCOPES, ...extra])];
-  const config: { -readonly [K in keyof SignInConfig]: SignInConfig[K] } = { provider: access ? "cloudflare-access" : github ? "github" : "oidc", issuer, clientIdSecret, allowedDomains, allowedEmails, roles, scopes };
+  const config: { -readonly [K in keyof SignInConfig]: SignInConfig[K] } = {
+    provider: access ? "cloudflare-access" : github ? "github" : "oidc",
+    issuer,
+    clientIdSecret,
+    allowedDomains,
+    allowedEmails,
+    roles,
+    scopes,
+  };
   if (audience !== undefined) config.audience = audience;
   if (apiUrl !== undefined) config.apiUrl = apiUrl;
   if (clientSecretSecret !== undefined) config.clientSecretSecret = clientSecretSecret;
@@ -129,7 +187,8 @@ function providerUrl(raw: unknown, at: string, what: string, problems: string[])
   }
   const url = new URL(raw);
   const loopback = url.hostname === "127.0.0.1" || url.hostname === "localhost" || url.hostname === "[::1]";
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) problems.push(`${at}: an https URL (http only on a loopback host)`);
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback))
+    problems.push(`${at}: an https URL (http only on a loopback host)`);
   else if (url.search !== "" || url.hash !== "") problems.push(`${at}: no query or fragment`);
   else return raw;
   return "";

@@ -18,7 +18,7 @@ import { Visible } from "../../admin/console/visible-text";
 import { DocumentForm, saveDocument, type RefusedDocument } from "../../admin/console/document-form";
 
 const ROLE_MAPPING_ABOUT =
-  'Roles signed-in users get by group, email domain or email, in force at their next call: ' +
+  "Roles signed-in users get by group, email domain or email, in force at their next call: " +
   '{"rules": [{"group": "eng", "roles": ["engineers"]}, {"emailDomain": "example.com", "roles": ["staff"]}]}.';
 
 const text = (value: unknown) => (typeof value === "string" ? value : "");
@@ -34,11 +34,13 @@ async function grantsPage(c: ConsoleContext, shown: Shown = {}, status: Status =
     c.var.call("GET", from ? `/client-grants?cursor=${encodeURIComponent(from)}` : "/client-grants"),
     c.var.call("GET", "/sign-in-roles"),
   ]);
-  const users = (isObject(answer.body) && Array.isArray(answer.body["users"]) ? answer.body["users"] : [])
-    .filter(isObject);
+  const users = (isObject(answer.body) && Array.isArray(answer.body["users"]) ? answer.body["users"] : []).filter(
+    isObject,
+  );
   const more = isObject(answer.body) && typeof answer.body["cursor"] === "string" ? answer.body["cursor"] : undefined;
   const rows = users.flatMap((user) =>
-    (Array.isArray(user["grants"]) ? user["grants"] : []).filter(isObject).map((grant) => ({ user, grant })));
+    (Array.isArray(user["grants"]) ? user["grants"] : []).filter(isObject).map((grant) => ({ user, grant })),
+  );
   const listError = answer.ok ? undefined : errorOf(answer).error;
   const csrf = c.var.session.csrf;
   const body = (
@@ -65,11 +67,15 @@ async function grantsPage(c: ConsoleContext, shown: Shown = {}, status: Status =
                   <td>
                     <Visible text={text(grant["clientName"]) || text(grant["clientId"])} />
                     <br />
-                    <code class="muted"><Visible text={text(grant["clientId"])} /></code>
+                    <code class="muted">
+                      <Visible text={text(grant["clientId"])} />
+                    </code>
                   </td>
                   <td>{list(grant["resource"])}</td>
                   <td>{list(grant["scope"])}</td>
-                  <td><Time iso={text(grant["createdAt"]) || null} /></td>
+                  <td>
+                    <Time iso={text(grant["createdAt"]) || null} />
+                  </td>
                   <td>{typeof grant["expiresAt"] === "string" ? <Time iso={grant["expiresAt"]} /> : "never"}</td>
                   <td>
                     <PostButton action={action} csrf={csrf} danger label={label}>

@@ -37,13 +37,14 @@ async function callerUserId(c: GrantContext, on: On): Promise<GrantCaller | Resp
   const token = header.startsWith("Bearer ") ? header.slice("Bearer ".length).trim() : "";
   const challenge = { "www-authenticate": `Bearer resource_metadata="${metadataUrl(on.origin, "/mcp")}"` };
   if (token === "") {
-    const error = "Unauthorized: send the access token your client got from the gateway "
-      + "(Authorization: Bearer <token>)";
+    const error =
+      "Unauthorized: send the access token your client got from the gateway " + "(Authorization: Bearer <token>)";
     return c.json({ error }, 401, challenge);
   }
   if (!looksLikeSignInToken(token)) {
-    const error = "grants belong to users who signed in through the gateway; "
-      + "an API key or an identity provider's token has none";
+    const error =
+      "grants belong to users who signed in through the gateway; " +
+      "an API key or an identity provider's token has none";
     return c.json({ error }, 403);
   }
   const server = await authorizationServer(on.auth, on.signIn, on.origin, on.upstreams);
@@ -97,11 +98,13 @@ export function createClientGrantRoutes(): Hono<{ Bindings: Bindings }> {
       return c.json({ users: [{ principal, grants }] }, 200, NO_STORE);
     }
     const page = await indexedUsers(libraryKv(c.env), c.req.query("cursor") || undefined);
-    const users = await Promise.all(page.users.map(async ({ principal, email, userId }) => ({
-      principal,
-      email,
-      grants: await userGrants(oauth, userId),
-    })));
+    const users = await Promise.all(
+      page.users.map(async ({ principal, email, userId }) => ({
+        principal,
+        email,
+        grants: await userGrants(oauth, userId),
+      })),
+    );
     const listed = users.filter((user) => user.grants.length > 0);
     const body = page.cursor === undefined ? { users: listed } : { users: listed, cursor: page.cursor };
     return c.json(body, 200, NO_STORE);

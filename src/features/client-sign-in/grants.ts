@@ -110,13 +110,15 @@ export async function indexedUsers(kv: KVNamespace, cursor?: string): Promise<Us
   const page = { prefix: USER_INDEX_PREFIX, limit: MAX_USERS_PER_PAGE };
   const listed = await kv.list(cursor === undefined ? page : { ...page, cursor });
   const users: IndexedUser[] = [];
-  await Promise.all(listed.keys.map(async (key) => {
-    const value: unknown = await kv.get(key.name, "json");
-    if (isObject(value) && typeof value["principal"] === "string" && typeof value["email"] === "string") {
-      const userId = key.name.slice(USER_INDEX_PREFIX.length);
-      users.push({ userId, principal: value["principal"], email: value["email"] });
-    }
-  }));
+  await Promise.all(
+    listed.keys.map(async (key) => {
+      const value: unknown = await kv.get(key.name, "json");
+      if (isObject(value) && typeof value["principal"] === "string" && typeof value["email"] === "string") {
+        const userId = key.name.slice(USER_INDEX_PREFIX.length);
+        users.push({ userId, principal: value["principal"], email: value["email"] });
+      }
+    }),
+  );
   users.sort((a, b) => a.email.localeCompare(b.email));
   return listed.list_complete ? { users } : { users, cursor: listed.cursor };
 }

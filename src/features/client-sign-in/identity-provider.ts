@@ -44,31 +44,61 @@ export type { LoginProblem };
 
 type Provider = { as: AuthorizationServer; client: Client; auth: ClientAuth };
 
-async function provider(signIn: SignInConfig, env: Readonly<Record<string, unknown>>): Promise<Result<Provider, LoginProblem>> {
+async function provider(
+  signIn: SignInConfig,
+  env: Readonly<Record<string, unknown>>,
+): Promise<Result<Provider, LoginProblem>> {
   const clientId = env[signIn.clientIdSecret];
-  if (typeof clientId !== "string" || clientId === "") return fail({ reason: "not-set-up", detail: `the Worker secret ${signIn.clientIdSecret} (AUTH.signIn.clientId) is not set` });
+  if (typeof clientId !== "string" || clientId === "")
+    return fail({
+      reason: "not-set-up",
+      detail: `the Worker secret ${signIn.clientIdSecret} (AUTH.signIn.clientId) is not set`,
+    });
   let secret: unknown;
   if (signIn.clientSecretSecret !== undefined) {
     secret = env[signIn.clientSecretSecret];
-    if (typeof secret !== "string" || secret === "") return fail({ reason: "not-set-up", detail: `the Worker secret ${signIn.clientSecretSecret} (AUTH.signIn.clientSecret) is not set` });
+    if (typeof secret !== "string" || secret === "")
+      return fail({
+        reason: "not-set-up",
+        detail: `the Worker secret ${signIn.clientSecretSecret} (AUTH.signIn.clientSecret) is not set`,
+      });
   }
   if (signIn.provider === "github") {
-    return ok({ as: githubServer(signIn), client: { client_id: clientId }, auth: ClientSecretPost(typeof secret === "string" ? secret : "") });
+    return ok({
+      as: githubServer(signIn),
+      client: { client_id: clientId },
+      auth: ClientSecretPost(typeof secret === "string" ? secret : ""),
+    });
   }
   try {
     const as = await authorizationServerAt(new URL(signIn.issuer));
-    return ok({ as, client: { client_id: clientId }, auth: typeof secret === "string" ? ClientSecretBasic(secret) : None() });
+    return ok({
+      as,
+      client: { client_id: clientId },
+      auth: typeof secret === "string" ? ClientSecretBasic(secret) : None(),
+    });
   } catch (error) {
-    return fail({ reason: "provider-unavailable", detail: `the identity provider ${signIn.issuer} has no readable metadata: ${(error as Error).message}` });
+    return fail({
+      reason: "provider-unavailable",
+      detail: `the identity provider ${signIn.issuer} has no readable metadata: ${(error as Error).message}`,
+    });
   }
 }
 
 /** Where to send the browser to log in (with `state` from the library), and what the callback needs. */
-export async function loginRedirect(signIn: SignInConfig, env: Readonly<Record<string, unknown>>, redirectUri: string): Promise<Result<{ url: (state: string) => Promise<string>; data: LoginData }, LoginProblem>> {
+export async function loginRedirect(
+  signIn: SignInConfig,
+  env: Readonly<Record<string, unknown>>,
+  redirectUri: string,
+): Promise<Result<{ url: (state: string) => Promise<string>; data: LoginData }, LoginProblem>> {
   const found = await provider(signIn, env);
   if (!found.ok) return found;
   const { as, client } = found.value;
-  if (as.authorization_endpoint === undefined) return fail({ reason: "provider-unavailable", detail: `the identity provider ${as.issuer} names no authorization endpoint` });
+  if (as.authorization_endpoint === undefined)
+    return fail({
+      reason: "provider-unavailable",
+      detail: `the identity provider ${as.issuer} names no authorization endpoint`,
+    });
   const data: LoginData = { verifier: generateRandomCodeVerifier(), nonce: generateRandomNonce() };
   const url = async (state: string) => {
     const to = new URL(as.authorization_endpoint!);
@@ -93,7 +123,13 @@ export function emailAllowed(signIn: SignInConfig, email: string): boolean {
 }
 
 /** The user who logged in, from the provider's answer at the callback (`url`). */
-export async function finishLogin(signIn: SignInConfig, env: Readonly<Record<string, unknown>>, url: URL, redirectUri: string, data: LoginData): Promise<Result<SignedInUser, LoginProblem>> {
+export async function finishLogin(
+  signIn: SignInConfig,
+  env: Readonly<Record<string, unknown>>,
+  url: URL,
+  redirectUri: string,
+  data: LoginData,
+): Promise<Result<SignedInUser, LoginProblem>> {
   const found = await provider(signIn, env);
   if (!found.ok) return found;
   const { as, client, auth } = found.value;
@@ -102,26 +138,49 @@ export async function finishLogin(signIn: SignInConfig, env: Readonly<Record<str
     // The state was checked (and used up) by the library before this runs.
     const params = validateAuthResponse(as, client, url.searchParams, url.searchParams.get("state") ?? undefined);
     const tokenUrl = new URL(as.token_endpoint ?? signIn.issuer);
-    const response = await authorizationCodeGrantRequest(as, client, auth, params, redirectUri, data.verifier, httpOptions(tokenUrl));
+    const response = await authorizationCodeGrantRequest(
+      as,
+      client,
+      auth,
+      params,
+      redirectUri,
+      data.verifier,
+      httpOptions(tokenUrl),
+    );
     if (signIn.provider === "github") {
       const result = await processAuthorizationCodeResponse(as, client, response);
       const found = await githubIdentity(signIn, result.access_token);
       if (!found.ok) return found;
       who = found.value;
     } else {
-      const result = await processAuthorizationCodeResponse(as, client, response, { expectedNonce: data.nonce, requireIdToken: true });
+      const result = await processAuthorizationCodeResponse(as, client, response, {
+        expectedNonce: data.nonce,
+        requireIdToken: true,
+      });
       const claims = getValidatedIdTokenClaims(result)!;
       const groups = signIn.rolesClaim === undefined ? [] : rolesFrom(claimAt(claims, signIn.rolesClaim));
       who = { sub: claims.sub, email: claims["email"], emailVerified: claims["email_verified"], groups };
     }
   } catch (error) {
     // oauth4webapi's messages name the failed check, never a code or a token.
-    return fail({ reason: "refused", detail: `the identity provider's answer was refused: ${(error as Error).message}` });
+    return fail({
+      reason: "refused",
+      detail: `the identity provider's answer was refused: ${(error as Error).message}`,
+    });
   }
   const email = who.email;
-  if (typeof email !== "string" || email === "") return fail({ reason: "not-allowed", detail: "the identity provider did not say your email address (is the email scope allowed for this app?)" });
-  if (who.emailVerified === false) return fail({ reason: "not-allowed", detail: "the identity provider says your email address is not verified" });
-  if (!emailAllowed(signIn, email)) return fail({ reason: "not-allowed", detail: `${email} may not sign in to this gateway (its domain or address is not on the gateway's list)` });
+  if (typeof email !== "string" || email === "")
+    return fail({
+      reason: "not-allowed",
+      detail: "the identity provider did not say your email address (is the email scope allowed for this app?)",
+    });
+  if (who.emailVerified === false)
+    return fail({ reason: "not-allowed", detail: "the identity provider says your email address is not verified" });
+  if (!emailAllowed(signIn, email))
+    return fail({
+      reason: "not-allowed",
+      detail: `${email} may not sign in to this gateway (its domain or address is not on the gateway's list)`,
+    });
   const groups = who.groups.slice(0, MAX_KEPT_GROUPS);
   // The groups are roles with rolesClaim (for GitHub, "orgs"); the live role mapping reads them either way.
   const roles = [...new Set([...signIn.roles, ...(signIn.rolesClaim === undefined ? [] : groups)])];

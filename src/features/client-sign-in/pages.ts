@@ -66,9 +66,10 @@ export type ConsentFacts = {
 /** The consent page; `headers` are the library's (the cookie binding the handle to this browser, no framing). */
 export async function consentPage(facts: ConsentFacts, headers: Headers): Promise<Response> {
   const name = shown(facts.clientName);
-  const publisher = facts.clientDomain !== undefined
-    ? html`<p>Published by <strong>${shown(facts.clientDomain)}</strong>.</p>`
-    : html`<p>This app registered itself: its name is not verified.</p>`;
+  const publisher =
+    facts.clientDomain !== undefined
+      ? html`<p>Published by <strong>${shown(facts.clientDomain)}</strong>.</p>`
+      : html`<p>This app registered itself: its name is not verified.</p>`;
   const loopback = facts.redirectIsLoopback
     ? html`<p><strong>This sends access to an app on your computer.</strong> Allow only if you just started signing in from it.</p>`
     : "";

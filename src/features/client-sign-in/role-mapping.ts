@@ -55,10 +55,14 @@ function checkRule(raw: unknown, at: string, problems: DocumentProblem[]): Mappi
   }
   if (on === "email" && text !== undefined && !EMAIL.test(text)) problem(`${at}/email`, "an email address");
   const roles = raw["roles"];
-  const rolesOk = Array.isArray(roles) && roles.length > 0 && roles.length <= MAX_ROLES_PER_RULE
-    && roles.every((role) => typeof role === "string" && role !== "" && role.length <= MAX_MAPPED_ROLE_CHARS);
-  const rolesText = `a list of 1 to ${MAX_ROLES_PER_RULE} roles, `
-    + `each a non-empty string of at most ${MAX_MAPPED_ROLE_CHARS} characters`;
+  const rolesOk =
+    Array.isArray(roles) &&
+    roles.length > 0 &&
+    roles.length <= MAX_ROLES_PER_RULE &&
+    roles.every((role) => typeof role === "string" && role !== "" && role.length <= MAX_MAPPED_ROLE_CHARS);
+  const rolesText =
+    `a list of 1 to ${MAX_ROLES_PER_RULE} roles, ` +
+    `each a non-empty string of at most ${MAX_MAPPED_ROLE_CHARS} characters`;
   if (!rolesOk) problem(`${at}/roles`, rolesText);
   if (on === undefined || typeof value !== "string" || !rolesOk) return undefined;
   return { on, value: on === "group" ? value : value.toLowerCase(), roles: roles as string[] };
@@ -87,9 +91,12 @@ export function mappedRoles(mapping: RoleMapping, user: SignedInUser): string[] 
   const groups = new Set(user.groups ?? []);
   const roles = new Set<string>();
   for (const rule of mapping.rules) {
-    const hit = rule.on === "group" ? groups.has(rule.value)
-      : rule.on === "emailDomain" ? domain === rule.value
-        : email === rule.value;
+    const hit =
+      rule.on === "group"
+        ? groups.has(rule.value)
+        : rule.on === "emailDomain"
+          ? domain === rule.value
+          : email === rule.value;
     if (hit) for (const role of rule.roles) roles.add(role);
   }
   return [...roles];

@@ -20,7 +20,6 @@ import { readTextUpTo } from "../../core/bounded-text";
 import { isObject } from "../../core/jsonrpc";
 import { openState, sealState } from "../../core/sealed-state";
 import { reachableUpstreams } from "../../policy/reachable-upstreams";
-import type { SignInConfig } from "./config";
 import {
   AUTHORIZATION_SERVER_METADATA_PATH,
   AUTHORIZE_PATH,
@@ -61,7 +60,11 @@ const FORM_TYPE = "application/x-www-form-urlencoded";
 type Bindings = { GATEWAY_KV?: KVNamespace; AUDIT_QUEUE?: Queue; [binding: string]: unknown };
 type SignInContext = Context<{ Bindings: Bindings }>;
 /** Where a grant is issued: the library, its namespace, the provider, the audit trail. */
-function grantPlace(c: SignInContext, on: On, oauth: OAuthHelpers): Pick<IssueOptions, "oauth" | "kv" | "issuer" | "audit"> {
+function grantPlace(
+  c: SignInContext,
+  on: On,
+  oauth: OAuthHelpers,
+): Pick<IssueOptions, "oauth" | "kv" | "issuer" | "audit"> {
   return { oauth, kv: libraryKv(c.env), issuer: on.signIn.issuer, audit: auditSinkOf(c.env, c.executionCtx) };
 }
 
@@ -72,8 +75,14 @@ async function answered(run: () => Promise<Response>): Promise<Response> {
   } catch (error) {
     const { AuthorizationError, CimdFetchError } = await oauthLibrary();
     if (error instanceof AuthorizationError && error.redirectTo) return Response.redirect(error.redirectTo, 302);
-    if (error instanceof AuthorizationError) return stopPage(400, "Sign-in request refused", `${error.description}. Start again from your app.`);
-    if (error instanceof CimdFetchError) return stopPage(400, "App not verified", "This app's metadata document could not be fetched or is not valid, so it cannot be signed in.");
+    if (error instanceof AuthorizationError)
+      return stopPage(400, "Sign-in request refused", `${error.description}. Start again from your app.`);
+    if (error instanceof CimdFetchError)
+      return stopPage(
+        400,
+        "App not verified",
+        "This app's metadata document could not be fetched or is not valid, so it cannot be signed in.",
+      );
     throw error;
   }
 }
@@ -94,7 +103,11 @@ async function authorize(c: SignInContext, on: On): Promise<Response> {
   const login = await loginRedirect(on.signIn, c.env, `${on.origin}${IDP_CALLBACK_PATH}`);
   if (!login.ok) {
     console.warn(`mcp-edge-gateway: client sign-in could not start: ${login.detail}`);
-    return stopPage(login.reason === "not-set-up" ? 503 : 502, "Sign-in unavailable", "The gateway cannot reach its identity provider right now; the gateway's log has the cause.");
+    return stopPage(
+      login.reason === "not-set-up" ? 503 : 502,
+      "Sign-in unavailable",
+      "The gateway cannot reach its identity provider right now; the gateway's log has the cause.",
+    );
   }
   const { state, headers } = await oauth.beginUpstream(request, { data: login.value.data });
   headers.set("location", await login.value.url(state));
@@ -128,7 +141,14 @@ function loginRefused(problem: LoginProblem): Response {
  * Once the user is known: a code at once when a live grant covers the request (remembered consent), else the consent
  * page.
  */
-async function afterLogin(c: SignInContext, on: On, oauth: OAuthHelpers, request: AuthRequest, headers: Headers, user: SignedInUser): Promise<Response> {
+async function afterLogin(
+  c: SignInContext,
+  on: On,
+  oauth: OAuthHelpers,
+  request: AuthRequest,
+  headers: Headers,
+  user: SignedInUser,
+): Promise<Response> {
   if (await rememberedGrant(on, oauth, request, user)) {
     const redirectTo = await issueGrant({ ...grantPlace(c, on, oauth), request, user, by: "remembered consent" });
     headers.set("location", redirectTo);
@@ -138,13 +158,25 @@ async function afterLogin(c: SignInContext, on: On, oauth: OAuthHelpers, request
 }
 
 /** True when a live grant of this user already covers the request (remembered-consent.ts). */
-async function rememberedGrant(on: On, oauth: OAuthHelpers, request: AuthRequest, user: SignedInUser): Promise<boolean> {
+async function rememberedGrant(
+  on: On,
+  oauth: OAuthHelpers,
+  request: AuthRequest,
+  user: SignedInUser,
+): Promise<boolean> {
   const grants = await userGrants(oauth, await libraryUserId(on.signIn.issuer, user.principal));
   const [aggregated, ...perUpstream] = resourcesOf(on.auth, on.origin, on.upstreams);
   return coveringGrant(grants, request, aggregated!, perUpstream) !== undefined;
 }
 
-async function showConsent(c: SignInContext, _on: On, oauth: OAuthHelpers, request: Awaited<ReturnType<OAuthHelpers["parseAuthRequest"]>>, cleared: Headers, user: SignedInUser): Promise<Response> {
+async function showConsent(
+  c: SignInContext,
+  _on: On,
+  oauth: OAuthHelpers,
+  request: Awaited<ReturnType<OAuthHelpers["parseAuthRequest"]>>,
+  cleared: Headers,
+  user: SignedInUser,
+): Promise<Response> {
   const facts = await oauth.describeConsent(request);
   const consent = await oauth.beginConsent(request);
   for (const cookie of cleared.getSetCookie()) consent.headers.append("set-cookie", cookie);
@@ -153,25 +185,34 @@ async function showConsent(c: SignInContext, _on: On, oauth: OAuthHelpers, reque
   const roles = await currentRoles(user, c.env.GATEWAY_KV, config.documentCacheTtlMs);
   const reached = await reachableUpstreams(c.env.GATEWAY_KV, config.documentCacheTtlMs, roles, all);
   const sealed = await sealState(sessionSecret(c.env), CONSENT_PURPOSE, consent.handle, CONSENT_TTL_MS, user);
-  return consentPage({
-    clientName: facts.clientName,
-    ...(facts.clientDomain !== undefined ? { clientDomain: facts.clientDomain } : {}),
-    redirectHost: facts.redirectHost,
-    redirectUri: facts.redirectUri,
-    redirectIsLoopback: facts.redirectIsLoopback,
-    email: user.email,
-    upstreams: reached.map((u) => u.name),
-    handle: consent.handle,
-    user: sealed,
-  }, consent.headers);
+  return consentPage(
+    {
+      clientName: facts.clientName,
+      ...(facts.clientDomain !== undefined ? { clientDomain: facts.clientDomain } : {}),
+      redirectHost: facts.redirectHost,
+      redirectUri: facts.redirectUri,
+      redirectIsLoopback: facts.redirectIsLoopback,
+      email: user.email,
+      upstreams: reached.map((u) => u.name),
+      handle: consent.handle,
+      user: sealed,
+    },
+    consent.headers,
+  );
 }
 
 /** POST /oauth/authorize: Allow completes the authorization (a code for the client), Deny answers access_denied. */
 async function decide(c: SignInContext, on: On): Promise<Response> {
   const from = c.req.header("origin");
-  if (from !== undefined && from !== on.origin) return stopPage(403, "Not allowed", "Consent is given on the gateway's own page.");
+  if (from !== undefined && from !== on.origin)
+    return stopPage(403, "Not allowed", "Consent is given on the gateway's own page.");
   const type = (c.req.header("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
-  if (type !== FORM_TYPE) return stopPage(400, "Not a consent form", `Answer with the buttons of the consent page (a form sent as ${FORM_TYPE}).`);
+  if (type !== FORM_TYPE)
+    return stopPage(
+      400,
+      "Not a consent form",
+      `Answer with the buttons of the consent page (a form sent as ${FORM_TYPE}).`,
+    );
   const text = await readTextUpTo(c.req.raw.body, MAX_CONSENT_FORM_BYTES);
   if (text === undefined) return stopPage(413, "Form too large", "A consent form holds a handle and a decision.");
   const form = new URLSearchParams(text);
@@ -183,7 +224,8 @@ async function decide(c: SignInContext, on: On): Promise<Response> {
   }
   // The user was sealed for this handle, and the handle is bound to this browser (the library checks its cookie).
   const opened = await openState(sessionSecret(c.env), CONSENT_PURPOSE, handle, form.get("user"));
-  if (!opened.ok || !isSignedInUser(opened.value)) return stopPage(400, "Consent expired", "This consent page expired or was altered. Start again from your app.");
+  if (!opened.ok || !isSignedInUser(opened.value))
+    return stopPage(400, "Consent expired", "This consent page expired or was altered. Start again from your app.");
   const user = opened.value;
   const approved = await oauth.approveConsent(c.req.raw, handle);
   const redirectTo = await issueGrant({ ...grantPlace(c, on, oauth), request: approved.request, user, by: "consent" });
@@ -200,10 +242,21 @@ export function addClientSignInRoutes(app: Hono<{ Bindings: Bindings }>): void {
   };
   const libraryFor = async (c: SignInContext, on: On) => {
     const server = await authorizationServer(on.auth, on.signIn, on.origin, on.upstreams);
-    return (request: Request) => server.fetch(request, libraryEnv(c.env), c.executionCtx as Parameters<OAuthAuthorizationServer["fetch"]>[2]);
+    return (request: Request) =>
+      server.fetch(request, libraryEnv(c.env), c.executionCtx as Parameters<OAuthAuthorizationServer["fetch"]>[2]);
   };
   const library = when(async (c, on) => (await libraryFor(c, on))(c.req.raw));
-  app.post(TOKEN_PATH, when(async (c, on) => tokenEndpoint({ request: c.req.raw, library: await libraryFor(c, on), kv: libraryKv(c.env), audit: auditSinkOf(c.env, c.executionCtx) })));
+  app.post(
+    TOKEN_PATH,
+    when(async (c, on) =>
+      tokenEndpoint({
+        request: c.req.raw,
+        library: await libraryFor(c, on),
+        kv: libraryKv(c.env),
+        audit: auditSinkOf(c.env, c.executionCtx),
+      }),
+    ),
+  );
   for (const path of [AUTHORIZATION_SERVER_METADATA_PATH, TOKEN_PATH, REGISTER_PATH]) app.all(path, library);
   app.get(AUTHORIZE_PATH, when(authorize));
   app.post(AUTHORIZE_PATH, when(decide));

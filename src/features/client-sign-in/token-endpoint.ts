@@ -48,7 +48,10 @@ export async function tokenEndpoint({ request, library, kv, audit }: TokenEndpoi
   const answer = await library(new Request(request, { body: text }));
   const form = new URLSearchParams(text);
   if (answer.status === 200 || form.get("grant_type") !== "refresh_token" || !audit.enabled) return answer;
-  const said: unknown = await answer.clone().json().catch(() => undefined);
+  const said: unknown = await answer
+    .clone()
+    .json()
+    .catch(() => undefined);
   const named = await namedBy(kv, form.get("refresh_token") ?? "");
   auditGrant(audit, {
     kind: "refresh-failed",

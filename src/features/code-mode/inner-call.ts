@@ -17,7 +17,8 @@ import { needsClientMessage } from "./names";
 
 /** What the pipeline answered an inner call: its JSON-RPC response, or the gateway's refusal. */
 export type InnerAnswer =
-  { readonly ok: true; readonly response: string } | { readonly ok: false; readonly message: string };
+  | { readonly ok: true; readonly response: string }
+  | { readonly ok: false; readonly message: string };
 
 /** The method of a server request (sampling, elicitation, roots) in `text`, or undefined for anything else. */
 function serverRequestMethod(text: string): string | undefined {

@@ -10,7 +10,8 @@ import { needsClientMessage } from "./names";
 
 /** What a program's tool call comes to: a JSON text, or the message of its refusal or error. */
 export type ToolOutcome =
-  { readonly ok: true; readonly value: string } | { readonly ok: false; readonly message: string };
+  | { readonly ok: true; readonly value: string }
+  | { readonly ok: false; readonly message: string };
 
 /** The texts of a result's text items, joined. */
 function textsOf(result: JsonObject): string {
@@ -23,7 +24,7 @@ function textsOf(result: JsonObject): string {
 }
 
 /** The value a program gets from a result. */
-function valueOf(result: JsonObject): string {
+function programValue(result: JsonObject): string {
   if (result["structuredContent"] !== undefined) return JSON.stringify(result["structuredContent"]);
   const content = Array.isArray(result["content"]) ? result["content"] : [];
   const onlyText = content.length > 0 && content.every((item) => isObject(item) && item["type"] === "text");
@@ -57,7 +58,7 @@ function outcomeOf(text: string, name: string): ToolOutcome {
   if (result["resultType"] === "input_required")
     return { ok: false, message: needsClientMessage(name, askedMethods(result)) };
   if (result["isError"] === true) return { ok: false, message: `${name} failed: ${textsOf(result) || "(no message)"}` };
-  return { ok: true, value: valueOf(result) };
+  return { ok: true, value: programValue(result) };
 }
 
 /**

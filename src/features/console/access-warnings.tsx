@@ -69,8 +69,8 @@ export function AccessWarnings({ data }: { data: AccessWarningsData | undefined 
       <h2 id="access-warnings-title">Callers who can call nothing</h2>
       {data.noPersona && (
         <p data-access-warning="no persona defined">
-          No persona is defined. With AUTH on, authorization is default-deny: every caller lists no tools and
-          every call is "Unknown tool". Add a persona on the {personas} page.
+          No persona is defined. With AUTH on, authorization is default-deny: every caller lists no tools and every call
+          is "Unknown tool". Add a persona on the {personas} page.
         </p>
       )}
       {data.invalid && (
@@ -82,8 +82,8 @@ export function AccessWarnings({ data }: { data: AccessWarningsData | undefined 
         <>
           <p data-access-warning="no persona for roles">
             {`${data.keys.length} API key${data.keys.length === 1 ? "'s" : "s'"} roles select no persona, `}
-            and no persona is the default: their callers list no tools and every call is "Unknown tool". Give a
-            persona one of their roles on the {personas} page, or mark one the default.
+            and no persona is the default: their callers list no tools and every call is "Unknown tool". Give a persona
+            one of their roles on the {personas} page, or mark one the default.
           </p>
           <ul>
             {data.keys.slice(0, MAX_KEYS_SHOWN).map((key) => (

@@ -22,7 +22,17 @@ const FIELDS: readonly (readonly [keyof NewKeyForm, string, string])[] = [
   ["expiresAt", "Expires (optional, ISO 8601 such as 2027-01-31T00:00:00Z)", "text"],
 ];
 
-function CreateForm({ form, csrf, error, problems = [] }: { form: NewKeyForm; csrf: string; error?: string | undefined; problems?: readonly ApiProblem[] }) {
+function CreateForm({
+  form,
+  csrf,
+  error,
+  problems = [],
+}: {
+  form: NewKeyForm;
+  csrf: string;
+  error?: string | undefined;
+  problems?: readonly ApiProblem[];
+}) {
   return (
     <form method="post" action={href("/api-keys")} class="stack" aria-labelledby="create-key-title">
       <h2 id="create-key-title">Create an API key</h2>
@@ -32,14 +42,26 @@ function CreateForm({ form, csrf, error, problems = [] }: { form: NewKeyForm; cs
         return (
           <>
             <label for={`key-${field}`}>{label}</label>
-            <input id={`key-${field}`} name={field} type={type} value={form[field]} required={field === "principal"} aria-describedby={`key-${field}-problems`} aria-invalid={mine.length > 0 ? "true" : undefined} />
+            <input
+              id={`key-${field}`}
+              name={field}
+              type={type}
+              value={form[field]}
+              required={field === "principal"}
+              aria-describedby={`key-${field}-problems`}
+              aria-invalid={mine.length > 0 ? "true" : undefined}
+            />
             <span id={`key-${field}-problems`} class="problems">
               {mine.map((problem) => problem.message).join("\n")}
             </span>
           </>
         );
       })}
-      <Problems id="create-key-error" error={error} problems={problems.filter((problem) => !FIELDS.some(([field]) => problem.message.startsWith(`${field}:`)))} />
+      <Problems
+        id="create-key-error"
+        error={error}
+        problems={problems.filter((problem) => !FIELDS.some(([field]) => problem.message.startsWith(`${field}:`)))}
+      />
       <button type="submit">Create API key</button>
     </form>
   );
@@ -60,11 +82,17 @@ function NewKey({ created }: { created: Created }) {
   );
 }
 
-async function apiKeysPage(c: ConsoleContext, extra: { created?: Created; form?: NewKeyForm; error?: string; problems?: ApiProblem[]; revokeError?: string } = {}, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
+async function apiKeysPage(
+  c: ConsoleContext,
+  extra: { created?: Created; form?: NewKeyForm; error?: string; problems?: ApiProblem[]; revokeError?: string } = {},
+  status: Parameters<typeof renderPage>[4] = 200,
+): Promise<Response> {
   // One page of the listing at a time: `?cursor=` is the admin API's, passed on as it came.
   const from = c.req.query("cursor");
   const answer = await c.var.call("GET", from ? `/api-keys?cursor=${encodeURIComponent(from)}` : "/api-keys");
-  const keys = (isObject(answer.body) && Array.isArray(answer.body["apiKeys"]) ? answer.body["apiKeys"] : []).filter(isObject);
+  const keys = (isObject(answer.body) && Array.isArray(answer.body["apiKeys"]) ? answer.body["apiKeys"] : []).filter(
+    isObject,
+  );
   const more = isObject(answer.body) && typeof answer.body["cursor"] === "string" ? answer.body["cursor"] : undefined;
   const csrf = c.var.session.csrf;
   const body = (
@@ -94,7 +122,12 @@ async function apiKeysPage(c: ConsoleContext, extra: { created?: Created; form?:
                   </td>
                   <td>{typeof key["expiresAt"] === "string" ? <Time iso={key["expiresAt"]} /> : "never"}</td>
                   <td>
-                    <PostButton action={href(`/api-keys/${encodeURIComponent(id)}/revoke`)} csrf={csrf} danger label={`Revoke key ${id} of ${String(key["principal"] ?? "")}`}>
+                    <PostButton
+                      action={href(`/api-keys/${encodeURIComponent(id)}/revoke`)}
+                      csrf={csrf}
+                      danger
+                      label={`Revoke key ${id} of ${String(key["principal"] ?? "")}`}
+                    >
                       Revoke
                     </PostButton>
                   </td>
@@ -110,7 +143,12 @@ async function apiKeysPage(c: ConsoleContext, extra: { created?: Created; form?:
           {more !== undefined && <a href={href(`/api-keys?cursor=${encodeURIComponent(more)}`)}>More keys</a>}
         </p>
       )}
-      <CreateForm form={extra.form ?? { principal: "", email: "", roles: "", expiresAt: "" }} csrf={csrf} error={extra.error} problems={extra.problems ?? []} />
+      <CreateForm
+        form={extra.form ?? { principal: "", email: "", roles: "", expiresAt: "" }}
+        csrf={csrf}
+        error={extra.error}
+        problems={extra.problems ?? []}
+      />
     </>
   );
   return renderPage(c, "API keys", "/api-keys", body, status);
@@ -121,16 +159,29 @@ export function registerApiKeys(app: ConsoleApp): void {
   app.get("/api-keys", (c) => apiKeysPage(c));
 
   app.post("/api-keys", async (c) => {
-    const form: NewKeyForm = { principal: c.var.form.get("principal").trim(), email: c.var.form.get("email").trim(), roles: c.var.form.get("roles"), expiresAt: c.var.form.get("expiresAt").trim() };
+    const form: NewKeyForm = {
+      principal: c.var.form.get("principal").trim(),
+      email: c.var.form.get("email").trim(),
+      roles: c.var.form.get("roles"),
+      expiresAt: c.var.form.get("expiresAt").trim(),
+    };
     const request = {
       principal: form.principal,
-      roles: form.roles.split(",").map((role) => role.trim()).filter((role) => role !== ""),
+      roles: form.roles
+        .split(",")
+        .map((role) => role.trim())
+        .filter((role) => role !== ""),
       ...(form.email ? { email: form.email } : {}),
       ...(form.expiresAt ? { expiresAt: form.expiresAt } : {}),
     };
     const answer = await c.var.call("POST", "/api-keys", JSON.stringify(request));
-    if (!answer.ok || !isObject(answer.body)) return apiKeysPage(c, { form, ...errorOf(answer) }, statusOf(answer.status));
-    const created = { id: String(answer.body["id"]), key: String(answer.body["key"]), principal: String(answer.body["principal"]) };
+    if (!answer.ok || !isObject(answer.body))
+      return apiKeysPage(c, { form, ...errorOf(answer) }, statusOf(answer.status));
+    const created = {
+      id: String(answer.body["id"]),
+      key: String(answer.body["key"]),
+      principal: String(answer.body["principal"]),
+    };
     return apiKeysPage(c, { created });
   });
 

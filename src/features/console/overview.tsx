@@ -26,7 +26,10 @@ export function registerOverview(app: ConsoleApp): void {
     const auth = gatewayConfig(c.env).auth;
     const [health, audit, access] = await Promise.all([
       readHealth(c.var.call),
-      readAudit(c.var.call, new URLSearchParams({ from: String(now - CHART_MINUTES * 60_000), to: String(now), limit: "1000" })),
+      readAudit(
+        c.var.call,
+        new URLSearchParams({ from: String(now - CHART_MINUTES * 60_000), to: String(now), limit: "1000" }),
+      ),
       readAccessWarnings(c.var.call, auth.ok ? auth.value : undefined),
     ]);
     const events = audit.ok ? audit.events : [];
@@ -34,7 +37,9 @@ export function registerOverview(app: ConsoleApp): void {
       <>
         <Problems id="overview-errors" error={!health.ok ? health.error : !audit.ok ? audit.error : undefined} />
         <AccessWarnings data={access} />
-        {health.ok && health.upstreams.length === 0 && <Empty>No upstreams are configured: add one to UPSTREAMS in wrangler.toml (see docs/configuration.md).</Empty>}
+        {health.ok && health.upstreams.length === 0 && (
+          <Empty>No upstreams are configured: add one to UPSTREAMS in wrangler.toml (see docs/configuration.md).</Empty>
+        )}
         <div class="cards">
           {(health.ok ? health.upstreams : []).map((upstream) => {
             const minutes = perSlot(
@@ -43,12 +48,20 @@ export function registerOverview(app: ConsoleApp): void {
               now,
               CHART_MINUTES,
             );
-            const healthy = upstream.lastFailure === null || (upstream.lastSuccess !== null && upstream.lastSuccess > upstream.lastFailure.at);
+            const healthy =
+              upstream.lastFailure === null ||
+              (upstream.lastSuccess !== null && upstream.lastSuccess > upstream.lastFailure.at);
             return (
               <section class="card" aria-labelledby={`up-${upstream.name}`}>
                 <h2 id={`up-${upstream.name}`}>
                   <a href={href(`/tools?upstream=${encodeURIComponent(upstream.name)}`)}>{upstream.name}</a>{" "}
-                  <span class={`badge ${upstream.calls === 0 ? "" : healthy ? "ok" : "bad"}`}>{upstream.calls === 0 && upstream.lastFailure === null ? "no recent calls" : healthy ? "healthy" : "failing"}</span>
+                  <span class={`badge ${upstream.calls === 0 ? "" : healthy ? "ok" : "bad"}`}>
+                    {upstream.calls === 0 && upstream.lastFailure === null
+                      ? "no recent calls"
+                      : healthy
+                        ? "healthy"
+                        : "failing"}
+                  </span>
                 </h2>
                 <dl>
                   <dt>Era</dt>
@@ -64,7 +77,9 @@ export function registerOverview(app: ConsoleApp): void {
                     ) : upstream.pins.awaiting === 0 ? (
                       `none (${upstream.pins.mode})`
                     ) : (
-                      <a href={href(`/pins#pinned-${upstream.name}`)}>{`${upstream.pins.awaiting} (${upstream.pins.mode}): review them`}</a>
+                      <a
+                        href={href(`/pins#pinned-${upstream.name}`)}
+                      >{`${upstream.pins.awaiting} (${upstream.pins.mode}): review them`}</a>
                     )}
                   </dd>
                   <dt>Last success</dt>

@@ -20,7 +20,16 @@ import { renderPage, statusOf } from "../../admin/console/render";
 import { DocumentForm, explainStale, saveDocument, type RefusedDocument } from "../../admin/console/document-form";
 
 /** A persona as edited; `etag` is that of the personas document when the editor was opened, so a save over a newer edit is refused (412). */
-type Draft = { name: string; roles: string; allow: string; deny: string; isDefault: boolean; rateLimit: string; catalog: string; etag: string };
+type Draft = {
+  name: string;
+  roles: string;
+  allow: string;
+  deny: string;
+  isDefault: boolean;
+  rateLimit: string;
+  catalog: string;
+  etag: string;
+};
 
 const FIELDS = [
   ["roles", "Roles (comma-separated)", "analyst, support"],
@@ -47,7 +56,16 @@ function personaOf(draft: Draft): Record<string, unknown> {
 }
 
 function draftOf(name: string, persona: Persona | undefined, etag: string): Draft {
-  return { etag, name, roles: persona?.roles.join(", ") ?? "", allow: persona?.allow.join("\n") ?? "", deny: persona?.deny.join("\n") ?? "", isDefault: persona?.default ?? false, rateLimit: persona?.rateLimit ?? "", catalog: persona?.catalog ?? "" };
+  return {
+    etag,
+    name,
+    roles: persona?.roles.join(", ") ?? "",
+    allow: persona?.allow.join("\n") ?? "",
+    deny: persona?.deny.join("\n") ?? "",
+    isDefault: persona?.default ?? false,
+    rateLimit: persona?.rateLimit ?? "",
+    catalog: persona?.catalog ?? "",
+  };
 }
 
 function FieldProblems({ id, problems, field }: { id: string; problems: readonly ApiProblem[]; field: string }) {
@@ -59,7 +77,17 @@ function FieldProblems({ id, problems, field }: { id: string; problems: readonly
   );
 }
 
-function PersonaForm({ draft, csrf, error, problems = [] }: { draft: Draft; csrf: string; error?: string | undefined; problems?: readonly ApiProblem[] }) {
+function PersonaForm({
+  draft,
+  csrf,
+  error,
+  problems = [],
+}: {
+  draft: Draft;
+  csrf: string;
+  error?: string | undefined;
+  problems?: readonly ApiProblem[];
+}) {
   const invalid = (field: string) => (problems.some((p) => p.path.startsWith(`/${field}`)) ? "true" : undefined);
   return (
     <form method="post" action={href("/personas/preview")} class="stack" aria-labelledby="persona-form-title">
@@ -72,13 +100,27 @@ function PersonaForm({ draft, csrf, error, problems = [] }: { draft: Draft; csrf
         field === "roles" ? (
           <>
             <label for={`persona-${field}`}>{label}</label>
-            <input id={`persona-${field}`} name={field} value={draft.roles} placeholder={placeholder} aria-describedby={`persona-${field}-problems`} aria-invalid={invalid(field)} />
+            <input
+              id={`persona-${field}`}
+              name={field}
+              value={draft.roles}
+              placeholder={placeholder}
+              aria-describedby={`persona-${field}-problems`}
+              aria-invalid={invalid(field)}
+            />
             <FieldProblems id={`persona-${field}-problems`} problems={problems} field={field} />
           </>
         ) : (
           <>
             <label for={`persona-${field}`}>{label}</label>
-            <textarea id={`persona-${field}`} name={field} rows={3} placeholder={placeholder} aria-describedby={`persona-${field}-problems`} aria-invalid={invalid(field)}>
+            <textarea
+              id={`persona-${field}`}
+              name={field}
+              rows={3}
+              placeholder={placeholder}
+              aria-describedby={`persona-${field}-problems`}
+              aria-invalid={invalid(field)}
+            >
               {draft[field]}
             </textarea>
             <FieldProblems id={`persona-${field}-problems`} problems={problems} field={field} />
@@ -86,7 +128,8 @@ function PersonaForm({ draft, csrf, error, problems = [] }: { draft: Draft; csrf
         ),
       )}
       <label>
-        <input type="checkbox" name="default" value="yes" checked={draft.isDefault} /> Default persona (for callers whose roles select none)
+        <input type="checkbox" name="default" value="yes" checked={draft.isDefault} /> Default persona (for callers
+        whose roles select none)
       </label>
       <label for="persona-rate">Rate limit (a name in AUTH.rateLimits; empty for none)</label>
       <input id="persona-rate" name="rateLimit" value={draft.rateLimit} aria-describedby="persona-rateLimit-problems" />
@@ -103,7 +146,11 @@ function PersonaForm({ draft, csrf, error, problems = [] }: { draft: Draft; csrf
         ))}
       </select>
       <FieldProblems id="persona-catalog-problems" problems={problems} field="catalog" />
-      <Problems id="persona-error" error={error} problems={problems.filter((p) => !/^\/(roles|allow|deny|rateLimit|catalog)(\/|$)/.test(p.path))} />
+      <Problems
+        id="persona-error"
+        error={error}
+        problems={problems.filter((p) => !/^\/(roles|allow|deny|rateLimit|catalog)(\/|$)/.test(p.path))}
+      />
       <div class="row">
         <button type="submit">Preview changes</button>
         <button type="submit" formaction={href("/personas/save")}>
@@ -118,9 +165,24 @@ function PersonaForm({ draft, csrf, error, problems = [] }: { draft: Draft; csrf
 async function reachPreview(c: ConsoleContext, draft: Draft, stored: Persona | undefined, checked: Persona) {
   const parsed = gatewayConfig(c.env).upstreams;
   const upstreams = parsed.ok ? parsed.value : [];
-  const [catalogs, policy] = await Promise.all([Promise.all(upstreams.map((u) => upstreamCatalog(u, c.env))), readPolicy(c.var.call, upstreams.map((u) => u.name))]);
+  const [catalogs, policy] = await Promise.all([
+    Promise.all(upstreams.map((u) => upstreamCatalog(u, c.env))),
+    readPolicy(
+      c.var.call,
+      upstreams.map((u) => u.name),
+    ),
+  ]);
   const reach = (persona: Persona | undefined) =>
-    new Set(catalogs.flatMap((catalog) => catalog.entries.filter((entry) => persona !== undefined && appliedTo(entry, catalog.upstream, policy, grantOf(draft.name, persona)).listed).map((entry) => entry.key)));
+    new Set(
+      catalogs.flatMap((catalog) =>
+        catalog.entries
+          .filter(
+            (entry) =>
+              persona !== undefined && appliedTo(entry, catalog.upstream, policy, grantOf(draft.name, persona)).listed,
+          )
+          .map((entry) => entry.key),
+      ),
+    );
   const before = reach(stored);
   const after = reach(checked);
   const gains = [...after].filter((key) => !before.has(key));
@@ -129,26 +191,71 @@ async function reachPreview(c: ConsoleContext, draft: Draft, stored: Persona | u
     <section aria-labelledby="reach-title" id="reach">
       <h2 id="reach-title">What this change does to the tool list of persona {draft.name}</h2>
       <p role="status">
-        {after.size} reached after the change ({before.size} before): {gains.length} gained, {loses.length} lost. Nothing is saved yet.
+        {after.size} reached after the change ({before.size} before): {gains.length} gained, {loses.length} lost.
+        Nothing is saved yet.
       </p>
       <h3>Gained</h3>
-      {gains.length === 0 ? <Empty>none</Empty> : <ul id="reach-gained">{gains.map((key) => <li><code>{key}</code></li>)}</ul>}
+      {gains.length === 0 ? (
+        <Empty>none</Empty>
+      ) : (
+        <ul id="reach-gained">
+          {gains.map((key) => (
+            <li>
+              <code>{key}</code>
+            </li>
+          ))}
+        </ul>
+      )}
       <h3>Lost</h3>
-      {loses.length === 0 ? <Empty>none</Empty> : <ul id="reach-lost">{loses.map((key) => <li><code>{key}</code></li>)}</ul>}
+      {loses.length === 0 ? (
+        <Empty>none</Empty>
+      ) : (
+        <ul id="reach-lost">
+          {loses.map((key) => (
+            <li>
+              <code>{key}</code>
+            </li>
+          ))}
+        </ul>
+      )}
       <h3>Reached after the change</h3>
-      {after.size === 0 ? <Empty>nothing: callers of this persona see an empty list</Empty> : <ul id="reach-after">{[...after].map((key) => <li><code>{key}</code></li>)}</ul>}
+      {after.size === 0 ? (
+        <Empty>nothing: callers of this persona see an empty list</Empty>
+      ) : (
+        <ul id="reach-after">
+          {[...after].map((key) => (
+            <li>
+              <code>{key}</code>
+            </li>
+          ))}
+        </ul>
+      )}
     </section>
   );
 }
 
-async function storedPersonas(c: ConsoleContext): Promise<{ personas: Record<string, Persona>; etag: string; error?: string }> {
+async function storedPersonas(
+  c: ConsoleContext,
+): Promise<{ personas: Record<string, Persona>; etag: string; error?: string }> {
   const answer = await c.var.call("GET", "/personas");
   if (!answer.ok) return { personas: {}, etag: "", error: errorOf(answer).error };
-  return { personas: ((answer.body as { personas?: Record<string, Persona> }).personas ?? {}), etag: answer.headers.get("etag") ?? "" };
+  return {
+    personas: (answer.body as { personas?: Record<string, Persona> }).personas ?? {},
+    etag: answer.headers.get("etag") ?? "",
+  };
 }
 
-async function personasPage(c: ConsoleContext, form: Child, status: Parameters<typeof renderPage>[4] = 200, visibilityRefused?: RefusedDocument, refused?: string): Promise<Response> {
-  const [{ personas, etag, error }, visibility] = await Promise.all([storedPersonas(c), c.var.call("GET", "/visibility")]);
+async function personasPage(
+  c: ConsoleContext,
+  form: Child,
+  status: Parameters<typeof renderPage>[4] = 200,
+  visibilityRefused?: RefusedDocument,
+  refused?: string,
+): Promise<Response> {
+  const [{ personas, etag, error }, visibility] = await Promise.all([
+    storedPersonas(c),
+    c.var.call("GET", "/visibility"),
+  ]);
   const names = Object.keys(personas).sort();
   const csrf = c.var.session.csrf;
   const auth = gatewayConfig(c.env).auth;
@@ -162,7 +269,10 @@ async function personasPage(c: ConsoleContext, form: Child, status: Parameters<t
           : "Authentication is off (AUTH): personas are stored but not applied until it is on."}
       </p>
       {names.length === 0 ? (
-        <Empty>No personas yet — create one below. With authentication on, a caller whose roles select no persona may call nothing.</Empty>
+        <Empty>
+          No personas yet — create one below. With authentication on, a caller whose roles select no persona may call
+          nothing.
+        </Empty>
       ) : (
         <table>
           <caption class="muted">Stored personas</caption>
@@ -181,7 +291,12 @@ async function personasPage(c: ConsoleContext, form: Child, status: Parameters<t
                   <td>
                     <a href={href(`/personas?edit=${encodeURIComponent(name)}`)}>Edit {name}</a>{" "}
                     <a href={href(`/tools?persona=${encodeURIComponent(name)}`)}>Tools of {name}</a>
-                    <PostButton action={href(`/personas/${encodeURIComponent(name)}/delete`)} csrf={csrf} etag={etag} danger>
+                    <PostButton
+                      action={href(`/personas/${encodeURIComponent(name)}/delete`)}
+                      csrf={csrf}
+                      etag={etag}
+                      danger
+                    >
                       Delete {name}
                     </PostButton>
                   </td>
@@ -191,10 +306,30 @@ async function personasPage(c: ConsoleContext, form: Child, status: Parameters<t
           </tbody>
         </table>
       )}
-      {form ?? <PersonaForm draft={draftOf(c.req.query("edit") ?? "", Object.hasOwn(personas, c.req.query("edit") ?? "") ? personas[c.req.query("edit") ?? ""] : undefined, etag)} csrf={csrf} />}
+      {form ?? (
+        <PersonaForm
+          draft={draftOf(
+            c.req.query("edit") ?? "",
+            Object.hasOwn(personas, c.req.query("edit") ?? "") ? personas[c.req.query("edit") ?? ""] : undefined,
+            etag,
+          )}
+          csrf={csrf}
+        />
+      )}
       <h2>Visibility</h2>
-      <p class="muted">Which tools tools/list shows at all, for every caller ({"{allow?: [globs], deny?: [globs]}"}); a persona narrows it further.</p>
-      <DocumentForm id="visibility-document" label="Visibility" action={href("/personas/visibility")} csrf={csrf} stored={visibility} refused={visibilityRefused} rows={5} />
+      <p class="muted">
+        Which tools tools/list shows at all, for every caller ({"{allow?: [globs], deny?: [globs]}"}); a persona narrows
+        it further.
+      </p>
+      <DocumentForm
+        id="visibility-document"
+        label="Visibility"
+        action={href("/personas/visibility")}
+        csrf={csrf}
+        stored={visibility}
+        refused={visibilityRefused}
+        rows={5}
+      />
     </>
   );
   return renderPage(c, "Personas", "/personas", body, status);
@@ -202,7 +337,16 @@ async function personasPage(c: ConsoleContext, form: Child, status: Parameters<t
 
 function submittedDraft(c: ConsoleContext): Draft {
   const form = c.var.form;
-  return { name: form.get("name").trim(), roles: form.get("roles"), allow: form.get("allow"), deny: form.get("deny"), isDefault: form.get("default") === "yes", rateLimit: form.get("rateLimit"), catalog: form.get("catalog"), etag: form.get("etag") };
+  return {
+    name: form.get("name").trim(),
+    roles: form.get("roles"),
+    allow: form.get("allow"),
+    deny: form.get("deny"),
+    isDefault: form.get("default") === "yes",
+    rateLimit: form.get("rateLimit"),
+    catalog: form.get("catalog"),
+    etag: form.get("etag"),
+  };
 }
 
 /** Adds the Personas page: list, preview of a change, save, delete. */
@@ -213,7 +357,17 @@ export function registerPersonas(app: ConsoleApp): void {
     const draft = submittedDraft(c);
     const checked = checkPersona(personaOf(draft));
     const csrf = c.var.session.csrf;
-    if (!checked.ok) return personasPage(c, <PersonaForm draft={draft} csrf={csrf} error="The persona is not valid; nothing was saved" problems={checked.problems} />, 400);
+    if (!checked.ok)
+      return personasPage(
+        c,
+        <PersonaForm
+          draft={draft}
+          csrf={csrf}
+          error="The persona is not valid; nothing was saved"
+          problems={checked.problems}
+        />,
+        400,
+      );
     const { personas } = await storedPersonas(c);
     const stored = Object.hasOwn(personas, draft.name) ? personas[draft.name] : undefined;
     return personasPage(
@@ -227,22 +381,52 @@ export function registerPersonas(app: ConsoleApp): void {
 
   app.post("/personas/save", async (c) => {
     const draft = submittedDraft(c);
-    const answer = await c.var.call("PUT", `/personas/${encodeURIComponent(draft.name)}`, JSON.stringify(personaOf(draft)), "application/json", draft.etag);
+    const answer = await c.var.call(
+      "PUT",
+      `/personas/${encodeURIComponent(draft.name)}`,
+      JSON.stringify(personaOf(draft)),
+      "application/json",
+      draft.etag,
+    );
     if (!answer.ok) {
       const { error, problems } = errorOf(answer);
-      return personasPage(c, <PersonaForm draft={draft} csrf={c.var.session.csrf} error={explainStale(error, answer.status)} problems={problems} />, statusOf(answer.status));
+      return personasPage(
+        c,
+        <PersonaForm
+          draft={draft}
+          csrf={c.var.session.csrf}
+          error={explainStale(error, answer.status)}
+          problems={problems}
+        />,
+        statusOf(answer.status),
+      );
     }
     return c.redirect(href("/personas"), 303);
   });
 
   app.post("/personas/visibility", async (c) => {
     const saved = await saveDocument(c, "/visibility");
-    return saved ? personasPage(c, undefined, statusOf(saved.status), saved.refused) : c.redirect(href("/personas"), 303);
+    return saved
+      ? personasPage(c, undefined, statusOf(saved.status), saved.refused)
+      : c.redirect(href("/personas"), 303);
   });
 
   app.post("/personas/:name/delete", async (c) => {
-    const answer = await c.var.call("DELETE", `/personas/${encodeURIComponent(c.req.param("name"))}`, undefined, undefined, c.var.form.get("etag"));
-    if (!answer.ok) return personasPage(c, undefined, statusOf(answer.status), undefined, explainStale(errorOf(answer).error, answer.status, "delete"));
+    const answer = await c.var.call(
+      "DELETE",
+      `/personas/${encodeURIComponent(c.req.param("name"))}`,
+      undefined,
+      undefined,
+      c.var.form.get("etag"),
+    );
+    if (!answer.ok)
+      return personasPage(
+        c,
+        undefined,
+        statusOf(answer.status),
+        undefined,
+        explainStale(errorOf(answer).error, answer.status, "delete"),
+      );
     return c.redirect(href("/personas"), 303);
   });
 }

@@ -29,7 +29,11 @@ export type PolicyDocuments = {
   readonly rules?: RulesDocument;
 };
 
-async function document<T>(call: AdminCall, path: string, check: (value: unknown) => Checked<T>): Promise<T | undefined> {
+async function document<T>(
+  call: AdminCall,
+  path: string,
+  check: (value: unknown) => Checked<T>,
+): Promise<T | undefined> {
   const answer = await call("GET", path);
   if (!answer.ok) return undefined;
   const checked = check(answer.body);
@@ -47,15 +51,27 @@ export async function readPolicy(call: AdminCall, upstreams: readonly string[]):
     document(call, "/overrides", checkOverrides),
     document(call, "/rules", checkRules),
   ]);
-  const names = new Set(upstreams.map((upstream) => setNameFor(plan, "", upstream).name).filter((name): name is string => name !== null));
+  const names = new Set(
+    upstreams.map((upstream) => setNameFor(plan, "", upstream).name).filter((name): name is string => name !== null),
+  );
   const sets = new Map<string, FilterSet>();
   await Promise.all(
     [...names].map(async (name) => {
-      const set = await document(call, `/filter-sets/${encodeURIComponent(name)}`, (value) => checkFilterSet(name, value));
+      const set = await document(call, `/filter-sets/${encodeURIComponent(name)}`, (value) =>
+        checkFilterSet(name, value),
+      );
       if (set) sets.set(name, set);
     }),
   );
-  return { personas: personasChecked.ok ? personasChecked.value : {}, sets, ...(visibility ? { visibility } : {}), ...(plan ? { plan } : {}), ...(icons ? { icons } : {}), ...(overrides ? { overrides } : {}), ...(rules ? { rules } : {}) };
+  return {
+    personas: personasChecked.ok ? personasChecked.value : {},
+    sets,
+    ...(visibility ? { visibility } : {}),
+    ...(plan ? { plan } : {}),
+    ...(icons ? { icons } : {}),
+    ...(overrides ? { overrides } : {}),
+    ...(rules ? { rules } : {}),
+  };
 }
 
 /** What applies to one entry on /mcp, for a persona (or for everyone, with `persona` undefined). */
@@ -70,7 +86,12 @@ export type Applied = {
 
 /** The grant of one persona on its own, as a caller it alone selects gets it. */
 export function grantOf(name: string, persona: Persona): Grant {
-  return { persona: name, allow: persona.allow, deny: persona.deny, ...(persona.rateLimit !== undefined ? { rateLimit: persona.rateLimit } : {}) };
+  return {
+    persona: name,
+    allow: persona.allow,
+    deny: persona.deny,
+    ...(persona.rateLimit !== undefined ? { rateLimit: persona.rateLimit } : {}),
+  };
 }
 
 /**
@@ -84,9 +105,26 @@ export function appliedTo(entry: CatalogEntry, upstream: string, policy: PolicyD
   const setName = setNameFor(policy.plan, "", upstream).name;
   const set = setName === null ? undefined : policy.sets.get(setName);
   const selected = entry.kind === "tool" && set ? selectFilter(set, entry.key) : undefined;
-  const icons = (policy.icons?.entries ?? []).filter((icon) => icon.kinds.includes(entry.kind) && (matchesGlob(icon.match, entry.key) || matchesGlob(icon.match, entry.name))).length;
-  const table = entry.kind === "tool" ? policy.overrides?.tools : entry.kind === "prompt" ? policy.overrides?.prompts : undefined;
+  const icons = (policy.icons?.entries ?? []).filter(
+    (icon) =>
+      icon.kinds.includes(entry.kind) && (matchesGlob(icon.match, entry.key) || matchesGlob(icon.match, entry.name)),
+  ).length;
+  const table =
+    entry.kind === "tool" ? policy.overrides?.tools : entry.kind === "prompt" ? policy.overrides?.prompts : undefined;
   const override = table !== undefined && Object.hasOwn(table, entry.key);
-  const rules = entry.kind === "tool" && policy.rules ? [...rulesFor(policy.rules, entry.key).map((rule) => `rule ${rule.name}`), ...hintsFor(policy.rules, entry.key).map(() => "hint")] : [];
-  return { listed, callable, ...(selected && set ? { filter: `${set.name} / ${selected.key}${set.mode === "shadow" ? " (shadow)" : ""}` } : {}), icons, override, rules };
+  const rules =
+    entry.kind === "tool" && policy.rules
+      ? [
+          ...rulesFor(policy.rules, entry.key).map((rule) => `rule ${rule.name}`),
+          ...hintsFor(policy.rules, entry.key).map(() => "hint"),
+        ]
+      : [];
+  return {
+    listed,
+    callable,
+    ...(selected && set ? { filter: `${set.name} / ${selected.key}${set.mode === "shadow" ? " (shadow)" : ""}` } : {}),
+    icons,
+    override,
+    rules,
+  };
 }

@@ -58,7 +58,10 @@ function servedOf(entry: CatalogEntry, pinned: EntryPin | undefined): Served {
   }
   if (pin.status === "pinned" || pin.pending === null) return { served: entry };
   if (enforced) {
-    return { served: describedOf(pin.approved?.definition), change: { label: `change ${pin.status}: held, not served`, pin } };
+    return {
+      served: describedOf(pin.approved?.definition),
+      change: { label: `change ${pin.status}: held, not served`, pin },
+    };
   }
   const what = pin.status === "held" ? "not approved" : `change ${pin.status}`;
   return { served: entry, change: { label: `${what}: served without approval (${mode})`, pin } };

@@ -40,7 +40,11 @@ function entryPin(entry: CatalogEntry, upstream: string, pins: PinStatuses | und
 }
 
 /** The Pin cell of an entry, and whether pinning keeps it from clients (held under enforce). */
-function pinOf(entry: CatalogEntry, upstream: string, pins: PinStatuses | undefined): { text: string; held: boolean } | undefined {
+function pinOf(
+  entry: CatalogEntry,
+  upstream: string,
+  pins: PinStatuses | undefined,
+): { text: string; held: boolean } | undefined {
   const pinned = pins?.get(upstream);
   if (!pinned || entry.kind === "resource") return undefined;
   const status = pinned.pins.get(`${entry.kind}:${entry.name}`)?.status;
@@ -54,18 +58,50 @@ function yesNo(value: boolean): string {
 }
 
 /** The table of one upstream's entries, as `grant` (if any) sees them. */
-export function CatalogTable({ catalog, policy, grant, caption, pins }: { catalog: UpstreamCatalog; policy: PolicyDocuments; grant: Grant | undefined; caption: string; pins?: PinStatuses }) {
-  if (catalog.entries.length === 0) return <Empty>{catalog.error ? "Nothing could be listed." : `${catalog.upstream} offers no tools, prompts or resources.`}</Empty>;
+export function CatalogTable({
+  catalog,
+  policy,
+  grant,
+  caption,
+  pins,
+}: {
+  catalog: UpstreamCatalog;
+  policy: PolicyDocuments;
+  grant: Grant | undefined;
+  caption: string;
+  pins?: PinStatuses;
+}) {
+  if (catalog.entries.length === 0)
+    return (
+      <Empty>
+        {catalog.error ? "Nothing could be listed." : `${catalog.upstream} offers no tools, prompts or resources.`}
+      </Empty>
+    );
   return (
     <table>
       <caption class="muted">{caption}</caption>
-      <TableHead columns={["Kind", "Name on /mcp", TEXT_COLUMN, "Listed", grant && "May call", pins && "Pin", "Filter", "Icons, overrides, rules"]} />
+      <TableHead
+        columns={[
+          "Kind",
+          "Name on /mcp",
+          TEXT_COLUMN,
+          "Listed",
+          grant && "May call",
+          pins && "Pin",
+          "Filter",
+          "Icons, overrides, rules",
+        ]}
+      />
       <tbody>
         {catalog.entries.map((entry) => {
           const applied = appliedTo(entry, catalog.upstream, policy, grant);
           const pin = pinOf(entry, catalog.upstream, pins);
           const listed = applied.listed && !pin?.held;
-          const shaping = [applied.icons > 0 ? `${applied.icons} icon entr${applied.icons === 1 ? "y" : "ies"}` : "", applied.override ? "text override" : "", ...applied.rules].filter(Boolean);
+          const shaping = [
+            applied.icons > 0 ? `${applied.icons} icon entr${applied.icons === 1 ? "y" : "ies"}` : "",
+            applied.override ? "text override" : "",
+            ...applied.rules,
+          ].filter(Boolean);
           return (
             <tr data-key={entry.key} data-listed={yesNo(listed)}>
               <td>{entry.kind}</td>
@@ -97,10 +133,18 @@ export function registerTools(app: ConsoleApp): void {
     const configured = parsed.ok ? parsed.value : [];
     const only = c.req.query("upstream") ?? "";
     const upstreams = only === "" ? configured : configured.filter((upstream) => upstream.name === only);
-    const [catalogs, policy, pinsRead] = await Promise.all([Promise.all(upstreams.map((upstream) => upstreamCatalog(upstream, c.env))), readPolicy(c.var.call, upstreams.map((u) => u.name)), readPinsView(c.var.call)]);
+    const [catalogs, policy, pinsRead] = await Promise.all([
+      Promise.all(upstreams.map((upstream) => upstreamCatalog(upstream, c.env))),
+      readPolicy(
+        c.var.call,
+        upstreams.map((u) => u.name),
+      ),
+      readPinsView(c.var.call),
+    ]);
     const pins = pinsRead.ok && pinsRead.pins.upstreams.length > 0 ? pinStatuses(pinsRead.pins) : undefined;
     const personaName = c.req.query("persona") ?? "";
-    const persona = personaName !== "" && Object.hasOwn(policy.personas, personaName) ? policy.personas[personaName] : undefined;
+    const persona =
+      personaName !== "" && Object.hasOwn(policy.personas, personaName) ? policy.personas[personaName] : undefined;
     const grant = persona ? grantOf(personaName, persona) : undefined;
     const personaNames = Object.keys(policy.personas).sort();
     const body = (
@@ -122,7 +166,18 @@ export function registerTools(app: ConsoleApp): void {
           {only !== "" && <input type="hidden" name="upstream" value={only} />}
           <button type="submit">View</button>
         </form>
-        <Problems id="tools-errors" error={personaName !== "" && !persona ? `No persona named "${personaName}"` : !parsed.ok ? "UPSTREAMS is invalid; the gateway's log lists each problem" : !pinsRead.ok ? `Pins could not be read (${pinsRead.error}): the text shown is the upstream's and the Listed column does not account for pinning` : undefined} />
+        <Problems
+          id="tools-errors"
+          error={
+            personaName !== "" && !persona
+              ? `No persona named "${personaName}"`
+              : !parsed.ok
+                ? "UPSTREAMS is invalid; the gateway's log lists each problem"
+                : !pinsRead.ok
+                  ? `Pins could not be read (${pinsRead.error}): the text shown is the upstream's and the Listed column does not account for pinning`
+                  : undefined
+          }
+        />
         {personaNames.length === 0 && (
           <p class="muted">
             No personas yet: <a href={href("/personas")}>create one</a> to see what its callers reach.
@@ -132,8 +187,19 @@ export function registerTools(app: ConsoleApp): void {
         {catalogs.map((catalog) => (
           <section aria-labelledby={`tools-${catalog.upstream}`}>
             <h2 id={`tools-${catalog.upstream}`}>{catalog.upstream}</h2>
-            <Problems id={`tools-${catalog.upstream}-error`} error={catalog.error ? `Listing ${catalog.upstream} failed: ${catalog.error}` : undefined} />
-            <CatalogTable catalog={catalog} policy={policy} grant={grant} pins={pins} caption={grant ? `As persona ${personaName} sees ${catalog.upstream}` : `Everything ${catalog.upstream} offers`} />
+            <Problems
+              id={`tools-${catalog.upstream}-error`}
+              error={catalog.error ? `Listing ${catalog.upstream} failed: ${catalog.error}` : undefined}
+            />
+            <CatalogTable
+              catalog={catalog}
+              policy={policy}
+              grant={grant}
+              pins={pins}
+              caption={
+                grant ? `As persona ${personaName} sees ${catalog.upstream}` : `Everything ${catalog.upstream} offers`
+              }
+            />
           </section>
         ))}
       </>

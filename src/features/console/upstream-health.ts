@@ -27,9 +27,12 @@ function pinsOf(raw: unknown): UpstreamHealth["pins"] {
 }
 
 /** Every configured upstream's health, or the admin API's error. */
-export async function readHealth(call: AdminCall): Promise<{ ok: true; upstreams: UpstreamHealth[]; note: string } | { ok: false; error: string }> {
+export async function readHealth(
+  call: AdminCall,
+): Promise<{ ok: true; upstreams: UpstreamHealth[]; note: string } | { ok: false; error: string }> {
   const answer = await call("GET", "/upstreams");
-  if (!answer.ok || !isObject(answer.body) || !Array.isArray(answer.body["upstreams"])) return { ok: false, error: errorOf(answer).error };
+  if (!answer.ok || !isObject(answer.body) || !Array.isArray(answer.body["upstreams"]))
+    return { ok: false, error: errorOf(answer).error };
   const upstreams = answer.body["upstreams"].filter(isObject).map((raw): UpstreamHealth => {
     const recent = isObject(raw["recent"]) ? raw["recent"] : {};
     const failure = isObject(raw["lastFailure"]) ? raw["lastFailure"] : null;

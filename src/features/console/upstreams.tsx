@@ -18,7 +18,12 @@ import { eraOf, rateText, readHealth, type UpstreamHealth } from "./upstream-hea
 import { readAudit } from "../audit/audit-data";
 import type { AuditEvent } from "../audit/audit-event";
 import { upstreamSource } from "../live-upstreams/routes";
-import { ImportServerForm, LiveUpstreamForm, registerLiveUpstreamConsole, RemoveLiveUpstream } from "../live-upstreams/console";
+import {
+  ImportServerForm,
+  LiveUpstreamForm,
+  registerLiveUpstreamConsole,
+  RemoveLiveUpstream,
+} from "../live-upstreams/console";
 
 type ProbeShown = { name: string; ok: boolean; text: string };
 /** Errors listed per upstream, newest first, from the last 24 hours of the audit trail. */
@@ -35,7 +40,14 @@ function shownUrl(upstream: UpstreamConfig, env: Readonly<Record<string, unknown
   }
 }
 
-type CardProps = { upstream: UpstreamConfig; health: UpstreamHealth | undefined; errors: readonly AuditEvent[]; probe: ProbeShown | undefined; csrf: string; env: Readonly<Record<string, unknown>> };
+type CardProps = {
+  upstream: UpstreamConfig;
+  health: UpstreamHealth | undefined;
+  errors: readonly AuditEvent[];
+  probe: ProbeShown | undefined;
+  csrf: string;
+  env: Readonly<Record<string, unknown>>;
+};
 
 function UpstreamCard({ upstream, health, errors, probe, csrf, env }: CardProps) {
   return (
@@ -45,7 +57,11 @@ function UpstreamCard({ upstream, health, errors, probe, csrf, env }: CardProps)
         <dt>Reached at</dt>
         <dd>{upstream.service ? `service binding ${upstream.service}` : shownUrl(upstream, env)}</dd>
         <dt>Protocol</dt>
-        <dd>{upstream.protocol ? `configured: ${upstream.protocol}` : `discovered: ${eraOf(health?.protocolVersion ?? null)}`}</dd>
+        <dd>
+          {upstream.protocol
+            ? `configured: ${upstream.protocol}`
+            : `discovered: ${eraOf(health?.protocolVersion ?? null)}`}
+        </dd>
         <dt>Timeouts</dt>
         <dd>
           answer {upstream.timeoutMs} ms, idle stream {upstream.idleTimeoutMs} ms
@@ -78,7 +94,8 @@ function UpstreamCard({ upstream, health, errors, probe, csrf, env }: CardProps)
         <ul>
           {errors.map((event) => (
             <li>
-              <Time iso={event.timestamp} /> <code>{event["gen_ai.tool.name"] ?? event["mcp.method.name"]}</code>: {event["gateway.error.message"] ?? event["error.type"] ?? "error"}
+              <Time iso={event.timestamp} /> <code>{event["gen_ai.tool.name"] ?? event["mcp.method.name"]}</code>:{" "}
+              {event["gateway.error.message"] ?? event["error.type"] ?? "error"}
             </li>
           ))}
         </ul>
@@ -87,21 +104,37 @@ function UpstreamCard({ upstream, health, errors, probe, csrf, env }: CardProps)
         Probe {upstream.name}
       </PostButton>
       {upstreamSource(upstream) === "live" && <RemoveLiveUpstream name={upstream.name} csrf={csrf} />}
-      <output id={`probe-${upstream.name}`} class={probe && !probe.ok ? "problems" : "notice"} role={probe ? "status" : undefined}>
+      <output
+        id={`probe-${upstream.name}`}
+        class={probe && !probe.ok ? "problems" : "notice"}
+        role={probe ? "status" : undefined}
+      >
         {probe?.name === upstream.name ? probe.text : ""}
       </output>
     </section>
   );
 }
 
-async function upstreamsPage(c: ConsoleContext, probe?: ProbeShown, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
+async function upstreamsPage(
+  c: ConsoleContext,
+  probe?: ProbeShown,
+  status: Parameters<typeof renderPage>[4] = 200,
+): Promise<Response> {
   const parsed = gatewayConfig(c.env).upstreams;
   const [health, audit] = await Promise.all([readHealth(c.var.call), readAudit(c.var.call, LAST_ERRORS_QUERY)]);
-  const errorsOf = (name: string) => (audit.ok ? audit.events.filter((event) => event["gateway.upstream"] === name).reverse().slice(0, LAST_ERRORS) : []);
+  const errorsOf = (name: string) =>
+    audit.ok
+      ? audit.events
+          .filter((event) => event["gateway.upstream"] === name)
+          .reverse()
+          .slice(0, LAST_ERRORS)
+      : [];
   const byName = new Map((health.ok ? health.upstreams : []).map((h) => [h.name, h]));
   const body = (
     <>
-      <Problems id="upstreams-errors" error={
+      <Problems
+        id="upstreams-errors"
+        error={
           !parsed.ok
             ? "UPSTREAMS is invalid; the gateway's log lists each problem"
             : probe && !probe.ok && !parsed.value.some((u) => u.name === probe.name)
@@ -111,16 +144,26 @@ async function upstreamsPage(c: ConsoleContext, probe?: ProbeShown, status: Para
                 : !audit.ok
                   ? audit.error
                   : undefined
-        } />
+        }
+      />
       {probe?.ok && parsed.ok && !parsed.value.some((u) => u.name === probe.name) && (
         <p class="notice" role="status">
           {probe.text}
         </p>
       )}
-      {parsed.ok && parsed.value.length === 0 && <Empty>No upstreams are configured: add one to UPSTREAMS in wrangler.toml.</Empty>}
+      {parsed.ok && parsed.value.length === 0 && (
+        <Empty>No upstreams are configured: add one to UPSTREAMS in wrangler.toml.</Empty>
+      )}
       <div class="cards">
         {(parsed.ok ? parsed.value : []).map((upstream) => (
-          <UpstreamCard upstream={upstream} health={byName.get(upstream.name)} errors={errorsOf(upstream.name)} probe={probe?.name === upstream.name ? probe : undefined} csrf={c.var.session.csrf} env={c.env} />
+          <UpstreamCard
+            upstream={upstream}
+            health={byName.get(upstream.name)}
+            errors={errorsOf(upstream.name)}
+            probe={probe?.name === upstream.name ? probe : undefined}
+            csrf={c.var.session.csrf}
+            env={c.env}
+          />
         ))}
       </div>
       <LiveUpstreamForm csrf={c.var.session.csrf} />
@@ -143,6 +186,10 @@ export function registerUpstreams(app: ConsoleApp): void {
       : result["ok"] === true
         ? `Answered: ${String(result["protocolVersion"])}, initialize ${String(result["initializeMs"])} ms, ping ${String(result["pingMs"])} ms`
         : `Failed at ${String(result["stage"])}: ${String(result["error"])}`;
-    return upstreamsPage(c, { name, ok: answer.ok && result["ok"] === true, text }, answer.ok ? 200 : statusOf(answer.status));
+    return upstreamsPage(
+      c,
+      { name, ok: answer.ok && result["ok"] === true, text },
+      answer.ok ? 200 : statusOf(answer.status),
+    );
   });
 }

@@ -59,7 +59,9 @@ function describePatch(operation: Operation): string {
  */
 function operationsFor(patches: readonly Operation[]): Operation[] {
   return patches.map((operation) =>
-    (operation.op === "add" || operation.op === "replace") && typeof operation.value === "object" && operation.value !== null
+    (operation.op === "add" || operation.op === "replace") &&
+    typeof operation.value === "object" &&
+    operation.value !== null
       ? { ...operation, value: structuredClone(operation.value) }
       : operation,
   );
@@ -69,7 +71,12 @@ function operationsFor(patches: readonly Operation[]): Operation[] {
  * Applies `step` to `value` under `label`: retain and JSON Patch recurse, so an upstream
  * value nested deep enough overflows the stack; that fails closed with a message.
  */
-function guarded(step: (value: unknown, rule: FilterRule, label: string) => unknown, value: unknown, rule: FilterRule, label: string): unknown {
+function guarded(
+  step: (value: unknown, rule: FilterRule, label: string) => unknown,
+  value: unknown,
+  rule: FilterRule,
+  label: string,
+): unknown {
   try {
     return step(value, rule, label);
   } catch (error) {
@@ -106,14 +113,20 @@ function patchesOf(value: unknown, rule: FilterRule, label: string): unknown {
     if (error instanceof JsonPatchError) {
       const operation = rule.patches[error.index ?? 0];
       const what = error.name === "TEST_OPERATION_FAILED" ? "test failed" : error.message.split("\n")[0];
-      throw new FilterError(`${label}: patch ${error.index ?? 0}${operation ? ` (${describePatch(operation)})` : ""}: ${what}`);
+      throw new FilterError(
+        `${label}: patch ${error.index ?? 0}${operation ? ` (${describePatch(operation)})` : ""}: ${what}`,
+      );
     }
     throw error;
   }
 }
 
 /** The rule that applies to `value` (the first variant whose test holds), with its label; undefined when none holds. */
-function chooseRule(value: unknown, filter: ToolFilter, label: string): { rule: FilterRule; label: string } | undefined {
+function chooseRule(
+  value: unknown,
+  filter: ToolFilter,
+  label: string,
+): { rule: FilterRule; label: string } | undefined {
   if (!Array.isArray(filter)) return { rule: filter as FilterRule, label };
   const variants = filter as readonly FilterVariant[];
   const index = variants.findIndex((variant) => testHolds(value, variant.test));
@@ -175,7 +188,12 @@ export function filterToolResult(result: JsonObject, filter: ToolFilter, label: 
     if (probe) break;
     if (!isObject(block)) continue;
     if (block["type"] === "text" && typeof block["text"] === "string") probe = parseJsonText(block["text"]);
-    else if (block["type"] === "resource" && isObject(block["resource"]) && typeof block["resource"]["text"] === "string") probe = parseJsonText(block["resource"]["text"]);
+    else if (
+      block["type"] === "resource" &&
+      isObject(block["resource"]) &&
+      typeof block["resource"]["text"] === "string"
+    )
+      probe = parseJsonText(block["resource"]["text"]);
   }
   if (!probe) throw new FilterError(`${label}: the result holds no JSON for the rule to apply to`);
   const chosen = chooseRule(probe.value, filter, label);
@@ -194,12 +212,21 @@ export function filterToolResult(result: JsonObject, filter: ToolFilter, label: 
   };
   const content = blocks.map((block, index): JsonObject => {
     const type = isObject(block) ? block["type"] : undefined;
-    if (!isObject(block) || typeof type !== "string") throw new FilterError(`${chosen.label} (content ${index}): not a content block`);
-    if (type === "text" && typeof block["text"] === "string") return { type, text: filterText(block["text"], `content ${index}`) };
+    if (!isObject(block) || typeof type !== "string")
+      throw new FilterError(`${chosen.label} (content ${index}): not a content block`);
+    if (type === "text" && typeof block["text"] === "string")
+      return { type, text: filterText(block["text"], `content ${index}`) };
     if (type === "resource" && isObject(block["resource"])) {
       const resource = block["resource"];
-      if (typeof resource["text"] !== "string") throw new FilterError(`${chosen.label} (content ${index}): an embedded binary resource cannot be filtered`);
-      return { type, resource: { ...pick(resource, ["uri", "mimeType"]), text: filterText(resource["text"], `content ${index} resource`) } };
+      if (typeof resource["text"] !== "string")
+        throw new FilterError(`${chosen.label} (content ${index}): an embedded binary resource cannot be filtered`);
+      return {
+        type,
+        resource: {
+          ...pick(resource, ["uri", "mimeType"]),
+          text: filterText(resource["text"], `content ${index} resource`),
+        },
+      };
     }
     const kept = Object.hasOwn(OPAQUE_BLOCK_MEMBERS, type) ? OPAQUE_BLOCK_MEMBERS[type] : undefined;
     if (!kept) throw new FilterError(`${chosen.label} (content ${index}): a "${type}" block cannot be filtered`);

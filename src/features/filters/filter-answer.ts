@@ -28,7 +28,9 @@ import { prepareKeep } from "./retain-tree";
 import { confirmsVariant, guessVariant } from "./retain-variants";
 
 /** What the one-pass path made of an answer: its filtered text, or the answer unchanged (a question for the client). */
-export type AnswerFilterOutcome = { readonly state: "filtered"; readonly text: string } | { readonly state: "unchanged" };
+export type AnswerFilterOutcome =
+  | { readonly state: "filtered"; readonly text: string }
+  | { readonly state: "unchanged" };
 
 /** A block's members, by key, as spans of the answer; its `text`, decoded, when it is a string. */
 type BlockSpans = { readonly spans: Map<string, Span>; text?: string };
@@ -48,10 +50,20 @@ type Pick = { readonly rule: FilterRule; readonly label: string };
  * the answer is read (`fixed`); a variant is chosen on `structuredContent` when the walk
  * meets it (retain-variants.ts).
  */
-type Plan = { readonly fixed: Pick | undefined; retainAt(text: string, start: number): { retained: RetainedText; pick: Pick } };
+type Plan = {
+  readonly fixed: Pick | undefined;
+  retainAt(text: string, start: number): { retained: RetainedText; pick: Pick };
+};
 
 /** What one pass over `result` found. */
-type ResultSpans = { content: BlockSpans[] | undefined; structured: Span | undefined; retained: unknown; pick: Pick | undefined; isError: Span | undefined; resultType: Span | undefined };
+type ResultSpans = {
+  content: BlockSpans[] | undefined;
+  structured: Span | undefined;
+  retained: unknown;
+  pick: Pick | undefined;
+  isError: Span | undefined;
+  resultType: Span | undefined;
+};
 
 class NotHere extends Error {
   override readonly name = "NotHere";
@@ -90,7 +102,11 @@ function eachUniqueMember(text: string, at: number, visit: (key: string, start: 
  * of the time on a GitHub-like answer). Each `]` is compared once: linear.
  */
 function endCandidate(text: string, start: number): number {
-  for (let bracket = text.indexOf("]", start + 1 + SDK_BRACKET_AT); bracket >= 0; bracket = text.indexOf("]", bracket + 1)) {
+  for (
+    let bracket = text.indexOf("]", start + 1 + SDK_BRACKET_AT);
+    bracket >= 0;
+    bracket = text.indexOf("]", bracket + 1)
+  ) {
     if (text.startsWith(SDK_TEXT_END, bracket - SDK_BRACKET_AT)) return bracket - SDK_BRACKET_AT;
   }
   const last = skipWhitespaceBack(text, text.length) - ANSWER_TEXT_END.length;
@@ -175,7 +191,14 @@ function readResult(text: string, at: number, plan: Plan, found: ResultSpans): n
   });
 }
 
-function filterBlocks(text: string, blocks: readonly BlockSpans[], same: string | undefined, structuredText: string | undefined, rule: FilterRule, label: string): { content: JsonObject[]; json: boolean } {
+function filterBlocks(
+  text: string,
+  blocks: readonly BlockSpans[],
+  same: string | undefined,
+  structuredText: string | undefined,
+  rule: FilterRule,
+  label: string,
+): { content: JsonObject[]; json: boolean } {
   let json = false;
   /** As filterToolResult filters a text: JSON is filtered, other text becomes the filtered structuredContent. */
   const textOf = (value: string, where: string): string => {
@@ -203,7 +226,8 @@ function filterBlocks(text: string, blocks: readonly BlockSpans[], same: string 
       for (const key of ["uri", "mimeType"]) if (resource[key] !== undefined) kept[key] = resource[key]!;
       return { type, resource: { ...kept, text: textOf(resource["text"], `content ${index} resource`) } };
     }
-    const members = typeof type === "string" && Object.hasOwn(OPAQUE_BLOCK_MEMBERS, type) ? OPAQUE_BLOCK_MEMBERS[type] : undefined;
+    const members =
+      typeof type === "string" && Object.hasOwn(OPAQUE_BLOCK_MEMBERS, type) ? OPAQUE_BLOCK_MEMBERS[type] : undefined;
     if (!members) throw new NotHere();
     const kept: JsonObject = {};
     for (const key of members) {
@@ -216,7 +240,14 @@ function filterBlocks(text: string, blocks: readonly BlockSpans[], same: string 
 }
 
 function filterInOnePass(text: string, id: JsonRpcId, plan: Plan): AnswerFilterOutcome {
-  const result: ResultSpans = { content: undefined, structured: undefined, retained: undefined, pick: undefined, isError: undefined, resultType: undefined };
+  const result: ResultSpans = {
+    content: undefined,
+    structured: undefined,
+    retained: undefined,
+    pick: undefined,
+    isError: undefined,
+    resultType: undefined,
+  };
   let hasResult = false;
   const root = skipWhitespace(text, 0);
   if (text.charCodeAt(root) !== 0x7b) throw new NotHere();
@@ -245,14 +276,22 @@ function filterInOnePass(text: string, id: JsonRpcId, plan: Plan): AnswerFilterO
   if (structured && structuredText === undefined) throw new NotHere(); // a patch left nothing: the parsed path writes that
   // As resultText writes it, with the filtered structuredContent written once, not twice.
   const written = structuredText === undefined ? "" : `,"structuredContent":${structuredText}`;
-  return { state: "filtered", text: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":${JSON.stringify(content)}${written}${tail}}}` };
+  return {
+    state: "filtered",
+    text: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":${JSON.stringify(content)}${written}${tail}}}`,
+  };
 }
 
 /**
  * Filters the tools/call answer `text` in one pass, for the answers it can take (see the
  * header); `undefined` for every other, which the caller filters with `filterToolResult`.
  */
-export function filterAnswerText(text: string, id: JsonRpcId, filter: ToolFilter, label: string): AnswerFilterOutcome | undefined {
+export function filterAnswerText(
+  text: string,
+  id: JsonRpcId,
+  filter: ToolFilter,
+  label: string,
+): AnswerFilterOutcome | undefined {
   try {
     // Inside: a rule's tree is prepared on its first call, and a pointer deep enough overflows the stack there too.
     const plan = planOf(filter, label);
@@ -297,7 +336,9 @@ function filterParsed(text: string, id: JsonRpcId, filter: ToolFilter, label: st
   if (!isObject(response) || !isObject(response["result"])) return { state: "unchanged" }; // a JSON-RPC error passes as it is
   if (response["result"]["resultType"] === "input_required") return { state: "unchanged" }; // its retry's answer is filtered
   const filtered = filterToolResult(response["result"], filter, label);
-  return filtered === response["result"] ? { state: "unchanged" } : { state: "filtered", text: resultText(id, filtered) };
+  return filtered === response["result"]
+    ? { state: "unchanged" }
+    : { state: "filtered", text: resultText(id, filtered) };
 }
 
 /**

@@ -49,7 +49,7 @@ export type FilterPlan = {
 
 function checkPointerList(value: unknown, at: string, problems: DocumentProblem[], setWork: RetainBudget): void {
   if (!Array.isArray(value)) {
-    problems.push({ path: at, message: "must be a list of JSON Pointers, such as [\"/user/name\"]" });
+    problems.push({ path: at, message: 'must be a list of JSON Pointers, such as ["/user/name"]' });
     return;
   }
   const before = problems.length;
@@ -65,7 +65,11 @@ function checkPointerList(value: unknown, at: string, problems: DocumentProblem[
     setWork.work += budget.work;
   } catch (error) {
     // RangeError: a pointer of more tokens than the stack has frames for the tree's walk.
-    if (error instanceof RangeError) problems.push({ path: at, message: `a pointer is nested too deep to use (${deepestTokens(value as string[])} reference tokens)` });
+    if (error instanceof RangeError)
+      problems.push({
+        path: at,
+        message: `a pointer is nested too deep to use (${deepestTokens(value as string[])} reference tokens)`,
+      });
     else if (error instanceof RetainError) problems.push({ path: at, message: error.message });
     else throw error;
   }
@@ -83,7 +87,9 @@ function deepestTokens(pointers: readonly string[]): number {
  */
 function prototypeProblem(pointer: string): string | undefined {
   const tokens = parsePointer(pointer);
-  const bad = tokens.findIndex((token, i) => token === "__proto__" || (token === "prototype" && tokens[i - 1] === "constructor"));
+  const bad = tokens.findIndex(
+    (token, i) => token === "__proto__" || (token === "prototype" && tokens[i - 1] === "constructor"),
+  );
   if (bad < 0) return undefined;
   const through = tokens[bad] === "__proto__" ? "__proto__" : "constructor/prototype";
   return `"${pointer}" goes through ${through}: a patch may not reach an object's prototype`;
@@ -92,7 +98,9 @@ function prototypeProblem(pointer: string): string | undefined {
 /** A problem for a document nested deeper than the bound, located at the first place too deep. */
 function depthProblem(value: unknown): DocumentProblem | undefined {
   const at = tooDeepAt(value);
-  return at === undefined ? undefined : { path: at, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels of objects and arrays` };
+  return at === undefined
+    ? undefined
+    : { path: at, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels of objects and arrays` };
 }
 
 /** RFC 6902's operations; fast-json-patch also runs an internal `_get`, which a filter set may not name. */
@@ -110,7 +118,11 @@ function checkPatches(value: unknown, at: string, problems: DocumentProblem[]): 
     }
     const error = validatePatch([operation as unknown as Operation]);
     if (error) problems.push({ path: `${at}/${index}`, message: `${error.name}: ${error.message.split("\n")[0]}` });
-    else if (!PATCH_OPS.has(operation["op"])) problems.push({ path: `${at}/${index}`, message: `OPERATION_OP_INVALID: "op" must be one of ${[...PATCH_OPS].join(", ")} (RFC 6902)` });
+    else if (!PATCH_OPS.has(operation["op"]))
+      problems.push({
+        path: `${at}/${index}`,
+        message: `OPERATION_OP_INVALID: "op" must be one of ${[...PATCH_OPS].join(", ")} (RFC 6902)`,
+      });
     for (const field of ["path", "from"] as const) {
       if (operation[field] === undefined) continue;
       const problem = pointerProblem(operation[field]) ?? prototypeProblem(operation[field] as string);
@@ -119,16 +131,29 @@ function checkPatches(value: unknown, at: string, problems: DocumentProblem[]): 
   });
 }
 
-function checkRule(value: unknown, at: string, problems: DocumentProblem[], variant: boolean, setWork: RetainBudget): void {
+function checkRule(
+  value: unknown,
+  at: string,
+  problems: DocumentProblem[],
+  variant: boolean,
+  setWork: RetainBudget,
+): void {
   if (!isObject(value)) {
-    problems.push({ path: at, message: variant ? "must be a variant {test, retain?, patches?}" : "must be a rule {retain?, patches?} or a list of variants" });
+    problems.push({
+      path: at,
+      message: variant
+        ? "must be a variant {test, retain?, patches?}"
+        : "must be a rule {retain?, patches?} or a list of variants",
+    });
     return;
   }
   const known = variant ? ["test", "retain", "patches"] : ["retain", "patches"];
   for (const key of Object.keys(value)) {
-    if (!known.includes(key)) problems.push({ path: `${at}/${key}`, message: `unknown field (known: ${known.join(", ")})` });
+    if (!known.includes(key))
+      problems.push({ path: `${at}/${key}`, message: `unknown field (known: ${known.join(", ")})` });
   }
-  if (value["retain"] === undefined && value["patches"] === undefined) problems.push({ path: at, message: "needs retain, patches or both" });
+  if (value["retain"] === undefined && value["patches"] === undefined)
+    problems.push({ path: at, message: "needs retain, patches or both" });
   if (value["retain"] !== undefined) checkPointerList(value["retain"], `${at}/retain`, problems, setWork);
   if (value["patches"] !== undefined) checkPatches(value["patches"], `${at}/patches`, problems);
   if (variant) {
@@ -145,32 +170,49 @@ function checkRule(value: unknown, at: string, problems: DocumentProblem[], vari
 /** Validates a filter set document; `name` comes from where it is stored. */
 export function checkFilterSet(name: string, value: unknown): Checked<FilterSet> {
   const problems: DocumentProblem[] = [];
-  if (!FILTER_SET_NAME.test(name)) problems.push({ path: "", message: `the set name "${name}" must be 1-64 letters, digits, '-' or '_'` });
-  if (!isObject(value)) return { ok: false, problems: [...problems, { path: "", message: "must be an object with a \"tools\" map" }] };
+  if (!FILTER_SET_NAME.test(name))
+    problems.push({ path: "", message: `the set name "${name}" must be 1-64 letters, digits, '-' or '_'` });
+  if (!isObject(value))
+    return { ok: false, problems: [...problems, { path: "", message: 'must be an object with a "tools" map' }] };
   const tooDeep = depthProblem(value);
   if (tooDeep) return { ok: false, problems: [...problems, tooDeep] };
   for (const key of Object.keys(value)) {
-    if (!["version", "mode", "description", "tools"].includes(key)) problems.push({ path: `/${escapeToken(key)}`, message: "unknown field (known: version, mode, description, tools)" });
+    if (!["version", "mode", "description", "tools"].includes(key))
+      problems.push({
+        path: `/${escapeToken(key)}`,
+        message: "unknown field (known: version, mode, description, tools)",
+      });
   }
-  if (value["version"] !== undefined && value["version"] !== 1) problems.push({ path: "/version", message: "must be 1" });
+  if (value["version"] !== undefined && value["version"] !== 1)
+    problems.push({ path: "/version", message: "must be 1" });
   const mode = value["mode"] ?? "enforce";
-  if (mode !== "enforce" && mode !== "shadow") problems.push({ path: "/mode", message: 'must be "enforce" or "shadow"' });
-  if (value["description"] !== undefined && typeof value["description"] !== "string") problems.push({ path: "/description", message: "must be a string" });
+  if (mode !== "enforce" && mode !== "shadow")
+    problems.push({ path: "/mode", message: 'must be "enforce" or "shadow"' });
+  if (value["description"] !== undefined && typeof value["description"] !== "string")
+    problems.push({ path: "/description", message: "must be a string" });
   const tools = value["tools"];
   if (!isObject(tools)) {
-    problems.push({ path: "/tools", message: "must map tool names (<upstream>___<tool>, globs * and ? allowed) to rules" });
+    problems.push({
+      path: "/tools",
+      message: "must map tool names (<upstream>___<tool>, globs * and ? allowed) to rules",
+    });
   } else {
     const setWork: RetainBudget = { work: 0 };
     for (const [key, rule] of Object.entries(tools)) {
       const at = `/tools/${escapeToken(key)}`;
-      if (!TOOL_KEY.test(key)) problems.push({ path: at, message: "a tool key is <upstream>___<tool>, with * and ? as wildcards" });
+      if (!TOOL_KEY.test(key))
+        problems.push({ path: at, message: "a tool key is <upstream>___<tool>, with * and ? as wildcards" });
       if (Array.isArray(rule)) {
-        if (rule.length === 0 || rule.length > MAX_VARIANTS) problems.push({ path: at, message: `needs 1 to ${MAX_VARIANTS} variants` });
+        if (rule.length === 0 || rule.length > MAX_VARIANTS)
+          problems.push({ path: at, message: `needs 1 to ${MAX_VARIANTS} variants` });
         rule.forEach((variant, index) => checkRule(variant, `${at}/${index}`, problems, true, setWork));
       } else checkRule(rule, at, problems, false, setWork);
     }
     if (setWork.work > MAX_SET_RETAIN_WORK) {
-      problems.push({ path: "/tools", message: `the rules' retain lists combine into more than ${MAX_SET_RETAIN_WORK} branches and copied members in all (each name beside a "*" takes a copy of what the "*" keeps): use fewer rules with wide lists, or fewer wildcards beside names` });
+      problems.push({
+        path: "/tools",
+        message: `the rules' retain lists combine into more than ${MAX_SET_RETAIN_WORK} branches and copied members in all (each name beside a "*" takes a copy of what the "*" keeps): use fewer rules with wide lists, or fewer wildcards beside names`,
+      });
     }
   }
   if (problems.length > 0) return { ok: false, problems };
@@ -193,21 +235,31 @@ function checkNameMap(value: unknown, at: string, problems: DocumentProblem[]): 
     return;
   }
   for (const [key, set] of Object.entries(value)) {
-    if (set !== null && (typeof set !== "string" || !FILTER_SET_NAME.test(set))) problems.push({ path: `${at}/${escapeToken(key)}`, message: "must be a filter set name or null" });
+    if (set !== null && (typeof set !== "string" || !FILTER_SET_NAME.test(set)))
+      problems.push({ path: `${at}/${escapeToken(key)}`, message: "must be a filter set name or null" });
   }
 }
 
 /** Validates the plan document. */
 export function checkPlan(value: unknown): Checked<FilterPlan> {
   const problems: DocumentProblem[] = [];
-  if (!isObject(value)) return { ok: false, problems: [{ path: "", message: "must be an object {default?, routes?, upstreams?}" }] };
+  if (!isObject(value))
+    return { ok: false, problems: [{ path: "", message: "must be an object {default?, routes?, upstreams?}" }] };
   const tooDeep = depthProblem(value);
   if (tooDeep) return { ok: false, problems: [tooDeep] };
   for (const key of Object.keys(value)) {
-    if (!["version", "default", "routes", "upstreams", "offload"].includes(key)) problems.push({ path: `/${escapeToken(key)}`, message: "unknown field (known: version, default, routes, upstreams, offload)" });
+    if (!["version", "default", "routes", "upstreams", "offload"].includes(key))
+      problems.push({
+        path: `/${escapeToken(key)}`,
+        message: "unknown field (known: version, default, routes, upstreams, offload)",
+      });
   }
   const fallback = value["default"];
-  if (fallback !== undefined && fallback !== null && (typeof fallback !== "string" || !FILTER_SET_NAME.test(fallback))) {
+  if (
+    fallback !== undefined &&
+    fallback !== null &&
+    (typeof fallback !== "string" || !FILTER_SET_NAME.test(fallback))
+  ) {
     problems.push({ path: "/default", message: "must be a filter set name or null" });
   }
   if (value["offload"] !== undefined) problems.push(...checkOffloadOverride(value["offload"], "/offload").problems);
@@ -215,8 +267,11 @@ export function checkPlan(value: unknown): Checked<FilterPlan> {
   checkNameMap(value["upstreams"], "/upstreams", problems);
   if (isObject(value["routes"])) {
     for (const route of Object.keys(value["routes"])) {
-      if (!/^\/mcp(\/[A-Za-z0-9_-]+)?$/.test(route)) problems.push({ path: `/routes/${escapeToken(route)}`, message: 'a route is "/mcp" or "/mcp/<upstream>"' });
+      if (!/^\/mcp(\/[A-Za-z0-9_-]+)?$/.test(route))
+        problems.push({ path: `/routes/${escapeToken(route)}`, message: 'a route is "/mcp" or "/mcp/<upstream>"' });
     }
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: deepFreeze(structuredClone(value)) as FilterPlan };
+  return problems.length > 0
+    ? { ok: false, problems }
+    : { ok: true, value: deepFreeze(structuredClone(value)) as FilterPlan };
 }

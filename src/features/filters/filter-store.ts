@@ -4,12 +4,20 @@
  */
 import { isObject } from "../../core/jsonrpc";
 import { filterSetKey, PLAN_KEY } from "../../storage/document-keys";
-import { forgetDocument, formatProblems, loadDocument, type DocumentProblem, type Stored as StoredDocument } from "../../storage/document-store";
+import {
+  forgetDocument,
+  formatProblems,
+  loadDocument,
+  type DocumentProblem,
+  type Stored as StoredDocument,
+} from "../../storage/document-store";
 import { checkFilterSet, checkPlan, type FilterPlan, type FilterSet } from "./filter-set";
 
 export const DEFAULT_FILTER_SET = "default";
 /** A filter document as stored: broken ones name the tool keys they hold, when readable. */
-export type Stored<T> = Exclude<StoredDocument<T>, { state: "broken" }> | { readonly state: "broken"; readonly problems: readonly DocumentProblem[]; readonly toolKeys?: readonly string[] };
+export type Stored<T> =
+  | Exclude<StoredDocument<T>, { state: "broken" }>
+  | { readonly state: "broken"; readonly problems: readonly DocumentProblem[]; readonly toolKeys?: readonly string[] };
 
 /** The tool keys a broken document names, so only calls of those tools fail closed. */
 function withToolKeys<T>(stored: StoredDocument<T>): Stored<T> {
@@ -30,10 +38,15 @@ export async function loadFilterSet(kv: KVNamespace, name: string, ttlMs: number
 }
 
 /** The set a call uses: the plan's entry for its route, else for its upstream, else the plan's default, else `default`. */
-export function setNameFor(plan: FilterPlan | undefined, route: string, upstream: string): { name: string | null; explicit: boolean } {
+export function setNameFor(
+  plan: FilterPlan | undefined,
+  route: string,
+  upstream: string,
+): { name: string | null; explicit: boolean } {
   const routeKey = route === "" ? "/mcp" : `/mcp/${route}`;
   // Own entries only: an upstream named `constructor` must not find `Object` in a plan.
-  const entry = (table: Readonly<Record<string, string | null>> | undefined, key: string) => (table && Object.hasOwn(table, key) ? table[key] : undefined);
+  const entry = (table: Readonly<Record<string, string | null>> | undefined, key: string) =>
+    table && Object.hasOwn(table, key) ? table[key] : undefined;
   for (const chosen of [entry(plan?.routes, routeKey), entry(plan?.upstreams, upstream), plan?.default]) {
     if (chosen !== undefined) return { name: chosen, explicit: true };
   }
@@ -47,10 +60,19 @@ export type ActiveFilters =
   | { readonly state: "broken"; readonly message: string; readonly toolKeys?: readonly string[] };
 
 /** Resolves the plan and the set for a call; a broken or missing named document fails closed. */
-export async function activeFilters(kv: KVNamespace | undefined, route: string, upstream: string, ttlMs: number): Promise<ActiveFilters> {
+export async function activeFilters(
+  kv: KVNamespace | undefined,
+  route: string,
+  upstream: string,
+  ttlMs: number,
+): Promise<ActiveFilters> {
   if (!kv) return { state: "none" };
   const plan = await loadPlan(kv, ttlMs);
-  if (plan.state === "broken") return { state: "broken", message: `the filter plan (KV key "${PLAN_KEY}") is invalid: ${formatProblems(plan.problems)}` };
+  if (plan.state === "broken")
+    return {
+      state: "broken",
+      message: `the filter plan (KV key "${PLAN_KEY}") is invalid: ${formatProblems(plan.problems)}`,
+    };
   const { name, explicit } = setNameFor(plan.state === "valid" ? plan.value : undefined, route, upstream);
   if (name === null) return { state: "none" };
   const set = await loadFilterSet(kv, name, ttlMs);
@@ -58,7 +80,9 @@ export async function activeFilters(kv: KVNamespace | undefined, route: string, 
     case "valid":
       return { state: "active", set: set.value };
     case "absent":
-      return explicit ? { state: "broken", message: `the plan names filter set "${name}", which does not exist` } : { state: "none" };
+      return explicit
+        ? { state: "broken", message: `the plan names filter set "${name}", which does not exist` }
+        : { state: "none" };
     case "broken":
       return {
         state: "broken",

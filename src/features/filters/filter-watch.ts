@@ -37,7 +37,15 @@ export type FilterWatchOptions = {
  * @example
  * const stop = watchFilterShapes({ kv, cacheTtlMs, session, route: "", upstreams: ["alpha"], notify: () => void ctx.emit(TOOLS_LIST_CHANGED) });
  */
-export function watchFilterShapes({ kv, cacheTtlMs, session, known: told, route, upstreams, notify }: FilterWatchOptions): () => void {
+export function watchFilterShapes({
+  kv,
+  cacheTtlMs,
+  session,
+  known: told,
+  route,
+  upstreams,
+  notify,
+}: FilterWatchOptions): () => void {
   const interval = Math.max(cacheTtlMs, MIN_FILTER_WATCH_INTERVAL_MS);
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -51,7 +59,9 @@ export function watchFilterShapes({ kv, cacheTtlMs, session, known: told, route,
         notify();
       }
     } catch (error) {
-      console.warn(`mcp-edge-gateway: watching the output filters: ${error instanceof Error ? error.message : String(error)}`);
+      console.warn(
+        `mcp-edge-gateway: watching the output filters: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     if (!stopped) timer = setTimeout(check, interval);
   };
@@ -66,7 +76,10 @@ export function watchFilterShapes({ kv, cacheTtlMs, session, known: told, route,
 function acknowledgesToolsListChanged(text: string): boolean {
   if (!text.includes("notifications/subscriptions/acknowledged")) return false;
   const message: unknown = JSON.parse(text);
-  const params = isObject(message) && message["method"] === "notifications/subscriptions/acknowledged" ? message["params"] : undefined;
+  const params =
+    isObject(message) && message["method"] === "notifications/subscriptions/acknowledged"
+      ? message["params"]
+      : undefined;
   const agreed = isObject(params) ? params["notifications"] : undefined;
   return isObject(agreed) && agreed["toolsListChanged"] === true;
 }
@@ -79,18 +92,31 @@ function acknowledgesToolsListChanged(text: string): boolean {
  * @example
  * return announceFilterEditsDuringListen(ctx, id, cacheTtlMs, (inner) => next(inner, message));
  */
-export async function announceFilterEditsDuringListen<T>(ctx: CallContext, id: string | number, cacheTtlMs: number, run: (ctx: CallContext) => Promise<T>): Promise<T> {
+export async function announceFilterEditsDuringListen<T>(
+  ctx: CallContext,
+  id: string | number,
+  cacheTtlMs: number,
+  run: (ctx: CallContext) => Promise<T>,
+): Promise<T> {
   let stop: (() => void) | undefined;
   let ended = false;
   const upstreams = ctx.route.upstreams.map((upstream) => upstream.name);
   const emit = async (text: OutgoingMessage): Promise<void> => {
     // An acknowledgement is the gateway's own text, never an upstream's bytes.
-    if (stop !== undefined || ended || typeof text !== "string" || !acknowledgesToolsListChanged(text)) return ctx.emit(text);
+    if (stop !== undefined || ended || typeof text !== "string" || !acknowledgesToolsListChanged(text))
+      return ctx.emit(text);
     // The shapes as the acknowledgement goes out: an edit made once the client has it is announced.
     const known = await routeShapes(ctx.services.kv, cacheTtlMs, ctx.route.name, upstreams);
     await ctx.emit(text);
     if (ended) return;
-    stop = watchFilterShapes({ kv: ctx.services.kv, cacheTtlMs, known, route: ctx.route.name, upstreams, notify: () => void ctx.emit(withSubscriptionId(TOOLS_LIST_CHANGED, id)) });
+    stop = watchFilterShapes({
+      kv: ctx.services.kv,
+      cacheTtlMs,
+      known,
+      route: ctx.route.name,
+      upstreams,
+      notify: () => void ctx.emit(withSubscriptionId(TOOLS_LIST_CHANGED, id)),
+    });
   };
   try {
     return await run({ ...ctx, emit });

@@ -41,8 +41,10 @@ function kvOf(c: AdminContext): KVNamespace {
 
 async function readDocument(c: AdminContext): Promise<Checked<unknown>> {
   const text = await readBodyText(c.req.raw, MAX_DOCUMENT_BYTES);
-  if (text === undefined) return { ok: false, problems: [{ path: "", message: `larger than ${MAX_DOCUMENT_BYTES} bytes` }] };
-  if (text.trim() === "") return { ok: false, problems: [{ path: "", message: "the body is empty; send the document as JSON or YAML" }] };
+  if (text === undefined)
+    return { ok: false, problems: [{ path: "", message: `larger than ${MAX_DOCUMENT_BYTES} bytes` }] };
+  if (text.trim() === "")
+    return { ok: false, problems: [{ path: "", message: "the body is empty; send the document as JSON or YAML" }] };
   return parseDocument(text);
 }
 
@@ -61,7 +63,10 @@ function byteLength(value: unknown): number {
 /** Adds the filter-set and plan routes to the admin API. */
 export function addFilterRoutes(admin: AdminApp): void {
   const checkName: MiddlewareHandler<{ Bindings: AdminBindings }> = async function checkName(c, next) {
-    if (!FILTER_SET_NAME.test(c.req.param("name") ?? "")) return problemsResponse(c, "invalid filter set name", [{ path: "", message: "a set name is 1-64 letters, digits, '-' or '_'" }]);
+    if (!FILTER_SET_NAME.test(c.req.param("name") ?? ""))
+      return problemsResponse(c, "invalid filter set name", [
+        { path: "", message: "a set name is 1-64 letters, digits, '-' or '_'" },
+      ]);
     await next();
   };
   admin.use("/filter-sets/:name", checkName);
@@ -80,22 +85,42 @@ export function addFilterRoutes(admin: AdminApp): void {
     return storeDocument(c, kvOf(c), key, parsed.ok ? parsed.value : null, forgetCached, { name });
   });
 
-  admin.get("/filter-sets/:name", async (c) => documentResponse(c, await kvOf(c).get(filterSetKey(c.req.param("name"))), `no filter set named "${c.req.param("name")}"`));
+  admin.get("/filter-sets/:name", async (c) =>
+    documentResponse(
+      c,
+      await kvOf(c).get(filterSetKey(c.req.param("name"))),
+      `no filter set named "${c.req.param("name")}"`,
+    ),
+  );
 
   admin.delete("/filter-sets/:name", async (c) => {
     const name = c.req.param("name");
-    return deleteDocument(c, kvOf(c), filterSetKey(name), { label: name, forget: forgetCached, missing: `no filter set named "${name}"` });
+    return deleteDocument(c, kvOf(c), filterSetKey(name), {
+      label: name,
+      forget: forgetCached,
+      missing: `no filter set named "${name}"`,
+    });
   });
 
   admin.post("/filter-sets/:name/preview", async (c) => {
     const name = c.req.param("name");
     const text = await readBodyText(c.req.raw, MAX_PREVIEW_BYTES);
-    if (text === undefined) return problemsResponse(c, "invalid preview request", [{ path: "", message: `larger than ${MAX_PREVIEW_BYTES} bytes` }]);
+    if (text === undefined)
+      return problemsResponse(c, "invalid preview request", [
+        { path: "", message: `larger than ${MAX_PREVIEW_BYTES} bytes` },
+      ]);
     const body = await parseDocument(text);
     const tooDeep = body.ok ? tooDeepAt(body.value) : undefined;
-    if (tooDeep !== undefined) return problemsResponse(c, "invalid preview request", [{ path: tooDeep, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels of objects and arrays` }]);
+    if (tooDeep !== undefined)
+      return problemsResponse(c, "invalid preview request", [
+        { path: tooDeep, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels of objects and arrays` },
+      ]);
     if (!body.ok || !isObject(body.value) || typeof body.value["tool"] !== "string" || !("result" in body.value)) {
-      return problemsResponse(c, "a preview needs {\"tool\": \"<upstream>___<tool>\", \"result\": <a tool result>}", body.ok ? [] : body.problems);
+      return problemsResponse(
+        c,
+        'a preview needs {"tool": "<upstream>___<tool>", "result": <a tool result>}',
+        body.ok ? [] : body.problems,
+      );
     }
     let set: FilterSet | undefined;
     if (body.value["set"] !== undefined) {
@@ -107,18 +132,40 @@ export function addFilterRoutes(admin: AdminApp): void {
     const tool = body.value["tool"];
     const result = body.value["result"];
     const selected = selectFilter(set, tool);
-    if (!selected) return c.json({ tool, rule: null, filtered: result, bytesBefore: byteLength(result), bytesAfter: byteLength(result), bytesSaved: 0 });
+    if (!selected)
+      return c.json({
+        tool,
+        rule: null,
+        filtered: result,
+        bytesBefore: byteLength(result),
+        bytesAfter: byteLength(result),
+        bytesSaved: 0,
+      });
     const label = `filter set "${set.name}", rule "${selected.key}"`;
     try {
       // A tool result (content / structuredContent) is filtered as the gateway would; any other JSON as one value.
       const isToolResult = isObject(result) && (Array.isArray(result["content"]) || "structuredContent" in result);
-      const filtered = isToolResult ? filterToolResult(result, selected.filter, label) : (applyToolFilter(result, selected.filter, label)?.value ?? result);
+      const filtered = isToolResult
+        ? filterToolResult(result, selected.filter, label)
+        : (applyToolFilter(result, selected.filter, label)?.value ?? result);
       const before = byteLength(result);
       const after = byteLength(filtered);
-      return c.json({ tool, rule: selected.key, mode: set.mode, filtered, bytesBefore: before, bytesAfter: after, bytesSaved: before - after, tokensSavedEstimate: Math.round((before - after) / BYTES_PER_TOKEN) });
+      return c.json({
+        tool,
+        rule: selected.key,
+        mode: set.mode,
+        filtered,
+        bytesBefore: before,
+        bytesAfter: after,
+        bytesSaved: before - after,
+        tokensSavedEstimate: Math.round((before - after) / BYTES_PER_TOKEN),
+      });
     } catch (error) {
       if (!(error instanceof FilterError)) throw error;
-      return c.json({ tool, rule: selected.key, error: `${error.message}; the gateway would answer this call with a tool error` }, 422);
+      return c.json(
+        { tool, rule: selected.key, error: `${error.message}; the gateway would answer this call with a tool error` },
+        422,
+      );
     }
   });
 
@@ -131,5 +178,11 @@ export function addFilterRoutes(admin: AdminApp): void {
 
   admin.delete("/plan", async (c) => deleteDocument(c, kvOf(c), PLAN_KEY, { label: "plan", forget: forgetCached }));
 
-  admin.get("/plan", async (c) => documentResponse(c, await kvOf(c).get(PLAN_KEY), 'no plan is stored; every call uses the filter set named "default", if there is one'));
+  admin.get("/plan", async (c) =>
+    documentResponse(
+      c,
+      await kvOf(c).get(PLAN_KEY),
+      'no plan is stored; every call uses the filter set named "default", if there is one',
+    ),
+  );
 }

@@ -25,7 +25,8 @@ import {
 } from "../../admin/console/document-form";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
-const NEW_SET_TEMPLATE = "# A filter set: which parts of each tool's result reach the client.\ntools:\n  \"<upstream>___<tool>\":\n    retain: [/structuredContent/id]\n";
+const NEW_SET_TEMPLATE =
+  '# A filter set: which parts of each tool\'s result reach the client.\ntools:\n  "<upstream>___<tool>":\n    retain: [/structuredContent/id]\n';
 /** The name a preview of a set that has none yet is labelled with. */
 const DRAFT_NAME = "draft";
 
@@ -42,7 +43,6 @@ type Editor = {
   preview?: { error?: string; rule?: string; bytes?: string; output?: string } | undefined;
 };
 
-
 function FilterEditor({ editor, csrf }: { editor: Editor; csrf: string }) {
   const preview = editor.preview ?? {};
   return (
@@ -51,12 +51,26 @@ function FilterEditor({ editor, csrf }: { editor: Editor; csrf: string }) {
       {editor.isNew && <input type="hidden" name="is-new" value="1" />}
       <input type="hidden" name="etag" value={editor.etag} />
       <label for="set-name">Filter set name</label>
-      <input id="set-name" name="name" value={editor.name} required pattern="[A-Za-z0-9_-]{1,64}" readonly={!editor.isNew} aria-describedby="set-name-hint" />
+      <input
+        id="set-name"
+        name="name"
+        value={editor.name}
+        required
+        pattern="[A-Za-z0-9_-]{1,64}"
+        readonly={!editor.isNew}
+        aria-describedby="set-name-hint"
+      />
       <span id="set-name-hint" class="muted">
         1-64 letters, digits, - or _; the set named "default" applies wherever the plan names none.
       </span>
       <label for="set-document">Filter set (YAML or JSON)</label>
-      <textarea id="set-document" name="document" rows={12} aria-describedby="set-problems" aria-invalid={editor.error ? "true" : undefined}>
+      <textarea
+        id="set-document"
+        name="document"
+        rows={12}
+        aria-describedby="set-problems"
+        aria-invalid={editor.error ? "true" : undefined}
+      >
         {editor.document}
       </textarea>
       <Problems id="set-problems" error={editor.error} problems={editor.problems} />
@@ -99,19 +113,39 @@ async function runPreview(c: ConsoleContext): Promise<{ status: number; body: Re
   const form = c.var.form;
   const name = FILTER_SET_NAME.test(form.get("name")) ? form.get("name") : DRAFT_NAME;
   const set = await parseDocument(form.get("document"));
-  if (!set.ok) return { status: 400, body: { error: "The filter set is not valid JSON or YAML", problems: set.problems } };
+  if (!set.ok)
+    return { status: 400, body: { error: "The filter set is not valid JSON or YAML", problems: set.problems } };
   const result = await parseDocument(form.get("result"));
-  if (form.get("result").trim() === "" || !result.ok) return { status: 400, body: { error: "Paste a tool result as JSON to preview", problems: result.ok ? [] : result.problems } };
-  const answer = await c.var.call("POST", `/filter-sets/${encodeURIComponent(name)}/preview`, JSON.stringify({ tool: form.get("tool"), result: result.value, set: set.value }));
+  if (form.get("result").trim() === "" || !result.ok)
+    return {
+      status: 400,
+      body: { error: "Paste a tool result as JSON to preview", problems: result.ok ? [] : result.problems },
+    };
+  const answer = await c.var.call(
+    "POST",
+    `/filter-sets/${encodeURIComponent(name)}/preview`,
+    JSON.stringify({ tool: form.get("tool"), result: result.value, set: set.value }),
+  );
   return { status: answer.status, body: isObject(answer.body) ? answer.body : { error: answer.text } };
 }
 
 function editorOf(c: ConsoleContext): Editor {
   const form = c.var.form;
-  return { name: form.get("name"), etag: form.get("etag"), isNew: form.get("is-new") === "1", document: form.get("document"), tool: form.get("tool"), result: form.get("result") };
+  return {
+    name: form.get("name"),
+    etag: form.get("etag"),
+    isNew: form.get("is-new") === "1",
+    document: form.get("document"),
+    tool: form.get("tool"),
+    result: form.get("result"),
+  };
 }
 
-function editorPage(c: ConsoleContext, editor: Editor, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
+function editorPage(
+  c: ConsoleContext,
+  editor: Editor,
+  status: Parameters<typeof renderPage>[4] = 200,
+): Promise<Response> {
   const title = editor.isNew ? "New filter set" : `Filter set ${editor.name}`;
   return renderPage(
     c,
@@ -123,7 +157,12 @@ function editorPage(c: ConsoleContext, editor: Editor, status: Parameters<typeof
       </p>
       <FilterEditor editor={editor} csrf={c.var.session.csrf} />
       {!editor.isNew && (
-        <PostButton action={href(`/filters/${encodeURIComponent(editor.name)}/delete`)} csrf={c.var.session.csrf} etag={editor.etag} danger>
+        <PostButton
+          action={href(`/filters/${encodeURIComponent(editor.name)}/delete`)}
+          csrf={c.var.session.csrf}
+          etag={editor.etag}
+          danger
+        >
           Delete filter set {editor.name}
         </PostButton>
       )}
@@ -134,9 +173,15 @@ function editorPage(c: ConsoleContext, editor: Editor, status: Parameters<typeof
 
 /** Adds the Filters pages: list and plan, editor, preview, save, delete. */
 export function registerFilters(app: ConsoleApp): void {
-  const filtersPage = async (c: ConsoleContext, refused?: RefusedDocument, status: Parameters<typeof renderPage>[4] = 200) => {
+  const filtersPage = async (
+    c: ConsoleContext,
+    refused?: RefusedDocument,
+    status: Parameters<typeof renderPage>[4] = 200,
+  ) => {
     const [sets, plan] = await Promise.all([c.var.call("GET", "/filter-sets"), c.var.call("GET", "/plan")]);
-    const names = (isObject(sets.body) && Array.isArray(sets.body["filterSets"]) ? sets.body["filterSets"] : []).map(String);
+    const names = (isObject(sets.body) && Array.isArray(sets.body["filterSets"]) ? sets.body["filterSets"] : []).map(
+      String,
+    );
     const body = (
       <>
         <Problems id="filters-errors" error={sets.ok ? undefined : errorOf(sets).error} />
@@ -158,31 +203,67 @@ export function registerFilters(app: ConsoleApp): void {
           <a href={href("/filters/new")}>New filter set</a>
         </p>
         <h2>Plan</h2>
-        <p class="muted">Which set each route or upstream uses; without a plan every call uses the set named "default", if there is one.</p>
-        <DocumentForm id="plan-document" label="Plan" action={href("/plan")} csrf={c.var.session.csrf} stored={plan} refused={refused} rows={6} />
+        <p class="muted">
+          Which set each route or upstream uses; without a plan every call uses the set named "default", if there is
+          one.
+        </p>
+        <DocumentForm
+          id="plan-document"
+          label="Plan"
+          action={href("/plan")}
+          csrf={c.var.session.csrf}
+          stored={plan}
+          refused={refused}
+          rows={6}
+        />
       </>
     );
     return renderPage(c, "Filters", "/filters", body, status);
   };
   app.get("/filters", (c) => filtersPage(c));
 
-  app.get("/filters/new", (c) => editorPage(c, { name: "", etag: ABSENT_ETAG, isNew: true, document: NEW_SET_TEMPLATE, tool: "", result: "" }));
+  app.get("/filters/new", (c) =>
+    editorPage(c, { name: "", etag: ABSENT_ETAG, isNew: true, document: NEW_SET_TEMPLATE, tool: "", result: "" }),
+  );
   app.get("/filters/edit/:name", async (c) => {
     const name = c.req.param("name");
     const answer = await c.var.call("GET", `/filter-sets/${encodeURIComponent(name)}`);
-    if (!answer.ok) return renderPage(c, "Filter set", "/filters", <Problems id="filters-errors" error={errorOf(answer).error} />, statusOf(answer.status));
-    return editorPage(c, { name, etag: answer.headers.get("etag") ?? "", isNew: false, document: prettyDocument(answer.text), tool: "", result: "" });
+    if (!answer.ok)
+      return renderPage(
+        c,
+        "Filter set",
+        "/filters",
+        <Problems id="filters-errors" error={errorOf(answer).error} />,
+        statusOf(answer.status),
+      );
+    return editorPage(c, {
+      name,
+      etag: answer.headers.get("etag") ?? "",
+      isNew: false,
+      document: prettyDocument(answer.text),
+      tool: "",
+      result: "",
+    });
   });
 
   app.post("/filters/preview", async (c) => {
     const { status, body } = await runPreview(c);
-    if ((c.req.header("accept") ?? "").includes("application/json")) return c.json(body, status as ContentfulStatusCode);
+    if ((c.req.header("accept") ?? "").includes("application/json"))
+      return c.json(body, status as ContentfulStatusCode);
     const editor = editorOf(c);
     const problems = Array.isArray(body["problems"]) ? (body["problems"] as ApiProblem[]) : [];
-    const bytes = typeof body["bytesSaved"] === "number" ? `${body["bytesSaved"]} bytes saved (${String(body["bytesBefore"])} → ${String(body["bytesAfter"])})` : "";
+    const bytes =
+      typeof body["bytesSaved"] === "number"
+        ? `${body["bytesSaved"]} bytes saved (${String(body["bytesBefore"])} → ${String(body["bytesAfter"])})`
+        : "";
     const preview = {
-      ...(typeof body["error"] === "string" ? { error: `${body["error"]}${problems.map((p) => `\n${p.path || "(the document)"}: ${p.message}`).join("")}` } : {}),
-      rule: body["rule"] === null ? "none (no rule of the set matches this tool)" : `${String(body["rule"] ?? "")}${body["mode"] === "shadow" ? " (shadow: measured, not applied)" : ""}`,
+      ...(typeof body["error"] === "string"
+        ? { error: `${body["error"]}${problems.map((p) => `\n${p.path || "(the document)"}: ${p.message}`).join("")}` }
+        : {}),
+      rule:
+        body["rule"] === null
+          ? "none (no rule of the set matches this tool)"
+          : `${String(body["rule"] ?? "")}${body["mode"] === "shadow" ? " (shadow: measured, not applied)" : ""}`,
       bytes,
       output: "filtered" in body ? JSON.stringify(body["filtered"], null, 2) : "",
     };
@@ -191,7 +272,13 @@ export function registerFilters(app: ConsoleApp): void {
 
   app.post("/filters/save", async (c) => {
     const editor = editorOf(c);
-    const answer = await c.var.call("PUT", `/filter-sets/${encodeURIComponent(editor.name)}`, editor.document, "application/yaml", editor.etag);
+    const answer = await c.var.call(
+      "PUT",
+      `/filter-sets/${encodeURIComponent(editor.name)}`,
+      editor.document,
+      "application/yaml",
+      editor.etag,
+    );
     if (!answer.ok) {
       const { error, problems } = errorOf(answer);
       return editorPage(c, { ...editor, error: explainStale(error, answer.status), problems }, statusOf(answer.status));
@@ -200,8 +287,21 @@ export function registerFilters(app: ConsoleApp): void {
   });
 
   app.post("/filters/:name/delete", async (c) => {
-    const answer = await c.var.call("DELETE", `/filter-sets/${encodeURIComponent(c.req.param("name"))}`, undefined, undefined, c.var.form.get("etag"));
-    if (!answer.ok) return renderPage(c, "Filter set", "/filters", <Problems id="filters-errors" error={explainStale(errorOf(answer).error, answer.status, "delete")} />, statusOf(answer.status));
+    const answer = await c.var.call(
+      "DELETE",
+      `/filter-sets/${encodeURIComponent(c.req.param("name"))}`,
+      undefined,
+      undefined,
+      c.var.form.get("etag"),
+    );
+    if (!answer.ok)
+      return renderPage(
+        c,
+        "Filter set",
+        "/filters",
+        <Problems id="filters-errors" error={explainStale(errorOf(answer).error, answer.status, "delete")} />,
+        statusOf(answer.status),
+      );
     return c.redirect(href("/filters"), 303);
   });
 

@@ -76,8 +76,13 @@ export function shapeOf(active: ActiveFilters, upstream: string): Promise<string
 }
 
 /** The shapes of `upstreams` as `setFor` resolves their filters now. */
-export async function currentShapes(upstreams: readonly string[], setFor: (upstream: string) => Promise<ActiveFilters>): Promise<Shapes> {
-  const entries = await Promise.all(upstreams.map(async (upstream) => [upstream, await shapeOf(await setFor(upstream), upstream)] as const));
+export async function currentShapes(
+  upstreams: readonly string[],
+  setFor: (upstream: string) => Promise<ActiveFilters>,
+): Promise<Shapes> {
+  const entries = await Promise.all(
+    upstreams.map(async (upstream) => [upstream, await shapeOf(await setFor(upstream), upstream)] as const),
+  );
   const out: Record<string, string> = {};
   for (const [upstream, shape] of entries) if (shape !== undefined) out[upstream] = shape;
   return out;
@@ -87,11 +92,18 @@ export async function currentShapes(upstreams: readonly string[], setFor: (upstr
  * The shapes of a route's upstreams now, read as calls read them (through this isolate's
  * cache of filter documents); UNKNOWN_SHAPES when the documents cannot be read.
  */
-export async function routeShapes(kv: KVNamespace | undefined, ttl: number, route: string, upstreams: readonly string[]): Promise<Shapes> {
+export async function routeShapes(
+  kv: KVNamespace | undefined,
+  ttl: number,
+  route: string,
+  upstreams: readonly string[],
+): Promise<Shapes> {
   try {
     return await currentShapes(upstreams, (upstream) => activeFilters(kv, route, upstream, ttl));
   } catch (error) {
-    console.warn(`mcp-edge-gateway: the filter documents could not be read: ${error instanceof Error ? error.message : String(error)}`);
+    console.warn(
+      `mcp-edge-gateway: the filter documents could not be read: ${error instanceof Error ? error.message : String(error)}`,
+    );
     return UNKNOWN_SHAPES;
   }
 }
@@ -134,7 +146,10 @@ function sealedShapes(session: Pick<ListingSession, "filterShapes">): Shapes {
  * other shapes than the session's start, else the shapes sealed at initialize (also when
  * the client never listed tools in this session).
  */
-export async function listedShapes(kv: KVNamespace | undefined, session: Pick<ListingSession, "id" | "filterShapes">): Promise<Shapes> {
+export async function listedShapes(
+  kv: KVNamespace | undefined,
+  session: Pick<ListingSession, "id" | "filterShapes">,
+): Promise<Shapes> {
   return (await recorded(kv, session)) ?? sealedShapes(session);
 }
 
@@ -144,7 +159,13 @@ export async function listedShapes(kv: KVNamespace | undefined, session: Pick<Li
  * that differ `mixed`. Written only when it changes what `listedShapes` answers; awaited,
  * so the client's next call finds it (a failed write fails the list, never the check).
  */
-export async function recordListing(kv: KVNamespace | undefined, session: ListingSession, upstreams: readonly string[], now: Shapes, continued: boolean): Promise<void> {
+export async function recordListing(
+  kv: KVNamespace | undefined,
+  session: ListingSession,
+  upstreams: readonly string[],
+  now: Shapes,
+  continued: boolean,
+): Promise<void> {
   if (!kv) return;
   const record = await recorded(kv, session);
   const held = record ?? sealedShapes(session);
@@ -165,8 +186,12 @@ export async function recordListing(kv: KVNamespace | undefined, session: Listin
  * filters than `active` (which reshapes the tool being called): the call must not be
  * answered with a filtered result.
  */
-export async function mayHoldUpstreamSchema(kv: KVNamespace | undefined, session: ListingSession, upstream: string, active: ActiveFilters): Promise<boolean> {
+export async function mayHoldUpstreamSchema(
+  kv: KVNamespace | undefined,
+  session: ListingSession,
+  upstream: string,
+  active: ActiveFilters,
+): Promise<boolean> {
   const [listed, current] = await Promise.all([listedShapes(kv, session), shapeOf(active, upstream)]);
   return shapeFor(listed, upstream) !== current;
 }
-

@@ -16,13 +16,29 @@
  * asked for `toolsListChanged`) is told when a filter edit changes what `tools/list` shows.
  */
 import { resultText, type JsonRpcId } from "../../core/jsonrpc";
-import { appendMemberSplice, elements, member, members, parseSpan, pathSpan, removeMemberSplice, splice, type Splice } from "../../core/raw-json";
+import {
+  appendMemberSplice,
+  elements,
+  member,
+  members,
+  parseSpan,
+  pathSpan,
+  removeMemberSplice,
+  splice,
+  type Splice,
+} from "../../core/raw-json";
 import { BYTES_PER_TOKEN, FilterError, selectFilter } from "./apply-filter";
 import { filterAnswer, type AnswerFilterOutcome } from "./filter-answer";
 import { matchesGlob } from "../../policy/glob";
 import { activeFilters, type ActiveFilters } from "./filter-store";
 import { currentShapes, mayHoldUpstreamSchema, recordListing } from "./listed-shapes";
-import { onRequests, toolKey, type CallContext, type LargeAnswerConsumer, type Middleware } from "../../context/call-context";
+import {
+  onRequests,
+  toolKey,
+  type CallContext,
+  type LargeAnswerConsumer,
+  type Middleware,
+} from "../../context/call-context";
 import { SYS_PREFIX } from "../../core/names";
 import { utf8Length } from "../../core/utf8-position";
 import { announceFilterEditsDuringListen, TOOLS_LIST_CHANGED, watchFilterShapes } from "./filter-watch";
@@ -56,7 +72,13 @@ function staleListMessage(name: string): string {
   );
 }
 
-async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: ActiveFilters, answer: (ctx: CallContext) => Promise<string>): Promise<string> {
+async function filterCall(
+  ctx: CallContext,
+  id: JsonRpcId,
+  key: string,
+  active: ActiveFilters,
+  answer: (ctx: CallContext) => Promise<string>,
+): Promise<string> {
   if (active.state === "broken") {
     return toolError(id, `The gateway withheld this call: ${active.message}.`);
   }
@@ -70,7 +92,10 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
     // An answer too large to filter in memory is withheld, never passed on unfiltered.
     take: async (body) => {
       await body.cancel();
-      withheld = toolError(id, `The gateway withheld this result: it is larger than ${MAX_FILTERED_ANSWER_BYTES} bytes, too large for filter set "${set.name}" to filter.`);
+      withheld = toolError(
+        id,
+        `The gateway withheld this result: it is larger than ${MAX_FILTERED_ANSWER_BYTES} bytes, too large for filter set "${set.name}" to filter.`,
+      );
       return withheld;
     },
   };
@@ -85,7 +110,15 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
   } catch (error) {
     if (!(error instanceof FilterError)) throw error;
     if (set.mode === "shadow") {
-      console.log(JSON.stringify({ event: "output-filter-shadow", set: set.name, tool: key, rule: selected.key, wouldFail: error.message }));
+      console.log(
+        JSON.stringify({
+          event: "output-filter-shadow",
+          set: set.name,
+          tool: key,
+          rule: selected.key,
+          wouldFail: error.message,
+        }),
+      );
       return text;
     }
     console.warn(`mcp-edge-gateway: ${error.message}`);
@@ -95,9 +128,25 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
   const out = filtered.text;
   const [before, after] = [utf8Length(text), utf8Length(out)];
   const saved = before - after;
-  Object.assign(ctx.record, { filterSet: set.name, filterRule: selected.key, bytesSaved: saved, filterShadow: set.mode === "shadow" });
+  Object.assign(ctx.record, {
+    filterSet: set.name,
+    filterRule: selected.key,
+    bytesSaved: saved,
+    filterShadow: set.mode === "shadow",
+  });
   if (set.mode === "shadow") {
-    console.log(JSON.stringify({ event: "output-filter-shadow", set: set.name, tool: key, rule: selected.key, bytesBefore: before, bytesAfter: after, bytesSaved: saved, tokensSavedEstimate: Math.round(saved / BYTES_PER_TOKEN) }));
+    console.log(
+      JSON.stringify({
+        event: "output-filter-shadow",
+        set: set.name,
+        tool: key,
+        rule: selected.key,
+        bytesBefore: before,
+        bytesAfter: after,
+        bytesSaved: saved,
+        tokensSavedEstimate: Math.round(saved / BYTES_PER_TOKEN),
+      }),
+    );
     return text;
   }
   return out;
@@ -107,7 +156,11 @@ async function filterCall(ctx: CallContext, id: JsonRpcId, key: string, active: 
  * Removes `outputSchema` from listed tools whose results an enforced set changes, saying
  * why in `_meta`. On /mcp each tool is judged by the set of its own upstream.
  */
-async function rewriteList(ctx: CallContext, text: string, setFor: (upstream: string) => Promise<ActiveFilters>): Promise<string> {
+async function rewriteList(
+  ctx: CallContext,
+  text: string,
+  setFor: (upstream: string) => Promise<ActiveFilters>,
+): Promise<string> {
   const tools = pathSpan(text, ["result", "tools"]);
   if (!tools || text.charCodeAt(tools.start) !== 0x5b) return text;
   const edits: Splice[] = [];
@@ -119,11 +172,16 @@ async function rewriteList(ctx: CallContext, text: string, setFor: (upstream: st
     if (!key || key.key.startsWith(SYS_PREFIX)) continue;
     const active = await setFor(key.upstream);
     if (!reshapes(active, key.key)) continue;
-    const note = { set: active.set.name, outputSchema: "removed: this tool's results are filtered by the gateway, so the upstream's schema no longer describes them" };
+    const note = {
+      set: active.set.name,
+      outputSchema:
+        "removed: this tool's results are filtered by the gateway, so the upstream's schema no longer describes them",
+    };
     const meta = members(text, tool).find((m) => m.key === "_meta");
     edits.push(removeMemberSplice(text, tool, "outputSchema")!);
     if (!meta) edits.push(appendMemberSplice(text, tool, "_meta", JSON.stringify({ [FILTERED_META_KEY]: note })));
-    else if (text.charCodeAt(meta.value.start) === 0x7b) edits.push(appendMemberSplice(text, meta.value, FILTERED_META_KEY, JSON.stringify(note)));
+    else if (text.charCodeAt(meta.value.start) === 0x7b)
+      edits.push(appendMemberSplice(text, meta.value, FILTERED_META_KEY, JSON.stringify(note)));
   }
   return edits.length > 0 ? splice(text, edits) : text;
 }
@@ -135,50 +193,65 @@ async function rewriteList(ctx: CallContext, text: string, setFor: (upstream: st
  * const handler = composeMiddleware([outputFilters({ cacheTtlMs: 30_000 })], relay);
  */
 export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: OutputFilterOptions = {}): Middleware {
-  const requests = onRequests((next) =>
-    async function outputFilters(ctx, request) {
-      const { method, id, params } = request.message;
-      if (method !== "tools/call" && method !== "tools/list") return next(ctx, request);
-      const kv = ctx.services.kv;
-      const ttl = cacheTtlMs;
-      const route = ctx.route.kind === "upstream" ? ctx.route.upstream.name : "";
-      if (method === "tools/list") {
-        const text = await next(ctx, request);
-        const sets = new Map<string, Promise<ActiveFilters>>();
-        const setFor = (upstream: string) => {
-          let active = sets.get(upstream);
-          if (!active) {
-            active = activeFilters(kv, route, upstream, ttl);
-            sets.set(upstream, active);
+  const requests = onRequests(
+    (next) =>
+      async function outputFilters(ctx, request) {
+        const { method, id, params } = request.message;
+        if (method !== "tools/call" && method !== "tools/list") return next(ctx, request);
+        const kv = ctx.services.kv;
+        const ttl = cacheTtlMs;
+        const route = ctx.route.kind === "upstream" ? ctx.route.upstream.name : "";
+        if (method === "tools/list") {
+          const text = await next(ctx, request);
+          const sets = new Map<string, Promise<ActiveFilters>>();
+          const setFor = (upstream: string) => {
+            let active = sets.get(upstream);
+            if (!active) {
+              active = activeFilters(kv, route, upstream, ttl);
+              sets.set(upstream, active);
+            }
+            return active;
+          };
+          const listed = await rewriteList(ctx, text, setFor);
+          if (pathSpan(listed, ["result", "tools"])) {
+            // What the client now holds is what the call path compares with (see listed-shapes.ts).
+            const names = ctx.route.upstreams.map((upstream) => upstream.name);
+            const session = ctx.identity.session;
+            if (session)
+              await recordListing(
+                kv,
+                session,
+                names,
+                await currentShapes(names, setFor),
+                params?.["cursor"] !== undefined,
+              );
           }
-          return active;
-        };
-        const listed = await rewriteList(ctx, text, setFor);
-        if (pathSpan(listed, ["result", "tools"])) {
-          // What the client now holds is what the call path compares with (see listed-shapes.ts).
-          const names = ctx.route.upstreams.map((upstream) => upstream.name);
-          const session = ctx.identity.session;
-          if (session) await recordListing(kv, session, names, await currentShapes(names, setFor), params?.["cursor"] !== undefined);
+          return listed;
         }
-        return listed;
-      }
-      const key = namedAt(ctx.target);
-      if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
-      const active = await activeFilters(kv, route, key.upstream, ttl);
-      if (active.state === "broken" && !affects(active, key.key)) return next(ctx, request);
-      // Clients without a session (none yet) would need another way to say what they hold.
-      const session = ctx.identity.session;
-      if (session && reshapes(active, key.key) && (await mayHoldUpstreamSchema(kv, session, key.upstream, active))) {
-        // Checked before forwarding: a retry after listing again must not run the tool twice.
-        return toolError(id, staleListMessage(String(params?.["name"])));
-      }
-      return filterCall(ctx, id, key.key, active, (inner) => next(inner, request));
-    });
+        const key = namedAt(ctx.target);
+        if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
+        const active = await activeFilters(kv, route, key.upstream, ttl);
+        if (active.state === "broken" && !affects(active, key.key)) return next(ctx, request);
+        // Clients without a session (none yet) would need another way to say what they hold.
+        const session = ctx.identity.session;
+        if (session && reshapes(active, key.key) && (await mayHoldUpstreamSchema(kv, session, key.upstream, active))) {
+          // Checked before forwarding: a retry after listing again must not run the tool twice.
+          return toolError(id, staleListMessage(String(params?.["name"])));
+        }
+        return filterCall(ctx, id, key.key, active, (inner) => next(inner, request));
+      },
+  );
   return (next) => {
     const handleRequests = requests(next);
     return async function outputFilters(ctx, message) {
-      if (message.kind === "request" && message.wire.message.method === "subscriptions/listen" && !ctx.identity.session) {
-        return announceFilterEditsDuringListen(ctx, message.wire.message.id, cacheTtlMs, (inner) => handleRequests(inner, message));
+      if (
+        message.kind === "request" &&
+        message.wire.message.method === "subscriptions/listen" &&
+        !ctx.identity.session
+      ) {
+        return announceFilterEditsDuringListen(ctx, message.wire.message.id, cacheTtlMs, (inner) =>
+          handleRequests(inner, message),
+        );
       }
       if (message.kind !== "listen" || !ctx.identity.session) return handleRequests(ctx, message);
       // While the client's stream is open, a filter edit that changes what tools/list shows is announced on it.

@@ -151,7 +151,8 @@ class Projection {
       }
       const keyEnd = close + 1;
       const index = decoded !== undefined ? indexOfName(node, decoded) : nameAt(text, i + 1, close, node);
-      const start = text.charCodeAt(keyEnd) === COLON && text.charCodeAt(keyEnd + 1) > 0x20 ? keyEnd + 1 : valueStart(text, keyEnd);
+      const start =
+        text.charCodeAt(keyEnd) === COLON && text.charCodeAt(keyEnd + 1) > 0x20 ? keyEnd + 1 : valueStart(text, keyEnd);
       let end: number;
       if (index >= 0) {
         if (index < 31) {
@@ -232,7 +233,11 @@ class Projection {
 }
 
 /** What `retainText` read: the retained value, where the text's value ends, and the values of the tests probed. */
-export type RetainedText = { readonly value: unknown; readonly end: number; readonly tests: readonly ({ value: unknown } | undefined)[] };
+export type RetainedText = {
+  readonly value: unknown;
+  readonly end: number;
+  readonly tests: readonly ({ value: unknown } | undefined)[];
+};
 
 /**
  * The retained part of the JSON value at `start` of `text`, and where that value ends;

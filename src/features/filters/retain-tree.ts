@@ -53,7 +53,16 @@ function draft(keep: Keep): Node {
   const names = [...required, ...tokens.filter((token) => !isRequired(keep, token))];
   const subs = names.map((name) => draft(keep.get(name)!));
   const wildcard = keep.get(WILDCARD);
-  return { names, subs, kept: names.length, required: required.length, probes: undefined, byName: undefined, byLength: NO_TABLE, wildcard: wildcard === undefined ? undefined : draft(wildcard) };
+  return {
+    names,
+    subs,
+    kept: names.length,
+    required: required.length,
+    probes: undefined,
+    byName: undefined,
+    byLength: NO_TABLE,
+    wildcard: wildcard === undefined ? undefined : draft(wildcard),
+  };
 }
 
 const NO_TABLE = new Int32Array(0);
@@ -66,7 +75,8 @@ const NO_TABLE = new Int32Array(0);
  */
 function indexed(node: Node, tables: Map<string, Int32Array>): Node {
   if (node === true) return node;
-  node.byName = node.names.length > MAX_NAMES_COMPARED ? new Map(node.names.map((name, index) => [name, index])) : undefined;
+  node.byName =
+    node.names.length > MAX_NAMES_COMPARED ? new Map(node.names.map((name, index) => [name, index])) : undefined;
   const entries = new Map<number, number>();
   node.names.forEach((name, index) => {
     if (name.length <= MAX_INDEXED_NAME_LENGTH) entries.set(name.length, entries.has(name.length) ? SEVERAL : index);
@@ -107,7 +117,20 @@ function addProbe(node: Branch, tokens: readonly string[], id: number): boolean 
   if (at < 0) {
     if (node.wildcard !== undefined) return false;
     at = node.names.push(token) - 1;
-    node.subs.push(rest.length === 0 ? true : { names: [], subs: [], kept: 0, required: 0, probes: undefined, byName: undefined, byLength: NO_TABLE, wildcard: undefined });
+    node.subs.push(
+      rest.length === 0
+        ? true
+        : {
+            names: [],
+            subs: [],
+            kept: 0,
+            required: 0,
+            probes: undefined,
+            byName: undefined,
+            byLength: NO_TABLE,
+            wildcard: undefined,
+          },
+    );
   }
   const sub = node.subs[at]!;
   if (sub === true) {

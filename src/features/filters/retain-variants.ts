@@ -120,7 +120,11 @@ export function guessVariant(text: string, start: number, variants: readonly Fil
 }
 
 /** Whether the tests' values read by the walk choose the variant that was guessed. */
-export function confirmsVariant(retained: RetainedText, variants: readonly FilterVariant[], plan: VariantPlan): boolean {
+export function confirmsVariant(
+  retained: RetainedText,
+  variants: readonly FilterVariant[],
+  plan: VariantPlan,
+): boolean {
   for (let i = 0; i < plan.index; i++) if (holds(retained.tests[i], variants[i]!.test.value)) return false;
   return holds(retained.tests[plan.index], variants[plan.index]!.test.value);
 }

@@ -71,7 +71,10 @@ export type RetainBudget = { work: number };
 /** Counts `amount` of work, and refuses a tree past MAX_RETAIN_TREE_SIZE before doing it. */
 function countWork(budget: RetainBudget, amount: number): void {
   budget.work += amount;
-  if (budget.work > MAX_RETAIN_TREE_SIZE) throw new RetainError(`the pointers combine into more than ${MAX_RETAIN_TREE_SIZE} branches and copied members (each name beside a "*" takes a copy of what the "*" keeps): use fewer names or fewer wildcards beside them`);
+  if (budget.work > MAX_RETAIN_TREE_SIZE)
+    throw new RetainError(
+      `the pointers combine into more than ${MAX_RETAIN_TREE_SIZE} branches and copied members (each name beside a "*" takes a copy of what the "*" keeps): use fewer names or fewer wildcards beside them`,
+    );
 }
 
 /** What `named` and `wildcard` keep together; what only `wildcard` keeps is lenient. Builds new branches, changes none. */
@@ -135,13 +138,17 @@ const SKIPPED: unique symbol = Symbol("skipped");
 function project(value: unknown, keep: Keep, place: Place, strict: boolean): unknown {
   if (keep === true) return value;
   if (typeof value !== "object" || value === null) {
-    if (strict) throw new RetainError(`nothing at ${here(place)} to descend into: the value there is ${value === null ? "null" : typeof value}`);
+    if (strict)
+      throw new RetainError(
+        `nothing at ${here(place)} to descend into: the value there is ${value === null ? "null" : typeof value}`,
+      );
     return SKIPPED;
   }
   const wildcard = keep.get(WILDCARD);
   if (strict) {
     for (const token of keep.keys()) {
-      if (token !== WILDCARD && isRequired(keep, token) && !child(value, token).found) throw new RetainError(`the result has nothing at ${here({ parent: place, key: token })}`);
+      if (token !== WILDCARD && isRequired(keep, token) && !child(value, token).found)
+        throw new RetainError(`the result has nothing at ${here({ parent: place, key: token })}`);
     }
   }
   // A member kept whole is taken as it is; only a branch is descended into (with its place, for errors).
@@ -152,7 +159,15 @@ function project(value: unknown, keep: Keep, place: Place, strict: boolean): unk
       const own = named ? keep.get(String(index)) : undefined;
       const sub = own ?? wildcard;
       if (sub === undefined) continue;
-      const picked = sub === true ? value[index] : project(value[index], sub, { parent: place, key: String(index) }, strict && own !== undefined && isRequired(keep, String(index)));
+      const picked =
+        sub === true
+          ? value[index]
+          : project(
+              value[index],
+              sub,
+              { parent: place, key: String(index) },
+              strict && own !== undefined && isRequired(keep, String(index)),
+            );
       if (picked !== SKIPPED) out.push(picked);
     }
     return out;
@@ -163,7 +178,10 @@ function project(value: unknown, keep: Keep, place: Place, strict: boolean): unk
     const sub = own ?? wildcard;
     if (sub === undefined) continue;
     const item = (value as Record<string, unknown>)[key];
-    const picked = sub === true ? item : project(item, sub, { parent: place, key }, strict && own !== undefined && isRequired(keep, key));
+    const picked =
+      sub === true
+        ? item
+        : project(item, sub, { parent: place, key }, strict && own !== undefined && isRequired(keep, key));
     if (picked !== SKIPPED) setOwn(out, key, picked);
   }
   return out;

@@ -46,6 +46,7 @@ function findInvisible(text: string, out: Finding[]): void {
 }
 
 /** Characters other than printable ASCII, tab and line ends: what a skeleton may change besides case. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: tab and line ends are the plain characters a skeleton keeps
 const NOT_PLAIN_ASCII = /[^\x09\x0a\x0d\x20-\x7e]+/g;
 
 /** Short runs whose skeleton this isolate remembers (results repeat a few: "é", "—"); all forgotten when full. */
@@ -59,7 +60,8 @@ function skeletonOfRun(run: string): string {
   let known = runSkeletons.get(run);
   if (known === undefined) {
     if (runSkeletons.size >= MAX_REMEMBERED_RUNS) runSkeletons.clear();
-    runSkeletons.set(run, (known = skeleton(run)));
+    known = skeleton(run);
+    runSkeletons.set(run, known);
   }
   return known;
 }

@@ -8,7 +8,7 @@
 import { isObject } from "../../core/jsonrpc";
 import { rootSpan } from "../../core/raw-json";
 import type { DocumentProblem } from "../../storage/document-store";
-import { checkGuardrails, type GuardSide, type Guardrails } from "./document";
+import type { GuardSide, Guardrails } from "./document";
 import { guardValue, TooDeepError, type GuardHit } from "./guard-json";
 import { rulesFor } from "./guard-call";
 

@@ -96,7 +96,10 @@ export function guardValue(
     for (const rule of rules) {
       for (const detector of rule.detectors) {
         let found = seen.get(detector);
-        if (!found) seen.set(detector, (found = detect(detector, value, context)));
+        if (!found) {
+          found = detect(detector, value, context);
+          seen.set(detector, found);
+        }
         if (found.length === 0) continue;
         for (const finding of found) hit(rule, detector, finding.kind);
         if (rule.action === "redact") redacted.push(...found);

@@ -57,7 +57,7 @@ export function parse(source: string, ignoreCase: boolean): Node {
     throw new PatternError(`${message} at character ${at + 1}`);
   };
   const charSet = (set: CharSet): Node => ({ kind: "char", set: ignoreCase ? folded(set) : set });
-  const escape = (inClass: boolean): CharSet | number => {
+  const readEscape = (inClass: boolean): CharSet | number => {
     const c = source[at++];
     if (c === undefined) return fail("a pattern cannot end with \\");
     if (!inClass && CLASS_ESCAPES[c]) return CLASS_ESCAPES[c]!;
@@ -75,7 +75,7 @@ export function parse(source: string, ignoreCase: boolean): Node {
       first = false;
       if (at >= source.length) fail("unclosed [");
       const c = source[at++]!;
-      const item = c === "\\" ? escape(true) : c.charCodeAt(0);
+      const item = c === "\\" ? readEscape(true) : c.charCodeAt(0);
       if (typeof item !== "number") {
         ranges.push(...item.ranges);
         continue;
@@ -83,7 +83,7 @@ export function parse(source: string, ignoreCase: boolean): Node {
       if (source[at] === "-" && source[at + 1] !== "]" && at + 1 < source.length) {
         at++;
         const d = source[at++]!;
-        const to = d === "\\" ? escape(true) : d.charCodeAt(0);
+        const to = d === "\\" ? readEscape(true) : d.charCodeAt(0);
         if (typeof to !== "number" || to < item) fail("a class range must run from a lower character to a higher one");
         ranges.push(item, to as number);
       } else ranges.push(item, item);
@@ -109,7 +109,7 @@ export function parse(source: string, ignoreCase: boolean): Node {
     if (c === "[") return charSet(classBody());
     if (c === ".") return { kind: "char", set: { ranges: [0x0a, 0x0a], negated: true } };
     if (c === "\\") {
-      const item = escape(false);
+      const item = readEscape(false);
       return charSet(typeof item === "number" ? single(item) : item);
     }
     if ("*+?{".includes(c)) return fail(`nothing to repeat before ${c}`);

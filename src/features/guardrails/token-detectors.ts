@@ -35,7 +35,11 @@ const SECRET_FORMATS: readonly Format[] = [
     pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])/g,
     needs: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
   },
-  { kind: "slack-token", pattern: /(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,250}(?![A-Za-z0-9-])/g, needs: ["xox"] },
+  {
+    kind: "slack-token",
+    pattern: /(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,250}(?![A-Za-z0-9-])/g,
+    needs: ["xox"],
+  },
   {
     kind: "slack-webhook",
     pattern: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9_/-]{20,200}/g,

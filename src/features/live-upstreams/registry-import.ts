@@ -80,7 +80,7 @@ export function fromServerJson(server: unknown, values: Named): Imported {
     const name = header["name"];
     needs.push(needOf(name, "header", header));
     const own = isObject(header["variables"]) ? { ...variables, ...header["variables"] } : variables;
-    const given = Object.hasOwn(values, name) ? values[name] : header["value"] ?? header["default"];
+    const given = Object.hasOwn(values, name) ? values[name] : (header["value"] ?? header["default"]);
     if (typeof given !== "string") {
       if (header["isRequired"] === true) missing.add(name);
       return;

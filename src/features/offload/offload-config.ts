@@ -33,7 +33,10 @@ export function offloadFromVar(raw: unknown): Partial<OffloadConfig> {
       value = undefined;
     }
     const checked = checkOffloadOverride(value, "OFFLOAD");
-    if (!checked.config) console.error(`mcp-edge-gateway: the OFFLOAD var is invalid and ignored: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
+    if (!checked.config)
+      console.error(
+        `mcp-edge-gateway: the OFFLOAD var is invalid and ignored: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`,
+      );
     parsed = checked.config ?? {};
     parsedVars.set(key, parsed);
   }

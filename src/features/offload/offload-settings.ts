@@ -9,7 +9,11 @@ import type { OffloadConfig } from "../../config/offload-override";
  * @example
  * const settings = await offloadSettings(ctx.services.kv, config.offload, config.documentCacheTtlMs);
  */
-export async function offloadSettings(kv: KVNamespace | undefined, defaults: OffloadConfig, cacheTtlMs: number): Promise<OffloadConfig> {
+export async function offloadSettings(
+  kv: KVNamespace | undefined,
+  defaults: OffloadConfig,
+  cacheTtlMs: number,
+): Promise<OffloadConfig> {
   const plan = kv ? await loadPlan(kv, cacheTtlMs) : undefined;
   return plan?.state === "valid" ? { ...defaults, ...plan.value.offload } : defaults;
 }

@@ -23,7 +23,13 @@ import { indexPayloadText, putPayloadIndex } from "../../storage/payload-index";
 import { newPayloadId, PAYLOAD_URI_PREFIX, payloadMetadata, putPayload } from "../../storage/payload-store";
 import { signPayloadToken, SIGNED_URL_TTL_S } from "../../storage/signed-url";
 import { offloadStream } from "./stream-offload";
-import { onRequests, payloadOwner, type CallContext, type LargeAnswerConsumer, type Middleware } from "../../context/call-context";
+import {
+  onRequests,
+  payloadOwner,
+  type CallContext,
+  type LargeAnswerConsumer,
+  type Middleware,
+} from "../../context/call-context";
 import { namedAt } from "../../context/call-target";
 
 export const OFFLOAD_META_KEY = "mcp-edge-gateway/offload";
@@ -72,7 +78,10 @@ export function payloadOf(answer: string, result: JsonObject): Payload {
     if (wrapped) return jsonPayload(members[0] as string, wrapped.value);
     return jsonPayload(answer.slice(structured.start, structured.end), content);
   }
-  const lone = blocks.length === 1 && !("structuredContent" in result) && onlyText ? (blocks[0] as { text?: unknown }).text : undefined;
+  const lone =
+    blocks.length === 1 && !("structuredContent" in result) && onlyText
+      ? (blocks[0] as { text?: unknown }).text
+      : undefined;
   if (typeof lone === "string") {
     const inside = jsonInside(lone);
     if (inside) return jsonPayload(lone, inside.value);
@@ -83,7 +92,9 @@ export function payloadOf(answer: string, result: JsonObject): Payload {
 }
 
 function applies(config: OffloadConfig, key: string): boolean {
-  return config.include.some((glob) => matchesGlob(glob, key)) && !config.exclude.some((glob) => matchesGlob(glob, key));
+  return (
+    config.include.some((glob) => matchesGlob(glob, key)) && !config.exclude.some((glob) => matchesGlob(glob, key))
+  );
 }
 
 /** How to read the rest, said with the payload's own structure: its longest array by its real pointer. */
@@ -106,10 +117,22 @@ export function instructions(id: string, size: number, contentType: string, arra
 }
 
 /** What the compact answer is built from, however the payload was stored. */
-type Stored = { payloadId: string; size: number; contentType: string; preview: string; schema: InferredSchema; structured: boolean; expiresAt: string; array?: ArrayLocation | undefined };
+type Stored = {
+  payloadId: string;
+  size: number;
+  contentType: string;
+  preview: string;
+  schema: InferredSchema;
+  structured: boolean;
+  expiresAt: string;
+  array?: ArrayLocation | undefined;
+};
 
 async function compactAnswer(ctx: CallContext, id: JsonRpcId, key: string, stored: Stored): Promise<string> {
-  const urlExpiry = Math.min(Math.floor(Date.parse(stored.expiresAt) / 1000), Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_S);
+  const urlExpiry = Math.min(
+    Math.floor(Date.parse(stored.expiresAt) / 1000),
+    Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_S,
+  );
   const token = await signPayloadToken(stored.payloadId, urlExpiry, ctx.services.sessionSecret);
   const envelope = {
     agentInstructions: instructions(stored.payloadId, stored.size, stored.contentType, stored.array),
@@ -123,7 +146,14 @@ async function compactAnswer(ctx: CallContext, id: JsonRpcId, key: string, store
     contentType: stored.contentType,
     expiresAt: stored.expiresAt,
   };
-  const link = { type: "resource_link", uri: envelope.payloadUri, name: `payload-${stored.payloadId}`, mimeType: stored.contentType, size: stored.size, description: `The full result of ${key}` };
+  const link = {
+    type: "resource_link",
+    uri: envelope.payloadUri,
+    name: `payload-${stored.payloadId}`,
+    mimeType: stored.contentType,
+    size: stored.size,
+    description: `The full result of ${key}`,
+  };
   return resultText(id, {
     content: [{ type: "text", text: JSON.stringify(envelope) }, link],
     ...(stored.structured ? { isError: true } : { structuredContent: envelope }),
@@ -144,66 +174,80 @@ export type OffloadOptions = {
  * @example
  * composeMiddleware([offload({ defaults: config.offload }), outputFilters()], relay); // offload sees filtered results
  */
-export function offload({ defaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: OffloadOptions = {}): Middleware {
-  return onRequests((next) =>
-    async function offload(ctx, request) {
-      const { method, id, params } = request.message;
-      const bucket = ctx.services.payloads;
-      const name = params?.["name"];
-      if (method !== "tools/call" || !bucket || typeof name !== "string" || name.startsWith(SYS_PREFIX)) return next(ctx, request);
-      const tool = namedAt(ctx.target);
-      if (!tool) return next(ctx, request);
-      const { upstream, key } = tool;
-      const config = await offloadSettings(ctx.services.kv, defaults, cacheTtlMs);
-      if (!applies(config, key)) return next(ctx, request);
-      const owner = payloadOwner(ctx);
-      const metadataFor = (size: number, contentType: string) => payloadMetadata(owner, { upstream, tool: key, size, contentType, ttlSeconds: config.ttlSeconds });
+export function offload({
+  defaults = DEFAULT_OFFLOAD,
+  cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS,
+}: OffloadOptions = {}): Middleware {
+  return onRequests(
+    (next) =>
+      async function offload(ctx, request) {
+        const { method, id, params } = request.message;
+        const bucket = ctx.services.payloads;
+        const name = params?.["name"];
+        if (method !== "tools/call" || !bucket || typeof name !== "string" || name.startsWith(SYS_PREFIX))
+          return next(ctx, request);
+        const tool = namedAt(ctx.target);
+        if (!tool) return next(ctx, request);
+        const { upstream, key } = tool;
+        const config = await offloadSettings(ctx.services.kv, defaults, cacheTtlMs);
+        if (!applies(config, key)) return next(ctx, request);
+        const owner = payloadOwner(ctx);
+        const metadataFor = (size: number, contentType: string) =>
+          payloadMetadata(owner, { upstream, tool: key, size, contentType, ttlSeconds: config.ttlSeconds });
 
-      // Answers too large to hold are streamed to R2 as they arrive.
-      const largeAnswer: LargeAnswerConsumer = {
-        minBytes: Math.max(config.thresholdBytes, STREAM_ABOVE_BYTES),
-        take: async (body) => {
-          const payloadId = newPayloadId();
-          let expiresAt = "";
-          const streamed = await offloadStream(body, bucket, payloadId, (contentType) => {
-            const metadata = metadataFor(-1, contentType);
-            expiresAt = metadata.expiresAt;
-            return metadata;
-          }, config.previewChars);
-          ctx.record.payloadId = payloadId;
-          // Answered with the upstream message's own id: the relay takes it only when it answers the call it forwarded.
-          if (streamed.messageId === undefined) throw new Error("the answer streamed to R2 has no id: it answers no request");
-          return compactAnswer(ctx, streamed.messageId, key, { payloadId, ...streamed, expiresAt });
-        },
-      };
-      const answer = await next({ ...ctx, largeAnswer }, request);
-      // Cheap first: a UTF-16 length that cannot reach the threshold in UTF-8 bytes.
-      if (answer.length * 3 <= config.thresholdBytes) return answer;
-      const size = byteLength(answer);
-      if (size <= config.thresholdBytes) return answer;
-      if (!member(answer, rootSpan(answer), "result")) return answer; // errors pass as they are
-      if (ctx.record.payloadId !== undefined) {
-        if (answer.includes(ctx.record.payloadId)) return answer; // already offloaded while streaming
-        delete ctx.record.payloadId; // what was streamed was another request's answer (dropped): this one is offloaded as any other
-      }
-      const result = (JSON.parse(answer) as { result: JsonObject }).result;
-      const payload = payloadOf(answer, result);
-      const payloadId = newPayloadId();
-      const metadata = metadataFor(byteLength(payload.text), payload.contentType);
-      await putPayload(bucket, payloadId, payload.text, metadata);
-      ctx.record.payloadId = payloadId;
-      // The index lets pointer reads fetch byte ranges instead of the whole payload.
-      const index = payload.contentType === JSON_TYPE ? indexPayloadText(payload.text, metadata.size) : undefined;
-      if (index) await putPayloadIndex(bucket, payloadId, index);
-      return compactAnswer(ctx, id, key, {
-        payloadId,
-        size: metadata.size,
-        contentType: payload.contentType,
-        preview: payload.text.slice(0, config.previewChars),
-        schema: payload.schema,
-        structured: "structuredContent" in result,
-        expiresAt: metadata.expiresAt,
-        array: payload.array,
-      });
-    });
+        // Answers too large to hold are streamed to R2 as they arrive.
+        const largeAnswer: LargeAnswerConsumer = {
+          minBytes: Math.max(config.thresholdBytes, STREAM_ABOVE_BYTES),
+          take: async (body) => {
+            const payloadId = newPayloadId();
+            let expiresAt = "";
+            const streamed = await offloadStream(
+              body,
+              bucket,
+              payloadId,
+              (contentType) => {
+                const metadata = metadataFor(-1, contentType);
+                expiresAt = metadata.expiresAt;
+                return metadata;
+              },
+              config.previewChars,
+            );
+            ctx.record.payloadId = payloadId;
+            // Answered with the upstream message's own id: the relay takes it only when it answers the call it forwarded.
+            if (streamed.messageId === undefined)
+              throw new Error("the answer streamed to R2 has no id: it answers no request");
+            return compactAnswer(ctx, streamed.messageId, key, { payloadId, ...streamed, expiresAt });
+          },
+        };
+        const answer = await next({ ...ctx, largeAnswer }, request);
+        // Cheap first: a UTF-16 length that cannot reach the threshold in UTF-8 bytes.
+        if (answer.length * 3 <= config.thresholdBytes) return answer;
+        const size = byteLength(answer);
+        if (size <= config.thresholdBytes) return answer;
+        if (!member(answer, rootSpan(answer), "result")) return answer; // errors pass as they are
+        if (ctx.record.payloadId !== undefined) {
+          if (answer.includes(ctx.record.payloadId)) return answer; // already offloaded while streaming
+          delete ctx.record.payloadId; // what was streamed was another request's answer (dropped): this one is offloaded as any other
+        }
+        const result = (JSON.parse(answer) as { result: JsonObject }).result;
+        const payload = payloadOf(answer, result);
+        const payloadId = newPayloadId();
+        const metadata = metadataFor(byteLength(payload.text), payload.contentType);
+        await putPayload(bucket, payloadId, payload.text, metadata);
+        ctx.record.payloadId = payloadId;
+        // The index lets pointer reads fetch byte ranges instead of the whole payload.
+        const index = payload.contentType === JSON_TYPE ? indexPayloadText(payload.text, metadata.size) : undefined;
+        if (index) await putPayloadIndex(bucket, payloadId, index);
+        return compactAnswer(ctx, id, key, {
+          payloadId,
+          size: metadata.size,
+          contentType: payload.contentType,
+          preview: payload.text.slice(0, config.previewChars),
+          schema: payload.schema,
+          structured: "structuredContent" in result,
+          expiresAt: metadata.expiresAt,
+          array: payload.array,
+        });
+      },
+  );
 }

@@ -11,7 +11,10 @@ import { verifyPayloadToken } from "../../storage/signed-url";
 const NOT_FOUND = "Not Found: no such payload, or the link expired";
 
 /** The byte range a `Range` header asks of an object of `size` bytes: undefined for none, "unsatisfiable" for one that cannot be served. */
-function byteRange(header: string | null, size: number): { offset: number; length: number } | "unsatisfiable" | undefined {
+function byteRange(
+  header: string | null,
+  size: number,
+): { offset: number; length: number } | "unsatisfiable" | undefined {
   const match = header === null ? null : /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!match) return undefined; // no Range, or a form not served (several ranges): the whole payload
   const [, from, to] = match;
@@ -26,10 +29,15 @@ function byteRange(header: string | null, size: number): { offset: number; lengt
 }
 
 /** Streams the payload named in the URL when the token is valid. */
-export async function downloadPayload(request: Request, env: Readonly<Record<string, unknown>>, id: string): Promise<Response> {
+export async function downloadPayload(
+  request: Request,
+  env: Readonly<Record<string, unknown>>,
+  id: string,
+): Promise<Response> {
   const bucket = env["PAYLOADS"] as R2Bucket | undefined;
   const token = new URL(request.url).searchParams.get("token") ?? "";
-  if (!bucket || !(await verifyPayloadToken(id, token, sessionSecret(env)))) throw new GatewayError(404, -32000, NOT_FOUND);
+  if (!bucket || !(await verifyPayloadToken(id, token, sessionSecret(env))))
+    throw new GatewayError(404, -32000, NOT_FOUND);
   const found = await findPayload(bucket, id, { signed: true });
   if (found.state !== "found") throw new GatewayError(404, -32000, NOT_FOUND);
   const { size, contentType } = found.metadata;

@@ -151,7 +151,8 @@ class PayloadCapture implements JsonStreamHandler {
 
   endChunk(): void {
     if (this.raw) this.emit(this.chunk.slice(this.raw.from));
-    if (this.id && this.id.text.length <= MAX_ID_CHARS) this.id.text += this.chunk.slice(this.id.from, this.id.from + MAX_ID_CHARS + 1);
+    if (this.id && this.id.text.length <= MAX_ID_CHARS)
+      this.id.text += this.chunk.slice(this.id.from, this.id.from + MAX_ID_CHARS + 1);
   }
 
   private emit(text: string): void {
@@ -165,7 +166,8 @@ class PayloadCapture implements JsonStreamHandler {
   }
 
   valueStart(index: number): void {
-    if (this.frames.length === 1 && this.frames[0]!.kind === "object" && this.frames[0]!.key === "id") this.id = { text: "", from: index };
+    if (this.frames.length === 1 && this.frames[0]!.kind === "object" && this.frames[0]!.key === "id")
+      this.id = { text: "", from: index };
     if (!this.kind && this.frames.length === 2 && this.path() === "result/structuredContent") {
       this.kind = "structured";
       this.raw = { depth: this.frames.length, from: index };
@@ -176,7 +178,10 @@ class PayloadCapture implements JsonStreamHandler {
 
   valueEnd(index: number): void {
     if (this.id && this.frames.length === 1) {
-      const text = this.id.text.length <= MAX_ID_CHARS ? this.id.text + this.chunk.slice(this.id.from, Math.min(index, this.id.from + MAX_ID_CHARS + 1)) : "";
+      const text =
+        this.id.text.length <= MAX_ID_CHARS
+          ? this.id.text + this.chunk.slice(this.id.from, Math.min(index, this.id.from + MAX_ID_CHARS + 1))
+          : "";
       this.id = null;
       this.messageId = undefined;
       if (text.length > 0 && text.length <= MAX_ID_CHARS) {
@@ -226,7 +231,8 @@ class PayloadCapture implements JsonStreamHandler {
   }
   key(name: string): void {
     this.frames[this.frames.length - 1]!.key = name;
-    if (name === "structuredContent" && this.frames.length === 2 && this.frames[0]!.key === "result") this.sawStructured = true;
+    if (name === "structuredContent" && this.frames.length === 2 && this.frames[0]!.key === "result")
+      this.sawStructured = true;
     if (this.raw && this.frames.length > this.raw.depth) {
       this.builder.key(name);
       this.indexer.key(name);
@@ -314,7 +320,10 @@ export async function offloadStream(
       await uploader.flush();
     }
     tokenizer.end();
-    if (!capture.finished) throw new Error("the answer is larger than the gateway can hold and has no single large payload (structuredContent or a text block) to store");
+    if (!capture.finished)
+      throw new Error(
+        "the answer is larger than the gateway can hold and has no single large payload (structuredContent or a text block) to store",
+      );
     await uploader.complete();
     index = capture.contentType === JSON_TYPE ? capture.indexer.end(uploader.size) : undefined;
     if (index) await putPayloadIndex(bucket, id, index);
@@ -324,5 +333,13 @@ export async function offloadStream(
     throw error;
   }
   const json = capture.contentType === JSON_TYPE;
-  return { size: uploader.size, contentType: capture.contentType, preview: capture.preview, schema: json ? capture.builder.schema() : "string", structured: capture.sawStructured, array: index && largestIndexedArray(index), messageId: capture.messageId };
+  return {
+    size: uploader.size,
+    contentType: capture.contentType,
+    preview: capture.preview,
+    schema: json ? capture.builder.schema() : "string",
+    structured: capture.sawStructured,
+    array: index && largestIndexedArray(index),
+    messageId: capture.messageId,
+  };
 }

@@ -45,7 +45,10 @@ export const READ_PAYLOAD_DEFINITION = {
     type: "object",
     properties: {
       id: { type: "string", pattern: "^[0-9a-f]{32}$", description: "payloadId of the stored result" },
-      pointer: { type: "string", description: 'JSON Pointer into the payload, e.g. "/items" (default: the whole payload)' },
+      pointer: {
+        type: "string",
+        description: 'JSON Pointer into the payload, e.g. "/items" (default: the whole payload)',
+      },
       offset: { type: "integer", minimum: 0, description: "first array item (or string character) to return" },
       limit: { type: "integer", minimum: 1, maximum: 1000, description: "how many items to return (default 50)" },
       byteOffset: { type: "integer", minimum: 0, description: "read raw bytes from here instead" },
@@ -62,7 +65,8 @@ const PAYLOAD_TEMPLATE = {
   uriTemplate: `${PAYLOAD_URI_PREFIX}{id}{?pointer,offset,limit,byteOffset,byteLength,cursor}`,
   name: "payload",
   title: "A stored oversized result",
-  description: "A tool result the gateway stored because it was too large; slice it with the query parameters of sys___read_payload.",
+  description:
+    "A tool result the gateway stored because it was too large; slice it with the query parameters of sys___read_payload.",
   mimeType: "application/json",
 };
 
@@ -75,25 +79,35 @@ function mayMatchUpstream(glob: string, prefix: string): boolean {
 /** Whether a result of `upstream` can be offloaded under `config`: an include may take its tools and no exclude takes them all. */
 export function mayOffloadUpstream(config: OffloadConfig, upstream: string): boolean {
   const prefix = `${upstream}___`;
-  const excludedAll = config.exclude.some((glob) => glob.indexOf("*") === glob.length - 1 && !glob.includes("?") && prefix.startsWith(glob.slice(0, -1)));
+  const excludedAll = config.exclude.some(
+    (glob) => glob.indexOf("*") === glob.length - 1 && !glob.includes("?") && prefix.startsWith(glob.slice(0, -1)),
+  );
   return !excludedAll && config.include.some((glob) => mayMatchUpstream(glob, prefix));
 }
 
 /** Whether this route lists the read tool and the payload template. */
 async function listsReadPath(ctx: CallContext, options: Required<SysToolOptions>): Promise<boolean> {
   if (ctx.route.kind === "aggregated") return true;
-  return mayOffloadUpstream(await offloadSettings(ctx.services.kv, options.offloadDefaults, options.cacheTtlMs), ctx.route.upstream.name);
+  return mayOffloadUpstream(
+    await offloadSettings(ctx.services.kv, options.offloadDefaults, options.cacheTtlMs),
+    ctx.route.upstream.name,
+  );
 }
 
 async function readPayloadTool(ctx: CallContext, bucket: R2Bucket, id: JsonRpcId, args: unknown): Promise<string> {
   const fail = (message: string) => resultText(id, { content: [{ type: "text", text: message }], isError: true });
-  if (!isObject(args) || typeof args["id"] !== "string") return fail(`${READ_PAYLOAD_TOOL} needs {"id": "<payloadId>"}`);
+  if (!isObject(args) || typeof args["id"] !== "string")
+    return fail(`${READ_PAYLOAD_TOOL} needs {"id": "<payloadId>"}`);
   const request = sliceRequest(args);
   if (typeof request === "string") return fail(`${READ_PAYLOAD_TOOL}: ${request}`);
   const answer = await readSlice(bucket, args["id"], payloadCaller(ctx), request);
   if (!answer.ok) return fail(answer.message);
   const meta = answer.stats ? { _meta: { [READ_META_KEY]: answer.stats } } : {};
-  return resultText(id, { content: [{ type: "text", text: JSON.stringify(answer.slice) }], structuredContent: answer.slice, ...meta });
+  return resultText(id, {
+    content: [{ type: "text", text: JSON.stringify(answer.slice) }],
+    structuredContent: answer.slice,
+    ...meta,
+  });
 }
 
 async function readPayloadResource(ctx: CallContext, bucket: R2Bucket, id: JsonRpcId, uri: string): Promise<string> {
@@ -138,7 +152,9 @@ function withoutUpstreamSysNames(ctx: CallContext, text: string, key: "tools" | 
   if (route.kind === "aggregated") return text;
   return keepListed(text, key, (name) => {
     if (!isSysName(name)) return true;
-    console.warn(`mcp-edge-gateway: ${key}/list: upstream "${route.upstream.name}" lists ${JSON.stringify(name.slice(0, 80))}, a name of the gateway's own; hidden, and never called`);
+    console.warn(
+      `mcp-edge-gateway: ${key}/list: upstream "${route.upstream.name}" lists ${JSON.stringify(name.slice(0, 80))}, a name of the gateway's own; hidden, and never called`,
+    );
     return false;
   });
 }
@@ -156,39 +172,50 @@ export type SysToolOptions = {
  * @example
  * composeMiddleware([sysTools({ offloadDefaults: config.offload }), offload(), outputFilters()], relay);
  */
-export function sysTools({ offloadDefaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: SysToolOptions = {}): Middleware {
+export function sysTools({
+  offloadDefaults = DEFAULT_OFFLOAD,
+  cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS,
+}: SysToolOptions = {}): Middleware {
   const options = { offloadDefaults, cacheTtlMs };
-  return onRequests((next) =>
-    async function sysTools(ctx, request) {
-      const bucket = ctx.services.payloads;
-      const { method, id, params } = request.message;
-      const firstPage = params?.["cursor"] === undefined;
-      switch (method) {
-        case "tools/call":
-          if (bucket && params?.["name"] === READ_PAYLOAD_TOOL) return readPayloadTool(ctx, bucket, id, params["arguments"]);
-          if (isSysName(params?.["name"])) throw unknownSysName("tool", params["name"], id);
-          break;
-        case "prompts/get":
-          if (isSysName(params?.["name"])) throw unknownSysName("prompt", params["name"], id);
-          break;
-        case "completion/complete": {
-          const ref = params?.["ref"];
-          if (isObject(ref) && ref["type"] === "ref/prompt" && isSysName(ref["name"])) throw unknownSysName("prompt", ref["name"], id);
-          break;
+  return onRequests(
+    (next) =>
+      async function sysTools(ctx, request) {
+        const bucket = ctx.services.payloads;
+        const { method, id, params } = request.message;
+        const firstPage = params?.["cursor"] === undefined;
+        switch (method) {
+          case "tools/call":
+            if (bucket && params?.["name"] === READ_PAYLOAD_TOOL)
+              return readPayloadTool(ctx, bucket, id, params["arguments"]);
+            if (isSysName(params?.["name"])) throw unknownSysName("tool", params["name"], id);
+            break;
+          case "prompts/get":
+            if (isSysName(params?.["name"])) throw unknownSysName("prompt", params["name"], id);
+            break;
+          case "completion/complete": {
+            const ref = params?.["ref"];
+            if (isObject(ref) && ref["type"] === "ref/prompt" && isSysName(ref["name"]))
+              throw unknownSysName("prompt", ref["name"], id);
+            break;
+          }
+          case "resources/read":
+            if (bucket && typeof params?.["uri"] === "string" && params["uri"].startsWith(PAYLOAD_URI_PREFIX))
+              return readPayloadResource(ctx, bucket, id, params["uri"]);
+            break;
+          case "tools/list": {
+            const text = withoutUpstreamSysNames(ctx, await next(ctx, request), "tools");
+            return bucket && firstPage && (await listsReadPath(ctx, options))
+              ? appendListed(text, "tools", READ_PAYLOAD_DEFINITION)
+              : text;
+          }
+          case "prompts/list":
+            return withoutUpstreamSysNames(ctx, await next(ctx, request), "prompts");
+          case "resources/templates/list":
+            if (bucket && firstPage && (await listsReadPath(ctx, options)))
+              return appendListed(await next(ctx, request), "resourceTemplates", PAYLOAD_TEMPLATE);
+            break;
         }
-        case "resources/read":
-          if (bucket && typeof params?.["uri"] === "string" && params["uri"].startsWith(PAYLOAD_URI_PREFIX)) return readPayloadResource(ctx, bucket, id, params["uri"]);
-          break;
-        case "tools/list": {
-          const text = withoutUpstreamSysNames(ctx, await next(ctx, request), "tools");
-          return bucket && firstPage && (await listsReadPath(ctx, options)) ? appendListed(text, "tools", READ_PAYLOAD_DEFINITION) : text;
-        }
-        case "prompts/list":
-          return withoutUpstreamSysNames(ctx, await next(ctx, request), "prompts");
-        case "resources/templates/list":
-          if (bucket && firstPage && (await listsReadPath(ctx, options))) return appendListed(await next(ctx, request), "resourceTemplates", PAYLOAD_TEMPLATE);
-          break;
-      }
-      return next(ctx, request);
-    });
+        return next(ctx, request);
+      },
+  );
 }

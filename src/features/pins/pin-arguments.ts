@@ -49,7 +49,11 @@ function withoutRegexes(value: unknown, depth = 0, names = false): unknown {
     if (!names && REGEX_KEYWORDS.has(key)) continue;
     if (!names && key === "additionalProperties" && Object.hasOwn(object, "patternProperties")) continue;
     const data = !names && DATA_KEYWORDS.has(key); // values, not schemas: copied as they are
-    const copy = data ? (nestsDeeperThan(item, MAX_SCHEMA_DEPTH - depth) ? TOO_DEEP : item) : withoutRegexes(item, depth + 1, !names && NAME_MAPS.has(key));
+    const copy = data
+      ? nestsDeeperThan(item, MAX_SCHEMA_DEPTH - depth)
+        ? TOO_DEEP
+        : item
+      : withoutRegexes(item, depth + 1, !names && NAME_MAPS.has(key));
     if (copy === TOO_DEEP) return TOO_DEEP;
     out[key] = copy as JsonObject[string];
   }
@@ -57,7 +61,13 @@ function withoutRegexes(value: unknown, depth = 0, names = false): unknown {
 }
 
 /** Keywords whose value maps names to schemas. */
-const NAME_MAPS: ReadonlySet<string> = new Set(["properties", "$defs", "definitions", "dependentSchemas", "dependencies"]);
+const NAME_MAPS: ReadonlySet<string> = new Set([
+  "properties",
+  "$defs",
+  "definitions",
+  "dependentSchemas",
+  "dependencies",
+]);
 /** Keywords whose value is an instance, not a schema. */
 const DATA_KEYWORDS: ReadonlySet<string> = new Set(["const", "enum", "default", "examples"]);
 
@@ -81,11 +91,13 @@ function toolMisfit(definition: JsonObject, args: JsonObject, { Validator }: Jso
   try {
     const result = new Validator(checked as Schema, draftOf(schema), false).validate(args);
     if (result.valid) return undefined;
-    return result.errors
-      .filter((error) => error.keyword !== "properties" && error.keyword !== "$ref")
-      .slice(0, MAX_REASONS)
-      .map((error) => `${error.instanceLocation}: ${error.error}`)
-      .join("; ") || "the arguments do not match";
+    return (
+      result.errors
+        .filter((error) => error.keyword !== "properties" && error.keyword !== "$ref")
+        .slice(0, MAX_REASONS)
+        .map((error) => `${error.instanceLocation}: ${error.error}`)
+        .join("; ") || "the arguments do not match"
+    );
   } catch (error) {
     return `the schema could not be applied (${error instanceof Error ? error.message : String(error)})`;
   }
@@ -94,7 +106,9 @@ function toolMisfit(definition: JsonObject, args: JsonObject, { Validator }: Jso
 function promptMisfit(definition: JsonObject, args: JsonObject): string | undefined {
   const declared = Array.isArray(definition["arguments"]) ? definition["arguments"].filter(isObject) : [];
   const names = new Set(declared.map((argument) => argument["name"]));
-  for (const argument of declared) if (argument["required"] === true && !Object.hasOwn(args, String(argument["name"]))) return `argument "${String(argument["name"])}" is required`;
+  for (const argument of declared)
+    if (argument["required"] === true && !Object.hasOwn(args, String(argument["name"])))
+      return `argument "${String(argument["name"])}" is required`;
   for (const name of Object.keys(args)) if (!names.has(name)) return `argument "${name}" is not declared`;
   return undefined;
 }
@@ -112,7 +126,8 @@ export async function argumentsMisfit(
   args: JsonObject,
 ): Promise<string | undefined> {
   const library = kind === "tool" ? await loadJsonSchemaLibrary() : undefined;
-  const misfit = (definition: JsonObject) => (library ? toolMisfit(definition, args, library) : promptMisfit(definition, args));
+  const misfit = (definition: JsonObject) =>
+    library ? toolMisfit(definition, args, library) : promptMisfit(definition, args);
   const before = misfit(approved);
   if (before !== undefined) return `the approved definition: ${before}`;
   const after = misfit(changed);

@@ -107,7 +107,8 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
     const { value: item, depth } = stack.pop()!;
     if (item === null || typeof item !== "object") continue;
     if (depth >= limit) return true;
-    for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push({ value: child, depth: depth + 1 });
+    for (const child of Array.isArray(item) ? item : Object.values(item))
+      stack.push({ value: child, depth: depth + 1 });
   }
   return false;
 }

@@ -15,7 +15,12 @@ const MAX_VALUE_CHARS = 2_000;
 const MAX_DIFF_DEPTH = 12;
 
 /** One change: where, and the values before and after (absent: added or removed). */
-export type DiffEntry = { readonly path: string; readonly change: "added" | "removed" | "changed"; readonly before?: unknown; readonly after?: unknown };
+export type DiffEntry = {
+  readonly path: string;
+  readonly change: "added" | "removed" | "changed";
+  readonly before?: unknown;
+  readonly after?: unknown;
+};
 
 /** The pinned members of either definition, in the order they first appear. */
 function pinnedMembers(before: JsonObject, after: JsonObject): string[] {
@@ -42,7 +47,14 @@ function token(key: string): string {
   return key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
-function walk(before: unknown, after: unknown, path: string, depth: number, out: DiffEntry[], counted: { more: number }): void {
+function walk(
+  before: unknown,
+  after: unknown,
+  path: string,
+  depth: number,
+  out: DiffEntry[],
+  counted: { more: number },
+): void {
   if (canonicalJson(before) === canonicalJson(after)) return;
   const push = (entry: DiffEntry) => (out.length < MAX_DIFF_ENTRIES ? out.push(entry) : counted.more++);
   if (depth < MAX_DIFF_DEPTH && isObject(before) && isObject(after)) {
@@ -73,7 +85,11 @@ export function definitionDiff(
   const out: DiffEntry[] = [];
   const counted = { more: 0 };
   const pick = (definition: JsonObject) =>
-    Object.fromEntries(Object.keys(definition).filter(isPinnedMember).map((key) => [key, definition[key]]));
+    Object.fromEntries(
+      Object.keys(definition)
+        .filter(isPinnedMember)
+        .map((key) => [key, definition[key]]),
+    );
   walk(pick(before), pick(after), "", 0, out, counted);
   return { changes: out, more: counted.more };
 }

@@ -28,7 +28,7 @@ export const DUPLICATE_MEMBER_RULE_ROW = {
   rule: DUPLICATE_MEMBER_RULE,
   severity: "high",
   why:
-    "a listed definition names one of its members twice (two \"name\"s, two \"description\"s): the gateway and " +
+    'a listed definition names one of its members twice (two "name"s, two "description"s): the gateway and ' +
     "clients would read different definitions, so it is not served to anyone",
 } as const;
 

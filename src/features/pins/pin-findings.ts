@@ -94,7 +94,10 @@ function pointerToken(key: string): string {
 function pointerOf(place: Place | undefined, meter: PointerMeter | undefined): string {
   const tokens: string[] = [];
   for (let at = place; at; at = at.parent) tokens.push(pointerToken(at.token));
-  const pointer = tokens.reverse().map((token) => `/${token}`).join("");
+  const pointer = tokens
+    .reverse()
+    .map((token) => `/${token}`)
+    .join("");
   if (meter) {
     meter.pointers++;
     meter.chars += pointer.length;
@@ -112,8 +115,13 @@ function isOwnProse(place: Place, key: string): boolean {
 /** A `$schema` that is a schema's own dialect URL (`/inputSchema/$schema`). */
 function isDialect(place: Place, text: string): boolean {
   const parent = place.parent;
-  return place.token === "$schema" && parent !== undefined && parent.parent === undefined &&
-    SCHEMA_MEMBERS.has(parent.token) && DIALECT_URL.test(text);
+  return (
+    place.token === "$schema" &&
+    parent !== undefined &&
+    parent.parent === undefined &&
+    SCHEMA_MEMBERS.has(parent.token) &&
+    DIALECT_URL.test(text)
+  );
 }
 
 /** A string of the definition (a value, or a property name), where it is, and whether it is a description's text. */

@@ -57,7 +57,10 @@ export type ObserveOptions = {
  * left: the same bytes against the same pins change nothing, so an unchanged list costs
  * one SHA-256 over its text instead of a parse and a canonical digest per definition.
  */
-const lastSeen = new Map<string, { readonly digest: string; readonly complete: boolean; readonly pins: UpstreamPins["pins"] }>();
+const lastSeen = new Map<
+  string,
+  { readonly digest: string; readonly complete: boolean; readonly pins: UpstreamPins["pins"] }
+>();
 
 async function listDigest(listed: readonly ListedDefinition[]): Promise<string> {
   const text = listed.map((item) => `${item.name}\n${item.raw}`).join("\n\u0000");
@@ -119,7 +122,13 @@ async function seenOf(
   });
 }
 
-function membersOf(state: UpstreamPins, kind: PinKind, name: string, oldDigest: string | undefined, raw: string | undefined): string[] | undefined {
+function membersOf(
+  state: UpstreamPins,
+  kind: PinKind,
+  name: string,
+  oldDigest: string | undefined,
+  raw: string | undefined,
+): string[] | undefined {
   const before = oldDigest && knownVersion(state, kind, name, oldDigest);
   const old: JsonObject | undefined = before ? definitionObject(before.definition) : undefined;
   const now = raw !== undefined ? definitionObject(raw) : undefined;
@@ -140,7 +149,8 @@ export function observeList(options: ObserveOptions): Promise<Observation> {
     const memoKey = `${upstream.name}\n${kind}`;
     const digest = await listDigest(options.listed);
     const last = lastSeen.get(memoKey);
-    if (last && last.digest === digest && last.pins === state.pins && last.complete === options.complete) return { state, changes: [] };
+    if (last && last.digest === digest && last.pins === state.pins && last.complete === options.complete)
+      return { state, changes: [] };
     const seen = await seenOf(state, upstream, kind, options.listed, options.scan);
     const now = new Date().toISOString();
     const { document, changes } = observePins(state.pins, seen, { kind, complete: options.complete, now });
@@ -150,22 +160,41 @@ export function observeList(options: ObserveOptions): Promise<Observation> {
     // Awaited: a change is rare, and an operator reading GET /admin/pins right after must find it stored.
     await savePins(kv, upstream.name, state, document).catch((error: unknown) => {
       // KV allows one write a second per key: a refused write is tried again by the next list that sees the change.
-      console.error(`mcp-edge-gateway: pins of "${upstream.name}" not written: ${error instanceof Error ? error.message : String(error)}`);
+      console.error(
+        `mcp-edge-gateway: pins of "${upstream.name}" not written: ${error instanceof Error ? error.message : String(error)}`,
+      );
     });
     const mode = pinningOf(upstream);
     const raws = new Map(seen.map((item) => [item.name, item.definition]));
     const reported: ReportedChange[] = changes.map((change) => {
       const pin = document.entries[pinId(change.kind, change.name)]!;
-      const members = change.change === "changed" ? membersOf(state, change.kind, change.name, change.oldDigest, raws.get(change.name)) : undefined;
-      return { ...change, upstream: upstream.name, status: pinStatus(pin, next.decisions.entries[pinId(change.kind, change.name)], mode, upstream.approveNew === true), ...(members ? { members } : {}) };
+      const members =
+        change.change === "changed"
+          ? membersOf(state, change.kind, change.name, change.oldDigest, raws.get(change.name))
+          : undefined;
+      return {
+        ...change,
+        upstream: upstream.name,
+        status: pinStatus(
+          pin,
+          next.decisions.entries[pinId(change.kind, change.name)],
+          mode,
+          upstream.approveNew === true,
+        ),
+        ...(members ? { members } : {}),
+      };
     });
     for (const change of reported) {
-      console.warn(`mcp-edge-gateway: pins: ${change.kind} "${change.name}" of "${upstream.name}": ${change.change} (${change.oldDigest ?? "-"} → ${change.newDigest ?? "-"}), ${change.status}`);
+      console.warn(
+        `mcp-edge-gateway: pins: ${change.kind} "${change.name}" of "${upstream.name}": ${change.change} (${change.oldDigest ?? "-"} → ${change.newDigest ?? "-"}), ${change.status}`,
+      );
     }
     if (options.audit && options.auditQueue) {
       // The first list of an upstream is its baseline: only what is held or has findings is worth an event there.
       const baseline = !Object.values(state.pins.entries).some((pin) => pin.kind === kind);
-      const worth = reported.filter((change) => !baseline || change.status !== "pinned" || (change.findings?.length ?? 0) > 0);
+      const worth = reported.filter(
+        (change) => !baseline || change.status !== "pinned" || (change.findings?.length ?? 0) > 0,
+      );
       const events = await Promise.all(worth.map((change) => pinEvent(change, mode, options.observer, now)));
       options.waitUntil(sendPinEvents(options.auditQueue, events));
     }

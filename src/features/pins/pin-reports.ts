@@ -12,14 +12,31 @@ import type { PinChange, PinningMode, PinStatus } from "./pins";
 import { GATEWAY_LOGGER } from "../shaping/client-logging";
 
 /** A change with what the reporter knows about it. */
-export type ReportedChange = PinChange & { readonly upstream: string; readonly status: PinStatus; readonly members?: readonly string[] };
+export type ReportedChange = PinChange & {
+  readonly upstream: string;
+  readonly status: PinStatus;
+  readonly members?: readonly string[];
+};
 
 /** Who saw the change: a client's call (its principal and route) or the Cron Trigger. */
 export type Observer = { readonly principal: string; readonly route: string; readonly protocolVersion: string };
 
 /** The audit event of one change. */
-export async function pinEvent(change: ReportedChange, mode: PinningMode, observer: Observer, now: string): Promise<AuditEvent> {
-  const id = await canonicalDigest(["pin", change.upstream, change.kind, change.name, change.change, change.oldDigest ?? null, change.newDigest ?? null]);
+export async function pinEvent(
+  change: ReportedChange,
+  mode: PinningMode,
+  observer: Observer,
+  now: string,
+): Promise<AuditEvent> {
+  const id = await canonicalDigest([
+    "pin",
+    change.upstream,
+    change.kind,
+    change.name,
+    change.change,
+    change.oldDigest ?? null,
+    change.newDigest ?? null,
+  ]);
   return {
     "gateway.event_id": `pin-${id}`,
     timestamp: now,
@@ -49,7 +66,14 @@ export async function sendPinEvents(queue: Queue | undefined, events: readonly A
 }
 
 /** A definition a client's list did not show as the upstream serves it. */
-export type Unsettled = { readonly upstream: string; readonly kind: "tool" | "prompt"; readonly listedName: string; readonly status: Exclude<PinStatus, "pinned">; readonly digest: string; readonly mode: PinningMode };
+export type Unsettled = {
+  readonly upstream: string;
+  readonly kind: "tool" | "prompt";
+  readonly listedName: string;
+  readonly status: Exclude<PinStatus, "pinned">;
+  readonly digest: string;
+  readonly mode: PinningMode;
+};
 
 function sentence(item: Unsettled): string {
   const what = `${item.kind} ${JSON.stringify(item.listedName)} of upstream "${item.upstream}"`;
@@ -59,13 +83,24 @@ function sentence(item: Unsettled): string {
         ? "it is not listed until an operator approves it"
         : "the approved definition is listed; calls go through only while their arguments fit both"
       : "it is listed as the upstream serves it (pinning: warn)";
-  const state = item.status === "held" ? "is new and not approved" : item.status === "rejected" ? "has a change an operator rejected" : "changed and the change is not approved";
+  const state =
+    item.status === "held"
+      ? "is new and not approved"
+      : item.status === "rejected"
+        ? "has a change an operator rejected"
+        : "changed and the change is not approved";
   return `${what} ${state} (${item.digest}); ${served}`;
 }
 
 /** The log notification naming the definitions of a list that are not approved. */
 export function unsettledMessage(items: readonly Unsettled[], removed: readonly ReportedChange[]): string {
-  const lines = [...items.map(sentence), ...removed.map((change) => `${change.kind} "${change.name}" of upstream "${change.upstream}" is no longer listed by the upstream`)];
+  const lines = [
+    ...items.map(sentence),
+    ...removed.map(
+      (change) =>
+        `${change.kind} "${change.name}" of upstream "${change.upstream}" is no longer listed by the upstream`,
+    ),
+  ];
   return JSON.stringify({
     jsonrpc: "2.0",
     method: "notifications/message",
@@ -75,8 +110,19 @@ export function unsettledMessage(items: readonly Unsettled[], removed: readonly 
       data: {
         message: lines.join("\n"),
         event: "pins",
-        unsettled: items.map(({ upstream, kind, listedName, status, digest }) => ({ upstream, kind, name: listedName, status, digest })),
-        removed: removed.map(({ upstream, kind, name, oldDigest }) => ({ upstream, kind, name, digest: oldDigest ?? null })),
+        unsettled: items.map(({ upstream, kind, listedName, status, digest }) => ({
+          upstream,
+          kind,
+          name: listedName,
+          status,
+          digest,
+        })),
+        removed: removed.map(({ upstream, kind, name, oldDigest }) => ({
+          upstream,
+          kind,
+          name,
+          digest: oldDigest ?? null,
+        })),
       },
     },
   });

@@ -17,10 +17,20 @@ export type PinKind = "tool" | "prompt";
 export type FindingSeverity = "high" | "medium" | "low";
 
 /** One finding: the rule, its severity, where (a JSON Pointer into the definition) and what matched. */
-export type Finding = { readonly rule: string; readonly severity: FindingSeverity; readonly at: string; readonly match: string };
+export type Finding = {
+  readonly rule: string;
+  readonly severity: FindingSeverity;
+  readonly at: string;
+  readonly match: string;
+};
 
 /** One version of a definition: its fingerprint, its bytes as the upstream listed them, its findings, when first seen. */
-export type PinVersion = { readonly digest: string; readonly definition: string; readonly findings: readonly Finding[]; readonly seenAt: string };
+export type PinVersion = {
+  readonly digest: string;
+  readonly definition: string;
+  readonly findings: readonly Finding[];
+  readonly seenAt: string;
+};
 
 /** What the gateway has seen of one definition. */
 export type ObservedPin = {
@@ -64,12 +74,20 @@ export const MAX_PINS_DOCUMENT_BYTES = 8 * 1024 * 1024;
  * Both documents of one upstream. `invalid` names the KV keys whose stored text is not a
  * document of theirs (each read as empty): an admin write of one entry must not replace them.
  */
-export type UpstreamPins = { readonly pins: PinsDocument; readonly decisions: DecisionsDocument; readonly invalid?: readonly string[] };
+export type UpstreamPins = {
+  readonly pins: PinsDocument;
+  readonly decisions: DecisionsDocument;
+  readonly invalid?: readonly string[];
+};
 
 const copies = new IsolateCopies<UpstreamPins>();
 const locks = new Map<string, Promise<unknown>>();
 
-function asDocument<D extends PinsDocument | DecisionsDocument>(key: string, text: string | null, empty: D): D | undefined {
+function asDocument<D extends PinsDocument | DecisionsDocument>(
+  key: string,
+  text: string | null,
+  empty: D,
+): D | undefined {
   if (text === null) return empty;
   try {
     const value: unknown = JSON.parse(text);
@@ -83,12 +101,22 @@ function asDocument<D extends PinsDocument | DecisionsDocument>(key: string, tex
 
 /** Both documents of `upstream`, straight from KV. */
 export async function readPins(kv: KVNamespace, upstream: string): Promise<UpstreamPins> {
-  const [pins, decisions] = await Promise.all([kv.get(PINS_KEY_PREFIX + upstream), kv.get(DECISIONS_KEY_PREFIX + upstream)]);
+  const [pins, decisions] = await Promise.all([
+    kv.get(PINS_KEY_PREFIX + upstream),
+    kv.get(DECISIONS_KEY_PREFIX + upstream),
+  ]);
   const pinsKey = PINS_KEY_PREFIX + upstream;
   const decisionsKey = DECISIONS_KEY_PREFIX + upstream;
-  const [pinsDocument, decisionsDocument] = [asDocument(pinsKey, pins, EMPTY_PINS), asDocument(decisionsKey, decisions, EMPTY_DECISIONS)];
+  const [pinsDocument, decisionsDocument] = [
+    asDocument(pinsKey, pins, EMPTY_PINS),
+    asDocument(decisionsKey, decisions, EMPTY_DECISIONS),
+  ];
   const invalid = [...(pinsDocument ? [] : [pinsKey]), ...(decisionsDocument ? [] : [decisionsKey])];
-  return { pins: pinsDocument ?? EMPTY_PINS, decisions: decisionsDocument ?? EMPTY_DECISIONS, ...(invalid.length > 0 ? { invalid } : {}) };
+  return {
+    pins: pinsDocument ?? EMPTY_PINS,
+    decisions: decisionsDocument ?? EMPTY_DECISIONS,
+    ...(invalid.length > 0 ? { invalid } : {}),
+  };
 }
 
 /**
@@ -127,10 +155,17 @@ export function serialized<T>(upstream: string, work: () => Promise<T>): Promise
 }
 
 /** Writes the pins document of `upstream` and keeps it as this isolate's copy; false when it was too large to store. */
-export async function savePins(kv: KVNamespace, upstream: string, current: UpstreamPins, pins: PinsDocument): Promise<boolean> {
+export async function savePins(
+  kv: KVNamespace,
+  upstream: string,
+  current: UpstreamPins,
+  pins: PinsDocument,
+): Promise<boolean> {
   const text = JSON.stringify(pins);
   if (text.length > MAX_PINS_DOCUMENT_BYTES) {
-    console.error(`mcp-edge-gateway: pins of "${upstream}" take ${text.length} bytes, more than ${MAX_PINS_DOCUMENT_BYTES}; not stored`);
+    console.error(
+      `mcp-edge-gateway: pins of "${upstream}" take ${text.length} bytes, more than ${MAX_PINS_DOCUMENT_BYTES}; not stored`,
+    );
     return false;
   }
   remember(upstream, { ...current, pins });
@@ -146,7 +181,10 @@ export async function saveDecisions(kv: KVNamespace, upstream: string, decisions
 
 /** Writes both documents of `upstream` (admin API: forgetting). */
 export async function saveBoth(kv: KVNamespace, upstream: string, value: UpstreamPins): Promise<void> {
-  await Promise.all([kv.put(PINS_KEY_PREFIX + upstream, JSON.stringify(value.pins)), kv.put(DECISIONS_KEY_PREFIX + upstream, JSON.stringify(value.decisions))]);
+  await Promise.all([
+    kv.put(PINS_KEY_PREFIX + upstream, JSON.stringify(value.pins)),
+    kv.put(DECISIONS_KEY_PREFIX + upstream, JSON.stringify(value.decisions)),
+  ]);
   forgetPins(upstream);
 }
 

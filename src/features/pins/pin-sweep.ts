@@ -57,12 +57,38 @@ export type SweepReport = {
   readonly deferred: string[];
 };
 
-type ListOutcome = { ok: true; listed: ListedDefinition[]; complete: boolean } | { ok: false; error: string; absent?: boolean };
+type ListOutcome =
+  | { ok: true; listed: ListedDefinition[]; complete: boolean }
+  | { ok: false; error: string; absent?: boolean };
 
-function contextFor(env: Readonly<Record<string, unknown>>, upstream: UpstreamConfig, signal: AbortSignal, waitUntil: (p: Promise<unknown>) => void, client: CallContext["upstreamClient"]): CallContext {
-  const identity: Identity = { principal: SWEEP_PRINCIPAL, roles: [], authMethod: "none", protocolVersion: SWEEP_REVISION, era: "modern", clientCapabilities: {}, clientInfo: SWEEP_CLIENT_INFO };
+function contextFor(
+  env: Readonly<Record<string, unknown>>,
+  upstream: UpstreamConfig,
+  signal: AbortSignal,
+  waitUntil: (p: Promise<unknown>) => void,
+  client: CallContext["upstreamClient"],
+): CallContext {
+  const identity: Identity = {
+    principal: SWEEP_PRINCIPAL,
+    roles: [],
+    authMethod: "none",
+    protocolVersion: SWEEP_REVISION,
+    era: "modern",
+    clientCapabilities: {},
+    clientInfo: SWEEP_CLIENT_INFO,
+  };
   const services = servicesFor(env);
-  return { identity, grant: grantOnce(services.kv, identity.roles, services.config.documentCacheTtlMs), route: routeFor(upstream.name, [upstream], "https://gateway.internal"), services, upstreamClient: client, record: newCallRecord(), signal, emit: () => {}, waitUntil };
+  return {
+    identity,
+    grant: grantOnce(services.kv, identity.roles, services.config.documentCacheTtlMs),
+    route: routeFor(upstream.name, [upstream], "https://gateway.internal"),
+    services,
+    upstreamClient: client,
+    record: newCallRecord(),
+    signal,
+    emit: () => {},
+    waitUntil,
+  };
 }
 
 async function listAll(ctx: CallContext, kind: PinKind): Promise<ListOutcome> {
@@ -70,22 +96,36 @@ async function listAll(ctx: CallContext, kind: PinKind): Promise<ListOutcome> {
   const listed: ListedDefinition[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < SWEEP_MAX_PAGES; page++) {
-    const message = { jsonrpc: "2.0" as const, id: `pin-sweep-${page}`, method, ...(cursor !== undefined ? { params: { cursor } } : {}) };
+    const message = {
+      jsonrpc: "2.0" as const,
+      id: `pin-sweep-${page}`,
+      method,
+      ...(cursor !== undefined ? { params: { cursor } } : {}),
+    };
     let text: string;
     try {
-      text = (await relay({ ...ctx, record: newCallRecord() }, { kind: "request", wire: { text: JSON.stringify(message), message } }))!;
+      text = (await relay(
+        { ...ctx, record: newCallRecord() },
+        { kind: "request", wire: { text: JSON.stringify(message), message } },
+      ))!;
     } catch (error) {
-      if (error instanceof GatewayError && error.code === METHOD_NOT_FOUND) return { ok: false, error: error.message, absent: true };
+      if (error instanceof GatewayError && error.code === METHOD_NOT_FOUND)
+        return { ok: false, error: error.message, absent: true };
       return { ok: false, error: error instanceof Error ? error.message : String(error) };
     }
     const failed = member(text, rootSpan(text), "error");
     if (failed) {
       const detail = parseSpan(text, failed);
       const message = isObject(detail) && typeof detail["message"] === "string" ? detail["message"] : "error";
-      return { ok: false, error: `${method}: ${message}`, absent: isObject(detail) && detail["code"] === METHOD_NOT_FOUND };
+      return {
+        ok: false,
+        error: `${method}: ${message}`,
+        absent: isObject(detail) && detail["code"] === METHOD_NOT_FOUND,
+      };
     }
     for (const entry of listedEntries(ctx.route, method, text)) {
-      if (entry.key !== undefined && entry.upstream !== undefined) listed.push({ name: listedPinName(entry), raw: text.slice(entry.span.start, entry.span.end) });
+      if (entry.key !== undefined && entry.upstream !== undefined)
+        listed.push({ name: listedPinName(entry), raw: text.slice(entry.span.start, entry.span.end) });
     }
     const next = pathSpan(text, ["result", "nextCursor"]);
     const value = next ? parseSpan(text, next) : undefined;
@@ -101,7 +141,11 @@ async function listAll(ctx: CallContext, kind: PinKind): Promise<ListOutcome> {
  * @example
  * export default { scheduled: (controller, env, ctx) => ctx.waitUntil(sweepPins(env, ctx)) };
  */
-export async function sweepPins(env: Readonly<Record<string, unknown>>, execution: Pick<ExecutionContext, "waitUntil">, nowMs = Date.now()): Promise<SweepReport | undefined> {
+export async function sweepPins(
+  env: Readonly<Record<string, unknown>>,
+  execution: Pick<ExecutionContext, "waitUntil">,
+  nowMs = Date.now(),
+): Promise<SweepReport | undefined> {
   const services = servicesFor(env);
   const kv = services.kv;
   const configured = services.config.upstreams;
@@ -117,7 +161,12 @@ export async function sweepPins(env: Readonly<Record<string, unknown>>, executio
   const chosen = order.slice(0, SWEEP_MAX_UPSTREAMS);
   const signal = AbortSignal.timeout(SWEEP_DEADLINE_MS);
   const waitUntil = (promise: Promise<unknown>) => execution.waitUntil(promise);
-  const report: SweepReport = { at: new Date(nowMs).toISOString(), checked: [], unreachable: [], deferred: order.slice(SWEEP_MAX_UPSTREAMS).map((u) => u.name) };
+  const report: SweepReport = {
+    at: new Date(nowMs).toISOString(),
+    checked: [],
+    unreachable: [],
+    deferred: order.slice(SWEEP_MAX_UPSTREAMS).map((u) => u.name),
+  };
   const names = configured.value.map((u) => u.name);
   for (const upstream of chosen) {
     if (signal.aborted) {
@@ -129,10 +178,17 @@ export async function sweepPins(env: Readonly<Record<string, unknown>>, executio
       if (counts) report.checked.push(counts);
     } catch (error) {
       // One upstream whose lists cannot be observed is reported; the run goes on with the next.
-      report.unreachable.push({ upstream: upstream.name, error: redactSecrets(`its definitions could not be observed: ${error instanceof Error ? error.message : String(error)}`, env) });
+      report.unreachable.push({
+        upstream: upstream.name,
+        error: redactSecrets(
+          `its definitions could not be observed: ${error instanceof Error ? error.message : String(error)}`,
+          env,
+        ),
+      });
     }
   }
-  for (const { upstream, error } of report.unreachable) console.warn(`mcp-edge-gateway: pin sweep could not list "${upstream}": ${error}`);
+  for (const { upstream, error } of report.unreachable)
+    console.warn(`mcp-edge-gateway: pin sweep could not list "${upstream}": ${error}`);
   // The cursor moves on by what this run took, every run (the report may not be written).
   if (rotating) await writeSweepCursor(kv, (offset + chosen.length) % pinned.length);
   await storeReport(kv, report, nowMs);
@@ -147,9 +203,22 @@ async function storedCursor(kv: KVNamespace): Promise<number> {
 }
 
 /** Lists and observes one upstream's tools and prompts; its counts when it was reached (failures to list go to `report.unreachable`). */
-async function sweepOne(env: Readonly<Record<string, unknown>>, kv: KVNamespace, upstream: UpstreamConfig, signal: AbortSignal, waitUntil: (p: Promise<unknown>) => void, names: readonly string[], report: SweepReport) {
+async function sweepOne(
+  env: Readonly<Record<string, unknown>>,
+  kv: KVNamespace,
+  upstream: UpstreamConfig,
+  signal: AbortSignal,
+  waitUntil: (p: Promise<unknown>) => void,
+  names: readonly string[],
+  report: SweepReport,
+) {
   const services = servicesFor(env);
-  const client = await modernUpstreamClient({ principal: SWEEP_PRINCIPAL, route: upstream.name, clientCapabilities: {}, clientInfo: SWEEP_CLIENT_INFO });
+  const client = await modernUpstreamClient({
+    principal: SWEEP_PRINCIPAL,
+    route: upstream.name,
+    clientCapabilities: {},
+    clientInfo: SWEEP_CLIENT_INFO,
+  });
   const ctx = contextFor(env, upstream, signal, waitUntil, client);
   const counts = { upstream: upstream.name, tools: 0, prompts: 0, changes: 0 };
   let reached = false;
@@ -167,7 +236,10 @@ async function sweepOne(env: Readonly<Record<string, unknown>>, kv: KVNamespace,
       kind,
       listed: outcome.listed,
       complete: outcome.complete,
-      scan: scanContext(names.filter((name) => name !== upstream.name), []),
+      scan: scanContext(
+        names.filter((name) => name !== upstream.name),
+        [],
+      ),
       cacheTtlMs: 0,
       observer: { principal: SWEEP_PRINCIPAL, route: `/mcp/${upstream.name}`, protocolVersion: SWEEP_REVISION },
       auditQueue: services.auditQueue,
@@ -184,6 +256,7 @@ async function sweepOne(env: Readonly<Record<string, unknown>>, kv: KVNamespace,
 async function storeReport(kv: KVNamespace, report: SweepReport, nowMs: number): Promise<void> {
   const previous = await readSweepReport<SweepReport>(kv);
   const outcome = (r: SweepReport) => JSON.stringify({ ...r, at: "" });
-  if (previous && outcome(previous) === outcome(report) && nowMs - Date.parse(previous.at) < SWEEP_REPORT_REFRESH_MS) return;
+  if (previous && outcome(previous) === outcome(report) && nowMs - Date.parse(previous.at) < SWEEP_REPORT_REFRESH_MS)
+    return;
   await writeSweepReport(kv, report);
 }

@@ -58,7 +58,14 @@ async function downgradedFor(ctx: CallContext, upstream: UpstreamConfig): Promis
   return (await transportFor(upstream, poolRequest(ctx))).side === "modern";
 }
 
-async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: string, kind: PinKind, pinned: readonly UpstreamConfig[], options: Required<PinningOptions>) {
+async function observeAnswer(
+  ctx: CallContext,
+  request: JsonRpcRequest,
+  text: string,
+  kind: PinKind,
+  pinned: readonly UpstreamConfig[],
+  options: Required<PinningOptions>,
+) {
   const entries = listedEntries(ctx.route, request.method, text);
   const unavailable = unavailableOf(text);
   const paged = request.params?.["cursor"] !== undefined || pathSpan(text, ["result", "nextCursor"]) !== undefined;
@@ -72,7 +79,9 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
         observeOne(upstream).catch((error: unknown) => {
           // One upstream's definitions that cannot be observed leave the others' lists whole.
           failed.add(upstream.name);
-          console.error(`mcp-edge-gateway: pinning could not observe the ${kind}s of "${upstream.name}": ${error instanceof Error ? error.message : String(error)}`);
+          console.error(
+            `mcp-edge-gateway: pinning could not observe the ${kind}s of "${upstream.name}": ${error instanceof Error ? error.message : String(error)}`,
+          );
         }),
       ),
   );
@@ -82,7 +91,10 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
     if (await downgradedFor(ctx, upstream)) {
       // A 2025 client's list of a 2026-07-28 upstream may lack what that client cannot read (upstream/downgrade.ts):
       // it is shaped by the pins, never recorded into them (they would flip between the two eras' lists).
-      observations.set(upstream.name, { state: await loadPins(ctx.services.kv!, upstream.name, options.cacheTtlMs), changes: [] });
+      observations.set(upstream.name, {
+        state: await loadPins(ctx.services.kv!, upstream.name, options.cacheTtlMs),
+        changes: [],
+      });
       return;
     }
     const own = entries.filter((entry) => entry.upstream === upstream.name);
@@ -96,9 +108,16 @@ async function observeAnswer(ctx: CallContext, request: JsonRpcRequest, text: st
         ...ambiguousOf(ctx, upstream.name, request.method),
       ],
       complete: !paged,
-      scan: scanContext(configured.filter((name) => name !== upstream.name), others.map(listedPinName)),
+      scan: scanContext(
+        configured.filter((name) => name !== upstream.name),
+        others.map(listedPinName),
+      ),
       cacheTtlMs: options.cacheTtlMs,
-      observer: { principal: ctx.identity.principal, route: ctx.route.kind === "aggregated" ? "/mcp" : `/mcp/${ctx.route.name}`, protocolVersion: ctx.identity.protocolVersion },
+      observer: {
+        principal: ctx.identity.principal,
+        route: ctx.route.kind === "aggregated" ? "/mcp" : `/mcp/${ctx.route.name}`,
+        protocolVersion: ctx.identity.protocolVersion,
+      },
       auditQueue: ctx.services.auditQueue,
       audit: options.audit,
       waitUntil: ctx.waitUntil,
@@ -169,10 +188,19 @@ function shapeList(
     if (mode !== "enforce") continue;
     const approved = approvedVersion(pin, decision, mode, upstream.approveNew === true);
     if (!approved) hidden.add(entry.name!);
-    else edits.push({ span: entry.span, raw: splice(approved.definition, [setMemberSplice(approved.definition, rootSpan(approved.definition), "name", JSON.stringify(entry.name))]) });
+    else
+      edits.push({
+        span: entry.span,
+        raw: splice(approved.definition, [
+          setMemberSplice(approved.definition, rootSpan(approved.definition), "name", JSON.stringify(entry.name)),
+        ]),
+      });
   }
   const shown = edits.length > 0 ? splice(text, edits) : text;
-  return { text: hidden.size > 0 ? keepListed(shown, key, (name) => name === undefined || !hidden.has(name)) : shown, unsettled };
+  return {
+    text: hidden.size > 0 ? keepListed(shown, key, (name) => name === undefined || !hidden.has(name)) : shown,
+    unsettled,
+  };
 }
 
 /**
@@ -207,7 +235,14 @@ function onceEachUnderEnforce(
   return { text: shown, entries: listedEntries(ctx.route, method, shown), listedTwice };
 }
 
-async function pinList(ctx: CallContext, request: JsonRpcRequest, text: string, kind: PinKind, pinned: readonly UpstreamConfig[], options: Required<PinningOptions>): Promise<string> {
+async function pinList(
+  ctx: CallContext,
+  request: JsonRpcRequest,
+  text: string,
+  kind: PinKind,
+  pinned: readonly UpstreamConfig[],
+  options: Required<PinningOptions>,
+): Promise<string> {
   const key = kind === "tool" ? "tools" : "prompts";
   const list = pathSpan(text, ["result", key]);
   if (!list || text.charCodeAt(list.start) !== 0x5b) return text; // an error, or no list: nothing to tell the pins
@@ -215,10 +250,13 @@ async function pinList(ctx: CallContext, request: JsonRpcRequest, text: string, 
   const { observations, failed } = observed;
   const once = onceEachUnderEnforce(ctx, request.method, text, key, observed.entries, pinned);
   const shaped = shapeList(once.text, key, kind, once.entries, pinned, observations, failed, once.listedTwice);
-  const removed: ReportedChange[] = [...observations.values()].flatMap((o) => o.changes.filter((change) => change.change === "removed"));
+  const removed: ReportedChange[] = [...observations.values()].flatMap((o) =>
+    o.changes.filter((change) => change.change === "removed"),
+  );
   if (shaped.unsettled.length > 0 || removed.length > 0) {
     const threshold = await levelFor(ctx, request);
-    if (threshold !== null && atLeast("warning", threshold)) await ctx.emit(unsettledMessage(shaped.unsettled, removed));
+    if (threshold !== null && atLeast("warning", threshold))
+      await ctx.emit(unsettledMessage(shaped.unsettled, removed));
   }
   return shaped.text;
 }
@@ -229,7 +267,12 @@ function heldCall(request: JsonRpcRequest, kind: PinKind, message: string): stri
 }
 
 /** A call of a definition under `enforce`: undefined when it may go to the upstream, else the answer that refuses it. */
-async function checkCall(ctx: CallContext, request: JsonRpcRequest, kind: PinKind, cacheTtlMs: number): Promise<string | undefined> {
+async function checkCall(
+  ctx: CallContext,
+  request: JsonRpcRequest,
+  kind: PinKind,
+  cacheTtlMs: number,
+): Promise<string | undefined> {
   const name = request.params?.["name"];
   const key = namedAt(ctx.target);
   const upstream = key && ctx.route.upstreams.find((u) => u.name === key.upstream);
@@ -241,25 +284,40 @@ async function checkCall(ctx: CallContext, request: JsonRpcRequest, kind: PinKin
   const label = `${kind} ${JSON.stringify(name)}`;
   if (!pin) {
     if (upstream.approveNew !== true) return undefined;
-    return heldCall(request, kind, `${label} has not been listed and approved yet (pinning: enforce, approveNew); list it, then ask an operator to approve it`);
+    return heldCall(
+      request,
+      kind,
+      `${label} has not been listed and approved yet (pinning: enforce, approveNew); list it, then ask an operator to approve it`,
+    );
   }
   const decision = state.decisions.entries[id];
   const status = pinStatus(pin, decision, "enforce", upstream.approveNew === true);
   if (status === "pinned") return undefined;
   ctx.record.pinHeld = pin.latest.digest;
   const approved = approvedVersion(pin, decision, "enforce", upstream.approveNew === true);
-  if (!approved) return heldCall(request, kind, `${label} is held for an operator's approval (digest ${pin.latest.digest}); the call was not sent`);
+  if (!approved)
+    return heldCall(
+      request,
+      kind,
+      `${label} is held for an operator's approval (digest ${pin.latest.digest}); the call was not sent`,
+    );
   const before = definitionObject(approved.definition);
   const after = definitionObject(pin.latest.definition);
   const args = request.params?.["arguments"];
   const given: JsonObject = isObject(args) ? args : {};
-  const misfit = before && after ? await argumentsMisfit(kind, before, after, given) : "a stored definition could not be read";
+  const misfit =
+    before && after ? await argumentsMisfit(kind, before, after, given) : "a stored definition could not be read";
   if (misfit === undefined) {
     delete ctx.record.pinHeld;
     return undefined;
   }
-  const change = status === "rejected" ? "a change an operator rejected" : "a pending change an operator has not approved";
-  return heldCall(request, kind, `${label} has ${change} (approved ${approved.digest}, upstream now serves ${pin.latest.digest}); the arguments do not fit ${misfit}; the call was not sent`);
+  const change =
+    status === "rejected" ? "a change an operator rejected" : "a pending change an operator has not approved";
+  return heldCall(
+    request,
+    kind,
+    `${label} has ${change} (approved ${approved.digest}, upstream now serves ${pin.latest.digest}); the arguments do not fit ${misfit}; the call was not sent`,
+  );
 }
 
 /**
@@ -270,15 +328,17 @@ async function checkCall(ctx: CallContext, request: JsonRpcRequest, kind: PinKin
  * composeMiddleware([pinning({ cacheTtlMs: 30_000 }), pinnedLists({ cacheTtlMs: 30_000, audit: true })], relay);
  */
 export function pinning({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: PinningOptions = {}): Middleware {
-  return onRequests((next) =>
-    async function pinning(ctx, request) {
-      const { method } = request.message;
-      if (method !== "tools/call" && method !== "prompts/get") return next(ctx, request);
-      const pinned = ctx.route.upstreams.some((upstream) => pinningOf(upstream) !== "off");
-      if (!ctx.services.kv || !pinned) return next(ctx, request);
-      const refused = await checkCall(ctx, request.message, method === "tools/call" ? "tool" : "prompt", cacheTtlMs);
-      return refused ?? next(ctx, request);
-    });
+  return onRequests(
+    (next) =>
+      async function pinning(ctx, request) {
+        const { method } = request.message;
+        if (method !== "tools/call" && method !== "prompts/get") return next(ctx, request);
+        const pinned = ctx.route.upstreams.some((upstream) => pinningOf(upstream) !== "off");
+        if (!ctx.services.kv || !pinned) return next(ctx, request);
+        const refused = await checkCall(ctx, request.message, method === "tools/call" ? "tool" : "prompt", cacheTtlMs);
+        return refused ?? next(ctx, request);
+      },
+  );
 }
 
 /**
@@ -289,11 +349,13 @@ export function pinning({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: PinningO
 export function pinnedLists(options: PinningOptions = {}): Middleware {
   const { cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS, audit = true } = options;
   const settled = { cacheTtlMs, audit };
-  return onRequests((next) =>
-    async function pinnedLists(ctx, request) {
-      const listKind = LISTS.get(request.message.method);
-      const pinned = ctx.route.upstreams.filter((upstream) => pinningOf(upstream) !== "off");
-      if (!listKind || !ctx.services.kv || pinned.length === 0) return next(ctx, request);
-      return pinList(ctx, request.message, await next(ctx, request), listKind, pinned, settled);
-    });
+  return onRequests(
+    (next) =>
+      async function pinnedLists(ctx, request) {
+        const listKind = LISTS.get(request.message.method);
+        const pinned = ctx.route.upstreams.filter((upstream) => pinningOf(upstream) !== "off");
+        if (!listKind || !ctx.services.kv || pinned.length === 0) return next(ctx, request);
+        return pinList(ctx, request.message, await next(ctx, request), listKind, pinned, settled);
+      },
+  );
 }

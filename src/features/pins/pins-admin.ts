@@ -22,7 +22,18 @@ import { definitionObject, shownDefinition, type PinKind } from "./pin-definitio
 import { definitionDiff } from "./pin-diff";
 import { MAX_DEFINITION_DEPTH, ruleTable } from "./pin-findings";
 import { DUPLICATE_MEMBER_RULE_ROW, DUPLICATE_NAME_RULE_ROW } from "./pin-duplicates";
-import { approve, approvedVersion, EMPTY_DECISIONS, EMPTY_PINS, pinId, pinStatus, reject, withoutEntries, type ObservedPin, type PinDecision } from "./pins";
+import {
+  approve,
+  approvedVersion,
+  EMPTY_DECISIONS,
+  EMPTY_PINS,
+  pinId,
+  pinStatus,
+  reject,
+  withoutEntries,
+  type ObservedPin,
+  type PinDecision,
+} from "./pins";
 import { readPins, saveBoth, saveDecisions, readSweepReport, serialized, type UpstreamPins } from "./pin-store";
 import { pinningOf } from "./pin-observation";
 import { readBodyText } from "../../admin/read-body";
@@ -41,7 +52,11 @@ function configured(env: PinBindings): readonly UpstreamConfig[] {
   return parsed.ok ? parsed.value : [];
 }
 
-function describePin(pin: ObservedPin, decision: PinDecision | undefined, upstream: UpstreamConfig): Record<string, unknown> {
+function describePin(
+  pin: ObservedPin,
+  decision: PinDecision | undefined,
+  upstream: UpstreamConfig,
+): Record<string, unknown> {
   const mode = pinningOf(upstream);
   const approved = approvedVersion(pin, decision, mode, upstream.approveNew === true);
   const status = pinStatus(pin, decision, mode, upstream.approveNew === true);
@@ -50,7 +65,14 @@ function describePin(pin: ObservedPin, decision: PinDecision | undefined, upstre
     name: pin.name,
     status,
     ...(pin.removedAt !== undefined ? { removedAt: pin.removedAt } : {}),
-    approved: approved ? { digest: approved.digest, seenAt: approved.seenAt, findings: approved.findings, definition: shownDefinition(approved.definition, MAX_DEFINITION_DEPTH) } : null,
+    approved: approved
+      ? {
+          digest: approved.digest,
+          seenAt: approved.seenAt,
+          findings: approved.findings,
+          definition: shownDefinition(approved.definition, MAX_DEFINITION_DEPTH),
+        }
+      : null,
     ...(decision?.rejected ? { rejected: decision.rejected } : {}),
   };
   if (status !== "pinned") {
@@ -68,13 +90,27 @@ function describePin(pin: ObservedPin, decision: PinDecision | undefined, upstre
 }
 
 /** Pins' part of each upstream in GET /admin/upstreams (admin/upstreams.ts): mode, counts, definitions not approved. */
-export async function upstreamPinFacts(upstream: UpstreamConfig, kv: KVNamespace | undefined): Promise<Readonly<Record<string, unknown>>> {
-  return { pins: kv && pinningOf(upstream) !== "off" ? describeUpstreamPins(upstream, await readPins(kv, upstream.name), false) : { mode: "off" } };
+export async function upstreamPinFacts(
+  upstream: UpstreamConfig,
+  kv: KVNamespace | undefined,
+): Promise<Readonly<Record<string, unknown>>> {
+  return {
+    pins:
+      kv && pinningOf(upstream) !== "off"
+        ? describeUpstreamPins(upstream, await readPins(kv, upstream.name), false)
+        : { mode: "off" },
+  };
 }
 
 /** What GET /admin/pins says of one upstream, also the pins part of GET /admin/upstreams (`full: false`). */
-export function describeUpstreamPins(upstream: UpstreamConfig, state: UpstreamPins, full = true): Record<string, unknown> {
-  const pins = Object.entries(state.pins.entries).map(([id, pin]) => describePin(pin, state.decisions.entries[id], upstream));
+export function describeUpstreamPins(
+  upstream: UpstreamConfig,
+  state: UpstreamPins,
+  full = true,
+): Record<string, unknown> {
+  const pins = Object.entries(state.pins.entries).map(([id, pin]) =>
+    describePin(pin, state.decisions.entries[id], upstream),
+  );
   const count = (status: string) => pins.filter((pin) => pin.status === status).length;
   const summary = {
     mode: pinningOf(upstream),
@@ -87,7 +123,18 @@ export function describeUpstreamPins(upstream: UpstreamConfig, state: UpstreamPi
     removed: pins.filter((pin) => pin.removedAt !== undefined).length,
     withFindings: Object.values(state.pins.entries).filter((pin) => pin.latest.findings.length > 0).length,
   };
-  if (!full) return { ...summary, changes: pins.filter((pin) => pin.status !== "pinned" || pin.removedAt !== undefined).map((pin) => ({ kind: pin.kind, name: pin.name, status: pin.status, ...(pin.removedAt !== undefined ? { removedAt: pin.removedAt } : {}) })) };
+  if (!full)
+    return {
+      ...summary,
+      changes: pins
+        .filter((pin) => pin.status !== "pinned" || pin.removedAt !== undefined)
+        .map((pin) => ({
+          kind: pin.kind,
+          name: pin.name,
+          status: pin.status,
+          ...(pin.removedAt !== undefined ? { removedAt: pin.removedAt } : {}),
+        })),
+    };
   return { upstream: upstream.name, ...summary, definitions: pins };
 }
 
@@ -113,7 +160,12 @@ async function decide(c: PinContext, verdict: "approve" | "reject"): Promise<Res
   }
   const kind = isObject(body) ? kindOf(body["kind"]) : undefined;
   if (!isObject(body) || typeof body["digest"] !== "string" || !kind) {
-    return c.json({ error: `send {"digest": "sha256:…"} (and "kind": "prompt" for a prompt): the digest of the version to ${verdict}, from GET /admin/pins/${upstream.name}` }, 400);
+    return c.json(
+      {
+        error: `send {"digest": "sha256:…"} (and "kind": "prompt" for a prompt): the digest of the version to ${verdict}, from GET /admin/pins/${upstream.name}`,
+      },
+      400,
+    );
   }
   const digest = body["digest"];
   const name = c.req.param("name")!;
@@ -127,9 +179,16 @@ async function decide(c: PinContext, verdict: "approve" | "reject"): Promise<Res
     const pin = state.pins.entries[id];
     if (!pin) return c.json({ error: `no ${kind} "${name}" is pinned for upstream "${upstream.name}"` }, 404);
     if (pin.latest.digest !== digest) {
-      return c.json({ error: `${digest} is not the version upstream "${upstream.name}" serves now: ${kind} "${name}" is at ${pin.latest.digest}; review that one (GET /admin/pins/${upstream.name}) and ${verdict} it by its digest`, current: pin.latest.digest }, 409);
+      return c.json(
+        {
+          error: `${digest} is not the version upstream "${upstream.name}" serves now: ${kind} "${name}" is at ${pin.latest.digest}; review that one (GET /admin/pins/${upstream.name}) and ${verdict} it by its digest`,
+          current: pin.latest.digest,
+        },
+        409,
+      );
     }
-    const decisions = verdict === "approve" ? approve(state.decisions, id, pin.latest) : reject(state.decisions, id, digest);
+    const decisions =
+      verdict === "approve" ? approve(state.decisions, id, pin.latest) : reject(state.decisions, id, digest);
     await saveDecisions(kv, upstream.name, decisions);
     return c.json(describePin(pin, decisions.entries[id], upstream));
   });
@@ -175,7 +234,9 @@ export function createPinsAdmin(): Hono<{ Bindings: PinBindings }> {
   admin.get("/pins", async (c) => {
     const kv = kvOf(c);
     const upstreams = configured(c.env).filter((u) => pinningOf(u) !== "off");
-    const described = await Promise.all(upstreams.map(async (u) => describeUpstreamPins(u, await readPins(kv, u.name))));
+    const described = await Promise.all(
+      upstreams.map(async (u) => describeUpstreamPins(u, await readPins(kv, u.name))),
+    );
     const sweep = await readSweepReport<unknown>(kv);
     const rules = [...ruleTable(), DUPLICATE_NAME_RULE_ROW, DUPLICATE_MEMBER_RULE_ROW];
     return c.json({ upstreams: described, lastSweep: sweep ?? null, rules }, 200, noStore);
@@ -201,7 +262,10 @@ export function createPinsAdmin(): Hono<{ Bindings: PinBindings }> {
       // An upstream no longer configured may still have pins to forget; a name with neither is a typo.
       if (!configured(c.env).some((u) => u.name === upstreamName)) {
         const state = await readPins(kv, upstreamName);
-        const stored = state.invalid !== undefined || Object.keys(state.pins.entries).length > 0 || Object.keys(state.decisions.entries).length > 0;
+        const stored =
+          state.invalid !== undefined ||
+          Object.keys(state.pins.entries).length > 0 ||
+          Object.keys(state.decisions.entries).length > 0;
         if (!stored) return c.json({ error: `no upstream named "${upstreamName}" is configured or has pins` }, 404);
       }
       await saveBoth(kv, upstreamName, { pins: EMPTY_PINS, decisions: EMPTY_DECISIONS });

@@ -27,7 +27,11 @@ export function Findings({ findings }: { findings: readonly PinFindingView[] }) 
     <ul class="findings">
       {findings.map((finding) => (
         <li data-rule={finding.rule}>
-          <span class={`badge severity-${finding.severity === "high" ? "high" : "other"}`}>{finding.severity}</span> {finding.rule} at <code>{finding.at || "/"}</code>: <code class="match"><Visible text={finding.match} /></code>
+          <span class={`badge severity-${finding.severity === "high" ? "high" : "other"}`}>{finding.severity}</span>{" "}
+          {finding.rule} at <code>{finding.at || "/"}</code>:{" "}
+          <code class="match">
+            <Visible text={finding.match} />
+          </code>
         </li>
       ))}
     </ul>
@@ -44,11 +48,29 @@ function Diff({ pending, label }: { pending: NonNullable<PinView["pending"]>; la
         {pending.diff.changes.map((entry) => (
           <tr>
             <td>
-              <code><Visible text={entry.path} /></code>
+              <code>
+                <Visible text={entry.path} />
+              </code>
             </td>
             <td>{entry.change}</td>
-            <td>{"before" in entry ? <pre><VisibleValue value={entry.before} /></pre> : <span class="muted">(absent)</span>}</td>
-            <td>{"after" in entry ? <pre><VisibleValue value={entry.after} /></pre> : <span class="muted">(absent)</span>}</td>
+            <td>
+              {"before" in entry ? (
+                <pre>
+                  <VisibleValue value={entry.before} />
+                </pre>
+              ) : (
+                <span class="muted">(absent)</span>
+              )}
+            </td>
+            <td>
+              {"after" in entry ? (
+                <pre>
+                  <VisibleValue value={entry.after} />
+                </pre>
+              ) : (
+                <span class="muted">(absent)</span>
+              )}
+            </td>
           </tr>
         ))}
         {pending.diff.more > 0 && (
@@ -68,13 +90,35 @@ const STATUS_TEXT: Readonly<Record<string, string>> = {
 };
 
 /** A definition that is not simply pinned: what changed, its findings, and the decision buttons. */
-export function PendingChange({ upstream, pin, csrf, shown, id }: { upstream: string; pin: PinView; csrf: string; shown: Shown | undefined; id: string }) {
+export function PendingChange({
+  upstream,
+  pin,
+  csrf,
+  shown,
+  id,
+}: {
+  upstream: string;
+  pin: PinView;
+  csrf: string;
+  shown: Shown | undefined;
+  id: string;
+}) {
   const pending = pin.pending!;
   const what = `${pin.kind} ${pin.name}`;
   return (
-    <article class="card change" id={id} data-pin={`${upstream}/${pin.kind}/${pin.name}`} data-status={pin.status} aria-labelledby={`${id}-title`}>
+    <article
+      class="card change"
+      id={id}
+      data-pin={`${upstream}/${pin.kind}/${pin.name}`}
+      data-status={pin.status}
+      aria-labelledby={`${id}-title`}
+    >
       <h4 id={`${id}-title`}>
-        {pin.kind} <code><Visible text={pin.name} /></code> <span class={`badge ${pin.status === "rejected" ? "" : "bad"}`}>{STATUS_TEXT[pin.status] ?? pin.status}</span>
+        {pin.kind}{" "}
+        <code>
+          <Visible text={pin.name} />
+        </code>{" "}
+        <span class={`badge ${pin.status === "rejected" ? "" : "bad"}`}>{STATUS_TEXT[pin.status] ?? pin.status}</span>
       </h4>
       <dl>
         <dt>Version shown</dt>
@@ -92,17 +136,33 @@ export function PendingChange({ upstream, pin, csrf, shown, id }: { upstream: st
           <Findings findings={pending.findings} />
         </dd>
       </dl>
-      <Diff pending={pending} label={`What changed in ${pin.kind} ${pin.name}${pin.approved ? " since the approved version" : " (no approved version)"}`} />
+      <Diff
+        pending={pending}
+        label={`What changed in ${pin.kind} ${pin.name}${pin.approved ? " since the approved version" : " (no approved version)"}`}
+      />
       <form method="post" action={href("/pins/decide")} class="row">
         <CsrfField csrf={csrf} />
         <input type="hidden" name="upstream" value={upstream} />
         <input type="hidden" name="kind" value={pin.kind} />
         <input type="hidden" name="name" value={pin.name} />
         <input type="hidden" name="digest" value={pending.digest} />
-        <button type="submit" name="verdict" value="approve" aria-label={`Approve ${what} of ${upstream}`} aria-describedby={`${id}-result`}>
+        <button
+          type="submit"
+          name="verdict"
+          value="approve"
+          aria-label={`Approve ${what} of ${upstream}`}
+          aria-describedby={`${id}-result`}
+        >
           Approve
         </button>
-        <button type="submit" name="verdict" value="reject" class="danger" aria-label={`Reject ${what} of ${upstream}`} aria-describedby={`${id}-result`}>
+        <button
+          type="submit"
+          name="verdict"
+          value="reject"
+          class="danger"
+          aria-label={`Reject ${what} of ${upstream}`}
+          aria-describedby={`${id}-result`}
+        >
           Reject
         </button>
       </form>

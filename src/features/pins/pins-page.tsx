@@ -20,7 +20,14 @@ import { errorOf } from "../../admin/console/admin-client";
 import { CsrfField, Empty, href, PostButton, Problems, TableHead, Time } from "../../admin/console/layout";
 import { Decision, Findings, PendingChange, sameDefinition, type Shown } from "./pins-change";
 import { renderPage, statusOf } from "../../admin/console/render";
-import { awaitsDecision, readPinsView, type PinsView, type PinView, type SweepView, type UpstreamPinsView } from "./pins-data";
+import {
+  awaitsDecision,
+  readPinsView,
+  type PinsView,
+  type PinView,
+  type SweepView,
+  type UpstreamPinsView,
+} from "./pins-data";
 import { Visible } from "../../admin/console/visible-text";
 
 const MODE_TEXT: Readonly<Record<string, string>> = {
@@ -35,11 +42,33 @@ function describedText(definition: unknown): string {
   return title && description ? `${title} — ${description}` : title || description;
 }
 
-function DefinitionsTable({ upstream, pins, csrf, shown, prefix }: { upstream: string; pins: readonly PinView[]; csrf: string; shown: Shown | undefined; prefix: string }) {
+function DefinitionsTable({
+  upstream,
+  pins,
+  csrf,
+  shown,
+  prefix,
+}: {
+  upstream: string;
+  pins: readonly PinView[];
+  csrf: string;
+  shown: Shown | undefined;
+  prefix: string;
+}) {
   return (
     <table>
       <caption class="muted">{`Definitions pinned for ${upstream}`}</caption>
-      <TableHead columns={["Kind", "Name", "Status", "Title and description (approved)", "Findings", "Approved digest", "Actions"]} />
+      <TableHead
+        columns={[
+          "Kind",
+          "Name",
+          "Status",
+          "Title and description (approved)",
+          "Findings",
+          "Approved digest",
+          "Actions",
+        ]}
+      />
       <tbody>
         {pins.map((pin, index) => {
           const id = `${prefix}-def-${index}`;
@@ -48,7 +77,9 @@ function DefinitionsTable({ upstream, pins, csrf, shown, prefix }: { upstream: s
             <tr data-pin={`${upstream}/${pin.kind}/${pin.name}`} data-status={pin.status}>
               <td>{pin.kind}</td>
               <td>
-                <code><Visible text={pin.name} /></code>
+                <code>
+                  <Visible text={pin.name} />
+                </code>
               </td>
               <td>
                 {pin.status}
@@ -71,11 +102,18 @@ function DefinitionsTable({ upstream, pins, csrf, shown, prefix }: { upstream: s
                   <input type="hidden" name="upstream" value={upstream} />
                   <input type="hidden" name="kind" value={pin.kind} />
                   <input type="hidden" name="name" value={pin.name} />
-                  <button type="submit" class="danger" aria-label={`Forget ${pin.kind} ${pin.name} of ${upstream}`} aria-describedby={`${id}-result`}>
+                  <button
+                    type="submit"
+                    class="danger"
+                    aria-label={`Forget ${pin.kind} ${pin.name} of ${upstream}`}
+                    aria-describedby={`${id}-result`}
+                  >
                     Forget
                   </button>
                 </form>
-                {!pin.pending && <Decision id={`${id}-result`} shown={sameDefinition(shown, upstream, pin) ? shown : undefined} />}
+                {!pin.pending && (
+                  <Decision id={`${id}-result`} shown={sameDefinition(shown, upstream, pin) ? shown : undefined} />
+                )}
                 {pin.pending && <div id={`${id}-result`}></div>}
               </td>
             </tr>
@@ -86,7 +124,17 @@ function DefinitionsTable({ upstream, pins, csrf, shown, prefix }: { upstream: s
   );
 }
 
-function UpstreamPins({ entry, index, csrf, shown }: { entry: UpstreamPinsView; index: number; csrf: string; shown: Shown | undefined }) {
+function UpstreamPins({
+  entry,
+  index,
+  csrf,
+  shown,
+}: {
+  entry: UpstreamPinsView;
+  index: number;
+  csrf: string;
+  shown: Shown | undefined;
+}) {
   const prefix = `pins-${index}`;
   const changes = entry.definitions.filter((pin) => pin.pending !== null);
   const waiting = changes.filter(awaitsDecision).length;
@@ -109,10 +157,24 @@ function UpstreamPins({ entry, index, csrf, shown }: { entry: UpstreamPinsView; 
           {changes.length === 0 ? (
             <Empty>none: every definition is the approved one</Empty>
           ) : (
-            changes.map((pin) => <PendingChange upstream={entry.upstream} pin={pin} csrf={csrf} shown={shown} id={`${prefix}-change-${entry.definitions.indexOf(pin)}`} />)
+            changes.map((pin) => (
+              <PendingChange
+                upstream={entry.upstream}
+                pin={pin}
+                csrf={csrf}
+                shown={shown}
+                id={`${prefix}-change-${entry.definitions.indexOf(pin)}`}
+              />
+            ))
           )}
           <h3>Pinned definitions</h3>
-          <DefinitionsTable upstream={entry.upstream} pins={entry.definitions} csrf={csrf} shown={shown} prefix={prefix} />
+          <DefinitionsTable
+            upstream={entry.upstream}
+            pins={entry.definitions}
+            csrf={csrf}
+            shown={shown}
+            prefix={prefix}
+          />
           <PostButton
             action={href(`/pins/forget-all?upstream=${encodeURIComponent(entry.upstream)}`)}
             csrf={csrf}
@@ -135,7 +197,12 @@ function LastSweep({ sweep }: { sweep: SweepView | null }) {
       ) : (
         <>
           <p>
-            Ran <Time iso={sweep.at} />: checked {sweep.checked.length === 0 ? "no upstream" : sweep.checked.map((c) => `${c.upstream} (${c.tools} tools, ${c.prompts} prompts, ${c.changes} changes)`).join(", ")}
+            Ran <Time iso={sweep.at} />: checked{" "}
+            {sweep.checked.length === 0
+              ? "no upstream"
+              : sweep.checked
+                  .map((c) => `${c.upstream} (${c.tools} tools, ${c.prompts} prompts, ${c.changes} changes)`)
+                  .join(", ")}
             {sweep.deferred.length > 0 ? `; left for the next run: ${sweep.deferred.join(", ")}` : ""}.
           </p>
           <h3>Unreachable upstreams</h3>
@@ -176,19 +243,31 @@ function Rules({ rules }: { rules: PinsView["rules"] }) {
   );
 }
 
-async function pinsPage(c: ConsoleContext, shown?: Shown & { where: "definition" | "page" }, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
+async function pinsPage(
+  c: ConsoleContext,
+  shown?: Shown & { where: "definition" | "page" },
+  status: Parameters<typeof renderPage>[4] = 200,
+): Promise<Response> {
   const read = await readPinsView(c.var.call);
   const csrf = c.var.session.csrf;
   // Upstreams with changes awaiting a decision first (most first); the others in configuration order.
   const waiting = (entry: UpstreamPinsView) => entry.definitions.filter(awaitsDecision).length;
   const upstreams = (read.ok ? read.pins.upstreams : []).slice().sort((a, b) => waiting(b) - waiting(a));
-  const known = shown?.where === "definition" && upstreams.some((u) => u.upstream === shown.upstream && u.definitions.some((pin) => sameDefinition(shown, u.upstream, pin)));
+  const known =
+    shown?.where === "definition" &&
+    upstreams.some(
+      (u) => u.upstream === shown.upstream && u.definitions.some((pin) => sameDefinition(shown, u.upstream, pin)),
+    );
   const pageError = !read.ok ? read.error : shown && !known ? shown.error : undefined;
   const body = (
     <>
       <Problems id="pins-errors" error={pageError} />
-      {read.ok && upstreams.length === 0 && <Empty>Pinning is off for every upstream (UPSTREAMS[].pinning is "off"): nothing is pinned.</Empty>}
-      {read.ok && upstreams.length > 0 && upstreams.every((u) => u.definitions.length === 0) && <Empty>No pins yet — pins appear when an upstream's tools are first listed.</Empty>}
+      {read.ok && upstreams.length === 0 && (
+        <Empty>Pinning is off for every upstream (UPSTREAMS[].pinning is "off"): nothing is pinned.</Empty>
+      )}
+      {read.ok && upstreams.length > 0 && upstreams.every((u) => u.definitions.length === 0) && (
+        <Empty>No pins yet — pins appear when an upstream's tools are first listed.</Empty>
+      )}
       {upstreams.map((entry, index) => (
         <UpstreamPins entry={entry} index={index} csrf={csrf} shown={known ? shown : undefined} />
       ))}
@@ -200,7 +279,8 @@ async function pinsPage(c: ConsoleContext, shown?: Shown & { where: "definition"
 }
 
 const NO_UPSTREAM = "The form named no upstream: reload the Pins page and use its buttons";
-const STALE_NOTE = "the upstream changed this definition after the page was loaded, so nothing was decided: reload the page and review the version it serves now";
+const STALE_NOTE =
+  "the upstream changed this definition after the page was loaded, so nothing was decided: reload the page and review the version it serves now";
 
 /** Adds the Pins page: pins per upstream, approve and reject by digest, forget. */
 export function registerPins(app: ConsoleApp): void {
@@ -208,12 +288,32 @@ export function registerPins(app: ConsoleApp): void {
 
   app.post("/pins/decide", async (c) => {
     const form = c.var.form;
-    const [upstream, kind, name, digest, verdict] = ["upstream", "kind", "name", "digest", "verdict"].map((field) => form.get(field)) as [string, string, string, string, string];
-    if (verdict !== "approve" && verdict !== "reject") return pinsPage(c, { upstream, kind, name, error: "Choose Approve or Reject", where: "definition" }, 400);
-    const answer = await c.var.call("POST", `/pins/${encodeURIComponent(upstream)}/${encodeURIComponent(name)}/${verdict}`, JSON.stringify({ digest, kind }));
+    const [upstream, kind, name, digest, verdict] = ["upstream", "kind", "name", "digest", "verdict"].map((field) =>
+      form.get(field),
+    ) as [string, string, string, string, string];
+    if (verdict !== "approve" && verdict !== "reject")
+      return pinsPage(c, { upstream, kind, name, error: "Choose Approve or Reject", where: "definition" }, 400);
+    const answer = await c.var.call(
+      "POST",
+      `/pins/${encodeURIComponent(upstream)}/${encodeURIComponent(name)}/${verdict}`,
+      JSON.stringify({ digest, kind }),
+    );
     if (answer.ok) return c.redirect(href("/pins"), 303);
     const { error } = errorOf(answer);
-    return pinsPage(c, { upstream, kind, name, error: answer.status === 409 ? `Not ${verdict === "approve" ? "approved" : "rejected"}: ${STALE_NOTE}. The admin API said: ${error}` : error, where: "definition" }, statusOf(answer.status));
+    return pinsPage(
+      c,
+      {
+        upstream,
+        kind,
+        name,
+        error:
+          answer.status === 409
+            ? `Not ${verdict === "approve" ? "approved" : "rejected"}: ${STALE_NOTE}. The admin API said: ${error}`
+            : error,
+        where: "definition",
+      },
+      statusOf(answer.status),
+    );
   });
 
   // One definition, by a name the upstream chose ("", "." and ".." included: it goes in the

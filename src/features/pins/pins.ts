@@ -10,7 +10,15 @@
  * version is a pending change until an operator approves or rejects it by digest.
  */
 import { hasHighFinding } from "./pin-findings";
-import type { DecisionsDocument, Finding, ObservedPin, PinDecision, PinKind, PinsDocument, PinVersion } from "./pin-store";
+import type {
+  DecisionsDocument,
+  Finding,
+  ObservedPin,
+  PinDecision,
+  PinKind,
+  PinsDocument,
+  PinVersion,
+} from "./pin-store";
 
 export type { DecisionsDocument, ObservedPin, PinDecision, PinsDocument, PinVersion };
 export { EMPTY_DECISIONS, EMPTY_PINS } from "./pin-store";
@@ -38,7 +46,12 @@ export function pinId(kind: PinKind, name: string): string {
 }
 
 /** The version clients may be shown: the operator's approval, else the first-seen one unless it is held. */
-export function approvedVersion(pin: ObservedPin, decision: PinDecision | undefined, mode: PinningMode, approveNew: boolean): PinVersion | undefined {
+export function approvedVersion(
+  pin: ObservedPin,
+  decision: PinDecision | undefined,
+  mode: PinningMode,
+  approveNew: boolean,
+): PinVersion | undefined {
   if (decision?.approved) return decision.approved;
   if (approveNew) return undefined;
   if (mode === "enforce" && hasHighFinding(pin.first.findings)) return undefined;
@@ -46,7 +59,12 @@ export function approvedVersion(pin: ObservedPin, decision: PinDecision | undefi
 }
 
 /** The status of a definition under an upstream's settings. */
-export function pinStatus(pin: ObservedPin, decision: PinDecision | undefined, mode: PinningMode, approveNew: boolean): PinStatus {
+export function pinStatus(
+  pin: ObservedPin,
+  decision: PinDecision | undefined,
+  mode: PinningMode,
+  approveNew: boolean,
+): PinStatus {
   const approved = approvedVersion(pin, decision, mode, approveNew);
   if (!approved) return "held";
   if (approved.digest === pin.latest.digest) return "pinned";
@@ -54,7 +72,13 @@ export function pinStatus(pin: ObservedPin, decision: PinDecision | undefined, m
 }
 
 /** A definition as one list showed it. */
-export type SeenDefinition = { readonly kind: PinKind; readonly name: string; readonly digest: string; readonly definition: string; readonly findings: readonly Finding[] };
+export type SeenDefinition = {
+  readonly kind: PinKind;
+  readonly name: string;
+  readonly digest: string;
+  readonly definition: string;
+  readonly findings: readonly Finding[];
+};
 
 /** What a list told the gateway that it did not know: each is reported once (audit, client log). */
 export type PinChange = {
@@ -94,21 +118,45 @@ export function observePins(
     const id = pinId(item.kind, item.name);
     listed.add(id);
     const pin = Object.hasOwn(entries, id) ? entries[id] : undefined;
-    const version = (): PinVersion => ({ digest: item.digest, definition: item.definition, findings: item.findings, seenAt: now });
+    const version = (): PinVersion => ({
+      digest: item.digest,
+      definition: item.definition,
+      findings: item.findings,
+      seenAt: now,
+    });
     if (!pin) {
       const first = version();
       entries[id] = { kind: item.kind, name: item.name, first, latest: first };
-      changes.push({ change: "new", kind: item.kind, name: item.name, newDigest: item.digest, findings: item.findings });
+      changes.push({
+        change: "new",
+        kind: item.kind,
+        name: item.name,
+        newDigest: item.digest,
+        findings: item.findings,
+      });
     } else if (pin.latest.digest !== item.digest) {
       // Back to the first version: the same definition, with the findings of this sight (a duplicate name, or none).
       const same = sameFindings(pin.first.findings, item.findings);
       const first = same ? pin.first : { ...pin.first, findings: item.findings };
       const latest = pin.first.digest !== item.digest ? version() : first;
       entries[id] = { kind: pin.kind, name: pin.name, first: pin.first, latest };
-      changes.push({ change: "changed", kind: item.kind, name: item.name, oldDigest: pin.latest.digest, newDigest: item.digest, findings: latest.findings });
+      changes.push({
+        change: "changed",
+        kind: item.kind,
+        name: item.name,
+        oldDigest: pin.latest.digest,
+        newDigest: item.digest,
+        findings: latest.findings,
+      });
     } else if (pin.removedAt !== undefined) {
       entries[id] = { kind: pin.kind, name: pin.name, first: pin.first, latest: pin.latest };
-      changes.push({ change: "returned", kind: item.kind, name: item.name, oldDigest: pin.latest.digest, newDigest: item.digest });
+      changes.push({
+        change: "returned",
+        kind: item.kind,
+        name: item.name,
+        oldDigest: pin.latest.digest,
+        newDigest: item.digest,
+      });
     }
   }
   if (complete) {
@@ -125,7 +173,10 @@ export function observePins(
 export function approve(decisions: DecisionsDocument, id: string, version: PinVersion): DecisionsDocument {
   const previous = decisions.entries[id];
   const rejected = (previous?.rejected ?? []).filter((digest) => digest !== version.digest);
-  return { v: 1, entries: { ...decisions.entries, [id]: { approved: version, ...(rejected.length > 0 ? { rejected } : {}) } } };
+  return {
+    v: 1,
+    entries: { ...decisions.entries, [id]: { approved: version, ...(rejected.length > 0 ? { rejected } : {}) } },
+  };
 }
 
 /** The decisions after a rejection of `digest`. */
@@ -136,6 +187,9 @@ export function reject(decisions: DecisionsDocument, id: string, digest: string)
 }
 
 /** A document without the entries whose ids `drop` says. */
-export function withoutEntries<D extends PinsDocument | DecisionsDocument>(document: D, drop: (id: string) => boolean): D {
+export function withoutEntries<D extends PinsDocument | DecisionsDocument>(
+  document: D,
+  drop: (id: string) => boolean,
+): D {
   return { ...document, entries: Object.fromEntries(Object.entries(document.entries).filter(([id]) => !drop(id))) };
 }

@@ -21,10 +21,13 @@ export const PINNING_FIELDS: UpstreamSection = {
   parse: (raw, at, problems) => {
     const pinning = raw["pinning"];
     if (pinning !== undefined && !(PINNING_MODES as readonly unknown[]).includes(pinning)) {
-      problems.push(`${at}.pinning: must be one of ${PINNING_MODES.map((m) => JSON.stringify(m)).join(", ")} (default "${DEFAULT_PINNING_MODE}")`);
+      problems.push(
+        `${at}.pinning: must be one of ${PINNING_MODES.map((m) => JSON.stringify(m)).join(", ")} (default "${DEFAULT_PINNING_MODE}")`,
+      );
     }
     const approveNew = raw["approveNew"];
-    if (approveNew !== undefined && typeof approveNew !== "boolean") problems.push(`${at}.approveNew: must be true or false`);
+    if (approveNew !== undefined && typeof approveNew !== "boolean")
+      problems.push(`${at}.approveNew: must be true or false`);
     return {
       ...(pinning !== undefined ? { pinning: pinning as PinningMode } : {}),
       ...(approveNew === true ? { approveNew: true } : {}),

@@ -17,7 +17,14 @@ import { GATEWAY_INFO } from "../../core/gateway-info";
 import { GatewayError } from "../../core/errors";
 import { onRequests, type CallContext, type Middleware } from "../../context/call-context";
 import type { CallRecord } from "../../context/call-record";
-import { atLeast, isLogLevel, loadLogLevel, LOG_LEVEL_META_KEY, saveLogLevel, type LogLevel } from "../../storage/client-log-levels";
+import {
+  atLeast,
+  isLogLevel,
+  loadLogLevel,
+  LOG_LEVEL_META_KEY,
+  saveLogLevel,
+  type LogLevel,
+} from "../../storage/client-log-levels";
 
 export const GATEWAY_LOGGER = GATEWAY_INFO.name;
 
@@ -48,28 +55,63 @@ export async function levelFor(ctx: CallContext, request: JsonRpcRequest): Promi
 }
 
 /** What the record says the gateway did to one call. */
-export function decisionsOf(record: Readonly<CallRecord>, tool: string, failure: string | undefined = record.failure): Decision[] {
+export function decisionsOf(
+  record: Readonly<CallRecord>,
+  tool: string,
+  failure: string | undefined = record.failure,
+): Decision[] {
   const out: Decision[] = [];
   if (record.filterSet !== undefined) {
-    const details = { event: "output-filter", tool, filterSet: record.filterSet, rule: record.filterRule ?? null, bytesSaved: record.bytesSaved ?? 0 };
+    const details = {
+      event: "output-filter",
+      tool,
+      filterSet: record.filterSet,
+      rule: record.filterRule ?? null,
+      bytesSaved: record.bytesSaved ?? 0,
+    };
     out.push(
       record.filterShadow
-        ? { level: "debug", message: `filter set "${record.filterSet}" (shadow mode) would have saved ${record.bytesSaved ?? 0} bytes of ${tool}'s result`, details: { ...details, shadow: true } }
-        : { level: "info", message: `filter set "${record.filterSet}" reshaped ${tool}'s result and saved ${record.bytesSaved ?? 0} bytes`, details },
+        ? {
+            level: "debug",
+            message: `filter set "${record.filterSet}" (shadow mode) would have saved ${record.bytesSaved ?? 0} bytes of ${tool}'s result`,
+            details: { ...details, shadow: true },
+          }
+        : {
+            level: "info",
+            message: `filter set "${record.filterSet}" reshaped ${tool}'s result and saved ${record.bytesSaved ?? 0} bytes`,
+            details,
+          },
     );
   }
   if (record.payloadId !== undefined) {
-    out.push({ level: "info", message: `${tool}'s result was too large to send and was stored as payload ${record.payloadId}`, details: { event: "offload", tool, payloadId: record.payloadId, bytes: record.bytesFromUpstream ?? null } });
+    out.push({
+      level: "info",
+      message: `${tool}'s result was too large to send and was stored as payload ${record.payloadId}`,
+      details: { event: "offload", tool, payloadId: record.payloadId, bytes: record.bytesFromUpstream ?? null },
+    });
   }
-  for (const rule of record.rulesFired ?? []) out.push({ level: "info", message: `rule "${rule}" added guidance to ${tool}'s result`, details: { event: "rule", tool, rule } });
+  for (const rule of record.rulesFired ?? [])
+    out.push({
+      level: "info",
+      message: `rule "${rule}" added guidance to ${tool}'s result`,
+      details: { event: "rule", tool, rule },
+    });
   if (failure !== undefined) {
-    out.push({ level: "error", message: `the call of ${tool} failed at the gateway (${failure}${record.upstream ? `, upstream "${record.upstream}"` : ""})`, details: { event: "failure", tool, failure, upstream: record.upstream ?? null } });
+    out.push({
+      level: "error",
+      message: `the call of ${tool} failed at the gateway (${failure}${record.upstream ? `, upstream "${record.upstream}"` : ""})`,
+      details: { event: "failure", tool, failure, upstream: record.upstream ?? null },
+    });
   }
   return out;
 }
 
 function logMessage(decision: Decision): string {
-  return JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: decision.level, logger: GATEWAY_LOGGER, data: { message: decision.message, ...decision.details } } });
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    method: "notifications/message",
+    params: { level: decision.level, logger: GATEWAY_LOGGER, data: { message: decision.message, ...decision.details } },
+  });
 }
 
 /** Why a call failed, as the relay tagged its error (the record layer writes it on the record later). */
@@ -79,7 +121,8 @@ function failureOf(error: unknown): string {
 }
 
 async function report(ctx: CallContext, threshold: LogLevel, tool: string, failure?: string): Promise<void> {
-  for (const decision of decisionsOf(ctx.record, tool, failure)) if (atLeast(decision.level, threshold)) await ctx.emit(logMessage(decision));
+  for (const decision of decisionsOf(ctx.record, tool, failure))
+    if (atLeast(decision.level, threshold)) await ctx.emit(logMessage(decision));
 }
 
 /**
@@ -89,28 +132,30 @@ async function report(ctx: CallContext, threshold: LogLevel, tool: string, failu
  * const handler = composeMiddleware([clientLogging()], relay);
  */
 export function clientLogging({ methods = ["tools/call"] }: ClientLoggingOptions = {}): Middleware {
-  return onRequests((next) =>
-    async function clientLogging(ctx, request) {
-      const { method, params } = request.message;
-      if (method === "logging/setLevel") {
-        const level = params?.["level"];
-        const { session } = ctx.identity;
-        const kv = ctx.services.kv;
-        if (isLogLevel(level) && session && kv) await saveLogLevel(kv, session.id, level, session.expiresAt);
-        return next(ctx, request);
-      }
-      if (!methods.includes(method)) return next(ctx, request);
-      const threshold = await levelFor(ctx, request.message);
-      if (threshold === null) return next(ctx, request);
-      const tool = typeof params?.["name"] === "string" ? params["name"] : method;
-      let answer: string;
-      try {
-        answer = await next(ctx, request);
-      } catch (error) {
-        await report(ctx, threshold, tool, failureOf(error));
-        throw error;
-      }
-      await report(ctx, threshold, tool);
-      return answer;
-    });
+  return onRequests(
+    (next) =>
+      async function clientLogging(ctx, request) {
+        const { method, params } = request.message;
+        if (method === "logging/setLevel") {
+          const level = params?.["level"];
+          const { session } = ctx.identity;
+          const kv = ctx.services.kv;
+          if (isLogLevel(level) && session && kv) await saveLogLevel(kv, session.id, level, session.expiresAt);
+          return next(ctx, request);
+        }
+        if (!methods.includes(method)) return next(ctx, request);
+        const threshold = await levelFor(ctx, request.message);
+        if (threshold === null) return next(ctx, request);
+        const tool = typeof params?.["name"] === "string" ? params["name"] : method;
+        let answer: string;
+        try {
+          answer = await next(ctx, request);
+        } catch (error) {
+          await report(ctx, threshold, tool, failureOf(error));
+          throw error;
+        }
+        await report(ctx, threshold, tool);
+        return answer;
+      },
+  );
 }

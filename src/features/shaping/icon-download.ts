@@ -11,7 +11,11 @@ import { getIconFile, ICON_FILE_NAME } from "./icon-files";
 const ICON_CACHE_CONTROL = "public, max-age=86400, stale-while-revalidate=604800";
 
 /** Answers a request for icon `name`. */
-export async function downloadIcon(request: Request, env: Readonly<Record<string, unknown>>, name: string): Promise<Response> {
+export async function downloadIcon(
+  request: Request,
+  env: Readonly<Record<string, unknown>>,
+  name: string,
+): Promise<Response> {
   const bucket = env["PAYLOADS"] as R2Bucket | undefined;
   const object = bucket && ICON_FILE_NAME.test(name) ? await getIconFile(bucket, name) : null;
   if (!object) throw new GatewayError(404, -32000, `Not Found: no icon file named "${name}"`);

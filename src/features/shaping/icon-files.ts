@@ -10,7 +10,15 @@ export const ICON_KEY_PREFIX = "icons/";
 export const ICON_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 export const MAX_ICON_BYTES = 1024 * 1024;
 /** The image types an icon may have (the spec names PNG, JPEG, SVG and WebP; GIF and ICO are common too). */
-export const ICON_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/svg+xml", "image/webp", "image/gif", "image/x-icon", "image/vnd.microsoft.icon"]);
+export const ICON_TYPES: ReadonlySet<string> = new Set([
+  "image/png",
+  "image/jpeg",
+  "image/svg+xml",
+  "image/webp",
+  "image/gif",
+  "image/x-icon",
+  "image/vnd.microsoft.icon",
+]);
 
 /** The image type of a Content-Type header (parameters dropped), or undefined when it is not one icons may have. */
 export function iconType(header: string | null): string | undefined {
@@ -24,7 +32,12 @@ export function iconType(header: string | null): string | undefined {
  * @example
  * await putIconFile(env.PAYLOADS, "logo.png", bytes, "image/png");
  */
-export async function putIconFile(bucket: R2Bucket, name: string, body: ArrayBuffer, contentType: string): Promise<{ etag: string }> {
+export async function putIconFile(
+  bucket: R2Bucket,
+  name: string,
+  body: ArrayBuffer,
+  contentType: string,
+): Promise<{ etag: string }> {
   const stored = await bucket.put(ICON_KEY_PREFIX + name, body, { httpMetadata: { contentType } });
   return { etag: stored.httpEtag };
 }

@@ -30,26 +30,48 @@ const MAX_URL_CHARS = 2_048;
 export type IconKind = (typeof KINDS)[number];
 
 /** An icon as the gateway lists it; `file` becomes a `src` on the gateway's origin. */
-export type IconSpec = { readonly src?: string; readonly file?: string; readonly mimeType?: string; readonly sizes?: readonly string[]; readonly theme?: "light" | "dark" };
+export type IconSpec = {
+  readonly src?: string;
+  readonly file?: string;
+  readonly mimeType?: string;
+  readonly sizes?: readonly string[];
+  readonly theme?: "light" | "dark";
+};
 
-export type IconEntry = { readonly match: string; readonly kinds: readonly IconKind[]; readonly icons: readonly IconSpec[] };
+export type IconEntry = {
+  readonly match: string;
+  readonly kinds: readonly IconKind[];
+  readonly icons: readonly IconSpec[];
+};
 
 export type IconsDocument = { readonly mode: "extend" | "replace"; readonly entries: readonly IconEntry[] };
 
 function checkIcon(value: unknown, path: string, problems: DocumentProblem[]): void {
-  if (!isObject(value)) return void problems.push({ path, message: "must be an object {src | file, mimeType?, sizes?, theme?}" });
+  if (!isObject(value))
+    return void problems.push({ path, message: "must be an object {src | file, mimeType?, sizes?, theme?}" });
   unknownFields(value, ["src", "file", "mimeType", "sizes", "theme"], path, problems);
   const { src, file, mimeType, sizes, theme } = value;
-  if ((src === undefined) === (file === undefined)) problems.push({ path, message: "needs exactly one of src (a URL) and file (an icon file the gateway serves)" });
-  if (src !== undefined && checkText(src, at(path, "src"), problems, MAX_URL_CHARS) && !/^(https:|data:image\/)/i.test(src)) {
+  if ((src === undefined) === (file === undefined))
+    problems.push({ path, message: "needs exactly one of src (a URL) and file (an icon file the gateway serves)" });
+  if (
+    src !== undefined &&
+    checkText(src, at(path, "src"), problems, MAX_URL_CHARS) &&
+    !/^(https:|data:image\/)/i.test(src)
+  ) {
     problems.push({ path: at(path, "src"), message: "must be an https: or data:image/ URL" });
   }
-  if (file !== undefined && (typeof file !== "string" || !ICON_FILE_NAME.test(file))) problems.push({ path: at(path, "file"), message: "must be an icon file name: letters, digits, '.', '-' or '_'" });
-  if (mimeType !== undefined && (typeof mimeType !== "string" || !/^image\/[A-Za-z0-9.+-]+$/.test(mimeType))) problems.push({ path: at(path, "mimeType"), message: "must be an image type such as image/png" });
-  if (sizes !== undefined && (!Array.isArray(sizes) || sizes.some((size) => typeof size !== "string" || !/^(any|\d+x\d+)$/.test(size)))) {
+  if (file !== undefined && (typeof file !== "string" || !ICON_FILE_NAME.test(file)))
+    problems.push({ path: at(path, "file"), message: "must be an icon file name: letters, digits, '.', '-' or '_'" });
+  if (mimeType !== undefined && (typeof mimeType !== "string" || !/^image\/[A-Za-z0-9.+-]+$/.test(mimeType)))
+    problems.push({ path: at(path, "mimeType"), message: "must be an image type such as image/png" });
+  if (
+    sizes !== undefined &&
+    (!Array.isArray(sizes) || sizes.some((size) => typeof size !== "string" || !/^(any|\d+x\d+)$/.test(size)))
+  ) {
     problems.push({ path: at(path, "sizes"), message: 'must be a list such as ["48x48", "any"]' });
   }
-  if (theme !== undefined && theme !== "light" && theme !== "dark") problems.push({ path: at(path, "theme"), message: 'must be "light" or "dark"' });
+  if (theme !== undefined && theme !== "light" && theme !== "dark")
+    problems.push({ path: at(path, "theme"), message: 'must be "light" or "dark"' });
 }
 
 /**
@@ -64,9 +86,17 @@ export function checkIcons(value: unknown): Checked<IconsDocument> {
   const problems: DocumentProblem[] = [];
   unknownFields(value, ["mode", "icons"], "", problems);
   const mode = value["mode"] ?? "extend";
-  if (mode !== "extend" && mode !== "replace") problems.push({ path: "/mode", message: 'must be "extend" (add to the upstream\'s icons) or "replace"' });
+  if (mode !== "extend" && mode !== "replace")
+    problems.push({ path: "/mode", message: 'must be "extend" (add to the upstream\'s icons) or "replace"' });
   const list = value["icons"];
-  if (!Array.isArray(list) || list.length > MAX_ICON_ENTRIES) return { ok: false, problems: [...problems, { path: "/icons", message: `must be a list of at most ${MAX_ICON_ENTRIES} {match, kinds?, icons}` }] };
+  if (!Array.isArray(list) || list.length > MAX_ICON_ENTRIES)
+    return {
+      ok: false,
+      problems: [
+        ...problems,
+        { path: "/icons", message: `must be a list of at most ${MAX_ICON_ENTRIES} {match, kinds?, icons}` },
+      ],
+    };
   const entries: IconEntry[] = [];
   list.forEach((entry: unknown, index) => {
     const path = at("/icons", index);
@@ -74,11 +104,15 @@ export function checkIcons(value: unknown): Checked<IconsDocument> {
     unknownFields(entry, ["match", "kinds", "icons"], path, problems);
     checkText(entry["match"], at(path, "match"), problems, MAX_URL_CHARS);
     const kinds = entry["kinds"] ?? KINDS;
-    if (!Array.isArray(kinds) || kinds.some((kind) => !KINDS.includes(kind as IconKind))) problems.push({ path: at(path, "kinds"), message: `must be a list of ${KINDS.join(", ")}` });
+    if (!Array.isArray(kinds) || kinds.some((kind) => !KINDS.includes(kind as IconKind)))
+      problems.push({ path: at(path, "kinds"), message: `must be a list of ${KINDS.join(", ")}` });
     const icons = entry["icons"];
-    if (!Array.isArray(icons) || icons.length === 0 || icons.length > MAX_ICONS_PER_ENTRY) problems.push({ path: at(path, "icons"), message: `must be a list of 1 to ${MAX_ICONS_PER_ENTRY} icons` });
+    if (!Array.isArray(icons) || icons.length === 0 || icons.length > MAX_ICONS_PER_ENTRY)
+      problems.push({ path: at(path, "icons"), message: `must be a list of 1 to ${MAX_ICONS_PER_ENTRY} icons` });
     else icons.forEach((icon, i) => checkIcon(icon, at(at(path, "icons"), i), problems));
     entries.push({ match: entry["match"] as string, kinds: kinds as IconKind[], icons: icons as IconSpec[] });
   });
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: deepFreeze(structuredClone({ mode: mode as "extend" | "replace", entries })) };
+  return problems.length > 0
+    ? { ok: false, problems }
+    : { ok: true, value: deepFreeze(structuredClone({ mode: mode as "extend" | "replace", entries })) };
 }

@@ -55,13 +55,15 @@ function addIcons(ctx: CallContext, method: string, text: string, document: Icon
  * const handler = composeMiddleware([icons({ cacheTtlMs: 30_000 })], relay);
  */
 export function icons({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: IconOptions = {}): Middleware {
-  return onRequests((next) =>
-    async function icons(ctx, request) {
-      const { method } = request.message;
-      if (!SHAPED_LISTS.has(method)) return next(ctx, request);
-      const text = await next(ctx, request);
-      const kv = ctx.services.kv;
-      const stored = kv ? await loadDocument(kv, ICONS_KEY, cacheTtlMs, checkIcons) : undefined;
-      return stored?.state === "valid" ? addIcons(ctx, method, text, stored.value) : text;
-    });
+  return onRequests(
+    (next) =>
+      async function icons(ctx, request) {
+        const { method } = request.message;
+        if (!SHAPED_LISTS.has(method)) return next(ctx, request);
+        const text = await next(ctx, request);
+        const kv = ctx.services.kv;
+        const stored = kv ? await loadDocument(kv, ICONS_KEY, cacheTtlMs, checkIcons) : undefined;
+        return stored?.state === "valid" ? addIcons(ctx, method, text, stored.value) : text;
+      },
+  );
 }

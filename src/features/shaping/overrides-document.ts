@@ -18,7 +18,6 @@ import { deepFreeze } from "../../policy/document-limits";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
 import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
 
-
 /** New texts for one tool or prompt. */
 export type TextOverride = { readonly title?: string; readonly description?: string };
 
@@ -28,7 +27,12 @@ export type OverridesDocument = {
   readonly upstreams: Readonly<Record<string, { readonly instructions?: string }>>;
 };
 
-function checkTable(value: unknown, path: string, fields: readonly string[], problems: DocumentProblem[]): Record<string, Record<string, string>> {
+function checkTable(
+  value: unknown,
+  path: string,
+  fields: readonly string[],
+  problems: DocumentProblem[],
+): Record<string, Record<string, string>> {
   const out: Record<string, Record<string, string>> = Object.create(null) as Record<string, Record<string, string>>;
   if (value === undefined) return out;
   if (!isObject(value)) {
@@ -43,7 +47,9 @@ function checkTable(value: unknown, path: string, fields: readonly string[], pro
     }
     unknownFields(entry, fields, where, problems);
     const texts: Record<string, string> = {};
-    for (const field of fields) if (entry[field] !== undefined && checkText(entry[field], at(where, field), problems)) texts[field] = entry[field] as string;
+    for (const field of fields)
+      if (entry[field] !== undefined && checkText(entry[field], at(where, field), problems))
+        texts[field] = entry[field] as string;
     out[name] = texts;
   }
   return out;

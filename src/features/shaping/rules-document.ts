@@ -34,16 +34,23 @@ export type RuleCondition =
   | { readonly result: string; readonly equals: unknown }
   | { readonly failed: boolean };
 
-export type Rule = { readonly name: string; readonly tool: string; readonly when?: RuleCondition; readonly message: string };
+export type Rule = {
+  readonly name: string;
+  readonly tool: string;
+  readonly when?: RuleCondition;
+  readonly message: string;
+};
 
 export type RulesDocument = { readonly rules: readonly Rule[]; readonly hints: Readonly<Record<string, string>> };
 
 function checkCondition(value: unknown, path: string, problems: DocumentProblem[]): void {
-  const shape = "must be {argument: <pointer>, equals: <value>}, {result: <pointer>, equals: <value>} or {failed: true|false}";
+  const shape =
+    "must be {argument: <pointer>, equals: <value>}, {result: <pointer>, equals: <value>} or {failed: true|false}";
   if (!isObject(value)) return void problems.push({ path, message: shape });
   if ("failed" in value) {
     unknownFields(value, ["failed"], path, problems);
-    if (typeof value["failed"] !== "boolean") problems.push({ path: at(path, "failed"), message: "must be true or false" });
+    if (typeof value["failed"] !== "boolean")
+      problems.push({ path: at(path, "failed"), message: "must be true or false" });
     return;
   }
   const side = "argument" in value ? "argument" : "result" in value ? "result" : undefined;
@@ -66,23 +73,32 @@ export function checkRules(value: unknown): Checked<RulesDocument> {
   unknownFields(value, ["rules", "hints"], "", problems);
   const list = value["rules"] ?? [];
   const rules: Rule[] = [];
-  if (!Array.isArray(list) || list.length > MAX_RULES) problems.push({ path: "/rules", message: `must be a list of at most ${MAX_RULES} {name?, tool, when?, message}` });
+  if (!Array.isArray(list) || list.length > MAX_RULES)
+    problems.push({ path: "/rules", message: `must be a list of at most ${MAX_RULES} {name?, tool, when?, message}` });
   else
     list.forEach((rule: unknown, index) => {
       const path = at("/rules", index);
-      if (!isObject(rule)) return void problems.push({ path, message: "must be an object {name?, tool, when?, message}" });
+      if (!isObject(rule))
+        return void problems.push({ path, message: "must be an object {name?, tool, when?, message}" });
       unknownFields(rule, ["name", "tool", "when", "message"], path, problems);
       if (rule["name"] !== undefined) checkText(rule["name"], at(path, "name"), problems, MAX_GLOB_CHARS);
       checkText(rule["tool"], at(path, "tool"), problems, MAX_GLOB_CHARS);
       checkText(rule["message"], at(path, "message"), problems);
       if (rule["when"] !== undefined) checkCondition(rule["when"], at(path, "when"), problems);
-      rules.push({ ...(rule as Omit<Rule, "name">), name: typeof rule["name"] === "string" ? rule["name"] : `rules/${index}` });
+      rules.push({
+        ...(rule as Omit<Rule, "name">),
+        name: typeof rule["name"] === "string" ? rule["name"] : `rules/${index}`,
+      });
     });
   const hints: Record<string, string> = Object.create(null) as Record<string, string>;
   const table = value["hints"] ?? {};
   if (!isObject(table)) problems.push({ path: "/hints", message: "must be an object of hint texts by tool (glob)" });
-  else for (const [tool, hint] of Object.entries(table)) if (checkText(hint, at("/hints", tool), problems)) hints[tool] = hint;
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: deepFreeze(structuredClone({ rules, hints })) };
+  else
+    for (const [tool, hint] of Object.entries(table))
+      if (checkText(hint, at("/hints", tool), problems)) hints[tool] = hint;
+  return problems.length > 0
+    ? { ok: false, problems }
+    : { ok: true, value: deepFreeze(structuredClone({ rules, hints })) };
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -90,7 +106,9 @@ function sameJson(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameJson(item, b[i]));
   if (isObject(a) && isObject(b)) {
     const keys = Object.keys(b);
-    return Object.keys(a).length === keys.length && keys.every((key) => Object.hasOwn(a, key) && sameJson(a[key], b[key]));
+    return (
+      Object.keys(a).length === keys.length && keys.every((key) => Object.hasOwn(a, key) && sameJson(a[key], b[key]))
+    );
   }
   return false;
 }
@@ -111,7 +129,8 @@ export type RuleSubject = { readonly arguments: unknown; readonly result: unknow
 export function conditionHolds(condition: RuleCondition | undefined, subject: RuleSubject): boolean {
   if (!condition) return true;
   if ("failed" in condition) return condition.failed === subject.failed;
-  const [root, pointer] = "argument" in condition ? [subject.arguments, condition.argument] : [subject.result, condition.result];
+  const [root, pointer] =
+    "argument" in condition ? [subject.arguments, condition.argument] : [subject.result, condition.result];
   const found = valueAt(root, pointer);
   return found.found && sameJson(found.value, condition.equals);
 }
@@ -123,5 +142,7 @@ export function rulesFor(document: RulesDocument, tool: string): Rule[] {
 
 /** The hints of `tool`, in document order. */
 export function hintsFor(document: RulesDocument, tool: string): string[] {
-  return Object.entries(document.hints).filter(([glob]) => matchesGlob(glob, tool)).map(([, hint]) => hint);
+  return Object.entries(document.hints)
+    .filter(([glob]) => matchesGlob(glob, tool))
+    .map(([, hint]) => hint);
 }

@@ -46,32 +46,34 @@ function needsResult(rules: readonly Rule[]): boolean {
  * const handler = composeMiddleware([rules({ cacheTtlMs: 30_000 })], relay);
  */
 export function rules({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: RuleOptions = {}): Middleware {
-  return onRequests((next) =>
-    async function rules(ctx, request) {
-      const { method, params } = request.message;
-      const key = method === "tools/call" ? namedAt(ctx.target) : undefined;
-      if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
-      const answer = await next(ctx, request);
-      // A question for the client (multi-round-trip) is not the tool's result: guidance goes on the answer to its retry.
-      if (isInputRequired(answer)) return answer;
-      const kv = ctx.services.kv;
-      const stored = kv ? await loadDocument(kv, RULES_KEY, cacheTtlMs, checkRules) : undefined;
-      if (stored?.state !== "valid") return answer;
-      const matching = rulesFor(stored.value, key.key);
-      const hints = hintsFor(stored.value, key.key);
-      if (matching.length === 0 && hints.length === 0) return answer;
-      let result: unknown;
-      if (needsResult(matching)) {
-        const parsed: unknown = JSON.parse(answer);
-        result = isObject(parsed) ? parsed["result"] : undefined;
-      } else result = pathSpan(answer, ["result"]) ? {} : undefined;
-      if (!isObject(result)) return answer; // a JSON-RPC error: nothing to append to
-      const subject = { arguments: params?.["arguments"], result, failed: result["isError"] === true };
-      const fired = matching.filter((rule) => conditionHolds(rule.when, subject));
-      if (fired.length === 0 && hints.length === 0) return answer;
-      const out = appendTexts(answer, [...fired.map((rule) => rule.message), ...hints]);
-      if (out === undefined) return answer;
-      if (fired.length > 0) ctx.record.rulesFired = fired.map((rule) => rule.name);
-      return out;
-    });
+  return onRequests(
+    (next) =>
+      async function rules(ctx, request) {
+        const { method, params } = request.message;
+        const key = method === "tools/call" ? namedAt(ctx.target) : undefined;
+        if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
+        const answer = await next(ctx, request);
+        // A question for the client (multi-round-trip) is not the tool's result: guidance goes on the answer to its retry.
+        if (isInputRequired(answer)) return answer;
+        const kv = ctx.services.kv;
+        const stored = kv ? await loadDocument(kv, RULES_KEY, cacheTtlMs, checkRules) : undefined;
+        if (stored?.state !== "valid") return answer;
+        const matching = rulesFor(stored.value, key.key);
+        const hints = hintsFor(stored.value, key.key);
+        if (matching.length === 0 && hints.length === 0) return answer;
+        let result: unknown;
+        if (needsResult(matching)) {
+          const parsed: unknown = JSON.parse(answer);
+          result = isObject(parsed) ? parsed["result"] : undefined;
+        } else result = pathSpan(answer, ["result"]) ? {} : undefined;
+        if (!isObject(result)) return answer; // a JSON-RPC error: nothing to append to
+        const subject = { arguments: params?.["arguments"], result, failed: result["isError"] === true };
+        const fired = matching.filter((rule) => conditionHolds(rule.when, subject));
+        if (fired.length === 0 && hints.length === 0) return answer;
+        const out = appendTexts(answer, [...fired.map((rule) => rule.message), ...hints]);
+        if (out === undefined) return answer;
+        if (fired.length > 0) ctx.record.rulesFired = fired.map((rule) => rule.name);
+        return out;
+      },
+  );
 }

@@ -12,7 +12,15 @@ import { Hono } from "../../admin/hono-app";
 import { checkIcons } from "./icons-document";
 import { checkOverrides } from "./overrides-document";
 import { checkRules } from "./rules-document";
-import { deleteIconFile, ICON_FILE_NAME, ICON_TYPES, iconType, listIconFiles, MAX_ICON_BYTES, putIconFile } from "./icon-files";
+import {
+  deleteIconFile,
+  ICON_FILE_NAME,
+  ICON_TYPES,
+  iconType,
+  listIconFiles,
+  MAX_ICON_BYTES,
+  putIconFile,
+} from "./icon-files";
 import { documentRoutes } from "../../admin/document-routes";
 import { readBodyBytes } from "../../admin/read-body";
 
@@ -32,9 +40,14 @@ export function createShapingAdmin(): Hono<{ Bindings: ShapingBindings }> {
   admin.get("/icons/files", async (c) => c.json({ files: await listIconFiles(bucketOf(c.env)) }));
   admin.put("/icons/files/:name", async (c) => {
     const name = c.req.param("name");
-    if (!ICON_FILE_NAME.test(name)) return c.json({ error: "an icon file name is 1-128 letters, digits, '.', '-' or '_', starting with a letter or digit" }, 400);
+    if (!ICON_FILE_NAME.test(name))
+      return c.json(
+        { error: "an icon file name is 1-128 letters, digits, '.', '-' or '_', starting with a letter or digit" },
+        400,
+      );
     const type = iconType(c.req.header("content-type") ?? null);
-    if (!type) return c.json({ error: `Content-Type must be an image type icons may have: ${[...ICON_TYPES].join(", ")}` }, 415);
+    if (!type)
+      return c.json({ error: `Content-Type must be an image type icons may have: ${[...ICON_TYPES].join(", ")}` }, 415);
     const body = await readBodyBytes(c.req.raw, MAX_ICON_BYTES);
     if (body === undefined) return c.json({ error: `an icon file is at most ${MAX_ICON_BYTES} bytes` }, 413);
     if (body.byteLength === 0) return c.json({ error: "the body is empty; send the image" }, 400);
@@ -43,7 +56,8 @@ export function createShapingAdmin(): Hono<{ Bindings: ShapingBindings }> {
   });
   admin.delete("/icons/files/:name", async (c) => {
     const name = c.req.param("name");
-    if (!ICON_FILE_NAME.test(name) || !(await deleteIconFile(bucketOf(c.env), name))) return c.json({ error: `no icon file named "${name}"` }, 404);
+    if (!ICON_FILE_NAME.test(name) || !(await deleteIconFile(bucketOf(c.env), name)))
+      return c.json({ error: `no icon file named "${name}"` }, 404);
     return c.json({ deleted: name });
   });
   return admin;

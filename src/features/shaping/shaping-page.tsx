@@ -23,8 +23,15 @@ type DocumentName = (typeof DOCUMENTS)[number][0];
 
 type Shown = { name?: DocumentName; refused?: RefusedDocument; iconError?: string };
 
-async function shapingPage(c: ConsoleContext, shown: Shown = {}, status: Parameters<typeof renderPage>[4] = 200): Promise<Response> {
-  const [files, ...documents] = await Promise.all([c.var.call("GET", "/icons/files"), ...DOCUMENTS.map(([name]) => c.var.call("GET", `/${name}`))]);
+async function shapingPage(
+  c: ConsoleContext,
+  shown: Shown = {},
+  status: Parameters<typeof renderPage>[4] = 200,
+): Promise<Response> {
+  const [files, ...documents] = await Promise.all([
+    c.var.call("GET", "/icons/files"),
+    ...DOCUMENTS.map(([name]) => c.var.call("GET", `/${name}`)),
+  ]);
   const names = (isObject(files.body) && Array.isArray(files.body["files"]) ? files.body["files"] : []).map(String);
   const csrf = c.var.session.csrf;
   const body = (
@@ -37,16 +44,33 @@ async function shapingPage(c: ConsoleContext, shown: Shown = {}, status: Paramet
         <ul id="icon-files">
           {names.map((name) => (
             <li class="row">
-              <img class="icon-preview" src={`/icons/${encodeURIComponent(name)}`} alt={`Icon ${name}`} width={32} height={32} />
+              <img
+                class="icon-preview"
+                src={`/icons/${encodeURIComponent(name)}`}
+                alt={`Icon ${name}`}
+                width={32}
+                height={32}
+              />
               <code>{name}</code>
-              <PostButton action={href(`/shaping/icon-files/${encodeURIComponent(name)}/delete`)} csrf={csrf} danger label={`Delete icon file ${name}`}>
+              <PostButton
+                action={href(`/shaping/icon-files/${encodeURIComponent(name)}/delete`)}
+                csrf={csrf}
+                danger
+                label={`Delete icon file ${name}`}
+              >
                 Delete
               </PostButton>
             </li>
           ))}
         </ul>
       )}
-      <form method="post" action={href("/shaping/icon-files")} enctype="multipart/form-data" class="stack" aria-labelledby="upload-title">
+      <form
+        method="post"
+        action={href("/shaping/icon-files")}
+        enctype="multipart/form-data"
+        class="stack"
+        aria-labelledby="upload-title"
+      >
         <h3 id="upload-title">Upload an icon</h3>
         <CsrfField csrf={csrf} />
         <label for="icon-file">Image file (PNG, JPEG, GIF, WebP, SVG or ICO; at most 1 MiB)</label>
@@ -60,7 +84,14 @@ async function shapingPage(c: ConsoleContext, shown: Shown = {}, status: Paramet
         <section aria-labelledby={`doc-${name}-title`}>
           <h2 id={`doc-${name}-title`}>{title}</h2>
           <p class="muted">{about}</p>
-          <DocumentForm id={`doc-${name}`} label={title} action={href(`/shaping/${name}`)} csrf={csrf} stored={documents[index]!} refused={shown.name === name ? shown.refused : undefined} />
+          <DocumentForm
+            id={`doc-${name}`}
+            label={title}
+            action={href(`/shaping/${name}`)}
+            csrf={csrf}
+            stored={documents[index]!}
+            refused={shown.name === name ? shown.refused : undefined}
+          />
         </section>
       ))}
     </>
@@ -76,7 +107,12 @@ export function registerShaping(app: ConsoleApp): void {
     const file = c.var.form.file("file");
     if (!file || file.size === 0) return shapingPage(c, { iconError: "Choose an image file to upload" }, 400);
     const name = c.var.form.get("name").trim() || file.name;
-    const answer = await c.var.call("PUT", `/icons/files/${encodeURIComponent(name)}`, await file.arrayBuffer(), file.type || "application/octet-stream");
+    const answer = await c.var.call(
+      "PUT",
+      `/icons/files/${encodeURIComponent(name)}`,
+      await file.arrayBuffer(),
+      file.type || "application/octet-stream",
+    );
     if (!answer.ok) return shapingPage(c, { iconError: errorOf(answer).error }, statusOf(answer.status));
     return c.redirect(href("/shaping"), 303);
   });

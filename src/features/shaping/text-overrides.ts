@@ -76,7 +76,10 @@ function overrideInstructions(ctx: CallContext, text: string, document: Override
       parts.set(upstream.name, override);
       changed = true;
     }
-    if (changed) instructions = joinInstructions(ctx.route.upstreams.filter((u) => parts.has(u.name)).map((u) => [u.name, parts.get(u.name)!] as const));
+    if (changed)
+      instructions = joinInstructions(
+        ctx.route.upstreams.filter((u) => parts.has(u.name)).map((u) => [u.name, parts.get(u.name)!] as const),
+      );
   }
   if (instructions === undefined) return text;
   return splice(text, [setMemberSplice(text, result, "instructions", JSON.stringify(instructions))]);
@@ -89,13 +92,23 @@ function overrideInstructions(ctx: CallContext, text: string, document: Override
  * const handler = composeMiddleware([textOverrides({ cacheTtlMs: 30_000 })], relay);
  */
 export function textOverrides({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: TextOverrideOptions = {}): Middleware {
-  return onRequests((next) =>
-    async function textOverrides(ctx, request) {
-      const { method } = request.message;
-      if (method !== "tools/list" && method !== "prompts/list" && method !== "initialize" && method !== "server/discover") return next(ctx, request);
-      const text = await next(ctx, request);
-      const document = await overridesOf(ctx, cacheTtlMs);
-      if (!document) return text;
-      return method === "initialize" || method === "server/discover" ? overrideInstructions(ctx, text, document) : overrideList(ctx, method, text, document);
-    });
+  return onRequests(
+    (next) =>
+      async function textOverrides(ctx, request) {
+        const { method } = request.message;
+        if (
+          method !== "tools/list" &&
+          method !== "prompts/list" &&
+          method !== "initialize" &&
+          method !== "server/discover"
+        )
+          return next(ctx, request);
+        const text = await next(ctx, request);
+        const document = await overridesOf(ctx, cacheTtlMs);
+        if (!document) return text;
+        return method === "initialize" || method === "server/discover"
+          ? overrideInstructions(ctx, text, document)
+          : overrideList(ctx, method, text, document);
+      },
+  );
 }

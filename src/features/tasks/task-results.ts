@@ -26,7 +26,8 @@ function mayName(key: string, upstream: string): boolean {
 
 /** Why a task result of `upstream` is withheld, or undefined when it may pass. */
 function withheldBecause(active: ActiveFilters, upstream: string): string | undefined {
-  if (active.state === "broken") return !active.toolKeys || active.toolKeys.some((key) => mayName(key, upstream)) ? active.message : undefined;
+  if (active.state === "broken")
+    return !active.toolKeys || active.toolKeys.some((key) => mayName(key, upstream)) ? active.message : undefined;
   if (active.state !== "active" || active.set.mode !== "enforce") return undefined;
   const keys = Object.keys(active.set.tools).filter((key) => mayName(key, upstream));
   if (keys.length === 0) return undefined;
@@ -48,22 +49,24 @@ function withheld(id: JsonRpcId, taskId: unknown, reason: string): string {
  * const handler = composeMiddleware([taskResults({ cacheTtlMs: 30_000 })], relay);
  */
 export function taskResults({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: TaskResultOptions = {}): Middleware {
-  return onRequests((next) =>
-    async function taskResults(ctx, request) {
-      const { method, id, params } = request.message;
-      if (method !== "tasks/result") return next(ctx, request);
-      const taskId = params?.["taskId"];
-      // Unverified: an id that is not the caller's is refused by the relay, and nothing is withheld from an error.
-      const upstream = ctx.route.kind === "upstream" ? ctx.route.upstream.name : taskIdUpstream(taskId);
-      // An id naming no upstream is refused by the relay.
-      if (upstream === undefined) return next(ctx, request);
-      const route = ctx.route.kind === "upstream" ? upstream : "";
-      const active = await activeFilters(ctx.services.kv, route, upstream, cacheTtlMs);
-      const reason = withheldBecause(active, upstream);
-      // Asked all the same: the answer still waits for the task to end, and an unknown task is still an error.
-      const answer = await next(ctx, request);
-      if (reason === undefined || !pathSpan(answer, ["result"])) return answer;
-      console.warn(`mcp-edge-gateway: tasks/result withheld: ${reason}`);
-      return withheld(id, taskId, reason);
-    });
+  return onRequests(
+    (next) =>
+      async function taskResults(ctx, request) {
+        const { method, id, params } = request.message;
+        if (method !== "tasks/result") return next(ctx, request);
+        const taskId = params?.["taskId"];
+        // Unverified: an id that is not the caller's is refused by the relay, and nothing is withheld from an error.
+        const upstream = ctx.route.kind === "upstream" ? ctx.route.upstream.name : taskIdUpstream(taskId);
+        // An id naming no upstream is refused by the relay.
+        if (upstream === undefined) return next(ctx, request);
+        const route = ctx.route.kind === "upstream" ? upstream : "";
+        const active = await activeFilters(ctx.services.kv, route, upstream, cacheTtlMs);
+        const reason = withheldBecause(active, upstream);
+        // Asked all the same: the answer still waits for the task to end, and an unknown task is still an error.
+        const answer = await next(ctx, request);
+        if (reason === undefined || !pathSpan(answer, ["result"])) return answer;
+        console.warn(`mcp-edge-gateway: tasks/result withheld: ${reason}`);
+        return withheld(id, taskId, reason);
+      },
+  );
 }

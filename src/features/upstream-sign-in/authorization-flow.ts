@@ -89,14 +89,23 @@ async function grantedScope(
  * const begun = await beginSignIn(upstream, request, origin, services);
  * if (begun.ok) return new Response(null, { status: 302, headers: { location: begun.value.location, "set-cookie": begun.value.cookie } });
  */
-export async function beginSignIn(upstream: UpstreamConfig, request: SignInRequest, origin: string, services: OAuthServices): Promise<Result<{ location: string; cookie: string }, FlowProblem>> {
+export async function beginSignIn(
+  upstream: UpstreamConfig,
+  request: SignInRequest,
+  origin: string,
+  services: OAuthServices,
+): Promise<Result<{ location: string; cookie: string }, FlowProblem>> {
   const granted = await grantedScope(upstream, request, services);
   const server = await discoverSignInServer(upstream, request.challenge, granted);
   if (!server.ok) return server;
   const { as, resource, scopes } = server.value;
   const client = await gatewayClient(upstream, as, origin, services);
   if (!client.ok) return client;
-  if (as.authorization_endpoint === undefined) return fail({ reason: "discovery-failed", detail: `the authorization server ${as.issuer} names no authorization endpoint` });
+  if (as.authorization_endpoint === undefined)
+    return fail({
+      reason: "discovery-failed",
+      detail: `the authorization server ${as.issuer} names no authorization endpoint`,
+    });
   const verifier = generateRandomCodeVerifier();
   const cookie = randomHexId();
   const nonce = randomHexId();
@@ -112,7 +121,13 @@ export async function beginSignIn(upstream: UpstreamConfig, request: SignInReque
     nonce,
     link: request.nonce,
   };
-  const state = await sealState(services.secret, STATE_PURPOSE, await browserBinding(cookie), SIGN_IN_FLOW_TTL_MS, flow);
+  const state = await sealState(
+    services.secret,
+    STATE_PURPOSE,
+    await browserBinding(cookie),
+    SIGN_IN_FLOW_TTL_MS,
+    flow,
+  );
   await openFlow(services.kv, `state/${nonce}`, SIGN_IN_FLOW_TTL_MS);
   const url = new URL(as.authorization_endpoint);
   url.searchParams.set("response_type", "code");
@@ -124,7 +139,10 @@ export async function beginSignIn(upstream: UpstreamConfig, request: SignInReque
   url.searchParams.set("resource", resource);
   if (scopes.length > 0) url.searchParams.set("scope", scopes.join(" "));
   const secure = origin.startsWith("https:") ? "; Secure" : "";
-  return ok({ location: url.href, cookie: `${FLOW_COOKIE}=${cookie}; Path=/oauth/upstream/; HttpOnly; SameSite=Lax; Max-Age=${SIGN_IN_FLOW_TTL_MS / 1000}${secure}` });
+  return ok({
+    location: url.href,
+    cookie: `${FLOW_COOKIE}=${cookie}; Path=/oauth/upstream/; HttpOnly; SameSite=Lax; Max-Age=${SIGN_IN_FLOW_TTL_MS / 1000}${secure}`,
+  });
 }
 
 function cookieValue(header: string | null): string | undefined {
@@ -145,34 +163,60 @@ function isFlowState(value: unknown): value is FlowState {
  * Completes a sign-in at the callback: checks, exchanges the code, stores the tokens.
  * `upstreams` finds the upstream the state names (it may have left the configuration).
  */
-export async function finishSignIn(url: URL, cookieHeader: string | null, upstreams: (name: string) => UpstreamConfig | undefined, services: OAuthServices): Promise<Result<{ principal: string; upstream: string; link: string }, FlowProblem>> {
+export async function finishSignIn(
+  url: URL,
+  cookieHeader: string | null,
+  upstreams: (name: string) => UpstreamConfig | undefined,
+  services: OAuthServices,
+): Promise<Result<{ principal: string; upstream: string; link: string }, FlowProblem>> {
   const stateParam = url.searchParams.get("state");
   const cookie = cookieValue(cookieHeader);
-  if (stateParam === null || cookie === undefined) return fail({ reason: "state-invalid", detail: "this sign-in was not started in this browser (no state or no sign-in cookie); open the sign-in link again" });
+  if (stateParam === null || cookie === undefined)
+    return fail({
+      reason: "state-invalid",
+      detail:
+        "this sign-in was not started in this browser (no state or no sign-in cookie); open the sign-in link again",
+    });
   const opened = await openState(services.secret, STATE_PURPOSE, await browserBinding(cookie), stateParam);
   if (!opened.ok || !isFlowState(opened.value)) {
-    return fail({ reason: "state-invalid", detail: opened.ok || opened.reason !== "expired" ? "this sign-in's state was not issued to this browser, or was altered; open the sign-in link again" : "this sign-in took too long; open the sign-in link again" });
+    return fail({
+      reason: "state-invalid",
+      detail:
+        opened.ok || opened.reason !== "expired"
+          ? "this sign-in's state was not issued to this browser, or was altered; open the sign-in link again"
+          : "this sign-in took too long; open the sign-in link again",
+    });
   }
   const flow = opened.value;
   // A flow begun before redirect URIs were per server was sent back to the shared one.
   const redirectUri = flow.redirectUri ?? sharedRedirectUri(flow.origin);
   if (arrivedAt(url) !== redirectUri) {
-    const detail = "this answer came back to another sign-in's address (an authorization server other than"
-      + " this sign-in's may have sent it); open the sign-in link again";
+    const detail =
+      "this answer came back to another sign-in's address (an authorization server other than" +
+      " this sign-in's may have sent it); open the sign-in link again";
     return fail({ reason: "wrong-redirect-uri", detail });
   }
-  if (!(await takeFlow(services.kv, `state/${flow.nonce}`))) return fail({ reason: "state-replayed", detail: "this sign-in was already completed (a callback is used once); open a new sign-in link if needed" });
+  if (!(await takeFlow(services.kv, `state/${flow.nonce}`)))
+    return fail({
+      reason: "state-replayed",
+      detail: "this sign-in was already completed (a callback is used once); open a new sign-in link if needed",
+    });
   const upstream = upstreams(flow.upstream);
-  if (!upstream?.auth) return fail({ reason: "state-invalid", detail: `upstream "${flow.upstream}" no longer asks users to sign in` });
+  if (!upstream?.auth)
+    return fail({ reason: "state-invalid", detail: `upstream "${flow.upstream}" no longer asks users to sign in` });
   let as: Awaited<ReturnType<typeof authorizationServerAt>>;
   try {
     as = await authorizationServerAt(new URL(flow.issuer));
   } catch (error) {
-    return fail({ reason: "discovery-failed", detail: `the authorization server ${flow.issuer} could not be reached: ${(error as Error).message}` });
+    return fail({
+      reason: "discovery-failed",
+      detail: `the authorization server ${flow.issuer} could not be reached: ${(error as Error).message}`,
+    });
   }
   if (redirectUri === sharedRedirectUri(flow.origin) && !advertisesIss(as)) {
-    const detail = `the authorization server ${flow.issuer} does not say it identifies its answers (RFC 9207 iss),`
-      + " and this answer came to the redirect URI every server shares; open the sign-in link again";
+    const detail =
+      `the authorization server ${flow.issuer} does not say it identifies its answers (RFC 9207 iss),` +
+      " and this answer came to the redirect URI every server shares; open the sign-in link again";
     return fail({ reason: "wrong-redirect-uri", detail });
   }
   const client = await gatewayClient(upstream, as, flow.origin, services);
@@ -186,7 +230,10 @@ export async function finishSignIn(url: URL, cookieHeader: string | null, upstre
   try {
     params = validateAuthResponse(as, client.value.client, url.searchParams, stateParam);
   } catch (error) {
-    return fail({ reason: "authorization-failed", detail: `the authorization server's answer was refused: ${(error as Error).message}` });
+    return fail({
+      reason: "authorization-failed",
+      detail: `the authorization server's answer was refused: ${(error as Error).message}`,
+    });
   }
   try {
     const tokenUrl = new URL(as.token_endpoint ?? flow.issuer);
@@ -211,7 +258,10 @@ export async function finishSignIn(url: URL, cookieHeader: string | null, upstre
     });
   } catch (error) {
     // oauth4webapi's messages name the failed check, never a token.
-    return fail({ reason: "token-exchange-failed", detail: `the authorization code could not be exchanged: ${(error as Error).message}` });
+    return fail({
+      reason: "token-exchange-failed",
+      detail: `the authorization code could not be exchanged: ${(error as Error).message}`,
+    });
   }
   return ok({ principal: flow.principal, upstream: upstream.name, link: flow.link });
 }

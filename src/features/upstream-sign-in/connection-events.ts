@@ -8,7 +8,11 @@ import { queueAuditEvents } from "../audit/audit-queue";
 import type { AuditEvent } from "../audit/audit-event";
 
 /** The `mcp.method.name` of these events. */
-export const CONNECTION_EVENT_METHODS = { connect: "(upstream-connect)", "refresh-failed": "(upstream-refresh-failed)", revoke: "(upstream-revoke)" } as const;
+export const CONNECTION_EVENT_METHODS = {
+  connect: "(upstream-connect)",
+  "refresh-failed": "(upstream-refresh-failed)",
+  revoke: "(upstream-revoke)",
+} as const;
 
 export type ConnectionEvent = {
   readonly kind: keyof typeof CONNECTION_EVENT_METHODS;
@@ -32,12 +36,18 @@ export function connectionEvent(event: ConnectionEvent, now = Date.now()): Audit
     "gateway.upstream": event.upstream,
     "gateway.outcome": event.kind === "refresh-failed" ? "error" : "success",
     ...(event.kind === "refresh-failed" ? { "error.type": "refresh-failed" } : {}),
-    ...(event.detail !== undefined || event.by !== undefined ? { "gateway.error.message": [event.by && `by ${event.by}`, event.detail].filter(Boolean).join(": ") } : {}),
+    ...(event.detail !== undefined || event.by !== undefined
+      ? { "gateway.error.message": [event.by && `by ${event.by}`, event.detail].filter(Boolean).join(": ") }
+      : {}),
     "gateway.duration_ms": 0,
   };
 }
 
 /** Sends `event` to the audit Queue (after the answer, through `waitUntil`). */
-export function auditConnection(queue: Queue | undefined, waitUntil: (promise: Promise<unknown>) => void, event: ConnectionEvent): void {
+export function auditConnection(
+  queue: Queue | undefined,
+  waitUntil: (promise: Promise<unknown>) => void,
+  event: ConnectionEvent,
+): void {
   waitUntil(queueAuditEvents(queue, [connectionEvent(event)]));
 }

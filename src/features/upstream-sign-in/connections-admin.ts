@@ -26,12 +26,27 @@ export function createUpstreamConnectionRoutes(): Hono<{ Bindings: Bindings }> {
     if (!kv) return c.json({ error: "no KV namespace (GATEWAY_KV) is bound: no connections are kept" }, 503);
     const principal = c.req.query("principal");
     const upstream = c.req.query("upstream");
-    if (!principal || !upstream) return c.json({ error: "name the connection: DELETE /admin/upstream-connections?principal=<principal>&upstream=<upstream>" }, 400);
+    if (!principal || !upstream)
+      return c.json(
+        { error: "name the connection: DELETE /admin/upstream-connections?principal=<principal>&upstream=<upstream>" },
+        400,
+      );
     const config = gatewayConfig(c.env);
     const upstreams = config.upstreams.ok ? config.upstreams.value : [];
-    const revoked = await revokeConnection(upstreams.find((u) => u.name === upstream), upstream, principal, { kv, secret: sessionSecret(c.env), env: c.env });
+    const revoked = await revokeConnection(
+      upstreams.find((u) => u.name === upstream),
+      upstream,
+      principal,
+      { kv, secret: sessionSecret(c.env), env: c.env },
+    );
     if (!revoked) return c.json({ error: `no connection of "${principal}" to "${upstream}"` }, 404);
-    if (config.audit.enabled) auditConnection(c.env.AUDIT_QUEUE, (p) => c.executionCtx.waitUntil(p), { kind: "revoke", principal, upstream, by: "admin" });
+    if (config.audit.enabled)
+      auditConnection(c.env.AUDIT_QUEUE, (p) => c.executionCtx.waitUntil(p), {
+        kind: "revoke",
+        principal,
+        upstream,
+        by: "admin",
+      });
     return c.json({ revoked: { principal, upstream } });
   });
   return routes;

@@ -36,25 +36,49 @@ export type LinkProblem = { reason: "link-invalid" | "link-used" };
  * @example
  * const { url, nonce } = await mintSignInLink(kv, secret, "https://gw.example", { principal: "alice", roles: [], upstream: "linear", challenge: {} });
  */
-export async function mintSignInLink(kv: KVNamespace, secret: string, origin: string, request: Omit<SignInRequest, "nonce">): Promise<{ url: string; nonce: string }> {
+export async function mintSignInLink(
+  kv: KVNamespace,
+  secret: string,
+  origin: string,
+  request: Omit<SignInRequest, "nonce">,
+): Promise<{ url: string; nonce: string }> {
   const nonce = randomHexId();
   await openFlow(kv, `link/${nonce}`, SIGN_IN_LINK_TTL_MS);
   const link = await sealState(secret, PURPOSE, LINK_PRINCIPAL, SIGN_IN_LINK_TTL_MS, { ...request, nonce });
-  return { url: `${origin}/oauth/upstream/${encodeURIComponent(request.upstream)}/start?link=${encodeURIComponent(link)}`, nonce };
+  return {
+    url: `${origin}/oauth/upstream/${encodeURIComponent(request.upstream)}/start?link=${encodeURIComponent(link)}`,
+    nonce,
+  };
 }
 
 /** Opens a link for `upstream` without using it (to show whom it signs in). */
-export async function readSignInLink(secret: string, upstream: string, link: string | undefined): Promise<Result<SignInRequest, LinkProblem>> {
+export async function readSignInLink(
+  secret: string,
+  upstream: string,
+  link: string | undefined,
+): Promise<Result<SignInRequest, LinkProblem>> {
   const opened = await openState(secret, PURPOSE, LINK_PRINCIPAL, link);
   const value = opened.ok ? opened.value : undefined;
-  if (!isObject(value) || value["upstream"] !== upstream || typeof value["principal"] !== "string" || typeof value["nonce"] !== "string" || !Array.isArray(value["roles"]) || !isObject(value["challenge"])) {
+  if (
+    !isObject(value) ||
+    value["upstream"] !== upstream ||
+    typeof value["principal"] !== "string" ||
+    typeof value["nonce"] !== "string" ||
+    !Array.isArray(value["roles"]) ||
+    !isObject(value["challenge"])
+  ) {
     return fail({ reason: "link-invalid" });
   }
   return ok(value as SignInRequest);
 }
 
 /** Opens a link for `upstream` and takes its single use. */
-export async function useSignInLink(kv: KVNamespace, secret: string, upstream: string, link: string | undefined): Promise<Result<SignInRequest, LinkProblem>> {
+export async function useSignInLink(
+  kv: KVNamespace,
+  secret: string,
+  upstream: string,
+  link: string | undefined,
+): Promise<Result<SignInRequest, LinkProblem>> {
   const read = await readSignInLink(secret, upstream, link);
   if (!read.ok) return read;
   if (!(await takeFlow(kv, `link/${read.value.nonce}`))) return fail({ reason: "link-used" });

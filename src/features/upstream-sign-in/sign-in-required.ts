@@ -19,7 +19,14 @@
  * Both routes pass here (relay.ts), and so do a transparent route's initialize and server/discover.
  */
 import { GatewayError } from "../../core/errors";
-import { isObject, resultText, type JsonObject, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
+import {
+  isObject,
+  resultText,
+  type JsonObject,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type WireMessage,
+} from "../../core/jsonrpc";
 import type { CallContext } from "../../context/call-context";
 import { UPSTREAM_ERROR } from "../../upstream/failures";
 import { mintSignInLink, SIGN_IN_LINK_TTL_MS } from "./sign-in-link";
@@ -54,13 +61,18 @@ function errorText(id: JsonRpcId, code: number, message: string, data?: JsonObje
 /** The answer when the user declined (or cancelled) signing in. */
 function declined(id: JsonRpcId, method: string, upstream: string): string {
   const text = `The call needs you to sign in to upstream "${upstream}", and the sign-in was declined; call again to be asked again.`;
-  return method === "tools/call" ? resultText(id, { content: [{ type: "text", text }], isError: true }) : errorText(id, UPSTREAM_ERROR, text, { upstream, reason: "sign-in-declined" });
+  return method === "tools/call"
+    ? resultText(id, { content: [{ type: "text", text }], isError: true })
+    : errorText(id, UPSTREAM_ERROR, text, { upstream, reason: "sign-in-declined" });
 }
 
 function signInData(error: unknown): { upstream: string; challenge: Challenge } | undefined {
-  if (!(error instanceof GatewayError) || !isObject(error.data) || error.data["reason"] !== "sign-in-required") return undefined;
+  if (!(error instanceof GatewayError) || !isObject(error.data) || error.data["reason"] !== "sign-in-required")
+    return undefined;
   const { upstream, challenge } = error.data;
-  return typeof upstream === "string" ? { upstream, challenge: isObject(challenge) ? (challenge as Challenge) : {} } : undefined;
+  return typeof upstream === "string"
+    ? { upstream, challenge: isObject(challenge) ? (challenge as Challenge) : {} }
+    : undefined;
 }
 
 /** True when the client declared URL-mode elicitation (`capabilities.elicitation.url`). */
@@ -75,7 +87,12 @@ function asksByUrl(ctx: CallContext): boolean {
  * @example
  * return askToSignIn(ctx, request, () => forward(ctx, upstream, request.text, id));
  */
-export async function askToSignIn(ctx: CallContext, request: WireMessage<JsonRpcRequest>, route: () => Promise<string>, asked = 0): Promise<string> {
+export async function askToSignIn(
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  route: () => Promise<string>,
+  asked = 0,
+): Promise<string> {
   try {
     return await route();
   } catch (error) {
@@ -84,28 +101,60 @@ export async function askToSignIn(ctx: CallContext, request: WireMessage<JsonRpc
     if (!needed || !kv) throw error;
     const { id, method } = request.message;
     const { principal, roles } = ctx.identity;
-    const { url, nonce } = await mintSignInLink(kv, ctx.services.sessionSecret, ctx.route.origin, { principal, roles, upstream: needed.upstream, challenge: needed.challenge });
+    const { url, nonce } = await mintSignInLink(kv, ctx.services.sessionSecret, ctx.route.origin, {
+      principal,
+      roles,
+      upstream: needed.upstream,
+      challenge: needed.challenge,
+    });
     ctx.record.upstream = needed.upstream;
     const wider = needed.challenge.error === "insufficient_scope";
     const message = `${wider ? `Upstream "${needed.upstream}" needs more access (${needed.challenge.scope ?? "a wider scope"})` : `Sign in to upstream "${needed.upstream}" to use it`}: open the link in a browser and sign in; then retry.`;
     const elicitation = { mode: "url", message, url, elicitationId: nonce };
     const rendezvous = ctx.services.inputRendezvous;
-    if (asksByUrl(ctx) && ctx.identity.session !== undefined && MULTI_ROUND_TRIP_METHODS.has(method) && rendezvous && asked < MAX_SIGN_INS_PER_CALL) {
+    if (
+      asksByUrl(ctx) &&
+      ctx.identity.session !== undefined &&
+      MULTI_ROUND_TRIP_METHODS.has(method) &&
+      rendezvous &&
+      asked < MAX_SIGN_INS_PER_CALL
+    ) {
       const question = { ...elicitation, message: `${message.slice(0, -"; then retry.".length)}.` };
-      const first = resultText(id, { resultType: "input_required", inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params: question } } });
+      const first = resultText(id, {
+        resultType: "input_required",
+        inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params: question } },
+      });
       return bridgeInput(ctx, needed.upstream, request.text, id, first, async (retry) => {
         if (actionOf(retry) !== "accept") return declined(id, method, needed.upstream);
-        if (!(await awaitSignIn(rendezvous, nonce, SIGN_IN_WAIT_MS, ctx.signal))) return errorText(id, URL_ELICITATION_REQUIRED, message, { elicitations: [elicitation] });
-        await ctx.emit(JSON.stringify({ jsonrpc: "2.0", method: "notifications/elicitation/complete", params: { elicitationId: nonce } }));
+        if (!(await awaitSignIn(rendezvous, nonce, SIGN_IN_WAIT_MS, ctx.signal)))
+          return errorText(id, URL_ELICITATION_REQUIRED, message, { elicitations: [elicitation] });
+        await ctx.emit(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            method: "notifications/elicitation/complete",
+            params: { elicitationId: nonce },
+          }),
+        );
         return askToSignIn(ctx, request, route, asked + 1);
       });
     }
     if (asksByUrl(ctx) && ctx.identity.era === "modern" && MULTI_ROUND_TRIP_METHODS.has(method)) {
-      return resultText(id, { resultType: "input_required", inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params: elicitation } } });
+      return resultText(id, {
+        resultType: "input_required",
+        inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params: elicitation } },
+      });
     }
-    if (asksByUrl(ctx)) throw new GatewayError(200, URL_ELICITATION_REQUIRED, message, { elicitations: [elicitation] }, id);
+    if (asksByUrl(ctx))
+      throw new GatewayError(200, URL_ELICITATION_REQUIRED, message, { elicitations: [elicitation] }, id);
     const instructions = `${message.slice(0, -"; then retry.".length)}: ${url} (the link works once, for 10 minutes); then call again.`;
-    if (method === "tools/call") return resultText(id, { content: [{ type: "text", text: instructions }], isError: true });
-    throw new GatewayError(200, UPSTREAM_ERROR, instructions, { upstream: needed.upstream, reason: "sign-in-required" }, id);
+    if (method === "tools/call")
+      return resultText(id, { content: [{ type: "text", text: instructions }], isError: true });
+    throw new GatewayError(
+      200,
+      UPSTREAM_ERROR,
+      instructions,
+      { upstream: needed.upstream, reason: "sign-in-required" },
+      id,
+    );
   }
 }

@@ -47,13 +47,28 @@ type GatewayBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
 
 function page(status: number, title: string, text: string): Response {
   const body = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text}</p></body></html>`;
-  return new Response(String(body), { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer" } });
+  return new Response(String(body), {
+    status,
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+    },
+  });
 }
 
 function invalidLink(reason: "link-invalid" | "link-used"): Response {
   return reason === "link-used"
-    ? page(410, "Link not valid", "This sign-in link was already used or has expired. Retry in your client for a new one.")
-    : page(400, "Link not valid", "This sign-in link is not valid (altered, expired, or for another upstream). Retry in your client for a new one.");
+    ? page(
+        410,
+        "Link not valid",
+        "This sign-in link was already used or has expired. Retry in your client for a new one.",
+      )
+    : page(
+        400,
+        "Link not valid",
+        "This sign-in link is not valid (altered, expired, or for another upstream). Retry in your client for a new one.",
+      );
 }
 
 /**
@@ -75,7 +90,16 @@ function confirmPage(upstream: string, rawPrincipal: string, link: string): Resp
 <p>Continue only if you are ${principal} and asked for this in your MCP client. If someone sent you this link, close this page.</p>
 <form method="post" data-sign-in-confirm><input type="hidden" name="link" value="${link}"><button type="submit">Continue to ${upstream}</button></form>
 </body></html>`;
-  return new Response(String(body), { status: 200, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer", "x-frame-options": "DENY", "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'" } });
+  return new Response(String(body), {
+    status: 200,
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+      "x-frame-options": "DENY",
+      "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
+    },
+  });
 }
 
 function oauthUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
@@ -88,28 +112,50 @@ function services(env: GatewayBindings) {
   return kv ? { kv, secret: sessionSecret(env), env } : undefined;
 }
 
-function audit(env: GatewayBindings, waitUntil: (p: Promise<unknown>) => void, event: Parameters<typeof auditConnection>[2]): void {
+function audit(
+  env: GatewayBindings,
+  waitUntil: (p: Promise<unknown>) => void,
+  event: Parameters<typeof auditConnection>[2],
+): void {
   if (gatewayConfig(env).audit.enabled) auditConnection(env["AUDIT_QUEUE"] as Queue | undefined, waitUntil, event);
 }
 
 /** Adds the routes to the shell's app; `verifierFor` checks the gateway's own access tokens as /mcp does. */
 export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>, verifierFor: TokenVerifierFor): void {
-  app.get(CLIENT_METADATA_PATH, (c) => c.json(clientMetadataDocument(new URL(c.req.url).origin), 200, { "cache-control": "public, max-age=300" }));
+  app.get(CLIENT_METADATA_PATH, (c) =>
+    c.json(clientMetadataDocument(new URL(c.req.url).origin), 200, { "cache-control": "public, max-age=300" }),
+  );
 
   const callback = async (c: Context<{ Bindings: GatewayBindings }>): Promise<Response> => {
     const kept = services(c.env);
     if (!kept) return page(503, "Sign-in unavailable", "The gateway has no KV namespace to keep sign-ins in.");
     const all = oauthUpstreams(c.env);
-    const done = await finishSignIn(new URL(c.req.url), c.req.header("cookie") ?? null, (name) => all.find((u) => u.name === name), kept);
+    const done = await finishSignIn(
+      new URL(c.req.url),
+      c.req.header("cookie") ?? null,
+      (name) => all.find((u) => u.name === name),
+      kept,
+    );
     if (!done.ok) {
       console.warn(`mcp-edge-gateway: upstream sign-in refused at the callback: ${done.reason}`);
       return page(400, "Sign-in failed", done.detail);
     }
-    audit(c.env, (p) => c.executionCtx.waitUntil(p), { kind: "connect", principal: done.value.principal, upstream: done.value.upstream });
+    audit(c.env, (p) => c.executionCtx.waitUntil(p), {
+      kind: "connect",
+      principal: done.value.principal,
+      upstream: done.value.upstream,
+    });
     // A call that asked by elicitation/create waits for this sign-in: it runs again now.
     const waiting = servicesFor(c.env).inputRendezvous;
-    if (waiting) await signalSignIn(waiting, done.value.link).catch((error: unknown) => console.warn(`mcp-edge-gateway: telling the waiting call of a sign-in failed: ${String(error)}`));
-    return page(200, "Signed in", `You are signed in to ${done.value.upstream}. Close this tab and return to your client: it can retry now.`);
+    if (waiting)
+      await signalSignIn(waiting, done.value.link).catch((error: unknown) =>
+        console.warn(`mcp-edge-gateway: telling the waiting call of a sign-in failed: ${String(error)}`),
+      );
+    return page(
+      200,
+      "Signed in",
+      `You are signed in to ${done.value.upstream}. Close this tab and return to your client: it can retry now.`,
+    );
   };
   app.get(CALLBACK_PATH, callback);
   app.get(`${CALLBACK_PATH}/:upstream/:tag`, callback);
@@ -118,15 +164,25 @@ export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>
     const caller = await callerOf(c.env, c.req.header("authorization"), c.req.url, verifierFor);
     if (caller instanceof Response) return caller;
     const kept = services(c.env);
-    return c.json({ connections: kept ? await listConnections(kept.kv, caller) : [] }, 200, { "cache-control": "no-store" });
+    return c.json({ connections: kept ? await listConnections(kept.kv, caller) : [] }, 200, {
+      "cache-control": "no-store",
+    });
   });
   app.delete("/oauth/upstream/connections", async (c) => {
     const caller = await callerOf(c.env, c.req.header("authorization"), c.req.url, verifierFor);
     if (caller instanceof Response) return caller;
     const upstream = c.req.query("upstream");
     const kept = services(c.env);
-    if (!upstream) return c.json({ error: "name the upstream: DELETE /oauth/upstream/connections?upstream=<name>" }, 400);
-    const revoked = kept && (await revokeConnection(oauthUpstreams(c.env).find((u) => u.name === upstream), upstream, caller, kept));
+    if (!upstream)
+      return c.json({ error: "name the upstream: DELETE /oauth/upstream/connections?upstream=<name>" }, 400);
+    const revoked =
+      kept &&
+      (await revokeConnection(
+        oauthUpstreams(c.env).find((u) => u.name === upstream),
+        upstream,
+        caller,
+        kept,
+      ));
     if (!revoked) return c.json({ error: `you have no connection to "${upstream}"` }, 404);
     audit(c.env, (p) => c.executionCtx.waitUntil(p), { kind: "revoke", principal: caller, upstream, by: "user" });
     return c.json({ revoked: { upstream } });
@@ -151,7 +207,8 @@ export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>
     if (!kept) return page(503, "Sign-in unavailable", "The gateway has no KV namespace to keep sign-ins in.");
     const origin = new URL(c.req.url).origin;
     const from = c.req.header("origin");
-    if (from !== undefined && from !== origin) return page(403, "Not allowed", "A sign-in starts from the gateway's own page.");
+    if (from !== undefined && from !== origin)
+      return page(403, "Not allowed", "A sign-in starts from the gateway's own page.");
     const name = c.req.param("name");
     const upstream = oauthUpstreams(c.env).find((u) => u.name === name);
     if (!upstream) return page(404, "Unknown upstream", "No upstream of this name asks users to sign in.");
@@ -162,15 +219,30 @@ export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>
     // A persona that cannot reach the upstream never starts its sign-in (its roles are the link's).
     const config = gatewayConfig(c.env);
     const open = config.auth.ok && config.auth.value.mode === "off";
-    if (!open && (await reachableUpstreams(kept.kv, config.documentCacheTtlMs, link.value.roles, [upstream])).length === 0) {
+    if (
+      !open &&
+      (await reachableUpstreams(kept.kv, config.documentCacheTtlMs, link.value.roles, [upstream])).length === 0
+    ) {
       return page(403, "Not allowed", "Your persona does not reach this upstream.");
     }
     const begun = await beginSignIn(upstream, link.value, origin, kept);
     if (!begun.ok) {
       console.warn(`mcp-edge-gateway: upstream "${name}": sign-in could not start: ${begun.detail}`);
-      return page(502, "Sign-in could not start", `The gateway could not reach the sign-in service of ${name}; the gateway's log has the cause.`);
+      return page(
+        502,
+        "Sign-in could not start",
+        `The gateway could not reach the sign-in service of ${name}; the gateway's log has the cause.`,
+      );
     }
-    return new Response(null, { status: 303, headers: { location: begun.value.location, "set-cookie": begun.value.cookie, "cache-control": "no-store", "referrer-policy": "no-referrer" } });
+    return new Response(null, {
+      status: 303,
+      headers: {
+        location: begun.value.location,
+        "set-cookie": begun.value.cookie,
+        "cache-control": "no-store",
+        "referrer-policy": "no-referrer",
+      },
+    });
   });
 }
 
@@ -195,12 +267,25 @@ async function startForm(request: Request): Promise<URLSearchParams | Response> 
 }
 
 /** The principal of a request to the user's own routes, or the 401/503 answer. */
-async function callerOf(env: GatewayBindings, authorization: string | undefined, url: string, verifierFor: TokenVerifierFor): Promise<string | Response> {
+async function callerOf(
+  env: GatewayBindings,
+  authorization: string | undefined,
+  url: string,
+  verifierFor: TokenVerifierFor,
+): Promise<string | Response> {
   const config = gatewayConfig(env);
-  if (!config.auth.ok) return Response.json({ error: "AUTH is invalid; the gateway's log lists each problem" }, { status: 500 });
+  if (!config.auth.ok)
+    return Response.json({ error: "AUTH is invalid; the gateway's log lists each problem" }, { status: 500 });
   const names = config.upstreams.ok ? config.upstreams.value.map((u) => u.name) : [];
   const signInToken = verifierFor(env, config.auth.value, new URL(url).origin, names, "");
-  const found = await authenticate({ authorization: authorization ?? null, auth: config.auth.value, kv: env.GATEWAY_KV, cacheTtlMs: config.documentCacheTtlMs, route: "", signInToken });
+  const found = await authenticate({
+    authorization: authorization ?? null,
+    auth: config.auth.value,
+    kv: env.GATEWAY_KV,
+    cacheTtlMs: config.documentCacheTtlMs,
+    route: "",
+    signInToken,
+  });
   if (found.ok) return found.value.principal;
   return errorResponse(authError(found, metadataUrl(new URL(url).origin, "/mcp")));
 }

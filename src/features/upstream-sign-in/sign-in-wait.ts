@@ -24,9 +24,16 @@ export async function signalSignIn(namespace: ObjectNamespace<InputRendezvousRpc
  * Waits until the sign-in of link `nonce` completes (true), `timeoutMs` passes or `signal`
  * aborts (false: the client went away).
  */
-export async function awaitSignIn(namespace: ObjectNamespace<InputRendezvousRpc>, nonce: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+export async function awaitSignIn(
+  namespace: ObjectNamespace<InputRendezvousRpc>,
+  nonce: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<boolean> {
   const round = meeting(namespace, nonce);
-  const aborted = new Promise<undefined>((resolve) => signal.addEventListener("abort", () => resolve(undefined), { once: true }));
+  const aborted = new Promise<undefined>((resolve) =>
+    signal.addEventListener("abort", () => resolve(undefined), { once: true }),
+  );
   try {
     const answers = await Promise.race([round.wait([SIGNED_IN_KEY], timeoutMs), aborted]);
     return answers?.[SIGNED_IN_KEY] !== undefined;

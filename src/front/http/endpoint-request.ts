@@ -11,7 +11,11 @@ import type { CatalogMode } from "../../policy/persona";
  * What a session remembers of the filters when it begins (features/filters/listed-shapes.ts):
  * per upstream of `route`, the shape of its listed tools, which a later list compares with.
  */
-export type SessionShapes = (services: Services, route: string, upstreams: readonly string[]) => Promise<Readonly<Record<string, string>>>;
+export type SessionShapes = (
+  services: Services,
+  route: string,
+  upstreams: readonly string[],
+) => Promise<Readonly<Record<string, string>>>;
 
 /** One route of the endpoint as the shell resolved it. */
 export type EndpointRequest = {

@@ -15,7 +15,9 @@ import { SseWriter } from "./sse-writer";
 export const SSE_KEEPALIVE_INTERVAL_MS = 15_000;
 
 /** A job's answer (its text), or a message ahead of it; `framed` is called once its bytes are no longer needed (an upstream's bytes are valid until then). */
-type ReplyEvent = { readonly final: true; readonly text: string } | { readonly final: false; readonly message: OutgoingMessage; readonly framed: () => void };
+type ReplyEvent =
+  | { readonly final: true; readonly text: string }
+  | { readonly final: false; readonly message: OutgoingMessage; readonly framed: () => void };
 
 /**
  * A single-consumer queue whose reader waits for the next push, and whose writers can
@@ -104,9 +106,13 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
     if (!batch) {
       const failure = failures.get(0);
       // A request-level failure with its own HTTP status (a 5xx from a bug) keeps it.
-      if (failures.size === 1 && !(failure instanceof GatewayError && failure.status === 200)) return errorResponse(failure, jobs[0]!.id);
+      if (failures.size === 1 && !(failure instanceof GatewayError && failure.status === 200))
+        return errorResponse(failure, jobs[0]!.id);
     }
-    if (!sse) return new Response(batch ? `[${finals.join(",")}]` : finals[0], { headers: { "content-type": "application/json" } });
+    if (!sse)
+      return new Response(batch ? `[${finals.join(",")}]` : finals[0], {
+        headers: { "content-type": "application/json" },
+      });
   }
 
   const writer = new SseWriter(() => {
@@ -114,7 +120,8 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
     queue.close();
     onCancel();
   });
-  const write = async (event: ReplyEvent) => (event.final ? writer.message(event.text) : writer.message(event.message, event.framed));
+  const write = async (event: ReplyEvent) =>
+    event.final ? writer.message(event.text) : writer.message(event.message, event.framed);
   void (async () => {
     let written = finals.length;
     try {

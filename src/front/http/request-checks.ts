@@ -20,13 +20,18 @@ export const CATALOG_PARAM = "catalog";
  * @example
  * requestedCatalog("https://gw.example/mcp?catalog=search") // { ok: true, value: "search" }
  */
-export function requestedCatalog(url: string): Result<CatalogMode | undefined, { reason: "bad-catalog"; message: string }> {
+export function requestedCatalog(
+  url: string,
+): Result<CatalogMode | undefined, { reason: "bad-catalog"; message: string }> {
   // Nearly every request URL has no query: no URL to parse then.
   const values = url.includes("?") ? new URL(url).searchParams.getAll(CATALOG_PARAM) : [];
   if (values.length === 0) return ok(undefined);
   const [value] = values;
   if (values.length > 1 || !isCatalogMode(value)) {
-    return fail({ reason: "bad-catalog", message: `Bad request: ?${CATALOG_PARAM}= takes one of ${CATALOG_MODES.join(", ")} (see docs/tool-search.md)` });
+    return fail({
+      reason: "bad-catalog",
+      message: `Bad request: ?${CATALOG_PARAM}= takes one of ${CATALOG_MODES.join(", ")} (see docs/tool-search.md)`,
+    });
   }
   return ok(value);
 }
@@ -58,7 +63,8 @@ function rawMessageId(text: string): JsonRpcId | null {
  */
 export function checkNesting(text: string): CheckedBody {
   const problem = structureProblem(text);
-  if (problem?.reason === "too-deep") throw new GatewayError(400, INVALID_REQUEST, structureProblemText(problem), undefined, rawMessageId(text));
+  if (problem?.reason === "too-deep")
+    throw new GatewayError(400, INVALID_REQUEST, structureProblemText(problem), undefined, rawMessageId(text));
   return { text, problem };
 }
 
@@ -80,7 +86,11 @@ export function checkPostHeaders(accept: string | null, contentType: string | nu
   const types = mediaTypes(accept);
   const any = types.includes("*/*");
   if (!any && !(types.includes("application/json") && types.includes("text/event-stream"))) {
-    throw new GatewayError(406, INVALID_REQUEST, "Not Acceptable: the Accept header must list both application/json and text/event-stream");
+    throw new GatewayError(
+      406,
+      INVALID_REQUEST,
+      "Not Acceptable: the Accept header must list both application/json and text/event-stream",
+    );
   }
   if (mediaTypes(contentType)[0] !== "application/json") {
     throw new GatewayError(415, INVALID_REQUEST, "Unsupported Media Type: the Content-Type must be application/json");
@@ -91,6 +101,10 @@ export function checkPostHeaders(accept: string | null, contentType: string | nu
 export function checkGetHeaders(accept: string | null): void {
   const types = mediaTypes(accept);
   if (!types.includes("text/event-stream") && !types.includes("*/*")) {
-    throw new GatewayError(406, INVALID_REQUEST, "Not Acceptable: the Accept header must list text/event-stream to open the server stream");
+    throw new GatewayError(
+      406,
+      INVALID_REQUEST,
+      "Not Acceptable: the Accept header must list text/event-stream to open the server stream",
+    );
   }
 }

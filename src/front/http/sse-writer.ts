@@ -92,7 +92,11 @@ export class SseWriter {
 
   /** The frame of `text` in the buffer, its length; -1 when it may not fit or has line breaks (`sseFrame` writes those). */
   private frameText(text: string): number {
-    if (EVENT_PREFIX.length + text.length * MAX_UTF8_PER_UNIT + EVENT_END.length > this.frame.length || /[\r\n]/.test(text)) return -1;
+    if (
+      EVENT_PREFIX.length + text.length * MAX_UTF8_PER_UNIT + EVENT_END.length > this.frame.length ||
+      /[\r\n]/.test(text)
+    )
+      return -1;
     this.frame.set(EVENT_PREFIX);
     const { written } = encoder.encodeInto(text, this.frame.subarray(EVENT_PREFIX.length));
     this.frame.set(EVENT_END, EVENT_PREFIX.length + written);

@@ -9,7 +9,15 @@
  */
 import { asGatewayError, GatewayError } from "../../core/errors";
 import { validateClientMessage } from "../../core/validate-message";
-import { INVALID_REQUEST, kindOf, PARSE_ERROR, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type WireMessage } from "../../core/jsonrpc";
+import {
+  INVALID_REQUEST,
+  kindOf,
+  PARSE_ERROR,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type WireMessage,
+} from "../../core/jsonrpc";
 import { elements, rootSpan } from "../../core/raw-json";
 import type { CallContext, Caller, ClientMessage, Identity } from "../../context/call-context";
 import { routeFor } from "../../context/route";
@@ -53,7 +61,11 @@ function identityOf(session: SessionState, caller: Caller): Identity {
     era: "legacy",
     clientCapabilities: session.clientCapabilities,
     clientInfo: session.clientInfo,
-    session: { id: session.sid, expiresAt: session.exp, ...(session.filterShapes ? { filterShapes: session.filterShapes } : {}) },
+    session: {
+      id: session.sid,
+      expiresAt: session.exp,
+      ...(session.filterShapes ? { filterShapes: session.filterShapes } : {}),
+    },
   };
 }
 
@@ -87,12 +99,19 @@ function runQuietly(where: EndpointRequest, ctx: SessionContext, message: Client
 /** initialize: a new session, the upstreams initialized through the pipeline, then sealed. */
 async function initialize(where: EndpointRequest, request: WireMessage<JsonRpcRequest>): Promise<Response> {
   const secret = where.services.sessionSecret;
-  const filterShapes = await where.sessionShapes(where.services, where.route, where.upstreams.map((upstream) => upstream.name));
+  const filterShapes = await where.sessionShapes(
+    where.services,
+    where.route,
+    where.upstreams.map((upstream) => upstream.name),
+  );
   let state = beginSession(request.message, where, filterShapes);
   const opened = (upstreams: Readonly<Record<string, UpstreamSession>>) => {
     state = { ...state, upstreams };
   };
-  const text = (await where.pipeline({ ...contextOf(where, state, where.signal), emit: () => {}, record: newCallRecord(), opened }, { kind: "request", wire: request }))!;
+  const text = (await where.pipeline(
+    { ...contextOf(where, state, where.signal), emit: () => {}, record: newCallRecord(), opened },
+    { kind: "request", wire: request },
+  ))!;
   const token = await sealSession(state, secret);
   return new Response(text, { headers: { "content-type": "application/json", "mcp-session-id": token } });
 }
@@ -116,18 +135,30 @@ export async function handlePost(where: EndpointRequest, checked: CheckedBody): 
   let wires: WireMessage[];
   if (Array.isArray(body)) {
     if (!allowsBatches(session.protocolVersion)) {
-      throw new GatewayError(400, INVALID_REQUEST, `Invalid Request: JSON-RPC batches are not supported in protocol version ${session.protocolVersion}; send one message per POST`);
+      throw new GatewayError(
+        400,
+        INVALID_REQUEST,
+        `Invalid Request: JSON-RPC batches are not supported in protocol version ${session.protocolVersion}; send one message per POST`,
+      );
     }
     if (body.length === 0) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: an empty batch");
     if (body.length > MAX_BATCH_MESSAGES) {
-      throw new GatewayError(400, INVALID_REQUEST, `Invalid Request: a batch of ${body.length} messages; the gateway takes at most ${MAX_BATCH_MESSAGES} per POST`);
+      throw new GatewayError(
+        400,
+        INVALID_REQUEST,
+        `Invalid Request: a batch of ${body.length} messages; the gateway takes at most ${MAX_BATCH_MESSAGES} per POST`,
+      );
     }
     // Each message keeps the client's own bytes (arguments may hold numbers JSON.parse would round).
     const texts = elements(raw, rootSpan(raw)).map((span) => raw.slice(span.start, span.end));
     wires = body.map((value: unknown, index) => ({ text: texts[index]!, message: validateClientMessage(value) }));
   } else wires = [{ text: raw, message: single! }];
   if (wires.some((w) => "method" in w.message && w.message.method === "initialize")) {
-    throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: initialize must be sent alone, and only once per session");
+    throw new GatewayError(
+      400,
+      INVALID_REQUEST,
+      "Invalid Request: initialize must be sent alone, and only once per session",
+    );
   }
 
   const abort = new AbortController();
@@ -169,7 +200,10 @@ export async function handlePost(where: EndpointRequest, checked: CheckedBody): 
   const jobs = requests.map((wire) => ({
     id: wire.message.id,
     run: async (emit: Emit, streamed: () => void) =>
-      (await where.pipeline({ ...ctx, emit, record: newCallRecord(), ...(ctx.route.kind === "aggregated" ? {} : { streamed }) }, { kind: "request", wire }))!,
+      (await where.pipeline(
+        { ...ctx, emit, record: newCallRecord(), ...(ctx.route.kind === "aggregated" ? {} : { streamed }) },
+        { kind: "request", wire },
+      ))!,
   }));
   return replyTo(jobs, Array.isArray(body), () => abort.abort());
 }
@@ -180,7 +214,10 @@ export async function handleGet(where: EndpointRequest): Promise<Response> {
   const session = await requireSession(where);
   const abort = new AbortController();
   const ctx = contextOf(where, session, abort.signal);
-  return streamToClient((emit, opened) => where.pipeline({ ...ctx, emit, streamed: opened, record: newCallRecord() }, { kind: "listen" }), () => abort.abort());
+  return streamToClient(
+    (emit, opened) => where.pipeline({ ...ctx, emit, streamed: opened, record: newCallRecord() }, { kind: "listen" }),
+    () => abort.abort(),
+  );
 }
 
 /** DELETE: ends the session here and at every upstream. */
@@ -188,6 +225,9 @@ export async function handleDelete(where: EndpointRequest): Promise<Response> {
   const session = await requireSession(where);
   // The end passes the pipeline (traced, recorded, audited) while the session is marked ended; the relay closes the upstreams' sessions.
   // No signal: a client that goes away mid-DELETE still ends its session.
-  await Promise.all([runQuietly(where, contextOf(where, session, undefined), { kind: "end" }), endSession(session, where)]);
+  await Promise.all([
+    runQuietly(where, contextOf(where, session, undefined), { kind: "end" }),
+    endSession(session, where),
+  ]);
   return new Response(null, { status: 200 });
 }

@@ -16,7 +16,10 @@ const STREAM_BUFFER_MESSAGES = 4;
  * Runs `listen` (which calls `opened` once its stream is open, then emits until it ends)
  * and answers with the stream; `onCancel` is called when the client goes away.
  */
-export async function streamToClient(listen: (emit: Emit, opened: () => void) => Promise<unknown>, onCancel: () => void): Promise<Response> {
+export async function streamToClient(
+  listen: (emit: Emit, opened: () => void) => Promise<unknown>,
+  onCancel: () => void,
+): Promise<Response> {
   const queue = new MessageQueue<Uint8Array | null>();
   let markOpen!: () => void;
   const open = new Promise<"open">((resolve) => (markOpen = () => resolve("open")));
@@ -28,8 +31,18 @@ export async function streamToClient(listen: (emit: Emit, opened: () => void) =>
     },
   );
   // Until the stream is open, a failure is the answer (405 and the like).
-  if ((await Promise.race([open, done])) !== "open") throw new GatewayError(405, -32000, "Method Not Allowed: there is no stream of server messages on this route", undefined, null, { allow: "POST, DELETE" });
-  done.catch((error: unknown) => console.warn(`mcp-edge-gateway: the GET stream ended: ${error instanceof Error ? error.message : String(error)}`));
+  if ((await Promise.race([open, done])) !== "open")
+    throw new GatewayError(
+      405,
+      -32000,
+      "Method Not Allowed: there is no stream of server messages on this route",
+      undefined,
+      null,
+      { allow: "POST, DELETE" },
+    );
+  done.catch((error: unknown) =>
+    console.warn(`mcp-edge-gateway: the GET stream ended: ${error instanceof Error ? error.message : String(error)}`),
+  );
 
   let timer: ReturnType<typeof setInterval> | undefined;
   const stop = () => {

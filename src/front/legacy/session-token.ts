@@ -67,7 +67,9 @@ export const newSessionId = randomHexId;
 export type ClientStateProblem = { reason: "client-state-too-large"; bytes: number };
 
 /** Checks that the client's capabilities and info fit in a session id (see MAX_CLIENT_STATE_BYTES). */
-export function checkClientState(state: Pick<SessionState, "clientCapabilities" | "clientInfo">): Result<void, ClientStateProblem> {
+export function checkClientState(
+  state: Pick<SessionState, "clientCapabilities" | "clientInfo">,
+): Result<void, ClientStateProblem> {
   const bytes = new TextEncoder().encode(JSON.stringify([state.clientCapabilities, state.clientInfo])).length;
   return bytes > MAX_CLIENT_STATE_BYTES ? fail({ reason: "client-state-too-large", bytes }) : ok(undefined);
 }
@@ -83,7 +85,9 @@ export async function sealSession(state: SessionState, secret: string): Promise<
   const token = TOKEN_PREFIX + bytesToBase64Url(out);
   // Only reachable through upstreams (their session ids, their number): the client's part is bounded before.
   if (token.length > MAX_SESSION_TOKEN_CHARS) {
-    throw new Error(`the session of ${Object.keys(state.upstreams).length} upstreams needs a ${token.length}-character Mcp-Session-Id, past the ${MAX_SESSION_TOKEN_CHARS} allowed`);
+    throw new Error(
+      `the session of ${Object.keys(state.upstreams).length} upstreams needs a ${token.length}-character Mcp-Session-Id, past the ${MAX_SESSION_TOKEN_CHARS} allowed`,
+    );
   }
   return token;
 }
@@ -107,7 +111,11 @@ function remember(token: string, secret: string, state: SessionState): void {
 }
 
 /** Opens a token minted by `sealSession`; anything altered or foreign is `malformed`. */
-export async function openSession(token: string, secret: string, now = Date.now()): Promise<Result<SessionState, SessionProblem>> {
+export async function openSession(
+  token: string,
+  secret: string,
+  now = Date.now(),
+): Promise<Result<SessionState, SessionProblem>> {
   const known = opened.get(token);
   if (known?.secret === secret) {
     if (known.state.exp * 1000 > now) return ok(known.state);
@@ -119,7 +127,11 @@ export async function openSession(token: string, secret: string, now = Date.now(
   if (!bytes || bytes.length <= IV_BYTES) return fail({ reason: "malformed" });
   let state: SessionState;
   try {
-    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.slice(0, IV_BYTES) }, await sessionKey(secret), bytes.slice(IV_BYTES));
+    const plain = await crypto.subtle.decrypt(
+      { name: "AES-GCM", iv: bytes.slice(0, IV_BYTES) },
+      await sessionKey(secret),
+      bytes.slice(IV_BYTES),
+    );
     state = JSON.parse(new TextDecoder().decode(plain)) as SessionState;
   } catch {
     return fail({ reason: "malformed" });

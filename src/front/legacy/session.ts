@@ -11,7 +11,14 @@ import { fail, GatewayError, ok, type Result } from "../../core/errors";
 import { sessionSecret } from "../../config/secrets";
 import { INVALID_PARAMS, isObject, type JsonRpcRequest } from "../../core/jsonrpc";
 import { negotiateVersion } from "./protocol";
-import { checkClientState, MAX_CLIENT_STATE_BYTES, newSessionId, openSession, SESSION_TTL_S, type SessionState } from "./session-token";
+import {
+  checkClientState,
+  MAX_CLIENT_STATE_BYTES,
+  newSessionId,
+  openSession,
+  SESSION_TTL_S,
+  type SessionState,
+} from "./session-token";
 import { isEnded, markEnded } from "../../storage/ended-marks";
 import type { EndpointRequest } from "../http/endpoint-request";
 
@@ -41,10 +48,20 @@ const ENDED_CHECK_CACHE_MS = 10_000;
  * and identity (bounded: they travel in every request's `Mcp-Session-Id`), no upstream
  * sessions yet. The relay opens those, and `sealSession` seals the result.
  */
-export function beginSession(request: JsonRpcRequest, where: SessionEnv, filterShapes: Readonly<Record<string, string>> = {}): SessionState {
+export function beginSession(
+  request: JsonRpcRequest,
+  where: SessionEnv,
+  filterShapes: Readonly<Record<string, string>> = {},
+): SessionState {
   const params = request.params ?? {};
   if (params["capabilities"] !== undefined && !isObject(params["capabilities"])) {
-    throw new GatewayError(200, INVALID_PARAMS, "Invalid params: initialize needs params.capabilities to be an object", undefined, request.id);
+    throw new GatewayError(
+      200,
+      INVALID_PARAMS,
+      "Invalid params: initialize needs params.capabilities to be an object",
+      undefined,
+      request.id,
+    );
   }
   const state: SessionState = {
     sid: newSessionId(),
@@ -66,10 +83,15 @@ export function beginSession(request: JsonRpcRequest, where: SessionEnv, filterS
   return state;
 }
 
-export type SessionLookupProblem = { reason: "missing" | "malformed" | "expired" | "ended" | "other-route" | "other-principal" };
+export type SessionLookupProblem = {
+  reason: "missing" | "malformed" | "expired" | "ended" | "other-route" | "other-principal";
+};
 
 /** Finds the session a request belongs to. */
-export async function findSession(token: string | null, where: SessionEnv): Promise<Result<SessionState, SessionLookupProblem>> {
+export async function findSession(
+  token: string | null,
+  where: SessionEnv,
+): Promise<Result<SessionState, SessionLookupProblem>> {
   if (!token) return fail({ reason: "missing" });
   const opened = await openSession(token, sessionSecret(where.env));
   if (!opened.ok) return opened;
@@ -91,7 +113,11 @@ export async function findSession(token: string | null, where: SessionEnv): Prom
 export function sessionError(problem: SessionLookupProblem): GatewayError {
   switch (problem.reason) {
     case "missing":
-      return new GatewayError(400, -32000, "Bad Request: Mcp-Session-Id header is required; send initialize first to start a session");
+      return new GatewayError(
+        400,
+        -32000,
+        "Bad Request: Mcp-Session-Id header is required; send initialize first to start a session",
+      );
     case "malformed":
     case "other-route":
     case "other-principal":

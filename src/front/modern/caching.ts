@@ -5,7 +5,17 @@
  */
 import type { Identity } from "../../context/call-context";
 import { isObject } from "../../core/jsonrpc";
-import { appendMemberSplice, elements, member, members, parseSpan, rootSpan, splice, type Span, type Splice } from "../../core/raw-json";
+import {
+  appendMemberSplice,
+  elements,
+  member,
+  members,
+  parseSpan,
+  rootSpan,
+  splice,
+  type Span,
+  type Splice,
+} from "../../core/raw-json";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { UNAVAILABLE_META_KEY } from "../../relay/merge-lists";
 import { CACHEABLE_METHODS } from "./protocol";
@@ -29,7 +39,12 @@ export const RESULT_TTL_MS = 0;
  */
 export const LIST_TTL_MS = DEFAULT_DOCUMENT_CACHE_TTL_MS;
 
-const LIST_METHODS: ReadonlySet<string> = new Set(["tools/list", "prompts/list", "resources/list", "resources/templates/list"]);
+const LIST_METHODS: ReadonlySet<string> = new Set([
+  "tools/list",
+  "prompts/list",
+  "resources/list",
+  "resources/templates/list",
+]);
 
 /**
  * `private` whenever the answer may depend on who asks: any authenticated principal.
@@ -38,7 +53,10 @@ const LIST_METHODS: ReadonlySet<string> = new Set(["tools/list", "prompts/list",
  * @example
  * cachingHints({ authMethod: "none", ... }); // { ttlMs: 0, cacheScope: "public" }
  */
-export function cachingHints(identity: Pick<Identity, "authMethod">, ttlMs = RESULT_TTL_MS): { ttlMs: number; cacheScope: "public" | "private" } {
+export function cachingHints(
+  identity: Pick<Identity, "authMethod">,
+  ttlMs = RESULT_TTL_MS,
+): { ttlMs: number; cacheScope: "public" | "private" } {
   return { ttlMs, cacheScope: identity.authMethod === "none" ? "public" : "private" };
 }
 
@@ -46,7 +64,10 @@ export function cachingHints(identity: Pick<Identity, "authMethod">, ttlMs = RES
 function ttlFor(text: string, result: Span, method: string): number {
   if (!LIST_METHODS.has(method)) return RESULT_TTL_MS;
   const meta = member(text, result, "_meta");
-  const incomplete = meta !== undefined && text.charCodeAt(meta.start) === 0x7b && member(text, meta, UNAVAILABLE_META_KEY) !== undefined;
+  const incomplete =
+    meta !== undefined &&
+    text.charCodeAt(meta.start) === 0x7b &&
+    member(text, meta, UNAVAILABLE_META_KEY) !== undefined;
   return incomplete ? RESULT_TTL_MS : LIST_TTL_MS;
 }
 
@@ -74,7 +95,12 @@ function sortedToolsSplice(text: string, result: Span): Splice | undefined {
  * @example
  * completeResult('{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}', "tools/list", identity);
  */
-export function completeResult(text: string, method: string, identity: Pick<Identity, "authMethod">, retried = false): string {
+export function completeResult(
+  text: string,
+  method: string,
+  identity: Pick<Identity, "authMethod">,
+  retried = false,
+): string {
   const result = member(text, rootSpan(text), "result");
   if (!result || text.charCodeAt(result.start) !== 0x7b) return text;
   const own = members(text, result);
@@ -94,8 +120,10 @@ export function completeResult(text: string, method: string, identity: Pick<Iden
     // An upstream's own hints may only narrow the gateway's: the answer was shaped for this caller.
     for (const { key, value } of own) {
       const upstreamValue = parseSpan(text, value);
-      if (key === "cacheScope" && hints.cacheScope === "private" && upstreamValue !== "private") edits.push({ span: value, raw: '"private"' });
-      if (key === "ttlMs" && !(typeof upstreamValue === "number" && upstreamValue <= hints.ttlMs)) edits.push({ span: value, raw: String(hints.ttlMs) });
+      if (key === "cacheScope" && hints.cacheScope === "private" && upstreamValue !== "private")
+        edits.push({ span: value, raw: '"private"' });
+      if (key === "ttlMs" && !(typeof upstreamValue === "number" && upstreamValue <= hints.ttlMs))
+        edits.push({ span: value, raw: String(hints.ttlMs) });
     }
     if (!keys.has("ttlMs")) added.push(`"ttlMs":${hints.ttlMs}`);
     if (!keys.has("cacheScope")) added.push(`"cacheScope":${JSON.stringify(hints.cacheScope)}`);
@@ -103,7 +131,12 @@ export function completeResult(text: string, method: string, identity: Pick<Iden
   if (added.length > 0) {
     const first = added[0]!;
     const colon = first.indexOf(":");
-    const append = appendMemberSplice(text, result, JSON.parse(first.slice(0, colon)) as string, first.slice(colon + 1));
+    const append = appendMemberSplice(
+      text,
+      result,
+      JSON.parse(first.slice(0, colon)) as string,
+      first.slice(colon + 1),
+    );
     edits.push({ span: append.span, raw: [append.raw, ...added.slice(1)].join(",") });
   }
   return edits.length > 0 ? splice(text, edits) : text;

@@ -39,7 +39,10 @@ export function discoverAnswer(text: string, identity: Pick<Identity, "authMetho
     capabilities: modernCapabilities(isObject(route["capabilities"]) ? route["capabilities"] : {}),
     ...(typeof route["instructions"] === "string" ? { instructions: route["instructions"] } : {}),
     ...cachingHints(identity),
-    _meta: { [SERVER_INFO_META_KEY]: route["serverInfo"], ...(meta[UNAVAILABLE_META_KEY] !== undefined ? { [UNAVAILABLE_META_KEY]: meta[UNAVAILABLE_META_KEY] } : {}) },
+    _meta: {
+      [SERVER_INFO_META_KEY]: route["serverInfo"],
+      ...(meta[UNAVAILABLE_META_KEY] !== undefined ? { [UNAVAILABLE_META_KEY]: meta[UNAVAILABLE_META_KEY] } : {}),
+    },
   };
   return JSON.stringify({ jsonrpc: "2.0", id: response["id"], result });
 }

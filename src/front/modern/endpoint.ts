@@ -15,7 +15,21 @@
  * stream); closing any response stream cancels the request at the upstream (`cancelsOnClose`).
  */
 import { GatewayError } from "../../core/errors";
-import { INTERNAL_ERROR, INVALID_REQUEST, isObject, kindOf, METHOD_NOT_FOUND, PARSE_ERROR, type JsonObject, type JsonRpcRequest, type JsonRpcNotification, type JsonRpcResponse, type NotificationBytes, type OutgoingMessage, type WireMessage } from "../../core/jsonrpc";
+import {
+  INTERNAL_ERROR,
+  INVALID_REQUEST,
+  isObject,
+  kindOf,
+  METHOD_NOT_FOUND,
+  PARSE_ERROR,
+  type JsonObject,
+  type JsonRpcRequest,
+  type JsonRpcNotification,
+  type JsonRpcResponse,
+  type NotificationBytes,
+  type OutgoingMessage,
+  type WireMessage,
+} from "../../core/jsonrpc";
 import { readUpstreamMessage, validateClientMessage } from "../../core/validate-message";
 import type { CallContext, Identity } from "../../context/call-context";
 import { routeFor } from "../../context/route";
@@ -54,7 +68,11 @@ function paramHeadersOf(headers: Headers): { paramHeaders?: Record<string, strin
   return Object.keys(found).length > 0 ? { paramHeaders: found } : {};
 }
 
-async function contextOf(where: EndpointRequest, envelope: Envelope, signal: AbortSignal): Promise<Omit<CallContext, "emit" | "record">> {
+async function contextOf(
+  where: EndpointRequest,
+  envelope: Envelope,
+  signal: AbortSignal,
+): Promise<Omit<CallContext, "emit" | "record">> {
   const clientInfo = clientIdentity(envelope.clientInfo);
   const { caller } = where;
   const identity: Identity = {
@@ -73,7 +91,13 @@ async function contextOf(where: EndpointRequest, envelope: Envelope, signal: Abo
     grant: grantOnce(where.services.kv, caller.roles, where.services.config.documentCacheTtlMs),
     route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog),
     services: where.services,
-    upstreamClient: await modernUpstreamClient({ principal: caller.principal, route: where.route, clientCapabilities: envelope.clientCapabilities, clientInfo, bridging: where.services.bridgedCalls !== undefined }),
+    upstreamClient: await modernUpstreamClient({
+      principal: caller.principal,
+      route: where.route,
+      clientCapabilities: envelope.clientCapabilities,
+      clientInfo,
+      bridging: where.services.bridgedCalls !== undefined,
+    }),
     ...paramHeadersOf(where.request.headers),
     signal,
     // Closing the response stream is this revision's cancellation (basic/patterns/cancellation).
@@ -86,9 +110,14 @@ async function contextOf(where: EndpointRequest, envelope: Envelope, signal: Abo
 function unbridgedServerRequest(method: string, capabilities: JsonObject): GatewayError {
   const capability = CAPABILITY_OF_SERVER_REQUEST.get(method);
   if (capability && !isObject(capabilities[capability])) {
-    return new GatewayError(400, MISSING_REQUIRED_CLIENT_CAPABILITY, `Missing required client capability: the upstream sent ${method}, which needs "${capability}"`, {
-      requiredCapabilities: { [capability]: {} },
-    });
+    return new GatewayError(
+      400,
+      MISSING_REQUIRED_CLIENT_CAPABILITY,
+      `Missing required client capability: the upstream sent ${method}, which needs "${capability}"`,
+      {
+        requiredCapabilities: { [capability]: {} },
+      },
+    );
   }
   return new GatewayError(
     200,
@@ -111,7 +140,9 @@ function statusedError(text: string, id: JsonRpcRequest["id"]): GatewayError | u
   const message = readUpstreamMessage(text)?.message;
   if (!message || !("error" in message)) return undefined;
   const status = ERROR_STATUSES.get(message.error.code);
-  return status === undefined ? undefined : new GatewayError(status, message.error.code, message.error.message, message.error.data, id);
+  return status === undefined
+    ? undefined
+    : new GatewayError(status, message.error.code, message.error.message, message.error.data, id);
 }
 
 /**
@@ -125,7 +156,11 @@ function isRetry(message: JsonRpcRequest): boolean {
 
 /** What was read of a notification the relay passes on as bytes: its method and level, as the text would have them. */
 function headOf(notification: NotificationBytes): JsonRpcNotification {
-  return { jsonrpc: "2.0", method: notification.method, ...(notification.level !== undefined ? { params: { level: notification.level } } : {}) };
+  return {
+    jsonrpc: "2.0",
+    method: notification.method,
+    ...(notification.level !== undefined ? { params: { level: notification.level } } : {}),
+  };
 }
 
 /** Runs one modern request through the pipeline, answering at the client's pace (JSON, or SSE once something goes first). */
@@ -145,8 +180,18 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
             if (message && "method" in message && "id" in message) {
               asked ??= message.method;
               // Told at once, so the upstream ends the call instead of waiting for an answer no one will send.
-              const answer = JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: METHOD_NOT_FOUND, message: `The gateway's client cannot answer ${message.method} (not bridged to 2026-07-28 clients)` } });
-              await where.pipeline({ ...ctx, emit: () => {}, record: newCallRecord() }, { kind: "response", wire: { text: answer, message: JSON.parse(answer) as JsonRpcResponse } });
+              const answer = JSON.stringify({
+                jsonrpc: "2.0",
+                id: message.id,
+                error: {
+                  code: METHOD_NOT_FOUND,
+                  message: `The gateway's client cannot answer ${message.method} (not bridged to 2026-07-28 clients)`,
+                },
+              });
+              await where.pipeline(
+                { ...ctx, emit: () => {}, record: newCallRecord() },
+                { kind: "response", wire: { text: answer, message: JSON.parse(answer) as JsonRpcResponse } },
+              );
               return;
             }
             // Log messages only for a request that asked for them, at or above its level (basic/index, logLevel).
@@ -161,14 +206,17 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
             text = (await where.pipeline({ ...ctx, emit, record: newCallRecord() }, { kind: "request", wire }))!;
           } catch (error) {
             // A method the gateway itself does not know (on /mcp): 2026-07-28 answers it with HTTP 404.
-            if (error instanceof GatewayError && error.code === METHOD_NOT_FOUND) throw new GatewayError(404, METHOD_NOT_FOUND, error.message, error.data, wire.message.id);
+            if (error instanceof GatewayError && error.code === METHOD_NOT_FOUND)
+              throw new GatewayError(404, METHOD_NOT_FOUND, error.message, error.data, wire.message.id);
             throw error;
           }
           if (asked) throw unbridgedServerRequest(asked, envelope.clientCapabilities).withId(wire.message.id);
           const refused = statusedError(text, wire.message.id);
           if (refused) throw refused;
           // server/discover went through the pipeline like any request (overrides, authorization, audit); it is answered in the revision's own shape.
-          return wire.message.method === "server/discover" ? discoverAnswer(text, ctx.identity) : completeResult(text, wire.message.method, ctx.identity, isRetry(wire.message));
+          return wire.message.method === "server/discover"
+            ? discoverAnswer(text, ctx.identity)
+            : completeResult(text, wire.message.method, ctx.identity, isRetry(wire.message));
         },
       },
     ],
@@ -187,12 +235,22 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
  */
 export async function handleModernPost(where: EndpointRequest, modern: ModernBody): Promise<Response> {
   if (modern.body === undefined) throw new GatewayError(400, PARSE_ERROR, "Parse error: the body is not valid JSON");
-  if (Array.isArray(modern.body)) throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: 2026-07-28 has no JSON-RPC batches; send one message per POST");
+  if (Array.isArray(modern.body))
+    throw new GatewayError(
+      400,
+      INVALID_REQUEST,
+      "Invalid Request: 2026-07-28 has no JSON-RPC batches; send one message per POST",
+    );
   const message = validateClientMessage(modern.body);
   // Every message kind, before anything reads it (a notification is not relayed, but is refused the same).
   checkDuplicateKeys(modern, "id" in message ? message.id : null);
   const kind = kindOf(message);
-  if (kind === "response") throw new GatewayError(400, INVALID_REQUEST, "Invalid Request: a 2026-07-28 client sends no JSON-RPC responses (input goes in a retry's inputResponses)");
+  if (kind === "response")
+    throw new GatewayError(
+      400,
+      INVALID_REQUEST,
+      "Invalid Request: a 2026-07-28 client sends no JSON-RPC responses (input goes in a retry's inputResponses)",
+    );
   if (kind === "notification") return new Response(null, { status: 202 });
   const wire: WireMessage<JsonRpcRequest> = { text: modern.text, message: message as JsonRpcRequest };
   const { id, method } = wire.message;

@@ -9,7 +9,9 @@ const BASE64_SUFFIX = "?=";
 const BASE64_BODY = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** A decoded header value, or the reason it cannot be read. */
-export type HeaderValue = { readonly ok: true; readonly value: string } | { readonly ok: false; readonly reason: "malformed" };
+export type HeaderValue =
+  | { readonly ok: true; readonly value: string }
+  | { readonly ok: false; readonly reason: "malformed" };
 
 /**
  * Decodes a mirrored header value.
@@ -19,7 +21,8 @@ export type HeaderValue = { readonly ok: true; readonly value: string } | { read
  */
 export function decodeHeaderValue(raw: string): HeaderValue {
   if (!raw.startsWith(BASE64_PREFIX)) return { ok: true, value: raw };
-  if (!raw.endsWith(BASE64_SUFFIX) || raw.length < BASE64_PREFIX.length + BASE64_SUFFIX.length) return { ok: false, reason: "malformed" };
+  if (!raw.endsWith(BASE64_SUFFIX) || raw.length < BASE64_PREFIX.length + BASE64_SUFFIX.length)
+    return { ok: false, reason: "malformed" };
   const encoded = raw.slice(BASE64_PREFIX.length, raw.length - BASE64_SUFFIX.length);
   if (!BASE64_BODY.test(encoded) || encoded.length % 4 !== 0) return { ok: false, reason: "malformed" };
   try {

@@ -42,7 +42,10 @@ export const NAMED_METHODS: ReadonlyMap<string, "name" | "uri"> = new Map([
  * an unknown method (-32601, HTTP 404), with a message saying what replaced it.
  */
 export const REMOVED_METHODS: ReadonlyMap<string, string> = new Map([
-  ["initialize", "2026-07-28 has no handshake: send the protocol version and client capabilities in each request's _meta (server/discover tells what the gateway serves); a 2025 client initializes without the modern _meta"],
+  [
+    "initialize",
+    "2026-07-28 has no handshake: send the protocol version and client capabilities in each request's _meta (server/discover tells what the gateway serves); a 2025 client initializes without the modern _meta",
+  ],
   ["ping", "removed in 2026-07-28"],
   ["logging/setLevel", "removed in 2026-07-28: set io.modelcontextprotocol/logLevel in the request's _meta"],
   ["resources/subscribe", "removed in 2026-07-28 (replaced by subscriptions/listen)"],
@@ -55,4 +58,11 @@ export const REMOVED_METHODS: ReadonlyMap<string, string> = new Map([
 export const UNBRIDGED_METHODS: ReadonlyMap<string, string> = new Map();
 
 /** Results that carry caching hints (server/utilities/caching). */
-export const CACHEABLE_METHODS: ReadonlySet<string> = new Set(["server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"]);
+export const CACHEABLE_METHODS: ReadonlySet<string> = new Set([
+  "server/discover",
+  "tools/list",
+  "prompts/list",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+]);

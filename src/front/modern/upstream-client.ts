@@ -26,7 +26,9 @@ const KEY_PREFIX = "m1.";
 const BRIDGED_CAPABILITIES: ReadonlySet<string> = new Set(["sampling", "elicitation", "roots"]);
 
 function forwardedCapabilities(capabilities: JsonObject, bridging: boolean): JsonObject {
-  return bridging ? capabilities : Object.fromEntries(Object.entries(capabilities).filter(([key]) => !BRIDGED_CAPABILITIES.has(key)));
+  return bridging
+    ? capabilities
+    : Object.fromEntries(Object.entries(capabilities).filter(([key]) => !BRIDGED_CAPABILITIES.has(key)));
 }
 
 /**
@@ -36,7 +38,16 @@ function forwardedCapabilities(capabilities: JsonObject, bridging: boolean): Jso
  * @example
  * const client = await modernUpstreamClient({ principal: "anonymous", route: "", clientCapabilities: {}, clientInfo: {} });
  */
-export async function modernUpstreamClient(input: { principal: string; route: string; clientCapabilities: JsonObject; clientInfo: JsonObject; bridging?: boolean }, nowS = Math.floor(Date.now() / 1000)): Promise<UpstreamClient> {
+export async function modernUpstreamClient(
+  input: {
+    principal: string;
+    route: string;
+    clientCapabilities: JsonObject;
+    clientInfo: JsonObject;
+    bridging?: boolean;
+  },
+  nowS = Math.floor(Date.now() / 1000),
+): Promise<UpstreamClient> {
   const period = Math.floor(nowS / MODERN_UPSTREAM_SESSION_TTL_S);
   const clientCapabilities = forwardedCapabilities(input.clientCapabilities, input.bridging === true);
   const sid = KEY_PREFIX + (await canonicalDigest([input.principal, input.route, clientCapabilities, period]));

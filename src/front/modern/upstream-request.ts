@@ -11,10 +11,20 @@
  */
 import { member, removeMemberSplice, rootSpan, splice } from "../../core/raw-json";
 import type { JsonRpcRequest, WireMessage } from "../../core/jsonrpc";
-import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY } from "./protocol";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+} from "./protocol";
 
 /** The reserved keys of the 2026-07-28 request envelope. */
-const ENVELOPE_KEYS = [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY] as const;
+const ENVELOPE_KEYS = [
+  PROTOCOL_VERSION_META_KEY,
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+] as const;
 
 function metaSpan(text: string) {
   const params = member(text, rootSpan(text), "params");
@@ -42,6 +52,9 @@ export function withoutEnvelope(wire: WireMessage<JsonRpcRequest>): WireMessage<
   }
   if (text === wire.text) return wire;
   const meta = wire.message.params?.["_meta"];
-  const rest = meta !== null && typeof meta === "object" && !Array.isArray(meta) ? Object.fromEntries(Object.entries(meta).filter(([key]) => !(ENVELOPE_KEYS as readonly string[]).includes(key))) : meta;
+  const rest =
+    meta !== null && typeof meta === "object" && !Array.isArray(meta)
+      ? Object.fromEntries(Object.entries(meta).filter(([key]) => !(ENVELOPE_KEYS as readonly string[]).includes(key)))
+      : meta;
   return { text, message: { ...wire.message, params: { ...wire.message.params, _meta: rest } } };
 }

@@ -5,7 +5,12 @@
  * caller is asked to sign in. Revocation forgets the tokens and tells the authorization
  * server (RFC 7009) where it has a revocation endpoint.
  */
-import { processRefreshTokenResponse, processRevocationResponse, refreshTokenGrantRequest, revocationRequest } from "oauth4webapi";
+import {
+  processRefreshTokenResponse,
+  processRevocationResponse,
+  refreshTokenGrantRequest,
+  revocationRequest,
+} from "oauth4webapi";
 import { fail, ok, type Result } from "../../core/errors";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { deleteTokens, readTokens, writeTokens, type UpstreamTokens } from "../../storage/upstream-tokens";
@@ -21,7 +26,10 @@ const MAX_REFRESHES_IN_FLIGHT = 1_000;
 export type TokenProblem = { reason: "sign-in-required"; detail: string };
 
 /** The services of a token lookup: storage, and where refresh failures are audited. */
-export type TokenServices = OAuthServices & { readonly auditQueue?: Queue; readonly waitUntil?: (promise: Promise<unknown>) => void };
+export type TokenServices = OAuthServices & {
+  readonly auditQueue?: Queue;
+  readonly waitUntil?: (promise: Promise<unknown>) => void;
+};
 
 /** A refresh that failed: whose, for which upstream, and why in the gateway's own words (never a token). */
 export type RefreshFailure = { readonly principal: string; readonly upstream: string; readonly detail: string };
@@ -52,7 +60,12 @@ async function clientFor(upstream: UpstreamConfig, tokens: UpstreamTokens, servi
   return { as, ...client.value };
 }
 
-async function refresh(upstream: UpstreamConfig, principal: string, tokens: UpstreamTokens, services: TokenServices): Promise<Result<string, TokenProblem>> {
+async function refresh(
+  upstream: UpstreamConfig,
+  principal: string,
+  tokens: UpstreamTokens,
+  services: TokenServices,
+): Promise<Result<string, TokenProblem>> {
   try {
     const { as, client, auth } = await clientFor(upstream, tokens, services);
     // The resource the tokens were granted for, named again (RFC 8707 §2.2).
@@ -84,12 +97,18 @@ async function refresh(upstream: UpstreamConfig, principal: string, tokens: Upst
  * const token = await accessTokenFor(upstream, "alice", services);
  * if (token.ok) headers.set("authorization", `Bearer ${token.value}`);
  */
-export async function accessTokenFor(upstream: UpstreamConfig, principal: string, services: TokenServices): Promise<Result<string, TokenProblem>> {
+export async function accessTokenFor(
+  upstream: UpstreamConfig,
+  principal: string,
+  services: TokenServices,
+): Promise<Result<string, TokenProblem>> {
   const tokens = await readTokens(services.kv, services.secret, principal, upstream.name);
   if (!tokens) return fail({ reason: "sign-in-required", detail: "not signed in" });
   // Tokens go only to the resource they were issued for: an upstream re-pointed elsewhere asks again.
-  if (tokens.resource !== upstream.url) return fail({ reason: "sign-in-required", detail: "the upstream's URL changed since you signed in" });
-  if (tokens.expiresAt === undefined || tokens.expiresAt - Date.now() > REFRESH_MARGIN_MS) return ok(tokens.accessToken);
+  if (tokens.resource !== upstream.url)
+    return fail({ reason: "sign-in-required", detail: "the upstream's URL changed since you signed in" });
+  if (tokens.expiresAt === undefined || tokens.expiresAt - Date.now() > REFRESH_MARGIN_MS)
+    return ok(tokens.accessToken);
   if (tokens.refreshToken === undefined) {
     await deleteTokens(services.kv, principal, upstream.name);
     return fail({ reason: "sign-in-required", detail: "the token expired and the server issued no refresh token" });
@@ -104,7 +123,11 @@ export async function accessTokenFor(upstream: UpstreamConfig, principal: string
 }
 
 /** Forgets the tokens `principal` holds for `upstream` after the upstream rejected them (HTTP 401). */
-export async function forgetTokens(upstream: UpstreamConfig, principal: string, services: OAuthServices): Promise<void> {
+export async function forgetTokens(
+  upstream: UpstreamConfig,
+  principal: string,
+  services: OAuthServices,
+): Promise<void> {
   await deleteTokens(services.kv, principal, upstream.name);
 }
 
@@ -113,7 +136,12 @@ export async function forgetTokens(upstream: UpstreamConfig, principal: string, 
  * a revocation endpoint (the refresh token, which ends the grant; else the access token), then in the store.
  * Returns false when there was no connection.
  */
-export async function revokeConnection(upstream: UpstreamConfig | undefined, upstreamName: string, principal: string, services: OAuthServices): Promise<boolean> {
+export async function revokeConnection(
+  upstream: UpstreamConfig | undefined,
+  upstreamName: string,
+  principal: string,
+  services: OAuthServices,
+): Promise<boolean> {
   const tokens = await readTokens(services.kv, services.secret, principal, upstreamName);
   if (!tokens) return false;
   if (upstream) {
@@ -122,10 +150,14 @@ export async function revokeConnection(upstream: UpstreamConfig | undefined, ups
       if (as.revocation_endpoint !== undefined) {
         // Revoking the refresh token ends the grant and the access tokens it issued (RFC 7009 §2.1).
         const token = tokens.refreshToken ?? tokens.accessToken;
-        await processRevocationResponse(await revocationRequest(as, client, auth, token, httpOptions(new URL(as.revocation_endpoint))));
+        await processRevocationResponse(
+          await revocationRequest(as, client, auth, token, httpOptions(new URL(as.revocation_endpoint))),
+        );
       }
     } catch (error) {
-      console.warn(`mcp-edge-gateway: upstream "${upstreamName}": revoking at the authorization server failed (${(error as Error).message}); the gateway forgets the tokens anyway`);
+      console.warn(
+        `mcp-edge-gateway: upstream "${upstreamName}": revoking at the authorization server failed (${(error as Error).message}); the gateway forgets the tokens anyway`,
+      );
     }
   }
   await deleteTokens(services.kv, principal, upstreamName);

@@ -25,7 +25,11 @@ import { httpOptions, isLoopback } from "./http-options";
 export type Challenge = { readonly resourceMetadata?: string; readonly scope?: string; readonly error?: string };
 
 /** Where an upstream's users sign in: its authorization server, the resource to name, the scopes to ask for. */
-export type SignInServer = { readonly as: AuthorizationServer; readonly resource: string; readonly scopes: readonly string[] };
+export type SignInServer = {
+  readonly as: AuthorizationServer;
+  readonly resource: string;
+  readonly scopes: readonly string[];
+};
 
 export type DiscoveryProblem = { reason: "discovery-failed"; detail: string };
 
@@ -36,12 +40,18 @@ export type DiscoveryProblem = { reason: "discovery-failed"; detail: string };
 export async function parseChallenge(header: string | null): Promise<Challenge> {
   if (!header) return {};
   try {
-    await processDynamicClientRegistrationResponse(new Response(null, { status: 401, headers: { "www-authenticate": header } }));
+    await processDynamicClientRegistrationResponse(
+      new Response(null, { status: 401, headers: { "www-authenticate": header } }),
+    );
   } catch (error) {
     if (error instanceof WWWAuthenticateChallengeError) {
       const bearer = error.cause.find((c) => c.scheme === "bearer");
       const p = bearer?.parameters ?? {};
-      return { ...(p["resource_metadata"] ? { resourceMetadata: p["resource_metadata"] } : {}), ...(p["scope"] ? { scope: p["scope"] } : {}), ...(p["error"] ? { error: p["error"] } : {}) };
+      return {
+        ...(p["resource_metadata"] ? { resourceMetadata: p["resource_metadata"] } : {}),
+        ...(p["scope"] ? { scope: p["scope"] } : {}),
+        ...(p["error"] ? { error: p["error"] } : {}),
+      };
     }
   }
   return {};
@@ -82,9 +92,10 @@ async function resourceMetadata(
   const atRoot = resource.pathname === "/" && resource.search === "";
   let places: Place[];
   try {
-    places = hint.resourceMetadata !== undefined
-      ? [named(new URL(hint.resourceMetadata), resource)]
-      : [wellKnown(resource), ...(atRoot ? [] : [wellKnown(root)])];
+    places =
+      hint.resourceMetadata !== undefined
+        ? [named(new URL(hint.resourceMetadata), resource)]
+        : [wellKnown(resource), ...(atRoot ? [] : [wellKnown(root)])];
   } catch {
     const detail = "the upstream's challenge names a resource_metadata that is not a URL";
     return fail({ reason: "discovery-failed", detail });
@@ -108,7 +119,10 @@ export async function authorizationServerAt(issuer: URL): Promise<AuthorizationS
   const oauth = await discoveryRequest(issuer, { ...httpOptions(issuer), algorithm: "oauth2" });
   if (oauth.ok) return processDiscoveryResponse(issuer, oauth);
   await oauth.body?.cancel();
-  return processDiscoveryResponse(issuer, await discoveryRequest(issuer, { ...httpOptions(issuer), algorithm: "oidc" }));
+  return processDiscoveryResponse(
+    issuer,
+    await discoveryRequest(issuer, { ...httpOptions(issuer), algorithm: "oidc" }),
+  );
 }
 
 /**
@@ -134,7 +148,11 @@ export async function discoverSignInServer(
     resource = metadata.value.resource;
     if (issuer === undefined) issuer = metadata.value.servers[0];
   } else if (issuer === undefined) return metadata;
-  if (issuer === undefined) return fail({ reason: "discovery-failed", detail: "the upstream's protected resource metadata names no authorization server; set auth.authorizationServer" });
+  if (issuer === undefined)
+    return fail({
+      reason: "discovery-failed",
+      detail: "the upstream's protected resource metadata names no authorization server; set auth.authorizationServer",
+    });
   try {
     const as = await authorizationServerAt(new URL(issuer));
     // The challenge's scope first, else the metadata's; with what was granted before (SEP-2350).
@@ -142,6 +160,9 @@ export async function discoverSignInServer(
     const all = new Set([...(upstream.auth?.scopes ?? []), ...granted, ...asked].filter((s) => s !== ""));
     return ok({ as, resource, scopes: [...all] });
   } catch (error) {
-    return fail({ reason: "discovery-failed", detail: `the authorization server ${issuer} has no readable metadata (RFC 8414 or OpenID Connect discovery): ${(error as Error).message}` });
+    return fail({
+      reason: "discovery-failed",
+      detail: `the authorization server ${issuer} has no readable metadata (RFC 8414 or OpenID Connect discovery): ${(error as Error).message}`,
+    });
   }
 }

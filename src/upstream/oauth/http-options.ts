@@ -16,5 +16,8 @@ export function isLoopback(url: URL): boolean {
 
 /** The options for a request to `url`. */
 export function httpOptions(url: URL): { signal: AbortSignal; [allowInsecureRequests]?: boolean } {
-  return { signal: AbortSignal.timeout(OAUTH_REQUEST_TIMEOUT_MS), ...(isLoopback(url) ? { [allowInsecureRequests]: true } : {}) };
+  return {
+    signal: AbortSignal.timeout(OAUTH_REQUEST_TIMEOUT_MS),
+    ...(isLoopback(url) ? { [allowInsecureRequests]: true } : {}),
+  };
 }

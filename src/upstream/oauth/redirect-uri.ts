@@ -28,7 +28,10 @@ export function advertisesIss(as: AuthorizationServer): boolean {
 /** The tag of `issuer` in its redirect URIs. */
 export async function issuerTag(issuer: string): Promise<string> {
   const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(issuer)));
-  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("").slice(0, ISSUER_TAG_HEX_CHARS);
+  return [...bytes]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("")
+    .slice(0, ISSUER_TAG_HEX_CHARS);
 }
 
 /**

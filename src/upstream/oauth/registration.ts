@@ -57,7 +57,11 @@ export type IssuedTo = { readonly clientId: string; readonly client?: Readonly<R
 export type RegistrationProblem = { reason: "registration-failed"; detail: string };
 
 /** What the gateway needs to reach its secrets and its KV. */
-export type OAuthServices = { readonly kv: KVNamespace; readonly secret: string; readonly env: Readonly<Record<string, unknown>> };
+export type OAuthServices = {
+  readonly kv: KVNamespace;
+  readonly secret: string;
+  readonly env: Readonly<Record<string, unknown>>;
+};
 
 /**
  * The gateway's Client ID Metadata Document for `origin` (served at CLIENT_METADATA_PATH).
@@ -81,7 +85,11 @@ export function clientMetadataDocument(origin: string): Record<string, string | 
 function authFor(as: AuthorizationServer, secret: string | undefined, method?: unknown): ClientAuth {
   if (secret === undefined) return None();
   const methods = as.token_endpoint_auth_methods_supported ?? ["client_secret_basic"];
-  if (method === "client_secret_post" || (method === undefined && !methods.includes("client_secret_basic") && methods.includes("client_secret_post"))) return ClientSecretPost(secret);
+  if (
+    method === "client_secret_post" ||
+    (method === undefined && !methods.includes("client_secret_basic") && methods.includes("client_secret_post"))
+  )
+    return ClientSecretPost(secret);
   return ClientSecretBasic(secret);
 }
 
@@ -131,8 +139,8 @@ export async function gatewayClient(
   }
   if (as.registration_endpoint === undefined) {
     const why = cimd
-      ? "takes Client ID Metadata Documents but does not advertise RFC 9207 iss"
-        + " (authorization_response_iss_parameter_supported), and offers no dynamic registration"
+      ? "takes Client ID Metadata Documents but does not advertise RFC 9207 iss" +
+        " (authorization_response_iss_parameter_supported), and offers no dynamic registration"
       : "offers neither Client ID Metadata Documents nor dynamic registration";
     const detail = `the authorization server ${as.issuer} ${why}; register a client by hand and set auth.clientId`;
     return fail({ reason: "registration-failed", detail });
@@ -145,7 +153,10 @@ export async function gatewayClient(
     await writeClient(services.kv, services.secret, upstream.name, { issuer: as.issuer, redirectUri: ownUri, client });
     return ok({ ...asClient(as, client), redirectUri: ownUri, registration: kept(client) });
   } catch (error) {
-    return fail({ reason: "registration-failed", detail: `dynamic client registration at ${as.issuer} failed: ${(error as Error).message}` });
+    return fail({
+      reason: "registration-failed",
+      detail: `dynamic client registration at ${as.issuer} failed: ${(error as Error).message}`,
+    });
   }
 }
 
@@ -186,8 +197,8 @@ async function withSecretExpiry(response: Response): Promise<Response> {
   } catch {
     body = undefined;
   }
-  const noExpiry = isObject(body) && typeof body["client_secret"] === "string"
-    && body["client_secret_expires_at"] === undefined;
+  const noExpiry =
+    isObject(body) && typeof body["client_secret"] === "string" && body["client_secret_expires_at"] === undefined;
   const patched = noExpiry ? JSON.stringify({ ...(body as JsonObject), client_secret_expires_at: 0 }) : text;
   const headers = new Headers(response.headers);
   headers.delete("content-length");
@@ -204,5 +215,8 @@ function kept(client: Readonly<Record<string, unknown>>): Readonly<Record<string
 
 function asClient(as: AuthorizationServer, client: Readonly<Record<string, unknown>>): GatewayClient {
   const secret = typeof client["client_secret"] === "string" ? client["client_secret"] : undefined;
-  return { client: { client_id: String(client["client_id"]) }, auth: authFor(as, secret, client["token_endpoint_auth_method"]) };
+  return {
+    client: { client_id: String(client["client_id"]) },
+    auth: authFor(as, secret, client["token_endpoint_auth_method"]),
+  };
 }

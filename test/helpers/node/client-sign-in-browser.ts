@@ -16,7 +16,11 @@ export type Decision = "allow" | "deny" | "look";
 export type WalkEnd = { redirect?: URL; page?: { status: number; text: string; url: string } };
 
 export class ClientSignInBrowser extends SignInBrowser {
-  constructor(private readonly user: string, private readonly decision: Decision = "allow", send?: BrowserSend) {
+  constructor(
+    private readonly user: string,
+    private readonly decision: Decision = "allow",
+    send?: BrowserSend,
+  ) {
     super(send);
   }
 
@@ -46,7 +50,15 @@ export class ClientSignInBrowser extends SignInBrowser {
         const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(text)![1]!;
         const action = new URL(/action="([^"]+)"/.exec(text)![1]!, next);
         next = action.href;
-        init = { method: "POST", body: new URLSearchParams({ handle: field("handle"), user: field("user"), decision: this.decision }).toString(), headers: { ...form, origin: action.origin } };
+        init = {
+          method: "POST",
+          body: new URLSearchParams({
+            handle: field("handle"),
+            user: field("user"),
+            decision: this.decision,
+          }).toString(),
+          headers: { ...form, origin: action.origin },
+        };
         continue;
       }
       return { page: { status: response.status, text, url: next } };

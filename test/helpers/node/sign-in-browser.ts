@@ -9,7 +9,10 @@
 const MAX_STEPS = 20;
 
 /** How the browser sends one request (redirects are never followed by it: the browser does). */
-export type BrowserSend = (href: string, init: { method?: string; body?: string; headers: Record<string, string> }) => Promise<Response>;
+export type BrowserSend = (
+  href: string,
+  init: { method?: string; body?: string; headers: Record<string, string> },
+) => Promise<Response>;
 
 /** One browser: its cookies by host. */
 export class SignInBrowser {
@@ -36,7 +39,10 @@ export class SignInBrowser {
   }
 
   /** One request as this browser. */
-  async request(href: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+  async request(
+    href: string,
+    init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+  ): Promise<Response> {
     const url = new URL(href);
     const response = await this.send(href, { ...init, headers: { ...this.cookieHeader(url), ...init.headers } });
     this.keep(url, response);
@@ -47,7 +53,11 @@ export class SignInBrowser {
   confirm(url: string, page: string): Promise<Response> {
     const link = /name="link" value="([^"]*)"/.exec(page)?.[1]?.replaceAll("&amp;", "&");
     if (link === undefined) throw new Error("the sign-in page has no link field");
-    return this.request(url, { method: "POST", body: new URLSearchParams({ link }).toString(), headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(url).origin } });
+    return this.request(url, {
+      method: "POST",
+      body: new URLSearchParams({ link }).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(url).origin },
+    });
   }
 
   /** Opens `link` (the gateway's page) and continues, returning the answer to the POST (303 to the authorization server). */
@@ -78,11 +88,16 @@ export class SignInBrowser {
       const form = text.includes("data-sign-in-confirm")
         ? await this.confirm(next, text)
         : text.includes('name="login"')
-          ? await this.request(next, { method: "POST", body: new URLSearchParams({ login: user }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } })
+          ? await this.request(next, {
+              method: "POST",
+              body: new URLSearchParams({ login: user }).toString(),
+              headers: { "content-type": "application/x-www-form-urlencoded" },
+            })
           : undefined;
       const to = form?.headers.get("location");
       await form?.body?.cancel();
-      if (response.status !== 200 || !to) throw new Error(`sign-in stopped at ${next}: HTTP ${response.status}/${form?.status} ${text.slice(0, 300)}`);
+      if (response.status !== 200 || !to)
+        throw new Error(`sign-in stopped at ${next}: HTTP ${response.status}/${form?.status} ${text.slice(0, 300)}`);
       const target = new URL(to, next).href;
       if (target.includes("/oauth/upstream/callback")) return target;
       next = target;
