@@ -17,14 +17,12 @@ export const DEFAULT_SEARCH_LIMIT = 5;
 /** Most names one describe call takes. */
 export const MAX_DESCRIBE_NAMES = 50;
 
-export const SEARCH_TOOLS_DEFINITION = {
-  name: SEARCH_TOOLS,
-  title: "Search the tools",
-  description:
-    "Finds the tools that serve a task among every tool you may use (they are not listed). Describe the task in words " +
-    '(e.g. "close the bug about the login page"); the answer gives the best matches with their full definitions and how many matched. ' +
-    `Run one with ${CALL_TOOL}.`,
-  inputSchema: {
+/**
+ * The input schema of `sys___search_tools`, in the search mode ("answer": full definitions)
+ * and the code mode ("declare": TypeScript declarations, features/code-mode/).
+ */
+export function searchInputSchema(verb: "answer" | "declare") {
+  return {
     type: "object",
     properties: {
       query: { type: "string", description: "the task, in words" },
@@ -32,12 +30,22 @@ export const SEARCH_TOOLS_DEFINITION = {
         type: "integer",
         minimum: 1,
         maximum: MAX_SEARCH_LIMIT,
-        description: `how many tools to answer (default ${DEFAULT_SEARCH_LIMIT})`,
+        description: `how many tools to ${verb} (default ${DEFAULT_SEARCH_LIMIT})`,
       },
       upstream: { type: "string", description: "only tools of this upstream server" },
     },
     required: ["query"],
-  },
+  };
+}
+
+export const SEARCH_TOOLS_DEFINITION = {
+  name: SEARCH_TOOLS,
+  title: "Search the tools",
+  description:
+    "Finds the tools that serve a task among every tool you may use (they are not listed). Describe the task in words " +
+    '(e.g. "close the bug about the login page"); the answer gives the best matches with their full definitions and how many matched. ' +
+    `Run one with ${CALL_TOOL}.`,
+  inputSchema: searchInputSchema("answer"),
   annotations: { readOnlyHint: true, openWorldHint: false },
 };
 

@@ -16,7 +16,7 @@ import { INVALID_REQUEST, type JsonRpcId } from "../../core/jsonrpc";
 import type { AuthConfig } from "../../config/auth-config";
 import type { CallContext, ClientMessage, Handler } from "../../context/call-context";
 import { NO_PERSONA } from "../../middleware/authorization";
-import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCH_TOOLS } from "../catalog/definitions";
+import { SEARCH_TOOLS, searchInputSchema } from "../catalog/definitions";
 import { MAX_QUERY_CHARS, searchCatalog } from "../catalog/search-index";
 import { DEFAULT_EMBEDDINGS_MODEL, searchByMeaning } from "../catalog/semantic-ranking";
 import { visibleCatalog } from "../catalog/visible-catalog";
@@ -35,20 +35,7 @@ export const CODE_SEARCH_DEFINITION = {
     "Finds the tools that serve a task among every tool you may use (they are not listed) and answers " +
     "their TypeScript declarations, as methods of `tools.<upstream>`. Describe the task in words. " +
     `Then write a program that calls them and run it with ${RUN_CODE}.`,
-  inputSchema: {
-    type: "object",
-    properties: {
-      query: { type: "string", description: "the task, in words" },
-      limit: {
-        type: "integer",
-        minimum: 1,
-        maximum: MAX_SEARCH_LIMIT,
-        description: `how many tools to declare (default ${DEFAULT_SEARCH_LIMIT})`,
-      },
-      upstream: { type: "string", description: "only tools of this upstream server" },
-    },
-    required: ["query"],
-  },
+  inputSchema: searchInputSchema("declare"),
   annotations: { readOnlyHint: true, openWorldHint: false },
 };
 
