@@ -174,7 +174,19 @@ describe("a 2026-07-28 client", () => {
     expect(question.method).toBe("elicitation/create");
     expect(question.params.mode).toBe("url");
     expect(question.params.url).toMatch(LINK);
-    expect(question.params.elicitationId).toBe(LINK.exec(question.params.url)?.[1]);
+    const id = LINK.exec(question.params.url)![1]!;
+    expect(question.params.elicitationId).toBe(id);
+    // The client's retry carries the user's answer; once approved, it runs.
+    const retry = (responses: Json) =>
+      modern(
+        "/mcp",
+        "tools/call",
+        { name: "alpha___echo", arguments: { text: "pay 12" }, inputResponses: responses },
+        { vars: VARS, headers: carol.headers, capabilities: { elicitation: { url: {} } } },
+      );
+    expect((await retry({ approval: { action: "accept" } })).result.resultType).toBe("input_required");
+    expect((await decide(alice, id, "approve")).status).toBe(200);
+    expect((await retry({ approval: { action: "accept" } })).result.content[0].text).toBe("alpha: pay 12");
   });
 
   it("is told of a denial, and asks anew after it", async () => {
@@ -206,6 +218,21 @@ describe("a 2026-07-28 client", () => {
       /^The approval of this call by alice expired at \S+ \(an approval holds 10 minutes\); nothing was sent/,
     );
     expect(heldId(await modernEcho(carol, "pay 14"))).toBe(id);
+  });
+
+  it("past the bounds: large arguments are a note to approvers, many roles are listed from the object", async () => {
+    const roles = ["finance", ...Array.from({ length: 31 }, (_, i) => `role-${i}-${"x".repeat(60)}`)];
+    await putRules([{ ...RULE, approval: { roles, holdSeconds: 60 } }]);
+    const big = "y".repeat(70 * 1024);
+    const id = heldId(await modernEcho(carol, big));
+    const listed = ((await (await approvals(alice, "GET")).json()) as Json).approvals as HeldCall[];
+    const call = listed.find((c) => c.id === id)!;
+    expect(call.roles).toHaveLength(32);
+    expect(call.arguments).toMatch(
+      /^\[arguments of 7\d{4} bytes, more than 65536 shown to approvers; the approval binds/,
+    );
+    expect((await decide(alice, id, "approve")).status).toBe(200);
+    expect((await modernEcho(carol, big)).result.content[0].text).toBe(`alpha: ${big}`);
   });
 
   it("through sys___call_tool is held as the direct call is", async () => {

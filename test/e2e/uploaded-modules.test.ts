@@ -131,6 +131,7 @@ describe("the modules wrangler uploads", () => {
   it("hold yaml beside the main module, which imports it by its uploaded name", () => {
     const { main, modules } = bundleModules(outdir);
     expect(modules.map((module) => module.name).sort()).toEqual([
+      "approvals-module.mjs",
       CODE_MODE_MODULE,
       "guardrails-module.mjs",
       "index.js",

@@ -34,12 +34,23 @@ export function mayDecide(approver: Approver, call: { caller: string; roles: rea
   return approver.principal !== call.caller && approver.roles.some((role) => call.roles.includes(role));
 }
 
+/** KV keeps at most this much metadata per key (bytes of its JSON); larger, the listing reads the object instead. */
+export const MAX_INDEX_METADATA_BYTES = 1024;
+
 /** Lists `call` for approvers until it is decided or its hold ends. */
 export async function indexHeldCall(kv: KVNamespace | undefined, call: HeldCall): Promise<void> {
+  const metadata = { caller: call.caller, roles: call.roles };
+  const fits = new TextEncoder().encode(JSON.stringify(metadata)).length <= MAX_INDEX_METADATA_BYTES;
   await kv?.put(INDEX_PREFIX + call.id, "", {
     expirationTtl: PENDING_APPROVAL_TTL_MS / 1000,
-    metadata: { caller: call.caller, roles: call.roles },
+    ...(fits ? { metadata } : {}),
   });
+}
+
+/** Whether a listed key may be `approver`'s to decide (without metadata: read its object to know). */
+function mayBeListed(approver: Approver, metadata: unknown): boolean {
+  if (!isObject(metadata) || typeof metadata["caller"] !== "string" || !Array.isArray(metadata["roles"])) return true;
+  return mayDecide(approver, { caller: metadata["caller"], roles: metadata["roles"] as string[] });
 }
 
 /** The held calls `approver` may decide, oldest first. */
@@ -49,12 +60,9 @@ export async function listHeldCalls(
   approver: Approver,
 ): Promise<HeldCall[]> {
   if (!kv) return [];
-  const listed = await kv.list<{ caller: string; roles: string[] }>({
-    prefix: INDEX_PREFIX,
-    limit: MAX_LISTED_APPROVALS,
-  });
+  const listed = await kv.list({ prefix: INDEX_PREFIX, limit: MAX_LISTED_APPROVALS });
   const ids = listed.keys
-    .filter((key) => isObject(key.metadata) && mayDecide(approver, key.metadata))
+    .filter((key) => mayBeListed(approver, key.metadata))
     .map((key) => key.name.slice(INDEX_PREFIX.length));
   const calls = await Promise.all(ids.map((id) => namespace.get(namespace.idFromName(id)).read()));
   return calls

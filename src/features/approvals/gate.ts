@@ -24,6 +24,11 @@ import { indexHeldCall } from "./desk";
 
 /** How long a 2025 client's call waits for its decision on an open stream before it is answered with the link. */
 export const APPROVAL_WAIT_MS = 5 * 60_000;
+/**
+ * Arguments larger than this (bytes of their JSON) are not kept for approvers to read: the
+ * object stores a note of their size instead, and the approval still binds every byte.
+ */
+export const MAX_SHOWN_ARGUMENTS_BYTES = 64 * 1024;
 /** The key of the approval question in an input_required answer. */
 export const APPROVAL_INPUT_KEY = "approval";
 
@@ -34,6 +39,13 @@ function toolError(id: JsonRpcId, text: string): string {
 function audit(ctx: CallContext, kind: ApprovalEventKind, call: HeldCall): void {
   const route = ctx.route.kind === "aggregated" ? "/mcp" : `/mcp/${ctx.route.upstream}`;
   auditApproval(ctx.services.auditQueue, ctx.waitUntil, [approvalEvent(kind, call, ctx.identity.principal, route)]);
+}
+
+/** The arguments as approvers read them, or a note of their size when past MAX_SHOWN_ARGUMENTS_BYTES. */
+function shownToApprovers(value: unknown): unknown {
+  const bytes = new TextEncoder().encode(JSON.stringify(value)).length;
+  if (bytes <= MAX_SHOWN_ARGUMENTS_BYTES) return value;
+  return `[arguments of ${bytes} bytes, more than ${MAX_SHOWN_ARGUMENTS_BYTES} shown to approvers; the approval binds them all]`;
 }
 
 /** A duration for people: "90 seconds", "10 minutes". */
@@ -91,7 +103,7 @@ export async function holdForApproval(
     rule: need.rule,
     roles: need.roles,
     holdSeconds: need.holdSeconds,
-    arguments: redactParameters(shownArguments ?? {}, isSecret),
+    arguments: shownToApprovers(redactParameters(shownArguments ?? {}, isSecret)),
     requestedAt: Date.now(),
   };
   const object = namespace.get(namespace.idFromName(digest));

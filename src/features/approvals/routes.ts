@@ -7,10 +7,13 @@
 import type { Context, Hono } from "hono";
 import type { AdminRoutes } from "../../admin/app";
 import type { ConsoleApp } from "../../admin/console/context";
+import { href } from "../../admin/console/layout";
+import { renderPage, statusOf } from "../../admin/console/render";
 import type { TokenVerifierFor } from "../../auth/authenticate";
 import { servicesFor } from "../../shell/services";
 import type { ApprovalGate } from "../guardrails/guard-call";
 import { requestCaller } from "../upstream-sign-in/sign-in-routes";
+import type { ConsoleFrame } from "./console-page";
 import type { Approver } from "./desk";
 import { loadApprovals } from "./load";
 
@@ -52,8 +55,11 @@ export const addApprovalAdminRoutes: AdminRoutes = (admin) => {
   admin.all("/approvals/:id", handler);
 };
 
-/** The console's Approvals page (console-page.tsx). */
+/** The console's frame, which the page (console-page.ts, loaded on demand) writes its body into. */
+const FRAME: ConsoleFrame = { render: renderPage, statusOf, href };
+
+/** The console's Approvals page (console-page.ts). */
 export function registerApprovalsPage(app: ConsoleApp): void {
-  app.get("/approvals", async (c) => (await loadApprovals()).approvalsPage(c));
-  app.post("/approvals/:id", async (c) => (await loadApprovals()).decideFromConsole(c, c.req.param("id")));
+  app.get("/approvals", async (c) => (await loadApprovals()).approvalsPage(c, FRAME));
+  app.post("/approvals/:id", async (c) => (await loadApprovals()).decideFromConsole(c, FRAME, c.req.param("id")));
 }
