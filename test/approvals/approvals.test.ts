@@ -263,6 +263,7 @@ describe("a 2025 client", () => {
     expect(first.method).toBe("notifications/message");
     const id: string = first.params.data.approval;
     expect(first.params.data.url).toContain(`/approvals/${id}`);
+    expect(first.params.data.message).toContain("This call waits up to 5 minutes for the decision.");
     const rest = async () => {
       const out: Json[] = [];
       for (let next = await events.next(); !next.done; next = await events.next())

@@ -55,6 +55,7 @@ function duration(seconds: number): string {
 
 /** The decision, or the call as it stood when the wait ended (timeout) or the client went away (undefined). */
 async function waitOrLeave(object: CallApprovalRpc, signal: AbortSignal): Promise<HeldCall | undefined> {
+  if (signal.aborted) return undefined;
   const left = new Promise<undefined>((resolve) => signal.addEventListener("abort", () => resolve(undefined)));
   return Promise.race([object.wait(APPROVAL_WAIT_MS), left]);
 }
@@ -158,7 +159,15 @@ async function attempt(
       JSON.stringify({
         jsonrpc: "2.0",
         method: "notifications/message",
-        params: { level: "notice", logger: "gateway.approvals", data: { message, url, approval: held.id } },
+        params: {
+          level: "notice",
+          logger: "gateway.approvals",
+          data: {
+            message: `${message} This call waits up to ${duration(APPROVAL_WAIT_MS / 1000)} for the decision.`,
+            url,
+            approval: held.id,
+          },
+        },
       }),
     );
     const decided = await waitOrLeave(object, ctx.signal);
