@@ -58,7 +58,9 @@ ${
   calls.length === 0
     ? html`<p id="approvals-empty">No call is waiting for approval.</p>`
     : html`<table id="approvals">
-  <thead><tr><th>Tool</th><th>Caller</th><th>Held since</th><th>Approvers' roles</th><th>Arguments</th><th>Decision</th></tr></thead>
+  <thead><tr>
+    <th>Tool</th><th>Caller</th><th>Held since</th><th>Approvers' roles</th><th>Arguments</th><th>Decision</th>
+  </tr></thead>
   <tbody>${calls.map((call) => row(call, csrf, frame))}</tbody>
 </table>`
 }`;

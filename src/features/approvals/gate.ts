@@ -45,7 +45,8 @@ function audit(ctx: CallContext, kind: ApprovalEventKind, call: HeldCall): void 
 function shownToApprovers(value: unknown): unknown {
   const bytes = new TextEncoder().encode(JSON.stringify(value)).length;
   if (bytes <= MAX_SHOWN_ARGUMENTS_BYTES) return value;
-  return `[arguments of ${bytes} bytes, more than ${MAX_SHOWN_ARGUMENTS_BYTES} shown to approvers; the approval binds them all]`;
+  const note = `more than ${MAX_SHOWN_ARGUMENTS_BYTES} shown to approvers; the approval binds them all`;
+  return `[arguments of ${bytes} bytes, ${note}]`;
 }
 
 /** A duration for people: "90 seconds", "10 minutes". */
@@ -65,7 +66,8 @@ async function waitOrLeave(object: CallApprovalRpc, signal: AbortSignal): Promis
  * that ends the call here, or undefined to forward it.
  *
  * @example
- * const held = await holdForApproval(ctx, request, { rule: "payments", roles: ["finance"], holdSeconds: 600, upstream: "bank", tool: "pay" }, args);
+ * const need = { rule: "payments", roles: ["finance"], holdSeconds: 600, upstream: "bank", tool: "pay" };
+ * const held = await holdForApproval(ctx, request, need, args);
  */
 export async function holdForApproval(
   ctx: CallContext,
@@ -137,7 +139,8 @@ async function attempt(
       audit(ctx, "expired", held);
       return toolError(
         id,
-        `The approval of this call by ${held.decidedBy} expired at ${new Date(held.approvedUntil ?? 0).toISOString()} ` +
+        `The approval of this call by ${held.decidedBy} ` +
+          `expired at ${new Date(held.approvedUntil ?? 0).toISOString()} ` +
           `(an approval holds ${duration(held.holdSeconds)}); nothing was sent to the upstream. ` +
           "Calling again asks for a new approval.",
       );
