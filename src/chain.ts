@@ -49,6 +49,7 @@ import { upstreamHealth } from "./pipeline/upstream-health";
 import { catalogModes } from "./features/catalog/catalog-modes";
 import { CODE_MODE } from "./features/code-mode/code-mode";
 import { guardrails } from "./features/guardrails/middleware";
+import { approvalGate } from "./features/approvals/routes";
 
 export type { CallObserver };
 
@@ -73,7 +74,7 @@ export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
     outputFilters({ cacheTtlMs }),
     pinnedLists({ cacheTtlMs, audit: config.audit.enabled }),
     taskResults({ cacheTtlMs }),
-    guardrails({ cacheTtlMs }),
+    guardrails({ cacheTtlMs, approvals: approvalGate }),
   ];
 }
 

@@ -47,6 +47,7 @@ import { registerShaping } from "./features/shaping/shaping-page";
 import { registerPins } from "./features/pins/pins-page";
 import { registerGuardrailsPage } from "./features/guardrails/console-page";
 import { createGuardrailsAdmin } from "./features/guardrails/admin-routes";
+import { addApprovalAdminRoutes, addApproverRoutes, registerApprovalsPage } from "./features/approvals/routes";
 import { registerClientGrants } from "./features/client-sign-in/console-page";
 import { createClientGrantRoutes } from "./features/client-sign-in/grant-routes";
 import { checkRoleMapping, ROLE_MAPPING_KEY } from "./features/client-sign-in/role-mapping";
@@ -111,6 +112,7 @@ const ADMIN_ROUTES: readonly AdminRoutes[] = [
     }),
   (admin) => admin.route("/", createAccessRoutes()),
   (admin) => admin.route("/", createGuardrailsAdmin()),
+  addApprovalAdminRoutes,
 ];
 
 /** The console's pages, in order (the navigation's order is admin/console/layout.tsx's). */
@@ -124,6 +126,7 @@ const CONSOLE_PAGES: readonly ConsolePage[] = [
   auditPage([{ matches: isPinEvent, Row: PinEventRow }]),
   registerShaping,
   registerGuardrailsPage,
+  registerApprovalsPage,
   registerPins,
   registerClientGrants,
 ];
@@ -137,6 +140,7 @@ const SHELL_PARTS: ShellParts = {
   routes: [
     (app) => app.get("/icons/:name", (c) => downloadIcon(c.req.raw, c.env, c.req.param("name"))),
     (app) => app.get("/payloads/:id", (c) => downloadPayload(c.req.raw, c.env, c.req.param("id"))),
+    addApproverRoutes(signInVerifier),
   ],
   adminRoutes: ADMIN_ROUTES,
   // The console first, then upstream sign-in's pages, then the gateway as its clients' authorization server (AUTH.signIn).

@@ -12,6 +12,8 @@ import { refreshLiveUpstreams } from "./features/live-upstreams/live-list";
 export { InputRendezvous } from "./shell/input-rendezvous";
 /** The Durable Object holding a 2025 upstream's call across a 2026-07-28 client's retries (BRIDGED_CALLS). */
 export { BridgedCall } from "./shell/bridged-call";
+/** The Durable Object holding a call until a person approves it (APPROVALS; features/approvals/). */
+export { CallApproval } from "./features/approvals/call-approval";
 
 const app = createApp();
 

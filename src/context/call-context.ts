@@ -20,7 +20,7 @@ import type { PoolRequest } from "../upstream/pool";
 import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
 import type { CallRecord } from "./call-record";
 import type { Route, RouteEndpoint } from "./route";
-import type { BridgedCallRpc, InputRendezvousRpc, ObjectNamespace } from "./object-rpc";
+import type { BridgedCallRpc, CallApprovalRpc, InputRendezvousRpc, ObjectNamespace } from "./object-rpc";
 import type { TraceContext } from "../core/traceparent";
 import type { Grant } from "../policy/persona";
 import type { CallTarget } from "./call-target";
@@ -102,6 +102,8 @@ export type Services = {
   readonly inputRendezvous?: ObjectNamespace<InputRendezvousRpc>;
   /** Durable Objects holding a 2025 upstream's call across a modern client's retries (BRIDGED_CALLS); absent: not bridged. */
   readonly bridgedCalls?: ObjectNamespace<BridgedCallRpc>;
+  /** Calls held for approval (features/approvals/), one object per call. */
+  readonly approvals?: ObjectNamespace<CallApprovalRpc>;
   /** A Workers AI binding (AI) that can embed texts, for tool search's semantic ranking (features/catalog/semantic-ranking.ts); absent when not bound. */
   readonly embeddings?: EmbeddingsBinding;
   /** The rate limiter bound under `name` (AUTH.rateLimits names them); undefined when no such binding is. */

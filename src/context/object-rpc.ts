@@ -97,3 +97,52 @@ export interface InputRendezvousRpc {
   /** Clears the round. */
   finish(): Promise<void>;
 }
+
+/** A call held for a person's approval, as its object keeps it (features/approvals/). */
+export type HeldCall = {
+  /** The digest of (caller, upstream, tool, canonical arguments): the object's name, and the approval's id. */
+  readonly id: string;
+  readonly caller: string;
+  readonly upstream: string;
+  readonly tool: string;
+  /** The guardrail that asked, the roles that may approve, how long an approval holds. */
+  readonly rule: string;
+  readonly roles: readonly string[];
+  readonly holdSeconds: number;
+  /** The arguments as approvers see them: guardrails' findings and secrets' values replaced. */
+  readonly arguments: unknown;
+  readonly requestedAt: number;
+  readonly state: "pending" | "approved" | "denied";
+  readonly decidedBy?: string;
+  readonly decidedAt?: number;
+  /** Until when an approval lets the call run (epoch ms); it runs at most once. */
+  readonly approvedUntil?: number;
+};
+
+/** What a call learns from its object: wait (new or not), run (the approval is used up), or why not. */
+export type ApprovalAsk = {
+  readonly kind: "pending" | "created" | "run" | "denied" | "expired";
+  readonly call: HeldCall;
+};
+
+/** A decision; `operator` when made with the admin token (any role, never the caller). */
+export type ApprovalDecision = {
+  readonly approver: string;
+  readonly roles: readonly string[];
+  readonly operator: boolean;
+  readonly approve: boolean;
+};
+
+export type DecisionOutcome =
+  | { readonly kind: "decided"; readonly call: HeldCall }
+  | { readonly kind: "unknown" }
+  | { readonly kind: "own-call" | "not-an-approver" | "already-decided"; readonly call: HeldCall };
+
+/** The RPC surface of `CallApproval`, one object per held call. */
+export interface CallApprovalRpc {
+  ask(call: Omit<HeldCall, "state" | "decidedBy" | "decidedAt" | "approvedUntil">): Promise<ApprovalAsk>;
+  decide(decision: ApprovalDecision): Promise<DecisionOutcome>;
+  read(): Promise<HeldCall | undefined>;
+  /** The call once decided (or gone), or as it stands when `timeoutMs` passed. */
+  wait(timeoutMs: number): Promise<HeldCall | undefined>;
+}

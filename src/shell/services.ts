@@ -7,7 +7,7 @@
 import { gatewayConfig } from "../config/gateway-config";
 import { sessionSecret } from "../config/secrets";
 import type { EmbeddingsBinding, RateLimiter, Services } from "../context/call-context";
-import type { BridgedCallRpc, InputRendezvousRpc, ObjectNamespace } from "../context/object-rpc";
+import type { BridgedCallRpc, CallApprovalRpc, InputRendezvousRpc, ObjectNamespace } from "../context/object-rpc";
 
 /** The bindings this module reads, as wrangler.toml declares them. */
 type GatewayBindings = {
@@ -17,6 +17,8 @@ type GatewayBindings = {
   /** Namespaces of shell/input-rendezvous.ts and shell/bridged-call.ts, whose classes implement these surfaces. */
   readonly INPUT_RENDEZVOUS?: ObjectNamespace<InputRendezvousRpc>;
   readonly BRIDGED_CALLS?: ObjectNamespace<BridgedCallRpc>;
+  /** Calls held for approval (features/approvals/call-approval.ts). */
+  readonly APPROVALS?: ObjectNamespace<CallApprovalRpc>;
 };
 
 function isEmbeddings(value: unknown): value is EmbeddingsBinding {
@@ -57,6 +59,7 @@ function buildServices(env: Readonly<Record<string, unknown>>): Services {
     auditQueue: bindings.AUDIT_QUEUE,
     ...(bindings.INPUT_RENDEZVOUS ? { inputRendezvous: bindings.INPUT_RENDEZVOUS } : {}),
     ...(bindings.BRIDGED_CALLS !== undefined ? { bridgedCalls: bindings.BRIDGED_CALLS } : {}),
+    ...(bindings.APPROVALS !== undefined ? { approvals: bindings.APPROVALS } : {}),
     ...(isEmbeddings(env["AI"]) ? { embeddings: env["AI"] } : {}),
     rateLimiter: (name) => {
       const binding = Object.hasOwn(env, name) ? env[name] : undefined;

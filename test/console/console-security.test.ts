@@ -21,10 +21,22 @@ const PAGES = [
   "/api-keys",
   "/audit",
   "/shaping",
+  "/approvals",
   "/pins",
   "/client-grants",
 ];
-const NAV = ["Overview", "Upstreams", "Tools", "Filters", "Personas", "API keys", "Audit", "Shaping", "Pins"];
+const NAV = [
+  "Overview",
+  "Upstreams",
+  "Tools",
+  "Filters",
+  "Personas",
+  "API keys",
+  "Audit",
+  "Shaping",
+  "Approvals",
+  "Pins",
+];
 const PERSONA = { name: "csrf-probe", roles: "probe", allow: "alpha___*", deny: "" };
 
 async function storedPersonas(): Promise<Record<string, unknown>> {

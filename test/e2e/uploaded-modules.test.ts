@@ -131,6 +131,7 @@ describe("the modules wrangler uploads", () => {
   it("hold yaml beside the main module, which imports it by its uploaded name", () => {
     const { main, modules } = bundleModules(outdir);
     expect(modules.map((module) => module.name).sort()).toEqual([
+      "approvals-module.mjs",
       CODE_MODE_MODULE,
       "guardrails-module.mjs",
       "index.js",
@@ -151,6 +152,9 @@ describe("the modules wrangler uploads", () => {
     expect(code).not.toContain(CODE_MODE_MARKER);
     expect(code).toContain(`import("./${CODE_MODE_MODULE}")`);
     expect(readFileSync(path.join(outdir, CODE_MODE_MODULE), "utf8")).toContain(CODE_MODE_MARKER);
+    // Approvals' code (the gate, the approvers' API, the console page) is loaded by the main module's thin mounts.
+    expect(code).toContain('import("./approvals-module.mjs")');
+    expect(readFileSync(path.join(outdir, "approvals-module.mjs"), "utf8")).toContain("approvals/lazy-entry.ts");
   });
 
   it("load workers-oauth-provider by its uploaded name when AUTH.signIn is on", async () => {

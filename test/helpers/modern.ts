@@ -13,6 +13,8 @@ export type ModernOptions = {
   id?: number | string;
   headers?: Record<string, string>;
   progressToken?: string;
+  /** Returns once the Worker's `waitUntil` work (audit events) is done. */
+  settle?: boolean;
 };
 
 let nextId = 1;
@@ -44,7 +46,7 @@ export function modernPost(
     method,
     params: { ...params, _meta: meta },
   });
-  return post(path, body, { headers, vars: options.vars, target: options.target });
+  return post(path, body, { headers, vars: options.vars, target: options.target, settle: options.settle ?? false });
 }
 
 /** A modern request's final JSON-RPC response. */

@@ -25,6 +25,7 @@ export const PAGES: readonly (readonly [string, string])[] = [
   ["/audit", "Audit"],
   ["/shaping", "Shaping"],
   ["/guardrails", "Guardrails"],
+  ["/approvals", "Approvals"],
   ["/pins", "Pins"],
   ["/client-grants", "Client grants"],
 ];

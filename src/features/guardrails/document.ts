@@ -36,8 +36,19 @@ export type GuardRule = {
   readonly description?: string;
 };
 
+/** An `approve` rule: every call in its scope waits for a person's approval (features/approvals/). */
+export type ApprovalRule = Omit<GuardRule, "action" | "detectors" | "on"> & {
+  readonly action: "approve";
+  readonly approval: ApprovalTerms;
+};
+
+/** An `approve` rule's terms: approvers are callers holding one of `roles`; an approval runs one call within `holdSeconds`. */
+export type ApprovalTerms = { readonly roles: readonly string[]; readonly holdSeconds: number };
+
 export type Guardrails = {
   readonly rules: readonly GuardRule[];
+  /** The `approve` rules, in the document's order. */
+  readonly approvals: readonly ApprovalRule[];
   /** The operator's patterns, compiled. */
   readonly patterns: ReadonlyMap<string, SafePattern>;
 };
@@ -48,11 +59,13 @@ export const MAX_RULES = 100;
 export const MAX_PATTERNS = 50;
 /** At most this many entries in one of a rule's lists (detectors, upstreams, tools, personas). */
 export const MAX_LIST_ENTRIES = 32;
+/** The longest an approval may hold, in seconds (a day). */
+export const MAX_APPROVAL_HOLD_SECONDS = 24 * 60 * 60;
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const ACTIONS: readonly GuardAction[] = ["redact", "block", "warn"];
+const ACTIONS: readonly string[] = ["redact", "block", "warn", "approve"];
 const SIDES: readonly GuardSide[] = ["arguments", "result"];
-const RULE_FIELDS = ["name", "action", "detectors", "on", "upstreams", "tools", "personas", "description"];
+const RULE_FIELDS = ["name", "action", "detectors", "on", "upstreams", "tools", "personas", "description", "approval"];
 
 function stringList(
   value: unknown,
@@ -112,7 +125,7 @@ function checkRule(
   path: string,
   patterns: ReadonlyMap<string, SafePattern>,
   problems: DocumentProblem[],
-): GuardRule | undefined {
+): GuardRule | ApprovalRule | undefined {
   if (!isObject(value)) {
     problems.push({
       path,
@@ -126,8 +139,9 @@ function checkRule(
   if (typeof name !== "string" || !NAME.test(name))
     problems.push({ path: at(path, "name"), message: "must be 1-64 letters, digits, '-' or '_'" });
   const action = value["action"];
-  if (!ACTIONS.includes(action as GuardAction))
+  if (typeof action !== "string" || !ACTIONS.includes(action))
     problems.push({ path: at(path, "action"), message: `must be one of ${ACTIONS.join(", ")}` });
+  if (action === "approve") return checkApprovalRule(value, path, problems, before);
   const detectors = stringList(value["detectors"], at(path, "detectors"), problems, (item, itemPath) => {
     const known =
       (BUILT_IN_DETECTORS as readonly string[]).includes(item) ||
@@ -151,12 +165,56 @@ function checkRule(
     detectors: detectors ?? [],
     on: (on ?? []) as GuardSide[],
   };
+  if (value["approval"] !== undefined)
+    problems.push({ path: at(path, "approval"), message: 'only an "approve" rule has approval terms' });
+  return scoped<GuardRule>(rule, value, path, problems, before);
+}
+
+function scoped<Rule extends GuardRule | ApprovalRule>(
+  rule: { -readonly [K in keyof Rule]: Rule[K] },
+  value: Record<string, unknown>,
+  path: string,
+  problems: DocumentProblem[],
+  before: number,
+): Rule | undefined {
   for (const field of ["upstreams", "tools", "personas"] as const) {
     if (value[field] !== undefined) rule[field] = stringList(value[field], at(path, field), problems);
   }
   if (value["description"] !== undefined && checkText(value["description"], at(path, "description"), problems))
     rule.description = value["description"] as string;
   return problems.length === before ? rule : undefined;
+}
+
+/** An `approve` rule: no detectors or sides (every call in scope is held), `approval: {roles, holdSeconds}`. */
+function checkApprovalRule(
+  value: Record<string, unknown>,
+  path: string,
+  problems: DocumentProblem[],
+  before: number,
+): ApprovalRule | undefined {
+  for (const field of ["detectors", "on"])
+    if (value[field] !== undefined)
+      problems.push({ path: at(path, field), message: 'an "approve" rule holds every call in its scope: remove it' });
+  const terms = value["approval"];
+  const termsPath = at(path, "approval");
+  if (!isObject(terms)) {
+    problems.push({ path: termsPath, message: 'an "approve" rule needs {"roles": [...], "holdSeconds": n}' });
+    return undefined;
+  }
+  unknownFields(terms, ["roles", "holdSeconds"], termsPath, problems);
+  const roles = stringList(terms["roles"], at(termsPath, "roles"), problems);
+  const hold = terms["holdSeconds"];
+  if (!Number.isInteger(hold) || (hold as number) < 1 || (hold as number) > MAX_APPROVAL_HOLD_SECONDS)
+    problems.push({
+      path: at(termsPath, "holdSeconds"),
+      message: `must be a whole number of seconds from 1 to ${MAX_APPROVAL_HOLD_SECONDS}`,
+    });
+  const rule = {
+    name: value["name"] as string,
+    action: "approve" as const,
+    approval: { roles: roles ?? [], holdSeconds: hold as number },
+  };
+  return scoped<ApprovalRule>(rule, value, path, problems, before);
 }
 
 /**
@@ -173,6 +231,7 @@ export function checkGuardrails(value: unknown): Checked<Guardrails> {
   unknownFields(document, ["rules", "patterns", "description"], "", problems);
   const patterns = checkPatterns(document["patterns"], problems);
   const rules: GuardRule[] = [];
+  const approvals: ApprovalRule[] = [];
   const list = document["rules"];
   if (!Array.isArray(list) || list.length > MAX_RULES)
     problems.push({ path: "/rules", message: `must be a list of at most ${MAX_RULES} rules` });
@@ -184,9 +243,10 @@ export function checkGuardrails(value: unknown): Checked<Guardrails> {
       if (names.has(rule.name))
         problems.push({ path: at(at("/rules", index), "name"), message: `another rule is named "${rule.name}"` });
       names.add(rule.name);
-      rules.push(rule);
+      if (rule.action === "approve") approvals.push(rule);
+      else rules.push(rule);
     });
   }
   if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, value: { rules: deepFreeze(rules), patterns } };
+  return { ok: true, value: { rules: deepFreeze(rules), approvals: deepFreeze(approvals), patterns } };
 }

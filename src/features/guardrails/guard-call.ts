@@ -16,7 +16,7 @@ import type { CallContext, LargeAnswerConsumer, MethodHandler } from "../../cont
 import type { NamedAt } from "../../context/call-target";
 import { matchesGlob } from "../../policy/glob";
 import type { DetectorContext } from "./detectors";
-import type { GuardRule, GuardSide, Guardrails } from "./document";
+import type { ApprovalRule, GuardRule, GuardSide, Guardrails } from "./document";
 import { guardValue, TooDeepError, type GuardHit, type GuardVerdict } from "./guard-json";
 
 /** Results larger than this (UTF-8 bytes, as the upstream sent them) are not checked in memory. */
@@ -27,16 +27,34 @@ export const MAX_RECORDED_HITS = 32;
 /** Who and what a call is, as rules are scoped. */
 export type GuardScope = { readonly upstream: string; readonly tool: string; readonly persona?: string };
 
-/** The rules of `guardrails` that apply to `scope` on `side`. */
-export function rulesFor(guardrails: Guardrails, scope: GuardScope, side: GuardSide): GuardRule[] {
-  return guardrails.rules.filter(
-    (rule) =>
-      rule.on.includes(side) &&
-      (!rule.upstreams || rule.upstreams.some((glob) => matchesGlob(glob, scope.upstream))) &&
-      (!rule.tools || rule.tools.some((glob) => matchesGlob(glob, scope.tool))) &&
-      (!rule.personas || (scope.persona !== undefined && rule.personas.includes(scope.persona))),
+/** Whether `rule`'s scope (upstreams, tools, personas) covers `scope`. */
+function inScope(rule: GuardRule | ApprovalRule, scope: GuardScope): boolean {
+  return (
+    (!rule.upstreams || rule.upstreams.some((glob) => matchesGlob(glob, scope.upstream))) &&
+    (!rule.tools || rule.tools.some((glob) => matchesGlob(glob, scope.tool))) &&
+    (!rule.personas || (scope.persona !== undefined && rule.personas.includes(scope.persona)))
   );
 }
+
+/** The rules of `guardrails` that apply to `scope` on `side`. */
+export function rulesFor(guardrails: Guardrails, scope: GuardScope, side: GuardSide): GuardRule[] {
+  return guardrails.rules.filter((rule) => rule.on.includes(side) && inScope(rule, scope));
+}
+
+/** What the first `approve` rule in scope asks of a call. */
+export type ApprovalNeed = { readonly rule: string; readonly roles: readonly string[]; readonly holdSeconds: number };
+
+/**
+ * The approvals feature's gate (plugged in by src/chain.ts): the answer that holds, refuses
+ * or reports the call (nothing is forwarded), or undefined once an approval lets it run.
+ * `shownArguments` are the arguments with the guardrails' findings marked, for approvers' eyes.
+ */
+export type ApprovalGate = (
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  need: ApprovalNeed & GuardScope,
+  shownArguments: unknown,
+) => Promise<string | undefined>;
 
 function toolError(id: JsonRpcId, message: string): string {
   return resultText(id, { content: [{ type: "text", text: message }], isError: true });
@@ -142,6 +160,7 @@ export async function guardCall(
   guardrails: Guardrails,
   at: NamedAt,
   secretKeys: readonly string[],
+  approvals?: ApprovalGate,
 ): Promise<string> {
   const scope: GuardScope = {
     upstream: at.upstream,
@@ -152,6 +171,15 @@ export async function guardCall(
   const { id } = request.message;
   const checked = guardArguments(ctx, request, rulesFor(guardrails, scope, "arguments"), context);
   if ("answer" in checked) return checked.answer;
+  const approve = guardrails.approvals.find((rule) => inScope(rule, scope));
+  if (approve) {
+    const need = { rule: approve.name, ...approve.approval, ...scope };
+    const shown = ctx.record.guardedArguments ?? request.message.params?.["arguments"];
+    const held = approvals
+      ? await approvals(ctx, request, need, shown)
+      : toolError(id, `The gateway's guardrail "${approve.name}" needs approval, and approvals are not set up.`);
+    if (held !== undefined) return held;
+  }
   const resultRules = rulesFor(guardrails, scope, "result");
   const enforcing = resultRules.some((rule) => rule.action !== "warn");
   if (enforcing && request.message.params?.["task"] !== undefined) {

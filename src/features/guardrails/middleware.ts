@@ -16,8 +16,13 @@ import { onRequests, type Middleware } from "../../context/call-context";
 import { namedAt } from "../../context/call-target";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { loadGuardrails } from "./store";
+import type { ApprovalGate } from "./guard-call";
 
-export type GuardrailsOptions = { readonly cacheTtlMs?: number };
+export type GuardrailsOptions = {
+  readonly cacheTtlMs?: number;
+  /** Holds calls under `approve` rules (features/approvals/); without it such calls are refused. */
+  readonly approvals?: ApprovalGate;
+};
 
 /**
  * The guardrails middleware.
@@ -25,7 +30,10 @@ export type GuardrailsOptions = { readonly cacheTtlMs?: number };
  * @example
  * const handler = composeMiddleware([guardrails({ cacheTtlMs: 30_000 })], relay);
  */
-export function guardrails({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: GuardrailsOptions = {}): Middleware {
+export function guardrails({
+  cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS,
+  approvals,
+}: GuardrailsOptions = {}): Middleware {
   return onRequests(
     (next) =>
       async function guardrails(ctx, request) {
@@ -41,7 +49,8 @@ export function guardrails({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Guard
             "An operator must fix it.";
           return resultText(request.message.id, { content: [{ type: "text", text }], isError: true });
         }
-        return loaded.engine.guardCall(ctx, request, next, loaded.value, at, ctx.services.config.audit.redactKeys);
+        const { redactKeys } = ctx.services.config.audit;
+        return loaded.engine.guardCall(ctx, request, next, loaded.value, at, redactKeys, approvals);
       },
   );
 }

@@ -35,9 +35,10 @@ import { bridgeInput } from "../../eras/input-bridge";
 import { awaitSignIn } from "./sign-in-wait";
 import type { Challenge } from "../../upstream/oauth/discovery";
 import { MULTI_ROUND_TRIP_METHODS } from "../../eras/request-state";
+import { answerWithLink, asksByUrl, URL_ELICITATION_REQUIRED, urlElicitation } from "./link-answer";
 
-/** MCP's "URL elicitation required" (2025-11-25). */
-export const URL_ELICITATION_REQUIRED = -32042;
+export { URL_ELICITATION_REQUIRED };
+
 /** The key of the sign-in question in an input_required answer. */
 export const SIGN_IN_INPUT_KEY = "sign-in";
 
@@ -75,12 +76,6 @@ function signInData(error: unknown): { upstream: string; challenge: Challenge } 
     : undefined;
 }
 
-/** True when the client declared URL-mode elicitation (`capabilities.elicitation.url`). */
-function asksByUrl(ctx: CallContext): boolean {
-  const elicitation = ctx.identity.clientCapabilities["elicitation"];
-  return isObject(elicitation) && isObject(elicitation["url"]);
-}
-
 /**
  * Runs `route`; a sign-in-required failure becomes the question to the user.
  *
@@ -110,7 +105,14 @@ export async function askToSignIn(
     ctx.record.upstream = needed.upstream;
     const wider = needed.challenge.error === "insufficient_scope";
     const message = `${wider ? `Upstream "${needed.upstream}" needs more access (${needed.challenge.scope ?? "a wider scope"})` : `Sign in to upstream "${needed.upstream}" to use it`}: open the link in a browser and sign in; then retry.`;
-    const elicitation = { mode: "url", message, url, elicitationId: nonce };
+    const question = {
+      key: SIGN_IN_INPUT_KEY,
+      message,
+      url,
+      elicitationId: nonce,
+      instructions: `${message.slice(0, -"; then retry.".length)}: ${url} (the link works once, for 10 minutes); then call again.`,
+      data: { upstream: needed.upstream, reason: "sign-in-required" },
+    };
     const rendezvous = ctx.services.inputRendezvous;
     if (
       asksByUrl(ctx) &&
@@ -119,15 +121,15 @@ export async function askToSignIn(
       rendezvous &&
       asked < MAX_SIGN_INS_PER_CALL
     ) {
-      const question = { ...elicitation, message: `${message.slice(0, -"; then retry.".length)}.` };
+      const params = { ...urlElicitation(question), message: `${message.slice(0, -"; then retry.".length)}.` };
       const first = resultText(id, {
         resultType: "input_required",
-        inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params: question } },
+        inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params } },
       });
       return bridgeInput(ctx, needed.upstream, request.text, id, first, async (retry) => {
         if (actionOf(retry) !== "accept") return declined(id, method, needed.upstream);
         if (!(await awaitSignIn(rendezvous, nonce, SIGN_IN_WAIT_MS, ctx.signal)))
-          return errorText(id, URL_ELICITATION_REQUIRED, message, { elicitations: [elicitation] });
+          return errorText(id, URL_ELICITATION_REQUIRED, message, { elicitations: [urlElicitation(question)] });
         await ctx.emit(
           JSON.stringify({
             jsonrpc: "2.0",
@@ -138,23 +140,6 @@ export async function askToSignIn(
         return askToSignIn(ctx, request, route, asked + 1);
       });
     }
-    if (asksByUrl(ctx) && ctx.identity.era === "modern" && MULTI_ROUND_TRIP_METHODS.has(method)) {
-      return resultText(id, {
-        resultType: "input_required",
-        inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params: elicitation } },
-      });
-    }
-    if (asksByUrl(ctx))
-      throw new GatewayError(200, URL_ELICITATION_REQUIRED, message, { elicitations: [elicitation] }, id);
-    const instructions = `${message.slice(0, -"; then retry.".length)}: ${url} (the link works once, for 10 minutes); then call again.`;
-    if (method === "tools/call")
-      return resultText(id, { content: [{ type: "text", text: instructions }], isError: true });
-    throw new GatewayError(
-      200,
-      UPSTREAM_ERROR,
-      instructions,
-      { upstream: needed.upstream, reason: "sign-in-required" },
-      id,
-    );
+    return answerWithLink(ctx, request, question);
   }
 }

@@ -21,6 +21,7 @@ import { gatewayConfig } from "../../config/gateway-config";
 import { sessionSecret } from "../../config/secrets";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { authenticate, authError, type TokenVerifierFor } from "../../auth/authenticate";
+import type { Caller } from "../../context/call-context";
 import { metadataUrl } from "../../auth/protected-resource";
 import { errorResponse } from "../../core/errors";
 import { discardRequestBody, readRequestTextUpTo } from "../../core/bounded-text";
@@ -273,6 +274,20 @@ async function callerOf(
   url: string,
   verifierFor: TokenVerifierFor,
 ): Promise<string | Response> {
+  const caller = await requestCaller(env, authorization, url, verifierFor);
+  return caller instanceof Response ? caller : caller.principal;
+}
+
+/**
+ * Who sends a request outside /mcp with the same credential as /mcp (the user's own
+ * connections here, approvers' decisions in features/approvals/), or the 401/500 answer.
+ */
+export async function requestCaller(
+  env: GatewayBindings,
+  authorization: string | undefined,
+  url: string,
+  verifierFor: TokenVerifierFor,
+): Promise<Caller | Response> {
   const config = gatewayConfig(env);
   if (!config.auth.ok)
     return Response.json({ error: "AUTH is invalid; the gateway's log lists each problem" }, { status: 500 });
@@ -286,6 +301,6 @@ async function callerOf(
     route: "",
     signInToken,
   });
-  if (found.ok) return found.value.principal;
+  if (found.ok) return found.value;
   return errorResponse(authError(found, metadataUrl(new URL(url).origin, "/mcp")));
 }

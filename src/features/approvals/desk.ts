@@ -1,0 +1,102 @@
+/**
+ * The approvers' side: which held calls a principal may decide, one call by id, and a
+ * decision. Each held call is its own object (call-approval.ts); to list them, the gate
+ * writes an index entry in KV (`approvals/<id>`, metadata: caller and roles) when a call is
+ * first held, dropped once it is decided, and expiring with the hold. KV lists are eventually
+ * consistent (up to about 60 s between locations), so a new call may show a little late;
+ * every listed call is read from its object, which is the truth.
+ */
+import { isObject } from "../../core/jsonrpc";
+import type {
+  ApprovalDecision,
+  CallApprovalRpc,
+  DecisionOutcome,
+  HeldCall,
+  ObjectNamespace,
+} from "../../context/object-rpc";
+import { PENDING_APPROVAL_TTL_MS } from "./held-calls";
+
+/** At most this many held calls are listed at once (the oldest first). */
+export const MAX_LISTED_APPROVALS = 100;
+const INDEX_PREFIX = "approvals/";
+/** An approval's id: the call's digest, 64 hex digits. */
+export const APPROVAL_ID = /^[0-9a-f]{64}$/;
+
+/** How a decision made with the admin token is recorded. */
+export const OPERATOR = "(operator)";
+
+/** Who asks: a principal with its roles, or the operator (admin token). */
+export type Approver = { readonly principal: string; readonly roles: readonly string[]; readonly operator: boolean };
+
+/** Whether `approver` may see and decide `call` (held by another caller, under a rule naming one of its roles). */
+export function mayDecide(approver: Approver, call: { caller: string; roles: readonly string[] }): boolean {
+  if (approver.operator) return true;
+  return approver.principal !== call.caller && approver.roles.some((role) => call.roles.includes(role));
+}
+
+/** KV keeps at most this much metadata per key (bytes of its JSON); larger, the listing reads the object instead. */
+export const MAX_INDEX_METADATA_BYTES = 1024;
+
+/** Lists `call` for approvers until it is decided or its hold ends. */
+export async function indexHeldCall(kv: KVNamespace | undefined, call: HeldCall): Promise<void> {
+  const metadata = { caller: call.caller, roles: call.roles };
+  const fits = new TextEncoder().encode(JSON.stringify(metadata)).length <= MAX_INDEX_METADATA_BYTES;
+  await kv?.put(INDEX_PREFIX + call.id, "", {
+    expirationTtl: PENDING_APPROVAL_TTL_MS / 1000,
+    ...(fits ? { metadata } : {}),
+  });
+}
+
+/** Whether a listed key may be `approver`'s to decide (without metadata: read its object to know). */
+function mayBeListed(approver: Approver, metadata: unknown): boolean {
+  if (!isObject(metadata) || typeof metadata["caller"] !== "string" || !Array.isArray(metadata["roles"])) return true;
+  return mayDecide(approver, { caller: metadata["caller"], roles: metadata["roles"] as string[] });
+}
+
+/** The held calls `approver` may decide, oldest first. */
+export async function listHeldCalls(
+  kv: KVNamespace | undefined,
+  namespace: ObjectNamespace<CallApprovalRpc>,
+  approver: Approver,
+): Promise<HeldCall[]> {
+  if (!kv) return [];
+  const listed = await kv.list({ prefix: INDEX_PREFIX, limit: MAX_LISTED_APPROVALS });
+  const ids = listed.keys
+    .filter((key) => mayBeListed(approver, key.metadata))
+    .map((key) => key.name.slice(INDEX_PREFIX.length));
+  const calls = await Promise.all(ids.map((id) => namespace.get(namespace.idFromName(id)).read()));
+  return calls
+    .filter((call): call is HeldCall => call?.state === "pending" && mayDecide(approver, call))
+    .sort((a, b) => a.requestedAt - b.requestedAt);
+}
+
+/** The held call `id` as `approver` may see it: its approvers and its caller; undefined otherwise. */
+export async function readHeldCall(
+  namespace: ObjectNamespace<CallApprovalRpc>,
+  id: string,
+  approver: Approver,
+): Promise<HeldCall | undefined> {
+  if (!APPROVAL_ID.test(id)) return undefined;
+  const call = await namespace.get(namespace.idFromName(id)).read();
+  return call && (mayDecide(approver, call) || call.caller === approver.principal) ? call : undefined;
+}
+
+/** `approver`'s decision on call `id`; a decided call leaves the list. */
+export async function decideHeldCall(
+  kv: KVNamespace | undefined,
+  namespace: ObjectNamespace<CallApprovalRpc>,
+  id: string,
+  approver: Approver,
+  approve: boolean,
+): Promise<DecisionOutcome> {
+  if (!APPROVAL_ID.test(id)) return { kind: "unknown" };
+  const decision: ApprovalDecision = {
+    approver: approver.operator ? OPERATOR : approver.principal,
+    roles: approver.roles,
+    operator: approver.operator,
+    approve,
+  };
+  const outcome = await namespace.get(namespace.idFromName(id)).decide(decision);
+  if (outcome.kind === "decided") await kv?.delete(INDEX_PREFIX + id);
+  return outcome;
+}
