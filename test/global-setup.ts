@@ -29,7 +29,11 @@ import {
   GATEWAY_CLIENT_SECRET,
   startOperatorIdp,
 } from "./fixtures/operator-idp.ts";
-import { startUserCredentialsUpstream } from "./fixtures/user-credentials-upstream.ts";
+import {
+  EXCHANGE_CLIENT_ID,
+  EXCHANGE_CLIENT_SECRET,
+  startUserCredentialsUpstream,
+} from "./fixtures/user-credentials-upstream.ts";
 import { GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, startGithubIdp } from "./fixtures/github-idp.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -94,7 +98,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   // Upstreams taking users' own keys or exchanged tokens, their token endpoint, an MCP App.
   const userCredentials = await startUserCredentialsUpstream();
-  project.provide("userCredentialsUpstream", userCredentials.origin);
+  project.provide("userCredentialsUpstream", {
+    origin: userCredentials.origin,
+    exchangeClient: { id: EXCHANGE_CLIENT_ID, secret: EXCHANGE_CLIENT_SECRET },
+  });
   // The operator's OpenID Connect provider that users of the gateway's own sign-in log in at (AUTH.signIn).
   const operatorIdp = await startOperatorIdp();
   project.provide("operatorIdp", {

@@ -16,7 +16,7 @@ import { Browser } from "../helpers/sign-in";
 import { askText } from "../helpers/sign-in-world";
 import { modern } from "../helpers/modern";
 
-const origin = inject("userCredentialsUpstream");
+const { origin } = inject("userCredentialsUpstream");
 const label = crypto.randomUUID().slice(0, 8);
 const UPSTREAMS = [{ name: "keyed", url: `${origin}/k${label}/mcp`, auth: { type: "userKey", header: "X-Api-Key" } }];
 const VARS = authVars({ apiKeys: true }, { UPSTREAMS: JSON.stringify(UPSTREAMS), FILTER_CACHE_TTL_MS: "0" });
