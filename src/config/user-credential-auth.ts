@@ -43,77 +43,42 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the gateway sets itself on every upstream request. */
 const OWNED_HEADERS = ["content-type", "accept", "mcp-session-id", "mcp-protocol-version", "content-length", "host"];
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
-const USER_KEY_FIELDS = ["type", "header", "scheme", "keyUrl"];
-const EXCHANGE_FIELDS = ["type", "tokenEndpoint", "clientId", "clientSecret", "audience", "resource", "scopes"];
+const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"];
 
-function isHttpsOrLoopback(value: unknown): boolean {
-  if (typeof value !== "string" || !URL.canParse(value)) return false;
-  const url = new URL(value);
-  return (
-    url.protocol === "https:" ||
-    (url.protocol === "http:" && ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname))
-  );
-}
+const str = (v: unknown): v is string => typeof v === "string" && v !== "";
+const url = (v: unknown): v is string => str(v) && URL.canParse(v);
+const httpsOrLoopback = (v: unknown) =>
+  url(v) && (v.startsWith("https:") || (v.startsWith("http:") && LOOPBACK_HOSTS.includes(new URL(v).hostname)));
 
-function unknownFields(raw: Record<string, unknown>, known: readonly string[], at: string): string[] {
-  return Object.keys(raw)
-    .filter((key) => !known.includes(key))
-    .map((key) => `${at}.${key}: unknown field (known: ${known.join(", ")})`);
-}
+/** Each field: whether a value is right, and what it must be. */
+type FieldRules = Record<string, readonly [(value: unknown, raw: Record<string, unknown>) => boolean, string]>;
 
-function parseUserKey(raw: Record<string, unknown>, at: string): { auth?: UserKeyAuth; problems: string[] } {
-  const problems = unknownFields(raw, USER_KEY_FIELDS, at);
-  const header = raw["header"] ?? "Authorization";
-  const scheme = raw["scheme"] ?? (String(header).toLowerCase() === "authorization" ? "Bearer" : "");
-  const keyUrl = raw["keyUrl"];
-  if (typeof header !== "string" || !HEADER_NAME.test(header) || OWNED_HEADERS.includes(header.toLowerCase()))
-    problems.push(`${at}.header: must be an HTTP header name the gateway does not set itself, like "X-Api-Key"`);
-  if (typeof scheme !== "string" || /\s/.test(scheme))
-    problems.push(`${at}.scheme: must be a word such as "Bearer" or "token", or "" for the key alone`);
-  if (keyUrl !== undefined && (typeof keyUrl !== "string" || !keyUrl.startsWith("https://") || !URL.canParse(keyUrl)))
-    problems.push(`${at}.keyUrl: must be the https:// address of the page where users create a key`);
-  if (problems.length > 0) return { problems };
-  const auth = { type: "userKey" as const, header: header as string, scheme: scheme as string };
-  return { auth: typeof keyUrl === "string" ? { ...auth, keyUrl } : auth, problems };
-}
+const USER_KEY: FieldRules = {
+  header: [(v) => str(v) && HEADER_NAME.test(v) && !OWNED_HEADERS.includes(v.toLowerCase()), "a header name"],
+  scheme: [(v) => typeof v === "string" && !/\s/.test(v), 'a word like "Bearer", or ""'],
+  keyUrl: [(v) => url(v) && v.startsWith("https://"), "an https:// URL"],
+};
+const TOKEN_EXCHANGE: FieldRules = {
+  tokenEndpoint: [httpsOrLoopback, "the token endpoint's https:// URL"],
+  clientId: [str, "a client id"],
+  clientSecret: [
+    (v, raw) => str(v) && SECRET_NAME.test(v) && raw["clientId"] !== undefined,
+    "a secret's NAME, with clientId",
+  ],
+  audience: [str, "a name"],
+  resource: [url, "an absolute URI"],
+  scopes: [(v) => Array.isArray(v) && v.every((s) => typeof s === "string" && SCOPE_TOKEN.test(s)), "a list of scopes"],
+};
 
-function parseTokenExchange(
-  raw: Record<string, unknown>,
-  at: string,
-): { auth?: TokenExchangeAuth; problems: string[] } {
-  const problems = unknownFields(raw, EXCHANGE_FIELDS, at);
-  const { tokenEndpoint, clientId, clientSecret, audience, resource, scopes } = raw;
-  if (!isHttpsOrLoopback(tokenEndpoint))
-    problems.push(`${at}.tokenEndpoint: must be the identity provider's token endpoint, an https:// URL`);
-  if (clientId !== undefined && (typeof clientId !== "string" || clientId === ""))
-    problems.push(`${at}.clientId: must be the gateway's client id at the identity provider`);
-  if (clientSecret !== undefined && (typeof clientSecret !== "string" || !SECRET_NAME.test(clientSecret)))
-    problems.push(
-      `${at}.clientSecret: must be the NAME of a Worker secret holding the client secret, never the secret`,
-    );
-  else if (clientSecret !== undefined && clientId === undefined) problems.push(`${at}.clientSecret: needs "clientId"`);
-  if (audience !== undefined && (typeof audience !== "string" || audience === ""))
-    problems.push(`${at}.audience: must be the name the identity provider knows the upstream by`);
-  if (resource !== undefined && (typeof resource !== "string" || !URL.canParse(resource)))
-    problems.push(`${at}.resource: must be an absolute URI (default: the upstream's URL)`);
-  if (
-    scopes !== undefined &&
-    (!Array.isArray(scopes) || scopes.some((s) => typeof s !== "string" || !SCOPE_TOKEN.test(s)))
-  )
-    problems.push(`${at}.scopes: must be a list of scope names without spaces, like ["read"]`);
-  if (problems.length > 0) return { problems };
-  return {
-    auth: {
-      type: "tokenExchange",
-      tokenEndpoint: tokenEndpoint as string,
-      ...(typeof clientId === "string" ? { clientId } : {}),
-      ...(typeof clientSecret === "string" ? { clientSecret } : {}),
-      ...(typeof audience === "string" ? { audience } : {}),
-      ...(typeof resource === "string" ? { resource } : {}),
-      ...(Array.isArray(scopes) ? { scopes: scopes as string[] } : {}),
-    },
-    problems,
-  };
+/** The problems of `raw` under `rules` (`required` must be present), each located. */
+function problemsOf(raw: Record<string, unknown>, rules: FieldRules, required: readonly string[], at: string) {
+  const problems: string[] = [];
+  for (const key of Object.keys(raw))
+    if (key !== "type" && !(key in rules)) problems.push(`${at}.${key}: unknown field (known: ${Object.keys(rules)})`);
+  for (const [key, [valid, what]] of Object.entries(rules))
+    if ((raw[key] !== undefined || required.includes(key)) && !valid(raw[key], raw))
+      problems.push(`${at}.${key}: must be ${what}`);
+  return problems;
 }
 
 /**
@@ -128,7 +93,16 @@ export function parseUserCredentialAuth(
   at: string,
 ): { auth?: UserKeyAuth | TokenExchangeAuth; problems: string[] } | undefined {
   if (!isObject(raw)) return undefined;
-  if (raw["type"] === "userKey") return parseUserKey(raw, at);
-  if (raw["type"] === "tokenExchange") return parseTokenExchange(raw, at);
+  if (raw["type"] === "userKey") {
+    const header = raw["header"] ?? "Authorization";
+    const scheme = raw["scheme"] ?? (String(header).toLowerCase() === "authorization" ? "Bearer" : "");
+    const auth = { ...raw, header, scheme };
+    const problems = problemsOf(auth, USER_KEY, [], at);
+    return problems.length > 0 ? { problems } : { auth: auth as UserKeyAuth, problems };
+  }
+  if (raw["type"] === "tokenExchange") {
+    const problems = problemsOf(raw, TOKEN_EXCHANGE, ["tokenEndpoint"], at);
+    return problems.length > 0 ? { problems } : { auth: raw as TokenExchangeAuth, problems };
+  }
   return undefined;
 }

@@ -4,28 +4,26 @@
  * upstream (`resource` = the upstream's URL unless configured, `audience` when configured),
  * so the upstream sees the same user under its own token and never the client's.
  *
- * What is exchanged: a JWT of the issuer in AUTH.jwt as it came (`access_token` type); for a
- * caller of the gateway's own sign-in (whose token only the gateway can read) the gateway's
- * identity assertion for the upstream (`jwt` type, upstream/identity-assertion.ts), which the
- * provider trusts through the gateway's JWKS. A caller with an API key (or none) has nothing
- * to exchange and is refused with a message saying so.
+ * What is exchanged (credential-source.ts decides): a JWT of the issuer in AUTH.jwt as it
+ * came; for a caller of the gateway's own sign-in the gateway's identity assertion for the
+ * upstream, which the provider trusts through the gateway's JWKS.
  *
  * Exchanged tokens are kept in isolate memory per upstream, principal and subject token
  * (SHA-256), until EXCHANGE_REUSE_MARGIN_MS before they expire; at most
  * MAX_EXCHANGED_TOKENS, the oldest dropped first. A token without `expires_in` is not kept.
+ *
+ * This file is bundled into the module loaded on demand (lazy-entry.ts): what the subject is
+ * is decided in the main module (credential-source.ts), which holds the gateway's state.
  */
 import { fail, ok, type Result } from "../../core/errors";
 import { isObject } from "../../core/jsonrpc";
 import { readTextUpTo } from "../../core/bounded-text";
 import type { UpstreamConfig } from "../../config/upstreams";
 import type { TokenExchangeAuth } from "../../config/user-credential-auth";
-import type { CredentialCaller } from "../../upstream/caller-credentials";
-import { identityAssertion } from "../../upstream/identity-assertion";
 import type { UserCredentialProblem } from "../../upstream/upstream-session";
 
 const GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
-const JWT_TYPE = "urn:ietf:params:oauth:token-type:jwt";
 /** Exchanged tokens one isolate keeps (a bound on memory, whatever the number of callers). */
 export const MAX_EXCHANGED_TOKENS = 1_000;
 /** A kept token this close to its expiry is exchanged again. */
@@ -44,40 +42,27 @@ async function digest(text: string): Promise<string> {
   return btoa(String.fromCharCode(...bytes));
 }
 
-async function cacheKey(upstream: UpstreamConfig, resource: string, caller: CredentialCaller): Promise<string> {
-  return JSON.stringify([upstream.name, resource, caller.principal, await digest(caller.token ?? "")]);
+async function cacheKey(
+  upstream: UpstreamConfig,
+  resource: string,
+  principal: string,
+  subject: Subject,
+): Promise<string> {
+  return JSON.stringify([upstream.name, resource, principal, await digest(subject.token)]);
 }
 
 function unavailable(detail: string): Result<never, UserCredentialProblem> {
   return fail({ reason: "credential-unavailable", detail });
 }
 
-/** The subject token and its type, or why the caller has none to exchange. */
-async function subjectOf(
-  upstream: UpstreamConfig,
-  caller: CredentialCaller,
-  env: Readonly<Record<string, unknown>>,
-): Promise<Result<{ token: string; type: string }, UserCredentialProblem>> {
-  if (caller.method === "jwt" && caller.token !== undefined)
-    return ok({ token: caller.token, type: ACCESS_TOKEN_TYPE });
-  if (caller.method === "sign-in") {
-    try {
-      return ok({ token: await identityAssertion(env, upstream.name, caller), type: JWT_TYPE });
-    } catch (error) {
-      return unavailable((error as Error).message);
-    }
-  }
-  const how = caller.method === "api-key" ? "a gateway API key" : "no credential";
-  return unavailable(
-    `the gateway exchanges the caller's own access token for this upstream's, and this call came with ${how}: call with an access token of the identity provider (AUTH.jwt) or through the gateway's sign-in`,
-  );
-}
+/** What is exchanged: the token and its RFC 8693 type. */
+export type Subject = { readonly token: string; readonly type: string };
 
 /** The body and headers of the exchange request. */
 function exchangeRequest(
   auth: TokenExchangeAuth,
   resource: string,
-  subject: { token: string; type: string },
+  subject: Subject,
   env: Readonly<Record<string, unknown>>,
 ) {
   const body = new URLSearchParams({
@@ -132,27 +117,27 @@ async function readAnswer(
 }
 
 /**
- * The token to send `upstream` for `caller`: a kept one, or one exchanged now.
+ * The token to send `upstream` for `principal`, whose `subject` it is exchanged for: a kept
+ * one, or one exchanged now.
  *
  * @example
- * const token = await exchangedToken(upstream, auth, { principal: "alice", roles: [], method: "jwt", token: jwt }, env);
+ * const token = await exchangedToken(upstream, auth, "alice", { token: jwt, type: "urn:ietf:params:oauth:token-type:access_token" }, env);
  */
 export async function exchangedToken(
   upstream: UpstreamConfig,
   auth: TokenExchangeAuth,
-  caller: CredentialCaller,
+  principal: string,
+  subject: Subject,
   env: Readonly<Record<string, unknown>>,
 ): Promise<Result<string, UserCredentialProblem>> {
-  const subject = await subjectOf(upstream, caller, env);
-  if (!subject.ok) return subject;
   const resource = auth.resource ?? upstream.url;
-  const key = await cacheKey(upstream, resource, { ...caller, token: subject.value.token });
+  const key = await cacheKey(upstream, resource, principal, subject);
   const kept = exchanged.get(key);
   if (kept && kept.until > Date.now()) return ok(kept.token);
   exchanged.delete(key);
   let response: Response;
   try {
-    const { body, headers } = exchangeRequest(auth, resource, subject.value, env);
+    const { body, headers } = exchangeRequest(auth, resource, subject, env);
     const signal = AbortSignal.timeout(EXCHANGE_TIMEOUT_MS);
     response = await fetch(auth.tokenEndpoint, { method: "POST", body, headers, redirect: "manual", signal });
   } catch (error) {
@@ -167,14 +152,12 @@ export async function exchangedToken(
   return ok(answer.value.token);
 }
 
-/** Forgets the token kept for `caller` at `upstream` (the upstream refused it). */
+/** Forgets the token kept for `principal`'s `subject` at `upstream` (the upstream refused it). */
 export async function forgetExchanged(
   upstream: UpstreamConfig,
   auth: TokenExchangeAuth,
-  caller: CredentialCaller,
-  env: Readonly<Record<string, unknown>>,
+  principal: string,
+  subject: Subject,
 ): Promise<void> {
-  const subject = await subjectOf(upstream, caller, env);
-  if (!subject.ok) return;
-  exchanged.delete(await cacheKey(upstream, auth.resource ?? upstream.url, { ...caller, token: subject.value.token }));
+  exchanged.delete(await cacheKey(upstream, auth.resource ?? upstream.url, principal, subject));
 }
