@@ -38,6 +38,7 @@ export const JSON_SCHEMA_MODULE = path.join(ROOT, "src", "storage", "json-schema
 export const CODE_MODE_MODULE = path.join(ROOT, "src", "storage", "code-mode-module.mjs");
 export const GUARDRAILS_MODULE = path.join(ROOT, "src", "storage", "guardrails-module.mjs");
 export const APPROVALS_MODULE = path.join(ROOT, "src", "storage", "approvals-module.mjs");
+export const USER_CREDENTIALS_MODULE = path.join(ROOT, "src", "storage", "user-credentials-module.mjs");
 /**
  * What the module exports: only what src/storage/document-store.ts calls. esbuild leaves out
  * what `parse` cannot reach, which is little (95.5 KiB against 100.9 for all of yaml): a
@@ -119,6 +120,16 @@ export function buildApprovalsModule() {
   return buildModule({ entry, file: APPROVALS_MODULE, banner: "src/features/approvals/lazy-entry.ts" });
 }
 
+/**
+ * Builds the token exchange and key page of users' own credentials
+ * (src/features/user-credentials/lazy-entry.ts): only isolates serving a tokenExchange
+ * upstream or the key page import it (src/storage/user-credentials-library.ts).
+ */
+export function buildUserCredentialsModule() {
+  const entry = 'export * from "./src/features/user-credentials/lazy-entry.ts";';
+  return buildModule({ entry, file: USER_CREDENTIALS_MODULE, banner: "src/features/user-credentials/lazy-entry.ts" });
+}
+
 /** Bundles `entry` into `file`, minified; writes it only when its text changed (returns whether it did). */
 async function buildModule({ entry, file, banner, external = [] }) {
   const esbuild = await wranglersEsbuild();
@@ -160,6 +171,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     [CODE_MODE_MODULE, buildCodeModeModule],
     [GUARDRAILS_MODULE, buildGuardrailsModule],
     [APPROVALS_MODULE, buildApprovalsModule],
+    [USER_CREDENTIALS_MODULE, buildUserCredentialsModule],
   ]) {
     const changed = await build();
     console.log(`[lazy-module] ${path.relative(process.cwd(), file) || file} ${changed ? "written" : "up to date"}`);

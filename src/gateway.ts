@@ -28,6 +28,9 @@ import { createPinsAdmin, upstreamPinFacts } from "./features/pins/pins-admin";
 import { PINNING_FIELDS } from "./features/pins/upstream-fields";
 import { addUpstreamSection } from "./config/upstreams";
 import { createApiKeyRoutes } from "./admin/api-keys";
+import { onUserCredential } from "./upstream/caller-credentials";
+import { userCredentialSource } from "./features/user-credentials/credential-source";
+import { addUserKeyRoutes } from "./features/user-credentials/user-key-page";
 import { createAccessRoutes } from "./admin/access-documents";
 import { createUpstreamConnectionRoutes } from "./features/upstream-sign-in/connections-admin";
 import { downloadIcon } from "./features/shaping/icon-download";
@@ -74,6 +77,7 @@ addUpstreamSection(PINNING_FIELDS);
 addConfigSection("offload", "OFFLOAD", (raw) => ({ ...DEFAULT_OFFLOAD, ...offloadFromVar(raw) }));
 addConfigSection("audit", "AUDIT", auditFromVar);
 joinUpstreamsWith(withLiveUpstreams);
+onUserCredential(userCredentialSource);
 // A failed refresh of a user's upstream token is a connection event in the audit trail (the call's waitUntil sends it).
 onRefreshFailure((services, failure) => {
   if (services.waitUntil)
@@ -148,6 +152,7 @@ const SHELL_PARTS: ShellParts = {
   pageRoutes: [
     (app, admin) => mountConsole(app, admin, CONSOLE_PAGES, auditFailedAuthentication),
     (app) => addUpstreamSignInRoutes(app, signInVerifier),
+    addUserKeyRoutes,
     addClientSignInRoutes,
   ],
 };

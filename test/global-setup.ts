@@ -29,6 +29,11 @@ import {
   GATEWAY_CLIENT_SECRET,
   startOperatorIdp,
 } from "./fixtures/operator-idp.ts";
+import {
+  EXCHANGE_CLIENT_ID,
+  EXCHANGE_CLIENT_SECRET,
+  startUserCredentialsUpstream,
+} from "./fixtures/user-credentials-upstream.ts";
 import { GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, startGithubIdp } from "./fixtures/github-idp.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -91,6 +96,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     ...issuers,
     staticClient: { id: STATIC_CLIENT_ID, secret: STATIC_CLIENT_SECRET },
   });
+  // Upstreams taking users' own keys or exchanged tokens, their token endpoint, an MCP App.
+  const userCredentials = await startUserCredentialsUpstream();
+  project.provide("userCredentialsUpstream", {
+    origin: userCredentials.origin,
+    exchangeClient: { id: EXCHANGE_CLIENT_ID, secret: EXCHANGE_CLIENT_SECRET },
+  });
   // The operator's OpenID Connect provider that users of the gateway's own sign-in log in at (AUTH.signIn).
   const operatorIdp = await startOperatorIdp();
   project.provide("operatorIdp", {
@@ -109,6 +120,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await Promise.all([
       operatorIdp.close(),
+      userCredentials.close(),
       githubIdp.close(),
       fastmcp.close(),
       everything.close(),

@@ -37,6 +37,8 @@ declare module "vitest" {
     listCacheUpstream: string;
     /** test/fixtures/jwks-server.ts: a JWKS on loopback and the private keys (JWK) it publishes. */
     /** test/fixtures/oauth-upstream.ts: `<origin>/<label>/mcp` upstreams that check users' tokens, `<origin>/stats`, and their authorization server's issuer. */
+    /** Origin of test/fixtures/user-credentials-upstream.ts: `/<label>/mcp`, `/<label>/seen`, `POST /token` (RFC 8693), `/token/stats`. */
+    userCredentialsUpstream: { origin: string; exchangeClient: { id: string; secret: string } };
     oauthUpstream: {
       origin: string;
       issuer: string;

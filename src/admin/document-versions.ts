@@ -20,6 +20,12 @@ export type DocumentShape = {
   readonly exists?: (stored: string | null) => boolean | Promise<boolean>;
   /** An absent document still answers GET (with this ETag): its writes answer one after deleting too. */
   readonly absentHasEtag?: boolean;
+  /**
+   * The part of the stored text a write's preconditions and ETag cover (one entry of a
+   * document holding several: a stale write to one is not refused because another changed);
+   * null when that part is absent. Default: the whole text.
+   */
+  readonly version?: (stored: string | null) => Promise<string | null>;
 };
 
 /** What a write did: the response, and the document's text now (null: deleted; undefined: nothing written). */
@@ -123,16 +129,19 @@ export function conditionalWrite(
   shape: DocumentShape,
   write: (stored: string | null) => Promise<Written>,
 ): Promise<Response> {
+  const versionOf = async (text: string | null) => (shape.version ? shape.version(text) : text);
   return serialised(key, async () => {
     const stored = await kv.get(key);
-    const failed = await failedPrecondition(c, stored, shape);
+    const covered = await versionOf(stored);
+    const failed = await failedPrecondition(c, covered, shape);
     if (failed !== undefined) {
-      const current = await etagHeaders(stored, shape);
+      const current = await etagHeaders(covered, shape);
       return c.json({ error: failed, ...current }, 412, current);
     }
     const written = await write(stored);
-    if (written.stored !== undefined && (written.stored !== null || shape.absentHasEtag))
-      written.response.headers.set("etag", await etagOf(written.stored));
+    const now = written.stored === undefined ? undefined : await versionOf(written.stored);
+    if (now !== undefined && (now !== null || shape.absentHasEtag))
+      written.response.headers.set("etag", await etagOf(now));
     return written.response;
   });
 }

@@ -96,7 +96,7 @@ export async function authenticate({
   }
   if (auth.signIn && signInToken?.claims(token)) {
     const caller = await signInToken.verify(token);
-    return caller ? ok(caller) : fail({ reason: "sign-in-token" });
+    return caller ? ok({ ...caller, token }) : fail({ reason: "sign-in-token" });
   }
   // Neither an API key nor, where JWTs are off or it has not three parts, a JWT.
   if (!auth.jwt || token.split(".").length !== 3) return fail({ reason: "malformed" });
@@ -108,7 +108,7 @@ export async function authenticate({
         : { reason: "jwt", problem: verified.reason },
     );
   const { subject, email, roles } = verified.value;
-  return ok({ principal: subject, ...(email !== undefined ? { email } : {}), roles, method: "jwt" });
+  return ok({ principal: subject, ...(email !== undefined ? { email } : {}), roles, method: "jwt", token });
 }
 
 /**

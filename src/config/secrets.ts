@@ -34,7 +34,8 @@ function secretValues(env: Readonly<Record<string, unknown>>): string[] {
     for (const upstream of upstreams.value) {
       if (upstream.credential?.value) values.push(upstream.credential.value);
       if (upstream.credential) names.add(upstream.credential.secret);
-      if (upstream.auth?.clientSecret) names.add(upstream.auth.clientSecret);
+      const auth = upstream.auth;
+      if (auth && auth.type !== "userKey" && auth.clientSecret) names.add(auth.clientSecret);
     }
   const auth = parseAuthConfig(env["AUTH"]);
   if (auth.ok && auth.value.mode === "on" && auth.value.signIn?.clientSecretSecret)

@@ -1,14 +1,19 @@
 /**
- * `UPSTREAMS[].auth`: per-user sign-in to an upstream (`{"type": "oauth"}`), validated
+ * `UPSTREAMS[].auth`: per-user sign-in to an upstream (`{"type": "oauth"}`; `userKey` and
+ * `tokenExchange` are checked by config/user-credential-auth.ts), validated
  * with every problem located. Everything is discovered from the upstream by default
  * (docs/upstream-sign-in.md); the optional fields pin what discovery cannot know: a client
  * registered by hand (its secret by the *name* of a Worker secret, never the value), the
  * scopes to ask for, the authorization server to use.
  */
 import { isObject } from "../core/jsonrpc";
+import { parseUserCredentialAuth, type TokenExchangeAuth, type UserKeyAuth } from "./user-credential-auth";
 
-/** How the gateway signs each user in to an upstream. */
-export type UpstreamAuth = {
+/** How the gateway sends each user's own credential to an upstream. */
+export type UpstreamAuth = OAuthAuth | UserKeyAuth | TokenExchangeAuth;
+
+/** Each user signs in to the upstream's own authorization server. */
+export type OAuthAuth = {
   readonly type: "oauth";
   /** A client registered with the authorization server by hand; absent: Client ID Metadata Document or dynamic registration. */
   readonly clientId?: string;
@@ -32,10 +37,12 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
  */
 export function parseUpstreamAuth(raw: unknown, at: string): { auth?: UpstreamAuth; problems: string[] } {
   const problems: string[] = [];
+  const other = parseUserCredentialAuth(raw, at);
+  if (other) return other;
   if (!isObject(raw) || raw["type"] !== "oauth") {
     return {
       problems: [
-        `${at}: must be {"type": "oauth"} (optional: "clientId", "clientSecret" (a secret's name), "scopes", "authorizationServer")`,
+        `${at}: must be {"type": "oauth"}, {"type": "userKey"} or {"type": "tokenExchange", "tokenEndpoint": ...} (docs/configuration.md)`,
       ],
     };
   }

@@ -211,11 +211,12 @@ function problemsOf(raw: unknown, index: number, seen: Set<string>): { config?: 
     const checked = parseUpstreamAuth(raw["auth"], `${at}.auth`);
     problems.push(...checked.problems);
     auth = checked.auth;
-    if (auth && credential?.header.toLowerCase() === "authorization")
+    const userHeader = auth?.type === "userKey" ? auth.header : "Authorization";
+    if (auth && credential?.header.toLowerCase() === userHeader.toLowerCase())
       problems.push(
-        `${at}.auth: an upstream signed in to per user sends each user's token in Authorization; move "credential" to another header or remove it`,
+        `${at}.auth: each user's own credential goes in ${userHeader}; move "credential" to another header or remove it`,
       );
-    if (auth && typeof service === "string")
+    if (auth?.type === "oauth" && typeof service === "string")
       problems.push(
         `${at}.auth: per-user sign-in needs the upstream's public URL (its metadata and authorization server are reached over the network), not "service"`,
       );

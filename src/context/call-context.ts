@@ -51,6 +51,8 @@ export type Caller = {
   /** Roles select personas (authorization). */
   readonly roles: readonly string[];
   readonly method: AuthMethod;
+  /** The request's own access token (jwt, sign-in), for token exchange only: never stored, logged or sent upstream. */
+  readonly token?: string;
 };
 
 /**
@@ -68,6 +70,8 @@ export type Identity = {
   /** The caller's roles, from this request's credential (not from the session). */
   readonly roles: readonly string[];
   readonly authMethod: AuthMethod;
+  /** This request's own access token (jwt, sign-in), for token exchange only: never stored, logged or sent upstream. */
+  readonly token?: string;
   /** The protocol revision the client speaks. */
   readonly protocolVersion: string;
   /** The client's era, classified once by the front that took the request; nothing below re-derives it from the revision. */
@@ -239,7 +243,7 @@ export function payloadCaller(ctx: Pick<CallContext, "identity">): PayloadCaller
 
 /** What the upstream pool needs of a call; upstreams that opted in are told who the caller is by a signed assertion. */
 export function poolRequest(ctx: CallContext): PoolRequest {
-  const { principal, email, roles } = ctx.identity;
+  const { principal, email, roles, authMethod, token } = ctx.identity;
   const identity = callerCredentials(
     {
       env: ctx.services.env,
@@ -252,6 +256,8 @@ export function poolRequest(ctx: CallContext): PoolRequest {
       ...(email !== undefined ? { email } : {}),
       roles,
       ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}),
+      method: authMethod,
+      ...(token !== undefined ? { token } : {}),
     },
   );
   return {

@@ -17,6 +17,7 @@ import { ownTaskList, ownTasksOf } from "./tasks";
 import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { forwardList } from "./cached-list";
+import { appUriEdits, shownAppUri } from "./app-resource-uris";
 import { TASKS_LIST_CAPABILITY } from "../upstream/pool";
 
 /** Parallel upstream requests per page; Workers allow 6 open connections per request. */
@@ -103,12 +104,15 @@ async function upstreamPage(
     const uriSpan = member(answer, span, "uri");
     const name = nameSpan ? parseSpan(answer, nameSpan) : undefined;
     const uri = uriSpan ? parseSpan(answer, uriSpan) : undefined;
-    const item = answer.slice(span.start, span.end);
-    if (!kind.renamed || typeof name !== "string" || !nameSpan)
-      return { text: item, ...(typeof uri === "string" ? { uri } : {}) };
+    // MCP Apps: `ui://` URIs shown per upstream (app-resource-uris.ts), so two never hide each other.
+    const apps = appUriEdits(answer, span, upstream.name, kind.method);
+    const item = splice(answer.slice(span.start, span.end), apps);
+    const listed = typeof uri === "string" ? { uri: shownAppUri(upstream.name, uri) } : {};
+    if (!kind.renamed || typeof name !== "string" || !nameSpan) return { text: item, ...listed };
     const qualified = qualifyName(upstream.name, name);
     const local = { start: nameSpan.start - span.start, end: nameSpan.end - span.start };
-    return { text: splice(item, [{ span: local, raw: JSON.stringify(qualified) }]), name: qualified };
+    const text = splice(answer.slice(span.start, span.end), [...apps, { span: local, raw: JSON.stringify(qualified) }]);
+    return { text, name: qualified };
   });
   return { items, nextCursor: page.nextCursor };
 }

@@ -21,6 +21,7 @@ import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json"
 import { heldSession } from "../upstream/upstream-session";
 import { poolRequest, type CallContext, type MethodHandler } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
+import { appUriTarget, shownReadAnswer } from "./app-resource-uris";
 import { forward, toClient } from "./forward";
 import { forwardList } from "./cached-list";
 import { LISTS, mergeList, pageItems } from "./merge-lists";
@@ -142,6 +143,13 @@ async function routeByUri(
   if (target?.kind !== "resource")
     throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
   const { uri } = target;
+  // An MCP App's resource, as /mcp shows it: read from its upstream under the URI it listed.
+  const app = ctx.route.kind === "aggregated" ? appUriTarget(uri) : undefined;
+  const appUpstream = app && ctx.route.upstreams.find((u) => u.name === app.upstream);
+  if (app && appUpstream) {
+    const answer = await forward(ctx, appUpstream, rewriteString(request.text, ["params", ...path], app.uri), id);
+    return shownReadAnswer(answer, appUpstream.name);
+  }
   const owner = ctx.route.upstreams.find((u) => u.name === uriOwners.get(uri));
   const candidates = ctx.route.upstreams.filter((upstream) => {
     const session = heldSession(ctx.upstreamClient, upstream.name);

@@ -3,7 +3,8 @@
  * AES-GCM under a key derived from SESSION_SECRET for this purpose only (core/sealed-state.ts):
  * KV holds ciphertext, and a record opens only for the principal it was written for. What
  * a listing shows (who, which upstream, scope, expiry) is the entry's KV metadata, never a
- * token. This module is the only one that knows these KV prefixes; it also keeps the
+ * token. Keys users pasted (`userKey` upstreams) are kept the same way, under the same
+ * keys, so listings and revocation see both. This module is the only one that knows these KV prefixes; it also keeps the
  * gateway's client registrations per upstream and redirect URI, and the single-use marks
  * of sign-in flows.
  */
@@ -14,6 +15,7 @@ const TOKEN_PREFIX = "upstream-token/";
 const CLIENT_PREFIX = "upstream-oauth-client/";
 const FLOW_PREFIX = "upstream-oauth-flow/";
 const TOKEN_PURPOSE = "upstream-token";
+const USER_KEY_PURPOSE = "upstream-user-key";
 const CLIENT_PURPOSE = "upstream-oauth-client";
 /** Who a client registration is sealed for: it belongs to the gateway, not to a user. */
 const GATEWAY_PRINCIPAL = "(gateway)";
@@ -55,6 +57,8 @@ export type UpstreamTokens = {
 export type UpstreamConnection = {
   readonly principal: string;
   readonly upstream: string;
+  /** `userKey` for a key the user pasted; absent: an OAuth sign-in. */
+  readonly kind?: "userKey";
   readonly scope?: string;
   readonly expiresAt?: number;
   readonly connectedAt: number;
@@ -95,10 +99,22 @@ export async function readTokens(
   principal: string,
   upstream: string,
 ): Promise<UpstreamTokens | undefined> {
+  const value = await openRecord(kv, secret, TOKEN_PURPOSE, principal, upstream);
+  return isTokens(value) ? value : undefined;
+}
+
+/** What `principal`'s record for `upstream` holds when it opens under `purpose`, or undefined. */
+async function openRecord(
+  kv: KVNamespace,
+  secret: string,
+  purpose: string,
+  principal: string,
+  upstream: string,
+): Promise<unknown> {
   const sealed = await kv.get(await tokenKey(principal, upstream));
   if (sealed === null) return undefined;
-  const opened = await openState(secret, TOKEN_PURPOSE, principal, sealed);
-  return opened.ok && isTokens(opened.value) ? opened.value : undefined;
+  const opened = await openState(secret, purpose, principal, sealed);
+  return opened.ok ? opened.value : undefined;
 }
 
 /** Stores (or replaces, after a refresh) `principal`'s tokens for `upstream`. */
@@ -118,6 +134,43 @@ export async function writeTokens(
     ...(tokens.expiresAt !== undefined ? { expiresAt: tokens.expiresAt } : {}),
   };
   await kv.put(await tokenKey(principal, upstream), sealed, { expirationTtl: TOKEN_RECORD_TTL_MS / 1000, metadata });
+}
+
+/** A key a user pasted for an upstream, and the upstream URL it was given for (never sent to another). */
+export type UserKeyRecord = { readonly key: string; readonly resource: string; readonly connectedAt: number };
+
+/** Stores (or replaces) the key `principal` pasted for `upstream`, sealed for that principal. */
+export async function writeUserKey(
+  kv: KVNamespace,
+  secret: string,
+  principal: string,
+  upstream: string,
+  record: UserKeyRecord,
+): Promise<void> {
+  const sealed = await sealState(secret, USER_KEY_PURPOSE, principal, TOKEN_RECORD_TTL_MS, record);
+  const metadata: UpstreamConnection = { principal, upstream, kind: "userKey", connectedAt: record.connectedAt };
+  await kv.put(await tokenKey(principal, upstream), sealed, { expirationTtl: TOKEN_RECORD_TTL_MS / 1000, metadata });
+}
+
+/** The key `principal` pasted for `upstream`, or undefined (none, or a record that does not open for it). */
+export async function readUserKey(
+  kv: KVNamespace,
+  secret: string,
+  principal: string,
+  upstream: string,
+): Promise<UserKeyRecord | undefined> {
+  const value = await openRecord(kv, secret, USER_KEY_PURPOSE, principal, upstream);
+  return isObject(value) && typeof value["key"] === "string" && typeof value["resource"] === "string"
+    ? (value as UserKeyRecord)
+    : undefined;
+}
+
+/** Forgets whatever `principal` holds for `upstream` (tokens or a key); false when there was nothing. */
+export async function deleteConnection(kv: KVNamespace, principal: string, upstream: string): Promise<boolean> {
+  const key = await tokenKey(principal, upstream);
+  if ((await kv.get(key)) === null) return false;
+  await kv.delete(key);
+  return true;
 }
 
 /** Forgets `principal`'s tokens for `upstream`. */

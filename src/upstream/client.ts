@@ -10,6 +10,7 @@ import { fail, ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
 import { readUpstreamMessage } from "../core/validate-message";
 import type { UpstreamConfig } from "../config/upstreams";
+import type { UpstreamAuth } from "../config/upstream-auth";
 import { redactSecretsInJson } from "../config/secrets";
 import { parseChallenge } from "./oauth/discovery";
 import { AnswerDeadline, guardBody, type BodyGuard } from "./deadlines";
@@ -117,6 +118,14 @@ async function refusedToken(
   identity: CallerCredentials | undefined,
   unsigned: string | undefined,
 ): Promise<Result<never, UpstreamFailure> | undefined> {
+  if (upstream.auth?.type === "tokenExchange") {
+    if (response.status !== 401) return undefined;
+    // An exchanged token refused: forgotten; the next call exchanges afresh. No sign-in helps.
+    await response.body?.cancel();
+    await identity?.rejected?.(upstream);
+    const detail = `the upstream refused the exchanged token (HTTP ${response.status})`;
+    return fail({ reason: "credential-unavailable", upstream: upstream.name, detail });
+  }
   const challenge = await parseChallenge(response.headers.get("www-authenticate"));
   if (response.status === 403 && challenge.error !== "insufficient_scope" && unsigned === undefined) return undefined;
   await response.body?.cancel();
@@ -124,6 +133,12 @@ async function refusedToken(
   const wider = `the upstream needs a wider scope${challenge.scope ? ` (${challenge.scope})` : ""}`;
   const detail = unsigned ?? (response.status === 401 ? "the upstream refused the token" : wider);
   return fail({ reason: "sign-in-required", upstream: upstream.name, detail, challenge });
+}
+
+/** The header carrying a caller's own credential: a pasted key where `userKey` names it, else a bearer token. */
+function userCredentialHeader(auth: UpstreamAuth, credential: string): [string, string] {
+  if (auth.type !== "userKey") return ["authorization", `Bearer ${credential}`];
+  return [auth.header, auth.scheme === "" ? credential : `${auth.scheme} ${credential}`];
 }
 
 type Fetcher = { fetch: (input: Request | string, init?: RequestInit) => Promise<Response> };
@@ -199,15 +214,21 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
     }
   }
   if (upstream.auth) {
-    // Only the caller's own token, never another's, never the client's (upstream/oauth/).
+    // Only the caller's own credential, never another's, never the client's (upstream/oauth/,
+    // features/user-credentials/).
     const token = request.identity?.userToken ? await request.identity.userToken(upstream) : undefined;
     if (!token) {
       const detail = "no caller to sign in";
       return fail({ reason: "sign-in-required", upstream: upstream.name, detail, challenge: {} });
     }
+    if (!token.ok && token.reason === "credential-unavailable")
+      return fail({ reason: "credential-unavailable", upstream: upstream.name, detail: token.detail });
+    // Without a key there is nothing to send: the user is asked for one.
+    if (!token.ok && upstream.auth.type === "userKey")
+      return fail({ reason: "sign-in-required", upstream: upstream.name, detail: token.detail, challenge: {} });
     // A caller without a token sends the request as any MCP client does first: the upstream's
     // 401 names its metadata and the scope to ask for (its WWW-Authenticate), read below.
-    if (token.ok) headers.value.set("authorization", `Bearer ${token.value}`);
+    if (token.ok) headers.value.set(...userCredentialHeader(upstream.auth, token.value));
     else unsigned = token.detail;
   }
   let fetcher: Fetcher | undefined;

@@ -19,7 +19,9 @@ export type UpstreamFailure =
   | { reason: "bad-response"; upstream: string; detail: string }
   | { reason: "missing-binding"; upstream: string; detail: string }
   /** The upstream acts as each user: this caller must sign in to it (again, or with a wider scope). */
-  | { reason: "sign-in-required"; upstream: string; detail: string; challenge: Challenge };
+  | { reason: "sign-in-required"; upstream: string; detail: string; challenge: Challenge }
+  /** The upstream takes each caller's own credential, and this caller's cannot be had (an API key caller, a refused exchange). */
+  | { reason: "credential-unavailable"; upstream: string; detail: string };
 
 /** JSON-RPC code for "the upstream behind this name could not answer". */
 export const UPSTREAM_ERROR = -32010;
@@ -52,6 +54,8 @@ export function describeFailure(failure: UpstreamFailure): string {
       return `upstream "${failure.upstream}" is misconfigured: ${failure.detail}`;
     case "sign-in-required":
       return `upstream "${failure.upstream}" needs you to sign in: ${failure.detail}`;
+    case "credential-unavailable":
+      return `upstream "${failure.upstream}" takes each caller's own credential, and yours could not be had: ${failure.detail}`;
     default: {
       const never: never = failure;
       return never;

@@ -8,17 +8,25 @@ import type { Result } from "../core/errors";
 import type { UpstreamConfig } from "../config/upstreams";
 
 /**
+ * Why a caller has no credential for an upstream: `sign-in-required` (the user can act: sign
+ * in, paste a key), `credential-unavailable` (they cannot here: an API key where token
+ * exchange needs an access token, an exchange refused).
+ */
+export type UserCredentialProblem = {
+  readonly reason: "sign-in-required" | "credential-unavailable";
+  readonly detail: string;
+};
+
+/**
  * How a call proves to upstreams who it is for: the identity assertion (upstreams that
  * opted in) and, for upstreams each user signs in to, the caller's own access token.
  */
 export type CallerCredentials = {
   /** Mints the identity assertion for `upstream`. */
   readonly assertion: (upstream: string) => Promise<string>;
-  /** The caller's access token for an upstream with `auth` (refreshed when due), or why there is none. */
-  readonly userToken?: (
-    upstream: UpstreamConfig,
-  ) => Promise<Result<string, { readonly reason: string; readonly detail: string }>>;
-  /** The upstream answered the caller's token with 401: the token is forgotten. */
+  /** The caller's own credential for an upstream with `auth` (a token refreshed when due, a key, an exchanged token), or why there is none. */
+  readonly userToken?: (upstream: UpstreamConfig) => Promise<Result<string, UserCredentialProblem>>;
+  /** The upstream answered the caller's credential with 401: it is forgotten. */
   readonly rejected?: (upstream: UpstreamConfig) => Promise<void>;
 };
 

@@ -12,12 +12,13 @@
  *
  * `GET /admin/upstreams` (admin/upstreams.ts) lists declared and live ones alike. Declared
  * upstreams are read-only here (409). Writes honour If-Match / If-None-Match against the
- * whole live document's ETag (admin/document-versions.ts) and are audited (audit.ts).
+ * ETag of the one upstream they name (admin/document-versions.ts: a stale write to one is
+ * not refused because another changed) and are audited (audit.ts).
  */
 import type { Context } from "hono";
 import { Hono } from "../../admin/hono-app";
 import { readBodyText } from "../../admin/read-body";
-import { conditionalWrite, etagHeaders } from "../../admin/document-versions";
+import { conditionalWrite, etagHeaders, type DocumentShape } from "../../admin/document-versions";
 import { gatewayConfig } from "../../config/gateway-config";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { sessionSecret } from "../../config/secrets";
@@ -105,7 +106,7 @@ async function getUpstream(c: AdminContext): Promise<Response> {
   if ("problems" in found) return brokenDocument(c, found.problems);
   const entry = entryOf(found.entries, name);
   if (!entry) return c.json({ error: `no upstream named "${name}"` }, 404);
-  const headers = { ...NO_STORE, ...(await etagHeaders(text)) };
+  const headers = { ...NO_STORE, ...(await etagHeaders(JSON.stringify(entry))) };
   return c.json({ name, source: "live", upstream: publicEntry(entry) }, 200, headers);
 }
 
@@ -160,7 +161,7 @@ async function saveUpstream(c: AdminContext, name: string, body: unknown): Promi
     const error = `upstream "${name}" did not answer the probe; nothing was stored (without requireProbe it would be)`;
     return c.json({ error, probe }, 422);
   }
-  return conditionalWrite(c, kvOf(c), LIVE_UPSTREAMS_KEY, {}, async (stored) => {
+  return conditionalWrite(c, kvOf(c), LIVE_UPSTREAMS_KEY, oneUpstream(name), async (stored) => {
     const now = await entriesOf(stored);
     if ("problems" in now) return { response: brokenDocument(c, now.problems) };
     const created = !Object.hasOwn(now.entries, name);
@@ -174,10 +175,22 @@ async function saveUpstream(c: AdminContext, name: string, body: unknown): Promi
   });
 }
 
+/** What a write to upstream `name` is conditional on: that upstream's entry alone. */
+function oneUpstream(name: string): DocumentShape {
+  return {
+    version: async (stored) => {
+      const found = await entriesOf(stored);
+      if ("problems" in found) return stored;
+      const entry = entryOf(found.entries, name);
+      return entry ? JSON.stringify(entry) : null;
+    },
+  };
+}
+
 async function deleteUpstream(c: AdminContext): Promise<Response> {
   const name = c.req.param("name")!;
   if (declared(c, name)) return readOnly(c, name);
-  return conditionalWrite(c, kvOf(c), LIVE_UPSTREAMS_KEY, {}, async (stored) => {
+  return conditionalWrite(c, kvOf(c), LIVE_UPSTREAMS_KEY, oneUpstream(name), async (stored) => {
     const now = await entriesOf(stored);
     if ("problems" in now) return { response: brokenDocument(c, now.problems) };
     if (!Object.hasOwn(now.entries, name)) {

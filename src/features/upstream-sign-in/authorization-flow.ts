@@ -202,7 +202,7 @@ export async function finishSignIn(
       detail: "this sign-in was already completed (a callback is used once); open a new sign-in link if needed",
     });
   const upstream = upstreams(flow.upstream);
-  if (!upstream?.auth)
+  if (upstream?.auth?.type !== "oauth")
     return fail({ reason: "state-invalid", detail: `upstream "${flow.upstream}" no longer asks users to sign in` });
   let as: Awaited<ReturnType<typeof authorizationServerAt>>;
   try {

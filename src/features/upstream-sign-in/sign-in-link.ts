@@ -41,12 +41,14 @@ export async function mintSignInLink(
   secret: string,
   origin: string,
   request: Omit<SignInRequest, "nonce">,
+  /** The page the link opens: `start` (OAuth) or `key` (a pasted key: features/user-credentials/). */
+  page: "start" | "key" = "start",
 ): Promise<{ url: string; nonce: string }> {
   const nonce = randomHexId();
   await openFlow(kv, `link/${nonce}`, SIGN_IN_LINK_TTL_MS);
   const link = await sealState(secret, PURPOSE, LINK_PRINCIPAL, SIGN_IN_LINK_TTL_MS, { ...request, nonce });
   return {
-    url: `${origin}/oauth/upstream/${encodeURIComponent(request.upstream)}/start?link=${encodeURIComponent(link)}`,
+    url: `${origin}/oauth/upstream/${encodeURIComponent(request.upstream)}/${page}?link=${encodeURIComponent(link)}`,
     nonce,
   };
 }

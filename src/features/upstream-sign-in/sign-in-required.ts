@@ -96,15 +96,20 @@ export async function askToSignIn(
     if (!needed || !kv) throw error;
     const { id, method } = request.message;
     const { principal, roles } = ctx.identity;
-    const { url, nonce } = await mintSignInLink(kv, ctx.services.sessionSecret, ctx.route.origin, {
-      principal,
-      roles,
-      upstream: needed.upstream,
-      challenge: needed.challenge,
-    });
+    const auth = ctx.route.upstreams.find((u) => u.name === needed.upstream)?.auth;
+    const link = { principal, roles, upstream: needed.upstream, challenge: needed.challenge };
+    const byKey = auth?.type === "userKey";
+    const page = byKey ? "key" : "start";
+    const { url, nonce } = await mintSignInLink(kv, ctx.services.sessionSecret, ctx.route.origin, link, page);
     ctx.record.upstream = needed.upstream;
     const wider = needed.challenge.error === "insufficient_scope";
-    const message = `${wider ? `Upstream "${needed.upstream}" needs more access (${needed.challenge.scope ?? "a wider scope"})` : `Sign in to upstream "${needed.upstream}" to use it`}: open the link in a browser and sign in; then retry.`;
+    const ask = byKey
+      ? `Upstream "${needed.upstream}" takes your own API key`
+      : wider
+        ? `Upstream "${needed.upstream}" needs more access (${needed.challenge.scope ?? "a wider scope"})`
+        : `Sign in to upstream "${needed.upstream}" to use it`;
+    const action = byKey ? "paste your key there" : "sign in";
+    const message = `${ask}: open the link in a browser and ${action}; then retry.`;
     const question = {
       key: SIGN_IN_INPUT_KEY,
       message,

@@ -46,7 +46,8 @@ const FORM_TYPE = "application/x-www-form-urlencoded";
 
 type GatewayBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
 
-function page(status: number, title: string, text: string): Response {
+/** A short HTML page for the browser (never cached, no referrer). */
+export function page(status: number, title: string, text: string): Response {
   const body = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text}</p></body></html>`;
   return new Response(String(body), {
     status,
@@ -58,7 +59,8 @@ function page(status: number, title: string, text: string): Response {
   });
 }
 
-function invalidLink(reason: "link-invalid" | "link-used"): Response {
+/** The page for a link that does not open or was used. */
+export function invalidLink(reason: "link-invalid" | "link-used"): Response {
   return reason === "link-used"
     ? page(
         410,
@@ -76,7 +78,7 @@ function invalidLink(reason: "link-invalid" | "link-used"): Response {
  * A principal as the confirm page shows it: invisible and bidi characters as their code
  * points (the console's list), so "\u202Eecila" cannot pass for "alice".
  */
-function shownPrincipal(principal: string): HtmlEscapedString | Promise<HtmlEscapedString> {
+export function shownPrincipal(principal: string): HtmlEscapedString | Promise<HtmlEscapedString> {
   const parts = visibleParts(principal).map((part) =>
     part.kind === "text" ? part.text : html`<code>[${part.shown}]</code>`,
   );
@@ -91,21 +93,21 @@ function confirmPage(upstream: string, rawPrincipal: string, link: string): Resp
 <p>Continue only if you are ${principal} and asked for this in your MCP client. If someone sent you this link, close this page.</p>
 <form method="post" data-sign-in-confirm><input type="hidden" name="link" value="${link}"><button type="submit">Continue to ${upstream}</button></form>
 </body></html>`;
-  return new Response(String(body), {
-    status: 200,
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      "referrer-policy": "no-referrer",
-      "x-frame-options": "DENY",
-      "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
-    },
-  });
+  return new Response(String(body), { status: 200, headers: FORM_PAGE_HEADERS });
 }
+
+/** The headers of a page holding a form: never cached, no referrer, never framed, posting only to the gateway. */
+export const FORM_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-store",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+  "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
+};
 
 function oauthUpstreams(env: GatewayBindings): readonly UpstreamConfig[] {
   const parsed = gatewayConfig(env).upstreams;
-  return parsed.ok ? parsed.value.filter((u) => u.auth !== undefined) : [];
+  return parsed.ok ? parsed.value.filter((u) => u.auth?.type === "oauth") : [];
 }
 
 function services(env: GatewayBindings) {
@@ -253,7 +255,7 @@ export function addUpstreamSignInRoutes(app: Hono<{ Bindings: GatewayBindings }>
  * A refused body is drained first (core/bounded-text.ts), so a browser or script still
  * sending it reads the page rather than a dropped connection.
  */
-async function startForm(request: Request): Promise<URLSearchParams | Response> {
+export async function startForm(request: Request): Promise<URLSearchParams | Response> {
   const type = (request.headers.get("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
   if (type !== FORM_TYPE) {
     await discardRequestBody(request);

@@ -57,6 +57,7 @@ function identityOf(session: SessionState, caller: Caller): Identity {
     ...(caller.email !== undefined ? { email: caller.email } : {}),
     roles: caller.roles,
     authMethod: caller.method,
+    ...(caller.token !== undefined ? { token: caller.token } : {}),
     protocolVersion: session.protocolVersion,
     era: "legacy",
     clientCapabilities: session.clientCapabilities,

@@ -80,6 +80,7 @@ async function contextOf(
     ...(caller.email !== undefined ? { email: caller.email } : {}),
     roles: caller.roles,
     authMethod: caller.method,
+    ...(caller.token !== undefined ? { token: caller.token } : {}),
     protocolVersion: envelope.protocolVersion,
     era: "modern",
     clientCapabilities: envelope.clientCapabilities,

@@ -13,7 +13,13 @@ import {
 } from "oauth4webapi";
 import { fail, ok, type Result } from "../../core/errors";
 import type { UpstreamConfig } from "../../config/upstreams";
-import { deleteTokens, readTokens, writeTokens, type UpstreamTokens } from "../../storage/upstream-tokens";
+import {
+  deleteConnection,
+  deleteTokens,
+  readTokens,
+  writeTokens,
+  type UpstreamTokens,
+} from "../../storage/upstream-tokens";
 import { authorizationServerAt } from "./discovery";
 import { issuedClient, type OAuthServices } from "./registration";
 import { httpOptions } from "./http-options";
@@ -143,7 +149,8 @@ export async function revokeConnection(
   services: OAuthServices,
 ): Promise<boolean> {
   const tokens = await readTokens(services.kv, services.secret, principal, upstreamName);
-  if (!tokens) return false;
+  // A key the user pasted (userKey) has no authorization server to tell.
+  if (!tokens) return deleteConnection(services.kv, principal, upstreamName);
   if (upstream) {
     try {
       const { as, client, auth } = await clientFor(upstream, tokens, services);

@@ -138,7 +138,7 @@ export async function discoverSignInServer(
   hint: Challenge,
   granted: readonly string[] = [],
 ): Promise<Result<SignInServer, DiscoveryProblem>> {
-  const configured = upstream.auth?.authorizationServer;
+  const configured = upstream.auth?.type === "oauth" ? upstream.auth.authorizationServer : undefined;
   let issuer = configured;
   let scopes: string[] = [];
   let resource = upstream.url;
@@ -157,7 +157,11 @@ export async function discoverSignInServer(
     const as = await authorizationServerAt(new URL(issuer));
     // The challenge's scope first, else the metadata's; with what was granted before (SEP-2350).
     const asked = hint.scope !== undefined ? hint.scope.split(" ") : scopes;
-    const all = new Set([...(upstream.auth?.scopes ?? []), ...granted, ...asked].filter((s) => s !== ""));
+    const all = new Set(
+      [...((upstream.auth?.type === "oauth" ? upstream.auth.scopes : undefined) ?? []), ...granted, ...asked].filter(
+        (s) => s !== "",
+      ),
+    );
     return ok({ as, resource, scopes: [...all] });
   } catch (error) {
     return fail({

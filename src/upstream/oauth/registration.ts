@@ -98,9 +98,10 @@ function configuredClient(
   as: AuthorizationServer,
   services: OAuthServices,
 ): Result<GatewayClient, RegistrationProblem> | undefined {
-  const configured = upstream.auth?.clientId;
+  const auth = upstream.auth?.type === "oauth" ? upstream.auth : undefined;
+  const configured = auth?.clientId;
   if (configured === undefined) return undefined;
-  const name = upstream.auth?.clientSecret;
+  const name = auth?.clientSecret;
   const secret = name === undefined ? undefined : services.env[name];
   if (name !== undefined && (typeof secret !== "string" || secret === "")) {
     return fail({ reason: "registration-failed", detail: `secret ${name} is not set (wrangler secret put ${name})` });
