@@ -1,0 +1,170 @@
+/**
+ * What a named server serves, as a layer around the pipeline (inside the catalog modes, so a
+ * search ranks and `sys___call_tool` calls the server's own names; outside everything else).
+ *
+ * Lists keep only the server's picks, an aliased entry renamed (and retitled) as the document
+ * says; a call by an alias enters the pipeline as the call of its `<upstream>___<name>`, so
+ * visibility, personas, rate limits, pins, rules, guardrails, offload, filters and audit judge
+ * it as the original (the record keeps the alias: the audit event carries both names). Any
+ * other name is refused as unknown; a resource read outside the picks is not found. The
+ * server never widens what the caller may use: its route reaches only its picks' upstreams,
+ * and everything inside still applies the caller's persona.
+ */
+import { GatewayError } from "../../core/errors";
+import { INVALID_PARAMS, isObject, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
+import { SYS_PREFIX } from "../../core/names";
+import { pathSpan, splice, type Splice } from "../../core/raw-json";
+import { keepListed } from "../../core/raw-json-lists";
+import type { CallContext, Handler } from "../../context/call-context";
+import { listedEntries, setMemberSplice } from "../../middleware/list-items";
+import { knownUriOwner } from "../../relay/relay";
+import type { NamedServer, Pick } from "./document";
+import { compileServer, type CompiledServer, type NamePicks } from "./picks";
+import { loadServer } from "./store";
+
+/** MCP's "resource not found". */
+const RESOURCE_NOT_FOUND = -32002;
+
+export type NamedServerOptions = { readonly cacheTtlMs: number };
+
+type Request = WireMessage<JsonRpcRequest>;
+
+/** The list `text` with only `picks` (and the gateway's own tools), aliased entries renamed and retitled. */
+function shapeNames(ctx: CallContext, method: string, key: string, text: string, picks: NamePicks): string {
+  const kept = keepListed(text, key, (name) => name !== undefined && (name.startsWith(SYS_PREFIX) || !!picks.of(name)));
+  const edits: Splice[] = [];
+  for (const entry of listedEntries(ctx.route, method, kept)) {
+    const pick = entry.key === undefined ? undefined : picks.of(entry.key);
+    if (!pick) continue;
+    if (pick.alias !== undefined) edits.push(setMemberSplice(kept, entry.span, "name", JSON.stringify(pick.alias)));
+    for (const field of ["title", "description"] as const) {
+      const value = pick[field];
+      if (value !== undefined) edits.push(setMemberSplice(kept, entry.span, field, JSON.stringify(value)));
+    }
+  }
+  return edits.length > 0 ? splice(kept, edits) : kept;
+}
+
+function shapeResources(ctx: CallContext, method: string, key: string, text: string, server: CompiledServer): string {
+  const refused = new Set<number>();
+  for (const entry of listedEntries(ctx.route, method, text))
+    if (!server.servesResource(entry.uri && knownUriOwner(entry.uri), entry.uri, entry.name))
+      refused.add(entry.span.start);
+  return refused.size === 0 ? text : keepListed(text, key, (_name, item) => !refused.has(item.start));
+}
+
+/** The request with `params.name` (or `params.ref.name`) replaced, every other byte kept. */
+function renamed(request: Request, path: readonly string[], name: string): Request {
+  const params = request.message.params ?? {};
+  const message: JsonRpcRequest =
+    path.length === 2
+      ? { ...request.message, params: { ...params, name } }
+      : { ...request.message, params: { ...params, ref: { ...(params["ref"] as object), name } } };
+  const span = pathSpan(request.text, path);
+  return {
+    text: span ? splice(request.text, [{ span, raw: JSON.stringify(name) }]) : JSON.stringify(message),
+    message,
+  };
+}
+
+/** The `<upstream>___<name>` a client's `name` stands for here; a refusal when the server serves no such name. */
+function original(
+  ctx: CallContext,
+  picks: NamePicks,
+  what: "tool" | "prompt",
+  name: unknown,
+  id: Request["message"]["id"],
+) {
+  if (typeof name !== "string") return undefined; // the pipeline words a malformed request
+  if (what === "tool" && name.startsWith(SYS_PREFIX)) return name;
+  const aliased: Pick | undefined = picks.byAlias(name);
+  if (aliased) {
+    ctx.record.alias = name;
+    return aliased.pick;
+  }
+  const pick = picks.of(name);
+  if (pick && pick.alias === undefined) return name;
+  const server = ctx.route.server;
+  const hint = pick ? `; here it is called "${pick.alias}"` : `; ${what}s/list shows the ${what}s it serves`;
+  throw new GatewayError(
+    200,
+    INVALID_PARAMS,
+    `Unknown ${what}: ${name} (not served by "${server}"${hint})`,
+    undefined,
+    id,
+  );
+}
+
+function withInstructions(text: string, server: NamedServer): string {
+  const result = pathSpan(text, ["result"]);
+  if (!result || text.charCodeAt(result.start) !== 0x7b) return text;
+  const edits: Splice[] = [];
+  if (server.instructions !== undefined)
+    edits.push(setMemberSplice(text, result, "instructions", JSON.stringify(server.instructions)));
+  const info = server.title === undefined ? undefined : pathSpan(text, ["serverInfo"], result);
+  if (info && text.charCodeAt(info.start) === 0x7b)
+    edits.push(setMemberSplice(text, info, "title", JSON.stringify(server.title)));
+  return edits.length > 0 ? splice(text, edits) : text;
+}
+
+async function serveRequest(ctx: CallContext, request: Request, server: NamedServer, next: Handler) {
+  const compiled = compileServer(server);
+  const { method, params, id } = request.message;
+  const pass = (wire: Request = request) => next(ctx, { kind: "request", wire });
+  switch (method) {
+    case "initialize":
+    case "server/discover":
+      return withInstructions((await pass())!, server);
+    case "tools/list":
+      return shapeNames(ctx, method, "tools", (await pass())!, compiled.tools);
+    case "prompts/list":
+      return shapeNames(ctx, method, "prompts", (await pass())!, compiled.prompts);
+    case "resources/list":
+      return shapeResources(ctx, method, "resources", (await pass())!, compiled);
+    case "resources/templates/list":
+      return shapeResources(ctx, method, "resourceTemplates", (await pass())!, compiled);
+    case "tools/call":
+    case "prompts/get": {
+      const what = method === "tools/call" ? "tool" : "prompt";
+      const picks = what === "tool" ? compiled.tools : compiled.prompts;
+      const name = original(ctx, picks, what, params?.["name"], id);
+      return pass(
+        name === undefined || name === params?.["name"] ? request : renamed(request, ["params", "name"], name),
+      );
+    }
+    case "completion/complete": {
+      const ref = params?.["ref"];
+      if (!isObject(ref) || ref["type"] !== "ref/prompt") return pass();
+      const name = original(ctx, compiled.prompts, "prompt", ref["name"], id);
+      return pass(
+        name === undefined || name === ref["name"] ? request : renamed(request, ["params", "ref", "name"], name),
+      );
+    }
+    case "resources/read":
+    case "resources/subscribe":
+    case "resources/unsubscribe": {
+      const uri = params?.["uri"];
+      if (typeof uri === "string" && !compiled.servesResource(knownUriOwner(uri), uri, undefined))
+        throw new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri }, id);
+      return pass();
+    }
+    default:
+      return pass();
+  }
+}
+
+/**
+ * Wraps the pipeline in the named servers' layer; on any other route it changes nothing.
+ *
+ * @example
+ * const handle = catalogModes(namedServers(classifyTargets(observed), { cacheTtlMs }), options);
+ */
+export function namedServers(next: Handler, { cacheTtlMs }: NamedServerOptions): Handler {
+  return async function namedServers(ctx, message) {
+    const name = ctx.route.server;
+    if (name === undefined || message.kind !== "request") return next(ctx, message);
+    // Deleted since the request was routed: it serves nothing more.
+    const server = (await loadServer(ctx.services.kv, name, cacheTtlMs)) ?? { tools: [], prompts: [], resources: [] };
+    return serveRequest(ctx, message.wire, server, next);
+  };
+}
