@@ -25,6 +25,7 @@ import { at, checkText, rootProblem, unknownFields } from "../../policy/document
 import { isGlob } from "../../policy/glob";
 import { CATALOG_MODES, isCatalogMode, type CatalogMode } from "../../policy/persona";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
+import { checkAlias } from "../shaping/overrides-document";
 
 /** Picks a server lists at most per kind (tools, prompts, resources). */
 export const MAX_PICKS_PER_KIND = 1_000;
@@ -40,8 +41,6 @@ export const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const NAME_PICK = /^[A-Za-z0-9_*?.:-]+$/;
 /** A resource pick: `<upstream>___<URI or name>`, printable ASCII without spaces. */
 const RESOURCE_PICK = /^[\x21-\x7e]+$/;
-/** An alias: a tool name clients accept, without the `___` of aggregated names. */
-const ALIAS = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** One picked tool, prompt or resource. */
 export type Pick = {
@@ -87,10 +86,8 @@ function checkPick(entry: unknown, path: string, kind: Kind, problems: DocumentP
   }
   const out: { pick: string; alias?: string; title?: string; description?: string } = { pick };
   const alias = value["alias"];
-  if (alias !== undefined) {
-    if (typeof alias !== "string" || !ALIAS.test(alias) || alias.includes(NAME_SEPARATOR))
-      problems.push({ path: at(path, "alias"), message: "must be 1-64 letters, digits, '_' or '-', without '___'" });
-    else if (isGlob(pick)) problems.push({ path: at(path, "alias"), message: "a glob picks many; alias one name" });
+  if (alias !== undefined && checkAlias(alias, at(path, "alias"), problems)) {
+    if (isGlob(pick)) problems.push({ path: at(path, "alias"), message: "a glob picks many; alias one name" });
     else out.alias = alias;
   }
   for (const field of ["title", "description"] as const)

@@ -21,6 +21,10 @@ import { knownUriOwner } from "../../relay/relay";
 import type { NamedServer, Pick } from "./document";
 import { compileServer, type CompiledServer, type NamePicks } from "./picks";
 import { loadServer } from "./store";
+import { mcpAliases } from "./mcp-aliases";
+
+/** The methods /mcp's aliases change. */
+const MCP_ALIASED = new Set(["tools/list", "prompts/list", "tools/call", "prompts/get", "completion/complete"]);
 
 /** MCP's "resource not found". */
 const RESOURCE_NOT_FOUND = -32002;
@@ -29,20 +33,25 @@ export type NamedServerOptions = { readonly cacheTtlMs: number };
 
 type Request = WireMessage<JsonRpcRequest>;
 
+/** The list `text` with each entry `picks` knows renamed to its alias and retitled. */
+function renameListed(ctx: CallContext, method: string, text: string, picks: NamePicks): string {
+  const edits: Splice[] = [];
+  for (const entry of listedEntries(ctx.route, method, text)) {
+    const pick = entry.key === undefined ? undefined : picks.of(entry.key);
+    if (!pick) continue;
+    if (pick.alias !== undefined) edits.push(setMemberSplice(text, entry.span, "name", JSON.stringify(pick.alias)));
+    for (const field of ["title", "description"] as const) {
+      const value = pick[field];
+      if (value !== undefined) edits.push(setMemberSplice(text, entry.span, field, JSON.stringify(value)));
+    }
+  }
+  return edits.length > 0 ? splice(text, edits) : text;
+}
+
 /** The list `text` with only `picks` (and the gateway's own tools), aliased entries renamed and retitled. */
 function shapeNames(ctx: CallContext, method: string, key: string, text: string, picks: NamePicks): string {
   const kept = keepListed(text, key, (name) => name !== undefined && (name.startsWith(SYS_PREFIX) || !!picks.of(name)));
-  const edits: Splice[] = [];
-  for (const entry of listedEntries(ctx.route, method, kept)) {
-    const pick = entry.key === undefined ? undefined : picks.of(entry.key);
-    if (!pick) continue;
-    if (pick.alias !== undefined) edits.push(setMemberSplice(kept, entry.span, "name", JSON.stringify(pick.alias)));
-    for (const field of ["title", "description"] as const) {
-      const value = pick[field];
-      if (value !== undefined) edits.push(setMemberSplice(kept, entry.span, field, JSON.stringify(value)));
-    }
-  }
-  return edits.length > 0 ? splice(kept, edits) : kept;
+  return renameListed(ctx, method, kept, picks);
 }
 
 function shapeResources(ctx: CallContext, method: string, key: string, text: string, server: CompiledServer): string {
@@ -67,14 +76,11 @@ function renamed(request: Request, path: readonly string[], name: string): Reque
   };
 }
 
-/** The `<upstream>___<name>` a client's `name` stands for here; a refusal when the server serves no such name. */
-function original(
-  ctx: CallContext,
-  picks: NamePicks,
-  what: "tool" | "prompt",
-  name: unknown,
-  id: Request["message"]["id"],
-) {
+/**
+ * The `<upstream>___<name>` a client's `name` stands for: an alias is recorded and replaced.
+ * On a named server (`strict`) any name it does not serve is refused; on /mcp it passes as it is.
+ */
+function original(ctx: CallContext, picks: NamePicks, what: "tool" | "prompt", name: unknown, strict: boolean) {
   if (typeof name !== "string") return undefined; // the pipeline words a malformed request
   if (what === "tool" && name.startsWith(SYS_PREFIX)) return name;
   const aliased: Pick | undefined = picks.byAlias(name);
@@ -82,17 +88,35 @@ function original(
     ctx.record.alias = name;
     return aliased.pick;
   }
+  if (!strict) return name;
   const pick = picks.of(name);
   if (pick && pick.alias === undefined) return name;
   const server = ctx.route.server;
   const hint = pick ? `; here it is called "${pick.alias}"` : `; ${what}s/list shows the ${what}s it serves`;
-  throw new GatewayError(
-    200,
-    INVALID_PARAMS,
-    `Unknown ${what}: ${name} (not served by "${server}"${hint})`,
-    undefined,
-    id,
-  );
+  throw new GatewayError(200, INVALID_PARAMS, `Unknown ${what}: ${name} (not served by "${server}"${hint})`);
+}
+
+/** The request, its tool or prompt named by its original name (tools/call, prompts/get, completion of a prompt). */
+function byOriginal(ctx: CallContext, request: Request, picks: Record<"tool" | "prompt", NamePicks>, strict: boolean) {
+  const { method, params, id } = request.message;
+  const ref = params?.["ref"];
+  const path =
+    method === "completion/complete"
+      ? isObject(ref) && ref["type"] === "ref/prompt"
+        ? ["params", "ref", "name"]
+        : []
+      : method === "tools/call" || method === "prompts/get"
+        ? ["params", "name"]
+        : [];
+  if (path.length === 0) return request;
+  const what = method === "tools/call" ? "tool" : "prompt";
+  const given = path.length === 3 ? (ref as Record<string, unknown>)["name"] : params?.["name"];
+  try {
+    const name = original(ctx, picks[what], what, given, strict);
+    return name === undefined || name === given ? request : renamed(request, path, name);
+  } catch (error) {
+    throw error instanceof GatewayError ? error.withId(id) : error;
+  }
 }
 
 function withInstructions(text: string, server: NamedServer): string {
@@ -124,22 +148,9 @@ async function serveRequest(ctx: CallContext, request: Request, server: NamedSer
     case "resources/templates/list":
       return shapeResources(ctx, method, "resourceTemplates", (await pass())!, compiled);
     case "tools/call":
-    case "prompts/get": {
-      const what = method === "tools/call" ? "tool" : "prompt";
-      const picks = what === "tool" ? compiled.tools : compiled.prompts;
-      const name = original(ctx, picks, what, params?.["name"], id);
-      return pass(
-        name === undefined || name === params?.["name"] ? request : renamed(request, ["params", "name"], name),
-      );
-    }
-    case "completion/complete": {
-      const ref = params?.["ref"];
-      if (!isObject(ref) || ref["type"] !== "ref/prompt") return pass();
-      const name = original(ctx, compiled.prompts, "prompt", ref["name"], id);
-      return pass(
-        name === undefined || name === ref["name"] ? request : renamed(request, ["params", "ref", "name"], name),
-      );
-    }
+    case "prompts/get":
+    case "completion/complete":
+      return pass(byOriginal(ctx, request, { tool: compiled.tools, prompt: compiled.prompts }, true));
     case "resources/read":
     case "resources/subscribe":
     case "resources/unsubscribe": {
@@ -153,16 +164,30 @@ async function serveRequest(ctx: CallContext, request: Request, server: NamedSer
   }
 }
 
+/** /mcp with the overrides document's aliases: listed under them, called by them or by the original name. */
+async function serveMcp(ctx: CallContext, request: Request, next: Handler, cacheTtlMs: number) {
+  const { method } = request.message;
+  const pass = (wire: Request = request) => next(ctx, { kind: "request", wire });
+  if (!MCP_ALIASED.has(method)) return pass();
+  const aliases = await mcpAliases(ctx.services.kv, cacheTtlMs);
+  if (!aliases) return pass();
+  if (method === "tools/list") return renameListed(ctx, method, (await pass())!, aliases.tools);
+  if (method === "prompts/list") return renameListed(ctx, method, (await pass())!, aliases.prompts);
+  return pass(byOriginal(ctx, request, { tool: aliases.tools, prompt: aliases.prompts }, false));
+}
+
 /**
- * Wraps the pipeline in the named servers' layer; on any other route it changes nothing.
+ * Wraps the pipeline in the named servers' layer (and /mcp in its aliases); on any other route it changes nothing.
  *
  * @example
  * const handle = catalogModes(namedServers(classifyTargets(observed), { cacheTtlMs }), options);
  */
 export function namedServers(next: Handler, { cacheTtlMs }: NamedServerOptions): Handler {
   return async function namedServers(ctx, message) {
+    if (message.kind !== "request") return next(ctx, message);
     const name = ctx.route.server;
-    if (name === undefined || message.kind !== "request") return next(ctx, message);
+    if (name === undefined)
+      return ctx.route.name === "" ? serveMcp(ctx, message.wire, next, cacheTtlMs) : next(ctx, message);
     // Deleted since the request was routed: it serves nothing more.
     const server = (await loadServer(ctx.services.kv, name, cacheTtlMs)) ?? { tools: [], prompts: [], resources: [] };
     return serveRequest(ctx, message.wire, server, next);
