@@ -37,6 +37,7 @@ export const OAUTH_PROVIDER_MODULE = path.join(ROOT, "src", "storage", "oauth-pr
 export const JSON_SCHEMA_MODULE = path.join(ROOT, "src", "storage", "json-schema-module.mjs");
 export const CODE_MODE_MODULE = path.join(ROOT, "src", "storage", "code-mode-module.mjs");
 export const GUARDRAILS_MODULE = path.join(ROOT, "src", "storage", "guardrails-module.mjs");
+export const NAMED_SERVERS_MODULE = path.join(ROOT, "src", "storage", "named-servers-module.mjs");
 /**
  * What the module exports: only what src/storage/document-store.ts calls. esbuild leaves out
  * what `parse` cannot reach, which is little (95.5 KiB against 100.9 for all of yaml): a
@@ -109,6 +110,15 @@ export function buildGuardrailsModule() {
   return buildModule({ entry, file: GUARDRAILS_MODULE, banner: "src/features/guardrails/engine.ts" });
 }
 
+/**
+ * Builds named servers' logic (src/features/named-servers/lazy-entry.ts): imported only when a
+ * server is used or edited, or an alias is stored (src/storage/named-servers-library.ts).
+ */
+export function buildNamedServersModule() {
+  const entry = 'export * from "./src/features/named-servers/lazy-entry.ts";';
+  return buildModule({ entry, file: NAMED_SERVERS_MODULE, banner: "src/features/named-servers/lazy-entry.ts" });
+}
+
 /** Bundles `entry` into `file`, minified; writes it only when its text changed (returns whether it did). */
 async function buildModule({ entry, file, banner, external = [] }) {
   const esbuild = await wranglersEsbuild();
@@ -149,6 +159,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     [JSON_SCHEMA_MODULE, buildJsonSchemaModule],
     [CODE_MODE_MODULE, buildCodeModeModule],
     [GUARDRAILS_MODULE, buildGuardrailsModule],
+    [NAMED_SERVERS_MODULE, buildNamedServersModule],
   ]) {
     const changed = await build();
     console.log(`[lazy-module] ${path.relative(process.cwd(), file) || file} ${changed ? "written" : "up to date"}`);

@@ -135,6 +135,7 @@ describe("the modules wrangler uploads", () => {
       "guardrails-module.mjs",
       "index.js",
       JSON_SCHEMA_MODULE,
+      "named-servers-module.mjs",
       OAUTH_MODULE,
       YAML_MODULE,
     ]);

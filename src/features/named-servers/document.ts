@@ -35,8 +35,6 @@ export const MAX_SERVER_ROLES = 64;
 const MAX_ROLE_CHARS = 128;
 /** The longest pick, in characters. */
 const MAX_PICK_CHARS = 512;
-/** A server's name: a URL path segment, as personas' names are. */
-export const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 /** A tool or prompt pick: `<upstream>___<name>`, either side may be a glob. */
 const NAME_PICK = /^[A-Za-z0-9_*?.:-]+$/;
 /** A resource pick: `<upstream>___<URI or name>`, printable ASCII without spaces. */

@@ -11,31 +11,29 @@
  */
 import { GatewayError } from "../../core/errors";
 import type { FeatureEndpoint } from "../../shell/app";
-import { SERVER_NAME } from "./document";
-import { compileServer } from "./picks";
+import { loadNamedServers } from "./loader";
+import { SERVER_NAME } from "./server-name";
 import { loadServer } from "./store";
 
 /** The path of a named server, with hono's `:name`. */
 export const SERVER_PATH = "/mcp/servers/:name";
-
-/** A named server's route name: never an upstream's, which holds no '/'. */
-export function serverRoute(name: string): string {
-  return `servers/${name}`;
-}
 
 /** The endpoint the composition root plugs into the shell. */
 export const NAMED_SERVER_ENDPOINT: FeatureEndpoint = {
   path: SERVER_PATH,
   async resolve(name, caller, services, all) {
     const config = services.config;
-    const server = SERVER_NAME.test(name) ? await loadServer(services.kv, name, config.documentCacheTtlMs) : undefined;
+    const library = SERVER_NAME.test(name) ? await loadNamedServers() : undefined;
+    const ttl = config.documentCacheTtlMs;
+    const server = library && (await loadServer(services.kv, name, ttl, library.checkNamedServer));
     const authOff = config.auth.ok && config.auth.value.mode === "off";
     const allowed = server && (authOff || !server.roles || server.roles.some((role) => caller.roles.includes(role)));
-    if (!server || !allowed) throw new GatewayError(404, -32000, `Not Found: no server named "${name}"`);
+    if (!library || !server || !allowed) throw new GatewayError(404, -32000, `Not Found: no server named "${name}"`);
     return {
-      route: serverRoute(name),
+      // A route name holding a '/' is never an upstream's: a 2025 session opened here is refused elsewhere.
+      route: `servers/${name}`,
       server: name,
-      upstreams: compileServer(server).upstreams(all),
+      upstreams: library.serverUpstreams(server, all),
       ...(server.catalog ? { catalog: server.catalog } : {}),
     };
   },

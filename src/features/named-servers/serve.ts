@@ -1,183 +1,37 @@
 /**
- * What a named server serves, as a layer around the pipeline (inside the catalog modes, so a
- * search ranks and `sys___call_tool` calls the server's own names; outside everything else).
- *
- * Lists keep only the server's picks, an aliased entry renamed (and retitled) as the document
- * says; a call by an alias enters the pipeline as the call of its `<upstream>___<name>`, so
- * visibility, personas, rate limits, pins, rules, guardrails, offload, filters and audit judge
- * it as the original (the record keeps the alias: the audit event carries both names). Any
- * other name is refused as unknown; a resource read outside the picks is not found. The
- * server never widens what the caller may use: its route reaches only its picks' upstreams,
- * and everything inside still applies the caller's persona.
+ * The named servers' layer around the pipeline, inside the catalog modes (so a search ranks,
+ * and `sys___call_tool` calls, a server's own names) and outside everything else: on a named
+ * server's route it serves exactly its picks (serve-server.ts); on /mcp, the aliases of the
+ * overrides document. What it runs is loaded from its own module only when a server is used
+ * or an alias is stored (loader.ts): the main module keeps this glue.
  */
-import { GatewayError } from "../../core/errors";
-import { INVALID_PARAMS, isObject, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
-import { SYS_PREFIX } from "../../core/names";
-import { pathSpan, splice, type Splice } from "../../core/raw-json";
-import { keepListed } from "../../core/raw-json-lists";
-import type { CallContext, Handler } from "../../context/call-context";
-import { listedEntries, setMemberSplice } from "../../middleware/list-items";
-import { knownUriOwner } from "../../relay/relay";
-import type { NamedServer, Pick } from "./document";
-import { compileServer, type CompiledServer, type NamePicks } from "./picks";
+import type { Handler } from "../../context/call-context";
+import { OVERRIDES_KEY } from "../../storage/document-keys";
+import { loadDocument } from "../../storage/document-store";
+import { checkOverrides, type OverridesDocument } from "../shaping/overrides-document";
+import { loadNamedServers, MAIN_PARTS } from "./loader";
 import { loadServer } from "./store";
-import { mcpAliases } from "./mcp-aliases";
+
+export type NamedServerOptions = { readonly cacheTtlMs: number };
 
 /** The methods /mcp's aliases change. */
 const MCP_ALIASED = new Set(["tools/list", "prompts/list", "tools/call", "prompts/get", "completion/complete"]);
 
-/** MCP's "resource not found". */
-const RESOURCE_NOT_FOUND = -32002;
+const aliased = new WeakMap<OverridesDocument, boolean>();
 
-export type NamedServerOptions = { readonly cacheTtlMs: number };
-
-type Request = WireMessage<JsonRpcRequest>;
-
-/** The list `text` with each entry `picks` knows renamed to its alias and retitled. */
-function renameListed(ctx: CallContext, method: string, text: string, picks: NamePicks): string {
-  const edits: Splice[] = [];
-  for (const entry of listedEntries(ctx.route, method, text)) {
-    const pick = entry.key === undefined ? undefined : picks.of(entry.key);
-    if (!pick) continue;
-    if (pick.alias !== undefined) edits.push(setMemberSplice(text, entry.span, "name", JSON.stringify(pick.alias)));
-    for (const field of ["title", "description"] as const) {
-      const value = pick[field];
-      if (value !== undefined) edits.push(setMemberSplice(text, entry.span, field, JSON.stringify(value)));
-    }
+/** True when the overrides document gives any tool or prompt an alias (kept per document version). */
+function hasAliases(document: OverridesDocument): boolean {
+  let found = aliased.get(document);
+  if (found === undefined) {
+    const some = (table: OverridesDocument["tools"]) => Object.values(table).some((o) => o.alias !== undefined);
+    found = some(document.tools) || some(document.prompts);
+    aliased.set(document, found);
   }
-  return edits.length > 0 ? splice(text, edits) : text;
-}
-
-/** The list `text` with only `picks` (and the gateway's own tools), aliased entries renamed and retitled. */
-function shapeNames(ctx: CallContext, method: string, key: string, text: string, picks: NamePicks): string {
-  const kept = keepListed(text, key, (name) => name !== undefined && (name.startsWith(SYS_PREFIX) || !!picks.of(name)));
-  return renameListed(ctx, method, kept, picks);
-}
-
-function shapeResources(ctx: CallContext, method: string, key: string, text: string, server: CompiledServer): string {
-  const refused = new Set<number>();
-  for (const entry of listedEntries(ctx.route, method, text))
-    if (!server.servesResource(entry.uri && knownUriOwner(entry.uri), entry.uri, entry.name))
-      refused.add(entry.span.start);
-  return refused.size === 0 ? text : keepListed(text, key, (_name, item) => !refused.has(item.start));
-}
-
-/** The request with `params.name` (or `params.ref.name`) replaced, every other byte kept. */
-function renamed(request: Request, path: readonly string[], name: string): Request {
-  const params = request.message.params ?? {};
-  const message: JsonRpcRequest =
-    path.length === 2
-      ? { ...request.message, params: { ...params, name } }
-      : { ...request.message, params: { ...params, ref: { ...(params["ref"] as object), name } } };
-  const span = pathSpan(request.text, path);
-  return {
-    text: span ? splice(request.text, [{ span, raw: JSON.stringify(name) }]) : JSON.stringify(message),
-    message,
-  };
+  return found;
 }
 
 /**
- * The `<upstream>___<name>` a client's `name` stands for: an alias is recorded and replaced.
- * On a named server (`strict`) any name it does not serve is refused; on /mcp it passes as it is.
- */
-function original(ctx: CallContext, picks: NamePicks, what: "tool" | "prompt", name: unknown, strict: boolean) {
-  if (typeof name !== "string") return undefined; // the pipeline words a malformed request
-  if (what === "tool" && name.startsWith(SYS_PREFIX)) return name;
-  const aliased: Pick | undefined = picks.byAlias(name);
-  if (aliased) {
-    ctx.record.alias = name;
-    return aliased.pick;
-  }
-  if (!strict) return name;
-  const pick = picks.of(name);
-  if (pick && pick.alias === undefined) return name;
-  const server = ctx.route.server;
-  const hint = pick ? `; here it is called "${pick.alias}"` : `; ${what}s/list shows the ${what}s it serves`;
-  throw new GatewayError(200, INVALID_PARAMS, `Unknown ${what}: ${name} (not served by "${server}"${hint})`);
-}
-
-/** The request, its tool or prompt named by its original name (tools/call, prompts/get, completion of a prompt). */
-function byOriginal(ctx: CallContext, request: Request, picks: Record<"tool" | "prompt", NamePicks>, strict: boolean) {
-  const { method, params, id } = request.message;
-  const ref = params?.["ref"];
-  const path =
-    method === "completion/complete"
-      ? isObject(ref) && ref["type"] === "ref/prompt"
-        ? ["params", "ref", "name"]
-        : []
-      : method === "tools/call" || method === "prompts/get"
-        ? ["params", "name"]
-        : [];
-  if (path.length === 0) return request;
-  const what = method === "tools/call" ? "tool" : "prompt";
-  const given = path.length === 3 ? (ref as Record<string, unknown>)["name"] : params?.["name"];
-  try {
-    const name = original(ctx, picks[what], what, given, strict);
-    return name === undefined || name === given ? request : renamed(request, path, name);
-  } catch (error) {
-    throw error instanceof GatewayError ? error.withId(id) : error;
-  }
-}
-
-function withInstructions(text: string, server: NamedServer): string {
-  const result = pathSpan(text, ["result"]);
-  if (!result || text.charCodeAt(result.start) !== 0x7b) return text;
-  const edits: Splice[] = [];
-  if (server.instructions !== undefined)
-    edits.push(setMemberSplice(text, result, "instructions", JSON.stringify(server.instructions)));
-  const info = server.title === undefined ? undefined : pathSpan(text, ["serverInfo"], result);
-  if (info && text.charCodeAt(info.start) === 0x7b)
-    edits.push(setMemberSplice(text, info, "title", JSON.stringify(server.title)));
-  return edits.length > 0 ? splice(text, edits) : text;
-}
-
-async function serveRequest(ctx: CallContext, request: Request, server: NamedServer, next: Handler) {
-  const compiled = compileServer(server);
-  const { method, params, id } = request.message;
-  const pass = (wire: Request = request) => next(ctx, { kind: "request", wire });
-  switch (method) {
-    case "initialize":
-    case "server/discover":
-      return withInstructions((await pass())!, server);
-    case "tools/list":
-      return shapeNames(ctx, method, "tools", (await pass())!, compiled.tools);
-    case "prompts/list":
-      return shapeNames(ctx, method, "prompts", (await pass())!, compiled.prompts);
-    case "resources/list":
-      return shapeResources(ctx, method, "resources", (await pass())!, compiled);
-    case "resources/templates/list":
-      return shapeResources(ctx, method, "resourceTemplates", (await pass())!, compiled);
-    case "tools/call":
-    case "prompts/get":
-    case "completion/complete":
-      return pass(byOriginal(ctx, request, { tool: compiled.tools, prompt: compiled.prompts }, true));
-    case "resources/read":
-    case "resources/subscribe":
-    case "resources/unsubscribe": {
-      const uri = params?.["uri"];
-      if (typeof uri === "string" && !compiled.servesResource(knownUriOwner(uri), uri, undefined))
-        throw new GatewayError(200, RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri }, id);
-      return pass();
-    }
-    default:
-      return pass();
-  }
-}
-
-/** /mcp with the overrides document's aliases: listed under them, called by them or by the original name. */
-async function serveMcp(ctx: CallContext, request: Request, next: Handler, cacheTtlMs: number) {
-  const { method } = request.message;
-  const pass = (wire: Request = request) => next(ctx, { kind: "request", wire });
-  if (!MCP_ALIASED.has(method)) return pass();
-  const aliases = await mcpAliases(ctx.services.kv, cacheTtlMs);
-  if (!aliases) return pass();
-  if (method === "tools/list") return renameListed(ctx, method, (await pass())!, aliases.tools);
-  if (method === "prompts/list") return renameListed(ctx, method, (await pass())!, aliases.prompts);
-  return pass(byOriginal(ctx, request, { tool: aliases.tools, prompt: aliases.prompts }, false));
-}
-
-/**
- * Wraps the pipeline in the named servers' layer (and /mcp in its aliases); on any other route it changes nothing.
+ * Wraps the pipeline in the named servers' layer; elsewhere than a server's route and /mcp it changes nothing.
  *
  * @example
  * const handle = catalogModes(namedServers(classifyTargets(observed), { cacheTtlMs }), options);
@@ -186,10 +40,16 @@ export function namedServers(next: Handler, { cacheTtlMs }: NamedServerOptions):
   return async function namedServers(ctx, message) {
     if (message.kind !== "request") return next(ctx, message);
     const name = ctx.route.server;
-    if (name === undefined)
-      return ctx.route.name === "" ? serveMcp(ctx, message.wire, next, cacheTtlMs) : next(ctx, message);
-    // Deleted since the request was routed: it serves nothing more.
-    const server = (await loadServer(ctx.services.kv, name, cacheTtlMs)) ?? { tools: [], prompts: [], resources: [] };
-    return serveRequest(ctx, message.wire, server, next);
+    const kv = ctx.services.kv;
+    if (name !== undefined) {
+      const library = await loadNamedServers();
+      // Deleted since the request was routed: it serves nothing more.
+      const server = (await loadServer(kv, name, cacheTtlMs, library.checkNamedServer)) ?? library.NO_PICKS;
+      return library.serveServer(ctx, message.wire, server, next, MAIN_PARTS);
+    }
+    if (ctx.route.name !== "" || !kv || !MCP_ALIASED.has(message.wire.message.method)) return next(ctx, message);
+    const overrides = await loadDocument(kv, OVERRIDES_KEY, cacheTtlMs, checkOverrides);
+    if (overrides.state !== "valid" || !hasAliases(overrides.value)) return next(ctx, message);
+    return (await loadNamedServers()).serveMcpAliases(ctx, message.wire, overrides.value, next);
   };
 }

@@ -3,26 +3,29 @@
  * the cached document store (this isolate's copy lives `FILTER_CACHE_TTL_MS`; a write through
  * the admin API drops it here at once), and listed by prefix for the admin API.
  */
-import { loadDocument } from "../../storage/document-store";
-import { checkNamedServer, type NamedServer } from "./document";
+import { loadDocument, type Checked } from "../../storage/document-store";
+import type { NamedServer } from "./document";
+import { MAX_LISTED_SERVERS } from "./server-name";
 
 const KEY_PREFIX = "servers/";
-/** Servers `GET /admin/servers` lists at most (one KV list page). */
-export const MAX_LISTED_SERVERS = 1_000;
 
 /** The KV key of the server `name`. */
 export function serverKey(name: string): string {
   return `${KEY_PREFIX}${name}`;
 }
 
-/** The server `name` when stored and valid; undefined when absent or broken (the store logs a broken one). */
+/**
+ * The server `name` when stored and valid (`check`: the document's checker, from the lazily
+ * loaded module); undefined when absent or broken (the store logs a broken one).
+ */
 export async function loadServer(
   kv: KVNamespace | undefined,
   name: string,
   ttlMs: number,
+  check: (value: unknown) => Checked<NamedServer>,
 ): Promise<NamedServer | undefined> {
   if (!kv) return undefined;
-  const stored = await loadDocument(kv, serverKey(name), ttlMs, checkNamedServer);
+  const stored = await loadDocument(kv, serverKey(name), ttlMs, check);
   return stored.state === "valid" ? stored.value : undefined;
 }
 
