@@ -8,19 +8,12 @@
 import { loadNamedServersModule } from "../../storage/named-servers-library";
 import { GatewayError } from "../../core/errors";
 import { knownUriOwner } from "../../relay/relay";
-import type { JsonRpcId } from "../../core/jsonrpc";
+import type { MainParts } from "./main-parts";
 
 /** The module's exports: lazy-entry.ts bundled. */
 export type NamedServersModule = typeof import("./lazy-entry");
 
-/** What the module gets from the main module. */
-export type MainParts = {
-  /** A wire error the shell and fronts recognise. */
-  readonly error: (status: number, code: number, message: string, data?: unknown, id?: JsonRpcId) => Error;
-  /** The upstream this isolate saw serve `uri`, if any (relay/relay.ts). */
-  readonly uriOwner: (uri: string) => string | undefined;
-};
-
+/** The main module's parts, handed to the module with each call. */
 export const MAIN_PARTS: MainParts = {
   error: (status, code, message, data, id) => new GatewayError(status, code, message, data, id),
   uriOwner: knownUriOwner,

@@ -17,7 +17,7 @@ import type { CallContext, Handler } from "../../context/call-context";
 import { listedEntries, setMemberSplice } from "../../middleware/list-items";
 import type { NamedServer, Pick } from "./document";
 import { compileServer, type CompiledServer, type NamePicks } from "./picks";
-import type { MainParts } from "./loader";
+import type { MainParts } from "./main-parts";
 import { mcpAliases } from "./mcp-aliases";
 import type { OverridesDocument } from "../shaping/overrides-document";
 
