@@ -124,6 +124,26 @@ describe("a named server", () => {
     expect(onMcp.result.content[0].text).toBe("alpha: y");
   });
 
+  it("has its own catalog mode: search finds and calls its aliases only", async () => {
+    const name = fresh("search");
+    expect((await putServer(name, { ...SUPPORT, catalog: "search" })).status).toBe(201);
+    const path = `/mcp/servers/${name}`;
+    const listed = await modern(path, "tools/list", {}, { vars: VARS });
+    expect(listed.result.tools.every((t: Json) => t.name.startsWith("sys___"))).toBe(true);
+    const search = (query: string) =>
+      modern(path, "tools/call", { name: "sys___search_tools", arguments: { query, limit: 5 } }, { vars: VARS });
+    const found = JSON.parse((await search("sum of two numbers")).result.content[0].text);
+    expect(found.tools[0].name).toBe("sum");
+    const names = found.tools.map((t: Json) => t.name);
+    expect(names.some((n: string) => n.startsWith("alpha___"))).toBe(false);
+    const args = { name: "sum", arguments: { a: 4, b: 5 } };
+    const called = await modern(path, "tools/call", { name: "sys___call_tool", arguments: args }, { vars: VARS });
+    expect(called.result.structuredContent).toEqual({ sum: 9 });
+    // The URL's ?catalog= still wins over the server's mode.
+    const full = await modern(`${path}?catalog=full`, "tools/list", {}, { vars: VARS });
+    expect(full.result.tools.map((t: Json) => t.name)).toContain("say");
+  });
+
   it("follows an edit on the next request and answers 404 once removed", async () => {
     const name = fresh("live");
     expect((await putServer(name, { tools: ["alpha___echo"] })).status).toBe(201);
