@@ -39,6 +39,7 @@ export const CODE_MODE_MODULE = path.join(ROOT, "src", "storage", "code-mode-mod
 export const GUARDRAILS_MODULE = path.join(ROOT, "src", "storage", "guardrails-module.mjs");
 export const APPROVALS_MODULE = path.join(ROOT, "src", "storage", "approvals-module.mjs");
 export const USER_CREDENTIALS_MODULE = path.join(ROOT, "src", "storage", "user-credentials-module.mjs");
+export const NAMED_SERVERS_MODULE = path.join(ROOT, "src", "storage", "named-servers-module.mjs");
 /**
  * What the module exports: only what src/storage/document-store.ts calls. esbuild leaves out
  * what `parse` cannot reach, which is little (95.5 KiB against 100.9 for all of yaml): a
@@ -130,6 +131,15 @@ export function buildUserCredentialsModule() {
   return buildModule({ entry, file: USER_CREDENTIALS_MODULE, banner: "src/features/user-credentials/lazy-entry.ts" });
 }
 
+/**
+ * Builds named servers' logic (src/features/named-servers/lazy-entry.ts): imported only when a
+ * server is used or edited, or an alias is stored (src/storage/named-servers-library.ts).
+ */
+export function buildNamedServersModule() {
+  const entry = 'export * from "./src/features/named-servers/lazy-entry.ts";';
+  return buildModule({ entry, file: NAMED_SERVERS_MODULE, banner: "src/features/named-servers/lazy-entry.ts" });
+}
+
 /** Bundles `entry` into `file`, minified; writes it only when its text changed (returns whether it did). */
 async function buildModule({ entry, file, banner, external = [] }) {
   const esbuild = await wranglersEsbuild();
@@ -172,6 +182,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     [GUARDRAILS_MODULE, buildGuardrailsModule],
     [APPROVALS_MODULE, buildApprovalsModule],
     [USER_CREDENTIALS_MODULE, buildUserCredentialsModule],
+    [NAMED_SERVERS_MODULE, buildNamedServersModule],
   ]) {
     const changed = await build();
     console.log(`[lazy-module] ${path.relative(process.cwd(), file) || file} ${changed ? "written" : "up to date"}`);

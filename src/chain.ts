@@ -50,6 +50,7 @@ import { catalogModes } from "./features/catalog/catalog-modes";
 import { CODE_MODE } from "./features/code-mode/code-mode";
 import { guardrails } from "./features/guardrails/middleware";
 import { approvalGate } from "./features/approvals/routes";
+import { namedServers } from "./features/named-servers/serve";
 
 export type { CallObserver };
 
@@ -104,7 +105,9 @@ export function buildPipeline(
     return config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;
   };
   const auth = config.auth.ok ? config.auth.value : ({ mode: "missing" } as const);
-  return catalogModes(classifyTargets(observe(composeMiddleware(arrange(methodMiddleware(config)), relay))), {
+  const inner = classifyTargets(observe(composeMiddleware(arrange(methodMiddleware(config)), relay)));
+  // Named servers sit inside the catalog modes: a search ranks, and sys___call_tool calls, a server's own names.
+  return catalogModes(namedServers(inner, { cacheTtlMs: config.documentCacheTtlMs }), {
     auth,
     observe,
     codeMode: CODE_MODE,

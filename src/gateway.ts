@@ -57,6 +57,8 @@ import { checkRoleMapping, ROLE_MAPPING_KEY } from "./features/client-sign-in/ro
 import { documentRoutes } from "./admin/document-routes";
 import { refreshLiveUpstreams, withLiveUpstreams } from "./features/live-upstreams/live-list";
 import { createLiveUpstreamRoutes, upstreamSource } from "./features/live-upstreams/routes";
+import { NAMED_SERVER_ENDPOINT } from "./features/named-servers/endpoint";
+import { createNamedServerRoutes } from "./features/named-servers/admin-routes";
 
 declare module "./config/gateway-config" {
   interface ConfigSections {
@@ -104,6 +106,7 @@ const ADMIN_ROUTES: readonly AdminRoutes[] = [
       })),
     ),
   (admin) => admin.route("/", createLiveUpstreamRoutes()),
+  (admin) => admin.route("/", createNamedServerRoutes()),
   (admin) => admin.route("/", createPinsAdmin()),
   (admin) => admin.route("/api-keys", createApiKeyRoutes()),
   (admin) => admin.route("/upstream-connections", createUpstreamConnectionRoutes()),
@@ -149,6 +152,7 @@ const SHELL_PARTS: ShellParts = {
   adminRoutes: ADMIN_ROUTES,
   // The console first, then upstream sign-in's pages, then the gateway as its clients' authorization server (AUTH.signIn).
   beforeEachRequest: [(env) => refreshLiveUpstreams(env, gatewayConfig(env).documentCacheTtlMs)],
+  endpoints: [NAMED_SERVER_ENDPOINT],
   pageRoutes: [
     (app, admin) => mountConsole(app, admin, CONSOLE_PAGES, auditFailedAuthentication),
     (app) => addUpstreamSignInRoutes(app, signInVerifier),

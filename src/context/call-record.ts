@@ -46,6 +46,8 @@ export type CallRecord = {
   denied?: string;
   /** The upstream that served the call (the last one asked, for routes that try several). */
   upstream?: string;
+  /** The name the client called a tool or prompt by when a named server gave it a new one (its alias). */
+  alias?: string;
   /** HTTP status of the upstream's answer. */
   upstreamStatus?: number;
   /** UTF-8 bytes of the messages the upstream sent for this call (an offloaded answer counted as stored). */

@@ -15,8 +15,10 @@ import type { CatalogMode } from "../policy/persona";
  * classified the request (`routeFor`).
  */
 export type Route = RouteEndpoint & {
-  /** "" for /mcp, else the upstream of /mcp/<upstream>. */
+  /** "" for /mcp, the upstream of /mcp/<upstream>, or a feature's endpoint name (a named server's `servers/<name>`). */
   readonly name: string;
+  /** The named server an aggregated route serves (features/named-servers), absent on /mcp and /mcp/<upstream>. */
+  readonly server?: string;
   /** The upstreams this route serves: all of them on /mcp (those the caller reaches, once authorization narrowed them), its one on /mcp/<upstream>. */
   readonly upstreams: readonly UpstreamConfig[];
   /** The gateway's own origin as the client reached it (for URLs handed to the client). */
@@ -32,7 +34,7 @@ export type RouteEndpoint =
 
 /**
  * The route of a request to `name` ("" for /mcp) serving `upstreams` (the shell resolves
- * /mcp/<upstream> to exactly its one upstream).
+ * /mcp/<upstream> to exactly its one upstream); with `server`, the aggregated route of that named server.
  *
  * @example
  * routeFor("", all, "https://gw.example"); // { kind: "aggregated", name: "", upstreams: all, ... }
@@ -42,8 +44,10 @@ export function routeFor(
   upstreams: readonly UpstreamConfig[],
   origin: string,
   catalog?: CatalogMode,
+  server?: string,
 ): Route {
   const common = { name, upstreams, origin, ...(catalog ? { catalog } : {}) };
+  if (server !== undefined) return { kind: "aggregated", ...common, server };
   if (name === "") return { kind: "aggregated", ...common };
   const upstream = upstreams[0];
   if (upstreams.length !== 1 || upstream?.name !== name)

@@ -28,6 +28,7 @@ import type { FailureRecorder } from "../auth/failed-authentication";
 import { readMessageBody } from "./message-body";
 import type { AuthConfig } from "../config/auth-config";
 import type { TokenVerifierFor } from "../auth/authenticate";
+import type { CatalogMode } from "../policy/persona";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -65,6 +66,35 @@ export type ShellParts = {
   readonly pageRoutes: readonly ((app: Hono<{ Bindings: GatewayBindings }>, admin: AdminApp) => void)[];
   /** What features bring up to date before each request is served (the live upstreams' list), in this order. */
   readonly beforeEachRequest: readonly ((env: GatewayBindings) => Promise<void>)[];
+  /** MCP endpoints features serve beside /mcp and /mcp/<upstream> (named servers), after them. */
+  readonly endpoints?: readonly FeatureEndpoint[];
+};
+
+/** What a feature endpoint's name resolves to for one caller: a route of the aggregated kind, narrowed. */
+export type ResolvedEndpoint = {
+  /** The route's name: a 2025 session is bound to it (never an upstream's name: it holds a '/'). */
+  readonly route: string;
+  /** The named server it serves. */
+  readonly server: string;
+  /** The upstreams it may reach (authorization narrows them further by persona). */
+  readonly upstreams: readonly UpstreamConfig[];
+  /** Its catalog mode when the URL asks for none. */
+  readonly catalog?: CatalogMode;
+};
+
+/**
+ * An MCP endpoint a feature serves (named servers): its hono path with one `:name`, and what a
+ * name resolves to for an authenticated caller (a 404 GatewayError thrown when it serves none).
+ * Callers authenticate as on /mcp; both eras, every verb, as on the other routes.
+ */
+export type FeatureEndpoint = {
+  readonly path: string;
+  readonly resolve: (
+    name: string,
+    caller: Caller,
+    services: Services,
+    all: readonly UpstreamConfig[],
+  ) => Promise<ResolvedEndpoint>;
 };
 
 /** What the endpoints of one app are served with: its pipelines and the features' parts. */
@@ -158,40 +188,64 @@ async function upstreamsShownTo(
     : reachableUpstreams(services.kv, services.config.documentCacheTtlMs, caller.roles, all);
 }
 
-async function endpoint(c: GatewayContext, route: string, { pipelines, parts }: Served): Promise<EndpointRequest> {
+/** What a route resolves to once its caller is known. */
+type Resolve = (
+  caller: Caller,
+  services: Services,
+  all: readonly UpstreamConfig[],
+) => Promise<ResolvedEndpoint | Plain>;
+type Plain = { readonly route: string; readonly upstreams: readonly UpstreamConfig[] };
+
+/** /mcp (route "") or /mcp/<upstream>: an upstream the caller's persona does not reach is one that does not exist. */
+function upstreamRoute(route: string): Resolve {
+  return async (caller, services, all) => {
+    const upstreams = route === "" ? all : all.filter((u) => u.name === route);
+    if (route !== "") {
+      // An upstream the caller's persona does not reach answers as one that does not exist: no
+      // session, no handshake, nothing said about it (for every verb and both eras).
+      const shown = await upstreamsShownTo(caller, services, all);
+      if (!shown.some((u) => u.name === route)) {
+        const names = shown.map((u) => u.name).join(", ") || "(none)";
+        throw new GatewayError(
+          404,
+          -32000,
+          `Not Found: no upstream named "${route}"; ${authOff(services.config) ? "this gateway serves" : "you may reach"}: ${names}`,
+        );
+      }
+    }
+    return { route, upstreams };
+  };
+}
+
+/** `authRoute` is the route callers authenticate for ("" for /mcp and the endpoints features serve). */
+async function endpoint(
+  c: GatewayContext,
+  authRoute: string,
+  resolve: Resolve,
+  { pipelines, parts }: Served,
+): Promise<EndpointRequest> {
   const all = configuredUpstreams(c.env);
   const services = servicesFor(c.env);
   // Who calls is known before anything is said about upstreams: with authentication on, an
   // unauthenticated caller gets the same 401 whether the upstream exists or not.
-  const caller = await callerOf(c, route, services, parts);
-  const upstreams = route === "" ? all : all.filter((u) => u.name === route);
-  if (route !== "") {
-    // An upstream the caller's persona does not reach answers as one that does not exist: no
-    // session, no handshake, nothing said about it (for every verb and both eras).
-    const shown = await upstreamsShownTo(caller, services, all);
-    if (!shown.some((u) => u.name === route)) {
-      const names = shown.map((u) => u.name).join(", ") || "(none)";
-      throw new GatewayError(
-        404,
-        -32000,
-        `Not Found: no upstream named "${route}"; ${authOff(services.config) ? "this gateway serves" : "you may reach"}: ${names}`,
-      );
-    }
-  }
+  const caller = await callerOf(c, authRoute, services, parts);
+  const resolved = await resolve(caller, services, all);
   const catalog = requestedCatalog(c.req.url);
   if (!catalog.ok) throw new GatewayError(400, INVALID_REQUEST, catalog.message);
+  const mode = catalog.value ?? ("catalog" in resolved ? resolved.catalog : undefined);
   return {
     request: c.req.raw,
     env: c.env,
     services,
     pipeline: pipelines(services.config),
     sessionShapes: parts.sessionShapes,
-    ...(catalog.value ? { catalog: catalog.value } : {}),
+    ...(mode ? { catalog: mode } : {}),
     kv: c.env.GATEWAY_KV,
-    route,
+    route: resolved.route,
+    ...("server" in resolved ? { server: resolved.server } : {}),
     principal: caller.principal,
     caller,
-    upstreams,
+    upstreams: resolved.upstreams,
     signal: c.req.raw.signal,
     waitUntil: (promise) => c.executionCtx.waitUntil(promise),
   };
@@ -278,9 +332,9 @@ async function upstreamsOfHome(
 }
 
 /** A POST goes to the front of its era: 2026-07-28 (`_meta` protocol version) or 2025 (everything else). */
-async function post(c: GatewayContext, route: string, served: Served): Promise<Response> {
+async function post(c: GatewayContext, route: string, resolve: Resolve, served: Served): Promise<Response> {
   // Authenticated before the body is read: an unknown caller's body is never taken in.
-  const where = await endpoint(c, route, served);
+  const where = await endpoint(c, route, resolve, served);
   const text = await readMessageBody(c.req.raw, where.services.config.maxMessageBytes);
   const { headers } = c.req.raw;
   checkPostHeaders(headers.get("accept"), headers.get("content-type"));
@@ -291,14 +345,19 @@ async function post(c: GatewayContext, route: string, served: Served): Promise<R
   return handlePost(where, body);
 }
 
-async function serve(c: GatewayContext, route: string, served: Served): Promise<Response> {
+async function serve(
+  c: GatewayContext,
+  route: string,
+  served: Served,
+  resolve: Resolve = upstreamRoute(route),
+): Promise<Response> {
   switch (c.req.method) {
     case "POST":
-      return post(c, route, served);
+      return post(c, route, resolve, served);
     case "GET":
-      return handleGet(await endpoint(c, route, served));
+      return handleGet(await endpoint(c, route, resolve, served));
     case "DELETE":
-      return handleDelete(await endpoint(c, route, served));
+      return handleDelete(await endpoint(c, route, resolve, served));
     default:
       throw new GatewayError(
         405,
@@ -390,6 +449,11 @@ export function createShell(parts: ShellParts, pipeline?: PipelineOptions): Hono
   for (const path of AUTHORIZATION_SERVER_PATHS) app.all(path, (c) => errorResponse(notAnAuthorizationServer(c)));
   app.all("/mcp", (c) => serve(c, "", served));
   app.all("/mcp/:upstream", (c) => serve(c, c.req.param("upstream"), served));
+  // Features' endpoints authenticate as /mcp does; their names resolve once the caller is known.
+  for (const { path, resolve } of parts.endpoints ?? [])
+    app.all(path, (c) =>
+      serve(c, "", served, (caller, services, all) => resolve(c.req.param("name") ?? "", caller, services, all)),
+    );
   app.notFound(() =>
     errorResponse(
       new GatewayError(404, -32000, "Not Found: the MCP endpoint is /mcp (all upstreams) or /mcp/<upstream>"),

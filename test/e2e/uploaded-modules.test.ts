@@ -136,7 +136,9 @@ describe("the modules wrangler uploads", () => {
       "guardrails-module.mjs",
       "index.js",
       JSON_SCHEMA_MODULE,
+      "named-servers-module.mjs",
       OAUTH_MODULE,
+      "user-credentials-module.mjs",
       YAML_MODULE,
     ]);
     const code = readFileSync(main.path, "utf8");

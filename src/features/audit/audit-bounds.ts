@@ -37,6 +37,7 @@ const MINIMAL_FIELDS: readonly (keyof AuditEvent)[] = [
   "gen_ai.tool.name",
   "gateway.tool.qualified_name",
   "gen_ai.prompt.name",
+  "gateway.prompt.qualified_name",
   "mcp.resource.uri",
   "jsonrpc.request.id",
   "mcp.protocol.version",

@@ -24,11 +24,14 @@ export type AuditEvent = {
   readonly "mcp.method.name": string;
   /** `execute_tool` for tools/call. */
   readonly "gen_ai.operation.name"?: string;
-  /** As the client named it: unchanged on `/mcp/<upstream>`, `<upstream>___<name>` on `/mcp`. */
+  /** As the client named it: unchanged on `/mcp/<upstream>`, `<upstream>___<name>` on `/mcp`, a named server's alias. */
   readonly "gen_ai.tool.name"?: string;
   /** The name policy knows the tool by on every route: `<upstream>___<name>` (a `sys___` tool keeps its own). */
   readonly "gateway.tool.qualified_name"?: string;
+  /** As the client named it (a named server's alias, else as on the route). */
   readonly "gen_ai.prompt.name"?: string;
+  /** The prompt's `<upstream>___<name>` when the client called it by an alias. */
+  readonly "gateway.prompt.qualified_name"?: string;
   readonly "mcp.resource.uri"?: string;
   /** The tool call's arguments, redacted; a string ending in a marker when trimmed. */
   readonly "gen_ai.tool.call.arguments"?: unknown;

@@ -170,6 +170,7 @@ export async function auditEventOf(
   const text = bounds.text.bind(bounds);
   const roles = bounds.roles("user.roles", identityField(ctx, "roles"));
   const toolCall = method === "tools/call";
+  const prompt = method === "prompts/get";
   const errorType =
     ending.outcome === "success"
       ? undefined
@@ -183,11 +184,13 @@ export async function auditEventOf(
     parent_span_id: record.trace?.parentSpanId,
     "mcp.method.name": text("mcp.method.name", method)!,
     "gen_ai.operation.name": toolCall ? "execute_tool" : undefined,
-    "gen_ai.tool.name": toolCall ? text("gen_ai.tool.name", params?.["name"]) : undefined,
+    "gen_ai.tool.name": toolCall ? text("gen_ai.tool.name", record.alias ?? params?.["name"]) : undefined,
     "gateway.tool.qualified_name": toolCall
       ? text("gateway.tool.qualified_name", qualifiedToolName(ctx, params?.["name"]))
       : undefined,
-    "gen_ai.prompt.name": method === "prompts/get" ? text("gen_ai.prompt.name", params?.["name"]) : undefined,
+    "gen_ai.prompt.name": prompt ? text("gen_ai.prompt.name", record.alias ?? params?.["name"]) : undefined,
+    "gateway.prompt.qualified_name":
+      prompt && record.alias !== undefined ? text("gateway.prompt.qualified_name", params?.["name"]) : undefined,
     "mcp.resource.uri": method.startsWith("resources/") ? text("mcp.resource.uri", params?.["uri"]) : undefined,
     "gen_ai.tool.call.arguments": toolCall ? redact(record.guardedArguments ?? params?.["arguments"] ?? {}) : undefined,
     "gateway.params":
@@ -201,7 +204,7 @@ export async function auditEventOf(
     "gateway.user.roles_count": roles.total,
     "gateway.persona": text("gateway.persona", record.persona),
     "gateway.denied": text("gateway.denied", record.denied),
-    "gateway.route": ctx.route.kind === "aggregated" ? "/mcp" : text("gateway.route", `/mcp/${ctx.route.name}`)!,
+    "gateway.route": ctx.route.name === "" ? "/mcp" : text("gateway.route", `/mcp/${ctx.route.name}`)!,
     "gateway.upstream": text("gateway.upstream", record.upstream),
     "gateway.upstream.status_code": record.upstreamStatus,
     "gateway.bytes_from_upstream": record.bytesFromUpstream,

@@ -2,11 +2,13 @@
  * The text overrides document (KV key `shaping/overrides`): a new `title` and/or
  * `description` per tool and per prompt (by its `<upstream>___<name>` key, the same on
  * /mcp and /mcp/<upstream>), and an `instructions` text per upstream. Only these fields
- * are ever changed; schemas and everything else keep their bytes.
+ * are ever changed; schemas and everything else keep their bytes. An `alias` renames a
+ * tool or prompt on /mcp (features/named-servers/serve.ts applies it; the original name
+ * still calls it): it has no `___`, so it is never another tool's `<upstream>___<name>`.
  *
  * ```yaml
  * tools:
- *   alpha___echo: { title: "Echo", description: "Repeats the text it is given." }
+ *   alpha___echo: { alias: "echo", title: "Echo", description: "Repeats the text it is given." }
  * prompts:
  *   beta___haiku: { description: "A haiku about anything." }
  * upstreams:
@@ -18,8 +20,18 @@ import { deepFreeze } from "../../policy/document-limits";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
 import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
 
-/** New texts for one tool or prompt. */
-export type TextOverride = { readonly title?: string; readonly description?: string };
+/** New texts for one tool or prompt, and the name /mcp lists it by. */
+export type TextOverride = { readonly title?: string; readonly description?: string; readonly alias?: string };
+
+/** An alias: a tool name clients accept (`^[a-zA-Z0-9_-]{1,64}$`), without the `___` of aggregated names. */
+const ALIAS = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** True when `value` is an alias; reports it at `path` otherwise. */
+export function checkAlias(value: unknown, path: string, problems: DocumentProblem[]): value is string {
+  if (typeof value === "string" && ALIAS.test(value) && !value.includes("___")) return true;
+  problems.push({ path, message: "must be 1-64 letters, digits, '_' or '-', without '___'" });
+  return false;
+}
 
 export type OverridesDocument = {
   readonly tools: Readonly<Record<string, TextOverride>>;
@@ -39,6 +51,7 @@ function checkTable(
     problems.push({ path, message: `must be an object of {${fields.join(", ")}} by name` });
     return out;
   }
+  const aliases = new Set<string>();
   for (const [name, entry] of Object.entries(value)) {
     const where = at(path, name);
     if (!isObject(entry)) {
@@ -47,9 +60,17 @@ function checkTable(
     }
     unknownFields(entry, fields, where, problems);
     const texts: Record<string, string> = {};
-    for (const field of fields)
-      if (entry[field] !== undefined && checkText(entry[field], at(where, field), problems))
-        texts[field] = entry[field] as string;
+    for (const field of fields) {
+      const given = entry[field];
+      if (given === undefined) continue;
+      if (
+        field !== "alias" ? checkText(given, at(where, field), problems) : checkAlias(given, at(where, field), problems)
+      )
+        texts[field] = given as string;
+    }
+    if (texts["alias"] !== undefined && aliases.has(texts["alias"]))
+      problems.push({ path: at(where, "alias"), message: `"${texts["alias"]}" names two entries` });
+    if (texts["alias"] !== undefined) aliases.add(texts["alias"]);
     out[name] = texts;
   }
   return out;
@@ -67,8 +88,8 @@ export function checkOverrides(value: unknown): Checked<OverridesDocument> {
   const problems: DocumentProblem[] = [];
   unknownFields(value, ["tools", "prompts", "upstreams"], "", problems);
   const document = {
-    tools: checkTable(value["tools"], "/tools", ["title", "description"], problems),
-    prompts: checkTable(value["prompts"], "/prompts", ["title", "description"], problems),
+    tools: checkTable(value["tools"], "/tools", ["title", "description", "alias"], problems),
+    prompts: checkTable(value["prompts"], "/prompts", ["title", "description", "alias"], problems),
     upstreams: checkTable(value["upstreams"], "/upstreams", ["instructions"], problems),
   };
   return problems.length > 0 ? { ok: false, problems } : { ok: true, value: deepFreeze(document) };

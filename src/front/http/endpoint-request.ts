@@ -21,8 +21,10 @@ export type SessionShapes = (
 export type EndpointRequest = {
   readonly env: Readonly<Record<string, unknown>>;
   readonly kv: KVNamespace | undefined;
-  /** "" for /mcp, else the upstream of /mcp/<upstream>. */
+  /** "" for /mcp, the upstream of /mcp/<upstream>, or a feature endpoint's route name (a session is bound to it). */
   readonly route: string;
+  /** The named server the route serves, when it is one (`ShellParts.endpoints`). */
+  readonly server?: string;
   /** The principal the request authenticated as. */
   readonly principal: string;
   /** The upstreams the route serves. */

@@ -83,7 +83,7 @@ function contextOf(where: EndpointRequest, session: SessionState, signal: AbortS
   return {
     identity: identityOf(session, where.caller),
     grant: grantOnce(where.services.kv, where.caller.roles, where.services.config.documentCacheTtlMs),
-    route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog),
+    route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog, where.server),
     services: where.services,
     upstreamClient: session,
     signal: signal ?? new AbortController().signal,

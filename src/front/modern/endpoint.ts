@@ -90,7 +90,7 @@ async function contextOf(
   return {
     identity,
     grant: grantOnce(where.services.kv, caller.roles, where.services.config.documentCacheTtlMs),
-    route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog),
+    route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog, where.server),
     services: where.services,
     upstreamClient: await modernUpstreamClient({
       principal: caller.principal,
