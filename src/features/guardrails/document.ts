@@ -14,6 +14,7 @@ import { isObject } from "../../core/jsonrpc";
 import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
 import { deepFreeze } from "../../policy/document-limits";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
+import { checkModel, checkWebhook, type ModelCheck, type WebhookCheck, type WriteContext } from "./check-settings";
 import { BUILT_IN_DETECTORS, PATTERN_PREFIX } from "./detectors";
 import { compilePattern, PatternError, type SafePattern } from "./safe-pattern";
 
@@ -34,7 +35,13 @@ export type GuardRule = {
   /** Persona names; absent: every caller, with a persona or without. */
   readonly personas?: readonly string[];
   readonly description?: string;
+  /** The operator's service, asked for a verdict on the side's strings (outside-checks.ts). */
+  readonly webhook?: WebhookCheck;
+  /** A Workers AI classifier asked whether the side's text is safe. */
+  readonly model?: ModelCheck;
 };
+
+export type { WriteContext };
 
 export type Guardrails = {
   readonly rules: readonly GuardRule[];
@@ -52,7 +59,10 @@ export const MAX_LIST_ENTRIES = 32;
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const ACTIONS: readonly GuardAction[] = ["redact", "block", "warn"];
 const SIDES: readonly GuardSide[] = ["arguments", "result"];
-const RULE_FIELDS = ["name", "action", "detectors", "on", "upstreams", "tools", "personas", "description"];
+const RULE_FIELDS = [
+  ...["name", "action", "detectors", "on", "upstreams", "tools", "personas", "description"],
+  ...["webhook", "model"],
+];
 
 function stringList(
   value: unknown,
@@ -112,6 +122,7 @@ function checkRule(
   path: string,
   patterns: ReadonlyMap<string, SafePattern>,
   problems: DocumentProblem[],
+  context: WriteContext | undefined,
 ): GuardRule | undefined {
   if (!isObject(value)) {
     problems.push({
@@ -128,16 +139,23 @@ function checkRule(
   const action = value["action"];
   if (!ACTIONS.includes(action as GuardAction))
     problems.push({ path: at(path, "action"), message: `must be one of ${ACTIONS.join(", ")}` });
-  const detectors = stringList(value["detectors"], at(path, "detectors"), problems, (item, itemPath) => {
-    const known =
-      (BUILT_IN_DETECTORS as readonly string[]).includes(item) ||
-      (item.startsWith(PATTERN_PREFIX) && patterns.has(item.slice(PATTERN_PREFIX.length)));
-    if (!known)
-      problems.push({
-        path: itemPath,
-        message: `unknown detector (known: ${BUILT_IN_DETECTORS.join(", ")}, or pattern:<a name under /patterns>)`,
-      });
-  });
+  const pluggable = value["webhook"] !== undefined || value["model"] !== undefined;
+  const listed = value["detectors"];
+  // A rule with a webhook or a model may name no detector.
+  const none = listed === undefined || (Array.isArray(listed) && listed.length === 0);
+  const detectors =
+    none && pluggable
+      ? []
+      : stringList(listed, at(path, "detectors"), problems, (item, itemPath) => {
+          const known =
+            (BUILT_IN_DETECTORS as readonly string[]).includes(item) ||
+            (item.startsWith(PATTERN_PREFIX) && patterns.has(item.slice(PATTERN_PREFIX.length)));
+          if (!known)
+            problems.push({
+              path: itemPath,
+              message: `unknown detector (known: ${BUILT_IN_DETECTORS.join(", ")}, or pattern:<a name under /patterns>)`,
+            });
+        });
   const on =
     value["on"] === undefined
       ? [...SIDES]
@@ -156,16 +174,30 @@ function checkRule(
   }
   if (value["description"] !== undefined && checkText(value["description"], at(path, "description"), problems))
     rule.description = value["description"] as string;
+  const webhook =
+    value["webhook"] === undefined ? undefined : checkWebhook(value["webhook"], at(path, "webhook"), problems, context);
+  if (webhook) rule.webhook = webhook;
+  const model =
+    value["model"] === undefined ? undefined : checkModel(value["model"], at(path, "model"), problems, context);
+  if (model) rule.model = model;
+  if (webhook && model)
+    problems.push({ path: at(path, "model"), message: "a rule asks a webhook or a model, not both: write two rules" });
+  if (model && action === "redact")
+    problems.push({
+      path: at(path, "action"),
+      message: 'a model check finds no stretch of text to redact: "block" or "warn" with a model',
+    });
   return problems.length === before ? rule : undefined;
 }
 
 /**
- * Checks a guardrails document and compiles its patterns.
+ * Checks a guardrails document and compiles its patterns; `context` (on write) lets the
+ * pluggable checks be held to the Worker's secrets, AI binding and URL.
  *
  * @example
  * const checked = checkGuardrails({ rules: [{ name: "pii", action: "redact", detectors: ["personal"] }] });
  */
-export function checkGuardrails(value: unknown): Checked<Guardrails> {
+export function checkGuardrails(value: unknown, context?: WriteContext): Checked<Guardrails> {
   const root = rootProblem(value, '{"rules": [...], "patterns"?: {...}}');
   if (root) return { ok: false, problems: [root] };
   const document = value as Record<string, unknown>;
@@ -179,7 +211,7 @@ export function checkGuardrails(value: unknown): Checked<Guardrails> {
   else {
     const names = new Set<string>();
     list.forEach((item, index) => {
-      const rule = checkRule(item, at("/rules", index), patterns, problems);
+      const rule = checkRule(item, at("/rules", index), patterns, problems, context);
       if (!rule) return;
       if (names.has(rule.name))
         problems.push({ path: at(at("/rules", index), "name"), message: `another rule is named "${rule.name}"` });

@@ -24,6 +24,8 @@ export type Preview =
       readonly hits: GuardHit[];
       readonly blocked: string | null;
       readonly output: unknown;
+      /** Rules in scope whose webhook or model the preview does not ask (it runs the detectors only). */
+      readonly notAsked: string[];
     }
   | { readonly ok: false; readonly problems: DocumentProblem[] };
 
@@ -65,6 +67,7 @@ export function previewGuardrails(guardrails: Guardrails, body: unknown, secretK
       hits: verdict.hits,
       blocked: verdict.blockedBy?.name ?? null,
       output: JSON.parse(verdict.text),
+      notAsked: rules.filter((rule) => rule.webhook !== undefined || rule.model !== undefined).map((rule) => rule.name),
     };
   } catch (error) {
     if (!(error instanceof TooDeepError)) throw error;

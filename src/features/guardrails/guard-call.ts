@@ -11,13 +11,14 @@
  * it passes unread (offload may store it) and the record says it was not checked.
  */
 import { resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
-import { pathSpan } from "../../core/raw-json";
+import { pathSpan, type Span } from "../../core/raw-json";
 import type { CallContext, LargeAnswerConsumer, MethodHandler } from "../../context/call-context";
 import type { NamedAt } from "../../context/call-target";
 import { matchesGlob } from "../../policy/glob";
 import type { DetectorContext } from "./detectors";
 import type { GuardRule, GuardSide, Guardrails } from "./document";
-import { guardValue, TooDeepError, type GuardHit, type GuardVerdict } from "./guard-json";
+import { guardValue, readStrings, TooDeepError, type GuardHit, type GuardVerdict } from "./guard-json";
+import { askOutside, asksOutside } from "./outside-checks";
 
 /** Results larger than this (UTF-8 bytes, as the upstream sent them) are not checked in memory. */
 export const MAX_GUARDED_RESULT_BYTES = 16 * 1024 * 1024;
@@ -42,8 +43,19 @@ function toolError(id: JsonRpcId, message: string): string {
   return resultText(id, { content: [{ type: "text", text: message }], isError: true });
 }
 
-function kindsOf(verdict: GuardVerdict, rule: GuardRule): string {
-  return [...new Set(verdict.hits.filter((hit) => hit.rule === rule.name).map((hit) => hit.kind))].join(", ");
+/** Why `rule` blocked one side (`what` names it: "its arguments", "it"), for the client's tool error. */
+function blockReason(verdict: GuardVerdict, rule: GuardRule, what: string): string {
+  const hits = verdict.hits.filter((hit) => hit.rule === rule.name && hit.action === "block");
+  const failure = hits.find((hit) => /-(?:deadline|failed)$/.test(hit.kind));
+  if (failure) {
+    const late = failure.kind.endsWith("-deadline");
+    return `its ${failure.detector} check ${late ? "did not answer in time" : "failed"}, and the rule fails closed`;
+  }
+  const checked = hits.find((hit) => hit.detector === "webhook" || hit.detector === "model");
+  const kinds = [...new Set(hits.map((hit) => hit.kind))].join(", ");
+  return checked
+    ? `its ${checked.detector} check found ${kinds} in ${what}`
+    : `${what} hold${what === "it" ? "s" : ""} ${kinds}`;
 }
 
 function record(ctx: CallContext, hits: readonly GuardHit[]): void {
@@ -58,19 +70,48 @@ function logWarnings(scope: GuardScope, hits: readonly GuardHit[]): void {
     console.warn(JSON.stringify({ event: "guardrail-warn", upstream: scope.upstream, tool: scope.tool, hits: warned }));
 }
 
+/** What one side is checked with: the detectors' context, and what the webhooks and models are told. */
+type SideChecks = {
+  readonly context: DetectorContext;
+  readonly scope: GuardScope;
+  readonly env: CallContext["services"]["env"];
+};
+
+/** The rules' verdict on the value at `span`: the webhooks and models asked first (when rules have them), then the detectors. */
+async function checkSide(
+  text: string,
+  span: Span,
+  rules: readonly GuardRule[],
+  side: GuardSide,
+  checks: SideChecks,
+): Promise<GuardVerdict> {
+  const asking = rules.filter(asksOutside);
+  const outside =
+    asking.length === 0
+      ? undefined
+      : await askOutside(
+          asking,
+          readStrings(text, span, rules, checks.context.secretKeys),
+          side,
+          checks.scope,
+          checks.env,
+        );
+  return guardValue(text, span, rules, side, checks.context, outside);
+}
+
 /** The arguments side: the request to forward (maybe redacted), or the answer that blocks it. */
-function guardArguments(
+async function guardArguments(
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
   rules: readonly GuardRule[],
-  context: DetectorContext,
-): { request: WireMessage<JsonRpcRequest> } | { answer: string } {
+  checks: SideChecks,
+): Promise<{ request: WireMessage<JsonRpcRequest> } | { answer: string }> {
   const { id } = request.message;
   const span = pathSpan(request.text, ["params", "arguments"]);
   if (!span || rules.length === 0) return { request };
   let verdict: GuardVerdict;
   try {
-    verdict = guardValue(request.text, span, rules, "arguments", context);
+    verdict = await checkSide(request.text, span, rules, "arguments", checks);
   } catch (error) {
     if (!(error instanceof TooDeepError)) throw error;
     return {
@@ -89,7 +130,7 @@ function guardArguments(
     return {
       answer: toolError(
         id,
-        `The gateway's guardrail "${rule.name}" blocked this call: its arguments hold ${kindsOf(verdict, rule)}. ` +
+        `The gateway's guardrail "${rule.name}" blocked this call: ${blockReason(verdict, rule, "its arguments")}. ` +
           "Nothing was sent to the upstream.",
       ),
     };
@@ -99,18 +140,18 @@ function guardArguments(
 }
 
 /** The result side: the answer as the client gets it. */
-function guardResult(
+async function guardResult(
   ctx: CallContext,
   id: JsonRpcId,
   text: string,
   rules: readonly GuardRule[],
-  context: DetectorContext,
-): string {
+  checks: SideChecks,
+): Promise<string> {
   const span = pathSpan(text, ["result"]);
   if (!span || rules.length === 0) return text;
   let verdict: GuardVerdict;
   try {
-    verdict = guardValue(text, span, rules, "result", context);
+    verdict = await checkSide(text, span, rules, "result", checks);
   } catch (error) {
     if (!(error instanceof TooDeepError)) throw error;
     if (rules.every((rule) => rule.action === "warn")) return text;
@@ -122,7 +163,7 @@ function guardResult(
     const rule = verdict.blockedBy;
     return toolError(
       id,
-      `The gateway's guardrail "${rule.name}" withheld this result: it holds ${kindsOf(verdict, rule)}.`,
+      `The gateway's guardrail "${rule.name}" withheld this result: ${blockReason(verdict, rule, "it")}.`,
     );
   }
   return verdict.text;
@@ -148,9 +189,13 @@ export async function guardCall(
     tool: at.name,
     ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}),
   };
-  const context: DetectorContext = { secretKeys, patterns: guardrails.patterns };
+  const checks: SideChecks = {
+    context: { secretKeys, patterns: guardrails.patterns },
+    scope,
+    env: ctx.services.env,
+  };
   const { id } = request.message;
-  const checked = guardArguments(ctx, request, rulesFor(guardrails, scope, "arguments"), context);
+  const checked = await guardArguments(ctx, request, rulesFor(guardrails, scope, "arguments"), checks);
   if ("answer" in checked) return checked.answer;
   const resultRules = rulesFor(guardrails, scope, "result");
   const enforcing = resultRules.some((rule) => rule.action !== "warn");
@@ -186,7 +231,7 @@ export async function guardCall(
   const text = await next(inner, checked.request);
   if (withheld !== undefined) return withheld;
   if (!enforcing && ctx.record.payloadId !== undefined) unchecked = true;
-  const out = unchecked ? text : guardResult(ctx, id, text, resultRules, context);
+  const out = unchecked ? text : await guardResult(ctx, id, text, resultRules, checks);
   logWarnings(scope, ctx.record.guardrails ?? []);
   if (unchecked && resultRules.length > 0)
     ctx.record.guardrailsUnchecked = "result offloaded while streamed: not checked";
