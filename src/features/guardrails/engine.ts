@@ -14,6 +14,7 @@ import { rulesFor } from "./guard-call";
 
 export { checkGuardrails } from "./document";
 export { guardCall } from "./guard-call";
+export { withholdRedactedSchemas } from "./list-schemas";
 export type { Guardrails };
 
 /** What POST /admin/guardrails/preview answers: the rules applied, what they found, the sample as it would go on. */
