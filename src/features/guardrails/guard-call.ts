@@ -6,22 +6,22 @@
  * audit event: rule, detector, kind, action and side, never the matched text; the arguments
  * audit records are the ones with every finding replaced.
  *
- * A result larger than MAX_GUARDED_RESULT_BYTES is not read into memory: under a `block`
- * or `redact` rule it is withheld (a tool error naming the bound), under `warn` rules only
- * it passes unread (offload may store it) and the record says it was not checked.
+ * A result too large to hold is checked as it streams to offload, or withheld without
+ * offload (large-results.ts). A rule's webhook or model is asked before its detectors run
+ * (outside-checks.ts).
  */
 import { resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
 import { pathSpan, type Span } from "../../core/raw-json";
-import type { CallContext, LargeAnswerConsumer, MethodHandler } from "../../context/call-context";
+import type { CallContext, MethodHandler } from "../../context/call-context";
 import type { NamedAt } from "../../context/call-target";
 import { matchesGlob } from "../../policy/glob";
 import type { DetectorContext } from "./detectors";
 import type { GuardRule, GuardSide, Guardrails } from "./document";
 import { guardValue, readStrings, TooDeepError, type GuardHit, type GuardVerdict } from "./guard-json";
 import { askOutside, asksOutside } from "./outside-checks";
+import { largeResults, MAX_GUARDED_RESULT_BYTES } from "./large-results";
 
-/** Results larger than this (UTF-8 bytes, as the upstream sent them) are not checked in memory. */
-export const MAX_GUARDED_RESULT_BYTES = 16 * 1024 * 1024;
+export { MAX_GUARDED_RESULT_BYTES };
 /** At most this many distinct hits go on a call's record (and so its audit event). */
 export const MAX_RECORDED_HITS = 32;
 
@@ -206,22 +206,9 @@ export async function guardCall(
         "call the tool without a task.",
     );
   }
-  let withheld: string | undefined;
-  let unchecked = false;
-  const large: LargeAnswerConsumer = {
-    minBytes: MAX_GUARDED_RESULT_BYTES,
-    take: async (body) => {
-      await body.cancel();
-      withheld = toolError(
-        id,
-        `The gateway withheld this result: it is larger than ${MAX_GUARDED_RESULT_BYTES} bytes, ` +
-          "too large for its guardrails to check.",
-      );
-      return withheld;
-    },
-  };
-  // Warn-only rules leave a large answer to offload (streamed, unread); block and redact rules never let one pass.
-  let inner: CallContext = enforcing ? { ...ctx, largeAnswer: large } : ctx;
+  const { consumer, outcome } = largeResults(ctx, id, resultRules, checks.context, (hits) => record(ctx, hits));
+  const { largeAnswer: _offloads, ...rest } = ctx;
+  let inner: CallContext = consumer ? { ...rest, largeAnswer: consumer } : rest;
   // A 2026-07-28 client's own Mcp-Param-* headers mirror the arguments as it sent them: once they are redacted,
   // the gateway mirrors the headers from what it forwards instead (upstream/modern-send.ts), never the client's.
   if (checked.request !== request && inner.paramHeaders !== undefined) {
@@ -229,11 +216,9 @@ export async function guardCall(
     inner = withoutHeaders;
   }
   const text = await next(inner, checked.request);
-  if (withheld !== undefined) return withheld;
-  if (!enforcing && ctx.record.payloadId !== undefined) unchecked = true;
-  const out = unchecked ? text : await guardResult(ctx, id, text, resultRules, checks);
+  if (outcome.withheld !== undefined) return outcome.withheld;
+  // A result checked as it streamed to offload comes back as offload's compact answer, made of what the rules allowed.
+  const out = outcome.streamed ? text : await guardResult(ctx, id, text, resultRules, checks);
   logWarnings(scope, ctx.record.guardrails ?? []);
-  if (unchecked && resultRules.length > 0)
-    ctx.record.guardrailsUnchecked = "result offloaded while streamed: not checked";
   return out;
 }
