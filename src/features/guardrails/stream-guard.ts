@@ -162,7 +162,13 @@ class StreamRedactor implements JsonStreamHandler {
       return list;
     };
     let commit = final ? text.length : text.length - STREAMED_MATCH_WINDOW_CHARS;
-    const every = this.rules.flatMap((rule) => rule.detectors.flatMap(all)).sort((a, b) => a.start - b.start);
+    const every = this.rules.flatMap((rule) => rule.detectors.flatMap(all));
+    if (every.length === 0) {
+      // Most strings hold nothing: no sorting, splicing or marking for them.
+      capture.pending = text.slice(commit);
+      return escaped(text.slice(0, commit));
+    }
+    every.sort((a, b) => a.start - b.start);
     for (const finding of every) if (finding.start < commit) commit = Math.max(commit, finding.end);
     // Never between the halves of a surrogate pair.
     const unit = text.charCodeAt(commit - 1);
@@ -176,8 +182,13 @@ class StreamRedactor implements JsonStreamHandler {
       }
     }
     capture.pending = text.slice(commit);
-    return JSON.stringify(markFindings(text.slice(0, commit), redacted)).slice(1, -1);
+    return escaped(markFindings(text.slice(0, commit), redacted));
   }
+}
+
+/** `text` as the inside of a JSON string. */
+function escaped(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
 }
 
 /**
