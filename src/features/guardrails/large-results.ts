@@ -5,8 +5,9 @@
  * and read back is what the rules allow; a `block` finding aborts the upload and withholds
  * the result. A webhook or model cannot be sent such a result: each rule that asks one
  * fails as it says (`closed` withholds the result, `open` records and lets it by). Without
- * offload a large result cannot be checked in memory, and `block` or `redact` rules
- * withhold it (MAX_GUARDED_RESULT_BYTES), while warn-only rules let it pass as before.
+ * offload a large result cannot be checked in memory: `block` or `redact` rules withhold
+ * it, naming MAX_GUARDED_RESULT_BYTES (under warn-only rules the relay refuses an answer
+ * past its own bound, the same 16 MiB, as it does without guardrails).
  */
 import { resultText, type JsonRpcId } from "../../core/jsonrpc";
 import type { CallContext, LargeAnswerConsumer } from "../../context/call-context";
