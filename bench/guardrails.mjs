@@ -25,11 +25,14 @@ const option = (name, fallback) => {
 const RUNS = option("runs", 10);
 const TARGET_MB = option("mb", 10);
 
-const { checkGuardrails, guardValue, pathSpan } = await loadSource(
+const { askOutside, checkGuardrails, guardValue, guardedStream, pathSpan, readStrings } = await loadSource(
   [
     'export { checkGuardrails } from "./src/features/guardrails/document.ts";',
     'export { guardValue } from "./src/features/guardrails/guard-json.ts";',
     'export { pathSpan } from "./src/core/raw-json.ts";',
+    'export { readStrings } from "./src/features/guardrails/guard-json.ts";',
+    'export { askOutside } from "./src/features/guardrails/outside-checks.ts";',
+    'export { guardedStream } from "./src/features/guardrails/stream-guard.ts";',
   ].join(" "),
 );
 const SECRET_KEYS = ["password", "secret", "token", "api_key", "authorization", "private_key"];
@@ -102,4 +105,66 @@ for (const [name, text, guardrails, runs, inner] of CASES) {
   const size = String(text.length).padStart(12);
   console.log(`  ${name.padEnd(50)}${size}   ${fmt(parse).padEnd(20)} ${fmt(guarded).padEnd(21)} ${found}`);
 }
+
+// What a webhook adds: a local server answering allow, asked once per guarded answer.
+const { createServer } = await import("node:http");
+const server = createServer((req, res) => {
+  req.resume();
+  req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end('{"verdict":"allow"}'));
+});
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+const url = `http://127.0.0.1:${server.address().port}/check`;
+const HOOKED = rulesOf({ rules: [{ name: "hook", action: "redact", detectors: ["personal"], webhook: { url } }] });
+const PLAIN = rulesOf({ rules: [{ name: "plain", action: "redact", detectors: ["personal"] }] });
+const scope = { upstream: "alpha", tool: "echo" };
+async function hooked(text) {
+  const span = pathSpan(text, ["result"]);
+  const strings = readStrings(text, span, HOOKED.rules, SECRET_KEYS);
+  const outside = await askOutside(HOOKED.rules, strings, "result", scope, {});
+  if (outside.size > 0) throw new Error("the local webhook did not allow");
+  return guardValue(
+    text,
+    span,
+    HOOKED.rules,
+    "result",
+    { secretKeys: SECRET_KEYS, patterns: HOOKED.patterns },
+    outside,
+  );
+}
+async function timeAsync(fn, runs) {
+  for (let i = 0; i < Math.min(20, runs); i++) await fn();
+  const times = [];
+  for (let run = 0; run < runs; run++) {
+    const start = process.hrtime.bigint();
+    await fn();
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  return { median: times[Math.floor(times.length / 2)], min: times[0] };
+}
+const bigBytes = new TextEncoder().encode(big);
+const bigStream = () =>
+  new ReadableStream({
+    start(controller) {
+      for (let at = 0; at < bigBytes.length; at += 65_536) controller.enqueue(bigBytes.subarray(at, at + 65_536));
+      controller.close();
+    },
+  });
+const context = { secretKeys: SECRET_KEYS, patterns: ALL.patterns };
+const streamedBig = await timeAsync(
+  () => new Response(guardedStream(bigStream(), ALL.rules, context, () => {})).text(),
+  RUNS,
+);
+const memoryBig = await timeAsync(async () => guard(big, ALL), RUNS);
+console.log(`\n${TARGET_MB} MB result, secrets+personal+instructions (ms, wall clock: median / fastest)`);
+console.log(`  in memory (guardValue)          ${memoryBig.median.toFixed(1)} / ${memoryBig.min.toFixed(1)}`);
+console.log(`  streamed (guardedStream)        ${streamedBig.median.toFixed(1)} / ${streamedBig.min.toFixed(1)}`);
+results.push({ name: "10 MB streamed", memory: memoryBig, streamed: streamedBig });
+const plainSmall = await timeAsync(async () => guard(small, PLAIN), 200);
+const hookSmall = await timeAsync(() => hooked(small), 200);
+server.close();
+console.log("\nA rule's webhook on the small call (ms per answer, wall clock: median / fastest; webhook on loopback)");
+console.log(`  detectors only                 ${plainSmall.median.toFixed(3)} / ${plainSmall.min.toFixed(3)}`);
+console.log(`  detectors + webhook (allow)    ${hookSmall.median.toFixed(3)} / ${hookSmall.min.toFixed(3)}`);
+results.push({ name: "small call, webhook", plain: plainSmall, webhook: hookSmall });
 export { results };

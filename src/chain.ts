@@ -20,7 +20,8 @@
  * own definitions, and what they let through is then shaped like any other. Pinned calls
  * are checked where they always were, before offload and the filters see them.
  * Guardrails sit innermost, next to the relay: they read the arguments as the upstream gets
- * them and the result as it sent it, before filters shape it and offload stores it.
+ * them and the result as it sent it, before filters shape it and offload stores it; the
+ * schemas their redaction could break are withheld beside the output filters'.
  */
 import type { GatewayConfig } from "./config/gateway-config";
 import type { Handler, Middleware } from "./context/call-context";
@@ -48,7 +49,7 @@ import { traceContext } from "./middleware/trace-context";
 import { upstreamHealth } from "./pipeline/upstream-health";
 import { catalogModes } from "./features/catalog/catalog-modes";
 import { CODE_MODE } from "./features/code-mode/code-mode";
-import { guardrails } from "./features/guardrails/middleware";
+import { guardrails, redactedSchemas } from "./features/guardrails/middleware";
 import { approvalGate } from "./features/approvals/routes";
 import { namedServers } from "./features/named-servers/serve";
 
@@ -73,6 +74,7 @@ export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
     pinning({ cacheTtlMs }),
     offload({ defaults: config.offload, cacheTtlMs }),
     outputFilters({ cacheTtlMs }),
+    redactedSchemas({ cacheTtlMs }),
     pinnedLists({ cacheTtlMs, audit: config.audit.enabled }),
     taskResults({ cacheTtlMs }),
     guardrails({ cacheTtlMs, approvals: approvalGate }),

@@ -13,6 +13,7 @@ import { startAlpha, startBeta } from "./fixtures/sdk-upstream.ts";
 import { startTasksUpstream } from "./fixtures/tasks-upstream.ts";
 import { startTraceUpstream } from "./fixtures/trace-upstream.ts";
 import { startJwksServer } from "./fixtures/jwks-server.ts";
+import { startGuardWebhook } from "./fixtures/guard-webhook.ts";
 import { startModernUpstream } from "./fixtures/modern-upstream.ts";
 import { startMrtrUpstream } from "./fixtures/mrtr-upstream.ts";
 import { startConformanceUpstream2026 } from "./fixtures/conformance-upstream-2026.ts";
@@ -88,6 +89,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Counts the list requests reaching it, per tag (test/list-cache.test.ts).
   const listCache = await startListCacheUpstream();
   project.provide("listCacheUpstream", listCache.origin);
+  // An operator's guardrail webhook answering scripted verdicts (test/guardrails-checks.test.ts).
+  const guardWebhook = await startGuardWebhook();
+  project.provide("guardWebhook", guardWebhook.origin);
   // Upstreams that act as the signed-in user, and their authorization server (oidc-provider).
   const oauth = await startOAuthUpstream();
   const issuers = { issuer: oauth.issuer, noIssIssuer: oauth.noIssIssuer, hostileIssuer: oauth.hostileIssuer };
@@ -141,6 +145,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       sessionfulDual.close(),
       pins.close(),
       listCache.close(),
+      guardWebhook.close(),
       oauth.close(),
     ]);
   };

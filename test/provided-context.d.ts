@@ -13,6 +13,8 @@ declare module "vitest" {
     faultyUpstreamUrl: string;
     /** Origin of test/fixtures/script-upstream.ts: `POST /scripts/<tag>?chunk=N` stores the SSE body a call to `/<tag>/mcp` is answered with. */
     scriptUpstream: string;
+    /** Origin of test/fixtures/guard-webhook.ts: `POST /verdicts/<tag>` scripts what `POST /check/<tag>` answers. */
+    guardWebhook: string;
     /** Origin of test/fixtures/tasks-upstream.ts; append `/<label>/mcp`. */
     tasksUpstreamUrl: string;
     /** test/fixtures/trace-upstream.ts: answers with the trace context that reached it. */

@@ -65,8 +65,6 @@ export type CallRecord = {
   guardrails?: GuardrailHit[];
   /** The arguments with every guardrail finding replaced by a marker: what audit records of them. */
   guardedArguments?: unknown;
-  /** Why the guardrails did not read the result (offloaded while it streamed, under warn-only rules). */
-  guardrailsUnchecked?: string;
   /** The id of the payload offload stored instead of the answer. */
   payloadId?: string;
   /** The rules whose guidance was appended to the result (features/shaping/rules.ts), by name. */

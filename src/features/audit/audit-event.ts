@@ -67,8 +67,6 @@ export type AuditEvent = {
   readonly "gateway.payload_id"?: string;
   /** Guardrail rules that found something: rule, detector, kind, action, where (arguments or result), count; never the text. */
   readonly "gateway.guardrails"?: readonly GuardrailHit[];
-  /** Why the guardrails did not read the result. */
-  readonly "gateway.guardrails.unchecked"?: string;
   readonly "gateway.outcome": AuditOutcome;
   /** The failure's class: the gateway's failure reason, else the JSON-RPC error code, else `tool_error`. */
   readonly "error.type"?: string;

@@ -215,7 +215,6 @@ export async function auditEventOf(
     "gateway.filter.shadow": record.filterShadow,
     "gateway.payload_id": text("gateway.payload_id", record.payloadId),
     "gateway.guardrails": record.guardrails,
-    "gateway.guardrails.unchecked": record.guardrailsUnchecked,
     "gateway.outcome": ending.outcome,
     "error.type": errorType,
     "rpc.response.status_code": ending.code !== undefined ? String(ending.code) : undefined,

@@ -45,6 +45,11 @@ async function readBody(request: Request, maxBytes: number): Promise<Checked<unk
   return parseDocument(text);
 }
 
+/** What a written document's webhooks and models are held to: this Worker's secrets, AI binding and URL. */
+function writeContext(c: Context<{ Bindings: Bindings }>) {
+  return { env: c.env as Readonly<Record<string, unknown>>, requestUrl: new URL(c.req.url) };
+}
+
 /**
  * Builds the guardrails admin routes, mounted at /admin.
  *
@@ -57,7 +62,7 @@ export function createGuardrailsAdmin(): Hono<{ Bindings: Bindings }> {
 
   admin.put("/guardrails", async (c) => {
     const body = await readBody(c.req.raw, MAX_GUARDRAILS_DOCUMENT_BYTES);
-    const checked = body.ok ? (await loadGuardrailsEngine()).checkGuardrails(body.value) : body;
+    const checked = body.ok ? (await loadGuardrailsEngine()).checkGuardrails(body.value, writeContext(c)) : body;
     if (!body.ok || !checked.ok)
       return c.json(
         { error: "invalid guardrails document; nothing was stored", problems: checked.ok ? [] : checked.problems },

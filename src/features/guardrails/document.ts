@@ -14,6 +14,7 @@ import { isObject } from "../../core/jsonrpc";
 import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
 import { deepFreeze } from "../../policy/document-limits";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
+import { checkModel, checkWebhook, type ModelCheck, type WebhookCheck, type WriteContext } from "./check-settings";
 import { BUILT_IN_DETECTORS, PATTERN_PREFIX } from "./detectors";
 import { compilePattern, PatternError, type SafePattern } from "./safe-pattern";
 
@@ -34,6 +35,10 @@ export type GuardRule = {
   /** Persona names; absent: every caller, with a persona or without. */
   readonly personas?: readonly string[];
   readonly description?: string;
+  /** The operator's service, asked for a verdict on the side's strings (outside-checks.ts). */
+  readonly webhook?: WebhookCheck;
+  /** A Workers AI classifier asked whether the side's text is safe. */
+  readonly model?: ModelCheck;
 };
 
 /** An `approve` rule: every call in its scope waits for a person's approval (features/approvals/). */
@@ -44,6 +49,8 @@ export type ApprovalRule = Omit<GuardRule, "action" | "detectors" | "on"> & {
 
 /** An `approve` rule's terms: approvers are callers holding one of `roles`; an approval runs one call within `holdSeconds`. */
 export type ApprovalTerms = { readonly roles: readonly string[]; readonly holdSeconds: number };
+
+export type { WriteContext };
 
 export type Guardrails = {
   readonly rules: readonly GuardRule[];
@@ -65,7 +72,10 @@ export const MAX_APPROVAL_HOLD_SECONDS = 24 * 60 * 60;
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const ACTIONS: readonly string[] = ["redact", "block", "warn", "approve"];
 const SIDES: readonly GuardSide[] = ["arguments", "result"];
-const RULE_FIELDS = ["name", "action", "detectors", "on", "upstreams", "tools", "personas", "description", "approval"];
+const RULE_FIELDS = [
+  ...["name", "action", "detectors", "on", "upstreams", "tools", "personas", "description"],
+  ...["webhook", "model", "approval"],
+];
 
 function stringList(
   value: unknown,
@@ -125,6 +135,7 @@ function checkRule(
   path: string,
   patterns: ReadonlyMap<string, SafePattern>,
   problems: DocumentProblem[],
+  context: WriteContext | undefined,
 ): GuardRule | ApprovalRule | undefined {
   if (!isObject(value)) {
     problems.push({
@@ -142,16 +153,23 @@ function checkRule(
   if (typeof action !== "string" || !ACTIONS.includes(action))
     problems.push({ path: at(path, "action"), message: `must be one of ${ACTIONS.join(", ")}` });
   if (action === "approve") return checkApprovalRule(value, path, problems, before);
-  const detectors = stringList(value["detectors"], at(path, "detectors"), problems, (item, itemPath) => {
-    const known =
-      (BUILT_IN_DETECTORS as readonly string[]).includes(item) ||
-      (item.startsWith(PATTERN_PREFIX) && patterns.has(item.slice(PATTERN_PREFIX.length)));
-    if (!known)
-      problems.push({
-        path: itemPath,
-        message: `unknown detector (known: ${BUILT_IN_DETECTORS.join(", ")}, or pattern:<a name under /patterns>)`,
-      });
-  });
+  const pluggable = value["webhook"] !== undefined || value["model"] !== undefined;
+  const listed = value["detectors"];
+  // A rule with a webhook or a model may name no detector.
+  const none = listed === undefined || (Array.isArray(listed) && listed.length === 0);
+  const detectors =
+    none && pluggable
+      ? []
+      : stringList(listed, at(path, "detectors"), problems, (item, itemPath) => {
+          const known =
+            (BUILT_IN_DETECTORS as readonly string[]).includes(item) ||
+            (item.startsWith(PATTERN_PREFIX) && patterns.has(item.slice(PATTERN_PREFIX.length)));
+          if (!known)
+            problems.push({
+              path: itemPath,
+              message: `unknown detector (known: ${BUILT_IN_DETECTORS.join(", ")}, or pattern:<a name under /patterns>)`,
+            });
+        });
   const on =
     value["on"] === undefined
       ? [...SIDES]
@@ -167,6 +185,19 @@ function checkRule(
   };
   if (value["approval"] !== undefined)
     problems.push({ path: at(path, "approval"), message: 'only an "approve" rule has approval terms' });
+  const webhook =
+    value["webhook"] === undefined ? undefined : checkWebhook(value["webhook"], at(path, "webhook"), problems, context);
+  if (webhook) rule.webhook = webhook;
+  const model =
+    value["model"] === undefined ? undefined : checkModel(value["model"], at(path, "model"), problems, context);
+  if (model) rule.model = model;
+  if (webhook && model)
+    problems.push({ path: at(path, "model"), message: "a rule asks a webhook or a model, not both: write two rules" });
+  if (model && action === "redact")
+    problems.push({
+      path: at(path, "action"),
+      message: 'a model check finds no stretch of text to redact: "block" or "warn" with a model',
+    });
   return scoped<GuardRule>(rule, value, path, problems, before);
 }
 
@@ -192,7 +223,7 @@ function checkApprovalRule(
   problems: DocumentProblem[],
   before: number,
 ): ApprovalRule | undefined {
-  for (const field of ["detectors", "on"])
+  for (const field of ["detectors", "on", "webhook", "model"])
     if (value[field] !== undefined)
       problems.push({ path: at(path, field), message: 'an "approve" rule holds every call in its scope: remove it' });
   const terms = value["approval"];
@@ -218,12 +249,13 @@ function checkApprovalRule(
 }
 
 /**
- * Checks a guardrails document and compiles its patterns.
+ * Checks a guardrails document and compiles its patterns; `context` (on write) lets the
+ * pluggable checks be held to the Worker's secrets, AI binding and URL.
  *
  * @example
  * const checked = checkGuardrails({ rules: [{ name: "pii", action: "redact", detectors: ["personal"] }] });
  */
-export function checkGuardrails(value: unknown): Checked<Guardrails> {
+export function checkGuardrails(value: unknown, context?: WriteContext): Checked<Guardrails> {
   const root = rootProblem(value, '{"rules": [...], "patterns"?: {...}}');
   if (root) return { ok: false, problems: [root] };
   const document = value as Record<string, unknown>;
@@ -238,7 +270,7 @@ export function checkGuardrails(value: unknown): Checked<Guardrails> {
   else {
     const names = new Set<string>();
     list.forEach((item, index) => {
-      const rule = checkRule(item, at("/rules", index), patterns, problems);
+      const rule = checkRule(item, at("/rules", index), patterns, problems, context);
       if (!rule) return;
       if (names.has(rule.name))
         problems.push({ path: at(at("/rules", index), "name"), message: `another rule is named "${rule.name}"` });

@@ -14,6 +14,7 @@ import { rulesFor } from "./guard-call";
 
 export { checkGuardrails } from "./document";
 export { guardCall } from "./guard-call";
+export { withholdRedactedSchemas } from "./list-schemas";
 export type { Guardrails };
 
 /** What POST /admin/guardrails/preview answers: the rules applied, what they found, the sample as it would go on. */
@@ -24,6 +25,8 @@ export type Preview =
       readonly hits: GuardHit[];
       readonly blocked: string | null;
       readonly output: unknown;
+      /** Rules in scope whose webhook or model the preview does not ask (it runs the detectors only). */
+      readonly notAsked: string[];
     }
   | { readonly ok: false; readonly problems: DocumentProblem[] };
 
@@ -65,6 +68,7 @@ export function previewGuardrails(guardrails: Guardrails, body: unknown, secretK
       hits: verdict.hits,
       blocked: verdict.blockedBy?.name ?? null,
       output: JSON.parse(verdict.text),
+      notAsked: rules.filter((rule) => rule.webhook !== undefined || rule.model !== undefined).map((rule) => rule.name),
     };
   } catch (error) {
     if (!(error instanceof TooDeepError)) throw error;

@@ -6,21 +6,22 @@
  * audit event: rule, detector, kind, action and side, never the matched text; the arguments
  * audit records are the ones with every finding replaced.
  *
- * A result larger than MAX_GUARDED_RESULT_BYTES is not read into memory: under a `block`
- * or `redact` rule it is withheld (a tool error naming the bound), under `warn` rules only
- * it passes unread (offload may store it) and the record says it was not checked.
+ * A result too large to hold is checked as it streams to offload, or withheld without
+ * offload (large-results.ts). A rule's webhook or model is asked before its detectors run
+ * (outside-checks.ts).
  */
 import { resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
-import { pathSpan } from "../../core/raw-json";
-import type { CallContext, LargeAnswerConsumer, MethodHandler } from "../../context/call-context";
+import { pathSpan, type Span } from "../../core/raw-json";
+import type { CallContext, MethodHandler } from "../../context/call-context";
 import type { NamedAt } from "../../context/call-target";
 import { matchesGlob } from "../../policy/glob";
 import type { DetectorContext } from "./detectors";
 import type { ApprovalRule, GuardRule, GuardSide, Guardrails } from "./document";
-import { guardValue, TooDeepError, type GuardHit, type GuardVerdict } from "./guard-json";
+import { guardValue, readStrings, TooDeepError, type GuardHit, type GuardVerdict } from "./guard-json";
+import { askOutside, asksOutside } from "./outside-checks";
+import { largeResults, MAX_GUARDED_RESULT_BYTES } from "./large-results";
 
-/** Results larger than this (UTF-8 bytes, as the upstream sent them) are not checked in memory. */
-export const MAX_GUARDED_RESULT_BYTES = 16 * 1024 * 1024;
+export { MAX_GUARDED_RESULT_BYTES };
 /** At most this many distinct hits go on a call's record (and so its audit event). */
 export const MAX_RECORDED_HITS = 32;
 
@@ -60,8 +61,19 @@ function toolError(id: JsonRpcId, message: string): string {
   return resultText(id, { content: [{ type: "text", text: message }], isError: true });
 }
 
-function kindsOf(verdict: GuardVerdict, rule: GuardRule): string {
-  return [...new Set(verdict.hits.filter((hit) => hit.rule === rule.name).map((hit) => hit.kind))].join(", ");
+/** Why `rule` blocked one side (`what` names it: "its arguments", "it"), for the client's tool error. */
+function blockReason(verdict: GuardVerdict, rule: GuardRule, what: string): string {
+  const hits = verdict.hits.filter((hit) => hit.rule === rule.name && hit.action === "block");
+  const failure = hits.find((hit) => /-(?:deadline|failed)$/.test(hit.kind));
+  if (failure) {
+    const late = failure.kind.endsWith("-deadline");
+    return `its ${failure.detector} check ${late ? "did not answer in time" : "failed"}, and the rule fails closed`;
+  }
+  const checked = hits.find((hit) => hit.detector === "webhook" || hit.detector === "model");
+  const kinds = [...new Set(hits.map((hit) => hit.kind))].join(", ");
+  return checked
+    ? `its ${checked.detector} check found ${kinds} in ${what}`
+    : `${what} hold${what === "it" ? "s" : ""} ${kinds}`;
 }
 
 function record(ctx: CallContext, hits: readonly GuardHit[]): void {
@@ -76,19 +88,48 @@ function logWarnings(scope: GuardScope, hits: readonly GuardHit[]): void {
     console.warn(JSON.stringify({ event: "guardrail-warn", upstream: scope.upstream, tool: scope.tool, hits: warned }));
 }
 
+/** What one side is checked with: the detectors' context, and what the webhooks and models are told. */
+type SideChecks = {
+  readonly context: DetectorContext;
+  readonly scope: GuardScope;
+  readonly env: CallContext["services"]["env"];
+};
+
+/** The rules' verdict on the value at `span`: the webhooks and models asked first (when rules have them), then the detectors. */
+async function checkSide(
+  text: string,
+  span: Span,
+  rules: readonly GuardRule[],
+  side: GuardSide,
+  checks: SideChecks,
+): Promise<GuardVerdict> {
+  const asking = rules.filter(asksOutside);
+  const outside =
+    asking.length === 0
+      ? undefined
+      : await askOutside(
+          asking,
+          readStrings(text, span, rules, checks.context.secretKeys),
+          side,
+          checks.scope,
+          checks.env,
+        );
+  return guardValue(text, span, rules, side, checks.context, outside);
+}
+
 /** The arguments side: the request to forward (maybe redacted), or the answer that blocks it. */
-function guardArguments(
+async function guardArguments(
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
   rules: readonly GuardRule[],
-  context: DetectorContext,
-): { request: WireMessage<JsonRpcRequest> } | { answer: string } {
+  checks: SideChecks,
+): Promise<{ request: WireMessage<JsonRpcRequest> } | { answer: string }> {
   const { id } = request.message;
   const span = pathSpan(request.text, ["params", "arguments"]);
   if (!span || rules.length === 0) return { request };
   let verdict: GuardVerdict;
   try {
-    verdict = guardValue(request.text, span, rules, "arguments", context);
+    verdict = await checkSide(request.text, span, rules, "arguments", checks);
   } catch (error) {
     if (!(error instanceof TooDeepError)) throw error;
     return {
@@ -107,7 +148,7 @@ function guardArguments(
     return {
       answer: toolError(
         id,
-        `The gateway's guardrail "${rule.name}" blocked this call: its arguments hold ${kindsOf(verdict, rule)}. ` +
+        `The gateway's guardrail "${rule.name}" blocked this call: ${blockReason(verdict, rule, "its arguments")}. ` +
           "Nothing was sent to the upstream.",
       ),
     };
@@ -117,18 +158,18 @@ function guardArguments(
 }
 
 /** The result side: the answer as the client gets it. */
-function guardResult(
+async function guardResult(
   ctx: CallContext,
   id: JsonRpcId,
   text: string,
   rules: readonly GuardRule[],
-  context: DetectorContext,
-): string {
+  checks: SideChecks,
+): Promise<string> {
   const span = pathSpan(text, ["result"]);
   if (!span || rules.length === 0) return text;
   let verdict: GuardVerdict;
   try {
-    verdict = guardValue(text, span, rules, "result", context);
+    verdict = await checkSide(text, span, rules, "result", checks);
   } catch (error) {
     if (!(error instanceof TooDeepError)) throw error;
     if (rules.every((rule) => rule.action === "warn")) return text;
@@ -140,7 +181,7 @@ function guardResult(
     const rule = verdict.blockedBy;
     return toolError(
       id,
-      `The gateway's guardrail "${rule.name}" withheld this result: it holds ${kindsOf(verdict, rule)}.`,
+      `The gateway's guardrail "${rule.name}" withheld this result: ${blockReason(verdict, rule, "it")}.`,
     );
   }
   return verdict.text;
@@ -167,9 +208,13 @@ export async function guardCall(
     tool: at.name,
     ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}),
   };
-  const context: DetectorContext = { secretKeys, patterns: guardrails.patterns };
+  const checks: SideChecks = {
+    context: { secretKeys, patterns: guardrails.patterns },
+    scope,
+    env: ctx.services.env,
+  };
   const { id } = request.message;
-  const checked = guardArguments(ctx, request, rulesFor(guardrails, scope, "arguments"), context);
+  const checked = await guardArguments(ctx, request, rulesFor(guardrails, scope, "arguments"), checks);
   if ("answer" in checked) return checked.answer;
   const approve = guardrails.approvals.find((rule) => inScope(rule, scope));
   if (approve) {
@@ -189,22 +234,9 @@ export async function guardCall(
         "call the tool without a task.",
     );
   }
-  let withheld: string | undefined;
-  let unchecked = false;
-  const large: LargeAnswerConsumer = {
-    minBytes: MAX_GUARDED_RESULT_BYTES,
-    take: async (body) => {
-      await body.cancel();
-      withheld = toolError(
-        id,
-        `The gateway withheld this result: it is larger than ${MAX_GUARDED_RESULT_BYTES} bytes, ` +
-          "too large for its guardrails to check.",
-      );
-      return withheld;
-    },
-  };
-  // Warn-only rules leave a large answer to offload (streamed, unread); block and redact rules never let one pass.
-  let inner: CallContext = enforcing ? { ...ctx, largeAnswer: large } : ctx;
+  const { consumer, outcome } = largeResults(ctx, id, resultRules, checks.context, (hits) => record(ctx, hits));
+  const { largeAnswer: _offloads, ...rest } = ctx;
+  let inner: CallContext = consumer ? { ...rest, largeAnswer: consumer } : rest;
   // A 2026-07-28 client's own Mcp-Param-* headers mirror the arguments as it sent them: once they are redacted,
   // the gateway mirrors the headers from what it forwards instead (upstream/modern-send.ts), never the client's.
   if (checked.request !== request && inner.paramHeaders !== undefined) {
@@ -212,11 +244,9 @@ export async function guardCall(
     inner = withoutHeaders;
   }
   const text = await next(inner, checked.request);
-  if (withheld !== undefined) return withheld;
-  if (!enforcing && ctx.record.payloadId !== undefined) unchecked = true;
-  const out = unchecked ? text : guardResult(ctx, id, text, resultRules, context);
+  if (outcome.withheld !== undefined) return outcome.withheld;
+  // A result checked as it streamed to offload comes back as offload's compact answer, made of what the rules allowed.
+  const out = outcome.streamed ? text : await guardResult(ctx, id, text, resultRules, checks);
   logWarnings(scope, ctx.record.guardrails ?? []);
-  if (unchecked && resultRules.length > 0)
-    ctx.record.guardrailsUnchecked = "result offloaded while streamed: not checked";
   return out;
 }

@@ -6,13 +6,15 @@
  * `redact` rule found is replaced in place by a marker naming the kinds found
  * (`[redacted: email]`), the string re-encoded and spliced back: the JSON stays valid and
  * every other byte of the message is the upstream's (or the client's). Base64 data of
- * images, audio and blobs is not read.
+ * images, audio and blobs is not read. A rule's webhook or model check (outside-checks.ts)
+ * reads the same strings, in the same order, before this runs; its verdict comes in as an
+ * `OutsideVerdict`.
  */
 import { eachElement, eachMember, RawJsonError, skipValue, splice, type Span, type Splice } from "../../core/raw-json";
 import { secretKeyMatcher } from "../audit/secret-keys";
 import { detect, type DetectorContext, type Finding } from "./detectors";
 import type { GuardrailHit } from "../../context/call-record";
-import type { GuardRule, GuardSide } from "./document";
+import type { GuardAction, GuardRule, GuardSide } from "./document";
 
 /** Values nested deeper than this are not read: the value counts as unchecked. */
 export const MAX_SCAN_DEPTH = 128;
@@ -31,11 +33,26 @@ export type GuardVerdict = {
   readonly markedValue: string;
 };
 
+/** What a rule's webhook or model said of one side: what it does, and where (per string, in reading order). */
+export type OutsideVerdict = {
+  readonly detector: "webhook" | "model";
+  readonly action: GuardAction;
+  /** The kind recorded (and named in a block's error) when the verdict has no spans. */
+  readonly kind: string;
+  /** Findings per string (its index in `readStrings` order); absent: the verdict is about the whole value. */
+  readonly spans?: ReadonlyMap<number, readonly Finding[]>;
+};
+
 export class TooDeepError extends Error {
   override readonly name = "TooDeepError";
 }
 
-type Marked = { start: number; end: number; kinds: Set<string> };
+type Marked = { start: number; end: number; kinds: Set<string>; replacement?: string | undefined };
+
+/** A webhook's own replacement for its span, kept when no other finding overlaps it. */
+function replacementOf(finding: Finding): { replacement?: string } {
+  return finding.replacement !== undefined ? { replacement: finding.replacement } : {};
+}
 
 /** `text` with each stretch replaced by a marker naming what was found there (overlapping stretches merged). */
 export function markFindings(text: string, findings: readonly Finding[]): string {
@@ -46,12 +63,19 @@ export function markFindings(text: string, findings: readonly Finding[]): string
     if (last && finding.start < last.end) {
       last.end = Math.max(last.end, finding.end);
       last.kinds.add(finding.kind);
-    } else merged.push({ start: finding.start, end: finding.end, kinds: new Set([finding.kind]) });
+      last.replacement = undefined;
+    } else
+      merged.push({
+        start: finding.start,
+        end: finding.end,
+        kinds: new Set([finding.kind]),
+        ...replacementOf(finding),
+      });
   }
   const parts: string[] = [];
   let at = 0;
   for (const mark of merged) {
-    parts.push(text.slice(at, mark.start), `[redacted: ${[...mark.kinds].join(", ")}]`);
+    parts.push(text.slice(at, mark.start), mark.replacement ?? `[redacted: ${[...mark.kinds].join(", ")}]`);
     at = mark.end;
   }
   parts.push(text.slice(at));
@@ -71,6 +95,7 @@ export function guardValue(
   rules: readonly GuardRule[],
   where: GuardSide,
   context: DetectorContext,
+  outside: ReadonlyMap<GuardRule, OutsideVerdict> = new Map(),
 ): GuardVerdict {
   const hits = new Map<string, GuardHit>();
   let blockedBy: GuardRule | undefined;
@@ -79,17 +104,21 @@ export function guardValue(
   const isSecretKey = secretKeyMatcher(context.secretKeys);
   const secretRules = rules.filter((rule) => rule.detectors.includes("secrets"));
 
-  const hit = (rule: GuardRule, detector: string, kind: string) => {
+  const hit = (rule: GuardRule, detector: string, kind: string, action: GuardAction) => {
     const key = `${rule.name}\n${detector}\n${kind}`;
     const known = hits.get(key);
     if (known) known.count++;
-    else hits.set(key, { rule: rule.name, action: rule.action, detector, kind, where, count: 1 });
-    if (rule.action === "block") blockedBy ??= rule;
+    else hits.set(key, { rule: rule.name, action, detector, kind, where, count: 1 });
+    if (action === "block") blockedBy ??= rule;
   };
 
+  for (const [rule, verdict] of outside) {
+    if (!verdict.spans) hit(rule, verdict.detector, verdict.kind, verdict.action);
+  }
+
+  let index = 0;
   const readString = (start: number, end: number) => {
-    const raw = text.slice(start + 1, end - 1);
-    const value = raw.includes("\\") ? (JSON.parse(text.slice(start, end)) as string) : raw;
+    const value = decodeString(text, start, end);
     const redacted: Finding[] = [];
     const all: Finding[] = [];
     const seen = new Map<string, Finding[]>();
@@ -101,23 +130,59 @@ export function guardValue(
           seen.set(detector, found);
         }
         if (found.length === 0) continue;
-        for (const finding of found) hit(rule, detector, finding.kind);
+        for (const finding of found) hit(rule, detector, finding.kind, rule.action);
         if (rule.action === "redact") redacted.push(...found);
         all.push(...found);
       }
+      const verdict = outside.get(rule);
+      const found = verdict?.spans?.get(index);
+      if (!verdict || !found) continue;
+      for (const finding of found) hit(rule, verdict.detector, finding.kind, verdict.action);
+      if (verdict.action === "redact") redacted.push(...found);
+      all.push(...found);
     }
+    index++;
     if (redacted.length > 0)
       clientEdits.push({ span: { start, end }, raw: JSON.stringify(markFindings(value, redacted)) });
     if (all.length > 0) auditEdits.push({ span: { start, end }, raw: JSON.stringify(markFindings(value, all)) });
   };
 
-  // One pass over the value: each member and element is read where it starts, never skipped over first.
+  walkStrings(text, span, {
+    isSkippedKey: (key) => secretRules.length > 0 && isSecretKey(key),
+    onString: readString,
+    onSkippedKey: (start, end) => {
+      const marker = { span: { start, end }, raw: JSON.stringify("[redacted: secret-field]") };
+      for (const rule of secretRules) hit(rule, "secrets", "secret-field", rule.action);
+      if (secretRules.some((rule) => rule.action === "redact")) clientEdits.push(marker);
+      auditEdits.push(marker);
+    },
+  });
+  const edited = clientEdits.length > 0 ? splice(text, clientEdits) : text;
+  const markedValue =
+    auditEdits.length > 0
+      ? splice(text, auditEdits).slice(span.start, span.end + lengthChange(auditEdits))
+      : text.slice(span.start, span.end);
+  return { hits: [...hits.values()], ...(blockedBy ? { blockedBy } : {}), text: edited, markedValue };
+}
+
+/** How the walk treats members whose name is a secret's, and what it calls for each string read. */
+type StringWalk = {
+  readonly isSkippedKey: (key: string) => boolean;
+  readonly onString: (start: number, end: number) => void;
+  readonly onSkippedKey: (start: number, end: number) => void;
+};
+
+/**
+ * Calls `walk.onString` for every string of the value at `span` the rules read, in order (one
+ * pass: each member and element is read where it starts, never skipped over first).
+ */
+function walkStrings(text: string, span: Span, walk: StringWalk): void {
   const visit = (at: number, depth: number): number => {
     if (depth > MAX_SCAN_DEPTH) throw new TooDeepError(`nested deeper than ${MAX_SCAN_DEPTH}`);
     const c = text.charCodeAt(at);
     if (c === 0x22) {
       const end = stringEnd(text, at);
-      readString(at, end);
+      walk.onString(at, end);
       return end;
     }
     if (c === 0x5b) return eachElement(text, at, (_index, start) => visit(start, depth + 1));
@@ -127,28 +192,40 @@ export function guardValue(
     return eachMember(text, at, (key, start) => {
       if (key === "type") binary = /^"(?:image|audio)"/.test(text.slice(start, start + 8));
       if (key === "blob" || (binary && key === "data")) return skipValue(text, start);
-      if (secretRules.length === 0 || !isSecretKey(key)) return visit(start, depth + 1);
+      if (!walk.isSkippedKey(key)) return visit(start, depth + 1);
       const end = skipValue(text, start);
-      const marker = { span: { start, end }, raw: JSON.stringify("[redacted: secret-field]") };
-      for (const rule of secretRules) hit(rule, "secrets", "secret-field");
-      if (secretRules.some((rule) => rule.action === "redact")) clientEdits.push(marker);
-      auditEdits.push(marker);
+      walk.onSkippedKey(start, end);
       return end;
     });
   };
-
   try {
     visit(span.start, 0);
   } catch (error) {
     if (error instanceof RawJsonError) throw new TooDeepError(`not JSON: ${error.message}`);
     throw error;
   }
-  const edited = clientEdits.length > 0 ? splice(text, clientEdits) : text;
-  const markedValue =
-    auditEdits.length > 0
-      ? splice(text, auditEdits).slice(span.start, span.end + lengthChange(auditEdits))
-      : text.slice(span.start, span.end);
-  return { hits: [...hits.values()], ...(blockedBy ? { blockedBy } : {}), text: edited, markedValue };
+}
+
+function decodeString(text: string, start: number, end: number): string {
+  const raw = text.slice(start + 1, end - 1);
+  return raw.includes("\\") ? (JSON.parse(text.slice(start, end)) as string) : raw;
+}
+
+/**
+ * The strings of the value at `span` that `rules` read, decoded, in the order guardValue
+ * numbers them (what a webhook or model is sent). Members whose name is a secret's are not
+ * among them when a rule reads secrets: their values never leave for a check.
+ */
+export function readStrings(text: string, span: Span, rules: readonly GuardRule[], secretKeys: readonly string[]) {
+  const isSecretKey = secretKeyMatcher(secretKeys);
+  const skipSecrets = rules.some((rule) => rule.detectors.includes("secrets"));
+  const out: string[] = [];
+  walkStrings(text, span, {
+    isSkippedKey: (key) => skipSecrets && isSecretKey(key),
+    onString: (start, end) => out.push(decodeString(text, start, end)),
+    onSkippedKey: () => {},
+  });
+  return out;
 }
 
 /**

@@ -25,6 +25,27 @@ export type GuardrailsOptions = {
 };
 
 /**
+ * Withholds, in tools/list, the `outputSchema` of tools whose results a `redact` rule may
+ * change for this caller (list-schemas.ts says why). It sits beside the output filters,
+ * which withhold a filtered tool's schema, outside pinned lists: pins judge the upstream's
+ * own definitions, never one the gateway shaped.
+ *
+ * @example
+ * const list = [outputFilters(), redactedSchemas({ cacheTtlMs: 30_000 }), pinnedLists()];
+ */
+export function redactedSchemas({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: GuardrailsOptions = {}): Middleware {
+  return onRequests(
+    (next) =>
+      async function redactedSchemas(ctx, request) {
+        if (request.message.method !== "tools/list") return next(ctx, request);
+        const text = await next(ctx, request);
+        const loaded = await loadGuardrails(ctx.services.kv, cacheTtlMs);
+        return loaded.state === "valid" ? loaded.engine.withholdRedactedSchemas(ctx, text, loaded.value) : text;
+      },
+  );
+}
+
+/**
  * The guardrails middleware.
  *
  * @example

@@ -14,7 +14,13 @@
 import { secretKeyMatcher } from "../audit/secret-keys";
 
 /** One thing a detector found in a string: the span [start, end) and what it is. */
-export type Finding = { readonly start: number; readonly end: number; readonly kind: string };
+/** A stretch of a string a detector found (`replacement`: a webhook's own text for it, instead of the marker). */
+export type Finding = {
+  readonly start: number;
+  readonly end: number;
+  readonly kind: string;
+  readonly replacement?: string;
+};
 
 /** A format: its expression, a check of each match, and literals one of which every match holds (a text with none is not searched). */
 type Format = {
