@@ -47,7 +47,7 @@ import { auditTrail } from "./features/audit/audit-trail";
 import { traceContext } from "./middleware/trace-context";
 import { upstreamHealth } from "./pipeline/upstream-health";
 import { catalogModes } from "./features/catalog/catalog-modes";
-import { CODE_MODE } from "./features/code-mode/code-mode";
+import { codeMode } from "./features/code-mode/code-mode";
 import { guardrails } from "./features/guardrails/middleware";
 
 export type { CallObserver };
@@ -106,7 +106,7 @@ export function buildPipeline(
   return catalogModes(classifyTargets(observe(composeMiddleware(arrange(methodMiddleware(config)), relay))), {
     auth,
     observe,
-    codeMode: CODE_MODE,
+    codeMode: codeMode({ offloadDefaults: config.offload, cacheTtlMs: config.documentCacheTtlMs }),
   });
 }
 

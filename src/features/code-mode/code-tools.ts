@@ -69,15 +69,24 @@ export type RunRequest = {
   readonly record: { codeRun?: string; codeDigest?: string };
   /** Runs one of the program's tool calls as a direct call (inner-call.ts). */
   readonly call: (name: string, args: string, seq: number, runId: string) => Promise<InnerAnswer>;
+  /** The answer holding the returned value as it goes to the client: offloaded when large (code-mode.ts). */
+  readonly offload: (answer: string) => Promise<string>;
 };
+
+/** `answer` (a tool result) with the console output after its content. */
+function withLogs(answer: string, lines: readonly string[]): string {
+  if (lines.length === 0) return answer;
+  const { id, result } = JSON.parse(answer) as { id: JsonRpcId; result: { content: unknown[] } };
+  return resultText(id, { ...result, content: [...result.content, ...lines.map((text) => ({ type: "text", text }))] });
+}
 
 /**
  * The answer of a run: the program's value (JSON text) and logs, or its failure.
  *
  * @example
- * await runAnswer({ loader, request, catalog, record: ctx.record, call });
+ * await runAnswer({ loader, request, catalog, record: ctx.record, call, offload });
  */
-export async function runAnswer({ loader, request, catalog, record, call }: RunRequest): Promise<string> {
+export async function runAnswer({ loader, request, catalog, record, call, offload }: RunRequest): Promise<string> {
   const { id } = request;
   const args = request.params?.["arguments"];
   if (!isObject(args) || typeof args["code"] !== "string") {
@@ -99,5 +108,5 @@ export async function runAnswer({ loader, request, catalog, record, call }: RunR
     const line = outcome.line !== undefined ? ` (line ${outcome.line})` : "";
     return toolAnswer(id, [`${outcome.message}${line}`, ...logLines(outcome)], true);
   }
-  return toolAnswer(id, [outcome.value ?? "undefined", ...logLines(outcome)]);
+  return withLogs(await offload(toolAnswer(id, [outcome.value ?? "undefined"])), logLines(outcome));
 }
