@@ -16,14 +16,18 @@ import type { InnerAnswer } from "./inner-call";
 import { toolOutcome } from "./tool-outcome";
 import { MAX_CODE_CHARS, MAX_LOG_BYTES } from "./limits";
 import { RUN_CODE } from "./names";
-import { runProgram, type RunOutcome } from "./run-code";
+import { runProgram, type RunOutcome, type RunTiming } from "./run-code";
 
 /** Ranks the catalog for a search: the tools found, best first. */
 export type Rank = (request: { query: string; limit: number; upstream?: string }) => Promise<readonly CatalogTool[]>;
 
-function toolAnswer(id: JsonRpcId, texts: readonly string[], isError = false): string {
+/** `_meta` key of a run's answer: where its time went (RunTiming), for operators and `npm run bench:code`. */
+export const RUN_META_KEY = "mcp-edge-gateway/code-run";
+
+function toolAnswer(id: JsonRpcId, texts: readonly string[], isError = false, timing?: RunTiming): string {
   const result: Record<string, unknown> = { content: texts.map((text) => ({ type: "text", text })) };
   if (isError) result["isError"] = true;
+  if (timing) result["_meta"] = { [RUN_META_KEY]: timing };
   return resultText(id, result);
 }
 
@@ -106,7 +110,8 @@ export async function runAnswer({ loader, request, catalog, record, call, offloa
   );
   if (!outcome.ok) {
     const line = outcome.line !== undefined ? ` (line ${outcome.line})` : "";
-    return toolAnswer(id, [`${outcome.message}${line}`, ...logLines(outcome)], true);
+    return toolAnswer(id, [`${outcome.message}${line}`, ...logLines(outcome)], true, outcome.timing);
   }
-  return withLogs(await offload(toolAnswer(id, [outcome.value ?? "undefined"])), logLines(outcome));
+  const answer = toolAnswer(id, [outcome.value ?? "undefined"], false, outcome.timing);
+  return withLogs(await offload(answer), logLines(outcome));
 }

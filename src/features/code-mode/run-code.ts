@@ -29,8 +29,15 @@ import {
 /** The compatibility date sandboxes run with. */
 const SANDBOX_COMPATIBILITY_DATE = "2026-11-01";
 
+/**
+ * Where a run's time went, in ms of the gateway's clock (which advances at I/O, so each is
+ * bounded by RPC messages): from `loader.load` to the sandbox's first message back (its
+ * first tool call, or its answer), the whole run, and the time with a tool call in flight.
+ */
+export type RunTiming = { readonly startMs: number; readonly runMs: number; readonly toolCallMs: number };
+
 /** How a run ended. */
-export type RunOutcome =
+export type RunOutcome = (
   | {
       readonly ok: true;
       readonly value: string | undefined;
@@ -45,7 +52,8 @@ export type RunOutcome =
       readonly logs: readonly string[];
       readonly logsCut: boolean;
       readonly toolCalls: number;
-    };
+    }
+) & { timing?: RunTiming };
 
 /** Runs a tool by the name the caller lists it under, with arguments as JSON text. */
 export type ToolRunner = (name: string, args: string, seq: number) => Promise<ToolOutcome>;
@@ -60,6 +68,10 @@ class CodeHost extends RpcTarget {
   #running = 0;
   #waiting: (() => void)[] = [];
   #closed = false;
+  /** When the sandbox first called back, and how long tool calls were in flight (RunTiming). */
+  firstCallAt: number | undefined;
+  #busySince = 0;
+  busyMs = 0;
 
   constructor(places: readonly ToolPlace[], run: ToolRunner) {
     super();
@@ -79,6 +91,7 @@ class CodeHost extends RpcTarget {
   async call(upstream: unknown, tool: unknown, args: unknown): Promise<ToolOutcome> {
     const name =
       typeof upstream === "string" && typeof tool === "string" ? this.#byPlace.get(`${upstream}.${tool}`) : undefined;
+    this.firstCallAt ??= performance.now();
     if (name === undefined) return { ok: false, message: "not a tool you may use" };
     if (this.#closed) return { ok: false, message: `${name}: the run had ended` };
     if (typeof args !== "string" || encoder.encode(args).length > MAX_CALL_ARGUMENT_BYTES)
@@ -89,11 +102,11 @@ class CodeHost extends RpcTarget {
     while (this.#running >= MAX_PARALLEL_TOOL_CALLS && !this.#closed)
       await new Promise<void>((wake) => this.#waiting.push(wake));
     if (this.#closed) return { ok: false, message: `${name}: the run had ended` };
-    this.#running++;
+    if (this.#running++ === 0) this.#busySince = performance.now();
     try {
       return await this.#run(name, args, seq);
     } finally {
-      this.#running--;
+      if (--this.#running === 0) this.busyMs += performance.now() - this.#busySince;
       this.#waiting.shift()?.();
     }
   }
@@ -170,6 +183,7 @@ export async function runProgram(
       toolCalls: 0,
     };
   const host = new CodeHost(places, run);
+  const loadedAt = performance.now();
   const worker = loader.load({
     compatibilityDate: SANDBOX_COMPATIBILITY_DATE,
     mainModule: HARNESS_MODULE,
@@ -219,7 +233,10 @@ export async function runProgram(
       },
     );
   try {
-    return await Promise.race([ran, timedOut]);
+    const outcome = await Promise.race([ran, timedOut]);
+    const answeredAt = performance.now();
+    const startMs = (host.firstCallAt ?? answeredAt) - loadedAt;
+    return { ...outcome, timing: { startMs, runMs: answeredAt - loadedAt, toolCallMs: host.busyMs } };
   } finally {
     clearTimeout(timer);
     host.close();
