@@ -218,7 +218,9 @@ const people = JSON.parse(textOf(await tools.filesystem.read_text_file({ path: r
 const entities = people.map((p) => ({ name: p.name, entityType: "person", observations: [p.role, "team " + p.team] }));
 await tools.memory.create_entities({ entities });
 const relations = people.flatMap((a) =>
-  people.filter((b) => b.team === a.team && b.name > a.name).map((b) => ({ from: a.name, to: b.name, relationType: "works_with" })));
+  people
+    .filter((b) => b.team === a.team && b.name > a.name)
+    .map((b) => ({ from: a.name, to: b.name, relationType: "works_with" })));
 await tools.memory.create_relations({ relations });
 const graph = await tools.memory.open_nodes({ names: people.map((p) => p.name) });
 return { people: graph.entities.length, relations: graph.relations.length };`),
@@ -237,7 +239,8 @@ return { people: graph.entities.length, relations: graph.relations.length };`),
     program: program(`
 const found = await tools.memory.search_nodes({ query: "engineer" });
 const names = found.entities.map((e) => e.name).sort();
-await tools.memory.add_observations({ observations: names.map((entityName) => ({ entityName, contents: ["reviewed the bench"] })) });
+const observations = names.map((entityName) => ({ entityName, contents: ["reviewed the bench"] }));
+await tools.memory.add_observations({ observations });
 const opened = await tools.memory.open_nodes({ names });
 return opened.entities.map((e) => [e.name, e.observations.length]).sort();`),
   },
@@ -262,7 +265,11 @@ return opened.entities.map((e) => [e.name, e.observations.length]).sort();`),
     program: program(`
 const cities = ["New York", "Chicago", "Los Angeles"];
 const weather = await Promise.all(cities.map((location) => tools.everything.get_structured_content({ location })));
-const entities = cities.map((name, i) => ({ name, entityType: "city", observations: ["temperature " + weather[i].temperature, weather[i].conditions] }));
+const entities = cities.map((name, i) => ({
+  name,
+  entityType: "city",
+  observations: ["temperature " + weather[i].temperature, weather[i].conditions],
+}));
 await tools.memory.create_entities({ entities });
 const found = await tools.memory.search_nodes({ query: "city" });
 const warmest = cities.reduce((a, b, i) => (weather[i].temperature > weather[cities.indexOf(a)].temperature ? b : a));
@@ -287,7 +294,8 @@ const root = rootOf(await tools.filesystem.list_allowed_directories({}));
 let values = linesOf(await tools.filesystem.read_text_file({ path: root + "/data/numbers.txt" })).map(Number);
 while (values.length > 1) {
   const pairs = [];
-  for (let i = 0; i < values.length; i += 2) pairs.push(tools.everything.get_sum({ a: values[i], b: values[i + 1] ?? 0 }));
+  for (let i = 0; i < values.length; i += 2)
+    pairs.push(tools.everything.get_sum({ a: values[i], b: values[i + 1] ?? 0 }));
   values = (await Promise.all(pairs)).map(sumOf);
 }
 return values[0];`),

@@ -105,7 +105,9 @@ export function codeModeTools(
   return observe(async function codeModeTools(ctx: CallContext, message: ClientMessage) {
     const request = (message as Extract<ClientMessage, { kind: "request" }>).wire.message;
     if (auth.mode === "on") ctx.record.persona = (await ctx.grant())?.persona ?? NO_PERSONA;
-    const catalog = await visibleCatalog(pipeline, ctx, request.id);
+    // Listed while the library loads and, for a run, while its sandbox starts.
+    const catalog = visibleCatalog(pipeline, ctx, request.id);
+    catalog.catch(() => {}); // Awaited below; this only keeps a failure from counting as unhandled meanwhile.
     const { declarationsAnswer, runAnswer } = await loadCodeModeLibrary();
     if (request.params?.["name"] === RUN_CODE) {
       const links = new Map<string, SignInElicitation>();
@@ -122,10 +124,11 @@ export function codeModeTools(
       return links.size > 0 ? signInLinksAnswer(ctx, request.id, answer, [...links.values()]) : answer;
     }
     const ai = ctx.services.embeddings;
-    return declarationsAnswer(request.id, catalog, request.params?.["arguments"], async (ranked) => {
+    const listed = await catalog;
+    return declarationsAnswer(request.id, listed, request.params?.["arguments"], async (ranked) => {
       const bounded = { ...ranked, query: ranked.query.slice(0, MAX_QUERY_CHARS) };
       return (
-        ai ? await searchByMeaning(catalog, bounded, ai, DEFAULT_EMBEDDINGS_MODEL) : searchCatalog(catalog, bounded)
+        ai ? await searchByMeaning(listed, bounded, ai, DEFAULT_EMBEDDINGS_MODEL) : searchCatalog(listed, bounded)
       ).tools;
     });
   });

@@ -68,7 +68,8 @@ export type RunRequest = {
   readonly loader: WorkerLoader;
   /** The client's `sys___run_code` request. */
   readonly request: JsonRpcRequest;
-  readonly catalog: Catalog;
+  /** The caller's catalog, still being listed: the sandbox starts meanwhile. */
+  readonly catalog: Promise<Catalog>;
   /** The call's record: the run's id and the program's digest are written on it. */
   readonly record: { codeRun?: string; codeDigest?: string };
   /** Runs one of the program's tool calls as a direct call (inner-call.ts). */
@@ -104,7 +105,7 @@ export async function runAnswer({ loader, request, catalog, record, call, offloa
   record.codeRun = runId;
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(code));
   record.codeDigest = bytesToBase64Url(new Uint8Array(digest));
-  const places = [...toolIdentifiers(catalog).values()];
+  const places = catalog.then((listed) => [...toolIdentifiers(listed).values()]);
   const outcome = await runProgram(loader, code, places, async (name, json, seq) =>
     toolOutcome(await call(name, json, seq, runId), name),
   );

@@ -31,10 +31,17 @@ const SANDBOX_COMPATIBILITY_DATE = "2026-11-01";
 
 /**
  * Where a run's time went, in ms of the gateway's clock (which advances at I/O, so each is
- * bounded by RPC messages): from `loader.load` to the sandbox's first message back (its
- * first tool call, or its answer), the whole run, and the time with a tool call in flight.
+ * bounded by RPC messages): the start the call waits for (from the catalog being ready to the
+ * sandbox's first message back: its first tool call, or its answer), the isolate's whole start
+ * (from `loader.load`, asked for while the catalog is listed), the run (from the catalog being
+ * ready to the answer), and the time with a tool call in flight.
  */
-export type RunTiming = { readonly startMs: number; readonly runMs: number; readonly toolCallMs: number };
+export type RunTiming = {
+  readonly startMs: number;
+  readonly isolateMs: number;
+  readonly runMs: number;
+  readonly toolCallMs: number;
+};
 
 /** How a run ended. */
 export type RunOutcome = (
@@ -162,6 +169,9 @@ function outcomeOf(answer: unknown, calls: number): RunOutcome {
 
 /**
  * Runs `code` with `tools.<upstream>.<tool>` for each of `places`, each call through `run`.
+ * The sandbox is asked for before `places` are known: the platform starts its isolate at
+ * once, while the caller's catalog is listed (measured: a run asked for 300 ms after its
+ * `load` answers in 1 ms, against about 100 ms at once, under wrangler dev).
  *
  * @example
  * const outcome = await runProgram(env.LOADER, "return await tools.alpha.add({ a: 1, b: 2 })", places, runner);
@@ -169,7 +179,7 @@ function outcomeOf(answer: unknown, calls: number): RunOutcome {
 export async function runProgram(
   loader: WorkerLoader,
   code: string,
-  places: readonly ToolPlace[],
+  placesToCome: Promise<readonly ToolPlace[]>,
   run: ToolRunner,
 ): Promise<RunOutcome> {
   const prepared = prepareProgram(code);
@@ -182,7 +192,6 @@ export async function runProgram(
       logsCut: false,
       toolCalls: 0,
     };
-  const host = new CodeHost(places, run);
   const loadedAt = performance.now();
   const worker = loader.load({
     compatibilityDate: SANDBOX_COMPATIBILITY_DATE,
@@ -191,6 +200,15 @@ export async function runProgram(
     globalOutbound: null,
     limits: { cpuMs: RUN_CPU_MS, subRequests: MAX_TOOL_CALLS_PER_RUN },
   });
+  let places: readonly ToolPlace[];
+  try {
+    places = await placesToCome;
+  } catch (error) {
+    release(worker);
+    throw error;
+  }
+  const readyAt = performance.now();
+  const host = new CodeHost(places, run);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<RunOutcome>((resolve) => {
     timer = setTimeout(
@@ -235,8 +253,14 @@ export async function runProgram(
   try {
     const outcome = await Promise.race([ran, timedOut]);
     const answeredAt = performance.now();
-    const startMs = (host.firstCallAt ?? answeredAt) - loadedAt;
-    return { ...outcome, timing: { startMs, runMs: answeredAt - loadedAt, toolCallMs: host.busyMs } };
+    const firstMessageAt = host.firstCallAt ?? answeredAt;
+    const timing = {
+      startMs: firstMessageAt - readyAt,
+      isolateMs: firstMessageAt - loadedAt,
+      runMs: answeredAt - readyAt,
+      toolCallMs: host.busyMs,
+    };
+    return { ...outcome, timing };
   } finally {
     clearTimeout(timer);
     host.close();
