@@ -102,5 +102,10 @@ describe("a program's large returned value", () => {
     const { run } = await coder();
     const answer = await run("return (await tools.alpha.big_list({ count: 200 })).items.length;");
     expect(answer.content).toEqual([{ type: "text", text: "200" }]);
+    // Where the run's time went, for operators and npm run bench:code: numbers, the start within the run.
+    const timing = answer._meta["mcp-edge-gateway/code-run"];
+    for (const key of ["startMs", "isolateMs", "runMs", "toolCallMs"]) expect(typeof timing[key]).toBe("number");
+    expect(timing.startMs).toBeLessThanOrEqual(timing.runMs);
+    expect(timing.toolCallMs).toBeLessThanOrEqual(timing.runMs);
   });
 });
