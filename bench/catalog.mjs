@@ -43,6 +43,7 @@ import { parseArgs } from "node:util";
 import { countTokens } from "gpt-tokenizer";
 import { freePort, startGateway } from "../scripts/lib/gateway-process.mjs";
 import { installServers, listServers, serveFixtures } from "./catalog/servers.mjs";
+import { listAll, session } from "./lib/mcp-session.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const HARD_LIMIT_MS = 15 * 60_000;
@@ -76,62 +77,6 @@ function fnv1a(text) {
   let hash = 0x811c9dc5;
   for (const byte of new TextEncoder().encode(text)) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
   return hash;
-}
-
-/** The last JSON-RPC message of an HTTP answer (JSON or SSE). */
-async function lastMessage(response) {
-  const text = await response.text();
-  if (!(response.headers.get("content-type") ?? "").includes("text/event-stream"))
-    return { text, message: JSON.parse(text) };
-  const events = text
-    .split(/\r?\n\r?\n/)
-    .map((event) =>
-      event
-        .split(/\r?\n/)
-        .filter((line) => line.startsWith("data:"))
-        .map((line) => line.slice(5).trimStart())
-        .join("\n"),
-    )
-    .filter(Boolean);
-  const last = events.at(-1);
-  return { text: last, message: JSON.parse(last) };
-}
-
-/** A 2025 session on `url`; `send(method, params)` answers the final message and its text. */
-async function session(url) {
-  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-  let id = 0;
-  const post = (body) => fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
-  const init = await post({
-    jsonrpc: "2.0",
-    id: id++,
-    method: "initialize",
-    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench-catalog", version: "1" } },
-  });
-  if (init.status !== 200) throw new Error(`initialize on ${url}: ${init.status} ${await init.text()}`);
-  headers["mcp-session-id"] = init.headers.get("mcp-session-id");
-  headers["mcp-protocol-version"] = "2025-11-25";
-  await init.text();
-  await (await post({ jsonrpc: "2.0", method: "notifications/initialized" })).text();
-  return {
-    send: async (method, params) => {
-      const answer = await lastMessage(await post({ jsonrpc: "2.0", id: id++, method, ...(params ? { params } : {}) }));
-      if (answer.message.error) throw new Error(`${method}: ${answer.message.error.message}`);
-      return answer;
-    },
-  };
-}
-
-/** Every tool of a list (following nextCursor). */
-async function listAll(client) {
-  const tools = [];
-  let cursor;
-  do {
-    const { message } = await client.send("tools/list", cursor ? { cursor } : undefined);
-    tools.push(...message.result.tools);
-    cursor = message.result.nextCursor;
-  } while (cursor);
-  return tools;
 }
 
 const search = async (client, query, limit) =>

@@ -48,7 +48,7 @@ import { auditTrail } from "./features/audit/audit-trail";
 import { traceContext } from "./middleware/trace-context";
 import { upstreamHealth } from "./pipeline/upstream-health";
 import { catalogModes } from "./features/catalog/catalog-modes";
-import { CODE_MODE } from "./features/code-mode/code-mode";
+import { codeMode } from "./features/code-mode/code-mode";
 import { guardrails, redactedSchemas } from "./features/guardrails/middleware";
 import { approvalGate } from "./features/approvals/routes";
 import { namedServers } from "./features/named-servers/serve";
@@ -112,7 +112,7 @@ export function buildPipeline(
   return catalogModes(namedServers(inner, { cacheTtlMs: config.documentCacheTtlMs }), {
     auth,
     observe,
-    codeMode: CODE_MODE,
+    codeMode: codeMode({ offloadDefaults: config.offload, cacheTtlMs: config.documentCacheTtlMs }),
   });
 }
 

@@ -1,7 +1,7 @@
 /**
  * Code mode through the Worker (src/features/code-mode/, docs/code-mode.md), in workerd
  * with the real Worker Loader binding, KV, R2, Queue and rate limiter: a program's tool
- * call is the direct call, so it is filtered, offloaded, rate-limited and audited as one
+ * call is the direct call, so it is filtered, rate-limited, pinned and audited as one
  * (each inner call naming its run, the run's own event carrying the program's digest);
  * the program cannot read another principal's payload nor call the gateway's own tools;
  * and the declarations are bounded whatever the upstream's schema.
@@ -63,19 +63,13 @@ describe("a program's tool call is the direct call", () => {
     expect(value).toEqual(directResult.structuredContent);
   });
 
-  it("is offloaded as a direct call is, and the program reaches none of the gateway's own tools", async () => {
-    const vars = { OFFLOAD: JSON.stringify({ thresholdBytes: 1000 }) };
-    const coder = await session("/mcp?catalog=code", vars);
-    const envelope = runValue(await coder.run("return await tools.alpha.big_list({ count: 200 });")) as Json;
-    expect(envelope.truncated).toBe(true);
+  it("reaches none of the gateway's own tools (results and offload: test/code-mode/)", async () => {
+    const coder = await session("/mcp?catalog=code");
     // The program gets the gateway's read tool no more than any other sys___ tool.
     const reach = runValue(await coder.run("return [typeof tools.sys, Object.keys(tools)];")) as [string, string[]];
     expect(reach[0]).toBe("undefined");
     expect(reach[1]).toEqual(expect.arrayContaining(["alpha", "beta"]));
     expect(reach[1]).not.toContain("sys");
-    const slice = (await coder.call("sys___read_payload", { id: envelope.payloadId, pointer: "/items", limit: 2 }))
-      .result;
-    expect(slice.structuredContent.count).toBe(2);
   });
 
   it("is refused by the rate limit as a direct call is, counted with the caller's other requests", async () => {
@@ -194,6 +188,29 @@ describe("results by reference through sys___call_tool", () => {
       await byReference("alpha___echo", { "/__proto__/x": { payload: stored.payloadId, pointer: "/total" } })
     ).result;
     expect(proto.content[0].text).toMatch(/names __proto__/);
+  });
+
+  it("finds a principal's own payload from either era, and refuses another principal's", async () => {
+    const authed = authVars({ apiKeys: true }, vars);
+    const persona = { roles: ["r-by-reference"], allow: ["alpha___*"] };
+    expect((await authAdmin("PUT", "/personas/by-reference", persona, authed)).status).toBe(200);
+    const key = async (who: string) =>
+      (await makeKey({ principal: `${who}-${crypto.randomUUID()}`, roles: ["r-by-reference"] }, authed)).headers;
+    const [owner, stranger] = [await key("owner"), await key("stranger")];
+    // Stored for a 2026-07-28 client, referenced from its principal's 2025 session.
+    const params = { name: "sys___call_tool", arguments: { name: "alpha___big_list", arguments: { count: 200 } } };
+    const stored = (await modern("/mcp?catalog=search", "tools/call", params, { vars: authed, headers: owner })).result
+      .structuredContent;
+    expect(stored.truncated).toBe(true);
+    const reference = { "/b": { payload: stored.payloadId, pointer: "/items/7/id" } };
+    const args = { name: "alpha___add", arguments: { a: 1 }, argumentsFrom: reference };
+    const mine = await session("/mcp?catalog=search", authed, owner);
+    expect((await mine.call("sys___call_tool", args)).result.structuredContent).toEqual({ sum: 8 });
+    const theirs = await session("/mcp?catalog=search", authed, stranger);
+    const refused = (await theirs.call("sys___call_tool", args)).result;
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0].text).toMatch(new RegExp(`^sys___call_tool: argumentsFrom "/b": .*${stored.payloadId}`));
+    expect(refused.content[0].text).not.toContain("item 7");
   });
 });
 

@@ -116,6 +116,15 @@ export type Services = {
   readonly env: Readonly<Record<string, unknown>>;
 };
 
+/** A sign-in link as a URL-mode elicitation, with the upstream it signs in to. */
+export type SignInElicitation = {
+  readonly upstream: string;
+  readonly mode: "url";
+  readonly message: string;
+  readonly url: string;
+  readonly elicitationId: string;
+};
+
 /** Everything a handler needs to serve one client message. */
 export type CallContext = {
   readonly identity: Identity;
@@ -157,6 +166,13 @@ export type CallContext = {
    * (as a byte stream) and returns the text that answers the call instead.
    */
   readonly largeAnswer?: LargeAnswerConsumer;
+  /** Set by code mode for a program's tool call: offload keeps a result up to this many bytes whole. */
+  readonly keepWholeBytes?: number;
+  /**
+   * Set by code mode for a program's tool call, which cannot ask the user: a sign-in an
+   * upstream needs (features/upstream-sign-in) is handed here, and the call fails saying so.
+   */
+  readonly signInNeeded?: (link: SignInElicitation) => void;
   /** A 2026-07-28 client's own `Mcp-Param-*` headers (lower-case names), forwarded to 2026-07-28 upstreams. */
   readonly paramHeaders?: Readonly<Record<string, string>>;
   /** The W3C `traceparent` header of the HTTP request that carried the message, when its transport has headers. */

@@ -14,7 +14,13 @@
 import { GatewayError } from "../../core/errors";
 import { INVALID_REQUEST, type JsonRpcId } from "../../core/jsonrpc";
 import type { AuthConfig } from "../../config/auth-config";
-import type { CallContext, ClientMessage, Handler } from "../../context/call-context";
+import type { CallContext, ClientMessage, Handler, SignInElicitation } from "../../context/call-context";
+import type { OffloadConfig } from "../../config/offload-override";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
+import { DEFAULT_OFFLOAD } from "../offload/offload-config";
+import { isOverThreshold, offloadAnswer } from "../offload/offload";
+import { offloadSettings } from "../offload/offload-settings";
+import { signInLinksAnswer } from "../upstream-sign-in/sign-in-required";
 import { NO_PERSONA } from "../../middleware/authorization";
 import { SEARCH_TOOLS, searchInputSchema } from "../catalog/definitions";
 import { MAX_QUERY_CHARS, searchCatalog } from "../catalog/search-index";
@@ -89,36 +95,63 @@ export function requireLoader(ctx: CallContext, id: JsonRpcId): void {
  * catalog-modes.ts hands it).
  *
  * @example
- * const codeTools = codeModeTools(pipeline, { auth, observe });
+ * const codeTools = codeModeTools(pipeline, { auth, observe }, { offloadDefaults: config.offload });
  */
 export function codeModeTools(
   pipeline: Handler,
   { auth, observe }: { auth: AuthConfig | { readonly mode: "missing" }; observe: (handler: Handler) => Handler },
+  { offloadDefaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: CodeModeOptions = {},
 ): Handler {
   return observe(async function codeModeTools(ctx: CallContext, message: ClientMessage) {
     const request = (message as Extract<ClientMessage, { kind: "request" }>).wire.message;
     if (auth.mode === "on") ctx.record.persona = (await ctx.grant())?.persona ?? NO_PERSONA;
-    const catalog = await visibleCatalog(pipeline, ctx, request.id);
+    // Listed while the library loads and, for a run, while its sandbox starts.
+    const catalog = visibleCatalog(pipeline, ctx, request.id);
+    catalog.catch(() => {}); // Awaited below; this only keeps a failure from counting as unhandled meanwhile.
     const { declarationsAnswer, runAnswer } = await loadCodeModeLibrary();
     if (request.params?.["name"] === RUN_CODE) {
+      const links = new Map<string, SignInElicitation>();
+      const signIn = (link: SignInElicitation) => void (links.has(link.upstream) || links.set(link.upstream, link));
       const call = (name: string, args: string, seq: number, runId: string) =>
-        callThroughPipeline({ pipeline, ctx, outer: request, runId }, name, args, seq);
-      return runAnswer({ loader: loaderOf(ctx)!, request, catalog, record: ctx.record, call });
+        callThroughPipeline({ pipeline, ctx, outer: request, runId, signIn }, name, args, seq);
+      const offload = async (answer: string) => {
+        const bucket = ctx.services.payloads;
+        const config = bucket && (await offloadSettings(ctx.services.kv, offloadDefaults, cacheTtlMs));
+        if (!bucket || !config || !isOverThreshold(answer, config.thresholdBytes)) return answer;
+        return offloadAnswer(ctx, bucket, { id: request.id, upstream: "sys", key: RUN_CODE, answer, config });
+      };
+      const answer = await runAnswer({ loader: loaderOf(ctx)!, request, catalog, record: ctx.record, call, offload });
+      return links.size > 0 ? signInLinksAnswer(ctx, request.id, answer, [...links.values()]) : answer;
     }
     const ai = ctx.services.embeddings;
-    return declarationsAnswer(request.id, catalog, request.params?.["arguments"], async (ranked) => {
+    const listed = await catalog;
+    return declarationsAnswer(request.id, listed, request.params?.["arguments"], async (ranked) => {
       const bounded = { ...ranked, query: ranked.query.slice(0, MAX_QUERY_CHARS) };
       return (
-        ai ? await searchByMeaning(catalog, bounded, ai, DEFAULT_EMBEDDINGS_MODEL) : searchCatalog(catalog, bounded)
+        ai ? await searchByMeaning(listed, bounded, ai, DEFAULT_EMBEDDINGS_MODEL) : searchCatalog(listed, bounded)
       ).tools;
     });
   });
 }
 
-/** The `code` mode's part of catalog/catalog-modes.ts, plugged in by src/chain.ts. */
-export const CODE_MODE: CodeModePlug = {
-  requireLoader,
-  definitions: [CODE_SEARCH_DEFINITION, RUN_CODE_DEFINITION],
-  names: [SEARCH_TOOLS, RUN_CODE],
-  tools: codeModeTools,
+export type CodeModeOptions = {
+  /** Offload settings under the plan's: a program's large returned value is offloaded as any large result. */
+  readonly offloadDefaults?: OffloadConfig;
+  /** How long an isolate trusts its copy of the plan. */
+  readonly cacheTtlMs?: number;
 };
+
+/**
+ * The `code` mode's part of catalog/catalog-modes.ts, plugged in by src/chain.ts.
+ *
+ * @example
+ * catalogModes(pipeline, { auth, observe, codeMode: codeMode({ offloadDefaults: config.offload }) });
+ */
+export function codeMode(options: CodeModeOptions = {}): CodeModePlug {
+  return {
+    requireLoader,
+    definitions: [CODE_SEARCH_DEFINITION, RUN_CODE_DEFINITION],
+    names: [SEARCH_TOOLS, RUN_CODE],
+    tools: (pipeline, plugged) => codeModeTools(pipeline, plugged, options),
+  };
+}

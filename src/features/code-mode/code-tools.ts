@@ -16,14 +16,18 @@ import type { InnerAnswer } from "./inner-call";
 import { toolOutcome } from "./tool-outcome";
 import { MAX_CODE_CHARS, MAX_LOG_BYTES } from "./limits";
 import { RUN_CODE } from "./names";
-import { runProgram, type RunOutcome } from "./run-code";
+import { runProgram, type RunOutcome, type RunTiming } from "./run-code";
 
 /** Ranks the catalog for a search: the tools found, best first. */
 export type Rank = (request: { query: string; limit: number; upstream?: string }) => Promise<readonly CatalogTool[]>;
 
-function toolAnswer(id: JsonRpcId, texts: readonly string[], isError = false): string {
+/** `_meta` key of a run's answer: where its time went (RunTiming), for operators and `npm run bench:code`. */
+export const RUN_META_KEY = "mcp-edge-gateway/code-run";
+
+function toolAnswer(id: JsonRpcId, texts: readonly string[], isError = false, timing?: RunTiming): string {
   const result: Record<string, unknown> = { content: texts.map((text) => ({ type: "text", text })) };
   if (isError) result["isError"] = true;
+  if (timing) result["_meta"] = { [RUN_META_KEY]: timing };
   return resultText(id, result);
 }
 
@@ -64,20 +68,30 @@ export type RunRequest = {
   readonly loader: WorkerLoader;
   /** The client's `sys___run_code` request. */
   readonly request: JsonRpcRequest;
-  readonly catalog: Catalog;
+  /** The caller's catalog, still being listed: the sandbox starts meanwhile. */
+  readonly catalog: Promise<Catalog>;
   /** The call's record: the run's id and the program's digest are written on it. */
   readonly record: { codeRun?: string; codeDigest?: string };
   /** Runs one of the program's tool calls as a direct call (inner-call.ts). */
   readonly call: (name: string, args: string, seq: number, runId: string) => Promise<InnerAnswer>;
+  /** The answer holding the returned value as it goes to the client: offloaded when large (code-mode.ts). */
+  readonly offload: (answer: string) => Promise<string>;
 };
+
+/** `answer` (a tool result) with the console output after its content. */
+function withLogs(answer: string, lines: readonly string[]): string {
+  if (lines.length === 0) return answer;
+  const { id, result } = JSON.parse(answer) as { id: JsonRpcId; result: { content: unknown[] } };
+  return resultText(id, { ...result, content: [...result.content, ...lines.map((text) => ({ type: "text", text }))] });
+}
 
 /**
  * The answer of a run: the program's value (JSON text) and logs, or its failure.
  *
  * @example
- * await runAnswer({ loader, request, catalog, record: ctx.record, call });
+ * await runAnswer({ loader, request, catalog, record: ctx.record, call, offload });
  */
-export async function runAnswer({ loader, request, catalog, record, call }: RunRequest): Promise<string> {
+export async function runAnswer({ loader, request, catalog, record, call, offload }: RunRequest): Promise<string> {
   const { id } = request;
   const args = request.params?.["arguments"];
   if (!isObject(args) || typeof args["code"] !== "string") {
@@ -91,13 +105,14 @@ export async function runAnswer({ loader, request, catalog, record, call }: RunR
   record.codeRun = runId;
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(code));
   record.codeDigest = bytesToBase64Url(new Uint8Array(digest));
-  const places = [...toolIdentifiers(catalog).values()];
+  const places = catalog.then((listed) => [...toolIdentifiers(listed).values()]);
   const outcome = await runProgram(loader, code, places, async (name, json, seq) =>
     toolOutcome(await call(name, json, seq, runId), name),
   );
   if (!outcome.ok) {
     const line = outcome.line !== undefined ? ` (line ${outcome.line})` : "";
-    return toolAnswer(id, [`${outcome.message}${line}`, ...logLines(outcome)], true);
+    return toolAnswer(id, [`${outcome.message}${line}`, ...logLines(outcome)], true, outcome.timing);
   }
-  return toolAnswer(id, [outcome.value ?? "undefined", ...logLines(outcome)]);
+  const answer = toolAnswer(id, [outcome.value ?? "undefined"], false, outcome.timing);
+  return withLogs(await offload(answer), logLines(outcome));
 }

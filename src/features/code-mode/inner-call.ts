@@ -5,13 +5,17 @@
  * offload, client logging and audit treat it exactly as the same call sent by the client
  * (the same path `sys___call_tool` takes, catalog/catalog-modes.ts). Its record is its own
  * and names the run it belongs to (`codeRun`), which audit writes as `gateway.code_run`.
+ * Two things differ, both for the program's sake: a result up to MAX_INNER_RESULT_BYTES
+ * stays whole (offload keeps it; only what the program returns reaches the client), and a
+ * sign-in an upstream needs fails the call at once, its link kept for the run's answer.
  *
  * The answer is the response as the client would have read it (tool-outcome.ts makes the
  * program's value of it), or the message of the gateway's refusal.
  */
 import { GatewayError } from "../../core/errors";
 import { isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest } from "../../core/jsonrpc";
-import type { CallContext, Handler } from "../../context/call-context";
+import type { CallContext, Handler, SignInElicitation } from "../../context/call-context";
+import { MAX_INNER_RESULT_BYTES } from "./limits";
 import { newCallRecord } from "../../context/call-record";
 import { needsClientMessage } from "./names";
 
@@ -40,16 +44,19 @@ export type InnerCall = {
   readonly outer: JsonRpcRequest;
   /** The run's id, written on each inner call's record. */
   readonly runId: string;
+  /** Told of a sign-in an upstream needs: the link goes to the client with the run's answer. */
+  readonly signIn: (link: SignInElicitation) => void;
 };
 
 /**
  * Runs `name` (as the caller lists it) with `args` (JSON text) through the pipeline.
  *
  * @example
- * const outcome = await callThroughPipeline({ pipeline, ctx, outer, runId }, "alpha___add", '{"a":1,"b":2}', 1);
+ * const step = { pipeline, ctx, outer, runId, signIn };
+ * const outcome = await callThroughPipeline(step, "alpha___add", '{"a":1,"b":2}', 1);
  */
 export async function callThroughPipeline(
-  { pipeline, ctx, outer, runId }: InnerCall,
+  { pipeline, ctx, outer, runId, signIn }: InnerCall,
   name: string,
   args: string,
   seq: number,
@@ -83,7 +90,16 @@ export async function callThroughPipeline(
     asked.abort();
   };
   const signal = AbortSignal.any([ctx.signal, asked.signal]);
-  const inner = { ...ctx, record, emit, signal, cancelsOnClose: true, target: undefined };
+  const inner: CallContext = {
+    ...ctx,
+    record,
+    emit,
+    signal,
+    cancelsOnClose: true,
+    target: undefined,
+    keepWholeBytes: MAX_INNER_RESULT_BYTES,
+    signInNeeded: signIn,
+  };
   const answered = pipeline(inner, { kind: "request", wire: { text: JSON.stringify(message), message } }).then(
     (text): InnerAnswer => ({ ok: true, response: text ?? "null" }),
     (error: unknown): InnerAnswer => {

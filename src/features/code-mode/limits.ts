@@ -20,8 +20,18 @@ export const MAX_TOOL_CALLS_PER_RUN = 50;
 export const MAX_PARALLEL_TOOL_CALLS = 4;
 /** UTF-8 bytes of `console.log` output kept per run; the rest is cut, and the answer says so. */
 export const MAX_LOG_BYTES = 16 * 1024;
-/** UTF-8 bytes of the program's return value, as JSON. */
-export const MAX_RESULT_BYTES = 256 * 1024;
+/**
+ * UTF-8 bytes of the program's return value, as JSON, the gateway takes from the sandbox.
+ * A value over the offload threshold is offloaded as any large result; one over this bound
+ * is refused (it is held in memory whole: the size of an answer offload still holds).
+ */
+export const MAX_RESULT_BYTES = 8 * 1024 * 1024;
+/**
+ * UTF-8 bytes of one tool call's answer a program gets whole: up to this, offload leaves
+ * the result to the program (only what it returns reaches the client); above it the
+ * program gets offload's envelope, as a direct call would (it can return it to the client).
+ */
+export const MAX_INNER_RESULT_BYTES = 4 * 1024 * 1024;
 /** Characters of program text a run takes. */
 export const MAX_CODE_CHARS = 64 * 1024;
 /** UTF-8 bytes of one tool call's arguments, as JSON. */

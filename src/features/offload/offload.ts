@@ -161,6 +161,64 @@ async function compactAnswer(ctx: CallContext, id: JsonRpcId, key: string, store
   });
 }
 
+/** Whether `answer` takes more than `thresholdBytes` bytes of UTF-8. */
+export function isOverThreshold(answer: string, thresholdBytes: number): boolean {
+  // Cheap first: a UTF-16 length that cannot reach the threshold in UTF-8 bytes.
+  return answer.length * 3 > thresholdBytes && byteLength(answer) > thresholdBytes;
+}
+
+/** What `offloadAnswer` stores: a JSON-RPC answer with a result, and whose it is. */
+export type LargeAnswer = {
+  readonly id: JsonRpcId;
+  readonly upstream: string;
+  /** The tool's name as listed (`<upstream>___<tool>`), or the gateway tool that answered. */
+  readonly key: string;
+  readonly answer: string;
+  readonly config: OffloadConfig;
+};
+
+/**
+ * Stores a result too large to return whole in R2 for the caller (`payloadOwner`) and
+ * answers the compact envelope in its place: the start of the data, its inferred
+ * structure, and the ways to read the rest. The offload middleware calls it for an
+ * upstream's result; code mode for a program's returned value.
+ *
+ * @example
+ * if (isOverThreshold(answer, config.thresholdBytes))
+ *   return offloadAnswer(ctx, bucket, { id, upstream, key, answer, config });
+ */
+export async function offloadAnswer(
+  ctx: CallContext,
+  bucket: R2Bucket,
+  { id, upstream, key, answer, config }: LargeAnswer,
+): Promise<string> {
+  const result = (JSON.parse(answer) as { result: JsonObject }).result;
+  const payload = payloadOf(answer, result);
+  const payloadId = newPayloadId();
+  const metadata = payloadMetadata(payloadOwner(ctx), {
+    upstream,
+    tool: key,
+    size: byteLength(payload.text),
+    contentType: payload.contentType,
+    ttlSeconds: config.ttlSeconds,
+  });
+  await putPayload(bucket, payloadId, payload.text, metadata);
+  ctx.record.payloadId = payloadId;
+  // The index lets pointer reads fetch byte ranges instead of the whole payload.
+  const index = payload.contentType === JSON_TYPE ? indexPayloadText(payload.text, metadata.size) : undefined;
+  if (index) await putPayloadIndex(bucket, payloadId, index);
+  return compactAnswer(ctx, id, key, {
+    payloadId,
+    size: metadata.size,
+    contentType: payload.contentType,
+    preview: payload.text.slice(0, config.previewChars),
+    schema: payload.schema,
+    structured: "structuredContent" in result,
+    expiresAt: metadata.expiresAt,
+    array: payload.array,
+  });
+}
+
 export type OffloadOptions = {
   /** Settings under the plan's (the configured OFFLOAD var over the built-in defaults). */
   readonly defaults?: OffloadConfig;
@@ -189,11 +247,13 @@ export function offload({
         const tool = namedAt(ctx.target);
         if (!tool) return next(ctx, request);
         const { upstream, key } = tool;
-        const config = await offloadSettings(ctx.services.kv, defaults, cacheTtlMs);
-        if (!applies(config, key)) return next(ctx, request);
-        const owner = payloadOwner(ctx);
+        const settings = await offloadSettings(ctx.services.kv, defaults, cacheTtlMs);
+        if (!applies(settings, key)) return next(ctx, request);
+        // A code-mode program's call keeps larger results whole (its caller's bound, context/call-context.ts).
+        const thresholdBytes = Math.max(settings.thresholdBytes, ctx.keepWholeBytes ?? 0);
+        const config = { ...settings, thresholdBytes };
         const metadataFor = (size: number, contentType: string) =>
-          payloadMetadata(owner, { upstream, tool: key, size, contentType, ttlSeconds: config.ttlSeconds });
+          payloadMetadata(payloadOwner(ctx), { upstream, tool: key, size, contentType, ttlSeconds: config.ttlSeconds });
 
         // Answers too large to hold are streamed to R2 as they arrive.
         const largeAnswer: LargeAnswerConsumer = {
@@ -220,34 +280,13 @@ export function offload({
           },
         };
         const answer = await next({ ...ctx, largeAnswer }, request);
-        // Cheap first: a UTF-16 length that cannot reach the threshold in UTF-8 bytes.
-        if (answer.length * 3 <= config.thresholdBytes) return answer;
-        const size = byteLength(answer);
-        if (size <= config.thresholdBytes) return answer;
+        if (!isOverThreshold(answer, config.thresholdBytes)) return answer;
         if (!member(answer, rootSpan(answer), "result")) return answer; // errors pass as they are
         if (ctx.record.payloadId !== undefined) {
           if (answer.includes(ctx.record.payloadId)) return answer; // already offloaded while streaming
           delete ctx.record.payloadId; // what was streamed was another request's answer (dropped): this one is offloaded as any other
         }
-        const result = (JSON.parse(answer) as { result: JsonObject }).result;
-        const payload = payloadOf(answer, result);
-        const payloadId = newPayloadId();
-        const metadata = metadataFor(byteLength(payload.text), payload.contentType);
-        await putPayload(bucket, payloadId, payload.text, metadata);
-        ctx.record.payloadId = payloadId;
-        // The index lets pointer reads fetch byte ranges instead of the whole payload.
-        const index = payload.contentType === JSON_TYPE ? indexPayloadText(payload.text, metadata.size) : undefined;
-        if (index) await putPayloadIndex(bucket, payloadId, index);
-        return compactAnswer(ctx, id, key, {
-          payloadId,
-          size: metadata.size,
-          contentType: payload.contentType,
-          preview: payload.text.slice(0, config.previewChars),
-          schema: payload.schema,
-          structured: "structuredContent" in result,
-          expiresAt: metadata.expiresAt,
-          array: payload.array,
-        });
+        return offloadAnswer(ctx, bucket, { id, upstream, key, answer, config });
       },
   );
 }

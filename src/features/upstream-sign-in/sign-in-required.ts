@@ -27,7 +27,7 @@ import {
   type JsonRpcRequest,
   type WireMessage,
 } from "../../core/jsonrpc";
-import type { CallContext } from "../../context/call-context";
+import type { CallContext, SignInElicitation } from "../../context/call-context";
 import { UPSTREAM_ERROR } from "../../upstream/failures";
 import { mintSignInLink, SIGN_IN_LINK_TTL_MS } from "./sign-in-link";
 import { SIGN_IN_FLOW_TTL_MS } from "./authorization-flow";
@@ -76,6 +76,44 @@ function signInData(error: unknown): { upstream: string; challenge: Challenge } 
     : undefined;
 }
 
+/** What a client that cannot be asked reads: the sign-in's message with its link. */
+function instructionsOf(message: string, url: string): string {
+  return `${message.slice(0, -"; then retry.".length)}: ${url} (the link works once, for 10 minutes); then call again.`;
+}
+
+/**
+ * The answer of a call that ran to its end but some of whose inner calls needed the user
+ * to sign in (a code-mode run): the links go to the client as a direct call's would — a
+ * 2026-07-28 client that declared URL elicitation gets `input_required` with one URL-mode
+ * `elicitation/create` per upstream (its retry runs the call again), a 2025 one the
+ * -32042 error, any other client the answer as a tool error followed by each link.
+ *
+ * @example
+ * return links.length > 0 ? signInLinksAnswer(ctx, id, answer, links) : answer;
+ */
+export function signInLinksAnswer(
+  ctx: CallContext,
+  id: JsonRpcId,
+  answer: string,
+  links: readonly SignInElicitation[],
+): string {
+  const elicitations = links.map(({ upstream: _, ...elicitation }) => elicitation);
+  if (asksByUrl(ctx) && ctx.identity.era === "modern") {
+    const keyed = elicitations.map((params, i) => [
+      i === 0 ? SIGN_IN_INPUT_KEY : `${SIGN_IN_INPUT_KEY}-${i + 1}`,
+      { method: "elicitation/create", params },
+    ]);
+    return resultText(id, { resultType: "input_required", inputRequests: Object.fromEntries(keyed) });
+  }
+  const message = elicitations.map((elicitation) => elicitation.message).join(" ");
+  if (asksByUrl(ctx)) throw new GatewayError(200, URL_ELICITATION_REQUIRED, message, { elicitations }, id);
+  const parsed: unknown = JSON.parse(answer);
+  const result = isObject(parsed) && isObject(parsed["result"]) ? parsed["result"] : {};
+  const content = Array.isArray(result["content"]) ? result["content"] : [];
+  const told = links.map((link) => ({ type: "text", text: instructionsOf(link.message, link.url) }));
+  return resultText(id, { ...result, content: [...content, ...told], isError: true });
+}
+
 /**
  * Runs `route`; a sign-in-required failure becomes the question to the user.
  *
@@ -115,9 +153,15 @@ export async function askToSignIn(
       message,
       url,
       elicitationId: nonce,
-      instructions: `${message.slice(0, -"; then retry.".length)}: ${url} (the link works once, for 10 minutes); then call again.`,
+      instructions: instructionsOf(message, url),
       data: { upstream: needed.upstream, reason: "sign-in-required" },
     };
+    if (ctx.signInNeeded && method === "tools/call") {
+      // A code-mode program's call: the link goes to the client with the run's answer (signInLinksAnswer).
+      ctx.signInNeeded({ upstream: needed.upstream, mode: "url", message, url, elicitationId: nonce });
+      const text = `${ask}: the link went to the client (a program cannot open it): run it again once signed in.`;
+      return resultText(id, { content: [{ type: "text", text }], isError: true });
+    }
     const rendezvous = ctx.services.inputRendezvous;
     if (
       asksByUrl(ctx) &&
