@@ -39,6 +39,7 @@ export const CODE_MODE_MODULE = path.join(ROOT, "src", "storage", "code-mode-mod
 export const GUARDRAILS_MODULE = path.join(ROOT, "src", "storage", "guardrails-module.mjs");
 export const APPROVALS_MODULE = path.join(ROOT, "src", "storage", "approvals-module.mjs");
 export const USER_CREDENTIALS_MODULE = path.join(ROOT, "src", "storage", "user-credentials-module.mjs");
+export const SEARCH_MODULE = path.join(ROOT, "src", "storage", "search-module.mjs");
 export const NAMED_SERVERS_MODULE = path.join(ROOT, "src", "storage", "named-servers-module.mjs");
 /**
  * What the module exports: only what src/storage/document-store.ts calls. esbuild leaves out
@@ -140,6 +141,15 @@ export function buildNamedServersModule() {
   return buildModule({ entry, file: NAMED_SERVERS_MODULE, banner: "src/features/named-servers/lazy-entry.ts" });
 }
 
+/**
+ * Builds tool search (src/features/catalog/search-entry.ts: MiniSearch, the stemmer, the
+ * ranking): imported only when a caller searches the catalog (src/storage/search-library.ts).
+ */
+export function buildSearchModule() {
+  const entry = 'export * from "./src/features/catalog/search-entry.ts";';
+  return buildModule({ entry, file: SEARCH_MODULE, banner: "src/features/catalog/search-entry.ts" });
+}
+
 /** Bundles `entry` into `file`, minified; writes it only when its text changed (returns whether it did). */
 async function buildModule({ entry, file, banner, external = [] }) {
   const esbuild = await wranglersEsbuild();
@@ -183,6 +193,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     [APPROVALS_MODULE, buildApprovalsModule],
     [USER_CREDENTIALS_MODULE, buildUserCredentialsModule],
     [NAMED_SERVERS_MODULE, buildNamedServersModule],
+    [SEARCH_MODULE, buildSearchModule],
   ]) {
     const changed = await build();
     console.log(`[lazy-module] ${path.relative(process.cwd(), file) || file} ${changed ? "written" : "up to date"}`);

@@ -8,7 +8,8 @@
  * well bge-small-en-v1.5 ranks real tools, which is not measured here.
  */
 import { describe, expect, it } from "vitest";
-import { catalogsEmbedded, DEFAULT_EMBEDDINGS_MODEL } from "../../src/features/catalog/semantic-ranking";
+import { loadSearch } from "../../src/features/catalog/search";
+import { DEFAULT_EMBEDDINGS_MODEL } from "../../src/features/catalog/semantic-ranking";
 import { initialize, request, type Json, type Vars } from "../helpers/gateway";
 
 /** Concepts of the stand-in's vectors, and words that carry each. */
@@ -57,6 +58,8 @@ describe("ranking by meaning with a stand-in embeddings binding (not Workers AI)
     expect(lexical.tools[0]?.name).not.toBe("echo");
 
     const { calls, binding } = standIn();
+    // The gateway's search is the module loaded on demand: its count, not the source's.
+    const { catalogsEmbedded } = await loadSearch();
     const before = catalogsEmbedded();
     const found = await searchOn({ AI: binding }, TASK);
     expect(found).toMatchObject({ ranking: "lexical+embeddings" });

@@ -138,6 +138,7 @@ describe("the modules wrangler uploads", () => {
       JSON_SCHEMA_MODULE,
       "named-servers-module.mjs",
       OAUTH_MODULE,
+      "search-module.mjs",
       "user-credentials-module.mjs",
       YAML_MODULE,
     ]);

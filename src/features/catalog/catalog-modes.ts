@@ -35,7 +35,7 @@ import { appendListed, keepListed } from "../../core/raw-json-lists";
 import { pathSpan, removeMemberSplice, splice } from "../../core/raw-json";
 import { SYS_PREFIX } from "../../core/names";
 import type { AuthConfig } from "../../config/auth-config";
-import type { CallContext, ClientMessage, Handler } from "../../context/call-context";
+import type { CallContext, ClientMessage, EmbeddingsBinding, Handler } from "../../context/call-context";
 import type { CatalogMode } from "../../policy/persona";
 import { NO_PERSONA } from "../../middleware/authorization";
 import { compactList } from "./compact";
@@ -47,12 +47,12 @@ import {
   DESCRIBE_TOOLS,
   DESCRIBE_TOOLS_DEFINITION,
   MAX_DESCRIBE_NAMES,
+  MAX_QUERY_CHARS,
   MAX_SEARCH_LIMIT,
   SEARCH_TOOLS,
   SEARCH_TOOLS_DEFINITION,
 } from "./definitions";
-import { MAX_QUERY_CHARS, searchCatalog } from "./search-index";
-import { DEFAULT_EMBEDDINGS_MODEL, searchByMeaning, type EmbeddingsBinding } from "./semantic-ranking";
+import { loadSearch } from "./search";
 import { definitionsOf, visibleCatalog, type Catalog } from "./visible-catalog";
 import { withReferencedArguments } from "./arguments-from";
 
@@ -133,9 +133,7 @@ async function search(
     );
   }
   const request = { query, limit, ...(upstream !== undefined ? { upstream } : {}) };
-  const found = ai
-    ? await searchByMeaning(catalog, request, ai, DEFAULT_EMBEDDINGS_MODEL)
-    : searchCatalog(catalog, request);
+  const found = await (await loadSearch()).search(catalog, request, ai);
   fields["matched"] = found.matched;
   if ("ranking" in found) fields["ranking"] = found.ranking;
   if (found.matched === 0) {

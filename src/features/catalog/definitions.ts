@@ -13,6 +13,8 @@ export const CATALOG_TOOLS: ReadonlySet<string> = new Set([SEARCH_TOOLS, CALL_TO
 
 /** Most tools a search answers, and its default. */
 export const MAX_SEARCH_LIMIT = 20;
+/** Longest query a search takes, in characters. */
+export const MAX_QUERY_CHARS = 1_000;
 export const DEFAULT_SEARCH_LIMIT = 5;
 /** Most names one describe call takes. */
 export const MAX_DESCRIBE_NAMES = 50;

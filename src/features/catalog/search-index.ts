@@ -17,6 +17,7 @@ import { isObject } from "../../core/jsonrpc";
 import { splitName } from "../../core/names";
 import type { Catalog, CatalogTool } from "./visible-catalog";
 import { firstSentence } from "./compact";
+import { MAX_QUERY_CHARS } from "./definitions";
 import { identifiedTermsOf, referencedTermsOf, takesReference } from "./references";
 import {
   actionOfName,
@@ -31,8 +32,7 @@ import {
   type TaskQuery,
 } from "./vocabulary";
 
-/** Longest query a search takes, in characters. */
-export const MAX_QUERY_CHARS = 1_000;
+export { MAX_QUERY_CHARS };
 
 /** Field weights: a word of the name says most about what a tool does; `lead` is the description's first sentence. */
 const FIELD_BOOST = { name: 3, title: 2, lead: 1, description: 1, parameters: 0.5, upstream: 1.5 } as const;

@@ -22,9 +22,8 @@ import { isOverThreshold, offloadAnswer } from "../offload/offload";
 import { offloadSettings } from "../offload/offload-settings";
 import { signInLinksAnswer } from "../upstream-sign-in/sign-in-required";
 import { NO_PERSONA } from "../../middleware/authorization";
-import { SEARCH_TOOLS, searchInputSchema } from "../catalog/definitions";
-import { MAX_QUERY_CHARS, searchCatalog } from "../catalog/search-index";
-import { DEFAULT_EMBEDDINGS_MODEL, searchByMeaning } from "../catalog/semantic-ranking";
+import { MAX_QUERY_CHARS, SEARCH_TOOLS, searchInputSchema } from "../catalog/definitions";
+import { loadSearch } from "../catalog/search";
 import { visibleCatalog } from "../catalog/visible-catalog";
 import type { CodeModePlug } from "../catalog/catalog-modes";
 import { loadCodeModeLibrary } from "./library-loader";
@@ -127,9 +126,7 @@ export function codeModeTools(
     const listed = await catalog;
     return declarationsAnswer(request.id, listed, request.params?.["arguments"], async (ranked) => {
       const bounded = { ...ranked, query: ranked.query.slice(0, MAX_QUERY_CHARS) };
-      return (
-        ai ? await searchByMeaning(listed, bounded, ai, DEFAULT_EMBEDDINGS_MODEL) : searchCatalog(listed, bounded)
-      ).tools;
+      return (await (await loadSearch()).search(listed, bounded, ai)).tools;
     });
   });
 }
