@@ -35,6 +35,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { freePort, startGateway } from "../scripts/lib/gateway-process.mjs";
 import { heapAfterGc, heapSnapshot, inspect } from "./lib/inspector.ts";
+import { gatewayMemory } from "./lib/memory.ts";
 import { withProcesses } from "./lib/lifecycle.ts";
 import { startPassthrough } from "./lib/passthrough-process.ts";
 import { saveResult, section, table } from "./lib/report.ts";
@@ -156,7 +157,14 @@ async function startRelays(stops) {
     });
     stops.push(gateway.stop);
     const source = `${snapshot.source} ${snapshot.commit.slice(0, 12)}${snapshot.changes.length ? " with changes" : ""}`;
-    relays.push({ label, url: `${gateway.url}/mcp/raw`, aggregated: `${gateway.url}/mcp`, inspectorPort, source });
+    relays.push({
+      label,
+      pid: gateway.pid,
+      url: `${gateway.url}/mcp/raw`,
+      aggregated: `${gateway.url}/mcp`,
+      inspectorPort,
+      source,
+    });
   };
   await gatewayOf("gateway", values["gateway-dir"]);
   if (values["baseline-dir"]) await gatewayOf("baseline", values["baseline-dir"]);
@@ -168,6 +176,7 @@ async function startRelays(stops) {
   stops.push(pass.stop);
   relays.push({
     label: "forwarding",
+    pid: pass.pid,
     url: `${pass.url}/`,
     aggregated: `${pass.url}/`,
     inspectorPort,
@@ -268,6 +277,7 @@ async function memoryPhase(relays) {
     const inspector = await inspect(relay.inspectorPort);
     try {
       const before = await heapAfterGc(inspector);
+      const rssBefore = gatewayMemory(relay.pid).workerd;
       const snapshots = values["heap-snapshots"] && relay.label !== "forwarding";
       if (snapshots) {
         mkdirSync(values["heap-snapshots"], { recursive: true });
@@ -278,6 +288,8 @@ async function memoryPhase(relays) {
       }
       const { perSecond, failures } = await mixedTraffic(relay, mixedCalls);
       const after = await heapAfterGc(inspector);
+      // The runtime's resident memory beside it: what the allocator keeps of freed buffers shows here, not in the heap.
+      const rss = { beforeBytes: rssBefore, afterBytes: gatewayMemory(relay.pid).workerd };
       if (snapshots)
         writeFileSync(
           path.join(values["heap-snapshots"], `${relay.label}-after.heapsnapshot`),
@@ -287,6 +299,7 @@ async function memoryPhase(relays) {
         beforeBytes: before,
         afterBytes: after,
         growthBytes: after - before,
+        rss,
         perSecond,
         failures,
       };
@@ -342,9 +355,9 @@ function render(result, relays) {
       ),
     ),
     section(
-      `JS heap in use after forced GC, MiB: after ${WARMUP_MIXED_CALLS} warm-up calls, and after ${mixedCalls} mixed calls at ${concurrency} clients (goal: growth <= ${TARGET_HEAP_GROWTH_BYTES / MIB} MiB)`,
+      `JS heap in use after forced GC (and the relay's workerd RSS, for comparison), MiB: after ${WARMUP_MIXED_CALLS} warm-up calls, and after ${mixedCalls} mixed calls at ${concurrency} clients (goal: growth <= ${TARGET_HEAP_GROWTH_BYTES / MIB} MiB)`,
       table(
-        ["relay", "before", "after", "growth", "mixed calls/s", "failed"],
+        ["relay", "before", "after", "growth", "workerd RSS before, after", "mixed calls/s", "failed"],
         relays
           .filter((r) => result.memory[r.label])
           .map((r) => {
@@ -356,6 +369,7 @@ function render(result, relays) {
               mib(m.beforeBytes),
               mib(m.afterBytes),
               `${mib(m.growthBytes)}${verdict(ok)}`,
+              `${mib(m.rss.beforeBytes)}, ${mib(m.rss.afterBytes)}`,
               m.perSecond,
               failed,
             ];
