@@ -8,6 +8,10 @@
  * functions with the most self time, per call.
  *
  *   node bench/profile-call.mjs [--gateway-dir DIR] [--route raw|""] [--calls 2000] [--top 30] [--out FILE.cpuprofile] [--vars JSON] [--minify] [--passthrough]
+ *     [--tool trap] [--args '{"n":1}'] [--warmup 300]
+ *
+ * `--tool huge --args '{"mb":10}' --vars '{"OFFLOAD":{"exclude":["raw___*"]}}' --calls 20 --warmup 5`
+ * profiles the relay of a 10 MiB result (issue 38); `"sse":true` in the args has it answered as SSE.
  *
  * `--passthrough` profiles the same calls through the bare pass-through Worker
  * (bench/passthrough/) instead: the floor any relay Worker pays (its fetch, Response, ...).
@@ -36,7 +40,6 @@ import { startUpstream } from "./lib/upstream-process.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const HARD_LIMIT_MS = 5 * 60_000;
-const WARMUP_CALLS = 300;
 const SAMPLING_INTERVAL_US = 50;
 /** The most time one sample stands for (see selfTimes). */
 const MAX_SAMPLE_US = 10 * SAMPLING_INTERVAL_US;
@@ -63,9 +66,13 @@ const { values } = parseArgs({
     vars: { type: "string", default: "{}" },
     minify: { type: "boolean", default: false },
     passthrough: { type: "boolean", default: false },
+    tool: { type: "string", default: "trap" },
+    args: { type: "string", default: '{"n":1}' },
+    warmup: { type: "string", default: "300" },
   },
 });
 const calls = Number(values.calls);
+const toolArgs = JSON.parse(values.args);
 const hardLimit = setTimeout(() => {
   console.error("[profile] hard limit reached");
   process.exit(1);
@@ -160,8 +167,8 @@ async function startRelay(upstream, snapshot) {
       upstream: "raw",
       via: "passthrough",
       url: `${passthrough.url}/`,
-      tool: "trap",
-      args: { n: 1 },
+      tool: values.tool,
+      args: toolArgs,
     }).catch(async (error) => {
       await passthrough.stop();
       throw error;
@@ -191,8 +198,8 @@ async function startRelay(upstream, snapshot) {
     upstream: "raw",
     via: route ? "gateway" : "gateway-aggregated",
     url: `${gateway.url}/mcp${route ? `/${route}` : ""}`,
-    tool: route ? "trap" : "raw___trap",
-    args: { n: 1 },
+    tool: route ? values.tool : `raw___${values.tool}`,
+    args: toolArgs,
   }).catch(async (error) => {
     await stop();
     throw error;
@@ -271,7 +278,7 @@ try {
   for (let attempt = 1; attempt <= RUNTIME_ATTEMPTS && !times; attempt++) {
     const relay = await startRelay(upstream, snapshot);
     try {
-      for (let i = 0; i < WARMUP_CALLS; i++) await relay.target.call();
+      for (let i = 0; i < Number(values.warmup); i++) await relay.target.call();
       times = await record(relay.target, relay.inspectorPort, snapshot && bundleMap(snapshot.dir));
     } finally {
       await relay.stop().catch(() => {});

@@ -8,6 +8,8 @@
 /** One CDP session: `send(method, params)` resolves with the method's result. */
 export type InspectorSession = {
   readonly send: (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  /** Calls `listener` with the params of every event `method` (HeapProfiler.addHeapSnapshotChunk). */
+  readonly on: (method: string, listener: (params: Record<string, unknown>) => void) => void;
   readonly close: () => void;
 };
 
@@ -33,12 +35,17 @@ export async function inspect(port: number): Promise<InspectorSession> {
     number,
     { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void }
   >();
+  const listeners = new Map<string, ((params: Record<string, unknown>) => void)[]>();
   ws.addEventListener("message", (event) => {
     const message = JSON.parse(String(event.data)) as {
       id?: number;
+      method?: string;
+      params?: Record<string, unknown>;
       result?: Record<string, unknown>;
       error?: { message: string };
     };
+    if (message.method !== undefined)
+      for (const listener of listeners.get(message.method) ?? []) listener(message.params ?? {});
     const waiter = message.id === undefined ? undefined : pending.get(message.id);
     if (!waiter) return;
     pending.delete(message.id!);
@@ -52,6 +59,7 @@ export async function inspect(port: number): Promise<InspectorSession> {
         pending.set(id, { resolve, reject });
         ws.send(JSON.stringify({ id, method, params }));
       }),
+    on: (method, listener) => listeners.set(method, [...(listeners.get(method) ?? []), listener]),
     close: () => ws.close(),
   };
 }
@@ -87,4 +95,37 @@ export function sampleIsolate(session: InspectorSession, intervalMs: number): ()
     await take();
     return peak;
   };
+}
+
+/**
+ * The JavaScript heap in use after collections forced through the inspector (bytes): what
+ * the isolate keeps, garbage left out. workerd's inspector never answers
+ * HeapProfiler.collectGarbage (seen on 2026-11-29 with wrangler 4.156: the call stays
+ * pending, idle or busy), but V8 collects all it can before it takes a heap snapshot; so a
+ * snapshot is taken, `rounds` times (one collection can leave what finalizers or weak
+ * references free only at the next), and dropped.
+ */
+export async function heapAfterGc(session: InspectorSession, rounds = 2): Promise<number> {
+  for (let i = 0; i < rounds; i++) await heapSnapshot(session, false);
+  const usage = await session.send("Runtime.getHeapUsage");
+  return typeof usage.usedSize === "number" ? usage.usedSize : Number.NaN;
+}
+
+let snapshotChunks: string[] | undefined;
+const listening = new WeakSet<InspectorSession>();
+
+/** A heap snapshot (the .heapsnapshot JSON DevTools opens; "" when not `kept`), taken after V8's full collection. */
+export async function heapSnapshot(session: InspectorSession, kept = true): Promise<string> {
+  if (!listening.has(session)) {
+    listening.add(session);
+    session.on("HeapProfiler.addHeapSnapshotChunk", (params) => snapshotChunks?.push(String(params.chunk)));
+    await session.send("HeapProfiler.enable");
+  }
+  snapshotChunks = kept ? [] : undefined;
+  try {
+    await session.send("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
+    return snapshotChunks?.join("") ?? "";
+  } finally {
+    snapshotChunks = undefined;
+  }
 }

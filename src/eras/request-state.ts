@@ -55,8 +55,13 @@ export function requestDigest(route: string, request: Pick<JsonRpcRequest, "meth
   return canonicalDigest([route, request.method, target ?? null, params["arguments"] ?? null]);
 }
 
-/** True for a result text whose `resultType` is `input_required`. */
+/**
+ * True for a result text whose `resultType` is `input_required`. Only a text holding the
+ * literal (as the comparison below needs) is walked: every tools/call answer is asked, and
+ * walking a 10 MiB result took three passes over it in JavaScript (docs/benchmarks.md).
+ */
 export function isInputRequired(text: string): boolean {
+  if (!text.includes('"input_required"')) return false;
   const span = pathSpan(text, ["result", "resultType"]);
   return span !== undefined && text.slice(span.start, span.end) === '"input_required"';
 }

@@ -29,25 +29,47 @@ import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { createdTask, ownTaskList, ownTasksOf, routeTask, TASK_METHODS } from "./tasks";
 import { multiRoundTrip, type RouteRequest } from "../eras/multi-round-trip";
 
-const URI_OWNER_ENTRIES = 10_000;
+/** Resource URIs whose upstream an isolate remembers. */
+export const URI_OWNER_ENTRIES = 10_000;
+/** A longer URI is not remembered: upstreams choose URIs, and a read of one asks every upstream, as any miss does. */
+export const MAX_REMEMBERED_URI_CHARS = 2_048;
+/** Characters of all remembered URIs together (1 or 2 bytes each on V8's heap): about 2 MB at most. */
+export const URI_OWNER_MAX_CHARS = 1_000_000;
 /** MCP's "resource not found". */
 const RESOURCE_NOT_FOUND = -32002;
 
 /** Which upstream listed each resource URI (an isolate cache; a miss asks every upstream). */
 const uriOwners = new Map<string, string>();
+let uriOwnerChars = 0;
+
+/** Remembers `uri`'s owner within the bounds; past either bound the cache starts afresh. */
+function rememberOwner(uri: string, upstream: string): void {
+  if (uri.length > MAX_REMEMBERED_URI_CHARS) return;
+  if (!uriOwners.has(uri)) {
+    if (uriOwners.size >= URI_OWNER_ENTRIES || uriOwnerChars + uri.length > URI_OWNER_MAX_CHARS) {
+      uriOwners.clear();
+      uriOwnerChars = 0;
+    }
+    uriOwnerChars += uri.length;
+  }
+  uriOwners.set(uri, upstream);
+}
 
 /**
  * Records who serves the URIs an upstream listed. Where two upstreams list one URI, the
  * first in UPSTREAMS keeps it, whichever page or list showed it last.
  */
-function rememberUris(ctx: CallContext, upstream: string, items: readonly { uri?: string }[]): void {
+export function rememberUris(
+  ctx: Pick<CallContext, "route">,
+  upstream: string,
+  items: readonly { uri?: string }[],
+): void {
   const rank = (name: string | undefined) => ctx.route.upstreams.findIndex((u) => u.name === name);
   for (const item of items) {
     if (item.uri === undefined) continue;
     const owner = rank(uriOwners.get(item.uri));
     if (owner !== -1 && owner < rank(upstream)) continue;
-    if (uriOwners.size >= URI_OWNER_ENTRIES) uriOwners.clear();
-    uriOwners.set(item.uri, upstream);
+    rememberOwner(item.uri, upstream);
   }
 }
 
@@ -165,7 +187,7 @@ async function routeByUri(
       continue; // an upstream that is down cannot own the URI for this request
     }
     if (!isResourceNotFound(answer)) {
-      if (!pathSpan(answer, ["error"])) uriOwners.set(uri, upstream.name);
+      if (!pathSpan(answer, ["error"])) rememberOwner(uri, upstream.name);
       return answer;
     }
     firstAnswer ??= answer;

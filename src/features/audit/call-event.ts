@@ -5,7 +5,7 @@
  * is queued (features/audit/audit-queue.ts with audit-bounds.ts: never dropped for its size).
  */
 import type { JsonObject } from "../../core/jsonrpc";
-import { elements, member, members, rootSpan, type Span } from "../../core/raw-json";
+import { eachMember, elements, member, skipValue, skipWhitespace, type Span } from "../../core/raw-json";
 import { randomHexId } from "../../core/ids";
 import { SYS_PREFIX } from "../../core/names";
 import type { AuditConfig } from "./audit-config";
@@ -46,17 +46,53 @@ function stringStart(text: string, span: Span): string | undefined {
 
 type Ending = { outcome: AuditOutcome; code?: number; message?: string };
 
-/** How the answer ended: reads only the top of the response and of its result, never the whole text. */
+/**
+ * The members of the object at `at` as spans (`firstWins`: a key's first member, else its
+ * last, as `members(...).find` and `member` read them), and where the object ends.
+ */
+function memberSpans(text: string, at: number, firstWins: boolean): { spans: Map<string, Span>; end: number } {
+  const spans = new Map<string, Span>();
+  const end = eachMember(text, at, (key, start) => {
+    const valueEnd = skipValue(text, start);
+    if (!firstWins || !spans.has(key)) spans.set(key, { start, end: valueEnd });
+    return valueEnd;
+  });
+  return { spans, end };
+}
+
+/**
+ * How the answer ended: reads only the top of the response and of its result, never the
+ * whole text, in one pass over it (walking a 10 MiB result three times was a third of the
+ * gateway's JavaScript relaying it, docs/benchmarks.md): the first `error` and the first
+ * `result` member are walked where they stand, every other value skipped.
+ */
 function endingOf(record: Readonly<CallRecord>, answer: string | undefined): Ending {
   if (record.errorCode !== undefined) return { outcome: "error", code: record.errorCode, message: record.errorMessage };
   if (answer === undefined) return record.failure ? { outcome: "error" } : { outcome: "success" };
   try {
-    const root = rootSpan(answer);
-    const top = members(answer, root);
-    const error = top.find((m) => m.key === "error")?.value;
+    let error: Map<string, Span> | undefined;
+    let result: Map<string, Span> | undefined;
+    let resultSeen = false;
+    const end = eachMember(answer, skipWhitespace(answer, 0), (key, start) => {
+      if (key === "error" && !error) {
+        // Not an object: no outcome can be read (the walk throws, as reading its members did).
+        const read = memberSpans(answer, start, false);
+        error = read.spans;
+        return read.end;
+      }
+      if (key === "result" && !resultSeen) {
+        resultSeen = true;
+        if (answer.charCodeAt(start) !== 0x7b) return skipValue(answer, start);
+        const read = memberSpans(answer, start, true);
+        result = read.spans;
+        return read.end;
+      }
+      return skipValue(answer, start);
+    });
+    if (skipWhitespace(answer, end) !== answer.length) return { outcome: "success" };
     if (error) {
-      const code = member(answer, error, "code");
-      const message = member(answer, error, "message");
+      const code = error.get("code");
+      const message = error.get("message");
       const parsedCode = code ? Number(answer.slice(code.start, code.end)) : Number.NaN;
       return {
         outcome: "error",
@@ -64,12 +100,9 @@ function endingOf(record: Readonly<CallRecord>, answer: string | undefined): End
         ...(message ? { message: stringStart(answer, message) } : {}),
       };
     }
-    const result = top.find((m) => m.key === "result")?.value;
-    if (!result || answer.charCodeAt(result.start) !== 0x7b) return { outcome: "success" };
-    const fields = members(answer, result);
-    const isError = fields.find((m) => m.key === "isError")?.value;
-    if (!isError || answer.slice(isError.start, isError.end) !== "true") return { outcome: "success" };
-    const content = fields.find((m) => m.key === "content")?.value;
+    const isError = result?.get("isError");
+    if (!result || !isError || answer.slice(isError.start, isError.end) !== "true") return { outcome: "success" };
+    const content = result.get("content");
     const first = content && answer.charCodeAt(content.start) === 0x5b ? elements(answer, content)[0] : undefined;
     const text = first && answer.charCodeAt(first.start) === 0x7b ? member(answer, first, "text") : undefined;
     return { outcome: "tool_error", ...(text ? { message: stringStart(answer, text) } : {}) };

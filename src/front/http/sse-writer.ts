@@ -66,7 +66,13 @@ export class SseWriter {
         framed();
         return await this.write(this.frame.subarray(0, length));
       }
-      if (typeof message === "string") return await this.write(sseFrame(message));
+      if (typeof message === "string") {
+        if (/[\r\n]/.test(message)) return await this.write(sseFrame(message));
+        // Larger than the buffer: its own bytes between the prefix and the end, not encoded from a concatenated copy.
+        await this.write(EVENT_PREFIX);
+        await this.write(encoder.encode(message));
+        return await this.write(EVENT_END);
+      }
       // Larger than the buffer: written from the upstream's bytes themselves, free once written.
       await this.write(EVENT_PREFIX);
       await this.write(message.bytes);
