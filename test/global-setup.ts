@@ -30,6 +30,7 @@ import {
   startOperatorIdp,
 } from "./fixtures/operator-idp.ts";
 import { GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, startGithubIdp } from "./fixtures/github-idp.ts";
+import { startClientMetadataServer } from "./fixtures/client-metadata-server.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([
@@ -92,7 +93,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     staticClient: { id: STATIC_CLIENT_ID, secret: STATIC_CLIENT_SECRET },
   });
   // The operator's OpenID Connect provider that users of the gateway's own sign-in log in at (AUTH.signIn).
-  const operatorIdp = await startOperatorIdp();
+  // Its client for the gateway takes the callback at the workerd tests' deployed origin and at a local one
+  // (http://127.0.0.1:8787, as under npm start: test/client-sign-in-loopback-cimd.test.ts).
+  const operatorIdp = await startOperatorIdp([GATEWAY_CALLBACK, "http://127.0.0.1:8787/oauth/sign-in/callback"]);
   project.provide("operatorIdp", {
     issuer: operatorIdp.issuer,
     clientId: GATEWAY_CLIENT_ID,
@@ -106,8 +109,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     clientId: GITHUB_CLIENT_ID,
     clientSecret: GITHUB_CLIENT_SECRET,
   });
+  // Client ID Metadata Documents on loopback over http (client sign-in under npm start).
+  const clientMetadata = await startClientMetadataServer();
+  project.provide("clientMetadataServer", clientMetadata.origin);
   return async () => {
     await Promise.all([
+      clientMetadata.close(),
       operatorIdp.close(),
       githubIdp.close(),
       fastmcp.close(),
