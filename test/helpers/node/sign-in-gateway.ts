@@ -73,12 +73,14 @@ export class ScriptedProvider implements OAuthClientProvider {
   /** Where the browser was sent back to the client (its redirect URI, with the code). */
   callback?: URL;
 
-  constructor(
-    private readonly user: string,
-    private readonly redirect: string,
-    private readonly name: string,
-    clientId?: string,
-  ) {
+  private readonly user: string;
+  private readonly redirect: string;
+  private readonly name: string;
+
+  constructor(user: string, redirect: string, name: string, clientId?: string) {
+    this.user = user;
+    this.redirect = redirect;
+    this.name = name;
     if (clientId !== undefined) this.client = { client_id: clientId };
   }
 
