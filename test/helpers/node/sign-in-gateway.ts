@@ -19,13 +19,13 @@ export type SignInGateway = { url: string; stop: () => Promise<void> };
 export type SignInGatewayOptions = {
   adminToken: string;
   persistTo: string;
-  /** Stored as the persona `signed-in` (users log in with the role `gateway-users`; `admin…` logins `gateway-admins`). */
+  /** Stored as the persona `signed-in`: users have the role `gateway-users` (`admin…` logins `gateway-admins`). */
   persona: Record<string, unknown>;
   vars?: Record<string, unknown>;
   cwd?: string;
 };
 
-/** Starts the provider and the gateway (users of `example.test` may sign in, roles from `groups`), stores the persona. */
+/** Starts the provider and the gateway (example.test users may sign in, roles from `groups`), stores the persona. */
 export async function startSignInGateway(options: SignInGatewayOptions): Promise<SignInGateway> {
   const port = await freePort();
   const idp = await startOperatorIdp([`http://127.0.0.1:${port}/oauth/sign-in/callback`]);
