@@ -9,7 +9,7 @@
  * the access token a client got through the whole flow (test/helpers/node/sign-in-gateway.ts):
  * what sign-in adds to a call once a token is held. Calls are interleaved round-robin after
  * a warm-up; the added median latency over calling the upstream directly is compared
- * with the pass-through's (target: <= 1.1x), with the key cached and the JWKS cached.
+ * with the pass-through's (target: <= 1.1x), with the key, the JWKS and the sign-in token cached.
  *
  *   npm run bench:auth
  *   npm run bench:auth -- --iterations 400 --warmup 50
