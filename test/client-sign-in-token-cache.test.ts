@@ -2,11 +2,12 @@
  * The per-isolate cache of checked sign-in access tokens (features/client-sign-in/token-cache.ts):
  * a token that passed is trusted again for the document cache TTL without the library's KV
  * read, never past its expiry; a grant revoked on this isolate (by its user, or by the
- * client's RFC 7009 request) ends its cached tokens at once; the cache holds at most
- * MAX_CACHED_SIGN_IN_TOKENS. Through the Worker, its users logging in at oidc-provider.
+ * client's RFC 7009 request) ends its cached tokens at once; a cached token opens only its
+ * resource; the cache holds at most MAX_CACHED_SIGN_IN_TOKENS. Through the Worker, its users
+ * logging in at oidc-provider.
  */
 import { env } from "cloudflare:test";
-import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { admin } from "./helpers/auth";
 import { gatewayFetch, post, type Json, type Vars } from "./helpers/gateway";
 import { GATEWAY, signedInToken, signInVars, tokenEndpoint } from "./helpers/client-sign-in";
@@ -23,8 +24,13 @@ const ACCESS_TOKEN_TTL_MS = 60 * 60 * 1000;
 const label = crypto.randomUUID().slice(0, 8);
 let vars: Vars;
 
+const UPSTREAMS = JSON.stringify([
+  { name: "alpha", url: inject("fixtureUrls").alpha },
+  { name: "beta", url: inject("fixtureUrls").beta },
+]);
+
 beforeAll(async () => {
-  vars = signInVars({}, { FILTER_CACHE_TTL_MS: String(LONG_TTL_MS) });
+  vars = signInVars({}, { FILTER_CACHE_TTL_MS: String(LONG_TTL_MS), UPSTREAMS });
   const persona = { roles: ["gateway-users"], allow: ["*"] };
   expect((await admin("PUT", "/personas/signed-in-users", persona, vars)).status).toBe(200);
 });
@@ -40,9 +46,9 @@ const INITIALIZE = {
   method: "initialize",
   params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cache-test", version: "1" } },
 };
-/** An initialize on /mcp: 200 while the token opens the gateway, 401 once it does not. */
-const open = (token: string, withVars: Vars = vars) =>
-  post(`${GATEWAY}/mcp`, INITIALIZE, { vars: withVars, headers: bearer(token) });
+/** An initialize on `path`: 200 while the token opens the gateway there, 401 once it does not. */
+const open = (token: string, withVars: Vars = vars, path = "/mcp") =>
+  post(`${GATEWAY}${path}`, INITIALIZE, { vars: withVars, headers: bearer(token) });
 
 /** Deletes the token's record from KV directly, as a revocation on another isolate would. */
 async function deleteRecordOf(token: string): Promise<void> {
@@ -65,6 +71,14 @@ describe("a checked sign-in token", () => {
     expect((await open(fresh.access_token, uncached)).status).toBe(200);
     await deleteRecordOf(fresh.access_token);
     expect((await open(fresh.access_token, uncached)).status).toBe(401);
+  });
+
+  it("opens only the resource it was issued for: cached on /mcp/alpha, refused on /mcp/beta and /mcp", async () => {
+    const token = await signedInToken(vars, `gus-${label}`, `${GATEWAY}/mcp/alpha`);
+    expect((await open(token.access_token, vars, "/mcp/alpha")).status).toBe(200);
+    expect((await open(token.access_token, vars, "/mcp/alpha")).status).toBe(200);
+    expect((await open(token.access_token, vars, "/mcp/beta")).status).toBe(401);
+    expect((await open(token.access_token, vars, "/mcp")).status).toBe(401);
   });
 
   it("is refused at once when its user revokes the grant on this isolate", async () => {
