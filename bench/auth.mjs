@@ -2,11 +2,14 @@
 /**
  * `npm run bench:auth`: what authentication adds to relaying a small tools/call. Starts
  * the raw upstream, a local JWKS (test/fixtures/jwks-server.ts), the pass-through Worker,
- * and three gateways (`npm start`, from a snapshot of the tree), one per target: AUTH off,
- * and two with API keys and JWTs on (a persona allowing the tool; an API key made through
- * the admin API is sent to one, a JWT signed with the JWKS's key to the other). Calls are interleaved round-robin after
+ * and four gateways (`npm start`, from a snapshot of the tree), one per target: AUTH off,
+ * two with API keys and JWTs on (a persona allowing the tool; an API key made through
+ * the admin API is sent to one, a JWT signed with the JWKS's key to the other), and one
+ * with client sign-in on (AUTH.signIn, users logging in at oidc-provider on loopback), sent
+ * the access token a client got through the whole flow (test/helpers/node/sign-in-gateway.ts):
+ * what sign-in adds to a call once a token is held. Calls are interleaved round-robin after
  * a warm-up; the added median latency over calling the upstream directly is compared
- * with the pass-through's (target: <= 1.1x), with the key cached and the JWKS cached.
+ * with the pass-through's (target: <= 1.1x), with the key, the JWKS and the sign-in token cached.
  *
  *   npm run bench:auth
  *   npm run bench:auth -- --iterations 400 --warmup 50
@@ -22,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { importJWK, SignJWT } from "jose";
 import { freePort, startGateway } from "../scripts/lib/gateway-process.mjs";
 import { startJwksServer } from "../test/fixtures/jwks-server.ts";
+import { signInToken, startSignInGateway } from "../test/helpers/node/sign-in-gateway.ts";
 import { interleavedLatency } from "./lib/load.ts";
 import { startPassthrough } from "./lib/passthrough-process.ts";
 import { hardLimit } from "./lib/hard-limit.ts";
@@ -105,6 +109,15 @@ async function main() {
     };
     const forKey = await guardedGateway("key");
     const forJwt = await guardedGateway("jwt");
+    const signIn = await startSignInGateway({
+      adminToken: ADMIN_TOKEN,
+      persistTo: path.join(state, "sign-in"),
+      persona: { roles: ["gateway-users"], allow: ["raw___*"] },
+      vars: common,
+      cwd: snapshot.dir,
+    });
+    stops.push(signIn.stop);
+    const signedIn = await signInToken(signIn.url, "bench-user", `${signIn.url}/mcp/raw`);
     const passthrough = await startPassthrough(await freePort(), upstream.url);
     stops.push(passthrough.stop);
 
@@ -137,6 +150,12 @@ async function main() {
           via: "gateway",
           url: `${forJwt.url}/mcp/raw`,
           headers: { authorization: `Bearer ${jwt}` },
+        },
+        {
+          name: "gateway, sign-in token",
+          via: "gateway",
+          url: `${signIn.url}/mcp/raw`,
+          headers: { authorization: `Bearer ${signedIn.access_token}` },
         },
       ].map((spec) => openTarget({ ...call, ...spec })),
     );

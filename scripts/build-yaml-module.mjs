@@ -70,7 +70,9 @@ export function buildYamlModule() {
 export function buildOAuthProviderModule() {
   const name = "@cloudflare/workers-oauth-provider";
   return buildModule({
-    entry: `export * from "${name}";`,
+    // With the gateway's view of its namespace for loopback client ids, which only `npm start` uses.
+    entry: `export * from "${name}";
+export { withLoopbackClients } from "./src/features/client-sign-in/loopback-client.ts";`,
     file: OAUTH_PROVIDER_MODULE,
     banner: `${name} ${versionOf(name)} (MIT license)`,
     external: ["cloudflare:workers"],

@@ -36,6 +36,7 @@ import {
   startUserCredentialsUpstream,
 } from "./fixtures/user-credentials-upstream.ts";
 import { GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, startGithubIdp } from "./fixtures/github-idp.ts";
+import { startClientMetadataServer } from "./fixtures/client-metadata-server.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [alpha, beta, raw, names] = await Promise.all([
@@ -107,7 +108,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     exchangeClient: { id: EXCHANGE_CLIENT_ID, secret: EXCHANGE_CLIENT_SECRET },
   });
   // The operator's OpenID Connect provider that users of the gateway's own sign-in log in at (AUTH.signIn).
-  const operatorIdp = await startOperatorIdp();
+  // Its client for the gateway takes the callback at the workerd tests' deployed origin and at a local one
+  // (http://127.0.0.1:8787, as under npm start: test/client-sign-in-loopback-cimd.test.ts).
+  const operatorIdp = await startOperatorIdp([GATEWAY_CALLBACK, "http://127.0.0.1:8787/oauth/sign-in/callback"]);
   project.provide("operatorIdp", {
     issuer: operatorIdp.issuer,
     clientId: GATEWAY_CLIENT_ID,
@@ -121,8 +124,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     clientId: GITHUB_CLIENT_ID,
     clientSecret: GITHUB_CLIENT_SECRET,
   });
+  // Client ID Metadata Documents on loopback over http (client sign-in under npm start).
+  const clientMetadata = await startClientMetadataServer();
+  project.provide("clientMetadataServer", clientMetadata.origin);
   return async () => {
     await Promise.all([
+      clientMetadata.close(),
       operatorIdp.close(),
       userCredentials.close(),
       githubIdp.close(),

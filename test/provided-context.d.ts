@@ -52,6 +52,8 @@ declare module "vitest" {
     };
     /** test/fixtures/operator-idp.ts: the operator's OpenID Connect provider (client sign-in) and the gateway's client there. */
     operatorIdp: { issuer: string; clientId: string; clientSecret: string };
+    /** Origin of test/fixtures/client-metadata-server.ts: `PUT`/`DELETE`/`GET /clients/<tag>`, `GET /count/<tag>`. */
+    clientMetadataServer: string;
     /** test/fixtures/github-idp.ts: github.com and its API on loopback, and the gateway's OAuth app there. */
     githubIdp: { url: string; apiUrl: string; clientId: string; clientSecret: string };
     jwks: {

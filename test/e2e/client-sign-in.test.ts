@@ -12,13 +12,10 @@
  * docs/client-sign-in/ is rewritten with UPDATE_SIGN_IN_SCREENSHOTS=1) and allows.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startGateway } from "../../scripts/lib/gateway-process.mjs";
-import { GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startOperatorIdp } from "../fixtures/operator-idp.ts";
-import { ClientSignInBrowser } from "../helpers/node/client-sign-in-browser.ts";
+import { ScriptedProvider, startSignInGateway, type SignInGateway } from "../helpers/node/sign-in-gateway.ts";
 import { textOf } from "./tool-result.ts";
 import { launchChromium, seriousViolations } from "./console-browser.ts";
 import { createHash } from "node:crypto";
@@ -38,94 +35,19 @@ const DOCS_SCREENSHOTS = path.resolve(
   "client-sign-in",
 );
 
-/** What a client keeps between runs, and the person its browser is. */
-class ScriptedProvider implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = "";
-  code?: string;
-
-  constructor(private readonly user: string) {}
-
-  get redirectUrl(): string {
-    return REDIRECT;
-  }
-  get clientMetadata() {
-    return {
-      client_name: "e2e SDK client",
-      redirect_uris: [REDIRECT],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(client: OAuthClientInformationMixed) {
-    this.client = client;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  /** The person's browser: the provider's login, the gateway's consent, back to the client with a code. */
-  async redirectToAuthorization(url: URL) {
-    const end = await new ClientSignInBrowser(this.user).walk(url.href, REDIRECT);
-    this.code = end.redirect?.searchParams.get("code") ?? undefined;
-    if (!this.code) throw new Error(`no code: ${JSON.stringify(end.page ?? end.redirect?.href)}`);
-  }
-}
-
 describe("an OAuth-only client signing in to the gateway", () => {
-  let idp: Awaited<ReturnType<typeof startOperatorIdp>>;
-  let gateway: Awaited<ReturnType<typeof startGateway>>;
+  let gateway: SignInGateway;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const origin = `http://127.0.0.1:${port}`;
-    idp = await startOperatorIdp([`${origin}/oauth/sign-in/callback`]);
-    const auth = {
-      apiKeys: true,
-      signIn: {
-        issuer: idp.issuer,
-        clientId: "SIGN_IN_CLIENT_ID",
-        clientSecret: "SIGN_IN_CLIENT_SECRET",
-        allowedDomains: ["example.test"],
-        rolesClaim: "groups",
-        scopes: ["groups"],
-      },
-    };
-    const vars = {
-      ADMIN_TOKEN,
-      AUTH: auth,
-      SIGN_IN_CLIENT_ID: GATEWAY_CLIENT_ID,
-      SIGN_IN_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
-    };
-    gateway = await startGateway({ port, vars, persistTo: ".wrangler/e2e-client-sign-in" });
-    const persona = { roles: ["gateway-users"], allow: ["demo___*"] };
-    const put = await fetch(`${gateway.url}/admin/personas/e2e-signed-in`, {
-      method: "PUT",
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify(persona),
-    });
-    expect(put.status).toBe(200);
+    const persona = { roles: ["gateway-users"], allow: ["demo___*"], deny: ["demo___add"] };
+    gateway = await startSignInGateway({ adminToken: ADMIN_TOKEN, persistTo: ".wrangler/e2e-client-sign-in", persona });
   });
   afterAll(async () => {
     await gateway?.stop();
-    await idp?.close();
   });
 
   it("registers, signs the person in, and calls a tool as them", async () => {
-    const provider = new ScriptedProvider("e2e-ada");
+    const provider = new ScriptedProvider("e2e-ada", REDIRECT, "e2e SDK client");
     const url = new URL(`${gateway.url}/mcp`);
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
     await expect(new Client({ name: "e2e-client-sign-in", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(
@@ -141,6 +63,7 @@ describe("an OAuth-only client signing in to the gateway", () => {
     const names = tools.map((tool) => tool.name).filter((name) => !name.startsWith("sys___"));
     expect(names.length).toBeGreaterThan(0);
     expect(names.every((name) => name.startsWith("demo___"))).toBe(true);
+    expect(names, "the persona hides it").not.toContain("demo___add");
     const echo = names.find((name) => name.endsWith("echo")) ?? names[0]!;
     const result = await client.callTool({ name: echo, arguments: { text: "signed in" } });
     expect(result.isError, textOf(result)).not.toBe(true);
@@ -204,7 +127,7 @@ describe("an OAuth-only client signing in to the gateway", () => {
   });
 
   it("lets the person list the client they allowed and revoke it, which ends its tokens at once", async () => {
-    const provider = new ScriptedProvider("e2e-bea");
+    const provider = new ScriptedProvider("e2e-bea", REDIRECT, "e2e SDK client");
     const url = new URL(`${gateway.url}/mcp`);
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
     await expect(new Client({ name: "e2e-client-sign-in", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(

@@ -8,6 +8,7 @@ import { inject } from "vitest";
 import { ClientSignInBrowser, type Decision, type WalkEnd } from "./node/client-sign-in-browser";
 import { gatewayFetch, type Vars } from "./gateway";
 import { ADMIN_TOKEN } from "./auth";
+import { operatorSignIn } from "./operator-sign-in";
 
 /** The gateway as its clients reach it (https: the library refuses an http issuer off loopback). */
 export const GATEWAY = "https://gateway.test";
@@ -20,15 +21,7 @@ export function signInVars(signIn: Record<string, unknown> = {}, more: Vars = {}
   const idp = inject("operatorIdp");
   const auth = {
     apiKeys: true,
-    signIn: {
-      issuer: idp.issuer,
-      clientId: "SIGN_IN_CLIENT_ID",
-      clientSecret: "SIGN_IN_CLIENT_SECRET",
-      allowedDomains: ["example.test"],
-      rolesClaim: "groups",
-      scopes: ["groups"],
-      ...signIn,
-    },
+    signIn: { ...operatorSignIn(idp.issuer), ...signIn },
   };
   return {
     AUTH: JSON.stringify(auth),

@@ -5,7 +5,8 @@
  * signed-in user, whose principal and roles then flow into personas as an API key's do
  * (the roles with those the live role mapping gives now: role-mapping.ts).
  * A token for `/mcp` also opens `/mcp/<upstream>` (as AUTH.jwt's aggregated audience does):
- * the persona decides which upstreams it reaches there.
+ * the persona decides which upstreams it reaches there. A token that passed is kept per
+ * isolate for the document cache TTL, never past its expiry (token-cache.ts).
  */
 import type { AuthConfig } from "../../config/auth-config";
 import type { Caller } from "../../context/call-context";
@@ -13,6 +14,7 @@ import { resourceUrl } from "../../auth/protected-resource";
 import { authorizationServer, isSignedInUser, libraryEnv } from "./authorization-server";
 import { currentRoles } from "./role-mapping";
 import { gatewayConfig } from "../../config/gateway-config";
+import { signInTokens, tokenDigest } from "./token-cache";
 
 /** The library's access tokens are `<user>:<grant>:<secret>`; API keys and JWTs have no colon. */
 export function looksLikeSignInToken(token: string): boolean {
@@ -41,16 +43,35 @@ export function signInTokenCheck(
   const kv = env["GATEWAY_KV"] as KVNamespace | undefined;
   const cacheTtlMs = gatewayConfig(env).documentCacheTtlMs;
   return async (token) => {
-    const server = await authorizationServer(auth, signIn, origin, upstreams);
     const routes = route !== "" && upstreams.includes(route) ? [route, ""] : [""];
-    for (const each of routes) {
-      const valid = await server.validateToken<unknown>(resourceUrl(auth, origin, each), token, libraryEnv(env));
+    const resources = routes.map((each) => resourceUrl(auth, origin, each));
+    const digest = await tokenDigest(token);
+    const cached = signInTokens.get(digest, Date.now());
+    const known = cached && resources.includes(cached.resource) ? cached.user : await check(token, digest, resources);
+    if (!known) return undefined;
+    const { principal, email } = known;
+    return { principal, email, roles: await currentRoles(known, kv, cacheTtlMs), method: "sign-in" };
+  };
+
+  /** The library's check (its KV read of the token's record, the grant decrypted); what passed is kept. */
+  async function check(token: string, digest: string, resources: readonly string[]) {
+    const begun = signInTokens.begin();
+    const server = await authorizationServer(auth, signIn, origin, upstreams);
+    for (const resource of resources) {
+      const valid = await server.validateToken<unknown>(resource, token, libraryEnv(env));
       if (valid && isSignedInUser(valid.props)) {
-        const { principal, email } = valid.props;
-        const roles = await currentRoles(valid.props, kv, cacheTtlMs);
-        return { principal, email, roles, method: "sign-in" };
+        const [, grantId = ""] = token.split(":");
+        const checked = {
+          user: valid.props,
+          userId: valid.userId,
+          grantId,
+          resource,
+          expiresAtMs: valid.expiresAt * 1000,
+        };
+        signInTokens.store(digest, checked, cacheTtlMs, Date.now(), begun);
+        return valid.props;
       }
     }
     return undefined;
-  };
+  }
 }

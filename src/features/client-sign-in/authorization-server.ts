@@ -22,6 +22,7 @@ import { loadOAuthLibrary, type OAuthLibrary } from "../../storage/oauth-library
 import { gatewayConfig } from "../../config/gateway-config";
 import { queueAuditEvents } from "../audit/audit-queue";
 import { grantEvent } from "./grant-audit";
+import { isLoopback } from "../../upstream/oauth/http-options";
 
 /** Where the library's endpoints and the gateway's sign-in pages are. */
 export const AUTHORIZE_PATH = "/oauth/authorize";
@@ -106,6 +107,23 @@ export function libraryEnv(env: Env): Env {
   return { ...env, OAUTH_KV: env["OAUTH_KV"] ?? env["GATEWAY_KV"] };
 }
 
+/** True when the gateway at `origin` runs locally (npm start): the only place an http client id is taken. */
+export function runsLocally(origin: string): boolean {
+  return isLoopback(new URL(origin));
+}
+
+/**
+ * The env of the library's client-facing steps (authorize, consent, token): for a gateway running locally, http
+ * client ids read their metadata documents (loopback-client.ts, in the library's module: only npm start needs it).
+ */
+export async function clientStepsEnv(env: Env, origin: string): Promise<Env> {
+  const base = libraryEnv(env);
+  if (base["OAUTH_KV"] === undefined || !runsLocally(origin)) return base;
+  const { withLoopbackClients, CimdFetchError } = await oauthLibrary();
+  const refuse = async (clientId: string, cause: unknown) => new CimdFetchError(clientId, cause);
+  return { ...base, OAUTH_KV: withLoopbackClients(base["OAUTH_KV"] as KVNamespace, refuse) };
+}
+
 /** The namespace the library keeps grants in (and the index of their users: grants.ts). */
 export function libraryKv(env: Env): KVNamespace {
   const kv = libraryEnv(env)["OAUTH_KV"];
@@ -167,7 +185,7 @@ export async function oauthApi(
   origin: string,
   upstreams: readonly string[],
 ): Promise<OAuthHelpers> {
-  return (await authorizationServer(auth, signIn, origin, upstreams)).getOAuthApi(libraryEnv(env));
+  return (await authorizationServer(auth, signIn, origin, upstreams)).getOAuthApi(await clientStepsEnv(env, origin));
 }
 
 export type { AuthRequest, OAuthAuthorizationServer, OAuthHelpers };

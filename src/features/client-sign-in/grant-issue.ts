@@ -9,6 +9,7 @@ import type { AuthRequest, OAuthHelpers, SignedInUser } from "./authorization-se
 import { GRANT_TTL_S } from "./authorization-server";
 import { auditGrant, type GrantAuditSink } from "./grant-audit";
 import { indexUser, libraryUserId, type GrantMetadata } from "./grants";
+import { forgetSignInTokens } from "./token-cache";
 
 export type IssueOptions = {
   readonly oauth: OAuthHelpers;
@@ -29,6 +30,8 @@ export async function issueGrant({ oauth, kv, issuer, request, user, by, audit }
   const metadata: GrantMetadata = { email: user.email, principal: user.principal, clientName };
   const scope = request.scope;
   const { redirectTo } = await oauth.completeAuthorization({ request, userId, metadata, scope, props: user });
+  // The library revoked the user's earlier grants to this client: their tokens checked here go too.
+  forgetSignInTokens(userId);
   try {
     await indexUser(kv, userId, user, GRANT_TTL_S);
   } catch (error) {

@@ -5,11 +5,12 @@
  * what may be shown (never a token: the library's summary holds none) and keeps a small
  * index of signed-in users so an operator can list every user's grants without knowing the
  * library's ids. Revoking a grant deletes it with every access and refresh token of it, so
- * the client's next call is refused at once (the tokens are read from KV at each use).
+ * the client's next call is refused at once (this isolate drops its checked copies: token-cache.ts).
  */
 import type { OAuthHelpers } from "./authorization-server";
 import type { SignedInUser } from "./authorization-server";
 import { isObject } from "../../core/jsonrpc";
+import { forgetSignInTokens } from "./token-cache";
 
 /** KV prefix of the index of signed-in users (beside the library's `grant:`/`token:`/`client:` keys). */
 export const USER_INDEX_PREFIX = "client-sign-in/user/";
@@ -90,6 +91,7 @@ export async function revokeUserGrant(
   const grant = (await userGrants(oauth, userId)).find((each) => each.id === grantId);
   if (!grant) return undefined;
   await oauth.revokeGrant(grant.id, userId);
+  forgetSignInTokens(userId, grant.id);
   return grant;
 }
 

@@ -26,12 +26,13 @@ import {
   authorizationServer,
   IDP_CALLBACK_PATH,
   isSignedInUser,
-  libraryEnv,
+  clientStepsEnv,
   libraryKv,
   oauthApi,
   oauthLibrary,
   REGISTER_PATH,
   resourcesOf,
+  runsLocally,
   TOKEN_PATH,
   type AuthRequest,
   type OAuthHelpers,
@@ -56,6 +57,9 @@ const MAX_CONSENT_FORM_BYTES = 16 * 1024;
 const CONSENT_TTL_MS = 10 * 60_000;
 const CONSENT_PURPOSE = "client-sign-in-consent";
 const FORM_TYPE = "application/x-www-form-urlencoded";
+const HTTP_CLIENT_ID_REFUSED =
+  "This app's client id is an http:// URL. Its metadata document must be served over https " +
+  "(http only on this computer, while the gateway runs locally with npm start).";
 
 type Bindings = { GATEWAY_KV?: KVNamespace; AUDIT_QUEUE?: Queue; [binding: string]: unknown };
 type SignInContext = Context<{ Bindings: Bindings }>;
@@ -93,6 +97,9 @@ function isLoginData(value: unknown): value is LoginData {
 
 /** GET /oauth/authorize: the client's request checked by the library, then the browser to the provider. */
 async function authorize(c: SignInContext, on: On): Promise<Response> {
+  const clientId = new URL(c.req.url).searchParams.get("client_id") ?? "";
+  if (clientId.startsWith("http://") && !runsLocally(on.origin))
+    return stopPage(400, "App not verified", HTTP_CLIENT_ID_REFUSED);
   const oauth = await oauthApi(c.env, on.auth, on.signIn, on.origin, on.upstreams);
   const request = await oauth.parseAuthRequest(c.req.raw);
   if (on.signIn.provider === "cloudflare-access") {
@@ -242,8 +249,9 @@ export function addClientSignInRoutes(app: Hono<{ Bindings: Bindings }>): void {
   };
   const libraryFor = async (c: SignInContext, on: On) => {
     const server = await authorizationServer(on.auth, on.signIn, on.origin, on.upstreams);
+    const env = await clientStepsEnv(c.env, on.origin);
     return (request: Request) =>
-      server.fetch(request, libraryEnv(c.env), c.executionCtx as Parameters<OAuthAuthorizationServer["fetch"]>[2]);
+      server.fetch(request, env, c.executionCtx as Parameters<OAuthAuthorizationServer["fetch"]>[2]);
   };
   const library = when(async (c, on) => (await libraryFor(c, on))(c.req.raw));
   app.post(

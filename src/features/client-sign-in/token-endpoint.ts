@@ -4,12 +4,14 @@
  * client id that may be a URL), and handed to the library; a refresh the library refuses
  * is an audit event. The event names the user and the grant when the refresh token names a
  * user the gateway knows (its first two fields, `<user>:<grant>:`, are identifiers; the
- * third, the secret, is never read into anything) and the OAuth error the client got.
+ * third, the secret, is never read into anything) and the OAuth error the client got. A
+ * revocation (RFC 7009) drops this isolate's checked copies of the grant's tokens.
  */
 import { readTextUpTo } from "../../core/bounded-text";
 import { isObject } from "../../core/jsonrpc";
 import { auditGrant, UNKNOWN_USER, type GrantAuditSink } from "./grant-audit";
 import { USER_INDEX_PREFIX } from "./grants";
+import { forgetSignInTokens } from "./token-cache";
 
 /** The largest token request read; a larger one is refused (413) before the library sees it. */
 export const MAX_TOKEN_FORM_BYTES = 64 * 1024;
@@ -47,6 +49,9 @@ export async function tokenEndpoint({ request, library, kv, audit }: TokenEndpoi
   }
   const answer = await library(new Request(request, { body: text }));
   const form = new URLSearchParams(text);
+  const revoked = form.get("grant_type") === null ? form.get("token")?.split(":") : undefined;
+  // An RFC 7009 revocation: this isolate's checked copies of the grant's tokens go at once (token-cache.ts).
+  if (revoked?.length === 3) forgetSignInTokens(revoked[0]!, revoked[1]);
   if (answer.status === 200 || form.get("grant_type") !== "refresh_token" || !audit.enabled) return answer;
   const said: unknown = await answer
     .clone()

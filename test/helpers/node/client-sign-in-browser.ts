@@ -16,12 +16,13 @@ export type Decision = "allow" | "deny" | "look";
 export type WalkEnd = { redirect?: URL; page?: { status: number; text: string; url: string } };
 
 export class ClientSignInBrowser extends SignInBrowser {
-  constructor(
-    private readonly user: string,
-    private readonly decision: Decision = "allow",
-    send?: BrowserSend,
-  ) {
+  private readonly user: string;
+  private readonly decision: Decision;
+
+  constructor(user: string, decision: Decision = "allow", send?: BrowserSend) {
     super(send);
+    this.user = user;
+    this.decision = decision;
   }
 
   /** Opens `url` and goes on until the browser is sent to `stopAt` or stops on a page. */

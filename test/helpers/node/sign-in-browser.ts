@@ -18,7 +18,12 @@ export type BrowserSend = (
 export class SignInBrowser {
   private readonly jar = new Map<string, Map<string, string>>();
 
-  constructor(private readonly send: BrowserSend = (href, init) => fetch(href, { ...init, redirect: "manual" })) {}
+  private readonly send: BrowserSend;
+
+  // Fields assigned by hand, not parameter properties: Node runs this file stripped of types (bench:auth).
+  constructor(send: BrowserSend = (href, init) => fetch(href, { ...init, redirect: "manual" })) {
+    this.send = send;
+  }
 
   private cookieHeader(url: URL): Record<string, string> {
     const cookies = this.jar.get(url.host);
