@@ -23,6 +23,7 @@ type Account = {
   secretListError?: string;
   bundleBytes?: number;
   moduleBytes?: Record<string, number>;
+  deployError?: string;
 };
 type Call = { args: string[]; secretNames?: string[]; secretsFileMode?: string };
 
@@ -217,11 +218,31 @@ describe("npm run deploy", () => {
     expect(within.status, within.output).toBe(0);
     expect(within.calls.map(commandOf)).toEqual([expect.stringMatching(/^deploy --dry-run --outdir /)]);
     expect(within.output).toMatch(/a real deploy would stop here/);
-    expect(within.output).toMatch(/bundle: 100\.0 KiB main module \(budget 640 KiB\)/);
+    expect(within.output).toMatch(/bundle: 100\.0 KiB main module \(budget 625 KiB\)/);
 
     const over = run({ ...FRESH, bundleBytes: 2000 * 1024 }, ["--dry-run", "--bundle-budget-kib", "1000"]);
     expect(over.status).toBe(1);
     expect(over.output).toMatch(/the main module is 2000\.0 KiB, over its budget of 1000 KiB/);
+  });
+
+  it("says whether code mode's Worker Loader is bound, and why a deploy the account refuses for it failed", () => {
+    const dry = run({ ...FRESH, loggedIn: false }, ["--dry-run"]);
+    expect(dry.status, dry.output).toBe(0);
+    expect(dry.output).toMatch(/code mode: on \(a Worker Loader is bound as LOADER\)/);
+
+    writeUpstreams([{ name: "docs", url: "https://mcp.example.com/mcp" }]);
+    const words = "binding LOADER of type worker_loader is not enabled for this account [code: 10021]";
+    const refused = run({ ...FRESH, deployError: words }, ["--generate-secrets"]);
+    expect(refused.status).toBe(1);
+    expect(refused.output).toContain(words);
+    expect(refused.output).toMatch(/account may not have the Worker Loader that code mode uses/);
+    // The generated secrets' file is gone even though the deploy failed.
+    const deploy = refused.calls.at(-1)!;
+    expect(existsSync(deploy.args[deploy.args.indexOf("--secrets-file") + 1]!)).toBe(false);
+
+    writeFileSync(config, readFileSync(config, "utf8").replace(/^\[\[worker_loaders\]\]\nbinding = "LOADER"$/m, ""));
+    const off = run({ ...FRESH, loggedIn: false }, ["--dry-run"]);
+    expect(off.output).toMatch(/code mode: off \(no \[\[worker_loaders\]\] binding named LOADER\)/);
   });
 
   it("--dry-run holds the main module and everything uploaded to budgets of their own, source maps not counted", () => {
@@ -235,7 +256,7 @@ describe("npm run deploy", () => {
     const within = run(split, ["--dry-run"]);
     expect(within.status, within.output).toBe(0);
     expect(within.output).toMatch(
-      /bundle: 500\.0 KiB main module \(budget 640 KiB\); 600\.0 KiB uploaded in all \(budget 1080 KiB\): index\.js 500\.0, yaml-module\.mjs 100\.0/,
+      /bundle: 500\.0 KiB main module \(budget 625 KiB\); 600\.0 KiB uploaded in all \(budget 1180 KiB\): index\.js 500\.0, yaml-module\.mjs 100\.0/,
     );
 
     const over = run(split, ["--dry-run", "--upload-budget-kib", "550"]);
