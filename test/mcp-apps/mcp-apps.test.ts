@@ -3,10 +3,13 @@
  * each declare the tool `show_board` whose `_meta.ui.resourceUri` is the same
  * `ui://board/app.html`, each serving its own HTML there. On /mcp each tool points at a URI
  * of its own (`ui://<upstream>___board/app.html`), listed and readable under exactly that
- * URI, and neither hides the other; on /mcp/<upstream> the URI is the upstream's own. For a
- * 2025 session and a 2026-07-28 client alike, through the Worker.
+ * URI, and neither hides the other; on /mcp/<upstream> the URI is the upstream's own; on a
+ * named server that picks one upstream's app tool and resource, the app is shown and read as
+ * on /mcp and the other upstream's is not readable. For a 2025 session and a 2026-07-28
+ * client alike, through the Worker.
  */
-import { describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { ADMIN_VARS, admin } from "../helpers/admin";
 import { initialize, request, type Json, type Vars } from "../helpers/gateway";
 import { modern } from "../helpers/modern";
 
@@ -16,7 +19,18 @@ const UPSTREAMS = [
   { name: "appa", url: `${origin}/a${label}/mcp` },
   { name: "appb", url: `${origin}/b${label}/mcp` },
 ];
-const VARS: Vars = { UPSTREAMS: JSON.stringify(UPSTREAMS) };
+const VARS: Vars = { ...ADMIN_VARS, UPSTREAMS: JSON.stringify(UPSTREAMS) };
+const SERVER = `apps-${label}`;
+
+beforeAll(async () => {
+  // The server picks appb's app tool (renamed) and the resource it points at, by the upstream's own URI.
+  const document = {
+    tools: [{ pick: "appb___show_board", alias: "board" }],
+    resources: ["appb___ui://board/app.html"],
+  };
+  const saved = await admin("PUT", `/servers/${SERVER}`, document, { vars: VARS });
+  expect(saved.status, await saved.clone().text()).toBe(201);
+});
 
 type Era = (path: string, method: string, params?: Record<string, unknown>) => Promise<Json>;
 
@@ -59,5 +73,16 @@ describe.each([
     const uri = appUriOf(await era("/mcp/appb", "tools/list"), "show_board");
     expect(uri).toBe("ui://board/app.html");
     expect((await read(era, "/mcp/appb", uri)).text).toContain(`board of b${label}`);
+  });
+
+  it("on a named server: the picked app shown and read as on /mcp, the other upstream's not readable", async () => {
+    const path = `/mcp/servers/${SERVER}`;
+    const era = await eraFor(path);
+    const uri = appUriOf(await era(path, "tools/list"), "board");
+    expect(uri).toBe("ui://appb___board/app.html");
+    expect(await read(era, path, uri)).toMatchObject({ uri, text: `<html><body>board of b${label}</body></html>` });
+    const other = await era(path, "resources/read", { uri: "ui://appa___board/app.html" });
+    expect(other.result?.contents, JSON.stringify(other)).toBeUndefined();
+    expect(other.error, JSON.stringify(other)).toBeDefined();
   });
 });

@@ -20,11 +20,24 @@ import { compileServer, type CompiledServer, type NamePicks } from "./picks";
 import type { MainParts } from "./main-parts";
 import { mcpAliases } from "./mcp-aliases";
 import type { OverridesDocument } from "../shaping/overrides-document";
+import { appUriTarget } from "../../relay/app-resource-uris";
 
 /** MCP's "resource not found". */
 const RESOURCE_NOT_FOUND = -32002;
 
 type Request = WireMessage<JsonRpcRequest>;
+
+/**
+ * Whether `server` serves the resource a client of the route knows as `uri`: an MCP App's
+ * URI as the route shows it (`ui://<upstream>___<rest>`, relay/app-resource-uris.ts) is
+ * judged as its upstream's own URI, which is what a pick names; any other by the upstream
+ * this isolate saw serve it.
+ */
+function servesShown(server: CompiledServer, main: MainParts, uri: string | undefined, name?: string): boolean {
+  const app = uri === undefined ? undefined : appUriTarget(uri);
+  if (app) return server.servesResource(app.upstream, app.uri, name);
+  return server.servesResource(uri && main.uriOwner(uri), uri, name);
+}
 
 /** The list `text` with each entry `picks` knows renamed to its alias and retitled. */
 function renameListed(ctx: CallContext, method: string, text: string, picks: NamePicks): string {
@@ -57,8 +70,7 @@ function shapeResources(
 ): string {
   const refused = new Set<number>();
   for (const entry of listedEntries(ctx.route, method, text))
-    if (!server.servesResource(entry.uri && main.uriOwner(entry.uri), entry.uri, entry.name))
-      refused.add(entry.span.start);
+    if (!servesShown(server, main, entry.uri, entry.name)) refused.add(entry.span.start);
   return refused.size === 0 ? text : keepListed(text, key, (_name, item) => !refused.has(item.start));
 }
 
@@ -175,7 +187,7 @@ export async function serveServer(
     case "resources/subscribe":
     case "resources/unsubscribe": {
       const uri = params?.["uri"];
-      if (typeof uri === "string" && !compiled.servesResource(main.uriOwner(uri), uri, undefined))
+      if (typeof uri === "string" && !servesShown(compiled, main, uri))
         throw main.error(200, RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri }, id);
       return pass();
     }
