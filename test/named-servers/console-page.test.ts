@@ -101,6 +101,29 @@ describe("the Servers page", () => {
     expect((await admin("GET", `/servers/${name}`)).status).toBe(404);
   });
 
+  it("stores back what the form does not edit: descriptions, globs, prompts and resources", async () => {
+    const name = fresh("kept");
+    const stored = {
+      title: "Kept",
+      tools: [{ pick: "alpha___echo", alias: "say", description: "Says it." }, "beta___*", "gone___tool"],
+      prompts: [{ pick: "alpha___greet", alias: "hello" }],
+      resources: ["alpha___alpha://info"],
+    };
+    expect((await admin("PUT", `/servers/${name}`, stored)).status).toBe(201);
+    const { html, fields, row } = await editorForm(name);
+    expect(html).toContain("4 other picks");
+    // The cost counts the exact pick and every tool the glob picks.
+    const betaTools = [...row.keys()].filter((key) => key.startsWith("beta___")).length;
+    expect(betaTools).toBeGreaterThan(0);
+    expect(html).toMatch(
+      new RegExp(`<li id="server-cost"[^>]*>[^<]*<strong>\\d+</strong> tokens\\s+\\(${1 + betaTools} tools`),
+    );
+    const echo = row.get("alpha___echo")!;
+    const untouched = { ...fields, title: "Kept", [`p${echo}`]: "on", [`a${echo}`]: "say" };
+    expect((await consolePost(`/servers/${name}`, untouched, session)).status).toBe(303);
+    expect(await (await admin("GET", `/servers/${name}`)).json()).toEqual(stored);
+  });
+
   it("refuses a save whose ETag is stale, saying so", async () => {
     const name = fresh("stale");
     const { fields } = await editorForm(name);
