@@ -41,6 +41,7 @@ import { mountConsole, type ConsolePage } from "./admin/console/index";
 import { registerOverview } from "./features/console/overview";
 import { registerUpstreams } from "./features/console/upstreams";
 import { registerTools } from "./features/console/tools";
+import { registerServersPage } from "./features/named-servers/console-routes";
 import { registerFilters } from "./features/filters/filters-page";
 import { registerPersonas } from "./features/console/personas";
 import { registerApiKeys } from "./features/console/api-keys";
@@ -134,6 +135,7 @@ const CONSOLE_PAGES: readonly ConsolePage[] = [
   registerShaping,
   registerGuardrailsPage,
   registerApprovalsPage,
+  registerServersPage,
   registerPins,
   registerClientGrants,
 ];

@@ -22,6 +22,7 @@ const PAGES = [
   "/audit",
   "/shaping",
   "/approvals",
+  "/servers",
   "/pins",
   "/client-grants",
 ];
@@ -35,6 +36,7 @@ const NAV = [
   "Audit",
   "Shaping",
   "Approvals",
+  "Servers",
   "Pins",
 ];
 const PERSONA = { name: "csrf-probe", roles: "probe", allow: "alpha___*", deny: "" };

@@ -26,6 +26,7 @@ export const PAGES: readonly (readonly [string, string])[] = [
   ["/shaping", "Shaping"],
   ["/guardrails", "Guardrails"],
   ["/approvals", "Approvals"],
+  ["/servers", "Servers"],
   ["/pins", "Pins"],
   ["/client-grants", "Client grants"],
 ];

@@ -27,6 +27,8 @@ export type CatalogEntry = {
   readonly key: string;
   readonly title?: string;
   readonly description?: string;
+  /** A tool's definition as the upstream lists it (the Servers page estimates its list's tokens from it). */
+  readonly definition?: JsonObject;
 };
 
 /** One upstream's lists, or why they could not be read. */
@@ -108,6 +110,7 @@ export async function upstreamCatalog(upstream: UpstreamConfig, env: ConsoleBind
           key: kind === "resource" ? name : `${upstream.name}___${name}`,
           ...(typeof item["title"] === "string" ? { title: item["title"] } : {}),
           ...(typeof item["description"] === "string" ? { description: item["description"] } : {}),
+          ...(kind === "tool" ? { definition: item } : {}),
         });
       }
       cursor = typeof listed.result["nextCursor"] === "string" ? listed.result["nextCursor"] : undefined;

@@ -21,3 +21,4 @@ export const NO_PICKS: NamedServer = { tools: [], prompts: [], resources: [] };
 export function serverUpstreams(server: NamedServer, all: readonly UpstreamConfig[]): UpstreamConfig[] {
   return compileServer(server).upstreams(all);
 }
+export { saveServerFromConsole, serverEditor, serversPage } from "./console-page";
