@@ -11,6 +11,13 @@
 
 /** A refresh not done after this long (its request went away) no longer holds others to the stale copy. */
 const REFRESH_GIVE_UP_MS = 5_000;
+/**
+ * Keys whose copies one kind keeps at most: past it the oldest copy is dropped. Most keys are
+ * the operator's documents, but some are named by a request (a named server's, from its URL),
+ * and a copy is kept of a document that is absent too: without a bound, requests for made-up
+ * names would grow the isolate's memory without end.
+ */
+export const MAX_COPIES = 4_096;
 
 type Copy<T> = { readonly at: number; readonly value: T };
 
@@ -42,7 +49,7 @@ export class IsolateCopies<T> {
     const generation = this.generations.get(key) ?? 0;
     try {
       const value = await read();
-      if ((this.generations.get(key) ?? 0) === generation) this.copies.set(key, { at: Date.now(), value });
+      if ((this.generations.get(key) ?? 0) === generation) this.keep(key, value);
       return value;
     } finally {
       if (refresher && this.refreshing.get(key) === now) this.refreshing.delete(key);
@@ -52,6 +59,18 @@ export class IsolateCopies<T> {
   /** Keeps `value` as the copy of `key` (this isolate wrote it); a read under way does not replace it. */
   remember(key: string, value: T): void {
     this.forget(key);
+    this.keep(key, value);
+  }
+
+  /** Stores the copy of `key`, dropping the oldest key's when MAX_COPIES are kept. */
+  private keep(key: string, value: T): void {
+    if (!this.copies.has(key) && this.copies.size >= MAX_COPIES) {
+      const oldest = this.copies.keys().next();
+      if (!oldest.done) {
+        this.copies.delete(oldest.value);
+        this.refreshing.delete(oldest.value);
+      }
+    }
     this.copies.set(key, { at: Date.now(), value });
   }
 
