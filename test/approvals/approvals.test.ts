@@ -14,7 +14,8 @@ import { readSse } from "../../src/core/sse";
 import type { HeldCall } from "../../src/context/object-rpc";
 import { recordingQueue } from "../helpers/audit";
 import { admin, authVars, makeKey } from "../helpers/auth";
-import { gatewayFetch, initialize, post, request, type Json, type Vars } from "../helpers/gateway";
+import { answer, gatewayFetch, initialize, post, request, type Json, type Vars } from "../helpers/gateway";
+import { inexactNumber } from "../../src/features/approvals/digest";
 import { modern } from "../helpers/modern";
 
 const RULE = {
@@ -313,6 +314,75 @@ describe("a 2025 client", () => {
     expect(value).toMatch(LINK);
     expect(value).not.toContain("alpha: pay 22");
     expect(heldId(await modernEcho(carol, "pay 22"))).toBe(LINK.exec(value)?.[1]);
+  });
+});
+
+describe("an approval bound to the exact call", () => {
+  it("tells numbers a parse keeps apart from those it does not, outside strings only", () => {
+    for (const kept of [
+      '{"n":0.1}',
+      '{"n":-12.5e3,"m":0.000}',
+      '{"n":123000000000000000000000}',
+      '{"s":"9007199254740993"}',
+    ])
+      expect(inexactNumber(kept), kept).toBeUndefined();
+    expect(inexactNumber('{"s":"a\\"9007199254740993","n":1}')).toBeUndefined();
+    expect(inexactNumber('{"to":9007199254740993}')).toBe("9007199254740993");
+    expect(inexactNumber("[1,0.10000000000000001]")).toBe("0.10000000000000001");
+    expect(inexactNumber('{"n":1e400}')).toBe("1e400");
+    expect(inexactNumber('{"n":-1e-400}')).toBe("-1e-400");
+  });
+
+  it("is not asked for arguments whose numbers it could not tell apart: 2^53 + 1 is refused, not held", async () => {
+    await putRules([RULE]);
+    const { session } = await initialize("/mcp", { vars: VARS, headers: carol.headers });
+    const call = (to: string) =>
+      `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"alpha___echo","arguments":{"text":"pay 40","to":${to}}}}`;
+    const refused = await answer(
+      await post("/mcp", call("9007199254740993"), { session, vars: VARS, headers: carol.headers }),
+    );
+    expect(refused.result.isError).toBe(true);
+    expect(refused.result.content[0].text).toContain("the number 9007199254740993");
+    expect(refused.result.content[0].text).not.toMatch(LINK);
+    // A number a parse keeps exactly is held as any call.
+    const held = await modern(
+      "/mcp",
+      "tools/call",
+      { name: "alpha___echo", arguments: { text: "pay 40", to: 12345 } },
+      { vars: VARS, headers: carol.headers },
+    );
+    expect(heldId(held)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("is not used up by a call refused for another reason (a task under result rules)", async () => {
+    const mask = { name: "mask", action: "redact", detectors: ["personal"], on: ["result"], upstreams: ["alpha"] };
+    await putRules([RULE, mask]);
+    const id = heldId(await modernEcho(carol, "pay 41"));
+    expect((await decide(alice, id, "approve")).status).toBe(200);
+    const withTask = await modern(
+      "/mcp",
+      "tools/call",
+      { name: "alpha___echo", arguments: { text: "pay 41" }, task: { ttl: 60_000 } },
+      { vars: VARS, headers: carol.headers },
+    );
+    expect(withTask.result.content[0].text).toContain("call the tool without a task");
+    const ran = await modernEcho(carol, "pay 41");
+    expect(ran.result.isError, JSON.stringify(ran)).toBeFalsy();
+    expect(ran.result.content[0].text).toBe("alpha: pay 41");
+  });
+
+  it("in a program of a client that declared URL elicitation, the inner call's error names the link", async () => {
+    await putRules([RULE]);
+    const code = 'try { return await tools.alpha.echo({ text: "pay 42" }); } catch (e) { return String(e.message); }';
+    const run = await modern(
+      "/mcp?catalog=code",
+      "tools/call",
+      { name: "sys___run_code", arguments: { code } },
+      { vars: VARS, headers: carol.headers, capabilities: { elicitation: { url: {} } } },
+    );
+    const value = JSON.parse(run.result.content[0].text) as string;
+    expect(value).toMatch(LINK);
+    expect(LINK.exec(value)?.[1]).toBe(heldId(await modernEcho(carol, "pay 42")));
   });
 });
 

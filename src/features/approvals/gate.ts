@@ -12,6 +12,7 @@
  * - denied, or approved too long ago: a tool error saying so; the next attempt asks anew.
  */
 import { resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
+import { pathSpan } from "../../core/raw-json";
 import type { CallContext } from "../../context/call-context";
 import type { CallApprovalRpc, HeldCall } from "../../context/object-rpc";
 import type { ApprovalNeed, GuardScope } from "../guardrails/guard-call";
@@ -19,7 +20,7 @@ import { redactParameters } from "../audit/redact-parameters";
 import { secretKeyMatcher } from "../audit/secret-keys";
 import { answerWithLink } from "../upstream-sign-in/link-answer";
 import { approvalEvent, auditApproval, type ApprovalEventKind } from "./approval-events";
-import { callDigest, TooDeepArgumentsError } from "./digest";
+import { callDigest, EXACT_DECIMAL_DIGITS, inexactNumber, TooDeepArgumentsError } from "./digest";
 import { indexHeldCall } from "./desk";
 
 /** How long a 2025 client's call waits for its decision on an open stream before it is answered with the link. */
@@ -84,6 +85,15 @@ export async function holdForApproval(
         "APPROVALS binding to hold it in; an operator must add it (wrangler.toml). Nothing was sent to the upstream.",
     );
   const args = request.message.params?.["arguments"] ?? {};
+  const span = pathSpan(request.text, ["params", "arguments"]);
+  const inexact = inexactNumber(span ? request.text.slice(span.start, span.end) : JSON.stringify(args));
+  if (inexact !== undefined)
+    return toolError(
+      id,
+      `The gateway cannot hold this call for approval: the number ${inexact.slice(0, 40)} in its arguments has more ` +
+        `than ${EXACT_DECIMAL_DIGITS} significant digits (or is out of range), so an approval of it could run ` +
+        "another number. Send it as a string. Nothing was sent to the upstream.",
+    );
   const caller = ctx.identity.principal;
   let digest: string;
   try {
@@ -176,12 +186,15 @@ async function attempt(
     const decided = await waitOrLeave(object, ctx.signal);
     if (decided?.state === "approved" || decided?.state === "denied") return attempt(ctx, request, object, call, false);
   }
+  const instructions = `${message.replace("at the link", `at ${url}`)} Nothing was sent to the upstream yet.`;
+  // A program's call (code mode) cannot ask its client: the tool error it gets names the link, to return.
+  if (ctx.record.codeRun !== undefined) return toolError(id, instructions);
   return answerWithLink(ctx, request, {
     key: APPROVAL_INPUT_KEY,
     message,
     url,
     elicitationId: held.id,
-    instructions: `${message.replace("at the link", `at ${url}`)} Nothing was sent to the upstream yet.`,
+    instructions,
     data: { upstream: held.upstream, reason: "approval-required", approval: held.id },
   });
 }

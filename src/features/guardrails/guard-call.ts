@@ -216,15 +216,6 @@ export async function guardCall(
   const { id } = request.message;
   const checked = await guardArguments(ctx, request, rulesFor(guardrails, scope, "arguments"), checks);
   if ("answer" in checked) return checked.answer;
-  const approve = guardrails.approvals.find((rule) => inScope(rule, scope));
-  if (approve) {
-    const need = { rule: approve.name, ...approve.approval, ...scope };
-    const shown = ctx.record.guardedArguments ?? request.message.params?.["arguments"];
-    const held = approvals
-      ? await approvals(ctx, request, need, shown)
-      : toolError(id, `The gateway's guardrail "${approve.name}" needs approval, and approvals are not set up.`);
-    if (held !== undefined) return held;
-  }
   const resultRules = rulesFor(guardrails, scope, "result");
   const enforcing = resultRules.some((rule) => rule.action !== "warn");
   if (enforcing && request.message.params?.["task"] !== undefined) {
@@ -233,6 +224,16 @@ export async function guardCall(
       "The gateway's guardrails read this tool's results, and a task's result comes back without its tool's name; " +
         "call the tool without a task.",
     );
+  }
+  // After every refusal: asking uses up an approval given for this exact call.
+  const approve = guardrails.approvals.find((rule) => inScope(rule, scope));
+  if (approve) {
+    const need = { rule: approve.name, ...approve.approval, ...scope };
+    const shown = ctx.record.guardedArguments ?? request.message.params?.["arguments"];
+    const held = approvals
+      ? await approvals(ctx, request, need, shown)
+      : toolError(id, `The gateway's guardrail "${approve.name}" needs approval, and approvals are not set up.`);
+    if (held !== undefined) return held;
   }
   const { consumer, outcome } = largeResults(ctx, id, resultRules, checks.context, (hits) => record(ctx, hits));
   const { largeAnswer: _offloads, ...rest } = ctx;
