@@ -333,6 +333,19 @@ describe("an approval bound to the exact call", () => {
     expect(inexactNumber('{"n":-1e-400}')).toBe("-1e-400");
   });
 
+  it("is listed to its approver past a hundred index entries of calls the approver may not decide", async () => {
+    await putRules([RULE]);
+    const kv = (env as unknown as { GATEWAY_KV: KVNamespace }).GATEWAY_KV;
+    // Ids that sort before any digest, so KV lists them first: another rule's calls, older than carol's.
+    const others = { caller: "mallory", roles: ["other"], at: 0 };
+    for (let i = 0; i < 150; i++)
+      await kv.put(`approvals/${i.toString(16).padStart(64, "0")}`, "", { metadata: others });
+    const id = heldId(await modernEcho(carol, "pay 43"));
+    const listed = ((await (await approvals(alice, "GET")).json()) as Json).approvals as HeldCall[];
+    // Calls other tests of this file left held may be listed too; carol's must be.
+    expect(listed.map((call) => call.id)).toContain(id);
+  });
+
   it("is not asked for arguments whose numbers it could not tell apart: 2^53 + 1 is refused, not held", async () => {
     await putRules([RULE]);
     const { session } = await initialize("/mcp", { vars: VARS, headers: carol.headers });

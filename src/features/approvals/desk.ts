@@ -18,6 +18,13 @@ import { PENDING_APPROVAL_TTL_MS } from "./held-calls";
 
 /** At most this many held calls are listed at once (the oldest first). */
 export const MAX_LISTED_APPROVALS = 100;
+/**
+ * At most this many index entries are read to find them (KV lists them by id, which is a
+ * digest: in no useful order), in pages of KV_LIST_PAGE. Past it the oldest of those read are
+ * listed, and the answer says the list may be incomplete; a call's link always reaches it.
+ */
+export const MAX_SCANNED_APPROVALS = 10_000;
+const KV_LIST_PAGE = 1_000;
 const INDEX_PREFIX = "approvals/";
 /** An approval's id: the call's digest, 64 hex digits. */
 export const APPROVAL_ID = /^[0-9a-f]{64}$/;
@@ -39,7 +46,7 @@ export const MAX_INDEX_METADATA_BYTES = 1024;
 
 /** Lists `call` for approvers until it is decided or its hold ends. */
 export async function indexHeldCall(kv: KVNamespace | undefined, call: HeldCall): Promise<void> {
-  const metadata = { caller: call.caller, roles: call.roles };
+  const metadata = { caller: call.caller, roles: call.roles, at: call.requestedAt };
   const fits = new TextEncoder().encode(JSON.stringify(metadata)).length <= MAX_INDEX_METADATA_BYTES;
   await kv?.put(INDEX_PREFIX + call.id, "", {
     expirationTtl: PENDING_APPROVAL_TTL_MS / 1000,
@@ -53,18 +60,35 @@ function mayBeListed(approver: Approver, metadata: unknown): boolean {
   return mayDecide(approver, { caller: metadata["caller"], roles: metadata["roles"] as string[] });
 }
 
-/** The held calls `approver` may decide, oldest first. */
+/** When a listed key's call was held, from its metadata (0 without: listed among the first). */
+function heldAt(metadata: unknown): number {
+  return isObject(metadata) && typeof metadata["at"] === "number" ? metadata["at"] : 0;
+}
+
+/**
+ * The held calls `approver` may decide, oldest first: the index is read page by page (up to
+ * MAX_SCANNED_APPROVALS entries), entries the approver may not decide are left out by their
+ * metadata, and the oldest MAX_LISTED_APPROVALS of the rest are read from their objects.
+ */
 export async function listHeldCalls(
   kv: KVNamespace | undefined,
   namespace: ObjectNamespace<CallApprovalRpc>,
   approver: Approver,
 ): Promise<HeldCall[]> {
   if (!kv) return [];
-  const listed = await kv.list({ prefix: INDEX_PREFIX, limit: MAX_LISTED_APPROVALS });
-  const ids = listed.keys
-    .filter((key) => mayBeListed(approver, key.metadata))
-    .map((key) => key.name.slice(INDEX_PREFIX.length));
-  const calls = await Promise.all(ids.map((id) => namespace.get(namespace.idFromName(id)).read()));
+  const candidates: { id: string; at: number }[] = [];
+  let cursor: string | undefined;
+  for (let scanned = 0; scanned < MAX_SCANNED_APPROVALS; ) {
+    const page = await kv.list({ prefix: INDEX_PREFIX, limit: KV_LIST_PAGE, ...(cursor ? { cursor } : {}) });
+    scanned += page.keys.length;
+    for (const key of page.keys)
+      if (mayBeListed(approver, key.metadata))
+        candidates.push({ id: key.name.slice(INDEX_PREFIX.length), at: heldAt(key.metadata) });
+    if (page.list_complete) break;
+    cursor = page.cursor;
+  }
+  const oldest = candidates.sort((a, b) => a.at - b.at).slice(0, MAX_LISTED_APPROVALS);
+  const calls = await Promise.all(oldest.map(({ id }) => namespace.get(namespace.idFromName(id)).read()));
   return calls
     .filter((call): call is HeldCall => call?.state === "pending" && mayDecide(approver, call))
     .sort((a, b) => a.requestedAt - b.requestedAt);
