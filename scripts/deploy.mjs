@@ -186,6 +186,12 @@ export function secretsNeeded(config) {
     if (typeof secret === "string" && !needed.some((s) => s.name === secret)) {
       needed.push({ name: secret, why: `credential of upstream "${upstream.name}"`, required: true });
     }
+    // The client secret an upstream's sign-in (oauth) or token exchange authenticates the gateway with.
+    const client = upstream?.auth?.clientSecret;
+    if (typeof client === "string" && !needed.some((s) => s.name === client)) {
+      const why = `client secret of upstream "${upstream.name}" (auth ${upstream.auth.type ?? "oauth"})`;
+      needed.push({ name: client, why, required: true });
+    }
   }
   return needed;
 }

@@ -159,14 +159,14 @@ describe("npm run deploy", () => {
   it("names each missing secret with its command and deploys nothing", () => {
     writeConfig({
       extraVars: [
-        `UPSTREAMS = '[{"name":"gh","url":"https://example.com/mcp","credential":{"secret":"GH_TOKEN"},"identity":{"header":"X-MCP-Identity"}}]'`,
+        `UPSTREAMS = '[{"name":"gh","url":"https://example.com/mcp","credential":{"secret":"GH_TOKEN"},"identity":{"header":"X-MCP-Identity"}},{"name":"wiki","url":"https://wiki.example.com/mcp","auth":{"type":"tokenExchange","tokenEndpoint":"https://idp.example.com/token","clientId":"gw","clientSecret":"WIKI_EXCHANGE_SECRET"}}]'`,
       ],
     });
     // [vars] now holds two UPSTREAMS lines; keep the one this test wrote.
     writeFileSync(config, readFileSync(config, "utf8").replace(/^UPSTREAMS = '\[\{"name":"demo".*$/m, ""));
     const { status, output, calls } = run(FRESH);
     expect(status).toBe(1);
-    for (const name of ["SESSION_SECRET", "IDENTITY_SIGNING_KEY", "GH_TOKEN"])
+    for (const name of ["SESSION_SECRET", "IDENTITY_SIGNING_KEY", "GH_TOKEN", "WIKI_EXCHANGE_SECRET"])
       expect(output).toContain(`npx wrangler secret put ${name}`);
     expect(output).toMatch(/ADMIN_TOKEN is not set/);
     expect(calls.map(commandOf).some((command) => command.startsWith("deploy"))).toBe(false);

@@ -101,6 +101,17 @@ describe("tokenExchange upstreams", () => {
     expect(refused.error.message).toContain("refused the exchange (HTTP 400, invalid_grant)");
   });
 
+  it("says so when the client secret it names is not set, and sends nothing", async () => {
+    const unset: Vars = { ...VARS, EXCHANGE_CLIENT_SECRET: "" };
+    const headers = bearer(await tokenOf(`unset-${label}`));
+    const { session } = await initialize("/mcp", { vars: unset, headers });
+    const params = { name: "exchanged___whoami", arguments: {} };
+    const refused = await request("/mcp", session, "tools/call", params, { vars: unset, headers });
+    expect(refused.error?.data?.reason, JSON.stringify(refused)).toBe("credential-unavailable");
+    expect(refused.error.message).toContain("EXCHANGE_CLIENT_SECRET");
+    expect(await exchangesOf(`unset-${label}`)).toBe(0);
+  });
+
   it("exchanges for an upstream added live, aimed at its own resource", async () => {
     const live = `livex${label.slice(0, 6)}`;
     const livePath = `/lx${label}/mcp`;

@@ -135,6 +135,13 @@ export async function exchangedToken(
   const kept = exchanged.get(key);
   if (kept && kept.until > Date.now()) return ok(kept.token);
   exchanged.delete(key);
+  const secret = auth.clientSecret === undefined ? undefined : env[auth.clientSecret];
+  if (auth.clientSecret !== undefined && (typeof secret !== "string" || secret === ""))
+    // Not a client without authentication instead: the operator named a secret, and it is missing.
+    return unavailable(
+      `the Worker secret ${auth.clientSecret} that authenticates the gateway at the identity provider is not set ` +
+        `(an operator sets it: wrangler secret put ${auth.clientSecret})`,
+    );
   let response: Response;
   try {
     const { body, headers } = exchangeRequest(auth, resource, subject, env);
