@@ -7,6 +7,9 @@
 import { addAuthSection } from "./config/auth-config";
 import { addConfigSection, gatewayConfig, joinUpstreamsWith } from "./config/gateway-config";
 import type { TokenVerifierFor } from "./auth/authenticate";
+import { API_KEYS } from "./auth/api-keys";
+import { grantOnce } from "./policy/persona-grant";
+import { reachableUpstreams } from "./policy/reachable-upstreams";
 import { createShell, type GatewayBindings, type ShellParts } from "./shell/app";
 import { buildPipeline, pipelineFor } from "./chain";
 import type { PipelineOptions } from "./pipeline/options";
@@ -143,6 +146,8 @@ const CONSOLE_PAGES: readonly ConsolePage[] = [
 const SHELL_PARTS: ShellParts = {
   buildPipeline: (config, options) => (options ? buildPipeline(config, options) : pipelineFor(config)),
   tokenVerifier: signInVerifier,
+  apiKeys: API_KEYS,
+  grants: { once: grantOnce, reachable: reachableUpstreams },
   sessionShapes: (services, route, upstreams) =>
     routeShapes(services.kv, services.config.documentCacheTtlMs, route, upstreams),
   recordFailure: auditFailedAuthentication,

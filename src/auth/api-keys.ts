@@ -18,6 +18,7 @@ import { bytesToBase64Url } from "../core/base64url";
 import { fail, ok, type Result } from "../core/errors";
 import { randomHexId } from "../core/ids";
 import { isObject } from "../core/jsonrpc";
+import type { ApiKeyVerifier } from "./authenticate";
 import { deleteApiKeyRecord, readApiKeyRecord, writeApiKeyRecord } from "../storage/api-key-records";
 
 const KEY_PREFIX = "mgw_";
@@ -234,3 +235,9 @@ export async function verifyApiKey(
   if (record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now) return fail({ reason: "expired" });
   return ok(record);
 }
+
+/** The gateway's API keys as the shell checks them (`ShellParts.apiKeys`, auth/authenticate.ts). */
+export const API_KEYS: ApiKeyVerifier = {
+  claims: looksLikeApiKey,
+  verify: (kv, token, ttlMs) => verifyApiKey(kv, token, ttlMs),
+};

@@ -7,7 +7,7 @@
  * catalog (features/catalog/) implements.
  */
 import type { UpstreamConfig } from "../config/upstreams";
-import type { CatalogMode } from "../policy/persona";
+import type { CatalogMode } from "./grant";
 
 /**
  * The endpoint a message came to: `aggregated` (/mcp, where names carry their upstream's

@@ -6,7 +6,8 @@
  */
 import { PERSONAS_KEY } from "../storage/document-keys";
 import { loadDocument } from "../storage/document-store";
-import { checkPersonas, grantFor, type Grant, type Personas } from "./persona";
+import type { Grant } from "../context/grant";
+import { checkPersonas, grantFor, type Personas } from "./persona";
 
 /** Why a caller has no persona, as the audit event and the log name it. */
 export type NoPersonaCause =

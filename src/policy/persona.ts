@@ -10,7 +10,7 @@
  * whose roles select none; with no default such a principal may call nothing.
  *
  * A persona may also choose how its callers see the catalog of tools ("catalog": "full",
- * "compact", "search" or "code", `CATALOG_MODES` below); a client's `?catalog=` overrides it per request.
+ * "compact", "search" or "code", `CATALOG_MODES`, context/grant.ts); a client's `?catalog=` overrides it per request.
  *
  * All personas live in one KV document ("personas": name to persona), so resolving a
  * caller's grant is one cached read.
@@ -18,21 +18,7 @@
 import { isObject } from "../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../storage/document-store";
 import { deniesLoosely, foldName, matchesGlob } from "./glob";
-
-/**
- * Catalog modes: how a caller sees the tools it may use. `full` lists every tool as its
- * upstream defines it (the default); `compact` lists them with short descriptions and
- * schemas without property descriptions; `search` lists only the gateway's own tools,
- * which find and call the others (features/catalog/). The operator chooses per persona
- * (below), the client per request with `?catalog=` on the endpoint URL (front/http/request-checks.ts).
- */
-export const CATALOG_MODES = ["full", "compact", "search", "code"] as const;
-export type CatalogMode = (typeof CATALOG_MODES)[number];
-
-/** True for the name of a catalog mode. */
-export function isCatalogMode(value: unknown): value is CatalogMode {
-  return typeof value === "string" && (CATALOG_MODES as readonly string[]).includes(value);
-}
+import { CATALOG_MODES, isCatalogMode, type CatalogMode, type Grant } from "../context/grant";
 
 export const PERSONA_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const PATTERN = /^[A-Za-z0-9_*?.:/-]{1,256}$/;
@@ -51,17 +37,6 @@ export type Persona = {
 };
 
 export type Personas = Readonly<Record<string, Persona>>;
-
-/** What a caller may do: the personas that apply and their patterns together. */
-export type Grant = {
-  /** The personas' names, joined with "+" (for the call record). */
-  readonly persona: string;
-  readonly allow: readonly string[];
-  readonly deny: readonly string[];
-  readonly rateLimit?: string;
-  /** The catalog mode of the first persona (by name) that chooses one. */
-  readonly catalog?: CatalogMode;
-};
 
 function patterns(value: unknown, at: string, problems: DocumentProblem[]): string[] {
   if (value === undefined) return [];

@@ -36,7 +36,7 @@ import { pathSpan, removeMemberSplice, splice } from "../../core/raw-json";
 import { SYS_PREFIX } from "../../core/names";
 import type { AuthConfig } from "../../config/auth-config";
 import type { CallContext, ClientMessage, EmbeddingsBinding, Handler } from "../../context/call-context";
-import type { CatalogMode } from "../../policy/persona";
+import type { CatalogMode } from "../../context/grant";
 import { NO_PERSONA } from "../../middleware/authorization";
 import { compactList } from "./compact";
 import {

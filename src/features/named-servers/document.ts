@@ -23,7 +23,7 @@ import { NAME_SEPARATOR } from "../../core/names";
 import { deepFreeze } from "../../policy/document-limits";
 import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
 import { isGlob } from "../../policy/glob";
-import { CATALOG_MODES, isCatalogMode, type CatalogMode } from "../../policy/persona";
+import { CATALOG_MODES, isCatalogMode, type CatalogMode } from "../../context/grant";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
 import { checkAlias } from "../shaping/overrides-document";
 

@@ -20,6 +20,7 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import { gatewayConfig } from "../../config/gateway-config";
 import { sessionSecret } from "../../config/secrets";
 import type { UpstreamConfig } from "../../config/upstreams";
+import { API_KEYS } from "../../auth/api-keys";
 import { authenticate, authError, type TokenVerifierFor } from "../../auth/authenticate";
 import type { Caller } from "../../context/call-context";
 import { metadataUrl } from "../../auth/protected-resource";
@@ -300,6 +301,7 @@ export async function requestCaller(
     auth: config.auth.value,
     kv: env.GATEWAY_KV,
     cacheTtlMs: config.documentCacheTtlMs,
+    apiKeys: API_KEYS,
     route: "",
     signInToken,
   });
