@@ -6,8 +6,8 @@
  */
 import { env } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
-import { MAX_METADATA_BYTES } from "../src/auth/api-keys";
-import { MAX_RECORD_READS_PER_PAGE } from "../src/auth/api-key-listing";
+import { MAX_METADATA_BYTES } from "../src/features/api-keys/api-keys";
+import { MAX_RECORD_READS_PER_PAGE } from "../src/features/api-keys/api-key-listing";
 import { admin, authVars, makeKey, storeKeyWithoutMetadata } from "./helpers/auth";
 import { post, type Json } from "./helpers/gateway";
 

@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createApiKey, revokeApiKey, verifyApiKey } from "../src/auth/api-keys";
+import { createApiKey, revokeApiKey, verifyApiKey } from "../src/features/api-keys/api-keys";
 import { admin, authVars, makeKey } from "./helpers/auth";
 import { gatewayFetch, initialize, post, request, type Json } from "./helpers/gateway";
 import { modern } from "./helpers/modern";

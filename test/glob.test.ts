@@ -6,9 +6,9 @@
 import { describe, expect, it } from "vitest";
 import { selectFilter } from "../src/features/filters/apply-filter";
 import type { FilterSet } from "../src/features/filters/filter-set";
-import { foldName, matchesGlob, matchesGlobLoosely } from "../src/policy/glob";
-import { isVisible } from "../src/policy/visibility";
-import { permits } from "../src/policy/persona";
+import { foldName, matchesGlob, matchesGlobLoosely } from "../src/core/glob";
+import { isVisible } from "../src/features/personas/visibility-document";
+import { permits } from "../src/features/personas/persona";
 import { qualifyName } from "../src/core/names";
 
 /** A string-like name that counts how often the matcher reads a character of it. */

@@ -10,7 +10,7 @@ import { structureProblem, structureProblemText, type StructureProblem } from ".
 import { member, parseSpan, rootSpan } from "../../core/raw-json";
 import { CATALOG_MODES, isCatalogMode, type CatalogMode } from "../../context/grant";
 
-/** The query parameter of /mcp and /mcp/<upstream> that chooses a catalog mode (policy/persona.ts). */
+/** The query parameter of /mcp and /mcp/<upstream> that chooses a catalog mode (context/grant.ts). */
 export const CATALOG_PARAM = "catalog";
 
 /**

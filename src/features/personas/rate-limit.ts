@@ -6,15 +6,15 @@
  * key: requests and notifications alike. Two notifications are free: the client's
  * `notifications/initialized` (the gateway told each upstream itself; it is never relayed),
  * and the first cancellation of a request of the client this isolate knows in flight
- * (middleware/in-flight.ts). Over the limit: HTTP 429 with Retry-After for a request on its
+ * (pipeline/in-flight.ts). Over the limit: HTTP 429 with Retry-After for a request on its
  * own (or a POST of notifications), the same JSON-RPC error inside a stream already open.
  * Callers without a limit, and AUTH off, are not counted.
  */
-import { GatewayError } from "../core/errors";
-import type { AuthConfig } from "../config/auth-config";
-import type { CallContext, Middleware } from "../context/call-context";
-import { isId, type JsonRpcId, type JsonRpcNotification } from "../core/jsonrpc";
-import { takeCancellation } from "./in-flight";
+import { GatewayError } from "../../core/errors";
+import type { AuthConfig } from "../../config/auth-config";
+import type { CallContext, Middleware } from "../../context/call-context";
+import { isId, type JsonRpcId, type JsonRpcNotification } from "../../core/jsonrpc";
+import { takeCancellation } from "../../pipeline/in-flight";
 
 /** The binding's longest period: a client that waits this long is counted afresh. */
 export const RETRY_AFTER_S = 60;

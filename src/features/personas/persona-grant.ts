@@ -4,9 +4,9 @@
  * most once (`CallContext.grant`), so authorization, rate limits and catalog modes read
  * the same grant; the shell uses the same lookup for the upstreams a caller reaches.
  */
-import { PERSONAS_KEY } from "../storage/document-keys";
-import { loadDocument } from "../storage/document-store";
-import type { Grant } from "../context/grant";
+import { PERSONAS_KEY } from "../../storage/document-keys";
+import { loadDocument } from "../../storage/document-store";
+import type { Grant } from "../../context/grant";
 import { checkPersonas, grantFor, type Personas } from "./persona";
 
 /** Why a caller has no persona, as the audit event and the log name it. */

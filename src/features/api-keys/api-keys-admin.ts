@@ -6,11 +6,11 @@
  *                                  (?limit=1..1000, default 1000; "cursor" in the answer when more follow: ?cursor=<it>)
  *   DELETE /admin/api-keys/<id>   revokes: at once on this isolate, on every other within the cache TTL
  */
-import { Hono } from "./hono-app";
-import { checkNewApiKey, createApiKey, revokeApiKey } from "../auth/api-keys";
-import { listApiKeyPage, MAX_PAGE_KEYS } from "../auth/api-key-listing";
-import { parseDocument } from "../storage/document-store";
-import { readBodyText } from "./read-body";
+import { Hono } from "../../admin/hono-app";
+import { checkNewApiKey, createApiKey, revokeApiKey } from "./api-keys";
+import { listApiKeyPage, MAX_PAGE_KEYS } from "./api-key-listing";
+import { parseDocument } from "../../storage/document-store";
+import { readBodyText } from "../../admin/read-body";
 
 const MAX_BODY_BYTES = 16 * 1024;
 

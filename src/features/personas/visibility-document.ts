@@ -3,15 +3,15 @@
  * spends reading them) small. The reference semantics (MCPToolVisibilityMiddleware): no
  * patterns, everything is visible; allow only, only matches; deny only, all but matches;
  * both, allow first and then deny removes from that set. Like a persona's, a deny holds
- * for every spelling an upstream may resolve to the same name (`policy/glob.ts`), allow
+ * for every spelling an upstream may resolve to the same name (`core/glob.ts`), allow
  * stays exact. It trims lists and is not a security boundary: personas gate calls on
  * their own.
  *
  *   {"allow": ["github___*"], "deny": ["*___delete_*"]}
  */
-import { isObject } from "../core/jsonrpc";
-import type { Checked, DocumentProblem } from "../storage/document-store";
-import { deniesLoosely, matchesGlob } from "./glob";
+import { isObject } from "../../core/jsonrpc";
+import type { Checked, DocumentProblem } from "../../storage/document-store";
+import { deniesLoosely, matchesGlob } from "../../core/glob";
 
 const PATTERN = /^[A-Za-z0-9_*?.:/-]{1,256}$/;
 const MAX_PATTERNS = 256;

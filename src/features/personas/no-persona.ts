@@ -6,8 +6,8 @@
  * says once per isolate and cause what is wrong and how to fix it. The caller is told
  * nothing more: a refusal never says whether a tool exists.
  */
-import type { CallContext } from "../context/call-context";
-import { whyNoGrant, type NoPersonaCause } from "../policy/persona-grant";
+import type { CallContext } from "../../context/call-context";
+import { whyNoGrant, type NoPersonaCause } from "./persona-grant";
 
 /** Distinct (cause, roles) an isolate warns about; past it, the record still names the cause. */
 const MAX_WARNINGS = 100;

@@ -15,10 +15,10 @@
  * All personas live in one KV document ("personas": name to persona), so resolving a
  * caller's grant is one cached read.
  */
-import { isObject } from "../core/jsonrpc";
-import type { Checked, DocumentProblem } from "../storage/document-store";
-import { deniesLoosely, foldName, matchesGlob } from "./glob";
-import { CATALOG_MODES, isCatalogMode, type CatalogMode, type Grant } from "../context/grant";
+import { isObject } from "../../core/jsonrpc";
+import type { Checked, DocumentProblem } from "../../storage/document-store";
+import { deniesLoosely, foldName, matchesGlob } from "../../core/glob";
+import { CATALOG_MODES, isCatalogMode, type CatalogMode, type Grant } from "../../context/grant";
 
 export const PERSONA_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const PATTERN = /^[A-Za-z0-9_*?.:/-]{1,256}$/;

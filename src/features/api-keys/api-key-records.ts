@@ -1,6 +1,6 @@
 /**
  * Where API key records live: KV `api-keys/<id>`, each with its listing as KV metadata
- * (auth/api-keys.ts says what a record holds, auth/api-key-listing.ts how pages are built).
+ * (api-keys.ts says what a record holds, api-key-listing.ts how pages are built).
  * The only module that knows that layout.
  */
 

@@ -19,16 +19,22 @@
  * time: that would keep only the persona written. Such a write is refused (409) until the
  * whole document is replaced.
  */
-import { PERSONAS_KEY, VISIBILITY_KEY } from "../storage/document-keys";
+import { PERSONAS_KEY, VISIBILITY_KEY } from "../../storage/document-keys";
 import type { Context } from "hono";
-import { Hono } from "./hono-app";
-import { isObject } from "../core/jsonrpc";
-import { checkPersona, checkPersonas, PERSONA_NAME, type Persona } from "../policy/persona";
-import { checkVisibility } from "../policy/visibility";
-import { forgetDocument, formatProblems, parseDocument, type Checked } from "../storage/document-store";
-import { readBodyText } from "./read-body";
-import { documentResponse } from "./document-routes";
-import { conditionalWrite, deleteDocument, etagHeaders, storeDocument, type DocumentShape } from "./document-versions";
+import { Hono } from "../../admin/hono-app";
+import { isObject } from "../../core/jsonrpc";
+import { checkPersona, checkPersonas, PERSONA_NAME, type Persona } from "./persona";
+import { checkVisibility } from "./visibility-document";
+import { forgetDocument, formatProblems, parseDocument, type Checked } from "../../storage/document-store";
+import { readBodyText } from "../../admin/read-body";
+import { documentResponse } from "../../admin/document-routes";
+import {
+  conditionalWrite,
+  deleteDocument,
+  etagHeaders,
+  storeDocument,
+  type DocumentShape,
+} from "../../admin/document-versions";
 
 const MAX_DOCUMENT_BYTES = 256 * 1024;
 

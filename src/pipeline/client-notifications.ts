@@ -2,13 +2,13 @@
  * A client's notifications that mean nothing upstream never reach one. A 2025 client may
  * tell upstreams two things about requests: `notifications/cancelled` (stop one of mine)
  * and `notifications/progress` (progress on one of yours). This layer keeps what a client
- * has in flight (middleware/in-flight.ts: its requests while relayed, the progress tokens
+ * has in flight (in-flight.ts: its requests while relayed, the progress tokens
  * of the requests an upstream sends it while they run) and drops:
  * - a cancellation whose `requestId` is no JSON-RPC id (no request of the client has it);
  * - progress whose `progressToken` names no request an upstream sent this client (as far
  *   as this isolate knows: progress is advisory, and a receiver may ignore it).
  * A cancellation with a well-formed id passes on; the rate limit forwards one for a request
- * known in flight without counting it and counts every other (middleware/rate-limit.ts),
+ * known in flight without counting it and counts every other (features/personas/rate-limit.ts),
  * since the request it names may be in flight on another isolate.
  */
 import { isId, isObject, kindOf, type JsonRpcMessage, type OutgoingMessage } from "../core/jsonrpc";

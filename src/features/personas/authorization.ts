@@ -1,5 +1,5 @@
 /**
- * Authorization: what the caller's personas (policy/persona.ts, chosen by the roles the
+ * Authorization: what the caller's personas (persona.ts, chosen by the roles the
  * credential carries) let them see and call. Lists show only what the grant permits;
  * a call, prompt or completion of anything else is refused with the same error the relay
  * gives for a name nothing serves, so a refusal never says whether the tool exists.
@@ -11,12 +11,12 @@
  *
  * Active only when authentication is on (AUTH); with no persona for the caller's roles
  * and no default persona, the caller may call nothing (default deny); the call record
- * names why (middleware/no-persona.ts, which also warns in the log). A broken personas
+ * names why (no-persona.ts, which also warns in the log). A broken personas
  * document fails closed the same way. The gateway's own tool (`sys___read_payload`) reads
  * only what the caller's own calls stored, and is always allowed; no other name is exempt
  * (an upstream's `sys___` names never pass for the gateway's: features/offload/sys-tools.ts).
  */
-import { GatewayError } from "../core/errors";
+import { GatewayError } from "../../core/errors";
 import {
   INVALID_PARAMS,
   isObject,
@@ -24,16 +24,16 @@ import {
   type JsonRpcId,
   type JsonRpcRequest,
   type WireMessage,
-} from "../core/jsonrpc";
-import { READ_PAYLOAD_TOOL } from "../core/names";
-import { keepListed } from "../core/raw-json-lists";
-import { pathSpan, removeMemberSplice, splice } from "../core/raw-json";
-import type { AuthConfig } from "../config/auth-config";
-import { onRequests, toolKey, type CallContext, type MethodHandler, type Middleware } from "../context/call-context";
-import type { Grant } from "../context/grant";
-import { permits, permitsUpstream } from "../policy/persona";
-import { PAYLOAD_URI_PREFIX } from "../storage/payload-store";
-import { TASK_METHODS, unknownTask } from "../relay/tasks";
+} from "../../core/jsonrpc";
+import { READ_PAYLOAD_TOOL } from "../../core/names";
+import { keepListed } from "../../core/raw-json-lists";
+import { pathSpan, removeMemberSplice, splice } from "../../core/raw-json";
+import type { AuthConfig } from "../../config/auth-config";
+import { onRequests, toolKey, type CallContext, type MethodHandler, type Middleware } from "../../context/call-context";
+import type { Grant } from "../../context/grant";
+import { permits, permitsUpstream } from "./persona";
+import { PAYLOAD_URI_PREFIX } from "../../storage/payload-store";
+import { TASK_METHODS, unknownTask } from "../../relay/tasks";
 import { explainNoPersona, NOT_ALLOWED } from "./no-persona";
 
 const RESOURCE_NOT_FOUND = -32002;

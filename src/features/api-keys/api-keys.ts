@@ -14,12 +14,12 @@
  * every other within the cache TTL. Only records that exist are cached (bounded), so
  * made-up ids cost a KV read each and never fill the isolate's memory.
  */
-import { bytesToBase64Url } from "../core/base64url";
-import { fail, ok, type Result } from "../core/errors";
-import { randomHexId } from "../core/ids";
-import { isObject } from "../core/jsonrpc";
-import type { ApiKeyVerifier } from "./authenticate";
-import { deleteApiKeyRecord, readApiKeyRecord, writeApiKeyRecord } from "../storage/api-key-records";
+import { bytesToBase64Url } from "../../core/base64url";
+import { fail, ok, type Result } from "../../core/errors";
+import { randomHexId } from "../../core/ids";
+import { isObject } from "../../core/jsonrpc";
+import type { ApiKeyVerifier } from "../../auth/authenticate";
+import { deleteApiKeyRecord, readApiKeyRecord, writeApiKeyRecord } from "./api-key-records";
 
 const KEY_PREFIX = "mgw_";
 const SECRET_BYTES = 32;

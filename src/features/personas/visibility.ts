@@ -1,16 +1,16 @@
 /**
  * Tool visibility: trims `tools/list` by the allow/deny patterns of the "visibility"
- * KV document (policy/visibility.ts, the reference semantics), on both routes, keeping
+ * KV document (visibility-document.ts, the reference semantics), on both routes, keeping
  * each listed tool's bytes. Every other message passes through: it is not a security
  * boundary (authorization gates calls). A broken document is logged by the store and
  * trims nothing.
  */
-import { VISIBILITY_KEY } from "../storage/document-keys";
-import { keepListed } from "../core/raw-json-lists";
-import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../config/gateway-config";
-import { onRequests, toolKey, type Middleware } from "../context/call-context";
-import { checkVisibility, isVisible } from "../policy/visibility";
-import { loadDocument } from "../storage/document-store";
+import { VISIBILITY_KEY } from "../../storage/document-keys";
+import { keepListed } from "../../core/raw-json-lists";
+import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
+import { onRequests, toolKey, type Middleware } from "../../context/call-context";
+import { checkVisibility, isVisible } from "./visibility-document";
+import { loadDocument } from "../../storage/document-store";
 
 export type VisibilityOptions = { readonly cacheTtlMs?: number };
 

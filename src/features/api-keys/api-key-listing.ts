@@ -6,10 +6,10 @@
  * one, at most MAX_RECORD_READS_PER_PAGE per page: a page stops early at that bound and
  * its cursor resumes after the last key it listed.
  */
-import { decodeJson, encodeJson } from "../core/base64url";
-import { fail, ok, type Result } from "../core/errors";
-import { isObject } from "../core/jsonrpc";
-import { listApiKeyRecords, readApiKeyRecordAt } from "../storage/api-key-records";
+import { decodeJson, encodeJson } from "../../core/base64url";
+import { fail, ok, type Result } from "../../core/errors";
+import { isObject } from "../../core/jsonrpc";
+import { listApiKeyRecords, readApiKeyRecordAt } from "./api-key-records";
 import { recordFrom, type ApiKeyListing, type ApiKeyRecord } from "./api-keys";
 
 /** Keys a page lists at most (KV's own bound for one list). */

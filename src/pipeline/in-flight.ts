@@ -3,12 +3,12 @@
  * gateway is relaying now, and the progress tokens of the requests an upstream sent it
  * through the gateway (sampling, elicitation) while they wait for its answer. A client's
  * `notifications/cancelled` or `notifications/progress` means something upstream only for
- * one of these (middleware/client-notifications.ts).
+ * one of these (client-notifications.ts).
  *
  * This is a cache in isolate memory, never the only copy of anything: the request a
  * cancellation names may be relayed by another isolate. What the registry does not know is
  * therefore not refused as unknown; it is counted against the principal's rate limit like
- * any message that reaches an upstream (middleware/rate-limit.ts). Memory is bounded: at
+ * any message that reaches an upstream (features/personas/rate-limit.ts). Memory is bounded: at
  * most MAX_IN_FLIGHT_ENTRIES entries per isolate, ids longer than MAX_ID_CHARS are not
  * kept (both fall back to being counted).
  */
