@@ -71,10 +71,11 @@ export default defineConfig({
               bindings: {
                 UPSTREAMS: JSON.stringify(inject<unknown[]>("upstreams")),
                 SESSION_SECRET: "test-session-secret-0123456789abcdef",
-                // Authentication off for the tests of everything else; test/auth-*.test.ts turn it on per request.
+                // Authentication off for the tests of everything else; the tests of test/auth/,
+                // test/personas/ and test/api-keys/ turn it on per request.
                 AUTH: '{"mode":"off"}',
               },
-              // A limit tight enough to reach in a test (test/auth-rate-limits.test.ts); wrangler.toml declares the real ones.
+              // A limit tight enough to reach in a test (test/personas/auth-rate-limits.test.ts); wrangler.toml declares the real ones.
               ratelimits: { RATE_LIMIT_TEST: { namespace_id: "9001", simple: { limit: 3, period: 60 } } },
               serviceBindings: {
                 // The demo upstream is a separate Worker; these tests use SDK upstreams on loopback.
@@ -86,7 +87,7 @@ export default defineConfig({
                     headers: request.headers,
                     body: await request.text(),
                   }),
-                // A Worker upstream whose answer streams past the length its headers declare (test/upstream-lying-length.test.ts).
+                // A Worker upstream whose answer streams past the length its headers declare (test/upstream/upstream-lying-length.test.ts).
                 LYING_LENGTH_SERVICE: "lying-length-upstream",
               },
               workers: [

@@ -3,7 +3,7 @@
  * `npm run bench` (filters part): what an output filter costs on a large result, and
  * what it saves on a GitHub-like payload.
  *
- * The gateway's own filter code (src/policy/*) is bundled with esbuild and run in Node,
+ * The gateway's own filter code (src/features/filters/) is bundled with esbuild and run in Node,
  * on the exact path a filtered tools/call takes (`filterAnswer`: the answer's text in,
  * the filtered answer's text out), beside the path before it (parse the response,
  * `filterToolResult`, serialise), per case: rules (a few pointers, wildcards, variants)

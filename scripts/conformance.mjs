@@ -105,7 +105,7 @@ const BRIDGE_EXCUSED = {
   "input-required-result-basic-elicitation": { checks: ["sep-2322-elicitation-incomplete"] },
   // Wants elicitation, sampling and roots in ONE input_required result; a 2025 server asks
   // one question and waits for its answer before the next, so the bridge relays them one
-  // round each (test/bridge.test.ts "three kinds of question in one call"); the scenario's
+  // round each (test/eras/bridge.test.ts "three kinds of question in one call"); the scenario's
   // second check only runs after the first.
   "input-required-result-multiple-input-requests": { checks: ["sep-2322-multiple-inputs-incomplete"] },
   // Needs a tool annotated x-mcp-header, which neither fixture has (it fails directly too).

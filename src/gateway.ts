@@ -7,6 +7,9 @@
 import { addAuthSection } from "./config/auth-config";
 import { addConfigSection, gatewayConfig, joinUpstreamsWith } from "./config/gateway-config";
 import type { TokenVerifierFor } from "./auth/authenticate";
+import { API_KEYS } from "./features/api-keys/api-keys";
+import { grantOnce } from "./features/personas/persona-grant";
+import { reachableUpstreams } from "./features/personas/reachable-upstreams";
 import { createShell, type GatewayBindings, type ShellParts } from "./shell/app";
 import { buildPipeline, pipelineFor } from "./chain";
 import type { PipelineOptions } from "./pipeline/options";
@@ -27,11 +30,11 @@ import { createUpstreamsAdmin } from "./admin/upstreams";
 import { createPinsAdmin, upstreamPinFacts } from "./features/pins/pins-admin";
 import { PINNING_FIELDS } from "./features/pins/upstream-fields";
 import { addUpstreamSection } from "./config/upstreams";
-import { createApiKeyRoutes } from "./admin/api-keys";
+import { createApiKeyRoutes } from "./features/api-keys/api-keys-admin";
 import { onUserCredential } from "./upstream/caller-credentials";
 import { userCredentialSource } from "./features/user-credentials/credential-source";
 import { addUserKeyRoutes } from "./features/user-credentials/user-key-page";
-import { createAccessRoutes } from "./admin/access-documents";
+import { createAccessRoutes } from "./features/personas/access-documents";
 import { createUpstreamConnectionRoutes } from "./features/upstream-sign-in/connections-admin";
 import { downloadIcon } from "./features/shaping/icon-download";
 import { downloadPayload } from "./features/offload/payload-download";
@@ -143,6 +146,8 @@ const CONSOLE_PAGES: readonly ConsolePage[] = [
 const SHELL_PARTS: ShellParts = {
   buildPipeline: (config, options) => (options ? buildPipeline(config, options) : pipelineFor(config)),
   tokenVerifier: signInVerifier,
+  apiKeys: API_KEYS,
+  grants: { once: grantOnce, reachable: reachableUpstreams },
   sessionShapes: (services, route, upstreams) =>
     routeShapes(services.kv, services.config.documentCacheTtlMs, route, upstreams),
   recordFailure: auditFailedAuthentication,

@@ -56,7 +56,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("floodUrl", flood.url);
   const faulty = await startFaultyUpstream();
   project.provide("faultyUpstreamUrl", faulty.url);
-  // Answers a call with the SSE bytes a test stored (test/relay-bytes.test.ts).
+  // Answers a call with the SSE bytes a test stored (test/relay/relay-bytes.test.ts).
   const script = await startScriptUpstream();
   project.provide("scriptUpstream", script.origin);
   const tasks = await startTasksUpstream();
@@ -72,13 +72,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("mrtrUpstreamUrl", mrtr.url);
   const dualEra = await startConformanceUpstream2026();
   project.provide("dualEraUpstreamUrl", dualEra.url);
-  // Sessionful 2025 and stateless 2026-07-28 on one URL (the 2026 side answers NDJSON): test/dual-era.test.ts.
+  // Sessionful 2025 and stateless 2026-07-28 on one URL (the 2026 side answers NDJSON): test/eras/dual-era.test.ts.
   const sessionfulDual = await startDualEraUpstream();
   project.provide("sessionfulDualUpstream", { url: sessionfulDual.url, origin: sessionfulDual.origin });
   // Changes its definitions between calls (tool pinning): tests name it in their own UPSTREAMS.
   const pins = await startPinsUpstream();
   project.provide("pinsUpstreamUrl", pins.url);
-  // Real 2025 servers that ask their questions on the session's GET stream (test/bridge-get-stream.test.ts).
+  // Real 2025 servers that ask their questions on the session's GET stream (test/eras/bridge-get-stream.test.ts).
   const [fastmcp, everything, getStream] = await Promise.all([
     startFastMcpUpstream(),
     startEverythingUpstream(),
@@ -87,10 +87,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("fastmcpUpstreamUrl", fastmcp.url);
   project.provide("everythingUpstreamUrl", everything.url);
   project.provide("getStreamUpstream", { url: getStream.url, origin: getStream.origin });
-  // Counts the list requests reaching it, per tag (test/list-cache.test.ts).
+  // Counts the list requests reaching it, per tag (test/upstream/list-cache.test.ts).
   const listCache = await startListCacheUpstream();
   project.provide("listCacheUpstream", listCache.origin);
-  // An operator's guardrail webhook answering scripted verdicts (test/guardrails-checks.test.ts).
+  // An operator's guardrail webhook answering scripted verdicts (test/guardrails/guardrails-checks.test.ts).
   const guardWebhook = await startGuardWebhook();
   project.provide("guardWebhook", guardWebhook.origin);
   // Upstreams that act as the signed-in user, and their authorization server (oidc-provider).
@@ -109,7 +109,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   // The operator's OpenID Connect provider that users of the gateway's own sign-in log in at (AUTH.signIn).
   // Its client for the gateway takes the callback at the workerd tests' deployed origin and at a local one
-  // (http://127.0.0.1:8787, as under npm start: test/client-sign-in-loopback-cimd.test.ts).
+  // (http://127.0.0.1:8787, as under npm start: test/client-sign-in/client-sign-in-loopback-cimd.test.ts).
   const operatorIdp = await startOperatorIdp([GATEWAY_CALLBACK, "http://127.0.0.1:8787/oauth/sign-in/callback"]);
   project.provide("operatorIdp", {
     issuer: operatorIdp.issuer,

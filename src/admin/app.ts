@@ -11,7 +11,8 @@
  *
  *   /admin/filter-sets, /admin/plan: features/filters/filters-admin.ts
  *   GET /admin/audit?from=&to=&tool=&user=&upstream=&outcome=&limit=   the audit trail as NDJSON (features/audit/audit-admin.ts)
- *   /admin/api-keys, /admin/personas, /admin/visibility: see api-keys.ts and access-documents.ts
+ *   /admin/api-keys, /admin/personas, /admin/visibility: see features/api-keys/api-keys-admin.ts and
+ *   features/personas/access-documents.ts
  *   /admin/pins: tool pinning, features/pins/pins-admin.ts; /admin/upstream-connections: features/upstream-sign-in/
  *   /admin/guardrails: features/guardrails/admin-routes.ts; /admin/client-grants, /admin/sign-in-roles: features/client-sign-in/
  */

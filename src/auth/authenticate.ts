@@ -1,7 +1,7 @@
 /**
  * Who an MCP request comes from: the pluggable verifier the shell calls before the front
  * sees the request. `Authorization: Bearer <credential>` holds a gateway API key
- * (`mgw_...`), an OAuth access token of an external issuer (a JWT) or one the gateway
+ * (`mgw_...`, an `ApiKeyVerifier` of features/api-keys/), an OAuth access token of an external issuer (a JWT) or one the gateway
  * issued itself (AUTH.signIn: a `TokenVerifier` of features/client-sign-in/); each kind is checked only when
  * AUTH turns it on. Failures are tagged values; `authError` maps each to its wire form: 401 with a
  * `WWW-Authenticate` challenge naming the protected-resource metadata (RFC 9728, RFC
@@ -12,7 +12,6 @@ import { fail, GatewayError, ok, type Result } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
 import type { AuthConfig } from "../config/auth-config";
 import { ANONYMOUS_PRINCIPAL, type Caller } from "../context/call-context";
-import { looksLikeApiKey, verifyApiKey } from "./api-keys";
 import { verifyJwt, type TokenProblem } from "./jwt";
 
 /** The principal of every caller while authentication is off. */
@@ -42,6 +41,21 @@ export type TokenVerifier = {
   readonly verify: (token: string) => Promise<Caller | undefined>;
 };
 
+/** Who a gateway API key names: the fields of its record the caller is made of. */
+export type ApiKeyHolder = { readonly principal: string; readonly email?: string; readonly roles: readonly string[] };
+
+/** The check of the gateway's API keys (features/api-keys/), plugged in by the composition root. */
+export type ApiKeyVerifier = {
+  /** Whether a token has an API key's shape (then no other check is tried). */
+  readonly claims: (token: string) => boolean;
+  /** The holder a key names, or why it names none; an isolate trusts its copy of a record for `cacheTtlMs`. */
+  readonly verify: (
+    kv: KVNamespace,
+    token: string,
+    cacheTtlMs: number,
+  ) => Promise<Result<ApiKeyHolder, { readonly reason: "malformed" | "unknown" | "expired" }>>;
+};
+
 /** The verifier for a request at `origin` on `route` ("" for /mcp), or undefined when its feature is off. */
 export type TokenVerifierFor = (
   env: Readonly<Record<string, unknown>>,
@@ -57,6 +71,8 @@ export type AuthRequest = {
   readonly kv: KVNamespace | undefined;
   /** How long an isolate trusts its copy of an API key record. */
   readonly cacheTtlMs: number;
+  /** The check of API keys (AUTH.apiKeys). */
+  readonly apiKeys: ApiKeyVerifier;
   /** "" for /mcp. */
   readonly route: string;
   /** The check of the gateway's own access tokens for this route, when AUTH.signIn is on. */
@@ -67,13 +83,14 @@ export type AuthRequest = {
  * The caller of a request, or why there is none.
  *
  * @example
- * const caller = await authenticate({ authorization: request.headers.get("authorization"), auth, kv, cacheTtlMs: 30_000, route: "" });
+ * const caller = await authenticate({ authorization, auth, kv, cacheTtlMs: 30_000, apiKeys: API_KEYS, route: "" });
  */
 export async function authenticate({
   authorization,
   auth,
   kv,
   cacheTtlMs,
+  apiKeys,
   route,
   signInToken,
 }: AuthRequest): Promise<Result<Caller, AuthProblem>> {
@@ -83,9 +100,9 @@ export async function authenticate({
   if (!/^Bearer(\s|$)/i.test(authorization)) return fail({ reason: "wrong-scheme" });
   const token = BEARER.exec(authorization)?.[1];
   if (!token) return fail({ reason: "malformed" });
-  if (looksLikeApiKey(token)) {
+  if (apiKeys.claims(token)) {
     if (!auth.apiKeys || !kv) return fail({ reason: "api-keys-off" });
-    const verified = await verifyApiKey(kv, token, cacheTtlMs);
+    const verified = await apiKeys.verify(kv, token, cacheTtlMs);
     if (!verified.ok)
       return fail({
         reason:

@@ -22,7 +22,7 @@ import type { CallRecord } from "./call-record";
 import type { Route, RouteEndpoint } from "./route";
 import type { BridgedCallRpc, CallApprovalRpc, InputRendezvousRpc, ObjectNamespace } from "./object-rpc";
 import type { TraceContext } from "../core/traceparent";
-import type { Grant } from "../policy/persona";
+import type { Grant } from "./grant";
 import type { CallTarget } from "./call-target";
 import { callerCredentials } from "../upstream/caller-credentials";
 import type { PayloadCaller, PayloadOwner } from "../storage/payload-store";

@@ -3,11 +3,11 @@
  * behind one name space, or /mcp/<upstream>, one upstream as it is), the upstreams it
  * serves and the origin the client reached. Built once by the front that classified
  * the request; layers switch on `kind`. It carries the catalog mode the client asked for
- * (`?catalog=`, front/http/request-checks.ts; the modes: policy/persona.ts), which the
+ * (`?catalog=`, front/http/request-checks.ts; the modes: grant.ts), which the
  * catalog (features/catalog/) implements.
  */
 import type { UpstreamConfig } from "../config/upstreams";
-import type { CatalogMode } from "../policy/persona";
+import type { CatalogMode } from "./grant";
 
 /**
  * The endpoint a message came to: `aggregated` (/mcp, where names carry their upstream's

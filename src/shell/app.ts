@@ -21,14 +21,13 @@ import { handleModernPost } from "../front/modern/endpoint";
 import { checkOrigin, corsHeaders } from "./origin";
 import { authenticate, authError, authFailureName, credentialHint } from "../auth/authenticate";
 import type { Caller } from "../context/call-context";
-import { reachableUpstreams } from "../policy/reachable-upstreams";
 import { metadataUrl, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "../auth/protected-resource";
 import { identityJwks } from "../upstream/identity-assertion";
 import type { FailureRecorder } from "../auth/failed-authentication";
 import { readMessageBody } from "./message-body";
 import type { AuthConfig } from "../config/auth-config";
-import type { TokenVerifierFor } from "../auth/authenticate";
-import type { CatalogMode } from "../policy/persona";
+import type { ApiKeyVerifier, TokenVerifierFor } from "../auth/authenticate";
+import type { CatalogMode, GrantLookup } from "../context/grant";
 
 export type GatewayBindings = {
   UPSTREAMS?: unknown;
@@ -50,6 +49,10 @@ export type ShellParts = {
   readonly buildPipeline: PipelineBuilder;
   /** The check of tokens a feature issues (client sign-in's access tokens), for /mcp and `GET /`. */
   readonly tokenVerifier: TokenVerifierFor;
+  /** The check of the gateway's API keys (features/api-keys/), when AUTH.apiKeys is on. */
+  readonly apiKeys: ApiKeyVerifier;
+  /** How a caller's persona grant is found (features/personas/): for each call and for the upstreams it may learn of. */
+  readonly grants: GrantLookup;
   /** What a 2025 session seals of the filters when it begins. */
   readonly sessionShapes: SessionShapes;
   /** Told of each failed authentication on /mcp, `GET /` and the admin API (the audit trail records them). */
@@ -150,6 +153,7 @@ async function callerOf(c: GatewayContext, route: string, services: Services, pa
     auth: config.auth.value,
     kv: c.env.GATEWAY_KV,
     cacheTtlMs: config.documentCacheTtlMs,
+    apiKeys: parts.apiKeys,
     route,
     signInToken: signInTokenOf(c, parts, config.auth.value, route),
   });
@@ -182,10 +186,11 @@ async function upstreamsShownTo(
   caller: Caller,
   services: Services,
   all: readonly UpstreamConfig[],
+  grants: GrantLookup,
 ): Promise<readonly UpstreamConfig[]> {
   return authOff(services.config)
     ? all
-    : reachableUpstreams(services.kv, services.config.documentCacheTtlMs, caller.roles, all);
+    : grants.reachable(services.kv, services.config.documentCacheTtlMs, caller.roles, all);
 }
 
 /** What a route resolves to once its caller is known. */
@@ -197,13 +202,13 @@ type Resolve = (
 type Plain = { readonly route: string; readonly upstreams: readonly UpstreamConfig[] };
 
 /** /mcp (route "") or /mcp/<upstream>: an upstream the caller's persona does not reach is one that does not exist. */
-function upstreamRoute(route: string): Resolve {
+function upstreamRoute(route: string, grants: GrantLookup): Resolve {
   return async (caller, services, all) => {
     const upstreams = route === "" ? all : all.filter((u) => u.name === route);
     if (route !== "") {
       // An upstream the caller's persona does not reach answers as one that does not exist: no
       // session, no handshake, nothing said about it (for every verb and both eras).
-      const shown = await upstreamsShownTo(caller, services, all);
+      const shown = await upstreamsShownTo(caller, services, all, grants);
       if (!shown.some((u) => u.name === route)) {
         const names = shown.map((u) => u.name).join(", ") || "(none)";
         throw new GatewayError(
@@ -239,6 +244,7 @@ async function endpoint(
     services,
     pipeline: pipelines(services.config),
     sessionShapes: parts.sessionShapes,
+    grants: parts.grants,
     ...(mode ? { catalog: mode } : {}),
     kv: c.env.GATEWAY_KV,
     route: resolved.route,
@@ -305,11 +311,14 @@ async function upstreamsOfHome(
       auth: config.auth.value,
       kv: c.env.GATEWAY_KV,
       cacheTtlMs: config.documentCacheTtlMs,
+      apiKeys: parts.apiKeys,
       route: "",
       signInToken,
     });
     if (found.ok)
-      return { upstreams: (await upstreamsShownTo(found.value, servicesFor(c.env), all)).map((u) => u.name) };
+      return {
+        upstreams: (await upstreamsShownTo(found.value, servicesFor(c.env), all, parts.grants)).map((u) => u.name),
+      };
     // The page tells a good credential from a bad one, so a bad one is a failed authentication like any other.
     const reason = authFailureName(found);
     if (reason !== undefined) {
@@ -349,7 +358,7 @@ async function serve(
   c: GatewayContext,
   route: string,
   served: Served,
-  resolve: Resolve = upstreamRoute(route),
+  resolve: Resolve = upstreamRoute(route, served.parts.grants),
 ): Promise<Response> {
   switch (c.req.method) {
     case "POST":

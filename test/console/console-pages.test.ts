@@ -8,7 +8,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { admin } from "../helpers/admin";
 import { consoleGet, consolePost, signIn, type ConsoleSignIn } from "../helpers/console";
 import { gatewayFetch } from "../helpers/gateway";
-import { MAX_RECORD_READS_PER_PAGE } from "../../src/auth/api-key-listing";
+import { MAX_RECORD_READS_PER_PAGE } from "../../src/features/api-keys/api-key-listing";
 import { storeKeyWithoutMetadata } from "../helpers/auth";
 import { ADMIN_VARS } from "../helpers/admin";
 

@@ -2,7 +2,7 @@
  * A body past the message limit, sent with Node's fetch to the gateway `npm start` runs:
  * the client reads the 413 and its JSON-RPC error, rather than a connection dropped while
  * it was still sending ("terminated"), whether the size is declared or the body is chunked.
- * workerd in-process tests (test/message-size.test.ts) never show this: it happens on the
+ * workerd in-process tests (test/front/message-size.test.ts) never show this: it happens on the
  * socket, between the HTTP server and a client that has not finished writing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

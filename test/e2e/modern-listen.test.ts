@@ -3,7 +3,7 @@
  * the gateway started as README says, in front of a 2025 SDK upstream, on both routes:
  * the client accepts the acknowledgement, its list_changed handler fires when the
  * upstream's tool list changes. (Whether closing ends the upstream's stream is tested in
- * workerd, test/subscriptions-listen.test.ts: under `wrangler dev` a client's disconnect
+ * workerd, test/relay/subscriptions-listen.test.ts: under `wrangler dev` a client's disconnect
  * does not reach the Worker, neither as a cancelled body nor as `request.signal`.)
  */
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";

@@ -5,7 +5,7 @@
  * integration a copy of wrangler.toml in a directory of its own
  * (test/helpers/node/isolated-wrangler-config.ts); here wrangler itself resolves the
  * bindings of a config beside such files, as the integration does, and of that copy.
- * test/config.test.ts checks, inside workerd, that the running tests got no local value.
+ * test/config/config.test.ts checks, inside workerd, that the running tests got no local value.
  */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

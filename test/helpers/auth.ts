@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { createApiKey, type NewApiKey } from "../../src/auth/api-keys";
+import { createApiKey, type NewApiKey } from "../../src/features/api-keys/api-keys";
 import { gatewayFetch, type Vars } from "./gateway";
 
 export const ADMIN_TOKEN = "admin-token-for-auth-tests-0123456789";

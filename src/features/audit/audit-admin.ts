@@ -18,7 +18,7 @@
 import type { Hono } from "../../admin/hono-app";
 import { isAuditEvent, type AuditEvent, type AuditOutcome, type AuditQuery } from "./audit-event";
 import { eventsOfObject, hourPrefixesNewestFirst, keysOfHour } from "./audit-log";
-import { isGlob, matchesGlob } from "../../policy/glob";
+import { isGlob, matchesGlob } from "../../core/glob";
 import { qualifyName, SYS_PREFIX } from "../../core/names";
 
 export const DEFAULT_AUDIT_LIMIT = 100;

@@ -19,7 +19,7 @@
  * Linear in the key's length for each pattern (patterns are bounded in number by the
  * AUDIT var); a key over `MAX_KEY_CHARS` is secret unread.
  */
-import { isGlob, matchesGlob } from "../../policy/glob";
+import { isGlob, matchesGlob } from "../../core/glob";
 
 /** Patterns shorter than this must start at a word of the key; longer ones may start inside one (`accesstoken`). */
 export const MIN_ANYWHERE_CHARS = 5;

@@ -1,5 +1,5 @@
 /**
- * Catalog modes (`CATALOG_MODES` in policy/persona.ts) around the whole pipeline. In `full` nothing
+ * Catalog modes (`CATALOG_MODES` in context/grant.ts) around the whole pipeline. In `full` nothing
  * changes. In `compact` tools/list is shortened (compact.ts) and `sys___describe_tools`
  * answers full definitions. In `search` tools/list holds only the gateway's own tools;
  * `sys___search_tools` ranks the caller's catalog (search-index.ts; by meaning too when
@@ -36,8 +36,8 @@ import { pathSpan, removeMemberSplice, splice } from "../../core/raw-json";
 import { SYS_PREFIX } from "../../core/names";
 import type { AuthConfig } from "../../config/auth-config";
 import type { CallContext, ClientMessage, EmbeddingsBinding, Handler } from "../../context/call-context";
-import type { CatalogMode } from "../../policy/persona";
-import { NO_PERSONA } from "../../middleware/authorization";
+import type { CatalogMode } from "../../context/grant";
+import { NO_PERSONA } from "../personas/authorization";
 import { compactList } from "./compact";
 import {
   CALL_TOOL,

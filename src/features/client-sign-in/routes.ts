@@ -19,7 +19,7 @@ import { sessionSecret } from "../../config/secrets";
 import { readTextUpTo } from "../../core/bounded-text";
 import { isObject } from "../../core/jsonrpc";
 import { openState, sealState } from "../../core/sealed-state";
-import { reachableUpstreams } from "../../policy/reachable-upstreams";
+import { reachableUpstreams } from "../personas/reachable-upstreams";
 import {
   AUTHORIZATION_SERVER_METADATA_PATH,
   AUTHORIZE_PATH,

@@ -1,5 +1,5 @@
 /**
- * The `code` catalog mode (policy/catalog-mode.ts): tools/list holds the gateway's own
+ * The `code` catalog mode (context/grant.ts): tools/list holds the gateway's own
  * tools only, and of the catalog tools `sys___search_tools`, which answers TypeScript
  * declarations of the tools that match a task (declarations.ts), and `sys___run_code`,
  * which runs a program against them in a sandbox (run-code.ts). Each tool call of a
@@ -21,7 +21,7 @@ import { DEFAULT_OFFLOAD } from "../offload/offload-config";
 import { isOverThreshold, offloadAnswer } from "../offload/offload";
 import { offloadSettings } from "../offload/offload-settings";
 import { signInLinksAnswer } from "../upstream-sign-in/sign-in-required";
-import { NO_PERSONA } from "../../middleware/authorization";
+import { NO_PERSONA } from "../personas/authorization";
 import { MAX_QUERY_CHARS, SEARCH_TOOLS, searchInputSchema } from "../catalog/definitions";
 import { loadSearch } from "../catalog/search";
 import { visibleCatalog } from "../catalog/visible-catalog";

@@ -11,8 +11,8 @@
 import { Fragment, h } from "../../admin/console/jsx";
 import type { AuthConfig } from "../../config/auth-config";
 import { isObject } from "../../core/jsonrpc";
-import { checkPersonas } from "../../policy/persona";
-import { noGrantCause } from "../../policy/persona-grant";
+import { checkPersonas } from "../personas/persona";
+import { noGrantCause } from "../personas/persona-grant";
 import type { AdminCall } from "../../admin/console/admin-client";
 import { href } from "../../admin/console/layout";
 

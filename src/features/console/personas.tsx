@@ -9,8 +9,8 @@
 import { Fragment, h } from "../../admin/console/jsx";
 import type { Child } from "hono/jsx";
 import { gatewayConfig } from "../../config/gateway-config";
-import { checkPersona, type Persona } from "../../policy/persona";
-import { CATALOG_MODES } from "../../policy/persona";
+import { checkPersona, type Persona } from "../personas/persona";
+import { CATALOG_MODES } from "../../context/grant";
 import type { ConsoleApp, ConsoleContext } from "../../admin/console/context";
 import { errorOf, type ApiProblem } from "../../admin/console/admin-client";
 import { upstreamCatalog } from "../catalog/console-catalog";

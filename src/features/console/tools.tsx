@@ -13,7 +13,7 @@ import { gatewayConfig } from "../../config/gateway-config";
 import type { ConsoleApp } from "../../admin/console/context";
 import { upstreamCatalog, type CatalogEntry, type UpstreamCatalog } from "../catalog/console-catalog";
 import { appliedTo, grantOf, readPolicy, type PolicyDocuments } from "./policy-view";
-import type { Grant } from "../../policy/persona";
+import type { Grant } from "../../context/grant";
 import { Empty, href, Problems, TableHead } from "../../admin/console/layout";
 import { renderPage } from "../../admin/console/render";
 import { readPinsView, type PinsView, type PinView } from "../pins/pins-data";

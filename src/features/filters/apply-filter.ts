@@ -11,7 +11,7 @@ import { _areEquals, applyPatch, JsonPatchError } from "fast-json-patch/module/c
 import type { Operation } from "fast-json-patch";
 import { isObject, type JsonObject } from "../../core/jsonrpc";
 import type { FilterRule, FilterSet, FilterVariant, ToolFilter } from "./filter-set";
-import { isGlob, literalLength, matchesGlob } from "../../policy/glob";
+import { isGlob, literalLength, matchesGlob } from "../../core/glob";
 import { child, parsePointer } from "../../core/json-pointer";
 import { retain, RetainError } from "./retain";
 

@@ -7,7 +7,7 @@ import { validate as validatePatch } from "fast-json-patch/module/core.mjs";
 import type { Operation } from "fast-json-patch";
 import { isObject } from "../../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
-import { deepFreeze, MAX_DOCUMENT_DEPTH, tooDeepAt } from "../../policy/document-limits";
+import { deepFreeze, MAX_DOCUMENT_DEPTH, tooDeepAt } from "../../storage/document-limits";
 import { escapeToken, parsePointer, pointerProblem } from "../../core/json-pointer";
 import { checkOffloadOverride, type OffloadConfig } from "../../config/offload-override";
 import { buildTree, MAX_RETAIN_TREE_SIZE, RetainError, type RetainBudget } from "./retain";
@@ -218,7 +218,7 @@ export function checkFilterSet(name: string, value: unknown): Checked<FilterSet>
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
-    // Frozen: the set is shared by every call while it is cached (see document-limits.ts).
+    // Frozen: the set is shared by every call while it is cached (see storage/document-limits.ts).
     value: deepFreeze({
       name,
       mode: mode as FilterSet["mode"],

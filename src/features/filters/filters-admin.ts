@@ -17,7 +17,7 @@ import { applyToolFilter, BYTES_PER_TOKEN, filterToolResult, FilterError, select
 import { checkFilterSet, checkPlan, FILTER_SET_NAME, type FilterSet } from "./filter-set";
 import { parseDocument, type Checked, type DocumentProblem } from "../../storage/document-store";
 import { forgetCached } from "./filter-store";
-import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../../policy/document-limits";
+import { MAX_DOCUMENT_DEPTH, tooDeepAt } from "../../storage/document-limits";
 import { isObject } from "../../core/jsonrpc";
 import { readBodyText } from "../../admin/read-body";
 import { documentResponse } from "../../admin/document-routes";

@@ -29,7 +29,7 @@ import {
 } from "../../core/raw-json";
 import { BYTES_PER_TOKEN, FilterError, selectFilter } from "./apply-filter";
 import { filterAnswer, type AnswerFilterOutcome } from "./filter-answer";
-import { matchesGlob } from "../../policy/glob";
+import { matchesGlob } from "../../core/glob";
 import { activeFilters, type ActiveFilters } from "./filter-store";
 import { currentShapes, mayHoldUpstreamSchema, recordListing } from "./listed-shapes";
 import {

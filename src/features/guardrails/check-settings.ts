@@ -13,7 +13,7 @@
  * ```
  */
 import { isObject } from "../../core/jsonrpc";
-import { at, unknownFields } from "../../policy/document-checks";
+import { at, unknownFields } from "../../storage/document-checks";
 import type { DocumentProblem } from "../../storage/document-store";
 import { isLoopback } from "../../upstream/oauth/http-options";
 

@@ -1,6 +1,6 @@
 /**
  * The detectors a guardrail rule names, over one string: `secrets` and `personal`
- * (token-detectors.ts), `instructions` (the pin findings' rules, policy/text-rules.ts, as
+ * (token-detectors.ts), `instructions` (the pin findings' rules, features/pins/text-rules.ts, as
  * they apply to a result: orders hidden in invisible characters or instruction tags,
  * "ignore previous instructions", "do not tell the user"), and `pattern:<name>`, an
  * operator's pattern (safe-pattern.ts). Every detector is linear in the string.
@@ -67,7 +67,7 @@ function skeletonOfRun(run: string): string {
 }
 
 /**
- * The text's skeleton (policy/text-skeleton.ts), or undefined when it is the text in lower
+ * The text's skeleton (features/pins/text-skeleton.ts), or undefined when it is the text in lower
  * case (the rules ignore case, so reading it again finds nothing new). Each step of a
  * skeleton maps a character on its own (decomposition, marks and invisible characters
  * dropped, look-alikes, case), so only the runs of other characters are passed through it:

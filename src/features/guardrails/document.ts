@@ -11,8 +11,8 @@
  * ```
  */
 import { isObject } from "../../core/jsonrpc";
-import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
-import { deepFreeze } from "../../policy/document-limits";
+import { at, checkText, rootProblem, unknownFields } from "../../storage/document-checks";
+import { deepFreeze } from "../../storage/document-limits";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
 import { checkModel, checkWebhook, type ModelCheck, type WebhookCheck, type WriteContext } from "./check-settings";
 import { BUILT_IN_DETECTORS, PATTERN_PREFIX } from "./detectors";

@@ -14,7 +14,7 @@ import { resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } fro
 import { pathSpan, type Span } from "../../core/raw-json";
 import type { CallContext, MethodHandler } from "../../context/call-context";
 import type { NamedAt } from "../../context/call-target";
-import { matchesGlob } from "../../policy/glob";
+import { matchesGlob } from "../../core/glob";
 import type { DetectorContext } from "./detectors";
 import type { ApprovalRule, GuardRule, GuardSide, Guardrails } from "./document";
 import { guardValue, readStrings, TooDeepError, type GuardHit, type GuardVerdict } from "./guard-json";

@@ -10,7 +10,7 @@
  */
 import { splice, removeMemberSplice, type Splice } from "../../core/raw-json";
 import type { CallContext } from "../../context/call-context";
-import { listedEntries } from "../../middleware/list-items";
+import { listedEntries } from "../../pipeline/list-items";
 import { NAME_SEPARATOR, shortenedStart } from "../../core/names";
 import type { Guardrails } from "./document";
 import { rulesFor } from "./guard-call";

@@ -7,7 +7,7 @@
  * resources, descriptions) travels in a hidden field and is stored back as it was.
  */
 import { isObject, type JsonObject } from "../../core/jsonrpc";
-import { isGlob, matchesGlob } from "../../policy/glob";
+import { isGlob, matchesGlob } from "../../core/glob";
 import type { CatalogEntry } from "../catalog/console-catalog";
 import { MAX_PICKS_PER_KIND } from "./document";
 

@@ -15,7 +15,7 @@ import type { renderPage, statusOf } from "../../admin/console/render";
 import type { href } from "../../admin/console/layout";
 import { isObject, type JsonObject } from "../../core/jsonrpc";
 import type { CatalogEntry, UpstreamCatalog } from "../catalog/console-catalog";
-import { CATALOG_MODES } from "../../policy/persona";
+import { CATALOG_MODES } from "../../context/grant";
 import { documentOf, draftOf, keptOf, listCosts, type Draft, type ListCost } from "./console-form";
 
 /** The console's frame and the catalog, from the main module. */

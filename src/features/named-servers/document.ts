@@ -20,10 +20,10 @@
  */
 import { isObject } from "../../core/jsonrpc";
 import { NAME_SEPARATOR } from "../../core/names";
-import { deepFreeze } from "../../policy/document-limits";
-import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
-import { isGlob } from "../../policy/glob";
-import { CATALOG_MODES, isCatalogMode, type CatalogMode } from "../../policy/persona";
+import { deepFreeze } from "../../storage/document-limits";
+import { at, checkText, rootProblem, unknownFields } from "../../storage/document-checks";
+import { isGlob } from "../../core/glob";
+import { CATALOG_MODES, isCatalogMode, type CatalogMode } from "../../context/grant";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
 import { checkAlias } from "../shaping/overrides-document";
 

@@ -1,11 +1,11 @@
 /**
  * A named server's picks compiled once per document: exact picks and aliases in maps,
  * globs in a list, so deciding one listed entry costs one lookup plus the globs (each
- * linear: policy/glob.ts), never the whole document.
+ * linear: core/glob.ts), never the whole document.
  */
 import { NAME_SEPARATOR } from "../../core/names";
 import type { UpstreamConfig } from "../../config/upstreams";
-import { isGlob, matchesGlob } from "../../policy/glob";
+import { isGlob, matchesGlob } from "../../core/glob";
 import type { NamedServer, Pick } from "./document";
 
 /** The picks of one kind (tools or prompts), by the name /mcp lists and by alias. */

@@ -14,7 +14,7 @@ import { SYS_PREFIX } from "../../core/names";
 import { pathSpan, splice, type Splice } from "../../core/raw-json";
 import { keepListed } from "../../core/raw-json-lists";
 import type { CallContext, Handler } from "../../context/call-context";
-import { listedEntries, setMemberSplice } from "../../middleware/list-items";
+import { listedEntries, setMemberSplice } from "../../pipeline/list-items";
 import type { NamedServer, Pick } from "./document";
 import { compileServer, type CompiledServer, type NamePicks } from "./picks";
 import type { MainParts } from "./main-parts";

@@ -12,7 +12,7 @@
  */
 import { isObject, resultText, type JsonObject, type JsonRpcId } from "../../core/jsonrpc";
 import { member, pathSpan, rootSpan } from "../../core/raw-json";
-import { matchesGlob } from "../../policy/glob";
+import { matchesGlob } from "../../core/glob";
 import { DEFAULT_OFFLOAD } from "./offload-config";
 import type { OffloadConfig } from "../../config/offload-override";
 import { offloadSettings } from "./offload-settings";

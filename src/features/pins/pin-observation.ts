@@ -9,7 +9,7 @@ import { DEFAULT_PINNING_MODE, type PinningMode } from "./pins";
 import type { JsonObject } from "../../core/jsonrpc";
 import { bytesToBase64Url } from "../../core/base64url";
 import { NAME_SEPARATOR } from "../../core/names";
-import type { ListedEntry } from "../../middleware/list-items";
+import type { ListedEntry } from "../../pipeline/list-items";
 import { definitionObject, fingerprint, isEarlierDigestOf, type PinKind } from "./pin-definition";
 import { changedMembers } from "./pin-diff";
 import { scanDefinition, type ScanContext } from "./pin-findings";

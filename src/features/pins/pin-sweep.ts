@@ -18,7 +18,7 @@ import { routeFor } from "../../context/route";
 import { newCallRecord } from "../../context/call-record";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { modernUpstreamClient } from "../../front/modern/upstream-client";
-import { listedEntries } from "../../middleware/list-items";
+import { listedEntries } from "../../pipeline/list-items";
 import { listedPinName, observeList, pinningOf, type ListedDefinition } from "./pin-observation";
 import { createRelay } from "../../relay/index";
 import { askToSignIn } from "../upstream-sign-in/sign-in-required";
@@ -27,7 +27,7 @@ import { redactSecrets } from "../../config/secrets";
 import type { PinKind } from "./pin-definition";
 import { scanContext } from "./pin-findings";
 import { STATELESS_REVISION } from "../../core/revisions";
-import { grantOnce } from "../../policy/persona-grant";
+import { grantOnce } from "../personas/persona-grant";
 
 /** Upstreams one run lists (each costs a handshake when its session is not kept, and a request per page). */
 export const SWEEP_MAX_UPSTREAMS = 8;

@@ -25,7 +25,7 @@ import { approvedVersion, pinId, pinStatus } from "./pins";
 import { loadPins } from "./pin-store";
 import { UNAVAILABLE_META_KEY } from "../../relay/merge-lists";
 import { levelFor } from "../shaping/client-logging";
-import { listedEntries, setMemberSplice, type ListedEntry } from "../../middleware/list-items";
+import { listedEntries, setMemberSplice, type ListedEntry } from "../../pipeline/list-items";
 import { listedPinName, observeList, pinningOf, type ListedDefinition, type Observation } from "./pin-observation";
 import { duplicateMemberFinding } from "./pin-duplicates";
 import { unsettledMessage, type ReportedChange, type Unsettled } from "./pin-reports";

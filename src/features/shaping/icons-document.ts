@@ -2,7 +2,7 @@
  * The icons document (KV key `shaping/icons`): which icons the gateway puts on tools,
  * prompts, resources and resource templates in their lists. An entry matches by
  * `<upstream>___<name>` for tools and prompts, by URI (templates: URI template) or name
- * for resources, globs allowed (policy/glob.ts). An icon names a `src` URL, or a `file`
+ * for resources, globs allowed (core/glob.ts). An icon names a `src` URL, or a `file`
  * the gateway serves itself (`PUT /admin/icons/files/<name>`, served at `/icons/<name>`).
  * `mode` says whether matched icons replace the upstream's own or are added after them.
  *
@@ -19,8 +19,8 @@
 import { isObject } from "../../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
 import { ICON_FILE_NAME } from "./icon-files";
-import { deepFreeze } from "../../policy/document-limits";
-import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
+import { deepFreeze } from "../../storage/document-limits";
+import { at, checkText, rootProblem, unknownFields } from "../../storage/document-checks";
 
 const KINDS = ["tool", "prompt", "resource", "resourceTemplate"] as const;
 const MAX_ICON_ENTRIES = 1_000;

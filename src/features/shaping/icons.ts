@@ -10,9 +10,9 @@ import { elements, member, splice, type Splice } from "../../core/raw-json";
 import { onRequests, type CallContext, type Middleware } from "../../context/call-context";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { loadDocument } from "../../storage/document-store";
-import { matchesGlob } from "../../policy/glob";
+import { matchesGlob } from "../../core/glob";
 import { checkIcons, type IconSpec, type IconsDocument } from "./icons-document";
-import { listedEntries, SHAPED_LISTS, setMemberSplice, type ListedEntry } from "../../middleware/list-items";
+import { listedEntries, SHAPED_LISTS, setMemberSplice, type ListedEntry } from "../../pipeline/list-items";
 
 export type IconOptions = { readonly cacheTtlMs?: number };
 

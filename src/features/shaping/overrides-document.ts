@@ -16,9 +16,9 @@
  * ```
  */
 import { isObject } from "../../core/jsonrpc";
-import { deepFreeze } from "../../policy/document-limits";
+import { deepFreeze } from "../../storage/document-limits";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
-import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
+import { at, checkText, rootProblem, unknownFields } from "../../storage/document-checks";
 
 /** New texts for one tool or prompt, and the name /mcp lists it by. */
 export type TextOverride = { readonly title?: string; readonly description?: string; readonly alias?: string };

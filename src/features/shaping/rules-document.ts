@@ -21,9 +21,9 @@
 import { child, parsePointer, pointerProblem } from "../../core/json-pointer";
 import { isObject } from "../../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
-import { deepFreeze } from "../../policy/document-limits";
-import { at, checkText, rootProblem, unknownFields } from "../../policy/document-checks";
-import { matchesGlob } from "../../policy/glob";
+import { deepFreeze } from "../../storage/document-limits";
+import { at, checkText, rootProblem, unknownFields } from "../../storage/document-checks";
+import { matchesGlob } from "../../core/glob";
 
 const MAX_RULES = 1_000;
 const MAX_GLOB_CHARS = 256;

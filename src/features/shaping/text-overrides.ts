@@ -14,7 +14,7 @@ import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { loadDocument } from "../../storage/document-store";
 import { checkOverrides, type OverridesDocument, type TextOverride } from "./overrides-document";
 import { INSTRUCTIONS_SEPARATOR, instructionsHeading, joinInstructions } from "../../relay/initialize";
-import { listedEntries, setMemberSplice } from "../../middleware/list-items";
+import { listedEntries, setMemberSplice } from "../../pipeline/list-items";
 
 export type TextOverrideOptions = { readonly cacheTtlMs?: number };
 

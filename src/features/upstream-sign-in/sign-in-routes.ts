@@ -20,12 +20,13 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import { gatewayConfig } from "../../config/gateway-config";
 import { sessionSecret } from "../../config/secrets";
 import type { UpstreamConfig } from "../../config/upstreams";
+import { API_KEYS } from "../api-keys/api-keys";
 import { authenticate, authError, type TokenVerifierFor } from "../../auth/authenticate";
 import type { Caller } from "../../context/call-context";
 import { metadataUrl } from "../../auth/protected-resource";
 import { errorResponse } from "../../core/errors";
 import { discardRequestBody, readRequestTextUpTo } from "../../core/bounded-text";
-import { reachableUpstreams } from "../../policy/reachable-upstreams";
+import { reachableUpstreams } from "../personas/reachable-upstreams";
 import { listConnections } from "../../storage/upstream-tokens";
 import { beginSignIn, finishSignIn } from "./authorization-flow";
 import { revokeConnection } from "../../upstream/oauth/access-token";
@@ -300,6 +301,7 @@ export async function requestCaller(
     auth: config.auth.value,
     kv: env.GATEWAY_KV,
     cacheTtlMs: config.documentCacheTtlMs,
+    apiKeys: API_KEYS,
     route: "",
     signInToken,
   });

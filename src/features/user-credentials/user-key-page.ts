@@ -8,7 +8,7 @@
 import type { Hono } from "../../admin/hono-app";
 import { gatewayConfig } from "../../config/gateway-config";
 import { sessionSecret } from "../../config/secrets";
-import { reachableUpstreams } from "../../policy/reachable-upstreams";
+import { reachableUpstreams } from "../personas/reachable-upstreams";
 import { servicesFor } from "../../shell/services";
 import { auditConnection } from "../upstream-sign-in/connection-events";
 import { signalSignIn } from "../upstream-sign-in/sign-in-wait";

@@ -5,7 +5,7 @@
  */
 import type { Caller, Handler, Services } from "../../context/call-context";
 import type { UpstreamConfig } from "../../config/upstreams";
-import type { CatalogMode } from "../../policy/persona";
+import type { CatalogMode, GrantLookup } from "../../context/grant";
 
 /**
  * What a session remembers of the filters when it begins (features/filters/listed-shapes.ts):
@@ -39,6 +39,8 @@ export type EndpointRequest = {
   readonly pipeline: Handler;
   /** The filters' shapes a 2025 session seals when it begins. */
   readonly sessionShapes: SessionShapes;
+  /** How the caller's persona grant is found (`ShellParts.grants`). */
+  readonly grants: GrantLookup;
   /** The catalog mode the URL asked for (`?catalog=`), checked by the shell. */
   readonly catalog?: CatalogMode;
   readonly waitUntil: (promise: Promise<unknown>) => void;

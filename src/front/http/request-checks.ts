@@ -8,9 +8,9 @@ import { fail, GatewayError, ok, type Result } from "../../core/errors";
 import { INVALID_REQUEST, isId, type JsonRpcId } from "../../core/jsonrpc";
 import { structureProblem, structureProblemText, type StructureProblem } from "../../core/duplicate-keys";
 import { member, parseSpan, rootSpan } from "../../core/raw-json";
-import { CATALOG_MODES, isCatalogMode, type CatalogMode } from "../../policy/persona";
+import { CATALOG_MODES, isCatalogMode, type CatalogMode } from "../../context/grant";
 
-/** The query parameter of /mcp and /mcp/<upstream> that chooses a catalog mode (policy/persona.ts). */
+/** The query parameter of /mcp and /mcp/<upstream> that chooses a catalog mode (context/grant.ts). */
 export const CATALOG_PARAM = "catalog";
 
 /**

@@ -22,7 +22,6 @@ import { elements, rootSpan } from "../../core/raw-json";
 import type { CallContext, Caller, ClientMessage, Identity } from "../../context/call-context";
 import { routeFor } from "../../context/route";
 import { newCallRecord } from "../../context/call-record";
-import { grantOnce } from "../../policy/persona-grant";
 import type { UpstreamSession } from "../../upstream/upstream-session";
 import { allowsBatches, checkVersionHeader } from "./protocol";
 import type { EndpointRequest } from "../http/endpoint-request";
@@ -82,7 +81,7 @@ type SessionContext = Omit<CallContext, "emit" | "record">;
 function contextOf(where: EndpointRequest, session: SessionState, signal: AbortSignal | undefined): SessionContext {
   return {
     identity: identityOf(session, where.caller),
-    grant: grantOnce(where.services.kv, where.caller.roles, where.services.config.documentCacheTtlMs),
+    grant: where.grants.once(where.services.kv, where.caller.roles, where.services.config.documentCacheTtlMs),
     route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog, where.server),
     services: where.services,
     upstreamClient: session,

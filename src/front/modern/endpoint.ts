@@ -45,7 +45,6 @@ import { MISSING_REQUIRED_CLIENT_CAPABILITY, REMOVED_METHODS, UNBRIDGED_METHODS 
 import { modernUpstreamClient } from "./upstream-client";
 import { withoutEnvelope } from "./upstream-request";
 import { atLeast, isLogLevel } from "../../storage/client-log-levels";
-import { grantOnce } from "../../policy/persona-grant";
 
 /** The client capability each server-to-client request of a 2025 upstream needs. */
 const CAPABILITY_OF_SERVER_REQUEST: ReadonlyMap<string, string> = new Map([
@@ -89,7 +88,7 @@ async function contextOf(
   };
   return {
     identity,
-    grant: grantOnce(where.services.kv, caller.roles, where.services.config.documentCacheTtlMs),
+    grant: where.grants.once(where.services.kv, caller.roles, where.services.config.documentCacheTtlMs),
     route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog, where.server),
     services: where.services,
     upstreamClient: await modernUpstreamClient({
