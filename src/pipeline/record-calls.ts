@@ -4,7 +4,8 @@
  * once the message is done. Observers run after the answer is decided and cannot change it.
  */
 import { GatewayError } from "../core/errors";
-import { INTERNAL_ERROR, isObject, type OutgoingMessage } from "../core/jsonrpc";
+import { failureOf } from "../core/failures";
+import { INTERNAL_ERROR, type OutgoingMessage } from "../core/jsonrpc";
 import { utf8Length } from "../core/utf8-position";
 import type { CallContext, ClientMessage, Handler } from "../context/call-context";
 import type { CallFailure, CallRecord } from "../context/call-record";
@@ -22,9 +23,10 @@ const RELAY_FAILURES: ReadonlySet<string> = new Set<CallFailure>([
   "no-response",
 ]);
 
-function failureOf(error: unknown): CallFailure {
-  const reason = error instanceof GatewayError && isObject(error.data) ? error.data["reason"] : undefined;
-  return typeof reason === "string" && RELAY_FAILURES.has(reason) ? (reason as CallFailure) : "gateway-error";
+/** The record's failure: an upstream failure's own reason, by its type; any other error is the gateway's. */
+function callFailureOf(error: unknown): CallFailure {
+  const reason = failureOf(error)?.reason;
+  return reason !== undefined && RELAY_FAILURES.has(reason) ? (reason as CallFailure) : "gateway-error";
 }
 
 /** Wraps `next` so that every message's record is completed and observed. */
@@ -41,7 +43,7 @@ export function recordCalls(next: Handler, observers: readonly CallObserver[]): 
       if (answer !== undefined) sent += utf8Length(answer);
       return answer;
     } catch (error) {
-      record.failure ??= failureOf(error);
+      record.failure ??= callFailureOf(error);
       // What the client is answered with: a gateway error as it is, anything else as the generic internal error.
       if (error instanceof GatewayError) {
         record.errorCode = error.code;

@@ -8,14 +8,8 @@
  * and a few methods are answered for all upstreams at once.
  */
 import { GatewayError } from "../core/errors";
-import {
-  INVALID_PARAMS,
-  isObject,
-  METHOD_NOT_FOUND,
-  resultText,
-  type JsonRpcRequest,
-  type WireMessage,
-} from "../core/jsonrpc";
+import { GatewayFailure } from "../core/failures";
+import { INVALID_PARAMS, isObject, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { qualifyName } from "../core/names";
 import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json";
 import { heldSession } from "../upstream/upstream-session";
@@ -130,8 +124,7 @@ async function routeByName(
 ): Promise<string> {
   const { id } = request.message;
   const { target } = ctx;
-  const unknown = (name: string) =>
-    new GatewayError(200, INVALID_PARAMS, `Unknown ${list.label}: ${name}`, undefined, id);
+  const unknown = (name: string) => new GatewayFailure({ reason: "unknown-name", label: list.label, name }, id);
   // The pipeline's classifier resolved the name (context/call-target.ts); no target: it was not a string.
   if (target === undefined || target.kind === "resource")
     throw new GatewayError(200, INVALID_PARAMS, `Invalid params: ${path.join(".")} must be a string`, undefined, id);
@@ -251,7 +244,7 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
       return broadcastLevel(ctx, request);
     default:
       if (TASK_METHODS.has(method)) return routeTask(ctx, request);
-      throw new GatewayError(200, METHOD_NOT_FOUND, `Method not found: ${method}`, undefined, id);
+      throw new GatewayFailure({ reason: "unknown-method", method }, id);
   }
 }
 

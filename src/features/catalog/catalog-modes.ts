@@ -21,9 +21,8 @@
  * 2026-07-28 revision has no session to seal it in, and an operator's change to a
  * persona applies at the next request.
  */
-import { GatewayError } from "../../core/errors";
+import { GatewayFailure } from "../../core/failures";
 import {
-  INVALID_PARAMS,
   isObject,
   resultText,
   type JsonObject,
@@ -202,17 +201,19 @@ function innerCall(request: WireMessage<JsonRpcRequest>): WireMessage<JsonRpcReq
   return { text: splice(text, edits), message };
 }
 
-/** An unknown tool's error from the inner call, pointing at the search tool. */
-function pointToSearch(error: unknown, id: JsonRpcId): unknown {
-  if (!(error instanceof GatewayError) || error.code !== INVALID_PARAMS || !error.message.startsWith("Unknown tool"))
-    return error;
-  return new GatewayError(
-    error.status,
-    error.code,
-    `${error.message} (not a tool you may use, or no longer listed: find tools with ${SEARCH_TOOLS})`,
-    error.data,
-    error.id ?? id,
-  );
+/**
+ * An unknown tool's failure from the inner call, pointing at the search tool; any other
+ * error as it is. Told by the failure's type (`unknown-name` of a tool), never its words.
+ *
+ * @example
+ * throw pointToSearch(error, id);
+ */
+export function pointToSearch(error: unknown, id: JsonRpcId): unknown {
+  if (!(error instanceof GatewayFailure)) return error;
+  const { failure } = error;
+  if (failure.reason !== "unknown-name" || failure.label !== "tool") return error;
+  const hint = `not a tool you may use, or no longer listed: find tools with ${SEARCH_TOOLS}`;
+  return new GatewayFailure({ ...failure, hints: [...(failure.hints ?? []), hint] }, error.id ?? id, error.era);
 }
 
 /** A search (or code) mode list: the gateway's own tools only, the catalog tools added, no further pages. */

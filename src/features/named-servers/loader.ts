@@ -7,6 +7,7 @@
  */
 import { loadNamedServersModule } from "../../storage/named-servers-library";
 import { GatewayError } from "../../core/errors";
+import { GatewayFailure } from "../../core/failures";
 import { knownUriOwner } from "../../relay/relay";
 import type { MainParts } from "./main-parts";
 
@@ -16,6 +17,7 @@ export type NamedServersModule = typeof import("./lazy-entry");
 /** The main module's parts, handed to the module with each call. */
 export const MAIN_PARTS: MainParts = {
   error: (status, code, message, data, id) => new GatewayError(status, code, message, data, id),
+  unknownName: (failure, id) => new GatewayFailure(failure, id),
   uriOwner: knownUriOwner,
 };
 

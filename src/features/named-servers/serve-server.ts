@@ -9,7 +9,7 @@
  * server never widens what the caller may use: its route reaches only its picks' upstreams,
  * and everything inside still applies the caller's persona.
  */
-import { INVALID_PARAMS, isObject, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
+import { isObject, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
 import { SYS_PREFIX } from "../../core/names";
 import { pathSpan, splice, type Splice } from "../../core/raw-json";
 import { keepListed } from "../../core/raw-json-lists";
@@ -97,7 +97,7 @@ function original(
   picks: NamePicks,
   what: "tool" | "prompt",
   name: unknown,
-  refuse?: (message: string) => Error,
+  refuse?: (label: "tool" | "prompt", name: string, hint: string) => Error,
 ) {
   if (typeof name !== "string") return undefined; // the pipeline words a malformed request
   if (what === "tool" && name.startsWith(SYS_PREFIX)) return name;
@@ -111,7 +111,7 @@ function original(
   if (pick && pick.alias === undefined) return name;
   const server = ctx.route.server;
   const hint = pick ? `; here it is called "${pick.alias}"` : `; ${what}s/list shows the ${what}s it serves`;
-  throw refuse(`Unknown ${what}: ${name} (not served by "${server}"${hint})`);
+  throw refuse(what, name, `not served by "${server}"${hint}`);
 }
 
 /** The request, its tool or prompt named by its original name (tools/call, prompts/get, completion of a prompt). */
@@ -134,7 +134,10 @@ function byOriginal(
   if (path.length === 0) return request;
   const what = method === "tools/call" ? "tool" : "prompt";
   const given = path.length === 3 ? (ref as Record<string, unknown>)["name"] : params?.["name"];
-  const refuse = main && ((message: string) => main.error(200, INVALID_PARAMS, message, undefined, id));
+  const refuse =
+    main &&
+    ((label: string, name: string, hint: string) =>
+      main.unknownName({ reason: "unknown-name", label, name, hints: [hint] }, id));
   const name = original(ctx, picks[what], what, given, refuse);
   return name === undefined || name === given ? request : renamed(request, path, name);
 }

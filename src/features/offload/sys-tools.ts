@@ -16,7 +16,8 @@
  * `sys___` name the gateway does not answer itself is an unknown tool or prompt.
  */
 import { GatewayError } from "../../core/errors";
-import { INVALID_PARAMS, isObject, resultText, type JsonRpcId } from "../../core/jsonrpc";
+import { GatewayFailure } from "../../core/failures";
+import { isObject, resultText, type JsonRpcId } from "../../core/jsonrpc";
 import { appendListed, keepListed } from "../../core/raw-json-lists";
 import { findPayload, PAYLOAD_URI_PREFIX, payloadNotFoundMessage, readPayload } from "../../storage/payload-store";
 import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../../storage/payload-reader";
@@ -142,8 +143,8 @@ function isSysName(name: unknown): name is string {
 }
 
 /** A `sys___` name the gateway does not answer: refused as the relay refuses a name nothing serves, never forwarded. */
-function unknownSysName(label: "tool" | "prompt", name: string, id: JsonRpcId): GatewayError {
-  return new GatewayError(200, INVALID_PARAMS, `Unknown ${label}: ${name}`, undefined, id);
+function unknownSysName(label: "tool" | "prompt", name: string, id: JsonRpcId): GatewayFailure {
+  return new GatewayFailure({ reason: "unknown-name", label, name }, id);
 }
 
 /** A list of /mcp/<upstream> without the upstream's `sys___` items (on /mcp every upstream name carries its upstream's prefix). */

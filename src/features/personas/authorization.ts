@@ -17,14 +17,8 @@
  * (an upstream's `sys___` names never pass for the gateway's: features/offload/sys-tools.ts).
  */
 import { GatewayError } from "../../core/errors";
-import {
-  INVALID_PARAMS,
-  isObject,
-  resultText,
-  type JsonRpcId,
-  type JsonRpcRequest,
-  type WireMessage,
-} from "../../core/jsonrpc";
+import { GatewayFailure } from "../../core/failures";
+import { isObject, resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
 import { READ_PAYLOAD_TOOL } from "../../core/names";
 import { keepListed } from "../../core/raw-json-lists";
 import { pathSpan, removeMemberSplice, splice } from "../../core/raw-json";
@@ -71,8 +65,8 @@ function shown(value: unknown): string {
   return value.length > MAX_SHOWN_CHARS ? `${value.slice(0, MAX_SHOWN_CHARS)}…` : value;
 }
 
-function unknownName(label: string, name: unknown, id: JsonRpcId): GatewayError {
-  return new GatewayError(200, INVALID_PARAMS, `Unknown ${label}: ${shown(name)}`, undefined, id);
+function unknownName(label: string, name: unknown, id: JsonRpcId): GatewayFailure {
+  return new GatewayFailure({ reason: "unknown-name", label, name: shown(name) }, id);
 }
 
 /** `ctx` with the route's upstreams narrowed to those the grant reaches (for lists merged on /mcp). */

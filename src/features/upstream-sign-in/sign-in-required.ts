@@ -34,6 +34,7 @@ import { SIGN_IN_FLOW_TTL_MS } from "./authorization-flow";
 import { bridgeInput } from "../../eras/input-bridge";
 import { awaitSignIn } from "./sign-in-wait";
 import type { Challenge } from "../../upstream/oauth/discovery";
+import { failureOf } from "../../core/failures";
 import { MULTI_ROUND_TRIP_METHODS } from "../../eras/request-state";
 import { answerWithLink, asksByUrl, URL_ELICITATION_REQUIRED, urlElicitation } from "./link-answer";
 
@@ -67,13 +68,10 @@ function declined(id: JsonRpcId, method: string, upstream: string): string {
     : errorText(id, UPSTREAM_ERROR, text, { upstream, reason: "sign-in-declined" });
 }
 
+/** The sign-in a failed call needs: its failure's type says so, whatever its message. */
 function signInData(error: unknown): { upstream: string; challenge: Challenge } | undefined {
-  if (!(error instanceof GatewayError) || !isObject(error.data) || error.data["reason"] !== "sign-in-required")
-    return undefined;
-  const { upstream, challenge } = error.data;
-  return typeof upstream === "string"
-    ? { upstream, challenge: isObject(challenge) ? (challenge as Challenge) : {} }
-    : undefined;
+  const failure = failureOf(error);
+  return failure?.reason === "sign-in-required" ? failure : undefined;
 }
 
 /** What a client that cannot be asked reads: the sign-in's message with its link. */

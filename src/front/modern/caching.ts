@@ -90,7 +90,8 @@ function sortedToolsSplice(text: string, result: Span): Splice | undefined {
  * The response text a modern client gets for `method`: a complete result gains
  * `resultType`, a cacheable one `ttlMs` and `cacheScope` (unless the upstream set them;
  * never on an input_required result nor on the result of a multi-round-trip retry,
- * `retried`), tools/list is sorted by name. Errors pass unchanged.
+ * `retried`), tools/list is sorted by name. Errors pass unchanged. `result` is the span
+ * of the answer's result when the caller has read the answer's members already.
  *
  * @example
  * completeResult('{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}', "tools/list", identity);
@@ -100,8 +101,8 @@ export function completeResult(
   method: string,
   identity: Pick<Identity, "authMethod">,
   retried = false,
+  result: Span | undefined = member(text, rootSpan(text), "result"),
 ): string {
-  const result = member(text, rootSpan(text), "result");
   if (!result || text.charCodeAt(result.start) !== 0x7b) return text;
   const own = members(text, result);
   const keys = new Set(own.map((m) => m.key));

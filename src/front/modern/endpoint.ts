@@ -15,6 +15,8 @@
  * stream); closing any response stream cancels the request at the upstream (`cancelsOnClose`).
  */
 import { GatewayError } from "../../core/errors";
+import { GatewayFailure } from "../../core/failures";
+import { members, parseSpan, rootSpan, type Span } from "../../core/raw-json";
 import {
   INTERNAL_ERROR,
   INVALID_REQUEST,
@@ -135,14 +137,15 @@ const ERROR_STATUSES: ReadonlyMap<number, number> = new Map([
   [MISSING_REQUIRED_CLIENT_CAPABILITY, 400],
 ]);
 
-function statusedError(text: string, id: JsonRpcRequest["id"]): GatewayError | undefined {
-  if (![...ERROR_STATUSES.keys()].some((code) => text.includes(String(code)))) return undefined;
-  const message = readUpstreamMessage(text)?.message;
-  if (!message || !("error" in message)) return undefined;
-  const status = ERROR_STATUSES.get(message.error.code);
+/** The error answer at `error` (the answer's `error` member) with its HTTP status, by its code; or undefined. */
+function statusedError(text: string, error: Span, id: JsonRpcRequest["id"]): GatewayError | undefined {
+  const detail = parseSpan(text, error);
+  if (!isObject(detail) || typeof detail["code"] !== "number" || typeof detail["message"] !== "string")
+    return undefined;
+  const status = ERROR_STATUSES.get(detail["code"]);
   return status === undefined
     ? undefined
-    : new GatewayError(status, message.error.code, message.error.message, message.error.data, id);
+    : new GatewayError(status, detail["code"], detail["message"], detail["data"], id);
 }
 
 /**
@@ -205,18 +208,20 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
           try {
             text = (await where.pipeline({ ...ctx, emit, record: newCallRecord() }, { kind: "request", wire }))!;
           } catch (error) {
-            // A method the gateway itself does not know (on /mcp): 2026-07-28 answers it with HTTP 404.
-            if (error instanceof GatewayError && error.code === METHOD_NOT_FOUND)
-              throw new GatewayError(404, METHOD_NOT_FOUND, error.message, error.data, wire.message.id);
-            throw error;
+            // A typed failure is written for this era (a method the gateway does not know: HTTP 404).
+            throw error instanceof GatewayFailure ? error.inEra("modern") : error;
           }
           if (asked) throw unbridgedServerRequest(asked, envelope.clientCapabilities).withId(wire.message.id);
-          const refused = statusedError(text, wire.message.id);
+          // One read of the answer's members serves both the error's status and the result's completion.
+          const top = members(text, rootSpan(text));
+          const error = top.findLast((m) => m.key === "error")?.value;
+          const refused = error && statusedError(text, error, wire.message.id);
           if (refused) throw refused;
           // server/discover went through the pipeline like any request (overrides, authorization, audit); it is answered in the revision's own shape.
+          const result = top.findLast((m) => m.key === "result")?.value;
           return wire.message.method === "server/discover"
             ? discoverAnswer(text, ctx.identity)
-            : completeResult(text, wire.message.method, ctx.identity, isRetry(wire.message));
+            : completeResult(text, wire.message.method, ctx.identity, isRetry(wire.message), result);
         },
       },
     ],

@@ -18,11 +18,12 @@ import {
   type AuthorizationServer,
 } from "oauth4webapi";
 import { fail, ok, type Result } from "../../core/errors";
+import type { SignInChallenge } from "../../core/failures";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { httpOptions, isLoopback } from "./http-options";
 
-/** What an upstream's 401 or 403 said about signing in. */
-export type Challenge = { readonly resourceMetadata?: string; readonly scope?: string; readonly error?: string };
+/** What an upstream's 401 or 403 said about signing in (a sign-in-required failure carries it). */
+export type Challenge = SignInChallenge;
 
 /** Where an upstream's users sign in: its authorization server, the resource to name, the scopes to ask for. */
 export type SignInServer = {
