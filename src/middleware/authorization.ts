@@ -29,6 +29,7 @@ import { READ_PAYLOAD_TOOL } from "../core/names";
 import { keepListed } from "../core/raw-json-lists";
 import { pathSpan, removeMemberSplice, splice } from "../core/raw-json";
 import type { AuthConfig } from "../config/auth-config";
+import { methodFacts } from "../core/methods";
 import { onRequests, toolKey, type CallContext, type MethodHandler, type Middleware } from "../context/call-context";
 import { permits, permitsUpstream, type Grant } from "../policy/persona";
 import { PAYLOAD_URI_PREFIX } from "../storage/payload-store";
@@ -150,6 +151,12 @@ export function authorization({ auth }: AuthorizationOptions): Middleware {
           if (grant) ctx.record.denied = NOT_ALLOWED;
           return unknownName(label, name, id);
         };
+        // A call of a tool or prompt (core/methods.ts): only one the grant permits.
+        const invokes = methodFacts(method).invokes;
+        if (invokes !== undefined) {
+          if (!allowed(targetKey(ctx))) throw refused(invokes, params?.["name"]);
+          return next(ctx, request);
+        }
         switch (method) {
           case "initialize":
           case "server/discover":
@@ -183,12 +190,6 @@ export function authorization({ auth }: AuthorizationOptions): Middleware {
             // and on /mcp/<upstream> a persona that cannot reach it lists none (the upstream is not asked).
             if (outOfReach(ctx, grant)) return emptyList(id, "resources");
             return next(withReachableUpstreams(ctx, grant), request);
-          case "tools/call":
-            if (!allowed(targetKey(ctx))) throw refused("tool", params?.["name"]);
-            return next(ctx, request);
-          case "prompts/get":
-            if (!allowed(targetKey(ctx))) throw refused("prompt", params?.["name"]);
-            return next(ctx, request);
           case "completion/complete": {
             const ref = params?.["ref"];
             if (isObject(ref) && ref["type"] === "ref/prompt" && !allowed(targetKey(ctx))) {
