@@ -3,7 +3,10 @@
  * the middleware order, outermost first, in one place, built once per
  * configuration (middleware take their options from it, never from raw vars). Every
  * client message goes through it, whatever its kind and protocol era (see
- * context/call-context.ts, `ClientMessage`).
+ * context/call-context.ts, `ClientMessage`), but only through the layers declared for its
+ * method or kind: each entry says which (pipeline/compose.ts builds one chain per method),
+ * so this list is also the table of what a `tools/call` goes through. The order below is
+ * kept in every chain; docs/development.md prints each method's chain.
  *
  * A response travels from the relay outwards, so the list reads backwards for results:
  * output filters shape a result first, then offload sees the filtered size and stores
@@ -25,6 +28,7 @@
  */
 import type { GatewayConfig } from "./config/gateway-config";
 import type { Handler, Middleware } from "./context/call-context";
+import { SHAPED_LISTS } from "./pipeline/list-items";
 import { authorization } from "./features/personas/authorization";
 import { clientLogging } from "./features/shaping/client-logging";
 import { icons } from "./features/shaping/icons";
@@ -33,14 +37,14 @@ import { pinnedLists, pinning } from "./features/pins/pinning";
 import { rateLimit } from "./features/personas/rate-limit";
 import { clientNotifications } from "./pipeline/client-notifications";
 import { rules } from "./features/shaping/rules";
-import { textOverrides } from "./features/shaping/text-overrides";
+import { OVERRIDDEN_METHODS, textOverrides } from "./features/shaping/text-overrides";
 import { visibility } from "./features/personas/visibility";
 import { outputFilters } from "./features/filters/output-filters";
-import { sysTools } from "./features/offload/sys-tools";
+import { SYS_TOOL_METHODS, sysToolCalls, sysTools } from "./features/offload/sys-tools";
 import { taskResults } from "./features/tasks/task-results";
 import { createRelay } from "./relay/index";
 import { askToSignIn } from "./features/upstream-sign-in/sign-in-required";
-import { composeMiddleware } from "./pipeline/compose";
+import { composeChains, EVERY, EVERY_MESSAGE, type Chains, type Handles, type Layer } from "./pipeline/compose";
 import { classifyTargets } from "./pipeline/call-targets";
 import { recordCalls, type CallObserver } from "./pipeline/record-calls";
 import type { PipelineOptions } from "./pipeline/options";
@@ -55,29 +59,47 @@ import { namedServers } from "./features/named-servers/serve";
 
 export type { CallObserver };
 
-/** The middleware of a configuration, outermost first. */
-export function methodMiddleware(config: GatewayConfig): readonly Middleware[] {
+/** A layer of the list below. */
+const layer = (name: string, handles: Handles, wrap: Middleware): Layer => ({ name, handles, wrap });
+
+/**
+ * The middleware of a configuration, outermost first, each with the messages it handles:
+ * this list is the table of which layers a method goes through (docs/development.md,
+ * "What a message goes through", prints it per method).
+ */
+export function methodLayers(config: GatewayConfig): readonly Layer[] {
   const cacheTtlMs = config.documentCacheTtlMs;
   // An invalid AUTH never reaches the pipeline (the shell refuses the request); "missing" does not either.
   const auth = config.auth.ok ? config.auth.value : ({ mode: "missing" } as const);
+  const toolLists = ["tools/list"];
+  const toolCalls = ["tools/call"];
   return [
-    traceContext(),
-    clientLogging(),
-    visibility({ cacheTtlMs }),
-    authorization({ auth }),
-    clientNotifications(),
-    rateLimit({ auth }),
-    sysTools({ offloadDefaults: config.offload, cacheTtlMs }),
-    icons({ cacheTtlMs }),
-    textOverrides({ cacheTtlMs }),
-    rules({ cacheTtlMs }),
-    pinning({ cacheTtlMs }),
-    offload({ defaults: config.offload, cacheTtlMs }),
-    outputFilters({ cacheTtlMs }),
-    redactedSchemas({ cacheTtlMs }),
-    pinnedLists({ cacheTtlMs, audit: config.audit.enabled }),
-    taskResults({ cacheTtlMs }),
-    guardrails({ cacheTtlMs, approvals: approvalGate }),
+    layer("trace context", { requests: EVERY }, traceContext()),
+    layer("client logging", { requests: ["logging/setLevel", ...toolCalls] }, clientLogging()),
+    layer("visibility", { requests: toolLists }, visibility({ cacheTtlMs })),
+    layer("authorization", { requests: EVERY, notifications: EVERY, listen: true }, authorization({ auth })),
+    layer("client notifications", { requests: EVERY, notifications: EVERY, listen: true }, clientNotifications()),
+    layer("rate limit", { requests: EVERY, notifications: EVERY }, rateLimit({ auth })),
+    layer("sys tools", { requests: toolCalls }, sysToolCalls()),
+    layer("sys tools", { requests: SYS_TOOL_METHODS }, sysTools({ offloadDefaults: config.offload, cacheTtlMs })),
+    layer("icons", { requests: [...SHAPED_LISTS.keys()] }, icons({ cacheTtlMs })),
+    layer("text overrides", { requests: OVERRIDDEN_METHODS }, textOverrides({ cacheTtlMs })),
+    layer("rules", { requests: toolCalls }, rules({ cacheTtlMs })),
+    layer("pinning", { requests: [...toolCalls, "prompts/get"] }, pinning({ cacheTtlMs })),
+    layer("offload", { requests: toolCalls }, offload({ defaults: config.offload, cacheTtlMs })),
+    layer(
+      "output filters",
+      { requests: [...toolCalls, ...toolLists, "subscriptions/listen"], listen: true },
+      outputFilters({ cacheTtlMs }),
+    ),
+    layer("redacted schemas", { requests: toolLists }, redactedSchemas({ cacheTtlMs })),
+    layer(
+      "pinned lists",
+      { requests: [...toolLists, "prompts/list"] },
+      pinnedLists({ cacheTtlMs, audit: config.audit.enabled }),
+    ),
+    layer("task results", { requests: ["tasks/result"] }, taskResults({ cacheTtlMs })),
+    layer("guardrails", { requests: toolCalls }, guardrails({ cacheTtlMs, approvals: approvalGate })),
   ];
 }
 
@@ -88,32 +110,58 @@ const relay = createRelay(askToSignIn);
 const DEFAULT_OBSERVERS: readonly CallObserver[] = [upstreamHealth];
 
 /**
- * The whole pipeline for a configuration: the catalog modes (features/catalog/catalog-modes.ts:
- * a call through `sys___call_tool` enters everything below as a direct call), the audit
- * trail (when on), the record layer, the middleware, the relay. Audit wraps the record layer rather than sitting in the
- * list: it needs the completed record (bytes to the client, duration) and the answer the
- * client got, and must see where each message begins and ends to send one request's
- * events in one batch.
+ * The whole pipeline for a configuration, as chains that can say what each message goes
+ * through: the catalog modes (features/catalog/catalog-modes.ts: a call through
+ * `sys___call_tool` enters everything below as a direct call), the named servers, the call
+ * targets' classifier, the audit trail (when on), the record layer, then the middleware
+ * (its own chain per method) and the relay. Audit wraps the record layer rather than sitting
+ * in the list: it needs the completed record (bytes to the client, duration) and the answer
+ * the client got, and must see where each message begins and ends to send one request's
+ * events in one batch. Every layer below the catalog modes in this outer stage handles every
+ * request, so what the catalog modes send inward (a search's lists, a found tool's call) takes
+ * the path a client's own request of that method takes.
  *
  * @example
- * const handle = buildPipeline(gatewayConfig(env), { observers: [(record) => console.log(record)] });
+ * const { layersOf } = buildChains(gatewayConfig(env));
+ * layersOf({ kind: "request", method: "prompts/get" }); // ["named servers", "call targets", "record", ...]
  */
-export function buildPipeline(
+export function buildChains(
   config: GatewayConfig,
   { arrange = (list) => list, observers = [] }: PipelineOptions = {},
-): Handler {
+): Chains {
+  const watching = [...DEFAULT_OBSERVERS, ...observers];
   const observe = (handler: Handler): Handler => {
-    const recorded = recordCalls(handler, [...DEFAULT_OBSERVERS, ...observers]);
+    const recorded = recordCalls(handler, watching);
     return config.audit.enabled ? auditTrail(recorded, { config: config.audit }) : recorded;
   };
   const auth = config.auth.ok ? config.auth.value : ({ mode: "missing" } as const);
-  const inner = classifyTargets(observe(composeMiddleware(arrange(methodMiddleware(config)), relay)));
-  // Named servers sit inside the catalog modes: a search ranks, and sys___call_tool calls, a server's own names.
-  return catalogModes(namedServers(inner, { cacheTtlMs: config.documentCacheTtlMs }), {
-    auth,
-    observe,
-    codeMode: codeMode({ offloadDefaults: config.offload, cacheTtlMs: config.documentCacheTtlMs }),
-  });
+  const cacheTtlMs = config.documentCacheTtlMs;
+  const codeModeTools = codeMode({ offloadDefaults: config.offload, cacheTtlMs });
+  const middleware = composeChains(arrange(methodLayers(config)), relay);
+  const outer = composeChains(
+    [
+      layer("catalog modes", { requests: ["tools/list", "tools/call"] }, (next) =>
+        catalogModes(next, { auth, observe, codeMode: codeModeTools }),
+      ),
+      // Named servers sit inside the catalog modes: a search ranks, and sys___call_tool calls, a server's own names.
+      layer("named servers", { requests: EVERY }, (next) => namedServers(next, { cacheTtlMs })),
+      layer("call targets", EVERY_MESSAGE, classifyTargets),
+      ...(config.audit.enabled
+        ? [layer("audit trail", EVERY_MESSAGE, (next) => auditTrail(next, { config: config.audit }))]
+        : []),
+      layer("record", EVERY_MESSAGE, (next) => recordCalls(next, watching)),
+    ],
+    middleware.handle,
+  );
+  return {
+    handle: outer.handle,
+    layersOf: (key) => [...outer.layersOf(key), ...middleware.layersOf(key), "relay"],
+  };
+}
+
+/** The pipeline of a configuration (see {@link buildChains}). */
+export function buildPipeline(config: GatewayConfig, options: PipelineOptions = {}): Handler {
+  return buildChains(config, options).handle;
 }
 
 const built = new WeakMap<GatewayConfig, Handler>();

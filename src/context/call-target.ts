@@ -8,6 +8,7 @@
  */
 import type { JsonRpcRequest } from "../core/jsonrpc";
 import { isObject } from "../core/jsonrpc";
+import { methodFacts } from "../core/methods";
 import { qualifyName, splitName } from "../core/names";
 import type { RouteEndpoint } from "./route";
 
@@ -59,16 +60,14 @@ function resource(uri: unknown): CallTarget | undefined {
  * or URI that is not a string (the layer that handles the method refuses those).
  *
  * @example
- * callTarget({ kind: "aggregated" }, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "alpha___echo" } });
- * // { kind: "tool", sent: "alpha___echo", at: { upstream: "alpha", name: "echo", key: "alpha___echo", maybeShortened: false } }
+ * callTarget({ kind: "aggregated" }, { jsonrpc: "2.0", id: 1, method: "prompts/get", params: { name: "alpha___greet" } });
+ * // { kind: "prompt", sent: "alpha___greet", at: { upstream: "alpha", name: "greet", key: "alpha___greet", maybeShortened: false } }
  */
 export function callTarget(route: RouteEndpoint, request: JsonRpcRequest): CallTarget | undefined {
   const { method, params } = request;
+  const invokes = methodFacts(method).invokes;
+  if (invokes !== undefined) return named(route, invokes, params?.["name"]);
   switch (method) {
-    case "tools/call":
-      return named(route, "tool", params?.["name"]);
-    case "prompts/get":
-      return named(route, "prompt", params?.["name"]);
     case "resources/read":
     case "resources/subscribe":
     case "resources/unsubscribe":

@@ -44,7 +44,7 @@ class Literal {
  * SHA-256 of the canonical text of `value`, base64url.
  *
  * @example
- * await canonicalDigest(["tools/call", "echo", { text: "hi" }]); // "3q2-…"
+ * await canonicalDigest(["prompts/get", "greet", { text: "hi" }]); // "3q2-…"
  */
 export async function canonicalDigest(value: unknown): Promise<string> {
   const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonicalJson(value))));

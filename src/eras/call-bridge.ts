@@ -55,7 +55,7 @@ export type ToClient = (wire: WireMessage) => Promise<string>;
  * upstream may ask for declared upstream, and the BRIDGED_CALLS binding present.
  *
  * @example
- * if (bridgeable(ctx, upstream, "tools/call", text)) return bridgedForward(ctx, upstream, text, id, toClientOf);
+ * if (bridgeable(ctx, upstream, request.method, text)) return bridgedForward(ctx, upstream, text, id, toClientOf);
  */
 export function bridgeable(ctx: CallContext, _upstream: UpstreamConfig, method: unknown, text: string): boolean {
   // Seam for 2026-07-28 upstreams (era discovery in upstream/): such an upstream asks with input_required itself and is never bridged.

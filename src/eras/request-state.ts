@@ -24,6 +24,7 @@ import {
   type Span,
 } from "../core/raw-json";
 import { MAX_SEALED_TOKEN_CHARS, openState, sealState, type SealedProblem } from "../core/sealed-state";
+import { methodsWith } from "../core/methods";
 
 /** The sealed-state purpose of wrapped request states. */
 const PURPOSE = "request-state";
@@ -40,14 +41,14 @@ export type WrappedState = {
 };
 
 /** Methods that may answer input_required (mrtr, "Supported Requests"). */
-export const MULTI_ROUND_TRIP_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"]);
+export const MULTI_ROUND_TRIP_METHODS: ReadonlySet<string> = new Set(methodsWith("multiRoundTrip"));
 
 /**
  * The digest a wrapped state is bound to: what identifies the request apart from its id,
  * its `_meta`, and the input it carries.
  *
  * @example
- * await requestDigest("alpha", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: {} } });
+ * await requestDigest("alpha", { jsonrpc: "2.0", id: 1, method: "prompts/get", params: { name: "greet", arguments: {} } });
  */
 export function requestDigest(route: string, request: Pick<JsonRpcRequest, "method" | "params">): Promise<string> {
   const params = request.params ?? {};
@@ -153,7 +154,7 @@ export async function openRequestState(
  * upstream's questions for it, input-bridge.ts, and writes them itself).
  *
  * @example
- * withoutRetryFields('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","requestState":"x"}}'); // …"params":{"name":"a"}}
+ * withoutRetryFields('{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"a","requestState":"x"}}'); // …"params":{"name":"a"}}
  */
 export function withoutRetryFields(text: string): string {
   // Both fronts refuse a key twice in params (checkDuplicateKeys), so one removal each is all.

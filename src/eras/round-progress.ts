@@ -18,7 +18,7 @@ const TOKEN_PATH = ["params", "_meta", "progressToken"] as const;
  * that a progress notification could name.
  *
  * @example
- * progressTokenOf('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"}}}') // "p"
+ * progressTokenOf('{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"_meta":{"progressToken":"p"}}}') // "p"
  */
 export function progressTokenOf(text: string): JsonRpcId | undefined {
   const span = pathSpan(text, TOKEN_PATH);

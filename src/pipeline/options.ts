@@ -4,12 +4,13 @@
  * provides, so the shell builds a configuration's pipeline without knowing its middleware.
  */
 import type { GatewayConfig } from "../config/gateway-config";
-import type { Handler, Middleware } from "../context/call-context";
+import type { Handler } from "../context/call-context";
+import type { Layer } from "./compose";
 import type { CallObserver } from "./record-calls";
 
 export type PipelineOptions = {
-  /** Rearranges the middleware list (a test adds a recorder to it). */
-  readonly arrange?: (middleware: readonly Middleware[]) => readonly Middleware[];
+  /** Rearranges the middleware list, each layer with the messages it handles (a test adds a recorder to it). */
+  readonly arrange?: (middleware: readonly Layer[]) => readonly Layer[];
   /** Told of each message's completed call record, after the default observers (upstream health). */
   readonly observers?: readonly CallObserver[];
 };

@@ -10,6 +10,7 @@
 import { GatewayError } from "../core/errors";
 import { GatewayFailure } from "../core/failures";
 import { INVALID_PARAMS, isObject, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
+import { methodFacts } from "../core/methods";
 import { qualifyName } from "../core/names";
 import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json";
 import { heldSession } from "../upstream/upstream-session";
@@ -116,6 +117,12 @@ async function resolveShortened(
   return undefined;
 }
 
+/** Where a tool's or a prompt's own name is listed (a shortened name is resolved there), and what the client is told it is. */
+const NAMED_LISTS = {
+  tool: { method: "tools/list", key: "tools", label: "tool" },
+  prompt: { method: "prompts/list", key: "prompts", label: "prompt" },
+} as const;
+
 async function routeByName(
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
@@ -137,7 +144,9 @@ async function routeByName(
   const answer = await forward(ctx, upstream, rewriteString(request.text, ["params", ...path], name), id);
   // A task-augmented call answers with a task: the caller's, and its id must say which upstream runs it.
   const { method, params } = request.message;
-  return method === "tools/call" && isObject(params?.["task"]) ? createdTask(ctx, upstream.name, answer) : answer;
+  return methodFacts(method).createsTasks && isObject(params?.["task"])
+    ? createdTask(ctx, upstream.name, answer, method)
+    : answer;
 }
 
 function isResourceNotFound(answer: string): boolean {
@@ -216,13 +225,12 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
       list,
       list.method === "resources/list" ? (upstream, items) => rememberUris(ctx, upstream, items) : undefined,
     );
+  // A call of a tool or prompt (core/methods.ts) goes to the upstream its name routes to.
+  const invokes = methodFacts(method).invokes;
+  if (invokes !== undefined) return routeByName(ctx, request, ["name"], NAMED_LISTS[invokes]);
   switch (method) {
     case "ping":
       return resultText(id, {});
-    case "tools/call":
-      return routeByName(ctx, request, ["name"], { method: "tools/list", key: "tools", label: "tool" });
-    case "prompts/get":
-      return routeByName(ctx, request, ["name"], { method: "prompts/list", key: "prompts", label: "prompt" });
     case "resources/read":
     case "resources/subscribe":
     case "resources/unsubscribe":
@@ -230,7 +238,7 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
     case "completion/complete": {
       const ref = params?.["ref"];
       if (isObject(ref) && ref["type"] === "ref/prompt")
-        return routeByName(ctx, request, ["ref", "name"], { method: "prompts/list", key: "prompts", label: "prompt" });
+        return routeByName(ctx, request, ["ref", "name"], NAMED_LISTS.prompt);
       if (isObject(ref) && ref["type"] === "ref/resource") return routeByUri(ctx, request, ["ref", "uri"]);
       throw new GatewayError(
         200,
@@ -258,7 +266,9 @@ async function transparentRelay(
   if (TASK_METHODS.has(method)) return routeTask(ctx, request);
   const answer = await forwardList(ctx, upstream, method, params, request.text, id);
   if (method === "tasks/list") return ownTaskList(ctx, upstream.name, answer, ownTasksOf(ctx));
-  return method === "tools/call" && isObject(params?.["task"]) ? createdTask(ctx, upstream.name, answer) : answer;
+  return methodFacts(method).createsTasks && isObject(params?.["task"])
+    ? createdTask(ctx, upstream.name, answer, method)
+    : answer;
 }
 
 /**

@@ -19,6 +19,7 @@ import { derivedKey } from "../core/derived-keys";
 import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span, type Splice } from "../core/raw-json";
 import type { CallContext } from "../context/call-context";
 import { META_KEYS } from "../core/revisions";
+import { methodFacts } from "../core/methods";
 
 const TASK_ID_PREFIX = "gwt.";
 const TAG_SEPARATOR = ".";
@@ -116,7 +117,8 @@ function taskIdSpans(text: string, answerTo: string | undefined): Span[] {
   if (result && text.charCodeAt(result.start) === 0x7b) {
     spans.push(pathSpan(text, ["_meta", RELATED_TASK_META_KEY, "taskId"], result));
     if (answerTo === "tasks/get" || answerTo === "tasks/cancel") spans.push(member(text, result, "taskId"));
-    if (answerTo === "tools/call") spans.push(pathSpan(text, ["task", "taskId"], result));
+    if (answerTo !== undefined && methodFacts(answerTo).createsTasks)
+      spans.push(pathSpan(text, ["task", "taskId"], result));
     const list = answerTo === "tasks/list" ? member(text, result, "tasks") : undefined;
     if (list && text.charCodeAt(list.start) === 0x5b) {
       for (const item of elements(text, list))

@@ -51,10 +51,10 @@ export async function routeTask(ctx: CallContext, request: WireMessage<JsonRpcRe
 }
 
 /**
- * The answer to a task-augmented `tools/call` sent to `upstream`: the task it created is
+ * The answer to a task-augmented request (`method`, a `tools/call`) sent to `upstream`: the task it created is
  * recorded as the caller's, and its id given in the caller's form.
  */
-export async function createdTask(ctx: CallContext, upstream: string, answer: string): Promise<string> {
+export async function createdTask(ctx: CallContext, upstream: string, answer: string, method: string): Promise<string> {
   const binding = taskIdBinding(ctx);
   const task = pathSpan(answer, ["result", "task"]);
   const idSpan = task && answer.charCodeAt(task.start) === 0x7b ? member(answer, task, "taskId") : undefined;
@@ -77,7 +77,7 @@ export async function createdTask(ctx: CallContext, upstream: string, answer: st
       );
     }
   }
-  return toGatewayTaskIds(answer, upstream, binding, "tools/call");
+  return toGatewayTaskIds(answer, upstream, binding, method);
 }
 
 /** The tags of the caller's own tasks, read from KV at most once however often it is called (one per list request). */

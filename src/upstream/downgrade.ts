@@ -26,6 +26,7 @@ import {
 } from "../core/raw-json";
 import { annotationProblem } from "./modern-wire";
 import { isStatelessRevision } from "../core/revisions";
+import { methodFacts } from "../core/methods";
 
 /** Where the gateway says what it removed for a 2025 client. */
 export const DOWNGRADED_META_KEY = "mcp-edge-gateway/downgraded";
@@ -115,12 +116,13 @@ function downgradeToolResult(text: string, result: Span): string {
  * The response text a 2025 client gets for `method` from a 2026-07-28 upstream.
  *
  * @example
- * downgradeFor2025('{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":[1]}}', "tools/call");
+ * downgradeFor2025(answer, request.method); // a tool result's array structuredContent moved under _meta
  * // {"jsonrpc":"2.0","id":1,"result":{"content":[],"_meta":{"mcp-edge-gateway/downgraded":[...]}}}
  */
 export function downgradeFor2025(text: string, method: string): string {
-  if (method !== "tools/list" && method !== "tools/call") return text;
+  const downgraded = methodFacts(method).downgraded;
+  if (downgraded === undefined) return text;
   const result = member(text, rootSpan(text), "result");
   if (!result || text.charCodeAt(result.start) !== 0x7b || members(text, result).length === 0) return text;
-  return method === "tools/list" ? downgradeToolList(text, result) : downgradeToolResult(text, result);
+  return downgraded === "tool list" ? downgradeToolList(text, result) : downgradeToolResult(text, result);
 }

@@ -24,6 +24,7 @@ import type { UpstreamFailure } from "./failures";
 import { mirroredHeaders, MODERN_UPSTREAM_VERSION, paramHeaders, withEnvelope, type ParamHeader } from "./modern-wire";
 import type { PoolRequest, UpstreamSession } from "./upstream-session";
 import { META_KEYS } from "../core/revisions";
+import { methodFacts } from "../core/methods";
 
 const SERVER_INFO_KEY = META_KEYS.serverInfo;
 const HEADER_MISMATCH = -32020;
@@ -241,7 +242,9 @@ export async function sendModern(
     : (request.logLevel ?? null);
   const body = withEnvelope(text, { ...envelopeClient(request), ...(logLevel ? { logLevel } : {}) });
   const own = request.paramHeaders ?? {};
-  const named = method === "tools/call" && typeof params?.["name"] === "string" ? params["name"] : undefined;
+  // A tool's input schema may annotate arguments to mirror as headers.
+  const named =
+    methodFacts(method).invokes === "tool" && typeof params?.["name"] === "string" ? params["name"] : undefined;
   let annotated: readonly ParamHeader[] = [];
   for (let attempt = 0; attempt < 2; attempt++) {
     if (named !== undefined && Object.keys(own).length === 0)

@@ -8,26 +8,13 @@
 import { isObject, type JsonObject } from "../core/jsonrpc";
 import { appendMemberSplice, member, parseSpan, rootSpan, splice } from "../core/raw-json";
 import { META_KEYS, STATELESS_REVISION } from "../core/revisions";
+import { methodFacts } from "../core/methods";
 
 /** The revision the gateway speaks to modern upstreams. */
 export const MODERN_UPSTREAM_VERSION = STATELESS_REVISION;
 export const ENVELOPE_VERSION_KEY = META_KEYS.protocolVersion;
 export const ENVELOPE_CAPABILITIES_KEY = META_KEYS.clientCapabilities;
 export const ENVELOPE_CLIENT_INFO_KEY = META_KEYS.clientInfo;
-
-/**
- * Methods whose `Mcp-Name` header mirrors `params.name`, `params.uri` or `params.taskId`
- * (the transport page's "Standard Request Headers"; the tasks rows from the tasks
- * extension's HTTP binding, as SDK v2 servers check them).
- */
-const NAMED_METHODS: ReadonlyMap<string, "name" | "uri" | "taskId"> = new Map([
-  ["tools/call", "name"],
-  ["prompts/get", "name"],
-  ["resources/read", "uri"],
-  ["tasks/get", "taskId"],
-  ["tasks/update", "taskId"],
-  ["tasks/cancel", "taskId"],
-]);
 
 const BASE64_PREFIX = "=?base64?";
 const BASE64_SUFFIX = "?=";
@@ -176,8 +163,8 @@ function headerOfArgument(value: unknown): string | undefined {
  * schema) or, when the client sent its own, those (`clientParams`).
  *
  * @example
- * mirroredHeaders("tools/call", { name: "echo", arguments: { text: "hi" } }, [{ name: "Text", path: ["text"] }]);
- * // { "mcp-protocol-version": STATELESS_REVISION, "mcp-method": "tools/call", "mcp-name": "echo", "mcp-param-text": "hi" }
+ * mirroredHeaders("prompts/get", { name: "greet", arguments: {} });
+ * // { "mcp-protocol-version": STATELESS_REVISION, "mcp-method": "prompts/get", "mcp-name": "greet" }
  */
 export function mirroredHeaders(
   method: string,
@@ -186,7 +173,8 @@ export function mirroredHeaders(
   clientParams: Readonly<Record<string, string>> = {},
 ): Record<string, string> {
   const headers: Record<string, string> = { "mcp-protocol-version": MODERN_UPSTREAM_VERSION, "mcp-method": method };
-  const source = NAMED_METHODS.get(method);
+  // The member mirrored (core/methods.ts: the transport's rows, and the tasks extension's, as SDK v2 servers check them).
+  const source = methodFacts(method).mirroredName;
   const named = source ? params?.[source] : undefined;
   if (typeof named === "string") headers["mcp-name"] = encodeHeaderValue(named);
   if (Object.keys(clientParams).length > 0) return { ...headers, ...clientParams };

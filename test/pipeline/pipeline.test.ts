@@ -11,6 +11,7 @@ import { readSse } from "../../src/core/sse";
 import type { Middleware } from "../../src/context/call-context";
 import type { OutgoingMessage } from "../../src/core/jsonrpc";
 import { createApp } from "../../src/gateway";
+import { EVERY_MESSAGE } from "../../src/pipeline/compose";
 import { gatewayFetch, initialize, LATEST, post, type GatewayTarget, type Json } from "../helpers/gateway";
 
 /** One thing the recorder saw: a client message, an answer, or a message emitted toward the client. */
@@ -40,7 +41,7 @@ function recordingApp(): { target: GatewayTarget; seen: Seen[] } {
       if (answer !== undefined) seen.push({ what: `answer ${label}`, kind: message.kind, ...who });
       return answer;
     };
-  const app = createApp({ arrange: (list) => [recorder, ...list] });
+  const app = createApp({ arrange: (list) => [{ name: "recorder", handles: EVERY_MESSAGE, wrap: recorder }, ...list] });
   return { target: app as unknown as GatewayTarget, seen };
 }
 

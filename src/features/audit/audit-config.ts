@@ -7,6 +7,7 @@
  *   AUDIT = '{"enabled": true, "record": "tools/call", "redactKeys": ["password", "ssn"], "redact": true}'
  */
 import { isObject } from "../../core/jsonrpc";
+import type { ClientMessage } from "../../context/call-context";
 
 /** Which client messages yield an event. */
 export type AuditScope = "tools/call" | "requests" | "all";
@@ -101,5 +102,22 @@ declare module "../../config/gateway-config" {
   interface ConfigSections {
     /** What the audit trail records (AUDIT), added by the composition root (src/gateway.ts). */
     readonly audit: AuditConfig;
+  }
+}
+
+/** True for a message the configuration asks to record (its `record` scope says which). */
+export function isAudited(message: ClientMessage, config: AuditConfig): boolean {
+  if (!config.enabled) return false;
+  switch (config.record) {
+    case "all":
+      return true;
+    case "requests":
+      return message.kind === "request";
+    case "tools/call":
+      return message.kind === "request" && message.wire.message.method === "tools/call";
+    default: {
+      const never: never = config.record;
+      return never;
+    }
   }
 }

@@ -11,11 +11,11 @@
  * Sending (in `sendBatch`-sized groups, each event bounded) is features/audit/audit-queue.ts's:
  * a failed send is logged and counted there; the client's answer is unaffected.
  */
-import type { AuditConfig } from "./audit-config";
 import type { CallContext, ClientMessage, Handler } from "../../context/call-context";
 import type { AuditEvent } from "./audit-event";
 import { countUnqueuedEvents, queueAuditEvents } from "./audit-queue";
-import { auditEventOf, isAudited } from "./call-event";
+import { auditEventOf } from "./call-event";
+import { isAudited, type AuditConfig } from "./audit-config";
 
 /** Builds one message's event once it is sent: pure computation over the completed call (no I/O object of its request). */
 type EventBuilder = () => Promise<AuditEvent | undefined>;

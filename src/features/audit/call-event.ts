@@ -17,6 +17,7 @@ import { secretKeyMatcher } from "./secret-keys";
 import type { AuditEvent, AuditOutcome } from "./audit-event";
 import { FieldBounds } from "./audit-bounds";
 import { namedAt } from "../../context/call-target";
+import { methodFacts } from "../../core/methods";
 
 // Where these lived before audit-bounds.ts: importers of this module keep working.
 export { MAX_EVENT_BYTES, TRIMMED_MARKER, trimEvent } from "./audit-bounds";
@@ -202,8 +203,9 @@ export async function auditEventOf(
   const bounds = new FieldBounds();
   const text = bounds.text.bind(bounds);
   const roles = bounds.roles("user.roles", identityField(ctx, "roles"));
-  const toolCall = method === "tools/call";
-  const prompt = method === "prompts/get";
+  const invokes = methodFacts(method).invokes;
+  const toolCall = invokes === "tool";
+  const prompt = invokes === "prompt";
   const errorType =
     ending.outcome === "success"
       ? undefined
@@ -263,21 +265,4 @@ export async function auditEventOf(
   });
   // Cut to fit one Queue message where it is queued (features/audit/audit-queue.ts), which measures it once.
   return { ...event, ...bounds.markers() };
-}
-
-/** True for a message the configuration asks to record. */
-export function isAudited(message: ClientMessage, config: AuditConfig): boolean {
-  if (!config.enabled) return false;
-  switch (config.record) {
-    case "all":
-      return true;
-    case "requests":
-      return message.kind === "request";
-    case "tools/call":
-      return message.kind === "request" && message.wire.message.method === "tools/call";
-    default: {
-      const never: never = config.record;
-      return never;
-    }
-  }
 }

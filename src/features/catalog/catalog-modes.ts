@@ -226,7 +226,8 @@ function searchList(text: string, added: readonly object[] = [SEARCH_TOOLS_DEFIN
 }
 
 /**
- * Wraps the pipeline in the catalog modes.
+ * Wraps the pipeline in the catalog modes, for tool lists and tool calls (src/chain.ts declares it for
+ * those two only): `pipeline` must take any request, as the searches and found calls sent through it do.
  *
  * @example
  * const handle = catalogModes(auditTrail(recorded, { config: config.audit }), { auth });
@@ -248,7 +249,6 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
     if (message.kind !== "request") return pipeline(ctx, message);
     const request = message.wire;
     const { method, id, params } = request.message;
-    if (method !== "tools/list" && method !== "tools/call") return pipeline(ctx, message);
     const mode = await modeOf(ctx, options);
     if (mode === "full") return pipeline(ctx, message);
     if (mode === "code") codeMode.requireLoader(ctx, id);

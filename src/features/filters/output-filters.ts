@@ -197,7 +197,6 @@ export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Ou
     (next) =>
       async function outputFilters(ctx, request) {
         const { method, id, params } = request.message;
-        if (method !== "tools/call" && method !== "tools/list") return next(ctx, request);
         const kv = ctx.services.kv;
         const ttl = cacheTtlMs;
         const route = ctx.route.kind === "upstream" ? ctx.route.upstream.name : "";
@@ -244,13 +243,10 @@ export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Ou
   return (next) => {
     const handleRequests = requests(next);
     return async function outputFilters(ctx, message) {
-      if (
-        message.kind === "request" &&
-        message.wire.message.method === "subscriptions/listen" &&
-        !ctx.identity.session
-      ) {
+      if (message.kind === "request" && message.wire.message.method === "subscriptions/listen") {
+        if (ctx.identity.session) return next(ctx, message);
         return announceFilterEditsDuringListen(ctx, message.wire.message.id, cacheTtlMs, (inner) =>
-          handleRequests(inner, message),
+          next(inner, message),
         );
       }
       if (message.kind !== "listen" || !ctx.identity.session) return handleRequests(ctx, message);

@@ -37,7 +37,6 @@ export function redactedSchemas({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: 
   return onRequests(
     (next) =>
       async function redactedSchemas(ctx, request) {
-        if (request.message.method !== "tools/list") return next(ctx, request);
         const text = await next(ctx, request);
         const loaded = await loadGuardrails(ctx.services.kv, cacheTtlMs);
         return loaded.state === "valid" ? loaded.engine.withholdRedactedSchemas(ctx, text, loaded.value) : text;
@@ -58,7 +57,6 @@ export function guardrails({
   return onRequests(
     (next) =>
       async function guardrails(ctx, request) {
-        if (request.message.method !== "tools/call") return next(ctx, request);
         const at = namedAt(ctx.target);
         if (!at || at.key.startsWith(SYS_PREFIX)) return next(ctx, request);
         const loaded = await loadGuardrails(ctx.services.kv, cacheTtlMs);

@@ -10,6 +10,7 @@
  * and everything inside still applies the caller's persona.
  */
 import { isObject, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
+import { methodFacts } from "../../core/methods";
 import { SYS_PREFIX } from "../../core/names";
 import { pathSpan, splice, type Splice } from "../../core/raw-json";
 import { keepListed } from "../../core/raw-json-lists";
@@ -123,16 +124,18 @@ function byOriginal(
 ) {
   const { method, params, id } = request.message;
   const ref = params?.["ref"];
+  // What the request invokes (core/methods.ts), or the prompt a completion refers to.
+  const invokes = methodFacts(method).invokes;
   const path =
     method === "completion/complete"
       ? isObject(ref) && ref["type"] === "ref/prompt"
         ? ["params", "ref", "name"]
         : []
-      : method === "tools/call" || method === "prompts/get"
+      : invokes !== undefined
         ? ["params", "name"]
         : [];
   if (path.length === 0) return request;
-  const what = method === "tools/call" ? "tool" : "prompt";
+  const what = invokes ?? "prompt";
   const given = path.length === 3 ? (ref as Record<string, unknown>)["name"] : params?.["name"];
   const refuse =
     main &&
@@ -170,6 +173,8 @@ export async function serveServer(
   const compiled = compileServer(server);
   const { method, params, id } = request.message;
   const pass = (wire: Request = request) => next(ctx, { kind: "request", wire });
+  if (methodFacts(method).invokes !== undefined)
+    return pass(byOriginal(ctx, request, { tool: compiled.tools, prompt: compiled.prompts }, main));
   switch (method) {
     case "initialize":
     case "server/discover":
@@ -182,8 +187,6 @@ export async function serveServer(
       return shapeResources(ctx, method, "resources", (await pass())!, compiled, main);
     case "resources/templates/list":
       return shapeResources(ctx, method, "resourceTemplates", (await pass())!, compiled, main);
-    case "tools/call":
-    case "prompts/get":
     case "completion/complete":
       return pass(byOriginal(ctx, request, { tool: compiled.tools, prompt: compiled.prompts }, main));
     case "resources/read":

@@ -6,6 +6,7 @@
  * or an alias is stored (loader.ts): the main module keeps this glue.
  */
 import type { Handler } from "../../context/call-context";
+import { methodFacts } from "../../core/methods";
 import { OVERRIDES_KEY } from "../../storage/document-keys";
 import { loadDocument } from "../../storage/document-store";
 import { checkOverrides, type OverridesDocument } from "../shaping/overrides-document";
@@ -13,9 +14,6 @@ import { loadNamedServers, MAIN_PARTS } from "./loader";
 import { loadServer } from "./store";
 
 export type NamedServerOptions = { readonly cacheTtlMs: number };
-
-/** The methods /mcp's aliases change. */
-const MCP_ALIASED = new Set(["tools/list", "prompts/list", "tools/call", "prompts/get", "completion/complete"]);
 
 const aliased = new WeakMap<OverridesDocument, boolean>();
 
@@ -47,7 +45,8 @@ export function namedServers(next: Handler, { cacheTtlMs }: NamedServerOptions):
       const server = (await loadServer(kv, name, cacheTtlMs, library.checkNamedServer)) ?? library.NO_PICKS;
       return library.serveServer(ctx, message.wire, server, next, MAIN_PARTS);
     }
-    if (ctx.route.name !== "" || !kv || !MCP_ALIASED.has(message.wire.message.method)) return next(ctx, message);
+    if (ctx.route.name !== "" || !kv || !methodFacts(message.wire.message.method).carriesNames)
+      return next(ctx, message);
     const overrides = await loadDocument(kv, OVERRIDES_KEY, cacheTtlMs, checkOverrides);
     if (overrides.state !== "valid" || !hasAliases(overrides.value)) return next(ctx, message);
     return (await loadNamedServers()).serveMcpAliases(ctx, message.wire, overrides.value, next);

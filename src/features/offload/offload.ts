@@ -239,11 +239,10 @@ export function offload({
   return onRequests(
     (next) =>
       async function offload(ctx, request) {
-        const { method, id, params } = request.message;
+        const { id, params } = request.message;
         const bucket = ctx.services.payloads;
         const name = params?.["name"];
-        if (method !== "tools/call" || !bucket || typeof name !== "string" || name.startsWith(SYS_PREFIX))
-          return next(ctx, request);
+        if (!bucket || typeof name !== "string" || name.startsWith(SYS_PREFIX)) return next(ctx, request);
         const tool = namedAt(ctx.target);
         if (!tool) return next(ctx, request);
         const { upstream, key } = tool;

@@ -168,7 +168,39 @@ export type SysToolOptions = {
 };
 
 /**
- * The sys-tools middleware: answers what belongs to the gateway itself.
+ * The sys-tools middleware for tool calls: `sys___read_payload` is answered here, any other
+ * `sys___` name is refused (src/chain.ts declares it for tool calls only).
+ *
+ * @example
+ * composeMiddleware([sysToolCalls(), offload()], relay);
+ */
+export function sysToolCalls(): Middleware {
+  return onRequests(
+    (next) =>
+      async function sysToolCalls(ctx, request) {
+        const bucket = ctx.services.payloads;
+        const { id, params } = request.message;
+        if (bucket && params?.["name"] === READ_PAYLOAD_TOOL)
+          return readPayloadTool(ctx, bucket, id, params["arguments"]);
+        if (isSysName(params?.["name"])) throw unknownSysName("tool", params["name"], id);
+        return next(ctx, request);
+      },
+  );
+}
+
+/** The methods {@link sysTools} handles (tool calls are {@link sysToolCalls}'). */
+export const SYS_TOOL_METHODS: readonly string[] = [
+  "prompts/get",
+  "completion/complete",
+  "resources/read",
+  "tools/list",
+  "prompts/list",
+  "resources/templates/list",
+];
+
+/**
+ * The sys-tools middleware for everything but tool calls: answers what belongs to the
+ * gateway itself (reads of offloaded payloads) and keeps the gateway's names out of lists.
  *
  * @example
  * composeMiddleware([sysTools({ offloadDefaults: config.offload }), offload(), outputFilters()], relay);
@@ -185,11 +217,6 @@ export function sysTools({
         const { method, id, params } = request.message;
         const firstPage = params?.["cursor"] === undefined;
         switch (method) {
-          case "tools/call":
-            if (bucket && params?.["name"] === READ_PAYLOAD_TOOL)
-              return readPayloadTool(ctx, bucket, id, params["arguments"]);
-            if (isSysName(params?.["name"])) throw unknownSysName("tool", params["name"], id);
-            break;
           case "prompts/get":
             if (isSysName(params?.["name"])) throw unknownSysName("prompt", params["name"], id);
             break;

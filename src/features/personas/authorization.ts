@@ -22,6 +22,7 @@ import { isObject, resultText, type JsonRpcId, type JsonRpcRequest, type WireMes
 import { READ_PAYLOAD_TOOL } from "../../core/names";
 import { keepListed } from "../../core/raw-json-lists";
 import { pathSpan, removeMemberSplice, splice } from "../../core/raw-json";
+import { methodFacts } from "../../core/methods";
 import type { AuthConfig } from "../../config/auth-config";
 import { onRequests, toolKey, type CallContext, type MethodHandler, type Middleware } from "../../context/call-context";
 import type { Grant } from "../../context/grant";
@@ -145,6 +146,12 @@ export function authorization({ auth }: AuthorizationOptions): Middleware {
           if (grant) ctx.record.denied = NOT_ALLOWED;
           return unknownName(label, name, id);
         };
+        // A call of a tool or prompt (core/methods.ts): only one the grant permits.
+        const invokes = methodFacts(method).invokes;
+        if (invokes !== undefined) {
+          if (!allowed(targetKey(ctx))) throw refused(invokes, params?.["name"]);
+          return next(ctx, request);
+        }
         switch (method) {
           case "initialize":
           case "server/discover":
@@ -178,12 +185,6 @@ export function authorization({ auth }: AuthorizationOptions): Middleware {
             // and on /mcp/<upstream> a persona that cannot reach it lists none (the upstream is not asked).
             if (outOfReach(ctx, grant)) return emptyList(id, "resources");
             return next(withReachableUpstreams(ctx, grant), request);
-          case "tools/call":
-            if (!allowed(targetKey(ctx))) throw refused("tool", params?.["name"]);
-            return next(ctx, request);
-          case "prompts/get":
-            if (!allowed(targetKey(ctx))) throw refused("prompt", params?.["name"]);
-            return next(ctx, request);
           case "completion/complete": {
             const ref = params?.["ref"];
             if (isObject(ref) && ref["type"] === "ref/prompt" && !allowed(targetKey(ctx))) {

@@ -25,7 +25,7 @@ export function visibility({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Visib
     (next) =>
       async function visibility(ctx, request) {
         const kv = ctx.services.kv;
-        if (request.message.method !== "tools/list" || !kv) return next(ctx, request);
+        if (!kv) return next(ctx, request);
         const [stored, text] = await Promise.all([
           loadDocument(kv, VISIBILITY_KEY, cacheTtlMs, checkVisibility),
           next(ctx, request),

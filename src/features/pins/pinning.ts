@@ -267,14 +267,12 @@ function heldCall(request: JsonRpcRequest, kind: PinKind, message: string): stri
 }
 
 /** A call of a definition under `enforce`: undefined when it may go to the upstream, else the answer that refuses it. */
-async function checkCall(
-  ctx: CallContext,
-  request: JsonRpcRequest,
-  kind: PinKind,
-  cacheTtlMs: number,
-): Promise<string | undefined> {
+async function checkCall(ctx: CallContext, request: JsonRpcRequest, cacheTtlMs: number): Promise<string | undefined> {
   const name = request.params?.["name"];
+  // The classifier's target says what is called (a tool or a prompt); without one there is nothing pinned to check.
+  const kind = ctx.target?.kind;
   const key = namedAt(ctx.target);
+  if (kind === undefined || kind === "resource") return undefined;
   const upstream = key && ctx.route.upstreams.find((u) => u.name === key.upstream);
   if (!key || !upstream || pinningOf(upstream) !== "enforce") return undefined;
   const own = listedPinName(key);
@@ -331,11 +329,9 @@ export function pinning({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: PinningO
   return onRequests(
     (next) =>
       async function pinning(ctx, request) {
-        const { method } = request.message;
-        if (method !== "tools/call" && method !== "prompts/get") return next(ctx, request);
         const pinned = ctx.route.upstreams.some((upstream) => pinningOf(upstream) !== "off");
         if (!ctx.services.kv || !pinned) return next(ctx, request);
-        const refused = await checkCall(ctx, request.message, method === "tools/call" ? "tool" : "prompt", cacheTtlMs);
+        const refused = await checkCall(ctx, request.message, cacheTtlMs);
         return refused ?? next(ctx, request);
       },
   );

@@ -28,11 +28,6 @@ import {
 
 export const GATEWAY_LOGGER = GATEWAY_INFO.name;
 
-export type ClientLoggingOptions = {
-  /** Which requests' decisions are reported (tools/call by default). */
-  readonly methods?: readonly string[];
-};
-
 /** A decision worth telling the client: its level, a sentence and the values. */
 type Decision = { readonly level: LogLevel; readonly message: string; readonly details: JsonObject };
 
@@ -126,12 +121,13 @@ async function report(ctx: CallContext, threshold: LogLevel, tool: string, failu
 }
 
 /**
- * The client-logging middleware.
+ * The client-logging middleware: remembers a session's `logging/setLevel`, and tells the client what
+ * each layer decided about the other requests src/chain.ts declares it for (tool calls).
  *
  * @example
  * const handler = composeMiddleware([clientLogging()], relay);
  */
-export function clientLogging({ methods = ["tools/call"] }: ClientLoggingOptions = {}): Middleware {
+export function clientLogging(): Middleware {
   return onRequests(
     (next) =>
       async function clientLogging(ctx, request) {
@@ -143,7 +139,6 @@ export function clientLogging({ methods = ["tools/call"] }: ClientLoggingOptions
           if (isLogLevel(level) && session && kv) await saveLogLevel(kv, session.id, level, session.expiresAt);
           return next(ctx, request);
         }
-        if (!methods.includes(method)) return next(ctx, request);
         const threshold = await levelFor(ctx, request.message);
         if (threshold === null) return next(ctx, request);
         const tool = typeof params?.["name"] === "string" ? params["name"] : method;

@@ -12,7 +12,7 @@ import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { loadDocument } from "../../storage/document-store";
 import { matchesGlob } from "../../core/glob";
 import { checkIcons, type IconSpec, type IconsDocument } from "./icons-document";
-import { listedEntries, SHAPED_LISTS, setMemberSplice, type ListedEntry } from "../../pipeline/list-items";
+import { listedEntries, setMemberSplice, type ListedEntry } from "../../pipeline/list-items";
 
 export type IconOptions = { readonly cacheTtlMs?: number };
 
@@ -59,7 +59,6 @@ export function icons({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: IconOption
     (next) =>
       async function icons(ctx, request) {
         const { method } = request.message;
-        if (!SHAPED_LISTS.has(method)) return next(ctx, request);
         const text = await next(ctx, request);
         const kv = ctx.services.kv;
         const stored = kv ? await loadDocument(kv, ICONS_KEY, cacheTtlMs, checkIcons) : undefined;

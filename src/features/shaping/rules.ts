@@ -40,7 +40,7 @@ function needsResult(rules: readonly Rule[]): boolean {
 }
 
 /**
- * The rules middleware: tools/call only.
+ * The rules middleware, for tool calls (src/chain.ts declares it for them only).
  *
  * @example
  * const handler = composeMiddleware([rules({ cacheTtlMs: 30_000 })], relay);
@@ -49,8 +49,8 @@ export function rules({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: RuleOption
   return onRequests(
     (next) =>
       async function rules(ctx, request) {
-        const { method, params } = request.message;
-        const key = method === "tools/call" ? namedAt(ctx.target) : undefined;
+        const { params } = request.message;
+        const key = namedAt(ctx.target);
         if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
         const answer = await next(ctx, request);
         // A question for the client (multi-round-trip) is not the tool's result: guidance goes on the answer to its retry.

@@ -85,8 +85,11 @@ function overrideInstructions(ctx: CallContext, text: string, document: Override
   return splice(text, [setMemberSplice(text, result, "instructions", JSON.stringify(instructions))]);
 }
 
+/** The methods whose answers text overrides change (src/chain.ts declares them for the middleware). */
+export const OVERRIDDEN_METHODS: readonly string[] = ["tools/list", "prompts/list", "initialize", "server/discover"];
+
 /**
- * The text-override middleware: tools/list, prompts/list, initialize and server/discover answers.
+ * The text-override middleware: the answers of {@link OVERRIDDEN_METHODS}.
  *
  * @example
  * const handler = composeMiddleware([textOverrides({ cacheTtlMs: 30_000 })], relay);
@@ -96,13 +99,6 @@ export function textOverrides({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Te
     (next) =>
       async function textOverrides(ctx, request) {
         const { method } = request.message;
-        if (
-          method !== "tools/list" &&
-          method !== "prompts/list" &&
-          method !== "initialize" &&
-          method !== "server/discover"
-        )
-          return next(ctx, request);
         const text = await next(ctx, request);
         const document = await overridesOf(ctx, cacheTtlMs);
         if (!document) return text;

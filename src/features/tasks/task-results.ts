@@ -52,8 +52,7 @@ export function taskResults({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Task
   return onRequests(
     (next) =>
       async function taskResults(ctx, request) {
-        const { method, id, params } = request.message;
-        if (method !== "tasks/result") return next(ctx, request);
+        const { id, params } = request.message;
         const taskId = params?.["taskId"];
         // Unverified: an id that is not the caller's is refused by the relay, and nothing is withheld from an error.
         const upstream = ctx.route.kind === "upstream" ? ctx.route.upstream.name : taskIdUpstream(taskId);

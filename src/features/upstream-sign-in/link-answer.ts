@@ -10,6 +10,7 @@ import { GatewayError } from "../../core/errors";
 import { isObject, resultText, type JsonObject, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
 import type { CallContext } from "../../context/call-context";
 import { MULTI_ROUND_TRIP_METHODS } from "../../eras/request-state";
+import { methodFacts } from "../../core/methods";
 import { UPSTREAM_ERROR } from "../../upstream/failures";
 
 /** MCP's "URL elicitation required" (2025-11-25). */
@@ -57,7 +58,7 @@ export function answerWithLink(ctx: CallContext, request: WireMessage<JsonRpcReq
   }
   if (asksByUrl(ctx))
     throw new GatewayError(200, URL_ELICITATION_REQUIRED, question.message, { elicitations: [elicitation] }, id);
-  if (method === "tools/call")
+  if (methodFacts(method).invokes === "tool")
     return resultText(id, { content: [{ type: "text", text: question.instructions }], isError: true });
   throw new GatewayError(200, UPSTREAM_ERROR, question.instructions, question.data, id);
 }

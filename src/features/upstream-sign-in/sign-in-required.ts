@@ -36,6 +36,7 @@ import { awaitSignIn } from "./sign-in-wait";
 import type { Challenge } from "../../upstream/oauth/discovery";
 import { failureOf } from "../../core/failures";
 import { MULTI_ROUND_TRIP_METHODS } from "../../eras/request-state";
+import { methodFacts } from "../../core/methods";
 import { answerWithLink, asksByUrl, URL_ELICITATION_REQUIRED, urlElicitation } from "./link-answer";
 
 export { URL_ELICITATION_REQUIRED };
@@ -63,7 +64,7 @@ function errorText(id: JsonRpcId, code: number, message: string, data?: JsonObje
 /** The answer when the user declined (or cancelled) signing in. */
 function declined(id: JsonRpcId, method: string, upstream: string): string {
   const text = `The call needs you to sign in to upstream "${upstream}", and the sign-in was declined; call again to be asked again.`;
-  return method === "tools/call"
+  return methodFacts(method).invokes === "tool"
     ? resultText(id, { content: [{ type: "text", text }], isError: true })
     : errorText(id, UPSTREAM_ERROR, text, { upstream, reason: "sign-in-declined" });
 }
@@ -154,7 +155,7 @@ export async function askToSignIn(
       instructions: instructionsOf(message, url),
       data: { upstream: needed.upstream, reason: "sign-in-required" },
     };
-    if (ctx.signInNeeded && method === "tools/call") {
+    if (ctx.signInNeeded && methodFacts(method).invokes === "tool") {
       // A code-mode program's call: the link goes to the client with the run's answer (signInLinksAnswer).
       ctx.signInNeeded({ upstream: needed.upstream, mode: "url", message, url, elicitationId: nonce });
       const text = `${ask}: the link went to the client (a program cannot open it): run it again once signed in.`;

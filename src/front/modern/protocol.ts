@@ -4,6 +4,7 @@
  * and the methods it removed. Shared by the classifier, the envelope check and the endpoint.
  */
 import { LATEST_SESSION_REVISION, META_KEYS, SESSION_REVISIONS, STATELESS_REVISION } from "../../core/revisions";
+import { methodFacts, methodsWith } from "../../core/methods";
 
 /** Modern (per-request `_meta`) revisions the gateway serves, newest first. */
 export const MODERN_PROTOCOL_VERSIONS = [STATELESS_REVISION] as const;
@@ -30,12 +31,16 @@ export const HEADER_MISMATCH = -32020;
 export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
-/** Methods whose `Mcp-Name` header mirrors `params.name` or `params.uri`. */
-export const NAMED_METHODS: ReadonlyMap<string, "name" | "uri"> = new Map([
-  ["tools/call", "name"],
-  ["prompts/get", "name"],
-  ["resources/read", "uri"],
-]);
+/**
+ * Methods whose `Mcp-Name` header a client must send, mirroring `params.name` or `params.uri`
+ * (core/methods.ts; the transport's own rows: the tasks extension's `taskId` rows are not checked).
+ */
+export const NAMED_METHODS: ReadonlyMap<string, "name" | "uri"> = new Map(
+  methodsWith("mirroredName").flatMap((method) => {
+    const source = methodFacts(method).mirroredName;
+    return source === "name" || source === "uri" ? [[method, source] as const] : [];
+  }),
+);
 
 /**
  * Methods of the 2025 revisions that 2026-07-28 removed: a modern request for one is
