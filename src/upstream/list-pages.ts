@@ -25,10 +25,10 @@ export type PageSource = (cursor: string | undefined, page: number) => Promise<R
 
 /**
  * Reads one page: `text` is the whole answer, `result` the members of its result. "stop"
- * ends the walk here (the caller has enough); the walk then still counts as complete only
- * if this was the last page.
+ * ends the walk here (the caller has enough; the walk then counts as complete only if this
+ * was the last page); "unreadable" ends it as a failure (the page lacks what the caller reads).
  */
-export type PageReader = (text: string, result: readonly Member[]) => "stop" | undefined;
+export type PageReader = (text: string, result: readonly Member[]) => "stop" | "unreadable" | undefined;
 
 /** What a walk saw: `complete` when the last page had no `nextCursor`. */
 export type ListWalk = { readonly complete: boolean; readonly pages: number };
@@ -63,11 +63,12 @@ export async function followPages(
     if (!result || text.charCodeAt(result.start) !== 0x7b)
       return fail({ reason: "no-answer", upstream, method, detail: "answered without a result" });
     const fields = members(text, result);
-    const stopped = read(text, fields) === "stop";
+    const verdict = read(text, fields);
+    if (verdict === "unreadable") return fail({ reason: "no-answer", upstream, method, detail: "gave no list" });
     const next = fields.find((field) => field.key === "nextCursor");
     const value = next ? parseSpan(text, next.value) : undefined;
     if (typeof value !== "string" || value === "") return ok({ complete: true, pages: page + 1 });
-    if (stopped || chars >= maxChars) return ok({ complete: false, pages: page + 1 });
+    if (verdict === "stop" || chars >= maxChars) return ok({ complete: false, pages: page + 1 });
     cursor = value;
   }
   return ok({ complete: false, pages: maxPages });
