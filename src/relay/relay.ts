@@ -26,7 +26,7 @@ import { forward, toClient } from "./forward";
 import { forwardList } from "./cached-list";
 import { LISTS, mergeList } from "./merge-lists";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
-import { followPages, type PageSource } from "../upstream/list-pages";
+import { followPages, listRequest, type PageSource } from "../upstream/list-pages";
 import { createdTask, ownTaskList, ownTasksOf, routeTask, TASK_METHODS } from "./tasks";
 import { multiRoundTrip, type RouteRequest } from "../eras/multi-round-trip";
 
@@ -104,14 +104,8 @@ async function resolveShortened(
 ): Promise<string | undefined> {
   let found: string | undefined;
   const pages: PageSource = async (cursor) => {
-    const params = cursor === undefined ? undefined : { cursor };
-    const text = JSON.stringify({
-      jsonrpc: "2.0",
-      id: "gw-resolve",
-      method: listMethod,
-      ...(params ? { params } : {}),
-    });
-    return ok(await forwardList(ctx, upstream, listMethod, params, text, "gw-resolve"));
+    const { text, message } = listRequest(listMethod, "gw-resolve", cursor);
+    return ok(await forwardList(ctx, upstream, listMethod, message.params, text, "gw-resolve"));
   };
   const walk = await followPages(
     upstream.name,

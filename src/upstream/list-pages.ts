@@ -8,7 +8,7 @@
  * incomplete; it is never an error.
  */
 import { fail, ok, type Result } from "../core/errors";
-import { isObject, type JsonObject } from "../core/jsonrpc";
+import { isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { type Member, members, parseSpan, rootSpan } from "../core/raw-json";
 import type { InternalCallFailure } from "./internal-failure";
 
@@ -72,6 +72,22 @@ export async function followPages(
     cursor = value;
   }
   return ok({ complete: false, pages: maxPages });
+}
+
+/**
+ * The request for one page of `method` (the first when `cursor` is undefined), as text and value.
+ *
+ * @example
+ * const wire = listRequest("tools/list", "gw-resolve", cursor);
+ */
+export function listRequest(method: string, id: JsonRpcId, cursor: string | undefined): WireMessage<JsonRpcRequest> {
+  const message: JsonRpcRequest = {
+    jsonrpc: "2.0",
+    id,
+    method,
+    ...(cursor !== undefined ? { params: { cursor } } : {}),
+  };
+  return { text: JSON.stringify(message), message };
 }
 
 /** The typed failure of a JSON-RPC `error` member (its code and message, whatever their shape). */

@@ -6,13 +6,13 @@
  * search index kept beside it, are reused (catalog-cache.ts).
  */
 import { GatewayError, ok } from "../../core/errors";
-import { INVALID_PARAMS, type JsonRpcId, type JsonRpcRequest } from "../../core/jsonrpc";
+import { INVALID_PARAMS, type JsonRpcId } from "../../core/jsonrpc";
 import { SYS_PREFIX, splitName } from "../../core/names";
 import { elements, member, parseSpan } from "../../core/raw-json";
 import { bytesToBase64Url } from "../../core/base64url";
 import type { CallContext, Handler } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
-import { followPages, type PageSource } from "../../upstream/list-pages";
+import { followPages, listRequest, type PageSource } from "../../upstream/list-pages";
 import { cachedCatalog, keepCatalog, type Catalog, type CatalogTool } from "./catalog-cache";
 
 export type { Catalog, CatalogTool } from "./catalog-cache";
@@ -21,10 +21,6 @@ export type { Catalog, CatalogTool } from "./catalog-cache";
 export const MAX_CATALOG_PAGES = 50;
 /** Tools a catalog holds at most; the rest are not searched (the answer says so). */
 export const MAX_CATALOG_TOOLS = 5_000;
-
-function listRequest(id: JsonRpcId, cursor: string | undefined): JsonRpcRequest {
-  return { jsonrpc: "2.0", id, method: "tools/list", ...(cursor !== undefined ? { params: { cursor } } : {}) };
-}
 
 /**
  * Every tool the caller of `ctx` may see on its route, except the gateway's own,
@@ -38,8 +34,7 @@ export async function visibleCatalog(pipeline: Handler, ctx: CallContext, id: Js
   const route = ctx.route.kind === "upstream" ? ctx.route.upstream.name : undefined;
   let truncated = false;
   const pages: PageSource = async (cursor) => {
-    const message = listRequest(id, cursor);
-    const wire = { text: JSON.stringify(message), message };
+    const wire = listRequest("tools/list", id, cursor);
     return ok((await pipeline({ ...ctx, record: newCallRecord(), emit: () => {} }, { kind: "request", wire }))!);
   };
   const walk = await followPages(

@@ -16,7 +16,7 @@ import { newCallRecord } from "../../context/call-record";
 import { INTERNAL_PRINCIPALS, internalCaller, internalContext } from "../../context/internal-caller";
 import type { UpstreamConfig } from "../../config/upstreams";
 import { describeInternalFailure } from "../../upstream/internal-failure";
-import { followPages, type PageSource } from "../../upstream/list-pages";
+import { followPages, listRequest, type PageSource } from "../../upstream/list-pages";
 import { listedEntries } from "../../middleware/list-items";
 import { listedPinName, observeList, pinningOf, type ListedDefinition } from "./pin-observation";
 import { createRelay } from "../../relay/index";
@@ -61,14 +61,8 @@ type ListOutcome =
 /** One page of `method` through the relay, under the sweep's context; a refusal the relay throws becomes a typed failure. */
 function relayPages(ctx: CallContext, upstream: string, method: string): PageSource {
   return async (cursor, page) => {
-    const message = {
-      jsonrpc: "2.0" as const,
-      id: `pin-sweep-${page}`,
-      method,
-      ...(cursor !== undefined ? { params: { cursor } } : {}),
-    };
     try {
-      const wire = { text: JSON.stringify(message), message };
+      const wire = listRequest(method, `pin-sweep-${page}`, cursor);
       return ok((await relay({ ...ctx, record: newCallRecord() }, { kind: "request", wire }))!);
     } catch (error) {
       const code = error instanceof GatewayError ? error.code : INTERNAL_ERROR;
