@@ -19,9 +19,8 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { redactSecrets } from "../config/secrets";
 import { INTERNAL_PRINCIPALS, internalCaller, internalPool } from "../context/internal-caller";
 import { describeFailure } from "../upstream/failures";
-import { callInSession, closeSession } from "../upstream/internal-client";
+import { probeInOwnSession } from "../upstream/internal-client";
 import { describeInternalFailure } from "../upstream/internal-failure";
-import { handshake } from "../upstream/pool";
 import { pendingWindows, HEALTH_FLUSH_INTERVAL_MS } from "../pipeline/upstream-health";
 import { HEALTH_RETENTION_S, readWindows, summarize } from "../storage/upstream-health";
 
@@ -37,30 +36,24 @@ function configured(env: UpstreamBindings): readonly UpstreamConfig[] {
 }
 
 async function probe(upstream: UpstreamConfig, env: UpstreamBindings): Promise<Record<string, unknown>> {
-  const started = Date.now();
   const caller = await internalCaller(INTERNAL_PRINCIPALS.probe, "legacy");
-  // The probe's own session, made by a handshake now (never one the pool keeps), and closed again.
-  const opened = await handshake(upstream, internalPool(caller, env, env.GATEWAY_KV));
-  const initializeMs = Date.now() - started;
-  if (!opened.ok)
+  const probed = await probeInOwnSession(internalPool(caller, env, env.GATEWAY_KV), upstream, { method: "ping" });
+  const { initializeMs } = probed;
+  if (!("answer" in probed))
     return {
       upstream: upstream.name,
       ok: false,
       stage: "initialize",
-      error: redactSecrets(describeFailure(opened), env),
+      error: redactSecrets(describeFailure(probed.opened), env),
       initializeMs,
     };
-  const { session, initializeResult } = opened.value;
-  const pinged = Date.now();
-  const answer = await callInSession({ upstream, env, session }, { method: "ping" });
-  const pingMs = Date.now() - pinged;
-  await closeSession({ upstream, env, session });
+  const { answer, requestMs: pingMs } = probed;
   return {
     upstream: upstream.name,
     ok: answer.ok,
-    protocolVersion: session.protocolVersion,
-    serverInfo: initializeResult["serverInfo"] ?? null,
-    capabilities: session.capabilities,
+    protocolVersion: probed.opened.session.protocolVersion,
+    serverInfo: probed.opened.initializeResult["serverInfo"] ?? null,
+    capabilities: probed.opened.session.capabilities,
     initializeMs,
     pingMs,
     ...(answer.ok ? {} : { stage: "ping", error: redactSecrets(describeInternalFailure(answer), env) }),

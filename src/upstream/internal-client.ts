@@ -4,8 +4,8 @@
  * probes use it instead of writing JSON-RPC text and reading the answer's messages each
  * on their own. A request goes through the pool (the caller's upstream session, era and
  * transport, as the relay's would: `callUpstream`, `listUpstream`) or, for a probe that
- * opened its own session by a handshake, within that session (`callInSession`, then
- * `closeSession`). Only the answer to the request is read, within MAX_ANSWER_BYTES; a
+ * opens its own session by a handshake, within that session, closed again
+ * (`probeInOwnSession`). Only the answer to the request is read, within MAX_ANSWER_BYTES; a
  * list's pages are followed by list-pages.ts within its bounds.
  */
 import { fail, ok, type Result } from "../core/errors";
@@ -14,7 +14,8 @@ import type { UpstreamConfig } from "../config/upstreams";
 import { exchange, type UpstreamReply } from "./client";
 import type { InternalCallFailure } from "./internal-failure";
 import { type ListBounds, followPages, rpcError } from "./list-pages";
-import { sendToUpstream, upstreamMessages } from "./pool";
+import { type Handshake, handshake, sendToUpstream, upstreamMessages } from "./pool";
+import type { UpstreamFailure } from "./failures";
 import type { PoolRequest, UpstreamSession } from "./upstream-session";
 
 export type { InternalCallFailure };
@@ -28,7 +29,7 @@ const INTERNAL_ID = "gw-internal";
 export type InternalRequest = { readonly method: string; readonly params?: JsonObject };
 
 /** A probe's own session with an upstream (opened by `handshake`, not kept by the pool). */
-export type SessionLeg = {
+type SessionLeg = {
   readonly upstream: UpstreamConfig;
   readonly env: Readonly<Record<string, unknown>>;
   readonly session: UpstreamSession;
@@ -128,13 +129,8 @@ export async function listUpstream(
   return walk.ok ? ok({ items, complete: walk.value.complete }) : walk;
 }
 
-/**
- * Sends `request` within a session the caller opened itself (a probe's), not the pool's.
- *
- * @example
- * const listed = await callInSession({ upstream, env, session }, { method: "tools/list", params: {} });
- */
-export async function callInSession(
+/** Sends `request` within a session the caller opened itself (a probe's), not the pool's. */
+async function callInSession(
   leg: SessionLeg,
   request: InternalRequest,
 ): Promise<Result<JsonObject, InternalCallFailure>> {
@@ -154,7 +150,7 @@ export async function callInSession(
 }
 
 /** Ends a session the caller opened itself (DELETE), reading whatever the upstream answers; nothing when it has no id. */
-export async function closeSession(leg: SessionLeg): Promise<void> {
+async function closeSession(leg: SessionLeg): Promise<void> {
   const { upstream, env, session } = leg;
   if (!session.sessionId) return;
   const closed = await exchange({
@@ -166,4 +162,39 @@ export async function closeSession(leg: SessionLeg): Promise<void> {
     answerWithinTimeout: true,
   });
   if (closed.ok) await answerIn(closed.value, upstream.name, "DELETE");
+}
+
+/** What a probe found: its handshake, then (when that opened a session) the answer to its request, each timed. */
+export type ProbeOutcome =
+  | { readonly opened: Extract<Result<Handshake, UpstreamFailure>, { ok: false }>; readonly initializeMs: number }
+  | {
+      readonly opened: Handshake;
+      readonly initializeMs: number;
+      readonly answer: Result<JsonObject, InternalCallFailure>;
+      readonly requestMs: number;
+    };
+
+/**
+ * Opens a session of the probe's own at `upstream` by a handshake now (never one the pool
+ * keeps: `caller`'s upstream client only says how to introduce itself), sends `request`
+ * in it and closes it again.
+ *
+ * @example
+ * const probed = await probeInOwnSession(pool, upstream, { method: "ping" });
+ */
+export async function probeInOwnSession(
+  caller: PoolRequest,
+  upstream: UpstreamConfig,
+  request: InternalRequest,
+): Promise<ProbeOutcome> {
+  const started = Date.now();
+  const opened = await handshake(upstream, caller);
+  const initializeMs = Date.now() - started;
+  if (!opened.ok) return { opened, initializeMs };
+  const leg = { upstream, env: caller.env, session: opened.value.session };
+  const sent = Date.now();
+  const answer = await callInSession(leg, request);
+  const requestMs = Date.now() - sent;
+  await closeSession(leg);
+  return { opened: opened.value, initializeMs, answer, requestMs };
 }

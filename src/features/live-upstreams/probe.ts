@@ -11,9 +11,8 @@ import type { UpstreamConfig } from "../../config/upstreams";
 import { redactSecrets } from "../../config/secrets";
 import { INTERNAL_PRINCIPALS, internalCaller, internalPool } from "../../context/internal-caller";
 import { describeFailure } from "../../upstream/failures";
-import { callInSession, closeSession } from "../../upstream/internal-client";
+import { probeInOwnSession } from "../../upstream/internal-client";
 import { describeInternalFailure } from "../../upstream/internal-failure";
-import { handshake } from "../../upstream/pool";
 /** The answer names at most this many of the upstream's tools (and counts them all, first page only). */
 export const MAX_PROBE_TOOL_NAMES = 50;
 
@@ -49,19 +48,17 @@ export async function probeUpstream(upstream: UpstreamConfig, env: Env): Promise
     return redactSecrets(value ? text.split(value).join("[redacted]") : text, env);
   };
   const caller = await internalCaller(INTERNAL_PRINCIPALS.probe, "legacy");
-  // The probe's own session, made by a handshake now (never one the pool keeps), and closed again.
-  const opened = await handshake(upstream, internalPool(caller, env, env["GATEWAY_KV"] as KVNamespace | undefined));
-  if (!opened.ok) {
-    return { ok: false, stage: "initialize", error: redact(describeFailure(opened)), ms: Date.now() - started };
+  const pool = internalPool(caller, env, env["GATEWAY_KV"] as KVNamespace | undefined);
+  const probed = await probeInOwnSession(pool, upstream, { method: "tools/list", params: {} });
+  if (!("answer" in probed)) {
+    return { ok: false, stage: "initialize", error: redact(describeFailure(probed.opened)), ms: Date.now() - started };
   }
-  const { session, initializeResult } = opened.value;
-  const answer = await callInSession({ upstream, env, session }, { method: "tools/list", params: {} });
-  await closeSession({ upstream, env, session });
+  const { opened: session, answer } = probed;
   const ms = Date.now() - started;
   if (!answer.ok) return { ok: false, stage: "tools/list", error: redact(describeInternalFailure(answer)), ms };
   const names = toolNamesOf(answer.value);
   if (!names) return { ok: false, stage: "tools/list", error: "tools/list answered without a tools list", ms };
-  const serverInfo = initializeResult["serverInfo"] ?? null;
+  const serverInfo = session.initializeResult["serverInfo"] ?? null;
   const toolNames = names.slice(0, MAX_PROBE_TOOL_NAMES);
-  return { ok: true, protocolVersion: session.protocolVersion, serverInfo, tools: names.length, toolNames, ms };
+  return { ok: true, protocolVersion: session.session.protocolVersion, serverInfo, tools: names.length, toolNames, ms };
 }
