@@ -14,22 +14,17 @@
  * Errors are redacted of configured secrets, as everywhere else.
  */
 import { Hono } from "./hono-app";
-import { GATEWAY_INFO } from "../core/gateway-info";
-import { randomHexId } from "../core/ids";
 import { gatewayConfig } from "../config/gateway-config";
 import type { UpstreamConfig } from "../config/upstreams";
 import { redactSecrets } from "../config/secrets";
-import { LATEST_SESSION_REVISION } from "../core/revisions";
+import { INTERNAL_PRINCIPALS, internalCaller, internalPool } from "../context/internal-caller";
 import { describeFailure } from "../upstream/failures";
-import { exchange } from "../upstream/client";
-import { handshake } from "../upstream/pool";
+import { probeInOwnSession } from "../upstream/internal-client";
+import { describeInternalFailure } from "../upstream/internal-failure";
 import { pendingWindows, HEALTH_FLUSH_INTERVAL_MS } from "../pipeline/upstream-health";
 import { HEALTH_RETENTION_S, readWindows, summarize } from "../storage/upstream-health";
 
 type UpstreamBindings = { GATEWAY_KV?: KVNamespace; [binding: string]: unknown };
-
-/** A probe's session is closed at once; this is only its bound in case it is not. */
-const PROBE_SESSION_TTL_S = 60;
 
 const NOTE =
   `Approximate: measured on real traffic by each isolate and written to KV at most every ${HEALTH_FLUSH_INTERVAL_MS / 1000} s per upstream; ` +
@@ -40,75 +35,28 @@ function configured(env: UpstreamBindings): readonly UpstreamConfig[] {
   return parsed.ok ? parsed.value : [];
 }
 
-async function ping(
-  upstream: UpstreamConfig,
-  env: UpstreamBindings,
-  sessionId: string | null,
-  protocolVersion: string,
-): Promise<{ ok: true } | { ok: false; error: string }> {
-  const reply = await exchange({
-    upstream,
-    env,
-    method: "POST",
-    body: '{"jsonrpc":"2.0","id":"gw-probe","method":"ping"}',
-    sessionId,
-    protocolVersion,
-    answerWithinTimeout: true,
-  });
-  if (!reply.ok) return { ok: false, error: describeFailure(reply) };
-  for await (const wire of reply.value.messages) {
-    if ("id" in wire.message && !("method" in wire.message))
-      return "error" in wire.message
-        ? { ok: false, error: `ping answered with an error: ${wire.message.error.message}` }
-        : { ok: true };
-  }
-  return { ok: false, error: "ping got no answer" };
-}
-
 async function probe(upstream: UpstreamConfig, env: UpstreamBindings): Promise<Record<string, unknown>> {
-  const started = Date.now();
-  const client = {
-    sid: `probe-${randomHexId()}`,
-    protocolVersion: LATEST_SESSION_REVISION,
-    clientCapabilities: {},
-    clientInfo: { ...GATEWAY_INFO },
-    upstreams: {},
-    exp: Math.floor(started / 1000) + PROBE_SESSION_TTL_S,
-  };
-  const opened = await handshake(upstream, { env, kv: env.GATEWAY_KV, session: client });
-  const initializeMs = Date.now() - started;
-  if (!opened.ok)
+  const caller = await internalCaller(INTERNAL_PRINCIPALS.probe, "legacy");
+  const probed = await probeInOwnSession(internalPool(caller, env, env.GATEWAY_KV), upstream, { method: "ping" });
+  const { initializeMs } = probed;
+  if (!("answer" in probed))
     return {
       upstream: upstream.name,
       ok: false,
       stage: "initialize",
-      error: redactSecrets(describeFailure(opened), env),
+      error: redactSecrets(describeFailure(probed.opened), env),
       initializeMs,
     };
-  const { session, initializeResult } = opened.value;
-  const pinged = Date.now();
-  const answer = await ping(upstream, env, session.sessionId, session.protocolVersion);
-  const pingMs = Date.now() - pinged;
-  if (session.sessionId) {
-    const closed = await exchange({
-      upstream,
-      env,
-      method: "DELETE",
-      sessionId: session.sessionId,
-      protocolVersion: session.protocolVersion,
-      answerWithinTimeout: true,
-    });
-    if (closed.ok) for await (const _ of closed.value.messages); // drain
-  }
+  const { answer, requestMs: pingMs } = probed;
   return {
     upstream: upstream.name,
     ok: answer.ok,
-    protocolVersion: session.protocolVersion,
-    serverInfo: initializeResult["serverInfo"] ?? null,
-    capabilities: session.capabilities,
+    protocolVersion: probed.opened.session.protocolVersion,
+    serverInfo: probed.opened.initializeResult["serverInfo"] ?? null,
+    capabilities: probed.opened.session.capabilities,
     initializeMs,
     pingMs,
-    ...(answer.ok ? {} : { stage: "ping", error: redactSecrets(answer.error, env) }),
+    ...(answer.ok ? {} : { stage: "ping", error: redactSecrets(describeInternalFailure(answer), env) }),
   };
 }
 

@@ -7,20 +7,21 @@
  * which upstream listed them, tasks by the upstream their id names, lists are merged,
  * and a few methods are answered for all upstreams at once.
  */
-import { GatewayError } from "../core/errors";
+import { GatewayError, ok } from "../core/errors";
 import { GatewayFailure } from "../core/failures";
 import { INVALID_PARAMS, isObject, resultText, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { methodFacts } from "../core/methods";
 import { qualifyName } from "../core/names";
-import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json";
+import { elements, member, parseSpan, pathSpan, splice } from "../core/raw-json";
 import { heldSession } from "../upstream/upstream-session";
 import { poolRequest, type CallContext, type MethodHandler } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { appUriTarget, shownReadAnswer } from "./app-resource-uris";
 import { forward, toClient } from "./forward";
 import { forwardList } from "./cached-list";
-import { LISTS, mergeList, pageItems } from "./merge-lists";
+import { LISTS, mergeList } from "./merge-lists";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
+import { followPages, listRequest, type PageSource } from "../upstream/list-pages";
 import { createdTask, ownTaskList, ownTasksOf, routeTask, TASK_METHODS } from "./tasks";
 import { multiRoundTrip, type RouteRequest } from "../eras/multi-round-trip";
 
@@ -85,6 +86,9 @@ function rewriteString(text: string, path: readonly string[], value: string): st
   return splice(text, [{ span, raw: JSON.stringify(value) }]);
 }
 
+/** Pages of an upstream's list `resolveShortened` reads at most to find a shortened name. */
+const MAX_RESOLVE_PAGES = 100;
+
 /** Finds the upstream tool or prompt behind a shortened aggregated name by listing the upstream. */
 async function resolveShortened(
   ctx: CallContext,
@@ -93,28 +97,30 @@ async function resolveShortened(
   listMethod: string,
   key: string,
 ): Promise<string | undefined> {
-  let cursor: string | null = null;
-  for (let page = 0; page < 100; page++) {
-    const params = cursor === null ? "" : `,"params":${JSON.stringify({ cursor })}`;
-    const answer = await forwardList(
-      ctx,
-      upstream,
-      listMethod,
-      cursor === null ? undefined : { cursor },
-      `{"jsonrpc":"2.0","id":"gw-resolve","method":"${listMethod}"${params}}`,
-      "gw-resolve",
-    );
-    if (member(answer, rootSpan(answer), "error")) return undefined;
-    const { items, nextCursor } = pageItems(answer, key);
-    for (const span of items) {
-      const nameSpan = answer.charCodeAt(span.start) === 0x7b ? member(answer, span, "name") : undefined;
-      const name = nameSpan ? parseSpan(answer, nameSpan) : undefined;
-      if (typeof name === "string" && qualifyName(upstream.name, name) === qualified) return name;
-    }
-    if (nextCursor === null) return undefined;
-    cursor = nextCursor;
-  }
-  return undefined;
+  let found: string | undefined;
+  const pages: PageSource = async (cursor) => {
+    const { text, message } = listRequest(listMethod, "gw-resolve", cursor);
+    return ok(await forwardList(ctx, upstream, listMethod, message.params, text, "gw-resolve"));
+  };
+  const walk = await followPages(
+    upstream.name,
+    listMethod,
+    pages,
+    (answer, result) => {
+      const list = result.find((field) => field.key === key)?.value;
+      for (const span of list && answer.charCodeAt(list.start) === 0x5b ? elements(answer, list) : []) {
+        const nameSpan = answer.charCodeAt(span.start) === 0x7b ? member(answer, span, "name") : undefined;
+        const name = nameSpan ? parseSpan(answer, nameSpan) : undefined;
+        if (typeof name === "string" && qualifyName(upstream.name, name) === qualified) {
+          found = name;
+          return "stop";
+        }
+      }
+      return undefined;
+    },
+    { maxPages: MAX_RESOLVE_PAGES },
+  );
+  return walk.ok ? found : undefined;
 }
 
 /** Where a tool's or a prompt's own name is listed (a shortened name is resolved there), and what the client is told it is. */

@@ -5,13 +5,14 @@
  * the catalog. A version this isolate has seen is not parsed again: its catalog, and the
  * search index kept beside it, are reused (catalog-cache.ts).
  */
-import { GatewayError } from "../../core/errors";
-import { INVALID_PARAMS, type JsonRpcId, type JsonRpcRequest } from "../../core/jsonrpc";
+import { GatewayError, ok } from "../../core/errors";
+import { INVALID_PARAMS, type JsonRpcId } from "../../core/jsonrpc";
 import { SYS_PREFIX, splitName } from "../../core/names";
-import { elements, member, members, parseSpan, pathSpan } from "../../core/raw-json";
+import { elements, member, parseSpan } from "../../core/raw-json";
 import { bytesToBase64Url } from "../../core/base64url";
 import type { CallContext, Handler } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
+import { followPages, listRequest, type PageSource } from "../../upstream/list-pages";
 import { cachedCatalog, keepCatalog, type Catalog, type CatalogTool } from "./catalog-cache";
 
 export type { Catalog, CatalogTool } from "./catalog-cache";
@@ -20,10 +21,6 @@ export type { Catalog, CatalogTool } from "./catalog-cache";
 export const MAX_CATALOG_PAGES = 50;
 /** Tools a catalog holds at most; the rest are not searched (the answer says so). */
 export const MAX_CATALOG_TOOLS = 5_000;
-
-function listRequest(id: JsonRpcId, cursor: string | undefined): JsonRpcRequest {
-  return { jsonrpc: "2.0", id, method: "tools/list", ...(cursor !== undefined ? { params: { cursor } } : {}) };
-}
 
 /**
  * Every tool the caller of `ctx` may see on its route, except the gateway's own,
@@ -35,43 +32,41 @@ function listRequest(id: JsonRpcId, cursor: string | undefined): JsonRpcRequest 
 export async function visibleCatalog(pipeline: Handler, ctx: CallContext, id: JsonRpcId): Promise<Catalog> {
   const listed: { name: string; raw: string }[] = [];
   const route = ctx.route.kind === "upstream" ? ctx.route.upstream.name : undefined;
-  let cursor: string | undefined;
-  let pages = 0;
   let truncated = false;
-  do {
-    const message = listRequest(id, cursor);
-    const text = (await pipeline(
-      { ...ctx, record: newCallRecord(), emit: () => {} },
-      { kind: "request", wire: { text: JSON.stringify(message), message } },
-    ))!;
-    // One pass over the result finds both the list and the cursor (each path would walk the list again).
-    const result = pathSpan(text, ["result"]);
-    const fields = result && text.charCodeAt(result.start) === 0x7b ? members(text, result) : [];
-    const list = fields.find((field) => field.key === "tools")?.value;
-    if (!list || text.charCodeAt(list.start) !== 0x5b)
-      throw new GatewayError(
-        200,
-        INVALID_PARAMS,
-        "The tool catalog could not be listed (tools/list gave no list); try again",
-        undefined,
-        id,
-      );
-    for (const item of elements(text, list)) {
-      const nameSpan = text.charCodeAt(item.start) === 0x7b ? member(text, item, "name") : undefined;
-      const name = nameSpan && parseSpan(text, nameSpan);
-      if (typeof name !== "string" || name.startsWith(SYS_PREFIX)) continue;
-      if (listed.length >= MAX_CATALOG_TOOLS) {
-        truncated = true;
-        break;
+  const pages: PageSource = async (cursor) => {
+    const wire = listRequest("tools/list", id, cursor);
+    return ok((await pipeline({ ...ctx, record: newCallRecord(), emit: () => {} }, { kind: "request", wire }))!);
+  };
+  const walk = await followPages(
+    route ?? "",
+    "tools/list",
+    pages,
+    (text, result) => {
+      const list = result.find((field) => field.key === "tools")?.value;
+      if (!list || text.charCodeAt(list.start) !== 0x5b) return "unreadable";
+      for (const item of elements(text, list)) {
+        const nameSpan = text.charCodeAt(item.start) === 0x7b ? member(text, item, "name") : undefined;
+        const name = nameSpan && parseSpan(text, nameSpan);
+        if (typeof name !== "string" || name.startsWith(SYS_PREFIX)) continue;
+        if (listed.length >= MAX_CATALOG_TOOLS) {
+          truncated = true;
+          return "stop";
+        }
+        listed.push({ name, raw: text.slice(item.start, item.end) });
       }
-      listed.push({ name, raw: text.slice(item.start, item.end) });
-    }
-    const next = fields.find((field) => field.key === "nextCursor")?.value;
-    const value = next ? parseSpan(text, next) : undefined;
-    cursor = typeof value === "string" && !truncated ? value : undefined;
-    pages++;
-  } while (cursor !== undefined && pages < MAX_CATALOG_PAGES);
-  if (cursor !== undefined) truncated = true;
+      return undefined;
+    },
+    { maxPages: MAX_CATALOG_PAGES },
+  );
+  if (!walk.ok)
+    throw new GatewayError(
+      200,
+      INVALID_PARAMS,
+      "The tool catalog could not be listed (tools/list gave no list); try again",
+      undefined,
+      id,
+    );
+  if (!walk.value.complete) truncated = true;
   // The route and truncation are part of the version: on /mcp/<upstream> the same list belongs to another upstream.
   const version = [route ?? "", String(truncated), ...listed.map((tool) => tool.raw)].join("\n");
   const digest = bytesToBase64Url(

@@ -8,17 +8,17 @@
  * upstreams it could not reach are logged and kept in KV (`pins-sweep/last`, shown by
  * GET /admin/pins).
  */
-import { GATEWAY_INFO } from "../../core/gateway-info";
-import { GatewayError } from "../../core/errors";
-import { isObject, METHOD_NOT_FOUND } from "../../core/jsonrpc";
-import { member, pathSpan, rootSpan, parseSpan } from "../../core/raw-json";
+import { fail, GatewayError, ok } from "../../core/errors";
+import { INTERNAL_ERROR, isObject, METHOD_NOT_FOUND } from "../../core/jsonrpc";
 import { servicesFor } from "../../shell/services";
-import type { CallContext, Identity } from "../../context/call-context";
-import { routeFor } from "../../context/route";
+import type { CallContext } from "../../context/call-context";
 import { newCallRecord } from "../../context/call-record";
+import { INTERNAL_PRINCIPALS, internalCaller, internalContext } from "../../context/internal-caller";
 import type { UpstreamConfig } from "../../config/upstreams";
-import { modernUpstreamClient } from "../../front/modern/upstream-client";
+import { describeInternalFailure } from "../../upstream/internal-failure";
+import { followPages, listRequest, type PageSource } from "../../upstream/list-pages";
 import { listedEntries } from "../../pipeline/list-items";
+import { grantOnce } from "../personas/persona-grant";
 import { listedPinName, observeList, pinningOf, type ListedDefinition } from "./pin-observation";
 import { createRelay } from "../../relay/index";
 import { askToSignIn } from "../upstream-sign-in/sign-in-required";
@@ -27,7 +27,6 @@ import { redactSecrets } from "../../config/secrets";
 import type { PinKind } from "./pin-definition";
 import { scanContext } from "./pin-findings";
 import { STATELESS_REVISION } from "../../core/revisions";
-import { grantOnce } from "../personas/persona-grant";
 
 /** Upstreams one run lists (each costs a handshake when its session is not kept, and a request per page). */
 export const SWEEP_MAX_UPSTREAMS = 8;
@@ -42,11 +41,10 @@ export const SWEEP_DEADLINE_MS = 25_000;
  */
 export const SWEEP_REPORT_REFRESH_MS = 60 * 60 * 1000;
 /** Who the sweep's requests are from, in logs and audit events. */
-export const SWEEP_PRINCIPAL = "mcp-edge-gateway/pin-sweep";
+export const SWEEP_PRINCIPAL = INTERNAL_PRINCIPALS.pinSweep;
 const SWEEP_REVISION = STATELESS_REVISION;
 /** The relay the sweep lists through: as the pipeline's, with the sign-in prompt around its upstream work. */
 const relay = createRelay(askToSignIn);
-const SWEEP_CLIENT_INFO = { name: GATEWAY_INFO.name, version: GATEWAY_INFO.version };
 
 /** What one run did. */
 export type SweepReport = {
@@ -61,78 +59,39 @@ type ListOutcome =
   | { ok: true; listed: ListedDefinition[]; complete: boolean }
   | { ok: false; error: string; absent?: boolean };
 
-function contextFor(
-  env: Readonly<Record<string, unknown>>,
-  upstream: UpstreamConfig,
-  signal: AbortSignal,
-  waitUntil: (p: Promise<unknown>) => void,
-  client: CallContext["upstreamClient"],
-): CallContext {
-  const identity: Identity = {
-    principal: SWEEP_PRINCIPAL,
-    roles: [],
-    authMethod: "none",
-    protocolVersion: SWEEP_REVISION,
-    era: "modern",
-    clientCapabilities: {},
-    clientInfo: SWEEP_CLIENT_INFO,
-  };
-  const services = servicesFor(env);
-  return {
-    identity,
-    grant: grantOnce(services.kv, identity.roles, services.config.documentCacheTtlMs),
-    route: routeFor(upstream.name, [upstream], "https://gateway.internal"),
-    services,
-    upstreamClient: client,
-    record: newCallRecord(),
-    signal,
-    emit: () => {},
-    waitUntil,
+/** One page of `method` through the relay, under the sweep's context; a refusal the relay throws becomes a typed failure. */
+function relayPages(ctx: CallContext, upstream: string, method: string): PageSource {
+  return async (cursor, page) => {
+    try {
+      const wire = listRequest(method, `pin-sweep-${page}`, cursor);
+      return ok((await relay({ ...ctx, record: newCallRecord() }, { kind: "request", wire }))!);
+    } catch (error) {
+      const code = error instanceof GatewayError ? error.code : INTERNAL_ERROR;
+      const detail = error instanceof Error ? error.message : String(error);
+      return fail({ reason: "rpc-error", upstream, method, code, message: detail });
+    }
   };
 }
 
-async function listAll(ctx: CallContext, kind: PinKind): Promise<ListOutcome> {
+async function listAll(ctx: CallContext, upstream: string, kind: PinKind): Promise<ListOutcome> {
   const method = kind === "tool" ? "tools/list" : "prompts/list";
   const listed: ListedDefinition[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < SWEEP_MAX_PAGES; page++) {
-    const message = {
-      jsonrpc: "2.0" as const,
-      id: `pin-sweep-${page}`,
-      method,
-      ...(cursor !== undefined ? { params: { cursor } } : {}),
-    };
-    let text: string;
-    try {
-      text = (await relay(
-        { ...ctx, record: newCallRecord() },
-        { kind: "request", wire: { text: JSON.stringify(message), message } },
-      ))!;
-    } catch (error) {
-      if (error instanceof GatewayError && error.code === METHOD_NOT_FOUND)
-        return { ok: false, error: error.message, absent: true };
-      return { ok: false, error: error instanceof Error ? error.message : String(error) };
-    }
-    const failed = member(text, rootSpan(text), "error");
-    if (failed) {
-      const detail = parseSpan(text, failed);
-      const message = isObject(detail) && typeof detail["message"] === "string" ? detail["message"] : "error";
-      return {
-        ok: false,
-        error: `${method}: ${message}`,
-        absent: isObject(detail) && detail["code"] === METHOD_NOT_FOUND,
-      };
-    }
-    for (const entry of listedEntries(ctx.route, method, text)) {
-      if (entry.key !== undefined && entry.upstream !== undefined)
-        listed.push({ name: listedPinName(entry), raw: text.slice(entry.span.start, entry.span.end) });
-    }
-    const next = pathSpan(text, ["result", "nextCursor"]);
-    const value = next ? parseSpan(text, next) : undefined;
-    if (typeof value !== "string" || value === "") return { ok: true, listed, complete: true };
-    cursor = value;
-  }
-  return { ok: true, listed, complete: false };
+  const walk = await followPages(
+    upstream,
+    method,
+    relayPages(ctx, upstream, method),
+    (text) => {
+      for (const entry of listedEntries(ctx.route, method, text)) {
+        if (entry.key !== undefined && entry.upstream !== undefined)
+          listed.push({ name: listedPinName(entry), raw: text.slice(entry.span.start, entry.span.end) });
+      }
+      return undefined;
+    },
+    { maxPages: SWEEP_MAX_PAGES },
+  );
+  if (walk.ok) return { ok: true, listed, complete: walk.value.complete };
+  if (walk.reason !== "rpc-error") return { ok: false, error: describeInternalFailure(walk) };
+  return { ok: false, error: `${method}: ${walk.message}`, absent: walk.code === METHOD_NOT_FOUND };
 }
 
 /**
@@ -213,17 +172,17 @@ async function sweepOne(
   report: SweepReport,
 ) {
   const services = servicesFor(env);
-  const client = await modernUpstreamClient({
-    principal: SWEEP_PRINCIPAL,
-    route: upstream.name,
-    clientCapabilities: {},
-    clientInfo: SWEEP_CLIENT_INFO,
+  const caller = await internalCaller(SWEEP_PRINCIPAL, "modern");
+  const ctx = internalContext(caller, services, {
+    upstream,
+    grant: grantOnce(services.kv, caller.identity.roles, services.config.documentCacheTtlMs),
+    signal,
+    waitUntil,
   });
-  const ctx = contextFor(env, upstream, signal, waitUntil, client);
   const counts = { upstream: upstream.name, tools: 0, prompts: 0, changes: 0 };
   let reached = false;
   for (const kind of ["tool", "prompt"] as const) {
-    const outcome = await listAll(ctx, kind);
+    const outcome = await listAll(ctx, upstream.name, kind);
     if (!outcome.ok) {
       if (outcome.absent) continue; // an upstream without prompts has nothing to pin
       report.unreachable.push({ upstream: upstream.name, error: redactSecrets(outcome.error, env) });
