@@ -1,29 +1,16 @@
 /**
  * The `Keep` tree of retain.ts, prepared for the one-pass walk over text (retain-text.ts):
- * each branch's names in a list, found by a key's length before its characters are
- * compared, and, for a rule that is one of several variants, the places where the
- * variants' `test` values stand ("probes"), so that the walk that retains the chosen
- * variant's part also reads what every test before it compares, in the same pass.
- *
- * A probe is read without being kept: a name the rule does not keep is added to the
- * branch after the kept ones (`kept` counts those), read for the test, never written
- * out and never required. Where a test's value cannot be read this way without changing
- * what the rule keeps, preparation declines (`undefined`) and the parsed path decides.
+ * each branch's names in a list, required ones first, found by a key's length before its
+ * characters are compared.
  */
 import { isRequired, WILDCARD, type Keep } from "./retain";
 
-/** A test value to record where a member is read whole: test `id`, at `rest` below the member. */
-export type Probe = { readonly id: number; readonly rest: readonly string[] };
-
 export type Node = true | Branch;
 export type Branch = {
-  /** Kept names first (`kept` of them, the first `required` of which the value must have), then names read only for a test. */
+  /** The names kept, the first `required` of which the value must have. */
   readonly names: string[];
   readonly subs: Node[];
-  kept: number;
   readonly required: number;
-  /** By name index: the tests whose value is (within) that member, read whole. */
-  probes: Probe[][] | undefined;
   /** Each name's index, for a branch of more than `MAX_NAMES_COMPARED` names (a smaller one is searched in place). */
   byName: ReadonlyMap<string, number> | undefined;
   /**
@@ -56,9 +43,7 @@ function draft(keep: Keep): Node {
   return {
     names,
     subs,
-    kept: names.length,
     required: required.length,
-    probes: undefined,
     byName: undefined,
     byLength: NO_TABLE,
     wildcard: wildcard === undefined ? undefined : draft(wildcard),
@@ -102,57 +87,4 @@ export function indexOfName(node: Branch, name: string): number {
 /** Prepares a `Keep` tree for `retainText` (once per rule). */
 export function prepareKeep(keep: Keep): Node {
   return indexed(draft(keep), new Map());
-}
-
-/**
- * Adds the probe for test `id`, whose pointer has `tokens`; false where it cannot be read
- * without changing what is kept: the whole value, a `*` token (a wildcard to the walk),
- * a name a wildcard keeps (a name would take the member from it), or a value the rule
- * keeps only part of.
- */
-function addProbe(node: Branch, tokens: readonly string[], id: number): boolean {
-  const [token, ...rest] = tokens;
-  if (token === undefined || token === WILDCARD) return false;
-  let at = node.names.indexOf(token);
-  if (at < 0) {
-    if (node.wildcard !== undefined) return false;
-    at = node.names.push(token) - 1;
-    node.subs.push(
-      rest.length === 0
-        ? true
-        : {
-            names: [],
-            subs: [],
-            kept: 0,
-            required: 0,
-            probes: undefined,
-            byName: undefined,
-            byLength: NO_TABLE,
-            wildcard: undefined,
-          },
-    );
-  }
-  const sub = node.subs[at]!;
-  if (sub === true) {
-    node.probes ??= [];
-    let probes = node.probes[at];
-    if (probes === undefined) {
-      probes = [];
-      node.probes[at] = probes;
-    }
-    probes.push({ id, rest });
-    return true;
-  }
-  return rest.length > 0 && addProbe(sub, rest, id);
-}
-
-/**
- * `keep` prepared with probes for the tests whose pointers are `tests` (ids are their
- * indices), or `undefined` when one of them cannot be read in the same walk.
- */
-export function prepareWithProbes(keep: Keep, tests: readonly (readonly string[])[]): Branch | undefined {
-  const root = draft(keep);
-  if (root === true) return undefined;
-  for (const [id, tokens] of tests.entries()) if (!addProbe(root, tokens, id)) return undefined;
-  return indexed(root, new Map()) as Branch;
 }
