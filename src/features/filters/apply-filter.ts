@@ -13,7 +13,8 @@ import { isObject, type JsonObject } from "../../core/jsonrpc";
 import type { FilterRule, FilterSet, FilterVariant, ToolFilter } from "./filter-set";
 import { isGlob, literalLength, matchesGlob } from "../../policy/glob";
 import { child, parsePointer } from "../../core/json-pointer";
-import { retain, RetainError } from "./retain";
+import { retain } from "./retain";
+import { RetainError } from "./retain-tree";
 
 /** Rough bytes of JSON per token, for the estimates of what a filter saves. */
 export const BYTES_PER_TOKEN = 4;

@@ -30,9 +30,8 @@ import {
   readTestsIn,
 } from "./apply-filter";
 import type { FilterRule, ToolFilter } from "./filter-set";
-import { buildTree } from "./retain";
 import { retainText, valuesAtText } from "./retain-text";
-import { prepareKeep } from "./retain-tree";
+import { type Node, preparedTree } from "./retain-tree";
 
 /** What the one-pass path made of an answer: its filtered text, or the answer unchanged (a question for the client). */
 export type AnswerFilterOutcome =
@@ -61,16 +60,9 @@ class NotHere extends Error {
   override readonly name = "NotHere";
 }
 
-/** Trees of the rules seen, so a rule's pointers are parsed once per set (sets are cached), not once per call. */
-const TREES = new WeakMap<FilterRule, ReturnType<typeof prepareKeep>>();
-
-function treeOf(rule: FilterRule): ReturnType<typeof prepareKeep> {
-  let tree = TREES.get(rule);
-  if (tree === undefined) {
-    tree = rule.retain ? prepareKeep(buildTree(rule.retain)) : true;
-    TREES.set(rule, tree);
-  }
-  return tree;
+/** The prepared tree of what `rule` keeps (`true`: all of it). */
+function treeOf(rule: FilterRule): Node {
+  return rule.retain ? preparedTree(rule.retain) : true;
 }
 
 function parse(text: string, span: Span): unknown {

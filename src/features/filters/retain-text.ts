@@ -21,9 +21,8 @@
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, QUOTE } from "../../core/json-chars";
 import { eachElement, eachMember, RawJsonError, skipString, skipValue, skipWhitespace } from "../../core/raw-json";
 import type { Found } from "./apply-filter";
-import { WILDCARD } from "./retain";
 import { setOwn } from "../../core/jsonrpc";
-import { indexOfName, MAX_INDEXED_NAME_LENGTH, NONE, SEVERAL, type Branch, type Node } from "./retain-tree";
+import { indexOfName, MAX_INDEXED_NAME_LENGTH, NONE, SEVERAL, type Branch, type Node, WILDCARD } from "./retain-tree";
 
 /** Thrown inside the walk where retain.ts would decide otherwise; caught at the top. */
 class GiveUp extends Error {
