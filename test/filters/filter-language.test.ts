@@ -121,6 +121,11 @@ describe("retain", () => {
     expect(retain(structuredClone(value), pointers)).toEqual(expected);
   });
 
+  it("holds a member named * to the pointer, as a name (the one-pass walk does too)", () => {
+    expect(() => retain({ "*": 1, y: { x: 2 } }, ["/*/x"])).toThrow("nothing at /* to descend into");
+    expect(retain({ "*": { x: 1 }, y: 3 }, ["/*/x"])).toEqual({ "*": { x: 1 } });
+  });
+
   it("still fails closed on a named pointer beside a wildcard that does not resolve", () => {
     expect(() =>
       applyToolFilter(structuredClone(ITEMS), { retain: ["/items/2/state", "/items/*/title"] }, "r"),

@@ -7,8 +7,7 @@
  * (14 MB now; measured in Node with the collector run before each reading).
  */
 import { describe, expect, it } from "vitest";
-import { buildTree } from "../../src/features/filters/retain";
-import { MAX_NAMES_COMPARED, prepareKeep, SEVERAL, type Node } from "../../src/features/filters/retain-tree";
+import { buildTree, MAX_NAMES_COMPARED, type Node, prepareKeep, SEVERAL } from "../../src/features/filters/retain-tree";
 
 /** Every branch of `node`, depth first. */
 function branches(node: Node): Exclude<Node, true>[] {

@@ -13,7 +13,8 @@ import { isObject, type JsonObject } from "../../core/jsonrpc";
 import type { FilterRule, FilterSet, FilterVariant, ToolFilter } from "./filter-set";
 import { isGlob, literalLength, matchesGlob } from "../../core/glob";
 import { child, parsePointer } from "../../core/json-pointer";
-import { retain, RetainError } from "./retain";
+import { retain } from "./retain";
+import { RetainError } from "./retain-tree";
 
 /** Rough bytes of JSON per token, for the estimates of what a filter saves. */
 export const BYTES_PER_TOKEN = 4;
@@ -36,15 +37,6 @@ export function selectFilter(set: FilterSet, tool: string): { key: string; filte
     if (!best || literal > best.literal) best = { key, filter, literal };
   }
   return best && { key: best.key, filter: best.filter };
-}
-
-function testHolds(value: unknown, test: FilterVariant["test"]): boolean {
-  let at: { found: boolean; value: unknown } = { found: true, value };
-  for (const token of parsePointer(test.path)) {
-    at = child(at.value, token);
-    if (!at.found) return false;
-  }
-  return _areEquals(at.value, test.value);
 }
 
 function describePatch(operation: Operation): string {
@@ -121,21 +113,55 @@ function patchesOf(value: unknown, rule: FilterRule, label: string): unknown {
   }
 }
 
-/** The rule that applies to `value` (the first variant whose test holds), with its label; undefined when none holds. */
-function chooseRule(
-  value: unknown,
-  filter: ToolFilter,
-  label: string,
-): { rule: FilterRule; label: string } | undefined {
+/** Where a pointer leads: the value there, or `undefined` when it leads nowhere. */
+export type Found = { readonly value: unknown } | undefined;
+
+/**
+ * Reads the values the variants' tests compare, each where its pointer (as tokens) leads
+ * in the value the rule is chosen on: over a parsed value (`readTestsIn`), or over the
+ * answer's text (retain-text.ts's `valuesAtText`, one pass for every test).
+ */
+export type ReadTests = (pointers: readonly (readonly string[])[]) => readonly Found[];
+
+/** The rule chosen for a result, with the label its failures carry. */
+export type Chosen = { readonly rule: FilterRule; readonly label: string };
+
+/** `ReadTests` over a parsed value (JSON Pointer resolution: core/json-pointer.ts's `child`). */
+export function readTestsIn(value: unknown): ReadTests {
+  return (pointers) =>
+    pointers.map((tokens) => {
+      let at: { found: boolean; value: unknown } = { found: true, value };
+      for (const token of tokens) if (at.found) at = child(at.value, token);
+      return at.found ? { value: at.value } : undefined;
+    });
+}
+
+/** The tests' pointers of a list of variants, parsed once per set (sets are cached). */
+const TEST_POINTERS = new WeakMap<readonly FilterVariant[], readonly (readonly string[])[]>();
+
+/**
+ * The rule that applies: a plain rule, or the first variant whose test holds (the value
+ * at its pointer equals the test's, deeply); `undefined` when no test holds.
+ */
+export function chooseRule(filter: ToolFilter, label: string, readTests: ReadTests): Chosen | undefined {
   if (!Array.isArray(filter)) return { rule: filter as FilterRule, label };
   const variants = filter as readonly FilterVariant[];
-  const index = variants.findIndex((variant) => testHolds(value, variant.test));
+  let pointers = TEST_POINTERS.get(variants);
+  if (pointers === undefined) {
+    pointers = variants.map((variant) => parsePointer(variant.test.path));
+    TEST_POINTERS.set(variants, pointers);
+  }
+  const values = readTests(pointers);
+  const index = variants.findIndex((variant, i) => {
+    const found = values[i];
+    return found !== undefined && _areEquals(found.value, variant.test.value);
+  });
   return index < 0 ? undefined : { rule: variants[index]!, label: `${label} variant ${index}` };
 }
 
 /** Applies one tool's filter to a JSON value; `undefined` when no variant's test holds. */
 export function applyToolFilter(value: unknown, filter: ToolFilter, label: string): { value: unknown } | undefined {
-  const chosen = chooseRule(value, filter, label);
+  const chosen = chooseRule(filter, label, readTestsIn(value));
   return chosen && { value: applyRule(value, chosen.rule, chosen.label) };
 }
 
@@ -160,10 +186,104 @@ export const OPAQUE_BLOCK_MEMBERS: Readonly<Record<string, readonly string[]>> =
   resource_link: ["type", "uri", "name", "title", "description", "mimeType", "size"],
 };
 
-function pick(source: JsonObject, keys: readonly string[]): JsonObject {
+/**
+ * A content block as the filter reads it: a parsed block, or one read off the answer's
+ * text (filter-answer.ts), whose members are parsed only when asked for.
+ */
+export type BlockView = { readonly isObject: boolean; member(key: string): unknown };
+
+function blockOf(block: unknown): BlockView {
+  return isObject(block)
+    ? { isObject: true, member: (key) => block[key] }
+    : { isObject: false, member: () => undefined };
+}
+
+function pick(member: (key: string) => unknown, keys: readonly string[]): JsonObject {
   const out: JsonObject = {};
-  for (const key of keys) if (source[key] !== undefined) out[key] = source[key];
+  for (const key of keys) {
+    const value = member(key);
+    if (value !== undefined) out[key] = value as JsonObject[string];
+  }
   return out;
+}
+
+/** The text of the first block (text, or embedded resource) holding JSON: what a rule is chosen on without structuredContent. */
+export function firstJsonText(blocks: readonly BlockView[]): Found {
+  for (const block of blocks) {
+    const type = block.member("type");
+    const text = type === "text" ? block.member("text") : undefined;
+    const resource = type === "resource" ? block.member("resource") : undefined;
+    const found =
+      typeof text === "string"
+        ? parseJsonText(text)
+        : isObject(resource) && typeof resource["text"] === "string"
+          ? parseJsonText(resource["text"])
+          : undefined;
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The failure of a result that holds no JSON (no structuredContent, no text of JSON). */
+export function noJsonError(label: string): FilterError {
+  return new FilterError(`${label}: the result holds no JSON for the rule to apply to`);
+}
+
+/** structuredContent filtered, and its text (`undefined` where a patch left nothing). */
+export type FilteredStructured = { readonly value: unknown; readonly text: string | undefined };
+
+export function filteredStructured(value: unknown): FilteredStructured {
+  return { value, text: JSON.stringify(value) };
+}
+
+/**
+ * The filtered result: `structured` (structuredContent filtered by the chosen rule, when
+ * the result has it), every block filtered (see `filterToolResult`), and `isError`. A text
+ * equal to `sameText` (structuredContent's own text, on the one-pass path) is the filtered
+ * structuredContent, without being parsed again.
+ */
+export function filteredResult(
+  blocks: readonly BlockView[],
+  chosen: Chosen,
+  structured: FilteredStructured | undefined,
+  isError: unknown,
+  sameText?: string,
+): JsonObject {
+  const structuredText = structured?.text;
+  const filterText = (text: string, where: string): string => {
+    if (text === sameText) return structuredText!;
+    const parsed = parseJsonText(text);
+    if (parsed) return JSON.stringify(applyRule(parsed.value, chosen.rule, `${chosen.label} (${where})`));
+    if (structuredText !== undefined) return structuredText;
+    throw new FilterError(`${chosen.label} (${where}): the text is not JSON, so the rule cannot apply to it`);
+  };
+  const content = blocks.map((block, index): JsonObject => {
+    const type = block.member("type");
+    if (!block.isObject || typeof type !== "string")
+      throw new FilterError(`${chosen.label} (content ${index}): not a content block`);
+    const text = type === "text" ? block.member("text") : undefined;
+    if (typeof text === "string") return { type, text: filterText(text, `content ${index}`) };
+    const resource = type === "resource" ? block.member("resource") : undefined;
+    if (isObject(resource)) {
+      if (typeof resource["text"] !== "string")
+        throw new FilterError(`${chosen.label} (content ${index}): an embedded binary resource cannot be filtered`);
+      return {
+        type,
+        resource: {
+          ...pick((key) => resource[key], ["uri", "mimeType"]),
+          text: filterText(resource["text"], `content ${index} resource`),
+        },
+      };
+    }
+    const kept = Object.hasOwn(OPAQUE_BLOCK_MEMBERS, type) ? OPAQUE_BLOCK_MEMBERS[type] : undefined;
+    if (!kept) throw new FilterError(`${chosen.label} (content ${index}): a "${type}" block cannot be filtered`);
+    return pick(block.member, kept);
+  });
+  return {
+    content,
+    ...(structured ? { structuredContent: structured.value as JsonObject[string] } : {}),
+    ...(typeof isError === "boolean" ? { isError } : {}),
+  };
 }
 
 /**
@@ -181,60 +301,14 @@ function pick(source: JsonObject, keys: readonly string[]): JsonObject {
  * the set is about, and passes unchanged.
  */
 export function filterToolResult(result: JsonObject, filter: ToolFilter, label: string): JsonObject {
-  const blocks: unknown[] = Array.isArray(result["content"]) ? result["content"] : [];
+  const blocks = (Array.isArray(result["content"]) ? result["content"] : []).map(blockOf);
   const hasStructured = "structuredContent" in result;
-  let probe: { value: unknown } | undefined = hasStructured ? { value: result["structuredContent"] } : undefined;
-  for (const block of blocks) {
-    if (probe) break;
-    if (!isObject(block)) continue;
-    if (block["type"] === "text" && typeof block["text"] === "string") probe = parseJsonText(block["text"]);
-    else if (
-      block["type"] === "resource" &&
-      isObject(block["resource"]) &&
-      typeof block["resource"]["text"] === "string"
-    )
-      probe = parseJsonText(block["resource"]["text"]);
-  }
-  if (!probe) throw new FilterError(`${label}: the result holds no JSON for the rule to apply to`);
-  const chosen = chooseRule(probe.value, filter, label);
+  const probe = hasStructured ? { value: result["structuredContent"] } : firstJsonText(blocks);
+  if (!probe) throw noJsonError(label);
+  const chosen = chooseRule(filter, label, readTestsIn(probe.value));
   if (!chosen) return result;
-  let structured: { value: unknown } | undefined;
-  let structuredText: string | undefined;
-  if (hasStructured) {
-    structured = { value: applyRule(result["structuredContent"], chosen.rule, `${chosen.label} (structuredContent)`) };
-    structuredText = JSON.stringify(structured.value);
-  }
-  const filterText = (text: string, where: string): string => {
-    const parsed = parseJsonText(text);
-    if (parsed) return JSON.stringify(applyRule(parsed.value, chosen.rule, `${chosen.label} (${where})`));
-    if (structuredText !== undefined) return structuredText;
-    throw new FilterError(`${chosen.label} (${where}): the text is not JSON, so the rule cannot apply to it`);
-  };
-  const content = blocks.map((block, index): JsonObject => {
-    const type = isObject(block) ? block["type"] : undefined;
-    if (!isObject(block) || typeof type !== "string")
-      throw new FilterError(`${chosen.label} (content ${index}): not a content block`);
-    if (type === "text" && typeof block["text"] === "string")
-      return { type, text: filterText(block["text"], `content ${index}`) };
-    if (type === "resource" && isObject(block["resource"])) {
-      const resource = block["resource"];
-      if (typeof resource["text"] !== "string")
-        throw new FilterError(`${chosen.label} (content ${index}): an embedded binary resource cannot be filtered`);
-      return {
-        type,
-        resource: {
-          ...pick(resource, ["uri", "mimeType"]),
-          text: filterText(resource["text"], `content ${index} resource`),
-        },
-      };
-    }
-    const kept = Object.hasOwn(OPAQUE_BLOCK_MEMBERS, type) ? OPAQUE_BLOCK_MEMBERS[type] : undefined;
-    if (!kept) throw new FilterError(`${chosen.label} (content ${index}): a "${type}" block cannot be filtered`);
-    return pick(block, kept);
-  });
-  return {
-    content,
-    ...(structured ? { structuredContent: structured.value as JsonObject[string] } : {}),
-    ...(typeof result["isError"] === "boolean" ? { isError: result["isError"] } : {}),
-  };
+  const structured = hasStructured
+    ? filteredStructured(applyRule(result["structuredContent"], chosen.rule, `${chosen.label} (structuredContent)`))
+    : undefined;
+  return filteredResult(blocks, chosen, structured, result["isError"]);
 }

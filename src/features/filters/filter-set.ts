@@ -10,7 +10,7 @@ import type { Checked, DocumentProblem } from "../../storage/document-store";
 import { deepFreeze, MAX_DOCUMENT_DEPTH, tooDeepAt } from "../../storage/document-limits";
 import { escapeToken, parsePointer, pointerProblem } from "../../core/json-pointer";
 import { checkOffloadOverride, type OffloadConfig } from "../../config/offload-override";
-import { buildTree, MAX_RETAIN_TREE_SIZE, RetainError, type RetainBudget } from "./retain";
+import { buildTree, MAX_RETAIN_TREE_SIZE, RetainError, type RetainBudget } from "./retain-tree";
 
 export const FILTER_SET_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const TOOL_KEY = /^[A-Za-z0-9_*?-][A-Za-z0-9_*?.-]{0,127}$/;

@@ -11,19 +11,18 @@
  * last value at the first key's place), it gives up (`undefined`); the caller then runs
  * retain.ts on the parsed value, which fails, or succeeds, exactly as before.
  *
- * For a variant, the same walk reads the values its guard and the earlier variants'
- * guards test (probes, retain-tree.ts), recorded before any patch runs.
+ * `valuesAtText` reads the values variants' tests compare (apply-filter.ts's `chooseRule`)
+ * off the same text, as `JSON.parse` would give them.
  *
  * The text must be JSON already read once (a message read from an upstream is parsed
  * whole when it arrives): skipped parts are not validated again. Recursion follows the
  * pointers, not the text: it is as deep as the longest pointer.
  */
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, QUOTE } from "../../core/json-chars";
-import { RawJsonError, skipString, skipValue, skipWhitespace } from "../../core/raw-json";
-import { child } from "../../core/json-pointer";
-import { WILDCARD } from "./retain";
+import { eachElement, eachMember, RawJsonError, skipString, skipValue, skipWhitespace } from "../../core/raw-json";
+import type { Found } from "./apply-filter";
 import { setOwn } from "../../core/jsonrpc";
-import { indexOfName, MAX_INDEXED_NAME_LENGTH, NONE, SEVERAL, type Branch, type Node, type Probe } from "./retain-tree";
+import { indexOfName, MAX_INDEXED_NAME_LENGTH, NONE, SEVERAL, type Branch, type Node, WILDCARD } from "./retain-tree";
 
 /** Thrown inside the walk where retain.ts would decide otherwise; caught at the top. */
 class GiveUp extends Error {
@@ -83,8 +82,6 @@ function valueStart(text: string, keyEnd: number): number {
 class Projection {
   /** Where the value last projected ends. */
   end = 0;
-  /** The values of the tests probed, by id; a hole where a test's pointer leads nowhere. */
-  readonly tests: ({ value: unknown } | undefined)[] = [];
   /** The next backslash at or after where keys were last read (Infinity: none left). */
   private backslash = -1;
 
@@ -100,15 +97,6 @@ class Projection {
       this.backslash = found < 0 ? Infinity : found;
     }
     return this.backslash < to;
-  }
-
-  /** Records the tests' values within `value`, a member read whole, before any patch can change it. */
-  private record(probes: readonly Probe[], value: unknown): void {
-    for (const { id, rest } of probes) {
-      let at: { found: boolean; value: unknown } = { found: true, value };
-      for (const token of rest) if (at.found) at = child(at.value, token);
-      if (at.found) this.tests[id] = { value: at.value };
-    }
   }
 
   value(at: number, node: Node, strict: boolean): unknown {
@@ -163,14 +151,10 @@ class Projection {
           if (metMore.has(index)) throw new GiveUp();
           metMore.add(index);
         }
-        const kept = index < node.kept;
         const required = index < node.required;
         if (required) found++;
         const picked = this.value(start, subs[index]!, strict && required);
-        if (picked !== MISSING) {
-          if (kept) setOwn(out, names[index]!, picked);
-          if (node.probes?.[index]) this.record(node.probes[index]!, picked);
-        }
+        if (picked !== MISSING) setOwn(out, names[index]!, picked);
         end = this.end;
       } else if (others) {
         const key = decoded ?? text.slice(i + 1, close);
@@ -213,14 +197,10 @@ class Projection {
       let end: number;
       if (sub === undefined) end = skipValue(text, i);
       else {
-        const kept = named === undefined || named < node.kept;
         const required = named !== undefined && named < node.required;
         if (required) found++;
         const picked = this.value(i, sub, strict && required);
-        if (picked !== MISSING) {
-          if (kept) out.push(picked);
-          if (named !== undefined && node.probes?.[named]) this.record(node.probes[named]!, picked);
-        }
+        if (picked !== MISSING) out.push(picked);
         end = this.end;
       }
       i = next(text, end, CLOSE_ARRAY);
@@ -232,12 +212,8 @@ class Projection {
   }
 }
 
-/** What `retainText` read: the retained value, where the text's value ends, and the values of the tests probed. */
-export type RetainedText = {
-  readonly value: unknown;
-  readonly end: number;
-  readonly tests: readonly ({ value: unknown } | undefined)[];
-};
+/** What `retainText` read: the retained value, and where the text's value ends. */
+export type RetainedText = { readonly value: unknown; readonly end: number };
 
 /**
  * The retained part of the JSON value at `start` of `text`, and where that value ends;
@@ -248,12 +224,75 @@ export function retainText(text: string, start: number, node: Branch): RetainedT
   const projection = new Projection(text);
   try {
     const value = projection.value(start, node, true);
-    return { value, end: projection.end, tests: projection.tests };
+    return { value, end: projection.end };
   } catch (error) {
     // RangeError: pointers as deep as the stack; retain.ts reports that in its own words.
     if (error instanceof GiveUp || error instanceof RangeError) return undefined;
     throw error;
   }
+}
+
+/** The places pointers lead, as a tree of tokens: the pointers (by index) that end at each. */
+type Place = { readonly ends: number[]; readonly all: number[]; readonly next: Map<string, Place> };
+
+const PLACES = new WeakMap<readonly (readonly string[])[], Place>();
+
+function placesOf(pointers: readonly (readonly string[])[]): Place {
+  let root = PLACES.get(pointers);
+  if (root !== undefined) return root;
+  root = { ends: [], all: [], next: new Map() };
+  for (const [index, tokens] of pointers.entries()) {
+    let place = root;
+    place.all.push(index);
+    for (const token of tokens) {
+      let sub = place.next.get(token);
+      if (sub === undefined) {
+        sub = { ends: [], all: [], next: new Map() };
+        place.next.set(token, sub);
+      }
+      place = sub;
+      place.all.push(index);
+    }
+    place.ends.push(index);
+  }
+  PLACES.set(pointers, root);
+  return root;
+}
+
+/** Reads the values at `place` and below from the value at `at` into `found`; returns where the value ends. */
+function readPlaces(text: string, at: number, place: Place, found: Found[]): number {
+  const c = text.charCodeAt(at);
+  let end: number;
+  if (place.next.size > 0 && c === 0x7b)
+    end = eachMember(text, at, (key, start) => {
+      const sub = place.next.get(key);
+      if (sub === undefined) return skipValue(text, start);
+      // A key twice: JSON.parse keeps the last value, so what an earlier one gave is forgotten.
+      for (const index of sub.all) found[index] = undefined;
+      return readPlaces(text, start, sub, found);
+    });
+  else if (place.next.size > 0 && c === 0x5b)
+    end = eachElement(text, at, (index, start) => {
+      const sub = place.next.get(String(index)); // only canonical indices ("0", never "01") name an element
+      return sub === undefined ? skipValue(text, start) : readPlaces(text, start, sub, found);
+    });
+  else end = skipValue(text, at);
+  if (place.ends.length > 0) {
+    const value: unknown = JSON.parse(text.slice(at, end));
+    for (const index of place.ends) found[index] = { value };
+  }
+  return end;
+}
+
+/**
+ * The values where `pointers` (as tokens) lead from the JSON value at `start` of `text`,
+ * as JSON Pointer resolution on the parsed value finds them (a key twice: the last), in one
+ * pass over the value however many pointers there are. The text must be JSON already read once.
+ */
+export function valuesAtText(text: string, start: number, pointers: readonly (readonly string[])[]): Found[] {
+  const found: Found[] = pointers.map(() => undefined);
+  readPlaces(text, start, placesOf(pointers), found);
+  return found;
 }
 
 export type { Branch as PreparedKeep };

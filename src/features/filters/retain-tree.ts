@@ -1,29 +1,119 @@
 /**
- * The `Keep` tree of retain.ts, prepared for the one-pass walk over text (retain-text.ts):
- * each branch's names in a list, found by a key's length before its characters are
- * compared, and, for a rule that is one of several variants, the places where the
- * variants' `test` values stand ("probes"), so that the walk that retains the chosen
- * variant's part also reads what every test before it compares, in the same pass.
- *
- * A probe is read without being kept: a name the rule does not keep is added to the
- * branch after the kept ones (`kept` counts those), read for the test, never written
- * out and never required. Where a test's value cannot be read this way without changing
- * what the rule keeps, preparation declines (`undefined`) and the parsed path decides.
+ * The tree of what a rule's `retain` pointers keep (the semantics: retain.ts), built once
+ * per rule and bounded, then prepared for both walks, over a parsed value (retain.ts) and
+ * over text (retain-text.ts): each branch's names in a list, required ones first, found
+ * by a key's length before its characters are compared.
  */
-import { isRequired, WILDCARD, type Keep } from "./retain";
+import { parsePointer } from "../../core/json-pointer";
+/** The reference token that stands for every element or member. */
+export const WILDCARD = "*";
 
-/** A test value to record where a member is read whole: test `id`, at `rest` below the member. */
-export type Probe = { readonly id: number; readonly rest: readonly string[] };
+/** A tree of what to keep: `true` keeps the whole value at that point. */
+export type Keep = true | Map<string, Keep>;
+
+export class RetainError extends Error {
+  override readonly name = "RetainError";
+}
+
+function addPath(tree: Map<string, Keep>, tokens: readonly string[]): Keep {
+  if (tokens.length === 0) return true;
+  let node = tree;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    const existing = node.get(token);
+    if (existing === true) return tree; // an ancestor is kept whole already
+    if (i === tokens.length - 1) {
+      node.set(token, true);
+    } else {
+      const next = existing ?? new Map<string, Keep>();
+      node.set(token, next);
+      node = next;
+    }
+  }
+  return tree;
+}
+
+/**
+ * Branches and copied members a rule's pointers may combine into: a named token beside a
+ * `*` takes a copy of what the `*` keeps, which nested and wide lists multiply.
+ */
+export const MAX_RETAIN_TREE_SIZE = 100_000;
+
+/**
+ * Per branch, the names only a wildcard's pointers reach there (taken into a named
+ * sibling of the `*`): kept where the value has them, never required.
+ */
+const LENIENT = new WeakMap<Map<string, Keep>, ReadonlySet<string>>();
+
+/** Whether a name of `branch` must be in the value where a pointer without `*` leads (not only kept where present). */
+function isRequired(branch: Map<string, Keep>, token: string): boolean {
+  return LENIENT.get(branch)?.has(token) !== true;
+}
+
+/** Branches and copied members counted while wildcards are shared (what it costs: `countWork`). */
+export type RetainBudget = { work: number };
+
+/** Counts `amount` of work, and refuses a tree past MAX_RETAIN_TREE_SIZE before doing it. */
+function countWork(budget: RetainBudget, amount: number): void {
+  budget.work += amount;
+  if (budget.work > MAX_RETAIN_TREE_SIZE)
+    throw new RetainError(
+      `the pointers combine into more than ${MAX_RETAIN_TREE_SIZE} branches and copied members (each name beside a "*" takes a copy of what the "*" keeps): use fewer names or fewer wildcards beside them`,
+    );
+}
+
+/** What `named` and `wildcard` keep together; what only `wildcard` keeps is lenient. Builds new branches, changes none. */
+function union(named: Keep, wildcard: Keep, budget: RetainBudget): Keep {
+  if (named === true || wildcard === true) return true;
+  countWork(budget, named.size + wildcard.size);
+  const out = new Map(named);
+  const lenient = new Set(LENIENT.get(named));
+  for (const [token, sub] of wildcard) {
+    const own = out.get(token);
+    out.set(token, own === undefined ? sub : union(own, sub, budget));
+    if (own === undefined && token !== WILDCARD) lenient.add(token);
+  }
+  LENIENT.set(out, lenient);
+  return out;
+}
+
+/**
+ * `keep` with every named token beside a `*` also keeping what the `*` keeps, at every
+ * level; new branches, counted. A branch of the pointers as written counts once; one
+ * beside a wildcard, or reached through a union (`copied`: shared by every name it was
+ * given to, so walked once per name), counts its members.
+ */
+function withWildcardsShared(keep: Keep, budget: RetainBudget, copied = false): Keep {
+  if (keep === true) return true;
+  const wildcard = keep.get(WILDCARD);
+  countWork(budget, copied || wildcard !== undefined ? keep.size : 1);
+  const out = new Map<string, Keep>();
+  for (const [token, sub] of keep) {
+    const merged = token === WILDCARD || wildcard === undefined ? sub : union(sub, wildcard, budget);
+    out.set(token, withWildcardsShared(merged, budget, copied || merged !== sub));
+  }
+  const lenient = LENIENT.get(keep);
+  if (lenient) LENIENT.set(out, lenient);
+  return out;
+}
+
+/**
+ * The tree of what `pointers` keep (`true` when one of them is the whole value); throws
+ * `RetainError` when they combine into more than MAX_RETAIN_TREE_SIZE branches and members.
+ * `budget.work` ends holding what the tree cost.
+ */
+export function buildTree(pointers: readonly string[], budget: RetainBudget = { work: 0 }): Keep {
+  const tree = new Map<string, Keep>();
+  for (const pointer of pointers) if (addPath(tree, parsePointer(pointer)) === true) return true;
+  return withWildcardsShared(tree, budget);
+}
 
 export type Node = true | Branch;
 export type Branch = {
-  /** Kept names first (`kept` of them, the first `required` of which the value must have), then names read only for a test. */
+  /** The names kept, the first `required` of which the value must have. */
   readonly names: string[];
   readonly subs: Node[];
-  kept: number;
   readonly required: number;
-  /** By name index: the tests whose value is (within) that member, read whole. */
-  probes: Probe[][] | undefined;
   /** Each name's index, for a branch of more than `MAX_NAMES_COMPARED` names (a smaller one is searched in place). */
   byName: ReadonlyMap<string, number> | undefined;
   /**
@@ -47,7 +137,7 @@ export const SEVERAL = -2;
 
 function draft(keep: Keep): Node {
   if (keep === true) return true;
-  // Required names first, then those kept only where present (what a wildcard beside them keeps: retain.ts).
+  // Required names first, then those kept only where present (what a wildcard beside them keeps: `union`).
   const tokens = [...keep.keys()].filter((token) => token !== WILDCARD);
   const required = tokens.filter((token) => isRequired(keep, token));
   const names = [...required, ...tokens.filter((token) => !isRequired(keep, token))];
@@ -56,9 +146,7 @@ function draft(keep: Keep): Node {
   return {
     names,
     subs,
-    kept: names.length,
     required: required.length,
-    probes: undefined,
     byName: undefined,
     byLength: NO_TABLE,
     wildcard: wildcard === undefined ? undefined : draft(wildcard),
@@ -94,65 +182,28 @@ function indexed(node: Node, tables: Map<string, Int32Array>): Node {
   return node;
 }
 
-/** The index in `node.names` of `name`, or -1. */
+/** The index in `node.names` of `name`, or -1: by its length first (most keys have a length no name has). */
 export function indexOfName(node: Branch, name: string): number {
-  return node.byName === undefined ? node.names.indexOf(name) : (node.byName.get(name) ?? -1);
+  if (node.byName !== undefined) return node.byName.get(name) ?? -1;
+  const only = name.length <= MAX_INDEXED_NAME_LENGTH ? node.byLength[name.length]! : SEVERAL;
+  if (only === NONE) return -1;
+  return only === SEVERAL ? node.names.indexOf(name) : node.names[only] === name ? only : -1;
 }
 
-/** Prepares a `Keep` tree for `retainText` (once per rule). */
+/** Prepares a `Keep` tree for the walks (once per rule). */
 export function prepareKeep(keep: Keep): Node {
   return indexed(draft(keep), new Map());
 }
 
-/**
- * Adds the probe for test `id`, whose pointer has `tokens`; false where it cannot be read
- * without changing what is kept: the whole value, a `*` token (a wildcard to the walk),
- * a name a wildcard keeps (a name would take the member from it), or a value the rule
- * keeps only part of.
- */
-function addProbe(node: Branch, tokens: readonly string[], id: number): boolean {
-  const [token, ...rest] = tokens;
-  if (token === undefined || token === WILDCARD) return false;
-  let at = node.names.indexOf(token);
-  if (at < 0) {
-    if (node.wildcard !== undefined) return false;
-    at = node.names.push(token) - 1;
-    node.subs.push(
-      rest.length === 0
-        ? true
-        : {
-            names: [],
-            subs: [],
-            kept: 0,
-            required: 0,
-            probes: undefined,
-            byName: undefined,
-            byLength: NO_TABLE,
-            wildcard: undefined,
-          },
-    );
-  }
-  const sub = node.subs[at]!;
-  if (sub === true) {
-    node.probes ??= [];
-    let probes = node.probes[at];
-    if (probes === undefined) {
-      probes = [];
-      node.probes[at] = probes;
-    }
-    probes.push({ id, rest });
-    return true;
-  }
-  return rest.length > 0 && addProbe(sub, rest, id);
-}
+/** Prepared trees of the pointer lists seen: a rule's list is prepared once per set (sets are cached), not once per call. */
+const PREPARED = new WeakMap<readonly string[], Node>();
 
-/**
- * `keep` prepared with probes for the tests whose pointers are `tests` (ids are their
- * indices), or `undefined` when one of them cannot be read in the same walk.
- */
-export function prepareWithProbes(keep: Keep, tests: readonly (readonly string[])[]): Branch | undefined {
-  const root = draft(keep);
-  if (root === true) return undefined;
-  for (const [id, tokens] of tests.entries()) if (!addProbe(root, tokens, id)) return undefined;
-  return indexed(root, new Map()) as Branch;
+/** The prepared tree of what `pointers` keep; throws `RetainError` as `buildTree` does. */
+export function preparedTree(pointers: readonly string[]): Node {
+  let node = PREPARED.get(pointers);
+  if (node === undefined) {
+    node = prepareKeep(buildTree(pointers));
+    PREPARED.set(pointers, node);
+  }
+  return node;
 }
