@@ -7,8 +7,12 @@
  * it so. core/sse.ts decodes them; the relay passes some on as they are
  * (upstream/reply-body.ts).
  *
- * The buffer grows to hold the longest event read (up to the bound past which an event's
- * data is handed over as a stream instead) and returns to its first size after it.
+ * An event's first data line longer than the buffer holds is not copied into ever larger
+ * buffers: the bytes read of it stay where they were read, the rest is read into fresh
+ * buffers of the first size, and the pieces are joined once at the line's end (one copy).
+ * Otherwise the buffer grows to hold the longest event read (up to the bound past which an
+ * event's data is handed over as a stream instead, which the pieces count toward) and
+ * returns to its first size after it.
  * Comments, unknown fields and `id`, `event` or `retry` lines longer than
  * MAX_FIELD_LINE_BYTES are skipped as they arrive, however long. Work is linear in
  * the body's length however it is cut into chunks.
@@ -144,6 +148,21 @@ class SseBuffer {
     return { moved, more: !done };
   }
 
+  /** True when reading on, keeping the bytes from `keep`, would grow the buffer (copying them into one twice its size). */
+  wouldGrow(keep: number): boolean {
+    return this.bytes.byteLength - this.end < MIN_READ_BYTES && this.end - keep > this.bytes.byteLength / 2;
+  }
+
+  /**
+   * Reads on into a fresh buffer of the first size, mid-line: the bytes read so far stay
+   * where they are (the caller keeps views of them), none is copied.
+   */
+  restart(): void {
+    this.bytes = new Uint8Array(SSE_BUFFER_BYTES);
+    this.end = this.lineStart = this.pos = this.crScanned = this.lfScanned = 0;
+    this.cr = this.lf = -1;
+  }
+
   /** After an event: a buffer grown for a long one goes back to its first size. */
   shrink(): void {
     if (this.bytes.byteLength <= SSE_BUFFER_BYTES || this.end - this.lineStart > SSE_BUFFER_BYTES / 2) return;
@@ -202,9 +221,19 @@ export async function* readSseEvents(
   let id: string | undefined;
   let retry: number | undefined;
   let pending: Pending = "unknown";
+  /**
+   * The value read so far of the event's first data line while it is longer than the buffer
+   * can hold without growing: views of earlier buffers, in order (the line goes on at the
+   * buffer's `lineStart`, without its `data:` prefix), joined once at the line's end into
+   * `first`, whose offsets in `data` are then those of the line's end.
+   */
+  let spill: Uint8Array[] = [];
+  let spillBytes = 0;
+  let first: Uint8Array | undefined;
   const reset = () => {
     data = [];
     dataBytes = 0;
+    first = undefined;
     event = "";
     fields = 0;
   };
@@ -218,17 +247,22 @@ export async function* readSseEvents(
     ...(retry !== undefined ? { retry } : {}),
   });
   /** What the event being read holds: the bytes read of it from its first data line on, and each further data line's cost. */
-  const held = () => (data.length === 0 ? 0 : buffer.pos - data[0]! + (data.length / 2 - 1) * DATA_LINE_COST_BYTES);
+  const held = () =>
+    data.length === 0
+      ? 0
+      : buffer.pos - data[0]! + (first?.byteLength ?? 0) + (data.length / 2 - 1) * DATA_LINE_COST_BYTES;
+  /** The `i`th data value: the joined first line, or a view of the buffer. */
+  const value = (i: number): Uint8Array => (i === 0 && first ? first : buffer.bytes.subarray(data[i]!, data[i + 1]!));
   /** The event's complete data lines, joined with "\n", as one copy (the start of a large event's stream). */
   const dataCopy = (): Uint8Array => {
     let length = 0;
-    for (let i = 0; i < data.length; i += 2) length += data[i + 1]! - data[i]! + (i > 0 ? 1 : 0);
+    for (let i = 0; i < data.length; i += 2) length += value(i).byteLength + (i > 0 ? 1 : 0);
     const copy = new Uint8Array(length);
     let at = 0;
     for (let i = 0; i < data.length; i += 2) {
       if (i > 0) copy[at++] = LF;
-      copy.set(buffer.bytes.subarray(data[i]!, data[i + 1]!), at);
-      at += data[i + 1]! - data[i]!;
+      copy.set(value(i), at);
+      at += value(i).byteLength;
     }
     return copy;
   };
@@ -257,8 +291,26 @@ export async function* readSseEvents(
       if (at < 0) {
         buffer.pos = buffer.end;
         if (buffer.ended) break; // an unfinished event at the end is not dispatched
-        const length = buffer.end - buffer.lineStart;
         const { bytes, lineStart } = buffer;
+        if (spill.length > 0) {
+          // The event's first data line, too long to hold without growing: read on into a fresh buffer, or as a stream.
+          if (spillBytes + buffer.end - lineStart > largeBytes) {
+            const before = [...spill, bytes.slice(lineStart, buffer.end)];
+            spill = [];
+            spillBytes = 0;
+            buffer.dropLine();
+            if (!(yield* handOver(before, "data"))) return;
+            continue;
+          }
+          if (buffer.wouldGrow(lineStart)) {
+            spill.push(bytes.subarray(lineStart, buffer.end));
+            spillBytes += buffer.end - lineStart;
+            buffer.restart();
+          }
+          await buffer.fill(buffer.lineStart);
+          continue;
+        }
+        const length = buffer.end - lineStart;
         if (pending === "unknown" && length > 0 && bytes[lineStart] === COLON) pending = "skip-comment";
         if (
           pending === "unknown" &&
@@ -286,20 +338,48 @@ export async function* readSseEvents(
           if (!(yield* handOver([dataCopy()], pending === "unknown" ? "start" : "skip"))) return;
           continue;
         } else if (pending !== "unknown") buffer.dropLine();
+        else if (
+          data.length === 0 &&
+          length > 5 &&
+          buffer.wouldGrow(lineStart) &&
+          bytesEqual(bytes, lineStart, "data:")
+        ) {
+          // The event's first data line outgrows the buffer: its value so far is kept where it is, the rest read on.
+          const valueStart = lineStart + (bytes[lineStart + 5] === SPACE ? 6 : 5);
+          spill = [bytes.subarray(valueStart, buffer.end)];
+          spillBytes = buffer.end - valueStart;
+          buffer.restart();
+          await buffer.fill(0);
+          continue;
+        }
         const { moved } = await buffer.fill(data.length > 0 ? data[0]! : buffer.lineStart);
         for (let i = 0; i < data.length; i++) data[i]! -= moved;
         continue;
       }
       const { bytes, lineStart } = buffer;
       buffer.passBreak(at);
-      if (pending !== "unknown") {
+      if (spill.length > 0) {
+        // The end of a first data line read across buffers: joined once.
+        first = new Uint8Array(spillBytes + at - lineStart);
+        let offset = 0;
+        for (const piece of spill) {
+          first.set(piece, offset);
+          offset += piece.byteLength;
+        }
+        first.set(bytes.subarray(lineStart, at), offset);
+        spill = [];
+        spillBytes = 0;
+        fields++;
+        data.push(at, at);
+        dataBytes += first.byteLength;
+      } else if (pending !== "unknown") {
         // The end of a line skipped as it arrived.
         if (pending === "skip-field") fields++;
         pending = "unknown";
       } else if (at === lineStart) {
         if (fields > 0) {
           const views = [];
-          for (let i = 0; i < data.length; i += 2) views.push(bytes.subarray(data[i], data[i + 1]));
+          for (let i = 0; i < data.length; i += 2) views.push(value(i));
           yield stamped({ event: event || "message", data: views });
         }
         reset();

@@ -32,6 +32,7 @@ import { traceparentOf } from "../core/traceparent";
 import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
+import type { UpstreamTarget } from "../upstream/upstream-target";
 import { redactSecretsInJson } from "../config/secrets";
 import {
   BRIDGE_OBJECTS_PER_PRINCIPAL,
@@ -50,17 +51,25 @@ type Handle = { readonly object: string; readonly call: string; readonly round: 
 export type ToClient = (wire: WireMessage) => Promise<string>;
 
 /**
- * True when a request to a 2025 upstream runs in a bridged call: a modern client's
- * tools/call, prompts/get or resources/read (not task-augmented), with a capability the
- * upstream may ask for declared upstream, and the BRIDGED_CALLS binding present.
+ * True when a request runs in a bridged call: a modern client's tools/call, prompts/get or
+ * resources/read (not task-augmented), with a capability the upstream may ask for declared
+ * upstream, the BRIDGED_CALLS binding present, and a target side that asks by requests on
+ * the call's stream and may keep sessions. A 2026-07-28 side asks with input_required itself;
+ * a stateless 2025 side (`sessionful` false) has no session to hold, and answers in the
+ * client's shared session, where its questions on the call's own stream reach the client.
  *
  * @example
- * if (bridgeable(ctx, upstream, request.method, text)) return bridgedForward(ctx, upstream, text, id, toClientOf);
+ * if (bridgeable(ctx, target, request.method, text)) return bridgedForward(ctx, target.upstream, text, id, toClientOf);
  */
-export function bridgeable(ctx: CallContext, _upstream: UpstreamConfig, method: unknown, text: string): boolean {
-  // Seam for 2026-07-28 upstreams (era discovery in upstream/): such an upstream asks with input_required itself and is never bridged.
+export function bridgeable(
+  ctx: CallContext,
+  target: Pick<UpstreamTarget, "transport" | "sessionful">,
+  method: unknown,
+  text: string,
+): boolean {
   if (ctx.services.bridgedCalls === undefined || typeof method !== "string" || !MULTI_ROUND_TRIP_METHODS.has(method))
     return false;
+  if (target.transport.asks !== "server-requests" || target.sessionful === false) return false;
   if (ctx.identity.era !== "modern" || pathSpan(text, ["params", "task"]) !== undefined) return false;
   const declared = ctx.upstreamClient.clientCapabilities;
   return [...BRIDGED_METHODS.values()].some((capability) => declared[capability] !== undefined);

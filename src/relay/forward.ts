@@ -19,7 +19,7 @@ import { failureError } from "../upstream/failures";
 import { redactSecretsInJson } from "../config/secrets";
 import { resumeFromUpstream, sendToUpstream, upstreamMessages, type SendOptions } from "../upstream/pool";
 import type { NotificationPass } from "../upstream/client";
-import { transportFor } from "../upstream/select-transport";
+import { upstreamTarget, withSessionsKnown, type UpstreamTarget } from "../upstream/upstream-target";
 import { bridgeInput, inputRequired } from "../eras/input-bridge";
 import { withoutRetryFields } from "../eras/request-state";
 import { randomHexId } from "../core/ids";
@@ -121,33 +121,34 @@ export async function forward(
   request: string,
   id: JsonRpcId,
 ): Promise<string> {
-  if (ctx.identity.era !== "modern") return forwardAs(ctx, upstream, withoutRetryFields(request), id);
+  // Where the call goes upstream and as whom, resolved once for all its exchanges.
+  const target = await upstreamTarget(upstream, poolRequest(ctx));
+  if (!target.ok) {
+    ctx.record.upstream = upstream.name; // the call was this upstream's, though it never left
+    throw failureError(target, ctx.services.env).withId(id);
+  }
+  if (ctx.identity.era !== "modern") return forwardAs(ctx, target.value, withoutRetryFields(request), id);
   // Stateless clients share upstream sessions (front/modern/upstream-client.ts), and each
   // numbers its requests from its own start: two of them may send the same id at once.
   // The upstream sees an id of the gateway's, unique per request; the client gets its own back.
   const upstreamId = `${UPSTREAM_ID_PREFIX}${randomHexId()}`;
   try {
     // An answer taken while it streams (offload) keeps the upstream message's own id, checked like any other.
-    return withMessageId(await forwardAs(ctx, upstream, withMessageId(request, upstreamId), upstreamId), id);
+    return withMessageId(await forwardAs(ctx, target.value, withMessageId(request, upstreamId), upstreamId), id);
   } catch (error) {
     throw error instanceof GatewayError && error.id === upstreamId ? error.withId(id) : error;
   }
 }
 
-async function forwardAs(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
-  const answer = await forwardOnce(ctx, upstream, request, id);
+async function forwardAs(ctx: CallContext, target: UpstreamTarget, request: string, id: JsonRpcId): Promise<string> {
+  const answer = await forwardOnce(ctx, target, request, id);
   if (ctx.identity.era === "modern" || !inputRequired(answer)) return answer;
-  return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) =>
-    forwardOnce(ctx, upstream, text, retryId),
+  return bridgeInput(ctx, target.upstream.name, request, id, answer, (text, retryId) =>
+    forwardOnce(ctx, target, text, retryId),
   );
 }
 
-async function forwardOnce(
-  ctx: CallContext,
-  upstream: UpstreamConfig,
-  request: string,
-  id: JsonRpcId,
-): Promise<string> {
+async function forwardOnce(ctx: CallContext, target: UpstreamTarget, request: string, id: JsonRpcId): Promise<string> {
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
   const text = traceparent ? withTraceMeta(request, traceparent) : request;
   const options: SendOptions = {
@@ -157,20 +158,21 @@ async function forwardOnce(
     notifications: unchangedToClient(ctx),
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };
-  // A modern client's call that the upstream may interrupt with a question on its stream runs where it can wait for the retry.
-  // A side that asks with input_required does so itself (wrapped by eras/multi-round-trip.ts): only one asking by requests is bridged.
-  if (
-    bridgeable(ctx, upstream, methodOf(text), text) &&
-    (await transportFor(upstream, poolRequest(ctx))).asks === "server-requests"
-  ) {
-    return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx, upstream.name, wire));
+  const { upstream } = target;
+  // A modern client's call that the upstream may interrupt with a question on its stream runs where it can wait for the
+  // retry: only on a side that asks by requests and keeps sessions (eras/call-bridge.ts), known before it is sent.
+  if (bridgeable(ctx, target, methodOf(text), text)) {
+    const known = await withSessionsKnown(target);
+    if (!known.ok) throw failureError(known, ctx.services.env).withId(id);
+    if (bridgeable(ctx, known.value, methodOf(text), text))
+      return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx, upstream.name, wire));
   }
   const { record } = ctx;
   record.upstream = upstream.name;
   delete record.bridgedCall; // this answer is the upstream's own, whatever an earlier upstream of the request said
   const stopWatching = cancelWhenClientGoes(ctx, upstream, id);
   try {
-    return await exchangeWith(ctx, upstream, text, id, options);
+    return await exchangeWith(ctx, target, text, id, options);
   } finally {
     stopWatching();
   }
@@ -178,7 +180,7 @@ async function forwardOnce(
 
 async function exchangeWith(
   ctx: CallContext,
-  upstream: UpstreamConfig,
+  { upstream, request }: UpstreamTarget,
   text: string,
   id: JsonRpcId,
   given: SendOptions,
@@ -195,7 +197,7 @@ async function exchangeWith(
       return handed;
     });
   const options: SendOptions = notifications ? { ...given, notifications } : given;
-  let reply = await sendToUpstream(upstream, text, poolRequest(ctx), options);
+  let reply = await sendToUpstream(upstream, text, request, options);
   // Resumptions count only while nothing arrives: an upstream that polls (closing its
   // stream after each event) may take as long as the call does.
   for (let idle = 0; ; idle++) {
@@ -230,7 +232,7 @@ async function exchangeWith(
     const { lastEventId, retryMs } = reply.value.resume;
     if (lastEventId === undefined || idle >= MAX_RESUMPTIONS || ctx.signal.aborted) break;
     await resumeDelay(retryMs);
-    reply = await resumeFromUpstream(upstream, lastEventId, poolRequest(ctx), options);
+    reply = await resumeFromUpstream(upstream, lastEventId, request, options);
   }
   throw new GatewayError(
     200,

@@ -257,7 +257,13 @@ export const modernUpstreamListener: UpstreamListener = {
  * const opened = await (await upstreamListener(ctx, upstream)).open(ctx, upstream, { toolsListChanged: true }, signal);
  */
 export async function upstreamListener(ctx: CallContext, upstream: UpstreamConfig): Promise<UpstreamListener> {
-  return LISTENERS[(await transportFor(upstream, poolRequest(ctx))).side];
+  const transport = await transportFor(upstream, poolRequest(ctx));
+  return transport.ok ? LISTENERS[transport.value.side] : refusingListener(describeFailure(transport));
+}
+
+/** The listener of an upstream whose era could not be learned: it honours nothing and opens nothing, saying why. */
+function refusingListener(detail: string): UpstreamListener {
+  return { honours: async () => ({}), open: async () => fail({ reason: "failed", detail }) };
 }
 
 /** The listener of each side of an upstream. */

@@ -1,5 +1,6 @@
 /**
- * A caller's credentials toward upstreams, built once per call from the Worker's bindings:
+ * A caller's credentials toward upstreams, built once per call from the Worker's bindings
+ * (the caller's own token is read once for all the exchanges of the call):
  * the identity assertion (upstream/identity-assertion.ts) and, for upstreams each user
  * signs in to, the caller's own token (upstream/oauth/access-token.ts); for the other `auth`
  * types (a pasted key, token exchange) the source the composition root plugs in with
@@ -10,7 +11,7 @@ import { fail, type Result } from "../core/errors";
 import type { UpstreamConfig } from "../config/upstreams";
 import { sessionSecret } from "../config/secrets";
 import { identityAssertion, type AssertedIdentity } from "./identity-assertion";
-import { accessTokenFor, forgetTokens } from "./oauth/access-token";
+import { accessTokenFor, forgetTokens, REFRESH_MARGIN_MS } from "./oauth/access-token";
 import type { CallerCredentials, UserCredentialProblem } from "./upstream-session";
 
 /**
@@ -34,6 +35,14 @@ export type UserCredentialSource = {
     services: CredentialServices & { readonly kv: KVNamespace; readonly secret: string },
   ) => Promise<void>;
 };
+
+/**
+ * How long a caller's own credential, once read (unsealed from KV, or fetched), serves the
+ * exchanges of one call (the era probe, the handshake, the call, a resumption) before it is
+ * read again: the refresh margin, so a token read is still valid for that long (it had at
+ * least that much left, or it was refreshed).
+ */
+export const CREDENTIAL_REUSE_MS = REFRESH_MARGIN_MS;
 
 /** The source the composition root plugged in (src/gateway.ts); none until then. */
 let userCredentials: UserCredentialSource | undefined;
@@ -66,31 +75,49 @@ export type CredentialServices = {
  */
 export function callerCredentials(services: CredentialServices, caller: CredentialCaller): CallerCredentials {
   const { env, kv } = services;
+  /** The caller's own credential per upstream, read for this call (see CREDENTIAL_REUSE_MS). */
+  const read = new Map<
+    string,
+    { readonly at: number; readonly token: Promise<Result<string, UserCredentialProblem>> }
+  >();
+  const userToken = async (upstream: UpstreamConfig): Promise<Result<string, UserCredentialProblem>> => {
+    if (!kv)
+      return fail({
+        reason: "sign-in-required",
+        detail: "the gateway has no KV namespace (GATEWAY_KV) to keep users' tokens in",
+      });
+    if (upstream.auth?.type !== "oauth") {
+      if (!userCredentials)
+        return fail({
+          reason: "credential-unavailable",
+          detail: "no source of users' own credentials is plugged in",
+        });
+      return userCredentials.credential(upstream, caller, { ...services, kv, secret: sessionSecret(env) });
+    }
+    return accessTokenFor(upstream, caller.principal, {
+      kv,
+      secret: sessionSecret(env),
+      env,
+      ...(services.auditQueue ? { auditQueue: services.auditQueue } : {}),
+      ...(services.waitUntil ? { waitUntil: services.waitUntil } : {}),
+    });
+  };
   return {
     assertion: (upstream) => identityAssertion(env, upstream, caller),
-    userToken: async (upstream) => {
-      if (!kv)
-        return fail({
-          reason: "sign-in-required",
-          detail: "the gateway has no KV namespace (GATEWAY_KV) to keep users' tokens in",
-        });
-      if (upstream.auth?.type !== "oauth") {
-        if (!userCredentials)
-          return fail({
-            reason: "credential-unavailable",
-            detail: "no source of users' own credentials is plugged in",
-          });
-        return userCredentials.credential(upstream, caller, { ...services, kv, secret: sessionSecret(env) });
-      }
-      return accessTokenFor(upstream, caller.principal, {
-        kv,
-        secret: sessionSecret(env),
-        env,
-        ...(services.auditQueue ? { auditQueue: services.auditQueue } : {}),
-        ...(services.waitUntil ? { waitUntil: services.waitUntil } : {}),
+    userToken: (upstream) => {
+      const now = Date.now();
+      const known = read.get(upstream.name);
+      if (known && now - known.at < CREDENTIAL_REUSE_MS) return known.token;
+      const token = userToken(upstream);
+      read.set(upstream.name, { at: now, token });
+      // Only a credential is kept: a caller without one may sign in while the call waits.
+      void token.then((found) => {
+        if (!found.ok && read.get(upstream.name)?.token === token) read.delete(upstream.name);
       });
+      return token;
     },
     rejected: async (upstream) => {
+      read.delete(upstream.name);
       if (kv && upstream.auth?.type !== "oauth")
         await userCredentials?.rejected(upstream, caller, { ...services, kv, secret: sessionSecret(env) });
       else if (kv) await forgetTokens(upstream, caller.principal, { kv, secret: sessionSecret(env), env });

@@ -54,7 +54,8 @@ export type LegacySide = {
  * `server/discover` declared) and, when it serves 2025 clients too, its 2025 side.
  */
 export type UpstreamEra =
-  | { readonly era: "legacy" }
+  /** `sessionful`: what its first `initialize` showed (an `Mcp-Session-Id` or none); absent until one was made. */
+  | { readonly era: "legacy"; readonly sessionful?: boolean }
   | { readonly era: "modern"; readonly discover: JsonObject; readonly legacy?: LegacySide };
 
 /** What a lookup needs: how to reach the upstream (`env` for what configuration names, the caller's credentials) and where verdicts are kept. */
@@ -75,7 +76,7 @@ function isLegacySide(value: unknown): value is LegacySide {
 function isEra(value: unknown): value is UpstreamEra {
   return (
     isObject(value) &&
-    (value["era"] === "legacy" ||
+    ((value["era"] === "legacy" && (value["sessionful"] === undefined || typeof value["sessionful"] === "boolean")) ||
       (value["era"] === "modern" &&
         isObject(value["discover"]) &&
         (value["legacy"] === undefined || isLegacySide(value["legacy"]))))
@@ -111,6 +112,23 @@ function verdictOf(message: JsonObject): UpstreamEra {
 }
 
 /**
+ * A failed `server/discover` as the call's failure, never a verdict: it names the upstream
+ * (as every failure does), says the gateway could not learn its protocol, and what to check.
+ */
+function undiscovered(failure: UpstreamFailure): UpstreamFailure {
+  const why =
+    'its server/discover failed, so the gateway cannot tell which protocol it speaks (check its URL and that it is up, or set its "protocol" in UPSTREAMS)';
+  switch (failure.reason) {
+    case "unreachable":
+    case "http-status":
+    case "bad-response":
+      return { ...failure, detail: `${why}: ${failure.detail}` };
+    default:
+      return failure;
+  }
+}
+
+/**
  * Probes `upstream` with `server/discover`. Failures to reach it are failures, not verdicts.
  *
  * @example
@@ -143,7 +161,7 @@ export async function discoverEra(
     if (reply.reason === "http-status" && reply.status >= 400 && reply.status < 500 && !NOT_A_VERDICT.has(reply.status))
       return ok({ era: "legacy" });
     if (reply.reason === "session-expired" || reply.reason === "bad-response") return ok({ era: "legacy" });
-    return reply;
+    return fail(undiscovered(reply));
   }
   try {
     for await (const wire of reply.value.messages) {
@@ -155,7 +173,7 @@ export async function discoverEra(
     if (error instanceof UpstreamBreak && error.failure.reason === "bad-response") return ok({ era: "legacy" });
     return fail(
       error instanceof UpstreamBreak
-        ? error.failure
+        ? undiscovered(error.failure)
         : {
             reason: "unreachable",
             upstream: upstream.name,
@@ -222,9 +240,10 @@ export async function upstreamEra(
   upstream: UpstreamConfig,
   lookup: EraLookup,
 ): Promise<Result<UpstreamEra, UpstreamFailure>> {
-  if (upstream.protocol === LATEST_SESSION_REVISION) return ok({ era: "legacy" });
   const key = eraKey(upstream);
   const local = remembered.get(key);
+  if (upstream.protocol === LATEST_SESSION_REVISION)
+    return ok(local?.verdict.era === "legacy" ? local.verdict : { era: "legacy" });
   if (local && local.until > Date.now()) return ok(local.verdict);
   // One lookup per upstream at a time in this isolate: a cold isolate's concurrent requests share it.
   const shared = lookups.get(key);
@@ -287,8 +306,30 @@ function logKvFailure(error: unknown): undefined {
 }
 
 function remember(key: string, verdict: UpstreamEra, now: number): void {
-  if (remembered.size >= ERA_CACHE_ENTRIES) remembered.clear();
-  remembered.set(key, { verdict, until: now + UPSTREAM_ERA_TTL_S * 1000 });
+  rememberUntil(key, verdict, now + UPSTREAM_ERA_TTL_S * 1000);
+}
+
+function rememberUntil(key: string, verdict: UpstreamEra, until: number): void {
+  if (remembered.size >= ERA_CACHE_ENTRIES && !remembered.has(key)) remembered.clear();
+  remembered.set(key, { verdict, until });
+}
+
+/**
+ * Notes what a handshake with the 2025-only `upstream` showed: whether it keeps sessions.
+ * Kept with its era in this isolate only (a KV write would be a second one within the second
+ * of the era's own, past KV's pace; an isolate that does not know asks the client's session,
+ * upstream-target.ts), so a call can tell a stateless 2025 side before it is sent
+ * (eras/call-bridge.ts holds only sessionful ones).
+ *
+ * @example
+ * noteSessions(upstream, made.session.sessionId !== null);
+ */
+export function noteSessions(upstream: UpstreamConfig, sessionful: boolean): void {
+  const key = eraKey(upstream);
+  const local = remembered.get(key);
+  if (upstream.protocol !== LATEST_SESSION_REVISION && local?.verdict.era !== "legacy") return;
+  if (local?.verdict.era === "legacy" && local.verdict.sessionful === sessionful) return;
+  rememberUntil(key, { era: "legacy", sessionful }, local?.until ?? Date.now() + UPSTREAM_ERA_TTL_S * 1000);
 }
 
 /**

@@ -11,7 +11,7 @@ import { isObject, type JsonObject } from "../core/jsonrpc";
 import type { UpstreamConfig } from "../config/upstreams";
 import { exchange, type UpstreamFailure } from "./client";
 import { UpstreamBreak } from "./deadlines";
-import { forgetEra, upstreamEra } from "./era";
+import { forgetEra, noteSessions, upstreamEra } from "./era";
 import { clientNeeds, sideFor } from "./era-choice";
 import { initializeResultOf, modernSession } from "./modern-send";
 import type { PoolRequest, UpstreamSession } from "./upstream-session";
@@ -60,6 +60,8 @@ export async function handshake(
         initializeResult: initializeResultOf(upstream.name, era.value.discover),
       });
     const result = await initializeUpstream(upstream, request);
+    // What a 2025-only upstream's first session shows is kept with its era: whether it keeps sessions.
+    if (result.ok && era.value.era === "legacy") noteSessions(upstream, result.value.session.sessionId !== null);
     // Remembered as 2025, but it now refuses initialize as a modern-only server does: probe again, once.
     if (result.ok || result.reason !== "http-status" || result.modernOnly !== true || attempt > 0) return result;
     await forgetEra(upstream, request.kv);

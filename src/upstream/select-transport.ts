@@ -3,12 +3,14 @@
  * for a client that keeps none, by the rule of era-choice.ts over what discovery learned;
  * and the one a session's stream of messages outside requests comes from.
  */
+import { ok, type Result } from "../core/errors";
 import type { UpstreamConfig } from "../config/upstreams";
 import { upstreamEra } from "./era";
 import { clientNeeds, sideFor, type UpstreamSide } from "./era-choice";
 import { legacyTransport } from "./legacy-transport";
 import { modernTransport } from "./modern-transport";
 import { MODERN_UPSTREAM_VERSION } from "./modern-wire";
+import type { UpstreamFailure } from "./failures";
 import type { UpstreamTransport } from "./transport";
 import type { PoolRequest, UpstreamSession } from "./upstream-session";
 
@@ -16,6 +18,16 @@ const TRANSPORTS: Readonly<Record<UpstreamSide, UpstreamTransport>> = {
   legacy: legacyTransport,
   modern: modernTransport,
 };
+
+/**
+ * The transport that speaks to `side` of an upstream.
+ *
+ * @example
+ * sideTransport("modern").asks; // "input-required"
+ */
+export function sideTransport(side: UpstreamSide): UpstreamTransport {
+  return TRANSPORTS[side];
+}
 
 /**
  * The transport of an upstream session: the session was opened on the side the rule chose,
@@ -51,12 +63,16 @@ export async function streamTransportFor(
 /**
  * The transport that serves the client of `request` at `upstream`, by the rule of
  * era-choice.ts over what discovery learned (remembered: a map lookup once known). A failed
- * discovery gives the 2025 transport, whose exchange then reports the failure.
+ * discovery is the call's failure (era.ts says what to check), never a guess.
  *
  * @example
- * if ((await transportFor(upstream, poolRequest(ctx))).asks === "server-requests") ...; // a stateless client needs the call bridge
+ * const transport = await transportFor(upstream, request);
+ * if (transport.ok && transport.value.side === "modern") ...;
  */
-export async function transportFor(upstream: UpstreamConfig, request: PoolRequest): Promise<UpstreamTransport> {
+export async function transportFor(
+  upstream: UpstreamConfig,
+  request: PoolRequest,
+): Promise<Result<UpstreamTransport, UpstreamFailure>> {
   const era = await upstreamEra(upstream, request);
-  return era.ok ? TRANSPORTS[sideFor(clientNeeds(request), era.value)] : legacyTransport;
+  return era.ok ? ok(TRANSPORTS[sideFor(clientNeeds(request), era.value)]) : era;
 }

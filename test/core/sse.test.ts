@@ -328,6 +328,47 @@ describe("SSE framing on the bytes", () => {
 /** The old splitter rescanned the whole buffer per chunk: about 15 s of CPU for this line; a linear one takes well under a second. */
 const LINEAR_BOUND_MS = 4_000;
 
+describe("a long first data line read across many chunks", () => {
+  /** A value full of the bytes a line's start is classified by (":" of a comment, "data:"), and characters cut anywhere. */
+  const long = `{"k":"data: é😀 :x"},`.repeat(12_000);
+  const text =
+    `data: small\n\n: c\r\nid: 7\r\nevent: big\r\ndata: ${long}\r\n: between\r\ndata: tail\r\n\r\n` +
+    `data: ${long}\r\rdata: after\n\n`;
+  const expected = [
+    { event: "message", data: "small" },
+    { event: "big", data: `${long}\ntail`, id: "7" },
+    { event: "message", data: long, id: "7" },
+    { event: "message", data: "after", id: "7" },
+  ];
+  const bytes = encoder.encode(text);
+  /** `bytes` cut into chunks of the given sizes in turn (a line break, a character, a prefix split anywhere). */
+  const cutBy = (sizes: readonly number[]) => {
+    const cuts: number[] = [];
+    for (let at = sizes[0]!, i = 1; at < bytes.length; at += sizes[i++ % sizes.length]!) cuts.push(at);
+    return cutAt(
+      bytes,
+      cuts.filter((cut) => cut < bytes.length),
+    );
+  };
+
+  it.each([[[1_000]], [[4_093, 7, 1]], [[65_536]], [[16_385, 3]]])(
+    "frames it as one event, whatever the chunks (%j bytes), BYOB or not",
+    async (sizes) => {
+      expect(await eventsOf(bodyOf(cutBy(sizes)))).toEqual(expected);
+      expect(await eventsOf(byteStreamOf(cutBy(sizes)))).toEqual(expected);
+    },
+  );
+
+  it("hands it over as a stream at the bound, the same bytes", async () => {
+    const bound = 200_000;
+    const asLarge = expected.map((event) =>
+      event.data.length > bound ? { ...event, data: `large:${event.data}` } : event,
+    );
+    expect(await eventsOf(byteStreamOf(cutBy([4_093, 7, 1])), bound)).toEqual(asLarge);
+    expect(await eventsOf(bodyOf(cutBy([1_000])), bound, 777)).toEqual(asLarge);
+  });
+});
+
 describe("SSE reading is linear", () => {
   it("reads one 8 MiB data line delivered in 1 KiB chunks", { timeout: 120_000 }, async () => {
     const chars = 8 * 1024 * 1024;

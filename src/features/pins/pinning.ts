@@ -55,7 +55,8 @@ function unavailableOf(text: string): Set<string> {
 async function downgradedFor(ctx: CallContext, upstream: UpstreamConfig): Promise<boolean> {
   if (ctx.identity.era === "modern") return false;
   // Answered from the cache the relay just filled: the side that served this client's list.
-  return (await transportFor(upstream, poolRequest(ctx))).side === "modern";
+  const transport = await transportFor(upstream, poolRequest(ctx));
+  return transport.ok && transport.value.side === "modern";
 }
 
 async function observeAnswer(
