@@ -7,7 +7,7 @@
  * overwritten either. Deleting a filter set or a persona sends the ETag its page showed
  * the same way.
  */
-import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { admin } from "../helpers/admin";
 import { consoleGet, consolePost, signIn, type ConsoleSignIn } from "../helpers/console";
 
@@ -110,6 +110,10 @@ function saveAction(c: Case): string {
 describe.each(CASES)("$what, edited in the console after someone else changed it", (c) => {
   beforeEach(async () => {
     expect((await admin("PUT", c.api, c.first)).status).toBe(200);
+  });
+  // The plan, visibility, the rules and personas apply to every call: other files share this KV.
+  afterEach(async () => {
+    expect((await admin("DELETE", c.api)).status).toBeLessThan(300);
   });
 
   it("is refused with the API's 412 next to the document, keeps the operator's text, and leaves the other edit stored", async () => {
