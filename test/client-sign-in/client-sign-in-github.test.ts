@@ -6,7 +6,7 @@
  * the consent page; the client's token then acts as that GitHub user, with the persona their
  * organization gives. An unverified email and another domain never get a code.
  */
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { admin } from "../helpers/auth";
 import { gatewayFetch, type Json, type Vars } from "../helpers/gateway";
 import { authorizeUrl, GATEWAY, pkcePair, registerClient, SignInUser, signedInToken } from "../helpers/client-sign-in";
@@ -37,19 +37,15 @@ beforeAll(async () => {
     ADMIN_TOKEN: "admin-token-for-auth-tests-0123456789",
     FILTER_CACHE_TTL_MS: "0",
   };
-  expect(
-    (await admin("PUT", "/personas/github-users", { roles: ["gateway-users"], allow: ["alpha___*"] }, vars)).status,
-  ).toBe(200);
-  expect(
-    (
-      await admin(
-        "PUT",
-        "/personas/github-admins",
-        { roles: ["gateway-admins"], allow: ["alpha___*", "beta___*"] },
-        vars,
-      )
-    ).status,
-  ).toBe(200);
+  // The whole personas document: other files share this KV, and their personas for the same roles would add theirs.
+  const personas = {
+    "github-users": { roles: ["gateway-users"], allow: ["alpha___*"] },
+    "github-admins": { roles: ["gateway-admins"], allow: ["alpha___*", "beta___*"] },
+  };
+  expect((await admin("PUT", "/personas", { personas }, vars)).status).toBe(200);
+});
+afterAll(async () => {
+  await admin("PUT", "/personas", { personas: {} }, vars);
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

@@ -7,7 +7,7 @@
  * overwritten either. Deleting a filter set or a persona sends the ETag its page showed
  * the same way.
  */
-import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { admin } from "../helpers/admin";
 import { consoleGet, consolePost, signIn, type ConsoleSignIn } from "../helpers/console";
 
@@ -98,6 +98,12 @@ const CASES: Case[] = [
   },
 ];
 
+/** Deletes what a case stored: plan, rules, personas, filter sets apply to every later file (they share this KV). */
+async function deleteStored(api: string): Promise<void> {
+  const { status } = await admin("DELETE", api);
+  expect(status === 404 || status < 300, `DELETE ${api}: ${status}`).toBe(true);
+}
+
 /** Where the save goes: the filter and persona editors save with their second button. */
 function saveAction(c: Case): string {
   return c.action === "/filters/preview"
@@ -111,6 +117,7 @@ describe.each(CASES)("$what, edited in the console after someone else changed it
   beforeEach(async () => {
     expect((await admin("PUT", c.api, c.first)).status).toBe(200);
   });
+  afterEach(() => deleteStored(c.api));
 
   it("is refused with the API's 412 next to the document, keeps the operator's text, and leaves the other edit stored", async () => {
     const page = await (await consoleGet(c.page, session)).text();
@@ -198,6 +205,7 @@ describe.each(ABSENT_CASES)("$what, absent when the page was loaded", (c) => {
     await admin("DELETE", c.api);
     expect((await admin("GET", c.api)).status).toBe(404);
   });
+  afterEach(() => deleteStored(c.api));
 
   it("is not overwritten when someone created it meanwhile: the 412 is shown in place and the operator's text kept", async () => {
     const etag = formEtag(await (await consoleGet(c.page, session)).text(), c.action);
@@ -258,6 +266,7 @@ describe.each(DELETE_CASES)("$what, deleted in the console after someone else ch
   beforeEach(async () => {
     expect((await admin("PUT", c.api, c.first)).status).toBe(200);
   });
+  afterEach(() => deleteStored(c.api));
 
   it("is not deleted: the 412 is shown with what to do, and the other edit stays stored", async () => {
     const etag = formEtag(await (await consoleGet(c.page, session)).text(), c.action);

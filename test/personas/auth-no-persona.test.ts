@@ -4,7 +4,7 @@
  * the cause (`gateway.denied`), the gateway's log says once how to fix it, and the
  * console's Overview warns when no persona is defined or an API key's roles select none.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { admin, authVars, makeKey } from "../helpers/auth";
 import { consoleGet, signIn } from "../helpers/console";
 import { initialize, request, type Json } from "../helpers/gateway";
@@ -42,6 +42,20 @@ function personaWarnings(warn: { mock: { calls: unknown[][] } }): string[] {
   return warn.mock.calls.map((args) => String(args[0])).filter((line) => line.includes("gets no persona"));
 }
 
+/** Revokes every API key, whichever file made it: the Overview names at most 20 keys. */
+async function revokeEveryKey(): Promise<void> {
+  for (let cursor: string | undefined, page = 0; page === 0 || cursor !== undefined; page++) {
+    const query = cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`;
+    const listed = (await (await admin("GET", `/api-keys?limit=1000${query}`, undefined, VARS)).json()) as Json;
+    for (const key of listed.apiKeys as Json[]) await admin("DELETE", `/api-keys/${key.id}`, undefined, VARS);
+    cursor = listed.cursor;
+  }
+}
+
+// Personas apply to every call, and other files share this KV: each test starts with none.
+beforeEach(async () => {
+  await admin("PUT", "/personas", { personas: {} }, VARS);
+});
 afterEach(async () => {
   vi.restoreAllMocks();
   await admin("PUT", "/personas", { personas: {} }, VARS);
@@ -96,6 +110,7 @@ describe("the console's Overview", () => {
   });
 
   it("names the API keys whose roles select no persona", async () => {
+    await revokeEveryKey();
     expect((await admin("PUT", "/personas/someone", { roles: ["r-someone"], allow: ["*"] }, VARS)).status).toBe(200);
     const stranger = `stranger-${crypto.randomUUID().slice(0, 8)}`;
     const known = `known-${crypto.randomUUID().slice(0, 8)}`;

@@ -452,9 +452,9 @@ describe("era discovery", () => {
   it("remembers each upstream's era in KV: 2026-07-28 from server/discover, 2025 when discover is refused", async () => {
     const upstreams = vars("modern-kv", { alpha: true });
     await initialize("/mcp", { vars: upstreams });
-    const listed = await env.GATEWAY_KV.list({ prefix: "upstream-era/" });
+    // Each upstream's own prefix: other files' verdicts may share this KV, more than one page of them.
     const verdict = async (name: string) => {
-      const key = listed.keys.find((k) => k.name.startsWith(`upstream-era/${name}/`));
+      const key = (await env.GATEWAY_KV.list({ prefix: `upstream-era/${name}/` })).keys[0];
       return key ? JSON.parse((await env.GATEWAY_KV.get(key.name))!) : undefined;
     };
     expect((await verdict("modern-kv")).era).toBe("modern");
