@@ -125,6 +125,9 @@ export default defineConfig({
           hookTimeout: 120_000,
           // Each file starts its own gateways; two at once is what a 2-core CI box takes.
           maxWorkers: 2,
+          // After the workers project: vitest runs projects with different worker counts in
+          // separate groups, and refuses two such projects in one group.
+          sequence: { groupOrder: 1 },
         },
       },
     ],
