@@ -18,6 +18,7 @@ import type { GatewayConfig } from "../config/gateway-config";
 import type { LargeAnswerConsumer } from "../upstream/client";
 import type { PoolRequest } from "../upstream/pool";
 import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
+import type { Answer } from "./answer";
 import type { CallRecord } from "./call-record";
 import type { Route, RouteEndpoint } from "./route";
 import type { BridgedCallRpc, CallApprovalRpc, InputRendezvousRpc, ObjectNamespace } from "./object-rpc";
@@ -168,6 +169,8 @@ export type CallContext = {
   readonly largeAnswer?: LargeAnswerConsumer;
   /** Set by code mode for a program's tool call: offload keeps a result up to this many bytes whole. */
   readonly keepWholeBytes?: number;
+  /** Set by code mode for a program's tool call: the run it belongs to (a program cannot wait for a person). */
+  readonly codeRun?: string;
   /**
    * Set by code mode for a program's tool call, which cannot ask the user: a sign-in an
    * upstream needs (features/upstream-sign-in) is handed here, and the call fails saying so.
@@ -205,13 +208,13 @@ export type ClientMessage =
   /** The client ended its session (the 2025 DELETE): the upstream sessions held for it are closed. */
   | { readonly kind: "end" };
 
-/** Handles one client message: the response text for a request, nothing for the other kinds. */
-export type Handler = (ctx: CallContext, message: ClientMessage) => Promise<string | undefined>;
+/** Handles one client message: the answer to a request (context/answer.ts), nothing for the other kinds. */
+export type Handler = (ctx: CallContext, message: ClientMessage) => Promise<Answer | undefined>;
 
 export type Middleware = (next: Handler) => Handler;
 
-/** Answers one client request with the text of its JSON-RPC response. */
-export type MethodHandler = (ctx: CallContext, request: WireMessage<JsonRpcRequest>) => Promise<string>;
+/** Answers one client request with its JSON-RPC response. */
+export type MethodHandler = (ctx: CallContext, request: WireMessage<JsonRpcRequest>) => Promise<Answer>;
 
 /**
  * A middleware that handles requests only: every other kind of message passes through

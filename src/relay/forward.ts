@@ -13,6 +13,7 @@ import { withTraceMeta } from "./trace-meta";
 import { cancelWhenClientGoes } from "./cancel-upstream";
 import { traceparentOf } from "../core/traceparent";
 import { poolRequest, type CallContext } from "../context/call-context";
+import { Answer } from "../context/answer";
 import type { RouteEndpoint } from "../context/route";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
@@ -120,7 +121,7 @@ export async function forward(
   upstream: UpstreamConfig,
   request: string,
   id: JsonRpcId,
-): Promise<string> {
+): Promise<Answer> {
   if (ctx.identity.era !== "modern") return forwardAs(ctx, upstream, withoutRetryFields(request), id);
   // Stateless clients share upstream sessions (front/modern/upstream-client.ts), and each
   // numbers its requests from its own start: two of them may send the same id at once.
@@ -128,18 +129,20 @@ export async function forward(
   const upstreamId = `${UPSTREAM_ID_PREFIX}${randomHexId()}`;
   try {
     // An answer taken while it streams (offload) keeps the upstream message's own id, checked like any other.
-    return withMessageId(await forwardAs(ctx, upstream, withMessageId(request, upstreamId), upstreamId), id);
+    const answer = await forwardAs(ctx, upstream, withMessageId(request, upstreamId), upstreamId);
+    return answer.withText(withMessageId(answer.text, id));
   } catch (error) {
     throw error instanceof GatewayError && error.id === upstreamId ? error.withId(id) : error;
   }
 }
 
-async function forwardAs(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<string> {
+async function forwardAs(ctx: CallContext, upstream: UpstreamConfig, request: string, id: JsonRpcId): Promise<Answer> {
   const answer = await forwardOnce(ctx, upstream, request, id);
-  if (ctx.identity.era === "modern" || !inputRequired(answer)) return answer;
-  return bridgeInput(ctx, upstream.name, request, id, answer, (text, retryId) =>
-    forwardOnce(ctx, upstream, text, retryId),
-  );
+  if (ctx.identity.era === "modern" || !inputRequired(answer.text)) return answer;
+  const bridged = await bridgeInput(ctx, upstream.name, request, id, answer.text, async (text, retryId) => {
+    return (await forwardOnce(ctx, upstream, text, retryId)).text;
+  });
+  return answer.withText(bridged);
 }
 
 async function forwardOnce(
@@ -147,7 +150,7 @@ async function forwardOnce(
   upstream: UpstreamConfig,
   request: string,
   id: JsonRpcId,
-): Promise<string> {
+): Promise<Answer> {
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
   const text = traceparent ? withTraceMeta(request, traceparent) : request;
   const options: SendOptions = {
@@ -167,7 +170,6 @@ async function forwardOnce(
   }
   const { record } = ctx;
   record.upstream = upstream.name;
-  delete record.bridgedCall; // this answer is the upstream's own, whatever an earlier upstream of the request said
   const stopWatching = cancelWhenClientGoes(ctx, upstream, id);
   try {
     return await exchangeWith(ctx, upstream, text, id, options);
@@ -182,7 +184,7 @@ async function exchangeWith(
   text: string,
   id: JsonRpcId,
   given: SendOptions,
-): Promise<string> {
+): Promise<Answer> {
   const { record } = ctx;
   // A notification handed on as bytes never reaches the loop below, but is something arriving all the same.
   let passed = false;
@@ -210,8 +212,10 @@ async function exchangeWith(
         if (kindOf(wire.message) === "response") {
           const answered = "id" in wire.message ? wire.message.id : null;
           // An error is the upstream's own words, which may quote the credential it was sent.
-          if (sameId(answered, id))
-            return "error" in wire.message ? redactSecretsInJson(wire.text, ctx.services.env) : wire.text;
+          if (sameId(answered, id)) {
+            const text = "error" in wire.message ? redactSecretsInJson(wire.text, ctx.services.env) : wire.text;
+            return Answer.ofText(text, { upstream: upstream.name, sse: reply.value.mode === "sse" });
+          }
           // Not this call's answer (another upstream's id, a stale one): never the client's to see.
           console.warn(
             `mcp-edge-gateway: upstream "${upstream.name}" sent a response to id ${JSON.stringify(answered)?.slice(0, MAX_LOGGED_ID_CHARS)} on the stream of request ${JSON.stringify(id).slice(0, MAX_LOGGED_ID_CHARS)}; dropped`,

@@ -20,6 +20,7 @@ import { qualifyName } from "../core/names";
 import { member, parseSpan, pathSpan, rootSpan, splice } from "../core/raw-json";
 import { heldSession } from "../upstream/upstream-session";
 import { poolRequest, type CallContext, type MethodHandler } from "../context/call-context";
+import { Answer } from "../context/answer";
 import type { UpstreamConfig } from "../config/upstreams";
 import { appUriTarget, shownReadAnswer } from "./app-resource-uris";
 import { forward, toClient } from "./forward";
@@ -101,7 +102,7 @@ async function resolveShortened(
   let cursor: string | null = null;
   for (let page = 0; page < 100; page++) {
     const params = cursor === null ? "" : `,"params":${JSON.stringify({ cursor })}`;
-    const answer = await forwardList(
+    const { text: answer } = await forwardList(
       ctx,
       upstream,
       listMethod,
@@ -127,7 +128,7 @@ async function routeByName(
   request: WireMessage<JsonRpcRequest>,
   path: readonly string[],
   list: { method: string; key: string; label: string },
-): Promise<string> {
+): Promise<Answer> {
   const { id } = request.message;
   const { target } = ctx;
   const unknown = (name: string) =>
@@ -148,6 +149,8 @@ async function routeByName(
 }
 
 function isResourceNotFound(answer: string): boolean {
+  // An error member comes after the result's text, if any: a large read is scanned only when it names no error.
+  if (!answer.includes('"error"')) return false;
   const error = pathSpan(answer, ["error"]);
   if (!error) return false;
   const detail = parseSpan(answer, error);
@@ -158,7 +161,7 @@ async function routeByUri(
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
   path: readonly string[],
-): Promise<string> {
+): Promise<Answer> {
   const { id } = request.message;
   const { target } = ctx;
   // No target: the classifier found no URI string there (context/call-target.ts).
@@ -170,24 +173,24 @@ async function routeByUri(
   const appUpstream = app && ctx.route.upstreams.find((u) => u.name === app.upstream);
   if (app && appUpstream) {
     const answer = await forward(ctx, appUpstream, rewriteString(request.text, ["params", ...path], app.uri), id);
-    return shownReadAnswer(answer, appUpstream.name);
+    return answer.withText(shownReadAnswer(answer.text, appUpstream.name));
   }
   const owner = ctx.route.upstreams.find((u) => u.name === uriOwners.get(uri));
   const candidates = ctx.route.upstreams.filter((upstream) => {
     const session = heldSession(ctx.upstreamClient, upstream.name);
     return upstream !== owner && (!session || session.capabilities.includes("resources"));
   });
-  let firstAnswer: string | undefined;
+  let firstAnswer: Answer | undefined;
   for (const upstream of owner ? [owner, ...candidates] : candidates) {
-    let answer: string;
+    let answer: Answer;
     try {
       answer = await forward(ctx, upstream, request.text, id);
     } catch (error) {
       if (upstream === owner) throw error;
       continue; // an upstream that is down cannot own the URI for this request
     }
-    if (!isResourceNotFound(answer)) {
-      if (!pathSpan(answer, ["error"])) rememberOwner(uri, upstream.name);
+    if (!isResourceNotFound(answer.text)) {
+      if (!answer.text.includes('"error"') || !pathSpan(answer.text, ["error"])) rememberOwner(uri, upstream.name);
       return answer;
     }
     firstAnswer ??= answer;
@@ -197,7 +200,7 @@ async function routeByUri(
 }
 
 /** Sends `logging/setLevel` to every upstream that logs; the level applies gateway-wide for the session. */
-async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
+async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<Answer> {
   const targets = ctx.route.upstreams.filter((upstream) =>
     heldSession(ctx.upstreamClient, upstream.name)?.capabilities.includes("logging"),
   );
@@ -210,22 +213,19 @@ async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequ
       }
     }),
   );
-  return resultText(request.message.id, {});
+  return Answer.ofText(resultText(request.message.id, {}));
 }
 
-async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
+async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<Answer> {
   const { method, id, params } = request.message;
   const list = LISTS.get(method);
-  if (list)
-    return mergeList(
-      ctx,
-      request,
-      list,
-      list.method === "resources/list" ? (upstream, items) => rememberUris(ctx, upstream, items) : undefined,
-    );
+  if (list) {
+    const remember = (upstream: string, items: readonly { uri?: string }[]) => rememberUris(ctx, upstream, items);
+    return Answer.ofText(await mergeList(ctx, request, list, list.method === "resources/list" ? remember : undefined));
+  }
   switch (method) {
     case "ping":
-      return resultText(id, {});
+      return Answer.ofText(resultText(id, {}));
     case "tools/call":
       return routeByName(ctx, request, ["name"], { method: "tools/list", key: "tools", label: "tool" });
     case "prompts/get":
@@ -260,24 +260,25 @@ async function transparentRelay(
   ctx: CallContext,
   upstream: UpstreamConfig,
   request: WireMessage<JsonRpcRequest>,
-): Promise<string> {
+): Promise<Answer> {
   const { method, params, id } = request.message;
   if (TASK_METHODS.has(method)) return routeTask(ctx, request);
   const answer = await forwardList(ctx, upstream, method, params, request.text, id);
-  if (method === "tasks/list") return ownTaskList(ctx, upstream.name, answer, ownTasksOf(ctx));
+  if (method === "tasks/list")
+    return answer.withText(await ownTaskList(ctx, upstream.name, answer.text, ownTasksOf(ctx)));
   return method === "tools/call" && isObject(params?.["task"]) ? createdTask(ctx, upstream.name, answer) : answer;
 }
 
 /**
  * What runs around a request's work at the upstreams: the sign-in prompt of upstreams that
  * act as each user (features/upstream-sign-in/sign-in-required.ts), given by the composition
- * root. `route` does the work; the answer is its text, or what the wrapper answers instead.
+ * root. `route` does the work; the answer is its answer, or what the wrapper answers instead.
  */
 export type AroundUpstream = (
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
-  route: () => Promise<string>,
-) => Promise<string>;
+  route: () => Promise<Answer>,
+) => Promise<Answer>;
 
 /** Routes a request; a multi-round-trip retry's resource read goes straight to the upstream that asked. */
 function requestRouter(around: AroundUpstream): RouteRequest {

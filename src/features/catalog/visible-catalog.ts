@@ -40,7 +40,7 @@ export async function visibleCatalog(pipeline: Handler, ctx: CallContext, id: Js
   let truncated = false;
   do {
     const message = listRequest(id, cursor);
-    const text = (await pipeline(
+    const { text } = (await pipeline(
       { ...ctx, record: newCallRecord(), emit: () => {} },
       { kind: "request", wire: { text: JSON.stringify(message), message } },
     ))!;

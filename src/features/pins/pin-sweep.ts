@@ -107,7 +107,7 @@ async function listAll(ctx: CallContext, kind: PinKind): Promise<ListOutcome> {
       text = (await relay(
         { ...ctx, record: newCallRecord() },
         { kind: "request", wire: { text: JSON.stringify(message), message } },
-      ))!;
+      ))!.text;
     } catch (error) {
       if (error instanceof GatewayError && error.code === METHOD_NOT_FOUND)
         return { ok: false, error: error.message, absent: true };

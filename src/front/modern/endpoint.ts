@@ -204,7 +204,7 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
           };
           let text: string;
           try {
-            text = (await where.pipeline({ ...ctx, emit, record: newCallRecord() }, { kind: "request", wire }))!;
+            text = (await where.pipeline({ ...ctx, emit, record: newCallRecord() }, { kind: "request", wire }))!.text;
           } catch (error) {
             // A method the gateway itself does not know (on /mcp): 2026-07-28 answers it with HTTP 404.
             if (error instanceof GatewayError && error.code === METHOD_NOT_FOUND)
