@@ -162,11 +162,8 @@ export type CallContext = {
    * answer then comes as SSE too: the gateway keeps the framing the upstream chose.
    */
   readonly streamed?: () => void;
-  /**
-   * Set by offload for a call it may offload: takes an upstream answer too large to hold
-   * (as a byte stream) and returns the text that answers the call instead.
-   */
-  readonly largeAnswer?: LargeAnswerConsumer;
+  /** What becomes of an upstream answer too large to hold, each layer saying its part (see {@link largeAnswerOf}). */
+  readonly largeAnswers?: LargeAnswerPolicy;
   /** Set by code mode for a program's tool call: offload keeps a result up to this many bytes whole. */
   readonly keepWholeBytes?: number;
   /** Set by code mode for a program's tool call: the run it belongs to (a program cannot wait for a person). */
@@ -190,6 +187,45 @@ export type CallContext = {
    */
   readonly opened?: (sessions: Readonly<Record<string, UpstreamSession>>) => void;
 };
+
+/**
+ * The large-answer policy of a call: each layer that has a say sets its own part, never
+ * another's, and {@link largeAnswerOf} applies them in one order. A consumer takes an
+ * upstream answer too large to hold (as a byte stream) and returns the text that answers
+ * the call instead.
+ */
+export type LargeAnswerPolicy = {
+  /** Offload (features/offload/): stores the answer and answers with its compact envelope. */
+  readonly offload?: LargeAnswerConsumer;
+  /** Output filters under enforce (features/filters/): too large to filter, the answer is withheld, never stored unfiltered. */
+  readonly filter?: LargeAnswerConsumer;
+  /**
+   * Guardrails (features/guardrails/large-results.ts): check the stream on its way to what the filters or offload
+   * decided (`shapedLargeAnswer`), or withhold it; "none" leaves the relay's own bound.
+   */
+  readonly guard?: LargeAnswerConsumer | "none";
+};
+
+/** What the filters or offload do with a large answer: the filters' part first (an enforced set is never bypassed). */
+export function shapedLargeAnswer(policy: LargeAnswerPolicy | undefined): LargeAnswerConsumer | undefined {
+  return policy?.filter ?? policy?.offload;
+}
+
+/**
+ * The consumer the relay hands a large answer to: the guardrails check first (they wrap what
+ * the filters or offload decided), then the filters, then offload; none: the relay refuses an
+ * answer past its own bound.
+ */
+export function largeAnswerOf(ctx: Pick<CallContext, "largeAnswers">): LargeAnswerConsumer | undefined {
+  const guard = ctx.largeAnswers?.guard;
+  if (guard !== undefined) return guard === "none" ? undefined : guard;
+  return shapedLargeAnswer(ctx.largeAnswers);
+}
+
+/** `ctx` with `part` of its large-answer policy set (by the layer that owns that part). */
+export function withLargeAnswers<T extends Pick<CallContext, "largeAnswers">>(ctx: T, part: LargeAnswerPolicy): T {
+  return { ...ctx, largeAnswers: { ...ctx.largeAnswers, ...part } };
+}
 
 /**
  * A message from the client, of every kind the pipeline sees. Messages from upstreams

@@ -30,7 +30,7 @@ import { pathSpan, withMessageId } from "../core/raw-json";
 import { readUpstreamMessage } from "../core/validate-message";
 import { traceparentOf } from "../core/traceparent";
 import { Answer } from "../context/answer";
-import type { CallContext } from "../context/call-context";
+import { largeAnswerOf, type CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import { redactSecretsInJson } from "../config/secrets";
@@ -193,6 +193,7 @@ export async function bridgedForward(
   const namespace = ctx.services.bridgedCalls!;
   const { principal, email, roles } = ctx.identity;
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
+  const large = largeAnswerOf(ctx);
   const call = crypto.randomUUID();
   const start: BridgeStart = {
     call,
@@ -207,7 +208,7 @@ export async function bridgedForward(
     text,
     id,
     ...(traceparent ? { traceparent } : {}),
-    ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
+    ...(large ? { large } : {}),
   };
   // The principal's first object that is not full: one after another, its calls find the
   // upstream sessions the object keeps (bridge-sessions.ts) instead of paying a handshake each.
@@ -258,6 +259,7 @@ export async function continueBridgedCall(
 ): Promise<Answer> {
   const { id, params } = request.message;
   const progressToken = progressTokenOf(request.text);
+  const large = largeAnswerOf(ctx);
   const handle = handleOf(state);
   const namespace = ctx.services.bridgedCalls;
   if (!handle) throw gone("unknown", id);
@@ -282,7 +284,7 @@ export async function continueBridgedCall(
       round: handle.round,
       responses: params?.["inputResponses"],
       ...(progressToken !== undefined ? { progressToken } : {}),
-      ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
+      ...(large ? { large } : {}),
     }),
   );
   return answerOf(ctx, upstream, { object: handle.object, call: handle.call }, outcome, id, toClient);

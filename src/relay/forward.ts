@@ -12,7 +12,7 @@ import { bridgeable, bridgedForward } from "../eras/call-bridge";
 import { withTraceMeta } from "./trace-meta";
 import { cancelWhenClientGoes } from "./cancel-upstream";
 import { traceparentOf } from "../core/traceparent";
-import { poolRequest, type CallContext } from "../context/call-context";
+import { largeAnswerOf, poolRequest, type CallContext } from "../context/call-context";
 import { Answer } from "../context/answer";
 import type { RouteEndpoint } from "../context/route";
 import type { UpstreamConfig } from "../config/upstreams";
@@ -153,10 +153,11 @@ async function forwardOnce(
 ): Promise<Answer> {
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
   const text = traceparent ? withTraceMeta(request, traceparent) : request;
+  const large = largeAnswerOf(ctx);
   const options: SendOptions = {
     ...(traceparent ? { traceparent } : {}),
     // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it.
-    ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
+    ...(large ? { large } : {}),
     notifications: unchangedToClient(ctx),
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };

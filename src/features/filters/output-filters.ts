@@ -36,6 +36,7 @@ import { currentShapes, mayHoldUpstreamSchema, recordListing } from "./listed-sh
 import {
   onRequests,
   toolKey,
+  withLargeAnswers,
   type CallContext,
   type LargeAnswerConsumer,
   type Middleware,
@@ -102,7 +103,7 @@ async function filterCall(
   };
   // In shadow mode offload may take the answer while it streams; there is then nothing to measure.
   let offloaded = false;
-  const outer = ctx.largeAnswer;
+  const outer = ctx.largeAnswers?.offload;
   const observed: LargeAnswerConsumer | undefined = outer && {
     minBytes: outer.minBytes,
     take: (body) => {
@@ -110,8 +111,8 @@ async function filterCall(
       return outer.take(body);
     },
   };
-  const shadowed = observed ? { ...ctx, largeAnswer: observed } : ctx;
-  const answered = await answer(set.mode === "enforce" ? { ...ctx, largeAnswer: enforced } : shadowed);
+  const shadowed = observed ? withLargeAnswers(ctx, { offload: observed }) : ctx;
+  const answered = await answer(set.mode === "enforce" ? withLargeAnswers(ctx, { filter: enforced }) : shadowed);
   if (withheld !== undefined) return answered.withText(withheld);
   if (set.mode === "shadow" && offloaded) return answered;
   const text = answered.text;

@@ -12,7 +12,7 @@
  */
 import { resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
 import { pathSpan, type Span } from "../../core/raw-json";
-import type { CallContext, MethodHandler } from "../../context/call-context";
+import { withLargeAnswers, type CallContext, type MethodHandler } from "../../context/call-context";
 import { Answer } from "../../context/answer";
 import type { NamedAt } from "../../context/call-target";
 import { matchesGlob } from "../../policy/glob";
@@ -239,8 +239,7 @@ export async function guardCall(
     if (held !== undefined) return Answer.ofText(held);
   }
   const { consumer, outcome } = largeResults(ctx, id, resultRules, checks.context, (hits) => record(ctx, hits));
-  const { largeAnswer: _offloads, ...rest } = ctx;
-  let inner: CallContext = consumer ? { ...rest, largeAnswer: consumer } : rest;
+  let inner: CallContext = withLargeAnswers(ctx, { guard: consumer ?? "none" });
   // A 2026-07-28 client's own Mcp-Param-* headers mirror the arguments as it sent them: once they are redacted,
   // the gateway mirrors the headers from what it forwards instead (upstream/modern-send.ts), never the client's.
   if (checked.request !== request && inner.paramHeaders !== undefined) {

@@ -26,6 +26,7 @@ import { offloadStream } from "./stream-offload";
 import {
   onRequests,
   payloadOwner,
+  withLargeAnswers,
   type CallContext,
   type LargeAnswerConsumer,
   type Middleware,
@@ -280,7 +281,7 @@ export function offload({
             return compactAnswer(ctx, streamed.messageId, key, { payloadId, ...streamed, expiresAt });
           },
         };
-        const answered = await next({ ...ctx, largeAnswer }, request);
+        const answered = await next(withLargeAnswers(ctx, { offload: largeAnswer }), request);
         // Measured without reading it: an answer under the threshold passes on as it came.
         if (answered.byteLength <= config.thresholdBytes) {
           // Already offloaded while streaming (the compact answer names the payload).
