@@ -18,6 +18,7 @@ import type { GatewayConfig } from "../config/gateway-config";
 import type { LargeAnswerConsumer } from "../upstream/client";
 import type { PoolRequest } from "../upstream/pool";
 import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
+import type { Answer } from "./answer";
 import type { CallRecord } from "./call-record";
 import type { Route, RouteEndpoint } from "./route";
 import type { BridgedCallRpc, CallApprovalRpc, InputRendezvousRpc, ObjectNamespace } from "./object-rpc";
@@ -161,13 +162,12 @@ export type CallContext = {
    * answer then comes as SSE too: the gateway keeps the framing the upstream chose.
    */
   readonly streamed?: () => void;
-  /**
-   * Set by offload for a call it may offload: takes an upstream answer too large to hold
-   * (as a byte stream) and returns the text that answers the call instead.
-   */
-  readonly largeAnswer?: LargeAnswerConsumer;
+  /** What becomes of an upstream answer too large to hold, each layer saying its part (see {@link largeAnswerOf}). */
+  readonly largeAnswers?: LargeAnswerPolicy;
   /** Set by code mode for a program's tool call: offload keeps a result up to this many bytes whole. */
   readonly keepWholeBytes?: number;
+  /** Set by code mode for a program's tool call: the run it belongs to (a program cannot wait for a person). */
+  readonly codeRun?: string;
   /**
    * Set by code mode for a program's tool call, which cannot ask the user: a sign-in an
    * upstream needs (features/upstream-sign-in) is handed here, and the call fails saying so.
@@ -189,6 +189,45 @@ export type CallContext = {
 };
 
 /**
+ * The large-answer policy of a call: each layer that has a say sets its own part, never
+ * another's, and {@link largeAnswerOf} applies them in one order. A consumer takes an
+ * upstream answer too large to hold (as a byte stream) and returns the text that answers
+ * the call instead.
+ */
+export type LargeAnswerPolicy = {
+  /** Offload (features/offload/): stores the answer and answers with its compact envelope. */
+  readonly offload?: LargeAnswerConsumer;
+  /** Output filters under enforce (features/filters/): too large to filter, the answer is withheld, never stored unfiltered. */
+  readonly filter?: LargeAnswerConsumer;
+  /**
+   * Guardrails (features/guardrails/large-results.ts): check the stream on its way to what the filters or offload
+   * decided (`shapedLargeAnswer`), or withhold it; "none" leaves the relay's own bound.
+   */
+  readonly guard?: LargeAnswerConsumer | "none";
+};
+
+/** What the filters or offload do with a large answer: the filters' part first (an enforced set is never bypassed). */
+export function shapedLargeAnswer(policy: LargeAnswerPolicy | undefined): LargeAnswerConsumer | undefined {
+  return policy?.filter ?? policy?.offload;
+}
+
+/**
+ * The consumer the relay hands a large answer to: the guardrails check first (they wrap what
+ * the filters or offload decided), then the filters, then offload; none: the relay refuses an
+ * answer past its own bound.
+ */
+export function largeAnswerOf(ctx: Pick<CallContext, "largeAnswers">): LargeAnswerConsumer | undefined {
+  const guard = ctx.largeAnswers?.guard;
+  if (guard !== undefined) return guard === "none" ? undefined : guard;
+  return shapedLargeAnswer(ctx.largeAnswers);
+}
+
+/** `ctx` with `part` of its large-answer policy set (by the layer that owns that part). */
+export function withLargeAnswers<T extends Pick<CallContext, "largeAnswers">>(ctx: T, part: LargeAnswerPolicy): T {
+  return { ...ctx, largeAnswers: { ...ctx.largeAnswers, ...part } };
+}
+
+/**
  * A message from the client, of every kind the pipeline sees. Messages from upstreams
  * toward the client are the answers handlers return and what they `emit` (results,
  * notifications, server requests, stream events), so a middleware sees those by
@@ -205,13 +244,13 @@ export type ClientMessage =
   /** The client ended its session (the 2025 DELETE): the upstream sessions held for it are closed. */
   | { readonly kind: "end" };
 
-/** Handles one client message: the response text for a request, nothing for the other kinds. */
-export type Handler = (ctx: CallContext, message: ClientMessage) => Promise<string | undefined>;
+/** Handles one client message: the answer to a request (context/answer.ts), nothing for the other kinds. */
+export type Handler = (ctx: CallContext, message: ClientMessage) => Promise<Answer | undefined>;
 
 export type Middleware = (next: Handler) => Handler;
 
-/** Answers one client request with the text of its JSON-RPC response. */
-export type MethodHandler = (ctx: CallContext, request: WireMessage<JsonRpcRequest>) => Promise<string>;
+/** Answers one client request with its JSON-RPC response. */
+export type MethodHandler = (ctx: CallContext, request: WireMessage<JsonRpcRequest>) => Promise<Answer>;
 
 /**
  * A middleware that handles requests only: every other kind of message passes through

@@ -1,8 +1,10 @@
 /**
  * The call record: what happened to one client message, as values that the layers which
- * know them write down on the way (the relay: upstream, status, bytes, failure; output
- * filters: set and bytes saved; offload: payload id; rules: the rules fired) and the pipeline completes (bytes
- * to the client, duration). Audit reads it; no layer parses another's text to learn it.
+ * know them write down on the way (the relay: status, bytes, failure; output filters: set
+ * and bytes saved; rules: the rules fired) and the record layer completes from the answer
+ * (upstream, bridged call, payload id: context/answer.ts), with bytes to the client and the
+ * duration. It is write-only for the pipeline: observers (audit, upstream health) read it,
+ * no layer reads it to decide, and none parses another's text to learn it.
  */
 import type { TraceContext } from "../core/traceparent";
 

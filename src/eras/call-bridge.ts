@@ -29,7 +29,8 @@ import { INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcId, type JsonRpcRequest, ty
 import { pathSpan, withMessageId } from "../core/raw-json";
 import { readUpstreamMessage } from "../core/validate-message";
 import { traceparentOf } from "../core/traceparent";
-import type { CallContext } from "../context/call-context";
+import { Answer } from "../context/answer";
+import { largeAnswerOf, type CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
 import type { UpstreamTarget } from "../upstream/upstream-target";
@@ -129,10 +130,10 @@ function gone(reason: BridgeGone, id: JsonRpcId): GatewayError {
 }
 
 /**
- * The client's answer for an outcome of the object. Only the object's question marks the
- * record, so that multi-round-trip.ts seals that answer's state as a bridge handle; any
- * other outcome clears the mark (on /mcp, a read may try a bridged upstream before the
- * one that asks, whose own state must not be taken for a handle).
+ * The client's answer for an outcome of the object. Only the object's question carries the
+ * object (`bridgedCall`), so that multi-round-trip.ts seals that answer's state as a bridge
+ * handle; any other answer is the upstream's own (on /mcp, a read may try a bridged upstream
+ * before the one that asks, whose own state must not be taken for a handle).
  */
 async function answerOf(
   ctx: CallContext,
@@ -141,11 +142,9 @@ async function answerOf(
   outcome: BridgeOutcome,
   id: JsonRpcId,
   toClient: ToClient,
-): Promise<string> {
+): Promise<Answer> {
   const { record } = ctx;
   record.upstream = upstream.name;
-  if (outcome.kind === "input") record.bridgedCall = where.object;
-  else delete record.bridgedCall;
   switch (outcome.kind) {
     case "failed":
       throw failureError(outcome.failure, ctx.services.env).withId(id);
@@ -165,10 +164,10 @@ async function answerOf(
           pathSpan(outcome.text, ["error"]) !== undefined
             ? redactSecretsInJson(outcome.text, ctx.services.env)
             : outcome.text;
-        return withMessageId(text, id);
+        return Answer.ofText(withMessageId(text, id), { upstream: upstream.name });
       }
       const handle: Handle = { ...where, round: outcome.round };
-      return JSON.stringify({
+      const question = JSON.stringify({
         jsonrpc: "2.0",
         id,
         result: {
@@ -177,6 +176,7 @@ async function answerOf(
           requestState: JSON.stringify(handle),
         },
       });
+      return Answer.ofText(question, { upstream: upstream.name, bridgedCall: where.object });
     }
     default: {
       const never: never = outcome;
@@ -198,10 +198,11 @@ export async function bridgedForward(
   text: string,
   id: JsonRpcId,
   toClient: ToClient,
-): Promise<string> {
+): Promise<Answer> {
   const namespace = ctx.services.bridgedCalls!;
   const { principal, email, roles } = ctx.identity;
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
+  const large = largeAnswerOf(ctx);
   const call = crypto.randomUUID();
   const start: BridgeStart = {
     call,
@@ -216,7 +217,7 @@ export async function bridgedForward(
     text,
     id,
     ...(traceparent ? { traceparent } : {}),
-    ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
+    ...(large ? { large } : {}),
   };
   // The principal's first object that is not full: one after another, its calls find the
   // upstream sessions the object keeps (bridge-sessions.ts) instead of paying a handshake each.
@@ -264,9 +265,10 @@ export async function continueBridgedCall(
   request: WireMessage<JsonRpcRequest>,
   state: string | null,
   toClient: ToClient,
-): Promise<string> {
+): Promise<Answer> {
   const { id, params } = request.message;
   const progressToken = progressTokenOf(request.text);
+  const large = largeAnswerOf(ctx);
   const handle = handleOf(state);
   const namespace = ctx.services.bridgedCalls;
   if (!handle) throw gone("unknown", id);
@@ -291,7 +293,7 @@ export async function continueBridgedCall(
       round: handle.round,
       responses: params?.["inputResponses"],
       ...(progressToken !== undefined ? { progressToken } : {}),
-      ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
+      ...(large ? { large } : {}),
     }),
   );
   return answerOf(ctx, upstream, { object: handle.object, call: handle.call }, outcome, id, toClient);

@@ -14,6 +14,7 @@
 import { GatewayError } from "../core/errors";
 import { INVALID_PARAMS, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import type { CallContext } from "../context/call-context";
+import type { Answer } from "../context/answer";
 import type { UpstreamConfig } from "../config/upstreams";
 import { continueBridgedCall } from "./call-bridge";
 import { BRIDGE_RETRY_DEADLINE_MS } from "./bridge-protocol";
@@ -31,7 +32,7 @@ export type RouteRequest = (
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
   pinned?: UpstreamConfig,
-) => Promise<string>;
+) => Promise<Answer>;
 
 /** Turns a message from `upstream` into the text the client gets (relay/forward.ts `toClient`: ids the route gives them). */
 export type UpstreamToClient = (ctx: CallContext, upstream: string, wire: WireMessage) => Promise<string>;
@@ -60,11 +61,11 @@ export async function multiRoundTrip(
   request: WireMessage<JsonRpcRequest>,
   route: RouteRequest,
   toClient: UpstreamToClient,
-): Promise<string> {
+): Promise<Answer> {
   const { method, params, id } = request.message;
   if (ctx.identity.era !== "modern" || !MULTI_ROUND_TRIP_METHODS.has(method)) return route(ctx, request);
   const binding = { secret: ctx.services.sessionSecret, principal: ctx.identity.principal, route: ctx.route.name };
-  let answer: string;
+  let answer: Answer;
   if (params?.["requestState"] !== undefined) {
     const wrapped = await openRequestState(request.message, binding);
     const upstream = ctx.route.upstreams.find((u) => u.name === wrapped.upstream);
@@ -82,15 +83,16 @@ export async function multiRoundTrip(
   } else {
     answer = await route(ctx, request);
   }
-  if (!isInputRequired(answer)) return answer;
-  const upstream = ctx.record.upstream ?? (ctx.route.kind === "upstream" ? ctx.route.upstream.name : undefined);
-  // Only a forwarded answer asks for input, and forwarding records its upstream.
-  if (upstream === undefined) throw new Error("unreachable: an input_required answer with no upstream recorded");
-  const bridged = ctx.record.bridgedCall !== undefined;
-  return wrapRequestState(answer, binding.secret, binding.principal, {
+  if (!isInputRequired(answer.text)) return answer;
+  const upstream = answer.from.upstream ?? (ctx.route.kind === "upstream" ? ctx.route.upstream.name : undefined);
+  // Only a forwarded answer asks for input, and a forwarded answer says its upstream.
+  if (upstream === undefined) throw new Error("unreachable: an input_required answer with no upstream");
+  const bridged = answer.from.bridgedCall !== undefined;
+  const sealed = await wrapRequestState(answer.text, binding.secret, binding.principal, {
     digest: await requestDigest(binding.route, request.message),
     upstream,
     id,
     ...(bridged ? { bridged: true as const, ttlMs: BRIDGE_RETRY_DEADLINE_MS } : {}),
   });
+  return answer.withText(sealed);
 }

@@ -1,7 +1,9 @@
 /**
- * The pipeline's outermost layer: completes each message's call record (bytes sent to
- * the client, duration, the failure that ended it) and hands it to the observers (audit)
- * once the message is done. Observers run after the answer is decided and cannot change it.
+ * The pipeline's outermost layer: completes each message's call record from its answer
+ * (what served it: upstream, bridged call, payload; bytes sent to the client), its duration
+ * and the failure that ended it, and hands it to the observers (audit, upstream health)
+ * once the message is done. Observers run after the answer is decided and cannot change it;
+ * no layer of the pipeline reads the record to decide anything.
  */
 import { GatewayError } from "../core/errors";
 import { failureOf } from "../core/failures";
@@ -40,7 +42,14 @@ export function recordCalls(next: Handler, observers: readonly CallObserver[]): 
     };
     try {
       const answer = await next({ ...ctx, emit }, message);
-      if (answer !== undefined) sent += utf8Length(answer);
+      if (answer !== undefined) {
+        sent += answer.byteLength;
+        // What served the answer, as the answer says (the relay and offload made it).
+        const { upstream, bridgedCall, payloadId } = answer.from;
+        if (upstream !== undefined) record.upstream = upstream;
+        if (bridgedCall !== undefined) record.bridgedCall = bridgedCall;
+        if (payloadId !== undefined) record.payloadId = payloadId;
+      }
       return answer;
     } catch (error) {
       record.failure ??= callFailureOf(error);

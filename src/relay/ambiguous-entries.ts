@@ -40,6 +40,11 @@ function duplicateKey(text: string, span: Span): string | undefined {
  * withoutAmbiguousEntries("evil", "tools/list", '{"result":{"tools":[{"name":"x","name":"y"}]}}');
  * // { text: '{"result":{"tools":[]}}', dropped: [{ upstream: "evil", method: "tools/list", key: "name", raw: … }] }
  */
+/** True for the methods whose answers list entries (the only answers `withoutAmbiguousEntries` reads). */
+export function listsEntries(method: string): boolean {
+  return ENTRY_LISTS.has(method);
+}
+
 export function withoutAmbiguousEntries(
   upstream: string,
   method: string,

@@ -13,6 +13,7 @@ import type { JsonObject, JsonRpcId } from "../core/jsonrpc";
 import { canonicalJson } from "../core/canonical-json";
 import { bytesToBase64Url } from "../core/base64url";
 import type { CallContext } from "../context/call-context";
+import { Answer } from "../context/answer";
 import type { UpstreamConfig } from "../config/upstreams";
 import {
   CACHED_LIST_METHODS,
@@ -26,7 +27,7 @@ import {
 } from "../upstream/list-cache";
 import { forward } from "./forward";
 import { withMessageId } from "../core/raw-json";
-import { withoutAmbiguousEntries } from "./ambiguous-entries";
+import { listsEntries, withoutAmbiguousEntries } from "./ambiguous-entries";
 
 async function digest(text: string): Promise<string> {
   return bytesToBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
@@ -71,15 +72,17 @@ export async function forwardList(
   params: JsonObject | undefined,
   text: string,
   id: JsonRpcId,
-): Promise<string> {
+): Promise<Answer> {
   // Held or not, the answer given on has no entry that clients and the gateway would read differently.
   const given = await answerOf(ctx, upstream, method, params, text, id);
-  const { text: answer, dropped } = withoutAmbiguousEntries(upstream.name, method, given);
+  // Only a list's answer has entries: any other passes on unread.
+  if (!listsEntries(method)) return given;
+  const { text: answer, dropped } = withoutAmbiguousEntries(upstream.name, method, given.text);
   if (dropped.length > 0) {
     ctx.record.ambiguousEntries ??= [];
     ctx.record.ambiguousEntries.push(...dropped);
   }
-  return answer;
+  return given.withText(answer);
 }
 
 async function answerOf(
@@ -89,22 +92,23 @@ async function answerOf(
   params: JsonObject | undefined,
   text: string,
   id: JsonRpcId,
-): Promise<string> {
+): Promise<Answer> {
   if (!CACHED_LIST_METHODS.has(method) || upstream.listCache?.ttlMs === 0) return forward(ctx, upstream, text, id);
   // An upstream whose last such list could not be held is asked straight away; its answer says whether this one can.
   const keys = mayBeHeld(upstream.name, method) ? await listKeys(ctx, upstream, method, params) : undefined;
   const held = keys && (await heldList(keys));
   if (held !== undefined) {
     ctx.record.upstream = upstream.name;
-    return withMessageId(held, id);
+    return Answer.ofText(withMessageId(held, id), { upstream: upstream.name });
   }
   const generation = listGeneration(upstream.name, method);
-  const answer = await forward(ctx, upstream, text, id);
+  const forwarded = await forward(ctx, upstream, text, id);
+  const answer = forwarded.text;
   const hold = holdOf(answer, upstream.listCache);
   if (!keys && !hold) noteHold(upstream.name, method, hold);
   else
     holdList(keys ?? (await listKeys(ctx, upstream, method, params)), hold, answer, generation, (work) =>
       ctx.waitUntil(work),
     );
-  return answer;
+  return forwarded;
 }

@@ -12,7 +12,8 @@ import { bridgeable, bridgedForward } from "../eras/call-bridge";
 import { withTraceMeta } from "./trace-meta";
 import { cancelWhenClientGoes } from "./cancel-upstream";
 import { traceparentOf } from "../core/traceparent";
-import { poolRequest, type CallContext } from "../context/call-context";
+import { largeAnswerOf, poolRequest, type CallContext } from "../context/call-context";
+import { Answer } from "../context/answer";
 import type { RouteEndpoint } from "../context/route";
 import type { UpstreamConfig } from "../config/upstreams";
 import { failureError } from "../upstream/failures";
@@ -120,7 +121,7 @@ export async function forward(
   upstream: UpstreamConfig,
   request: string,
   id: JsonRpcId,
-): Promise<string> {
+): Promise<Answer> {
   // Where the call goes upstream and as whom, resolved once for all its exchanges.
   const target = await upstreamTarget(upstream, poolRequest(ctx));
   if (!target.ok) {
@@ -134,27 +135,30 @@ export async function forward(
   const upstreamId = `${UPSTREAM_ID_PREFIX}${randomHexId()}`;
   try {
     // An answer taken while it streams (offload) keeps the upstream message's own id, checked like any other.
-    return withMessageId(await forwardAs(ctx, target.value, withMessageId(request, upstreamId), upstreamId), id);
+    const answer = await forwardAs(ctx, target.value, withMessageId(request, upstreamId), upstreamId);
+    return answer.withText(withMessageId(answer.text, id));
   } catch (error) {
     throw error instanceof GatewayError && error.id === upstreamId ? error.withId(id) : error;
   }
 }
 
-async function forwardAs(ctx: CallContext, target: UpstreamTarget, request: string, id: JsonRpcId): Promise<string> {
+async function forwardAs(ctx: CallContext, target: UpstreamTarget, request: string, id: JsonRpcId): Promise<Answer> {
   const answer = await forwardOnce(ctx, target, request, id);
-  if (ctx.identity.era === "modern" || !inputRequired(answer)) return answer;
-  return bridgeInput(ctx, target.upstream.name, request, id, answer, (text, retryId) =>
-    forwardOnce(ctx, target, text, retryId),
-  );
+  if (ctx.identity.era === "modern" || !inputRequired(answer.text)) return answer;
+  const bridged = await bridgeInput(ctx, target.upstream.name, request, id, answer.text, async (text, retryId) => {
+    return (await forwardOnce(ctx, target, text, retryId)).text;
+  });
+  return answer.withText(bridged);
 }
 
-async function forwardOnce(ctx: CallContext, target: UpstreamTarget, request: string, id: JsonRpcId): Promise<string> {
+async function forwardOnce(ctx: CallContext, target: UpstreamTarget, request: string, id: JsonRpcId): Promise<Answer> {
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
   const text = traceparent ? withTraceMeta(request, traceparent) : request;
+  const large = largeAnswerOf(ctx);
   const options: SendOptions = {
     ...(traceparent ? { traceparent } : {}),
     // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it.
-    ...(ctx.largeAnswer ? { large: ctx.largeAnswer } : {}),
+    ...(large ? { large } : {}),
     notifications: unchangedToClient(ctx),
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };
@@ -169,7 +173,6 @@ async function forwardOnce(ctx: CallContext, target: UpstreamTarget, request: st
   }
   const { record } = ctx;
   record.upstream = upstream.name;
-  delete record.bridgedCall; // this answer is the upstream's own, whatever an earlier upstream of the request said
   const stopWatching = cancelWhenClientGoes(ctx, upstream, id);
   try {
     return await exchangeWith(ctx, target, text, id, options);
@@ -184,7 +187,7 @@ async function exchangeWith(
   text: string,
   id: JsonRpcId,
   given: SendOptions,
-): Promise<string> {
+): Promise<Answer> {
   const { record } = ctx;
   // A notification handed on as bytes never reaches the loop below, but is something arriving all the same.
   let passed = false;
@@ -212,8 +215,10 @@ async function exchangeWith(
         if (kindOf(wire.message) === "response") {
           const answered = "id" in wire.message ? wire.message.id : null;
           // An error is the upstream's own words, which may quote the credential it was sent.
-          if (sameId(answered, id))
-            return "error" in wire.message ? redactSecretsInJson(wire.text, ctx.services.env) : wire.text;
+          if (sameId(answered, id)) {
+            const text = "error" in wire.message ? redactSecretsInJson(wire.text, ctx.services.env) : wire.text;
+            return Answer.ofText(text, { upstream: upstream.name, sse: reply.value.mode === "sse" });
+          }
           // Not this call's answer (another upstream's id, a stale one): never the client's to see.
           console.warn(
             `mcp-edge-gateway: upstream "${upstream.name}" sent a response to id ${JSON.stringify(answered)?.slice(0, MAX_LOGGED_ID_CHARS)} on the stream of request ${JSON.stringify(id).slice(0, MAX_LOGGED_ID_CHARS)}; dropped`,

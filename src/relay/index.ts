@@ -8,6 +8,7 @@
  * `subscriptions/listen` gets the notifications it opted in to (subscriptions.ts).
  */
 import type { Handler } from "../context/call-context";
+import { Answer } from "../context/answer";
 import { relayClientResponse } from "./client-response";
 import { describeRoute } from "./discover";
 import { endUpstreamSessions } from "./end-sessions";
@@ -32,12 +33,12 @@ export function createRelay(around: AroundUpstream): Handler {
       case "request":
         switch (message.wire.message.method) {
           case "initialize":
-            return around(ctx, message.wire, () => initializeUpstreams(ctx, message.wire));
+            return around(ctx, message.wire, async () => Answer.ofText(await initializeUpstreams(ctx, message.wire)));
           case "server/discover":
-            return around(ctx, message.wire, () => describeRoute(ctx, message.wire));
+            return around(ctx, message.wire, async () => Answer.ofText(await describeRoute(ctx, message.wire)));
           case "subscriptions/listen":
             // Older revisions have no such method: their clients' requests go to the upstreams as any other.
-            if (ctx.identity.era === "modern") return subscriptionsListen(ctx, message.wire);
+            if (ctx.identity.era === "modern") return Answer.ofText(await subscriptionsListen(ctx, message.wire));
             return relayRequest(ctx, message.wire);
           default:
             return relayRequest(ctx, message.wire);

@@ -84,7 +84,7 @@ async function upstreamPage(
     method: kind.method,
     ...(Object.keys(params).length > 0 ? { params } : {}),
   });
-  const sent = await forwardList(ctx, upstream, kind.method, params, text, request.id);
+  const sent = (await forwardList(ctx, upstream, kind.method, params, text, request.id)).text;
   // Tasks: only the caller's own, with the ids the caller knows (tasks.ts).
   const answer = kind.taskIds ? await ownTaskList(ctx, upstream.name, sent, ownTasks) : sent;
   const root = rootSpan(answer);

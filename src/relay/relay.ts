@@ -15,6 +15,7 @@ import { qualifyName } from "../core/names";
 import { elements, member, parseSpan, pathSpan, splice } from "../core/raw-json";
 import { heldSession } from "../upstream/upstream-session";
 import { poolRequest, type CallContext, type MethodHandler } from "../context/call-context";
+import { Answer } from "../context/answer";
 import type { UpstreamConfig } from "../config/upstreams";
 import { appUriTarget, shownReadAnswer } from "./app-resource-uris";
 import { forward, toClient } from "./forward";
@@ -100,7 +101,7 @@ async function resolveShortened(
   let found: string | undefined;
   const pages: PageSource = async (cursor) => {
     const { text, message } = listRequest(listMethod, "gw-resolve", cursor);
-    return ok(await forwardList(ctx, upstream, listMethod, message.params, text, "gw-resolve"));
+    return ok((await forwardList(ctx, upstream, listMethod, message.params, text, "gw-resolve")).text);
   };
   const walk = await followPages(
     upstream.name,
@@ -134,7 +135,7 @@ async function routeByName(
   request: WireMessage<JsonRpcRequest>,
   path: readonly string[],
   list: { method: string; key: string; label: string },
-): Promise<string> {
+): Promise<Answer> {
   const { id } = request.message;
   const { target } = ctx;
   const unknown = (name: string) => new GatewayFailure({ reason: "unknown-name", label: list.label, name }, id);
@@ -156,6 +157,8 @@ async function routeByName(
 }
 
 function isResourceNotFound(answer: string): boolean {
+  // An error member comes after the result's text, if any: a large read is scanned only when it names no error.
+  if (!answer.includes('"error"')) return false;
   const error = pathSpan(answer, ["error"]);
   if (!error) return false;
   const detail = parseSpan(answer, error);
@@ -166,7 +169,7 @@ async function routeByUri(
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
   path: readonly string[],
-): Promise<string> {
+): Promise<Answer> {
   const { id } = request.message;
   const { target } = ctx;
   // No target: the classifier found no URI string there (context/call-target.ts).
@@ -178,24 +181,24 @@ async function routeByUri(
   const appUpstream = app && ctx.route.upstreams.find((u) => u.name === app.upstream);
   if (app && appUpstream) {
     const answer = await forward(ctx, appUpstream, rewriteString(request.text, ["params", ...path], app.uri), id);
-    return shownReadAnswer(answer, appUpstream.name);
+    return answer.withText(shownReadAnswer(answer.text, appUpstream.name));
   }
   const owner = ctx.route.upstreams.find((u) => u.name === uriOwners.get(uri));
   const candidates = ctx.route.upstreams.filter((upstream) => {
     const session = heldSession(ctx.upstreamClient, upstream.name);
     return upstream !== owner && (!session || session.capabilities.includes("resources"));
   });
-  let firstAnswer: string | undefined;
+  let firstAnswer: Answer | undefined;
   for (const upstream of owner ? [owner, ...candidates] : candidates) {
-    let answer: string;
+    let answer: Answer;
     try {
       answer = await forward(ctx, upstream, request.text, id);
     } catch (error) {
       if (upstream === owner) throw error;
       continue; // an upstream that is down cannot own the URI for this request
     }
-    if (!isResourceNotFound(answer)) {
-      if (!pathSpan(answer, ["error"])) rememberOwner(uri, upstream.name);
+    if (!isResourceNotFound(answer.text)) {
+      if (!answer.text.includes('"error"') || !pathSpan(answer.text, ["error"])) rememberOwner(uri, upstream.name);
       return answer;
     }
     firstAnswer ??= answer;
@@ -205,7 +208,7 @@ async function routeByUri(
 }
 
 /** Sends `logging/setLevel` to every upstream that logs; the level applies gateway-wide for the session. */
-async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
+async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<Answer> {
   const targets = ctx.route.upstreams.filter((upstream) =>
     heldSession(ctx.upstreamClient, upstream.name)?.capabilities.includes("logging"),
   );
@@ -218,25 +221,22 @@ async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequ
       }
     }),
   );
-  return resultText(request.message.id, {});
+  return Answer.ofText(resultText(request.message.id, {}));
 }
 
-async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
+async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<Answer> {
   const { method, id, params } = request.message;
   const list = LISTS.get(method);
-  if (list)
-    return mergeList(
-      ctx,
-      request,
-      list,
-      list.method === "resources/list" ? (upstream, items) => rememberUris(ctx, upstream, items) : undefined,
-    );
+  if (list) {
+    const remember = (upstream: string, items: readonly { uri?: string }[]) => rememberUris(ctx, upstream, items);
+    return Answer.ofText(await mergeList(ctx, request, list, list.method === "resources/list" ? remember : undefined));
+  }
   // A call of a tool or prompt (core/methods.ts) goes to the upstream its name routes to.
   const invokes = methodFacts(method).invokes;
   if (invokes !== undefined) return routeByName(ctx, request, ["name"], NAMED_LISTS[invokes]);
   switch (method) {
     case "ping":
-      return resultText(id, {});
+      return Answer.ofText(resultText(id, {}));
     case "resources/read":
     case "resources/subscribe":
     case "resources/unsubscribe":
@@ -267,11 +267,12 @@ async function transparentRelay(
   ctx: CallContext,
   upstream: UpstreamConfig,
   request: WireMessage<JsonRpcRequest>,
-): Promise<string> {
+): Promise<Answer> {
   const { method, params, id } = request.message;
   if (TASK_METHODS.has(method)) return routeTask(ctx, request);
   const answer = await forwardList(ctx, upstream, method, params, request.text, id);
-  if (method === "tasks/list") return ownTaskList(ctx, upstream.name, answer, ownTasksOf(ctx));
+  if (method === "tasks/list")
+    return answer.withText(await ownTaskList(ctx, upstream.name, answer.text, ownTasksOf(ctx)));
   return methodFacts(method).createsTasks && isObject(params?.["task"])
     ? createdTask(ctx, upstream.name, answer, method)
     : answer;
@@ -280,13 +281,13 @@ async function transparentRelay(
 /**
  * What runs around a request's work at the upstreams: the sign-in prompt of upstreams that
  * act as each user (features/upstream-sign-in/sign-in-required.ts), given by the composition
- * root. `route` does the work; the answer is its text, or what the wrapper answers instead.
+ * root. `route` does the work; the answer is its answer, or what the wrapper answers instead.
  */
 export type AroundUpstream = (
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
-  route: () => Promise<string>,
-) => Promise<string>;
+  route: () => Promise<Answer>,
+) => Promise<Answer>;
 
 /** Routes a request; a multi-round-trip retry's resource read goes straight to the upstream that asked. */
 function requestRouter(around: AroundUpstream): RouteRequest {

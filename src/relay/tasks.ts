@@ -14,6 +14,7 @@ import { elements, member, parseSpan, pathSpan, splice } from "../core/raw-json"
 import { recordTaskOwner, ownedTasks } from "../storage/task-owners";
 import { decodeTaskId, ownerTag, taskIdBinding, taskTag, toGatewayTaskIds } from "./task-ids";
 import type { CallContext } from "../context/call-context";
+import type { Answer } from "../context/answer";
 import { forward } from "./forward";
 
 /** The methods that name one task by `params.taskId`. */
@@ -38,7 +39,7 @@ export function unknownTask(taskId: unknown, id: JsonRpcId): GatewayError {
 }
 
 /** Answers a task method: sent to the upstream the id names, as that upstream's own id. */
-export async function routeTask(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<string> {
+export async function routeTask(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<Answer> {
   const { id, method } = request.message;
   const taskId = request.message.params?.["taskId"];
   const binding = taskIdBinding(ctx);
@@ -47,14 +48,21 @@ export async function routeTask(ctx: CallContext, request: WireMessage<JsonRpcRe
   const span = pathSpan(request.text, ["params", "taskId"]);
   if (!decoded || !upstream || !span) throw unknownTask(taskId, id);
   const text = splice(request.text, [{ span, raw: JSON.stringify(decoded.taskId) }]);
-  return toGatewayTaskIds(await forward(ctx, upstream, text, id), upstream.name, binding, method);
+  const answer = await forward(ctx, upstream, text, id);
+  return answer.withText(await toGatewayTaskIds(answer.text, upstream.name, binding, method));
 }
 
 /**
  * The answer to a task-augmented request (`method`, a `tools/call`) sent to `upstream`: the task it created is
  * recorded as the caller's, and its id given in the caller's form.
  */
-export async function createdTask(ctx: CallContext, upstream: string, answer: string, method: string): Promise<string> {
+export async function createdTask(
+  ctx: CallContext,
+  upstream: string,
+  created: Answer,
+  method: string,
+): Promise<Answer> {
+  const answer = created.text;
   const binding = taskIdBinding(ctx);
   const task = pathSpan(answer, ["result", "task"]);
   const idSpan = task && answer.charCodeAt(task.start) === 0x7b ? member(answer, task, "taskId") : undefined;
@@ -77,7 +85,7 @@ export async function createdTask(ctx: CallContext, upstream: string, answer: st
       );
     }
   }
-  return toGatewayTaskIds(answer, upstream, binding, method);
+  return created.withText(await toGatewayTaskIds(answer, upstream, binding, method));
 }
 
 /** The tags of the caller's own tasks, read from KV at most once however often it is called (one per list request). */

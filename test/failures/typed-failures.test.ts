@@ -145,7 +145,7 @@ describe("the sign-in prompt reacts to a sign-in failure's type", () => {
       { reason: "sign-in-required", upstream: "gh", detail: "any words at all", challenge: {} },
       {},
     );
-    const answer = await askToSignIn(callContext(), request, () => Promise.reject(failure.withId(5)));
+    const answer = (await askToSignIn(callContext(), request, () => Promise.reject(failure.withId(5)))).text;
     const text = (JSON.parse(answer) as { result: { content: { text: string }[] } }).result.content[0]!.text;
     expect(text).toContain('Sign in to upstream "gh" to use it: open the link in a browser and sign in: ');
     expect(text).toContain("https://gateway.example/oauth/upstream/gh/start?link=s1.");

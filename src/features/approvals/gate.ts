@@ -120,7 +120,7 @@ export async function holdForApproval(
     requestedAt: Date.now(),
   };
   const object = namespace.get(namespace.idFromName(digest));
-  const mayWait = ctx.identity.era === "legacy" && ctx.record.codeRun === undefined;
+  const mayWait = ctx.identity.era === "legacy" && ctx.codeRun === undefined;
   return attempt(ctx, request, object, call, mayWait);
 }
 
@@ -188,7 +188,7 @@ async function attempt(
   }
   const instructions = `${message.replace("at the link", `at ${url}`)} Nothing was sent to the upstream yet.`;
   // A program's call (code mode) cannot ask its client: the tool error it gets names the link, to return.
-  if (ctx.record.codeRun !== undefined) return toolError(id, instructions);
+  if (ctx.codeRun !== undefined) return toolError(id, instructions);
   return answerWithLink(ctx, request, {
     key: APPROVAL_INPUT_KEY,
     message,

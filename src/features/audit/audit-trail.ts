@@ -12,6 +12,7 @@
  * a failed send is logged and counted there; the client's answer is unaffected.
  */
 import type { CallContext, ClientMessage, Handler } from "../../context/call-context";
+import type { Answer } from "../../context/answer";
 import type { AuditEvent } from "./audit-event";
 import { countUnqueuedEvents, queueAuditEvents } from "./audit-queue";
 import { auditEventOf } from "./call-event";
@@ -161,13 +162,14 @@ export function auditTrail(next: Handler, { config }: AuditTrailOptions): Handle
       batches.set(ctx.waitUntil, batch);
     }
     batch.running++;
-    let answer: string | undefined;
+    let answer: Answer | undefined;
     try {
       answer = await next(ctx, message);
       return answer;
     } finally {
-      batch.events.push(() => event(ctx, message, answer));
-      batch.heldChars += (answer?.length ?? 0) + ("wire" in message ? message.wire.text.length : 0);
+      // The answer's text is read when the event is built, after the answer went out.
+      batch.events.push(() => event(ctx, message, answer?.text));
+      batch.heldChars += (answer?.byteLength ?? 0) + ("wire" in message ? message.wire.text.length : 0);
       if (--batch.running === 0) {
         batches.delete(ctx.waitUntil);
         const sending = send(ctx.services.auditQueue, batch);

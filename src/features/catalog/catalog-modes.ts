@@ -35,6 +35,7 @@ import { pathSpan, removeMemberSplice, splice } from "../../core/raw-json";
 import { SYS_PREFIX } from "../../core/names";
 import type { AuthConfig } from "../../config/auth-config";
 import type { CallContext, ClientMessage, EmbeddingsBinding, Handler } from "../../context/call-context";
+import { Answer } from "../../context/answer";
 import type { CatalogMode } from "../../context/grant";
 import { NO_PERSONA } from "../personas/authorization";
 import { compactList } from "./compact";
@@ -239,9 +240,11 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
     const { id, params } = (message as Extract<ClientMessage, { kind: "request" }>).wire.message;
     if (options.auth.mode === "on") ctx.record.persona = (await ctx.grant())?.persona ?? NO_PERSONA;
     const catalog = await visibleCatalog(pipeline, ctx, id);
-    return params?.["name"] === SEARCH_TOOLS
-      ? search(id, catalog, params["arguments"], ctx.services.embeddings)
-      : describe(id, catalog, params?.["arguments"]);
+    return Answer.ofText(
+      params?.["name"] === SEARCH_TOOLS
+        ? await search(id, catalog, params["arguments"], ctx.services.embeddings)
+        : describe(id, catalog, params?.["arguments"]),
+    );
   });
   const codeMode = options.codeMode;
   const codeTools = codeMode.tools(pipeline, { auth: options.auth, observe });
@@ -253,11 +256,14 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
     if (mode === "full") return pipeline(ctx, message);
     if (mode === "code") codeMode.requireLoader(ctx, id);
     if (method === "tools/list") {
-      const text = (await pipeline(ctx, message))!;
-      if (mode === "search") return searchList(text);
-      if (mode === "code") return searchList(text, codeMode.definitions);
+      const answer = (await pipeline(ctx, message))!;
+      const text = answer.text;
+      if (mode === "search") return answer.withText(searchList(text));
+      if (mode === "code") return answer.withText(searchList(text, codeMode.definitions));
       const compact = compactList(text);
-      return params?.["cursor"] === undefined ? appendListed(compact, "tools", DESCRIBE_TOOLS_DEFINITION) : compact;
+      return answer.withText(
+        params?.["cursor"] === undefined ? appendListed(compact, "tools", DESCRIBE_TOOLS_DEFINITION) : compact,
+      );
     }
     const name = params?.["name"];
     if ((mode === "compact" && name === DESCRIBE_TOOLS) || (mode === "search" && name === SEARCH_TOOLS))
@@ -265,9 +271,9 @@ export function catalogModes(pipeline: Handler, options: CatalogModeOptions): Ha
     if (mode === "code" && typeof name === "string" && codeMode.names.includes(name)) return codeTools(ctx, message);
     if (mode === "search" && name === CALL_TOOL) {
       const resolved = await withReferencedArguments(ctx, request);
-      if (typeof resolved === "string") return toolAnswer(id, `${CALL_TOOL}: ${resolved}`, true);
+      if (typeof resolved === "string") return Answer.ofText(toolAnswer(id, `${CALL_TOOL}: ${resolved}`, true));
       const inner = innerCall(resolved);
-      if (typeof inner === "string") return toolAnswer(id, inner, true);
+      if (typeof inner === "string") return Answer.ofText(toolAnswer(id, inner, true));
       try {
         return await pipeline(ctx, { kind: "request", wire: inner });
       } catch (error) {

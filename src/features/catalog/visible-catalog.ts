@@ -35,7 +35,7 @@ export async function visibleCatalog(pipeline: Handler, ctx: CallContext, id: Js
   let truncated = false;
   const pages: PageSource = async (cursor) => {
     const wire = listRequest("tools/list", id, cursor);
-    return ok((await pipeline({ ...ctx, record: newCallRecord(), emit: () => {} }, { kind: "request", wire }))!);
+    return ok((await pipeline({ ...ctx, record: newCallRecord(), emit: () => {} }, { kind: "request", wire }))!.text);
   };
   const walk = await followPages(
     route ?? "",

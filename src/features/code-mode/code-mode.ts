@@ -15,6 +15,7 @@ import { GatewayError } from "../../core/errors";
 import { INVALID_REQUEST, type JsonRpcId } from "../../core/jsonrpc";
 import type { AuthConfig } from "../../config/auth-config";
 import type { CallContext, ClientMessage, Handler, SignInElicitation } from "../../context/call-context";
+import { Answer } from "../../context/answer";
 import type { OffloadConfig } from "../../config/offload-override";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { DEFAULT_OFFLOAD } from "../offload/offload-config";
@@ -117,17 +118,26 @@ export function codeModeTools(
         const bucket = ctx.services.payloads;
         const config = bucket && (await offloadSettings(ctx.services.kv, offloadDefaults, cacheTtlMs));
         if (!bucket || !config || !isOverThreshold(answer, config.thresholdBytes)) return answer;
-        return offloadAnswer(ctx, bucket, { id: request.id, upstream: "sys", key: RUN_CODE, answer, config });
+        const compact = await offloadAnswer(ctx, bucket, {
+          id: request.id,
+          upstream: "sys",
+          key: RUN_CODE,
+          answer,
+          config,
+        });
+        ctx.record.payloadId = compact.payloadId; // for observers (audit), as the record layer does for a call's answer
+        return compact.text;
       };
       const answer = await runAnswer({ loader: loaderOf(ctx)!, request, catalog, record: ctx.record, call, offload });
-      return links.size > 0 ? signInLinksAnswer(ctx, request.id, answer, [...links.values()]) : answer;
+      return Answer.ofText(links.size > 0 ? signInLinksAnswer(ctx, request.id, answer, [...links.values()]) : answer);
     }
     const ai = ctx.services.embeddings;
     const listed = await catalog;
-    return declarationsAnswer(request.id, listed, request.params?.["arguments"], async (ranked) => {
+    const declared = await declarationsAnswer(request.id, listed, request.params?.["arguments"], async (ranked) => {
       const bounded = { ...ranked, query: ranked.query.slice(0, MAX_QUERY_CHARS) };
       return (await (await loadSearch()).search(listed, bounded, ai)).tools;
     });
+    return Answer.ofText(declared);
   });
 }
 

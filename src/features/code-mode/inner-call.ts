@@ -98,10 +98,11 @@ export async function callThroughPipeline(
     cancelsOnClose: true,
     target: undefined,
     keepWholeBytes: MAX_INNER_RESULT_BYTES,
+    codeRun: runId,
     signInNeeded: signIn,
   };
   const answered = pipeline(inner, { kind: "request", wire: { text: JSON.stringify(message), message } }).then(
-    (text): InnerAnswer => ({ ok: true, response: text ?? "null" }),
+    (answer): InnerAnswer => ({ ok: true, response: answer?.text ?? "null" }),
     (error: unknown): InnerAnswer => {
       if (asked.signal.aborted) return { ok: false, message: needsClientMessage(name, method) };
       if (error instanceof GatewayError) return { ok: false, message: `${name}: ${error.message}` };

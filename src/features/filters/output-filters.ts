@@ -16,6 +16,7 @@
  * asked for `toolsListChanged`) is told when a filter edit changes what `tools/list` shows.
  */
 import { resultText, type JsonRpcId } from "../../core/jsonrpc";
+import { Answer } from "../../context/answer";
 import {
   appendMemberSplice,
   elements,
@@ -35,6 +36,7 @@ import { currentShapes, mayHoldUpstreamSchema, recordListing } from "./listed-sh
 import {
   onRequests,
   toolKey,
+  withLargeAnswers,
   type CallContext,
   type LargeAnswerConsumer,
   type Middleware,
@@ -77,10 +79,10 @@ async function filterCall(
   id: JsonRpcId,
   key: string,
   active: ActiveFilters,
-  answer: (ctx: CallContext) => Promise<string>,
-): Promise<string> {
+  answer: (ctx: CallContext) => Promise<Answer>,
+): Promise<Answer> {
   if (active.state === "broken") {
-    return toolError(id, `The gateway withheld this call: ${active.message}.`);
+    return Answer.ofText(toolError(id, `The gateway withheld this call: ${active.message}.`));
   }
   if (active.state !== "active") return answer(ctx);
   const { set } = active;
@@ -99,10 +101,21 @@ async function filterCall(
       return withheld;
     },
   };
-  const text = await answer(set.mode === "enforce" ? { ...ctx, largeAnswer: enforced } : ctx);
-  if (withheld !== undefined) return withheld;
-  // In shadow mode offload may have taken the answer while it streamed; there is nothing to measure.
-  if (set.mode === "shadow" && ctx.record.payloadId !== undefined) return text;
+  // In shadow mode offload may take the answer while it streams; there is then nothing to measure.
+  let offloaded = false;
+  const outer = ctx.largeAnswers?.offload;
+  const observed: LargeAnswerConsumer | undefined = outer && {
+    minBytes: outer.minBytes,
+    take: (body) => {
+      offloaded = true;
+      return outer.take(body);
+    },
+  };
+  const shadowed = observed ? withLargeAnswers(ctx, { offload: observed }) : ctx;
+  const answered = await answer(set.mode === "enforce" ? withLargeAnswers(ctx, { filter: enforced }) : shadowed);
+  if (withheld !== undefined) return answered.withText(withheld);
+  if (set.mode === "shadow" && offloaded) return answered;
+  const text = answered.text;
   const label = `filter set "${set.name}", rule "${selected.key}"`;
   let filtered: AnswerFilterOutcome;
   try {
@@ -119,12 +132,12 @@ async function filterCall(
           wouldFail: error.message,
         }),
       );
-      return text;
+      return answered;
     }
     console.warn(`mcp-edge-gateway: ${error.message}`);
-    return toolError(id, `The gateway withheld this result: ${error.message}.`);
+    return answered.withText(toolError(id, `The gateway withheld this result: ${error.message}.`));
   }
-  if (filtered.state === "unchanged") return text;
+  if (filtered.state === "unchanged") return answered;
   const out = filtered.text;
   const [before, after] = [utf8Length(text), utf8Length(out)];
   const saved = before - after;
@@ -147,9 +160,9 @@ async function filterCall(
         tokensSavedEstimate: Math.round(saved / BYTES_PER_TOKEN),
       }),
     );
-    return text;
+    return answered;
   }
-  return out;
+  return answered.withText(out);
 }
 
 /**
@@ -201,7 +214,8 @@ export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Ou
         const ttl = cacheTtlMs;
         const route = ctx.route.kind === "upstream" ? ctx.route.upstream.name : "";
         if (method === "tools/list") {
-          const text = await next(ctx, request);
+          const answer = await next(ctx, request);
+          const text = answer.text;
           const sets = new Map<string, Promise<ActiveFilters>>();
           const setFor = (upstream: string) => {
             let active = sets.get(upstream);
@@ -225,7 +239,7 @@ export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Ou
                 params?.["cursor"] !== undefined,
               );
           }
-          return listed;
+          return answer.withText(listed);
         }
         const key = namedAt(ctx.target);
         if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
@@ -235,7 +249,7 @@ export function outputFilters({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Ou
         const session = ctx.identity.session;
         if (session && reshapes(active, key.key) && (await mayHoldUpstreamSchema(kv, session, key.upstream, active))) {
           // Checked before forwarding: a retry after listing again must not run the tool twice.
-          return toolError(id, staleListMessage(String(params?.["name"])));
+          return Answer.ofText(toolError(id, staleListMessage(String(params?.["name"]))));
         }
         return filterCall(ctx, id, key.key, active, (inner) => next(inner, request));
       },

@@ -12,7 +12,8 @@
  */
 import { resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
 import { pathSpan, type Span } from "../../core/raw-json";
-import type { CallContext, MethodHandler } from "../../context/call-context";
+import { withLargeAnswers, type CallContext, type MethodHandler } from "../../context/call-context";
+import { Answer } from "../../context/answer";
 import type { NamedAt } from "../../context/call-target";
 import { matchesGlob } from "../../core/glob";
 import type { DetectorContext } from "./detectors";
@@ -202,7 +203,7 @@ export async function guardCall(
   at: NamedAt,
   secretKeys: readonly string[],
   approvals?: ApprovalGate,
-): Promise<string> {
+): Promise<Answer> {
   const scope: GuardScope = {
     upstream: at.upstream,
     tool: at.name,
@@ -215,14 +216,16 @@ export async function guardCall(
   };
   const { id } = request.message;
   const checked = await guardArguments(ctx, request, rulesFor(guardrails, scope, "arguments"), checks);
-  if ("answer" in checked) return checked.answer;
+  if ("answer" in checked) return Answer.ofText(checked.answer);
   const resultRules = rulesFor(guardrails, scope, "result");
   const enforcing = resultRules.some((rule) => rule.action !== "warn");
   if (enforcing && request.message.params?.["task"] !== undefined) {
-    return toolError(
-      id,
-      "The gateway's guardrails read this tool's results, and a task's result comes back without its tool's name; " +
-        "call the tool without a task.",
+    return Answer.ofText(
+      toolError(
+        id,
+        "The gateway's guardrails read this tool's results, and a task's result comes back without its tool's name; " +
+          "call the tool without a task.",
+      ),
     );
   }
   // After every refusal: asking uses up an approval given for this exact call.
@@ -233,21 +236,20 @@ export async function guardCall(
     const held = approvals
       ? await approvals(ctx, request, need, shown)
       : toolError(id, `The gateway's guardrail "${approve.name}" needs approval, and approvals are not set up.`);
-    if (held !== undefined) return held;
+    if (held !== undefined) return Answer.ofText(held);
   }
   const { consumer, outcome } = largeResults(ctx, id, resultRules, checks.context, (hits) => record(ctx, hits));
-  const { largeAnswer: _offloads, ...rest } = ctx;
-  let inner: CallContext = consumer ? { ...rest, largeAnswer: consumer } : rest;
+  let inner: CallContext = withLargeAnswers(ctx, { guard: consumer ?? "none" });
   // A 2026-07-28 client's own Mcp-Param-* headers mirror the arguments as it sent them: once they are redacted,
   // the gateway mirrors the headers from what it forwards instead (upstream/modern-send.ts), never the client's.
   if (checked.request !== request && inner.paramHeaders !== undefined) {
     const { paramHeaders: _mirroredOriginals, ...withoutHeaders } = inner;
     inner = withoutHeaders;
   }
-  const text = await next(inner, checked.request);
-  if (outcome.withheld !== undefined) return outcome.withheld;
+  const answer = await next(inner, checked.request);
+  if (outcome.withheld !== undefined) return answer.withText(outcome.withheld);
   // A result checked as it streamed to offload comes back as offload's compact answer, made of what the rules allowed.
-  const out = outcome.streamed ? text : await guardResult(ctx, id, text, resultRules, checks);
+  const out = outcome.streamed ? answer : answer.withText(await guardResult(ctx, id, answer.text, resultRules, checks));
   logWarnings(scope, ctx.record.guardrails ?? []);
   return out;
 }

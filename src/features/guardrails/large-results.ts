@@ -10,7 +10,7 @@
  * past its own bound, the same 16 MiB, as it does without guardrails).
  */
 import { resultText, type JsonRpcId } from "../../core/jsonrpc";
-import type { CallContext, LargeAnswerConsumer } from "../../context/call-context";
+import { shapedLargeAnswer, type CallContext, type LargeAnswerConsumer } from "../../context/call-context";
 import type { DetectorContext } from "./detectors";
 import type { GuardRule } from "./document";
 import type { GuardHit } from "./guard-json";
@@ -42,7 +42,8 @@ export function largeResults(
   record: (hits: GuardHit[]) => void,
 ): { consumer: LargeAnswerConsumer | undefined; outcome: LargeOutcome } {
   const outcome: LargeOutcome = { streamed: false };
-  const outer = ctx.largeAnswer;
+  // What the filters or offload, outside, decided for a large answer: the guard sits in front of it.
+  const outer = shapedLargeAnswer(ctx.largeAnswers);
   const withhold = async (body: ReadableStream<Uint8Array>, message: string) => {
     await body.cancel();
     outcome.withheld = toolError(id, message);

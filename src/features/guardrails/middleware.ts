@@ -13,6 +13,7 @@
 import { resultText } from "../../core/jsonrpc";
 import { SYS_PREFIX } from "../../core/names";
 import { onRequests, type Middleware } from "../../context/call-context";
+import { Answer } from "../../context/answer";
 import { namedAt } from "../../context/call-target";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { loadGuardrails } from "./store";
@@ -37,9 +38,10 @@ export function redactedSchemas({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: 
   return onRequests(
     (next) =>
       async function redactedSchemas(ctx, request) {
-        const text = await next(ctx, request);
+        const answer = await next(ctx, request);
         const loaded = await loadGuardrails(ctx.services.kv, cacheTtlMs);
-        return loaded.state === "valid" ? loaded.engine.withholdRedactedSchemas(ctx, text, loaded.value) : text;
+        if (loaded.state !== "valid") return answer;
+        return answer.withText(await loaded.engine.withholdRedactedSchemas(ctx, answer.text, loaded.value));
       },
   );
 }
@@ -66,7 +68,7 @@ export function guardrails({
           const text =
             "The gateway withheld this call: its guardrails document is invalid, so no rule can be applied. " +
             "An operator must fix it.";
-          return resultText(request.message.id, { content: [{ type: "text", text }], isError: true });
+          return Answer.ofText(resultText(request.message.id, { content: [{ type: "text", text }], isError: true }));
         }
         const { redactKeys } = ctx.services.config.audit;
         return loaded.engine.guardCall(ctx, request, next, loaded.value, at, redactKeys, approvals);

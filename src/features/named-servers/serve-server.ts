@@ -178,15 +178,15 @@ export async function serveServer(
   switch (method) {
     case "initialize":
     case "server/discover":
-      return withInstructions((await pass())!, server);
+      return (await pass())!.map((text) => withInstructions(text, server));
     case "tools/list":
-      return shapeNames(ctx, method, "tools", (await pass())!, compiled.tools);
+      return (await pass())!.map((text) => shapeNames(ctx, method, "tools", text, compiled.tools));
     case "prompts/list":
-      return shapeNames(ctx, method, "prompts", (await pass())!, compiled.prompts);
+      return (await pass())!.map((text) => shapeNames(ctx, method, "prompts", text, compiled.prompts));
     case "resources/list":
-      return shapeResources(ctx, method, "resources", (await pass())!, compiled, main);
+      return (await pass())!.map((text) => shapeResources(ctx, method, "resources", text, compiled, main));
     case "resources/templates/list":
-      return shapeResources(ctx, method, "resourceTemplates", (await pass())!, compiled, main);
+      return (await pass())!.map((text) => shapeResources(ctx, method, "resourceTemplates", text, compiled, main));
     case "completion/complete":
       return pass(byOriginal(ctx, request, { tool: compiled.tools, prompt: compiled.prompts }, main));
     case "resources/read":
@@ -207,7 +207,7 @@ export async function serveMcpAliases(ctx: CallContext, request: Request, overri
   const { method } = request.message;
   const pass = (wire: Request = request) => next(ctx, { kind: "request", wire });
   const aliases = mcpAliases(overrides);
-  if (method === "tools/list") return renameListed(ctx, method, (await pass())!, aliases.tools);
-  if (method === "prompts/list") return renameListed(ctx, method, (await pass())!, aliases.prompts);
+  if (method === "tools/list") return (await pass())!.map((text) => renameListed(ctx, method, text, aliases.tools));
+  if (method === "prompts/list") return (await pass())!.map((text) => renameListed(ctx, method, text, aliases.prompts));
   return pass(byOriginal(ctx, request, { tool: aliases.tools, prompt: aliases.prompts }, undefined));
 }

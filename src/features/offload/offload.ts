@@ -26,6 +26,7 @@ import { offloadStream } from "./stream-offload";
 import {
   onRequests,
   payloadOwner,
+  withLargeAnswers,
   type CallContext,
   type LargeAnswerConsumer,
   type Middleware,
@@ -191,7 +192,7 @@ export async function offloadAnswer(
   ctx: CallContext,
   bucket: R2Bucket,
   { id, upstream, key, answer, config }: LargeAnswer,
-): Promise<string> {
+): Promise<{ text: string; payloadId: string }> {
   const result = (JSON.parse(answer) as { result: JsonObject }).result;
   const payload = payloadOf(answer, result);
   const payloadId = newPayloadId();
@@ -203,11 +204,10 @@ export async function offloadAnswer(
     ttlSeconds: config.ttlSeconds,
   });
   await putPayload(bucket, payloadId, payload.text, metadata);
-  ctx.record.payloadId = payloadId;
   // The index lets pointer reads fetch byte ranges instead of the whole payload.
   const index = payload.contentType === JSON_TYPE ? indexPayloadText(payload.text, metadata.size) : undefined;
   if (index) await putPayloadIndex(bucket, payloadId, index);
-  return compactAnswer(ctx, id, key, {
+  const text = await compactAnswer(ctx, id, key, {
     payloadId,
     size: metadata.size,
     contentType: payload.contentType,
@@ -217,6 +217,7 @@ export async function offloadAnswer(
     expiresAt: metadata.expiresAt,
     array: payload.array,
   });
+  return { text, payloadId };
 }
 
 export type OffloadOptions = {
@@ -255,6 +256,7 @@ export function offload({
           payloadMetadata(payloadOwner(ctx), { upstream, tool: key, size, contentType, ttlSeconds: config.ttlSeconds });
 
         // Answers too large to hold are streamed to R2 as they arrive.
+        let streamedId: string | undefined;
         const largeAnswer: LargeAnswerConsumer = {
           minBytes: Math.max(config.thresholdBytes, STREAM_ABOVE_BYTES),
           take: async (body) => {
@@ -271,21 +273,27 @@ export function offload({
               },
               config.previewChars,
             );
-            ctx.record.payloadId = payloadId;
+            streamedId = payloadId;
             // Answered with the upstream message's own id: the relay takes it only when it answers the call it forwarded.
             if (streamed.messageId === undefined)
               throw new Error("the answer streamed to R2 has no id: it answers no request");
             return compactAnswer(ctx, streamed.messageId, key, { payloadId, ...streamed, expiresAt });
           },
         };
-        const answer = await next({ ...ctx, largeAnswer }, request);
-        if (!isOverThreshold(answer, config.thresholdBytes)) return answer;
-        if (!member(answer, rootSpan(answer), "result")) return answer; // errors pass as they are
-        if (ctx.record.payloadId !== undefined) {
-          if (answer.includes(ctx.record.payloadId)) return answer; // already offloaded while streaming
-          delete ctx.record.payloadId; // what was streamed was another request's answer (dropped): this one is offloaded as any other
+        const answered = await next(withLargeAnswers(ctx, { offload: largeAnswer }), request);
+        // Measured without reading it: an answer under the threshold passes on as it came.
+        if (answered.byteLength <= config.thresholdBytes) {
+          // Already offloaded while streaming (the compact answer names the payload).
+          return streamedId !== undefined && answered.text.includes(streamedId)
+            ? answered.with({ payloadId: streamedId })
+            : answered;
         }
-        return offloadAnswer(ctx, bucket, { id, upstream, key, answer, config });
+        const answer = answered.text;
+        if (!member(answer, rootSpan(answer), "result")) return answered; // errors pass as they are
+        // What was streamed, if anything, was another request's answer (dropped): this one is offloaded as any other.
+        if (streamedId !== undefined && answer.includes(streamedId)) return answered.with({ payloadId: streamedId });
+        const compact = await offloadAnswer(ctx, bucket, { id, upstream, key, answer, config });
+        return answered.withText(compact.text).with({ payloadId: compact.payloadId });
       },
   );
 }

@@ -22,6 +22,7 @@ import { appendListed, keepListed } from "../../core/raw-json-lists";
 import { findPayload, PAYLOAD_URI_PREFIX, payloadNotFoundMessage, readPayload } from "../../storage/payload-store";
 import { MAX_SLICE_BYTES, readSlice, sliceRequest } from "../../storage/payload-reader";
 import { onRequests, payloadCaller, type CallContext, type Middleware } from "../../context/call-context";
+import { Answer } from "../../context/answer";
 import { READ_PAYLOAD_TOOL, SYS_PREFIX } from "../../core/names";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { DEFAULT_OFFLOAD } from "./offload-config";
@@ -181,7 +182,7 @@ export function sysToolCalls(): Middleware {
         const bucket = ctx.services.payloads;
         const { id, params } = request.message;
         if (bucket && params?.["name"] === READ_PAYLOAD_TOOL)
-          return readPayloadTool(ctx, bucket, id, params["arguments"]);
+          return Answer.ofText(await readPayloadTool(ctx, bucket, id, params["arguments"]));
         if (isSysName(params?.["name"])) throw unknownSysName("tool", params["name"], id);
         return next(ctx, request);
       },
@@ -228,19 +229,21 @@ export function sysTools({
           }
           case "resources/read":
             if (bucket && typeof params?.["uri"] === "string" && params["uri"].startsWith(PAYLOAD_URI_PREFIX))
-              return readPayloadResource(ctx, bucket, id, params["uri"]);
+              return Answer.ofText(await readPayloadResource(ctx, bucket, id, params["uri"]));
             break;
           case "tools/list": {
-            const text = withoutUpstreamSysNames(ctx, await next(ctx, request), "tools");
+            const answer = (await next(ctx, request)).map((text) => withoutUpstreamSysNames(ctx, text, "tools"));
             return bucket && firstPage && (await listsReadPath(ctx, options))
-              ? appendListed(text, "tools", READ_PAYLOAD_DEFINITION)
-              : text;
+              ? answer.map((text) => appendListed(text, "tools", READ_PAYLOAD_DEFINITION))
+              : answer;
           }
           case "prompts/list":
-            return withoutUpstreamSysNames(ctx, await next(ctx, request), "prompts");
+            return (await next(ctx, request)).map((text) => withoutUpstreamSysNames(ctx, text, "prompts"));
           case "resources/templates/list":
             if (bucket && firstPage && (await listsReadPath(ctx, options)))
-              return appendListed(await next(ctx, request), "resourceTemplates", PAYLOAD_TEMPLATE);
+              return (await next(ctx, request)).map((text) =>
+                appendListed(text, "resourceTemplates", PAYLOAD_TEMPLATE),
+              );
             break;
         }
         return next(ctx, request);

@@ -16,6 +16,7 @@
  * only what the caller's own calls stored, and is always allowed; no other name is exempt
  * (an upstream's `sys___` names never pass for the gateway's: features/offload/sys-tools.ts).
  */
+import { Answer } from "../../context/answer";
 import { GatewayError } from "../../core/errors";
 import { GatewayFailure } from "../../core/failures";
 import { isObject, resultText, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
@@ -94,7 +95,7 @@ async function reachResource(
   uri: unknown,
   request: WireMessage<JsonRpcRequest>,
   next: MethodHandler,
-): Promise<string> {
+): Promise<Answer> {
   const notFound = () =>
     new GatewayError(
       200,
@@ -105,7 +106,7 @@ async function reachResource(
     );
   if (outOfReach(ctx, grant)) throw notFound();
   const answer = await next(withReachableUpstreams(ctx, grant), request);
-  if (ctx.record.upstream !== undefined && !permitsUpstream(grant, ctx.record.upstream)) throw notFound();
+  if (answer.from.upstream !== undefined && !permitsUpstream(grant, answer.from.upstream)) throw notFound();
   return answer;
 }
 
@@ -118,8 +119,8 @@ function withoutInstructions(text: string): string {
 }
 
 /** An empty first page of the list at `key`, for /mcp/<upstream> when the grant does not reach its upstream (nothing is asked). */
-function emptyList(id: JsonRpcId, key: string): string {
-  return resultText(id, { [key]: [] });
+function emptyList(id: JsonRpcId, key: string): Answer {
+  return Answer.ofText(resultText(id, { [key]: [] }));
 }
 
 /**
@@ -158,27 +159,25 @@ export function authorization({ auth }: AuthorizationOptions): Middleware {
             // On /mcp only the upstreams the grant reaches are opened and speak (their instructions, overridden or not);
             // on /mcp/<upstream> one it does not reach keeps its instructions to itself.
             if (ctx.route.kind === "aggregated") return next(withReachableUpstreams(ctx, grant), request);
-            return outOfReach(ctx, grant) ? withoutInstructions(await next(ctx, request)) : next(ctx, request);
+            return outOfReach(ctx, grant) ? (await next(ctx, request)).map(withoutInstructions) : next(ctx, request);
           case "tools/list":
-            return keepListed(
-              await next(ctx, request),
-              "tools",
-              (name) => name !== undefined && allowed(nameKey(ctx, name)),
+            return (await next(ctx, request)).map((text) =>
+              keepListed(text, "tools", (name) => name !== undefined && allowed(nameKey(ctx, name))),
             );
           case "prompts/list":
-            return keepListed(
-              await next(ctx, request),
-              "prompts",
-              (name) => name !== undefined && allowed(nameKey(ctx, name)),
+            return (await next(ctx, request)).map((text) =>
+              keepListed(text, "prompts", (name) => name !== undefined && allowed(nameKey(ctx, name))),
             );
           case "resources/templates/list":
             // On /mcp templates keep their upstream's own names: they are judged by upstream, as resources are.
             if (ctx.route.kind === "aggregated") return next(withReachableUpstreams(ctx, grant), request);
             if (outOfReach(ctx, grant)) return emptyList(id, "resourceTemplates");
-            return keepListed(
-              await next(ctx, request),
-              "resourceTemplates",
-              (name) => name === "payload" || (name !== undefined && allowed(toolKey(ctx.route, name)?.key)),
+            return (await next(ctx, request)).map((text) =>
+              keepListed(
+                text,
+                "resourceTemplates",
+                (name) => name === "payload" || (name !== undefined && allowed(toolKey(ctx.route, name)?.key)),
+              ),
             );
           case "resources/list":
             // Resources are judged by upstream: the merged list asks only the upstreams the persona reaches,

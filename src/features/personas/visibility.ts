@@ -26,16 +26,18 @@ export function visibility({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Visib
       async function visibility(ctx, request) {
         const kv = ctx.services.kv;
         if (!kv) return next(ctx, request);
-        const [stored, text] = await Promise.all([
+        const [stored, answer] = await Promise.all([
           loadDocument(kv, VISIBILITY_KEY, cacheTtlMs, checkVisibility),
           next(ctx, request),
         ]);
         if (stored.state !== "valid" || (stored.value.allow.length === 0 && stored.value.deny.length === 0))
-          return text;
-        return keepListed(text, "tools", (name) => {
-          const key = name === undefined ? undefined : toolKey(ctx.route, name);
-          return key === undefined || isVisible(stored.value, key.key);
-        });
+          return answer;
+        return answer.map((text) =>
+          keepListed(text, "tools", (name) => {
+            const key = name === undefined ? undefined : toolKey(ctx.route, name);
+            return key === undefined || isVisible(stored.value, key.key);
+          }),
+        );
       },
   );
 }

@@ -64,7 +64,7 @@ function relayPages(ctx: CallContext, upstream: string, method: string): PageSou
   return async (cursor, page) => {
     try {
       const wire = listRequest(method, `pin-sweep-${page}`, cursor);
-      return ok((await relay({ ...ctx, record: newCallRecord() }, { kind: "request", wire }))!);
+      return ok((await relay({ ...ctx, record: newCallRecord() }, { kind: "request", wire }))!.text);
     } catch (error) {
       const code = error instanceof GatewayError ? error.code : INTERNAL_ERROR;
       const detail = error instanceof Error ? error.message : String(error);

@@ -18,6 +18,7 @@ import { isObject, resultText, type JsonObject, type JsonRpcRequest } from "../.
 import { pathSpan, parseSpan, rootSpan, splice, type Splice } from "../../core/raw-json";
 import { keepListed } from "../../core/raw-json-lists";
 import { onRequests, poolRequest, type CallContext, type Middleware } from "../../context/call-context";
+import { Answer } from "../../context/answer";
 import { argumentsMisfit } from "./pin-arguments";
 import { scanContext } from "./pin-findings";
 import { definitionObject, type PinKind } from "./pin-definition";
@@ -333,7 +334,7 @@ export function pinning({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: PinningO
         const pinned = ctx.route.upstreams.some((upstream) => pinningOf(upstream) !== "off");
         if (!ctx.services.kv || !pinned) return next(ctx, request);
         const refused = await checkCall(ctx, request.message, cacheTtlMs);
-        return refused ?? next(ctx, request);
+        return refused !== undefined ? Answer.ofText(refused) : next(ctx, request);
       },
   );
 }
@@ -352,7 +353,8 @@ export function pinnedLists(options: PinningOptions = {}): Middleware {
         const listKind = LISTS.get(request.message.method);
         const pinned = ctx.route.upstreams.filter((upstream) => pinningOf(upstream) !== "off");
         if (!listKind || !ctx.services.kv || pinned.length === 0) return next(ctx, request);
-        return pinList(ctx, request.message, await next(ctx, request), listKind, pinned, settled);
+        const answer = await next(ctx, request);
+        return answer.withText(await pinList(ctx, request.message, answer.text, listKind, pinned, settled));
       },
   );
 }

@@ -16,6 +16,7 @@ import { isObject, type JsonObject, type JsonRpcRequest } from "../../core/jsonr
 import { GATEWAY_INFO } from "../../core/gateway-info";
 import { GatewayError } from "../../core/errors";
 import { onRequests, type CallContext, type Middleware } from "../../context/call-context";
+import type { Answer } from "../../context/answer";
 import type { CallRecord } from "../../context/call-record";
 import {
   atLeast,
@@ -142,7 +143,7 @@ export function clientLogging(): Middleware {
         const threshold = await levelFor(ctx, request.message);
         if (threshold === null) return next(ctx, request);
         const tool = typeof params?.["name"] === "string" ? params["name"] : method;
-        let answer: string;
+        let answer: Answer;
         try {
           answer = await next(ctx, request);
         } catch (error) {

@@ -59,10 +59,10 @@ export function icons({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: IconOption
     (next) =>
       async function icons(ctx, request) {
         const { method } = request.message;
-        const text = await next(ctx, request);
+        const answer = await next(ctx, request);
         const kv = ctx.services.kv;
         const stored = kv ? await loadDocument(kv, ICONS_KEY, cacheTtlMs, checkIcons) : undefined;
-        return stored?.state === "valid" ? addIcons(ctx, method, text, stored.value) : text;
+        return stored?.state === "valid" ? answer.map((text) => addIcons(ctx, method, text, stored.value)) : answer;
       },
   );
 }

@@ -52,28 +52,29 @@ export function rules({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: RuleOption
         const { params } = request.message;
         const key = namedAt(ctx.target);
         if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
-        const answer = await next(ctx, request);
-        // A question for the client (multi-round-trip) is not the tool's result: guidance goes on the answer to its retry.
-        if (isInputRequired(answer)) return answer;
+        const answered = await next(ctx, request);
         const kv = ctx.services.kv;
         const stored = kv ? await loadDocument(kv, RULES_KEY, cacheTtlMs, checkRules) : undefined;
-        if (stored?.state !== "valid") return answer;
+        if (stored?.state !== "valid") return answered;
         const matching = rulesFor(stored.value, key.key);
         const hints = hintsFor(stored.value, key.key);
-        if (matching.length === 0 && hints.length === 0) return answer;
+        if (matching.length === 0 && hints.length === 0) return answered;
+        const answer = answered.text;
+        // A question for the client (multi-round-trip) is not the tool's result: guidance goes on the answer to its retry.
+        if (isInputRequired(answer)) return answered;
         let result: unknown;
         if (needsResult(matching)) {
           const parsed: unknown = JSON.parse(answer);
           result = isObject(parsed) ? parsed["result"] : undefined;
         } else result = pathSpan(answer, ["result"]) ? {} : undefined;
-        if (!isObject(result)) return answer; // a JSON-RPC error: nothing to append to
+        if (!isObject(result)) return answered; // a JSON-RPC error: nothing to append to
         const subject = { arguments: params?.["arguments"], result, failed: result["isError"] === true };
         const fired = matching.filter((rule) => conditionHolds(rule.when, subject));
-        if (fired.length === 0 && hints.length === 0) return answer;
+        if (fired.length === 0 && hints.length === 0) return answered;
         const out = appendTexts(answer, [...fired.map((rule) => rule.message), ...hints]);
-        if (out === undefined) return answer;
+        if (out === undefined) return answered;
         if (fired.length > 0) ctx.record.rulesFired = fired.map((rule) => rule.name);
-        return out;
+        return answered.withText(out);
       },
   );
 }

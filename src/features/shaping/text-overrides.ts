@@ -99,12 +99,14 @@ export function textOverrides({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Te
     (next) =>
       async function textOverrides(ctx, request) {
         const { method } = request.message;
-        const text = await next(ctx, request);
+        const answer = await next(ctx, request);
         const document = await overridesOf(ctx, cacheTtlMs);
-        if (!document) return text;
-        return method === "initialize" || method === "server/discover"
-          ? overrideInstructions(ctx, text, document)
-          : overrideList(ctx, method, text, document);
+        if (!document) return answer;
+        return answer.map((text) =>
+          method === "initialize" || method === "server/discover"
+            ? overrideInstructions(ctx, text, document)
+            : overrideList(ctx, method, text, document),
+        );
       },
   );
 }

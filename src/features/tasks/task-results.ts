@@ -63,9 +63,9 @@ export function taskResults({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: Task
         const reason = withheldBecause(active, upstream);
         // Asked all the same: the answer still waits for the task to end, and an unknown task is still an error.
         const answer = await next(ctx, request);
-        if (reason === undefined || !pathSpan(answer, ["result"])) return answer;
+        if (reason === undefined || !pathSpan(answer.text, ["result"])) return answer;
         console.warn(`mcp-edge-gateway: tasks/result withheld: ${reason}`);
-        return withheld(id, taskId, reason);
+        return answer.withText(withheld(id, taskId, reason));
       },
   );
 }

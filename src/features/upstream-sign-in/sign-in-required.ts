@@ -28,6 +28,7 @@ import {
   type WireMessage,
 } from "../../core/jsonrpc";
 import type { CallContext, SignInElicitation } from "../../context/call-context";
+import { Answer } from "../../context/answer";
 import { UPSTREAM_ERROR } from "../../upstream/failures";
 import { mintSignInLink, SIGN_IN_LINK_TTL_MS } from "./sign-in-link";
 import { SIGN_IN_FLOW_TTL_MS } from "./authorization-flow";
@@ -122,9 +123,9 @@ export function signInLinksAnswer(
 export async function askToSignIn(
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
-  route: () => Promise<string>,
+  route: () => Promise<Answer>,
   asked = 0,
-): Promise<string> {
+): Promise<Answer> {
   try {
     return await route();
   } catch (error) {
@@ -139,6 +140,8 @@ export async function askToSignIn(
     const page = byKey ? "key" : "start";
     const { url, nonce } = await mintSignInLink(kv, ctx.services.sessionSecret, ctx.route.origin, link, page);
     ctx.record.upstream = needed.upstream;
+    // The question is the upstream's to ask: a modern client's retry of it goes back there (eras/multi-round-trip.ts).
+    const answered = (text: string) => Answer.ofText(text, { upstream: needed.upstream });
     const wider = needed.challenge.error === "insufficient_scope";
     const ask = byKey
       ? `Upstream "${needed.upstream}" takes your own API key`
@@ -159,7 +162,7 @@ export async function askToSignIn(
       // A code-mode program's call: the link goes to the client with the run's answer (signInLinksAnswer).
       ctx.signInNeeded({ upstream: needed.upstream, mode: "url", message, url, elicitationId: nonce });
       const text = `${ask}: the link went to the client (a program cannot open it): run it again once signed in.`;
-      return resultText(id, { content: [{ type: "text", text }], isError: true });
+      return answered(resultText(id, { content: [{ type: "text", text }], isError: true }));
     }
     const rendezvous = ctx.services.inputRendezvous;
     if (
@@ -174,7 +177,7 @@ export async function askToSignIn(
         resultType: "input_required",
         inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params } },
       });
-      return bridgeInput(ctx, needed.upstream, request.text, id, first, async (retry) => {
+      const bridged = await bridgeInput(ctx, needed.upstream, request.text, id, first, async (retry) => {
         if (actionOf(retry) !== "accept") return declined(id, method, needed.upstream);
         if (!(await awaitSignIn(rendezvous, nonce, SIGN_IN_WAIT_MS, ctx.signal)))
           return errorText(id, URL_ELICITATION_REQUIRED, message, { elicitations: [urlElicitation(question)] });
@@ -185,9 +188,10 @@ export async function askToSignIn(
             params: { elicitationId: nonce },
           }),
         );
-        return askToSignIn(ctx, request, route, asked + 1);
+        return (await askToSignIn(ctx, request, route, asked + 1)).text;
       });
+      return answered(bridged);
     }
-    return answerWithLink(ctx, request, question);
+    return answered(await answerWithLink(ctx, request, question));
   }
 }

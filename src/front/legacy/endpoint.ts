@@ -92,8 +92,8 @@ function contextOf(where: EndpointRequest, session: SessionState, signal: AbortS
 }
 
 /** Runs one message that answers nothing (a notification, the client's answer) through the pipeline. */
-function runQuietly(where: EndpointRequest, ctx: SessionContext, message: ClientMessage): Promise<string | undefined> {
-  return where.pipeline({ ...ctx, emit: () => {}, record: newCallRecord() }, message);
+async function runQuietly(where: EndpointRequest, ctx: SessionContext, message: ClientMessage): Promise<void> {
+  await where.pipeline({ ...ctx, emit: () => {}, record: newCallRecord() }, message);
 }
 
 /** initialize: a new session, the upstreams initialized through the pipeline, then sealed. */
@@ -108,7 +108,7 @@ async function initialize(where: EndpointRequest, request: WireMessage<JsonRpcRe
   const opened = (upstreams: Readonly<Record<string, UpstreamSession>>) => {
     state = { ...state, upstreams };
   };
-  const text = (await where.pipeline(
+  const { text } = (await where.pipeline(
     { ...contextOf(where, state, where.signal), emit: () => {}, record: newCallRecord(), opened },
     { kind: "request", wire: request },
   ))!;
@@ -203,7 +203,7 @@ export async function handlePost(where: EndpointRequest, checked: CheckedBody): 
       (await where.pipeline(
         { ...ctx, emit, record: newCallRecord(), ...(ctx.route.kind === "aggregated" ? {} : { streamed }) },
         { kind: "request", wire },
-      ))!,
+      ))!.text,
   }));
   return replyTo(jobs, Array.isArray(body), () => abort.abort());
 }

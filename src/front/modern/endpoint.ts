@@ -206,7 +206,7 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
           };
           let text: string;
           try {
-            text = (await where.pipeline({ ...ctx, emit, record: newCallRecord() }, { kind: "request", wire }))!;
+            text = (await where.pipeline({ ...ctx, emit, record: newCallRecord() }, { kind: "request", wire }))!.text;
           } catch (error) {
             // A typed failure is written for this era (a method the gateway does not know: HTTP 404).
             throw error instanceof GatewayFailure ? error.inEra("modern") : error;

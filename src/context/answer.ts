@@ -1,0 +1,94 @@
+/**
+ * An answer to a client request as a value: its body (the text, or the upstream's bytes
+ * not yet decoded) and what served it (the upstream and its side, whether the call was
+ * bridged, the payload offload stored, whether it came as SSE). The relay makes it; each
+ * layer gets it from `next` and passes it outward, reading the text only where it has a
+ * policy for the call; the record layer copies what served it into the call record.
+ */
+import { utf8Length } from "../core/utf8-position";
+
+/** What served an answer, as the layers that know it said. */
+export type AnswerSource = {
+  /** The upstream that answered (the last one asked, for routes that try several). */
+  readonly upstream?: string;
+  /** The upstream's side that served it: its 2025 (`legacy`) or 2026-07-28 (`modern`) one. */
+  readonly side?: "legacy" | "modern";
+  /** The Durable Object (its id) holding a 2025 upstream's call whose question this answer is (eras/call-bridge.ts). */
+  readonly bridgedCall?: string;
+  /** The id of the payload offload stored instead of the answer. */
+  readonly payloadId?: string;
+  /** True when the upstream answered with an SSE stream. */
+  readonly sse?: boolean;
+};
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+/**
+ * A JSON-RPC response on its way to the client. The text is decoded from the bytes at
+ * most once and shared by every layer that reads it; an answer nobody read keeps the
+ * upstream's bytes, which the edge writes as they are.
+ *
+ * @example
+ * const answer = await next(ctx, request);
+ * if (!policy) return answer; // passed on unread
+ * return answer.withText(reshaped(answer.text));
+ */
+export class Answer {
+  #text: string | undefined;
+  #bytes: Uint8Array | undefined;
+  readonly from: AnswerSource;
+
+  private constructor(text: string | undefined, bytes: Uint8Array | undefined, from: AnswerSource) {
+    this.#text = text;
+    this.#bytes = bytes;
+    this.from = from;
+  }
+
+  /** An answer whose body is `text`. */
+  static ofText(text: string, from: AnswerSource = {}): Answer {
+    return new Answer(text, undefined, from);
+  }
+
+  /** An answer whose body is the UTF-8 JSON text `bytes` (kept as they are until someone reads the text). */
+  static ofBytes(bytes: Uint8Array, from: AnswerSource = {}): Answer {
+    return new Answer(undefined, bytes, from);
+  }
+
+  /** The body's text, decoded once. */
+  get text(): string {
+    this.#text ??= decoder.decode(this.#bytes);
+    return this.#text;
+  }
+
+  /** The body's UTF-8 bytes: the upstream's own when the answer was made of them, else encoded once. */
+  get bytes(): Uint8Array {
+    this.#bytes ??= encoder.encode(this.#text);
+    return this.#bytes;
+  }
+
+  /** True while no layer has read the text of an answer made of bytes (the edge may write them as they are). */
+  get unread(): boolean {
+    return this.#text === undefined;
+  }
+
+  /** The body's length in UTF-8 bytes, without decoding it. */
+  get byteLength(): number {
+    return this.#bytes !== undefined ? this.#bytes.byteLength : utf8Length(this.#text!);
+  }
+
+  /** The same answer (what served it) with a body a layer changed. */
+  withText(text: string): Answer {
+    return text === this.#text ? this : new Answer(text, undefined, this.from);
+  }
+
+  /** The same answer with its text changed by `change` (the text is read for it). */
+  map(change: (text: string) => string): Answer {
+    return this.withText(change(this.text));
+  }
+
+  /** The same body with more said about what served it. */
+  with(from: AnswerSource): Answer {
+    return new Answer(this.#text, this.#bytes, { ...this.from, ...from });
+  }
+}
