@@ -116,8 +116,14 @@ function failureOf(error: unknown): string {
   return typeof reason === "string" ? reason : "gateway-error";
 }
 
-async function report(ctx: CallContext, threshold: LogLevel, tool: string, failure?: string): Promise<void> {
-  for (const decision of decisionsOf(ctx.record, tool, failure))
+/**
+ * Tells the client what the record says of its call. The payload id is the answer's: the
+ * record layer, outside this one, copies it onto the record only after this layer returns.
+ */
+async function report(ctx: CallContext, threshold: LogLevel, tool: string, answer?: Answer, failure?: string) {
+  const payloadId = answer?.from.payloadId ?? ctx.record.payloadId;
+  const record = payloadId === undefined ? ctx.record : { ...ctx.record, payloadId };
+  for (const decision of decisionsOf(record, tool, failure))
     if (atLeast(decision.level, threshold)) await ctx.emit(logMessage(decision));
 }
 
@@ -147,10 +153,10 @@ export function clientLogging(): Middleware {
         try {
           answer = await next(ctx, request);
         } catch (error) {
-          await report(ctx, threshold, tool, failureOf(error));
+          await report(ctx, threshold, tool, undefined, failureOf(error));
           throw error;
         }
-        await report(ctx, threshold, tool);
+        await report(ctx, threshold, tool, answer);
         return answer;
       },
   );
