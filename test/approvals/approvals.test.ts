@@ -338,12 +338,18 @@ describe("an approval bound to the exact call", () => {
     const kv = (env as unknown as { GATEWAY_KV: KVNamespace }).GATEWAY_KV;
     // Ids that sort before any digest, so KV lists them first: another rule's calls, older than carol's.
     const others = { caller: "mallory", roles: ["other"], at: 0 };
-    for (let i = 0; i < 150; i++)
-      await kv.put(`approvals/${i.toString(16).padStart(64, "0")}`, "", { metadata: others });
-    const id = heldId(await modernEcho(carol, "pay 43"));
-    const listed = ((await (await approvals(alice, "GET")).json()) as Json).approvals as HeldCall[];
-    // Calls other tests of this file left held may be listed too; carol's must be.
-    expect(listed.map((call) => call.id)).toContain(id);
+    const fakes = Array.from({ length: 150 }, (_, i) => `approvals/${i.toString(16).padStart(64, "0")}`);
+    for (const key of fakes) await kv.put(key, "", { metadata: others });
+    try {
+      const id = heldId(await modernEcho(carol, "pay 43"));
+      const listed = ((await (await approvals(alice, "GET")).json()) as Json).approvals as HeldCall[];
+      // Calls other tests of this file left held may be listed too; carol's must be.
+      expect(listed.map((call) => call.id)).toContain(id);
+    } finally {
+      // The suite's files share one KV: index entries with no held call behind them would
+      // fill the operator's oldest hundred in later files (approvals-console.test.ts).
+      for (const key of fakes) await kv.delete(key);
+    }
   });
 
   it("is not asked for arguments whose numbers it could not tell apart: 2^53 + 1 is refused, not held", async () => {
