@@ -44,6 +44,7 @@ import { loadPlan } from "./features/filters/filter-store";
 import type { PlanOffload } from "./features/offload/offload-settings";
 import { SYS_TOOL_METHODS, sysToolCalls, sysTools } from "./features/offload/sys-tools";
 import { taskResults } from "./features/tasks/task-results";
+import { relayTasks } from "./features/tasks/tasks";
 import { createRelay } from "./relay/index";
 import { askToSignIn } from "./features/upstream-sign-in/sign-in-required";
 import { composeChains, EVERY, EVERY_MESSAGE, type Chains, type Handles, type Layer } from "./pipeline/compose";
@@ -115,8 +116,8 @@ export function methodLayers(config: GatewayConfig): readonly Layer[] {
   ];
 }
 
-/** The relay, with the sign-in prompt of upstreams that act as each user around its upstream work. */
-const relay = createRelay(askToSignIn);
+/** The relay, with the sign-in prompt of upstreams that act as each user around its upstream work, and tasks. */
+const relay = createRelay(askToSignIn, relayTasks);
 
 /** Observers every pipeline has: upstream health, measured on real traffic. */
 const DEFAULT_OBSERVERS: readonly CallObserver[] = [upstreamHealth];
