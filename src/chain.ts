@@ -40,8 +40,11 @@ import { rules } from "./features/shaping/rules";
 import { OVERRIDDEN_METHODS, textOverrides } from "./features/shaping/text-overrides";
 import { visibility } from "./features/personas/visibility";
 import { outputFilters } from "./features/filters/output-filters";
+import { loadPlan } from "./features/filters/filter-store";
+import type { PlanOffload } from "./features/offload/offload-settings";
 import { SYS_TOOL_METHODS, sysToolCalls, sysTools } from "./features/offload/sys-tools";
 import { taskResults } from "./features/tasks/task-results";
+import { relayTasks } from "./features/tasks/tasks";
 import { createRelay } from "./relay/index";
 import { askToSignIn } from "./features/upstream-sign-in/sign-in-required";
 import { composeChains, EVERY, EVERY_MESSAGE, type Chains, type Handles, type Layer } from "./pipeline/compose";
@@ -58,6 +61,12 @@ import { approvalGate } from "./features/approvals/routes";
 import { namedServers } from "./features/named-servers/serve";
 
 export type { CallObserver };
+
+/** The plan's `offload` override, read from the filters' store: offload takes it as an option, never importing filters. */
+const planOffload: PlanOffload = async (kv, cacheTtlMs) => {
+  const plan = await loadPlan(kv, cacheTtlMs);
+  return plan.state === "valid" ? plan.value.offload : undefined;
+};
 
 /** A layer of the list below. */
 const layer = (name: string, handles: Handles, wrap: Middleware): Layer => ({ name, handles, wrap });
@@ -81,12 +90,16 @@ export function methodLayers(config: GatewayConfig): readonly Layer[] {
     layer("client notifications", { requests: EVERY, notifications: EVERY, listen: true }, clientNotifications()),
     layer("rate limit", { requests: EVERY, notifications: EVERY }, rateLimit({ auth })),
     layer("sys tools", { requests: toolCalls }, sysToolCalls()),
-    layer("sys tools", { requests: SYS_TOOL_METHODS }, sysTools({ offloadDefaults: config.offload, cacheTtlMs })),
+    layer(
+      "sys tools",
+      { requests: SYS_TOOL_METHODS },
+      sysTools({ offloadDefaults: config.offload, cacheTtlMs, planOffload }),
+    ),
     layer("icons", { requests: [...SHAPED_LISTS.keys()] }, icons({ cacheTtlMs })),
     layer("text overrides", { requests: OVERRIDDEN_METHODS }, textOverrides({ cacheTtlMs })),
     layer("rules", { requests: toolCalls }, rules({ cacheTtlMs })),
     layer("pinning", { requests: [...toolCalls, "prompts/get"] }, pinning({ cacheTtlMs })),
-    layer("offload", { requests: toolCalls }, offload({ defaults: config.offload, cacheTtlMs })),
+    layer("offload", { requests: toolCalls }, offload({ defaults: config.offload, cacheTtlMs, planOffload })),
     layer(
       "output filters",
       { requests: [...toolCalls, ...toolLists, "subscriptions/listen"], listen: true },
@@ -103,8 +116,8 @@ export function methodLayers(config: GatewayConfig): readonly Layer[] {
   ];
 }
 
-/** The relay, with the sign-in prompt of upstreams that act as each user around its upstream work. */
-const relay = createRelay(askToSignIn);
+/** The relay, with the sign-in prompt of upstreams that act as each user around its upstream work, and tasks. */
+const relay = createRelay(askToSignIn, relayTasks);
 
 /** Observers every pipeline has: upstream health, measured on real traffic. */
 const DEFAULT_OBSERVERS: readonly CallObserver[] = [upstreamHealth];
@@ -136,7 +149,7 @@ export function buildChains(
   };
   const auth = config.auth.ok ? config.auth.value : ({ mode: "missing" } as const);
   const cacheTtlMs = config.documentCacheTtlMs;
-  const codeModeTools = codeMode({ offloadDefaults: config.offload, cacheTtlMs });
+  const codeModeTools = codeMode({ offloadDefaults: config.offload, cacheTtlMs, planOffload });
   const middleware = composeChains(arrange(methodLayers(config)), relay);
   const outer = composeChains(
     [

@@ -18,7 +18,7 @@ import { signInFrom, type SignInConfig } from "./features/client-sign-in/config"
 import { looksLikeSignInToken, signInTokenCheck } from "./features/client-sign-in/access-token";
 import { addClientSignInRoutes } from "./features/client-sign-in/routes";
 import { DEFAULT_OFFLOAD, offloadFromVar } from "./features/offload/offload-config";
-import type { OffloadConfig } from "./config/offload-override";
+import type { OffloadConfig } from "./features/offload/offload-override";
 import { auditFromVar } from "./features/audit/audit-config";
 import { auditFailedAuthentication } from "./features/audit/failure-audit";
 import { onRefreshFailure } from "./upstream/oauth/access-token";

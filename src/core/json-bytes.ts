@@ -16,7 +16,7 @@ export type NotificationHead = {
   readonly method: string;
   /** `params.level` when it is a string (a log message's level). */
   readonly level?: string;
-  /** `params` has a `_meta` member (which may name a task: relay/task-ids.ts). */
+  /** `params` has a `_meta` member (which may name a task: features/tasks/task-ids.ts). */
   readonly meta: boolean;
 };
 

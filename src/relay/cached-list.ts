@@ -26,6 +26,7 @@ import {
   type ListKeys,
 } from "../upstream/list-cache";
 import { forward } from "./forward";
+import type { RelayTasks } from "./plugs";
 import { withMessageId } from "../core/raw-json";
 import { listsEntries, withoutAmbiguousEntries } from "./ambiguous-entries";
 
@@ -63,7 +64,7 @@ async function listKeys(
  * the upstream sent it). Other methods are forwarded as they are.
  *
  * @example
- * const answer = await forwardList(ctx, upstream, "tools/list", request.message.params, request.text, request.message.id);
+ * const answer = await forwardList(ctx, upstream, "tools/list", request.message.params, request.text, request.message.id, tasks);
  */
 export async function forwardList(
   ctx: CallContext,
@@ -72,9 +73,10 @@ export async function forwardList(
   params: JsonObject | undefined,
   text: string,
   id: JsonRpcId,
+  tasks: RelayTasks,
 ): Promise<Answer> {
   // Held or not, the answer given on has no entry that clients and the gateway would read differently.
-  const given = await answerOf(ctx, upstream, method, params, text, id);
+  const given = await answerOf(ctx, upstream, method, params, text, id, tasks);
   // Only a list's answer has entries: any other passes on unread.
   if (!listsEntries(method)) return given;
   const { text: answer, dropped } = withoutAmbiguousEntries(upstream.name, method, given.text);
@@ -92,8 +94,10 @@ async function answerOf(
   params: JsonObject | undefined,
   text: string,
   id: JsonRpcId,
+  tasks: RelayTasks,
 ): Promise<Answer> {
-  if (!CACHED_LIST_METHODS.has(method) || upstream.listCache?.ttlMs === 0) return forward(ctx, upstream, text, id);
+  if (!CACHED_LIST_METHODS.has(method) || upstream.listCache?.ttlMs === 0)
+    return forward(ctx, upstream, text, id, tasks);
   // An upstream whose last such list could not be held is asked straight away; its answer says whether this one can.
   const keys = mayBeHeld(upstream.name, method) ? await listKeys(ctx, upstream, method, params) : undefined;
   const held = keys && (await heldList(keys));
@@ -102,7 +106,7 @@ async function answerOf(
     return Answer.ofText(withMessageId(held, id), { upstream: upstream.name });
   }
   const generation = listGeneration(upstream.name, method);
-  const forwarded = await forward(ctx, upstream, text, id);
+  const forwarded = await forward(ctx, upstream, text, id, tasks);
   const answer = forwarded.text;
   const hold = holdOf(answer, upstream.listCache);
   if (!keys && !hold) noteHold(upstream.name, method, hold);

@@ -10,11 +10,15 @@ import { failureError } from "../upstream/failures";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { decodeServerRequestId } from "./server-requests";
 import { withMessageId } from "../core/raw-json";
-import { taskIdBinding, toUpstreamTaskIds } from "./task-ids";
+import type { RelayTasks } from "./plugs";
 import { deliverInput, isInputRequestId } from "../eras/input-bridge";
 
 /** Sends the client's answer to the upstream that asked; refuses an id the gateway never sent. */
-export async function relayClientResponse(ctx: CallContext, wire: WireMessage<JsonRpcResponse>): Promise<void> {
+export async function relayClientResponse(
+  ctx: CallContext,
+  wire: WireMessage<JsonRpcResponse>,
+  tasks: RelayTasks,
+): Promise<void> {
   const id = wire.message.id;
   // An answer to what a 2026-07-28 upstream asked through the gateway: left where its call waits.
   if (isInputRequestId(id)) return deliverInput(ctx, wire);
@@ -33,7 +37,7 @@ export async function relayClientResponse(ctx: CallContext, wire: WireMessage<Js
     text = withMessageId(wire.text, origin.id);
   }
   // An answer to a task's elicitation names that task by the id the client knows (the gateway's, on both routes).
-  text = await toUpstreamTaskIds(text, upstream!.name, taskIdBinding(ctx));
+  text = await tasks.toUpstream(ctx, text, upstream!.name);
   ctx.record.upstream = upstream!.name;
   const reply = await sendToUpstream(upstream!, text, poolRequest(ctx));
   if (!reply.ok) throw failureError(reply, ctx.services.env);

@@ -7,7 +7,7 @@ import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { parseSpan, pathSpan, splice, withMessageId } from "../core/raw-json";
 import { encodeServerRequestId } from "./server-requests";
-import { taskIdBinding, toGatewayTaskIds } from "./task-ids";
+import type { RelayTasks } from "./plugs";
 import { bridgeable, bridgedForward } from "../eras/call-bridge";
 import { withTraceMeta } from "./trace-meta";
 import { cancelWhenClientGoes } from "./cancel-upstream";
@@ -51,7 +51,7 @@ const QUICK_METHODS = new Set([
   "tasks/cancel",
 ]);
 
-/** The notifications `toClient` may rewrite whatever `_meta` they carry (ids: `withIdsToClient`; task ids: task-ids.ts). */
+/** The notifications `toClient` may rewrite whatever `_meta` they carry (ids: `withIdsToClient`; task ids: the tasks feature). */
 const REWRITTEN_NOTIFICATIONS: ReadonlySet<string> = new Set(["notifications/cancelled", "notifications/tasks/status"]);
 
 /**
@@ -72,10 +72,11 @@ export function toClient(
   ctx: Pick<CallContext, "route" | "services" | "identity">,
   upstream: string,
   wire: WireMessage,
+  tasks: RelayTasks,
 ): Promise<string> {
   const text = withIdsToClient(ctx.route, upstream, wire);
-  // Task ids (a status notification, a task's related-task `_meta`) are the gateway's, on both routes (task-ids.ts).
-  return toGatewayTaskIds(text, upstream, taskIdBinding(ctx));
+  // Task ids (a status notification, a task's related-task `_meta`) are the gateway's, on both routes (plugs.ts).
+  return tasks.toClient(ctx, text, upstream);
 }
 
 function withIdsToClient(route: RouteEndpoint, upstream: string, wire: WireMessage): string {
@@ -121,6 +122,7 @@ export async function forward(
   upstream: UpstreamConfig,
   request: string,
   id: JsonRpcId,
+  tasks: RelayTasks,
 ): Promise<Answer> {
   // Where the call goes upstream and as whom, resolved once for all its exchanges.
   const target = await upstreamTarget(upstream, poolRequest(ctx));
@@ -128,30 +130,46 @@ export async function forward(
     ctx.record.upstream = upstream.name; // the call was this upstream's, though it never left
     throw failureError(target, ctx.services.env).withId(id);
   }
-  if (ctx.identity.era !== "modern") return forwardAs(ctx, target.value, withoutRetryFields(request), id);
+  const once: SendOnce = (text, sentId) => forwardOnce(ctx, target.value, text, sentId, tasks);
+  if (ctx.identity.era !== "modern") return forwardAs(ctx, upstream.name, withoutRetryFields(request), id, once);
   // Stateless clients share upstream sessions (front/modern/upstream-client.ts), and each
   // numbers its requests from its own start: two of them may send the same id at once.
   // The upstream sees an id of the gateway's, unique per request; the client gets its own back.
   const upstreamId = `${UPSTREAM_ID_PREFIX}${randomHexId()}`;
   try {
     // An answer taken while it streams (offload) keeps the upstream message's own id, checked like any other.
-    const answer = await forwardAs(ctx, target.value, withMessageId(request, upstreamId), upstreamId);
+    const answer = await forwardAs(ctx, upstream.name, withMessageId(request, upstreamId), upstreamId, once);
     return answer.withText(withMessageId(answer.text, id));
   } catch (error) {
     throw error instanceof GatewayError && error.id === upstreamId ? error.withId(id) : error;
   }
 }
 
-async function forwardAs(ctx: CallContext, target: UpstreamTarget, request: string, id: JsonRpcId): Promise<Answer> {
-  const answer = await forwardOnce(ctx, target, request, id);
+/** One exchange of a request's text (answering `id`) with the upstream a call resolved. */
+type SendOnce = (request: string, id: JsonRpcId) => Promise<Answer>;
+
+async function forwardAs(
+  ctx: CallContext,
+  upstream: string,
+  request: string,
+  id: JsonRpcId,
+  once: SendOnce,
+): Promise<Answer> {
+  const answer = await once(request, id);
   if (ctx.identity.era === "modern" || !inputRequired(answer.text)) return answer;
-  const bridged = await bridgeInput(ctx, target.upstream.name, request, id, answer.text, async (text, retryId) => {
-    return (await forwardOnce(ctx, target, text, retryId)).text;
+  const bridged = await bridgeInput(ctx, upstream, request, id, answer.text, async (text, retryId) => {
+    return (await once(text, retryId)).text;
   });
   return answer.withText(bridged);
 }
 
-async function forwardOnce(ctx: CallContext, target: UpstreamTarget, request: string, id: JsonRpcId): Promise<Answer> {
+async function forwardOnce(
+  ctx: CallContext,
+  target: UpstreamTarget,
+  request: string,
+  id: JsonRpcId,
+  tasks: RelayTasks,
+): Promise<Answer> {
   const traceparent = ctx.trace && traceparentOf(ctx.trace);
   const text = traceparent ? withTraceMeta(request, traceparent) : request;
   const large = largeAnswerOf(ctx);
@@ -169,13 +187,13 @@ async function forwardOnce(ctx: CallContext, target: UpstreamTarget, request: st
     const known = await withSessionsKnown(target);
     if (!known.ok) throw failureError(known, ctx.services.env).withId(id);
     if (bridgeable(ctx, known.value, methodOf(text), text))
-      return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx, upstream.name, wire));
+      return bridgedForward(ctx, upstream, text, id, (wire) => toClient(ctx, upstream.name, wire, tasks));
   }
   const { record } = ctx;
   record.upstream = upstream.name;
   const stopWatching = cancelWhenClientGoes(ctx, upstream, id);
   try {
-    return await exchangeWith(ctx, target, text, id, options);
+    return await exchangeWith(ctx, target, text, id, options, tasks);
   } finally {
     stopWatching();
   }
@@ -187,6 +205,7 @@ async function exchangeWith(
   text: string,
   id: JsonRpcId,
   given: SendOptions,
+  tasks: RelayTasks,
 ): Promise<Answer> {
   const { record } = ctx;
   // A notification handed on as bytes never reaches the loop below, but is something arriving all the same.
@@ -225,7 +244,7 @@ async function exchangeWith(
           );
           continue;
         }
-        await ctx.emit(await toClient(ctx, upstream.name, wire)); // at the client's pace
+        await ctx.emit(await toClient(ctx, upstream.name, wire, tasks)); // at the client's pace
       }
     } finally {
       record.bytesFromUpstream = (record.bytesFromUpstream ?? 0) + reply.value.received.bytes;

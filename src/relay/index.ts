@@ -15,19 +15,21 @@ import { endUpstreamSessions } from "./end-sessions";
 import { initializeUpstreams } from "./initialize";
 import { listen } from "./listen";
 import { relayNotification, requestRelay, type AroundUpstream } from "./relay";
+import type { RelayTasks } from "./plugs";
 import { subscriptionsListen } from "./subscriptions";
 
-export type { AroundUpstream };
+export type { AroundUpstream, RelayTasks };
 
 /**
  * The relay handler at the centre of the pipeline; `around` runs around each request's work
- * at the upstreams (initialize, server/discover and every relayed request), as sign-in does.
+ * at the upstreams (initialize, server/discover and every relayed request), as sign-in does;
+ * `tasks` maps task ids between the caller's form and the upstreams' (features/tasks/).
  *
  * @example
- * const relay = createRelay(askToSignIn);
+ * const relay = createRelay(askToSignIn, relayTasks);
  */
-export function createRelay(around: AroundUpstream): Handler {
-  const relayRequest = requestRelay(around);
+export function createRelay(around: AroundUpstream, tasks: RelayTasks): Handler {
+  const relayRequest = requestRelay(around, tasks);
   return async function relay(ctx, message) {
     switch (message.kind) {
       case "request":
@@ -44,7 +46,7 @@ export function createRelay(around: AroundUpstream): Handler {
             return relayRequest(ctx, message.wire);
         }
       case "response":
-        await relayClientResponse(ctx, message.wire);
+        await relayClientResponse(ctx, message.wire, tasks);
         return undefined;
       case "notification":
         // The gateway initialized each upstream itself, and told it so. Delivery goes on after
@@ -58,7 +60,7 @@ export function createRelay(around: AroundUpstream): Handler {
         }
         return undefined;
       case "listen":
-        await listen(ctx);
+        await listen(ctx, tasks);
         return undefined;
       case "end":
         await endUpstreamSessions(ctx);

@@ -9,6 +9,7 @@ import { GatewayError } from "../core/errors";
 import { poolRequest, type CallContext } from "../context/call-context";
 import { listenToUpstream, upstreamMessages } from "../upstream/pool";
 import { toClient } from "./forward";
+import type { RelayTasks } from "./plugs";
 import type { ListenFilter } from "../upstream/modern-listen";
 import { describeFailure } from "../upstream/failures";
 
@@ -19,7 +20,7 @@ const LIST_CHANGES: ListenFilter = { toolsListChanged: true, promptsListChanged:
  * Opens the route's upstream streams; calls `ctx.streamed` once one is open (405 when
  * none is), then relays until every stream ends or the client goes away.
  */
-export async function listen(ctx: CallContext): Promise<void> {
+export async function listen(ctx: CallContext, tasks: RelayTasks): Promise<void> {
   const opened = await Promise.all(
     ctx.route.upstreams.map(async (upstream) => {
       // The session's own stream: a 2025 side's GET, or a 2026-07-28 side's subscriptions/listen standing in for it
@@ -53,7 +54,7 @@ export async function listen(ctx: CallContext): Promise<void> {
           if (!item.ok || ctx.signal.aborted) break;
           // A listen stream's own end (its response) is not a message of the 2025 GET stream.
           if ("id" in item.value.message && !("method" in item.value.message)) break;
-          await ctx.emit(await toClient(ctx, upstream.name, item.value));
+          await ctx.emit(await toClient(ctx, upstream.name, item.value, tasks));
         }
       } catch {
         // The client went away while a message was in flight; nothing to deliver it to.

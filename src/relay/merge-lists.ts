@@ -13,7 +13,7 @@ import { qualifyName } from "../core/names";
 import { redactSecrets } from "../config/secrets";
 import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span } from "../core/raw-json";
 import { heldSession } from "../upstream/upstream-session";
-import { ownTaskList, ownTasksOf } from "./tasks";
+import type { OwnedTasks, RelayTasks } from "./plugs";
 import type { CallContext } from "../context/call-context";
 import type { UpstreamConfig } from "../config/upstreams";
 import { forwardList } from "./cached-list";
@@ -30,7 +30,7 @@ export const URI_COLLISIONS_META_KEY = "mcp-edge-gateway/uri-collisions";
 /**
  * A merged list: its method, the result member holding the items, the sealed capability
  * key of upstreams that serve it, whether item names get the `<upstream>___` prefix, and
- * whether items are tasks (only the caller's own are kept, with the ids it knows: tasks.ts).
+ * whether items are tasks (only the caller's own are kept, with the ids it knows: plugs.ts).
  */
 export type ListKind = {
   readonly method: string;
@@ -73,7 +73,8 @@ async function upstreamPage(
   kind: ListKind,
   request: JsonRpcRequest,
   cursor: string | null,
-  ownTasks: () => Promise<ReadonlySet<string>>,
+  tasks: RelayTasks,
+  ownTasks: OwnedTasks,
 ): Promise<UpstreamPage> {
   const params: Record<string, unknown> = { ...request.params };
   delete params["cursor"];
@@ -84,9 +85,9 @@ async function upstreamPage(
     method: kind.method,
     ...(Object.keys(params).length > 0 ? { params } : {}),
   });
-  const sent = (await forwardList(ctx, upstream, kind.method, params, text, request.id)).text;
-  // Tasks: only the caller's own, with the ids the caller knows (tasks.ts).
-  const answer = kind.taskIds ? await ownTaskList(ctx, upstream.name, sent, ownTasks) : sent;
+  const sent = (await forwardList(ctx, upstream, kind.method, params, text, request.id, tasks)).text;
+  // Tasks: only the caller's own, with the ids the caller knows (plugs.ts).
+  const answer = kind.taskIds ? await tasks.ownList(ctx, upstream.name, sent, ownTasks) : sent;
   const root = rootSpan(answer);
   const error = member(answer, root, "error");
   if (error) {
@@ -164,6 +165,7 @@ export async function mergeList(
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
   kind: ListKind,
+  tasks: RelayTasks,
   onItems?: (upstream: string, items: UpstreamPage["items"]) => void,
 ): Promise<string> {
   const { id, params } = request.message;
@@ -172,9 +174,17 @@ export async function mergeList(
     params?.["cursor"] !== undefined
       ? pendingOf(ctx, await decodeCursor(params["cursor"], binding))
       : firstPage(ctx, kind);
-  const ownTasks = ownTasksOf(ctx);
+  const ownTasks = tasks.ownedBy(ctx);
   const pages = await inParallel(pending, MAX_PARALLEL_UPSTREAMS, ([name, cursor]) =>
-    upstreamPage(ctx, ctx.route.upstreams.find((u) => u.name === name)!, kind, request.message, cursor, ownTasks),
+    upstreamPage(
+      ctx,
+      ctx.route.upstreams.find((u) => u.name === name)!,
+      kind,
+      request.message,
+      cursor,
+      tasks,
+      ownTasks,
+    ),
   );
 
   const items: string[] = [];

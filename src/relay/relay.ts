@@ -2,7 +2,7 @@
  * The innermost method handler: sends each client request to the upstream that owns it.
  *
  * On /mcp/<upstream> every request is forwarded as it came, but for task ids (the
- * gateway's, bound to the caller: tasks.ts). On /mcp, names are routed by their
+ * gateway's, bound to the caller: plugs.ts). On /mcp, names are routed by their
  * `<upstream>___` prefix (and rewritten to the upstream's own name), resource URIs by
  * which upstream listed them, tasks by the upstream their id names, lists are merged,
  * and a few methods are answered for all upstreams at once.
@@ -23,7 +23,7 @@ import { forwardList } from "./cached-list";
 import { LISTS, mergeList } from "./merge-lists";
 import { sendToUpstream, upstreamMessages } from "../upstream/pool";
 import { followPages, listRequest, type PageSource } from "../upstream/list-pages";
-import { createdTask, ownTaskList, ownTasksOf, routeTask, TASK_METHODS } from "./tasks";
+import type { RelayTasks, SendToUpstream } from "./plugs";
 import { multiRoundTrip, type RouteRequest } from "../eras/multi-round-trip";
 
 /** Resource URIs whose upstream an isolate remembers. */
@@ -87,6 +87,11 @@ function rewriteString(text: string, path: readonly string[], value: string): st
   return splice(text, [{ span, raw: JSON.stringify(value) }]);
 }
 
+/** `forward` with the tasks plug, as a task method's route sends it. */
+function sendWith(tasks: RelayTasks): SendToUpstream {
+  return (ctx, upstream, text, id) => forward(ctx, upstream, text, id, tasks);
+}
+
 /** Pages of an upstream's list `resolveShortened` reads at most to find a shortened name. */
 const MAX_RESOLVE_PAGES = 100;
 
@@ -97,11 +102,12 @@ async function resolveShortened(
   qualified: string,
   listMethod: string,
   key: string,
+  tasks: RelayTasks,
 ): Promise<string | undefined> {
   let found: string | undefined;
   const pages: PageSource = async (cursor) => {
     const { text, message } = listRequest(listMethod, "gw-resolve", cursor);
-    return ok((await forwardList(ctx, upstream, listMethod, message.params, text, "gw-resolve")).text);
+    return ok((await forwardList(ctx, upstream, listMethod, message.params, text, "gw-resolve", tasks)).text);
   };
   const walk = await followPages(
     upstream.name,
@@ -135,6 +141,7 @@ async function routeByName(
   request: WireMessage<JsonRpcRequest>,
   path: readonly string[],
   list: { method: string; key: string; label: string },
+  tasks: RelayTasks,
 ): Promise<Answer> {
   const { id } = request.message;
   const { target } = ctx;
@@ -147,12 +154,12 @@ async function routeByName(
   if (!parsed || !upstream) throw unknown(target.sent);
   let name: string | undefined = parsed.name;
   if (parsed.maybeShortened)
-    name = (await resolveShortened(ctx, upstream, target.sent, list.method, list.key)) ?? parsed.name;
-  const answer = await forward(ctx, upstream, rewriteString(request.text, ["params", ...path], name), id);
+    name = (await resolveShortened(ctx, upstream, target.sent, list.method, list.key, tasks)) ?? parsed.name;
+  const answer = await forward(ctx, upstream, rewriteString(request.text, ["params", ...path], name), id, tasks);
   // A task-augmented call answers with a task: the caller's, and its id must say which upstream runs it.
   const { method, params } = request.message;
   return methodFacts(method).createsTasks && isObject(params?.["task"])
-    ? createdTask(ctx, upstream.name, answer, method)
+    ? tasks.created(ctx, upstream.name, answer, method)
     : answer;
 }
 
@@ -169,6 +176,7 @@ async function routeByUri(
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
   path: readonly string[],
+  tasks: RelayTasks,
 ): Promise<Answer> {
   const { id } = request.message;
   const { target } = ctx;
@@ -180,7 +188,13 @@ async function routeByUri(
   const app = ctx.route.kind === "aggregated" ? appUriTarget(uri) : undefined;
   const appUpstream = app && ctx.route.upstreams.find((u) => u.name === app.upstream);
   if (app && appUpstream) {
-    const answer = await forward(ctx, appUpstream, rewriteString(request.text, ["params", ...path], app.uri), id);
+    const answer = await forward(
+      ctx,
+      appUpstream,
+      rewriteString(request.text, ["params", ...path], app.uri),
+      id,
+      tasks,
+    );
     return answer.withText(shownReadAnswer(answer.text, appUpstream.name));
   }
   const owner = ctx.route.upstreams.find((u) => u.name === uriOwners.get(uri));
@@ -192,7 +206,7 @@ async function routeByUri(
   for (const upstream of owner ? [owner, ...candidates] : candidates) {
     let answer: Answer;
     try {
-      answer = await forward(ctx, upstream, request.text, id);
+      answer = await forward(ctx, upstream, request.text, id, tasks);
     } catch (error) {
       if (upstream === owner) throw error;
       continue; // an upstream that is down cannot own the URI for this request
@@ -208,14 +222,18 @@ async function routeByUri(
 }
 
 /** Sends `logging/setLevel` to every upstream that logs; the level applies gateway-wide for the session. */
-async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<Answer> {
+async function broadcastLevel(
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  tasks: RelayTasks,
+): Promise<Answer> {
   const targets = ctx.route.upstreams.filter((upstream) =>
     heldSession(ctx.upstreamClient, upstream.name)?.capabilities.includes("logging"),
   );
   await Promise.all(
     targets.map(async (upstream) => {
       try {
-        await forward(ctx, upstream, request.text, request.message.id);
+        await forward(ctx, upstream, request.text, request.message.id, tasks);
       } catch (error) {
         console.warn(`mcp-edge-gateway: logging/setLevel: ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -224,28 +242,34 @@ async function broadcastLevel(ctx: CallContext, request: WireMessage<JsonRpcRequ
   return Answer.ofText(resultText(request.message.id, {}));
 }
 
-async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<Answer> {
+async function aggregatedRelay(
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  tasks: RelayTasks,
+): Promise<Answer> {
   const { method, id, params } = request.message;
   const list = LISTS.get(method);
   if (list) {
     const remember = (upstream: string, items: readonly { uri?: string }[]) => rememberUris(ctx, upstream, items);
-    return Answer.ofText(await mergeList(ctx, request, list, list.method === "resources/list" ? remember : undefined));
+    return Answer.ofText(
+      await mergeList(ctx, request, list, tasks, list.method === "resources/list" ? remember : undefined),
+    );
   }
   // A call of a tool or prompt (core/methods.ts) goes to the upstream its name routes to.
   const invokes = methodFacts(method).invokes;
-  if (invokes !== undefined) return routeByName(ctx, request, ["name"], NAMED_LISTS[invokes]);
+  if (invokes !== undefined) return routeByName(ctx, request, ["name"], NAMED_LISTS[invokes], tasks);
   switch (method) {
     case "ping":
       return Answer.ofText(resultText(id, {}));
     case "resources/read":
     case "resources/subscribe":
     case "resources/unsubscribe":
-      return routeByUri(ctx, request, ["uri"]);
+      return routeByUri(ctx, request, ["uri"], tasks);
     case "completion/complete": {
       const ref = params?.["ref"];
       if (isObject(ref) && ref["type"] === "ref/prompt")
-        return routeByName(ctx, request, ["ref", "name"], NAMED_LISTS.prompt);
-      if (isObject(ref) && ref["type"] === "ref/resource") return routeByUri(ctx, request, ["ref", "uri"]);
+        return routeByName(ctx, request, ["ref", "name"], NAMED_LISTS.prompt, tasks);
+      if (isObject(ref) && ref["type"] === "ref/resource") return routeByUri(ctx, request, ["ref", "uri"], tasks);
       throw new GatewayError(
         200,
         INVALID_PARAMS,
@@ -255,9 +279,9 @@ async function aggregatedRelay(ctx: CallContext, request: WireMessage<JsonRpcReq
       );
     }
     case "logging/setLevel":
-      return broadcastLevel(ctx, request);
+      return broadcastLevel(ctx, request, tasks);
     default:
-      if (TASK_METHODS.has(method)) return routeTask(ctx, request);
+      if (tasks.methods.has(method)) return tasks.route(ctx, request, sendWith(tasks));
       throw new GatewayFailure({ reason: "unknown-method", method }, id);
   }
 }
@@ -267,14 +291,15 @@ async function transparentRelay(
   ctx: CallContext,
   upstream: UpstreamConfig,
   request: WireMessage<JsonRpcRequest>,
+  tasks: RelayTasks,
 ): Promise<Answer> {
   const { method, params, id } = request.message;
-  if (TASK_METHODS.has(method)) return routeTask(ctx, request);
-  const answer = await forwardList(ctx, upstream, method, params, request.text, id);
+  if (tasks.methods.has(method)) return tasks.route(ctx, request, sendWith(tasks));
+  const answer = await forwardList(ctx, upstream, method, params, request.text, id, tasks);
   if (method === "tasks/list")
-    return answer.withText(await ownTaskList(ctx, upstream.name, answer.text, ownTasksOf(ctx)));
+    return answer.withText(await tasks.ownList(ctx, upstream.name, answer.text, tasks.ownedBy(ctx)));
   return methodFacts(method).createsTasks && isObject(params?.["task"])
-    ? createdTask(ctx, upstream.name, answer, method)
+    ? tasks.created(ctx, upstream.name, answer, method)
     : answer;
 }
 
@@ -290,21 +315,22 @@ export type AroundUpstream = (
 ) => Promise<Answer>;
 
 /** Routes a request; a multi-round-trip retry's resource read goes straight to the upstream that asked. */
-function requestRouter(around: AroundUpstream): RouteRequest {
+function requestRouter(around: AroundUpstream, tasks: RelayTasks): RouteRequest {
   return (ctx, request, pinned) =>
     around(ctx, request, () => {
       if (pinned && request.message.method === "resources/read")
-        return forward(ctx, pinned, request.text, request.message.id);
+        return forward(ctx, pinned, request.text, request.message.id, tasks);
       return ctx.route.kind === "upstream"
-        ? transparentRelay(ctx, ctx.route.upstream, request)
-        : aggregatedRelay(ctx, request);
+        ? transparentRelay(ctx, ctx.route.upstream, request, tasks)
+        : aggregatedRelay(ctx, request, tasks);
     });
 }
 
 /** Relays a client request to the upstream (or upstreams) that serve it; input_required answers and their retries pass eras/multi-round-trip.ts. */
-export function requestRelay(around: AroundUpstream): MethodHandler {
-  const routeRequest = requestRouter(around);
-  return (ctx, request) => multiRoundTrip(ctx, request, routeRequest, toClient);
+export function requestRelay(around: AroundUpstream, tasks: RelayTasks): MethodHandler {
+  const routeRequest = requestRouter(around, tasks);
+  return (ctx, request) =>
+    multiRoundTrip(ctx, request, routeRequest, (to, upstream, wire) => toClient(to, upstream, wire, tasks));
 }
 
 /**

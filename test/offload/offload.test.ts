@@ -3,7 +3,7 @@
  * edges, the compact answer, each way to read the rest, and who may read it.
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { instructions, payloadOf } from "../../src/features/offload/offload";
 import { signPayloadToken } from "../../src/storage/signed-url";
 import { gatewayFetch, initialize, post, request, type Json } from "../helpers/gateway";
@@ -293,6 +293,42 @@ describe("the read path on /mcp/<upstream>", () => {
     const aggregated = await initialize("/mcp", { vars: excluded });
     const listed = await request("/mcp", aggregated.session, "tools/list", undefined, { vars: excluded });
     expect(listed.result.tools.map((t: Json) => t.name)).toContain("sys___read_payload");
+  });
+});
+
+describe("the plan's offload override", () => {
+  const ADMIN_TOKEN = "admin-token-for-offload-tests-0123456789";
+  // Nothing of alpha is offloaded under the var alone; the plan, edited live, turns it on.
+  const vars = { ADMIN_TOKEN, OFFLOAD: JSON.stringify({ exclude: ["alpha___*"] }) };
+  const plan = (method: string, body?: string) =>
+    gatewayFetch(
+      "/admin/plan",
+      {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body }),
+      },
+      vars,
+    );
+  afterEach(async () => {
+    await plan("DELETE");
+  });
+
+  it("decides what offload stores and whether /mcp/<upstream> lists the read path", async () => {
+    const names = async (session: string) =>
+      (await request("/mcp/alpha", session, "tools/list", undefined, { vars })).result.tools.map((t: Json) => t.name);
+    const bigList = (session: string) =>
+      request("/mcp/alpha", session, "tools/call", { name: "big_list", arguments: { count: 200 } }, { vars });
+    const before = await initialize("/mcp/alpha", { vars });
+    expect(await names(before.session)).not.toContain("sys___read_payload");
+    expect(JSON.parse((await bigList(before.session)).result.content[0].text).total).toBe(200);
+
+    expect((await plan("PUT", '{"offload":{"thresholdBytes":1000,"exclude":[]}}')).status).toBe(200);
+    const { session } = await initialize("/mcp/alpha", { vars });
+    expect(await names(session)).toContain("sys___read_payload");
+    const envelope = envelopeOf((await bigList(session)).result);
+    expect(envelope.truncated).toBe(true);
+    expect(envelope.payloadId).toEqual(expect.any(String));
   });
 });
 

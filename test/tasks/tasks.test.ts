@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, inject, describe, expect, it } from "vitest";
 import { readSse } from "../../src/core/sse";
 import { ANONYMOUS_PRINCIPAL } from "../../src/context/call-context";
-import { encodeTaskId, type TaskIdBinding } from "../../src/relay/task-ids";
+import { encodeTaskId, type TaskIdBinding } from "../../src/features/tasks/task-ids";
 import { gatewayFetch, initialize, request, type Json } from "../helpers/gateway";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";

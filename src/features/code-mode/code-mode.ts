@@ -16,11 +16,11 @@ import { INVALID_REQUEST, type JsonRpcId } from "../../core/jsonrpc";
 import type { AuthConfig } from "../../config/auth-config";
 import type { CallContext, ClientMessage, Handler, SignInElicitation } from "../../context/call-context";
 import { Answer } from "../../context/answer";
-import type { OffloadConfig } from "../../config/offload-override";
+import type { OffloadConfig } from "../offload/offload-override";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { DEFAULT_OFFLOAD } from "../offload/offload-config";
 import { isOverThreshold, offloadAnswer } from "../offload/offload";
-import { offloadSettings } from "../offload/offload-settings";
+import { offloadSettings, type PlanOffload } from "../offload/offload-settings";
 import { signInLinksAnswer } from "../upstream-sign-in/sign-in-required";
 import { NO_PERSONA } from "../personas/authorization";
 import { MAX_QUERY_CHARS, SEARCH_TOOLS, searchInputSchema } from "../catalog/definitions";
@@ -95,12 +95,12 @@ export function requireLoader(ctx: CallContext, id: JsonRpcId): void {
  * catalog-modes.ts hands it).
  *
  * @example
- * const codeTools = codeModeTools(pipeline, { auth, observe }, { offloadDefaults: config.offload });
+ * const codeTools = codeModeTools(pipeline, { auth, observe }, { offloadDefaults: config.offload, planOffload });
  */
 export function codeModeTools(
   pipeline: Handler,
   { auth, observe }: { auth: AuthConfig | { readonly mode: "missing" }; observe: (handler: Handler) => Handler },
-  { offloadDefaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: CodeModeOptions = {},
+  { offloadDefaults = DEFAULT_OFFLOAD, cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS, planOffload }: CodeModeOptions,
 ): Handler {
   return observe(async function codeModeTools(ctx: CallContext, message: ClientMessage) {
     const request = (message as Extract<ClientMessage, { kind: "request" }>).wire.message;
@@ -116,7 +116,7 @@ export function codeModeTools(
         callThroughPipeline({ pipeline, ctx, outer: request, runId, signIn }, name, args, seq);
       const offload = async (answer: string) => {
         const bucket = ctx.services.payloads;
-        const config = bucket && (await offloadSettings(ctx.services.kv, offloadDefaults, cacheTtlMs));
+        const config = bucket && (await offloadSettings(ctx.services.kv, offloadDefaults, cacheTtlMs, planOffload));
         if (!bucket || !config || !isOverThreshold(answer, config.thresholdBytes)) return answer;
         const compact = await offloadAnswer(ctx, bucket, {
           id: request.id,
@@ -146,15 +146,17 @@ export type CodeModeOptions = {
   readonly offloadDefaults?: OffloadConfig;
   /** How long an isolate trusts its copy of the plan. */
   readonly cacheTtlMs?: number;
+  /** The live plan's override of the offload settings (src/chain.ts builds it from the filters' store). */
+  readonly planOffload: PlanOffload;
 };
 
 /**
  * The `code` mode's part of catalog/catalog-modes.ts, plugged in by src/chain.ts.
  *
  * @example
- * catalogModes(pipeline, { auth, observe, codeMode: codeMode({ offloadDefaults: config.offload }) });
+ * catalogModes(pipeline, { auth, observe, codeMode: codeMode({ offloadDefaults: config.offload, planOffload }) });
  */
-export function codeMode(options: CodeModeOptions = {}): CodeModePlug {
+export function codeMode(options: CodeModeOptions): CodeModePlug {
   return {
     requireLoader,
     definitions: [CODE_SEARCH_DEFINITION, RUN_CODE_DEFINITION],

@@ -9,7 +9,7 @@ import { isObject } from "../../core/jsonrpc";
 import type { Checked, DocumentProblem } from "../../storage/document-store";
 import { deepFreeze, MAX_DOCUMENT_DEPTH, tooDeepAt } from "../../storage/document-limits";
 import { escapeToken, parsePointer, pointerProblem } from "../../core/json-pointer";
-import { checkOffloadOverride, type OffloadConfig } from "../../config/offload-override";
+import { checkOffloadOverride, type OffloadConfig } from "../offload/offload-override";
 import { buildTree, MAX_RETAIN_TREE_SIZE, RetainError, type RetainBudget } from "./retain-tree";
 
 export const FILTER_SET_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -40,7 +40,7 @@ export type FilterSet = {
 
 /** Which filter set a call uses. The most specific entry wins: route, then upstream, then `default`. */
 export type FilterPlan = {
-  /** Overrides of the offload settings for this gateway (see config/offload-override.ts). */
+  /** Overrides of the offload settings for this gateway (see features/offload/offload-override.ts). */
   readonly offload?: Partial<OffloadConfig>;
   readonly default?: string | null;
   readonly routes?: Readonly<Record<string, string | null>>;

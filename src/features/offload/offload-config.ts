@@ -5,7 +5,7 @@
  * gateway.
  */
 import { DEFAULT_PAYLOAD_TTL_S } from "../../storage/payload-store";
-import { checkOffloadOverride, type OffloadConfig } from "../../config/offload-override";
+import { checkOffloadOverride, type OffloadConfig } from "./offload-override";
 
 export const DEFAULT_OFFLOAD_THRESHOLD_BYTES = 512 * 1024;
 export const DEFAULT_PREVIEW_CHARS = 500;

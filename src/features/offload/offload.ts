@@ -14,8 +14,8 @@ import { isObject, resultText, type JsonObject, type JsonRpcId } from "../../cor
 import { member, pathSpan, rootSpan } from "../../core/raw-json";
 import { matchesGlob } from "../../core/glob";
 import { DEFAULT_OFFLOAD } from "./offload-config";
-import type { OffloadConfig } from "../../config/offload-override";
-import { offloadSettings } from "./offload-settings";
+import type { OffloadConfig } from "./offload-override";
+import { offloadSettings, type PlanOffload } from "./offload-settings";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { READ_PAYLOAD_TOOL, SYS_PREFIX } from "../../core/names";
 import { inferSchema, largestArray, type ArrayLocation, type InferredSchema } from "../../core/schema-inference";
@@ -225,18 +225,21 @@ export type OffloadOptions = {
   readonly defaults?: OffloadConfig;
   /** How long an isolate trusts its copy of the plan. */
   readonly cacheTtlMs?: number;
+  /** The live plan's override of those settings (src/chain.ts builds it from the filters' store). */
+  readonly planOffload: PlanOffload;
 };
 
 /**
  * The offload middleware.
  *
  * @example
- * composeMiddleware([offload({ defaults: config.offload }), outputFilters()], relay); // offload sees filtered results
+ * composeMiddleware([offload({ defaults: config.offload, planOffload }), outputFilters()], relay); // offload sees filtered results
  */
 export function offload({
   defaults = DEFAULT_OFFLOAD,
   cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS,
-}: OffloadOptions = {}): Middleware {
+  planOffload,
+}: OffloadOptions): Middleware {
   return onRequests(
     (next) =>
       async function offload(ctx, request) {
@@ -247,7 +250,7 @@ export function offload({
         const tool = namedAt(ctx.target);
         if (!tool) return next(ctx, request);
         const { upstream, key } = tool;
-        const settings = await offloadSettings(ctx.services.kv, defaults, cacheTtlMs);
+        const settings = await offloadSettings(ctx.services.kv, defaults, cacheTtlMs, planOffload);
         if (!applies(settings, key)) return next(ctx, request);
         // A code-mode program's call keeps larger results whole (its caller's bound, context/call-context.ts).
         const thresholdBytes = Math.max(settings.thresholdBytes, ctx.keepWholeBytes ?? 0);

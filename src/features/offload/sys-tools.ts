@@ -26,8 +26,8 @@ import { Answer } from "../../context/answer";
 import { READ_PAYLOAD_TOOL, SYS_PREFIX } from "../../core/names";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { DEFAULT_OFFLOAD } from "./offload-config";
-import type { OffloadConfig } from "../../config/offload-override";
-import { offloadSettings } from "./offload-settings";
+import type { OffloadConfig } from "./offload-override";
+import { offloadSettings, type PlanOffload } from "./offload-settings";
 
 /** A payload read whole by resources/read (without slice parameters) up to this size. */
 const RESOURCE_WHOLE_MAX_BYTES = MAX_SLICE_BYTES;
@@ -91,7 +91,7 @@ export function mayOffloadUpstream(config: OffloadConfig, upstream: string): boo
 async function listsReadPath(ctx: CallContext, options: Required<SysToolOptions>): Promise<boolean> {
   if (ctx.route.kind === "aggregated") return true;
   return mayOffloadUpstream(
-    await offloadSettings(ctx.services.kv, options.offloadDefaults, options.cacheTtlMs),
+    await offloadSettings(ctx.services.kv, options.offloadDefaults, options.cacheTtlMs, options.planOffload),
     ctx.route.upstream.name,
   );
 }
@@ -166,6 +166,8 @@ export type SysToolOptions = {
   readonly offloadDefaults?: OffloadConfig;
   /** How long an isolate trusts its copy of the plan. */
   readonly cacheTtlMs?: number;
+  /** The live plan's override of those settings (src/chain.ts builds it from the filters' store). */
+  readonly planOffload: PlanOffload;
 };
 
 /**
@@ -204,13 +206,14 @@ export const SYS_TOOL_METHODS: readonly string[] = [
  * gateway itself (reads of offloaded payloads) and keeps the gateway's names out of lists.
  *
  * @example
- * composeMiddleware([sysTools({ offloadDefaults: config.offload }), offload(), outputFilters()], relay);
+ * composeMiddleware([sysTools({ planOffload }), offload({ planOffload }), outputFilters()], relay);
  */
 export function sysTools({
   offloadDefaults = DEFAULT_OFFLOAD,
   cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS,
-}: SysToolOptions = {}): Middleware {
-  const options = { offloadDefaults, cacheTtlMs };
+  planOffload,
+}: SysToolOptions): Middleware {
+  const options = { offloadDefaults, cacheTtlMs, planOffload };
   return onRequests(
     (next) =>
       async function sysTools(ctx, request) {

@@ -29,7 +29,7 @@ import { onRequests, toolKey, type CallContext, type MethodHandler, type Middlew
 import type { Grant } from "../../context/grant";
 import { permits, permitsUpstream } from "./persona";
 import { PAYLOAD_URI_PREFIX } from "../../storage/payload-store";
-import { TASK_METHODS, unknownTask } from "../../relay/tasks";
+import { TASK_METHODS, unknownTask } from "../tasks/tasks";
 import { explainNoPersona, NOT_ALLOWED } from "./no-persona";
 
 const RESOURCE_NOT_FOUND = -32002;
@@ -212,7 +212,7 @@ export function authorization({ auth }: AuthorizationOptions): Middleware {
             // Sent on to each upstream that logs: only those the grant reaches.
             return next(withReachableUpstreams(ctx, grant), request);
           case "tasks/list":
-            // Only the upstreams the grant reaches are asked (and each shows only the caller's own tasks: relay/tasks.ts).
+            // Only the upstreams the grant reaches are asked (and each shows only the caller's own tasks: features/tasks/tasks.ts).
             if (outOfReach(ctx, grant)) return emptyList(id, "tasks");
             return next(withReachableUpstreams(ctx, grant), request);
           default:

@@ -21,6 +21,7 @@ import { listedEntries } from "../../pipeline/list-items";
 import { grantOnce } from "../personas/persona-grant";
 import { listedPinName, observeList, pinningOf, type ListedDefinition } from "./pin-observation";
 import { createRelay } from "../../relay/index";
+import { relayTasks } from "../tasks/tasks";
 import { askToSignIn } from "../upstream-sign-in/sign-in-required";
 import { readSweepCursor, readSweepReport, writeSweepCursor, writeSweepReport } from "./pin-store";
 import { redactSecrets } from "../../config/secrets";
@@ -44,7 +45,7 @@ export const SWEEP_REPORT_REFRESH_MS = 60 * 60 * 1000;
 export const SWEEP_PRINCIPAL = INTERNAL_PRINCIPALS.pinSweep;
 const SWEEP_REVISION = STATELESS_REVISION;
 /** The relay the sweep lists through: as the pipeline's, with the sign-in prompt around its upstream work. */
-const relay = createRelay(askToSignIn);
+const relay = createRelay(askToSignIn, relayTasks);
 
 /** What one run did. */
 export type SweepReport = {

@@ -8,7 +8,7 @@
  */
 import { resultText, type JsonRpcId } from "../../core/jsonrpc";
 import { pathSpan } from "../../core/raw-json";
-import { RELATED_TASK_META_KEY, taskIdUpstream } from "../../relay/task-ids";
+import { RELATED_TASK_META_KEY, taskIdUpstream } from "./task-ids";
 import { isGlob } from "../../core/glob";
 import { activeFilters, type ActiveFilters } from "../filters/filter-store";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";

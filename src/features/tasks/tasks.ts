@@ -1,21 +1,21 @@
 /**
  * Tasks (MCP 2025-11-25; the 2026-07-28 tasks extension's `tasks/get`, `tasks/update`,
  * `tasks/cancel`) on both routes. The ids a client sees are the gateway's, bound to the
- * caller's principal (relay/task-ids.ts): `tasks/get`, `tasks/result`, `tasks/cancel` and
+ * caller's principal (task-ids.ts): `tasks/get`, `tasks/result`, `tasks/cancel` and
  * `tasks/update` go to the upstream the id names, with the upstream's own id, and only for
  * the principal the id was handed to. A task-augmented `tools/call` records the created
- * task as its caller's (storage/task-owners.ts), and a task list shows only the caller's
+ * task as its caller's (task-owners.ts), and a task list shows only the caller's
  * own tasks, whatever the upstream's task store lets anyone list.
  */
-import { GatewayError } from "../core/errors";
-import { INVALID_PARAMS, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
-import { keepListed } from "../core/raw-json-lists";
-import { elements, member, parseSpan, pathSpan, splice } from "../core/raw-json";
-import { recordTaskOwner, ownedTasks } from "../storage/task-owners";
-import { decodeTaskId, ownerTag, taskIdBinding, taskTag, toGatewayTaskIds } from "./task-ids";
-import type { CallContext } from "../context/call-context";
-import type { Answer } from "../context/answer";
-import { forward } from "./forward";
+import { GatewayError } from "../../core/errors";
+import { INVALID_PARAMS, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../../core/jsonrpc";
+import { keepListed } from "../../core/raw-json-lists";
+import { elements, member, parseSpan, pathSpan, splice } from "../../core/raw-json";
+import { recordTaskOwner, ownedTasks } from "./task-owners";
+import { decodeTaskId, ownerTag, taskIdBinding, taskTag, toGatewayTaskIds, toUpstreamTaskIds } from "./task-ids";
+import type { CallContext } from "../../context/call-context";
+import type { Answer } from "../../context/answer";
+import type { RelayTasks, SendToUpstream } from "../../relay/plugs";
 
 /** The methods that name one task by `params.taskId`. */
 export const TASK_METHODS: ReadonlySet<string> = new Set(["tasks/get", "tasks/result", "tasks/cancel", "tasks/update"]);
@@ -39,7 +39,11 @@ export function unknownTask(taskId: unknown, id: JsonRpcId): GatewayError {
 }
 
 /** Answers a task method: sent to the upstream the id names, as that upstream's own id. */
-export async function routeTask(ctx: CallContext, request: WireMessage<JsonRpcRequest>): Promise<Answer> {
+export async function routeTask(
+  ctx: CallContext,
+  request: WireMessage<JsonRpcRequest>,
+  forward: SendToUpstream,
+): Promise<Answer> {
   const { id, method } = request.message;
   const taskId = request.message.params?.["taskId"];
   const binding = taskIdBinding(ctx);
@@ -127,3 +131,14 @@ export async function ownTaskList(
     "tasks/list",
   );
 }
+
+/** Tasks as the relay needs them (relay/plugs.ts), handed to `createRelay` by src/chain.ts. */
+export const relayTasks: RelayTasks = {
+  methods: TASK_METHODS,
+  route: routeTask,
+  created: createdTask,
+  ownedBy: ownTasksOf,
+  ownList: ownTaskList,
+  toClient: (ctx, text, upstream) => toGatewayTaskIds(text, upstream, taskIdBinding(ctx)),
+  toUpstream: (ctx, text, upstream) => toUpstreamTaskIds(text, upstream, taskIdBinding(ctx)),
+};

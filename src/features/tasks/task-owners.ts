@@ -1,6 +1,6 @@
 /**
  * Which tasks each principal created through the gateway, in KV: one key per task,
- * `task-owner/<owner tag>/<task tag>` (tags from relay/task-ids.ts: HMACs, so a key names
+ * `task-owner/<owner tag>/<task tag>` (tags from task-ids.ts: HMACs, so a key names
  * neither the principal nor the upstream's id), kept as long as the task may live.
  *
  * An upstream whose task store is keyed by id alone lists every principal's tasks to

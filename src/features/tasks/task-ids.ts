@@ -8,18 +8,18 @@
  * upstream owns the task and what that upstream calls it, and is bound to the principal
  * it was handed to by an HMAC (key derived from SESSION_SECRET): an id presented by any
  * other principal, forged, or an upstream's own id is no task at all. The same tag is
- * the task's name in the ownership index (storage/task-owners.ts) that keeps task lists
+ * the task's name in the ownership index (task-owners.ts) that keeps task lists
  * to the caller's own tasks.
  *
  * The rewrites below touch only the id strings, splicing the message text: every other
  * byte of an upstream's answer passes as it came.
  */
-import { base64UrlToBytes, bytesToBase64Url, decodeJson, encodeJson } from "../core/base64url";
-import { derivedKey } from "../core/derived-keys";
-import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span, type Splice } from "../core/raw-json";
-import type { CallContext } from "../context/call-context";
-import { META_KEYS } from "../core/revisions";
-import { methodFacts } from "../core/methods";
+import { base64UrlToBytes, bytesToBase64Url, decodeJson, encodeJson } from "../../core/base64url";
+import { derivedKey } from "../../core/derived-keys";
+import { elements, member, parseSpan, pathSpan, rootSpan, splice, type Span, type Splice } from "../../core/raw-json";
+import type { CallContext } from "../../context/call-context";
+import { META_KEYS } from "../../core/revisions";
+import { methodFacts } from "../../core/methods";
 
 const TASK_ID_PREFIX = "gwt.";
 const TAG_SEPARATOR = ".";

@@ -1,11 +1,12 @@
 /**
  * The shape of the offload settings and the checker of an override of them. Two documents
  * carry one: the `OFFLOAD` var (features/offload/offload-config.ts, with the defaults) and
- * the filter plan's `offload` member in KV (features/filters/filter-set.ts). It sits in the
- * skeleton so those two features need not import each other.
+ * the filter plan's `offload` member in KV (features/filters/filter-set.ts, which imports
+ * this checker: filters depend on offload, never the reverse; offload reads the plan's
+ * override through the `PlanOffload` option that src/chain.ts builds, offload-settings.ts).
  */
-import { isObject } from "../core/jsonrpc";
-import type { DocumentProblem } from "../storage/document-store";
+import { isObject } from "../../core/jsonrpc";
+import type { DocumentProblem } from "../../storage/document-store";
 
 /** The longest a payload can be read back: 30 days, in seconds. */
 const MAX_PAYLOAD_TTL_S = 30 * 24 * 60 * 60;
