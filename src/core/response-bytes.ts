@@ -13,8 +13,8 @@ import type { Span } from "./raw-json";
 /** What the relay needs to know of a success response it may pass on as bytes. */
 export type ResponseHead = { readonly id: JsonRpcId };
 
-/** Where the id's value and the result object are in a response's bytes. */
-type Layout = { readonly id: Span; readonly result: Span };
+/** Where the id's value and the result object are in a response's bytes, and whether the result says `"isError":true`. */
+type Layout = { readonly id: Span; readonly result: Span; readonly toolError: boolean };
 
 /** The layouts of the responses `responseHead` accepted, and of those spliced from them here: nothing else is spliced. */
 const layouts = new WeakMap<Uint8Array, Layout>();
@@ -39,12 +39,15 @@ export function responseHead(bytes: Uint8Array): ResponseHead | undefined {
   let version = false;
   let result: Span | undefined;
   let idSpan: Span | undefined;
+  let toolError = false;
   const topEnd = json.members(json.space(0), (nameStart, nameEnd, at) => {
     if (json.is(nameStart, nameEnd, "result")) {
       if (result) return -1;
-      const end = json.members(at, (start, nameEnd, value) =>
-        json.is(start, nameEnd, "resultType") ? -1 : json.value(value),
-      );
+      const end = json.members(at, (start, nameEnd, value) => {
+        if (json.is(start, nameEnd, "resultType")) return -1;
+        if (json.is(start, nameEnd, "isError")) toolError ||= json.is(value, value + 4, "true");
+        return json.value(value);
+      });
       result = { start: at, end };
       return end;
     }
@@ -67,8 +70,16 @@ export function responseHead(bytes: Uint8Array): ResponseHead | undefined {
   });
   if (topEnd < 0 || json.space(topEnd) !== bytes.length || !version || !result || !idSpan) return undefined;
   const raw = decoder.decode(bytes.subarray(idSpan.start, idSpan.end));
-  layouts.set(bytes, { id: idSpan, result });
+  layouts.set(bytes, { id: idSpan, result, toolError });
   return { id: bytes[idSpan.start] === QUOTE ? raw.slice(1, -1) : Number(raw) };
+}
+
+/**
+ * Whether the result of a response `responseHead` accepted says `"isError":true` (a tool
+ * error, whose message the audit event reads from the text); undefined for other bytes.
+ */
+export function isToolErrorBytes(bytes: Uint8Array): boolean | undefined {
+  return layouts.get(bytes)?.toolError;
 }
 
 /** The bytes of a response `responseHead` accepted with the client's `id` in place of its own; undefined for other bytes. */
@@ -99,6 +110,7 @@ function spliced(bytes: Uint8Array, layout: Layout, span: Span, raw: Uint8Array)
   const shift = raw.byteLength - (span.end - span.start);
   const moved = (at: number, end = false): number => (at > span.start || (end && at === span.end) ? at + shift : at);
   layouts.set(out, {
+    toolError: layout.toolError,
     id: { start: moved(layout.id.start), end: moved(layout.id.end, true) },
     result: { start: moved(layout.result.start), end: moved(layout.result.end, true) },
   });

@@ -4,7 +4,7 @@
  * 2026-07-28 front make in them, which must equal what the text path makes.
  */
 import { describe, expect, it } from "vitest";
-import { responseHead, withIdBytes, withResultMemberBytes } from "../../src/core/response-bytes";
+import { isToolErrorBytes, responseHead, withIdBytes, withResultMemberBytes } from "../../src/core/response-bytes";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -71,6 +71,17 @@ describe("splices in an accepted response's bytes", () => {
     expect(decoder.decode(withResultMemberBytes(upstream, '"resultType":"complete"'))).toBe(
       '{"jsonrpc":"2.0","id":1,"result":{ "resultType":"complete"}}',
     );
+  });
+
+  it("says whether the result is a tool error (the audit event reads only those)", () => {
+    const error = bytes('{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[]}}');
+    const success = bytes('{"jsonrpc":"2.0","id":1,"result":{"isError":false,"content":[]}}');
+    responseHead(error);
+    responseHead(success);
+    expect(isToolErrorBytes(error)).toBe(true);
+    expect(isToolErrorBytes(withIdBytes(error, 2)!)).toBe(true);
+    expect(isToolErrorBytes(success)).toBe(false);
+    expect(isToolErrorBytes(bytes("{}"))).toBeUndefined();
   });
 
   it("splices nothing in bytes it did not accept", () => {

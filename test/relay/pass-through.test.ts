@@ -8,6 +8,7 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { Answer } from "../../src/context/answer";
+import { recordingQueue } from "../helpers/audit";
 import { initialize, post } from "../helpers/gateway";
 import { modernPost } from "../helpers/modern";
 
@@ -63,6 +64,19 @@ describe("a large result no policy changes", () => {
     const own = new TextDecoder().decode(await upstreamBytes(8));
     expect(own.endsWith("}}}")).toBe(true);
     expect(text).toBe(`${own.slice(0, -2)},"resultType":"complete"}}`);
+  });
+
+  it("is not decoded for the audit event either, which records it as a success", async () => {
+    const { queue, batches } = recordingQueue();
+    const audited = { ...vars, AUDIT_QUEUE: queue };
+    const { session } = await initialize("/mcp/raw", { vars: audited });
+    const body = { jsonrpc: "2.0", id: 10, method: "tools/call", params: huge };
+    const got = await counted(() => post("/mcp/raw", body, { session, vars: audited, settle: true }));
+    expect(got.ofBytes).toBe(1);
+    expect(got.decoded).toBe(0);
+    const events = batches.flat().map((message) => message.body);
+    const call = events.find((event) => event["mcp.method.name"] === "tools/call");
+    expect(call?.["gateway.outcome"]).toBe("success");
   });
 
   it("is read by a layer with a policy for it (offload on: it is stored, not relayed)", async () => {
