@@ -38,6 +38,8 @@ export class Answer {
   #text: string | undefined;
   #bytes: Uint8Array | undefined;
   readonly from: AnswerSource;
+  /** Answers made of bytes in this isolate, and how many of them had their text decoded (a test sees a relay that did not). */
+  static readonly counts = { ofBytes: 0, decoded: 0 };
 
   private constructor(text: string | undefined, bytes: Uint8Array | undefined, from: AnswerSource) {
     this.#text = text;
@@ -52,12 +54,16 @@ export class Answer {
 
   /** An answer whose body is the UTF-8 JSON text `bytes` (kept as they are until someone reads the text). */
   static ofBytes(bytes: Uint8Array, from: AnswerSource = {}): Answer {
+    Answer.counts.ofBytes++;
     return new Answer(undefined, bytes, from);
   }
 
   /** The body's text, decoded once. */
   get text(): string {
-    this.#text ??= decoder.decode(this.#bytes);
+    if (this.#text === undefined) {
+      Answer.counts.decoded++;
+      this.#text = decoder.decode(this.#bytes);
+    }
     return this.#text;
   }
 
@@ -70,6 +76,11 @@ export class Answer {
   /** True while no layer has read the text of an answer made of bytes (the edge may write them as they are). */
   get unread(): boolean {
     return this.#text === undefined;
+  }
+
+  /** What the edge writes: the upstream's bytes while no layer read the text, else the text. */
+  get body(): string | Uint8Array {
+    return this.#text === undefined ? this.#bytes! : this.#text;
   }
 
   /** The body's length in UTF-8 bytes, without decoding it. */

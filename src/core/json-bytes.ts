@@ -54,8 +54,8 @@ function isContinuation(byte: number | undefined): boolean {
   return byte !== undefined && byte >= 0x80 && byte <= 0xbf;
 }
 
-/** One pass over a JSON text's bytes; every method answers the offset after what it read, or -1 for bytes it does not accept. */
-class JsonBytes {
+/** One pass over a JSON text's bytes (also core/response-bytes.ts); every method answers the offset after what it read, or -1 for bytes it does not accept. */
+export class JsonBytes {
   /** Whether the last string read had an escape. */
   escaped = false;
 

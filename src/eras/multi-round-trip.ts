@@ -83,7 +83,8 @@ export async function multiRoundTrip(
   } else {
     answer = await route(ctx, request);
   }
-  if (!isInputRequired(answer.text)) return answer;
+  // An answer kept as the upstream's bytes has no resultType (core/response-bytes.ts): it asks for nothing.
+  if (answer.unread || !isInputRequired(answer.text)) return answer;
   const upstream = answer.from.upstream ?? (ctx.route.kind === "upstream" ? ctx.route.upstream.name : undefined);
   // Only a forwarded answer asks for input, and a forwarded answer says its upstream.
   if (upstream === undefined) throw new Error("unreachable: an input_required answer with no upstream");

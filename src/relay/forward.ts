@@ -6,6 +6,8 @@
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { parseSpan, pathSpan, splice, withMessageId } from "../core/raw-json";
+import { withIdBytes } from "../core/response-bytes";
+import { ByteWire } from "../upstream/byte-answer";
 import { encodeServerRequestId } from "./server-requests";
 import type { RelayTasks } from "./plugs";
 import { bridgeable, bridgedForward } from "../eras/call-bridge";
@@ -139,6 +141,9 @@ export async function forward(
   try {
     // An answer taken while it streams (offload) keeps the upstream message's own id, checked like any other.
     const answer = await forwardAs(ctx, upstream.name, withMessageId(request, upstreamId), upstreamId, once);
+    // An answer kept as the upstream's bytes gets the client's id in its bytes (upstream/byte-answer.ts).
+    const bytes = answer.unread ? withIdBytes(answer.bytes, id) : undefined;
+    if (bytes) return Answer.ofBytes(bytes, answer.from);
     return answer.withText(withMessageId(answer.text, id));
   } catch (error) {
     throw error instanceof GatewayError && error.id === upstreamId ? error.withId(id) : error;
@@ -156,7 +161,8 @@ async function forwardAs(
   once: SendOnce,
 ): Promise<Answer> {
   const answer = await once(request, id);
-  if (ctx.identity.era === "modern" || !inputRequired(answer.text)) return answer;
+  // An answer kept as bytes has no resultType (core/response-bytes.ts): it asks for nothing.
+  if (ctx.identity.era === "modern" || answer.unread || !inputRequired(answer.text)) return answer;
   const bridged = await bridgeInput(ctx, upstream, request, id, answer.text, async (text, retryId) => {
     return (await once(text, retryId)).text;
   });
@@ -231,6 +237,9 @@ async function exchangeWith(
         if (!item.ok) throw failureError(item, ctx.services.env).withId(id);
         idle = 0;
         const wire = item.value;
+        // A large success response kept as the upstream's bytes: passed on undecoded when it is this call's.
+        if (wire instanceof ByteWire && sameId(wire.id, id))
+          return Answer.ofBytes(wire.bytes, { upstream: upstream.name, sse: reply.value.mode === "sse" });
         if (kindOf(wire.message) === "response") {
           const answered = "id" in wire.message ? wire.message.id : null;
           // An error is the upstream's own words, which may quote the credential it was sent.

@@ -15,6 +15,7 @@ import { readUpstreamMessage } from "../core/validate-message";
 import { afterHeld, byteReader, readableOf } from "../core/byte-reads";
 import { redactedStart } from "../config/secrets";
 import { UpstreamBreak, type BodyGuard } from "./deadlines";
+import { byteWireOf } from "./byte-answer";
 
 /** The largest upstream message held in memory whole (lists, reads, prompts; tool results past it go to offload). */
 export const MAX_HELD_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -74,13 +75,13 @@ export function logUpstreamText(where: LogContext, what: string, text: string): 
 }
 
 /**
- * Reads a body up to `limit` bytes. Past the limit, returns a stream of the whole body
+ * Reads a body up to `limit` bytes, held as one array. Past the limit, returns a stream of the whole body
  * (what was read, then the rest) instead of holding it.
  */
 export async function readBounded(
   body: ReadableStream<Uint8Array>,
   limit: number,
-): Promise<{ text: string } | { stream: ReadableStream<Uint8Array> }> {
+): Promise<{ bytes: Uint8Array } | { stream: ReadableStream<Uint8Array> }> {
   const reader = byteReader(body);
   const chunks: Uint8Array[] = [];
   let length = 0;
@@ -95,19 +96,24 @@ export async function readBounded(
       return { stream };
     }
   }
-  return { text: decodeChunks(chunks, length) };
+  return { bytes: joinChunks(chunks, length) };
 }
 
 /** The UTF-8 text of `chunks` (`length` bytes in all). */
 export function decodeChunks(chunks: readonly Uint8Array[], length: number): string {
-  if (chunks.length === 1) return decoder.decode(chunks[0]);
+  return decoder.decode(joinChunks(chunks, length));
+}
+
+/** `chunks` (`length` bytes in all) as one array: the chunk itself when there is one. */
+export function joinChunks(chunks: readonly Uint8Array[], length: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
   const all = new Uint8Array(length);
   let at = 0;
   for (const chunk of chunks) {
     all.set(chunk, at);
     at += chunk.length;
   }
-  return decoder.decode(all);
+  return all;
 }
 
 /** A protocol break as the error that `upstreamMessages` turns into a `bad-response` failure. */
@@ -162,24 +168,32 @@ export async function* jsonMessages(
     }
     return;
   }
-  let text: string;
+  let bytes: Uint8Array;
   // A body that says it is small is read whole; one that is (or may be) large, chunk by chunk.
   if (large && !(declared <= large.minBytes)) {
     const read = await readBounded(body, large.minBytes);
     if ("stream" in read) {
       // Handed on as a stream (offload): from here only the idle deadline applies.
       guard.deadline?.disarm();
-      text = await large.take(read.stream);
-    } else text = read.text;
+      return yield* wholeBodyMessages(await large.take(read.stream), where);
+    }
+    bytes = read.bytes;
   } else {
     const read = await readBounded(body, MAX_HELD_MESSAGE_BYTES);
     if ("stream" in read) {
       await read.stream.cancel();
       throw tooLarge(where.upstream);
     }
-    text = read.text;
+    bytes = read.bytes;
   }
-  yield* wholeBodyMessages(text, where);
+  yield* bytesMessages(bytes, where);
+}
+
+/** The messages of a whole JSON body's bytes: a large success response kept as its bytes (byte-answer.ts), else read as text. */
+export async function* bytesMessages(bytes: Uint8Array, where: LogContext): AsyncGenerator<WireMessage> {
+  const wire = byteWireOf(bytes);
+  if (wire) yield wire;
+  else yield* wholeBodyMessages(decoder.decode(bytes), where);
 }
 
 /**

@@ -14,9 +14,12 @@ import { SseWriter } from "./sse-writer";
 /** How often a stream of server messages (the GET stream, server-stream.ts) sends a keepalive comment. */
 export const SSE_KEEPALIVE_INTERVAL_MS = 15_000;
 
-/** A job's answer (its text), or a message ahead of it; `framed` is called once its bytes are no longer needed (an upstream's bytes are valid until then). */
+/**
+ * A job's answer (its text, or the UTF-8 bytes of its JSON text: `Answer.body`), or a message ahead of it;
+ * `framed` is called once its bytes are no longer needed (an upstream's bytes are valid until then).
+ */
 type ReplyEvent =
-  | { readonly final: true; readonly text: string }
+  | { readonly final: true; readonly text: string | Uint8Array }
   | { readonly final: false; readonly message: OutgoingMessage; readonly framed: () => void };
 
 /**
@@ -60,7 +63,22 @@ export class MessageQueue<T> {
 export type Emit = (message: OutgoingMessage) => Promise<void>;
 
 /** `streamed` asks for an SSE answer even if no message goes ahead of the response. */
-export type ReplyJob = { readonly id: JsonRpcId; readonly run: (emit: Emit, streamed: () => void) => Promise<string> };
+export type ReplyJob = {
+  readonly id: JsonRpcId;
+  readonly run: (emit: Emit, streamed: () => void) => Promise<string | Uint8Array>;
+};
+
+const decoder = new TextDecoder();
+
+/** An answer's body as text (for a batch's array). */
+function textOf(body: string | Uint8Array): string {
+  return typeof body === "string" ? body : decoder.decode(body);
+}
+
+/** An answer's body as one SSE event's data: bytes go as they are when on one line (JSON may have line breaks between tokens). */
+function eventBody(body: string | Uint8Array): string | Uint8Array {
+  return typeof body === "string" || (!body.includes(0x0a) && !body.includes(0x0d)) ? body : decoder.decode(body);
+}
 
 /**
  * Runs the handlers of one POST and answers with their responses. `batch` answers with
@@ -92,7 +110,7 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
     ),
   );
 
-  const finals: string[] = [];
+  const finals: (string | Uint8Array)[] = [];
   let first: ReplyEvent | undefined;
   while (finals.length < jobs.length) {
     const event = await queue.next();
@@ -110,7 +128,7 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
         return errorResponse(failure, jobs[0]!.id);
     }
     if (!sse)
-      return new Response(batch ? `[${finals.join(",")}]` : finals[0], {
+      return new Response(batch ? `[${finals.map(textOf).join(",")}]` : finals[0], {
         headers: { "content-type": "application/json" },
       });
   }
@@ -121,11 +139,11 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
     onCancel();
   });
   const write = async (event: ReplyEvent) =>
-    event.final ? writer.message(event.text) : writer.message(event.message, event.framed);
+    event.final ? writer.message(eventBody(event.text)) : writer.message(event.message, event.framed);
   void (async () => {
     let written = finals.length;
     try {
-      for (const text of finals) await writer.message(text);
+      for (const text of finals) await writer.message(eventBody(text));
       if (first) await write(first);
       while (written < jobs.length) {
         const event = await queue.next();

@@ -55,27 +55,29 @@ export class SseWriter {
 
   /**
    * Writes `message` as one `message` event (text framed as `sseFrame` frames it, a
-   * notification's bytes behind the same prefix); `framed` is called as soon as its bytes
+   * notification's bytes or an answer's, on one line, behind the same prefix); `framed` is called as soon as its bytes
    * are no longer needed. Rejects when the client went away.
    */
-  async message(message: OutgoingMessage, framed: () => void = () => {}): Promise<void> {
+  async message(message: OutgoingMessage | Uint8Array, framed: () => void = () => {}): Promise<void> {
     this.busy = true;
     try {
-      const length = typeof message === "string" ? this.frameText(message) : this.frameBytes(message.bytes);
+      const bytes = typeof message === "string" ? undefined : message instanceof Uint8Array ? message : message.bytes;
+      const length = bytes === undefined ? this.frameText(message as string) : this.frameBytes(bytes);
       if (length >= 0) {
         framed();
         return await this.write(this.frame.subarray(0, length));
       }
-      if (typeof message === "string") {
-        if (/[\r\n]/.test(message)) return await this.write(sseFrame(message));
+      if (bytes === undefined) {
+        const text = message as string;
+        if (/[\r\n]/.test(text)) return await this.write(sseFrame(text));
         // Larger than the buffer: its own bytes between the prefix and the end, not encoded from a concatenated copy.
         await this.write(EVENT_PREFIX);
-        await this.write(encoder.encode(message));
+        await this.write(encoder.encode(text));
         return await this.write(EVENT_END);
       }
       // Larger than the buffer: written from the upstream's bytes themselves, free once written.
       await this.write(EVENT_PREFIX);
-      await this.write(message.bytes);
+      await this.write(bytes);
       framed();
       await this.write(EVENT_END);
     } finally {

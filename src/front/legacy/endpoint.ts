@@ -203,7 +203,7 @@ export async function handlePost(where: EndpointRequest, checked: CheckedBody): 
       (await where.pipeline(
         { ...ctx, emit, record: newCallRecord(), ...(ctx.route.kind === "aggregated" ? {} : { streamed }) },
         { kind: "request", wire },
-      ))!.text,
+      ))!.body,
   }));
   return replyTo(jobs, Array.isArray(body), () => abort.abort());
 }

@@ -86,6 +86,9 @@ function sortedToolsSplice(text: string, result: Span): Splice | undefined {
   return { span: tools, raw: `[${sorted.map((item) => text.slice(item.span.start, item.span.end)).join(",")}]` };
 }
 
+/** The member a final result without a `resultType` gets (written into an unread answer's bytes too: endpoint.ts). */
+export const COMPLETE_MEMBER = '"resultType":"complete"';
+
 /**
  * The response text a modern client gets for `method`: a complete result gains
  * `resultType`, a cacheable one `ttlMs` and `cacheScope` (unless the upstream set them;
@@ -112,7 +115,7 @@ export function completeResult(
     if (sort) edits.push(sort);
   }
   const added: string[] = [];
-  if (!keys.has("resultType")) added.push('"resultType":"complete"');
+  if (!keys.has("resultType")) added.push(COMPLETE_MEMBER);
   // Interim (input_required) results carry no hints, and a retry's result depends on inputs outside the cache key (server/utilities/caching).
   const resultType = own.find((m) => m.key === "resultType");
   const interim = resultType !== undefined && parseSpan(text, resultType.value) !== "complete";

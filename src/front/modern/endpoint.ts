@@ -17,6 +17,8 @@
 import { GatewayError } from "../../core/errors";
 import { GatewayFailure } from "../../core/failures";
 import { members, parseSpan, rootSpan, type Span } from "../../core/raw-json";
+import { withResultMemberBytes } from "../../core/response-bytes";
+import type { Answer } from "../../context/answer";
 import {
   INTERNAL_ERROR,
   INVALID_REQUEST,
@@ -40,10 +42,10 @@ import type { EndpointRequest } from "../http/endpoint-request";
 import { replyTo, type Emit } from "../http/reply-stream";
 import { checkDuplicateKeys } from "../http/request-checks";
 import type { ModernBody } from "./classify";
-import { completeResult } from "./caching";
+import { COMPLETE_MEMBER, completeResult } from "./caching";
 import { discoverAnswer } from "./discover";
 import { checkEnvelope, envelopeError, type Envelope } from "./envelope";
-import { MISSING_REQUIRED_CLIENT_CAPABILITY, REMOVED_METHODS, UNBRIDGED_METHODS } from "./protocol";
+import { CACHEABLE_METHODS, MISSING_REQUIRED_CLIENT_CAPABILITY, REMOVED_METHODS, UNBRIDGED_METHODS } from "./protocol";
 import { modernUpstreamClient } from "./upstream-client";
 import { withoutEnvelope } from "./upstream-request";
 import { atLeast, isLogLevel } from "../../storage/client-log-levels";
@@ -204,14 +206,21 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
             }
             await clientEmit(outgoing);
           };
-          let text: string;
+          let answer: Answer;
           try {
-            text = (await where.pipeline({ ...ctx, emit, record: newCallRecord() }, { kind: "request", wire }))!.text;
+            answer = (await where.pipeline({ ...ctx, emit, record: newCallRecord() }, { kind: "request", wire }))!;
           } catch (error) {
             // A typed failure is written for this era (a method the gateway does not know: HTTP 404).
             throw error instanceof GatewayFailure ? error.inEra("modern") : error;
           }
           if (asked) throw unbridgedServerRequest(asked, envelope.clientCapabilities).withId(wire.message.id);
+          // An answer no layer read (a success, no resultType: core/response-bytes.ts) is completed in its bytes.
+          const completed =
+            answer.unread && !CACHEABLE_METHODS.has(wire.message.method)
+              ? withResultMemberBytes(answer.bytes, COMPLETE_MEMBER)
+              : undefined;
+          if (completed) return completed;
+          const text = answer.text;
           // One read of the answer's members serves both the error's status and the result's completion.
           const top = members(text, rootSpan(text));
           const error = top.findLast((m) => m.key === "error")?.value;
