@@ -84,8 +84,13 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
  * approvals (20.5), named servers (18.7), users' token exchange and key page (14.2), search
  * (36.9) and the guardrails engine's webhook, model and streamed checks (31.1 -> 53.3):
  * 1134.3 KiB in all.
+ * Issue 33's restructuring and issue 38's byte path took it from 614.8 to 625.6 KiB: one chain
+ * per method and the per-method table (+2.4), the upstream target resolved once (+2.7), typed
+ * answers and the ordered large-answer policy (+2.3), the byte path (+2.5), one internal
+ * client (+1.2), typed failures (+0.7), the feature plugs (+0.9), one filter language (-1.7);
+ * the budget rises to 630 for that, every part of it on the request path.
  */
-export const MAIN_MODULE_BUDGET_KIB = 625;
+export const MAIN_MODULE_BUDGET_KIB = 630;
 export const UPLOAD_BUDGET_KIB = 1180;
 const PLACEHOLDER = /^REPLACE_WITH_/;
 const DEMO_SERVICE = "mcp-edge-gateway-demo";
