@@ -111,7 +111,7 @@ describe("guesses at the admin token", () => {
     const page = await consoleGet("/personas", undefined, {}, { cookie, "cf-connecting-ip": source });
     expect(page.status).toBe(200);
     expect(await page.text()).not.toContain("too many wrong admin tokens");
-    // Requests without CF-Connecting-IP (other tests in this isolate) share "unknown": untouched.
+    // Requests from another source (this file's own, test/helpers/gateway.ts) are untouched.
     const unsourced = { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } };
     expect((await gatewayFetch("/admin/filter-sets", unsourced, ADMIN_VARS)).status).toBe(200);
   });

@@ -4,6 +4,7 @@
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { expect } from "vitest";
 import worker from "../../src/index";
 import { readSse } from "../../src/core/sse";
 
@@ -18,6 +19,18 @@ export type GatewayTarget = {
 };
 
 /**
+ * The address a test file's requests come from when they name none (CF-Connecting-IP): one
+ * of its own per file, from its path. Every workers file runs in one runtime, and the admin
+ * throttle counts wrong tokens per source in isolate memory (auth/admin-throttle.ts): a file
+ * that tries wrong tokens must not throttle the files after it.
+ */
+function fileSource(): string {
+  let hash = 0;
+  for (const char of expect.getState().testPath ?? "") hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return `10.${(hash >>> 16) & 255}.${(hash >>> 8) & 255}.${hash & 255}`;
+}
+
+/**
  * Sends one HTTP request to the gateway (or `target`) with the test bindings (plus `vars`).
  * With `settle`, returns only once the work the Worker left to `waitUntil` is done (a
  * notification's delivery to the upstreams, for one).
@@ -30,8 +43,10 @@ export async function gatewayFetch(
   settle = false,
 ): Promise<Response> {
   const ctx = createExecutionContext();
+  const headers = new Headers(init.headers);
+  if (!headers.has("cf-connecting-ip")) headers.set("cf-connecting-ip", fileSource());
   const response = await target.fetch(
-    new Request(path.startsWith("http") ? path : `http://gateway.test${path}`, init),
+    new Request(path.startsWith("http") ? path : `http://gateway.test${path}`, { ...init, headers }),
     { ...env, ...vars },
     ctx,
   );
