@@ -5,6 +5,8 @@
  * layer gets it from `next` and passes it outward, reading the text only where it has a
  * policy for the call; the record layer copies what served it into the call record.
  */
+import { piecesText } from "../core/byte-reads";
+import type { ResponseBytes } from "../core/response-bytes";
 import { utf8Length } from "../core/utf8-position";
 
 /** What served an answer, as the layers that know it said. */
@@ -21,9 +23,6 @@ export type AnswerSource = {
   readonly sse?: boolean;
 };
 
-const decoder = new TextDecoder();
-const encoder = new TextEncoder();
-
 /**
  * A JSON-RPC response on its way to the client. The text is decoded from the bytes at
  * most once and shared by every layer that reads it; an answer nobody read keeps the
@@ -36,14 +35,17 @@ const encoder = new TextEncoder();
  */
 export class Answer {
   #text: string | undefined;
-  #bytes: Uint8Array | undefined;
+  #bytes: ResponseBytes | undefined;
+  /** The bytes' length, kept once they are dropped for the text (checked UTF-8 decodes to a text of that length). */
+  readonly #byteLength: number | undefined;
   readonly from: AnswerSource;
   /** Answers made of bytes in this isolate, and how many of them had their text decoded (a test sees a relay that did not). */
   static readonly counts = { ofBytes: 0, decoded: 0 };
 
-  private constructor(text: string | undefined, bytes: Uint8Array | undefined, from: AnswerSource) {
+  private constructor(text: string | undefined, bytes: ResponseBytes | undefined, from: AnswerSource) {
     this.#text = text;
     this.#bytes = bytes;
+    this.#byteLength = bytes?.byteLength;
     this.from = from;
   }
 
@@ -52,8 +54,8 @@ export class Answer {
     return new Answer(text, undefined, from);
   }
 
-  /** An answer whose body is the UTF-8 JSON text `bytes` (kept as they are until someone reads the text). */
-  static ofBytes(bytes: Uint8Array, from: AnswerSource = {}): Answer {
+  /** An answer whose body is the upstream's bytes of a plain success response (kept as they are until someone reads the text). */
+  static ofBytes(bytes: ResponseBytes, from: AnswerSource = {}): Answer {
     Answer.counts.ofBytes++;
     return new Answer(undefined, bytes, from);
   }
@@ -62,15 +64,16 @@ export class Answer {
   get text(): string {
     if (this.#text === undefined) {
       Answer.counts.decoded++;
-      this.#text = decoder.decode(this.#bytes);
+      this.#text = piecesText(this.#bytes!.pieces);
+      // The text is what every layer reads and writes from now on: the bytes are not held beside it.
+      this.#bytes = undefined;
     }
     return this.#text;
   }
 
-  /** The body's UTF-8 bytes: the upstream's own when the answer was made of them, else encoded once. */
-  get bytes(): Uint8Array {
-    this.#bytes ??= encoder.encode(this.#text);
-    return this.#bytes;
+  /** The upstream's bytes while no layer has read the text of an answer made of them. */
+  get held(): ResponseBytes | undefined {
+    return this.#text === undefined ? this.#bytes : undefined;
   }
 
   /** True while no layer has read the text of an answer made of bytes (the edge may write them as they are). */
@@ -79,13 +82,13 @@ export class Answer {
   }
 
   /** What the edge writes: the upstream's bytes while no layer read the text, else the text. */
-  get body(): string | Uint8Array {
+  get body(): string | ResponseBytes {
     return this.#text === undefined ? this.#bytes! : this.#text;
   }
 
   /** The body's length in UTF-8 bytes, without decoding it. */
   get byteLength(): number {
-    return this.#bytes !== undefined ? this.#bytes.byteLength : utf8Length(this.#text!);
+    return this.#byteLength ?? utf8Length(this.#text!);
   }
 
   /** The same answer (what served it) with a body a layer changed. */

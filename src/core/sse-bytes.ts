@@ -9,7 +9,8 @@
  *
  * An event's first data line longer than the buffer holds is not copied into ever larger
  * buffers: the bytes read of it stay where they were read, the rest is read into fresh
- * buffers of the first size, and the pieces are joined once at the line's end (one copy).
+ * buffers of the first size, and the pieces are kept: an event of that one line hands
+ * them out as they are (`line`), and they are joined (one copy) only if its data is read.
  * Otherwise the buffer grows to hold the longest event read (up to the bound past which an
  * event's data is handed over as a stream instead, which the pieces count toward) and
  * returns to its first size after it.
@@ -58,10 +59,23 @@ const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 export type SseRawEvent = {
   readonly event: string;
   readonly data: readonly Uint8Array[];
+  /** The pieces of the event's one data line when it was read across buffers, each the reader's no longer (`data` joins them). */
+  readonly line?: readonly Uint8Array[];
   readonly id?: string;
   readonly retry?: number;
   readonly large?: ReadableStream<Uint8Array>;
 };
+
+/** `pieces` (`length` bytes in all) as one array. */
+function joined(pieces: readonly Uint8Array[], length: number): Uint8Array {
+  const all = new Uint8Array(length);
+  let at = 0;
+  for (const piece of pieces) {
+    all.set(piece, at);
+    at += piece.byteLength;
+  }
+  return all;
+}
 
 function bytesEqual(bytes: Uint8Array, at: number, text: string): boolean {
   for (let i = 0; i < text.length; i++) if (bytes[at + i] !== text.charCodeAt(i)) return false;
@@ -230,10 +244,15 @@ export async function* readSseEvents(
   let spill: Uint8Array[] = [];
   let spillBytes = 0;
   let first: Uint8Array | undefined;
+  /** The first data line's pieces when it was read across buffers (each its own memory), joined into `first` only if read. */
+  let firstPieces: Uint8Array[] | undefined;
+  let firstLength = 0;
   const reset = () => {
     data = [];
     dataBytes = 0;
     first = undefined;
+    firstPieces = undefined;
+    firstLength = 0;
     event = "";
     fields = 0;
   };
@@ -248,11 +267,13 @@ export async function* readSseEvents(
   });
   /** What the event being read holds: the bytes read of it from its first data line on, and each further data line's cost. */
   const held = () =>
-    data.length === 0
-      ? 0
-      : buffer.pos - data[0]! + (first?.byteLength ?? 0) + (data.length / 2 - 1) * DATA_LINE_COST_BYTES;
-  /** The `i`th data value: the joined first line, or a view of the buffer. */
-  const value = (i: number): Uint8Array => (i === 0 && first ? first : buffer.bytes.subarray(data[i]!, data[i + 1]!));
+    data.length === 0 ? 0 : buffer.pos - data[0]! + firstLength + (data.length / 2 - 1) * DATA_LINE_COST_BYTES;
+  /** The `i`th data value: the first line read across buffers (joined once), or a view of the buffer. */
+  const value = (i: number): Uint8Array => {
+    if (i > 0 || !firstPieces) return buffer.bytes.subarray(data[i]!, data[i + 1]!);
+    first ??= joined(firstPieces, firstLength);
+    return first;
+  };
   /** The event's complete data lines, joined with "\n", as one copy (the start of a large event's stream). */
   const dataCopy = (): Uint8Array => {
     let length = 0;
@@ -359,25 +380,33 @@ export async function* readSseEvents(
       const { bytes, lineStart } = buffer;
       buffer.passBreak(at);
       if (spill.length > 0) {
-        // The end of a first data line read across buffers: joined once.
-        first = new Uint8Array(spillBytes + at - lineStart);
-        let offset = 0;
-        for (const piece of spill) {
-          first.set(piece, offset);
-          offset += piece.byteLength;
-        }
-        first.set(bytes.subarray(lineStart, at), offset);
+        // The end of a first data line read across buffers: its pieces kept (the last copied out of the buffer).
+        firstPieces = [...spill, bytes.slice(lineStart, at)];
+        firstLength = spillBytes + at - lineStart;
         spill = [];
         spillBytes = 0;
         fields++;
         data.push(at, at);
-        dataBytes += first.byteLength;
+        dataBytes += firstLength;
       } else if (pending !== "unknown") {
         // The end of a line skipped as it arrived.
         if (pending === "skip-field") fields++;
         pending = "unknown";
       } else if (at === lineStart) {
-        if (fields > 0) {
+        if (fields > 0 && data.length === 2 && firstPieces) {
+          // One data line read across buffers: its pieces, joined only if the data is read.
+          const pieces = firstPieces;
+          const length = firstLength;
+          yield {
+            event: event || "message",
+            get data() {
+              return [joined(pieces, length)];
+            },
+            line: pieces,
+            ...(id !== undefined ? { id } : {}),
+            ...(retry !== undefined ? { retry } : {}),
+          };
+        } else if (fields > 0) {
           const views = [];
           for (let i = 0; i < data.length; i += 2) views.push(value(i));
           yield stamped({ event: event || "message", data: views });

@@ -6,6 +6,7 @@
  * lines, which a reader joins back with "\n" into the same text.
  */
 import type { OutgoingMessage } from "./jsonrpc";
+import { piecesText } from "./byte-reads";
 import { readSseEvents } from "./sse-bytes";
 
 /**
@@ -41,7 +42,17 @@ export async function* readSse(
   body: ReadableStream<Uint8Array>,
   largeBytes = Number.POSITIVE_INFINITY,
 ): AsyncGenerator<SseEvent> {
-  for await (const event of readSseEvents(body, largeBytes)) yield { ...event, data: dataText(event.data) };
+  for await (const event of readSseEvents(body, largeBytes)) {
+    const { id, retry, large, line } = event;
+    yield {
+      event: event.event,
+      // A line read in pieces is decoded piece by piece: its pieces are not joined for it.
+      data: line ? piecesText(line, { ignoreBOM: true }) : dataText(event.data),
+      ...(id !== undefined ? { id } : {}),
+      ...(retry !== undefined ? { retry } : {}),
+      ...(large !== undefined ? { large } : {}),
+    };
+  }
 }
 
 const encoder = new TextEncoder();

@@ -6,7 +6,6 @@
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { parseSpan, pathSpan, splice, withMessageId } from "../core/raw-json";
-import { withIdBytes } from "../core/response-bytes";
 import { ByteWire } from "../upstream/byte-answer";
 import { encodeServerRequestId } from "./server-requests";
 import type { RelayTasks } from "./plugs";
@@ -142,8 +141,7 @@ export async function forward(
     // An answer taken while it streams (offload) keeps the upstream message's own id, checked like any other.
     const answer = await forwardAs(ctx, upstream.name, withMessageId(request, upstreamId), upstreamId, once);
     // An answer kept as the upstream's bytes gets the client's id in its bytes (upstream/byte-answer.ts).
-    const bytes = answer.unread ? withIdBytes(answer.bytes, id) : undefined;
-    if (bytes) return Answer.ofBytes(bytes, answer.from);
+    if (answer.held) return Answer.ofBytes(answer.held.withId(id), answer.from);
     return answer.withText(withMessageId(answer.text, id));
   } catch (error) {
     throw error instanceof GatewayError && error.id === upstreamId ? error.withId(id) : error;

@@ -6,7 +6,8 @@
  * the front writes as they are when no layer read it.
  */
 import type { JsonRpcId, JsonRpcMessage, WireMessage } from "../core/jsonrpc";
-import { responseHead } from "../core/response-bytes";
+import { piecesText } from "../core/byte-reads";
+import { ResponseBytes } from "../core/response-bytes";
 import { validateMessage } from "../core/validate-message";
 
 /**
@@ -15,21 +16,20 @@ import { validateMessage } from "../core/validate-message";
  */
 export const PASS_THROUGH_MIN_BYTES = 256 * 1024;
 
-const decoder = new TextDecoder();
-
 /** One success response as the upstream's bytes, its text decoded and its message parsed only when read. */
 export class ByteWire implements WireMessage {
   #text: string | undefined;
   #message: JsonRpcMessage | undefined;
 
-  constructor(
-    readonly bytes: Uint8Array,
-    /** The response's id, read from the bytes. */
-    readonly id: JsonRpcId,
-  ) {}
+  constructor(readonly bytes: ResponseBytes) {}
+
+  /** The response's id, read from the bytes. */
+  get id(): JsonRpcId {
+    return this.bytes.id;
+  }
 
   get text(): string {
-    this.#text ??= decoder.decode(this.bytes);
+    this.#text ??= piecesText(this.bytes.pieces);
     return this.#text;
   }
 
@@ -39,9 +39,9 @@ export class ByteWire implements WireMessage {
   }
 }
 
-/** `bytes` as a `ByteWire` when large enough and a plain success response; undefined to read it as text. */
-export function byteWireOf(bytes: Uint8Array): ByteWire | undefined {
-  if (bytes.byteLength < PASS_THROUGH_MIN_BYTES) return undefined;
-  const head = responseHead(bytes);
-  return head && new ByteWire(bytes, head.id);
+/** `pieces` (`length` bytes in all) as a `ByteWire` when large enough and a plain success response; undefined to read it as text. */
+export function byteWireOf(pieces: readonly Uint8Array[], length: number): ByteWire | undefined {
+  if (length < PASS_THROUGH_MIN_BYTES) return undefined;
+  const bytes = ResponseBytes.of(pieces);
+  return bytes && new ByteWire(bytes);
 }

@@ -25,6 +25,7 @@ import { mirroredHeaders, MODERN_UPSTREAM_VERSION, paramHeaders, withEnvelope, t
 import type { PoolRequest, UpstreamSession } from "./upstream-session";
 import { META_KEYS } from "../core/revisions";
 import { methodFacts } from "../core/methods";
+import { ByteWire } from "./byte-answer";
 
 const SERVER_INFO_KEY = META_KEYS.serverInfo;
 const HEADER_MISMATCH = -32020;
@@ -207,6 +208,14 @@ function forClient(reply: UpstreamReply, method: string, request: ModernSendRequ
   const source = reply.messages;
   const messages = (async function* () {
     for await (const wire of source) {
+      // A tool result kept as bytes (byte-answer.ts) needs nothing taken out unless its structuredContent is no object.
+      if (
+        wire instanceof ByteWire &&
+        !(methodFacts(method).downgraded === "tool list" || wire.bytes.structuredNotObject)
+      ) {
+        yield wire;
+        continue;
+      }
       if (!("id" in wire.message) || "method" in wire.message) {
         yield wire;
         continue;

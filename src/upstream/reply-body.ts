@@ -12,7 +12,7 @@ import { DATA_LINE_COST_BYTES, readSseEvents } from "../core/sse-bytes";
 import { notificationHead, type NotificationHead } from "../core/json-bytes";
 import { jsonValues, JsonValuesError } from "../core/json-values";
 import { readUpstreamMessage } from "../core/validate-message";
-import { afterHeld, byteReader, readableOf } from "../core/byte-reads";
+import { afterHeld, byteReader, piecesText, readableOf } from "../core/byte-reads";
 import { redactedStart } from "../config/secrets";
 import { UpstreamBreak, type BodyGuard } from "./deadlines";
 import { byteWireOf } from "./byte-answer";
@@ -25,7 +25,6 @@ export const MAX_ERROR_BODY_CHARS = 300;
 export const MAX_ERROR_BODY_BYTES = 4 * 1024;
 /** Of a refusal that may be a JSON-RPC error answering the request (HTTP 400/404), this much is read to tell. */
 export const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
-const decoder = new TextDecoder();
 
 /**
  * The body's length in bytes as its headers declare it, or NaN when they do not say: no
@@ -74,46 +73,55 @@ export function logUpstreamText(where: LogContext, what: string, text: string): 
   );
 }
 
+/** The first block a body held whole is read into; each next one twice as large, up to READ_BLOCK_MAX_BYTES. */
+const READ_BLOCK_MIN_BYTES = 64 * 1024;
+const READ_BLOCK_MAX_BYTES = 1024 * 1024;
+
 /**
- * Reads a body up to `limit` bytes, held as one array. Past the limit, returns a stream of the whole body
- * (what was read, then the rest) instead of holding it.
+ * Reads a body up to `limit` bytes, held as the blocks it was read into: each block is
+ * read straight into (no copy of what was read) until full, and they are never joined
+ * (a 10 MiB answer: fourteen blocks, none copied; it was 160 chunks copied out of the
+ * reader's buffer, then all of them into one array). Past the limit, returns a stream of
+ * the whole body (what was read, then the rest) instead of holding it.
  */
 export async function readBounded(
   body: ReadableStream<Uint8Array>,
   limit: number,
-): Promise<{ bytes: Uint8Array } | { stream: ReadableStream<Uint8Array> }> {
+): Promise<{ pieces: Uint8Array[]; length: number } | { stream: ReadableStream<Uint8Array> }> {
   const reader = byteReader(body);
-  const chunks: Uint8Array[] = [];
+  const pieces: Uint8Array[] = [];
   let length = 0;
+  let size = READ_BLOCK_MIN_BYTES;
+  let block: Uint8Array = new Uint8Array(size);
+  let filled = 0;
   for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    length += value.length;
+    const { value, done } = await reader.readInto(block.subarray(filled), size - filled);
+    // A BYOB read moves the block's memory to `value`'s buffer (`block` is then empty)
+    // (the view of the end may be empty at offset 0): the block is that whole buffer.
+    if (value) block = new Uint8Array(value.buffer, 0, size);
+    const read = value?.byteLength ?? 0;
+    filled += read;
+    length += read;
+    if (done || !value || read === 0) break;
     if (length > limit) {
       // A byte stream: a reader with its own buffer (offload's) gets the rest read into it.
-      const stream = readableOf(afterHeld(chunks, reader));
-      return { stream };
+      return { stream: readableOf(afterHeld([...pieces, block.subarray(0, filled)], reader)) };
+    }
+    if (filled === size) {
+      pieces.push(block);
+      size = Math.min(size * 2, READ_BLOCK_MAX_BYTES);
+      block = new Uint8Array(size);
+      filled = 0;
     }
   }
-  return { bytes: joinChunks(chunks, length) };
+  if (filled > 0) pieces.push(block.subarray(0, filled));
+  return { pieces, length };
 }
 
-/** The UTF-8 text of `chunks` (`length` bytes in all). */
-export function decodeChunks(chunks: readonly Uint8Array[], length: number): string {
-  return decoder.decode(joinChunks(chunks, length));
-}
-
-/** `chunks` (`length` bytes in all) as one array: the chunk itself when there is one. */
-export function joinChunks(chunks: readonly Uint8Array[], length: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const all = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.length;
-  }
-  return all;
+function byteLengthOf(pieces: readonly Uint8Array[]): number {
+  let length = 0;
+  for (const piece of pieces) length += piece.byteLength;
+  return length;
 }
 
 /** A protocol break as the error that `upstreamMessages` turns into a `bad-response` failure. */
@@ -168,7 +176,7 @@ export async function* jsonMessages(
     }
     return;
   }
-  let bytes: Uint8Array;
+  let held: { pieces: Uint8Array[]; length: number };
   // A body that says it is small is read whole; one that is (or may be) large, chunk by chunk.
   if (large && !(declared <= large.minBytes)) {
     const read = await readBounded(body, large.minBytes);
@@ -177,23 +185,27 @@ export async function* jsonMessages(
       guard.deadline?.disarm();
       return yield* wholeBodyMessages(await large.take(read.stream), where);
     }
-    bytes = read.bytes;
+    held = read;
   } else {
     const read = await readBounded(body, MAX_HELD_MESSAGE_BYTES);
     if ("stream" in read) {
       await read.stream.cancel();
       throw tooLarge(where.upstream);
     }
-    bytes = read.bytes;
+    held = read;
   }
-  yield* bytesMessages(bytes, where);
+  yield* bytesMessages(held.pieces, held.length, where);
 }
 
 /** The messages of a whole JSON body's bytes: a large success response kept as its bytes (byte-answer.ts), else read as text. */
-export async function* bytesMessages(bytes: Uint8Array, where: LogContext): AsyncGenerator<WireMessage> {
-  const wire = byteWireOf(bytes);
+export async function* bytesMessages(
+  pieces: readonly Uint8Array[],
+  length: number,
+  where: LogContext,
+): AsyncGenerator<WireMessage> {
+  const wire = byteWireOf(pieces, length);
   if (wire) yield wire;
-  else yield* wholeBodyMessages(decoder.decode(bytes), where);
+  else yield* wholeBodyMessages(piecesText(pieces), where);
 }
 
 /**
@@ -262,12 +274,20 @@ export async function* sseMessages(
     // Priming events (an id and a retry delay, no data) only mark a resume point.
     if (
       event.event !== "message" ||
-      (!event.large && (event.data.length === 0 || (event.data.length === 1 && event.data[0]!.byteLength === 0)))
+      (!event.large &&
+        !event.line &&
+        (event.data.length === 0 || (event.data.length === 1 && event.data[0]!.byteLength === 0)))
     )
       continue;
     if (event.large && !large) {
       await event.large.cancel();
       throw tooLarge(where.upstream);
+    }
+    // A large answer on one data line is kept as the pieces it was read in (byte-answer.ts).
+    const wire = event.line && byteWireOf(event.line, byteLengthOf(event.line));
+    if (wire) {
+      yield wire;
+      continue;
     }
     const line = event.data.length === 1 ? event.data[0]! : undefined;
     const head = pass && line ? notificationHead(line) : undefined;
@@ -305,5 +325,5 @@ export async function errorBodyStart(
   } finally {
     reader.cancel().catch(() => {});
   }
-  return decodeChunks(chunks, length);
+  return piecesText(chunks);
 }

@@ -20,14 +20,13 @@
  *   the chunks read so far first. The bound is under every bound the stream path applies
  *   (MAX_HELD_MESSAGE_BYTES, offload's `minBytes`, which the caller checks).
  */
-import { afterHeld, byteReader, readableOf } from "../core/byte-reads";
+import { afterHeld, byteReader, piecesText, readableOf } from "../core/byte-reads";
 import type { WireMessage } from "../core/jsonrpc";
 import { guardBody, UpstreamBreak, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
 import { readUpstreamMessage } from "../core/validate-message";
 import {
   deadlineAware,
-  decodeChunks,
   jsonMessages,
   wholeBodyMessages,
   type LargeAnswerConsumer,
@@ -80,7 +79,7 @@ export async function* smallAnswerMessages(
     return yield* deadlineAware(jsonMessages(response, guardBody(read.rest, guard), guard, where, large), guard);
   }
   guard.deadline?.disarm();
-  const text = read instanceof ArrayBuffer ? decodeChunks([new Uint8Array(read)], read.byteLength) : read.text;
+  const text = read instanceof ArrayBuffer ? piecesText([new Uint8Array(read)]) : read.text;
   guard.received.bytes += read instanceof ArrayBuffer ? read.byteLength : read.bytes;
   const message = readUpstreamMessage(text);
   if (message) yield message;
@@ -96,7 +95,7 @@ async function readStart(body: ReadableStream<Uint8Array>): Promise<Start> {
   let length = 0;
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) return { text: decodeChunks(chunks, length), bytes: length };
+    if (done) return { text: piecesText(chunks), bytes: length };
     if (value.byteLength === 0) continue; // held and handed on, an empty chunk would read as the end
     chunks.push(value);
     length += value.byteLength;

@@ -1,22 +1,32 @@
 /**
  * core/response-bytes.ts: which upstream answers may be passed on as their bytes (exactly
- * one plain success response, checked whole), and the splices the relay and the
- * 2026-07-28 front make in them, which must equal what the text path makes.
+ * one plain success response, checked as its pieces come), and the splices the relay and
+ * the 2026-07-28 front make in its pieces, which must equal what the text path makes
+ * however the bytes were cut.
  */
 import { describe, expect, it } from "vitest";
-import { isToolErrorBytes, responseHead, withIdBytes, withResultMemberBytes } from "../../src/core/response-bytes";
+import { ResponseBytes } from "../../src/core/response-bytes";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const bytes = (text: string) => encoder.encode(text);
+const of = (text: string) => ResponseBytes.of([bytes(text)]);
+const textOf = (response: ResponseBytes) => decoder.decode(response.joined());
+/** `text`'s bytes cut into pieces of `size`. */
+const cut = (text: string, size: number) => {
+  const all = bytes(text);
+  const pieces: Uint8Array[] = [];
+  for (let at = 0; at < all.length; at += size) pieces.push(all.subarray(at, at + size));
+  return pieces;
+};
 
-describe("responseHead", () => {
+describe("ResponseBytes.of", () => {
   it.each([
     ['{"result":{"content":[]},"jsonrpc":"2.0","id":3}', 3],
     ['{"jsonrpc":"2.0","id":"gw-req-ab","result":{}}', "gw-req-ab"],
     [' {\n"jsonrpc" : "2.0" ,"id":-1.5e2,"result":{"a":[1,{"b":null}]}}\n', -150],
   ])("reads the id of %s", (text, id) => {
-    expect(responseHead(bytes(text))).toEqual({ id });
+    expect(of(text)?.id).toEqual(id);
   });
 
   it.each([
@@ -34,59 +44,59 @@ describe("responseHead", () => {
     ['{"jsonrpc":"2.0","id":1,"result":{}} {}', "two values"],
     ['{"jsonrpc":"2.0","id":1,"res\\u0075lt":{}}', "an escaped member name"],
   ])("refuses %s (%s)", (text) => {
-    expect(responseHead(bytes(text))).toBeUndefined();
+    expect(of(text)).toBeUndefined();
   });
 
   it("refuses bytes that are not well-formed UTF-8 (decoding would change them)", () => {
     const text = bytes('{"jsonrpc":"2.0","id":1,"result":{"t":"ab"}}');
     text[text.indexOf(0x61)] = 0xff;
-    expect(responseHead(text)).toBeUndefined();
+    expect(ResponseBytes.of([text])).toBeUndefined();
   });
 });
 
-describe("splices in an accepted response's bytes", () => {
-  it("puts the client's id in place of the upstream's, before or after the result", () => {
+describe("splices in an accepted response's pieces", () => {
+  it("puts the client's id in place of the upstream's, before or after the result, however the bytes are cut", () => {
     for (const text of [
       '{"jsonrpc":"2.0","id":"gw-req-1","result":{"a":1}}',
       '{"result":{"a":1},"jsonrpc":"2.0","id":"gw-req-1"}',
     ]) {
-      const upstream = bytes(text);
-      expect(responseHead(upstream)).toEqual({ id: "gw-req-1" });
-      const withId = withIdBytes(upstream, 7)!;
-      expect(decoder.decode(withId)).toBe(text.replace('"gw-req-1"', "7"));
-      // The layout follows the splice: a member added to the result after it lands inside the result.
-      const completed = withResultMemberBytes(withId, '"resultType":"complete"')!;
-      expect(JSON.parse(decoder.decode(completed))).toEqual({
-        jsonrpc: "2.0",
-        id: 7,
-        result: { a: 1, resultType: "complete" },
-      });
-      expect(decoder.decode(completed)).toContain('{"a":1,"resultType":"complete"}');
+      for (const size of [1, 2, 3, 5, 8, 13, 64]) {
+        const upstream = ResponseBytes.of(cut(text, size))!;
+        expect(upstream.id).toBe("gw-req-1");
+        const withId = upstream.withId(7);
+        expect(textOf(withId)).toBe(text.replace('"gw-req-1"', "7"));
+        expect(withId.byteLength).toBe(withId.joined().byteLength);
+        expect(withId.id).toBe(7);
+        // The layout follows the splice: a member added to the result after it lands inside the result.
+        const completed = withId.withResultMember('"resultType":"complete"');
+        expect(JSON.parse(textOf(completed))).toEqual({
+          jsonrpc: "2.0",
+          id: 7,
+          result: { a: 1, resultType: "complete" },
+        });
+        expect(textOf(completed)).toContain('{"a":1,"resultType":"complete"}');
+        // The pieces are views of the upstream's: none is copied.
+        expect(completed.pieces.every((piece) => piece.byteLength > 0)).toBe(true);
+      }
     }
   });
 
   it("adds a member to an empty result without a comma", () => {
-    const upstream = bytes('{"jsonrpc":"2.0","id":1,"result":{ }}');
-    responseHead(upstream);
-    expect(decoder.decode(withResultMemberBytes(upstream, '"resultType":"complete"'))).toBe(
+    expect(textOf(of('{"jsonrpc":"2.0","id":1,"result":{ }}')!.withResultMember('"resultType":"complete"'))).toBe(
       '{"jsonrpc":"2.0","id":1,"result":{ "resultType":"complete"}}',
     );
   });
 
   it("says whether the result is a tool error (the audit event reads only those)", () => {
-    const error = bytes('{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[]}}');
-    const success = bytes('{"jsonrpc":"2.0","id":1,"result":{"isError":false,"content":[]}}');
-    responseHead(error);
-    responseHead(success);
-    expect(isToolErrorBytes(error)).toBe(true);
-    expect(isToolErrorBytes(withIdBytes(error, 2)!)).toBe(true);
-    expect(isToolErrorBytes(success)).toBe(false);
-    expect(isToolErrorBytes(bytes("{}"))).toBeUndefined();
+    const error = of('{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[]}}')!;
+    expect(error.toolError).toBe(true);
+    expect(error.withId(2).toolError).toBe(true);
+    expect(of('{"jsonrpc":"2.0","id":1,"result":{"isError":false,"content":[]}}')!.toolError).toBe(false);
   });
 
-  it("splices nothing in bytes it did not accept", () => {
-    const other = bytes('{"jsonrpc":"2.0","id":1,"result":{}}');
-    expect(withIdBytes(other, 2)).toBeUndefined();
-    expect(withResultMemberBytes(other, '"x":1')).toBeUndefined();
+  it("says whether structuredContent is something a 2025 client cannot take", () => {
+    expect(of('{"jsonrpc":"2.0","id":1,"result":{"structuredContent":[1]}}')!.structuredNotObject).toBe(true);
+    expect(of('{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"a":[1]}}}')!.structuredNotObject).toBe(false);
+    expect(of('{"jsonrpc":"2.0","id":1,"result":{"content":[]}}')!.structuredNotObject).toBe(false);
   });
 });

@@ -79,6 +79,26 @@ describe("a large result no policy changes", () => {
     expect(call?.["gateway.outcome"]).toBe("success");
   });
 
+  it("reaches a 2025 client as the upstream's bytes when the upstream answered it as SSE, never decoded", async () => {
+    const { session } = await initialize("/mcp/raw", { vars });
+    const params = { name: "huge", arguments: { mb: 1, sse: true } };
+    const got = await counted(() =>
+      post("/mcp/raw", { jsonrpc: "2.0", id: 11, method: "tools/call", params }, { session, vars }),
+    );
+    expect(got.response.status).toBe(200);
+    expect(got.response.headers.get("content-type")).toBe("text/event-stream");
+    expect(got.ofBytes).toBe(1);
+    expect(got.decoded).toBe(0);
+    // The event's data is the upstream's JSON answer as it came, on one line.
+    const text = new TextDecoder().decode(got.bytes);
+    const data = text
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .at(-1)!
+      .slice("data: ".length);
+    expect(data).toBe(new TextDecoder().decode(await upstreamBytes(11)));
+  });
+
   it("is read by a layer with a policy for it (offload on: it is stored, not relayed)", async () => {
     const { session } = await initialize("/mcp/raw", { vars: { UPSTREAMS: vars.UPSTREAMS } });
     const body = { jsonrpc: "2.0", id: 9, method: "tools/call", params: huge };

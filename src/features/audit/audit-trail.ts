@@ -11,7 +11,6 @@
  * Sending (in `sendBatch`-sized groups, each event bounded) is features/audit/audit-queue.ts's:
  * a failed send is logged and counted there; the client's answer is unaffected.
  */
-import { isToolErrorBytes } from "../../core/response-bytes";
 import type { CallContext, ClientMessage, Handler } from "../../context/call-context";
 import type { Answer } from "../../context/answer";
 import type { AuditEvent } from "./audit-event";
@@ -171,9 +170,7 @@ export function auditTrail(next: Handler, { config }: AuditTrailOptions): Handle
       // The answer's text is read when the event is built, after the answer went out; not that of an
       // answer kept as the upstream's bytes (a success) unless it is a tool error (core/response-bytes.ts).
       const read = answer;
-      batch.events.push(() =>
-        event(ctx, message, read?.unread && isToolErrorBytes(read.bytes) === false ? undefined : read?.text),
-      );
+      batch.events.push(() => event(ctx, message, read?.held && !read.held.toolError ? undefined : read?.text));
       batch.heldChars += (answer?.byteLength ?? 0) + ("wire" in message ? message.wire.text.length : 0);
       if (--batch.running === 0) {
         batches.delete(ctx.waitUntil);

@@ -9,17 +9,22 @@
 import { errorResponse, errorTextOf, GatewayError } from "../../core/errors";
 import type { JsonRpcId, OutgoingMessage } from "../../core/jsonrpc";
 import { SSE_HEADERS } from "../../core/sse";
+import { piecesOf } from "../../core/byte-reads";
+import type { ResponseBytes } from "../../core/response-bytes";
 import { SseWriter } from "./sse-writer";
 
 /** How often a stream of server messages (the GET stream, server-stream.ts) sends a keepalive comment. */
 export const SSE_KEEPALIVE_INTERVAL_MS = 15_000;
 
+/** A job's answer: its text, or the upstream's bytes of it (`Answer.body`). */
+type Body = string | ResponseBytes;
+
 /**
- * A job's answer (its text, or the UTF-8 bytes of its JSON text: `Answer.body`), or a message ahead of it;
+ * A job's answer, or a message ahead of it;
  * `framed` is called once its bytes are no longer needed (an upstream's bytes are valid until then).
  */
 type ReplyEvent =
-  | { readonly final: true; readonly text: string | Uint8Array }
+  | { readonly final: true; readonly text: Body }
   | { readonly final: false; readonly message: OutgoingMessage; readonly framed: () => void };
 
 /**
@@ -65,19 +70,21 @@ export type Emit = (message: OutgoingMessage) => Promise<void>;
 /** `streamed` asks for an SSE answer even if no message goes ahead of the response. */
 export type ReplyJob = {
   readonly id: JsonRpcId;
-  readonly run: (emit: Emit, streamed: () => void) => Promise<string | Uint8Array>;
+  readonly run: (emit: Emit, streamed: () => void) => Promise<Body>;
 };
 
 const decoder = new TextDecoder();
 
 /** An answer's body as text (for a batch's array). */
-function textOf(body: string | Uint8Array): string {
-  return typeof body === "string" ? body : decoder.decode(body);
+function textOf(body: Body): string {
+  return typeof body === "string" ? body : decoder.decode(body.joined());
 }
 
 /** An answer's body as one SSE event's data: bytes go as they are when on one line (JSON may have line breaks between tokens). */
-function eventBody(body: string | Uint8Array): string | Uint8Array {
-  return typeof body === "string" || (!body.includes(0x0a) && !body.includes(0x0d)) ? body : decoder.decode(body);
+function eventBody(body: Body): string | ResponseBytes {
+  return typeof body === "string" || body.pieces.every((piece) => !piece.includes(0x0a) && !piece.includes(0x0d))
+    ? body
+    : textOf(body);
 }
 
 /**
@@ -110,7 +117,7 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
     ),
   );
 
-  const finals: (string | Uint8Array)[] = [];
+  const finals: Body[] = [];
   let first: ReplyEvent | undefined;
   while (finals.length < jobs.length) {
     const event = await queue.next();
@@ -127,10 +134,13 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
       if (failures.size === 1 && !(failure instanceof GatewayError && failure.status === 200))
         return errorResponse(failure, jobs[0]!.id);
     }
-    if (!sse)
-      return new Response(batch ? `[${finals.map(textOf).join(",")}]` : finals[0], {
+    if (!sse) {
+      const body = batch ? `[${finals.map(textOf).join(",")}]` : finals[0]!;
+      // An answer kept as bytes goes out in the pieces it came in (core/byte-reads.ts).
+      return new Response(typeof body === "string" ? body : piecesOf(body.pieces), {
         headers: { "content-type": "application/json" },
       });
+    }
   }
 
   const writer = new SseWriter(() => {

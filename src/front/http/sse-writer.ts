@@ -15,6 +15,8 @@
  */
 import type { OutgoingMessage } from "../../core/jsonrpc";
 import { SSE_KEEPALIVE, sseFrame } from "../../core/sse";
+import { WRITE_PIECE_BYTES } from "../../core/byte-reads";
+import { ResponseBytes } from "../../core/response-bytes";
 
 /** How often an answer that is writing nothing checks, by a keepalive comment, that its client still reads. */
 export const ANSWER_KEEPALIVE_INTERVAL_MS = 1_000;
@@ -58,10 +60,11 @@ export class SseWriter {
    * notification's bytes or an answer's, on one line, behind the same prefix); `framed` is called as soon as its bytes
    * are no longer needed. Rejects when the client went away.
    */
-  async message(message: OutgoingMessage | Uint8Array, framed: () => void = () => {}): Promise<void> {
+  async message(message: OutgoingMessage | ResponseBytes, framed: () => void = () => {}): Promise<void> {
     this.busy = true;
     try {
-      const bytes = typeof message === "string" ? undefined : message instanceof Uint8Array ? message : message.bytes;
+      if (message instanceof ResponseBytes) return await this.pieces(message.pieces);
+      const bytes = typeof message === "string" ? undefined : message.bytes;
       const length = bytes === undefined ? this.frameText(message as string) : this.frameBytes(bytes);
       if (length >= 0) {
         framed();
@@ -76,14 +79,21 @@ export class SseWriter {
         return await this.write(EVENT_END);
       }
       // Larger than the buffer: written from the upstream's bytes themselves, free once written.
-      await this.write(EVENT_PREFIX);
-      await this.write(bytes);
+      await this.pieces([bytes]);
       framed();
-      await this.write(EVENT_END);
     } finally {
       this.busy = false;
       framed();
     }
+  }
+
+  /** One event whose data is `pieces` (on one line), each written from its own memory, in pieces as a large JSON answer goes (core/byte-reads.ts). */
+  private async pieces(pieces: readonly Uint8Array[]): Promise<void> {
+    await this.write(EVENT_PREFIX);
+    for (const piece of pieces)
+      for (let at = 0; at < piece.byteLength; at += WRITE_PIECE_BYTES)
+        await this.write(piece.subarray(at, at + WRITE_PIECE_BYTES));
+    await this.write(EVENT_END);
   }
 
   /** Ends the answer. */

@@ -17,7 +17,6 @@
 import { GatewayError } from "../../core/errors";
 import { GatewayFailure } from "../../core/failures";
 import { members, parseSpan, rootSpan, type Span } from "../../core/raw-json";
-import { withResultMemberBytes } from "../../core/response-bytes";
 import type { Answer } from "../../context/answer";
 import {
   INTERNAL_ERROR,
@@ -216,8 +215,8 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
           if (asked) throw unbridgedServerRequest(asked, envelope.clientCapabilities).withId(wire.message.id);
           // An answer no layer read (a success, no resultType: core/response-bytes.ts) is completed in its bytes.
           const completed =
-            answer.unread && !CACHEABLE_METHODS.has(wire.message.method)
-              ? withResultMemberBytes(answer.bytes, COMPLETE_MEMBER)
+            answer.held && !CACHEABLE_METHODS.has(wire.message.method)
+              ? answer.held.withResultMember(COMPLETE_MEMBER)
               : undefined;
           if (completed) return completed;
           const text = answer.text;
