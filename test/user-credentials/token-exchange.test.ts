@@ -121,7 +121,13 @@ describe("tokenExchange upstreams", () => {
     const at = `http://127.0.0.1:8787/admin/upstreams/${live}?probe=false`;
     const put = await gatewayFetch(at, { method: "PUT", headers, body: JSON.stringify(body) }, VARS);
     expect(put.status, await put.clone().text()).toBe(201);
-    const issued = issuedTo(await whoami(await tokenOf(`dave-${label}`), `${live}___whoami`));
-    expect(issued).toEqual({ sub: `dave-${label}`, resource: `${origin}${livePath}`, audience: "board-api" });
+    try {
+      const issued = issuedTo(await whoami(await tokenOf(`dave-${label}`), `${live}___whoami`));
+      expect(issued).toEqual({ sub: `dave-${label}`, resource: `${origin}${livePath}`, audience: "board-api" });
+    } finally {
+      // The suite shares one KV: an upstream left here would be every later file's (and need a token they lack).
+      const removed = await gatewayFetch(at, { method: "DELETE", headers }, VARS);
+      expect(removed.status).toBe(200);
+    }
   });
 });
