@@ -4,8 +4,9 @@
  * hand a large answer no policy changes to the client at the runtime's pace (issue 38).
  * The bytes were checked as they came (core/response-check.ts): one JSON text `JSON.parse`
  * accepts, in well-formed UTF-8, exactly `{"jsonrpc":"2.0","id":…,"result":{…}}` with no
- * `resultType` at the result's top (an `input_required` answer is read as text by the
- * eras), so what is passed on is exactly what decoding and encoding again would have sent.
+ * `resultType` at the result's top but `"complete"` (an `input_required` answer is read as
+ * text by the eras), so what is passed on is exactly what decoding and encoding again
+ * would have sent.
  * The splices the relay and the 2026-07-28 front make are made on the pieces, each a view.
  */
 import type { JsonRpcId } from "./jsonrpc";
@@ -13,6 +14,7 @@ import { ResponseCheck, type ResponseLayout } from "./response-check";
 import type { Span } from "./raw-json";
 
 const encoder = new TextEncoder();
+const COMPLETE = '"resultType":"complete"';
 
 /** A plain success response as its pieces of bytes (see the header). */
 export class ResponseBytes {
@@ -53,6 +55,11 @@ export class ResponseBytes {
     return this.layout.toolError;
   }
 
+  /** Whether the result says `"resultType":"complete"` already (a 2026-07-28 upstream's does). */
+  get complete(): boolean {
+    return this.layout.complete;
+  }
+
   /** Whether the result has a `structuredContent` that is not an object (a 2025 client cannot take it). */
   get structuredNotObject(): boolean {
     return this.layout.structuredNotObject;
@@ -71,7 +78,7 @@ export class ResponseBytes {
   withResultMember(member: string): ResponseBytes {
     const close = this.layout.result.end - 1;
     const raw = encoder.encode(`${this.layout.resultEmpty ? "" : ","}${member}`);
-    return this.spliced({ start: close, end: close }, raw, { resultEmpty: false });
+    return this.spliced({ start: close, end: close }, raw, { resultEmpty: false, complete: this.layout.complete || member === COMPLETE });
   }
 
   /** The bytes as one array (a copy, unless there is one piece). */

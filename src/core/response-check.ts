@@ -6,7 +6,7 @@
  * number or a literal. The bytes must be one JSON text `JSON.parse` accepts, in
  * well-formed UTF-8, so that what is passed on is exactly what decoding and encoding again
  * would have sent; and exactly `{"jsonrpc":"2.0","id":…,"result":{…}}` in any order and
- * spacing (core/response-bytes.ts says why). Anything else ends the check as "not plain",
+ * spacing, the result's `resultType`, if any, `"complete"` (core/response-bytes.ts says why). Anything else ends the check as "not plain",
  * and the caller reads the text the ordinary way.
  */
 import type { Span } from "./raw-json";
@@ -23,6 +23,8 @@ export type ResponseLayout = {
   readonly structuredNotObject: boolean;
   /** The result is `{}` (spaces aside). */
   readonly resultEmpty: boolean;
+  /** The result says `"resultType":"complete"` (a 2026-07-28 upstream's result; any other resultType is not plain). */
+  readonly complete: boolean;
 };
 
 /** The longest id (its JSON text, in bytes) a response may have to be passed on as bytes. */
@@ -72,6 +74,7 @@ const ID = 2;
 const RESULT = 3;
 const IS_ERROR = 4;
 const STRUCTURED = 5;
+const RESULT_TYPE = 6;
 
 const IN_OBJECT = 1;
 const IN_ARRAY = 2;
@@ -85,7 +88,7 @@ const TOP_NAMES = new Map([
 const RESULT_NAMES = new Map([
   ["isError", IS_ERROR],
   ["structuredContent", STRUCTURED],
-  ["resultType", -1],
+  ["resultType", RESULT_TYPE],
 ]);
 const LITERALS = ["true", "false", "null"].map((word) => Uint8Array.from(word, (c) => c.charCodeAt(0)));
 
@@ -151,6 +154,7 @@ export class ResponseCheck {
   #toolError = false;
   #structuredNotObject = false;
   #resultEmpty = true;
+  #complete = false;
 
   /** Reads `piece`, the next bytes of the text. */
   push(piece: Uint8Array): void {
@@ -297,6 +301,7 @@ export class ResponseCheck {
       toolError: this.#toolError,
       structuredNotObject: this.#structuredNotObject,
       resultEmpty: this.#resultEmpty,
+      complete: this.#complete,
     };
   }
 
@@ -333,6 +338,10 @@ export class ResponseCheck {
     } else if (depth === 2 && this.#topMember === RESULT) {
       if (this.#resultMember === IS_ERROR && byte === 0x74) this.#toolError = true;
       if (this.#resultMember === STRUCTURED) this.#structuredNotObject = byte !== OPEN_OBJECT;
+      if (this.#resultMember === RESULT_TYPE) {
+        if (byte !== QUOTE) return NOT_PLAIN;
+        this.#startCapture(true);
+      }
     }
     if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
       this.#open.push(byte === OPEN_OBJECT ? IN_OBJECT : IN_ARRAY);
@@ -373,7 +382,15 @@ export class ResponseCheck {
       }
       if (member === RESULT) this.#result = { start: this.#resultStart, end };
       this.#topMember = OTHER;
-    } else if (depth === 2 && this.#topMember === RESULT) this.#resultMember = OTHER;
+    } else if (depth === 2 && this.#topMember === RESULT) {
+      if (this.#resultMember === RESULT_TYPE) {
+        // Only a complete result is plain (an `input_required` one is read by the eras); only once.
+        const captured = this.#takeCapture(MAX_NAME_BYTES);
+        if (captured !== '"complete"' || this.#escapedString || this.#complete) return NOT_PLAIN;
+        this.#complete = true;
+      }
+      this.#resultMember = OTHER;
+    }
     return AFTER;
   }
 
@@ -392,9 +409,7 @@ export class ResponseCheck {
         this.#seen |= 1 << (member - 1);
         this.#topMember = member;
       } else {
-        const member = name === undefined ? OTHER : (RESULT_NAMES.get(name) ?? OTHER);
-        if (member < 0) return NOT_PLAIN;
-        this.#resultMember = member;
+        this.#resultMember = name === undefined ? OTHER : (RESULT_NAMES.get(name) ?? OTHER);
         this.#resultEmpty = false;
       }
     }

@@ -37,14 +37,16 @@ function oracle(bytes: Uint8Array): Omit<ResponseLayout, "id" | "result"> | unde
   const result = value("result");
   if (text[result.start] !== "{") return undefined;
   const inner = members(text, result);
-  if (inner.some((m) => text.slice(m.keyStart, m.value.start).includes("\\") || m.key === "resultType"))
-    return undefined;
+  if (inner.some((m) => text.slice(m.keyStart, m.value.start).includes("\\"))) return undefined;
+  const types = inner.filter((m) => m.key === "resultType");
+  if (types.length > 1 || types.some((m) => raw(m.value) !== '"complete"')) return undefined;
   const structured = inner.filter((m) => m.key === "structuredContent").at(-1);
   return {
     idRaw: id,
     toolError: inner.some((m) => m.key === "isError" && raw(m.value) === "true"),
     structuredNotObject: structured !== undefined && text[structured.value.start] !== "{",
     resultEmpty: inner.length === 0,
+    complete: types.length === 1,
   };
 }
 
@@ -87,7 +89,9 @@ function generator(seed: number) {
               { length: int(4) },
               () =>
                 `"${pick(["content", "content", "isError", "structuredContent", "_meta", "x", "resultType", "res\\u0075ltType"])}"${space()}:${space()}${
-                  int(3) === 0 ? pick(["true", "false", "{}", "[]", '"s"']) : value(3)
+                  int(3) === 0
+                    ? pick(["true", "false", "{}", "[]", '"s"', '"complete"', '"complete"', '"input_required"'])
+                    : value(3)
                 }`,
             ).join(",")}${space()}}`
       }`,
@@ -158,6 +162,15 @@ describe("ResponseCheck", () => {
     // The generator must reach both answers often enough to mean something.
     expect(accepted).toBeGreaterThan(300);
     expect(accepted).toBeLessThan(2700);
+  });
+
+  it("takes a result that says it is complete, and no other resultType", () => {
+    const answer = (members: string) => encoder.encode(`{"jsonrpc":"2.0","id":1,"result":{${members}}}`);
+    expect(check([answer('"content":[],"resultType":"complete"')])).toMatchObject({ complete: true });
+    expect(check([answer('"content":[]')])).toMatchObject({ complete: false });
+    expect(check([answer('"resultType":"input_required","inputRequests":{}')])).toBeUndefined();
+    expect(check([answer('"resultType":"complete","resultType":"complete"')])).toBeUndefined();
+    expect(check([answer('"resultType":"compl\\u0065te"')])).toBeUndefined();
   });
 
   it("refuses an id longer than it keeps, and an escaped name in the result", () => {

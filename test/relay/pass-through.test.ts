@@ -99,6 +99,30 @@ describe("a large result no policy changes", () => {
     expect(data).toBe(new TextDecoder().decode(await upstreamBytes(11)));
   });
 
+  it("is a 2026-07-28 upstream's complete result too, to either era's client, never decoded", async () => {
+    const modern = {
+      UPSTREAMS: JSON.stringify([{ name: "modern", url: inject("modernUpstreamUrl"), timeoutMs: 60_000 }]),
+      OFFLOAD: JSON.stringify({ exclude: ["modern___*"] }),
+    };
+    const text = "b".repeat(300 * 1024);
+    const echo = { name: "blob", arguments: { size: text.length } };
+    const { session } = await initialize("/mcp/modern", { vars: modern });
+    const legacy = await counted(() =>
+      post("/mcp/modern", { jsonrpc: "2.0", id: 12, method: "tools/call", params: echo }, { session, vars: modern }),
+    );
+    expect(legacy.ofBytes).toBe(1);
+    expect(legacy.decoded).toBe(0);
+    const answered = JSON.parse(new TextDecoder().decode(legacy.bytes));
+    expect(answered).toMatchObject({ id: 12, result: { content: [{ type: "text", text }], resultType: "complete" } });
+    const current = await counted(() => modernPost("/mcp/modern", "tools/call", echo, { vars: modern, id: 13 }));
+    expect(current.ofBytes).toBeGreaterThan(0);
+    expect(current.decoded).toBe(0);
+    const own = new TextDecoder().decode(current.bytes);
+    // The upstream's resultType is the one the client gets: none is added beside it.
+    expect(own.split('"resultType"').length).toBe(2);
+    expect(JSON.parse(own)).toMatchObject({ id: 13, result: { content: [{ text }], resultType: "complete" } });
+  });
+
   it("is read by a layer with a policy for it (offload on: it is stored, not relayed)", async () => {
     const { session } = await initialize("/mcp/raw", { vars: { UPSTREAMS: vars.UPSTREAMS } });
     const body = { jsonrpc: "2.0", id: 9, method: "tools/call", params: huge };

@@ -216,7 +216,9 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
           // An answer no layer read (a success, no resultType: core/response-bytes.ts) is completed in its bytes.
           const completed =
             answer.held && !CACHEABLE_METHODS.has(wire.message.method)
-              ? answer.held.withResultMember(COMPLETE_MEMBER)
+              ? answer.held.complete
+                ? answer.held
+                : answer.held.withResultMember(COMPLETE_MEMBER)
               : undefined;
           if (completed) return completed;
           const text = answer.text;
