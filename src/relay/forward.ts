@@ -8,6 +8,7 @@ import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireM
 import { parseSpan, pathSpan, splice, withMessageId } from "../core/raw-json";
 import { withIdBytes } from "../core/response-bytes";
 import { ByteWire } from "../upstream/byte-answer";
+import { answering } from "../upstream/reply-body";
 import { encodeServerRequestId } from "./server-requests";
 import type { RelayTasks } from "./plugs";
 import { bridgeable, bridgedForward } from "../eras/call-bridge";
@@ -139,7 +140,7 @@ export async function forward(
   // The upstream sees an id of the gateway's, unique per request; the client gets its own back.
   const upstreamId = `${UPSTREAM_ID_PREFIX}${randomHexId()}`;
   try {
-    // An answer taken while it streams (offload) keeps the upstream message's own id, checked like any other.
+    // An answer taken while it streams (offload, a withheld one) answers `upstreamId`, checked like any other.
     const answer = await forwardAs(ctx, upstream.name, withMessageId(request, upstreamId), upstreamId, once);
     // An answer kept as the upstream's bytes gets the client's id in its bytes (upstream/byte-answer.ts).
     const bytes = answer.unread ? withIdBytes(answer.bytes, id) : undefined;
@@ -181,8 +182,9 @@ async function forwardOnce(
   const large = largeAnswerOf(ctx);
   const options: SendOptions = {
     ...(traceparent ? { traceparent } : {}),
-    // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it.
-    ...(large ? { large } : {}),
+    // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it; its
+    // stand-in answers the id the upstream got (for a 2026-07-28 client, the gateway's own).
+    ...(large ? { large: answering(large, id) } : {}),
     notifications: unchangedToClient(ctx),
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };
