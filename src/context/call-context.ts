@@ -15,7 +15,7 @@ import type {
 } from "../core/jsonrpc";
 import { qualifyName, splitName } from "../core/names";
 import type { GatewayConfig } from "../config/gateway-config";
-import type { LargeAnswerConsumer } from "../upstream/client";
+import type { LargeAnswerTaker } from "../upstream/client";
 import type { PoolRequest } from "../upstream/pool";
 import type { UpstreamClient, UpstreamSession } from "../upstream/upstream-session";
 import type { Answer } from "./answer";
@@ -28,7 +28,7 @@ import type { CallTarget } from "./call-target";
 import { callerCredentials } from "../upstream/caller-credentials";
 import type { PayloadCaller, PayloadOwner } from "../storage/payload-store";
 
-export type { LargeAnswerConsumer };
+export type { LargeAnswerTaker };
 
 /** A conversation the client's protocol era keeps across requests (2025 sessions). */
 export type ClientSession = {
@@ -192,22 +192,22 @@ export type CallContext = {
  * The large-answer policy of a call: each layer that has a say sets its own part, never
  * another's, and {@link largeAnswerOf} applies them in one order. A consumer takes an
  * upstream answer too large to hold (as a byte stream) and returns the text that answers
- * the call instead.
+ * the call instead, answering the id the relay names (`LargeAnswerTaker`).
  */
 export type LargeAnswerPolicy = {
   /** Offload (features/offload/): stores the answer and answers with its compact envelope. */
-  readonly offload?: LargeAnswerConsumer;
+  readonly offload?: LargeAnswerTaker;
   /** Output filters under enforce (features/filters/): too large to filter, the answer is withheld, never stored unfiltered. */
-  readonly filter?: LargeAnswerConsumer;
+  readonly filter?: LargeAnswerTaker;
   /**
    * Guardrails (features/guardrails/large-results.ts): check the stream on its way to what the filters or offload
    * decided (`shapedLargeAnswer`), or withhold it; "none" leaves the relay's own bound.
    */
-  readonly guard?: LargeAnswerConsumer | "none";
+  readonly guard?: LargeAnswerTaker | "none";
 };
 
 /** What the filters or offload do with a large answer: the filters' part first (an enforced set is never bypassed). */
-export function shapedLargeAnswer(policy: LargeAnswerPolicy | undefined): LargeAnswerConsumer | undefined {
+export function shapedLargeAnswer(policy: LargeAnswerPolicy | undefined): LargeAnswerTaker | undefined {
   return policy?.filter ?? policy?.offload;
 }
 
@@ -216,7 +216,7 @@ export function shapedLargeAnswer(policy: LargeAnswerPolicy | undefined): LargeA
  * the filters or offload decided), then the filters, then offload; none: the relay refuses an
  * answer past its own bound.
  */
-export function largeAnswerOf(ctx: Pick<CallContext, "largeAnswers">): LargeAnswerConsumer | undefined {
+export function largeAnswerOf(ctx: Pick<CallContext, "largeAnswers">): LargeAnswerTaker | undefined {
   const guard = ctx.largeAnswers?.guard;
   if (guard !== undefined) return guard === "none" ? undefined : guard;
   return shapedLargeAnswer(ctx.largeAnswers);

@@ -8,7 +8,7 @@
 import type { JsonObject, JsonRpcId } from "../core/jsonrpc";
 import type { UpstreamConfig } from "../config/upstreams";
 import type { UpstreamFailure } from "../upstream/failures";
-import type { LargeAnswerConsumer } from "../upstream/client";
+import type { LargeAnswerTaker } from "../upstream/client";
 import type { UpstreamClient } from "../upstream/upstream-session";
 
 /** A Durable Object namespace as a call uses it: objects by name, each speaking `Stub`. */
@@ -41,7 +41,7 @@ export type BridgeStart = {
    * The isolate's consumer of answers too large to hold (offload), called back over RPC
    * with the body as a stream while the round runs; without one, such an answer fails the call.
    */
-  readonly large?: LargeAnswerConsumer;
+  readonly large?: LargeAnswerTaker;
 };
 
 /** A retry's input for the call's pending question, and the retry's own progress token (its `_meta.progressToken`). */
@@ -51,7 +51,7 @@ export type BridgeAnswer = {
   readonly round: number;
   readonly responses: unknown;
   readonly progressToken?: JsonRpcId;
-  readonly large?: LargeAnswerConsumer;
+  readonly large?: LargeAnswerTaker;
 };
 
 /** One entry of `inputRequests`. */

@@ -24,7 +24,7 @@
 import { isObject, kindOf, type JsonObject, type JsonRpcId, type JsonRpcRequest } from "../core/jsonrpc";
 import { ok, type Result } from "../core/errors";
 import type { WireMessage } from "../core/jsonrpc";
-import type { LargeAnswerConsumer } from "../upstream/client";
+import type { LargeAnswerConsumer, LargeAnswerTaker } from "../upstream/client";
 import type { UpstreamFailure } from "../upstream/failures";
 import { callerCredentials } from "../upstream/caller-credentials";
 import type { UpstreamReply } from "../upstream/client";
@@ -77,7 +77,7 @@ export class BridgedExchange {
   #busy = false;
   #done = false;
   /** The offload consumer of the isolate serving the current round. */
-  #large: LargeAnswerConsumer | undefined;
+  #large: LargeAnswerTaker | undefined;
 
   /** `reach`: the Worker's bindings as the shell typed them (`env` for what configuration names, `kv`). */
   constructor(
@@ -234,10 +234,10 @@ export class BridgedExchange {
 
   async #takeLarge(body: ReadableStream<Uint8Array>): Promise<string> {
     const consumer = this.#large;
-    // The consumer (the isolate's offload) answers with the upstream message's own id, checked like any other answer's.
-    if (consumer) return consumer.take(body);
+    // The consumer answers the call's request (its stand-in is checked like any other answer).
+    if (consumer) return consumer.take(body, this.call.id);
     await body.cancel();
-    throw new Error("an answer too large to hold came in a round without offload");
+    throw new Error("an answer too large to hold came in a round without a consumer for it");
   }
 
   #finish(outcome: BridgeOutcome): BridgeOutcome {

@@ -7,6 +7,7 @@ import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { parseSpan, pathSpan, splice, withMessageId } from "../core/raw-json";
 import { ByteWire } from "../upstream/byte-answer";
+import { answering } from "../upstream/reply-body";
 import { encodeServerRequestId } from "./server-requests";
 import type { RelayTasks } from "./plugs";
 import { bridgeable, bridgedForward } from "../eras/call-bridge";
@@ -138,7 +139,7 @@ export async function forward(
   // The upstream sees an id of the gateway's, unique per request; the client gets its own back.
   const upstreamId = `${UPSTREAM_ID_PREFIX}${randomHexId()}`;
   try {
-    // An answer taken while it streams (offload) keeps the upstream message's own id, checked like any other.
+    // An answer taken while it streams (offload, a withheld one) answers `upstreamId`, checked like any other.
     const answer = await forwardAs(ctx, upstream.name, withMessageId(request, upstreamId), upstreamId, once);
     // An answer kept as the upstream's bytes gets the client's id in its bytes (upstream/byte-answer.ts).
     if (answer.held) return Answer.ofBytes(answer.held.withId(id), answer.from);
@@ -179,8 +180,9 @@ async function forwardOnce(
   const large = largeAnswerOf(ctx);
   const options: SendOptions = {
     ...(traceparent ? { traceparent } : {}),
-    // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it.
-    ...(large ? { large } : {}),
+    // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it; its
+    // stand-in answers the id the upstream got (for a 2026-07-28 client, the gateway's own).
+    ...(large ? { large: answering(large, id) } : {}),
     notifications: unchangedToClient(ctx),
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };

@@ -25,12 +25,13 @@ import {
   logUpstreamText,
   sseMessages,
   type LargeAnswerConsumer,
+  type LargeAnswerTaker,
   type LogContext,
   type NotificationPass,
   type ResumePoint,
 } from "./reply-body";
 
-export type { LargeAnswerConsumer, NotificationPass, ResumePoint, UpstreamFailure };
+export type { LargeAnswerConsumer, LargeAnswerTaker, NotificationPass, ResumePoint, UpstreamFailure };
 
 /** Reasons for the statuses an upstream commonly refuses with; the body itself only goes to the log. */
 const STATUS_REASONS: Readonly<Record<number, string>> = {

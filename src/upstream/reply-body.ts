@@ -5,7 +5,7 @@
  * consumer, offload, or fails the request); an upstream's unreadable or error text goes
  * to the log with secrets redacted, never to the client.
  */
-import type { WireMessage } from "../core/jsonrpc";
+import type { JsonRpcId, WireMessage } from "../core/jsonrpc";
 import { elements, rootSpan } from "../core/raw-json";
 import { dataText } from "../core/sse";
 import { DATA_LINE_COST_BYTES, readSseEvents } from "../core/sse-bytes";
@@ -56,6 +56,23 @@ export type LargeAnswerConsumer = {
   readonly minBytes: number;
   readonly take: (body: ReadableStream<Uint8Array>) => Promise<string>;
 };
+
+/**
+ * A call's consumer of large answers (offload, filters, guardrails), told `id`: the request whose answer is read, as
+ * the upstream got it (a 2026-07-28 client's goes under an id of the gateway's). Its stand-in answers that request.
+ * One that reads the message answers with the message's own id (offload: an answer to another request is then dropped
+ * as any stray); one that withholds it unread answers `id`, so a large SSE event ends the call whatever it was
+ * (without a consumer it fails the call).
+ */
+export type LargeAnswerTaker = {
+  readonly minBytes: number;
+  readonly take: (body: ReadableStream<Uint8Array>, id: JsonRpcId) => Promise<string>;
+};
+
+/** `taker` as the consumer of the answer to request `id`. */
+export function answering(taker: LargeAnswerTaker, id: JsonRpcId): LargeAnswerConsumer {
+  return { minBytes: taker.minBytes, take: (body) => taker.take(body, id) };
+}
 
 /**
  * Takes a notification of an SSE answer as the upstream's bytes, never decoded (`bytes`,

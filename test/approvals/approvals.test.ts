@@ -352,6 +352,26 @@ describe("an approval bound to the exact call", () => {
     }
   });
 
+  it("is listed to its approver past a hundred older index entries with no held call behind them", async () => {
+    await putRules([RULE]);
+    const kv = (env as unknown as { GATEWAY_KV: KVNamespace }).GATEWAY_KV;
+    // Calls alice could decide by their entries, older than carol's, but no longer held (decided, used, or gone).
+    const gone = { caller: "mallory", roles: ["finance"], at: 0 };
+    const stale = Array.from({ length: 150 }, (_, i) => `approvals/${(4096 + i).toString(16).padStart(64, "0")}`);
+    for (const key of stale) await kv.put(key, "", { metadata: gone });
+    try {
+      const id = heldId(await modernEcho(carol, "pay 44"));
+      const listed = ((await (await approvals(alice, "GET")).json()) as Json).approvals as HeldCall[];
+      expect(listed.map((call) => call.id)).toContain(id);
+      // The listing removed the entries it found stale: the next one does not read them again.
+      const left = await Promise.all(stale.map((key) => kv.get(key)));
+      expect(left.filter((value) => value !== null)).toEqual([]);
+      expect(await kv.get(`approvals/${id}`)).not.toBeNull();
+    } finally {
+      for (const key of stale) await kv.delete(key);
+    }
+  });
+
   it("is not asked for arguments whose numbers it could not tell apart: 2^53 + 1 is refused, not held", async () => {
     await putRules([RULE]);
     const { session } = await initialize("/mcp", { vars: VARS, headers: carol.headers });

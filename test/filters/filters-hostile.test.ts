@@ -6,8 +6,11 @@
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
+import type { CallRecord } from "../../src/context/call-record";
 import { MAX_FILTERED_ANSWER_BYTES } from "../../src/features/filters/output-filters";
-import { gatewayFetch, initialize, request, type Json } from "../helpers/gateway";
+import { createApp } from "../../src/gateway";
+import { gatewayFetch, initialize, request, type GatewayTarget, type Json } from "../helpers/gateway";
+import { modern } from "../helpers/modern";
 
 const ADMIN_TOKEN = "admin-token-for-hostile-tests-0123456789";
 const VARS = { ADMIN_TOKEN, FILTER_CACHE_TTL_MS: "30000" };
@@ -92,6 +95,37 @@ describe("an answer too large to filter", () => {
     expect(result.structuredContent).toBeUndefined();
     expect(result._meta).toBeUndefined(); // not offloaded either: the unfiltered data is nowhere
   });
+
+  // The relay reads a 2026-07-28 client's answer under an id of its own: the withheld answer must answer that one.
+  it.each([
+    ["a JSON body", false],
+    ["an SSE stream", true],
+  ])(
+    "fails a 2026-07-28 client's call closed too (%s), saying why, not charging the upstream",
+    {
+      timeout: 60_000,
+    },
+    async (_label, sse) => {
+      await admin("PUT", "/filter-sets/default", JSON.stringify({ tools: { raw___huge: { retain: ["/total"] } } }));
+      const records: CallRecord[] = [];
+      const target = createApp({
+        observers: [(record) => void records.push({ ...record })],
+      }) as unknown as GatewayTarget;
+      const mb = Math.ceil(MAX_FILTERED_ANSWER_BYTES / (1024 * 1024)) + 1;
+      const params = { name: "raw___huge", arguments: { mb, sse } };
+      const answer = await modern("/mcp", "tools/call", params, { id: "big-1", vars: VARS, target });
+      expect(answer.error).toBeUndefined();
+      expect(answer.id).toBe("big-1");
+      expect(answer.result.isError).toBe(true);
+      expect(answer.result.content[0].text).toContain(
+        `larger than ${MAX_FILTERED_ANSWER_BYTES} bytes, too large for filter set "default"`,
+      );
+      // The upstream answered: its health is not charged with a failure.
+      expect(records).toHaveLength(1);
+      expect(records[0]).toMatchObject({ upstream: "raw", upstreamStatus: 200 });
+      expect(records[0]!.failure).toBeUndefined();
+    },
+  );
 });
 
 describe("the admin API refuses what would end in HTTP 500", () => {

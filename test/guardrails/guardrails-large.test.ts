@@ -6,14 +6,18 @@
  * stored payload, its preview, its inferred schema and a pointer read are what the rules
  * allow, emails cut by chunk boundaries included; a `block` finding stores nothing.
  * Without offload (no R2) a `redact` or `block` rule withholds a result past
- * MAX_GUARDED_RESULT_BYTES.
+ * MAX_GUARDED_RESULT_BYTES. A 2026-07-28 client, whose request goes upstream under an id
+ * of the gateway's, is told the same, and the upstream that answered is not charged.
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
+import type { CallRecord } from "../../src/context/call-record";
 import { MAX_GUARDED_RESULT_BYTES } from "../../src/features/guardrails/guard-call";
+import { createApp } from "../../src/gateway";
 import { admin, ADMIN_VARS, putDocument } from "../helpers/admin";
 import { recordingQueue } from "../helpers/audit";
-import { initialize, messageTexts, post, request, type Json, type Vars } from "../helpers/gateway";
+import { initialize, messageTexts, post, request, type GatewayTarget, type Json, type Vars } from "../helpers/gateway";
+import { modern } from "../helpers/modern";
 
 /** Items of big_list that make an answer past `bytes` (each is at least 100 bytes as text). */
 const itemsPast = (bytes: number) => Math.ceil(bytes / 100);
@@ -49,6 +53,21 @@ async function bigCall(tool: string, count: number, vars: Vars = STREAMING): Pro
     answer: JSON.parse(texts.pop()!) as Json,
     event: events.find((e: Json) => e["gen_ai.tool.name"] === `alpha___${tool}`),
   };
+}
+
+/** A 2026-07-28 client's call (id "big-1") through an app that records it: the answer and the call's record. */
+async function modernCall(
+  params: Json,
+  vars: Vars,
+  capabilities: Record<string, unknown> = {},
+): Promise<{ answer: Json; record: CallRecord }> {
+  const records: CallRecord[] = [];
+  const target = createApp({ observers: [(record) => void records.push({ ...record })] }) as unknown as GatewayTarget;
+  const answer = await modern("/mcp", "tools/call", params, { id: "big-1", vars, target, capabilities });
+  expect(answer.error).toBeUndefined();
+  expect(answer.id).toBe("big-1");
+  expect(records).toHaveLength(1);
+  return { answer, record: records[0]! };
 }
 
 describe("a result offload streams to R2", () => {
@@ -124,6 +143,25 @@ describe("a result offload streams to R2", () => {
     expect((await payloads().list({ prefix: "payloads/" })).objects.length).toBe(before);
   });
 
+  // Held in a bridged call (the client may be asked for input), the answer streams through the call's Durable Object.
+  it.each([
+    ["a direct call", {}],
+    ["a bridged call", { elicitation: {} }],
+  ])("under a block rule, answers a 2026-07-28 client's %s with the tool error too", HEAVY, async (_label, caps) => {
+    await putDocument("/guardrails", { rules: [{ ...PII_RULE, name: "no-pii", action: "block" }] });
+    const before = (await payloads().list({ prefix: "payloads/" })).objects.length;
+    const params = { name: "alpha___big_list", arguments: { count: STREAMED_ITEMS } };
+    const { answer, record } = await modernCall(params, STREAMING, caps);
+    expect(answer.result).toMatchObject({
+      content: [{ type: "text", text: 'The gateway\'s guardrail "no-pii" withheld this result: it holds email.' }],
+      isError: true,
+    });
+    expect(record).toMatchObject({ upstream: "alpha" });
+    expect(record.failure).toBeUndefined();
+    expect(record.payloadId).toBeUndefined();
+    expect((await payloads().list({ prefix: "payloads/" })).objects.length).toBe(before);
+  });
+
   it("under warn rules, passes as the upstream sent it, and the hits are recorded", HEAVY, async () => {
     await putDocument("/guardrails", { rules: [{ ...PII_RULE, name: "watch", action: "warn" }] });
     const { answer, event } = await bigCall("big_list", STREAMED_ITEMS);
@@ -155,5 +193,22 @@ describe("a result too large to check, without offload", () => {
       `The gateway withheld this result: it is larger than ${MAX_GUARDED_RESULT_BYTES} bytes, ` +
         "too large for its guardrails to check.",
     );
+  });
+
+  it.each([
+    ["a JSON body", false],
+    ["an SSE stream", true],
+  ])("is withheld from a 2026-07-28 client too (%s), not charging the upstream", HEAVY, async (_label, sse) => {
+    await putDocument("/guardrails", { rules: [PII_RULE] });
+    const mb = Math.ceil(MAX_GUARDED_RESULT_BYTES / (1024 * 1024)) + 1;
+    const params = { name: "raw___huge", arguments: { mb, sse } };
+    const { answer, record } = await modernCall(params, { ...ADMIN_VARS, PAYLOADS: undefined });
+    expect(answer.result.isError).toBe(true);
+    expect(answer.result.content[0].text).toBe(
+      `The gateway withheld this result: it is larger than ${MAX_GUARDED_RESULT_BYTES} bytes, ` +
+        "too large for its guardrails to check.",
+    );
+    expect(record).toMatchObject({ upstream: "raw", upstreamStatus: 200 });
+    expect(record.failure).toBeUndefined();
   });
 });

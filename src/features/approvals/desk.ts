@@ -24,6 +24,13 @@ export const MAX_LISTED_APPROVALS = 100;
  * listed, and the answer says the list may be incomplete; a call's link always reaches it.
  */
 export const MAX_SCANNED_APPROVALS = 10_000;
+/**
+ * At most this many held calls are read from their objects per listing, the oldest entries
+ * first, MAX_LISTED_APPROVALS at a time, until that many are found pending: entries with no
+ * pending call behind them (decided, used or gone, before KV dropped them) are passed over and
+ * removed, so they cannot hide newer calls for long.
+ */
+export const MAX_READ_HELD_CALLS = 500;
 const KV_LIST_PAGE = 1_000;
 const INDEX_PREFIX = "approvals/";
 /** An approval's id: the call's digest, 64 hex digits. */
@@ -68,7 +75,10 @@ function heldAt(metadata: unknown): number {
 /**
  * The held calls `approver` may decide, oldest first: the index is read page by page (up to
  * MAX_SCANNED_APPROVALS entries), entries the approver may not decide are left out by their
- * metadata, and the oldest MAX_LISTED_APPROVALS of the rest are read from their objects.
+ * metadata, and the rest are read from their objects, oldest first, until MAX_LISTED_APPROVALS
+ * are found (at most MAX_READ_HELD_CALLS read). An entry whose object holds no pending call
+ * is removed from the index (a call held again meanwhile would be missing from lists, not
+ * lost: its link reaches it, and its next attempt does not write it again).
  */
 export async function listHeldCalls(
   kv: KVNamespace | undefined,
@@ -87,11 +97,20 @@ export async function listHeldCalls(
     if (page.list_complete) break;
     cursor = page.cursor;
   }
-  const oldest = candidates.sort((a, b) => a.at - b.at).slice(0, MAX_LISTED_APPROVALS);
-  const calls = await Promise.all(oldest.map(({ id }) => namespace.get(namespace.idFromName(id)).read()));
-  return calls
-    .filter((call): call is HeldCall => call?.state === "pending" && mayDecide(approver, call))
-    .sort((a, b) => a.requestedAt - b.requestedAt);
+  const oldest = candidates.sort((a, b) => a.at - b.at).slice(0, MAX_READ_HELD_CALLS);
+  const listed: HeldCall[] = [];
+  const stale: string[] = [];
+  for (let read = 0; read < oldest.length && listed.length < MAX_LISTED_APPROVALS; ) {
+    const batch = oldest.slice(read, read + MAX_LISTED_APPROVALS - listed.length);
+    read += batch.length;
+    const calls = await Promise.all(batch.map(({ id }) => namespace.get(namespace.idFromName(id)).read()));
+    calls.forEach((call, at) => {
+      if (call?.state !== "pending") stale.push(INDEX_PREFIX + batch[at]!.id);
+      else if (mayDecide(approver, call)) listed.push(call);
+    });
+  }
+  await Promise.all(stale.map((key) => kv.delete(key)));
+  return listed.sort((a, b) => a.requestedAt - b.requestedAt);
 }
 
 /** The held call `id` as `approver` may see it: its approvers and its caller; undefined otherwise. */

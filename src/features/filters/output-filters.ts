@@ -38,7 +38,7 @@ import {
   toolKey,
   withLargeAnswers,
   type CallContext,
-  type LargeAnswerConsumer,
+  type LargeAnswerTaker,
   type Middleware,
 } from "../../context/call-context";
 import { SYS_PREFIX } from "../../core/names";
@@ -88,32 +88,32 @@ async function filterCall(
   const { set } = active;
   const selected = selectFilter(set, key);
   if (!selected) return answer(ctx);
-  let withheld: string | undefined;
-  const enforced: LargeAnswerConsumer = {
+  let withheld = false;
+  const enforced: LargeAnswerTaker = {
     minBytes: MAX_FILTERED_ANSWER_BYTES,
     // An answer too large to filter in memory is withheld, never passed on unfiltered.
-    take: async (body) => {
+    take: async (body, answering) => {
       await body.cancel();
-      withheld = toolError(
-        id,
+      withheld = true;
+      return toolError(
+        answering,
         `The gateway withheld this result: it is larger than ${MAX_FILTERED_ANSWER_BYTES} bytes, too large for filter set "${set.name}" to filter.`,
       );
-      return withheld;
     },
   };
   // In shadow mode offload may take the answer while it streams; there is then nothing to measure.
   let offloaded = false;
   const outer = ctx.largeAnswers?.offload;
-  const observed: LargeAnswerConsumer | undefined = outer && {
+  const observed: LargeAnswerTaker | undefined = outer && {
     minBytes: outer.minBytes,
-    take: (body) => {
+    take: (body, answering) => {
       offloaded = true;
-      return outer.take(body);
+      return outer.take(body, answering);
     },
   };
   const shadowed = observed ? withLargeAnswers(ctx, { offload: observed }) : ctx;
   const answered = await answer(set.mode === "enforce" ? withLargeAnswers(ctx, { filter: enforced }) : shadowed);
-  if (withheld !== undefined) return answered.withText(withheld);
+  if (withheld) return answered; // the withheld answer, as the relay gave it the client's id
   if (set.mode === "shadow" && offloaded) return answered;
   const text = answered.text;
   const label = `filter set "${set.name}", rule "${selected.key}"`;

@@ -238,7 +238,7 @@ export async function guardCall(
       : toolError(id, `The gateway's guardrail "${approve.name}" needs approval, and approvals are not set up.`);
     if (held !== undefined) return Answer.ofText(held);
   }
-  const { consumer, outcome } = largeResults(ctx, id, resultRules, checks.context, (hits) => record(ctx, hits));
+  const { consumer, outcome } = largeResults(ctx, resultRules, checks.context, (hits) => record(ctx, hits));
   let inner: CallContext = withLargeAnswers(ctx, { guard: consumer ?? "none" });
   // A 2026-07-28 client's own Mcp-Param-* headers mirror the arguments as it sent them: once they are redacted,
   // the gateway mirrors the headers from what it forwards instead (upstream/modern-send.ts), never the client's.
@@ -247,7 +247,7 @@ export async function guardCall(
     inner = withoutHeaders;
   }
   const answer = await next(inner, checked.request);
-  if (outcome.withheld !== undefined) return answer.withText(outcome.withheld);
+  if (outcome.withheld) return answer; // the tool error, as the relay gave it the client's id
   // A result checked as it streamed to offload comes back as offload's compact answer, made of what the rules allowed.
   const out = outcome.streamed ? answer : answer.withText(await guardResult(ctx, id, answer.text, resultRules, checks));
   logWarnings(scope, ctx.record.guardrails ?? []);

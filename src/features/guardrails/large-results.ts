@@ -10,7 +10,7 @@
  * past its own bound, the same 16 MiB, as it does without guardrails).
  */
 import { resultText, type JsonRpcId } from "../../core/jsonrpc";
-import { shapedLargeAnswer, type CallContext, type LargeAnswerConsumer } from "../../context/call-context";
+import { shapedLargeAnswer, type CallContext, type LargeAnswerTaker } from "../../context/call-context";
 import type { DetectorContext } from "./detectors";
 import type { GuardRule } from "./document";
 import type { GuardHit } from "./guard-json";
@@ -20,8 +20,8 @@ import { guardedStream, StreamBlocked } from "./stream-guard";
 /** Results larger than this (UTF-8 bytes, as the upstream sent them) are not checked in memory. */
 export const MAX_GUARDED_RESULT_BYTES = 16 * 1024 * 1024;
 
-/** How a large result went: withheld (the answer to give), or checked while streamed to offload. */
-export type LargeOutcome = { withheld?: string; streamed: boolean };
+/** How a large result went: withheld (the relay's answer is then the tool error), or checked while streamed to offload. */
+export type LargeOutcome = { withheld: boolean; streamed: boolean };
 
 function toolError(id: JsonRpcId, message: string): string {
   return resultText(id, { content: [{ type: "text", text: message }], isError: true });
@@ -32,54 +32,57 @@ function toolError(id: JsonRpcId, message: string): string {
  * of the one taken.
  *
  * @example
- * const { consumer, outcome } = largeResults(ctx, id, rules, context, (hits) => record(ctx, hits));
+ * const { consumer, outcome } = largeResults(ctx, rules, context, (hits) => record(ctx, hits));
  */
 export function largeResults(
   ctx: CallContext,
-  id: JsonRpcId,
   rules: readonly GuardRule[],
   context: DetectorContext,
   record: (hits: GuardHit[]) => void,
-): { consumer: LargeAnswerConsumer | undefined; outcome: LargeOutcome } {
-  const outcome: LargeOutcome = { streamed: false };
+): { consumer: LargeAnswerTaker | undefined; outcome: LargeOutcome } {
+  const outcome: LargeOutcome = { withheld: false, streamed: false };
   // What the filters or offload, outside, decided for a large answer: the guard sits in front of it.
   const outer = shapedLargeAnswer(ctx.largeAnswers);
-  const withhold = async (body: ReadableStream<Uint8Array>, message: string) => {
+  // The tool error answers the request the relay reads (`id`: for a 2026-07-28 client, the gateway's own).
+  const withheld = (id: JsonRpcId, message: string) => {
+    outcome.withheld = true;
+    return toolError(id, message);
+  };
+  const withhold = async (body: ReadableStream<Uint8Array>, id: JsonRpcId, message: string) => {
     await body.cancel();
-    outcome.withheld = toolError(id, message);
-    return outcome.withheld;
+    return withheld(id, message);
   };
   if (!outer) {
     if (!rules.some((rule) => rule.action !== "warn")) return { consumer: undefined, outcome };
     const tooLarge =
       `The gateway withheld this result: it is larger than ${MAX_GUARDED_RESULT_BYTES} bytes, ` +
       "too large for its guardrails to check.";
-    return { consumer: { minBytes: MAX_GUARDED_RESULT_BYTES, take: (body) => withhold(body, tooLarge) }, outcome };
+    return {
+      consumer: { minBytes: MAX_GUARDED_RESULT_BYTES, take: (body, id) => withhold(body, id, tooLarge) },
+      outcome,
+    };
   }
   const minBytes = Math.min(outer.minBytes, MAX_GUARDED_RESULT_BYTES);
-  const take = async (body: ReadableStream<Uint8Array>) => {
+  const take = async (body: ReadableStream<Uint8Array>, id: JsonRpcId) => {
     for (const rule of rules.filter(asksOutside)) {
       const detector = rule.webhook ? "webhook" : "model";
       const failure = (rule.webhook ?? rule.model)?.failure;
       if (failure === "closed" && rule.action !== "warn")
         return withhold(
           body,
+          id,
           `The gateway's guardrail "${rule.name}" withheld this result: it is too large (over ${minBytes} bytes) ` +
             `to send to its ${detector} check, and the rule fails closed.`,
         );
       record([{ rule: rule.name, action: "warn", detector, kind: `${detector}-failed`, where: "result", count: 1 }]);
     }
     try {
-      const answer = await outer.take(guardedStream(body, rules, context, record));
+      const answer = await outer.take(guardedStream(body, rules, context, record), id);
       outcome.streamed = true;
       return answer;
     } catch (error) {
       if (!(error instanceof StreamBlocked)) throw error;
-      outcome.withheld = toolError(
-        id,
-        `The gateway's guardrail "${error.rule.name}" withheld this result: it holds ${error.kind}.`,
-      );
-      return outcome.withheld;
+      return withheld(id, `The gateway's guardrail "${error.rule.name}" withheld this result: it holds ${error.kind}.`);
     }
   };
   return { consumer: { minBytes, take }, outcome };

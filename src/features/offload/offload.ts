@@ -28,7 +28,7 @@ import {
   payloadOwner,
   withLargeAnswers,
   type CallContext,
-  type LargeAnswerConsumer,
+  type LargeAnswerTaker,
   type Middleware,
 } from "../../context/call-context";
 import { namedAt } from "../../context/call-target";
@@ -260,7 +260,7 @@ export function offload({
 
         // Answers too large to hold are streamed to R2 as they arrive.
         let streamedId: string | undefined;
-        const largeAnswer: LargeAnswerConsumer = {
+        const largeAnswer: LargeAnswerTaker = {
           minBytes: Math.max(config.thresholdBytes, STREAM_ABOVE_BYTES),
           take: async (body) => {
             const payloadId = newPayloadId();
@@ -277,7 +277,8 @@ export function offload({
               config.previewChars,
             );
             streamedId = payloadId;
-            // Answered with the upstream message's own id: the relay takes it only when it answers the call it forwarded.
+            // Answered with the upstream message's own id, which is the relay's when it answers the call it forwarded
+            // (an answer to another request is dropped as any stray: upstream/reply-body.ts, LargeAnswerTaker).
             if (streamed.messageId === undefined)
               throw new Error("the answer streamed to R2 has no id: it answers no request");
             return compactAnswer(ctx, streamed.messageId, key, { payloadId, ...streamed, expiresAt });

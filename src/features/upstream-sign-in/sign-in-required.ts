@@ -177,6 +177,8 @@ export async function askToSignIn(
         resultType: "input_required",
         inputRequests: { [SIGN_IN_INPUT_KEY]: { method: "elicitation/create", params } },
       });
+      // The call run again after the sign-in answers as itself: what served it stays said (`from`).
+      let retried: Answer | undefined;
       const bridged = await bridgeInput(ctx, needed.upstream, request.text, id, first, async (retry) => {
         if (actionOf(retry) !== "accept") return declined(id, method, needed.upstream);
         if (!(await awaitSignIn(rendezvous, nonce, SIGN_IN_WAIT_MS, ctx.signal)))
@@ -188,9 +190,10 @@ export async function askToSignIn(
             params: { elicitationId: nonce },
           }),
         );
-        return (await askToSignIn(ctx, request, route, asked + 1)).text;
+        retried = await askToSignIn(ctx, request, route, asked + 1);
+        return retried.text;
       });
-      return answered(bridged);
+      return retried?.withText(bridged) ?? answered(bridged);
     }
     return answered(await answerWithLink(ctx, request, question));
   }
