@@ -60,6 +60,11 @@ export class ResponseBytes {
     return this.layout.complete;
   }
 
+  /** Whether the text has a line break (between tokens: an SSE event's data must then be written as text). */
+  get lineBreaks(): boolean {
+    return this.layout.lineBreaks;
+  }
+
   /** Whether the result has a `structuredContent` that is not an object (a 2025 client cannot take it). */
   get structuredNotObject(): boolean {
     return this.layout.structuredNotObject;
@@ -78,7 +83,10 @@ export class ResponseBytes {
   withResultMember(member: string): ResponseBytes {
     const close = this.layout.result.end - 1;
     const raw = encoder.encode(`${this.layout.resultEmpty ? "" : ","}${member}`);
-    return this.spliced({ start: close, end: close }, raw, { resultEmpty: false, complete: this.layout.complete || member === COMPLETE });
+    return this.spliced({ start: close, end: close }, raw, {
+      resultEmpty: false,
+      complete: this.layout.complete || member === COMPLETE,
+    });
   }
 
   /** The bytes as one array (a copy, unless there is one piece). */

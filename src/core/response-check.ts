@@ -25,6 +25,8 @@ export type ResponseLayout = {
   readonly resultEmpty: boolean;
   /** The result says `"resultType":"complete"` (a 2026-07-28 upstream's result; any other resultType is not plain). */
   readonly complete: boolean;
+  /** The text has a line break (CR or LF) somewhere, always between tokens: a string holds none raw. */
+  readonly lineBreaks: boolean;
 };
 
 /** The longest id (its JSON text, in bytes) a response may have to be passed on as bytes. */
@@ -92,10 +94,6 @@ const RESULT_NAMES = new Map([
 ]);
 const LITERALS = ["true", "false", "null"].map((word) => Uint8Array.from(word, (c) => c.charCodeAt(0)));
 
-function isSpace(byte: number): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
-}
-
 function isDigit(byte: number): boolean {
   return byte >= ZERO && byte <= NINE;
 }
@@ -155,6 +153,8 @@ export class ResponseCheck {
   #structuredNotObject = false;
   #resultEmpty = true;
   #complete = false;
+  /** A line break was read between tokens (the only place a checked text may have one). */
+  #lineBreaks = false;
 
   /** Reads `piece`, the next bytes of the text. */
   push(piece: Uint8Array): void {
@@ -175,10 +175,16 @@ export class ResponseCheck {
           while (b >= 0x20 && b < 0x80 && b !== QUOTE && b !== BACKSLASH && ++i < length) b = piece[i]!;
           if (i >= length) continue;
           if (b === QUOTE) {
-            // A name is kept without its quotes, a value with them.
-            if (capture >= 0) this.#keep(piece, capture, this.#stringIsName ? i : i + 1);
-            capture = -1;
             i++;
+            if (this.#open.length > 2) {
+              // Deep inside the result: nothing to note of a string.
+              mode = this.#stringIsName ? COLON_NEXT : AFTER;
+              this.#stringIsName = false;
+              continue;
+            }
+            // A name is kept without its quotes, a value with them.
+            if (capture >= 0) this.#keep(piece, capture, this.#stringIsName ? i - 1 : i);
+            capture = -1;
             mode = this.#stringEnd(base + i);
           } else if (b === BACKSLASH) {
             this.#escapedString = true;
@@ -241,7 +247,7 @@ export class ResponseCheck {
           }
           if (capture >= 0) this.#keep(piece, capture, i);
           capture = -1;
-          mode = this.#valueEnd(base + i); // the byte after the number is read again
+          mode = this.#open.length > 2 ? AFTER : this.#valueEnd(base + i); // the byte after the number is read again
           continue;
         case LEADING_ZERO:
           if (byte === 0x2e || byte === 0x65 || byte === 0x45) {
@@ -251,7 +257,7 @@ export class ResponseCheck {
           }
           if (capture >= 0) this.#keep(piece, capture, i);
           capture = -1;
-          mode = this.#valueEnd(base + i);
+          mode = this.#open.length > 2 ? AFTER : this.#valueEnd(base + i);
           continue;
         case FRACTION_START:
           mode = isDigit(byte) ? FRACTION : NOT_PLAIN;
@@ -272,9 +278,55 @@ export class ResponseCheck {
           break;
       }
       // Between tokens.
-      if (isSpace(byte)) {
+      if (byte === 0x20 || byte === 0x09) {
         i++;
         continue;
+      }
+      if (byte === 0x0a || byte === 0x0d) {
+        this.#lineBreaks = true;
+        i++;
+        continue;
+      }
+      const open = this.#open;
+      if (open.length > 2) {
+        // Deep inside the result nothing is noted: the common tokens are read here, the rest by `#token`.
+        if (mode === AFTER && byte === COMMA) {
+          mode = open[open.length - 1] === IN_OBJECT ? NAME : VALUE;
+          i++;
+          continue;
+        }
+        if (mode === COLON_NEXT) {
+          mode = byte === COLON ? VALUE : NOT_PLAIN;
+          i++;
+          continue;
+        }
+        if (byte === QUOTE && mode !== AFTER) {
+          this.#stringIsName = mode === NAME || mode === FIRST_MEMBER;
+          this.#escapedString = false;
+          mode = STRING;
+          i++;
+          continue;
+        }
+        if (mode === VALUE || mode === FIRST_ELEMENT) {
+          if (byte >= 0x31 && byte <= NINE) mode = INT;
+          else if (byte === ZERO) mode = LEADING_ZERO;
+          else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+            open.push(byte === OPEN_OBJECT ? IN_OBJECT : IN_ARRAY);
+            mode = byte === OPEN_OBJECT ? FIRST_MEMBER : FIRST_ELEMENT;
+          } else {
+            mode = this.#token(byte, mode, base + i);
+          }
+          i++;
+          continue;
+        }
+        if (open.length > 3 && byte === (open[open.length - 1] === IN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
+          if (mode === AFTER || mode === (byte === CLOSE_OBJECT ? FIRST_MEMBER : FIRST_ELEMENT)) {
+            open.pop();
+            mode = AFTER;
+            i++;
+            continue;
+          }
+        }
       }
       mode = this.#token(byte, mode, base + i);
       if (mode === STRING || mode === INT || mode === INT_START || mode === LEADING_ZERO) {
@@ -302,6 +354,7 @@ export class ResponseCheck {
       structuredNotObject: this.#structuredNotObject,
       resultEmpty: this.#resultEmpty,
       complete: this.#complete,
+      lineBreaks: this.#lineBreaks,
     };
   }
 

@@ -99,4 +99,11 @@ describe("splices in an accepted response's pieces", () => {
     expect(of('{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"a":[1]}}}')!.structuredNotObject).toBe(false);
     expect(of('{"jsonrpc":"2.0","id":1,"result":{"content":[]}}')!.structuredNotObject).toBe(false);
   });
+
+  it("says whether the text has a line break (an SSE event's data cannot carry one raw)", () => {
+    expect(of('{"jsonrpc":"2.0","id":1,"result":{"content":[]}}')!.lineBreaks).toBe(false);
+    expect(of('{"jsonrpc":"2.0",\r\n"id":1,"result":{\n"content":[]}}')!.lineBreaks).toBe(true);
+    // An escaped line break in a string is two characters, not a break.
+    expect(of('{"jsonrpc":"2.0","id":1,"result":{"t":"a\\nb"}}')!.lineBreaks).toBe(false);
+  });
 });

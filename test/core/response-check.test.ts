@@ -47,6 +47,7 @@ function oracle(bytes: Uint8Array): Omit<ResponseLayout, "id" | "result"> | unde
     structuredNotObject: structured !== undefined && text[structured.value.start] !== "{",
     resultEmpty: inner.length === 0,
     complete: types.length === 1,
+    lineBreaks: /[\r\n]/.test(text),
   };
 }
 

@@ -3,7 +3,7 @@
  * (the admin API's problems shown under it, the text kept), and the preview of the stored
  * rules on a sample, its output shown as text.
  */
-import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { admin } from "../helpers/admin";
 import { consoleGet, consolePost, signIn, type ConsoleSignIn } from "../helpers/console";
 
@@ -12,7 +12,12 @@ let session: ConsoleSignIn;
 beforeAll(async () => {
   session = await signIn();
 });
+// Before and after: the suite shares one KV, and a rule saved here (a redact rule on every
+// tool) would otherwise stay for the next file.
 beforeEach(async () => {
+  await admin("DELETE", "/guardrails");
+});
+afterEach(async () => {
   await admin("DELETE", "/guardrails");
 });
 

@@ -6,7 +6,7 @@
  * tools and callers the rule covers lose it, on both routes; every other byte of the list
  * is the upstream's; a `block` rule changes no listed schema.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { admin, ADMIN_VARS } from "../helpers/admin";
 import { admin as authAdmin, authVars, makeKey } from "../helpers/auth";
 import { initialize, messageTexts, post, type Vars } from "../helpers/gateway";
@@ -28,6 +28,10 @@ async function listText(path: string, vars: Vars = ADMIN_VARS, headers: Record<s
 type Tool = { name: string; outputSchema?: unknown };
 const tool = (text: string, name: string): Tool => JSON.parse(text).result.tools.find((t: Tool) => t.name === name);
 
+// Before and after: the suite shares one KV, and the lists read before a rule is set must see none.
+beforeEach(async () => {
+  await admin("DELETE", "/guardrails");
+});
 afterEach(async () => {
   await admin("DELETE", "/guardrails");
 });

@@ -82,9 +82,7 @@ function textOf(body: Body): string {
 
 /** An answer's body as one SSE event's data: bytes go as they are when on one line (JSON may have line breaks between tokens). */
 function eventBody(body: Body): string | ResponseBytes {
-  return typeof body === "string" || body.pieces.every((piece) => !piece.includes(0x0a) && !piece.includes(0x0d))
-    ? body
-    : textOf(body);
+  return typeof body === "string" || !body.lineBreaks ? body : textOf(body);
 }
 
 /**
