@@ -261,7 +261,14 @@ export type MethodHandler = (ctx: CallContext, request: WireMessage<JsonRpcReque
  */
 export function onRequests(wrap: (next: MethodHandler) => MethodHandler): Middleware {
   return (next) => {
-    const handle = wrap(async (ctx, request) => (await next(ctx, { kind: "request", wire: request }))!);
+    // Not an async function: one promise and one resumption less per layer and call. A throw is still a rejection.
+    const handle = wrap((ctx, request) => {
+      try {
+        return next(ctx, { kind: "request", wire: request }) as Promise<Answer>;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    });
     return (ctx, message) => (message.kind === "request" ? handle(ctx, message.wire) : next(ctx, message));
   };
 }
