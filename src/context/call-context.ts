@@ -307,18 +307,19 @@ export function payloadCaller(ctx: Pick<CallContext, "identity">): PayloadCaller
 export function poolRequest(ctx: CallContext): PoolRequest {
   const { principal, email, roles, authMethod, token } = ctx.identity;
   const identity = callerCredentials(
+    // The optional members last, here and below (shell/app.ts, `endpoint`).
     {
       env: ctx.services.env,
       kv: ctx.services.kv,
-      ...(ctx.services.auditQueue && ctx.services.config.audit.enabled ? { auditQueue: ctx.services.auditQueue } : {}),
       waitUntil: ctx.waitUntil,
+      ...(ctx.services.auditQueue && ctx.services.config.audit.enabled ? { auditQueue: ctx.services.auditQueue } : {}),
     },
     {
       principal,
-      ...(email !== undefined ? { email } : {}),
       roles,
-      ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}),
       method: authMethod,
+      ...(email !== undefined ? { email } : {}),
+      ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}),
       ...(token !== undefined ? { token } : {}),
     },
   );
