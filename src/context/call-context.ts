@@ -261,7 +261,14 @@ export type MethodHandler = (ctx: CallContext, request: WireMessage<JsonRpcReque
  */
 export function onRequests(wrap: (next: MethodHandler) => MethodHandler): Middleware {
   return (next) => {
-    const handle = wrap(async (ctx, request) => (await next(ctx, { kind: "request", wire: request }))!);
+    // Not an async function: one promise and one resumption less per layer and call. A throw is still a rejection.
+    const handle = wrap((ctx, request) => {
+      try {
+        return next(ctx, { kind: "request", wire: request }) as Promise<Answer>;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    });
     return (ctx, message) => (message.kind === "request" ? handle(ctx, message.wire) : next(ctx, message));
   };
 }
@@ -300,18 +307,19 @@ export function payloadCaller(ctx: Pick<CallContext, "identity">): PayloadCaller
 export function poolRequest(ctx: CallContext): PoolRequest {
   const { principal, email, roles, authMethod, token } = ctx.identity;
   const identity = callerCredentials(
+    // The optional members last, here and below (shell/app.ts, `endpoint`).
     {
       env: ctx.services.env,
       kv: ctx.services.kv,
-      ...(ctx.services.auditQueue && ctx.services.config.audit.enabled ? { auditQueue: ctx.services.auditQueue } : {}),
       waitUntil: ctx.waitUntil,
+      ...(ctx.services.auditQueue && ctx.services.config.audit.enabled ? { auditQueue: ctx.services.auditQueue } : {}),
     },
     {
       principal,
-      ...(email !== undefined ? { email } : {}),
       roles,
-      ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}),
       method: authMethod,
+      ...(email !== undefined ? { email } : {}),
+      ...(ctx.record.persona !== undefined ? { persona: ctx.record.persona } : {}),
       ...(token !== undefined ? { token } : {}),
     },
   );

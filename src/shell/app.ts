@@ -155,7 +155,10 @@ async function callerOf(c: GatewayContext, route: string, services: Services, pa
     cacheTtlMs: config.documentCacheTtlMs,
     apiKeys: parts.apiKeys,
     route,
-    signInToken: signInTokenOf(c, parts, config.auth.value, route),
+    // Only read where sign-in is on (`authenticate`): not built, with its URL parse, for every other caller.
+    ...(config.auth.value.mode === "on" && config.auth.value.signIn
+      ? { signInToken: signInTokenOf(c, parts, config.auth.value, route) }
+      : {}),
   });
   if (found.ok) return found.value;
   const path = route === "" ? "/mcp" : `/mcp/${route}`;
@@ -238,6 +241,7 @@ async function endpoint(
   const catalog = requestedCatalog(c.req.url);
   if (!catalog.ok) throw new GatewayError(400, INVALID_REQUEST, catalog.message);
   const mode = catalog.value ?? ("catalog" in resolved ? resolved.catalog : undefined);
+  // The optional members last: a spread in the middle has V8 add every later member one by one.
   return {
     request: c.req.raw,
     env: c.env,
@@ -245,15 +249,15 @@ async function endpoint(
     pipeline: pipelines(services.config),
     sessionShapes: parts.sessionShapes,
     grants: parts.grants,
-    ...(mode ? { catalog: mode } : {}),
     kv: c.env.GATEWAY_KV,
     route: resolved.route,
-    ...("server" in resolved ? { server: resolved.server } : {}),
     principal: caller.principal,
     caller,
     upstreams: resolved.upstreams,
     signal: c.req.raw.signal,
     waitUntil: (promise) => c.executionCtx.waitUntil(promise),
+    ...(mode ? { catalog: mode } : {}),
+    ...("server" in resolved ? { server: resolved.server } : {}),
   };
 }
 

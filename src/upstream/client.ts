@@ -280,14 +280,15 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
   // server messages may be quiet for hours: it has neither.
   // A quiet exchange (a listen) may be answered as newline-delimited JSON that stays open just the same.
   if ((stream || request.quiet) && !request.answerWithinTimeout) deadline.disarm();
+  // The optional member last (shell/app.ts, `endpoint`).
   const guard: BodyGuard = {
     upstream: upstream.name,
     deadline,
+    broke: {},
+    received: { bytes: 0 },
     ...((request.method === "GET" && request.lastEventId === undefined) || request.quiet
       ? {}
       : { idleMs: upstream.idleTimeoutMs }),
-    broke: {},
-    received: { bytes: 0 },
   };
   const { status } = response;
   const resume: ResumePoint = {};

@@ -15,14 +15,15 @@ export const legacyTransport: UpstreamTransport = {
   asks: "server-requests",
 
   send(upstream, text, request, session, options) {
+    // The optional members last (shell/app.ts, `endpoint`); the options may override any.
     return exchange({
       upstream,
       env: request.env,
-      ...(request.identity ? { identity: request.identity } : {}),
       method: "POST",
       body: text,
       sessionId: session.sessionId,
       protocolVersion: session.protocolVersion,
+      ...(request.identity ? { identity: request.identity } : {}),
       ...(request.signal ? { signal: request.signal } : {}),
       ...options,
     });

@@ -45,3 +45,18 @@ export type EndpointRequest = {
   readonly catalog?: CatalogMode;
   readonly waitUntil: (promise: Promise<unknown>) => void;
 };
+
+/**
+ * `new URL(url).origin` of a request's URL as the runtime serialized it (a Request's `url`):
+ * the "http(s)://host[:port]" before its path, not parsed again for every message. Any
+ * other URL (another scheme, credentials in it) is parsed.
+ *
+ * @example
+ * requestOrigin("https://gw.example/mcp/alpha?catalog=search") // "https://gw.example"
+ */
+export function requestOrigin(url: string): string {
+  const hostAt = url.startsWith("https://") ? 8 : url.startsWith("http://") ? 7 : -1;
+  const pathAt = hostAt === -1 ? -1 : url.indexOf("/", hostAt);
+  if (pathAt === -1 || url.lastIndexOf("@", pathAt) !== -1) return new URL(url).origin;
+  return url.slice(0, pathAt);
+}

@@ -81,8 +81,13 @@ function mediaTypes(header: string | null): string[] {
   return (header ?? "").split(",").map((part) => part.split(";")[0]!.trim().toLowerCase());
 }
 
+/** The Accept and Content-Type that MCP clients send (the SDK's): nothing to split then. */
+const COMMON_ACCEPT = "application/json, text/event-stream";
+const JSON_TYPE = "application/json";
+
 /** A POST must accept both JSON and SSE answers, and carry JSON. */
 export function checkPostHeaders(accept: string | null, contentType: string | null): void {
+  if (accept === COMMON_ACCEPT && contentType === JSON_TYPE) return;
   const types = mediaTypes(accept);
   const any = types.includes("*/*");
   if (!any && !(types.includes("application/json") && types.includes("text/event-stream"))) {
@@ -92,7 +97,7 @@ export function checkPostHeaders(accept: string | null, contentType: string | nu
       "Not Acceptable: the Accept header must list both application/json and text/event-stream",
     );
   }
-  if (mediaTypes(contentType)[0] !== "application/json") {
+  if (mediaTypes(contentType)[0] !== JSON_TYPE) {
     throw new GatewayError(415, INVALID_REQUEST, "Unsupported Media Type: the Content-Type must be application/json");
   }
 }

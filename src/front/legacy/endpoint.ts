@@ -24,7 +24,7 @@ import { routeFor } from "../../context/route";
 import { newCallRecord } from "../../context/call-record";
 import type { UpstreamSession } from "../../upstream/upstream-session";
 import { allowsBatches, checkVersionHeader } from "./protocol";
-import type { EndpointRequest } from "../http/endpoint-request";
+import { requestOrigin, type EndpointRequest } from "../http/endpoint-request";
 import { replyTo, type Emit } from "../http/reply-stream";
 import { checkDuplicateKeys, checkGetHeaders, type CheckedBody } from "../http/request-checks";
 import { streamToClient } from "./server-stream";
@@ -51,12 +51,11 @@ async function requireSession(where: EndpointRequest): Promise<SessionState> {
 
 /** Who is calling: the session's principal (which `findSession` matched to this request's), with this request's roles. */
 function identityOf(session: SessionState, caller: Caller): Identity {
+  // The optional members last (shell/app.ts, `endpoint`).
   return {
     principal: session.principal,
-    ...(caller.email !== undefined ? { email: caller.email } : {}),
     roles: caller.roles,
     authMethod: caller.method,
-    ...(caller.token !== undefined ? { token: caller.token } : {}),
     protocolVersion: session.protocolVersion,
     era: "legacy",
     clientCapabilities: session.clientCapabilities,
@@ -66,6 +65,8 @@ function identityOf(session: SessionState, caller: Caller): Identity {
       expiresAt: session.exp,
       ...(session.filterShapes ? { filterShapes: session.filterShapes } : {}),
     },
+    ...(caller.email !== undefined ? { email: caller.email } : {}),
+    ...(caller.token !== undefined ? { token: caller.token } : {}),
   };
 }
 
@@ -82,7 +83,7 @@ function contextOf(where: EndpointRequest, session: SessionState, signal: AbortS
   return {
     identity: identityOf(session, where.caller),
     grant: where.grants.once(where.services.kv, where.caller.roles, where.services.config.documentCacheTtlMs),
-    route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog, where.server),
+    route: routeFor(where.route, where.upstreams, requestOrigin(where.request.url), where.catalog, where.server),
     services: where.services,
     upstreamClient: session,
     signal: signal ?? new AbortController().signal,

@@ -37,7 +37,7 @@ import { readUpstreamMessage, validateClientMessage } from "../../core/validate-
 import type { CallContext, Identity } from "../../context/call-context";
 import { routeFor } from "../../context/route";
 import { newCallRecord } from "../../context/call-record";
-import type { EndpointRequest } from "../http/endpoint-request";
+import { requestOrigin, type EndpointRequest } from "../http/endpoint-request";
 import { replyTo, type Emit } from "../http/reply-stream";
 import { checkDuplicateKeys } from "../http/request-checks";
 import type { ModernBody } from "./classify";
@@ -92,7 +92,7 @@ async function contextOf(
   return {
     identity,
     grant: where.grants.once(where.services.kv, caller.roles, where.services.config.documentCacheTtlMs),
-    route: routeFor(where.route, where.upstreams, new URL(where.request.url).origin, where.catalog, where.server),
+    route: routeFor(where.route, where.upstreams, requestOrigin(where.request.url), where.catalog, where.server),
     services: where.services,
     upstreamClient: await modernUpstreamClient({
       principal: caller.principal,
