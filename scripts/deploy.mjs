@@ -89,8 +89,11 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
  * answers and the ordered large-answer policy (+2.3), the byte path (+2.5), one internal
  * client (+1.2), typed failures (+0.7), the feature plugs (+0.9), one filter language (-1.7);
  * the budget rises to 630 for that, every part of it on the request path.
+ * Issue 38's pieces path took it to 631.8 KiB: the resumable byte checker of large answers,
+ * their pieces, their SSE path and a 2026-07-28 upstream's complete results (+5.8), the stand-in
+ * id, approvals list and small-call fixes (+0.4); the budget rises to 635, all on the request path.
  */
-export const MAIN_MODULE_BUDGET_KIB = 630;
+export const MAIN_MODULE_BUDGET_KIB = 635;
 export const UPLOAD_BUDGET_KIB = 1180;
 const PLACEHOLDER = /^REPLACE_WITH_/;
 const DEMO_SERVICE = "mcp-edge-gateway-demo";
