@@ -46,8 +46,7 @@ export class ResponseBytes {
 
   /** The response's id. */
   get id(): JsonRpcId {
-    const raw = this.layout.idRaw;
-    return raw.startsWith('"') ? raw.slice(1, -1) : Number(raw);
+    return JSON.parse(this.layout.idRaw) as JsonRpcId;
   }
 
   /** Whether the result says `"isError":true` (a tool error, whose message the audit event reads from the text). */

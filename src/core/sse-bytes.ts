@@ -397,10 +397,12 @@ export async function* readSseEvents(
           // One data line read across buffers: its pieces, joined only if the data is read.
           const pieces = firstPieces;
           const length = firstLength;
+          let data: Uint8Array[] | undefined;
           yield {
             event: event || "message",
             get data() {
-              return [joined(pieces, length)];
+              data ??= [joined(pieces, length)];
+              return data;
             },
             line: pieces,
             ...(id !== undefined ? { id } : {}),

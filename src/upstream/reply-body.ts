@@ -119,7 +119,12 @@ export async function readBounded(
     const read = value?.byteLength ?? 0;
     filled += read;
     length += read;
-    if (done || !value || read === 0) break;
+    // Cancelled mid-read: the block went with the read, and what it held is lost (the body reads as cut short).
+    if (!value) {
+      filled = 0;
+      break;
+    }
+    if (done || read === 0) break;
     if (length > limit) {
       // A byte stream: a reader with its own buffer (offload's) gets the rest read into it.
       return { stream: readableOf(afterHeld([...pieces, block.subarray(0, filled)], reader)) };
@@ -306,10 +311,12 @@ export async function* sseMessages(
       yield wire;
       continue;
     }
-    const line = event.data.length === 1 ? event.data[0]! : undefined;
+    // Read once: a line read in pieces is joined for it.
+    const data = event.large ? [] : event.data;
+    const line = data.length === 1 ? data[0]! : undefined;
     const head = pass && line ? notificationHead(line) : undefined;
     if (head && (await pass!(line!, head))) continue;
-    const text = event.large ? await large!.take(event.large) : dataText(event.data);
+    const text = event.large ? await large!.take(event.large) : dataText(data);
     const message = readUpstreamMessage(text);
     if (!message) {
       logUpstreamText(where, "sent an SSE event that is not a JSON-RPC message", text);

@@ -68,7 +68,7 @@ function generator(seed: number) {
     `"${pick(["", "a", "héllo", "\\n", "\\u00e9", '\\"q', "😀", "x".repeat(int(40)), "isError", "resultType", "id"])}"`;
   const number = () => pick(["0", "-0", "12", "-3.5", "1e9", "2.5E-3", "-0.0e+1", "123456789012345678901234567890"]);
   const value = (depth: number): string => {
-    const kind = depth > 3 ? int(4) : int(6);
+    const kind = depth > 7 ? int(4) : int(6);
     if (kind === 0) return string();
     if (kind === 1) return number();
     if (kind === 2) return pick(["true", "false", "null"]);

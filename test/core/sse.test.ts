@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { readSse, type SseEvent } from "../../src/core/sse";
-import { MAX_FIELD_LINE_BYTES } from "../../src/core/sse-bytes";
+import { MAX_FIELD_LINE_BYTES, readSseEvents } from "../../src/core/sse-bytes";
 import { textSlices } from "../../src/core/text-slices";
 
 const encoder = new TextEncoder();
@@ -383,5 +383,23 @@ describe("SSE reading is linear", () => {
     expect(events[0]!.data.length).toBe(chars);
     expect(events[0]!.data.replaceAll("x", "")).toBe("");
     expect(elapsed).toBeLessThan(LINEAR_BOUND_MS);
+  });
+});
+
+describe("a one-line event read across buffers", () => {
+  it("hands out its line's pieces, each its own memory, and joins them once only if the data is read", async () => {
+    const value = `{"jsonrpc":"2.0","id":1,"result":{"t":"${"é".repeat(100_000)}"}}`;
+    const events = [];
+    for await (const event of readSseEvents(chunked(`event: message\ndata: ${value}\n\ndata: next\n\n`, 1000)))
+      events.push(event);
+    const [long, next] = events;
+    expect(long!.line!.length).toBeGreaterThan(1);
+    const decoder = new TextDecoder();
+    expect(long!.line!.map((piece) => decoder.decode(piece, { stream: true })).join("") + decoder.decode()).toBe(value);
+    // The pieces outlive the reading of the next event (none is a view of the buffer read into since).
+    expect(next!.line).toBeUndefined();
+    expect(decoder.decode(next!.data[0])).toBe("next");
+    expect(long!.data).toBe(long!.data);
+    expect(new TextDecoder().decode(long!.data[0])).toBe(value);
   });
 });

@@ -123,6 +123,25 @@ describe("a large result no policy changes", () => {
     expect(JSON.parse(own)).toMatchObject({ id: 13, result: { content: [{ text }], resultType: "complete" } });
   });
 
+  it("is downgraded for a 2025 client when its structuredContent is not an object (read, not passed on)", async () => {
+    const modern = {
+      UPSTREAMS: JSON.stringify([{ name: "modern", url: inject("modernUpstreamUrl"), timeoutMs: 60_000 }]),
+      OFFLOAD: JSON.stringify({ exclude: ["modern___*"] }),
+    };
+    const blob = { name: "blob", arguments: { size: 300 * 1024, list: true } };
+    const { session } = await initialize("/mcp/modern", { vars: modern });
+    const got = await counted(() =>
+      post("/mcp/modern", { jsonrpc: "2.0", id: 14, method: "tools/call", params: blob }, { session, vars: modern }),
+    );
+    // Read as text before it became an answer: no answer was made of its bytes.
+    expect(got.ofBytes).toBe(0);
+    const { result } = JSON.parse(new TextDecoder().decode(got.bytes));
+    expect(result.structuredContent).toBeUndefined();
+    expect(result._meta["mcp-edge-gateway/downgraded"]).toEqual([
+      expect.objectContaining({ member: "structuredContent" }),
+    ]);
+  });
+
   it("is read by a layer with a policy for it (offload on: it is stored, not relayed)", async () => {
     const { session } = await initialize("/mcp/raw", { vars: { UPSTREAMS: vars.UPSTREAMS } });
     const body = { jsonrpc: "2.0", id: 9, method: "tools/call", params: huge };

@@ -213,7 +213,7 @@ async function relayed(where: EndpointRequest, envelope: Envelope): Promise<Resp
             throw error instanceof GatewayFailure ? error.inEra("modern") : error;
           }
           if (asked) throw unbridgedServerRequest(asked, envelope.clientCapabilities).withId(wire.message.id);
-          // An answer no layer read (a success, no resultType: core/response-bytes.ts) is completed in its bytes.
+          // An answer no layer read (a success, complete or saying nothing: core/response-bytes.ts) is completed in its bytes.
           const completed =
             answer.held && !CACHEABLE_METHODS.has(wire.message.method)
               ? answer.held.complete
