@@ -7,7 +7,7 @@
  * domains, never reach consent nor get the client a code.
  */
 import { SignJWT, generateKeyPair, type JWTPayload } from "jose";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { admin } from "../helpers/auth";
 import { gatewayFetch, type Json, type Vars } from "../helpers/gateway";
 import { sign } from "../helpers/jwt";
@@ -39,6 +39,10 @@ beforeAll(async () => {
   expect(
     (await admin("PUT", "/personas/signed-in-users", { roles: ["gateway-users"], allow: ["*"] }, vars)).status,
   ).toBe(200);
+});
+// The suite shares one KV: personas left behind would add their tools to every later file's users of these roles.
+afterAll(async () => {
+  await admin("DELETE", "/personas/signed-in-users", undefined, vars);
 });
 
 const nowS = () => Math.floor(Date.now() / 1000);

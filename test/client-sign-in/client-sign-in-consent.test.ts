@@ -5,7 +5,7 @@
  * again. Each user logs in afresh at the real OpenID Connect provider (a new browser), so
  * the memory is the gateway's, not a cookie's.
  */
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { admin } from "../helpers/auth";
 import { gatewayFetch, type Json, type Vars } from "../helpers/gateway";
 import { readAudit } from "../helpers/audit";
@@ -35,6 +35,10 @@ beforeAll(async () => {
   expect(
     (await admin("PUT", "/personas/signed-in-users", { roles: ["gateway-users"], allow: ["*"] }, vars)).status,
   ).toBe(200);
+});
+// The suite shares one KV: personas left behind would add their tools to every later file's users of these roles.
+afterAll(async () => {
+  await admin("DELETE", "/personas/signed-in-users", undefined, vars);
 });
 
 type Ask = Omit<AuthorizeParams, "challenge"> & { scope?: string };

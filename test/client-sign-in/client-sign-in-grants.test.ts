@@ -5,7 +5,7 @@
  * stop working at once; grants, tokens, refreshes and revocations are audit events that
  * carry no token. The users log in at a real OpenID Connect provider (oidc-provider).
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admin, ADMIN_TOKEN, makeKey } from "../helpers/auth";
 import { readAudit } from "../helpers/audit";
 import { gatewayFetch, post, type Json } from "../helpers/gateway";
@@ -31,6 +31,10 @@ beforeAll(async () => {
   expect(
     (await admin("PUT", "/personas/signed-in-users", { roles: ["gateway-users"], allow: ["*"] }, vars)).status,
   ).toBe(200);
+});
+// The suite shares one KV: personas left behind would add their tools to every later file's users of these roles.
+afterAll(async () => {
+  await admin("DELETE", "/personas/signed-in-users", undefined, vars);
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

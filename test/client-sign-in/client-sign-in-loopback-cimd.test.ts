@@ -6,7 +6,7 @@
  * URI the document does not list never gets a code, and a document that drops the code's
  * redirect URI (or disappears) before the token request gets no token.
  */
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { admin } from "../helpers/auth";
 import { gatewayFetch, initialize, post, type Json, type Vars } from "../helpers/gateway";
 import { authorizeUrl, CLIENT_REDIRECT, GATEWAY, pkcePair, SignInUser, signInVars } from "../helpers/client-sign-in";
@@ -24,6 +24,10 @@ beforeAll(async () => {
   vars = signInVars({}, { UPSTREAMS });
   const persona = { roles: ["gateway-users"], allow: ["alpha___*"] };
   expect((await admin("PUT", "/personas/loopback-cimd-users", persona, vars)).status).toBe(200);
+});
+// The suite shares one KV: personas left behind would add their tools to every later file's users of these roles.
+afterAll(async () => {
+  await admin("DELETE", "/personas/loopback-cimd-users", undefined, vars);
 });
 
 /** Serves a client's document at a fresh URL; its client id (the URL) and a way to change it. */

@@ -3,7 +3,7 @@
  * (a value of the roles claim at login), an email domain or an email, validated on write,
  * and in force at the next use of a token already issued: no new sign-in, no refresh.
  */
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { admin } from "../helpers/auth";
 import { gatewayFetch, type Json, type Vars } from "../helpers/gateway";
 import { GATEWAY, signedInToken, signInVars } from "../helpers/client-sign-in";
@@ -24,6 +24,11 @@ beforeAll(async () => {
     (await admin("PUT", "/personas/mapped-engineers", { roles: ["engineers"], allow: ["alpha___*", "beta___*"] }, vars))
       .status,
   ).toBe(200);
+});
+// The suite shares one KV: personas left behind would add their tools to every later file's users of these roles.
+afterAll(async () => {
+  await admin("DELETE", "/personas/signed-in-users", undefined, vars);
+  await admin("DELETE", "/personas/mapped-engineers", undefined, vars);
 });
 
 /** The upstreams the token's holder reaches now (the gateway's home page, as that caller). */

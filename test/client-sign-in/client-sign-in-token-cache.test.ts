@@ -7,7 +7,7 @@
  * logging in at oidc-provider.
  */
 import { env } from "cloudflare:test";
-import { afterEach, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { admin } from "../helpers/auth";
 import { gatewayFetch, post, type Json, type Vars } from "../helpers/gateway";
 import { GATEWAY, signedInToken, signInVars, tokenEndpoint } from "../helpers/client-sign-in";
@@ -33,6 +33,10 @@ beforeAll(async () => {
   vars = signInVars({}, { FILTER_CACHE_TTL_MS: String(LONG_TTL_MS), UPSTREAMS });
   const persona = { roles: ["gateway-users"], allow: ["*"] };
   expect((await admin("PUT", "/personas/signed-in-users", persona, vars)).status).toBe(200);
+});
+// The suite shares one KV: personas left behind would add their tools to every later file's users of these roles.
+afterAll(async () => {
+  await admin("DELETE", "/personas/signed-in-users", undefined, vars);
 });
 
 afterEach(() => {

@@ -7,7 +7,7 @@
  * working beside it.
  */
 import { decodeJwt } from "jose";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { admin, makeKey } from "../helpers/auth";
 import { gatewayFetch, initialize, post, request, type Json } from "../helpers/gateway";
 import {
@@ -62,6 +62,11 @@ beforeAll(async () => {
       )
     ).status,
   ).toBe(200);
+});
+// The suite shares one KV: personas left behind would add their tools to every later file's users of these roles.
+afterAll(async () => {
+  await admin("DELETE", "/personas/signed-in-users", undefined, vars);
+  await admin("DELETE", "/personas/signed-in-admins", undefined, vars);
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
