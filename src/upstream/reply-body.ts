@@ -112,7 +112,9 @@ export async function readBounded(
   let block: Uint8Array = new Uint8Array(size);
   let filled = 0;
   for (;;) {
-    const { value, done } = await reader.readInto(block.subarray(filled), size - filled);
+    // Never more than one byte past the limit: what is held stays within it (and the byte that says it is over).
+    const want = Math.min(size - filled, limit + 1 - length);
+    const { value, done } = await reader.readInto(block.subarray(filled, filled + want), want);
     // A BYOB read moves the block's memory to `value`'s buffer (`block` is then empty)
     // (the view of the end may be empty at offset 0): the block is that whole buffer.
     if (value) block = new Uint8Array(value.buffer, 0, size);
