@@ -5,7 +5,7 @@
  * "mcp-edge-gateway", at or above its level, on /mcp and /mcp/<upstream>; a client that
  * never asked gets none, and its answers stay plain JSON.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_VARS, admin, putDocument } from "../helpers/admin";
 import { initialize, messages, post, request, type Json } from "../helpers/gateway";
 import { upstreamsVar } from "../helpers/upstreams";
@@ -25,6 +25,12 @@ beforeAll(async () => {
   await putDocument("/rules", {
     rules: [{ name: "users-hint", tool: "alpha___get_user", message: "Logins are case-sensitive." }],
   });
+});
+// The suite shares one KV: the filter set left here took alpha___get_user's outputSchema out of
+// every later file's tools/list (guardrails-schemas failed after this file in two whole runs).
+afterAll(async () => {
+  await admin("DELETE", "/filter-sets/default");
+  await admin("DELETE", "/rules");
 });
 
 function gatewayLogs(all: Json[]): Json[] {
