@@ -4,7 +4,7 @@
  * (extend) or in their place (replace); icon files the gateway serves itself, from R2,
  * with their content type and caching headers.
  */
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { ADMIN_VARS, admin, putDocument } from "../helpers/admin";
 import { gatewayFetch, initialize, request, type Json } from "../helpers/gateway";
 
@@ -15,6 +15,10 @@ const ICON = { src: "https://icons.example/a.svg", mimeType: "image/svg+xml", si
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
 
 beforeEach(async () => {
+  await admin("DELETE", "/icons");
+});
+// And after: the suite shares one KV, and the last test's document would shape every later file's lists.
+afterAll(async () => {
   await admin("DELETE", "/icons");
 });
 

@@ -3,7 +3,7 @@
  * instructions replaced, on /mcp and /mcp/<upstream>; only the overridden members
  * change (the raw upstream's schema traps keep every byte); bad documents refused.
  */
-import { beforeEach, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { rawEnvelope, TRAP_TOOL } from "../fixtures/raw-upstream-bytes";
 import { ADMIN_VARS, admin, putDocument } from "../helpers/admin";
 import { initialize, messageTexts, post, request } from "../helpers/gateway";
@@ -13,6 +13,10 @@ const upstreams = inject("upstreams");
 const VARS = { ...ADMIN_VARS };
 
 beforeEach(async () => {
+  await admin("DELETE", "/overrides");
+});
+// And after: the suite shares one KV, and the last test's document would shape every later file's lists.
+afterAll(async () => {
   await admin("DELETE", "/overrides");
 });
 

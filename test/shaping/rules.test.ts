@@ -4,7 +4,7 @@
  * result, a failed call) hold; hints always. The original blocks and structuredContent
  * keep their bytes; the rules fired are on the call record.
  */
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import type { CallRecord } from "../../src/context/call-record";
 import { createApp } from "../../src/gateway";
 import { ADMIN_VARS, admin, putDocument } from "../helpers/admin";
@@ -32,6 +32,10 @@ const RULES = {
 };
 
 beforeEach(async () => {
+  await admin("DELETE", "/rules");
+});
+// And after: the suite shares one KV, and the last test's document would shape every later file's lists.
+afterAll(async () => {
   await admin("DELETE", "/rules");
 });
 
