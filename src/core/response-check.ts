@@ -126,8 +126,9 @@ function isSimpleEscape(byte: number): boolean {
  */
 export class ResponseCheck {
   #mode = VALUE;
-  /** The mode a string, number or literal returns to the structure from. */
+  /** The containers open around what is read, innermost last (IN_OBJECT or IN_ARRAY). */
   #open: number[] = [];
+  /** Bytes pushed so far: where the next piece starts in the text. */
   #offset = 0;
   #stringIsName = false;
   #escapedString = false;
