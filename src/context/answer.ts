@@ -5,7 +5,7 @@
  * layer gets it from `next` and passes it outward, reading the text only where it has a
  * policy for the call; the record layer copies what served it into the call record.
  */
-import { piecesText } from "../core/byte-reads";
+import { piecesText } from "../core/pieces";
 import type { ResponseBytes } from "../core/response-bytes";
 import { utf8Length } from "../core/utf8-position";
 

@@ -10,6 +10,7 @@
  * The splices the relay and the 2026-07-28 front make are made on the pieces, each a view.
  */
 import type { JsonRpcId } from "./jsonrpc";
+import { joinPieces } from "./pieces";
 import { ResponseCheck, type ResponseLayout } from "./response-check";
 import type { Span } from "./raw-json";
 
@@ -90,14 +91,7 @@ export class ResponseBytes {
 
   /** The bytes as one array (a copy, unless there is one piece). */
   joined(): Uint8Array {
-    if (this.pieces.length === 1) return this.pieces[0]!;
-    const all = new Uint8Array(this.byteLength);
-    let at = 0;
-    for (const piece of this.pieces) {
-      all.set(piece, at);
-      at += piece.byteLength;
-    }
-    return all;
+    return joinPieces(this.pieces, this.byteLength);
   }
 
   /** The response with `span` replaced by `raw` (the pieces around it kept as views), its layout moved to match. */

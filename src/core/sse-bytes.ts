@@ -19,6 +19,7 @@
  * the body's length however it is cut into chunks.
  */
 import { byteReader, type ByteReader } from "./byte-reads";
+import { joinPieces } from "./pieces";
 
 /** The buffer a stream is read into at first. */
 export const SSE_BUFFER_BYTES = 64 * 1024;
@@ -65,17 +66,6 @@ export type SseRawEvent = {
   readonly retry?: number;
   readonly large?: ReadableStream<Uint8Array>;
 };
-
-/** `pieces` (`length` bytes in all) as one array. */
-function joined(pieces: readonly Uint8Array[], length: number): Uint8Array {
-  const all = new Uint8Array(length);
-  let at = 0;
-  for (const piece of pieces) {
-    all.set(piece, at);
-    at += piece.byteLength;
-  }
-  return all;
-}
 
 function bytesEqual(bytes: Uint8Array, at: number, text: string): boolean {
   for (let i = 0; i < text.length; i++) if (bytes[at + i] !== text.charCodeAt(i)) return false;
@@ -271,7 +261,7 @@ export async function* readSseEvents(
   /** The `i`th data value: the first line read across buffers (joined once), or a view of the buffer. */
   const value = (i: number): Uint8Array => {
     if (i > 0 || !firstPieces) return buffer.bytes.subarray(data[i]!, data[i + 1]!);
-    first ??= joined(firstPieces, firstLength);
+    first ??= joinPieces(firstPieces, firstLength);
     return first;
   };
   /** The event's complete data lines, joined with "\n", as one copy (the start of a large event's stream). */
@@ -401,7 +391,7 @@ export async function* readSseEvents(
           yield {
             event: event || "message",
             get data() {
-              data ??= [joined(pieces, length)];
+              data ??= [joinPieces(pieces, length)];
               return data;
             },
             line: pieces,

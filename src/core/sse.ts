@@ -6,7 +6,7 @@
  * lines, which a reader joins back with "\n" into the same text.
  */
 import type { OutgoingMessage } from "./jsonrpc";
-import { piecesText } from "./byte-reads";
+import { piecesText } from "./pieces";
 import { readSseEvents } from "./sse-bytes";
 
 /**

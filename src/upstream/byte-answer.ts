@@ -6,7 +6,7 @@
  * the front writes as they are when no layer read it.
  */
 import type { JsonRpcId, JsonRpcMessage, WireMessage } from "../core/jsonrpc";
-import { piecesText } from "../core/byte-reads";
+import { piecesText } from "../core/pieces";
 import { ResponseBytes } from "../core/response-bytes";
 import { validateMessage } from "../core/validate-message";
 

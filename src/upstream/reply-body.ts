@@ -12,7 +12,8 @@ import { DATA_LINE_COST_BYTES, readSseEvents } from "../core/sse-bytes";
 import { notificationHead, type NotificationHead } from "../core/json-bytes";
 import { jsonValues, JsonValuesError } from "../core/json-values";
 import { readUpstreamMessage } from "../core/validate-message";
-import { afterHeld, byteReader, piecesText, readableOf } from "../core/byte-reads";
+import { afterHeld, byteReader, readableOf } from "../core/byte-reads";
+import { piecesLength, piecesText } from "../core/pieces";
 import { redactedStart } from "../config/secrets";
 import { UpstreamBreak, type BodyGuard } from "./deadlines";
 import { byteWireOf } from "./byte-answer";
@@ -140,12 +141,6 @@ export async function readBounded(
   }
   if (filled > 0) pieces.push(block.subarray(0, filled));
   return { pieces, length };
-}
-
-function byteLengthOf(pieces: readonly Uint8Array[]): number {
-  let length = 0;
-  for (const piece of pieces) length += piece.byteLength;
-  return length;
 }
 
 /** A protocol break as the error that `upstreamMessages` turns into a `bad-response` failure. */
@@ -308,7 +303,7 @@ export async function* sseMessages(
       throw tooLarge(where.upstream);
     }
     // A large answer on one data line is kept as the pieces it was read in (byte-answer.ts).
-    const wire = event.line && byteWireOf(event.line, byteLengthOf(event.line));
+    const wire = event.line && byteWireOf(event.line, piecesLength(event.line));
     if (wire) {
       yield wire;
       continue;

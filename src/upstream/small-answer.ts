@@ -20,7 +20,8 @@
  *   the chunks read so far first. The bound is under every bound the stream path applies
  *   (MAX_HELD_MESSAGE_BYTES, offload's `minBytes`, which the caller checks).
  */
-import { afterHeld, byteReader, piecesText, readableOf } from "../core/byte-reads";
+import { afterHeld, byteReader, readableOf } from "../core/byte-reads";
+import { piecesText } from "../core/pieces";
 import type { WireMessage } from "../core/jsonrpc";
 import { guardBody, UpstreamBreak, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";

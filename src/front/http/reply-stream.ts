@@ -9,7 +9,7 @@
 import { errorResponse, errorTextOf, GatewayError } from "../../core/errors";
 import type { JsonRpcId, OutgoingMessage } from "../../core/jsonrpc";
 import { SSE_HEADERS } from "../../core/sse";
-import { piecesOf } from "../../core/byte-reads";
+import { piecesStream } from "../../core/pieces";
 import type { ResponseBytes } from "../../core/response-bytes";
 import { SseWriter } from "./sse-writer";
 
@@ -134,8 +134,8 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
     }
     if (!sse) {
       const body = batch ? `[${finals.map(textOf).join(",")}]` : finals[0]!;
-      // An answer kept as bytes goes out in the pieces it came in (core/byte-reads.ts).
-      return new Response(typeof body === "string" ? body : piecesOf(body.pieces), {
+      // An answer kept as bytes goes out in the pieces it came in (core/pieces.ts).
+      return new Response(typeof body === "string" ? body : piecesStream(body.pieces), {
         headers: { "content-type": "application/json" },
       });
     }

@@ -15,7 +15,7 @@
  */
 import type { OutgoingMessage } from "../../core/jsonrpc";
 import { SSE_KEEPALIVE, sseFrame } from "../../core/sse";
-import { WRITE_PIECE_BYTES } from "../../core/byte-reads";
+import { writeSlices } from "../../core/pieces";
 import { ResponseBytes } from "../../core/response-bytes";
 
 /** How often an answer that is writing nothing checks, by a keepalive comment, that its client still reads. */
@@ -90,9 +90,7 @@ export class SseWriter {
   /** One event whose data is `pieces` (on one line), each written from its own memory, in pieces as a large JSON answer goes (core/byte-reads.ts). */
   private async pieces(pieces: readonly Uint8Array[]): Promise<void> {
     await this.write(EVENT_PREFIX);
-    for (const piece of pieces)
-      for (let at = 0; at < piece.byteLength; at += WRITE_PIECE_BYTES)
-        await this.write(piece.subarray(at, at + WRITE_PIECE_BYTES));
+    for (const slice of writeSlices(pieces)) await this.write(slice);
     await this.write(EVENT_END);
   }
 
