@@ -5,7 +5,7 @@
  * a user of a domain the gateway does not allow, a redirect URI the client never registered,
  * the provider's answer brought to the gateway by another browser than the one that began.
  */
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { admin } from "../helpers/auth";
 import { initialize, post, type Json } from "../helpers/gateway";
 import {
@@ -39,6 +39,10 @@ beforeAll(async () => {
       )
     ).status,
   ).toBe(200);
+});
+// The suite shares one KV: personas left behind would add their tools to every later file's users of these roles.
+afterAll(async () => {
+  await admin("DELETE", "/personas/attack-admins", undefined, vars);
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
