@@ -7,6 +7,7 @@
  */
 import { piecesText } from "../core/pieces";
 import type { ResponseBytes } from "../core/response-bytes";
+import type { FlowEnd, ResponseFlow } from "../core/response-flow";
 import { utf8Length } from "../core/utf8-position";
 
 /** What served an answer, as the layers that know it said. */
@@ -36,11 +37,12 @@ export type AnswerSource = {
 export class Answer {
   #text: string | undefined;
   #bytes: ResponseBytes | undefined;
+  #flow: ResponseFlow | undefined;
   /** The bytes' length, kept once they are dropped for the text (checked UTF-8 decodes to a text of that length). */
   readonly #byteLength: number | undefined;
   readonly from: AnswerSource;
   /** Answers made of bytes in this isolate, and how many of them had their text decoded (a test sees a relay that did not). */
-  static readonly counts = { ofBytes: 0, decoded: 0 };
+  static readonly counts = { ofBytes: 0, decoded: 0, flows: 0 };
 
   private constructor(text: string | undefined, bytes: ResponseBytes | undefined, from: AnswerSource) {
     this.#text = text;
@@ -60,8 +62,32 @@ export class Answer {
     return new Answer(undefined, bytes, from);
   }
 
+  /**
+   * An answer that flows to the client as the upstream sends it (core/response-flow.ts):
+   * made by the relay only for a call no layer reads the answer of (`CallContext.answerFlows`).
+   * It has no text; its length and how it ended are known once it ended (`flow.ended`).
+   */
+  static ofFlow(flow: ResponseFlow, from: AnswerSource = {}): Answer {
+    Answer.counts.flows++;
+    const answer = new Answer(undefined, undefined, from);
+    answer.#flow = flow;
+    return answer;
+  }
+
+  /** The flow of an answer passed on as it arrives; undefined for any other. */
+  get flow(): ResponseFlow | undefined {
+    return this.#flow;
+  }
+
+  /** How the body ended: at once for a body held whole, once it went through (or broke off) for a flow. */
+  get ended(): Promise<FlowEnd | undefined> {
+    return this.#flow ? this.#flow.ended : Promise.resolve(undefined);
+  }
+
   /** The body's text, decoded once. */
   get text(): string {
+    if (this.#flow)
+      throw new Error("an answer flowing to the client has no text: a layer that reads it must say so first");
     if (this.#text === undefined) {
       Answer.counts.decoded++;
       this.#text = piecesText(this.#bytes!.pieces);
@@ -81,19 +107,22 @@ export class Answer {
     return this.#text === undefined;
   }
 
-  /** What the edge writes: the upstream's bytes while no layer read the text, else the text. */
-  get body(): string | ResponseBytes {
-    return this.#text === undefined ? this.#bytes! : this.#text;
+  /** What the edge writes: the upstream's bytes while no layer read the text (or their flow), else the text. */
+  get body(): string | ResponseBytes | ResponseFlow {
+    return this.#flow ?? (this.#text === undefined ? this.#bytes! : this.#text);
   }
 
-  /** The body's length in UTF-8 bytes, without decoding it. */
+  /** The body's length in UTF-8 bytes, without decoding it (0 for a flow: its length is known once it ended). */
   get byteLength(): number {
+    if (this.#flow) return 0;
     return this.#byteLength ?? utf8Length(this.#text!);
   }
 
-  /** The same answer (what served it) with a body a layer changed. */
+  /** The same answer (what served it) with a body a layer changed (a flow it replaces is stopped). */
   withText(text: string): Answer {
-    return text === this.#text ? this : new Answer(text, undefined, this.from);
+    if (text === this.#text) return this;
+    this.#flow?.cancel(new Error("the answer was replaced"));
+    return new Answer(text, undefined, this.from);
   }
 
   /** The same answer with its text changed by `change` (the text is read for it). */
@@ -103,6 +132,8 @@ export class Answer {
 
   /** The same body with more said about what served it. */
   with(from: AnswerSource): Answer {
-    return new Answer(this.#text, this.#bytes, { ...this.from, ...from });
+    const answer = new Answer(this.#text, this.#bytes, { ...this.from, ...from });
+    answer.#flow = this.#flow;
+    return answer;
   }
 }

@@ -164,6 +164,13 @@ export type CallContext = {
   readonly streamed?: () => void;
   /** What becomes of an upstream answer too large to hold, each layer saying its part (see {@link largeAnswerOf}). */
   readonly largeAnswers?: LargeAnswerPolicy;
+  /**
+   * Set by a front that can write an answer while it arrives (the 2025 front, for a POST of
+   * one request): the relay may then pass on a large answer nobody reads as it flows
+   * (context/answer.ts, `Answer.ofFlow`), when no layer set a large-answer policy. A layer
+   * that reads a call's answer without setting one clears it first ({@link readingAnswer}).
+   */
+  readonly answerFlows?: boolean;
   /** Set by code mode for a program's tool call: offload keeps a result up to this many bytes whole. */
   readonly keepWholeBytes?: number;
   /** Set by code mode for a program's tool call: the run it belongs to (a program cannot wait for a person). */
@@ -220,6 +227,23 @@ export function largeAnswerOf(ctx: Pick<CallContext, "largeAnswers">): LargeAnsw
   const guard = ctx.largeAnswers?.guard;
   if (guard !== undefined) return guard === "none" ? undefined : guard;
   return shapedLargeAnswer(ctx.largeAnswers);
+}
+
+/** `ctx` for a layer that will read the answer's text: the relay holds the answer whole (see `answerFlows`). */
+export function readingAnswer<T extends Pick<CallContext, "answerFlows">>(ctx: T): T {
+  return ctx.answerFlows ? { ...ctx, answerFlows: false } : ctx;
+}
+
+/** True when the relay may pass the call's answer on as it flows: the front can write one, and no layer has a say in it. */
+export function answerMayFlow(ctx: Pick<CallContext, "answerFlows" | "largeAnswers" | "codeRun">): boolean {
+  const policy = ctx.largeAnswers;
+  return (
+    ctx.answerFlows === true &&
+    ctx.codeRun === undefined &&
+    policy?.offload === undefined &&
+    policy?.filter === undefined &&
+    policy?.guard === undefined
+  );
 }
 
 /** `ctx` with `part` of its large-answer policy set (by the layer that owns that part). */

@@ -157,6 +157,11 @@ export class ResponseCheck {
   /** A line break was read between tokens (the only place a checked text may have one). */
   #lineBreaks = false;
 
+  /** True once the bytes read cannot be a plain success response, whatever follows (`end` will say undefined). */
+  get failed(): boolean {
+    return this.#mode === NOT_PLAIN;
+  }
+
   /** Reads `piece`, the next bytes of the text. */
   push(piece: Uint8Array): void {
     let mode = this.#mode;

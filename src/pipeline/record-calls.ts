@@ -9,6 +9,7 @@ import { GatewayError } from "../core/errors";
 import { failureOf } from "../core/failures";
 import { INTERNAL_ERROR, type OutgoingMessage } from "../core/jsonrpc";
 import { utf8Length } from "../core/utf8-position";
+import { FlowBreak } from "../core/response-flow";
 import type { CallContext, ClientMessage, Handler } from "../context/call-context";
 import type { CallFailure, CallRecord } from "../context/call-record";
 
@@ -40,26 +41,15 @@ export function recordCalls(next: Handler, observers: readonly CallObserver[]): 
       sent += typeof outgoing === "string" ? utf8Length(outgoing) : outgoing.bytes.byteLength;
       return ctx.emit(outgoing);
     };
-    try {
-      const answer = await next({ ...ctx, emit }, message);
-      if (answer !== undefined) {
-        sent += answer.byteLength;
-        // What served the answer, as the answer says (the relay and offload made it).
-        const { upstream, bridgedCall, payloadId } = answer.from;
-        if (upstream !== undefined) record.upstream = upstream;
-        if (bridgedCall !== undefined) record.bridgedCall = bridgedCall;
-        if (payloadId !== undefined) record.payloadId = payloadId;
-      }
-      return answer;
-    } catch (error) {
+    const failed = (error: unknown) => {
       record.failure ??= callFailureOf(error);
       // What the client is answered with: a gateway error as it is, anything else as the generic internal error.
       if (error instanceof GatewayError) {
         record.errorCode = error.code;
         record.errorMessage = error.message;
       } else record.errorCode = INTERNAL_ERROR;
-      throw error;
-    } finally {
+    };
+    const done = () => {
       record.bytesToClient = sent;
       record.durationMs = Date.now() - record.startedAt;
       for (const observe of observers) {
@@ -69,6 +59,36 @@ export function recordCalls(next: Handler, observers: readonly CallObserver[]): 
           console.error("mcp-edge-gateway: a call observer failed", error);
         }
       }
+    };
+    /** An answer that flows is done once it ended: its length and how it ended are known then. */
+    let flowing = false;
+    try {
+      const answer = await next({ ...ctx, emit }, message);
+      if (answer !== undefined) {
+        sent += answer.byteLength;
+        // What served the answer, as the answer says (the relay and offload made it).
+        const { upstream, bridgedCall, payloadId } = answer.from;
+        if (upstream !== undefined) record.upstream = upstream;
+        if (bridgedCall !== undefined) record.bridgedCall = bridgedCall;
+        if (payloadId !== undefined) record.payloadId = payloadId;
+        if (answer.flow) {
+          flowing = true;
+          ctx.waitUntil(
+            answer.flow.ended.then((end) => {
+              sent += end.byteLength;
+              // A client that went away says nothing of the upstream, nor of the gateway.
+              if (!end.ok && !(end.error instanceof FlowBreak && end.error.byClient)) failed(end.error);
+              done();
+            }),
+          );
+        }
+      }
+      return answer;
+    } catch (error) {
+      failed(error);
+      throw error;
+    } finally {
+      if (!flowing) done();
     }
   };
 }

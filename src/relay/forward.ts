@@ -6,7 +6,10 @@
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR, kindOf, type JsonRpcId, type JsonRpcRequest, type WireMessage } from "../core/jsonrpc";
 import { parseSpan, pathSpan, splice, withMessageId } from "../core/raw-json";
-import { ByteWire } from "../upstream/byte-answer";
+import { ByteWire, FlowWire } from "../upstream/byte-answer";
+import { FlowBreak, type ResponseFlow } from "../core/response-flow";
+import { UpstreamBreak } from "../upstream/deadlines";
+import { breakFailure } from "../upstream/handshake";
 import { answering } from "../upstream/reply-body";
 import { encodeServerRequestId } from "./server-requests";
 import type { RelayTasks } from "./plugs";
@@ -14,7 +17,7 @@ import { bridgeable, bridgedForward } from "../eras/call-bridge";
 import { withTraceMeta } from "./trace-meta";
 import { cancelWhenClientGoes } from "./cancel-upstream";
 import { traceparentOf } from "../core/traceparent";
-import { largeAnswerOf, poolRequest, type CallContext } from "../context/call-context";
+import { answerMayFlow, largeAnswerOf, poolRequest, type CallContext } from "../context/call-context";
 import { Answer } from "../context/answer";
 import type { RouteEndpoint } from "../context/route";
 import type { UpstreamConfig } from "../config/upstreams";
@@ -97,6 +100,54 @@ function withIdsToClient(route: RouteEndpoint, upstream: string, wire: WireMessa
     if (span) return splice(wire.text, [{ span, raw: JSON.stringify(encodeServerRequestId(upstream, requestId)) }]);
   }
   return wire.text;
+}
+
+/**
+ * Whether a call's answer may flow: nothing reads it (`answerMayFlow`), its client and the
+ * upstream's side speak 2025 (no id or member to splice, nothing to downgrade), and it is a
+ * plain tools/call (a task-augmented one is answered with a task the tasks layer reads).
+ */
+function flows(ctx: CallContext, target: UpstreamTarget, text: string): boolean {
+  return (
+    answerMayFlow(ctx) &&
+    ctx.identity.era !== "modern" &&
+    target.side === "legacy" &&
+    methodOf(text) === "tools/call" &&
+    pathSpan(text, ["params", "task"]) === undefined
+  );
+}
+
+/**
+ * The answer made of `flow`: its failures become the call's (the upstream's own, or a
+ * `bad-response` for bytes that break it off), counted when it ended, when the upstream's
+ * messages are closed. A client that goes away stops it.
+ */
+function flowAnswer(
+  ctx: CallContext,
+  flow: ResponseFlow,
+  upstream: string,
+  id: JsonRpcId,
+  reply: { readonly mode: string; readonly received: { readonly bytes: number } },
+  items: AsyncGenerator<unknown>,
+): Answer {
+  flow.mapErrors((error) => {
+    if (error instanceof GatewayError || (error instanceof FlowBreak && error.byClient)) return error;
+    const failure =
+      error instanceof FlowBreak
+        ? { reason: "bad-response" as const, upstream, detail: error.message }
+        : error instanceof UpstreamBreak
+          ? error.failure
+          : breakFailure(error, upstream);
+    return failureError(failure, ctx.services.env).withId(id);
+  });
+  const stop = () => flow.cancel(new FlowBreak("the client went away", true));
+  ctx.signal.addEventListener("abort", stop, { once: true });
+  void flow.ended.then(async () => {
+    ctx.signal.removeEventListener("abort", stop);
+    ctx.record.bytesFromUpstream = (ctx.record.bytesFromUpstream ?? 0) + reply.received.bytes;
+    await items.return(undefined);
+  });
+  return Answer.ofFlow(flow, { upstream, sse: reply.mode === "sse" });
 }
 
 function sameId(a: JsonRpcId | null, b: JsonRpcId): boolean {
@@ -183,6 +234,8 @@ async function forwardOnce(
     // With a consumer for answers too large to hold (offload), JSON bodies past the bound are streamed to it; its
     // stand-in answers the id the upstream got (for a 2026-07-28 client, the gateway's own).
     ...(large ? { large: answering(large, id) } : {}),
+    // Nothing reads this call's answer: a large one may flow to the client as it comes (core/response-flow.ts).
+    ...(flows(ctx, target, text) ? { flowId: id } : {}),
     notifications: unchangedToClient(ctx),
     answerWithinTimeout: QUICK_METHODS.has(methodOf(text) as string),
   };
@@ -232,14 +285,24 @@ async function exchangeWith(
     if (!reply.ok) throw failureError(reply, ctx.services.env).withId(id);
     record.upstreamStatus = reply.value.status;
     if (reply.value.mode === "sse") ctx.streamed?.();
+    const items = upstreamMessages(reply.value, upstream.name);
+    /** A flow reads the body on after the answer is returned: the messages are closed when it ended. */
+    let flowing: ResponseFlow | undefined;
     try {
-      for await (const item of upstreamMessages(reply.value, upstream.name)) {
+      for (;;) {
+        const next = await items.next();
+        if (next.done) break;
+        const item = next.value;
         if (!item.ok) throw failureError(item, ctx.services.env).withId(id);
         idle = 0;
         const wire = item.value;
         // A large success response kept as the upstream's bytes: passed on undecoded when it is this call's.
         if (wire instanceof ByteWire && sameId(wire.id, id))
           return Answer.ofBytes(wire.bytes, { upstream: upstream.name, sse: reply.value.mode === "sse" });
+        if (wire instanceof FlowWire) {
+          flowing = wire.flow;
+          return flowAnswer(ctx, flowing, upstream.name, id, reply.value, items);
+        }
         if (kindOf(wire.message) === "response") {
           const answered = "id" in wire.message ? wire.message.id : null;
           // An error is the upstream's own words, which may quote the credential it was sent.
@@ -256,7 +319,10 @@ async function exchangeWith(
         await ctx.emit(await toClient(ctx, upstream.name, wire, tasks)); // at the client's pace
       }
     } finally {
-      record.bytesFromUpstream = (record.bytesFromUpstream ?? 0) + reply.value.received.bytes;
+      if (!flowing) {
+        await items.return(undefined);
+        record.bytesFromUpstream = (record.bytesFromUpstream ?? 0) + reply.value.received.bytes;
+      }
     }
     if (passed) idle = 0;
     passed = false;

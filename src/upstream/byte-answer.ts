@@ -8,6 +8,7 @@
 import type { JsonRpcId, JsonRpcMessage, WireMessage } from "../core/jsonrpc";
 import { piecesText } from "../core/pieces";
 import { ResponseBytes } from "../core/response-bytes";
+import type { ResponseFlow } from "../core/response-flow";
 import { validateMessage } from "../core/validate-message";
 
 /**
@@ -44,4 +45,25 @@ export function byteWireOf(pieces: readonly Uint8Array[], length: number): ByteW
   if (length < PASS_THROUGH_MIN_BYTES) return undefined;
   const bytes = ResponseBytes.of(pieces);
   return bytes && new ByteWire(bytes);
+}
+
+/**
+ * A large success response flowing to the client as it arrives (core/response-flow.ts): the
+ * relay hands it on as the answer to the request it was started for; nothing reads it.
+ */
+export class FlowWire implements WireMessage {
+  constructor(readonly flow: ResponseFlow) {}
+
+  get text(): string {
+    throw new Error("a flowing answer has no text: nothing may read it");
+  }
+
+  get message(): JsonRpcMessage {
+    throw new Error("a flowing answer has no message: nothing may read it");
+  }
+}
+
+/** True for a message kept as bytes or flowing (its text is read by no one on the way). */
+export function unreadWire(wire: WireMessage): wire is ByteWire | FlowWire {
+  return wire instanceof ByteWire || wire instanceof FlowWire;
 }

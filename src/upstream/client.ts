@@ -7,7 +7,7 @@
  */
 import type { CallerCredentials } from "./upstream-session";
 import { fail, ok, type Result } from "../core/errors";
-import type { WireMessage } from "../core/jsonrpc";
+import type { JsonRpcId, WireMessage } from "../core/jsonrpc";
 import { readUpstreamMessage } from "../core/validate-message";
 import type { UpstreamConfig } from "../config/upstreams";
 import type { UpstreamAuth } from "../config/upstream-auth";
@@ -80,6 +80,11 @@ export type UpstreamExchange = {
   readonly lastEventId?: string;
   /** Messages longer than `large.minBytes` are not read into memory but handed to `large`. */
   readonly large?: LargeAnswerConsumer;
+  /**
+   * No layer reads the answer to request `flowId` (context/answer.ts, `Answer.ofFlow`): a
+   * large plain success response to it flows to the client as it arrives (core/response-flow.ts).
+   */
+  readonly flowId?: JsonRpcId;
   /** Notifications of an SSE answer offered as the upstream's bytes (reply-body.ts). */
   readonly notifications?: NotificationPass;
   /**
@@ -314,7 +319,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
       return ok({
         mode: "json",
         sessionId,
-        messages: smallAnswerMessages(response, response.body, declared, guard, where, request.large),
+        messages: smallAnswerMessages(response, response.body, declared, guard, where, request.large, request.flowId),
         resume,
         status,
         received: guard.received,
@@ -401,7 +406,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
       mode: "sse",
       sessionId,
       messages: body
-        ? deadlineAware(sseMessages(body, where, resume, request.large, request.notifications), guard)
+        ? deadlineAware(sseMessages(body, where, resume, request.large, request.notifications, request.flowId), guard)
         : none,
       resume,
       status,
@@ -412,7 +417,7 @@ export async function exchange(request: UpstreamExchange): Promise<Result<Upstre
       mode: "json",
       sessionId,
       messages: body
-        ? deadlineAware(jsonMessages(response, body, guard, where, request.large, request.quiet), guard)
+        ? deadlineAware(jsonMessages(response, body, guard, where, request.large, request.quiet, request.flowId), guard)
         : none,
       resume,
       status,

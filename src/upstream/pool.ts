@@ -15,7 +15,7 @@ import { heldSession, type UpstreamSession } from "./upstream-session";
 import { forgetEra } from "./era";
 import { breakFailure, handshake, type Handshake, type PoolRequest } from "./handshake";
 import { noteListChange } from "./list-cache";
-import { ByteWire } from "./byte-answer";
+import { unreadWire } from "./byte-answer";
 import { streamTransportFor, transportOf } from "./select-transport";
 import { readHandshakeRecord, writeHandshakeRecord } from "../storage/upstream-handshakes";
 import type { ListenFilter } from "./modern-listen";
@@ -306,8 +306,8 @@ export async function* upstreamMessages(
 ): AsyncGenerator<Result<WireMessage, UpstreamFailure>> {
   try {
     for await (const wire of reply.messages) {
-      // A response kept as its bytes is no list_changed: its text is not read for it.
-      if (!(wire instanceof ByteWire)) noteListChange(upstream, wire.message);
+      // A response kept as its bytes (or flowing) is no list_changed: its text is not read for it.
+      if (!unreadWire(wire)) noteListChange(upstream, wire.message);
       yield ok(wire);
     }
   } catch (error) {

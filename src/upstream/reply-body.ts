@@ -12,11 +12,12 @@ import { DATA_LINE_COST_BYTES, readSseEvents } from "../core/sse-bytes";
 import { notificationHead, type NotificationHead } from "../core/json-bytes";
 import { jsonValues, JsonValuesError } from "../core/json-values";
 import { readUpstreamMessage } from "../core/validate-message";
-import { afterHeld, byteReader, readableOf } from "../core/byte-reads";
+import { afterHeld, byteReader, readableOf, type ByteReader } from "../core/byte-reads";
 import { piecesLength, piecesText } from "../core/pieces";
 import { redactedStart } from "../config/secrets";
 import { UpstreamBreak, type BodyGuard } from "./deadlines";
-import { byteWireOf } from "./byte-answer";
+import { byteWireOf, FlowWire, PASS_THROUGH_MIN_BYTES } from "./byte-answer";
+import { ResponseFlow } from "../core/response-flow";
 
 /** The largest upstream message held in memory whole (lists, reads, prompts; tool results past it go to offload). */
 export const MAX_HELD_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -99,13 +100,13 @@ const READ_BLOCK_MAX_BYTES = 1024 * 1024;
  * Reads a body up to `limit` bytes, held as the blocks it was read into: each block is
  * read straight into (no copy of what was read) until full, and they are never joined
  * (a 10 MiB answer: fourteen blocks, none copied; it was 160 chunks copied out of the
- * reader's buffer, then all of them into one array). Past the limit, returns a stream of
- * the whole body (what was read, then the rest) instead of holding it.
+ * reader's buffer, then all of them into one array). Past the limit, returns what was read
+ * (one byte past it) and the reader of the rest instead of holding it (`bodyAfter`).
  */
 export async function readBounded(
   body: ReadableStream<Uint8Array>,
   limit: number,
-): Promise<{ pieces: Uint8Array[]; length: number } | { stream: ReadableStream<Uint8Array> }> {
+): Promise<{ pieces: Uint8Array[]; length: number } | { over: BodyRest }> {
   const reader = byteReader(body);
   const pieces: Uint8Array[] = [];
   let length = 0;
@@ -128,10 +129,7 @@ export async function readBounded(
       break;
     }
     if (done || read === 0) break;
-    if (length > limit) {
-      // A byte stream: a reader with its own buffer (offload's) gets the rest read into it.
-      return { stream: readableOf(afterHeld([...pieces, block.subarray(0, filled)], reader)) };
-    }
+    if (length > limit) return { over: { held: [...pieces, block.subarray(0, filled)], reader } };
     if (filled === size) {
       pieces.push(block);
       size = Math.min(size * 2, READ_BLOCK_MAX_BYTES);
@@ -141,6 +139,14 @@ export async function readBounded(
   }
   if (filled > 0) pieces.push(block.subarray(0, filled));
   return { pieces, length };
+}
+
+/** A body read in part: what was read of it, and the reader of the rest. */
+export type BodyRest = { readonly held: Uint8Array[]; readonly reader: ByteReader };
+
+/** The whole body of `rest` as a byte stream (a reader with its own buffer, offload's, gets the rest read into it). */
+function bodyAfter(rest: BodyRest): ReadableStream<Uint8Array> {
+  return readableOf(afterHeld(rest.held, rest.reader));
 }
 
 /** A protocol break as the error that `upstreamMessages` turns into a `bad-response` failure. */
@@ -183,6 +189,7 @@ export async function* jsonMessages(
   where: LogContext,
   large?: LargeAnswerConsumer,
   open = false,
+  flowId?: JsonRpcId,
 ): AsyncGenerator<WireMessage> {
   const declared = declaredLength(response);
   if (open) {
@@ -199,21 +206,40 @@ export async function* jsonMessages(
   // A body that says it is small is read whole; one that is (or may be) large, chunk by chunk.
   if (large && !(declared <= large.minBytes)) {
     const read = await readBounded(body, large.minBytes);
-    if ("stream" in read) {
+    if ("over" in read) {
       // Handed on as a stream (offload): from here only the idle deadline applies.
       guard.deadline?.disarm();
-      return yield* wholeBodyMessages(await large.take(read.stream), where);
+      return yield* wholeBodyMessages(await large.take(bodyAfter(read.over)), where);
     }
     held = read;
-  } else {
-    const read = await readBounded(body, MAX_HELD_MESSAGE_BYTES);
-    if ("stream" in read) {
-      await read.stream.cancel();
-      throw tooLarge(where.upstream);
-    }
-    held = read;
-  }
+  } else if (flowId !== undefined && !(declared <= PASS_THROUGH_MIN_BYTES)) {
+    // An answer no layer reads: a large one flows to the client as it comes, when it starts as a plain response.
+    const read = await readBounded(body, PASS_THROUGH_MIN_BYTES);
+    if ("over" in read) {
+      const started = await ResponseFlow.start(read.over.held, read.over.reader, flowId);
+      if ("flow" in started) {
+        // From here only the idle deadline applies: the client's pace is the flow's.
+        guard.deadline?.disarm();
+        yield new FlowWire(started.flow);
+        return;
+      }
+      held = await heldWhole(bodyAfter({ held: started.held, reader: read.over.reader }), where);
+    } else held = read;
+  } else held = await heldWhole(body, where);
   yield* bytesMessages(held.pieces, held.length, where);
+}
+
+/** `body` read whole, within MAX_HELD_MESSAGE_BYTES (past it, the body is cancelled and the answer fails). */
+async function heldWhole(
+  body: ReadableStream<Uint8Array>,
+  where: LogContext,
+): Promise<{ pieces: Uint8Array[]; length: number }> {
+  const read = await readBounded(body, MAX_HELD_MESSAGE_BYTES);
+  if ("over" in read) {
+    await read.over.reader.cancel();
+    throw tooLarge(where.upstream);
+  }
+  return read;
 }
 
 /** The messages of a whole JSON body's bytes: a large success response kept as its bytes (byte-answer.ts), else read as text. */
@@ -285,8 +311,11 @@ export async function* sseMessages(
   resume: ResumePoint,
   large?: LargeAnswerConsumer,
   pass?: NotificationPass,
+  flowId?: JsonRpcId,
 ): AsyncGenerator<WireMessage> {
-  for await (const event of readSseEvents(body, large?.minBytes ?? MAX_HELD_MESSAGE_BYTES)) {
+  // An answer no layer reads: an event past PASS_THROUGH_MIN_BYTES comes as a stream, to flow to the client.
+  const bound = large?.minBytes ?? (flowId !== undefined ? PASS_THROUGH_MIN_BYTES : MAX_HELD_MESSAGE_BYTES);
+  for await (const event of readSseEvents(body, bound)) {
     // An id that cannot be sent back as a Last-Event-ID header (not printable ASCII) leaves nothing to resume from.
     if (event.id !== undefined) resume.lastEventId = HEADER_VALUE.test(event.id) ? event.id : undefined;
     if (event.retry !== undefined) resume.retryMs = event.retry;
@@ -299,8 +328,20 @@ export async function* sseMessages(
     )
       continue;
     if (event.large && !large) {
-      await event.large.cancel();
-      throw tooLarge(where.upstream);
+      if (flowId === undefined) {
+        await event.large.cancel();
+        throw tooLarge(where.upstream);
+      }
+      const reader = byteReader(event.large);
+      const started = await ResponseFlow.start([], reader, flowId);
+      if ("flow" in started) {
+        yield new FlowWire(started.flow);
+        return;
+      }
+      // Not a plain response's start (a notification, an error): read whole as any other event, within the bound.
+      const held = await heldWhole(bodyAfter({ held: started.held, reader }), where);
+      yield eventMessage(piecesText(held.pieces), where);
+      continue;
     }
     // A large answer on one data line is kept as the pieces it was read in (byte-answer.ts).
     const wire = event.line && byteWireOf(event.line, piecesLength(event.line));
@@ -313,17 +354,21 @@ export async function* sseMessages(
     const line = data.length === 1 ? data[0]! : undefined;
     const head = pass && line ? notificationHead(line) : undefined;
     if (head && (await pass!(line!, head))) continue;
-    const text = event.large ? await large!.take(event.large) : dataText(data);
-    const message = readUpstreamMessage(text);
-    if (!message) {
-      logUpstreamText(where, "sent an SSE event that is not a JSON-RPC message", text);
-      throw badResponse(
-        where.upstream,
-        "sent an SSE event that is not a JSON-RPC message (the gateway's log has its start)",
-      );
-    }
-    yield message;
+    yield eventMessage(event.large ? await large!.take(event.large) : dataText(data), where);
   }
+}
+
+/** An SSE event's data as the message it must be. */
+function eventMessage(text: string, where: LogContext): WireMessage {
+  const message = readUpstreamMessage(text);
+  if (!message) {
+    logUpstreamText(where, "sent an SSE event that is not a JSON-RPC message", text);
+    throw badResponse(
+      where.upstream,
+      "sent an SSE event that is not a JSON-RPC message (the gateway's log has its start)",
+    );
+  }
+  return message;
 }
 
 /** The start of an error body, for the log; the rest is cancelled. */

@@ -22,7 +22,7 @@
  */
 import { afterHeld, byteReader, readableOf } from "../core/byte-reads";
 import { piecesText } from "../core/pieces";
-import type { WireMessage } from "../core/jsonrpc";
+import type { JsonRpcId, WireMessage } from "../core/jsonrpc";
 import { guardBody, UpstreamBreak, type BodyGuard } from "./deadlines";
 import type { UpstreamFailure } from "./failures";
 import { readUpstreamMessage } from "../core/validate-message";
@@ -69,6 +69,7 @@ export async function* smallAnswerMessages(
   guard: BodyGuard,
   where: LogContext,
   large: LargeAnswerConsumer | undefined,
+  flowId?: JsonRpcId,
 ): AsyncGenerator<WireMessage> {
   // Only a declared length (`declaredLength`) bounds what arrayBuffer() holds (a chunked or encoded body is counted as it is read).
   const read = await underDeadline<ArrayBuffer | Start>(
@@ -77,7 +78,10 @@ export async function* smallAnswerMessages(
   );
   if (!(read instanceof ArrayBuffer) && "rest" in read) {
     // Larger than it looked: the rest as the stream path reads it, under both deadlines again.
-    return yield* deadlineAware(jsonMessages(response, guardBody(read.rest, guard), guard, where, large), guard);
+    return yield* deadlineAware(
+      jsonMessages(response, guardBody(read.rest, guard), guard, where, large, false, flowId),
+      guard,
+    );
   }
   guard.deadline?.disarm();
   const text = read instanceof ArrayBuffer ? piecesText([new Uint8Array(read)]) : read.text;

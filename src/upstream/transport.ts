@@ -11,7 +11,7 @@
  * branch on eras themselves.
  */
 import type { Result } from "../core/errors";
-import type { JsonObject } from "../core/jsonrpc";
+import type { JsonObject, JsonRpcId } from "../core/jsonrpc";
 import type { UpstreamConfig } from "../config/upstreams";
 import type { LargeAnswerConsumer, NotificationPass, UpstreamReply } from "./client";
 import type { UpstreamFailure } from "./failures";
@@ -22,6 +22,7 @@ import type { PoolRequest, UpstreamSession } from "./upstream-session";
 /** How one message is sent: see `UpstreamExchange`. */
 export type SendOptions = {
   readonly large?: LargeAnswerConsumer;
+  readonly flowId?: JsonRpcId;
   readonly notifications?: NotificationPass;
   readonly answerWithinTimeout?: boolean;
   readonly traceparent?: string;

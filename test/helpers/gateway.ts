@@ -32,8 +32,8 @@ function fileSource(): string {
 
 /**
  * Sends one HTTP request to the gateway (or `target`) with the test bindings (plus `vars`).
- * With `settle`, returns only once the work the Worker left to `waitUntil` is done (a
- * notification's delivery to the upstreams, for one).
+ * With `settle`, returns only once the body is read and the work the Worker left to
+ * `waitUntil` is done (a notification's delivery to the upstreams, for one).
  */
 export async function gatewayFetch(
   path: string,
@@ -50,9 +50,14 @@ export async function gatewayFetch(
     { ...env, ...vars },
     ctx,
   );
-  if (settle) await waitOnExecutionContext(ctx);
-  else void waitOnExecutionContext(ctx);
-  return response;
+  if (!settle) {
+    void waitOnExecutionContext(ctx);
+    return response;
+  }
+  // An answer that flows (src/core/response-flow.ts) leaves its record and audit to when it ended: read it first.
+  const body = await response.arrayBuffer();
+  await waitOnExecutionContext(ctx);
+  return new Response(response.status === 204 || response.status === 304 ? null : body, response);
 }
 
 export type PostOptions = {

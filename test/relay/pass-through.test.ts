@@ -28,7 +28,7 @@ async function upstreamBytes(id: number): Promise<Uint8Array> {
   return new Uint8Array(await response.arrayBuffer());
 }
 
-/** `response`'s bytes, and how many answers were made of bytes and decoded while it was answered and read. */
+/** `response`'s bytes, and how many answers were made of bytes, decoded and made to flow while it was answered and read. */
 async function counted(send: () => Promise<Response>) {
   const before = { ...Answer.counts };
   const response = await send();
@@ -38,17 +38,19 @@ async function counted(send: () => Promise<Response>) {
     bytes,
     ofBytes: Answer.counts.ofBytes - before.ofBytes,
     decoded: Answer.counts.decoded - before.decoded,
+    flows: Answer.counts.flows - before.flows,
   };
 }
 
 describe("a large result no policy changes", () => {
-  it("reaches a 2025 client as the upstream's bytes, never decoded", async () => {
+  it("reaches a 2025 client as the upstream's bytes as they come, never decoded", async () => {
     const { session } = await initialize("/mcp/raw", { vars });
     const body = { jsonrpc: "2.0", id: 7, method: "tools/call", params: huge };
     const got = await counted(() => post("/mcp/raw", body, { session, vars }));
     expect(got.response.status).toBe(200);
     expect(got.response.headers.get("content-type")).toBe("application/json");
-    expect(got.ofBytes).toBe(1);
+    expect(got.flows).toBe(1);
+    expect(got.ofBytes).toBe(0);
     expect(got.decoded).toBe(0);
     expect(got.bytes).toEqual(await upstreamBytes(7));
   });
@@ -72,14 +74,14 @@ describe("a large result no policy changes", () => {
     const { session } = await initialize("/mcp/raw", { vars: audited });
     const body = { jsonrpc: "2.0", id: 10, method: "tools/call", params: huge };
     const got = await counted(() => post("/mcp/raw", body, { session, vars: audited, settle: true }));
-    expect(got.ofBytes).toBe(1);
+    expect(got.flows).toBe(1);
     expect(got.decoded).toBe(0);
     const events = batches.flat().map((message) => message.body);
     const call = events.find((event) => event["mcp.method.name"] === "tools/call");
     expect(call?.["gateway.outcome"]).toBe("success");
   });
 
-  it("reaches a 2025 client as the upstream's bytes when the upstream answered it as SSE, never decoded", async () => {
+  it("reaches a 2025 client as the upstream's bytes as they come when the upstream answered as SSE", async () => {
     const { session } = await initialize("/mcp/raw", { vars });
     const params = { name: "huge", arguments: { mb: 1, sse: true } };
     const got = await counted(() =>
@@ -87,7 +89,7 @@ describe("a large result no policy changes", () => {
     );
     expect(got.response.status).toBe(200);
     expect(got.response.headers.get("content-type")).toBe("text/event-stream");
-    expect(got.ofBytes).toBe(1);
+    expect(got.flows).toBe(1);
     expect(got.decoded).toBe(0);
     // The event's data is the upstream's JSON answer as it came, on one line.
     const text = new TextDecoder().decode(got.bytes);

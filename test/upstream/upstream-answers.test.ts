@@ -7,6 +7,7 @@
  */
 import { inject, describe, expect, it } from "vitest";
 import { initialize, messageTexts, post, request, type Json, type Vars } from "../helpers/gateway";
+import { modern } from "../helpers/modern";
 
 const faulty = inject("faultyUpstreamUrl");
 /** The fixture's `json-large` result text, in characters. */
@@ -80,11 +81,18 @@ describe("a JSON answer that stalls after its headers", () => {
 
 describe("a compressed JSON answer", () => {
   it("is bounded by its decoded size, not the Content-Length of its compressed bytes", async () => {
-    // Offload excluded: the answer must be held whole, and 17 MiB decoded is past the 16 MiB bound.
+    // Offload excluded: an answer a 2026-07-28 client gets is held whole, and 17 MiB decoded is past the 16 MiB bound.
+    const vars = { ...upstream("json-gzip"), OFFLOAD: JSON.stringify({ exclude: ["*"] }) };
+    const answer = await modern("/mcp/up", "tools/call", { name: "echo", arguments: {} }, { vars });
+    expect(answer.error?.message).toMatch(/larger than 16777216 bytes/);
+  });
+
+  it("flows to a 2025 client whole when no layer reads it (never held)", async () => {
     const vars = { ...upstream("json-gzip"), OFFLOAD: JSON.stringify({ exclude: ["*"] }) };
     const { session } = await initialize("/mcp/up", { vars });
     const answer = await request("/mcp/up", session, "tools/call", { name: "echo", arguments: {} }, { vars });
-    expect(answer.error?.message).toMatch(/larger than 16777216 bytes/);
+    expect(answer.error).toBeUndefined();
+    expect(answer.result.content[0].text).toHaveLength(17 * 1024 * 1024);
   });
 
   it("is offloaded by its decoded size", async () => {

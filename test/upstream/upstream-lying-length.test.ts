@@ -10,6 +10,7 @@
  */
 import { inject, describe, expect, it } from "vitest";
 import { initialize, request, type Vars } from "../helpers/gateway";
+import { modern } from "../helpers/modern";
 
 const faulty = inject("faultyUpstreamUrl");
 
@@ -20,11 +21,19 @@ function upstream(): Vars {
 
 describe("a chunked JSON answer that also declares a small Content-Length", () => {
   it("is refused past the 16 MiB a held message may have", async () => {
-    // Offload excluded: the answer must be held whole, and its 17 MiB are past the bound.
+    // Offload excluded: an answer a 2026-07-28 client gets is held whole (its id is spliced in), and 17 MiB are past the bound.
+    const vars = { ...upstream(), OFFLOAD: JSON.stringify({ exclude: ["*"] }) };
+    const answer = await modern("/mcp/up", "tools/call", { name: "echo", arguments: {} }, { vars });
+    expect(answer.error?.message).toMatch(/larger than 16777216 bytes/);
+  });
+
+  it("flows to a 2025 client whole, by the bytes that come, when no layer reads it", async () => {
+    // Never held: the flow hands each piece on as it is checked (src/core/response-flow.ts).
     const vars = { ...upstream(), OFFLOAD: JSON.stringify({ exclude: ["*"] }) };
     const { session } = await initialize("/mcp/up", { vars });
     const answer = await request("/mcp/up", session, "tools/call", { name: "echo", arguments: {} }, { vars });
-    expect(answer.error?.message).toMatch(/larger than 16777216 bytes/);
+    expect(answer.error).toBeUndefined();
+    expect(answer.result.content[0].text).toHaveLength(17 * 1024 * 1024);
   });
 
   it("is offloaded by the bytes that come, not the length it declares", async () => {

@@ -170,11 +170,21 @@ export function auditTrail(next: Handler, { config }: AuditTrailOptions): Handle
       // The answer's text is read when the event is built, after the answer went out; not that of an
       // answer kept as the upstream's bytes (a success) unless it is a tool error (core/response-bytes.ts).
       const read = answer;
-      batch.events.push(() => event(ctx, message, read?.held && !read.held.toolError ? undefined : read?.text));
-      batch.heldChars += (answer?.byteLength ?? 0) + ("wire" in message ? message.wire.text.length : 0);
-      if (--batch.running === 0) {
+      const pending = batch;
+      const ended = () => {
+        pending.events.push(() =>
+          event(ctx, message, read?.flow || (read?.held && !read.held.toolError) ? undefined : read?.text),
+        );
+        pending.heldChars += (read?.byteLength ?? 0) + ("wire" in message ? message.wire.text.length : 0);
+        if (--pending.running > 0) return undefined;
         batches.delete(ctx.waitUntil);
-        const sending = send(ctx.services.auditQueue, batch);
+        return send(ctx.services.auditQueue, pending);
+      };
+      // An answer that flows (read by no one) has its event once it ended, its record complete; no other
+      // request's outbox ever waits on it.
+      if (read?.flow) ctx.waitUntil(read.flow.ended.then(ended));
+      else {
+        const sending = ended();
         if (sending) ctx.waitUntil(sending);
       }
     }

@@ -35,6 +35,7 @@ import { activeFilters, type ActiveFilters } from "./filter-store";
 import { currentShapes, mayHoldUpstreamSchema, recordListing } from "./listed-shapes";
 import {
   onRequests,
+  readingAnswer,
   toolKey,
   withLargeAnswers,
   type CallContext,
@@ -111,7 +112,8 @@ async function filterCall(
       return outer.take(body, answering);
     },
   };
-  const shadowed = observed ? withLargeAnswers(ctx, { offload: observed }) : ctx;
+  // The answer is read below: it is held whole, never passed on as it flows.
+  const shadowed = observed ? withLargeAnswers(ctx, { offload: observed }) : readingAnswer(ctx);
   const answered = await answer(set.mode === "enforce" ? withLargeAnswers(ctx, { filter: enforced }) : shadowed);
   if (withheld) return answered; // the withheld answer, as the relay gave it the client's id
   if (set.mode === "shadow" && offloaded) return answered;

@@ -11,7 +11,7 @@ import { RULES_KEY } from "../../storage/document-keys";
 import { isObject } from "../../core/jsonrpc";
 import { appendMemberSplice, elements, member, pathSpan, splice, type Splice } from "../../core/raw-json";
 import { SYS_PREFIX } from "../../core/names";
-import { onRequests, type Middleware } from "../../context/call-context";
+import { onRequests, readingAnswer, type Middleware } from "../../context/call-context";
 import { DEFAULT_DOCUMENT_CACHE_TTL_MS } from "../../config/gateway-config";
 import { loadDocument } from "../../storage/document-store";
 import { isInputRequired } from "../../eras/request-state";
@@ -52,13 +52,14 @@ export function rules({ cacheTtlMs = DEFAULT_DOCUMENT_CACHE_TTL_MS }: RuleOption
         const { params } = request.message;
         const key = namedAt(ctx.target);
         if (!key || key.key.startsWith(SYS_PREFIX)) return next(ctx, request);
-        const answered = await next(ctx, request);
         const kv = ctx.services.kv;
         const stored = kv ? await loadDocument(kv, RULES_KEY, cacheTtlMs, checkRules) : undefined;
-        if (stored?.state !== "valid") return answered;
+        if (stored?.state !== "valid") return next(ctx, request);
         const matching = rulesFor(stored.value, key.key);
         const hints = hintsFor(stored.value, key.key);
-        if (matching.length === 0 && hints.length === 0) return answered;
+        if (matching.length === 0 && hints.length === 0) return next(ctx, request);
+        // The answer is read below: it is held whole, never passed on as it flows.
+        const answered = await next(readingAnswer(ctx), request);
         const answer = answered.text;
         // A question for the client (multi-round-trip) is not the tool's result: guidance goes on the answer to its retry.
         if (isInputRequired(answer)) return answered;

@@ -27,7 +27,7 @@ import {
   type JsonRpcRequest,
   type WireMessage,
 } from "../../core/jsonrpc";
-import type { CallContext, SignInElicitation } from "../../context/call-context";
+import { readingAnswer, type CallContext, type SignInElicitation } from "../../context/call-context";
 import { Answer } from "../../context/answer";
 import { UPSTREAM_ERROR } from "../../upstream/failures";
 import { mintSignInLink, SIGN_IN_LINK_TTL_MS } from "./sign-in-link";
@@ -190,7 +190,8 @@ export async function askToSignIn(
             params: { elicitationId: nonce },
           }),
         );
-        retried = await askToSignIn(ctx, request, route, asked + 1);
+        // Its answer is read here: it is held whole.
+        retried = await askToSignIn(readingAnswer(ctx), request, route, asked + 1);
         return retried.text;
       });
       return retried?.withText(bridged) ?? answered(bridged);

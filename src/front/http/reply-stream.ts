@@ -11,20 +11,21 @@ import type { JsonRpcId, OutgoingMessage } from "../../core/jsonrpc";
 import { SSE_HEADERS } from "../../core/sse";
 import { piecesStream } from "../../core/pieces";
 import type { ResponseBytes } from "../../core/response-bytes";
+import { ResponseFlow } from "../../core/response-flow";
 import { SseWriter } from "./sse-writer";
 
 /** How often a stream of server messages (the GET stream, server-stream.ts) sends a keepalive comment. */
 export const SSE_KEEPALIVE_INTERVAL_MS = 15_000;
 
-/** A job's answer: its text, or the upstream's bytes of it (`Answer.body`). */
-type Body = string | ResponseBytes;
+/** A job's answer: its text, the upstream's bytes of it, or their flow (`Answer.body`). */
+type Body = string | ResponseBytes | ResponseFlow;
 
 /**
  * A job's answer, or a message ahead of it;
  * `framed` is called once its bytes are no longer needed (an upstream's bytes are valid until then).
  */
 type ReplyEvent =
-  | { readonly final: true; readonly text: Body }
+  | { readonly final: true; readonly text: Body; readonly id: JsonRpcId }
   | { readonly final: false; readonly message: OutgoingMessage; readonly framed: () => void };
 
 /**
@@ -75,14 +76,21 @@ export type ReplyJob = {
 
 const decoder = new TextDecoder();
 
-/** An answer's body as text (for a batch's array). */
+/** An answer's body as text (for a batch's array, whose answers never flow: the front does not let them). */
 function textOf(body: Body): string {
+  if (body instanceof ResponseFlow) throw new Error("a batch's answer cannot flow");
   return typeof body === "string" ? body : decoder.decode(body.joined());
 }
 
 /** An answer's body as one SSE event's data: bytes go as they are when on one line (JSON may have line breaks between tokens). */
-function eventBody(body: Body): string | ResponseBytes {
-  return typeof body === "string" || !body.lineBreaks ? body : textOf(body);
+function eventBody(body: Body): string | ResponseBytes | ResponseFlow {
+  return typeof body === "string" || body instanceof ResponseFlow || !body.lineBreaks ? body : textOf(body);
+}
+
+/** A job's answer written as its body: text, the pieces of bytes, or a flow (core/response-flow.ts). */
+function bodyOf(body: Body): BodyInit {
+  if (typeof body === "string") return body;
+  return body instanceof ResponseFlow ? body.stream() : piecesStream(body.pieces);
 }
 
 /**
@@ -107,15 +115,15 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
   };
   jobs.forEach((job, index) =>
     job.run(emit, streamed).then(
-      (text) => void queue.push({ final: true, text }),
+      (text) => void queue.push({ final: true, text, id: job.id }),
       (error: unknown) => {
         failures.set(index, error);
-        void queue.push({ final: true, text: errorTextOf(error, job.id) });
+        void queue.push({ final: true, text: errorTextOf(error, job.id), id: job.id });
       },
     ),
   );
 
-  const finals: Body[] = [];
+  const finals: Extract<ReplyEvent, { final: true }>[] = [];
   let first: ReplyEvent | undefined;
   while (finals.length < jobs.length) {
     const event = await queue.next();
@@ -123,7 +131,7 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
       first = event;
       break;
     }
-    finals.push(event.text);
+    finals.push(event);
   }
   if (!first) {
     if (!batch) {
@@ -133,11 +141,9 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
         return errorResponse(failure, jobs[0]!.id);
     }
     if (!sse) {
-      const body = batch ? `[${finals.map(textOf).join(",")}]` : finals[0]!;
-      // An answer kept as bytes goes out in the pieces it came in (core/pieces.ts).
-      return new Response(typeof body === "string" ? body : piecesStream(body.pieces), {
-        headers: { "content-type": "application/json" },
-      });
+      // An answer kept as bytes goes out in the pieces it came in (core/pieces.ts), a flow as it comes: cut short where it breaks off.
+      const body = batch ? `[${finals.map((final) => textOf(final.text)).join(",")}]` : bodyOf(finals[0]!.text);
+      return new Response(body, { headers: { "content-type": "application/json" } });
     }
   }
 
@@ -147,11 +153,11 @@ export async function replyTo(jobs: readonly ReplyJob[], batch: boolean, onCance
     onCancel();
   });
   const write = async (event: ReplyEvent) =>
-    event.final ? writer.message(eventBody(event.text)) : writer.message(event.message, event.framed);
+    event.final ? writer.answer(eventBody(event.text), event.id) : writer.message(event.message, event.framed);
   void (async () => {
     let written = finals.length;
     try {
-      for (const text of finals) await writer.message(eventBody(text));
+      for (const final of finals) await write(final);
       if (first) await write(first);
       while (written < jobs.length) {
         const event = await queue.next();

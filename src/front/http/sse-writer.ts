@@ -17,6 +17,9 @@ import type { OutgoingMessage } from "../../core/jsonrpc";
 import { SSE_KEEPALIVE, sseFrame } from "../../core/sse";
 import { writeSlices } from "../../core/pieces";
 import { ResponseBytes } from "../../core/response-bytes";
+import { ResponseFlow } from "../../core/response-flow";
+import { errorTextOf } from "../../core/errors";
+import type { JsonRpcId } from "../../core/jsonrpc";
 
 /** How often an answer that is writing nothing checks, by a keepalive comment, that its client still reads. */
 export const ANSWER_KEEPALIVE_INTERVAL_MS = 1_000;
@@ -28,6 +31,14 @@ const MAX_UTF8_PER_UNIT = 3;
 const encoder = new TextEncoder();
 const EVENT_PREFIX = encoder.encode("event: message\ndata: ");
 const EVENT_END = encoder.encode("\n\n");
+/**
+ * Ends an event whose data broke off (a flow cut short): its type is no longer `message`,
+ * so a client discards it (the MCP SDKs read only `message` events) before the error that follows.
+ */
+const EVENT_DISCARDED = encoder.encode("\nevent: incomplete\n\n");
+const CR = 0x0d;
+const LF = 0x0a;
+const SPACE = 0x20;
 
 /** The SSE body of one answer, written a message at a time; `gone` once its client stopped reading. */
 export class SseWriter {
@@ -87,6 +98,40 @@ export class SseWriter {
     }
   }
 
+  /**
+   * The answer to request `id` as one event: as `message` writes it, or a flow's pieces as
+   * they come. A flow that breaks off is discarded (EVENT_DISCARDED) and the request is
+   * answered with the error instead. Rejects when the client went away.
+   */
+  async answer(body: string | ResponseBytes | ResponseFlow, id: JsonRpcId): Promise<void> {
+    if (!(body instanceof ResponseFlow)) return this.message(body);
+    this.busy = true;
+    try {
+      await this.write(EVENT_PREFIX);
+      const pieces = body.pieces();
+      for (;;) {
+        let next: IteratorResult<Uint8Array>;
+        try {
+          next = await pieces.next();
+        } catch (error) {
+          await this.write(EVENT_DISCARDED);
+          this.busy = false;
+          return await this.message(errorTextOf(error, id));
+        }
+        if (next.done) break;
+        try {
+          await this.write(onOneLine(next.value));
+        } catch (error) {
+          await pieces.return(undefined);
+          throw error;
+        }
+      }
+      await this.write(EVENT_END);
+    } finally {
+      this.busy = false;
+    }
+  }
+
   /** One event whose data is `pieces` (on one line), each written from its own memory, in pieces as a large JSON answer goes (core/byte-reads.ts). */
   private async pieces(pieces: readonly Uint8Array[]): Promise<void> {
     await this.write(EVENT_PREFIX);
@@ -141,4 +186,12 @@ export class SseWriter {
       throw error;
     }
   }
+}
+
+/** `piece` of checked JSON on one line: a line break, only ever between tokens there, becomes a space (the same JSON). */
+function onOneLine(piece: Uint8Array): Uint8Array {
+  if (piece.indexOf(LF) < 0 && piece.indexOf(CR) < 0) return piece;
+  const copy = piece.slice();
+  for (let i = 0; i < copy.length; i++) if (copy[i] === LF || copy[i] === CR) copy[i] = SPACE;
+  return copy;
 }

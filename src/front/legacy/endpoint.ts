@@ -202,7 +202,14 @@ export async function handlePost(where: EndpointRequest, checked: CheckedBody): 
     id: wire.message.id,
     run: async (emit: Emit, streamed: () => void) =>
       (await where.pipeline(
-        { ...ctx, emit, record: newCallRecord(), ...(ctx.route.kind === "aggregated" ? {} : { streamed }) },
+        {
+          ...ctx,
+          emit,
+          record: newCallRecord(),
+          ...(ctx.route.kind === "aggregated" ? {} : { streamed }),
+          // One request's answer may flow to the client as it arrives (reply-stream.ts writes it); a batch's is joined.
+          ...(Array.isArray(body) ? {} : { answerFlows: true }),
+        },
         { kind: "request", wire },
       ))!.body,
   }));
