@@ -86,8 +86,12 @@ export class Answer {
 
   /** The body's text, decoded once. */
   get text(): string {
-    if (this.#flow)
-      throw new Error("an answer flowing to the client has no text: a layer that reads it must say so first");
+    if (this.#flow) {
+      // A layer that reads it should have said so before the call (`readingAnswer`): the call fails, the flow stops.
+      const error = new Error("an answer flowing to the client has no text: a layer that reads it must say so first");
+      this.#flow.cancel(error);
+      throw error;
+    }
     if (this.#text === undefined) {
       Answer.counts.decoded++;
       this.#text = piecesText(this.#bytes!.pieces);

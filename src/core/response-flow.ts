@@ -16,8 +16,13 @@ import { ResponseCheck, type ResponseLayout } from "./response-check";
 
 /** What is read of a response before it may flow: a start that does not read as a plain response is held and read whole instead. */
 export const FLOW_HEAD_BYTES = 64 * 1024;
-/** Each read of the rest goes into a block of its own this large (handed to the client's stream, never reused). */
-const FLOW_READ_BYTES = 256 * 1024;
+/**
+ * Each read of the rest goes into a block of its own this large, handed to the client's
+ * stream with what the read brought (the block is never reused: the client's side holds it).
+ */
+const FLOW_READ_BYTES = 64 * 1024;
+/** A read that brought less than this is handed on as a copy, its block kept for the next read. */
+const SMALL_READ_BYTES = 16 * 1024;
 
 /** How a flow ended: the response's layout and length, or the error that broke it off. */
 export type FlowEnd =
@@ -98,14 +103,23 @@ export class ResponseFlow {
     this.#started = true;
     try {
       while (this.#head.length > 0) yield this.#head.shift()!;
+      let block: Uint8Array = new Uint8Array(FLOW_READ_BYTES);
       for (;;) {
-        const { value } = await this.reader.readInto(new Uint8Array(FLOW_READ_BYTES));
+        const { value } = await this.reader.readInto(block);
         if (!value) throw new FlowBreak("the answer's reading was cancelled");
         if (value.byteLength === 0) break;
         this.check.push(value);
         if (this.check.failed) throw new FlowBreak("sent an answer that is not a JSON-RPC success response");
         this.#length += value.byteLength;
-        yield value;
+        // A small read is copied out and its block read into again (a BYOB read moved it to `value`'s buffer):
+        // an upstream that sends a byte at a time costs a byte each, not a block each.
+        if (value.byteLength < SMALL_READ_BYTES) {
+          block = new Uint8Array(value.buffer, 0, FLOW_READ_BYTES);
+          yield value.slice();
+        } else {
+          block = new Uint8Array(FLOW_READ_BYTES);
+          yield value;
+        }
       }
       const layout = this.check.end();
       if (!layout) throw new FlowBreak("sent an answer that breaks off before its end");

@@ -1,0 +1,131 @@
+/**
+ * core/response-flow.ts: a response passed on while it arrives hands on exactly the bytes
+ * it read, however they were cut, each checked before it goes; it breaks off (and says
+ * why, once) where the bytes stop being a plain success response to the request, where
+ * the body ends early, and when its reader stops (the body is then cancelled).
+ */
+import { describe, expect, it } from "vitest";
+import { byteReader } from "../../src/core/byte-reads";
+import { FLOW_HEAD_BYTES, FlowBreak, ResponseFlow } from "../../src/core/response-flow";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A body of `chunks`; `cancelled` says whether its reader cancelled it. */
+function body(chunks: readonly Uint8Array[]) {
+  const state = { cancelled: false };
+  let at = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at < chunks.length) controller.enqueue(chunks[at++]!.slice());
+      else controller.close();
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  return { reader: byteReader(stream), state };
+}
+
+/** `text`'s bytes cut at random sizes up to `max` (seeded, so a failure repeats). */
+function cut(text: string, max: number, seed = 7): Uint8Array[] {
+  const all = encoder.encode(text);
+  const pieces: Uint8Array[] = [];
+  let state = seed;
+  for (let at = 0; at < all.length; ) {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    const size = 1 + (state % max);
+    pieces.push(all.subarray(at, at + size));
+    at += size;
+  }
+  return pieces;
+}
+
+const answer = (id: unknown, chars: number, tail = '"}]}}') =>
+  `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"${"é".repeat(chars / 2)}${tail}`;
+
+/** What `flow` handed on, as bytes and text, and the error it ended with. */
+async function drain(flow: ResponseFlow): Promise<{ bytes: Uint8Array; text: string; error?: unknown }> {
+  const pieces: Uint8Array[] = [];
+  let error: unknown;
+  try {
+    for await (const piece of flow.pieces()) pieces.push(piece.slice());
+  } catch (thrown) {
+    error = thrown;
+  }
+  const bytes = new Uint8Array(Buffer.concat(pieces));
+  return { bytes, text: decoder.decode(bytes), error };
+}
+
+/** Whether `bytes` are the start of `text`'s bytes. */
+const startsWith = (text: string, bytes: Uint8Array) =>
+  Buffer.from(encoder.encode(text).subarray(0, bytes.byteLength)).equals(Buffer.from(bytes));
+
+async function started(text: string, id: unknown, max = 5000) {
+  const source = body(cut(text, max));
+  const start = await ResponseFlow.start([], source.reader, id as number);
+  return { start, source };
+}
+
+describe("ResponseFlow", () => {
+  it.each([41, 97, 5000, 70_000])("hands on every byte as it came, cut at up to %i bytes", async (max) => {
+    const text = answer(4, 300_000);
+    const { start } = await started(text, 4, max);
+    expect("flow" in start).toBe(true);
+    const flow = (start as { flow: ResponseFlow }).flow;
+    const got = await drain(flow);
+    expect(got.error).toBeUndefined();
+    expect(got.text).toBe(text);
+    const end = await flow.ended;
+    expect(end).toMatchObject({ ok: true, byteLength: encoder.encode(text).byteLength });
+    expect(end.ok && end.layout.idRaw).toBe("4");
+  });
+
+  it("is not started for a start that is not a success response: what was read is handed back", async () => {
+    const text = `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${"n".repeat(200_000)}"}}`;
+    const { start } = await started(text, 4);
+    expect("held" in start).toBe(true);
+    const held = (start as { held: Uint8Array[] }).held;
+    // No more than what told it: the start, read until it could not be one.
+    expect(held.reduce((n, piece) => n + piece.byteLength, 0)).toBeLessThanOrEqual(FLOW_HEAD_BYTES);
+    expect(text.startsWith(decoder.decode(Buffer.concat(held)))).toBe(true);
+  });
+
+  it.each([
+    ["bytes that stop being JSON", answer(4, 300_000, '"}],}}'), 4, /not a JSON-RPC success response/],
+    ["an answer to another id", answer("other", 300_000), 4, /answered id "other", not the request's/],
+    ["a body that ends early", answer(4, 300_000, ""), 4, /breaks off before its end/],
+  ])("breaks off at %s, once, having handed on only checked bytes", async (_, text, id, reason) => {
+    const { start } = await started(text, id);
+    const flow = (start as { flow: ResponseFlow }).flow;
+    const got = await drain(flow);
+    expect(got.error).toBeInstanceOf(FlowBreak);
+    expect(String(got.error)).toMatch(reason);
+    expect(startsWith(text, got.bytes)).toBe(true);
+    const end = await flow.ended;
+    expect(end.ok).toBe(false);
+    expect(!end.ok && end.error).toBe(got.error);
+  });
+
+  it("stops and cancels the body when its reader stops reading", async () => {
+    const { start, source } = await started(answer(4, 600_000), 4);
+    const flow = (start as { flow: ResponseFlow }).flow;
+    const pieces = flow.pieces();
+    expect((await pieces.next()).done).toBe(false);
+    await pieces.return(undefined);
+    const end = await flow.ended;
+    expect(end.ok).toBe(false);
+    expect(!end.ok && end.error instanceof FlowBreak && end.error.byClient).toBe(true);
+    expect(source.state.cancelled).toBe(true);
+  });
+
+  it("says what a break is to the client as the relay maps it", async () => {
+    const { start } = await started(answer(4, 300_000, '"}],}}'), 4);
+    const flow = (start as { flow: ResponseFlow }).flow;
+    flow.mapErrors((error) => new Error(`mapped: ${(error as Error).message}`));
+    const got = await drain(flow);
+    expect(String(got.error)).toMatch(/^Error: mapped: sent an answer that is not/);
+    const end = await flow.ended;
+    expect(!end.ok && end.error).toBe(got.error);
+  });
+});
