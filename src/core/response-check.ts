@@ -162,6 +162,11 @@ export class ResponseCheck {
     return this.#mode === NOT_PLAIN;
   }
 
+  /** True once a line break was read (between tokens, the only place a checked text has one). */
+  get lineBreaks(): boolean {
+    return this.#lineBreaks;
+  }
+
   /** Reads `piece`, the next bytes of the text. */
   push(piece: Uint8Array): void {
     let mode = this.#mode;

@@ -17,12 +17,15 @@ import { ResponseCheck, type ResponseLayout } from "./response-check";
 /** What is read of a response before it may flow: a start that does not read as a plain response is held and read whole instead. */
 export const FLOW_HEAD_BYTES = 64 * 1024;
 /**
- * Each read of the rest goes into a block of its own this large, handed to the client's
- * stream with what the read brought (the block is never reused: the client's side holds it).
+ * The rest is read into blocks of this size, each handed to the client's stream once it
+ * holds FLOW_PIECE_BYTES (or the body ended) and never reused: an upstream's body comes in
+ * reads of a few KiB, and each piece handed on costs a turn of every stream on the way.
  */
 const FLOW_READ_BYTES = 64 * 1024;
-/** A read that brought less than this is handed on as a copy, its block kept for the next read. */
-const SMALL_READ_BYTES = 16 * 1024;
+const FLOW_PIECE_BYTES = 32 * 1024;
+const CR = 0x0d;
+const LF = 0x0a;
+const SPACE = 0x20;
 
 /** How a flow ended: the response's layout and length, or the error that broke it off. */
 export type FlowEnd =
@@ -97,30 +100,38 @@ export class ResponseFlow {
     this.#errorOf = errorOf;
   }
 
-  /** The pieces, each checked before it is handed on; throws what broke the flow off. Read once. */
-  async *pieces(): AsyncGenerator<Uint8Array> {
+  /**
+   * The pieces, each checked before it is handed on; throws what broke the flow off. Read
+   * once. `oneLine`: for an SSE event's data line, a line break (between tokens, where the
+   * text may have one) is handed on as a space, the same JSON.
+   */
+  async *pieces(oneLine = false): AsyncGenerator<Uint8Array> {
     if (this.#started) throw new Error("a response flow is read once");
     this.#started = true;
+    const out = (piece: Uint8Array) => (oneLine && this.check.lineBreaks ? spaced(piece) : piece);
     try {
-      while (this.#head.length > 0) yield this.#head.shift()!;
+      while (this.#head.length > 0) yield out(this.#head.shift()!);
       let block: Uint8Array = new Uint8Array(FLOW_READ_BYTES);
+      let filled = 0;
       for (;;) {
-        const { value } = await this.reader.readInto(block);
+        const { value } = await this.reader.readInto(block.subarray(filled));
         if (!value) throw new FlowBreak("the answer's reading was cancelled");
+        // A BYOB read moves the block's memory to `value`'s buffer, the end's too (its empty view may be at 0):
+        // the block is that buffer, what it held kept.
+        block = new Uint8Array(value.buffer, 0, FLOW_READ_BYTES);
         if (value.byteLength === 0) break;
         this.check.push(value);
         if (this.check.failed) throw new FlowBreak("sent an answer that is not a JSON-RPC success response");
         this.#length += value.byteLength;
-        // A small read is copied out and its block read into again (a BYOB read moved it to `value`'s buffer):
-        // an upstream that sends a byte at a time costs a byte each, not a block each.
-        if (value.byteLength < SMALL_READ_BYTES) {
-          block = new Uint8Array(value.buffer, 0, FLOW_READ_BYTES);
-          yield value.slice();
-        } else {
+        filled += value.byteLength;
+        if (filled >= FLOW_PIECE_BYTES) {
+          const piece = block.subarray(0, filled);
           block = new Uint8Array(FLOW_READ_BYTES);
-          yield value;
+          filled = 0;
+          yield out(piece);
         }
       }
+      if (filled > 0) yield out(block.subarray(0, filled));
       const layout = this.check.end();
       if (!layout) throw new FlowBreak("sent an answer that breaks off before its end");
       if (JSON.parse(layout.idRaw) !== this.id)
@@ -146,9 +157,10 @@ export class ResponseFlow {
     }
   }
 
-  /** The pieces as a byte stream for a Response (errored where the flow broke off), pulled at the client's pace. */
+  /** The pieces as a byte stream for a Response (errored where it broke off), pulled at the client's pace. */
   stream(): ReadableStream<Uint8Array> {
     const pieces = this.pieces();
+    const stop = () => this.cancel(new FlowBreak("the client stopped reading the answer", true));
     return new ReadableStream(
       {
         async pull(controller) {
@@ -158,6 +170,8 @@ export class ResponseFlow {
         },
         async cancel() {
           await pieces.return(undefined);
+          // Cancelled before its first read, the generator never ran: the flow is stopped here.
+          stop();
         },
       },
       { highWaterMark: 0 },
@@ -178,4 +192,12 @@ export class ResponseFlow {
     if (!end.ok) this.reader.cancel(end.error).catch(() => {});
     this.#settle(end);
   }
+}
+
+/** `piece` with each line break made a space (a copy when it has one). */
+function spaced(piece: Uint8Array): Uint8Array {
+  if (piece.indexOf(LF) < 0 && piece.indexOf(CR) < 0) return piece;
+  const copy = piece.slice();
+  for (let i = 0; i < copy.length; i++) if (copy[i] === LF || copy[i] === CR) copy[i] = SPACE;
+  return copy;
 }

@@ -11,20 +11,23 @@ import { FLOW_HEAD_BYTES, FlowBreak, ResponseFlow } from "../../src/core/respons
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** A body of `chunks`; `cancelled` says whether its reader cancelled it. */
-function body(chunks: readonly Uint8Array[]) {
+/** A body of `chunks` (a byte stream, read into the reader's memory, or one of chunks); `cancelled` says whether its reader cancelled it. */
+function body(chunks: readonly Uint8Array[], bytes = false) {
   const state = { cancelled: false };
   let at = 0;
-  const stream = new ReadableStream<Uint8Array>({
-    pull(controller) {
+  const source = {
+    pull(controller: ReadableStreamDefaultController<Uint8Array> | ReadableByteStreamController) {
       if (at < chunks.length) controller.enqueue(chunks[at++]!.slice());
       else controller.close();
     },
     cancel() {
       state.cancelled = true;
     },
-  });
-  return { reader: byteReader(stream), state };
+  };
+  const stream = bytes
+    ? new ReadableStream({ type: "bytes", ...source })
+    : new ReadableStream<Uint8Array>(source as UnderlyingSource<Uint8Array>);
+  return { reader: byteReader(stream as ReadableStream<Uint8Array>), state };
 }
 
 /** `text`'s bytes cut at random sizes up to `max` (seeded, so a failure repeats). */
@@ -61,16 +64,22 @@ async function drain(flow: ResponseFlow): Promise<{ bytes: Uint8Array; text: str
 const startsWith = (text: string, bytes: Uint8Array) =>
   Buffer.from(encoder.encode(text).subarray(0, bytes.byteLength)).equals(Buffer.from(bytes));
 
-async function started(text: string, id: unknown, max = 5000) {
-  const source = body(cut(text, max));
+async function started(text: string, id: unknown, max = 5000, bytes = false) {
+  const source = body(cut(text, max), bytes);
   const start = await ResponseFlow.start([], source.reader, id as number);
   return { start, source };
 }
 
 describe("ResponseFlow", () => {
-  it.each([41, 97, 5000, 70_000])("hands on every byte as it came, cut at up to %i bytes", async (max) => {
+  it.each([
+    [41, false],
+    [97, true],
+    [5000, false],
+    [5000, true],
+    [70_000, true],
+  ])("hands on every byte as it came, cut at up to %i bytes (a byte stream: %s)", async (max, bytes) => {
     const text = answer(4, 300_000);
-    const { start } = await started(text, 4, max);
+    const { start } = await started(text, 4, max, bytes);
     expect("flow" in start).toBe(true);
     const flow = (start as { flow: ResponseFlow }).flow;
     const got = await drain(flow);
@@ -117,6 +126,27 @@ describe("ResponseFlow", () => {
     expect(end.ok).toBe(false);
     expect(!end.ok && end.error instanceof FlowBreak && end.error.byClient).toBe(true);
     expect(source.state.cancelled).toBe(true);
+  });
+
+  it("stops and cancels the body when the client's stream is cancelled before its first read", async () => {
+    const { start, source } = await started(answer(4, 600_000), 4);
+    const flow = (start as { flow: ResponseFlow }).flow;
+    await flow.stream().cancel();
+    const end = await flow.ended;
+    expect(!end.ok && end.error instanceof FlowBreak && end.error.byClient).toBe(true);
+    expect(source.state.cancelled).toBe(true);
+  });
+
+  it("hands on a text with line breaks between tokens on one line for an SSE event, as the same JSON", async () => {
+    const text = `{"jsonrpc":"2.0",\r\n"id":4,\n"result":{"content":\n[{"type":"text","text":"${"x".repeat(300_000)}"}\n]}}\n`;
+    const { start } = await started(text, 4, 3000);
+    const flow = (start as { flow: ResponseFlow }).flow;
+    const pieces: Uint8Array[] = [];
+    for await (const piece of flow.pieces(true)) pieces.push(piece.slice());
+    const got = decoder.decode(Buffer.concat(pieces));
+    expect(got).not.toMatch(/[\r\n]/);
+    expect(got).toHaveLength(text.length);
+    expect(JSON.parse(got)).toEqual(JSON.parse(text));
   });
 
   it("says what a break is to the client as the relay maps it", async () => {

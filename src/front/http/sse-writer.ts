@@ -36,9 +36,6 @@ const EVENT_END = encoder.encode("\n\n");
  * so a client discards it (the MCP SDKs read only `message` events) before the error that follows.
  */
 const EVENT_DISCARDED = encoder.encode("\nevent: incomplete\n\n");
-const CR = 0x0d;
-const LF = 0x0a;
-const SPACE = 0x20;
 
 /** The SSE body of one answer, written a message at a time; `gone` once its client stopped reading. */
 export class SseWriter {
@@ -108,7 +105,7 @@ export class SseWriter {
     this.busy = true;
     try {
       await this.write(EVENT_PREFIX);
-      const pieces = body.pieces();
+      const pieces = body.pieces(true);
       for (;;) {
         let next: IteratorResult<Uint8Array>;
         try {
@@ -120,7 +117,7 @@ export class SseWriter {
         }
         if (next.done) break;
         try {
-          await this.write(onOneLine(next.value));
+          await this.write(next.value);
         } catch (error) {
           await pieces.return(undefined);
           throw error;
@@ -186,12 +183,4 @@ export class SseWriter {
       throw error;
     }
   }
-}
-
-/** `piece` of checked JSON on one line: a line break, only ever between tokens there, becomes a space (the same JSON). */
-function onOneLine(piece: Uint8Array): Uint8Array {
-  if (piece.indexOf(LF) < 0 && piece.indexOf(CR) < 0) return piece;
-  const copy = piece.slice();
-  for (let i = 0; i < copy.length; i++) if (copy[i] === LF || copy[i] === CR) copy[i] = SPACE;
-  return copy;
 }
