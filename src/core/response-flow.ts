@@ -10,7 +10,7 @@
  * on an SSE answer, an event no client dispatches as a message followed by the
  * JSON-RPC error (front/http/sse-writer.ts).
  */
-import type { ByteReader } from "./byte-reads";
+import type { ByteReader, IntoResult } from "./byte-reads";
 import type { JsonRpcId } from "./jsonrpc";
 import { ResponseCheck, type ResponseLayout } from "./response-check";
 
@@ -109,12 +109,16 @@ export class ResponseFlow {
     if (this.#started) throw new Error("a response flow is read once");
     this.#started = true;
     const out = (piece: Uint8Array) => (oneLine && this.check.lineBreaks ? spaced(piece) : piece);
+    /** The read under way: the next one starts before a piece is handed on, so the client's writing and the upstream's reading overlap. */
+    let reading: Promise<IntoResult> | undefined;
     try {
-      while (this.#head.length > 0) yield out(this.#head.shift()!);
       let block: Uint8Array = new Uint8Array(FLOW_READ_BYTES);
       let filled = 0;
+      reading = this.reader.readInto(block);
+      while (this.#head.length > 0) yield out(this.#head.shift()!);
       for (;;) {
-        const { value } = await this.reader.readInto(block.subarray(filled));
+        const { value } = await reading;
+        reading = undefined;
         if (!value) throw new FlowBreak("the answer's reading was cancelled");
         // A BYOB read moves the block's memory to `value`'s buffer, the end's too (its empty view may be at 0):
         // the block is that buffer, what it held kept.
@@ -124,12 +128,15 @@ export class ResponseFlow {
         if (this.check.failed) throw new FlowBreak("sent an answer that is not a JSON-RPC success response");
         this.#length += value.byteLength;
         filled += value.byteLength;
-        if (filled >= FLOW_PIECE_BYTES) {
-          const piece = block.subarray(0, filled);
-          block = new Uint8Array(FLOW_READ_BYTES);
-          filled = 0;
-          yield out(piece);
+        if (filled < FLOW_PIECE_BYTES) {
+          reading = this.reader.readInto(block.subarray(filled));
+          continue;
         }
+        const piece = block.subarray(0, filled);
+        block = new Uint8Array(FLOW_READ_BYTES);
+        filled = 0;
+        reading = this.reader.readInto(block);
+        yield out(piece);
       }
       if (filled > 0) yield out(block.subarray(0, filled));
       const layout = this.check.end();
@@ -149,6 +156,8 @@ export class ResponseFlow {
           error: this.#errorOf(new FlowBreak("the client stopped reading the answer", true)),
           byteLength: this.#length,
         });
+      // A read left under way (the flow broke off, or its reader stopped) ends with the cancel: nobody waits for it.
+      reading?.catch(() => {});
       try {
         this.reader.releaseLock();
       } catch {
