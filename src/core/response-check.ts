@@ -154,6 +154,8 @@ export class ResponseCheck {
   #structuredNotObject = false;
   #resultEmpty = true;
   #complete = false;
+  /** The mode where `#deep` stopped. */
+  #deepMode = VALUE;
   /** A line break was read between tokens (the only place a checked text may have one). */
   #lineBreaks = false;
 
@@ -300,7 +302,13 @@ export class ResponseCheck {
       }
       const open = this.#open;
       if (open.length > 2) {
-        // Deep inside the result nothing is noted: the common tokens are read here, the rest by `#token`.
+        // Deep inside the result nothing is noted: runs of the common tokens are read by `#deep`, the rest here.
+        const next = this.#deep(piece, i, mode);
+        if (next !== i) {
+          i = next;
+          mode = this.#deepMode;
+          continue;
+        }
         if (mode === AFTER && byte === COMMA) {
           mode = open[open.length - 1] === IN_OBJECT ? NAME : VALUE;
           i++;
@@ -367,6 +375,111 @@ export class ResponseCheck {
       complete: this.#complete,
       lineBreaks: this.#lineBreaks,
     };
+  }
+
+  /**
+   * Reads `piece` from `i`, between tokens in `mode` deep in the result (more than two
+   * containers open), for as long as it holds only the common tokens: spaces, `,` `:`,
+   * strings of plain ASCII, numbers without an exponent, and containers opened and closed
+   * deeper than the result's members. Returns where it stopped (`i` when it read nothing),
+   * with the mode there in `#deepMode`: at the piece's end (inside a string or a number,
+   * or between tokens), or before anything else, which the general loop reads.
+   */
+  #deep(piece: Uint8Array, i: number, mode: number): number {
+    const open = this.#open;
+    const length = piece.length;
+    let depth = open.length;
+    let inside = open[depth - 1]!;
+    while (i < length) {
+      let b = piece[i]!;
+      if (b === 0x20 || b === 0x09) {
+        i++;
+        continue;
+      }
+      if (mode === AFTER) {
+        if (b === COMMA) mode = inside === IN_OBJECT ? NAME : VALUE;
+        else if (depth > 3 && b === (inside === IN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
+          open.pop();
+          inside = open[--depth - 1]!;
+        } else break;
+        i++;
+        continue;
+      }
+      if (mode === COLON_NEXT) {
+        if (b !== COLON) break;
+        mode = VALUE;
+        i++;
+        continue;
+      }
+      if (b === QUOTE) {
+        // A name, or a string value: plain ASCII to its closing quote, else the general loop reads on inside it.
+        const name = mode === NAME || mode === FIRST_MEMBER;
+        let j = i + 1;
+        b = j < length ? piece[j]! : 0;
+        while (b >= 0x20 && b < 0x80 && b !== QUOTE && b !== BACKSLASH && ++j < length) b = piece[j]!;
+        if (j < length && b === QUOTE) {
+          mode = name ? COLON_NEXT : AFTER;
+          i = j + 1;
+          continue;
+        }
+        this.#stringIsName = name;
+        this.#escapedString = false;
+        this.#deepMode = STRING;
+        return j;
+      }
+      if (mode === NAME) break;
+      if ((b === CLOSE_OBJECT && mode === FIRST_MEMBER) || (b === CLOSE_ARRAY && mode === FIRST_ELEMENT)) {
+        if (depth <= 3) break;
+        open.pop();
+        inside = open[--depth - 1]!;
+        mode = AFTER;
+        i++;
+        continue;
+      }
+      if (mode === FIRST_MEMBER) break;
+      // A value (mode VALUE or FIRST_ELEMENT).
+      if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+        inside = b === OPEN_OBJECT ? IN_OBJECT : IN_ARRAY;
+        open.push(inside);
+        depth++;
+        mode = b === OPEN_OBJECT ? FIRST_MEMBER : FIRST_ELEMENT;
+        i++;
+        continue;
+      }
+      if (b < 0x31 || b > NINE) break;
+      // A number that starts with 1-9: its digits, and a fraction's; an exponent is read by the general loop.
+      let j = i + 1;
+      while (j < length && isDigit(piece[j]!)) j++;
+      if (j === length) {
+        this.#deepMode = INT;
+        return j;
+      }
+      if (piece[j] === 0x2e) {
+        const fraction = ++j;
+        while (j < length && isDigit(piece[j]!)) j++;
+        if (j === length) {
+          this.#deepMode = j === fraction ? FRACTION_START : FRACTION;
+          return j;
+        }
+        if (j === fraction) {
+          this.#deepMode = FRACTION_START;
+          return j;
+        }
+        b = piece[j]!;
+        if (b === 0x65 || b === 0x45) {
+          this.#deepMode = FRACTION;
+          return j;
+        }
+      } else if (piece[j] === 0x65 || piece[j] === 0x45) {
+        this.#deepMode = INT;
+        return j;
+      }
+      // The byte after the number is read again, between tokens.
+      mode = AFTER;
+      i = j;
+    }
+    this.#deepMode = mode;
+    return i;
   }
 
   /** The mode after a token's first byte (`byte`, at `at` from the text's start), read in `mode`. */

@@ -66,7 +66,8 @@ function generator(seed: number) {
   const space = () => pick(["", "", "", " ", "\n", " \t\r\n "]);
   const string = () =>
     `"${pick(["", "a", "héllo", "\\n", "\\u00e9", '\\"q', "😀", "x".repeat(int(40)), "isError", "resultType", "id"])}"`;
-  const number = () => pick(["0", "-0", "12", "-3.5", "1e9", "2.5E-3", "-0.0e+1", "123456789012345678901234567890"]);
+  const number = () =>
+    pick(["0", "-0", "12", "-3.5", "1e9", "2.5E-3", "-0.0e+1", "123456789012345678901234567890", "1.5", "10.25", "7"]);
   const value = (depth: number): string => {
     const kind = depth > 7 ? int(4) : int(6);
     if (kind === 0) return string();
@@ -163,6 +164,18 @@ describe("ResponseCheck", () => {
     // The generator must reach both answers often enough to mean something.
     expect(accepted).toBeGreaterThan(300);
     expect(accepted).toBeLessThan(2700);
+  });
+
+  it("reads deep runs of common tokens the same wherever a piece ends (the deep fast path and its hand-overs)", () => {
+    const text = String.raw`{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"items":[{"id":12,"name":"item 12","tags":["a","b"],"score":1.5,"e":2.5e3,"f":7E1,"g":-1,"h":0.5,"s":"h\u00e9 é \"q\"","o":{},"l":[[],[1,{"a":[]}]],"t":true}, {"n":null}]}}}`;
+    const bytes = encoder.encode(text);
+    const whole = check([bytes]);
+    expect(whole).toMatchObject({ idRaw: "1", toolError: false, structuredNotObject: false });
+    expect(oracle(bytes)).toBeDefined();
+    for (let at = 0; at <= bytes.length; at++)
+      expect(check([bytes.subarray(0, at), bytes.subarray(at)]), `cut at ${at}`).toEqual(whole);
+    // Each byte's own piece too.
+    expect(check(Array.from(bytes, (_, i) => bytes.subarray(i, i + 1)))).toEqual(whole);
   });
 
   it("takes a result that says it is complete, and no other resultType", () => {
