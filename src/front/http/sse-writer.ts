@@ -13,13 +13,12 @@
  * `ANSWER_KEEPALIVE_INTERVAL_MS`: the answer notices a closed stream within that time
  * (2026-07-28 cancels a request that way), and intermediaries keep the stream open.
  */
-import type { OutgoingMessage } from "../../core/jsonrpc";
+import type { JsonRpcId, OutgoingMessage } from "../../core/jsonrpc";
 import { SSE_KEEPALIVE, sseFrame } from "../../core/sse";
 import { writeSlices } from "../../core/pieces";
 import { ResponseBytes } from "../../core/response-bytes";
 import { ResponseFlow } from "../../core/response-flow";
 import { errorTextOf } from "../../core/errors";
-import type { JsonRpcId } from "../../core/jsonrpc";
 
 /** How often an answer that is writing nothing checks, by a keepalive comment, that its client still reads. */
 export const ANSWER_KEEPALIVE_INTERVAL_MS = 1_000;
