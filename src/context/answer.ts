@@ -9,6 +9,8 @@ import { piecesText } from "../core/pieces";
 import type { ResponseBytes } from "../core/response-bytes";
 import type { FlowEnd, ResponseFlow } from "../core/response-flow";
 import { utf8Length } from "../core/utf8-position";
+import { GatewayError } from "../core/errors";
+import { INTERNAL_ERROR } from "../core/jsonrpc";
 
 /** What served an answer, as the layers that know it said. */
 export type AnswerSource = {
@@ -88,7 +90,12 @@ export class Answer {
   get text(): string {
     if (this.#flow) {
       // A layer that reads it should have said so before the call (`readingAnswer`): the call fails, the flow stops.
-      const error = new Error("an answer flowing to the client has no text: a layer that reads it must say so first");
+      // The gateway's own error (never the upstream's failure: its health is not charged for it).
+      const error = new GatewayError(
+        500,
+        INTERNAL_ERROR,
+        "an answer flowing to the client has no text: a layer that reads it must say so first",
+      );
       this.#flow.cancel(error);
       throw error;
     }
@@ -125,7 +132,7 @@ export class Answer {
   /** The same answer (what served it) with a body a layer changed (a flow it replaces is stopped). */
   withText(text: string): Answer {
     if (text === this.#text) return this;
-    this.#flow?.cancel(new Error("the answer was replaced"));
+    this.#flow?.cancel(new GatewayError(500, INTERNAL_ERROR, "the answer was replaced"));
     return new Answer(text, undefined, this.from);
   }
 

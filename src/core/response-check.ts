@@ -31,6 +31,12 @@ export type ResponseLayout = {
 
 /** The longest id (its JSON text, in bytes) a response may have to be passed on as bytes. */
 export const MAX_PLAIN_ID_BYTES = 1024;
+/**
+ * The deepest a plain response nests: what the checker keeps per level is bounded by it (an
+ * answer passed on as it flows is never held whole, so its nesting is the only thing it could
+ * make the checker hold more of). A deeper one is read as text, within what is held whole.
+ */
+export const MAX_PLAIN_DEPTH = 10_000;
 /** Member names compared at the top and in the result are this short; a longer one is "other". */
 const MAX_NAME_BYTES = 32;
 
@@ -162,6 +168,11 @@ export class ResponseCheck {
   /** True once the bytes read cannot be a plain success response, whatever follows (`end` will say undefined). */
   get failed(): boolean {
     return this.#mode === NOT_PLAIN;
+  }
+
+  /** The id's JSON text once its value was read (a number, or a string without escapes); undefined before. */
+  get idRaw(): string | undefined {
+    return this.#id ? this.#idRaw : undefined;
   }
 
   /** True once a line break was read (between tokens, the only place a checked text has one). */
@@ -330,8 +341,11 @@ export class ResponseCheck {
           if (byte >= 0x31 && byte <= NINE) mode = INT;
           else if (byte === ZERO) mode = LEADING_ZERO;
           else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
-            open.push(byte === OPEN_OBJECT ? IN_OBJECT : IN_ARRAY);
-            mode = byte === OPEN_OBJECT ? FIRST_MEMBER : FIRST_ELEMENT;
+            if (open.length >= MAX_PLAIN_DEPTH) mode = NOT_PLAIN;
+            else {
+              open.push(byte === OPEN_OBJECT ? IN_OBJECT : IN_ARRAY);
+              mode = byte === OPEN_OBJECT ? FIRST_MEMBER : FIRST_ELEMENT;
+            }
           } else {
             mode = this.#token(byte, mode, base + i);
           }
@@ -439,6 +453,7 @@ export class ResponseCheck {
       if (mode === FIRST_MEMBER) break;
       // A value (mode VALUE or FIRST_ELEMENT).
       if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+        if (depth >= MAX_PLAIN_DEPTH) break;
         inside = b === OPEN_OBJECT ? IN_OBJECT : IN_ARRAY;
         open.push(inside);
         depth++;
@@ -521,6 +536,7 @@ export class ResponseCheck {
       }
     }
     if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+      if (this.#open.length >= MAX_PLAIN_DEPTH) return NOT_PLAIN;
       this.#open.push(byte === OPEN_OBJECT ? IN_OBJECT : IN_ARRAY);
       return byte === OPEN_OBJECT ? FIRST_MEMBER : FIRST_ELEMENT;
     }

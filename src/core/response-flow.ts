@@ -91,7 +91,9 @@ export class ResponseFlow {
       head.push(value);
       length += value.byteLength;
     }
-    if (check.failed) return { held: head, ended: false };
+    // An answer to another request (its id read already) is read whole, to be dropped as any stray.
+    const answered = check.idRaw;
+    if (check.failed || (answered !== undefined && JSON.parse(answered) !== id)) return { held: head, ended: false };
     return { flow: new ResponseFlow(check, head, length, reader, id) };
   }
 
@@ -109,12 +111,23 @@ export class ResponseFlow {
     if (this.#started) throw new Error("a response flow is read once");
     this.#started = true;
     const out = (piece: Uint8Array) => (oneLine && this.check.lineBreaks ? spaced(piece) : piece);
-    /** The read under way: the next one starts before a piece is handed on, so the client's writing and the upstream's reading overlap. */
+    /**
+     * The read under way: the next one starts before a piece is handed on, so the client's
+     * writing and the upstream's reading overlap. It may fail while nobody awaits it (the
+     * client takes its time): the failure is taken when it is awaited.
+     */
+    const readInto = (into: Uint8Array): Promise<IntoResult> => {
+      const read = this.reader.readInto(into);
+      read.catch(() => {});
+      return read;
+    };
     let reading: Promise<IntoResult> | undefined;
     try {
       let block: Uint8Array = new Uint8Array(FLOW_READ_BYTES);
       let filled = 0;
-      reading = this.reader.readInto(block);
+      /** The last full piece, handed on once more bytes show the answer goes on: the end's are checked before they go. */
+      let ready: Uint8Array | undefined;
+      reading = readInto(block);
       while (this.#head.length > 0) yield out(this.#head.shift()!);
       for (;;) {
         const { value } = await reading;
@@ -129,20 +142,23 @@ export class ResponseFlow {
         this.#length += value.byteLength;
         filled += value.byteLength;
         if (filled < FLOW_PIECE_BYTES) {
-          reading = this.reader.readInto(block.subarray(filled));
+          reading = readInto(block.subarray(filled));
           continue;
         }
         const piece = block.subarray(0, filled);
         block = new Uint8Array(FLOW_READ_BYTES);
         filled = 0;
-        reading = this.reader.readInto(block);
-        yield out(piece);
+        reading = readInto(block);
+        const last = ready;
+        ready = piece;
+        if (last) yield out(last);
       }
-      if (filled > 0) yield out(block.subarray(0, filled));
       const layout = this.check.end();
       if (!layout) throw new FlowBreak("sent an answer that breaks off before its end");
       if (JSON.parse(layout.idRaw) !== this.id)
         throw new FlowBreak(`answered id ${layout.idRaw.slice(0, 64)}, not the request's`);
+      if (ready) yield out(ready);
+      if (filled > 0) yield out(block.subarray(0, filled));
       this.#end({ ok: true, layout, byteLength: this.#length });
     } catch (error) {
       const mapped = this.#errorOf(error);
@@ -178,9 +194,9 @@ export class ResponseFlow {
           else controller.enqueue(next.value);
         },
         async cancel() {
-          await pieces.return(undefined);
-          // Cancelled before its first read, the generator never ran: the flow is stopped here.
+          // Stopped first: a read still waiting on a silent upstream ends with it (the generator's return waits for that read).
           stop();
+          await pieces.return(undefined);
         },
       },
       { highWaterMark: 0 },

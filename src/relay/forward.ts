@@ -141,7 +141,8 @@ function flowAnswer(
     return failureError(failure, ctx.services.env).withId(id);
   });
   const stop = () => flow.cancel(new FlowBreak("the client went away", true));
-  ctx.signal.addEventListener("abort", stop, { once: true });
+  if (ctx.signal.aborted) stop();
+  else ctx.signal.addEventListener("abort", stop, { once: true });
   void flow.ended.then(async () => {
     ctx.signal.removeEventListener("abort", stop);
     ctx.record.bytesFromUpstream = (ctx.record.bytesFromUpstream ?? 0) + reply.received.bytes;

@@ -306,18 +306,19 @@ async function transparentRelay(
 /**
  * What runs around a request's work at the upstreams: the sign-in prompt of upstreams that
  * act as each user (features/upstream-sign-in/sign-in-required.ts), given by the composition
- * root. `route` does the work; the answer is its answer, or what the wrapper answers instead.
+ * root. `route` does the work with the context it is given (a retry whose answer the wrapper
+ * reads passes one that says so); the answer is its answer, or what the wrapper answers instead.
  */
 export type AroundUpstream = (
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
-  route: () => Promise<Answer>,
+  route: (ctx: CallContext) => Promise<Answer>,
 ) => Promise<Answer>;
 
 /** Routes a request; a multi-round-trip retry's resource read goes straight to the upstream that asked. */
 function requestRouter(around: AroundUpstream, tasks: RelayTasks): RouteRequest {
-  return (ctx, request, pinned) =>
-    around(ctx, request, () => {
+  return (given, request, pinned) =>
+    around(given, request, (ctx) => {
       if (pinned && request.message.method === "resources/read")
         return forward(ctx, pinned, request.text, request.message.id, tasks);
       return ctx.route.kind === "upstream"

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { members, rootSpan } from "../../src/core/raw-json";
-import { MAX_PLAIN_ID_BYTES, ResponseCheck, type ResponseLayout } from "../../src/core/response-check";
+import { MAX_PLAIN_DEPTH, MAX_PLAIN_ID_BYTES, ResponseCheck, type ResponseLayout } from "../../src/core/response-check";
 
 const encoder = new TextEncoder();
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -178,6 +178,14 @@ describe("ResponseCheck", () => {
     expect(check(Array.from(bytes, (_, i) => bytes.subarray(i, i + 1)))).toEqual(whole);
   });
 
+  it(`is not plain nested deeper than ${MAX_PLAIN_DEPTH} levels (what it keeps per level is bounded)`, () => {
+    const nested = (levels: number) =>
+      encoder.encode(`{"jsonrpc":"2.0","id":1,"result":{"a":${"[".repeat(levels)}${"]".repeat(levels)}}}`);
+    expect(check([nested(MAX_PLAIN_DEPTH - 2)])).toBeDefined();
+    expect(check([nested(MAX_PLAIN_DEPTH - 1)])).toBeUndefined();
+    expect(check([nested(100_000)])).toBeUndefined();
+  });
+
   it("takes a result that says it is complete, and no other resultType", () => {
     const answer = (members: string) => encoder.encode(`{"jsonrpc":"2.0","id":1,"result":{${members}}}`);
     expect(check([answer('"content":[],"resultType":"complete"')])).toMatchObject({ complete: true });
@@ -195,7 +203,7 @@ describe("ResponseCheck", () => {
   });
 
   it("reads a 4 MiB string and deep nesting in pieces without holding them", () => {
-    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    const deep = `${"[".repeat(9_000)}${"]".repeat(9_000)}`;
     const text = `{"result":{"content":[{"type":"text","text":"${"é".repeat(2 * 1024 * 1024)}"}],"deep":${deep}},"jsonrpc":"2.0","id":9}`;
     const bytes = encoder.encode(text);
     const pieces: Uint8Array[] = [];

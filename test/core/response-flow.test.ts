@@ -102,7 +102,12 @@ describe("ResponseFlow", () => {
 
   it.each([
     ["bytes that stop being JSON", answer(4, 300_000, '"}],}}'), 4, /not a JSON-RPC success response/],
-    ["an answer to another id", answer("other", 300_000), 4, /answered id "other", not the request's/],
+    [
+      "an answer to another id, its id last (as the SDK writes one)",
+      `{"result":{"content":[{"type":"text","text":"${"x".repeat(300_000)}"}]},"jsonrpc":"2.0","id":"other"}`,
+      4,
+      /answered id "other", not the request's/,
+    ],
     ["a body that ends early", answer(4, 300_000, ""), 4, /breaks off before its end/],
   ])("breaks off at %s, once, having handed on only checked bytes", async (_, text, id, reason) => {
     const { start } = await started(text, id);
@@ -116,6 +121,20 @@ describe("ResponseFlow", () => {
     expect(!end.ok && end.error).toBe(got.error);
   });
 
+  it("is not started for an answer to another id whose id comes first: it is read whole, to be dropped", async () => {
+    const { start } = await started(answer("other", 300_000), 4);
+    expect("held" in start).toBe(true);
+  });
+
+  it("holds back the last piece until the end is checked: a broken end never goes out whole", async () => {
+    const text = `{"result":{"content":[{"type":"text","text":"${"x".repeat(300_000)}"}]},"jsonrpc":"2.0","id":"other"}`;
+    const { start } = await started(text, 4, 70_000);
+    const got = await drain((start as { flow: ResponseFlow }).flow);
+    expect(got.error).toBeInstanceOf(FlowBreak);
+    // What went out is the start, short of the end by at least a piece.
+    expect(encoder.encode(text).byteLength - got.bytes.byteLength).toBeGreaterThan(1000);
+  });
+
   it("stops and cancels the body when its reader stops reading", async () => {
     const { start, source } = await started(answer(4, 600_000), 4);
     const flow = (start as { flow: ResponseFlow }).flow;
@@ -126,6 +145,29 @@ describe("ResponseFlow", () => {
     expect(end.ok).toBe(false);
     expect(!end.ok && end.error instanceof FlowBreak && end.error.byClient).toBe(true);
     expect(source.state.cancelled).toBe(true);
+  });
+
+  it("stops at once when the client's stream is cancelled while the upstream is silent", async () => {
+    const chunks = cut(answer(4, 600_000), 5000).slice(0, 80);
+    const state = { cancelled: false };
+    let at = 0;
+    const silent = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (at < chunks.length) controller.enqueue(chunks[at++]!.slice());
+        else return new Promise<void>(() => {}); // nothing more, ever
+      },
+      cancel() {
+        state.cancelled = true;
+      },
+    });
+    const start = await ResponseFlow.start([], byteReader(silent), 4);
+    const flow = (start as { flow: ResponseFlow }).flow;
+    const reader = flow.stream().getReader();
+    expect((await reader.read()).done).toBe(false);
+    await reader.cancel();
+    const end = await flow.ended;
+    expect(!end.ok && end.error instanceof FlowBreak && end.error.byClient).toBe(true);
+    expect(state.cancelled).toBe(true);
   });
 
   it("stops and cancels the body when the client's stream is cancelled before its first read", async () => {

@@ -88,7 +88,8 @@ describe("a large answer that flows to a 2025 client as JSON", () => {
       expect(got.flowed).toBe(1);
       expect(got.response.status).toBe(200);
       expect(got.response.headers.get("content-type")).toBe("application/json");
-      // Never a whole answer: the body ends in an error where the upstream's did (or the bytes stopped being one).
+      // Never a whole answer: the body ends in an error where the upstream's did (or the bytes stopped being
+      // one), its last piece held back until the end is checked (flow-other-id's id comes last, as the SDK writes it).
       expect(got.readError).toBeDefined();
       const event = callEvent(batches);
       expect(event?.["gateway.outcome"]).toBe("error");
@@ -148,7 +149,34 @@ describe("a large answer that flows to a 2025 client as SSE", () => {
   });
 });
 
+describe("an answer to another request", () => {
+  it("is not let flow when its id comes first: it is read whole and dropped, and the request's own answer follows", async () => {
+    const vars = upstream("flow-foreign-sse");
+    const { session } = await initialize("/mcp/up", { vars });
+    const got = await callAndRead(vars, session, 25);
+    expect(got.flowed).toBe(0);
+    const events = [];
+    for await (const event of readSse(new Blob([got.text!]).stream())) events.push(event);
+    const answers = events.filter((event) => event.event === "message" && event.data !== "");
+    expect(answers.map((event) => JSON.parse(event.data))).toEqual([
+      { jsonrpc: "2.0", id: 25, result: { content: [{ type: "text", text: "yours" }] } },
+    ]);
+  });
+});
+
 describe("a whole large answer", () => {
+  it("that is a tool error is audited as one (without its message, which went out unread)", async () => {
+    const { queue, batches } = recordingQueue();
+    const vars = { ...upstream("flow-tool-error"), AUDIT_QUEUE: queue };
+    const { session } = await initialize("/mcp/up", { vars });
+    const got = await callAndRead(vars, session, 26);
+    expect(got.flowed).toBe(1);
+    expect(JSON.parse(got.text!).result.isError).toBe(true);
+    const event = callEvent(batches);
+    expect(event?.["gateway.outcome"]).toBe("tool_error");
+    expect(event?.["gateway.error.message"]).toBeUndefined();
+  });
+
   afterAll(async () => {
     await admin("DELETE", "/rules");
   });

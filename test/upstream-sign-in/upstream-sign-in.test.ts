@@ -68,6 +68,32 @@ describe("signing in to an upstream that acts as the user", () => {
     expect(relisted.result.tools.map((t: Json) => t.name)).toContain("acme___whoami");
   });
 
+  it("after the sign-in, a large answer to the retried call is read by the sign-in layer, never passed on as it flows", async () => {
+    // Offload off for it: the answer would flow to the client if nothing said the sign-in layer reads it.
+    const vars = { ...VARS, OFFLOAD: JSON.stringify({ exclude: ["*"] }) };
+    const nora = await caller();
+    const id = await session(nora, "/mcp", URL_ELICITATION);
+    const call = await post(
+      "/mcp",
+      { jsonrpc: "2.0", id: 43, method: "tools/call", params: { name: "acme___whoami_large", arguments: {} } },
+      { session: id, vars, headers: nora.headers },
+    );
+    const events = readSse(call.body!)[Symbol.asyncIterator]();
+    const asked = JSON.parse((await events.next()).value.data) as Json;
+    expect(asked.method).toBe("elicitation/create");
+    await post(
+      "/mcp",
+      { jsonrpc: "2.0", id: asked.id, result: { action: "accept" } },
+      { session: id, vars, headers: nora.headers },
+    );
+    expect((await new Browser(vars).signIn(asked.params.url, "nora@idp")).status).toBe(200);
+    expect(JSON.parse((await events.next()).value.data).method).toBe("notifications/elicitation/complete");
+    const final = JSON.parse((await events.next()).value.data) as Json;
+    expect(final.id).toBe(43);
+    expect(callerSeen(final).sub).toBe("nora@idp");
+    expect(final.result.content[1].text).toHaveLength(300 * 1024);
+  });
+
   it("a 2025 client with URL elicitation that declines gets a tool error, and is asked again next time", async () => {
     const bea = await caller();
     const id = await session(bea, "/mcp", URL_ELICITATION);

@@ -13,6 +13,7 @@
  */
 import type { CallContext, ClientMessage, Handler } from "../../context/call-context";
 import type { Answer } from "../../context/answer";
+import type { FlowEnd } from "../../core/response-flow";
 import type { AuditEvent } from "./audit-event";
 import { countUnqueuedEvents, queueAuditEvents } from "./audit-queue";
 import { auditEventOf } from "./call-event";
@@ -132,6 +133,9 @@ function send(queue: Queue | undefined, pending: PendingBatch): Promise<void> | 
 
 export type AuditTrailOptions = { readonly config: AuditConfig };
 
+/** What the event reads of a tool error that flowed to the client unread (core/response-flow.ts): that it was one. */
+const FLOWED_TOOL_ERROR = '{"result":{"isError":true}}';
+
 /**
  * Wraps the record layer so that each audited message yields an event on the Queue.
  *
@@ -171,10 +175,13 @@ export function auditTrail(next: Handler, { config }: AuditTrailOptions): Handle
       // answer kept as the upstream's bytes (a success) unless it is a tool error (core/response-bytes.ts).
       const read = answer;
       const pending = batch;
-      const ended = () => {
-        pending.events.push(() =>
-          event(ctx, message, read?.flow || (read?.held && !read.held.toolError) ? undefined : read?.text),
-        );
+      const ended = (flowed?: FlowEnd) => {
+        // An answer that flowed went out unread: a tool error is said by its layout, without its message.
+        const text = () => {
+          if (flowed) return flowed.ok && flowed.layout.toolError ? FLOWED_TOOL_ERROR : undefined;
+          return read?.held && !read.held.toolError ? undefined : read?.text;
+        };
+        pending.events.push(() => event(ctx, message, text()));
         pending.heldChars += (read?.byteLength ?? 0) + ("wire" in message ? message.wire.text.length : 0);
         if (--pending.running > 0) return undefined;
         batches.delete(ctx.waitUntil);

@@ -118,16 +118,16 @@ export function signInLinksAnswer(
  * Runs `route`; a sign-in-required failure becomes the question to the user.
  *
  * @example
- * return askToSignIn(ctx, request, () => forward(ctx, upstream, request.text, id));
+ * return askToSignIn(ctx, request, (ctx) => forward(ctx, upstream, request.text, id));
  */
 export async function askToSignIn(
   ctx: CallContext,
   request: WireMessage<JsonRpcRequest>,
-  route: () => Promise<Answer>,
+  route: (ctx: CallContext) => Promise<Answer>,
   asked = 0,
 ): Promise<Answer> {
   try {
-    return await route();
+    return await route(ctx);
   } catch (error) {
     const needed = signInData(error);
     const kv = ctx.services.kv;
