@@ -3,12 +3,13 @@
  * checked as they come (core/response-check.ts) and handed to the client's stream piece by
  * piece, at the client's pace, so that the upstream's writing and the client's reading
  * overlap as through a forwarding Worker. The relay starts one only for an answer no
- * layer reads (context/answer.ts, `Answer.ofFlow`), once its first HEAD_BYTES read as
- * the start of a plain response; anything that then breaks it (the body cut short, a
- * deadline, bytes that are not a plain response, an answer to another id) ends the
- * client's stream with an error where it stands: the front makes that a cut JSON body or,
- * on an SSE answer, an event no client dispatches as a message followed by the
- * JSON-RPC error (front/http/sse-writer.ts).
+ * layer reads (context/answer.ts, `Answer.ofFlow`), once at least FLOW_HEAD_BYTES of it
+ * read as the start of a plain response to the request; anything that then breaks it (the
+ * body cut short, a deadline, bytes that are not a plain response, an answer to another
+ * id) ends the client's stream with an error where it stands, the last piece never sent
+ * (it waits for the end's check): the front makes that a cut JSON body or, on an SSE
+ * answer, an event no client dispatches as a message followed by the JSON-RPC error
+ * (front/http/sse-writer.ts).
  */
 import type { ByteReader, IntoResult } from "./byte-reads";
 import type { JsonRpcId } from "./jsonrpc";
