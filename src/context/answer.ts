@@ -7,7 +7,7 @@
  */
 import { piecesText } from "../core/pieces";
 import type { ResponseBytes } from "../core/response-bytes";
-import type { FlowEnd, ResponseFlow } from "../core/response-flow";
+import type { ResponseFlow } from "../core/response-flow";
 import { utf8Length } from "../core/utf8-position";
 import { GatewayError } from "../core/errors";
 import { INTERNAL_ERROR } from "../core/jsonrpc";
@@ -79,11 +79,6 @@ export class Answer {
   /** The flow of an answer passed on as it arrives; undefined for any other. */
   get flow(): ResponseFlow | undefined {
     return this.#flow;
-  }
-
-  /** How the body ended: at once for a body held whole, once it went through (or broke off) for a flow. */
-  get ended(): Promise<FlowEnd | undefined> {
-    return this.#flow ? this.#flow.ended : Promise.resolve(undefined);
   }
 
   /** The body's text, decoded once. */
