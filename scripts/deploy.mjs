@@ -92,8 +92,11 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
  * Issue 38's pieces path took it to 631.8 KiB: the resumable byte checker of large answers,
  * their pieces, their SSE path and a 2026-07-28 upstream's complete results (+5.8), the stand-in
  * id, approvals list and small-call fixes (+0.4); the budget rises to 635, all on the request path.
+ * Issue 38's flows took it to 638.5 KiB (+6.8): an answer nobody reads passed on as it arrives
+ * (the flow, its writing to either framing, the permit, the record's and audit's wait) and the
+ * checker's loop for deep tokens; the budget rises to 642, all on the request path.
  */
-export const MAIN_MODULE_BUDGET_KIB = 635;
+export const MAIN_MODULE_BUDGET_KIB = 642;
 export const UPLOAD_BUDGET_KIB = 1180;
 const PLACEHOLDER = /^REPLACE_WITH_/;
 const DEMO_SERVICE = "mcp-edge-gateway-demo";
