@@ -46,7 +46,7 @@ export class FlowBreak extends Error {
 }
 
 /** The start of a body read for a flow: the flow, or (its start not a plain response's) what was read, to be held. */
-export type FlowStart = { readonly flow: ResponseFlow } | { readonly held: Uint8Array[]; readonly ended: boolean };
+export type FlowStart = { readonly flow: ResponseFlow } | { readonly held: Uint8Array[] };
 
 /** A response flowing from an upstream's body to the client's (see the header). */
 export class ResponseFlow {
@@ -87,14 +87,14 @@ export class ResponseFlow {
     }
     while (length < FLOW_HEAD_BYTES && !check.failed) {
       const { value } = await reader.readInto(new Uint8Array(FLOW_HEAD_BYTES - length));
-      if (!value || value.byteLength === 0) return { held: head, ended: true };
+      if (!value || value.byteLength === 0) return { held: head };
       check.push(value);
       head.push(value);
       length += value.byteLength;
     }
     // An answer to another request (its id read already) is read whole, to be dropped as any stray.
     const answered = check.idRaw;
-    if (check.failed || (answered !== undefined && JSON.parse(answered) !== id)) return { held: head, ended: false };
+    if (check.failed || (answered !== undefined && JSON.parse(answered) !== id)) return { held: head };
     return { flow: new ResponseFlow(check, head, length, reader, id) };
   }
 

@@ -64,6 +64,13 @@ async function callAndRead(vars: Vars, session: string, id: number) {
   return { response, text, readError, flowed: Answer.counts.flows - flowsBefore };
 }
 
+/** The SSE events of an answer's text. */
+async function sseEvents(text: string) {
+  const events = [];
+  for await (const event of readSse(new Blob([text]).stream())) events.push(event);
+  return events;
+}
+
 /** The audit event of the tools/call among `batches`. */
 function callEvent(batches: { body: Json }[][]): Json | undefined {
   return batches
@@ -112,8 +119,7 @@ describe("a large answer that flows to a 2025 client as SSE", () => {
     expect(got.flowed).toBe(1);
     expect(got.response.headers.get("content-type")).toBe("text/event-stream");
     expect(got.readError).toBeUndefined();
-    const events = [];
-    for await (const event of readSse(new Blob([got.text!]).stream())) events.push(event);
+    const events = await sseEvents(got.text!);
     // The start of the answer went out, in an event whose type is no longer `message`.
     const cut = events.find((event) => event.event === "incomplete");
     expect(cut?.data.startsWith('{"jsonrpc":"2.0","id":22,"result":{"content":[{"type":"text","text":"fff')).toBe(true);
@@ -155,8 +161,7 @@ describe("an answer to another request", () => {
     const { session } = await initialize("/mcp/up", { vars });
     const got = await callAndRead(vars, session, 25);
     expect(got.flowed).toBe(0);
-    const events = [];
-    for await (const event of readSse(new Blob([got.text!]).stream())) events.push(event);
+    const events = await sseEvents(got.text!);
     const answers = events.filter((event) => event.event === "message" && event.data !== "");
     expect(answers.map((event) => JSON.parse(event.data))).toEqual([
       { jsonrpc: "2.0", id: 25, result: { content: [{ type: "text", text: "yours" }] } },
